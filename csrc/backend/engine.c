@@ -1,0 +1,229 @@
+/* ENGINE, ENGINECFG and KNOB_CHOICE descriptors: which engine, with which knob values. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "descriptor.h"
+#include "error.h"
+#include "registry.h"
+
+/* ---- ENGINE ------------------------------------------------------------------------ */
+
+#define E(d) ((hipdnnEngineState*)(d)->state)
+
+static void engine_destroy(hipdnnBackendDescriptor_t d) { hipdnnDescriptorRelease(E(d)->graph); }
+
+static hipdnnStatus_t engine_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttributeName_t name,
+                                 hipdnnBackendAttributeType_t type, int64_t count, const void* v) {
+    hipdnnEngineState* s = E(d);
+    hipdnnStatus_t st;
+    switch (name) {
+    case HIPDNN_ATTR_ENGINE_OPERATION_GRAPH: {
+        if ((st = hipdnnAttrExpect("ENGINE", "OPERATION_GRAPH", HIPDNN_TYPE_BACKEND_DESCRIPTOR, type,
+                                   count, 1, 1, v)))
+            return st;
+        hipdnnBackendDescriptor_t g = *(const hipdnnBackendDescriptor_t*)v;
+        if ((st = hipdnnDescriptorCheck(g, HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR,
+                                        "ENGINE OPERATION_GRAPH")))
+            return st;
+        hipdnnDescriptorRetain(g);
+        hipdnnDescriptorRelease(s->graph);
+        s->graph = g;
+        return HIPDNN_STATUS_SUCCESS;
+    }
+    case HIPDNN_ATTR_ENGINE_GLOBAL_INDEX:
+        if ((st = hipdnnAttrExpect("ENGINE", "GLOBAL_INDEX", HIPDNN_TYPE_INT64, type, count, 1, 1, v)))
+            return st;
+        s->engine_index = *(const int64_t*)v;
+        s->has_index = true;
+        return HIPDNN_STATUS_SUCCESS;
+    case HIPDNN_ATTR_ENGINE_ID_EXT: {
+        if ((st = hipdnnAttrExpect("ENGINE", "ID_EXT", HIPDNN_TYPE_INT64, type, count, 1, 1, v)))
+            return st;
+        hipdnnRegistryEnsureLoaded();
+        uint64_t id = (uint64_t)*(const int64_t*)v;
+        int32_t idx = hipdnnRegistryFindEngine(id);
+        if (idx < 0)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "ENGINE: no loaded engine has id %llu",
+                              (unsigned long long)id);
+        s->engine_index = idx;
+        s->has_index = true;
+        return HIPDNN_STATUS_SUCCESS;
+    }
+    default: return hipdnnAttrUnknown("ENGINE", name);
+    }
+}
+
+static hipdnnStatus_t engine_get(hipdnnBackendDescriptor_t d, hipdnnBackendAttributeName_t name,
+                                 hipdnnBackendAttributeType_t type, int64_t req, int64_t* count,
+                                 void* v) {
+    hipdnnEngineState* s = E(d);
+    if (name == HIPDNN_ATTR_ENGINE_OPERATION_GRAPH) {
+        if (type != HIPDNN_TYPE_BACKEND_DESCRIPTOR)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "ENGINE: OPERATION_GRAPH has type BACKEND_DESCRIPTOR");
+        *count = s->graph ? 1 : 0;
+        if (req > 0 && s->graph) {
+            hipdnnDescriptorRetain(s->graph);
+            *(hipdnnBackendDescriptor_t*)v = s->graph;
+        }
+        return HIPDNN_STATUS_SUCCESS;
+    }
+    if (name == HIPDNN_ATTR_ENGINE_GLOBAL_INDEX)
+        return hipdnnAttrReturn("ENGINE", "GLOBAL_INDEX", HIPDNN_TYPE_INT64, type, req, count, v,
+                                &s->engine_index, s->has_index ? 1 : 0, sizeof(int64_t));
+    if (!d->finalized)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED, "ENGINE: attribute %d needs a "
+                          "finalized descriptor", (int)name);
+    const hipdnnEngineEntry* e = hipdnnRegistryEngine((int32_t)s->engine_index);
+    int64_t x;
+    switch (name) {
+    case HIPDNN_ATTR_ENGINE_ID_EXT:
+        x = (int64_t)e->id;
+        return hipdnnAttrReturn("ENGINE", "ID_EXT", HIPDNN_TYPE_INT64, type, req, count, v, &x, 1,
+                                sizeof(x));
+    case HIPDNN_ATTR_ENGINE_NAME_EXT:
+        return hipdnnAttrReturnString("ENGINE", "NAME_EXT", type, req, count, v, e->name);
+    case HIPDNN_ATTR_ENGINE_MEMORY_SPACE_EXT:
+        x = e->memory_space;
+        return hipdnnAttrReturn("ENGINE", "MEMORY_SPACE_EXT", HIPDNN_TYPE_INT64, type, req, count, v,
+                                &x, 1, sizeof(x));
+    default: return hipdnnAttrUnknown("ENGINE", name);
+    }
+}
+
+static hipdnnStatus_t engine_finalize(hipdnnBackendDescriptor_t d) {
+    hipdnnEngineState* s = E(d);
+    if (!s->graph) return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "ENGINE: OPERATION_GRAPH is not set");
+    if (!s->graph->finalized)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED, "ENGINE: the graph is not finalized");
+    hipdnnRegistryEnsureLoaded();
+    if (!s->has_index || s->engine_index < 0 || s->engine_index >= hipdnnRegistryEngineCount())
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_OUT_OF_BOUND,
+                          "ENGINE: GLOBAL_INDEX %lld, but %d engines are loaded",
+                          (long long)s->engine_index, (int)hipdnnRegistryEngineCount());
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+const hipdnnDescriptorClass hipdnnEngineClass = {
+    "ENGINE", sizeof(hipdnnEngineState), NULL, engine_destroy, engine_set, engine_get, engine_finalize,
+};
+
+/* ---- ENGINECFG ----------------------------------------------------------------------- */
+
+#define C(d) ((hipdnnEngineCfgState*)(d)->state)
+
+static void cfg_destroy(hipdnnBackendDescriptor_t d) {
+    hipdnnEngineCfgState* s = C(d);
+    hipdnnDescriptorRelease(s->engine);
+    for (int64_t i = 0; i < s->num_knobs; ++i) hipdnnDescriptorRelease(s->knobs[i]);
+    free(s->knobs);
+}
+
+static hipdnnStatus_t cfg_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttributeName_t name,
+                              hipdnnBackendAttributeType_t type, int64_t count, const void* v) {
+    hipdnnEngineCfgState* s = C(d);
+    hipdnnStatus_t st;
+    if (name == HIPDNN_ATTR_ENGINECFG_ENGINE) {
+        if ((st = hipdnnAttrExpect("ENGINECFG", "ENGINE", HIPDNN_TYPE_BACKEND_DESCRIPTOR, type, count,
+                                   1, 1, v)))
+            return st;
+        hipdnnBackendDescriptor_t e = *(const hipdnnBackendDescriptor_t*)v;
+        if ((st = hipdnnDescriptorCheck(e, HIPDNN_BACKEND_ENGINE_DESCRIPTOR, "ENGINECFG ENGINE")))
+            return st;
+        hipdnnDescriptorRetain(e);
+        hipdnnDescriptorRelease(s->engine);
+        s->engine = e;
+        return HIPDNN_STATUS_SUCCESS;
+    }
+    if (name == HIPDNN_ATTR_ENGINECFG_KNOB_CHOICES) {
+        if ((st = hipdnnAttrExpect("ENGINECFG", "KNOB_CHOICES", HIPDNN_TYPE_BACKEND_DESCRIPTOR, type,
+                                   count, 0, 64, v)))
+            return st;
+        const hipdnnBackendDescriptor_t* k = v;
+        for (int64_t i = 0; i < count; ++i)
+            if ((st = hipdnnDescriptorCheck(k[i], HIPDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR,
+                                            "ENGINECFG KNOB_CHOICES")))
+                return st;
+        hipdnnBackendDescriptor_t* copy = malloc((size_t)count * sizeof(*copy) + 1);
+        if (!copy) return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
+        for (int64_t i = 0; i < count; ++i) {
+            copy[i] = k[i];
+            hipdnnDescriptorRetain(k[i]);
+        }
+        for (int64_t i = 0; i < s->num_knobs; ++i) hipdnnDescriptorRelease(s->knobs[i]);
+        free(s->knobs);
+        s->knobs = copy;
+        s->num_knobs = count;
+        return HIPDNN_STATUS_SUCCESS;
+    }
+    return hipdnnAttrUnknown("ENGINECFG", name);
+}
+
+static hipdnnStatus_t cfg_get(hipdnnBackendDescriptor_t d, hipdnnBackendAttributeName_t name,
+                              hipdnnBackendAttributeType_t type, int64_t req, int64_t* count,
+                              void* v) {
+    hipdnnEngineCfgState* s = C(d);
+    if (name != HIPDNN_ATTR_ENGINECFG_ENGINE && name != HIPDNN_ATTR_ENGINECFG_KNOB_CHOICES)
+        return hipdnnAttrUnknown("ENGINECFG", name);
+    if (type != HIPDNN_TYPE_BACKEND_DESCRIPTOR)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "ENGINECFG: attribute %d has type BACKEND_DESCRIPTOR",
+                          (int)name);
+    hipdnnBackendDescriptor_t* src = name == HIPDNN_ATTR_ENGINECFG_ENGINE ? &s->engine : s->knobs;
+    int64_t n = name == HIPDNN_ATTR_ENGINECFG_ENGINE ? (s->engine ? 1 : 0) : s->num_knobs;
+    *count = n;
+    hipdnnBackendDescriptor_t* out = v;
+    for (int64_t i = 0; i < req && i < n; ++i) {
+        hipdnnDescriptorRetain(src[i]);
+        out[i] = src[i];
+    }
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t cfg_finalize(hipdnnBackendDescriptor_t d) {
+    hipdnnEngineCfgState* s = C(d);
+    if (!s->engine) return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "ENGINECFG: ENGINE is not set");
+    if (!s->engine->finalized)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED, "ENGINECFG: the engine is not finalized");
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+const hipdnnDescriptorClass hipdnnEngineCfgClass = {
+    "ENGINECFG", sizeof(hipdnnEngineCfgState), NULL, cfg_destroy, cfg_set, cfg_get, cfg_finalize,
+};
+
+/* ---- KNOB_CHOICE ---------------------------------------------------------------------- */
+
+#define K(d) ((hipdnnKnobChoiceState*)(d)->state)
+
+static hipdnnStatus_t knob_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttributeName_t name,
+                               hipdnnBackendAttributeType_t type, int64_t count, const void* v) {
+    hipdnnStatus_t st;
+    if (name != HIPDNN_ATTR_KNOB_CHOICE_KNOB_TYPE && name != HIPDNN_ATTR_KNOB_CHOICE_KNOB_VALUE)
+        return hipdnnAttrUnknown("KNOB_CHOICE", name);
+    if ((st = hipdnnAttrExpect("KNOB_CHOICE", name == HIPDNN_ATTR_KNOB_CHOICE_KNOB_TYPE ? "KNOB_TYPE"
+                               : "KNOB_VALUE", HIPDNN_TYPE_INT64, type, count, 1, 1, v)))
+        return st;
+    if (name == HIPDNN_ATTR_KNOB_CHOICE_KNOB_TYPE) K(d)->knob_id = *(const int64_t*)v;
+    else K(d)->value = *(const int64_t*)v;
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t knob_get(hipdnnBackendDescriptor_t d, hipdnnBackendAttributeName_t name,
+                               hipdnnBackendAttributeType_t type, int64_t req, int64_t* count,
+                               void* v) {
+    if (name == HIPDNN_ATTR_KNOB_CHOICE_KNOB_TYPE)
+        return hipdnnAttrReturn("KNOB_CHOICE", "KNOB_TYPE", HIPDNN_TYPE_INT64, type, req, count, v,
+                                &K(d)->knob_id, 1, sizeof(int64_t));
+    if (name == HIPDNN_ATTR_KNOB_CHOICE_KNOB_VALUE)
+        return hipdnnAttrReturn("KNOB_CHOICE", "KNOB_VALUE", HIPDNN_TYPE_INT64, type, req, count, v,
+                                &K(d)->value, 1, sizeof(int64_t));
+    return hipdnnAttrUnknown("KNOB_CHOICE", name);
+}
+
+static hipdnnStatus_t knob_finalize(hipdnnBackendDescriptor_t d) {
+    (void)d;
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+const hipdnnDescriptorClass hipdnnKnobChoiceClass = {
+    "KNOB_CHOICE", sizeof(hipdnnKnobChoiceState), NULL, NULL, knob_set, knob_get, knob_finalize,
+};

@@ -1,0 +1,338 @@
+/* OPERATIONGRAPH descriptors: collect the ops' tensors into an SDK graph model, validate
+ * and infer it, write the inferred values back into the tensor descriptors, and keep
+ * the encoded bytes that heuristics, plans and plugins use. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "descriptor.h"
+#include "error.h"
+#include "graph_rules.h"
+#include "registry.h"
+
+#define G(d) ((hipdnnGraphState*)(d)->state)
+
+static void graph_destroy(hipdnnBackendDescriptor_t d) {
+    hipdnnGraphState* s = G(d);
+    for (int64_t i = 0; i < s->num_ops; ++i) hipdnnDescriptorRelease(s->ops[i]);
+    free(s->ops);
+    free(s->name);
+    hipdnnSdkGraphFree(s->graph);
+    free(s->bytes);
+}
+
+static hipdnnStatus_t graph_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttributeName_t name,
+                                hipdnnBackendAttributeType_t type, int64_t count, const void* v) {
+    hipdnnGraphState* s = G(d);
+    hipdnnStatus_t st;
+    switch (name) {
+    case HIPDNN_ATTR_OPERATIONGRAPH_HANDLE:
+        if ((st = hipdnnAttrExpect("OPERATIONGRAPH", "HANDLE", HIPDNN_TYPE_HANDLE, type, count, 1, 1,
+                                   v)))
+            return st;
+        s->handle = *(const hipdnnHandle_t*)v;
+        return HIPDNN_STATUS_SUCCESS;
+    case HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT:
+        if ((st = hipdnnAttrExpect("OPERATIONGRAPH", "NAME_EXT", HIPDNN_TYPE_CHAR, type, count, 0,
+                                   INT32_MAX, v)))
+            return st;
+        return hipdnnAttrSetString(&s->name, count, v);
+    case HIPDNN_ATTR_OPERATIONGRAPH_OPS: {
+        if ((st = hipdnnAttrExpect("OPERATIONGRAPH", "OPS", HIPDNN_TYPE_BACKEND_DESCRIPTOR, type,
+                                   count, 1, 1 << 20, v)))
+            return st;
+        const hipdnnBackendDescriptor_t* ops = v;
+        for (int64_t i = 0; i < count; ++i) {
+            char what[64];
+            snprintf(what, sizeof(what), "OPERATIONGRAPH OPS[%lld]", (long long)i);
+            if ((st = hipdnnDescriptorCheck(ops[i], -1, what))) return st;
+            if (ops[i]->type < HIPDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR ||
+                ops[i]->type > HIPDNN_BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR)
+                return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                                  "OPERATIONGRAPH OPS[%lld]: a %s descriptor is not an operation",
+                                  (long long)i, ops[i]->cls->name);
+        }
+        hipdnnBackendDescriptor_t* copy = malloc((size_t)count * sizeof(*copy));
+        if (!copy) return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
+        for (int64_t i = 0; i < count; ++i) {
+            copy[i] = ops[i];
+            hipdnnDescriptorRetain(copy[i]);
+        }
+        for (int64_t i = 0; i < s->num_ops; ++i) hipdnnDescriptorRelease(s->ops[i]);
+        free(s->ops);
+        s->ops = copy;
+        s->num_ops = count;
+        return HIPDNN_STATUS_SUCCESS;
+    }
+    default: return hipdnnAttrUnknown("OPERATIONGRAPH", name);
+    }
+}
+
+/* A new TENSOR descriptor holding a finalized graph's tensor. */
+static hipdnnStatus_t tensor_descriptor_of(const hipdnnSdkTensor* t, hipdnnBackendDescriptor_t* out) {
+    hipdnnStatus_t st = hipdnnDescriptorNew(HIPDNN_BACKEND_TENSOR_DESCRIPTOR, out);
+    if (st) return st;
+    hipdnnTensorState* ts = (*out)->state;
+    ts->t = *t;
+    ts->t.name = NULL;
+    if ((st = hipdnnAttrSetString(&ts->t.name, (int64_t)strlen(t->name), t->name))) {
+        hipdnnDescriptorRelease(*out);
+        return st;
+    }
+    ts->has_uid = true;
+    ts->has_strides = true;
+    ts->num_strides = t->ndim;
+    ts->has_value = t->is_by_value;
+    (*out)->finalized = true;
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static void describe(const hipdnnSdkGraph* g, char* buf, size_t len) {
+    size_t off = 0;
+#define APPEND(...)                                                                 \
+    do {                                                                            \
+        if (off < len) {                                                            \
+            int k_ = snprintf(buf + off, len - off, __VA_ARGS__);                   \
+            off += k_ > 0 ? (size_t)k_ : 0;                                         \
+        }                                                                           \
+    } while (0)
+    APPEND("graph '%s': %d nodes, %d tensors\n", g->name, g->num_nodes, g->num_tensors);
+    for (int32_t i = 0; i < g->num_nodes; ++i) {
+        const hipdnnSdkNode* n = &g->nodes[i];
+        const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
+        char label[160];
+        APPEND("  %s:", hipdnnNodeLabel(n, label, sizeof(label)));
+        for (int p = 0; p < info->num_inputs; ++p) {
+            const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(g, n->inputs[p]);
+            if (!t) continue;
+            APPEND(" %s=%s", info->input_names[p], t->name[0] ? t->name : "?");
+        }
+        APPEND(" ->");
+        for (int p = 0; p < info->num_outputs; ++p) {
+            const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(g, n->outputs[p]);
+            if (t) APPEND(" %s=%s", info->output_names[p], t->name[0] ? t->name : "?");
+        }
+        APPEND("\n");
+    }
+    for (int32_t i = 0; i < g->num_tensors; ++i) {
+        const hipdnnSdkTensor* t = &g->tensors[i];
+        APPEND("  tensor '%s' uid %lld %s [", t->name, (long long)t->uid,
+               hipdnnSdkDataTypeName(t->data_type));
+        for (int k = 0; k < t->ndim; ++k) APPEND("%s%lld", k ? ", " : "", (long long)t->dims[k]);
+        APPEND("] strides [");
+        for (int k = 0; k < t->ndim; ++k)
+            APPEND("%s%lld", k ? ", " : "", (long long)t->strides[k]);
+        APPEND("]%s%s\n", t->is_virtual ? " virtual" : "", t->is_by_value ? " by-value" : "");
+    }
+#undef APPEND
+}
+
+static hipdnnStatus_t graph_get(hipdnnBackendDescriptor_t d, hipdnnBackendAttributeName_t name,
+                                hipdnnBackendAttributeType_t type, int64_t req, int64_t* count,
+                                void* v) {
+    hipdnnGraphState* s = G(d);
+    switch (name) {
+    case HIPDNN_ATTR_OPERATIONGRAPH_HANDLE:
+        return hipdnnAttrReturn("OPERATIONGRAPH", "HANDLE", HIPDNN_TYPE_HANDLE, type, req, count, v,
+                                &s->handle, s->handle ? 1 : 0, sizeof(hipdnnHandle_t));
+    case HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT:
+        return hipdnnAttrReturnString("OPERATIONGRAPH", "NAME_EXT", type, req, count, v,
+                                      s->graph ? s->graph->name : s->name);
+    case HIPDNN_ATTR_OPERATIONGRAPH_OPS: {
+        if (type != HIPDNN_TYPE_BACKEND_DESCRIPTOR)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                              "OPERATIONGRAPH descriptor: OPS has type BACKEND_DESCRIPTOR");
+        *count = s->num_ops;
+        hipdnnBackendDescriptor_t* out = v;
+        for (int64_t i = 0; i < req && i < s->num_ops; ++i) {
+            hipdnnDescriptorRetain(s->ops[i]);
+            out[i] = s->ops[i];
+        }
+        return HIPDNN_STATUS_SUCCESS;
+    }
+    case HIPDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT: {
+        int64_t n = 0;
+        hipdnnStatus_t st = hipdnnRegistryEnsureLoaded();
+        if (st) return st;
+        n = hipdnnRegistryEngineCount();
+        return hipdnnAttrReturn("OPERATIONGRAPH", "ENGINE_GLOBAL_COUNT", HIPDNN_TYPE_INT64, type,
+                                req, count, v, &n, 1, sizeof(n));
+    }
+    case HIPDNN_ATTR_OPERATIONGRAPH_TENSORS_EXT: {
+        if (!d->finalized)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
+                              "OPERATIONGRAPH: TENSORS_EXT needs a finalized graph");
+        if (type != HIPDNN_TYPE_BACKEND_DESCRIPTOR)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                              "OPERATIONGRAPH descriptor: TENSORS_EXT has type BACKEND_DESCRIPTOR");
+        *count = s->graph->num_tensors;
+        hipdnnBackendDescriptor_t* out = v;
+        for (int64_t i = 0; i < req && i < s->graph->num_tensors; ++i) {
+            hipdnnStatus_t st = tensor_descriptor_of(&s->graph->tensors[i], &out[i]);
+            if (st) {
+                for (int64_t k = 0; k < i; ++k) hipdnnDescriptorRelease(out[k]);
+                return st;
+            }
+        }
+        return HIPDNN_STATUS_SUCCESS;
+    }
+    case HIPDNN_ATTR_OPERATIONGRAPH_DESCRIPTION_EXT: {
+        if (!d->finalized)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
+                              "OPERATIONGRAPH: DESCRIPTION_EXT needs a finalized graph");
+        size_t len = 256 + (size_t)(s->graph->num_nodes + s->graph->num_tensors) * 400;
+        char* buf = malloc(len);
+        if (!buf) return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
+        describe(s->graph, buf, len);
+        hipdnnStatus_t st =
+            hipdnnAttrReturnString("OPERATIONGRAPH", "DESCRIPTION_EXT", type, req, count, v, buf);
+        free(buf);
+        return st;
+    }
+    default: return hipdnnAttrUnknown("OPERATIONGRAPH", name);
+    }
+}
+
+/* Index of a tensor descriptor in the list being built, adding it if new. */
+static int64_t tensor_slot(hipdnnBackendDescriptor_t* seen, int64_t* n, hipdnnBackendDescriptor_t t) {
+    for (int64_t i = 0; i < *n; ++i)
+        if (seen[i] == t) return i;
+    seen[*n] = t;
+    return (*n)++;
+}
+
+/* Builds the SDK model from the op descriptors. */
+static hipdnnStatus_t collect(hipdnnGraphState* s, hipdnnSdkGraph** out,
+                              hipdnnBackendDescriptor_t** tensors_out, int64_t* num_out) {
+    hipdnnStatus_t st = HIPDNN_STATUS_SUCCESS;
+    int64_t max_t = s->num_ops * 2 * HIPDNN_MAX_PORTS;
+    hipdnnBackendDescriptor_t* seen = calloc((size_t)max_t + 1, sizeof(*seen));
+    hipdnnSdkGraph* g = calloc(1, sizeof(*g));
+    if (!seen || !g) {
+        free(seen);
+        free(g);
+        return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory building the graph");
+    }
+    int64_t nt = 0;
+    g->name = malloc(1 + (s->name ? strlen(s->name) : 0));
+    g->nodes = calloc((size_t)s->num_ops, sizeof(hipdnnSdkNode));
+    if (!g->name || !g->nodes) {
+        st = hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory building the graph");
+        goto fail;
+    }
+    strcpy(g->name, s->name ? s->name : "");
+    for (int64_t i = 0; i < s->num_ops; ++i) {
+        hipdnnBackendDescriptor_t od = s->ops[i];
+        hipdnnOperationState* os = od->state;
+        if (!od->finalized && (st = od->cls->finalize(od))) goto fail;
+        od->finalized = true;
+        hipdnnSdkNode* n = &g->nodes[i];
+        *n = os->node;
+        const char* nm = os->node.name ? os->node.name : "";
+        n->name = malloc(strlen(nm) + 1);
+        g->num_nodes = (int32_t)i + 1;
+        if (!n->name) {
+            st = hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory building the graph");
+            goto fail;
+        }
+        strcpy(n->name, nm);
+        for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
+            hipdnnBackendDescriptor_t ports[2] = {os->in[p], os->out[p]};
+            for (int io = 0; io < 2; ++io) {
+                if (!ports[io]) continue;
+                if ((st = hipdnnTensorClass.finalize(ports[io]))) goto fail;
+                int64_t k = tensor_slot(seen, &nt, ports[io]);
+                hipdnnTensorState* ts = ports[io]->state;
+                (io ? n->outputs : n->inputs)[p] = ts->t.uid;
+                (void)k;
+            }
+        }
+    }
+    g->tensors = calloc((size_t)nt + 1, sizeof(hipdnnSdkTensor));
+    if (!g->tensors) {
+        st = hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory building the graph");
+        goto fail;
+    }
+    for (int64_t i = 0; i < nt; ++i) {
+        hipdnnTensorState* ts = seen[i]->state;
+        hipdnnSdkTensor* t = &g->tensors[i];
+        *t = ts->t;
+        if (!ts->has_strides) memset(t->strides, 0, sizeof(t->strides));
+        const char* nm = ts->t.name ? ts->t.name : "";
+        t->name = malloc(strlen(nm) + 1);
+        g->num_tensors = (int32_t)i + 1;
+        if (!t->name) {
+            st = hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory building the graph");
+            goto fail;
+        }
+        strcpy(t->name, nm);
+        /* Two descriptors sharing a uid would make the variant pack ambiguous. */
+        for (int64_t k = 0; k < i; ++k)
+            if (g->tensors[k].uid == t->uid) {
+                st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                                "graph '%s': tensors '%s' and '%s' share uid %lld; uids must be "
+                                "unique",
+                                g->name, g->tensors[k].name, t->name, (long long)t->uid);
+                goto fail;
+            }
+    }
+    *out = g;
+    *tensors_out = seen;
+    *num_out = nt;
+    return HIPDNN_STATUS_SUCCESS;
+fail:
+    free(seen);
+    hipdnnSdkGraphFree(g);
+    return st;
+}
+
+/* Validate + infer + encode; shared by finalize and deserialize. */
+hipdnnStatus_t hipdnnGraphCheckAndEncode(hipdnnGraphState* s, hipdnnSdkGraph* g) {
+    hipdnnStatus_t st = hipdnnValidateGraph(g);
+    if (!st) st = hipdnnInferGraph(g);
+    if (st) return st;
+    uint8_t* bytes = NULL;
+    size_t n = 0;
+    if (hipdnnSdkGraphEncode(g, &bytes, &n) != 0)
+        return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory serializing the graph");
+    s->graph = g;
+    s->bytes = bytes;
+    s->num_bytes = n;
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t graph_finalize(hipdnnBackendDescriptor_t d) {
+    hipdnnGraphState* s = G(d);
+    if (s->num_ops == 0)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "graph '%s': OPS is not set; a graph needs at "
+                          "least one operation", s->name ? s->name : "");
+    hipdnnSdkGraph* g = NULL;
+    hipdnnBackendDescriptor_t* tensors = NULL;
+    int64_t nt = 0;
+    hipdnnStatus_t st = collect(s, &g, &tensors, &nt);
+    if (st) return st;
+    st = hipdnnGraphCheckAndEncode(s, g);
+    if (st) {
+        hipdnnSdkGraphFree(g);
+        free(tensors);
+        return st;
+    }
+    /* Write the inferred values back so tensor getters show them. */
+    for (int64_t i = 0; i < nt; ++i) {
+        hipdnnTensorState* ts = tensors[i]->state;
+        const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(g, ts->t.uid);
+        ts->t.data_type = t->data_type;
+        ts->t.ndim = t->ndim;
+        memcpy(ts->t.dims, t->dims, sizeof(t->dims));
+        memcpy(ts->t.strides, t->strides, sizeof(t->strides));
+        ts->has_strides = true;
+        ts->num_strides = t->ndim;
+    }
+    free(tensors);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+const hipdnnDescriptorClass hipdnnGraphClass = {
+    "OPERATIONGRAPH", sizeof(hipdnnGraphState), NULL, graph_destroy,
+    graph_set,        graph_get,                graph_finalize,
+};

@@ -1,0 +1,108 @@
+/* hipdnnCreate and friends. */
+#include <stdlib.h>
+
+#include "error.h"
+#include "handle.h"
+#include "registry.h"
+
+hipdnnStatus_t hipdnnHandleCheck(hipdnnHandle_t h, const char* what) {
+    if (!h) return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NULL_POINTER, "%s: handle is NULL", what);
+    if (h->magic != HIPDNN_HANDLE_MAGIC)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                          "%s: not a live hipdnn handle (destroyed or foreign pointer)", what);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnCreate(hipdnnHandle_t* handle) {
+    hipdnnClearError();
+    if (!handle) return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NULL_POINTER, "hipdnnCreate: handle is NULL");
+    *handle = NULL;
+    hipdnnStatus_t st = hipdnnRegistryEnsureLoaded();
+    if (st) return st;
+    hipdnnHandle_t h = calloc(1, sizeof(*h));
+    int32_t n = hipdnnRegistryPluginCount();
+    hipdnnEnginePluginHandle_t* ph = calloc((size_t)n + 1, sizeof(*ph));
+    if (!h || !ph) {
+        free(h);
+        free(ph);
+        return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "hipdnnCreate: out of memory");
+    }
+    h->magic = HIPDNN_HANDLE_MAGIC;
+    atomic_init(&h->refs, 1);
+    h->num_plugins = n;
+    h->plugin_handles = ph;
+    pthread_mutex_init(&h->lock, NULL);
+    *handle = h;
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnDestroy(hipdnnHandle_t h) {
+    hipdnnClearError();
+    if (!h) return HIPDNN_STATUS_SUCCESS;
+    hipdnnStatus_t st = hipdnnHandleCheck(h, "hipdnnDestroy");
+    if (st) return st;
+    hipdnnHandleRelease(h);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+void hipdnnHandleRetain(hipdnnHandle_t h) { atomic_fetch_add(&h->refs, 1); }
+
+void hipdnnHandleRelease(hipdnnHandle_t h) {
+    if (atomic_fetch_sub(&h->refs, 1) != 1) return;
+    for (int32_t i = 0; i < h->num_plugins; ++i)
+        if (h->plugin_handles[i]) hipdnnRegistryPlugin(i)->destroy(h->plugin_handles[i]);
+    free(h->plugin_handles);
+    pthread_mutex_destroy(&h->lock);
+    h->magic = 0;
+    free(h);
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnSetStream(hipdnnHandle_t h, hipdnnStream_t stream) {
+    hipdnnClearError();
+    hipdnnStatus_t st = hipdnnHandleCheck(h, "hipdnnSetStream");
+    if (st) return st;
+    pthread_mutex_lock(&h->lock);
+    h->stream = stream;
+    for (int32_t i = 0; i < h->num_plugins && !st; ++i) {
+        hipdnnPlugin* p = hipdnnRegistryPlugin(i);
+        if (h->plugin_handles[i] &&
+            p->set_stream(h->plugin_handles[i], stream) != HIPDNN_PLUGIN_STATUS_SUCCESS)
+            st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR, "hipdnnSetStream: plugin %s: %s", p->path,
+                            hipdnnPluginLastError(p));
+    }
+    pthread_mutex_unlock(&h->lock);
+    return st;
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnGetStream(hipdnnHandle_t h, hipdnnStream_t* stream) {
+    hipdnnClearError();
+    hipdnnStatus_t st = hipdnnHandleCheck(h, "hipdnnGetStream");
+    if (st) return st;
+    if (!stream) return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NULL_POINTER, "hipdnnGetStream: stream is NULL");
+    *stream = h->stream;
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+hipdnnStatus_t hipdnnHandlePluginHandle(hipdnnHandle_t h, int32_t index,
+                                        hipdnnEnginePluginHandle_t* out) {
+    if (index < 0 || index >= h->num_plugins)
+        return hipdnnFail(HIPDNN_STATUS_INTERNAL_ERROR, "plugin index %d out of range", (int)index);
+    hipdnnStatus_t st = HIPDNN_STATUS_SUCCESS;
+    pthread_mutex_lock(&h->lock);
+    if (!h->plugin_handles[index]) {
+        hipdnnPlugin* p = hipdnnRegistryPlugin(index);
+        hipdnnEnginePluginHandle_t ph = NULL;
+        if (p->create(&ph) != HIPDNN_PLUGIN_STATUS_SUCCESS)
+            st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR, "plugin %s: create failed: %s", p->path,
+                            hipdnnPluginLastError(p));
+        else if (h->stream && p->set_stream(ph, h->stream) != HIPDNN_PLUGIN_STATUS_SUCCESS) {
+            st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR, "plugin %s: set stream failed: %s", p->path,
+                            hipdnnPluginLastError(p));
+            p->destroy(ph);
+        } else
+            h->plugin_handles[index] = ph;
+    }
+    *out = h->plugin_handles[index];
+    pthread_mutex_unlock(&h->lock);
+    return st;
+}

@@ -1,0 +1,264 @@
+/* ENGINEHEUR descriptors: ask every loaded engine whether it runs the graph, keep the
+ * reason of each that declines, and rank the rest.
+ *   A        : by the engine's declared priority, then load order
+ *   B        : device engines before host engines, then as A
+ *   FALLBACK : only engines flagged FALLBACK (the reference), as A
+ * A preferred engine goes first when applicable; deselected engines are left out. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "descriptor.h"
+#include "error.h"
+#include "registry.h"
+
+typedef struct {
+    hipdnnBackendDescriptor_t graph;
+    hipdnnBackendHeurMode_t mode;
+    char* preferred;
+    int64_t num_deselected;
+    int64_t* deselected;
+    int32_t num_results;
+    int32_t* results; /* registry engine indices, ranked */
+    char* report;
+} heur_state;
+
+#define H(d) ((heur_state*)(d)->state)
+
+static void heur_destroy(hipdnnBackendDescriptor_t d) {
+    heur_state* s = H(d);
+    hipdnnDescriptorRelease(s->graph);
+    free(s->preferred);
+    free(s->deselected);
+    free(s->results);
+    free(s->report);
+}
+
+static hipdnnStatus_t heur_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttributeName_t name,
+                               hipdnnBackendAttributeType_t type, int64_t count, const void* v) {
+    heur_state* s = H(d);
+    hipdnnStatus_t st;
+    switch (name) {
+    case HIPDNN_ATTR_ENGINEHEUR_MODE: {
+        if ((st = hipdnnAttrExpect("ENGINEHEUR", "MODE", HIPDNN_TYPE_HEUR_MODE, type, count, 1, 1, v)))
+            return st;
+        int m = *(const int*)v;
+        if (m != HIPDNN_HEUR_MODE_A && m != HIPDNN_HEUR_MODE_B && m != HIPDNN_HEUR_MODE_FALLBACK)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "ENGINEHEUR descriptor: unknown MODE %d", m);
+        s->mode = (hipdnnBackendHeurMode_t)m;
+        return HIPDNN_STATUS_SUCCESS;
+    }
+    case HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH: {
+        if ((st = hipdnnAttrExpect("ENGINEHEUR", "OPERATION_GRAPH", HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+                                   type, count, 1, 1, v)))
+            return st;
+        hipdnnBackendDescriptor_t g = *(const hipdnnBackendDescriptor_t*)v;
+        if ((st = hipdnnDescriptorCheck(g, HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR,
+                                        "ENGINEHEUR OPERATION_GRAPH")))
+            return st;
+        hipdnnDescriptorRetain(g);
+        hipdnnDescriptorRelease(s->graph);
+        s->graph = g;
+        return HIPDNN_STATUS_SUCCESS;
+    }
+    case HIPDNN_ATTR_ENGINEHEUR_PREFERRED_ENGINE_EXT:
+        if ((st = hipdnnAttrExpect("ENGINEHEUR", "PREFERRED_ENGINE_EXT", HIPDNN_TYPE_CHAR, type,
+                                   count, 0, 63, v)))
+            return st;
+        return hipdnnAttrSetString(&s->preferred, count, v);
+    case HIPDNN_ATTR_ENGINEHEUR_DESELECTED_ENGINES_EXT: {
+        if ((st = hipdnnAttrExpect("ENGINEHEUR", "DESELECTED_ENGINES_EXT", HIPDNN_TYPE_INT64, type,
+                                   count, 0, 1024, v)))
+            return st;
+        int64_t* copy = malloc((size_t)count * sizeof(int64_t) + 1);
+        if (!copy) return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
+        if (count) memcpy(copy, v, (size_t)count * sizeof(int64_t));
+        free(s->deselected);
+        s->deselected = copy;
+        s->num_deselected = count;
+        return HIPDNN_STATUS_SUCCESS;
+    }
+    default: return hipdnnAttrUnknown("ENGINEHEUR", name);
+    }
+}
+
+static hipdnnStatus_t make_config(hipdnnBackendDescriptor_t graph, int32_t engine,
+                                  hipdnnBackendDescriptor_t* out) {
+    hipdnnBackendDescriptor_t e = NULL, c = NULL;
+    hipdnnStatus_t st = hipdnnDescriptorNew(HIPDNN_BACKEND_ENGINE_DESCRIPTOR, &e);
+    if (!st) st = hipdnnDescriptorNew(HIPDNN_BACKEND_ENGINECFG_DESCRIPTOR, &c);
+    if (st) {
+        hipdnnDescriptorRelease(e);
+        return st;
+    }
+    hipdnnEngineState* es = e->state;
+    hipdnnDescriptorRetain(graph);
+    es->graph = graph;
+    es->engine_index = engine;
+    es->has_index = true;
+    e->finalized = true;
+    hipdnnEngineCfgState* cs = c->state;
+    cs->engine = e; /* takes the creation reference */
+    c->finalized = true;
+    *out = c;
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t heur_get(hipdnnBackendDescriptor_t d, hipdnnBackendAttributeName_t name,
+                               hipdnnBackendAttributeType_t type, int64_t req, int64_t* count,
+                               void* v) {
+    heur_state* s = H(d);
+    switch (name) {
+    case HIPDNN_ATTR_ENGINEHEUR_MODE:
+        return hipdnnAttrReturn("ENGINEHEUR", "MODE", HIPDNN_TYPE_HEUR_MODE, type, req, count, v,
+                                &s->mode, 1, sizeof(s->mode));
+    case HIPDNN_ATTR_ENGINEHEUR_RESULTS: {
+        if (!d->finalized)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
+                              "ENGINEHEUR: RESULTS needs a finalized descriptor");
+        if (type != HIPDNN_TYPE_BACKEND_DESCRIPTOR)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                              "ENGINEHEUR descriptor: RESULTS has type BACKEND_DESCRIPTOR");
+        *count = s->num_results;
+        hipdnnBackendDescriptor_t* out = v;
+        for (int64_t i = 0; i < req && i < s->num_results; ++i) {
+            hipdnnStatus_t st = make_config(s->graph, s->results[i], &out[i]);
+            if (st) {
+                for (int64_t k = 0; k < i; ++k) hipdnnDescriptorRelease(out[k]);
+                return st;
+            }
+        }
+        return HIPDNN_STATUS_SUCCESS;
+    }
+    case HIPDNN_ATTR_ENGINEHEUR_SUPPORT_REPORT_EXT:
+        if (!d->finalized)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
+                              "ENGINEHEUR: SUPPORT_REPORT_EXT needs a finalized descriptor");
+        return hipdnnAttrReturnString("ENGINEHEUR", "SUPPORT_REPORT_EXT", type, req, count, v,
+                                      s->report);
+    case HIPDNN_ATTR_ENGINEHEUR_PREFERRED_ENGINE_EXT:
+        return hipdnnAttrReturnString("ENGINEHEUR", "PREFERRED_ENGINE_EXT", type, req, count, v,
+                                      s->preferred);
+    default: return hipdnnAttrUnknown("ENGINEHEUR", name);
+    }
+}
+
+/* One line, no tabs or newlines, so the report stays one engine per line. */
+static void sanitize(char* s) {
+    for (; *s; ++s)
+        if (*s == '\n' || *s == '\t' || *s == '\r') *s = ' ';
+}
+
+static bool better(const hipdnnEngineEntry* a, const hipdnnEngineEntry* b,
+                   hipdnnBackendHeurMode_t mode) {
+    if (mode == HIPDNN_HEUR_MODE_B && a->memory_space != b->memory_space)
+        return a->memory_space == HIPDNN_MEMORY_DEVICE;
+    return a->priority > b->priority;
+}
+
+static hipdnnStatus_t heur_finalize(hipdnnBackendDescriptor_t d) {
+    heur_state* s = H(d);
+    if (!s->graph)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "ENGINEHEUR: OPERATION_GRAPH is not set");
+    if (!s->graph->finalized)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
+                          "ENGINEHEUR: the operation graph is not finalized");
+    hipdnnGraphState* gs = s->graph->state;
+    hipdnnRegistryEnsureLoaded();
+    int32_t ne = hipdnnRegistryEngineCount();
+    if (s->preferred && *s->preferred && hipdnnRegistryFindEngineByName(s->preferred) < 0)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                          "ENGINEHEUR: preferred engine '%s' is not loaded (see `python -m hipdnn "
+                          "info` for the engines)", s->preferred);
+    free(s->results); /* a failed finalize may be retried */
+    free(s->report);
+    s->num_results = 0;
+    bool* ok = calloc((size_t)ne + 1, sizeof(bool));
+    char** why = calloc((size_t)ne + 1, sizeof(char*));
+    s->results = calloc((size_t)ne + 1, sizeof(int32_t));
+    size_t report_len = 64 + (size_t)ne * 700;
+    s->report = calloc(report_len, 1);
+    hipdnnStatus_t st = HIPDNN_STATUS_SUCCESS;
+    if (!ok || !why || !s->results || !s->report) {
+        st = hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
+        goto done;
+    }
+    for (int32_t pi = 0; pi < hipdnnRegistryPluginCount(); ++pi) {
+        hipdnnPlugin* p = hipdnnRegistryPlugin(pi);
+        uint64_t ids[256];
+        uint32_t n = 0;
+        pthread_mutex_lock(&p->lock);
+        hipdnnPluginStatus_t ps = p->get_applicable(p->handle, gs->bytes, gs->num_bytes, ids, 256, &n);
+        for (int32_t e = 0; e < ne; ++e) {
+            const hipdnnEngineEntry* en = hipdnnRegistryEngine(e);
+            if (en->plugin != pi) continue;
+            char buf[600];
+            if (ps != HIPDNN_PLUGIN_STATUS_SUCCESS) {
+                snprintf(buf, sizeof(buf), "plugin error while checking the graph: %s",
+                         hipdnnPluginLastError(p));
+            } else {
+                for (uint32_t k = 0; k < n && k < 256; ++k)
+                    if (ids[k] == en->id) ok[e] = true;
+                if (ok[e]) continue;
+                const char* r = NULL;
+                if (!p->get_reason ||
+                    p->get_reason(p->handle, en->id, gs->bytes, gs->num_bytes, &r) !=
+                        HIPDNN_PLUGIN_STATUS_SUCCESS || !r || !*r)
+                    r = "declined, no reason given";
+                snprintf(buf, sizeof(buf), "%s", r);
+            }
+            why[e] = strdup(buf);
+        }
+        pthread_mutex_unlock(&p->lock);
+    }
+    for (int32_t e = 0; e < ne; ++e) {
+        const hipdnnEngineEntry* en = hipdnnRegistryEngine(e);
+        if (!ok[e]) continue;
+        char buf[200] = "";
+        for (int64_t k = 0; k < s->num_deselected; ++k)
+            if ((uint64_t)s->deselected[k] == en->id) snprintf(buf, sizeof(buf), "deselected by the user");
+        if (!buf[0] && s->mode == HIPDNN_HEUR_MODE_FALLBACK && !(en->flags & HIPDNN_ENGINE_FLAG_FALLBACK))
+            snprintf(buf, sizeof(buf), "applicable, but heur mode FALLBACK takes only fallback engines");
+        if (buf[0]) {
+            ok[e] = false;
+            why[e] = strdup(buf);
+        }
+    }
+    /* Rank: insertion by the mode's order, stable in load order. */
+    for (int32_t e = 0; e < ne; ++e) {
+        if (!ok[e]) continue;
+        int32_t k = s->num_results++;
+        while (k > 0 && better(hipdnnRegistryEngine(e), hipdnnRegistryEngine(s->results[k - 1]), s->mode)) {
+            s->results[k] = s->results[k - 1];
+            --k;
+        }
+        s->results[k] = e;
+    }
+    if (s->preferred && *s->preferred) {
+        int32_t want = hipdnnRegistryFindEngineByName(s->preferred);
+        for (int32_t k = 0; k < s->num_results; ++k)
+            if (s->results[k] == want) {
+                memmove(s->results + 1, s->results, (size_t)k * sizeof(int32_t));
+                s->results[0] = want;
+                break;
+            }
+    }
+    size_t off = 0;
+    for (int32_t e = 0; e < ne; ++e) {
+        const hipdnnEngineEntry* en = hipdnnRegistryEngine(e);
+        if (why[e]) sanitize(why[e]);
+        int k = snprintf(s->report + off, report_len - off, "%s\t%llu\t%s\n", en->name,
+                         (unsigned long long)en->id, ok[e] ? "applicable" : (why[e] ? why[e] : "?"));
+        if (k > 0 && off + (size_t)k < report_len) off += (size_t)k;
+    }
+done:
+    if (why)
+        for (int32_t e = 0; e < ne; ++e) free(why[e]);
+    free(why);
+    free(ok);
+    return st;
+}
+
+const hipdnnDescriptorClass hipdnnHeurClass = {
+    "ENGINEHEUR", sizeof(heur_state), NULL, heur_destroy, heur_set, heur_get, heur_finalize,
+};

@@ -1,0 +1,19 @@
+/* EXECUTION_PLAN state, shared with execute.c. */
+#ifndef HIPDNN_BACKEND_PLAN_H
+#define HIPDNN_BACKEND_PLAN_H
+
+#include "descriptor.h"
+#include "handle.h"
+
+typedef struct {
+    hipdnnHandle_t handle;           /* retained once finalized */
+    hipdnnBackendDescriptor_t config; /* ENGINECFG */
+    hipdnnBackendDescriptor_t graph;  /* OPERATIONGRAPH, kept alive with the plan */
+    int32_t engine;                   /* registry index */
+    int32_t plugin;
+    hipdnnEnginePluginHandle_t plugin_handle;
+    hipdnnEnginePluginExecutionContext_t ctx;
+    size_t workspace_size;
+} hipdnnPlanState;
+
+#endif

@@ -1,0 +1,404 @@
+/* Plugin loading.  The registry is the one process-wide state besides the logger: the
+ * search paths are fixed before the first load, and the lists are immutable after it.
+ *
+ * Each rejected plugin gets one log line naming its path and the reason, told apart:
+ * "could not open", "missing symbol X", "API 2.0 but host speaks 1.x", "init failed:
+ * <plugin's message>", "engine id clash with <other plugin>", "name does not hash". */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dl.h"
+#include "hipdnn/hipdnn_sdk.h"
+#include "error.h"
+#include "log.h"
+#include "registry.h"
+
+#define MAX_PLUGINS 64
+#define MAX_ENGINES 256
+#define MAX_PATHS 64
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool g_loaded;
+static int g_mode = HIPDNN_PLUGIN_LOADING_ADDITIVE;
+static char* g_user_paths[MAX_PATHS];
+static size_t g_num_user_paths;
+
+static hipdnnPlugin g_plugins[MAX_PLUGINS];
+static int32_t g_num_plugins;
+static hipdnnEngineEntry g_engines[MAX_ENGINES];
+static int32_t g_num_engines;
+static char* g_skipped[MAX_PLUGINS * 2];
+static int32_t g_num_skipped;
+
+int32_t hipdnnRegistryPluginCount(void) { return g_num_plugins; }
+hipdnnPlugin* hipdnnRegistryPlugin(int32_t i) { return &g_plugins[i]; }
+int32_t hipdnnRegistryEngineCount(void) { return g_num_engines; }
+const hipdnnEngineEntry* hipdnnRegistryEngine(int32_t i) { return &g_engines[i]; }
+
+int32_t hipdnnRegistryFindEngine(uint64_t id) {
+    for (int32_t i = 0; i < g_num_engines; ++i)
+        if (g_engines[i].id == id) return i;
+    return -1;
+}
+
+int32_t hipdnnRegistryFindEngineByName(const char* name) {
+    for (int32_t i = 0; i < g_num_engines; ++i)
+        if (strcmp(g_engines[i].name, name) == 0) return i;
+    return -1;
+}
+
+const char* hipdnnPluginLastError(const hipdnnPlugin* p) {
+    const char* msg = NULL;
+    if (p->last_error) p->last_error(&msg);
+    return msg ? msg : "";
+}
+
+static void skip(const char* path, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+static void skip(const char* path, const char* fmt, ...) {
+    char reason[768], line[1400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof(reason), fmt, ap);
+    va_end(ap);
+    snprintf(line, sizeof(line), "%s: %s", path, reason);
+    hipdnnLog(HIPDNN_LOG_WARN, "plugin skipped: %s", line);
+    if (g_num_skipped < (int32_t)(sizeof(g_skipped) / sizeof(g_skipped[0])))
+        g_skipped[g_num_skipped++] = strdup(line);
+}
+
+#define RESOLVE(field, sym)                                                      \
+    do {                                                                         \
+        *(void**)&p->field = hipdnnDlSymbol(lib, sym);                           \
+        if (!p->field) {                                                         \
+            skip(path, "missing symbol %s", sym);                                \
+            goto reject;                                                         \
+        }                                                                        \
+    } while (0)
+
+static bool already_loaded(const char* path) {
+    for (int32_t i = 0; i < g_num_plugins; ++i)
+        if (strcmp(g_plugins[i].path, path) == 0) return true;
+    return false;
+}
+
+/* Loads one plugin file; on any problem logs why and leaves no trace. */
+static void load_plugin(const char* path) {
+    if (already_loaded(path)) return;
+    if (g_num_plugins >= MAX_PLUGINS) {
+        skip(path, "too many plugins (limit %d)", MAX_PLUGINS);
+        return;
+    }
+    void* lib = hipdnnDlOpen(path);
+    if (!lib) {
+        skip(path, "could not open: %s", hipdnnDlError());
+        return;
+    }
+    hipdnnPlugin* p = &g_plugins[g_num_plugins];
+    memset(p, 0, sizeof(*p));
+    /* Version first, checked before anything else is touched. */
+    hipdnnPluginStatus_t (*get_version)(uint32_t*, uint32_t*);
+    *(void**)&get_version = hipdnnDlSymbol(lib, "hipdnnPluginGetApiVersion");
+    if (!get_version) {
+        skip(path, "missing symbol hipdnnPluginGetApiVersion (not a hipdnn plugin?)");
+        hipdnnDlClose(lib);
+        return;
+    }
+    uint32_t major = 0, minor = 0;
+    if (get_version(&major, &minor) != HIPDNN_PLUGIN_STATUS_SUCCESS) {
+        skip(path, "hipdnnPluginGetApiVersion failed");
+        hipdnnDlClose(lib);
+        return;
+    }
+    if (major != HIPDNN_PLUGIN_API_MAJOR) {
+        skip(path, "API %u.%u but host speaks %d.x", major, minor, HIPDNN_PLUGIN_API_MAJOR);
+        hipdnnDlClose(lib);
+        return;
+    }
+    hipdnnPluginStatus_t (*get_name)(const char**);
+    hipdnnPluginStatus_t (*get_type)(hipdnnPluginType_t*);
+    hipdnnPluginStatus_t (*get_plugin_version)(const char**);
+    hipdnnPluginStatus_t (*set_logging)(hipdnnPluginLoggingCallback_t);
+    uint64_t ids[MAX_ENGINES];
+    uint32_t num_ids = 0;
+    const char* name = NULL;
+    hipdnnPluginType_t type;
+    RESOLVE(last_error, "hipdnnPluginGetLastErrorString");
+    *(void**)&get_name = hipdnnDlSymbol(lib, "hipdnnPluginGetName");
+    *(void**)&get_type = hipdnnDlSymbol(lib, "hipdnnPluginGetType");
+    *(void**)&get_plugin_version = hipdnnDlSymbol(lib, "hipdnnPluginGetVersion");
+    *(void**)&set_logging = hipdnnDlSymbol(lib, "hipdnnPluginSetLoggingCallback");
+    if (!get_name) { skip(path, "missing symbol hipdnnPluginGetName"); goto reject; }
+    if (!get_type) { skip(path, "missing symbol hipdnnPluginGetType"); goto reject; }
+    if (!get_plugin_version) { skip(path, "missing symbol hipdnnPluginGetVersion"); goto reject; }
+    if (!set_logging) { skip(path, "missing symbol hipdnnPluginSetLoggingCallback"); goto reject; }
+    RESOLVE(get_all_ids, "hipdnnEnginePluginGetAllEngineIds");
+    RESOLVE(create, "hipdnnEnginePluginCreate");
+    RESOLVE(destroy, "hipdnnEnginePluginDestroy");
+    RESOLVE(set_stream, "hipdnnEnginePluginSetStream");
+    RESOLVE(get_applicable, "hipdnnEnginePluginGetApplicableEngineIds");
+    RESOLVE(get_details, "hipdnnEnginePluginGetEngineDetails");
+    RESOLVE(destroy_details, "hipdnnEnginePluginDestroyEngineDetails");
+    RESOLVE(get_workspace, "hipdnnEnginePluginGetWorkspaceSize");
+    RESOLVE(create_context, "hipdnnEnginePluginCreateExecutionContext");
+    RESOLVE(destroy_context, "hipdnnEnginePluginDestroyExecutionContext");
+    RESOLVE(execute, "hipdnnEnginePluginExecuteOpGraph");
+    *(void**)&p->get_reason = hipdnnDlSymbol(lib, "hipdnnEnginePluginGetNotApplicableReason");
+    if (get_type(&type) != HIPDNN_PLUGIN_STATUS_SUCCESS || type != HIPDNN_PLUGIN_TYPE_ENGINE) {
+        skip(path, "not an engine plugin (type %d)", (int)type);
+        goto reject;
+    }
+    if (get_name(&name) != HIPDNN_PLUGIN_STATUS_SUCCESS || !name) name = "unnamed";
+    set_logging(hipdnnLogMessage);
+    if (p->create(&p->handle) != HIPDNN_PLUGIN_STATUS_SUCCESS) {
+        const char* msg = NULL;
+        p->last_error(&msg);
+        skip(path, "init failed: %s", msg && *msg ? msg : "(no message)");
+        goto reject;
+    }
+    if (p->get_all_ids(NULL, 0, &num_ids) != HIPDNN_PLUGIN_STATUS_SUCCESS ||
+        num_ids > MAX_ENGINES ||
+        (num_ids && p->get_all_ids(ids, num_ids, &num_ids) != HIPDNN_PLUGIN_STATUS_SUCCESS)) {
+        skip(path, "hipdnnEnginePluginGetAllEngineIds failed: %s", hipdnnPluginLastError(p));
+        p->destroy(p->handle);
+        goto reject;
+    }
+    int32_t added = 0;
+    for (uint32_t k = 0; k < num_ids; ++k) {
+        const hipdnnPluginEngineDetails_t* det = NULL;
+        if (p->get_details(p->handle, ids[k], &det) != HIPDNN_PLUGIN_STATUS_SUCCESS || !det ||
+            !det->name) {
+            hipdnnLog(HIPDNN_LOG_WARN, "%s: engine %llu dropped: no details: %s", path,
+                      (unsigned long long)ids[k], hipdnnPluginLastError(p));
+            continue;
+        }
+        uint64_t want = hipdnnSdkFnv1a64(det->name);
+        int32_t clash = hipdnnRegistryFindEngine(ids[k]);
+        if (want != ids[k] || det->engine_id != ids[k]) {
+            hipdnnLog(HIPDNN_LOG_WARN, "%s: engine '%s' dropped: id %llu is not the FNV-1a hash "
+                      "of its name (%llu)", path, det->name, (unsigned long long)ids[k],
+                      (unsigned long long)want);
+            char line[900];
+            snprintf(line, sizeof(line), "%s: engine '%s' dropped: id is not the FNV-1a hash of "
+                     "its name", path, det->name);
+            if (g_num_skipped < (int32_t)(sizeof(g_skipped) / sizeof(g_skipped[0])))
+                g_skipped[g_num_skipped++] = strdup(line);
+        } else if (clash >= 0 || g_num_engines >= MAX_ENGINES) {
+            const char* other = clash >= 0 ? g_plugins[g_engines[clash].plugin].path : "(limit)";
+            hipdnnLog(HIPDNN_LOG_WARN, "%s: engine '%s' dropped: engine id clash with %s", path,
+                      det->name, other);
+            char line[1400];
+            snprintf(line, sizeof(line), "%s: engine '%s' dropped: engine id clash with %s", path,
+                     det->name, other);
+            if (g_num_skipped < (int32_t)(sizeof(g_skipped) / sizeof(g_skipped[0])))
+                g_skipped[g_num_skipped++] = strdup(line);
+        } else {
+            hipdnnEngineEntry* e = &g_engines[g_num_engines++];
+            e->id = ids[k];
+            snprintf(e->name, sizeof(e->name), "%s", det->name);
+            e->memory_space = det->memory_space;
+            e->priority = det->priority;
+            e->flags = det->flags;
+            e->plugin = g_num_plugins;
+            ++added;
+        }
+        p->destroy_details(p->handle, det);
+    }
+    if (added == 0) {
+        /* Keep the skip reasons above; a plugin with no usable engine is not loaded. */
+        skip(path, "no usable engine");
+        p->destroy(p->handle);
+        goto reject;
+    }
+    p->path = strdup(path);
+    p->name = name;
+    p->lib = lib;
+    pthread_mutex_init(&p->lock, NULL);
+    ++g_num_plugins;
+    hipdnnLog(HIPDNN_LOG_INFO, "loaded plugin %s (%s, %d engine%s)", path, name, added,
+              added == 1 ? "" : "s");
+    return;
+reject:
+    memset(p, 0, sizeof(*p));
+    hipdnnDlClose(lib);
+}
+
+static int compare_names(const void* a, const void* b) {
+    return strcmp(*(char* const*)a, *(char* const*)b);
+}
+
+/* A folder: every *.so in it, in sorted name order (so loading is reproducible). */
+static void load_folder(const char* dir) {
+    DIR* d = opendir(dir);
+    if (!d) {
+        hipdnnLog(HIPDNN_LOG_WARN, "plugin folder %s: could not open: %s", dir, strerror(errno));
+        return;
+    }
+    char* names[512];
+    size_t n = 0;
+    struct dirent* e;
+    while ((e = readdir(d)) && n < sizeof(names) / sizeof(names[0])) {
+        size_t len = strlen(e->d_name);
+        if (len > 3 && strcmp(e->d_name + len - 3, ".so") == 0) names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, n, sizeof(names[0]), compare_names);
+    for (size_t i = 0; i < n; ++i) {
+        if (!names[i]) continue;
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof(path), "%s/%s", dir, names[i]) >= (int)sizeof(path))
+            skip(names[i], "path too long in folder %s", dir);
+        else
+            load_plugin(path);
+        free(names[i]);
+    }
+}
+
+static void load_path(const char* given) {
+    char path[PATH_MAX];
+    if (given[0] == '/') snprintf(path, sizeof(path), "%s", given);
+    else snprintf(path, sizeof(path), "%s/%s", hipdnnDlBackendDir(), given);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        skip(path, "could not open: %s", strerror(errno));
+        return;
+    }
+    if (S_ISDIR(st.st_mode)) load_folder(path);
+    else load_plugin(path);
+}
+
+hipdnnStatus_t hipdnnRegistryEnsureLoaded(void) {
+    pthread_mutex_lock(&g_lock);
+    if (!g_loaded) {
+        g_loaded = true;
+        if (g_mode == HIPDNN_PLUGIN_LOADING_ADDITIVE) {
+            const char* env = getenv("HIPDNN_PLUGIN_DIR");
+            if (env && *env) load_path(env);
+            else load_path("hipdnn_plugins/engines");
+        }
+        for (size_t i = 0; i < g_num_user_paths; ++i) load_path(g_user_paths[i]);
+        if (g_num_engines == 0)
+            hipdnnLog(HIPDNN_LOG_WARN, "no engine plugin loaded; every graph will be "
+                      "unsupported (see `python -m hipdnn info`)");
+    }
+    pthread_mutex_unlock(&g_lock);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnSetEnginePluginPaths_ext(size_t num_paths,
+                                                            const char* const* paths,
+                                                            hipdnnPluginLoadingMode_t mode) {
+    hipdnnClearError();
+    if (num_paths > 0 && !paths)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NULL_POINTER,
+                          "hipdnnSetEnginePluginPaths_ext: paths is NULL");
+    if (num_paths > MAX_PATHS)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_OUT_OF_BOUND,
+                          "hipdnnSetEnginePluginPaths_ext: %zu paths, at most %d", num_paths,
+                          MAX_PATHS);
+    if (mode != HIPDNN_PLUGIN_LOADING_ADDITIVE && mode != HIPDNN_PLUGIN_LOADING_ABSOLUTE)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "hipdnnSetEnginePluginPaths_ext: unknown mode %d",
+                          (int)mode);
+    for (size_t i = 0; i < num_paths; ++i)
+        if (!paths[i])
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NULL_POINTER,
+                              "hipdnnSetEnginePluginPaths_ext: paths[%zu] is NULL", i);
+    pthread_mutex_lock(&g_lock);
+    hipdnnStatus_t st = HIPDNN_STATUS_SUCCESS;
+    if (g_loaded) {
+        st = hipdnnFail(HIPDNN_STATUS_NOT_SUPPORTED,
+                        "hipdnnSetEnginePluginPaths_ext: plugins are already loaded (the first "
+                        "handle or engine query loads them); set paths before that");
+    } else {
+        for (size_t i = 0; i < g_num_user_paths; ++i) free(g_user_paths[i]);
+        g_num_user_paths = 0;
+        for (size_t i = 0; i < num_paths; ++i) {
+            g_user_paths[i] = strdup(paths[i]);
+            if (!g_user_paths[i]) {
+                st = hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
+                break;
+            }
+            g_num_user_paths = i + 1;
+        }
+        g_mode = mode;
+    }
+    pthread_mutex_unlock(&g_lock);
+    return st;
+}
+
+/* Two-call pattern over a list of strings. */
+static hipdnnStatus_t return_strings(const char* fn, char** list, size_t n, size_t* num,
+                                     char** out, size_t* max_len) {
+    if (!num || !max_len)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NULL_POINTER, "%s: num or max_len is NULL", fn);
+    size_t longest = 1;
+    for (size_t i = 0; i < n; ++i)
+        if (strlen(list[i]) + 1 > longest) longest = strlen(list[i]) + 1;
+    if (!out) {
+        *num = n;
+        *max_len = longest;
+        return HIPDNN_STATUS_SUCCESS;
+    }
+    if (*num < n || *max_len < longest)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_OUT_OF_BOUND,
+                          "%s: room for %zu entries of %zu chars, need %zu of %zu", fn, *num,
+                          *max_len, n, longest);
+    for (size_t i = 0; i < n; ++i) {
+        if (!out[i]) return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NULL_POINTER, "%s: entry %zu is NULL", fn, i);
+        snprintf(out[i], *max_len, "%s", list[i]);
+    }
+    *num = n;
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnGetLoadedEnginePluginPaths_ext(size_t* num_paths, char** paths,
+                                                                  size_t* max_len) {
+    hipdnnClearError();
+    hipdnnRegistryEnsureLoaded();
+    char* list[MAX_PLUGINS];
+    for (int32_t i = 0; i < g_num_plugins; ++i) list[i] = g_plugins[i].path;
+    return return_strings("hipdnnGetLoadedEnginePluginPaths_ext", list, (size_t)g_num_plugins,
+                          num_paths, paths, max_len);
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnGetSkippedEnginePlugins_ext(size_t* num, char** entries,
+                                                               size_t* max_len) {
+    hipdnnClearError();
+    hipdnnRegistryEnsureLoaded();
+    return return_strings("hipdnnGetSkippedEnginePlugins_ext", g_skipped, (size_t)g_num_skipped,
+                          num, entries, max_len);
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnGetEngineCount_ext(int64_t* count) {
+    hipdnnClearError();
+    if (!count)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NULL_POINTER, "hipdnnGetEngineCount_ext: count is NULL");
+    hipdnnRegistryEnsureLoaded();
+    *count = g_num_engines;
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnGetEngineInfo_ext(int64_t index, hipdnnEngineInfo_ext_t* info) {
+    hipdnnClearError();
+    if (!info)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NULL_POINTER, "hipdnnGetEngineInfo_ext: info is NULL");
+    hipdnnRegistryEnsureLoaded();
+    if (index < 0 || index >= g_num_engines)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_OUT_OF_BOUND,
+                          "hipdnnGetEngineInfo_ext: index %lld, %d engines loaded", (long long)index,
+                          (int)g_num_engines);
+    const hipdnnEngineEntry* e = &g_engines[index];
+    memset(info, 0, sizeof(*info));
+    info->engine_id = e->id;
+    snprintf(info->name, sizeof(info->name), "%s", e->name);
+    snprintf(info->plugin_path, sizeof(info->plugin_path), "%s", g_plugins[e->plugin].path);
+    info->memory_space = e->memory_space;
+    info->priority = e->priority;
+    info->is_fallback = (e->flags & HIPDNN_ENGINE_FLAG_FALLBACK) != 0;
+    return HIPDNN_STATUS_SUCCESS;
+}

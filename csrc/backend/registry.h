@@ -1,0 +1,70 @@
+/* The plugin registry: which engine plugins loaded, their engines, and why others were
+ * skipped.  Loaded once per process (on the first handle or engine query); after that
+ * it is read-only, so lookups need no lock. */
+#ifndef HIPDNN_BACKEND_REGISTRY_H
+#define HIPDNN_BACKEND_REGISTRY_H
+
+#include <pthread.h>
+
+#include "hipdnn/hipdnn.h"
+#include "hipdnn/hipdnn_plugin.h"
+
+typedef struct hipdnnPlugin {
+    char* path;
+    const char* name;
+    void* lib;
+    /* The registry's own plugin handle, for queries (applicability, details); calls on it
+     * are serialized by `lock` since a plugin handle is single-threaded. */
+    hipdnnEnginePluginHandle_t handle;
+    pthread_mutex_t lock;
+    void (*last_error)(const char**);
+    hipdnnPluginStatus_t (*create)(hipdnnEnginePluginHandle_t*);
+    hipdnnPluginStatus_t (*destroy)(hipdnnEnginePluginHandle_t);
+    hipdnnPluginStatus_t (*set_stream)(hipdnnEnginePluginHandle_t, hipdnnStream_t);
+    hipdnnPluginStatus_t (*get_all_ids)(uint64_t*, uint32_t, uint32_t*);
+    hipdnnPluginStatus_t (*get_applicable)(hipdnnEnginePluginHandle_t, const uint8_t*, size_t,
+                                           uint64_t*, uint32_t, uint32_t*);
+    hipdnnPluginStatus_t (*get_details)(hipdnnEnginePluginHandle_t, uint64_t,
+                                        const hipdnnPluginEngineDetails_t**);
+    hipdnnPluginStatus_t (*destroy_details)(hipdnnEnginePluginHandle_t,
+                                            const hipdnnPluginEngineDetails_t*);
+    hipdnnPluginStatus_t (*get_workspace)(hipdnnEnginePluginHandle_t, const uint8_t*, size_t,
+                                          const uint8_t*, size_t, size_t*);
+    hipdnnPluginStatus_t (*create_context)(hipdnnEnginePluginHandle_t, const uint8_t*, size_t,
+                                           const uint8_t*, size_t,
+                                           hipdnnEnginePluginExecutionContext_t*);
+    hipdnnPluginStatus_t (*destroy_context)(hipdnnEnginePluginHandle_t,
+                                            hipdnnEnginePluginExecutionContext_t);
+    hipdnnPluginStatus_t (*execute)(hipdnnEnginePluginHandle_t,
+                                    hipdnnEnginePluginExecutionContext_t, void*,
+                                    const hipdnnPluginDeviceBuffer_t*, uint32_t);
+    /* optional: NULL means "declined, no reason given" */
+    hipdnnPluginStatus_t (*get_reason)(hipdnnEnginePluginHandle_t, uint64_t, const uint8_t*,
+                                       size_t, const char**);
+} hipdnnPlugin;
+
+typedef struct {
+    uint64_t id;
+    char name[64];
+    hipdnnMemorySpace_t memory_space;
+    int32_t priority;
+    uint32_t flags;
+    int32_t plugin; /* index into the plugin list */
+} hipdnnEngineEntry;
+
+/* Loads the plugins if not done yet.  Fails only if loading itself could not run
+ * (out of memory); a plugin that does not load is logged and skipped. */
+hipdnnStatus_t hipdnnRegistryEnsureLoaded(void);
+
+int32_t hipdnnRegistryPluginCount(void);
+hipdnnPlugin* hipdnnRegistryPlugin(int32_t index);
+int32_t hipdnnRegistryEngineCount(void);
+const hipdnnEngineEntry* hipdnnRegistryEngine(int32_t index);
+/* Index of the engine with this id or name; -1 if none. */
+int32_t hipdnnRegistryFindEngine(uint64_t id);
+int32_t hipdnnRegistryFindEngineByName(const char* name);
+
+/* The plugin's message for its last failure ("" if it gives none). */
+const char* hipdnnPluginLastError(const hipdnnPlugin* p);
+
+#endif

@@ -1,0 +1,157 @@
+/* hipdnn_plugin.h — the engine plugin ABI, version 1.0.
+ *
+ * A plugin is a shared library, built with hidden visibility, that exports the C
+ * functions below (HIPDNN_PLUGIN_EXPORT).  The backend loads it with
+ * dlopen(RTLD_NOW | RTLD_LOCAL), reads hipdnnPluginGetApiVersion first and refuses a
+ * different major version, then resolves every required symbol; a plugin lacking one is
+ * skipped with a logged reason and the others keep working.
+ *
+ * Every function returns a hipdnnPluginStatus_t; on failure the plugin's thread-local
+ * message is read with hipdnnPluginGetLastErrorString.  Graphs arrive as FlatBuffers
+ * bytes (csrc/schema/graph.fbs); the SDK (hipdnn_sdk.h) decodes them into a plain-C view.
+ * Engine configurations arrive the same way (engine.fbs).
+ *
+ * Threading: the backend calls a plugin handle from one thread at a time; distinct
+ * handles may be used concurrently.
+ */
+#ifndef HIPDNN_PLUGIN_H
+#define HIPDNN_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hipdnn/hipdnn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HIPDNN_PLUGIN_API_MAJOR 1
+#define HIPDNN_PLUGIN_API_MINOR 0
+
+#define HIPDNN_PLUGIN_EXPORT __attribute__((visibility("default")))
+
+typedef enum {
+    HIPDNN_PLUGIN_STATUS_SUCCESS = 0,
+    HIPDNN_PLUGIN_STATUS_BAD_PARAM = 1,
+    HIPDNN_PLUGIN_STATUS_INVALID_VALUE = 2,
+    HIPDNN_PLUGIN_STATUS_ALLOC_FAILED = 3,
+    HIPDNN_PLUGIN_STATUS_NOT_SUPPORTED = 4,
+    HIPDNN_PLUGIN_STATUS_INTERNAL_ERROR = 5,
+    HIPDNN_PLUGIN_STATUS_EXECUTION_FAILED = 6,
+} hipdnnPluginStatus_t;
+
+typedef enum {
+    HIPDNN_PLUGIN_TYPE_ENGINE = 0,
+    HIPDNN_PLUGIN_TYPE_HEURISTIC = 1, /* reserved */
+    HIPDNN_PLUGIN_TYPE_BENCHMARK = 2, /* reserved */
+} hipdnnPluginType_t;
+
+typedef struct hipdnnEnginePluginHandle* hipdnnEnginePluginHandle_t;
+typedef struct hipdnnEnginePluginExecutionContext* hipdnnEnginePluginExecutionContext_t;
+
+/* Knob a plugin's engine offers (id unique within the engine). */
+typedef struct {
+    int64_t knob_id;
+    const char* name;
+    int64_t min_value, max_value, default_value;
+} hipdnnPluginKnobInfo_t;
+
+/* Behaviour flags of an engine. */
+#define HIPDNN_ENGINE_FLAG_FALLBACK 1u      /* a reference: slow, covers much, exact */
+#define HIPDNN_ENGINE_FLAG_DETERMINISTIC 2u /* bitwise reproducible runs */
+
+/* What an engine is.  Filled by the plugin, owned by it until DestroyEngineDetails. */
+typedef struct {
+    uint32_t struct_size; /* sizeof(hipdnnPluginEngineDetails_t) as the plugin knows it */
+    uint64_t engine_id;   /* FNV-1a 64 of name */
+    const char* name;
+    hipdnnMemorySpace_t memory_space; /* where every tensor pointer must live */
+    int32_t priority;                 /* higher ranks first under heur mode A */
+    uint32_t flags;                   /* HIPDNN_ENGINE_FLAG_* */
+    int32_t num_knobs;
+    const hipdnnPluginKnobInfo_t* knobs;
+    const char* notes; /* one line on numerics/behaviour, may be NULL */
+} hipdnnPluginEngineDetails_t;
+
+/* One tensor of a variant pack. */
+typedef struct {
+    int64_t uid;
+    void* ptr;
+} hipdnnPluginDeviceBuffer_t;
+
+/* Log callback the backend gives each plugin; levels are hipdnnLogLevel_t. */
+typedef void (*hipdnnPluginLoggingCallback_t)(int level, const char* message);
+
+/* ---- base (required) ------------------------------------------------------------------ */
+
+/* Checked first, before any other symbol is resolved. */
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnPluginGetApiVersion(uint32_t* major,
+                                                                    uint32_t* minor);
+/* Static strings owned by the plugin. */
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnPluginGetName(const char** name);
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnPluginGetVersion(const char** version);
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnPluginGetType(hipdnnPluginType_t* type);
+/* The calling thread's message for the plugin's last failure. */
+HIPDNN_PLUGIN_EXPORT void hipdnnPluginGetLastErrorString(const char** message);
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t
+hipdnnPluginSetLoggingCallback(hipdnnPluginLoggingCallback_t callback);
+
+/* ---- engine (required) ---------------------------------------------------------------- */
+
+/* Two-call pattern: with ids = NULL, *num gets the count. */
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetAllEngineIds(uint64_t* ids,
+                                                                            uint32_t max,
+                                                                            uint32_t* num);
+/* Creates the plugin's state (device context, caches).  A failure here makes the
+ * backend skip the plugin and log the message. */
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t
+hipdnnEnginePluginCreate(hipdnnEnginePluginHandle_t* handle);
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t
+hipdnnEnginePluginDestroy(hipdnnEnginePluginHandle_t handle);
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t
+hipdnnEnginePluginSetStream(hipdnnEnginePluginHandle_t handle, hipdnnStream_t stream);
+
+/* Engines of this plugin that can run the graph; declining is not an error. */
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetApplicableEngineIds(
+    hipdnnEnginePluginHandle_t handle, const uint8_t* graph, size_t graph_size,
+    uint64_t* ids, uint32_t max, uint32_t* num);
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetEngineDetails(
+    hipdnnEnginePluginHandle_t handle, uint64_t engine_id,
+    const hipdnnPluginEngineDetails_t** details);
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginDestroyEngineDetails(
+    hipdnnEnginePluginHandle_t handle, const hipdnnPluginEngineDetails_t* details);
+
+/* Workspace bytes a config needs for a graph. */
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetWorkspaceSize(
+    hipdnnEnginePluginHandle_t handle, const uint8_t* engine_config, size_t config_size,
+    const uint8_t* graph, size_t graph_size, size_t* workspace_size);
+
+/* Prepares to run (engine config, graph); the context owns copies of what it needs. */
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateExecutionContext(
+    hipdnnEnginePluginHandle_t handle, const uint8_t* engine_config, size_t config_size,
+    const uint8_t* graph, size_t graph_size, hipdnnEnginePluginExecutionContext_t* ctx);
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginDestroyExecutionContext(
+    hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx);
+
+/* Runs.  `buffers` holds a pointer for each non-virtual, non-by-value tensor; the
+ * backend has checked that all are present and in the engine's memory space. */
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginExecuteOpGraph(
+    hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx,
+    void* workspace, const hipdnnPluginDeviceBuffer_t* buffers, uint32_t num_buffers);
+
+/* ---- engine (optional) ---------------------------------------------------------------- */
+
+/* One line saying why engine_id declines the graph; a static or handle-owned string
+ * valid until the next call on the handle.  Without it the backend reports "declined,
+ * no reason given". */
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetNotApplicableReason(
+    hipdnnEnginePluginHandle_t handle, uint64_t engine_id, const uint8_t* graph,
+    size_t graph_size, const char** reason);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HIPDNN_PLUGIN_H */

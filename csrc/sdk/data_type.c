@@ -1,0 +1,145 @@
+/* Data types: sizes, names, fp16/bf16 conversion and typed element access. */
+#include <math.h>
+#include <string.h>
+
+#include "hipdnn/hipdnn_sdk.h"
+
+size_t hipdnnSdkDataTypeSize(hipdnnDataType_t t) {
+    switch (t) {
+    case HIPDNN_DATA_DOUBLE:
+    case HIPDNN_DATA_INT64: return 8;
+    case HIPDNN_DATA_FLOAT:
+    case HIPDNN_DATA_INT32: return 4;
+    case HIPDNN_DATA_HALF:
+    case HIPDNN_DATA_BFLOAT16: return 2;
+    case HIPDNN_DATA_INT8:
+    case HIPDNN_DATA_UINT8:
+    case HIPDNN_DATA_BOOLEAN: return 1;
+    default: return 0;
+    }
+}
+
+const char* hipdnnSdkDataTypeName(hipdnnDataType_t t) {
+    switch (t) {
+    case HIPDNN_DATA_FLOAT: return "float32";
+    case HIPDNN_DATA_DOUBLE: return "float64";
+    case HIPDNN_DATA_HALF: return "float16";
+    case HIPDNN_DATA_BFLOAT16: return "bfloat16";
+    case HIPDNN_DATA_INT8: return "int8";
+    case HIPDNN_DATA_INT32: return "int32";
+    case HIPDNN_DATA_INT64: return "int64";
+    case HIPDNN_DATA_UINT8: return "uint8";
+    case HIPDNN_DATA_BOOLEAN: return "bool";
+    case HIPDNN_DATA_NOT_SET: return "not_set";
+    default: return "unknown";
+    }
+}
+
+static uint32_t float_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static float bits_float(uint32_t u) {
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+uint16_t hipdnnSdkFloatToHalf(float f) {
+    uint32_t x = float_bits(f);
+    uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+    uint32_t absx = x & 0x7fffffffu;
+    if (absx >= 0x7f800000u) /* inf or NaN; keep NaN quiet and non-zero */
+        return (uint16_t)(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0u));
+    if (absx >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* rounds to inf */
+    if (absx < 0x38800000u) { /* subnormal half (or zero) */
+        /* value = absx_float; half subnormal unit is 2^-24 */
+        float a = bits_float(absx);
+        float scaled = a * 16777216.0f; /* exact: power of two */
+        uint32_t m = (uint32_t)nearbyintf(scaled); /* round half to even (default mode) */
+        return (uint16_t)(sign | m);
+    }
+    uint32_t mant = absx & 0x7fffffu;
+    uint32_t exp = (absx >> 23) - 127 + 15;
+    uint32_t h = (exp << 10) | (mant >> 13);
+    uint32_t rest = mant & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) h += 1; /* may carry into exp */
+    return (uint16_t)(sign | h);
+}
+
+float hipdnnSdkHalfToFloat(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu;
+    uint32_t mant = h & 0x3ffu;
+    if (exp == 0) {
+        float v = (float)mant / 16777216.0f;
+        return sign ? -v : v;
+    }
+    if (exp == 31) return bits_float(sign | 0x7f800000u | (mant << 13));
+    return bits_float(sign | ((exp - 15 + 127) << 23) | (mant << 13));
+}
+
+uint16_t hipdnnSdkFloatToBfloat16(float f) {
+    uint32_t x = float_bits(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u); /* quiet NaN */
+    uint32_t lsb = (x >> 16) & 1u;
+    x += 0x7fffu + lsb;
+    return (uint16_t)(x >> 16);
+}
+
+float hipdnnSdkBfloat16ToFloat(uint16_t b) { return bits_float((uint32_t)b << 16); }
+
+double hipdnnSdkLoadAsDouble(const void* ptr, hipdnnDataType_t t, int64_t i) {
+    switch (t) {
+    case HIPDNN_DATA_FLOAT: return ((const float*)ptr)[i];
+    case HIPDNN_DATA_DOUBLE: return ((const double*)ptr)[i];
+    case HIPDNN_DATA_HALF: return hipdnnSdkHalfToFloat(((const uint16_t*)ptr)[i]);
+    case HIPDNN_DATA_BFLOAT16: return hipdnnSdkBfloat16ToFloat(((const uint16_t*)ptr)[i]);
+    case HIPDNN_DATA_INT8: return ((const int8_t*)ptr)[i];
+    case HIPDNN_DATA_UINT8: return ((const uint8_t*)ptr)[i];
+    case HIPDNN_DATA_BOOLEAN: return ((const uint8_t*)ptr)[i] != 0;
+    case HIPDNN_DATA_INT32: return ((const int32_t*)ptr)[i];
+    case HIPDNN_DATA_INT64: return (double)((const int64_t*)ptr)[i];
+    default: return NAN;
+    }
+}
+
+static double clamp(double v, double lo, double hi) {
+    if (isnan(v)) return 0;
+    return v < lo ? lo : (v > hi ? hi : v);
+}
+
+void hipdnnSdkStoreFromDouble(void* ptr, hipdnnDataType_t t, int64_t i, double v) {
+    switch (t) {
+    case HIPDNN_DATA_FLOAT: ((float*)ptr)[i] = (float)v; break;
+    case HIPDNN_DATA_DOUBLE: ((double*)ptr)[i] = v; break;
+    case HIPDNN_DATA_HALF: ((uint16_t*)ptr)[i] = hipdnnSdkFloatToHalf((float)v); break;
+    case HIPDNN_DATA_BFLOAT16: ((uint16_t*)ptr)[i] = hipdnnSdkFloatToBfloat16((float)v); break;
+    case HIPDNN_DATA_INT8: ((int8_t*)ptr)[i] = (int8_t)clamp(nearbyint(v), -128, 127); break;
+    case HIPDNN_DATA_UINT8: ((uint8_t*)ptr)[i] = (uint8_t)clamp(nearbyint(v), 0, 255); break;
+    case HIPDNN_DATA_BOOLEAN: ((uint8_t*)ptr)[i] = v != 0; break;
+    case HIPDNN_DATA_INT32:
+        ((int32_t*)ptr)[i] = (int32_t)clamp(nearbyint(v), -2147483648.0, 2147483647.0);
+        break;
+    case HIPDNN_DATA_INT64:
+        ((int64_t*)ptr)[i] = (int64_t)clamp(nearbyint(v), -9.2233720368547758e18, 9.2233720368547748e18);
+        break;
+    default: break;
+    }
+}
+
+void hipdnnSdkPackedStrides(int32_t ndim, const int64_t* dims, int64_t* strides) {
+    int64_t s = 1;
+    for (int32_t i = ndim - 1; i >= 0; --i) {
+        strides[i] = s;
+        s *= dims[i] > 0 ? dims[i] : 1;
+    }
+}
+
+int64_t hipdnnSdkElementCount(int32_t ndim, const int64_t* dims) {
+    int64_t n = 1;
+    for (int32_t i = 0; i < ndim; ++i) n *= dims[i];
+    return n;
+}
