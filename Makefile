@@ -1,0 +1,56 @@
+# hipdnn: `make demo` and `make test` set up a fresh Debian 12 machine (apt), build, run.
+# Python is Debian's interpreter, whose packages (numpy, pytest) apt installs; a `python3`
+# earlier on PATH (pyenv, conda) would lack them.
+PYTHON ?= /usr/bin/python3
+BUILD ?= build
+JOBS ?= 2
+APT_PACKAGES = cmake make gcc g++ python3 python3-dev python3-numpy python3-pytest \
+               python3-setuptools python3-wheel python3-pip python3-venv \
+               python3-setuptools-whl python3-wheel-whl python3-pip-whl \
+               libflatbuffers-dev flatbuffers-compiler
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all deps build demo test test-c test-python pip-check clean
+
+all: build
+
+# Installs only what is missing, so a set-up machine costs no network.
+deps:
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "apt-get install:" $$missing; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=$(PYTHON) \
+	      -DHIPDNN_PACKAGE_DIR=$(CURDIR)/hipdnn
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	$(PYTHON) -m hipdnn demo
+
+# C tests run under pytest too (tests/test_c_suite.py); ctest is the quick C-only loop.
+test-c: build
+	cd $(BUILD) && ctest --output-on-failure
+
+# `pip install .` into a fresh venv, offline: pip builds in isolation from Debian's
+# setuptools/wheel wheels in /usr/share/python-wheels.
+pip-check: deps
+	rm -rf $(BUILD)/pip-venv
+	$(PYTHON) -m venv --system-site-packages $(BUILD)/pip-venv
+	printf '[global]\nno-index = true\nfind-links = /usr/share/python-wheels\n' > $(BUILD)/pip-venv/pip.conf
+	cd $(BUILD) && pip-venv/bin/pip install -q $(CURDIR)
+	cd $(BUILD) && pip-venv/bin/python -m hipdnn info | tee pip-venv/info.txt
+	grep -q reference_cpu $(BUILD)/pip-venv/info.txt && echo "pip install . ok"
+
+test-python: build
+	HIPDNN_BUILD_DIR=$(CURDIR)/$(BUILD) $(PYTHON) -m pytest -q tests
+
+test: build pip-check test-python
+
+clean:
+	rm -rf $(BUILD) build-* hipdnn/_C*.so hipdnn/lib hipdnn/include *.egg-info
