@@ -19,6 +19,11 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnCreate(hipdnnHandle_t* handle) {
     *handle = NULL;
     hipdnnStatus_t st = hipdnnRegistryEnsureLoaded();
     if (st) return st;
+    if (hipdnnRegistryEngineCount() == 0) {
+        char why[900];
+        hipdnnRegistryWhyNoEngine(why, sizeof(why));
+        return hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR, "hipdnnCreate: %s", why);
+    }
     hipdnnHandle_t h = calloc(1, sizeof(*h));
     int32_t n = hipdnnRegistryPluginCount();
     hipdnnEnginePluginHandle_t* ph = calloc((size_t)n + 1, sizeof(*ph));

@@ -35,8 +35,16 @@ static hipdnnEngineEntry g_engines[MAX_ENGINES];
 static int32_t g_num_engines;
 static char* g_skipped[MAX_PLUGINS * 2];
 static int32_t g_num_skipped;
+static char g_searched[2048]; /* the paths searched, for "no engine loaded" messages */
 
 int32_t hipdnnRegistryPluginCount(void) { return g_num_plugins; }
+
+void hipdnnRegistryWhyNoEngine(char* buf, size_t len) {
+    size_t off = (size_t)snprintf(buf, len, "no engine plugin loaded (searched: %s)",
+                                  g_searched[0] ? g_searched : "nothing");
+    for (int32_t i = 0; i < g_num_skipped && off < len; ++i)
+        off += (size_t)snprintf(buf + off, len - off, "; %s", g_skipped[i]);
+}
 hipdnnPlugin* hipdnnRegistryPlugin(int32_t i) { return &g_plugins[i]; }
 int32_t hipdnnRegistryEngineCount(void) { return g_num_engines; }
 const hipdnnEngineEntry* hipdnnRegistryEngine(int32_t i) { return &g_engines[i]; }
@@ -169,34 +177,32 @@ static void load_plugin(const char* path) {
         goto reject;
     }
     int32_t added = 0;
+    char dropped[1024] = ""; /* why engines were dropped, for the one skip line */
     for (uint32_t k = 0; k < num_ids; ++k) {
         const hipdnnPluginEngineDetails_t* det = NULL;
+        char why[700] = "";
         if (p->get_details(p->handle, ids[k], &det) != HIPDNN_PLUGIN_STATUS_SUCCESS || !det ||
             !det->name) {
-            hipdnnLog(HIPDNN_LOG_WARN, "%s: engine %llu dropped: no details: %s", path,
-                      (unsigned long long)ids[k], hipdnnPluginLastError(p));
-            continue;
+            snprintf(why, sizeof(why), "engine %llu dropped: no details: %s",
+                     (unsigned long long)ids[k], hipdnnPluginLastError(p));
+            det = NULL;
+        } else {
+            uint64_t want = hipdnnSdkFnv1a64(det->name);
+            int32_t clash = hipdnnRegistryFindEngine(ids[k]);
+            if (want != ids[k] || det->engine_id != ids[k])
+                snprintf(why, sizeof(why), "engine '%s' dropped: id %llu is not the FNV-1a hash "
+                         "of its name (%llu)", det->name, (unsigned long long)ids[k],
+                         (unsigned long long)want);
+            else if (clash >= 0)
+                snprintf(why, sizeof(why), "engine '%s' dropped: engine id clash with %s",
+                         det->name, g_plugins[g_engines[clash].plugin].path);
+            else if (g_num_engines >= MAX_ENGINES)
+                snprintf(why, sizeof(why), "engine '%s' dropped: too many engines (limit %d)",
+                         det->name, MAX_ENGINES);
         }
-        uint64_t want = hipdnnSdkFnv1a64(det->name);
-        int32_t clash = hipdnnRegistryFindEngine(ids[k]);
-        if (want != ids[k] || det->engine_id != ids[k]) {
-            hipdnnLog(HIPDNN_LOG_WARN, "%s: engine '%s' dropped: id %llu is not the FNV-1a hash "
-                      "of its name (%llu)", path, det->name, (unsigned long long)ids[k],
-                      (unsigned long long)want);
-            char line[900];
-            snprintf(line, sizeof(line), "%s: engine '%s' dropped: id is not the FNV-1a hash of "
-                     "its name", path, det->name);
-            if (g_num_skipped < (int32_t)(sizeof(g_skipped) / sizeof(g_skipped[0])))
-                g_skipped[g_num_skipped++] = strdup(line);
-        } else if (clash >= 0 || g_num_engines >= MAX_ENGINES) {
-            const char* other = clash >= 0 ? g_plugins[g_engines[clash].plugin].path : "(limit)";
-            hipdnnLog(HIPDNN_LOG_WARN, "%s: engine '%s' dropped: engine id clash with %s", path,
-                      det->name, other);
-            char line[1400];
-            snprintf(line, sizeof(line), "%s: engine '%s' dropped: engine id clash with %s", path,
-                     det->name, other);
-            if (g_num_skipped < (int32_t)(sizeof(g_skipped) / sizeof(g_skipped[0])))
-                g_skipped[g_num_skipped++] = strdup(line);
+        if (why[0]) {
+            size_t used = strlen(dropped);
+            snprintf(dropped + used, sizeof(dropped) - used, "%s%s", used ? "; " : "", why);
         } else {
             hipdnnEngineEntry* e = &g_engines[g_num_engines++];
             e->id = ids[k];
@@ -207,14 +213,14 @@ static void load_plugin(const char* path) {
             e->plugin = g_num_plugins;
             ++added;
         }
-        p->destroy_details(p->handle, det);
+        if (det) p->destroy_details(p->handle, det);
     }
     if (added == 0) {
-        /* Keep the skip reasons above; a plugin with no usable engine is not loaded. */
-        skip(path, "no usable engine");
+        skip(path, "%s", dropped[0] ? dropped : "it offers no engine");
         p->destroy(p->handle);
         goto reject;
     }
+    if (dropped[0]) skip(path, "loaded, but %s", dropped);
     p->path = strdup(path);
     p->name = name;
     p->lib = lib;
@@ -263,6 +269,9 @@ static void load_path(const char* given) {
     char path[PATH_MAX];
     if (given[0] == '/') snprintf(path, sizeof(path), "%s", given);
     else snprintf(path, sizeof(path), "%s/%s", hipdnnDlBackendDir(), given);
+    size_t used = strlen(g_searched);
+    if (snprintf(g_searched + used, sizeof(g_searched) - used, "%s%s", used ? ", " : "", path) < 0)
+        g_searched[used] = '\0';
     struct stat st;
     if (stat(path, &st) != 0) {
         skip(path, "could not open: %s", strerror(errno));

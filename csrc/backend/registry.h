@@ -64,6 +64,9 @@ const hipdnnEngineEntry* hipdnnRegistryEngine(int32_t index);
 int32_t hipdnnRegistryFindEngine(uint64_t id);
 int32_t hipdnnRegistryFindEngineByName(const char* name);
 
+/* "no engine plugin loaded (searched: ...); <path>: <reason>; ..." */
+void hipdnnRegistryWhyNoEngine(char* buf, size_t len);
+
 /* The plugin's message for its last failure ("" if it gives none). */
 const char* hipdnnPluginLastError(const hipdnnPlugin* p);
 

@@ -190,9 +190,40 @@ static hipdnnStatus_t check_connected(const hipdnnSdkGraph* g) {
     return st;
 }
 
+/* What every tensor must satisfy before any op reads its dims: given dims and strides are
+ * positive (strides all unset or all set) and the element count cannot overflow. */
+static hipdnnStatus_t check_tensor(const hipdnnSdkGraph* g, const hipdnnSdkTensor* t) {
+    if (t->ndim < 0 || t->ndim > HIPDNN_MAX_DIMS)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "graph '%s': tensor '%s' (uid %lld) has rank "
+                          "%d; at most %d", g->name, t->name, (long long)t->uid, (int)t->ndim,
+                          HIPDNN_MAX_DIMS);
+    bool strides_set = t->ndim > 0 && t->strides[0] != 0;
+    int64_t count = 1;
+    for (int32_t k = 0; k < t->ndim; ++k) {
+        if (t->dims[k] <= 0 || (strides_set ? t->strides[k] <= 0 : t->strides[k] != 0))
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "graph '%s': tensor '%s' (uid %lld): dim "
+                              "%d is %lld with stride %lld; dims must be positive and strides "
+                              "positive (or all unset)", g->name, t->name, (long long)t->uid,
+                              (int)k, (long long)t->dims[k], (long long)t->strides[k]);
+        if (t->dims[k] > (INT64_C(1) << 40) / count)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "graph '%s': tensor '%s' (uid %lld) has "
+                              "more than 2^40 elements", g->name, t->name, (long long)t->uid);
+        count *= t->dims[k];
+    }
+    if (t->data_type != HIPDNN_DATA_NOT_SET && hipdnnSdkDataTypeSize(t->data_type) == 0)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "graph '%s': tensor '%s' (uid %lld) has "
+                          "unknown data type %d", g->name, t->name, (long long)t->uid,
+                          (int)t->data_type);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
 hipdnnStatus_t hipdnnValidateGraph(hipdnnSdkGraph* g) {
     if (g->num_nodes == 0)
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "graph '%s' has no nodes", g->name);
+    for (int32_t i = 0; i < g->num_tensors; ++i) {
+        hipdnnStatus_t st = check_tensor(g, &g->tensors[i]);
+        if (st) return st;
+    }
     for (int32_t i = 0; i < g->num_tensors; ++i)
         for (int32_t k = 0; k < i; ++k)
             if (g->tensors[k].uid == g->tensors[i].uid)

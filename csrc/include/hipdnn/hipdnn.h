@@ -133,12 +133,15 @@ typedef enum {
     HIPDNN_ATTR_TENSOR_UNIQUE_ID = 100,      /* INT64, 1 */
     HIPDNN_ATTR_TENSOR_DATA_TYPE = 101,      /* DATA_TYPE, 1; NOT_SET = infer */
     HIPDNN_ATTR_TENSOR_DIMENSIONS = 102,     /* INT64, rank; unset = infer */
-    HIPDNN_ATTR_TENSOR_STRIDES = 103,        /* INT64, rank; unset = packed */
+    HIPDNN_ATTR_TENSOR_STRIDES = 103,        /* INT64, rank; unset = inferred (see below) */
     HIPDNN_ATTR_TENSOR_IS_VIRTUAL = 104,     /* BOOLEAN, 1 */
     HIPDNN_ATTR_TENSOR_IS_BY_VALUE = 105,    /* BOOLEAN, 1; a scalar carried in the graph */
     HIPDNN_ATTR_TENSOR_VALUE = 106,          /* UINT8, element size; the scalar's bytes */
     HIPDNN_ATTR_TENSOR_NAME_EXT = 107,       /* CHAR */
     HIPDNN_ATTR_TENSOR_BYTE_ALIGNMENT = 108, /* INT64, 1; accepted for cuDNN parity */
+    /* Unset strides, as in cuDNN frontend: an op's output is packed in the dimension order
+     * of its main input (conv x, pointwise x, batchnorm x) when the ranks match, so NHWC in
+     * gives NHWC out; otherwise, and for graph inputs, packed row-major. */
 
     /* Every OPERATION_* descriptor */
     HIPDNN_ATTR_OPERATION_NAME_EXT = 200,         /* CHAR */

@@ -1,0 +1,104 @@
+/* handle.c — _C.Handle: owns one hipdnnHandle_t.
+ *
+ * Creating the first handle loads the engine plugins; after that the plugin paths are
+ * fixed for the process.  A handle also carries the lock that keeps two Python threads
+ * from executing on it at the same time (execute runs without the GIL).
+ */
+#include "module.h"
+
+static PyObject* handle_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+    static char* kwlist[] = {NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, ":Handle", kwlist)) return NULL;
+    hd_state* st = PyType_GetModuleState(type);
+    if (!st) return NULL;
+    allocfunc alloc = (allocfunc)PyType_GetSlot(type, Py_tp_alloc);
+    hd_Handle* self = (hd_Handle*)alloc(type, 0);
+    if (!self) return NULL;
+    self->handle = NULL;
+    self->lock = PyThread_allocate_lock();
+    if (!self->lock) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    hipdnnHandle_t h = NULL;
+    hipdnnStatus_t s;
+    Py_BEGIN_ALLOW_THREADS /* the first handle dlopens every plugin */
+    s = hipdnnCreate(&h);
+    Py_END_ALLOW_THREADS
+    if (hd_check(st, s, "Handle()") < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    self->handle = h;
+    return (PyObject*)self;
+}
+
+static void handle_dealloc(PyObject* op) {
+    hd_Handle* self = (hd_Handle*)op;
+    PyTypeObject* tp = Py_TYPE(op);
+    if (self->handle) {
+        hipdnnDestroy(self->handle);
+        self->handle = NULL;
+    }
+    if (self->lock) {
+        PyThread_free_lock(self->lock);
+        self->lock = NULL;
+    }
+    freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+    tp_free(op);
+    Py_DECREF(tp);
+}
+
+static PyObject* handle_set_stream(PyObject* op, PyObject* arg) {
+    hd_Handle* self = (hd_Handle*)op;
+    void* stream = NULL;
+    if (arg != Py_None) {
+        stream = PyLong_AsVoidPtr(arg);
+        if (!stream && PyErr_Occurred()) return NULL;
+    }
+    if (hd_check(hd_state_of(op), hipdnnSetStream(self->handle, stream), "Handle.set_stream") <
+        0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject* handle_get_stream(PyObject* op, PyObject* unused) {
+    (void)unused;
+    hd_Handle* self = (hd_Handle*)op;
+    hipdnnStream_t stream = NULL;
+    if (hd_check(hd_state_of(op), hipdnnGetStream(self->handle, &stream), "Handle.get_stream") <
+        0)
+        return NULL;
+    return PyLong_FromVoidPtr(stream);
+}
+
+static PyObject* handle_repr(PyObject* op) {
+    hd_Handle* self = (hd_Handle*)op;
+    return PyUnicode_FromFormat("<hipdnn._C.Handle %p>", (void*)self->handle);
+}
+
+static PyMethodDef handle_methods[] = {
+    {"set_stream", handle_set_stream, METH_O,
+     "set_stream(stream)\n--\n\nSets the stream (an int address, or None for the default "
+     "stream) that engines run on."},
+    {"get_stream", handle_get_stream, METH_NOARGS,
+     "get_stream()\n--\n\nThe stream as an int address (0 = default stream)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot handle_slots[] = {
+    {Py_tp_new, handle_new},
+    {Py_tp_dealloc, handle_dealloc},
+    {Py_tp_repr, handle_repr},
+    {Py_tp_methods, handle_methods},
+    {Py_tp_doc, "Handle()\n--\n\nA hipdnn handle: the stream engines run on. The first "
+                "handle of the process loads the engine plugins."},
+    {0, NULL},
+};
+
+PyType_Spec hd_handle_spec = {
+    .name = "hipdnn._C.Handle",
+    .basicsize = sizeof(hd_Handle),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = handle_slots,
+};

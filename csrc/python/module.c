@@ -1,0 +1,238 @@
+/* module.c — hipdnn._C: module definition, state, exceptions and constants.
+ *
+ * Multi-phase init with per-module state (Modules/xxlimited.c is the template): the
+ * exception classes and the two types live in the state, and every enum of hipdnn.h is
+ * exported as an int constant named as in C without the HIPDNN_ prefix
+ * (HIPDNN_ATTR_TENSOR_DIMENSIONS -> ATTR_TENSOR_DIMENSIONS).
+ */
+#include "module.h"
+
+hd_state* hd_get_state(PyObject* module) { return (hd_state*)PyModule_GetState(module); }
+
+hd_state* hd_state_of(PyObject* self) { return (hd_state*)PyType_GetModuleState(Py_TYPE(self)); }
+
+PyObject* hd_type_error(const char* what, PyObject* obj) {
+    PyObject* name = PyType_GetName(Py_TYPE(obj));
+    if (!name) return NULL;
+    PyErr_Format(PyExc_TypeError, "%s, got %U", what, name);
+    Py_DECREF(name);
+    return NULL;
+}
+
+/* ---- constants ----------------------------------------------------------------------- */
+
+#define K(name) {#name, HIPDNN_##name}
+static const struct {
+    const char* name;
+    long value;
+} constants[] = {
+    K(VERSION_MAJOR), K(VERSION_MINOR), K(VERSION_PATCH), K(MAX_DIMS), K(MAX_SPATIAL),
+    /* hipdnnStatus_t */
+    K(STATUS_SUCCESS), K(STATUS_NOT_INITIALIZED), K(STATUS_BAD_PARAM),
+    K(STATUS_BAD_PARAM_NULL_POINTER), K(STATUS_BAD_PARAM_NOT_FINALIZED),
+    K(STATUS_BAD_PARAM_OUT_OF_BOUND), K(STATUS_NOT_SUPPORTED), K(STATUS_INTERNAL_ERROR),
+    K(STATUS_ALLOC_FAILED), K(STATUS_EXECUTION_FAILED), K(STATUS_PLUGIN_ERROR),
+    /* hipdnnDataType_t */
+    K(DATA_FLOAT), K(DATA_DOUBLE), K(DATA_HALF), K(DATA_INT8), K(DATA_INT32), K(DATA_UINT8),
+    K(DATA_BFLOAT16), K(DATA_INT64), K(DATA_BOOLEAN), K(DATA_NOT_SET),
+    /* hipdnnPointwiseMode_t */
+    K(POINTWISE_ADD), K(POINTWISE_SUB), K(POINTWISE_MUL), K(POINTWISE_DIV), K(POINTWISE_MAX),
+    K(POINTWISE_MIN), K(POINTWISE_IDENTITY), K(POINTWISE_RELU_FWD), K(POINTWISE_SIGMOID_FWD),
+    K(POINTWISE_TANH_FWD), K(POINTWISE_GELU_FWD),
+    /* hipdnnConvolutionMode_t */
+    K(CROSS_CORRELATION), K(CONVOLUTION),
+    /* hipdnnBackendHeurMode_t */
+    K(HEUR_MODE_A), K(HEUR_MODE_B), K(HEUR_MODE_FALLBACK),
+    /* hipdnnMemorySpace_t */
+    K(MEMORY_HOST), K(MEMORY_DEVICE),
+    /* hipdnnBackendDescriptorType_t */
+    K(BACKEND_TENSOR_DESCRIPTOR), K(BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR),
+    K(BACKEND_OPERATION_MATMUL_DESCRIPTOR), K(BACKEND_OPERATION_POINTWISE_DESCRIPTOR),
+    K(BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR), K(BACKEND_OPERATIONGRAPH_DESCRIPTOR),
+    K(BACKEND_ENGINEHEUR_DESCRIPTOR), K(BACKEND_ENGINE_DESCRIPTOR),
+    K(BACKEND_ENGINECFG_DESCRIPTOR), K(BACKEND_EXECUTION_PLAN_DESCRIPTOR),
+    K(BACKEND_VARIANT_PACK_DESCRIPTOR), K(BACKEND_KNOB_CHOICE_DESCRIPTOR),
+    /* hipdnnBackendAttributeType_t */
+    K(TYPE_INT64), K(TYPE_DOUBLE), K(TYPE_FLOAT), K(TYPE_BOOLEAN), K(TYPE_CHAR),
+    K(TYPE_DATA_TYPE), K(TYPE_BACKEND_DESCRIPTOR), K(TYPE_VOID_PTR), K(TYPE_HANDLE),
+    K(TYPE_POINTWISE_MODE), K(TYPE_CONVOLUTION_MODE), K(TYPE_HEUR_MODE), K(TYPE_UINT8),
+    /* hipdnnBackendAttributeName_t */
+    K(ATTR_TENSOR_UNIQUE_ID), K(ATTR_TENSOR_DATA_TYPE), K(ATTR_TENSOR_DIMENSIONS),
+    K(ATTR_TENSOR_STRIDES), K(ATTR_TENSOR_IS_VIRTUAL), K(ATTR_TENSOR_IS_BY_VALUE),
+    K(ATTR_TENSOR_VALUE), K(ATTR_TENSOR_NAME_EXT), K(ATTR_TENSOR_BYTE_ALIGNMENT),
+    K(ATTR_OPERATION_NAME_EXT), K(ATTR_OPERATION_COMPUTE_TYPE_EXT),
+    K(ATTR_OPERATION_CONVOLUTION_FORWARD_X), K(ATTR_OPERATION_CONVOLUTION_FORWARD_W),
+    K(ATTR_OPERATION_CONVOLUTION_FORWARD_Y), K(ATTR_CONVOLUTION_PRE_PADDINGS),
+    K(ATTR_CONVOLUTION_POST_PADDINGS), K(ATTR_CONVOLUTION_FILTER_STRIDES),
+    K(ATTR_CONVOLUTION_DILATIONS), K(ATTR_CONVOLUTION_CONV_MODE),
+    K(ATTR_OPERATION_MATMUL_ADESC), K(ATTR_OPERATION_MATMUL_BDESC),
+    K(ATTR_OPERATION_MATMUL_CDESC), K(ATTR_POINTWISE_MODE), K(ATTR_OPERATION_POINTWISE_XDESC),
+    K(ATTR_OPERATION_POINTWISE_BDESC), K(ATTR_OPERATION_POINTWISE_YDESC),
+    K(ATTR_POINTWISE_RELU_LOWER_CLIP), K(ATTR_POINTWISE_RELU_UPPER_CLIP),
+    K(ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE), K(ATTR_OPERATION_BN_INFERENCE_X),
+    K(ATTR_OPERATION_BN_INFERENCE_MEAN), K(ATTR_OPERATION_BN_INFERENCE_INV_VARIANCE),
+    K(ATTR_OPERATION_BN_INFERENCE_SCALE), K(ATTR_OPERATION_BN_INFERENCE_BIAS),
+    K(ATTR_OPERATION_BN_INFERENCE_Y), K(ATTR_OPERATIONGRAPH_HANDLE), K(ATTR_OPERATIONGRAPH_OPS),
+    K(ATTR_OPERATIONGRAPH_NAME_EXT), K(ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT),
+    K(ATTR_OPERATIONGRAPH_TENSORS_EXT), K(ATTR_OPERATIONGRAPH_DESCRIPTION_EXT),
+    K(ATTR_ENGINEHEUR_MODE), K(ATTR_ENGINEHEUR_OPERATION_GRAPH), K(ATTR_ENGINEHEUR_RESULTS),
+    K(ATTR_ENGINEHEUR_PREFERRED_ENGINE_EXT), K(ATTR_ENGINEHEUR_DESELECTED_ENGINES_EXT),
+    K(ATTR_ENGINEHEUR_SUPPORT_REPORT_EXT), K(ATTR_ENGINE_OPERATION_GRAPH),
+    K(ATTR_ENGINE_GLOBAL_INDEX), K(ATTR_ENGINE_ID_EXT), K(ATTR_ENGINE_NAME_EXT),
+    K(ATTR_ENGINE_MEMORY_SPACE_EXT), K(ATTR_ENGINECFG_ENGINE), K(ATTR_ENGINECFG_KNOB_CHOICES),
+    K(ATTR_KNOB_CHOICE_KNOB_TYPE), K(ATTR_KNOB_CHOICE_KNOB_VALUE),
+    K(ATTR_EXECUTION_PLAN_HANDLE), K(ATTR_EXECUTION_PLAN_ENGINE_CONFIG),
+    K(ATTR_EXECUTION_PLAN_WORKSPACE_SIZE), K(ATTR_EXECUTION_PLAN_ENGINE_NAME_EXT),
+    K(ATTR_EXECUTION_PLAN_MEMORY_SPACE_EXT), K(ATTR_VARIANT_PACK_UNIQUE_IDS),
+    K(ATTR_VARIANT_PACK_DATA_POINTERS), K(ATTR_VARIANT_PACK_WORKSPACE),
+    /* hipdnnPluginLoadingMode_t, hipdnnLogLevel_t */
+    K(PLUGIN_LOADING_ADDITIVE), K(PLUGIN_LOADING_ABSOLUTE), K(LOG_OFF), K(LOG_ERROR),
+    K(LOG_WARN), K(LOG_INFO),
+};
+#undef K
+
+/* ---- module functions ------------------------------------------------------------- */
+
+static PyObject* hd_version(PyObject* module, PyObject* unused) {
+    (void)module;
+    (void)unused;
+    return PyUnicode_FromString(hipdnnVersionString_ext());
+}
+
+static PyObject* hd_dtype_name_py(PyObject* module, PyObject* arg) {
+    (void)module;
+    long v = PyLong_AsLong(arg);
+    if (v == -1 && PyErr_Occurred()) return NULL;
+    return PyUnicode_FromString(hd_dtype_name((int)v));
+}
+
+static PyMethodDef module_methods[] = {
+    {"version", hd_version, METH_NOARGS,
+     "version()\n--\n\nThe backend's version string, e.g. '0.1.0'."},
+    {"status_name", hd_status_name, METH_O,
+     "status_name(status)\n--\n\nThe name of a hipdnnStatus_t value."},
+    {"dtype_name", hd_dtype_name_py, METH_O,
+     "dtype_name(data_type)\n--\n\nNumPy-style name of a hipdnnDataType_t ('float16')."},
+    {"set_engine_plugin_paths", (PyCFunction)(void (*)(void))hd_set_engine_plugin_paths,
+     METH_VARARGS | METH_KEYWORDS,
+     "set_engine_plugin_paths(paths, mode=PLUGIN_LOADING_ADDITIVE)\n--\n\nWhere engine "
+     "plugins are searched; only before the first Handle of the process."},
+    {"loaded_engine_plugin_paths", hd_loaded_engine_plugin_paths, METH_NOARGS,
+     "loaded_engine_plugin_paths()\n--\n\nPaths of the plugins that loaded (loads them if "
+     "needed)."},
+    {"skipped_engine_plugins", hd_skipped_engine_plugins, METH_NOARGS,
+     "skipped_engine_plugins()\n--\n\nPlugins the loader skipped, as 'path: reason' strings."},
+    {"engines", hd_engines, METH_NOARGS,
+     "engines()\n--\n\nEvery loaded engine as (engine_id, name, plugin_path, memory_space, "
+     "priority, is_fallback)."},
+    {"serialize", hd_serialize, METH_O,
+     "serialize(graph)\n--\n\nA finalized OPERATIONGRAPH descriptor as FlatBuffers bytes."},
+    {"deserialize", hd_deserialize, METH_O,
+     "deserialize(data)\n--\n\nA finalized OPERATIONGRAPH descriptor from bytes (verified "
+     "first)."},
+    {"execute", (PyCFunction)(void (*)(void))hd_execute, METH_FASTCALL | METH_KEYWORDS,
+     "execute(handle, plan, specs, arrays, workspace=None, workspace_size=0)\n--\n\nRuns a "
+     "plan. specs: (uid, name, data_type, dims, strides, is_output) per tensor; arrays: the "
+     "matching buffer-protocol objects, checked against the specs."},
+    {"set_log_callback", hd_set_log_callback, METH_O,
+     "set_log_callback(callback)\n--\n\ncallback(level, message) receives backend log "
+     "messages (on the thread of the next hipdnn call); None restores stderr."},
+    {"set_log_level", hd_set_log_level, METH_O,
+     "set_log_level(level)\n--\n\nLOG_OFF, LOG_ERROR, LOG_WARN or LOG_INFO."},
+    {"flush_log", hd_flush_log, METH_NOARGS,
+     "flush_log()\n--\n\nDelivers queued log messages to the callback now."},
+    {NULL, NULL, 0, NULL},
+};
+
+/* ---- state lifetime ------------------------------------------------------------------ */
+
+static int module_traverse(PyObject* module, visitproc visit, void* arg) {
+    hd_state* st = hd_get_state(module);
+    if (!st) return 0;
+    Py_VISIT(st->HipdnnError);
+    Py_VISIT(st->InvalidGraphError);
+    Py_VISIT(st->NotSupportedError);
+    Py_VISIT(st->HandleType);
+    Py_VISIT(st->DescriptorType);
+    Py_VISIT(st->log_callback);
+    return 0;
+}
+
+static int module_clear(PyObject* module) {
+    hd_state* st = hd_get_state(module);
+    if (!st) return 0;
+    if (st->log_callback) {
+        /* The backend must not queue for a callable that is going away. */
+        hipdnnSetUserLogCallback_ext(NULL, NULL);
+        Py_CLEAR(st->log_callback);
+    }
+    Py_CLEAR(st->HipdnnError);
+    Py_CLEAR(st->InvalidGraphError);
+    Py_CLEAR(st->NotSupportedError);
+    Py_CLEAR(st->HandleType);
+    Py_CLEAR(st->DescriptorType);
+    return 0;
+}
+
+static void module_free(void* module) { module_clear((PyObject*)module); }
+
+static int add_exception(PyObject* module, PyObject** slot, const char* name, const char* doc,
+                         PyObject* bases) {
+    char qual[96];
+    snprintf(qual, sizeof(qual), "hipdnn.%s", name);
+    *slot = PyErr_NewExceptionWithDoc(qual, doc, bases, NULL);
+    if (!*slot) return -1;
+    return PyModule_AddObjectRef(module, name, *slot);
+}
+
+static int module_exec(PyObject* module) {
+    hd_state* st = hd_get_state(module);
+    if (hd_log_init() < 0) return -1;
+
+    if (add_exception(module, &st->HipdnnError, "HipdnnError",
+                      "A hipdnn backend call failed; .status and .status_name say how.",
+                      PyExc_RuntimeError) < 0)
+        return -1;
+    PyObject* bases = PyTuple_Pack(2, st->HipdnnError, PyExc_ValueError);
+    if (!bases) return -1;
+    int r = add_exception(module, &st->InvalidGraphError, "InvalidGraphError",
+                          "The graph or an argument is invalid (a BAD_PARAM status).", bases);
+    Py_DECREF(bases);
+    if (r < 0) return -1;
+    if (add_exception(module, &st->NotSupportedError, "NotSupportedError",
+                      "No engine or feature supports the request (NOT_SUPPORTED).",
+                      st->HipdnnError) < 0)
+        return -1;
+
+    st->HandleType = (PyTypeObject*)PyType_FromModuleAndSpec(module, &hd_handle_spec, NULL);
+    if (!st->HandleType || PyModule_AddType(module, st->HandleType) < 0) return -1;
+    st->DescriptorType =
+        (PyTypeObject*)PyType_FromModuleAndSpec(module, &hd_descriptor_spec, NULL);
+    if (!st->DescriptorType || PyModule_AddType(module, st->DescriptorType) < 0) return -1;
+
+    for (size_t i = 0; i < sizeof(constants) / sizeof(constants[0]); i++)
+        if (PyModule_AddIntConstant(module, constants[i].name, constants[i].value) < 0)
+            return -1;
+    if (PyModule_AddStringConstant(module, "__version__", hipdnnVersionString_ext()) < 0)
+        return -1;
+    return 0;
+}
+
+static PyModuleDef_Slot module_slots[] = {
+    {Py_mod_exec, module_exec},
+    {0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "hipdnn._C",
+    .m_doc = "hipdnn._C: the CPython binding of the hipdnn backend C API (hipdnn.h).",
+    .m_size = sizeof(hd_state),
+    .m_methods = module_methods,
+    .m_slots = module_slots,
+    .m_traverse = module_traverse,
+    .m_clear = module_clear,
+    .m_free = module_free,
+};
+
+PyMODINIT_FUNC PyInit__C(void) { return PyModuleDef_Init(&module_def); }

@@ -1,0 +1,54 @@
+/* batchnorm_inference: y = (x - mean) * inv_variance * scale + bias.
+ * The four statistics/parameter tensors are per channel ([1, C, 1, ...]) and broadcast
+ * NumPy-style over x; any shape that broadcasts to x is accepted. */
+#include "reference_cpu.h"
+
+static const char* const k_names[5] = {"x", "mean", "inv_variance", "scale", "bias"};
+
+bool ref_batchnorm_check(const ref_view* in, const ref_view* y, char* why, size_t len) {
+    const ref_view* x = &in[HIPDNN_BN_X];
+    if (x->ndim < 2) {
+        hipdnnSdkFormat(why, len, "x has rank %d; batchnorm needs at least 2 (N, C, ...)",
+                        x->ndim);
+        return false;
+    }
+    bool same = x->ndim == y->ndim;
+    for (int32_t i = 0; same && i < x->ndim; ++i) same = x->dims[i] == y->dims[i];
+    if (!same) {
+        hipdnnSdkFormat(why, len, "y dims differ from x dims");
+        return false;
+    }
+    for (int p = 1; p < 5; ++p) {
+        ref_view bv;
+        if (!ref_broadcast_view(&in[p], y->ndim, y->dims, &bv)) {
+            hipdnnSdkFormat(why, len, "%s (rank %d) does not broadcast to x (rank %d)",
+                            k_names[p], in[p].ndim, x->ndim);
+            return false;
+        }
+    }
+    return true;
+}
+
+static void bn_row(const double* const* in, double* y, int64_t n, const void* ctx) {
+    (void)ctx;
+    const double *x = in[0], *mean = in[1], *inv_var = in[2], *scale = in[3], *bias = in[4];
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean[i]) * inv_var[i] * scale[i] + bias[i];
+}
+
+hipdnnPluginStatus_t ref_batchnorm_inference(const hipdnnSdkNode* node, const ref_view* in,
+                                             const ref_view* y) {
+    char why[REF_MSG_LEN];
+    if (!ref_batchnorm_check(in, y, why, sizeof(why))) {
+        ref_set_error(REF_ENGINE_NAME ": node '%s' (batchnorm_inference): %s", node->name, why);
+        return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    }
+    ref_view bv[5];
+    for (int p = 0; p < 5; ++p) ref_broadcast_view(&in[p], y->ndim, y->dims, &bv[p]);
+    if (ref_map_rows(y, 5, bv, bn_row, NULL) != 0) {
+        ref_set_error(REF_ENGINE_NAME ": node '%s' (batchnorm_inference): out of memory for "
+                      "scratch rows",
+                      node->name);
+        return HIPDNN_PLUGIN_STATUS_ALLOC_FAILED;
+    }
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}

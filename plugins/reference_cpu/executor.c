@@ -1,0 +1,179 @@
+/* Plans and execution: where each tensor lives (user buffer, workspace slot for virtual
+ * tensors, plan-owned float64 for pass-by-value scalars), then the nodes in order. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "reference_cpu.h"
+
+static size_t align_up(size_t v) {
+    return (v + (REF_WORKSPACE_ALIGN - 1)) & ~(size_t)(REF_WORKSPACE_ALIGN - 1);
+}
+
+/* Bytes of a virtual tensor's slot: its span (the packed size when packed) in its own
+ * dtype, rounded up to the alignment. */
+static size_t slot_bytes(const hipdnnSdkTensor* t) {
+    int64_t span = ref_span_elements(t->ndim, t->dims, t->strides);
+    if (span < 0) return 0; /* unsupported graphs never get here */
+    return align_up((size_t)span * hipdnnSdkDataTypeSize(t->data_type));
+}
+
+static bool in_workspace(const hipdnnSdkTensor* t) { return t->is_virtual && !t->is_by_value; }
+
+size_t ref_workspace_size(const hipdnnSdkGraph* g) {
+    size_t total = 0;
+    for (int32_t i = 0; i < g->num_tensors; ++i)
+        if (in_workspace(&g->tensors[i])) total += slot_bytes(&g->tensors[i]);
+    return total;
+}
+
+void ref_plan_destroy(ref_plan* p) {
+    if (!p) return;
+    hipdnnSdkGraphFree(p->graph);
+    free(p->ws_offset);
+    free(p->scalar);
+    free(p->used);
+    free(p);
+}
+
+static void mark_used(ref_plan* p, int64_t uid) {
+    if (uid == HIPDNN_NO_TENSOR) return;
+    const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(p->graph, uid);
+    if (t) p->used[t - p->graph->tensors] = true;
+}
+
+hipdnnPluginStatus_t ref_plan_create(hipdnnSdkGraph* g, ref_plan** out) {
+    *out = NULL;
+    ref_plan* p = calloc(1, sizeof(*p));
+    size_t n = (size_t)(g->num_tensors > 0 ? g->num_tensors : 1);
+    if (p) {
+        p->graph = g;
+        p->ws_offset = calloc(n, sizeof(size_t));
+        p->scalar = calloc(n, sizeof(double));
+        p->used = calloc(n, sizeof(bool));
+    }
+    if (!p || !p->ws_offset || !p->scalar || !p->used) {
+        if (p) ref_plan_destroy(p);
+        else hipdnnSdkGraphFree(g);
+        ref_set_error(REF_ENGINE_NAME ": out of memory creating an execution context");
+        return HIPDNN_PLUGIN_STATUS_ALLOC_FAILED;
+    }
+    size_t off = 0;
+    for (int32_t i = 0; i < g->num_tensors; ++i) {
+        const hipdnnSdkTensor* t = &g->tensors[i];
+        if (t->is_by_value) {
+            /* Copy out first: the value bytes are not aligned for their type. */
+            union { uint8_t bytes[8]; double d; int64_t i; } v;
+            memcpy(v.bytes, t->value, sizeof(v.bytes));
+            p->scalar[i] = hipdnnSdkLoadAsDouble(v.bytes, t->data_type, 0);
+        } else if (t->is_virtual) {
+            p->ws_offset[i] = off;
+            off += slot_bytes(t);
+        }
+    }
+    p->workspace_size = off;
+    for (int32_t i = 0; i < g->num_nodes; ++i) {
+        const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(g->nodes[i].kind);
+        int nin = info ? info->num_inputs : 0;
+        if (g->nodes[i].kind == HIPDNN_OP_POINTWISE)
+            nin = hipdnnSdkPointwiseArity((hipdnnPointwiseMode_t)g->nodes[i].mode);
+        for (int k = 0; k < nin && k < HIPDNN_MAX_PORTS; ++k) mark_used(p, g->nodes[i].inputs[k]);
+        mark_used(p, g->nodes[i].outputs[0]);
+    }
+    *out = p;
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+/* Where every used tensor's element 0 is. */
+static hipdnnPluginStatus_t resolve(const ref_plan* p, void* workspace,
+                                    const hipdnnPluginDeviceBuffer_t* buffers, uint32_t nbuf,
+                                    void** ptrs) {
+    const hipdnnSdkGraph* g = p->graph;
+    if (p->workspace_size > 0 && !workspace) {
+        ref_set_error(REF_ENGINE_NAME ": execute: graph '%s' needs a workspace of %zu bytes, "
+                      "got NULL", g->name, p->workspace_size);
+        return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    }
+    for (int32_t i = 0; i < g->num_tensors; ++i) {
+        const hipdnnSdkTensor* t = &g->tensors[i];
+        ptrs[i] = NULL;
+        if (!p->used[i]) continue;
+        if (t->is_by_value) {
+            ptrs[i] = &p->scalar[i];
+            continue;
+        }
+        if (t->is_virtual) {
+            ptrs[i] = (uint8_t*)workspace + p->ws_offset[i];
+            continue;
+        }
+        for (uint32_t b = 0; b < nbuf && buffers; ++b)
+            if (buffers[b].uid == t->uid) {
+                ptrs[i] = buffers[b].ptr;
+                break;
+            }
+        if (!ptrs[i]) {
+            ref_set_error(REF_ENGINE_NAME ": execute: no buffer for tensor '%s' (uid %lld)",
+                          t->name, (long long)t->uid);
+            return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+        }
+        size_t esize = hipdnnSdkDataTypeSize(t->data_type);
+        if (esize > 1 && (uintptr_t)ptrs[i] % esize != 0) {
+            ref_set_error(REF_ENGINE_NAME ": execute: buffer %p of tensor '%s' (uid %lld) is not "
+                          "aligned to its %zu-byte elements", ptrs[i], t->name,
+                          (long long)t->uid, esize);
+            return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+        }
+    }
+    if (p->workspace_size > 0 && (uintptr_t)workspace % sizeof(double) != 0) {
+        ref_set_error(REF_ENGINE_NAME ": execute: workspace %p is not 8-byte aligned", workspace);
+        return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    }
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+static void view_of(const ref_plan* p, void* const* ptrs, int64_t uid, ref_view* v) {
+    const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(p->graph, uid);
+    void* data = ptrs[t - p->graph->tensors];
+    ref_view_from_tensor(t, data, v);
+    if (t->is_by_value) { /* the plan's float64 copy, read at every index */
+        v->dtype = HIPDNN_DATA_DOUBLE;
+        for (int32_t i = 0; i < v->ndim; ++i) v->strides[i] = 0;
+    }
+}
+
+static hipdnnPluginStatus_t run_node(const ref_plan* p, const hipdnnSdkNode* n,
+                                     void* const* ptrs) {
+    ref_view in[HIPDNN_MAX_PORTS], y;
+    const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
+    int nin = info ? info->num_inputs : 0;
+    if (n->kind == HIPDNN_OP_POINTWISE)
+        nin = hipdnnSdkPointwiseArity((hipdnnPointwiseMode_t)n->mode);
+    for (int k = 0; k < nin && k < HIPDNN_MAX_PORTS; ++k) view_of(p, ptrs, n->inputs[k], &in[k]);
+    view_of(p, ptrs, n->outputs[0], &y);
+    switch (n->kind) {
+    case HIPDNN_OP_CONV_FPROP: return ref_conv_fprop(n, &in[HIPDNN_CONV_X], &in[HIPDNN_CONV_W], &y);
+    case HIPDNN_OP_MATMUL: return ref_matmul(n, &in[HIPDNN_MATMUL_A], &in[HIPDNN_MATMUL_B], &y);
+    case HIPDNN_OP_POINTWISE:
+        return ref_pointwise(n, &in[HIPDNN_PW_X], nin == 2 ? &in[HIPDNN_PW_B] : NULL, &y);
+    case HIPDNN_OP_BATCHNORM_INFERENCE: return ref_batchnorm_inference(n, in, &y);
+    default:
+        ref_set_error(REF_ENGINE_NAME ": node '%s': operation kind %d not supported", n->name,
+                      (int)n->kind);
+        return HIPDNN_PLUGIN_STATUS_NOT_SUPPORTED;
+    }
+}
+
+hipdnnPluginStatus_t ref_plan_execute(const ref_plan* p, void* workspace,
+                                      const hipdnnPluginDeviceBuffer_t* buffers,
+                                      uint32_t num_buffers) {
+    const hipdnnSdkGraph* g = p->graph;
+    void** ptrs = calloc((size_t)(g->num_tensors > 0 ? g->num_tensors : 1), sizeof(void*));
+    if (!ptrs) {
+        ref_set_error(REF_ENGINE_NAME ": execute: out of memory");
+        return HIPDNN_PLUGIN_STATUS_ALLOC_FAILED;
+    }
+    hipdnnPluginStatus_t st = resolve(p, workspace, buffers, num_buffers, ptrs);
+    for (int32_t i = 0; st == HIPDNN_PLUGIN_STATUS_SUCCESS && i < g->num_nodes; ++i)
+        st = run_node(p, &g->nodes[i], ptrs);
+    free(ptrs);
+    return st;
+}

@@ -1,0 +1,277 @@
+/* The plugin ABI 1.0 entry points of the CPU reference engine: identity, the handle,
+ * engine details, applicability, workspace sizes and execution contexts. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "reference_cpu.h"
+
+struct hipdnnEnginePluginHandle {
+    hipdnnStream_t stream; /* kept for the ABI; host execution is synchronous */
+    hipdnnPluginEngineDetails_t details;
+    char reason[REF_MSG_LEN]; /* GetNotApplicableReason's answer, valid until the next call */
+};
+
+struct hipdnnEnginePluginExecutionContext {
+    ref_plan* plan;
+};
+
+static uint64_t engine_id(void) { return hipdnnSdkFnv1a64(REF_ENGINE_NAME); }
+
+static hipdnnPluginStatus_t fail(hipdnnPluginStatus_t st, const char* what) {
+    ref_set_error(REF_ENGINE_NAME ": %s", what);
+    return st;
+}
+
+/* ---- base ------------------------------------------------------------------------- */
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnPluginGetApiVersion(uint32_t* major,
+                                                                    uint32_t* minor) {
+    if (!major || !minor) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetApiVersion: NULL output");
+    *major = HIPDNN_PLUGIN_API_MAJOR;
+    *minor = HIPDNN_PLUGIN_API_MINOR;
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnPluginGetName(const char** name) {
+    if (!name) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetName: NULL output");
+    *name = REF_ENGINE_NAME;
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnPluginGetVersion(const char** version) {
+    if (!version) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetVersion: NULL output");
+    *version = REF_PLUGIN_VERSION;
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnPluginGetType(hipdnnPluginType_t* type) {
+    if (!type) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetType: NULL output");
+    *type = HIPDNN_PLUGIN_TYPE_ENGINE;
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT void hipdnnPluginGetLastErrorString(const char** message) {
+    if (message) *message = ref_last_error();
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t
+hipdnnPluginSetLoggingCallback(hipdnnPluginLoggingCallback_t callback) {
+    ref_set_log_callback(callback);
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+/* ---- handle and engine details ---------------------------------------------------- */
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetAllEngineIds(uint64_t* ids,
+                                                                            uint32_t max,
+                                                                            uint32_t* num) {
+    if (!num) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetAllEngineIds: NULL count");
+    *num = 1;
+    if (ids && max >= 1) ids[0] = engine_id();
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t
+hipdnnEnginePluginCreate(hipdnnEnginePluginHandle_t* handle) {
+    if (!handle) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "Create: NULL handle output");
+    struct hipdnnEnginePluginHandle* h = calloc(1, sizeof(*h));
+    if (!h) return fail(HIPDNN_PLUGIN_STATUS_ALLOC_FAILED, "Create: out of memory");
+    h->details.struct_size = (uint32_t)sizeof(h->details);
+    h->details.engine_id = engine_id();
+    h->details.name = REF_ENGINE_NAME;
+    h->details.memory_space = HIPDNN_MEMORY_HOST;
+    h->details.priority = 0;
+    h->details.flags = HIPDNN_ENGINE_FLAG_FALLBACK | HIPDNN_ENGINE_FLAG_DETERMINISTIC;
+    h->details.num_knobs = 0;
+    h->details.knobs = NULL;
+    h->details.notes = "CPU reference: every op and layout, computed in float64 and rounded "
+                       "once to each tensor's data type; slow, exact, deterministic";
+    *handle = h;
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t
+hipdnnEnginePluginDestroy(hipdnnEnginePluginHandle_t handle) {
+    free(handle);
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t
+hipdnnEnginePluginSetStream(hipdnnEnginePluginHandle_t handle, hipdnnStream_t stream) {
+    if (!handle) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "SetStream: NULL handle");
+    handle->stream = stream;
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+static hipdnnPluginStatus_t check_engine(uint64_t id, const char* fn) {
+    if (id == engine_id()) return HIPDNN_PLUGIN_STATUS_SUCCESS;
+    ref_set_error(REF_ENGINE_NAME ": %s: unknown engine id 0x%016llx (this plugin has only "
+                  "'" REF_ENGINE_NAME "', 0x%016llx)",
+                  fn, (unsigned long long)id, (unsigned long long)engine_id());
+    return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetEngineDetails(
+    hipdnnEnginePluginHandle_t handle, uint64_t id, const hipdnnPluginEngineDetails_t** details) {
+    if (!handle || !details)
+        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetEngineDetails: NULL handle or output");
+    hipdnnPluginStatus_t st = check_engine(id, "GetEngineDetails");
+    if (st != HIPDNN_PLUGIN_STATUS_SUCCESS) return st;
+    *details = &handle->details;
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginDestroyEngineDetails(
+    hipdnnEnginePluginHandle_t handle, const hipdnnPluginEngineDetails_t* details) {
+    if (!handle) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "DestroyEngineDetails: NULL handle");
+    if (details && details != &handle->details)
+        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM,
+                    "DestroyEngineDetails: details not given out by this handle");
+    return HIPDNN_PLUGIN_STATUS_SUCCESS; /* owned by the handle */
+}
+
+/* ---- graphs and configs ------------------------------------------------------------- */
+
+static hipdnnSdkGraph* decode_graph(const uint8_t* bytes, size_t size, const char* fn) {
+    char err[REF_MSG_LEN];
+    hipdnnSdkGraph* g = hipdnnSdkGraphDecode(bytes, size, err, sizeof(err));
+    if (!g) ref_set_error(REF_ENGINE_NAME ": %s: %s", fn, err);
+    return g;
+}
+
+/* Decodes config + graph and proves the graph runnable; NULL with the error set if not. */
+static hipdnnSdkGraph* prepare(hipdnnEnginePluginHandle_t handle, const uint8_t* cfg_bytes,
+                               size_t cfg_size, const uint8_t* graph, size_t graph_size,
+                               const char* fn, hipdnnPluginStatus_t* st) {
+    char err[REF_MSG_LEN];
+    *st = HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    if (!handle) {
+        ref_set_error(REF_ENGINE_NAME ": %s: NULL handle", fn);
+        return NULL;
+    }
+    hipdnnSdkEngineConfig* cfg = hipdnnSdkEngineConfigDecode(cfg_bytes, cfg_size, err, sizeof(err));
+    if (!cfg) {
+        ref_set_error(REF_ENGINE_NAME ": %s: %s", fn, err);
+        return NULL;
+    }
+    hipdnnPluginStatus_t cst = check_engine(cfg->engine_id, fn);
+    if (cst == HIPDNN_PLUGIN_STATUS_SUCCESS && cfg->num_knobs > 0) {
+        ref_set_error(REF_ENGINE_NAME ": %s: the engine has no knobs, but the config sets knob "
+                      "%lld", fn, (long long)cfg->knobs[0].knob_id);
+        cst = HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    }
+    hipdnnSdkEngineConfigFree(cfg);
+    if (cst != HIPDNN_PLUGIN_STATUS_SUCCESS) return NULL;
+    hipdnnSdkGraph* g = decode_graph(graph, graph_size, fn);
+    if (!g) return NULL;
+    if (!ref_graph_supported(g, err, sizeof(err))) {
+        ref_set_error("%s", err);
+        hipdnnSdkGraphFree(g);
+        *st = HIPDNN_PLUGIN_STATUS_NOT_SUPPORTED;
+        return NULL;
+    }
+    *st = HIPDNN_PLUGIN_STATUS_SUCCESS;
+    return g;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetApplicableEngineIds(
+    hipdnnEnginePluginHandle_t handle, const uint8_t* graph, size_t graph_size, uint64_t* ids,
+    uint32_t max, uint32_t* num) {
+    if (!handle || !num)
+        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetApplicableEngineIds: NULL handle or count");
+    *num = 0;
+    hipdnnSdkGraph* g = decode_graph(graph, graph_size, "GetApplicableEngineIds");
+    if (!g) return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    char why[REF_MSG_LEN];
+    bool ok = ref_graph_supported(g, why, sizeof(why));
+    hipdnnSdkGraphFree(g);
+    if (!ok) return HIPDNN_PLUGIN_STATUS_SUCCESS; /* declining is not an error */
+    if (!ids) {
+        *num = 1; /* count query */
+    } else if (max >= 1) {
+        ids[0] = engine_id();
+        *num = 1;
+    }
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetNotApplicableReason(
+    hipdnnEnginePluginHandle_t handle, uint64_t id, const uint8_t* graph, size_t graph_size,
+    const char** reason) {
+    if (!handle || !reason)
+        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM,
+                    "GetNotApplicableReason: NULL handle or output");
+    hipdnnPluginStatus_t st = check_engine(id, "GetNotApplicableReason");
+    if (st != HIPDNN_PLUGIN_STATUS_SUCCESS) return st;
+    char err[REF_MSG_LEN];
+    hipdnnSdkGraph* g = hipdnnSdkGraphDecode(graph, graph_size, err, sizeof(err));
+    if (!g)
+        hipdnnSdkFormat(handle->reason, sizeof(handle->reason), REF_ENGINE_NAME ": %s", err);
+    else if (ref_graph_supported(g, handle->reason, sizeof(handle->reason)))
+        hipdnnSdkFormat(handle->reason, sizeof(handle->reason),
+                        REF_ENGINE_NAME ": applicable (no reason to decline)");
+    hipdnnSdkGraphFree(g);
+    *reason = handle->reason;
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetWorkspaceSize(
+    hipdnnEnginePluginHandle_t handle, const uint8_t* engine_config, size_t config_size,
+    const uint8_t* graph, size_t graph_size, size_t* workspace_size) {
+    if (!workspace_size)
+        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetWorkspaceSize: NULL output");
+    hipdnnPluginStatus_t st;
+    hipdnnSdkGraph* g = prepare(handle, engine_config, config_size, graph, graph_size,
+                                "GetWorkspaceSize", &st);
+    if (!g) return st;
+    *workspace_size = ref_workspace_size(g);
+    hipdnnSdkGraphFree(g);
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+/* ---- execution contexts ------------------------------------------------------------- */
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateExecutionContext(
+    hipdnnEnginePluginHandle_t handle, const uint8_t* engine_config, size_t config_size,
+    const uint8_t* graph, size_t graph_size, hipdnnEnginePluginExecutionContext_t* ctx) {
+    if (!ctx) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "CreateExecutionContext: NULL output");
+    *ctx = NULL;
+    hipdnnPluginStatus_t st;
+    hipdnnSdkGraph* g = prepare(handle, engine_config, config_size, graph, graph_size,
+                                "CreateExecutionContext", &st);
+    if (!g) return st;
+    struct hipdnnEnginePluginExecutionContext* c = calloc(1, sizeof(*c));
+    if (!c) {
+        hipdnnSdkGraphFree(g);
+        return fail(HIPDNN_PLUGIN_STATUS_ALLOC_FAILED, "CreateExecutionContext: out of memory");
+    }
+    st = ref_plan_create(g, &c->plan); /* owns g from here on */
+    if (st != HIPDNN_PLUGIN_STATUS_SUCCESS) {
+        free(c);
+        return st;
+    }
+    ref_log(HIPDNN_LOG_INFO, REF_ENGINE_NAME ": execution context for graph '%s': %d node(s), "
+            "workspace %zu bytes", c->plan->graph->name, c->plan->graph->num_nodes,
+            c->plan->workspace_size);
+    *ctx = c;
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginDestroyExecutionContext(
+    hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx) {
+    (void)handle;
+    if (!ctx) return HIPDNN_PLUGIN_STATUS_SUCCESS;
+    ref_plan_destroy(ctx->plan);
+    free(ctx);
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginExecuteOpGraph(
+    hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx,
+    void* workspace, const hipdnnPluginDeviceBuffer_t* buffers, uint32_t num_buffers) {
+    if (!handle || !ctx || !ctx->plan)
+        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "ExecuteOpGraph: NULL handle or context");
+    if (num_buffers > 0 && !buffers)
+        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "ExecuteOpGraph: NULL buffers with a count");
+    return ref_plan_execute(ctx->plan, workspace, buffers, num_buffers);
+}

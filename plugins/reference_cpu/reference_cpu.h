@@ -1,0 +1,144 @@
+/* reference_cpu.h — what the files of the CPU reference engine share.
+ *
+ * The engine computes every value in float64 from inputs read in their own data type and
+ * rounds once when it stores into a tensor of its own data type (virtual tensors too).
+ * Tensors are read and written through their strides, so any layout works; the op kernels
+ * themselves work on packed float64 scratch arrays (tensor_walk.c moves data in and out).
+ */
+#ifndef HIPDNN_REFERENCE_CPU_H
+#define HIPDNN_REFERENCE_CPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hipdnn/hipdnn_plugin.h"
+#include "hipdnn/hipdnn_sdk.h"
+
+#define REF_ENGINE_NAME "reference_cpu"
+#define REF_PLUGIN_VERSION "0.1.0"
+#define REF_MSG_LEN 512
+/* Virtual tensors are placed in the workspace at offsets aligned to this. */
+#define REF_WORKSPACE_ALIGN 256
+/* Largest element count or span a tensor may have; keeps every index product in int64. */
+#define REF_MAX_ELEMENTS (INT64_C(1) << 48)
+/* Largest padding, stride or dilation a convolution may use (same reason). */
+#define REF_MAX_CONV_PARAM (INT64_C(1) << 30)
+
+/* ---- diagnostics (error.c) -------------------------------------------------------- */
+
+/* Sets the calling thread's last-error message. */
+void ref_set_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+const char* ref_last_error(void);
+void ref_set_log_callback(hipdnnPluginLoggingCallback_t cb);
+/* Forwards one line to the backend's logger, if one was given. */
+void ref_log(int level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- strided tensors (tensor_walk.c) ---------------------------------------------- */
+
+/* A tensor in memory: element (i0, i1, ...) lives at data + sum(i_k * strides[k]) elements. */
+typedef struct {
+    void* data;
+    hipdnnDataType_t dtype;
+    int32_t ndim;
+    int64_t dims[HIPDNN_MAX_DIMS];
+    int64_t strides[HIPDNN_MAX_DIMS];
+} ref_view;
+
+/* Storage types the kernels read and write: float32, float16, bfloat16, float64. */
+bool ref_dtype_supported(hipdnnDataType_t t);
+
+/* A view of a graph tensor at `data`. */
+void ref_view_from_tensor(const hipdnnSdkTensor* t, void* data, ref_view* v);
+/* A packed row-major float64 view with the given dims. */
+void ref_view_packed_double(double* data, int32_t ndim, const int64_t* dims, ref_view* v);
+
+/* Elements one past the last one the tensor touches (1 + sum((d-1)*s)); -1 if a dim is
+ * below 1, a stride is negative or the result exceeds REF_MAX_ELEMENTS. */
+int64_t ref_span_elements(int32_t ndim, const int64_t* dims, const int64_t* strides);
+/* Element count; -1 if above REF_MAX_ELEMENTS or a dim is below 1. */
+int64_t ref_element_count(int32_t ndim, const int64_t* dims);
+
+/* NumPy broadcasting of `in` onto out_dims (right-aligned): fills `bv` with out's rank and
+ * dims and in's strides, 0 where in has size 1.  False if a dim is neither 1 nor equal,
+ * or if `in` has extra leading dims that are not 1. */
+bool ref_broadcast_view(const ref_view* in, int32_t out_ndim, const int64_t* out_dims,
+                        ref_view* bv);
+
+/* Row kernel for ref_map_rows: reads nin rows of n float64 values, writes one row. */
+typedef void (*ref_row_fn)(const double* const* in, double* out, int64_t n, const void* ctx);
+#define REF_MAP_MAX_INPUTS 6
+
+/* Walks every element of `out`, giving `fn` matching rows of the inputs (each already
+ * shaped like out, e.g. by ref_broadcast_view) as float64, storing its result rounded to
+ * out's dtype.  Adjacent dims that are contiguous in every tensor are merged so the rows
+ * are long.  0, or -1 when scratch memory could not be allocated. */
+int ref_map_rows(const ref_view* out, int nin, const ref_view* ins, ref_row_fn fn,
+                 const void* ctx);
+
+/* Copies a tensor into a packed float64 array of its dims, and back (rounding). */
+int ref_gather(const ref_view* v, double* packed);
+int ref_scatter(const double* packed, const ref_view* v);
+
+/* Allocates n doubles; NULL (with the error set, naming the node) on failure. */
+double* ref_alloc_doubles(int64_t n, const hipdnnSdkNode* node);
+
+/* ---- operations: shape rules (detail for `why`) and kernels ------------------------- */
+
+/* Convolution geometry derived from the node and the tensors' dims. */
+typedef struct {
+    int32_t nsp;                        /* spatial dims */
+    int64_t n, c, k, groups, cg, kg;    /* cg = C per group, kg = K per group */
+    int64_t in[HIPDNN_MAX_SPATIAL], ker[HIPDNN_MAX_SPATIAL], out[HIPDNN_MAX_SPATIAL];
+    int64_t pre[HIPDNN_MAX_SPATIAL], stride[HIPDNN_MAX_SPATIAL], dil[HIPDNN_MAX_SPATIAL];
+    bool flip;                          /* true convolution: kernel taps reversed */
+} ref_conv_geometry;
+
+bool ref_conv_check(const hipdnnSdkNode* node, const ref_view* x, const ref_view* w,
+                    const ref_view* y, ref_conv_geometry* geo, char* why, size_t len);
+hipdnnPluginStatus_t ref_conv_fprop(const hipdnnSdkNode* node, const ref_view* x,
+                                    const ref_view* w, const ref_view* y);
+
+bool ref_matmul_check(const ref_view* a, const ref_view* b, const ref_view* c, char* why,
+                      size_t len);
+hipdnnPluginStatus_t ref_matmul(const hipdnnSdkNode* node, const ref_view* a,
+                                const ref_view* b, const ref_view* c);
+
+/* b is NULL for unary modes. */
+bool ref_pointwise_check(const hipdnnSdkNode* node, const ref_view* x, const ref_view* b,
+                         const ref_view* y, char* why, size_t len);
+hipdnnPluginStatus_t ref_pointwise(const hipdnnSdkNode* node, const ref_view* x,
+                                   const ref_view* b, const ref_view* y);
+
+/* in[]: x, mean, inv_variance, scale, bias (HIPDNN_BN_* order). */
+bool ref_batchnorm_check(const ref_view* in, const ref_view* y, char* why, size_t len);
+hipdnnPluginStatus_t ref_batchnorm_inference(const hipdnnSdkNode* node, const ref_view* in,
+                                             const ref_view* y);
+
+/* ---- support (support.c) ----------------------------------------------------------- */
+
+/* True if the engine can run the graph; otherwise one line (no newline) in `why`,
+ * "reference_cpu: node 'c1' (conv_fprop): tensor 'x' (uid 1): data type int8 not
+ * supported". */
+bool ref_graph_supported(const hipdnnSdkGraph* g, char* why, size_t len);
+
+/* ---- plans and execution (executor.c) --------------------------------------------- */
+
+typedef struct {
+    hipdnnSdkGraph* graph;  /* owned */
+    size_t workspace_size;
+    size_t* ws_offset;      /* per tensor index: workspace offset of a virtual tensor */
+    double* scalar;         /* per tensor index: value of a by-value tensor */
+    bool* used;             /* per tensor index: read or written by some node */
+} ref_plan;
+
+/* Workspace bytes for a supported graph: each virtual tensor's span, 256-byte aligned. */
+size_t ref_workspace_size(const hipdnnSdkGraph* g);
+/* Takes ownership of `g` (freed on failure too).  The graph must be supported. */
+hipdnnPluginStatus_t ref_plan_create(hipdnnSdkGraph* g, ref_plan** plan);
+void ref_plan_destroy(ref_plan* plan);
+hipdnnPluginStatus_t ref_plan_execute(const ref_plan* plan, void* workspace,
+                                      const hipdnnPluginDeviceBuffer_t* buffers,
+                                      uint32_t num_buffers);
+
+#endif /* HIPDNN_REFERENCE_CPU_H */

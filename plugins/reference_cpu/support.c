@@ -1,0 +1,180 @@
+/* Support: can the engine run this graph?  If not, one line saying why.
+ *
+ * The backend validates graphs before plugins see them, but these bytes are re-checked
+ * here anyway: everything the kernels index with (ranks, dims, strides, ports, uids) is
+ * proven sane first, so no graph makes the engine read out of bounds. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "reference_cpu.h"
+
+static const char* op_label(const hipdnnSdkNode* n, char* buf, size_t len) {
+    const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
+    if (!info) return "unknown op";
+    if (n->kind == HIPDNN_OP_POINTWISE) {
+        const char* mode = hipdnnSdkPointwiseModeName((hipdnnPointwiseMode_t)n->mode);
+        hipdnnSdkFormat(buf, len, "pointwise %s", mode ? mode : "?");
+        return buf;
+    }
+    return info->name;
+}
+
+/* Writes "reference_cpu: node 'n' (op): <detail>" and returns false. */
+static bool decline(char* why, size_t len, const hipdnnSdkNode* n, const char* fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static bool decline(char* why, size_t len, const hipdnnSdkNode* n, const char* fmt, ...) {
+    char detail[REF_MSG_LEN], label[64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof(detail), fmt, ap);
+    va_end(ap);
+    hipdnnSdkFormat(why, len, REF_ENGINE_NAME ": node '%s' (%s): %s", n->name,
+                    op_label(n, label, sizeof(label)), detail);
+    return false;
+}
+
+static bool compute_type_ok(hipdnnDataType_t t) {
+    return t == HIPDNN_DATA_NOT_SET || ref_dtype_supported(t);
+}
+
+/* Dtype, rank, dims and strides of one tensor a node uses. */
+static bool tensor_ok(const hipdnnSdkNode* n, const char* port, const hipdnnSdkTensor* t,
+                      bool is_output, char* why, size_t len) {
+    const char* dt = hipdnnSdkDataTypeName(t->data_type);
+    if (t->ndim < 1 || t->ndim > HIPDNN_MAX_DIMS)
+        return decline(why, len, n, "%s '%s' (uid %lld): rank %d (dims not set or over %d)",
+                       port, t->name, (long long)t->uid, t->ndim, HIPDNN_MAX_DIMS);
+    if (t->is_by_value) {
+        if (is_output)
+            return decline(why, len, n, "%s '%s' (uid %lld): a pass-by-value tensor cannot be "
+                           "an output", port, t->name, (long long)t->uid);
+        if (hipdnnSdkDataTypeSize(t->data_type) == 0)
+            return decline(why, len, n, "%s '%s' (uid %lld): scalar data type %s not supported",
+                           port, t->name, (long long)t->uid, dt);
+        if (ref_element_count(t->ndim, t->dims) != 1)
+            return decline(why, len, n, "%s '%s' (uid %lld): a pass-by-value tensor must hold "
+                           "exactly one element", port, t->name, (long long)t->uid);
+        return true;
+    }
+    if (!ref_dtype_supported(t->data_type))
+        return decline(why, len, n, "%s '%s' (uid %lld): data type %s not supported (float32, "
+                       "float16, bfloat16, float64 only)", port, t->name, (long long)t->uid, dt);
+    if (ref_span_elements(t->ndim, t->dims, t->strides) < 0 ||
+        ref_element_count(t->ndim, t->dims) < 0)
+        return decline(why, len, n, "%s '%s' (uid %lld): dims below 1, negative strides or "
+                       "over 2^48 elements", port, t->name, (long long)t->uid);
+    return true;
+}
+
+/* Shape rules of the node's op, on views of its (already checked) tensors. */
+static bool op_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
+                  const hipdnnSdkTensor* out, char* why, size_t len) {
+    ref_view v[HIPDNN_MAX_PORTS], y;
+    char detail[REF_MSG_LEN];
+    bool ok = false;
+    for (int p = 0; p < HIPDNN_MAX_PORTS; ++p)
+        if (in[p]) ref_view_from_tensor(in[p], NULL, &v[p]);
+    ref_view_from_tensor(out, NULL, &y);
+    switch (n->kind) {
+    case HIPDNN_OP_CONV_FPROP:
+        ok = ref_conv_check(n, &v[HIPDNN_CONV_X], &v[HIPDNN_CONV_W], &y, NULL, detail,
+                            sizeof(detail));
+        break;
+    case HIPDNN_OP_MATMUL:
+        ok = ref_matmul_check(&v[HIPDNN_MATMUL_A], &v[HIPDNN_MATMUL_B], &y, detail,
+                              sizeof(detail));
+        break;
+    case HIPDNN_OP_POINTWISE:
+        ok = ref_pointwise_check(n, &v[HIPDNN_PW_X], in[HIPDNN_PW_B] ? &v[HIPDNN_PW_B] : NULL,
+                                 &y, detail, sizeof(detail));
+        break;
+    case HIPDNN_OP_BATCHNORM_INFERENCE:
+        ok = ref_batchnorm_check(v, &y, detail, sizeof(detail));
+        break;
+    default: hipdnnSdkFormat(detail, sizeof(detail), "operation not supported"); break;
+    }
+    return ok ? true : decline(why, len, n, "%s", detail);
+}
+
+/* Ports, tensors and op rules of node `n`; marks its output written. */
+static bool node_ok(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, bool* written, char* why,
+                    size_t len) {
+    const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
+    if (!info) return decline(why, len, n, "operation kind %d not supported", (int)n->kind);
+    if (!compute_type_ok(n->compute_type))
+        return decline(why, len, n, "compute type %s not supported",
+                       hipdnnSdkDataTypeName(n->compute_type));
+    int needed = info->min_inputs;
+    if (n->kind == HIPDNN_OP_POINTWISE) {
+        int arity = hipdnnSdkPointwiseArity((hipdnnPointwiseMode_t)n->mode);
+        if (arity == 0) return decline(why, len, n, "pointwise mode %d not supported", n->mode);
+        needed = arity;
+    }
+    const hipdnnSdkTensor* in[HIPDNN_MAX_PORTS] = {0};
+    for (int p = 0; p < info->num_inputs && p < HIPDNN_MAX_PORTS; ++p) {
+        const char* port = info->input_names[p];
+        if (p >= needed) continue; /* e.g. b of a unary pointwise: not used */
+        if (n->inputs[p] == HIPDNN_NO_TENSOR)
+            return decline(why, len, n, "input %s not set", port);
+        in[p] = hipdnnSdkGraphFindTensor(g, n->inputs[p]);
+        if (!in[p])
+            return decline(why, len, n, "input %s names uid %lld, which is not in the graph",
+                           port, (long long)n->inputs[p]);
+        if (!tensor_ok(n, port, in[p], false, why, len)) return false;
+        if (in[p]->is_virtual && !in[p]->is_by_value && !written[in[p] - g->tensors])
+            return decline(why, len, n, "virtual %s '%s' (uid %lld) is read before any node "
+                           "writes it", port, in[p]->name, (long long)in[p]->uid);
+    }
+    const char* oport = info->output_names[0];
+    if (n->outputs[0] == HIPDNN_NO_TENSOR) return decline(why, len, n, "output %s not set", oport);
+    const hipdnnSdkTensor* out = hipdnnSdkGraphFindTensor(g, n->outputs[0]);
+    if (!out)
+        return decline(why, len, n, "output %s names uid %lld, which is not in the graph", oport,
+                       (long long)n->outputs[0]);
+    if (!tensor_ok(n, oport, out, true, why, len)) return false;
+    if (written[out - g->tensors])
+        return decline(why, len, n, "%s '%s' (uid %lld) is written by an earlier node", oport,
+                       out->name, (long long)out->uid);
+    for (int p = 0; p < HIPDNN_MAX_PORTS; ++p)
+        if (in[p] == out)
+            return decline(why, len, n, "%s '%s' (uid %lld) is both input and output", oport,
+                           out->name, (long long)out->uid);
+    if (!op_ok(n, in, out, why, len)) return false;
+    written[out - g->tensors] = true;
+    return true;
+}
+
+/* Newlines in user-given names would break the one-line promise. */
+static void one_line(char* s) {
+    for (; *s; ++s)
+        if (*s == '\n' || *s == '\r') *s = ' ';
+}
+
+bool ref_graph_supported(const hipdnnSdkGraph* g, char* why, size_t len) {
+    if (!g || g->num_nodes < 1 || !g->nodes) {
+        hipdnnSdkFormat(why, len, REF_ENGINE_NAME ": graph '%s' has no operations",
+                        g && g->name ? g->name : "");
+        return false;
+    }
+    for (int32_t i = 0; i < g->num_tensors; ++i)
+        for (int32_t j = 0; j < i; ++j)
+            if (g->tensors[i].uid == g->tensors[j].uid) {
+                hipdnnSdkFormat(why, len, REF_ENGINE_NAME ": tensors '%s' and '%s' share uid %lld",
+                                g->tensors[j].name, g->tensors[i].name,
+                                (long long)g->tensors[i].uid);
+                one_line(why);
+                return false;
+            }
+    bool* written = calloc((size_t)(g->num_tensors > 0 ? g->num_tensors : 1), sizeof(bool));
+    if (!written) {
+        hipdnnSdkFormat(why, len, REF_ENGINE_NAME ": out of memory while checking the graph");
+        return false;
+    }
+    bool ok = true;
+    for (int32_t i = 0; ok && i < g->num_nodes; ++i)
+        ok = node_ok(g, &g->nodes[i], written, why, len);
+    free(written);
+    if (!ok) one_line(why);
+    return ok;
+}

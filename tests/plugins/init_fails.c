@@ -1,0 +1,7 @@
+/* hipdnnEnginePluginCreate fails as a plugin does on a machine without its device: the
+ * loader must skip it and log the plugin's own message (STYLE "init failed: <message>"). */
+#define TP_PLUGIN_NAME "init_fails"
+#define TP_ENGINE_NAME "init_fails"
+#define TP_CREATE_FAILS "init_fails: no device found"
+#define TP_REASON "init_fails: never asked"
+#include "test_plugin_common.h"
