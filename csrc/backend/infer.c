@@ -46,6 +46,14 @@ static hipdnnStatus_t set_output(const char* label, const char* port, hipdnnSdkT
                                  int32_t ndim, const int64_t* dims, const hipdnnSdkTensor* layout,
                                  hipdnnDataType_t dtype) {
     if (out->ndim == 0) {
+        /* Strides may have been given without dims (cuDNN frontend's set_stride on an
+         * output); they must fit the inferred rank. */
+        int32_t given = 0;
+        while (given < HIPDNN_MAX_DIMS && out->strides[given] != 0) ++given;
+        if (given != 0 && given != ndim)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                              "%s: output '%s' (tensor '%s') has %d strides but the op gives "
+                              "rank %d", label, port, out->name, (int)given, (int)ndim);
         out->ndim = ndim;
         memcpy(out->dims, dims, (size_t)ndim * sizeof(int64_t));
     } else {

@@ -1,0 +1,277 @@
+"""Shared mechanics of the numeric tests (DESIGN 7), so each test reads as a specification.
+
+The `nx` fixture gives a test:
+  nx.input(shape, dtype, layout)  fresh seeded random data (never zero, never tiny), stored
+                                  as fp32 / fp16 / bf16 bit patterns in the requested memory
+                                  layout; `.values` holds the rounded values in float64 for
+                                  the reference;
+  nx.graph(dtype)                 a pygraph with that io dtype and fp32 intermediates/compute;
+  nx.output(tensor, shape, dtype, layout)
+                                  marks an op result as output, sets its dims and strides to
+                                  a buffer poisoned with NaN (0x7FC0 for bf16); layout
+                                  "inferred" sets neither and allocates after the build in the
+                                  strides the graph inferred;
+  nx.execute(g, operands)         builds on the reference engine, runs with a poisoned
+                                  workspace, then checks every input is bit-for-bit unchanged
+                                  and nothing was written outside an output's view;
+  nx.assert_close(out, ref, tol)  every element finite and |out - ref| <= tol + tol*|ref|.
+
+Layouts: "packed" (row-major), "channels_last" (NCHW dims, NHWC strides), "transposed"
+(last two dims swapped in memory) and "strided" (a non-contiguous view into a larger
+buffer whose gaps hold NaN, so reading or writing a gap shows up).
+"""
+import os
+import sys
+import zlib
+
+import numpy as np
+import pytest
+
+from tolerances import DTYPES
+
+try:
+    import hipdnn
+except ImportError:  # running from a checkout without an installed package
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    import hipdnn
+
+ENGINE = "reference_cpu"
+BF16_NAN = np.uint16(0x7FC0)
+
+
+# ---- storage dtypes -------------------------------------------------------------------
+
+class Storage:
+    """How one storage dtype is held in NumPy and decoded back to float64."""
+
+    def __init__(self, name, data_type, np_dtype, nan):
+        self.name, self.data_type, self.np_dtype, self.nan = name, data_type, np_dtype, nan
+
+    def encode(self, values):
+        if self.name == "bf16":
+            return hipdnn.to_bfloat16(np.asarray(values, np.float32))
+        return np.asarray(values).astype(self.np_dtype)
+
+    def decode(self, stored):
+        """float64 of the stored values; bf16 decoded here, not by the library under test."""
+        if self.name == "bf16":
+            bits = np.asarray(stored, np.uint16).astype(np.uint32) << np.uint32(16)
+            return bits.view(np.float32).astype(np.float64)
+        return np.asarray(stored).astype(np.float64)
+
+
+STORAGES = {
+    "fp32": Storage("fp32", hipdnn.data_type.FLOAT, np.float32, np.float32(np.nan)),
+    "fp16": Storage("fp16", hipdnn.data_type.HALF, np.float16, np.float16(np.nan)),
+    "bf16": Storage("bf16", hipdnn.data_type.BFLOAT16, np.uint16, BF16_NAN),
+    "fp64": Storage("fp64", hipdnn.data_type.DOUBLE, np.float64, np.float64(np.nan)),
+}
+
+
+# ---- layouts --------------------------------------------------------------------------
+
+def _memory_order(layout, ndim):
+    """Logical axes from outermost to innermost in memory."""
+    axes = list(range(ndim))
+    if layout in ("packed", "strided"):
+        return axes
+    if layout == "channels_last":
+        assert ndim >= 3, "channels_last needs N, C and at least one spatial dim"
+        return [0] + axes[2:] + [1]
+    if layout == "transposed":
+        assert ndim >= 2
+        return axes[:-2] + [ndim - 1, ndim - 2]
+    raise ValueError(f"unknown layout {layout!r}")
+
+
+def _allocate(shape, storage, layout):
+    """(view, base, mask): `view` has logical `shape`; `base` is the whole allocation and
+    `mask` marks the elements of `base` that `view` covers.  Everything holds NaN."""
+    shape = tuple(shape)
+    if layout == "strided":
+        # Each dim gets a leading gap; the last dim also a stride of 2.
+        base_shape = tuple(d + 2 for d in shape[:-1]) + (2 * shape[-1] + 1,)
+        window = tuple(slice(1, 1 + d) for d in shape[:-1]) + (slice(1, 1 + 2 * shape[-1], 2),)
+        base = np.full(base_shape, storage.nan, storage.np_dtype)
+        mask = np.zeros(base_shape, bool)
+        mask[window] = True
+        return base[window], base, mask
+    order = _memory_order(layout, len(shape))
+    base = np.full(tuple(shape[a] for a in order), storage.nan, storage.np_dtype)
+    view = base.transpose(np.argsort(order))
+    assert view.shape == shape
+    return view, base, np.ones(base.shape, bool)
+
+
+def _allocate_inferred(op):
+    """Allocates an output in exactly the strides the graph inferred for it, which must
+    describe a dense layout."""
+    shape, strides = tuple(op.tensor.get_dim()), list(op.tensor.get_stride())
+    assert len(strides) == len(shape) and min(strides) >= 0, f"inferred strides {strides}"
+    extent = 1 + sum((d - 1) * s for d, s in zip(shape, strides))
+    assert extent == int(np.prod(shape)), (
+        f"inferred strides {strides} of {op.tensor.get_name()!r} {list(shape)} are not dense")
+    op.base = np.full(extent, op.storage.nan, op.storage.np_dtype)
+    op.mask = np.ones(extent, bool)
+    op.array = np.lib.stride_tricks.as_strided(
+        op.base, shape, [s * op.base.itemsize for s in strides], writeable=True)
+
+
+def element_strides(array):
+    return [s // array.itemsize for s in array.strides]
+
+
+# ---- operands -------------------------------------------------------------------------
+
+class Operand:
+    """A NumPy buffer fed to or filled by a graph, with what is needed to check it."""
+
+    def __init__(self, array, base, mask, storage, values=None):
+        self.array, self.base, self.mask, self.storage = array, base, mask, storage
+        self.shape = None if array is None else array.shape
+        self.values = values  # float64 of what was stored (inputs only)
+        self.tensor = None
+        self.before = base.copy() if values is not None else None
+
+    @property
+    def is_output(self):
+        return self.values is None
+
+    def bind(self, g, name):
+        """Declares this input on graph g (dims, strides, dtype from the array)."""
+        kwargs = {"data_type": self.storage.data_type} if self.storage.name == "bf16" else {}
+        self.tensor = g.tensor_like(self.array, name=name, **kwargs)
+        return self.tensor
+
+    def decoded(self):
+        return self.storage.decode(self.array)
+
+
+class Numerics:
+    def __init__(self, rng):
+        self.rng = rng
+
+    def graph(self, dtype, name=None):
+        return hipdnn.pygraph(io_data_type=STORAGES[dtype].data_type,
+                              intermediate_data_type=hipdnn.data_type.FLOAT,
+                              compute_data_type=hipdnn.data_type.FLOAT, name=name)
+
+    def random(self, shape, low=0.1, high=1.0, signed=True):
+        """float64 values with |v| in [low, high): no zeros, nothing too tiny for rtol."""
+        mag = self.rng.uniform(low, high, size=tuple(shape))
+        if signed:
+            mag *= self.rng.choice([-1.0, 1.0], size=tuple(shape))
+        return mag
+
+    def input(self, shape, dtype, layout="packed", low=0.1, high=1.0, signed=True, values=None):
+        storage = STORAGES[dtype]
+        if values is None:
+            values = self.random(shape, low, high, signed)
+        view, base, mask = _allocate(np.shape(values), storage, layout)
+        view[...] = storage.encode(values)
+        op = Operand(view, base, mask, storage, storage.decode(view))
+        assert np.isfinite(op.values).all()
+        return op
+
+    def output(self, tensor, shape, dtype, layout="packed", set_dim=True):
+        """Marks `tensor` as a graph output of `dtype` and gives it a NaN-poisoned buffer.
+
+        The output's strides are set to the buffer's layout (and its dims too, unless
+        set_dim=False).  layout="inferred" sets neither: the buffer is allocated after the
+        build, in whatever dense layout the graph inferred.
+        """
+        storage = STORAGES[dtype]
+        tensor.set_output(True).set_data_type(storage.data_type)
+        if layout == "inferred":
+            op = Operand(None, None, None, storage)
+            op.shape = tuple(shape)
+        else:
+            view, base, mask = _allocate(shape, storage, layout)
+            if set_dim:
+                tensor.set_dim(list(view.shape))
+            tensor.set_stride(element_strides(view))
+            op = Operand(view, base, mask, storage)
+        op.tensor = tensor
+        return op
+
+    def build(self, g):
+        g.set_preferred_engine(ENGINE)
+        g.build([hipdnn.heur_mode.A])
+        assert g.get_engine_name(0) == ENGINE
+        return g
+
+    def execute(self, g, operands, build=True):
+        """Runs g once with every operand bound; checks the inputs survive untouched."""
+        if build:
+            self.build(g)
+        for op in operands:
+            if op.is_output:
+                assert list(op.tensor.get_dim()) == list(op.shape), (
+                    f"inferred dims of {op.tensor.get_name()!r}: {op.tensor.get_dim()}, "
+                    f"reference shape {list(op.shape)}")
+                if op.array is None:
+                    _allocate_inferred(op)
+        size = g.get_workspace_size()
+        workspace = np.full(size, 0xA5, np.uint8)  # garbage, not zeros
+        g.execute({op.tensor: op.array for op in operands}, workspace)
+        for op in operands:
+            name = op.tensor.get_name()
+            if op.is_output:
+                gap = op.base[~op.mask]
+                poison = np.full(gap.shape, op.storage.nan, op.storage.np_dtype)
+                assert _same_bits(gap, poison), (
+                    f"output {name!r}: the engine wrote outside the tensor's view")
+            else:
+                assert _same_bits(op.base, op.before), f"input {name!r} was modified by execute"
+
+    def assert_close(self, out, ref, tol):
+        assert_close(out.decoded(), ref, tol, out.tensor.get_name() if out.tensor else "output")
+
+
+def _bits(array):
+    return {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[array.itemsize]
+
+
+def _same_bits(a, b):
+    return a.shape == b.shape and np.array_equal(a.view(_bits(a)), b.view(_bits(b)))
+
+
+def assert_close(got, ref, tol, name="output"):
+    """DESIGN 7: every element finite and |got - ref| <= tol + tol * |ref| (atol = rtol)."""
+    got = np.asarray(got, np.float64)
+    ref = np.asarray(ref, np.float64)
+    assert got.shape == ref.shape, f"{name}: shape {got.shape}, reference {ref.shape}"
+    assert np.isfinite(ref).all(), f"{name}: the reference itself is not finite"
+    finite = np.isfinite(got)
+    if not finite.all():
+        idx = tuple(int(i) for i in np.argwhere(~finite)[0])
+        pytest.fail(f"{name}: {int((~finite).sum())} of {got.size} elements are not finite "
+                    f"(unwritten poison?), first at {idx}: {got[idx]}")
+    err = np.abs(got - ref)
+    bound = tol + tol * np.abs(ref)
+    bad = err > bound
+    if bad.any():
+        idx = np.unravel_index(int(np.argmax(err - bound)), got.shape)
+        idx = tuple(int(i) for i in idx)
+        pytest.fail(f"{name}: {int(bad.sum())} of {got.size} elements out of tolerance {tol}; "
+                    f"worst at {idx}: got {got[idx]!r}, reference {ref[idx]!r}, "
+                    f"|diff| {err[idx]:.3g} > {bound[idx]:.3g}")
+
+
+# ---- fixtures -------------------------------------------------------------------------
+
+@pytest.fixture
+def rng(request):
+    """A generator seeded from the test's id: fresh data per test, reproducible per run."""
+    return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
+
+
+@pytest.fixture
+def nx(rng):
+    return Numerics(rng)
+
+
+@pytest.fixture(params=DTYPES)
+def dtype(request):
+    """Storage dtype ("fp32", "fp16", "bf16"); a test may parametrize it directly instead."""
+    return request.param

@@ -1,0 +1,33 @@
+"""DESIGN 7 default tolerances, atol = rtol, per storage dtype.
+
+An element passes when ``abs(out - ref) <= tol + tol * abs(ref)``, with ``ref``
+computed in float64 from the same (rounded) input values that were fed in.
+"""
+
+# op -> (fp32, fp16, bf16)
+_TABLE = {
+    "conv_fprop": (1e-5, 1e-2, 5e-2),
+    "conv_dgrad": (2e-4, 2e-2, 1e-1),
+    "conv_wgrad": (2e-4, 2e-2, 1e-1),
+    "matmul": (1e-5, 1e-2, 2e-2),
+    "pointwise": (1e-5, 1e-3, 1e-2),
+    "batchnorm": (2e-4, 5e-3, 1e-2),
+    "layernorm": (1e-4, 1e-2, 3e-2),
+    "rmsnorm": (1e-4, 1e-2, 3e-2),
+    "sdpa": (1e-4, 2e-2, 3e-2),
+    "reduction": (1e-5, 1e-2, 5e-2),
+}
+_COLUMN = {"fp32": 0, "fp16": 1, "bf16": 2}
+
+
+def tolerance(op, dtype):
+    """Tolerance of one op ("conv_fprop", "pointwise", ...) for "fp32", "fp16" or "bf16"."""
+    return _TABLE[op][_COLUMN[dtype]]
+
+
+def graph_tolerance(ops, dtype):
+    """A fused graph is held to the loosest tolerance among its ops (intermediates are fp32)."""
+    return max(tolerance(op, dtype) for op in ops)
+
+# Storage dtypes the numeric suite covers (fp32 compute throughout).
+DTYPES = ("fp32", "fp16", "bf16")
