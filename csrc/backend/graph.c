@@ -176,6 +176,24 @@ static hipdnnStatus_t graph_get(hipdnnBackendDescriptor_t d, hipdnnBackendAttrib
         }
         return HIPDNN_STATUS_SUCCESS;
     }
+    case HIPDNN_ATTR_OPERATIONGRAPH_OUTPUT_UIDS_EXT: {
+        if (!d->finalized)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
+                              "OPERATIONGRAPH: OUTPUT_UIDS_EXT needs a finalized graph");
+        const hipdnnSdkGraph* g = s->graph;
+        int64_t* uids = malloc(((size_t)g->num_nodes * HIPDNN_MAX_PORTS + 1) * sizeof(int64_t));
+        if (!uids) return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
+        int64_t n = 0;
+        for (int32_t i = 0; i < g->num_nodes; ++i)
+            for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
+                const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(g, g->nodes[i].outputs[p]);
+                if (t && !t->is_virtual) uids[n++] = t->uid;
+            }
+        hipdnnStatus_t st = hipdnnAttrReturn("OPERATIONGRAPH", "OUTPUT_UIDS_EXT", HIPDNN_TYPE_INT64,
+                                             type, req, count, v, uids, n, sizeof(int64_t));
+        free(uids);
+        return st;
+    }
     case HIPDNN_ATTR_OPERATIONGRAPH_DESCRIPTION_EXT: {
         if (!d->finalized)
             return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED,

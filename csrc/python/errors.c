@@ -5,6 +5,7 @@
  * Each exception carries .status (int) and .status_name (str).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "module.h"
 
@@ -32,8 +33,10 @@ PyObject* hd_raise_status(hd_state* st, hipdnnStatus_t status, const char* conte
 
     const char* name = hipdnnGetErrorString(status);
     const char* text = saved[0] ? saved : name;
+    /* Backend messages quote user data (names from deserialized bytes): never fail on
+     * invalid UTF-8. */
     PyObject* msg = context ? PyUnicode_FromFormat("%s: %s", context, text)
-                            : PyUnicode_FromString(text);
+                            : PyUnicode_DecodeUTF8(text, (Py_ssize_t)strlen(text), "replace");
     if (!msg) return NULL;
     PyObject* cls = exception_class(st, status);
     PyObject* exc = PyObject_CallFunctionObjArgs(cls, msg, NULL);

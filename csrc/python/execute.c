@@ -170,7 +170,8 @@ static int acquire_checked(const spec_t* sp, PyObject* obj, Py_buffer* view) {
         format_ints(sp->strides, sp->ndim, want_dims, sizeof(want_dims));
         if (byte_aligned) {
             int64_t got[HIPDNN_MAX_DIMS];
-            for (int i = 0; i < sp->ndim; i++) got[i] = (int64_t)(view->strides[i] / view->itemsize);
+            for (int i = 0; i < sp->ndim; i++)
+                got[i] = (int64_t)(view->strides[i] / view->itemsize);
             format_ints(got, sp->ndim, got_dims, sizeof(got_dims));
             PyErr_Format(PyExc_ValueError,
                          "variant pack: %s expects strides %s (in elements), got %s", label,

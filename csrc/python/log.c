@@ -97,7 +97,8 @@ void hd_log_flush(hd_state* st) {
         Py_XDECREF(r);
     }
     for (entry* e = list; e; e = e->next) {
-        PyObject* r = PyObject_CallFunction(cb, "is", e->level, e->text);
+        PyObject* text = PyUnicode_DecodeUTF8(e->text, (Py_ssize_t)strlen(e->text), "replace");
+        PyObject* r = text ? PyObject_CallFunction(cb, "iN", e->level, text) : NULL;
         if (!r) PyErr_WriteUnraisable(cb);
         Py_XDECREF(r);
     }

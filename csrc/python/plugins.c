@@ -131,8 +131,14 @@ PyObject* hd_engines(PyObject* module, PyObject* unused) {
         info.plugin_path[sizeof(info.plugin_path) - 1] = '\0';
         PyObject* path = PyUnicode_DecodeFSDefault(info.plugin_path);
         if (!path) goto fail;
-        PyObject* t = Py_BuildValue("(KsNiii)", (unsigned long long)info.engine_id, info.name,
-                                    path, (int)info.memory_space, (int)info.priority,
+        PyObject* name =
+            PyUnicode_DecodeUTF8(info.name, (Py_ssize_t)strlen(info.name), "replace");
+        if (!name) {
+            Py_DECREF(path);
+            goto fail;
+        }
+        PyObject* t = Py_BuildValue("(KNNiii)", (unsigned long long)info.engine_id, name, path,
+                                    (int)info.memory_space, (int)info.priority,
                                     (int)info.is_fallback);
         if (!t) goto fail;
         int r = PyList_Append(list, t);

@@ -189,6 +189,9 @@ typedef enum {
      * destroys, dims/strides/data types inferred */
     HIPDNN_ATTR_OPERATIONGRAPH_TENSORS_EXT = 304,
     HIPDNN_ATTR_OPERATIONGRAPH_DESCRIPTION_EXT = 305, /* CHAR, get: a readable listing */
+    /* INT64, get, after finalize: uids of the tensors the graph writes (non-virtual tensors
+     * some node produces), in node order */
+    HIPDNN_ATTR_OPERATIONGRAPH_OUTPUT_UIDS_EXT = 306,
 
     /* ENGINEHEUR */
     HIPDNN_ATTR_ENGINEHEUR_MODE = 400,            /* HEUR_MODE, 1 */

@@ -1,0 +1,194 @@
+"""Type stubs for hipdnn._C, the CPython binding of the backend C API (hipdnn.h).
+
+Every enum value of hipdnn.h is an int constant named as in C without the HIPDNN_ prefix
+(HIPDNN_ATTR_TENSOR_DIMENSIONS -> ATTR_TENSOR_DIMENSIONS).
+"""
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
+
+
+
+__version__: str
+
+class HipdnnError(RuntimeError):
+    status: int
+    status_name: str
+
+class InvalidGraphError(HipdnnError, ValueError): ...
+class NotSupportedError(HipdnnError): ...
+
+class Handle:
+    def __init__(self) -> None: ...
+    def set_stream(self, stream: Optional[int]) -> None: ...
+    def get_stream(self) -> int: ...
+
+_Value = Union[int, float, bool, str, bytes, "Descriptor", Handle, None]
+
+class Descriptor:
+    type: int
+    type_name: str
+    finalized: bool
+    address: int
+    def __init__(self, type: int) -> None: ...
+    def set(self, attr: int, type: int, values: Union[_Value, Sequence[_Value]]) -> None: ...
+    def get(self, attr: int, type: int, count: Optional[int] = ...) -> Any: ...
+    def finalize(self) -> None: ...
+
+# (uid, name, data_type, dims, strides, is_output)
+_Spec = Tuple[int, str, int, Sequence[int], Sequence[int], bool]
+
+def version() -> str: ...
+def status_name(status: int) -> str: ...
+def dtype_name(data_type: int) -> str: ...
+def set_engine_plugin_paths(paths: Sequence[Union[str, bytes]], mode: int = ...) -> None: ...
+def loaded_engine_plugin_paths() -> List[str]: ...
+def skipped_engine_plugins() -> List[str]: ...
+def engines() -> List[Tuple[int, str, str, int, int, int]]: ...
+def serialize(graph: Descriptor) -> bytes: ...
+def deserialize(data: Union[bytes, bytearray, memoryview]) -> Descriptor: ...
+def execute(handle: Handle, plan: Descriptor, specs: Sequence[_Spec], arrays: Sequence[Any],
+            workspace: Optional[Any] = ..., workspace_size: int = ...) -> None: ...
+def set_log_callback(callback: Optional[Callable[[int, str], Any]]) -> None: ...
+def set_log_level(level: int) -> None: ...
+def flush_log() -> None: ...
+
+# ---- constants (hipdnn.h enums) ----
+ATTR_CONVOLUTION_CONV_MODE: int
+ATTR_CONVOLUTION_DILATIONS: int
+ATTR_CONVOLUTION_FILTER_STRIDES: int
+ATTR_CONVOLUTION_POST_PADDINGS: int
+ATTR_CONVOLUTION_PRE_PADDINGS: int
+ATTR_ENGINECFG_ENGINE: int
+ATTR_ENGINECFG_KNOB_CHOICES: int
+ATTR_ENGINEHEUR_DESELECTED_ENGINES_EXT: int
+ATTR_ENGINEHEUR_MODE: int
+ATTR_ENGINEHEUR_OPERATION_GRAPH: int
+ATTR_ENGINEHEUR_PREFERRED_ENGINE_EXT: int
+ATTR_ENGINEHEUR_RESULTS: int
+ATTR_ENGINEHEUR_SUPPORT_REPORT_EXT: int
+ATTR_ENGINE_GLOBAL_INDEX: int
+ATTR_ENGINE_ID_EXT: int
+ATTR_ENGINE_MEMORY_SPACE_EXT: int
+ATTR_ENGINE_NAME_EXT: int
+ATTR_ENGINE_OPERATION_GRAPH: int
+ATTR_EXECUTION_PLAN_ENGINE_CONFIG: int
+ATTR_EXECUTION_PLAN_ENGINE_NAME_EXT: int
+ATTR_EXECUTION_PLAN_HANDLE: int
+ATTR_EXECUTION_PLAN_MEMORY_SPACE_EXT: int
+ATTR_EXECUTION_PLAN_WORKSPACE_SIZE: int
+ATTR_KNOB_CHOICE_KNOB_TYPE: int
+ATTR_KNOB_CHOICE_KNOB_VALUE: int
+ATTR_OPERATIONGRAPH_DESCRIPTION_EXT: int
+ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT: int
+ATTR_OPERATIONGRAPH_HANDLE: int
+ATTR_OPERATIONGRAPH_NAME_EXT: int
+ATTR_OPERATIONGRAPH_OPS: int
+ATTR_OPERATIONGRAPH_OUTPUT_UIDS_EXT: int
+ATTR_OPERATIONGRAPH_TENSORS_EXT: int
+ATTR_OPERATION_BN_INFERENCE_BIAS: int
+ATTR_OPERATION_BN_INFERENCE_INV_VARIANCE: int
+ATTR_OPERATION_BN_INFERENCE_MEAN: int
+ATTR_OPERATION_BN_INFERENCE_SCALE: int
+ATTR_OPERATION_BN_INFERENCE_X: int
+ATTR_OPERATION_BN_INFERENCE_Y: int
+ATTR_OPERATION_COMPUTE_TYPE_EXT: int
+ATTR_OPERATION_CONVOLUTION_FORWARD_W: int
+ATTR_OPERATION_CONVOLUTION_FORWARD_X: int
+ATTR_OPERATION_CONVOLUTION_FORWARD_Y: int
+ATTR_OPERATION_MATMUL_ADESC: int
+ATTR_OPERATION_MATMUL_BDESC: int
+ATTR_OPERATION_MATMUL_CDESC: int
+ATTR_OPERATION_NAME_EXT: int
+ATTR_OPERATION_POINTWISE_BDESC: int
+ATTR_OPERATION_POINTWISE_XDESC: int
+ATTR_OPERATION_POINTWISE_YDESC: int
+ATTR_POINTWISE_MODE: int
+ATTR_POINTWISE_RELU_LOWER_CLIP: int
+ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE: int
+ATTR_POINTWISE_RELU_UPPER_CLIP: int
+ATTR_TENSOR_BYTE_ALIGNMENT: int
+ATTR_TENSOR_DATA_TYPE: int
+ATTR_TENSOR_DIMENSIONS: int
+ATTR_TENSOR_IS_BY_VALUE: int
+ATTR_TENSOR_IS_VIRTUAL: int
+ATTR_TENSOR_NAME_EXT: int
+ATTR_TENSOR_STRIDES: int
+ATTR_TENSOR_UNIQUE_ID: int
+ATTR_TENSOR_VALUE: int
+ATTR_VARIANT_PACK_DATA_POINTERS: int
+ATTR_VARIANT_PACK_UNIQUE_IDS: int
+ATTR_VARIANT_PACK_WORKSPACE: int
+BACKEND_ENGINECFG_DESCRIPTOR: int
+BACKEND_ENGINEHEUR_DESCRIPTOR: int
+BACKEND_ENGINE_DESCRIPTOR: int
+BACKEND_EXECUTION_PLAN_DESCRIPTOR: int
+BACKEND_KNOB_CHOICE_DESCRIPTOR: int
+BACKEND_OPERATIONGRAPH_DESCRIPTOR: int
+BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR: int
+BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR: int
+BACKEND_OPERATION_MATMUL_DESCRIPTOR: int
+BACKEND_OPERATION_POINTWISE_DESCRIPTOR: int
+BACKEND_TENSOR_DESCRIPTOR: int
+BACKEND_VARIANT_PACK_DESCRIPTOR: int
+CONVOLUTION: int
+CROSS_CORRELATION: int
+DATA_BFLOAT16: int
+DATA_BOOLEAN: int
+DATA_DOUBLE: int
+DATA_FLOAT: int
+DATA_HALF: int
+DATA_INT32: int
+DATA_INT64: int
+DATA_INT8: int
+DATA_NOT_SET: int
+DATA_UINT8: int
+HEUR_MODE_A: int
+HEUR_MODE_B: int
+HEUR_MODE_FALLBACK: int
+LOG_ERROR: int
+LOG_INFO: int
+LOG_OFF: int
+LOG_WARN: int
+MAX_DIMS: int
+MAX_SPATIAL: int
+MEMORY_DEVICE: int
+MEMORY_HOST: int
+PLUGIN_LOADING_ABSOLUTE: int
+PLUGIN_LOADING_ADDITIVE: int
+POINTWISE_ADD: int
+POINTWISE_DIV: int
+POINTWISE_GELU_FWD: int
+POINTWISE_IDENTITY: int
+POINTWISE_MAX: int
+POINTWISE_MIN: int
+POINTWISE_MUL: int
+POINTWISE_RELU_FWD: int
+POINTWISE_SIGMOID_FWD: int
+POINTWISE_SUB: int
+POINTWISE_TANH_FWD: int
+STATUS_ALLOC_FAILED: int
+STATUS_BAD_PARAM: int
+STATUS_BAD_PARAM_NOT_FINALIZED: int
+STATUS_BAD_PARAM_NULL_POINTER: int
+STATUS_BAD_PARAM_OUT_OF_BOUND: int
+STATUS_EXECUTION_FAILED: int
+STATUS_INTERNAL_ERROR: int
+STATUS_NOT_INITIALIZED: int
+STATUS_NOT_SUPPORTED: int
+STATUS_PLUGIN_ERROR: int
+STATUS_SUCCESS: int
+TYPE_BACKEND_DESCRIPTOR: int
+TYPE_BOOLEAN: int
+TYPE_CHAR: int
+TYPE_CONVOLUTION_MODE: int
+TYPE_DATA_TYPE: int
+TYPE_DOUBLE: int
+TYPE_FLOAT: int
+TYPE_HANDLE: int
+TYPE_HEUR_MODE: int
+TYPE_INT64: int
+TYPE_POINTWISE_MODE: int
+TYPE_UINT8: int
+TYPE_VOID_PTR: int
+VERSION_MAJOR: int
+VERSION_MINOR: int
+VERSION_PATCH: int
