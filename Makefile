@@ -38,12 +38,14 @@ test-c: build
 	cd $(BUILD) && ctest --output-on-failure
 
 # `pip install .` into a fresh venv, offline: pip builds in isolation from Debian's
-# setuptools/wheel wheels in /usr/share/python-wheels.
+# setuptools/wheel wheels in /usr/share/python-wheels (the venv's pip.conf says so; the
+# PIP_* variables win over it, so they are set too).
+PIP_OFFLINE = PIP_NO_INDEX=1 PIP_FIND_LINKS=/usr/share/python-wheels
 pip-check: deps
 	rm -rf $(BUILD)/pip-venv
 	$(PYTHON) -m venv --system-site-packages $(BUILD)/pip-venv
 	printf '[global]\nno-index = true\nfind-links = /usr/share/python-wheels\n' > $(BUILD)/pip-venv/pip.conf
-	cd $(BUILD) && pip-venv/bin/pip install -q $(CURDIR)
+	cd $(BUILD) && $(PIP_OFFLINE) pip-venv/bin/pip install -q $(CURDIR)
 	cd $(BUILD) && pip-venv/bin/python -m hipdnn info | tee pip-venv/info.txt
 	grep -q reference_cpu $(BUILD)/pip-venv/info.txt && echo "pip install . ok"
 
