@@ -1,4 +1,5 @@
 /* The public descriptor entry points and the attribute helpers every type uses. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -213,6 +214,23 @@ hipdnnStatus_t hipdnnAttrReturnString(const char* desc, const char* attr,
         memcpy(values, s, (size_t)k);
         if (k < requested) ((char*)values)[k] = '\0';
     }
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+hipdnnStatus_t hipdnnAttrSetDescriptor(const char* desc, const char* attr,
+                                       hipdnnBackendDescriptorType_t want,
+                                       hipdnnBackendAttributeType_t type, int64_t count,
+                                       const void* values, hipdnnBackendDescriptor_t* slot) {
+    hipdnnStatus_t st = hipdnnAttrExpect(desc, attr, HIPDNN_TYPE_BACKEND_DESCRIPTOR, type, count,
+                                         1, 1, values);
+    if (st) return st;
+    hipdnnBackendDescriptor_t d = *(const hipdnnBackendDescriptor_t*)values;
+    char what[128];
+    snprintf(what, sizeof(what), "%s %s", desc, attr);
+    if ((st = hipdnnDescriptorCheck(d, (int)want, what))) return st;
+    hipdnnDescriptorRetain(d);
+    hipdnnDescriptorRelease(*slot);
+    *slot = d;
     return HIPDNN_STATUS_SUCCESS;
 }
 

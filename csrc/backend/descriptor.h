@@ -76,6 +76,12 @@ hipdnnStatus_t hipdnnAttrReturn(const char* desc, const char* attr,
 hipdnnStatus_t hipdnnAttrReturnString(const char* desc, const char* attr,
                                       hipdnnBackendAttributeType_t got, int64_t requested,
                                       int64_t* count, void* values, const char* s);
+/* Sets a descriptor-valued attribute: checks type and count, that the value is a live
+ * descriptor of type `want`, then retains it and releases what *slot held. */
+hipdnnStatus_t hipdnnAttrSetDescriptor(const char* desc, const char* attr,
+                                       hipdnnBackendDescriptorType_t want,
+                                       hipdnnBackendAttributeType_t type, int64_t count,
+                                       const void* values, hipdnnBackendDescriptor_t* slot);
 hipdnnStatus_t hipdnnAttrUnknown(const char* desc, hipdnnBackendAttributeName_t name);
 /* Copies a CHAR attribute into a new malloc'd string (freeing *dst's old value). */
 hipdnnStatus_t hipdnnAttrSetString(char** dst, int64_t count, const void* values);

@@ -17,19 +17,10 @@ static hipdnnStatus_t engine_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttri
     hipdnnEngineState* s = E(d);
     hipdnnStatus_t st;
     switch (name) {
-    case HIPDNN_ATTR_ENGINE_OPERATION_GRAPH: {
-        if ((st = hipdnnAttrExpect("ENGINE", "OPERATION_GRAPH", HIPDNN_TYPE_BACKEND_DESCRIPTOR, type,
-                                   count, 1, 1, v)))
-            return st;
-        hipdnnBackendDescriptor_t g = *(const hipdnnBackendDescriptor_t*)v;
-        if ((st = hipdnnDescriptorCheck(g, HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR,
-                                        "ENGINE OPERATION_GRAPH")))
-            return st;
-        hipdnnDescriptorRetain(g);
-        hipdnnDescriptorRelease(s->graph);
-        s->graph = g;
-        return HIPDNN_STATUS_SUCCESS;
-    }
+    case HIPDNN_ATTR_ENGINE_OPERATION_GRAPH:
+        return hipdnnAttrSetDescriptor("ENGINE", "OPERATION_GRAPH",
+                                       HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, type, count, v,
+                                       &s->graph);
     case HIPDNN_ATTR_ENGINE_GLOBAL_INDEX:
         if ((st = hipdnnAttrExpect("ENGINE", "GLOBAL_INDEX", HIPDNN_TYPE_INT64, type, count, 1, 1, v)))
             return st;
@@ -122,18 +113,9 @@ static hipdnnStatus_t cfg_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttribut
                               hipdnnBackendAttributeType_t type, int64_t count, const void* v) {
     hipdnnEngineCfgState* s = C(d);
     hipdnnStatus_t st;
-    if (name == HIPDNN_ATTR_ENGINECFG_ENGINE) {
-        if ((st = hipdnnAttrExpect("ENGINECFG", "ENGINE", HIPDNN_TYPE_BACKEND_DESCRIPTOR, type, count,
-                                   1, 1, v)))
-            return st;
-        hipdnnBackendDescriptor_t e = *(const hipdnnBackendDescriptor_t*)v;
-        if ((st = hipdnnDescriptorCheck(e, HIPDNN_BACKEND_ENGINE_DESCRIPTOR, "ENGINECFG ENGINE")))
-            return st;
-        hipdnnDescriptorRetain(e);
-        hipdnnDescriptorRelease(s->engine);
-        s->engine = e;
-        return HIPDNN_STATUS_SUCCESS;
-    }
+    if (name == HIPDNN_ATTR_ENGINECFG_ENGINE)
+        return hipdnnAttrSetDescriptor("ENGINECFG", "ENGINE", HIPDNN_BACKEND_ENGINE_DESCRIPTOR,
+                                       type, count, v, &s->engine);
     if (name == HIPDNN_ATTR_ENGINECFG_KNOB_CHOICES) {
         if ((st = hipdnnAttrExpect("ENGINECFG", "KNOB_CHOICES", HIPDNN_TYPE_BACKEND_DESCRIPTOR, type,
                                    count, 0, 64, v)))

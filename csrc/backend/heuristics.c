@@ -48,19 +48,10 @@ static hipdnnStatus_t heur_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttribu
         s->mode = (hipdnnBackendHeurMode_t)m;
         return HIPDNN_STATUS_SUCCESS;
     }
-    case HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH: {
-        if ((st = hipdnnAttrExpect("ENGINEHEUR", "OPERATION_GRAPH", HIPDNN_TYPE_BACKEND_DESCRIPTOR,
-                                   type, count, 1, 1, v)))
-            return st;
-        hipdnnBackendDescriptor_t g = *(const hipdnnBackendDescriptor_t*)v;
-        if ((st = hipdnnDescriptorCheck(g, HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR,
-                                        "ENGINEHEUR OPERATION_GRAPH")))
-            return st;
-        hipdnnDescriptorRetain(g);
-        hipdnnDescriptorRelease(s->graph);
-        s->graph = g;
-        return HIPDNN_STATUS_SUCCESS;
-    }
+    case HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH:
+        return hipdnnAttrSetDescriptor("ENGINEHEUR", "OPERATION_GRAPH",
+                                       HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, type, count, v,
+                                       &s->graph);
     case HIPDNN_ATTR_ENGINEHEUR_PREFERRED_ENGINE_EXT:
         if ((st = hipdnnAttrExpect("ENGINEHEUR", "PREFERRED_ENGINE_EXT", HIPDNN_TYPE_CHAR, type,
                                    count, 0, 63, v)))

@@ -135,19 +135,9 @@ static hipdnnStatus_t op_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttribute
     const char* dn = t->desc_name;
     hipdnnStatus_t st;
     const port_attr* p = find_port(t, name);
-    if (p) {
-        if ((st = hipdnnAttrExpect(dn, p->attr_name, HIPDNN_TYPE_BACKEND_DESCRIPTOR, type, count, 1,
-                                   1, v)))
-            return st;
-        hipdnnBackendDescriptor_t td = *(const hipdnnBackendDescriptor_t*)v;
-        if ((st = hipdnnDescriptorCheck(td, HIPDNN_BACKEND_TENSOR_DESCRIPTOR, p->attr_name)))
-            return st;
-        hipdnnBackendDescriptor_t* slot = p->is_output ? &s->out[p->port] : &s->in[p->port];
-        hipdnnDescriptorRetain(td);
-        hipdnnDescriptorRelease(*slot);
-        *slot = td;
-        return HIPDNN_STATUS_SUCCESS;
-    }
+    if (p)
+        return hipdnnAttrSetDescriptor(dn, p->attr_name, HIPDNN_BACKEND_TENSOR_DESCRIPTOR, type,
+                                       count, v, p->is_output ? &s->out[p->port] : &s->in[p->port]);
     switch (name) {
     case HIPDNN_ATTR_OPERATION_NAME_EXT:
         if ((st = hipdnnAttrExpect(dn, "NAME_EXT", HIPDNN_TYPE_CHAR, type, count, 0, INT32_MAX, v)))

@@ -28,19 +28,10 @@ static hipdnnStatus_t plan_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttribu
         if ((st = hipdnnHandleCheck(*(const hipdnnHandle_t*)v, "EXECUTION_PLAN HANDLE"))) return st;
         s->handle = *(const hipdnnHandle_t*)v;
         return HIPDNN_STATUS_SUCCESS;
-    case HIPDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG: {
-        if ((st = hipdnnAttrExpect("EXECUTION_PLAN", "ENGINE_CONFIG", HIPDNN_TYPE_BACKEND_DESCRIPTOR,
-                                   type, count, 1, 1, v)))
-            return st;
-        hipdnnBackendDescriptor_t c = *(const hipdnnBackendDescriptor_t*)v;
-        if ((st = hipdnnDescriptorCheck(c, HIPDNN_BACKEND_ENGINECFG_DESCRIPTOR,
-                                        "EXECUTION_PLAN ENGINE_CONFIG")))
-            return st;
-        hipdnnDescriptorRetain(c);
-        hipdnnDescriptorRelease(s->config);
-        s->config = c;
-        return HIPDNN_STATUS_SUCCESS;
-    }
+    case HIPDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG:
+        return hipdnnAttrSetDescriptor("EXECUTION_PLAN", "ENGINE_CONFIG",
+                                       HIPDNN_BACKEND_ENGINECFG_DESCRIPTOR, type, count, v,
+                                       &s->config);
     default: return hipdnnAttrUnknown("EXECUTION_PLAN", name);
     }
 }
