@@ -176,10 +176,7 @@ hipdnnPluginStatus_t ref_conv_fprop(const hipdnnSdkNode* node, const ref_view* x
                     ys[(n * g.k + kk) * out_size + o] = dot(ws + kk * field, col, field);
             }
         }
-        for (int32_t i = g.nsp - 1; i >= 0; --i) {
-            if (++opos[i] < g.out[i]) break;
-            opos[i] = 0;
-        }
+        ref_next_index(g.nsp, g.out, opos);
     }
     if (ref_scatter(ys, y) != 0) goto oom;
     st = HIPDNN_PLUGIN_STATUS_SUCCESS;

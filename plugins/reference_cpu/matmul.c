@@ -110,12 +110,7 @@ hipdnnPluginStatus_t ref_matmul(const hipdnnSdkNode* node, const ref_view* a,
                 for (int64_t j = 0; j < n; ++j) cm[j] += av * brow[j];
             }
         }
-        int32_t d = nb - 1;
-        for (; d >= 0; --d) {
-            if (++idx[d] < c->dims[d]) break;
-            idx[d] = 0;
-        }
-        if (d < 0) break;
+        if (!ref_next_index(nb, c->dims, idx)) break;
     }
     if (ref_scatter(cs, c) != 0) goto oom;
     st = HIPDNN_PLUGIN_STATUS_SUCCESS;

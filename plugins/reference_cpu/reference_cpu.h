@@ -58,6 +58,8 @@ void ref_view_packed_double(double* data, int32_t ndim, const int64_t* dims, ref
 int64_t ref_span_elements(int32_t ndim, const int64_t* dims, const int64_t* strides);
 /* Element count; -1 if above REF_MAX_ELEMENTS or a dim is below 1. */
 int64_t ref_element_count(int32_t ndim, const int64_t* dims);
+/* Advances a row-major multi-index over dims[0..ndim); false once it wraps to all zeros. */
+bool ref_next_index(int32_t ndim, const int64_t* dims, int64_t* idx);
 
 /* NumPy broadcasting of `in` onto out_dims (right-aligned): fills `bv` with out's rank and
  * dims and in's strides, 0 where in has size 1.  False if a dim is neither 1 nor equal,

@@ -40,6 +40,14 @@ int64_t ref_element_count(int32_t ndim, const int64_t* dims) {
     return n;
 }
 
+bool ref_next_index(int32_t ndim, const int64_t* dims, int64_t* idx) {
+    for (int32_t d = ndim - 1; d >= 0; --d) {
+        if (++idx[d] < dims[d]) return true;
+        idx[d] = 0;
+    }
+    return false;
+}
+
 int64_t ref_span_elements(int32_t ndim, const int64_t* dims, const int64_t* strides) {
     int64_t span = 1;
     for (int32_t i = 0; i < ndim; ++i) {
@@ -216,13 +224,7 @@ int ref_map_rows(const ref_view* out, int nin, const ref_view* ins, ref_row_fn f
             store_row(out->data, out->dtype, off[0] + c0 * st[0][nd - 1], st[0][nd - 1], n,
                       row_out);
         }
-        /* Odometer over every dim but the innermost. */
-        int d = nd - 2;
-        for (; d >= 0; --d) {
-            if (++idx[d] < dims[d]) break;
-            idx[d] = 0;
-        }
-        if (d < 0) break;
+        if (!ref_next_index(nd - 1, dims, idx)) break; /* every dim but the innermost */
     }
     free(buf);
     return 0;
