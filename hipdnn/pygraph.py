@@ -28,7 +28,7 @@ from .runtime import default_handle, engine_id
 __all__ = ["pygraph", "Tensor"]
 
 _INT64, _DOUBLE, _BOOL, _CHAR = _C.TYPE_INT64, _C.TYPE_DOUBLE, _C.TYPE_BOOLEAN, _C.TYPE_CHAR
-_DTYPE, _DESC, _UINT8 = _C.TYPE_DATA_TYPE, _C.TYPE_BACKEND_DESCRIPTOR, _C.TYPE_UINT8
+_DTYPE, _DESC, _UINT8 = _C.TYPE_DATA_TYPE, _C.TYPE_BACKEND_DESCRIPTOR, _C.TYPE_UINT8_EXT
 
 DataTypeLike = Union[data_type, int]
 _DT = data_type  # for methods whose cuDNN-style keyword `data_type` hides the enum
@@ -577,7 +577,7 @@ class pygraph:
             op.params.append((_C.ATTR_CONVOLUTION_FILTER_STRIDES, _INT64, spatial["stride"]))
         if dilation is not None:
             op.params.append((_C.ATTR_CONVOLUTION_DILATIONS, _INT64, spatial["dilation"]))
-        op.params.append((_C.ATTR_CONVOLUTION_CONV_MODE, _C.TYPE_CONVOLUTION_MODE,
+        op.params.append((_C.ATTR_CONVOLUTION_CONV_MODE, _C.TYPE_CONVOLUTION_MODE_EXT,
                           int(convolution_mode)))
         return self._finish(op, [("image", _C.ATTR_OPERATION_CONVOLUTION_FORWARD_X, image),
                                  ("weight", _C.ATTR_OPERATION_CONVOLUTION_FORWARD_W, weight)],
@@ -594,7 +594,7 @@ class pygraph:
     def _pointwise(self, opname: str, mode: int, inputs: Sequence[Tuple[str, Any]],
                    compute_data_type, name, params=()) -> Tensor:
         op = self._op(_C.BACKEND_OPERATION_POINTWISE_DESCRIPTOR, opname, name, compute_data_type)
-        op.params.append((_C.ATTR_POINTWISE_MODE, _C.TYPE_POINTWISE_MODE, int(mode)))
+        op.params.append((_C.ATTR_POINTWISE_MODE, _C.TYPE_POINTWISE_MODE_EXT, int(mode)))
         op.params.extend(params)
         attrs = [_C.ATTR_OPERATION_POINTWISE_XDESC, _C.ATTR_OPERATION_POINTWISE_BDESC]
         return self._finish(op, [(p, attrs[i], v) for i, (p, v) in enumerate(inputs)], "y",
@@ -672,15 +672,15 @@ class pygraph:
                             compute_data_type=None, name=None) -> Tensor:
         """y = (x - mean) * inv_variance * scale + bias; the per-channel tensors are
         shaped [1, C, 1, ...] (same rank as x)."""
-        op = self._op(_C.BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR, "batchnorm_inference",
+        op = self._op(_C.BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR_EXT, "batchnorm_inference",
                       name, compute_data_type)
-        return self._finish(op, [("input", _C.ATTR_OPERATION_BN_INFERENCE_X, input),
-                                 ("mean", _C.ATTR_OPERATION_BN_INFERENCE_MEAN, mean),
-                                 ("inv_variance", _C.ATTR_OPERATION_BN_INFERENCE_INV_VARIANCE,
+        return self._finish(op, [("input", _C.ATTR_OPERATION_BN_INFERENCE_X_EXT, input),
+                                 ("mean", _C.ATTR_OPERATION_BN_INFERENCE_MEAN_EXT, mean),
+                                 ("inv_variance", _C.ATTR_OPERATION_BN_INFERENCE_INV_VARIANCE_EXT,
                                   inv_variance),
-                                 ("scale", _C.ATTR_OPERATION_BN_INFERENCE_SCALE, scale),
-                                 ("bias", _C.ATTR_OPERATION_BN_INFERENCE_BIAS, bias)],
-                            "y", _C.ATTR_OPERATION_BN_INFERENCE_Y)
+                                 ("scale", _C.ATTR_OPERATION_BN_INFERENCE_SCALE_EXT, scale),
+                                 ("bias", _C.ATTR_OPERATION_BN_INFERENCE_BIAS_EXT, bias)],
+                            "y", _C.ATTR_OPERATION_BN_INFERENCE_Y_EXT)
 
     # -- engine selection --
     def deselect_engines(self, names: Iterable[str]) -> None:
@@ -743,7 +743,7 @@ class pygraph:
                 dt = data_type.FLOAT
                 d.set(_C.ATTR_TENSOR_DATA_TYPE, _DTYPE, int(dt))
             d.set(_C.ATTR_TENSOR_IS_BY_VALUE, _BOOL, True)
-            d.set(_C.ATTR_TENSOR_VALUE, _UINT8, _encode_scalar(t.get_value(), dt))
+            d.set(_C.ATTR_TENSOR_VALUE_EXT, _UINT8, _encode_scalar(t.get_value(), dt))
         d.finalize()
         return d
 
@@ -1072,7 +1072,7 @@ class pygraph:
                         data_type=dt, is_virtual=d.get(_C.ATTR_TENSOR_IS_VIRTUAL, _BOOL)[0],
                         is_pass_by_value=d.get(_C.ATTR_TENSOR_IS_BY_VALUE, _BOOL)[0])
             if t._a["is_pass_by_value"]:
-                raw = d.get(_C.ATTR_TENSOR_VALUE, _UINT8)
+                raw = d.get(_C.ATTR_TENSOR_VALUE_EXT, _UINT8)
                 if dt == data_type.BFLOAT16:
                     t._a["value"] = float(from_bfloat16(np.frombuffer(raw, np.uint16))[0])
                 else:

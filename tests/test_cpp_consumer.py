@@ -22,13 +22,13 @@ int main(void) {
     hipdnnStatus_t st = hipdnnCreate(&handle);
     if (st != HIPDNN_STATUS_SUCCESS) {
         fprintf(stderr, "hipdnnCreate: %s: %s\n", hipdnnGetErrorString(st),
-                hipdnnGetLastErrorString());
+                hipdnnPeekLastErrorString_ext());
         return 1;
     }
     int64_t count = -1;
     st = hipdnnGetEngineCount_ext(&count);
     if (st != HIPDNN_STATUS_SUCCESS) {
-        fprintf(stderr, "engine count: %s\n", hipdnnGetLastErrorString());
+        fprintf(stderr, "engine count: %s\n", hipdnnPeekLastErrorString_ext());
         return 1;
     }
     printf("version %s\n", hipdnnVersionString_ext());

@@ -7,13 +7,8 @@
 #include "error.h"
 
 static const hipdnnDescriptorClass* class_of(hipdnnBackendDescriptorType_t type) {
-    switch (type) {
+    switch ((int)type) {
     case HIPDNN_BACKEND_TENSOR_DESCRIPTOR: return &hipdnnTensorClass;
-    case HIPDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR: return &hipdnnConvFpropClass;
-    case HIPDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR: return &hipdnnMatmulClass;
-    case HIPDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR: return &hipdnnPointwiseClass;
-    case HIPDNN_BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR:
-        return &hipdnnBatchnormInferenceClass;
     case HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR: return &hipdnnGraphClass;
     case HIPDNN_BACKEND_ENGINEHEUR_DESCRIPTOR: return &hipdnnHeurClass;
     case HIPDNN_BACKEND_ENGINE_DESCRIPTOR: return &hipdnnEngineClass;
@@ -21,19 +16,28 @@ static const hipdnnDescriptorClass* class_of(hipdnnBackendDescriptorType_t type)
     case HIPDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: return &hipdnnPlanClass;
     case HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR: return &hipdnnVariantPackClass;
     case HIPDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR: return &hipdnnKnobChoiceClass;
+    default: /* every operation, from the op table */
+        return hipdnnSdkOpInfoForDescriptor(type) ? &hipdnnOperationClass : NULL;
     }
-    return NULL;
 }
 
 const char* hipdnnDescriptorTypeName(hipdnnBackendDescriptorType_t type) {
+    const hipdnnSdkOpInfo* op = hipdnnSdkOpInfoForDescriptor(type);
+    if (op) return op->descriptor_name;
     const hipdnnDescriptorClass* c = class_of(type);
     return c ? c->name : "UNKNOWN";
+}
+
+const char* hipdnnDescriptorName(hipdnnBackendDescriptor_t d) {
+    return hipdnnDescriptorTypeName(d->type);
 }
 
 hipdnnStatus_t hipdnnDescriptorNew(hipdnnBackendDescriptorType_t type,
                                    hipdnnBackendDescriptor_t* out) {
     const hipdnnDescriptorClass* cls = class_of(type);
-    if (!cls) return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "unknown descriptor type %d", (int)type);
+    if (!cls)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "unknown or reserved descriptor type %d",
+                          (int)type);
     hipdnnBackendDescriptor_t d = calloc(1, sizeof(*d));
     void* state = calloc(1, cls->state_size);
     if (!d || !state) {
@@ -73,7 +77,7 @@ hipdnnStatus_t hipdnnDescriptorCheck(hipdnnBackendDescriptor_t d, int type, cons
     if (type >= 0 && d->type != (hipdnnBackendDescriptorType_t)type)
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: expected a %s descriptor, got %s", what,
                           hipdnnDescriptorTypeName((hipdnnBackendDescriptorType_t)type),
-                          d->cls->name);
+                          hipdnnDescriptorName(d));
     return HIPDNN_STATUS_SUCCESS;
 }
 
@@ -103,17 +107,18 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendSetAttribute(hipdnnBackendDescriptor_t
     hipdnnClearError();
     hipdnnStatus_t st = hipdnnDescriptorCheck(desc, -1, "hipdnnBackendSetAttribute");
     if (st) return st;
-    if (desc->finalized)
-        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+    if (desc->finalized && !(desc->type == HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR &&
+                             name == HIPDNN_ATTR_OPERATIONGRAPH_HANDLE))
+        return hipdnnFail(HIPDNN_STATUS_NOT_INITIALIZED,
                           "%s descriptor: attribute %d set after finalize; descriptors are "
                           "immutable once finalized",
-                          desc->cls->name, (int)name);
+                          hipdnnDescriptorName(desc), (int)name);
     if (count < 0)
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s descriptor: attribute %d: count %lld < 0",
-                          desc->cls->name, (int)name, (long long)count);
+                          hipdnnDescriptorName(desc), (int)name, (long long)count);
     if (count > 0 && !values)
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NULL_POINTER,
-                          "%s descriptor: attribute %d: values is NULL", desc->cls->name,
+                          "%s descriptor: attribute %d: values is NULL", hipdnnDescriptorName(desc),
                           (int)name);
     return desc->cls->set(desc, name, type, count, values);
 }
@@ -128,14 +133,14 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendGetAttribute(hipdnnBackendDescriptor_t
     if (st) return st;
     if (!count)
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NULL_POINTER,
-                          "%s descriptor: attribute %d: count is NULL", desc->cls->name,
+                          "%s descriptor: attribute %d: count is NULL", hipdnnDescriptorName(desc),
                           (int)name);
     if (requested < 0)
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s descriptor: requested %lld < 0",
-                          desc->cls->name, (long long)requested);
+                          hipdnnDescriptorName(desc), (long long)requested);
     if (requested > 0 && !values)
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NULL_POINTER,
-                          "%s descriptor: attribute %d: values is NULL", desc->cls->name,
+                          "%s descriptor: attribute %d: values is NULL", hipdnnDescriptorName(desc),
                           (int)name);
     return desc->cls->get(desc, name, type, requested, count, values);
 }
@@ -145,8 +150,8 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendFinalize(hipdnnBackendDescriptor_t des
     hipdnnStatus_t st = hipdnnDescriptorCheck(desc, -1, "hipdnnBackendFinalize");
     if (st) return st;
     if (desc->finalized)
-        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s descriptor: already finalized",
-                          desc->cls->name);
+        return hipdnnFail(HIPDNN_STATUS_NOT_INITIALIZED, "%s descriptor: already finalized",
+                          hipdnnDescriptorName(desc));
     st = desc->cls->finalize(desc);
     if (st == HIPDNN_STATUS_SUCCESS) desc->finalized = true;
     return st;
@@ -155,13 +160,23 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendFinalize(hipdnnBackendDescriptor_t des
 /* ---- attribute helpers ------------------------------------------------------------ */
 
 static const char* type_name(hipdnnBackendAttributeType_t t) {
-    static const char* names[] = {"INT64",     "DOUBLE",          "FLOAT",
-                                  "BOOLEAN",   "CHAR",            "DATA_TYPE",
-                                  "BACKEND_DESCRIPTOR", "VOID_PTR", "HANDLE",
-                                  "POINTWISE_MODE", "CONVOLUTION_MODE", "HEUR_MODE",
-                                  "UINT8"};
-    if ((int)t >= 0 && (size_t)t < sizeof(names) / sizeof(names[0])) return names[t];
-    return "UNKNOWN";
+    switch ((int)t) {
+    case HIPDNN_TYPE_HANDLE: return "HANDLE";
+    case HIPDNN_TYPE_DATA_TYPE: return "DATA_TYPE";
+    case HIPDNN_TYPE_BOOLEAN: return "BOOLEAN";
+    case HIPDNN_TYPE_INT64: return "INT64";
+    case HIPDNN_TYPE_FLOAT: return "FLOAT";
+    case HIPDNN_TYPE_DOUBLE: return "DOUBLE";
+    case HIPDNN_TYPE_VOID_PTR: return "VOID_PTR";
+    case HIPDNN_TYPE_HEUR_MODE: return "HEUR_MODE";
+    case HIPDNN_TYPE_BACKEND_DESCRIPTOR: return "BACKEND_DESCRIPTOR";
+    case HIPDNN_TYPE_INT32: return "INT32";
+    case HIPDNN_TYPE_CHAR: return "CHAR";
+    case HIPDNN_TYPE_POINTWISE_MODE_EXT: return "POINTWISE_MODE_EXT";
+    case HIPDNN_TYPE_CONVOLUTION_MODE_EXT: return "CONVOLUTION_MODE_EXT";
+    case HIPDNN_TYPE_UINT8_EXT: return "UINT8_EXT";
+    default: return "UNKNOWN";
+    }
 }
 
 hipdnnStatus_t hipdnnAttrExpect(const char* desc, const char* attr,

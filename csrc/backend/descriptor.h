@@ -36,10 +36,7 @@ struct hipdnnBackendDescriptor {
 
 /* The classes, one per file. */
 extern const hipdnnDescriptorClass hipdnnTensorClass;
-extern const hipdnnDescriptorClass hipdnnConvFpropClass;
-extern const hipdnnDescriptorClass hipdnnMatmulClass;
-extern const hipdnnDescriptorClass hipdnnPointwiseClass;
-extern const hipdnnDescriptorClass hipdnnBatchnormInferenceClass;
+extern const hipdnnDescriptorClass hipdnnOperationClass; /* every op, by the op table */
 extern const hipdnnDescriptorClass hipdnnGraphClass;
 extern const hipdnnDescriptorClass hipdnnHeurClass;
 extern const hipdnnDescriptorClass hipdnnEngineClass;
@@ -58,6 +55,8 @@ void hipdnnDescriptorRelease(hipdnnBackendDescriptor_t d);
  * `what`. */
 hipdnnStatus_t hipdnnDescriptorCheck(hipdnnBackendDescriptor_t d, int type, const char* what);
 const char* hipdnnDescriptorTypeName(hipdnnBackendDescriptorType_t type);
+/* "TENSOR", "OPERATION_POINTWISE", ... of a live descriptor. */
+const char* hipdnnDescriptorName(hipdnnBackendDescriptor_t d);
 
 /* ---- attribute helpers ------------------------------------------------------------ */
 
@@ -97,10 +96,17 @@ typedef struct {
 } hipdnnTensorState;
 
 typedef struct {
-    hipdnnSdkNode node;
+    const hipdnnSdkOpInfo* info; /* the op's table entry */
+    hipdnnSdkNode node;          /* parameters as set; ports are the descriptors below */
     hipdnnBackendDescriptor_t in[HIPDNN_MAX_PORTS];
     hipdnnBackendDescriptor_t out[HIPDNN_MAX_PORTS];
 } hipdnnOperationState;
+
+/* A new, finalized OPERATION_* descriptor for node `n` of a graph whose tensors are the
+ * finalized TENSOR descriptors `tensors` (by tensor index); for deserialized graphs. */
+hipdnnStatus_t hipdnnOperationFromNode(const hipdnnSdkGraph* g, const hipdnnSdkNode* n,
+                                       hipdnnBackendDescriptor_t const* tensors,
+                                       hipdnnBackendDescriptor_t* out);
 
 typedef struct {
     hipdnnHandle_t handle;

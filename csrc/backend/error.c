@@ -18,22 +18,34 @@ void hipdnnClearError(void) { t_message[0] = '\0'; }
 
 const char* hipdnnErrorMessage(void) { return t_message; }
 
-HIPDNN_EXPORT const char* hipdnnGetLastErrorString(void) { return t_message; }
+HIPDNN_EXPORT void hipdnnGetLastErrorString(char* message, size_t max_size) {
+    if (message && max_size > 0) snprintf(message, max_size, "%s", t_message);
+    t_message[0] = '\0';
+}
+
+HIPDNN_EXPORT const char* hipdnnPeekLastErrorString_ext(void) { return t_message; }
 
 HIPDNN_EXPORT const char* hipdnnGetErrorString(hipdnnStatus_t status) {
+#define NAME(s)                                                                               \
+    case s: return #s
     switch (status) {
-    case HIPDNN_STATUS_SUCCESS: return "HIPDNN_STATUS_SUCCESS";
-    case HIPDNN_STATUS_NOT_INITIALIZED: return "HIPDNN_STATUS_NOT_INITIALIZED";
-    case HIPDNN_STATUS_BAD_PARAM: return "HIPDNN_STATUS_BAD_PARAM";
-    case HIPDNN_STATUS_BAD_PARAM_NULL_POINTER: return "HIPDNN_STATUS_BAD_PARAM_NULL_POINTER";
-    case HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED: return "HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED";
-    case HIPDNN_STATUS_BAD_PARAM_OUT_OF_BOUND: return "HIPDNN_STATUS_BAD_PARAM_OUT_OF_BOUND";
-    case HIPDNN_STATUS_NOT_SUPPORTED: return "HIPDNN_STATUS_NOT_SUPPORTED";
-    case HIPDNN_STATUS_INTERNAL_ERROR: return "HIPDNN_STATUS_INTERNAL_ERROR";
-    case HIPDNN_STATUS_ALLOC_FAILED: return "HIPDNN_STATUS_ALLOC_FAILED";
-    case HIPDNN_STATUS_EXECUTION_FAILED: return "HIPDNN_STATUS_EXECUTION_FAILED";
-    case HIPDNN_STATUS_PLUGIN_ERROR: return "HIPDNN_STATUS_PLUGIN_ERROR";
+        NAME(HIPDNN_STATUS_SUCCESS);
+        NAME(HIPDNN_STATUS_NOT_INITIALIZED);
+        NAME(HIPDNN_STATUS_BAD_PARAM);
+        NAME(HIPDNN_STATUS_BAD_PARAM_NULL_POINTER);
+        NAME(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED);
+        NAME(HIPDNN_STATUS_BAD_PARAM_OUT_OF_BOUND);
+        NAME(HIPDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT);
+        NAME(HIPDNN_STATUS_BAD_PARAM_STREAM_MISMATCH);
+        NAME(HIPDNN_STATUS_NOT_SUPPORTED);
+        NAME(HIPDNN_STATUS_INTERNAL_ERROR);
+        NAME(HIPDNN_STATUS_ALLOC_FAILED);
+        NAME(HIPDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED);
+        NAME(HIPDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED);
+        NAME(HIPDNN_STATUS_EXECUTION_FAILED);
+        NAME(HIPDNN_STATUS_PLUGIN_ERROR_EXT);
     }
+#undef NAME
     return "HIPDNN_STATUS_UNKNOWN";
 }
 

@@ -1,6 +1,7 @@
 /* OPERATIONGRAPH descriptors: collect the ops' tensors into an SDK graph model, validate
- * and infer it, write the inferred values back into the tensor descriptors, and keep
- * the encoded bytes that heuristics, plans and plugins use. */
+ * and infer it, and keep it with its encoded bytes for heuristics, plans and plugins.
+ * What was inferred stays in the graph (TENSORS_EXT shows it): the user's TENSOR
+ * descriptors keep exactly what the user set, so one tensor may serve several graphs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "descriptor.h"
 #include "error.h"
 #include "graph_rules.h"
+#include "handle.h"
 #include "registry.h"
 
 #define G(d) ((hipdnnGraphState*)(d)->state)
@@ -30,6 +32,11 @@ static hipdnnStatus_t graph_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttrib
         if ((st = hipdnnAttrExpect("OPERATIONGRAPH", "HANDLE", HIPDNN_TYPE_HANDLE, type, count, 1, 1,
                                    v)))
             return st;
+        if (d->finalized && s->handle)
+            return hipdnnFail(HIPDNN_STATUS_NOT_INITIALIZED,
+                              "OPERATIONGRAPH: HANDLE is already set on this finalized graph");
+        if ((st = hipdnnHandleCheck(*(const hipdnnHandle_t*)v, "OPERATIONGRAPH HANDLE")))
+            return st;
         s->handle = *(const hipdnnHandle_t*)v;
         return HIPDNN_STATUS_SUCCESS;
     case HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT:
@@ -46,11 +53,10 @@ static hipdnnStatus_t graph_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttrib
             char what[64];
             snprintf(what, sizeof(what), "OPERATIONGRAPH OPS[%lld]", (long long)i);
             if ((st = hipdnnDescriptorCheck(ops[i], -1, what))) return st;
-            if (ops[i]->type < HIPDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR ||
-                ops[i]->type > HIPDNN_BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR)
+            if (!hipdnnSdkOpInfoForDescriptor(ops[i]->type))
                 return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
                                   "OPERATIONGRAPH OPS[%lld]: a %s descriptor is not an operation",
-                                  (long long)i, ops[i]->cls->name);
+                                  (long long)i, hipdnnDescriptorName(ops[i]));
         }
         hipdnnBackendDescriptor_t* copy = malloc((size_t)count * sizeof(*copy));
         if (!copy) return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
@@ -82,9 +88,31 @@ static hipdnnStatus_t tensor_descriptor_of(const hipdnnSdkTensor* t, hipdnnBacke
     ts->has_uid = true;
     ts->has_strides = true;
     ts->num_strides = t->ndim;
-    ts->has_value = t->is_by_value;
+    ts->has_value = t->has_value;
     (*out)->finalized = true;
     return HIPDNN_STATUS_SUCCESS;
+}
+
+/* A deserialized graph's OPS: a TENSOR descriptor per tensor, an operation descriptor per
+ * node, all finalized, so it reads like a graph built from descriptors. */
+hipdnnStatus_t hipdnnGraphAdoptNodes(hipdnnGraphState* s) {
+    const hipdnnSdkGraph* g = s->graph;
+    hipdnnStatus_t st = HIPDNN_STATUS_SUCCESS;
+    hipdnnBackendDescriptor_t* tensors = calloc((size_t)g->num_tensors + 1, sizeof(*tensors));
+    s->ops = calloc((size_t)g->num_nodes + 1, sizeof(*s->ops));
+    if (!tensors || !s->ops) {
+        free(tensors);
+        return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
+    }
+    for (int32_t i = 0; i < g->num_tensors && !st; ++i)
+        st = tensor_descriptor_of(&g->tensors[i], &tensors[i]);
+    for (int32_t i = 0; i < g->num_nodes && !st; ++i) {
+        st = hipdnnOperationFromNode(g, &g->nodes[i], tensors, &s->ops[i]);
+        if (!st) s->num_ops = i + 1;
+    }
+    for (int32_t i = 0; i < g->num_tensors; ++i) hipdnnDescriptorRelease(tensors[i]);
+    free(tensors);
+    return st;
 }
 
 static void describe(const hipdnnSdkGraph* g, char* buf, size_t len) {
@@ -101,16 +129,16 @@ static void describe(const hipdnnSdkGraph* g, char* buf, size_t len) {
         const hipdnnSdkNode* n = &g->nodes[i];
         const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
         char label[160];
-        APPEND("  %s:", hipdnnNodeLabel(n, label, sizeof(label)));
+        APPEND("  %s:", hipdnnSdkNodeLabel(n, label, sizeof(label)));
         for (int p = 0; p < info->num_inputs; ++p) {
             const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(g, n->inputs[p]);
             if (!t) continue;
-            APPEND(" %s=%s", info->input_names[p], t->name[0] ? t->name : "?");
+            APPEND(" %s=%s", info->inputs[p].name, t->name[0] ? t->name : "?");
         }
         APPEND(" ->");
         for (int p = 0; p < info->num_outputs; ++p) {
             const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(g, n->outputs[p]);
-            if (t) APPEND(" %s=%s", info->output_names[p], t->name[0] ? t->name : "?");
+            if (t) APPEND(" %s=%s", info->outputs[p].name, t->name[0] ? t->name : "?");
         }
         APPEND("\n");
     }
@@ -211,12 +239,20 @@ static hipdnnStatus_t graph_get(hipdnnBackendDescriptor_t d, hipdnnBackendAttrib
     }
 }
 
-/* Index of a tensor descriptor in the list being built, adding it if new. */
-static int64_t tensor_slot(hipdnnBackendDescriptor_t* seen, int64_t* n, hipdnnBackendDescriptor_t t) {
-    for (int64_t i = 0; i < *n; ++i)
-        if (seen[i] == t) return i;
-    seen[*n] = t;
-    return (*n)++;
+/* Index of a tensor descriptor in the list being built, adding it if new: an open-
+ * addressing set of descriptor pointers (`cap` slots, a power of two), so collecting is
+ * linear in the number of ports. */
+static int64_t tensor_slot(hipdnnBackendDescriptor_t* seen, int64_t* n, int64_t* set,
+                           int64_t cap, hipdnnBackendDescriptor_t t) {
+    uint64_t h = ((uint64_t)(uintptr_t)t >> 4) * UINT64_C(0x9E3779B97F4A7C15);
+    for (int64_t i = (int64_t)(h >> 20) & (cap - 1);; i = (i + 1) & (cap - 1)) {
+        if (set[i] < 0) {
+            set[i] = *n;
+            seen[*n] = t;
+            return (*n)++;
+        }
+        if (seen[set[i]] == t) return set[i];
+    }
 }
 
 /* Builds the SDK model from the op descriptors. */
@@ -224,13 +260,18 @@ static hipdnnStatus_t collect(hipdnnGraphState* s, hipdnnSdkGraph** out,
                               hipdnnBackendDescriptor_t** tensors_out, int64_t* num_out) {
     hipdnnStatus_t st = HIPDNN_STATUS_SUCCESS;
     int64_t max_t = s->num_ops * 2 * HIPDNN_MAX_PORTS;
+    int64_t cap = 16;
+    while (cap < 2 * max_t) cap *= 2;
     hipdnnBackendDescriptor_t* seen = calloc((size_t)max_t + 1, sizeof(*seen));
+    int64_t* set = malloc((size_t)cap * sizeof(int64_t));
     hipdnnSdkGraph* g = calloc(1, sizeof(*g));
-    if (!seen || !g) {
+    if (!seen || !set || !g) {
         free(seen);
+        free(set);
         free(g);
         return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory building the graph");
     }
+    memset(set, 0xff, (size_t)cap * sizeof(int64_t));
     int64_t nt = 0;
     g->name = malloc(1 + (s->name ? strlen(s->name) : 0));
     g->nodes = calloc((size_t)s->num_ops, sizeof(hipdnnSdkNode));
@@ -242,7 +283,7 @@ static hipdnnStatus_t collect(hipdnnGraphState* s, hipdnnSdkGraph** out,
     for (int64_t i = 0; i < s->num_ops; ++i) {
         hipdnnBackendDescriptor_t od = s->ops[i];
         hipdnnOperationState* os = od->state;
-        if (!od->finalized && (st = od->cls->finalize(od))) goto fail;
+        if (!od->finalized && (st = od->cls->finalize(od))) goto fail; /* ports set? */
         od->finalized = true;
         hipdnnSdkNode* n = &g->nodes[i];
         *n = os->node;
@@ -259,10 +300,9 @@ static hipdnnStatus_t collect(hipdnnGraphState* s, hipdnnSdkGraph** out,
             for (int io = 0; io < 2; ++io) {
                 if (!ports[io]) continue;
                 if ((st = hipdnnTensorClass.finalize(ports[io]))) goto fail;
-                int64_t k = tensor_slot(seen, &nt, ports[io]);
+                tensor_slot(seen, &nt, set, cap, ports[io]);
                 hipdnnTensorState* ts = ports[io]->state;
                 (io ? n->outputs : n->inputs)[p] = ts->t.uid;
-                (void)k;
             }
         }
     }
@@ -276,6 +316,7 @@ static hipdnnStatus_t collect(hipdnnGraphState* s, hipdnnSdkGraph** out,
         hipdnnSdkTensor* t = &g->tensors[i];
         *t = ts->t;
         if (!ts->has_strides) memset(t->strides, 0, sizeof(t->strides));
+        t->has_value = t->is_by_value && ts->has_value;
         const char* nm = ts->t.name ? ts->t.name : "";
         t->name = malloc(strlen(nm) + 1);
         g->num_tensors = (int32_t)i + 1;
@@ -283,22 +324,15 @@ static hipdnnStatus_t collect(hipdnnGraphState* s, hipdnnSdkGraph** out,
             st = hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory building the graph");
             goto fail;
         }
-        strcpy(t->name, nm);
-        /* Two descriptors sharing a uid would make the variant pack ambiguous. */
-        for (int64_t k = 0; k < i; ++k)
-            if (g->tensors[k].uid == t->uid) {
-                st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
-                                "graph '%s': tensors '%s' and '%s' share uid %lld; uids must be "
-                                "unique",
-                                g->name, g->tensors[k].name, t->name, (long long)t->uid);
-                goto fail;
-            }
+        strcpy(t->name, nm); /* two descriptors sharing a uid: validation says so */
     }
+    free(set);
     *out = g;
     *tensors_out = seen;
     *num_out = nt;
     return HIPDNN_STATUS_SUCCESS;
 fail:
+    free(set);
     free(seen);
     hipdnnSdkGraphFree(g);
     return st;
@@ -324,6 +358,9 @@ static hipdnnStatus_t graph_finalize(hipdnnBackendDescriptor_t d) {
     if (s->num_ops == 0)
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "graph '%s': OPS is not set; a graph needs at "
                           "least one operation", s->name ? s->name : "");
+    if (!s->handle)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "graph '%s': HANDLE is not set; engines check "
+                          "support on the graph's handle", s->name ? s->name : "");
     hipdnnSdkGraph* g = NULL;
     hipdnnBackendDescriptor_t* tensors = NULL;
     int64_t nt = 0;
@@ -334,17 +371,6 @@ static hipdnnStatus_t graph_finalize(hipdnnBackendDescriptor_t d) {
         hipdnnSdkGraphFree(g);
         free(tensors);
         return st;
-    }
-    /* Write the inferred values back so tensor getters show them. */
-    for (int64_t i = 0; i < nt; ++i) {
-        hipdnnTensorState* ts = tensors[i]->state;
-        const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(g, ts->t.uid);
-        ts->t.data_type = t->data_type;
-        ts->t.ndim = t->ndim;
-        memcpy(ts->t.dims, t->dims, sizeof(t->dims));
-        memcpy(ts->t.strides, t->strides, sizeof(t->strides));
-        ts->has_strides = true;
-        ts->num_strides = t->ndim;
     }
     free(tensors);
     return HIPDNN_STATUS_SUCCESS;

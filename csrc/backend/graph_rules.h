@@ -1,25 +1,16 @@
-/* The checks a graph passes at finalize: structure (validate.c) then per-op rules with
- * shape, stride and data-type inference (infer.c).  Both name the node or tensor at fault
- * in the thread's error message. */
+/* Graph-level rules: structure (validate.c) and inference (infer.c, which runs each op's
+ * rule from the SDK's op table). */
 #ifndef HIPDNN_BACKEND_GRAPH_RULES_H
 #define HIPDNN_BACKEND_GRAPH_RULES_H
 
 #include "hipdnn/hipdnn.h"
 #include "hipdnn/hipdnn_sdk.h"
 
-/* In the graph model before inference, a tensor's unset parts are marked by
- * ndim = 0 (dims), strides[0] = 0 (strides) and HIPDNN_DATA_NOT_SET (data type). */
-
-/* Unique uids, every port tensor known, each tensor produced at most once, inputs that
- * nobody produces are not virtual, no cycle, one connected component, virtual tensors
- * consumed.  Reorders g->nodes topologically. */
+/* Checks ports, uids, producers, acyclicity, connectivity and tensor bounds; sorts the
+ * nodes topologically.  Linear in nodes + tensors (a uid map, Kahn's algorithm). */
 hipdnnStatus_t hipdnnValidateGraph(hipdnnSdkGraph* g);
-
-/* Walks the nodes in order, checks each op's rules (ranks, channels, inner dims,
- * broadcasting, data types) and fills every unset dim, stride and data type. */
+/* Runs every node's inference rule in order, then holds every tensor (inferred ones too)
+ * to the limits given tensors obey. */
 hipdnnStatus_t hipdnnInferGraph(hipdnnSdkGraph* g);
-
-/* "conv_fprop 'conv1'" or "relu 'r'" for messages. */
-const char* hipdnnNodeLabel(const hipdnnSdkNode* n, char* buf, size_t len);
 
 #endif

@@ -22,7 +22,7 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnCreate(hipdnnHandle_t* handle) {
     if (hipdnnRegistryEngineCount() == 0) {
         char why[900];
         hipdnnRegistryWhyNoEngine(why, sizeof(why));
-        return hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR, "hipdnnCreate: %s", why);
+        return hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR_EXT, "hipdnnCreate: %s", why);
     }
     hipdnnHandle_t h = calloc(1, sizeof(*h));
     int32_t n = hipdnnRegistryPluginCount();
@@ -72,7 +72,7 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnSetStream(hipdnnHandle_t h, hipdnnStream_t st
         hipdnnPlugin* p = hipdnnRegistryPlugin(i);
         if (h->plugin_handles[i] &&
             p->set_stream(h->plugin_handles[i], stream) != HIPDNN_PLUGIN_STATUS_SUCCESS)
-            st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR, "hipdnnSetStream: plugin %s: %s", p->path,
+            st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR_EXT, "hipdnnSetStream: plugin %s: %s", p->path,
                             hipdnnPluginLastError(p));
     }
     pthread_mutex_unlock(&h->lock);
@@ -98,10 +98,10 @@ hipdnnStatus_t hipdnnHandlePluginHandle(hipdnnHandle_t h, int32_t index,
         hipdnnPlugin* p = hipdnnRegistryPlugin(index);
         hipdnnEnginePluginHandle_t ph = NULL;
         if (p->create(&ph) != HIPDNN_PLUGIN_STATUS_SUCCESS)
-            st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR, "plugin %s: create failed: %s", p->path,
+            st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR_EXT, "plugin %s: create failed: %s", p->path,
                             hipdnnPluginLastError(p));
         else if (h->stream && p->set_stream(ph, h->stream) != HIPDNN_PLUGIN_STATUS_SUCCESS) {
-            st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR, "plugin %s: set stream failed: %s", p->path,
+            st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR_EXT, "plugin %s: set stream failed: %s", p->path,
                             hipdnnPluginLastError(p));
             p->destroy(ph);
         } else

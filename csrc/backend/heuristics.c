@@ -10,6 +10,7 @@
 
 #include "descriptor.h"
 #include "error.h"
+#include "handle.h"
 #include "registry.h"
 
 typedef struct {
@@ -43,7 +44,7 @@ static hipdnnStatus_t heur_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttribu
         if ((st = hipdnnAttrExpect("ENGINEHEUR", "MODE", HIPDNN_TYPE_HEUR_MODE, type, count, 1, 1, v)))
             return st;
         int m = *(const int*)v;
-        if (m != HIPDNN_HEUR_MODE_A && m != HIPDNN_HEUR_MODE_B && m != HIPDNN_HEUR_MODE_FALLBACK)
+        if (!hipdnnSdkEnumValid(HIPDNN_TYPE_HEUR_MODE, m))
             return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "ENGINEHEUR descriptor: unknown MODE %d", m);
         s->mode = (hipdnnBackendHeurMode_t)m;
         return HIPDNN_STATUS_SUCCESS;
@@ -155,6 +156,11 @@ static hipdnnStatus_t heur_finalize(hipdnnBackendDescriptor_t d) {
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
                           "ENGINEHEUR: the operation graph is not finalized");
     hipdnnGraphState* gs = s->graph->state;
+    if (!gs->handle)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "ENGINEHEUR: the operation graph has no "
+                          "HANDLE; engines check support on the graph's handle (set "
+                          "OPERATIONGRAPH_HANDLE, also on a deserialized graph)");
+    hipdnnHandle_t h = gs->handle;
     hipdnnRegistryEnsureLoaded();
     int32_t ne = hipdnnRegistryEngineCount();
     if (s->preferred && *s->preferred && hipdnnRegistryFindEngineByName(s->preferred) < 0)
@@ -178,13 +184,23 @@ static hipdnnStatus_t heur_finalize(hipdnnBackendDescriptor_t d) {
         hipdnnPlugin* p = hipdnnRegistryPlugin(pi);
         uint64_t ids[256];
         uint32_t n = 0;
-        pthread_mutex_lock(&p->lock);
-        hipdnnPluginStatus_t ps = p->get_applicable(p->handle, gs->bytes, gs->num_bytes, ids, 256, &n);
+        /* The graph's handle's own plugin handle, made on first use (a device plugin
+         * touches its device only then). */
+        hipdnnEnginePluginHandle_t ph = NULL;
+        char create_err[600] = "";
+        if (hipdnnHandlePluginHandle(h, pi, &ph) != HIPDNN_STATUS_SUCCESS)
+            snprintf(create_err, sizeof(create_err), "%s", hipdnnErrorMessage());
+        hipdnnClearError();
+        hipdnnPluginStatus_t ps = HIPDNN_PLUGIN_STATUS_INTERNAL_ERROR;
+        pthread_mutex_lock(&h->lock); /* a plugin handle runs one call at a time */
+        if (ph) ps = p->get_applicable(ph, gs->bytes, gs->num_bytes, ids, 256, &n);
         for (int32_t e = 0; e < ne; ++e) {
             const hipdnnEngineEntry* en = hipdnnRegistryEngine(e);
             if (en->plugin != pi) continue;
-            char buf[600];
-            if (ps != HIPDNN_PLUGIN_STATUS_SUCCESS) {
+            char buf[700];
+            if (!ph) {
+                snprintf(buf, sizeof(buf), "%s", create_err);
+            } else if (ps != HIPDNN_PLUGIN_STATUS_SUCCESS) {
                 snprintf(buf, sizeof(buf), "plugin error while checking the graph: %s",
                          hipdnnPluginLastError(p));
             } else {
@@ -193,14 +209,14 @@ static hipdnnStatus_t heur_finalize(hipdnnBackendDescriptor_t d) {
                 if (ok[e]) continue;
                 const char* r = NULL;
                 if (!p->get_reason ||
-                    p->get_reason(p->handle, en->id, gs->bytes, gs->num_bytes, &r) !=
+                    p->get_reason(ph, en->id, gs->bytes, gs->num_bytes, &r) !=
                         HIPDNN_PLUGIN_STATUS_SUCCESS || !r || !*r)
                     r = "declined, no reason given";
                 snprintf(buf, sizeof(buf), "%s", r);
             }
             why[e] = strdup(buf);
         }
-        pthread_mutex_unlock(&p->lock);
+        pthread_mutex_unlock(&h->lock);
     }
     for (int32_t e = 0; e < ne; ++e) {
         const hipdnnEngineEntry* en = hipdnnRegistryEngine(e);

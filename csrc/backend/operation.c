@@ -1,6 +1,8 @@
-/* OPERATION_* descriptors.  All share one state (an SDK node plus the tensor
- * descriptors on its ports); a small table per op type maps attributes to ports. */
+/* OPERATION_* descriptors, all of them: one class driven by the op table.  A port
+ * attribute takes a TENSOR descriptor; a parameter attribute is checked against its
+ * entry's type, count and range and stored in the node's attribute slot. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,67 +11,14 @@
 
 #define OP(d) ((hipdnnOperationState*)(d)->state)
 
-typedef struct {
-    hipdnnBackendAttributeName_t attr;
-    const char* attr_name;
-    bool is_output;
-    int port;
-} port_attr;
-
-typedef struct {
-    hipdnnOpKind_t kind;
-    const char* desc_name;
-    const port_attr* ports;
-    int num_ports;
-} op_table;
-
-static const port_attr k_conv_ports[] = {
-    {HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, "X", false, HIPDNN_CONV_X},
-    {HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, "W", false, HIPDNN_CONV_W},
-    {HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, "Y", true, HIPDNN_CONV_Y},
-};
-static const port_attr k_matmul_ports[] = {
-    {HIPDNN_ATTR_OPERATION_MATMUL_ADESC, "ADESC", false, HIPDNN_MATMUL_A},
-    {HIPDNN_ATTR_OPERATION_MATMUL_BDESC, "BDESC", false, HIPDNN_MATMUL_B},
-    {HIPDNN_ATTR_OPERATION_MATMUL_CDESC, "CDESC", true, HIPDNN_MATMUL_C},
-};
-static const port_attr k_pointwise_ports[] = {
-    {HIPDNN_ATTR_OPERATION_POINTWISE_XDESC, "XDESC", false, HIPDNN_PW_X},
-    {HIPDNN_ATTR_OPERATION_POINTWISE_BDESC, "BDESC", false, HIPDNN_PW_B},
-    {HIPDNN_ATTR_OPERATION_POINTWISE_YDESC, "YDESC", true, HIPDNN_PW_Y},
-};
-static const port_attr k_bn_ports[] = {
-    {HIPDNN_ATTR_OPERATION_BN_INFERENCE_X, "X", false, HIPDNN_BN_X},
-    {HIPDNN_ATTR_OPERATION_BN_INFERENCE_MEAN, "MEAN", false, HIPDNN_BN_MEAN},
-    {HIPDNN_ATTR_OPERATION_BN_INFERENCE_INV_VARIANCE, "INV_VARIANCE", false,
-     HIPDNN_BN_INV_VARIANCE},
-    {HIPDNN_ATTR_OPERATION_BN_INFERENCE_SCALE, "SCALE", false, HIPDNN_BN_SCALE},
-    {HIPDNN_ATTR_OPERATION_BN_INFERENCE_BIAS, "BIAS", false, HIPDNN_BN_BIAS},
-    {HIPDNN_ATTR_OPERATION_BN_INFERENCE_Y, "Y", true, HIPDNN_BN_Y},
-};
-
-#define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
-static const op_table k_conv = {HIPDNN_OP_CONV_FPROP, "OPERATION_CONVOLUTION_FORWARD",
-                                k_conv_ports, N_OF(k_conv_ports)};
-static const op_table k_matmul = {HIPDNN_OP_MATMUL, "OPERATION_MATMUL", k_matmul_ports,
-                                  N_OF(k_matmul_ports)};
-static const op_table k_pointwise = {HIPDNN_OP_POINTWISE, "OPERATION_POINTWISE",
-                                     k_pointwise_ports, N_OF(k_pointwise_ports)};
-static const op_table k_bn = {HIPDNN_OP_BATCHNORM_INFERENCE, "OPERATION_BATCHNORM_INFERENCE",
-                              k_bn_ports, N_OF(k_bn_ports)};
-
-static const op_table* table_of(hipdnnBackendDescriptor_t d) {
-    switch (d->type) {
-    case HIPDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR: return &k_conv;
-    case HIPDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR: return &k_matmul;
-    case HIPDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR: return &k_pointwise;
-    default: return &k_bn;
-    }
+static const char* node_name(const hipdnnOperationState* s) {
+    return s->node.name ? s->node.name : "";
 }
 
 static void op_init(hipdnnBackendDescriptor_t d) {
-    hipdnnSdkNodeInit(&OP(d)->node, table_of(d)->kind);
-    OP(d)->node.mode = -1; /* pointwise: must be set */
+    hipdnnOperationState* s = OP(d);
+    s->info = hipdnnSdkOpInfoForDescriptor(d->type);
+    hipdnnSdkNodeInit(&s->node, (hipdnnOpKind_t)s->info->kind);
 }
 
 static void op_destroy(hipdnnBackendDescriptor_t d) {
@@ -81,63 +30,108 @@ static void op_destroy(hipdnnBackendDescriptor_t d) {
     free(s->node.name);
 }
 
-static const port_attr* find_port(const op_table* t, hipdnnBackendAttributeName_t name) {
-    for (int i = 0; i < t->num_ports; ++i)
-        if (t->ports[i].attr == name) return &t->ports[i];
+/* The slot of a port attribute: &in[i] or &out[i]; NULL if `name` is no port. */
+static hipdnnBackendDescriptor_t* port_slot(hipdnnOperationState* s,
+                                            hipdnnBackendAttributeName_t name,
+                                            const char** port) {
+    for (int i = 0; i < s->info->num_inputs; ++i)
+        if (s->info->inputs[i].attr == name) {
+            *port = s->info->inputs[i].name;
+            return &s->in[i];
+        }
+    for (int i = 0; i < s->info->num_outputs; ++i)
+        if (s->info->outputs[i].attr == name) {
+            *port = s->info->outputs[i].name;
+            return &s->out[i];
+        }
     return NULL;
 }
 
-/* Spatial arrays (conv): all four must agree in count when set. */
-static hipdnnStatus_t set_spatial(hipdnnOperationState* s, const char* desc, const char* attr,
-                                  int64_t* dst, hipdnnBackendAttributeType_t type, int64_t count,
-                                  const void* v, int64_t min_value) {
-    hipdnnStatus_t st =
-        hipdnnAttrExpect(desc, attr, HIPDNN_TYPE_INT64, type, count, 1, HIPDNN_MAX_SPATIAL, v);
-    if (st) return st;
-    const int64_t* x = v;
-    for (int64_t i = 0; i < count; ++i)
-        if (x[i] < min_value)
-            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
-                              "conv_fprop '%s': %s[%lld] = %lld; must be >= %lld", s->node.name ? s->node.name : "",
-                              attr, (long long)i, (long long)x[i], (long long)min_value);
-    if (s->node.num_spatial == 0) {
-        /* First spatial attribute fixes the count; fill defaults for the others. */
-        s->node.num_spatial = (int32_t)count;
-        for (int64_t i = 0; i < count; ++i) {
-            s->node.stride[i] = 1;
-            s->node.dilation[i] = 1;
-        }
-    } else if (s->node.num_spatial != count) {
-        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
-                          "conv_fprop '%s': %s has %lld entries but another spatial attribute "
-                          "has %d",
-                          s->node.name ? s->node.name : "", attr, (long long)count,
-                          (int)s->node.num_spatial);
-    }
-    memcpy(dst, x, (size_t)count * sizeof(int64_t));
-    return HIPDNN_STATUS_SUCCESS;
+static int attr_slot(const hipdnnSdkOpInfo* info, hipdnnBackendAttributeName_t name) {
+    for (int a = 0; a < info->num_attrs; ++a)
+        if (info->attrs[a].attr == name) return a;
+    return -1;
 }
 
-static hipdnnStatus_t set_double(const char* desc, const char* attr, double* dst,
-                                 hipdnnBackendAttributeType_t type, int64_t count, const void* v) {
-    hipdnnStatus_t st = hipdnnAttrExpect(desc, attr, HIPDNN_TYPE_DOUBLE, type, count, 1, 1, v);
+/* Size of one C value of an enum or scalar attribute type. */
+static size_t c_size(hipdnnBackendAttributeType_t t) {
+    switch ((int)t) {
+    case HIPDNN_TYPE_INT64: return sizeof(int64_t);
+    case HIPDNN_TYPE_DOUBLE: return sizeof(double);
+    case HIPDNN_TYPE_BOOLEAN: return sizeof(bool);
+    default: return sizeof(int32_t); /* C enums */
+    }
+}
+
+static hipdnnStatus_t set_param(hipdnnOperationState* s, int a,
+                                hipdnnBackendAttributeType_t type, int64_t count,
+                                const void* v) {
+    const hipdnnOpAttrInfo_ext_t* ai = &s->info->attrs[a];
+    const char* dn = s->info->descriptor_name;
+    hipdnnStatus_t st = hipdnnAttrExpect(dn, ai->name, ai->type, type, count, 1, ai->max_count, v);
     if (st) return st;
-    double x = *(const double*)v;
-    if (isnan(x)) return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s descriptor: %s is NaN", desc, attr);
-    *dst = x;
+    /* An op's list parameters run over the same dims (conv: one value per spatial dim), so
+     * every list set must have the same length. */
+    if (ai->kind == HIPDNN_OP_ATTR_INT64_LIST)
+        for (int o = 0; o < s->info->num_attrs; ++o)
+            if (o != a && s->info->attrs[o].kind == HIPDNN_OP_ATTR_INT64_LIST &&
+                s->node.attrs[o].count != 0 && s->node.attrs[o].count != count)
+                return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                                  "%s '%s': %s has %lld values but %s has %d", s->info->name,
+                                  node_name(s), ai->name, (long long)count,
+                                  s->info->attrs[o].name, (int)s->node.attrs[o].count);
+    hipdnnSdkAttrValue val = {0};
+    val.count = (int32_t)count;
+    for (int64_t k = 0; k < count; ++k) {
+        const uint8_t* p = (const uint8_t*)v + (size_t)k * c_size(ai->type);
+        int64_t x = 0;
+        switch (ai->kind) {
+        case HIPDNN_OP_ATTR_DOUBLE:
+            memcpy(&val.d, p, sizeof(double));
+            if (isnan(val.d))
+                return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s '%s': %s is NaN", s->info->name,
+                                  node_name(s), ai->name);
+            continue;
+        case HIPDNN_OP_ATTR_BOOLEAN: x = *(const bool*)p; break;
+        case HIPDNN_OP_ATTR_ENUM: {
+            int32_t e;
+            memcpy(&e, p, sizeof(e));
+            x = e;
+            if (!hipdnnSdkEnumValid(ai->type, x))
+                return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s descriptor: unknown %s value %d",
+                                  dn, ai->name, (int)e);
+            break;
+        }
+        default:
+            memcpy(&x, p, sizeof(x));
+            if (x < ai->min_value || x > ai->max_value)
+                return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                                  "%s '%s': %s[%lld] = %lld; must be in [%lld, %lld]",
+                                  s->info->name, node_name(s), ai->name, (long long)k,
+                                  (long long)x, (long long)ai->min_value,
+                                  (long long)ai->max_value);
+            break;
+        }
+        val.i[k] = x;
+    }
+    /* Values beyond count keep their defaults, so readers of i[k] always see one. */
+    for (int k = (int)count; k < HIPDNN_MAX_ATTR_VALUES; ++k) val.i[k] = s->node.attrs[a].i[k];
+    s->node.attrs[a] = val;
     return HIPDNN_STATUS_SUCCESS;
 }
 
 static hipdnnStatus_t op_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttributeName_t name,
                              hipdnnBackendAttributeType_t type, int64_t count, const void* v) {
     hipdnnOperationState* s = OP(d);
-    const op_table* t = table_of(d);
-    const char* dn = t->desc_name;
+    const char* dn = s->info->descriptor_name;
     hipdnnStatus_t st;
-    const port_attr* p = find_port(t, name);
-    if (p)
-        return hipdnnAttrSetDescriptor(dn, p->attr_name, HIPDNN_BACKEND_TENSOR_DESCRIPTOR, type,
-                                       count, v, p->is_output ? &s->out[p->port] : &s->in[p->port]);
+    const char* port = NULL;
+    hipdnnBackendDescriptor_t* slot = port_slot(s, name, &port);
+    if (slot)
+        return hipdnnAttrSetDescriptor(dn, port, HIPDNN_BACKEND_TENSOR_DESCRIPTOR, type, count, v,
+                                       slot);
+    int a = attr_slot(s->info, name);
+    if (a >= 0) return set_param(s, a, type, count, v);
     switch (name) {
     case HIPDNN_ATTR_OPERATION_NAME_EXT:
         if ((st = hipdnnAttrExpect(dn, "NAME_EXT", HIPDNN_TYPE_CHAR, type, count, 0, INT32_MAX, v)))
@@ -148,170 +142,130 @@ static hipdnnStatus_t op_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttribute
                                    v)))
             return st;
         hipdnnDataType_t ct = *(const hipdnnDataType_t*)v;
-        if (ct != HIPDNN_DATA_NOT_SET && hipdnnSdkDataTypeSize(ct) == 0)
+        if (!hipdnnSdkEnumValid(HIPDNN_TYPE_DATA_TYPE, ct))
             return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s descriptor: unknown compute type %d", dn,
                               (int)ct);
         s->node.compute_type = ct;
         return HIPDNN_STATUS_SUCCESS;
     }
-    default: break;
+    default: return hipdnnAttrUnknown(dn, name);
     }
-    if (t->kind == HIPDNN_OP_CONV_FPROP) {
-        switch (name) {
-        case HIPDNN_ATTR_CONVOLUTION_PRE_PADDINGS:
-            return set_spatial(s, dn, "PRE_PADDINGS", s->node.pre_padding, type, count, v, 0);
-        case HIPDNN_ATTR_CONVOLUTION_POST_PADDINGS:
-            return set_spatial(s, dn, "POST_PADDINGS", s->node.post_padding, type, count, v, 0);
-        case HIPDNN_ATTR_CONVOLUTION_FILTER_STRIDES:
-            return set_spatial(s, dn, "FILTER_STRIDES", s->node.stride, type, count, v, 1);
-        case HIPDNN_ATTR_CONVOLUTION_DILATIONS:
-            return set_spatial(s, dn, "DILATIONS", s->node.dilation, type, count, v, 1);
-        case HIPDNN_ATTR_CONVOLUTION_CONV_MODE: {
-            if ((st = hipdnnAttrExpect(dn, "CONV_MODE", HIPDNN_TYPE_CONVOLUTION_MODE, type, count, 1,
-                                       1, v)))
-                return st;
-            int m = *(const int*)v;
-            if (m != HIPDNN_CROSS_CORRELATION && m != HIPDNN_CONVOLUTION)
-                return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s descriptor: unknown CONV_MODE %d", dn,
-                                  m);
-            s->node.conv_mode = m;
-            return HIPDNN_STATUS_SUCCESS;
-        }
-        default: break;
-        }
-    }
-    if (t->kind == HIPDNN_OP_POINTWISE) {
-        switch (name) {
-        case HIPDNN_ATTR_POINTWISE_MODE: {
-            if ((st = hipdnnAttrExpect(dn, "POINTWISE_MODE", HIPDNN_TYPE_POINTWISE_MODE, type, count,
-                                       1, 1, v)))
-                return st;
-            int m = *(const int*)v;
-            if (!hipdnnSdkPointwiseModeName((hipdnnPointwiseMode_t)m))
-                return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s descriptor: unknown POINTWISE_MODE %d",
-                                  dn, m);
-            s->node.mode = m;
-            return HIPDNN_STATUS_SUCCESS;
-        }
-        case HIPDNN_ATTR_POINTWISE_RELU_LOWER_CLIP:
-            return set_double(dn, "RELU_LOWER_CLIP", &s->node.lower_clip, type, count, v);
-        case HIPDNN_ATTR_POINTWISE_RELU_UPPER_CLIP:
-            return set_double(dn, "RELU_UPPER_CLIP", &s->node.upper_clip, type, count, v);
-        case HIPDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE:
-            return set_double(dn, "RELU_LOWER_CLIP_SLOPE", &s->node.lower_clip_slope, type, count, v);
-        default: break;
-        }
-    }
-    return hipdnnAttrUnknown(dn, name);
 }
 
-static hipdnnStatus_t return_desc(const char* dn, const char* an,
-                                  hipdnnBackendAttributeType_t type, int64_t req, int64_t* count,
-                                  void* v, hipdnnBackendDescriptor_t td) {
-    if (type != HIPDNN_TYPE_BACKEND_DESCRIPTOR)
-        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
-                          "%s descriptor: %s has type BACKEND_DESCRIPTOR", dn, an);
-    *count = td ? 1 : 0;
-    if (req > 0 && td) {
-        /* The caller gets its own reference, released with DestroyDescriptor. */
-        hipdnnDescriptorRetain(td);
-        *(hipdnnBackendDescriptor_t*)v = td;
+static hipdnnStatus_t get_param(const hipdnnOperationState* s, int a,
+                                hipdnnBackendAttributeType_t type, int64_t req, int64_t* count,
+                                void* v) {
+    const hipdnnOpAttrInfo_ext_t* ai = &s->info->attrs[a];
+    const hipdnnSdkAttrValue* val = &s->node.attrs[a];
+    const char* dn = s->info->descriptor_name;
+    /* What the user set; a scalar never set reads as its default. */
+    int64_t n = ai->kind == HIPDNN_OP_ATTR_INT64_LIST ? val->count : 1;
+    if (ai->kind == HIPDNN_OP_ATTR_ENUM && val->count == 0 && val->i[0] < 0) n = 0; /* required */
+    switch (ai->kind) {
+    case HIPDNN_OP_ATTR_DOUBLE:
+        return hipdnnAttrReturn(dn, ai->name, ai->type, type, req, count, v, &val->d, n,
+                                sizeof(double));
+    case HIPDNN_OP_ATTR_BOOLEAN: {
+        bool b = val->i[0] != 0;
+        return hipdnnAttrReturn(dn, ai->name, ai->type, type, req, count, v, &b, n, sizeof(b));
     }
-    return HIPDNN_STATUS_SUCCESS;
+    case HIPDNN_OP_ATTR_ENUM: {
+        int32_t e = (int32_t)val->i[0];
+        return hipdnnAttrReturn(dn, ai->name, ai->type, type, req, count, v, &e, n, sizeof(e));
+    }
+    default:
+        return hipdnnAttrReturn(dn, ai->name, ai->type, type, req, count, v, val->i, n,
+                                sizeof(int64_t));
+    }
 }
 
 static hipdnnStatus_t op_get(hipdnnBackendDescriptor_t d, hipdnnBackendAttributeName_t name,
                              hipdnnBackendAttributeType_t type, int64_t req, int64_t* count,
                              void* v) {
     hipdnnOperationState* s = OP(d);
-    const op_table* t = table_of(d);
-    const char* dn = t->desc_name;
-    const port_attr* p = find_port(t, name);
-    if (p)
-        return return_desc(dn, p->attr_name, type, req, count, v,
-                           p->is_output ? s->out[p->port] : s->in[p->port]);
-    int64_t ns = s->node.num_spatial;
+    const char* dn = s->info->descriptor_name;
+    const char* port = NULL;
+    hipdnnBackendDescriptor_t* slot = port_slot(s, name, &port);
+    if (slot) {
+        if (type != HIPDNN_TYPE_BACKEND_DESCRIPTOR)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                              "%s descriptor: %s has type BACKEND_DESCRIPTOR", dn, port);
+        *count = *slot ? 1 : 0;
+        if (req > 0 && *slot) { /* the caller gets its own reference */
+            hipdnnDescriptorRetain(*slot);
+            *(hipdnnBackendDescriptor_t*)v = *slot;
+        }
+        return HIPDNN_STATUS_SUCCESS;
+    }
+    int a = attr_slot(s->info, name);
+    if (a >= 0) return get_param(s, a, type, req, count, v);
     switch (name) {
     case HIPDNN_ATTR_OPERATION_NAME_EXT:
         return hipdnnAttrReturnString(dn, "NAME_EXT", type, req, count, v, s->node.name);
     case HIPDNN_ATTR_OPERATION_COMPUTE_TYPE_EXT:
         return hipdnnAttrReturn(dn, "COMPUTE_TYPE_EXT", HIPDNN_TYPE_DATA_TYPE, type, req, count, v,
                                 &s->node.compute_type, 1, sizeof(hipdnnDataType_t));
-    default: break;
+    default: return hipdnnAttrUnknown(dn, name);
     }
-    if (t->kind == HIPDNN_OP_CONV_FPROP) {
-        switch (name) {
-        case HIPDNN_ATTR_CONVOLUTION_PRE_PADDINGS:
-            return hipdnnAttrReturn(dn, "PRE_PADDINGS", HIPDNN_TYPE_INT64, type, req, count, v,
-                                    s->node.pre_padding, ns, sizeof(int64_t));
-        case HIPDNN_ATTR_CONVOLUTION_POST_PADDINGS:
-            return hipdnnAttrReturn(dn, "POST_PADDINGS", HIPDNN_TYPE_INT64, type, req, count, v,
-                                    s->node.post_padding, ns, sizeof(int64_t));
-        case HIPDNN_ATTR_CONVOLUTION_FILTER_STRIDES:
-            return hipdnnAttrReturn(dn, "FILTER_STRIDES", HIPDNN_TYPE_INT64, type, req, count, v,
-                                    s->node.stride, ns, sizeof(int64_t));
-        case HIPDNN_ATTR_CONVOLUTION_DILATIONS:
-            return hipdnnAttrReturn(dn, "DILATIONS", HIPDNN_TYPE_INT64, type, req, count, v,
-                                    s->node.dilation, ns, sizeof(int64_t));
-        case HIPDNN_ATTR_CONVOLUTION_CONV_MODE:
-            return hipdnnAttrReturn(dn, "CONV_MODE", HIPDNN_TYPE_CONVOLUTION_MODE, type, req, count,
-                                    v, &s->node.conv_mode, 1, sizeof(int32_t));
-        default: break;
-        }
-    }
-    if (t->kind == HIPDNN_OP_POINTWISE) {
-        switch (name) {
-        case HIPDNN_ATTR_POINTWISE_MODE:
-            return hipdnnAttrReturn(dn, "POINTWISE_MODE", HIPDNN_TYPE_POINTWISE_MODE, type, req,
-                                    count, v, &s->node.mode, s->node.mode >= 0 ? 1 : 0,
-                                    sizeof(int32_t));
-        case HIPDNN_ATTR_POINTWISE_RELU_LOWER_CLIP:
-            return hipdnnAttrReturn(dn, "RELU_LOWER_CLIP", HIPDNN_TYPE_DOUBLE, type, req, count, v,
-                                    &s->node.lower_clip, 1, sizeof(double));
-        case HIPDNN_ATTR_POINTWISE_RELU_UPPER_CLIP:
-            return hipdnnAttrReturn(dn, "RELU_UPPER_CLIP", HIPDNN_TYPE_DOUBLE, type, req, count, v,
-                                    &s->node.upper_clip, 1, sizeof(double));
-        case HIPDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE:
-            return hipdnnAttrReturn(dn, "RELU_LOWER_CLIP_SLOPE", HIPDNN_TYPE_DOUBLE, type, req,
-                                    count, v, &s->node.lower_clip_slope, 1, sizeof(double));
-        default: break;
-        }
-    }
-    return hipdnnAttrUnknown(dn, name);
 }
 
-/* Checks that the ports an op needs are set; the graph does the rest. */
+/* Checks that the required ports and parameters are set; the graph does the rest. */
 static hipdnnStatus_t op_finalize(hipdnnBackendDescriptor_t d) {
     hipdnnOperationState* s = OP(d);
-    const op_table* t = table_of(d);
-    const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(t->kind);
-    const char* nm = s->node.name ? s->node.name : "";
-    int need_in = info->min_inputs;
-    if (t->kind == HIPDNN_OP_POINTWISE) {
-        if (s->node.mode < 0)
-            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "pointwise '%s': POINTWISE_MODE is not set",
-                              nm);
-        need_in = hipdnnSdkPointwiseArity((hipdnnPointwiseMode_t)s->node.mode);
-        if (need_in == 1 && s->in[HIPDNN_PW_B])
-            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
-                              "%s '%s': takes one input but BDESC is set",
-                              hipdnnSdkPointwiseModeName((hipdnnPointwiseMode_t)s->node.mode), nm);
-    }
-    for (int i = 0; i < need_in; ++i)
-        if (!s->in[i])
-            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s '%s': input '%s' is not set", info->name,
-                              nm, info->input_names[i]);
+    const hipdnnSdkOpInfo* info = s->info;
+    for (int a = 0; a < info->num_attrs; ++a)
+        if (info->attrs[a].kind == HIPDNN_OP_ATTR_ENUM && s->node.attrs[a].count == 0 &&
+            s->node.attrs[a].i[0] < 0)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s '%s': %s is not set", info->name,
+                              node_name(s), info->attrs[a].name);
+    char label[160];
+    hipdnnSdkNodeLabel(&s->node, label, sizeof(label));
+    for (int i = 0; i < info->num_inputs; ++i)
+        if (!s->in[i] && !info->inputs[i].is_optional)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: input '%s' is not set", label,
+                              info->inputs[i].name);
     for (int i = 0; i < info->num_outputs; ++i)
-        if (!s->out[i])
-            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s '%s': output '%s' is not set",
-                              info->name, nm, info->output_names[i]);
+        if (!s->out[i] && !info->outputs[i].is_optional)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: output '%s' is not set", label,
+                              info->outputs[i].name);
+    if (info->kind == HIPDNN_OP_POINTWISE) {
+        int arity = hipdnnSdkPointwiseArity(hipdnnSdkNodeMode(&s->node));
+        if (arity == 1 && s->in[HIPDNN_PW_B])
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: takes one input but BDESC is set",
+                              label);
+        if (arity == 2 && !s->in[HIPDNN_PW_B])
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: input 'b' is not set", label);
+    }
     return HIPDNN_STATUS_SUCCESS;
 }
 
-#define OP_CLASS(var, name)                                                                    \
-    const hipdnnDescriptorClass var = {name,    sizeof(hipdnnOperationState), op_init, op_destroy, \
-                                       op_set,  op_get,                       op_finalize}
-OP_CLASS(hipdnnConvFpropClass, "OPERATION_CONVOLUTION_FORWARD");
-OP_CLASS(hipdnnMatmulClass, "OPERATION_MATMUL");
-OP_CLASS(hipdnnPointwiseClass, "OPERATION_POINTWISE");
-OP_CLASS(hipdnnBatchnormInferenceClass, "OPERATION_BATCHNORM_INFERENCE");
+const hipdnnDescriptorClass hipdnnOperationClass = {
+    "OPERATION", sizeof(hipdnnOperationState), op_init, op_destroy, op_set, op_get, op_finalize,
+};
+
+hipdnnStatus_t hipdnnOperationFromNode(const hipdnnSdkGraph* g, const hipdnnSdkNode* n,
+                                       hipdnnBackendDescriptor_t const* tensors,
+                                       hipdnnBackendDescriptor_t* out) {
+    const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
+    hipdnnStatus_t st = hipdnnDescriptorNew(info->descriptor_type, out);
+    if (st) return st;
+    hipdnnOperationState* s = OP(*out);
+    s->node = *n;
+    s->node.name = NULL;
+    if ((st = hipdnnAttrSetString(&s->node.name, (int64_t)strlen(n->name), n->name))) goto fail;
+    for (int p = 0; p < HIPDNN_MAX_PORTS; ++p)
+        for (int io = 0; io < 2; ++io) {
+            int64_t uid = io ? n->outputs[p] : n->inputs[p];
+            if (uid == HIPDNN_NO_TENSOR) continue;
+            const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(g, uid);
+            hipdnnBackendDescriptor_t td = tensors[t - g->tensors];
+            hipdnnDescriptorRetain(td);
+            (io ? s->out : s->in)[p] = td;
+        }
+    (*out)->finalized = true;
+    return HIPDNN_STATUS_SUCCESS;
+fail:
+    hipdnnDescriptorRelease(*out);
+    *out = NULL;
+    return st;
+}

@@ -110,11 +110,11 @@ static hipdnnStatus_t plan_finalize(hipdnnBackendDescriptor_t d) {
     hipdnnEnginePluginExecutionContext_t ctx = NULL;
     if (p->get_workspace(ph, cfg_bytes, cfg_size, gs->bytes, gs->num_bytes, &ws) !=
         HIPDNN_PLUGIN_STATUS_SUCCESS) {
-        st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR, "engine '%s': workspace query failed: %s",
+        st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR_EXT, "engine '%s': workspace query failed: %s",
                         e->name, hipdnnPluginLastError(p));
     } else if (p->create_context(ph, cfg_bytes, cfg_size, gs->bytes, gs->num_bytes, &ctx) !=
                HIPDNN_PLUGIN_STATUS_SUCCESS) {
-        st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR, "engine '%s': could not build a plan: %s",
+        st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR_EXT, "engine '%s': could not build a plan: %s",
                         e->name, hipdnnPluginLastError(p));
     }
     free(cfg_bytes);

@@ -7,6 +7,7 @@
 #include "error.h"
 
 hipdnnStatus_t hipdnnGraphCheckAndEncode(hipdnnGraphState* s, hipdnnSdkGraph* g);
+hipdnnStatus_t hipdnnGraphAdoptNodes(hipdnnGraphState* s);
 
 HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendGetSerializedBinaryGraph_ext(
     hipdnnBackendDescriptor_t graph, size_t capacity, size_t* size, uint8_t* data) {
@@ -24,7 +25,7 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendGetSerializedBinaryGraph_ext(
     *size = s->num_bytes;
     if (!data) return HIPDNN_STATUS_SUCCESS;
     if (capacity < s->num_bytes)
-        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_OUT_OF_BOUND,
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT,
                           "hipdnnBackendGetSerializedBinaryGraph_ext: buffer of %zu bytes, need %zu",
                           capacity, s->num_bytes);
     memcpy(data, s->bytes, s->num_bytes);
@@ -60,6 +61,10 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendCreateAndDeserializeGraph_ext(
         hipdnnSdkGraphFree(g);
         hipdnnDescriptorRelease(d);
         return hipdnnFail(st, "deserialize: %s", msg);
+    }
+    if ((st = hipdnnGraphAdoptNodes(s))) {
+        hipdnnDescriptorRelease(d); /* owns g now */
+        return st;
     }
     d->finalized = true;
     *graph = d;

@@ -1,5 +1,6 @@
 /* TENSOR descriptors.  Dims, strides and the data type may be left unset: finalizing the
- * operation graph infers them and writes them back here, so getters show the result. */
+ * operation graph infers them and keeps them in the graph (OPERATIONGRAPH TENSORS_EXT);
+ * a TENSOR descriptor always reads back what its user set. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,16 +72,16 @@ static hipdnnStatus_t tensor_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttri
         if ((st = hipdnnAttrExpect("TENSOR", "IS_VIRTUAL", HIPDNN_TYPE_BOOLEAN, type, count, 1, 1,
                                    v)))
             return st;
-        s->t.is_virtual = *(const int32_t*)v != 0;
+        s->t.is_virtual = *(const bool*)v;
         return HIPDNN_STATUS_SUCCESS;
     case HIPDNN_ATTR_TENSOR_IS_BY_VALUE:
         if ((st = hipdnnAttrExpect("TENSOR", "IS_BY_VALUE", HIPDNN_TYPE_BOOLEAN, type, count, 1,
                                    1, v)))
             return st;
-        s->t.is_by_value = *(const int32_t*)v != 0;
+        s->t.is_by_value = *(const bool*)v;
         return HIPDNN_STATUS_SUCCESS;
-    case HIPDNN_ATTR_TENSOR_VALUE:
-        if ((st = hipdnnAttrExpect("TENSOR", "VALUE", HIPDNN_TYPE_UINT8, type, count, 1, 8, v)))
+    case HIPDNN_ATTR_TENSOR_VALUE_EXT:
+        if ((st = hipdnnAttrExpect("TENSOR", "VALUE", HIPDNN_TYPE_UINT8_EXT, type, count, 1, 8, v)))
             return st;
         memset(s->t.value, 0, sizeof(s->t.value));
         memcpy(s->t.value, v, (size_t)count);
@@ -102,7 +103,7 @@ static hipdnnStatus_t tensor_get(hipdnnBackendDescriptor_t d, hipdnnBackendAttri
                                  hipdnnBackendAttributeType_t type, int64_t req, int64_t* count,
                                  void* v) {
     hipdnnTensorState* s = T(d);
-    int32_t flag;
+    bool flag;
     int64_t rank = s->t.ndim;
     switch (name) {
     case HIPDNN_ATTR_TENSOR_UNIQUE_ID:
@@ -125,8 +126,8 @@ static hipdnnStatus_t tensor_get(hipdnnBackendDescriptor_t d, hipdnnBackendAttri
         flag = s->t.is_by_value;
         return hipdnnAttrReturn("TENSOR", "IS_BY_VALUE", HIPDNN_TYPE_BOOLEAN, type, req, count, v,
                                 &flag, 1, sizeof(flag));
-    case HIPDNN_ATTR_TENSOR_VALUE:
-        return hipdnnAttrReturn("TENSOR", "VALUE", HIPDNN_TYPE_UINT8, type, req, count, v,
+    case HIPDNN_ATTR_TENSOR_VALUE_EXT:
+        return hipdnnAttrReturn("TENSOR", "VALUE", HIPDNN_TYPE_UINT8_EXT, type, req, count, v,
                                 s->t.value, s->has_value ? (int64_t)hipdnnSdkDataTypeSize(s->t.data_type) : 0,
                                 1);
     case HIPDNN_ATTR_TENSOR_NAME_EXT:
@@ -145,10 +146,7 @@ static hipdnnStatus_t tensor_finalize(hipdnnBackendDescriptor_t d) {
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
                           "tensor '%s' (uid %lld): %d strides for %d dims", nm,
                           (long long)s->t.uid, (int)s->num_strides, (int)s->t.ndim);
-    if (s->t.is_by_value && !s->has_value)
-        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
-                          "tensor '%s' (uid %lld): pass-by-value but no VALUE set", nm,
-                          (long long)s->t.uid);
+    /* By-value without VALUE_EXT: a runtime scalar, given in the variant pack. */
     return HIPDNN_STATUS_SUCCESS;
 }
 

@@ -1,197 +1,51 @@
-/* Structural checks on a graph: ports, uids, producers, cycles, connectivity.  Sorts the
- * nodes topologically, which plugins rely on. */
-#include <stdio.h>
+/* Structural checks on a graph: tensor bounds, unique uids, ports against the op table,
+ * producers, cycles and connectivity.  Sorts the nodes topologically, which plugins rely
+ * on.  Linear in nodes + tensors: uids go through a hash map once, the sort is Kahn's
+ * algorithm over a consumer list, connectivity a union-find. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
 #include "graph_rules.h"
 
-const char* hipdnnNodeLabel(const hipdnnSdkNode* n, char* buf, size_t len) {
-    const char* op = NULL;
-    if (n->kind == HIPDNN_OP_POINTWISE) op = hipdnnSdkPointwiseModeName((hipdnnPointwiseMode_t)n->mode);
-    if (!op) {
-        const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
-        op = info ? info->name : "unknown-op";
-    }
-    snprintf(buf, len, "%s '%s'", op, n->name ? n->name : "");
-    return buf;
+/* ---- uid -> tensor index, open addressing ---------------------------------------------- */
+
+typedef struct {
+    int32_t cap; /* power of two, at least twice the tensor count */
+    int32_t* slot; /* tensor index, -1 empty */
+    const hipdnnSdkGraph* g;
+} uid_map;
+
+static uint32_t uid_hash(int64_t uid) {
+    uint64_t x = (uint64_t)uid * UINT64_C(0x9E3779B97F4A7C15);
+    return (uint32_t)(x >> 32);
 }
 
-static int32_t index_of(const hipdnnSdkGraph* g, int64_t uid) {
-    for (int32_t i = 0; i < g->num_tensors; ++i)
-        if (g->tensors[i].uid == uid) return i;
-    return -1;
+/* -1 if absent. */
+static int32_t map_find(const uid_map* m, int64_t uid) {
+    for (uint32_t h = uid_hash(uid) & (uint32_t)(m->cap - 1);; h = (h + 1) & (uint32_t)(m->cap - 1)) {
+        int32_t t = m->slot[h];
+        if (t < 0 || m->g->tensors[t].uid == uid) return t;
+    }
 }
 
-static int32_t find_root(int32_t* parent, int32_t i) {
-    while (parent[i] != i) i = parent[i] = parent[parent[i]];
-    return i;
+/* The index already holding `uid`, or -1 after inserting t. */
+static int32_t map_insert(uid_map* m, int32_t t) {
+    int64_t uid = m->g->tensors[t].uid;
+    for (uint32_t h = uid_hash(uid) & (uint32_t)(m->cap - 1);; h = (h + 1) & (uint32_t)(m->cap - 1)) {
+        int32_t o = m->slot[h];
+        if (o < 0) {
+            m->slot[h] = t;
+            return -1;
+        }
+        if (m->g->tensors[o].uid == uid) return o;
+    }
 }
 
-/* Checks each node's ports against its op's table. */
-static hipdnnStatus_t check_ports(const hipdnnSdkGraph* g, int32_t* producer) {
-    char label[160];
-    for (int32_t i = 0; i < g->num_nodes; ++i) {
-        const hipdnnSdkNode* n = &g->nodes[i];
-        const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
-        if (!info)
-            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "graph '%s': node %d ('%s') has unknown op "
-                              "kind %d", g->name, (int)i, n->name, (int)n->kind);
-        hipdnnNodeLabel(n, label, sizeof(label));
-        int need = info->min_inputs;
-        if (n->kind == HIPDNN_OP_POINTWISE) {
-            need = hipdnnSdkPointwiseArity((hipdnnPointwiseMode_t)n->mode);
-            if (need == 0)
-                return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "pointwise '%s': unknown mode %d",
-                                  n->name, (int)n->mode);
-        }
-        for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
-            int64_t uid = n->inputs[p];
-            bool defined = p < info->num_inputs;
-            bool allowed = defined && (n->kind != HIPDNN_OP_POINTWISE || p < need);
-            if (uid == HIPDNN_NO_TENSOR) {
-                if (p < need)
-                    return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: input '%s' is not set", label,
-                                      info->input_names[p]);
-                continue;
-            }
-            if (!allowed)
-                return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: input port %d is not used by this op",
-                                  label, p);
-            if (index_of(g, uid) < 0)
-                return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: input '%s' refers to uid %lld, "
-                                  "which is not a tensor of the graph", label,
-                                  info->input_names[p], (long long)uid);
-        }
-        for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
-            int64_t uid = n->outputs[p];
-            if (uid == HIPDNN_NO_TENSOR) {
-                if (p < info->num_outputs)
-                    return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: output '%s' is not set", label,
-                                      info->output_names[p]);
-                continue;
-            }
-            if (p >= info->num_outputs)
-                return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: output port %d is not used by this op",
-                                  label, p);
-            int32_t t = index_of(g, uid);
-            if (t < 0)
-                return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: output '%s' refers to uid %lld, "
-                                  "which is not a tensor of the graph", label,
-                                  info->output_names[p], (long long)uid);
-            if (g->tensors[t].is_by_value)
-                return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: output '%s' (tensor '%s') is "
-                                  "pass-by-value; only inputs can be", label,
-                                  info->output_names[p], g->tensors[t].name);
-            if (producer[t] >= 0) {
-                char other[160];
-                return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
-                                  "tensor '%s' (uid %lld) is produced by both %s and %s",
-                                  g->tensors[t].name, (long long)uid,
-                                  hipdnnNodeLabel(&g->nodes[producer[t]], other, sizeof(other)),
-                                  label);
-            }
-            producer[t] = i;
-        }
-    }
-    return HIPDNN_STATUS_SUCCESS;
-}
-
-/* Kahn's algorithm; on success g->nodes is in execution order. */
-static hipdnnStatus_t sort_nodes(hipdnnSdkGraph* g, const int32_t* producer) {
-    int32_t nn = g->num_nodes;
-    bool* done = calloc((size_t)nn + 1, sizeof(bool));
-    bool* ready = calloc((size_t)g->num_tensors + 1, sizeof(bool));
-    hipdnnSdkNode* sorted = calloc((size_t)nn + 1, sizeof(hipdnnSdkNode));
-    if (!done || !ready || !sorted) {
-        free(done);
-        free(ready);
-        free(sorted);
-        return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory sorting the graph");
-    }
-    for (int32_t t = 0; t < g->num_tensors; ++t) ready[t] = producer[t] < 0;
-    int32_t count = 0;
-    bool progress = true;
-    while (count < nn && progress) {
-        progress = false;
-        for (int32_t i = 0; i < nn; ++i) {
-            if (done[i]) continue;
-            const hipdnnSdkNode* n = &g->nodes[i];
-            bool ok = true;
-            for (int p = 0; p < HIPDNN_MAX_PORTS && ok; ++p)
-                if (n->inputs[p] != HIPDNN_NO_TENSOR && !ready[index_of(g, n->inputs[p])]) ok = false;
-            if (!ok) continue;
-            done[i] = true;
-            sorted[count++] = *n;
-            for (int p = 0; p < HIPDNN_MAX_PORTS; ++p)
-                if (n->outputs[p] != HIPDNN_NO_TENSOR) ready[index_of(g, n->outputs[p])] = true;
-            progress = true;
-        }
-    }
-    hipdnnStatus_t st = HIPDNN_STATUS_SUCCESS;
-    if (count < nn) {
-        int32_t stuck = 0;
-        while (done[stuck]) ++stuck;
-        char label[160];
-        st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
-                        "graph '%s': cycle: %s depends (through its inputs) on its own output",
-                        g->name, hipdnnNodeLabel(&g->nodes[stuck], label, sizeof(label)));
-    } else {
-        memcpy(g->nodes, sorted, (size_t)nn * sizeof(hipdnnSdkNode));
-    }
-    free(done);
-    free(ready);
-    free(sorted);
-    return st;
-}
-
-static hipdnnStatus_t check_connected(const hipdnnSdkGraph* g) {
-    int32_t nn = g->num_nodes;
-    int32_t* parent = malloc((size_t)nn * sizeof(int32_t) + 1);
-    int32_t* owner = malloc((size_t)g->num_tensors * sizeof(int32_t) + 1);
-    if (!parent || !owner) {
-        free(parent);
-        free(owner);
-        return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
-    }
-    for (int32_t i = 0; i < nn; ++i) parent[i] = i;
-    for (int32_t t = 0; t < g->num_tensors; ++t) owner[t] = -1;
-    for (int32_t i = 0; i < nn; ++i) {
-        const hipdnnSdkNode* n = &g->nodes[i];
-        for (int p = 0; p < 2 * HIPDNN_MAX_PORTS; ++p) {
-            int64_t uid = p < HIPDNN_MAX_PORTS ? n->inputs[p] : n->outputs[p - HIPDNN_MAX_PORTS];
-            if (uid == HIPDNN_NO_TENSOR) continue;
-            int32_t t = index_of(g, uid);
-            if (owner[t] < 0) owner[t] = i;
-            else parent[find_root(parent, i)] = find_root(parent, owner[t]);
-        }
-    }
-    hipdnnStatus_t st = HIPDNN_STATUS_SUCCESS;
-    for (int32_t i = 1; i < nn; ++i) {
-        if (find_root(parent, i) != find_root(parent, 0)) {
-            char a[160], b[160];
-            st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
-                            "graph '%s': not connected: %s and %s share no path of tensors; "
-                            "build separate graphs",
-                            g->name, hipdnnNodeLabel(&g->nodes[0], a, sizeof(a)),
-                            hipdnnNodeLabel(&g->nodes[i], b, sizeof(b)));
-            break;
-        }
-    }
-    /* A tensor that no node touches (possible in deserialized bytes) is an error too. */
-    for (int32_t t = 0; !st && t < g->num_tensors; ++t)
-        if (owner[t] < 0)
-            st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "graph '%s': tensor '%s' (uid %lld) is not "
-                            "used by any node", g->name, g->tensors[t].name,
-                            (long long)g->tensors[t].uid);
-    free(parent);
-    free(owner);
-    return st;
-}
+/* ---- checks ---------------------------------------------------------------------------- */
 
 /* What every tensor must satisfy before any op reads its dims: given dims and strides are
- * positive (strides all unset or all set) and the element count cannot overflow. */
+ * positive (strides all unset or all set) and the element count stays within 2^40. */
 static hipdnnStatus_t check_tensor(const hipdnnSdkGraph* g, const hipdnnSdkTensor* t) {
     if (t->ndim < 0 || t->ndim > HIPDNN_MAX_DIMS)
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "graph '%s': tensor '%s' (uid %lld) has rank "
@@ -205,68 +59,280 @@ static hipdnnStatus_t check_tensor(const hipdnnSdkGraph* g, const hipdnnSdkTenso
                               "%d is %lld with stride %lld; dims must be positive and strides "
                               "positive (or all unset)", g->name, t->name, (long long)t->uid,
                               (int)k, (long long)t->dims[k], (long long)t->strides[k]);
-        if (t->dims[k] > (INT64_C(1) << 40) / count)
+        if (t->dims[k] > (INT64_C(1) << 40) / count ||
+            (strides_set && t->strides[k] > (INT64_C(1) << 40)))
             return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "graph '%s': tensor '%s' (uid %lld) has "
-                              "more than 2^40 elements", g->name, t->name, (long long)t->uid);
+                              "more than 2^40 elements or a stride over 2^40", g->name, t->name,
+                              (long long)t->uid);
         count *= t->dims[k];
     }
-    if (t->data_type != HIPDNN_DATA_NOT_SET && hipdnnSdkDataTypeSize(t->data_type) == 0)
+    if (!hipdnnSdkEnumValid(HIPDNN_TYPE_DATA_TYPE, t->data_type))
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "graph '%s': tensor '%s' (uid %lld) has "
                           "unknown data type %d", g->name, t->name, (long long)t->uid,
                           (int)t->data_type);
     return HIPDNN_STATUS_SUCCESS;
 }
 
+/* Each node's ports and parameters against its op's table entry; records producers. */
+static hipdnnStatus_t check_node(const hipdnnSdkGraph* g, const uid_map* m, int32_t i,
+                                 int32_t* producer) {
+    const hipdnnSdkNode* n = &g->nodes[i];
+    const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
+    char label[160];
+    if (!info)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "graph '%s': node %d ('%s') has unknown op "
+                          "kind %d", g->name, (int)i, n->name, (int)n->kind);
+    hipdnnSdkNodeLabel(n, label, sizeof(label));
+    if (!hipdnnSdkEnumValid(HIPDNN_TYPE_DATA_TYPE, n->compute_type))
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: unknown compute type %d", label,
+                          (int)n->compute_type);
+    for (int a = 0; a < info->num_attrs; ++a) {
+        const hipdnnOpAttrInfo_ext_t* ai = &info->attrs[a];
+        const hipdnnSdkAttrValue* v = &n->attrs[a];
+        if (v->count < 0 || v->count > ai->max_count)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: %s has %d values; at most %d", label,
+                              ai->name, (int)v->count, (int)ai->max_count);
+        for (int k = 0; k < v->count; ++k) {
+            bool ok = true;
+            switch (ai->kind) {
+            case HIPDNN_OP_ATTR_DOUBLE: ok = v->d == v->d; break; /* not NaN */
+            case HIPDNN_OP_ATTR_ENUM: ok = hipdnnSdkEnumValid(ai->type, v->i[k]); break;
+            case HIPDNN_OP_ATTR_BOOLEAN: ok = v->i[k] == 0 || v->i[k] == 1; break;
+            default: ok = v->i[k] >= ai->min_value && v->i[k] <= ai->max_value; break;
+            }
+            if (!ok)
+                return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: %s value %lld is out of range",
+                                  label, ai->name,
+                                  (long long)(ai->kind == HIPDNN_OP_ATTR_DOUBLE ? 0 : v->i[k]));
+        }
+    }
+    for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
+        int64_t uid = n->inputs[p];
+        if (uid == HIPDNN_NO_TENSOR) {
+            if (p < info->num_inputs && !info->inputs[p].is_optional)
+                return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: input '%s' is not set", label,
+                                  info->inputs[p].name);
+            continue;
+        }
+        if (p >= info->num_inputs)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: input port %d is not used by this op",
+                              label, p);
+        if (map_find(m, uid) < 0)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: input '%s' refers to uid %lld, "
+                              "which is not a tensor of the graph", label, info->inputs[p].name,
+                              (long long)uid);
+    }
+    for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
+        int64_t uid = n->outputs[p];
+        if (uid == HIPDNN_NO_TENSOR) {
+            if (p < info->num_outputs && !info->outputs[p].is_optional)
+                return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: output '%s' is not set", label,
+                                  info->outputs[p].name);
+            continue;
+        }
+        if (p >= info->num_outputs)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: output port %d is not used by this op",
+                              label, p);
+        int32_t t = map_find(m, uid);
+        if (t < 0)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: output '%s' refers to uid %lld, "
+                              "which is not a tensor of the graph", label, info->outputs[p].name,
+                              (long long)uid);
+        if (g->tensors[t].is_by_value)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: output '%s' (tensor '%s') is "
+                              "pass-by-value; only inputs can be", label, info->outputs[p].name,
+                              g->tensors[t].name);
+        if (producer[t] >= 0) {
+            char other[160];
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                              "tensor '%s' (uid %lld) is produced by both %s and %s",
+                              g->tensors[t].name, (long long)uid,
+                              hipdnnSdkNodeLabel(&g->nodes[producer[t]], other, sizeof(other)),
+                              label);
+        }
+        producer[t] = i;
+    }
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static int32_t find_root(int32_t* parent, int32_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+}
+
+typedef struct {
+    uid_map map;
+    int32_t* producer;  /* per tensor: node index or -1 */
+    int32_t* uses;      /* per tensor: input ports reading it */
+    int32_t* first_use; /* CSR over tensors: consumers of tensor t are use_node[first_use[t] ..] */
+    int32_t* use_node;
+    int32_t* pending;   /* per node: inputs not yet produced */
+    int32_t* order;     /* sorted node indices */
+    int32_t* parent;    /* union-find over nodes */
+} scratch;
+
+static void scratch_free(scratch* s) {
+    free(s->map.slot);
+    free(s->producer);
+    free(s->uses);
+    free(s->first_use);
+    free(s->use_node);
+    free(s->pending);
+    free(s->order);
+    free(s->parent);
+}
+
+static hipdnnStatus_t scratch_alloc(scratch* s, const hipdnnSdkGraph* g) {
+    size_t nt = (size_t)g->num_tensors + 1, nn = (size_t)g->num_nodes + 1;
+    size_t nports = nn * HIPDNN_MAX_PORTS;
+    int32_t cap = 16;
+    while (cap < 2 * g->num_tensors + 2) cap *= 2;
+    s->map.cap = cap;
+    s->map.g = g;
+    s->map.slot = malloc((size_t)cap * sizeof(int32_t));
+    s->producer = malloc(nt * sizeof(int32_t));
+    s->uses = calloc(nt, sizeof(int32_t));
+    s->first_use = calloc(nt + 1, sizeof(int32_t));
+    s->use_node = malloc(nports * sizeof(int32_t));
+    s->pending = calloc(nn, sizeof(int32_t));
+    s->order = malloc(nn * sizeof(int32_t));
+    s->parent = malloc(nn * sizeof(int32_t));
+    if (!s->map.slot || !s->producer || !s->uses || !s->first_use || !s->use_node ||
+        !s->pending || !s->order || !s->parent)
+        return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory validating graph '%s'",
+                          g->name);
+    memset(s->map.slot, 0xff, (size_t)cap * sizeof(int32_t));
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+/* Kahn's algorithm over producer -> consumer edges; on success g->nodes is in order. */
+static hipdnnStatus_t sort_nodes(hipdnnSdkGraph* g, scratch* s) {
+    int32_t nn = g->num_nodes, nt = g->num_tensors;
+    /* Consumers per tensor (CSR), and per node the inputs some node produces. */
+    for (int32_t i = 0; i < nn; ++i)
+        for (int p = 0; p < HIPDNN_MAX_PORTS; ++p)
+            if (g->nodes[i].inputs[p] != HIPDNN_NO_TENSOR)
+                ++s->uses[map_find(&s->map, g->nodes[i].inputs[p])];
+    for (int32_t t = 0; t < nt; ++t) s->first_use[t + 1] = s->first_use[t] + s->uses[t];
+    int32_t* cursor = malloc(((size_t)nt + 1) * sizeof(int32_t));
+    if (!cursor) return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory sorting the graph");
+    memcpy(cursor, s->first_use, ((size_t)nt + 1) * sizeof(int32_t));
+    for (int32_t i = 0; i < nn; ++i)
+        for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
+            if (g->nodes[i].inputs[p] == HIPDNN_NO_TENSOR) continue;
+            int32_t t = map_find(&s->map, g->nodes[i].inputs[p]);
+            s->use_node[cursor[t]++] = i;
+            if (s->producer[t] >= 0) ++s->pending[i];
+        }
+    free(cursor);
+    int32_t head = 0, tail = 0;
+    for (int32_t i = 0; i < nn; ++i)
+        if (s->pending[i] == 0) s->order[tail++] = i;
+    while (head < tail) {
+        const hipdnnSdkNode* n = &g->nodes[s->order[head++]];
+        for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
+            if (n->outputs[p] == HIPDNN_NO_TENSOR) continue;
+            int32_t t = map_find(&s->map, n->outputs[p]);
+            for (int32_t u = s->first_use[t]; u < s->first_use[t + 1]; ++u)
+                if (--s->pending[s->use_node[u]] == 0) s->order[tail++] = s->use_node[u];
+        }
+    }
+    if (tail < nn) {
+        int32_t stuck = 0;
+        while (s->pending[stuck] == 0) ++stuck;
+        char label[160];
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                          "graph '%s': cycle: %s depends (through its inputs) on its own output",
+                          g->name, hipdnnSdkNodeLabel(&g->nodes[stuck], label, sizeof(label)));
+    }
+    hipdnnSdkNode* sorted = malloc((size_t)nn * sizeof(hipdnnSdkNode));
+    if (!sorted) return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory sorting the graph");
+    for (int32_t i = 0; i < nn; ++i) sorted[i] = g->nodes[s->order[i]];
+    memcpy(g->nodes, sorted, (size_t)nn * sizeof(hipdnnSdkNode));
+    free(sorted);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t check_connected(const hipdnnSdkGraph* g, scratch* s) {
+    int32_t nn = g->num_nodes;
+    int32_t* owner = s->producer; /* reused: first node touching each tensor */
+    for (int32_t i = 0; i < nn; ++i) s->parent[i] = i;
+    for (int32_t t = 0; t < g->num_tensors; ++t) owner[t] = -1;
+    for (int32_t i = 0; i < nn; ++i) {
+        const hipdnnSdkNode* n = &g->nodes[i];
+        for (int p = 0; p < 2 * HIPDNN_MAX_PORTS; ++p) {
+            int64_t uid = p < HIPDNN_MAX_PORTS ? n->inputs[p] : n->outputs[p - HIPDNN_MAX_PORTS];
+            if (uid == HIPDNN_NO_TENSOR) continue;
+            int32_t t = map_find(&s->map, uid);
+            if (owner[t] < 0) owner[t] = i;
+            else s->parent[find_root(s->parent, i)] = find_root(s->parent, owner[t]);
+        }
+    }
+    for (int32_t i = 1; i < nn; ++i)
+        if (find_root(s->parent, i) != find_root(s->parent, 0)) {
+            char a[160], b[160];
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                              "graph '%s': not connected: %s and %s share no path of tensors; "
+                              "build separate graphs",
+                              g->name, hipdnnSdkNodeLabel(&g->nodes[0], a, sizeof(a)),
+                              hipdnnSdkNodeLabel(&g->nodes[i], b, sizeof(b)));
+        }
+    /* A tensor that no node touches (possible in deserialized bytes) is an error too. */
+    for (int32_t t = 0; t < g->num_tensors; ++t)
+        if (owner[t] < 0)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "graph '%s': tensor '%s' (uid %lld) is "
+                              "not used by any node", g->name, g->tensors[t].name,
+                              (long long)g->tensors[t].uid);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t validate(hipdnnSdkGraph* g, scratch* s) {
+    hipdnnStatus_t st;
+    for (int32_t i = 0; i < g->num_tensors; ++i) {
+        if ((st = check_tensor(g, &g->tensors[i]))) return st;
+        int32_t other = map_insert(&s->map, i);
+        if (other >= 0)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                              "graph '%s': tensors '%s' and '%s' share uid %lld; uids must be "
+                              "unique", g->name, g->tensors[other].name, g->tensors[i].name,
+                              (long long)g->tensors[i].uid);
+        s->producer[i] = -1;
+    }
+    for (int32_t i = 0; i < g->num_nodes; ++i)
+        if ((st = check_node(g, &s->map, i, s->producer))) return st;
+    for (int32_t t = 0; t < g->num_tensors; ++t) {
+        const hipdnnSdkTensor* tt = &g->tensors[t];
+        if (s->producer[t] < 0 && tt->is_virtual)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                              "tensor '%s' (uid %lld) is virtual but no node produces it; an "
+                              "input must be supplied (non-virtual)", tt->name, (long long)tt->uid);
+    }
+    if ((st = sort_nodes(g, s))) return st;
+    /* A virtual output nobody reads would be computed and thrown away. */
+    for (int32_t t = 0; t < g->num_tensors; ++t) {
+        const hipdnnSdkTensor* tt = &g->tensors[t];
+        if (tt->is_virtual && s->uses[t] == 0) {
+            char label[160] = "?";
+            for (int32_t i = 0; i < g->num_nodes; ++i)
+                for (int p = 0; p < HIPDNN_MAX_PORTS; ++p)
+                    if (g->nodes[i].outputs[p] == tt->uid)
+                        hipdnnSdkNodeLabel(&g->nodes[i], label, sizeof(label));
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                              "tensor '%s' (uid %lld), output of %s, is virtual and never used; "
+                              "mark it as an output (non-virtual)", tt->name, (long long)tt->uid,
+                              label);
+        }
+    }
+    return check_connected(g, s);
+}
+
 hipdnnStatus_t hipdnnValidateGraph(hipdnnSdkGraph* g) {
     if (g->num_nodes == 0)
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "graph '%s' has no nodes", g->name);
-    for (int32_t i = 0; i < g->num_tensors; ++i) {
-        hipdnnStatus_t st = check_tensor(g, &g->tensors[i]);
-        if (st) return st;
-    }
-    for (int32_t i = 0; i < g->num_tensors; ++i)
-        for (int32_t k = 0; k < i; ++k)
-            if (g->tensors[k].uid == g->tensors[i].uid)
-                return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
-                                  "graph '%s': tensors '%s' and '%s' share uid %lld; uids must be "
-                                  "unique",
-                                  g->name, g->tensors[k].name, g->tensors[i].name,
-                                  (long long)g->tensors[i].uid);
-    int32_t* producer = malloc((size_t)g->num_tensors * sizeof(int32_t) + 1);
-    if (!producer) return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
-    for (int32_t t = 0; t < g->num_tensors; ++t) producer[t] = -1;
-    hipdnnStatus_t st = check_ports(g, producer);
-    if (!st) {
-        for (int32_t t = 0; t < g->num_tensors && !st; ++t) {
-            const hipdnnSdkTensor* tt = &g->tensors[t];
-            if (producer[t] < 0 && tt->is_virtual)
-                st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
-                                "tensor '%s' (uid %lld) is virtual but no node produces it; an "
-                                "input must be supplied (non-virtual)",
-                                tt->name, (long long)tt->uid);
-        }
-    }
-    if (!st) {
-        /* A virtual output nobody reads would be computed and thrown away. */
-        for (int32_t t = 0; t < g->num_tensors && !st; ++t) {
-            const hipdnnSdkTensor* tt = &g->tensors[t];
-            if (!tt->is_virtual || producer[t] < 0) continue;
-            bool used = false;
-            for (int32_t i = 0; i < g->num_nodes && !used; ++i)
-                for (int p = 0; p < HIPDNN_MAX_PORTS; ++p)
-                    if (g->nodes[i].inputs[p] == tt->uid) used = true;
-            if (!used) {
-                char label[160];
-                st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
-                                "tensor '%s' (uid %lld), output of %s, is virtual and never used; "
-                                "mark it as an output (non-virtual)",
-                                tt->name, (long long)tt->uid,
-                                hipdnnNodeLabel(&g->nodes[producer[t]], label, sizeof(label)));
-            }
-        }
-    }
-    if (!st) st = sort_nodes(g, producer);
-    if (!st) st = check_connected(g);
-    free(producer);
+    scratch s;
+    memset(&s, 0, sizeof(s));
+    hipdnnStatus_t st = scratch_alloc(&s, g);
+    if (!st) st = validate(g, &s);
+    scratch_free(&s);
     return st;
 }

@@ -22,7 +22,7 @@ const char* hd_descriptor_type_name(int type) {
         return "OPERATION_CONVOLUTION_FORWARD";
     case HIPDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR: return "OPERATION_MATMUL";
     case HIPDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR: return "OPERATION_POINTWISE";
-    case HIPDNN_BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR:
+    case HIPDNN_BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR_EXT:
         return "OPERATION_BATCHNORM_INFERENCE";
     case HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR: return "OPERATIONGRAPH";
     case HIPDNN_BACKEND_ENGINEHEUR_DESCRIPTOR: return "ENGINEHEUR";
@@ -47,12 +47,12 @@ static int returned_descriptor_type(int attr) {
     case HIPDNN_ATTR_OPERATION_POINTWISE_XDESC:
     case HIPDNN_ATTR_OPERATION_POINTWISE_BDESC:
     case HIPDNN_ATTR_OPERATION_POINTWISE_YDESC:
-    case HIPDNN_ATTR_OPERATION_BN_INFERENCE_X:
-    case HIPDNN_ATTR_OPERATION_BN_INFERENCE_MEAN:
-    case HIPDNN_ATTR_OPERATION_BN_INFERENCE_INV_VARIANCE:
-    case HIPDNN_ATTR_OPERATION_BN_INFERENCE_SCALE:
-    case HIPDNN_ATTR_OPERATION_BN_INFERENCE_BIAS:
-    case HIPDNN_ATTR_OPERATION_BN_INFERENCE_Y:
+    case HIPDNN_ATTR_OPERATION_BN_INFERENCE_X_EXT:
+    case HIPDNN_ATTR_OPERATION_BN_INFERENCE_MEAN_EXT:
+    case HIPDNN_ATTR_OPERATION_BN_INFERENCE_INV_VARIANCE_EXT:
+    case HIPDNN_ATTR_OPERATION_BN_INFERENCE_SCALE_EXT:
+    case HIPDNN_ATTR_OPERATION_BN_INFERENCE_BIAS_EXT:
+    case HIPDNN_ATTR_OPERATION_BN_INFERENCE_Y_EXT:
     case HIPDNN_ATTR_OPERATIONGRAPH_TENSORS_EXT:
         return HIPDNN_BACKEND_TENSOR_DESCRIPTOR;
     case HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH:
@@ -79,17 +79,17 @@ static size_t value_size(int type) {
     case HIPDNN_TYPE_BACKEND_DESCRIPTOR: return sizeof(hipdnnBackendDescriptor_t);
     case HIPDNN_TYPE_VOID_PTR: return sizeof(void*);
     case HIPDNN_TYPE_HANDLE: return sizeof(hipdnnHandle_t);
-    case HIPDNN_TYPE_POINTWISE_MODE: return sizeof(hipdnnPointwiseMode_t);
-    case HIPDNN_TYPE_CONVOLUTION_MODE: return sizeof(hipdnnConvolutionMode_t);
+    case HIPDNN_TYPE_POINTWISE_MODE_EXT: return sizeof(hipdnnPointwiseMode_t);
+    case HIPDNN_TYPE_CONVOLUTION_MODE_EXT: return sizeof(hipdnnConvolutionMode_t);
     case HIPDNN_TYPE_HEUR_MODE: return sizeof(hipdnnBackendHeurMode_t);
-    case HIPDNN_TYPE_UINT8: return sizeof(uint8_t);
+    case HIPDNN_TYPE_UINT8_EXT: return sizeof(uint8_t);
     default: return 0;
     }
 }
 
 static int is_enum_type(int type) {
-    return type == HIPDNN_TYPE_DATA_TYPE || type == HIPDNN_TYPE_POINTWISE_MODE ||
-           type == HIPDNN_TYPE_CONVOLUTION_MODE || type == HIPDNN_TYPE_HEUR_MODE;
+    return type == HIPDNN_TYPE_DATA_TYPE || type == HIPDNN_TYPE_POINTWISE_MODE_EXT ||
+           type == HIPDNN_TYPE_CONVOLUTION_MODE_EXT || type == HIPDNN_TYPE_HEUR_MODE;
 }
 
 /* ---- lifetime ------------------------------------------------------------------- */
@@ -269,7 +269,7 @@ static int convert_item(hd_state* st, hd_Descriptor* self, int type, PyObject* i
         *(void**)dst = p;
         return 0;
     }
-    case HIPDNN_TYPE_UINT8: {
+    case HIPDNN_TYPE_UINT8_EXT: {
         long v = PyLong_AsLong(item);
         if (v == -1 && PyErr_Occurred()) return -1;
         if (v < 0 || v > 255) {
@@ -327,7 +327,7 @@ static PyObject* descriptor_set(PyObject* op, PyObject* args, PyObject* kwargs) 
         }
         return call_set(st, self, attr, type, (int64_t)n, text, ctx);
     }
-    if (type == HIPDNN_TYPE_UINT8 && PyObject_CheckBuffer(value)) {
+    if (type == HIPDNN_TYPE_UINT8_EXT && PyObject_CheckBuffer(value)) {
         Py_buffer view;
         if (PyObject_GetBuffer(value, &view, PyBUF_SIMPLE) < 0) return NULL;
         PyObject* r = call_set(st, self, attr, type, (int64_t)view.len, view.buf, ctx);
@@ -363,7 +363,7 @@ static PyObject* values_to_python(hd_state* st, hd_Descriptor* self, int attr, i
                                   unsigned char* buf, int64_t n) {
     if (type == HIPDNN_TYPE_CHAR)
         return PyUnicode_DecodeUTF8((const char*)buf, (Py_ssize_t)n, "replace");
-    if (type == HIPDNN_TYPE_UINT8) return PyBytes_FromStringAndSize((const char*)buf, n);
+    if (type == HIPDNN_TYPE_UINT8_EXT) return PyBytes_FromStringAndSize((const char*)buf, n);
     PyObject* list = PyList_New((Py_ssize_t)n);
     if (!list) return NULL;
     size_t size = value_size(type);
@@ -514,11 +514,11 @@ static PyObject* descriptor_repr(PyObject* op) {
 static PyMethodDef descriptor_methods[] = {
     {"set", (PyCFunction)(void (*)(void))descriptor_set, METH_VARARGS | METH_KEYWORDS,
      "set(attr, type, values)\n--\n\nSets an attribute. `values` is one value or a list; "
-     "a str for TYPE_CHAR, bytes for TYPE_UINT8, Descriptor objects for "
+     "a str for TYPE_CHAR, bytes for TYPE_UINT8_EXT, Descriptor objects for "
      "TYPE_BACKEND_DESCRIPTOR, a Handle for TYPE_HANDLE."},
     {"get", (PyCFunction)(void (*)(void))descriptor_get, METH_VARARGS | METH_KEYWORDS,
      "get(attr, type, count=None)\n--\n\nReads an attribute: a list of values, a str for "
-     "TYPE_CHAR, bytes for TYPE_UINT8. Returned descriptors are new and owned by Python. "
+     "TYPE_CHAR, bytes for TYPE_UINT8_EXT. Returned descriptors are new and owned by Python. "
      "count=None reads all."},
     {"finalize", descriptor_finalize, METH_NOARGS,
      "finalize()\n--\n\nChecks the descriptor and makes it immutable."},

@@ -27,7 +27,7 @@ PyObject* hd_raise_status(hd_state* st, hipdnnStatus_t status, const char* conte
     /* The message is thread-local and a log callback may call hipdnn again: take the
      * message first, deliver queued log messages afterwards. */
     char saved[1024];
-    const char* last = hipdnnGetLastErrorString();
+    const char* last = hipdnnPeekLastErrorString_ext();
     snprintf(saved, sizeof(saved), "%s", last ? last : "");
     hd_log_flush(st);
 

@@ -24,13 +24,81 @@ char* dup_string(const flatbuffers::String* s) {
     return out;
 }
 
-// Copies a [long] vector of at most `max` entries; false if longer.
+// Copies a [long] vector of at most `max` entries; false if longer.  memcpy, since the
+// verifier does not check that the elements are 8-byte aligned.
 bool copy_longs(const flatbuffers::Vector<int64_t>* v, int64_t* out, int32_t max,
                 int32_t* n) {
     int32_t count = v ? static_cast<int32_t>(v->size()) : 0;
     if (v && v->size() > static_cast<uint32_t>(max)) return false;
-    for (int32_t i = 0; i < count; ++i) out[i] = v->Get(i);
+    if (count) std::memcpy(out, v->Data(), static_cast<size_t>(count) * sizeof(int64_t));
     if (n) *n = count;
+    return true;
+}
+
+// Field index -> vtable offset, as flatc numbers the fields of a table.
+flatbuffers::voffset_t field(int index) {
+    return static_cast<flatbuffers::voffset_t>(4 + 2 * index);
+}
+
+// One node's op table (see graph.fbs): ports, then parameters, by field index.
+flatbuffers::Offset<void> encode_op(flatbuffers::FlatBufferBuilder& b, const hipdnnSdkNode& n,
+                                    const hipdnnSdkOpInfo& info) {
+    flatbuffers::Offset<flatbuffers::Vector<int64_t>> lists[HIPDNN_MAX_OP_ATTRS];
+    for (int a = 0; a < info.num_attrs; ++a)
+        if (info.attrs[a].kind == HIPDNN_OP_ATTR_INT64_LIST && n.attrs[a].count > 0)
+            lists[a] = b.CreateVector(n.attrs[a].i, static_cast<size_t>(n.attrs[a].count));
+    auto start = b.StartTable();
+    int f = 0;
+    for (int p = 0; p < info.num_inputs; ++p, ++f)
+        if (n.inputs[p] != HIPDNN_NO_TENSOR) b.AddElement<int64_t>(field(f), n.inputs[p]);
+    for (int p = 0; p < info.num_outputs; ++p, ++f)
+        if (n.outputs[p] != HIPDNN_NO_TENSOR) b.AddElement<int64_t>(field(f), n.outputs[p]);
+    for (int a = 0; a < info.num_attrs; ++a, ++f) {
+        const hipdnnSdkAttrValue& v = n.attrs[a];
+        // Scalars are always written (their value is the default when unset); a list only
+        // when set, since an unset list takes its length from the tensors.
+        switch (info.attrs[a].kind) {
+        case HIPDNN_OP_ATTR_INT64_LIST:
+            if (v.count > 0) b.AddOffset(field(f), lists[a]);
+            break;
+        case HIPDNN_OP_ATTR_DOUBLE: b.AddElement<double>(field(f), v.d); break;
+        case HIPDNN_OP_ATTR_BOOLEAN: b.AddElement<uint8_t>(field(f), v.i[0] != 0); break;
+        default: b.AddElement<int64_t>(field(f), v.i[0]); break;
+        }
+    }
+    return flatbuffers::Offset<void>(b.EndTable(start));
+}
+
+// The reverse, on a table the generated verifier has checked against its schema type.
+bool decode_op(const flatbuffers::Table* t, const hipdnnSdkOpInfo& info, hipdnnSdkNode& n) {
+    int f = 0;
+    for (int p = 0; p < info.num_inputs; ++p, ++f)
+        n.inputs[p] = t->GetField<int64_t>(field(f), HIPDNN_NO_TENSOR);
+    for (int p = 0; p < info.num_outputs; ++p, ++f)
+        n.outputs[p] = t->GetField<int64_t>(field(f), HIPDNN_NO_TENSOR);
+    for (int a = 0; a < info.num_attrs; ++a, ++f) {
+        hipdnnSdkAttrValue& v = n.attrs[a];
+        if (!t->CheckField(field(f))) continue;
+        switch (info.attrs[a].kind) {
+        case HIPDNN_OP_ATTR_INT64_LIST: {
+            auto* vec = t->GetPointer<const flatbuffers::Vector<int64_t>*>(field(f));
+            if (!copy_longs(vec, v.i, info.attrs[a].max_count, &v.count)) return false;
+            break;
+        }
+        case HIPDNN_OP_ATTR_DOUBLE:
+            v.d = t->GetField<double>(field(f), 0.0);
+            v.count = 1;
+            break;
+        case HIPDNN_OP_ATTR_BOOLEAN:
+            v.i[0] = t->GetField<uint8_t>(field(f), 0) != 0;
+            v.count = 1;
+            break;
+        default:
+            v.i[0] = t->GetField<int64_t>(field(f), 0);
+            v.count = 1;
+            break;
+        }
+    }
     return true;
 }
 
@@ -53,7 +121,7 @@ extern "C" int hipdnnSdkGraphEncode(const hipdnnSdkGraph* g, uint8_t** data, siz
             auto name = b.CreateString(t.name ? t.name : "");
             auto dims = b.CreateVector(t.dims, static_cast<size_t>(t.ndim));
             auto strides = b.CreateVector(t.strides, static_cast<size_t>(t.ndim));
-            size_t vsize = t.is_by_value ? hipdnnSdkDataTypeSize(t.data_type) : 0;
+            size_t vsize = t.is_by_value && t.has_value ? hipdnnSdkDataTypeSize(t.data_type) : 0;
             auto value = b.CreateVector(t.value, vsize);
             tensors.push_back(fb::CreateTensor(b, t.uid, name, t.data_type, dims, strides,
                                                t.is_virtual, t.is_by_value, value));
@@ -62,24 +130,17 @@ extern "C" int hipdnnSdkGraphEncode(const hipdnnSdkGraph* g, uint8_t** data, siz
         for (int32_t i = 0; i < g->num_nodes; ++i) {
             const hipdnnSdkNode& n = g->nodes[i];
             const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n.kind);
-            size_t nin = info ? static_cast<size_t>(info->num_inputs) : 0;
-            size_t nout = info ? static_cast<size_t>(info->num_outputs) : 0;
-            size_t ns = static_cast<size_t>(n.num_spatial);
+            if (!info) return -1;  // validated graphs only hold known ops
             auto name = b.CreateString(n.name ? n.name : "");
-            auto inputs = b.CreateVector(n.inputs, nin);
-            auto outputs = b.CreateVector(n.outputs, nout);
-            auto pre = b.CreateVector(n.pre_padding, ns);
-            auto post = b.CreateVector(n.post_padding, ns);
-            auto stride = b.CreateVector(n.stride, ns);
-            auto dil = b.CreateVector(n.dilation, ns);
-            nodes.push_back(fb::CreateNode(b, n.kind, name, n.compute_type, inputs, outputs,
-                                           n.mode, n.conv_mode, pre, post, stride, dil,
-                                           n.lower_clip, n.upper_clip, n.lower_clip_slope));
+            auto op = encode_op(b, n, *info);
+            nodes.push_back(fb::CreateNode(b, name, n.compute_type,
+                                           static_cast<fb::Op>(n.kind), op));
         }
         auto name = b.CreateString(g->name ? g->name : "");
         auto tv = b.CreateVector(tensors);
         auto nv = b.CreateVector(nodes);
-        b.Finish(fb::CreateGraph(b, name, tv, nv), fb::GraphIdentifier());
+        b.Finish(fb::CreateGraph(b, name, tv, nv, HIPDNN_GRAPH_FORMAT_VERSION),
+                 fb::GraphIdentifier());
         return finish(b, data, size);
     } catch (const std::bad_alloc&) {
         return -1;
@@ -91,6 +152,33 @@ extern "C" hipdnnSdkGraph* hipdnnSdkGraphDecode(const uint8_t* data, size_t size
     if (!data || size == 0) {
         hipdnnSdkFormat(err, err_len, "graph bytes: empty buffer");
         return nullptr;
+    }
+    {
+        // The version first, from the root table alone, so that bytes of another format
+        // are refused by name rather than as corrupt.
+        flatbuffers::Verifier head(data, size);
+        uint32_t root_off = 0;
+        if (size >= 8) std::memcpy(&root_off, data, sizeof(root_off));
+        const flatbuffers::Table* root = nullptr;
+        if (size >= 8 && flatbuffers::BufferHasIdentifier(data, fb::GraphIdentifier()) &&
+            root_off % 4 == 0 && root_off <= size - 4)
+            root = reinterpret_cast<const flatbuffers::Table*>(data + root_off);
+        if (!root || !root->VerifyTableStart(head) ||
+            !root->VerifyField<uint32_t>(head, fb::Graph::VT_FORMAT_VERSION, 4)) {
+            hipdnnSdkFormat(err, err_len,
+                            "graph bytes: %zu bytes fail FlatBuffers verification (truncated, "
+                            "corrupted or not a hipdnn graph)",
+                            size);
+            return nullptr;
+        }
+        uint32_t version = root->GetField<uint32_t>(fb::Graph::VT_FORMAT_VERSION, 1);
+        if (version != HIPDNN_GRAPH_FORMAT_VERSION) {
+            hipdnnSdkFormat(err, err_len,
+                            "graph bytes: format version %u, but this hipdnn reads version %d "
+                            "only; serialize the graph again with this version",
+                            version, HIPDNN_GRAPH_FORMAT_VERSION);
+            return nullptr;
+        }
     }
     flatbuffers::Verifier verifier(data, size);
     if (!fb::VerifyGraphBuffer(verifier)) {
@@ -130,6 +218,7 @@ extern "C" hipdnnSdkGraph* hipdnnSdkGraphDecode(const uint8_t* data, size_t size
             t.ndim = nd;
             t.is_virtual = ft->is_virtual();
             t.is_by_value = ft->is_by_value();
+            t.has_value = t.is_by_value && ft->value() && ft->value()->size() > 0;
             if (ft->value()) {
                 if (ft->value()->size() > sizeof(t.value)) {
                     hipdnnSdkFormat(err, err_len, "graph bytes: tensor uid %lld value too long",
@@ -148,32 +237,27 @@ extern "C" hipdnnSdkGraph* hipdnnSdkGraphDecode(const uint8_t* data, size_t size
         for (uint32_t i = 0; i < n; ++i) {
             const fb::Node* fn = fg->nodes()->Get(i);
             hipdnnSdkNode& node = g->nodes[i];
-            hipdnnSdkNodeInit(&node, static_cast<hipdnnOpKind_t>(fn->kind()));
+            auto kind = static_cast<hipdnnOpKind_t>(fn->op_type());
+            const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(kind);
+            hipdnnSdkNodeInit(&node, kind);
             node.name = dup_string(fn->name());
             g->num_nodes = static_cast<int32_t>(i + 1);
             if (!node.name) goto oom;
             node.compute_type = static_cast<hipdnnDataType_t>(fn->compute_type());
-            node.mode = fn->mode();
-            node.conv_mode = fn->conv_mode();
-            int32_t np = 0, nq = 0, nst = 0, ndl = 0;
-            if (!copy_longs(fn->inputs(), node.inputs, HIPDNN_MAX_PORTS, nullptr) ||
-                !copy_longs(fn->outputs(), node.outputs, HIPDNN_MAX_PORTS, nullptr) ||
-                !copy_longs(fn->pre_padding(), node.pre_padding, HIPDNN_MAX_SPATIAL, &np) ||
-                !copy_longs(fn->post_padding(), node.post_padding, HIPDNN_MAX_SPATIAL, &nq) ||
-                !copy_longs(fn->stride(), node.stride, HIPDNN_MAX_SPATIAL, &nst) ||
-                !copy_longs(fn->dilation(), node.dilation, HIPDNN_MAX_SPATIAL, &ndl) ||
-                np != nq || np != nst || np != ndl) {
+            if (!info || !fn->op()) {
+                hipdnnSdkFormat(err, err_len, "graph bytes: node %u ('%s') has unknown op kind %d",
+                                i, node.name, static_cast<int>(kind));
+                hipdnnSdkGraphFree(g);
+                return nullptr;
+            }
+            if (!decode_op(static_cast<const flatbuffers::Table*>(fn->op()), *info, node)) {
                 hipdnnSdkFormat(err, err_len,
-                                "graph bytes: node %u ('%s') has too many ports or "
-                                "inconsistent convolution parameters",
+                                "graph bytes: node %u ('%s') has a parameter list longer than "
+                                "its op allows",
                                 i, node.name);
                 hipdnnSdkGraphFree(g);
                 return nullptr;
             }
-            node.num_spatial = np;
-            node.lower_clip = fn->lower_clip();
-            node.upper_clip = fn->upper_clip();
-            node.lower_clip_slope = fn->lower_clip_slope();
         }
     }
     return g;

@@ -13,7 +13,14 @@ void hipdnnSdkNodeInit(hipdnnSdkNode* node, hipdnnOpKind_t kind) {
         node->inputs[i] = HIPDNN_NO_TENSOR;
         node->outputs[i] = HIPDNN_NO_TENSOR;
     }
-    node->upper_clip = INFINITY;
+    const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(kind);
+    for (int32_t a = 0; info && a < info->num_attrs; ++a) {
+        const hipdnnOpAttrInfo_ext_t* ai = &info->attrs[a];
+        if (ai->kind == HIPDNN_OP_ATTR_DOUBLE) node->attrs[a].d = ai->default_value;
+        else
+            for (int k = 0; k < HIPDNN_MAX_ATTR_VALUES; ++k)
+                node->attrs[a].i[k] = (int64_t)ai->default_value;
+    }
 }
 
 const hipdnnSdkTensor* hipdnnSdkGraphFindTensor(const hipdnnSdkGraph* graph, int64_t uid) {

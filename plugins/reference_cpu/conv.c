@@ -29,16 +29,21 @@ bool ref_conv_check(const hipdnnSdkNode* node, const ref_view* x, const ref_view
         return false;
     }
     g.nsp = nd - 2;
-    if (node->num_spatial != 0 && node->num_spatial != g.nsp) {
-        hipdnnSdkFormat(why, len, "%d spatial parameters for %d spatial dims",
-                        node->num_spatial, g.nsp);
+    /* The node's parameters, read here only (the kernels use the geometry). */
+    const hipdnnSdkAttrValue* a = node->attrs;
+    int32_t nparam = a[HIPDNN_CONV_PRE_PADDING].count;
+    for (int k = HIPDNN_CONV_PRE_PADDING; k <= HIPDNN_CONV_DILATION; ++k)
+        if (a[k].count != 0 && a[k].count != g.nsp) nparam = a[k].count;
+    if (nparam != 0 && nparam != g.nsp) {
+        hipdnnSdkFormat(why, len, "%d spatial parameters for %d spatial dims", nparam, g.nsp);
         return false;
     }
-    if (node->conv_mode != HIPDNN_CROSS_CORRELATION && node->conv_mode != HIPDNN_CONVOLUTION) {
-        hipdnnSdkFormat(why, len, "convolution mode %d not supported", node->conv_mode);
+    int64_t conv_mode = a[HIPDNN_CONV_MODE].i[0];
+    if (conv_mode != HIPDNN_CROSS_CORRELATION && conv_mode != HIPDNN_CONVOLUTION) {
+        hipdnnSdkFormat(why, len, "convolution mode %lld not supported", (long long)conv_mode);
         return false;
     }
-    g.flip = node->conv_mode == HIPDNN_CONVOLUTION;
+    g.flip = conv_mode == HIPDNN_CONVOLUTION;
     g.n = x->dims[0];
     g.c = x->dims[1];
     g.k = w->dims[0];
@@ -62,11 +67,11 @@ bool ref_conv_check(const hipdnnSdkNode* node, const ref_view* x, const ref_view
         return false;
     }
     for (int32_t i = 0; i < g.nsp; ++i) {
-        bool given = node->num_spatial != 0;
-        int64_t pre = given ? node->pre_padding[i] : 0;
-        int64_t post = given ? node->post_padding[i] : 0;
-        int64_t s = given ? node->stride[i] : 1;
-        int64_t d = given ? node->dilation[i] : 1;
+        /* Unset values hold their defaults (0, 0, 1, 1). */
+        int64_t pre = a[HIPDNN_CONV_PRE_PADDING].i[i];
+        int64_t post = a[HIPDNN_CONV_POST_PADDING].i[i];
+        int64_t s = a[HIPDNN_CONV_STRIDE].i[i];
+        int64_t d = a[HIPDNN_CONV_DILATION].i[i];
         if (!param_ok(pre, 0) || !param_ok(post, 0) || !param_ok(s, 1) || !param_ok(d, 1)) {
             hipdnnSdkFormat(why, len,
                             "spatial dim %d: padding %lld/%lld, stride %lld, dilation %lld "

@@ -75,7 +75,7 @@ hipdnnPluginStatus_t ref_plan_create(hipdnnSdkGraph* g, ref_plan** out) {
         const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(g->nodes[i].kind);
         int nin = info ? info->num_inputs : 0;
         if (g->nodes[i].kind == HIPDNN_OP_POINTWISE)
-            nin = hipdnnSdkPointwiseArity((hipdnnPointwiseMode_t)g->nodes[i].mode);
+            nin = hipdnnSdkPointwiseArity(hipdnnSdkNodeMode(&g->nodes[i]));
         for (int k = 0; k < nin && k < HIPDNN_MAX_PORTS; ++k) mark_used(p, g->nodes[i].inputs[k]);
         mark_used(p, g->nodes[i].outputs[0]);
     }
@@ -146,7 +146,7 @@ static hipdnnPluginStatus_t run_node(const ref_plan* p, const hipdnnSdkNode* n,
     const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
     int nin = info ? info->num_inputs : 0;
     if (n->kind == HIPDNN_OP_POINTWISE)
-        nin = hipdnnSdkPointwiseArity((hipdnnPointwiseMode_t)n->mode);
+        nin = hipdnnSdkPointwiseArity(hipdnnSdkNodeMode(n));
     for (int k = 0; k < nin && k < HIPDNN_MAX_PORTS; ++k) view_of(p, ptrs, n->inputs[k], &in[k]);
     view_of(p, ptrs, n->outputs[0], &y);
     switch (n->kind) {

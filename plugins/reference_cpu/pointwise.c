@@ -20,11 +20,11 @@ static const double k_sqrt1_2 = 0.70710678118654752440; /* 1 / sqrt(2) */
 
 bool ref_pointwise_check(const hipdnnSdkNode* node, const ref_view* x, const ref_view* b,
                          const ref_view* y, char* why, size_t len) {
-    hipdnnPointwiseMode_t mode = (hipdnnPointwiseMode_t)node->mode;
+    hipdnnPointwiseMode_t mode = hipdnnSdkNodeMode(node);
     int arity = hipdnnSdkPointwiseArity(mode);
     ref_view bv;
     if (arity == 0) {
-        hipdnnSdkFormat(why, len, "pointwise mode %d not supported", node->mode);
+        hipdnnSdkFormat(why, len, "pointwise mode %d not supported", (int)mode);
         return false;
     }
     if (!ref_broadcast_view(x, y->ndim, y->dims, &bv)) {
@@ -60,7 +60,7 @@ static void binary_row(const double* const* in, double* y, int64_t n, const void
     const hipdnnSdkNode* node = ctx;
     const double* a = in[0];
     const double* b = in[1];
-    switch ((hipdnnPointwiseMode_t)node->mode) {
+    switch (hipdnnSdkNodeMode(node)) {
     case HIPDNN_POINTWISE_ADD: for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i]; break;
     case HIPDNN_POINTWISE_SUB: for (int64_t i = 0; i < n; ++i) y[i] = a[i] - b[i]; break;
     case HIPDNN_POINTWISE_MUL: for (int64_t i = 0; i < n; ++i) y[i] = a[i] * b[i]; break;
@@ -74,10 +74,12 @@ static void binary_row(const double* const* in, double* y, int64_t n, const void
 static void unary_row(const double* const* in, double* y, int64_t n, const void* ctx) {
     const hipdnnSdkNode* node = ctx;
     const double* x = in[0];
-    switch ((hipdnnPointwiseMode_t)node->mode) {
+    switch (hipdnnSdkNodeMode(node)) {
     case HIPDNN_POINTWISE_IDENTITY: for (int64_t i = 0; i < n; ++i) y[i] = x[i]; break;
     case HIPDNN_POINTWISE_RELU_FWD: {
-        double lo = node->lower_clip, hi = node->upper_clip, slope = node->lower_clip_slope;
+        double lo = node->attrs[HIPDNN_PW_RELU_LOWER_CLIP].d;
+        double hi = node->attrs[HIPDNN_PW_RELU_UPPER_CLIP].d;
+        double slope = node->attrs[HIPDNN_PW_RELU_LOWER_CLIP_SLOPE].d;
         for (int64_t i = 0; i < n; ++i)
             y[i] = x[i] > lo ? (x[i] < hi ? x[i] : hi) : lo + slope * (x[i] - lo);
         break;
@@ -100,7 +102,7 @@ hipdnnPluginStatus_t ref_pointwise(const hipdnnSdkNode* node, const ref_view* x,
         ref_set_error(REF_ENGINE_NAME ": node '%s' (pointwise): %s", node->name, why);
         return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
     }
-    bool binary = hipdnnSdkPointwiseArity((hipdnnPointwiseMode_t)node->mode) == 2;
+    bool binary = hipdnnSdkPointwiseArity(hipdnnSdkNodeMode(node)) == 2;
     ref_view in[2];
     ref_broadcast_view(x, y->ndim, y->dims, &in[0]);
     if (binary) ref_broadcast_view(b, y->ndim, y->dims, &in[1]);

@@ -13,7 +13,7 @@ static const char* op_label(const hipdnnSdkNode* n, char* buf, size_t len) {
     const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
     if (!info) return "unknown op";
     if (n->kind == HIPDNN_OP_POINTWISE) {
-        const char* mode = hipdnnSdkPointwiseModeName((hipdnnPointwiseMode_t)n->mode);
+        const char* mode = hipdnnSdkPointwiseModeName(hipdnnSdkNodeMode(n));
         hipdnnSdkFormat(buf, len, "pointwise %s", mode ? mode : "?");
         return buf;
     }
@@ -105,15 +105,16 @@ static bool node_ok(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, bool* writt
     if (!compute_type_ok(n->compute_type))
         return decline(why, len, n, "compute type %s not supported",
                        hipdnnSdkDataTypeName(n->compute_type));
-    int needed = info->min_inputs;
+    int needed = info->num_inputs;
     if (n->kind == HIPDNN_OP_POINTWISE) {
-        int arity = hipdnnSdkPointwiseArity((hipdnnPointwiseMode_t)n->mode);
-        if (arity == 0) return decline(why, len, n, "pointwise mode %d not supported", n->mode);
+        int arity = hipdnnSdkPointwiseArity(hipdnnSdkNodeMode(n));
+        if (arity == 0)
+            return decline(why, len, n, "pointwise mode %d not supported", (int)hipdnnSdkNodeMode(n));
         needed = arity;
     }
     const hipdnnSdkTensor* in[HIPDNN_MAX_PORTS] = {0};
     for (int p = 0; p < info->num_inputs && p < HIPDNN_MAX_PORTS; ++p) {
-        const char* port = info->input_names[p];
+        const char* port = info->inputs[p].name;
         if (p >= needed) continue; /* e.g. b of a unary pointwise: not used */
         if (n->inputs[p] == HIPDNN_NO_TENSOR)
             return decline(why, len, n, "input %s not set", port);
@@ -126,7 +127,7 @@ static bool node_ok(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, bool* writt
             return decline(why, len, n, "virtual %s '%s' (uid %lld) is read before any node "
                            "writes it", port, in[p]->name, (long long)in[p]->uid);
     }
-    const char* oport = info->output_names[0];
+    const char* oport = info->outputs[0].name;
     if (n->outputs[0] == HIPDNN_NO_TENSOR) return decline(why, len, n, "output %s not set", oport);
     const hipdnnSdkTensor* out = hipdnnSdkGraphFindTensor(g, n->outputs[0]);
     if (!out)

@@ -39,7 +39,7 @@ static hipdnnStatus_t check_last_status;
 
 static inline void check_note_call(hipdnnStatus_t st) {
     check_last_status = st;
-    const char* m = hipdnnGetLastErrorString();
+    const char* m = hipdnnPeekLastErrorString_ext();
     snprintf(check_last_error, sizeof(check_last_error), "%s", m ? m : "(NULL)");
 }
 
@@ -49,7 +49,7 @@ static inline int check_report(int ok, const char* file, int line, const char* w
         return 1;
     }
     ++check_failed;
-    const char* last = hipdnnGetLastErrorString();
+    const char* last = hipdnnPeekLastErrorString_ext();
     fprintf(stdout, "FAIL %s:%d: %s%s%s\n     last error: \"%s\"\n", file, line, what,
             detail && *detail ? " — " : "", detail ? detail : "", last ? last : "(NULL)");
     fflush(stdout);

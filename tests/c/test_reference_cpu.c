@@ -188,6 +188,7 @@ static int64_t add_scalar(G* g, const char* name, hipdnnDataType_t dt, double v)
     hipdnnSdkStoreFromDouble(tmp, dt, 0, v);
     memcpy(g->t[g->nt - 1].value, tmp, hipdnnSdkDataTypeSize(dt));
     g->t[g->nt - 1].is_by_value = true;
+    g->t[g->nt - 1].has_value = true;
     return uid;
 }
 
@@ -206,12 +207,12 @@ static hipdnnSdkNode* add_conv(G* g, const char* name, int64_t x, int64_t w, int
     n->inputs[HIPDNN_CONV_X] = x;
     n->inputs[HIPDNN_CONV_W] = w;
     n->outputs[HIPDNN_CONV_Y] = y;
-    n->num_spatial = nsp;
+    for (int k = HIPDNN_CONV_PRE_PADDING; k <= HIPDNN_CONV_DILATION; ++k) n->attrs[k].count = nsp;
     for (int i = 0; i < nsp; ++i) {
-        n->pre_padding[i] = pre[i];
-        n->post_padding[i] = post[i];
-        n->stride[i] = stride[i];
-        n->dilation[i] = dil[i];
+        n->attrs[HIPDNN_CONV_PRE_PADDING].i[i] = pre[i];
+        n->attrs[HIPDNN_CONV_POST_PADDING].i[i] = post[i];
+        n->attrs[HIPDNN_CONV_STRIDE].i[i] = stride[i];
+        n->attrs[HIPDNN_CONV_DILATION].i[i] = dil[i];
     }
     return n;
 }
@@ -219,7 +220,8 @@ static hipdnnSdkNode* add_conv(G* g, const char* name, int64_t x, int64_t w, int
 static hipdnnSdkNode* add_pw(G* g, const char* name, hipdnnPointwiseMode_t mode, int64_t x,
                              int64_t b, int64_t y) {
     hipdnnSdkNode* n = add_node(g, HIPDNN_OP_POINTWISE, name);
-    n->mode = mode;
+    n->attrs[HIPDNN_PW_MODE].i[0] = mode;
+    n->attrs[HIPDNN_PW_MODE].count = 1;
     n->inputs[HIPDNN_PW_X] = x;
     if (b >= 0) n->inputs[HIPDNN_PW_B] = b;
     n->outputs[HIPDNN_PW_Y] = y;
@@ -379,15 +381,15 @@ static double* conv_ref(const G* g, const hipdnnSdkNode* n) {
         in[i] = x->dims[2 + i];
         ker[i] = w->dims[2 + i];
         out[i] = y->dims[2 + i];
-        if (n->num_spatial) {
-            pre[i] = n->pre_padding[i];
-            st[i] = n->stride[i];
-            dil[i] = n->dilation[i];
+        if (n->attrs[HIPDNN_CONV_STRIDE].count) {
+            pre[i] = n->attrs[HIPDNN_CONV_PRE_PADDING].i[i];
+            st[i] = n->attrs[HIPDNN_CONV_STRIDE].i[i];
+            dil[i] = n->attrs[HIPDNN_CONV_DILATION].i[i];
         }
     }
     int64_t N = x->dims[0], C = x->dims[1], K = w->dims[0], Cw = w->dims[1];
     int64_t Kg = K / (C / Cw);
-    bool flip = n->conv_mode == HIPDNN_CONVOLUTION;
+    bool flip = n->attrs[HIPDNN_CONV_MODE].i[0] == HIPDNN_CONVOLUTION;
     double* r = malloc((size_t)count(y) * sizeof(double));
     int64_t e = 0;
     for (int64_t b = 0; b < N; ++b)
@@ -451,7 +453,7 @@ static double* matmul_ref(const G* g, int64_t a, int64_t b, int64_t c) {
 }
 
 static double pw_apply(const hipdnnSdkNode* n, double x, double b) {
-    switch ((hipdnnPointwiseMode_t)n->mode) {
+    switch (hipdnnSdkNodeMode(n)) {
     case HIPDNN_POINTWISE_ADD: return x + b;
     case HIPDNN_POINTWISE_SUB: return x - b;
     case HIPDNN_POINTWISE_MUL: return x * b;
@@ -460,8 +462,8 @@ static double pw_apply(const hipdnnSdkNode* n, double x, double b) {
     case HIPDNN_POINTWISE_MIN: return x < b ? x : b;
     case HIPDNN_POINTWISE_IDENTITY: return x;
     case HIPDNN_POINTWISE_RELU_FWD:
-        if (x > n->lower_clip) return x < n->upper_clip ? x : n->upper_clip;
-        return n->lower_clip + n->lower_clip_slope * (x - n->lower_clip);
+        if (x > n->attrs[HIPDNN_PW_RELU_LOWER_CLIP].d) return x < n->attrs[HIPDNN_PW_RELU_UPPER_CLIP].d ? x : n->attrs[HIPDNN_PW_RELU_UPPER_CLIP].d;
+        return n->attrs[HIPDNN_PW_RELU_LOWER_CLIP].d + n->attrs[HIPDNN_PW_RELU_LOWER_CLIP_SLOPE].d * (x - n->attrs[HIPDNN_PW_RELU_LOWER_CLIP].d);
     case HIPDNN_POINTWISE_SIGMOID_FWD: return 1.0 / (1.0 + exp(-x));
     case HIPDNN_POINTWISE_TANH_FWD: return tanh(x);
     case HIPDNN_POINTWISE_GELU_FWD: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
@@ -646,7 +648,7 @@ static int conv_case(hipdnnDataType_t dt, int nd, const int64_t* xd, const int64
     int64_t w = add_tensor(&g, "w", dt, nd, wd, layout);
     int64_t y = add_tensor(&g, "y", dt, nd, yd, layout);
     hipdnnSdkNode* n = add_conv(&g, "conv", x, w, y, pre ? nd - 2 : 0, pre, post, st, dil);
-    n->conv_mode = mode;
+    n->attrs[HIPDNN_CONV_MODE].i[0] = mode;
     CHECK(applicable(&g, NULL) == 1, "conv should be applicable: %s", last_error());
     alloc_buffers(&g);
     hipdnnPluginStatus_t s = run(&g);
@@ -767,13 +769,14 @@ static int test_conv_random_configs(void) {
         int64_t w = add_tensor(&g, "w", dts[dti], nd, wd, pw);
         int64_t y = add_tensor(&g, "y", dts[dti], nd, yd, py);
         hipdnnSdkNode* n = add_conv(&g, "conv", x, w, y, nsp, pre, post, st, dil);
-        n->conv_mode = rnd(0, 1) < 0.5 ? HIPDNN_CROSS_CORRELATION : HIPDNN_CONVOLUTION;
+        n->attrs[HIPDNN_CONV_MODE].i[0] = rnd(0, 1) < 0.5 ? HIPDNN_CROSS_CORRELATION : HIPDNN_CONVOLUTION;
         alloc_buffers(&g);
         double* ref = conv_ref(&g, n);
         int ok = run_and_check(&g, y, ref, tols[dti]);
         if (!ok)
             printf("    config %d: rank %d, %s, groups %lld, mode %d\n", it, nd,
-                   hipdnnSdkDataTypeName(dts[dti]), (long long)groups, n->conv_mode);
+                   hipdnnSdkDataTypeName(dts[dti]), (long long)groups,
+                   (int)n->attrs[HIPDNN_CONV_MODE].i[0]);
         free(ref);
         g_free(&g);
         if (!ok) return 0;
@@ -837,9 +840,9 @@ static int pointwise_case(hipdnnDataType_t dt, hipdnnPointwiseMode_t mode, int n
     }
     int64_t y = add_tensor(&g, "y", dt, ny, yd, NULL);
     hipdnnSdkNode* n = add_pw(&g, "pw", mode, x, b, y);
-    n->lower_clip = lo_clip;
-    n->upper_clip = hi_clip;
-    n->lower_clip_slope = slope;
+    n->attrs[HIPDNN_PW_RELU_LOWER_CLIP].d = lo_clip;
+    n->attrs[HIPDNN_PW_RELU_UPPER_CLIP].d = hi_clip;
+    n->attrs[HIPDNN_PW_RELU_LOWER_CLIP_SLOPE].d = slope;
     alloc_buffers(&g);
     double* ref = pointwise_ref(&g, n);
     int ok = run_and_check(&g, y, ref, tol);

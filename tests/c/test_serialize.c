@@ -81,7 +81,7 @@ static int build_matmul_scale(owned* o) {
     if (!a || !b || !c || !scale || !d || !y) return 0;
     int64_t uid = 13;
     hipdnnDataType_t ft = HIPDNN_DATA_FLOAT;
-    int32_t yes = 1;
+    bool yes = true;
     float half = 0.5f;
     if (!CHECK_OK(hipdnnBackendSetAttribute(scale, HIPDNN_ATTR_TENSOR_UNIQUE_ID, HIPDNN_TYPE_INT64,
                                             1, &uid)) ||
@@ -92,7 +92,7 @@ static int build_matmul_scale(owned* o) {
                                             3, sd)) ||
         !CHECK_OK(hipdnnBackendSetAttribute(scale, HIPDNN_ATTR_TENSOR_IS_BY_VALUE,
                                             HIPDNN_TYPE_BOOLEAN, 1, &yes)) ||
-        !CHECK_OK(hipdnnBackendSetAttribute(scale, HIPDNN_ATTR_TENSOR_VALUE, HIPDNN_TYPE_UINT8,
+        !CHECK_OK(hipdnnBackendSetAttribute(scale, HIPDNN_ATTR_TENSOR_VALUE_EXT, HIPDNN_TYPE_UINT8_EXT,
                                             sizeof(half), &half)) ||
         !CHECK_OK(hipdnnBackendFinalize(scale)))
         return 0;
@@ -104,7 +104,7 @@ static int build_matmul_scale(owned* o) {
     double lo = -1.0, hi = 4.0, slope = 0.125;
     if (!gb_op_common(relu, "leaky") ||
         !CHECK_OK(hipdnnBackendSetAttribute(relu, HIPDNN_ATTR_POINTWISE_MODE,
-                                            HIPDNN_TYPE_POINTWISE_MODE, 1, &mode)) ||
+                                            HIPDNN_TYPE_POINTWISE_MODE_EXT, 1, &mode)) ||
         !CHECK_OK(hipdnnBackendSetAttribute(relu, HIPDNN_ATTR_POINTWISE_RELU_LOWER_CLIP,
                                             HIPDNN_TYPE_DOUBLE, 1, &lo)) ||
         !CHECK_OK(hipdnnBackendSetAttribute(relu, HIPDNN_ATTR_POINTWISE_RELU_UPPER_CLIP,
@@ -125,10 +125,10 @@ static int build_batchnorm(owned* o) {
     int64_t xd[4] = {2, 3, 4, 4}, cd[4] = {1, 3, 1, 1};
     const char* names[6] = {"x", "mean", "inv_var", "scale", "bias", "y"};
     hipdnnBackendAttributeName_t attrs[6] = {
-        HIPDNN_ATTR_OPERATION_BN_INFERENCE_X,     HIPDNN_ATTR_OPERATION_BN_INFERENCE_MEAN,
-        HIPDNN_ATTR_OPERATION_BN_INFERENCE_INV_VARIANCE, HIPDNN_ATTR_OPERATION_BN_INFERENCE_SCALE,
-        HIPDNN_ATTR_OPERATION_BN_INFERENCE_BIAS,  HIPDNN_ATTR_OPERATION_BN_INFERENCE_Y};
-    hipdnnBackendDescriptor_t op = keep(o, gb_new(HIPDNN_BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR));
+        HIPDNN_ATTR_OPERATION_BN_INFERENCE_X_EXT,     HIPDNN_ATTR_OPERATION_BN_INFERENCE_MEAN_EXT,
+        HIPDNN_ATTR_OPERATION_BN_INFERENCE_INV_VARIANCE_EXT, HIPDNN_ATTR_OPERATION_BN_INFERENCE_SCALE_EXT,
+        HIPDNN_ATTR_OPERATION_BN_INFERENCE_BIAS_EXT,  HIPDNN_ATTR_OPERATION_BN_INFERENCE_Y_EXT};
+    hipdnnBackendDescriptor_t op = keep(o, gb_new(HIPDNN_BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR_EXT));
     if (!op || !gb_op_common(op, "bn")) return 0;
     for (int i = 0; i < 6; ++i) {
         hipdnnBackendDescriptor_t t = keep(
@@ -166,7 +166,7 @@ static void check_round_trip(hipdnnBackendDescriptor_t graph, const char* what) 
         size_t got = 0;
         hipdnnStatus_t st = hipdnnBackendGetSerializedBinaryGraph_ext(graph, n1 - 1, &got, small);
         check_note_call(st);
-        CHECK_MSG(st == HIPDNN_STATUS_BAD_PARAM || st == HIPDNN_STATUS_BAD_PARAM_OUT_OF_BOUND,
+        CHECK_MSG(st == HIPDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT,
                   "%s: capacity %zu for %zu bytes gave %s", what, n1 - 1, n1,
                   hipdnnGetErrorString(st));
         int clean = 1;
@@ -190,10 +190,13 @@ static void check_round_trip(hipdnnBackendDescriptor_t graph, const char* what) 
     CHECK(name1 && name2 && strcmp(name1, name2) == 0);
     free(name1);
     free(name2);
-    /* the deserialized graph is finalized: immutable, and engines can be asked about it */
+    /* the deserialized graph is finalized: it takes a handle once, and engines can then be
+     * asked about it */
+    CHECK_OK(hipdnnBackendSetAttribute(g2, HIPDNN_ATTR_OPERATIONGRAPH_HANDLE, HIPDNN_TYPE_HANDLE,
+                                       1, &g_handle));
     CHECK_STATUS(hipdnnBackendSetAttribute(g2, HIPDNN_ATTR_OPERATIONGRAPH_HANDLE,
                                            HIPDNN_TYPE_HANDLE, 1, &g_handle),
-                 HIPDNN_STATUS_BAD_PARAM);
+                 HIPDNN_STATUS_NOT_INITIALIZED);
     hipdnnBackendDescriptor_t heur = gb_heur(g2, HIPDNN_HEUR_MODE_A);
     if (heur) {
         char* report = gb_get_string(heur, HIPDNN_ATTR_ENGINEHEUR_SUPPORT_REPORT_EXT);
@@ -271,7 +274,7 @@ static void try_bytes(const uint8_t* data, size_t size, fuzz_tally* t, const cha
     hipdnnBackendDescriptor_t g = NULL;
     hipdnnStatus_t st = hipdnnBackendCreateAndDeserializeGraph_ext(&g, data, size);
     if (st == HIPDNN_STATUS_BAD_PARAM) {
-        const char* m = hipdnnGetLastErrorString();
+        const char* m = hipdnnPeekLastErrorString_ext();
         if (g != NULL || !m || !m[0]) {
             if (t->wrong++ < 5)
                 printf("   %s %zu: BAD_PARAM but graph %p, message \"%s\"\n", what, at, (void*)g,
@@ -283,7 +286,7 @@ static void try_bytes(const uint8_t* data, size_t size, fuzz_tally* t, const cha
     if (st != HIPDNN_STATUS_SUCCESS || !g) {
         if (t->wrong++ < 5)
             printf("   %s %zu: %s (\"%s\")\n", what, at, hipdnnGetErrorString(st),
-                   hipdnnGetLastErrorString());
+                   hipdnnPeekLastErrorString_ext());
         if (g) hipdnnBackendDestroyDescriptor(g);
         return;
     }
@@ -304,12 +307,15 @@ static void try_bytes(const uint8_t* data, size_t size, fuzz_tally* t, const cha
     if (hs == HIPDNN_STATUS_SUCCESS)
         hs = hipdnnBackendSetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
                                        HIPDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g);
+    if (hs == HIPDNN_STATUS_SUCCESS)
+        hs = hipdnnBackendSetAttribute(g, HIPDNN_ATTR_OPERATIONGRAPH_HANDLE, HIPDNN_TYPE_HANDLE, 1,
+                                       &g_handle);
     if (hs == HIPDNN_STATUS_SUCCESS) hs = hipdnnBackendFinalize(heur);
     if (!b1 || !b2 || n1 != n2 || memcmp(b1, b2, n1) != 0 || hs != HIPDNN_STATUS_SUCCESS) {
         if (t->wrong++ < 5)
             printf("   %s %zu: accepted, but re-serialization %s, heuristics %s (\"%s\")\n", what,
                    at, (b1 && b2 && n1 == n2 && !memcmp(b1, b2, n1)) ? "stable" : "UNSTABLE",
-                   hipdnnGetErrorString(hs), hipdnnGetLastErrorString());
+                   hipdnnGetErrorString(hs), hipdnnPeekLastErrorString_ext());
     }
     hipdnnBackendDestroyDescriptor(heur);
     hipdnnBackendDestroyDescriptor(g2);

@@ -38,18 +38,30 @@ extern "C" {
 #define HIPDNN_MAX_DIMS 8
 #define HIPDNN_MAX_SPATIAL 6
 
+/* Numbering.  Every enum below takes its values from AMD hipDNN's public backend headers
+ * (hipdnn_backend.h and the headers it includes), which themselves follow cuDNN.  Where
+ * hipDNN has no such name (per-operation descriptors and attributes, tensor attributes,
+ * pointwise and convolution modes) the name is cuDNN's and the value is cuDNN's value plus
+ * an offset that keeps it clear of hipDNN's ranges: descriptor types +100, attribute names
+ * +10000.  hipdnn's own additions end in _EXT and are numbered from 20000 (attributes) or
+ * 200 (descriptor types, attribute types), so no value ever changes meaning. */
+
 typedef enum {
     HIPDNN_STATUS_SUCCESS = 0,
     HIPDNN_STATUS_NOT_INITIALIZED = 1,
-    HIPDNN_STATUS_BAD_PARAM = 2,
+    HIPDNN_STATUS_BAD_PARAM = 2,              /* class: a wrong value or argument */
     HIPDNN_STATUS_BAD_PARAM_NULL_POINTER = 3,
     HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED = 4,
     HIPDNN_STATUS_BAD_PARAM_OUT_OF_BOUND = 5,
-    HIPDNN_STATUS_NOT_SUPPORTED = 6,
-    HIPDNN_STATUS_INTERNAL_ERROR = 7,
-    HIPDNN_STATUS_ALLOC_FAILED = 8,
-    HIPDNN_STATUS_EXECUTION_FAILED = 9,
-    HIPDNN_STATUS_PLUGIN_ERROR = 10,
+    HIPDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT = 6, /* a buffer or workspace is too small */
+    HIPDNN_STATUS_BAD_PARAM_STREAM_MISMATCH = 7,   /* stream of another device or handle */
+    HIPDNN_STATUS_NOT_SUPPORTED = 8,          /* class: valid, but nothing here runs it */
+    HIPDNN_STATUS_INTERNAL_ERROR = 9,         /* class */
+    HIPDNN_STATUS_ALLOC_FAILED = 10,
+    HIPDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED = 11,
+    HIPDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED = 12,
+    HIPDNN_STATUS_EXECUTION_FAILED = 13,      /* class: an engine failed while running */
+    HIPDNN_STATUS_PLUGIN_ERROR_EXT = 200,     /* an engine plugin failed or none loaded */
 } hipdnnStatus_t;
 
 /* Values follow cuDNN's cudnnDataType_t so that code and serialized numbers port. */
@@ -62,216 +74,361 @@ typedef enum {
     HIPDNN_DATA_UINT8 = 6,
     HIPDNN_DATA_BFLOAT16 = 9,
     HIPDNN_DATA_INT64 = 10,
-    HIPDNN_DATA_BOOLEAN = 11,
+    HIPDNN_DATA_BOOLEAN = 11, /* one byte, 0 or 1 */
     HIPDNN_DATA_NOT_SET = 127,
 } hipdnnDataType_t;
 
+/* cuDNN's cudnnPointwiseMode_t values. */
 typedef enum {
     HIPDNN_POINTWISE_ADD = 0,
-    HIPDNN_POINTWISE_SUB = 1,
-    HIPDNN_POINTWISE_MUL = 2,
-    HIPDNN_POINTWISE_DIV = 3,
-    HIPDNN_POINTWISE_MAX = 4,
-    HIPDNN_POINTWISE_MIN = 5,
-    HIPDNN_POINTWISE_IDENTITY = 6,
-    HIPDNN_POINTWISE_RELU_FWD = 7,
-    HIPDNN_POINTWISE_SIGMOID_FWD = 8,
-    HIPDNN_POINTWISE_TANH_FWD = 9,
-    HIPDNN_POINTWISE_GELU_FWD = 10,
+    HIPDNN_POINTWISE_MUL = 1,
+    HIPDNN_POINTWISE_MIN = 2,
+    HIPDNN_POINTWISE_MAX = 3,
+    HIPDNN_POINTWISE_SQRT = 4,
+    HIPDNN_POINTWISE_ADD_SQUARE = 5,
+    HIPDNN_POINTWISE_DIV = 6,
+    HIPDNN_POINTWISE_MOD = 7,
+    HIPDNN_POINTWISE_POW = 8,
+    HIPDNN_POINTWISE_SUB = 9,
+    HIPDNN_POINTWISE_ABS = 10,
+    HIPDNN_POINTWISE_CEIL = 11,
+    HIPDNN_POINTWISE_COS = 12,
+    HIPDNN_POINTWISE_EXP = 13,
+    HIPDNN_POINTWISE_FLOOR = 14,
+    HIPDNN_POINTWISE_LOG = 15,
+    HIPDNN_POINTWISE_NEG = 16,
+    HIPDNN_POINTWISE_RSQRT = 17,
+    HIPDNN_POINTWISE_SIN = 18,
+    HIPDNN_POINTWISE_TAN = 19,
+    HIPDNN_POINTWISE_ERF = 20,
+    HIPDNN_POINTWISE_IDENTITY = 21,
+    HIPDNN_POINTWISE_RECIPROCAL = 22,
+    HIPDNN_POINTWISE_ATAN2 = 23,
+    HIPDNN_POINTWISE_RELU_FWD = 100,
+    HIPDNN_POINTWISE_TANH_FWD = 101,
+    HIPDNN_POINTWISE_SIGMOID_FWD = 102,
+    HIPDNN_POINTWISE_ELU_FWD = 103,
+    HIPDNN_POINTWISE_GELU_FWD = 104,
+    HIPDNN_POINTWISE_SOFTPLUS_FWD = 105,
+    HIPDNN_POINTWISE_SWISH_FWD = 106,
+    HIPDNN_POINTWISE_GELU_APPROX_TANH_FWD = 107,
+    HIPDNN_POINTWISE_RELU_BWD = 200,
+    HIPDNN_POINTWISE_TANH_BWD = 201,
+    HIPDNN_POINTWISE_SIGMOID_BWD = 202,
+    HIPDNN_POINTWISE_ELU_BWD = 203,
+    HIPDNN_POINTWISE_GELU_BWD = 204,
+    HIPDNN_POINTWISE_SOFTPLUS_BWD = 205,
+    HIPDNN_POINTWISE_SWISH_BWD = 206,
+    HIPDNN_POINTWISE_GELU_APPROX_TANH_BWD = 207,
+    HIPDNN_POINTWISE_CMP_EQ = 300,
+    HIPDNN_POINTWISE_CMP_NEQ = 301,
+    HIPDNN_POINTWISE_CMP_GT = 302,
+    HIPDNN_POINTWISE_CMP_GE = 303,
+    HIPDNN_POINTWISE_CMP_LT = 304,
+    HIPDNN_POINTWISE_CMP_LE = 305,
+    HIPDNN_POINTWISE_LOGICAL_AND = 400,
+    HIPDNN_POINTWISE_LOGICAL_OR = 401,
+    HIPDNN_POINTWISE_LOGICAL_NOT = 402,
+    HIPDNN_POINTWISE_GEN_INDEX = 501,
+    HIPDNN_POINTWISE_BINARY_SELECT = 601,
 } hipdnnPointwiseMode_t;
 
 typedef enum {
-    HIPDNN_CROSS_CORRELATION = 0, /* what deep-learning frameworks call convolution */
-    HIPDNN_CONVOLUTION = 1,       /* true convolution: the filter is flipped */
+    HIPDNN_CONVOLUTION = 0,       /* true convolution: the filter is flipped (cuDNN's 0) */
+    HIPDNN_CROSS_CORRELATION = 1, /* what deep-learning frameworks call convolution */
 } hipdnnConvolutionMode_t;
 
 typedef enum {
-    HIPDNN_HEUR_MODE_A = 0,        /* fast: rank by each engine's declared priority */
-    HIPDNN_HEUR_MODE_B = 1,        /* same candidates, device engines strictly first */
-    HIPDNN_HEUR_MODE_FALLBACK = 2, /* only engines flagged as fallback (reference) */
+    HIPDNN_HEUR_MODE_FALLBACK = 0, /* only engines flagged as fallback (hipDNN's 0) */
+    HIPDNN_HEUR_MODE_B = 1,        /* device engines strictly first, then as A (cuDNN's 1) */
+    HIPDNN_HEUR_MODE_A = 3,        /* fast: rank by each engine's declared priority (cuDNN's 3) */
 } hipdnnBackendHeurMode_t;
 
+/* Where a buffer lives, as the caller knows it (buffer protocol: HOST; DLPack kDLCUDA or
+ * kDLROCM, __cuda_array_interface__: DEVICE; kDLCUDAManaged: MANAGED). */
 typedef enum {
     HIPDNN_MEMORY_HOST = 0,
     HIPDNN_MEMORY_DEVICE = 1,
+    HIPDNN_MEMORY_MANAGED = 2, /* usable from host and device */
 } hipdnnMemorySpace_t;
 
 typedef enum {
-    HIPDNN_BACKEND_TENSOR_DESCRIPTOR = 0,
-    HIPDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR = 1,
-    HIPDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR = 2,
-    HIPDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR = 3,
-    HIPDNN_BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR = 4,
-    HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR = 32,
-    HIPDNN_BACKEND_ENGINEHEUR_DESCRIPTOR = 33,
-    HIPDNN_BACKEND_ENGINE_DESCRIPTOR = 34,
-    HIPDNN_BACKEND_ENGINECFG_DESCRIPTOR = 35,
-    HIPDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR = 36,
-    HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR = 37,
-    HIPDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR = 38,
+    HIPDNN_INVALID_TYPE = 0,
+    HIPDNN_BACKEND_ENGINE_DESCRIPTOR = 1,
+    HIPDNN_BACKEND_ENGINECFG_DESCRIPTOR = 2,
+    HIPDNN_BACKEND_ENGINEHEUR_DESCRIPTOR = 3,
+    HIPDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR = 4,
+    HIPDNN_BACKEND_INTERMEDIATE_INFO_DESCRIPTOR = 5, /* reserved */
+    HIPDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR = 6,
+    HIPDNN_BACKEND_KNOB_INFO_DESCRIPTOR = 7,         /* reserved */
+    HIPDNN_BACKEND_LAYOUT_INFO_DESCRIPTOR = 8,       /* reserved */
+    HIPDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR = 9, /* reserved */
+    HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR = 10,
+    HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR = 11,
+    /* cuDNN's value + 100 */
+    HIPDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR = 110,
+    HIPDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR = 113,
+    HIPDNN_BACKEND_TENSOR_DESCRIPTOR = 117,
+    HIPDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR = 119,
+    /* hipdnn's own (hipDNN's graph has the node; cuDNN spells it as a NORM_FORWARD mode) */
+    HIPDNN_BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR_EXT = 200,
 } hipdnnBackendDescriptorType_t;
 
-/* The C type behind an attribute's values. */
+/* The C type behind an attribute's values (hipDNN's numbering). */
 typedef enum {
-    HIPDNN_TYPE_INT64 = 0,              /* int64_t */
-    HIPDNN_TYPE_DOUBLE = 1,             /* double */
-    HIPDNN_TYPE_FLOAT = 2,              /* float */
-    HIPDNN_TYPE_BOOLEAN = 3,            /* int32_t, 0 or 1 */
-    HIPDNN_TYPE_CHAR = 4,               /* char; count includes no terminator */
-    HIPDNN_TYPE_DATA_TYPE = 5,          /* hipdnnDataType_t */
-    HIPDNN_TYPE_BACKEND_DESCRIPTOR = 6, /* hipdnnBackendDescriptor_t */
-    HIPDNN_TYPE_VOID_PTR = 7,           /* void* */
-    HIPDNN_TYPE_HANDLE = 8,             /* hipdnnHandle_t */
-    HIPDNN_TYPE_POINTWISE_MODE = 9,     /* hipdnnPointwiseMode_t */
-    HIPDNN_TYPE_CONVOLUTION_MODE = 10,  /* hipdnnConvolutionMode_t */
-    HIPDNN_TYPE_HEUR_MODE = 11,         /* hipdnnBackendHeurMode_t */
-    HIPDNN_TYPE_UINT8 = 12,             /* uint8_t, raw bytes */
+    HIPDNN_TYPE_HANDLE = 0,             /* hipdnnHandle_t */
+    HIPDNN_TYPE_DATA_TYPE = 1,          /* hipdnnDataType_t */
+    HIPDNN_TYPE_BOOLEAN = 2,            /* bool (one byte), as cuDNN */
+    HIPDNN_TYPE_INT64 = 3,              /* int64_t */
+    HIPDNN_TYPE_FLOAT = 4,              /* float */
+    HIPDNN_TYPE_DOUBLE = 5,             /* double */
+    HIPDNN_TYPE_VOID_PTR = 6,           /* void* */
+    HIPDNN_TYPE_HEUR_MODE = 7,          /* hipdnnBackendHeurMode_t */
+    HIPDNN_TYPE_BACKEND_DESCRIPTOR = 13, /* hipdnnBackendDescriptor_t */
+    HIPDNN_TYPE_INT32 = 18,             /* int32_t */
+    HIPDNN_TYPE_CHAR = 19,              /* char; count includes no terminator */
+    HIPDNN_TYPE_POINTWISE_MODE_EXT = 200,    /* hipdnnPointwiseMode_t (cuDNN has one) */
+    HIPDNN_TYPE_CONVOLUTION_MODE_EXT = 201,  /* hipdnnConvolutionMode_t (cuDNN has one) */
+    HIPDNN_TYPE_UINT8_EXT = 202,             /* uint8_t, raw bytes */
 } hipdnnBackendAttributeType_t;
 
 typedef enum {
+    /* ENGINEHEUR (hipDNN's numbers) */
+    HIPDNN_ATTR_ENGINEHEUR_MODE = 100,            /* HEUR_MODE, 1 */
+    HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH = 101, /* BACKEND_DESCRIPTOR (OPERATIONGRAPH) */
+    /* get, after finalize: ranked ENGINECFG descriptors, new, destroyed by the caller */
+    HIPDNN_ATTR_ENGINEHEUR_RESULTS = 102,
+
+    /* ENGINECFG */
+    HIPDNN_ATTR_ENGINECFG_ENGINE = 200,        /* BACKEND_DESCRIPTOR (ENGINE); get: new ref */
+    HIPDNN_ATTR_ENGINECFG_KNOB_CHOICES = 202,  /* BACKEND_DESCRIPTOR (KNOB_CHOICE), n */
+
+    /* EXECUTION_PLAN */
+    HIPDNN_ATTR_EXECUTION_PLAN_HANDLE = 300,         /* HANDLE */
+    HIPDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG = 301,  /* BACKEND_DESCRIPTOR (ENGINECFG) */
+    HIPDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE = 302, /* INT64, get */
+
+    /* KNOB_CHOICE */
+    HIPDNN_ATTR_KNOB_CHOICE_KNOB_TYPE = 500,  /* INT64: the engine's knob id */
+    HIPDNN_ATTR_KNOB_CHOICE_KNOB_VALUE = 501, /* INT64 */
+
+    /* OPERATIONGRAPH */
+    HIPDNN_ATTR_OPERATIONGRAPH_HANDLE = 600,   /* HANDLE, 1; required: support checks run on it */
+    /* BACKEND_DESCRIPTOR (OPERATION_*), n.  A deserialized graph gives new operation
+     * descriptors, one per node, whose ports are TENSOR descriptors of its tensors. */
+    HIPDNN_ATTR_OPERATIONGRAPH_OPS = 601,
+    HIPDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT = 602, /* INT64, get: engines loaded */
+
+    /* VARIANT_PACK */
+    HIPDNN_ATTR_VARIANT_PACK_UNIQUE_IDS = 700,    /* INT64, n */
+    HIPDNN_ATTR_VARIANT_PACK_DATA_POINTERS = 701, /* VOID_PTR, n (same order as the ids) */
+    HIPDNN_ATTR_VARIANT_PACK_WORKSPACE = 703,     /* VOID_PTR, 1 */
+
+    /* ENGINE */
+    HIPDNN_ATTR_ENGINE_OPERATION_GRAPH = 1000, /* BACKEND_DESCRIPTOR (OPERATIONGRAPH) */
+    /* INT64: index into the loaded engines sorted by name, so it does not depend on the
+     * order plugins were found in (stable while the same plugins load) */
+    HIPDNN_ATTR_ENGINE_GLOBAL_INDEX = 1001,
+
+    /* cuDNN's numbers + 10000 ------------------------------------------------------- */
+    /* OPERATION_POINTWISE parameters (cuDNN keeps them on a POINTWISE descriptor; here they
+     * are set on the operation itself) */
+    HIPDNN_ATTR_POINTWISE_MODE = 10000,                /* POINTWISE_MODE_EXT, 1 */
+    HIPDNN_ATTR_POINTWISE_RELU_LOWER_CLIP = 10003,     /* DOUBLE, 1; default 0 */
+    HIPDNN_ATTR_POINTWISE_RELU_UPPER_CLIP = 10004,     /* DOUBLE, 1; default +inf */
+    HIPDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE = 10005, /* DOUBLE, 1; default 0 (leaky) */
+    /* OPERATION_CONVOLUTION_FORWARD parameters (likewise, cuDNN's CONVOLUTION descriptor) */
+    HIPDNN_ATTR_CONVOLUTION_CONV_MODE = 10101,      /* CONVOLUTION_MODE_EXT, 1 */
+    HIPDNN_ATTR_CONVOLUTION_DILATIONS = 10102,      /* INT64, spatial dims; default 1 */
+    HIPDNN_ATTR_CONVOLUTION_FILTER_STRIDES = 10103, /* INT64, spatial dims; default 1 */
+    HIPDNN_ATTR_CONVOLUTION_POST_PADDINGS = 10104,  /* INT64, spatial dims; default 0 */
+    HIPDNN_ATTR_CONVOLUTION_PRE_PADDINGS = 10105,   /* INT64, spatial dims; default 0 */
+    /* OPERATION_CONVOLUTION_FORWARD: y = conv(x, w) */
+    HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W = 10703, /* BACKEND_DESCRIPTOR (TENSOR) */
+    HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X = 10704, /* BACKEND_DESCRIPTOR (TENSOR) */
+    HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y = 10705, /* BACKEND_DESCRIPTOR (TENSOR) */
+    /* OPERATION_POINTWISE: y = f(x [, b]) with NumPy broadcasting */
+    HIPDNN_ATTR_OPERATION_POINTWISE_XDESC = 10751, /* BACKEND_DESCRIPTOR (TENSOR) */
+    HIPDNN_ATTR_OPERATION_POINTWISE_BDESC = 10752, /* BACKEND_DESCRIPTOR (TENSOR), binary */
+    HIPDNN_ATTR_OPERATION_POINTWISE_YDESC = 10753, /* BACKEND_DESCRIPTOR (TENSOR) */
     /* TENSOR */
-    HIPDNN_ATTR_TENSOR_UNIQUE_ID = 100,      /* INT64, 1 */
-    HIPDNN_ATTR_TENSOR_DATA_TYPE = 101,      /* DATA_TYPE, 1; NOT_SET = infer */
-    HIPDNN_ATTR_TENSOR_DIMENSIONS = 102,     /* INT64, rank; unset = infer */
-    HIPDNN_ATTR_TENSOR_STRIDES = 103,        /* INT64, rank; unset = inferred (see below) */
-    HIPDNN_ATTR_TENSOR_IS_VIRTUAL = 104,     /* BOOLEAN, 1 */
-    HIPDNN_ATTR_TENSOR_IS_BY_VALUE = 105,    /* BOOLEAN, 1; a scalar carried in the graph */
-    HIPDNN_ATTR_TENSOR_VALUE = 106,          /* UINT8, element size; the scalar's bytes */
-    HIPDNN_ATTR_TENSOR_NAME_EXT = 107,       /* CHAR */
-    HIPDNN_ATTR_TENSOR_BYTE_ALIGNMENT = 108, /* INT64, 1; accepted for cuDNN parity */
+    HIPDNN_ATTR_TENSOR_BYTE_ALIGNMENT = 10900, /* INT64, 1; accepted for cuDNN parity */
+    HIPDNN_ATTR_TENSOR_DATA_TYPE = 10901,      /* DATA_TYPE, 1; NOT_SET = infer */
+    HIPDNN_ATTR_TENSOR_DIMENSIONS = 10902,     /* INT64, rank; unset = infer */
+    HIPDNN_ATTR_TENSOR_STRIDES = 10903,        /* INT64, rank; unset = inferred (below) */
+    HIPDNN_ATTR_TENSOR_UNIQUE_ID = 10906,      /* INT64, 1 */
+    HIPDNN_ATTR_TENSOR_IS_VIRTUAL = 10907,     /* BOOLEAN, 1 */
+    /* BOOLEAN, 1: a scalar.  With TENSOR_VALUE_EXT it is a constant carried in the graph;
+     * without, its value is given at execute time: the variant pack holds a host pointer
+     * to it, as cuDNN's by-value scalars are given. */
+    HIPDNN_ATTR_TENSOR_IS_BY_VALUE = 10908,
     /* Unset strides, as in cuDNN frontend: an op's output is packed in the dimension order
      * of its main input (conv x, pointwise x, batchnorm x) when the ranks match, so NHWC in
      * gives NHWC out; otherwise, and for graph inputs, packed row-major. */
-
-    /* Every OPERATION_* descriptor */
-    HIPDNN_ATTR_OPERATION_NAME_EXT = 200,         /* CHAR */
-    HIPDNN_ATTR_OPERATION_COMPUTE_TYPE_EXT = 201, /* DATA_TYPE, 1 */
-
-    /* OPERATION_CONVOLUTION_FORWARD: y = conv(x, w) */
-    HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X = 210,  /* BACKEND_DESCRIPTOR (TENSOR) */
-    HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W = 211,  /* BACKEND_DESCRIPTOR (TENSOR) */
-    HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y = 212,  /* BACKEND_DESCRIPTOR (TENSOR) */
-    HIPDNN_ATTR_CONVOLUTION_PRE_PADDINGS = 213,         /* INT64, spatial dims */
-    HIPDNN_ATTR_CONVOLUTION_POST_PADDINGS = 214,        /* INT64, spatial dims */
-    HIPDNN_ATTR_CONVOLUTION_FILTER_STRIDES = 215,       /* INT64, spatial dims */
-    HIPDNN_ATTR_CONVOLUTION_DILATIONS = 216,            /* INT64, spatial dims */
-    HIPDNN_ATTR_CONVOLUTION_CONV_MODE = 217,            /* CONVOLUTION_MODE, 1 */
-
     /* OPERATION_MATMUL: c = a @ b over the last two dims, batch dims broadcast */
-    HIPDNN_ATTR_OPERATION_MATMUL_ADESC = 220, /* BACKEND_DESCRIPTOR (TENSOR) */
-    HIPDNN_ATTR_OPERATION_MATMUL_BDESC = 221, /* BACKEND_DESCRIPTOR (TENSOR) */
-    HIPDNN_ATTR_OPERATION_MATMUL_CDESC = 222, /* BACKEND_DESCRIPTOR (TENSOR) */
+    HIPDNN_ATTR_OPERATION_MATMUL_ADESC = 11520, /* BACKEND_DESCRIPTOR (TENSOR) */
+    HIPDNN_ATTR_OPERATION_MATMUL_BDESC = 11521, /* BACKEND_DESCRIPTOR (TENSOR) */
+    HIPDNN_ATTR_OPERATION_MATMUL_CDESC = 11522, /* BACKEND_DESCRIPTOR (TENSOR) */
 
-    /* OPERATION_POINTWISE: y = f(x [, b]) with NumPy broadcasting */
-    HIPDNN_ATTR_POINTWISE_MODE = 230,                /* POINTWISE_MODE, 1 */
-    HIPDNN_ATTR_OPERATION_POINTWISE_XDESC = 231,     /* BACKEND_DESCRIPTOR (TENSOR) */
-    HIPDNN_ATTR_OPERATION_POINTWISE_BDESC = 232,     /* BACKEND_DESCRIPTOR (TENSOR), binary modes */
-    HIPDNN_ATTR_OPERATION_POINTWISE_YDESC = 233,     /* BACKEND_DESCRIPTOR (TENSOR) */
-    HIPDNN_ATTR_POINTWISE_RELU_LOWER_CLIP = 234,     /* DOUBLE, 1; default 0 */
-    HIPDNN_ATTR_POINTWISE_RELU_UPPER_CLIP = 235,     /* DOUBLE, 1; default +inf */
-    HIPDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE = 236, /* DOUBLE, 1; default 0 (leaky relu) */
-
-    /* OPERATION_BATCHNORM_INFERENCE: y = (x - mean) * inv_variance * scale + bias,
-     * the per-channel tensors shaped [1, C, 1, ...] */
-    HIPDNN_ATTR_OPERATION_BN_INFERENCE_X = 240,
-    HIPDNN_ATTR_OPERATION_BN_INFERENCE_MEAN = 241,
-    HIPDNN_ATTR_OPERATION_BN_INFERENCE_INV_VARIANCE = 242,
-    HIPDNN_ATTR_OPERATION_BN_INFERENCE_SCALE = 243,
-    HIPDNN_ATTR_OPERATION_BN_INFERENCE_BIAS = 244,
-    HIPDNN_ATTR_OPERATION_BN_INFERENCE_Y = 245,
-
+    /* hipdnn's own ------------------------------------------------------------------- */
+    HIPDNN_ATTR_TENSOR_VALUE_EXT = 20000,    /* UINT8_EXT, element size: a constant's bytes */
+    HIPDNN_ATTR_TENSOR_NAME_EXT = 20001,     /* CHAR */
+    /* Every OPERATION_* descriptor */
+    HIPDNN_ATTR_OPERATION_NAME_EXT = 20100,         /* CHAR */
+    HIPDNN_ATTR_OPERATION_COMPUTE_TYPE_EXT = 20101, /* DATA_TYPE, 1 */
+    /* OPERATION_BATCHNORM_INFERENCE_EXT: y = (x - mean) * inv_variance * scale + bias, the
+     * per-channel tensors shaped [1, C, 1, ...] */
+    HIPDNN_ATTR_OPERATION_BN_INFERENCE_X_EXT = 20200,
+    HIPDNN_ATTR_OPERATION_BN_INFERENCE_MEAN_EXT = 20201,
+    HIPDNN_ATTR_OPERATION_BN_INFERENCE_INV_VARIANCE_EXT = 20202,
+    HIPDNN_ATTR_OPERATION_BN_INFERENCE_SCALE_EXT = 20203,
+    HIPDNN_ATTR_OPERATION_BN_INFERENCE_BIAS_EXT = 20204,
+    HIPDNN_ATTR_OPERATION_BN_INFERENCE_Y_EXT = 20205,
     /* OPERATIONGRAPH */
-    HIPDNN_ATTR_OPERATIONGRAPH_HANDLE = 300,          /* HANDLE, 1 */
-    HIPDNN_ATTR_OPERATIONGRAPH_OPS = 301,             /* BACKEND_DESCRIPTOR (OPERATION_*), n */
-    HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT = 302,        /* CHAR */
-    HIPDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT = 303, /* INT64, get: engines loaded */
-    /* get, after finalize: the graph's tensors as new TENSOR descriptors the caller
-     * destroys, dims/strides/data types inferred */
-    HIPDNN_ATTR_OPERATIONGRAPH_TENSORS_EXT = 304,
-    HIPDNN_ATTR_OPERATIONGRAPH_DESCRIPTION_EXT = 305, /* CHAR, get: a readable listing */
+    HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT = 20300, /* CHAR */
+    /* get, after finalize: the graph's tensors as new, finalized TENSOR descriptors the
+     * caller destroys, with dims/strides/data types inferred */
+    HIPDNN_ATTR_OPERATIONGRAPH_TENSORS_EXT = 20301,
+    HIPDNN_ATTR_OPERATIONGRAPH_DESCRIPTION_EXT = 20302, /* CHAR, get: a readable listing */
     /* INT64, get, after finalize: uids of the tensors the graph writes (non-virtual tensors
      * some node produces), in node order */
-    HIPDNN_ATTR_OPERATIONGRAPH_OUTPUT_UIDS_EXT = 306,
-
+    HIPDNN_ATTR_OPERATIONGRAPH_OUTPUT_UIDS_EXT = 20303,
     /* ENGINEHEUR */
-    HIPDNN_ATTR_ENGINEHEUR_MODE = 400,            /* HEUR_MODE, 1 */
-    HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH = 401,  /* BACKEND_DESCRIPTOR (OPERATIONGRAPH) */
-    /* get, after finalize: ranked ENGINECFG descriptors, new, destroyed by the caller */
-    HIPDNN_ATTR_ENGINEHEUR_RESULTS = 402,
-    HIPDNN_ATTR_ENGINEHEUR_PREFERRED_ENGINE_EXT = 403,  /* CHAR: engine name ranked first */
-    HIPDNN_ATTR_ENGINEHEUR_DESELECTED_ENGINES_EXT = 404, /* INT64, n: engine ids left out */
+    HIPDNN_ATTR_ENGINEHEUR_PREFERRED_ENGINE_EXT = 20400,  /* CHAR: engine name ranked first */
+    HIPDNN_ATTR_ENGINEHEUR_DESELECTED_ENGINES_EXT = 20401, /* INT64, n: engine ids left out */
     /* get, after finalize: one line per loaded engine, "name\tid\tapplicable" or
      * "name\tid\t<reason it declined>" */
-    HIPDNN_ATTR_ENGINEHEUR_SUPPORT_REPORT_EXT = 405,
-
+    HIPDNN_ATTR_ENGINEHEUR_SUPPORT_REPORT_EXT = 20402,
     /* ENGINE */
-    HIPDNN_ATTR_ENGINE_OPERATION_GRAPH = 500, /* BACKEND_DESCRIPTOR (OPERATIONGRAPH) */
-    HIPDNN_ATTR_ENGINE_GLOBAL_INDEX = 501,    /* INT64: index in the loaded-engine list */
-    HIPDNN_ATTR_ENGINE_ID_EXT = 502,          /* INT64: FNV-1a of the name (as int64 bits) */
-    HIPDNN_ATTR_ENGINE_NAME_EXT = 503,        /* CHAR, get */
-    HIPDNN_ATTR_ENGINE_MEMORY_SPACE_EXT = 504, /* INT64, get: hipdnnMemorySpace_t */
-
-    /* ENGINECFG */
-    HIPDNN_ATTR_ENGINECFG_ENGINE = 600,        /* BACKEND_DESCRIPTOR (ENGINE); get returns a new one */
-    HIPDNN_ATTR_ENGINECFG_KNOB_CHOICES = 601,  /* BACKEND_DESCRIPTOR (KNOB_CHOICE), n */
-
-    /* KNOB_CHOICE */
-    HIPDNN_ATTR_KNOB_CHOICE_KNOB_TYPE = 700,  /* INT64: the engine's knob id */
-    HIPDNN_ATTR_KNOB_CHOICE_KNOB_VALUE = 701, /* INT64 */
-
+    HIPDNN_ATTR_ENGINE_ID_EXT = 20500,           /* INT64: FNV-1a of the name (int64 bits) */
+    HIPDNN_ATTR_ENGINE_NAME_EXT = 20501,         /* CHAR, get */
+    HIPDNN_ATTR_ENGINE_MEMORY_SPACE_EXT = 20502, /* INT64, get: hipdnnMemorySpace_t */
     /* EXECUTION_PLAN */
-    HIPDNN_ATTR_EXECUTION_PLAN_HANDLE = 800,         /* HANDLE */
-    HIPDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG = 801,  /* BACKEND_DESCRIPTOR (ENGINECFG) */
-    HIPDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE = 802, /* INT64, get */
-    HIPDNN_ATTR_EXECUTION_PLAN_ENGINE_NAME_EXT = 803, /* CHAR, get */
-    HIPDNN_ATTR_EXECUTION_PLAN_MEMORY_SPACE_EXT = 804, /* INT64, get */
-
-    /* VARIANT_PACK */
-    HIPDNN_ATTR_VARIANT_PACK_UNIQUE_IDS = 900,    /* INT64, n */
-    HIPDNN_ATTR_VARIANT_PACK_DATA_POINTERS = 901, /* VOID_PTR, n (same order as the ids) */
-    HIPDNN_ATTR_VARIANT_PACK_WORKSPACE = 902,     /* VOID_PTR, 1 */
+    HIPDNN_ATTR_EXECUTION_PLAN_ENGINE_NAME_EXT = 20600,  /* CHAR, get */
+    HIPDNN_ATTR_EXECUTION_PLAN_MEMORY_SPACE_EXT = 20601, /* INT64, get */
+    /* VARIANT_PACK: INT64, n (same order as the ids): hipdnnMemorySpace_t of each pointer as
+     * the caller knows it; unset = the backend probes each pointer */
+    HIPDNN_ATTR_VARIANT_PACK_MEMORY_SPACES_EXT = 20700,
 } hipdnnBackendAttributeName_t;
+
+/* ---- the table of operations --------------------------------------------------------
+ * Every operation is one entry of one table: its descriptor type, its ports (TENSOR
+ * attributes) and its parameters with their types and defaults.  The backend, the Python
+ * layer and the plugins all read it, so adding an operation adds no code that walks ops
+ * by name.  hipdnnGetOpInfo_ext gives the entries. */
+
+#define HIPDNN_MAX_PORTS 8       /* inputs, and separately outputs, of one operation */
+#define HIPDNN_MAX_OP_ATTRS 12   /* parameters of one operation */
+#define HIPDNN_MAX_ATTR_VALUES 8 /* values of one list parameter */
+
+typedef struct {
+    const char* name;                  /* "x": messages, Python keyword, serialized field */
+    hipdnnBackendAttributeName_t attr; /* sets the port's TENSOR descriptor */
+    int32_t is_optional;
+} hipdnnOpPortInfo_ext_t;
+
+typedef enum {
+    HIPDNN_OP_ATTR_INT64 = 0,      /* one int64_t */
+    HIPDNN_OP_ATTR_INT64_LIST = 1, /* 1..max_count int64_t */
+    HIPDNN_OP_ATTR_DOUBLE = 2,     /* one double (never NaN) */
+    HIPDNN_OP_ATTR_ENUM = 3,       /* one enum value of `type` */
+    HIPDNN_OP_ATTR_BOOLEAN = 4,    /* one bool */
+} hipdnnOpAttrKind_ext_t;
+
+typedef struct {
+    const char* name;                  /* "pre_padding" */
+    hipdnnBackendAttributeName_t attr;
+    hipdnnBackendAttributeType_t type; /* what SetAttribute/GetAttribute take */
+    hipdnnOpAttrKind_ext_t kind;
+    int32_t max_count;                 /* 1 for scalars */
+    int64_t min_value, max_value;      /* inclusive, for integer kinds */
+    double default_value;              /* each value's default (lists: per element) */
+} hipdnnOpAttrInfo_ext_t;
+
+typedef struct {
+    int32_t kind;                          /* serialized op number, 1.. */
+    const char* name;                      /* "conv_fprop" */
+    hipdnnBackendDescriptorType_t descriptor_type;
+    const char* descriptor_name;           /* "OPERATION_CONVOLUTION_FORWARD" */
+    int32_t num_inputs, num_outputs;
+    hipdnnOpPortInfo_ext_t inputs[HIPDNN_MAX_PORTS];
+    hipdnnOpPortInfo_ext_t outputs[HIPDNN_MAX_PORTS];
+    int32_t num_attrs;
+    hipdnnOpAttrInfo_ext_t attrs[HIPDNN_MAX_OP_ATTRS];
+} hipdnnOpInfo_ext_t;
 
 typedef struct hipdnnHandle* hipdnnHandle_t;
 typedef struct hipdnnBackendDescriptor* hipdnnBackendDescriptor_t;
 typedef void* hipdnnStream_t; /* a hipStream_t or cudaStream_t; NULL = default stream */
 
-/* ---- errors ---------------------------------------------------------------------- */
+/* ---- errors ----------------------------------------------------------------------
+ * Every function that returns a status first clears the calling thread's message and,
+ * on failure, sets it.  Thread rules: none of these take locks. */
 
 /* Static string naming the status ("HIPDNN_STATUS_BAD_PARAM"); never NULL. */
 HIPDNN_EXPORT const char* hipdnnGetErrorString(hipdnnStatus_t status);
 
-/* The calling thread's message for the last failing call ("" if none).  Valid until
- * the next hipdnn call on this thread. */
-HIPDNN_EXPORT const char* hipdnnGetLastErrorString(void);
+/* Copies the calling thread's message for its last failing call into `message` (at most
+ * max_size bytes with the terminator; "" if none) and clears it, as hipDNN's function of
+ * this name does.  NULL or max_size 0 only clears. */
+HIPDNN_EXPORT void hipdnnGetLastErrorString(char* message, size_t max_size);
+
+/* The calling thread's message without clearing it ("" if none).  Valid until the next
+ * hipdnn call on this thread. */
+HIPDNN_EXPORT const char* hipdnnPeekLastErrorString_ext(void);
 
 /* "0.1.0" */
 HIPDNN_EXPORT const char* hipdnnVersionString_ext(void);
 
-/* ---- handle ---------------------------------------------------------------------- */
+/* ---- operations ------------------------------------------------------------------- */
+
+/* Number of operations in the table.  Never fails (count NULL: NULL_POINTER). */
+HIPDNN_EXPORT hipdnnStatus_t hipdnnGetOpCount_ext(int64_t* count);
+/* Entry `index` (0 <= index < count); *info points into static storage, valid for the
+ * life of the process.  Errors: NULL_POINTER, OUT_OF_BOUND.  Any thread. */
+HIPDNN_EXPORT hipdnnStatus_t hipdnnGetOpInfo_ext(int64_t index, const hipdnnOpInfo_ext_t** info);
+
+/* ---- handle ----------------------------------------------------------------------
+ * A handle may be used from one thread at a time, except hipdnnBackendExecute, which
+ * serializes itself per handle. */
 
 /* Creates a handle.  The first handle loads the engine plugins (see below); after that
- * the plugin paths are fixed for the life of the process.  Errors: NULL_POINTER,
- * ALLOC_FAILED, PLUGIN_ERROR (no plugin could be loaded at all: the message names each
- * path and why). */
+ * the plugin paths are fixed for the life of the process.  The handle records the GPU
+ * device current on the calling thread (0 without a GPU runtime, which is not loaded
+ * while only host engines are present) and hands it to each plugin when that plugin's
+ * own handle is created, lazily, on first use.
+ * Errors: BAD_PARAM_NULL_POINTER, ALLOC_FAILED, PLUGIN_ERROR_EXT (no plugin could be
+ * loaded at all: the message names each path and why). */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnCreate(hipdnnHandle_t* handle);
+/* Drops the user's reference; plans built on it keep it alive until they are destroyed.
+ * NULL is a no-op.  Errors: BAD_PARAM (not a live handle). */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnDestroy(hipdnnHandle_t handle);
-/* The stream given to every engine; plugins see it through their SetStream. */
+/* The stream every engine enqueues on; plugins see it through their SetStream.
+ * Errors: BAD_PARAM (not a live handle), PLUGIN_ERROR_EXT (a plugin refused the stream;
+ * the handle keeps the stream it had). */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnSetStream(hipdnnHandle_t handle, hipdnnStream_t stream);
+/* Errors: BAD_PARAM, BAD_PARAM_NULL_POINTER. */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnGetStream(hipdnnHandle_t handle, hipdnnStream_t* stream);
+/* The device the handle was created on.  Errors: BAD_PARAM, BAD_PARAM_NULL_POINTER. */
+HIPDNN_EXPORT hipdnnStatus_t hipdnnGetDevice_ext(hipdnnHandle_t handle, int* device);
 
-/* ---- descriptors ----------------------------------------------------------------- */
+/* ---- descriptors -----------------------------------------------------------------
+ * A descriptor may be used from one thread at a time; distinct descriptors may be used
+ * concurrently even when they reference the same tensors. */
 
+/* Errors: BAD_PARAM_NULL_POINTER, BAD_PARAM (unknown or reserved type), ALLOC_FAILED. */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendCreateDescriptor(hipdnnBackendDescriptorType_t type,
                                                            hipdnnBackendDescriptor_t* desc);
 /* Drops the caller's reference.  Descriptors referenced by others (a tensor held by an
- * operation) live until their last user is destroyed. */
+ * operation) live until their last user is destroyed.  NULL is a no-op.
+ * Errors: BAD_PARAM (not a live descriptor). */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendDestroyDescriptor(hipdnnBackendDescriptor_t desc);
 
-/* Sets `count` values of `type` for attribute `name`.  Errors: BAD_PARAM (attribute does
- * not belong to this descriptor type, wrong type, wrong count, bad value), BAD_PARAM
- * (descriptor already finalized), NULL_POINTER.  Descriptors passed as values are
- * referenced, not copied. */
+/* Sets `count` values of `type` for attribute `name`.  Descriptors passed as values are
+ * referenced, not copied.  Errors: BAD_PARAM_NULL_POINTER (desc or values NULL with
+ * count > 0), BAD_PARAM (attribute not of this descriptor type, wrong type, bad value,
+ * not a live descriptor), BAD_PARAM_OUT_OF_BOUND (count or value out of range),
+ * NOT_INITIALIZED (already finalized), ALLOC_FAILED. */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendSetAttribute(hipdnnBackendDescriptor_t desc,
                                                        hipdnnBackendAttributeName_t name,
                                                        hipdnnBackendAttributeType_t type,
@@ -279,8 +436,14 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendSetAttribute(hipdnnBackendDescriptor_t
 
 /* Reads up to `requested` values into `values` and the number available into `*count`;
  * requested = 0 asks only for the count.  CHAR attributes are written with a NUL
- * terminator when room allows (`*count` excludes it).  Attributes that return
- * descriptors create new ones owned by the caller. */
+ * terminator when room allows (`*count` excludes it).  Ownership, one rule for every
+ * descriptor-valued attribute: each descriptor written to `values` is a reference the
+ * caller owns and drops with hipdnnBackendDestroyDescriptor (an existing descriptor
+ * retained, or a new one).  Values read back are what the user set: a finalized graph
+ * keeps what it inferred in itself (OPERATIONGRAPH TENSORS_EXT shows it), never in the
+ * user's TENSOR descriptors.  Errors: BAD_PARAM_NULL_POINTER, BAD_PARAM (attribute not
+ * of this type, wrong type), BAD_PARAM_NOT_FINALIZED (the attribute exists only after
+ * finalize), ALLOC_FAILED. */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendGetAttribute(hipdnnBackendDescriptor_t desc,
                                                        hipdnnBackendAttributeName_t name,
                                                        hipdnnBackendAttributeType_t type,
@@ -288,28 +451,50 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendGetAttribute(hipdnnBackendDescriptor_t
                                                        void* values);
 
 /* Checks the descriptor and makes it immutable.  For an OPERATIONGRAPH this validates the
- * whole graph and infers every unset dim, stride and data type (writing them back into
- * the tensor descriptors); for an ENGINEHEUR it queries every engine; for an
- * EXECUTION_PLAN it creates the engine's execution context. */
+ * whole graph and infers every unset dim, stride and data type (kept in the graph); for
+ * an ENGINEHEUR it asks every engine, on the graph's handle; for an EXECUTION_PLAN it
+ * creates the engine's execution context (compiling what it compiles, once).
+ * Errors: BAD_PARAM (invalid graph or attributes; the message names node and tensor),
+ * BAD_PARAM_NOT_FINALIZED (a referenced descriptor is not finalized), NOT_INITIALIZED
+ * (already finalized), NOT_SUPPORTED, PLUGIN_ERROR_EXT (the engine failed to build a
+ * plan; its message follows), ALLOC_FAILED. */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendFinalize(hipdnnBackendDescriptor_t desc);
 
-/* Runs a finalized plan with a finalized variant pack on the handle's stream.  Every
- * non-virtual, non-by-value tensor of the graph needs a pointer, and each pointer must be
- * in the memory space the engine runs in.  Errors: BAD_PARAM (missing/unknown uid,
- * wrong memory space), EXECUTION_FAILED (the engine's message follows). */
+/* Enqueues a finalized plan with a finalized variant pack on the handle's stream; with a
+ * device engine it may still be running on return, and the caller keeps every buffer
+ * (workspace included) alive and unchanged until the stream is synchronized.  A host
+ * engine has finished on return.  Every non-virtual tensor of the graph needs a pointer
+ * (a runtime by-value scalar: a host pointer to its value), and each pointer must be in
+ * the memory space the engine runs in, as declared in MEMORY_SPACES_EXT or else probed.
+ * The plan may run on any handle of the device it was built on; calls on one handle are
+ * serialized, calls on distinct handles run concurrently.
+ * Errors: BAD_PARAM (missing or unknown uid, wrong memory space; the message names the
+ * tensor), BAD_PARAM_NOT_FINALIZED, BAD_PARAM_SIZE_INSUFFICIENT (no workspace but the plan
+ * needs one), BAD_PARAM_STREAM_MISMATCH (handle of another device), EXECUTION_FAILED (the
+ * engine's message follows). */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendExecute(hipdnnHandle_t handle,
                                                   hipdnnBackendDescriptor_t plan,
                                                   hipdnnBackendDescriptor_t variant_pack);
 
-/* ---- serialization ------------------------------------------------------------- */
+/* ---- serialization -------------------------------------------------------------
+ * Bytes carry a format version (HIPDNN_GRAPH_FORMAT_VERSION); other versions are refused
+ * with a message naming both. */
+
+#define HIPDNN_GRAPH_FORMAT_VERSION 2
 
 /* The finalized graph as FlatBuffers bytes (schema csrc/schema/graph.fbs).  Two-call
- * pattern: with data = NULL, *size receives the size. */
+ * pattern: with data = NULL, *size receives the size.  Errors: BAD_PARAM_NULL_POINTER,
+ * BAD_PARAM (not an OPERATIONGRAPH), BAD_PARAM_NOT_FINALIZED,
+ * BAD_PARAM_SIZE_INSUFFICIENT (capacity below the size). */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendGetSerializedBinaryGraph_ext(
     hipdnnBackendDescriptor_t graph, size_t capacity, size_t* size, uint8_t* data);
 
 /* Creates a finalized OPERATIONGRAPH from bytes.  The bytes are verified first:
- * truncated or corrupted input gives BAD_PARAM, never a crash. */
+ * truncated or corrupted input gives BAD_PARAM, never a crash; then the same validation
+ * and inference as a built graph.  The graph has no handle yet: set
+ * OPERATIONGRAPH_HANDLE on it (allowed once on a finalized graph that has none) before
+ * asking for heuristics.  Errors: BAD_PARAM_NULL_POINTER, BAD_PARAM (the message says what
+ * is wrong and where, or names both format versions), ALLOC_FAILED. */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendCreateAndDeserializeGraph_ext(
     hipdnnBackendDescriptor_t* graph, const uint8_t* data, size_t size);
 
@@ -336,7 +521,8 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnGetLoadedEnginePluginPaths_ext(size_t* num_pa
                                                                   char** paths,
                                                                   size_t* max_len);
 
-/* Number of engines across all loaded plugins. */
+/* Number of engines across all loaded plugins (loads them if needed).
+ * Errors: BAD_PARAM_NULL_POINTER.  Any thread. */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnGetEngineCount_ext(int64_t* count);
 
 typedef struct {
@@ -348,6 +534,8 @@ typedef struct {
     int32_t is_fallback;
 } hipdnnEngineInfo_ext_t;
 
+/* Engine `index` in the stable order of ENGINE_GLOBAL_INDEX (sorted by name).
+ * Errors: BAD_PARAM_NULL_POINTER, BAD_PARAM_OUT_OF_BOUND.  Any thread. */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnGetEngineInfo_ext(int64_t index,
                                                      hipdnnEngineInfo_ext_t* info);
 

@@ -19,7 +19,10 @@
 extern "C" {
 #endif
 
-/* ---- operations ----------------------------------------------------------------- */
+/* ---- operations ------------------------------------------------------------------
+ * One table (op_table.c) describes every operation: the public part is hipdnn.h's
+ * hipdnnOpInfo_ext_t; the SDK adds each op's inference rule.  Op kinds are the numbers
+ * serialized in graph bytes and the union tags of graph.fbs, in the same order. */
 
 typedef enum {
     HIPDNN_OP_CONV_FPROP = 1,
@@ -28,9 +31,7 @@ typedef enum {
     HIPDNN_OP_BATCHNORM_INFERENCE = 4,
 } hipdnnOpKind_t;
 
-#define HIPDNN_MAX_PORTS 8
-
-/* Port indices, per op.  A node's inputs[]/outputs[] hold tensor uids by port. */
+/* Port indices, per op: node->inputs[] / outputs[] hold tensor uids in table order. */
 enum { HIPDNN_CONV_X = 0, HIPDNN_CONV_W = 1, HIPDNN_CONV_Y = 0 };
 enum { HIPDNN_MATMUL_A = 0, HIPDNN_MATMUL_B = 1, HIPDNN_MATMUL_C = 0 };
 enum { HIPDNN_PW_X = 0, HIPDNN_PW_B = 1, HIPDNN_PW_Y = 0 };
@@ -42,25 +43,39 @@ enum {
     HIPDNN_BN_BIAS = 4,
     HIPDNN_BN_Y = 0
 };
+/* Attribute slots, per op: node->attrs[] in table order. */
+enum {
+    HIPDNN_CONV_PRE_PADDING = 0,
+    HIPDNN_CONV_POST_PADDING = 1,
+    HIPDNN_CONV_STRIDE = 2,
+    HIPDNN_CONV_DILATION = 3,
+    HIPDNN_CONV_MODE = 4
+};
+enum {
+    HIPDNN_PW_MODE = 0,
+    HIPDNN_PW_RELU_LOWER_CLIP = 1,
+    HIPDNN_PW_RELU_UPPER_CLIP = 2,
+    HIPDNN_PW_RELU_LOWER_CLIP_SLOPE = 3
+};
 
 /* A port with no tensor. */
 #define HIPDNN_NO_TENSOR INT64_MIN
 
-typedef struct {
-    hipdnnOpKind_t kind;
-    const char* name;                         /* "conv_fprop" */
-    int32_t num_inputs, num_outputs;          /* ports defined */
-    int32_t min_inputs;                       /* ports that must be set */
-    const char* input_names[HIPDNN_MAX_PORTS]; /* "x", "w" */
-    const char* output_names[HIPDNN_MAX_PORTS];
-} hipdnnSdkOpInfo;
+typedef hipdnnOpInfo_ext_t hipdnnSdkOpInfo;
 
 /* NULL for an unknown kind. */
 const hipdnnSdkOpInfo* hipdnnSdkOpInfoGet(hipdnnOpKind_t kind);
+/* The table: *count entries. */
+const hipdnnSdkOpInfo* hipdnnSdkOpTable(int32_t* count);
+/* The op whose descriptor type this is; NULL if none. */
+const hipdnnSdkOpInfo* hipdnnSdkOpInfoForDescriptor(hipdnnBackendDescriptorType_t type);
 /* "relu", "add", ...; NULL for an unknown mode. */
 const char* hipdnnSdkPointwiseModeName(hipdnnPointwiseMode_t mode);
-/* 1 or 2 inputs; 0 for an unknown mode. */
+/* 1, 2 or 3 inputs; 0 for an unknown mode. */
 int hipdnnSdkPointwiseArity(hipdnnPointwiseMode_t mode);
+/* Whether `v` is a defined value of an enum attribute type (DATA_TYPE, POINTWISE_MODE_EXT,
+ * CONVOLUTION_MODE_EXT, HEUR_MODE). */
+bool hipdnnSdkEnumValid(hipdnnBackendAttributeType_t type, int64_t v);
 
 /* ---- graph model -------------------------------------------------------------------- */
 
@@ -73,8 +88,18 @@ typedef struct {
     int64_t strides[HIPDNN_MAX_DIMS]; /* in elements */
     bool is_virtual;
     bool is_by_value;
-    uint8_t value[8]; /* the scalar when is_by_value, in data_type's encoding */
+    bool has_value;   /* by-value: a constant in the graph; else given at execute time */
+    uint8_t value[8]; /* the constant when has_value, in data_type's encoding */
 } hipdnnSdkTensor;
+
+/* One parameter of a node.  Integer kinds (INT64, INT64_LIST, ENUM, BOOLEAN) use i[],
+ * DOUBLE uses d.  count is how many values were set (0: unset, the defaults stand);
+ * hipdnnSdkNodeInit fills every value with its default, so readers need not look. */
+typedef struct {
+    int32_t count;
+    int64_t i[HIPDNN_MAX_ATTR_VALUES];
+    double d;
+} hipdnnSdkAttrValue;
 
 typedef struct {
     hipdnnOpKind_t kind;
@@ -82,17 +107,7 @@ typedef struct {
     hipdnnDataType_t compute_type;
     int64_t inputs[HIPDNN_MAX_PORTS];  /* uids, HIPDNN_NO_TENSOR where unset */
     int64_t outputs[HIPDNN_MAX_PORTS];
-    /* Parameters; each op reads those it has. */
-    int32_t mode;           /* pointwise: hipdnnPointwiseMode_t */
-    int32_t conv_mode;      /* conv: hipdnnConvolutionMode_t */
-    int32_t num_spatial;    /* conv: entries in the four arrays below */
-    int64_t pre_padding[HIPDNN_MAX_SPATIAL];
-    int64_t post_padding[HIPDNN_MAX_SPATIAL];
-    int64_t stride[HIPDNN_MAX_SPATIAL];
-    int64_t dilation[HIPDNN_MAX_SPATIAL];
-    double lower_clip;       /* relu: default 0 */
-    double upper_clip;       /* relu: default +inf */
-    double lower_clip_slope; /* relu: default 0 */
+    hipdnnSdkAttrValue attrs[HIPDNN_MAX_OP_ATTRS]; /* by the op's attribute slots */
 } hipdnnSdkNode;
 
 typedef struct {
@@ -103,10 +118,23 @@ typedef struct {
     hipdnnSdkNode* nodes; /* in topological order once validated */
 } hipdnnSdkGraph;
 
-/* Fills a node with defaults: every port HIPDNN_NO_TENSOR, clips 0/+inf/0, name "". */
+/* The pointwise mode of a pointwise node (for readability at call sites). */
+static inline hipdnnPointwiseMode_t hipdnnSdkNodeMode(const hipdnnSdkNode* n) {
+    return (hipdnnPointwiseMode_t)n->attrs[HIPDNN_PW_MODE].i[0];
+}
+
+/* Inference rule of the node's op: checks the node's tensors and fills its outputs' dims,
+ * strides and data types.  Inputs are complete when it runs (topological order).  On
+ * failure writes "<label>: <what is wrong, expected and actual>" into err. */
+bool hipdnnSdkInferNode(hipdnnSdkGraph* g, hipdnnSdkNode* n, char* err, size_t err_len);
+/* "conv_fprop 'conv1'" or "relu 'r'" for messages. */
+const char* hipdnnSdkNodeLabel(const hipdnnSdkNode* n, char* buf, size_t len);
+
+/* Fills a node with its op's defaults: every port HIPDNN_NO_TENSOR, every parameter value
+ * its default with count 0, compute type NOT_SET, name NULL. */
 void hipdnnSdkNodeInit(hipdnnSdkNode* node, hipdnnOpKind_t kind);
 
-/* Lookup by uid; NULL if absent. */
+/* Lookup by uid; NULL if absent.  Linear: callers that look up often build a map. */
 const hipdnnSdkTensor* hipdnnSdkGraphFindTensor(const hipdnnSdkGraph* graph, int64_t uid);
 
 /* Frees everything a graph owns, and the graph itself.  NULL is a no-op. */

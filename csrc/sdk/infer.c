@@ -1,0 +1,296 @@
+/* The inference rules of the op table: per-op checks and the dims, strides and data
+ * types of each op's outputs.  The backend runs them node by node in topological order;
+ * messages give expected and actual values.  Arithmetic on user values is checked: every
+ * given value is bounded (dims by 2^40 elements, parameters by 2^40), and products that
+ * could still overflow go through __builtin_*_overflow. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hipdnn/hipdnn_sdk.h"
+
+typedef struct {
+    char* buf;
+    size_t len;
+} err_t;
+
+static bool fail(err_t* e, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool fail(err_t* e, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    if (e->len) vsnprintf(e->buf, e->len, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+static hipdnnSdkTensor* tensor_of(hipdnnSdkGraph* g, int64_t uid) {
+    return uid == HIPDNN_NO_TENSOR ? NULL : (hipdnnSdkTensor*)hipdnnSdkGraphFindTensor(g, uid);
+}
+
+static const char* shape_str(const hipdnnSdkTensor* t, char* buf, size_t len) {
+    size_t off = 0;
+    off += (size_t)snprintf(buf, len, "[");
+    for (int i = 0; i < t->ndim && off < len; ++i)
+        off += (size_t)snprintf(buf + off, len - off, "%s%lld", i ? ", " : "", (long long)t->dims[i]);
+    if (off < len) snprintf(buf + off, len - off, "]");
+    return buf;
+}
+
+/* Strides for `t` packed in the dimension order of `ref` (same rank), else row-major.
+ * This keeps NHWC inputs giving NHWC outputs. */
+static void layout_like(hipdnnSdkTensor* t, const hipdnnSdkTensor* ref) {
+    if (!ref || ref->ndim != t->ndim || ref->strides[0] == 0) {
+        hipdnnSdkPackedStrides(t->ndim, t->dims, t->strides);
+        return;
+    }
+    int order[HIPDNN_MAX_DIMS]; /* dims from outermost (largest stride) to innermost */
+    for (int i = 0; i < t->ndim; ++i) order[i] = i;
+    for (int i = 1; i < t->ndim; ++i) /* stable insertion sort, descending stride */
+        for (int k = i; k > 0 && ref->strides[order[k]] > ref->strides[order[k - 1]]; --k) {
+            int tmp = order[k];
+            order[k] = order[k - 1];
+            order[k - 1] = tmp;
+        }
+    int64_t s = 1;
+    for (int i = t->ndim - 1; i >= 0; --i) {
+        t->strides[order[i]] = s;
+        s *= t->dims[order[i]];
+    }
+}
+
+/* Sets an output's dims (or checks them if given) and fills strides/data type. */
+static bool set_output(err_t* e, const char* label, const char* port, hipdnnSdkTensor* out,
+                                 int32_t ndim, const int64_t* dims, const hipdnnSdkTensor* layout,
+                                 hipdnnDataType_t dtype) {
+    if (out->ndim == 0) {
+        /* Strides may have been given without dims (cuDNN frontend's set_stride on an
+         * output); they must fit the inferred rank. */
+        int32_t given = 0;
+        while (given < HIPDNN_MAX_DIMS && out->strides[given] != 0) ++given;
+        if (given != 0 && given != ndim)
+            return fail(e, "%s: output '%s' (tensor '%s') has %d strides but the op gives "
+                              "rank %d", label, port, out->name, (int)given, (int)ndim);
+        out->ndim = ndim;
+        memcpy(out->dims, dims, (size_t)ndim * sizeof(int64_t));
+    } else {
+        bool same = out->ndim == ndim;
+        for (int i = 0; same && i < ndim; ++i) same = out->dims[i] == dims[i];
+        if (!same) {
+            char want[200], got[200];
+            hipdnnSdkTensor tmp = *out;
+            tmp.ndim = ndim;
+            memcpy(tmp.dims, dims, (size_t)ndim * sizeof(int64_t));
+            return fail(e, "%s: output '%s' (tensor '%s') is %s but the op gives %s", label,
+                              port, out->name, shape_str(out, got, sizeof(got)),
+                              shape_str(&tmp, want, sizeof(want)));
+        }
+    }
+    if (out->strides[0] == 0) layout_like(out, layout);
+    if (out->data_type == HIPDNN_DATA_NOT_SET) out->data_type = dtype;
+    return true;
+}
+
+/* An input must be fully known by the time its consumer is reached. */
+static bool need_input(err_t* e, const char* label, const char* port, hipdnnSdkTensor* t) {
+    if (t->ndim == 0)
+        return fail(e, "%s: input '%s' (tensor '%s', uid %lld) has no "
+                          "dims", label, port, t->name, (long long)t->uid);
+    if (t->data_type == HIPDNN_DATA_NOT_SET)
+        return fail(e, "%s: input '%s' (tensor '%s', uid %lld) has no "
+                          "data type", label, port, t->name, (long long)t->uid);
+    if (t->strides[0] == 0) hipdnnSdkPackedStrides(t->ndim, t->dims, t->strides);
+    return true;
+}
+
+static bool infer_conv(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* label) {
+    hipdnnSdkTensor* x = tensor_of(g, n->inputs[HIPDNN_CONV_X]);
+    hipdnnSdkTensor* w = tensor_of(g, n->inputs[HIPDNN_CONV_W]);
+    hipdnnSdkTensor* y = tensor_of(g, n->outputs[HIPDNN_CONV_Y]);
+    char a[200], b[200];
+    if (x->ndim < 3 || x->ndim > 2 + HIPDNN_MAX_SPATIAL)
+        return fail(e, "%s: image '%s' is %s; it needs rank 3 to %d "
+                          "([N, C, spatial...])", label, x->name, shape_str(x, a, sizeof(a)),
+                          2 + HIPDNN_MAX_SPATIAL);
+    if (w->ndim != x->ndim)
+        return fail(e, "%s: weight '%s' is %s but image '%s' is %s; "
+                          "ranks must match", label, w->name, shape_str(w, a, sizeof(a)), x->name,
+                          shape_str(x, b, sizeof(b)));
+    int ns = x->ndim - 2;
+    /* The four spatial lists: each unset one takes its default for every spatial dim;
+     * set ones must have one value per spatial dim. */
+    static const int lists[] = {HIPDNN_CONV_PRE_PADDING, HIPDNN_CONV_POST_PADDING,
+                                HIPDNN_CONV_STRIDE, HIPDNN_CONV_DILATION};
+    const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
+    for (int k = 0; k < 4; ++k) {
+        hipdnnSdkAttrValue* v = &n->attrs[lists[k]];
+        if (v->count == 0) {
+            for (int i = 0; i < ns; ++i) v->i[i] = (int64_t)info->attrs[lists[k]].default_value;
+            v->count = ns;
+        } else if (v->count != ns) {
+            return fail(e, "%s: %s has %d values for a %dD convolution (image rank %d)", label,
+                        info->attrs[lists[k]].name, (int)v->count, ns, (int)x->ndim);
+        }
+    }
+    const int64_t* pre = n->attrs[HIPDNN_CONV_PRE_PADDING].i;
+    const int64_t* post = n->attrs[HIPDNN_CONV_POST_PADDING].i;
+    const int64_t* stride = n->attrs[HIPDNN_CONV_STRIDE].i;
+    const int64_t* dil = n->attrs[HIPDNN_CONV_DILATION].i;
+    int64_t C = x->dims[1], wc = w->dims[1], K = w->dims[0];
+    if (C % wc != 0)
+        return fail(e, "%s: weight C=%lld does not divide image C=%lld",
+                          label, (long long)wc, (long long)C);
+    int64_t groups = C / wc;
+    if (K % groups != 0)
+        return fail(e, "%s: weight K=%lld is not a multiple of the %lld "
+                          "groups (image C=%lld / weight C=%lld)", label, (long long)K,
+                          (long long)groups, (long long)C, (long long)wc);
+    int64_t dims[HIPDNN_MAX_DIMS] = {x->dims[0], K};
+    for (int i = 0; i < ns; ++i) {
+        if (stride[i] < 1 || dil[i] < 1 || pre[i] < 0 || post[i] < 0)
+            return fail(e, "%s: spatial dim %d has stride %lld, "
+                              "dilation %lld, padding %lld/%lld; need stride, dilation >= 1 and "
+                              "padding >= 0", label, i, (long long)stride[i],
+                              (long long)dil[i], (long long)pre[i], (long long)post[i]);
+        int64_t span, in;
+        if (__builtin_mul_overflow(dil[i], w->dims[2 + i] - 1, &span) ||
+            __builtin_add_overflow(span, 1, &span) ||
+            __builtin_add_overflow(x->dims[2 + i], pre[i], &in) ||
+            __builtin_add_overflow(in, post[i], &in))
+            return fail(e, "%s: spatial dim %d: dilation %lld, padding %lld/%lld and sizes "
+                        "overflow 64-bit arithmetic", label, i, (long long)dil[i],
+                        (long long)pre[i], (long long)post[i]);
+        if (in < span)
+            return fail(e, "%s: spatial dim %d: padded image size %lld "
+                              "is smaller than the dilated filter %lld", label, i, (long long)in,
+                              (long long)span);
+        dims[2 + i] = (in - span) / stride[i] + 1;
+    }
+    if (n->compute_type == HIPDNN_DATA_NOT_SET) n->compute_type = HIPDNN_DATA_FLOAT;
+    return set_output(e, label, "y", y, x->ndim, dims, x,
+                      y->is_virtual ? n->compute_type : x->data_type);
+}
+
+/* NumPy broadcasting of the dims of a and b (right-aligned). */
+static bool broadcast(const hipdnnSdkTensor* a, const hipdnnSdkTensor* b, int32_t skip_tail,
+                      int32_t* ndim, int64_t* dims) {
+    int32_t ra = a->ndim - skip_tail, rb = b->ndim - skip_tail;
+    int32_t r = ra > rb ? ra : rb;
+    for (int32_t i = 0; i < r; ++i) {
+        int32_t ia = ra - r + i, ib = rb - r + i;
+        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+        if (da != db && da != 1 && db != 1) return false;
+        dims[i] = da == 1 ? db : da;
+    }
+    *ndim = r;
+    return true;
+}
+
+static bool infer_matmul(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* label) {
+    hipdnnSdkTensor* A = tensor_of(g, n->inputs[HIPDNN_MATMUL_A]);
+    hipdnnSdkTensor* B = tensor_of(g, n->inputs[HIPDNN_MATMUL_B]);
+    hipdnnSdkTensor* C = tensor_of(g, n->outputs[HIPDNN_MATMUL_C]);
+    char a[200], b[200];
+    if (A->ndim < 2 || B->ndim < 2)
+        return fail(e, "%s: A is %s and B is %s; both need rank >= 2",
+                          label, shape_str(A, a, sizeof(a)), shape_str(B, b, sizeof(b)));
+    int64_t M = A->dims[A->ndim - 2], K = A->dims[A->ndim - 1];
+    int64_t K2 = B->dims[B->ndim - 2], N = B->dims[B->ndim - 1];
+    if (K != K2)
+        return fail(e, "%s: A is %s but B is %s; inner dims must match",
+                          label, shape_str(A, a, sizeof(a)), shape_str(B, b, sizeof(b)));
+    int32_t r = 0;
+    int64_t dims[HIPDNN_MAX_DIMS];
+    if (!broadcast(A, B, 2, &r, dims))
+        return fail(e, "%s: batch dims of A %s and B %s do not "
+                          "broadcast", label, shape_str(A, a, sizeof(a)), shape_str(B, b, sizeof(b)));
+    dims[r] = M;
+    dims[r + 1] = N;
+    if (n->compute_type == HIPDNN_DATA_NOT_SET) n->compute_type = HIPDNN_DATA_FLOAT;
+    return set_output(e, label, "c", C, r + 2, dims, NULL,
+                      C->is_virtual ? n->compute_type : A->data_type);
+}
+
+static bool infer_pointwise(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* label) {
+    hipdnnSdkTensor* x = tensor_of(g, n->inputs[HIPDNN_PW_X]);
+    hipdnnSdkTensor* bt = tensor_of(g, n->inputs[HIPDNN_PW_B]);
+    hipdnnSdkTensor* y = tensor_of(g, n->outputs[HIPDNN_PW_Y]);
+    char a[200], b[200];
+    int arity = hipdnnSdkPointwiseArity(hipdnnSdkNodeMode(n));
+    if (arity == 0)
+        return fail(e, "%s: pointwise mode %lld is not set or unknown", label,
+                    (long long)n->attrs[HIPDNN_PW_MODE].i[0]);
+    if (arity == 1 && bt)
+        return fail(e, "%s: takes one input but b (tensor '%s') is set", label, bt->name);
+    if (arity == 2 && !bt) return fail(e, "%s: input 'b' is not set", label);
+    int32_t r = x->ndim;
+    int64_t dims[HIPDNN_MAX_DIMS];
+    memcpy(dims, x->dims, sizeof(dims));
+    if (bt && !broadcast(x, bt, 0, &r, dims))
+        return fail(e, "%s: x '%s' %s and b '%s' %s do not broadcast",
+                          label, x->name, shape_str(x, a, sizeof(a)), bt->name,
+                          shape_str(bt, b, sizeof(b)));
+    if (y->ndim != 0) {
+        /* A given output shape may be larger than the inputs; they broadcast into it. */
+        int32_t rr = 0;
+        int64_t d2[HIPDNN_MAX_DIMS];
+        hipdnnSdkTensor tmp = *y;
+        tmp.ndim = r;
+        memcpy(tmp.dims, dims, sizeof(dims));
+        if (broadcast(y, &tmp, 0, &rr, d2) && rr == y->ndim &&
+            memcmp(d2, y->dims, (size_t)rr * sizeof(int64_t)) == 0) {
+            r = y->ndim;
+            memcpy(dims, y->dims, sizeof(dims));
+        }
+    }
+    if (n->compute_type == HIPDNN_DATA_NOT_SET) n->compute_type = HIPDNN_DATA_FLOAT;
+    bool x_full = x->ndim == r && memcmp(x->dims, dims, (size_t)r * sizeof(int64_t)) == 0;
+    return set_output(e, label, "y", y, r, dims, x_full ? x : NULL,
+                      y->is_virtual ? n->compute_type : x->data_type);
+}
+
+static bool infer_batchnorm(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* label) {
+    hipdnnSdkTensor* x = tensor_of(g, n->inputs[HIPDNN_BN_X]);
+    hipdnnSdkTensor* y = tensor_of(g, n->outputs[HIPDNN_BN_Y]);
+    char a[200];
+    if (x->ndim < 2)
+        return fail(e, "%s: x '%s' is %s; it needs rank >= 2 ([N, C, ...])",
+                          label, x->name, shape_str(x, a, sizeof(a)));
+    static const char* names[] = {"x", "mean", "inv_variance", "scale", "bias"};
+    for (int p = HIPDNN_BN_MEAN; p <= HIPDNN_BN_BIAS; ++p) {
+        hipdnnSdkTensor* t = tensor_of(g, n->inputs[p]);
+        bool ok = t->ndim == x->ndim;
+        for (int i = 0; ok && i < t->ndim; ++i) ok = t->dims[i] == (i == 1 ? x->dims[1] : 1);
+        if (!ok) {
+            char want[200];
+            hipdnnSdkTensor tmp = *x;
+            for (int i = 0; i < tmp.ndim; ++i) tmp.dims[i] = i == 1 ? x->dims[1] : 1;
+            return fail(e, "%s: %s '%s' is %s but x C=%lld needs %s",
+                              label, names[p], t->name, shape_str(t, a, sizeof(a)),
+                              (long long)x->dims[1], shape_str(&tmp, want, sizeof(want)));
+        }
+    }
+    if (n->compute_type == HIPDNN_DATA_NOT_SET) n->compute_type = HIPDNN_DATA_FLOAT;
+    return set_output(e, label, "y", y, x->ndim, x->dims, x,
+                      y->is_virtual ? n->compute_type : x->data_type);
+}
+
+typedef bool (*infer_fn)(err_t*, hipdnnSdkNode*, hipdnnSdkGraph*, const char*);
+
+/* By op kind, as the op table orders them. */
+static const infer_fn k_rules[] = {NULL, infer_conv, infer_matmul, infer_pointwise,
+                                   infer_batchnorm};
+
+bool hipdnnSdkInferNode(hipdnnSdkGraph* g, hipdnnSdkNode* n, char* err, size_t err_len) {
+    err_t e = {err, err_len};
+    char label[160];
+    const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
+    hipdnnSdkNodeLabel(n, label, sizeof(label));
+    if (!info || (size_t)n->kind >= sizeof(k_rules) / sizeof(k_rules[0]) || !k_rules[n->kind])
+        return fail(&e, "%s: unknown op kind %d", label, (int)n->kind);
+    for (int p = 0; p < info->num_inputs; ++p) {
+        hipdnnSdkTensor* t = tensor_of(g, n->inputs[p]);
+        /* Which data types run is each engine's call (see check_support()). */
+        if (t && !need_input(&e, label, info->inputs[p].name, t)) return false;
+    }
+    return k_rules[n->kind](&e, n, g, label);
+}

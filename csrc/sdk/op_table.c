@@ -1,0 +1,151 @@
+/* The table of operations: for each op its descriptor type, its ports (in node order)
+ * and its parameters with C API attribute, type, range and default.  The backend's
+ * descriptors, validation and FlatBuffers codec, the Python layer (through
+ * hipdnnGetOpInfo_ext) and the plugins all read this table; graph.fbs holds one table
+ * per op whose fields are the ports then the parameters, in this order. */
+#include <math.h>
+#include <stddef.h>
+
+#include "hipdnn/hipdnn_sdk.h"
+
+#define IN(n, a) {n, a, 0}
+#define OPT(n, a) {n, a, 1}
+#define SPATIAL(n, a, lo, def)                                                                 \
+    {n, a, HIPDNN_TYPE_INT64, HIPDNN_OP_ATTR_INT64_LIST, HIPDNN_MAX_SPATIAL, lo, INT64_C(1) << 40, def}
+#define CLIP(n, a, def) {n, a, HIPDNN_TYPE_DOUBLE, HIPDNN_OP_ATTR_DOUBLE, 1, 0, 0, def}
+
+static const hipdnnSdkOpInfo k_ops[] = {
+    {
+        .kind = HIPDNN_OP_CONV_FPROP,
+        .name = "conv_fprop",
+        .descriptor_type = HIPDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+        .descriptor_name = "OPERATION_CONVOLUTION_FORWARD",
+        .num_inputs = 2,
+        .num_outputs = 1,
+        .inputs = {IN("x", HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X),
+                   IN("w", HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W)},
+        .outputs = {IN("y", HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y)},
+        .num_attrs = 5,
+        .attrs = {SPATIAL("pre_padding", HIPDNN_ATTR_CONVOLUTION_PRE_PADDINGS, 0, 0),
+                  SPATIAL("post_padding", HIPDNN_ATTR_CONVOLUTION_POST_PADDINGS, 0, 0),
+                  SPATIAL("stride", HIPDNN_ATTR_CONVOLUTION_FILTER_STRIDES, 1, 1),
+                  SPATIAL("dilation", HIPDNN_ATTR_CONVOLUTION_DILATIONS, 1, 1),
+                  {"conv_mode", HIPDNN_ATTR_CONVOLUTION_CONV_MODE,
+                   HIPDNN_TYPE_CONVOLUTION_MODE_EXT, HIPDNN_OP_ATTR_ENUM, 1, 0, 1,
+                   HIPDNN_CROSS_CORRELATION}},
+    },
+    {
+        .kind = HIPDNN_OP_MATMUL,
+        .name = "matmul",
+        .descriptor_type = HIPDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR,
+        .descriptor_name = "OPERATION_MATMUL",
+        .num_inputs = 2,
+        .num_outputs = 1,
+        .inputs = {IN("a", HIPDNN_ATTR_OPERATION_MATMUL_ADESC),
+                   IN("b", HIPDNN_ATTR_OPERATION_MATMUL_BDESC)},
+        .outputs = {IN("c", HIPDNN_ATTR_OPERATION_MATMUL_CDESC)},
+        .num_attrs = 0,
+    },
+    {
+        .kind = HIPDNN_OP_POINTWISE,
+        .name = "pointwise",
+        .descriptor_type = HIPDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR,
+        .descriptor_name = "OPERATION_POINTWISE",
+        .num_inputs = 2,
+        .num_outputs = 1,
+        .inputs = {IN("x", HIPDNN_ATTR_OPERATION_POINTWISE_XDESC),
+                   OPT("b", HIPDNN_ATTR_OPERATION_POINTWISE_BDESC)},
+        .outputs = {IN("y", HIPDNN_ATTR_OPERATION_POINTWISE_YDESC)},
+        .num_attrs = 4,
+        /* mode: required (the default -1 is no mode) */
+        .attrs = {{"mode", HIPDNN_ATTR_POINTWISE_MODE, HIPDNN_TYPE_POINTWISE_MODE_EXT,
+                   HIPDNN_OP_ATTR_ENUM, 1, 0, 1000, -1},
+                  CLIP("relu_lower_clip", HIPDNN_ATTR_POINTWISE_RELU_LOWER_CLIP, 0),
+                  CLIP("relu_upper_clip", HIPDNN_ATTR_POINTWISE_RELU_UPPER_CLIP, INFINITY),
+                  CLIP("relu_lower_clip_slope", HIPDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE, 0)},
+    },
+    {
+        .kind = HIPDNN_OP_BATCHNORM_INFERENCE,
+        .name = "batchnorm_inference",
+        .descriptor_type = HIPDNN_BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR_EXT,
+        .descriptor_name = "OPERATION_BATCHNORM_INFERENCE_EXT",
+        .num_inputs = 5,
+        .num_outputs = 1,
+        .inputs = {IN("x", HIPDNN_ATTR_OPERATION_BN_INFERENCE_X_EXT),
+                   IN("mean", HIPDNN_ATTR_OPERATION_BN_INFERENCE_MEAN_EXT),
+                   IN("inv_variance", HIPDNN_ATTR_OPERATION_BN_INFERENCE_INV_VARIANCE_EXT),
+                   IN("scale", HIPDNN_ATTR_OPERATION_BN_INFERENCE_SCALE_EXT),
+                   IN("bias", HIPDNN_ATTR_OPERATION_BN_INFERENCE_BIAS_EXT)},
+        .outputs = {IN("y", HIPDNN_ATTR_OPERATION_BN_INFERENCE_Y_EXT)},
+        .num_attrs = 0,
+    },
+};
+
+#define NUM_OPS ((int32_t)(sizeof(k_ops) / sizeof(k_ops[0])))
+
+const hipdnnSdkOpInfo* hipdnnSdkOpTable(int32_t* count) {
+    *count = NUM_OPS;
+    return k_ops;
+}
+
+const hipdnnSdkOpInfo* hipdnnSdkOpInfoGet(hipdnnOpKind_t kind) {
+    /* Kinds are 1..N in table order (graph.fbs's union tags rely on it). */
+    return (int32_t)kind >= 1 && (int32_t)kind <= NUM_OPS ? &k_ops[kind - 1] : NULL;
+}
+
+const hipdnnSdkOpInfo* hipdnnSdkOpInfoForDescriptor(hipdnnBackendDescriptorType_t type) {
+    for (int32_t i = 0; i < NUM_OPS; ++i)
+        if (k_ops[i].descriptor_type == type) return &k_ops[i];
+    return NULL;
+}
+
+static const struct {
+    hipdnnPointwiseMode_t mode;
+    const char* name;
+    int arity;
+} k_pointwise[] = {
+    {HIPDNN_POINTWISE_ADD, "add", 2},           {HIPDNN_POINTWISE_SUB, "sub", 2},
+    {HIPDNN_POINTWISE_MUL, "mul", 2},           {HIPDNN_POINTWISE_DIV, "div", 2},
+    {HIPDNN_POINTWISE_MAX, "max", 2},           {HIPDNN_POINTWISE_MIN, "min", 2},
+    {HIPDNN_POINTWISE_IDENTITY, "identity", 1}, {HIPDNN_POINTWISE_RELU_FWD, "relu", 1},
+    {HIPDNN_POINTWISE_SIGMOID_FWD, "sigmoid", 1}, {HIPDNN_POINTWISE_TANH_FWD, "tanh", 1},
+    {HIPDNN_POINTWISE_GELU_FWD, "gelu", 1},
+};
+
+const char* hipdnnSdkPointwiseModeName(hipdnnPointwiseMode_t mode) {
+    for (size_t i = 0; i < sizeof(k_pointwise) / sizeof(k_pointwise[0]); ++i)
+        if (k_pointwise[i].mode == mode) return k_pointwise[i].name;
+    return NULL;
+}
+
+int hipdnnSdkPointwiseArity(hipdnnPointwiseMode_t mode) {
+    for (size_t i = 0; i < sizeof(k_pointwise) / sizeof(k_pointwise[0]); ++i)
+        if (k_pointwise[i].mode == mode) return k_pointwise[i].arity;
+    return 0;
+}
+
+bool hipdnnSdkEnumValid(hipdnnBackendAttributeType_t type, int64_t v) {
+    switch (type) {
+    case HIPDNN_TYPE_DATA_TYPE:
+        return v == HIPDNN_DATA_NOT_SET || hipdnnSdkDataTypeSize((hipdnnDataType_t)v) > 0;
+    case HIPDNN_TYPE_POINTWISE_MODE_EXT:
+        return v >= 0 && v <= 1000 && hipdnnSdkPointwiseModeName((hipdnnPointwiseMode_t)v);
+    case HIPDNN_TYPE_CONVOLUTION_MODE_EXT:
+        return v == HIPDNN_CONVOLUTION || v == HIPDNN_CROSS_CORRELATION;
+    case HIPDNN_TYPE_HEUR_MODE:
+        return v == HIPDNN_HEUR_MODE_A || v == HIPDNN_HEUR_MODE_B ||
+               v == HIPDNN_HEUR_MODE_FALLBACK;
+    default: return false;
+    }
+}
+
+const char* hipdnnSdkNodeLabel(const hipdnnSdkNode* n, char* buf, size_t len) {
+    const char* op = NULL;
+    if (n->kind == HIPDNN_OP_POINTWISE) op = hipdnnSdkPointwiseModeName(hipdnnSdkNodeMode(n));
+    if (!op) {
+        const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
+        op = info ? info->name : "unknown-op";
+    }
+    hipdnnSdkFormat(buf, len, "%s '%s'", op, n->name ? n->name : "");
+    return buf;
+}
