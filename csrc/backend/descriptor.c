@@ -100,6 +100,42 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendDestroyDescriptor(hipdnnBackendDescrip
     return HIPDNN_STATUS_SUCCESS;
 }
 
+HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendGetDescriptorType_ext(hipdnnBackendDescriptor_t desc,
+                                                                hipdnnBackendDescriptorType_t* type) {
+    hipdnnClearError();
+    hipdnnStatus_t st = hipdnnDescriptorCheck(desc, -1, "hipdnnBackendGetDescriptorType_ext");
+    if (st) return st;
+    if (!type)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NULL_POINTER,
+                          "hipdnnBackendGetDescriptorType_ext: type is NULL");
+    *type = desc->type;
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnGetOpCount_ext(int64_t* count) {
+    hipdnnClearError();
+    if (!count)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NULL_POINTER, "hipdnnGetOpCount_ext: count is NULL");
+    int32_t n = 0;
+    hipdnnSdkOpTable(&n);
+    *count = n;
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnGetOpInfo_ext(int64_t index, const hipdnnOpInfo_ext_t** info) {
+    hipdnnClearError();
+    if (!info)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NULL_POINTER, "hipdnnGetOpInfo_ext: info is NULL");
+    int32_t n = 0;
+    const hipdnnSdkOpInfo* table = hipdnnSdkOpTable(&n);
+    if (index < 0 || index >= n)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_OUT_OF_BOUND,
+                          "hipdnnGetOpInfo_ext: index %lld, the table has %d ops",
+                          (long long)index, (int)n);
+    *info = &table[index];
+    return HIPDNN_STATUS_SUCCESS;
+}
+
 HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendSetAttribute(hipdnnBackendDescriptor_t desc,
                                                        hipdnnBackendAttributeName_t name,
                                                        hipdnnBackendAttributeType_t type,

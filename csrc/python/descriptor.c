@@ -10,20 +10,28 @@
  * any Handle) are also kept in `keep`, because the backend holds a Handle only as a raw
  * pointer and must never outlive it.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "module.h"
 
+/* The op table entry whose descriptor type this is; NULL if none. */
+static const hipdnnOpInfo_ext_t* op_of_type(int type) {
+    int64_t n = 0;
+    const hipdnnOpInfo_ext_t* info = NULL;
+    hipdnnGetOpCount_ext(&n);
+    for (int64_t i = 0; i < n; i++)
+        if (hipdnnGetOpInfo_ext(i, &info) == HIPDNN_STATUS_SUCCESS && (int)info->descriptor_type == type)
+            return info;
+    return NULL;
+}
+
 const char* hd_descriptor_type_name(int type) {
+    const hipdnnOpInfo_ext_t* op = op_of_type(type);
+    if (op) return op->descriptor_name;
     switch (type) {
     case HIPDNN_BACKEND_TENSOR_DESCRIPTOR: return "TENSOR";
-    case HIPDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR:
-        return "OPERATION_CONVOLUTION_FORWARD";
-    case HIPDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR: return "OPERATION_MATMUL";
-    case HIPDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR: return "OPERATION_POINTWISE";
-    case HIPDNN_BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR_EXT:
-        return "OPERATION_BATCHNORM_INFERENCE";
     case HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR: return "OPERATIONGRAPH";
     case HIPDNN_BACKEND_ENGINEHEUR_DESCRIPTOR: return "ENGINEHEUR";
     case HIPDNN_BACKEND_ENGINE_DESCRIPTOR: return "ENGINE";
@@ -35,26 +43,11 @@ const char* hd_descriptor_type_name(int type) {
     }
 }
 
-/* The type of the descriptors an attribute returns, where the header says; -1 else. */
+/* The type of the descriptors an attribute returns, where the header says; -1 else (the
+ * wrapper then asks the backend). */
 static int returned_descriptor_type(int attr) {
     switch (attr) {
-    case HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X:
-    case HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W:
-    case HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y:
-    case HIPDNN_ATTR_OPERATION_MATMUL_ADESC:
-    case HIPDNN_ATTR_OPERATION_MATMUL_BDESC:
-    case HIPDNN_ATTR_OPERATION_MATMUL_CDESC:
-    case HIPDNN_ATTR_OPERATION_POINTWISE_XDESC:
-    case HIPDNN_ATTR_OPERATION_POINTWISE_BDESC:
-    case HIPDNN_ATTR_OPERATION_POINTWISE_YDESC:
-    case HIPDNN_ATTR_OPERATION_BN_INFERENCE_X_EXT:
-    case HIPDNN_ATTR_OPERATION_BN_INFERENCE_MEAN_EXT:
-    case HIPDNN_ATTR_OPERATION_BN_INFERENCE_INV_VARIANCE_EXT:
-    case HIPDNN_ATTR_OPERATION_BN_INFERENCE_SCALE_EXT:
-    case HIPDNN_ATTR_OPERATION_BN_INFERENCE_BIAS_EXT:
-    case HIPDNN_ATTR_OPERATION_BN_INFERENCE_Y_EXT:
-    case HIPDNN_ATTR_OPERATIONGRAPH_TENSORS_EXT:
-        return HIPDNN_BACKEND_TENSOR_DESCRIPTOR;
+    case HIPDNN_ATTR_OPERATIONGRAPH_TENSORS_EXT: return HIPDNN_BACKEND_TENSOR_DESCRIPTOR;
     case HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH:
     case HIPDNN_ATTR_ENGINE_OPERATION_GRAPH:
         return HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR;
@@ -73,7 +66,8 @@ static size_t value_size(int type) {
     case HIPDNN_TYPE_INT64: return sizeof(int64_t);
     case HIPDNN_TYPE_DOUBLE: return sizeof(double);
     case HIPDNN_TYPE_FLOAT: return sizeof(float);
-    case HIPDNN_TYPE_BOOLEAN: return sizeof(int32_t);
+    case HIPDNN_TYPE_BOOLEAN: return sizeof(bool);
+    case HIPDNN_TYPE_INT32: return sizeof(int32_t);
     case HIPDNN_TYPE_CHAR: return sizeof(char);
     case HIPDNN_TYPE_DATA_TYPE: return sizeof(hipdnnDataType_t);
     case HIPDNN_TYPE_BACKEND_DESCRIPTOR: return sizeof(hipdnnBackendDescriptor_t);
@@ -117,6 +111,10 @@ PyObject* hd_descriptor_wrap(hd_state* st, hipdnnBackendDescriptor_t desc, int t
         return NULL;
     }
     self->desc = desc;
+    if (type < 0) {
+        hipdnnBackendDescriptorType_t t = HIPDNN_INVALID_TYPE;
+        if (hipdnnBackendGetDescriptorType_ext(desc, &t) == HIPDNN_STATUS_SUCCESS) type = (int)t;
+    }
     self->type = type;
     self->finalized = finalized;
     return (PyObject*)self;
@@ -235,7 +233,17 @@ static int convert_item(hd_state* st, hd_Descriptor* self, int type, PyObject* i
     case HIPDNN_TYPE_BOOLEAN: {
         int v = PyObject_IsTrue(item);
         if (v < 0) return -1;
-        *(int32_t*)dst = v;
+        *(bool*)dst = v != 0;
+        return 0;
+    }
+    case HIPDNN_TYPE_INT32: {
+        long v = PyLong_AsLong(item);
+        if (v == -1 && PyErr_Occurred()) return -1;
+        if (v < INT32_MIN || v > INT32_MAX) {
+            PyErr_Format(PyExc_OverflowError, "%s: %ld out of int32 range", ctx, v);
+            return -1;
+        }
+        *(int32_t*)dst = (int32_t)v;
         return 0;
     }
     case HIPDNN_TYPE_BACKEND_DESCRIPTOR: {
@@ -374,7 +382,8 @@ static PyObject* values_to_python(hd_state* st, hd_Descriptor* self, int attr, i
         else if (is_enum_type(type)) v = PyLong_FromLong(*(const int*)p);
         else if (type == HIPDNN_TYPE_DOUBLE) v = PyFloat_FromDouble(*(const double*)p);
         else if (type == HIPDNN_TYPE_FLOAT) v = PyFloat_FromDouble(*(const float*)p);
-        else if (type == HIPDNN_TYPE_BOOLEAN) v = PyBool_FromLong(*(const int32_t*)p);
+        else if (type == HIPDNN_TYPE_BOOLEAN) v = PyBool_FromLong(*(const bool*)p);
+        else if (type == HIPDNN_TYPE_INT32) v = PyLong_FromLong(*(const int32_t*)p);
         else if (type == HIPDNN_TYPE_VOID_PTR || type == HIPDNN_TYPE_HANDLE)
             v = PyLong_FromVoidPtr(*(void* const*)p);
         else if (type == HIPDNN_TYPE_BACKEND_DESCRIPTOR) {

@@ -424,6 +424,11 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendCreateDescriptor(hipdnnBackendDescript
  * Errors: BAD_PARAM (not a live descriptor). */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendDestroyDescriptor(hipdnnBackendDescriptor_t desc);
 
+/* The type a descriptor was created with (for descriptors returned by the backend, such
+ * as the OPS of a deserialized graph).  Errors: BAD_PARAM, BAD_PARAM_NULL_POINTER. */
+HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendGetDescriptorType_ext(hipdnnBackendDescriptor_t desc,
+                                                                hipdnnBackendDescriptorType_t* type);
+
 /* Sets `count` values of `type` for attribute `name`.  Descriptors passed as values are
  * referenced, not copied.  Errors: BAD_PARAM_NULL_POINTER (desc or values NULL with
  * count > 0), BAD_PARAM (attribute not of this descriptor type, wrong type, bad value,
