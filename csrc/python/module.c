@@ -107,6 +107,52 @@ static PyObject* hd_dtype_name_py(PyObject* module, PyObject* arg) {
     return PyUnicode_FromString(hd_dtype_name((int)v));
 }
 
+/* ---- logging: the callable lives in module state, the queue in log.c --------------- */
+
+/* _C.set_log_callback(callable or None) */
+static PyObject* hd_set_log_callback(PyObject* module, PyObject* callback) {
+    hd_state* st = hd_get_state(module);
+    if (callback != Py_None && !PyCallable_Check(callback)) {
+        return hd_type_error("set_log_callback: expected a callable or None", callback);
+    }
+    hipdnnStatus_t s;
+    if (callback == Py_None) {
+        s = hipdnnSetUserLogCallback_ext(NULL, NULL);
+        hd_log_discard();
+        Py_CLEAR(st->log_callback);
+    } else {
+        PyObject* old = st->log_callback;
+        Py_INCREF(callback);
+        st->log_callback = callback;
+        Py_XDECREF(old);
+        s = hipdnnSetUserLogCallback_ext(hd_log_enqueue, NULL);
+    }
+    if (hd_check(st, s, "set_log_callback") < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* _C.set_log_level(level) with level one of LOG_OFF .. LOG_INFO */
+static PyObject* hd_set_log_level(PyObject* module, PyObject* arg) {
+    long level = PyLong_AsLong(arg);
+    if (level == -1 && PyErr_Occurred()) return NULL;
+    if (level < HIPDNN_LOG_OFF || level > HIPDNN_LOG_INFO) {
+        PyErr_Format(PyExc_ValueError, "set_log_level: level %ld is not one of 0 (off), "
+                     "1 (error), 2 (warn), 3 (info)", level);
+        return NULL;
+    }
+    if (hd_check(hd_get_state(module), hipdnnSetLogLevel_ext((hipdnnLogLevel_t)level),
+                 "set_log_level") < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* _C.flush_log(): deliver queued messages now (e.g. after work on other threads). */
+static PyObject* hd_flush_log(PyObject* module, PyObject* unused) {
+    (void)unused;
+    hd_log_flush(hd_get_state(module));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"version", hd_version, METH_NOARGS,
      "version()\n--\n\nThe backend's version string, e.g. '0.1.0'."},

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "hipdnn/hipdnn.h"
+#include "log.h"
 
 /* Per-module state: exceptions and types live here, not in C globals, so that each
  * (sub)interpreter gets its own. */
@@ -21,7 +22,9 @@ typedef struct {
     PyObject* NotSupportedError; /* HipdnnError: NOT_SUPPORTED */
     PyTypeObject* HandleType;
     PyTypeObject* DescriptorType;
-    PyObject* log_callback; /* callable(level, message) or NULL */
+    /* callable(level, message) or NULL.  The queue that feeds it is process-wide (log.c):
+     * the backend has one logger per process, so there is one queue, not one per state. */
+    PyObject* log_callback;
 } hd_state;
 
 typedef struct {
@@ -45,6 +48,8 @@ hd_state* hd_state_of(PyObject* self); /* from an instance of one of our types *
 
 /* ---- errors.c ------------------------------------------------------------------- */
 
+/* Delivers queued backend log messages to this module's callback (log.c); never raises. */
+void hd_log_flush(hd_state* st);
 /* Raises the exception for a failing status with the backend's last-error message,
  * prefixed by `context` when not NULL.  Always returns NULL. */
 PyObject* hd_raise_status(hd_state* st, hipdnnStatus_t status, const char* context);
@@ -52,14 +57,6 @@ PyObject* hd_raise_status(hd_state* st, hipdnnStatus_t status, const char* conte
  * success, -1 with an exception set. */
 int hd_check(hd_state* st, hipdnnStatus_t status, const char* context);
 PyObject* hd_status_name(PyObject* module, PyObject* arg);
-
-/* ---- log.c ---------------------------------------------------------------------- */
-
-int hd_log_init(void);
-void hd_log_flush(hd_state* st);
-PyObject* hd_set_log_callback(PyObject* module, PyObject* callback);
-PyObject* hd_set_log_level(PyObject* module, PyObject* arg);
-PyObject* hd_flush_log(PyObject* module, PyObject* unused);
 
 /* ---- handle.c / descriptor.c ----------------------------------------------------- */
 
