@@ -1,7 +1,7 @@
 /* module.c — hipdnn._C: module definition, state, exceptions and constants.
  *
  * Multi-phase init with per-module state (Modules/xxlimited.c is the template): the
- * exception classes and the two types live in the state, and every enum of hipdnn.h is
+ * exception classes and the types live in the state, and every enum of hipdnn.h is
  * exported as an int constant named as in C without the HIPDNN_ prefix
  * (HIPDNN_ATTR_TENSOR_DIMENSIONS -> ATTR_TENSOR_DIMENSIONS).
  */
@@ -177,10 +177,6 @@ static PyMethodDef module_methods[] = {
     {"deserialize", hd_deserialize, METH_O,
      "deserialize(data)\n--\n\nA finalized OPERATIONGRAPH descriptor from bytes (verified "
      "first)."},
-    {"execute", (PyCFunction)(void (*)(void))hd_execute, METH_FASTCALL | METH_KEYWORDS,
-     "execute(handle, plan, specs, arrays, workspace=None, workspace_size=0)\n--\n\nRuns a "
-     "plan. specs: (uid, name, data_type, dims, strides, is_output) per tensor; arrays: the "
-     "matching buffer-protocol objects, checked against the specs."},
     {"set_log_callback", hd_set_log_callback, METH_O,
      "set_log_callback(callback)\n--\n\ncallback(level, message) receives backend log "
      "messages (on the thread of the next hipdnn call); None restores stderr."},
@@ -201,6 +197,7 @@ static int module_traverse(PyObject* module, visitproc visit, void* arg) {
     Py_VISIT(st->NotSupportedError);
     Py_VISIT(st->HandleType);
     Py_VISIT(st->DescriptorType);
+    Py_VISIT(st->VariantPackType);
     Py_VISIT(st->log_callback);
     return 0;
 }
@@ -218,6 +215,7 @@ static int module_clear(PyObject* module) {
     Py_CLEAR(st->NotSupportedError);
     Py_CLEAR(st->HandleType);
     Py_CLEAR(st->DescriptorType);
+    Py_CLEAR(st->VariantPackType);
     return 0;
 }
 
@@ -256,6 +254,9 @@ static int module_exec(PyObject* module) {
     st->DescriptorType =
         (PyTypeObject*)PyType_FromModuleAndSpec(module, &hd_descriptor_spec, NULL);
     if (!st->DescriptorType || PyModule_AddType(module, st->DescriptorType) < 0) return -1;
+    st->VariantPackType =
+        (PyTypeObject*)PyType_FromModuleAndSpec(module, &hd_variant_pack_spec, NULL);
+    if (!st->VariantPackType || PyModule_AddType(module, st->VariantPackType) < 0) return -1;
 
     for (size_t i = 0; i < sizeof(constants) / sizeof(constants[0]); i++)
         if (PyModule_AddIntConstant(module, constants[i].name, constants[i].value) < 0)
