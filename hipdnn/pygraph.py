@@ -355,11 +355,11 @@ class pygraph:
         self._state = _EDITING
         self._opgraph: Optional[_C.Descriptor] = None
         self._tensor_descs: Dict[int, _C.Descriptor] = {}
-        self._specs: List[Tuple[int, str, int, Tuple[int, ...], Tuple[int, ...], bool]] = []
-        self._spec_index: Dict[int, int] = {}
         self._configs: List[Tuple[_C.Descriptor, str]] = []
         self._support: List[Tuple[str, Optional[str]]] = []
         self._plans: List[Tuple[_C.Descriptor, str, int, memory_space]] = []
+        # Per plan: its compiled variant pack and {uid: index in pack order}.
+        self._packs: List[Tuple[_C.VariantPack, Dict[int, int]]] = []
         self._plan_failures: Dict[str, str] = {}
 
     def _invalidate(self) -> None:
@@ -789,19 +789,7 @@ class pygraph:
             }
         self._opgraph = g
         self._tensor_descs = {t._uid: descs[id(t)] for t in used}
-        outputs = {id(t) for op in self._ops for _p, _a, t in op.outputs}
-        self._set_specs([(t, id(t) in outputs) for t in used])
         self._state = _VALIDATED
-
-    def _set_specs(self, tensors: Sequence[Tuple[Tensor, bool]]) -> None:
-        specs = []
-        for t, is_output in sorted(tensors, key=lambda p: p[0]._uid):
-            if t.get_is_virtual() or t.get_is_pass_by_value():
-                continue
-            specs.append((t._uid, t.get_name(), int(t.get_data_type()), tuple(t.get_dim()),
-                          tuple(t.get_stride()), is_output))
-        self._specs = specs
-        self._spec_index = {s[0]: i for i, s in enumerate(specs)}
 
     def build_operation_graph(self) -> None:
         """validate() plus nothing more: the finalized graph is what later steps use."""
@@ -906,6 +894,7 @@ class pygraph:
             raise ValueError(f"build_plans: {int(policy)} is not a hipdnn.build_plan_policy") \
                 from None
         plans = []
+        packs = []
         failures: Dict[str, str] = {}
         for cfg, ename in self._configs:
             p = _C.Descriptor(_C.BACKEND_EXECUTION_PLAN_DESCRIPTOR)
@@ -916,15 +905,18 @@ class pygraph:
             except HipdnnError as e:
                 failures[ename] = f"plan build failed: {e}"
                 continue
-            ws = p.get(_C.ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, _INT64)[0]
-            space = memory_space(p.get(_C.ATTR_EXECUTION_PLAN_MEMORY_SPACE_EXT, _INT64)[0])
-            plans.append((p, p.get(_C.ATTR_EXECUTION_PLAN_ENGINE_NAME_EXT, _CHAR), ws, space))
+            # Compiled once from the plan itself: what execute() checks arrays against.
+            pack = _C.VariantPack(p)
+            plans.append((p, p.get(_C.ATTR_EXECUTION_PLAN_ENGINE_NAME_EXT, _CHAR),
+                          pack.workspace_size, memory_space(pack.memory_space)))
+            packs.append((pack, {uid: i for i, uid in enumerate(pack.uids)}))
             if policy == build_plan_policy.HEURISTICS_CHOICE:
                 break
         self._plan_failures = failures
         if not plans:
             raise GraphNotSupportedError(self.name, self._declines())
         self._plans = plans
+        self._packs = packs
         self._state = _PLANS
 
     def build(self, heur_modes: Union[Sequence[int], int] = (heur_mode.A,)) -> None:
@@ -966,11 +958,14 @@ class pygraph:
         return self._plan(index, "get_memory_space()")[3]
 
     # -- execute --
-    def _arrays_for(self, variant_pack: Mapping[Any, Any]) -> List[Any]:
+    def _arrays_for(self, index: int, variant_pack: Mapping[Any, Any]) -> List[Any]:
+        """The user's {tensor or uid: array} as a list in the order of plan ``index``'s
+        pack; the pack itself checks every array."""
         if not isinstance(variant_pack, Mapping):
             raise TypeError("variant pack: expected a dict {tensor or uid: array}, got "
                             f"{_type_name(variant_pack)}")
-        arrays: List[Any] = [None] * len(self._specs)
+        pack, slots = self._packs[index]
+        arrays: List[Any] = [None] * len(slots)
         for key, arr in variant_pack.items():
             if isinstance(key, Tensor):
                 if key._graph is not self:
@@ -982,7 +977,7 @@ class pygraph:
             else:
                 raise TypeError("variant pack: keys must be tensors or uids (int), got "
                                 f"{_type_name(key)}")
-            idx = self._spec_index.get(uid)
+            idx = slots.get(uid)
             if idx is None:
                 t = self._tensor_by_uid(uid)
                 if t is None:
@@ -992,17 +987,18 @@ class pygraph:
                     else "virtual (it has no memory; mark it with set_output(True))"
                 raise ValueError(f"variant pack: {t._label()} is {kind}")
             if arrays[idx] is not None:
-                raise ValueError(f"variant pack: {self._spec_label(idx)} is given twice")
+                raise ValueError(f"variant pack: {self._pack_label(pack, idx)} is given twice")
             if arr is None:
-                raise TypeError(f"variant pack: {self._spec_label(idx)} has no array (None)")
+                raise TypeError(f"variant pack: {self._pack_label(pack, idx)} has no array (None)")
             arrays[idx] = as_buffer(arr)
-        missing = [self._spec_label(i) for i, a in enumerate(arrays) if a is None]
+        missing = [self._pack_label(pack, i) for i, a in enumerate(arrays) if a is None]
         if missing:
             raise ValueError("variant pack: no array for " + ", ".join(missing))
         return arrays
 
-    def _spec_label(self, idx: int) -> str:
-        uid, name = self._specs[idx][0], self._specs[idx][1]
+    @staticmethod
+    def _pack_label(pack: _C.VariantPack, idx: int) -> str:
+        uid, name = pack.tensors[idx][:2]
         return f"tensor '{name}' (uid {uid})" if name else f"tensor with uid {uid}"
 
     def _tensor_by_uid(self, uid: int) -> Optional[Tensor]:
@@ -1014,14 +1010,16 @@ class pygraph:
     def execute_plan_at_index(self, variant_pack: Mapping[Any, Any], workspace: Any,
                               index: int, handle: Optional[_C.Handle] = None) -> None:
         """Runs plan ``index`` on the arrays of the variant pack ({tensor or uid: array}).
-        Arrays are checked against the graph (dtype, shape, strides in elements,
-        writable outputs) and used in place."""
-        plan, _name, ws, space = self._plan(index, "execute()")
+        Arrays are checked against the plan's graph (dtype, shape, strides in elements,
+        writable outputs) and used in place.  workspace: at least
+        get_workspace_size_plan_at_index(index) bytes; None lets a host plan allocate its
+        own."""
+        self._plan(index, "execute()")
         if handle is not None and not isinstance(handle, _C.Handle):
             raise TypeError(f"execute: handle must be a hipdnn.Handle, got {_type_name(handle)}")
-        arrays = self._arrays_for(variant_pack)
-        _C.execute(handle if handle is not None else self._get_handle(), plan, self._specs,
-                   arrays, workspace, ws)
+        arrays = self._arrays_for(index, variant_pack)
+        self._packs[index][0].execute(handle if handle is not None else self._get_handle(),
+                                      arrays, workspace)
 
     def execute(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
                 handle: Optional[_C.Handle] = None) -> None:
@@ -1052,7 +1050,6 @@ class pygraph:
         self._tensor_descs = {t._uid: t._desc for t in tensors}
         self._next_uid = max((t._uid for t in tensors), default=0) + 1
         self._opgraph = g
-        self._set_specs([(t, t._uid in outputs) for t in tensors])
         self._state = _VALIDATED
         self._deserialized = True
 

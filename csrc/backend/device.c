@@ -1,4 +1,7 @@
 /* Run-time resolution of the GPU runtime.  $HIPDNN_DEVICE_RUNTIME forces "hip" or "cuda". */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* secure_getenv: set[ug]id processes ignore our variables */
+#endif
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -40,7 +43,7 @@ static bool try_runtime(const char* const* libs, const char* attrs_sym, const ch
 static void resolve(void) {
     static const char* const hip[] = {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5", NULL};
     static const char* const cuda[] = {"libcudart.so", "libcudart.so.13", "libcudart.so.12", NULL};
-    const char* force = getenv("HIPDNN_DEVICE_RUNTIME");
+    const char* force = secure_getenv("HIPDNN_DEVICE_RUNTIME");
     bool want_hip = !force || !*force || strcmp(force, "hip") == 0;
     bool want_cuda = !force || !*force || strcmp(force, "cuda") == 0;
     if (force && *force && !want_hip && !want_cuda)

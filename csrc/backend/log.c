@@ -1,5 +1,8 @@
 /* The logger: one of the two process-wide states the backend keeps (with the plugin
  * registry).  Configured from the environment on first use. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* secure_getenv: set[ug]id processes ignore our variables */
+#endif
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,7 +29,7 @@ static void configure(void) {
         else if (!strcasecmp(lv, "info") || !strcmp(lv, "3")) g_level = HIPDNN_LOG_INFO;
         else fprintf(stderr, "hipdnn [warn] HIPDNN_LOG_LEVEL='%s' is not off, error, warn or info; using warn\n", lv);
     }
-    const char* path = getenv("HIPDNN_LOG_FILE");
+    const char* path = secure_getenv("HIPDNN_LOG_FILE");
     if (path && *path) {
         g_file = fopen(path, "a");
         if (!g_file)

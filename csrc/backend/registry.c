@@ -4,6 +4,9 @@
  * Each rejected plugin gets one log line naming its path and the reason, told apart:
  * "could not open", "missing symbol X", "API 2.0 but host speaks 1.x", "init failed:
  * <plugin's message>", "engine id clash with <other plugin>", "name does not hash". */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* secure_getenv: set[ug]id processes ignore our variables */
+#endif
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -286,7 +289,7 @@ hipdnnStatus_t hipdnnRegistryEnsureLoaded(void) {
     if (!g_loaded) {
         g_loaded = true;
         if (g_mode == HIPDNN_PLUGIN_LOADING_ADDITIVE) {
-            const char* env = getenv("HIPDNN_PLUGIN_DIR");
+            const char* env = secure_getenv("HIPDNN_PLUGIN_DIR");
             if (env && *env) load_path(env);
             else load_path("hipdnn_plugins/engines");
         }

@@ -3,6 +3,9 @@
  * BAD_PARAM* statuses are the caller's mistake (InvalidGraphError, also a ValueError);
  * NOT_SUPPORTED says no engine or feature applies; everything else is a HipdnnError.
  * Each exception carries .status (int) and .status_name (str).
+ *
+ * Queued backend log messages are delivered (log.c) before a status is checked, so that
+ * a callback sees what the backend said about a call before its exception.
  */
 #include <stdio.h>
 #include <string.h>
@@ -52,6 +55,8 @@ PyObject* hd_raise_status(hd_state* st, hipdnnStatus_t status, const char* conte
     Py_DECREF(exc);
     return NULL;
 }
+
+void hd_log_flush(hd_state* st) { hd_log_deliver(st->log_callback); }
 
 int hd_check(hd_state* st, hipdnnStatus_t status, const char* context) {
     if (status == HIPDNN_STATUS_SUCCESS) {

@@ -1,13 +1,18 @@
-/* execute.c — run a plan on arrays: build the variant pack from buffer-protocol objects,
- * checked against the graph's tensors, then hipdnnBackendExecute without the GIL.
+/* execute.c — VariantPack.execute: run the pack's plan on arrays, each checked against
+ * the pack compiled from the plan (variant_pack.c), then hipdnnBackendExecute without the
+ * GIL.
  *
- *   _C.execute(handle, plan, specs, arrays, workspace=None, workspace_size=0)
+ *   pack.execute(handle, arrays, workspace=None)
  *
- * specs is a sequence of (uid, name, data_type, dims, strides, is_output), one per
- * tensor that needs memory, and arrays holds the matching objects in the same order.
- * Every check names the tensor ("variant pack: tensor 'x' (uid 1) expects float16
- * [8, 3, 5, 5], got float32 [8, 3, 5, 5]").  Strides are compared in elements and only
- * where the dim is larger than 1, since a size-1 dim's stride never addresses memory.
+ * arrays is a list or tuple in pack order (pack.uids) or a dict {uid: array}.  Every check
+ * names the tensor ("variant pack: tensor 'x' (uid 1) expects float16 [8, 3, 5, 5], got
+ * float32 [8, 3, 5, 5]").  Strides are compared in elements and only where the dim is
+ * larger than 1, since a size-1 dim's stride never addresses memory.  With dtype, shape
+ * and strides equal to the plan's, every element the engine addresses lies inside the
+ * array that was given.
+ *
+ * The success path parses nothing but the arrays and formats no text: labels and numbers
+ * are written only when an error is reported.
  *
  * Host arrays come in through the buffer protocol; device arrays will come in through
  * resolve_pointer() below.
@@ -18,22 +23,17 @@
 
 #include "module.h"
 
-typedef struct {
-    int64_t uid;
-    const char* name; /* borrowed from the spec tuple, alive for the call */
-    int dtype;
-    int ndim;
-    int64_t dims[HIPDNN_MAX_DIMS];
-    int64_t strides[HIPDNN_MAX_DIMS];
-    int is_output;
-} spec_t;
+/* Tensors up to this count need no heap for the per-call arrays. */
+#define STACK_TENSORS 16
+
+/* ---- error reporting (only ever on the failure path) --------------------------------- */
 
 /* "tensor 'x' (uid 1)" or "tensor with uid 1" for an unnamed one. */
-static void tensor_label(const spec_t* sp, char* buf, size_t len) {
-    if (sp->name && sp->name[0])
-        snprintf(buf, len, "tensor '%s' (uid %lld)", sp->name, (long long)sp->uid);
+static void tensor_label(const hd_pack_tensor* t, char* buf, size_t len) {
+    if (t->name && t->name[0])
+        snprintf(buf, len, "tensor '%s' (uid %lld)", t->name, (long long)t->uid);
     else
-        snprintf(buf, len, "tensor with uid %lld", (long long)sp->uid);
+        snprintf(buf, len, "tensor with uid %lld", (long long)t->uid);
 }
 
 static void format_ints(const int64_t* v, int n, char* buf, size_t len) {
@@ -47,143 +47,127 @@ static void format_ints(const int64_t* v, int n, char* buf, size_t len) {
 static void format_ssizes(const Py_ssize_t* v, int n, char* buf, size_t len) {
     int64_t tmp[64];
     if (n > 64) n = 64;
+    if (n < 0) n = 0;
     for (int i = 0; i < n; i++) tmp[i] = v ? (int64_t)v[i] : 0;
     format_ints(tmp, n, buf, len);
 }
 
-static int parse_int_list(PyObject* seq, int64_t* out, int max, int* n, const char* what,
-                          Py_ssize_t index) {
-    PyObject* list = PySequence_List(seq);
-    if (!list) return -1;
-    Py_ssize_t len = PyList_Size(list);
-    if (len > max) {
-        PyErr_Format(PyExc_ValueError, "execute: spec %zd has %zd %s (at most %d)", index, len,
-                     what, max);
-        Py_DECREF(list);
-        return -1;
-    }
-    for (Py_ssize_t i = 0; i < len; i++) {
-        long long v = PyLong_AsLongLong(PyList_GetItem(list, i));
-        if (v == -1 && PyErr_Occurred()) {
-            Py_DECREF(list);
-            return -1;
-        }
-        out[i] = (int64_t)v;
-    }
-    *n = (int)len;
-    Py_DECREF(list);
-    return 0;
-}
-
-static int parse_spec(PyObject* obj, Py_ssize_t index, spec_t* sp) {
-    PyObject *dims, *strides;
-    long long uid;
-    int is_output, ndim_s = 0;
-    if (!PyTuple_Check(obj) ||
-        !PyArg_ParseTuple(obj, "LsiOOp", &uid, &sp->name, &sp->dtype, &dims, &strides,
-                          &is_output)) {
-        if (!PyErr_Occurred())
-            PyErr_Format(PyExc_TypeError,
-                         "execute: spec %zd must be a tuple (uid, name, data_type, dims, "
-                         "strides, is_output)",
-                         index);
-        return -1;
-    }
-    sp->uid = (int64_t)uid;
-    sp->is_output = is_output;
-    if (parse_int_list(dims, sp->dims, HIPDNN_MAX_DIMS, &sp->ndim, "dims", index) < 0 ||
-        parse_int_list(strides, sp->strides, HIPDNN_MAX_DIMS, &ndim_s, "strides", index) < 0)
-        return -1;
-    if (ndim_s != sp->ndim) {
-        PyErr_Format(PyExc_ValueError, "execute: spec %zd has %d dims but %d strides", index,
-                     sp->ndim, ndim_s);
-        return -1;
-    }
-    return 0;
-}
-
-/* Gets the buffer of `obj` for tensor `sp`, with every check.  On success the caller
- * owns *view; on failure nothing is held. */
-static int acquire_checked(const spec_t* sp, PyObject* obj, Py_buffer* view) {
+static void raise_not_a_buffer(const hd_pack_tensor* t, PyObject* obj) {
     char label[320];
-    tensor_label(sp, label, sizeof(label));
-    if (!PyObject_CheckBuffer(obj)) {
-        PyObject* tname = PyType_GetName(Py_TYPE(obj));
-        if (tname) {
-            PyErr_Format(PyExc_TypeError,
-                         "variant pack: %s needs an array with the buffer protocol (a NumPy "
-                         "array), got %U",
-                         label, tname);
-            Py_DECREF(tname);
-        }
-        return -1;
-    }
-    int flags = sp->is_output ? PyBUF_RECORDS : PyBUF_RECORDS_RO;
-    if (PyObject_GetBuffer(obj, view, flags) < 0) {
-        if (sp->is_output) {
-            /* Tell "read-only" apart from other refusals. */
-            Py_buffer ro;
-            if (PyObject_GetBuffer(obj, &ro, PyBUF_RECORDS_RO) == 0) {
-                PyBuffer_Release(&ro);
-                PyErr_Clear();
-                PyErr_Format(PyExc_ValueError,
-                             "variant pack: %s is an output but its array is read-only", label);
-                return -1;
-            }
-        }
+    tensor_label(t, label, sizeof(label));
+    PyObject* tname = PyType_GetName(Py_TYPE(obj));
+    if (!tname) return;
+    PyErr_Format(PyExc_TypeError,
+                 "variant pack: %s needs an array with the buffer protocol (a NumPy array), "
+                 "got %U",
+                 label, tname);
+    Py_DECREF(tname);
+}
+
+/* The buffer refused: say "read-only" when that is why, else pass the reason on. */
+static void raise_refused(const hd_pack_tensor* t, PyObject* obj) {
+    char label[320];
+    tensor_label(t, label, sizeof(label));
+    if (t->is_output) {
+        Py_buffer ro;
         PyObject *et, *ev, *tb;
         PyErr_Fetch(&et, &ev, &tb);
-        PyErr_Format(PyExc_ValueError, "variant pack: %s: cannot read the array's buffer (%S)",
-                     label, ev ? ev : Py_None);
-        Py_XDECREF(et);
-        Py_XDECREF(ev);
-        Py_XDECREF(tb);
+        if (PyObject_GetBuffer(obj, &ro, PyBUF_RECORDS_RO) == 0) {
+            PyBuffer_Release(&ro);
+            Py_XDECREF(et);
+            Py_XDECREF(ev);
+            Py_XDECREF(tb);
+            PyErr_Format(PyExc_ValueError,
+                         "variant pack: %s is an output but its array is read-only", label);
+            return;
+        }
+        PyErr_Clear();
+        PyErr_Restore(et, ev, tb);
+    }
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    PyErr_Format(PyExc_ValueError, "variant pack: %s: cannot read the array's buffer (%S)", label,
+                 ev ? ev : Py_None);
+    Py_XDECREF(et);
+    Py_XDECREF(ev);
+    Py_XDECREF(tb);
+}
+
+static void raise_mismatch(const hd_pack_tensor* t, const Py_buffer* view, int dtype_ok) {
+    char label[320], want[256], got[256], got_type[64];
+    tensor_label(t, label, sizeof(label));
+    hd_format_name(view->format, view->itemsize, got_type, sizeof(got_type));
+    format_ints(t->dims, t->ndim, want, sizeof(want));
+    format_ssizes(view->shape, view->ndim, got, sizeof(got));
+    const char* hint = "";
+    if (!dtype_ok && t->dtype == HIPDNN_DATA_BFLOAT16)
+        hint = " (bfloat16 takes uint16 bit patterns: see hipdnn.to_bfloat16)";
+    PyErr_Format(PyExc_ValueError, "variant pack: %s expects %s %s, got %s %s%s", label,
+                 hd_dtype_name(t->dtype), want, got_type, got, hint);
+}
+
+static void raise_strides(const hd_pack_tensor* t, const Py_ssize_t* byte_strides,
+                          Py_ssize_t itemsize) {
+    char label[320], want[256], got[256];
+    tensor_label(t, label, sizeof(label));
+    format_ints(t->strides, t->ndim, want, sizeof(want));
+    int whole = 1;
+    int64_t elems[HIPDNN_MAX_DIMS];
+    for (int i = 0; i < t->ndim; i++) {
+        if (byte_strides[i] % itemsize != 0) whole = 0;
+        elems[i] = (int64_t)(byte_strides[i] / itemsize);
+    }
+    if (whole) {
+        format_ints(elems, t->ndim, got, sizeof(got));
+        PyErr_Format(PyExc_ValueError,
+                     "variant pack: %s expects strides %s (in elements), got %s", label, want,
+                     got);
+    } else {
+        format_ssizes(byte_strides, t->ndim, got, sizeof(got));
+        PyErr_Format(PyExc_ValueError,
+                     "variant pack: %s expects strides %s (in elements), got byte strides %s "
+                     "that are not multiples of the element size %zd",
+                     label, want, got, itemsize);
+    }
+}
+
+/* ---- the checks ------------------------------------------------------------------- */
+
+/* Gets the buffer of `obj` for tensor `t`, with every check.  On success the caller
+ * owns *view; on failure nothing is held. */
+static int acquire_checked(const hd_pack_tensor* t, PyObject* obj, Py_buffer* view) {
+    if (!PyObject_CheckBuffer(obj)) {
+        raise_not_a_buffer(t, obj);
         return -1;
     }
-
-    char want_dims[256], got_dims[256];
-    int dtype_ok = hd_format_matches(view->format, view->itemsize, sp->dtype);
-    int shape_ok = view->ndim == sp->ndim;
-    for (int i = 0; shape_ok && i < sp->ndim; i++)
-        shape_ok = view->shape && view->shape[i] == sp->dims[i];
+    if (PyObject_GetBuffer(obj, view, t->is_output ? PyBUF_RECORDS : PyBUF_RECORDS_RO) < 0) {
+        raise_refused(t, obj);
+        return -1;
+    }
+    int dtype_ok = hd_format_matches(view->format, view->itemsize, t->dtype);
+    int shape_ok = view->ndim == t->ndim && view->shape != NULL;
+    for (int i = 0; shape_ok && i < t->ndim; i++) shape_ok = view->shape[i] == t->dims[i];
     if (!dtype_ok || !shape_ok) {
-        char got_type[64];
-        hd_format_name(view->format, view->itemsize, got_type, sizeof(got_type));
-        format_ints(sp->dims, sp->ndim, want_dims, sizeof(want_dims));
-        format_ssizes(view->shape, view->ndim, got_dims, sizeof(got_dims));
-        const char* hint = "";
-        if (!dtype_ok && sp->dtype == HIPDNN_DATA_BFLOAT16)
-            hint = " (bfloat16 takes uint16 bit patterns: see hipdnn.to_bfloat16)";
-        PyErr_Format(PyExc_ValueError, "variant pack: %s expects %s %s, got %s %s%s", label,
-                     hd_dtype_name(sp->dtype), want_dims, got_type, got_dims, hint);
+        raise_mismatch(t, view, dtype_ok);
         goto fail;
     }
-
-    int strides_ok = 1, byte_aligned = 1;
-    for (int i = 0; i < sp->ndim; i++) {
-        Py_ssize_t bs = view->strides ? view->strides[i] : 0;
-        if (bs % view->itemsize != 0) byte_aligned = 0;
-        if (sp->dims[i] > 1 && (bs % view->itemsize != 0 || bs / view->itemsize != sp->strides[i]))
-            strides_ok = 0;
-    }
-    if (!strides_ok) {
-        format_ints(sp->strides, sp->ndim, want_dims, sizeof(want_dims));
-        if (byte_aligned) {
-            int64_t got[HIPDNN_MAX_DIMS];
-            for (int i = 0; i < sp->ndim; i++)
-                got[i] = (int64_t)(view->strides[i] / view->itemsize);
-            format_ints(got, sp->ndim, got_dims, sizeof(got_dims));
-            PyErr_Format(PyExc_ValueError,
-                         "variant pack: %s expects strides %s (in elements), got %s", label,
-                         want_dims, got_dims);
-        } else {
-            format_ssizes(view->strides, view->ndim, got_dims, sizeof(got_dims));
-            PyErr_Format(PyExc_ValueError,
-                         "variant pack: %s expects strides %s (in elements), got byte "
-                         "strides %s that are not multiples of the element size %zd",
-                         label, want_dims, got_dims, view->itemsize);
+    /* From here the itemsize is the dtype's (> 0) and the shape is the plan's. */
+    Py_ssize_t c_strides[HIPDNN_MAX_DIMS];
+    const Py_ssize_t* bs = view->strides;
+    if (!bs) { /* the buffer protocol's "C-contiguous" */
+        Py_ssize_t acc = view->itemsize;
+        for (int i = t->ndim - 1; i >= 0; i--) {
+            c_strides[i] = acc;
+            acc *= view->shape[i];
         }
-        goto fail;
+        bs = c_strides;
+    }
+    for (int i = 0; i < t->ndim; i++) {
+        if (t->dims[i] > 1 &&
+            (bs[i] % view->itemsize != 0 || bs[i] / view->itemsize != t->strides[i])) {
+            raise_strides(t, bs, view->itemsize);
+            goto fail;
+        }
     }
     return 0;
 fail:
@@ -191,13 +175,15 @@ fail:
     return -1;
 }
 
-/* The device address of a tensor's data.  Host arrays only, for now: this is where
- * DLPack / __cuda_array_interface__ objects will be resolved. */
-static int resolve_pointer(const spec_t* sp, PyObject* obj, Py_buffer* view, void** ptr) {
-    if (acquire_checked(sp, obj, view) < 0) return -1;
+/* The address of a tensor's data.  Host arrays only, for now: this is where DLPack /
+ * __cuda_array_interface__ objects will be resolved. */
+static int resolve_pointer(const hd_pack_tensor* t, PyObject* obj, Py_buffer* view, void** ptr) {
+    if (acquire_checked(t, obj, view) < 0) return -1;
     *ptr = view->buf;
     return 0;
 }
+
+/* ---- arguments ------------------------------------------------------------------- */
 
 /* Minimal FASTCALL keyword parsing: fills out[] by position or keyword name. */
 static int parse_fast(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
@@ -236,135 +222,218 @@ static int parse_fast(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames
     return 0;
 }
 
-PyObject* hd_execute(PyObject* module, PyObject* const* args, Py_ssize_t nargs,
-                     PyObject* kwnames) {
-    static const char* const names[] = {"handle", "plan", "specs", "arrays", "workspace",
-                                        "workspace_size"};
-    hd_state* st = hd_get_state(module);
-    PyObject* a[6];
-    if (parse_fast(args, nargs, kwnames, names, 6, 4, a) < 0) return NULL;
-    PyObject *handle_obj = a[0], *plan_obj = a[1], *specs_obj = a[2], *arrays_obj = a[3];
-    PyObject* ws_obj = a[4] ? a[4] : Py_None;
-    long long ws_size = 0;
-    if (a[5] && a[5] != Py_None) {
-        ws_size = PyLong_AsLongLong(a[5]);
-        if (ws_size == -1 && PyErr_Occurred()) return NULL;
-        if (ws_size < 0) {
-            PyErr_Format(PyExc_ValueError, "execute: workspace_size %lld < 0", ws_size);
-            return NULL;
+/* Index of `uid` in the pack, or -1: a scan of n int64s, no allocation. */
+static Py_ssize_t index_of(const hd_VariantPack* pack, int64_t uid) {
+    for (Py_ssize_t i = 0; i < pack->n; i++)
+        if (pack->uids[i] == uid) return i;
+    return -1;
+}
+
+/* Fills objs[0..n) with new references to the arrays in pack order.  Nothing here runs
+ * Python code, so the container cannot change under the loop; the references keep each
+ * array alive whatever the buffer exports below do. */
+static int collect_arrays(const hd_VariantPack* pack, PyObject* arrays, PyObject** objs) {
+    Py_ssize_t n = pack->n;
+    if (PyDict_Check(arrays)) {
+        Py_ssize_t pos = 0;
+        PyObject *key, *value;
+        while (PyDict_Next(arrays, &pos, &key, &value)) {
+            if (!PyLong_Check(key) || PyBool_Check(key)) {
+                hd_type_error("variant pack: keys must be uids (int)", key);
+                return -1;
+            }
+            long long uid = PyLong_AsLongLong(key); /* an int: runs no Python code */
+            if (uid == -1 && PyErr_Occurred()) return -1;
+            Py_ssize_t i = index_of(pack, (int64_t)uid);
+            if (i < 0) {
+                PyErr_Format(PyExc_ValueError,
+                             "variant pack: uid %lld is not a tensor of the plan's graph that "
+                             "takes an array",
+                             uid);
+                return -1;
+            }
+            if (objs[i]) {
+                char label[320];
+                tensor_label(&pack->tensors[i], label, sizeof(label));
+                PyErr_Format(PyExc_ValueError, "variant pack: %s is given twice", label);
+                return -1;
+            }
+            objs[i] = Py_NewRef(value);
         }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (!objs[i]) {
+                char label[320];
+                tensor_label(&pack->tensors[i], label, sizeof(label));
+                PyErr_Format(PyExc_ValueError, "variant pack: no array for %s", label);
+                return -1;
+            }
+        }
+        return 0;
     }
-    if (!PyObject_TypeCheck(handle_obj, st->HandleType))
-        return hd_type_error("execute: handle must be a hipdnn._C.Handle", handle_obj);
-    if (!PyObject_TypeCheck(plan_obj, st->DescriptorType))
-        return hd_type_error("execute: plan must be an EXECUTION_PLAN Descriptor", plan_obj);
-    hd_Handle* handle = (hd_Handle*)handle_obj;
-    hd_Descriptor* plan = (hd_Descriptor*)plan_obj;
-    if (!plan->desc) {
-        PyErr_SetString(PyExc_ValueError, "execute: the plan has been released");
+    int is_list = PyList_Check(arrays);
+    if (!is_list && !PyTuple_Check(arrays)) {
+        hd_type_error("variant pack: expected a list or tuple of arrays in pack order, or a "
+                      "dict {uid: array}",
+                      arrays);
+        return -1;
+    }
+    Py_ssize_t len = is_list ? PyList_Size(arrays) : PyTuple_Size(arrays);
+    if (len != n) {
+        PyErr_Format(PyExc_ValueError, "variant pack: %zd arrays for %zd tensors (pack order: "
+                     "see VariantPack.uids)", len, n);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject* item = is_list ? PyList_GetItem(arrays, i) : PyTuple_GetItem(arrays, i);
+        if (!item) return -1;
+        objs[i] = Py_NewRef(item);
+    }
+    return 0;
+}
+
+/* The workspace: the caller's buffer (held in *view), one allocated here for a host plan
+ * (*own, freed by the caller), or none.  Never smaller than the plan's size. */
+static int get_workspace(const hd_VariantPack* pack, PyObject* ws_obj, Py_buffer* view,
+                         int* held, void** own, void** ptr) {
+    long long need = (long long)pack->workspace_size;
+    if (ws_obj && ws_obj != Py_None) {
+        if (PyObject_GetBuffer(ws_obj, view, PyBUF_WRITABLE) < 0) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_ValueError,
+                            "execute: workspace must be a writable, contiguous buffer (e.g. "
+                            "numpy.empty(size, numpy.uint8))");
+            return -1;
+        }
+        *held = 1;
+        if ((long long)view->len < need) {
+            PyErr_Format(PyExc_ValueError,
+                         "execute: workspace has %zd bytes but the plan needs %lld", view->len,
+                         need);
+            return -1;
+        }
+        *ptr = view->len ? view->buf : NULL;
+        return 0;
+    }
+    if (need == 0) return 0;
+    if (pack->memory_space != HIPDNN_MEMORY_HOST) {
+        PyErr_Format(PyExc_ValueError,
+                     "execute: the plan runs on device memory and needs a workspace of %lld "
+                     "bytes; pass one (hipdnn allocates host workspace only)",
+                     need);
+        return -1;
+    }
+    *own = calloc((size_t)need, 1);
+    if (!*own) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *ptr = *own;
+    return 0;
+}
+
+static const char VP_CTX[] = "execute: variant pack";
+
+/* A finalized VARIANT_PACK descriptor over uids/ptrs/workspace; NULL with an exception. */
+static hipdnnBackendDescriptor_t make_variant_pack(hd_state* st, const hd_VariantPack* pack,
+                                                   void** ptrs, void* ws_ptr) {
+    hipdnnBackendDescriptor_t vp = NULL;
+    if (hd_check(st, hipdnnBackendCreateDescriptor(HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &vp),
+                 VP_CTX) < 0)
+        return NULL;
+    if (hd_check(st, hipdnnBackendSetAttribute(vp, HIPDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
+                                               HIPDNN_TYPE_INT64, (int64_t)pack->n, pack->uids),
+                 VP_CTX) < 0 ||
+        hd_check(st, hipdnnBackendSetAttribute(vp, HIPDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
+                                               HIPDNN_TYPE_VOID_PTR, (int64_t)pack->n, ptrs),
+                 VP_CTX) < 0 ||
+        hd_check(st, hipdnnBackendSetAttribute(vp, HIPDNN_ATTR_VARIANT_PACK_WORKSPACE,
+                                               HIPDNN_TYPE_VOID_PTR, 1, &ws_ptr),
+                 VP_CTX) < 0 ||
+        hd_check(st, hipdnnBackendFinalize(vp), VP_CTX) < 0) {
+        hipdnnBackendDestroyDescriptor(vp);
+        return NULL;
+    }
+    return vp;
+}
+
+/* ---- execute ------------------------------------------------------------------- */
+
+PyObject* hd_pack_execute(PyObject* op, PyObject* const* args, Py_ssize_t nargs,
+                          PyObject* kwnames) {
+    static const char* const names[] = {"handle", "arrays", "workspace"};
+    hd_VariantPack* pack = (hd_VariantPack*)op;
+    hd_state* st = hd_state_of(op);
+    PyObject* a[3];
+    if (parse_fast(args, nargs, kwnames, names, 3, 2, a) < 0) return NULL;
+    if (!PyObject_TypeCheck(a[0], st->HandleType))
+        return hd_type_error("execute: handle must be a hipdnn._C.Handle", a[0]);
+    hd_Handle* handle = (hd_Handle*)a[0];
+    /* Our own reference: the plan outlives this call whatever happens to the pack. */
+    PyObject* plan_obj = pack->plan ? Py_NewRef(pack->plan) : NULL;
+    hipdnnBackendDescriptor_t plan = plan_obj ? ((hd_Descriptor*)plan_obj)->desc : NULL;
+    if (!plan || !handle->handle) {
+        PyErr_SetString(PyExc_ValueError, plan ? "execute: the handle has been released"
+                                               : "execute: the plan has been released");
+        Py_XDECREF(plan_obj);
         return NULL;
     }
 
-    PyObject* specs = PySequence_Tuple(specs_obj);
-    if (!specs) return NULL;
-    PyObject* arrays = PySequence_Tuple(arrays_obj);
-    if (!arrays) {
-        Py_DECREF(specs);
-        return NULL;
-    }
-    Py_ssize_t n = PyTuple_Size(specs);
-    PyObject* result = NULL;
-    spec_t* sp = NULL;
-    Py_buffer* views = NULL;
-    int64_t* uids = NULL;
-    void** ptrs = NULL;
+    Py_ssize_t n = pack->n;
+    PyObject* stack_objs[STACK_TENSORS];
+    Py_buffer stack_views[STACK_TENSORS];
+    void* stack_ptrs[STACK_TENSORS];
+    PyObject** objs = stack_objs;
+    Py_buffer* views = stack_views;
+    void** ptrs = stack_ptrs;
     Py_ssize_t acquired = 0;
     Py_buffer ws_view;
     int ws_held = 0;
     void* ws_own = NULL;
     void* ws_ptr = NULL;
     hipdnnBackendDescriptor_t vp = NULL;
+    PyObject* result = NULL;
 
-    if (PyTuple_Size(arrays) != n) {
-        PyErr_Format(PyExc_ValueError, "execute: %zd specs but %zd arrays", n,
-                     PyTuple_Size(arrays));
-        goto done;
-    }
-    sp = PyMem_Calloc((size_t)n + 1, sizeof(spec_t));
-    views = PyMem_Calloc((size_t)n + 1, sizeof(Py_buffer));
-    uids = PyMem_Calloc((size_t)n + 1, sizeof(int64_t));
-    ptrs = PyMem_Calloc((size_t)n + 1, sizeof(void*));
-    if (!sp || !views || !uids || !ptrs) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (parse_spec(PyTuple_GetItem(specs, i), i, &sp[i]) < 0) goto done;
-        if (resolve_pointer(&sp[i], PyTuple_GetItem(arrays, i), &views[i], &ptrs[i]) < 0)
-            goto done;
-        acquired = i + 1;
-        uids[i] = sp[i].uid;
-    }
-
-    if (ws_obj != Py_None) {
-        if (PyObject_GetBuffer(ws_obj, &ws_view, PyBUF_WRITABLE) < 0) {
-            PyErr_Clear();
-            PyErr_SetString(PyExc_ValueError,
-                            "execute: workspace must be a writable, contiguous buffer (e.g. "
-                            "numpy.empty(size, numpy.uint8))");
-            goto done;
-        }
-        ws_held = 1;
-        if ((long long)ws_view.len < ws_size) {
-            PyErr_Format(PyExc_ValueError,
-                         "execute: workspace has %zd bytes but the plan needs %lld",
-                         ws_view.len, ws_size);
-            goto done;
-        }
-        ws_ptr = ws_view.len ? ws_view.buf : NULL;
-    } else if (ws_size > 0) {
-        ws_own = calloc((size_t)ws_size, 1);
-        if (!ws_own) {
+    if (n > STACK_TENSORS) {
+        objs = PyMem_Calloc((size_t)n, sizeof(*objs));
+        views = PyMem_Calloc((size_t)n, sizeof(*views));
+        ptrs = PyMem_Calloc((size_t)n, sizeof(*ptrs));
+        if (!objs || !views || !ptrs) {
             PyErr_NoMemory();
             goto done;
         }
-        ws_ptr = ws_own;
+    } else {
+        memset(stack_objs, 0, sizeof(stack_objs));
     }
-
-    if (hd_check(st, hipdnnBackendCreateDescriptor(HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &vp),
-                 "execute: variant pack") < 0)
-        goto done;
-    if (hd_check(st, hipdnnBackendSetAttribute(vp, HIPDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
-                                               HIPDNN_TYPE_INT64, (int64_t)n, uids),
-                 "execute: variant pack") < 0 ||
-        hd_check(st, hipdnnBackendSetAttribute(vp, HIPDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
-                                               HIPDNN_TYPE_VOID_PTR, (int64_t)n, ptrs),
-                 "execute: variant pack") < 0 ||
-        hd_check(st, hipdnnBackendSetAttribute(vp, HIPDNN_ATTR_VARIANT_PACK_WORKSPACE,
-                                               HIPDNN_TYPE_VOID_PTR, 1, &ws_ptr),
-                 "execute: variant pack") < 0 ||
-        hd_check(st, hipdnnBackendFinalize(vp), "execute: variant pack") < 0)
-        goto done;
+    if (collect_arrays(pack, a[1], objs) < 0) goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (resolve_pointer(&pack->tensors[i], objs[i], &views[i], &ptrs[i]) < 0) goto done;
+        acquired = i + 1;
+    }
+    if (get_workspace(pack, a[2], &ws_view, &ws_held, &ws_own, &ws_ptr) < 0) goto done;
+    vp = make_variant_pack(st, pack, ptrs, ws_ptr);
+    if (!vp) goto done;
 
     hipdnnStatus_t s;
     Py_BEGIN_ALLOW_THREADS
     PyThread_acquire_lock(handle->lock, WAIT_LOCK);
-    s = hipdnnBackendExecute(handle->handle, plan->desc, vp);
+    s = hipdnnBackendExecute(handle->handle, plan, vp);
     PyThread_release_lock(handle->lock);
     Py_END_ALLOW_THREADS
     if (hd_check(st, s, NULL) < 0) goto done;
     result = Py_NewRef(Py_None);
 
 done:
-    hipdnnBackendDestroyDescriptor(vp);
+    if (vp) hipdnnBackendDestroyDescriptor(vp);
     for (Py_ssize_t i = 0; i < acquired; i++) PyBuffer_Release(&views[i]);
     if (ws_held) PyBuffer_Release(&ws_view);
     free(ws_own);
-    PyMem_Free(ptrs);
-    PyMem_Free(uids);
-    PyMem_Free(views);
-    PyMem_Free(sp);
-    Py_DECREF(arrays);
-    Py_DECREF(specs);
+    if (objs)
+        for (Py_ssize_t i = 0; i < n; i++) Py_XDECREF(objs[i]);
+    if (objs != stack_objs) {
+        PyMem_Free(objs);
+        PyMem_Free(views);
+        PyMem_Free(ptrs);
+    }
+    Py_DECREF(plan_obj);
     return result;
 }

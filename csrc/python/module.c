@@ -1,7 +1,7 @@
 /* module.c — hipdnn._C: module definition, state, exceptions and constants.
  *
  * Multi-phase init with per-module state (Modules/xxlimited.c is the template): the
- * exception classes and the two types live in the state, and every enum of hipdnn.h is
+ * exception classes and the types live in the state, and every enum of hipdnn.h is
  * exported as an int constant named as in C without the HIPDNN_ prefix
  * (HIPDNN_ATTR_TENSOR_DIMENSIONS -> ATTR_TENSOR_DIMENSIONS).
  */
@@ -107,6 +107,52 @@ static PyObject* hd_dtype_name_py(PyObject* module, PyObject* arg) {
     return PyUnicode_FromString(hd_dtype_name((int)v));
 }
 
+/* ---- logging: the callable lives in module state, the queue in log.c --------------- */
+
+/* _C.set_log_callback(callable or None) */
+static PyObject* hd_set_log_callback(PyObject* module, PyObject* callback) {
+    hd_state* st = hd_get_state(module);
+    if (callback != Py_None && !PyCallable_Check(callback)) {
+        return hd_type_error("set_log_callback: expected a callable or None", callback);
+    }
+    hipdnnStatus_t s;
+    if (callback == Py_None) {
+        s = hipdnnSetUserLogCallback_ext(NULL, NULL);
+        hd_log_discard();
+        Py_CLEAR(st->log_callback);
+    } else {
+        PyObject* old = st->log_callback;
+        Py_INCREF(callback);
+        st->log_callback = callback;
+        Py_XDECREF(old);
+        s = hipdnnSetUserLogCallback_ext(hd_log_enqueue, NULL);
+    }
+    if (hd_check(st, s, "set_log_callback") < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* _C.set_log_level(level) with level one of LOG_OFF .. LOG_INFO */
+static PyObject* hd_set_log_level(PyObject* module, PyObject* arg) {
+    long level = PyLong_AsLong(arg);
+    if (level == -1 && PyErr_Occurred()) return NULL;
+    if (level < HIPDNN_LOG_OFF || level > HIPDNN_LOG_INFO) {
+        PyErr_Format(PyExc_ValueError, "set_log_level: level %ld is not one of 0 (off), "
+                     "1 (error), 2 (warn), 3 (info)", level);
+        return NULL;
+    }
+    if (hd_check(hd_get_state(module), hipdnnSetLogLevel_ext((hipdnnLogLevel_t)level),
+                 "set_log_level") < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* _C.flush_log(): deliver queued messages now (e.g. after work on other threads). */
+static PyObject* hd_flush_log(PyObject* module, PyObject* unused) {
+    (void)unused;
+    hd_log_flush(hd_get_state(module));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"version", hd_version, METH_NOARGS,
      "version()\n--\n\nThe backend's version string, e.g. '0.1.0'."},
@@ -131,10 +177,6 @@ static PyMethodDef module_methods[] = {
     {"deserialize", hd_deserialize, METH_O,
      "deserialize(data)\n--\n\nA finalized OPERATIONGRAPH descriptor from bytes (verified "
      "first)."},
-    {"execute", (PyCFunction)(void (*)(void))hd_execute, METH_FASTCALL | METH_KEYWORDS,
-     "execute(handle, plan, specs, arrays, workspace=None, workspace_size=0)\n--\n\nRuns a "
-     "plan. specs: (uid, name, data_type, dims, strides, is_output) per tensor; arrays: the "
-     "matching buffer-protocol objects, checked against the specs."},
     {"set_log_callback", hd_set_log_callback, METH_O,
      "set_log_callback(callback)\n--\n\ncallback(level, message) receives backend log "
      "messages (on the thread of the next hipdnn call); None restores stderr."},
@@ -155,6 +197,7 @@ static int module_traverse(PyObject* module, visitproc visit, void* arg) {
     Py_VISIT(st->NotSupportedError);
     Py_VISIT(st->HandleType);
     Py_VISIT(st->DescriptorType);
+    Py_VISIT(st->VariantPackType);
     Py_VISIT(st->log_callback);
     return 0;
 }
@@ -172,6 +215,7 @@ static int module_clear(PyObject* module) {
     Py_CLEAR(st->NotSupportedError);
     Py_CLEAR(st->HandleType);
     Py_CLEAR(st->DescriptorType);
+    Py_CLEAR(st->VariantPackType);
     return 0;
 }
 
@@ -210,6 +254,9 @@ static int module_exec(PyObject* module) {
     st->DescriptorType =
         (PyTypeObject*)PyType_FromModuleAndSpec(module, &hd_descriptor_spec, NULL);
     if (!st->DescriptorType || PyModule_AddType(module, st->DescriptorType) < 0) return -1;
+    st->VariantPackType =
+        (PyTypeObject*)PyType_FromModuleAndSpec(module, &hd_variant_pack_spec, NULL);
+    if (!st->VariantPackType || PyModule_AddType(module, st->VariantPackType) < 0) return -1;
 
     for (size_t i = 0; i < sizeof(constants) / sizeof(constants[0]); i++)
         if (PyModule_AddIntConstant(module, constants[i].name, constants[i].value) < 0)

@@ -1,4 +1,4 @@
-/* module.h — what the files of hipdnn._C share: the module state, the two object types
+/* module.h — what the files of hipdnn._C share: the module state, the object types
  * and the helpers that turn backend statuses into Python exceptions.
  *
  * The extension uses only the limited C API (Py_LIMITED_API 0x030B0000) and talks to the
@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "hipdnn/hipdnn.h"
+#include "log.h"
 
 /* Per-module state: exceptions and types live here, not in C globals, so that each
  * (sub)interpreter gets its own. */
@@ -21,7 +22,10 @@ typedef struct {
     PyObject* NotSupportedError; /* HipdnnError: NOT_SUPPORTED */
     PyTypeObject* HandleType;
     PyTypeObject* DescriptorType;
-    PyObject* log_callback; /* callable(level, message) or NULL */
+    PyTypeObject* VariantPackType;
+    /* callable(level, message) or NULL.  The queue that feeds it is process-wide (log.c):
+     * the backend has one logger per process, so there is one queue, not one per state. */
+    PyObject* log_callback;
 } hd_state;
 
 typedef struct {
@@ -38,6 +42,29 @@ typedef struct {
     PyObject* keep;  /* list of Python objects the descriptor points at (handles) */
 } hd_Descriptor;
 
+/* One tensor of a compiled variant pack: what its array must look like. */
+typedef struct {
+    int64_t uid;
+    char* name; /* PyMem-owned, NUL-terminated; "" when the tensor has no name */
+    int dtype;  /* hipdnnDataType_t */
+    int ndim;
+    int is_output; /* the graph writes it: its array must be writable */
+    int64_t dims[HIPDNN_MAX_DIMS];
+    int64_t strides[HIPDNN_MAX_DIMS]; /* in elements */
+} hd_pack_tensor;
+
+/* _C.VariantPack: what executing one plan needs, read from the plan once (variant_pack.c)
+ * and immutable after; execute.c checks arrays against it. */
+typedef struct {
+    PyObject_HEAD
+    PyObject* plan;          /* the EXECUTION_PLAN hd_Descriptor it was compiled from */
+    Py_ssize_t n;            /* tensors that take an array (not virtual, not by value) */
+    hd_pack_tensor* tensors; /* n of them, in pack order; freed only at dealloc */
+    int64_t* uids;           /* n, the same order: VARIANT_PACK_UNIQUE_IDS as is */
+    int64_t workspace_size;  /* bytes, >= 0 */
+    int memory_space;        /* hipdnnMemorySpace_t of the plan's engine */
+} hd_VariantPack;
+
 hd_state* hd_get_state(PyObject* module);
 /* Raises TypeError("<what>, got <type name of obj>"); returns NULL. */
 PyObject* hd_type_error(const char* what, PyObject* obj);
@@ -45,6 +72,8 @@ hd_state* hd_state_of(PyObject* self); /* from an instance of one of our types *
 
 /* ---- errors.c ------------------------------------------------------------------- */
 
+/* Delivers queued backend log messages to this module's callback (log.c); never raises. */
+void hd_log_flush(hd_state* st);
 /* Raises the exception for a failing status with the backend's last-error message,
  * prefixed by `context` when not NULL.  Always returns NULL. */
 PyObject* hd_raise_status(hd_state* st, hipdnnStatus_t status, const char* context);
@@ -52,14 +81,6 @@ PyObject* hd_raise_status(hd_state* st, hipdnnStatus_t status, const char* conte
  * success, -1 with an exception set. */
 int hd_check(hd_state* st, hipdnnStatus_t status, const char* context);
 PyObject* hd_status_name(PyObject* module, PyObject* arg);
-
-/* ---- log.c ---------------------------------------------------------------------- */
-
-int hd_log_init(void);
-void hd_log_flush(hd_state* st);
-PyObject* hd_set_log_callback(PyObject* module, PyObject* callback);
-PyObject* hd_set_log_level(PyObject* module, PyObject* arg);
-PyObject* hd_flush_log(PyObject* module, PyObject* unused);
 
 /* ---- handle.c / descriptor.c ----------------------------------------------------- */
 
@@ -77,12 +98,17 @@ PyObject* hd_loaded_engine_plugin_paths(PyObject* module, PyObject* unused);
 PyObject* hd_skipped_engine_plugins(PyObject* module, PyObject* unused);
 PyObject* hd_engines(PyObject* module, PyObject* unused);
 
-/* ---- serialize.c / execute.c ------------------------------------------------------- */
+/* ---- serialize.c ------------------------------------------------------------------ */
 
 PyObject* hd_serialize(PyObject* module, PyObject* graph);
 PyObject* hd_deserialize(PyObject* module, PyObject* data);
-PyObject* hd_execute(PyObject* module, PyObject* const* args, Py_ssize_t nargs,
-                     PyObject* kwnames);
+
+/* ---- variant_pack.c / execute.c ---------------------------------------------------- */
+
+extern PyType_Spec hd_variant_pack_spec;
+/* VariantPack.execute(handle, arrays, workspace=None) */
+PyObject* hd_pack_execute(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                          PyObject* kwnames);
 
 /* ---- dtype.c: hipdnn data types <-> buffer formats ------------------------------- */
 
