@@ -12,13 +12,12 @@ from __future__ import annotations
 import hashlib
 import numbers
 import operator
-import struct
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _C
-from . import _flatgraph
+from . import _ops
 from .arrays import as_buffer, data_type_of, from_bfloat16, numpy_dtype, to_bfloat16
 from .enums import (build_plan_policy, convolution_mode, data_type, heur_mode, memory_space,
                     pointwise_mode)
@@ -274,10 +273,11 @@ def _check_dims(dims: List[int], name: str) -> None:
 class _Op:
     """An operation waiting to be lowered: its descriptor type, ports and parameters."""
 
-    __slots__ = ("desc_type", "op", "name", "inputs", "outputs", "params", "compute")
+    __slots__ = ("info", "op", "name", "inputs", "outputs", "params", "compute")
 
-    def __init__(self, desc_type: int, op: str, name: str, compute: Optional[data_type]):
-        self.desc_type = desc_type
+    def __init__(self, info: Optional["_ops.OpInfo"], op: str, name: str,
+                 compute: Optional[data_type]):
+        self.info = info
         self.op = op  # "conv_fprop", "add", ...
         self.name = name
         self.inputs: List[Tuple[str, int, Tensor]] = []  # (port, attribute, tensor)
@@ -289,26 +289,13 @@ class _Op:
         return f"{self.op} '{self.name}'"
 
 
-_PW_UNARY = {
-    "identity": pointwise_mode.IDENTITY,
-    "relu": pointwise_mode.RELU_FWD,
-    "sigmoid": pointwise_mode.SIGMOID_FWD,
-    "tanh": pointwise_mode.TANH_FWD,
-    "gelu": pointwise_mode.GELU_FWD,
+# Port names for users, by op: cuDNN frontend's keywords, mapped onto the table's ports.
+_USER_PORTS = {
+    "conv_fprop": {"x": "image", "w": "weight", "y": "y"},
+    "matmul": {"a": "A", "b": "B", "c": "C"},
+    "pointwise": {"x": "a", "b": "b", "y": "y"},
+    "batchnorm_inference": {"x": "input"},
 }
-_PW_BINARY = {
-    "add": pointwise_mode.ADD,
-    "sub": pointwise_mode.SUB,
-    "mul": pointwise_mode.MUL,
-    "div": pointwise_mode.DIV,
-    "max": pointwise_mode.MAX,
-    "min": pointwise_mode.MIN,
-}
-_PW_NAMES = {int(v): k for k, v in {**_PW_UNARY, **_PW_BINARY}.items()}
-
-# Port names per op kind (for deserialized graphs), by hipdnnOpKind_t.
-_PORTS = {1: (["image", "weight"], ["y"]), 2: (["A", "B"], ["C"]),
-          3: (["a", "b"], ["y"]), 4: (["input", "mean", "inv_variance", "scale", "bias"], ["y"])}
 
 
 # ---- the graph ---------------------------------------------------------------------
@@ -508,26 +495,33 @@ class pygraph:
         return self.tensor(name=f"{op.name}::{port}", dim=[1], stride=[1], data_type=dt,
                            is_pass_by_value=True, value=float(value))
 
-    def _op(self, desc_type: int, op: str, name: Optional[str],
+    def _op(self, table_op: str, op: str, name: Optional[str],
             compute_data_type: Optional[DataTypeLike]) -> _Op:
+        """A new op of the op table's entry `table_op`, shown to users as `op` ("relu")."""
         self._check_editable("add operations")
         name = _name_arg(name, f"{op}: name")
         compute = _dtype_arg(compute_data_type, f"{op}: compute_data_type")
         if not name:
             name = f"{op}_{len(self._ops)}"
-        return _Op(desc_type, op, name, compute)
+        return _Op(_ops.OPS[table_op], op, name, compute)
 
-    def _finish(self, op: _Op, inputs: Sequence[Tuple[str, int, Any]], out_port: str,
-                out_attr: int) -> Tensor:
+    def _param(self, op: _Op, name: str, values: Any) -> None:
+        p = op.info.param(name)
+        op.params.append((p.attr, p.type, values))
+
+    def _finish(self, op: _Op, inputs: Sequence[Tuple[str, str, Any]], out_port: str,
+                out_name: str) -> Tensor:
+        """inputs: (table port, user keyword, value); the output is the table's out_port,
+        named "<op>::<out_name>" for users."""
         # Check every input before creating anything, so a bad one leaves no trace.
-        for port, _attr, value in inputs:
-            self._check_input(value, op, port)
-        for port, attr, value in inputs:
-            op.inputs.append((port, attr, self._input(value, op, port)))
+        for _port, user, value in inputs:
+            self._check_input(value, op, user)
+        for port, user, value in inputs:
+            op.inputs.append((user, op.info.input(port).attr, self._input(value, op, user)))
         y = self._new_tensor()
-        y._a["name"] = f"{op.name}::{out_port.upper()}"
+        y._a["name"] = f"{op.name}::{out_name}"
         y._a["is_virtual"] = True
-        op.outputs.append((out_port, out_attr, y))
+        op.outputs.append((out_name.lower(), op.info.output(out_port).attr, y))
         self._ops.append(op)
         self._invalidate()
         return y
@@ -544,8 +538,7 @@ class pygraph:
         """y = conv(image, weight), image [N, C, spatial...], weight [K, C/groups,
         spatial...]; padding/stride/dilation have one entry per spatial dim (defaults 0,
         1, 1).  pre_padding/post_padding instead of padding pad asymmetrically."""
-        op = self._op(_C.BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, "conv_fprop", name,
-                      compute_data_type)
+        op = self._op("conv_fprop", "conv_fprop", name, compute_data_type)
         if padding is not None and (pre_padding is not None or post_padding is not None):
             raise ValueError(f"{op.label()}: give padding, or pre_padding and post_padding, "
                              "not both")
@@ -569,65 +562,57 @@ class pygraph:
                 not isinstance(convolution_mode, (int, np.integer)):
             raise TypeError(f"{op.label()}: convolution_mode must be a "
                             f"hipdnn.convolution_mode, got {_type_name(convolution_mode)}")
-        if pre is not None:
-            op.params.append((_C.ATTR_CONVOLUTION_PRE_PADDINGS, _INT64, pre))
-        if post is not None:
-            op.params.append((_C.ATTR_CONVOLUTION_POST_PADDINGS, _INT64, post))
-        if stride is not None:
-            op.params.append((_C.ATTR_CONVOLUTION_FILTER_STRIDES, _INT64, spatial["stride"]))
-        if dilation is not None:
-            op.params.append((_C.ATTR_CONVOLUTION_DILATIONS, _INT64, spatial["dilation"]))
-        op.params.append((_C.ATTR_CONVOLUTION_CONV_MODE, _C.TYPE_CONVOLUTION_MODE_EXT,
-                          int(convolution_mode)))
-        return self._finish(op, [("image", _C.ATTR_OPERATION_CONVOLUTION_FORWARD_X, image),
-                                 ("weight", _C.ATTR_OPERATION_CONVOLUTION_FORWARD_W, weight)],
-                            "y", _C.ATTR_OPERATION_CONVOLUTION_FORWARD_Y)
+        for pname, values in (("pre_padding", pre), ("post_padding", post),
+                              ("stride", spatial.get("stride")),
+                              ("dilation", spatial.get("dilation"))):
+            if values is not None:
+                self._param(op, pname, values)
+        self._param(op, "conv_mode", int(convolution_mode))
+        return self._finish(op, [("x", "image", image), ("w", "weight", weight)], "y", "Y")
 
     def matmul(self, A: Tensor, B: Tensor, compute_data_type: Optional[DataTypeLike] = None,
                name: Optional[str] = None) -> Tensor:
         """C = A @ B over the last two dims; batch dims broadcast."""
-        op = self._op(_C.BACKEND_OPERATION_MATMUL_DESCRIPTOR, "matmul", name, compute_data_type)
-        return self._finish(op, [("A", _C.ATTR_OPERATION_MATMUL_ADESC, A),
-                                 ("B", _C.ATTR_OPERATION_MATMUL_BDESC, B)],
-                            "C", _C.ATTR_OPERATION_MATMUL_CDESC)
+        op = self._op("matmul", "matmul", name, compute_data_type)
+        return self._finish(op, [("a", "A", A), ("b", "B", B)], "c", "C")
 
     def _pointwise(self, opname: str, mode: int, inputs: Sequence[Tuple[str, Any]],
                    compute_data_type, name, params=()) -> Tensor:
-        op = self._op(_C.BACKEND_OPERATION_POINTWISE_DESCRIPTOR, opname, name, compute_data_type)
-        op.params.append((_C.ATTR_POINTWISE_MODE, _C.TYPE_POINTWISE_MODE_EXT, int(mode)))
-        op.params.extend(params)
-        attrs = [_C.ATTR_OPERATION_POINTWISE_XDESC, _C.ATTR_OPERATION_POINTWISE_BDESC]
-        return self._finish(op, [(p, attrs[i], v) for i, (p, v) in enumerate(inputs)], "y",
-                            _C.ATTR_OPERATION_POINTWISE_YDESC)
+        op = self._op("pointwise", opname, name, compute_data_type)
+        self._param(op, "mode", int(mode))
+        for pname, value in params:
+            self._param(op, pname, value)
+        ports = ["x", "b"]
+        return self._finish(op, [(ports[i], p, v) for i, (p, v) in enumerate(inputs)], "y", "Y")
 
     def add(self, a, b, compute_data_type=None, name=None) -> Tensor:
         """a + b with NumPy broadcasting; b may be a Python float."""
-        return self._pointwise("add", _PW_BINARY["add"], [("a", a), ("b", b)],
+        return self._pointwise("add", _ops.POINTWISE_MODES["add"], [("a", a), ("b", b)],
                                compute_data_type, name)
 
     def sub(self, a, b, compute_data_type=None, name=None) -> Tensor:
         """a - b with NumPy broadcasting."""
-        return self._pointwise("sub", _PW_BINARY["sub"], [("a", a), ("b", b)],
+        return self._pointwise("sub", _ops.POINTWISE_MODES["sub"], [("a", a), ("b", b)],
                                compute_data_type, name)
 
     def mul(self, a, b, compute_data_type=None, name=None) -> Tensor:
         """a * b with NumPy broadcasting."""
-        return self._pointwise("mul", _PW_BINARY["mul"], [("a", a), ("b", b)],
+        return self._pointwise("mul", _ops.POINTWISE_MODES["mul"], [("a", a), ("b", b)],
                                compute_data_type, name)
 
     def div(self, a, b, compute_data_type=None, name=None) -> Tensor:
         """a / b with NumPy broadcasting."""
-        return self._pointwise("div", _PW_BINARY["div"], [("a", a), ("b", b)],
+        return self._pointwise("div", _ops.POINTWISE_MODES["div"], [("a", a), ("b", b)],
                                compute_data_type, name)
 
     def max(self, a, b, compute_data_type=None, name=None) -> Tensor:
         """Elementwise maximum with NumPy broadcasting."""
-        return self._pointwise("max", _PW_BINARY["max"], [("a", a), ("b", b)],
+        return self._pointwise("max", _ops.POINTWISE_MODES["max"], [("a", a), ("b", b)],
                                compute_data_type, name)
 
     def min(self, a, b, compute_data_type=None, name=None) -> Tensor:
         """Elementwise minimum with NumPy broadcasting."""
-        return self._pointwise("min", _PW_BINARY["min"], [("a", a), ("b", b)],
+        return self._pointwise("min", _ops.POINTWISE_MODES["min"], [("a", a), ("b", b)],
                                compute_data_type, name)
 
     def relu(self, input, negative_slope: Optional[float] = None,
@@ -636,51 +621,45 @@ class pygraph:
         """max(x, lower_clip) (0 by default), capped at upper_clip; with negative_slope,
         values below lower_clip follow that slope (leaky relu)."""
         params = []
-        for attr, v, what in ((_C.ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE, negative_slope,
-                               "negative_slope"),
-                              (_C.ATTR_POINTWISE_RELU_LOWER_CLIP, lower_clip, "lower_clip"),
-                              (_C.ATTR_POINTWISE_RELU_UPPER_CLIP, upper_clip, "upper_clip")):
+        for pname, v, what in (("relu_lower_clip_slope", negative_slope, "negative_slope"),
+                               ("relu_lower_clip", lower_clip, "lower_clip"),
+                               ("relu_upper_clip", upper_clip, "upper_clip")):
             if v is None:
                 continue
             if isinstance(v, bool) or not isinstance(v, numbers.Real):
                 raise TypeError(f"relu: {what} must be a float, got {_type_name(v)}")
-            params.append((attr, _DOUBLE, float(v)))
-        return self._pointwise("relu", _PW_UNARY["relu"], [("input", input)], compute_data_type,
+            params.append((pname, float(v)))
+        return self._pointwise("relu", _ops.POINTWISE_MODES["relu"], [("input", input)], compute_data_type,
                                name, params)
 
     def sigmoid(self, input, compute_data_type=None, name=None) -> Tensor:
         """1 / (1 + exp(-x))."""
-        return self._pointwise("sigmoid", _PW_UNARY["sigmoid"], [("input", input)],
+        return self._pointwise("sigmoid", _ops.POINTWISE_MODES["sigmoid"], [("input", input)],
                                compute_data_type, name)
 
     def tanh(self, input, compute_data_type=None, name=None) -> Tensor:
         """tanh(x)."""
-        return self._pointwise("tanh", _PW_UNARY["tanh"], [("input", input)], compute_data_type,
+        return self._pointwise("tanh", _ops.POINTWISE_MODES["tanh"], [("input", input)], compute_data_type,
                                name)
 
     def gelu(self, input, compute_data_type=None, name=None) -> Tensor:
         """x * (1 + erf(x / sqrt(2))) / 2 (the exact form)."""
-        return self._pointwise("gelu", _PW_UNARY["gelu"], [("input", input)], compute_data_type,
+        return self._pointwise("gelu", _ops.POINTWISE_MODES["gelu"], [("input", input)], compute_data_type,
                                name)
 
     def identity(self, input, compute_data_type=None, name=None) -> Tensor:
         """A copy of x (converting its data type if the output's differs)."""
-        return self._pointwise("identity", _PW_UNARY["identity"], [("input", input)],
+        return self._pointwise("identity", _ops.POINTWISE_MODES["identity"], [("input", input)],
                                compute_data_type, name)
 
     def batchnorm_inference(self, input, mean, inv_variance, scale, bias,
                             compute_data_type=None, name=None) -> Tensor:
         """y = (x - mean) * inv_variance * scale + bias; the per-channel tensors are
         shaped [1, C, 1, ...] (same rank as x)."""
-        op = self._op(_C.BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR_EXT, "batchnorm_inference",
-                      name, compute_data_type)
-        return self._finish(op, [("input", _C.ATTR_OPERATION_BN_INFERENCE_X_EXT, input),
-                                 ("mean", _C.ATTR_OPERATION_BN_INFERENCE_MEAN_EXT, mean),
-                                 ("inv_variance", _C.ATTR_OPERATION_BN_INFERENCE_INV_VARIANCE_EXT,
-                                  inv_variance),
-                                 ("scale", _C.ATTR_OPERATION_BN_INFERENCE_SCALE_EXT, scale),
-                                 ("bias", _C.ATTR_OPERATION_BN_INFERENCE_BIAS_EXT, bias)],
-                            "y", _C.ATTR_OPERATION_BN_INFERENCE_Y_EXT)
+        op = self._op("batchnorm_inference", "batchnorm_inference", name, compute_data_type)
+        return self._finish(op, [("x", "input", input), ("mean", "mean", mean),
+                                 ("inv_variance", "inv_variance", inv_variance),
+                                 ("scale", "scale", scale), ("bias", "bias", bias)], "y", "Y")
 
     # -- engine selection --
     def deselect_engines(self, names: Iterable[str]) -> None:
@@ -748,7 +727,7 @@ class pygraph:
         return d
 
     def _lower_op(self, op: _Op, descs: Dict[int, _C.Descriptor]) -> _C.Descriptor:
-        d = _C.Descriptor(op.desc_type)
+        d = _C.Descriptor(op.info.descriptor_type)
         d.set(_C.ATTR_OPERATION_NAME_EXT, _CHAR, op.name)
         compute = op.compute if op.compute is not None else self.compute_data_type
         if compute != data_type.NOT_SET:
@@ -779,9 +758,10 @@ class pygraph:
         if self.name:
             g.set(_C.ATTR_OPERATIONGRAPH_NAME_EXT, _CHAR, self.name)
         g.finalize()
-        # The backend wrote the inferred values into the tensor descriptors.
-        for t in used:
-            d = descs[id(t)]
+        # What the backend inferred lives in the graph: read it from TENSORS_EXT.
+        by_uid = {t._uid: t for t in used}
+        for d in g.get(_C.ATTR_OPERATIONGRAPH_TENSORS_EXT, _DESC):
+            t = by_uid[d.get(_C.ATTR_TENSOR_UNIQUE_ID, _INT64)[0]]
             t._inferred = {
                 "dim": d.get(_C.ATTR_TENSOR_DIMENSIONS, _INT64),
                 "stride": d.get(_C.ATTR_TENSOR_STRIDES, _INT64),
@@ -1040,9 +1020,11 @@ class pygraph:
             raise TypeError(f"deserialize: expected bytes, got {_type_name(data)}")
         data = bytes(data)
         g = _C.deserialize(data)  # verified and validated by the backend
+        # Engines check support on the graph's handle; a deserialized graph takes one once.
+        g.set(_C.ATTR_OPERATIONGRAPH_HANDLE, _C.TYPE_HANDLE, self._get_handle())
         try:
             tensors, ops, outputs = self._read_deserialized(g, data)
-        except (ValueError, struct.error) as e:
+        except (ValueError, KeyError) as e:
             raise _C.InvalidGraphError(f"deserialize: {e}") from None
         self._tensors, self._ops = tensors, ops
         self._reset_build()
@@ -1054,8 +1036,8 @@ class pygraph:
         self._deserialized = True
 
     def _read_deserialized(self, g: _C.Descriptor, data: bytes):
-        """Tensors (from the backend's descriptors), nodes (from the bytes, for display)
-        and output uids of a deserialized graph."""
+        """Tensors and nodes (from the backend's descriptors) and output uids of a
+        deserialized graph."""
         tensors: List[Tensor] = []
         by_uid: Dict[int, Tensor] = {}
         for d in g.get(_C.ATTR_OPERATIONGRAPH_TENSORS_EXT, _DESC):
@@ -1077,21 +1059,25 @@ class pygraph:
             t._inferred = {"dim": dims, "stride": strides, "data_type": dt}
             tensors.append(t)
             by_uid[t._uid] = t
+        # The backend gives the nodes as operation descriptors (OPS), read through the op
+        # table like any other.
         ops: List[_Op] = []
-        for n in _flatgraph.read_nodes(data):
-            ins, outs = _PORTS.get(n.kind, ([], []))
-            opname = _flatgraph.OP_NAMES.get(n.kind, f"op{n.kind}")
-            if n.kind == 3:
-                opname = _PW_NAMES.get(n.mode, opname)
-                if opname in _PW_UNARY:
-                    ins = ["input"]
-            op = _Op(-1, opname, n.name, None)
-            for ports, uids, dst, prefix in ((ins, n.inputs, op.inputs, "in"),
-                                              (outs, n.outputs, op.outputs, "out")):
-                for i, uid in enumerate(uids):
-                    if uid in by_uid:
-                        dst.append((ports[i] if i < len(ports) else f"{prefix}{i}", -1,
-                                    by_uid[uid]))
+        for d in g.get(_C.ATTR_OPERATIONGRAPH_OPS, _DESC):
+            info = _ops.BY_DESCRIPTOR_TYPE[d.type]
+            opname = info.name
+            user = _USER_PORTS.get(info.name, {})
+            if info.name == "pointwise":
+                mode = _ops.param_value(d, info.param("mode"))
+                opname = _ops.POINTWISE_NAMES.get(mode, f"pointwise mode {mode}")
+                if len(info.inputs) > 1 and not d.get(info.input("b").attr, _DESC):
+                    user = {**user, "x": "input"}
+            op = _Op(info, opname, d.get(_C.ATTR_OPERATION_NAME_EXT, _CHAR), None)
+            for ports, dst in ((info.inputs, op.inputs), (info.outputs, op.outputs)):
+                for port in ports:
+                    td = d.get(port.attr, _DESC)
+                    if td:
+                        uid = td[0].get(_C.ATTR_TENSOR_UNIQUE_ID, _INT64)[0]
+                        dst.append((user.get(port.name, port.name), port.attr, by_uid[uid]))
             ops.append(op)
         # The tensors the graph writes: their arrays must be writable.
         outputs = set(g.get(_C.ATTR_OPERATIONGRAPH_OUTPUT_UIDS_EXT, _INT64))

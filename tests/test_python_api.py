@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import hipdnn
-from hipdnn import _C, _flatgraph
+from hipdnn import _C
 
 dt = hipdnn.data_type
 REPO = Path(__file__).resolve().parents[1]
@@ -257,9 +257,12 @@ def test_compute_data_type_defaults_to_the_graphs_and_can_be_set_per_op():
     a = g.relu(input=x, name="default")
     b = g.relu(input=a, compute_data_type=dt.DOUBLE, name="double")
     b.set_output(True)
-    nodes = {n.name: n for n in _flatgraph.read_nodes(g.serialize())}
-    assert nodes["default"].compute_type == dt.FLOAT
-    assert nodes["double"].compute_type == dt.DOUBLE
+    # Read back from the bytes: the backend gives a deserialized graph's nodes as OPS.
+    back = _C.deserialize(g.serialize())
+    ops = back.get(_C.ATTR_OPERATIONGRAPH_OPS, _C.TYPE_BACKEND_DESCRIPTOR)
+    compute = {o.get(_C.ATTR_OPERATION_NAME_EXT, _C.TYPE_CHAR):
+               o.get(_C.ATTR_OPERATION_COMPUTE_TYPE_EXT, _C.TYPE_DATA_TYPE)[0] for o in ops}
+    assert compute == {"default": dt.FLOAT, "double": dt.DOUBLE}
 
 
 def test_python_float_operand_becomes_a_pass_by_value_scalar(rng):
