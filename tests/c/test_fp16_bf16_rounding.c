@@ -105,7 +105,9 @@ static void check_underflow_keeps_the_sign(const format* f) {
     CHECK_MSG(bad == 0, "%s: underflow", f->name);
 }
 
-static void test_half_underflow_gives_signed_zero(void) { check_underflow_keeps_the_sign(&k_half); }
+static void test_half_underflow_gives_signed_zero(void) {
+    check_underflow_keeps_the_sign(&k_half);
+}
 
 static void test_bfloat16_underflow_gives_signed_zero(void) {
     check_underflow_keeps_the_sign(&k_bf16);
@@ -123,7 +125,9 @@ static void check_nan_stays_nan_with_its_sign(const format* f) {
     }
 }
 
-static void test_half_nan_stays_nan_with_its_sign(void) { check_nan_stays_nan_with_its_sign(&k_half); }
+static void test_half_nan_stays_nan_with_its_sign(void) {
+    check_nan_stays_nan_with_its_sign(&k_half);
+}
 
 static void test_bfloat16_nan_stays_nan_with_its_sign(void) {
     check_nan_stays_nan_with_its_sign(&k_bf16);
