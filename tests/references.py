@@ -115,3 +115,94 @@ def batchnorm_inference(x, mean, inv_variance, scale, bias):
     """y = (x - mean) * inv_variance * scale + bias, statistics broadcast per channel."""
     f = lambda a: np.asarray(a, np.float64)  # noqa: E731
     return (f(x) - f(mean)) * f(inv_variance) * f(scale) + f(bias)
+
+
+def gelu_erfc(x):
+    """The same exact GELU as `gelu`, written x * erfc(-x / sqrt(2)) / 2 so that it stays
+    accurate in the far negative tail, where 1 + erf(x / sqrt(2)) cancels (below about
+    x = -5 the erf form loses relative accuracy; by x = -8 it has none left).  Where the
+    normal CDF underflows to 0 (x below about -38.5, and -inf) the result is -0, not the
+    NaN of -inf * 0."""
+    x = np.asarray(x, np.float64)
+    cdf = 0.5 * _erfc(-x / math.sqrt(2.0))
+    with np.errstate(invalid="ignore"):
+        return np.where(cdf == 0.0, -0.0, x * cdf)
+
+
+_erfc = np.vectorize(math.erfc, otypes=[np.float64])
+
+
+def ieee_maximum(a, b):
+    """IEEE 754-2019 maximum: NaN if either is NaN (as np.maximum), and +0 above -0
+    whatever the operand order (np.maximum returns one of two equal zeros by position)."""
+    a, b = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64))
+    zeros = (a == 0) & (b == 0)
+    return np.where(zeros, np.where(np.signbit(a), b, a), np.maximum(a, b))
+
+
+def ieee_minimum(a, b):
+    """IEEE 754-2019 minimum: NaN if either is NaN, and -0 below +0."""
+    a, b = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64))
+    zeros = (a == 0) & (b == 0)
+    return np.where(zeros, np.where(np.signbit(a), a, b), np.minimum(a, b))
+
+
+# ---- rounding to storage dtypes -------------------------------------------------------
+
+_U = np.uint64
+
+
+def _round_float64_bits(values, frac, emin, emax, quiet_bit):
+    """float64 values rounded once, to nearest with ties to even, into a binary format of
+    `frac` fraction bits and normal exponents emin..emax, working on the float64 bits (no
+    detour through float32, which would round twice).  Returns uint16 bit patterns:
+    overflow gives infinity, below half the smallest subnormal gives a zero of the same
+    sign, NaN a quiet NaN of the same sign."""
+    x = np.asarray(values, np.float64)
+    bits = np.ascontiguousarray(x).view(np.uint64)
+    sign = (bits >> _U(48)) & _U(0x8000)
+    mag = bits & _U(0x7FFF_FFFF_FFFF_FFFF)
+    e = (mag >> _U(52)).astype(np.int64) - 1023
+    m = (mag & _U((1 << 52) - 1)) | _U(1 << 52)
+    # Subnormal results lose one more bit per binade below emin; past 53 all is rounding.
+    shift = np.clip(52 - frac + np.maximum(emin - e, 0), 1, 63).astype(np.uint64)
+    r = (np.maximum(e - emin, 0).astype(np.uint64) << _U(frac)) * (e >= emin) + (m >> shift)
+    rest = m & ((_U(1) << shift) - _U(1))
+    half = _U(1) << (shift - _U(1))
+    r = r + ((rest > half) | ((rest == half) & ((r & _U(1)) == _U(1)))).astype(np.uint64)
+    inf = _U((emax - emin + 2) << frac)
+    r = np.where(e > emax, inf, np.where(e < emin - frac - 1, _U(0), r))
+    r = np.where(np.isnan(x), inf | _U(quiet_bit), r)
+    return (r | sign).astype(np.uint16).reshape(x.shape)
+
+
+def float16_bits(values):
+    """IEEE binary16 bit patterns of float64 values, rounded once (nearest, ties to even).
+    Agrees with NumPy's float64 -> float16 cast, which also rounds from the float64."""
+    return _round_float64_bits(values, 10, -14, 15, 0x200)
+
+
+def bfloat16_bits(values):
+    """bfloat16 bit patterns of float64 values, rounded once (nearest, ties to even)."""
+    return _round_float64_bits(values, 7, -126, 127, 0x40)
+
+
+def bfloat16_values(bits):
+    """float64 values of bfloat16 bit patterns (exact)."""
+    wide = np.asarray(bits, np.uint16).astype(np.uint32) << np.uint32(16)
+    return wide.view(np.float32).astype(np.float64)
+
+
+def round_to(values, dtype):
+    """float64 values rounded once to storage dtype "fp32", "fp16", "bf16" or "fp64", given
+    back as float64: what an engine that computes in float64 must store."""
+    x = np.asarray(values, np.float64)
+    with np.errstate(over="ignore"):  # overflow to infinity is part of rounding
+        if dtype == "fp32":
+            return x.astype(np.float32).astype(np.float64)
+        if dtype == "fp16":
+            return x.astype(np.float16).astype(np.float64)
+    if dtype == "bf16":
+        return bfloat16_values(bfloat16_bits(x))
+    assert dtype == "fp64", dtype
+    return x.copy()

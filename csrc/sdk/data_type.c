@@ -47,27 +47,52 @@ static float bits_float(uint32_t u) {
     return f;
 }
 
-uint16_t hipdnnSdkFloatToHalf(float f) {
-    uint32_t x = float_bits(f);
-    uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
-    uint32_t absx = x & 0x7fffffffu;
-    if (absx >= 0x7f800000u) /* inf or NaN; keep NaN quiet and non-zero */
-        return (uint16_t)(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0u));
-    if (absx >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* rounds to inf */
-    if (absx < 0x38800000u) { /* subnormal half (or zero) */
-        /* value = absx_float; half subnormal unit is 2^-24 */
-        float a = bits_float(absx);
-        float scaled = a * 16777216.0f; /* exact: power of two */
-        uint32_t m = (uint32_t)nearbyintf(scaled); /* round half to even (default mode) */
-        return (uint16_t)(sign | m);
-    }
-    uint32_t mant = absx & 0x7fffffu;
-    uint32_t exp = (absx >> 23) - 127 + 15;
-    uint32_t h = (exp << 10) | (mant >> 13);
-    uint32_t rest = mant & 0x1fffu;
-    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) h += 1; /* may carry into exp */
-    return (uint16_t)(sign | h);
+/* |v| (bits `abs` of a finite, non-negative double) rounded to nearest, ties to even, in a
+ * binary format with `frac` fraction bits and normal exponents emin..emax; the result's
+ * bits without the sign.  Rounding from the double's own bits is what keeps it single: a
+ * detour through float would round twice.  Too large gives infinity (all-ones exponent,
+ * zero fraction), carries from rounding move into the exponent, and below half the
+ * smallest subnormal gives zero; double subnormals are far below it. */
+static uint16_t round_double_bits(uint64_t abs, int frac, int emin, int emax) {
+    int e = (int)(abs >> 52) - 1023;
+    if (e > emax) return (uint16_t)((emax - emin + 2) << frac);
+    if (e < emin - frac - 1) return 0;
+    uint64_t m = (abs & ((UINT64_C(1) << 52) - 1)) | (UINT64_C(1) << 52);
+    int shift = 52 - frac + (e < emin ? emin - e : 0); /* at most 53 */
+    /* The implicit bit in m >> shift adds the 1 that turns e - emin into a biased exponent;
+     * a subnormal has no exponent part, its implicit bit lands inside the fraction. */
+    uint32_t r = (e < emin ? 0u : (uint32_t)(e - emin) << frac) + (uint32_t)(m >> shift);
+    uint64_t rest = m & ((UINT64_C(1) << shift) - 1), half = UINT64_C(1) << (shift - 1);
+    if (rest > half || (rest == half && (r & 1u))) ++r;
+    return (uint16_t)r;
 }
+
+static uint64_t double_bits(double d) {
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    return u;
+}
+
+uint16_t hipdnnSdkDoubleToHalf(double d) {
+    uint64_t x = double_bits(d);
+    uint16_t sign = (uint16_t)((x >> 48) & 0x8000u);
+    uint64_t abs = x & ~(UINT64_C(1) << 63);
+    if (abs > UINT64_C(0x7ff0000000000000)) /* NaN: quiet, top of the payload kept */
+        return (uint16_t)(sign | 0x7e00u | ((abs >> 42) & 0x3ffu));
+    return (uint16_t)(sign | round_double_bits(abs, 10, -14, 15));
+}
+
+uint16_t hipdnnSdkDoubleToBfloat16(double d) {
+    uint64_t x = double_bits(d);
+    uint16_t sign = (uint16_t)((x >> 48) & 0x8000u);
+    uint64_t abs = x & ~(UINT64_C(1) << 63);
+    if (abs > UINT64_C(0x7ff0000000000000)) /* NaN: quiet, top of the payload kept */
+        return (uint16_t)(sign | 0x7fc0u | ((abs >> 45) & 0x7fu));
+    return (uint16_t)(sign | round_double_bits(abs, 7, -126, 127));
+}
+
+/* A float is exactly a double, so one rounding serves both. */
+uint16_t hipdnnSdkFloatToHalf(float f) { return hipdnnSdkDoubleToHalf(f); }
 
 float hipdnnSdkHalfToFloat(uint16_t h) {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
@@ -115,8 +140,8 @@ void hipdnnSdkStoreFromDouble(void* ptr, hipdnnDataType_t t, int64_t i, double v
     switch (t) {
     case HIPDNN_DATA_FLOAT: ((float*)ptr)[i] = (float)v; break;
     case HIPDNN_DATA_DOUBLE: ((double*)ptr)[i] = v; break;
-    case HIPDNN_DATA_HALF: ((uint16_t*)ptr)[i] = hipdnnSdkFloatToHalf((float)v); break;
-    case HIPDNN_DATA_BFLOAT16: ((uint16_t*)ptr)[i] = hipdnnSdkFloatToBfloat16((float)v); break;
+    case HIPDNN_DATA_HALF: ((uint16_t*)ptr)[i] = hipdnnSdkDoubleToHalf(v); break;
+    case HIPDNN_DATA_BFLOAT16: ((uint16_t*)ptr)[i] = hipdnnSdkDoubleToBfloat16(v); break;
     case HIPDNN_DATA_INT8: ((int8_t*)ptr)[i] = (int8_t)clamp(nearbyint(v), -128, 127); break;
     case HIPDNN_DATA_UINT8: ((uint8_t*)ptr)[i] = (uint8_t)clamp(nearbyint(v), 0, 255); break;
     case HIPDNN_DATA_BOOLEAN: ((uint8_t*)ptr)[i] = v != 0; break;

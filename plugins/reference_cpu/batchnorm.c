@@ -1,6 +1,9 @@
 /* batchnorm_inference: y = (x - mean) * inv_variance * scale + bias.
  * The four statistics/parameter tensors are per channel ([1, C, 1, ...]) and broadcast
- * NumPy-style over x; any shape that broadcasts to x is accepted. */
+ * NumPy-style over x; any shape that broadcasts to x is accepted.
+ * Evaluated left to right in float64, the order of the float64 NumPy reference, so the
+ * value stored is that reference rounded once (tests compare fp16/bf16 bit for bit).  A
+ * NaN in x, or in a channel's parameter, gives NaN in exactly the outputs it feeds. */
 #include "reference_cpu.h"
 
 static const char* const k_names[5] = {"x", "mean", "inv_variance", "scale", "bias"};

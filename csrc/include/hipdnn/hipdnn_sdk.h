@@ -185,6 +185,12 @@ uint16_t hipdnnSdkFloatToHalf(float f);
 float hipdnnSdkHalfToFloat(uint16_t h);
 uint16_t hipdnnSdkFloatToBfloat16(float f);
 float hipdnnSdkBfloat16ToFloat(uint16_t b);
+/* A double correctly rounded to binary16 / bfloat16 in one step (nearest, ties to even),
+ * not through float, whose own rounding could land on a tie and round a second time.
+ * Overflow gives infinity, below half the smallest subnormal gives zero, the sign of zero
+ * is kept, and NaN gives a quiet NaN of the same sign. */
+uint16_t hipdnnSdkDoubleToHalf(double d);
+uint16_t hipdnnSdkDoubleToBfloat16(double d);
 
 /* Reads element `index` (in elements from ptr) of a float/half/bf16/double/int tensor as
  * double, and writes one; for the reference engine and tests. */
