@@ -14,6 +14,8 @@ typedef struct {
     int64_t* uids;
     int64_t num_ptrs;
     void** ptrs;
+    int64_t num_spaces; /* 0: probe each pointer */
+    int64_t* spaces;    /* hipdnnMemorySpace_t per pointer, as the caller declared */
     void* workspace;
 } pack_state;
 
@@ -22,6 +24,7 @@ typedef struct {
 static void pack_destroy(hipdnnBackendDescriptor_t d) {
     free(V(d)->uids);
     free(V(d)->ptrs);
+    free(V(d)->spaces);
 }
 
 static hipdnnStatus_t pack_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttributeName_t name,
@@ -59,6 +62,25 @@ static hipdnnStatus_t pack_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttribu
             return st;
         s->workspace = *(void* const*)v;
         return HIPDNN_STATUS_SUCCESS;
+    case HIPDNN_ATTR_VARIANT_PACK_MEMORY_SPACES_EXT: {
+        if ((st = hipdnnAttrExpect("VARIANT_PACK", "MEMORY_SPACES_EXT", HIPDNN_TYPE_INT64, type,
+                                   count, 0, 1 << 20, v)))
+            return st;
+        const int64_t* m = v;
+        for (int64_t i = 0; i < count; ++i)
+            if (m[i] != HIPDNN_MEMORY_HOST && m[i] != HIPDNN_MEMORY_DEVICE &&
+                m[i] != HIPDNN_MEMORY_MANAGED)
+                return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                                  "VARIANT_PACK: MEMORY_SPACES_EXT[%lld] = %lld is no memory space",
+                                  (long long)i, (long long)m[i]);
+        int64_t* copy = malloc((size_t)count * sizeof(int64_t) + 1);
+        if (!copy) return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
+        if (count) memcpy(copy, v, (size_t)count * sizeof(int64_t));
+        free(s->spaces);
+        s->spaces = copy;
+        s->num_spaces = count;
+        return HIPDNN_STATUS_SUCCESS;
+    }
     default: return hipdnnAttrUnknown("VARIANT_PACK", name);
     }
 }
@@ -87,6 +109,10 @@ static hipdnnStatus_t pack_finalize(hipdnnBackendDescriptor_t d) {
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
                           "VARIANT_PACK: %lld unique ids but %lld data pointers",
                           (long long)s->num_uids, (long long)s->num_ptrs);
+    if (s->num_spaces != 0 && s->num_spaces != s->num_uids)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                          "VARIANT_PACK: %lld unique ids but %lld memory spaces",
+                          (long long)s->num_uids, (long long)s->num_spaces);
     for (int64_t i = 0; i < s->num_uids; ++i)
         for (int64_t k = 0; k < i; ++k)
             if (s->uids[k] == s->uids[i])
@@ -100,7 +126,22 @@ const hipdnnDescriptorClass hipdnnVariantPackClass = {
 };
 
 static const char* space_name(hipdnnMemorySpace_t m) {
-    return m == HIPDNN_MEMORY_DEVICE ? "device" : "host";
+    return m == HIPDNN_MEMORY_DEVICE ? "device" : m == HIPDNN_MEMORY_MANAGED ? "managed" : "host";
+}
+
+/* Where pointer i of the pack lives: as declared, else probed, except that a host engine
+ * among host engines only never loads a GPU runtime to ask. */
+static hipdnnMemorySpace_t space_of(const pack_state* vp, int64_t i, hipdnnMemorySpace_t engine) {
+    if (vp->num_spaces) return (hipdnnMemorySpace_t)vp->spaces[i];
+    if (engine == HIPDNN_MEMORY_HOST && !hipdnnRegistryHasDeviceEngine()) return HIPDNN_MEMORY_HOST;
+    return hipdnnDevicePointerSpace(vp->ptrs[i]);
+}
+
+/* Tensor `t`'s pointer and its index in the pack; -1 if absent. */
+static int64_t find_uid(const pack_state* vp, int64_t uid) {
+    for (int64_t i = 0; i < vp->num_uids; ++i)
+        if (vp->uids[i] == uid) return i;
+    return -1;
 }
 
 HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendExecute(hipdnnHandle_t handle,
@@ -119,64 +160,86 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendExecute(hipdnnHandle_t handle,
                           plan->finalized ? "variant pack" : "execution plan");
     hipdnnPlanState* ps = plan->state;
     pack_state* vp = variant_pack->state;
-    if (ps->handle != handle)
-        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
-                          "hipdnnBackendExecute: the plan was built on another handle; build a "
-                          "plan per handle");
+    if (handle->device != ps->handle->device)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_STREAM_MISMATCH,
+                          "hipdnnBackendExecute: the plan was built for device %d but the "
+                          "handle is on device %d", ps->handle->device, handle->device);
     const hipdnnSdkGraph* g = ((hipdnnGraphState*)ps->graph->state)->graph;
     const hipdnnEngineEntry* e = hipdnnRegistryEngine(ps->engine);
-    hipdnnPluginDeviceBuffer_t stack_buf[32];
-    hipdnnPluginDeviceBuffer_t* bufs = stack_buf;
+    hipdnnPlugin* p = hipdnnRegistryPlugin(ps->plugin);
+    for (int64_t i = 0; i < vp->num_uids; ++i) {
+        const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(g, vp->uids[i]);
+        if (!t)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: uid %lld is not a tensor of "
+                              "graph '%s'", (long long)vp->uids[i], g->name);
+        if (t->is_virtual || (t->is_by_value && t->has_value))
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: tensor '%s' (uid %lld) is %s; "
+                              "it takes no pointer", t->name, (long long)t->uid,
+                              t->is_virtual ? "virtual" : "a pass-by-value constant");
+    }
+    hipdnnPluginTensorBuffer_t stack_buf[32];
+    hipdnnPluginTensorBuffer_t* bufs = stack_buf;
     if (g->num_tensors > 32) {
         bufs = malloc((size_t)g->num_tensors * sizeof(*bufs));
         if (!bufs) return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
     }
     uint32_t nb = 0;
-    for (int64_t i = 0; i < vp->num_uids && !st; ++i) {
-        const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(g, vp->uids[i]);
-        if (!t)
-            st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: uid %lld is not a tensor of graph "
-                            "'%s'", (long long)vp->uids[i], g->name);
-        else if (t->is_virtual || t->is_by_value)
-            st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: tensor '%s' (uid %lld) is %s; it "
-                            "takes no pointer", t->name, (long long)t->uid,
-                            t->is_virtual ? "virtual" : "pass-by-value");
-    }
     for (int32_t k = 0; k < g->num_tensors && !st; ++k) {
         const hipdnnSdkTensor* t = &g->tensors[k];
-        if (t->is_virtual || t->is_by_value) continue;
-        void* ptr = NULL;
-        bool found = false;
-        for (int64_t i = 0; i < vp->num_uids; ++i)
-            if (vp->uids[i] == t->uid) {
-                ptr = vp->ptrs[i];
-                found = true;
-            }
-        if (!found || !ptr) {
+        if (t->is_virtual || (t->is_by_value && t->has_value)) continue;
+        int64_t i = find_uid(vp, t->uid);
+        if (i < 0 || !vp->ptrs[i]) {
             st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: tensor '%s' (uid %lld) %s",
-                            t->name, (long long)t->uid, found ? "has a NULL pointer" : "has no pointer");
+                            t->name, (long long)t->uid,
+                            i >= 0 ? "has a NULL pointer" : "has no pointer");
             break;
         }
-        hipdnnMemorySpace_t where = hipdnnDevicePointerSpace(ptr);
-        if (where != e->memory_space) {
+        hipdnnMemorySpace_t where = space_of(vp, i, e->memory_space);
+        /* A runtime scalar is read on the host; data must be where the engine runs
+         * (managed memory serves both). */
+        hipdnnMemorySpace_t want = t->is_by_value ? HIPDNN_MEMORY_HOST : e->memory_space;
+        if (where != want && where != HIPDNN_MEMORY_MANAGED) {
             st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
-                            "variant pack: tensor '%s' (uid %lld) is in %s memory but engine '%s' "
-                            "runs on %s memory",
-                            t->name, (long long)t->uid, space_name(where), e->name,
-                            space_name(e->memory_space));
+                            "variant pack: tensor '%s' (uid %lld) is in %s memory but %s "
+                            "needs %s memory", t->name, (long long)t->uid, space_name(where),
+                            t->is_by_value ? "a by-value scalar" : e->name, space_name(want));
             break;
         }
         bufs[nb].uid = t->uid;
-        bufs[nb].ptr = ptr;
+        bufs[nb].ptr = vp->ptrs[i];
+        bufs[nb].memory_space = where;
         ++nb;
     }
     if (!st && ps->workspace_size > 0 && !vp->workspace)
-        st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: engine '%s' needs a workspace of %zu "
-                        "bytes but WORKSPACE is NULL", e->name, ps->workspace_size);
+        st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, "variant pack: engine '%s' "
+                        "needs a workspace of %zu bytes but WORKSPACE is NULL", e->name,
+                        ps->workspace_size);
+    if (!st && !p->enqueue && e->memory_space != HIPDNN_MEMORY_HOST)
+        st = hipdnnFail(HIPDNN_STATUS_NOT_SUPPORTED, "engine '%s': an ABI 1.0 plugin runs on host "
+                        "memory only", e->name);
+    /* The plan may run through any handle of its device: that handle's plugin handle. */
+    hipdnnEnginePluginHandle_t ph = ps->plugin_handle;
+    if (!st && handle != ps->handle) st = hipdnnHandlePluginHandle(handle, ps->plugin, &ph);
     if (!st) {
-        hipdnnPlugin* p = hipdnnRegistryPlugin(ps->plugin);
         pthread_mutex_lock(&handle->lock); /* a plugin handle runs one call at a time */
-        hipdnnPluginStatus_t rs = p->execute(ps->plugin_handle, ps->ctx, vp->workspace, bufs, nb);
+        hipdnnPluginStatus_t rs;
+        if (p->enqueue) {
+            rs = p->enqueue(ph, ps->ctx, vp->workspace, ps->workspace_size, bufs, nb);
+        } else {
+            /* ABI 1.0 takes {uid, ptr}: host memory only, checked above. */
+            hipdnnPluginDeviceBuffer_t old[32];
+            hipdnnPluginDeviceBuffer_t* ob = nb <= 32 ? old : malloc(nb * sizeof(*ob));
+            if (!ob) {
+                rs = HIPDNN_PLUGIN_STATUS_ALLOC_FAILED;
+            } else {
+                for (uint32_t b = 0; b < nb; ++b) {
+                    ob[b].uid = bufs[b].uid;
+                    ob[b].ptr = bufs[b].ptr;
+                }
+                rs = p->execute(ph, ps->ctx, vp->workspace, ob, nb);
+                if (ob != old) free(ob);
+            }
+        }
         if (rs != HIPDNN_PLUGIN_STATUS_SUCCESS)
             st = hipdnnFail(HIPDNN_STATUS_EXECUTION_FAILED, "engine '%s' failed on graph '%s': %s",
                             e->name, g->name, hipdnnPluginLastError(p));

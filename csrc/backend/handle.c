@@ -1,6 +1,7 @@
 /* hipdnnCreate and friends. */
 #include <stdlib.h>
 
+#include "device.h"
 #include "error.h"
 #include "handle.h"
 #include "registry.h"
@@ -32,6 +33,8 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnCreate(hipdnnHandle_t* handle) {
         free(ph);
         return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "hipdnnCreate: out of memory");
     }
+    /* Only device engines need the device, and only they justify loading a GPU runtime. */
+    if (hipdnnRegistryHasDeviceEngine()) hipdnnDeviceCurrent(&h->device);
     h->magic = HIPDNN_HANDLE_MAGIC;
     atomic_init(&h->refs, 1);
     h->num_plugins = n;
@@ -79,6 +82,16 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnSetStream(hipdnnHandle_t h, hipdnnStream_t st
     return st;
 }
 
+HIPDNN_EXPORT hipdnnStatus_t hipdnnGetDevice_ext(hipdnnHandle_t h, int* device) {
+    hipdnnClearError();
+    hipdnnStatus_t st = hipdnnHandleCheck(h, "hipdnnGetDevice_ext");
+    if (st) return st;
+    if (!device)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NULL_POINTER, "hipdnnGetDevice_ext: device is NULL");
+    *device = h->device;
+    return HIPDNN_STATUS_SUCCESS;
+}
+
 HIPDNN_EXPORT hipdnnStatus_t hipdnnGetStream(hipdnnHandle_t h, hipdnnStream_t* stream) {
     hipdnnClearError();
     hipdnnStatus_t st = hipdnnHandleCheck(h, "hipdnnGetStream");
@@ -97,7 +110,10 @@ hipdnnStatus_t hipdnnHandlePluginHandle(hipdnnHandle_t h, int32_t index,
     if (!h->plugin_handles[index]) {
         hipdnnPlugin* p = hipdnnRegistryPlugin(index);
         hipdnnEnginePluginHandle_t ph = NULL;
-        if (p->create(&ph) != HIPDNN_PLUGIN_STATUS_SUCCESS)
+        hipdnnPluginHandleInfo_t info = {(uint32_t)sizeof(info), h->device};
+        hipdnnPluginStatus_t cs = p->create_for_device ? p->create_for_device(&ph, &info)
+                                                       : p->create(&ph);
+        if (cs != HIPDNN_PLUGIN_STATUS_SUCCESS)
             st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR_EXT, "plugin %s: create failed: %s", p->path,
                             hipdnnPluginLastError(p));
         else if (h->stream && p->set_stream(ph, h->stream) != HIPDNN_PLUGIN_STATUS_SUCCESS) {

@@ -15,6 +15,7 @@ struct hipdnnHandle {
     uint32_t magic;
     atomic_int refs; /* the user's, plus one per live execution plan */
     hipdnnStream_t stream;
+    int device; /* current GPU device at hipdnnCreate; 0 without device engines */
     pthread_mutex_t lock;
     int32_t num_plugins;
     hipdnnEnginePluginHandle_t* plugin_handles; /* by registry plugin index; NULL = not yet */

@@ -108,8 +108,20 @@ static hipdnnStatus_t plan_finalize(hipdnnBackendDescriptor_t d) {
     }
     size_t ws = 0;
     hipdnnEnginePluginExecutionContext_t ctx = NULL;
-    if (p->get_workspace(ph, cfg_bytes, cfg_size, gs->bytes, gs->num_bytes, &ws) !=
-        HIPDNN_PLUGIN_STATUS_SUCCESS) {
+    pthread_mutex_lock(&s->handle->lock); /* a plugin handle runs one call at a time */
+    if (p->workspace_from_context) {
+        /* ABI 1.1: build once, then ask what was built for its workspace. */
+        if (p->create_context(ph, cfg_bytes, cfg_size, gs->bytes, gs->num_bytes, &ctx) !=
+            HIPDNN_PLUGIN_STATUS_SUCCESS)
+            st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR_EXT,
+                            "engine '%s': could not build a plan: %s", e->name,
+                            hipdnnPluginLastError(p));
+        else if (p->workspace_from_context(ph, ctx, &ws) != HIPDNN_PLUGIN_STATUS_SUCCESS)
+            st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR_EXT,
+                            "engine '%s': workspace query failed: %s", e->name,
+                            hipdnnPluginLastError(p));
+    } else if (p->get_workspace(ph, cfg_bytes, cfg_size, gs->bytes, gs->num_bytes, &ws) !=
+               HIPDNN_PLUGIN_STATUS_SUCCESS) {
         st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR_EXT, "engine '%s': workspace query failed: %s",
                         e->name, hipdnnPluginLastError(p));
     } else if (p->create_context(ph, cfg_bytes, cfg_size, gs->bytes, gs->num_bytes, &ctx) !=
@@ -117,6 +129,8 @@ static hipdnnStatus_t plan_finalize(hipdnnBackendDescriptor_t d) {
         st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR_EXT, "engine '%s': could not build a plan: %s",
                         e->name, hipdnnPluginLastError(p));
     }
+    if (st && ctx) p->destroy_context(ph, ctx);
+    pthread_mutex_unlock(&s->handle->lock);
     free(cfg_bytes);
     if (st) return st;
     s->engine = (int32_t)es->engine_index;

@@ -131,6 +131,10 @@ static void load_plugin(const char* path) {
         hipdnnDlClose(lib);
         return;
     }
+    p->api_minor = minor >= 1 ? 1 : 0;
+    /* A 1.0 plugin needs a handle to describe its engines: a probe handle, dropped right
+     * after.  A 1.1 plugin answers without one, and gets handles only when used. */
+    hipdnnEnginePluginHandle_t probe = NULL;
     hipdnnPluginStatus_t (*get_name)(const char**);
     hipdnnPluginStatus_t (*get_type)(hipdnnPluginType_t*);
     hipdnnPluginStatus_t (*get_plugin_version)(const char**);
@@ -160,13 +164,18 @@ static void load_plugin(const char* path) {
     RESOLVE(destroy_context, "hipdnnEnginePluginDestroyExecutionContext");
     RESOLVE(execute, "hipdnnEnginePluginExecuteOpGraph");
     *(void**)&p->get_reason = hipdnnDlSymbol(lib, "hipdnnEnginePluginGetNotApplicableReason");
+    if (p->api_minor >= 1) {
+        RESOLVE(create_for_device, "hipdnnEnginePluginCreateForDevice");
+        RESOLVE(workspace_from_context, "hipdnnEnginePluginGetWorkspaceSizeFromExecutionContext");
+        RESOLVE(enqueue, "hipdnnEnginePluginEnqueueOpGraph");
+    }
     if (get_type(&type) != HIPDNN_PLUGIN_STATUS_SUCCESS || type != HIPDNN_PLUGIN_TYPE_ENGINE) {
         skip(path, "not an engine plugin (type %d)", (int)type);
         goto reject;
     }
     if (get_name(&name) != HIPDNN_PLUGIN_STATUS_SUCCESS || !name) name = "unnamed";
     set_logging(hipdnnLogMessage);
-    if (p->create(&p->handle) != HIPDNN_PLUGIN_STATUS_SUCCESS) {
+    if (p->api_minor == 0 && p->create(&probe) != HIPDNN_PLUGIN_STATUS_SUCCESS) {
         const char* msg = NULL;
         p->last_error(&msg);
         skip(path, "init failed: %s", msg && *msg ? msg : "(no message)");
@@ -176,7 +185,7 @@ static void load_plugin(const char* path) {
         num_ids > MAX_ENGINES ||
         (num_ids && p->get_all_ids(ids, num_ids, &num_ids) != HIPDNN_PLUGIN_STATUS_SUCCESS)) {
         skip(path, "hipdnnEnginePluginGetAllEngineIds failed: %s", hipdnnPluginLastError(p));
-        p->destroy(p->handle);
+        if (probe) p->destroy(probe);
         goto reject;
     }
     int32_t added = 0;
@@ -184,7 +193,7 @@ static void load_plugin(const char* path) {
     for (uint32_t k = 0; k < num_ids; ++k) {
         const hipdnnPluginEngineDetails_t* det = NULL;
         char why[700] = "";
-        if (p->get_details(p->handle, ids[k], &det) != HIPDNN_PLUGIN_STATUS_SUCCESS || !det ||
+        if (p->get_details(probe, ids[k], &det) != HIPDNN_PLUGIN_STATUS_SUCCESS || !det ||
             !det->name) {
             snprintf(why, sizeof(why), "engine %llu dropped: no details: %s",
                      (unsigned long long)ids[k], hipdnnPluginLastError(p));
@@ -216,18 +225,17 @@ static void load_plugin(const char* path) {
             e->plugin = g_num_plugins;
             ++added;
         }
-        if (det) p->destroy_details(p->handle, det);
+        if (det) p->destroy_details(probe, det);
     }
+    if (probe) p->destroy(probe);
     if (added == 0) {
         skip(path, "%s", dropped[0] ? dropped : "it offers no engine");
-        p->destroy(p->handle);
         goto reject;
     }
     if (dropped[0]) skip(path, "loaded, but %s", dropped);
     p->path = strdup(path);
     p->name = name;
     p->lib = lib;
-    pthread_mutex_init(&p->lock, NULL);
     ++g_num_plugins;
     hipdnnLog(HIPDNN_LOG_INFO, "loaded plugin %s (%s, %d engine%s)", path, name, added,
               added == 1 ? "" : "s");
@@ -235,6 +243,16 @@ static void load_plugin(const char* path) {
 reject:
     memset(p, 0, sizeof(*p));
     hipdnnDlClose(lib);
+}
+
+static int compare_engines(const void* a, const void* b) {
+    return strcmp(((const hipdnnEngineEntry*)a)->name, ((const hipdnnEngineEntry*)b)->name);
+}
+
+bool hipdnnRegistryHasDeviceEngine(void) {
+    for (int32_t i = 0; i < g_num_engines; ++i)
+        if (g_engines[i].memory_space != HIPDNN_MEMORY_HOST) return true;
+    return false;
 }
 
 static int compare_names(const void* a, const void* b) {
@@ -297,6 +315,7 @@ hipdnnStatus_t hipdnnRegistryEnsureLoaded(void) {
         if (g_num_engines == 0)
             hipdnnLog(HIPDNN_LOG_WARN, "no engine plugin loaded; every graph will be "
                       "unsupported (see `python -m hipdnn info`)");
+        qsort(g_engines, (size_t)g_num_engines, sizeof(g_engines[0]), compare_engines);
     }
     pthread_mutex_unlock(&g_lock);
     return HIPDNN_STATUS_SUCCESS;

@@ -5,6 +5,7 @@
 #define HIPDNN_BACKEND_REGISTRY_H
 
 #include <pthread.h>
+#include <stdbool.h>
 
 #include "hipdnn/hipdnn.h"
 #include "hipdnn/hipdnn_plugin.h"
@@ -13,10 +14,7 @@ typedef struct hipdnnPlugin {
     char* path;
     const char* name;
     void* lib;
-    /* The registry's own plugin handle, for queries (applicability, details); calls on it
-     * are serialized by `lock` since a plugin handle is single-threaded. */
-    hipdnnEnginePluginHandle_t handle;
-    pthread_mutex_t lock;
+    uint32_t api_minor; /* 0: ABI 1.0, driven as before; 1: ABI 1.1 */
     void (*last_error)(const char**);
     hipdnnPluginStatus_t (*create)(hipdnnEnginePluginHandle_t*);
     hipdnnPluginStatus_t (*destroy)(hipdnnEnginePluginHandle_t);
@@ -38,6 +36,14 @@ typedef struct hipdnnPlugin {
     hipdnnPluginStatus_t (*execute)(hipdnnEnginePluginHandle_t,
                                     hipdnnEnginePluginExecutionContext_t, void*,
                                     const hipdnnPluginDeviceBuffer_t*, uint32_t);
+    /* ABI 1.1 (NULL for 1.0 plugins) */
+    hipdnnPluginStatus_t (*create_for_device)(hipdnnEnginePluginHandle_t*,
+                                              const hipdnnPluginHandleInfo_t*);
+    hipdnnPluginStatus_t (*workspace_from_context)(hipdnnEnginePluginHandle_t,
+                                                   hipdnnEnginePluginExecutionContext_t, size_t*);
+    hipdnnPluginStatus_t (*enqueue)(hipdnnEnginePluginHandle_t,
+                                    hipdnnEnginePluginExecutionContext_t, void*, size_t,
+                                    const hipdnnPluginTensorBuffer_t*, uint32_t);
     /* optional: NULL means "declined, no reason given" */
     hipdnnPluginStatus_t (*get_reason)(hipdnnEnginePluginHandle_t, uint64_t, const uint8_t*,
                                        size_t, const char**);
@@ -52,6 +58,9 @@ typedef struct {
     int32_t plugin; /* index into the plugin list */
 } hipdnnEngineEntry;
 
+/* Whether any loaded engine runs on device memory (else no GPU runtime is ever needed). */
+bool hipdnnRegistryHasDeviceEngine(void);
+
 /* Loads the plugins if not done yet.  Fails only if loading itself could not run
  * (out of memory); a plugin that does not load is logged and skipped. */
 hipdnnStatus_t hipdnnRegistryEnsureLoaded(void);
@@ -59,6 +68,8 @@ hipdnnStatus_t hipdnnRegistryEnsureLoaded(void);
 int32_t hipdnnRegistryPluginCount(void);
 hipdnnPlugin* hipdnnRegistryPlugin(int32_t index);
 int32_t hipdnnRegistryEngineCount(void);
+/* Engines are kept sorted by name once loading is done, so an index (ENGINE_GLOBAL_INDEX)
+ * does not depend on the order plugins were found in. */
 const hipdnnEngineEntry* hipdnnRegistryEngine(int32_t index);
 /* Index of the engine with this id or name; -1 if none. */
 int32_t hipdnnRegistryFindEngine(uint64_t id);

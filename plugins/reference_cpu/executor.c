@@ -60,7 +60,7 @@ hipdnnPluginStatus_t ref_plan_create(hipdnnSdkGraph* g, ref_plan** out) {
     size_t off = 0;
     for (int32_t i = 0; i < g->num_tensors; ++i) {
         const hipdnnSdkTensor* t = &g->tensors[i];
-        if (t->is_by_value) {
+        if (t->is_by_value && t->has_value) {
             /* Copy out first: the value bytes are not aligned for their type. */
             union { uint8_t bytes[8]; double d; int64_t i; } v;
             memcpy(v.bytes, t->value, sizeof(v.bytes));
@@ -85,8 +85,8 @@ hipdnnPluginStatus_t ref_plan_create(hipdnnSdkGraph* g, ref_plan** out) {
 
 /* Where every used tensor's element 0 is. */
 static hipdnnPluginStatus_t resolve(const ref_plan* p, void* workspace,
-                                    const hipdnnPluginDeviceBuffer_t* buffers, uint32_t nbuf,
-                                    void** ptrs) {
+                                    const hipdnnPluginTensorBuffer_t* buffers, uint32_t nbuf,
+                                    void** ptrs, double* runtime) {
     const hipdnnSdkGraph* g = p->graph;
     if (p->workspace_size > 0 && !workspace) {
         ref_set_error(REF_ENGINE_NAME ": execute: graph '%s' needs a workspace of %zu bytes, "
@@ -97,7 +97,7 @@ static hipdnnPluginStatus_t resolve(const ref_plan* p, void* workspace,
         const hipdnnSdkTensor* t = &g->tensors[i];
         ptrs[i] = NULL;
         if (!p->used[i]) continue;
-        if (t->is_by_value) {
+        if (t->is_by_value && t->has_value) {
             ptrs[i] = &p->scalar[i];
             continue;
         }
@@ -114,6 +114,11 @@ static hipdnnPluginStatus_t resolve(const ref_plan* p, void* workspace,
             ref_set_error(REF_ENGINE_NAME ": execute: no buffer for tensor '%s' (uid %lld)",
                           t->name, (long long)t->uid);
             return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+        }
+        if (t->is_by_value) { /* a runtime scalar: read now, as float64 like constants */
+            runtime[i] = hipdnnSdkLoadAsDouble(ptrs[i], t->data_type, 0);
+            ptrs[i] = &runtime[i];
+            continue;
         }
         size_t esize = hipdnnSdkDataTypeSize(t->data_type);
         if (esize > 1 && (uintptr_t)ptrs[i] % esize != 0) {
@@ -162,18 +167,23 @@ static hipdnnPluginStatus_t run_node(const ref_plan* p, const hipdnnSdkNode* n,
     }
 }
 
-hipdnnPluginStatus_t ref_plan_execute(const ref_plan* p, void* workspace,
-                                      const hipdnnPluginDeviceBuffer_t* buffers,
-                                      uint32_t num_buffers) {
+hipdnnPluginStatus_t ref_plan_run(const ref_plan* p, void* workspace,
+                                  const hipdnnPluginTensorBuffer_t* buffers,
+                                  uint32_t num_buffers) {
     const hipdnnSdkGraph* g = p->graph;
-    void** ptrs = calloc((size_t)(g->num_tensors > 0 ? g->num_tensors : 1), sizeof(void*));
-    if (!ptrs) {
+    size_t nt = (size_t)(g->num_tensors > 0 ? g->num_tensors : 1);
+    void** ptrs = calloc(nt, sizeof(void*));
+    double* runtime = calloc(nt, sizeof(double));
+    if (!ptrs || !runtime) {
+        free(ptrs);
+        free(runtime);
         ref_set_error(REF_ENGINE_NAME ": execute: out of memory");
         return HIPDNN_PLUGIN_STATUS_ALLOC_FAILED;
     }
-    hipdnnPluginStatus_t st = resolve(p, workspace, buffers, num_buffers, ptrs);
+    hipdnnPluginStatus_t st = resolve(p, workspace, buffers, num_buffers, ptrs, runtime);
     for (int32_t i = 0; st == HIPDNN_PLUGIN_STATUS_SUCCESS && i < g->num_nodes; ++i)
         st = run_node(p, &g->nodes[i], ptrs);
     free(ptrs);
+    free(runtime);
     return st;
 }

@@ -1,5 +1,6 @@
 /* The plugin ABI 1.0 entry points of the CPU reference engine: identity, the handle,
  * engine details, applicability, workspace sizes and execution contexts. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,8 +8,21 @@
 
 struct hipdnnEnginePluginHandle {
     hipdnnStream_t stream; /* kept for the ABI; host execution is synchronous */
-    hipdnnPluginEngineDetails_t details;
     char reason[REF_MSG_LEN]; /* GetNotApplicableReason's answer, valid until the next call */
+};
+
+/* The one engine's details: static, so that ABI 1.1 queries need no handle. */
+static const hipdnnPluginEngineDetails_t k_details = {
+    .struct_size = (uint32_t)sizeof(hipdnnPluginEngineDetails_t),
+    .engine_id = 0, /* filled by engine_details() */
+    .name = REF_ENGINE_NAME,
+    .memory_space = HIPDNN_MEMORY_HOST,
+    .priority = 0,
+    .flags = HIPDNN_ENGINE_FLAG_FALLBACK | HIPDNN_ENGINE_FLAG_DETERMINISTIC,
+    .num_knobs = 0,
+    .knobs = NULL,
+    .notes = "CPU reference: every op and layout, computed in float64 and rounded once to "
+             "each tensor's data type; exact, deterministic",
 };
 
 struct hipdnnEnginePluginExecutionContext {
@@ -76,16 +90,6 @@ hipdnnEnginePluginCreate(hipdnnEnginePluginHandle_t* handle) {
     if (!handle) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "Create: NULL handle output");
     struct hipdnnEnginePluginHandle* h = calloc(1, sizeof(*h));
     if (!h) return fail(HIPDNN_PLUGIN_STATUS_ALLOC_FAILED, "Create: out of memory");
-    h->details.struct_size = (uint32_t)sizeof(h->details);
-    h->details.engine_id = engine_id();
-    h->details.name = REF_ENGINE_NAME;
-    h->details.memory_space = HIPDNN_MEMORY_HOST;
-    h->details.priority = 0;
-    h->details.flags = HIPDNN_ENGINE_FLAG_FALLBACK | HIPDNN_ENGINE_FLAG_DETERMINISTIC;
-    h->details.num_knobs = 0;
-    h->details.knobs = NULL;
-    h->details.notes = "CPU reference: every op and layout, computed in float64 and rounded "
-                       "once to each tensor's data type; slow, exact, deterministic";
     *handle = h;
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
@@ -103,6 +107,13 @@ hipdnnEnginePluginSetStream(hipdnnEnginePluginHandle_t handle, hipdnnStream_t st
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
 
+static hipdnnPluginEngineDetails_t g_details; /* k_details with its id */
+
+static void fill_details(void) {
+    g_details = k_details;
+    g_details.engine_id = engine_id();
+}
+
 static hipdnnPluginStatus_t check_engine(uint64_t id, const char* fn) {
     if (id == engine_id()) return HIPDNN_PLUGIN_STATUS_SUCCESS;
     ref_set_error(REF_ENGINE_NAME ": %s: unknown engine id 0x%016llx (this plugin has only "
@@ -113,18 +124,20 @@ static hipdnnPluginStatus_t check_engine(uint64_t id, const char* fn) {
 
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetEngineDetails(
     hipdnnEnginePluginHandle_t handle, uint64_t id, const hipdnnPluginEngineDetails_t** details) {
-    if (!handle || !details)
-        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetEngineDetails: NULL handle or output");
+    (void)handle; /* ABI 1.1: answered without one */
+    if (!details) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetEngineDetails: NULL output");
     hipdnnPluginStatus_t st = check_engine(id, "GetEngineDetails");
     if (st != HIPDNN_PLUGIN_STATUS_SUCCESS) return st;
-    *details = &handle->details;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, fill_details);
+    *details = &g_details;
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
 
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginDestroyEngineDetails(
     hipdnnEnginePluginHandle_t handle, const hipdnnPluginEngineDetails_t* details) {
-    if (!handle) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "DestroyEngineDetails: NULL handle");
-    if (details && details != &handle->details)
+    (void)handle;
+    if (details && details != &g_details)
         return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM,
                     "DestroyEngineDetails: details not given out by this handle");
     return HIPDNN_PLUGIN_STATUS_SUCCESS; /* owned by the handle */
@@ -273,5 +286,57 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginExecuteOpGraph(
         return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "ExecuteOpGraph: NULL handle or context");
     if (num_buffers > 0 && !buffers)
         return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "ExecuteOpGraph: NULL buffers with a count");
-    return ref_plan_execute(ctx->plan, workspace, buffers, num_buffers);
+    /* ABI 1.0: {uid, ptr}, host memory. */
+    hipdnnPluginTensorBuffer_t stack[32] = {{0, NULL, HIPDNN_MEMORY_HOST}};
+    hipdnnPluginTensorBuffer_t* b = num_buffers <= 32 ? stack : malloc(num_buffers * sizeof(*b));
+    if (!b) return fail(HIPDNN_PLUGIN_STATUS_ALLOC_FAILED, "ExecuteOpGraph: out of memory");
+    for (uint32_t i = 0; i < num_buffers; ++i) {
+        b[i].uid = buffers[i].uid;
+        b[i].ptr = buffers[i].ptr;
+        b[i].memory_space = HIPDNN_MEMORY_HOST;
+    }
+    hipdnnPluginStatus_t st = ref_plan_run(ctx->plan, workspace, b, num_buffers);
+    if (b != stack) free(b);
+    return st;
+}
+
+/* ---- ABI 1.1 ---------------------------------------------------------------------------- */
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateForDevice(
+    hipdnnEnginePluginHandle_t* handle, const hipdnnPluginHandleInfo_t* info) {
+    (void)info; /* a host engine: any device will do */
+    return hipdnnEnginePluginCreate(handle);
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetWorkspaceSizeFromExecutionContext(
+    hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx,
+    size_t* workspace_size) {
+    if (!handle || !ctx || !ctx->plan || !workspace_size)
+        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM,
+                    "GetWorkspaceSizeFromExecutionContext: NULL handle, context or output");
+    *workspace_size = ctx->plan->workspace_size;
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginEnqueueOpGraph(
+    hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx,
+    void* workspace, size_t workspace_size, const hipdnnPluginTensorBuffer_t* buffers,
+    uint32_t num_buffers) {
+    if (!handle || !ctx || !ctx->plan)
+        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "EnqueueOpGraph: NULL handle or context");
+    if (num_buffers > 0 && !buffers)
+        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "EnqueueOpGraph: NULL buffers with a count");
+    if (workspace_size < ctx->plan->workspace_size) {
+        ref_set_error(REF_ENGINE_NAME ": EnqueueOpGraph: workspace of %zu bytes, the plan needs "
+                      "%zu", workspace_size, ctx->plan->workspace_size);
+        return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    }
+    for (uint32_t i = 0; i < num_buffers; ++i)
+        if (buffers[i].memory_space == HIPDNN_MEMORY_DEVICE) {
+            ref_set_error(REF_ENGINE_NAME ": tensor uid %lld is in device memory; this engine "
+                          "runs on the host", (long long)buffers[i].uid);
+            return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+        }
+    /* Host execution: finished on return, which any stream order allows. */
+    return ref_plan_run(ctx->plan, workspace, buffers, num_buffers);
 }

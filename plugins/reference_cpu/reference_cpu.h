@@ -139,8 +139,10 @@ size_t ref_workspace_size(const hipdnnSdkGraph* g);
 /* Takes ownership of `g` (freed on failure too).  The graph must be supported. */
 hipdnnPluginStatus_t ref_plan_create(hipdnnSdkGraph* g, ref_plan** plan);
 void ref_plan_destroy(ref_plan* plan);
-hipdnnPluginStatus_t ref_plan_execute(const ref_plan* plan, void* workspace,
-                                      const hipdnnPluginDeviceBuffer_t* buffers,
-                                      uint32_t num_buffers);
+/* Runs the plan.  buffers: every non-virtual tensor; runtime by-value scalars point at
+ * their value (host memory), read here. */
+hipdnnPluginStatus_t ref_plan_run(const ref_plan* plan, void* workspace,
+                                  const hipdnnPluginTensorBuffer_t* buffers,
+                                  uint32_t num_buffers);
 
 #endif /* HIPDNN_REFERENCE_CPU_H */

@@ -494,7 +494,7 @@ static int test_identity(void) {
     uint32_t major = 0, minor = 9;
     const char *name = NULL, *version = NULL;
     hipdnnPluginType_t type = HIPDNN_PLUGIN_TYPE_BENCHMARK;
-    CHECK(P.GetApiVersion(&major, &minor) == 0 && major == 1 && minor == 0, "api %u.%u", major,
+    CHECK(P.GetApiVersion(&major, &minor) == 0 && major == 1 && minor == 1, "api %u.%u", major,
           minor);
     CHECK(P.GetName(&name) == 0 && strcmp(name, "reference_cpu") == 0, "name %s", name);
     CHECK(P.GetVersion(&version) == 0 && strcmp(version, "0.1.0") == 0, "version %s", version);

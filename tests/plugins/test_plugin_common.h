@@ -7,7 +7,8 @@
  * and optionally:
  *   TP_ENGINE_ID     the id it reports (default: FNV-1a 64 of TP_ENGINE_NAME)
  *   TP_API_MAJOR     the ABI major it claims (default: HIPDNN_PLUGIN_API_MAJOR)
- *   TP_API_MINOR     (default: HIPDNN_PLUGIN_API_MINOR)
+ *   TP_API_MINOR     (default: 0; these plugins are ABI 1.0 ones, which must keep loading:
+ *                    reference_cpu is the ABI 1.1 example)
  *   TP_REASON        the one-line reason it declines with (exports GetNotApplicableReason)
  *   TP_CREATE_FAILS  a message: hipdnnEnginePluginCreate fails with it
  *   TP_OMIT_EXECUTE  leave hipdnnEnginePluginExecuteOpGraph out
@@ -37,7 +38,7 @@
 #define TP_API_MAJOR HIPDNN_PLUGIN_API_MAJOR
 #endif
 #ifndef TP_API_MINOR
-#define TP_API_MINOR HIPDNN_PLUGIN_API_MINOR
+#define TP_API_MINOR 0
 #endif
 
 struct hipdnnEnginePluginHandle {

@@ -1,4 +1,4 @@
-/* hipdnn_plugin.h — the engine plugin ABI, version 1.0.
+/* hipdnn_plugin.h — the engine plugin ABI, version 1.1 (1.0 plugins keep loading).
  *
  * A plugin is a shared library, built with hidden visibility, that exports the C
  * functions below (HIPDNN_PLUGIN_EXPORT).  The backend loads it with
@@ -13,6 +13,24 @@
  *
  * Threading: the backend calls a plugin handle from one thread at a time; distinct
  * handles may be used concurrently.
+ *
+ * What 1.1 adds (a plugin reporting minor >= 1 must export all of it):
+ *   - handles are created lazily, per hipdnn handle, by CreateForDevice with the device
+ *     that hipdnn handle was created on; the loader creates none, so a plugin touches its
+ *     GPU runtime only when first used.  GetAllEngineIds, GetEngineDetails (handle NULL)
+ *     and DestroyEngineDetails (handle NULL) must work without a handle;
+ *   - GetWorkspaceSizeFromExecutionContext: an engine that compiles at plan time does so
+ *     once, in CreateExecutionContext, and reports the workspace of what it built;
+ *   - EnqueueOpGraph: each buffer says which memory space it is in (as the frontend knows
+ *     it), the workspace comes with its size, and runtime by-value scalars come as host
+ *     pointers.  The work is enqueued on the handle's stream and may still be pending on
+ *     return; the caller keeps every buffer alive and unchanged until that stream has
+ *     synchronized.  Runtime scalars are read before EnqueueOpGraph returns.  The plugin
+ *     allocates no memory inside it: scratch comes from the workspace it asked for.
+ * An execution context belongs to the plugin, not to the handle it was made on: the
+ * backend may run it through any handle of that plugin on the same device.
+ * A 1.0 plugin is driven as before: a probe handle at load, GetWorkspaceSize before the
+ * context, ExecuteOpGraph with host memory only.
  */
 #ifndef HIPDNN_PLUGIN_H
 #define HIPDNN_PLUGIN_H
@@ -27,7 +45,7 @@ extern "C" {
 #endif
 
 #define HIPDNN_PLUGIN_API_MAJOR 1
-#define HIPDNN_PLUGIN_API_MINOR 0
+#define HIPDNN_PLUGIN_API_MINOR 1
 
 #define HIPDNN_PLUGIN_EXPORT __attribute__((visibility("default")))
 
@@ -79,6 +97,20 @@ typedef struct {
     int64_t uid;
     void* ptr;
 } hipdnnPluginDeviceBuffer_t;
+
+/* One tensor of a variant pack, ABI 1.1. */
+typedef struct {
+    int64_t uid;
+    void* ptr;
+    hipdnnMemorySpace_t memory_space; /* as the frontend declared it (or as probed) */
+} hipdnnPluginTensorBuffer_t;
+
+/* What a plugin handle is created for, ABI 1.1.  Extensible: read only what struct_size
+ * covers. */
+typedef struct {
+    uint32_t struct_size; /* sizeof(hipdnnPluginHandleInfo_t) as the backend knows it */
+    int32_t device;       /* GPU device of the hipdnn handle; 0 on machines without one */
+} hipdnnPluginHandleInfo_t;
 
 /* Log callback the backend gives each plugin; levels are hipdnnLogLevel_t. */
 typedef void (*hipdnnPluginLoggingCallback_t)(int level, const char* message);
@@ -140,6 +172,27 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginDestroyExecutionCont
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginExecuteOpGraph(
     hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx,
     void* workspace, const hipdnnPluginDeviceBuffer_t* buffers, uint32_t num_buffers);
+
+/* ---- engine, ABI 1.1 (required when the plugin reports minor >= 1) -------------------- */
+
+/* A plugin handle for one hipdnn handle on `info->device`, created on first use.  A failure
+ * (no device, driver too old) makes that plugin's engines decline with this message. */
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateForDevice(
+    hipdnnEnginePluginHandle_t* handle, const hipdnnPluginHandleInfo_t* info);
+
+/* Workspace bytes the context needs, as built (asked after CreateExecutionContext). */
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetWorkspaceSizeFromExecutionContext(
+    hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx,
+    size_t* workspace_size);
+
+/* Enqueues the context's graph on the handle's stream (see the top of this file).
+ * `buffers` holds every non-virtual tensor: data tensors in the engine's memory space (or
+ * managed memory), runtime by-value scalars as host pointers.  workspace_size is at least
+ * what the context asked for. */
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginEnqueueOpGraph(
+    hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx,
+    void* workspace, size_t workspace_size, const hipdnnPluginTensorBuffer_t* buffers,
+    uint32_t num_buffers);
 
 /* ---- engine (optional) ---------------------------------------------------------------- */
 
