@@ -73,6 +73,7 @@ class pointwise_mode(enum.IntEnum):
 class memory_space(enum.IntEnum):
     HOST = _C.MEMORY_HOST
     DEVICE = _C.MEMORY_DEVICE
+    MANAGED = _C.MEMORY_MANAGED
 
 
 class plugin_loading_mode(enum.IntEnum):

@@ -337,22 +337,36 @@ static const char VP_CTX[] = "execute: variant pack";
 static hipdnnBackendDescriptor_t make_variant_pack(hd_state* st, const hd_VariantPack* pack,
                                                    void** ptrs, void* ws_ptr) {
     hipdnnBackendDescriptor_t vp = NULL;
-    if (hd_check(st, hipdnnBackendCreateDescriptor(HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &vp),
-                 VP_CTX) < 0)
+    /* Every array came through the buffer protocol: host memory, declared so the backend
+     * need not probe (HIPDNN_MEMORY_HOST is 0). */
+    int64_t stack_spaces[16] = {0};
+    int64_t* spaces = pack->n <= 16 ? stack_spaces : PyMem_Calloc((size_t)pack->n, sizeof(int64_t));
+    if (!spaces) {
+        PyErr_NoMemory();
         return NULL;
+    }
+    if (hd_check(st, hipdnnBackendCreateDescriptor(HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &vp),
+                 VP_CTX) < 0) {
+        if (spaces != stack_spaces) PyMem_Free(spaces);
+        return NULL;
+    }
     if (hd_check(st, hipdnnBackendSetAttribute(vp, HIPDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
                                                HIPDNN_TYPE_INT64, (int64_t)pack->n, pack->uids),
                  VP_CTX) < 0 ||
         hd_check(st, hipdnnBackendSetAttribute(vp, HIPDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
                                                HIPDNN_TYPE_VOID_PTR, (int64_t)pack->n, ptrs),
                  VP_CTX) < 0 ||
+        hd_check(st, hipdnnBackendSetAttribute(vp, HIPDNN_ATTR_VARIANT_PACK_MEMORY_SPACES_EXT,
+                                               HIPDNN_TYPE_INT64, (int64_t)pack->n, spaces),
+                 VP_CTX) < 0 ||
         hd_check(st, hipdnnBackendSetAttribute(vp, HIPDNN_ATTR_VARIANT_PACK_WORKSPACE,
                                                HIPDNN_TYPE_VOID_PTR, 1, &ws_ptr),
                  VP_CTX) < 0 ||
         hd_check(st, hipdnnBackendFinalize(vp), VP_CTX) < 0) {
         hipdnnBackendDestroyDescriptor(vp);
-        return NULL;
+        vp = NULL;
     }
+    if (spaces != stack_spaces) PyMem_Free(spaces);
     return vp;
 }
 

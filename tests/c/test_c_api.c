@@ -1214,6 +1214,141 @@ static void test_log_callback_received_messages(void) {
     CHECK_STATUS(hipdnnSetLogLevel_ext((hipdnnLogLevel_t)42), HIPDNN_STATUS_BAD_PARAM);
 }
 
+
+/* ---- the core's seams ---------------------------------------------------------------- */
+
+static void test_last_error_read_clears_and_peek_keeps(void) {
+    CHECK_STATUS(hipdnnBackendCreateDescriptor((hipdnnBackendDescriptorType_t)9999, NULL),
+                 HIPDNN_STATUS_BAD_PARAM_NULL_POINTER);
+    const char* peek = hipdnnPeekLastErrorString_ext();
+    CHECK(peek[0] != '\0');
+    CHECK(hipdnnPeekLastErrorString_ext()[0] != '\0'); /* peeking twice keeps it */
+    char buf[256] = "#";
+    hipdnnGetLastErrorString(buf, sizeof(buf));
+    CHECK_STR_CONTAINS(buf, "NULL");
+    CHECK(hipdnnPeekLastErrorString_ext()[0] == '\0'); /* reading cleared it */
+    char small[4];
+    CHECK_STATUS(hipdnnBackendCreateDescriptor((hipdnnBackendDescriptorType_t)9999, NULL),
+                 HIPDNN_STATUS_BAD_PARAM_NULL_POINTER);
+    hipdnnGetLastErrorString(small, sizeof(small)); /* truncated, terminated */
+    CHECK(strlen(small) == 3);
+    hipdnnGetLastErrorString(NULL, 0); /* no crash */
+}
+
+static void test_op_table_describes_every_operation_descriptor(void) {
+    int64_t n = 0;
+    CHECK_OK(hipdnnGetOpCount_ext(&n));
+    CHECK(n >= 4);
+    for (int64_t i = 0; i < n; ++i) {
+        const hipdnnOpInfo_ext_t* op = NULL;
+        if (!CHECK_OK(hipdnnGetOpInfo_ext(i, &op))) continue;
+        CHECK_EQ_INT(op->kind, i + 1); /* kinds are 1..N in table order (graph.fbs's union) */
+        hipdnnBackendDescriptor_t d = NULL;
+        CHECK_OK(hipdnnBackendCreateDescriptor(op->descriptor_type, &d));
+        hipdnnBackendDescriptorType_t type = HIPDNN_INVALID_TYPE;
+        CHECK_OK(hipdnnBackendGetDescriptorType_ext(d, &type));
+        CHECK_EQ_INT(type, op->descriptor_type);
+        for (int32_t a = 0; a < op->num_attrs; ++a) { /* every parameter reads back */
+            int64_t count = -1;
+            CHECK_OK(hipdnnBackendGetAttribute(d, op->attrs[a].attr, op->attrs[a].type, 0, &count,
+                                               NULL));
+        }
+        gb_destroy(&d);
+    }
+    const hipdnnOpInfo_ext_t* op = NULL;
+    CHECK_STATUS(hipdnnGetOpInfo_ext(n, &op), HIPDNN_STATUS_BAD_PARAM_OUT_OF_BOUND);
+    CHECK_STATUS(hipdnnGetOpInfo_ext(0, NULL), HIPDNN_STATUS_BAD_PARAM_NULL_POINTER);
+}
+
+static void test_engines_are_ordered_by_name(void) {
+    int64_t n = 0;
+    CHECK_OK(hipdnnGetEngineCount_ext(&n));
+    hipdnnEngineInfo_ext_t prev, cur;
+    for (int64_t i = 0; i < n; ++i) {
+        CHECK_OK(hipdnnGetEngineInfo_ext(i, &cur));
+        if (i > 0) CHECK(strcmp(prev.name, cur.name) < 0);
+        prev = cur;
+    }
+}
+
+/* y = x * alpha with alpha given at execute time (a by-value tensor with no VALUE_EXT). */
+static void test_runtime_by_value_scalar(void) {
+    int64_t dims[2] = {3, 4}, one[1] = {1};
+    hipdnnBackendDescriptor_t x = gb_tensor(1, "x", HIPDNN_DATA_FLOAT, 2, dims, NULL, 0);
+    hipdnnBackendDescriptor_t y = gb_tensor(3, "y", HIPDNN_DATA_FLOAT, 2, dims, NULL, 0);
+    hipdnnBackendDescriptor_t alpha = gb_new(HIPDNN_BACKEND_TENSOR_DESCRIPTOR);
+    int64_t uid = 2;
+    hipdnnDataType_t dt = HIPDNN_DATA_FLOAT;
+    bool yes = true;
+    REQUIRE(x && y && alpha);
+    CHECK_OK(hipdnnBackendSetAttribute(alpha, HIPDNN_ATTR_TENSOR_UNIQUE_ID, HIPDNN_TYPE_INT64, 1,
+                                       &uid));
+    CHECK_OK(hipdnnBackendSetAttribute(alpha, HIPDNN_ATTR_TENSOR_DATA_TYPE, HIPDNN_TYPE_DATA_TYPE,
+                                       1, &dt));
+    CHECK_OK(hipdnnBackendSetAttribute(alpha, HIPDNN_ATTR_TENSOR_DIMENSIONS, HIPDNN_TYPE_INT64, 1,
+                                       one));
+    CHECK_OK(hipdnnBackendSetAttribute(alpha, HIPDNN_ATTR_TENSOR_IS_BY_VALUE, HIPDNN_TYPE_BOOLEAN,
+                                       1, &yes));
+    CHECK_OK(hipdnnBackendFinalize(alpha));
+    hipdnnBackendDescriptor_t mul = gb_pointwise("scale", HIPDNN_POINTWISE_MUL, x, alpha, y);
+    hipdnnBackendDescriptor_t graph = mul ? gb_graph(g_handle, "runtime_scalar", 1, &mul) : NULL;
+    hipdnnBackendDescriptor_t heur = NULL, plan = NULL, cfg = NULL;
+    if (!graph || !CHECK_OK(hipdnnBackendFinalize(graph))) goto done;
+    heur = gb_heur(graph, HIPDNN_HEUR_MODE_A);
+    int64_t n = 0;
+    if (!heur || !CHECK_OK(hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                     HIPDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &cfg)))
+        goto done;
+    plan = make_plan(cfg);
+    if (!plan) goto done;
+    float xs[12], ys[12];
+    for (int i = 0; i < 12; ++i) {
+        xs[i] = 0.25f * (float)(i + 1) - 1.0f;
+        ys[i] = NAN;
+    }
+    for (int round = 0; round < 2; ++round) {
+        float a = round ? -3.5f : 2.0f; /* a new value each run, same plan */
+        int64_t uids[3] = {1, 2, 3};
+        void* ptrs[3] = {xs, &a, ys};
+        hipdnnBackendDescriptor_t pack = gb_new(HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+        void* ws = NULL;
+        CHECK_OK(hipdnnBackendSetAttribute(pack, HIPDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
+                                           HIPDNN_TYPE_INT64, 3, uids));
+        CHECK_OK(hipdnnBackendSetAttribute(pack, HIPDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
+                                           HIPDNN_TYPE_VOID_PTR, 3, ptrs));
+        CHECK_OK(hipdnnBackendSetAttribute(pack, HIPDNN_ATTR_VARIANT_PACK_WORKSPACE,
+                                           HIPDNN_TYPE_VOID_PTR, 1, &ws));
+        CHECK_OK(hipdnnBackendFinalize(pack));
+        CHECK_OK(hipdnnBackendExecute(g_handle, plan, pack));
+        for (int i = 0; i < 12; ++i)
+            CHECK_MSG(ys[i] == xs[i] * a, "y[%d] = %g, want %g", i, ys[i], xs[i] * a);
+        gb_destroy(&pack);
+    }
+    /* the scalar's pointer is required like any other */
+    {
+        int64_t uids[2] = {1, 3};
+        void* ptrs[2] = {xs, ys};
+        hipdnnBackendDescriptor_t pack = gb_new(HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+        CHECK_OK(hipdnnBackendSetAttribute(pack, HIPDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
+                                           HIPDNN_TYPE_INT64, 2, uids));
+        CHECK_OK(hipdnnBackendSetAttribute(pack, HIPDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
+                                           HIPDNN_TYPE_VOID_PTR, 2, ptrs));
+        CHECK_OK(hipdnnBackendFinalize(pack));
+        CHECK_STATUS(hipdnnBackendExecute(g_handle, plan, pack), HIPDNN_STATUS_BAD_PARAM);
+        CHECK_ERR_CONTAINS("uid 2");
+        gb_destroy(&pack);
+    }
+done:
+    gb_destroy(&plan);
+    gb_destroy(&cfg);
+    gb_destroy(&heur);
+    gb_destroy(&graph);
+    gb_destroy(&mul);
+    gb_destroy(&alpha);
+    gb_destroy(&x);
+    gb_destroy(&y);
+}
+
 int main(void) {
     unsetenv("HIPDNN_PLUGIN_DIR"); /* the default folder: the shipped engines */
     const char* seed = getenv("HIPDNN_TEST_SEED");
@@ -1248,6 +1383,10 @@ int main(void) {
     RUN_TEST(test_conv_add_relu_executes_dense);
     RUN_TEST(test_conv_add_relu_executes_grouped);
     RUN_TEST(test_variant_pack_errors);
+    RUN_TEST(test_last_error_read_clears_and_peek_keeps);
+    RUN_TEST(test_op_table_describes_every_operation_descriptor);
+    RUN_TEST(test_engines_are_ordered_by_name);
+    RUN_TEST(test_runtime_by_value_scalar);
     RUN_TEST(test_log_callback_received_messages);
     CHECK_OK(hipdnnDestroy(g_handle));
     return check_finish();
