@@ -201,3 +201,9 @@ TYPE_VOID_PTR: int
 VERSION_MAJOR: int
 VERSION_MINOR: int
 VERSION_PATCH: int
+
+def op_table() -> List[Dict[str, Any]]:
+    """The backend's table of operations: kind, name, descriptor_type, descriptor_name,
+    inputs/outputs [(name, attr, is_optional)], attrs [(name, attr, type, kind, max_count,
+    min, max, default)]."""
+    ...
