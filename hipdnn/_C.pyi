@@ -3,7 +3,7 @@
 Every enum value of hipdnn.h is an int constant named as in C without the HIPDNN_ prefix
 (HIPDNN_ATTR_TENSOR_DIMENSIONS -> ATTR_TENSOR_DIMENSIONS).
 """
-from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 
 
