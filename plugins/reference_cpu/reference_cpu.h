@@ -78,12 +78,91 @@ typedef void (*ref_row_fn)(const double* const* in, double* out, int64_t n, cons
 int ref_map_rows(const ref_view* out, int nin, const ref_view* ins, ref_row_fn fn,
                  const void* ctx);
 
+/* n values of a tensor's data, elements off, off+s, ...: read as float64, or stored
+ * rounded to the tensor's dtype (as ref_map_rows does). */
+void ref_load_row(const void* base, hipdnnDataType_t t, int64_t off, int64_t s, int64_t n,
+                  double* out);
+void ref_store_row(void* base, hipdnnDataType_t t, int64_t off, int64_t s, int64_t n,
+                   const double* in);
+
 /* Copies a tensor into a packed float64 array of its dims, and back (rounding). */
 int ref_gather(const ref_view* v, double* packed);
 int ref_scatter(const double* packed, const ref_view* v);
 
 /* Allocates n doubles; NULL (with the error set, naming the node) on failure. */
 double* ref_alloc_doubles(int64_t n, const hipdnnSdkNode* node);
+
+/* ---- threads (parallel.c) -------------------------------------------------------- */
+
+#define REF_MAX_THREADS 256
+
+/* Threads the kernels use: HIPDNN_CPU_THREADS when it is a positive integer, else the
+ * online cores (sysconf); read once per process, at most REF_MAX_THREADS. */
+int ref_cpu_threads(void);
+/* Threads worth starting for `work` when each should get at least `min_per_thread` of
+ * it (starting one costs tens of microseconds): 1 to ref_cpu_threads(). */
+int ref_threads_for(double work, double min_per_thread);
+/* Multiply-adds a thread should get before a kernel starts it (~50-100 us of work). */
+#define REF_MIN_MACS_PER_THREAD 4e6
+
+/* Handles work items [begin, end) on worker `worker` (0 .. threads-1, one per thread, so
+ * it may index per-worker scratch); nonzero reports a failure.  Runs on other threads:
+ * report errors by return value, not ref_set_error (its message is per thread). */
+typedef int (*ref_range_fn)(void* ctx, int64_t begin, int64_t end, int worker);
+
+/* Runs items [0, n) on up to `threads` threads (the calling one included), at least
+ * `min_items` items per thread; threads claim runs of items as they go.  Which thread
+ * runs an item varies, so an item must not depend on it.  A thread that cannot be
+ * created leaves its share to the others.  0, or a failing call's value (after which
+ * no new items start). */
+int ref_parallel_for(int64_t n, int64_t min_items, int threads, ref_range_fn fn, void* ctx);
+
+/* ---- per-call scratch (scratch.c) -------------------------------------------------- */
+
+/* One block per kernel call, handed out in 64-byte aligned pieces. */
+typedef struct {
+    double* block;
+    double* next;
+} ref_scratch;
+
+/* Doubles a piece of n values takes from the block (n rounded up to the alignment). */
+int64_t ref_scratch_piece(int64_t n);
+/* Opens a block for pieces totalling `total` doubles (sum of ref_scratch_piece);
+ * false, with the error set naming the node, when it cannot be had. */
+bool ref_scratch_open(ref_scratch* s, int64_t total, const hipdnnSdkNode* node);
+double* ref_scratch_take(ref_scratch* s, int64_t n);
+void ref_scratch_close(ref_scratch* s);
+
+/* ---- float64 matrix product (gemm.c) ----------------------------------------------- */
+
+#define REF_GEMM_MAX_MR 8
+#define REF_GEMM_MAX_NR 16
+
+/* c[mr x nr] (row stride ldc) = (accumulate ? c : 0) + kc steps of a-panel x b-panel. */
+typedef void (*ref_tile_fn)(int64_t kc, const double* a, const double* b, double* c,
+                            int64_t ldc, bool accumulate);
+typedef struct {
+    ref_tile_fn tile;
+    int64_t mr, nr; /* tile rows and columns: the A and B panel widths */
+} ref_gemm_kernel;
+
+/* The fastest kernel this CPU runs; all give bitwise the same results. */
+const ref_gemm_kernel* ref_gemm_kernel_get(void);
+
+/* Doubles that `rows` rows of length k take packed into panels of width mr (A side) or
+ * nr (b_side): ceil(rows / w) * w * k. */
+int64_t ref_gemm_panel_doubles(const ref_gemm_kernel* kr, int64_t rows, int64_t k, bool b_side);
+
+/* Packs a 2-D view [rows, cols] (any dtype and strides) into panels of w rows: panel q
+ * holds element (q*w + r, j) at q*w*cols + j*w + r; rows past the end are 0.  For B
+ * pass the transposed view [n, k] and w = nr.  0, or -1 when the row walker had no
+ * memory. */
+int ref_pack_panels(const ref_view* src, int64_t w, double* dst);
+
+/* c[m x n] (row stride ldc) = A x B over k, with A packed as panels of mr rows and B
+ * as panels of nr columns (ref_pack_panels). */
+void ref_gemm_packed(const ref_gemm_kernel* kr, int64_t m, int64_t n, int64_t k,
+                     const double* ap, const double* bp, double* c, int64_t ldc);
 
 /* ---- operations: shape rules (detail for `why`) and kernels ------------------------- */
 
@@ -100,11 +179,17 @@ bool ref_conv_check(const hipdnnSdkNode* node, const ref_view* x, const ref_view
                     const ref_view* y, ref_conv_geometry* geo, char* why, size_t len);
 hipdnnPluginStatus_t ref_conv_fprop(const hipdnnSdkNode* node, const ref_view* x,
                                     const ref_view* w, const ref_view* y);
+/* Float64 scratch values ref_conv_fprop takes for one call (formula in conv.c); the
+ * same at plan time as at execution, on one machine. */
+int64_t ref_conv_scratch_doubles(const ref_conv_geometry* g);
 
 bool ref_matmul_check(const ref_view* a, const ref_view* b, const ref_view* c, char* why,
                       size_t len);
 hipdnnPluginStatus_t ref_matmul(const hipdnnSdkNode* node, const ref_view* a,
                                 const ref_view* b, const ref_view* c);
+/* Float64 scratch values ref_matmul takes for one call (formula in matmul.c); the views
+ * must pass ref_matmul_check.  Only dims are read, so plan-time views may have no data. */
+int64_t ref_matmul_scratch_doubles(const ref_view* a, const ref_view* b, const ref_view* c);
 
 /* b is NULL for unary modes. */
 bool ref_pointwise_check(const hipdnnSdkNode* node, const ref_view* x, const ref_view* b,

@@ -259,3 +259,13 @@ double* ref_alloc_doubles(int64_t n, const hipdnnSdkNode* node) {
     }
     return p;
 }
+
+void ref_load_row(const void* base, hipdnnDataType_t t, int64_t off, int64_t s, int64_t n,
+                  double* out) {
+    load_row(base, t, off, s, n, out);
+}
+
+void ref_store_row(void* base, hipdnnDataType_t t, int64_t off, int64_t s, int64_t n,
+                   const double* in) {
+    store_row(base, t, off, s, n, in);
+}

@@ -1,0 +1,35 @@
+/* Per-call scratch of the conv and matmul kernels: one block per call, cut into 64-byte
+ * aligned pieces.  The block is malloc'd today; taking it from the workspace declared at
+ * plan time instead only changes ref_scratch_open and ref_scratch_close, since each
+ * kernel can say beforehand how much it takes (ref_conv_scratch_doubles,
+ * ref_matmul_scratch_doubles). */
+#include <stdlib.h>
+
+#include "reference_cpu.h"
+
+#define ALIGN_DOUBLES 8 /* 64 bytes: a cache line, and a whole AVX-512 vector */
+
+int64_t ref_scratch_piece(int64_t n) {
+    return (n + ALIGN_DOUBLES - 1) / ALIGN_DOUBLES * ALIGN_DOUBLES;
+}
+
+bool ref_scratch_open(ref_scratch* s, int64_t total, const hipdnnSdkNode* node) {
+    /* Room to round the start up to the alignment. */
+    s->block = ref_alloc_doubles(total + ALIGN_DOUBLES, node);
+    if (!s->block) return false;
+    uintptr_t start = ((uintptr_t)s->block + ALIGN_DOUBLES * sizeof(double) - 1) &
+                      ~(uintptr_t)(ALIGN_DOUBLES * sizeof(double) - 1);
+    s->next = (double*)start;
+    return true;
+}
+
+double* ref_scratch_take(ref_scratch* s, int64_t n) {
+    double* p = s->next;
+    s->next += ref_scratch_piece(n);
+    return p;
+}
+
+void ref_scratch_close(ref_scratch* s) {
+    free(s->block);
+    s->block = s->next = NULL;
+}
