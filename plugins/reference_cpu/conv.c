@@ -308,7 +308,8 @@ static int conv_items(void* p, int64_t begin, int64_t end, int worker) {
 }
 
 hipdnnPluginStatus_t ref_conv_fprop(const hipdnnSdkNode* node, const ref_view* x,
-                                    const ref_view* w, const ref_view* y) {
+                                    const ref_view* w, const ref_view* y,
+                                    const ref_region* scratch) {
     ref_conv_geometry g;
     char why[REF_MSG_LEN];
     if (!ref_conv_check(node, x, w, y, &g, why, sizeof(why))) {
@@ -319,7 +320,7 @@ hipdnnPluginStatus_t ref_conv_fprop(const hipdnnSdkNode* node, const ref_view* x
     conv_layout(&g, &cp);
 
     ref_scratch s;
-    if (!ref_scratch_open(&s, ref_conv_scratch_doubles(&g), node))
+    if (!ref_scratch_open(&s, ref_conv_scratch_doubles(&g), scratch, node))
         return HIPDNN_PLUGIN_STATUS_ALLOC_FAILED;
     double* ws = ref_scratch_take(&s, g.k * cp.field);
     double* wp = ref_scratch_take(&s, g.groups * cp.w_panels);

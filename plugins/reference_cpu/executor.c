@@ -19,11 +19,47 @@ static size_t slot_bytes(const hipdnnSdkTensor* t) {
 
 static bool in_workspace(const hipdnnSdkTensor* t) { return t->is_virtual && !t->is_by_value; }
 
-size_t ref_workspace_size(const hipdnnSdkGraph* g) {
+/* The largest scratch (float64 values) one conv or matmul node of the graph takes; the
+ * kernels' own formulas, from the tensors' shapes alone. */
+static int64_t scratch_doubles(const hipdnnSdkGraph* g) {
+    int64_t most = 0;
+    for (int32_t i = 0; i < g->num_nodes; ++i) {
+        const hipdnnSdkNode* n = &g->nodes[i];
+        ref_view v[2], y;
+        int64_t need = 0;
+        if (n->kind != HIPDNN_OP_CONV_FPROP && n->kind != HIPDNN_OP_MATMUL) continue;
+        for (int k = 0; k < 2; ++k)
+            ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, n->inputs[k]), NULL, &v[k]);
+        ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, n->outputs[0]), NULL, &y);
+        if (n->kind == HIPDNN_OP_MATMUL) {
+            need = ref_matmul_scratch_doubles(&v[0], &v[1], &y);
+        } else {
+            ref_conv_geometry geo;
+            char why[REF_MSG_LEN];
+            if (ref_conv_check(n, &v[0], &v[1], &y, &geo, why, sizeof(why)))
+                need = ref_conv_scratch_doubles(&geo);
+        }
+        if (need > most) most = need;
+    }
+    return most;
+}
+
+/* Virtual tensors' slots, then (aligned) the kernels' scratch plus its alignment slack. */
+static size_t layout_workspace(const hipdnnSdkGraph* g, size_t* scratch_offset,
+                               int64_t* scratch) {
     size_t total = 0;
     for (int32_t i = 0; i < g->num_tensors; ++i)
         if (in_workspace(&g->tensors[i])) total += slot_bytes(&g->tensors[i]);
+    *scratch = scratch_doubles(g);
+    *scratch_offset = total;
+    if (*scratch > 0) total += align_up((size_t)(*scratch + 8) * sizeof(double));
     return total;
+}
+
+size_t ref_workspace_size(const hipdnnSdkGraph* g) {
+    size_t offset = 0;
+    int64_t scratch = 0;
+    return layout_workspace(g, &offset, &scratch);
 }
 
 void ref_plan_destroy(ref_plan* p) {
@@ -70,7 +106,8 @@ hipdnnPluginStatus_t ref_plan_create(hipdnnSdkGraph* g, ref_plan** out) {
             off += slot_bytes(t);
         }
     }
-    p->workspace_size = off;
+    p->workspace_size = layout_workspace(g, &p->scratch_offset, &p->scratch_doubles);
+    (void)off;
     for (int32_t i = 0; i < g->num_nodes; ++i) {
         const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(g->nodes[i].kind);
         int nin = info ? info->num_inputs : 0;
@@ -146,7 +183,7 @@ static void view_of(const ref_plan* p, void* const* ptrs, int64_t uid, ref_view*
 }
 
 static hipdnnPluginStatus_t run_node(const ref_plan* p, const hipdnnSdkNode* n,
-                                     void* const* ptrs) {
+                                     void* const* ptrs, const ref_region* scratch) {
     ref_view in[HIPDNN_MAX_PORTS], y;
     const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
     int nin = info ? info->num_inputs : 0;
@@ -155,8 +192,10 @@ static hipdnnPluginStatus_t run_node(const ref_plan* p, const hipdnnSdkNode* n,
     for (int k = 0; k < nin && k < HIPDNN_MAX_PORTS; ++k) view_of(p, ptrs, n->inputs[k], &in[k]);
     view_of(p, ptrs, n->outputs[0], &y);
     switch (n->kind) {
-    case HIPDNN_OP_CONV_FPROP: return ref_conv_fprop(n, &in[HIPDNN_CONV_X], &in[HIPDNN_CONV_W], &y);
-    case HIPDNN_OP_MATMUL: return ref_matmul(n, &in[HIPDNN_MATMUL_A], &in[HIPDNN_MATMUL_B], &y);
+    case HIPDNN_OP_CONV_FPROP:
+        return ref_conv_fprop(n, &in[HIPDNN_CONV_X], &in[HIPDNN_CONV_W], &y, scratch);
+    case HIPDNN_OP_MATMUL:
+        return ref_matmul(n, &in[HIPDNN_MATMUL_A], &in[HIPDNN_MATMUL_B], &y, scratch);
     case HIPDNN_OP_POINTWISE:
         return ref_pointwise(n, &in[HIPDNN_PW_X], nin == 2 ? &in[HIPDNN_PW_B] : NULL, &y);
     case HIPDNN_OP_BATCHNORM_INFERENCE: return ref_batchnorm_inference(n, in, &y);
@@ -181,8 +220,14 @@ hipdnnPluginStatus_t ref_plan_run(const ref_plan* p, void* workspace,
         return HIPDNN_PLUGIN_STATUS_ALLOC_FAILED;
     }
     hipdnnPluginStatus_t st = resolve(p, workspace, buffers, num_buffers, ptrs, runtime);
+    /* The kernels' scratch: the tail of the workspace, sized at plan time. */
+    ref_region scratch = {NULL, 0};
+    if (workspace && p->scratch_doubles > 0) {
+        scratch.data = (double*)(void*)((uint8_t*)workspace + p->scratch_offset);
+        scratch.doubles = p->scratch_doubles + 8;
+    }
     for (int32_t i = 0; st == HIPDNN_PLUGIN_STATUS_SUCCESS && i < g->num_nodes; ++i)
-        st = run_node(p, &g->nodes[i], ptrs);
+        st = run_node(p, &g->nodes[i], ptrs, &scratch);
     free(ptrs);
     free(runtime);
     return st;

@@ -208,7 +208,8 @@ static int gemm_items(void* p, int64_t begin, int64_t end, int worker) {
 }
 
 hipdnnPluginStatus_t ref_matmul(const hipdnnSdkNode* node, const ref_view* a,
-                                const ref_view* b, const ref_view* c) {
+                                const ref_view* b, const ref_view* c,
+                                const ref_region* scratch) {
     char why[REF_MSG_LEN];
     if (!ref_matmul_check(a, b, c, why, sizeof(why))) {
         ref_set_error(REF_ENGINE_NAME ": node '%s' (matmul): %s", node->name, why);
@@ -220,7 +221,7 @@ hipdnnPluginStatus_t ref_matmul(const hipdnnSdkNode* node, const ref_view* a,
     batch_strides(b, c, j.sb);
 
     ref_scratch s;
-    if (!ref_scratch_open(&s, ref_matmul_scratch_doubles(a, b, c), node))
+    if (!ref_scratch_open(&s, ref_matmul_scratch_doubles(a, b, c), scratch, node))
         return HIPDNN_PLUGIN_STATUS_ALLOC_FAILED;
     j.ap = ref_scratch_take(&s, j.a_batches * j.a_panels);
     j.bp = ref_scratch_take(&s, j.b_batches * j.b_panels);

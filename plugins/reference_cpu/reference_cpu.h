@@ -121,15 +121,23 @@ int ref_parallel_for(int64_t n, int64_t min_items, int threads, ref_range_fn fn,
 
 /* One block per kernel call, handed out in 64-byte aligned pieces. */
 typedef struct {
-    double* block;
+    double* block; /* malloc'd, or NULL when the plan's workspace provides the room */
     double* next;
 } ref_scratch;
+
+/* Room the caller provides for a kernel's scratch: the plan's workspace, sized at plan
+ * time from the kernels' formulas.  NULL, or too small, makes the kernel allocate. */
+typedef struct {
+    double* data;
+    int64_t doubles;
+} ref_region;
 
 /* Doubles a piece of n values takes from the block (n rounded up to the alignment). */
 int64_t ref_scratch_piece(int64_t n);
 /* Opens a block for pieces totalling `total` doubles (sum of ref_scratch_piece);
  * false, with the error set naming the node, when it cannot be had. */
-bool ref_scratch_open(ref_scratch* s, int64_t total, const hipdnnSdkNode* node);
+bool ref_scratch_open(ref_scratch* s, int64_t total, const ref_region* room,
+                      const hipdnnSdkNode* node);
 double* ref_scratch_take(ref_scratch* s, int64_t n);
 void ref_scratch_close(ref_scratch* s);
 
@@ -178,7 +186,8 @@ typedef struct {
 bool ref_conv_check(const hipdnnSdkNode* node, const ref_view* x, const ref_view* w,
                     const ref_view* y, ref_conv_geometry* geo, char* why, size_t len);
 hipdnnPluginStatus_t ref_conv_fprop(const hipdnnSdkNode* node, const ref_view* x,
-                                    const ref_view* w, const ref_view* y);
+                                    const ref_view* w, const ref_view* y,
+                                    const ref_region* scratch);
 /* Float64 scratch values ref_conv_fprop takes for one call (formula in conv.c); the
  * same at plan time as at execution, on one machine. */
 int64_t ref_conv_scratch_doubles(const ref_conv_geometry* g);
@@ -186,7 +195,8 @@ int64_t ref_conv_scratch_doubles(const ref_conv_geometry* g);
 bool ref_matmul_check(const ref_view* a, const ref_view* b, const ref_view* c, char* why,
                       size_t len);
 hipdnnPluginStatus_t ref_matmul(const hipdnnSdkNode* node, const ref_view* a,
-                                const ref_view* b, const ref_view* c);
+                                const ref_view* b, const ref_view* c,
+                                const ref_region* scratch);
 /* Float64 scratch values ref_matmul takes for one call (formula in matmul.c); the views
  * must pass ref_matmul_check.  Only dims are read, so plan-time views may have no data. */
 int64_t ref_matmul_scratch_doubles(const ref_view* a, const ref_view* b, const ref_view* c);
@@ -213,7 +223,9 @@ bool ref_graph_supported(const hipdnnSdkGraph* g, char* why, size_t len);
 
 typedef struct {
     hipdnnSdkGraph* graph;  /* owned */
-    size_t workspace_size;
+    size_t workspace_size;  /* virtual tensors' slots, then the kernels' scratch */
+    size_t scratch_offset;  /* where in the workspace the scratch starts (64-byte aligned) */
+    int64_t scratch_doubles; /* the largest scratch one conv or matmul node takes */
     size_t* ws_offset;      /* per tensor index: workspace offset of a virtual tensor */
     double* scalar;         /* per tensor index: value of a by-value tensor */
     bool* used;             /* per tensor index: read or written by some node */

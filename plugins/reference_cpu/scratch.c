@@ -13,11 +13,19 @@ int64_t ref_scratch_piece(int64_t n) {
     return (n + ALIGN_DOUBLES - 1) / ALIGN_DOUBLES * ALIGN_DOUBLES;
 }
 
-bool ref_scratch_open(ref_scratch* s, int64_t total, const hipdnnSdkNode* node) {
-    /* Room to round the start up to the alignment. */
-    s->block = ref_alloc_doubles(total + ALIGN_DOUBLES, node);
-    if (!s->block) return false;
-    uintptr_t start = ((uintptr_t)s->block + ALIGN_DOUBLES * sizeof(double) - 1) &
+bool ref_scratch_open(ref_scratch* s, int64_t total, const ref_region* room,
+                      const hipdnnSdkNode* node) {
+    s->block = NULL;
+    double* base = NULL;
+    if (room && room->data && room->doubles >= total + ALIGN_DOUBLES) {
+        base = room->data; /* the plan's workspace: no allocation while executing */
+    } else {
+        /* Room to round the start up to the alignment. */
+        s->block = ref_alloc_doubles(total + ALIGN_DOUBLES, node);
+        if (!s->block) return false;
+        base = s->block;
+    }
+    uintptr_t start = ((uintptr_t)base + ALIGN_DOUBLES * sizeof(double) - 1) &
                       ~(uintptr_t)(ALIGN_DOUBLES * sizeof(double) - 1);
     s->next = (double*)start;
     return true;
