@@ -44,13 +44,17 @@ static int64_t scratch_doubles(const hipdnnSdkGraph* g) {
     return most;
 }
 
-/* Virtual tensors' slots, then (aligned) the kernels' scratch plus its alignment slack. */
-static size_t layout_workspace(const hipdnnSdkGraph* g, size_t* scratch_offset,
-                               int64_t* scratch) {
+/* Virtual tensors' slots, then (aligned) the kernels' scratch plus its alignment slack:
+ * the most any conv, matmul or fused pointwise run takes (they run one after another). */
+static size_t layout_workspace(const hipdnnSdkGraph* g, const ref_fused* runs,
+                               int32_t num_runs, size_t* scratch_offset, int64_t* scratch) {
     size_t total = 0;
     for (int32_t i = 0; i < g->num_tensors; ++i)
         if (in_workspace(&g->tensors[i])) total += slot_bytes(&g->tensors[i]);
     *scratch = scratch_doubles(g);
+    for (int32_t r = 0; r < num_runs; ++r)
+        if (ref_fused_scratch_doubles(&runs[r]) > *scratch)
+            *scratch = ref_fused_scratch_doubles(&runs[r]);
     *scratch_offset = total;
     if (*scratch > 0) total += align_up((size_t)(*scratch + 8) * sizeof(double));
     return total;
@@ -59,7 +63,12 @@ static size_t layout_workspace(const hipdnnSdkGraph* g, size_t* scratch_offset,
 size_t ref_workspace_size(const hipdnnSdkGraph* g) {
     size_t offset = 0;
     int64_t scratch = 0;
-    return layout_workspace(g, &offset, &scratch);
+    ref_fused* runs = NULL;
+    int32_t num_runs = 0;
+    if (ref_fuse_find(g, &runs, &num_runs) != 0) num_runs = 0; /* then unfused: less room */
+    size_t total = layout_workspace(g, runs, num_runs, &offset, &scratch);
+    free(runs);
+    return total;
 }
 
 void ref_plan_destroy(ref_plan* p) {
@@ -68,6 +77,7 @@ void ref_plan_destroy(ref_plan* p) {
     free(p->ws_offset);
     free(p->scalar);
     free(p->used);
+    free(p->runs);
     free(p);
 }
 
@@ -106,7 +116,13 @@ hipdnnPluginStatus_t ref_plan_create(hipdnnSdkGraph* g, ref_plan** out) {
             off += slot_bytes(t);
         }
     }
-    p->workspace_size = layout_workspace(g, &p->scratch_offset, &p->scratch_doubles);
+    if (ref_fuse_find(g, &p->runs, &p->num_runs) != 0) {
+        ref_plan_destroy(p);
+        ref_set_error(REF_ENGINE_NAME ": out of memory creating an execution context");
+        return HIPDNN_PLUGIN_STATUS_ALLOC_FAILED;
+    }
+    p->workspace_size =
+        layout_workspace(g, p->runs, p->num_runs, &p->scratch_offset, &p->scratch_doubles);
     (void)off;
     for (int32_t i = 0; i < g->num_nodes; ++i) {
         const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(g->nodes[i].kind);
@@ -226,8 +242,20 @@ hipdnnPluginStatus_t ref_plan_run(const ref_plan* p, void* workspace,
         scratch.data = (double*)(void*)((uint8_t*)workspace + p->scratch_offset);
         scratch.doubles = p->scratch_doubles + 8;
     }
-    for (int32_t i = 0; st == HIPDNN_PLUGIN_STATUS_SUCCESS && i < g->num_nodes; ++i)
-        st = run_node(p, &g->nodes[i], ptrs, &scratch);
+    int32_t next_run = 0; /* runs are in node order */
+    for (int32_t i = 0; st == HIPDNN_PLUGIN_STATUS_SUCCESS && i < g->num_nodes;) {
+        if (next_run < p->num_runs && p->runs[next_run].first == i) {
+            const ref_fused* r = &p->runs[next_run++];
+            ref_view ins[REF_MAP_MAX_INPUTS], y;
+            for (int k = 0; k < r->nin; ++k) view_of(p, ptrs, r->inputs[k], &ins[k]);
+            view_of(p, ptrs, g->nodes[i + r->count - 1].outputs[0], &y);
+            st = ref_fused_run(g, r, ins, &y, &scratch);
+            i += r->count;
+        } else {
+            st = run_node(p, &g->nodes[i], ptrs, &scratch);
+            ++i;
+        }
+    }
     free(ptrs);
     free(runtime);
     return st;

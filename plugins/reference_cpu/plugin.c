@@ -264,8 +264,8 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateExecutionConte
         return st;
     }
     ref_log(HIPDNN_LOG_INFO, REF_ENGINE_NAME ": execution context for graph '%s': %d node(s), "
-            "workspace %zu bytes", c->plan->graph->name, c->plan->graph->num_nodes,
-            c->plan->workspace_size);
+            "%d fused pointwise run(s), workspace %zu bytes", c->plan->graph->name,
+            c->plan->graph->num_nodes, (int)c->plan->num_runs, c->plan->workspace_size);
     *ctx = c;
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }

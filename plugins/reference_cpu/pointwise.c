@@ -57,11 +57,14 @@ bool ref_pointwise_check(const hipdnnSdkNode* node, const ref_view* x, const ref
     return true;
 }
 
-/* The node's parameters, read once per call: the row functions see only these. */
-typedef struct {
-    hipdnnPointwiseMode_t mode;
-    double lower_clip, upper_clip, lower_clip_slope;
-} pw_params;
+typedef ref_pw_params pw_params;
+
+void ref_pw_params_of(const hipdnnSdkNode* node, ref_pw_params* p) {
+    p->mode = hipdnnSdkNodeMode(node);
+    p->lower_clip = node->attrs[HIPDNN_PW_RELU_LOWER_CLIP].d;
+    p->upper_clip = node->attrs[HIPDNN_PW_RELU_UPPER_CLIP].d;
+    p->lower_clip_slope = node->attrs[HIPDNN_PW_RELU_LOWER_CLIP_SLOPE].d;
+}
 
 /* IEEE maximum / minimum as selects, so the loops vectorize.  Two zeros compare equal, so
  * their order comes from arithmetic instead: for zeros, a + b is +0 unless both are -0
@@ -148,11 +151,17 @@ static void unary_row(const double* const* in, double* out, int64_t n, const voi
     }
 }
 
+void ref_pw_row(const ref_pw_params* p, const double* a, const double* b, double* y,
+                int64_t n) {
+    const double* in[2] = {a, b};
+    if (hipdnnSdkPointwiseArity(p->mode) == 2) binary_row(in, y, n, p);
+    else unary_row(in, y, n, p);
+}
+
 hipdnnPluginStatus_t ref_pointwise(const hipdnnSdkNode* node, const ref_view* x,
                                    const ref_view* b, const ref_view* y) {
-    const pw_params params = {hipdnnSdkNodeMode(node), node->attrs[HIPDNN_PW_RELU_LOWER_CLIP].d,
-                              node->attrs[HIPDNN_PW_RELU_UPPER_CLIP].d,
-                              node->attrs[HIPDNN_PW_RELU_LOWER_CLIP_SLOPE].d};
+    pw_params params;
+    ref_pw_params_of(node, &params);
     char why[REF_MSG_LEN];
     if (!ref_pointwise_check(node, x, b, y, why, sizeof(why))) {
         ref_set_error(REF_ENGINE_NAME ": node '%s' (pointwise): %s", node->name, why);

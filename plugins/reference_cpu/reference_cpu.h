@@ -201,6 +201,16 @@ hipdnnPluginStatus_t ref_matmul(const hipdnnSdkNode* node, const ref_view* a,
  * must pass ref_matmul_check.  Only dims are read, so plan-time views may have no data. */
 int64_t ref_matmul_scratch_doubles(const ref_view* a, const ref_view* b, const ref_view* c);
 
+/* A pointwise node's parameters, read once: the row functions see only these. */
+typedef struct {
+    hipdnnPointwiseMode_t mode;
+    double lower_clip, upper_clip, lower_clip_slope;
+} ref_pw_params;
+void ref_pw_params_of(const hipdnnSdkNode* node, ref_pw_params* p);
+/* y = f(a [, b]) over n float64 values (b NULL for unary modes); rows must not overlap. */
+void ref_pw_row(const ref_pw_params* p, const double* a, const double* b, double* y,
+                int64_t n);
+
 /* b is NULL for unary modes. */
 bool ref_pointwise_check(const hipdnnSdkNode* node, const ref_view* x, const ref_view* b,
                          const ref_view* y, char* why, size_t len);
@@ -219,12 +229,42 @@ hipdnnPluginStatus_t ref_batchnorm_inference(const hipdnnSdkNode* node, const re
  * supported". */
 bool ref_graph_supported(const hipdnnSdkGraph* g, char* why, size_t len);
 
+/* ---- fused pointwise runs (pointwise_fusion.c) ---------------------------------------- */
+
+#define REF_FUSE_MAX 8     /* nodes in one fused run */
+#define REF_ROW_CHUNK 4096 /* values per row the row walker hands out at most */
+
+/* A run of pointwise nodes evaluated in one pass over the rows of its last output: the
+ * virtual tensors between them are never materialized, but each intermediate is still
+ * rounded to its own data type, so results equal the node-by-node evaluation. */
+typedef struct {
+    int32_t first, count;                 /* nodes [first, first + count) in graph order */
+    int nin;                              /* external inputs, row-walker slots 0..nin-1 */
+    int64_t inputs[REF_MAP_MAX_INPUTS];   /* their uids */
+    int8_t src[REF_FUSE_MAX][2];          /* per node and operand: slot >= 0, or -(k+1) for
+                                             the result of member k; b unused is 0 */
+    hipdnnDataType_t round_to[REF_FUSE_MAX];
+    ref_pw_params params[REF_FUSE_MAX];
+} ref_fused;
+
+/* Finds the fused runs of a supported graph (each of 2 nodes or more); *runs is malloc'd
+ * (NULL when there are none).  -1 on allocation failure. */
+int ref_fuse_find(const hipdnnSdkGraph* g, ref_fused** runs, int32_t* num_runs);
+/* Float64 values of workspace a run needs while it executes. */
+int64_t ref_fused_scratch_doubles(const ref_fused* run);
+/* Runs one fused run: `ins` are its inputs' views, `y` its last output. */
+hipdnnPluginStatus_t ref_fused_run(const hipdnnSdkGraph* g, const ref_fused* run,
+                                   const ref_view* ins, const ref_view* y,
+                                   const ref_region* scratch);
+
 /* ---- plans and execution (executor.c) --------------------------------------------- */
 
 typedef struct {
     hipdnnSdkGraph* graph;  /* owned */
     size_t workspace_size;  /* virtual tensors' slots, then the kernels' scratch */
     size_t scratch_offset;  /* where in the workspace the scratch starts (64-byte aligned) */
+    ref_fused* runs;        /* fused pointwise runs, by first node */
+    int32_t num_runs;
     int64_t scratch_doubles; /* the largest scratch one conv or matmul node takes */
     size_t* ws_offset;      /* per tensor index: workspace offset of a virtual tensor */
     double* scalar;         /* per tensor index: value of a by-value tensor */

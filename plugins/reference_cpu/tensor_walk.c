@@ -165,7 +165,6 @@ static void store_row(void* base, hipdnnDataType_t t, int64_t off, int64_t s, in
 
 /* ---- the row walker --------------------------------------------------------------- */
 
-#define REF_ROW_CHUNK 4096
 
 int ref_map_rows(const ref_view* out, int nin, const ref_view* ins, ref_row_fn fn,
                  const void* ctx) {

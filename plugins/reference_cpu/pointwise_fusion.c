@@ -1,0 +1,181 @@
+/* Fused pointwise runs: consecutive pointwise nodes whose intermediate tensors are virtual,
+ * shaped like the run's last output and read by no node outside the run are evaluated in
+ * one pass over row chunks.  Each intermediate is rounded to its own data type in the row
+ * (a store and load of the chunk), so a run gives exactly what the nodes one by one give,
+ * without writing the intermediates out or walking the tensors once per node. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "reference_cpu.h"
+
+static bool same_dims(const hipdnnSdkTensor* a, const hipdnnSdkTensor* b) {
+    return a->ndim == b->ndim && memcmp(a->dims, b->dims, (size_t)a->ndim * sizeof(int64_t)) == 0;
+}
+
+static int arity(const hipdnnSdkNode* n) { return hipdnnSdkPointwiseArity(hipdnnSdkNodeMode(n)); }
+
+/* Reads of each tensor (by index) across the graph's input ports. */
+static int32_t* count_reads(const hipdnnSdkGraph* g) {
+    int32_t* reads = calloc((size_t)g->num_tensors + 1, sizeof(int32_t));
+    if (!reads) return NULL;
+    for (int32_t i = 0; i < g->num_nodes; ++i)
+        for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
+            const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(g, g->nodes[i].inputs[p]);
+            if (t) ++reads[t - g->tensors];
+        }
+    return reads;
+}
+
+/* Operand `uid` of member k: the result of an earlier member, or an input slot (added if
+ * new); -128 when the run has no slot left. */
+static int8_t operand(const hipdnnSdkGraph* g, ref_fused* r, int k, int64_t uid) {
+    for (int m = 0; m < k; ++m)
+        if (g->nodes[r->first + m].outputs[0] == uid) return (int8_t)-(m + 1);
+    for (int s = 0; s < r->nin; ++s)
+        if (r->inputs[s] == uid) return (int8_t)s;
+    if (r->nin == REF_MAP_MAX_INPUTS) return -128;
+    r->inputs[r->nin] = uid;
+    return (int8_t)r->nin++;
+}
+
+/* Tries to append node j to run r; false (r unchanged) if it does not fit. */
+static bool append(const hipdnnSdkGraph* g, ref_fused* r, int32_t j) {
+    const hipdnnSdkNode* n = &g->nodes[j];
+    if (n->kind != HIPDNN_OP_POINTWISE || r->count == REF_FUSE_MAX) return false;
+    ref_fused saved = *r;
+    int k = r->count;
+    int na = arity(n);
+    for (int op = 0; op < 2; ++op) {
+        int8_t s = op < na ? operand(g, r, k, n->inputs[op]) : 0;
+        if (s == -128) {
+            *r = saved;
+            return false;
+        }
+        r->src[k][op] = s;
+    }
+    const hipdnnSdkTensor* y = hipdnnSdkGraphFindTensor(g, n->outputs[0]);
+    r->round_to[k] = y->data_type;
+    ref_pw_params_of(n, &r->params[k]);
+    r->count = k + 1;
+    return true;
+}
+
+/* Whether member k's output may stay in rows: virtual, shaped like the run's output, and
+ * read only by the members after it. */
+static bool internal(const hipdnnSdkGraph* g, const ref_fused* r, int k, int last,
+                     const int32_t* reads) {
+    const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(g, g->nodes[r->first + k].outputs[0]);
+    const hipdnnSdkTensor* y = hipdnnSdkGraphFindTensor(g, g->nodes[r->first + last].outputs[0]);
+    if (!t->is_virtual || !same_dims(t, y)) return false;
+    int32_t inside = 0;
+    for (int m = k + 1; m <= last; ++m)
+        for (int op = 0; op < arity(&g->nodes[r->first + m]); ++op)
+            if (g->nodes[r->first + m].inputs[op] == t->uid) ++inside;
+    return inside == reads[t - g->tensors];
+}
+
+int ref_fuse_find(const hipdnnSdkGraph* g, ref_fused** runs, int32_t* num_runs) {
+    *runs = NULL;
+    *num_runs = 0;
+    int32_t* reads = count_reads(g);
+    ref_fused* out = malloc(((size_t)g->num_nodes / 2 + 1) * sizeof(ref_fused));
+    if (!reads || !out) {
+        free(reads);
+        free(out);
+        return -1;
+    }
+    int32_t n = 0;
+    for (int32_t i = 0; i < g->num_nodes;) {
+        ref_fused r;
+        memset(&r, 0, sizeof(r));
+        r.first = i;
+        if (!append(g, &r, i)) {
+            ++i;
+            continue;
+        }
+        while (i + r.count < g->num_nodes && append(g, &r, i + r.count)) {
+        }
+        /* The longest prefix whose intermediates all stay in rows. */
+        int good = 1;
+        for (int last = r.count - 1; last >= 1 && good == 1; --last) {
+            bool ok = true;
+            for (int k = 0; k < last && ok; ++k) ok = internal(g, &r, k, last, reads);
+            if (ok) good = last + 1;
+        }
+        if (good >= 2) {
+            ref_fused trimmed;
+            memset(&trimmed, 0, sizeof(trimmed));
+            trimmed.first = i;
+            for (int k = 0; k < good; ++k) append(g, &trimmed, i + k);
+            out[n++] = trimmed;
+            i += good;
+        } else {
+            ++i;
+        }
+    }
+    free(reads);
+    if (n == 0) {
+        free(out);
+        return 0;
+    }
+    *runs = out;
+    *num_runs = n;
+    return 0;
+}
+
+int64_t ref_fused_scratch_doubles(const ref_fused* r) {
+    /* a row per member, and one for the rounding round trip */
+    return (int64_t)(r->count + 1) * REF_ROW_CHUNK;
+}
+
+typedef struct {
+    const ref_fused* run;
+    double* rows; /* (count + 1) * REF_ROW_CHUNK */
+} fused_ctx;
+
+static void fused_row(const double* const* in, double* out, int64_t n, const void* ctx) {
+    const fused_ctx* c = ctx;
+    const ref_fused* r = c->run;
+    double* bytes = c->rows + (size_t)r->count * REF_ROW_CHUNK; /* rounding trip */
+    for (int k = 0; k < r->count; ++k) {
+        const double* ops[2];
+        for (int op = 0; op < 2; ++op) {
+            int8_t s = r->src[k][op];
+            ops[op] = s >= 0 ? in[s] : c->rows + (size_t)(-s - 1) * REF_ROW_CHUNK;
+        }
+        bool last = k == r->count - 1;
+        double* y = last ? out : c->rows + (size_t)k * REF_ROW_CHUNK;
+        ref_pw_row(&r->params[k], ops[0], hipdnnSdkPointwiseArity(r->params[k].mode) == 2 ? ops[1] : NULL,
+                   y, n);
+        /* What storing the virtual tensor and reading it back would give (the last
+         * output is rounded by the walker's own store). */
+        if (!last && r->round_to[k] != HIPDNN_DATA_DOUBLE) {
+            ref_store_row(bytes, r->round_to[k], 0, 1, n, y);
+            ref_load_row(bytes, r->round_to[k], 0, 1, n, y);
+        }
+    }
+}
+
+hipdnnPluginStatus_t ref_fused_run(const hipdnnSdkGraph* g, const ref_fused* r,
+                                   const ref_view* ins, const ref_view* y,
+                                   const ref_region* scratch) {
+    ref_view b[REF_MAP_MAX_INPUTS];
+    for (int s = 0; s < r->nin; ++s) ref_broadcast_view(&ins[s], y->ndim, y->dims, &b[s]);
+    fused_ctx c = {r, NULL};
+    double* own = NULL;
+    if (scratch && scratch->data && scratch->doubles >= ref_fused_scratch_doubles(r)) {
+        c.rows = scratch->data;
+    } else {
+        own = ref_alloc_doubles(ref_fused_scratch_doubles(r), &g->nodes[r->first]);
+        if (!own) return HIPDNN_PLUGIN_STATUS_ALLOC_FAILED;
+        c.rows = own;
+    }
+    int rc = ref_map_rows(y, r->nin, b, fused_row, &c);
+    free(own);
+    if (rc != 0) {
+        ref_set_error(REF_ENGINE_NAME ": node '%s' (pointwise): out of memory for scratch rows",
+                      g->nodes[r->first].name);
+        return HIPDNN_PLUGIN_STATUS_ALLOC_FAILED;
+    }
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
