@@ -103,8 +103,9 @@ typedef struct {
 } hipdnnOperationState;
 
 /* A new, finalized OPERATION_* descriptor for node `n` of a graph whose tensors are the
- * finalized TENSOR descriptors `tensors` (by tensor index); for deserialized graphs. */
-hipdnnStatus_t hipdnnOperationFromNode(const hipdnnSdkGraph* g, const hipdnnSdkNode* n,
+ * finalized TENSOR descriptors `tensors` (by tensor index, found through `map`); for
+ * deserialized graphs. */
+hipdnnStatus_t hipdnnOperationFromNode(const hipdnnSdkUidMap* map, const hipdnnSdkNode* n,
                                        hipdnnBackendDescriptor_t const* tensors,
                                        hipdnnBackendDescriptor_t* out);
 

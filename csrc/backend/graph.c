@@ -98,20 +98,22 @@ static hipdnnStatus_t tensor_descriptor_of(const hipdnnSdkTensor* t, hipdnnBacke
 hipdnnStatus_t hipdnnGraphAdoptNodes(hipdnnGraphState* s) {
     const hipdnnSdkGraph* g = s->graph;
     hipdnnStatus_t st = HIPDNN_STATUS_SUCCESS;
+    hipdnnSdkUidMap map;
     hipdnnBackendDescriptor_t* tensors = calloc((size_t)g->num_tensors + 1, sizeof(*tensors));
     s->ops = calloc((size_t)g->num_nodes + 1, sizeof(*s->ops));
-    if (!tensors || !s->ops) {
+    if (!tensors || !s->ops || !hipdnnSdkUidMapBuild(&map, g)) {
         free(tensors);
         return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
     }
     for (int32_t i = 0; i < g->num_tensors && !st; ++i)
         st = tensor_descriptor_of(&g->tensors[i], &tensors[i]);
     for (int32_t i = 0; i < g->num_nodes && !st; ++i) {
-        st = hipdnnOperationFromNode(g, &g->nodes[i], tensors, &s->ops[i]);
+        st = hipdnnOperationFromNode(&map, &g->nodes[i], tensors, &s->ops[i]);
         if (!st) s->num_ops = i + 1;
     }
     for (int32_t i = 0; i < g->num_tensors; ++i) hipdnnDescriptorRelease(tensors[i]);
     free(tensors);
+    hipdnnSdkUidMapFree(&map);
     return st;
 }
 
@@ -210,13 +212,19 @@ static hipdnnStatus_t graph_get(hipdnnBackendDescriptor_t d, hipdnnBackendAttrib
                               "OPERATIONGRAPH: OUTPUT_UIDS_EXT needs a finalized graph");
         const hipdnnSdkGraph* g = s->graph;
         int64_t* uids = malloc(((size_t)g->num_nodes * HIPDNN_MAX_PORTS + 1) * sizeof(int64_t));
-        if (!uids) return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
+        hipdnnSdkUidMap map;
+        if (!uids || !hipdnnSdkUidMapBuild(&map, g)) {
+            free(uids);
+            return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
+        }
         int64_t n = 0;
         for (int32_t i = 0; i < g->num_nodes; ++i)
             for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
-                const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(g, g->nodes[i].outputs[p]);
-                if (t && !t->is_virtual) uids[n++] = t->uid;
+                int64_t uid = g->nodes[i].outputs[p];
+                int32_t t = uid == HIPDNN_NO_TENSOR ? -1 : hipdnnSdkUidMapFind(&map, uid);
+                if (t >= 0 && !g->tensors[t].is_virtual) uids[n++] = uid;
             }
+        hipdnnSdkUidMapFree(&map);
         hipdnnStatus_t st = hipdnnAttrReturn("OPERATIONGRAPH", "OUTPUT_UIDS_EXT", HIPDNN_TYPE_INT64,
                                              type, req, count, v, uids, n, sizeof(int64_t));
         free(uids);

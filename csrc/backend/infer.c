@@ -9,9 +9,15 @@
 
 hipdnnStatus_t hipdnnInferGraph(hipdnnSdkGraph* g) {
     char err[1024];
+    hipdnnSdkUidMap map;
+    if (!hipdnnSdkUidMapBuild(&map, g))
+        return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory inferring graph '%s'", g->name);
     for (int32_t i = 0; i < g->num_nodes; ++i)
-        if (!hipdnnSdkInferNode(g, &g->nodes[i], err, sizeof(err)))
+        if (!hipdnnSdkInferNode(g, &map, &g->nodes[i], err, sizeof(err))) {
+            hipdnnSdkUidMapFree(&map);
             return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s", err);
+        }
+    hipdnnSdkUidMapFree(&map);
     for (int32_t i = 0; i < g->num_tensors; ++i) {
         hipdnnSdkTensor* t = &g->tensors[i];
         if (t->data_type == HIPDNN_DATA_NOT_SET || hipdnnSdkDataTypeSize(t->data_type) == 0)

@@ -243,7 +243,7 @@ const hipdnnDescriptorClass hipdnnOperationClass = {
     "OPERATION", sizeof(hipdnnOperationState), op_init, op_destroy, op_set, op_get, op_finalize,
 };
 
-hipdnnStatus_t hipdnnOperationFromNode(const hipdnnSdkGraph* g, const hipdnnSdkNode* n,
+hipdnnStatus_t hipdnnOperationFromNode(const hipdnnSdkUidMap* map, const hipdnnSdkNode* n,
                                        hipdnnBackendDescriptor_t const* tensors,
                                        hipdnnBackendDescriptor_t* out) {
     const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
@@ -257,8 +257,7 @@ hipdnnStatus_t hipdnnOperationFromNode(const hipdnnSdkGraph* g, const hipdnnSdkN
         for (int io = 0; io < 2; ++io) {
             int64_t uid = io ? n->outputs[p] : n->inputs[p];
             if (uid == HIPDNN_NO_TENSOR) continue;
-            const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(g, uid);
-            hipdnnBackendDescriptor_t td = tensors[t - g->tensors];
+            hipdnnBackendDescriptor_t td = tensors[hipdnnSdkUidMapFind(map, uid)];
             hipdnnDescriptorRetain(td);
             (io ? s->out : s->in)[p] = td;
         }

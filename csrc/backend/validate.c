@@ -1,46 +1,12 @@
 /* Structural checks on a graph: tensor bounds, unique uids, ports against the op table,
  * producers, cycles and connectivity.  Sorts the nodes topologically, which plugins rely
- * on.  Linear in nodes + tensors: uids go through a hash map once, the sort is Kahn's
+ * on.  Linear in nodes + tensors: uids go through the SDK's hash map once, the sort is Kahn's
  * algorithm over a consumer list, connectivity a union-find. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
 #include "graph_rules.h"
-
-/* ---- uid -> tensor index, open addressing ---------------------------------------------- */
-
-typedef struct {
-    int32_t cap; /* power of two, at least twice the tensor count */
-    int32_t* slot; /* tensor index, -1 empty */
-    const hipdnnSdkGraph* g;
-} uid_map;
-
-static uint32_t uid_hash(int64_t uid) {
-    uint64_t x = (uint64_t)uid * UINT64_C(0x9E3779B97F4A7C15);
-    return (uint32_t)(x >> 32);
-}
-
-/* -1 if absent. */
-static int32_t map_find(const uid_map* m, int64_t uid) {
-    for (uint32_t h = uid_hash(uid) & (uint32_t)(m->cap - 1);; h = (h + 1) & (uint32_t)(m->cap - 1)) {
-        int32_t t = m->slot[h];
-        if (t < 0 || m->g->tensors[t].uid == uid) return t;
-    }
-}
-
-/* The index already holding `uid`, or -1 after inserting t. */
-static int32_t map_insert(uid_map* m, int32_t t) {
-    int64_t uid = m->g->tensors[t].uid;
-    for (uint32_t h = uid_hash(uid) & (uint32_t)(m->cap - 1);; h = (h + 1) & (uint32_t)(m->cap - 1)) {
-        int32_t o = m->slot[h];
-        if (o < 0) {
-            m->slot[h] = t;
-            return -1;
-        }
-        if (m->g->tensors[o].uid == uid) return o;
-    }
-}
 
 /* ---- checks ---------------------------------------------------------------------------- */
 
@@ -74,7 +40,7 @@ static hipdnnStatus_t check_tensor(const hipdnnSdkGraph* g, const hipdnnSdkTenso
 }
 
 /* Each node's ports and parameters against its op's table entry; records producers. */
-static hipdnnStatus_t check_node(const hipdnnSdkGraph* g, const uid_map* m, int32_t i,
+static hipdnnStatus_t check_node(const hipdnnSdkGraph* g, const hipdnnSdkUidMap* m, int32_t i,
                                  int32_t* producer) {
     const hipdnnSdkNode* n = &g->nodes[i];
     const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
@@ -100,10 +66,11 @@ static hipdnnStatus_t check_node(const hipdnnSdkGraph* g, const uid_map* m, int3
             case HIPDNN_OP_ATTR_BOOLEAN: ok = v->i[k] == 0 || v->i[k] == 1; break;
             default: ok = v->i[k] >= ai->min_value && v->i[k] <= ai->max_value; break;
             }
+            if (!ok && ai->kind == HIPDNN_OP_ATTR_DOUBLE)
+                return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: %s is NaN", label, ai->name);
             if (!ok)
                 return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: %s value %lld is out of range",
-                                  label, ai->name,
-                                  (long long)(ai->kind == HIPDNN_OP_ATTR_DOUBLE ? 0 : v->i[k]));
+                                  label, ai->name, (long long)v->i[k]);
         }
     }
     for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
@@ -117,7 +84,7 @@ static hipdnnStatus_t check_node(const hipdnnSdkGraph* g, const uid_map* m, int3
         if (p >= info->num_inputs)
             return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: input port %d is not used by this op",
                               label, p);
-        if (map_find(m, uid) < 0)
+        if (hipdnnSdkUidMapFind(m, uid) < 0)
             return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: input '%s' refers to uid %lld, "
                               "which is not a tensor of the graph", label, info->inputs[p].name,
                               (long long)uid);
@@ -133,7 +100,7 @@ static hipdnnStatus_t check_node(const hipdnnSdkGraph* g, const uid_map* m, int3
         if (p >= info->num_outputs)
             return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: output port %d is not used by this op",
                               label, p);
-        int32_t t = map_find(m, uid);
+        int32_t t = hipdnnSdkUidMapFind(m, uid);
         if (t < 0)
             return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: output '%s' refers to uid %lld, "
                               "which is not a tensor of the graph", label, info->outputs[p].name,
@@ -161,7 +128,7 @@ static int32_t find_root(int32_t* parent, int32_t i) {
 }
 
 typedef struct {
-    uid_map map;
+    hipdnnSdkUidMap map;
     int32_t* producer;  /* per tensor: node index or -1 */
     int32_t* uses;      /* per tensor: input ports reading it */
     int32_t* first_use; /* CSR over tensors: consumers of tensor t are use_node[first_use[t] ..] */
@@ -172,7 +139,7 @@ typedef struct {
 } scratch;
 
 static void scratch_free(scratch* s) {
-    free(s->map.slot);
+    hipdnnSdkUidMapFree(&s->map);
     free(s->producer);
     free(s->uses);
     free(s->first_use);
@@ -185,11 +152,7 @@ static void scratch_free(scratch* s) {
 static hipdnnStatus_t scratch_alloc(scratch* s, const hipdnnSdkGraph* g) {
     size_t nt = (size_t)g->num_tensors + 1, nn = (size_t)g->num_nodes + 1;
     size_t nports = nn * HIPDNN_MAX_PORTS;
-    int32_t cap = 16;
-    while (cap < 2 * g->num_tensors + 2) cap *= 2;
-    s->map.cap = cap;
-    s->map.g = g;
-    s->map.slot = malloc((size_t)cap * sizeof(int32_t));
+    bool mapped = hipdnnSdkUidMapInit(&s->map, g);
     s->producer = malloc(nt * sizeof(int32_t));
     s->uses = calloc(nt, sizeof(int32_t));
     s->first_use = calloc(nt + 1, sizeof(int32_t));
@@ -197,11 +160,10 @@ static hipdnnStatus_t scratch_alloc(scratch* s, const hipdnnSdkGraph* g) {
     s->pending = calloc(nn, sizeof(int32_t));
     s->order = malloc(nn * sizeof(int32_t));
     s->parent = malloc(nn * sizeof(int32_t));
-    if (!s->map.slot || !s->producer || !s->uses || !s->first_use || !s->use_node ||
+    if (!mapped || !s->producer || !s->uses || !s->first_use || !s->use_node ||
         !s->pending || !s->order || !s->parent)
         return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory validating graph '%s'",
                           g->name);
-    memset(s->map.slot, 0xff, (size_t)cap * sizeof(int32_t));
     return HIPDNN_STATUS_SUCCESS;
 }
 
@@ -212,7 +174,7 @@ static hipdnnStatus_t sort_nodes(hipdnnSdkGraph* g, scratch* s) {
     for (int32_t i = 0; i < nn; ++i)
         for (int p = 0; p < HIPDNN_MAX_PORTS; ++p)
             if (g->nodes[i].inputs[p] != HIPDNN_NO_TENSOR)
-                ++s->uses[map_find(&s->map, g->nodes[i].inputs[p])];
+                ++s->uses[hipdnnSdkUidMapFind(&s->map, g->nodes[i].inputs[p])];
     for (int32_t t = 0; t < nt; ++t) s->first_use[t + 1] = s->first_use[t] + s->uses[t];
     int32_t* cursor = malloc(((size_t)nt + 1) * sizeof(int32_t));
     if (!cursor) return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory sorting the graph");
@@ -220,7 +182,7 @@ static hipdnnStatus_t sort_nodes(hipdnnSdkGraph* g, scratch* s) {
     for (int32_t i = 0; i < nn; ++i)
         for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
             if (g->nodes[i].inputs[p] == HIPDNN_NO_TENSOR) continue;
-            int32_t t = map_find(&s->map, g->nodes[i].inputs[p]);
+            int32_t t = hipdnnSdkUidMapFind(&s->map, g->nodes[i].inputs[p]);
             s->use_node[cursor[t]++] = i;
             if (s->producer[t] >= 0) ++s->pending[i];
         }
@@ -232,7 +194,7 @@ static hipdnnStatus_t sort_nodes(hipdnnSdkGraph* g, scratch* s) {
         const hipdnnSdkNode* n = &g->nodes[s->order[head++]];
         for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
             if (n->outputs[p] == HIPDNN_NO_TENSOR) continue;
-            int32_t t = map_find(&s->map, n->outputs[p]);
+            int32_t t = hipdnnSdkUidMapFind(&s->map, n->outputs[p]);
             for (int32_t u = s->first_use[t]; u < s->first_use[t + 1]; ++u)
                 if (--s->pending[s->use_node[u]] == 0) s->order[tail++] = s->use_node[u];
         }
@@ -263,7 +225,7 @@ static hipdnnStatus_t check_connected(const hipdnnSdkGraph* g, scratch* s) {
         for (int p = 0; p < 2 * HIPDNN_MAX_PORTS; ++p) {
             int64_t uid = p < HIPDNN_MAX_PORTS ? n->inputs[p] : n->outputs[p - HIPDNN_MAX_PORTS];
             if (uid == HIPDNN_NO_TENSOR) continue;
-            int32_t t = map_find(&s->map, uid);
+            int32_t t = hipdnnSdkUidMapFind(&s->map, uid);
             if (owner[t] < 0) owner[t] = i;
             else s->parent[find_root(s->parent, i)] = find_root(s->parent, owner[t]);
         }
@@ -290,7 +252,7 @@ static hipdnnStatus_t validate(hipdnnSdkGraph* g, scratch* s) {
     hipdnnStatus_t st;
     for (int32_t i = 0; i < g->num_tensors; ++i) {
         if ((st = check_tensor(g, &g->tensors[i]))) return st;
-        int32_t other = map_insert(&s->map, i);
+        int32_t other = hipdnnSdkUidMapInsert(&s->map, i);
         if (other >= 0)
             return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
                               "graph '%s': tensors '%s' and '%s' share uid %lld; uids must be "

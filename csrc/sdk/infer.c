@@ -9,9 +9,11 @@
 
 #include "hipdnn/hipdnn_sdk.h"
 
+/* What every rule gets besides its node: where its message goes, and the uid map. */
 typedef struct {
     char* buf;
     size_t len;
+    const hipdnnSdkUidMap* map;
 } err_t;
 
 static bool fail(err_t* e, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -23,8 +25,9 @@ static bool fail(err_t* e, const char* fmt, ...) {
     return false;
 }
 
-static hipdnnSdkTensor* tensor_of(hipdnnSdkGraph* g, int64_t uid) {
-    return uid == HIPDNN_NO_TENSOR ? NULL : (hipdnnSdkTensor*)hipdnnSdkGraphFindTensor(g, uid);
+static hipdnnSdkTensor* tensor_of(err_t* e, hipdnnSdkGraph* g, int64_t uid) {
+    int32_t t = uid == HIPDNN_NO_TENSOR ? -1 : hipdnnSdkUidMapFind(e->map, uid);
+    return t < 0 ? NULL : &g->tensors[t];
 }
 
 static const char* shape_str(const hipdnnSdkTensor* t, char* buf, size_t len) {
@@ -103,9 +106,9 @@ static bool need_input(err_t* e, const char* label, const char* port, hipdnnSdkT
 }
 
 static bool infer_conv(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* label) {
-    hipdnnSdkTensor* x = tensor_of(g, n->inputs[HIPDNN_CONV_X]);
-    hipdnnSdkTensor* w = tensor_of(g, n->inputs[HIPDNN_CONV_W]);
-    hipdnnSdkTensor* y = tensor_of(g, n->outputs[HIPDNN_CONV_Y]);
+    hipdnnSdkTensor* x = tensor_of(e, g, n->inputs[HIPDNN_CONV_X]);
+    hipdnnSdkTensor* w = tensor_of(e, g, n->inputs[HIPDNN_CONV_W]);
+    hipdnnSdkTensor* y = tensor_of(e, g, n->outputs[HIPDNN_CONV_Y]);
     char a[200], b[200];
     if (x->ndim < 3 || x->ndim > 2 + HIPDNN_MAX_SPATIAL)
         return fail(e, "%s: image '%s' is %s; it needs rank 3 to %d "
@@ -186,9 +189,9 @@ static bool broadcast(const hipdnnSdkTensor* a, const hipdnnSdkTensor* b, int32_
 }
 
 static bool infer_matmul(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* label) {
-    hipdnnSdkTensor* A = tensor_of(g, n->inputs[HIPDNN_MATMUL_A]);
-    hipdnnSdkTensor* B = tensor_of(g, n->inputs[HIPDNN_MATMUL_B]);
-    hipdnnSdkTensor* C = tensor_of(g, n->outputs[HIPDNN_MATMUL_C]);
+    hipdnnSdkTensor* A = tensor_of(e, g, n->inputs[HIPDNN_MATMUL_A]);
+    hipdnnSdkTensor* B = tensor_of(e, g, n->inputs[HIPDNN_MATMUL_B]);
+    hipdnnSdkTensor* C = tensor_of(e, g, n->outputs[HIPDNN_MATMUL_C]);
     char a[200], b[200];
     if (A->ndim < 2 || B->ndim < 2)
         return fail(e, "%s: A is %s and B is %s; both need rank >= 2",
@@ -211,9 +214,9 @@ static bool infer_matmul(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const ch
 }
 
 static bool infer_pointwise(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* label) {
-    hipdnnSdkTensor* x = tensor_of(g, n->inputs[HIPDNN_PW_X]);
-    hipdnnSdkTensor* bt = tensor_of(g, n->inputs[HIPDNN_PW_B]);
-    hipdnnSdkTensor* y = tensor_of(g, n->outputs[HIPDNN_PW_Y]);
+    hipdnnSdkTensor* x = tensor_of(e, g, n->inputs[HIPDNN_PW_X]);
+    hipdnnSdkTensor* bt = tensor_of(e, g, n->inputs[HIPDNN_PW_B]);
+    hipdnnSdkTensor* y = tensor_of(e, g, n->outputs[HIPDNN_PW_Y]);
     char a[200], b[200];
     int arity = hipdnnSdkPointwiseArity(hipdnnSdkNodeMode(n));
     if (arity == 0)
@@ -249,15 +252,15 @@ static bool infer_pointwise(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const
 }
 
 static bool infer_batchnorm(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* label) {
-    hipdnnSdkTensor* x = tensor_of(g, n->inputs[HIPDNN_BN_X]);
-    hipdnnSdkTensor* y = tensor_of(g, n->outputs[HIPDNN_BN_Y]);
+    hipdnnSdkTensor* x = tensor_of(e, g, n->inputs[HIPDNN_BN_X]);
+    hipdnnSdkTensor* y = tensor_of(e, g, n->outputs[HIPDNN_BN_Y]);
     char a[200];
     if (x->ndim < 2)
         return fail(e, "%s: x '%s' is %s; it needs rank >= 2 ([N, C, ...])",
                           label, x->name, shape_str(x, a, sizeof(a)));
     static const char* names[] = {"x", "mean", "inv_variance", "scale", "bias"};
     for (int p = HIPDNN_BN_MEAN; p <= HIPDNN_BN_BIAS; ++p) {
-        hipdnnSdkTensor* t = tensor_of(g, n->inputs[p]);
+        hipdnnSdkTensor* t = tensor_of(e, g, n->inputs[p]);
         bool ok = t->ndim == x->ndim;
         for (int i = 0; ok && i < t->ndim; ++i) ok = t->dims[i] == (i == 1 ? x->dims[1] : 1);
         if (!ok) {
@@ -280,15 +283,16 @@ typedef bool (*infer_fn)(err_t*, hipdnnSdkNode*, hipdnnSdkGraph*, const char*);
 static const infer_fn k_rules[] = {NULL, infer_conv, infer_matmul, infer_pointwise,
                                    infer_batchnorm};
 
-bool hipdnnSdkInferNode(hipdnnSdkGraph* g, hipdnnSdkNode* n, char* err, size_t err_len) {
-    err_t e = {err, err_len};
+bool hipdnnSdkInferNode(hipdnnSdkGraph* g, const hipdnnSdkUidMap* map, hipdnnSdkNode* n,
+                        char* err, size_t err_len) {
+    err_t e = {err, err_len, map};
     char label[160];
     const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
     hipdnnSdkNodeLabel(n, label, sizeof(label));
     if (!info || (size_t)n->kind >= sizeof(k_rules) / sizeof(k_rules[0]) || !k_rules[n->kind])
         return fail(&e, "%s: unknown op kind %d", label, (int)n->kind);
     for (int p = 0; p < info->num_inputs; ++p) {
-        hipdnnSdkTensor* t = tensor_of(g, n->inputs[p]);
+        hipdnnSdkTensor* t = tensor_of(&e, g, n->inputs[p]);
         /* Which data types run is each engine's call (see check_support()). */
         if (t && !need_input(&e, label, info->inputs[p].name, t)) return false;
     }

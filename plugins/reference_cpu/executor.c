@@ -123,7 +123,6 @@ hipdnnPluginStatus_t ref_plan_create(hipdnnSdkGraph* g, ref_plan** out) {
     }
     p->workspace_size =
         layout_workspace(g, p->runs, p->num_runs, &p->scratch_offset, &p->scratch_doubles);
-    (void)off;
     for (int32_t i = 0; i < g->num_nodes; ++i) {
         const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(g->nodes[i].kind);
         int nin = info ? info->num_inputs : 0;

@@ -15,15 +15,23 @@ static bool same_dims(const hipdnnSdkTensor* a, const hipdnnSdkTensor* b) {
 static int arity(const hipdnnSdkNode* n) { return hipdnnSdkPointwiseArity(hipdnnSdkNodeMode(n)); }
 
 /* Reads of each tensor (by index) across the graph's input ports. */
-static int32_t* count_reads(const hipdnnSdkGraph* g) {
+static int32_t* count_reads(const hipdnnSdkGraph* g, const hipdnnSdkUidMap* map) {
     int32_t* reads = calloc((size_t)g->num_tensors + 1, sizeof(int32_t));
     if (!reads) return NULL;
     for (int32_t i = 0; i < g->num_nodes; ++i)
         for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
-            const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(g, g->nodes[i].inputs[p]);
-            if (t) ++reads[t - g->tensors];
+            int32_t t = g->nodes[i].inputs[p] == HIPDNN_NO_TENSOR
+                            ? -1
+                            : hipdnnSdkUidMapFind(map, g->nodes[i].inputs[p]);
+            if (t >= 0) ++reads[t];
         }
     return reads;
+}
+
+/* The tensor a node's port names (supported graphs only: it exists). */
+static const hipdnnSdkTensor* tensor(const hipdnnSdkGraph* g, const hipdnnSdkUidMap* map,
+                                     int64_t uid) {
+    return &g->tensors[hipdnnSdkUidMapFind(map, uid)];
 }
 
 /* Operand `uid` of member k: the result of an earlier member, or an input slot (added if
@@ -39,7 +47,8 @@ static int8_t operand(const hipdnnSdkGraph* g, ref_fused* r, int k, int64_t uid)
 }
 
 /* Tries to append node j to run r; false (r unchanged) if it does not fit. */
-static bool append(const hipdnnSdkGraph* g, ref_fused* r, int32_t j) {
+static bool append(const hipdnnSdkGraph* g, const hipdnnSdkUidMap* map, ref_fused* r,
+                   int32_t j) {
     const hipdnnSdkNode* n = &g->nodes[j];
     if (n->kind != HIPDNN_OP_POINTWISE || r->count == REF_FUSE_MAX) return false;
     ref_fused saved = *r;
@@ -53,8 +62,7 @@ static bool append(const hipdnnSdkGraph* g, ref_fused* r, int32_t j) {
         }
         r->src[k][op] = s;
     }
-    const hipdnnSdkTensor* y = hipdnnSdkGraphFindTensor(g, n->outputs[0]);
-    r->round_to[k] = y->data_type;
+    r->round_to[k] = tensor(g, map, n->outputs[0])->data_type;
     ref_pw_params_of(n, &r->params[k]);
     r->count = k + 1;
     return true;
@@ -62,10 +70,10 @@ static bool append(const hipdnnSdkGraph* g, ref_fused* r, int32_t j) {
 
 /* Whether member k's output may stay in rows: virtual, shaped like the run's output, and
  * read only by the members after it. */
-static bool internal(const hipdnnSdkGraph* g, const ref_fused* r, int k, int last,
-                     const int32_t* reads) {
-    const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(g, g->nodes[r->first + k].outputs[0]);
-    const hipdnnSdkTensor* y = hipdnnSdkGraphFindTensor(g, g->nodes[r->first + last].outputs[0]);
+static bool internal(const hipdnnSdkGraph* g, const hipdnnSdkUidMap* map, const ref_fused* r,
+                     int k, int last, const int32_t* reads) {
+    const hipdnnSdkTensor* t = tensor(g, map, g->nodes[r->first + k].outputs[0]);
+    const hipdnnSdkTensor* y = tensor(g, map, g->nodes[r->first + last].outputs[0]);
     if (!t->is_virtual || !same_dims(t, y)) return false;
     int32_t inside = 0;
     for (int m = k + 1; m <= last; ++m)
@@ -77,9 +85,12 @@ static bool internal(const hipdnnSdkGraph* g, const ref_fused* r, int k, int las
 int ref_fuse_find(const hipdnnSdkGraph* g, ref_fused** runs, int32_t* num_runs) {
     *runs = NULL;
     *num_runs = 0;
-    int32_t* reads = count_reads(g);
+    hipdnnSdkUidMap map;
+    if (!hipdnnSdkUidMapBuild(&map, g)) return -1;
+    int32_t* reads = count_reads(g, &map);
     ref_fused* out = malloc(((size_t)g->num_nodes / 2 + 1) * sizeof(ref_fused));
     if (!reads || !out) {
+        hipdnnSdkUidMapFree(&map);
         free(reads);
         free(out);
         return -1;
@@ -89,24 +100,24 @@ int ref_fuse_find(const hipdnnSdkGraph* g, ref_fused** runs, int32_t* num_runs) 
         ref_fused r;
         memset(&r, 0, sizeof(r));
         r.first = i;
-        if (!append(g, &r, i)) {
+        if (!append(g, &map, &r, i)) {
             ++i;
             continue;
         }
-        while (i + r.count < g->num_nodes && append(g, &r, i + r.count)) {
+        while (i + r.count < g->num_nodes && append(g, &map, &r, i + r.count)) {
         }
         /* The longest prefix whose intermediates all stay in rows. */
         int good = 1;
         for (int last = r.count - 1; last >= 1 && good == 1; --last) {
             bool ok = true;
-            for (int k = 0; k < last && ok; ++k) ok = internal(g, &r, k, last, reads);
+            for (int k = 0; k < last && ok; ++k) ok = internal(g, &map, &r, k, last, reads);
             if (ok) good = last + 1;
         }
         if (good >= 2) {
             ref_fused trimmed;
             memset(&trimmed, 0, sizeof(trimmed));
             trimmed.first = i;
-            for (int k = 0; k < good; ++k) append(g, &trimmed, i + k);
+            for (int k = 0; k < good; ++k) append(g, &map, &trimmed, i + k);
             out[n++] = trimmed;
             i += good;
         } else {
@@ -114,6 +125,7 @@ int ref_fuse_find(const hipdnnSdkGraph* g, ref_fused** runs, int32_t* num_runs) 
         }
     }
     free(reads);
+    hipdnnSdkUidMapFree(&map);
     if (n == 0) {
         free(out);
         return 0;
@@ -145,8 +157,8 @@ static void fused_row(const double* const* in, double* out, int64_t n, const voi
         }
         bool last = k == r->count - 1;
         double* y = last ? out : c->rows + (size_t)k * REF_ROW_CHUNK;
-        ref_pw_row(&r->params[k], ops[0], hipdnnSdkPointwiseArity(r->params[k].mode) == 2 ? ops[1] : NULL,
-                   y, n);
+        bool binary = hipdnnSdkPointwiseArity(r->params[k].mode) == 2;
+        ref_pw_row(&r->params[k], ops[0], binary ? ops[1] : NULL, y, n);
         /* What storing the virtual tensor and reading it back would give (the last
          * output is rounded by the walker's own store). */
         if (!last && r->round_to[k] != HIPDNN_DATA_DOUBLE) {

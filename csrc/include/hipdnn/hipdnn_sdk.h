@@ -125,8 +125,11 @@ static inline hipdnnPointwiseMode_t hipdnnSdkNodeMode(const hipdnnSdkNode* n) {
 
 /* Inference rule of the node's op: checks the node's tensors and fills its outputs' dims,
  * strides and data types.  Inputs are complete when it runs (topological order).  On
- * failure writes "<label>: <what is wrong, expected and actual>" into err. */
-bool hipdnnSdkInferNode(hipdnnSdkGraph* g, hipdnnSdkNode* n, char* err, size_t err_len);
+ * failure writes "<label>: <what is wrong, expected and actual>" into err.  `map` indexes
+ * g's tensors (hipdnnSdkUidMapBuild). */
+struct hipdnnSdkUidMap; /* below, with the graph model */
+bool hipdnnSdkInferNode(hipdnnSdkGraph* g, const struct hipdnnSdkUidMap* map, hipdnnSdkNode* n,
+                        char* err, size_t err_len);
 /* "conv_fprop 'conv1'" or "relu 'r'" for messages. */
 const char* hipdnnSdkNodeLabel(const hipdnnSdkNode* n, char* buf, size_t len);
 
@@ -136,6 +139,24 @@ void hipdnnSdkNodeInit(hipdnnSdkNode* node, hipdnnOpKind_t kind);
 
 /* Lookup by uid; NULL if absent.  Linear: callers that look up often build a map. */
 const hipdnnSdkTensor* hipdnnSdkGraphFindTensor(const hipdnnSdkGraph* graph, int64_t uid);
+
+/* uid -> tensor index in constant time, for code that looks up every port of every node.
+ * The map points into the graph, which must outlive it and keep its tensors. */
+typedef struct hipdnnSdkUidMap {
+    int32_t cap;    /* slots, a power of two, at least twice the tensor count */
+    int32_t* slot;  /* tensor index, -1 empty */
+    const hipdnnSdkGraph* g;
+} hipdnnSdkUidMap;
+/* An empty map sized for g; false on allocation failure. */
+bool hipdnnSdkUidMapInit(hipdnnSdkUidMap* m, const hipdnnSdkGraph* g);
+/* Adds tensor `index`; returns -1, or the index already holding its uid (then nothing is
+ * added). */
+int32_t hipdnnSdkUidMapInsert(hipdnnSdkUidMap* m, int32_t index);
+/* Init plus every tensor (the first of duplicate uids wins); false on allocation failure. */
+bool hipdnnSdkUidMapBuild(hipdnnSdkUidMap* m, const hipdnnSdkGraph* g);
+/* The tensor index of `uid`; -1 if absent. */
+int32_t hipdnnSdkUidMapFind(const hipdnnSdkUidMap* m, int64_t uid);
+void hipdnnSdkUidMapFree(hipdnnSdkUidMap* m);
 
 /* Frees everything a graph owns, and the graph itself.  NULL is a no-op. */
 void hipdnnSdkGraphFree(hipdnnSdkGraph* graph);
