@@ -291,11 +291,18 @@ class _Op:
 
 # Port names for users, by op: cuDNN frontend's keywords, mapped onto the table's ports.
 _USER_PORTS = {
-    "conv_fprop": {"x": "image", "w": "weight", "y": "y"},
+    "conv_fprop": {"x": "image", "w": "weight"},
     "matmul": {"a": "A", "b": "B", "c": "C"},
-    "pointwise": {"x": "a", "b": "b", "y": "y"},
+    "pointwise": {"x": "a"},
     "batchnorm_inference": {"x": "input"},
 }
+
+
+def _user_port(info: "_ops.OpInfo", port: str, unary: bool = False) -> str:
+    """The name users see for a table port (a unary pointwise op's x is "input")."""
+    if unary and port == "x":
+        return "input"
+    return _USER_PORTS.get(info.name, {}).get(port, port)
 
 
 # ---- the graph ---------------------------------------------------------------------
@@ -509,19 +516,21 @@ class pygraph:
         p = op.info.param(name)
         op.params.append((p.attr, p.type, values))
 
-    def _finish(self, op: _Op, inputs: Sequence[Tuple[str, str, Any]], out_port: str,
-                out_name: str) -> Tensor:
-        """inputs: (table port, user keyword, value); the output is the table's out_port,
-        named "<op>::<out_name>" for users."""
+    def _finish(self, op: _Op, inputs: Sequence[Tuple[str, Any]], out_port: str) -> Tensor:
+        """inputs: (table port, value); the output is the table's out_port.  Messages and
+        listings use the users' names for ports (_user_port)."""
+        unary = len(inputs) == 1 and op.info.name == "pointwise"
+        named = [(port, _user_port(op.info, port, unary), value) for port, value in inputs]
         # Check every input before creating anything, so a bad one leaves no trace.
-        for _port, user, value in inputs:
+        for _port, user, value in named:
             self._check_input(value, op, user)
-        for port, user, value in inputs:
+        for port, user, value in named:
             op.inputs.append((user, op.info.input(port).attr, self._input(value, op, user)))
+        out_user = _user_port(op.info, out_port)
         y = self._new_tensor()
-        y._a["name"] = f"{op.name}::{out_name}"
+        y._a["name"] = f"{op.name}::{out_user.upper()}"
         y._a["is_virtual"] = True
-        op.outputs.append((out_name.lower(), op.info.output(out_port).attr, y))
+        op.outputs.append((out_user, op.info.output(out_port).attr, y))
         self._ops.append(op)
         self._invalidate()
         return y
@@ -568,51 +577,50 @@ class pygraph:
             if values is not None:
                 self._param(op, pname, values)
         self._param(op, "conv_mode", int(convolution_mode))
-        return self._finish(op, [("x", "image", image), ("w", "weight", weight)], "y", "Y")
+        return self._finish(op, [("x", image), ("w", weight)], "y")
 
     def matmul(self, A: Tensor, B: Tensor, compute_data_type: Optional[DataTypeLike] = None,
                name: Optional[str] = None) -> Tensor:
         """C = A @ B over the last two dims; batch dims broadcast."""
         op = self._op("matmul", "matmul", name, compute_data_type)
-        return self._finish(op, [("a", "A", A), ("b", "B", B)], "c", "C")
+        return self._finish(op, [("a", A), ("b", B)], "c")
 
-    def _pointwise(self, opname: str, mode: int, inputs: Sequence[Tuple[str, Any]],
+    def _pointwise(self, opname: str, mode: int, inputs: Sequence[Any],
                    compute_data_type, name, params=()) -> Tensor:
         op = self._op("pointwise", opname, name, compute_data_type)
         self._param(op, "mode", int(mode))
         for pname, value in params:
             self._param(op, pname, value)
-        ports = ["x", "b"]
-        return self._finish(op, [(ports[i], p, v) for i, (p, v) in enumerate(inputs)], "y", "Y")
+        return self._finish(op, list(zip(["x", "b"], inputs)), "y")
 
     def add(self, a, b, compute_data_type=None, name=None) -> Tensor:
         """a + b with NumPy broadcasting; b may be a Python float."""
-        return self._pointwise("add", _ops.POINTWISE_MODES["add"], [("a", a), ("b", b)],
+        return self._pointwise("add", _ops.POINTWISE_MODES["add"], [a, b],
                                compute_data_type, name)
 
     def sub(self, a, b, compute_data_type=None, name=None) -> Tensor:
         """a - b with NumPy broadcasting."""
-        return self._pointwise("sub", _ops.POINTWISE_MODES["sub"], [("a", a), ("b", b)],
+        return self._pointwise("sub", _ops.POINTWISE_MODES["sub"], [a, b],
                                compute_data_type, name)
 
     def mul(self, a, b, compute_data_type=None, name=None) -> Tensor:
         """a * b with NumPy broadcasting."""
-        return self._pointwise("mul", _ops.POINTWISE_MODES["mul"], [("a", a), ("b", b)],
+        return self._pointwise("mul", _ops.POINTWISE_MODES["mul"], [a, b],
                                compute_data_type, name)
 
     def div(self, a, b, compute_data_type=None, name=None) -> Tensor:
         """a / b with NumPy broadcasting."""
-        return self._pointwise("div", _ops.POINTWISE_MODES["div"], [("a", a), ("b", b)],
+        return self._pointwise("div", _ops.POINTWISE_MODES["div"], [a, b],
                                compute_data_type, name)
 
     def max(self, a, b, compute_data_type=None, name=None) -> Tensor:
         """Elementwise maximum with NumPy broadcasting."""
-        return self._pointwise("max", _ops.POINTWISE_MODES["max"], [("a", a), ("b", b)],
+        return self._pointwise("max", _ops.POINTWISE_MODES["max"], [a, b],
                                compute_data_type, name)
 
     def min(self, a, b, compute_data_type=None, name=None) -> Tensor:
         """Elementwise minimum with NumPy broadcasting."""
-        return self._pointwise("min", _ops.POINTWISE_MODES["min"], [("a", a), ("b", b)],
+        return self._pointwise("min", _ops.POINTWISE_MODES["min"], [a, b],
                                compute_data_type, name)
 
     def relu(self, input, negative_slope: Optional[float] = None,
@@ -629,27 +637,27 @@ class pygraph:
             if isinstance(v, bool) or not isinstance(v, numbers.Real):
                 raise TypeError(f"relu: {what} must be a float, got {_type_name(v)}")
             params.append((pname, float(v)))
-        return self._pointwise("relu", _ops.POINTWISE_MODES["relu"], [("input", input)], compute_data_type,
+        return self._pointwise("relu", _ops.POINTWISE_MODES["relu"], [input], compute_data_type,
                                name, params)
 
     def sigmoid(self, input, compute_data_type=None, name=None) -> Tensor:
         """1 / (1 + exp(-x))."""
-        return self._pointwise("sigmoid", _ops.POINTWISE_MODES["sigmoid"], [("input", input)],
+        return self._pointwise("sigmoid", _ops.POINTWISE_MODES["sigmoid"], [input],
                                compute_data_type, name)
 
     def tanh(self, input, compute_data_type=None, name=None) -> Tensor:
         """tanh(x)."""
-        return self._pointwise("tanh", _ops.POINTWISE_MODES["tanh"], [("input", input)], compute_data_type,
+        return self._pointwise("tanh", _ops.POINTWISE_MODES["tanh"], [input], compute_data_type,
                                name)
 
     def gelu(self, input, compute_data_type=None, name=None) -> Tensor:
         """x * (1 + erf(x / sqrt(2))) / 2 (the exact form)."""
-        return self._pointwise("gelu", _ops.POINTWISE_MODES["gelu"], [("input", input)], compute_data_type,
+        return self._pointwise("gelu", _ops.POINTWISE_MODES["gelu"], [input], compute_data_type,
                                name)
 
     def identity(self, input, compute_data_type=None, name=None) -> Tensor:
         """A copy of x (converting its data type if the output's differs)."""
-        return self._pointwise("identity", _ops.POINTWISE_MODES["identity"], [("input", input)],
+        return self._pointwise("identity", _ops.POINTWISE_MODES["identity"], [input],
                                compute_data_type, name)
 
     def batchnorm_inference(self, input, mean, inv_variance, scale, bias,
@@ -657,9 +665,8 @@ class pygraph:
         """y = (x - mean) * inv_variance * scale + bias; the per-channel tensors are
         shaped [1, C, 1, ...] (same rank as x)."""
         op = self._op("batchnorm_inference", "batchnorm_inference", name, compute_data_type)
-        return self._finish(op, [("x", "input", input), ("mean", "mean", mean),
-                                 ("inv_variance", "inv_variance", inv_variance),
-                                 ("scale", "scale", scale), ("bias", "bias", bias)], "y", "Y")
+        return self._finish(op, [("x", input), ("mean", mean), ("inv_variance", inv_variance),
+                                 ("scale", scale), ("bias", bias)], "y")
 
     # -- engine selection --
     def deselect_engines(self, names: Iterable[str]) -> None:
@@ -1065,19 +1072,19 @@ class pygraph:
         for d in g.get(_C.ATTR_OPERATIONGRAPH_OPS, _DESC):
             info = _ops.BY_DESCRIPTOR_TYPE[d.type]
             opname = info.name
-            user = _USER_PORTS.get(info.name, {})
+            unary = False
             if info.name == "pointwise":
                 mode = _ops.param_value(d, info.param("mode"))
                 opname = _ops.POINTWISE_NAMES.get(mode, f"pointwise mode {mode}")
-                if len(info.inputs) > 1 and not d.get(info.input("b").attr, _DESC):
-                    user = {**user, "x": "input"}
+                unary = not d.get(info.input("b").attr, _DESC)
             op = _Op(info, opname, d.get(_C.ATTR_OPERATION_NAME_EXT, _CHAR), None)
             for ports, dst in ((info.inputs, op.inputs), (info.outputs, op.outputs)):
                 for port in ports:
                     td = d.get(port.attr, _DESC)
                     if td:
                         uid = td[0].get(_C.ATTR_TENSOR_UNIQUE_ID, _INT64)[0]
-                        dst.append((user.get(port.name, port.name), port.attr, by_uid[uid]))
+                        dst.append((_user_port(info, port.name, unary), port.attr,
+                                    by_uid[uid]))
             ops.append(op)
         # The tensors the graph writes: their arrays must be writable.
         outputs = set(g.get(_C.ATTR_OPERATIONGRAPH_OUTPUT_UIDS_EXT, _INT64))
