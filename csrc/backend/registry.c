@@ -249,11 +249,10 @@ static int compare_engines(const void* a, const void* b) {
     return strcmp(((const hipdnnEngineEntry*)a)->name, ((const hipdnnEngineEntry*)b)->name);
 }
 
-bool hipdnnRegistryHasDeviceEngine(void) {
-    for (int32_t i = 0; i < g_num_engines; ++i)
-        if (g_engines[i].memory_space != HIPDNN_MEMORY_HOST) return true;
-    return false;
-}
+/* Set once loading is done: execute asks per pointer. */
+static bool g_has_device_engine;
+
+bool hipdnnRegistryHasDeviceEngine(void) { return g_has_device_engine; }
 
 static int compare_names(const void* a, const void* b) {
     return strcmp(*(char* const*)a, *(char* const*)b);
@@ -316,6 +315,8 @@ hipdnnStatus_t hipdnnRegistryEnsureLoaded(void) {
             hipdnnLog(HIPDNN_LOG_WARN, "no engine plugin loaded; every graph will be "
                       "unsupported (see `python -m hipdnn info`)");
         qsort(g_engines, (size_t)g_num_engines, sizeof(g_engines[0]), compare_engines);
+        for (int32_t i = 0; i < g_num_engines; ++i)
+            if (g_engines[i].memory_space != HIPDNN_MEMORY_HOST) g_has_device_engine = true;
     }
     pthread_mutex_unlock(&g_lock);
     return HIPDNN_STATUS_SUCCESS;
