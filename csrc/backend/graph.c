@@ -16,6 +16,7 @@
 
 static void graph_destroy(hipdnnBackendDescriptor_t d) {
     hipdnnGraphState* s = G(d);
+    if (s->handle) hipdnnHandleRelease(s->handle);
     for (int64_t i = 0; i < s->num_ops; ++i) hipdnnDescriptorRelease(s->ops[i]);
     free(s->ops);
     free(s->name);
@@ -37,6 +38,9 @@ static hipdnnStatus_t graph_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttrib
                               "OPERATIONGRAPH: HANDLE is already set on this finalized graph");
         if ((st = hipdnnHandleCheck(*(const hipdnnHandle_t*)v, "OPERATIONGRAPH HANDLE")))
             return st;
+        /* Heuristics run on it, so the graph keeps it alive, as a plan does. */
+        hipdnnHandleRetain(*(const hipdnnHandle_t*)v);
+        if (s->handle) hipdnnHandleRelease(s->handle);
         s->handle = *(const hipdnnHandle_t*)v;
         return HIPDNN_STATUS_SUCCESS;
     case HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT:

@@ -1260,6 +1260,27 @@ static void test_op_table_describes_every_operation_descriptor(void) {
     CHECK_STATUS(hipdnnGetOpInfo_ext(0, NULL), HIPDNN_STATUS_BAD_PARAM_NULL_POINTER);
 }
 
+/* A graph keeps its handle alive: engines check support on it after the user let go. */
+static void test_graph_keeps_its_handle(void) {
+    hipdnnHandle_t h2 = NULL;
+    if (!CHECK_OK(hipdnnCreate(&h2))) return;
+    int64_t dims[1] = {5};
+    hipdnnBackendDescriptor_t x = gb_tensor(1, "x", HIPDNN_DATA_FLOAT, 1, dims, NULL, 0);
+    hipdnnBackendDescriptor_t y = gb_tensor(2, "y", HIPDNN_DATA_FLOAT, 1, dims, NULL, 0);
+    hipdnnBackendDescriptor_t op = gb_pointwise("copy", HIPDNN_POINTWISE_IDENTITY, x, NULL, y);
+    hipdnnBackendDescriptor_t graph = op ? gb_graph(h2, "kept", 1, &op) : NULL;
+    CHECK_OK(hipdnnDestroy(h2));
+    if (graph && CHECK_OK(hipdnnBackendFinalize(graph))) {
+        hipdnnBackendDescriptor_t heur = gb_heur(graph, HIPDNN_HEUR_MODE_A);
+        CHECK(heur != NULL);
+        gb_destroy(&heur);
+    }
+    gb_destroy(&graph);
+    gb_destroy(&op);
+    gb_destroy(&x);
+    gb_destroy(&y);
+}
+
 static void test_engines_are_ordered_by_name(void) {
     int64_t n = 0;
     CHECK_OK(hipdnnGetEngineCount_ext(&n));
@@ -1386,6 +1407,7 @@ int main(void) {
     RUN_TEST(test_last_error_read_clears_and_peek_keeps);
     RUN_TEST(test_op_table_describes_every_operation_descriptor);
     RUN_TEST(test_engines_are_ordered_by_name);
+    RUN_TEST(test_graph_keeps_its_handle);
     RUN_TEST(test_runtime_by_value_scalar);
     RUN_TEST(test_log_callback_received_messages);
     CHECK_OK(hipdnnDestroy(g_handle));
