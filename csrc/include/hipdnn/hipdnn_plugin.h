@@ -131,7 +131,11 @@ hipdnnPluginSetLoggingCallback(hipdnnPluginLoggingCallback_t callback);
 
 /* ---- engine (required) ---------------------------------------------------------------- */
 
-/* Two-call pattern: with ids = NULL, *num gets the count. */
+/* Two-call pattern: with ids = NULL, *num gets the count.  Called at load; returning
+ * NOT_SUPPORTED (with the message set) declines loading on this machine, e.g. a device
+ * plugin that finds no device or too old a driver: the loader skips the plugin, logging
+ * "declined to load: <message>" as info, so that builds of one engine for several vendors
+ * can sit in one folder and the one whose GPU is present registers the engine. */
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetAllEngineIds(uint64_t* ids,
                                                                             uint32_t max,
                                                                             uint32_t* num);
