@@ -22,7 +22,15 @@
 #include "hipdnn/hipdnn_sdk.h"
 #include "pw_program.h"
 
+#ifdef HIPE_HOST_EMULATION /* the test plugin libhip_emulated.so (emulate.cpp) */
+#define HIPE_ENGINE_NAME "hip_emulated"
+#define HIPE_MEMORY_SPACE HIPDNN_MEMORY_HOST
+#define HIPE_PRIORITY (-1) /* chosen only when asked for by name */
+#else
 #define HIPE_ENGINE_NAME "hip"
+#define HIPE_MEMORY_SPACE HIPDNN_MEMORY_DEVICE
+#define HIPE_PRIORITY 100 /* ahead of the CPU reference wherever it applies */
+#endif
 #define HIPE_PLUGIN_VERSION "0.1.0"
 #define HIPE_MSG_LEN 640
 /* Largest element count or span a tensor may have; keeps every index in int64. */

@@ -152,8 +152,8 @@ static const hipdnnPluginEngineDetails_t k_details = {
     .struct_size = (uint32_t)sizeof(hipdnnPluginEngineDetails_t),
     .engine_id = 0, /* filled once */
     .name = HIPE_ENGINE_NAME,
-    .memory_space = HIPDNN_MEMORY_DEVICE,
-    .priority = 100, /* ahead of the CPU reference wherever it applies */
+    .memory_space = HIPE_MEMORY_SPACE,
+    .priority = HIPE_PRIORITY,
     .flags = HIPDNN_ENGINE_FLAG_DETERMINISTIC,
     .num_knobs = 0,
     .knobs = NULL,
@@ -367,9 +367,11 @@ static hipdnnPluginStatus_t data_pointer(const hipe_plan* plan, const hipdnnPlug
                        name, (long long)uid);
         return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
     }
-    if (buf->memory_space == HIPDNN_MEMORY_HOST) {
-        hipe_set_error(HIPE_ENGINE_NAME ": EnqueueOpGraph: tensor '%s' (uid %lld) is in host "
-                       "memory; this engine needs device memory", name, (long long)uid);
+    if (buf->memory_space != HIPE_MEMORY_SPACE && buf->memory_space != HIPDNN_MEMORY_MANAGED) {
+        hipe_set_error(HIPE_ENGINE_NAME ": EnqueueOpGraph: tensor '%s' (uid %lld) is in %s "
+                       "memory; this engine needs %s memory", name, (long long)uid,
+                       buf->memory_space == HIPDNN_MEMORY_HOST ? "host" : "device",
+                       HIPE_MEMORY_SPACE == HIPDNN_MEMORY_HOST ? "host" : "device");
         return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
     }
     *ptr = buf->ptr;
