@@ -10,6 +10,7 @@ See docs/python.md.
 """
 from . import _C
 from .arrays import from_bfloat16, to_bfloat16
+from .device import DeviceArray, DeviceRuntime, device_runtime, synchronize
 from .enums import (build_plan_policy, convolution_mode, data_type, heur_mode, log_level,
                     memory_space, plugin_loading_mode, pointwise_mode)
 from .errors import GraphNotSupportedError, HipdnnError, InvalidGraphError, NotSupportedError
@@ -27,6 +28,7 @@ __all__ = [
     "memory_space", "plugin_loading_mode", "log_level",
     "HipdnnError", "InvalidGraphError", "NotSupportedError", "GraphNotSupportedError",
     "to_bfloat16", "from_bfloat16",
+    "DeviceArray", "DeviceRuntime", "device_runtime", "synchronize",
     "default_handle", "engines", "set_engine_plugin_paths", "loaded_engine_plugin_paths",
     "skipped_engine_plugins", "plugin_search_paths", "set_log_callback", "set_log_level",
     "version", "__version__",

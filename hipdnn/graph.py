@@ -9,7 +9,9 @@ then callable with new arrays for its inputs (in order of first use)::
 
 Outputs and workspace are allocated for each call.  Arrays reach the engine through a
 staging object chosen by the plan's memory space: host engines read NumPy memory in
-place; device engines will get their copies through the same seam (see _staging_for).
+place; for a device engine NumPy inputs are copied to the device, outputs allocated there
+and handed back as NumPy arrays.  Device arrays (hipdnn.DeviceArray, PyTorch, CuPy) given
+to a device engine are used in place, and then its outputs stay on the device too.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import numpy as np
 
 from . import _C
 from .arrays import numpy_dtype
+from .device import DeviceArray, is_device_array
 from .enums import convolution_mode as _conv_mode
 from .enums import data_type, heur_mode as _heur_mode, memory_space
 from .errors import HipdnnError
@@ -33,15 +36,18 @@ ArrayOrTensor = Union[np.ndarray, Tensor, float]
 class _HostStaging:
     """Host engines: arrays are used in place, outputs are plain NumPy arrays."""
 
-    def stage_in(self, array: Any) -> Any:
+    def stage_in(self, array: Any, t: Tensor) -> Any:
+        if is_device_array(array):
+            raise HipdnnError(f"hipdnn.Graph: the graph runs on a host engine but "
+                              f"{t.get_name()!r} is device memory ({type(array).__name__})")
         return array
 
-    def alloc_out(self, dims: Sequence[int], strides: Sequence[int], dtype: np.dtype) -> Any:
-        dims, strides = list(dims), list(strides)
+    def alloc_out(self, dims: Sequence[int], strides: Sequence[int], dtype: int) -> Any:
+        dims, strides, npdt = list(dims), list(strides), numpy_dtype(dtype)
         if strides == _packed(dims):
-            return np.empty(dims, dtype)
+            return np.empty(dims, npdt)
         extent = 1 + sum((d - 1) * s for d, s in zip(dims, strides))
-        base = np.empty(extent, dtype)
+        base = np.empty(extent, npdt)
         return np.lib.stride_tricks.as_strided(
             base, shape=dims, strides=[s * base.itemsize for s in strides], writeable=True)
 
@@ -52,14 +58,35 @@ class _HostStaging:
         return np.empty(size, np.uint8) if size else None
 
 
+class _DeviceStaging:
+    """Device engines: NumPy inputs are copied to the device (DeviceArray.from_numpy),
+    outputs are allocated there and copied back, unless every input was device memory
+    already: then outputs stay on the device (DeviceArray)."""
+
+    def __init__(self) -> None:
+        self.device_inputs = False
+
+    def stage_in(self, array: Any, t: Tensor) -> Any:
+        if is_device_array(array):
+            return array
+        return DeviceArray.from_numpy(np.asarray(array), data_type=t.get_data_type())
+
+    def alloc_out(self, dims: Sequence[int], strides: Sequence[int], dtype: int) -> Any:
+        return DeviceArray.empty(list(dims), dtype, list(strides))
+
+    def fetch_out(self, out: Any) -> Any:
+        return out if self.device_inputs else out.numpy()
+
+    def workspace(self, size: int) -> Any:
+        return DeviceArray.empty([size], np.uint8) if size else None
+
+
 def _staging_for(space: memory_space, engine: str):
-    """Where arrays must live for an engine.  Device engines need device buffers and
-    copies, which come with hipdnn.DeviceArray; until then they are refused here."""
+    """Where arrays must live for the plan's engine: in place for host engines, copied to
+    and from the device for device engines."""
     if space == memory_space.HOST:
         return _HostStaging()
-    raise HipdnnError(f"hipdnn.Graph: engine '{engine}' runs on the device, and staging NumPy "
-                      "arrays to the device is not available in this build; choose a host "
-                      "engine (preferred_engine=...) or use hipdnn.pygraph with device arrays")
+    return _DeviceStaging()
 
 
 def _packed(dims: Sequence[int]) -> List[int]:
@@ -131,7 +158,8 @@ class Graph:
             return value
         if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
             return value
-        if isinstance(value, np.ndarray) or hasattr(value, "__array_interface__"):
+        if isinstance(value, np.ndarray) or hasattr(value, "__array_interface__") or \
+                is_device_array(value):
             return self.input(value)
         return value  # pygraph raises the TypeError, naming the op and port
 
@@ -245,7 +273,9 @@ class Graph:
     def __call__(self, *arrays: Any,
                  workspace: Any = None) -> Union[np.ndarray, Tuple[np.ndarray, ...]]:
         """Runs the graph on new arrays for its inputs (in order of first use; none = the
-        arrays given while building).  Returns the output array, or a tuple of them."""
+        arrays given while building).  Returns the output array, or a tuple of them: NumPy
+        arrays, except on a device engine whose inputs were all device arrays, which gets
+        DeviceArrays back."""
         if not self._built:
             raise HipdnnError(f"Graph '{self._g.name}' is not built yet: leave the `with` "
                               "block or call build()")
@@ -256,10 +286,12 @@ class Graph:
             raise TypeError(f"Graph '{self._g.name}' takes {len(self._inputs)} input array(s) "
                             f"({names}), got {len(arrays)}")
         st = self._staging
-        pack: Dict[Any, Any] = {t: st.stage_in(a) for t, a in zip(self._inputs, arrays)}
+        if isinstance(st, _DeviceStaging):
+            st.device_inputs = all(is_device_array(a) for a in arrays)
+        pack: Dict[Any, Any] = {t: st.stage_in(a, t) for t, a in zip(self._inputs, arrays)}
         outs = []
         for t in self._outputs:
-            out = st.alloc_out(t.get_dim(), t.get_stride(), numpy_dtype(t.get_data_type()))
+            out = st.alloc_out(t.get_dim(), t.get_stride(), int(t.get_data_type()))
             pack[t] = out
             outs.append(out)
         if workspace is None:

@@ -239,12 +239,14 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendExecute(hipdnnHandle_t handle,
         st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, "variant pack: engine '%s' "
                         "needs a workspace of %zu bytes but WORKSPACE is NULL", e->name,
                         ps->workspace_size);
-    /* A device engine's workspace is device memory: probed, since it is never declared. */
-    if (!st && ps->workspace_size > 0 && e->memory_space != HIPDNN_MEMORY_HOST) {
+    /* The workspace is where the engine runs (device memory for device engines): probed,
+     * since it is never declared, whenever a GPU runtime may be involved. */
+    if (!st && ps->workspace_size > 0 && hipdnnRegistryHasDeviceEngine()) {
         hipdnnMemorySpace_t ws = hipdnnDevicePointerSpace(vp->workspace);
-        if (ws == HIPDNN_MEMORY_HOST)
-            st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: the workspace is in host "
-                            "memory but engine '%s' needs device memory", e->name);
+        if (ws != e->memory_space && ws != HIPDNN_MEMORY_MANAGED)
+            st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: the workspace is in %s "
+                            "memory but engine '%s' needs %s memory", space_name(ws), e->name,
+                            space_name(e->memory_space));
     }
     if (!st && !p->enqueue && e->memory_space != HIPDNN_MEMORY_HOST)
         st = hipdnnFail(HIPDNN_STATUS_NOT_SUPPORTED, "engine '%s': an ABI 1.0 plugin runs on host "

@@ -51,11 +51,8 @@ static void handle_dealloc(PyObject* op) {
 
 static PyObject* handle_set_stream(PyObject* op, PyObject* arg) {
     hd_Handle* self = (hd_Handle*)op;
-    void* stream = NULL;
-    if (arg != Py_None) {
-        stream = PyLong_AsVoidPtr(arg);
-        if (!stream && PyErr_Occurred()) return NULL;
-    }
+    hipdnnStream_t stream = NULL; /* an int, or a PyTorch / CuPy stream object */
+    if (hd_stream_from_object(arg, &stream) < 0) return NULL;
     if (hd_check(hd_state_of(op), hipdnnSetStream(self->handle, stream), "Handle.set_stream") <
         0)
         return NULL;
@@ -79,8 +76,9 @@ static PyObject* handle_repr(PyObject* op) {
 
 static PyMethodDef handle_methods[] = {
     {"set_stream", handle_set_stream, METH_O,
-     "set_stream(stream)\n--\n\nSets the stream (an int address, or None for the default "
-     "stream) that engines run on."},
+     "set_stream(stream)\n--\n\nSets the stream engines run on: None (the default stream), "
+     "an int (a raw hipStream_t / cudaStream_t), a PyTorch stream, a CuPy stream, or an object "
+     "with __cuda_stream__()."},
     {"get_stream", handle_get_stream, METH_NOARGS,
      "get_stream()\n--\n\nThe stream as an int address (0 = default stream)."},
     {NULL, NULL, 0, NULL},

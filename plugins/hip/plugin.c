@@ -165,6 +165,18 @@ static hipdnnPluginEngineDetails_t g_details;
 static void fill_details(void) {
     g_details = k_details;
     g_details.engine_id = engine_id();
+#ifdef HIPE_HOST_EMULATION
+    /* Tests with a fake GPU driver run the emulation on "device" memory. */
+    const char* m = getenv("HIPDNN_EMULATED_MEMORY");
+    if (m && strcmp(m, "device") == 0) g_details.memory_space = HIPDNN_MEMORY_DEVICE;
+#endif
+}
+
+static pthread_once_t g_details_once = PTHREAD_ONCE_INIT;
+
+static const hipdnnPluginEngineDetails_t* engine_details(void) {
+    pthread_once(&g_details_once, fill_details);
+    return &g_details;
 }
 
 static hipdnnPluginStatus_t check_engine(uint64_t id, const char* fn) {
@@ -181,9 +193,7 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetEngineDetails(
     if (!details) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetEngineDetails: NULL output");
     hipdnnPluginStatus_t st = check_engine(id, "GetEngineDetails");
     if (st != HIPDNN_PLUGIN_STATUS_SUCCESS) return st;
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, fill_details);
-    *details = &g_details;
+    *details = engine_details();
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
 
@@ -367,11 +377,12 @@ static hipdnnPluginStatus_t data_pointer(const hipe_plan* plan, const hipdnnPlug
                        name, (long long)uid);
         return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
     }
-    if (buf->memory_space != HIPE_MEMORY_SPACE && buf->memory_space != HIPDNN_MEMORY_MANAGED) {
+    hipdnnMemorySpace_t want = engine_details()->memory_space;
+    if (buf->memory_space != want && buf->memory_space != HIPDNN_MEMORY_MANAGED) {
         hipe_set_error(HIPE_ENGINE_NAME ": EnqueueOpGraph: tensor '%s' (uid %lld) is in %s "
                        "memory; this engine needs %s memory", name, (long long)uid,
                        buf->memory_space == HIPDNN_MEMORY_HOST ? "host" : "device",
-                       HIPE_MEMORY_SPACE == HIPDNN_MEMORY_HOST ? "host" : "device");
+                       want == HIPDNN_MEMORY_HOST ? "host" : "device");
         return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
     }
     *ptr = buf->ptr;
