@@ -48,17 +48,22 @@ def synchronize() -> None:
 
 def is_device_array(obj: Any) -> bool:
     """Whether ``obj`` is device memory hipdnn takes zero-copy: a DeviceArray, an object
-    with ``__cuda_array_interface__``, or one with ``__dlpack__`` whose device is not the
-    host (a PyTorch CPU tensor is host memory)."""
-    if isinstance(obj, _C.DeviceArray) or hasattr(obj, "__cuda_array_interface__"):
+    with ``__dlpack__`` whose device is not the host (a PyTorch CPU tensor is host
+    memory), or one with ``__cuda_array_interface__``.  Looked up on the type, so that no
+    property runs (PyTorch's __cuda_array_interface__ raises for bfloat16)."""
+    if isinstance(obj, _C.DeviceArray):
         return True
-    if isinstance(obj, np.ndarray) or not hasattr(obj, "__dlpack__"):
+    if isinstance(obj, np.ndarray):
         return False
-    try:
-        device_type = obj.__dlpack_device__()[0]
-    except Exception:  # no __dlpack_device__: assume device memory
-        return True
-    return int(device_type) not in _DL_HOST_TYPES
+    kind = type(obj)
+    if hasattr(kind, "__dlpack__"):
+        try:
+            device_type = obj.__dlpack_device__()[0]
+        except Exception:  # no __dlpack_device__: assume device memory
+            return True
+        return int(device_type) not in _DL_HOST_TYPES
+    return hasattr(kind, "__cuda_array_interface__") or \
+        "__cuda_array_interface__" in getattr(obj, "__dict__", {})
 
 
 def _data_type(dtype: Any) -> data_type:

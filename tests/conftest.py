@@ -296,12 +296,20 @@ def gpu_unavailable_reason():
     return "; ".join(why)
 
 
+def skip_or_fail_without_gpu(reason):
+    """Skips, or fails where HIPDNN_TEST_REQUIRE_GPU=1 says a GPU must be there (the GPU
+    machine's check, tools/gpu_check.sh)."""
+    if os.environ.get("HIPDNN_TEST_REQUIRE_GPU") == "1":
+        pytest.fail(f"HIPDNN_TEST_REQUIRE_GPU=1 but: {reason}")
+    pytest.skip(reason)
+
+
 @pytest.fixture
 def gpu(rng):
     """DeviceNumerics on the GPU engine; skips, saying why, without a GPU."""
     reason = gpu_unavailable_reason()
     if reason:
-        pytest.skip(reason)
+        skip_or_fail_without_gpu(reason)
     d = DeviceNumerics(rng)
     d.engine = GPU_ENGINE
     return d

@@ -11,7 +11,7 @@ import pytest
 
 import hipdnn
 import references as ref
-from conftest import FAKE_GPU, GPU_ENGINE, gpu_unavailable_reason
+from conftest import FAKE_GPU, GPU_ENGINE, gpu_unavailable_reason, skip_or_fail_without_gpu
 from tolerances import tolerance
 
 pytestmark = pytest.mark.gpu
@@ -22,7 +22,7 @@ dt = hipdnn.data_type
 def need_gpu():
     reason = gpu_unavailable_reason()
     if reason:
-        pytest.skip(reason)
+        skip_or_fail_without_gpu(reason)
 
 
 def torch_cuda():

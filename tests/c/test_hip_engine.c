@@ -345,6 +345,8 @@ int main(int argc, char** argv) {
         fprintf(stdout, "SKIP: no '%s' engine loaded (no GPU here?)\n", g_engine);
         print_skip_reasons();
         CHECK(!fake); /* the emulation must always load */
+        /* tools/gpu_check.sh: on the GPU machine, a skip is a failure */
+        CHECK_MSG(!getenv("HIPDNN_TEST_REQUIRE_GPU"), "HIPDNN_TEST_REQUIRE_GPU is set");
     }
     CHECK_OK(hipdnnDestroy(g_handle));
     if (!fake) fake_gpu_run_self();
