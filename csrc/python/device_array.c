@@ -270,23 +270,20 @@ static int dl_device_type(const hd_DeviceArray* a) {
 }
 
 /* Makes the memory safe to use on `consumer`: work hipdnn left pending on another stream is
- * ordered before it (an event), or, when that stream is unknown, the device synchronized. */
+ * ordered before it with an event.  Copies and fills are synchronous, so an array hipdnn
+ * never executed on has nothing pending; what other libraries enqueue on memory they
+ * were given is theirs to order, as between any two CUDA libraries. */
 static int ready_on(hd_DeviceArray* a, hipdnnStream_t consumer) {
     const hd_DeviceArray* r = root_of(a);
-    const int known = r->pending_known;
     hipdnnStream_t pending = r->pending;
-    hipdnnStatus_t s = HIPDNN_STATUS_SUCCESS;
-    if (known && pending == consumer) return 0;
+    if (!r->pending_known || pending == consumer) return 0;
+    hipdnnStatus_t s;
     Py_BEGIN_ALLOW_THREADS
-    if (known) {
-        hipdnnEvent_t ev = NULL;
-        s = hipdnnEventCreate_ext(&ev);
-        if (!s) s = hipdnnEventRecord_ext(ev, pending);
-        if (!s) s = hipdnnStreamWaitEvent_ext(consumer, ev);
-        hipdnnEventDestroy_ext(ev);
-    } else {
-        s = hipdnnDeviceSynchronize_ext();
-    }
+    hipdnnEvent_t ev = NULL;
+    s = hipdnnEventCreate_ext(&ev);
+    if (!s) s = hipdnnEventRecord_ext(ev, pending);
+    if (!s) s = hipdnnStreamWaitEvent_ext(consumer, ev);
+    hipdnnEventDestroy_ext(ev);
     Py_END_ALLOW_THREADS
     return raise_backend(hd_state_of((PyObject*)a), s, "DeviceArray: making it ready for a consumer");
 }
