@@ -82,3 +82,28 @@ extern "C" bool hipe_pointwise_launch(const pw_program* prog, int slots, int64_t
         }
     return true;
 }
+
+// Emulation runs the interpreter; the generated source is still written by plugin.c for
+// HIPDNN_HIP_JIT_DUMP, which the tests compile with NVRTC where it is installed.
+extern "C" bool hipe_jit_available(char* why, size_t len) {
+    snprintf(why, len, "host emulation interprets");
+    return false;
+}
+
+extern "C" bool hipe_jit_build(const char* source, int device, void** kernel, char* why,
+                               size_t len) {
+    (void)source;
+    (void)device;
+    *kernel = nullptr;
+    return hipe_jit_available(why, len);
+}
+
+extern "C" bool hipe_jit_launch(void* kernel, const pw_program* prog, int64_t grid_cap,
+                                void* stream, char* why, size_t len) {
+    (void)kernel;
+    (void)prog;
+    (void)grid_cap;
+    (void)stream;
+    snprintf(why, len, "host emulation interprets");
+    return false;
+}

@@ -22,6 +22,10 @@
 #include "hipdnn/hipdnn_sdk.h"
 #include "pw_program.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #ifdef HIPE_HOST_EMULATION /* the test plugin libhip_emulated.so (emulate.cpp) */
 #define HIPE_ENGINE_NAME "hip_emulated"
 #define HIPE_MEMORY_SPACE HIPDNN_MEMORY_HOST
@@ -65,11 +69,16 @@ bool hipe_compile(const hipdnnSdkGraph* g, hipe_plan* plan, char* why, size_t le
 /* A short listing of the compiled program, for logs and tests ("3 in, 1 out, 6 instrs"). */
 void hipe_describe(const hipe_plan* plan, char* buf, size_t len);
 
-/* ---- the device (runtime.hip, pointwise.hip: C linkage) ----------------------------- */
+/* ---- the plan's own kernel, compiled at run time (jit_source.c, jit.hip) -------------- */
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+#define HIPE_JIT_KERNEL "hipdnn_pw_fused"
+/* The source of a kernel specialised to `plan` (malloc'd; NULL when out of memory), with
+ * the prelude of NVRTC (cuda) or of the precompiled build's compat header (otherwise). */
+char* hipe_jit_source(const hipe_plan* plan, bool cuda);
+/* The headers that source includes: their texts and names, *count of them (static). */
+void hipe_jit_headers(const char* const** texts, const char* const** names, int* count);
+
+/* ---- the device (runtime.hip, pointwise.hip, jit.hip: C linkage) ----------------------- */
 
 /* "CUDA" or "ROCm": the vendor this build is for. */
 const char* hipe_vendor(void);
@@ -86,6 +95,14 @@ bool hipe_sm_count(int device, int* count, char* why, size_t len);
  * was refused. */
 bool hipe_pointwise_launch(const pw_program* prog, int slots, int64_t grid_cap, void* stream,
                            char* why, size_t len);
+/* Whether this build compiles kernels at run time (NVRTC found); if not, why. */
+bool hipe_jit_available(char* why, size_t len);
+/* Compiles and loads a kernel source (hipe_jit_source) for `device`, or finds it in the
+ * process's cache; *kernel stays valid for the life of the process.  False with `why`. */
+bool hipe_jit_build(const char* source, int device, void** kernel, char* why, size_t len);
+/* Launches a compiled kernel as hipe_pointwise_launch launches the interpreter. */
+bool hipe_jit_launch(void* kernel, const pw_program* prog, int64_t grid_cap, void* stream,
+                     char* why, size_t len);
 
 #ifdef __cplusplus
 }

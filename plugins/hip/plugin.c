@@ -1,7 +1,9 @@
 /* The plugin ABI 1.1 entry points of the HIP engine: identity, the load-time device probe,
  * handles per device, applicability, execution contexts and EnqueueOpGraph. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +18,7 @@ struct hipdnnEnginePluginHandle {
 
 struct hipdnnEnginePluginExecutionContext {
     hipe_plan plan;
+    void* jit; /* the plan's own compiled kernel, or NULL: the interpreter runs it */
 };
 
 static hipdnnPluginStatus_t fail(hipdnnPluginStatus_t st, const char* what) {
@@ -300,6 +303,46 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetWorkspaceSize(
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
 
+/* $HIPDNN_HIP_JIT_DUMP names a folder that receives each generated kernel source with
+ * the headers it includes, so that tests can compile them where no GPU is. */
+static void dump_source(const char* src) {
+    const char* dir = getenv("HIPDNN_HIP_JIT_DUMP");
+    if (!dir || !*dir || !src) return;
+    static atomic_int counter;
+    char path[4096];
+    const char* const* texts;
+    const char* const* names;
+    int n;
+    hipe_jit_headers(&texts, &names, &n);
+    for (int i = -1; i < n; ++i) {
+        if (i < 0)
+            snprintf(path, sizeof(path), "%s/hipdnn_pw_%d.cu", dir, atomic_fetch_add(&counter, 1));
+        else
+            snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+        FILE* f = fopen(path, "w");
+        if (!f) continue;
+        fputs(i < 0 ? src : texts[i], f);
+        fclose(f);
+    }
+}
+
+/* The plan's own kernel, compiled once at plan time; without one (no run-time compiler,
+ * HIPDNN_HIP_JIT=0, a compile failure) the interpreting kernel runs the plan. */
+static void compile_kernel(hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t c) {
+    const char* mode = getenv("HIPDNN_HIP_JIT");
+    if (mode && strcmp(mode, "0") == 0) return;
+    char* src = hipe_jit_source(&c->plan, strcmp(hipe_vendor(), "ROCm") != 0);
+    dump_source(src);
+    char why[HIPE_MSG_LEN] = "out of memory";
+    if (src && hipe_jit_build(src, handle->device, &c->jit, why, sizeof(why)))
+        hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": graph '%s': its own kernel is compiled",
+                 c->plan.graph->name);
+    else
+        hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": graph '%s' runs on the interpreting "
+                 "kernel: %s", c->plan.graph->name, why);
+    free(src);
+}
+
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateExecutionContext(
     hipdnnEnginePluginHandle_t handle, const uint8_t* engine_config, size_t config_size,
     const uint8_t* graph, size_t graph_size, hipdnnEnginePluginExecutionContext_t* ctx) {
@@ -317,6 +360,7 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateExecutionConte
     hipe_describe(&c->plan, listing, sizeof(listing));
     hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": graph '%s' (%d nodes) fused: %s",
              c->plan.graph->name, c->plan.graph->num_nodes, listing);
+    compile_kernel(handle, c);
     *ctx = c;
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
@@ -434,7 +478,9 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginEnqueueOpGraph(
     }
     /* Enough blocks to fill every SM several times over; the kernel strides over the rest. */
     int64_t grid_cap = (int64_t)handle->sm_count * 64;
-    bool ok = hipe_pointwise_launch(&prog, plan->slots, grid_cap, handle->stream, why, sizeof(why));
+    bool ok = ctx->jit ? hipe_jit_launch(ctx->jit, &prog, grid_cap, handle->stream, why, sizeof(why))
+                       : hipe_pointwise_launch(&prog, plan->slots, grid_cap, handle->stream, why,
+                                               sizeof(why));
     char restore[HIPE_MSG_LEN];
     if (current != handle->device) hipe_set_device(current, restore, sizeof(restore));
     if (!ok) {

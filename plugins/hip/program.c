@@ -457,7 +457,9 @@ static bool emit_node(emitter* e, const hipdnnSdkNode* n) {
     e->acc = y;
     const hipdnnSdkTensor* yt = &c->g->tensors[y];
     int storage = storage_of(yt->data_type);
-    if (storage != PW_F32 && !emit(e, PW_ROUND, 0, storage, 0, NULL)) return false;
+    /* Later nodes read the value as stored; STORE itself rounds what only it reads. */
+    if (storage != PW_F32 && c->uses[y] > 0 && !emit(e, PW_ROUND, 0, storage, 0, NULL))
+        return false;
     if (!yt->is_virtual && !emit(e, PW_STORE, 0, c->index[y], 0, NULL)) return false;
     return true;
 }

@@ -287,10 +287,8 @@ PW_FN void binary_slot(int fn, bool rev, int a, float (&r)[PW_SLOTS][PW_VEC],
     }
 }
 
-// One step of one thread: group g of the iteration space (PW_VEC elements of one row)
-// through the whole program.
-template <int S>
-PW_FN void pw_step(const pw_program& p, int64_t g) {
+// Where step g of the iteration space is: PW_VEC elements of one row.
+PW_FN Pos pw_position(const pw_program& p, int64_t g) {
     const int64_t dlast = p.dims[p.ndim - 1];
     const int64_t chunks = (dlast + PW_VEC - 1) / PW_VEC;
     Pos pos;
@@ -304,43 +302,60 @@ PW_FN void pw_step(const pw_program& p, int64_t g) {
     }
     pos.cnt = dlast - pos.c0 < PW_VEC ? (int)(dlast - pos.c0) : PW_VEC;
     pos.e = pos.row * dlast + pos.c0;
+    return pos;
+}
 
-    float r[PW_SLOTS][PW_VEC];
+// The inputs, into slots 0..nin-1.
+template <int S>
+PW_FN void pw_load_inputs(const pw_program& p, const Pos& pos, float (&r)[PW_SLOTS][PW_VEC]) {
 PW_UNROLL
     for (int i = 0; i < S; ++i)
         if (i < p.nin) load_input(p, p.in[i], pos, r[i]);
+}
+
+// One instruction.  The interpreter passes instructions read from the program; generated
+// kernels (jit_source.c) pass constants, and every switch here folds away.
+template <int S>
+PW_FN void pw_instr_step(const pw_program& p, const pw_instr& ins, const Pos& pos,
+                         float (&r)[PW_SLOTS][PW_VEC], float* acc, float* o) {
+    const bool scalar = ins.flags & PW_SCALAR;
+    switch (ins.op) {
+    case PW_GET:
+        if (scalar) {
+PW_UNROLL
+            for (int j = 0; j < PW_VEC; ++j) acc[j] = p.scalar[ins.a];
+        } else {
+            get_slot<S>(ins.a, r, acc);
+        }
+        break;
+    case PW_PUT: put_slot<S>(ins.a, r, acc); break;
+    case PW_BINARY:
+        if (scalar) {
+PW_UNROLL
+            for (int j = 0; j < PW_VEC; ++j) o[j] = p.scalar[ins.a];
+            binary(ins.fn, ins.flags & PW_REVERSED, acc, o);
+        } else {
+            binary_slot<S>(ins.fn, ins.flags & PW_REVERSED, ins.a, r, acc);
+        }
+        break;
+    case PW_UNARY: unary(ins, acc); break;
+    case PW_ROUND: round_to(ins.a, acc); break;
+    case PW_STORE: store_output(p, p.out[ins.a], pos, acc); break;
+    default: break;
+    }
+}
+
+// One step of one thread, interpreting the program.
+template <int S>
+PW_FN void pw_step(const pw_program& p, int64_t g) {
+    const Pos pos = pw_position(p, g);
+    float r[PW_SLOTS][PW_VEC];
+    pw_load_inputs<S>(p, pos, r);
     float acc[PW_VEC];
 PW_UNROLL
     for (int j = 0; j < PW_VEC; ++j) acc[j] = 0.0f;
     float o[PW_VEC];
-    for (int k = 0; k < p.ninstr; ++k) {
-        const pw_instr ins = p.instr[k];
-        const bool scalar = ins.flags & PW_SCALAR;
-        switch (ins.op) {
-        case PW_GET:
-            if (scalar) {
-PW_UNROLL
-                for (int j = 0; j < PW_VEC; ++j) acc[j] = p.scalar[ins.a];
-            } else {
-                get_slot<S>(ins.a, r, acc);
-            }
-            break;
-        case PW_PUT: put_slot<S>(ins.a, r, acc); break;
-        case PW_BINARY:
-            if (scalar) {
-PW_UNROLL
-                for (int j = 0; j < PW_VEC; ++j) o[j] = p.scalar[ins.a];
-                binary(ins.fn, ins.flags & PW_REVERSED, acc, o);
-            } else {
-                binary_slot<S>(ins.fn, ins.flags & PW_REVERSED, ins.a, r, acc);
-            }
-            break;
-        case PW_UNARY: unary(ins, acc); break;
-        case PW_ROUND: round_to(ins.a, acc); break;
-        case PW_STORE: store_output(p, p.out[ins.a], pos, acc); break;
-        default: break;
-        }
-    }
+    for (int k = 0; k < p.ninstr; ++k) pw_instr_step<S>(p, p.instr[k], pos, r, acc, o);
 }
 
 // Steps (PW_VEC-element groups) in the iteration space.

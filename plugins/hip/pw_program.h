@@ -20,7 +20,9 @@
 #ifndef HIPDNN_HIP_PW_PROGRAM_H
 #define HIPDNN_HIP_PW_PROGRAM_H
 
+#if !defined(__CUDACC_RTC__) && !defined(__HIPCC_RTC__) /* run-time compilers: the prelude */
 #include <stdint.h>
+#endif
 
 #define PW_MAX_DIMS 8
 #define PW_MAX_INPUTS 8
