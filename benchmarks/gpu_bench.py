@@ -9,6 +9,9 @@ warm-up).  Bandwidth is the bytes a fused implementation must move (each input r
 each output written once) over the time; "of copy" is that against a device-to-device
 copy of the same byte count measured in the same run.
 
+hipdnn runs twice where it can: with the kernel the GPU engine compiles for the plan
+(NVRTC), and with its interpreting kernel (HIPDNN_HIP_JIT=0), so both ways are measured.
+
 Cases (CASES below; later rounds add row sum, softmax, layernorm, rmsnorm the same way):
   mul_add_gelu_add   y = gelu(a * b + a) + b over 2^log2 bf16 elements: 2 inputs, 1
                      output, 4 nodes fused into one kernel by hipdnn
@@ -20,6 +23,7 @@ The table comes last.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -118,7 +122,7 @@ class Case:
     make_inputs: Callable[[int, "torch.Generator"], Dict[str, "torch.Tensor"]]
     torch_fn: Callable[..., "torch.Tensor"]
     reference: Callable[..., "torch.Tensor"]  # fp32
-    build_graph: Callable[[Dict[str, "torch.Tensor"], "torch.Tensor"], Callable[[], None]]
+    build_graph: Callable[..., Callable[[], None]]  # (inputs, out, jit) -> one execute
     bytes_moved: Callable[[Dict[str, "torch.Tensor"]], int]
     tolerance: float
     notes: List[str] = field(default_factory=list)
@@ -139,7 +143,32 @@ def _mul_add_gelu_add_ref(a, b):
     return torch.nn.functional.gelu(a * b + a) + b
 
 
-def _mul_add_gelu_add_graph(inputs, out) -> Callable[[], None]:
+def build_plan(g: "hipdnn.pygraph", jit: bool) -> str:
+    """Builds g; jit=False asks the GPU engine for its interpreting kernel instead of the
+    kernel it compiles for the plan.  Returns "engine, kernel" as the engine logged it."""
+    messages: List[str] = []
+    old = os.environ.get("HIPDNN_HIP_JIT")
+    os.environ["HIPDNN_HIP_JIT"] = "1" if jit else "0"
+    hipdnn.set_log_level(hipdnn.log_level.INFO)
+    hipdnn.set_log_callback(lambda level, msg: messages.append(msg))
+    try:
+        g.build([hipdnn.heur_mode.A])
+        hipdnn._C.flush_log()
+    finally:
+        hipdnn.set_log_callback(None)
+        hipdnn.set_log_level(hipdnn.log_level.WARN)
+        if old is None:
+            os.environ.pop("HIPDNN_HIP_JIT", None)
+        else:
+            os.environ["HIPDNN_HIP_JIT"] = old
+    engine = g.get_engine_name(0)
+    if any("own kernel is compiled" in m for m in messages):
+        return f"{engine}, compiled kernel"
+    why = [m.split("interpreting kernel: ", 1)[1] for m in messages if "interpreting kernel" in m]
+    return f"{engine}, interpreter" + (f" ({why[0][:60]})" if why and jit else "")
+
+
+def _mul_add_gelu_add_graph(inputs, out, jit: bool) -> Callable[[], None]:
     """The hipdnn plan for the case, on torch's current stream; returns one execute."""
     g = hipdnn.pygraph(io_data_type=dt.BFLOAT16, intermediate_data_type=dt.FLOAT,
                        compute_data_type=dt.FLOAT, name="mul_add_gelu_add")
@@ -147,16 +176,15 @@ def _mul_add_gelu_add_graph(inputs, out) -> Callable[[], None]:
     b = g.tensor_like(inputs["b"], name="b")
     y = g.add(a=g.gelu(input=g.add(a=g.mul(a=a, b=b), b=a)), b=b, name="y")
     y.set_output(True)
-    g.build([hipdnn.heur_mode.A])
+    label = build_plan(g, jit)
     handle = hipdnn.Handle()
     handle.set_stream(torch.cuda.current_stream())
     pack = {a: inputs["a"], b: inputs["b"], y: out}
-    engine = g.get_engine_name(0)
 
     def run():
         g.execute(pack, None, handle=handle)
 
-    run.engine = engine  # type: ignore[attr-defined]
+    run.engine = label  # type: ignore[attr-defined]
     return run
 
 
@@ -211,12 +239,18 @@ def run_case(case: Case, n: int, samples: int, repeat: int, copy_gbs: float) -> 
         results.append(Result(case.name, "torch.compile", None, note=f"n/a: {type(e).__name__}: "
                               f"{str(e).splitlines()[0][:80] if str(e) else ''}"))
 
-    out = torch.full_like(inputs["a"], float("nan"))
-    try:
-        run = case.build_graph(inputs, out)
-        add(f"hipdnn ({run.engine})", run, lambda: out, case.tolerance)
-    except hipdnn.HipdnnError as e:
-        results.append(Result(case.name, "hipdnn", None, note=f"failed: {e}"))
+    measured = set()
+    for jit in (True, False):  # the plan's own kernel, then the interpreter
+        out = torch.full_like(inputs["a"], float("nan"))
+        try:
+            run = case.build_graph(inputs, out, jit)
+            kind = "interpreter" if "interpreter" in run.engine else "compiled"
+            if kind not in measured:  # without NVRTC both runs are the interpreter
+                measured.add(kind)
+                add(f"hipdnn ({run.engine})", run, lambda: out, case.tolerance)
+        except hipdnn.HipdnnError as e:
+            results.append(Result(case.name, "hipdnn", None, note=f"failed: {e}"))
+        del out
     return results
 
 

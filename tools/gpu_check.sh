@@ -45,9 +45,18 @@ print("engines:", ", ".join(names))
 for path, reason in hipdnn.skipped_engine_plugins():
     print(f"skipped: {path}: {reason}")
 x = np.linspace(-3, 3, 1000, dtype=np.float32)
+logs = []
+hipdnn.set_log_level("info")
+hipdnn.set_log_callback(lambda level, msg: logs.append(msg))
 with hipdnn.Graph(name="engine_check") as g:
     g.gelu(g.mul(x, x))
 got = g(x, x)
+hipdnn._C.flush_log()
+hipdnn.set_log_callback(None)
+hipdnn.set_log_level("warn")
+for m in logs:
+    if "fused:" in m or "kernel" in m:
+        print("log:", m)
 ref = np.vectorize(lambda v: 0.5 * v * (1 + __import__("math").erf(v / 2 ** 0.5)))(x.astype(np.float64) ** 2)
 err = float(np.max(np.abs(got - ref) / (1e-5 + 1e-5 * np.abs(ref))))
 print(f"gelu(x * x) over 1000 floats ran on engine '{g.engine_name}'; worst error {err:.3f} of the tolerance")
