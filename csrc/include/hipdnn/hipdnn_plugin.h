@@ -17,8 +17,9 @@
  * What 1.1 adds (a plugin reporting minor >= 1 must export all of it):
  *   - handles are created lazily, per hipdnn handle, by CreateForDevice with the device
  *     that hipdnn handle was created on; the loader creates none, so a plugin touches its
- *     GPU runtime only when first used.  GetAllEngineIds, GetEngineDetails (handle NULL)
- *     and DestroyEngineDetails (handle NULL) must work without a handle;
+ *     GPU runtime only when first used (or, to decline loading where its GPU is absent,
+ *     in GetAllEngineIds).  GetAllEngineIds, GetEngineDetails (handle NULL) and
+ *     DestroyEngineDetails (handle NULL) must work without a handle;
  *   - GetWorkspaceSizeFromExecutionContext: an engine that compiles at plan time does so
  *     once, in CreateExecutionContext, and reports the workspace of what it built;
  *   - EnqueueOpGraph: each buffer says which memory space it is in (as the frontend knows
