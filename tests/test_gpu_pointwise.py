@@ -1,6 +1,7 @@
 """The GPU engine's fused pointwise kernel against float64 NumPy (DESIGN tolerances) and
 against the reference engine: every mode, fp32 / fp16 / bf16 storage, broadcasting, odd
-sizes and strides, unaligned views, special values, and DAGs fused into one kernel.
+sizes and strides, unaligned views, special values, DAGs fused into one kernel, and
+batchnorm inference (alone and fused with what follows it).
 
 Every run copies each operand's whole allocation to the device, NaN poison in its gaps
 included, and back (conftest.DeviceNumerics), so outputs are checked to be fully written
@@ -16,6 +17,7 @@ import hipdnn
 import references as ref
 from conftest import GPU_ENGINE, STORAGES, assert_close
 from test_numerics import assert_same_values, exact_input, subnormal, unary_specials
+from test_batchnorm_inference import check_batchnorm
 from test_pointwise import BINARY, SHAPE, check_binary, check_unary
 from tolerances import DTYPES, graph_tolerance, tolerance
 
@@ -319,6 +321,37 @@ def test_eight_inputs_use_the_widest_kernel(gpu):
     out = gpu.output(acc, [3, 11], "fp32")
     gpu.execute(g, ins + [out])
     gpu.assert_close(out, sum(op.values for op in ins), 1e-5)
+
+
+# ---- batchnorm inference, alone and fused ----------------------------------------------------
+
+def test_batchnorm_inference_nchw(gpu, dtype):
+    check_batchnorm(gpu, dtype, [2, 6, 5, 7])
+
+
+def test_batchnorm_inference_nhwc_with_fp32_statistics(gpu, dtype):
+    check_batchnorm(gpu, dtype, [2, 6, 5, 7], stats_dtype="fp32", x_layout="channels_last",
+                    y_layout="channels_last")
+
+
+def test_batchnorm_inference_strided_views(gpu, dtype):
+    check_batchnorm(gpu, dtype, [2, 5, 4, 6], x_layout="strided", y_layout="strided",
+                    stats_layout="strided")
+
+
+def test_batchnorm_then_relu_is_one_kernel(gpu, dtype):
+    shape, stat = [3, 4, 5, 6], [1, 4, 1, 1]
+    x = gpu.input(shape, dtype, high=3.0)
+    st = [gpu.input(stat, dtype), gpu.input(stat, dtype, low=0.5, high=2.0, signed=False),
+          gpu.input(stat, dtype, low=0.5, high=1.5), gpu.input(stat, dtype)]
+    g = gpu.graph(dtype)
+    names = ["mean", "inv_variance", "scale", "bias"]
+    t = g.batchnorm_inference(x.bind(g, "x"), *[op.bind(g, n) for op, n in zip(st, names)])
+    y = g.relu(input=t)
+    out = gpu.output(y, shape, dtype)
+    gpu.execute(g, [x] + st + [out])
+    want = ref.relu(ref.batchnorm_inference(x.values, *[op.values for op in st]))
+    gpu.assert_close(out, want, graph_tolerance(["batchnorm", "pointwise"], dtype))
 
 
 # ---- the GPU engine and the reference engine agree ---------------------------------------

@@ -62,7 +62,13 @@ GRAPHS = textwrap.dedent('''
         t = g.add(a=x, b=1.0)
         g.div(a=g.sub(a=3.0, b=g.mul(a=t, b=t)), b=t).set_output(True)
 
+    def batchnorm(g):  # batchnorm inference then gelu
+        x = g.tensor(name="x", dim=[2, 16, 7, 7])
+        st = [g.tensor(name=n, dim=[1, 16, 1, 1]) for n in ("m", "v", "s", "b")]
+        g.gelu(input=g.batchnorm_inference(x, *st)).set_output(True)
+
     build(dt.BFLOAT16, bench)
+    build(dt.HALF, batchnorm)
     build(dt.HALF, chain, inter=dt.HALF)
     build(dt.FLOAT, strided)
     build(dt.FLOAT, wide)
@@ -116,7 +122,7 @@ def dumped(tmp_path_factory):
                           env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     sources = sorted(out.glob("hipdnn_pw_*.cu"))
-    assert len(sources) == 5, sorted(p.name for p in out.iterdir())
+    assert len(sources) == 6, sorted(p.name for p in out.iterdir())
     headers = {n: (out / n).read_bytes() for n in ("pw_program.h", "pw_exec.h")}
     return sources, headers
 

@@ -1,7 +1,7 @@
 /* hip_engine.h — what the files of the HIP engine share.
  *
  * The engine runs graphs of pointwise nodes (any DAG: every mode the backend has, NumPy
- * broadcasting, any strides) as one fused kernel per graph, reading each input once and
+ * broadcasting, any strides) and batchnorm inference as one fused kernel per graph, reading each input once and
  * writing each output once, computing in fp32 over fp32 / fp16 / bf16 storage.  What it
  * cannot run it declines with a one-line reason.
  *

@@ -160,8 +160,9 @@ static const hipdnnPluginEngineDetails_t k_details = {
     .flags = HIPDNN_ENGINE_FLAG_DETERMINISTIC,
     .num_knobs = 0,
     .knobs = NULL,
-    .notes = "GPU: a graph of pointwise nodes fused into one kernel (each input read once, "
-             "each output written once), fp32 compute over fp32/fp16/bf16 storage",
+    .notes = "GPU: a graph of pointwise and batchnorm-inference nodes fused into one kernel "
+             "(each input read once, each output written once), fp32 compute over "
+             "fp32/fp16/bf16 storage",
 };
 static hipdnnPluginEngineDetails_t g_details;
 

@@ -67,6 +67,16 @@ static int storage_of(hipdnnDataType_t t) {
     }
 }
 
+/* How many input ports a node reads: a pointwise mode's arity, or batchnorm's five (x,
+ * mean, inv_variance, scale, bias); 0 for what this engine does not run. */
+static int node_inputs(const hipdnnSdkNode* n) {
+    if (n->kind == HIPDNN_OP_BATCHNORM_INFERENCE) return 5;
+    if (n->kind != HIPDNN_OP_POINTWISE) return 0;
+    hipdnnPointwiseMode_t mode = hipdnnSdkNodeMode(n);
+    int arity = hipdnnSdkPointwiseArity(mode);
+    return fn_of(mode) >= 0 && arity >= 1 && arity <= 2 ? arity : 0;
+}
+
 /* ---- per-graph working state -------------------------------------------------------- */
 
 enum { KIND_UNUSED = 0, KIND_INPUT, KIND_SCALAR, KIND_NODE };
@@ -148,21 +158,22 @@ static bool check_nodes(compiler* c) {
     for (int32_t i = 0; i < g->num_nodes; ++i) {
         const hipdnnSdkNode* n = &g->nodes[i];
         node_label(n, nl, sizeof(nl));
-        if (n->kind != HIPDNN_OP_POINTWISE)
+        if (n->kind != HIPDNN_OP_POINTWISE && n->kind != HIPDNN_OP_BATCHNORM_INFERENCE)
             return decline(c->why, c->len, "%s: operation not supported (this engine runs "
-                           "graphs of pointwise operations)", nl);
-        hipdnnPointwiseMode_t mode = hipdnnSdkNodeMode(n);
-        int arity = hipdnnSdkPointwiseArity(mode);
-        if (fn_of(mode) < 0 || arity < 1 || arity > 2)
-            return decline(c->why, c->len, "%s: pointwise mode %d not supported", nl, (int)mode);
+                           "graphs of pointwise operations and batchnorm inference)", nl);
+        int arity = node_inputs(n);
+        if (arity == 0)
+            return decline(c->why, c->len, "%s: pointwise mode %d not supported", nl,
+                           (int)hipdnnSdkNodeMode(n));
+        const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
         hipdnnDataType_t ct = n->compute_type;
         if (ct != HIPDNN_DATA_NOT_SET && ct != HIPDNN_DATA_FLOAT && ct != HIPDNN_DATA_HALF &&
             ct != HIPDNN_DATA_BFLOAT16)
             return decline(c->why, c->len, "%s: compute type %s not supported (fp32 compute)", nl,
                            hipdnnSdkDataTypeName(ct));
-        const hipdnnSdkTensor* in[2] = {NULL, NULL};
+        const hipdnnSdkTensor* in[HIPDNN_MAX_PORTS] = {NULL};
         for (int p = 0; p < arity; ++p) {
-            const char* port = p == 0 ? "x" : "b";
+            const char* port = info && p < info->num_inputs ? info->inputs[p].name : "?";
             int32_t at;
             if (n->inputs[p] == HIPDNN_NO_TENSOR)
                 return decline(c->why, c->len, "%s: input %s not set", nl, port);
@@ -194,9 +205,10 @@ static bool check_nodes(compiler* c) {
             return decline(c->why, c->len, "%s: y '%s' (uid %lld) is %s", nl, out->name,
                            (long long)out->uid, c->written[at] ? "written by an earlier node"
                                                                : "read before this node writes it");
-        if (in[0] == out || in[1] == out)
-            return decline(c->why, c->len, "%s: y '%s' (uid %lld) is both input and output", nl,
-                           out->name, (long long)out->uid);
+        for (int p = 0; p < arity; ++p)
+            if (in[p] == out)
+                return decline(c->why, c->len, "%s: y '%s' (uid %lld) is both input and "
+                               "output", nl, out->name, (long long)out->uid);
         c->written[at] = true;
         c->kind[at] = KIND_NODE;
     }
@@ -420,14 +432,43 @@ static void release(emitter* e, int32_t t) {
     }
 }
 
+static bool finish_node(emitter* e, int32_t y);
+
+/* y = (x - mean) * inv_variance * scale + bias, as four binary steps on the accumulator
+ * (the reference engine's order of operations). */
+static bool emit_batchnorm(emitter* e, const hipdnnSdkNode* n) {
+    compiler* c = e->c;
+    static const int fns[4] = {PW_SUB, PW_MUL, PW_MUL, PW_ADD};
+    int32_t t[5];
+    for (int p = 0; p < 5; ++p) t[p] = hipdnnSdkUidMapFind(&c->map, n->inputs[p]);
+    if (!get(e, t[HIPDNN_BN_X])) return false;
+    for (int p = 1; p < 5; ++p) /* x read again as a statistic: it must sit in a slot too */
+        if (t[p] == t[HIPDNN_BN_X] && !spill(e)) return false;
+    for (int p = 1; p < 5; ++p) {
+        int a;
+        unsigned flags;
+        if (!operand(e, t[p], &a, &flags))
+            return decline(c->why, c->len, "internal: operand of node '%s' is held nowhere",
+                           n->name);
+        if (!emit(e, PW_BINARY, fns[p - 1], a, flags, NULL)) return false;
+    }
+    for (int p = 0; p < 5; ++p) release(e, t[p]);
+    return true;
+}
+
 static bool emit_node(emitter* e, const hipdnnSdkNode* n) {
     compiler* c = e->c;
+    int32_t y = hipdnnSdkUidMapFind(&c->map, n->outputs[0]);
+    if (n->kind == HIPDNN_OP_BATCHNORM_INFERENCE) {
+        if (!emit_batchnorm(e, n)) return false;
+        e->acc = y;
+        return finish_node(e, y);
+    }
     hipdnnPointwiseMode_t mode = hipdnnSdkNodeMode(n);
     int fn = fn_of(mode);
     int arity = hipdnnSdkPointwiseArity(mode);
     int32_t x = hipdnnSdkUidMapFind(&c->map, n->inputs[HIPDNN_PW_X]);
     int32_t b = arity == 2 ? hipdnnSdkUidMapFind(&c->map, n->inputs[HIPDNN_PW_B]) : -1;
-    int32_t y = hipdnnSdkUidMapFind(&c->map, n->outputs[HIPDNN_PW_Y]);
     if (arity == 1) {
         float p[3] = {(float)n->attrs[HIPDNN_PW_RELU_LOWER_CLIP].d,
                       (float)n->attrs[HIPDNN_PW_RELU_UPPER_CLIP].d,
@@ -455,6 +496,13 @@ static bool emit_node(emitter* e, const hipdnnSdkNode* n) {
         release(e, b);
     }
     e->acc = y;
+    return finish_node(e, y);
+}
+
+/* The node's result y is in the accumulator: rounded if a later node reads it, stored if
+ * it is an output. */
+static bool finish_node(emitter* e, int32_t y) {
+    compiler* c = e->c;
     const hipdnnSdkTensor* yt = &c->g->tensors[y];
     int storage = storage_of(yt->data_type);
     /* Later nodes read the value as stored; STORE itself rounds what only it reads. */
@@ -472,9 +520,10 @@ static bool number_tensors(compiler* c, hipe_plan* plan, const hipdnnSdkTensor**
     const hipdnnSdkTensor* outs[PW_MAX_OUTPUTS];
     for (int32_t i = 0; i < g->num_nodes; ++i) { /* in order of first use */
         const hipdnnSdkNode* n = &g->nodes[i];
-        int64_t uids[3] = {n->inputs[0], n->inputs[1], n->outputs[0]};
-        for (int p = 0; p < 3; ++p) {
-            int32_t t = uids[p] == HIPDNN_NO_TENSOR ? -1 : hipdnnSdkUidMapFind(&c->map, uids[p]);
+        int nports = node_inputs(n);
+        for (int p = 0; p <= nports; ++p) { /* the inputs, then the output */
+            int64_t uid = p < nports ? n->inputs[p] : n->outputs[0];
+            int32_t t = uid == HIPDNN_NO_TENSOR ? -1 : hipdnnSdkUidMapFind(&c->map, uid);
             if (t < 0 || c->index[t] >= 0) continue;
             const hipdnnSdkTensor* tt = &g->tensors[t];
             if (c->kind[t] == KIND_INPUT) {
