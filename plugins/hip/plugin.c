@@ -18,7 +18,7 @@ struct hipdnnEnginePluginHandle {
 
 struct hipdnnEnginePluginExecutionContext {
     hipe_plan plan;
-    void* jit; /* the plan's own compiled kernel, or NULL: the interpreter runs it */
+    _Atomic(void*) jit; /* the plan's own compiled kernel, or NULL: the interpreter runs it */
 };
 
 static hipdnnPluginStatus_t fail(hipdnnPluginStatus_t st, const char* what) {
@@ -335,10 +335,12 @@ static void compile_kernel(hipdnnEnginePluginHandle_t handle, hipdnnEnginePlugin
     char* src = hipe_jit_source(&c->plan, strcmp(hipe_vendor(), "ROCm") != 0);
     dump_source(src);
     char why[HIPE_MSG_LEN] = "out of memory";
-    if (src && hipe_jit_build(src, handle->device, &c->jit, why, sizeof(why)))
+    void* kernel = NULL;
+    if (src && hipe_jit_build(src, handle->device, &kernel, why, sizeof(why))) {
+        atomic_store(&c->jit, kernel);
         hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": graph '%s': its own kernel is compiled",
                  c->plan.graph->name);
-    else
+    } else
         hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": graph '%s' runs on the interpreting "
                  "kernel: %s", c->plan.graph->name, why);
     free(src);
@@ -479,9 +481,15 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginEnqueueOpGraph(
     }
     /* Enough blocks to fill every SM several times over; the kernel strides over the rest. */
     int64_t grid_cap = (int64_t)handle->sm_count * 64;
-    bool ok = ctx->jit ? hipe_jit_launch(ctx->jit, &prog, grid_cap, handle->stream, why, sizeof(why))
-                       : hipe_pointwise_launch(&prog, plan->slots, grid_cap, handle->stream, why,
-                                               sizeof(why));
+    void* jit = atomic_load(&ctx->jit);
+    bool ok = jit && hipe_jit_launch(jit, &prog, grid_cap, handle->stream, why, sizeof(why));
+    if (jit && !ok) { /* the plan's kernel would not launch: the interpreter from now on */
+        hipe_log(HIPDNN_LOG_WARN, HIPE_ENGINE_NAME ": graph '%s': %s; using the interpreting "
+                 "kernel", plan->graph->name, why);
+        atomic_store(&ctx->jit, NULL);
+    }
+    if (!ok)
+        ok = hipe_pointwise_launch(&prog, plan->slots, grid_cap, handle->stream, why, sizeof(why));
     char restore[HIPE_MSG_LEN];
     if (current != handle->device) hipe_set_device(current, restore, sizeof(restore));
     if (!ok) {
