@@ -170,7 +170,11 @@ PW_INLINE void run_program(const ref_fused* r, const double* const* in, double* 
             binary_row(&r->params[k], ops[0], ops[1], y, n);
         else
             unary_row(&r->params[k], ops[0], y, n);
-        if (!last) ref_round_row(r->round_to[k], y, n);
+        if (last || r->round_to[k] == HIPDNN_DATA_DOUBLE) continue;
+        if (r->round_to[k] == HIPDNN_DATA_FLOAT) /* the common case, at this vector width */
+            for (int64_t i = 0; i < n; ++i) y[i] = (double)(float)y[i];
+        else
+            ref_round_row(r->round_to[k], y, n);
     }
 }
 
@@ -182,18 +186,19 @@ PW_INLINE void run_program(const ref_fused* r, const double* const* in, double* 
     }
 
 PW_PROGRAM_VARIANT(program_generic, )
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-PW_PROGRAM_VARIANT(program_avx2, __attribute__((target("avx2"))))
-PW_PROGRAM_VARIANT(program_avx512, __attribute__((target("avx512f"))))
+#ifdef REF_X86_VARIANTS
+PW_PROGRAM_VARIANT(program_avx2, REF_TARGET_AVX2)
+PW_PROGRAM_VARIANT(program_avx512, REF_TARGET_AVX512)
 #endif
 
 ref_block_fn ref_fused_block_fn(void) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return program_avx512;
-    if (__builtin_cpu_supports("avx2")) return program_avx2;
+    switch (ref_vector_level()) {
+#ifdef REF_X86_VARIANTS
+    case REF_VECTOR_AVX512: return program_avx512;
+    case REF_VECTOR_AVX2: return program_avx2;
 #endif
-    return program_generic;
+    default: return program_generic;
+    }
 }
 
 hipdnnPluginStatus_t ref_pointwise(const hipdnnSdkNode* node, const ref_view* x,

@@ -34,6 +34,20 @@ void ref_set_log_callback(hipdnnPluginLoggingCallback_t cb);
 /* Forwards one line to the backend's logger, if one was given. */
 void ref_log(int level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ---- vector width (vector_level.c) ------------------------------------------------- */
+
+/* Loop kernels are written once, always inlined, and compiled into one function per
+ * vector width (baseline: SSE2 or NEON; on x86-64 also AVX2 and AVX-512), which the
+ * caller picks by the CPU it runs on.  gcc and clang vectorize the loops by themselves. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define REF_X86_VARIANTS 1
+#define REF_TARGET_AVX2 __attribute__((target("avx2")))
+#define REF_TARGET_AVX512 __attribute__((target("avx512f")))
+#endif
+typedef enum { REF_VECTOR_BASE, REF_VECTOR_AVX2, REF_VECTOR_AVX512 } ref_vector_width;
+/* The widest vectors this CPU runs. */
+ref_vector_width ref_vector_level(void);
+
 /* ---- strided tensors (tensor_walk.c) ---------------------------------------------- */
 
 /* A tensor in memory: element (i0, i1, ...) lives at data + sum(i_k * strides[k]) elements. */

@@ -100,11 +100,15 @@ static float round_to_odd_float(double d) {
     return f;
 }
 
-static void load_row(const void* base, hipdnnDataType_t t, int64_t off, int64_t s, int64_t n,
-                     double* out) {
-    if (s == 0 && n > 1) { /* a broadcast value: read once */
-        load_row(base, t, off, 1, 1, out);
-        for (int64_t i = 1; i < n; ++i) out[i] = out[0];
+/* Always inlined, so that the block walker's variants (below) convert with their own
+ * vector width. */
+#define WALK_INLINE static inline __attribute__((always_inline))
+
+WALK_INLINE void load_row(const void* base, hipdnnDataType_t t, int64_t off, int64_t s,
+                          int64_t n, double* out) {
+    if (s == 0) { /* a broadcast value: read once */
+        double v = hipdnnSdkLoadAsDouble(base, t, off);
+        for (int64_t i = 0; i < n; ++i) out[i] = v;
         return;
     }
     switch (t) {
@@ -137,8 +141,8 @@ static void load_row(const void* base, hipdnnDataType_t t, int64_t off, int64_t 
     }
 }
 
-static void store_row(void* base, hipdnnDataType_t t, int64_t off, int64_t s, int64_t n,
-                      const double* in) {
+WALK_INLINE void store_row(void* base, hipdnnDataType_t t, int64_t off, int64_t s,
+                           int64_t n, const double* in) {
     switch (t) {
     case HIPDNN_DATA_FLOAT: {
         float* p = (float*)base + off;
@@ -253,8 +257,8 @@ static void pos_step(const walk* w, walk_pos* p, int64_t m) {
 /* Reads n elements from position *p of each input into its block (ins[t - 1]), or
  * stores out's block there and moves *p on past them: row by row, so a block may cover
  * several short rows. */
-static void walk_io(const walk* w, walk_pos* p, int64_t n, double* const* ins,
-                    const double* out) {
+WALK_INLINE void walk_io(const walk* w, walk_pos* p, int64_t n, double* const* ins,
+                         const double* out) {
     walk_pos q = *p;
     int last = w->nd - 1;
     int64_t len = w->dims[last];
@@ -278,7 +282,7 @@ static void walk_io(const walk* w, walk_pos* p, int64_t n, double* const* ins,
 }
 
 /* Blocks [begin, end) on one thread, with that worker's buffers. */
-static int walk_blocks(void* ctx, int64_t begin, int64_t end, int worker) {
+WALK_INLINE int walk_blocks(void* ctx, int64_t begin, int64_t end, int worker) {
     const walk* w = ctx;
     double* buf = w->scratch + (int64_t)worker * (w->nt + w->ntmp) * REF_BLOCK;
     double* ins[REF_MAP_MAX_INPUTS];
@@ -296,6 +300,27 @@ static int walk_blocks(void* ctx, int64_t begin, int64_t end, int worker) {
         walk_io(w, &p, n, NULL, out);
     }
     return 0;
+}
+
+/* The walker compiled for each vector width (the conversions to and from float64). */
+#define WALK_VARIANT(name, attr)                                                  \
+    attr static int name(void* ctx, int64_t begin, int64_t end, int worker) {     \
+        return walk_blocks(ctx, begin, end, worker);                              \
+    }
+WALK_VARIANT(walk_generic, )
+#ifdef REF_X86_VARIANTS
+WALK_VARIANT(walk_avx2, REF_TARGET_AVX2)
+WALK_VARIANT(walk_avx512, REF_TARGET_AVX512)
+#endif
+
+static ref_range_fn walk_variant(void) {
+    switch (ref_vector_level()) {
+#ifdef REF_X86_VARIANTS
+    case REF_VECTOR_AVX512: return walk_avx512;
+    case REF_VECTOR_AVX2: return walk_avx2;
+#endif
+    default: return walk_generic;
+    }
 }
 
 /* Threads worth starting for a walk of `elements` values. */
@@ -318,7 +343,7 @@ void ref_map_blocks(const ref_view* out, int nin, const ref_view* ins, ref_block
     int64_t blocks = (w.total + REF_BLOCK - 1) / REF_BLOCK;
     /* walk_blocks cannot fail */
     (void)ref_parallel_for(blocks, REF_MIN_ELEMENTS_PER_THREAD / REF_BLOCK,
-                           walk_threads(w.total), walk_blocks, &w);
+                           walk_threads(w.total), walk_variant(), &w);
 }
 
 static void copy_block(const double* const* in, double* out, int64_t n, const void* ctx,
@@ -334,7 +359,7 @@ void ref_copy_view(const ref_view* dst, const ref_view* src) {
     walk_init(&w, dst, 1, src);
     w.fn = copy_block;
     w.scratch = buf;
-    walk_blocks(&w, 0, (w.total + REF_BLOCK - 1) / REF_BLOCK, 0);
+    walk_generic(&w, 0, (w.total + REF_BLOCK - 1) / REF_BLOCK, 0);
 }
 
 void ref_gather(const ref_view* v, double* packed) {
