@@ -255,30 +255,28 @@ static void pos_step(const walk* w, walk_pos* p, int64_t m) {
 }
 
 /* Reads n elements from position *p of each input into its block (ins[t - 1]), or
- * stores out's block there and moves *p on past them: row by row, so a block may cover
+ * stores out's block there, and moves *p on past them: row by row, so a block may cover
  * several short rows. */
 WALK_INLINE void walk_io(const walk* w, walk_pos* p, int64_t n, double* const* ins,
                          const double* out) {
-    walk_pos q = *p;
     int last = w->nd - 1;
     int64_t len = w->dims[last];
     for (int64_t done = 0; done < n;) {
-        int64_t m = len - q.col < n - done ? len - q.col : n - done;
+        int64_t m = len - p->col < n - done ? len - p->col : n - done;
         if (out) {
             const ref_view* v = w->views[0];
-            store_row(v->data, v->dtype, q.off[0] + q.col * w->st[0][last], w->st[0][last], m,
-                      out + done);
+            store_row(v->data, v->dtype, p->off[0] + p->col * w->st[0][last], w->st[0][last],
+                      m, out + done);
         } else {
             for (int t = 1; t < w->nt; ++t) {
                 const ref_view* v = w->views[t];
-                load_row(v->data, v->dtype, q.off[t] + q.col * w->st[t][last], w->st[t][last],
-                         m, ins[t - 1] + done);
+                load_row(v->data, v->dtype, p->off[t] + p->col * w->st[t][last],
+                         w->st[t][last], m, ins[t - 1] + done);
             }
         }
         done += m;
-        pos_step(w, &q, m);
+        pos_step(w, p, m);
     }
-    if (out) *p = q;
 }
 
 /* Blocks [begin, end) on one thread, with that worker's buffers. */
@@ -291,13 +289,14 @@ WALK_INLINE int walk_blocks(void* ctx, int64_t begin, int64_t end, int worker) {
     double* tmp = out + REF_BLOCK;
     int64_t e = begin * REF_BLOCK;
     int64_t stop = end * REF_BLOCK < w->total ? end * REF_BLOCK : w->total;
-    walk_pos p;
-    pos_at(w, e, &p);
+    walk_pos at_in, at_out; /* where the next block is read from and stored to */
+    pos_at(w, e, &at_in);
+    at_out = at_in;
     for (; e < stop; e += REF_BLOCK) {
         int64_t n = stop - e < REF_BLOCK ? stop - e : REF_BLOCK;
-        walk_io(w, &p, n, ins, NULL);
+        walk_io(w, &at_in, n, ins, NULL);
         w->fn((const double* const*)ins, out, n, w->ctx, tmp);
-        walk_io(w, &p, n, NULL, out);
+        walk_io(w, &at_out, n, NULL, out);
     }
     return 0;
 }

@@ -40,21 +40,19 @@ REF_VM_INLINE double ref_vm_double(uint64_t u) {
 #define REF_VM_SHIFT 0x1.8p52
 
 /* expm1(r) - r for |r| <= ~0.35: Taylor terms r^2/2! .. r^13/13!; the first term left out
- * is below 2^-56 of expm1(r).  Reciprocals of exact factorials, rounded at compile time. */
+ * is below 2^-56 of expm1(r).  Reciprocals of exact factorials, rounded at compile time.
+ * Estrin's scheme (pairs, then pairs of pairs) rather than Horner's: the loops are bound
+ * by this chain's latency, which it cuts from 12 steps to 5. */
 REF_VM_INLINE double ref_vm_expm1_tail(double r) {
-    double p = 1.0 / 6227020800.0; /* 1/13! */
-    p = 1.0 / 479001600.0 + r * p;
-    p = 1.0 / 39916800.0 + r * p;
-    p = 1.0 / 3628800.0 + r * p;
-    p = 1.0 / 362880.0 + r * p;
-    p = 1.0 / 40320.0 + r * p;
-    p = 1.0 / 5040.0 + r * p;
-    p = 1.0 / 720.0 + r * p;
-    p = 1.0 / 120.0 + r * p;
-    p = 1.0 / 24.0 + r * p;
-    p = 1.0 / 6.0 + r * p;
-    p = 0.5 + r * p;
-    return (r * r) * p;
+    double r2 = r * r, r4 = r2 * r2;
+    double p2 = 1.0 / 2 + r * (1.0 / 6);
+    double p4 = 1.0 / 24 + r * (1.0 / 120);
+    double p6 = 1.0 / 720 + r * (1.0 / 5040);
+    double p8 = 1.0 / 40320 + r * (1.0 / 362880);
+    double p10 = 1.0 / 3628800 + r * (1.0 / 39916800);
+    double p12 = 1.0 / 479001600 + r * (1.0 / 6227020800.0);
+    double q2 = p2 + r2 * p4, q6 = p6 + r2 * p8, q10 = p10 + r2 * p12;
+    return r2 * (q2 + r4 * (q6 + r4 * q10));
 }
 
 /* x = k ln2 + r with k an integer (returned as a double and in *ki) and |r| <= ~ln2/2.
