@@ -86,8 +86,11 @@ REF_VM_INLINE double ref_vm_exp(double x) {
 }
 
 /* tanh(x) = sign(x) e / (e + 2) with e = expm1(2|x|).  From |x| = 20 on, tanh rounds to
- * 1, so |x| is clamped there (2|x| then needs 2^k only up to 2^58). For k = 0, r = 2|x|
- * exactly, so small and denormal x keep their precision: e = 2|x| (1 + |x| + ...). */
+ * 1, so |x| is clamped there (2|x| then needs 2^k only up to 2^58); for k = 0, r = 2|x|
+ * exactly.  Below |x| = 2^-14, where rounding e + 2 would cost an ulp on a result that
+ * lies within a few ulps of |x| (and so possibly of a bfloat16 tie), the Taylor series
+ * |x| - |x|^3/3 is used instead: the next term is below 2^-58 |x|.  A denormal x gives
+ * itself. */
 REF_VM_INLINE double ref_vm_tanh(double x) {
     double a = __builtin_fabs(x);
     a = a > 20.0 ? 20.0 : a;
@@ -97,7 +100,9 @@ REF_VM_INLINE double ref_vm_tanh(double x) {
     double s = ref_vm_pow2(ki);
     double em1 = r + ref_vm_expm1_tail(r);
     double e = s * em1 + (s - 1.0); /* expm1(2|x|) = 2^k expm1(r) + 2^k - 1 */
-    return __builtin_copysign(e / (e + 2.0), x);
+    double small = a + a * ((a * a) * (-1.0 / 3));
+    double t = a < 0x1p-14 ? small : e / (e + 2.0);
+    return __builtin_copysign(t, x);
 }
 
 /* 1 / (1 + e^-x): sigmoid(-inf) = 0, sigmoid(+inf) = 1. */
