@@ -16,19 +16,18 @@
 #define HIPDNN_REF_VMATH_H
 
 #include <stdint.h>
-#include <string.h>
 
 #define REF_VM_INLINE static inline __attribute__((always_inline))
 
 REF_VM_INLINE uint64_t ref_vm_bits(double d) {
     uint64_t u;
-    memcpy(&u, &d, sizeof(u));
+    __builtin_memcpy(&u, &d, sizeof(u));
     return u;
 }
 
 REF_VM_INLINE double ref_vm_double(uint64_t u) {
     double d;
-    memcpy(&d, &u, sizeof(d));
+    __builtin_memcpy(&d, &u, sizeof(d));
     return d;
 }
 
