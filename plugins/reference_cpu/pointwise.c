@@ -69,84 +69,86 @@ void ref_pw_params_of(const hipdnnSdkNode* node, ref_pw_params* p) {
 /* ---- one mode over a block ----------------------------------------------------------
  * Each loop below is branch-free and call-free except gelu's erfc, so it vectorizes; the
  * functions are always inlined, so a loop takes the vector width of the program variant
- * (end of file) it lands in.  Operands and result never overlap. */
+ * (end of file) it lands in.  Operands and result never overlap.  With f32 set, each
+ * result is rounded to float32 as it is stored (a float32 intermediate), in the same pass. */
 #define PW_INLINE static inline __attribute__((always_inline))
+#define PW_OUT(v) (f32 ? (double)(float)(v) : (v))
 
 /* IEEE maximum / minimum as selects.  Two zeros compare equal, so their order comes from
  * arithmetic instead: for zeros, a + b is +0 unless both are -0 (the maximum), and
  * -(-a - b) is -0 unless both are +0 (the minimum). */
 PW_INLINE void maximum_row(const double* restrict a, const double* restrict b,
-                           double* restrict y, int64_t n) {
+                           double* restrict y, int64_t n, bool f32) {
     for (int64_t i = 0; i < n; ++i) {
         double ai = a[i], bi = b[i];
         double m = ai > bi ? ai : bi;
         double z = ai + bi; /* NaN if either is NaN */
         m = ai == 0.0 && bi == 0.0 ? z : m;
-        y[i] = isunordered(ai, bi) ? z : m;
+        y[i] = PW_OUT(isunordered(ai, bi) ? z : m);
     }
 }
 
 PW_INLINE void minimum_row(const double* restrict a, const double* restrict b,
-                           double* restrict y, int64_t n) {
+                           double* restrict y, int64_t n, bool f32) {
     for (int64_t i = 0; i < n; ++i) {
         double ai = a[i], bi = b[i];
         double m = ai < bi ? ai : bi;
         double z = -(-ai - bi); /* NaN if either is NaN */
         m = ai == 0.0 && bi == 0.0 ? z : m;
-        y[i] = isunordered(ai, bi) ? z : m;
+        y[i] = PW_OUT(isunordered(ai, bi) ? z : m);
     }
 }
 
 PW_INLINE void binary_row(const ref_pw_params* p, const double* restrict a,
-                          const double* restrict b, double* restrict y, int64_t n) {
+                          const double* restrict b, double* restrict y, int64_t n, bool f32) {
     switch (p->mode) {
-    case HIPDNN_POINTWISE_ADD: for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i]; break;
-    case HIPDNN_POINTWISE_SUB: for (int64_t i = 0; i < n; ++i) y[i] = a[i] - b[i]; break;
-    case HIPDNN_POINTWISE_MUL: for (int64_t i = 0; i < n; ++i) y[i] = a[i] * b[i]; break;
-    case HIPDNN_POINTWISE_DIV: for (int64_t i = 0; i < n; ++i) y[i] = a[i] / b[i]; break;
-    case HIPDNN_POINTWISE_MAX: maximum_row(a, b, y, n); break;
-    case HIPDNN_POINTWISE_MIN: minimum_row(a, b, y, n); break;
+    case HIPDNN_POINTWISE_ADD: for (int64_t i = 0; i < n; ++i) y[i] = PW_OUT(a[i] + b[i]); break;
+    case HIPDNN_POINTWISE_SUB: for (int64_t i = 0; i < n; ++i) y[i] = PW_OUT(a[i] - b[i]); break;
+    case HIPDNN_POINTWISE_MUL: for (int64_t i = 0; i < n; ++i) y[i] = PW_OUT(a[i] * b[i]); break;
+    case HIPDNN_POINTWISE_DIV: for (int64_t i = 0; i < n; ++i) y[i] = PW_OUT(a[i] / b[i]); break;
+    case HIPDNN_POINTWISE_MAX: maximum_row(a, b, y, n, f32); break;
+    case HIPDNN_POINTWISE_MIN: minimum_row(a, b, y, n, f32); break;
     default: for (int64_t i = 0; i < n; ++i) y[i] = NAN; break;
     }
 }
 
 /* NaN fails both comparisons and passes through as x. */
 PW_INLINE void relu_row(const ref_pw_params* p, const double* restrict x, double* restrict y,
-                        int64_t n) {
+                        int64_t n, bool f32) {
     const double lo = p->lower_clip, hi = p->upper_clip, slope = p->lower_clip_slope;
     if (slope == 0.0) { /* the flat part is exactly lo, even at x = -inf */
         for (int64_t i = 0; i < n; ++i) {
             double v = x[i] >= hi ? hi : x[i];
-            y[i] = x[i] <= lo ? lo : v;
+            y[i] = PW_OUT(x[i] <= lo ? lo : v);
         }
     } else {
         for (int64_t i = 0; i < n; ++i) {
             double v = x[i] >= hi ? hi : x[i];
-            y[i] = x[i] <= lo ? lo + slope * (x[i] - lo) : v;
+            y[i] = PW_OUT(x[i] <= lo ? lo + slope * (x[i] - lo) : v);
         }
     }
 }
 
 /* libm's erfc: the one call left in a loop (see docs/architecture.md). */
-PW_INLINE void gelu_row(const double* restrict x, double* restrict y, int64_t n) {
+PW_INLINE void gelu_row(const double* restrict x, double* restrict y, int64_t n, bool f32) {
     for (int64_t i = 0; i < n; ++i) {
         double cdf = 0.5 * erfc(-x[i] * k_sqrt1_2);
-        y[i] = cdf == 0.0 ? -0.0 : x[i] * cdf; /* -inf * 0 would be NaN */
+        y[i] = PW_OUT(cdf == 0.0 ? -0.0 : x[i] * cdf); /* -inf * 0 would be NaN */
     }
 }
 
 PW_INLINE void unary_row(const ref_pw_params* p, const double* restrict x, double* restrict y,
-                         int64_t n) {
+                         int64_t n, bool f32) {
     switch (p->mode) {
-    case HIPDNN_POINTWISE_IDENTITY: for (int64_t i = 0; i < n; ++i) y[i] = x[i]; break;
-    case HIPDNN_POINTWISE_RELU_FWD: relu_row(p, x, y, n); break;
+    case HIPDNN_POINTWISE_IDENTITY: for (int64_t i = 0; i < n; ++i) y[i] = PW_OUT(x[i]); break;
+    case HIPDNN_POINTWISE_RELU_FWD: relu_row(p, x, y, n, f32); break;
     case HIPDNN_POINTWISE_SIGMOID_FWD:
-        for (int64_t i = 0; i < n; ++i) y[i] = ref_vm_sigmoid(x[i]);
+        for (int64_t i = 0; i < n; ++i) y[i] = PW_OUT(ref_vm_sigmoid(x[i]));
         break;
     case HIPDNN_POINTWISE_TANH_FWD:
-        for (int64_t i = 0; i < n; ++i) y[i] = ref_vm_tanh(x[i]);
+        for (int64_t i = 0; i < n; ++i) y[i] = PW_OUT(ref_vm_tanh(x[i]));
         break;
-    case HIPDNN_POINTWISE_GELU_FWD: gelu_row(x, y, n); break;
+    case HIPDNN_POINTWISE_GELU_FWD: gelu_row(x, y, n, f32); break;
     default: for (int64_t i = 0; i < n; ++i) y[i] = NAN; break;
     }
 }
@@ -166,15 +168,15 @@ PW_INLINE void run_program(const ref_fused* r, const double* const* in, double* 
         }
         bool last = k == r->count - 1;
         double* y = last ? out : tmp + (int64_t)k * REF_BLOCK;
-        if (hipdnnSdkPointwiseArity(r->params[k].mode) == 2)
-            binary_row(&r->params[k], ops[0], ops[1], y, n);
-        else
-            unary_row(&r->params[k], ops[0], y, n);
-        if (last || r->round_to[k] == HIPDNN_DATA_DOUBLE) continue;
-        if (r->round_to[k] == HIPDNN_DATA_FLOAT) /* the common case, at this vector width */
-            for (int64_t i = 0; i < n; ++i) y[i] = (double)(float)y[i];
-        else
-            ref_round_row(r->round_to[k], y, n);
+        hipdnnDataType_t t = last ? HIPDNN_DATA_DOUBLE : r->round_to[k]; /* out: the walker */
+        bool f32 = t == HIPDNN_DATA_FLOAT; /* the common case, rounded in the op's loop */
+        bool two = hipdnnSdkPointwiseArity(r->params[k].mode) == 2;
+        /* constant f32 in each call: every loop is compiled both ways */
+        if (two && f32) binary_row(&r->params[k], ops[0], ops[1], y, n, true);
+        else if (two) binary_row(&r->params[k], ops[0], ops[1], y, n, false);
+        else if (f32) unary_row(&r->params[k], ops[0], y, n, true);
+        else unary_row(&r->params[k], ops[0], y, n, false);
+        if (t == HIPDNN_DATA_HALF || t == HIPDNN_DATA_BFLOAT16) ref_round_row(t, y, n);
     }
 }
 
