@@ -109,7 +109,7 @@ void ref_gemm_packed(const ref_gemm_kernel* kr, int64_t m, int64_t n, int64_t k,
 }
 
 /* Panels read down their columns: right when the rows are the contiguous dim (b seen
- * as [n, k]), where the row walker would read across them with a stride. */
+ * as [n, k]), where the block walker would read across them with a stride. */
 static void pack_by_columns(const ref_view* src, int64_t w, double* dst) {
     int64_t rows = src->dims[0], cols = src->dims[1];
     for (int64_t r0 = 0; r0 < rows; r0 += w) {

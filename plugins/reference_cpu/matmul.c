@@ -11,8 +11,8 @@
  *   A_batches * ceil(M / mr) * mr * K  +  B_batches * ceil(N / nr) * nr * K  +  T * R * N'
  *
  * with mr x nr the tile of ref_gemm_kernel_get() (8 x 16 with AVX-512, 4 x 8 with AVX2,
- * 4 x 4 otherwise), T = min(items, ref_threads_for(C_batches*M*N*K multiply-adds)),
- * plus the row walker's own buffer while a row-major a is packed (tensor_walk.c). */
+ * 4 x 4 otherwise), T = min(items, ref_threads_for(C_batches*M*N*K multiply-adds)).
+ * (Packing a row-major a copies through a block buffer on the stack, ref_copy_view.) */
 #include <string.h>
 
 #include "reference_cpu.h"

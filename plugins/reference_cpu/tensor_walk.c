@@ -1,5 +1,6 @@
-/* Strided tensors: sizes, NumPy broadcasting, and the row walker that moves values
- * between tensors of any layout and data type and float64 row buffers. */
+/* Strided tensors: sizes, NumPy broadcasting, and the block walker that moves values
+ * between tensors of any layout and data type and float64 block buffers, spreading the
+ * blocks over threads. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
