@@ -26,6 +26,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "fp16_bf16.h"
 #include "reference_cpu.h"
 #include "vmath.h"
 
@@ -176,7 +177,10 @@ PW_INLINE void run_program(const ref_fused* r, const double* const* in, double* 
         else if (two) binary_row(&r->params[k], ops[0], ops[1], y, n, false);
         else if (f32) unary_row(&r->params[k], ops[0], y, n, true);
         else unary_row(&r->params[k], ops[0], y, n, false);
-        if (t == HIPDNN_DATA_HALF || t == HIPDNN_DATA_BFLOAT16) ref_round_row(t, y, n);
+        if (t == HIPDNN_DATA_HALF)
+            for (int64_t i = 0; i < n; ++i) y[i] = ref_round_half(y[i]);
+        else if (t == HIPDNN_DATA_BFLOAT16)
+            for (int64_t i = 0; i < n; ++i) y[i] = ref_round_bf16(y[i]);
     }
 }
 

@@ -119,8 +119,6 @@ void ref_load_row(const void* base, hipdnnDataType_t t, int64_t off, int64_t s, 
                   double* out);
 void ref_store_row(void* base, hipdnnDataType_t t, int64_t off, int64_t s, int64_t n,
                    const double* in);
-/* y[i] becomes what storing it as dtype t and reading it back gives. */
-void ref_round_row(hipdnnDataType_t t, double* y, int64_t n);
 
 /* Copies a tensor into a packed float64 array of its dims, and back (rounding). */
 void ref_gather(const ref_view* v, double* packed);

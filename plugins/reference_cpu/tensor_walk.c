@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fp16_bf16.h"
 #include "reference_cpu.h"
 
 bool ref_dtype_supported(hipdnnDataType_t t) {
@@ -87,23 +88,28 @@ bool ref_broadcast_view(const ref_view* in, int32_t out_ndim, const int64_t* out
 
 /* ---- typed rows ------------------------------------------------------------------- */
 
-/* Rounds to float with round-to-odd: a later round-to-nearest-even to float16/bfloat16
- * (11 or 8 bits, at least 2 fewer than float's 24) then equals a direct correct rounding
- * of the double, avoiding double-rounding errors. */
-static float round_to_odd_float(double d) {
-    float f = (float)d;
-    if (isnan(d) || (double)f == d) return f;
-    if (fabs((double)f) > fabs(d)) f = nextafterf(f, 0.0f); /* truncate toward zero */
-    uint32_t u;
-    memcpy(&u, &f, sizeof(u));
-    u |= 1u; /* inexact: mark with an odd last bit */
-    memcpy(&f, &u, sizeof(f));
-    return f;
-}
-
 /* Always inlined, so that the block walker's variants (below) convert with their own
- * vector width. */
+ * vector width.  Each loop is written twice: unit stride, which vectorizes, and any. */
 #define WALK_INLINE static inline __attribute__((always_inline))
+#define AS_DOUBLE(v) ((double)(v))
+#define LOAD_ROW(type, convert)                                                  \
+    {                                                                            \
+        const type* p = (const type*)base + off;                                 \
+        if (s == 1)                                                              \
+            for (int64_t i = 0; i < n; ++i) out[i] = convert(p[i]);              \
+        else                                                                     \
+            for (int64_t i = 0; i < n; ++i) out[i] = convert(p[i * s]);          \
+        break;                                                                   \
+    }
+#define STORE_ROW(type, convert)                                                 \
+    {                                                                            \
+        type* p = (type*)base + off;                                             \
+        if (s == 1)                                                              \
+            for (int64_t i = 0; i < n; ++i) p[i] = convert(in[i]);               \
+        else                                                                     \
+            for (int64_t i = 0; i < n; ++i) p[i * s] = convert(in[i]);           \
+        break;                                                                   \
+    }
 
 WALK_INLINE void load_row(const void* base, hipdnnDataType_t t, int64_t off, int64_t s,
                           int64_t n, double* out) {
@@ -113,29 +119,10 @@ WALK_INLINE void load_row(const void* base, hipdnnDataType_t t, int64_t off, int
         return;
     }
     switch (t) {
-    case HIPDNN_DATA_FLOAT: {
-        const float* p = (const float*)base + off;
-        if (s == 1)
-            for (int64_t i = 0; i < n; ++i) out[i] = p[i];
-        else
-            for (int64_t i = 0; i < n; ++i) out[i] = p[i * s];
-        break;
-    }
-    case HIPDNN_DATA_DOUBLE: {
-        const double* p = (const double*)base + off;
-        for (int64_t i = 0; i < n; ++i) out[i] = p[i * s];
-        break;
-    }
-    case HIPDNN_DATA_HALF: {
-        const uint16_t* p = (const uint16_t*)base + off;
-        for (int64_t i = 0; i < n; ++i) out[i] = hipdnnSdkHalfToFloat(p[i * s]);
-        break;
-    }
-    case HIPDNN_DATA_BFLOAT16: {
-        const uint16_t* p = (const uint16_t*)base + off;
-        for (int64_t i = 0; i < n; ++i) out[i] = hipdnnSdkBfloat16ToFloat(p[i * s]);
-        break;
-    }
+    case HIPDNN_DATA_FLOAT: LOAD_ROW(float, AS_DOUBLE)
+    case HIPDNN_DATA_DOUBLE: LOAD_ROW(double, AS_DOUBLE)
+    case HIPDNN_DATA_HALF: LOAD_ROW(uint16_t, ref_half_to_double)
+    case HIPDNN_DATA_BFLOAT16: LOAD_ROW(uint16_t, ref_bf16_to_double)
     default: /* support.c declines other types; never read garbage as numbers */
         for (int64_t i = 0; i < n; ++i) out[i] = NAN;
         break;
@@ -145,30 +132,10 @@ WALK_INLINE void load_row(const void* base, hipdnnDataType_t t, int64_t off, int
 WALK_INLINE void store_row(void* base, hipdnnDataType_t t, int64_t off, int64_t s,
                            int64_t n, const double* in) {
     switch (t) {
-    case HIPDNN_DATA_FLOAT: {
-        float* p = (float*)base + off;
-        if (s == 1)
-            for (int64_t i = 0; i < n; ++i) p[i] = (float)in[i];
-        else
-            for (int64_t i = 0; i < n; ++i) p[i * s] = (float)in[i];
-        break;
-    }
-    case HIPDNN_DATA_DOUBLE: {
-        double* p = (double*)base + off;
-        for (int64_t i = 0; i < n; ++i) p[i * s] = in[i];
-        break;
-    }
-    case HIPDNN_DATA_HALF: {
-        uint16_t* p = (uint16_t*)base + off;
-        for (int64_t i = 0; i < n; ++i) p[i * s] = hipdnnSdkFloatToHalf(round_to_odd_float(in[i]));
-        break;
-    }
-    case HIPDNN_DATA_BFLOAT16: {
-        uint16_t* p = (uint16_t*)base + off;
-        for (int64_t i = 0; i < n; ++i)
-            p[i * s] = hipdnnSdkFloatToBfloat16(round_to_odd_float(in[i]));
-        break;
-    }
+    case HIPDNN_DATA_FLOAT: STORE_ROW(float, (float))
+    case HIPDNN_DATA_DOUBLE: STORE_ROW(double, AS_DOUBLE)
+    case HIPDNN_DATA_HALF: STORE_ROW(uint16_t, ref_double_to_half)
+    case HIPDNN_DATA_BFLOAT16: STORE_ROW(uint16_t, ref_double_to_bf16)
     default: break;
     }
 }
@@ -395,23 +362,4 @@ void ref_load_row(const void* base, hipdnnDataType_t t, int64_t off, int64_t s, 
 void ref_store_row(void* base, hipdnnDataType_t t, int64_t off, int64_t s, int64_t n,
                    const double* in) {
     store_row(base, t, off, s, n, in);
-}
-
-void ref_round_row(hipdnnDataType_t t, double* y, int64_t n) {
-    switch (t) {
-    case HIPDNN_DATA_FLOAT:
-        for (int64_t i = 0; i < n; ++i) y[i] = (double)(float)y[i];
-        break;
-    case HIPDNN_DATA_HALF:
-    case HIPDNN_DATA_BFLOAT16: {
-        uint16_t bits[REF_BLOCK];
-        for (int64_t i0 = 0; i0 < n; i0 += REF_BLOCK) {
-            int64_t m = n - i0 < REF_BLOCK ? n - i0 : REF_BLOCK;
-            store_row(bits, t, 0, 1, m, y + i0);
-            load_row(bits, t, 0, 1, m, y + i0);
-        }
-        break;
-    }
-    default: break; /* float64 keeps every value */
-    }
 }
