@@ -326,7 +326,7 @@ void ref_copy_view(const ref_view* dst, const ref_view* src) {
     walk_init(&w, dst, 1, src);
     w.fn = copy_block;
     w.scratch = buf;
-    walk_generic(&w, 0, (w.total + REF_BLOCK - 1) / REF_BLOCK, 0);
+    walk_variant()(&w, 0, (w.total + REF_BLOCK - 1) / REF_BLOCK, 0);
 }
 
 void ref_gather(const ref_view* v, double* packed) {
