@@ -19,7 +19,8 @@ static void format_ints(const int64_t* v, int32_t n, char* buf, size_t len) {
 
 /* Inputs may alias (a broadcast read), but an output written through overlapping strides
  * would race with itself and end in no defined state: every element of a non-virtual
- * output needs its own address.  Checked once dims and strides are all known. */
+ * output needs its own address (hipdnnSdkStridesOverlap, which also refuses interleaved
+ * layouts).  Checked once dims and strides are all known. */
 static hipdnnStatus_t check_outputs_own_memory(const hipdnnSdkGraph* g,
                                                const hipdnnSdkUidMap* map) {
     for (int32_t i = 0; i < g->num_nodes; ++i)
@@ -36,9 +37,9 @@ static hipdnnStatus_t check_outputs_own_memory(const hipdnnSdkGraph* g,
             format_ints(t->strides, t->ndim, strides, sizeof(strides));
             return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
                               "tensor '%s' (uid %lld), output of %s: strides %s for dims %s "
-                              "make elements overlap; an output needs strides that give every "
-                              "element its own address", t->name, (long long)t->uid, label,
-                              strides, dims);
+                              "overlap or interleave; an output needs each stride to step past "
+                              "all that the smaller strides reach", t->name, (long long)t->uid,
+                              label, strides, dims);
         }
     return HIPDNN_STATUS_SUCCESS;
 }
