@@ -68,7 +68,8 @@ def decode(data: bytes) -> PlanBytes:
     if len(data) < need:
         raise ValueError(f"plan bytes: truncated ({len(data)} bytes, the header and knobs "
                          f"need {need})")
-    knobs = tuple(_KNOB.unpack_from(data, off + i * _KNOB.size) for i in range(nknobs))
+    knobs: Tuple[Tuple[int, int], ...] = tuple(
+        (k, v) for k, v in (_KNOB.unpack_from(data, off + i * _KNOB.size) for i in range(nknobs)))
     off += nknobs * _KNOB.size
     (size,) = _SIZE.unpack_from(data, off)
     off += _SIZE.size

@@ -323,7 +323,7 @@ class _Op:
 
     __slots__ = ("info", "op", "name", "inputs", "outputs", "params", "compute")
 
-    def __init__(self, info: Optional["_ops.OpInfo"], op: str, name: str,
+    def __init__(self, info: "_ops.OpInfo", op: str, name: str,
                  compute: Optional[data_type]):
         self.info = info
         self.op = op  # "conv_fprop", "add", ...
@@ -996,6 +996,12 @@ class pygraph:
         """validate() plus nothing more: the finalized graph is what later steps use."""
         self.validate()
 
+    @property
+    def _graph(self) -> _C.Descriptor:
+        """The finalized OPERATIONGRAPH (validate() made it)."""
+        assert self._opgraph is not None, "validate() first"
+        return self._opgraph
+
     def _need(self, state: int, step: str) -> None:
         if self._state >= state:
             return
@@ -1078,7 +1084,7 @@ class pygraph:
         """How many engines are loaded: engine ids for create_execution_plan and
         get_knobs_for_engine run from 0 to this count (hipdnn.engines() order)."""
         self._need(_VALIDATED, "get_engine_count()")
-        return int(self._opgraph.get(_C.ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT, _INT64)[0])
+        return int(self._graph.get(_C.ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT, _INT64)[0])
 
     def _engine_index(self, engine: Any, what: str) -> int:
         if isinstance(engine, bool) or not isinstance(engine, (int, np.integer)):
@@ -1435,9 +1441,9 @@ class pygraph:
         graph that executes without another build, as cuDNN frontend's does."""
         if self._state >= _PLANS:
             c = self._configs[self._candidate]
-            return plan_bytes.encode(engine_id(c.engine), c.knobs, _C.serialize(self._opgraph))
+            return plan_bytes.encode(engine_id(c.engine), c.knobs, _C.serialize(self._graph))
         self.validate()
-        return _C.serialize(self._opgraph)
+        return _C.serialize(self._graph)
 
     def deserialize(self, handle: Any, data: Any = None) -> None:
         """``deserialize(data)`` or ``deserialize(handle, data)``: replaces this graph by
@@ -1501,7 +1507,7 @@ class pygraph:
         """A stable 64-bit hash of the graph's bytes (the same graph gives the same key
         in every process, with or without a plan built)."""
         self.validate()
-        data = _C.serialize(self._opgraph)
+        data = _C.serialize(self._graph)
         return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
 
     def _read_deserialized(self, g: _C.Descriptor, data: bytes):

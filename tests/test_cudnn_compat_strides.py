@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import hipdnn as cudnn
-import references as ref
 from compat_support import assert_close, channels_last, poison, rand, tol_for, unchanged, \
     values
 
