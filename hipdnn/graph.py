@@ -197,13 +197,17 @@ class Graph:
         if name in self._node_names:
             raise ValueError(f"Graph: node name '{name}' is used twice")
         self._node_names.add(name)
-        args = [self._operand(v, f"{name}::{i}") for i, v in enumerate(args)]
-        kwargs = {k: v if k == "name" else self._operand(v, f"{name}::{k}")
-                  for k, v in kwargs.items()}
+        keys = [f"{name}::{i}" for i in range(len(args))]
+        args = [self._operand(v, key) for v, key in zip(args, keys)]
+        for k in kwargs:
+            if k != "name":
+                keys.append(f"{name}::{k}")
+                kwargs[k] = self._operand(kwargs[k], keys[-1])
         out = getattr(self._g, op)(*args, **kwargs)
         # Tensors neither the user nor the op named are known by their key.
-        for key, t in self._tensor_in.items():
-            if key.startswith(name + "::") and not t.get_name():
+        for key in keys:
+            t = self._tensor_in.get(key)
+            if t is not None and not t.get_name():
                 t.set_name(key)
         for i, t in enumerate(out if isinstance(out, (list, tuple)) else [out]):
             self._tensor_out[t.get_name() or f"{name}::{i}"] = t

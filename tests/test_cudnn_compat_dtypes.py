@@ -89,23 +89,22 @@ _FakeTorchDtype.__name__ = "dtype"
 _FakeTorchDtype.__module__ = "torch"
 
 
-def test_torch_dtypes_are_recognised_by_type_without_importing_torch():
+def test_torch_dtypes_name_data_types():
+    # recognised by their type, without hipdnn importing torch: checked with look-alikes
     graph = cudnn.pygraph(io_data_type=_FakeTorchDtype("torch.float16"))
     assert graph.io_data_type == cudnn.data_type.HALF
     X = graph.tensor(name="X", dim=[2], data_type=_FakeTorchDtype("torch.bfloat16"))
     assert X.get_data_type() == cudnn.data_type.BFLOAT16
     with pytest.raises(TypeError, match="torch.complex64 has no hipdnn data type"):
         X.set_data_type(_FakeTorchDtype("torch.complex64"))
-
-
-def test_real_torch_dtypes_when_torch_imports():
-    torch = pytest.importorskip("torch", reason="torch is not installed here")
+    # and with torch's own dtypes where torch is installed (the rest of the test ran)
+    torch = pytest.importorskip("torch", reason="torch is not installed: the real torch "
+                                                "dtypes are not checked here")
     expected = {torch.float32: cudnn.data_type.FLOAT, torch.float16: cudnn.data_type.HALF,
                 torch.bfloat16: cudnn.data_type.BFLOAT16, torch.float64: cudnn.data_type.DOUBLE,
                 torch.int8: cudnn.data_type.INT8, torch.int32: cudnn.data_type.INT32,
                 torch.int64: cudnn.data_type.INT64, torch.uint8: cudnn.data_type.UINT8,
                 torch.bool: cudnn.data_type.BOOLEAN}
-    graph = cudnn.pygraph()
     for torch_type, dt in expected.items():
         assert graph.tensor(dim=[1], data_type=torch_type).get_data_type() == dt
 
