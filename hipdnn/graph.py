@@ -206,9 +206,9 @@ class Graph:
         out = getattr(self._g, op)(*args, **kwargs)
         # Tensors neither the user nor the op named are known by their key.
         for key in keys:
-            t = self._tensor_in.get(key)
-            if t is not None and not t.get_name():
-                t.set_name(key)
+            taken = self._tensor_in.get(key)
+            if taken is not None and not taken.get_name():
+                taken.set_name(key)
         for i, t in enumerate(out if isinstance(out, (list, tuple)) else [out]):
             self._tensor_out[t.get_name() or f"{name}::{i}"] = t
             self._last = t

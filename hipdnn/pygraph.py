@@ -942,8 +942,9 @@ class pygraph:
                 dt = data_type.FLOAT
                 d.set(_C.ATTR_TENSOR_DATA_TYPE, _DTYPE, int(dt))
             d.set(_C.ATTR_TENSOR_IS_BY_VALUE, _BOOL, True)
-            if t.get_value() is not None:
-                d.set(_C.ATTR_TENSOR_VALUE_EXT, _UINT8, _encode_scalar(t.get_value(), dt))
+            value = t.get_value()
+            if value is not None:  # else a runtime scalar, given at each execute
+                d.set(_C.ATTR_TENSOR_VALUE_EXT, _UINT8, _encode_scalar(value, dt))
         d.finalize()
         return d
 
