@@ -265,6 +265,7 @@ static int convert_item(hd_state* st, hd_Descriptor* self, int type, PyObject* i
             hd_type_error(what, item);
             return -1;
         }
+        if (hd_handle_live(item, ctx) < 0) return -1;
         *(hipdnnHandle_t*)dst = ((hd_Handle*)item)->handle;
         return keep_alive(self, item);
     }

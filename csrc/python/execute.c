@@ -386,7 +386,7 @@ PyObject* hd_pack_execute(PyObject* op, PyObject* const* args, Py_ssize_t nargs,
     PyObject* plan_obj = pack->plan ? Py_NewRef(pack->plan) : NULL;
     hipdnnBackendDescriptor_t plan = plan_obj ? ((hd_Descriptor*)plan_obj)->desc : NULL;
     if (!plan || !handle->handle) {
-        PyErr_SetString(PyExc_ValueError, plan ? "execute: the handle has been released"
+        PyErr_SetString(PyExc_ValueError, plan ? "execute: the handle has been destroyed"
                                                : "execute: the plan has been released");
         Py_XDECREF(plan_obj);
         return NULL;

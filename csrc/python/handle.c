@@ -49,9 +49,17 @@ static void handle_dealloc(PyObject* op) {
     Py_DECREF(tp);
 }
 
+/* A destroyed handle refuses every use with this, never a NULL handed to the backend. */
+int hd_handle_live(PyObject* op, const char* what) {
+    if (((hd_Handle*)op)->handle) return 0;
+    PyErr_Format(PyExc_ValueError, "%s: the handle has been destroyed", what);
+    return -1;
+}
+
 static PyObject* handle_set_stream(PyObject* op, PyObject* arg) {
     hd_Handle* self = (hd_Handle*)op;
     void* stream = NULL;
+    if (hd_handle_live(op, "Handle.set_stream") < 0) return NULL;
     if (arg != Py_None) {
         stream = PyLong_AsVoidPtr(arg);
         if (!stream && PyErr_Occurred()) return NULL;
@@ -66,16 +74,45 @@ static PyObject* handle_get_stream(PyObject* op, PyObject* unused) {
     (void)unused;
     hd_Handle* self = (hd_Handle*)op;
     hipdnnStream_t stream = NULL;
+    if (hd_handle_live(op, "Handle.get_stream") < 0) return NULL;
     if (hd_check(hd_state_of(op), hipdnnGetStream(self->handle, &stream), "Handle.get_stream") <
         0)
         return NULL;
     return PyLong_FromVoidPtr(stream);
 }
 
+/* Plans and graphs built on the handle keep their own reference to it (the backend
+ * counts them), so destroying it here only ends this object's use of it. */
+static PyObject* handle_destroy(PyObject* op, PyObject* unused) {
+    (void)unused;
+    hd_Handle* self = (hd_Handle*)op;
+    if (hd_handle_live(op, "Handle.destroy") < 0) return NULL;
+    /* Wait for a call running on it without the GIL (execute holds the lock). */
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(self->lock, WAIT_LOCK);
+    Py_END_ALLOW_THREADS
+    hipdnnHandle_t h = self->handle;
+    self->handle = NULL;
+    PyThread_release_lock(self->lock);
+    if (hd_check(hd_state_of(op), hipdnnDestroy(h), "Handle.destroy") < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject* handle_is_destroyed(PyObject* op, void* closure) {
+    (void)closure;
+    return PyBool_FromLong(((hd_Handle*)op)->handle == NULL);
+}
+
 static PyObject* handle_repr(PyObject* op) {
     hd_Handle* self = (hd_Handle*)op;
+    if (!self->handle) return PyUnicode_FromString("<hipdnn._C.Handle (destroyed)>");
     return PyUnicode_FromFormat("<hipdnn._C.Handle %p>", (void*)self->handle);
 }
+
+static PyGetSetDef handle_getset[] = {
+    {"destroyed", handle_is_destroyed, NULL, "Whether destroy() was called.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
 
 static PyMethodDef handle_methods[] = {
     {"set_stream", handle_set_stream, METH_O,
@@ -83,6 +120,10 @@ static PyMethodDef handle_methods[] = {
      "stream) that engines run on."},
     {"get_stream", handle_get_stream, METH_NOARGS,
      "get_stream()\n--\n\nThe stream as an int address (0 = default stream)."},
+    {"destroy", handle_destroy, METH_NOARGS,
+     "destroy()\n--\n\nReleases the handle now rather than when the object is collected. "
+     "Plans built on it keep working (through other handles); using this object again "
+     "raises ValueError."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -91,6 +132,7 @@ static PyType_Slot handle_slots[] = {
     {Py_tp_dealloc, handle_dealloc},
     {Py_tp_repr, handle_repr},
     {Py_tp_methods, handle_methods},
+    {Py_tp_getset, handle_getset},
     {Py_tp_doc, "Handle()\n--\n\nA hipdnn handle: the stream engines run on. The first "
                 "handle of the process loads the engine plugins."},
     {0, NULL},

@@ -34,6 +34,9 @@ typedef struct {
     PyThread_type_lock lock; /* serialises execute() on this handle */
 } hd_Handle;
 
+/* 0 if the handle was not destroyed; else -1 with "<what>: the handle has been destroyed". */
+int hd_handle_live(PyObject* handle, const char* what);
+
 typedef struct {
     PyObject_HEAD
     hipdnnBackendDescriptor_t desc;
