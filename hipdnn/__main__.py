@@ -3,8 +3,9 @@
 info: version, the plugin folders searched, the plugins loaded and skipped (with the
       reason), and every engine with its id and memory space.
 demo: conv(8x16x32x32, 32x16x3x3, pad 1) -> bias add -> relu on random float32 data,
-      checked against a float64 NumPy reference (DESIGN 7: conv fprop fp32 tolerance);
-      prints the engine, the max error and the median time; exit status 1 on mismatch.
+      checked against a float64 NumPy reference (conv fprop fp32 tolerance, see
+      docs/architecture.md, "Tolerances"); prints the engine, the max error and the median
+      time; exit status 1 on mismatch.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import numpy as np
 
 import hipdnn
 
-CONV_TOL_FP32 = 1e-5  # DESIGN 7: conv fprop fp32 atol = rtol
+CONV_TOL_FP32 = 1e-5  # conv fprop fp32, atol = rtol (docs/architecture.md, "Tolerances")
 
 
 def cmd_info(_args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""``hipdnn.Graph``: the friendly layer (DESIGN 5.2).
+"""``hipdnn.Graph``: the friendly layer (docs/architecture.md, "Python layers").
 
 Ops take NumPy arrays directly; the graph builds when the ``with`` block exits, and is
 then callable with new arrays for its inputs (in order of first use)::

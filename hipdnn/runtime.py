@@ -47,7 +47,7 @@ class EngineInfo(NamedTuple):
 
 
 def version() -> str:
-    """The backend's version, e.g. ``"0.1.0"``."""
+    """The backend's version, e.g. ``"0.2.0"``."""
     return _C.version()
 
 
