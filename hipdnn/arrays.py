@@ -5,9 +5,10 @@ patterns, or an ``ml_dtypes.bfloat16`` array where that package is installed.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Dict, Optional
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .enums import data_type
 
@@ -16,11 +17,11 @@ __all__ = ["to_bfloat16", "from_bfloat16", "numpy_dtype", "data_type_of"]
 try:  # optional: a real bfloat16 NumPy dtype
     import ml_dtypes as _ml_dtypes
 
-    _ML_BFLOAT16: Optional[np.dtype] = np.dtype(_ml_dtypes.bfloat16)
+    _ML_BFLOAT16: Optional["np.dtype[Any]"] = np.dtype(_ml_dtypes.bfloat16)
 except Exception:  # pragma: no cover - depends on the environment
     _ML_BFLOAT16 = None
 
-_FROM_NUMPY = {
+_FROM_NUMPY: Dict["np.dtype[Any]", data_type] = {
     np.dtype(np.float32): data_type.FLOAT,
     np.dtype(np.float64): data_type.DOUBLE,
     np.dtype(np.float16): data_type.HALF,
@@ -31,11 +32,11 @@ _FROM_NUMPY = {
     np.dtype(np.bool_): data_type.BOOLEAN,
 }
 
-_TO_NUMPY = {v: k for k, v in _FROM_NUMPY.items()}
+_TO_NUMPY: Dict[data_type, "np.dtype[Any]"] = {v: k for k, v in _FROM_NUMPY.items()}
 _TO_NUMPY[data_type.BFLOAT16] = np.dtype(np.uint16)
 
 
-def to_bfloat16(array: Any) -> np.ndarray:
+def to_bfloat16(array: Any) -> NDArray[np.uint16]:
     """Rounds float values to bfloat16 (to nearest, ties to even) and returns the bit
     patterns as a ``uint16`` array of the same shape.  NaN stays NaN (quiet); infinities
     stay infinite; values beyond the bfloat16 range round to infinity."""
@@ -49,7 +50,7 @@ def to_bfloat16(array: Any) -> np.ndarray:
     return out
 
 
-def from_bfloat16(array: Any) -> np.ndarray:
+def from_bfloat16(array: Any) -> NDArray[np.float32]:
     """bfloat16 bit patterns (``uint16``, or an ``ml_dtypes.bfloat16`` array) to a
     ``float32`` array of the same shape; exact."""
     a = np.asarray(array)
@@ -60,7 +61,7 @@ def from_bfloat16(array: Any) -> np.ndarray:
     return (np.ascontiguousarray(a).astype(np.uint32) << np.uint32(16)).view(np.float32)
 
 
-def numpy_dtype(dtype: int) -> np.dtype:
+def numpy_dtype(dtype: int) -> "np.dtype[Any]":
     """The NumPy dtype that holds a hipdnn data type (uint16 for BFLOAT16)."""
     try:
         return _TO_NUMPY[data_type(dtype)]

@@ -52,11 +52,16 @@ class build_plan_policy(enum.IntEnum):
 
 
 class convolution_mode(enum.IntEnum):
+    """Cross-correlation (what deep-learning frameworks call convolution) or true
+    convolution (the filter flipped)."""
+
     CROSS_CORRELATION = _C.CROSS_CORRELATION
     CONVOLUTION = _C.CONVOLUTION
 
 
 class pointwise_mode(enum.IntEnum):
+    """Pointwise operations (hipdnnPointwiseMode_t; values follow cuDNN's)."""
+
     ADD = _C.POINTWISE_ADD
     SUB = _C.POINTWISE_SUB
     MUL = _C.POINTWISE_MUL
@@ -71,17 +76,23 @@ class pointwise_mode(enum.IntEnum):
 
 
 class memory_space(enum.IntEnum):
+    """Where an engine expects its arrays: host memory, device memory, or managed memory (both)."""
+
     HOST = _C.MEMORY_HOST
     DEVICE = _C.MEMORY_DEVICE
     MANAGED = _C.MEMORY_MANAGED
 
 
 class plugin_loading_mode(enum.IntEnum):
+    """set_engine_plugin_paths: search the paths as well as the default folder, or only them."""
+
     ADDITIVE = _C.PLUGIN_LOADING_ADDITIVE
     ABSOLUTE = _C.PLUGIN_LOADING_ABSOLUTE
 
 
 class log_level(enum.IntEnum):
+    """How much the backend logs, from nothing (OFF) to every message (INFO)."""
+
     OFF = _C.LOG_OFF
     ERROR = _C.LOG_ERROR
     WARN = _C.LOG_WARN

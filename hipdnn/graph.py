@@ -14,20 +14,23 @@ place; device engines will get their copies through the same seam (see _staging_
 from __future__ import annotations
 
 import numbers
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from types import TracebackType
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Type, Union
 
 import numpy as np
+from numpy.typing import NDArray
 
 from . import _C
 from .arrays import numpy_dtype
 from .enums import convolution_mode as _conv_mode
 from .enums import data_type, heur_mode as _heur_mode, memory_space
 from .errors import HipdnnError
-from .pygraph import Tensor, pygraph
+from .pygraph import DataTypeLike, Tensor, pygraph
 
 __all__ = ["Graph"]
 
-ArrayOrTensor = Union[np.ndarray, Tensor, float]
+ArrayOrTensor = Union[NDArray[Any], Tensor, float]
+OptDataType = Optional[DataTypeLike]
 
 
 class _HostStaging:
@@ -36,7 +39,7 @@ class _HostStaging:
     def stage_in(self, array: Any) -> Any:
         return array
 
-    def alloc_out(self, dims: Sequence[int], strides: Sequence[int], dtype: np.dtype) -> Any:
+    def alloc_out(self, dims: Sequence[int], strides: Sequence[int], dtype: "np.dtype[Any]") -> Any:
         dims, strides = list(dims), list(strides)
         if strides == _packed(dims):
             return np.empty(dims, dtype)
@@ -45,14 +48,14 @@ class _HostStaging:
         return np.lib.stride_tricks.as_strided(
             base, shape=dims, strides=[s * base.itemsize for s in strides], writeable=True)
 
-    def fetch_out(self, out: Any) -> np.ndarray:
+    def fetch_out(self, out: Any) -> Any:
         return out
 
     def workspace(self, size: int) -> Any:
         return np.empty(size, np.uint8) if size else None
 
 
-def _staging_for(space: memory_space, engine: str):
+def _staging_for(space: memory_space, engine: str) -> _HostStaging:
     """Where arrays must live for an engine.  Device engines need device buffers and
     copies, which come with hipdnn.DeviceArray; until then they are refused here."""
     if space == memory_space.HOST:
@@ -102,10 +105,10 @@ class Graph:
     def __enter__(self) -> "Graph":
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type: Optional[Type[BaseException]],
+                 exc: Optional[BaseException], tb: Optional[TracebackType]) -> None:
         if exc_type is None:
             self.build()
-        return False
 
     def _check_open(self, what: str) -> None:
         if self._built:
@@ -146,68 +149,98 @@ class Graph:
                    pre_padding: Optional[Sequence[int]] = None,
                    post_padding: Optional[Sequence[int]] = None,
                    convolution_mode: int = _conv_mode.CROSS_CORRELATION,
-                   compute_data_type: Optional[int] = None, name: Optional[str] = None) -> Tensor:
+                   compute_data_type: OptDataType = None, name: Optional[str] = None) -> Tensor:
+        """Convolution forward (see pygraph.conv_fprop); arrays become inputs."""
         self._check_open("add operations")
         return self._result(self._g.conv_fprop(
             self._arg(image), self._arg(weight), padding=padding, stride=stride,
             dilation=dilation, pre_padding=pre_padding, post_padding=post_padding,
             convolution_mode=convolution_mode, compute_data_type=compute_data_type, name=name))
 
-    def matmul(self, A: ArrayOrTensor, B: ArrayOrTensor, compute_data_type=None,
-               name=None) -> Tensor:
+    def matmul(self, A: ArrayOrTensor, B: ArrayOrTensor, compute_data_type: OptDataType = None,
+               name: Optional[str] = None) -> Tensor:
+        """C = A @ B (see pygraph.matmul); arrays become inputs."""
         self._check_open("add operations")
         return self._result(self._g.matmul(self._arg(A), self._arg(B),
                                            compute_data_type=compute_data_type, name=name))
 
-    def _binary(self, op: str, a, b, compute_data_type, name) -> Tensor:
+    def _binary(self, op: str, a: ArrayOrTensor, b: ArrayOrTensor,
+                compute_data_type: OptDataType, name: Optional[str]) -> Tensor:
         self._check_open("add operations")
         return self._result(getattr(self._g, op)(self._arg(a), self._arg(b),
                                                  compute_data_type=compute_data_type, name=name))
 
-    def add(self, a, b, compute_data_type=None, name=None) -> Tensor:
+    def add(self, a: ArrayOrTensor, b: ArrayOrTensor, compute_data_type: OptDataType = None,
+               name: Optional[str] = None) -> Tensor:
+        """a + b with NumPy broadcasting (see pygraph.add); arrays become inputs."""
         return self._binary("add", a, b, compute_data_type, name)
 
-    def sub(self, a, b, compute_data_type=None, name=None) -> Tensor:
+    def sub(self, a: ArrayOrTensor, b: ArrayOrTensor, compute_data_type: OptDataType = None,
+               name: Optional[str] = None) -> Tensor:
+        """a - b with NumPy broadcasting (see pygraph.sub); arrays become inputs."""
         return self._binary("sub", a, b, compute_data_type, name)
 
-    def mul(self, a, b, compute_data_type=None, name=None) -> Tensor:
+    def mul(self, a: ArrayOrTensor, b: ArrayOrTensor, compute_data_type: OptDataType = None,
+               name: Optional[str] = None) -> Tensor:
+        """a * b with NumPy broadcasting (see pygraph.mul); arrays become inputs."""
         return self._binary("mul", a, b, compute_data_type, name)
 
-    def div(self, a, b, compute_data_type=None, name=None) -> Tensor:
+    def div(self, a: ArrayOrTensor, b: ArrayOrTensor, compute_data_type: OptDataType = None,
+               name: Optional[str] = None) -> Tensor:
+        """a / b with NumPy broadcasting (see pygraph.div); arrays become inputs."""
         return self._binary("div", a, b, compute_data_type, name)
 
-    def max(self, a, b, compute_data_type=None, name=None) -> Tensor:
+    def max(self, a: ArrayOrTensor, b: ArrayOrTensor, compute_data_type: OptDataType = None,
+               name: Optional[str] = None) -> Tensor:
+        """Elementwise maximum with NumPy broadcasting (see pygraph.max); arrays become inputs."""
         return self._binary("max", a, b, compute_data_type, name)
 
-    def min(self, a, b, compute_data_type=None, name=None) -> Tensor:
+    def min(self, a: ArrayOrTensor, b: ArrayOrTensor, compute_data_type: OptDataType = None,
+               name: Optional[str] = None) -> Tensor:
+        """Elementwise minimum with NumPy broadcasting (see pygraph.min); arrays become inputs."""
         return self._binary("min", a, b, compute_data_type, name)
 
-    def relu(self, input, negative_slope=None, lower_clip=None, upper_clip=None,
-             compute_data_type=None, name=None) -> Tensor:
+    def relu(self, input: ArrayOrTensor, negative_slope: Optional[float] = None,
+             lower_clip: Optional[float] = None, upper_clip: Optional[float] = None,
+             compute_data_type: OptDataType = None, name: Optional[str] = None) -> Tensor:
+        """Relu, leaky or clipped (see pygraph.relu); an array becomes an input."""
         self._check_open("add operations")
         return self._result(self._g.relu(self._arg(input), negative_slope=negative_slope,
                                          lower_clip=lower_clip, upper_clip=upper_clip,
                                          compute_data_type=compute_data_type, name=name))
 
-    def _unary(self, op: str, input, compute_data_type, name) -> Tensor:
+    def _unary(self, op: str, input: ArrayOrTensor, compute_data_type: OptDataType,
+               name: Optional[str]) -> Tensor:
         self._check_open("add operations")
         return self._result(getattr(self._g, op)(self._arg(input),
                                                  compute_data_type=compute_data_type, name=name))
 
-    def sigmoid(self, input, compute_data_type=None, name=None) -> Tensor:
+    def sigmoid(self, input: ArrayOrTensor, compute_data_type: OptDataType = None,
+                   name: Optional[str] = None) -> Tensor:
+        """Sigmoid of the input (see pygraph.sigmoid); an array becomes an input."""
         return self._unary("sigmoid", input, compute_data_type, name)
 
-    def tanh(self, input, compute_data_type=None, name=None) -> Tensor:
+    def tanh(self, input: ArrayOrTensor, compute_data_type: OptDataType = None,
+                name: Optional[str] = None) -> Tensor:
+        """tanh of the input (see pygraph.tanh); an array becomes an input."""
         return self._unary("tanh", input, compute_data_type, name)
 
-    def gelu(self, input, compute_data_type=None, name=None) -> Tensor:
+    def gelu(self, input: ArrayOrTensor, compute_data_type: OptDataType = None,
+                name: Optional[str] = None) -> Tensor:
+        """gelu (the exact erf form) of the input (see pygraph.gelu); an array becomes an input."""
         return self._unary("gelu", input, compute_data_type, name)
 
-    def identity(self, input, compute_data_type=None, name=None) -> Tensor:
+    def identity(self, input: ArrayOrTensor, compute_data_type: OptDataType = None,
+                    name: Optional[str] = None) -> Tensor:
+        """A copy of the input (see pygraph.identity); an array becomes an input."""
         return self._unary("identity", input, compute_data_type, name)
 
-    def batchnorm_inference(self, input, mean, inv_variance, scale, bias,
-                            compute_data_type=None, name=None) -> Tensor:
+    def batchnorm_inference(self, input: ArrayOrTensor, mean: ArrayOrTensor,
+                            inv_variance: ArrayOrTensor, scale: ArrayOrTensor,
+                            bias: ArrayOrTensor, compute_data_type: OptDataType = None,
+                            name: Optional[str] = None) -> Tensor:
+        """(x - mean) * inv_variance * scale + bias (see pygraph.batchnorm_inference);
+        arrays become inputs."""
         self._check_open("add operations")
         return self._result(self._g.batchnorm_inference(
             self._arg(input), self._arg(mean), self._arg(inv_variance), self._arg(scale),
@@ -243,7 +276,7 @@ class Graph:
 
     # -- running --
     def __call__(self, *arrays: Any,
-                 workspace: Any = None) -> Union[np.ndarray, Tuple[np.ndarray, ...]]:
+                 workspace: Any = None) -> Union[NDArray[Any], Tuple[NDArray[Any], ...]]:
         """Runs the graph on new arrays for its inputs (in order of first use; none = the
         arrays given while building).  Returns the output array, or a tuple of them."""
         if not self._built:
@@ -283,10 +316,12 @@ class Graph:
 
     @property
     def inputs(self) -> List[Tensor]:
+        """The input tensors, in order of first use (the order of call arguments)."""
         return list(self._inputs)
 
     @property
     def outputs(self) -> List[Tensor]:
+        """The output tensors, in the order calls return them."""
         return list(self._outputs)
 
     def __repr__(self) -> str:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import hashlib
 import numbers
 import operator
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple,
+                    Union)
 
 import numpy as np
 
@@ -30,6 +31,8 @@ _INT64, _DOUBLE, _BOOL, _CHAR = _C.TYPE_INT64, _C.TYPE_DOUBLE, _C.TYPE_BOOLEAN, 
 _DTYPE, _DESC, _UINT8 = _C.TYPE_DATA_TYPE, _C.TYPE_BACKEND_DESCRIPTOR, _C.TYPE_UINT8_EXT
 
 DataTypeLike = Union[data_type, int]
+# An op operand: a tensor of this graph, or a Python float (a pass-by-value scalar).
+Operand = Union["Tensor", float]
 _DT = data_type  # for methods whose cuDNN-style keyword `data_type` hides the enum
 
 
@@ -124,7 +127,7 @@ class Tensor:
         self._inferred: Dict[str, Any] = {}
         self._uid = uid
         self._uid_explicit = False
-        self._desc = None  # the TENSOR descriptor of a deserialized graph
+        self._desc: Optional[_C.Descriptor] = None  # the TENSOR descriptor of a deserialized graph
 
     # -- setters --
     def _changing(self) -> None:
@@ -132,6 +135,7 @@ class Tensor:
         self._graph._invalidate()
 
     def set_name(self, name: str) -> "Tensor":
+        """The tensor's name, used in messages and listings."""
         if not isinstance(name, str):
             raise TypeError(f"set_name: expected a str, got {_type_name(name)}")
         self._changing()
@@ -139,6 +143,7 @@ class Tensor:
         return self
 
     def set_uid(self, uid: int) -> "Tensor":
+        """The unique id that variant packs and serialized graphs know the tensor by."""
         if isinstance(uid, (bool, float)) or not isinstance(uid, (int, np.integer)):
             raise TypeError(f"set_uid: expected an int, got {_type_name(uid)}")
         self._changing()
@@ -147,6 +152,7 @@ class Tensor:
         return self
 
     def set_dim(self, dim: Sequence[int]) -> "Tensor":
+        """The dims (positive); strides not set are packed row-major."""
         dims = _int_list(dim, f"tensor '{self.get_name()}': set_dim")
         _check_dims(dims, self.get_name())
         self._changing()
@@ -154,6 +160,7 @@ class Tensor:
         return self
 
     def set_stride(self, stride: Sequence[int]) -> "Tensor":
+        """The strides, in elements (positive), one per dim."""
         strides = _int_list(stride, f"tensor '{self.get_name()}': set_stride")
         if any(s <= 0 for s in strides):
             raise ValueError(f"tensor '{self.get_name()}': strides must be positive, got "
@@ -163,12 +170,14 @@ class Tensor:
         return self
 
     def set_data_type(self, dtype: DataTypeLike) -> "Tensor":
+        """The element type (a ``hipdnn.data_type``)."""
         dt = _dtype_arg(dtype, f"tensor '{self.get_name()}': set_data_type", allow_none=False)
         self._changing()
         self._a["data_type"] = dt
         return self
 
     def set_is_virtual(self, is_virtual: bool) -> "Tensor":
+        """Virtual tensors live only inside the graph and get no array in the variant pack."""
         v = _bool_arg(is_virtual, "set_is_virtual")
         self._changing()
         self._a["is_virtual"] = v
@@ -180,6 +189,7 @@ class Tensor:
         return self.set_is_virtual(not _bool_arg(is_output, "set_output"))
 
     def set_is_pass_by_value(self, value: bool) -> "Tensor":
+        """Makes the tensor a scalar carried in the graph (give it a value with set_value)."""
         v = _bool_arg(value, "set_is_pass_by_value")
         self._changing()
         self._a["is_pass_by_value"] = v
@@ -195,17 +205,21 @@ class Tensor:
 
     # -- getters --
     def get_name(self) -> str:
+        """The tensor's name ("" if none)."""
         return self._a.get("name", "")
 
     def get_uid(self) -> int:
+        """The tensor's unique id."""
         return self._uid
 
     def get_dim(self) -> List[int]:
+        """The dims: as inferred by the last build if there was one, else as set."""
         if "dim" in self._inferred:
             return list(self._inferred["dim"])
         return list(self._a.get("dim", []))
 
     def get_stride(self) -> List[int]:
+        """The strides in elements: inferred, set, or packed row-major from the dims."""
         if "stride" in self._inferred:
             return list(self._inferred["stride"])
         if "stride" in self._a:
@@ -213,24 +227,30 @@ class Tensor:
         return _packed_strides(self._a["dim"]) if "dim" in self._a else []
 
     def get_data_type(self) -> data_type:
+        """The element type: inferred, set, or the graph's default for this kind of tensor."""
         if "data_type" in self._inferred:
-            return self._inferred["data_type"]
+            return data_type(self._inferred["data_type"])
         return self._graph._default_dtype(self)
 
     def get_is_virtual(self) -> bool:
+        """Whether the tensor lives only inside the graph (op results are, until set_output)."""
         return self._a.get("is_virtual", False)
 
     def get_is_output(self) -> bool:
+        """Whether the tensor is a graph output (the opposite of get_is_virtual)."""
         return not self.get_is_virtual()
 
     def get_is_pass_by_value(self) -> bool:
+        """Whether the tensor is a scalar carried in the graph."""
         return self._a.get("is_pass_by_value", False)
 
     def get_value(self) -> Optional[float]:
+        """The scalar of a pass-by-value tensor (None if not given)."""
         return self._a.get("value")
 
     @property
     def graph(self) -> "pygraph":
+        """The graph the tensor belongs to."""
         return self._graph
 
     def _label(self) -> str:
@@ -275,7 +295,7 @@ class _Op:
 
     __slots__ = ("info", "op", "name", "inputs", "outputs", "params", "compute")
 
-    def __init__(self, info: Optional["_ops.OpInfo"], op: str, name: str,
+    def __init__(self, info: "_ops.OpInfo", op: str, name: str,
                  compute: Optional[data_type]):
         self.info = info
         self.op = op  # "conv_fprop", "add", ...
@@ -374,12 +394,13 @@ class pygraph:
 
     @property
     def handle(self) -> _C.Handle:
+        """The handle the graph builds and runs on (the default handle if none was given)."""
         return self._get_handle()
 
     def _default_dtype(self, t: Tensor) -> data_type:
         dt = t._a.get("data_type")
         if dt is not None:
-            return dt
+            return data_type(dt)
         if t.get_is_pass_by_value():
             return data_type.FLOAT
         return self.intermediate_data_type if t.get_is_virtual() else self.io_data_type
@@ -585,50 +606,58 @@ class pygraph:
         op = self._op("matmul", "matmul", name, compute_data_type)
         return self._finish(op, [("a", A), ("b", B)], "c")
 
-    def _pointwise(self, opname: str, mode: int, inputs: Sequence[Any],
-                   compute_data_type, name, params=()) -> Tensor:
+    def _pointwise(self, opname: str, mode: int, inputs: Sequence[Operand],
+                   compute_data_type: Optional[DataTypeLike], name: Optional[str],
+                   params: Sequence[Tuple[str, float]] = ()) -> Tensor:
         op = self._op("pointwise", opname, name, compute_data_type)
         self._param(op, "mode", int(mode))
         for pname, value in params:
             self._param(op, pname, value)
         return self._finish(op, list(zip(["x", "b"], inputs)), "y")
 
-    def add(self, a, b, compute_data_type=None, name=None) -> Tensor:
+    def add(self, a: Operand, b: Operand, compute_data_type: Optional[DataTypeLike] = None,
+               name: Optional[str] = None) -> Tensor:
         """a + b with NumPy broadcasting; b may be a Python float."""
         return self._pointwise("add", _ops.POINTWISE_MODES["add"], [a, b],
                                compute_data_type, name)
 
-    def sub(self, a, b, compute_data_type=None, name=None) -> Tensor:
+    def sub(self, a: Operand, b: Operand, compute_data_type: Optional[DataTypeLike] = None,
+               name: Optional[str] = None) -> Tensor:
         """a - b with NumPy broadcasting."""
         return self._pointwise("sub", _ops.POINTWISE_MODES["sub"], [a, b],
                                compute_data_type, name)
 
-    def mul(self, a, b, compute_data_type=None, name=None) -> Tensor:
+    def mul(self, a: Operand, b: Operand, compute_data_type: Optional[DataTypeLike] = None,
+               name: Optional[str] = None) -> Tensor:
         """a * b with NumPy broadcasting."""
         return self._pointwise("mul", _ops.POINTWISE_MODES["mul"], [a, b],
                                compute_data_type, name)
 
-    def div(self, a, b, compute_data_type=None, name=None) -> Tensor:
+    def div(self, a: Operand, b: Operand, compute_data_type: Optional[DataTypeLike] = None,
+               name: Optional[str] = None) -> Tensor:
         """a / b with NumPy broadcasting."""
         return self._pointwise("div", _ops.POINTWISE_MODES["div"], [a, b],
                                compute_data_type, name)
 
-    def max(self, a, b, compute_data_type=None, name=None) -> Tensor:
+    def max(self, a: Operand, b: Operand, compute_data_type: Optional[DataTypeLike] = None,
+               name: Optional[str] = None) -> Tensor:
         """Elementwise maximum with NumPy broadcasting."""
         return self._pointwise("max", _ops.POINTWISE_MODES["max"], [a, b],
                                compute_data_type, name)
 
-    def min(self, a, b, compute_data_type=None, name=None) -> Tensor:
+    def min(self, a: Operand, b: Operand, compute_data_type: Optional[DataTypeLike] = None,
+               name: Optional[str] = None) -> Tensor:
         """Elementwise minimum with NumPy broadcasting."""
         return self._pointwise("min", _ops.POINTWISE_MODES["min"], [a, b],
                                compute_data_type, name)
 
-    def relu(self, input, negative_slope: Optional[float] = None,
+    def relu(self, input: Operand, negative_slope: Optional[float] = None,
              lower_clip: Optional[float] = None, upper_clip: Optional[float] = None,
-             compute_data_type=None, name=None) -> Tensor:
+             compute_data_type: Optional[DataTypeLike] = None,
+             name: Optional[str] = None) -> Tensor:
         """max(x, lower_clip) (0 by default), capped at upper_clip; with negative_slope,
         values below lower_clip follow that slope (leaky relu)."""
-        params = []
+        params: List[Tuple[str, float]] = []
         for pname, v, what in (("relu_lower_clip_slope", negative_slope, "negative_slope"),
                                ("relu_lower_clip", lower_clip, "lower_clip"),
                                ("relu_upper_clip", upper_clip, "upper_clip")):
@@ -640,28 +669,34 @@ class pygraph:
         return self._pointwise("relu", _ops.POINTWISE_MODES["relu"], [input], compute_data_type,
                                name, params)
 
-    def sigmoid(self, input, compute_data_type=None, name=None) -> Tensor:
+    def sigmoid(self, input: Operand, compute_data_type: Optional[DataTypeLike] = None,
+                   name: Optional[str] = None) -> Tensor:
         """1 / (1 + exp(-x))."""
         return self._pointwise("sigmoid", _ops.POINTWISE_MODES["sigmoid"], [input],
                                compute_data_type, name)
 
-    def tanh(self, input, compute_data_type=None, name=None) -> Tensor:
+    def tanh(self, input: Operand, compute_data_type: Optional[DataTypeLike] = None,
+                name: Optional[str] = None) -> Tensor:
         """tanh(x)."""
         return self._pointwise("tanh", _ops.POINTWISE_MODES["tanh"], [input], compute_data_type,
                                name)
 
-    def gelu(self, input, compute_data_type=None, name=None) -> Tensor:
+    def gelu(self, input: Operand, compute_data_type: Optional[DataTypeLike] = None,
+                name: Optional[str] = None) -> Tensor:
         """x * (1 + erf(x / sqrt(2))) / 2 (the exact form)."""
         return self._pointwise("gelu", _ops.POINTWISE_MODES["gelu"], [input], compute_data_type,
                                name)
 
-    def identity(self, input, compute_data_type=None, name=None) -> Tensor:
+    def identity(self, input: Operand, compute_data_type: Optional[DataTypeLike] = None,
+                    name: Optional[str] = None) -> Tensor:
         """A copy of x (converting its data type if the output's differs)."""
         return self._pointwise("identity", _ops.POINTWISE_MODES["identity"], [input],
                                compute_data_type, name)
 
-    def batchnorm_inference(self, input, mean, inv_variance, scale, bias,
-                            compute_data_type=None, name=None) -> Tensor:
+    def batchnorm_inference(self, input: Tensor, mean: Tensor, inv_variance: Tensor,
+                            scale: Tensor, bias: Tensor,
+                            compute_data_type: Optional[DataTypeLike] = None,
+                            name: Optional[str] = None) -> Tensor:
         """y = (x - mean) * inv_variance * scale + bias; the per-channel tensors are
         shaped [1, C, 1, ...] (same rank as x)."""
         op = self._op("batchnorm_inference", "batchnorm_inference", name, compute_data_type)
@@ -722,14 +757,15 @@ class pygraph:
             d.set(_C.ATTR_TENSOR_STRIDES, _INT64, t._a["stride"])
         d.set(_C.ATTR_TENSOR_IS_VIRTUAL, _BOOL, t.get_is_virtual())
         if t.get_is_pass_by_value():
-            if t.get_value() is None:
+            value = t.get_value()
+            if value is None:
                 raise ValueError(f"{t._label()} is pass-by-value but has no value "
                                  "(give value= or call set_value)")
             if dt == data_type.NOT_SET:
                 dt = data_type.FLOAT
                 d.set(_C.ATTR_TENSOR_DATA_TYPE, _DTYPE, int(dt))
             d.set(_C.ATTR_TENSOR_IS_BY_VALUE, _BOOL, True)
-            d.set(_C.ATTR_TENSOR_VALUE_EXT, _UINT8, _encode_scalar(t.get_value(), dt))
+            d.set(_C.ATTR_TENSOR_VALUE_EXT, _UINT8, _encode_scalar(value, dt))
         d.finalize()
         return d
 
@@ -795,7 +831,9 @@ class pygraph:
         """Asks every engine whether it runs the graph and ranks the ones that do, for each
         heuristics mode; the union, in mode order, becomes the list of engine configs."""
         self._need(_VALIDATED, "create_execution_plans()")
-        if isinstance(heur_modes, (int, np.integer)) and not isinstance(heur_modes, bool):
+        if isinstance(heur_modes, bool):
+            raise TypeError("create_execution_plans: expected hipdnn.heur_mode values, got bool")
+        if isinstance(heur_modes, (int, np.integer)):
             heur_modes = [heur_modes]
         modes = []
         for m in heur_modes:
@@ -917,9 +955,10 @@ class pygraph:
 
     # -- plans --
     def get_execution_plan_count(self) -> int:
+        """Plans built by build_plans (0 before)."""
         return len(self._plans) if self._state >= _PLANS else 0
 
-    def _plan(self, index: int, what: str):
+    def _plan(self, index: int, what: str) -> Tuple[_C.Descriptor, str, int, memory_space]:
         self._need(_PLANS, what)
         if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
             raise TypeError(f"{what}: index must be an int, got {_type_name(index)}")
@@ -934,6 +973,7 @@ class pygraph:
         return max(p[2] for p in self._plans)
 
     def get_workspace_size_plan_at_index(self, index: int) -> int:
+        """Bytes of workspace plan ``index`` needs."""
         return self._plan(index, "get_workspace_size_plan_at_index()")[2]
 
     def get_engine_name(self, index: int = 0) -> str:
@@ -1017,6 +1057,7 @@ class pygraph:
     def serialize(self) -> bytes:
         """The finalized graph as FlatBuffers bytes; deterministic."""
         self.validate()
+        assert self._opgraph is not None  # validate() made it
         return _C.serialize(self._opgraph)
 
     def deserialize(self, data: Union[bytes, bytearray, memoryview]) -> None:
@@ -1036,13 +1077,14 @@ class pygraph:
         self._tensors, self._ops = tensors, ops
         self._reset_build()
         self.name = g.get(_C.ATTR_OPERATIONGRAPH_NAME_EXT, _CHAR)
-        self._tensor_descs = {t._uid: t._desc for t in tensors}
+        self._tensor_descs = {t._uid: t._desc for t in tensors if t._desc is not None}
         self._next_uid = max((t._uid for t in tensors), default=0) + 1
         self._opgraph = g
         self._state = _VALIDATED
         self._deserialized = True
 
-    def _read_deserialized(self, g: _C.Descriptor, data: bytes):
+    def _read_deserialized(self, g: _C.Descriptor, data: bytes
+                           ) -> Tuple[List[Tensor], List[_Op], Set[int]]:
         """Tensors and nodes (from the backend's descriptors) and output uids of a
         deserialized graph."""
         tensors: List[Tensor] = []
@@ -1097,7 +1139,7 @@ class pygraph:
 
     # -- display --
     def __repr__(self) -> str:
-        def dt(v):
+        def dt(v: int) -> str:
             return _C.dtype_name(v) if v != data_type.NOT_SET else "not set"
 
         state = {_EDITING: "not built", _VALIDATED: "validated",

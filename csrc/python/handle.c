@@ -79,10 +79,10 @@ static PyObject* handle_repr(PyObject* op) {
 
 static PyMethodDef handle_methods[] = {
     {"set_stream", handle_set_stream, METH_O,
-     "set_stream(stream)\n--\n\nSets the stream (an int address, or None for the default "
+     "set_stream($self, stream)\n--\n\nSets the stream (an int address, or None for the default "
      "stream) that engines run on."},
     {"get_stream", handle_get_stream, METH_NOARGS,
-     "get_stream()\n--\n\nThe stream as an int address (0 = default stream)."},
+     "get_stream($self)\n--\n\nThe stream as an int address (0 = default stream)."},
     {NULL, NULL, 0, NULL},
 };
 
