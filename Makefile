@@ -74,4 +74,4 @@ test-python: build
 test: build pip-check test-python
 
 clean:
-	rm -rf $(BUILD) build-* hipdnn/_C*.so hipdnn/lib hipdnn/include *.egg-info
+	rm -rf $(BUILD) build-* hipdnn/_C*.so hipdnn/lib hipdnn/include *.egg-info .mypy_cache
