@@ -8,8 +8,12 @@ Two levels of Python API over the C backend (``hipdnn._C``):
 
 See docs/python.md.
 """
-from . import _C
-from . import bfloat16
+from ._bootstrap import check_environment as _check_environment
+
+_check_environment(__name__)  # an unbuilt checkout or a Python without NumPy says what to do
+
+from . import _C  # noqa: E402
+from . import bfloat16  # noqa: E402
 from .arrays import from_bfloat16, to_bfloat16
 from .enums import (attention_implementation, behavior_note, build_plan_policy,
                     convolution_mode, data_type, diagonal_alignment, heur_mode, knob_type,

@@ -6,9 +6,10 @@ patterns, or an ``ml_dtypes.bfloat16`` array where that package is installed (se
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from . import bfloat16 as _bf16
 from .enums import data_type
@@ -18,7 +19,7 @@ __all__ = ["to_bfloat16", "from_bfloat16", "numpy_dtype", "data_type_of", "as_da
 
 _ML_BFLOAT16 = _bf16.ML_BFLOAT16
 
-_FROM_NUMPY = {
+_FROM_NUMPY: Dict["np.dtype[Any]", data_type] = {
     np.dtype(np.float32): data_type.FLOAT,
     np.dtype(np.float64): data_type.DOUBLE,
     np.dtype(np.float16): data_type.HALF,
@@ -29,23 +30,23 @@ _FROM_NUMPY = {
     np.dtype(np.bool_): data_type.BOOLEAN,
 }
 
-_TO_NUMPY = {v: k for k, v in _FROM_NUMPY.items()}
+_TO_NUMPY: Dict[data_type, "np.dtype[Any]"] = {v: k for k, v in _FROM_NUMPY.items()}
 _TO_NUMPY[data_type.BFLOAT16] = np.dtype(np.uint16)
 
 
-def to_bfloat16(array: Any) -> np.ndarray:
+def to_bfloat16(array: Any) -> NDArray[np.uint16]:
     """Rounds float values to bfloat16 (to nearest, ties to even) and returns the bit
     patterns as a ``uint16`` array of the same shape (``hipdnn.bfloat16.from_float``)."""
     return _bf16.from_float(array)
 
 
-def from_bfloat16(array: Any) -> np.ndarray:
+def from_bfloat16(array: Any) -> NDArray[np.float32]:
     """bfloat16 bit patterns (``uint16``, or an ``ml_dtypes.bfloat16`` array) to a
     ``float32`` array of the same shape; exact (``hipdnn.bfloat16.to_float``)."""
     return _bf16.to_float(array)
 
 
-def numpy_dtype(dtype: int) -> np.dtype:
+def numpy_dtype(dtype: int) -> "np.dtype[Any]":
     """The NumPy dtype that holds a hipdnn data type (uint16 for BFLOAT16)."""
     try:
         return _TO_NUMPY[data_type(dtype)]
@@ -74,7 +75,7 @@ def data_type_of(dtype: Any, hint: Optional[int] = None) -> data_type:
                         + ", ".join(str(k) for k in _FROM_NUMPY) + " or bfloat16") from None
 
 
-def empty_strided(dims: Sequence[int], strides: Sequence[int], dtype: Any) -> np.ndarray:
+def empty_strided(dims: Sequence[int], strides: Sequence[int], dtype: Any) -> NDArray[Any]:
     """An uninitialised writable array with these dims and strides (in elements): a view
     of one allocation just large enough for them."""
     dims, strides = [int(d) for d in dims], [int(s) for s in strides]

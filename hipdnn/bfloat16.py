@@ -11,13 +11,14 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import numpy as np
+from numpy.typing import NDArray
 
 __all__ = ["from_float", "to_float", "storage_dtype"]
 
 try:  # optional: a real bfloat16 NumPy dtype
     import ml_dtypes as _ml_dtypes
 
-    ML_BFLOAT16: Optional[np.dtype] = np.dtype(_ml_dtypes.bfloat16)
+    ML_BFLOAT16: Optional["np.dtype[Any]"] = np.dtype(_ml_dtypes.bfloat16)
 except Exception:  # pragma: no cover - depends on the environment
     ML_BFLOAT16 = None
 
@@ -25,7 +26,7 @@ except Exception:  # pragma: no cover - depends on the environment
 storage_dtype = np.dtype(np.uint16)
 
 
-def from_float(values: Any) -> np.ndarray:
+def from_float(values: Any) -> NDArray[np.uint16]:
     """Rounds values to bfloat16 (to nearest, ties to even) and returns the bit patterns
     as a ``uint16`` array of the same shape.  The values are first read as float32 (a
     float64 input is rounded to float32 on the way, as NumPy's cast does); NaN stays a
@@ -42,7 +43,7 @@ def from_float(values: Any) -> np.ndarray:
     return out
 
 
-def to_float(bits: Any) -> np.ndarray:
+def to_float(bits: Any) -> NDArray[np.float32]:
     """bfloat16 bit patterns (a ``uint16`` array, or an ``ml_dtypes.bfloat16`` array) to a
     ``float32`` array of the same shape; exact."""
     a = np.asarray(bits)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, ParamSpec, Tuple, TypeVar, Union
 
 import numpy as np
+from numpy.typing import NDArray
 
 from . import _C
 from .enums import data_type, heur_mode
@@ -42,6 +43,9 @@ CUDNN_FEATURE_LEVEL = (9, 5, 0)
 
 #: cuDNN frontend's name for "no engine can run this graph".
 cudnnGraphNotSupportedError = GraphNotSupportedError
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 def backend_version() -> int:
@@ -90,7 +94,7 @@ def get_stream(handle: _C.Handle) -> int:
     return _handle(handle, "get_stream").get_stream()
 
 
-def empty_like(tensor: Tensor) -> np.ndarray:
+def empty_like(tensor: Tensor) -> NDArray[Any]:
     """A new uninitialised NumPy array with the tensor's dims, strides and data type
     (``tensor.empty()``)."""
     if not isinstance(tensor, Tensor):
@@ -98,7 +102,8 @@ def empty_like(tensor: Tensor) -> np.ndarray:
     return tensor.empty()
 
 
-def graph_cache(key_fn: Callable[..., Any], maxsize: int = 256) -> Callable:
+def graph_cache(key_fn: Callable[..., Any], maxsize: int = 256
+                ) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
     """Decorator: caches what the function returns under ``key_fn(*args, **kwargs)``;
     past ``maxsize`` entries the oldest goes first (as cuDNN frontend's)."""
     if not callable(key_fn):
@@ -106,11 +111,11 @@ def graph_cache(key_fn: Callable[..., Any], maxsize: int = 256) -> Callable:
     if isinstance(maxsize, bool) or not isinstance(maxsize, int) or maxsize < 1:
         raise ValueError(f"graph_cache: maxsize must be a positive int, got {maxsize!r}")
 
-    def decorator(func: Callable) -> Callable:
-        cache: Dict[Any, Any] = {}
+    def decorator(func: Callable[_P, _R]) -> Callable[_P, _R]:
+        cache: Dict[Any, _R] = {}
 
         @functools.wraps(func)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
+        def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
             key = key_fn(*args, **kwargs)
             if key in cache:
                 return cache[key]
@@ -126,15 +131,16 @@ def graph_cache(key_fn: Callable[..., Any], maxsize: int = 256) -> Callable:
     return decorator
 
 
-def jit(heur_modes: Union[List[int], int] = heur_mode.A, **kwargs: Any) -> Callable:
+def jit(heur_modes: Union[List[int], int] = heur_mode.A, **kwargs: Any
+        ) -> Callable[[Callable[_P, Any]], Callable[_P, Tuple[pygraph, List[int]]]]:
     """Decorator for a function returning ``(graph, [tensors])``: builds the graph with
     these heuristics modes unless it already has plans, and returns ``(graph, [uids])``
     (as cuDNN frontend's).  Other keywords are accepted and ignored, as there."""
     modes = list(heur_modes) if isinstance(heur_modes, (list, tuple)) else [heur_modes]
 
-    def decorator(func: Callable) -> Callable:
+    def decorator(func: Callable[_P, Any]) -> Callable[_P, Tuple[pygraph, List[int]]]:
         @functools.wraps(func)
-        def wrapper(*args: Any, **kw: Any) -> Tuple[pygraph, List[int]]:
+        def wrapper(*args: _P.args, **kw: _P.kwargs) -> Tuple[pygraph, List[int]]:
             result = func(*args, **kw)
             if not (isinstance(result, tuple) and len(result) == 2):
                 raise TypeError(f"jit: {func.__name__} must return (graph, [tensors]), got "

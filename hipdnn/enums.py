@@ -62,7 +62,8 @@ class build_plan_policy(enum.IntEnum):
 
 
 class convolution_mode(enum.IntEnum):
-    """Whether the filter is flipped (CONVOLUTION) or not (CROSS_CORRELATION, the usual)."""
+    """Cross-correlation (what deep-learning frameworks call convolution) or true
+    convolution (the filter flipped)."""
 
     CROSS_CORRELATION = _C.CROSS_CORRELATION
     CONVOLUTION = _C.CONVOLUTION
@@ -85,7 +86,7 @@ class pointwise_mode(enum.IntEnum):
 
 
 class memory_space(enum.IntEnum):
-    """Where an engine wants its arrays."""
+    """Where an engine expects its arrays: host memory, device memory, or managed memory (both)."""
 
     HOST = _C.MEMORY_HOST
     DEVICE = _C.MEMORY_DEVICE
@@ -101,7 +102,7 @@ class plugin_loading_mode(enum.IntEnum):
 
 
 class log_level(enum.IntEnum):
-    """How much the backend logs."""
+    """How much the backend logs, from nothing (OFF) to every message (INFO)."""
 
     OFF = _C.LOG_OFF
     ERROR = _C.LOG_ERROR

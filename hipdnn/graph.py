@@ -1,4 +1,5 @@
-"""``hipdnn.Graph``: the friendly layer, which is also cuDNN frontend's ``cudnn.Graph``.
+"""``hipdnn.Graph``: the friendly layer (docs/architecture.md, "Python layers"), which is
+also cuDNN frontend's ``cudnn.Graph``.
 
 Ops take NumPy arrays directly (or tensors, or Python floats); the graph builds when the
 ``with`` block exits and is then called with arrays::
@@ -23,19 +24,23 @@ place; device engines will get their copies through the same seam (see _staging_
 from __future__ import annotations
 
 import numbers
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from types import TracebackType
+from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Type,
+                    Union)
 
 import numpy as np
+from numpy.typing import NDArray
 
 from . import _C
 from .arrays import as_data_type, empty_strided, numpy_dtype
 from .enums import data_type, heur_mode as _heur_mode, memory_space
 from .errors import HipdnnError
-from .pygraph import Tensor, pygraph
+from .pygraph import DataTypeLike, Tensor, pygraph
 
 __all__ = ["Graph"]
 
-ArrayOrTensor = Union[np.ndarray, Tensor, float]
+ArrayOrTensor = Union[NDArray[Any], Tensor, float]
+OptDataType = Optional[DataTypeLike]
 
 
 class _HostStaging:
@@ -44,17 +49,18 @@ class _HostStaging:
     def stage_in(self, array: Any) -> Any:
         return array
 
-    def alloc_out(self, dims: Sequence[int], strides: Sequence[int], dtype: np.dtype) -> Any:
+    def alloc_out(self, dims: Sequence[int], strides: Sequence[int],
+                  dtype: "np.dtype[Any]") -> Any:
         return empty_strided(dims, strides, dtype)
 
-    def fetch_out(self, out: Any) -> np.ndarray:
+    def fetch_out(self, out: Any) -> Any:
         return out
 
     def workspace(self, size: int) -> Any:
         return np.empty(size, np.uint8) if size else None
 
 
-def _staging_for(space: memory_space, engine: str):
+def _staging_for(space: memory_space, engine: str) -> _HostStaging:
     """Where arrays must live for an engine.  Device engines need device buffers and
     copies, which come with hipdnn.DeviceArray; until then they are refused here."""
     if space == memory_space.HOST:
@@ -127,7 +133,7 @@ class Graph:
         self._tensor_out: Dict[str, Tensor] = {}  # tensor name -> tensor a node gave
         self._made: List[Tensor] = []     # tensors made with tensor() / tensor_like()
         self._counts: Dict[str, int] = {}
-        self._node_names: set = set()
+        self._node_names: Set[str] = set()
         self._marked: List[Tensor] = []   # output(), in order
         self._outputs: List[Tensor] = []
         self._io: Optional[Tuple[List[Tensor], List[Tensor]]] = None
@@ -141,10 +147,10 @@ class Graph:
     def __enter__(self) -> "Graph":
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type: Optional[Type[BaseException]],
+                 exc: Optional[BaseException], tb: Optional[TracebackType]) -> None:
         if exc_type is None:
             self.build()
-        return False
 
     def _check_open(self, what: str) -> None:
         if self._built:
@@ -203,7 +209,7 @@ class Graph:
             if k != "name":
                 keys.append(f"{name}::{k}")
                 kwargs[k] = self._operand(kwargs[k], keys[-1])
-        out = getattr(self._g, op)(*args, **kwargs)
+        out: Tensor = getattr(self._g, op)(*args, **kwargs)
         # Tensors neither the user nor the op named are known by their key.
         for key in keys:
             taken = self._tensor_in.get(key)

@@ -12,10 +12,11 @@ from __future__ import annotations
 import hashlib
 import numbers
 import operator
-from typing import (Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple,
-                    Union)
+from typing import (Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Set,
+                    Tuple, Union)
 
 import numpy as np
+from numpy.typing import NDArray
 
 from . import _C
 from . import _ops
@@ -32,7 +33,12 @@ __all__ = ["pygraph", "Tensor", "knob"]
 _INT64, _DOUBLE, _BOOL, _CHAR = _C.TYPE_INT64, _C.TYPE_DOUBLE, _C.TYPE_BOOLEAN, _C.TYPE_CHAR
 _DTYPE, _DESC, _UINT8 = _C.TYPE_DATA_TYPE, _C.TYPE_BACKEND_DESCRIPTOR, _C.TYPE_UINT8_EXT
 
-DataTypeLike = Union[data_type, int]
+# A data type argument: a hipdnn.data_type (or its int), a NumPy dtype or scalar type, a
+# torch dtype, ml_dtypes.bfloat16 or the hipdnn.bfloat16 module (arrays.as_data_type).
+# torch is never imported, so its dtype cannot be named here: the alias is Any.
+DataTypeLike = Any
+# An op operand: a tensor of this graph, or a Python float (a pass-by-value scalar).
+Operand = Union["Tensor", float]
 _DT = data_type  # for methods whose cuDNN-style keyword `data_type` hides the enum
 
 
@@ -129,7 +135,7 @@ class Tensor:
         # Strides the user gave (tensor(stride=), set_stride) rather than ones taken from
         # an array's layout by tensor_like: set_dim keeps the first, re-lays the second.
         self._strides_given = False
-        self._desc = None  # the TENSOR descriptor of a deserialized graph
+        self._desc: Optional[_C.Descriptor] = None  # a deserialized graph's TENSOR descriptor
 
     # -- setters --
     def _changing(self) -> None:
@@ -137,6 +143,7 @@ class Tensor:
         self._graph._invalidate()
 
     def set_name(self, name: str) -> "Tensor":
+        """The tensor's name, used in messages and listings."""
         if not isinstance(name, str):
             raise TypeError(f"set_name: expected a str, got {_type_name(name)}")
         self._changing()
@@ -144,6 +151,7 @@ class Tensor:
         return self
 
     def set_uid(self, uid: int) -> "Tensor":
+        """The unique id that variant packs and serialized graphs know the tensor by."""
         if isinstance(uid, (bool, float)) or not isinstance(uid, (int, np.integer)):
             raise TypeError(f"set_uid: expected an int, got {_type_name(uid)}")
         self._changing()
@@ -169,6 +177,7 @@ class Tensor:
         return self
 
     def set_stride(self, stride: Sequence[int]) -> "Tensor":
+        """The strides, in elements (positive), one per dim."""
         strides = _int_list(stride, f"tensor '{self.get_name()}': set_stride")
         if any(s <= 0 for s in strides):
             raise ValueError(f"tensor '{self.get_name()}': strides must be positive, got "
@@ -192,6 +201,7 @@ class Tensor:
         return self
 
     def set_is_virtual(self, is_virtual: bool) -> "Tensor":
+        """Virtual tensors live only inside the graph and get no array in the variant pack."""
         v = _bool_arg(is_virtual, "set_is_virtual")
         self._changing()
         self._a["is_virtual"] = v
@@ -203,6 +213,7 @@ class Tensor:
         return self.set_is_virtual(not _bool_arg(is_output, "set_output"))
 
     def set_is_pass_by_value(self, value: bool) -> "Tensor":
+        """Makes the tensor a scalar carried in the graph (give it a value with set_value)."""
         v = _bool_arg(value, "set_is_pass_by_value")
         self._changing()
         self._a["is_pass_by_value"] = v
@@ -218,17 +229,21 @@ class Tensor:
 
     # -- getters --
     def get_name(self) -> str:
+        """The tensor's name ("" if none)."""
         return self._a.get("name", "")
 
     def get_uid(self) -> int:
+        """The tensor's unique id."""
         return self._uid
 
     def get_dim(self) -> List[int]:
+        """The dims: as inferred by the last build if there was one, else as set."""
         if "dim" in self._inferred:
             return list(self._inferred["dim"])
         return list(self._a.get("dim", []))
 
     def get_stride(self) -> List[int]:
+        """The strides in elements: inferred, set, or packed row-major from the dims."""
         if "stride" in self._inferred:
             return list(self._inferred["stride"])
         if "stride" in self._a:
@@ -236,20 +251,25 @@ class Tensor:
         return _packed_strides(self._a["dim"]) if "dim" in self._a else []
 
     def get_data_type(self) -> data_type:
+        """The element type: inferred, set, or the graph's default for this kind of tensor."""
         if "data_type" in self._inferred:
-            return self._inferred["data_type"]
+            return data_type(self._inferred["data_type"])
         return self._graph._default_dtype(self)
 
     def get_is_virtual(self) -> bool:
+        """Whether the tensor lives only inside the graph (op results are, until set_output)."""
         return self._a.get("is_virtual", False)
 
     def get_is_output(self) -> bool:
+        """Whether the tensor is a graph output (the opposite of get_is_virtual)."""
         return not self.get_is_virtual()
 
     def get_is_pass_by_value(self) -> bool:
+        """Whether the tensor is a scalar carried in the graph."""
         return self._a.get("is_pass_by_value", False)
 
     def get_value(self) -> Optional[float]:
+        """The scalar of a pass-by-value tensor (None if not given)."""
         return self._a.get("value")
 
     @property
@@ -257,7 +277,7 @@ class Tensor:
         """The graph this tensor belongs to."""
         return self._graph
 
-    def empty(self) -> np.ndarray:
+    def empty(self) -> NDArray[Any]:
         """A new uninitialised NumPy array with this tensor's dims, strides (in elements)
         and data type (``uint16`` bit patterns for BFLOAT16): what the variant pack takes
         for it.  Op results know their dims after the graph is built."""
@@ -492,12 +512,13 @@ class pygraph:
 
     @property
     def handle(self) -> _C.Handle:
+        """The handle the graph builds and runs on (the default handle if none was given)."""
         return self._get_handle()
 
     def _default_dtype(self, t: Tensor) -> data_type:
         dt = t._a.get("data_type")
         if dt is not None:
-            return dt
+            return data_type(dt)
         if t.get_is_pass_by_value():
             return data_type.FLOAT
         return self.intermediate_data_type if t.get_is_virtual() else self.io_data_type
@@ -731,8 +752,10 @@ class pygraph:
         op = self._op("matmul", "matmul", name, compute_data_type)
         return self._finish(op, [("a", A), ("b", B)], "c")
 
-    def _pointwise(self, opname: str, mode: int, inputs: Sequence[Any],
-                   compute_data_type, name, params=(), users: Sequence[str] = ()) -> Tensor:
+    def _pointwise(self, opname: str, mode: int, inputs: Sequence[Optional[Operand]],
+                   compute_data_type: Optional[DataTypeLike], name: Optional[str],
+                   params: Sequence[Tuple[str, float]] = (),
+                   users: Sequence[str] = ()) -> Tensor:
         """users: the keywords the method takes for its operands, for messages."""
         op = self._op("pointwise", opname, name, compute_data_type)
         self._param(op, "mode", int(mode))
@@ -740,37 +763,46 @@ class pygraph:
             self._param(op, pname, value)
         return self._finish(op, list(zip(["x", "b"], inputs)), "y", users)
 
-    def add(self, a, b, compute_data_type=None, name=None) -> Tensor:
+    def add(self, a: Operand, b: Operand, compute_data_type: Optional[DataTypeLike] = None,
+            name: Optional[str] = None) -> Tensor:
         """a + b with NumPy broadcasting; b may be a Python float."""
         return self._pointwise("add", _ops.POINTWISE_MODES["add"], [a, b],
                                compute_data_type, name)
 
-    def sub(self, a, b, compute_data_type=None, name=None) -> Tensor:
+    def sub(self, a: Operand, b: Operand, compute_data_type: Optional[DataTypeLike] = None,
+            name: Optional[str] = None) -> Tensor:
         """a - b with NumPy broadcasting."""
         return self._pointwise("sub", _ops.POINTWISE_MODES["sub"], [a, b],
                                compute_data_type, name)
 
-    def mul(self, a, b, compute_data_type=None, name=None) -> Tensor:
+    def mul(self, a: Operand, b: Operand, compute_data_type: Optional[DataTypeLike] = None,
+            name: Optional[str] = None) -> Tensor:
         """a * b with NumPy broadcasting."""
         return self._pointwise("mul", _ops.POINTWISE_MODES["mul"], [a, b],
                                compute_data_type, name)
 
-    def div(self, a, b, compute_data_type=None, name=None) -> Tensor:
+    def div(self, a: Operand, b: Operand, compute_data_type: Optional[DataTypeLike] = None,
+            name: Optional[str] = None) -> Tensor:
         """a / b with NumPy broadcasting."""
         return self._pointwise("div", _ops.POINTWISE_MODES["div"], [a, b],
                                compute_data_type, name)
 
-    def bias(self, input, bias, compute_data_type=None, name=None) -> Tensor:
+    def bias(self, input: Operand, bias: Operand,
+             compute_data_type: Optional[DataTypeLike] = None,
+             name: Optional[str] = None) -> Tensor:
         """input + bias with NumPy broadcasting (cuDNN frontend's name for add)."""
         return self._pointwise("bias", _ops.POINTWISE_MODES["add"], [input, bias],
                                compute_data_type, name, users=("input", "bias"))
 
-    def scale(self, input, scale, compute_data_type=None, name=None) -> Tensor:
+    def scale(self, input: Operand, scale: Operand,
+              compute_data_type: Optional[DataTypeLike] = None,
+              name: Optional[str] = None) -> Tensor:
         """input * scale with NumPy broadcasting (cuDNN frontend's name for mul)."""
         return self._pointwise("scale", _ops.POINTWISE_MODES["mul"], [input, scale],
                                compute_data_type, name, users=("input", "scale"))
 
-    def _two(self, op: str, input0, input1, a, b) -> List[Any]:
+    def _two(self, op: str, input0: Optional[Operand], input1: Optional[Operand],
+             a: Optional[Operand], b: Optional[Operand]) -> List[Optional[Operand]]:
         """max/min operands: cuDNN frontend's input0/input1, or a/b as the other ops."""
         if a is not None or b is not None:
             if input0 is not None or input1 is not None:
@@ -778,8 +810,9 @@ class pygraph:
             return [a, b]
         return [input0, input1]
 
-    def max(self, input0=None, input1=None, compute_data_type=None, name=None, *,
-            a=None, b=None) -> Tensor:
+    def max(self, input0: Optional[Operand] = None, input1: Optional[Operand] = None,
+            compute_data_type: Optional[DataTypeLike] = None, name: Optional[str] = None, *,
+            a: Optional[Operand] = None, b: Optional[Operand] = None) -> Tensor:
         """Elementwise maximum (IEEE 754-2019: NaN wins, -0 < +0) with NumPy
         broadcasting; the operands are input0 and input1 (or a and b)."""
         users = ("a", "b") if a is not None or b is not None else ("input0", "input1")
@@ -787,8 +820,9 @@ class pygraph:
                                self._two("max", input0, input1, a, b), compute_data_type, name,
                                users=users)
 
-    def min(self, input0=None, input1=None, compute_data_type=None, name=None, *,
-            a=None, b=None) -> Tensor:
+    def min(self, input0: Optional[Operand] = None, input1: Optional[Operand] = None,
+            compute_data_type: Optional[DataTypeLike] = None, name: Optional[str] = None, *,
+            a: Optional[Operand] = None, b: Optional[Operand] = None) -> Tensor:
         """Elementwise minimum (IEEE 754-2019: NaN wins, -0 < +0) with NumPy
         broadcasting; the operands are input0 and input1 (or a and b)."""
         users = ("a", "b") if a is not None or b is not None else ("input0", "input1")
@@ -796,17 +830,19 @@ class pygraph:
                                self._two("min", input0, input1, a, b), compute_data_type, name,
                                users=users)
 
-    def relu(self, input, negative_slope: Optional[float] = None,
+    def relu(self, input: Operand, negative_slope: Optional[float] = None,
              lower_clip: Optional[float] = None, upper_clip: Optional[float] = None,
-             compute_data_type=None, name=None) -> Tensor:
+             compute_data_type: Optional[DataTypeLike] = None,
+             name: Optional[str] = None) -> Tensor:
         """max(x, lower_clip) (0 by default), capped at upper_clip; with negative_slope,
         values below lower_clip follow that slope (leaky relu)."""
         return self._relu("relu", input, negative_slope, lower_clip, upper_clip,
                           compute_data_type, name)
 
-    def _relu(self, _op: str, input, negative_slope, lower_clip, upper_clip,
-              compute_data_type, name) -> Tensor:
-        params = []
+    def _relu(self, _op: str, input: Operand, negative_slope: Optional[float],
+              lower_clip: Optional[float], upper_clip: Optional[float],
+              compute_data_type: Optional[DataTypeLike], name: Optional[str]) -> Tensor:
+        params: List[Tuple[str, float]] = []
         for pname, v, what in (("relu_lower_clip_slope", negative_slope, "negative_slope"),
                                ("relu_lower_clip", lower_clip, "lower_clip"),
                                ("relu_upper_clip", upper_clip, "upper_clip")):
@@ -818,36 +854,43 @@ class pygraph:
         return self._pointwise(_op, _ops.POINTWISE_MODES["relu"], [input], compute_data_type,
                                name, params)
 
-    def leaky_relu(self, input, negative_slope: float, compute_data_type=None,
-                   name=None) -> Tensor:
+    def leaky_relu(self, input: Operand, negative_slope: float,
+                   compute_data_type: Optional[DataTypeLike] = None,
+                   name: Optional[str] = None) -> Tensor:
         """x for x >= 0, negative_slope * x below (relu with a negative_slope)."""
         if negative_slope is None:
             raise TypeError("leaky_relu: negative_slope is required")
         return self._relu("leaky_relu", input, negative_slope, None, None, compute_data_type,
                           name)
 
-    def sigmoid(self, input, compute_data_type=None, name=None) -> Tensor:
+    def sigmoid(self, input: Operand, compute_data_type: Optional[DataTypeLike] = None,
+                name: Optional[str] = None) -> Tensor:
         """1 / (1 + exp(-x))."""
         return self._pointwise("sigmoid", _ops.POINTWISE_MODES["sigmoid"], [input],
                                compute_data_type, name)
 
-    def tanh(self, input, compute_data_type=None, name=None) -> Tensor:
+    def tanh(self, input: Operand, compute_data_type: Optional[DataTypeLike] = None,
+             name: Optional[str] = None) -> Tensor:
         """tanh(x)."""
         return self._pointwise("tanh", _ops.POINTWISE_MODES["tanh"], [input], compute_data_type,
                                name)
 
-    def gelu(self, input, compute_data_type=None, name=None) -> Tensor:
+    def gelu(self, input: Operand, compute_data_type: Optional[DataTypeLike] = None,
+             name: Optional[str] = None) -> Tensor:
         """x * (1 + erf(x / sqrt(2))) / 2 (the exact form)."""
         return self._pointwise("gelu", _ops.POINTWISE_MODES["gelu"], [input], compute_data_type,
                                name)
 
-    def identity(self, input, compute_data_type=None, name=None) -> Tensor:
+    def identity(self, input: Operand, compute_data_type: Optional[DataTypeLike] = None,
+                 name: Optional[str] = None) -> Tensor:
         """A copy of x (converting its data type if the output's differs)."""
         return self._pointwise("identity", _ops.POINTWISE_MODES["identity"], [input],
                                compute_data_type, name)
 
-    def batchnorm_inference(self, input, mean, inv_variance, scale, bias,
-                            compute_data_type=None, name=None) -> Tensor:
+    def batchnorm_inference(self, input: Tensor, mean: Tensor, inv_variance: Tensor,
+                            scale: Tensor, bias: Tensor,
+                            compute_data_type: Optional[DataTypeLike] = None,
+                            name: Optional[str] = None) -> Tensor:
         """y = (x - mean) * inv_variance * scale + bias; the per-channel tensors are
         shaped [1, C, 1, ...] (same rank as x)."""
         op = self._op("batchnorm_inference", "batchnorm_inference", name, compute_data_type)
@@ -1048,7 +1091,9 @@ class pygraph:
         heuristics mode; their engine configs are added, in mode order, to the graph's
         list (plan indices count in it)."""
         self._need(_VALIDATED, "create_execution_plans()")
-        if isinstance(heur_modes, (int, np.integer)) and not isinstance(heur_modes, bool):
+        if isinstance(heur_modes, bool):
+            raise TypeError("create_execution_plans: expected hipdnn.heur_mode values, got bool")
+        if isinstance(heur_modes, (int, np.integer)):
             heur_modes = [heur_modes]
         modes = []
         for m in heur_modes:
@@ -1372,7 +1417,7 @@ class pygraph:
         return arrays
 
     @classmethod
-    def _scalar_array(cls, pack: _C.VariantPack, idx: int, value: Any) -> np.ndarray:
+    def _scalar_array(cls, pack: _C.VariantPack, idx: int, value: Any) -> Any:
         """A runtime scalar's value as the one-element array its tensor describes."""
         _uid, _name, dt, dims, _strides, _out = pack.tensors[idx]
         label = cls._pack_label(pack, idx)
@@ -1479,7 +1524,7 @@ class pygraph:
         self._tensors, self._ops = tensors, ops
         self._reset_build()
         self.name = g.get(_C.ATTR_OPERATIONGRAPH_NAME_EXT, _CHAR)
-        self._tensor_descs = {t._uid: t._desc for t in tensors}
+        self._tensor_descs = {t._uid: t._desc for t in tensors if t._desc is not None}
         self._next_uid = max((t._uid for t in tensors), default=0) + 1
         self._opgraph = g
         self._state = _VALIDATED
@@ -1511,7 +1556,8 @@ class pygraph:
         data = _C.serialize(self._graph)
         return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
 
-    def _read_deserialized(self, g: _C.Descriptor, data: bytes):
+    def _read_deserialized(self, g: _C.Descriptor, data: bytes
+                           ) -> Tuple[List[Tensor], List[_Op], Set[int]]:
         """Tensors and nodes (from the backend's descriptors) and output uids of a
         deserialized graph."""
         tensors: List[Tensor] = []
@@ -1561,7 +1607,7 @@ class pygraph:
 
     # -- display --
     def __repr__(self) -> str:
-        def dt(v):
+        def dt(v: int) -> str:
             return _C.dtype_name(v) if v != data_type.NOT_SET else "not set"
 
         state = {_EDITING: "not built", _VALIDATED: "validated",

@@ -47,7 +47,7 @@ class EngineInfo(NamedTuple):
 
 
 def version() -> str:
-    """The backend's version, e.g. ``"0.1.0"``."""
+    """The backend's version, e.g. ``"0.2.0"``."""
     return _C.version()
 
 
@@ -84,9 +84,9 @@ def set_engine_plugin_paths(paths: Sequence[PathLike],
     if isinstance(paths, (str, bytes, os.PathLike)):
         raise TypeError("set_engine_plugin_paths: expected a list of paths, got a single path "
                         "(wrap it in a list)")
-    paths = [os.fspath(p) for p in paths]
-    _C.set_engine_plugin_paths(paths, int(mode))
-    _user_paths.append((paths, int(mode)))
+    strs = [os.fspath(p) for p in paths]
+    _C.set_engine_plugin_paths(strs, int(mode))
+    _user_paths.append((strs, int(mode)))
 
 
 def loaded_engine_plugin_paths() -> List[str]:
@@ -135,12 +135,14 @@ def set_log_callback(callback: Optional[Callable[[log_level, str], object]]) -> 
         raise TypeError("set_log_callback: expected a callable or None, got "
                         f"{type(callback).__name__}")
 
+    user = callback
+
     def deliver(level: int, message: str) -> None:
         try:
-            lv = log_level(level)
-        except ValueError:
+            lv: Union[log_level, int] = log_level(level)
+        except ValueError:  # a level newer than this layer: passed on as the number
             lv = level
-        callback(lv, message)
+        user(lv, message)  # type: ignore[arg-type]
 
     _C.set_log_callback(deliver)
 

@@ -44,7 +44,8 @@ def channels_last(a):
 
 
 def tol_for(op, a):
-    """The DESIGN 7 tolerance of `op` for the storage type of array `a`."""
+    """The tolerance of `op` for the storage type of array `a` (docs/architecture.md,
+    "Tolerances")."""
     kind = {np.dtype(np.float32): "fp32", np.dtype(np.float16): "fp16",
             np.dtype(np.uint16): "bf16"}[np.asarray(a).dtype]
     return tolerance(op, kind)

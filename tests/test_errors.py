@@ -117,7 +117,8 @@ def test_read_only_inputs_are_fine(half_relu):
     out = y_ok()
     g.execute({x: xa, y: out})
     ref = np.maximum(xa.astype(np.float64), 0)
-    assert np.all(np.abs(out - ref) <= 1e-3 + 1e-3 * np.abs(ref))  # DESIGN 7 pointwise fp16
+    # pointwise fp16 tolerance (docs/architecture.md, "Tolerances")
+    assert np.all(np.abs(out - ref) <= 1e-3 + 1e-3 * np.abs(ref))
 
 
 def test_missing_array_names_the_tensor(half_relu):

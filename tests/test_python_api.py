@@ -3,7 +3,8 @@ engine selection, execute, the friendly Graph layer, bfloat16 conversion, the lo
 _C objects, logging and the process-global plugin registry (in subprocesses).
 
 Per-op numerics live in test_conv_fprop.py and friends; the few runs here check what the
-API delivers against float64 NumPy references with the DESIGN 7 tolerances.
+API delivers against float64 NumPy references with the tolerances of docs/architecture.md
+("Tolerances").
 """
 import os
 import re
@@ -22,7 +23,7 @@ dt = hipdnn.data_type
 REPO = Path(__file__).resolve().parents[1]
 BUILD_DIR = Path(os.environ.get("HIPDNN_BUILD_DIR", REPO / "build")).resolve()
 TEST_PLUGINS = BUILD_DIR / "tests" / "plugins"
-POINTWISE_FP32 = 1e-5  # DESIGN 7, atol = rtol
+POINTWISE_FP32 = 1e-5  # atol = rtol (docs/architecture.md, "Tolerances")
 CONV_FP32 = 1e-5
 
 
@@ -482,7 +483,8 @@ def test_graph_takes_bfloat16_bits_through_input(rng):
     out = fg(bits)
     assert out.dtype == np.uint16
     ref = np.maximum(hipdnn.from_bfloat16(bits).astype(np.float64), 0)
-    assert_close(hipdnn.from_bfloat16(out), ref, 1e-2)  # DESIGN 7 pointwise bf16
+    # pointwise bf16 tolerance (docs/architecture.md, "Tolerances")
+    assert_close(hipdnn.from_bfloat16(out), ref, 1e-2)
 
 
 def test_graph_errors_are_clear(rng):
@@ -609,7 +611,7 @@ def test_engines_describe_the_reference_engine():
     assert ref.memory_space == hipdnn.memory_space.HOST and ref.is_fallback
     assert ref.plugin_path in hipdnn.loaded_engine_plugin_paths()
     assert 0 <= ref.id < 2 ** 64
-    # ids are the 64-bit FNV-1a hash of the name (DESIGN 4.1)
+    # ids are the 64-bit FNV-1a hash of the name (docs/architecture.md, "Loading plugins")
     h = 0xCBF29CE484222325
     for byte in b"reference_cpu":
         h = ((h ^ byte) * 0x100000001B3) % 2 ** 64

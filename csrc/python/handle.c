@@ -116,12 +116,12 @@ static PyGetSetDef handle_getset[] = {
 
 static PyMethodDef handle_methods[] = {
     {"set_stream", handle_set_stream, METH_O,
-     "set_stream(stream)\n--\n\nSets the stream (an int address, or None for the default "
+     "set_stream($self, stream)\n--\n\nSets the stream (an int address, or None for the default "
      "stream) that engines run on."},
     {"get_stream", handle_get_stream, METH_NOARGS,
-     "get_stream()\n--\n\nThe stream as an int address (0 = default stream)."},
+     "get_stream($self)\n--\n\nThe stream as an int address (0 = default stream)."},
     {"destroy", handle_destroy, METH_NOARGS,
-     "destroy()\n--\n\nReleases the handle now rather than when the object is collected. "
+     "destroy($self)\n--\n\nReleases the handle now rather than when the object is collected. "
      "Plans built on it keep working (through other handles); using this object again "
      "raises ValueError."},
     {NULL, NULL, 0, NULL},

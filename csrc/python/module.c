@@ -236,7 +236,7 @@ static PyMethodDef module_methods[] = {
      "op_table()\n--\n\nThe backend's table of operations: one dict per op with its "
      "descriptor type, ports and parameters."},
     {"version", hd_version, METH_NOARGS,
-     "version()\n--\n\nThe backend's version string, e.g. '0.1.0'."},
+     "version()\n--\n\nThe backend's version string, e.g. '0.2.0'."},
     {"status_name", hd_status_name, METH_O,
      "status_name(status)\n--\n\nThe name of a hipdnnStatus_t value."},
     {"dtype_name", hd_dtype_name_py, METH_O,

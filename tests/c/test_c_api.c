@@ -894,7 +894,8 @@ static void poison(float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = NAN;
 }
 
-/* Every element written and within the conv fprop fp32 tolerance (DESIGN 7). */
+/* Every element written and within the conv fprop fp32 tolerance (docs/architecture.md,
+ * "Tolerances"). */
 static void check_against_reference(const car_data* d, const char* what) {
     const double tol = 1e-5;
     int64_t bad = 0, first = -1;

@@ -1,9 +1,9 @@
 /* test_loader_additive.c — the plugin loader with the test-plugin folder added to the
  * default one (ADDITIVE).  Every loader rule has a test plugin that breaks it
  * (tests/plugins/): the good ones load beside reference_cpu, each bad one is skipped or
- * loses its engine with its own reason, logged once with its path (DESIGN 4.1, 4.2;
- * STYLE "Loading errors are told apart").  The registry loads once per process, so this
- * configuration has an executable of its own. */
+ * loses its engine with its own reason, logged once with its path (docs/architecture.md,
+ * "Loading plugins").  The registry loads once per process, so this configuration has an
+ * executable of its own. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

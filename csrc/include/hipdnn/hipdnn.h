@@ -30,8 +30,10 @@ extern "C" {
 #define HIPDNN_EXPORT __attribute__((visibility("default")))
 #endif
 
+/* The project's version.  CMakeLists.txt and the reference engine take it from here;
+ * pyproject.toml repeats it (tests/test_public_api.py checks that they agree). */
 #define HIPDNN_VERSION_MAJOR 0
-#define HIPDNN_VERSION_MINOR 1
+#define HIPDNN_VERSION_MINOR 2
 #define HIPDNN_VERSION_PATCH 0
 
 /* Largest tensor rank and largest number of spatial dims a graph may use. */
@@ -377,7 +379,7 @@ HIPDNN_EXPORT void hipdnnGetLastErrorString(char* message, size_t max_size);
  * hipdnn call on this thread. */
 HIPDNN_EXPORT const char* hipdnnPeekLastErrorString_ext(void);
 
-/* "0.1.0" */
+/* "0.2.0": HIPDNN_VERSION_MAJOR.MINOR.PATCH as a string. */
 HIPDNN_EXPORT const char* hipdnnVersionString_ext(void);
 
 /* ---- operations ------------------------------------------------------------------- */
