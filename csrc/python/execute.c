@@ -428,10 +428,8 @@ PyObject* hd_pack_execute(PyObject* op, PyObject* const* args, Py_ssize_t nargs,
     if (!vp) goto done;
 
     hipdnnStatus_t s;
-    Py_BEGIN_ALLOW_THREADS
-    PyThread_acquire_lock(handle->lock, WAIT_LOCK);
+    Py_BEGIN_ALLOW_THREADS /* the backend serialises calls on one handle */
     s = hipdnnBackendExecute(handle->handle, plan, vp);
-    PyThread_release_lock(handle->lock);
     Py_END_ALLOW_THREADS
     if (hd_check(st, s, NULL) < 0) goto done;
     result = Py_NewRef(Py_None);

@@ -1,8 +1,9 @@
 /* handle.c — _C.Handle: owns one hipdnnHandle_t.
  *
  * Creating the first handle loads the engine plugins; after that the plugin paths are
- * fixed for the process.  A handle also carries the lock that keeps two Python threads
- * from executing on it at the same time (execute runs without the GIL).
+ * fixed for the process.  Two Python threads may execute on one handle at once (execute
+ * runs without the GIL): the backend serialises them on the handle's own lock, which it
+ * also keeps usable in a forked child, so the handle needs no lock of its own here.
  */
 #include "module.h"
 
@@ -15,11 +16,6 @@ static PyObject* handle_new(PyTypeObject* type, PyObject* args, PyObject* kwargs
     hd_Handle* self = (hd_Handle*)alloc(type, 0);
     if (!self) return NULL;
     self->handle = NULL;
-    self->lock = PyThread_allocate_lock();
-    if (!self->lock) {
-        Py_DECREF(self);
-        return PyErr_NoMemory();
-    }
     hipdnnHandle_t h = NULL;
     hipdnnStatus_t s;
     Py_BEGIN_ALLOW_THREADS /* the first handle dlopens every plugin */
@@ -39,10 +35,6 @@ static void handle_dealloc(PyObject* op) {
     if (self->handle) {
         hipdnnDestroy(self->handle);
         self->handle = NULL;
-    }
-    if (self->lock) {
-        PyThread_free_lock(self->lock);
-        self->lock = NULL;
     }
     freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
     tp_free(op);

@@ -30,8 +30,7 @@ typedef struct {
 
 typedef struct {
     PyObject_HEAD
-    hipdnnHandle_t handle;
-    PyThread_type_lock lock; /* serialises execute() on this handle */
+    hipdnnHandle_t handle; /* the backend runs one plan at a time on it */
 } hd_Handle;
 
 /* 0 if the handle was not destroyed; else -1 with "<what>: the handle has been destroyed". */

@@ -63,12 +63,13 @@ static void test_missing_paths_are_logged_and_relative_paths_resolve(void) {
     CHECK_MSG(log_capture_matches(g_not_a_plugin, NULL, NULL) >= 1, "nothing logged about %s",
               g_not_a_plugin);
     if (check_failed != before) log_capture_dump("missing paths");
-    /* a file that is not a plugin is a skipped plugin, with the loader's reason */
+    /* a file that is not a plugin is a skipped plugin, with the reason the file check
+     * before dlopen gives */
     ls_list skipped;
     if (ls_skipped(&skipped)) {
         int at = ls_find(&skipped, g_not_a_plugin, NULL);
         if (CHECK_MSG(at >= 0, "%s is not among the skipped plugins", g_not_a_plugin))
-            CHECK_STR_CONTAINS(skipped.items[at], "could not open");
+            CHECK_STR_CONTAINS(skipped.items[at], "not an ELF file");
     }
     ls_list_free(&skipped);
     CHECK_OK(hipdnnDestroy(h));
@@ -113,7 +114,10 @@ static void test_absolute_relative_folder_and_single_file(void) {
     ls_list_free(&loaded);
     ls_list_free(&skipped);
     CHECK_OK(hipdnnDestroy(h));
-    CHECK_EQ_INT(log_capture_count(), 0); /* nothing went wrong, nothing to warn about */
+    /* nothing went wrong, nothing to warn about; but a build tree made under umask 002 is
+     * group-writable, and the loader rightly says so */
+    CHECK_EQ_INT(log_capture_count() - log_capture_matches("(plugins are trusted code)", NULL, NULL),
+                 0);
     log_capture_stop();
 }
 
