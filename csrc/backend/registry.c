@@ -102,15 +102,18 @@ static void skip(const char* path, const char* fmt, ...) {
 }
 
 /* Whoever can write a plugin folder or file runs code in this process: say so, once per
- * path, when that is anyone but this user or root. */
+ * path, when that is anyone but this user or root.  A group-writable path whose group is
+ * this user's private group (the user-private-group scheme of umask 002: group id = user
+ * id = the process's group id) is left alone, or every such build would warn. */
 static void warn_if_others_can_write(const char* what, const char* path, const struct stat* st) {
     char why[256] = "";
     size_t off = 0;
     uid_t me = geteuid();
+    bool private_group = st->st_gid == getegid() && (uid_t)st->st_gid == me;
     if (st->st_mode & S_IWOTH)
         off += (size_t)snprintf(why + off, sizeof(why) - off, "world-writable (mode %04o)",
                                 (unsigned)(st->st_mode & 07777));
-    else if (st->st_mode & S_IWGRP)
+    else if ((st->st_mode & S_IWGRP) && !private_group)
         off += (size_t)snprintf(why + off, sizeof(why) - off, "writable by group %u (mode %04o)",
                                 (unsigned)st->st_gid, (unsigned)(st->st_mode & 07777));
     if (st->st_uid != 0 && st->st_uid != me && off < sizeof(why))

@@ -314,10 +314,11 @@ static int warn_lines(const char* path, const char* text) {
 /* Plugins are trusted code: folders and files others may write load, with one warning per
  * path (a folder listed twice is still warned about once). */
 static void test_writable_folders_and_files_are_warned_about_once(void) {
-    char world[4200], group[4200], tidy[4200], f1[4400], f2[4400], f3[4400];
+    char world[4200], group[4200], tidy[4200], mine[4200], f1[4400], f2[4400], f3[4400];
     if (!make_dir(world, sizeof(world), "world", 0777) ||
         !make_dir(group, sizeof(group), "group", 0775) ||
-        !make_dir(tidy, sizeof(tidy), "tidy", 0755))
+        !make_dir(tidy, sizeof(tidy), "tidy", 0755) ||
+        !make_dir(mine, sizeof(mine), "mine", 0775)) /* group: as made, this user's own */
         return;
     snprintf(f1, sizeof(f1), "%s/libgood.so", world);
     snprintf(f2, sizeof(f2), "%s/libgood2.so", group);
@@ -326,14 +327,24 @@ static void test_writable_folders_and_files_are_warned_about_once(void) {
     REQUIRE(copy_file(GOOD2_SRC, f2, -1, 0755));
     REQUIRE(write_file(f3, "text", 4, 0644));
     int chowned = 0;
-    if (geteuid() == 0) /* owned by another, non-root user: only root can set that up */
+    if (geteuid() == 0) { /* owned by another, non-root user: only root can set that up */
         chowned = CHECK_MSG(chown(f2, 12345, 12345) == 0, "chown: %s", strerror(errno));
-    else
+        /* root's group is its private group (gid = uid = 0): another group for `group` */
+        CHECK_MSG(chown(group, 0, 12345) == 0, "chown: %s", strerror(errno));
+    } else {
         printf("   not root: the 'owned by another user' warning is not exercised\n");
+    }
+    /* a group-writable folder of this user's private group (gid = uid: umask 002 under
+     * user private groups) is not warned about; one of a shared group is */
+    struct stat gs, ms;
+    REQUIRE(stat(group, &gs) == 0 && stat(mine, &ms) == 0);
+    int group_warned = !(gs.st_gid == getegid() && gs.st_gid == geteuid());
+    int mine_warned = !(ms.st_gid == getegid() && ms.st_gid == geteuid());
+    if (geteuid() == 0) CHECK(group_warned && !mine_warned);
 
     REQUIRE_OK(log_capture_start(HIPDNN_LOG_WARN));
-    const char* paths[4] = {world, group, world, tidy};
-    REQUIRE_OK(hipdnnSetEnginePluginPaths_ext(4, paths, HIPDNN_PLUGIN_LOADING_ABSOLUTE));
+    const char* paths[5] = {world, group, world, tidy, mine};
+    REQUIRE_OK(hipdnnSetEnginePluginPaths_ext(5, paths, HIPDNN_PLUGIN_LOADING_ABSOLUTE));
     hipdnnHandle_t h = NULL;
     REQUIRE_OK(hipdnnCreate(&h));
     int before = check_failed;
@@ -343,12 +354,14 @@ static void test_writable_folders_and_files_are_warned_about_once(void) {
     CHECK_EQ_INT(warn_lines(world, "world-writable (mode 0777)"), 1);
     CHECK_EQ_INT(warn_lines(f1, "plugin file"), 1);
     CHECK_EQ_INT(warn_lines(f1, "world-writable (mode 0666)"), 1);
-    CHECK_EQ_INT(warn_lines(group, "writable by group"), 1);
+    CHECK_EQ_INT(warn_lines(group, "writable by group"), group_warned);
     CHECK_EQ_INT(warn_lines(f2, "writable by group"), 0);
     if (chowned) CHECK_EQ_INT(warn_lines(f2, "owned by uid 12345"), 1);
     CHECK_EQ_INT(warn_lines(tidy, "writable"), 0);
+    CHECK_EQ_INT(warn_lines(mine, "writable by group"), mine_warned);
     CHECK_EQ_INT(log_capture_matches(tidy, "writable", NULL), 0);
-    CHECK_EQ_INT(log_capture_matches("trusted code", NULL, NULL), 3 + chowned);
+    CHECK_EQ_INT(log_capture_matches("trusted code", NULL, NULL),
+                 2 + group_warned + mine_warned + chowned);
     if (check_failed != before) log_capture_dump("writable");
     CHECK_OK(hipdnnDestroy(h));
     log_capture_stop();
