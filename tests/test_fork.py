@@ -109,12 +109,15 @@ def child():
         bad |= 8
     os._exit(bad)
 
+t0 = time.monotonic()
+assert big.run_ok()
+half_run = (time.monotonic() - t0) / 2   # forks land at points over the first half of a run
 t = threading.Thread(target=worker)
 t.start()
 results, during = [], 0
 for i in range({forks}):
     executing.wait(5)
-    time.sleep((i % 5) * 0.0007)
+    time.sleep(half_run * ((i * 7) % 10) / 10)
     during += executing.is_set()
     pid = os.fork()
     if pid == 0:

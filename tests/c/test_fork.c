@@ -21,10 +21,12 @@
 #define FORKS 24
 #define GRANDCHILD_TIMEOUT_S 30
 
-static void sleep_ms(int ms) {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+static void sleep_us(long us) {
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000L};
     nanosleep(&ts, NULL);
 }
+
+static void sleep_ms(int ms) { sleep_us(ms * 1000L); }
 
 static double now_s(void) {
     struct timespec ts;
@@ -112,6 +114,15 @@ static void test_forks_during_execution(void) {
         !CHECK(mm_build(&g_small, g_busy, 16, 9, 12, 13)) ||
         !CHECK((g_small_cfg = mm_first_config(g_small.graph)) != NULL))
         return;
+    /* how long one run takes, to fork at points spread over the first half of one */
+    float* c = malloc((size_t)(g_big.m * g_big.n) * sizeof(float));
+    REQUIRE(c != NULL);
+    double t_run = now_s();
+    CHECK_OK(mm_run(&g_big, g_busy, c));
+    t_run = now_s() - t_run;
+    CHECK_EQ_INT(mm_bad(&g_big, c), 0);
+    free(c);
+    long half_us = (long)(t_run * 0.5e6) + 1;
     pthread_t t;
     REQUIRE(pthread_create(&t, NULL, worker, NULL) == 0);
     int during = 0, ok = 0, hung = 0;
@@ -121,7 +132,7 @@ static void test_forks_during_execution(void) {
         /* land inside a run, at a different point each time */
         for (int w = 0; w < 2000 && !atomic_load(&g_executing); ++w) sleep_ms(1);
         seed = seed * 1103515245u + 12345u;
-        sleep_ms((int)((seed >> 16) % 8));
+        sleep_us((long)((seed >> 8) % (unsigned)half_us));
         during += atomic_load(&g_executing);
         fflush(stdout);
         pid_t pid = fork();
@@ -135,9 +146,9 @@ static void test_forks_during_execution(void) {
     }
     atomic_store(&g_stop, 1);
     pthread_join(t, NULL);
-    printf("   %d forks in %.1f s, %d while the worker executed, %d children right, %d hung; "
-           "the worker ran %d plans\n", FORKS, now_s() - t0, during, ok, hung,
-           atomic_load(&g_runs));
+    printf("   %d forks in %.1f s, %d while the worker executed (a run takes %.1f ms), %d "
+           "children right, %d hung; the worker ran %d plans\n", FORKS, now_s() - t0, during,
+           t_run * 1e3, ok, hung, atomic_load(&g_runs));
     CHECK_EQ_INT(ok, FORKS);
     /* the test is about forks inside a run: most must have been */
     CHECK_MSG(during >= FORKS / 2, "only %d of %d forks landed while the worker executed",
