@@ -32,6 +32,16 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 _lock = threading.Lock()
 _default: Optional[_C.Handle] = None
+
+
+def _after_fork_in_child() -> None:
+    # Another thread may have held _lock when the process forked (making the default
+    # handle loads the plugins: a long hold); that thread does not exist in the child.
+    global _lock
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 _user_paths: List[Tuple[List[str], int]] = []
 
 

@@ -1,10 +1,37 @@
 /* handle.c — _C.Handle: owns one hipdnnHandle_t.
  *
  * Creating the first handle loads the engine plugins; after that the plugin paths are
- * fixed for the process.  A handle also carries the lock that keeps two Python threads
- * from executing on it at the same time (execute runs without the GIL).
+ * fixed for the process.  A handle also carries the lock that keeps destroy() from
+ * pulling the handle from under an execute() running without the GIL.
+ *
+ * fork(): a thread of the parent may hold that lock when the process forks, and it does
+ * not exist in the child; so every fork bumps g_forks (pthread_atfork), and a handle
+ * whose lock predates the last fork gets a new one on first use (the old one is left:
+ * freeing a lock that is held is undefined).  The backend keeps its own locks fork-safe.
  */
+#include <pthread.h>
+
 #include "module.h"
+
+static unsigned long g_forks;
+static pthread_once_t g_forks_once = PTHREAD_ONCE_INIT;
+
+static void count_fork(void) { ++g_forks; }
+
+static void watch_forks(void) { (void)pthread_atfork(NULL, NULL, count_fork); }
+
+PyThread_type_lock hd_handle_lock(hd_Handle* self) {
+    if (!self->lock || self->lock_epoch != g_forks) {
+        PyThread_type_lock lock = PyThread_allocate_lock();
+        if (!lock) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        self->lock = lock;
+        self->lock_epoch = g_forks;
+    }
+    return self->lock;
+}
 
 static PyObject* handle_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
     static char* kwlist[] = {NULL};
@@ -15,10 +42,11 @@ static PyObject* handle_new(PyTypeObject* type, PyObject* args, PyObject* kwargs
     hd_Handle* self = (hd_Handle*)alloc(type, 0);
     if (!self) return NULL;
     self->handle = NULL;
-    self->lock = PyThread_allocate_lock();
-    if (!self->lock) {
+    self->lock = NULL;
+    pthread_once(&g_forks_once, watch_forks);
+    if (!hd_handle_lock(self)) {
         Py_DECREF(self);
-        return PyErr_NoMemory();
+        return NULL;
     }
     hipdnnHandle_t h = NULL;
     hipdnnStatus_t s;
@@ -40,10 +68,9 @@ static void handle_dealloc(PyObject* op) {
         hipdnnDestroy(self->handle);
         self->handle = NULL;
     }
-    if (self->lock) {
-        PyThread_free_lock(self->lock);
-        self->lock = NULL;
-    }
+    /* Not one inherited from before a fork: another thread may have held it. */
+    if (self->lock && self->lock_epoch == g_forks) PyThread_free_lock(self->lock);
+    self->lock = NULL;
     freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
     tp_free(op);
     Py_DECREF(tp);
@@ -88,12 +115,14 @@ static PyObject* handle_destroy(PyObject* op, PyObject* unused) {
     hd_Handle* self = (hd_Handle*)op;
     if (hd_handle_live(op, "Handle.destroy") < 0) return NULL;
     /* Wait for a call running on it without the GIL (execute holds the lock). */
+    PyThread_type_lock lock = hd_handle_lock(self);
+    if (!lock) return NULL;
     Py_BEGIN_ALLOW_THREADS
-    PyThread_acquire_lock(self->lock, WAIT_LOCK);
+    PyThread_acquire_lock(lock, WAIT_LOCK);
     Py_END_ALLOW_THREADS
     hipdnnHandle_t h = self->handle;
     self->handle = NULL;
-    PyThread_release_lock(self->lock);
+    PyThread_release_lock(lock);
     if (hd_check(hd_state_of(op), hipdnnDestroy(h), "Handle.destroy") < 0) return NULL;
     Py_RETURN_NONE;
 }

@@ -137,9 +137,13 @@ static PyObject* hd_set_log_callback(PyObject* module, PyObject* callback) {
     if (callback != Py_None && !PyCallable_Check(callback)) {
         return hd_type_error("set_log_callback: expected a callable or None", callback);
     }
+    /* Without the GIL: the backend waits for a callback in flight on another thread, which
+     * may be one (a ctypes one) that needs the GIL. */
     hipdnnStatus_t s;
     if (callback == Py_None) {
+        Py_BEGIN_ALLOW_THREADS
         s = hipdnnSetUserLogCallback_ext(NULL, NULL);
+        Py_END_ALLOW_THREADS
         hd_log_discard();
         Py_CLEAR(st->log_callback);
     } else {
@@ -147,7 +151,9 @@ static PyObject* hd_set_log_callback(PyObject* module, PyObject* callback) {
         Py_INCREF(callback);
         st->log_callback = callback;
         Py_XDECREF(old);
+        Py_BEGIN_ALLOW_THREADS
         s = hipdnnSetUserLogCallback_ext(hd_log_enqueue, NULL);
+        Py_END_ALLOW_THREADS
     }
     if (hd_check(st, s, "set_log_callback") < 0) return NULL;
     Py_RETURN_NONE;

@@ -104,6 +104,8 @@ static void test_each_skip_was_logged_once_naming_the_path(void) {
         for (int i = 0; i < g_log.count; ++i) {
             const char* s = g_log.lines[i];
             if (g_log.levels[i] > HIPDNN_LOG_WARN || !strstr(s, k_bad[b].path)) continue;
+            /* a build made under umask 002 with a shared group: warned about, not skipped */
+            if (strstr(s, "(plugins are trusted code)")) continue;
             /* the clash line names declines_all's path as the other owner; it is
              * duplicate_id's line, not declines_all's */
             ++lines;
