@@ -64,7 +64,7 @@ static bool try_runtime(const char* const* libs, const char* prefix, const char*
     return false;
 }
 
-static void resolve(void) {
+static void resolve_once(void) {
     static const char* const hip[] = {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5", NULL};
     static const char* const cuda[] = {"libcudart.so", "libcudart.so.13", "libcudart.so.12", NULL};
     const char* force = secure_getenv("HIPDNN_DEVICE_RUNTIME");
@@ -76,13 +76,21 @@ static void resolve(void) {
     if (want_cuda) try_runtime(cuda, "cuda", "cuda");
 }
 
+/* pthread_once is not reentrant: its messages wait until it returns (log.h), so that a
+ * log callback that creates a handle does not call back into it. */
+static void resolve(void) {
+    hipdnnLogDeferBegin();
+    pthread_once(&g_once, resolve_once);
+    hipdnnLogDeferEnd();
+}
+
 const char* hipdnnDeviceRuntimeName(void) {
-    pthread_once(&g_once, resolve);
+    resolve();
     return g_name;
 }
 
 void hipdnnDeviceCurrent(int* device) {
-    pthread_once(&g_once, resolve);
+    resolve();
     *device = 0;
     if (g_get_device && g_get_device(device) != 0) {
         *device = 0;
@@ -106,7 +114,7 @@ hipdnnMemorySpace_t hipdnnDeviceSpaceFromType(int type, bool hip5) {
 }
 
 hipdnnMemorySpace_t hipdnnDevicePointerSpace(const void* ptr) {
-    pthread_once(&g_once, resolve);
+    resolve();
     if (!g_attrs || !ptr) return HIPDNN_MEMORY_HOST;
     int attrs[64] = {0};
     if (g_attrs(attrs, ptr) != 0) {

@@ -16,7 +16,12 @@
 #include "hipdnn/hipdnn_sdk.h"
 
 #define REF_ENGINE_NAME "reference_cpu"
-#define REF_PLUGIN_VERSION "0.1.0"
+/* The engine ships with the backend, so it carries hipdnn's version. */
+#define REF_STR_(x) #x
+#define REF_STR(x) REF_STR_(x)
+#define REF_PLUGIN_VERSION                                                    \
+    REF_STR(HIPDNN_VERSION_MAJOR) "." REF_STR(HIPDNN_VERSION_MINOR) "." REF_STR( \
+        HIPDNN_VERSION_PATCH)
 #define REF_MSG_LEN 512
 /* Virtual tensors are placed in the workspace at offsets aligned to this. */
 #define REF_WORKSPACE_ALIGN 256
