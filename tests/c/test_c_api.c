@@ -1379,6 +1379,7 @@ static void test_runtime_by_value_scalar(void) {
     hipdnnBackendDescriptor_t mul = gb_pointwise("scale", HIPDNN_POINTWISE_MUL, x, alpha, y);
     hipdnnBackendDescriptor_t graph = mul ? gb_graph(g_handle, "runtime_scalar", 1, &mul) : NULL;
     hipdnnBackendDescriptor_t heur = NULL, plan = NULL, cfg = NULL;
+    void* ws = NULL;
     if (!graph || !CHECK_OK(hipdnnBackendFinalize(graph))) goto done;
     heur = gb_heur(graph, HIPDNN_HEUR_MODE_A);
     int64_t n = 0;
@@ -1392,12 +1393,17 @@ static void test_runtime_by_value_scalar(void) {
         xs[i] = 0.25f * (float)(i + 1) - 1.0f;
         ys[i] = NAN;
     }
+    /* The engine keeps each execution's tensor table and block buffers there. */
+    int64_t ws_size = 0;
+    CHECK_OK(hipdnnBackendGetAttribute(plan, HIPDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                       HIPDNN_TYPE_INT64, 1, &n, &ws_size));
+    ws = malloc(ws_size > 0 ? (size_t)ws_size : 1);
+    if (!CHECK(ws)) goto done;
     for (int round = 0; round < 2; ++round) {
         float a = round ? -3.5f : 2.0f; /* a new value each run, same plan */
         int64_t uids[3] = {1, 2, 3};
         void* ptrs[3] = {xs, &a, ys};
         hipdnnBackendDescriptor_t pack = gb_new(HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-        void* ws = NULL;
         CHECK_OK(hipdnnBackendSetAttribute(pack, HIPDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
                                            HIPDNN_TYPE_INT64, 3, uids));
         CHECK_OK(hipdnnBackendSetAttribute(pack, HIPDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
@@ -1419,12 +1425,15 @@ static void test_runtime_by_value_scalar(void) {
                                            HIPDNN_TYPE_INT64, 2, uids));
         CHECK_OK(hipdnnBackendSetAttribute(pack, HIPDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
                                            HIPDNN_TYPE_VOID_PTR, 2, ptrs));
+        CHECK_OK(hipdnnBackendSetAttribute(pack, HIPDNN_ATTR_VARIANT_PACK_WORKSPACE,
+                                           HIPDNN_TYPE_VOID_PTR, 1, &ws));
         CHECK_OK(hipdnnBackendFinalize(pack));
         CHECK_STATUS(hipdnnBackendExecute(g_handle, plan, pack), HIPDNN_STATUS_BAD_PARAM);
         CHECK_ERR_CONTAINS("uid 2");
         gb_destroy(&pack);
     }
 done:
+    free(ws);
     gb_destroy(&plan);
     gb_destroy(&cfg);
     gb_destroy(&heur);
