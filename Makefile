@@ -9,7 +9,7 @@ JOBS ?= 2
 APT_PACKAGES = cmake make gcc g++ python3 python3-dev python3-numpy python3-pytest \
                python3-setuptools python3-wheel python3-pip python3-venv \
                python3-setuptools-whl python3-wheel-whl python3-pip-whl \
-               libflatbuffers-dev flatbuffers-compiler \
+               python3-mypy libflatbuffers-dev flatbuffers-compiler git \
                hipcc libamdhip64-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -40,17 +40,36 @@ demo: build
 test-c: build
 	cd $(BUILD) && ctest --output-on-failure
 
-# `pip install .` into a fresh venv, offline: pip builds in isolation from Debian's
-# setuptools/wheel wheels in /usr/share/python-wheels (the venv's pip.conf says so; the
-# PIP_* variables win over it, so they are set too).
+# `pip install .` and `pip install -e .`, each into a fresh venv, offline: pip builds in
+# isolation from Debian's setuptools/wheel wheels in /usr/share/python-wheels (the venv's
+# pip.conf says so; the PIP_* variables win over it, so they are set too). The editable
+# install is made from a copy of the tree (tracked and untracked files) so that it cannot
+# disturb this checkout's own build; both are then used from outside the source tree.
 PIP_OFFLINE = PIP_NO_INDEX=1 PIP_FIND_LINKS=/usr/share/python-wheels
+PIP_CONF = printf '[global]\nno-index = true\nfind-links = /usr/share/python-wheels\n'
+EDITABLE = $(BUILD)/pip-editable
 pip-check: deps
-	rm -rf $(BUILD)/pip-venv
+	rm -rf $(BUILD)/pip-venv $(EDITABLE)
 	$(PYTHON) -m venv --system-site-packages $(BUILD)/pip-venv
-	printf '[global]\nno-index = true\nfind-links = /usr/share/python-wheels\n' > $(BUILD)/pip-venv/pip.conf
+	$(PIP_CONF) > $(BUILD)/pip-venv/pip.conf
 	cd $(BUILD) && $(PIP_OFFLINE) pip-venv/bin/pip install -q $(CURDIR)
 	cd $(BUILD) && pip-venv/bin/python -m hipdnn info | tee pip-venv/info.txt
-	grep -q reference_cpu $(BUILD)/pip-venv/info.txt && echo "pip install . ok"
+	grep -q reference_cpu $(BUILD)/pip-venv/info.txt
+	cd $(BUILD) && pip-venv/bin/python -m hipdnn demo
+	@echo "pip install . ok"
+	mkdir -p $(EDITABLE)/src
+	git -C $(CURDIR) ls-files -z --cached --others --exclude-standard \
+	  | (cd $(CURDIR) && tar --null -T - -cf -) | tar -xf - -C $(EDITABLE)/src
+	$(PYTHON) -m venv --system-site-packages $(EDITABLE)/venv
+	$(PIP_CONF) > $(EDITABLE)/venv/pip.conf
+	cd $(EDITABLE) && $(PIP_OFFLINE) venv/bin/pip install -q -e ./src
+	cd $(EDITABLE) && venv/bin/python -c 'import hipdnn, os, sys; \
+	  sys.exit(0 if hipdnn.__file__ == os.path.abspath("src/hipdnn/__init__.py") \
+	           else "editable install imports " + hipdnn.__file__)'
+	cd $(EDITABLE) && venv/bin/python -m hipdnn info | tee venv/info.txt
+	grep -q reference_cpu $(EDITABLE)/venv/info.txt
+	cd $(EDITABLE) && venv/bin/python -m hipdnn demo
+	@echo "pip install -e . ok"
 
 test-python: build
 	HIPDNN_BUILD_DIR=$(CURDIR)/$(BUILD) $(PYTHON) -m pytest -q tests
@@ -58,4 +77,4 @@ test-python: build
 test: build pip-check test-python
 
 clean:
-	rm -rf $(BUILD) build-* hipdnn/_C*.so hipdnn/lib hipdnn/include *.egg-info
+	rm -rf $(BUILD) build-* hipdnn/_C*.so hipdnn/lib hipdnn/include *.egg-info .mypy_cache

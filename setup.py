@@ -1,7 +1,9 @@
-"""Builds hipdnn with CMake and puts every artefact inside the package (DESIGN 2):
-hipdnn/_C.abi3.so, hipdnn/lib/libhipdnn_backend.so, hipdnn/lib/hipdnn_plugins/engines/*.so,
-hipdnn/include/hipdnn/*.h and hipdnn/lib/cmake/hipdnn/hipdnnConfig.cmake."""
+"""Builds hipdnn with CMake and puts every artefact inside the package
+(docs/architecture.md, "Packaging"): hipdnn/_C.abi3.so, hipdnn/lib/libhipdnn_backend.so,
+hipdnn/lib/hipdnn_plugins/engines/*.so, hipdnn/include/hipdnn/*.h and
+hipdnn/lib/cmake/hipdnn/hipdnnConfig*.cmake."""
 import os
+import shutil
 import subprocess
 import sys
 
@@ -9,14 +11,16 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 
+SRC = os.path.abspath(os.path.dirname(__file__))
+
+
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
         pkg_dir = os.path.abspath(os.path.dirname(self.get_ext_fullpath(ext.name)))
         build_dir = os.path.abspath(os.path.join(self.build_temp, "cmake"))
         os.makedirs(build_dir, exist_ok=True)
-        src = os.path.abspath(os.path.dirname(__file__))
         subprocess.check_call([
-            "cmake", "-S", src, "-B", build_dir,
+            "cmake", "-S", SRC, "-B", build_dir,
             "-DCMAKE_BUILD_TYPE=Release",
             f"-DHIPDNN_PACKAGE_DIR={pkg_dir}",
             f"-DPython3_EXECUTABLE={sys.executable}",
@@ -24,6 +28,23 @@ class CMakeBuild(build_ext):
         ])
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
         subprocess.check_call(["cmake", "--build", build_dir, "-j", jobs])
+
+    def copy_extensions_to_source(self):
+        """In-place and editable builds (`pip install -e .`): setuptools copies only
+        _C.abi3.so into the source package, but _C finds libhipdnn_backend.so through its
+        rpath $ORIGIN/lib and the backend finds its plugins beside itself, so lib/ and
+        include/ go along."""
+        super().copy_extensions_to_source()
+        inplace, self.inplace = self.inplace, False  # so get_ext_fullpath names the build
+        try:
+            for ext in self.extensions:
+                built = os.path.dirname(os.path.abspath(self.get_ext_fullpath(ext.name)))
+                source = os.path.join(SRC, *ext.name.split(".")[:-1])
+                for sub in ("lib", "include"):
+                    shutil.copytree(os.path.join(built, sub), os.path.join(source, sub),
+                                    symlinks=True, dirs_exist_ok=True)
+        finally:
+            self.inplace = inplace
 
 
 setup(

@@ -3,9 +3,7 @@
 Every enum value of hipdnn.h is an int constant named as in C without the HIPDNN_ prefix
 (HIPDNN_ATTR_TENSOR_DIMENSIONS -> ATTR_TENSOR_DIMENSIONS).
 """
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
-
-
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union, final
 
 __version__: str
 
@@ -16,10 +14,14 @@ class HipdnnError(RuntimeError):
 class InvalidGraphError(HipdnnError, ValueError): ...
 class NotSupportedError(HipdnnError): ...
 
+@final
 class Handle:
-    def __init__(self) -> None: ...
-    def set_stream(self, stream: Any) -> None: ...  # None, int, torch / cupy stream
+    """A hipdnn handle: the stream engines run on."""
+    destroyed: bool
+    def __new__(cls) -> Handle: ...
+    def set_stream(self, stream: Any) -> None: ...
     def get_stream(self) -> int: ...
+    def destroy(self) -> None: ...
 
 class DeviceArray:
     """Device memory allocated through the backend's device runtime."""
@@ -40,7 +42,7 @@ class DeviceArray:
                  strides: Optional[Sequence[int]] = ...) -> None: ...
     def as_strided(self, shape: Sequence[int], strides: Sequence[int],
                    offset: int = ...) -> "DeviceArray": ...
-    def fill_bytes(self, value: int) -> None: ...
+    def fill_bytes(self, value: int, /) -> None: ...
     def _copy_from_host(self, buffer: Any) -> None: ...
     def _copy_to_host(self, buffer: Any) -> None: ...
     def __dlpack__(self, *, stream: Optional[int] = ..., max_version: Optional[Tuple[int, int]] = ...,
@@ -49,12 +51,13 @@ class DeviceArray:
 
 _Value = Union[int, float, bool, str, bytes, "Descriptor", Handle, None]
 
+@final
 class Descriptor:
     type: int
     type_name: str
     finalized: bool
     address: int
-    def __init__(self, type: int) -> None: ...
+    def __new__(cls, type: int) -> Descriptor: ...
     def set(self, attr: int, type: int, values: Union[_Value, Sequence[_Value]]) -> None: ...
     def get(self, attr: int, type: int, count: Optional[int] = ...) -> Any: ...
     def finalize(self) -> None: ...
@@ -62,6 +65,7 @@ class Descriptor:
 # (uid, name, data_type, dims, strides, is_output)
 _PackTensor = Tuple[int, str, int, Tuple[int, ...], Tuple[int, ...], bool]
 
+@final
 class VariantPack:
     """What running a finalized EXECUTION_PLAN needs, read from the plan once."""
     plan: Descriptor
@@ -69,7 +73,7 @@ class VariantPack:
     tensors: Tuple[_PackTensor, ...]
     workspace_size: int
     memory_space: int
-    def __init__(self, plan: Descriptor) -> None: ...
+    def __new__(cls, plan: Descriptor) -> VariantPack: ...
     def execute(self, handle: Handle, arrays: Union[Sequence[Any], Mapping[int, Any]],
                 workspace: Optional[Any] = ...) -> None: ...
 
@@ -91,7 +95,7 @@ def stream_synchronize(stream: Any) -> None: ...
 def pointer_memory_space(address: int) -> Tuple[int, int]: ...
 def describe_array(obj: Any) -> Tuple[int, Tuple[int, ...], Tuple[int, ...], int, str]: ...
 
-# ---- constants (hipdnn.h enums) ----
+# ---- constants (hipdnn.h enums and limits) ----
 ATTR_CONVOLUTION_CONV_MODE: int
 ATTR_CONVOLUTION_DILATIONS: int
 ATTR_CONVOLUTION_FILTER_STRIDES: int
@@ -155,16 +159,21 @@ ATTR_TENSOR_STRIDES: int
 ATTR_TENSOR_UNIQUE_ID: int
 ATTR_TENSOR_VALUE_EXT: int
 ATTR_VARIANT_PACK_DATA_POINTERS: int
+ATTR_VARIANT_PACK_MEMORY_SPACES_EXT: int
 ATTR_VARIANT_PACK_UNIQUE_IDS: int
 ATTR_VARIANT_PACK_WORKSPACE: int
 BACKEND_ENGINECFG_DESCRIPTOR: int
 BACKEND_ENGINEHEUR_DESCRIPTOR: int
 BACKEND_ENGINE_DESCRIPTOR: int
 BACKEND_EXECUTION_PLAN_DESCRIPTOR: int
+BACKEND_INTERMEDIATE_INFO_DESCRIPTOR: int
 BACKEND_KNOB_CHOICE_DESCRIPTOR: int
+BACKEND_KNOB_INFO_DESCRIPTOR: int
+BACKEND_LAYOUT_INFO_DESCRIPTOR: int
 BACKEND_OPERATIONGRAPH_DESCRIPTOR: int
 BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR_EXT: int
 BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR: int
+BACKEND_OPERATION_GEN_STATS_DESCRIPTOR: int
 BACKEND_OPERATION_MATMUL_DESCRIPTOR: int
 BACKEND_OPERATION_POINTWISE_DESCRIPTOR: int
 BACKEND_TENSOR_DESCRIPTOR: int
@@ -181,37 +190,92 @@ DATA_INT64: int
 DATA_INT8: int
 DATA_NOT_SET: int
 DATA_UINT8: int
+GRAPH_FORMAT_VERSION: int
 HEUR_MODE_A: int
 HEUR_MODE_B: int
 HEUR_MODE_FALLBACK: int
+INVALID_TYPE: int
 LOG_ERROR: int
 LOG_INFO: int
 LOG_OFF: int
 LOG_WARN: int
+MAX_ATTR_VALUES: int
 MAX_DIMS: int
+MAX_OP_ATTRS: int
+MAX_PORTS: int
 MAX_SPATIAL: int
 MEMORY_DEVICE: int
 MEMORY_HOST: int
+MEMORY_MANAGED: int
+OP_ATTR_BOOLEAN: int
+OP_ATTR_DOUBLE: int
+OP_ATTR_ENUM: int
+OP_ATTR_INT64: int
+OP_ATTR_INT64_LIST: int
 PLUGIN_LOADING_ABSOLUTE: int
 PLUGIN_LOADING_ADDITIVE: int
+POINTWISE_ABS: int
 POINTWISE_ADD: int
+POINTWISE_ADD_SQUARE: int
+POINTWISE_ATAN2: int
+POINTWISE_BINARY_SELECT: int
+POINTWISE_CEIL: int
+POINTWISE_CMP_EQ: int
+POINTWISE_CMP_GE: int
+POINTWISE_CMP_GT: int
+POINTWISE_CMP_LE: int
+POINTWISE_CMP_LT: int
+POINTWISE_CMP_NEQ: int
+POINTWISE_COS: int
 POINTWISE_DIV: int
+POINTWISE_ELU_BWD: int
+POINTWISE_ELU_FWD: int
+POINTWISE_ERF: int
+POINTWISE_EXP: int
+POINTWISE_FLOOR: int
+POINTWISE_GELU_APPROX_TANH_BWD: int
+POINTWISE_GELU_APPROX_TANH_FWD: int
+POINTWISE_GELU_BWD: int
 POINTWISE_GELU_FWD: int
+POINTWISE_GEN_INDEX: int
 POINTWISE_IDENTITY: int
+POINTWISE_LOG: int
+POINTWISE_LOGICAL_AND: int
+POINTWISE_LOGICAL_NOT: int
+POINTWISE_LOGICAL_OR: int
 POINTWISE_MAX: int
 POINTWISE_MIN: int
+POINTWISE_MOD: int
 POINTWISE_MUL: int
+POINTWISE_NEG: int
+POINTWISE_POW: int
+POINTWISE_RECIPROCAL: int
+POINTWISE_RELU_BWD: int
 POINTWISE_RELU_FWD: int
+POINTWISE_RSQRT: int
+POINTWISE_SIGMOID_BWD: int
 POINTWISE_SIGMOID_FWD: int
+POINTWISE_SIN: int
+POINTWISE_SOFTPLUS_BWD: int
+POINTWISE_SOFTPLUS_FWD: int
+POINTWISE_SQRT: int
 POINTWISE_SUB: int
+POINTWISE_SWISH_BWD: int
+POINTWISE_SWISH_FWD: int
+POINTWISE_TAN: int
+POINTWISE_TANH_BWD: int
 POINTWISE_TANH_FWD: int
 STATUS_ALLOC_FAILED: int
 STATUS_BAD_PARAM: int
 STATUS_BAD_PARAM_NOT_FINALIZED: int
 STATUS_BAD_PARAM_NULL_POINTER: int
 STATUS_BAD_PARAM_OUT_OF_BOUND: int
+STATUS_BAD_PARAM_SIZE_INSUFFICIENT: int
+STATUS_BAD_PARAM_STREAM_MISMATCH: int
 STATUS_EXECUTION_FAILED: int
 STATUS_INTERNAL_ERROR: int
+STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED: int
+STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED: int
 STATUS_NOT_INITIALIZED: int
 STATUS_NOT_SUPPORTED: int
 STATUS_PLUGIN_ERROR_EXT: int
@@ -225,6 +289,7 @@ TYPE_DOUBLE: int
 TYPE_FLOAT: int
 TYPE_HANDLE: int
 TYPE_HEUR_MODE: int
+TYPE_INT32: int
 TYPE_INT64: int
 TYPE_POINTWISE_MODE_EXT: int
 TYPE_UINT8_EXT: int

@@ -8,26 +8,43 @@ Two levels of Python API over the C backend (``hipdnn._C``):
 
 See docs/python.md.
 """
-from . import _C
+from ._bootstrap import check_environment as _check_environment
+
+_check_environment(__name__)  # an unbuilt checkout or a Python without NumPy says what to do
+
+from . import _C  # noqa: E402
+from . import bfloat16  # noqa: E402
 from .arrays import from_bfloat16, to_bfloat16
 from .device import DeviceArray, DeviceRuntime, device_runtime, synchronize
-from .enums import (build_plan_policy, convolution_mode, data_type, heur_mode, log_level,
-                    memory_space, plugin_loading_mode, pointwise_mode)
+from .enums import (attention_implementation, behavior_note, build_plan_policy,
+                    convolution_mode, data_type, diagonal_alignment, heur_mode, knob_type,
+                    log_level, memory_space, norm_forward_phase, numerical_note,
+                    plugin_loading_mode, pointwise_mode, reduction_mode)
 from .errors import GraphNotSupportedError, HipdnnError, InvalidGraphError, NotSupportedError
 from .graph import Graph
-from .pygraph import Tensor, pygraph
+from .pygraph import Tensor, knob, pygraph
+from .pygraph import Tensor as tensor
 from .runtime import (EngineInfo, Handle, default_handle, engines, loaded_engine_plugin_paths,
                       plugin_search_paths, set_engine_plugin_paths, set_log_callback,
                       set_log_level, skipped_engine_plugins, version)
+# cuDNN frontend's module-level names (after .graph: hipdnn.graph is its context manager)
+from .compat import (backend_version, backend_version_string, create_handle,
+                     cudnnGraphNotSupportedError, destroy_handle, empty_like, get_stream, graph,
+                     graph_cache, jit, set_stream)
 
 __version__ = _C.__version__
 
 __all__ = [
-    "pygraph", "Tensor", "Graph", "Handle", "EngineInfo",
+    "pygraph", "Tensor", "tensor", "knob", "Graph", "Handle", "EngineInfo",
     "data_type", "heur_mode", "build_plan_policy", "convolution_mode", "pointwise_mode",
     "memory_space", "plugin_loading_mode", "log_level",
+    "norm_forward_phase", "reduction_mode", "diagonal_alignment", "attention_implementation",
+    "knob_type", "behavior_note", "numerical_note",
     "HipdnnError", "InvalidGraphError", "NotSupportedError", "GraphNotSupportedError",
-    "to_bfloat16", "from_bfloat16",
+    "cudnnGraphNotSupportedError",
+    "backend_version", "backend_version_string", "create_handle", "destroy_handle",
+    "set_stream", "get_stream", "graph", "jit", "graph_cache", "empty_like",
+    "bfloat16", "to_bfloat16", "from_bfloat16",
     "DeviceArray", "DeviceRuntime", "device_runtime", "synchronize",
     "default_handle", "engines", "set_engine_plugin_paths", "loaded_engine_plugin_paths",
     "skipped_engine_plugins", "plugin_search_paths", "set_log_callback", "set_log_level",

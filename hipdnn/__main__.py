@@ -4,10 +4,10 @@ info: version, the plugin folders searched, the plugins loaded and skipped (with
       reason), and every engine with its id and memory space.
 demo: conv(8x16x32x32, 32x16x3x3, pad 1) -> bias add -> relu on random float32 data,
       then gelu(x * scale + shift) over [8, 64, 28, 28], each checked against a float64
-      NumPy reference (DESIGN 7 tolerances); prints the GPU runtime, and per graph the
-      engine that ran it (the GPU engine where there is one: hipdnn.Graph copies the NumPy
-      arrays to the device and back), the max error and the median time; exit status 1 on
-      a mismatch.
+      NumPy reference (tolerances: docs/architecture.md, "Tolerances"); prints the GPU
+      runtime, and per graph the engine that ran it (the GPU engine where there is one:
+      hipdnn.Graph copies the NumPy arrays to the device and back), the max error and the
+      median time; exit status 1 on a mismatch.
 """
 from __future__ import annotations
 
@@ -15,14 +15,15 @@ import argparse
 import statistics
 import sys
 import time
-from typing import List, Optional
+from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
+from numpy.typing import NDArray
 
 import hipdnn
 
-CONV_TOL_FP32 = 1e-5  # DESIGN 7: conv fprop fp32 atol = rtol
-POINTWISE_TOL_FP32 = 1e-5  # DESIGN 7: pointwise fp32
+CONV_TOL_FP32 = 1e-5  # conv fprop fp32, atol = rtol (docs/architecture.md, "Tolerances")
+POINTWISE_TOL_FP32 = 1e-5  # pointwise fp32, atol = rtol
 
 
 def cmd_info(_args: argparse.Namespace) -> int:
@@ -47,26 +48,34 @@ def cmd_info(_args: argparse.Namespace) -> int:
     return 0
 
 
-def conv2d_reference(x: np.ndarray, w: np.ndarray, pad: int) -> np.ndarray:
-    """Cross-correlation, stride 1, dilation 1, in float64."""
-    x = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-    kh, kw = w.shape[2:]
-    win = np.lib.stride_tricks.sliding_window_view(x, (kh, kw), axis=(2, 3))
-    return np.einsum("nchwij,kcij->nkhw", win, w.astype(np.float64), optimize=True)
+def conv2d_reference(x: NDArray[Any], w: NDArray[Any], pad: int) -> NDArray[np.float64]:
+    """Cross-correlation, stride 1, dilation 1, in float64: one product per filter tap."""
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    w64 = w.astype(np.float64)
+    kh, kw = w.shape[2], w.shape[3]
+    oh, ow = xp.shape[2] - kh + 1, xp.shape[3] - kw + 1
+    out = np.zeros((x.shape[0], w.shape[0], oh, ow), np.float64)
+    for i in range(kh):
+        for j in range(kw):
+            out += np.einsum("nchw,kc->nkhw", xp[:, :, i:i + oh, j:j + ow], w64[:, :, i, j])
+    return out
 
 
-def _timed(fn, runs: int):
+def _timed(fn: Callable[[], Any], runs: int) -> Tuple[NDArray[Any], float]:
+    """The last result of `runs` calls and their median time in ms."""
     times: List[float] = []
     out = None
     for _ in range(runs):
         t0 = time.perf_counter()
         out = fn()
         times.append((time.perf_counter() - t0) * 1e3)
+    assert isinstance(out, np.ndarray)  # one output, as NumPy
     return out, statistics.median(times)
 
 
-def _report(title: str, engine: str, out: np.ndarray, ref: np.ndarray, tol: float,
+def _report(title: str, engine: str, out: NDArray[Any], ref: NDArray[Any], tol: float,
             ms: float, runs: int) -> bool:
+    """Prints one graph's result; whether it is within tolerance."""
     err = np.abs(out.astype(np.float64) - ref)
     ok = bool(np.all(err <= tol + tol * np.abs(ref)))
     print(f"demo: {title}")
@@ -135,7 +144,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if getattr(args, "runs", 1) < 1:
         parser.error("--runs must be at least 1")
     try:
-        return args.func(args)
+        return int(args.func(args))
     except hipdnn.HipdnnError as e:
         print(f"hipdnn: {e}", file=sys.stderr)
         return 1

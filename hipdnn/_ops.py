@@ -6,7 +6,7 @@ into Python, so an op added to the table needs only its wrapper here.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, NamedTuple, Tuple
+from typing import Any, Dict, List, NamedTuple, Sequence, Tuple, TypeVar
 
 from . import _C
 
@@ -47,7 +47,10 @@ class OpInfo(NamedTuple):
         return _find(self.params, name, self.name)
 
 
-def _find(items, name: str, op: str):
+_Item = TypeVar("_Item", "Port", "Param")
+
+
+def _find(items: Sequence[_Item], name: str, op: str) -> _Item:
     for it in items:
         if it.name == name:
             return it

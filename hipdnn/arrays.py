@@ -1,26 +1,25 @@
-"""Host arrays: bfloat16 conversion and the mapping between NumPy and hipdnn types.
+"""Host arrays: the mapping between NumPy (and torch) types and hipdnn data types.
 
 NumPy has no bfloat16: a BFLOAT16 tensor takes a ``uint16`` array holding the bit
-patterns, or an ``ml_dtypes.bfloat16`` array where that package is installed.
+patterns, or an ``ml_dtypes.bfloat16`` array where that package is installed (see
+``hipdnn.bfloat16``).
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Dict, Optional, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
+from . import bfloat16 as _bf16
 from .enums import data_type
 
-__all__ = ["to_bfloat16", "from_bfloat16", "numpy_dtype", "data_type_of"]
+__all__ = ["to_bfloat16", "from_bfloat16", "numpy_dtype", "data_type_of", "as_data_type",
+           "empty_strided"]
 
-try:  # optional: a real bfloat16 NumPy dtype
-    import ml_dtypes as _ml_dtypes
+_ML_BFLOAT16 = _bf16.ML_BFLOAT16
 
-    _ML_BFLOAT16: Optional[np.dtype] = np.dtype(_ml_dtypes.bfloat16)
-except Exception:  # pragma: no cover - depends on the environment
-    _ML_BFLOAT16 = None
-
-_FROM_NUMPY = {
+_FROM_NUMPY: Dict["np.dtype[Any]", data_type] = {
     np.dtype(np.float32): data_type.FLOAT,
     np.dtype(np.float64): data_type.DOUBLE,
     np.dtype(np.float16): data_type.HALF,
@@ -31,36 +30,23 @@ _FROM_NUMPY = {
     np.dtype(np.bool_): data_type.BOOLEAN,
 }
 
-_TO_NUMPY = {v: k for k, v in _FROM_NUMPY.items()}
+_TO_NUMPY: Dict[data_type, "np.dtype[Any]"] = {v: k for k, v in _FROM_NUMPY.items()}
 _TO_NUMPY[data_type.BFLOAT16] = np.dtype(np.uint16)
 
 
-def to_bfloat16(array: Any) -> np.ndarray:
+def to_bfloat16(array: Any) -> NDArray[np.uint16]:
     """Rounds float values to bfloat16 (to nearest, ties to even) and returns the bit
-    patterns as a ``uint16`` array of the same shape.  NaN stays NaN (quiet); infinities
-    stay infinite; values beyond the bfloat16 range round to infinity."""
-    bits = np.ascontiguousarray(np.asarray(array, dtype=np.float32)).view(np.uint32)
-    nan = (bits & 0x7FFFFFFF) > 0x7F800000
-    rounding = np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))
-    with np.errstate(over="ignore"):
-        out = ((bits + rounding) >> np.uint32(16)).astype(np.uint16)
-    if nan.any():
-        out[nan] = ((bits[nan] >> np.uint32(16)) | np.uint32(0x0040)).astype(np.uint16)
-    return out
+    patterns as a ``uint16`` array of the same shape (``hipdnn.bfloat16.from_float``)."""
+    return _bf16.from_float(array)
 
 
-def from_bfloat16(array: Any) -> np.ndarray:
+def from_bfloat16(array: Any) -> NDArray[np.float32]:
     """bfloat16 bit patterns (``uint16``, or an ``ml_dtypes.bfloat16`` array) to a
-    ``float32`` array of the same shape; exact."""
-    a = np.asarray(array)
-    if _ML_BFLOAT16 is not None and a.dtype == _ML_BFLOAT16:
-        a = a.view(np.uint16)
-    if a.dtype != np.uint16:
-        raise TypeError(f"from_bfloat16: expected a uint16 array of bit patterns, got {a.dtype}")
-    return (np.ascontiguousarray(a).astype(np.uint32) << np.uint32(16)).view(np.float32)
+    ``float32`` array of the same shape; exact (``hipdnn.bfloat16.to_float``)."""
+    return _bf16.to_float(array)
 
 
-def numpy_dtype(dtype: int) -> np.dtype:
+def numpy_dtype(dtype: int) -> "np.dtype[Any]":
     """The NumPy dtype that holds a hipdnn data type (uint16 for BFLOAT16)."""
     try:
         return _TO_NUMPY[data_type(dtype)]
@@ -89,9 +75,81 @@ def data_type_of(dtype: Any, hint: Optional[int] = None) -> data_type:
                         + ", ".join(str(k) for k in _FROM_NUMPY) + " or bfloat16") from None
 
 
+def empty_strided(dims: Sequence[int], strides: Sequence[int], dtype: Any) -> NDArray[Any]:
+    """An uninitialised writable array with these dims and strides (in elements): a view
+    of one allocation just large enough for them."""
+    dims, strides = [int(d) for d in dims], [int(s) for s in strides]
+    packed, acc = [0] * len(dims), 1
+    for i in range(len(dims) - 1, -1, -1):
+        packed[i] = acc
+        acc *= dims[i]
+    if strides == packed:
+        return np.empty(dims, dtype)
+    extent = 1 + sum((d - 1) * s for d, s in zip(dims, strides))
+    base = np.empty(extent, dtype)
+    return np.lib.stride_tricks.as_strided(
+        base, shape=dims, strides=[s * base.itemsize for s in strides], writeable=True)
+
+
 def as_buffer(array: Any) -> Any:
     """What the extension reads: ml_dtypes bfloat16 arrays are viewed as their uint16
     bits (their own buffer export has no struct format for bfloat16)."""
     if _ML_BFLOAT16 is not None and getattr(array, "dtype", None) == _ML_BFLOAT16:
         return array.view(np.uint16)
     return array
+
+
+# torch dtypes by name, so that torch is never imported here: a value is recognised as a
+# torch dtype by its type, and only exists if the caller imported torch.
+_TORCH = {
+    "torch.float32": data_type.FLOAT, "torch.float": data_type.FLOAT,
+    "torch.float64": data_type.DOUBLE, "torch.double": data_type.DOUBLE,
+    "torch.float16": data_type.HALF, "torch.half": data_type.HALF,
+    "torch.bfloat16": data_type.BFLOAT16,
+    "torch.int8": data_type.INT8, "torch.int32": data_type.INT32,
+    "torch.int64": data_type.INT64, "torch.uint8": data_type.UINT8,
+    "torch.bool": data_type.BOOLEAN,
+}
+
+
+def _is_torch_dtype(value: Any) -> bool:
+    t = type(value)
+    return t.__name__ == "dtype" and t.__module__.split(".")[0] == "torch"
+
+
+def as_data_type(value: Any, what: str) -> Optional[data_type]:
+    """A ``hipdnn.data_type`` from what cuDNN frontend code passes as one: the enum (or
+    its int value), a NumPy dtype or scalar type (``np.float16``), a torch dtype
+    (``torch.bfloat16``), ``ml_dtypes.bfloat16`` or the ``hipdnn.bfloat16`` module.
+    ``None`` stays ``None`` (not set).  Strings and Python types are refused: "float"
+    means float64 to NumPy but FLOAT (32-bit) to cuDNN."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or isinstance(value, np.bool_):
+        raise TypeError(f"{what}: expected a hipdnn.data_type, got bool")
+    if isinstance(value, (int, np.integer)):
+        try:
+            return data_type(int(value))
+        except ValueError:
+            raise ValueError(f"{what}: {int(value)} is not a hipdnn.data_type") from None
+    if value is _bf16:
+        return data_type.BFLOAT16
+    if _is_torch_dtype(value):
+        dt = _TORCH.get(str(value))
+        if dt is None:
+            raise TypeError(f"{what}: {value} has no hipdnn data type; use one of "
+                            + ", ".join(sorted(_TORCH)))
+        return dt
+    if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
+        dt_np = np.dtype(value)
+        if _ML_BFLOAT16 is not None and dt_np == _ML_BFLOAT16:
+            return data_type.BFLOAT16
+        if dt_np == np.uint16:
+            raise TypeError(f"{what}: uint16 is not a hipdnn data type; for bfloat16 bit "
+                            "patterns say hipdnn.data_type.BFLOAT16")
+        try:
+            return _FROM_NUMPY[dt_np.newbyteorder("=")]
+        except KeyError:
+            raise TypeError(f"{what}: NumPy dtype {dt_np} has no hipdnn data type") from None
+    raise TypeError(f"{what}: expected a hipdnn.data_type, got {type(value).__name__} "
+                    "(NumPy and torch dtypes are taken too)")

@@ -13,9 +13,10 @@ protocol as a variant-pack value, so PyTorch and CuPy tensors are used in place:
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Optional, Sequence
+from typing import Any, List, NamedTuple, Optional, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from . import _C
 from .arrays import _ML_BFLOAT16, data_type_of, numpy_dtype
@@ -116,11 +117,11 @@ class DeviceArray(_C.DeviceArray):
         return out
 
     @property
-    def dtype(self) -> np.dtype:
+    def dtype(self) -> "np.dtype[Any]":
         """The NumPy dtype of ``numpy()`` (uint16 for bfloat16)."""
         return numpy_dtype(self.data_type)
 
-    def numpy(self) -> np.ndarray:
+    def numpy(self) -> NDArray[Any]:
         """A host copy with the same shape (packed), after waiting for the device."""
         dt = self.dtype
         span = self.nbytes_spanned // dt.itemsize
@@ -131,7 +132,7 @@ class DeviceArray(_C.DeviceArray):
         view = np.lib.stride_tricks.as_strided(host, shape=self.shape, strides=self.strides)
         return np.array(view)
 
-    def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
+    def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> NDArray[Any]:
         if copy is False:
             raise ValueError("a DeviceArray cannot be viewed as a NumPy array without a copy")
         a = self.numpy()
@@ -148,7 +149,7 @@ class DeviceArray(_C.DeviceArray):
         return self.memory_space == memory_space.MANAGED
 
 
-def _packed(shape: Sequence[int]) -> list:
+def _packed(shape: Sequence[int]) -> List[int]:
     out, acc = [0] * len(shape), 1
     for i in range(len(shape) - 1, -1, -1):
         out[i] = acc

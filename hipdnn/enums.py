@@ -18,6 +18,13 @@ __all__ = [
     "memory_space",
     "plugin_loading_mode",
     "log_level",
+    "norm_forward_phase",
+    "reduction_mode",
+    "diagonal_alignment",
+    "attention_implementation",
+    "knob_type",
+    "behavior_note",
+    "numerical_note",
 ]
 
 
@@ -37,11 +44,14 @@ class data_type(enum.IntEnum):
 
 
 class heur_mode(enum.IntEnum):
-    """How engines are ranked (hipdnnBackendHeurMode_t)."""
+    """How engines are ranked (hipdnnBackendHeurMode_t).  ``OPENSOURCE`` is cuDNN
+    frontend's mode for its open-source engines; every hipdnn engine is open source, so it
+    ranks as ``A`` (it has no backend value of its own)."""
 
     A = _C.HEUR_MODE_A
     B = _C.HEUR_MODE_B
     FALLBACK = _C.HEUR_MODE_FALLBACK
+    OPENSOURCE = 4
 
 
 class build_plan_policy(enum.IntEnum):
@@ -52,11 +62,16 @@ class build_plan_policy(enum.IntEnum):
 
 
 class convolution_mode(enum.IntEnum):
+    """Cross-correlation (what deep-learning frameworks call convolution) or true
+    convolution (the filter flipped)."""
+
     CROSS_CORRELATION = _C.CROSS_CORRELATION
     CONVOLUTION = _C.CONVOLUTION
 
 
 class pointwise_mode(enum.IntEnum):
+    """Pointwise operations (hipdnnPointwiseMode_t; values follow cuDNN's)."""
+
     ADD = _C.POINTWISE_ADD
     SUB = _C.POINTWISE_SUB
     MUL = _C.POINTWISE_MUL
@@ -71,18 +86,132 @@ class pointwise_mode(enum.IntEnum):
 
 
 class memory_space(enum.IntEnum):
+    """Where an engine expects its arrays: host memory, device memory, or managed memory (both)."""
+
     HOST = _C.MEMORY_HOST
     DEVICE = _C.MEMORY_DEVICE
     MANAGED = _C.MEMORY_MANAGED
 
 
 class plugin_loading_mode(enum.IntEnum):
+    """set_engine_plugin_paths: search the paths as well as (ADDITIVE) or instead of
+    (ABSOLUTE) the default folder."""
+
     ADDITIVE = _C.PLUGIN_LOADING_ADDITIVE
     ABSOLUTE = _C.PLUGIN_LOADING_ABSOLUTE
 
 
 class log_level(enum.IntEnum):
+    """How much the backend logs, from nothing (OFF) to every message (INFO)."""
+
     OFF = _C.LOG_OFF
     ERROR = _C.LOG_ERROR
     WARN = _C.LOG_WARN
     INFO = _C.LOG_INFO
+
+
+# ---- names cuDNN frontend code uses -----------------------------------------------------
+# Valued as cuDNN frontend's own enums.  hipdnn has no operation that takes most of them
+# yet (norms, reductions, attention); they exist so that code naming them imports and
+# reaches the point where a missing operation is reported by name.
+
+
+class norm_forward_phase(enum.IntEnum):
+    """Normalization phase (cuDNN frontend's NormFwdPhase_t)."""
+
+    NOT_SET = 0
+    INFERENCE = 1
+    TRAINING = 2
+
+
+class reduction_mode(enum.IntEnum):
+    """Reduction kinds (cuDNN frontend's ReductionMode_t)."""
+
+    NOT_SET = 0
+    ADD = 1
+    MUL = 2
+    MIN = 3
+    MAX = 4
+    AMAX = 5
+    AVG = 6
+    NORM1 = 7
+    NORM2 = 8
+    MUL_NO_ZEROS = 9
+
+
+class diagonal_alignment(enum.IntEnum):
+    """Where an attention mask's diagonal starts (cuDNN frontend's DiagonalAlignment_t)."""
+
+    TOP_LEFT = 0
+    BOTTOM_RIGHT = 1
+
+
+class attention_implementation(enum.IntEnum):
+    """Attention implementation choice (cuDNN frontend's AttentionImplementation_t)."""
+
+    AUTO = 0
+    COMPOSITE = 1
+    UNIFIED = 2
+
+
+class knob_type(enum.IntEnum):
+    """Engine knob kinds (cuDNN frontend's KnobType_t).  A knob choice passes its type's
+    value to the engine as the knob id."""
+
+    NOT_SET = 0
+    SWIZZLE = 1
+    TILE_SIZE = 2
+    EDGE = 3
+    MULTIPLY = 4
+    SPLIT_K_BUF = 5
+    TILEK = 6
+    STAGES = 7
+    REDUCTION_MODE = 8
+    SPLIT_K_SLC = 9
+    IDX_MODE = 10
+    SPECFILT = 11
+    KERNEL_CFG = 12
+    WORKSPACE = 13
+    TILE_CGA_M = 14
+    TILE_CGA_N = 15
+    BLOCK_SIZE = 16
+    OCCUPANCY = 17
+    ARRAY_SIZE_PER_THREAD = 18
+    SPLIT_COLS = 19
+    TILE_ROWS = 20
+    TILE_COLS = 21
+    LOAD_SIZE = 22
+    CTA_COUNT = 23
+    STREAM_K = 24
+    SPLIT_P_SLC = 25
+    TILE_M = 26
+    TILE_N = 27
+    WARP_SPEC_CFG = 28
+
+
+class behavior_note(enum.IntEnum):
+    """Behaviour notes of an engine config (cuDNN frontend's BehaviorNote_t).  No hipdnn
+    engine has any of them (none compiles at run time, none needs reordered filters)."""
+
+    NOT_SET = 0
+    RUNTIME_COMPILATION = 1
+    REQUIRES_FILTER_INT8x32_REORDER = 2
+    REQUIRES_BIAS_INT8x32_REORDER = 3
+    SUPPORTS_CUDA_GRAPH_NATIVE_API = 4
+    CUBLASLT_DEPENDENCY = 5
+
+
+class numerical_note(enum.IntEnum):
+    """Numerical notes of an engine config (cuDNN frontend's NumericalNote_t)."""
+
+    NOT_SET = 0
+    TENSOR_CORE = 1
+    DOWN_CONVERT_INPUTS = 2
+    REDUCED_PRECISION_REDUCTION = 3
+    FFT = 4
+    NONDETERMINISTIC = 5
+    WINOGRAD = 6
+    WINOGRAD_TILE_4x4 = 7
+    WINOGRAD_TILE_6x6 = 8
+    WINOGRAD_TILE_13x13 = 9
+    STRICT_NAN_PROP = 10

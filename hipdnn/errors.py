@@ -7,7 +7,7 @@ run a graph, with each engine's reason.
 """
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 from . import _C
 
@@ -38,5 +38,5 @@ class GraphNotSupportedError(NotSupportedError):
             lines.append(detail)
         super().__init__("\n".join(lines))
 
-    def __reduce__(self):
+    def __reduce__(self) -> Tuple[Any, ...]:
         return (type(self), (self.graph_name, self.reasons))

@@ -12,25 +12,34 @@ from __future__ import annotations
 import hashlib
 import numbers
 import operator
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Set,
+                    Tuple, Union)
 
 import numpy as np
+from numpy.typing import NDArray
 
 from . import _C
 from . import _ops
 from . import device as _device
-from .arrays import as_buffer, data_type_of, from_bfloat16, numpy_dtype, to_bfloat16
-from .enums import (build_plan_policy, convolution_mode, data_type, heur_mode, memory_space,
-                    pointwise_mode)
+from .arrays import (as_buffer, as_data_type, data_type_of, empty_strided, from_bfloat16,
+                     numpy_dtype, to_bfloat16)
+from . import plan_bytes
+from .enums import (behavior_note, build_plan_policy, convolution_mode, data_type, heur_mode,
+                    memory_space, numerical_note, pointwise_mode)
 from .errors import GraphNotSupportedError, HipdnnError
-from .runtime import default_handle, engine_id
+from .runtime import default_handle, engine_id, engines
 
-__all__ = ["pygraph", "Tensor"]
+__all__ = ["pygraph", "Tensor", "knob"]
 
 _INT64, _DOUBLE, _BOOL, _CHAR = _C.TYPE_INT64, _C.TYPE_DOUBLE, _C.TYPE_BOOLEAN, _C.TYPE_CHAR
 _DTYPE, _DESC, _UINT8 = _C.TYPE_DATA_TYPE, _C.TYPE_BACKEND_DESCRIPTOR, _C.TYPE_UINT8_EXT
 
-DataTypeLike = Union[data_type, int]
+# A data type argument: a hipdnn.data_type (or its int), a NumPy dtype or scalar type, a
+# torch dtype, ml_dtypes.bfloat16 or the hipdnn.bfloat16 module (arrays.as_data_type).
+# torch is never imported, so its dtype cannot be named here: the alias is Any.
+DataTypeLike = Any
+# An op operand: a tensor of this graph, or a Python float (a pass-by-value scalar).
+Operand = Union["Tensor", float]
 _DT = data_type  # for methods whose cuDNN-style keyword `data_type` hides the enum
 
 
@@ -57,16 +66,14 @@ def _int_list(value: Any, what: str) -> List[int]:
 
 
 def _dtype_arg(value: Any, what: str, allow_none: bool = True) -> Optional[data_type]:
-    if value is None:
-        if allow_none:
-            return None
+    """A data type argument: the enum, its int, or a NumPy / torch dtype (as_data_type).
+    NOT_SET, cuDNN frontend's default, means not set."""
+    if value is None and not allow_none:
         raise TypeError(f"{what}: expected a hipdnn.data_type, got None")
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{what}: expected a hipdnn.data_type, got {_type_name(value)}")
-    try:
-        return data_type(int(value))
-    except ValueError:
-        raise ValueError(f"{what}: {int(value)} is not a hipdnn.data_type") from None
+    dt = as_data_type(value, what)
+    if dt == data_type.NOT_SET and allow_none:
+        return None
+    return dt
 
 
 def _name_arg(value: Any, what: str) -> Optional[str]:
@@ -117,7 +124,8 @@ class Tensor:
     """A tensor of a ``pygraph``.  Setters return the tensor so that they chain;
     getters return the values inferred by the last build where there are some."""
 
-    __slots__ = ("_graph", "_a", "_inferred", "_uid", "_uid_explicit", "_desc", "__weakref__")
+    __slots__ = ("_graph", "_a", "_inferred", "_uid", "_uid_explicit", "_strides_given",
+                 "_desc", "__weakref__")
 
     def __init__(self, graph: "pygraph", uid: int):
         self._graph = graph
@@ -125,7 +133,10 @@ class Tensor:
         self._inferred: Dict[str, Any] = {}
         self._uid = uid
         self._uid_explicit = False
-        self._desc = None  # the TENSOR descriptor of a deserialized graph
+        # Strides the user gave (tensor(stride=), set_stride) rather than ones taken from
+        # an array's layout by tensor_like: set_dim keeps the first, re-lays the second.
+        self._strides_given = False
+        self._desc: Optional[_C.Descriptor] = None  # a deserialized graph's TENSOR descriptor
 
     # -- setters --
     def _changing(self) -> None:
@@ -133,6 +144,7 @@ class Tensor:
         self._graph._invalidate()
 
     def set_name(self, name: str) -> "Tensor":
+        """The tensor's name, used in messages and listings."""
         if not isinstance(name, str):
             raise TypeError(f"set_name: expected a str, got {_type_name(name)}")
         self._changing()
@@ -140,6 +152,7 @@ class Tensor:
         return self
 
     def set_uid(self, uid: int) -> "Tensor":
+        """The unique id that variant packs and serialized graphs know the tensor by."""
         if isinstance(uid, (bool, float)) or not isinstance(uid, (int, np.integer)):
             raise TypeError(f"set_uid: expected an int, got {_type_name(uid)}")
         self._changing()
@@ -148,28 +161,48 @@ class Tensor:
         return self
 
     def set_dim(self, dim: Sequence[int]) -> "Tensor":
+        """New dims.  Strides the tensor took from an array (tensor_like) are laid out
+        again for them in the same dimension order (a channels-last array stays channels
+        last); strides given with set_stride or tensor(stride=) are kept."""
         dims = _int_list(dim, f"tensor '{self.get_name()}': set_dim")
         _check_dims(dims, self.get_name())
         self._changing()
+        old = self._a.get("stride")
+        if old is not None and (not self._strides_given or len(old) != len(dims)):
+            if len(old) == len(dims):
+                self._a["stride"] = _strides_in_order_of(old, dims)
+            else:
+                del self._a["stride"]  # packed row-major for the new rank
+                self._strides_given = False
         self._a["dim"] = dims
         return self
 
     def set_stride(self, stride: Sequence[int]) -> "Tensor":
+        """The strides, in elements (positive), one per dim."""
         strides = _int_list(stride, f"tensor '{self.get_name()}': set_stride")
         if any(s <= 0 for s in strides):
             raise ValueError(f"tensor '{self.get_name()}': strides must be positive, got "
                              f"{strides}")
         self._changing()
         self._a["stride"] = strides
+        self._strides_given = True
         return self
 
-    def set_data_type(self, dtype: DataTypeLike) -> "Tensor":
-        dt = _dtype_arg(dtype, f"tensor '{self.get_name()}': set_data_type", allow_none=False)
+    def set_data_type(self, data_type: Any = _DT.NOT_SET) -> "Tensor":
+        """The element type: a hipdnn.data_type, or a NumPy or torch dtype.  NOT_SET (the
+        default) leaves it to the graph (io_data_type, intermediate_data_type or
+        inference)."""
+        dt = _dtype_arg(data_type, f"tensor '{self.get_name()}': set_data_type",
+                        allow_none=False)
         self._changing()
-        self._a["data_type"] = dt
+        if dt == _DT.NOT_SET:
+            self._a.pop("data_type", None)
+        else:
+            self._a["data_type"] = dt
         return self
 
     def set_is_virtual(self, is_virtual: bool) -> "Tensor":
+        """Virtual tensors live only inside the graph and get no array in the variant pack."""
         v = _bool_arg(is_virtual, "set_is_virtual")
         self._changing()
         self._a["is_virtual"] = v
@@ -181,6 +214,7 @@ class Tensor:
         return self.set_is_virtual(not _bool_arg(is_output, "set_output"))
 
     def set_is_pass_by_value(self, value: bool) -> "Tensor":
+        """Makes the tensor a scalar carried in the graph (give it a value with set_value)."""
         v = _bool_arg(value, "set_is_pass_by_value")
         self._changing()
         self._a["is_pass_by_value"] = v
@@ -196,17 +230,21 @@ class Tensor:
 
     # -- getters --
     def get_name(self) -> str:
+        """The tensor's name ("" if none)."""
         return self._a.get("name", "")
 
     def get_uid(self) -> int:
+        """The tensor's unique id."""
         return self._uid
 
     def get_dim(self) -> List[int]:
+        """The dims: as inferred by the last build if there was one, else as set."""
         if "dim" in self._inferred:
             return list(self._inferred["dim"])
         return list(self._a.get("dim", []))
 
     def get_stride(self) -> List[int]:
+        """The strides in elements: inferred, set, or packed row-major from the dims."""
         if "stride" in self._inferred:
             return list(self._inferred["stride"])
         if "stride" in self._a:
@@ -214,25 +252,44 @@ class Tensor:
         return _packed_strides(self._a["dim"]) if "dim" in self._a else []
 
     def get_data_type(self) -> data_type:
+        """The element type: inferred, set, or the graph's default for this kind of tensor."""
         if "data_type" in self._inferred:
-            return self._inferred["data_type"]
+            return data_type(self._inferred["data_type"])
         return self._graph._default_dtype(self)
 
     def get_is_virtual(self) -> bool:
+        """Whether the tensor lives only inside the graph (op results are, until set_output)."""
         return self._a.get("is_virtual", False)
 
     def get_is_output(self) -> bool:
+        """Whether the tensor is a graph output (the opposite of get_is_virtual)."""
         return not self.get_is_virtual()
 
     def get_is_pass_by_value(self) -> bool:
+        """Whether the tensor is a scalar carried in the graph."""
         return self._a.get("is_pass_by_value", False)
 
     def get_value(self) -> Optional[float]:
+        """The scalar of a pass-by-value tensor (None if not given)."""
         return self._a.get("value")
 
     @property
     def graph(self) -> "pygraph":
+        """The graph this tensor belongs to."""
         return self._graph
+
+    def empty(self) -> NDArray[Any]:
+        """A new uninitialised NumPy array with this tensor's dims, strides (in elements)
+        and data type (``uint16`` bit patterns for BFLOAT16): what the variant pack takes
+        for it.  Op results know their dims after the graph is built."""
+        dims, strides, dt = self.get_dim(), self.get_stride(), self.get_data_type()
+        if not dims:
+            raise ValueError(f"{self._label()}: dims are not known yet; build the graph "
+                             "first (or give dims)")
+        if dt == _DT.NOT_SET:
+            raise ValueError(f"{self._label()}: data type is not known yet; build the graph "
+                             "first (or set one)")
+        return empty_strided(dims, strides, numpy_dtype(dt))
 
     def _label(self) -> str:
         name = self.get_name()
@@ -259,6 +316,17 @@ class Tensor:
         return ", ".join(parts) + ")"
 
 
+def _strides_in_order_of(ref: Sequence[int], dims: Sequence[int]) -> List[int]:
+    """Packed strides for `dims` in the dimension order of `ref` (largest stride
+    outermost; ties keep their order)."""
+    order = sorted(range(len(dims)), key=lambda i: -ref[i])
+    out, acc = [0] * len(dims), 1
+    for i in reversed(order):
+        out[i] = acc
+        acc *= dims[i]
+    return out
+
+
 def _check_dims(dims: List[int], name: str) -> None:
     if not dims:
         raise ValueError(f"tensor '{name}': dims must not be empty")
@@ -276,7 +344,7 @@ class _Op:
 
     __slots__ = ("info", "op", "name", "inputs", "outputs", "params", "compute")
 
-    def __init__(self, info: Optional["_ops.OpInfo"], op: str, name: str,
+    def __init__(self, info: "_ops.OpInfo", op: str, name: str,
                  compute: Optional[data_type]):
         self.info = info
         self.op = op  # "conv_fprop", "add", ...
@@ -299,11 +367,74 @@ _USER_PORTS = {
 }
 
 
+# The names cuDNN frontend gives an op's tensors, "<node name>::<suffix>", by table port:
+# always its output; inputs left unnamed only for pointwise ops and matmul (as it does).
+_CUDNN_SUFFIX = {
+    "conv_fprop": {"y": "Y"},
+    "matmul": {"a": "A", "b": "B", "c": "C"},
+    "pointwise": {"x": "IN_0", "b": "IN_1", "y": "OUT_0"},
+    "batchnorm_inference": {"y": "Y"},
+}
+_NAMES_INPUTS = ("matmul", "pointwise")
+
+
 def _user_port(info: "_ops.OpInfo", port: str, unary: bool = False) -> str:
     """The name users see for a table port (a unary pointwise op's x is "input")."""
     if unary and port == "x":
         return "input"
     return _USER_PORTS.get(info.name, {}).get(port, port)
+
+
+# ---- engine configs and plans ----------------------------------------------------------
+
+
+class _Config(NamedTuple):
+    """An engine config: its ENGINECFG descriptor, engine and knob choices."""
+
+    desc: _C.Descriptor
+    engine: str
+    knobs: Tuple[Tuple[int, int], ...]
+
+    def tag(self) -> str:
+        """The config's name: the engine's, then "_k<knob>=<value>" per knob."""
+        return self.engine + "".join(f"_k{k}={v}" for k, v in self.knobs)
+
+
+class _Plan(NamedTuple):
+    """A built execution plan and its compiled variant pack ({uid: index in pack})."""
+
+    desc: _C.Descriptor
+    engine: str
+    workspace: int
+    space: memory_space
+    pack: _C.VariantPack
+    slots: Dict[int, int]
+
+
+class knob(NamedTuple):
+    """An engine knob: its type and the values it takes (min_value to max_value, in steps
+    of stride), as cuDNN frontend's ``cudnn.knob``."""
+
+    type: Any
+    max_value: int
+    min_value: int
+    stride: int
+
+
+def _notes(notes: Iterable[int], enum: Any, what: str) -> List[Any]:
+    if isinstance(notes, (str, bytes)) or not hasattr(notes, "__iter__"):
+        raise TypeError(f"{what}: expected a list of hipdnn.{enum.__name__} values, got "
+                        f"{_type_name(notes)}")
+    out = []
+    for n in notes:
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise TypeError(f"{what}: expected hipdnn.{enum.__name__} values, got "
+                            f"{_type_name(n)}")
+        try:
+            out.append(enum(int(n)))
+        except ValueError:
+            raise ValueError(f"{what}: {int(n)} is not a hipdnn.{enum.__name__}") from None
+    return out
 
 
 # ---- the graph ---------------------------------------------------------------------
@@ -343,6 +474,9 @@ class pygraph:
         self._deserialized = False
         self._preferred: Optional[str] = None
         self._deselected: List[str] = []
+        # select/deselect_*_notes: {"select_behavior": [notes], ...}
+        self._filters: Dict[str, List[Any]] = {}
+        self._max_workspace: Optional[int] = None
         self._reset_build()
 
     # -- state --
@@ -350,12 +484,16 @@ class pygraph:
         self._state = _EDITING
         self._opgraph: Optional[_C.Descriptor] = None
         self._tensor_descs: Dict[int, _C.Descriptor] = {}
-        self._configs: List[Tuple[_C.Descriptor, str]] = []
+        self._reset_plans()
+
+    def _reset_plans(self) -> None:
+        # Engine configs in order; plan i (None until built) belongs to config i, as in
+        # cuDNN frontend, and plan indices count in this list.
+        self._configs: List[_Config] = []
+        self._plans: List[Optional[_Plan]] = []
+        self._failures: Dict[int, str] = {}  # config index -> why its plan did not build
         self._support: List[Tuple[str, Optional[str]]] = []
-        self._plans: List[Tuple[_C.Descriptor, str, int, memory_space]] = []
-        # Per plan: its compiled variant pack and {uid: index in pack order}.
-        self._packs: List[Tuple[_C.VariantPack, Dict[int, int]]] = []
-        self._plan_failures: Dict[str, str] = {}
+        self._candidate = -1  # the plan execute() runs
 
     def _invalidate(self) -> None:
         if self._state != _EDITING:
@@ -375,12 +513,13 @@ class pygraph:
 
     @property
     def handle(self) -> _C.Handle:
+        """The handle the graph builds and runs on (the default handle if none was given)."""
         return self._get_handle()
 
     def _default_dtype(self, t: Tensor) -> data_type:
         dt = t._a.get("data_type")
         if dt is not None:
-            return dt
+            return data_type(dt)
         if t.get_is_pass_by_value():
             return data_type.FLOAT
         return self.intermediate_data_type if t.get_is_virtual() else self.io_data_type
@@ -403,13 +542,17 @@ class pygraph:
     # -- tensors --
     def tensor(self, name: Optional[str] = None, dim: Optional[Sequence[int]] = None,
                stride: Optional[Sequence[int]] = None,
-               data_type: Optional[DataTypeLike] = None, is_virtual: bool = False,
+               data_type: Any = None, is_virtual: bool = False,
                is_pass_by_value: bool = False, uid: Optional[int] = None,
                value: Optional[float] = None) -> Tensor:
-        """A new tensor.  stride omitted -> packed row-major; data_type omitted -> the
-        graph's io_data_type (intermediate_data_type when virtual).  A pass-by-value
-        tensor is a scalar carried in the graph: give its ``value``."""
-        name = _name_arg(name, "tensor: name")
+        """A new tensor.  stride omitted -> packed row-major; data_type (a hipdnn.data_type
+        or a NumPy / torch dtype) omitted -> the graph's io_data_type
+        (intermediate_data_type when virtual).  A pass-by-value tensor is a scalar: give its
+        ``value`` to carry it in the graph, or leave it out and pass the value in the
+        variant pack at each execute (a float, or a 0-d / one-element array), as cuDNN
+        frontend's CPU scalars.  cuDNN frontend's defaults (``name=""``, ``uid=-1``,
+        ``data_type=NOT_SET``) mean not set."""
+        name = _name_arg(name, "tensor: name") or None
         dims = None if dim is None else _int_list(dim, f"tensor '{name or ''}': dim")
         strides = None if stride is None else _int_list(stride, f"tensor '{name or ''}': stride")
         dt = _dtype_arg(data_type, f"tensor '{name or ''}': data_type")
@@ -428,6 +571,8 @@ class pygraph:
         if uid is not None and (isinstance(uid, (bool, float))
                                 or not isinstance(uid, (int, np.integer))):
             raise TypeError(f"tensor: uid must be an int, got {_type_name(uid)}")
+        if uid is not None and int(uid) == -1:
+            uid = None  # cuDNN frontend's "no uid"
         t = self._new_tensor()
         if name is not None:
             t._a["name"] = name
@@ -435,6 +580,7 @@ class pygraph:
             t._a["dim"] = dims
         if strides is not None:
             t._a["stride"] = strides
+            t._strides_given = True
         if dt is not None:
             t._a["data_type"] = dt
         if virtual:
@@ -450,27 +596,38 @@ class pygraph:
             t._uid_explicit = True
         return t
 
-    def tensor_like(self, like: Any, name: Optional[str] = None,
-                    data_type: Optional[DataTypeLike] = None) -> Tensor:
+    def tensor_like(self, input: Any, name: Optional[str] = None,
+                    data_type: Any = None) -> Tensor:
         """A tensor with the dims, strides (in elements) and data type of a NumPy array
         (or anything NumPy can view without copying) or of another tensor.  A uint16
-        array needs ``data_type=hipdnn.data_type.BFLOAT16``."""
-        name = _name_arg(name, "tensor_like: name")
+        array needs ``data_type=hipdnn.data_type.BFLOAT16`` (or a graph whose io_data_type
+        is BFLOAT16).  A 0-d array or a NumPy scalar gives a pass-by-value scalar whose
+        value comes with each execute (as cuDNN frontend does for a CPU tensor)."""
+        name = _name_arg(name, "tensor_like: name") or None
         hint = _dtype_arg(data_type, "tensor_like: data_type")
-        if isinstance(like, Tensor):
-            dims, strides = like.get_dim(), like.get_stride()
-            dt = hint if hint is not None else like.get_data_type()
+        if isinstance(input, Tensor):
+            dims, strides = input.get_dim(), input.get_stride()
+            dt = hint if hint is not None else input.get_data_type()
             if not dims:
-                raise ValueError(f"tensor_like: {like._label()} has no dims yet (build the "
+                raise ValueError(f"tensor_like: {input._label()} has no dims yet (build the "
                                  "graph first, or give dims)")
-            return self.tensor(name=name, dim=dims, stride=strides, data_type=dt)
+            t = self.tensor(name=name, dim=dims, stride=strides, data_type=dt)
+            t._strides_given = input._strides_given
+            return t
         # A graph whose io_data_type is BFLOAT16 reads uint16 arrays as bfloat16 bits.
         bits_hint = hint if hint is not None else (
             _DT.BFLOAT16 if self.io_data_type == _DT.BFLOAT16 else None)
-        dims, strides, dt = _describe_array(like, bits_hint, name)
+        if isinstance(input, np.generic) or (isinstance(input, np.ndarray) and input.ndim == 0):
+            dt = data_type_of(np.asarray(input).dtype, bits_hint)
+            return self.tensor(name=name, dim=[1], stride=[1],
+                               data_type=hint if hint is not None else dt,
+                               is_pass_by_value=True)
+        dims, strides, dt = _describe_array(input, bits_hint, name)
         if hint is not None:
             dt = hint  # an explicit data_type describes the tensor; the array only its shape
-        return self.tensor(name=name, dim=dims, stride=strides, data_type=dt)
+        t = self.tensor(name=name, dim=dims, stride=strides, data_type=dt)
+        t._strides_given = False  # the array's layout: set_dim lays it out again
+        return t
 
     def tensors(self) -> List[Tensor]:
         """Every tensor of the graph, in creation order."""
@@ -493,15 +650,21 @@ class pygraph:
         raise TypeError(f"{op.label()}: input '{port}' must be a hipdnn tensor or a float, "
                         f"got {_type_name(value)}")
 
-    def _input(self, value: Any, op: _Op, port: str) -> Tensor:
-        """The tensor for an op input; a Python number becomes a pass-by-value scalar."""
-        self._check_input(value, op, port)
+    def _input(self, value: Any, op: _Op, port: str, user: str) -> Tensor:
+        """The tensor for an op input (table port `port`, shown as `user`): an unnamed
+        tensor is named as cuDNN frontend names it; a Python number becomes a
+        pass-by-value scalar."""
+        self._check_input(value, op, user)
+        suffix = _CUDNN_SUFFIX.get(op.info.name, {}).get(port)
         if isinstance(value, Tensor):
+            if suffix and not value.get_name() and op.info.name in _NAMES_INPUTS \
+                    and not self._deserialized:
+                value._a["name"] = f"{op.name}::{suffix}"
             return value
         compute = op.compute if op.compute is not None else self.compute_data_type
         dt = data_type.DOUBLE if compute == data_type.DOUBLE else data_type.FLOAT
-        return self.tensor(name=f"{op.name}::{port}", dim=[1], stride=[1], data_type=dt,
-                           is_pass_by_value=True, value=float(value))
+        return self.tensor(name=f"{op.name}::{suffix or user}", dim=[1], stride=[1],
+                           data_type=dt, is_pass_by_value=True, value=float(value))
 
     def _op(self, table_op: str, op: str, name: Optional[str],
             compute_data_type: Optional[DataTypeLike]) -> _Op:
@@ -510,26 +673,30 @@ class pygraph:
         name = _name_arg(name, f"{op}: name")
         compute = _dtype_arg(compute_data_type, f"{op}: compute_data_type")
         if not name:
-            name = f"{op}_{len(self._ops)}"
+            name = str(len(self._ops))  # cuDNN frontend numbers unnamed nodes
         return _Op(_ops.OPS[table_op], op, name, compute)
 
     def _param(self, op: _Op, name: str, values: Any) -> None:
         p = op.info.param(name)
         op.params.append((p.attr, p.type, values))
 
-    def _finish(self, op: _Op, inputs: Sequence[Tuple[str, Any]], out_port: str) -> Tensor:
+    def _finish(self, op: _Op, inputs: Sequence[Tuple[str, Any]], out_port: str,
+                users: Sequence[str] = ()) -> Tensor:
         """inputs: (table port, value); the output is the table's out_port.  Messages and
-        listings use the users' names for ports (_user_port)."""
+        listings use the users' names for ports (`users`, else _user_port)."""
         unary = len(inputs) == 1 and op.info.name == "pointwise"
-        named = [(port, _user_port(op.info, port, unary), value) for port, value in inputs]
+        named = [(port, users[i] if i < len(users) else _user_port(op.info, port, unary), value)
+                 for i, (port, value) in enumerate(inputs)]
         # Check every input before creating anything, so a bad one leaves no trace.
         for _port, user, value in named:
             self._check_input(value, op, user)
         for port, user, value in named:
-            op.inputs.append((user, op.info.input(port).attr, self._input(value, op, user)))
+            op.inputs.append((user, op.info.input(port).attr,
+                              self._input(value, op, port, user)))
         out_user = _user_port(op.info, out_port)
         y = self._new_tensor()
-        y._a["name"] = f"{op.name}::{out_user.upper()}"
+        suffix = _CUDNN_SUFFIX.get(op.info.name, {}).get(out_port, out_user.upper())
+        y._a["name"] = f"{op.name}::{suffix}"
         y._a["is_virtual"] = True
         op.outputs.append((out_user, op.info.output(out_port).attr, y))
         self._ops.append(op)
@@ -586,83 +753,145 @@ class pygraph:
         op = self._op("matmul", "matmul", name, compute_data_type)
         return self._finish(op, [("a", A), ("b", B)], "c")
 
-    def _pointwise(self, opname: str, mode: int, inputs: Sequence[Any],
-                   compute_data_type, name, params=()) -> Tensor:
+    def _pointwise(self, opname: str, mode: int, inputs: Sequence[Optional[Operand]],
+                   compute_data_type: Optional[DataTypeLike], name: Optional[str],
+                   params: Sequence[Tuple[str, float]] = (),
+                   users: Sequence[str] = ()) -> Tensor:
+        """users: the keywords the method takes for its operands, for messages."""
         op = self._op("pointwise", opname, name, compute_data_type)
         self._param(op, "mode", int(mode))
         for pname, value in params:
             self._param(op, pname, value)
-        return self._finish(op, list(zip(["x", "b"], inputs)), "y")
+        return self._finish(op, list(zip(["x", "b"], inputs)), "y", users)
 
-    def add(self, a, b, compute_data_type=None, name=None) -> Tensor:
+    def add(self, a: Operand, b: Operand, compute_data_type: Optional[DataTypeLike] = None,
+            name: Optional[str] = None) -> Tensor:
         """a + b with NumPy broadcasting; b may be a Python float."""
         return self._pointwise("add", _ops.POINTWISE_MODES["add"], [a, b],
                                compute_data_type, name)
 
-    def sub(self, a, b, compute_data_type=None, name=None) -> Tensor:
+    def sub(self, a: Operand, b: Operand, compute_data_type: Optional[DataTypeLike] = None,
+            name: Optional[str] = None) -> Tensor:
         """a - b with NumPy broadcasting."""
         return self._pointwise("sub", _ops.POINTWISE_MODES["sub"], [a, b],
                                compute_data_type, name)
 
-    def mul(self, a, b, compute_data_type=None, name=None) -> Tensor:
+    def mul(self, a: Operand, b: Operand, compute_data_type: Optional[DataTypeLike] = None,
+            name: Optional[str] = None) -> Tensor:
         """a * b with NumPy broadcasting."""
         return self._pointwise("mul", _ops.POINTWISE_MODES["mul"], [a, b],
                                compute_data_type, name)
 
-    def div(self, a, b, compute_data_type=None, name=None) -> Tensor:
+    def div(self, a: Operand, b: Operand, compute_data_type: Optional[DataTypeLike] = None,
+            name: Optional[str] = None) -> Tensor:
         """a / b with NumPy broadcasting."""
         return self._pointwise("div", _ops.POINTWISE_MODES["div"], [a, b],
                                compute_data_type, name)
 
-    def max(self, a, b, compute_data_type=None, name=None) -> Tensor:
-        """Elementwise maximum with NumPy broadcasting."""
-        return self._pointwise("max", _ops.POINTWISE_MODES["max"], [a, b],
-                               compute_data_type, name)
+    def bias(self, input: Operand, bias: Operand,
+             compute_data_type: Optional[DataTypeLike] = None,
+             name: Optional[str] = None) -> Tensor:
+        """input + bias with NumPy broadcasting (cuDNN frontend's name for add)."""
+        return self._pointwise("bias", _ops.POINTWISE_MODES["add"], [input, bias],
+                               compute_data_type, name, users=("input", "bias"))
 
-    def min(self, a, b, compute_data_type=None, name=None) -> Tensor:
-        """Elementwise minimum with NumPy broadcasting."""
-        return self._pointwise("min", _ops.POINTWISE_MODES["min"], [a, b],
-                               compute_data_type, name)
+    def scale(self, input: Operand, scale: Operand,
+              compute_data_type: Optional[DataTypeLike] = None,
+              name: Optional[str] = None) -> Tensor:
+        """input * scale with NumPy broadcasting (cuDNN frontend's name for mul)."""
+        return self._pointwise("scale", _ops.POINTWISE_MODES["mul"], [input, scale],
+                               compute_data_type, name, users=("input", "scale"))
 
-    def relu(self, input, negative_slope: Optional[float] = None,
+    def _two(self, op: str, input0: Optional[Operand], input1: Optional[Operand],
+             a: Optional[Operand], b: Optional[Operand]) -> List[Optional[Operand]]:
+        """max/min operands: cuDNN frontend's input0/input1, or a/b as the other ops."""
+        if a is not None or b is not None:
+            if input0 is not None or input1 is not None:
+                raise TypeError(f"{op}: give input0 and input1, or a and b, not both")
+            return [a, b]
+        return [input0, input1]
+
+    def max(self, input0: Optional[Operand] = None, input1: Optional[Operand] = None,
+            compute_data_type: Optional[DataTypeLike] = None, name: Optional[str] = None, *,
+            a: Optional[Operand] = None, b: Optional[Operand] = None) -> Tensor:
+        """Elementwise maximum (IEEE 754-2019: NaN wins, -0 < +0) with NumPy
+        broadcasting; the operands are input0 and input1 (or a and b)."""
+        users = ("a", "b") if a is not None or b is not None else ("input0", "input1")
+        return self._pointwise("max", _ops.POINTWISE_MODES["max"],
+                               self._two("max", input0, input1, a, b), compute_data_type, name,
+                               users=users)
+
+    def min(self, input0: Optional[Operand] = None, input1: Optional[Operand] = None,
+            compute_data_type: Optional[DataTypeLike] = None, name: Optional[str] = None, *,
+            a: Optional[Operand] = None, b: Optional[Operand] = None) -> Tensor:
+        """Elementwise minimum (IEEE 754-2019: NaN wins, -0 < +0) with NumPy
+        broadcasting; the operands are input0 and input1 (or a and b)."""
+        users = ("a", "b") if a is not None or b is not None else ("input0", "input1")
+        return self._pointwise("min", _ops.POINTWISE_MODES["min"],
+                               self._two("min", input0, input1, a, b), compute_data_type, name,
+                               users=users)
+
+    def relu(self, input: Operand, negative_slope: Optional[float] = None,
              lower_clip: Optional[float] = None, upper_clip: Optional[float] = None,
-             compute_data_type=None, name=None) -> Tensor:
+             compute_data_type: Optional[DataTypeLike] = None,
+             name: Optional[str] = None) -> Tensor:
         """max(x, lower_clip) (0 by default), capped at upper_clip; with negative_slope,
         values below lower_clip follow that slope (leaky relu)."""
-        params = []
+        return self._relu("relu", input, negative_slope, lower_clip, upper_clip,
+                          compute_data_type, name)
+
+    def _relu(self, _op: str, input: Operand, negative_slope: Optional[float],
+              lower_clip: Optional[float], upper_clip: Optional[float],
+              compute_data_type: Optional[DataTypeLike], name: Optional[str]) -> Tensor:
+        params: List[Tuple[str, float]] = []
         for pname, v, what in (("relu_lower_clip_slope", negative_slope, "negative_slope"),
                                ("relu_lower_clip", lower_clip, "lower_clip"),
                                ("relu_upper_clip", upper_clip, "upper_clip")):
             if v is None:
                 continue
             if isinstance(v, bool) or not isinstance(v, numbers.Real):
-                raise TypeError(f"relu: {what} must be a float, got {_type_name(v)}")
+                raise TypeError(f"{_op}: {what} must be a float, got {_type_name(v)}")
             params.append((pname, float(v)))
-        return self._pointwise("relu", _ops.POINTWISE_MODES["relu"], [input], compute_data_type,
+        return self._pointwise(_op, _ops.POINTWISE_MODES["relu"], [input], compute_data_type,
                                name, params)
 
-    def sigmoid(self, input, compute_data_type=None, name=None) -> Tensor:
+    def leaky_relu(self, input: Operand, negative_slope: float,
+                   compute_data_type: Optional[DataTypeLike] = None,
+                   name: Optional[str] = None) -> Tensor:
+        """x for x >= 0, negative_slope * x below (relu with a negative_slope)."""
+        if negative_slope is None:
+            raise TypeError("leaky_relu: negative_slope is required")
+        return self._relu("leaky_relu", input, negative_slope, None, None, compute_data_type,
+                          name)
+
+    def sigmoid(self, input: Operand, compute_data_type: Optional[DataTypeLike] = None,
+                name: Optional[str] = None) -> Tensor:
         """1 / (1 + exp(-x))."""
         return self._pointwise("sigmoid", _ops.POINTWISE_MODES["sigmoid"], [input],
                                compute_data_type, name)
 
-    def tanh(self, input, compute_data_type=None, name=None) -> Tensor:
+    def tanh(self, input: Operand, compute_data_type: Optional[DataTypeLike] = None,
+             name: Optional[str] = None) -> Tensor:
         """tanh(x)."""
         return self._pointwise("tanh", _ops.POINTWISE_MODES["tanh"], [input], compute_data_type,
                                name)
 
-    def gelu(self, input, compute_data_type=None, name=None) -> Tensor:
+    def gelu(self, input: Operand, compute_data_type: Optional[DataTypeLike] = None,
+             name: Optional[str] = None) -> Tensor:
         """x * (1 + erf(x / sqrt(2))) / 2 (the exact form)."""
         return self._pointwise("gelu", _ops.POINTWISE_MODES["gelu"], [input], compute_data_type,
                                name)
 
-    def identity(self, input, compute_data_type=None, name=None) -> Tensor:
+    def identity(self, input: Operand, compute_data_type: Optional[DataTypeLike] = None,
+                 name: Optional[str] = None) -> Tensor:
         """A copy of x (converting its data type if the output's differs)."""
         return self._pointwise("identity", _ops.POINTWISE_MODES["identity"], [input],
                                compute_data_type, name)
 
-    def batchnorm_inference(self, input, mean, inv_variance, scale, bias,
-                            compute_data_type=None, name=None) -> Tensor:
+    def batchnorm_inference(self, input: Tensor, mean: Tensor, inv_variance: Tensor,
+                            scale: Tensor, bias: Tensor,
+                            compute_data_type: Optional[DataTypeLike] = None,
+                            name: Optional[str] = None) -> Tensor:
         """y = (x - mean) * inv_variance * scale + bias; the per-channel tensors are
         shaped [1, C, 1, ...] (same rank as x)."""
         op = self._op("batchnorm_inference", "batchnorm_inference", name, compute_data_type)
@@ -670,24 +899,54 @@ class pygraph:
                                  ("scale", scale), ("bias", bias)], "y")
 
     # -- engine selection --
-    def deselect_engines(self, names: Iterable[str]) -> None:
-        """Leaves these engines out of create_execution_plans()."""
-        if isinstance(names, str):
+    def deselect_engines(self, engine_names: Iterable[str]) -> None:
+        """Leaves out every engine whose name contains one of these strings (cuDNN
+        frontend matches its engine tags the same way); a string that matches no loaded
+        engine leaves nothing out."""
+        if isinstance(engine_names, str):
             raise TypeError("deselect_engines: expected a list of engine names, got a str")
-        names = list(names)
+        names = list(engine_names)
         for n in names:
             if not isinstance(n, str):
                 raise TypeError(f"deselect_engines: expected engine names (str), got "
                                 f"{_type_name(n)}")
         self._deselected = names
-        if self._state >= _HEURISTICS:
-            self._state = _VALIDATED
+        self._drop_configs()
 
     def set_preferred_engine(self, name: Optional[str]) -> None:
-        """Ranks this engine first when it applies."""
+        """Ranks this engine first when it applies (hipdnn's addition)."""
         self._preferred = _name_arg(name, "set_preferred_engine")
+        self._drop_configs()
+
+    def _drop_configs(self) -> None:
         if self._state >= _HEURISTICS:
+            self._reset_plans()
             self._state = _VALIDATED
+
+    def select_behavior_notes(self, notes: Iterable[int]) -> None:
+        """Keeps only engine configs that have every one of these behaviour notes."""
+        self._filters["select_behavior"] = _notes(notes, behavior_note, "select_behavior_notes")
+
+    def deselect_behavior_notes(self, notes: Iterable[int]) -> None:
+        """Leaves out engine configs that have any of these behaviour notes."""
+        self._filters["deselect_behavior"] = _notes(notes, behavior_note,
+                                                    "deselect_behavior_notes")
+
+    def select_numeric_notes(self, notes: Iterable[int]) -> None:
+        """Keeps only engine configs that have every one of these numerical notes."""
+        self._filters["select_numeric"] = _notes(notes, numerical_note, "select_numeric_notes")
+
+    def deselect_numeric_notes(self, notes: Iterable[int]) -> None:
+        """Leaves out engine configs that have any of these numerical notes."""
+        self._filters["deselect_numeric"] = _notes(notes, numerical_note,
+                                                   "deselect_numeric_notes")
+
+    def deselect_workspace_greater_than(self, workspace: int) -> None:
+        """Leaves out plans that need more than this many bytes of workspace."""
+        if isinstance(workspace, bool) or not isinstance(workspace, (int, np.integer)):
+            raise TypeError(f"deselect_workspace_greater_than: expected an int, got "
+                            f"{_type_name(workspace)}")
+        self._max_workspace = int(workspace)
 
     # -- build steps --
     def _assign_uids(self, used: List[Tensor]) -> None:
@@ -723,14 +982,13 @@ class pygraph:
             d.set(_C.ATTR_TENSOR_STRIDES, _INT64, t._a["stride"])
         d.set(_C.ATTR_TENSOR_IS_VIRTUAL, _BOOL, t.get_is_virtual())
         if t.get_is_pass_by_value():
-            if t.get_value() is None:
-                raise ValueError(f"{t._label()} is pass-by-value but has no value "
-                                 "(give value= or call set_value)")
             if dt == data_type.NOT_SET:
                 dt = data_type.FLOAT
                 d.set(_C.ATTR_TENSOR_DATA_TYPE, _DTYPE, int(dt))
             d.set(_C.ATTR_TENSOR_IS_BY_VALUE, _BOOL, True)
-            d.set(_C.ATTR_TENSOR_VALUE_EXT, _UINT8, _encode_scalar(t.get_value(), dt))
+            value = t.get_value()
+            if value is not None:  # else a runtime scalar, given at each execute
+                d.set(_C.ATTR_TENSOR_VALUE_EXT, _UINT8, _encode_scalar(value, dt))
         d.finalize()
         return d
 
@@ -783,6 +1041,12 @@ class pygraph:
         """validate() plus nothing more: the finalized graph is what later steps use."""
         self.validate()
 
+    @property
+    def _graph(self) -> _C.Descriptor:
+        """The finalized OPERATIONGRAPH (validate() made it)."""
+        assert self._opgraph is not None, "validate() first"
+        return self._opgraph
+
     def _need(self, state: int, step: str) -> None:
         if self._state >= state:
             return
@@ -791,12 +1055,46 @@ class pygraph:
         raise _not_ready(f"graph '{self.name}': {step} needs {needs} first "
                          "(or call build([hipdnn.heur_mode.A]))")
 
+    def _heuristics(self, mode: heur_mode, deselected: Sequence[int]
+                    ) -> Tuple[List[Tuple[str, str]], List[_C.Descriptor]]:
+        """One ENGINEHEUR query: [(engine, "applicable" or why not)] and the ranked
+        configs."""
+        h = _C.Descriptor(_C.BACKEND_ENGINEHEUR_DESCRIPTOR)
+        backend_mode = heur_mode.A if mode == heur_mode.OPENSOURCE else mode
+        h.set(_C.ATTR_ENGINEHEUR_MODE, _C.TYPE_HEUR_MODE, int(backend_mode))
+        h.set(_C.ATTR_ENGINEHEUR_OPERATION_GRAPH, _DESC, self._opgraph)
+        if self._preferred:
+            h.set(_C.ATTR_ENGINEHEUR_PREFERRED_ENGINE_EXT, _CHAR, self._preferred)
+        if deselected:
+            h.set(_C.ATTR_ENGINEHEUR_DESELECTED_ENGINES_EXT, _INT64,
+                  [i - (1 << 64) if i >= (1 << 63) else i for i in deselected])
+        h.finalize()
+        report = []
+        for line in h.get(_C.ATTR_ENGINEHEUR_SUPPORT_REPORT_EXT, _CHAR).splitlines():
+            fields = line.split("\t", 2)
+            if len(fields) == 3:
+                report.append((fields[0], fields[2]))
+        return report, list(h.get(_C.ATTR_ENGINEHEUR_RESULTS, _DESC))
+
+    def _deselected_ids(self) -> List[int]:
+        return [e.id for e in engines() if any(n in e.name for n in self._deselected)]
+
+    def _note_support(self, report: Sequence[Tuple[str, str]]) -> None:
+        known = dict(self._support)
+        for ename, status in report:
+            if ename not in known or status == "applicable":
+                known[ename] = None if status == "applicable" else status
+        self._support = list(known.items())
+
     def create_execution_plans(self, heur_modes: Union[Sequence[int], int] = (heur_mode.A,)
                                ) -> None:
         """Asks every engine whether it runs the graph and ranks the ones that do, for each
-        heuristics mode; the union, in mode order, becomes the list of engine configs."""
+        heuristics mode; their engine configs are added, in mode order, to the graph's
+        list (plan indices count in it)."""
         self._need(_VALIDATED, "create_execution_plans()")
-        if isinstance(heur_modes, (int, np.integer)) and not isinstance(heur_modes, bool):
+        if isinstance(heur_modes, bool):
+            raise TypeError("create_execution_plans: expected hipdnn.heur_mode values, got bool")
+        if isinstance(heur_modes, (int, np.integer)):
             heur_modes = [heur_modes]
         modes = []
         for m in heur_modes:
@@ -810,46 +1108,99 @@ class pygraph:
                     from None
         if not modes:
             raise ValueError("create_execution_plans: give at least one hipdnn.heur_mode")
-        deselected = [engine_id(n) for n in self._deselected]
         if self._preferred:
             engine_id(self._preferred)  # a clear error for an unknown name
-        configs: List[Tuple[_C.Descriptor, str]] = []
-        seen = set()
-        support: Dict[str, Optional[str]] = {}
-        order: List[str] = []
+        deselected = self._deselected_ids()
         for mode in modes:
-            h = _C.Descriptor(_C.BACKEND_ENGINEHEUR_DESCRIPTOR)
-            h.set(_C.ATTR_ENGINEHEUR_MODE, _C.TYPE_HEUR_MODE, int(mode))
-            h.set(_C.ATTR_ENGINEHEUR_OPERATION_GRAPH, _DESC, self._opgraph)
-            if self._preferred:
-                h.set(_C.ATTR_ENGINEHEUR_PREFERRED_ENGINE_EXT, _CHAR, self._preferred)
-            if deselected:
-                h.set(_C.ATTR_ENGINEHEUR_DESELECTED_ENGINES_EXT, _INT64,
-                      [i - (1 << 64) if i >= (1 << 63) else i for i in deselected])
-            h.finalize()
-            for line in h.get(_C.ATTR_ENGINEHEUR_SUPPORT_REPORT_EXT, _CHAR).splitlines():
-                fields = line.split("\t", 2)
-                if len(fields) != 3:
-                    continue
-                ename, _eid, status = fields
-                if ename not in support:
-                    order.append(ename)
-                    support[ename] = status
-                if status == "applicable":
-                    support[ename] = None
-            for cfg in h.get(_C.ATTR_ENGINEHEUR_RESULTS, _DESC):
+            report, results = self._heuristics(mode, deselected)
+            self._note_support(report)
+            for cfg in results:
                 eng = cfg.get(_C.ATTR_ENGINECFG_ENGINE, _DESC)[0]
-                ename = eng.get(_C.ATTR_ENGINE_NAME_EXT, _CHAR)
-                if ename in seen:
-                    continue
-                seen.add(ename)
-                configs.append((cfg, ename))
-        self._support = [(n, None if support[n] in (None, "applicable") else support[n])
-                         for n in order]
-        self._configs = configs
-        self._plans = []
-        self._plan_failures = {}
-        self._state = _HEURISTICS
+                self._add_config(_Config(cfg, eng.get(_C.ATTR_ENGINE_NAME_EXT, _CHAR), ()))
+        self._state = max(self._state, _HEURISTICS)
+
+    def _add_config(self, cfg: "_Config") -> int:
+        for i, c in enumerate(self._configs):
+            if c.engine == cfg.engine and c.knobs == cfg.knobs:
+                return i
+        self._configs.append(cfg)
+        self._plans.append(None)
+        return len(self._configs) - 1
+
+    def get_engine_count(self) -> int:
+        """How many engines are loaded: engine ids for create_execution_plan and
+        get_knobs_for_engine run from 0 to this count (hipdnn.engines() order)."""
+        self._need(_VALIDATED, "get_engine_count()")
+        return int(self._graph.get(_C.ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT, _INT64)[0])
+
+    def _engine_index(self, engine: Any, what: str) -> int:
+        if isinstance(engine, bool) or not isinstance(engine, (int, np.integer)):
+            raise TypeError(f"{what}: engine must be an int, got {_type_name(engine)}")
+        count = self.get_engine_count()
+        if not 0 <= int(engine) < count:
+            raise IndexError(f"{what}: engine {int(engine)} out of range; {count} engine(s) are "
+                             "loaded")
+        return int(engine)
+
+    def get_knobs_for_engine(self, engine: int) -> List["knob"]:
+        """The knobs of engine ``engine`` (an index below get_engine_count()).  hipdnn's
+        backend does not pass engines' knobs on yet, and the reference engine has none, so
+        this is an empty list."""
+        self._need(_VALIDATED, "get_knobs_for_engine()")
+        self._engine_index(engine, "get_knobs_for_engine")
+        return []
+
+    def create_execution_plan(self, engine: int, knobs: Optional[Mapping[Any, int]] = None
+                              ) -> None:
+        """Adds the engine config {engine ``engine``, knob values} to the graph's list,
+        bypassing heuristics.  Knob keys are hipdnn.knob_type values (or engine knob ids);
+        an engine that does not run the graph raises GraphNotSupportedError with its
+        reason, a knob it does not have fails when the plan is built."""
+        self._need(_VALIDATED, "create_execution_plan()")
+        index = self._engine_index(engine, "create_execution_plan")
+        if knobs is None:
+            knobs = {}
+        if not isinstance(knobs, Mapping):
+            raise TypeError(f"create_execution_plan: knobs must be a dict {{knob_type: value}}, "
+                            f"got {_type_name(knobs)}")
+        choices = []
+        for k, v in knobs.items():
+            for x, what in ((k, "knob type"), (v, "knob value")):
+                if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
+                    raise TypeError(f"create_execution_plan: {what} must be an int, got "
+                                    f"{_type_name(x)}")
+            choices.append((int(k), int(v)))
+        choices.sort()
+        e = _C.Descriptor(_C.BACKEND_ENGINE_DESCRIPTOR)
+        e.set(_C.ATTR_ENGINE_OPERATION_GRAPH, _DESC, self._opgraph)
+        e.set(_C.ATTR_ENGINE_GLOBAL_INDEX, _INT64, index)
+        e.finalize()
+        ename = e.get(_C.ATTR_ENGINE_NAME_EXT, _CHAR)
+        if not any(n == ename for n, _ in self._support):
+            report, _ = self._heuristics(heur_mode.A, [])
+            self._note_support(report)
+        why = dict(self._support).get(ename)
+        if why is not None:
+            raise GraphNotSupportedError(self.name, {ename: why})
+        self._add_config(self._make_config(e, tuple(choices)))
+        self._state = max(self._state, _HEURISTICS)
+
+    @staticmethod
+    def _make_config(engine: _C.Descriptor, knobs: Tuple[Tuple[int, int], ...]) -> "_Config":
+        """An ENGINECFG of a finalized ENGINE with these (knob id, value) choices."""
+        descs = []
+        for k, v in knobs:
+            kc = _C.Descriptor(_C.BACKEND_KNOB_CHOICE_DESCRIPTOR)
+            kc.set(_C.ATTR_KNOB_CHOICE_KNOB_TYPE, _INT64, k)
+            kc.set(_C.ATTR_KNOB_CHOICE_KNOB_VALUE, _INT64, v)
+            kc.finalize()
+            descs.append(kc)
+        cfg = _C.Descriptor(_C.BACKEND_ENGINECFG_DESCRIPTOR)
+        cfg.set(_C.ATTR_ENGINECFG_ENGINE, _DESC, engine)
+        if descs:
+            cfg.set(_C.ATTR_ENGINECFG_KNOB_CHOICES, _DESC, descs)
+        cfg.finalize()
+        return _Config(cfg, engine.get(_C.ATTR_ENGINE_NAME_EXT, _CHAR), tuple(knobs))
 
     def support_report(self) -> List[Tuple[str, Optional[str]]]:
         """``[(engine_name, None or the reason it declined)]`` for every loaded engine, from
@@ -857,21 +1208,77 @@ class pygraph:
         self._need(_HEURISTICS, "support_report()")
         return list(self._support)
 
+    def _barred(self, i: int) -> Optional[str]:
+        """Why engine config i is left out by the user's choices, or None."""
+        c = self._configs[i]
+        if any(n in c.engine for n in self._deselected):
+            return "deselected by the user"
+        notes: Dict[str, Sequence[int]] = {"behavior": (), "numeric": ()}  # hipdnn engines': none
+        for key, wanted in self._filters.items():
+            kind = key.split("_")[1]
+            if key.startswith("select") and any(n not in notes[kind] for n in wanted):
+                return f"lacks a selected {kind} note ({', '.join(n.name for n in wanted)})"
+            if key.startswith("deselect") and any(n in notes[kind] for n in wanted):
+                return f"has a deselected {kind} note"
+        return None
+
     def _declines(self) -> Dict[str, str]:
         reasons = {n: why for n, why in self._support if why is not None}
-        reasons.update(self._plan_failures)
+        for i, c in enumerate(self._configs):
+            why = self._failures.get(i) or self._barred(i)
+            if why is not None and self._plans[i] is None:
+                reasons[c.tag()] = why
         return reasons
 
     def check_support(self) -> None:
         """Raises GraphNotSupportedError, listing every engine and why it declined, when
-        no engine can run the graph."""
+        no engine config can run the graph."""
         self._need(_HEURISTICS, "check_support()")
-        if not self._configs:
+        if all(self._barred(i) is not None for i in range(len(self._configs))):
             raise GraphNotSupportedError(self.name, self._declines())
 
+    def _build_one(self, i: int) -> Optional[str]:
+        """Builds plan i unless built; the reason it cannot be, or None."""
+        if self._plans[i] is not None:
+            return None
+        why = self._barred(i)
+        if why is not None:
+            return why
+        c = self._configs[i]
+        p = _C.Descriptor(_C.BACKEND_EXECUTION_PLAN_DESCRIPTOR)
+        p.set(_C.ATTR_EXECUTION_PLAN_HANDLE, _C.TYPE_HANDLE, self._get_handle())
+        p.set(_C.ATTR_EXECUTION_PLAN_ENGINE_CONFIG, _DESC, c.desc)
+        try:
+            p.finalize()
+        except HipdnnError as e:
+            self._failures[i] = f"plan build failed: {e}"
+            return self._failures[i]
+        # Compiled once from the plan itself: what execute() checks arrays against.
+        pack = _C.VariantPack(p)
+        if self._max_workspace is not None and pack.workspace_size > self._max_workspace:
+            self._failures[i] = (f"needs {pack.workspace_size} B of workspace, more than the "
+                                 f"{self._max_workspace} B allowed")
+            return self._failures[i]
+        self._plans[i] = _Plan(p, p.get(_C.ATTR_EXECUTION_PLAN_ENGINE_NAME_EXT, _CHAR),
+                               pack.workspace_size, memory_space(pack.memory_space), pack,
+                               {uid: k for k, uid in enumerate(pack.uids)})
+        self._failures.pop(i, None)
+        self._state = _PLANS
+        return None
+
+    def build_plan_at_index(self, index: int) -> None:
+        """Builds the plan of engine config ``index``; execute() runs it from now on."""
+        self._need(_HEURISTICS, "build_plan_at_index()")
+        self._check_index(index, len(self._configs), "build_plan_at_index()")
+        why = self._build_one(int(index))
+        if why is not None:
+            raise GraphNotSupportedError(self.name, {self._configs[int(index)].tag(): why})
+        self._candidate = int(index)
+
     def build_plans(self, policy: int = build_plan_policy.HEURISTICS_CHOICE) -> None:
-        """Builds execution plans from the ranked configs: HEURISTICS_CHOICE keeps the first
-        that builds, ALL every one that does."""
+        """Builds execution plans from the engine configs in order: HEURISTICS_CHOICE
+        stops at the first that builds, ALL builds every one.  execute() runs the first
+        that built."""
         self._need(_HEURISTICS, "build_plans()")
         if isinstance(policy, bool) or not isinstance(policy, (int, np.integer)):
             raise TypeError(f"build_plans: expected a hipdnn.build_plan_policy, got "
@@ -881,31 +1288,16 @@ class pygraph:
         except ValueError:
             raise ValueError(f"build_plans: {int(policy)} is not a hipdnn.build_plan_policy") \
                 from None
-        plans = []
-        packs = []
-        failures: Dict[str, str] = {}
-        for cfg, ename in self._configs:
-            p = _C.Descriptor(_C.BACKEND_EXECUTION_PLAN_DESCRIPTOR)
-            p.set(_C.ATTR_EXECUTION_PLAN_HANDLE, _C.TYPE_HANDLE, self._get_handle())
-            p.set(_C.ATTR_EXECUTION_PLAN_ENGINE_CONFIG, _DESC, cfg)
-            try:
-                p.finalize()
-            except HipdnnError as e:
-                failures[ename] = f"plan build failed: {e}"
-                continue
-            # Compiled once from the plan itself: what execute() checks arrays against.
-            pack = _C.VariantPack(p)
-            plans.append((p, p.get(_C.ATTR_EXECUTION_PLAN_ENGINE_NAME_EXT, _CHAR),
-                          pack.workspace_size, memory_space(pack.memory_space)))
-            packs.append((pack, {uid: i for i, uid in enumerate(pack.uids)}))
-            if policy == build_plan_policy.HEURISTICS_CHOICE:
-                break
-        self._plan_failures = failures
-        if not plans:
+        if policy == build_plan_policy.HEURISTICS_CHOICE and self._candidate >= 0:
+            return
+        for i in range(len(self._configs)):
+            if self._build_one(i) is None:
+                if self._candidate < 0:
+                    self._candidate = i
+                if policy == build_plan_policy.HEURISTICS_CHOICE:
+                    break
+        if self._candidate < 0:
             raise GraphNotSupportedError(self.name, self._declines())
-        self._plans = plans
-        self._packs = packs
-        self._state = _PLANS
 
     def build(self, heur_modes: Union[Sequence[int], int] = (heur_mode.A,)) -> None:
         """validate, build_operation_graph, create_execution_plans, check_support and
@@ -918,43 +1310,83 @@ class pygraph:
 
     # -- plans --
     def get_execution_plan_count(self) -> int:
-        return len(self._plans) if self._state >= _PLANS else 0
+        """How many engine configs the graph holds (plan indices run below it); 0 before
+        create_execution_plans()."""
+        return len(self._configs) if self._state >= _HEURISTICS else 0
 
-    def _plan(self, index: int, what: str):
-        self._need(_PLANS, what)
+    @staticmethod
+    def _check_index(index: Any, count: int, what: str) -> None:
         if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
             raise TypeError(f"{what}: index must be an int, got {_type_name(index)}")
-        if not 0 <= index < len(self._plans):
-            raise IndexError(f"{what}: plan index {index} out of range; graph '{self.name}' has "
-                             f"{len(self._plans)} plan(s)")
-        return self._plans[index]
+        if not 0 <= index < count:
+            raise IndexError(f"{what}: plan index {int(index)} out of range; the graph has "
+                             f"{count} engine config(s)")
+
+    def _plan(self, index: Optional[int], what: str) -> "_Plan":
+        self._need(_PLANS, what)
+        if index is None:
+            index = self._candidate
+        self._check_index(index, len(self._configs), what)
+        plan = self._plans[int(index)]
+        if plan is None:
+            why = self._failures.get(int(index)) or self._barred(int(index))
+            raise _not_ready(f"graph '{self.name}': {what}: plan {int(index)} "
+                             f"({self._configs[int(index)].tag()}) is not built"
+                             + (f": {why}" if why else "; call build_plan_at_index()"))
+        return plan
 
     def get_workspace_size(self) -> int:
         """Bytes of workspace enough for every built plan."""
         self._need(_PLANS, "get_workspace_size()")
-        return max(p[2] for p in self._plans)
+        return max(p.workspace for p in self._plans if p is not None)
 
     def get_workspace_size_plan_at_index(self, index: int) -> int:
-        return self._plan(index, "get_workspace_size_plan_at_index()")[2]
+        """Bytes of workspace plan ``index`` needs."""
+        return self._plan(index, "get_workspace_size_plan_at_index()").workspace
 
-    def get_engine_name(self, index: int = 0) -> str:
-        """The engine of plan ``index`` (e.g. "reference_cpu")."""
-        return self._plan(index, "get_engine_name()")[1]
+    def get_engine_name(self, index: Optional[int] = None) -> str:
+        """The engine of plan ``index`` (default: the one execute() runs), e.g.
+        "reference_cpu"."""
+        return self._plan(index, "get_engine_name()").engine
 
-    def get_memory_space(self, index: int = 0) -> memory_space:
-        """Where plan ``index`` expects its arrays: HOST or DEVICE."""
-        return self._plan(index, "get_memory_space()")[3]
+    def get_memory_space(self, index: Optional[int] = None) -> memory_space:
+        """Where plan ``index`` (default: the one execute() runs) expects its arrays."""
+        return self._plan(index, "get_memory_space()").space
+
+    def get_plan_name_at_index(self, index: int) -> str:
+        """The name of engine config ``index``: the engine's name, then "_k<knob>=<value>"
+        for each knob it sets."""
+        self._need(_HEURISTICS, "get_plan_name_at_index()")
+        self._check_index(index, len(self._configs), "get_plan_name_at_index()")
+        return self._configs[int(index)].tag()
+
+    def get_behavior_notes_for_plan_at_index(self, index: int) -> List[behavior_note]:
+        """The behaviour notes of engine config ``index``.  hipdnn engines have none of
+        cuDNN's (no run-time compilation, no reordering), so this is an empty list."""
+        self._need(_HEURISTICS, "get_behavior_notes_for_plan_at_index()")
+        self._check_index(index, len(self._configs), "get_behavior_notes_for_plan_at_index()")
+        return []
+
+    def get_behavior_notes(self) -> List[behavior_note]:
+        """The behaviour notes of the plan execute() runs (see
+        get_behavior_notes_for_plan_at_index)."""
+        self._need(_PLANS, "get_behavior_notes()")
+        return self.get_behavior_notes_for_plan_at_index(self._candidate)
 
     # -- execute --
-    def _arrays_for(self, index: int, variant_pack: Mapping[Any, Any]) -> List[Any]:
-        """The user's {tensor or uid: array} as a list in the order of plan ``index``'s
-        pack; the pack itself checks every array."""
+    def _arrays_for(self, plan: "_Plan", variant_pack: Mapping[Any, Any]) -> List[Any]:
+        """The user's {tensor or uid: array} as a list in the order of the plan's pack; the
+        pack itself checks every array.  None keys and None values are skipped (cuDNN
+        frontend's optional outputs); a runtime scalar takes a number or a one-element
+        array."""
         if not isinstance(variant_pack, Mapping):
             raise TypeError("variant pack: expected a dict {tensor or uid: array}, got "
                             f"{_type_name(variant_pack)}")
-        pack, slots = self._packs[index]
+        pack, slots = plan.pack, plan.slots
         arrays: List[Any] = [None] * len(slots)
         for key, arr in variant_pack.items():
+            if key is None or arr is None:
+                continue
             if isinstance(key, Tensor):
                 if key._graph is not self:
                     raise ValueError(f"variant pack: {key._label()} belongs to graph "
@@ -976,13 +1408,36 @@ class pygraph:
                 raise ValueError(f"variant pack: {t._label()} is {kind}")
             if arrays[idx] is not None:
                 raise ValueError(f"variant pack: {self._pack_label(pack, idx)} is given twice")
-            if arr is None:
-                raise TypeError(f"variant pack: {self._pack_label(pack, idx)} has no array (None)")
+            t = self._tensor_by_uid(uid)
+            if t is not None and t.get_is_pass_by_value():
+                arr = self._scalar_array(pack, idx, arr)
             arrays[idx] = as_buffer(arr)
         missing = [self._pack_label(pack, i) for i, a in enumerate(arrays) if a is None]
         if missing:
             raise ValueError("variant pack: no array for " + ", ".join(missing))
         return arrays
+
+    @classmethod
+    def _scalar_array(cls, pack: _C.VariantPack, idx: int, value: Any) -> Any:
+        """A runtime scalar's value as the one-element array its tensor describes."""
+        _uid, _name, dt, dims, _strides, _out = pack.tensors[idx]
+        label = cls._pack_label(pack, idx)
+        if isinstance(value, (bool, np.bool_)) and dt != data_type.BOOLEAN:
+            raise TypeError(f"variant pack: {label} is a {_C.dtype_name(dt)} scalar, got a bool")
+        if isinstance(value, numbers.Number) or isinstance(value, np.generic):
+            a = np.asarray(value)
+        elif isinstance(value, np.ndarray) or hasattr(value, "__array_interface__"):
+            a = np.asarray(value)
+            if a.size != 1:
+                raise ValueError(f"variant pack: {label} is a scalar; got an array of shape "
+                                 f"{list(a.shape)}")
+        else:
+            return value  # let the pack report what it is
+        want = numpy_dtype(data_type(dt))
+        if data_type(dt) == data_type.BFLOAT16:
+            bits = a.view(np.uint16) if a.dtype == np.uint16 else to_bfloat16(a)
+            return np.ascontiguousarray(bits).reshape(dims)
+        return np.ascontiguousarray(a, dtype=want).reshape(dims)
 
     @staticmethod
     def _pack_label(pack: _C.VariantPack, idx: int) -> str:
@@ -995,39 +1450,72 @@ class pygraph:
                 return t
         return None
 
+    def query_tensor_attributes_of_uid(self, uid: int) -> Tensor:
+        """The tensor with this uid (as cuDNN frontend's, e.g. on a deserialized graph)."""
+        if isinstance(uid, bool) or not isinstance(uid, (int, np.integer)):
+            raise TypeError(f"query_tensor_attributes_of_uid: expected an int, got "
+                            f"{_type_name(uid)}")
+        t = self._tensor_by_uid(int(uid))
+        if t is None:
+            raise ValueError(f"graph '{self.name}' has no tensor with uid {int(uid)}")
+        return t
+
     def execute_plan_at_index(self, variant_pack: Mapping[Any, Any], workspace: Any,
                               index: int, handle: Optional[_C.Handle] = None) -> None:
         """Runs plan ``index`` on the arrays of the variant pack ({tensor or uid: array}).
         Arrays are checked against the plan's graph (dtype, shape, strides in elements,
         writable outputs) and used in place.  workspace: at least
         get_workspace_size_plan_at_index(index) bytes; None lets a host plan allocate its
-        own."""
-        self._plan(index, "execute()")
+        own.  ``handle``: any handle of the plan's device (default: the graph's)."""
+        plan = self._plan(index, "execute()")
         if handle is not None and not isinstance(handle, _C.Handle):
             raise TypeError(f"execute: handle must be a hipdnn.Handle, got {_type_name(handle)}")
-        arrays = self._arrays_for(index, variant_pack)
-        self._packs[index][0].execute(handle if handle is not None else self._get_handle(),
-                                      arrays, workspace)
+        arrays = self._arrays_for(plan, variant_pack)
+        plan.pack.execute(handle if handle is not None else self._get_handle(), arrays,
+                          workspace)
 
     def execute(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
                 handle: Optional[_C.Handle] = None) -> None:
-        """Runs the first plan; see execute_plan_at_index."""
-        self.execute_plan_at_index(variant_pack, workspace, 0, handle)
+        """Runs the plan build_plans() chose; see execute_plan_at_index."""
+        self._need(_PLANS, "execute()")
+        self.execute_plan_at_index(variant_pack, workspace, self._candidate, handle)
 
     # -- serialization --
     def serialize(self) -> bytes:
-        """The finalized graph as FlatBuffers bytes; deterministic."""
+        """The graph as bytes; deterministic.  Before a plan is built: the finalized
+        graph's FlatBuffers bytes.  Once build_plans() has built one: those bytes with the
+        engine config execute() runs (hipdnn/plan_bytes.py), so that deserialize() gives a
+        graph that executes without another build, as cuDNN frontend's does."""
+        if self._state >= _PLANS:
+            c = self._configs[self._candidate]
+            return plan_bytes.encode(engine_id(c.engine), c.knobs, _C.serialize(self._graph))
         self.validate()
-        return _C.serialize(self._opgraph)
+        return _C.serialize(self._graph)
 
-    def deserialize(self, data: Union[bytes, bytearray, memoryview]) -> None:
-        """Replaces this graph by one read from bytes made by serialize().  Corrupted or
-        truncated input raises InvalidGraphError.  The graph is then validated: call
-        build() (or create_execution_plans ...) and execute with uids or tensors()."""
+    def deserialize(self, handle: Any, data: Any = None) -> None:
+        """``deserialize(data)`` or ``deserialize(handle, data)``: replaces this graph by
+        one read from bytes made by serialize().  Corrupted or truncated input raises
+        InvalidGraphError.  Graph bytes give a validated graph (call build(), then execute
+        with uids or tensors()); plan bytes give one whose plan is built on ``handle`` (by
+        default the graph's), ready to execute."""
+        if data is None:
+            handle, data = None, handle
+        if handle is not None and not isinstance(handle, _C.Handle):
+            raise TypeError(f"deserialize: handle must be a hipdnn.Handle, got "
+                            f"{_type_name(handle)}")
         if isinstance(data, str) or not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"deserialize: expected bytes, got {_type_name(data)}")
         data = bytes(data)
+        plan = None
+        if plan_bytes.is_plan_bytes(data):
+            try:
+                plan = plan_bytes.decode(data)
+            except ValueError as e:
+                raise _C.InvalidGraphError(f"deserialize: {e}") from None
+            data = plan.graph
         g = _C.deserialize(data)  # verified and validated by the backend
+        if handle is not None:
+            self._handle = handle
         # Engines check support on the graph's handle; a deserialized graph takes one once.
         g.set(_C.ATTR_OPERATIONGRAPH_HANDLE, _C.TYPE_HANDLE, self._get_handle())
         try:
@@ -1037,13 +1525,40 @@ class pygraph:
         self._tensors, self._ops = tensors, ops
         self._reset_build()
         self.name = g.get(_C.ATTR_OPERATIONGRAPH_NAME_EXT, _CHAR)
-        self._tensor_descs = {t._uid: t._desc for t in tensors}
+        self._tensor_descs = {t._uid: t._desc for t in tensors if t._desc is not None}
         self._next_uid = max((t._uid for t in tensors), default=0) + 1
         self._opgraph = g
         self._state = _VALIDATED
         self._deserialized = True
+        if plan is not None:
+            self._adopt_plan(plan)
 
-    def _read_deserialized(self, g: _C.Descriptor, data: bytes):
+    def _adopt_plan(self, plan: "plan_bytes.PlanBytes") -> None:
+        """Builds the plan that plan bytes name, on this graph's handle."""
+        e = _C.Descriptor(_C.BACKEND_ENGINE_DESCRIPTOR)
+        e.set(_C.ATTR_ENGINE_OPERATION_GRAPH, _DESC, self._opgraph)
+        signed = plan.engine_id - (1 << 64) if plan.engine_id >= (1 << 63) else plan.engine_id
+        try:
+            e.set(_C.ATTR_ENGINE_ID_EXT, _INT64, signed)
+        except HipdnnError:
+            known = ", ".join(f"{x.name} ({x.id})" for x in engines()) or "none"
+            raise GraphNotSupportedError(
+                self.name, {f"engine id {plan.engine_id}": "the serialized plan's engine is "
+                            f"not loaded (loaded: {known})"}) from None
+        e.finalize()
+        self._add_config(self._make_config(e, plan.knobs))
+        self._state = _HEURISTICS
+        self.build_plan_at_index(0)
+
+    def key(self) -> int:
+        """A stable 64-bit hash of the graph's bytes (the same graph gives the same key
+        in every process, with or without a plan built)."""
+        self.validate()
+        data = _C.serialize(self._graph)
+        return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+
+    def _read_deserialized(self, g: _C.Descriptor, data: bytes
+                           ) -> Tuple[List[Tensor], List[_Op], Set[int]]:
         """Tensors and nodes (from the backend's descriptors) and output uids of a
         deserialized graph."""
         tensors: List[Tensor] = []
@@ -1091,14 +1606,9 @@ class pygraph:
         outputs = set(g.get(_C.ATTR_OPERATIONGRAPH_OUTPUT_UIDS_EXT, _INT64))
         return tensors, ops, outputs
 
-    def key(self) -> int:
-        """A stable 64-bit hash of the serialized graph (the same graph gives the same key
-        in every process)."""
-        return int.from_bytes(hashlib.blake2b(self.serialize(), digest_size=8).digest(), "little")
-
     # -- display --
     def __repr__(self) -> str:
-        def dt(v):
+        def dt(v: int) -> str:
             return _C.dtype_name(v) if v != data_type.NOT_SET else "not set"
 
         state = {_EDITING: "not built", _VALIDATED: "validated",
@@ -1115,8 +1625,9 @@ class pygraph:
         if unused:
             lines.append("  unused tensors: " + ", ".join(t._short() for t in unused))
         if self._state >= _PLANS:
-            lines.append("  plans: " + ", ".join(f"{n} ({space.name.lower()}, workspace {ws} B)"
-                                                 for _p, n, ws, space in self._plans))
+            lines.append("  plans: " + ", ".join(
+                f"{p.engine} ({p.space.name.lower()}, workspace {p.workspace} B)"
+                for p in self._plans if p is not None))
         return "\n".join(lines)
 
 

@@ -32,6 +32,16 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 _lock = threading.Lock()
 _default: Optional[_C.Handle] = None
+
+
+def _after_fork_in_child() -> None:
+    # Another thread may have held _lock when the process forked (making the default
+    # handle loads the plugins: a long hold); that thread does not exist in the child.
+    global _lock
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 _user_paths: List[Tuple[List[str], int]] = []
 
 
@@ -47,7 +57,7 @@ class EngineInfo(NamedTuple):
 
 
 def version() -> str:
-    """The backend's version, e.g. ``"0.1.0"``."""
+    """The backend's version, e.g. ``"0.2.0"``."""
     return _C.version()
 
 
@@ -84,9 +94,9 @@ def set_engine_plugin_paths(paths: Sequence[PathLike],
     if isinstance(paths, (str, bytes, os.PathLike)):
         raise TypeError("set_engine_plugin_paths: expected a list of paths, got a single path "
                         "(wrap it in a list)")
-    paths = [os.fspath(p) for p in paths]
-    _C.set_engine_plugin_paths(paths, int(mode))
-    _user_paths.append((paths, int(mode)))
+    strs = [os.fspath(p) for p in paths]
+    _C.set_engine_plugin_paths(strs, int(mode))
+    _user_paths.append((strs, int(mode)))
 
 
 def loaded_engine_plugin_paths() -> List[str]:
@@ -135,12 +145,14 @@ def set_log_callback(callback: Optional[Callable[[log_level, str], object]]) -> 
         raise TypeError("set_log_callback: expected a callable or None, got "
                         f"{type(callback).__name__}")
 
+    user = callback
+
     def deliver(level: int, message: str) -> None:
         try:
-            lv = log_level(level)
-        except ValueError:
+            lv: Union[log_level, int] = log_level(level)
+        except ValueError:  # a level newer than this layer: passed on as the number
             lv = level
-        callback(lv, message)
+        user(lv, message)  # type: ignore[arg-type]
 
     _C.set_log_callback(deliver)
 

@@ -1,4 +1,5 @@
-"""Shared mechanics of the numeric tests (DESIGN 7), so each test reads as a specification.
+"""Shared mechanics of the numeric tests, so each test reads as a specification
+(tolerances and rules: docs/architecture.md, "Tolerances").
 
 The `nx` fixture gives a test:
   nx.input(shape, dtype, layout)  fresh seeded random data (never zero, never tiny), stored
@@ -324,7 +325,7 @@ def _same_bits(a, b):
 
 
 def assert_close(got, ref, tol, name="output"):
-    """DESIGN 7: every element finite and |got - ref| <= tol + tol * |ref| (atol = rtol)."""
+    """Every element finite and |got - ref| <= tol + tol * |ref| (atol = rtol)."""
     got = np.asarray(got, np.float64)
     ref = np.asarray(ref, np.float64)
     assert got.shape == ref.shape, f"{name}: shape {got.shape}, reference {ref.shape}"

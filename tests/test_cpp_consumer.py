@@ -1,7 +1,8 @@
 """A C program finds the installed package through CMake and runs the backend.
 
-The package ships hipdnn/include and hipdnn/lib/cmake/hipdnn/hipdnnConfig.cmake; a user
-writes find_package(hipdnn CONFIG REQUIRED) and links hipdnn::backend.
+The package ships hipdnn/include and hipdnn/lib/cmake/hipdnn/hipdnnConfig.cmake (with
+hipdnnConfigVersion.cmake); a user writes find_package(hipdnn 0.2 CONFIG REQUIRED) and links
+hipdnn::backend. Before 1.0 only the same major.minor is compatible.
 """
 import os
 import shutil
@@ -11,6 +12,8 @@ import hipdnn
 import pytest
 
 PACKAGE = os.path.dirname(os.path.abspath(hipdnn.__file__))
+CMAKE_DIR = os.path.join(PACKAGE, "lib", "cmake", "hipdnn")
+MAJOR, MINOR, PATCH = (int(p) for p in hipdnn.__version__.split("."))
 
 APP_C = r"""
 #include <stdio.h>
@@ -48,7 +51,7 @@ int main(void) {
 CMAKELISTS = r"""
 cmake_minimum_required(VERSION 3.22)
 project(hipdnn_consumer LANGUAGES C)
-find_package(hipdnn CONFIG REQUIRED)
+find_package(hipdnn @REQUEST@ CONFIG REQUIRED)
 get_filename_component(HIPDNN_LIB_DIR "${hipdnn_DIR}/../.." ABSOLUTE)
 add_executable(app app.c)
 target_link_libraries(app PRIVATE hipdnn::backend)
@@ -66,7 +69,8 @@ def _run(cmd, cwd):
 
 def test_package_ships_headers_and_cmake_config():
     assert os.path.isfile(os.path.join(PACKAGE, "include", "hipdnn", "hipdnn.h"))
-    assert os.path.isfile(os.path.join(PACKAGE, "lib", "cmake", "hipdnn", "hipdnnConfig.cmake"))
+    assert os.path.isfile(os.path.join(CMAKE_DIR, "hipdnnConfig.cmake"))
+    assert os.path.isfile(os.path.join(CMAKE_DIR, "hipdnnConfigVersion.cmake"))
     assert os.path.isfile(os.path.join(PACKAGE, "lib", "libhipdnn_backend.so"))
 
 
@@ -75,10 +79,10 @@ def test_c_program_builds_against_the_package_with_find_package(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
     (src / "app.c").write_text(APP_C)
-    (src / "CMakeLists.txt").write_text(CMAKELISTS)
+    (src / "CMakeLists.txt").write_text(CMAKELISTS.replace("@REQUEST@", f"{MAJOR}.{MINOR}"))
     build = tmp_path / "build"
     configure = ["cmake", "-S", str(src), "-B", str(build),
-                f"-Dhipdnn_DIR={os.path.join(PACKAGE, 'lib', 'cmake', 'hipdnn')}",
+                f"-Dhipdnn_DIR={CMAKE_DIR}",
                 "-DCMAKE_C_FLAGS=-Wall -Wextra -Werror"]
     _run(configure, tmp_path)
     _run(["cmake", "--build", str(build)], tmp_path)
@@ -99,3 +103,40 @@ def test_c_program_builds_against_the_package_with_find_package(tmp_path):
     engines = [line.split(" ", 1)[1] for line in lines if line.startswith("engine ")]
     assert len(engines) == int(fields["engines"])
     assert "reference_cpu" in engines
+
+
+VERSION_PROBE = r"""
+cmake_minimum_required(VERSION 3.22)
+project(probe LANGUAGES C)
+find_package(hipdnn @REQUEST@ CONFIG REQUIRED)
+message(STATUS "found hipdnn ${hipdnn_VERSION}")
+"""
+
+
+def _configure_probe(tmp_path, request):
+    """Configures a project asking for `request`, found through CMAKE_PREFIX_PATH=<package>
+    (CMake looks in <prefix>/lib/cmake/hipdnn/)."""
+    src = tmp_path / f"probe-{request.replace(' ', '_')}"
+    src.mkdir()
+    (src / "CMakeLists.txt").write_text(VERSION_PROBE.replace("@REQUEST@", request))
+    return subprocess.run(["cmake", "-S", str(src), "-B", str(src / "build"),
+                           f"-DCMAKE_PREFIX_PATH={PACKAGE}"],
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is not installed")
+def test_find_package_accepts_the_same_major_minor_and_refuses_others(tmp_path):
+    ok = _configure_probe(tmp_path, f"{MAJOR}.{MINOR}")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert f"found hipdnn {hipdnn.__version__}" in ok.stdout
+    exact = _configure_probe(tmp_path, f"{MAJOR}.{MINOR}.{PATCH} EXACT")
+    assert exact.returncode == 0, exact.stdout + exact.stderr
+
+    # A newer version than installed, and (before 1.0) an older minor: both refused.
+    refused = ["9.0", f"{MAJOR}.{MINOR + 1}"] + ([f"0.{MINOR - 1}"] if MAJOR == 0 < MINOR else [])
+    for request in refused:
+        proc = _configure_probe(tmp_path, request)
+        assert proc.returncode != 0, f"find_package(hipdnn {request}) should fail"
+        message = " ".join(proc.stderr.split())
+        assert f'compatible with requested version "{request}"' in message, proc.stderr
+        assert f"version: {hipdnn.__version__}" in message, proc.stderr

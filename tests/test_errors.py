@@ -117,7 +117,8 @@ def test_read_only_inputs_are_fine(half_relu):
     out = y_ok()
     g.execute({x: xa, y: out})
     ref = np.maximum(xa.astype(np.float64), 0)
-    assert np.all(np.abs(out - ref) <= 1e-3 + 1e-3 * np.abs(ref))  # DESIGN 7 pointwise fp16
+    # pointwise fp16 tolerance (docs/architecture.md, "Tolerances")
+    assert np.all(np.abs(out - ref) <= 1e-3 + 1e-3 * np.abs(ref))
 
 
 def test_missing_array_names_the_tensor(half_relu):
@@ -139,7 +140,7 @@ def test_virtual_tensor_in_the_variant_pack():
     y = g.tanh(input=v)
     y.set_output(True)
     g.build()
-    with pytest.raises(ValueError, match=r"tensor 'hidden::Y' \(uid \d+\) is virtual"):
+    with pytest.raises(ValueError, match=r"tensor 'hidden::OUT_0' \(uid \d+\) is virtual"):
         g.execute({x: np.ones(4, np.float32), v: np.ones(4, np.float32),
                    y: np.ones(4, np.float32)})
 
@@ -162,7 +163,8 @@ def test_non_array_values_are_type_errors(half_relu):
     with pytest.raises(TypeError, match=r"tensor 'x' \(uid 1\) needs an array with the buffer "
                                         r"protocol.*got list"):
         g.execute({x: [[1.0]], y: y_ok()})
-    with pytest.raises(TypeError, match="has no array"):
+    # None values are skipped (cuDNN frontend's optional outputs): x is then missing
+    with pytest.raises(ValueError, match=r"no array for tensor 'x' \(uid 1\)"):
         g.execute({x: None, y: y_ok()})
     with pytest.raises(TypeError, match="keys must be tensors or uids"):
         g.execute({"x": x_ok(), y: y_ok()})
@@ -277,12 +279,17 @@ def test_empty_graph():
         hipdnn.pygraph(name="empty").build()
 
 
-def test_pass_by_value_tensor_needs_a_value():
+def test_pass_by_value_tensor_without_a_value_needs_one_at_execute():
     g = hipdnn.pygraph(io_data_type=dt.FLOAT)
     s = g.tensor(name="s", is_pass_by_value=True)
-    g.mul(a=g.tensor(dim=[2]), b=s).set_output(True)
-    with pytest.raises(ValueError, match="'s'.*pass-by-value but has no value"):
-        g.build()
+    x = g.tensor(dim=[2])
+    y = g.mul(a=x, b=s).set_output(True)
+    g.build()  # a runtime scalar: its value comes with each execute
+    with pytest.raises(ValueError, match=r"no array for tensor 's' \(uid \d+\)"):
+        g.execute({x: np.ones(2, np.float32), y: np.empty(2, np.float32)})
+    with pytest.raises(ValueError, match=r"'s' \(uid \d+\) is a scalar; got an array of "
+                                         r"shape \[2\]"):
+        g.execute({x: np.ones(2, np.float32), y: np.empty(2, np.float32), s: np.ones(2)})
 
 
 def test_deserialized_graphs_cannot_be_edited():
@@ -327,9 +334,11 @@ def test_unknown_engine_names():
                                          r"\(loaded: .*reference_cpu"):
         g.create_execution_plans()
     g.set_preferred_engine(None)
+    # deselect_engines matches parts of names, as cuDNN frontend's: this one matches none
     g.deselect_engines(["also_missing"])
-    with pytest.raises(ValueError, match="'also_missing'"):
-        g.create_execution_plans()
+    g.create_execution_plans()
+    assert [n for n, why in g.support_report() if why is None] == \
+        [e.name for e in hipdnn.engines()]
 
 
 # ---- wrong types and values ---------------------------------------------------------------
@@ -374,7 +383,7 @@ def test_op_argument_checks():
     g = hipdnn.pygraph(io_data_type=dt.FLOAT)
     x = g.tensor(name="x", dim=[1, 2, 4, 4])
     w = g.tensor(name="w", dim=[2, 2, 3, 3])
-    with pytest.raises(TypeError, match=r"add 'add_0': input 'b' must be a hipdnn tensor or a "
+    with pytest.raises(TypeError, match=r"add '0': input 'b' must be a hipdnn tensor or a "
                                         r"float, got list"):
         g.add(a=x, b=[1.0])
     with pytest.raises(TypeError, match="NumPy array; describe it with g.tensor_like"):
@@ -429,8 +438,6 @@ def test_tensor_like_argument_checks():
     g = hipdnn.pygraph()
     with pytest.raises(TypeError, match="expected a NumPy array"):
         g.tensor_like([1.0, 2.0])
-    with pytest.raises(ValueError, match="0-d array"):
-        g.tensor_like(np.float32(1.0))
     with pytest.raises(ValueError, match="empty"):
         g.tensor_like(np.zeros((0, 3), np.float32))
     with pytest.raises(TypeError, match="has no hipdnn data type"):

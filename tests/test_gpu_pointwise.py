@@ -323,6 +323,23 @@ def test_eight_inputs_use_the_widest_kernel(gpu):
     gpu.assert_close(out, sum(op.values for op in ins), 1e-5)
 
 
+def test_runtime_by_value_scalars(gpu):
+    """scale and shift given at each execute as host numbers (cuDNN's CPU scalars)."""
+    x = gpu.input([3, 8], "fp32")
+    g = gpu.graph("fp32")
+    k = g.tensor(name="k", dim=[1, 1], stride=[1, 1], data_type=dt.FLOAT, is_pass_by_value=True)
+    c = g.tensor(name="c", dim=[1, 1], stride=[1, 1], data_type=dt.HALF, is_pass_by_value=True)
+    y = g.add(a=g.mul(a=x.bind(g, "x"), b=k), b=c)
+    out = gpu.output(y, [3, 8], "fp32")
+    gpu.build(g)
+    x_dev = hipdnn.DeviceArray.from_numpy(x.base)
+    for kv, cv in ((2.5, 0.25), (-0.75, 1.5)):
+        y_dev = hipdnn.DeviceArray.from_numpy(out.base)  # NaN poison
+        g.execute({x.tensor: x_dev, k: kv, c: np.float16(cv), out.tensor: y_dev})
+        np.copyto(out.base, y_dev.numpy())
+        gpu.assert_close(out, x.values * kv + cv, 1e-5)
+
+
 # ---- batchnorm inference, alone and fused ----------------------------------------------------
 
 def test_batchnorm_inference_nchw(gpu, dtype):

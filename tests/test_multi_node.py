@@ -1,6 +1,7 @@
 """Graphs of several ops (intermediates virtual, fp32) against chained float64 references.
 
-A fused graph is held to the loosest DESIGN 7 tolerance among its ops.
+A fused graph is held to the loosest tolerance among its ops
+(docs/architecture.md, "Tolerances").
 """
 import hipdnn
 import numpy as np

@@ -12,7 +12,7 @@ import pytest
 import hipdnn
 
 dt = hipdnn.data_type
-CONV_FP32 = 1e-5  # DESIGN 7
+CONV_FP32 = 1e-5  # docs/architecture.md, "Tolerances"
 
 
 def conv_bias_relu(pad=1, name="cbr"):

@@ -38,7 +38,7 @@ b = g.tensor(name="b", dim=[N, N], uid=2)
 c = g.relu(input=g.matmul(A=a, B=b, name="mm"), name="act")
 c.set_output(True).set_name("c").set_uid(3)
 g.build()
-pack = g._packs[0][0]
+pack = g._plans[0].pack
 h = g.handle
 need = g.get_workspace_size()
 small = lambda: np.ones((2, 2), np.float32)
@@ -239,7 +239,7 @@ def test_pack_is_made_from_finalized_execution_plans_only():
 
 def test_pack_keeps_its_plan_and_handle_alive():
     g, x, y = relu_graph([4], "g")
-    pack, h = g._packs[0][0], g.handle
+    pack, h = g._plans[0].pack, g.handle
     del g, x, y
     xa, ya = np.array([-1, 2, -3, 4], np.float32), np.zeros(4, np.float32)
     pack.execute(h, [xa, ya])
@@ -263,7 +263,7 @@ def test_host_plan_without_workspace_allocates_its_own():
 
 def test_execute_argument_checks():
     g, x, y = relu_graph([4], "g")
-    pack = g._packs[0][0]
+    pack = g._plans[0].pack
     arrays = [np.ones(4, np.float32), np.zeros(4, np.float32)]
     with pytest.raises(TypeError, match="handle must be a hipdnn._C.Handle, got NoneType"):
         pack.execute(None, arrays)

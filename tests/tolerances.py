@@ -1,4 +1,4 @@
-"""DESIGN 7 default tolerances, atol = rtol, per storage dtype.
+"""Default tolerances, atol = rtol, per op and storage dtype (docs/architecture.md, "Tolerances").
 
 An element passes when ``abs(out - ref) <= tol + tol * abs(ref)``, with ``ref``
 computed in float64 from the same (rounded) input values that were fed in.

@@ -23,7 +23,7 @@ static void append(const char* line) {
     snprintf(g_why + used, sizeof(g_why) - used, "%s%s", used ? "; " : "", line);
 }
 
-static void resolve(void) {
+static void resolve_once(void) {
     const char* force = secure_getenv("HIPDNN_DEVICE_RUNTIME");
     bool forced = force && *force;
     bool want_hip = !forced || strcmp(force, "hip") == 0;
@@ -55,13 +55,21 @@ static void resolve(void) {
     }
 }
 
+/* pthread_once is not reentrant: its messages wait until it returns (log.h), so that a
+ * log callback that creates a handle does not call back into it. */
+static void resolve(void) {
+    hipdnnLogDeferBegin();
+    pthread_once(&g_once, resolve_once);
+    hipdnnLogDeferEnd();
+}
+
 const hipdnnDeviceRuntime* hipdnnDeviceRuntimeGet(void) {
-    pthread_once(&g_once, resolve);
+    resolve();
     return g_have ? &g_rt : NULL;
 }
 
 const char* hipdnnDeviceRuntimeWhyNone(void) {
-    pthread_once(&g_once, resolve);
+    resolve();
     return g_have ? "" : g_why;
 }
 

@@ -255,7 +255,7 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendExecute(hipdnnHandle_t handle,
     hipdnnEnginePluginHandle_t ph = ps->plugin_handle;
     if (!st && handle != ps->handle) st = hipdnnHandlePluginHandle(handle, ps->plugin, &ph);
     if (!st) {
-        pthread_mutex_lock(&handle->lock); /* a plugin handle runs one call at a time */
+        hipdnnHandleLock(handle);
         hipdnnPluginStatus_t rs;
         if (p->enqueue) {
             rs = p->enqueue(ph, ps->ctx, vp->workspace, ps->workspace_size, bufs, nb);
@@ -277,7 +277,7 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendExecute(hipdnnHandle_t handle,
         if (rs != HIPDNN_PLUGIN_STATUS_SUCCESS)
             st = hipdnnFail(HIPDNN_STATUS_EXECUTION_FAILED, "engine '%s' failed on graph '%s': %s",
                             e->name, g->name, hipdnnPluginLastError(p));
-        pthread_mutex_unlock(&handle->lock);
+        hipdnnHandleUnlock(handle);
     }
     if (bufs != stack_buf) free(bufs);
     return st;

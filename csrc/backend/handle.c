@@ -1,10 +1,53 @@
 /* hipdnnCreate and friends. */
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "device.h"
 #include "error.h"
 #include "handle.h"
+#include "log.h"
 #include "registry.h"
+
+/* The live handles, so that fork() can take every handle's lock and the child gets them
+ * unlocked, with no plugin call half done (fork.c).  While a fork waits for the locks,
+ * g_forking parks new callers of hipdnnHandleLock on g_live_lock, so that a thread running
+ * plans back to back cannot starve the fork. */
+static pthread_mutex_t g_live_lock = PTHREAD_MUTEX_INITIALIZER;
+static hipdnnHandle_t g_live;
+static atomic_bool g_forking;
+
+void hipdnnHandleLock(hipdnnHandle_t h) {
+    hipdnnLogDeferBegin();
+    if (atomic_load(&g_forking)) {
+        pthread_mutex_lock(&g_live_lock);
+        pthread_mutex_unlock(&g_live_lock);
+    }
+    pthread_mutex_lock(&h->lock);
+}
+
+void hipdnnHandleUnlock(hipdnnHandle_t h) {
+    pthread_mutex_unlock(&h->lock);
+    hipdnnLogDeferEnd();
+}
+
+void hipdnnHandlesForkPrepare(void) {
+    pthread_mutex_lock(&g_live_lock);
+    atomic_store(&g_forking, true);
+    for (hipdnnHandle_t h = g_live; h; h = h->next) pthread_mutex_lock(&h->lock);
+}
+
+void hipdnnHandlesForkParent(void) {
+    for (hipdnnHandle_t h = g_live; h; h = h->next) pthread_mutex_unlock(&h->lock);
+    atomic_store(&g_forking, false);
+    pthread_mutex_unlock(&g_live_lock);
+}
+
+/* The child's one thread did not lock them (another thread id): fresh locks. */
+void hipdnnHandlesForkChild(void) {
+    for (hipdnnHandle_t h = g_live; h; h = h->next) pthread_mutex_init(&h->lock, NULL);
+    atomic_store(&g_forking, false);
+    pthread_mutex_init(&g_live_lock, NULL);
+}
 
 hipdnnStatus_t hipdnnHandleCheck(hipdnnHandle_t h, const char* what) {
     if (!h) return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NULL_POINTER, "%s: handle is NULL", what);
@@ -40,6 +83,11 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnCreate(hipdnnHandle_t* handle) {
     h->num_plugins = n;
     h->plugin_handles = ph;
     pthread_mutex_init(&h->lock, NULL);
+    pthread_mutex_lock(&g_live_lock);
+    h->next = g_live;
+    if (g_live) g_live->prev = h;
+    g_live = h;
+    pthread_mutex_unlock(&g_live_lock);
     *handle = h;
     return HIPDNN_STATUS_SUCCESS;
 }
@@ -57,8 +105,16 @@ void hipdnnHandleRetain(hipdnnHandle_t h) { atomic_fetch_add(&h->refs, 1); }
 
 void hipdnnHandleRelease(hipdnnHandle_t h) {
     if (atomic_fetch_sub(&h->refs, 1) != 1) return;
+    /* Still listed, so a fork waits for the plugins to finish destroying. */
+    hipdnnHandleLock(h);
     for (int32_t i = 0; i < h->num_plugins; ++i)
         if (h->plugin_handles[i]) hipdnnRegistryPlugin(i)->destroy(h->plugin_handles[i]);
+    hipdnnHandleUnlock(h);
+    pthread_mutex_lock(&g_live_lock);
+    if (h->prev) h->prev->next = h->next;
+    else g_live = h->next;
+    if (h->next) h->next->prev = h->prev;
+    pthread_mutex_unlock(&g_live_lock);
     free(h->plugin_handles);
     pthread_mutex_destroy(&h->lock);
     h->magic = 0;
@@ -69,7 +125,7 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnSetStream(hipdnnHandle_t h, hipdnnStream_t st
     hipdnnClearError();
     hipdnnStatus_t st = hipdnnHandleCheck(h, "hipdnnSetStream");
     if (st) return st;
-    pthread_mutex_lock(&h->lock);
+    hipdnnHandleLock(h);
     h->stream = stream;
     for (int32_t i = 0; i < h->num_plugins && !st; ++i) {
         hipdnnPlugin* p = hipdnnRegistryPlugin(i);
@@ -78,7 +134,7 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnSetStream(hipdnnHandle_t h, hipdnnStream_t st
             st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR_EXT, "hipdnnSetStream: plugin %s: %s", p->path,
                             hipdnnPluginLastError(p));
     }
-    pthread_mutex_unlock(&h->lock);
+    hipdnnHandleUnlock(h);
     return st;
 }
 
@@ -106,7 +162,7 @@ hipdnnStatus_t hipdnnHandlePluginHandle(hipdnnHandle_t h, int32_t index,
     if (index < 0 || index >= h->num_plugins)
         return hipdnnFail(HIPDNN_STATUS_INTERNAL_ERROR, "plugin index %d out of range", (int)index);
     hipdnnStatus_t st = HIPDNN_STATUS_SUCCESS;
-    pthread_mutex_lock(&h->lock);
+    hipdnnHandleLock(h);
     if (!h->plugin_handles[index]) {
         hipdnnPlugin* p = hipdnnRegistryPlugin(index);
         hipdnnEnginePluginHandle_t ph = NULL;
@@ -124,6 +180,6 @@ hipdnnStatus_t hipdnnHandlePluginHandle(hipdnnHandle_t h, int32_t index,
             h->plugin_handles[index] = ph;
     }
     *out = h->plugin_handles[index];
-    pthread_mutex_unlock(&h->lock);
+    hipdnnHandleUnlock(h);
     return st;
 }

@@ -19,6 +19,8 @@ struct hipdnnHandle {
     pthread_mutex_t lock;
     int32_t num_plugins;
     hipdnnEnginePluginHandle_t* plugin_handles; /* by registry plugin index; NULL = not yet */
+    struct hipdnnHandle* prev; /* the live handles, for fork (fork.c) */
+    struct hipdnnHandle* next;
 };
 
 /* Plans keep their handle alive: hipdnnDestroy only drops the user's reference. */
@@ -28,5 +30,15 @@ hipdnnStatus_t hipdnnHandleCheck(hipdnnHandle_t h, const char* what);
 /* This handle's plugin handle for plugin `index`, created (with the stream set) if new. */
 hipdnnStatus_t hipdnnHandlePluginHandle(hipdnnHandle_t h, int32_t index,
                                         hipdnnEnginePluginHandle_t* out);
+
+/* A plugin handle runs one call at a time: every plugin call on h's plugin handles is
+ * made between these.  Log messages of the region are delivered at Unlock (log.h). */
+void hipdnnHandleLock(hipdnnHandle_t h);
+void hipdnnHandleUnlock(hipdnnHandle_t h);
+
+/* fork.c: every live handle's lock around fork(), taken in list order. */
+void hipdnnHandlesForkPrepare(void);
+void hipdnnHandlesForkParent(void);
+void hipdnnHandlesForkChild(void);
 
 #endif

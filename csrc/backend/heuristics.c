@@ -192,7 +192,7 @@ static hipdnnStatus_t heur_finalize(hipdnnBackendDescriptor_t d) {
             snprintf(create_err, sizeof(create_err), "%s", hipdnnErrorMessage());
         hipdnnClearError();
         hipdnnPluginStatus_t ps = HIPDNN_PLUGIN_STATUS_INTERNAL_ERROR;
-        pthread_mutex_lock(&h->lock); /* a plugin handle runs one call at a time */
+        hipdnnHandleLock(h);
         if (ph) ps = p->get_applicable(ph, gs->bytes, gs->num_bytes, ids, 256, &n);
         for (int32_t e = 0; e < ne; ++e) {
             const hipdnnEngineEntry* en = hipdnnRegistryEngine(e);
@@ -216,7 +216,7 @@ static hipdnnStatus_t heur_finalize(hipdnnBackendDescriptor_t d) {
             }
             why[e] = strdup(buf);
         }
-        pthread_mutex_unlock(&h->lock);
+        hipdnnHandleUnlock(h);
     }
     for (int32_t e = 0; e < ne; ++e) {
         const hipdnnEngineEntry* en = hipdnnRegistryEngine(e);

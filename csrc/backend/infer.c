@@ -1,11 +1,48 @@
 /* Inference over a validated graph: each node's rule from the op table, in topological
  * order, then the limits every tensor must meet once complete. */
+#include <stdio.h>
+
 #include "error.h"
 #include "graph_rules.h"
 
 /* Elements a tensor may hold; inferred tensors included, so serialize() never writes a
  * graph deserialize() refuses. */
 #define MAX_ELEMENTS (INT64_C(1) << 40)
+
+/* "[2, 3]" */
+static void format_ints(const int64_t* v, int32_t n, char* buf, size_t len) {
+    size_t used = (size_t)snprintf(buf, len, "[");
+    for (int32_t i = 0; i < n && used < len; ++i)
+        used += (size_t)snprintf(buf + used, len - used, "%s%lld", i ? ", " : "", (long long)v[i]);
+    if (used < len) snprintf(buf + used, len - used, "]");
+}
+
+/* Inputs may alias (a broadcast read), but an output written through overlapping strides
+ * would race with itself and end in no defined state: every element of a non-virtual
+ * output needs its own address (hipdnnSdkStridesOverlap, which also refuses interleaved
+ * layouts).  Checked once dims and strides are all known. */
+static hipdnnStatus_t check_outputs_own_memory(const hipdnnSdkGraph* g,
+                                               const hipdnnSdkUidMap* map) {
+    for (int32_t i = 0; i < g->num_nodes; ++i)
+        for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
+            int64_t uid = g->nodes[i].outputs[p];
+            int32_t k = uid == HIPDNN_NO_TENSOR ? -1 : hipdnnSdkUidMapFind(map, uid);
+            if (k < 0) continue;
+            const hipdnnSdkTensor* t = &g->tensors[k];
+            if (t->is_virtual || !hipdnnSdkStridesOverlap(t->ndim, t->dims, t->strides))
+                continue;
+            char label[160], dims[200], strides[200];
+            hipdnnSdkNodeLabel(&g->nodes[i], label, sizeof(label));
+            format_ints(t->dims, t->ndim, dims, sizeof(dims));
+            format_ints(t->strides, t->ndim, strides, sizeof(strides));
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                              "tensor '%s' (uid %lld), output of %s: strides %s for dims %s "
+                              "overlap or interleave; an output needs each stride to step past "
+                              "all that the smaller strides reach", t->name, (long long)t->uid,
+                              label, strides, dims);
+        }
+    return HIPDNN_STATUS_SUCCESS;
+}
 
 hipdnnStatus_t hipdnnInferGraph(hipdnnSdkGraph* g) {
     char err[1024];
@@ -17,7 +54,9 @@ hipdnnStatus_t hipdnnInferGraph(hipdnnSdkGraph* g) {
             hipdnnSdkUidMapFree(&map);
             return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s", err);
         }
+    hipdnnStatus_t st = check_outputs_own_memory(g, &map);
     hipdnnSdkUidMapFree(&map);
+    if (st) return st;
     for (int32_t i = 0; i < g->num_tensors; ++i) {
         hipdnnSdkTensor* t = &g->tensors[i];
         if (t->data_type == HIPDNN_DATA_NOT_SET || hipdnnSdkDataTypeSize(t->data_type) == 0)

@@ -1,10 +1,18 @@
 /* The logger: one of the two process-wide states the backend keeps (with the plugin
- * registry).  Configured from the environment on first use. */
+ * registry).  Configured from the environment on first use.
+ *
+ * A user callback may call any hipdnn function, hipdnnCreate and logging included, so it
+ * never runs while a backend lock is held: code that holds one brackets its region with
+ * hipdnnLogDeferBegin/End, and messages logged meanwhile on that thread are copied into a
+ * per-thread queue and delivered by the End that releases the last lock.  Delivery itself
+ * reads the callback under g_lock and calls it after releasing it. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* secure_getenv: set[ug]id processes ignore our variables */
 #endif
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,21 +21,42 @@
 #include "log.h"
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static hipdnnLogLevel_t g_level = HIPDNN_LOG_WARN;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* the fields below */
+static pthread_cond_t g_idle = PTHREAD_COND_INITIALIZER;   /* g_old_in_flight reached 0 */
+static atomic_int g_level = HIPDNN_LOG_WARN;
 static FILE* g_file; /* NULL = stderr */
 static hipdnnLogCallback_t g_callback;
 static void* g_user_data;
+/* Callbacks running now: of the current callback (g_generation) and of earlier ones.
+ * hipdnnSetUserLogCallback_ext waits for the earlier ones, so that once it returns the
+ * replaced callback's user_data may be freed. */
+static uint64_t g_generation;
+static int g_in_flight;
+static int g_old_in_flight;
+
+typedef struct pending {
+    struct pending* next;
+    int level;
+    char text[]; /* NUL-terminated */
+} pending;
+
+static _Thread_local int t_defer;       /* backend locks this thread holds */
+static _Thread_local int t_in_callback; /* callbacks this thread is inside */
+static _Thread_local pending* t_head;
+static _Thread_local pending* t_tail;
+static _Thread_local unsigned t_lost; /* messages that could not be queued (no memory) */
 
 static void configure(void) {
     const char* lv = getenv("HIPDNN_LOG_LEVEL");
     if (lv && *lv) {
-        if (!strcasecmp(lv, "off") || !strcmp(lv, "0")) g_level = HIPDNN_LOG_OFF;
-        else if (!strcasecmp(lv, "error") || !strcmp(lv, "1")) g_level = HIPDNN_LOG_ERROR;
+        int level = HIPDNN_LOG_WARN;
+        if (!strcasecmp(lv, "off") || !strcmp(lv, "0")) level = HIPDNN_LOG_OFF;
+        else if (!strcasecmp(lv, "error") || !strcmp(lv, "1")) level = HIPDNN_LOG_ERROR;
         else if (!strcasecmp(lv, "warn") || !strcasecmp(lv, "warning") || !strcmp(lv, "2"))
-            g_level = HIPDNN_LOG_WARN;
-        else if (!strcasecmp(lv, "info") || !strcmp(lv, "3")) g_level = HIPDNN_LOG_INFO;
+            level = HIPDNN_LOG_WARN;
+        else if (!strcasecmp(lv, "info") || !strcmp(lv, "3")) level = HIPDNN_LOG_INFO;
         else fprintf(stderr, "hipdnn [warn] HIPDNN_LOG_LEVEL='%s' is not off, error, warn or info; using warn\n", lv);
+        atomic_store(&g_level, level);
     }
     const char* path = secure_getenv("HIPDNN_LOG_FILE");
     if (path && *path) {
@@ -45,19 +74,53 @@ static const char* level_name(int level) {
     }
 }
 
-void hipdnnLogMessage(int level, const char* message) {
-    pthread_once(&g_once, configure);
+/* To the callback (outside g_lock) or to the file; the caller holds no backend lock. */
+static void deliver(int level, const char* message) {
     pthread_mutex_lock(&g_lock);
-    if (level > HIPDNN_LOG_OFF && level <= (int)g_level) {
-        if (g_callback) {
-            g_callback((hipdnnLogLevel_t)level, message, g_user_data);
-        } else {
-            FILE* f = g_file ? g_file : stderr;
-            fprintf(f, "hipdnn [%s] %s\n", level_name(level), message);
-            fflush(f);
-        }
+    hipdnnLogCallback_t cb = g_callback;
+    void* user_data = g_user_data;
+    uint64_t generation = g_generation;
+    if (!cb) {
+        FILE* f = g_file ? g_file : stderr;
+        fprintf(f, "hipdnn [%s] %s\n", level_name(level), message);
+        fflush(f);
+        pthread_mutex_unlock(&g_lock);
+        return;
+    }
+    ++g_in_flight;
+    pthread_mutex_unlock(&g_lock);
+    ++t_in_callback;
+    cb((hipdnnLogLevel_t)level, message, user_data);
+    --t_in_callback;
+    pthread_mutex_lock(&g_lock);
+    /* The counts are clamped: in a child forked from inside a callback they start at 0. */
+    if (generation == g_generation) {
+        if (g_in_flight > 0) --g_in_flight;
+    } else if (g_old_in_flight > 0 && --g_old_in_flight == 0) {
+        pthread_cond_broadcast(&g_idle);
     }
     pthread_mutex_unlock(&g_lock);
+}
+
+void hipdnnLogMessage(int level, const char* message) {
+    pthread_once(&g_once, configure);
+    if (level <= HIPDNN_LOG_OFF || level > atomic_load(&g_level) || !message) return;
+    if (t_defer == 0) {
+        deliver(level, message);
+        return;
+    }
+    size_t n = strlen(message);
+    pending* p = malloc(sizeof(*p) + n + 1);
+    if (!p) {
+        ++t_lost;
+        return;
+    }
+    p->next = NULL;
+    p->level = level;
+    memcpy(p->text, message, n + 1);
+    if (t_tail) t_tail->next = p;
+    else t_head = p;
+    t_tail = p;
 }
 
 void hipdnnLog(hipdnnLogLevel_t level, const char* fmt, ...) {
@@ -69,12 +132,54 @@ void hipdnnLog(hipdnnLogLevel_t level, const char* fmt, ...) {
     hipdnnLogMessage((int)level, buf);
 }
 
+void hipdnnLogDeferBegin(void) { ++t_defer; }
+
+void hipdnnLogDeferEnd(void) {
+    if (t_defer <= 0 || --t_defer > 0) return;
+    /* Detached first: what the callbacks log now is delivered at once, not queued here. */
+    pending* list = t_head;
+    unsigned lost = t_lost;
+    t_head = t_tail = NULL;
+    t_lost = 0;
+    while (list) {
+        pending* next = list->next;
+        deliver(list->level, list->text);
+        free(list);
+        list = next;
+    }
+    if (lost) {
+        char msg[96];
+        snprintf(msg, sizeof(msg), "%u log message%s lost: out of memory", lost,
+                 lost == 1 ? "" : "s");
+        deliver(HIPDNN_LOG_ERROR, msg);
+    }
+}
+
+void hipdnnLogForkPrepare(void) { pthread_mutex_lock(&g_lock); }
+
+void hipdnnLogForkParent(void) { pthread_mutex_unlock(&g_lock); }
+
+/* Callbacks of other threads do not exist in the child; neither do waiters of g_idle. */
+void hipdnnLogForkChild(void) {
+    g_in_flight = 0;
+    g_old_in_flight = 0;
+    ++g_generation;
+    pthread_cond_init(&g_idle, NULL);
+    pthread_mutex_unlock(&g_lock);
+}
+
 HIPDNN_EXPORT hipdnnStatus_t hipdnnSetUserLogCallback_ext(hipdnnLogCallback_t callback,
                                                           void* user_data) {
     pthread_once(&g_once, configure);
     pthread_mutex_lock(&g_lock);
     g_callback = callback;
     g_user_data = user_data;
+    ++g_generation;
+    g_old_in_flight += g_in_flight;
+    g_in_flight = 0;
+    /* Called from a callback, it cannot wait for the callbacks in flight: its own is one. */
+    if (t_in_callback == 0)
+        while (g_old_in_flight > 0) pthread_cond_wait(&g_idle, &g_lock);
     pthread_mutex_unlock(&g_lock);
     return HIPDNN_STATUS_SUCCESS;
 }
@@ -82,8 +187,6 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnSetUserLogCallback_ext(hipdnnLogCallback_t ca
 HIPDNN_EXPORT hipdnnStatus_t hipdnnSetLogLevel_ext(hipdnnLogLevel_t level) {
     if ((int)level < HIPDNN_LOG_OFF || level > HIPDNN_LOG_INFO) return HIPDNN_STATUS_BAD_PARAM;
     pthread_once(&g_once, configure);
-    pthread_mutex_lock(&g_lock);
-    g_level = level;
-    pthread_mutex_unlock(&g_lock);
+    atomic_store(&g_level, (int)level);
     return HIPDNN_STATUS_SUCCESS;
 }

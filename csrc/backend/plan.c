@@ -11,7 +11,11 @@
 
 static void plan_destroy(hipdnnBackendDescriptor_t d) {
     hipdnnPlanState* s = P(d);
-    if (s->ctx) hipdnnRegistryPlugin(s->plugin)->destroy_context(s->plugin_handle, s->ctx);
+    if (s->ctx) {
+        hipdnnHandleLock(s->handle); /* the context's plugin handle is this handle's */
+        hipdnnRegistryPlugin(s->plugin)->destroy_context(s->plugin_handle, s->ctx);
+        hipdnnHandleUnlock(s->handle);
+    }
     if (s->handle && d->finalized) hipdnnHandleRelease(s->handle);
     hipdnnDescriptorRelease(s->config);
     hipdnnDescriptorRelease(s->graph);
@@ -108,7 +112,7 @@ static hipdnnStatus_t plan_finalize(hipdnnBackendDescriptor_t d) {
     }
     size_t ws = 0;
     hipdnnEnginePluginExecutionContext_t ctx = NULL;
-    pthread_mutex_lock(&s->handle->lock); /* a plugin handle runs one call at a time */
+    hipdnnHandleLock(s->handle);
     if (p->workspace_from_context) {
         /* ABI 1.1: build once, then ask what was built for its workspace. */
         if (p->create_context(ph, cfg_bytes, cfg_size, gs->bytes, gs->num_bytes, &ctx) !=
@@ -130,7 +134,7 @@ static hipdnnStatus_t plan_finalize(hipdnnBackendDescriptor_t d) {
                         e->name, hipdnnPluginLastError(p));
     }
     if (st && ctx) p->destroy_context(ph, ctx);
-    pthread_mutex_unlock(&s->handle->lock);
+    hipdnnHandleUnlock(s->handle);
     free(cfg_bytes);
     if (st) return st;
     s->engine = (int32_t)es->engine_index;

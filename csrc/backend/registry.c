@@ -2,9 +2,16 @@
  * search paths are fixed before the first load, and the lists are immutable after it.
  *
  * Each rejected plugin gets one log line naming its path and the reason, told apart:
- * "could not open", "missing symbol X", "API 2.0 but host speaks 1.x", "init failed:
- * <plugin's message>", "engine id clash with <other plugin>", "name does not hash",
- * "declined to load: <plugin's reason>" (a device plugin on a machine without its GPU). */
+ * what the file check before dlopen found (elf_check.c: "not a regular file", "truncated:
+ * ...", "ELF for machine X, this is Y"), "could not open", "missing symbol X", "API 2.0
+ * but host speaks 1.x", "init failed: <plugin's message>", "engine id clash with <other
+ * plugin>", "name does not hash", "declined to load: <plugin's reason>" (a device plugin
+ * on a machine without its GPU; logged as info, as is a plugin whose GPU runtime library
+ * is missing).  Plugin folders and files that others may write are loaded, with a
+ * warning: plugins are trusted code.
+ *
+ * Messages logged while loading are delivered after the lock is released (log.h), so a
+ * log callback may itself create a handle. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* secure_getenv: set[ug]id processes ignore our variables */
 #endif
@@ -16,8 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "dl.h"
+#include "elf_check.h"
 #include "hipdnn/hipdnn_sdk.h"
 #include "error.h"
 #include "log.h"
@@ -37,8 +46,11 @@ static hipdnnPlugin g_plugins[MAX_PLUGINS];
 static int32_t g_num_plugins;
 static hipdnnEngineEntry g_engines[MAX_ENGINES];
 static int32_t g_num_engines;
-static char* g_skipped[MAX_PLUGINS * 2];
+static char** g_skipped; /* "path: reason", one per skip; grows */
 static int32_t g_num_skipped;
+static int32_t g_cap_skipped;
+static char** g_warned; /* paths warned about as writable by others, to warn once */
+static size_t g_num_warned;
 static char g_searched[2048]; /* the paths searched, for "no engine loaded" messages */
 
 int32_t hipdnnRegistryPluginCount(void) { return g_num_plugins; }
@@ -84,8 +96,45 @@ static void skip_at(hipdnnLogLevel_t level, const char* path, const char* fmt, .
     va_end(ap);
     snprintf(line, sizeof(line), "%s: %s", path, reason);
     hipdnnLog(level, "plugin skipped: %s", line);
-    if (g_num_skipped < (int32_t)(sizeof(g_skipped) / sizeof(g_skipped[0])))
-        g_skipped[g_num_skipped++] = strdup(line);
+    if (g_num_skipped == g_cap_skipped) {
+        int32_t cap = g_cap_skipped ? 2 * g_cap_skipped : 16;
+        char** grown = realloc(g_skipped, (size_t)cap * sizeof(*grown));
+        if (!grown) return; /* the log line above still says it */
+        g_skipped = grown;
+        g_cap_skipped = cap;
+    }
+    char* copy = strdup(line);
+    if (copy) g_skipped[g_num_skipped++] = copy;
+}
+
+/* Whoever can write a plugin folder or file runs code in this process: say so, once per
+ * path, when that is anyone but this user or root.  A group-writable path whose group is
+ * this user's private group (the user-private-group scheme of umask 002: group id = user
+ * id = the process's group id) is left alone, or every such build would warn. */
+static void warn_if_others_can_write(const char* what, const char* path, const struct stat* st) {
+    char why[256] = "";
+    size_t off = 0;
+    uid_t me = geteuid();
+    bool private_group = st->st_gid == getegid() && (uid_t)st->st_gid == me;
+    if (st->st_mode & S_IWOTH)
+        off += (size_t)snprintf(why + off, sizeof(why) - off, "world-writable (mode %04o)",
+                                (unsigned)(st->st_mode & 07777));
+    else if ((st->st_mode & S_IWGRP) && !private_group)
+        off += (size_t)snprintf(why + off, sizeof(why) - off, "writable by group %u (mode %04o)",
+                                (unsigned)st->st_gid, (unsigned)(st->st_mode & 07777));
+    if (st->st_uid != 0 && st->st_uid != me && off < sizeof(why))
+        snprintf(why + off, sizeof(why) - off, "%sowned by uid %u, neither this user (uid %u) "
+                 "nor root", off ? " and " : "", (unsigned)st->st_uid, (unsigned)me);
+    if (!why[0]) return;
+    for (size_t i = 0; i < g_num_warned; ++i)
+        if (strcmp(g_warned[i], path) == 0) return;
+    char** grown = realloc(g_warned, (g_num_warned + 1) * sizeof(*grown));
+    if (grown) {
+        g_warned = grown;
+        if ((g_warned[g_num_warned] = strdup(path))) ++g_num_warned;
+    }
+    hipdnnLog(HIPDNN_LOG_WARN, "%s %s is %s: whoever can write it can run code in this "
+              "process (plugins are trusted code)", what, path, why);
 }
 
 #define RESOLVE(field, sym)                                                      \
@@ -110,6 +159,14 @@ static void load_plugin(const char* path) {
         skip(path, "too many plugins (limit %d)", MAX_PLUGINS);
         return;
     }
+    /* dlopen would hang on a FIFO and die of SIGBUS on a truncated file: look first. */
+    struct stat st;
+    char why[512];
+    if (hipdnnElfCheck(path, &st, why, sizeof(why)) != 0) {
+        skip(path, "%s", why);
+        return;
+    }
+    warn_if_others_can_write("plugin file", path, &st);
     void* lib = hipdnnDlOpen(path);
     if (!lib) {
         /* dlerror names the file it could not load: when that is not the plugin itself,
@@ -276,24 +333,43 @@ static int compare_names(const void* a, const void* b) {
     return strcmp(*(char* const*)a, *(char* const*)b);
 }
 
-/* A folder: every *.so in it, in sorted name order (so loading is reproducible). */
+/* A folder: every *.so in it, however many, in sorted name order (so loading is
+ * reproducible).  Each is checked and loaded or skipped with its reason. */
 static void load_folder(const char* dir) {
     DIR* d = opendir(dir);
     if (!d) {
         hipdnnLog(HIPDNN_LOG_WARN, "plugin folder %s: could not open: %s", dir, strerror(errno));
         return;
     }
-    char* names[512];
-    size_t n = 0;
+    char** names = NULL;
+    size_t n = 0, cap = 0, lost = 0;
     struct dirent* e;
-    while ((e = readdir(d)) && n < sizeof(names) / sizeof(names[0])) {
+    errno = 0;
+    while ((e = readdir(d))) {
         size_t len = strlen(e->d_name);
-        if (len > 3 && strcmp(e->d_name + len - 3, ".so") == 0) names[n++] = strdup(e->d_name);
+        if (len <= 3 || strcmp(e->d_name + len - 3, ".so") != 0) continue;
+        if (n == cap) {
+            size_t c = cap ? 2 * cap : 64;
+            char** grown = realloc(names, c * sizeof(*grown));
+            if (!grown) {
+                ++lost;
+                continue;
+            }
+            names = grown;
+            cap = c;
+        }
+        if ((names[n] = strdup(e->d_name))) ++n;
+        else ++lost;
     }
+    if (errno)
+        hipdnnLog(HIPDNN_LOG_WARN, "plugin folder %s: listing stopped early: %s", dir,
+                  strerror(errno));
     closedir(d);
-    qsort(names, n, sizeof(names[0]), compare_names);
+    if (lost)
+        hipdnnLog(HIPDNN_LOG_WARN, "plugin folder %s: out of memory: %zu *.so file%s not "
+                  "looked at", dir, lost, lost == 1 ? "" : "s");
+    if (n) qsort(names, n, sizeof(names[0]), compare_names);
     for (size_t i = 0; i < n; ++i) {
-        if (!names[i]) continue;
         char path[PATH_MAX];
         if (snprintf(path, sizeof(path), "%s/%s", dir, names[i]) >= (int)sizeof(path))
             skip(names[i], "path too long in folder %s", dir);
@@ -301,6 +377,7 @@ static void load_folder(const char* dir) {
             load_plugin(path);
         free(names[i]);
     }
+    free(names);
 }
 
 static void load_path(const char* given) {
@@ -315,11 +392,16 @@ static void load_path(const char* given) {
         skip(path, "could not open: %s", strerror(errno));
         return;
     }
-    if (S_ISDIR(st.st_mode)) load_folder(path);
-    else load_plugin(path);
+    if (S_ISDIR(st.st_mode)) {
+        warn_if_others_can_write("plugin folder", path, &st);
+        load_folder(path);
+    } else {
+        load_plugin(path);
+    }
 }
 
 hipdnnStatus_t hipdnnRegistryEnsureLoaded(void) {
+    hipdnnLogDeferBegin();
     pthread_mutex_lock(&g_lock);
     if (!g_loaded) {
         g_loaded = true;
@@ -337,8 +419,13 @@ hipdnnStatus_t hipdnnRegistryEnsureLoaded(void) {
             if (g_engines[i].memory_space != HIPDNN_MEMORY_HOST) g_has_device_engine = true;
     }
     pthread_mutex_unlock(&g_lock);
+    hipdnnLogDeferEnd();
     return HIPDNN_STATUS_SUCCESS;
 }
+
+void hipdnnRegistryForkPrepare(void) { pthread_mutex_lock(&g_lock); }
+void hipdnnRegistryForkParent(void) { pthread_mutex_unlock(&g_lock); }
+void hipdnnRegistryForkChild(void) { pthread_mutex_init(&g_lock, NULL); }
 
 HIPDNN_EXPORT hipdnnStatus_t hipdnnSetEnginePluginPaths_ext(size_t num_paths,
                                                             const char* const* paths,

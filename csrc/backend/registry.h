@@ -78,6 +78,11 @@ int32_t hipdnnRegistryFindEngineByName(const char* name);
 /* "no engine plugin loaded (searched: ...); <path>: <reason>; ..." */
 void hipdnnRegistryWhyNoEngine(char* buf, size_t len);
 
+/* fork.c: the registry's lock around fork(). */
+void hipdnnRegistryForkPrepare(void);
+void hipdnnRegistryForkParent(void);
+void hipdnnRegistryForkChild(void);
+
 /* The plugin's message for its last failure ("" if it gives none). */
 const char* hipdnnPluginLastError(const hipdnnPlugin* p);
 

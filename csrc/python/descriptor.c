@@ -265,6 +265,7 @@ static int convert_item(hd_state* st, hd_Descriptor* self, int type, PyObject* i
             hd_type_error(what, item);
             return -1;
         }
+        if (hd_handle_live(item, ctx) < 0) return -1;
         *(hipdnnHandle_t*)dst = ((hd_Handle*)item)->handle;
         return keep_alive(self, item);
     }
@@ -522,15 +523,15 @@ static PyObject* descriptor_repr(PyObject* op) {
 
 static PyMethodDef descriptor_methods[] = {
     {"set", (PyCFunction)(void (*)(void))descriptor_set, METH_VARARGS | METH_KEYWORDS,
-     "set(attr, type, values)\n--\n\nSets an attribute. `values` is one value or a list; "
+     "set($self, attr, type, values)\n--\n\nSets an attribute. `values` is one value or a list; "
      "a str for TYPE_CHAR, bytes for TYPE_UINT8_EXT, Descriptor objects for "
      "TYPE_BACKEND_DESCRIPTOR, a Handle for TYPE_HANDLE."},
     {"get", (PyCFunction)(void (*)(void))descriptor_get, METH_VARARGS | METH_KEYWORDS,
-     "get(attr, type, count=None)\n--\n\nReads an attribute: a list of values, a str for "
+     "get($self, attr, type, count=None)\n--\n\nReads an attribute: a list of values, a str for "
      "TYPE_CHAR, bytes for TYPE_UINT8_EXT. Returned descriptors are new and owned by Python. "
      "count=None reads all."},
     {"finalize", descriptor_finalize, METH_NOARGS,
-     "finalize()\n--\n\nChecks the descriptor and makes it immutable."},
+     "finalize($self)\n--\n\nChecks the descriptor and makes it immutable."},
     {NULL, NULL, 0, NULL},
 };
 

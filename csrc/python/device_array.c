@@ -558,7 +558,7 @@ static PyObject* array_repr(PyObject* op) {
 
 static PyMethodDef array_methods[] = {
     {"as_strided", (PyCFunction)(void (*)(void))array_as_strided, METH_VARARGS | METH_KEYWORDS,
-     "as_strided(shape, strides, offset=0)\n--\n\nA view of this array's memory: strides and "
+     "as_strided($self, shape, strides, offset=0)\n--\n\nA view of this array's memory: strides and "
      "offset in elements; every element must lie within the array's span."},
     {"_copy_from_host", array_copy_from_host, METH_O,
      "Copies a C-contiguous host buffer of exactly nbytes_spanned bytes in."},
@@ -566,9 +566,10 @@ static PyMethodDef array_methods[] = {
      "Copies the spanned bytes out into a writable C-contiguous host buffer (after "
      "synchronizing the device)."},
     {"fill_bytes", array_fill_bytes, METH_O,
-     "fill_bytes(value)\n--\n\nSets every byte the elements span to value (0..255)."},
+     "fill_bytes($self, value, /)\n--\n\nSets every byte the elements span to value (0..255)."},
     {"__dlpack__", (PyCFunction)(void (*)(void))array_dlpack, METH_VARARGS | METH_KEYWORDS,
-     "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\nA DLPack "
+     "__dlpack__($self, *, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
+     "A DLPack "
      "capsule sharing this memory; the consumer's stream is ordered after hipdnn's work."},
     {"__dlpack_device__", array_dlpack_device, METH_NOARGS,
      "(device type, device id) as DLPack numbers them."},

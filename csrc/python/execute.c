@@ -471,7 +471,7 @@ PyObject* hd_pack_execute(PyObject* op, PyObject* const* args, Py_ssize_t nargs,
     PyObject* plan_obj = pack->plan ? Py_NewRef(pack->plan) : NULL;
     hipdnnBackendDescriptor_t plan = plan_obj ? ((hd_Descriptor*)plan_obj)->desc : NULL;
     if (!plan || !handle->handle) {
-        PyErr_SetString(PyExc_ValueError, plan ? "execute: the handle has been released"
+        PyErr_SetString(PyExc_ValueError, plan ? "execute: the handle has been destroyed"
                                                : "execute: the plan has been released");
         Py_XDECREF(plan_obj);
         return NULL;
@@ -518,11 +518,13 @@ PyObject* hd_pack_execute(PyObject* op, PyObject* const* args, Py_ssize_t nargs,
     vp = make_variant_pack(st, pack, ptrs, spaces, ws_ptr);
     if (!vp) goto done;
 
+    PyThread_type_lock lock = hd_handle_lock(handle);
+    if (!lock) goto done;
     hipdnnStatus_t s;
     Py_BEGIN_ALLOW_THREADS
-    PyThread_acquire_lock(handle->lock, WAIT_LOCK);
+    PyThread_acquire_lock(lock, WAIT_LOCK);
     s = hipdnnBackendExecute(handle->handle, plan, vp);
-    PyThread_release_lock(handle->lock);
+    PyThread_release_lock(lock);
     Py_END_ALLOW_THREADS
     if (hd_check(st, s, NULL) < 0) goto done;
     /* DeviceArrays remember the stream, so that their exports wait for this work. */

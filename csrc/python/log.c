@@ -12,7 +12,11 @@
  * while a module instance is being torn down.  A queue in module state would be freed
  * under such a call; a static one never is.  Whichever module instance flushes next
  * delivers the messages to its callable.
+ *
+ * fork(): the queue's lock is held around it (pthread_atfork), so a child never finds it
+ * held by a thread that does not exist there, nor the list half linked.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,10 +36,23 @@ static entry* g_tail;
 static int g_count;
 static long g_dropped;
 
+static void fork_prepare(void) {
+    if (g_lock) PyThread_acquire_lock(g_lock, WAIT_LOCK);
+}
+
+static void fork_release(void) {
+    if (g_lock) PyThread_release_lock(g_lock);
+}
+
 int hd_log_init(void) {
     if (!g_lock) {
         g_lock = PyThread_allocate_lock();
         if (!g_lock) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        /* Only the queue is ours: the backend keeps its own locks fork-safe. */
+        if (pthread_atfork(fork_prepare, fork_release, fork_release) != 0) {
             PyErr_NoMemory();
             return -1;
         }

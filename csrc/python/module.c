@@ -148,9 +148,13 @@ static PyObject* hd_set_log_callback(PyObject* module, PyObject* callback) {
     if (callback != Py_None && !PyCallable_Check(callback)) {
         return hd_type_error("set_log_callback: expected a callable or None", callback);
     }
+    /* Without the GIL: the backend waits for a callback in flight on another thread, which
+     * may be one (a ctypes one) that needs the GIL. */
     hipdnnStatus_t s;
     if (callback == Py_None) {
+        Py_BEGIN_ALLOW_THREADS
         s = hipdnnSetUserLogCallback_ext(NULL, NULL);
+        Py_END_ALLOW_THREADS
         hd_log_discard();
         Py_CLEAR(st->log_callback);
     } else {
@@ -158,7 +162,9 @@ static PyObject* hd_set_log_callback(PyObject* module, PyObject* callback) {
         Py_INCREF(callback);
         st->log_callback = callback;
         Py_XDECREF(old);
+        Py_BEGIN_ALLOW_THREADS
         s = hipdnnSetUserLogCallback_ext(hd_log_enqueue, NULL);
+        Py_END_ALLOW_THREADS
     }
     if (hd_check(st, s, "set_log_callback") < 0) return NULL;
     Py_RETURN_NONE;
@@ -262,7 +268,7 @@ static PyMethodDef module_methods[] = {
      "op_table()\n--\n\nThe backend's table of operations: one dict per op with its "
      "descriptor type, ports and parameters."},
     {"version", hd_version, METH_NOARGS,
-     "version()\n--\n\nThe backend's version string, e.g. '0.1.0'."},
+     "version()\n--\n\nThe backend's version string, e.g. '0.2.0'."},
     {"status_name", hd_status_name, METH_O,
      "status_name(status)\n--\n\nThe name of a hipdnnStatus_t value."},
     {"dtype_name", hd_dtype_name_py, METH_O,

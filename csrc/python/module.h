@@ -32,8 +32,17 @@ typedef struct {
 typedef struct {
     PyObject_HEAD
     hipdnnHandle_t handle;
-    PyThread_type_lock lock; /* serialises execute() on this handle */
+    PyThread_type_lock lock;  /* serialises execute() and destroy(): use hd_handle_lock */
+    unsigned long lock_epoch; /* the fork count of the process when `lock` was made */
 } hd_Handle;
+
+/* The handle's lock, made anew if the process forked since it was made (a thread of the
+ * parent may have held it; that thread does not exist in the child).  With the GIL held;
+ * NULL with MemoryError set. */
+PyThread_type_lock hd_handle_lock(hd_Handle* handle);
+
+/* 0 if the handle was not destroyed; else -1 with "<what>: the handle has been destroyed". */
+int hd_handle_live(PyObject* handle, const char* what);
 
 typedef struct {
     PyObject_HEAD

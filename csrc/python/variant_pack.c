@@ -5,7 +5,7 @@
  *
  * Everything is read from the plan itself, through hipdnn.h only: the plan's
  * ENGINE_CONFIG -> ENGINECFG_ENGINE -> ENGINE_OPERATION_GRAPH, that finalized graph's
- * TENSORS_EXT (uid, name, data type, dims, strides, virtual, by value) and
+ * TENSORS_EXT (uid, name, data type, dims, strides, virtual, by value, value) and
  * OUTPUT_UIDS_EXT, and the plan's WORKSPACE_SIZE and MEMORY_SPACE_EXT.  Nothing the
  * caller says about tensors or sizes is trusted: execute.c checks every array against
  * this and nothing else.
@@ -85,8 +85,10 @@ static char* get_name(hd_state* st, hipdnnBackendDescriptor_t t) {
     return name;
 }
 
-/* Reads one graph tensor.  *takes_array = 0 for virtual and by-value tensors (then
- * nothing else is read); otherwise fills *out, whose name the caller then owns. */
+/* Reads one graph tensor.  *takes_array = 0 for virtual tensors and by-value constants
+ * (then nothing else is read); otherwise fills *out, whose name the caller then owns.  A
+ * by-value tensor without a value is a runtime scalar: it takes a host array per execute
+ * (the backend reads it at enqueue time). */
 static int read_tensor(hd_state* st, hipdnnBackendDescriptor_t t, hd_pack_tensor* out,
                        int* takes_array) {
     int32_t is_virtual = 0, is_by_value = 0;
@@ -95,7 +97,13 @@ static int read_tensor(hd_state* st, hipdnnBackendDescriptor_t t, hd_pack_tensor
         get_one(st, t, HIPDNN_ATTR_TENSOR_IS_BY_VALUE, HIPDNN_TYPE_BOOLEAN, &is_by_value,
                 "a tensor's IS_BY_VALUE") < 0)
         return -1;
-    *takes_array = !is_virtual && !is_by_value;
+    int64_t value_bytes = 0;
+    if (is_by_value && hd_check(st, hipdnnBackendGetAttribute(t, HIPDNN_ATTR_TENSOR_VALUE_EXT,
+                                                              HIPDNN_TYPE_UINT8_EXT, 0,
+                                                              &value_bytes, NULL),
+                                CTX) < 0)
+        return -1;
+    *takes_array = !is_virtual && !(is_by_value && value_bytes > 0);
     if (!*takes_array) return 0;
 
     hipdnnDataType_t dtype;
@@ -364,10 +372,10 @@ static PyObject* pack_repr(PyObject* op) {
 
 static PyMethodDef pack_methods[] = {
     {"execute", (PyCFunction)(void (*)(void))hd_pack_execute, METH_FASTCALL | METH_KEYWORDS,
-     "execute(handle, arrays, workspace=None)\n--\n\nRuns the plan. arrays: one array (a "
-     "buffer-protocol object for host memory; a DeviceArray or an object with __dlpack__ or "
-     "__cuda_array_interface__ for device memory) per tensor in pack order (see uids), or a "
-     "dict {uid: array}; each is checked "
+     "execute($self, handle, arrays, workspace=None)\n--\n\nRuns the plan. arrays: one array "
+     "(a buffer-protocol object for host memory; a DeviceArray or an object with __dlpack__ "
+     "or __cuda_array_interface__ for device memory) per tensor in pack order (see uids), or "
+     "a dict {uid: array}; each is checked "
      "against the plan's graph (dtype, shape, strides in elements, writable outputs). "
      "workspace: a writable buffer of at least workspace_size bytes; None allocates one for "
      "a host plan."},

@@ -163,6 +163,26 @@ void hipdnnSdkPackedStrides(int32_t ndim, const int64_t* dims, int64_t* strides)
     }
 }
 
+bool hipdnnSdkStridesOverlap(int32_t ndim, const int64_t* dims, const int64_t* strides) {
+    /* Dims larger than 1 by increasing stride: each stride must step past everything the
+     * smaller ones reach.  Sufficient for no overlap; interleaved layouts that happen not
+     * to collide are refused too, which no frontend produces. */
+    int32_t order[HIPDNN_MAX_DIMS], n = 0;
+    for (int32_t i = 0; i < ndim && i < HIPDNN_MAX_DIMS; ++i) {
+        if (dims[i] <= 1) continue;
+        int32_t k = n++;
+        for (; k > 0 && strides[order[k - 1]] > strides[i]; --k) order[k] = order[k - 1];
+        order[k] = i;
+    }
+    int64_t reach = 0; /* the largest offset the dims so far address */
+    for (int32_t k = 0; k < n; ++k) {
+        int32_t i = order[k];
+        if (strides[i] <= reach) return true;
+        reach += (dims[i] - 1) * strides[i];
+    }
+    return false;
+}
+
 int64_t hipdnnSdkElementCount(int32_t ndim, const int64_t* dims) {
     int64_t n = 1;
     for (int32_t i = 0; i < ndim; ++i) n *= dims[i];

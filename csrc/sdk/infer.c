@@ -247,8 +247,19 @@ static bool infer_pointwise(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const
     }
     if (n->compute_type == HIPDNN_DATA_NOT_SET) n->compute_type = HIPDNN_DATA_FLOAT;
     bool x_full = x->ndim == r && memcmp(x->dims, dims, (size_t)r * sizeof(int64_t)) == 0;
-    return set_output(e, label, "y", y, r, dims, x_full ? x : NULL,
-                      y->is_virtual ? n->compute_type : x->data_type);
+    bool b_full = bt && bt->ndim == r && memcmp(bt->dims, dims, (size_t)r * sizeof(int64_t)) == 0;
+    bool strides_given = y->strides[0] != 0;
+    if (!set_output(e, label, "y", y, r, dims, x_full ? x : NULL,
+                    y->is_virtual ? n->compute_type : x->data_type))
+        return false;
+    /* cuDNN frontend's rule: an output shaped as an input takes that input's strides, so
+     * a strided view in gives a like view out; unless they would overlap (an aliasing
+     * input).  Virtual tensors stay packed: their layout is the engine's business. */
+    const hipdnnSdkTensor* like = x_full ? x : b_full ? bt : NULL;
+    if (!strides_given && !y->is_virtual && like &&
+        !hipdnnSdkStridesOverlap(like->ndim, like->dims, like->strides))
+        memcpy(y->strides, like->strides, (size_t)r * sizeof(int64_t));
+    return true;
 }
 
 static bool infer_batchnorm(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* label) {

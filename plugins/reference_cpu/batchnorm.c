@@ -32,14 +32,20 @@ bool ref_batchnorm_check(const ref_view* in, const ref_view* y, char* why, size_
     return true;
 }
 
-static void bn_row(const double* const* in, double* y, int64_t n, const void* ctx) {
+static void bn_block(const double* const* in, double* y, int64_t n, const void* ctx,
+                     double* tmp) {
     (void)ctx;
+    (void)tmp;
     const double *x = in[0], *mean = in[1], *inv_var = in[2], *scale = in[3], *bias = in[4];
     for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean[i]) * inv_var[i] * scale[i] + bias[i];
 }
 
+int64_t ref_batchnorm_scratch_doubles(int64_t elements) {
+    return ref_scratch_piece(ref_map_scratch_doubles(elements, 5, 0));
+}
+
 hipdnnPluginStatus_t ref_batchnorm_inference(const hipdnnSdkNode* node, const ref_view* in,
-                                             const ref_view* y) {
+                                             const ref_view* y, const ref_region* scratch) {
     char why[REF_MSG_LEN];
     if (!ref_batchnorm_check(in, y, why, sizeof(why))) {
         ref_set_error(REF_ENGINE_NAME ": node '%s' (batchnorm_inference): %s", node->name, why);
@@ -47,11 +53,11 @@ hipdnnPluginStatus_t ref_batchnorm_inference(const hipdnnSdkNode* node, const re
     }
     ref_view bv[5];
     for (int p = 0; p < 5; ++p) ref_broadcast_view(&in[p], y->ndim, y->dims, &bv[p]);
-    if (ref_map_rows(y, 5, bv, bn_row, NULL) != 0) {
-        ref_set_error(REF_ENGINE_NAME ": node '%s' (batchnorm_inference): out of memory for "
-                      "scratch rows",
-                      node->name);
+    int64_t elements = ref_element_count(y->ndim, y->dims);
+    ref_scratch s;
+    if (!ref_scratch_open(&s, ref_batchnorm_scratch_doubles(elements), scratch, node))
         return HIPDNN_PLUGIN_STATUS_ALLOC_FAILED;
-    }
+    ref_map_blocks(y, 5, bv, bn_block, NULL, 0, ref_scratch_take(&s, ref_map_scratch_doubles(elements, 5, 0)));
+    ref_scratch_close(&s);
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }

@@ -17,8 +17,8 @@
  *
  * with field = C/G * prod(ker), mr x nr the tile of ref_gemm_kernel_get(), P positions
  * per item = min(ceil(prod(out) / nr) * nr, max(nr, floor(32768 / field / nr) * nr)),
- * T = min(N*G*ceil(prod(out) / P), ref_threads_for(N*K*prod(out)*field multiply-adds)),
- * plus the row walker's own buffer while ref_gather reads w. */
+ * T = min(N*G*ceil(prod(out) / P), ref_threads_for(N*K*prod(out)*field multiply-adds)).
+ * (ref_gather and the panel packing copy through a block buffer on the stack.) */
 #include <string.h>
 
 #include "reference_cpu.h"
@@ -327,21 +327,15 @@ hipdnnPluginStatus_t ref_conv_fprop(const hipdnnSdkNode* node, const ref_view* x
     double* work = ref_scratch_take(&s, cp.workers * worker_doubles(&g, &cp));
     conv_job jb = {&g, &cp, x, y, wp, work};
 
-    hipdnnPluginStatus_t st = HIPDNN_PLUGIN_STATUS_SUCCESS;
-    int rc = ref_gather(w, ws);
-    for (int64_t grp = 0; rc == 0 && grp < g.groups; ++grp) {
+    ref_gather(w, ws);
+    for (int64_t grp = 0; grp < g.groups; ++grp) {
         /* The group's filters as a [K/G, field] matrix of the gathered weights. */
         ref_view v;
         int64_t dims[2] = {g.kg, cp.field};
         ref_view_packed_double(ws + grp * g.kg * cp.field, 2, dims, &v);
-        rc = ref_pack_panels(&v, cp.kr->mr, wp + grp * cp.w_panels);
+        ref_pack_panels(&v, cp.kr->mr, wp + grp * cp.w_panels);
     }
-    if (rc == 0) rc = ref_parallel_for(cp.items, 1, cp.threads, conv_items, &jb);
-    if (rc != 0) {
-        ref_set_error(REF_ENGINE_NAME ": node '%s' (conv_fprop): out of memory for scratch rows",
-                      node->name);
-        st = HIPDNN_PLUGIN_STATUS_ALLOC_FAILED;
-    }
+    (void)ref_parallel_for(cp.items, 1, cp.threads, conv_items, &jb); /* items cannot fail */
     ref_scratch_close(&s);
-    return st;
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }

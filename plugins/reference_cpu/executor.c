@@ -19,54 +19,77 @@ static size_t slot_bytes(const hipdnnSdkTensor* t) {
 
 static bool in_workspace(const hipdnnSdkTensor* t) { return t->is_virtual && !t->is_by_value; }
 
-/* The largest scratch (float64 values) one conv or matmul node of the graph takes; the
- * kernels' own formulas, from the tensors' shapes alone. */
+/* Elements of the tensor `uid` of a supported graph. */
+static int64_t elements_of(const hipdnnSdkGraph* g, int64_t uid) {
+    const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(g, uid);
+    return ref_element_count(t->ndim, t->dims);
+}
+
+/* The largest scratch (float64 values) one node of the graph takes: the kernels' own
+ * formulas, from the tensors' shapes alone. */
 static int64_t scratch_doubles(const hipdnnSdkGraph* g) {
     int64_t most = 0;
     for (int32_t i = 0; i < g->num_nodes; ++i) {
         const hipdnnSdkNode* n = &g->nodes[i];
         ref_view v[2], y;
         int64_t need = 0;
-        if (n->kind != HIPDNN_OP_CONV_FPROP && n->kind != HIPDNN_OP_MATMUL) continue;
-        for (int k = 0; k < 2; ++k)
-            ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, n->inputs[k]), NULL, &v[k]);
-        ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, n->outputs[0]), NULL, &y);
-        if (n->kind == HIPDNN_OP_MATMUL) {
-            need = ref_matmul_scratch_doubles(&v[0], &v[1], &y);
-        } else {
-            ref_conv_geometry geo;
-            char why[REF_MSG_LEN];
-            if (ref_conv_check(n, &v[0], &v[1], &y, &geo, why, sizeof(why)))
-                need = ref_conv_scratch_doubles(&geo);
+        if (n->kind == HIPDNN_OP_POINTWISE) {
+            need = ref_pointwise_scratch_doubles(elements_of(g, n->outputs[0]));
+        } else if (n->kind == HIPDNN_OP_BATCHNORM_INFERENCE) {
+            need = ref_batchnorm_scratch_doubles(elements_of(g, n->outputs[0]));
+        } else if (n->kind == HIPDNN_OP_CONV_FPROP || n->kind == HIPDNN_OP_MATMUL) {
+            for (int k = 0; k < 2; ++k)
+                ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, n->inputs[k]), NULL, &v[k]);
+            ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, n->outputs[0]), NULL, &y);
+            if (n->kind == HIPDNN_OP_MATMUL) {
+                need = ref_matmul_scratch_doubles(&v[0], &v[1], &y);
+            } else {
+                ref_conv_geometry geo;
+                char why[REF_MSG_LEN];
+                if (ref_conv_check(n, &v[0], &v[1], &y, &geo, why, sizeof(why)))
+                    need = ref_conv_scratch_doubles(&geo);
+            }
         }
         if (need > most) most = need;
     }
     return most;
 }
 
-/* Virtual tensors' slots, then (aligned) the kernels' scratch plus its alignment slack:
- * the most any conv, matmul or fused pointwise run takes (they run one after another). */
+/* Bytes of one execution's tensor table: a pointer per tensor, then a float64 per
+ * tensor for runtime scalars. */
+static size_t state_bytes(const hipdnnSdkGraph* g) {
+    size_t nt = (size_t)(g->num_tensors > 0 ? g->num_tensors : 1);
+    return align_up(nt * sizeof(void*)) + align_up(nt * sizeof(double));
+}
+
+/* Virtual tensors' slots, the tensor table, then (aligned) the kernels' scratch plus its
+ * alignment slack: the most any node or fused run takes (they run one after another). */
 static size_t layout_workspace(const hipdnnSdkGraph* g, const ref_fused* runs,
-                               int32_t num_runs, size_t* scratch_offset, int64_t* scratch) {
+                               int32_t num_runs, size_t* state_offset, size_t* scratch_offset,
+                               int64_t* scratch) {
     size_t total = 0;
     for (int32_t i = 0; i < g->num_tensors; ++i)
         if (in_workspace(&g->tensors[i])) total += slot_bytes(&g->tensors[i]);
+    *state_offset = total;
+    total += state_bytes(g);
     *scratch = scratch_doubles(g);
-    for (int32_t r = 0; r < num_runs; ++r)
-        if (ref_fused_scratch_doubles(&runs[r]) > *scratch)
-            *scratch = ref_fused_scratch_doubles(&runs[r]);
+    for (int32_t r = 0; r < num_runs; ++r) {
+        int64_t y = g->nodes[runs[r].first + runs[r].count - 1].outputs[0];
+        int64_t need = ref_fused_scratch_doubles(&runs[r], elements_of(g, y));
+        if (need > *scratch) *scratch = need;
+    }
     *scratch_offset = total;
     if (*scratch > 0) total += align_up((size_t)(*scratch + 8) * sizeof(double));
     return total;
 }
 
 size_t ref_workspace_size(const hipdnnSdkGraph* g) {
-    size_t offset = 0;
+    size_t state = 0, offset = 0;
     int64_t scratch = 0;
     ref_fused* runs = NULL;
     int32_t num_runs = 0;
     if (ref_fuse_find(g, &runs, &num_runs) != 0) num_runs = 0; /* then unfused: less room */
-    size_t total = layout_workspace(g, runs, num_runs, &offset, &scratch);
+    size_t total = layout_workspace(g, runs, num_runs, &state, &offset, &scratch);
     free(runs);
     return total;
 }
@@ -121,8 +144,8 @@ hipdnnPluginStatus_t ref_plan_create(hipdnnSdkGraph* g, ref_plan** out) {
         ref_set_error(REF_ENGINE_NAME ": out of memory creating an execution context");
         return HIPDNN_PLUGIN_STATUS_ALLOC_FAILED;
     }
-    p->workspace_size =
-        layout_workspace(g, p->runs, p->num_runs, &p->scratch_offset, &p->scratch_doubles);
+    p->workspace_size = layout_workspace(g, p->runs, p->num_runs, &p->state_offset,
+                                         &p->scratch_offset, &p->scratch_doubles);
     for (int32_t i = 0; i < g->num_nodes; ++i) {
         const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(g->nodes[i].kind);
         int nin = info ? info->num_inputs : 0;
@@ -140,11 +163,6 @@ static hipdnnPluginStatus_t resolve(const ref_plan* p, void* workspace,
                                     const hipdnnPluginTensorBuffer_t* buffers, uint32_t nbuf,
                                     void** ptrs, double* runtime) {
     const hipdnnSdkGraph* g = p->graph;
-    if (p->workspace_size > 0 && !workspace) {
-        ref_set_error(REF_ENGINE_NAME ": execute: graph '%s' needs a workspace of %zu bytes, "
-                      "got NULL", g->name, p->workspace_size);
-        return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
-    }
     for (int32_t i = 0; i < g->num_tensors; ++i) {
         const hipdnnSdkTensor* t = &g->tensors[i];
         ptrs[i] = NULL;
@@ -180,10 +198,6 @@ static hipdnnPluginStatus_t resolve(const ref_plan* p, void* workspace,
             return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
         }
     }
-    if (p->workspace_size > 0 && (uintptr_t)workspace % sizeof(double) != 0) {
-        ref_set_error(REF_ENGINE_NAME ": execute: workspace %p is not 8-byte aligned", workspace);
-        return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
-    }
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
 
@@ -212,8 +226,9 @@ static hipdnnPluginStatus_t run_node(const ref_plan* p, const hipdnnSdkNode* n,
     case HIPDNN_OP_MATMUL:
         return ref_matmul(n, &in[HIPDNN_MATMUL_A], &in[HIPDNN_MATMUL_B], &y, scratch);
     case HIPDNN_OP_POINTWISE:
-        return ref_pointwise(n, &in[HIPDNN_PW_X], nin == 2 ? &in[HIPDNN_PW_B] : NULL, &y);
-    case HIPDNN_OP_BATCHNORM_INFERENCE: return ref_batchnorm_inference(n, in, &y);
+        return ref_pointwise(n, &in[HIPDNN_PW_X], nin == 2 ? &in[HIPDNN_PW_B] : NULL, &y,
+                             scratch);
+    case HIPDNN_OP_BATCHNORM_INFERENCE: return ref_batchnorm_inference(n, in, &y, scratch);
     default:
         ref_set_error(REF_ENGINE_NAME ": node '%s': operation kind %d not supported", n->name,
                       (int)n->kind);
@@ -225,19 +240,25 @@ hipdnnPluginStatus_t ref_plan_run(const ref_plan* p, void* workspace,
                                   const hipdnnPluginTensorBuffer_t* buffers,
                                   uint32_t num_buffers) {
     const hipdnnSdkGraph* g = p->graph;
-    size_t nt = (size_t)(g->num_tensors > 0 ? g->num_tensors : 1);
-    void** ptrs = calloc(nt, sizeof(void*));
-    double* runtime = calloc(nt, sizeof(double));
-    if (!ptrs || !runtime) {
-        free(ptrs);
-        free(runtime);
-        ref_set_error(REF_ENGINE_NAME ": execute: out of memory");
-        return HIPDNN_PLUGIN_STATUS_ALLOC_FAILED;
+    if (!workspace) {
+        ref_set_error(REF_ENGINE_NAME ": execute: graph '%s' needs a workspace of %zu bytes, "
+                      "got NULL", g->name, p->workspace_size);
+        return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
     }
+    if ((uintptr_t)workspace % sizeof(double) != 0) {
+        ref_set_error(REF_ENGINE_NAME ": execute: workspace %p is not 8-byte aligned", workspace);
+        return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    }
+    /* This execution's tensor table lives in the workspace: nothing is allocated here,
+     * and executions with their own workspaces may run at once. */
+    uint8_t* state = (uint8_t*)workspace + p->state_offset;
+    size_t nt = (size_t)(g->num_tensors > 0 ? g->num_tensors : 1);
+    void** ptrs = (void**)(void*)state;
+    double* runtime = (double*)(void*)(state + align_up(nt * sizeof(void*)));
     hipdnnPluginStatus_t st = resolve(p, workspace, buffers, num_buffers, ptrs, runtime);
     /* The kernels' scratch: the tail of the workspace, sized at plan time. */
     ref_region scratch = {NULL, 0};
-    if (workspace && p->scratch_doubles > 0) {
+    if (p->scratch_doubles > 0) {
         scratch.data = (double*)(void*)((uint8_t*)workspace + p->scratch_offset);
         scratch.doubles = p->scratch_doubles + 8;
     }
@@ -248,14 +269,12 @@ hipdnnPluginStatus_t ref_plan_run(const ref_plan* p, void* workspace,
             ref_view ins[REF_MAP_MAX_INPUTS], y;
             for (int k = 0; k < r->nin; ++k) view_of(p, ptrs, r->inputs[k], &ins[k]);
             view_of(p, ptrs, g->nodes[i + r->count - 1].outputs[0], &y);
-            st = ref_fused_run(g, r, ins, &y, &scratch);
+            st = ref_fused_run(&g->nodes[i], r, ins, &y, &scratch);
             i += r->count;
         } else {
             st = run_node(p, &g->nodes[i], ptrs, &scratch);
             ++i;
         }
     }
-    free(ptrs);
-    free(runtime);
     return st;
 }

@@ -108,13 +108,8 @@ void ref_gemm_packed(const ref_gemm_kernel* kr, int64_t m, int64_t n, int64_t k,
     }
 }
 
-static void copy_row(const double* const* in, double* out, int64_t n, const void* ctx) {
-    (void)ctx;
-    memcpy(out, in[0], (size_t)n * sizeof(double));
-}
-
 /* Panels read down their columns: right when the rows are the contiguous dim (b seen
- * as [n, k]), where the row walker would read across them with a stride. */
+ * as [n, k]), where the block walker would read across them with a stride. */
 static void pack_by_columns(const ref_view* src, int64_t w, double* dst) {
     int64_t rows = src->dims[0], cols = src->dims[1];
     for (int64_t r0 = 0; r0 < rows; r0 += w) {
@@ -127,11 +122,11 @@ static void pack_by_columns(const ref_view* src, int64_t w, double* dst) {
     }
 }
 
-int ref_pack_panels(const ref_view* src, int64_t w, double* dst) {
+void ref_pack_panels(const ref_view* src, int64_t w, double* dst) {
     int64_t rows = src->dims[0], cols = src->dims[1];
     if (src->strides[0] < src->strides[1]) {
         pack_by_columns(src, w, dst);
-        return 0;
+        return;
     }
     int64_t full = rows / w, rem = rows % w;
     ref_view s = *src, d;
@@ -148,7 +143,7 @@ int ref_pack_panels(const ref_view* src, int64_t w, double* dst) {
         d.strides[0] = cols * w;
         d.strides[1] = 1;
         d.strides[2] = w;
-        if (ref_map_rows(&d, 1, &s, copy_row, NULL) != 0) return -1;
+        ref_copy_view(&d, &s);
     }
     if (rem > 0) {
         double* last = dst + full * w * cols;
@@ -160,7 +155,6 @@ int ref_pack_panels(const ref_view* src, int64_t w, double* dst) {
         ref_view_packed_double(last, 2, s.dims, &d);
         d.strides[0] = 1;
         d.strides[1] = w;
-        if (ref_map_rows(&d, 1, &s, copy_row, NULL) != 0) return -1;
+        ref_copy_view(&d, &s);
     }
-    return 0;
 }

@@ -1,7 +1,9 @@
 /* Threads: splits a range of independent work items over the machine's cores.
  *
  * Threads are created per call and joined before it returns: no pool outlives a call, so
- * unloading the plugin never races a worker.  The kernels that use this give each output
+ * unloading the plugin never races a worker, and a forked child has nothing to rebuild
+ * (the backend's fork handler waits for calls in flight; a pool would need its own
+ * pthread_atfork, see hipdnn_plugin.h).  The kernels that use this give each output
  * element to exactly one item and sum it in a fixed order, so results do not depend on
  * how many threads ran. */
 #include <pthread.h>

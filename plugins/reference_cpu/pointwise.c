@@ -20,12 +20,15 @@
  *                    erfc keeps P accurate in the far negative tail, where 1 + erf cancels.
  *                    Where P underflows to 0 (x below about -38.5, and -inf) y = -0, the
  *                    sign of x * P for finite x; gelu(+inf) = +inf, gelu(-0) = -0
- * Every mode gives NaN for a NaN input.  The row loops select with comparisons, not
- * branches, so gcc can vectorize the ones without libm calls.
+ * Every mode gives NaN for a NaN input.  exp and tanh are vmath.h's (within a few
+ * float64 ulps of the true value, as libm's are); erfc is libm's.
  */
 #include <math.h>
+#include <string.h>
 
+#include "fp16_bf16.h"
 #include "reference_cpu.h"
+#include "vmath.h"
 
 static const double k_sqrt1_2 = 0.70710678118654752440; /* 1 / sqrt(2) */
 
@@ -57,8 +60,6 @@ bool ref_pointwise_check(const hipdnnSdkNode* node, const ref_view* x, const ref
     return true;
 }
 
-typedef ref_pw_params pw_params;
-
 void ref_pw_params_of(const hipdnnSdkNode* node, ref_pw_params* p) {
     p->mode = hipdnnSdkNodeMode(node);
     p->lower_clip = node->attrs[HIPDNN_PW_RELU_LOWER_CLIP].d;
@@ -66,115 +67,166 @@ void ref_pw_params_of(const hipdnnSdkNode* node, ref_pw_params* p) {
     p->lower_clip_slope = node->attrs[HIPDNN_PW_RELU_LOWER_CLIP_SLOPE].d;
 }
 
-/* IEEE maximum / minimum as selects, so the loops vectorize.  Two zeros compare equal, so
- * their order comes from arithmetic instead: for zeros, a + b is +0 unless both are -0
- * (the maximum), and -(-a - b) is -0 unless both are +0 (the minimum). */
-static void maximum_row(const double* restrict a, const double* restrict b, double* restrict y,
-                        int64_t n) {
+/* ---- one mode over a block ----------------------------------------------------------
+ * Each loop below is branch-free and call-free except gelu's erfc, so it vectorizes; the
+ * functions are always inlined, so a loop takes the vector width of the program variant
+ * (end of file) it lands in.  Operands and result never overlap.  With f32 set, each
+ * result is rounded to float32 as it is stored (a float32 intermediate), in the same pass. */
+#define PW_INLINE static inline __attribute__((always_inline))
+#define PW_OUT(v) (f32 ? (double)(float)(v) : (v))
+
+/* IEEE maximum / minimum as selects.  Two zeros compare equal, so their order comes from
+ * arithmetic instead: for zeros, a + b is +0 unless both are -0 (the maximum), and
+ * -(-a - b) is -0 unless both are +0 (the minimum). */
+PW_INLINE void maximum_row(const double* restrict a, const double* restrict b,
+                           double* restrict y, int64_t n, bool f32) {
     for (int64_t i = 0; i < n; ++i) {
         double ai = a[i], bi = b[i];
         double m = ai > bi ? ai : bi;
         double z = ai + bi; /* NaN if either is NaN */
         m = ai == 0.0 && bi == 0.0 ? z : m;
-        y[i] = isunordered(ai, bi) ? z : m;
+        y[i] = PW_OUT(isunordered(ai, bi) ? z : m);
     }
 }
 
-static void minimum_row(const double* restrict a, const double* restrict b, double* restrict y,
-                        int64_t n) {
+PW_INLINE void minimum_row(const double* restrict a, const double* restrict b,
+                           double* restrict y, int64_t n, bool f32) {
     for (int64_t i = 0; i < n; ++i) {
         double ai = a[i], bi = b[i];
         double m = ai < bi ? ai : bi;
         double z = -(-ai - bi); /* NaN if either is NaN */
         m = ai == 0.0 && bi == 0.0 ? z : m;
-        y[i] = isunordered(ai, bi) ? z : m;
+        y[i] = PW_OUT(isunordered(ai, bi) ? z : m);
     }
 }
 
-/* The rows never overlap: ref_map_rows gives each its own scratch buffer. */
-static void binary_row(const double* const* in, double* out, int64_t n, const void* ctx) {
-    const pw_params* p = ctx;
-    const double* restrict a = in[0];
-    const double* restrict b = in[1];
-    double* restrict y = out;
+PW_INLINE void binary_row(const ref_pw_params* p, const double* restrict a,
+                          const double* restrict b, double* restrict y, int64_t n, bool f32) {
     switch (p->mode) {
-    case HIPDNN_POINTWISE_ADD: for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i]; break;
-    case HIPDNN_POINTWISE_SUB: for (int64_t i = 0; i < n; ++i) y[i] = a[i] - b[i]; break;
-    case HIPDNN_POINTWISE_MUL: for (int64_t i = 0; i < n; ++i) y[i] = a[i] * b[i]; break;
-    case HIPDNN_POINTWISE_DIV: for (int64_t i = 0; i < n; ++i) y[i] = a[i] / b[i]; break;
-    case HIPDNN_POINTWISE_MAX: maximum_row(a, b, y, n); break;
-    case HIPDNN_POINTWISE_MIN: minimum_row(a, b, y, n); break;
+    case HIPDNN_POINTWISE_ADD: for (int64_t i = 0; i < n; ++i) y[i] = PW_OUT(a[i] + b[i]); break;
+    case HIPDNN_POINTWISE_SUB: for (int64_t i = 0; i < n; ++i) y[i] = PW_OUT(a[i] - b[i]); break;
+    case HIPDNN_POINTWISE_MUL: for (int64_t i = 0; i < n; ++i) y[i] = PW_OUT(a[i] * b[i]); break;
+    case HIPDNN_POINTWISE_DIV: for (int64_t i = 0; i < n; ++i) y[i] = PW_OUT(a[i] / b[i]); break;
+    case HIPDNN_POINTWISE_MAX: maximum_row(a, b, y, n, f32); break;
+    case HIPDNN_POINTWISE_MIN: minimum_row(a, b, y, n, f32); break;
     default: for (int64_t i = 0; i < n; ++i) y[i] = NAN; break;
     }
 }
 
 /* NaN fails both comparisons and passes through as x. */
-static void relu_row(const double* restrict x, double* restrict y, int64_t n,
-                     const pw_params* p) {
+PW_INLINE void relu_row(const ref_pw_params* p, const double* restrict x, double* restrict y,
+                        int64_t n, bool f32) {
     const double lo = p->lower_clip, hi = p->upper_clip, slope = p->lower_clip_slope;
     if (slope == 0.0) { /* the flat part is exactly lo, even at x = -inf */
         for (int64_t i = 0; i < n; ++i) {
             double v = x[i] >= hi ? hi : x[i];
-            y[i] = x[i] <= lo ? lo : v;
+            y[i] = PW_OUT(x[i] <= lo ? lo : v);
         }
     } else {
-        /* The sloped line everywhere first, then the selects: in one loop gcc sinks the
-         * arithmetic into a branch (it may trap) and the loop no longer vectorizes. */
-        for (int64_t i = 0; i < n; ++i) y[i] = lo + slope * (x[i] - lo);
         for (int64_t i = 0; i < n; ++i) {
             double v = x[i] >= hi ? hi : x[i];
-            y[i] = x[i] <= lo ? y[i] : v;
+            y[i] = PW_OUT(x[i] <= lo ? lo + slope * (x[i] - lo) : v);
         }
     }
 }
 
-static void gelu_row(const double* restrict x, double* restrict y, int64_t n) {
+/* libm's erfc: the one call left in a loop (see docs/architecture.md). */
+PW_INLINE void gelu_row(const double* restrict x, double* restrict y, int64_t n, bool f32) {
     for (int64_t i = 0; i < n; ++i) {
         double cdf = 0.5 * erfc(-x[i] * k_sqrt1_2);
-        y[i] = cdf == 0.0 ? -0.0 : x[i] * cdf; /* -inf * 0 would be NaN */
+        y[i] = PW_OUT(cdf == 0.0 ? -0.0 : x[i] * cdf); /* -inf * 0 would be NaN */
     }
 }
 
-static void unary_row(const double* const* in, double* out, int64_t n, const void* ctx) {
-    const pw_params* p = ctx;
-    const double* restrict x = in[0];
-    double* restrict y = out;
+PW_INLINE void unary_row(const ref_pw_params* p, const double* restrict x, double* restrict y,
+                         int64_t n, bool f32) {
     switch (p->mode) {
-    case HIPDNN_POINTWISE_IDENTITY: for (int64_t i = 0; i < n; ++i) y[i] = x[i]; break;
-    case HIPDNN_POINTWISE_RELU_FWD: relu_row(x, y, n, p); break;
+    case HIPDNN_POINTWISE_IDENTITY: for (int64_t i = 0; i < n; ++i) y[i] = PW_OUT(x[i]); break;
+    case HIPDNN_POINTWISE_RELU_FWD: relu_row(p, x, y, n, f32); break;
     case HIPDNN_POINTWISE_SIGMOID_FWD:
-        for (int64_t i = 0; i < n; ++i) y[i] = 1.0 / (1.0 + exp(-x[i]));
+        for (int64_t i = 0; i < n; ++i) y[i] = PW_OUT(ref_vm_sigmoid(x[i]));
         break;
-    case HIPDNN_POINTWISE_TANH_FWD: for (int64_t i = 0; i < n; ++i) y[i] = tanh(x[i]); break;
-    case HIPDNN_POINTWISE_GELU_FWD: gelu_row(x, y, n); break;
+    case HIPDNN_POINTWISE_TANH_FWD:
+        for (int64_t i = 0; i < n; ++i) y[i] = PW_OUT(ref_vm_tanh(x[i]));
+        break;
+    case HIPDNN_POINTWISE_GELU_FWD: gelu_row(x, y, n, f32); break;
     default: for (int64_t i = 0; i < n; ++i) y[i] = NAN; break;
     }
 }
 
-void ref_pw_row(const ref_pw_params* p, const double* a, const double* b, double* y,
-                int64_t n) {
-    const double* in[2] = {a, b};
-    if (hipdnnSdkPointwiseArity(p->mode) == 2) binary_row(in, y, n, p);
-    else unary_row(in, y, n, p);
+/* ---- a program over a block -------------------------------------------------------- */
+
+/* Member k reads input blocks or earlier members' blocks (tmp, one per member but the
+ * last) and writes its own block, or `out` for the last member.  Intermediates are
+ * rounded to their data type as storing and reloading the virtual tensor would. */
+PW_INLINE void run_program(const ref_fused* r, const double* const* in, double* out, int64_t n,
+                           double* tmp) {
+    for (int k = 0; k < r->count; ++k) {
+        const double* ops[2];
+        for (int op = 0; op < 2; ++op) {
+            int8_t s = r->src[k][op];
+            ops[op] = s >= 0 ? in[s] : tmp + (int64_t)(-s - 1) * REF_BLOCK;
+        }
+        bool last = k == r->count - 1;
+        double* y = last ? out : tmp + (int64_t)k * REF_BLOCK;
+        hipdnnDataType_t t = last ? HIPDNN_DATA_DOUBLE : r->round_to[k]; /* out: the walker */
+        bool f32 = t == HIPDNN_DATA_FLOAT; /* the common case, rounded in the op's loop */
+        bool two = hipdnnSdkPointwiseArity(r->params[k].mode) == 2;
+        /* constant f32 in each call: every loop is compiled both ways */
+        if (two && f32) binary_row(&r->params[k], ops[0], ops[1], y, n, true);
+        else if (two) binary_row(&r->params[k], ops[0], ops[1], y, n, false);
+        else if (f32) unary_row(&r->params[k], ops[0], y, n, true);
+        else unary_row(&r->params[k], ops[0], y, n, false);
+        if (t == HIPDNN_DATA_HALF)
+            for (int64_t i = 0; i < n; ++i) y[i] = ref_round_half(y[i]);
+        else if (t == HIPDNN_DATA_BFLOAT16)
+            for (int64_t i = 0; i < n; ++i) y[i] = ref_round_bf16(y[i]);
+    }
+}
+
+/* The program compiled for each vector width; ref_fused_block_fn picks by CPU. */
+#define PW_PROGRAM_VARIANT(name, attr)                                                      \
+    attr static void name(const double* const* in, double* out, int64_t n, const void* ctx, \
+                          double* tmp) {                                                    \
+        run_program(ctx, in, out, n, tmp);                                                  \
+    }
+
+PW_PROGRAM_VARIANT(program_generic, )
+#ifdef REF_X86_VARIANTS
+PW_PROGRAM_VARIANT(program_avx2, REF_TARGET_AVX2)
+PW_PROGRAM_VARIANT(program_avx512, REF_TARGET_AVX512)
+#endif
+
+ref_block_fn ref_fused_block_fn(void) {
+    switch (ref_vector_level()) {
+#ifdef REF_X86_VARIANTS
+    case REF_VECTOR_AVX512: return program_avx512;
+    case REF_VECTOR_AVX2: return program_avx2;
+#endif
+    default: return program_generic;
+    }
 }
 
 hipdnnPluginStatus_t ref_pointwise(const hipdnnSdkNode* node, const ref_view* x,
-                                   const ref_view* b, const ref_view* y) {
-    pw_params params;
-    ref_pw_params_of(node, &params);
+                                   const ref_view* b, const ref_view* y,
+                                   const ref_region* scratch) {
     char why[REF_MSG_LEN];
     if (!ref_pointwise_check(node, x, b, y, why, sizeof(why))) {
         ref_set_error(REF_ENGINE_NAME ": node '%s' (pointwise): %s", node->name, why);
         return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
     }
-    bool binary = hipdnnSdkPointwiseArity(params.mode) == 2;
-    ref_view in[2];
-    ref_broadcast_view(x, y->ndim, y->dims, &in[0]);
-    if (binary) ref_broadcast_view(b, y->ndim, y->dims, &in[1]);
-    if (ref_map_rows(y, binary ? 2 : 1, in, binary ? binary_row : unary_row, &params) != 0) {
-        ref_set_error(REF_ENGINE_NAME ": node '%s' (pointwise): out of memory for scratch rows",
-                      node->name);
-        return HIPDNN_PLUGIN_STATUS_ALLOC_FAILED;
-    }
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+    /* A program of one member: inputs x (slot 0) and b (slot 1). */
+    ref_fused one;
+    memset(&one, 0, sizeof(one));
+    one.count = 1;
+    ref_pw_params_of(node, &one.params[0]);
+    one.nin = hipdnnSdkPointwiseArity(one.params[0].mode);
+    one.src[0][1] = (int8_t)(one.nin - 1);
+    one.round_to[0] = y->dtype;
+    ref_view ins[2] = {*x, one.nin == 2 ? *b : *x};
+    return ref_fused_run(node, &one, ins, y, scratch);
+}
+
+int64_t ref_pointwise_scratch_doubles(int64_t elements) {
+    return ref_scratch_piece(ref_map_scratch_doubles(elements, 2, 0));
 }

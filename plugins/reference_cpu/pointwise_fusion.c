@@ -1,8 +1,9 @@
 /* Fused pointwise runs: consecutive pointwise nodes whose intermediate tensors are virtual,
  * shaped like the run's last output and read by no node outside the run are evaluated in
- * one pass over row chunks.  Each intermediate is rounded to its own data type in the row
- * (a store and load of the chunk), so a run gives exactly what the nodes one by one give,
- * without writing the intermediates out or walking the tensors once per node. */
+ * one pass over blocks of the output (pointwise.c's program kernel, ref_map_blocks).
+ * Each intermediate is rounded to its own data type in its block, so a run gives exactly
+ * what the nodes one by one give, without writing the intermediates out or walking the
+ * tensors once per node. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,59 +136,22 @@ int ref_fuse_find(const hipdnnSdkGraph* g, ref_fused** runs, int32_t* num_runs) 
     return 0;
 }
 
-int64_t ref_fused_scratch_doubles(const ref_fused* r) {
-    /* a row per member, and one for the rounding round trip */
-    return (int64_t)(r->count + 1) * REF_ROW_CHUNK;
+int64_t ref_fused_scratch_doubles(const ref_fused* r, int64_t elements) {
+    /* per thread: a block per input and for the output, one per member but the last */
+    return ref_scratch_piece(ref_map_scratch_doubles(elements, r->nin, r->count - 1));
 }
 
-typedef struct {
-    const ref_fused* run;
-    double* rows; /* (count + 1) * REF_ROW_CHUNK */
-} fused_ctx;
-
-static void fused_row(const double* const* in, double* out, int64_t n, const void* ctx) {
-    const fused_ctx* c = ctx;
-    const ref_fused* r = c->run;
-    double* bytes = c->rows + (size_t)r->count * REF_ROW_CHUNK; /* rounding trip */
-    for (int k = 0; k < r->count; ++k) {
-        const double* ops[2];
-        for (int op = 0; op < 2; ++op) {
-            int8_t s = r->src[k][op];
-            ops[op] = s >= 0 ? in[s] : c->rows + (size_t)(-s - 1) * REF_ROW_CHUNK;
-        }
-        bool last = k == r->count - 1;
-        double* y = last ? out : c->rows + (size_t)k * REF_ROW_CHUNK;
-        bool binary = hipdnnSdkPointwiseArity(r->params[k].mode) == 2;
-        ref_pw_row(&r->params[k], ops[0], binary ? ops[1] : NULL, y, n);
-        /* What storing the virtual tensor and reading it back would give (the last
-         * output is rounded by the walker's own store). */
-        if (!last && r->round_to[k] != HIPDNN_DATA_DOUBLE) {
-            ref_store_row(bytes, r->round_to[k], 0, 1, n, y);
-            ref_load_row(bytes, r->round_to[k], 0, 1, n, y);
-        }
-    }
-}
-
-hipdnnPluginStatus_t ref_fused_run(const hipdnnSdkGraph* g, const ref_fused* r,
+hipdnnPluginStatus_t ref_fused_run(const hipdnnSdkNode* node, const ref_fused* r,
                                    const ref_view* ins, const ref_view* y,
                                    const ref_region* scratch) {
     ref_view b[REF_MAP_MAX_INPUTS];
     for (int s = 0; s < r->nin; ++s) ref_broadcast_view(&ins[s], y->ndim, y->dims, &b[s]);
-    fused_ctx c = {r, NULL};
-    double* own = NULL;
-    if (scratch && scratch->data && scratch->doubles >= ref_fused_scratch_doubles(r)) {
-        c.rows = scratch->data;
-    } else {
-        own = ref_alloc_doubles(ref_fused_scratch_doubles(r), &g->nodes[r->first]);
-        if (!own) return HIPDNN_PLUGIN_STATUS_ALLOC_FAILED;
-        c.rows = own;
-    }
-    int rc = ref_map_rows(y, r->nin, b, fused_row, &c);
-    free(own);
-    if (rc != 0) {
-        ref_set_error(REF_ENGINE_NAME ": node '%s' (pointwise): out of memory for scratch rows",
-                      g->nodes[r->first].name);
+    int64_t elements = ref_element_count(y->ndim, y->dims);
+    ref_scratch s;
+    if (!ref_scratch_open(&s, ref_fused_scratch_doubles(r, elements), scratch, node))
         return HIPDNN_PLUGIN_STATUS_ALLOC_FAILED;
-    }
+    double* blocks = ref_scratch_take(&s, ref_map_scratch_doubles(elements, r->nin, r->count - 1));
+    ref_map_blocks(y, r->nin, b, ref_fused_block_fn(), r, r->count - 1, blocks);
+    ref_scratch_close(&s);
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }

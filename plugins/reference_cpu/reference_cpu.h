@@ -16,7 +16,12 @@
 #include "hipdnn/hipdnn_sdk.h"
 
 #define REF_ENGINE_NAME "reference_cpu"
-#define REF_PLUGIN_VERSION "0.1.0"
+/* The engine ships with the backend, so it carries hipdnn's version. */
+#define REF_STR_(x) #x
+#define REF_STR(x) REF_STR_(x)
+#define REF_PLUGIN_VERSION                                                    \
+    REF_STR(HIPDNN_VERSION_MAJOR) "." REF_STR(HIPDNN_VERSION_MINOR) "." REF_STR( \
+        HIPDNN_VERSION_PATCH)
 #define REF_MSG_LEN 512
 /* Virtual tensors are placed in the workspace at offsets aligned to this. */
 #define REF_WORKSPACE_ALIGN 256
@@ -33,6 +38,20 @@ const char* ref_last_error(void);
 void ref_set_log_callback(hipdnnPluginLoggingCallback_t cb);
 /* Forwards one line to the backend's logger, if one was given. */
 void ref_log(int level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- vector width (vector_level.c) ------------------------------------------------- */
+
+/* Loop kernels are written once, always inlined, and compiled into one function per
+ * vector width (baseline: SSE2 or NEON; on x86-64 also AVX2 and AVX-512), which the
+ * caller picks by the CPU it runs on.  gcc and clang vectorize the loops by themselves. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define REF_X86_VARIANTS 1
+#define REF_TARGET_AVX2 __attribute__((target("avx2")))
+#define REF_TARGET_AVX512 __attribute__((target("avx512f")))
+#endif
+typedef enum { REF_VECTOR_BASE, REF_VECTOR_AVX2, REF_VECTOR_AVX512 } ref_vector_width;
+/* The widest vectors this CPU runs. */
+ref_vector_width ref_vector_level(void);
 
 /* ---- strided tensors (tensor_walk.c) ---------------------------------------------- */
 
@@ -67,27 +86,48 @@ bool ref_next_index(int32_t ndim, const int64_t* dims, int64_t* idx);
 bool ref_broadcast_view(const ref_view* in, int32_t out_ndim, const int64_t* out_dims,
                         ref_view* bv);
 
-/* Row kernel for ref_map_rows: reads nin rows of n float64 values, writes one row. */
-typedef void (*ref_row_fn)(const double* const* in, double* out, int64_t n, const void* ctx);
+/* Values per block of the block walker: a block of each input, of the output and of a
+ * kernel's temporaries (a few dozen KiB in all) stays in L1. */
+#define REF_BLOCK 256
 #define REF_MAP_MAX_INPUTS 6
+/* Elements a thread should get before the block walker starts it (tens of us of work). */
+#define REF_MIN_ELEMENTS_PER_THREAD 32768
 
-/* Walks every element of `out`, giving `fn` matching rows of the inputs (each already
- * shaped like out, e.g. by ref_broadcast_view) as float64, storing its result rounded to
- * out's dtype.  Adjacent dims that are contiguous in every tensor are merged so the rows
- * are long.  0, or -1 when scratch memory could not be allocated. */
-int ref_map_rows(const ref_view* out, int nin, const ref_view* ins, ref_row_fn fn,
-                 const void* ctx);
+/* Block kernel for ref_map_blocks: reads nin blocks of n float64 values (n <= REF_BLOCK)
+ * and writes one; `tmp` is ntmp blocks of REF_BLOCK values of its own (per thread).  The
+ * blocks never overlap.  Elementwise: a value's result may depend only on the values at
+ * its position, since which positions share a block varies. */
+typedef void (*ref_block_fn)(const double* const* in, double* out, int64_t n, const void* ctx,
+                             double* tmp);
+
+/* Float64 scratch values ref_map_blocks takes for an output of `elements` values with nin
+ * inputs and ntmp temporary blocks: a set of blocks per thread it will start (the same at
+ * plan time as at execution, on one machine). */
+int64_t ref_map_scratch_doubles(int64_t elements, int nin, int ntmp);
+
+/* Walks every element of `out` in blocks of REF_BLOCK values in row-major order, giving
+ * `fn` the matching values of the inputs (each already shaped like out, e.g. by
+ * ref_broadcast_view) as float64 and storing its results rounded to out's dtype.
+ * Adjacent dims that are contiguous in every tensor are merged, and a block may span
+ * rows, so short rows cost little.  Blocks are spread over up to ref_cpu_threads()
+ * threads; `scratch` holds ref_map_scratch_doubles(...) values (64-byte aligned). */
+void ref_map_blocks(const ref_view* out, int nin, const ref_view* ins, ref_block_fn fn,
+                    const void* ctx, int ntmp, double* scratch);
+
+/* Copies `src` into `dst` (same dims, any dtypes and strides; rounding to dst's dtype) on
+ * the calling thread, with a block buffer on its stack. */
+void ref_copy_view(const ref_view* dst, const ref_view* src);
 
 /* n values of a tensor's data, elements off, off+s, ...: read as float64, or stored
- * rounded to the tensor's dtype (as ref_map_rows does). */
+ * rounded to the tensor's dtype (as ref_map_blocks does). */
 void ref_load_row(const void* base, hipdnnDataType_t t, int64_t off, int64_t s, int64_t n,
                   double* out);
 void ref_store_row(void* base, hipdnnDataType_t t, int64_t off, int64_t s, int64_t n,
                    const double* in);
 
 /* Copies a tensor into a packed float64 array of its dims, and back (rounding). */
-int ref_gather(const ref_view* v, double* packed);
-int ref_scatter(const double* packed, const ref_view* v);
+void ref_gather(const ref_view* v, double* packed);
+void ref_scatter(const double* packed, const ref_view* v);
 
 /* Allocates n doubles; NULL (with the error set, naming the node) on failure. */
 double* ref_alloc_doubles(int64_t n, const hipdnnSdkNode* node);
@@ -163,9 +203,8 @@ int64_t ref_gemm_panel_doubles(const ref_gemm_kernel* kr, int64_t rows, int64_t 
 
 /* Packs a 2-D view [rows, cols] (any dtype and strides) into panels of w rows: panel q
  * holds element (q*w + r, j) at q*w*cols + j*w + r; rows past the end are 0.  For B
- * pass the transposed view [n, k] and w = nr.  0, or -1 when the row walker had no
- * memory. */
-int ref_pack_panels(const ref_view* src, int64_t w, double* dst);
+ * pass the transposed view [n, k] and w = nr. */
+void ref_pack_panels(const ref_view* src, int64_t w, double* dst);
 
 /* c[m x n] (row stride ldc) = A x B over k, with A packed as panels of mr rows and B
  * as panels of nr columns (ref_pack_panels). */
@@ -201,26 +240,28 @@ hipdnnPluginStatus_t ref_matmul(const hipdnnSdkNode* node, const ref_view* a,
  * must pass ref_matmul_check.  Only dims are read, so plan-time views may have no data. */
 int64_t ref_matmul_scratch_doubles(const ref_view* a, const ref_view* b, const ref_view* c);
 
-/* A pointwise node's parameters, read once: the row functions see only these. */
+/* A pointwise node's parameters, read once: the block kernels see only these. */
 typedef struct {
     hipdnnPointwiseMode_t mode;
     double lower_clip, upper_clip, lower_clip_slope;
 } ref_pw_params;
 void ref_pw_params_of(const hipdnnSdkNode* node, ref_pw_params* p);
-/* y = f(a [, b]) over n float64 values (b NULL for unary modes); rows must not overlap. */
-void ref_pw_row(const ref_pw_params* p, const double* a, const double* b, double* y,
-                int64_t n);
 
 /* b is NULL for unary modes. */
 bool ref_pointwise_check(const hipdnnSdkNode* node, const ref_view* x, const ref_view* b,
                          const ref_view* y, char* why, size_t len);
+/* One pointwise node; scratch: ref_pointwise_scratch_doubles(y elements) values. */
 hipdnnPluginStatus_t ref_pointwise(const hipdnnSdkNode* node, const ref_view* x,
-                                   const ref_view* b, const ref_view* y);
+                                   const ref_view* b, const ref_view* y,
+                                   const ref_region* scratch);
+int64_t ref_pointwise_scratch_doubles(int64_t elements);
 
 /* in[]: x, mean, inv_variance, scale, bias (HIPDNN_BN_* order). */
 bool ref_batchnorm_check(const ref_view* in, const ref_view* y, char* why, size_t len);
 hipdnnPluginStatus_t ref_batchnorm_inference(const hipdnnSdkNode* node, const ref_view* in,
-                                             const ref_view* y);
+                                             const ref_view* y, const ref_region* scratch);
+/* Float64 scratch values ref_batchnorm_inference takes for y of `elements` values. */
+int64_t ref_batchnorm_scratch_doubles(int64_t elements);
 
 /* ---- support (support.c) ----------------------------------------------------------- */
 
@@ -229,17 +270,17 @@ hipdnnPluginStatus_t ref_batchnorm_inference(const hipdnnSdkNode* node, const re
  * supported". */
 bool ref_graph_supported(const hipdnnSdkGraph* g, char* why, size_t len);
 
-/* ---- fused pointwise runs (pointwise_fusion.c) ---------------------------------------- */
+/* ---- pointwise programs (pointwise_fusion.c; evaluated by pointwise.c) ---------------- */
 
-#define REF_FUSE_MAX 8     /* nodes in one fused run */
-#define REF_ROW_CHUNK 4096 /* values per row the row walker hands out at most */
+#define REF_FUSE_MAX 8 /* nodes in one fused run */
 
-/* A run of pointwise nodes evaluated in one pass over the rows of its last output: the
- * virtual tensors between them are never materialized, but each intermediate is still
- * rounded to its own data type, so results equal the node-by-node evaluation. */
+/* A pointwise program: one node, or a run of pointwise nodes evaluated in one pass over
+ * blocks of its last output.  The virtual tensors between a run's nodes are never
+ * materialized, but each is still rounded to its own data type, so results equal the
+ * node-by-node evaluation. */
 typedef struct {
     int32_t first, count;                 /* nodes [first, first + count) in graph order */
-    int nin;                              /* external inputs, row-walker slots 0..nin-1 */
+    int nin;                              /* external inputs, block-walker slots 0..nin-1 */
     int64_t inputs[REF_MAP_MAX_INPUTS];   /* their uids */
     int8_t src[REF_FUSE_MAX][2];          /* per node and operand: slot >= 0, or -(k+1) for
                                              the result of member k; b unused is 0 */
@@ -250,28 +291,34 @@ typedef struct {
 /* Finds the fused runs of a supported graph (each of 2 nodes or more); *runs is malloc'd
  * (NULL when there are none).  -1 on allocation failure. */
 int ref_fuse_find(const hipdnnSdkGraph* g, ref_fused** runs, int32_t* num_runs);
-/* Float64 values of workspace a run needs while it executes. */
-int64_t ref_fused_scratch_doubles(const ref_fused* run);
-/* Runs one fused run: `ins` are its inputs' views, `y` its last output. */
-hipdnnPluginStatus_t ref_fused_run(const hipdnnSdkGraph* g, const ref_fused* run,
+/* Float64 values of workspace a program takes for an output of `elements` values. */
+int64_t ref_fused_scratch_doubles(const ref_fused* run, int64_t elements);
+/* Runs a program: `ins` are its inputs' views, `y` its last output; `node` (its first)
+ * names it in errors. */
+hipdnnPluginStatus_t ref_fused_run(const hipdnnSdkNode* node, const ref_fused* run,
                                    const ref_view* ins, const ref_view* y,
                                    const ref_region* scratch);
+/* The block kernel that evaluates a program (ctx: the ref_fused), compiled for the
+ * widest vectors this CPU has (AVX-512, AVX2, or the baseline: SSE2, NEON). */
+ref_block_fn ref_fused_block_fn(void);
 
 /* ---- plans and execution (executor.c) --------------------------------------------- */
 
 typedef struct {
     hipdnnSdkGraph* graph;  /* owned */
-    size_t workspace_size;  /* virtual tensors' slots, then the kernels' scratch */
-    size_t scratch_offset;  /* where in the workspace the scratch starts (64-byte aligned) */
+    size_t workspace_size;  /* virtual tensors' slots, the tensor table, the kernels' scratch */
+    size_t state_offset;    /* where in the workspace an execution's tensor table starts */
+    size_t scratch_offset;  /* where in the workspace the scratch starts (256-byte aligned) */
     ref_fused* runs;        /* fused pointwise runs, by first node */
     int32_t num_runs;
-    int64_t scratch_doubles; /* the largest scratch one conv or matmul node takes */
+    int64_t scratch_doubles; /* the largest scratch one node or fused run takes */
     size_t* ws_offset;      /* per tensor index: workspace offset of a virtual tensor */
     double* scalar;         /* per tensor index: value of a by-value tensor */
     bool* used;             /* per tensor index: read or written by some node */
 } ref_plan;
 
-/* Workspace bytes for a supported graph: each virtual tensor's span, 256-byte aligned. */
+/* Workspace bytes for a supported graph: each virtual tensor's span, the tensor table and
+ * the kernels' scratch, each 256-byte aligned. */
 size_t ref_workspace_size(const hipdnnSdkGraph* g);
 /* Takes ownership of `g` (freed on failure too).  The graph must be supported. */
 hipdnnPluginStatus_t ref_plan_create(hipdnnSdkGraph* g, ref_plan** plan);

@@ -1,8 +1,8 @@
-/* Per-call scratch of the conv and matmul kernels: one block per call, cut into 64-byte
- * aligned pieces.  The block is malloc'd today; taking it from the workspace declared at
- * plan time instead only changes ref_scratch_open and ref_scratch_close, since each
- * kernel can say beforehand how much it takes (ref_conv_scratch_doubles,
- * ref_matmul_scratch_doubles). */
+/* Per-call scratch of the kernels (conv, matmul, pointwise programs, batchnorm): one
+ * block per call, cut into 64-byte aligned pieces.  The block is the tail of the plan's
+ * workspace, sized at plan time from each kernel's own formula (ref_conv_scratch_doubles,
+ * ref_matmul_scratch_doubles, ref_fused_scratch_doubles, ...); only a caller that gives
+ * no room, or too little, gets a malloc'd block. */
 #include <stdlib.h>
 
 #include "reference_cpu.h"

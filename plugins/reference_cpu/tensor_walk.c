@@ -1,9 +1,11 @@
-/* Strided tensors: sizes, NumPy broadcasting, and the row walker that moves values
- * between tensors of any layout and data type and float64 row buffers. */
+/* Strided tensors: sizes, NumPy broadcasting, and the block walker that moves values
+ * between tensors of any layout and data type and float64 block buffers, spreading the
+ * blocks over threads. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fp16_bf16.h"
 #include "reference_cpu.h"
 
 bool ref_dtype_supported(hipdnnDataType_t t) {
@@ -86,164 +88,257 @@ bool ref_broadcast_view(const ref_view* in, int32_t out_ndim, const int64_t* out
 
 /* ---- typed rows ------------------------------------------------------------------- */
 
-/* Rounds to float with round-to-odd: a later round-to-nearest-even to float16/bfloat16
- * (11 or 8 bits, at least 2 fewer than float's 24) then equals a direct correct rounding
- * of the double, avoiding double-rounding errors. */
-static float round_to_odd_float(double d) {
-    float f = (float)d;
-    if (isnan(d) || (double)f == d) return f;
-    if (fabs((double)f) > fabs(d)) f = nextafterf(f, 0.0f); /* truncate toward zero */
-    uint32_t u;
-    memcpy(&u, &f, sizeof(u));
-    u |= 1u; /* inexact: mark with an odd last bit */
-    memcpy(&f, &u, sizeof(f));
-    return f;
-}
+/* Always inlined, so that the block walker's variants (below) convert with their own
+ * vector width.  Each loop is written twice: unit stride, which vectorizes, and any. */
+#define WALK_INLINE static inline __attribute__((always_inline))
+#define AS_DOUBLE(v) ((double)(v))
+#define LOAD_ROW(type, convert)                                                  \
+    {                                                                            \
+        const type* p = (const type*)base + off;                                 \
+        if (s == 1)                                                              \
+            for (int64_t i = 0; i < n; ++i) out[i] = convert(p[i]);              \
+        else                                                                     \
+            for (int64_t i = 0; i < n; ++i) out[i] = convert(p[i * s]);          \
+        break;                                                                   \
+    }
+#define STORE_ROW(type, convert)                                                 \
+    {                                                                            \
+        type* p = (type*)base + off;                                             \
+        if (s == 1)                                                              \
+            for (int64_t i = 0; i < n; ++i) p[i] = convert(in[i]);               \
+        else                                                                     \
+            for (int64_t i = 0; i < n; ++i) p[i * s] = convert(in[i]);           \
+        break;                                                                   \
+    }
 
-static void load_row(const void* base, hipdnnDataType_t t, int64_t off, int64_t s, int64_t n,
-                     double* out) {
+WALK_INLINE void load_row(const void* base, hipdnnDataType_t t, int64_t off, int64_t s,
+                          int64_t n, double* out) {
+    if (s == 0) { /* a broadcast value: read once */
+        double v = hipdnnSdkLoadAsDouble(base, t, off);
+        for (int64_t i = 0; i < n; ++i) out[i] = v;
+        return;
+    }
     switch (t) {
-    case HIPDNN_DATA_FLOAT: {
-        const float* p = (const float*)base + off;
-        if (s == 1)
-            for (int64_t i = 0; i < n; ++i) out[i] = p[i];
-        else
-            for (int64_t i = 0; i < n; ++i) out[i] = p[i * s];
-        break;
-    }
-    case HIPDNN_DATA_DOUBLE: {
-        const double* p = (const double*)base + off;
-        for (int64_t i = 0; i < n; ++i) out[i] = p[i * s];
-        break;
-    }
-    case HIPDNN_DATA_HALF: {
-        const uint16_t* p = (const uint16_t*)base + off;
-        for (int64_t i = 0; i < n; ++i) out[i] = hipdnnSdkHalfToFloat(p[i * s]);
-        break;
-    }
-    case HIPDNN_DATA_BFLOAT16: {
-        const uint16_t* p = (const uint16_t*)base + off;
-        for (int64_t i = 0; i < n; ++i) out[i] = hipdnnSdkBfloat16ToFloat(p[i * s]);
-        break;
-    }
+    case HIPDNN_DATA_FLOAT: LOAD_ROW(float, AS_DOUBLE)
+    case HIPDNN_DATA_DOUBLE: LOAD_ROW(double, AS_DOUBLE)
+    case HIPDNN_DATA_HALF: LOAD_ROW(uint16_t, ref_half_to_double)
+    case HIPDNN_DATA_BFLOAT16: LOAD_ROW(uint16_t, ref_bf16_to_double)
     default: /* support.c declines other types; never read garbage as numbers */
         for (int64_t i = 0; i < n; ++i) out[i] = NAN;
         break;
     }
 }
 
-static void store_row(void* base, hipdnnDataType_t t, int64_t off, int64_t s, int64_t n,
-                      const double* in) {
+WALK_INLINE void store_row(void* base, hipdnnDataType_t t, int64_t off, int64_t s,
+                           int64_t n, const double* in) {
     switch (t) {
-    case HIPDNN_DATA_FLOAT: {
-        float* p = (float*)base + off;
-        if (s == 1)
-            for (int64_t i = 0; i < n; ++i) p[i] = (float)in[i];
-        else
-            for (int64_t i = 0; i < n; ++i) p[i * s] = (float)in[i];
-        break;
-    }
-    case HIPDNN_DATA_DOUBLE: {
-        double* p = (double*)base + off;
-        for (int64_t i = 0; i < n; ++i) p[i * s] = in[i];
-        break;
-    }
-    case HIPDNN_DATA_HALF: {
-        uint16_t* p = (uint16_t*)base + off;
-        for (int64_t i = 0; i < n; ++i) p[i * s] = hipdnnSdkFloatToHalf(round_to_odd_float(in[i]));
-        break;
-    }
-    case HIPDNN_DATA_BFLOAT16: {
-        uint16_t* p = (uint16_t*)base + off;
-        for (int64_t i = 0; i < n; ++i)
-            p[i * s] = hipdnnSdkFloatToBfloat16(round_to_odd_float(in[i]));
-        break;
-    }
+    case HIPDNN_DATA_FLOAT: STORE_ROW(float, (float))
+    case HIPDNN_DATA_DOUBLE: STORE_ROW(double, AS_DOUBLE)
+    case HIPDNN_DATA_HALF: STORE_ROW(uint16_t, ref_double_to_half)
+    case HIPDNN_DATA_BFLOAT16: STORE_ROW(uint16_t, ref_double_to_bf16)
     default: break;
     }
 }
 
-/* ---- the row walker --------------------------------------------------------------- */
+/* ---- the block walker ------------------------------------------------------------- */
 
-
-int ref_map_rows(const ref_view* out, int nin, const ref_view* ins, ref_row_fn fn,
-                 const void* ctx) {
-    int nt = nin + 1; /* tensor 0 is out */
-    if (nin < 0 || nin > REF_MAP_MAX_INPUTS) return -1;
+/* A walk: out and the inputs over the same merged dims (tensor 0 is out). */
+typedef struct {
     const ref_view* views[REF_MAP_MAX_INPUTS + 1];
-    views[0] = out;
-    for (int t = 0; t < nin; ++t) views[t + 1] = &ins[t];
-
-    /* Drop size-1 dims, then merge a dim into the previous one when every tensor steps
-     * through both as through one (stride[prev] == stride[d] * dims[d]). */
+    int nt, nd;
     int64_t dims[HIPDNN_MAX_DIMS];
     int64_t st[REF_MAP_MAX_INPUTS + 1][HIPDNN_MAX_DIMS];
+    int64_t total;
+    ref_block_fn fn;
+    const void* ctx;
+    int ntmp;
+    double* scratch; /* per worker: nt - 1 input blocks, the output block, ntmp blocks */
+} walk;
+
+/* Where a block starts: the outer index, the column in the innermost dim, and each
+ * tensor's offset of the row's first element. */
+typedef struct {
+    int64_t idx[HIPDNN_MAX_DIMS];
+    int64_t col;
+    int64_t off[REF_MAP_MAX_INPUTS + 1];
+} walk_pos;
+
+static void walk_init(walk* w, const ref_view* out, int nin, const ref_view* ins) {
+    memset(w, 0, sizeof(*w));
+    w->nt = nin + 1;
+    w->views[0] = out;
+    for (int t = 0; t < nin; ++t) w->views[t + 1] = &ins[t];
+    /* Drop size-1 dims, then merge a dim into the previous one when every tensor steps
+     * through both as through one (stride[prev] == stride[d] * dims[d]). */
     int nd = 0;
     for (int32_t d = 0; d < out->ndim; ++d) {
         if (out->dims[d] == 1) continue;
         bool merge = nd > 0;
-        for (int t = 0; merge && t < nt; ++t)
-            if (st[t][nd - 1] != views[t]->strides[d] * out->dims[d]) merge = false;
+        for (int t = 0; merge && t < w->nt; ++t)
+            if (w->st[t][nd - 1] != w->views[t]->strides[d] * out->dims[d]) merge = false;
         if (merge) {
-            dims[nd - 1] *= out->dims[d];
-            for (int t = 0; t < nt; ++t) st[t][nd - 1] = views[t]->strides[d];
+            w->dims[nd - 1] *= out->dims[d];
+            for (int t = 0; t < w->nt; ++t) w->st[t][nd - 1] = w->views[t]->strides[d];
         } else {
-            dims[nd] = out->dims[d];
-            for (int t = 0; t < nt; ++t) st[t][nd] = views[t]->strides[d];
+            w->dims[nd] = out->dims[d];
+            for (int t = 0; t < w->nt; ++t) w->st[t][nd] = w->views[t]->strides[d];
             ++nd;
         }
     }
-    if (nd == 0) {
-        dims[0] = 1;
-        for (int t = 0; t < nt; ++t) st[t][0] = 0;
+    if (nd == 0) { /* one element */
+        w->dims[0] = 1;
         nd = 1;
     }
+    w->nd = nd;
+    w->total = 1;
+    for (int d = 0; d < nd; ++d) w->total *= w->dims[d];
+}
 
-    int64_t len = dims[nd - 1];
-    int64_t chunk = len < REF_ROW_CHUNK ? len : REF_ROW_CHUNK;
-    double* buf = malloc((size_t)nt * (size_t)chunk * sizeof(double));
-    if (!buf) return -1;
-    const double* rows_in[REF_MAP_MAX_INPUTS];
-    for (int t = 0; t < nin; ++t) rows_in[t] = buf + (size_t)(t + 1) * (size_t)chunk;
-    double* row_out = buf;
-
-    int64_t idx[HIPDNN_MAX_DIMS] = {0};
-    for (;;) {
-        int64_t off[REF_MAP_MAX_INPUTS + 1];
-        for (int t = 0; t < nt; ++t) {
-            off[t] = 0;
-            for (int d = 0; d < nd - 1; ++d) off[t] += idx[d] * st[t][d];
-        }
-        for (int64_t c0 = 0; c0 < len; c0 += chunk) {
-            int64_t n = len - c0 < chunk ? len - c0 : chunk;
-            for (int t = 1; t < nt; ++t)
-                load_row(views[t]->data, views[t]->dtype, off[t] + c0 * st[t][nd - 1],
-                         st[t][nd - 1], n, (double*)rows_in[t - 1]);
-            fn(rows_in, row_out, n, ctx);
-            store_row(out->data, out->dtype, off[0] + c0 * st[0][nd - 1], st[0][nd - 1], n,
-                      row_out);
-        }
-        if (!ref_next_index(nd - 1, dims, idx)) break; /* every dim but the innermost */
+static void pos_offsets(const walk* w, walk_pos* p) {
+    for (int t = 0; t < w->nt; ++t) {
+        p->off[t] = 0;
+        for (int d = 0; d < w->nd - 1; ++d) p->off[t] += p->idx[d] * w->st[t][d];
     }
-    free(buf);
+}
+
+/* The position of element e in row-major order. */
+static void pos_at(const walk* w, int64_t e, walk_pos* p) {
+    int64_t len = w->dims[w->nd - 1];
+    p->col = e % len;
+    e /= len;
+    for (int d = w->nd - 2; d >= 0; --d) {
+        p->idx[d] = e % w->dims[d];
+        e /= w->dims[d];
+    }
+    pos_offsets(w, p);
+}
+
+/* Moves on by m elements, m <= what is left of the row. */
+static void pos_step(const walk* w, walk_pos* p, int64_t m) {
+    p->col += m;
+    if (p->col < w->dims[w->nd - 1]) return;
+    p->col = 0;
+    ref_next_index(w->nd - 1, w->dims, p->idx);
+    pos_offsets(w, p);
+}
+
+/* Reads n elements from position *p of each input into its block (ins[t - 1]), or
+ * stores out's block there, and moves *p on past them: row by row, so a block may cover
+ * several short rows. */
+WALK_INLINE void walk_io(const walk* w, walk_pos* p, int64_t n, double* const* ins,
+                         const double* out) {
+    int last = w->nd - 1;
+    int64_t len = w->dims[last];
+    for (int64_t done = 0; done < n;) {
+        int64_t m = len - p->col < n - done ? len - p->col : n - done;
+        if (out) {
+            const ref_view* v = w->views[0];
+            store_row(v->data, v->dtype, p->off[0] + p->col * w->st[0][last], w->st[0][last],
+                      m, out + done);
+        } else {
+            for (int t = 1; t < w->nt; ++t) {
+                const ref_view* v = w->views[t];
+                load_row(v->data, v->dtype, p->off[t] + p->col * w->st[t][last],
+                         w->st[t][last], m, ins[t - 1] + done);
+            }
+        }
+        done += m;
+        pos_step(w, p, m);
+    }
+}
+
+/* Blocks [begin, end) on one thread, with that worker's buffers. */
+WALK_INLINE int walk_blocks(void* ctx, int64_t begin, int64_t end, int worker) {
+    const walk* w = ctx;
+    double* buf = w->scratch + (int64_t)worker * (w->nt + w->ntmp) * REF_BLOCK;
+    double* ins[REF_MAP_MAX_INPUTS];
+    for (int t = 0; t < w->nt - 1; ++t) ins[t] = buf + (int64_t)t * REF_BLOCK;
+    double* out = buf + (int64_t)(w->nt - 1) * REF_BLOCK;
+    double* tmp = out + REF_BLOCK;
+    int64_t e = begin * REF_BLOCK;
+    int64_t stop = end * REF_BLOCK < w->total ? end * REF_BLOCK : w->total;
+    walk_pos at_in, at_out; /* where the next block is read from and stored to */
+    pos_at(w, e, &at_in);
+    at_out = at_in;
+    for (; e < stop; e += REF_BLOCK) {
+        int64_t n = stop - e < REF_BLOCK ? stop - e : REF_BLOCK;
+        walk_io(w, &at_in, n, ins, NULL);
+        w->fn((const double* const*)ins, out, n, w->ctx, tmp);
+        walk_io(w, &at_out, n, NULL, out);
+    }
     return 0;
 }
 
-static void copy_row(const double* const* in, double* out, int64_t n, const void* ctx) {
+/* The walker compiled for each vector width (the conversions to and from float64). */
+#define WALK_VARIANT(name, attr)                                                  \
+    attr static int name(void* ctx, int64_t begin, int64_t end, int worker) {     \
+        return walk_blocks(ctx, begin, end, worker);                              \
+    }
+WALK_VARIANT(walk_generic, )
+#ifdef REF_X86_VARIANTS
+WALK_VARIANT(walk_avx2, REF_TARGET_AVX2)
+WALK_VARIANT(walk_avx512, REF_TARGET_AVX512)
+#endif
+
+static ref_range_fn walk_variant(void) {
+    switch (ref_vector_level()) {
+#ifdef REF_X86_VARIANTS
+    case REF_VECTOR_AVX512: return walk_avx512;
+    case REF_VECTOR_AVX2: return walk_avx2;
+#endif
+    default: return walk_generic;
+    }
+}
+
+/* Threads worth starting for a walk of `elements` values. */
+static int walk_threads(int64_t elements) {
+    return ref_threads_for((double)elements, REF_MIN_ELEMENTS_PER_THREAD);
+}
+
+int64_t ref_map_scratch_doubles(int64_t elements, int nin, int ntmp) {
+    return (int64_t)walk_threads(elements) * (nin + 1 + ntmp) * REF_BLOCK;
+}
+
+void ref_map_blocks(const ref_view* out, int nin, const ref_view* ins, ref_block_fn fn,
+                    const void* ctx, int ntmp, double* scratch) {
+    walk w;
+    walk_init(&w, out, nin, ins);
+    w.fn = fn;
+    w.ctx = ctx;
+    w.ntmp = ntmp;
+    w.scratch = scratch;
+    int64_t blocks = (w.total + REF_BLOCK - 1) / REF_BLOCK;
+    /* walk_blocks cannot fail */
+    (void)ref_parallel_for(blocks, REF_MIN_ELEMENTS_PER_THREAD / REF_BLOCK,
+                           walk_threads(w.total), walk_variant(), &w);
+}
+
+static void copy_block(const double* const* in, double* out, int64_t n, const void* ctx,
+                       double* tmp) {
     (void)ctx;
+    (void)tmp;
     memcpy(out, in[0], (size_t)n * sizeof(double));
 }
 
-int ref_gather(const ref_view* v, double* packed) {
-    ref_view dst;
-    ref_view_packed_double(packed, v->ndim, v->dims, &dst);
-    return ref_map_rows(&dst, 1, v, copy_row, NULL);
+void ref_copy_view(const ref_view* dst, const ref_view* src) {
+    double buf[2 * REF_BLOCK];
+    walk w;
+    walk_init(&w, dst, 1, src);
+    w.fn = copy_block;
+    w.scratch = buf;
+    walk_variant()(&w, 0, (w.total + REF_BLOCK - 1) / REF_BLOCK, 0);
 }
 
-int ref_scatter(const double* packed, const ref_view* v) {
+void ref_gather(const ref_view* v, double* packed) {
+    ref_view dst;
+    ref_view_packed_double(packed, v->ndim, v->dims, &dst);
+    ref_copy_view(&dst, v);
+}
+
+void ref_scatter(const double* packed, const ref_view* v) {
     ref_view src;
     ref_view_packed_double((double*)packed, v->ndim, v->dims, &src);
-    return ref_map_rows(v, 1, &src, copy_row, NULL);
+    ref_copy_view(v, &src);
 }
 
 double* ref_alloc_doubles(int64_t n, const hipdnnSdkNode* node) {

@@ -14,7 +14,9 @@
  * Each test is a `static void test_x(void)` run with RUN_TEST(test_x); main ends with
  * `return check_finish();`.  check_run_in_child runs a test in a forked process, for
  * tests that need process-global state of their own (the plugin registry loads once per
- * process); its counts are added to the parent's.
+ * process); its counts are added to the parent's.  A child that runs past
+ * CHECK_CHILD_TIMEOUT_S seconds is ended by SIGALRM and counts as a failure, so a test
+ * that hangs fails instead of hanging the suite.
  */
 #ifndef HIPDNN_TEST_CHECK_H
 #define HIPDNN_TEST_CHECK_H
@@ -25,10 +27,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "hipdnn/hipdnn.h"
+
+#ifndef CHECK_CHILD_TIMEOUT_S
+#define CHECK_CHILD_TIMEOUT_S 300
+#endif
 
 static int check_passed;
 static int check_failed;
@@ -152,6 +159,7 @@ static inline void check_run_in_child(const char* name, void (*fn)(void)) {
     }
     if (pid == 0) {
         close(fds[0]);
+        alarm(CHECK_CHILD_TIMEOUT_S);
         check_passed = check_failed = 0;
         fn();
         int counts[2] = {check_passed, check_failed};
@@ -166,10 +174,12 @@ static inline void check_run_in_child(const char* name, void (*fn)(void)) {
     int wstatus = 0;
     waitpid(pid, &wstatus, 0);
     if (r != (ssize_t)sizeof(counts) || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
-        char detail[160];
-        snprintf(detail, sizeof(detail), "child for %s died (%s %d)", name,
+        char detail[200];
+        snprintf(detail, sizeof(detail), "child for %s died (%s %d)%s", name,
                  WIFSIGNALED(wstatus) ? "signal" : "exit status",
-                 WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : WEXITSTATUS(wstatus));
+                 WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : WEXITSTATUS(wstatus),
+                 WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGALRM
+                     ? ": it hung past CHECK_CHILD_TIMEOUT_S" : "");
         check_report(0, __FILE__, __LINE__, "child process reported its counts", detail);
         return;
     }

@@ -748,6 +748,70 @@ static void test_refuses_tensor_produced_twice(void) {
     destroy_all(t, 3);
 }
 
+static void test_refuses_output_strides_that_overlap(void) {
+    int64_t d[2] = {2, 3}, overlap[2] = {1, 1}, interleave[2] = {2, 2};
+    const int64_t* bad[2] = {overlap, interleave};
+    for (int k = 0; k < 2; ++k) {
+        hipdnnBackendDescriptor_t t[2] = {gb_tensor(1, "src", HIPDNN_DATA_FLOAT, 2, d, NULL, 0),
+                                          gb_tensor(2, "dst_alias", HIPDNN_DATA_FLOAT, 2, d,
+                                                    bad[k], 0)};
+        hipdnnBackendDescriptor_t op = gb_pointwise("relu_alias", HIPDNN_POINTWISE_RELU_FWD, t[0],
+                                                    NULL, t[1]);
+        const char* names[] = {"dst_alias", NULL};
+        expect_graph_refused("output_overlap", 1, &op, names, "overlap");
+        gb_destroy(&op);
+        destroy_all(t, 2);
+    }
+}
+
+/* An input may alias (every row reads one buffer); its output then gets packed strides. */
+static void test_aliasing_input_gives_a_packed_output(void) {
+    int64_t d[2] = {2, 3}, alias[2] = {1, 1}, packed[2] = {3, 1}, got[HIPDNN_MAX_DIMS];
+    hipdnnBackendDescriptor_t t[2] = {gb_tensor(1, "rows", HIPDNN_DATA_FLOAT, 2, d, alias, 0),
+                                      gb_tensor(2, "out", HIPDNN_DATA_FLOAT, 0, NULL, NULL, 0)};
+    hipdnnBackendDescriptor_t op = gb_pointwise("copy", HIPDNN_POINTWISE_IDENTITY, t[0], NULL, t[1]);
+    hipdnnBackendDescriptor_t g = gb_graph(g_handle, "alias_in", 1, &op);
+    if (CHECK(g != NULL) && CHECK_OK(hipdnnBackendFinalize(g)) &&
+        CHECK(gb_inferred_strides(g, 2, got) == 2))
+        CHECK_MSG(got[0] == packed[0] && got[1] == packed[1], "out strides [%lld, %lld]",
+                  (long long)got[0], (long long)got[1]);
+    gb_destroy(&g);
+    gb_destroy(&op);
+    destroy_all(t, 2);
+}
+
+/* cuDNN frontend's rule: a pointwise output shaped as an input takes that input's strides
+ * (gaps included), the first input that fits; a virtual one stays packed. */
+static void test_pointwise_output_takes_same_shape_input_strides(void) {
+    int64_t d[2] = {4, 3}, row[2] = {1, 3}, gapped[2] = {10, 2}, got[HIPDNN_MAX_DIMS];
+    hipdnnBackendDescriptor_t t[5] = {
+        gb_tensor(1, "bcast", HIPDNN_DATA_FLOAT, 2, row, NULL, 0),
+        gb_tensor(2, "view", HIPDNN_DATA_FLOAT, 2, d, gapped, 0),
+        gb_tensor(3, "sum", HIPDNN_DATA_FLOAT, 0, NULL, NULL, 0),
+        gb_tensor(4, "mid", HIPDNN_DATA_FLOAT, 0, NULL, NULL, 1),
+        gb_tensor(5, "act", HIPDNN_DATA_FLOAT, 0, NULL, NULL, 0)};
+    /* sum = bcast + view: x does not have the output's shape, b does */
+    hipdnnBackendDescriptor_t ops[3] = {
+        gb_pointwise("add_view", HIPDNN_POINTWISE_ADD, t[0], t[1], t[2]),
+        gb_pointwise("copy_mid", HIPDNN_POINTWISE_IDENTITY, t[1], NULL, t[3]),
+        gb_pointwise("relu_act", HIPDNN_POINTWISE_RELU_FWD, t[3], NULL, t[4])};
+    hipdnnBackendDescriptor_t g = gb_graph(g_handle, "strides_rule", 3, ops);
+    if (CHECK(g != NULL) && CHECK_OK(hipdnnBackendFinalize(g))) {
+        if (CHECK(gb_inferred_strides(g, 3, got) == 2))
+            CHECK_MSG(got[0] == 10 && got[1] == 2, "sum strides [%lld, %lld], want [10, 2]",
+                      (long long)got[0], (long long)got[1]);
+        if (CHECK(gb_inferred_strides(g, 4, got) == 2))
+            CHECK_MSG(got[0] == 3 && got[1] == 1, "virtual mid strides [%lld, %lld], want "
+                      "packed", (long long)got[0], (long long)got[1]);
+        if (CHECK(gb_inferred_strides(g, 5, got) == 2)) /* from mid: packed */
+            CHECK_MSG(got[0] == 3 && got[1] == 1, "act strides [%lld, %lld], want [3, 1]",
+                      (long long)got[0], (long long)got[1]);
+    }
+    gb_destroy(&g);
+    destroy_all(ops, 3);
+    destroy_all(t, 5);
+}
+
 static void test_refuses_empty_graph(void) {
     hipdnnBackendDescriptor_t g = gb_new(HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
     REQUIRE(g);
@@ -830,7 +894,8 @@ static void poison(float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = NAN;
 }
 
-/* Every element written and within the conv fprop fp32 tolerance (DESIGN 7). */
+/* Every element written and within the conv fprop fp32 tolerance (docs/architecture.md,
+ * "Tolerances"). */
 static void check_against_reference(const car_data* d, const char* what) {
     const double tol = 1e-5;
     int64_t bad = 0, first = -1;
@@ -1314,6 +1379,7 @@ static void test_runtime_by_value_scalar(void) {
     hipdnnBackendDescriptor_t mul = gb_pointwise("scale", HIPDNN_POINTWISE_MUL, x, alpha, y);
     hipdnnBackendDescriptor_t graph = mul ? gb_graph(g_handle, "runtime_scalar", 1, &mul) : NULL;
     hipdnnBackendDescriptor_t heur = NULL, plan = NULL, cfg = NULL;
+    void* ws = NULL;
     if (!graph || !CHECK_OK(hipdnnBackendFinalize(graph))) goto done;
     heur = gb_heur(graph, HIPDNN_HEUR_MODE_A);
     int64_t n = 0;
@@ -1327,12 +1393,17 @@ static void test_runtime_by_value_scalar(void) {
         xs[i] = 0.25f * (float)(i + 1) - 1.0f;
         ys[i] = NAN;
     }
+    /* The engine keeps each execution's tensor table and block buffers there. */
+    int64_t ws_size = 0;
+    CHECK_OK(hipdnnBackendGetAttribute(plan, HIPDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                       HIPDNN_TYPE_INT64, 1, &n, &ws_size));
+    ws = malloc(ws_size > 0 ? (size_t)ws_size : 1);
+    if (!CHECK(ws)) goto done;
     for (int round = 0; round < 2; ++round) {
         float a = round ? -3.5f : 2.0f; /* a new value each run, same plan */
         int64_t uids[3] = {1, 2, 3};
         void* ptrs[3] = {xs, &a, ys};
         hipdnnBackendDescriptor_t pack = gb_new(HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-        void* ws = NULL;
         CHECK_OK(hipdnnBackendSetAttribute(pack, HIPDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
                                            HIPDNN_TYPE_INT64, 3, uids));
         CHECK_OK(hipdnnBackendSetAttribute(pack, HIPDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
@@ -1354,12 +1425,15 @@ static void test_runtime_by_value_scalar(void) {
                                            HIPDNN_TYPE_INT64, 2, uids));
         CHECK_OK(hipdnnBackendSetAttribute(pack, HIPDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
                                            HIPDNN_TYPE_VOID_PTR, 2, ptrs));
+        CHECK_OK(hipdnnBackendSetAttribute(pack, HIPDNN_ATTR_VARIANT_PACK_WORKSPACE,
+                                           HIPDNN_TYPE_VOID_PTR, 1, &ws));
         CHECK_OK(hipdnnBackendFinalize(pack));
         CHECK_STATUS(hipdnnBackendExecute(g_handle, plan, pack), HIPDNN_STATUS_BAD_PARAM);
         CHECK_ERR_CONTAINS("uid 2");
         gb_destroy(&pack);
     }
 done:
+    free(ws);
     gb_destroy(&plan);
     gb_destroy(&cfg);
     gb_destroy(&heur);
@@ -1400,6 +1474,9 @@ int main(void) {
     RUN_TEST(test_refuses_two_components);
     RUN_TEST(test_refuses_tensor_produced_twice);
     RUN_TEST(test_refuses_empty_graph);
+    RUN_TEST(test_refuses_output_strides_that_overlap);
+    RUN_TEST(test_aliasing_input_gives_a_packed_output);
+    RUN_TEST(test_pointwise_output_takes_same_shape_input_strides);
     RUN_TEST(test_heuristics_need_finalized_graph);
     RUN_TEST(test_conv_add_relu_executes_dense);
     RUN_TEST(test_conv_add_relu_executes_grouped);

@@ -1,7 +1,8 @@
 /* test_loader_absolute.c — ABSOLUTE plugin paths: only the test-plugin folder is searched,
  * so the shipped reference engine is absent, only declining engines remain, and a valid
- * graph has no engine: the support report gives each engine's reason (DESIGN 4.3).  The
- * registry loads once per process, so this configuration has an executable of its own. */
+ * graph has no engine: the support report gives each engine's reason (docs/architecture.md,
+ * "Loading plugins").  The registry loads once per process, so this configuration has an
+ * executable of its own. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

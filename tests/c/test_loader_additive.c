@@ -1,9 +1,9 @@
 /* test_loader_additive.c — the plugin loader with the test-plugin folder added to the
  * default one (ADDITIVE).  Every loader rule has a test plugin that breaks it
  * (tests/plugins/): the good ones load beside reference_cpu, each bad one is skipped or
- * loses its engine with its own reason, logged once with its path (DESIGN 4.1, 4.2;
- * STYLE "Loading errors are told apart").  The registry loads once per process, so this
- * configuration has an executable of its own. */
+ * loses its engine with its own reason, logged once with its path (docs/architecture.md,
+ * "Loading plugins").  The registry loads once per process, so this configuration has an
+ * executable of its own. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +109,8 @@ static void test_each_skip_was_logged_once_naming_the_path(void) {
         for (int i = 0; i < g_log.count; ++i) {
             const char* s = g_log.lines[i];
             if (g_log.levels[i] > HIPDNN_LOG_WARN || !strstr(s, k_bad[b].path)) continue;
+            /* a build made under umask 002 with a shared group: warned about, not skipped */
+            if (strstr(s, "(plugins are trusted code)")) continue;
             /* the clash line names declines_all's path as the other owner; it is
              * duplicate_id's line, not declines_all's */
             ++lines;

@@ -3,7 +3,8 @@
  * Each test builds a small graph with the SDK model, encodes it, asks the plugin whether it
  * applies, plans and runs it on random inputs (outputs poisoned with NaN first), checks the
  * inputs are unchanged, and compares every output element with a plain float64 loop written
- * here.  Tolerances (atol = rtol) follow DESIGN 7. */
+ * here.  Tolerances (atol = rtol) follow
+ * docs/architecture.md, "Tolerances". */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdarg.h>
@@ -497,7 +498,10 @@ static int test_identity(void) {
     CHECK(P.GetApiVersion(&major, &minor) == 0 && major == 1 && minor == 1, "api %u.%u", major,
           minor);
     CHECK(P.GetName(&name) == 0 && strcmp(name, "reference_cpu") == 0, "name %s", name);
-    CHECK(P.GetVersion(&version) == 0 && strcmp(version, "0.1.0") == 0, "version %s", version);
+    char want[32];
+    snprintf(want, sizeof want, "%d.%d.%d", HIPDNN_VERSION_MAJOR, HIPDNN_VERSION_MINOR,
+             HIPDNN_VERSION_PATCH);
+    CHECK(P.GetVersion(&version) == 0 && strcmp(version, want) == 0, "version %s", version);
     CHECK(P.GetType(&type) == 0 && type == HIPDNN_PLUGIN_TYPE_ENGINE, "type %d", (int)type);
     uint32_t num = 0;
     uint64_t ids[4] = {0};

@@ -1,5 +1,6 @@
 /* Claims plugin API 2.0: the loader must read the version first and skip the plugin
- * ("API 2.0 but host speaks 1.x") without touching anything else (DESIGN 4.2). */
+ * ("API 2.0 but host speaks 1.x") without touching anything else (docs/architecture.md,
+ * "Loading plugins"). */
 #define TP_PLUGIN_NAME "bad_abi_version"
 #define TP_ENGINE_NAME "bad_abi_version"
 #define TP_API_MAJOR 2

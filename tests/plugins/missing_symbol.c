@@ -1,5 +1,5 @@
 /* Lacks the required hipdnnEnginePluginExecuteOpGraph: the loader must skip it with
- * "missing symbol hipdnnEnginePluginExecuteOpGraph" (DESIGN 4.2). */
+ * "missing symbol hipdnnEnginePluginExecuteOpGraph" (docs/architecture.md, "Loading plugins"). */
 #define TP_PLUGIN_NAME "missing_symbol"
 #define TP_ENGINE_NAME "missing_symbol"
 #define TP_OMIT_EXECUTE 1

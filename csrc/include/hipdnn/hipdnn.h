@@ -12,7 +12,11 @@
  *     NULL is a no-op;
  *   - a descriptor may be used from one thread at a time; distinct descriptors and
  *     handles may be used concurrently.  hipdnnBackendExecute may run concurrently on
- *     distinct handles.
+ *     distinct handles;
+ *   - fork() is safe while other threads run hipdnn calls: it waits for plugin loading
+ *     and for plugin calls in flight to finish, and the child can use every handle,
+ *     descriptor and plan it inherited, and make new ones (host engines; a GPU runtime
+ *     has rules of its own about fork).
  */
 #ifndef HIPDNN_H
 #define HIPDNN_H
@@ -30,8 +34,10 @@ extern "C" {
 #define HIPDNN_EXPORT __attribute__((visibility("default")))
 #endif
 
+/* The project's version.  CMakeLists.txt and the reference engine take it from here;
+ * pyproject.toml repeats it (tests/test_public_api.py checks that they agree). */
 #define HIPDNN_VERSION_MAJOR 0
-#define HIPDNN_VERSION_MINOR 1
+#define HIPDNN_VERSION_MINOR 2
 #define HIPDNN_VERSION_PATCH 0
 
 /* Largest tensor rank and largest number of spatial dims a graph may use. */
@@ -378,7 +384,7 @@ HIPDNN_EXPORT void hipdnnGetLastErrorString(char* message, size_t max_size);
  * hipdnn call on this thread. */
 HIPDNN_EXPORT const char* hipdnnPeekLastErrorString_ext(void);
 
-/* "0.1.0" */
+/* "0.2.0": HIPDNN_VERSION_MAJOR.MINOR.PATCH as a string. */
 HIPDNN_EXPORT const char* hipdnnVersionString_ext(void);
 
 /* ---- operations ------------------------------------------------------------------- */
@@ -575,10 +581,18 @@ typedef enum {
 } hipdnnPluginLoadingMode_t;
 
 /* Sets where engine plugins are searched for.  Each path is a plugin file or a folder
- * whose *.so files are all tried; relative paths resolve against the folder of
- * libhipdnn_backend.so.  Must be called before the first hipdnnCreate (else
- * NOT_SUPPORTED).  The default folder is hipdnn_plugins/engines/ beside the backend
- * library, or $HIPDNN_PLUGIN_DIR when set. */
+ * whose *.so files are all tried, however many, in name order; relative paths resolve
+ * against the folder of libhipdnn_backend.so.  Must be called before the first
+ * hipdnnCreate (else NOT_SUPPORTED).  The default folder is hipdnn_plugins/engines/
+ * beside the backend library, or $HIPDNN_PLUGIN_DIR when set (ignored by set-user-ID and
+ * set-group-ID programs).
+ *
+ * Plugins are trusted code: loading one runs its code in this process, with its rights.
+ * Before dlopen each file must be a readable regular file holding a shared library for
+ * this machine whose segments lie inside the file; others (a FIFO, a directory, a copy
+ * cut short, a library for another machine) are skipped with their reason.  A folder or
+ * file that users other than this one and root may write (others, a shared group, another
+ * owner) is loaded with a warning. */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnSetEnginePluginPaths_ext(size_t num_paths,
                                                             const char* const* paths,
                                                             hipdnnPluginLoadingMode_t mode);
@@ -622,12 +636,18 @@ typedef enum {
     HIPDNN_LOG_INFO = 3,
 } hipdnnLogLevel_t;
 
-/* Called for each message at or below the current level, possibly from any thread. */
+/* Called for each message at or below the current level, from the thread that logged it
+ * (a plugin's own worker threads included), possibly on several threads at once: it must
+ * be thread-safe.  It is never called while hipdnn holds a lock, so it may call any
+ * hipdnn function, hipdnnCreate and the logging functions included; messages logged
+ * inside it reach it nested. */
 typedef void (*hipdnnLogCallback_t)(hipdnnLogLevel_t level, const char* message,
                                     void* user_data);
 
 /* Replaces the user callback (NULL removes it).  Messages still go to $HIPDNN_LOG_FILE
- * or stderr only when no callback is set. */
+ * or stderr only when no callback is set.  Returns once no thread is still inside the
+ * callback it replaced, so its user_data may then be freed; called from inside a
+ * callback it cannot wait (for itself) and returns at once. */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnSetUserLogCallback_ext(hipdnnLogCallback_t callback,
                                                           void* user_data);
 /* Overrides $HIPDNN_LOG_LEVEL (off, error, warn, info; default warn). */

@@ -14,6 +14,14 @@
  * Threading: the backend calls a plugin handle from one thread at a time; distinct
  * handles may be used concurrently.
  *
+ * fork(): the backend's fork handler waits until no plugin function is running under a
+ * hipdnn handle and no plugin is loading, so a plugin whose state lives in its handles
+ * needs nothing more.  A plugin that keeps threads or locks beyond a call (a pool) must
+ * make them work again in a forked child itself (pthread_atfork).
+ *
+ * Before dlopen the backend checks the file (a regular, readable shared library for this
+ * machine whose segments lie inside it) and skips it with the reason otherwise.
+ *
  * What 1.1 adds (a plugin reporting minor >= 1 must export all of it):
  *   - handles are created lazily, per hipdnn handle, by CreateForDevice with the device
  *     that hipdnn handle was created on; the loader creates none, so a plugin touches its
@@ -113,7 +121,9 @@ typedef struct {
     int32_t device;       /* GPU device of the hipdnn handle; 0 on machines without one */
 } hipdnnPluginHandleInfo_t;
 
-/* Log callback the backend gives each plugin; levels are hipdnnLogLevel_t. */
+/* Log callback the backend gives each plugin; levels are hipdnnLogLevel_t.  Any thread.
+ * What a call logs on the thread that called it reaches the user once the call returns
+ * (outside the backend's locks); what other threads log, at once. */
 typedef void (*hipdnnPluginLoggingCallback_t)(int level, const char* message);
 
 /* ---- base (required) ------------------------------------------------------------------ */

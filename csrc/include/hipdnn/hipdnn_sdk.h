@@ -220,6 +220,9 @@ void hipdnnSdkStoreFromDouble(void* ptr, hipdnnDataType_t t, int64_t index, doub
 
 /* Packed row-major strides for dims (strides[i] = product of dims[i+1..]). */
 void hipdnnSdkPackedStrides(int32_t ndim, const int64_t* dims, int64_t* strides);
+/* Whether two elements may share an address: true unless, taking the dims larger than 1
+ * by increasing stride, each stride steps past all the smaller dims reach. */
+bool hipdnnSdkStridesOverlap(int32_t ndim, const int64_t* dims, const int64_t* strides);
 /* Number of elements; 1 for ndim 0. */
 int64_t hipdnnSdkElementCount(int32_t ndim, const int64_t* dims);
 

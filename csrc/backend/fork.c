@@ -1,0 +1,37 @@
+/* fork() while other threads run hipdnn (data loaders, multiprocessing): the child must
+ * find every backend lock free and no plugin call half done.  prepare takes the locks in
+ * one fixed order (the registry, each live handle in list order, the logger), so it waits
+ * for a plugin load or a plugin call in flight to finish; parent releases them; child
+ * makes them anew, since its one thread is not their owner.  The order is safe because no
+ * code holds a handle's lock while taking the registry's or another handle's, and the
+ * logger's lock is never held while taking another. */
+#include <pthread.h>
+
+#include "handle.h"
+#include "log.h"
+#include "registry.h"
+
+static void prepare(void) {
+    hipdnnRegistryForkPrepare();
+    hipdnnHandlesForkPrepare();
+    hipdnnLogForkPrepare();
+}
+
+static void parent(void) {
+    hipdnnLogForkParent();
+    hipdnnHandlesForkParent();
+    hipdnnRegistryForkParent();
+}
+
+static void child(void) {
+    hipdnnLogForkChild();
+    hipdnnHandlesForkChild();
+    hipdnnRegistryForkChild();
+}
+
+/* When the library loads, before any lock can be taken.  glibc drops the handlers if the
+ * library is unloaded.  Registration fails only without memory, and then fork is as
+ * unsafe as it was before; there is no caller to tell. */
+__attribute__((constructor)) static void register_fork_handlers(void) {
+    (void)pthread_atfork(prepare, parent, child);
+}

@@ -1,0 +1,131 @@
+"""cuDNN frontend compatibility: variant packs and scalars.
+
+None keys and None values are skipped (cuDNN frontend's optional outputs); a
+pass-by-value tensor without a value in the graph takes its value at each execute, as a
+Python number or a 0-d / one-element array (cuDNN frontend's CPU scalars);
+``tensor.empty()`` / ``hipdnn.empty_like(tensor)`` allocate what a tensor describes.
+"""
+import numpy as np
+import pytest
+
+import hipdnn as cudnn
+import references as ref
+from compat_support import assert_close, poison, rand, tol_for, unchanged, values
+
+
+@pytest.fixture
+def rng(request):
+    return np.random.default_rng(abs(hash(request.node.name)) % 2 ** 32)
+
+
+def _scale_bias_graph(scalar_type=np.float32, io=np.float32):
+    """Y = X * scale + bias with scale, bias runtime scalars (CPU scalars in cuDNN)."""
+    graph = cudnn.pygraph(io_data_type=io, intermediate_data_type=np.float32,
+                          compute_data_type=np.float32)
+    X = graph.tensor(name="X", dim=[2, 3, 4])
+    scale = graph.tensor(name="scale", dim=[1, 1, 1], stride=[1, 1, 1],
+                         data_type=scalar_type, is_pass_by_value=True)
+    bias = graph.tensor(name="bias", dim=[1, 1, 1], stride=[1, 1, 1],
+                        data_type=scalar_type, is_pass_by_value=True)
+    Y = graph.bias(name="b", input=graph.scale(name="s", input=X, scale=scale), bias=bias)
+    Y.set_output(True)
+    graph.build([cudnn.heur_mode.A])
+    return graph, X, scale, bias, Y
+
+
+@pytest.mark.parametrize("given", ["float", "int", "numpy scalar", "0-d array",
+                                   "one-element array", "[1,1,1] array"])
+def test_runtime_scalars_take_numbers_and_one_element_arrays(rng, given):
+    graph, X, scale, bias, Y = _scale_bias_graph()
+    x = rand(rng, (2, 3, 4))
+    s_val, b_val = (3, -2) if given == "int" else (0.75, -0.125)
+    make = {"float": float, "int": int, "numpy scalar": np.float64,
+            "0-d array": lambda v: np.array(v, np.float32),
+            "one-element array": lambda v: np.array([v], np.float32),
+            "[1,1,1] array": lambda v: np.full((1, 1, 1), v, np.float32)}[given]
+    y = poison(np.empty((2, 3, 4), np.float32))
+    with unchanged(x):
+        graph.execute({X: x, scale: make(s_val), bias: make(b_val), Y: y}, None)
+    assert_close(y, values(x) * s_val + b_val, tol_for("pointwise", y))
+    # a new value at the next execute, with the same plan
+    graph.execute({X: x, scale: make(2 * s_val), bias: make(b_val), Y: y}, None)
+    assert_close(y, values(x) * 2 * s_val + b_val, tol_for("pointwise", y))
+
+
+def test_runtime_scalar_in_half_and_bfloat16(rng):
+    for scalar_type, tol in ((np.float16, 1e-3), (cudnn.data_type.BFLOAT16, 1e-2)):
+        graph, X, scale, bias, Y = _scale_bias_graph(scalar_type)
+        x = rand(rng, (2, 3, 4))
+        y = poison(np.empty((2, 3, 4), np.float32))
+        graph.execute({X: x, scale: 0.5, bias: 0.25, Y: y}, None)  # both exact in 16 bits
+        assert_close(y, values(x) * 0.5 + 0.25, tol_for("pointwise", y))
+        graph.execute({X: x, scale: 1.0 / 3.0, bias: 0.0, Y: y}, None)  # rounded first
+        assert_close(y, values(x) / 3.0, tol)
+
+
+def test_scalar_values_are_checked():
+    graph, X, scale, bias, Y = _scale_bias_graph()
+    pack = {X: np.ones((2, 3, 4), np.float32), Y: np.empty((2, 3, 4), np.float32)}
+    with pytest.raises(ValueError, match=r"'scale' \(uid \d+\) is a scalar; got an array of "
+                                         r"shape \[2\]"):
+        graph.execute({**pack, scale: np.ones(2, np.float32), bias: 0.0}, None)
+    with pytest.raises(ValueError, match=r"no array for tensor 'bias'"):
+        graph.execute({**pack, scale: 1.0}, None)
+    with pytest.raises(TypeError, match="got a bool"):
+        graph.execute({**pack, scale: True, bias: 0.0}, None)
+
+
+def test_tensor_like_of_a_0d_array_is_a_cpu_scalar(rng):
+    eps = np.array(1e-3, np.float32)  # torch.tensor(1e-3) on the CPU in cuDNN frontend
+    graph = cudnn.pygraph(io_data_type=np.float32, compute_data_type=np.float32)
+    X = graph.tensor(name="X", dim=[4, 5])
+    epsilon = graph.tensor_like(eps)
+    assert epsilon.get_is_pass_by_value() and epsilon.get_dim() == [1]
+    assert epsilon.get_data_type() == cudnn.data_type.FLOAT
+    Y = graph.add(name="add", a=X, b=epsilon)
+    Y.set_output(True)
+    graph.build([cudnn.heur_mode.A])
+    x = rand(rng, (4, 5))
+    y = poison(np.empty((4, 5), np.float32))
+    graph.execute({X: x, epsilon: eps, Y: y}, None)
+    assert_close(y, values(x) + values(eps), tol_for("pointwise", y))
+
+
+def test_none_keys_and_values_are_skipped(rng):
+    graph = cudnn.pygraph(io_data_type=np.float32)
+    X = graph.tensor(name="X", dim=[3, 3])
+    Y = graph.tanh(name="t", input=X)
+    Y.set_output(True)
+    graph.build([cudnn.heur_mode.A])
+    x = rand(rng, (3, 3))
+    y = poison(np.empty((3, 3), np.float32))
+    optional_out = None  # e.g. stats an op did not produce, in cuDNN frontend's tests
+    graph.execute({X: x, Y: y, None: np.empty(3, np.float32), optional_out: None}, None)
+    assert_close(y, np.tanh(values(x)), tol_for("pointwise", y))
+    with pytest.raises(ValueError, match=r"no array for tensor 'X'"):
+        graph.execute({X: None, Y: y}, None)
+
+
+@pytest.mark.parametrize("layout", ["packed", "channels_last"])
+def test_empty_and_empty_like_allocate_what_the_tensor_describes(rng, layout):
+    x = rand(rng, (2, 3, 4, 5), np.float16)
+    if layout == "channels_last":
+        x = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    graph = cudnn.pygraph(intermediate_data_type=np.float32, compute_data_type=np.float32)
+    X = graph.tensor_like(x)
+    Y = graph.sigmoid(name="sig", input=X)
+    Y.set_output(True)
+    with pytest.raises(ValueError, match="build the graph first"):
+        Y.empty()  # an op result has no dims before the build
+    graph.build([cudnn.heur_mode.A])
+    for y in (Y.empty(), cudnn.empty_like(Y)):
+        assert y.dtype == np.float16 and list(y.shape) == Y.get_dim()
+        assert [s // y.itemsize for s in y.strides] == Y.get_stride() == X.get_stride()
+        poison(y)
+        with unchanged(x):
+            graph.execute({X: x, Y: y}, None)
+        assert_close(y, ref.sigmoid(values(x)), tol_for("pointwise", y))
+    bf = graph.tensor(dim=[2, 2], data_type=cudnn.data_type.BFLOAT16).empty()
+    assert bf.dtype == np.uint16
+    with pytest.raises(TypeError, match="expected a hipdnn tensor"):
+        cudnn.empty_like(np.zeros(3))
