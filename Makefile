@@ -1,4 +1,6 @@
 # hipdnn: `make demo` and `make test` set up a fresh Debian 12 machine (apt), build, run.
+# hipcc and libamdhip64-dev (Debian's HIP 5.2, about 15 s to install) build the HIP engine
+# for AMD GPUs; nvcc, where installed (/usr/local/cuda), builds it for NVIDIA GPUs.
 # Python is Debian's interpreter, whose packages (numpy, pytest) apt installs; a `python3`
 # earlier on PATH (pyenv, conda) would lack them.
 PYTHON ?= /usr/bin/python3
@@ -7,7 +9,8 @@ JOBS ?= 2
 APT_PACKAGES = cmake make gcc g++ python3 python3-dev python3-numpy python3-pytest \
                python3-setuptools python3-wheel python3-pip python3-venv \
                python3-setuptools-whl python3-wheel-whl python3-pip-whl \
-               python3-mypy libflatbuffers-dev flatbuffers-compiler git
+               python3-mypy libflatbuffers-dev flatbuffers-compiler git \
+               hipcc libamdhip64-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps build demo test test-c test-python pip-check clean

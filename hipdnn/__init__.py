@@ -15,6 +15,7 @@ _check_environment(__name__)  # an unbuilt checkout or a Python without NumPy sa
 from . import _C  # noqa: E402
 from . import bfloat16  # noqa: E402
 from .arrays import from_bfloat16, to_bfloat16
+from .device import DeviceArray, DeviceRuntime, device_runtime, synchronize
 from .enums import (attention_implementation, behavior_note, build_plan_policy,
                     convolution_mode, data_type, diagonal_alignment, heur_mode, knob_type,
                     log_level, memory_space, norm_forward_phase, numerical_note,
@@ -44,6 +45,7 @@ __all__ = [
     "backend_version", "backend_version_string", "create_handle", "destroy_handle",
     "set_stream", "get_stream", "graph", "jit", "graph_cache", "empty_like",
     "bfloat16", "to_bfloat16", "from_bfloat16",
+    "DeviceArray", "DeviceRuntime", "device_runtime", "synchronize",
     "default_handle", "engines", "set_engine_plugin_paths", "loaded_engine_plugin_paths",
     "skipped_engine_plugins", "plugin_search_paths", "set_log_callback", "set_log_level",
     "version", "__version__",

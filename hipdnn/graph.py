@@ -19,7 +19,9 @@ Every tensor an op takes is known by "<node>::<keyword>" (or "<node>::<position>
 one it gives by its name; a node without ``name=`` is "<op>.<count>" ("conv_fprop.0").
 Outputs and workspace are allocated for each call.  Arrays reach the engine through a
 staging object chosen by the plan's memory space: host engines read NumPy memory in
-place; device engines will get their copies through the same seam (see _staging_for).
+place; for a device engine NumPy inputs are copied to the device, outputs allocated there
+and handed back as NumPy arrays.  Device arrays (hipdnn.DeviceArray, PyTorch, CuPy) given
+to a device engine are used in place, and then its outputs stay on the device too.
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ from numpy.typing import NDArray
 
 from . import _C
 from .arrays import as_data_type, empty_strided, numpy_dtype
+from .device import DeviceArray, is_device_array
 from .enums import data_type, heur_mode as _heur_mode, memory_space
 from .errors import HipdnnError
 from .pygraph import DataTypeLike, Tensor, pygraph
@@ -46,12 +49,14 @@ OptDataType = Optional[DataTypeLike]
 class _HostStaging:
     """Host engines: arrays are used in place, outputs are plain NumPy arrays."""
 
-    def stage_in(self, array: Any) -> Any:
+    def stage_in(self, array: Any, t: Tensor) -> Any:
+        if is_device_array(array):
+            raise HipdnnError(f"hipdnn.Graph: the graph runs on a host engine but "
+                              f"{t.get_name()!r} is device memory ({type(array).__name__})")
         return array
 
-    def alloc_out(self, dims: Sequence[int], strides: Sequence[int],
-                  dtype: "np.dtype[Any]") -> Any:
-        return empty_strided(dims, strides, dtype)
+    def alloc_out(self, dims: Sequence[int], strides: Sequence[int], dtype: data_type) -> Any:
+        return empty_strided(dims, strides, numpy_dtype(dtype))
 
     def fetch_out(self, out: Any) -> Any:
         return out
@@ -60,14 +65,35 @@ class _HostStaging:
         return np.empty(size, np.uint8) if size else None
 
 
+class _DeviceStaging(_HostStaging):
+    """Device engines: NumPy inputs are copied to the device (DeviceArray.from_numpy),
+    outputs are allocated there and copied back, unless every input was device memory
+    already: then outputs stay on the device (DeviceArray)."""
+
+    def __init__(self) -> None:
+        self.device_inputs = False
+
+    def stage_in(self, array: Any, t: Tensor) -> Any:
+        if is_device_array(array):
+            return array
+        return DeviceArray.from_numpy(np.asarray(array), data_type=t.get_data_type())
+
+    def alloc_out(self, dims: Sequence[int], strides: Sequence[int], dtype: data_type) -> Any:
+        return DeviceArray.empty(list(dims), dtype, list(strides))
+
+    def fetch_out(self, out: Any) -> Any:
+        return out if self.device_inputs else out.numpy()
+
+    def workspace(self, size: int) -> Any:
+        return DeviceArray.empty([size], np.uint8) if size else None
+
+
 def _staging_for(space: memory_space, engine: str) -> _HostStaging:
-    """Where arrays must live for an engine.  Device engines need device buffers and
-    copies, which come with hipdnn.DeviceArray; until then they are refused here."""
+    """Where arrays must live for the plan's engine: in place for host engines, copied to
+    and from the device for device engines."""
     if space == memory_space.HOST:
         return _HostStaging()
-    raise HipdnnError(f"hipdnn.Graph: engine '{engine}' runs on the device, and staging NumPy "
-                      "arrays to the device is not available in this build; choose a host "
-                      "engine (preferred_engine=...) or use hipdnn.pygraph with device arrays")
+    return _DeviceStaging()
 
 
 def _is_array(value: Any) -> bool:
@@ -75,7 +101,8 @@ def _is_array(value: Any) -> bool:
     export memory (not lists, which are op parameters such as padding)."""
     if isinstance(value, (Tensor, str, bytes, list, tuple, numbers.Number)):
         return False
-    return isinstance(value, np.ndarray) or hasattr(value, "__array_interface__")
+    return isinstance(value, np.ndarray) or hasattr(value, "__array_interface__") or \
+        is_device_array(value)
 
 
 def _op_method(op: str) -> Callable[..., Tensor]:
@@ -374,10 +401,12 @@ class Graph:
             raise TypeError(f"Graph '{self._g.name}' takes {len(ins)} input array(s) "
                             f"({names}), got {len(args)}")
         st = self._staging
-        pack: Dict[Any, Any] = {t: st.stage_in(a) for t, a in zip(ins, args)}
+        if isinstance(st, _DeviceStaging):
+            st.device_inputs = all(is_device_array(a) for a in args)
+        pack: Dict[Any, Any] = {t: st.stage_in(a, t) for t, a in zip(ins, args)}
         results = []
         for t in outs:
-            pack[t] = st.alloc_out(t.get_dim(), t.get_stride(), numpy_dtype(t.get_data_type()))
+            pack[t] = st.alloc_out(t.get_dim(), t.get_stride(), t.get_data_type())
             results.append(pack[t])
         self._run(pack, handle, workspace)
         got = tuple(st.fetch_out(o) for o in results)
@@ -388,6 +417,7 @@ class Graph:
         st = self._staging
         pack: Dict[Any, Any] = {}
         missing = []
+        fetched = []  # (key, output): copied back after the run
         tables = [(self._tensor_in, False), (self._tensor_out, True)]
         for table, is_out in tables:
             for key, t in table.items():
@@ -395,20 +425,24 @@ class Graph:
                     continue
                 for k in (key, t, t.get_name(), t.get_uid()):
                     if k in arrays and arrays[k] is not None:
-                        pack[t] = st.stage_in(arrays[k])
+                        pack[t] = st.stage_in(arrays[k], t)
                         break
                 else:
                     if is_out:
-                        out = st.alloc_out(t.get_dim(), t.get_stride(),
-                                           numpy_dtype(t.get_data_type()))
+                        out = st.alloc_out(t.get_dim(), t.get_stride(), t.get_data_type())
                         pack[t] = out
-                        arrays[key] = st.fetch_out(out)  # type: ignore[index]
+                        fetched.append((key, out))
                     else:
                         missing.append(key)
         if missing:
             raise ValueError(f"Graph '{self._g.name}': no array for input(s) "
                              + ", ".join(missing))
+        if isinstance(st, _DeviceStaging):
+            st.device_inputs = all(is_device_array(v) for t, v in pack.items()
+                                   if all(v is not o for _, o in fetched))
         self._run(pack, handle, workspace)
+        for key, out in fetched:
+            arrays[key] = st.fetch_out(out)  # type: ignore[index]
         return arrays
 
     def _run(self, pack: Dict[Any, Any], handle: Optional[_C.Handle], workspace: Any) -> None:

@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from . import _C
 from . import _ops
+from . import device as _device
 from .arrays import (as_buffer, as_data_type, data_type_of, empty_strided, from_bfloat16,
                      numpy_dtype, to_bfloat16)
 from . import plan_bytes
@@ -1632,7 +1633,11 @@ class pygraph:
 
 def _describe_array(array: Any, hint: Optional[data_type], name: Optional[str]
                     ) -> Tuple[List[int], List[int], data_type]:
-    """dims, strides in elements and data type of a host array."""
+    """dims, strides in elements and data type of a host array, or of device memory (a
+    DeviceArray, a PyTorch / CuPy array: read through DLPack or __cuda_array_interface__,
+    zero-copy)."""
+    if _device.is_device_array(array):
+        return _describe_device_array(array, hint, name)
     if isinstance(array, (list, tuple)) or not hasattr(array, "__array_interface__") \
             and not hasattr(array, "__array__") and not _has_buffer(array):
         raise TypeError(f"tensor_like: expected a NumPy array or a hipdnn tensor, got "
@@ -1659,6 +1664,33 @@ def _describe_array(array: Any, hint: Optional[data_type], name: Optional[str]
     outer = max([s * d for s, d in zip(strides, dims) if s] or [1])
     strides = [s if s else outer for s in strides]
     return dims, strides, dt
+
+
+def _describe_device_array(array: Any, hint: Optional[data_type], name: Optional[str]
+                           ) -> Tuple[List[int], List[int], data_type]:
+    label = f"tensor_like '{name}'" if name else "tensor_like"
+    code, shape, strides, _space, type_name = _C.describe_array(array)
+    if code == -2 and hint is not None and data_type(hint) == data_type.BFLOAT16:
+        dt = data_type.BFLOAT16  # uint16: bfloat16 bit patterns, when told so
+    elif code < 0:
+        raise TypeError(f"{label}: {type_name} has no hipdnn data type"
+                        + (" (uint16 holds bfloat16 bits only with data_type=BFLOAT16)"
+                           if code == -2 else ""))
+    else:
+        dt = data_type(code)
+    if not shape:
+        raise ValueError(f"{label}: a 0-d array has no dims; reshape it to [1]")
+    if any(d == 0 for d in shape):
+        raise ValueError(f"{label}: the array is empty (shape {list(shape)})")
+    dims = [int(d) for d in shape]
+    out: List[int] = []
+    for d, st in zip(dims, strides):
+        if st <= 0 and d > 1:
+            raise ValueError(f"{label}: stride {st} elements along a dim of size {d} cannot be "
+                             "a tensor stride (must be positive)")
+        out.append(int(st) if st > 0 else 0)
+    outer = max([s * d for s, d in zip(out, dims) if s] or [1])
+    return dims, [s if s else outer for s in out], dt
 
 
 def _has_buffer(obj: Any) -> bool:

@@ -195,10 +195,12 @@ class Numerics:
         op.tensor = tensor
         return op
 
+    engine = ENGINE
+
     def build(self, g):
-        g.set_preferred_engine(ENGINE)
+        g.set_preferred_engine(self.engine)
         g.build([hipdnn.heur_mode.A])
-        assert g.get_engine_name(0) == ENGINE
+        assert g.get_engine_name(0) == self.engine
         return g
 
     def execute(self, g, operands, build=True):
@@ -212,9 +214,7 @@ class Numerics:
                     f"reference shape {list(op.shape)}")
                 if op.array is None:
                     _allocate_inferred(op)
-        size = g.get_workspace_size()
-        workspace = np.full(size, 0xA5, np.uint8)  # garbage, not zeros
-        g.execute({op.tensor: op.array for op in operands}, workspace)
+        self.run(g, operands)
         for op in operands:
             name = op.tensor.get_name()
             if op.is_output:
@@ -225,8 +225,95 @@ class Numerics:
             else:
                 assert _same_bits(op.base, op.before), f"input {name!r} was modified by execute"
 
+    def run(self, g, operands):
+        """One execute of g on the operands' host arrays."""
+        size = g.get_workspace_size()
+        workspace = np.full(size, 0xA5, np.uint8)  # garbage, not zeros
+        g.execute({op.tensor: op.array for op in operands}, workspace)
+
     def assert_close(self, out, ref, tol):
         assert_close(out.decoded(), ref, tol, out.tensor.get_name() if out.tensor else "output")
+
+
+class DeviceNumerics(Numerics):
+    """Numerics on the GPU engine: each operand's whole host allocation (gaps and NaN
+    poison included) is copied to device memory, the graph runs on a view of it with the
+    operand's strides, and the allocation is copied back, so every check made on the host
+    (values, untouched gaps, unchanged inputs) applies to what the device did."""
+
+    engine = None  # set by the gpu fixture
+
+    def run(self, g, operands):
+        bases = []
+        pack = {}
+        for op in operands:
+            kwargs = {"data_type": op.storage.data_type}
+            base = hipdnn.DeviceArray.from_numpy(op.base, **kwargs)
+            offset = (op.array.__array_interface__["data"][0] -
+                      op.base.__array_interface__["data"][0]) // op.base.itemsize
+            pack[op.tensor] = base.as_strided(list(op.array.shape), element_strides(op.array),
+                                              offset)
+            bases.append(base)
+        size = g.get_workspace_size()
+        workspace = None
+        if size:
+            workspace = hipdnn.DeviceArray.empty([size], np.uint8)
+            workspace.fill_bytes(0xA5)
+        g.execute(pack, workspace)
+        for op, base in zip(operands, bases):
+            np.copyto(op.base, base.numpy())
+
+
+# ---- the GPU engine under test ----------------------------------------------------------
+# A real GPU runs the engine "hip".  Without one, `HIPDNN_TEST_FAKE_GPU=1` (set by
+# tests/test_gpu_emulated.py for a subprocess) runs the same tests on the engine's host
+# emulation ("hip_emulated", build/tests/emulated) over the fake driver of
+# build/tests/fake_cuda, so every device path but the kernel launch itself is exercised.
+
+FAKE_GPU = os.environ.get("HIPDNN_TEST_FAKE_GPU") == "1"
+GPU_ENGINE = "hip_emulated" if FAKE_GPU else "hip"
+
+if FAKE_GPU:  # before any handle exists: only the reference engine and the emulation
+    _build = os.environ.get("HIPDNN_BUILD_DIR") or os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build")
+    hipdnn.set_engine_plugin_paths(
+        ["hipdnn_plugins/engines/libhipdnn_reference_cpu.so",
+         os.path.join(_build, "tests", "emulated", "libhip_emulated.so")],
+        hipdnn.plugin_loading_mode.ABSOLUTE)
+
+
+def gpu_unavailable_reason():
+    """None when the GPU engine is loaded, else why the gpu tests are skipped."""
+    names = [e.name for e in hipdnn.engines()]
+    if GPU_ENGINE in names and hipdnn.device_runtime().name != "none":
+        return None
+    rt = hipdnn.device_runtime()
+    why = [f"no '{GPU_ENGINE}' engine"]
+    for path, reason in hipdnn.skipped_engine_plugins():
+        if "hip" in os.path.basename(path):
+            why.append(f"{os.path.basename(path)}: {reason}")
+    if rt.name == "none":
+        why.append(f"device runtime: {rt.reason}")
+    return "; ".join(why)
+
+
+def skip_or_fail_without_gpu(reason):
+    """Skips, or fails where HIPDNN_TEST_REQUIRE_GPU=1 says a GPU must be there (the GPU
+    machine's check, tools/gpu_check.sh)."""
+    if os.environ.get("HIPDNN_TEST_REQUIRE_GPU") == "1":
+        pytest.fail(f"HIPDNN_TEST_REQUIRE_GPU=1 but: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def gpu(rng):
+    """DeviceNumerics on the GPU engine; skips, saying why, without a GPU."""
+    reason = gpu_unavailable_reason()
+    if reason:
+        skip_or_fail_without_gpu(reason)
+    d = DeviceNumerics(rng)
+    d.engine = GPU_ENGINE
+    return d
 
 
 def _bits(array):

@@ -34,7 +34,13 @@ def test_info_prints_version_paths_plugins_and_engines():
     assert f"plugin paths searched:\n  {default_dir}\n" in out
     for path in hipdnn.loaded_engine_plugin_paths():
         assert f"  {path}\n" in out
-    assert "plugins skipped (0):" in out
+    # Only device plugins whose GPU or runtime is absent may be skipped, each with why.
+    skipped = hipdnn.skipped_engine_plugins()
+    assert f"plugins skipped ({len(skipped)}):" in out
+    for path, reason in skipped:
+        assert Path(path).name.startswith("libhipdnn_hip_"), (path, reason)
+        assert reason.startswith(("declined to load: hip (", "could not open: ")), reason
+        assert f"  {path}: {reason}\n" in out
     for e in hipdnn.engines():
         assert re.search(rf"^  {e.name}  id 0x{e.id:016x}  memory "
                          rf"{e.memory_space.name.lower()}", out, re.M)

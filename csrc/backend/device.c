@@ -1,79 +1,58 @@
-/* Run-time resolution of the GPU runtime (libamdhip64.so or libcudart.so), so that the
- * backend links none and runs on machines without a GPU.  Nothing here is loaded until a
- * device engine or a pointer probe needs it.  $HIPDNN_DEVICE_RUNTIME forces "hip" or
+/* Which GPU runtime the backend uses, chosen once per process, and the public device API
+ * (hipdnn.h's "device runtime" section) over it.  $HIPDNN_DEVICE_RUNTIME forces "hip" or
  * "cuda"; set[ug]id processes ignore it. */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* secure_getenv: set[ug]id processes ignore our variables */
+#define _GNU_SOURCE /* secure_getenv */
 #endif
 #include <pthread.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "device.h"
-#include "dl.h"
+#include "error.h"
 #include "log.h"
 
-/* Pointer attributes, read through the first int of a generously sized buffer (both
- * runtimes' structs start with the memory type).  What that int means differs:
- *   CUDA (cudaMemoryType):          0 unregistered, 1 host, 2 device, 3 managed
- *   HIP >= 6 (hipMemoryType):       0 unregistered, 1 host, 2 device, 3 managed, ...
- *   HIP 5 (hipMemoryType):          0 host, 1 device, 2 array, 3 unified, ...
- * so HIP's version decides the table (today's HIP 5 device pointers otherwise read as
- * host).  HIP 5 also has an isManaged field, which we do not need: unified reads as
- * managed. */
-typedef int (*pointer_attributes_fn)(void* attrs, const void* ptr);
-typedef int (*int_out_fn)(int* out);
-typedef int (*void_fn)(void);
-
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static pointer_attributes_fn g_attrs;
-static void_fn g_clear;
-static int_out_fn g_get_device;
-static bool g_hip5;
-static const char* g_name = "none";
+static hipdnnDeviceRuntime g_rt;
+static bool g_have;
+static char g_why[1536]; /* every runtime tried and its answer, when none is usable */
 
-static bool try_runtime(const char* const* libs, const char* prefix, const char* name) {
-    char sym[64];
-    for (int i = 0; libs[i]; ++i) {
-        void* lib = hipdnnDlOpen(libs[i]);
-        if (!lib) continue;
-        snprintf(sym, sizeof(sym), "%sPointerGetAttributes", prefix);
-        *(void**)&g_attrs = hipdnnDlSymbol(lib, sym);
-        snprintf(sym, sizeof(sym), "%sGetLastError", prefix);
-        *(void**)&g_clear = hipdnnDlSymbol(lib, sym);
-        snprintf(sym, sizeof(sym), "%sGetDevice", prefix);
-        *(void**)&g_get_device = hipdnnDlSymbol(lib, sym);
-        if (g_attrs) {
-            g_name = name;
-            if (strcmp(name, "hip") == 0) {
-                int_out_fn version = NULL;
-                int v = 0;
-                *(void**)&version = hipdnnDlSymbol(lib, "hipRuntimeGetVersion");
-                /* HIP encodes major * 10000000 + minor * 100000 + patch */
-                g_hip5 = version && version(&v) == 0 && v < 60000000;
-            }
-            hipdnnLog(HIPDNN_LOG_INFO, "device runtime: %s (%s)%s", name, libs[i],
-                      g_hip5 ? ", HIP 5 pointer types" : "");
-            return true;
-        }
-        g_get_device = NULL;
-        hipdnnDlClose(lib);
-    }
-    return false;
+static void append(const char* line) {
+    size_t used = strlen(g_why);
+    snprintf(g_why + used, sizeof(g_why) - used, "%s%s", used ? "; " : "", line);
 }
 
 static void resolve_once(void) {
-    static const char* const hip[] = {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5", NULL};
-    static const char* const cuda[] = {"libcudart.so", "libcudart.so.13", "libcudart.so.12", NULL};
     const char* force = secure_getenv("HIPDNN_DEVICE_RUNTIME");
-    bool want_hip = !force || !*force || strcmp(force, "hip") == 0;
-    bool want_cuda = !force || !*force || strcmp(force, "cuda") == 0;
-    if (force && *force && !want_hip && !want_cuda)
-        hipdnnLog(HIPDNN_LOG_WARN, "HIPDNN_DEVICE_RUNTIME='%s' is not hip or cuda; ignored", force);
-    if (want_hip && try_runtime(hip, "hip", "hip")) return;
-    if (want_cuda) try_runtime(cuda, "cuda", "cuda");
+    bool forced = force && *force;
+    bool want_hip = !forced || strcmp(force, "hip") == 0;
+    bool want_cuda = !forced || strcmp(force, "cuda") == 0;
+    char why[700];
+    if (forced && !want_hip && !want_cuda) {
+        hipdnnLog(HIPDNN_LOG_WARN, "HIPDNN_DEVICE_RUNTIME='%s' is not hip or cuda; trying both",
+                  force);
+        want_hip = want_cuda = true;
+    } else if (forced) {
+        snprintf(why, sizeof(why), "HIPDNN_DEVICE_RUNTIME=%s allows only that runtime", force);
+        append(why);
+    }
+    why[0] = '\0';
+    if (want_hip && hipdnnDeviceLoadHip(&g_rt, why, sizeof(why))) {
+        g_have = true;
+    } else {
+        if (want_hip) append(why);
+        why[0] = '\0';
+        if (want_cuda && hipdnnDeviceLoadCuda(&g_rt, why, sizeof(why))) g_have = true;
+        else if (want_cuda) append(why);
+    }
+    if (g_have) {
+        g_why[0] = '\0';
+        hipdnnLog(HIPDNN_LOG_INFO, "device runtime: %s (%s), %d device%s", g_rt.name,
+                  g_rt.library, g_rt.device_count, g_rt.device_count == 1 ? "" : "s");
+    } else {
+        hipdnnLog(HIPDNN_LOG_INFO, "no device runtime: %s", g_why);
+    }
 }
 
 /* pthread_once is not reentrant: its messages wait until it returns (log.h), so that a
@@ -84,42 +63,211 @@ static void resolve(void) {
     hipdnnLogDeferEnd();
 }
 
-const char* hipdnnDeviceRuntimeName(void) {
+const hipdnnDeviceRuntime* hipdnnDeviceRuntimeGet(void) {
     resolve();
-    return g_name;
+    return g_have ? &g_rt : NULL;
+}
+
+const char* hipdnnDeviceRuntimeWhyNone(void) {
+    resolve();
+    return g_have ? "" : g_why;
+}
+
+const char* hipdnnDeviceRuntimeName(void) {
+    const hipdnnDeviceRuntime* rt = hipdnnDeviceRuntimeGet();
+    return rt ? rt->name : "none";
 }
 
 void hipdnnDeviceCurrent(int* device) {
-    resolve();
+    const hipdnnDeviceRuntime* rt = hipdnnDeviceRuntimeGet();
     *device = 0;
-    if (g_get_device && g_get_device(device) != 0) {
+    if (rt && rt->get_device(device) != HIPDNN_STATUS_SUCCESS) {
         *device = 0;
-        if (g_clear) g_clear();
-    }
-}
-
-hipdnnMemorySpace_t hipdnnDeviceSpaceFromType(int type, bool hip5) {
-    if (hip5) {
-        switch (type) {
-        case 1: case 2: return HIPDNN_MEMORY_DEVICE; /* device, array */
-        case 3: return HIPDNN_MEMORY_MANAGED;         /* unified */
-        default: return HIPDNN_MEMORY_HOST;
-        }
-    }
-    switch (type) {
-    case 2: return HIPDNN_MEMORY_DEVICE;
-    case 3: return HIPDNN_MEMORY_MANAGED;
-    default: return HIPDNN_MEMORY_HOST; /* unregistered or pinned host */
+        hipdnnClearError();
     }
 }
 
 hipdnnMemorySpace_t hipdnnDevicePointerSpace(const void* ptr) {
-    resolve();
-    if (!g_attrs || !ptr) return HIPDNN_MEMORY_HOST;
-    int attrs[64] = {0};
-    if (g_attrs(attrs, ptr) != 0) {
-        if (g_clear) g_clear(); /* an unregistered host pointer is reported as an error */
-        return HIPDNN_MEMORY_HOST;
+    const hipdnnDeviceRuntime* rt = hipdnnDeviceRuntimeGet();
+    int device;
+    if (!rt || !ptr) return HIPDNN_MEMORY_HOST;
+    return rt->pointer_space(ptr, &device);
+}
+
+/* ---- public API ------------------------------------------------------------------- */
+
+/* The runtime, or NOT_SUPPORTED naming what was tried; every entry point starts here. */
+static hipdnnStatus_t need(const char* fn, const hipdnnDeviceRuntime** rt) {
+    hipdnnClearError();
+    *rt = hipdnnDeviceRuntimeGet();
+    if (*rt) return HIPDNN_STATUS_SUCCESS;
+    return hipdnnFail(HIPDNN_STATUS_NOT_SUPPORTED, "%s: no GPU runtime with a device: %s", fn,
+                      hipdnnDeviceRuntimeWhyNone());
+}
+
+#define NEED(fn)                                   \
+    const hipdnnDeviceRuntime* rt;                 \
+    do {                                           \
+        hipdnnStatus_t s_ = need((fn), &rt);       \
+        if (s_) return s_;                         \
+    } while (0)
+
+#define NOT_NULL(p, fn, what)                                                              \
+    do {                                                                                   \
+        if (!(p)) return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NULL_POINTER, "%s: %s is NULL", \
+                                    (fn), (what));                                         \
+    } while (0)
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnGetDeviceRuntime_ext(const char** name, int* device_count) {
+    hipdnnClearError();
+    const hipdnnDeviceRuntime* rt = hipdnnDeviceRuntimeGet();
+    if (name) *name = rt ? rt->name : "none";
+    if (device_count) *device_count = rt ? rt->device_count : 0;
+    if (rt) return HIPDNN_STATUS_SUCCESS;
+    return hipdnnFail(HIPDNN_STATUS_NOT_SUPPORTED, "no GPU runtime with a device: %s",
+                      hipdnnDeviceRuntimeWhyNone());
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnDeviceGet_ext(int* device) {
+    NEED("hipdnnDeviceGet_ext");
+    NOT_NULL(device, "hipdnnDeviceGet_ext", "device");
+    return rt->get_device(device);
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnDeviceSet_ext(int device) {
+    NEED("hipdnnDeviceSet_ext");
+    if (device < 0 || device >= rt->device_count)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_OUT_OF_BOUND,
+                          "hipdnnDeviceSet_ext: device %d does not exist (%s has %d)", device,
+                          rt->name, rt->device_count);
+    return rt->set_device(device);
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnDeviceMalloc_ext(void** ptr, size_t size) {
+    NEED("hipdnnDeviceMalloc_ext");
+    NOT_NULL(ptr, "hipdnnDeviceMalloc_ext", "ptr");
+    *ptr = NULL;
+    return size ? rt->malloc(ptr, size) : HIPDNN_STATUS_SUCCESS;
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnDeviceFree_ext(void* ptr) {
+    if (!ptr) {
+        hipdnnClearError();
+        return HIPDNN_STATUS_SUCCESS;
     }
-    return hipdnnDeviceSpaceFromType(attrs[0], g_hip5);
+    NEED("hipdnnDeviceFree_ext");
+    return rt->free(ptr);
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnDeviceMemcpy_ext(void* dst, const void* src, size_t size) {
+    NEED("hipdnnDeviceMemcpy_ext");
+    if (!size) return HIPDNN_STATUS_SUCCESS;
+    NOT_NULL(dst, "hipdnnDeviceMemcpy_ext", "dst");
+    NOT_NULL(src, "hipdnnDeviceMemcpy_ext", "src");
+    return rt->memcpy(dst, src, size, NULL, true);
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnDeviceMemcpyAsync_ext(void* dst, const void* src, size_t size,
+                                                         hipdnnStream_t stream) {
+    NEED("hipdnnDeviceMemcpyAsync_ext");
+    if (!size) return HIPDNN_STATUS_SUCCESS;
+    NOT_NULL(dst, "hipdnnDeviceMemcpyAsync_ext", "dst");
+    NOT_NULL(src, "hipdnnDeviceMemcpyAsync_ext", "src");
+    return rt->memcpy(dst, src, size, stream, false);
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnDeviceMemset_ext(void* ptr, int value, size_t size) {
+    NEED("hipdnnDeviceMemset_ext");
+    if (!size) return HIPDNN_STATUS_SUCCESS;
+    NOT_NULL(ptr, "hipdnnDeviceMemset_ext", "ptr");
+    return rt->memset(ptr, value, size, NULL, true);
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnDeviceMemsetAsync_ext(void* ptr, int value, size_t size,
+                                                         hipdnnStream_t stream) {
+    NEED("hipdnnDeviceMemsetAsync_ext");
+    if (!size) return HIPDNN_STATUS_SUCCESS;
+    NOT_NULL(ptr, "hipdnnDeviceMemsetAsync_ext", "ptr");
+    return rt->memset(ptr, value, size, stream, false);
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnDeviceSynchronize_ext(void) {
+    NEED("hipdnnDeviceSynchronize_ext");
+    return rt->device_synchronize();
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnStreamCreate_ext(hipdnnStream_t* stream) {
+    NEED("hipdnnStreamCreate_ext");
+    NOT_NULL(stream, "hipdnnStreamCreate_ext", "stream");
+    *stream = NULL;
+    return rt->stream_create(stream);
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnStreamDestroy_ext(hipdnnStream_t stream) {
+    if (!stream) {
+        hipdnnClearError();
+        return HIPDNN_STATUS_SUCCESS;
+    }
+    NEED("hipdnnStreamDestroy_ext");
+    return rt->stream_destroy(stream);
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnStreamSynchronize_ext(hipdnnStream_t stream) {
+    NEED("hipdnnStreamSynchronize_ext");
+    return rt->stream_synchronize(stream);
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnStreamWaitEvent_ext(hipdnnStream_t stream, hipdnnEvent_t event) {
+    NEED("hipdnnStreamWaitEvent_ext");
+    NOT_NULL(event, "hipdnnStreamWaitEvent_ext", "event");
+    return rt->stream_wait_event(stream, event);
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnEventCreate_ext(hipdnnEvent_t* event) {
+    NEED("hipdnnEventCreate_ext");
+    NOT_NULL(event, "hipdnnEventCreate_ext", "event");
+    *event = NULL;
+    return rt->event_create(event);
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnEventDestroy_ext(hipdnnEvent_t event) {
+    if (!event) {
+        hipdnnClearError();
+        return HIPDNN_STATUS_SUCCESS;
+    }
+    NEED("hipdnnEventDestroy_ext");
+    return rt->event_destroy(event);
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnEventRecord_ext(hipdnnEvent_t event, hipdnnStream_t stream) {
+    NEED("hipdnnEventRecord_ext");
+    NOT_NULL(event, "hipdnnEventRecord_ext", "event");
+    return rt->event_record(event, stream);
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnEventSynchronize_ext(hipdnnEvent_t event) {
+    NEED("hipdnnEventSynchronize_ext");
+    NOT_NULL(event, "hipdnnEventSynchronize_ext", "event");
+    return rt->event_synchronize(event);
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnEventElapsedTime_ext(float* ms, hipdnnEvent_t start,
+                                                        hipdnnEvent_t end) {
+    NEED("hipdnnEventElapsedTime_ext");
+    NOT_NULL(ms, "hipdnnEventElapsedTime_ext", "ms");
+    NOT_NULL(start, "hipdnnEventElapsedTime_ext", "start");
+    NOT_NULL(end, "hipdnnEventElapsedTime_ext", "end");
+    return rt->event_elapsed(ms, start, end);
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnPointerGetMemorySpace_ext(const void* ptr,
+                                                             hipdnnMemorySpace_t* space,
+                                                             int* device) {
+    hipdnnClearError();
+    const hipdnnDeviceRuntime* rt = hipdnnDeviceRuntimeGet();
+    int dev = -1;
+    hipdnnMemorySpace_t s = rt && ptr ? rt->pointer_space(ptr, &dev) : HIPDNN_MEMORY_HOST;
+    if (space) *space = s;
+    if (device) *device = dev;
+    return HIPDNN_STATUS_SUCCESS;
 }

@@ -1,19 +1,68 @@
-/* The GPU runtime, resolved at run time (libamdhip64.so or libcudart.so) so that the
- * backend links none and runs on machines without a GPU.  Only what the backend itself
- * needs: the current device and telling host pointers from device pointers.  Each call
- * loads the runtime on first use: callers ask only when a device engine is involved or
- * a pointer's space was not declared. */
+/* The GPU runtime, resolved at run time so that the backend links no GPU library and runs
+ * on machines without a GPU: AMD's HIP runtime (libamdhip64.so) or NVIDIA's CUDA driver
+ * API (libcuda.so.1).  Nothing is loaded until a device engine, a device API call
+ * (hipdnnDeviceMalloc_ext ...) or a pointer probe needs it.
+ *
+ * Why the CUDA driver API and not libcudart: libcuda.so.1 comes with every NVIDIA driver
+ * and sits on the default loader path (also inside containers), its entry points are
+ * versioned (_v2) and stable, and it works whatever CUDA toolkit, if any, is installed;
+ * libcudart would have to be found on disk in one of several versions, each requiring a
+ * minimum driver.  The driver API shares the device's primary context with cudart users
+ * (our CUDA plugin, PyTorch, CuPy), so pointers, streams and events pass between them. */
 #ifndef HIPDNN_BACKEND_DEVICE_H
 #define HIPDNN_BACKEND_DEVICE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "hipdnn/hipdnn.h"
 
+/* One runtime's entry points.  Each returns SUCCESS or a status with the thread's
+ * message set, naming the runtime call and the vendor's error ("cuMemAlloc_v2 (4096
+ * bytes): CUDA_ERROR_OUT_OF_MEMORY: out of memory"). */
+typedef struct {
+    const char* name;  /* "hip" or "cuda" */
+    char library[256]; /* the file that was opened */
+    int device_count;
+    hipdnnStatus_t (*get_device)(int* device); /* the calling thread's current device */
+    hipdnnStatus_t (*set_device)(int device);
+    hipdnnStatus_t (*malloc)(void** ptr, size_t size);
+    hipdnnStatus_t (*free)(void* ptr);
+    /* stream NULL: the default stream; sync: also wait for the copy to finish */
+    hipdnnStatus_t (*memcpy)(void* dst, const void* src, size_t size, hipdnnStream_t stream,
+                             bool sync);
+    hipdnnStatus_t (*memset)(void* ptr, int value, size_t size, hipdnnStream_t stream,
+                             bool sync);
+    hipdnnStatus_t (*stream_create)(hipdnnStream_t* stream);
+    hipdnnStatus_t (*stream_destroy)(hipdnnStream_t stream);
+    hipdnnStatus_t (*stream_synchronize)(hipdnnStream_t stream);
+    hipdnnStatus_t (*stream_wait_event)(hipdnnStream_t stream, hipdnnEvent_t event);
+    hipdnnStatus_t (*device_synchronize)(void);
+    hipdnnStatus_t (*event_create)(hipdnnEvent_t* event);
+    hipdnnStatus_t (*event_destroy)(hipdnnEvent_t event);
+    hipdnnStatus_t (*event_record)(hipdnnEvent_t event, hipdnnStream_t stream);
+    hipdnnStatus_t (*event_synchronize)(hipdnnEvent_t event);
+    hipdnnStatus_t (*event_elapsed)(float* ms, hipdnnEvent_t start, hipdnnEvent_t end);
+    /* Where ptr lives and on which device (-1 for host memory); never fails: memory the
+     * runtime does not know is host memory. */
+    hipdnnMemorySpace_t (*pointer_space)(const void* ptr, int* device);
+} hipdnnDeviceRuntime;
+
+/* The vendors' loaders (device_hip.c, device_cuda.c): true with *rt filled when the
+ * library opened and reports at least one device; otherwise false with one line in `why`
+ * saying what was tried and what it answered. */
+bool hipdnnDeviceLoadHip(hipdnnDeviceRuntime* rt, char* why, size_t len);
+bool hipdnnDeviceLoadCuda(hipdnnDeviceRuntime* rt, char* why, size_t len);
+
+/* The runtime in use, loaded on the first call (thread-safe); NULL without one. */
+const hipdnnDeviceRuntime* hipdnnDeviceRuntimeGet(void);
+/* Why there is none: every library tried and its answer ("" when there is one). */
+const char* hipdnnDeviceRuntimeWhyNone(void);
+
 /* Where `ptr` lives.  Without a GPU runtime every pointer is host memory. */
 hipdnnMemorySpace_t hipdnnDevicePointerSpace(const void* ptr);
-/* The memory type a runtime's pointer attributes report, as a space (hip5: HIP 5's
- * numbering, else CUDA's and HIP 6's).  Exposed for tests of the tables. */
+/* The memory type a HIP runtime's pointer attributes report, as a space (hip5: HIP 5's
+ * numbering, else HIP 6's, which is CUDA's). */
 hipdnnMemorySpace_t hipdnnDeviceSpaceFromType(int type, bool hip5);
 /* The calling thread's current device; 0 without a GPU runtime. */
 void hipdnnDeviceCurrent(int* device);

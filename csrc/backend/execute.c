@@ -129,12 +129,28 @@ static const char* space_name(hipdnnMemorySpace_t m) {
     return m == HIPDNN_MEMORY_DEVICE ? "device" : m == HIPDNN_MEMORY_MANAGED ? "managed" : "host";
 }
 
-/* Where pointer i of the pack lives: as declared, else probed, except that a host engine
- * among host engines only never loads a GPU runtime to ask. */
-static hipdnnMemorySpace_t space_of(const pack_state* vp, int64_t i, hipdnnMemorySpace_t engine) {
-    if (vp->num_spaces) return (hipdnnMemorySpace_t)vp->spaces[i];
-    if (engine == HIPDNN_MEMORY_HOST && !hipdnnRegistryHasDeviceEngine()) return HIPDNN_MEMORY_HOST;
-    return hipdnnDevicePointerSpace(vp->ptrs[i]);
+/* Where pointer i of the pack lives.  While only host engines are loaded no GPU runtime
+ * is ever loaded to ask: the declared space (or host) stands.  Otherwise the runtime is
+ * asked about every pointer, whatever was declared, so that a wrong declaration is
+ * refused here instead of faulting in a kernel; *device is its device (-1: host). */
+static hipdnnStatus_t space_of(const pack_state* vp, int64_t i, const hipdnnSdkTensor* t,
+                               hipdnnMemorySpace_t* where, int* device) {
+    hipdnnMemorySpace_t declared =
+        vp->num_spaces ? (hipdnnMemorySpace_t)vp->spaces[i] : HIPDNN_MEMORY_HOST;
+    *device = -1;
+    if (!hipdnnRegistryHasDeviceEngine()) {
+        *where = declared;
+        return HIPDNN_STATUS_SUCCESS;
+    }
+    const hipdnnDeviceRuntime* rt = hipdnnDeviceRuntimeGet();
+    *where = rt ? rt->pointer_space(vp->ptrs[i], device) : HIPDNN_MEMORY_HOST;
+    if (vp->num_spaces && declared != *where && *where != HIPDNN_MEMORY_MANAGED)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                          "variant pack: tensor '%s' (uid %lld) is declared %s memory but the "
+                          "%s runtime reports %s memory at %p", t->name, (long long)t->uid,
+                          space_name(declared), rt ? rt->name : "GPU", space_name(*where),
+                          vp->ptrs[i]);
+    return HIPDNN_STATUS_SUCCESS;
 }
 
 /* Tensor `t`'s pointer and its index in the pack; -1 if absent. */
@@ -194,7 +210,9 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendExecute(hipdnnHandle_t handle,
                             i >= 0 ? "has a NULL pointer" : "has no pointer");
             break;
         }
-        hipdnnMemorySpace_t where = space_of(vp, i, e->memory_space);
+        hipdnnMemorySpace_t where;
+        int on_device;
+        if ((st = space_of(vp, i, t, &where, &on_device))) break;
         /* A runtime scalar is read on the host; data must be where the engine runs
          * (managed memory serves both). */
         hipdnnMemorySpace_t want = t->is_by_value ? HIPDNN_MEMORY_HOST : e->memory_space;
@@ -203,6 +221,13 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendExecute(hipdnnHandle_t handle,
                             "variant pack: tensor '%s' (uid %lld) is in %s memory but %s "
                             "needs %s memory", t->name, (long long)t->uid, space_name(where),
                             t->is_by_value ? "a by-value scalar" : e->name, space_name(want));
+            break;
+        }
+        if (want != HIPDNN_MEMORY_HOST && on_device >= 0 && on_device != handle->device) {
+            st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                            "variant pack: tensor '%s' (uid %lld) is on device %d but the plan "
+                            "runs on device %d", t->name, (long long)t->uid, on_device,
+                            handle->device);
             break;
         }
         bufs[nb].uid = t->uid;
@@ -214,6 +239,15 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendExecute(hipdnnHandle_t handle,
         st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, "variant pack: engine '%s' "
                         "needs a workspace of %zu bytes but WORKSPACE is NULL", e->name,
                         ps->workspace_size);
+    /* The workspace is where the engine runs (device memory for device engines): probed,
+     * since it is never declared, whenever a GPU runtime may be involved. */
+    if (!st && ps->workspace_size > 0 && hipdnnRegistryHasDeviceEngine()) {
+        hipdnnMemorySpace_t ws = hipdnnDevicePointerSpace(vp->workspace);
+        if (ws != e->memory_space && ws != HIPDNN_MEMORY_MANAGED)
+            st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: the workspace is in %s "
+                            "memory but engine '%s' needs %s memory", space_name(ws), e->name,
+                            space_name(e->memory_space));
+    }
     if (!st && !p->enqueue && e->memory_space != HIPDNN_MEMORY_HOST)
         st = hipdnnFail(HIPDNN_STATUS_NOT_SUPPORTED, "engine '%s': an ABI 1.0 plugin runs on host "
                         "memory only", e->name);

@@ -5,8 +5,10 @@
  * what the file check before dlopen found (elf_check.c: "not a regular file", "truncated:
  * ...", "ELF for machine X, this is Y"), "could not open", "missing symbol X", "API 2.0
  * but host speaks 1.x", "init failed: <plugin's message>", "engine id clash with <other
- * plugin>", "name does not hash".  Plugin folders and files that others may write are
- * loaded, with a warning: plugins are trusted code.
+ * plugin>", "name does not hash", "declined to load: <plugin's reason>" (a device plugin
+ * on a machine without its GPU; logged as info, as is a plugin whose GPU runtime library
+ * is missing).  Plugin folders and files that others may write are loaded, with a
+ * warning: plugins are trusted code.
  *
  * Messages logged while loading are delivered after the lock is released (log.h), so a
  * log callback may itself create a handle. */
@@ -81,15 +83,19 @@ const char* hipdnnPluginLastError(const hipdnnPlugin* p) {
     return msg ? msg : "";
 }
 
-static void skip(const char* path, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
-static void skip(const char* path, const char* fmt, ...) {
+/* A skipped plugin is a warning, except where it only says that what it needs is not
+ * on this machine (a device plugin without its GPU or runtime): that is logged as info. */
+static void skip_at(hipdnnLogLevel_t level, const char* path, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+#define skip(...) skip_at(HIPDNN_LOG_WARN, __VA_ARGS__)
+static void skip_at(hipdnnLogLevel_t level, const char* path, const char* fmt, ...) {
     char reason[768], line[1400];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(reason, sizeof(reason), fmt, ap);
     va_end(ap);
     snprintf(line, sizeof(line), "%s: %s", path, reason);
-    hipdnnLog(HIPDNN_LOG_WARN, "plugin skipped: %s", line);
+    hipdnnLog(level, "plugin skipped: %s", line);
     if (g_num_skipped == g_cap_skipped) {
         int32_t cap = g_cap_skipped ? 2 * g_cap_skipped : 16;
         char** grown = realloc(g_skipped, (size_t)cap * sizeof(*grown));
@@ -163,7 +169,13 @@ static void load_plugin(const char* path) {
     warn_if_others_can_write("plugin file", path, &st);
     void* lib = hipdnnDlOpen(path);
     if (!lib) {
-        skip(path, "could not open: %s", hipdnnDlError());
+        /* dlerror names the file it could not load: when that is not the plugin itself,
+         * the plugin needs a library this machine lacks (a GPU runtime), which is info. */
+        const char* err = hipdnnDlError();
+        bool missing_dependency = strncmp(err, path, strlen(path)) != 0 &&
+                                  strstr(err, "cannot open shared object file") != NULL;
+        skip_at(missing_dependency ? HIPDNN_LOG_INFO : HIPDNN_LOG_WARN, path,
+                "could not open: %s", err);
         return;
     }
     hipdnnPlugin* p = &g_plugins[g_num_plugins];
@@ -237,8 +249,15 @@ static void load_plugin(const char* path) {
         skip(path, "init failed: %s", msg && *msg ? msg : "(no message)");
         goto reject;
     }
-    if (p->get_all_ids(NULL, 0, &num_ids) != HIPDNN_PLUGIN_STATUS_SUCCESS ||
-        num_ids > MAX_ENGINES ||
+    hipdnnPluginStatus_t ids_status = p->get_all_ids(NULL, 0, &num_ids);
+    if (ids_status == HIPDNN_PLUGIN_STATUS_NOT_SUPPORTED) {
+        /* The ABI's way to decline loading on this machine (a device plugin without its
+         * device): expected, so info, and the plugin's own reason. */
+        skip_at(HIPDNN_LOG_INFO, path, "declined to load: %s", hipdnnPluginLastError(p));
+        if (probe) p->destroy(probe);
+        goto reject;
+    }
+    if (ids_status != HIPDNN_PLUGIN_STATUS_SUCCESS || num_ids > MAX_ENGINES ||
         (num_ids && p->get_all_ids(ids, num_ids, &num_ids) != HIPDNN_PLUGIN_STATUS_SUCCESS)) {
         skip(path, "hipdnnEnginePluginGetAllEngineIds failed: %s", hipdnnPluginLastError(p));
         if (probe) p->destroy(probe);

@@ -14,8 +14,9 @@
  * The success path parses nothing but the arrays and formats no text: labels and numbers
  * are written only when an error is reported.
  *
- * Host arrays come in through the buffer protocol; device arrays will come in through
- * resolve_pointer() below.
+ * Host arrays come in through the buffer protocol; device memory as a hipdnn.DeviceArray
+ * or any object with __dlpack__ or __cuda_array_interface__ (interop.c), checked the same
+ * way.  Each pointer's memory space is declared to the backend as its source says it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,11 +176,75 @@ fail:
     return -1;
 }
 
-/* The address of a tensor's data.  Host arrays only, for now: this is where DLPack /
- * __cuda_array_interface__ objects will be resolved. */
-static int resolve_pointer(const hd_pack_tensor* t, PyObject* obj, Py_buffer* view, void** ptr) {
-    if (acquire_checked(t, obj, view) < 0) return -1;
-    *ptr = view->buf;
+/* A device value (interop.c) checked against the tensor: dtype, shape, strides in
+ * elements (where the dim is above 1), writable for an output. */
+static int check_value(const hd_pack_tensor* t, const hd_value* v) {
+    char label[320], want[256], got[256];
+    int dtype_ok = v->dtype == t->dtype ||
+                   (t->dtype == HIPDNN_DATA_BFLOAT16 && v->dtype == HD_DTYPE_UINT16);
+    int shape_ok = v->ndim == t->ndim;
+    for (int i = 0; shape_ok && i < t->ndim; i++) shape_ok = v->shape[i] == t->dims[i];
+    if (!dtype_ok || !shape_ok) {
+        tensor_label(t, label, sizeof(label));
+        format_ints(t->dims, t->ndim, want, sizeof(want));
+        format_ints(v->shape, v->ndim, got, sizeof(got));
+        PyErr_Format(PyExc_ValueError, "variant pack: %s expects %s %s, got %s %s (%s)", label,
+                     hd_dtype_name(t->dtype), want, v->type_name, got, v->kind);
+        return -1;
+    }
+    for (int i = 0; i < t->ndim; i++) {
+        if (t->dims[i] > 1 && v->strides[i] != t->strides[i]) {
+            tensor_label(t, label, sizeof(label));
+            format_ints(t->strides, t->ndim, want, sizeof(want));
+            format_ints(v->strides, v->ndim, got, sizeof(got));
+            PyErr_Format(PyExc_ValueError, "variant pack: %s expects strides %s (in elements), "
+                         "got %s (%s)", label, want, got, v->kind);
+            return -1;
+        }
+    }
+    if (t->is_output && v->readonly) {
+        tensor_label(t, label, sizeof(label));
+        PyErr_Format(PyExc_ValueError, "variant pack: %s is an output but its %s array is "
+                     "read-only", label, v->kind);
+        return -1;
+    }
+    return 0;
+}
+
+/* How a value was taken, so that it is released the same way. */
+enum { HELD_NONE = 0, HELD_BUFFER = 1, HELD_VALUE = 2 };
+
+typedef struct {
+    int held;
+    Py_buffer view; /* HELD_BUFFER */
+    hd_value value; /* HELD_VALUE */
+} held_array;
+
+static void release_array(held_array* h) {
+    if (h->held == HELD_BUFFER) PyBuffer_Release(&h->view);
+    else if (h->held == HELD_VALUE) hd_value_release(&h->value);
+    h->held = HELD_NONE;
+}
+
+/* The address and memory space of a tensor's data: a host buffer (buffer protocol), or
+ * device memory (interop.c) made ready for use on `stream`. */
+static int resolve_pointer(hd_state* st, const hd_pack_tensor* t, PyObject* obj,
+                           hipdnnStream_t stream, held_array* h, void** ptr, int64_t* space) {
+    if (PyObject_CheckBuffer(obj) && !PyObject_TypeCheck(obj, st->DeviceArrayType)) {
+        if (acquire_checked(t, obj, &h->view) < 0) return -1;
+        h->held = HELD_BUFFER;
+        *ptr = h->view.buf;
+        *space = HIPDNN_MEMORY_HOST;
+        return 0;
+    }
+    char label[360], what[400];
+    tensor_label(t, label, sizeof(label));
+    snprintf(what, sizeof(what), "variant pack: %s", label);
+    if (hd_value_acquire(st, obj, stream, what, &h->value) < 0) return -1;
+    h->held = HELD_VALUE;
+    if (check_value(t, &h->value) < 0) return -1;
+    *ptr = h->value.ptr;
+    *space = h->value.space;
     return 0;
 }
 
@@ -291,12 +356,37 @@ static int collect_arrays(const hd_VariantPack* pack, PyObject* arrays, PyObject
     return 0;
 }
 
-/* The workspace: the caller's buffer (held in *view), one allocated here for a host plan
- * (*own, freed by the caller), or none.  Never smaller than the plan's size. */
-static int get_workspace(const hd_VariantPack* pack, PyObject* ws_obj, Py_buffer* view,
-                         int* held, void** own, void** ptr) {
+/* Bytes a device value's elements span. */
+static long long value_bytes(const hd_value* v) {
+    long long span = 1;
+    for (int i = 0; i < v->ndim; i++) {
+        if (v->shape[i] == 0) return 0;
+        span += (long long)(v->shape[i] - 1) * v->strides[i];
+    }
+    return span * v->itemsize;
+}
+
+/* The workspace: the caller's buffer or device array (held in *h), memory allocated here
+ * (*own / *own_device, freed by the caller), or none.  Never smaller than the plan's size. */
+static int get_workspace(hd_state* st, const hd_VariantPack* pack, PyObject* ws_obj,
+                         hipdnnStream_t stream, held_array* h, void** own, void** own_device,
+                         void** ptr) {
     long long need = (long long)pack->workspace_size;
+    if (ws_obj && ws_obj != Py_None && (!PyObject_CheckBuffer(ws_obj) ||
+                                        PyObject_TypeCheck(ws_obj, st->DeviceArrayType))) {
+        if (hd_value_acquire(st, ws_obj, stream, "execute: workspace", &h->value) < 0) return -1;
+        h->held = HELD_VALUE;
+        if (h->value.readonly || value_bytes(&h->value) < need) {
+            PyErr_Format(PyExc_ValueError, "execute: workspace (%s) has %lld bytes%s but the "
+                         "plan needs %lld", h->value.kind, value_bytes(&h->value),
+                         h->value.readonly ? " and is read-only" : "", need);
+            return -1;
+        }
+        *ptr = h->value.ptr;
+        return 0;
+    }
     if (ws_obj && ws_obj != Py_None) {
+        Py_buffer* view = &h->view;
         if (PyObject_GetBuffer(ws_obj, view, PyBUF_WRITABLE) < 0) {
             PyErr_Clear();
             PyErr_SetString(PyExc_ValueError,
@@ -304,7 +394,7 @@ static int get_workspace(const hd_VariantPack* pack, PyObject* ws_obj, Py_buffer
                             "numpy.empty(size, numpy.uint8))");
             return -1;
         }
-        *held = 1;
+        h->held = HELD_BUFFER;
         if ((long long)view->len < need) {
             PyErr_Format(PyExc_ValueError,
                          "execute: workspace has %zd bytes but the plan needs %lld", view->len,
@@ -316,11 +406,15 @@ static int get_workspace(const hd_VariantPack* pack, PyObject* ws_obj, Py_buffer
     }
     if (need == 0) return 0;
     if (pack->memory_space != HIPDNN_MEMORY_HOST) {
-        PyErr_Format(PyExc_ValueError,
-                     "execute: the plan runs on device memory and needs a workspace of %lld "
-                     "bytes; pass one (hipdnn allocates host workspace only)",
-                     need);
-        return -1;
+        /* Allocated for this call and freed after the stream finished (slow: pass a
+         * workspace to avoid both). */
+        hipdnnStatus_t s;
+        Py_BEGIN_ALLOW_THREADS
+        s = hipdnnDeviceMalloc_ext(own_device, (size_t)need);
+        Py_END_ALLOW_THREADS
+        if (hd_check(st, s, "execute: device workspace") < 0) return -1;
+        *ptr = *own_device;
+        return 0;
     }
     *own = calloc((size_t)need, 1);
     if (!*own) {
@@ -334,22 +428,14 @@ static int get_workspace(const hd_VariantPack* pack, PyObject* ws_obj, Py_buffer
 static const char VP_CTX[] = "execute: variant pack";
 
 /* A finalized VARIANT_PACK descriptor over uids/ptrs/workspace; NULL with an exception. */
+/* spaces: each pointer's memory space as its source declares it. */
 static hipdnnBackendDescriptor_t make_variant_pack(hd_state* st, const hd_VariantPack* pack,
-                                                   void** ptrs, void* ws_ptr) {
+                                                   void** ptrs, const int64_t* spaces,
+                                                   void* ws_ptr) {
     hipdnnBackendDescriptor_t vp = NULL;
-    /* Every array came through the buffer protocol: host memory, declared so the backend
-     * need not probe (HIPDNN_MEMORY_HOST is 0). */
-    int64_t stack_spaces[16] = {0};
-    int64_t* spaces = pack->n <= 16 ? stack_spaces : PyMem_Calloc((size_t)pack->n, sizeof(int64_t));
-    if (!spaces) {
-        PyErr_NoMemory();
-        return NULL;
-    }
     if (hd_check(st, hipdnnBackendCreateDescriptor(HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &vp),
-                 VP_CTX) < 0) {
-        if (spaces != stack_spaces) PyMem_Free(spaces);
+                 VP_CTX) < 0)
         return NULL;
-    }
     if (hd_check(st, hipdnnBackendSetAttribute(vp, HIPDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
                                                HIPDNN_TYPE_INT64, (int64_t)pack->n, pack->uids),
                  VP_CTX) < 0 ||
@@ -366,7 +452,6 @@ static hipdnnBackendDescriptor_t make_variant_pack(hd_state* st, const hd_Varian
         hipdnnBackendDestroyDescriptor(vp);
         vp = NULL;
     }
-    if (spaces != stack_spaces) PyMem_Free(spaces);
     return vp;
 }
 
@@ -394,37 +479,43 @@ PyObject* hd_pack_execute(PyObject* op, PyObject* const* args, Py_ssize_t nargs,
 
     Py_ssize_t n = pack->n;
     PyObject* stack_objs[STACK_TENSORS];
-    Py_buffer stack_views[STACK_TENSORS];
+    held_array stack_held[STACK_TENSORS];
     void* stack_ptrs[STACK_TENSORS];
+    int64_t stack_spaces[STACK_TENSORS];
     PyObject** objs = stack_objs;
-    Py_buffer* views = stack_views;
+    held_array* held = stack_held;
     void** ptrs = stack_ptrs;
-    Py_ssize_t acquired = 0;
-    Py_buffer ws_view;
-    int ws_held = 0;
+    int64_t* spaces = stack_spaces;
+    held_array ws_held = {0};
     void* ws_own = NULL;
+    void* ws_device = NULL;
     void* ws_ptr = NULL;
     hipdnnBackendDescriptor_t vp = NULL;
     PyObject* result = NULL;
+    hipdnnStream_t stream = NULL;
 
     if (n > STACK_TENSORS) {
         objs = PyMem_Calloc((size_t)n, sizeof(*objs));
-        views = PyMem_Calloc((size_t)n, sizeof(*views));
+        held = PyMem_Calloc((size_t)n, sizeof(*held));
         ptrs = PyMem_Calloc((size_t)n, sizeof(*ptrs));
-        if (!objs || !views || !ptrs) {
+        spaces = PyMem_Calloc((size_t)n, sizeof(*spaces));
+        if (!objs || !held || !ptrs || !spaces) {
             PyErr_NoMemory();
             goto done;
         }
     } else {
         memset(stack_objs, 0, sizeof(stack_objs));
+        for (Py_ssize_t i = 0; i < n; i++) stack_held[i].held = HELD_NONE;
     }
+    if (hd_check(st, hipdnnGetStream(handle->handle, &stream), "execute") < 0) goto done;
     if (collect_arrays(pack, a[1], objs) < 0) goto done;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (resolve_pointer(&pack->tensors[i], objs[i], &views[i], &ptrs[i]) < 0) goto done;
-        acquired = i + 1;
-    }
-    if (get_workspace(pack, a[2], &ws_view, &ws_held, &ws_own, &ws_ptr) < 0) goto done;
-    vp = make_variant_pack(st, pack, ptrs, ws_ptr);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (resolve_pointer(st, &pack->tensors[i], objs[i], stream, &held[i], &ptrs[i],
+                            &spaces[i]) < 0)
+            goto done;
+    if (get_workspace(st, pack, a[2], stream, &ws_held, &ws_own, &ws_device, &ws_ptr) < 0)
+        goto done;
+    vp = make_variant_pack(st, pack, ptrs, spaces, ws_ptr);
     if (!vp) goto done;
 
     PyThread_type_lock lock = hd_handle_lock(handle);
@@ -436,19 +527,31 @@ PyObject* hd_pack_execute(PyObject* op, PyObject* const* args, Py_ssize_t nargs,
     PyThread_release_lock(lock);
     Py_END_ALLOW_THREADS
     if (hd_check(st, s, NULL) < 0) goto done;
+    /* DeviceArrays remember the stream, so that their exports wait for this work. */
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (held[i].held == HELD_VALUE && PyObject_TypeCheck(objs[i], st->DeviceArrayType))
+            hd_device_array_mark_stream(objs[i], stream);
     result = Py_NewRef(Py_None);
 
 done:
     if (vp) hipdnnBackendDestroyDescriptor(vp);
-    for (Py_ssize_t i = 0; i < acquired; i++) PyBuffer_Release(&views[i]);
-    if (ws_held) PyBuffer_Release(&ws_view);
+    if (held)
+        for (Py_ssize_t i = 0; i < n; i++) release_array(&held[i]);
+    release_array(&ws_held);
     free(ws_own);
+    if (ws_device) {
+        Py_BEGIN_ALLOW_THREADS
+        hipdnnStreamSynchronize_ext(stream); /* the engine may still be using it */
+        hipdnnDeviceFree_ext(ws_device);
+        Py_END_ALLOW_THREADS
+    }
     if (objs)
         for (Py_ssize_t i = 0; i < n; i++) Py_XDECREF(objs[i]);
     if (objs != stack_objs) {
         PyMem_Free(objs);
-        PyMem_Free(views);
+        PyMem_Free(held);
         PyMem_Free(ptrs);
+        PyMem_Free(spaces);
     }
     Py_DECREF(plan_obj);
     return result;

@@ -85,12 +85,9 @@ int hd_handle_live(PyObject* op, const char* what) {
 
 static PyObject* handle_set_stream(PyObject* op, PyObject* arg) {
     hd_Handle* self = (hd_Handle*)op;
-    void* stream = NULL;
+    hipdnnStream_t stream = NULL; /* an int, or a PyTorch / CuPy stream object */
     if (hd_handle_live(op, "Handle.set_stream") < 0) return NULL;
-    if (arg != Py_None) {
-        stream = PyLong_AsVoidPtr(arg);
-        if (!stream && PyErr_Occurred()) return NULL;
-    }
+    if (hd_stream_from_object(arg, &stream) < 0) return NULL;
     if (hd_check(hd_state_of(op), hipdnnSetStream(self->handle, stream), "Handle.set_stream") <
         0)
         return NULL;
@@ -145,8 +142,9 @@ static PyGetSetDef handle_getset[] = {
 
 static PyMethodDef handle_methods[] = {
     {"set_stream", handle_set_stream, METH_O,
-     "set_stream($self, stream)\n--\n\nSets the stream (an int address, or None for the default "
-     "stream) that engines run on."},
+     "set_stream($self, stream)\n--\n\nSets the stream engines run on: None (the default "
+     "stream), an int (a raw hipStream_t / cudaStream_t), a PyTorch stream, a CuPy stream, or "
+     "an object with __cuda_stream__()."},
     {"get_stream", handle_get_stream, METH_NOARGS,
      "get_stream($self)\n--\n\nThe stream as an int address (0 = default stream)."},
     {"destroy", handle_destroy, METH_NOARGS,

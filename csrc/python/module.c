@@ -9,7 +9,18 @@
 
 hd_state* hd_get_state(PyObject* module) { return (hd_state*)PyModule_GetState(module); }
 
-hd_state* hd_state_of(PyObject* self) { return (hd_state*)PyType_GetModuleState(Py_TYPE(self)); }
+hd_state* hd_state_of_type(PyTypeObject* type) {
+    /* A Python subclass (hipdnn.DeviceArray) has no module: its first base that has one */
+    for (PyTypeObject* t = type; t; t = (PyTypeObject*)PyType_GetSlot(t, Py_tp_base)) {
+        PyObject* m = PyType_GetModule(t);
+        if (m) return hd_get_state(m);
+        PyErr_Clear();
+    }
+    PyErr_SetString(PyExc_TypeError, "hipdnn._C: an object of a type from no hipdnn module");
+    return NULL;
+}
+
+hd_state* hd_state_of(PyObject* self) { return hd_state_of_type(Py_TYPE(self)); }
 
 PyObject* hd_type_error(const char* what, PyObject* obj) {
     PyObject* name = PyType_GetName(Py_TYPE(obj));
@@ -238,6 +249,21 @@ static PyObject* hd_op_table(PyObject* module, PyObject* unused) {
 }
 
 static PyMethodDef module_methods[] = {
+    {"device_runtime", hd_device_runtime, METH_NOARGS,
+     "device_runtime() -> (name, device count, reason): the GPU runtime the backend uses "
+     "(\"hip\", \"cuda\", or \"none\" with the reason)."},
+    {"device_synchronize", hd_device_synchronize, METH_NOARGS,
+     "Waits for all work on the current device."},
+    {"stream_synchronize", hd_stream_synchronize, METH_O,
+     "stream_synchronize(stream): waits for the work on a stream (None, int, PyTorch or CuPy "
+     "stream)."},
+    {"pointer_memory_space", hd_pointer_memory_space, METH_O,
+     "pointer_memory_space(address) -> (memory space, device): as the GPU runtime reports "
+     "it (host memory: (MEMORY_HOST, -1))."},
+    {"describe_array", hd_describe_array, METH_O,
+     "describe_array(obj) -> (data_type, shape, element strides, memory space, type name) of "
+     "a DeviceArray or an object with __dlpack__ / __cuda_array_interface__ (data_type -1: "
+     "none of hipdnn's, -2: uint16)."},
     {"op_table", hd_op_table, METH_NOARGS,
      "op_table()\n--\n\nThe backend's table of operations: one dict per op with its "
      "descriptor type, ports and parameters."},
@@ -285,6 +311,7 @@ static int module_traverse(PyObject* module, visitproc visit, void* arg) {
     Py_VISIT(st->HandleType);
     Py_VISIT(st->DescriptorType);
     Py_VISIT(st->VariantPackType);
+    Py_VISIT(st->DeviceArrayType);
     Py_VISIT(st->log_callback);
     return 0;
 }
@@ -303,6 +330,7 @@ static int module_clear(PyObject* module) {
     Py_CLEAR(st->HandleType);
     Py_CLEAR(st->DescriptorType);
     Py_CLEAR(st->VariantPackType);
+    Py_CLEAR(st->DeviceArrayType);
     return 0;
 }
 
@@ -344,6 +372,9 @@ static int module_exec(PyObject* module) {
     st->VariantPackType =
         (PyTypeObject*)PyType_FromModuleAndSpec(module, &hd_variant_pack_spec, NULL);
     if (!st->VariantPackType || PyModule_AddType(module, st->VariantPackType) < 0) return -1;
+    st->DeviceArrayType =
+        (PyTypeObject*)PyType_FromModuleAndSpec(module, &hd_device_array_spec, NULL);
+    if (!st->DeviceArrayType || PyModule_AddType(module, st->DeviceArrayType) < 0) return -1;
 
     for (size_t i = 0; i < sizeof(constants) / sizeof(constants[0]); i++)
         if (PyModule_AddIntConstant(module, constants[i].name, constants[i].value) < 0)

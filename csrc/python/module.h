@@ -23,6 +23,7 @@ typedef struct {
     PyTypeObject* HandleType;
     PyTypeObject* DescriptorType;
     PyTypeObject* VariantPackType;
+    PyTypeObject* DeviceArrayType;
     /* callable(level, message) or NULL.  The queue that feeds it is process-wide (log.c):
      * the backend has one logger per process, so there is one queue, not one per state. */
     PyObject* log_callback;
@@ -74,10 +75,48 @@ typedef struct {
     int memory_space;        /* hipdnnMemorySpace_t of the plan's engine */
 } hd_VariantPack;
 
+/* _C.DeviceArray (device_array.c): device memory with a shape, strides and a data type;
+ * owns its allocation, or is a view that keeps its base alive. */
+typedef struct {
+    PyObject_HEAD
+    void* ptr;          /* element (0, ..., 0) */
+    void* alloc;        /* owned allocation, freed at dealloc; NULL in a view */
+    PyObject* base;     /* the DeviceArray a view keeps alive; NULL when owning */
+    int64_t span_bytes; /* bytes from ptr that the elements touch */
+    int ndim;
+    int dtype;          /* hipdnnDataType_t */
+    int device;         /* device ordinal */
+    int space;          /* HIPDNN_MEMORY_DEVICE or HIPDNN_MEMORY_MANAGED */
+    int pending_known;  /* owning array: hipdnn used the memory on `pending` last */
+    hipdnnStream_t pending;
+    int64_t shape[HIPDNN_MAX_DIMS];
+    int64_t strides[HIPDNN_MAX_DIMS]; /* elements */
+} hd_DeviceArray;
+
+/* A value given for a tensor that is not a buffer-protocol object (interop.c): a
+ * DeviceArray, or an object with __dlpack__ or __cuda_array_interface__ (PyTorch, CuPy,
+ * Numba...).  What it describes, and what is held until hd_value_release. */
+#define HD_DTYPE_UINT16 (-2) /* 16-bit unsigned: accepted as bfloat16 bit patterns */
+typedef struct {
+    void* ptr;
+    int space;        /* hipdnnMemorySpace_t */
+    int dtype;        /* hipdnnDataType_t, HD_DTYPE_UINT16, or -1 (none of ours) */
+    int device;       /* -1 for host memory */
+    int readonly;
+    int ndim;
+    int64_t itemsize;
+    int64_t shape[HIPDNN_MAX_DIMS];
+    int64_t strides[HIPDNN_MAX_DIMS]; /* elements */
+    const char* kind; /* "DeviceArray", "DLPack", "__cuda_array_interface__" */
+    char type_name[64]; /* "float32", or the producer's own spelling when it is none of ours */
+    PyObject* keep;   /* DLPack capsule, held until release */
+} hd_value;
+
 hd_state* hd_get_state(PyObject* module);
 /* Raises TypeError("<what>, got <type name of obj>"); returns NULL. */
 PyObject* hd_type_error(const char* what, PyObject* obj);
 hd_state* hd_state_of(PyObject* self); /* from an instance of one of our types */
+hd_state* hd_state_of_type(PyTypeObject* type); /* also for Python subclasses of them */
 
 /* ---- errors.c ------------------------------------------------------------------- */
 
@@ -118,6 +157,31 @@ extern PyType_Spec hd_variant_pack_spec;
 /* VariantPack.execute(handle, arrays, workspace=None) */
 PyObject* hd_pack_execute(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
                           PyObject* kwnames);
+
+/* ---- device_array.c / interop.c / device.c ------------------------------------------ */
+
+extern PyType_Spec hd_device_array_spec;
+/* Records that hipdnn enqueued work using a DeviceArray's memory on `stream`. */
+void hd_device_array_mark_stream(PyObject* array, hipdnnStream_t stream);
+/* Whether obj is a DeviceArray, or has __dlpack__ / __cuda_array_interface__. */
+int hd_is_device_value(hd_state* st, PyObject* obj);
+/* Describes obj (see hd_value); 0, or -1 with an exception naming `what` ("variant pack:
+ * tensor 'x' (uid 1)").  stream: where the caller will use the memory: a DLPack producer
+ * is asked to make it ready there, and work pending on a __cuda_array_interface__
+ * producer's stream is ordered before it. */
+int hd_value_acquire(hd_state* st, PyObject* obj, hipdnnStream_t stream, const char* what,
+                     hd_value* v);
+void hd_value_release(hd_value* v);
+/* _C.describe_array(obj) -> (data_type, shape, strides in elements, memory space) */
+PyObject* hd_describe_array(PyObject* module, PyObject* obj);
+/* Module functions over the backend's device runtime (device.c). */
+PyObject* hd_device_runtime(PyObject* module, PyObject* unused);
+PyObject* hd_device_synchronize(PyObject* module, PyObject* unused);
+PyObject* hd_stream_synchronize(PyObject* module, PyObject* stream);
+PyObject* hd_pointer_memory_space(PyObject* module, PyObject* ptr);
+/* A stream given as an int, None, or an object with .cuda_stream (PyTorch), .ptr (CuPy)
+ * or __cuda_stream__(); 0 with *out set, or -1 with a TypeError. */
+int hd_stream_from_object(PyObject* obj, hipdnnStream_t* out);
 
 /* ---- dtype.c: hipdnn data types <-> buffer formats ------------------------------- */
 

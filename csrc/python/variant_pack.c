@@ -372,8 +372,10 @@ static PyObject* pack_repr(PyObject* op) {
 
 static PyMethodDef pack_methods[] = {
     {"execute", (PyCFunction)(void (*)(void))hd_pack_execute, METH_FASTCALL | METH_KEYWORDS,
-     "execute($self, handle, arrays, workspace=None)\n--\n\nRuns the plan. arrays: one buffer-protocol "
-     "object per tensor in pack order (see uids), or a dict {uid: array}; each is checked "
+     "execute($self, handle, arrays, workspace=None)\n--\n\nRuns the plan. arrays: one array "
+     "(a buffer-protocol object for host memory; a DeviceArray or an object with __dlpack__ "
+     "or __cuda_array_interface__ for device memory) per tensor in pack order (see uids), or "
+     "a dict {uid: array}; each is checked "
      "against the plan's graph (dtype, shape, strides in elements, writable outputs). "
      "workspace: a writable buffer of at least workspace_size bytes; None allocates one for "
      "a host plan."},

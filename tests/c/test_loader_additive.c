@@ -87,8 +87,13 @@ static void test_each_bad_plugin_is_skipped_with_its_reason(void) {
         CHECK_MSG(strncmp(skipped.items[i], TP("no_reason") ":", strlen(TP("no_reason")) + 1),
                   "no_reason is skipped: \"%s\"", skipped.items[i]);
     }
-    /* one entry per skipped plugin */
-    CHECK_EQ_INT(skipped.n, NUM_BAD);
+    /* one entry per skipped test plugin (the default folder may add device plugins that
+     * decline on a machine without their GPU) */
+    size_t from_tests = 0;
+    for (size_t i = 0; i < skipped.n; ++i)
+        if (strncmp(skipped.items[i], HIPDNN_TEST_PLUGIN_DIR "/", strlen(HIPDNN_TEST_PLUGIN_DIR) + 1) == 0)
+            ++from_tests;
+    CHECK_EQ_INT(from_tests, NUM_BAD);
     if (check_failed != before) ls_print(&skipped, "skipped");
 done:
     ls_list_free(&skipped);

@@ -114,8 +114,12 @@ static void test_absolute_relative_folder_and_single_file(void) {
         CHECK(ls_find(&loaded, TP("no_reason"), NULL) >= 0);
         CHECK(ls_find(&loaded, HIPDNN_TEST_PLUGIN_DIR "/libdeclines_all", NULL) < 0);
     }
-    /* the bad test plugins were never looked at */
-    if (ls_skipped(&skipped)) CHECK_EQ_INT(skipped.n, 0);
+    /* the bad test plugins were never looked at (device plugins of the default folder
+     * may decline on a machine without their GPU) */
+    if (ls_skipped(&skipped))
+        for (size_t i = 0; i < skipped.n; ++i)
+            CHECK_MSG(strstr(skipped.items[i], HIPDNN_TEST_PLUGIN_DIR) == NULL,
+                      "a test plugin was looked at: %s", skipped.items[i]);
     ls_list_free(&loaded);
     ls_list_free(&skipped);
     CHECK_OK(hipdnnDestroy(h));

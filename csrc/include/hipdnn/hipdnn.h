@@ -366,6 +366,7 @@ typedef struct {
 typedef struct hipdnnHandle* hipdnnHandle_t;
 typedef struct hipdnnBackendDescriptor* hipdnnBackendDescriptor_t;
 typedef void* hipdnnStream_t; /* a hipStream_t or cudaStream_t; NULL = default stream */
+typedef void* hipdnnEvent_t;  /* a hipEvent_t or cudaEvent_t (CUevent) */
 
 /* ---- errors ----------------------------------------------------------------------
  * Every function that returns a status first clears the calling thread's message and,
@@ -417,6 +418,69 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnSetStream(hipdnnHandle_t handle, hipdnnStream
 HIPDNN_EXPORT hipdnnStatus_t hipdnnGetStream(hipdnnHandle_t handle, hipdnnStream_t* stream);
 /* The device the handle was created on.  Errors: BAD_PARAM, BAD_PARAM_NULL_POINTER. */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnGetDevice_ext(hipdnnHandle_t handle, int* device);
+
+/* ---- device runtime ---------------------------------------------------------------
+ * The GPU runtime the backend resolves at run time: AMD's HIP runtime (libamdhip64.so)
+ * or NVIDIA's CUDA driver API (libcuda.so.1), whichever loads and reports a device (HIP
+ * first); $HIPDNN_DEVICE_RUNTIME=hip|cuda allows only that one (ignored in set-uid
+ * processes).  The backend links neither.  These calls let C and Python users allocate,
+ * copy and synchronize device memory without linking a GPU runtime of their own; every
+ * pointer, stream and event is the vendor's own (a hipStream_t / cudaStream_t, ...), so
+ * they mix freely with the vendor runtime, PyTorch and CuPy.  The runtime is loaded on
+ * the first call; any thread.
+ *
+ * Every call below fails with NOT_SUPPORTED when no runtime with a device was found (the
+ * message lists each library tried and its answer), and otherwise returns what the
+ * runtime said: a failing runtime call gives EXECUTION_FAILED (malloc:
+ * INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED) with a message naming the call and the
+ * vendor's error, e.g. "cuMemAlloc_v2 (4096 bytes): CUDA_ERROR_OUT_OF_MEMORY: out of
+ * memory".  A NULL stream is the device's default stream. */
+
+/* *name = "hip", "cuda", or "none" (then NOT_SUPPORTED, with the reason), *device_count
+ * the devices it reports (0 with none).  Either output may be NULL. */
+HIPDNN_EXPORT hipdnnStatus_t hipdnnGetDeviceRuntime_ext(const char** name, int* device_count);
+/* The calling thread's current device, and setting it (BAD_PARAM_OUT_OF_BOUND for a
+ * device the runtime does not have). */
+HIPDNN_EXPORT hipdnnStatus_t hipdnnDeviceGet_ext(int* device);
+HIPDNN_EXPORT hipdnnStatus_t hipdnnDeviceSet_ext(int device);
+/* size bytes of device memory on the current device; size 0 gives NULL.  Errors:
+ * BAD_PARAM_NULL_POINTER, INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED. */
+HIPDNN_EXPORT hipdnnStatus_t hipdnnDeviceMalloc_ext(void** ptr, size_t size);
+/* NULL is a no-op.  Waits for work using the memory as the runtime's free does. */
+HIPDNN_EXPORT hipdnnStatus_t hipdnnDeviceFree_ext(void* ptr);
+/* Copies size bytes between any two of host and device memory (unified addressing).
+ * Memcpy returns when the copy is done and is ordered after earlier work on the default
+ * stream; MemcpyAsync is enqueued on `stream` (host memory must then stay valid until
+ * the stream reaches it). */
+HIPDNN_EXPORT hipdnnStatus_t hipdnnDeviceMemcpy_ext(void* dst, const void* src, size_t size);
+HIPDNN_EXPORT hipdnnStatus_t hipdnnDeviceMemcpyAsync_ext(void* dst, const void* src, size_t size,
+                                                         hipdnnStream_t stream);
+/* Sets size bytes of device memory to (unsigned char)value, as Memcpy / MemcpyAsync. */
+HIPDNN_EXPORT hipdnnStatus_t hipdnnDeviceMemset_ext(void* ptr, int value, size_t size);
+HIPDNN_EXPORT hipdnnStatus_t hipdnnDeviceMemsetAsync_ext(void* ptr, int value, size_t size,
+                                                         hipdnnStream_t stream);
+/* Waits for all work on the current device. */
+HIPDNN_EXPORT hipdnnStatus_t hipdnnDeviceSynchronize_ext(void);
+/* A new stream on the current device (blocking, like the runtime's default), destroyed
+ * with StreamDestroy (NULL is a no-op). */
+HIPDNN_EXPORT hipdnnStatus_t hipdnnStreamCreate_ext(hipdnnStream_t* stream);
+HIPDNN_EXPORT hipdnnStatus_t hipdnnStreamDestroy_ext(hipdnnStream_t stream);
+HIPDNN_EXPORT hipdnnStatus_t hipdnnStreamSynchronize_ext(hipdnnStream_t stream);
+/* Makes later work on `stream` wait for `event` (recorded on another stream). */
+HIPDNN_EXPORT hipdnnStatus_t hipdnnStreamWaitEvent_ext(hipdnnStream_t stream, hipdnnEvent_t event);
+/* Timing events: record on a stream, wait on the host, milliseconds between two. */
+HIPDNN_EXPORT hipdnnStatus_t hipdnnEventCreate_ext(hipdnnEvent_t* event);
+HIPDNN_EXPORT hipdnnStatus_t hipdnnEventDestroy_ext(hipdnnEvent_t event);
+HIPDNN_EXPORT hipdnnStatus_t hipdnnEventRecord_ext(hipdnnEvent_t event, hipdnnStream_t stream);
+HIPDNN_EXPORT hipdnnStatus_t hipdnnEventSynchronize_ext(hipdnnEvent_t event);
+HIPDNN_EXPORT hipdnnStatus_t hipdnnEventElapsedTime_ext(float* ms, hipdnnEvent_t start,
+                                                        hipdnnEvent_t end);
+/* Where `ptr` lives (HOST for memory the runtime does not know) and on which device (-1
+ * for host memory).  Without a runtime: HOST, -1 and SUCCESS, since then every pointer is
+ * host memory.  Either output may be NULL. */
+HIPDNN_EXPORT hipdnnStatus_t hipdnnPointerGetMemorySpace_ext(const void* ptr,
+                                                             hipdnnMemorySpace_t* space,
+                                                             int* device);
 
 /* ---- descriptors -----------------------------------------------------------------
  * A descriptor may be used from one thread at a time; distinct descriptors may be used

@@ -25,8 +25,9 @@
  * What 1.1 adds (a plugin reporting minor >= 1 must export all of it):
  *   - handles are created lazily, per hipdnn handle, by CreateForDevice with the device
  *     that hipdnn handle was created on; the loader creates none, so a plugin touches its
- *     GPU runtime only when first used.  GetAllEngineIds, GetEngineDetails (handle NULL)
- *     and DestroyEngineDetails (handle NULL) must work without a handle;
+ *     GPU runtime only when first used (or, to decline loading where its GPU is absent,
+ *     in GetAllEngineIds).  GetAllEngineIds, GetEngineDetails (handle NULL) and
+ *     DestroyEngineDetails (handle NULL) must work without a handle;
  *   - GetWorkspaceSizeFromExecutionContext: an engine that compiles at plan time does so
  *     once, in CreateExecutionContext, and reports the workspace of what it built;
  *   - EnqueueOpGraph: each buffer says which memory space it is in (as the frontend knows
@@ -141,7 +142,11 @@ hipdnnPluginSetLoggingCallback(hipdnnPluginLoggingCallback_t callback);
 
 /* ---- engine (required) ---------------------------------------------------------------- */
 
-/* Two-call pattern: with ids = NULL, *num gets the count. */
+/* Two-call pattern: with ids = NULL, *num gets the count.  Called at load; returning
+ * NOT_SUPPORTED (with the message set) declines loading on this machine, e.g. a device
+ * plugin that finds no device or too old a driver: the loader skips the plugin, logging
+ * "declined to load: <message>" as info, so that builds of one engine for several vendors
+ * can sit in one folder and the one whose GPU is present registers the engine. */
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetAllEngineIds(uint64_t* ids,
                                                                             uint32_t max,
                                                                             uint32_t* num);

@@ -1,0 +1,344 @@
+"""GPU benchmark: hipdnn against PyTorch eager and torch.compile on the same data, in one run.
+
+    python3 benchmarks/gpu_bench.py [--log2 28] [--samples 15] [--cases mul_add_gelu_add]
+
+Each case builds random inputs once, checks every implementation's result against an
+fp32 reference (never on zeros) and only then times it: the median of CUDA-event timings
+of `--repeat` back-to-back runs per sample, after warm-up (torch.compile compiles during
+warm-up).  Bandwidth is the bytes a fused implementation must move (each input read once,
+each output written once) over the time; "of copy" is that against a device-to-device
+copy of the same byte count measured in the same run.
+
+hipdnn runs twice where it can: with the kernel the GPU engine compiles for the plan
+(NVRTC), and with its interpreting kernel (HIPDNN_HIP_JIT=0), so both ways are measured.
+
+Cases (CASES below; later rounds add row sum, softmax, layernorm, rmsnorm the same way):
+  mul_add_gelu_add   y = gelu(a * b + a) + b over 2^log2 bf16 elements: 2 inputs, 1
+                     output, 4 nodes fused into one kernel by hipdnn
+Host time: one execute of a tiny graph (relu over 16 floats) against torch.relu: the
+cost of the call on the host, the GPU being idle.
+
+The table comes last.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional
+
+import numpy as np
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - the benchmark needs PyTorch
+    torch = None
+
+import hipdnn
+
+dt = hipdnn.data_type
+
+
+# ---- timing -------------------------------------------------------------------------------
+
+def cuda_time_ms(fn: Callable[[], None], samples: int, repeat: int, warmup: int = 3) -> float:
+    """Median over `samples` of the CUDA-event time of `repeat` calls, per call."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    stream = torch.cuda.current_stream()
+    times = []
+    for _ in range(samples):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record(stream)
+        for _ in range(repeat):
+            fn()
+        end.record(stream)
+        end.synchronize()
+        times.append(start.elapsed_time(end) / repeat)
+    return statistics.median(times)
+
+
+def host_time_us(fn: Callable[[], None], calls: int = 2000) -> float:
+    """Median host time of one call (µs), over batches, the device idle between batches."""
+    for _ in range(50):
+        fn()
+    torch.cuda.synchronize()
+    batch = 100
+    per_call = []
+    for _ in range(calls // batch):
+        t0 = time.perf_counter()
+        for _ in range(batch):
+            fn()
+        per_call.append((time.perf_counter() - t0) / batch * 1e6)
+        torch.cuda.synchronize()
+    return statistics.median(per_call)
+
+
+def copy_bandwidth_gbs(nbytes: int, samples: int, repeat: int) -> float:
+    """Device-to-device copy bandwidth (read + write bytes per second) for nbytes."""
+    src = torch.empty(nbytes, dtype=torch.uint8, device="cuda").random_(0, 255)
+    dst = torch.empty_like(src)
+    ms = cuda_time_ms(lambda: dst.copy_(src), samples, repeat)
+    return 2 * nbytes / (ms * 1e-3) / 1e9
+
+
+# ---- checking -----------------------------------------------------------------------------
+
+def check(name: str, got: "torch.Tensor", ref: "torch.Tensor", tol: float) -> Optional[str]:
+    """None, or why `got` is not within |got - ref| <= tol + tol |ref| everywhere."""
+    got = got.float()
+    if not torch.isfinite(got).all():
+        return f"{name}: {int((~torch.isfinite(got)).sum())} non-finite elements"
+    err = (got - ref).abs() - (tol + tol * ref.abs())
+    bad = int((err > 0).sum())
+    if bad:
+        i = int(err.flatten().argmax())
+        return (f"{name}: {bad} elements out of tolerance {tol}; worst at {i}: "
+                f"{got.flatten()[i].item()} vs {ref.flatten()[i].item()}")
+    return None
+
+
+# ---- cases ----------------------------------------------------------------------------
+
+@dataclass
+class Result:
+    case: str
+    impl: str
+    ms: Optional[float]
+    gbs: Optional[float] = None
+    of_copy: Optional[float] = None
+    note: str = ""
+
+
+@dataclass
+class Case:
+    """A workload: inputs, the PyTorch function (eager and compiled), the hipdnn graph, the
+    bytes a fused implementation moves, and the tolerance of its check."""
+    name: str
+    make_inputs: Callable[[int, "torch.Generator"], Dict[str, "torch.Tensor"]]
+    torch_fn: Callable[..., "torch.Tensor"]
+    reference: Callable[..., "torch.Tensor"]  # fp32
+    build_graph: Callable[..., Callable[[], None]]  # (inputs, out, jit) -> one execute
+    bytes_moved: Callable[[Dict[str, "torch.Tensor"]], int]
+    tolerance: float
+    notes: List[str] = field(default_factory=list)
+
+
+def _mul_add_gelu_add_inputs(n: int, gen) -> Dict[str, "torch.Tensor"]:
+    a = torch.randn(n, generator=gen, device="cuda", dtype=torch.float32).to(torch.bfloat16)
+    b = torch.randn(n, generator=gen, device="cuda", dtype=torch.float32).to(torch.bfloat16)
+    return {"a": a, "b": b}
+
+
+def _mul_add_gelu_add_torch(a, b):
+    return torch.nn.functional.gelu(a * b + a) + b
+
+
+def _mul_add_gelu_add_ref(a, b):
+    a, b = a.float(), b.float()
+    return torch.nn.functional.gelu(a * b + a) + b
+
+
+def build_plan(g: "hipdnn.pygraph", jit: bool) -> str:
+    """Builds g; jit=False asks the GPU engine for its interpreting kernel instead of the
+    kernel it compiles for the plan.  Returns "engine, kernel" as the engine logged it."""
+    messages: List[str] = []
+    old = os.environ.get("HIPDNN_HIP_JIT")
+    os.environ["HIPDNN_HIP_JIT"] = "1" if jit else "0"
+    hipdnn.set_log_level(hipdnn.log_level.INFO)
+    hipdnn.set_log_callback(lambda level, msg: messages.append(msg))
+    try:
+        g.build([hipdnn.heur_mode.A])
+        hipdnn._C.flush_log()
+    finally:
+        hipdnn.set_log_callback(None)
+        hipdnn.set_log_level(hipdnn.log_level.WARN)
+        if old is None:
+            os.environ.pop("HIPDNN_HIP_JIT", None)
+        else:
+            os.environ["HIPDNN_HIP_JIT"] = old
+    engine = g.get_engine_name(0)
+    if any("own kernel is compiled" in m for m in messages):
+        return f"{engine}, compiled kernel"
+    why = [m.split("interpreting kernel: ", 1)[1] for m in messages if "interpreting kernel" in m]
+    return f"{engine}, interpreter" + (f" ({why[0][:60]})" if why and jit else "")
+
+
+def _mul_add_gelu_add_graph(inputs, out, jit: bool) -> Callable[[], None]:
+    """The hipdnn plan for the case, on torch's current stream; returns one execute."""
+    g = hipdnn.pygraph(io_data_type=dt.BFLOAT16, intermediate_data_type=dt.FLOAT,
+                       compute_data_type=dt.FLOAT, name="mul_add_gelu_add")
+    a = g.tensor_like(inputs["a"], name="a")
+    b = g.tensor_like(inputs["b"], name="b")
+    y = g.add(a=g.gelu(input=g.add(a=g.mul(a=a, b=b), b=a)), b=b, name="y")
+    y.set_output(True)
+    label = build_plan(g, jit)
+    handle = hipdnn.Handle()
+    handle.set_stream(torch.cuda.current_stream())
+    pack = {a: inputs["a"], b: inputs["b"], y: out}
+
+    def run():
+        g.execute(pack, None, handle=handle)
+
+    run.engine = label  # type: ignore[attr-defined]
+    return run
+
+
+CASES = {
+    "mul_add_gelu_add": Case(
+        name="mul_add_gelu_add",
+        make_inputs=_mul_add_gelu_add_inputs,
+        torch_fn=_mul_add_gelu_add_torch,
+        reference=_mul_add_gelu_add_ref,
+        build_graph=_mul_add_gelu_add_graph,
+        bytes_moved=lambda t: 3 * t["a"].numel() * t["a"].element_size(),
+        tolerance=1e-2,  # DESIGN: pointwise bf16
+    ),
+}
+
+
+def run_case(case: Case, n: int, samples: int, repeat: int, copy_gbs: float) -> List[Result]:
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(1234)
+    inputs = case.make_inputs(n, gen)
+    ref = case.reference(**inputs)
+    nbytes = case.bytes_moved(inputs)
+    results = []
+
+    def add(impl, fn, out_tensor, tol):
+        fn()
+        torch.cuda.synchronize()
+        why = check(f"{case.name} {impl}", out_tensor(), ref, tol)
+        if why:
+            results.append(Result(case.name, impl, None, note=f"WRONG: {why}"))
+            return
+        ms = cuda_time_ms(fn, samples, repeat)
+        gbs = nbytes / (ms * 1e-3) / 1e9
+        results.append(Result(case.name, impl, ms, gbs, gbs / copy_gbs))
+
+    holder = {}
+
+    def eager():
+        holder["eager"] = case.torch_fn(**inputs)
+    # eager rounds every intermediate to bf16: checked at a loose 5e-2
+    add("torch eager", eager, lambda: holder["eager"], 5e-2)
+    del holder["eager"]
+
+    try:
+        compiled_fn = torch.compile(case.torch_fn)
+
+        def compiled():
+            holder["compiled"] = compiled_fn(**inputs)
+        add("torch.compile", compiled, lambda: holder["compiled"], 5e-2)
+        holder.pop("compiled", None)
+    except Exception as e:  # no triton, or a compiler failure: say so, go on
+        results.append(Result(case.name, "torch.compile", None, note=f"n/a: {type(e).__name__}: "
+                              f"{str(e).splitlines()[0][:80] if str(e) else ''}"))
+
+    measured = set()
+    for jit in (True, False):  # the plan's own kernel, then the interpreter
+        out = torch.full_like(inputs["a"], float("nan"))
+        try:
+            run = case.build_graph(inputs, out, jit)
+            kind = "interpreter" if "interpreter" in run.engine else "compiled"
+            if kind not in measured:  # without NVRTC both runs are the interpreter
+                measured.add(kind)
+                add(f"hipdnn ({run.engine})", run, lambda: out, case.tolerance)
+        except hipdnn.HipdnnError as e:
+            results.append(Result(case.name, "hipdnn", None, note=f"failed: {e}"))
+        del out
+    return results
+
+
+def host_time_results() -> List[Result]:
+    x = torch.randn(16, device="cuda")
+    y = torch.empty_like(x)
+    results = [Result("tiny relu, host time", "torch.relu", None,
+                      note=f"{host_time_us(lambda: torch.relu(x)):.1f} us per call")]
+    g = hipdnn.pygraph(io_data_type=dt.FLOAT, compute_data_type=dt.FLOAT, name="tiny_relu")
+    X = g.tensor(name="x", dim=[16], data_type=dt.FLOAT)
+    Y = g.relu(input=X, name="y")
+    Y.set_output(True)
+    g.build([hipdnn.heur_mode.A])
+    engine = g.get_engine_name(0)
+    if g.get_memory_space(0) == hipdnn.memory_space.HOST:
+        results.append(Result("tiny relu, host time", f"hipdnn ({engine})", None,
+                              note="skipped: no device engine"))
+        return results
+    handle = hipdnn.Handle()
+    handle.set_stream(torch.cuda.current_stream())
+    dx = hipdnn.DeviceArray.from_numpy(np.arange(16, dtype=np.float32) - 8)
+    dy = hipdnn.DeviceArray.empty([16], np.float32)
+    pack = {X: dx, Y: dy}
+    us = host_time_us(lambda: g.execute(pack, None, handle=handle))
+    if not np.array_equal(dy.numpy(), np.maximum(np.arange(16, dtype=np.float32) - 8, 0)):
+        results.append(Result("tiny relu, host time", f"hipdnn ({engine})", None, note="WRONG"))
+        return results
+    results.append(Result("tiny relu, host time", f"hipdnn ({engine}), DeviceArray", None,
+                          note=f"{us:.1f} us per call"))
+    pack_t = {X: x, Y: y}
+    us_t = host_time_us(lambda: g.execute(pack_t, None, handle=handle))
+    results.append(Result("tiny relu, host time", f"hipdnn ({engine}), torch tensors", None,
+                          note=f"{us_t:.1f} us per call (DLPack per tensor)"))
+    return results
+
+
+def print_table(results: List[Result], copy_gbs: float, n: int) -> None:
+    print()
+    print(f"device: {torch.cuda.get_device_name()}  |  D2D copy bandwidth {copy_gbs / 1e3:.2f} TB/s "
+          f"(2^{int(np.log2(n))} elements per tensor)")
+    head = f"{'case':<24} {'implementation':<34} {'time':>10} {'GB/s':>8} {'of copy':>8}  ratios"
+    print(head)
+    print("-" * len(head))
+    by_case: Dict[str, Dict[str, Result]] = {}
+    for r in results:
+        by_case.setdefault(r.case, {})[r.impl] = r
+    for r in results:
+        if r.ms is None:
+            print(f"{r.case:<24} {r.impl:<34} {'':>10} {'':>8} {'':>8}  {r.note}")
+            continue
+        ratios = ""
+        if r.impl.startswith("hipdnn"):
+            others = by_case[r.case]
+            for name in ("torch eager", "torch.compile"):
+                o = others.get(name)
+                if o is not None and o.ms:
+                    ratios += f"{o.ms / r.ms:.2f}x vs {name}  "
+        print(f"{r.case:<24} {r.impl:<34} {r.ms:>8.3f}ms {r.gbs:>8.0f} {100 * r.of_copy:>7.1f}%  "
+              f"{ratios}{r.note}")
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--log2", type=int, default=28, help="elements per tensor, log2 (default 28)")
+    p.add_argument("--samples", type=int, default=15, help="timed samples (default 15)")
+    p.add_argument("--repeat", type=int, default=5, help="runs per sample (default 5)")
+    p.add_argument("--cases", default=",".join(CASES), help="comma-separated case names")
+    args = p.parse_args(argv)
+    if torch is None or not torch.cuda.is_available():
+        print("gpu_bench: needs PyTorch with a GPU", file=sys.stderr)
+        return 2
+    rt = hipdnn.device_runtime()
+    print(f"hipdnn {hipdnn.version()}, device runtime {rt.name} ({rt.device_count} device(s)); "
+          f"engines: {', '.join(e.name for e in hipdnn.engines())}")
+    n = 1 << args.log2
+    copy_gbs = copy_bandwidth_gbs(n * 2, args.samples, args.repeat)
+    results: List[Result] = []
+    for name in args.cases.split(","):
+        if name not in CASES:
+            print(f"gpu_bench: unknown case {name!r} (known: {', '.join(CASES)})", file=sys.stderr)
+            return 2
+        results += run_case(CASES[name], n, args.samples, args.repeat, copy_gbs)
+        torch.cuda.empty_cache()
+    results += host_time_results()
+    print_table(results, copy_gbs, n)
+    wrong = [r for r in results if r.note.startswith(("WRONG", "failed"))]
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,372 @@
+/* The CUDA side of the device runtime: NVIDIA's driver API (libcuda.so.1), resolved with
+ * dlsym.  device.h says why the driver API rather than libcudart.
+ *
+ * The driver API needs a current context on the calling thread.  Like cudart, we use the
+ * device's primary context (retained once, kept for the life of the process), so memory
+ * and streams are shared with cudart users; a thread that has a context current keeps
+ * it.  The types below are the driver's own, declared here so the backend builds without
+ * cuda.h; their values are fixed by the driver's ABI. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "device.h"
+#include "dl.h"
+#include "error.h"
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef void* CUcontext;
+typedef unsigned long long CUdeviceptr;
+
+enum {
+    CUDA_SUCCESS_ = 0,
+    CU_POINTER_ATTRIBUTE_MEMORY_TYPE_ = 2,
+    CU_POINTER_ATTRIBUTE_IS_MANAGED_ = 8,
+    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL_ = 9,
+    CU_MEMORYTYPE_DEVICE_ = 2,
+    CU_MEMORYTYPE_ARRAY_ = 3,
+    CU_MEMORYTYPE_UNIFIED_ = 4,
+};
+
+#define MAX_DEVICES 64
+
+static struct {
+    CUresult (*init)(unsigned);
+    CUresult (*driver_version)(int*);
+    CUresult (*device_count)(int*);
+    CUresult (*device_get)(CUdevice*, int);
+    CUresult (*primary_retain)(CUcontext*, CUdevice);
+    CUresult (*ctx_get_current)(CUcontext*);
+    CUresult (*ctx_set_current)(CUcontext);
+    CUresult (*ctx_get_device)(CUdevice*);
+    CUresult (*ctx_synchronize)(void);
+    CUresult (*mem_alloc)(CUdeviceptr*, size_t);
+    CUresult (*mem_free)(CUdeviceptr);
+    CUresult (*memcpy_async)(CUdeviceptr, CUdeviceptr, size_t, void*);
+    CUresult (*memset_async)(CUdeviceptr, unsigned char, size_t, void*);
+    CUresult (*stream_create)(void**, unsigned);
+    CUresult (*stream_destroy)(void*);
+    CUresult (*stream_synchronize)(void*);
+    CUresult (*stream_wait_event)(void*, void*, unsigned);
+    CUresult (*event_create)(void**, unsigned);
+    CUresult (*event_destroy)(void*);
+    CUresult (*event_record)(void*, void*);
+    CUresult (*event_synchronize)(void*);
+    CUresult (*event_elapsed)(float*, void*, void*);
+    CUresult (*pointer_attributes)(unsigned, int*, void**, CUdeviceptr);
+    CUresult (*error_name)(CUresult, const char**);
+    CUresult (*error_string)(CUresult, const char**);
+    int count;
+    pthread_mutex_t lock;
+    CUcontext primary[MAX_DEVICES]; /* retained on first use, under lock */
+} cu = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The device a thread without a current context works on (cudart's default is 0). */
+static _Thread_local int t_device;
+
+static hipdnnStatus_t fail(hipdnnStatus_t st, CUresult r, const char* call, const char* detail) {
+    const char* name = NULL;
+    const char* text = NULL;
+    if (!cu.error_name || cu.error_name(r, &name) != CUDA_SUCCESS_) name = NULL;
+    if (!cu.error_string || cu.error_string(r, &text) != CUDA_SUCCESS_) text = NULL;
+    return hipdnnFail(st, "%s%s%s: %s (%d): %s", call, detail[0] ? " " : "", detail,
+                      name ? name : "CUDA error", (int)r, text ? text : "no description");
+}
+
+#define CU_CALL(st, expr, call, ...)                                \
+    do {                                                            \
+        CUresult r_ = (expr);                                       \
+        if (r_ != CUDA_SUCCESS_) {                                  \
+            char d_[128];                                           \
+            snprintf(d_, sizeof(d_), __VA_ARGS__);                  \
+            return fail((st), r_, (call), d_);                      \
+        }                                                           \
+    } while (0)
+
+#define EXEC HIPDNN_STATUS_EXECUTION_FAILED
+
+/* The primary context of `device`, retained once. */
+static hipdnnStatus_t primary_context(int device, CUcontext* ctx) {
+    if (device < 0 || device >= cu.count || device >= MAX_DEVICES)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_OUT_OF_BOUND,
+                          "cuda: device %d does not exist (%d device%s)", device, cu.count,
+                          cu.count == 1 ? "" : "s");
+    hipdnnStatus_t st = HIPDNN_STATUS_SUCCESS;
+    pthread_mutex_lock(&cu.lock);
+    if (!cu.primary[device]) {
+        CUdevice dev = 0;
+        CUcontext c = NULL;
+        CUresult r = cu.device_get(&dev, device);
+        if (r == CUDA_SUCCESS_) r = cu.primary_retain(&c, dev);
+        if (r != CUDA_SUCCESS_) {
+            char d[64];
+            snprintf(d, sizeof(d), "(device %d)", device);
+            st = fail(EXEC, r, "cuDevicePrimaryCtxRetain", d);
+        } else {
+            cu.primary[device] = c;
+        }
+    }
+    *ctx = cu.primary[device];
+    pthread_mutex_unlock(&cu.lock);
+    return st;
+}
+
+/* A context current on this thread: the one already there, else the primary context of
+ * the thread's device. */
+static hipdnnStatus_t ensure_context(void) {
+    CUcontext c = NULL;
+    CU_CALL(EXEC, cu.ctx_get_current(&c), "cuCtxGetCurrent", "%s", "");
+    if (c) return HIPDNN_STATUS_SUCCESS;
+    hipdnnStatus_t st = primary_context(t_device, &c);
+    if (st) return st;
+    CU_CALL(EXEC, cu.ctx_set_current(c), "cuCtxSetCurrent", "(device %d)", t_device);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+#define NEED_CONTEXT()                           \
+    do {                                         \
+        hipdnnStatus_t s_ = ensure_context();    \
+        if (s_) return s_;                       \
+    } while (0)
+
+static hipdnnStatus_t cuda_get_device(int* device) {
+    CUcontext c = NULL;
+    CU_CALL(EXEC, cu.ctx_get_current(&c), "cuCtxGetCurrent", "%s", "");
+    if (!c) {
+        *device = t_device;
+        return HIPDNN_STATUS_SUCCESS;
+    }
+    CUdevice d = 0;
+    CU_CALL(EXEC, cu.ctx_get_device(&d), "cuCtxGetDevice", "%s", "");
+    *device = (int)d;
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t cuda_set_device(int device) {
+    CUcontext c = NULL;
+    hipdnnStatus_t st = primary_context(device, &c);
+    if (st) return st;
+    CU_CALL(EXEC, cu.ctx_set_current(c), "cuCtxSetCurrent", "(device %d)", device);
+    t_device = device;
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t cuda_malloc(void** ptr, size_t size) {
+    NEED_CONTEXT();
+    CUdeviceptr p = 0;
+    CU_CALL(HIPDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED, cu.mem_alloc(&p, size),
+            "cuMemAlloc_v2", "(%zu bytes)", size);
+    *ptr = (void*)(uintptr_t)p;
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t cuda_free(void* ptr) {
+    NEED_CONTEXT();
+    CU_CALL(EXEC, cu.mem_free((CUdeviceptr)(uintptr_t)ptr), "cuMemFree_v2", "(%p)", ptr);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t cuda_stream_synchronize(hipdnnStream_t stream) {
+    NEED_CONTEXT();
+    CU_CALL(EXEC, cu.stream_synchronize(stream), "cuStreamSynchronize", "(stream %p)", stream);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t cuda_memcpy(void* dst, const void* src, size_t size, hipdnnStream_t stream,
+                                  bool sync) {
+    NEED_CONTEXT();
+    CU_CALL(EXEC, cu.memcpy_async((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, size,
+                                  stream),
+            "cuMemcpyAsync", "(%zu bytes, %p -> %p)", size, src, dst);
+    return sync ? cuda_stream_synchronize(stream) : HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t cuda_memset(void* ptr, int value, size_t size, hipdnnStream_t stream,
+                                  bool sync) {
+    NEED_CONTEXT();
+    CU_CALL(EXEC, cu.memset_async((CUdeviceptr)(uintptr_t)ptr, (unsigned char)value, size, stream),
+            "cuMemsetD8Async", "(%zu bytes at %p)", size, ptr);
+    return sync ? cuda_stream_synchronize(stream) : HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t cuda_stream_create(hipdnnStream_t* stream) {
+    NEED_CONTEXT();
+    CU_CALL(EXEC, cu.stream_create(stream, 0), "cuStreamCreate", "%s", "");
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t cuda_stream_destroy(hipdnnStream_t stream) {
+    NEED_CONTEXT();
+    CU_CALL(EXEC, cu.stream_destroy(stream), "cuStreamDestroy_v2", "(stream %p)", stream);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t cuda_stream_wait_event(hipdnnStream_t stream, hipdnnEvent_t event) {
+    NEED_CONTEXT();
+    CU_CALL(EXEC, cu.stream_wait_event(stream, event, 0), "cuStreamWaitEvent",
+            "(stream %p, event %p)", stream, event);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t cuda_device_synchronize(void) {
+    NEED_CONTEXT();
+    CU_CALL(EXEC, cu.ctx_synchronize(), "cuCtxSynchronize", "%s", "");
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t cuda_event_create(hipdnnEvent_t* event) {
+    NEED_CONTEXT();
+    CU_CALL(EXEC, cu.event_create(event, 0), "cuEventCreate", "%s", "");
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t cuda_event_destroy(hipdnnEvent_t event) {
+    NEED_CONTEXT();
+    CU_CALL(EXEC, cu.event_destroy(event), "cuEventDestroy_v2", "(event %p)", event);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t cuda_event_record(hipdnnEvent_t event, hipdnnStream_t stream) {
+    NEED_CONTEXT();
+    CU_CALL(EXEC, cu.event_record(event, stream), "cuEventRecord", "(event %p, stream %p)", event,
+            stream);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t cuda_event_synchronize(hipdnnEvent_t event) {
+    NEED_CONTEXT();
+    CU_CALL(EXEC, cu.event_synchronize(event), "cuEventSynchronize", "(event %p)", event);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t cuda_event_elapsed(float* ms, hipdnnEvent_t start, hipdnnEvent_t end) {
+    NEED_CONTEXT();
+    CU_CALL(EXEC, cu.event_elapsed(ms, start, end), "cuEventElapsedTime", "%s", "");
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+/* Unlike cuPointerGetAttribute, the plural form answers for memory the driver does not
+ * know (memory type 0) instead of failing. */
+static hipdnnMemorySpace_t cuda_pointer_space(const void* ptr, int* device) {
+    unsigned type = 0;
+    int managed = 0, ordinal = -1;
+    int attrs[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE_, CU_POINTER_ATTRIBUTE_IS_MANAGED_,
+                    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL_};
+    void* data[3] = {&type, &managed, &ordinal};
+    *device = -1;
+    if (ensure_context() != HIPDNN_STATUS_SUCCESS) {
+        hipdnnClearError();
+        return HIPDNN_MEMORY_HOST;
+    }
+    if (cu.pointer_attributes(3, attrs, data, (CUdeviceptr)(uintptr_t)ptr) != CUDA_SUCCESS_)
+        return HIPDNN_MEMORY_HOST;
+    if (managed) {
+        *device = ordinal;
+        return HIPDNN_MEMORY_MANAGED;
+    }
+    if (type == CU_MEMORYTYPE_DEVICE_ || type == CU_MEMORYTYPE_ARRAY_ ||
+        type == CU_MEMORYTYPE_UNIFIED_) {
+        *device = ordinal;
+        return HIPDNN_MEMORY_DEVICE;
+    }
+    return HIPDNN_MEMORY_HOST; /* unregistered or pinned host memory */
+}
+
+#define SYM(field, name)                                                          \
+    do {                                                                          \
+        *(void**)&cu.field = hipdnnDlSymbol(lib, name);                           \
+        if (!cu.field) {                                                          \
+            snprintf(why, len, "cuda: %s lacks %s (driver too old?)", path, name); \
+            goto fail;                                                            \
+        }                                                                         \
+    } while (0)
+
+bool hipdnnDeviceLoadCuda(hipdnnDeviceRuntime* rt, char* why, size_t len) {
+    static const char* const libs[] = {"libcuda.so.1", "libcuda.so", NULL};
+    const char* path = NULL;
+    void* lib = NULL;
+    char tried[512] = "";
+    for (int i = 0; libs[i] && !lib; ++i) {
+        lib = hipdnnDlOpen(libs[i]);
+        if (lib) {
+            path = libs[i];
+        } else {
+            size_t used = strlen(tried);
+            snprintf(tried + used, sizeof(tried) - used, "%s%s: %s", used ? "; " : "", libs[i],
+                     hipdnnDlError());
+        }
+    }
+    if (!lib) {
+        snprintf(why, len, "cuda: no NVIDIA driver library (%s)", tried);
+        return false;
+    }
+    SYM(init, "cuInit");
+    SYM(driver_version, "cuDriverGetVersion");
+    SYM(device_count, "cuDeviceGetCount");
+    SYM(device_get, "cuDeviceGet");
+    SYM(primary_retain, "cuDevicePrimaryCtxRetain");
+    SYM(ctx_get_current, "cuCtxGetCurrent");
+    SYM(ctx_set_current, "cuCtxSetCurrent");
+    SYM(ctx_get_device, "cuCtxGetDevice");
+    SYM(ctx_synchronize, "cuCtxSynchronize");
+    SYM(mem_alloc, "cuMemAlloc_v2");
+    SYM(mem_free, "cuMemFree_v2");
+    SYM(memcpy_async, "cuMemcpyAsync");
+    SYM(memset_async, "cuMemsetD8Async");
+    SYM(stream_create, "cuStreamCreate");
+    SYM(stream_destroy, "cuStreamDestroy_v2");
+    SYM(stream_synchronize, "cuStreamSynchronize");
+    SYM(stream_wait_event, "cuStreamWaitEvent");
+    SYM(event_create, "cuEventCreate");
+    SYM(event_destroy, "cuEventDestroy_v2");
+    SYM(event_record, "cuEventRecord");
+    SYM(event_synchronize, "cuEventSynchronize");
+    SYM(pointer_attributes, "cuPointerGetAttributes");
+    SYM(error_name, "cuGetErrorName");
+    SYM(error_string, "cuGetErrorString");
+    /* CUDA 12.8 added a _v2 (same signature, fixed edge cases); older drivers lack it. */
+    *(void**)&cu.event_elapsed = hipdnnDlSymbol(lib, "cuEventElapsedTime_v2");
+    if (!cu.event_elapsed) SYM(event_elapsed, "cuEventElapsedTime");
+
+    CUresult r = cu.init(0);
+    int version = 0;
+    const char* name = NULL;
+    if (r == CUDA_SUCCESS_) r = cu.device_count(&cu.count);
+    if (r != CUDA_SUCCESS_ || cu.count < 1) {
+        cu.driver_version(&version);
+        if (r != CUDA_SUCCESS_ && cu.error_name(r, &name) != CUDA_SUCCESS_) name = NULL;
+        if (r != CUDA_SUCCESS_)
+            snprintf(why, len, "cuda: %s: cuInit/cuDeviceGetCount returned %d (%s), driver "
+                     "version %d", path, (int)r, name ? name : "?", version);
+        else
+            snprintf(why, len, "cuda: %s: no CUDA device (driver version %d)", path, version);
+        goto fail;
+    }
+    if (cu.count > MAX_DEVICES) cu.count = MAX_DEVICES;
+    rt->name = "cuda";
+    snprintf(rt->library, sizeof(rt->library), "%s", path);
+    rt->device_count = cu.count;
+    rt->get_device = cuda_get_device;
+    rt->set_device = cuda_set_device;
+    rt->malloc = cuda_malloc;
+    rt->free = cuda_free;
+    rt->memcpy = cuda_memcpy;
+    rt->memset = cuda_memset;
+    rt->stream_create = cuda_stream_create;
+    rt->stream_destroy = cuda_stream_destroy;
+    rt->stream_synchronize = cuda_stream_synchronize;
+    rt->stream_wait_event = cuda_stream_wait_event;
+    rt->device_synchronize = cuda_device_synchronize;
+    rt->event_create = cuda_event_create;
+    rt->event_destroy = cuda_event_destroy;
+    rt->event_record = cuda_event_record;
+    rt->event_synchronize = cuda_event_synchronize;
+    rt->event_elapsed = cuda_event_elapsed;
+    rt->pointer_space = cuda_pointer_space;
+    return true; /* the library stays loaded for the life of the process */
+fail:
+    hipdnnDlClose(lib);
+    return false;
+}

@@ -1,0 +1,277 @@
+/* The AMD side of the device runtime: the HIP runtime (libamdhip64.so), resolved with
+ * dlsym.  HIP's runtime API tracks the current device per thread itself. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "device.h"
+#include "dl.h"
+#include "error.h"
+#include "log.h"
+
+typedef int hipError_t;
+enum { hipSuccess_ = 0, hipMemcpyDefault_ = 4 };
+
+static struct {
+    hipError_t (*init)(unsigned);
+    hipError_t (*runtime_version)(int*);
+    hipError_t (*device_count)(int*);
+    hipError_t (*get_device)(int*);
+    hipError_t (*set_device)(int);
+    hipError_t (*malloc)(void**, size_t);
+    hipError_t (*free)(void*);
+    hipError_t (*memcpy_async)(void*, const void*, size_t, int, void*);
+    hipError_t (*memset_async)(void*, int, size_t, void*);
+    hipError_t (*stream_create)(void**);
+    hipError_t (*stream_destroy)(void*);
+    hipError_t (*stream_synchronize)(void*);
+    hipError_t (*stream_wait_event)(void*, void*, unsigned);
+    hipError_t (*device_synchronize)(void);
+    hipError_t (*event_create)(void**);
+    hipError_t (*event_destroy)(void*);
+    hipError_t (*event_record)(void*, void*);
+    hipError_t (*event_synchronize)(void*);
+    hipError_t (*event_elapsed)(float*, void*, void*);
+    hipError_t (*pointer_attributes)(void*, const void*);
+    hipError_t (*get_last_error)(void);
+    const char* (*error_name)(hipError_t);
+    const char* (*error_string)(hipError_t);
+    int count;
+    bool hip5; /* HIP 5 numbers hipMemoryType differently (device.h) */
+} hip;
+
+static hipdnnStatus_t fail(hipdnnStatus_t st, hipError_t r, const char* call, const char* detail) {
+    hip.get_last_error(); /* HIP keeps the error sticky for hipGetLastError: clear it */
+    const char* name = hip.error_name ? hip.error_name(r) : NULL;
+    const char* text = hip.error_string ? hip.error_string(r) : NULL;
+    return hipdnnFail(st, "%s%s%s: %s (%d): %s", call, detail[0] ? " " : "", detail,
+                      name ? name : "HIP error", (int)r, text ? text : "no description");
+}
+
+#define HIP_CALL(st, expr, call, ...)                               \
+    do {                                                            \
+        hipError_t r_ = (expr);                                     \
+        if (r_ != hipSuccess_) {                                    \
+            char d_[128];                                           \
+            snprintf(d_, sizeof(d_), __VA_ARGS__);                  \
+            return fail((st), r_, (call), d_);                      \
+        }                                                           \
+    } while (0)
+
+#define EXEC HIPDNN_STATUS_EXECUTION_FAILED
+
+static hipdnnStatus_t hip_get_device(int* device) {
+    HIP_CALL(EXEC, hip.get_device(device), "hipGetDevice", "%s", "");
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t hip_set_device(int device) {
+    if (device < 0 || device >= hip.count)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_OUT_OF_BOUND,
+                          "hip: device %d does not exist (%d device%s)", device, hip.count,
+                          hip.count == 1 ? "" : "s");
+    HIP_CALL(EXEC, hip.set_device(device), "hipSetDevice", "(%d)", device);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t hip_malloc(void** ptr, size_t size) {
+    HIP_CALL(HIPDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED, hip.malloc(ptr, size),
+             "hipMalloc", "(%zu bytes)", size);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t hip_free(void* ptr) {
+    HIP_CALL(EXEC, hip.free(ptr), "hipFree", "(%p)", ptr);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t hip_stream_synchronize(hipdnnStream_t stream) {
+    HIP_CALL(EXEC, hip.stream_synchronize(stream), "hipStreamSynchronize", "(stream %p)", stream);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t hip_memcpy(void* dst, const void* src, size_t size, hipdnnStream_t stream,
+                                 bool sync) {
+    HIP_CALL(EXEC, hip.memcpy_async(dst, src, size, hipMemcpyDefault_, stream), "hipMemcpyAsync",
+             "(%zu bytes, %p -> %p)", size, src, dst);
+    return sync ? hip_stream_synchronize(stream) : HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t hip_memset(void* ptr, int value, size_t size, hipdnnStream_t stream,
+                                 bool sync) {
+    HIP_CALL(EXEC, hip.memset_async(ptr, value, size, stream), "hipMemsetAsync",
+             "(%zu bytes at %p)", size, ptr);
+    return sync ? hip_stream_synchronize(stream) : HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t hip_stream_create(hipdnnStream_t* stream) {
+    HIP_CALL(EXEC, hip.stream_create(stream), "hipStreamCreate", "%s", "");
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t hip_stream_destroy(hipdnnStream_t stream) {
+    HIP_CALL(EXEC, hip.stream_destroy(stream), "hipStreamDestroy", "(stream %p)", stream);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t hip_stream_wait_event(hipdnnStream_t stream, hipdnnEvent_t event) {
+    HIP_CALL(EXEC, hip.stream_wait_event(stream, event, 0), "hipStreamWaitEvent",
+             "(stream %p, event %p)", stream, event);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t hip_device_synchronize(void) {
+    HIP_CALL(EXEC, hip.device_synchronize(), "hipDeviceSynchronize", "%s", "");
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t hip_event_create(hipdnnEvent_t* event) {
+    HIP_CALL(EXEC, hip.event_create(event), "hipEventCreate", "%s", "");
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t hip_event_destroy(hipdnnEvent_t event) {
+    HIP_CALL(EXEC, hip.event_destroy(event), "hipEventDestroy", "(event %p)", event);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t hip_event_record(hipdnnEvent_t event, hipdnnStream_t stream) {
+    HIP_CALL(EXEC, hip.event_record(event, stream), "hipEventRecord", "(event %p, stream %p)",
+             event, stream);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t hip_event_synchronize(hipdnnEvent_t event) {
+    HIP_CALL(EXEC, hip.event_synchronize(event), "hipEventSynchronize", "(event %p)", event);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static hipdnnStatus_t hip_event_elapsed(float* ms, hipdnnEvent_t start, hipdnnEvent_t end) {
+    HIP_CALL(EXEC, hip.event_elapsed(ms, start, end), "hipEventElapsedTime", "%s", "");
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+hipdnnMemorySpace_t hipdnnDeviceSpaceFromType(int type, bool hip5) {
+    if (hip5) {
+        switch (type) {
+        case 1: case 2: return HIPDNN_MEMORY_DEVICE; /* device, array */
+        case 3: return HIPDNN_MEMORY_MANAGED;         /* unified */
+        default: return HIPDNN_MEMORY_HOST;
+        }
+    }
+    switch (type) {
+    case 2: return HIPDNN_MEMORY_DEVICE;
+    case 3: return HIPDNN_MEMORY_MANAGED;
+    default: return HIPDNN_MEMORY_HOST; /* unregistered or pinned host */
+    }
+}
+
+/* hipPointerAttribute_t, read through ints of a generously sized buffer: both HIP 5 and
+ * HIP 6 start with {memory type, device}, then two pointers, then isManaged. */
+static hipdnnMemorySpace_t hip_pointer_space(const void* ptr, int* device) {
+    int attrs[64] = {0};
+    *device = -1;
+    if (hip.pointer_attributes(attrs, ptr) != hipSuccess_) {
+        hip.get_last_error(); /* HIP 5 reports unknown host memory as an error */
+        return HIPDNN_MEMORY_HOST;
+    }
+    hipdnnMemorySpace_t space = attrs[6] ? HIPDNN_MEMORY_MANAGED
+                                         : hipdnnDeviceSpaceFromType(attrs[0], hip.hip5);
+    if (space != HIPDNN_MEMORY_HOST) *device = attrs[1];
+    return space;
+}
+
+#define SYM(field, name)                                         \
+    do {                                                         \
+        *(void**)&hip.field = hipdnnDlSymbol(lib, name);         \
+        if (!hip.field) {                                        \
+            snprintf(why, len, "hip: %s lacks %s", path, name);  \
+            goto fail;                                           \
+        }                                                        \
+    } while (0)
+
+bool hipdnnDeviceLoadHip(hipdnnDeviceRuntime* rt, char* why, size_t len) {
+    static const char* const libs[] = {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5",
+                                       "/opt/rocm/lib/libamdhip64.so", NULL};
+    const char* path = NULL;
+    void* lib = NULL;
+    char tried[768] = "";
+    for (int i = 0; libs[i] && !lib; ++i) {
+        lib = hipdnnDlOpen(libs[i]);
+        if (lib) {
+            path = libs[i];
+        } else {
+            size_t used = strlen(tried);
+            snprintf(tried + used, sizeof(tried) - used, "%s%s: %s", used ? "; " : "", libs[i],
+                     hipdnnDlError());
+        }
+    }
+    if (!lib) {
+        snprintf(why, len, "hip: no HIP runtime (%s)", tried);
+        return false;
+    }
+    SYM(init, "hipInit");
+    SYM(runtime_version, "hipRuntimeGetVersion");
+    SYM(device_count, "hipGetDeviceCount");
+    SYM(get_device, "hipGetDevice");
+    SYM(set_device, "hipSetDevice");
+    SYM(malloc, "hipMalloc");
+    SYM(free, "hipFree");
+    SYM(memcpy_async, "hipMemcpyAsync");
+    SYM(memset_async, "hipMemsetAsync");
+    SYM(stream_create, "hipStreamCreate");
+    SYM(stream_destroy, "hipStreamDestroy");
+    SYM(stream_synchronize, "hipStreamSynchronize");
+    SYM(stream_wait_event, "hipStreamWaitEvent");
+    SYM(device_synchronize, "hipDeviceSynchronize");
+    SYM(event_create, "hipEventCreate");
+    SYM(event_destroy, "hipEventDestroy");
+    SYM(event_record, "hipEventRecord");
+    SYM(event_synchronize, "hipEventSynchronize");
+    SYM(event_elapsed, "hipEventElapsedTime");
+    SYM(pointer_attributes, "hipPointerGetAttributes");
+    SYM(get_last_error, "hipGetLastError");
+    SYM(error_name, "hipGetErrorName");
+    SYM(error_string, "hipGetErrorString");
+
+    hip.init(0); /* its failure repeats, more tellingly, as hipGetDeviceCount's */
+    hipError_t r = hip.device_count(&hip.count);
+    if (r != hipSuccess_ || hip.count < 1) {
+        const char* name = r != hipSuccess_ ? hip.error_name(r) : NULL;
+        hip.get_last_error();
+        if (r != hipSuccess_)
+            snprintf(why, len, "hip: %s: hipGetDeviceCount returned %d (%s)", path, (int)r,
+                     name ? name : "?");
+        else
+            snprintf(why, len, "hip: %s: no AMD GPU", path);
+        goto fail;
+    }
+    int v = 0;
+    /* HIP encodes major * 10000000 + minor * 100000 + patch */
+    hip.hip5 = hip.runtime_version(&v) == hipSuccess_ && v < 60000000;
+    rt->name = "hip";
+    snprintf(rt->library, sizeof(rt->library), "%s", path);
+    rt->device_count = hip.count;
+    rt->get_device = hip_get_device;
+    rt->set_device = hip_set_device;
+    rt->malloc = hip_malloc;
+    rt->free = hip_free;
+    rt->memcpy = hip_memcpy;
+    rt->memset = hip_memset;
+    rt->stream_create = hip_stream_create;
+    rt->stream_destroy = hip_stream_destroy;
+    rt->stream_synchronize = hip_stream_synchronize;
+    rt->stream_wait_event = hip_stream_wait_event;
+    rt->device_synchronize = hip_device_synchronize;
+    rt->event_create = hip_event_create;
+    rt->event_destroy = hip_event_destroy;
+    rt->event_record = hip_event_record;
+    rt->event_synchronize = hip_event_synchronize;
+    rt->event_elapsed = hip_event_elapsed;
+    rt->pointer_space = hip_pointer_space;
+    if (hip.hip5) hipdnnLog(HIPDNN_LOG_INFO, "device runtime: HIP %d (HIP 5 pointer types)", v);
+    return true;
+fail:
+    hipdnnDlClose(lib);
+    return false;
+}

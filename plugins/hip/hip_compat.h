@@ -1,0 +1,73 @@
+/* hip_compat.h — the one vendor header of the HIP engine's device code.
+ *
+ * Kernels and runtime calls are written once, in HIP spelling.  Built with hipcc this is
+ * plain HIP.  Built with nvcc (HIPDNN_HIP_CUDA defined by the build), the few HIP names
+ * the plugin uses are mapped onto CUDA's runtime here, and nowhere else: Debian's HIP
+ * NVIDIA headers do not compile with CUDA 13, and we need only this much of them. */
+#ifndef HIPDNN_HIP_COMPAT_H
+#define HIPDNN_HIP_COMPAT_H
+
+#if defined(HIPDNN_HIP_CUDA)
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#define HD_VENDOR "CUDA"
+#define HD_API "cuda" /* prefix of the runtime's calls, for messages */
+
+typedef cudaError_t hipError_t;
+typedef cudaStream_t hipStream_t;
+#define hipSuccess cudaSuccess
+#define hipErrorNoDevice cudaErrorNoDevice
+#define hipGetDeviceCount cudaGetDeviceCount
+#define hipGetDevice cudaGetDevice
+#define hipSetDevice cudaSetDevice
+#define hipGetLastError cudaGetLastError
+#define hipGetErrorName cudaGetErrorName
+#define hipGetErrorString cudaGetErrorString
+#define hipDriverGetVersion cudaDriverGetVersion
+#define hipRuntimeGetVersion cudaRuntimeGetVersion
+#define hipDeviceGetAttribute cudaDeviceGetAttribute
+#define hipDeviceAttributeMultiprocessorCount cudaDevAttrMultiProcessorCount
+
+/* fp32 <-> 16-bit bit patterns, rounding to nearest even. */
+static __device__ __forceinline__ float hd_half_to_float(unsigned short h) {
+    return __half2float(__ushort_as_half(h));
+}
+static __device__ __forceinline__ unsigned short hd_float_to_half(float f) {
+    return __half_as_ushort(__float2half_rn(f));
+}
+static __device__ __forceinline__ unsigned short hd_float_to_bf16(float f) {
+    return __bfloat16_as_ushort(__float2bfloat16_rn(f));
+}
+
+#else /* HIP */
+
+#include <hip/hip_fp16.h>
+#include <hip/hip_runtime.h>
+
+#define HD_VENDOR "ROCm"
+#define HD_API "hip"
+
+static __device__ __forceinline__ float hd_half_to_float(unsigned short h) {
+    return __half2float(__ushort_as_half(h));
+}
+static __device__ __forceinline__ unsigned short hd_float_to_half(float f) {
+    return __half_as_ushort(__float2half_rn(f));
+}
+/* Round to nearest even by integer arithmetic; NaN stays a quiet NaN of its sign. */
+static __device__ __forceinline__ unsigned short hd_float_to_bf16(float f) {
+    unsigned int u = __float_as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x0040u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (unsigned short)(u >> 16);
+}
+
+#endif
+
+static __device__ __forceinline__ float hd_bf16_to_float(unsigned short b) {
+    return __uint_as_float((unsigned int)b << 16);
+}
+
+#endif /* HIPDNN_HIP_COMPAT_H */

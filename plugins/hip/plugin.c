@@ -1,0 +1,500 @@
+/* The plugin ABI 1.1 entry points of the HIP engine: identity, the load-time device probe,
+ * handles per device, applicability, execution contexts and EnqueueOpGraph. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hip_engine.h"
+
+struct hipdnnEnginePluginHandle {
+    int device;
+    int sm_count;
+    hipdnnStream_t stream;
+    char reason[HIPE_MSG_LEN]; /* GetNotApplicableReason's answer, valid until the next call */
+};
+
+struct hipdnnEnginePluginExecutionContext {
+    hipe_plan plan;
+    _Atomic(void*) jit; /* the plan's own compiled kernel, or NULL: the interpreter runs it */
+};
+
+static hipdnnPluginStatus_t fail(hipdnnPluginStatus_t st, const char* what) {
+    hipe_set_error(HIPE_ENGINE_NAME ": %s", what);
+    return st;
+}
+
+static uint64_t engine_id(void) { return hipdnnSdkFnv1a64(HIPE_ENGINE_NAME); }
+
+/* ---- the device, probed once per process ---------------------------------------------- */
+
+static pthread_once_t g_probe_once = PTHREAD_ONCE_INIT;
+static bool g_have_device;
+static int g_device_count;
+static char g_no_device[HIPE_MSG_LEN];
+
+static void probe(void) {
+    char why[HIPE_MSG_LEN];
+    g_have_device = hipe_probe(&g_device_count, why, sizeof(why));
+    if (!g_have_device)
+        hipdnnSdkFormat(g_no_device, sizeof(g_no_device), HIPE_ENGINE_NAME " (%s build): %s",
+                        hipe_vendor(), why);
+}
+
+static bool have_device(void) {
+    pthread_once(&g_probe_once, probe);
+    if (!g_have_device) hipe_set_error("%s", g_no_device);
+    return g_have_device;
+}
+
+/* ---- base ------------------------------------------------------------------------- */
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnPluginGetApiVersion(uint32_t* major,
+                                                                    uint32_t* minor) {
+    if (!major || !minor) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetApiVersion: NULL output");
+    *major = HIPDNN_PLUGIN_API_MAJOR;
+    *minor = 1;
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnPluginGetName(const char** name) {
+    if (!name) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetName: NULL output");
+    *name = HIPE_ENGINE_NAME;
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnPluginGetVersion(const char** version) {
+    if (!version) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetVersion: NULL output");
+    *version = HIPE_PLUGIN_VERSION;
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnPluginGetType(hipdnnPluginType_t* type) {
+    if (!type) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetType: NULL output");
+    *type = HIPDNN_PLUGIN_TYPE_ENGINE;
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT void hipdnnPluginGetLastErrorString(const char** message) {
+    if (message) *message = hipe_last_error();
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t
+hipdnnPluginSetLoggingCallback(hipdnnPluginLoggingCallback_t callback) {
+    hipe_set_log_callback(callback);
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+/* ---- engines and handles ------------------------------------------------------------ */
+
+/* Called at load: without a device the plugin declines to load (NOT_SUPPORTED), so that
+ * the other vendor's build of this engine, if present and usable, registers "hip". */
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetAllEngineIds(uint64_t* ids,
+                                                                            uint32_t max,
+                                                                            uint32_t* num) {
+    if (!num) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetAllEngineIds: NULL count");
+    *num = 0;
+    if (!have_device()) return HIPDNN_PLUGIN_STATUS_NOT_SUPPORTED;
+    *num = 1;
+    if (ids && max >= 1) ids[0] = engine_id();
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateForDevice(
+    hipdnnEnginePluginHandle_t* handle, const hipdnnPluginHandleInfo_t* info) {
+    if (!handle || !info)
+        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "CreateForDevice: NULL handle or info");
+    *handle = NULL;
+    if (!have_device()) return HIPDNN_PLUGIN_STATUS_NOT_SUPPORTED;
+    int device = info->struct_size >= sizeof(uint32_t) + sizeof(int32_t) ? info->device : 0;
+    if (device < 0 || device >= g_device_count) {
+        hipe_set_error(HIPE_ENGINE_NAME ": CreateForDevice: device %d does not exist (%d %s "
+                       "device%s)", device, g_device_count, hipe_vendor(),
+                       g_device_count == 1 ? "" : "s");
+        return HIPDNN_PLUGIN_STATUS_INVALID_VALUE;
+    }
+    char why[HIPE_MSG_LEN];
+    int sm = 0;
+    if (!hipe_sm_count(device, &sm, why, sizeof(why))) {
+        hipe_set_error(HIPE_ENGINE_NAME ": CreateForDevice: %s", why);
+        return HIPDNN_PLUGIN_STATUS_INTERNAL_ERROR;
+    }
+    struct hipdnnEnginePluginHandle* h = calloc(1, sizeof(*h));
+    if (!h) return fail(HIPDNN_PLUGIN_STATUS_ALLOC_FAILED, "CreateForDevice: out of memory");
+    h->device = device;
+    h->sm_count = sm > 0 ? sm : 1;
+    *handle = h;
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+/* ABI 1.0's create: the calling thread's current device. */
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t
+hipdnnEnginePluginCreate(hipdnnEnginePluginHandle_t* handle) {
+    hipdnnPluginHandleInfo_t info = {(uint32_t)sizeof(info), 0};
+    char why[HIPE_MSG_LEN];
+    if (have_device() && !hipe_get_device(&info.device, why, sizeof(why))) info.device = 0;
+    return hipdnnEnginePluginCreateForDevice(handle, &info);
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t
+hipdnnEnginePluginDestroy(hipdnnEnginePluginHandle_t handle) {
+    free(handle);
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t
+hipdnnEnginePluginSetStream(hipdnnEnginePluginHandle_t handle, hipdnnStream_t stream) {
+    if (!handle) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "SetStream: NULL handle");
+    handle->stream = stream;
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+static const hipdnnPluginEngineDetails_t k_details = {
+    .struct_size = (uint32_t)sizeof(hipdnnPluginEngineDetails_t),
+    .engine_id = 0, /* filled once */
+    .name = HIPE_ENGINE_NAME,
+    .memory_space = HIPE_MEMORY_SPACE,
+    .priority = HIPE_PRIORITY,
+    .flags = HIPDNN_ENGINE_FLAG_DETERMINISTIC,
+    .num_knobs = 0,
+    .knobs = NULL,
+    .notes = "GPU: a graph of pointwise and batchnorm-inference nodes fused into one kernel "
+             "(each input read once, each output written once), fp32 compute over "
+             "fp32/fp16/bf16 storage",
+};
+static hipdnnPluginEngineDetails_t g_details;
+
+static void fill_details(void) {
+    g_details = k_details;
+    g_details.engine_id = engine_id();
+#ifdef HIPE_HOST_EMULATION
+    /* Tests with a fake GPU driver run the emulation on "device" memory. */
+    const char* m = getenv("HIPDNN_EMULATED_MEMORY");
+    if (m && strcmp(m, "device") == 0) g_details.memory_space = HIPDNN_MEMORY_DEVICE;
+#endif
+}
+
+static pthread_once_t g_details_once = PTHREAD_ONCE_INIT;
+
+static const hipdnnPluginEngineDetails_t* engine_details(void) {
+    pthread_once(&g_details_once, fill_details);
+    return &g_details;
+}
+
+static hipdnnPluginStatus_t check_engine(uint64_t id, const char* fn) {
+    if (id == engine_id()) return HIPDNN_PLUGIN_STATUS_SUCCESS;
+    hipe_set_error(HIPE_ENGINE_NAME ": %s: unknown engine id 0x%016llx (this plugin has only '"
+                   HIPE_ENGINE_NAME "', 0x%016llx)", fn, (unsigned long long)id,
+                   (unsigned long long)engine_id());
+    return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetEngineDetails(
+    hipdnnEnginePluginHandle_t handle, uint64_t id, const hipdnnPluginEngineDetails_t** details) {
+    (void)handle; /* answered without one */
+    if (!details) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetEngineDetails: NULL output");
+    hipdnnPluginStatus_t st = check_engine(id, "GetEngineDetails");
+    if (st != HIPDNN_PLUGIN_STATUS_SUCCESS) return st;
+    *details = engine_details();
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginDestroyEngineDetails(
+    hipdnnEnginePluginHandle_t handle, const hipdnnPluginEngineDetails_t* details) {
+    (void)handle;
+    if (details && details != &g_details)
+        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM,
+                    "DestroyEngineDetails: details not given out by this plugin");
+    return HIPDNN_PLUGIN_STATUS_SUCCESS; /* static */
+}
+
+/* ---- graphs -------------------------------------------------------------------------- */
+
+static hipdnnSdkGraph* decode_graph(const uint8_t* bytes, size_t size, const char* fn) {
+    char err[HIPE_MSG_LEN];
+    hipdnnSdkGraph* g = hipdnnSdkGraphDecode(bytes, size, err, sizeof(err));
+    if (!g) hipe_set_error(HIPE_ENGINE_NAME ": %s: %s", fn, err);
+    return g;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetApplicableEngineIds(
+    hipdnnEnginePluginHandle_t handle, const uint8_t* graph, size_t graph_size, uint64_t* ids,
+    uint32_t max, uint32_t* num) {
+    if (!handle || !num)
+        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetApplicableEngineIds: NULL handle or count");
+    *num = 0;
+    hipdnnSdkGraph* g = decode_graph(graph, graph_size, "GetApplicableEngineIds");
+    if (!g) return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    hipe_plan plan;
+    char why[HIPE_MSG_LEN];
+    bool ok = hipe_compile(g, &plan, why, sizeof(why));
+    hipdnnSdkGraphFree(g);
+    if (!ok) return HIPDNN_PLUGIN_STATUS_SUCCESS; /* declining is not an error */
+    *num = 1;
+    if (ids && max >= 1) ids[0] = engine_id();
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetNotApplicableReason(
+    hipdnnEnginePluginHandle_t handle, uint64_t id, const uint8_t* graph, size_t graph_size,
+    const char** reason) {
+    if (!handle || !reason)
+        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetNotApplicableReason: NULL handle or output");
+    hipdnnPluginStatus_t st = check_engine(id, "GetNotApplicableReason");
+    if (st != HIPDNN_PLUGIN_STATUS_SUCCESS) return st;
+    char err[HIPE_MSG_LEN];
+    hipdnnSdkGraph* g = hipdnnSdkGraphDecode(graph, graph_size, err, sizeof(err));
+    hipe_plan plan;
+    if (!g)
+        hipdnnSdkFormat(handle->reason, sizeof(handle->reason), HIPE_ENGINE_NAME ": %s", err);
+    else if (hipe_compile(g, &plan, handle->reason, sizeof(handle->reason)))
+        hipdnnSdkFormat(handle->reason, sizeof(handle->reason),
+                        HIPE_ENGINE_NAME ": applicable (no reason to decline)");
+    hipdnnSdkGraphFree(g);
+    *reason = handle->reason;
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+/* Decodes config + graph and compiles; NULL context with the error set if not possible. */
+static hipdnnPluginStatus_t prepare(hipdnnEnginePluginHandle_t handle, const uint8_t* cfg_bytes,
+                                    size_t cfg_size, const uint8_t* graph, size_t graph_size,
+                                    const char* fn, hipe_plan* plan) {
+    char err[HIPE_MSG_LEN];
+    if (!handle) {
+        hipe_set_error(HIPE_ENGINE_NAME ": %s: NULL handle", fn);
+        return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    }
+    hipdnnSdkEngineConfig* cfg = hipdnnSdkEngineConfigDecode(cfg_bytes, cfg_size, err, sizeof(err));
+    if (!cfg) {
+        hipe_set_error(HIPE_ENGINE_NAME ": %s: %s", fn, err);
+        return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    }
+    hipdnnPluginStatus_t st = check_engine(cfg->engine_id, fn);
+    if (st == HIPDNN_PLUGIN_STATUS_SUCCESS && cfg->num_knobs > 0) {
+        hipe_set_error(HIPE_ENGINE_NAME ": %s: the engine has no knobs, but the config sets knob "
+                       "%lld", fn, (long long)cfg->knobs[0].knob_id);
+        st = HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    }
+    hipdnnSdkEngineConfigFree(cfg);
+    if (st != HIPDNN_PLUGIN_STATUS_SUCCESS) return st;
+    hipdnnSdkGraph* g = decode_graph(graph, graph_size, fn);
+    if (!g) return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    if (!hipe_compile(g, plan, err, sizeof(err))) {
+        hipe_set_error("%s", err);
+        hipdnnSdkGraphFree(g);
+        return HIPDNN_PLUGIN_STATUS_NOT_SUPPORTED;
+    }
+    plan->graph = g;
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetWorkspaceSize(
+    hipdnnEnginePluginHandle_t handle, const uint8_t* engine_config, size_t config_size,
+    const uint8_t* graph, size_t graph_size, size_t* workspace_size) {
+    if (!workspace_size)
+        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetWorkspaceSize: NULL output");
+    hipe_plan plan;
+    hipdnnPluginStatus_t st = prepare(handle, engine_config, config_size, graph, graph_size,
+                                      "GetWorkspaceSize", &plan);
+    if (st != HIPDNN_PLUGIN_STATUS_SUCCESS) return st;
+    hipdnnSdkGraphFree(plan.graph);
+    *workspace_size = 0; /* intermediates live in registers */
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+/* $HIPDNN_HIP_JIT_DUMP names a folder that receives each generated kernel source with
+ * the headers it includes, so that tests can compile them where no GPU is. */
+static void dump_source(const char* src) {
+    const char* dir = getenv("HIPDNN_HIP_JIT_DUMP");
+    if (!dir || !*dir || !src) return;
+    static atomic_int counter;
+    char path[4096];
+    const char* const* texts;
+    const char* const* names;
+    int n;
+    hipe_jit_headers(&texts, &names, &n);
+    for (int i = -1; i < n; ++i) {
+        if (i < 0)
+            snprintf(path, sizeof(path), "%s/hipdnn_pw_%d.cu", dir, atomic_fetch_add(&counter, 1));
+        else
+            snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+        FILE* f = fopen(path, "w");
+        if (!f) continue;
+        fputs(i < 0 ? src : texts[i], f);
+        fclose(f);
+    }
+}
+
+/* The plan's own kernel, compiled once at plan time; without one (no run-time compiler,
+ * HIPDNN_HIP_JIT=0, a compile failure) the interpreting kernel runs the plan. */
+static void compile_kernel(hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t c) {
+    const char* mode = getenv("HIPDNN_HIP_JIT");
+    if (mode && strcmp(mode, "0") == 0) return;
+    char* src = hipe_jit_source(&c->plan, strcmp(hipe_vendor(), "ROCm") != 0);
+    dump_source(src);
+    char why[HIPE_MSG_LEN] = "out of memory";
+    void* kernel = NULL;
+    if (src && hipe_jit_build(src, handle->device, &kernel, why, sizeof(why))) {
+        atomic_store(&c->jit, kernel);
+        hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": graph '%s': its own kernel is compiled",
+                 c->plan.graph->name);
+    } else
+        hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": graph '%s' runs on the interpreting "
+                 "kernel: %s", c->plan.graph->name, why);
+    free(src);
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateExecutionContext(
+    hipdnnEnginePluginHandle_t handle, const uint8_t* engine_config, size_t config_size,
+    const uint8_t* graph, size_t graph_size, hipdnnEnginePluginExecutionContext_t* ctx) {
+    if (!ctx) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "CreateExecutionContext: NULL output");
+    *ctx = NULL;
+    struct hipdnnEnginePluginExecutionContext* c = calloc(1, sizeof(*c));
+    if (!c) return fail(HIPDNN_PLUGIN_STATUS_ALLOC_FAILED, "CreateExecutionContext: out of memory");
+    hipdnnPluginStatus_t st = prepare(handle, engine_config, config_size, graph, graph_size,
+                                      "CreateExecutionContext", &c->plan);
+    if (st != HIPDNN_PLUGIN_STATUS_SUCCESS) {
+        free(c);
+        return st;
+    }
+    char listing[HIPE_MSG_LEN];
+    hipe_describe(&c->plan, listing, sizeof(listing));
+    hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": graph '%s' (%d nodes) fused: %s",
+             c->plan.graph->name, c->plan.graph->num_nodes, listing);
+    compile_kernel(handle, c);
+    *ctx = c;
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginDestroyExecutionContext(
+    hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx) {
+    (void)handle;
+    if (!ctx) return HIPDNN_PLUGIN_STATUS_SUCCESS;
+    hipdnnSdkGraphFree(ctx->plan.graph);
+    free(ctx);
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetWorkspaceSizeFromExecutionContext(
+    hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx,
+    size_t* workspace_size) {
+    if (!handle || !ctx || !workspace_size)
+        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM,
+                    "GetWorkspaceSizeFromExecutionContext: NULL handle, context or output");
+    *workspace_size = 0;
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+/* ---- running ------------------------------------------------------------------------- */
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginExecuteOpGraph(
+    hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx,
+    void* workspace, const hipdnnPluginDeviceBuffer_t* buffers, uint32_t num_buffers) {
+    (void)handle;
+    (void)ctx;
+    (void)workspace;
+    (void)buffers;
+    (void)num_buffers;
+    return fail(HIPDNN_PLUGIN_STATUS_NOT_SUPPORTED,
+                "ExecuteOpGraph (ABI 1.0) passes host memory; this device engine runs through "
+                "EnqueueOpGraph (ABI 1.1)");
+}
+
+static const hipdnnPluginTensorBuffer_t* find_buffer(const hipdnnPluginTensorBuffer_t* b,
+                                                     uint32_t n, int64_t uid) {
+    for (uint32_t i = 0; i < n; ++i)
+        if (b[i].uid == uid) return &b[i];
+    return NULL;
+}
+
+static const hipdnnSdkTensor* tensor_of(const hipe_plan* plan, int64_t uid) {
+    return hipdnnSdkGraphFindTensor(plan->graph, uid);
+}
+
+/* The device pointer of tensor uid, checked: present, and in device (or managed) memory. */
+static hipdnnPluginStatus_t data_pointer(const hipe_plan* plan, const hipdnnPluginTensorBuffer_t* b,
+                                         uint32_t n, int64_t uid, void** ptr) {
+    const hipdnnPluginTensorBuffer_t* buf = find_buffer(b, n, uid);
+    const hipdnnSdkTensor* t = tensor_of(plan, uid);
+    const char* name = t ? t->name : "";
+    if (!buf || !buf->ptr) {
+        hipe_set_error(HIPE_ENGINE_NAME ": EnqueueOpGraph: tensor '%s' (uid %lld) has no pointer",
+                       name, (long long)uid);
+        return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    }
+    hipdnnMemorySpace_t want = engine_details()->memory_space;
+    if (buf->memory_space != want && buf->memory_space != HIPDNN_MEMORY_MANAGED) {
+        hipe_set_error(HIPE_ENGINE_NAME ": EnqueueOpGraph: tensor '%s' (uid %lld) is in %s "
+                       "memory; this engine needs %s memory", name, (long long)uid,
+                       buf->memory_space == HIPDNN_MEMORY_HOST ? "host" : "device",
+                       want == HIPDNN_MEMORY_HOST ? "host" : "device");
+        return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    }
+    *ptr = buf->ptr;
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginEnqueueOpGraph(
+    hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx,
+    void* workspace, size_t workspace_size, const hipdnnPluginTensorBuffer_t* buffers,
+    uint32_t num_buffers) {
+    (void)workspace;
+    (void)workspace_size; /* none needed */
+    if (!handle || !ctx || !ctx->plan.graph)
+        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "EnqueueOpGraph: NULL handle or context");
+    if (num_buffers > 0 && !buffers)
+        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "EnqueueOpGraph: NULL buffers with a count");
+    const hipe_plan* plan = &ctx->plan;
+    pw_program prog = plan->prog; /* a copy on the stack: passed by value to the kernel */
+    hipdnnPluginStatus_t st;
+    uintptr_t misaligned = 0;
+    for (int i = 0; i < prog.nin; ++i) {
+        if ((st = data_pointer(plan, buffers, num_buffers, plan->in_uid[i], &prog.in[i].ptr)))
+            return st;
+        if (prog.in[i].contiguous) misaligned |= (uintptr_t)prog.in[i].ptr;
+    }
+    for (int i = 0; i < prog.nout; ++i) {
+        if ((st = data_pointer(plan, buffers, num_buffers, plan->out_uid[i], &prog.out[i].ptr)))
+            return st;
+        if (prog.out[i].contiguous) misaligned |= (uintptr_t)prog.out[i].ptr;
+    }
+    prog.aligned = (misaligned & 15u) == 0;
+    for (int i = 0; i < plan->nscalars; ++i) { /* runtime scalars: host pointers, read now */
+        if (plan->scalar_uid[i] < 0) continue;
+        const hipdnnPluginTensorBuffer_t* b = find_buffer(buffers, num_buffers, plan->scalar_uid[i]);
+        if (!b || !b->ptr) {
+            const hipdnnSdkTensor* t = tensor_of(plan, plan->scalar_uid[i]);
+            hipe_set_error(HIPE_ENGINE_NAME ": EnqueueOpGraph: by-value scalar '%s' (uid %lld) "
+                           "has no pointer", t ? t->name : "", (long long)plan->scalar_uid[i]);
+            return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+        }
+        prog.scalar[i] = (float)hipdnnSdkLoadAsDouble(b->ptr, (hipdnnDataType_t)plan->scalar_dtype[i], 0);
+    }
+    char why[HIPE_MSG_LEN];
+    int current = handle->device;
+    if (!hipe_get_device(&current, why, sizeof(why)) ||
+        (current != handle->device && !hipe_set_device(handle->device, why, sizeof(why)))) {
+        hipe_set_error(HIPE_ENGINE_NAME ": graph '%s': %s", plan->graph->name, why);
+        return HIPDNN_PLUGIN_STATUS_EXECUTION_FAILED;
+    }
+    /* Enough blocks to fill every SM several times over; the kernel strides over the rest. */
+    int64_t grid_cap = (int64_t)handle->sm_count * 64;
+    void* jit = atomic_load(&ctx->jit);
+    bool ok = jit && hipe_jit_launch(jit, &prog, grid_cap, handle->stream, why, sizeof(why));
+    if (jit && !ok) { /* the plan's kernel would not launch: the interpreter from now on */
+        hipe_log(HIPDNN_LOG_WARN, HIPE_ENGINE_NAME ": graph '%s': %s; using the interpreting "
+                 "kernel", plan->graph->name, why);
+        atomic_store(&ctx->jit, NULL);
+    }
+    if (!ok)
+        ok = hipe_pointwise_launch(&prog, plan->slots, grid_cap, handle->stream, why, sizeof(why));
+    char restore[HIPE_MSG_LEN];
+    if (current != handle->device) hipe_set_device(current, restore, sizeof(restore));
+    if (!ok) {
+        hipe_set_error(HIPE_ENGINE_NAME ": graph '%s': %s", plan->graph->name, why);
+        return HIPDNN_PLUGIN_STATUS_EXECUTION_FAILED;
+    }
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}

@@ -1,0 +1,80 @@
+/* pw_program.h — a fused pointwise graph as the kernel runs it: the iteration space, the
+ * tensors, and a short program over registers.  Plain C data, built by the host code
+ * (program.c, C11) and passed by value to the kernel (pointwise.hip), so this header is
+ * read by both compilers.
+ *
+ * Every element of the iteration space runs the whole program in fp32.  A thread takes
+ * PW_VEC consecutive elements of one row (the innermost dim) at a time and keeps, per
+ * element, an accumulator and PW_SLOTS registers: graph inputs are loaded into slots
+ * 0..nin-1 first (one read of each input), then the instructions run:
+ *
+ *   GET a       acc = slot a (or scalar a)
+ *   PUT a       slot a = acc (a value needed again later)
+ *   BINARY f a  acc = f(acc, slot a or scalar a), or f(operand, acc) when REVERSED
+ *   UNARY f     acc = f(acc) with the node's relu parameters p0..p2
+ *   ROUND d     acc = acc rounded to fp16 / bf16 (a tensor of that type, virtual or not)
+ *   STORE a     output a = acc (one write of each output)
+ *
+ * A chain of nodes keeps its value in the accumulator, so it costs one instruction per
+ * node; only values read twice are parked in slots. */
+#ifndef HIPDNN_HIP_PW_PROGRAM_H
+#define HIPDNN_HIP_PW_PROGRAM_H
+
+#if !defined(__CUDACC_RTC__) && !defined(__HIPCC_RTC__) /* run-time compilers: the prelude */
+#include <stdint.h>
+#endif
+
+#define PW_MAX_DIMS 8
+#define PW_MAX_INPUTS 8
+#define PW_MAX_OUTPUTS 4
+#define PW_MAX_SCALARS 8
+#define PW_MAX_INSTRS 48
+#define PW_SLOTS 8   /* values a thread holds at once, inputs included */
+#define PW_VEC 8     /* elements per thread and step: one 16-byte load of 16-bit data */
+#define PW_BLOCK 128 /* threads per block (small blocks fill an SM better at high register counts) */
+
+/* Storage types. */
+enum { PW_F32 = 0, PW_F16 = 1, PW_BF16 = 2 };
+
+/* Opcodes. */
+enum { PW_GET = 0, PW_PUT = 1, PW_BINARY = 2, PW_UNARY = 3, PW_ROUND = 4, PW_STORE = 5 };
+
+/* Functions of BINARY and UNARY. */
+enum {
+    PW_ADD = 0, PW_SUB, PW_MUL, PW_DIV, PW_MAX, PW_MIN, /* binary */
+    PW_IDENTITY, PW_RELU, PW_SIGMOID, PW_TANH, PW_GELU  /* unary */
+};
+
+/* Instruction flags. */
+#define PW_SCALAR 1u   /* operand a is scalar[a], not slot a */
+#define PW_REVERSED 2u /* BINARY: acc = f(operand, acc) */
+
+typedef struct {
+    uint8_t op, fn, a, flags;
+    float p0, p1, p2; /* relu: lower clip, upper clip, lower clip slope */
+} pw_instr;
+
+typedef struct {
+    void* ptr;                       /* set at enqueue */
+    int64_t strides[PW_MAX_DIMS];    /* elements, over the iteration dims; 0: broadcast */
+    int32_t dtype;                   /* PW_F32, PW_F16, PW_BF16 */
+    int32_t contiguous;              /* offset = linear index in the iteration space */
+    uint32_t bcast_mask;             /* outputs: dims it is broadcast along (bit d); such an
+                                        output is written only where those coordinates are 0 */
+    int32_t reserved;
+} pw_tensor;
+
+typedef struct {
+    int32_t ndim;                 /* >= 1; dims merged wherever every tensor allows */
+    int32_t nin, nout, ninstr;
+    int32_t aligned;              /* set at enqueue: every contiguous tensor is 16-byte aligned */
+    int32_t reserved;
+    int64_t dims[PW_MAX_DIMS];    /* the iteration space, outermost first */
+    int64_t n;                    /* its element count */
+    pw_tensor in[PW_MAX_INPUTS];
+    pw_tensor out[PW_MAX_OUTPUTS];
+    pw_instr instr[PW_MAX_INSTRS];
+    float scalar[PW_MAX_SCALARS]; /* by-value tensors: constants, or read at enqueue */
+} pw_program;
+
+#endif

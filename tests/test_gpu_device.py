@@ -1,0 +1,364 @@
+"""Device memory from Python: hipdnn.DeviceArray, DLPack and __cuda_array_interface__ both
+ways, PyTorch and CuPy tensors as variant-pack values (zero-copy), streams, memory-space
+checks, and hipdnn.Graph staging NumPy through the device.
+
+Skipped with the reason without a GPU; CI runs it over the fake driver and the engine's
+host emulation (tests/test_gpu_emulated.py).  PyTorch and CuPy cases run where they are
+installed with GPU support.
+"""
+import numpy as np
+import pytest
+
+import hipdnn
+import references as ref
+from conftest import FAKE_GPU, GPU_ENGINE, gpu_unavailable_reason, skip_or_fail_without_gpu
+from tolerances import tolerance
+
+pytestmark = pytest.mark.gpu
+dt = hipdnn.data_type
+
+
+@pytest.fixture(autouse=True)
+def need_gpu():
+    reason = gpu_unavailable_reason()
+    if reason:
+        skip_or_fail_without_gpu(reason)
+
+
+def torch_cuda():
+    torch = pytest.importorskip("torch")
+    if FAKE_GPU or not torch.cuda.is_available():
+        pytest.skip("PyTorch has no GPU here")
+    return torch
+
+
+def cupy_gpu():
+    cupy = pytest.importorskip("cupy")
+    if FAKE_GPU:
+        pytest.skip("CuPy needs a real GPU")
+    try:
+        cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:  # pragma: no cover - depends on the machine
+        pytest.skip(f"CuPy has no GPU here: {e}")
+    return cupy
+
+
+def add_relu_graph(like_a, like_b, engine=GPU_ENGINE, dtype=dt.FLOAT):
+    """y = relu(a + b) built from the tensors' descriptions (arrays of any kind)."""
+    g = hipdnn.pygraph(io_data_type=dtype, intermediate_data_type=dt.FLOAT,
+                       compute_data_type=dt.FLOAT)
+    a = g.tensor_like(like_a, name="a", data_type=dtype)
+    b = g.tensor_like(like_b, name="b", data_type=dtype)
+    y = g.relu(input=g.add(a=a, b=b, name="sum"), name="y")
+    y.set_output(True)
+    g.set_preferred_engine(engine)
+    g.build([hipdnn.heur_mode.A])
+    assert g.get_engine_name(0) == engine
+    return g, a, b, y
+
+
+# ---- the runtime ------------------------------------------------------------------------
+
+def test_device_runtime_names_the_runtime_and_its_devices():
+    rt = hipdnn.device_runtime()
+    assert rt.name in ("cuda", "hip") and rt.device_count >= 1 and rt.reason == ""
+
+
+def test_pointer_memory_space_tells_device_from_host():
+    d = hipdnn.DeviceArray.empty([16], np.float32)
+    assert hipdnn._C.pointer_memory_space(d.data_ptr) == (int(hipdnn.memory_space.DEVICE),
+                                                          d.device)
+    h = np.zeros(16, np.float32)
+    assert hipdnn._C.pointer_memory_space(h.ctypes.data) == (int(hipdnn.memory_space.HOST), -1)
+
+
+# ---- DeviceArray ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("np_dtype,hint", [
+    (np.float32, None), (np.float16, None), (np.float64, None), (np.int8, None),
+    (np.uint8, None), (np.int32, None), (np.int64, None), (np.bool_, None),
+    (np.uint16, dt.BFLOAT16)])
+def test_round_trip_of_every_data_type(rng, np_dtype, hint):
+    host = (rng.standard_normal((3, 5, 7)) * 50).astype(np_dtype)
+    d = hipdnn.DeviceArray.from_numpy(host, data_type=hint)
+    assert d.shape == (3, 5, 7) and d.ndim == 3 and d.size == 105
+    assert d.itemsize == host.itemsize and d.strides == host.strides
+    assert d.element_strides == (35, 7, 1) and d.nbytes_spanned == host.nbytes
+    assert d.data_type == (hint if hint is not None else hipdnn.arrays.data_type_of(np_dtype))
+    back = d.numpy()
+    assert back.dtype == host.dtype and np.array_equal(back, host)
+    assert "DeviceArray" in repr(d) and "device memory" in repr(d)
+
+
+def test_uint16_needs_to_be_called_bfloat16():
+    with pytest.raises(TypeError, match="bfloat16"):
+        hipdnn.DeviceArray.from_numpy(np.zeros(4, np.uint16))
+    with pytest.raises(TypeError, match="cannot hold"):
+        hipdnn.DeviceArray.from_numpy(np.zeros(4, np.float32), data_type=dt.HALF)
+
+
+def test_strided_empty_views_and_bounds():
+    base = hipdnn.DeviceArray.from_numpy(np.arange(40, dtype=np.float32))
+    v = base.as_strided([4, 3], [10, 2], offset=1)
+    assert v.base is base and v.element_strides == (10, 2) and v.strides == (40, 8)
+    assert v.data_ptr == base.data_ptr + 4
+    want = np.arange(40, dtype=np.float32)[1:][np.arange(4)[:, None] * 10 + np.arange(3) * 2]
+    assert np.array_equal(v.numpy(), want)
+    with pytest.raises(ValueError, match="reach past"):
+        base.as_strided([4, 3], [10, 2], offset=10)
+    with pytest.raises(ValueError, match="reach past"):
+        base.as_strided([41], [1])
+    del base  # the view keeps its memory alive
+    assert np.array_equal(v.numpy(), want)
+    e = hipdnn.DeviceArray.empty([2, 3], "bfloat16", strides=[1, 2])
+    assert e.data_type == dt.BFLOAT16 and e.element_strides == (1, 2) and e.nbytes_spanned == 12
+
+
+def test_fill_bytes_sets_every_spanned_byte():
+    d = hipdnn.DeviceArray.empty([5], np.float32)
+    d.fill_bytes(0)
+    assert np.array_equal(d.numpy(), np.zeros(5, np.float32))
+    d.fill_bytes(0xFF)
+    assert np.isnan(d.numpy()).all()
+    with pytest.raises(ValueError):
+        d.fill_bytes(256)
+
+
+def test_numpy_array_protocol_copies():
+    d = hipdnn.DeviceArray.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3))
+    a = np.asarray(d)
+    assert np.array_equal(a, [[0, 1, 2], [3, 4, 5]])
+    assert np.asarray(d, dtype=np.float64).dtype == np.float64
+    if np.lib.NumpyVersion(np.__version__) >= "2.0.0":
+        with pytest.raises(ValueError, match="without a copy"):
+            np.asarray(d, copy=False)
+
+
+# ---- export: DLPack and the CUDA Array Interface -----------------------------------------
+
+def test_dlpack_export():
+    d = hipdnn.DeviceArray.from_numpy(np.ones((2, 3), np.float16))
+    kind = 10 if hipdnn.device_runtime().name == "hip" else 2
+    assert d.__dlpack_device__() == (kind, d.device)
+    legacy = d.__dlpack__()
+    assert "dltensor" in repr(legacy) and "versioned" not in repr(legacy)
+    versioned = d.__dlpack__(max_version=(1, 0), stream=-1)
+    assert "dltensor_versioned" in repr(versioned)
+    del legacy, versioned  # unconsumed capsules release their reference
+    with pytest.raises(BufferError, match="copy"):
+        d.__dlpack__(copy=True)
+    with pytest.raises(BufferError, match="device"):
+        d.__dlpack__(dl_device=(1, 0))
+
+
+def test_cuda_array_interface_export():
+    d = hipdnn.DeviceArray.from_numpy(np.zeros((4, 6), np.float32)).as_strided([4, 3], [6, 2])
+    cai = d.__cuda_array_interface__
+    assert cai["shape"] == (4, 3) and cai["typestr"] == "<f4" and cai["version"] == 3
+    assert cai["data"] == (d.data_ptr, False) and cai["strides"] == (24, 8)
+
+
+class ViaDLPack:
+    """Someone else's array, seen only through DLPack."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+class ViaCAI:
+    """Someone else's array, seen only through __cuda_array_interface__."""
+
+    def __init__(self, array):
+        self.__cuda_array_interface__ = array.__cuda_array_interface__
+        self.keep = array
+
+
+def test_dlpack_and_cai_objects_are_variant_pack_values(rng):
+    a = rng.standard_normal((6, 10)).astype(np.float32)
+    b = rng.standard_normal((6, 10)).astype(np.float32)
+    da, db = hipdnn.DeviceArray.from_numpy(a), hipdnn.DeviceArray.from_numpy(b)
+    g, A, B, Y = add_relu_graph(ViaDLPack(da), ViaCAI(db))
+    out = hipdnn.DeviceArray.empty([6, 10], np.float32)
+    out.fill_bytes(0xFF)
+    g.execute({A: ViaDLPack(da), B: ViaCAI(db), Y: ViaDLPack(out)})
+    np.testing.assert_allclose(out.numpy(), np.maximum(a.astype(np.float64) + b, 0),
+                               rtol=1e-6, atol=1e-6)
+    assert np.array_equal(da.numpy(), a) and np.array_equal(db.numpy(), b)
+
+
+def test_tensor_like_reads_device_arrays():
+    g = hipdnn.pygraph(io_data_type=dt.FLOAT)
+    base = hipdnn.DeviceArray.empty([4, 8], np.float16)
+    t = g.tensor_like(base.as_strided([4, 3], [8, 2]), name="v")
+    assert t.get_dim() == [4, 3] and t.get_stride() == [8, 2] and t.get_data_type() == dt.HALF
+    bits = hipdnn.DeviceArray.empty([3], "bfloat16")
+    assert g.tensor_like(ViaCAI(bits), data_type=dt.BFLOAT16).get_data_type() == dt.BFLOAT16
+    with pytest.raises(TypeError, match="uint16"):
+        g.tensor_like(ViaCAI(bits))  # '<u2' alone does not say bfloat16
+
+
+# ---- what execute refuses --------------------------------------------------------------
+
+def test_host_memory_for_the_gpu_engine_is_refused_naming_the_tensor():
+    a = np.ones((2, 4), np.float32)
+    d = hipdnn.DeviceArray.from_numpy(a)
+    g, A, B, Y = add_relu_graph(d, d)
+    out = hipdnn.DeviceArray.empty([2, 4], np.float32)
+    with pytest.raises(hipdnn.InvalidGraphError,
+                       match=rf"tensor 'a' \(uid \d+\) is in host memory but {GPU_ENGINE} "
+                             "needs device memory"):
+        g.execute({A: a, B: d, Y: out})
+
+
+def test_device_memory_for_the_cpu_engine_is_refused_naming_the_tensor():
+    d = hipdnn.DeviceArray.from_numpy(np.ones((2, 4), np.float32))
+    g, A, B, Y = add_relu_graph(d, d, engine="reference_cpu")
+    with pytest.raises(hipdnn.InvalidGraphError,
+                       match=r"tensor 'b' \(uid \d+\) is in device memory but reference_cpu "
+                             "needs host memory"):
+        g.execute({A: np.ones((2, 4), np.float32), B: d, Y: np.empty((2, 4), np.float32)})
+
+
+def test_device_values_are_checked_like_arrays():
+    d = hipdnn.DeviceArray.from_numpy(np.ones((2, 4), np.float32))
+    g, A, B, Y = add_relu_graph(d, d)
+    out = hipdnn.DeviceArray.empty([2, 4], np.float32)
+    with pytest.raises(ValueError, match=r"tensor 'b' \(uid \d+\) expects float32 \[2, 4\], "
+                                         r"got float16 \[2, 4\] \(DeviceArray\)"):
+        g.execute({A: d, B: hipdnn.DeviceArray.empty([2, 4], np.float16), Y: out})
+    with pytest.raises(ValueError, match=r"expects float32 \[2, 4\], got float32 \[4, 2\]"):
+        g.execute({A: d, B: hipdnn.DeviceArray.empty([4, 2], np.float32), Y: out})
+    with pytest.raises(ValueError, match=r"expects strides \[4, 1\] \(in elements\), got "
+                                         r"\[1, 2\] \(__cuda_array_interface__\)"):
+        g.execute({A: d, B: ViaCAI(hipdnn.DeviceArray.empty([2, 4], np.float32,
+                                                           strides=[1, 2])), Y: out})
+
+
+# ---- streams --------------------------------------------------------------------------
+
+class FakeTorchStream:
+    def __init__(self, ptr):
+        self.cuda_stream = ptr
+
+
+class FakeCupyStream:
+    def __init__(self, ptr):
+        self.ptr = ptr
+
+
+class StreamProtocol:
+    def __init__(self, ptr):
+        self.ptr = ptr
+
+    def __cuda_stream__(self):
+        return (0, self.ptr)
+
+
+def test_set_stream_takes_ints_and_stream_objects():
+    h = hipdnn.Handle()
+    for obj, want in [(None, 0), (0, 0), (FakeTorchStream(0), 0), (FakeCupyStream(0), 0),
+                      (StreamProtocol(0), 0)]:
+        h.set_stream(obj)
+        assert h.get_stream() == want
+    with pytest.raises(TypeError, match="stream"):
+        h.set_stream("stream")
+
+
+def test_execute_is_ordered_on_a_torch_stream(rng):
+    torch = torch_cuda()
+    a = torch.randn(1 << 20, device="cuda")
+    b = torch.randn(1 << 20, device="cuda")
+    out = torch.full_like(a, float("nan"))
+    g, A, B, Y = add_relu_graph(a, b)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        h = hipdnn.Handle()
+        h.set_stream(s)
+        g.execute({A: a, B: b, Y: out}, handle=h)
+    s.synchronize()
+    assert torch.equal(out, torch.relu(a + b))
+
+
+# ---- PyTorch and CuPy, zero-copy --------------------------------------------------------
+
+@pytest.mark.parametrize("tdtype,hdtype,tol", [("float32", dt.FLOAT, "fp32"),
+                                               ("float16", dt.HALF, "fp16"),
+                                               ("bfloat16", dt.BFLOAT16, "bf16")])
+def test_torch_tensors_in_and_out(tdtype, hdtype, tol):
+    torch = torch_cuda()
+    t = getattr(torch, tdtype)
+    a = torch.randn(37, 129, device="cuda").to(t)
+    b = torch.randn(37, 129, device="cuda").to(t)
+    out = torch.full_like(a, float("nan"))
+    g, A, B, Y = add_relu_graph(a, b, dtype=hdtype)
+    g.execute({A: a, B: b, Y: out})
+    torch.cuda.synchronize()
+    want = torch.relu(a.double() + b.double())
+    assert_ok = torch.allclose(out.double(), want, rtol=tolerance("pointwise", tol),
+                               atol=tolerance("pointwise", tol))
+    assert assert_ok, (out.double() - want).abs().max()
+
+
+def test_torch_reads_device_arrays_zero_copy():
+    torch = torch_cuda()
+    d = hipdnn.DeviceArray.from_numpy(np.arange(12, dtype=np.float32).reshape(3, 4))
+    t = torch.from_dlpack(d)
+    assert t.data_ptr() == d.data_ptr and t.shape == (3, 4)
+    t2 = torch.as_tensor(d, device="cuda")  # through __cuda_array_interface__
+    assert t2.data_ptr() == d.data_ptr
+    t.mul_(2)
+    torch.cuda.synchronize()
+    assert np.array_equal(d.numpy(), np.arange(12, dtype=np.float32).reshape(3, 4) * 2)
+    bf = hipdnn.DeviceArray.from_numpy(hipdnn.to_bfloat16([1.5, -2.0]), data_type=dt.BFLOAT16)
+    tb = torch.from_dlpack(bf)
+    assert tb.dtype == torch.bfloat16 and tb.tolist() == [1.5, -2.0]
+
+
+def test_cupy_arrays_in_and_out_and_back():
+    cupy = cupy_gpu()
+    a = cupy.random.standard_normal((64, 33)).astype(cupy.float32)
+    b = cupy.random.standard_normal((64, 33)).astype(cupy.float32)
+    out = cupy.full_like(a, cupy.nan)
+    g, A, B, Y = add_relu_graph(a, b)
+    g.execute({A: a, B: b, Y: out})
+    cupy.cuda.runtime.deviceSynchronize()
+    np.testing.assert_allclose(cupy.asnumpy(out),
+                               np.maximum(cupy.asnumpy(a).astype(np.float64) +
+                                          cupy.asnumpy(b), 0), rtol=1e-5, atol=1e-5)
+    d = hipdnn.DeviceArray.from_numpy(np.arange(5, dtype=np.float32))
+    c = cupy.asarray(d)
+    assert c.data.ptr == d.data_ptr and cupy.asnumpy(c).tolist() == [0, 1, 2, 3, 4]
+    c2 = cupy.from_dlpack(d)
+    assert c2.data.ptr == d.data_ptr
+
+
+# ---- hipdnn.Graph: NumPy in, NumPy out, through the device --------------------------------
+
+def test_graph_stages_numpy_through_the_gpu_engine(rng):
+    x = rng.standard_normal((8, 3, 5, 5)).astype(np.float32)
+    s = rng.standard_normal((1, 3, 1, 1)).astype(np.float32)
+    with hipdnn.Graph(preferred_engine=GPU_ENGINE, name="staged") as g:
+        g.gelu(g.mul(x, s))
+    assert g.engine_name == GPU_ENGINE
+    got = g(x, s)
+    assert isinstance(got, np.ndarray) and got.shape == x.shape
+    np.testing.assert_allclose(got, ref.gelu(x.astype(np.float64) * s), rtol=1e-5, atol=1e-5)
+    dx, ds = hipdnn.DeviceArray.from_numpy(x), hipdnn.DeviceArray.from_numpy(s)
+    on_device = g(dx, ds)  # device arrays in: the output stays on the device
+    assert isinstance(on_device, hipdnn.DeviceArray)
+    np.testing.assert_allclose(on_device.numpy(), got, rtol=0, atol=0)
+
+
+def test_graph_refuses_device_arrays_for_a_host_engine():
+    x = np.ones((2, 2), np.float32)
+    with hipdnn.Graph(preferred_engine="reference_cpu") as g:
+        g.relu(x)
+    with pytest.raises(hipdnn.HipdnnError, match="device memory"):
+        g(hipdnn.DeviceArray.from_numpy(x))

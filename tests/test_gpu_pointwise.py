@@ -1,0 +1,421 @@
+"""The GPU engine's fused pointwise kernel against float64 NumPy (DESIGN tolerances) and
+against the reference engine: every mode, fp32 / fp16 / bf16 storage, broadcasting, odd
+sizes and strides, unaligned views, special values, DAGs fused into one kernel, and
+batchnorm inference (alone and fused with what follows it).
+
+Every run copies each operand's whole allocation to the device, NaN poison in its gaps
+included, and back (conftest.DeviceNumerics), so outputs are checked to be fully written
+and nothing else, and inputs unchanged.  Skipped with the reason without a GPU; CI runs
+this file on the engine's host emulation (tests/test_gpu_emulated.py).
+"""
+import math
+
+import numpy as np
+import pytest
+
+import hipdnn
+import references as ref
+from conftest import GPU_ENGINE, STORAGES, assert_close
+from test_numerics import assert_same_values, exact_input, subnormal, unary_specials
+from test_batchnorm_inference import check_batchnorm
+from test_pointwise import BINARY, SHAPE, check_binary, check_unary
+from tolerances import DTYPES, graph_tolerance, tolerance
+
+pytestmark = pytest.mark.gpu
+dt = hipdnn.data_type
+
+
+# ---- every mode, against float64 NumPy ------------------------------------------------
+
+@pytest.mark.parametrize("op", list(BINARY))
+def test_binary_same_shape(gpu, dtype, op):
+    check_binary(gpu, dtype, op, SHAPE, SHAPE)
+
+
+@pytest.mark.parametrize("op", list(BINARY))
+def test_binary_broadcasts_per_channel_operand(gpu, dtype, op):
+    check_binary(gpu, dtype, op, SHAPE, [1, SHAPE[1], 1, 1])
+
+
+@pytest.mark.parametrize("op", ["sub", "div"])
+def test_binary_broadcasts_first_operand(gpu, dtype, op):
+    check_binary(gpu, dtype, op, [1, 1, 1, SHAPE[3]], SHAPE)
+
+
+def test_binary_broadcasts_both_operands(gpu, dtype):
+    check_binary(gpu, dtype, "mul", [SHAPE[0], 1, SHAPE[2], 1], [1, SHAPE[1], 1, SHAPE[3]])
+
+
+def test_binary_broadcasts_trailing_dims(gpu, dtype):
+    check_binary(gpu, dtype, "add", SHAPE, [SHAPE[3]])
+
+
+@pytest.mark.parametrize("op", ["add", "max"])
+def test_binary_nhwc_operands_and_output(gpu, dtype, op):
+    check_binary(gpu, dtype, op, SHAPE, SHAPE, "channels_last", "channels_last", "channels_last")
+
+
+def test_binary_mixed_layouts(gpu, dtype):
+    check_binary(gpu, dtype, "sub", SHAPE, SHAPE, "channels_last", "packed", "transposed")
+
+
+def test_binary_strided_views_with_gaps(gpu, dtype):
+    check_binary(gpu, dtype, "mul", SHAPE, [1, SHAPE[1], 1, 1], "strided", "packed", "strided")
+
+
+def test_relu(gpu, dtype):
+    check_unary(gpu, dtype, lambda g, x: g.relu(input=x), ref.relu, low=0.1, high=2.0)
+
+
+def test_relu_negative_slope(gpu, dtype):
+    check_unary(gpu, dtype, lambda g, x: g.relu(input=x, negative_slope=0.2),
+                lambda v: ref.relu(v, lower_clip_slope=0.2))
+
+
+def test_relu_lower_and_upper_clip(gpu, dtype):
+    check_unary(gpu, dtype, lambda g, x: g.relu(input=x, lower_clip=-0.25, upper_clip=0.5),
+                lambda v: ref.relu(v, lower_clip=-0.25, upper_clip=0.5))
+
+
+def test_relu_clips_and_slope_together(gpu, dtype):
+    check_unary(gpu, dtype,
+                lambda g, x: g.relu(input=x, negative_slope=0.5, lower_clip=0.25,
+                                    upper_clip=0.75),
+                lambda v: ref.relu(v, lower_clip=0.25, upper_clip=0.75, lower_clip_slope=0.5))
+
+
+UNARY = {"sigmoid": ref.sigmoid, "tanh": ref.tanh, "gelu": ref.gelu, "identity": ref.identity}
+
+
+@pytest.mark.parametrize("op", list(UNARY))
+def test_activation(gpu, dtype, op):
+    check_unary(gpu, dtype, lambda g, x: getattr(g, op)(input=x), UNARY[op], low=0.05, high=4.0)
+
+
+@pytest.mark.parametrize("op", ["gelu", "sigmoid"])
+def test_activation_strided_input_to_nhwc_output(gpu, dtype, op):
+    check_unary(gpu, dtype, lambda g, x: getattr(g, op)(input=x), UNARY[op],
+                x_layout="strided", y_layout="channels_last")
+
+
+def test_gelu_far_negative_tail(gpu):
+    # where 1 + erf cancels: the kernel must use the erfc form too
+    x = gpu.input([64], "fp32", values=-gpu.random([64], 5.0, 9.0, signed=False))
+    g = gpu.graph("fp32")
+    y = g.gelu(input=x.bind(g, "x"))
+    out = gpu.output(y, [64], "fp32")
+    gpu.execute(g, [x, out])
+    assert_close(out.decoded(), ref.gelu_erfc(x.values), tolerance("pointwise", "fp32"), "gelu")
+
+
+# ---- sizes, strides, alignment ---------------------------------------------------------
+
+@pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 15, 16, 17, 1023, 4097, 65536 + 5])
+def test_one_dim_sizes_around_the_vector_width(gpu, n):
+    check_binary(gpu, "bf16", "add", [n], [n])
+
+
+@pytest.mark.parametrize("shape", [[3, 1], [5, 3], [2, 3, 13], [1, 1, 1, 9], [4, 17, 1, 3]])
+def test_odd_shapes_with_broadcast_innermost(gpu, dtype, shape):
+    check_binary(gpu, dtype, "mul", shape, shape[:-1] + [1])
+
+
+def test_large_contiguous_uses_the_grid_stride_loop(gpu):
+    # more steps than the grid has threads (the launch caps the grid at 64 blocks per SM)
+    n = 3 * 1024 * 1024 + 11
+    check_binary(gpu, "fp16", "sub", [n], [n])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_unaligned_contiguous_views(gpu, dtype):
+    """Contiguous views that start one element into their allocation: no 16-byte loads."""
+    n = 1000
+    a = gpu.input([n + 1], dtype)
+    b = gpu.input([n + 1], dtype)
+    for op in (a, b):  # keep the whole allocation, view all but the first element
+        op.array = op.array[1:]
+        op.values = op.values[1:]
+        op.shape = op.array.shape
+    g = gpu.graph(dtype)
+    y = g.add(a=a.bind(g, "a"), b=b.bind(g, "b"))
+    out = gpu.output(y, [n], dtype)
+    gpu.execute(g, [a, b, out])
+    gpu.assert_close(out, ref.add(a.values, b.values), tolerance("pointwise", dtype))
+
+
+# ---- special values: exactly as the reference engine documents them -----------------------
+
+UNARY_BUILD = {
+    "identity": lambda g, x: g.identity(input=x),
+    "relu": lambda g, x: g.relu(input=x),
+    "leaky_relu": lambda g, x: g.relu(input=x, negative_slope=0.125),
+    "clipped_relu": lambda g, x: g.relu(input=x, lower_clip=-0.5, upper_clip=0.5),
+    "sigmoid": lambda g, x: g.sigmoid(input=x),
+    "tanh": lambda g, x: g.tanh(input=x),
+    "gelu": lambda g, x: g.gelu(input=x),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("mode", list(UNARY_BUILD))
+def test_unary_special_values(gpu, mode, dtype):
+    values, expected = unary_specials(subnormal(dtype))
+    x = exact_input(dtype, values)
+    g = gpu.graph(dtype)
+    y = UNARY_BUILD[mode](g, x.bind(g, "x"))
+    out = gpu.output(y, [len(values)], dtype)
+    gpu.execute(g, [x, out])
+    assert_same_values(out.decoded(), ref.round_to(expected[mode], dtype), mode,
+                       inputs=[x.values])
+
+
+def grid(gpu, op, dtype):
+    s = subnormal(dtype)
+    v = [math.nan, math.inf, -math.inf, -0.0, 0.0, s, -s, 1.5, -2.5]
+    a = exact_input(dtype, np.asarray(v, np.float64)[:, None])
+    b = exact_input(dtype, np.asarray(v, np.float64)[None, :])
+    g = gpu.graph(dtype)
+    y = getattr(g, op)(a=a.bind(g, "a"), b=b.bind(g, "b"))
+    out = gpu.output(y, [len(v), len(v)], dtype)
+    gpu.execute(g, [a, b, out])
+    return a, b, out.decoded()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_arithmetic_on_special_values_is_ieee(gpu, op, dtype):
+    a, b, got = grid(gpu, op, dtype)
+    with np.errstate(all="ignore"):
+        want = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
+                "div": np.divide}[op](a.values, b.values)
+    assert_same_values(got, ref.round_to(want, dtype), op, inputs=[a.values, b.values])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_max_min_are_ieee_maximum_minimum(gpu, op, dtype):
+    a, b, got = grid(gpu, op, dtype)
+    want = (ref.ieee_maximum if op == "max" else ref.ieee_minimum)(a.values, b.values)
+    assert_same_values(got, ref.round_to(want, dtype), op, inputs=[a.values, b.values])
+
+
+# ---- fused graphs ----------------------------------------------------------------------
+
+def chain_graph(gpu, dtype, shape, inter_dtype=dt.FLOAT):
+    """x * s + b -> leaky relu -> max(., 0.25) -> tanh: five nodes, a per-channel scale,
+    a per-column shift and a by-value constant, intermediates of `inter_dtype`."""
+    x = gpu.input(shape, dtype, low=0.1, high=3.0)
+    s = gpu.input([1, shape[1], 1, 1], dtype)
+    b = gpu.input([1, 1, 1, shape[3]], dtype)
+    g = hipdnn.pygraph(io_data_type=STORAGES[dtype].data_type, intermediate_data_type=inter_dtype,
+                       compute_data_type=dt.FLOAT)
+    t = g.mul(a=x.bind(g, "x"), b=s.bind(g, "s"))
+    t = g.add(a=t, b=b.bind(g, "b"))
+    t = g.relu(input=t, negative_slope=0.0625)
+    t = g.max(a=t, b=0.25)
+    y = g.tanh(input=t)
+    vals = np.tanh(np.maximum(ref.relu(x.values * s.values + b.values, lower_clip_slope=0.0625),
+                              0.25))
+    out = gpu.output(y, shape, dtype)
+    return g, [x, s, b, out], vals
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_five_node_chain(gpu, dtype):
+    g, ops, want = chain_graph(gpu, dtype, [2, 3, 5, 7])
+    gpu.execute(g, ops)
+    gpu.assert_close(ops[-1], want, graph_tolerance(["pointwise"], dtype))
+
+
+def test_the_engine_the_tests_run_on_fuses_whole_graphs(gpu):
+    messages = []
+    hipdnn.set_log_level(hipdnn.log_level.INFO)
+    hipdnn.set_log_callback(lambda level, msg: messages.append(msg))
+    try:
+        g, ops, want = chain_graph(gpu, "fp32", [2, 3, 5, 7])
+        gpu.execute(g, ops)
+        hipdnn._C.flush_log()
+    finally:
+        hipdnn.set_log_callback(None)
+        hipdnn.set_log_level(hipdnn.log_level.WARN)
+    fused = [m for m in messages if "fused:" in m and GPU_ENGINE in m]
+    assert fused and "(5 nodes) fused: 3 in, 1 out, 1 scalars" in fused[-1], messages
+    assert g.get_workspace_size() == 0  # intermediates never touch memory
+
+
+def test_diamond_dag_reads_each_input_once(gpu, dtype):
+    # y = gelu(a * b + a) + b: the benchmark's graph, a and b each read by two nodes
+    a = gpu.input([5, 33], dtype)
+    b = gpu.input([5, 33], dtype)
+    g = gpu.graph(dtype)
+    A, B = a.bind(g, "a"), b.bind(g, "b")
+    y = g.add(a=g.gelu(input=g.add(a=g.mul(a=A, b=B), b=A)), b=B)
+    out = gpu.output(y, [5, 33], dtype)
+    gpu.execute(g, [a, b, out])
+    want = ref.gelu(a.values * b.values + a.values) + b.values
+    gpu.assert_close(out, want, graph_tolerance(["pointwise"], dtype))
+
+
+def test_square_and_reversed_operands(gpu):
+    # mul(t, t) needs t in a slot too; sub(scalar, t) and div(t2, t) reverse the operands
+    x = gpu.input([4, 9], "fp32", low=0.5, high=2.0)
+    g = gpu.graph("fp32")
+    t = g.add(a=x.bind(g, "x"), b=1.0)
+    sq = g.mul(a=t, b=t)
+    r = g.sub(a=3.0, b=sq)
+    y = g.div(a=r, b=t)
+    out = gpu.output(y, [4, 9], "fp32")
+    gpu.execute(g, [x, out])
+    tv = x.values + 1.0
+    gpu.assert_close(out, (3.0 - tv * tv) / tv, tolerance("pointwise", "fp32"))
+
+
+def test_intermediate_outputs_and_outputs_of_other_shapes(gpu, dtype):
+    # t = a + c is an output of shape [1, 7] broadcast against b [6, 7] later
+    a = gpu.input([1, 7], dtype)
+    c = gpu.input([1, 7], dtype)
+    b = gpu.input([6, 7], dtype)
+    g = gpu.graph(dtype)
+    t = g.add(a=a.bind(g, "a"), b=c.bind(g, "c"), name="t")
+    y = g.mul(a=t, b=b.bind(g, "b"), name="y")
+    out_t = gpu.output(t, [1, 7], dtype)
+    out_y = gpu.output(y, [6, 7], dtype)
+    gpu.execute(g, [a, c, b, out_t, out_y])
+    tv = ref.round_to(a.values + c.values, dtype)  # y reads t as stored
+    tol = tolerance("pointwise", dtype)
+    gpu.assert_close(out_t, a.values + c.values, tol)
+    gpu.assert_close(out_y, tv * b.values, graph_tolerance(["pointwise"] * 2, dtype))
+
+
+@pytest.mark.parametrize("inter", [dt.HALF, dt.BFLOAT16])
+def test_low_precision_intermediates_are_rounded_like_the_reference(gpu, inter):
+    g, ops, _ = chain_graph(gpu, "fp32", [2, 4, 3, 9], inter_dtype=inter)
+    gpu.execute(g, ops)
+    got = ops[-1].decoded()
+    # the reference engine rounds each intermediate to its data type too
+    h = hipdnn.pygraph(io_data_type=dt.FLOAT, intermediate_data_type=inter,
+                       compute_data_type=dt.FLOAT)
+    xs = {n: h.tensor_like(op.array, name=n) for n, op in zip("xsb", ops[:3])}
+    t = h.mul(a=xs["x"], b=xs["s"])
+    t = h.add(a=t, b=xs["b"])
+    t = h.relu(input=t, negative_slope=0.0625)
+    t = h.max(a=t, b=0.25)
+    y = h.tanh(input=t)
+    y.set_output(True).set_data_type(dt.FLOAT)
+    h.set_preferred_engine("reference_cpu")
+    h.build([hipdnn.heur_mode.A])
+    want = np.empty(got.shape, np.float32)
+    h.execute({xs[n]: op.array for n, op in zip("xsb", ops[:3])} | {y: want})
+    # both round each intermediate to 16 bits; they may differ by one 16-bit rounding step
+    step = 2.0 ** -10 if inter == dt.HALF else 2.0 ** -7
+    assert_close(got, want.astype(np.float64), step, "y")
+
+
+def test_eight_inputs_use_the_widest_kernel(gpu):
+    ins = [gpu.input([3, 11], "fp32") for _ in range(8)]
+    g = gpu.graph("fp32")
+    ts = [op.bind(g, f"in{i}") for i, op in enumerate(ins)]
+    acc = ts[0]
+    for t in ts[1:]:
+        acc = g.add(a=acc, b=t)
+    out = gpu.output(acc, [3, 11], "fp32")
+    gpu.execute(g, ins + [out])
+    gpu.assert_close(out, sum(op.values for op in ins), 1e-5)
+
+
+def test_runtime_by_value_scalars(gpu):
+    """scale and shift given at each execute as host numbers (cuDNN's CPU scalars)."""
+    x = gpu.input([3, 8], "fp32")
+    g = gpu.graph("fp32")
+    k = g.tensor(name="k", dim=[1, 1], stride=[1, 1], data_type=dt.FLOAT, is_pass_by_value=True)
+    c = g.tensor(name="c", dim=[1, 1], stride=[1, 1], data_type=dt.HALF, is_pass_by_value=True)
+    y = g.add(a=g.mul(a=x.bind(g, "x"), b=k), b=c)
+    out = gpu.output(y, [3, 8], "fp32")
+    gpu.build(g)
+    x_dev = hipdnn.DeviceArray.from_numpy(x.base)
+    for kv, cv in ((2.5, 0.25), (-0.75, 1.5)):
+        y_dev = hipdnn.DeviceArray.from_numpy(out.base)  # NaN poison
+        g.execute({x.tensor: x_dev, k: kv, c: np.float16(cv), out.tensor: y_dev})
+        np.copyto(out.base, y_dev.numpy())
+        gpu.assert_close(out, x.values * kv + cv, 1e-5)
+
+
+# ---- batchnorm inference, alone and fused ----------------------------------------------------
+
+def test_batchnorm_inference_nchw(gpu, dtype):
+    check_batchnorm(gpu, dtype, [2, 6, 5, 7])
+
+
+def test_batchnorm_inference_nhwc_with_fp32_statistics(gpu, dtype):
+    check_batchnorm(gpu, dtype, [2, 6, 5, 7], stats_dtype="fp32", x_layout="channels_last",
+                    y_layout="channels_last")
+
+
+def test_batchnorm_inference_strided_views(gpu, dtype):
+    check_batchnorm(gpu, dtype, [2, 5, 4, 6], x_layout="strided", y_layout="strided",
+                    stats_layout="strided")
+
+
+def test_batchnorm_then_relu_is_one_kernel(gpu, dtype):
+    shape, stat = [3, 4, 5, 6], [1, 4, 1, 1]
+    x = gpu.input(shape, dtype, high=3.0)
+    st = [gpu.input(stat, dtype), gpu.input(stat, dtype, low=0.5, high=2.0, signed=False),
+          gpu.input(stat, dtype, low=0.5, high=1.5), gpu.input(stat, dtype)]
+    g = gpu.graph(dtype)
+    names = ["mean", "inv_variance", "scale", "bias"]
+    t = g.batchnorm_inference(x.bind(g, "x"), *[op.bind(g, n) for op, n in zip(st, names)])
+    y = g.relu(input=t)
+    out = gpu.output(y, shape, dtype)
+    gpu.execute(g, [x] + st + [out])
+    want = ref.relu(ref.batchnorm_inference(x.values, *[op.values for op in st]))
+    gpu.assert_close(out, want, graph_tolerance(["batchnorm", "pointwise"], dtype))
+
+
+# ---- the GPU engine and the reference engine agree ---------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gpu_and_reference_engines_agree(gpu, dtype):
+    g, ops, _ = chain_graph(gpu, dtype, [3, 4, 6, 5])
+    gpu.execute(g, ops)
+    got = ops[-1].decoded()
+    cpu = hipdnn.pygraph(io_data_type=ops[0].storage.data_type,
+                         intermediate_data_type=dt.FLOAT, compute_data_type=dt.FLOAT)
+    xs = {n: cpu.tensor_like(op.array, name=n, data_type=op.storage.data_type)
+          for n, op in zip("xsb", ops[:3])}
+    t = cpu.add(a=cpu.mul(a=xs["x"], b=xs["s"]), b=xs["b"])
+    y = cpu.tanh(input=cpu.max(a=cpu.relu(input=t, negative_slope=0.0625), b=0.25))
+    y.set_output(True)
+    cpu.set_preferred_engine("reference_cpu")
+    cpu.build([hipdnn.heur_mode.A])
+    want = np.empty(got.shape, ops[-1].storage.np_dtype)
+    cpu.execute({xs[n]: op.array for n, op in zip("xsb", ops[:3])} | {y: want})
+    assert_close(got, ops[-1].storage.decode(want), graph_tolerance(["pointwise"], dtype), "y")
+
+
+# ---- what the engine declines, with its reason -------------------------------------------
+
+def reasons(g):
+    return dict(g.support_report())
+
+
+def test_declines_what_it_cannot_run_with_reasons(gpu):
+    g = hipdnn.pygraph(io_data_type=dt.FLOAT, compute_data_type=dt.FLOAT)
+    x = g.tensor(name="x", dim=[1, 2, 5, 5])
+    w = g.tensor(name="w", dim=[3, 2, 3, 3])
+    g.conv_fprop(image=x, weight=w, padding=[1, 1]).set_output(True)
+    g.validate()
+    g.build_operation_graph()
+    g.create_execution_plans([hipdnn.heur_mode.A])
+    why = reasons(g)[GPU_ENGINE]
+    assert why and "conv_fprop" in why and "pointwise" in why, why
+
+    h = hipdnn.pygraph(io_data_type=dt.DOUBLE, compute_data_type=dt.FLOAT)
+    a = h.tensor(name="a64", dim=[4])
+    h.relu(input=a).set_output(True)
+    h.validate()
+    h.build_operation_graph()
+    h.create_execution_plans([hipdnn.heur_mode.A])
+    why = reasons(h)[GPU_ENGINE]
+    assert why and "a64" in why and "float64" in why, why
+    h.build_plans()
+    assert h.get_engine_name(0) == "reference_cpu"

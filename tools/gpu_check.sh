@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# tools/gpu_check.sh — the one command for a GPU machine, run from the repository root of a
+# checkout whose build was carried over (build/, hipdnn/lib/, hipdnn/include/,
+# hipdnn/_C.abi3.so; the extension is abi3, so any Python >= 3.11 imports it):
+#
+#     bash tools/gpu_check.sh            # logs under $OUT (default /tmp/hipdnn_gpu_check)
+#
+# It prints the GPUs, checks that the HIP engine loads and runs, runs the Python GPU tests
+# (pytest -m gpu), the C GPU tests, the demo and the benchmark, and prints the benchmark
+# table last.  Exit status: 0 only if every step passed.  About 3 to 6 minutes.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+OUT="${OUT:-/tmp/hipdnn_gpu_check}"
+mkdir -p "$OUT"
+PY="${PYTHON:-python3}"
+# The carried C tests may have been linked under another path: find the backend here.
+export LD_LIBRARY_PATH="$PWD/hipdnn/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+export HIPDNN_BUILD_DIR="$PWD/build"
+export HIPDNN_TEST_NO_FAKE=1     # the fake-driver re-runs belong to CI, not to this machine
+export HIPDNN_TEST_REQUIRE_GPU=1 # here a GPU test that would skip fails instead
+declare -A RESULT
+ORDER=()
+step() { # name, command...: runs it with its output to the screen and $OUT/<name>.txt
+    local name="$1"
+    shift
+    echo
+    echo "==== $name ===="
+    "$@" 2>&1 | tee "$OUT/$name.txt"
+    local rc=${PIPESTATUS[0]}
+    RESULT[$name]=$rc
+    ORDER+=("$name")
+    echo "---- $name: exit status $rc"
+}
+
+step gpus bash -c 'nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader' \
+    || true
+step info timeout 120 "$PY" -m hipdnn info
+step engine timeout 120 "$PY" - <<'PYEOF'
+import numpy as np, hipdnn
+rt = hipdnn.device_runtime()
+print(f"device runtime: {rt.name}, {rt.device_count} device(s) {rt.reason}")
+names = [e.name for e in hipdnn.engines()]
+print("engines:", ", ".join(names))
+for path, reason in hipdnn.skipped_engine_plugins():
+    print(f"skipped: {path}: {reason}")
+x = np.linspace(-3, 3, 1000, dtype=np.float32)
+logs = []
+hipdnn.set_log_level("info")
+hipdnn.set_log_callback(lambda level, msg: logs.append(msg))
+with hipdnn.Graph(name="engine_check") as g:
+    g.gelu(g.mul(x, x))
+got = g(x, x)
+hipdnn._C.flush_log()
+hipdnn.set_log_callback(None)
+hipdnn.set_log_level("warn")
+for m in logs:
+    if "fused:" in m or "kernel" in m:
+        print("log:", m)
+ref = np.vectorize(lambda v: 0.5 * v * (1 + __import__("math").erf(v / 2 ** 0.5)))(x.astype(np.float64) ** 2)
+err = float(np.max(np.abs(got - ref) / (1e-5 + 1e-5 * np.abs(ref))))
+print(f"gelu(x * x) over 1000 floats ran on engine '{g.engine_name}'; worst error {err:.3f} of the tolerance")
+assert "hip" in names, "the hip engine did not load (see 'skipped' above)"
+assert g.engine_name == "hip", f"expected the hip engine, got {g.engine_name}"
+assert err <= 1.0, "result out of tolerance"
+print("OK")
+PYEOF
+step pytest_gpu timeout 420 "$PY" -m pytest -m gpu -q -rs -p no:cacheprovider tests
+step c_device_runtime timeout 120 build/tests/c/test_device_runtime
+step c_hip_engine timeout 120 build/tests/c/test_hip_engine
+step demo timeout 180 "$PY" -m hipdnn demo
+step bench timeout 480 "$PY" benchmarks/gpu_bench.py
+
+echo
+echo "==== summary (logs in $OUT) ===="
+status=0
+for name in "${ORDER[@]}"; do
+    rc=${RESULT[$name]}
+    [ "$name" = gpus ] || [ "$rc" = 0 ] || status=1
+    printf '  %-18s %s\n' "$name" "$([ "$rc" = 0 ] && echo ok || echo "FAILED (exit status $rc)")"
+done
+grep -E "passed|failed|skipped" "$OUT/pytest_gpu.txt" | tail -1 | sed 's/^/  pytest -m gpu: /'
+echo
+echo "==== benchmark table ===="
+sed -n '/^device: /,$p' "$OUT/bench.txt"
+exit $status
