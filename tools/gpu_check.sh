@@ -50,7 +50,7 @@ hipdnn.set_log_level("info")
 hipdnn.set_log_callback(lambda level, msg: logs.append(msg))
 with hipdnn.Graph(name="engine_check") as g:
     g.gelu(g.mul(x, x))
-got = g(x, x)
+got = g(x)
 hipdnn._C.flush_log()
 hipdnn.set_log_callback(None)
 hipdnn.set_log_level("warn")
