@@ -35,6 +35,15 @@ bool copy_longs(const flatbuffers::Vector<int64_t>* v, int64_t* out, int32_t max
     return true;
 }
 
+// C++ forbids converting a number outside an enum's range to the enum type (UBSan's
+// -fsanitize=enum); the data types read here are judged by validation, in C, where enums are
+// ints, so they are stored as the int they are.
+template <typename E>
+void store_enum(E& field, int32_t raw) {
+    static_assert(sizeof(E) == sizeof(int32_t), "hipdnn's C enums are int-sized");
+    std::memcpy(&field, &raw, sizeof(raw));
+}
+
 // Field index -> vtable offset, as flatc numbers the fields of a table.
 flatbuffers::voffset_t field(int index) {
     return static_cast<flatbuffers::voffset_t>(4 + 2 * index);
@@ -204,7 +213,7 @@ extern "C" hipdnnSdkGraph* hipdnnSdkGraphDecode(const uint8_t* data, size_t size
             g->num_tensors = static_cast<int32_t>(i + 1);
             if (!t.name) goto oom;
             t.uid = ft->uid();
-            t.data_type = static_cast<hipdnnDataType_t>(ft->data_type());
+            store_enum(t.data_type, ft->data_type());
             int32_t nd = 0, ns = 0;
             if (!copy_longs(ft->dims(), t.dims, HIPDNN_MAX_DIMS, &nd) ||
                 !copy_longs(ft->strides(), t.strides, HIPDNN_MAX_DIMS, &ns) || nd != ns) {
@@ -237,16 +246,20 @@ extern "C" hipdnnSdkGraph* hipdnnSdkGraphDecode(const uint8_t* data, size_t size
         for (uint32_t i = 0; i < n; ++i) {
             const fb::Node* fn = fg->nodes()->Get(i);
             hipdnnSdkNode& node = g->nodes[i];
-            auto kind = static_cast<hipdnnOpKind_t>(fn->op_type());
-            const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(kind);
-            hipdnnSdkNodeInit(&node, kind);
+            // Only known kinds become a hipdnnOpKind_t (see store_enum).
+            int32_t kind = static_cast<int32_t>(fn->op_type()), num_kinds = 0;
+            hipdnnSdkOpTable(&num_kinds);
+            const hipdnnSdkOpInfo* info =
+                kind >= 1 && kind <= num_kinds
+                    ? hipdnnSdkOpInfoGet(static_cast<hipdnnOpKind_t>(kind)) : nullptr;
+            if (info) hipdnnSdkNodeInit(&node, static_cast<hipdnnOpKind_t>(kind));
             node.name = dup_string(fn->name());
             g->num_nodes = static_cast<int32_t>(i + 1);
             if (!node.name) goto oom;
-            node.compute_type = static_cast<hipdnnDataType_t>(fn->compute_type());
+            store_enum(node.compute_type, fn->compute_type());
             if (!info || !fn->op()) {
                 hipdnnSdkFormat(err, err_len, "graph bytes: node %u ('%s') has unknown op kind %d",
-                                i, node.name, static_cast<int>(kind));
+                                i, node.name, kind);
                 hipdnnSdkGraphFree(g);
                 return nullptr;
             }
