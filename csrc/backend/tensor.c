@@ -72,13 +72,14 @@ static hipdnnStatus_t tensor_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttri
         if ((st = hipdnnAttrExpect("TENSOR", "IS_VIRTUAL", HIPDNN_TYPE_BOOLEAN, type, count, 1, 1,
                                    v)))
             return st;
-        s->t.is_virtual = *(const bool*)v;
+        /* a byte other than 0 and 1 is true, not undefined behaviour */
+        s->t.is_virtual = *(const uint8_t*)v != 0;
         return HIPDNN_STATUS_SUCCESS;
     case HIPDNN_ATTR_TENSOR_IS_BY_VALUE:
         if ((st = hipdnnAttrExpect("TENSOR", "IS_BY_VALUE", HIPDNN_TYPE_BOOLEAN, type, count, 1,
                                    1, v)))
             return st;
-        s->t.is_by_value = *(const bool*)v;
+        s->t.is_by_value = *(const uint8_t*)v != 0;
         return HIPDNN_STATUS_SUCCESS;
     case HIPDNN_ATTR_TENSOR_VALUE_EXT:
         if ((st = hipdnnAttrExpect("TENSOR", "VALUE", HIPDNN_TYPE_UINT8_EXT, type, count, 1, 8, v)))
