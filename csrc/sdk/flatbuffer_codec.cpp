@@ -156,12 +156,52 @@ extern "C" int hipdnnSdkGraphEncode(const hipdnnSdkGraph* g, uint8_t** data, siz
     }
 }
 
+namespace {
+
+// FlatBuffers reads scalars in place and its verifier checks their alignment relative to
+// the buffer's start only, so the start itself must be 8-aligned (a Python memoryview
+// slice, a byte in a file read into a larger buffer: callers' bytes can sit anywhere).
+// Misaligned bytes are decoded from an aligned copy.
+class AlignedBytes {
+  public:
+    AlignedBytes(const uint8_t* data, size_t size) : data_(data) {
+        if (reinterpret_cast<uintptr_t>(data) % 8 != 0) {
+            copy_ = static_cast<uint8_t*>(std::malloc(size));  // malloc: aligned for any scalar
+            if (copy_) std::memcpy(copy_, data, size);
+            data_ = copy_;
+        }
+    }
+    ~AlignedBytes() { std::free(copy_); }
+    AlignedBytes(const AlignedBytes&) = delete;
+    AlignedBytes& operator=(const AlignedBytes&) = delete;
+    const uint8_t* get() const { return data_; }  // nullptr: out of memory
+
+  private:
+    const uint8_t* data_;
+    uint8_t* copy_ = nullptr;
+};
+
+hipdnnSdkGraph* decode_graph(const uint8_t* data, size_t size, char* err, size_t err_len);
+
+}  // namespace
+
 extern "C" hipdnnSdkGraph* hipdnnSdkGraphDecode(const uint8_t* data, size_t size, char* err,
                                                 size_t err_len) {
     if (!data || size == 0) {
         hipdnnSdkFormat(err, err_len, "graph bytes: empty buffer");
         return nullptr;
     }
+    AlignedBytes aligned(data, size);
+    if (!aligned.get()) {
+        hipdnnSdkFormat(err, err_len, "graph bytes: out of memory while decoding");
+        return nullptr;
+    }
+    return decode_graph(aligned.get(), size, err, err_len);
+}
+
+namespace {
+
+hipdnnSdkGraph* decode_graph(const uint8_t* data, size_t size, char* err, size_t err_len) {
     {
         // The version first, from the root table alone, so that bytes of another format
         // are refused by name rather than as corrupt.
@@ -280,6 +320,8 @@ oom:
     return nullptr;
 }
 
+}  // namespace
+
 extern "C" int hipdnnSdkEngineConfigEncode(const hipdnnSdkEngineConfig* cfg, uint8_t** data,
                                            size_t* size) {
     try {
@@ -302,6 +344,12 @@ extern "C" hipdnnSdkEngineConfig* hipdnnSdkEngineConfigDecode(const uint8_t* dat
         hipdnnSdkFormat(err, err_len, "engine config bytes: empty buffer");
         return nullptr;
     }
+    AlignedBytes aligned(data, size);
+    if (!aligned.get()) {
+        hipdnnSdkFormat(err, err_len, "engine config bytes: out of memory");
+        return nullptr;
+    }
+    data = aligned.get();
     flatbuffers::Verifier verifier(data, size);
     if (!fb::VerifyEngineConfigBuffer(verifier)) {
         hipdnnSdkFormat(err, err_len, "engine config bytes: fail FlatBuffers verification");
