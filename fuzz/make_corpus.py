@@ -1,12 +1,12 @@
 """Writes the seed corpus of the fuzz targets (fuzz/corpus/<target>/) from the Python API.
 
-  /usr/bin/python3 fuzz/make_corpus.py            # after `make build`; rewrites the seeds
-  /usr/bin/python3 fuzz/make_corpus.py --big DIR  # also DIR/<target>/ with large inputs that
-                                                  # are replayed but not checked in
+  /usr/bin/python3 fuzz/make_corpus.py                    # rewrites the seeds (make fuzz-corpus)
+  /usr/bin/python3 fuzz/make_corpus.py --replay-only DIR   # writes only DIR/<target>/: large
+                                                          # inputs replayed, not checked in
 
 fuzz_graph_bytes gets serialized graphs of every op, data type and layout the reference
-engine runs, plus a reversed chain (nodes listed last first, bug 8); --big adds the
-10 000-node reversed chain.  fuzz_descriptor_calls gets programs (the instruction set in
+engine runs, plus a reversed chain (nodes listed last first, bug 8); the replay-only inputs
+are the 10 000-node reversed chain (1.6 MB).  fuzz_descriptor_calls gets programs (the instruction set in
 fuzz_descriptor_calls.c) that build, plan and run small graphs.  fuzz_graph_structured
 starts from a few byte strings; its generator finds valid graphs quickly from any bytes.
 
@@ -382,8 +382,13 @@ def descriptor_programs():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--big", type=Path, help="also write large replay-only inputs here")
+    ap.add_argument("--replay-only", type=Path, metavar="DIR",
+                    help="write only the large replay-only inputs, under DIR/<target>/")
     args = ap.parse_args()
+    if args.replay_only:
+        save(args.replay_only / "fuzz_graph_bytes", "reversed_chain_10000.hdng",
+             reversed_chain_bytes(10000))
+        return
     for name, data in graph_bytes_seeds().items():
         save(CORPUS / "fuzz_graph_bytes", f"{name}.hdng", data)
     for name, data in descriptor_programs().items():
@@ -396,9 +401,6 @@ def main():
             state = (state * 1103515245 + 12345) & 0x7FFFFFFF
             data.append(state >> 16 & 0xFF)
         save(CORPUS / "fuzz_graph_structured", f"lcg_{n}.bin", data)
-    if args.big:
-        save(args.big / "fuzz_graph_bytes", "reversed_chain_10000.hdng",
-             reversed_chain_bytes(10000))
     total = sum(f.stat().st_size for f in CORPUS.rglob("*") if f.is_file())
     print(f"corpus: {sum(1 for f in CORPUS.rglob('*') if f.is_file())} files, {total} bytes")
 
