@@ -49,7 +49,7 @@ static hipdnnStatus_t tensor_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttri
                                   "tensor '%s': dim %lld is %lld; dims must be positive",
                                   s->t.name ? s->t.name : "", (long long)i, (long long)dims[i]);
         s->t.ndim = (int32_t)count;
-        memcpy(s->t.dims, dims, (size_t)count * sizeof(int64_t));
+        if (count) memcpy(s->t.dims, dims, (size_t)count * sizeof(int64_t)); /* dims may be NULL */
         return HIPDNN_STATUS_SUCCESS;
     }
     case HIPDNN_ATTR_TENSOR_STRIDES: {
@@ -63,7 +63,7 @@ static hipdnnStatus_t tensor_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttri
                                   "tensor '%s': stride %lld is %lld; strides must be positive",
                                   s->t.name ? s->t.name : "", (long long)i,
                                   (long long)strides[i]);
-        memcpy(s->t.strides, strides, (size_t)count * sizeof(int64_t));
+        if (count) memcpy(s->t.strides, strides, (size_t)count * sizeof(int64_t));
         s->has_strides = count > 0;
         s->num_strides = (int32_t)count; /* checked against the rank at finalize */
         return HIPDNN_STATUS_SUCCESS;
