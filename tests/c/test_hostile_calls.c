@@ -3,12 +3,15 @@
  * `make test-sanitize` reported:
  *   - a BOOLEAN attribute given a byte other than 0 or 1 (was loaded as a C bool);
  *   - DIMENSIONS / STRIDES with count 0 and values NULL (memcpy from NULL);
- *   - graph bytes at an address that is not 8-aligned (FlatBuffers read scalars in place).
+ *   - graph bytes at an address that is not 8-aligned (FlatBuffers read scalars in place);
+ * and one found by review: a VARIANT_PACK's duplicate-uid check at finalize compared every
+ * pair (2^16 uids took 7 s, 2^20 would take half an hour).
  * Each must behave as documented: a defined result or a status with a message. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 #include "graph_builder.h"
@@ -99,6 +102,46 @@ static void test_graph_bytes_at_every_alignment_deserialize_the_same(void) {
     free(data);
 }
 
+static double seconds_since(const struct timespec* t0) {
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec);
+}
+
+static void test_variant_pack_of_a_million_uids_finalizes_quickly(void) {
+    enum { N = 1 << 20 };
+    int64_t* uids = malloc(N * sizeof(int64_t));
+    void** ptrs = calloc(N, sizeof(void*));
+    REQUIRE(uids && ptrs);
+    for (int64_t i = 0; i < N; ++i) uids[i] = (i * 7919) % N; /* all distinct, shuffled */
+    for (int dup = 0; dup < 2; ++dup) {
+        if (dup) uids[N - 1] = uids[3]; /* the only duplicate, far from its twin */
+        hipdnnBackendDescriptor_t vp = gb_new(HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+        struct timespec t0;
+        if (!vp) break;
+        CHECK_OK(hipdnnBackendSetAttribute(vp, HIPDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
+                                           HIPDNN_TYPE_INT64, N, uids));
+        CHECK_OK(hipdnnBackendSetAttribute(vp, HIPDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
+                                           HIPDNN_TYPE_VOID_PTR, N, ptrs));
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        if (dup) {
+            CHECK_STATUS(hipdnnBackendFinalize(vp), HIPDNN_STATUS_BAD_PARAM);
+            char want[64];
+            snprintf(want, sizeof(want), "uid %lld appears twice", (long long)uids[3]);
+            CHECK_ERR_CONTAINS(want);
+        } else {
+            CHECK_OK(hipdnnBackendFinalize(vp));
+        }
+        /* linear-logarithmic: a fraction of a second even under sanitizers; pairwise took
+         * half an hour */
+        double s = seconds_since(&t0);
+        CHECK_MSG(s < 20, "finalize of 2^20 uids took %.1f s", s);
+        gb_destroy(&vp);
+    }
+    free(uids);
+    free(ptrs);
+}
+
 int main(void) {
     unsetenv("HIPDNN_PLUGIN_DIR");
     setenv("HIPDNN_LOG_LEVEL", "off", 1);
@@ -106,6 +149,7 @@ int main(void) {
     RUN_TEST(test_boolean_attributes_take_any_nonzero_byte_as_true);
     RUN_TEST(test_dims_and_strides_with_count_0_accept_null_values);
     RUN_TEST(test_graph_bytes_at_every_alignment_deserialize_the_same);
+    RUN_TEST(test_variant_pack_of_a_million_uids_finalizes_quickly);
     CHECK_OK(hipdnnDestroy(g_handle));
     return check_finish();
 }
