@@ -73,7 +73,7 @@ test: build pip-check test-python
 # status nobody reads still counts.
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
-SAN_CMAKE = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython3_EXECUTABLE=$(PYTHON)
+SAN_CMAKE = -DCMAKE_BUILD_TYPE=RelWithDebInfo
 # The interpreter is not instrumented: the ASan runtime is preloaded into it, and leak
 # checking is left to the C tests (CPython and NumPy keep allocations for the process's life).
 ASAN_RUNTIME = $(shell gcc -print-file-name=libasan.so)
@@ -100,7 +100,7 @@ test-asan: deps
 	rm -rf $(ASAN_BUILD)/reports $(ASAN_BUILD)/pkg/hipdnn/*.py
 	cp hipdnn/*.py hipdnn/*.pyi hipdnn/py.typed $(ASAN_BUILD)/pkg/hipdnn/
 	cmake -S . -B $(ASAN_BUILD) $(SAN_CMAKE) -DHIPDNN_SANITIZE=address,undefined \
-	      -DHIPDNN_PACKAGE_DIR=$(CURDIR)/$(ASAN_BUILD)/pkg/hipdnn
+	      -DPython3_EXECUTABLE=$(PYTHON) -DHIPDNN_PACKAGE_DIR=$(CURDIR)/$(ASAN_BUILD)/pkg/hipdnn
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	@ldd $(ASAN_BUILD)/pkg/hipdnn/_C.abi3.so | grep -q libasan || \
 	  { echo "$(ASAN_BUILD) is not instrumented"; exit 1; }
