@@ -685,12 +685,26 @@ def test_every_truncation_and_every_byte_flip_is_refused_or_round_trips(hostile)
      hipdnn.HipdnnError, "needs a finalized graph"),
     ("d = _C.Descriptor(_C.BACKEND_TENSOR_DESCRIPTOR); "
      "d.get(_C.ATTR_TENSOR_DIMENSIONS, _C.TYPE_INT64, -1)", ValueError, "count must be >= 0"),
+    # arrays NumPy allows and hipdnn cannot take
+    ("g, x, y = relu_graph((4,)); g.execute({x: np.frombuffer(bytearray(17), np.float32, 4, 1), "
+     "y: np.empty(4, np.float32)})", hipdnn.HipdnnError,
+     r"tensor 'x' \(uid \d+\) is not aligned to its 4-byte"),
+    ("with hipdnn.Graph() as g:\n    g.relu(np.ones((0,), np.float32))", ValueError,
+     r"empty \(shape \[0\]\)"),
+    ("with hipdnn.Graph() as g:\n    g.relu(np.array(3.0, np.float32))", ValueError, "0-d array"),
+    ("with hipdnn.Graph() as g:\n    g.relu(np.ones(3, np.complex64))", TypeError,
+     "complex64 has no hipdnn data type"),
+    ("with hipdnn.Graph() as g:\n    g.relu(np.ones((1,) * 32, np.float32))", ValueError,
+     "32 dims; at most 8"),
+    ("with hipdnn.Graph() as g:\n    g.relu(np.arange(6, dtype=np.float32)[::-1])", ValueError,
+     "stride -4 bytes"),
 ], ids=["float64_input", "wrong_shape", "non_contiguous", "readonly_output", "none_array",
         "str_array", "list_not_dict", "overlapping_output_array", "negative_dims",
         "zero_stride", "dims_over_2_pow_40", "dim_2_pow_63", "dim_10_pow_30", "rank_9",
         "deserialize_none", "deserialize_empty", "serialize_a_tensor", "descriptor_type_9999",
         "99_dims", "dim_2_pow_64", "attribute_type_12345", "set_after_finalize",
-        "get_before_finalize", "negative_count"])
+        "get_before_finalize", "negative_count", "misaligned_array", "empty_array",
+        "zero_d_array", "complex_array", "rank_32_array", "negative_strides"])
 def test_hostile_arguments_raise_clean_errors(hostile, code, exc, match):
     hostile.run(code).raised(exc, match)
 
