@@ -272,7 +272,7 @@ b = g.tensor(name="b", dim=[N, N], uid=2)
 c = g.relu(input=g.matmul(A=a, B=b, name="mm"), name="act")
 c.set_output(True).set_name("c").set_uid(3)
 g.build()
-pack, h, need = g._packs[0][0], g.handle, g.get_workspace_size()
+pack, h, need = g._plan(None, "test").pack, g.handle, g.get_workspace_size()
 small = lambda: np.ones((2, 2), np.float32)
 big = lambda: np.ones((N, N), np.float32)
 out = lambda: np.empty((N, N), np.float32)
@@ -553,7 +553,7 @@ def test_f4_bytes_starting_at_every_alignment_read_right(hostile):
     # F4: FlatBuffers read scalars in place from a misaligned start (UBSan)
     result = hostile.run('''
         g, x, y = relu_graph()
-        data = g.serialize()
+        data = hipdnn.plan_bytes.decode(g.serialize()).graph  # the graph's own bytes
         buf = bytearray(len(data) + 16)
         result = []
         for k in range(8):
@@ -691,7 +691,6 @@ def test_every_truncation_and_every_byte_flip_is_refused_or_round_trips(hostile)
      r"tensor 'x' \(uid \d+\) is not aligned to its 4-byte"),
     ("with hipdnn.Graph() as g:\n    g.relu(np.ones((0,), np.float32))", ValueError,
      r"empty \(shape \[0\]\)"),
-    ("with hipdnn.Graph() as g:\n    g.relu(np.array(3.0, np.float32))", ValueError, "0-d array"),
     ("with hipdnn.Graph() as g:\n    g.relu(np.ones(3, np.complex64))", TypeError,
      "complex64 has no hipdnn data type"),
     ("with hipdnn.Graph() as g:\n    g.relu(np.ones((1,) * 32, np.float32))", ValueError,
@@ -704,7 +703,7 @@ def test_every_truncation_and_every_byte_flip_is_refused_or_round_trips(hostile)
         "deserialize_none", "deserialize_empty", "serialize_a_tensor", "descriptor_type_9999",
         "99_dims", "dim_2_pow_64", "attribute_type_12345", "set_after_finalize",
         "get_before_finalize", "negative_count", "misaligned_array", "empty_array",
-        "zero_d_array", "complex_array", "rank_32_array", "negative_strides"])
+        "complex_array", "rank_32_array", "negative_strides"])
 def test_hostile_arguments_raise_clean_errors(hostile, code, exc, match):
     hostile.run(code).raised(exc, match)
 
@@ -761,9 +760,10 @@ def test_files_that_are_not_plugins_are_skipped_with_their_reason(hostile, tmp_p
     (tmp_path / "libtext.so").write_bytes(b"not an ELF file " * 64)
     (tmp_path / "libempty.so").write_bytes(b"")
     out = hostile.run(LOAD_FOLDER, env={"FOLDER": str(tmp_path)}).value
-    reasons = dict(out["skipped"])
+    reasons = {p: why for p, why in out["skipped"] if p.startswith(str(tmp_path))}
     assert set(reasons) == {str(tmp_path / "libtext.so"), str(tmp_path / "libempty.so")}
-    assert all(r.startswith("could not open") for r in reasons.values()), reasons
+    assert "not an ELF" in reasons[str(tmp_path / "libtext.so")], reasons
+    assert "empty file" in reasons[str(tmp_path / "libempty.so")], reasons
     assert "reference_cpu" in out["engines"] and out["relu"] == [0.0, 0.5, 2.0]
 
 
