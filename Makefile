@@ -95,7 +95,10 @@ test: build pip-check test-python
 # status nobody reads still counts.
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
-SAN_CMAKE = -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# Without the ROCm build of the HIP engine: Debian's libamdhip64 (HIP 5.2), probed for a
+# device at load, leaks 792 bytes when it finds none, and it is not ours to instrument.
+# The HIP engine's host code is still checked, through the CUDA build and the emulation.
+SAN_CMAKE = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPDNN_WITH_ROCM=OFF
 # The interpreter is not instrumented: the ASan runtime is preloaded into it, and leak
 # checking is left to the C tests (CPython and NumPy keep allocations for the process's life).
 ASAN_RUNTIME = $(shell gcc -print-file-name=libasan.so)
