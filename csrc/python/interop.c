@@ -17,8 +17,7 @@
 
 int hd_is_device_value(hd_state* st, PyObject* obj) {
     if (PyObject_TypeCheck(obj, st->DeviceArrayType)) return 1;
-    return PyObject_HasAttrString(obj, "__dlpack__") ||
-           PyObject_HasAttrString(obj, "__cuda_array_interface__");
+    return PyObject_HasAttr(obj, st->str_dlpack) || PyObject_HasAttr(obj, st->str_cai);
 }
 
 void hd_value_release(hd_value* v) {

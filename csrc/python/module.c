@@ -312,6 +312,8 @@ static int module_traverse(PyObject* module, visitproc visit, void* arg) {
     Py_VISIT(st->DescriptorType);
     Py_VISIT(st->VariantPackType);
     Py_VISIT(st->DeviceArrayType);
+    Py_VISIT(st->str_cai);
+    Py_VISIT(st->str_dlpack);
     Py_VISIT(st->log_callback);
     return 0;
 }
@@ -331,6 +333,8 @@ static int module_clear(PyObject* module) {
     Py_CLEAR(st->DescriptorType);
     Py_CLEAR(st->VariantPackType);
     Py_CLEAR(st->DeviceArrayType);
+    Py_CLEAR(st->str_cai);
+    Py_CLEAR(st->str_dlpack);
     return 0;
 }
 
@@ -375,6 +379,9 @@ static int module_exec(PyObject* module) {
     st->DeviceArrayType =
         (PyTypeObject*)PyType_FromModuleAndSpec(module, &hd_device_array_spec, NULL);
     if (!st->DeviceArrayType || PyModule_AddType(module, st->DeviceArrayType) < 0) return -1;
+    st->str_cai = PyUnicode_InternFromString("__cuda_array_interface__");
+    st->str_dlpack = PyUnicode_InternFromString("__dlpack__");
+    if (!st->str_cai || !st->str_dlpack) return -1;
 
     for (size_t i = 0; i < sizeof(constants) / sizeof(constants[0]); i++)
         if (PyModule_AddIntConstant(module, constants[i].name, constants[i].value) < 0)

@@ -24,6 +24,10 @@ typedef struct {
     PyTypeObject* DescriptorType;
     PyTypeObject* VariantPackType;
     PyTypeObject* DeviceArrayType;
+    /* Interned attribute names looked up per call: a name made afresh each time would be
+     * kept by CPython's type-attribute cache, one string per lookup, up to its size. */
+    PyObject* str_cai;    /* "__cuda_array_interface__" */
+    PyObject* str_dlpack; /* "__dlpack__" */
     /* callable(level, message) or NULL.  The queue that feeds it is process-wide (log.c):
      * the backend has one logger per process, so there is one queue, not one per state. */
     PyObject* log_callback;
