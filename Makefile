@@ -140,7 +140,9 @@ test-asan: deps
 # used from several threads at once).
 test-tsan: deps
 	rm -rf $(TSAN_BUILD)/reports
-	cmake -S . -B $(TSAN_BUILD) $(SAN_CMAKE) -DHIPDNN_SANITIZE=thread -DHIPDNN_BUILD_PYTHON=OFF \
+	# Nor the CUDA one: cudart, linked into it, leaves exit handlers that TSan's interceptors
+	# keep past the dlclose of a plugin that declined (a jump into unmapped code at exit).
+	cmake -S . -B $(TSAN_BUILD) $(SAN_CMAKE) -DHIPDNN_WITH_CUDA=OFF -DHIPDNN_SANITIZE=thread -DHIPDNN_BUILD_PYTHON=OFF \
 	      -DHIPDNN_PACKAGE_DIR=$(CURDIR)/$(TSAN_BUILD)/pkg/hipdnn
 	cmake --build $(TSAN_BUILD) -j $(JOBS)
 	mkdir -p $(TSAN_BUILD)/reports
