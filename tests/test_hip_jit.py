@@ -73,6 +73,7 @@ GRAPHS = textwrap.dedent('''
     build(dt.FLOAT, strided)
     build(dt.FLOAT, wide)
     build(dt.BFLOAT16, square, inter=dt.BFLOAT16)
+    build(dt.FLOAT, bench)
 ''')
 
 
@@ -122,7 +123,7 @@ def dumped(tmp_path_factory):
                           env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     sources = sorted(out.glob("hipdnn_pw_*.cu"))
-    assert len(sources) == 6, sorted(p.name for p in out.iterdir())
+    assert len(sources) == 7, sorted(p.name for p in out.iterdir())
     headers = {n: (out / n).read_bytes() for n in ("pw_program.h", "pw_exec.h")}
     return sources, headers
 
@@ -142,6 +143,9 @@ def test_each_plan_writes_a_kernel_that_calls_the_interpreters_steps(dumped):
     # a strided plan gets the generic kernel only
     strided = sources[3].read_text()
     assert "hipdnn_pw_fused" in strided and "hipdnn_pw_fast" not in strided
+    # two fp32 inputs: 2 vectors a thread (the same 128 bytes in flight)
+    bench32 = sources[6].read_text()
+    assert "pw_fast_thread<2, 2, hipdnn_program>" in bench32
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])

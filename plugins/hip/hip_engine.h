@@ -110,7 +110,7 @@ bool hipe_jit_available(char* why, size_t len);
 typedef struct {
     void* generic;     /* HIPE_JIT_KERNEL */
     void* fast;        /* HIPE_JIT_FAST_KERNEL, NULL when the source has none */
-    int fast_per_sm;   /* blocks of the fast kernel one multiprocessor holds at once */
+    int fast_per_sm;   /* blocks of the fast kernel one multiprocessor holds (for the log) */
 } hipe_jit_kernels;
 /* Compiles and loads a kernel source (hipe_jit_source) for `device`, or finds it in the
  * process's cache.  False with `why`. */

@@ -144,8 +144,8 @@ extern "C" bool hipe_jit_available(char* why, size_t len) {
     return g_nvrtc.ok;
 }
 
-// Blocks of `kernel` one multiprocessor holds at once (registers, threads), at least 1: the
-// fast kernel's grid is one such wave on every SM, each thread striding over its tiles.
+// Blocks of `kernel` one multiprocessor holds at once (registers, threads): the plan's log
+// says it, 0 where the runtime will not.
 static int blocks_per_sm(cudaKernel_t kernel) {
     int n = 0;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, (const void*)kernel, PW_BLOCK, 0) !=
@@ -153,7 +153,7 @@ static int blocks_per_sm(cudaKernel_t kernel) {
         (void)cudaGetLastError();
         n = 0;
     }
-    return n > 0 ? n : 8; // a modest wave where the runtime will not say
+    return n;
 }
 
 extern "C" bool hipe_jit_build(const char* source, int device, hipe_jit_kernels* kernels,
