@@ -313,6 +313,10 @@ static int module_traverse(PyObject* module, visitproc visit, void* arg) {
     Py_VISIT(st->VariantPackType);
     Py_VISIT(st->DeviceArrayType);
     Py_VISIT(st->log_callback);
+    Py_VISIT(st->torch_tensor);
+    Py_VISIT(st->torch_strided);
+    Py_VISIT(st->torch_raw_stream);
+    for (int i = 0; i < HD_TORCH_DTYPES; ++i) Py_VISIT(st->torch_dtypes[i]);
     return 0;
 }
 
@@ -331,6 +335,11 @@ static int module_clear(PyObject* module) {
     Py_CLEAR(st->DescriptorType);
     Py_CLEAR(st->VariantPackType);
     Py_CLEAR(st->DeviceArrayType);
+    Py_CLEAR(st->torch_tensor);
+    Py_CLEAR(st->torch_strided);
+    Py_CLEAR(st->torch_raw_stream);
+    for (int i = 0; i < HD_TORCH_DTYPES; ++i) Py_CLEAR(st->torch_dtypes[i]);
+    st->torch_state = 0;
     return 0;
 }
 
