@@ -143,9 +143,11 @@ def test_each_plan_writes_a_kernel_that_calls_the_interpreters_steps(dumped):
     # a strided plan gets the generic kernel only
     strided = sources[3].read_text()
     assert "hipdnn_pw_fused" in strided and "hipdnn_pw_fast" not in strided
-    # two fp32 inputs: 2 vectors a thread (the same 128 bytes in flight)
+    # two fp32 inputs: 4 vectors a thread too (256 bytes in flight); eight: 1
     bench32 = sources[6].read_text()
-    assert "pw_fast_thread<2, 2, hipdnn_program>" in bench32
+    assert "pw_fast_thread<2, 4, hipdnn_program>" in bench32
+    wide = sources[4].read_text()
+    assert "pw_fast_thread<8, 1, hipdnn_program>" in wide
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])

@@ -589,9 +589,11 @@ static int reference_tensor(const compiler* c, const hipdnnSdkTensor* const* ts,
 }
 
 /* The fast way needs every tensor contiguous (element e at offset e everywhere).  A thread
- * then loads U vectors of PW_VEC elements of every input before computing any: about 128
- * bytes in flight a thread (4 vectors of two 16-bit inputs, 2 of two fp32 ones), enough
- * to cover memory latency at the occupancy such kernels reach, with few registers. */
+ * then loads U vectors of PW_VEC elements of every input before computing any: U = 4 up
+ * to 256 bytes in flight a thread (two fp32 inputs), fewer vectors for more inputs, so
+ * that the raw data takes at most 64 registers.  Measured on an H100 for two inputs:
+ * fp32 ran at 94-99.6% of copy bandwidth with U = 4 (and with U = 1) but 87-90% with
+ * U = 2; bf16 at 99-100% with any of them. */
 static void choose_fast_way(hipe_plan* plan) {
     const pw_program* p = &plan->prog;
     int bytes = 0;
@@ -601,7 +603,7 @@ static void choose_fast_way(hipe_plan* plan) {
         bytes += PW_VEC * (p->in[i].dtype == PW_F32 ? 4 : 2);
     }
     for (int i = 0; i < p->nout; ++i) plan->fast &= p->out[i].contiguous != 0;
-    plan->fast_u = bytes <= 32 ? 4 : bytes <= 64 ? 2 : 1;
+    plan->fast_u = bytes <= 64 ? 4 : bytes <= 128 ? 2 : 1;
 }
 
 bool hipe_compile(const hipdnnSdkGraph* g, hipe_plan* plan, char* why, size_t len) {
