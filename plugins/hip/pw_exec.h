@@ -198,7 +198,8 @@ PW_FN void pw_load(const pw_program& p, int i, int dtype, bool contiguous, const
                    float* v) {
     (void)contiguous;
 PW_UNROLL
-    for (int j = 0; j < PW_VEC; ++j) v[j] = j < at.cnt ? load_one(p.in[i].ptr, dtype, at.e + j) : 0.0f;
+    for (int j = 0; j < PW_VEC; ++j)
+        v[j] = j < at.cnt ? load_one(p.in[i].ptr, dtype, at.e + j) : 0.0f;
 }
 
 // STORE carries its output's storage type in fn and PW_CONTIG in flags (program.c).
@@ -272,14 +273,15 @@ PW_FN float relu(float x, float lo, float hi, float slope) {
     return x <= lo ? below : v;
 }
 
-// Exact gelu x * P(x), P(x) = erfc(-x / sqrt 2) / 2, within about 10 ulp (7 on the host,
-// a GPU test holds it to 16), in about 33 instructions (erfcf alone costs about 50).  With t = |x|, the upper tail Q(t) = P(-t) is
-// exp(-t^2 / 2) R(t), R smooth and between 0.5 and 0.03 for t < 16, fitted (relative
-// error 1.3e-8) as a degree-9 polynomial in s = 1 / (1 + 0.26 t).  t^2 is carried as
-// hi + lo (fma), so the tail keeps its relative accuracy where erfc(-x * 0.7071f) loses
-// up to 1e-5 to the rounding of its argument.  P = Q for x < 0, else 1 - Q.
-//   - R's constant term makes the polynomial exactly 0.5 at s = 1, so P is exactly 1/2
-//     for |x| below 2^-25 and gelu of a subnormal x is exactly x / 2, rounded;
+// Exact gelu x * P(x), P(x) = erfc(-x / sqrt 2) / 2, within about 10 ulp (7 measured on
+// the host; a GPU test holds it to 16), in about 33 instructions where erfcf alone costs
+// about 50.  With t = |x|, the upper tail Q(t) = P(-t) is exp(-t^2 / 2) R(t), R smooth and
+// between 0.5 and 0.03 for t < 16, fitted as a degree-9 polynomial in s = 1 / (1 + 0.26 t)
+// (relative error 1.3e-8; 3e-7 evaluated in fp32).  t^2 is carried as hi + lo (fma), so
+// the tail keeps its relative accuracy where erfc(-x * 0.7071f) loses up to 1e-5 to the
+// rounding of its argument.  P = Q for x < 0, else 1 - Q.
+//   - the coefficients make the polynomial exactly 0.5 at s = 1, so P is exactly 1/2 for
+//     |x| below 2^-25 and gelu of a subnormal x is exactly x / 2, rounded;
 //   - t is capped at 16, where Q is 0 in fp32: infinities and NaN never meet inf - inf;
 //   - x < 0 multiplies x P before exp(-t^2 / 2), one rounding into the subnormal range,
 //     and -0 where that underflows; x = -inf uses -16 (gelu(-inf) = -0); NaN and +inf
@@ -379,8 +381,9 @@ PW_FN void binary_slot(int fn, bool rev, int a, float (&r)[PW_SLOTS][PW_VEC],
     }
 }
 
-// One instruction at `at` (a Pos, FastVec or FastTail).  The interpreter passes instructions read
-// from the program; generated kernels pass constants, and every switch here folds away.
+// One instruction at `at` (a Pos, FastVec or FastTail).  The interpreter passes
+// instructions read from the program; generated kernels pass constants, and every switch
+// here folds away.
 template <int S, class At>
 PW_FN void pw_instr_step(const pw_program& p, const pw_instr& ins, const At& at,
                          float (&r)[PW_SLOTS][PW_VEC], float* acc, float* o) {
@@ -430,7 +433,8 @@ template <int S, class Prog, class At>
 PW_FN void pw_load_inputs(const pw_program& p, const At& at, float (&r)[PW_SLOTS][PW_VEC]) {
 PW_UNROLL
     for (int i = 0; i < S; ++i)
-        if (i < Prog::nin(p)) pw_load(p, i, Prog::in_dtype(p, i), Prog::in_contiguous(p, i), at, r[i]);
+        if (i < Prog::nin(p))
+            pw_load(p, i, Prog::in_dtype(p, i), Prog::in_contiguous(p, i), at, r[i]);
 }
 
 // One step's program, once its inputs are in slots (a GET comes first: acc starts at 0
@@ -520,7 +524,8 @@ PW_FN void pw_fast_thread(const pw_program& p, int64_t block, int tid, int64_t b
 
 // Blocks a launch of the fast way needs for U vectors a thread (at least 1).
 PW_HOST_FN int64_t pw_fast_blocks(const pw_program& p, int u) {
-    const int64_t tiles = (pw_fast_vectors(p) + (int64_t)PW_BLOCK * u - 1) / ((int64_t)PW_BLOCK * u);
+    const int64_t tile = (int64_t)PW_BLOCK * u;
+    const int64_t tiles = (pw_fast_vectors(p) + tile - 1) / tile;
     return tiles > 0 ? tiles : 1;
 }
 
