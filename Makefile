@@ -11,20 +11,31 @@ APT_PACKAGES = cmake make gcc g++ python3 python3-dev python3-numpy python3-pyte
                python3-setuptools-whl python3-wheel-whl python3-pip-whl \
                python3-mypy libflatbuffers-dev flatbuffers-compiler git \
                hipcc libamdhip64-dev
+# `make fuzz` only: Debian's clang with libFuzzer and the sanitizer runtimes, and the
+# symbolizer for readable reports.
+FUZZ_APT_PACKAGES = clang-14 libclang-rt-14-dev llvm-14
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build demo test test-c test-python pip-check clean
+.PHONY: all deps deps-fuzz build demo test test-c test-python pip-check test-sanitize \
+        test-asan test-tsan fuzz fuzz-build fuzz-replay fuzz-corpus clean
 
 all: build
 
 # Installs only what is missing, so a set-up machine costs no network.
-deps:
-	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+define apt_install
+	@missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "apt-get install:" $$missing; \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
+endef
+
+deps:
+	$(call apt_install,$(APT_PACKAGES))
+
+deps-fuzz: deps
+	$(call apt_install,$(FUZZ_APT_PACKAGES))
 
 $(BUILD)/CMakeCache.txt:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=$(PYTHON) \
@@ -75,6 +86,93 @@ test-python: build
 	HIPDNN_BUILD_DIR=$(CURDIR)/$(BUILD) $(PYTHON) -m pytest -q tests
 
 test: build pip-check test-python
+
+# ---- sanitizers (docs/testing.md) ------------------------------------------------------
+# Each sanitized build has its own folder and its own copy of the Python package
+# (<build>/pkg/hipdnn), so the in-tree build is never replaced by an instrumented one.
+# Reports are written to <build>/reports/ (log_path) as well as failing the process that
+# made them: any file there fails the target, so a report in a child process whose exit
+# status nobody reads still counts.
+ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
+# Without the ROCm build of the HIP engine: Debian's libamdhip64 (HIP 5.2), probed for a
+# device at load, leaks 792 bytes when it finds none, and it is not ours to instrument.
+# The HIP engine's host code is still checked, through the CUDA build and the emulation.
+SAN_CMAKE = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPDNN_WITH_ROCM=OFF
+# The interpreter is not instrumented: the ASan runtime is preloaded into it, and leak
+# checking is left to the C tests (CPython and NumPy keep allocations for the process's life).
+ASAN_RUNTIME = $(shell gcc -print-file-name=libasan.so)
+ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:log_path=$(CURDIR)/$(ASAN_BUILD)/reports/asan \
+           UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(CURDIR)/$(ASAN_BUILD)/reports/ubsan
+PY_ASAN_ENV = ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:log_path=$(CURDIR)/$(ASAN_BUILD)/reports/asan \
+              UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(CURDIR)/$(ASAN_BUILD)/reports/ubsan \
+              LD_PRELOAD=$(ASAN_RUNTIME) PYTHONMALLOC=malloc
+TSAN_ENV = TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:log_path=$(CURDIR)/$(TSAN_BUILD)/reports/tsan
+
+# Fails if a sanitizer wrote a report into $(1)/reports.
+define no_reports
+	@if [ -n "$$(ls -A $(1)/reports 2>/dev/null)" ]; then \
+	  for f in $(1)/reports/*; do echo "== $$f"; head -60 "$$f"; done; \
+	  echo "sanitizer reports in $(1)/reports"; exit 1; \
+	else echo "$(1): no sanitizer reports"; fi
+endef
+
+test-sanitize: test-asan test-tsan
+
+# ASan + UBSan: every target; ctest (leak checking on) and the whole pytest suite.
+test-asan: deps
+	mkdir -p $(ASAN_BUILD)/pkg/hipdnn
+	rm -rf $(ASAN_BUILD)/reports $(ASAN_BUILD)/pkg/hipdnn/*.py
+	cp hipdnn/*.py hipdnn/*.pyi hipdnn/py.typed $(ASAN_BUILD)/pkg/hipdnn/
+	cmake -S . -B $(ASAN_BUILD) $(SAN_CMAKE) -DHIPDNN_SANITIZE=address,undefined \
+	      -DPython3_EXECUTABLE=$(PYTHON) -DHIPDNN_PACKAGE_DIR=$(CURDIR)/$(ASAN_BUILD)/pkg/hipdnn
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	@ldd $(ASAN_BUILD)/pkg/hipdnn/_C.abi3.so | grep -q libasan || \
+	  { echo "$(ASAN_BUILD) is not instrumented"; exit 1; }
+	mkdir -p $(ASAN_BUILD)/reports
+	cd $(ASAN_BUILD) && $(ASAN_ENV) ctest --output-on-failure
+	# From inside the package copy, so `import hipdnn` finds the instrumented one.
+	cd $(ASAN_BUILD)/pkg && $(PY_ASAN_ENV) HIPDNN_BUILD_DIR=$(CURDIR)/$(ASAN_BUILD) \
+	  $(PYTHON) -m pytest -q -p no:cacheprovider $(CURDIR)/tests
+	$(call no_reports,$(ASAN_BUILD))
+
+# TSan: the backend, the reference engine and every C test (the engine's threads, handles
+# used from several threads at once).
+test-tsan: deps
+	rm -rf $(TSAN_BUILD)/reports
+	cmake -S . -B $(TSAN_BUILD) $(SAN_CMAKE) -DHIPDNN_SANITIZE=thread -DHIPDNN_BUILD_PYTHON=OFF \
+	      -DHIPDNN_PACKAGE_DIR=$(CURDIR)/$(TSAN_BUILD)/pkg/hipdnn
+	cmake --build $(TSAN_BUILD) -j $(JOBS)
+	mkdir -p $(TSAN_BUILD)/reports
+	# Not test_fork: TSan does not follow a fork of a threaded process (its child dies, or
+	# runs unchecked, when it starts threads); the ASan build and make test run it.
+	cd $(TSAN_BUILD) && $(TSAN_ENV) ctest --output-on-failure -E '^test_fork$$'
+	$(call no_reports,$(TSAN_BUILD))
+
+# ---- fuzzing (docs/testing.md) ----------------------------------------------------------
+# libFuzzer targets built by Debian's clang with ASan + UBSan.  `make fuzz` replays the
+# corpus and then fuzzes each target for FUZZ_SECONDS; `make fuzz-replay` only replays.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 300
+
+fuzz-build: deps-fuzz build
+	mkdir -p $(FUZZ_BUILD)/pkg/hipdnn
+	CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DHIPDNN_FUZZ=ON -DHIPDNN_BUILD_TESTS=OFF -DHIPDNN_BUILD_PYTHON=OFF \
+	  -DHIPDNN_PACKAGE_DIR=$(CURDIR)/$(FUZZ_BUILD)/pkg/hipdnn
+	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	# large inputs that are replayed but not checked in (the 10 000-node reversed chain)
+	$(PYTHON) fuzz/make_corpus.py --replay-only $(FUZZ_BUILD)/replay
+
+fuzz: fuzz-build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh $(FUZZ_BUILD)
+
+fuzz-replay: fuzz-build
+	FUZZ_SECONDS=0 fuzz/run.sh $(FUZZ_BUILD)
+
+# Rewrites the checked-in seeds from the Python API (reproducers regress-* are kept).
+fuzz-corpus: build
+	$(PYTHON) fuzz/make_corpus.py
 
 clean:
 	rm -rf $(BUILD) build-* hipdnn/_C*.so hipdnn/lib hipdnn/include *.egg-info .mypy_cache

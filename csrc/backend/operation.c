@@ -92,7 +92,7 @@ static hipdnnStatus_t set_param(hipdnnOperationState* s, int a,
                 return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s '%s': %s is NaN", s->info->name,
                                   node_name(s), ai->name);
             continue;
-        case HIPDNN_OP_ATTR_BOOLEAN: x = *(const bool*)p; break;
+        case HIPDNN_OP_ATTR_BOOLEAN: x = *p != 0; break; /* any byte, as tensor.c */
         case HIPDNN_OP_ATTR_ENUM: {
             int32_t e;
             memcpy(&e, p, sizeof(e));

@@ -49,7 +49,7 @@ static hipdnnStatus_t tensor_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttri
                                   "tensor '%s': dim %lld is %lld; dims must be positive",
                                   s->t.name ? s->t.name : "", (long long)i, (long long)dims[i]);
         s->t.ndim = (int32_t)count;
-        memcpy(s->t.dims, dims, (size_t)count * sizeof(int64_t));
+        if (count) memcpy(s->t.dims, dims, (size_t)count * sizeof(int64_t)); /* dims may be NULL */
         return HIPDNN_STATUS_SUCCESS;
     }
     case HIPDNN_ATTR_TENSOR_STRIDES: {
@@ -63,7 +63,7 @@ static hipdnnStatus_t tensor_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttri
                                   "tensor '%s': stride %lld is %lld; strides must be positive",
                                   s->t.name ? s->t.name : "", (long long)i,
                                   (long long)strides[i]);
-        memcpy(s->t.strides, strides, (size_t)count * sizeof(int64_t));
+        if (count) memcpy(s->t.strides, strides, (size_t)count * sizeof(int64_t));
         s->has_strides = count > 0;
         s->num_strides = (int32_t)count; /* checked against the rank at finalize */
         return HIPDNN_STATUS_SUCCESS;
@@ -72,13 +72,14 @@ static hipdnnStatus_t tensor_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttri
         if ((st = hipdnnAttrExpect("TENSOR", "IS_VIRTUAL", HIPDNN_TYPE_BOOLEAN, type, count, 1, 1,
                                    v)))
             return st;
-        s->t.is_virtual = *(const bool*)v;
+        /* a byte other than 0 and 1 is true, not undefined behaviour */
+        s->t.is_virtual = *(const uint8_t*)v != 0;
         return HIPDNN_STATUS_SUCCESS;
     case HIPDNN_ATTR_TENSOR_IS_BY_VALUE:
         if ((st = hipdnnAttrExpect("TENSOR", "IS_BY_VALUE", HIPDNN_TYPE_BOOLEAN, type, count, 1,
                                    1, v)))
             return st;
-        s->t.is_by_value = *(const bool*)v;
+        s->t.is_by_value = *(const uint8_t*)v != 0;
         return HIPDNN_STATUS_SUCCESS;
     case HIPDNN_ATTR_TENSOR_VALUE_EXT:
         if ((st = hipdnnAttrExpect("TENSOR", "VALUE", HIPDNN_TYPE_UINT8_EXT, type, count, 1, 8, v)))

@@ -228,9 +228,8 @@ static void release_array(held_array* h) {
 
 /* CuPy arrays offer the buffer protocol too, only to refuse it: what the type says of
  * __cuda_array_interface__ decides (on the type, so that no property runs). */
-static int type_has_cai(PyObject* obj) {
-    int r = PyObject_HasAttrString((PyObject*)Py_TYPE(obj), "__cuda_array_interface__");
-    return r > 0;
+static int type_has_cai(hd_state* st, PyObject* obj) {
+    return PyObject_HasAttr((PyObject*)Py_TYPE(obj), st->str_cai) > 0;
 }
 
 /* The address and memory space of a tensor's data: a host buffer (buffer protocol), or
@@ -238,7 +237,7 @@ static int type_has_cai(PyObject* obj) {
 static int resolve_pointer(hd_state* st, const hd_pack_tensor* t, PyObject* obj,
                            hipdnnStream_t stream, held_array* h, void** ptr, int64_t* space) {
     if (PyObject_CheckBuffer(obj) && !PyObject_TypeCheck(obj, st->DeviceArrayType) &&
-        !type_has_cai(obj)) {
+        !type_has_cai(st, obj)) {
         if (acquire_checked(t, obj, &h->view) < 0) return -1;
         h->held = HELD_BUFFER;
         *ptr = h->view.buf;

@@ -19,8 +19,7 @@
 
 int hd_is_device_value(hd_state* st, PyObject* obj) {
     if (PyObject_TypeCheck(obj, st->DeviceArrayType)) return 1;
-    return PyObject_HasAttrString(obj, "__dlpack__") ||
-           PyObject_HasAttrString(obj, "__cuda_array_interface__");
+    return PyObject_HasAttr(obj, st->str_dlpack) || PyObject_HasAttr(obj, st->str_cai);
 }
 
 void hd_value_release(hd_value* v) {
@@ -220,14 +219,27 @@ static const struct { const char* name; int dtype; int size; } k_torch_dtypes[HD
     {"bool", HIPDNN_DATA_BOOLEAN, 1}, {"uint16", HD_DTYPE_UINT16, 2},
 };
 
+/* The attribute names read per tensor, interned once (fresh names each call would be kept
+ * by CPython's type-attribute cache). */
+enum { TN_TORCH, TN_IS_CUDA, TN_REQUIRES_GRAD, TN_IS_CONJ, TN_IS_NEG, TN_LAYOUT, TN_DTYPE,
+       TN_DATA_PTR, TN_GET_DEVICE, TN_SHAPE, TN_STRIDE };
+static const char* const k_torch_names[HD_TORCH_NAMES] = {
+    "torch", "is_cuda", "requires_grad", "is_conj", "is_neg", "layout", "dtype", "data_ptr",
+    "get_device", "shape", "stride"};
+
 /* Whether the torch objects are cached: looked up once torch is in sys.modules (hipdnn never
  * imports it); a torch without them (too old: no uint16 or no raw-stream query) is never
  * read this way. */
 static int torch_ready(hd_state* st) {
     if (st->torch_state) return st->torch_state > 0;
-    PyObject* name = PyUnicode_FromString("torch");
-    PyObject* torch = name ? PyImport_GetModule(name) : NULL;
-    Py_XDECREF(name);
+    for (int i = 0; i < HD_TORCH_NAMES; ++i) {
+        if (!st->torch_names[i]) st->torch_names[i] = PyUnicode_InternFromString(k_torch_names[i]);
+        if (!st->torch_names[i]) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    PyObject* torch = PyImport_GetModule(st->torch_names[TN_TORCH]);
     if (!torch) {
         PyErr_Clear();
         return 0; /* not imported (yet): asked again next time */
@@ -253,9 +265,14 @@ static int torch_ready(hd_state* st) {
     return ok;
 }
 
+/* obj.name, or obj.name() when call. */
+static PyObject* torch_get(PyObject* obj, PyObject* name, int call) {
+    return call ? PyObject_CallMethodObjArgs(obj, name, NULL) : PyObject_GetAttr(obj, name);
+}
+
 /* obj.name as a truth value, or obj.name() when call: 1, 0, or -1 (an error, cleared). */
-static int torch_flag(PyObject* obj, const char* name, int call) {
-    PyObject* r = call ? PyObject_CallMethod(obj, name, NULL) : PyObject_GetAttrString(obj, name);
+static int torch_flag(PyObject* obj, PyObject* name, int call) {
+    PyObject* r = torch_get(obj, name, call);
     int t = r ? PyObject_IsTrue(r) : -1;
     Py_XDECREF(r);
     if (t < 0) PyErr_Clear();
@@ -263,8 +280,8 @@ static int torch_flag(PyObject* obj, const char* name, int call) {
 }
 
 /* obj.name(), or obj.name when !call, as an int64; -1 with the error cleared when it fails. */
-static int torch_int(PyObject* obj, const char* name, int call, long long* out) {
-    PyObject* r = call ? PyObject_CallMethod(obj, name, NULL) : PyObject_GetAttrString(obj, name);
+static int torch_int(PyObject* obj, PyObject* name, int call, long long* out) {
+    PyObject* r = torch_get(obj, name, call);
     *out = r ? PyLong_AsLongLong(r) : -1;
     Py_XDECREF(r);
     if (PyErr_Occurred()) {
@@ -275,8 +292,8 @@ static int torch_int(PyObject* obj, const char* name, int call, long long* out) 
 }
 
 /* An int tuple (torch.Size is one) of n <= HIPDNN_MAX_DIMS into out; -1 when it is not. */
-static int torch_tuple(PyObject* obj, const char* name, int call, int64_t* out, int* n) {
-    PyObject* r = call ? PyObject_CallMethod(obj, name, NULL) : PyObject_GetAttrString(obj, name);
+static int torch_tuple(PyObject* obj, PyObject* name, int call, int64_t* out, int* n) {
+    PyObject* r = torch_get(obj, name, call);
     int rc = r && PyTuple_Check(r) && PyTuple_Size(r) <= HIPDNN_MAX_DIMS ? 0 : -1;
     if (rc == 0) {
         *n = (int)PyTuple_Size(r);
@@ -295,11 +312,12 @@ static int torch_tuple(PyObject* obj, const char* name, int call, int64_t* out, 
 static int from_torch(hd_state* st, PyObject* obj, hipdnnStream_t stream, const char* what,
                       hd_value* v) {
     if (!torch_ready(st) || (PyObject*)Py_TYPE(obj) != st->torch_tensor) return 0;
-    if (torch_flag(obj, "is_cuda", 0) != 1 || torch_flag(obj, "requires_grad", 0) != 0 ||
-        torch_flag(obj, "is_conj", 1) != 0 || torch_flag(obj, "is_neg", 1) != 0)
+    PyObject* const* n = st->torch_names;
+    if (torch_flag(obj, n[TN_IS_CUDA], 0) != 1 || torch_flag(obj, n[TN_REQUIRES_GRAD], 0) != 0 ||
+        torch_flag(obj, n[TN_IS_CONJ], 1) != 0 || torch_flag(obj, n[TN_IS_NEG], 1) != 0)
         return 0;
-    PyObject* layout = PyObject_GetAttrString(obj, "layout");
-    PyObject* dtype = layout ? PyObject_GetAttrString(obj, "dtype") : NULL;
+    PyObject* layout = PyObject_GetAttr(obj, n[TN_LAYOUT]);
+    PyObject* dtype = layout ? PyObject_GetAttr(obj, n[TN_DTYPE]) : NULL;
     int k = -1;
     for (int i = 0; dtype && i < HD_TORCH_DTYPES && k < 0; ++i)
         if (dtype == st->torch_dtypes[i]) k = i;
@@ -310,10 +328,10 @@ static int from_torch(hd_state* st, PyObject* obj, hipdnnStream_t stream, const 
     long long ptr = 0, device = -1;
     int64_t shape[HIPDNN_MAX_DIMS], strides[HIPDNN_MAX_DIMS];
     int ndim = 0, nstrides = -1;
-    if (!strided || k < 0 || torch_int(obj, "data_ptr", 1, &ptr) < 0 ||
-        torch_int(obj, "get_device", 1, &device) < 0 || device < 0 ||
-        torch_tuple(obj, "shape", 0, shape, &ndim) < 0 ||
-        torch_tuple(obj, "stride", 1, strides, &nstrides) < 0 || nstrides != ndim)
+    if (!strided || k < 0 || torch_int(obj, n[TN_DATA_PTR], 1, &ptr) < 0 ||
+        torch_int(obj, n[TN_GET_DEVICE], 1, &device) < 0 || device < 0 ||
+        torch_tuple(obj, n[TN_SHAPE], 0, shape, &ndim) < 0 ||
+        torch_tuple(obj, n[TN_STRIDE], 1, strides, &nstrides) < 0 || nstrides != ndim)
         return 0;
     /* DLPack's promise: torch's current stream on that device comes before ours. */
     PyObject* theirs = PyObject_CallFunction(st->torch_raw_stream, "L", device);
@@ -461,9 +479,9 @@ int hd_value_acquire(hd_state* st, PyObject* obj, hipdnnStream_t stream, const c
         if (rc < 0) hd_value_release(v);
         return rc < 0 ? -1 : 0;
     }
-    if (PyObject_HasAttrString(obj, "__dlpack__"))
+    if (PyObject_HasAttr(obj, st->str_dlpack))
         rc = from_dlpack(obj, stream, what, v);
-    else if (PyObject_HasAttrString(obj, "__cuda_array_interface__"))
+    else if (PyObject_HasAttr(obj, st->str_cai))
         rc = from_cai(obj, stream, what, v);
     else {
         PyObject* name = PyType_GetName(Py_TYPE(obj));

@@ -312,11 +312,14 @@ static int module_traverse(PyObject* module, visitproc visit, void* arg) {
     Py_VISIT(st->DescriptorType);
     Py_VISIT(st->VariantPackType);
     Py_VISIT(st->DeviceArrayType);
+    Py_VISIT(st->str_cai);
+    Py_VISIT(st->str_dlpack);
     Py_VISIT(st->log_callback);
     Py_VISIT(st->torch_tensor);
     Py_VISIT(st->torch_strided);
     Py_VISIT(st->torch_raw_stream);
     for (int i = 0; i < HD_TORCH_DTYPES; ++i) Py_VISIT(st->torch_dtypes[i]);
+    for (int i = 0; i < HD_TORCH_NAMES; ++i) Py_VISIT(st->torch_names[i]);
     return 0;
 }
 
@@ -335,10 +338,13 @@ static int module_clear(PyObject* module) {
     Py_CLEAR(st->DescriptorType);
     Py_CLEAR(st->VariantPackType);
     Py_CLEAR(st->DeviceArrayType);
+    Py_CLEAR(st->str_cai);
+    Py_CLEAR(st->str_dlpack);
     Py_CLEAR(st->torch_tensor);
     Py_CLEAR(st->torch_strided);
     Py_CLEAR(st->torch_raw_stream);
     for (int i = 0; i < HD_TORCH_DTYPES; ++i) Py_CLEAR(st->torch_dtypes[i]);
+    for (int i = 0; i < HD_TORCH_NAMES; ++i) Py_CLEAR(st->torch_names[i]);
     st->torch_state = 0;
     return 0;
 }
@@ -384,6 +390,9 @@ static int module_exec(PyObject* module) {
     st->DeviceArrayType =
         (PyTypeObject*)PyType_FromModuleAndSpec(module, &hd_device_array_spec, NULL);
     if (!st->DeviceArrayType || PyModule_AddType(module, st->DeviceArrayType) < 0) return -1;
+    st->str_cai = PyUnicode_InternFromString("__cuda_array_interface__");
+    st->str_dlpack = PyUnicode_InternFromString("__dlpack__");
+    if (!st->str_cai || !st->str_dlpack) return -1;
 
     for (size_t i = 0; i < sizeof(constants) / sizeof(constants[0]); i++)
         if (PyModule_AddIntConstant(module, constants[i].name, constants[i].value) < 0)

@@ -15,6 +15,7 @@
 #include "log.h"
 
 #define HD_TORCH_DTYPES 10 /* the torch data types of interop.c's k_torch_dtypes */
+#define HD_TORCH_NAMES 11  /* the names of interop.c's k_torch_names */
 
 /* Per-module state: exceptions and types live here, not in C globals, so that each
  * (sub)interpreter gets its own. */
@@ -26,6 +27,10 @@ typedef struct {
     PyTypeObject* DescriptorType;
     PyTypeObject* VariantPackType;
     PyTypeObject* DeviceArrayType;
+    /* Interned attribute names looked up per call: a name made afresh each time would be
+     * kept by CPython's type-attribute cache, one string per lookup, up to its size. */
+    PyObject* str_cai;    /* "__cuda_array_interface__" */
+    PyObject* str_dlpack; /* "__dlpack__" */
     /* callable(level, message) or NULL.  The queue that feeds it is process-wide (log.c):
      * the backend has one logger per process, so there is one queue, not one per state. */
     PyObject* log_callback;
@@ -37,6 +42,7 @@ typedef struct {
     PyObject* torch_strided;
     PyObject* torch_raw_stream;
     PyObject* torch_dtypes[HD_TORCH_DTYPES];
+    PyObject* torch_names[HD_TORCH_NAMES]; /* interned, as str_cai */
 } hd_state;
 
 typedef struct {

@@ -116,20 +116,34 @@ uint16_t hipdnnSdkFloatToBfloat16(float f) {
 
 float hipdnnSdkBfloat16ToFloat(uint16_t b) { return bits_float((uint32_t)b << 16); }
 
+/* Element i of type T at ptr, read with memcpy: callers hand in by-value tensors' bytes,
+ * which sit in byte arrays with no alignment promised. */
+#define LOAD(T) (memcpy(&v.T##_, (const char*)ptr + i * (int64_t)sizeof(v.T##_), sizeof(v.T##_)), v.T##_)
+
 double hipdnnSdkLoadAsDouble(const void* ptr, hipdnnDataType_t t, int64_t i) {
+    union {
+        float f_;
+        double d_;
+        uint16_t u16_;
+        int8_t i8_;
+        uint8_t u8_;
+        int32_t i32_;
+        int64_t i64_;
+    } v;
     switch (t) {
-    case HIPDNN_DATA_FLOAT: return ((const float*)ptr)[i];
-    case HIPDNN_DATA_DOUBLE: return ((const double*)ptr)[i];
-    case HIPDNN_DATA_HALF: return hipdnnSdkHalfToFloat(((const uint16_t*)ptr)[i]);
-    case HIPDNN_DATA_BFLOAT16: return hipdnnSdkBfloat16ToFloat(((const uint16_t*)ptr)[i]);
-    case HIPDNN_DATA_INT8: return ((const int8_t*)ptr)[i];
-    case HIPDNN_DATA_UINT8: return ((const uint8_t*)ptr)[i];
-    case HIPDNN_DATA_BOOLEAN: return ((const uint8_t*)ptr)[i] != 0;
-    case HIPDNN_DATA_INT32: return ((const int32_t*)ptr)[i];
-    case HIPDNN_DATA_INT64: return (double)((const int64_t*)ptr)[i];
+    case HIPDNN_DATA_FLOAT: return LOAD(f);
+    case HIPDNN_DATA_DOUBLE: return LOAD(d);
+    case HIPDNN_DATA_HALF: return hipdnnSdkHalfToFloat(LOAD(u16));
+    case HIPDNN_DATA_BFLOAT16: return hipdnnSdkBfloat16ToFloat(LOAD(u16));
+    case HIPDNN_DATA_INT8: return LOAD(i8);
+    case HIPDNN_DATA_UINT8: return LOAD(u8);
+    case HIPDNN_DATA_BOOLEAN: return LOAD(u8) != 0;
+    case HIPDNN_DATA_INT32: return LOAD(i32);
+    case HIPDNN_DATA_INT64: return (double)LOAD(i64);
     default: return NAN;
     }
 }
+#undef LOAD
 
 static double clamp(double v, double lo, double hi) {
     if (isnan(v)) return 0;

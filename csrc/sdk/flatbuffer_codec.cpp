@@ -35,6 +35,15 @@ bool copy_longs(const flatbuffers::Vector<int64_t>* v, int64_t* out, int32_t max
     return true;
 }
 
+// C++ forbids converting a number outside an enum's range to the enum type (UBSan's
+// -fsanitize=enum); the data types read here are judged by validation, in C, where enums are
+// ints, so they are stored as the int they are.
+template <typename E>
+void store_enum(E& field, int32_t raw) {
+    static_assert(sizeof(E) == sizeof(int32_t), "hipdnn's C enums are int-sized");
+    std::memcpy(&field, &raw, sizeof(raw));
+}
+
 // Field index -> vtable offset, as flatc numbers the fields of a table.
 flatbuffers::voffset_t field(int index) {
     return static_cast<flatbuffers::voffset_t>(4 + 2 * index);
@@ -147,12 +156,52 @@ extern "C" int hipdnnSdkGraphEncode(const hipdnnSdkGraph* g, uint8_t** data, siz
     }
 }
 
+namespace {
+
+// FlatBuffers reads scalars in place and its verifier checks their alignment relative to
+// the buffer's start only, so the start itself must be 8-aligned (a Python memoryview
+// slice, a byte in a file read into a larger buffer: callers' bytes can sit anywhere).
+// Misaligned bytes are decoded from an aligned copy.
+class AlignedBytes {
+  public:
+    AlignedBytes(const uint8_t* data, size_t size) : data_(data) {
+        if (reinterpret_cast<uintptr_t>(data) % 8 != 0) {
+            copy_ = static_cast<uint8_t*>(std::malloc(size));  // malloc: aligned for any scalar
+            if (copy_) std::memcpy(copy_, data, size);
+            data_ = copy_;
+        }
+    }
+    ~AlignedBytes() { std::free(copy_); }
+    AlignedBytes(const AlignedBytes&) = delete;
+    AlignedBytes& operator=(const AlignedBytes&) = delete;
+    const uint8_t* get() const { return data_; }  // nullptr: out of memory
+
+  private:
+    const uint8_t* data_;
+    uint8_t* copy_ = nullptr;
+};
+
+hipdnnSdkGraph* decode_graph(const uint8_t* data, size_t size, char* err, size_t err_len);
+
+}  // namespace
+
 extern "C" hipdnnSdkGraph* hipdnnSdkGraphDecode(const uint8_t* data, size_t size, char* err,
                                                 size_t err_len) {
     if (!data || size == 0) {
         hipdnnSdkFormat(err, err_len, "graph bytes: empty buffer");
         return nullptr;
     }
+    AlignedBytes aligned(data, size);
+    if (!aligned.get()) {
+        hipdnnSdkFormat(err, err_len, "graph bytes: out of memory while decoding");
+        return nullptr;
+    }
+    return decode_graph(aligned.get(), size, err, err_len);
+}
+
+namespace {
+
+hipdnnSdkGraph* decode_graph(const uint8_t* data, size_t size, char* err, size_t err_len) {
     {
         // The version first, from the root table alone, so that bytes of another format
         // are refused by name rather than as corrupt.
@@ -204,7 +253,7 @@ extern "C" hipdnnSdkGraph* hipdnnSdkGraphDecode(const uint8_t* data, size_t size
             g->num_tensors = static_cast<int32_t>(i + 1);
             if (!t.name) goto oom;
             t.uid = ft->uid();
-            t.data_type = static_cast<hipdnnDataType_t>(ft->data_type());
+            store_enum(t.data_type, ft->data_type());
             int32_t nd = 0, ns = 0;
             if (!copy_longs(ft->dims(), t.dims, HIPDNN_MAX_DIMS, &nd) ||
                 !copy_longs(ft->strides(), t.strides, HIPDNN_MAX_DIMS, &ns) || nd != ns) {
@@ -237,16 +286,20 @@ extern "C" hipdnnSdkGraph* hipdnnSdkGraphDecode(const uint8_t* data, size_t size
         for (uint32_t i = 0; i < n; ++i) {
             const fb::Node* fn = fg->nodes()->Get(i);
             hipdnnSdkNode& node = g->nodes[i];
-            auto kind = static_cast<hipdnnOpKind_t>(fn->op_type());
-            const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(kind);
-            hipdnnSdkNodeInit(&node, kind);
+            // Only known kinds become a hipdnnOpKind_t (see store_enum).
+            int32_t kind = static_cast<int32_t>(fn->op_type()), num_kinds = 0;
+            hipdnnSdkOpTable(&num_kinds);
+            const hipdnnSdkOpInfo* info =
+                kind >= 1 && kind <= num_kinds
+                    ? hipdnnSdkOpInfoGet(static_cast<hipdnnOpKind_t>(kind)) : nullptr;
+            if (info) hipdnnSdkNodeInit(&node, static_cast<hipdnnOpKind_t>(kind));
             node.name = dup_string(fn->name());
             g->num_nodes = static_cast<int32_t>(i + 1);
             if (!node.name) goto oom;
-            node.compute_type = static_cast<hipdnnDataType_t>(fn->compute_type());
+            store_enum(node.compute_type, fn->compute_type());
             if (!info || !fn->op()) {
                 hipdnnSdkFormat(err, err_len, "graph bytes: node %u ('%s') has unknown op kind %d",
-                                i, node.name, static_cast<int>(kind));
+                                i, node.name, kind);
                 hipdnnSdkGraphFree(g);
                 return nullptr;
             }
@@ -266,6 +319,8 @@ oom:
     hipdnnSdkFormat(err, err_len, "graph bytes: out of memory while decoding");
     return nullptr;
 }
+
+}  // namespace
 
 extern "C" int hipdnnSdkEngineConfigEncode(const hipdnnSdkEngineConfig* cfg, uint8_t** data,
                                            size_t* size) {
@@ -289,6 +344,12 @@ extern "C" hipdnnSdkEngineConfig* hipdnnSdkEngineConfigDecode(const uint8_t* dat
         hipdnnSdkFormat(err, err_len, "engine config bytes: empty buffer");
         return nullptr;
     }
+    AlignedBytes aligned(data, size);
+    if (!aligned.get()) {
+        hipdnnSdkFormat(err, err_len, "engine config bytes: out of memory");
+        return nullptr;
+    }
+    data = aligned.get();
     flatbuffers::Verifier verifier(data, size);
     if (!fb::VerifyEngineConfigBuffer(verifier)) {
         hipdnnSdkFormat(err, err_len, "engine config bytes: fail FlatBuffers verification");

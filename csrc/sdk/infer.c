@@ -88,6 +88,18 @@ static bool set_output(err_t* e, const char* label, const char* port, hipdnnSdkT
                               shape_str(&tmp, want, sizeof(want)));
         }
     }
+    /* Bounded here, before strides are computed from the dims and before the next node
+     * reads them: products of dims over 2^40 elements could overflow 64 bits. */
+    int64_t count = 1;
+    for (int i = 0; i < out->ndim; ++i) {
+        if (out->dims[i] <= 0 || out->dims[i] > (INT64_C(1) << 40) / count) {
+            char got[200];
+            return fail(e, "%s: output '%s' (tensor '%s', uid %lld) would be %s: more than "
+                           "2^40 elements", label, port, out->name, (long long)out->uid,
+                        shape_str(out, got, sizeof(got)));
+        }
+        count *= out->dims[i];
+    }
     if (out->strides[0] == 0) layout_like(out, layout);
     if (out->data_type == HIPDNN_DATA_NOT_SET) out->data_type = dtype;
     return true;

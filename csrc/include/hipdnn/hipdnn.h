@@ -184,7 +184,7 @@ typedef enum {
 typedef enum {
     HIPDNN_TYPE_HANDLE = 0,             /* hipdnnHandle_t */
     HIPDNN_TYPE_DATA_TYPE = 1,          /* hipdnnDataType_t */
-    HIPDNN_TYPE_BOOLEAN = 2,            /* bool (one byte), as cuDNN */
+    HIPDNN_TYPE_BOOLEAN = 2,            /* bool (one byte), as cuDNN; any nonzero byte is true */
     HIPDNN_TYPE_INT64 = 3,              /* int64_t */
     HIPDNN_TYPE_FLOAT = 4,              /* float */
     HIPDNN_TYPE_DOUBLE = 5,             /* double */
@@ -564,8 +564,9 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendExecute(hipdnnHandle_t handle,
 HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendGetSerializedBinaryGraph_ext(
     hipdnnBackendDescriptor_t graph, size_t capacity, size_t* size, uint8_t* data);
 
-/* Creates a finalized OPERATIONGRAPH from bytes.  The bytes are verified first:
- * truncated or corrupted input gives BAD_PARAM, never a crash; then the same validation
+/* Creates a finalized OPERATIONGRAPH from bytes, which may start at any address.  The bytes
+ * are verified first: truncated or corrupted input gives BAD_PARAM, never a crash (the fuzz
+ * targets of fuzz/ hold the library to that); then the same validation
  * and inference as a built graph.  The graph has no handle yet: set
  * OPERATIONGRAPH_HANDLE on it (allowed once on a finalized graph that has none) before
  * asking for heuristics.  Errors: BAD_PARAM_NULL_POINTER, BAD_PARAM (the message says what

@@ -146,6 +146,7 @@ typedef struct hipdnnSdkUidMap {
     int32_t cap;    /* slots, a power of two, at least twice the tensor count */
     int32_t* slot;  /* tensor index, -1 empty */
     const hipdnnSdkGraph* g;
+    uint64_t seed;  /* keys the hash (chosen uids must not collide) */
 } hipdnnSdkUidMap;
 /* An empty map sized for g; false on allocation failure. */
 bool hipdnnSdkUidMapInit(hipdnnSdkUidMap* m, const hipdnnSdkGraph* g);
