@@ -1,20 +1,27 @@
 """GPU benchmark: hipdnn against PyTorch eager and torch.compile on the same data, in one run.
 
-    python3 benchmarks/gpu_bench.py [--log2 28] [--samples 15] [--cases mul_add_gelu_add]
+    python3 benchmarks/gpu_bench.py [--log2 N] [--samples 15] [--cases mul_add_gelu_add,...]
 
-Each case builds random inputs once, checks every implementation's result against an
-fp32 reference (never on zeros) and only then times it: the median of CUDA-event timings
-of `--repeat` back-to-back runs per sample, after warm-up (torch.compile compiles during
+Each case builds random inputs once (never zeros), checks every implementation's result
+against a float64 reference computed by PyTorch from the same inputs, its output
+poisoned with NaN first, and only then times it: the median of CUDA-event timings of
+`--repeat` back-to-back runs per sample, after warm-up (torch.compile compiles during
 warm-up).  Bandwidth is the bytes a fused implementation must move (each input read once,
 each output written once) over the time; "of copy" is that against a device-to-device
-copy of the same byte count measured in the same run.
+copy measured in the same run.
 
-hipdnn runs twice where it can: with the kernel the GPU engine compiles for the plan
-(NVRTC), and with its interpreting kernel (HIPDNN_HIP_JIT=0), so both ways are measured.
+hipdnn runs each of its GPU engine's kernels, chosen at plan time through the environment
+(HIPDNN_HIP_JIT=0: the interpreting kernels; HIPDNN_HIP_KERNEL=generic: never the fast
+way), each row named by the kernel that actually ran (the engine logs its first run):
+  compiled fast        the plan's own kernel (NVRTC), contiguous tensors: flat index,
+                       several 16-byte loads in flight a thread
+  compiled generic     the plan's own kernel, any strides and broadcasts
+  interpreting fast / generic   one precompiled kernel for every plan
 
 Cases (CASES below; later rounds add row sum, softmax, layernorm, rmsnorm the same way):
-  mul_add_gelu_add   y = gelu(a * b + a) + b over 2^log2 bf16 elements: 2 inputs, 1
-                     output, 4 nodes fused into one kernel by hipdnn
+  mul_add_gelu_add        y = gelu(a * b + a) + b over 2^28 bf16 elements: 2 inputs, 1
+                          output, 4 nodes fused into one kernel by hipdnn
+  mul_add_gelu_add_fp32   the same graph over 2^26 fp32 elements
 Host time: one execute of a tiny graph (relu over 16 floats) against torch.relu: the
 cost of the call on the host, the GPU being idle.
 
@@ -89,8 +96,9 @@ def copy_bandwidth_gbs(nbytes: int, samples: int, repeat: int) -> float:
 # ---- checking -----------------------------------------------------------------------------
 
 def check(name: str, got: "torch.Tensor", ref: "torch.Tensor", tol: float) -> Optional[str]:
-    """None, or why `got` is not within |got - ref| <= tol + tol |ref| everywhere."""
-    got = got.float()
+    """None, or why `got` is not within |got - ref| <= tol + tol |ref| everywhere (ref is
+    float64; a NaN left of the poison is not finite and fails)."""
+    got = got.double()
     if not torch.isfinite(got).all():
         return f"{name}: {int((~torch.isfinite(got)).sum())} non-finite elements"
     err = (got - ref).abs() - (tol + tol * ref.abs())
@@ -119,19 +127,23 @@ class Case:
     """A workload: inputs, the PyTorch function (eager and compiled), the hipdnn graph, the
     bytes a fused implementation moves, and the tolerance of its check."""
     name: str
+    log2: int  # elements per tensor, log2, unless --log2 says otherwise
     make_inputs: Callable[[int, "torch.Generator"], Dict[str, "torch.Tensor"]]
     torch_fn: Callable[..., "torch.Tensor"]
-    reference: Callable[..., "torch.Tensor"]  # fp32
-    build_graph: Callable[..., Callable[[], None]]  # (inputs, out, jit) -> one execute
+    reference: Callable[..., "torch.Tensor"]  # float64
+    build_graph: Callable[..., Callable[[], None]]  # (inputs, out, variant) -> one execute
     bytes_moved: Callable[[Dict[str, "torch.Tensor"]], int]
-    tolerance: float
+    tolerance: float  # hipdnn's (DESIGN, tests/tolerances.py)
+    torch_tolerance: float  # PyTorch eager rounds intermediates to the storage type
     notes: List[str] = field(default_factory=list)
 
 
-def _mul_add_gelu_add_inputs(n: int, gen) -> Dict[str, "torch.Tensor"]:
-    a = torch.randn(n, generator=gen, device="cuda", dtype=torch.float32).to(torch.bfloat16)
-    b = torch.randn(n, generator=gen, device="cuda", dtype=torch.float32).to(torch.bfloat16)
-    return {"a": a, "b": b}
+def _mul_add_gelu_add_inputs(dtype):
+    def make(n: int, gen) -> Dict[str, "torch.Tensor"]:
+        a = torch.randn(n, generator=gen, device="cuda", dtype=torch.float32).to(dtype)
+        b = torch.randn(n, generator=gen, device="cuda", dtype=torch.float32).to(dtype)
+        return {"a": a, "b": b}
+    return make
 
 
 def _mul_add_gelu_add_torch(a, b):
@@ -139,93 +151,142 @@ def _mul_add_gelu_add_torch(a, b):
 
 
 def _mul_add_gelu_add_ref(a, b):
-    a, b = a.float(), b.float()
+    a, b = a.double(), b.double()
     return torch.nn.functional.gelu(a * b + a) + b
 
 
-def build_plan(g: "hipdnn.pygraph", jit: bool) -> str:
-    """Builds g; jit=False asks the GPU engine for its interpreting kernel instead of the
-    kernel it compiles for the plan.  Returns "engine, kernel" as the engine logged it."""
-    messages: List[str] = []
-    old = os.environ.get("HIPDNN_HIP_JIT")
-    os.environ["HIPDNN_HIP_JIT"] = "1" if jit else "0"
-    hipdnn.set_log_level(hipdnn.log_level.INFO)
-    hipdnn.set_log_callback(lambda level, msg: messages.append(msg))
-    try:
-        g.build([hipdnn.heur_mode.A])
+# hipdnn's GPU kernels, as the benchmark asks for them: (label, environment at plan time)
+VARIANTS = [
+    ("compiled, fast way", {"HIPDNN_HIP_JIT": "1", "HIPDNN_HIP_KERNEL": "fast"}),
+    ("compiled, generic way", {"HIPDNN_HIP_JIT": "1", "HIPDNN_HIP_KERNEL": "generic"}),
+    ("interpreting, fast way", {"HIPDNN_HIP_JIT": "0", "HIPDNN_HIP_KERNEL": "fast"}),
+    ("interpreting, generic way", {"HIPDNN_HIP_JIT": "0", "HIPDNN_HIP_KERNEL": "generic"}),
+]
+
+
+class EngineLog:
+    """Collects the library's log lines (info) while active."""
+
+    def __enter__(self):
+        self.messages: List[str] = []
+        hipdnn.set_log_level(hipdnn.log_level.INFO)
+        hipdnn.set_log_callback(lambda level, msg: self.messages.append(msg))
+        return self
+
+    def __exit__(self, *exc):
         hipdnn._C.flush_log()
-    finally:
         hipdnn.set_log_callback(None)
         hipdnn.set_log_level(hipdnn.log_level.WARN)
-        if old is None:
-            os.environ.pop("HIPDNN_HIP_JIT", None)
-        else:
-            os.environ["HIPDNN_HIP_JIT"] = old
-    engine = g.get_engine_name(0)
-    if any("own kernel is compiled" in m for m in messages):
-        return f"{engine}, compiled kernel"
-    why = [m.split("interpreting kernel: ", 1)[1] for m in messages if "interpreting kernel" in m]
-    return f"{engine}, interpreter" + (f" ({why[0][:60]})" if why and jit else "")
+        return False
 
 
-def _mul_add_gelu_add_graph(inputs, out, jit: bool) -> Callable[[], None]:
-    """The hipdnn plan for the case, on torch's current stream; returns one execute."""
-    g = hipdnn.pygraph(io_data_type=dt.BFLOAT16, intermediate_data_type=dt.FLOAT,
-                       compute_data_type=dt.FLOAT, name="mul_add_gelu_add")
-    a = g.tensor_like(inputs["a"], name="a")
-    b = g.tensor_like(inputs["b"], name="b")
-    y = g.add(a=g.gelu(input=g.add(a=g.mul(a=a, b=b), b=a)), b=b, name="y")
-    y.set_output(True)
-    label = build_plan(g, jit)
-    handle = hipdnn.Handle()
-    handle.set_stream(torch.cuda.current_stream())
-    pack = {a: inputs["a"], b: inputs["b"], y: out}
+def build_plan(g: "hipdnn.pygraph", env: Dict[str, str]) -> str:
+    """Builds g with `env` set (the GPU engine reads it at plan time); returns what the
+    engine said of its kernel, or "" when it did not say."""
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        with EngineLog() as log:
+            g.build([hipdnn.heur_mode.A])
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    said = [m for m in log.messages if "own kernel" in m or "interpreting kernel" in m]
+    return said[-1] if said else ""
 
-    def run():
-        g.execute(pack, None, handle=handle)
 
-    run.engine = label  # type: ignore[attr-defined]
-    return run
+def first_run(run: Callable[[], None]) -> str:
+    """Runs once; the kernel the engine says it ran ("compiled fast", ...), or "?"."""
+    with EngineLog() as log:
+        run()
+        torch.cuda.synchronize()
+    for m in log.messages:
+        if "first run of the " in m:
+            return m.split("first run of the ", 1)[1].split(" kernel", 1)[0]
+    return "?"
+
+
+def _mul_add_gelu_add_graph(dtype):
+    io = {torch.bfloat16: dt.BFLOAT16, torch.float32: dt.FLOAT}[dtype]
+
+    def build(inputs, out, env: Dict[str, str]) -> Callable[[], None]:
+        """The hipdnn plan for the case, on torch's current stream; returns one execute."""
+        g = hipdnn.pygraph(io_data_type=io, intermediate_data_type=dt.FLOAT,
+                           compute_data_type=dt.FLOAT, name="mul_add_gelu_add")
+        a = g.tensor_like(inputs["a"], name="a")
+        b = g.tensor_like(inputs["b"], name="b")
+        y = g.add(a=g.gelu(input=g.add(a=g.mul(a=a, b=b), b=a)), b=b, name="y")
+        y.set_output(True)
+        said = build_plan(g, env)
+        handle = hipdnn.Handle()
+        handle.set_stream(torch.cuda.current_stream())
+        pack = {a: inputs["a"], b: inputs["b"], y: out}
+
+        def run():
+            g.execute(pack, None, handle=handle)
+
+        run.engine = g.get_engine_name(0)  # type: ignore[attr-defined]
+        run.said = said  # type: ignore[attr-defined]
+        return run
+    return build
 
 
 CASES = {
     "mul_add_gelu_add": Case(
         name="mul_add_gelu_add",
-        make_inputs=_mul_add_gelu_add_inputs,
+        log2=28,
+        make_inputs=_mul_add_gelu_add_inputs(torch.bfloat16 if torch else None),
         torch_fn=_mul_add_gelu_add_torch,
         reference=_mul_add_gelu_add_ref,
-        build_graph=_mul_add_gelu_add_graph,
+        build_graph=_mul_add_gelu_add_graph(torch.bfloat16 if torch else None),
         bytes_moved=lambda t: 3 * t["a"].numel() * t["a"].element_size(),
         tolerance=1e-2,  # DESIGN: pointwise bf16
+        torch_tolerance=5e-2,
+    ),
+    "mul_add_gelu_add_fp32": Case(
+        name="mul_add_gelu_add_fp32",
+        log2=26,
+        make_inputs=_mul_add_gelu_add_inputs(torch.float32 if torch else None),
+        torch_fn=_mul_add_gelu_add_torch,
+        reference=_mul_add_gelu_add_ref,
+        build_graph=_mul_add_gelu_add_graph(torch.float32 if torch else None),
+        bytes_moved=lambda t: 3 * t["a"].numel() * t["a"].element_size(),
+        tolerance=1e-5,  # DESIGN: pointwise fp32
+        torch_tolerance=1e-5,
     ),
 }
 
 
-def run_case(case: Case, n: int, samples: int, repeat: int, copy_gbs: float) -> List[Result]:
+def run_case(case: Case, log2: Optional[int], samples: int, repeat: int,
+             copy_gbs: float) -> List[Result]:
+    n = 1 << (case.log2 if log2 is None else log2)
     gen = torch.Generator(device="cuda")
     gen.manual_seed(1234)
     inputs = case.make_inputs(n, gen)
     ref = case.reference(**inputs)
     nbytes = case.bytes_moved(inputs)
+    label = f"{case.name} (2^{n.bit_length() - 1})"
     results = []
 
-    def add(impl, fn, out_tensor, tol):
-        fn()
-        torch.cuda.synchronize()
+    def add(impl, fn, out_tensor, tol, note=""):
         why = check(f"{case.name} {impl}", out_tensor(), ref, tol)
         if why:
-            results.append(Result(case.name, impl, None, note=f"WRONG: {why}"))
+            results.append(Result(label, impl, None, note=f"WRONG: {why}"))
             return
         ms = cuda_time_ms(fn, samples, repeat)
         gbs = nbytes / (ms * 1e-3) / 1e9
-        results.append(Result(case.name, impl, ms, gbs, gbs / copy_gbs))
+        results.append(Result(label, impl, ms, gbs, gbs / copy_gbs, note))
 
     holder = {}
 
     def eager():
         holder["eager"] = case.torch_fn(**inputs)
-    # eager rounds every intermediate to bf16: checked at a loose 5e-2
-    add("torch eager", eager, lambda: holder["eager"], 5e-2)
+    eager()
+    torch.cuda.synchronize()
+    add("torch eager", eager, lambda: holder["eager"], case.torch_tolerance)
     del holder["eager"]
 
     try:
@@ -233,24 +294,27 @@ def run_case(case: Case, n: int, samples: int, repeat: int, copy_gbs: float) -> 
 
         def compiled():
             holder["compiled"] = compiled_fn(**inputs)
-        add("torch.compile", compiled, lambda: holder["compiled"], 5e-2)
+        compiled()
+        torch.cuda.synchronize()
+        add("torch.compile", compiled, lambda: holder["compiled"], case.torch_tolerance)
         holder.pop("compiled", None)
     except Exception as e:  # no triton, or a compiler failure: say so, go on
-        results.append(Result(case.name, "torch.compile", None, note=f"n/a: {type(e).__name__}: "
+        results.append(Result(label, "torch.compile", None, note=f"n/a: {type(e).__name__}: "
                               f"{str(e).splitlines()[0][:80] if str(e) else ''}"))
 
-    measured = set()
-    for jit in (True, False):  # the plan's own kernel, then the interpreter
-        out = torch.full_like(inputs["a"], float("nan"))
+    ran = set()
+    for wanted, env in VARIANTS:
+        out = torch.full_like(inputs["a"], float("nan"))  # poison: every element must be written
         try:
-            run = case.build_graph(inputs, out, jit)
-            kind = "interpreter" if "interpreter" in run.engine else "compiled"
-            if kind not in measured:  # without NVRTC both runs are the interpreter
-                measured.add(kind)
-                add(f"hipdnn ({run.engine})", run, lambda: out, case.tolerance)
+            run = case.build_graph(inputs, out, env)
+            kernel = first_run(run)  # "compiled fast", "interpreting generic", ...
+            if kernel in ran:  # without NVRTC the compiled rows are the interpreter's
+                continue
+            ran.add(kernel)
+            note = "" if kernel.replace(" ", ", ", 1) + " way" == wanted else f"(asked: {wanted})"
+            add(f"hipdnn {run.engine}, {kernel}", run, lambda: out, case.tolerance, note)
         except hipdnn.HipdnnError as e:
-            results.append(Result(case.name, "hipdnn", None, note=f"failed: {e}"))
-        del out
+            results.append(Result(label, f"hipdnn ({wanted})", None, note=f"failed: {e}"))
     return results
 
 
@@ -282,16 +346,21 @@ def host_time_results() -> List[Result]:
                           note=f"{us:.1f} us per call"))
     pack_t = {X: x, Y: y}
     us_t = host_time_us(lambda: g.execute(pack_t, None, handle=handle))
+    torch.cuda.synchronize()
+    if not torch.equal(y, torch.relu(x)):
+        results.append(Result("tiny relu, host time", f"hipdnn ({engine}), torch tensors", None,
+                              note="WRONG"))
+        return results
     results.append(Result("tiny relu, host time", f"hipdnn ({engine}), torch tensors", None,
-                          note=f"{us_t:.1f} us per call (DLPack per tensor)"))
+                          note=f"{us_t:.1f} us per call"))
     return results
 
 
-def print_table(results: List[Result], copy_gbs: float, n: int) -> None:
+def print_table(results: List[Result], copy_gbs: float, copy_bytes: int) -> None:
     print()
     print(f"device: {torch.cuda.get_device_name()}  |  D2D copy bandwidth {copy_gbs / 1e3:.2f} TB/s "
-          f"(2^{int(np.log2(n))} elements per tensor)")
-    head = f"{'case':<24} {'implementation':<34} {'time':>10} {'GB/s':>8} {'of copy':>8}  ratios"
+          f"({copy_bytes / 2**20:.0f} MiB copied)")
+    head = f"{'case (elements)':<30} {'implementation':<34} {'time':>10} {'GB/s':>8} {'of copy':>8}  ratios"
     print(head)
     print("-" * len(head))
     by_case: Dict[str, Dict[str, Result]] = {}
@@ -299,7 +368,7 @@ def print_table(results: List[Result], copy_gbs: float, n: int) -> None:
         by_case.setdefault(r.case, {})[r.impl] = r
     for r in results:
         if r.ms is None:
-            print(f"{r.case:<24} {r.impl:<34} {'':>10} {'':>8} {'':>8}  {r.note}")
+            print(f"{r.case:<30} {r.impl:<34} {'':>10} {'':>8} {'':>8}  {r.note}")
             continue
         ratios = ""
         if r.impl.startswith("hipdnn"):
@@ -308,13 +377,14 @@ def print_table(results: List[Result], copy_gbs: float, n: int) -> None:
                 o = others.get(name)
                 if o is not None and o.ms:
                     ratios += f"{o.ms / r.ms:.2f}x vs {name}  "
-        print(f"{r.case:<24} {r.impl:<34} {r.ms:>8.3f}ms {r.gbs:>8.0f} {100 * r.of_copy:>7.1f}%  "
+        print(f"{r.case:<30} {r.impl:<34} {r.ms:>8.3f}ms {r.gbs:>8.0f} {100 * r.of_copy:>7.1f}%  "
               f"{ratios}{r.note}")
 
 
 def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--log2", type=int, default=28, help="elements per tensor, log2 (default 28)")
+    p.add_argument("--log2", type=int, default=None,
+                   help="elements per tensor, log2 (default: each case's own, 28 for bf16, 26 for fp32)")
     p.add_argument("--samples", type=int, default=15, help="timed samples (default 15)")
     p.add_argument("--repeat", type=int, default=5, help="runs per sample (default 5)")
     p.add_argument("--cases", default=",".join(CASES), help="comma-separated case names")
@@ -322,20 +392,22 @@ def main(argv: Optional[List[str]] = None) -> int:
     if torch is None or not torch.cuda.is_available():
         print("gpu_bench: needs PyTorch with a GPU", file=sys.stderr)
         return 2
-    rt = hipdnn.device_runtime()
-    print(f"hipdnn {hipdnn.version()}, device runtime {rt.name} ({rt.device_count} device(s)); "
-          f"engines: {', '.join(e.name for e in hipdnn.engines())}")
-    n = 1 << args.log2
-    copy_gbs = copy_bandwidth_gbs(n * 2, args.samples, args.repeat)
-    results: List[Result] = []
-    for name in args.cases.split(","):
+    names = args.cases.split(",")
+    for name in names:
         if name not in CASES:
             print(f"gpu_bench: unknown case {name!r} (known: {', '.join(CASES)})", file=sys.stderr)
             return 2
-        results += run_case(CASES[name], n, args.samples, args.repeat, copy_gbs)
+    rt = hipdnn.device_runtime()
+    print(f"hipdnn {hipdnn.version()}, device runtime {rt.name} ({rt.device_count} device(s)); "
+          f"engines: {', '.join(e.name for e in hipdnn.engines())}")
+    copy_bytes = 2 << (28 if args.log2 is None else args.log2)  # a bf16 tensor of the first case
+    copy_gbs = copy_bandwidth_gbs(copy_bytes, args.samples, args.repeat)
+    results: List[Result] = []
+    for name in names:
+        results += run_case(CASES[name], args.log2, args.samples, args.repeat, copy_gbs)
         torch.cuda.empty_cache()
     results += host_time_results()
-    print_table(results, copy_gbs, n)
+    print_table(results, copy_gbs, copy_bytes)
     wrong = [r for r in results if r.note.startswith(("WRONG", "failed"))]
     return 1 if wrong else 0
 

@@ -306,6 +306,59 @@ def test_torch_tensors_in_and_out(tdtype, hdtype, tol):
     assert assert_ok, (out.double() - want).abs().max()
 
 
+def test_torch_views_with_offsets_and_strides():
+    # torch tensors are read from their attributes (interop.c): offset and strides count
+    torch = torch_cuda()
+    base_a = torch.randn(40, 131, device="cuda")
+    base_b = torch.randn(129, 37, device="cuda")
+    a = base_a[3:, 2:]  # [37, 129], strides (131, 1), 3 * 131 + 2 elements in
+    b = base_b.t()      # [37, 129], strides (1, 37)
+    out_base = torch.full((5 + 37 * 129 + 3,), float("nan"), device="cuda")
+    out = out_base[5:5 + 37 * 129].view(37, 129)  # packed, 5 elements in
+    g, A, B, Y = add_relu_graph(a, b)
+    g.execute({A: a, B: b, Y: out})
+    torch.cuda.synchronize()
+    assert torch.equal(out, torch.relu(a + b))
+    assert torch.isnan(out_base[:5]).all() and torch.isnan(out_base[-3:]).all()
+
+
+def test_torch_work_on_another_stream_comes_first():
+    # a and b are still being computed on torch's current stream when hipdnn runs on its
+    # own: the engine's stream must wait for that work, as DLPack promises
+    torch = torch_cuda()
+    x = torch.randn(3000, 3000, device="cuda")
+    ours = torch.cuda.Stream()
+    h = hipdnn.Handle()
+    h.set_stream(ours)
+    theirs = torch.cuda.Stream()
+    with torch.cuda.stream(theirs):
+        for _ in range(3):
+            torch.cuda.synchronize()
+            a = torch.empty(3000, 3000, device="cuda")
+            b = torch.empty(3000, 3000, device="cuda")
+            out = torch.full_like(a, float("nan"))
+            g, A, B, Y = add_relu_graph(a, b)
+            torch.matmul(x, x, out=a)  # long: still running when execute returns
+            torch.matmul(x, -x, out=b)
+            g.execute({A: a, B: b, Y: out}, handle=h)
+            ours.synchronize()
+            theirs.synchronize()
+            assert torch.equal(out, torch.relu(a + b))
+
+
+def test_torch_tensors_needing_grad_are_refused_as_dlpack_refuses_them():
+    torch = torch_cuda()
+    a = torch.randn(8, device="cuda", requires_grad=True)
+    b = torch.randn(8, device="cuda")
+    out = torch.empty_like(b)
+    g, A, B, Y = add_relu_graph(b, b)
+    with pytest.raises(ValueError, match="__dlpack__ failed"):
+        g.execute({A: a, B: b, Y: out})
+    g.execute({A: a.detach(), B: b, Y: out})
+    torch.cuda.synchronize()
+    assert torch.equal(out, torch.relu(a.detach() + b))
+
+
 def test_torch_reads_device_arrays_zero_copy():
     torch = torch_cuda()
     d = hipdnn.DeviceArray.from_numpy(np.arange(12, dtype=np.float32).reshape(3, 4))

@@ -143,6 +143,114 @@ def test_unaligned_contiguous_views(gpu, dtype):
     gpu.assert_close(out, ref.add(a.values, b.values), tolerance("pointwise", dtype))
 
 
+# ---- the fast way: every tensor contiguous ------------------------------------------------
+# Plans whose tensors are all contiguous take the fast way (flat index, whole 16-byte
+# vectors, several loads in flight a thread, the last n % 8 elements by one thread) when
+# every pointer is 16-byte aligned, and the generic way otherwise.  The engine logs the
+# first run of each kernel, so these tests see which one ran.
+
+def ran(run):
+    """Calls run() with the engine's log on; the kernels it first ran ("fast", "generic")."""
+    messages = []
+    hipdnn.set_log_level(hipdnn.log_level.INFO)
+    hipdnn.set_log_callback(lambda level, msg: messages.append(msg))
+    try:
+        run()
+        hipdnn._C.flush_log()
+    finally:
+        hipdnn.set_log_callback(None)
+        hipdnn.set_log_level(hipdnn.log_level.WARN)
+    return [m.split("first run of the ", 1)[1] for m in messages
+            if GPU_ENGINE in m and "first run of the " in m]
+
+
+def view_into(op, n, offset):
+    """Makes operand `op` (allocated with n + offset elements) a view of its last n: the
+    first `offset` elements stay in the allocation as poison (outputs) or untouched data."""
+    op.array = op.array[offset:]
+    if op.values is not None:
+        op.values = op.values[offset:]
+    else:
+        op.mask[:offset] = False
+        op.tensor.set_dim([n]).set_stride([1])
+    op.shape = op.array.shape
+
+
+def diamond(gpu, dtype, n, in_offset=0, out_offset=0):
+    """y = gelu(a * b + a) + b over n elements (the benchmark's graph), each operand a view
+    `offset` elements into its allocation; returns the graph, operands and float64 want."""
+    a = gpu.input([n + in_offset], dtype, low=0.1, high=2.0)
+    b = gpu.input([n + in_offset], dtype)
+    view_into(a, n, in_offset)
+    view_into(b, n, in_offset)
+    g = gpu.graph(dtype)
+    A, B = a.bind(g, "a"), b.bind(g, "b")
+    y = g.add(a=g.gelu(input=g.add(a=g.mul(a=A, b=B), b=A)), b=B)
+    out = gpu.output(y, [n + out_offset], dtype)
+    view_into(out, n, out_offset)
+    want = ref.gelu(a.values * b.values + a.values) + b.values
+    return g, [a, b, out], want
+
+
+# 1 and 7: the tail alone; 8 * 5 + 3: vectors and a tail; 3 * 1024 + 43: whole blocks of
+# vectors plus vectors and a tail; 3 * 4096 + 17: several tiles.
+@pytest.mark.parametrize("n", [1, 7, 8, 8 * 5 + 3, 3 * 1024 + 43, 3 * 4096 + 17])
+def test_fast_way_sizes_vectors_and_tails(gpu, dtype, n):
+    g, ops, want = diamond(gpu, dtype, n)
+    kernels = ran(lambda: gpu.execute(g, ops))
+    assert len(kernels) == 1 and kernels[0].split()[1] == "fast", kernels
+    gpu.assert_close(ops[-1], want, graph_tolerance(["pointwise"], dtype))
+
+
+@pytest.mark.parametrize("in_offset,out_offset", [(1, 0), (0, 1), (3, 3)])
+def test_fast_way_falls_back_to_the_generic_way_for_unaligned_views(gpu, dtype, in_offset,
+                                                                    out_offset):
+    n = 2 * 1024 + 8 * 3 + 5
+    g, ops, want = diamond(gpu, dtype, n, in_offset, out_offset)
+    kernels = ran(lambda: gpu.execute(g, ops))
+    assert len(kernels) == 1 and "generic kernel (pointers not 16-byte aligned)" in kernels[0], \
+        kernels
+    gpu.assert_close(ops[-1], want, graph_tolerance(["pointwise"], dtype))
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_fast_way_strides_over_more_tiles_than_the_grid(gpu, dtype):
+    # the fast grid is capped at 1024 blocks an SM (the emulation has one SM): over 1024
+    # tiles of 128 threads x 4 (bf16) or 2 (fp32) vectors x 8 elements, some blocks stride
+    n = 1024 * 128 * (4 if dtype == "bf16" else 2) * 8 + 8 * 130 + 5
+    g, ops, want = diamond(gpu, dtype, n)
+    kernels = ran(lambda: gpu.execute(g, ops))
+    assert len(kernels) == 1 and kernels[0].split()[1] == "fast", kernels
+    gpu.assert_close(ops[-1], want, graph_tolerance(["pointwise"], dtype))
+
+
+def test_generic_way_on_request(gpu, monkeypatch):
+    monkeypatch.setenv("HIPDNN_HIP_KERNEL", "generic")  # read at plan time
+    g, ops, want = diamond(gpu, "bf16", 1000)
+    kernels = ran(lambda: gpu.execute(g, ops))
+    assert len(kernels) == 1 and kernels[0].split()[1] == "generic", kernels
+    gpu.assert_close(ops[-1], want, graph_tolerance(["pointwise"], "bf16"))
+
+
+def test_gelu_is_accurate_to_a_few_ulp_everywhere(gpu):
+    """Dense fp32 inputs over [-14, 8], the far negative tail included: within 16 ulp of
+    the float64 erfc form in the normal range, 16 subnormal steps below it (erfcf of the
+    rounded x / sqrt(2) loses up to about 200 ulp in that tail)."""
+    x64 = np.concatenate([np.linspace(-14.0, 8.0, 60001), np.linspace(-0.01, 0.01, 2001)])
+    x = gpu.input([x64.size], "fp32", values=x64)
+    g = gpu.graph("fp32")
+    y = g.gelu(input=x.bind(g, "x"))
+    out = gpu.output(y, [x64.size], "fp32")
+    gpu.execute(g, [x, out])
+    want = ref.gelu_erfc(x.values)
+    got = out.decoded()
+    ulp = np.maximum(np.spacing(np.abs(want).astype(np.float32)).astype(np.float64), 2.0 ** -149)
+    err = np.abs(got - want) / ulp
+    worst = int(np.argmax(err))
+    assert err[worst] <= 16, f"gelu({x.values[worst]!r}) = {got[worst]!r}, want {want[worst]!r}: " \
+        f"{err[worst]:.1f} ulp"
+
+
 # ---- special values: exactly as the reference engine documents them -----------------------
 
 UNARY_BUILD = {

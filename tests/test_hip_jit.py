@@ -73,6 +73,7 @@ GRAPHS = textwrap.dedent('''
     build(dt.FLOAT, strided)
     build(dt.FLOAT, wide)
     build(dt.BFLOAT16, square, inter=dt.BFLOAT16)
+    build(dt.FLOAT, bench)
 ''')
 
 
@@ -122,7 +123,7 @@ def dumped(tmp_path_factory):
                           env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     sources = sorted(out.glob("hipdnn_pw_*.cu"))
-    assert len(sources) == 6, sorted(p.name for p in out.iterdir())
+    assert len(sources) == 7, sorted(p.name for p in out.iterdir())
     headers = {n: (out / n).read_bytes() for n in ("pw_program.h", "pw_exec.h")}
     return sources, headers
 
@@ -130,9 +131,23 @@ def dumped(tmp_path_factory):
 def test_each_plan_writes_a_kernel_that_calls_the_interpreters_steps(dumped):
     sources, _ = dumped
     bench = sources[0].read_text()
+    # both ways: generic, and fast (the benchmark's tensors are contiguous)
     assert "extern \"C\" __global__" in bench and "hipdnn_pw_fused" in bench
-    # gelu(a * b + a) + b: get a, mul b, add a, gelu, add b, store; nothing else
-    assert bench.count("pw_instr_step<2>") == 6 and bench.count("load_input(") == 2
+    assert "pw_generic_thread<2, hipdnn_program>" in bench
+    assert "hipdnn_pw_fast" in bench and "pw_fast_thread<2, 4, hipdnn_program>" in bench
+    # gelu(a * b + a) + b: get a, mul b, add a, gelu, add b, store; nothing else; two bf16
+    # inputs, contiguous, as constants
+    assert bench.count("pw_instr_step<S>") == 6
+    assert "return 2; }" in bench  # nin
+    assert "in_dtype(const pw_program&, int i) { return i == 0 ? 2 : i == 1 ? 2 : 0; }" in bench
+    # a strided plan gets the generic kernel only
+    strided = sources[3].read_text()
+    assert "hipdnn_pw_fused" in strided and "hipdnn_pw_fast" not in strided
+    # two fp32 inputs: 4 vectors a thread too (256 bytes in flight); eight: 1
+    bench32 = sources[6].read_text()
+    assert "pw_fast_thread<2, 4, hipdnn_program>" in bench32
+    wide = sources[4].read_text()
+    assert "pw_fast_thread<8, 1, hipdnn_program>" in wide
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])

@@ -2,6 +2,8 @@
  * tensor describes when it is not a buffer-protocol object.
  *
  *   hipdnn.DeviceArray             read directly (no Python call)
+ *   torch.Tensor on a GPU          read from its attributes (DLPack's promise kept with an
+ *                                  event): torch's __dlpack__ is Python costing ~19 us
  *   __dlpack__ (PyTorch, CuPy...)  asked for a capsule on the stream we will use, so the
  *                                  producer orders its pending work before ours; the
  *                                  capsule is held, unconsumed, until the call is done
@@ -197,6 +199,162 @@ static int from_dlpack(PyObject* obj, hipdnnStream_t stream, const char* what, h
     return 0;
 }
 
+static int order_after(PyObject* stream_obj, hipdnnStream_t ours, const char* what);
+
+/* ---- PyTorch tensors -------------------------------------------------------------------
+ * torch.Tensor.__dlpack__ is Python that costs about 19 us a call (torch 2.11, on the H100
+ * machine: most of an execute's host time with two tensors).  An exact torch.Tensor on a
+ * CUDA / ROCm device, strided, needing no grad and with no conjugate or negative bit (what
+ * torch's own export accepts) is read from its attributes instead, and DLPack's promise,
+ * that the tensor's pending work on torch's current stream comes before ours, is kept as
+ * __cuda_array_interface__ producers' is: an event when the streams differ.  Anything else
+ * (host tensors, subclasses, tensors needing grad...) goes the protocol way, so what is
+ * accepted and refused, and every message, stays DLPack's. */
+
+static const struct { const char* name; int dtype; int size; } k_torch_dtypes[HD_TORCH_DTYPES] = {
+    {"float32", HIPDNN_DATA_FLOAT, 4}, {"float16", HIPDNN_DATA_HALF, 2},
+    {"bfloat16", HIPDNN_DATA_BFLOAT16, 2}, {"float64", HIPDNN_DATA_DOUBLE, 8},
+    {"int8", HIPDNN_DATA_INT8, 1}, {"uint8", HIPDNN_DATA_UINT8, 1},
+    {"int32", HIPDNN_DATA_INT32, 4}, {"int64", HIPDNN_DATA_INT64, 8},
+    {"bool", HIPDNN_DATA_BOOLEAN, 1}, {"uint16", HD_DTYPE_UINT16, 2},
+};
+
+/* The attribute names read per tensor, interned once (fresh names each call would be kept
+ * by CPython's type-attribute cache). */
+enum { TN_TORCH, TN_IS_CUDA, TN_REQUIRES_GRAD, TN_IS_CONJ, TN_IS_NEG, TN_LAYOUT, TN_DTYPE,
+       TN_DATA_PTR, TN_GET_DEVICE, TN_SHAPE, TN_STRIDE };
+static const char* const k_torch_names[HD_TORCH_NAMES] = {
+    "torch", "is_cuda", "requires_grad", "is_conj", "is_neg", "layout", "dtype", "data_ptr",
+    "get_device", "shape", "stride"};
+
+/* Whether the torch objects are cached: looked up once torch is in sys.modules (hipdnn never
+ * imports it); a torch without them (too old: no uint16 or no raw-stream query) is never
+ * read this way. */
+static int torch_ready(hd_state* st) {
+    if (st->torch_state) return st->torch_state > 0;
+    for (int i = 0; i < HD_TORCH_NAMES; ++i) {
+        if (!st->torch_names[i]) st->torch_names[i] = PyUnicode_InternFromString(k_torch_names[i]);
+        if (!st->torch_names[i]) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    PyObject* torch = PyImport_GetModule(st->torch_names[TN_TORCH]);
+    if (!torch) {
+        PyErr_Clear();
+        return 0; /* not imported (yet): asked again next time */
+    }
+    PyObject* c = PyObject_GetAttrString(torch, "_C");
+    st->torch_tensor = PyObject_GetAttrString(torch, "Tensor");
+    st->torch_strided = PyObject_GetAttrString(torch, "strided");
+    st->torch_raw_stream = c ? PyObject_GetAttrString(c, "_cuda_getCurrentRawStream") : NULL;
+    int ok = st->torch_tensor && PyType_Check(st->torch_tensor) && st->torch_strided &&
+             st->torch_raw_stream;
+    for (int i = 0; i < HD_TORCH_DTYPES && ok; ++i)
+        ok = (st->torch_dtypes[i] = PyObject_GetAttrString(torch, k_torch_dtypes[i].name)) != NULL;
+    Py_XDECREF(c);
+    Py_DECREF(torch);
+    PyErr_Clear();
+    st->torch_state = ok ? 1 : -1;
+    if (!ok) {
+        Py_CLEAR(st->torch_tensor);
+        Py_CLEAR(st->torch_strided);
+        Py_CLEAR(st->torch_raw_stream);
+        for (int i = 0; i < HD_TORCH_DTYPES; ++i) Py_CLEAR(st->torch_dtypes[i]);
+    }
+    return ok;
+}
+
+/* obj.name, or obj.name() when call. */
+static PyObject* torch_get(PyObject* obj, PyObject* name, int call) {
+    return call ? PyObject_CallMethodObjArgs(obj, name, NULL) : PyObject_GetAttr(obj, name);
+}
+
+/* obj.name as a truth value, or obj.name() when call: 1, 0, or -1 (an error, cleared). */
+static int torch_flag(PyObject* obj, PyObject* name, int call) {
+    PyObject* r = torch_get(obj, name, call);
+    int t = r ? PyObject_IsTrue(r) : -1;
+    Py_XDECREF(r);
+    if (t < 0) PyErr_Clear();
+    return t;
+}
+
+/* obj.name(), or obj.name when !call, as an int64; -1 with the error cleared when it fails. */
+static int torch_int(PyObject* obj, PyObject* name, int call, long long* out) {
+    PyObject* r = torch_get(obj, name, call);
+    *out = r ? PyLong_AsLongLong(r) : -1;
+    Py_XDECREF(r);
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        return -1;
+    }
+    return 0;
+}
+
+/* An int tuple (torch.Size is one) of n <= HIPDNN_MAX_DIMS into out; -1 when it is not. */
+static int torch_tuple(PyObject* obj, PyObject* name, int call, int64_t* out, int* n) {
+    PyObject* r = torch_get(obj, name, call);
+    int rc = r && PyTuple_Check(r) && PyTuple_Size(r) <= HIPDNN_MAX_DIMS ? 0 : -1;
+    if (rc == 0) {
+        *n = (int)PyTuple_Size(r);
+        for (int i = 0; i < *n && rc == 0; ++i) {
+            out[i] = PyLong_AsLongLong(PyTuple_GetItem(r, i));
+            if (out[i] == -1 && PyErr_Occurred()) rc = -1;
+        }
+    }
+    Py_XDECREF(r);
+    if (rc < 0) PyErr_Clear();
+    return rc;
+}
+
+/* 1: v describes obj; 0: obj is not such a tensor, nothing set (take the protocol way);
+ * -1: an error is set. */
+static int from_torch(hd_state* st, PyObject* obj, hipdnnStream_t stream, const char* what,
+                      hd_value* v) {
+    if (!torch_ready(st) || (PyObject*)Py_TYPE(obj) != st->torch_tensor) return 0;
+    PyObject* const* n = st->torch_names;
+    if (torch_flag(obj, n[TN_IS_CUDA], 0) != 1 || torch_flag(obj, n[TN_REQUIRES_GRAD], 0) != 0 ||
+        torch_flag(obj, n[TN_IS_CONJ], 1) != 0 || torch_flag(obj, n[TN_IS_NEG], 1) != 0)
+        return 0;
+    PyObject* layout = PyObject_GetAttr(obj, n[TN_LAYOUT]);
+    PyObject* dtype = layout ? PyObject_GetAttr(obj, n[TN_DTYPE]) : NULL;
+    int k = -1;
+    for (int i = 0; dtype && i < HD_TORCH_DTYPES && k < 0; ++i)
+        if (dtype == st->torch_dtypes[i]) k = i;
+    const int strided = layout == st->torch_strided;
+    Py_XDECREF(layout);
+    Py_XDECREF(dtype);
+    PyErr_Clear();
+    long long ptr = 0, device = -1;
+    int64_t shape[HIPDNN_MAX_DIMS], strides[HIPDNN_MAX_DIMS];
+    int ndim = 0, nstrides = -1;
+    if (!strided || k < 0 || torch_int(obj, n[TN_DATA_PTR], 1, &ptr) < 0 ||
+        torch_int(obj, n[TN_GET_DEVICE], 1, &device) < 0 || device < 0 ||
+        torch_tuple(obj, n[TN_SHAPE], 0, shape, &ndim) < 0 ||
+        torch_tuple(obj, n[TN_STRIDE], 1, strides, &nstrides) < 0 || nstrides != ndim)
+        return 0;
+    /* DLPack's promise: torch's current stream on that device comes before ours. */
+    PyObject* theirs = PyObject_CallFunction(st->torch_raw_stream, "L", device);
+    if (!theirs) return -1;
+    int rc = order_after(theirs, stream, what);
+    Py_DECREF(theirs);
+    if (rc < 0) return -1;
+    v->kind = "PyTorch tensor";
+    v->ptr = (void*)(uintptr_t)ptr;
+    v->space = HIPDNN_MEMORY_DEVICE;
+    v->device = (int)device;
+    v->dtype = k_torch_dtypes[k].dtype;
+    v->itemsize = k_torch_dtypes[k].size;
+    v->readonly = 0;
+    v->ndim = ndim;
+    memcpy(v->shape, shape, sizeof(shape[0]) * (size_t)ndim);
+    memcpy(v->strides, strides, sizeof(strides[0]) * (size_t)ndim);
+    set_type_name(v);
+    Py_INCREF(obj);
+    v->keep = obj;
+    return 1;
+}
+
 /* ---- __cuda_array_interface__ ----------------------------------------------------------- */
 
 static int cai_dtype(const char* s, int64_t* itemsize) {
@@ -316,10 +474,14 @@ int hd_value_acquire(hd_state* st, PyObject* obj, hipdnnStream_t stream, const c
         from_device_array((const hd_DeviceArray*)obj, v);
         return 0;
     }
-    int rc;
-    if (PyObject_HasAttrString(obj, "__dlpack__"))
+    int rc = from_torch(st, obj, stream, what, v);
+    if (rc != 0) {
+        if (rc < 0) hd_value_release(v);
+        return rc < 0 ? -1 : 0;
+    }
+    if (PyObject_HasAttr(obj, st->str_dlpack))
         rc = from_dlpack(obj, stream, what, v);
-    else if (PyObject_HasAttrString(obj, "__cuda_array_interface__"))
+    else if (PyObject_HasAttr(obj, st->str_cai))
         rc = from_cai(obj, stream, what, v);
     else {
         PyObject* name = PyType_GetName(Py_TYPE(obj));

@@ -315,6 +315,11 @@ static int module_traverse(PyObject* module, visitproc visit, void* arg) {
     Py_VISIT(st->str_cai);
     Py_VISIT(st->str_dlpack);
     Py_VISIT(st->log_callback);
+    Py_VISIT(st->torch_tensor);
+    Py_VISIT(st->torch_strided);
+    Py_VISIT(st->torch_raw_stream);
+    for (int i = 0; i < HD_TORCH_DTYPES; ++i) Py_VISIT(st->torch_dtypes[i]);
+    for (int i = 0; i < HD_TORCH_NAMES; ++i) Py_VISIT(st->torch_names[i]);
     return 0;
 }
 
@@ -335,6 +340,12 @@ static int module_clear(PyObject* module) {
     Py_CLEAR(st->DeviceArrayType);
     Py_CLEAR(st->str_cai);
     Py_CLEAR(st->str_dlpack);
+    Py_CLEAR(st->torch_tensor);
+    Py_CLEAR(st->torch_strided);
+    Py_CLEAR(st->torch_raw_stream);
+    for (int i = 0; i < HD_TORCH_DTYPES; ++i) Py_CLEAR(st->torch_dtypes[i]);
+    for (int i = 0; i < HD_TORCH_NAMES; ++i) Py_CLEAR(st->torch_names[i]);
+    st->torch_state = 0;
     return 0;
 }
 

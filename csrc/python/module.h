@@ -14,6 +14,9 @@
 #include "hipdnn/hipdnn.h"
 #include "log.h"
 
+#define HD_TORCH_DTYPES 10 /* the torch data types of interop.c's k_torch_dtypes */
+#define HD_TORCH_NAMES 11  /* the names of interop.c's k_torch_names */
+
 /* Per-module state: exceptions and types live here, not in C globals, so that each
  * (sub)interpreter gets its own. */
 typedef struct {
@@ -31,6 +34,15 @@ typedef struct {
     /* callable(level, message) or NULL.  The queue that feeds it is process-wide (log.c):
      * the backend has one logger per process, so there is one queue, not one per state. */
     PyObject* log_callback;
+    /* PyTorch, looked up once it is imported (interop.c, never importing it): the type
+     * torch.Tensor, torch.strided, torch._C._cuda_getCurrentRawStream and the data types
+     * hipdnn reads, so that a tensor is read from its attributes without __dlpack__. */
+    int torch_state; /* 0: not imported yet; 1: ready; -1: not usable (older or other) */
+    PyObject* torch_tensor;
+    PyObject* torch_strided;
+    PyObject* torch_raw_stream;
+    PyObject* torch_dtypes[HD_TORCH_DTYPES];
+    PyObject* torch_names[HD_TORCH_NAMES]; /* interned, as str_cai */
 } hd_state;
 
 typedef struct {
@@ -111,9 +123,9 @@ typedef struct {
     int64_t itemsize;
     int64_t shape[HIPDNN_MAX_DIMS];
     int64_t strides[HIPDNN_MAX_DIMS]; /* elements */
-    const char* kind; /* "DeviceArray", "DLPack", "__cuda_array_interface__" */
+    const char* kind; /* "DeviceArray", "PyTorch tensor", "DLPack", "__cuda_array_interface__" */
     char type_name[64]; /* "float32", or the producer's own spelling when it is none of ours */
-    PyObject* keep;   /* DLPack capsule, held until release */
+    PyObject* keep;   /* DLPack capsule or PyTorch tensor, held until release */
 } hd_value;
 
 hd_state* hd_get_state(PyObject* module);

@@ -21,6 +21,13 @@ inline float hd_half_to_float(unsigned short h) { return hipdnnSdkHalfToFloat(h)
 inline unsigned short hd_float_to_half(float f) { return hipdnnSdkFloatToHalf(f); }
 inline float hd_bf16_to_float(unsigned short b) { return hipdnnSdkBfloat16ToFloat(b); }
 inline unsigned short hd_float_to_bf16(float f) { return hipdnnSdkFloatToBfloat16(f); }
+inline unsigned int hd_pack_half2(float lo, float hi) {
+    return (unsigned int)hd_float_to_half(lo) | ((unsigned int)hd_float_to_half(hi) << 16);
+}
+inline unsigned int hd_pack_bf16x2(float lo, float hi) {
+    return (unsigned int)hd_float_to_bf16(lo) | ((unsigned int)hd_float_to_bf16(hi) << 16);
+}
+inline float hd_rcp(float d) { return 1.0f / d; } // the kernels' is within 1 ulp of this
 
 } // namespace
 
@@ -62,24 +69,32 @@ extern "C" bool hipe_sm_count(int device, int* count, char* why, size_t len) {
     return true;
 }
 
-// Runs every step in grid order: a block of PW_BLOCK threads, then the next, each thread
-// striding as the kernel's grid-stride loop does.
-extern "C" bool hipe_pointwise_launch(const pw_program* prog, int slots, int64_t grid_cap,
-                                      void* stream, char* why, size_t len) {
+// Runs every thread of the grid in order, each as the kernel's thread does: the same
+// per-thread function (pw_exec.h) with the interpreter's program.
+template <int S>
+static void run_grid(const pw_program& p, bool fast, int64_t blocks) {
+    for (int64_t b = 0; b < blocks; ++b)
+        for (int t = 0; t < PW_BLOCK; ++t) {
+            if (fast)
+                pw_fast_thread<S, HIPE_INTERP_FAST_U(S), PwInterpreted>(p, b, t, blocks);
+            else
+                pw_generic_thread<S, PwInterpreted>(p, b, t, blocks);
+        }
+}
+
+extern "C" bool hipe_pointwise_launch(const pw_program* prog, int slots, bool fast,
+                                      int64_t grid_cap, void* stream, char* why, size_t len) {
     (void)stream;
     (void)why;
     (void)len;
-    const int64_t groups = pw_groups(*prog);
-    int64_t blocks = (groups + PW_BLOCK - 1) / PW_BLOCK;
+    const int S = slots <= 2 ? 2 : slots <= 4 ? 4 : PW_SLOTS;
+    int64_t blocks = fast ? pw_fast_blocks(*prog, HIPE_INTERP_FAST_U(S))
+                          : (pw_groups(*prog) + PW_BLOCK - 1) / PW_BLOCK;
     if (blocks > grid_cap) blocks = grid_cap;
     if (blocks < 1) blocks = 1;
-    const int64_t stride = blocks * PW_BLOCK;
-    for (int64_t t = 0; t < stride; ++t)
-        for (int64_t g = t; g < groups; g += stride) {
-            if (slots <= 2) pw_step<2>(*prog, g);
-            else if (slots <= 4) pw_step<4>(*prog, g);
-            else pw_step<PW_SLOTS>(*prog, g);
-        }
+    if (S == 2) run_grid<2>(*prog, fast, blocks);
+    else if (S == 4) run_grid<4>(*prog, fast, blocks);
+    else run_grid<PW_SLOTS>(*prog, fast, blocks);
     return true;
 }
 
@@ -90,18 +105,19 @@ extern "C" bool hipe_jit_available(char* why, size_t len) {
     return false;
 }
 
-extern "C" bool hipe_jit_build(const char* source, int device, void** kernel, char* why,
-                               size_t len) {
+extern "C" bool hipe_jit_build(const char* source, int device, hipe_jit_kernels* kernels,
+                               char* why, size_t len) {
     (void)source;
     (void)device;
-    *kernel = nullptr;
+    memset(kernels, 0, sizeof(*kernels));
     return hipe_jit_available(why, len);
 }
 
-extern "C" bool hipe_jit_launch(void* kernel, const pw_program* prog, int64_t grid_cap,
-                                void* stream, char* why, size_t len) {
+extern "C" bool hipe_jit_launch(void* kernel, const pw_program* prog, int fast_u,
+                                int64_t grid_cap, void* stream, char* why, size_t len) {
     (void)kernel;
     (void)prog;
+    (void)fast_u;
     (void)grid_cap;
     (void)stream;
     snprintf(why, len, "host emulation interprets");

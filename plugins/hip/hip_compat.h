@@ -41,6 +41,23 @@ static __device__ __forceinline__ unsigned short hd_float_to_half(float f) {
 static __device__ __forceinline__ unsigned short hd_float_to_bf16(float f) {
     return __bfloat16_as_ushort(__float2bfloat16_rn(f));
 }
+/* Two at once (lo in the low half): one F2FP instruction on sm_80 and newer. */
+static __device__ __forceinline__ unsigned int hd_pack_half2(float lo, float hi) {
+    const __half2 h = __floats2half2_rn(lo, hi);
+    return (unsigned int)__half_as_ushort(__low2half(h)) |
+           ((unsigned int)__half_as_ushort(__high2half(h)) << 16);
+}
+static __device__ __forceinline__ unsigned int hd_pack_bf16x2(float lo, float hi) {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return (unsigned int)__bfloat16_as_ushort(__low2bfloat16(h)) |
+           ((unsigned int)__bfloat16_as_ushort(__high2bfloat16(h)) << 16);
+}
+/* 1/d within 1 ulp: one MUFU.RCP, where a division costs a Newton step and a slow path. */
+static __device__ __forceinline__ float hd_rcp(float d) {
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d));
+    return r;
+}
 
 #else /* HIP */
 
@@ -63,6 +80,13 @@ static __device__ __forceinline__ unsigned short hd_float_to_bf16(float f) {
     u += 0x7fffu + ((u >> 16) & 1u);
     return (unsigned short)(u >> 16);
 }
+static __device__ __forceinline__ unsigned int hd_pack_half2(float lo, float hi) {
+    return (unsigned int)hd_float_to_half(lo) | ((unsigned int)hd_float_to_half(hi) << 16);
+}
+static __device__ __forceinline__ unsigned int hd_pack_bf16x2(float lo, float hi) {
+    return (unsigned int)hd_float_to_bf16(lo) | ((unsigned int)hd_float_to_bf16(hi) << 16);
+}
+static __device__ __forceinline__ float hd_rcp(float d) { return __frcp_rn(d); }
 
 #endif
 

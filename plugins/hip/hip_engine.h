@@ -53,6 +53,9 @@ typedef struct {
     hipdnnSdkGraph* graph;                /* owned */
     pw_program prog;                      /* pointers and runtime scalars unset */
     int slots;                            /* kernel variant: 2, 4 or PW_SLOTS slots */
+    int fast;                             /* every tensor contiguous: the fast way applies
+                                             whenever the pointers are 16-byte aligned */
+    int fast_u;                           /* vectors a thread loads at once, fast way */
     int64_t in_uid[PW_MAX_INPUTS];        /* tensor of prog.in[i] */
     int64_t out_uid[PW_MAX_OUTPUTS];      /* tensor of prog.out[i] */
     int32_t nscalars;
@@ -71,10 +74,12 @@ void hipe_describe(const hipe_plan* plan, char* buf, size_t len);
 
 /* ---- the plan's own kernel, compiled at run time (jit_source.c, jit.hip) -------------- */
 
-#define HIPE_JIT_KERNEL "hipdnn_pw_fused"
-/* The source of a kernel specialised to `plan` (malloc'd; NULL when out of memory), with
- * the prelude of NVRTC (cuda) or of the precompiled build's compat header (otherwise). */
-char* hipe_jit_source(const hipe_plan* plan, bool cuda);
+#define HIPE_JIT_KERNEL "hipdnn_pw_fused"     /* the generic way (pw_generic_thread) */
+#define HIPE_JIT_FAST_KERNEL "hipdnn_pw_fast" /* the fast way (pw_fast_thread) */
+/* The source of the kernels specialised to `plan` (malloc'd; NULL when out of memory): the
+ * generic one always, the fast one too when `fast` (plan->fast must be set); with the
+ * prelude of NVRTC (cuda) or of the precompiled build's compat header (otherwise). */
+char* hipe_jit_source(const hipe_plan* plan, bool cuda, bool fast);
 /* The headers that source includes: their texts and names, *count of them (static). */
 void hipe_jit_headers(const char* const** texts, const char* const** names, int* count);
 
@@ -90,19 +95,31 @@ bool hipe_get_device(int* device, char* why, size_t len);
 bool hipe_set_device(int device, char* why, size_t len);
 /* Multiprocessors (CUs) of `device`, for grid sizes. */
 bool hipe_sm_count(int device, int* count, char* why, size_t len);
-/* Launches the fused kernel on `stream`: `slots` picks the variant; the grid is capped at
+/* Vectors a thread of the interpreting fast kernel loads at once, for S slots (fewer where
+ * more slots take more registers). */
+#define HIPE_INTERP_FAST_U(S) ((S) <= 2 ? 2 : 1)
+/* Launches the interpreting kernel on `stream`: `slots` picks the variant, `fast` the fast
+ * way (prog->aligned and every tensor contiguous) or the generic one; the grid is capped at
  * grid_cap blocks (the kernel strides over the rest).  False with `why` when the launch
  * was refused. */
-bool hipe_pointwise_launch(const pw_program* prog, int slots, int64_t grid_cap, void* stream,
-                           char* why, size_t len);
+bool hipe_pointwise_launch(const pw_program* prog, int slots, bool fast, int64_t grid_cap,
+                           void* stream, char* why, size_t len);
 /* Whether this build compiles kernels at run time (NVRTC found); if not, why. */
 bool hipe_jit_available(char* why, size_t len);
+/* A plan's compiled kernels: valid for the life of the process. */
+typedef struct {
+    void* generic;     /* HIPE_JIT_KERNEL */
+    void* fast;        /* HIPE_JIT_FAST_KERNEL, NULL when the source has none */
+    int fast_per_sm;   /* blocks of the fast kernel one multiprocessor holds (for the log) */
+} hipe_jit_kernels;
 /* Compiles and loads a kernel source (hipe_jit_source) for `device`, or finds it in the
- * process's cache; *kernel stays valid for the life of the process.  False with `why`. */
-bool hipe_jit_build(const char* source, int device, void** kernel, char* why, size_t len);
-/* Launches a compiled kernel as hipe_pointwise_launch launches the interpreter. */
-bool hipe_jit_launch(void* kernel, const pw_program* prog, int64_t grid_cap, void* stream,
-                     char* why, size_t len);
+ * process's cache.  False with `why`. */
+bool hipe_jit_build(const char* source, int device, hipe_jit_kernels* kernels, char* why,
+                    size_t len);
+/* Launches a compiled kernel as hipe_pointwise_launch launches the interpreter: the fast
+ * one with fast_u vectors a thread, or (fast_u 0) the generic one. */
+bool hipe_jit_launch(void* kernel, const pw_program* prog, int fast_u, int64_t grid_cap,
+                     void* stream, char* why, size_t len);
 
 #ifdef __cplusplus
 }

@@ -19,7 +19,7 @@ namespace {
 
 struct cached_kernel {
     char* source; // the key: the full source, architecture included
-    void* kernel;
+    hipe_jit_kernels kernels;
     cached_kernel* next;
 };
 pthread_mutex_t g_cache_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -144,9 +144,21 @@ extern "C" bool hipe_jit_available(char* why, size_t len) {
     return g_nvrtc.ok;
 }
 
-extern "C" bool hipe_jit_build(const char* source, int device, void** kernel, char* why,
-                               size_t len) {
-    *kernel = nullptr;
+// Blocks of `kernel` one multiprocessor holds at once (registers, threads): the plan's log
+// says it, 0 where the runtime will not.
+static int blocks_per_sm(cudaKernel_t kernel) {
+    int n = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, (const void*)kernel, PW_BLOCK, 0) !=
+        cudaSuccess) {
+        (void)cudaGetLastError();
+        n = 0;
+    }
+    return n;
+}
+
+extern "C" bool hipe_jit_build(const char* source, int device, hipe_jit_kernels* kernels,
+                               char* why, size_t len) {
+    memset(kernels, 0, sizeof(*kernels));
     if (!hipe_jit_available(why, len)) return false;
     int major = 0, minor = 0;
     if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
@@ -163,11 +175,15 @@ extern "C" bool hipe_jit_build(const char* source, int device, void** kernel, ch
         return false;
     }
     snprintf(key, klen, "sm_%d\n%s", arch, source);
+    bool found = false;
     pthread_mutex_lock(&g_cache_lock);
-    for (cached_kernel* c = g_cache; c; c = c->next)
-        if (strcmp(c->source, key) == 0) *kernel = c->kernel;
+    for (cached_kernel* c = g_cache; c && !found; c = c->next)
+        if (strcmp(c->source, key) == 0) {
+            *kernels = c->kernels;
+            found = true;
+        }
     pthread_mutex_unlock(&g_cache_lock);
-    if (*kernel) {
+    if (found) {
         free(key);
         return true;
     }
@@ -178,38 +194,43 @@ extern "C" bool hipe_jit_build(const char* source, int device, void** kernel, ch
         return false;
     }
     cudaLibrary_t lib = nullptr;
-    cudaKernel_t k = nullptr;
+    cudaKernel_t generic = nullptr, fast = nullptr;
     cudaError_t e = cudaLibraryLoadData(&lib, image, nullptr, nullptr, 0, nullptr, nullptr, 0);
     free(image);
-    if (e == cudaSuccess) e = cudaLibraryGetKernel(&k, lib, HIPE_JIT_KERNEL);
+    if (e == cudaSuccess) e = cudaLibraryGetKernel(&generic, lib, HIPE_JIT_KERNEL);
+    if (e == cudaSuccess && strstr(source, HIPE_JIT_FAST_KERNEL)) // written only when wanted
+        e = cudaLibraryGetKernel(&fast, lib, HIPE_JIT_FAST_KERNEL);
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
-        snprintf(why, len, "loading the compiled kernel: %s: %s", cudaGetErrorName(e),
+        snprintf(why, len, "loading the compiled kernels: %s: %s", cudaGetErrorName(e),
                  cudaGetErrorString(e));
         if (lib) cudaLibraryUnload(lib);
         free(key);
         return false;
     }
+    kernels->generic = (void*)generic;
+    kernels->fast = (void*)fast;
+    kernels->fast_per_sm = fast ? blocks_per_sm(fast) : 0;
     cached_kernel* c = (cached_kernel*)malloc(sizeof(*c));
     pthread_mutex_lock(&g_cache_lock);
     if (c) { // the library stays loaded for the life of the process, cached or not
         c->source = key;
-        c->kernel = (void*)k;
+        c->kernels = *kernels;
         c->next = g_cache;
         g_cache = c;
     } else {
         free(key);
     }
     pthread_mutex_unlock(&g_cache_lock);
-    *kernel = (void*)k;
     return true;
 }
 
-extern "C" bool hipe_jit_launch(void* kernel, const pw_program* prog, int64_t grid_cap,
-                                void* stream, char* why, size_t len) {
+extern "C" bool hipe_jit_launch(void* kernel, const pw_program* prog, int fast_u,
+                                int64_t grid_cap, void* stream, char* why, size_t len) {
     const int64_t dlast = prog->dims[prog->ndim - 1];
     const int64_t groups = (prog->n / dlast) * ((dlast + PW_VEC - 1) / PW_VEC);
-    int64_t blocks = (groups + PW_BLOCK - 1) / PW_BLOCK;
+    const int64_t tile = (int64_t)PW_BLOCK * fast_u;
+    int64_t blocks = fast_u ? (prog->n / PW_VEC + tile - 1) / tile : (groups + PW_BLOCK - 1) / PW_BLOCK;
     if (blocks > grid_cap) blocks = grid_cap;
     if (blocks < 1) blocks = 1;
     void* args[] = {(void*)prog};
@@ -218,8 +239,9 @@ extern "C" bool hipe_jit_launch(void* kernel, const pw_program* prog, int64_t gr
                                      args, 0, (cudaStream_t)stream);
     if (e == cudaSuccess) e = cudaGetLastError();
     if (e != cudaSuccess) {
-        snprintf(why, len, "compiled fused kernel launch (%lld blocks of %d threads) failed: %s: %s",
-                 (long long)blocks, PW_BLOCK, cudaGetErrorName(e), cudaGetErrorString(e));
+        snprintf(why, len, "compiled %s kernel launch (%lld blocks of %d threads) failed: %s: %s",
+                 fast_u ? "fast" : "generic", (long long)blocks, PW_BLOCK, cudaGetErrorName(e),
+                 cudaGetErrorString(e));
         return false;
     }
     return true;
@@ -233,18 +255,19 @@ extern "C" bool hipe_jit_available(char* why, size_t len) {
     return false;
 }
 
-extern "C" bool hipe_jit_build(const char* source, int device, void** kernel, char* why,
-                               size_t len) {
+extern "C" bool hipe_jit_build(const char* source, int device, hipe_jit_kernels* kernels,
+                               char* why, size_t len) {
     (void)source;
     (void)device;
-    *kernel = nullptr;
+    memset(kernels, 0, sizeof(*kernels));
     return hipe_jit_available(why, len);
 }
 
-extern "C" bool hipe_jit_launch(void* kernel, const pw_program* prog, int64_t grid_cap,
-                                void* stream, char* why, size_t len) {
+extern "C" bool hipe_jit_launch(void* kernel, const pw_program* prog, int fast_u,
+                                int64_t grid_cap, void* stream, char* why, size_t len) {
     (void)kernel;
     (void)prog;
+    (void)fast_u;
     (void)grid_cap;
     (void)stream;
     snprintf(why, len, "no compiled kernels on ROCm");

@@ -1,10 +1,13 @@
-/* The source of a kernel specialised to one compiled graph, for the run-time compiler.
+/* The source of the kernels specialised to one compiled graph, for the run-time compiler.
  *
- * The interpreter (pw_step in pw_exec.h) reads each instruction from the program and
- * dispatches on it; here each instruction becomes a call of the same per-instruction
- * function with constant arguments, so the compiler folds every switch away and keeps
- * only the values the graph needs in registers.  Same functions, same numerics: the
- * kernel differs from the interpreter only in what is known when it is compiled.
+ * The interpreter (PwInterpreted in pw_exec.h) reads each instruction and tensor property
+ * from the program; the source written here defines a program type with the same members
+ * returning constants: each instruction becomes a call of the same per-instruction
+ * function with constant arguments, the inputs' storage types and layouts are literals,
+ * so the compiler folds every switch away and keeps only the values the graph needs in
+ * registers.  Its kernels call the same per-thread functions as the interpreter's
+ * (pw_generic_thread, pw_fast_thread): same code, same numerics; they differ only in what
+ * is known when they are compiled.
  *
  * The source includes "pw_exec.h" (and it "pw_program.h"), handed to the compiler as
  * headers (hipe_jit_headers); the prelude supplies what hip_compat.h gives the
@@ -36,7 +39,12 @@ static const char k_prelude_cuda[] =
     "    unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }\n"
     "PW_FN unsigned short hd_float_to_bf16(float f) {\n"
     "    unsigned short h; asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }\n"
-    "PW_FN float hd_bf16_to_float(unsigned short b) { return __uint_as_float((unsigned int)b << 16); }\n";
+    "PW_FN float hd_bf16_to_float(unsigned short b) { return __uint_as_float((unsigned int)b << 16); }\n"
+    "PW_FN unsigned int hd_pack_half2(float lo, float hi) {\n"
+    "    unsigned int r; asm(\"cvt.rn.f16x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo)); return r; }\n"
+    "PW_FN unsigned int hd_pack_bf16x2(float lo, float hi) {\n"
+    "    unsigned int r; asm(\"cvt.rn.bf16x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo)); return r; }\n"
+    "PW_FN float hd_rcp(float d) { float r; asm(\"rcp.approx.ftz.f32 %0, %1;\" : \"=f\"(r) : \"f\"(d)); return r; }\n";
 
 typedef struct {
     char* s;
@@ -78,32 +86,47 @@ static unsigned bits_of(float f) {
     return u;
 }
 
-char* hipe_jit_source(const hipe_plan* plan, bool cuda) {
+/* `name(i)`: a chain of conditionals over the inputs' values, constant once i is. */
+static void put_table(buf* b, const char* type, const char* name, const int* v, int n) {
+    put(b, "    PW_FN %s %s(const pw_program&, int i) { return ", type, name);
+    for (int i = 0; i < n; ++i) put(b, "i == %d ? %d : ", i, v[i]);
+    put(b, "0; }\n");
+}
+
+char* hipe_jit_source(const hipe_plan* plan, bool cuda, bool fast) {
     const pw_program* p = &plan->prog;
+    int dtype[PW_MAX_INPUTS], contiguous[PW_MAX_INPUTS];
+    for (int i = 0; i < p->nin; ++i) {
+        dtype[i] = p->in[i].dtype;
+        contiguous[i] = p->in[i].contiguous != 0;
+    }
     buf b = {0};
     put(&b, "%s", cuda ? k_prelude_cuda : "");
     put(&b, "#include \"pw_exec.h\"\n\n");
-    put(&b, "/* %d inputs, %d outputs, %d instructions, %d slots */\n", p->nin, p->nout,
-        p->ninstr, plan->slots);
-    put(&b, "extern \"C\" __global__ void __launch_bounds__(PW_BLOCK) %s(const pw_program p) {\n",
-        HIPE_JIT_KERNEL);
-    put(&b, "    const int64_t groups = pw_groups(p);\n"
-            "    const int64_t stride = (int64_t)gridDim.x * PW_BLOCK;\n"
-            "    for (int64_t g = (int64_t)blockIdx.x * PW_BLOCK + threadIdx.x; g < groups; "
-            "g += stride) {\n"
-            "        const Pos pos = pw_position(p, g);\n"
-            "        float r[PW_SLOTS][PW_VEC];\n"
-            "        float acc[PW_VEC], o[PW_VEC];\n");
-    for (int i = 0; i < p->nin; ++i)
-        put(&b, "        load_input(p, p.in[%d], pos, r[%d]);\n", i, i);
+    put(&b, "/* %d inputs, %d outputs, %d instructions, %d slots, %d dims */\n", p->nin, p->nout,
+        p->ninstr, plan->slots, p->ndim);
+    put(&b, "struct hipdnn_program {\n");
+    put(&b, "    PW_FN int ndim(const pw_program&) { return %d; }\n", p->ndim);
+    put(&b, "    PW_FN int nin(const pw_program&) { return %d; }\n", p->nin);
+    put_table(&b, "int", "in_dtype", dtype, p->nin);
+    put_table(&b, "bool", "in_contiguous", contiguous, p->nin);
+    put(&b, "    template <int S, class At>\n"
+            "    PW_FN void run(const pw_program& p, const At& at, float (&r)[PW_SLOTS][PW_VEC], "
+            "float* acc, float* o) {\n");
     for (int k = 0; k < p->ninstr; ++k) {
         const pw_instr* in = &p->instr[k];
-        put(&b, "        pw_instr_step<%d>(p, pw_instr{%u, %u, %u, %u, __uint_as_float(0x%08xu), "
-                "__uint_as_float(0x%08xu), __uint_as_float(0x%08xu)}, pos, r, acc, o);\n",
-            plan->slots, in->op, in->fn, in->a, in->flags, bits_of(in->p0), bits_of(in->p1),
-            bits_of(in->p2));
+        put(&b, "        pw_instr_step<S>(p, pw_instr{%u, %u, %u, %u, __uint_as_float(0x%08xu), "
+                "__uint_as_float(0x%08xu), __uint_as_float(0x%08xu)}, at, r, acc, o);\n",
+            in->op, in->fn, in->a, in->flags, bits_of(in->p0), bits_of(in->p1), bits_of(in->p2));
     }
-    put(&b, "    }\n}\n");
+    put(&b, "    }\n};\n\n");
+    put(&b, "extern \"C\" __global__ void __launch_bounds__(PW_BLOCK) %s(const pw_program p) {\n"
+            "    pw_generic_thread<%d, hipdnn_program>(p, blockIdx.x, threadIdx.x, gridDim.x);\n}\n",
+        HIPE_JIT_KERNEL, plan->slots);
+    if (fast)
+        put(&b, "\nextern \"C\" __global__ void __launch_bounds__(PW_BLOCK) %s(const pw_program p) {\n"
+                "    pw_fast_thread<%d, %d, hipdnn_program>(p, blockIdx.x, threadIdx.x, gridDim.x);\n}\n",
+            HIPE_JIT_FAST_KERNEL, plan->slots, plan->fast_u);
     if (b.failed) {
         free(b.s);
         return NULL;

@@ -13,7 +13,9 @@
  *   BINARY f a  acc = f(acc, slot a or scalar a), or f(operand, acc) when REVERSED
  *   UNARY f     acc = f(acc) with the node's relu parameters p0..p2
  *   ROUND d     acc = acc rounded to fp16 / bf16 (a tensor of that type, virtual or not)
- *   STORE a     output a = acc (one write of each output)
+ *   STORE a     output a = acc (one write of each output); fn is the output's storage
+ *               type and flags has PW_CONTIG where it is contiguous, so that a generated
+ *               kernel has them as constants
  *
  * A chain of nodes keeps its value in the accumulator, so it costs one instruction per
  * node; only values read twice are parked in slots. */
@@ -48,6 +50,7 @@ enum {
 /* Instruction flags. */
 #define PW_SCALAR 1u   /* operand a is scalar[a], not slot a */
 #define PW_REVERSED 2u /* BINARY: acc = f(operand, acc) */
+#define PW_CONTIG 4u   /* STORE: the output is contiguous */
 
 typedef struct {
     uint8_t op, fn, a, flags;
