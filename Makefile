@@ -152,7 +152,9 @@ test-tsan: deps
 	$(call no_reports,$(TSAN_BUILD))
 
 # ---- fuzzing (docs/testing.md) ----------------------------------------------------------
-# libFuzzer targets built by Debian's clang with ASan + UBSan.  `make fuzz` replays the
+# libFuzzer targets built by Debian's clang with ASan + UBSan.  Without the GPU plugins:
+# with no GPU they decline and are unloaded, and libFuzzer would then clear the coverage
+# counters of a library no longer mapped.  `make fuzz` replays the
 # corpus and then fuzzes each target for FUZZ_SECONDS; `make fuzz-replay` only replays.
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 300
@@ -161,6 +163,7 @@ fuzz-build: deps-fuzz build
 	mkdir -p $(FUZZ_BUILD)/pkg/hipdnn
 	CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DHIPDNN_FUZZ=ON -DHIPDNN_BUILD_TESTS=OFF -DHIPDNN_BUILD_PYTHON=OFF \
+	  -DHIPDNN_WITH_CUDA=OFF -DHIPDNN_WITH_ROCM=OFF \
 	  -DHIPDNN_PACKAGE_DIR=$(CURDIR)/$(FUZZ_BUILD)/pkg/hipdnn
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)
 	# large inputs that are replayed but not checked in (the 10 000-node reversed chain)
