@@ -21,9 +21,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parent / "tests"))  # chain_graph, shared with the tests
 
 import hipdnn  # noqa: E402
 from hipdnn import _C, _ops  # noqa: E402
+from chain_graph import reversed_chain_bytes  # noqa: E402
 
 dt = hipdnn.data_type
 CORPUS = HERE / "corpus"
@@ -152,33 +154,6 @@ def runtime_scalar_bytes():
     g = _C.Descriptor(_C.BACKEND_OPERATIONGRAPH_DESCRIPTOR)
     g.set(_C.ATTR_OPERATIONGRAPH_HANDLE, _C.TYPE_HANDLE, hipdnn.default_handle())
     g.set(_C.ATTR_OPERATIONGRAPH_OPS, _C.TYPE_BACKEND_DESCRIPTOR, [op])
-    g.finalize()
-    return _C.serialize(g)
-
-
-def reversed_chain_bytes(n):
-    """n identity nodes t1 -> ... -> t(n+1), listed last node first (bug 8)."""
-    ts = []
-    for i in range(n + 1):
-        t = _C.Descriptor(_C.BACKEND_TENSOR_DESCRIPTOR)
-        t.set(_C.ATTR_TENSOR_UNIQUE_ID, _C.TYPE_INT64, i + 1)
-        t.set(_C.ATTR_TENSOR_DATA_TYPE, _C.TYPE_DATA_TYPE, _C.DATA_FLOAT)
-        t.set(_C.ATTR_TENSOR_DIMENSIONS, _C.TYPE_INT64, [4])
-        t.set(_C.ATTR_TENSOR_IS_VIRTUAL, _C.TYPE_BOOLEAN, 0 < i < n)
-        t.finalize()
-        ts.append(t)
-    pw = _ops.OPS["pointwise"]
-    ops = []
-    for i in reversed(range(n)):
-        d = _C.Descriptor(pw.descriptor_type)
-        d.set(pw.param("mode").attr, pw.param("mode").type, _C.POINTWISE_IDENTITY)
-        d.set(pw.input("x").attr, _C.TYPE_BACKEND_DESCRIPTOR, ts[i])
-        d.set(pw.output("y").attr, _C.TYPE_BACKEND_DESCRIPTOR, ts[i + 1])
-        d.finalize()
-        ops.append(d)
-    g = _C.Descriptor(_C.BACKEND_OPERATIONGRAPH_DESCRIPTOR)
-    g.set(_C.ATTR_OPERATIONGRAPH_HANDLE, _C.TYPE_HANDLE, hipdnn.default_handle())
-    g.set(_C.ATTR_OPERATIONGRAPH_OPS, _C.TYPE_BACKEND_DESCRIPTOR, ops)
     g.finalize()
     return _C.serialize(g)
 

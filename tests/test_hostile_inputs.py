@@ -121,7 +121,8 @@ class Hostile:
         child = PRELUDE + f"\n_CASE = {case!r}\n" + WRAP
         full = dict(os.environ)
         pkg_root = str(Path(hipdnn.__file__).resolve().parents[1])
-        full["PYTHONPATH"] = pkg_root + os.pathsep + full.get("PYTHONPATH", "")
+        tests_dir = str(Path(__file__).resolve().parent)  # helpers such as chain_graph
+        full["PYTHONPATH"] = os.pathsep.join([pkg_root, tests_dir, full.get("PYTHONPATH", "")])
         full.setdefault("HIPDNN_LOG_LEVEL", "off")
         full.update(env or {})
         try:
@@ -424,31 +425,7 @@ def test_bug7_padding_near_2_pow_62_in_bytes_is_refused(hostile):
 # ---- bug 8 (and F5, F6): cost linear in the graph's size -----------------------------
 
 CHAIN = '''
-def chain(n, uid_of):
-    """n identity nodes over tensors uid_of(0) .. uid_of(n), given last node first."""
-    ts = []
-    for i in range(n + 1):
-        t = _C.Descriptor(_C.BACKEND_TENSOR_DESCRIPTOR)
-        t.set(_C.ATTR_TENSOR_UNIQUE_ID, _C.TYPE_INT64, uid_of(i))
-        t.set(_C.ATTR_TENSOR_DATA_TYPE, _C.TYPE_DATA_TYPE, _C.DATA_FLOAT)
-        t.set(_C.ATTR_TENSOR_DIMENSIONS, _C.TYPE_INT64, [4])
-        t.set(_C.ATTR_TENSOR_IS_VIRTUAL, _C.TYPE_BOOLEAN, 0 < i < n)
-        t.finalize()
-        ts.append(t)
-    pw = _ops.OPS["pointwise"]
-    ops = []
-    for i in reversed(range(n)):
-        d = _C.Descriptor(pw.descriptor_type)
-        d.set(pw.param("mode").attr, pw.param("mode").type, _C.POINTWISE_IDENTITY)
-        d.set(pw.input("x").attr, _C.TYPE_BACKEND_DESCRIPTOR, ts[i])
-        d.set(pw.output("y").attr, _C.TYPE_BACKEND_DESCRIPTOR, ts[i + 1])
-        d.finalize()
-        ops.append(d)
-    g = _C.Descriptor(_C.BACKEND_OPERATIONGRAPH_DESCRIPTOR)
-    g.set(_C.ATTR_OPERATIONGRAPH_HANDLE, _C.TYPE_HANDLE, hipdnn.default_handle())
-    g.set(_C.ATTR_OPERATIONGRAPH_OPS, _C.TYPE_BACKEND_DESCRIPTOR, ops)
-    g.finalize()
-    return _C.serialize(g)
+from chain_graph import reversed_chain_bytes as chain
 
 
 def timed(data):

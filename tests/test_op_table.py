@@ -8,6 +8,7 @@ import pytest
 
 import hipdnn
 from hipdnn import _C, _ops
+from chain_graph import reversed_chain_bytes
 
 SCHEMA = pathlib.Path(__file__).resolve().parents[1] / "csrc" / "schema" / "graph.fbs"
 # Parameter kind -> the FlatBuffers type graph.fbs must give the field.
@@ -87,37 +88,10 @@ def test_conv_parameters_beyond_2_pow_40_are_refused_when_set():
         g.validate()
 
 
-def _reversed_chain_bytes(n):
-    """n identity nodes t0 -> t1 -> ... -> tn, given to the backend last node first."""
-    ts = []
-    for i in range(n + 1):
-        t = _C.Descriptor(_C.BACKEND_TENSOR_DESCRIPTOR)
-        t.set(_C.ATTR_TENSOR_UNIQUE_ID, _C.TYPE_INT64, i + 1)
-        t.set(_C.ATTR_TENSOR_DATA_TYPE, _C.TYPE_DATA_TYPE, _C.DATA_FLOAT)
-        t.set(_C.ATTR_TENSOR_DIMENSIONS, _C.TYPE_INT64, [4])
-        t.set(_C.ATTR_TENSOR_IS_VIRTUAL, _C.TYPE_BOOLEAN, 0 < i < n)
-        t.finalize()
-        ts.append(t)
-    pw = _ops.OPS["pointwise"]
-    ops = []
-    for i in reversed(range(n)):
-        d = _C.Descriptor(pw.descriptor_type)
-        d.set(pw.param("mode").attr, pw.param("mode").type, _C.POINTWISE_IDENTITY)
-        d.set(pw.input("x").attr, _C.TYPE_BACKEND_DESCRIPTOR, ts[i])
-        d.set(pw.output("y").attr, _C.TYPE_BACKEND_DESCRIPTOR, ts[i + 1])
-        d.finalize()
-        ops.append(d)
-    g = _C.Descriptor(_C.BACKEND_OPERATIONGRAPH_DESCRIPTOR)
-    g.set(_C.ATTR_OPERATIONGRAPH_HANDLE, _C.TYPE_HANDLE, hipdnn.default_handle())
-    g.set(_C.ATTR_OPERATIONGRAPH_OPS, _C.TYPE_BACKEND_DESCRIPTOR, ops)
-    g.finalize()
-    return _C.serialize(g)
-
-
 def test_validation_of_a_long_reversed_chain_does_not_hang():
     # A guard against quadratic or cubic validation (10 000 nodes took minutes), not a
     # speed claim: linear validation does this in well under a second.
-    data = _reversed_chain_bytes(10000)
+    data = reversed_chain_bytes(10000)
     start = time.perf_counter()
     g = _C.deserialize(data)
     assert time.perf_counter() - start < 20
