@@ -243,6 +243,8 @@ class Graph:
             if taken is not None and not taken.get_name():
                 taken.set_name(key)
         for i, t in enumerate(out if isinstance(out, (list, tuple)) else [out]):
+            if t is None:  # an output this phase does not give (cuDNN frontend's None)
+                continue
             self._tensor_out[t.get_name() or f"{name}::{i}"] = t
             self._last = t
         return out
@@ -264,6 +266,12 @@ class Graph:
     gelu = _op_method("gelu")
     identity = _op_method("identity")
     batchnorm_inference = _op_method("batchnorm_inference")
+    reduction = _op_method("reduction")
+    layernorm = _op_method("layernorm")
+    adalayernorm = _op_method("adalayernorm")
+    rmsnorm = _op_method("rmsnorm")
+    instancenorm = _op_method("instancenorm")
+    batchnorm = _op_method("batchnorm")
 
     def output(self, *tensors: Tensor, data_type: Any = None) -> None:
         """Marks results as outputs (returned by calls, in this order).  Without any, the

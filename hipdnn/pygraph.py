@@ -25,6 +25,7 @@ from .arrays import (as_buffer, as_data_type, data_type_of, empty_strided, from_
                      numpy_dtype, to_bfloat16)
 from . import plan_bytes
 from .enums import (behavior_note, build_plan_policy, convolution_mode, data_type, heur_mode,
+                    norm_forward_phase, reduction_mode,
                     memory_space, numerical_note, pointwise_mode)
 from .errors import GraphNotSupportedError, HipdnnError
 from .runtime import default_handle, engine_id, engines
@@ -90,6 +91,22 @@ def _bool_arg(value: Any, what: str) -> bool:
     if isinstance(value, (int, np.integer)) and int(value) in (0, 1):
         return bool(value)
     raise TypeError(f"{what}: expected a bool, got {_type_name(value)}")
+
+
+def _fe_enum(value: Any, enum_type: Any, op: str, what: str) -> int:
+    """A cuDNN-frontend enum argument (its own numbering, NOT_SET = 0) checked and
+    returned as an int."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{op}: {what} must be a hipdnn.{enum_type.__name__}, got "
+                        f"{_type_name(value)}")
+    try:
+        member = enum_type(int(value))
+    except ValueError:
+        raise ValueError(f"{op}: {what} {int(value)} is not a hipdnn.{enum_type.__name__}") \
+            from None
+    if member == 0:
+        raise ValueError(f"{op}: {what} is NOT_SET")
+    return int(member)
 
 
 def _packed_strides(dims: Sequence[int]) -> List[int]:
@@ -364,6 +381,11 @@ _USER_PORTS = {
     "matmul": {"a": "A", "b": "B", "c": "C"},
     "pointwise": {"x": "a"},
     "batchnorm_inference": {"x": "input"},
+    "reduction": {"x": "input"},
+    "norm_forward": {"x": "input", "output_running_mean": "next_running_mean",
+                     "output_running_var": "next_running_var",
+                     "input_running_mean": "in_running_mean",
+                     "input_running_var": "in_running_var", "exp_avg_factor": "momentum"},
 }
 
 
@@ -374,6 +396,10 @@ _CUDNN_SUFFIX = {
     "matmul": {"a": "A", "b": "B", "c": "C"},
     "pointwise": {"x": "IN_0", "b": "IN_1", "y": "OUT_0"},
     "batchnorm_inference": {"y": "Y"},
+    "reduction": {"y": "Y"},
+    "norm_forward": {"y": "Y", "mean": "MEAN", "inv_variance": "INV_VARIANCE",
+                     "output_running_mean": "NEXT_RUNNING_MEAN",
+                     "output_running_var": "NEXT_RUNNING_VAR"},
 }
 _NAMES_INPUTS = ("matmul", "pointwise")
 
@@ -684,24 +710,37 @@ class pygraph:
                 users: Sequence[str] = ()) -> Tensor:
         """inputs: (table port, value); the output is the table's out_port.  Messages and
         listings use the users' names for ports (`users`, else _user_port)."""
+        return self._finish_all(op, inputs, [out_port], users)[0]
+
+    def _finish_all(self, op: _Op, inputs: Sequence[Tuple[str, Any]],
+                    out_ports: Sequence[str], users: Sequence[str] = ()) -> List[Tensor]:
+        """_finish for ops with several outputs: one new virtual tensor per out_port.  An
+        input whose value is None is an optional port left unset."""
         unary = len(inputs) == 1 and op.info.name == "pointwise"
         named = [(port, users[i] if i < len(users) else _user_port(op.info, port, unary), value)
                  for i, (port, value) in enumerate(inputs)]
         # Check every input before creating anything, so a bad one leaves no trace.
-        for _port, user, value in named:
+        for port, user, value in named:
+            if value is None and op.info.input(port).optional:
+                continue
             self._check_input(value, op, user)
         for port, user, value in named:
+            if value is None and op.info.input(port).optional:
+                continue
             op.inputs.append((user, op.info.input(port).attr,
                               self._input(value, op, port, user)))
-        out_user = _user_port(op.info, out_port)
-        y = self._new_tensor()
-        suffix = _CUDNN_SUFFIX.get(op.info.name, {}).get(out_port, out_user.upper())
-        y._a["name"] = f"{op.name}::{suffix}"
-        y._a["is_virtual"] = True
-        op.outputs.append((out_user, op.info.output(out_port).attr, y))
+        outs = []
+        for out_port in out_ports:
+            out_user = _user_port(op.info, out_port)
+            y = self._new_tensor()
+            suffix = _CUDNN_SUFFIX.get(op.info.name, {}).get(out_port, out_user.upper())
+            y._a["name"] = f"{op.name}::{suffix}"
+            y._a["is_virtual"] = True
+            op.outputs.append((out_user, op.info.output(out_port).attr, y))
+            outs.append(y)
         self._ops.append(op)
         self._invalidate()
-        return y
+        return outs
 
     def conv_fprop(self, image: Tensor, weight: Tensor,
                    padding: Optional[Sequence[int]] = None,
@@ -897,6 +936,124 @@ class pygraph:
         op = self._op("batchnorm_inference", "batchnorm_inference", name, compute_data_type)
         return self._finish(op, [("x", input), ("mean", mean), ("inv_variance", inv_variance),
                                  ("scale", scale), ("bias", bias)], "y")
+
+    def reduction(self, input: Tensor, mode: int,
+                  compute_data_type: Optional[DataTypeLike] = None,
+                  name: Optional[str] = None) -> Tensor:
+        """y = input reduced with `mode` (a hipdnn.reduction_mode) over every axis where
+        y's dim is 1 and input's is not.  As in cuDNN frontend, give y its dims
+        (``y.set_dim([...])``) before the graph is validated."""
+        op = self._op("reduction", "reduction", name, compute_data_type)
+        self._param(op, "mode", _fe_enum(mode, reduction_mode, op.label(), "mode") - 1)
+        return self._finish(op, [("x", input)], "y", users=("input",))
+
+    def _norm(self, what: str, mode: int, phase: Any, inputs: Sequence[Tuple[str, Any]],
+              outs: Sequence[str], compute_data_type: Optional[DataTypeLike],
+              name: Optional[str], zero_centered_gamma: bool) -> List[Tensor]:
+        op = self._op("norm_forward", what, name, compute_data_type)
+        self._param(op, "mode", mode)
+        if phase is not None:
+            fe_phase = _fe_enum(phase, norm_forward_phase, op.label(), "norm_forward_phase")
+            self._param(op, "phase", fe_phase - 1)
+        else:
+            self._param(op, "phase", _C.NORM_FWD_TRAINING)
+        if _bool_arg(zero_centered_gamma, f"{op.label()}: zero_centered_gamma"):
+            self._param(op, "zero_centered_gamma", True)
+        return self._finish_all(op, inputs, outs)
+
+    def _training(self, phase: Any, what: str) -> bool:
+        return _fe_enum(phase, norm_forward_phase, what, "norm_forward_phase") == \
+            norm_forward_phase.TRAINING
+
+    def layernorm(self, norm_forward_phase: Any, input: Tensor, scale: Tensor, bias: Tensor,
+                  epsilon: Operand, compute_data_type: Optional[DataTypeLike] = None,
+                  name: Optional[str] = None,
+                  zero_centered_gamma: bool = False) -> List[Optional[Tensor]]:
+        """[y, mean, inv_variance]: y = (x - mean) * inv_variance * scale + bias, the
+        statistics over the dims scale spans (scale [1, D...] on x [N, D...]); mean and
+        inv_variance (float32 by default) are None in the INFERENCE phase.  epsilon is a
+        tensor or a float; with zero_centered_gamma, y uses scale + 1."""
+        training = self._training(norm_forward_phase, "layernorm")
+        outs = self._norm("layernorm", _C.LAYER_NORM, norm_forward_phase,
+                          [("x", input), ("scale", scale), ("bias", bias),
+                           ("epsilon", epsilon)],
+                          ["y", "mean", "inv_variance"] if training else ["y"],
+                          compute_data_type, name, zero_centered_gamma)
+        return [outs[0], outs[1], outs[2]] if training else [outs[0], None, None]
+
+    def adalayernorm(self, norm_forward_phase: Any, input: Tensor, scale: Tensor,
+                     bias: Tensor, epsilon: Operand,
+                     compute_data_type: Optional[DataTypeLike] = None,
+                     name: Optional[str] = None) -> List[Optional[Tensor]]:
+        """layernorm whose scale and bias are per sample ([N, 1.., D] on x [N, S.., D])."""
+        training = self._training(norm_forward_phase, "adalayernorm")
+        outs = self._norm("adalayernorm", _C.ADA_LAYER_NORM, norm_forward_phase,
+                          [("x", input), ("scale", scale), ("bias", bias),
+                           ("epsilon", epsilon)],
+                          ["y", "mean", "inv_variance"] if training else ["y"],
+                          compute_data_type, name, False)
+        return [outs[0], outs[1], outs[2]] if training else [outs[0], None, None]
+
+    def rmsnorm(self, norm_forward_phase: Any, input: Tensor, scale: Tensor,
+                bias: Optional[Tensor] = None, epsilon: Optional[Operand] = None,
+                compute_data_type: Optional[DataTypeLike] = None,
+                name: Optional[str] = None,
+                zero_centered_gamma: bool = False) -> List[Optional[Tensor]]:
+        """[y, inv_variance]: y = x * inv_variance * scale (+ bias), inv_variance =
+        1 / sqrt(mean(x^2) + epsilon) over the dims scale spans; inv_variance is None in the
+        INFERENCE phase."""
+        training = self._training(norm_forward_phase, "rmsnorm")
+        if epsilon is None:
+            raise TypeError("rmsnorm: epsilon is required")
+        outs = self._norm("rmsnorm", _C.RMS_NORM, norm_forward_phase,
+                          [("x", input), ("scale", scale), ("bias", bias),
+                           ("epsilon", epsilon)],
+                          ["y", "inv_variance"] if training else ["y"],
+                          compute_data_type, name, zero_centered_gamma)
+        return [outs[0], outs[1]] if training else [outs[0], None]
+
+    def instancenorm(self, norm_forward_phase: Any, input: Tensor, scale: Tensor,
+                     bias: Tensor, epsilon: Operand,
+                     compute_data_type: Optional[DataTypeLike] = None,
+                     name: Optional[str] = None) -> List[Optional[Tensor]]:
+        """[y, mean, inv_variance]: statistics per sample and channel over the spatial dims
+        of x [N, C, spatial...]; scale and bias are [1, C, 1...]."""
+        training = self._training(norm_forward_phase, "instancenorm")
+        outs = self._norm("instancenorm", _C.INSTANCE_NORM, norm_forward_phase,
+                          [("x", input), ("scale", scale), ("bias", bias),
+                           ("epsilon", epsilon)],
+                          ["y", "mean", "inv_variance"] if training else ["y"],
+                          compute_data_type, name, False)
+        return [outs[0], outs[1], outs[2]] if training else [outs[0], None, None]
+
+    def batchnorm(self, input: Tensor, scale: Tensor, bias: Tensor,
+                  in_running_mean: Optional[Tensor] = None,
+                  in_running_var: Optional[Tensor] = None,
+                  epsilon: Optional[Operand] = None, momentum: Optional[Operand] = None,
+                  peer_stats: Sequence[Tensor] = (),
+                  compute_data_type: Optional[DataTypeLike] = None,
+                  name: Optional[str] = None) -> List[Optional[Tensor]]:
+        """Training batchnorm: [y, mean, inv_variance, next_running_mean,
+        next_running_var], statistics per channel over batch and spatial dims; the running
+        statistics (given with momentum) are updated as
+        next = (1 - momentum) * running + momentum * batch statistic (variance unbiased);
+        without them the last two are None.  peer_stats (multi-GPU) are not supported."""
+        if peer_stats:
+            raise ValueError("batchnorm: peer_stats (statistics shared across GPUs) are not "
+                             "supported")
+        if epsilon is None:
+            raise TypeError("batchnorm: epsilon is required")
+        running = in_running_mean is not None or in_running_var is not None or \
+            momentum is not None
+        outs = self._norm("batchnorm", _C.BATCH_NORM, None,
+                          [("x", input), ("scale", scale), ("bias", bias),
+                           ("epsilon", epsilon), ("exp_avg_factor", momentum),
+                           ("input_running_mean", in_running_mean),
+                           ("input_running_var", in_running_var)],
+                          ["y", "mean", "inv_variance"] +
+                          (["output_running_mean", "output_running_var"] if running else []),
+                          compute_data_type, name, False)
+        return outs + [None, None] if not running else list(outs)
 
     # -- engine selection --
     def deselect_engines(self, engine_names: Iterable[str]) -> None:

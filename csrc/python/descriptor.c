@@ -75,6 +75,9 @@ static size_t value_size(int type) {
     case HIPDNN_TYPE_HANDLE: return sizeof(hipdnnHandle_t);
     case HIPDNN_TYPE_POINTWISE_MODE_EXT: return sizeof(hipdnnPointwiseMode_t);
     case HIPDNN_TYPE_CONVOLUTION_MODE_EXT: return sizeof(hipdnnConvolutionMode_t);
+    case HIPDNN_TYPE_REDUCTION_OPERATOR_TYPE_EXT: return sizeof(hipdnnReduceTensorOp_t);
+    case HIPDNN_TYPE_NORM_MODE_EXT: return sizeof(hipdnnBackendNormMode_t);
+    case HIPDNN_TYPE_NORM_FWD_PHASE_EXT: return sizeof(hipdnnBackendNormFwdPhase_t);
     case HIPDNN_TYPE_HEUR_MODE: return sizeof(hipdnnBackendHeurMode_t);
     case HIPDNN_TYPE_UINT8_EXT: return sizeof(uint8_t);
     default: return 0;
@@ -83,7 +86,9 @@ static size_t value_size(int type) {
 
 static int is_enum_type(int type) {
     return type == HIPDNN_TYPE_DATA_TYPE || type == HIPDNN_TYPE_POINTWISE_MODE_EXT ||
-           type == HIPDNN_TYPE_CONVOLUTION_MODE_EXT || type == HIPDNN_TYPE_HEUR_MODE;
+           type == HIPDNN_TYPE_CONVOLUTION_MODE_EXT || type == HIPDNN_TYPE_HEUR_MODE ||
+           type == HIPDNN_TYPE_REDUCTION_OPERATOR_TYPE_EXT || type == HIPDNN_TYPE_NORM_MODE_EXT ||
+           type == HIPDNN_TYPE_NORM_FWD_PHASE_EXT;
 }
 
 /* ---- lifetime ------------------------------------------------------------------- */

@@ -79,6 +79,51 @@ static const hipdnnSdkOpInfo k_ops[] = {
         .outputs = {IN("y", HIPDNN_ATTR_OPERATION_BN_INFERENCE_Y_EXT)},
         .num_attrs = 0,
     },
+    {
+        .kind = HIPDNN_OP_REDUCTION,
+        .name = "reduction",
+        .descriptor_type = HIPDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR,
+        .descriptor_name = "OPERATION_REDUCTION",
+        .num_inputs = 1,
+        .num_outputs = 1,
+        .inputs = {IN("x", HIPDNN_ATTR_OPERATION_REDUCTION_XDESC)},
+        .outputs = {IN("y", HIPDNN_ATTR_OPERATION_REDUCTION_YDESC)},
+        .num_attrs = 1,
+        /* mode: required (the default -1 is no mode) */
+        .attrs = {{"mode", HIPDNN_ATTR_REDUCTION_OPERATOR, HIPDNN_TYPE_REDUCTION_OPERATOR_TYPE_EXT,
+                   HIPDNN_OP_ATTR_ENUM, 1, 0, 8, -1}},
+    },
+    {
+        .kind = HIPDNN_OP_NORM_FORWARD,
+        .name = "norm_forward",
+        .descriptor_type = HIPDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR,
+        .descriptor_name = "OPERATION_NORM_FORWARD",
+        .num_inputs = 7,
+        .num_outputs = 5,
+        .inputs = {IN("x", HIPDNN_ATTR_OPERATION_NORM_FWD_XDESC),
+                   IN("scale", HIPDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC),
+                   OPT("bias", HIPDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC),
+                   IN("epsilon", HIPDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC),
+                   OPT("exp_avg_factor", HIPDNN_ATTR_OPERATION_NORM_FWD_EXP_AVG_FACTOR_DESC),
+                   OPT("input_running_mean",
+                       HIPDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_MEAN_DESC),
+                   OPT("input_running_var", HIPDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_VAR_DESC)},
+        .outputs = {IN("y", HIPDNN_ATTR_OPERATION_NORM_FWD_YDESC),
+                    OPT("mean", HIPDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC),
+                    OPT("inv_variance", HIPDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC),
+                    OPT("output_running_mean",
+                        HIPDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_MEAN_DESC),
+                    OPT("output_running_var",
+                        HIPDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_VAR_DESC)},
+        .num_attrs = 3,
+        /* mode and phase: required */
+        .attrs = {{"mode", HIPDNN_ATTR_OPERATION_NORM_FWD_MODE, HIPDNN_TYPE_NORM_MODE_EXT,
+                   HIPDNN_OP_ATTR_ENUM, 1, 0, 5, -1},
+                  {"phase", HIPDNN_ATTR_OPERATION_NORM_FWD_PHASE, HIPDNN_TYPE_NORM_FWD_PHASE_EXT,
+                   HIPDNN_OP_ATTR_ENUM, 1, 0, 1, -1},
+                  {"zero_centered_gamma", HIPDNN_ATTR_OPERATION_NORM_FWD_ZERO_CENTERED_GAMMA_EXT,
+                   HIPDNN_TYPE_BOOLEAN, HIPDNN_OP_ATTR_BOOLEAN, 1, 0, 1, 0}},
+    },
 };
 
 #define NUM_OPS ((int32_t)(sizeof(k_ops) / sizeof(k_ops[0])))
@@ -132,6 +177,11 @@ bool hipdnnSdkEnumValid(hipdnnBackendAttributeType_t type, int64_t v) {
         return v >= 0 && v <= 1000 && hipdnnSdkPointwiseModeName((hipdnnPointwiseMode_t)v);
     case HIPDNN_TYPE_CONVOLUTION_MODE_EXT:
         return v == HIPDNN_CONVOLUTION || v == HIPDNN_CROSS_CORRELATION;
+    case HIPDNN_TYPE_REDUCTION_OPERATOR_TYPE_EXT:
+        return v >= HIPDNN_REDUCE_TENSOR_ADD && v <= HIPDNN_REDUCE_TENSOR_MUL_NO_ZEROS;
+    case HIPDNN_TYPE_NORM_MODE_EXT: return v >= HIPDNN_LAYER_NORM && v <= HIPDNN_ADA_LAYER_NORM;
+    case HIPDNN_TYPE_NORM_FWD_PHASE_EXT:
+        return v == HIPDNN_NORM_FWD_INFERENCE || v == HIPDNN_NORM_FWD_TRAINING;
     case HIPDNN_TYPE_HEUR_MODE:
         return v == HIPDNN_HEUR_MODE_A || v == HIPDNN_HEUR_MODE_B ||
                v == HIPDNN_HEUR_MODE_FALLBACK;
@@ -139,9 +189,22 @@ bool hipdnnSdkEnumValid(hipdnnBackendAttributeType_t type, int64_t v) {
     }
 }
 
+const char* hipdnnSdkReductionModeName(int64_t mode) {
+    static const char* const names[] = {"add",  "mul",   "min",   "max",         "amax",
+                                        "avg",  "norm1", "norm2", "mul_no_zeros"};
+    return mode >= 0 && mode <= 8 ? names[mode] : NULL;
+}
+
+const char* hipdnnSdkNormModeName(int64_t mode) {
+    static const char* const names[] = {"layernorm", "instancenorm", "batchnorm",
+                                        "groupnorm", "rmsnorm",      "adalayernorm"};
+    return mode >= 0 && mode <= 5 ? names[mode] : NULL;
+}
+
 const char* hipdnnSdkNodeLabel(const hipdnnSdkNode* n, char* buf, size_t len) {
     const char* op = NULL;
     if (n->kind == HIPDNN_OP_POINTWISE) op = hipdnnSdkPointwiseModeName(hipdnnSdkNodeMode(n));
+    if (n->kind == HIPDNN_OP_NORM_FORWARD) op = hipdnnSdkNormModeName(n->attrs[0].i[0]);
     if (!op) {
         const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
         op = info ? info->name : "unknown-op";

@@ -139,6 +139,35 @@ typedef enum {
     HIPDNN_POINTWISE_BINARY_SELECT = 601,
 } hipdnnPointwiseMode_t;
 
+/* cuDNN's cudnnReduceTensorOp_t values: what a reduction combines its values with. */
+typedef enum {
+    HIPDNN_REDUCE_TENSOR_ADD = 0,
+    HIPDNN_REDUCE_TENSOR_MUL = 1,
+    HIPDNN_REDUCE_TENSOR_MIN = 2,
+    HIPDNN_REDUCE_TENSOR_MAX = 3,
+    HIPDNN_REDUCE_TENSOR_AMAX = 4,         /* max of |x| */
+    HIPDNN_REDUCE_TENSOR_AVG = 5,
+    HIPDNN_REDUCE_TENSOR_NORM1 = 6,        /* sum of |x| */
+    HIPDNN_REDUCE_TENSOR_NORM2 = 7,        /* sqrt of the sum of x^2 */
+    HIPDNN_REDUCE_TENSOR_MUL_NO_ZEROS = 8, /* product of the nonzero values (1 if none) */
+} hipdnnReduceTensorOp_t;
+
+/* cuDNN's cudnnBackendNormMode_t values: which statistics a NORM_FORWARD takes. */
+typedef enum {
+    HIPDNN_LAYER_NORM = 0,     /* per sample, over the dims scale spans */
+    HIPDNN_INSTANCE_NORM = 1,  /* per sample and channel, over the spatial dims */
+    HIPDNN_BATCH_NORM = 2,     /* per channel, over batch and spatial dims */
+    HIPDNN_GROUP_NORM = 3,     /* reserved: not run yet */
+    HIPDNN_RMS_NORM = 4,       /* as LAYER_NORM without the mean */
+    HIPDNN_ADA_LAYER_NORM = 5, /* LAYER_NORM with per-sample scale and bias */
+} hipdnnBackendNormMode_t;
+
+/* cuDNN's cudnnBackendNormFwdPhase_t values. */
+typedef enum {
+    HIPDNN_NORM_FWD_INFERENCE = 0, /* y only */
+    HIPDNN_NORM_FWD_TRAINING = 1,  /* y plus the statistics (and running stats for BATCH) */
+} hipdnnBackendNormFwdPhase_t;
+
 typedef enum {
     HIPDNN_CONVOLUTION = 0,       /* true convolution: the filter is flipped (cuDNN's 0) */
     HIPDNN_CROSS_CORRELATION = 1, /* what deep-learning frameworks call convolution */
@@ -176,6 +205,8 @@ typedef enum {
     HIPDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR = 113,
     HIPDNN_BACKEND_TENSOR_DESCRIPTOR = 117,
     HIPDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR = 119,
+    HIPDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR = 122,
+    HIPDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR = 129,
     /* hipdnn's own (hipDNN's graph has the node; cuDNN spells it as a NORM_FORWARD mode) */
     HIPDNN_BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR_EXT = 200,
 } hipdnnBackendDescriptorType_t;
@@ -196,6 +227,9 @@ typedef enum {
     HIPDNN_TYPE_POINTWISE_MODE_EXT = 200,    /* hipdnnPointwiseMode_t (cuDNN has one) */
     HIPDNN_TYPE_CONVOLUTION_MODE_EXT = 201,  /* hipdnnConvolutionMode_t (cuDNN has one) */
     HIPDNN_TYPE_UINT8_EXT = 202,             /* uint8_t, raw bytes */
+    HIPDNN_TYPE_REDUCTION_OPERATOR_TYPE_EXT = 203, /* hipdnnReduceTensorOp_t (cuDNN has one) */
+    HIPDNN_TYPE_NORM_MODE_EXT = 204,               /* hipdnnBackendNormMode_t (cuDNN has one) */
+    HIPDNN_TYPE_NORM_FWD_PHASE_EXT = 205,          /* hipdnnBackendNormFwdPhase_t (cuDNN has one) */
 } hipdnnBackendAttributeType_t;
 
 typedef enum {
@@ -275,6 +309,28 @@ typedef enum {
     HIPDNN_ATTR_OPERATION_MATMUL_ADESC = 11520, /* BACKEND_DESCRIPTOR (TENSOR) */
     HIPDNN_ATTR_OPERATION_MATMUL_BDESC = 11521, /* BACKEND_DESCRIPTOR (TENSOR) */
     HIPDNN_ATTR_OPERATION_MATMUL_CDESC = 11522, /* BACKEND_DESCRIPTOR (TENSOR) */
+    /* OPERATION_REDUCTION: y = x combined over every axis where y's dim is 1 and x's is
+     * not (y's dims must be given).  cuDNN sets the operator on a REDUCTION descriptor;
+     * here it is an attribute of the operation, as the pointwise mode is. */
+    HIPDNN_ATTR_REDUCTION_OPERATOR = 11600,        /* REDUCTION_OPERATOR_TYPE_EXT, 1 */
+    HIPDNN_ATTR_OPERATION_REDUCTION_XDESC = 11610, /* BACKEND_DESCRIPTOR (TENSOR) */
+    HIPDNN_ATTR_OPERATION_REDUCTION_YDESC = 11611, /* BACKEND_DESCRIPTOR (TENSOR) */
+    /* OPERATION_NORM_FORWARD: y = (x - mean) * inv_variance * scale + bias, the statistics
+     * over the axes the mode names (docs/architecture.md, Normalization) */
+    HIPDNN_ATTR_OPERATION_NORM_FWD_MODE = 12000,  /* NORM_MODE_EXT, 1 */
+    HIPDNN_ATTR_OPERATION_NORM_FWD_PHASE = 12001, /* NORM_FWD_PHASE_EXT, 1 */
+    HIPDNN_ATTR_OPERATION_NORM_FWD_XDESC = 12002,
+    HIPDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC = 12003,         /* output (TRAINING) */
+    HIPDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC = 12004, /* output (TRAINING) */
+    HIPDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC = 12005,
+    HIPDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC = 12006,         /* optional */
+    HIPDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC = 12007,      /* one element */
+    HIPDNN_ATTR_OPERATION_NORM_FWD_EXP_AVG_FACTOR_DESC = 12008,      /* BATCH: momentum */
+    HIPDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_MEAN_DESC = 12009,  /* BATCH */
+    HIPDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_VAR_DESC = 12010,   /* BATCH */
+    HIPDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_MEAN_DESC = 12011, /* BATCH */
+    HIPDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_VAR_DESC = 12012,  /* BATCH */
+    HIPDNN_ATTR_OPERATION_NORM_FWD_YDESC = 12013,
 
     /* hipdnn's own ------------------------------------------------------------------- */
     HIPDNN_ATTR_TENSOR_VALUE_EXT = 20000,    /* UINT8_EXT, element size: a constant's bytes */
@@ -315,6 +371,8 @@ typedef enum {
     /* VARIANT_PACK: INT64, n (same order as the ids): hipdnnMemorySpace_t of each pointer as
      * the caller knows it; unset = the backend probes each pointer */
     HIPDNN_ATTR_VARIANT_PACK_MEMORY_SPACES_EXT = 20700,
+    /* OPERATION_NORM_FORWARD: scale is stored minus one (y uses scale + 1) */
+    HIPDNN_ATTR_OPERATION_NORM_FWD_ZERO_CENTERED_GAMMA_EXT = 20800, /* BOOLEAN, 1; default 0 */
 } hipdnnBackendAttributeName_t;
 
 /* ---- the table of operations --------------------------------------------------------

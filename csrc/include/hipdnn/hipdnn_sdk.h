@@ -29,6 +29,8 @@ typedef enum {
     HIPDNN_OP_MATMUL = 2,
     HIPDNN_OP_POINTWISE = 3,
     HIPDNN_OP_BATCHNORM_INFERENCE = 4,
+    HIPDNN_OP_REDUCTION = 5,
+    HIPDNN_OP_NORM_FORWARD = 6,
 } hipdnnOpKind_t;
 
 /* Port indices, per op: node->inputs[] / outputs[] hold tensor uids in table order. */
@@ -42,6 +44,23 @@ enum {
     HIPDNN_BN_SCALE = 3,
     HIPDNN_BN_BIAS = 4,
     HIPDNN_BN_Y = 0
+};
+enum { HIPDNN_RED_X = 0, HIPDNN_RED_Y = 0 };
+enum {
+    HIPDNN_NORM_X = 0,
+    HIPDNN_NORM_SCALE = 1,
+    HIPDNN_NORM_BIAS = 2,
+    HIPDNN_NORM_EPSILON = 3,
+    HIPDNN_NORM_EXP_AVG_FACTOR = 4,
+    HIPDNN_NORM_IN_RUNNING_MEAN = 5,
+    HIPDNN_NORM_IN_RUNNING_VAR = 6
+};
+enum {
+    HIPDNN_NORM_Y = 0,
+    HIPDNN_NORM_MEAN = 1,
+    HIPDNN_NORM_INV_VARIANCE = 2,
+    HIPDNN_NORM_OUT_RUNNING_MEAN = 3,
+    HIPDNN_NORM_OUT_RUNNING_VAR = 4
 };
 /* Attribute slots, per op: node->attrs[] in table order. */
 enum {
@@ -57,6 +76,8 @@ enum {
     HIPDNN_PW_RELU_UPPER_CLIP = 2,
     HIPDNN_PW_RELU_LOWER_CLIP_SLOPE = 3
 };
+enum { HIPDNN_RED_MODE = 0 };
+enum { HIPDNN_NORM_MODE = 0, HIPDNN_NORM_PHASE = 1, HIPDNN_NORM_ZERO_CENTERED_GAMMA = 2 };
 
 /* A port with no tensor. */
 #define HIPDNN_NO_TENSOR INT64_MIN
@@ -71,10 +92,14 @@ const hipdnnSdkOpInfo* hipdnnSdkOpTable(int32_t* count);
 const hipdnnSdkOpInfo* hipdnnSdkOpInfoForDescriptor(hipdnnBackendDescriptorType_t type);
 /* "relu", "add", ...; NULL for an unknown mode. */
 const char* hipdnnSdkPointwiseModeName(hipdnnPointwiseMode_t mode);
+/* "add", ..., "mul_no_zeros" for a reduction mode; "layernorm", "rmsnorm", ... for a
+ * norm_forward mode (messages call the node by it); NULL when unknown. */
+const char* hipdnnSdkReductionModeName(int64_t mode);
+const char* hipdnnSdkNormModeName(int64_t mode);
 /* 1, 2 or 3 inputs; 0 for an unknown mode. */
 int hipdnnSdkPointwiseArity(hipdnnPointwiseMode_t mode);
-/* Whether `v` is a defined value of an enum attribute type (DATA_TYPE, POINTWISE_MODE_EXT,
- * CONVOLUTION_MODE_EXT, HEUR_MODE). */
+/* Whether `v` is a defined value of an enum attribute type (DATA_TYPE, HEUR_MODE and the
+ * _EXT mode types). */
 bool hipdnnSdkEnumValid(hipdnnBackendAttributeType_t type, int64_t v);
 
 /* ---- graph model -------------------------------------------------------------------- */
@@ -130,6 +155,13 @@ static inline hipdnnPointwiseMode_t hipdnnSdkNodeMode(const hipdnnSdkNode* n) {
 struct hipdnnSdkUidMap; /* below, with the graph model */
 bool hipdnnSdkInferNode(hipdnnSdkGraph* g, const struct hipdnnSdkUidMap* map, hipdnnSdkNode* n,
                         char* err, size_t err_len);
+/* The axes a norm_forward node normalizes over (its statistics have size 1 there), from
+ * its mode and the dims of x and scale: LAYER, RMS and ADA_LAYER the axes from 1 on where
+ * scale spans x; INSTANCE the axes from 2 on; BATCH every axis but 1.  axes[i] is set for
+ * i < x->ndim; returns how many are set.  Only for nodes that passed inference. */
+int hipdnnSdkNormAxes(const hipdnnSdkNode* n, const hipdnnSdkTensor* x,
+                      const hipdnnSdkTensor* scale, bool* axes);
+
 /* "conv_fprop 'conv1'" or "relu 'r'" for messages. */
 const char* hipdnnSdkNodeLabel(const hipdnnSdkNode* n, char* buf, size_t len);
 
