@@ -77,7 +77,7 @@ POINTWISE_MODES: Dict[str, int] = {
     "div": _C.POINTWISE_DIV, "max": _C.POINTWISE_MAX, "min": _C.POINTWISE_MIN,
     "identity": _C.POINTWISE_IDENTITY, "relu": _C.POINTWISE_RELU_FWD,
     "sigmoid": _C.POINTWISE_SIGMOID_FWD, "tanh": _C.POINTWISE_TANH_FWD,
-    "gelu": _C.POINTWISE_GELU_FWD,
+    "gelu": _C.POINTWISE_GELU_FWD, "exp": _C.POINTWISE_EXP,
 }
 POINTWISE_NAMES: Dict[int, str] = {v: k for k, v in POINTWISE_MODES.items()}
 

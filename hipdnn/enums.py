@@ -83,6 +83,7 @@ class pointwise_mode(enum.IntEnum):
     SIGMOID_FWD = _C.POINTWISE_SIGMOID_FWD
     TANH_FWD = _C.POINTWISE_TANH_FWD
     GELU_FWD = _C.POINTWISE_GELU_FWD
+    EXP = _C.POINTWISE_EXP
 
 
 class memory_space(enum.IntEnum):

@@ -264,6 +264,7 @@ class Graph:
     sigmoid = _op_method("sigmoid")
     tanh = _op_method("tanh")
     gelu = _op_method("gelu")
+    exp = _op_method("exp")
     identity = _op_method("identity")
     batchnorm_inference = _op_method("batchnorm_inference")
     reduction = _op_method("reduction")

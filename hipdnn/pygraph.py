@@ -921,6 +921,12 @@ class pygraph:
         return self._pointwise("gelu", _ops.POINTWISE_MODES["gelu"], [input], compute_data_type,
                                name)
 
+    def exp(self, input: Operand, compute_data_type: Optional[DataTypeLike] = None,
+            name: Optional[str] = None) -> Tensor:
+        """e^x."""
+        return self._pointwise("exp", _ops.POINTWISE_MODES["exp"], [input], compute_data_type,
+                               name)
+
     def identity(self, input: Operand, compute_data_type: Optional[DataTypeLike] = None,
                  name: Optional[str] = None) -> Tensor:
         """A copy of x (converting its data type if the output's differs)."""

@@ -100,6 +100,10 @@ def tanh(x):
     return np.tanh(np.asarray(x, np.float64))
 
 
+def exp(x):
+    return np.exp(np.asarray(x, np.float64))
+
+
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 

@@ -84,7 +84,8 @@ def test_relu_clips_and_slope_together(gpu, dtype):
                 lambda v: ref.relu(v, lower_clip=0.25, upper_clip=0.75, lower_clip_slope=0.5))
 
 
-UNARY = {"sigmoid": ref.sigmoid, "tanh": ref.tanh, "gelu": ref.gelu, "identity": ref.identity}
+UNARY = {"sigmoid": ref.sigmoid, "tanh": ref.tanh, "gelu": ref.gelu, "identity": ref.identity,
+         "exp": ref.exp}
 
 
 @pytest.mark.parametrize("op", list(UNARY))
@@ -261,6 +262,7 @@ UNARY_BUILD = {
     "sigmoid": lambda g, x: g.sigmoid(input=x),
     "tanh": lambda g, x: g.tanh(input=x),
     "gelu": lambda g, x: g.gelu(input=x),
+    "exp": lambda g, x: g.exp(input=x),
 }
 
 

@@ -333,6 +333,7 @@ def unary_specials(s):
         # gelu(x) = x * P(x): P(-inf) = 0 gives -0 (not -inf * 0); P(s) is 1/2 to well
         # within the storage precision, as sigmoid(s) is and tanh(s) is s.
         "gelu": [NAN, INF, -0.0, -0.0, 0.0, 0.5 * s, -0.5 * s],
+        "exp": [NAN, INF, 0.0, 1.0, 1.0, 1.0, 1.0],
     }
 
 
@@ -344,6 +345,7 @@ UNARY_BUILD = {
     "sigmoid": lambda g, x: g.sigmoid(input=x),
     "tanh": lambda g, x: g.tanh(input=x),
     "gelu": lambda g, x: g.gelu(input=x),
+    "exp": lambda g, x: g.exp(input=x),
 }
 
 

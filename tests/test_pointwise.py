@@ -154,14 +154,14 @@ def test_relu_nhwc_to_strided_output(nx, dtype):
 
 # ---- other activations ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("op", ["sigmoid", "tanh", "gelu"])
+@pytest.mark.parametrize("op", ["sigmoid", "tanh", "gelu", "exp"])
 def test_activation(nx, dtype, op):
     # |x| up to 4 reaches the saturating tails.
     check_unary(nx, dtype, lambda g, x: getattr(g, op)(input=x), getattr(ref, op),
                 low=0.1, high=4.0)
 
 
-@pytest.mark.parametrize("op", ["sigmoid", "tanh", "gelu"])
+@pytest.mark.parametrize("op", ["sigmoid", "tanh", "gelu", "exp"])
 def test_activation_non_contiguous_views(nx, dtype, op):
     check_unary(nx, dtype, lambda g, x: getattr(g, op)(input=x), getattr(ref, op),
                 shape=[2, 3, 4, 5], low=0.1, high=3.0, x_layout="strided", y_layout="strided")

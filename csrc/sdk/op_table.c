@@ -154,7 +154,7 @@ static const struct {
     {HIPDNN_POINTWISE_MAX, "max", 2},           {HIPDNN_POINTWISE_MIN, "min", 2},
     {HIPDNN_POINTWISE_IDENTITY, "identity", 1}, {HIPDNN_POINTWISE_RELU_FWD, "relu", 1},
     {HIPDNN_POINTWISE_SIGMOID_FWD, "sigmoid", 1}, {HIPDNN_POINTWISE_TANH_FWD, "tanh", 1},
-    {HIPDNN_POINTWISE_GELU_FWD, "gelu", 1},
+    {HIPDNN_POINTWISE_GELU_FWD, "gelu", 1},     {HIPDNN_POINTWISE_EXP, "exp", 1},
 };
 
 const char* hipdnnSdkPointwiseModeName(hipdnnPointwiseMode_t mode) {

@@ -54,6 +54,7 @@ static int fn_of(hipdnnPointwiseMode_t m) {
     case HIPDNN_POINTWISE_SIGMOID_FWD: return PW_SIGMOID;
     case HIPDNN_POINTWISE_TANH_FWD: return PW_TANH;
     case HIPDNN_POINTWISE_GELU_FWD: return PW_GELU;
+    case HIPDNN_POINTWISE_EXP: return PW_EXP;
     default: return -1;
     }
 }

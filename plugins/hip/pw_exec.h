@@ -325,6 +325,10 @@ PW_UNROLL
 PW_UNROLL
         for (int j = 0; j < PW_VEC; ++j) acc[j] = gelu(acc[j]);
         break;
+    case PW_EXP:
+PW_UNROLL
+        for (int j = 0; j < PW_VEC; ++j) acc[j] = expf(acc[j]);
+        break;
     default: break; // identity
     }
 }

@@ -44,7 +44,7 @@ enum { PW_GET = 0, PW_PUT = 1, PW_BINARY = 2, PW_UNARY = 3, PW_ROUND = 4, PW_STO
 /* Functions of BINARY and UNARY. */
 enum {
     PW_ADD = 0, PW_SUB, PW_MUL, PW_DIV, PW_MAX, PW_MIN, /* binary */
-    PW_IDENTITY, PW_RELU, PW_SIGMOID, PW_TANH, PW_GELU  /* unary */
+    PW_IDENTITY, PW_RELU, PW_SIGMOID, PW_TANH, PW_GELU, PW_EXP /* unary */
 };
 
 /* Instruction flags. */

@@ -150,6 +150,9 @@ PW_INLINE void unary_row(const ref_pw_params* p, const double* restrict x, doubl
         for (int64_t i = 0; i < n; ++i) y[i] = PW_OUT(ref_vm_tanh(x[i]));
         break;
     case HIPDNN_POINTWISE_GELU_FWD: gelu_row(x, y, n, f32); break;
+    case HIPDNN_POINTWISE_EXP:
+        for (int64_t i = 0; i < n; ++i) y[i] = PW_OUT(ref_vm_exp(x[i]));
+        break;
     default: for (int64_t i = 0; i < n; ++i) y[i] = NAN; break;
     }
 }
