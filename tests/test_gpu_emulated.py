@@ -3,8 +3,8 @@ CUDA driver (build/tests/fake_cuda/libcuda.so.1) with the HIP engine's host emul
 (build/tests/emulated/libhip_emulated.so, engine "hip_emulated", on that "device" memory).
 
 This runs everything a real GPU run does except the kernel launch and the real driver:
-the program compiler, the kernel's indexing and numerics (pw_exec.h, compiled for the
-host), the plugin's enqueue path, the backend's device runtime and memory-space checks,
+the program compiler, the kernels' indexing and numerics (pw_exec.h and rw_exec.h, compiled
+for the host, the threads of a row-wise kernel run phase by phase), the plugin's enqueue path, the backend's device runtime and memory-space checks,
 DeviceArray, DLPack / __cuda_array_interface__ in both directions, and Graph staging.
 """
 import os
@@ -36,7 +36,8 @@ def test_gpu_tests_pass_on_the_emulated_engine_over_a_fake_driver():
     env.pop("HIPDNN_PLUGIN_DIR", None)
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider",
-         str(REPO / "tests" / "test_gpu_pointwise.py"), str(REPO / "tests" / "test_gpu_device.py")],
+         str(REPO / "tests" / "test_gpu_pointwise.py"), str(REPO / "tests" / "test_gpu_device.py"),
+         str(REPO / "tests" / "test_gpu_reduction.py"), str(REPO / "tests" / "test_gpu_norm.py")],
         cwd=str(REPO), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
     out = proc.stdout.decode("utf-8", "replace")
     assert proc.returncode == 0, out[-6000:]

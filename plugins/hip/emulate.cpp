@@ -3,10 +3,14 @@
 // plugin libhip_emulated.so, engine "hip_emulated", host memory.  It runs pw_exec.h, the
 // code each GPU thread runs, over every step of the iteration space, so the program
 // compiler, the indexing and the numerics of the kernel are checked against the
-// reference engine wherever the tests run.  Not a product: never installed.
+// reference engine wherever the tests run.  The row-wise kernels (rw_exec.h) run the same
+// way: the threads of a row one after the other, phase by phase, their partial results
+// combined in the order the GPU combines them.  Not a product: never installed.
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <vector>
 
 #include "hip_engine.h"
 
@@ -37,7 +41,7 @@ inline float hd_rcp(float d) { return 1.0f / d; } // the kernels' is within 1 ul
 #define PW_FN static inline
 #define PW_HOST_FN static inline
 #define PW_UNROLL _Pragma("GCC unroll 8")
-#include "pw_exec.h"
+#include "rw_exec.h"
 
 extern "C" const char* hipe_vendor(void) { return "host emulation"; }
 
@@ -121,5 +125,149 @@ extern "C" bool hipe_jit_launch(void* kernel, const pw_program* prog, int fast_u
     (void)grid_cap;
     (void)stream;
     snprintf(why, len, "host emulation interprets");
+    return false;
+}
+
+// ---- the row-wise kernels ----------------------------------------------------------------
+
+namespace {
+
+// What group_combine (rowwise.hip) computes: an xor butterfly over up to 32 lanes, then the
+// 32-lane groups' results folded in order.
+template <int OP, class T>
+T host_combine(const std::vector<T>& v, int G) {
+    std::vector<T> w(v.begin(), v.begin() + G), n(G);
+    const int lanes = G < 32 ? G : 32;
+    for (int off = lanes >> 1; off > 0; off >>= 1) {
+        for (int i = 0; i < G; ++i) n[i] = rd_op<OP>(w[i], w[i ^ off]);
+        w.swap(n);
+    }
+    T r = w[0];
+    for (int k = 1; k < G / 32; ++k) r = rd_op<OP>(r, w[32 * k]);
+    return r;
+}
+
+template <int OP, int PRE>
+void emulate_reduce_rows(const rw_program& p) {
+    const int G = p.group;
+    std::vector<typename RdAcc<OP>::T> part(G);
+    const int64_t nrows = p.rows * p.splits;
+    for (int64_t row = 0; row < nrows; ++row) {
+        int64_t xrow, c0, c1;
+        rd_part(p, row, &xrow, &c0, &c1);
+        uint32_t coord[RW_DIMS];
+        rw_row_coords(p, xrow, coord);
+        const int64_t roff = rw_row_offset(p.x, coord);
+        for (int t = 0; t < G; ++t) part[t] = rd_row_partial<OP, PRE>(p, roff, c0, c1, t, G);
+        rd_row_store(p, row, host_combine<OP>(part, G));
+    }
+}
+
+template <int OP, int PRE>
+void emulate_reduce_cols(const rw_program& p) {
+    const int W = p.x.contiguous ? PW_VEC : 1;
+    const int64_t nout = p.rows * p.splits;
+    for (int64_t o = 0; o < nout; o += W) {
+        typename RdAcc<OP>::T acc[RW_COL_Y][PW_VEC];
+        for (int ty = 0; ty < RW_COL_Y; ++ty) rd_col_partial<OP, PRE>(p, o, ty, acc[ty]);
+        for (int ty = 1; ty < RW_COL_Y; ++ty)
+            for (int j = 0; j < PW_VEC; ++j) acc[0][j] = rd_op<OP>(acc[0][j], acc[ty][j]);
+        rd_col_store(p, o, acc[0]);
+    }
+}
+
+template <int V>
+void emulate_softmax(const rw_program& p) {
+    const int G = p.group;
+    std::vector<RwRow<V>> regs(G);
+    std::vector<float> part(G);
+    for (int64_t row = 0; row < p.rows; ++row) {
+        const RwRowAt at = rw_row_at(p, row);
+        for (int t = 0; t < G; ++t) part[t] = sm_max<V>(p, at, t, G, regs[t]);
+        const float m = rw_round(p.round[0], host_combine<RW_OP_MAX>(part, G));
+        for (int t = 0; t < G; ++t) part[t] = sm_sum<V>(p, at, t, G, m, regs[t]);
+        const float s = rw_round(p.round[3], host_combine<RW_OP_ADD>(part, G));
+        for (int t = 0; t < G; ++t) sm_store<V>(p, at, t, G, m, s, regs[t]);
+    }
+}
+
+template <int V, int S>
+void emulate_norm(const rw_program& p) {
+    const int G = p.group;
+    std::vector<RwRow<V>> regs(G);
+    std::vector<float> part(G);
+    for (int64_t row = 0; row < p.rows; ++row) {
+        const RwRowAt at = rw_row_at(p, row);
+        for (int t = 0; t < G; ++t) part[t] = nm_sum<V>(p, at, t, G, regs[t]);
+        const float sum = host_combine<RW_OP_ADD>(part, G);
+        const float mean = nm_mean(p, sum);
+        float sq = sum;
+        if (p.mode != RW_RMS) {
+            for (int t = 0; t < G; ++t) part[t] = nm_var<V>(p, at, t, G, mean, regs[t]);
+            sq = host_combine<RW_OP_ADD>(part, G);
+        }
+        const float inv = nm_inv(p, sq);
+        nm_store_stats(p, at, mean, inv);
+        for (int t = 0; t < G; ++t) nm_store<V, S>(p, at, t, G, mean, inv, regs[t]);
+    }
+}
+
+template <int OP, int PRE>
+bool emulate_reduce(const rw_program& p) {
+    if (p.kind == RW_REDUCE_COLS) emulate_reduce_cols<OP, PRE>(p);
+    else emulate_reduce_rows<OP, PRE>(p);
+    return true;
+}
+
+bool emulate_rowwise(const rw_program& p) {
+    switch (p.kind) {
+    case RW_REDUCE:
+    case RW_REDUCE_COLS:
+        switch (p.op * 4 + p.pre) {
+        case RW_OP_ADD * 4 + RW_PRE_NONE: return emulate_reduce<RW_OP_ADD, RW_PRE_NONE>(p);
+        case RW_OP_ADD * 4 + RW_PRE_ABS: return emulate_reduce<RW_OP_ADD, RW_PRE_ABS>(p);
+        case RW_OP_ADD * 4 + RW_PRE_SQUARE: return emulate_reduce<RW_OP_ADD, RW_PRE_SQUARE>(p);
+        case RW_OP_MUL * 4 + RW_PRE_NONE: return emulate_reduce<RW_OP_MUL, RW_PRE_NONE>(p);
+        case RW_OP_MUL * 4 + RW_PRE_NONZERO: return emulate_reduce<RW_OP_MUL, RW_PRE_NONZERO>(p);
+        case RW_OP_MAX * 4 + RW_PRE_NONE: return emulate_reduce<RW_OP_MAX, RW_PRE_NONE>(p);
+        case RW_OP_MAX * 4 + RW_PRE_ABS: return emulate_reduce<RW_OP_MAX, RW_PRE_ABS>(p);
+        case RW_OP_MIN * 4 + RW_PRE_NONE: return emulate_reduce<RW_OP_MIN, RW_PRE_NONE>(p);
+        default: return false;
+        }
+    case RW_SOFTMAX:
+        switch (p.vecs) {
+        case 0: emulate_softmax<0>(p); return true;
+        case 1: emulate_softmax<1>(p); return true;
+        case 2: emulate_softmax<2>(p); return true;
+        case 4: emulate_softmax<4>(p); return true;
+        case 8: emulate_softmax<8>(p); return true;
+        default: return false;
+        }
+    case RW_NORM: {
+        const bool ep = (p.flags & RW_F_EPILOGUE) != 0;
+        switch (p.vecs * 2 + ep) {
+        case 0: emulate_norm<0, 0>(p); return true;
+        case 1: emulate_norm<0, PW_SLOTS>(p); return true;
+        case 2: emulate_norm<1, 0>(p); return true;
+        case 3: emulate_norm<1, PW_SLOTS>(p); return true;
+        case 4: emulate_norm<2, 0>(p); return true;
+        case 8: emulate_norm<4, 0>(p); return true;
+        case 16: emulate_norm<8, 0>(p); return true;
+        default: return false;
+        }
+    }
+    default: return false;
+    }
+}
+
+} // namespace
+
+extern "C" bool hipe_rowwise_launch(const rw_program* prog, int64_t grid_cap, void* stream,
+                                    char* why, size_t len) {
+    (void)grid_cap;
+    (void)stream;
+    if (emulate_rowwise(*prog)) return true;
+    snprintf(why, len, "internal: no row-wise kernel for kind %d (op %d, pre %d, %d vectors)",
+             prog->kind, prog->op, prog->pre, prog->vecs);
     return false;
 }

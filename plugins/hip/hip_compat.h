@@ -94,4 +94,15 @@ static __device__ __forceinline__ float hd_bf16_to_float(unsigned short b) {
     return __uint_as_float((unsigned int)b << 16);
 }
 
+/* v of the lane `mask` away (xor) within 32 lanes: the row-wise kernels combine over
+ * groups of at most 32 lanes this way, on 32-wide warps and 64-wide wavefronts alike. */
+template <class T>
+static __device__ __forceinline__ T hd_shfl_xor(T v, int mask) {
+#if defined(HIPDNN_HIP_CUDA)
+    return __shfl_xor_sync(0xffffffffu, v, mask, 32);
+#else
+    return __shfl_xor(v, mask, 32);
+#endif
+}
+
 #endif /* HIPDNN_HIP_COMPAT_H */

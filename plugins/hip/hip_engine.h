@@ -1,14 +1,17 @@
 /* hip_engine.h — what the files of the HIP engine share.
  *
  * The engine runs graphs of pointwise nodes (any DAG: every mode the backend has, NumPy
- * broadcasting, any strides) and batchnorm inference as one fused kernel per graph, reading each input once and
- * writing each output once, computing in fp32 over fp32 / fp16 / bf16 storage.  What it
- * cannot run it declines with a one-line reason.
+ * broadcasting, any strides) and batchnorm inference as one fused kernel per graph, reading
+ * each input once and writing each output once, computing in fp32 over fp32 / fp16 / bf16
+ * storage.  Graphs with reductions and norms run as a few stages (staged.h): row-wise
+ * kernels (rw_program.h) for reductions, softmax and norms with their pointwise epilogues,
+ * fused pointwise kernels for the rest.  What it cannot run it declines with a one-line
+ * reason.
  *
- * The host code (plugin.c, support.c, program.c, error.c) is C11 and vendor-neutral; it
- * reaches the GPU only through the functions declared at the end, which the device code
- * (runtime.hip, pointwise.hip) implements in HIP, compiled by hipcc for AMD GPUs or by
- * nvcc through hip_compat.h for NVIDIA GPUs.  Both builds name their engine "hip"; on any
+ * The host code (plugin.c, program.c, rowwise_program.c, staged.c, error.c) is C11 and
+ * vendor-neutral; it reaches the GPU only through the functions declared at the end, which
+ * the device code (runtime.hip, pointwise.hip, rowwise.hip, jit.hip) implements in HIP,
+ * compiled by hipcc for AMD GPUs or by nvcc through hip_compat.h for NVIDIA GPUs.  Both builds name their engine "hip"; on any
  * machine at most one finds its device, and the other declines at load with its reason.
  */
 #ifndef HIPDNN_HIP_ENGINE_H
@@ -21,6 +24,7 @@
 #include "hipdnn/hipdnn_plugin.h"
 #include "hipdnn/hipdnn_sdk.h"
 #include "pw_program.h"
+#include "rw_program.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,13 +65,21 @@ typedef struct {
     int32_t nscalars;
     int64_t scalar_uid[PW_MAX_SCALARS];   /* runtime by-value tensor, or -1: a constant */
     int32_t scalar_dtype[PW_MAX_SCALARS]; /* hipdnnDataType_t of a runtime scalar */
+    struct hipe_staged* staged;           /* owned: the stages of a graph with reductions or
+                                             norms (staged.h); NULL for one fused kernel */
 } hipe_plan;
 
-/* Compiles a graph for the fused kernel.  False, with one line in `why` ("hip: node 'r'
- * (pointwise relu): tensor 'x' (uid 1): data type float64 not supported ..."), when the
- * engine cannot run it: this is also the engine's support check, so that what it
- * accepts it can always build.  `plan` is filled (its graph pointer left to the caller). */
+/* Compiles a graph for the engine: one fused pointwise kernel, or stages when it holds
+ * reductions or norms.  False, with one line in `why` ("hip: node 'r' (pointwise relu):
+ * tensor 'x' (uid 1): data type float64 not supported ..."), when the engine cannot run
+ * it: this is also the engine's support check, so that what it accepts it can always
+ * build.  `plan` is filled (its graph pointer left to the caller); hipe_plan_free
+ * releases what it holds, whether or not it compiled. */
 bool hipe_compile(const hipdnnSdkGraph* g, hipe_plan* plan, char* why, size_t len);
+/* The fused pointwise kernel alone (what hipe_compile does for graphs without row-wise
+ * nodes, and for each pointwise stage of those with them). */
+bool hipe_compile_pointwise(const hipdnnSdkGraph* g, hipe_plan* plan, char* why, size_t len);
+void hipe_plan_free(hipe_plan* plan);
 
 /* A short listing of the compiled program, for logs and tests ("3 in, 1 out, 6 instrs"). */
 void hipe_describe(const hipe_plan* plan, char* buf, size_t len);
@@ -104,6 +116,12 @@ bool hipe_sm_count(int device, int* count, char* why, size_t len);
  * was refused. */
 bool hipe_pointwise_launch(const pw_program* prog, int slots, bool fast, int64_t grid_cap,
                            void* stream, char* why, size_t len);
+/* Threads a block and blocks a row-wise program's kernel takes (before any cap). */
+void hipe_rowwise_grid(const rw_program* prog, int* threads, int64_t* blocks);
+/* Launches the row-wise kernel of `prog` (pointers set) on `stream`, its grid capped at
+ * grid_cap blocks.  False with `why` when the launch was refused. */
+bool hipe_rowwise_launch(const rw_program* prog, int64_t grid_cap, void* stream, char* why,
+                         size_t len);
 /* Whether this build compiles kernels at run time (NVRTC found); if not, why. */
 bool hipe_jit_available(char* why, size_t len);
 /* A plan's compiled kernels: valid for the life of the process. */

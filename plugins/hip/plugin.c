@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hip_engine.h"
+#include "staged.h"
 
 struct hipdnnEnginePluginHandle {
     int device;
@@ -235,6 +235,7 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetApplicableEngineI
     hipe_plan plan;
     char why[HIPE_MSG_LEN];
     bool ok = hipe_compile(g, &plan, why, sizeof(why));
+    hipe_plan_free(&plan);
     hipdnnSdkGraphFree(g);
     if (!ok) return HIPDNN_PLUGIN_STATUS_SUCCESS; /* declining is not an error */
     *num = 1;
@@ -257,6 +258,7 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetNotApplicableReas
     else if (hipe_compile(g, &plan, handle->reason, sizeof(handle->reason)))
         hipdnnSdkFormat(handle->reason, sizeof(handle->reason),
                         HIPE_ENGINE_NAME ": applicable (no reason to decline)");
+    if (g) hipe_plan_free(&plan);
     hipdnnSdkGraphFree(g);
     *reason = handle->reason;
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
@@ -288,11 +290,18 @@ static hipdnnPluginStatus_t prepare(hipdnnEnginePluginHandle_t handle, const uin
     if (!g) return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
     if (!hipe_compile(g, plan, err, sizeof(err))) {
         hipe_set_error("%s", err);
+        hipe_plan_free(plan);
         hipdnnSdkGraphFree(g);
         return HIPDNN_PLUGIN_STATUS_NOT_SUPPORTED;
     }
     plan->graph = g;
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+/* One fused kernel keeps its intermediates in registers; stages keep the values they pass
+ * each other in the workspace. */
+static size_t workspace_of(const hipe_plan* plan) {
+    return plan->staged ? plan->staged->workspace : 0;
 }
 
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetWorkspaceSize(
@@ -304,8 +313,9 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetWorkspaceSize(
     hipdnnPluginStatus_t st = prepare(handle, engine_config, config_size, graph, graph_size,
                                       "GetWorkspaceSize", &plan);
     if (st != HIPDNN_PLUGIN_STATUS_SUCCESS) return st;
+    *workspace_size = workspace_of(&plan);
+    hipe_plan_free(&plan);
     hipdnnSdkGraphFree(plan.graph);
-    *workspace_size = 0; /* intermediates live in registers */
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
 
@@ -344,35 +354,56 @@ static bool want_fast_way(void) {
     return true;
 }
 
-/* The plan's own kernels, compiled once at plan time; without them (no run-time compiler,
- * HIPDNN_HIP_JIT=0, a compile failure) the interpreting kernels run the plan. */
-static void compile_kernel(hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t c) {
-    c->fast = c->plan.fast && want_fast_way();
+/* A pointwise program's own kernels, compiled once at plan time; without them (no run-time
+ * compiler, HIPDNN_HIP_JIT=0, a compile failure) the interpreting kernels run it.  `what`
+ * names it in the log ("graph 'g'", "graph 'g', stage 2"). */
+static void compile_kernel(hipdnnEnginePluginHandle_t handle, const hipe_plan* plan,
+                           hipe_jit_kernels* jit, _Atomic(int)* jit_ok, bool* fast,
+                           const char* what) {
+    *fast = plan->fast && want_fast_way();
     const char* mode = getenv("HIPDNN_HIP_JIT");
     if (mode && strcmp(mode, "0") == 0) {
-        hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": graph '%s' runs on the interpreting "
-                 "kernel%s: HIPDNN_HIP_JIT=0", c->plan.graph->name, c->fast ? " (fast way)" : "");
+        hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": %s runs on the interpreting kernel%s: "
+                 "HIPDNN_HIP_JIT=0", what, *fast ? " (fast way)" : "");
         return;
     }
-    char* src = hipe_jit_source(&c->plan, strcmp(hipe_vendor(), "ROCm") != 0, c->fast);
+    char* src = hipe_jit_source(plan, strcmp(hipe_vendor(), "ROCm") != 0, *fast);
     dump_source(src);
     char why[HIPE_MSG_LEN] = "out of memory";
-    if (src && hipe_jit_build(src, handle->device, &c->jit, why, sizeof(why))) {
-        atomic_store(&c->jit_ok, 1);
-        if (c->fast)
-            hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": graph '%s': its own kernel is compiled "
-                     "(fast way: %d vectors of %d a thread, %d blocks of %d resident an SM; "
-                     "generic where pointers are not 16-byte aligned)", c->plan.graph->name,
-                     c->plan.fast_u, PW_VEC, c->jit.fast_per_sm, PW_BLOCK);
+    if (src && hipe_jit_build(src, handle->device, jit, why, sizeof(why))) {
+        atomic_store(jit_ok, 1);
+        if (*fast)
+            hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": %s: its own kernel is compiled (fast way: "
+                     "%d vectors of %d a thread, %d blocks of %d resident an SM; generic where "
+                     "pointers are not 16-byte aligned)", what, plan->fast_u, PW_VEC,
+                     jit->fast_per_sm, PW_BLOCK);
         else
-            hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": graph '%s': its own kernel is compiled "
-                     "(generic way%s)", c->plan.graph->name,
-                     c->plan.fast ? ": HIPDNN_HIP_KERNEL=generic" : "");
+            hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": %s: its own kernel is compiled (generic "
+                     "way%s)", what, plan->fast ? ": HIPDNN_HIP_KERNEL=generic" : "");
     } else {
-        hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": graph '%s' runs on the interpreting "
-                 "kernel%s: %s", c->plan.graph->name, c->fast ? " (fast way)" : "", why);
+        hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": %s runs on the interpreting kernel%s: %s",
+                 what, *fast ? " (fast way)" : "", why);
     }
     free(src);
+}
+
+/* The plan's kernels: its own fused kernel, or each pointwise stage's. */
+static void compile_kernels(hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t c) {
+    char what[HIPE_MSG_LEN];
+    struct hipe_staged* s = c->plan.staged;
+    if (!s) {
+        hipdnnSdkFormat(what, sizeof(what), "graph '%s'", c->plan.graph->name);
+        compile_kernel(handle, &c->plan, &c->jit, &c->jit_ok, &c->fast, what);
+        return;
+    }
+    for (int k = 0; k < s->nstages; ++k) {
+        hipe_stage* st = &s->stages[k];
+        hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": graph '%s': stage %d of %d: %s",
+                 c->plan.graph->name, k + 1, s->nstages, st->what);
+        if (st->kind != HIPE_STAGE_POINTWISE) continue;
+        hipdnnSdkFormat(what, sizeof(what), "graph '%s', stage %d", c->plan.graph->name, k + 1);
+        compile_kernel(handle, &st->pw, &st->jit, &st->jit_ok, &st->fast, what);
+    }
 }
 
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateExecutionContext(
@@ -389,10 +420,17 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateExecutionConte
         return st;
     }
     char listing[HIPE_MSG_LEN];
-    hipe_describe(&c->plan, listing, sizeof(listing));
-    hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": graph '%s' (%d nodes) fused: %s",
-             c->plan.graph->name, c->plan.graph->num_nodes, listing);
-    compile_kernel(handle, c);
+    if (c->plan.staged) {
+        hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": graph '%s' (%d nodes) runs in %d stage%s, "
+                 "%zu bytes of workspace", c->plan.graph->name, c->plan.graph->num_nodes,
+                 c->plan.staged->nstages, c->plan.staged->nstages == 1 ? "" : "s",
+                 c->plan.staged->workspace);
+    } else {
+        hipe_describe(&c->plan, listing, sizeof(listing));
+        hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": graph '%s' (%d nodes) fused: %s",
+                 c->plan.graph->name, c->plan.graph->num_nodes, listing);
+    }
+    compile_kernels(handle, c);
     *ctx = c;
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
@@ -401,6 +439,7 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginDestroyExecutionCont
     hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx) {
     (void)handle;
     if (!ctx) return HIPDNN_PLUGIN_STATUS_SUCCESS;
+    hipe_plan_free(&ctx->plan);
     hipdnnSdkGraphFree(ctx->plan.graph);
     free(ctx);
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
@@ -412,7 +451,7 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetWorkspaceSizeFrom
     if (!handle || !ctx || !workspace_size)
         return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM,
                     "GetWorkspaceSizeFromExecutionContext: NULL handle, context or output");
-    *workspace_size = 0;
+    *workspace_size = workspace_of(&ctx->plan);
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
 
@@ -465,42 +504,62 @@ static hipdnnPluginStatus_t data_pointer(const hipe_plan* plan, const hipdnnPlug
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
 
+/* The generic kernels: enough blocks to fill every SM several times over, the kernel
+ * striding over the rest.  The fast ones: a block per tile up to 1024 blocks an SM (on an
+ * H100, tensors up to about 5 * 10^8 elements), so that the hardware balances blocks as
+ * they finish: on an H100 that reached 97% of copy bandwidth where 64 blocks an SM
+ * striding over tiles reached 94%, and one resident wave 86%. */
+bool hipe_pointwise_run(const hipe_plan* plan, pw_program* prog, const hipe_jit_kernels* jit,
+                        _Atomic(int)* jit_ok, bool fast_way, int sm_count, void* stream,
+                        unsigned* path, char* why, size_t len) {
+    uintptr_t misaligned = 0;
+    for (int i = 0; i < prog->nin; ++i)
+        if (prog->in[i].contiguous) misaligned |= (uintptr_t)prog->in[i].ptr;
+    for (int i = 0; i < prog->nout; ++i)
+        if (prog->out[i].contiguous) misaligned |= (uintptr_t)prog->out[i].ptr;
+    prog->aligned = (misaligned & 15u) == 0;
+    const int64_t grid_cap = (int64_t)sm_count * 64;
+    const int64_t fast_cap = (int64_t)sm_count * 1024;
+    const bool fast = fast_way && prog->aligned;
+    bool ok = false;
+    if (jit->generic && atomic_load(jit_ok)) {
+        *path = fast ? RAN_JIT_FAST : RAN_JIT_GENERIC;
+        ok = fast ? hipe_jit_launch(jit->fast, prog, plan->fast_u, fast_cap, stream, why, len)
+                  : hipe_jit_launch(jit->generic, prog, 0, grid_cap, stream, why, len);
+        if (!ok) { /* the plan's kernel would not launch: the interpreter from now on */
+            hipe_log(HIPDNN_LOG_WARN, HIPE_ENGINE_NAME ": %s; using the interpreting kernel", why);
+            atomic_store(jit_ok, 0);
+        }
+    }
+    if (!ok) {
+        *path = fast ? RAN_FAST : RAN_GENERIC;
+        ok = hipe_pointwise_launch(prog, plan->slots, fast, fast ? fast_cap : grid_cap, stream, why,
+                                   len);
+    }
+    return ok;
+}
+
+/* Resolves a stage's tensor pointers for hipe_staged_enqueue. */
+typedef struct {
+    const hipe_plan* plan;
+    const hipdnnPluginTensorBuffer_t* buffers;
+    uint32_t num_buffers;
+} pointers;
+
+static hipdnnPluginStatus_t stage_pointer(void* ctx, int64_t uid, void** ptr) {
+    const pointers* p = ctx;
+    return data_pointer(p->plan, p->buffers, p->num_buffers, uid, ptr);
+}
+
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginEnqueueOpGraph(
     hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx,
     void* workspace, size_t workspace_size, const hipdnnPluginTensorBuffer_t* buffers,
     uint32_t num_buffers) {
-    (void)workspace;
-    (void)workspace_size; /* none needed */
     if (!handle || !ctx || !ctx->plan.graph)
         return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "EnqueueOpGraph: NULL handle or context");
     if (num_buffers > 0 && !buffers)
         return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "EnqueueOpGraph: NULL buffers with a count");
     const hipe_plan* plan = &ctx->plan;
-    pw_program prog = plan->prog; /* a copy on the stack: passed by value to the kernel */
-    hipdnnPluginStatus_t st;
-    uintptr_t misaligned = 0;
-    for (int i = 0; i < prog.nin; ++i) {
-        if ((st = data_pointer(plan, buffers, num_buffers, plan->in_uid[i], &prog.in[i].ptr)))
-            return st;
-        if (prog.in[i].contiguous) misaligned |= (uintptr_t)prog.in[i].ptr;
-    }
-    for (int i = 0; i < prog.nout; ++i) {
-        if ((st = data_pointer(plan, buffers, num_buffers, plan->out_uid[i], &prog.out[i].ptr)))
-            return st;
-        if (prog.out[i].contiguous) misaligned |= (uintptr_t)prog.out[i].ptr;
-    }
-    prog.aligned = (misaligned & 15u) == 0;
-    for (int i = 0; i < plan->nscalars; ++i) { /* runtime scalars: host pointers, read now */
-        if (plan->scalar_uid[i] < 0) continue;
-        const hipdnnPluginTensorBuffer_t* b = find_buffer(buffers, num_buffers, plan->scalar_uid[i]);
-        if (!b || !b->ptr) {
-            const hipdnnSdkTensor* t = tensor_of(plan, plan->scalar_uid[i]);
-            hipe_set_error(HIPE_ENGINE_NAME ": EnqueueOpGraph: by-value scalar '%s' (uid %lld) "
-                           "has no pointer", t ? t->name : "", (long long)plan->scalar_uid[i]);
-            return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
-        }
-        prog.scalar[i] = (float)hipdnnSdkLoadAsDouble(b->ptr, (hipdnnDataType_t)plan->scalar_dtype[i], 0);
-    }
     char why[HIPE_MSG_LEN];
     int current = handle->device;
     if (!hipe_get_device(&current, why, sizeof(why)) ||
@@ -508,45 +567,49 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginEnqueueOpGraph(
         hipe_set_error(HIPE_ENGINE_NAME ": graph '%s': %s", plan->graph->name, why);
         return HIPDNN_PLUGIN_STATUS_EXECUTION_FAILED;
     }
-    /* The generic kernels: enough blocks to fill every SM several times over, the kernel
-     * striding over the rest.  The fast ones: a block per tile up to 1024 blocks an SM
-     * (on an H100, tensors up to about 5 * 10^8 elements), so that the hardware balances
-     * blocks as they finish: on an H100 that reached 97% of copy bandwidth where 64 blocks
-     * an SM striding over tiles reached 94%, and one resident wave 86%. */
-    const int64_t grid_cap = (int64_t)handle->sm_count * 64;
-    const int64_t fast_cap = (int64_t)handle->sm_count * 1024;
-    const bool fast = ctx->fast && prog.aligned;
-    const bool jit = ctx->jit.generic && atomic_load(&ctx->jit_ok);
-    unsigned path = 0;
-    bool ok = false;
-    if (jit) {
-        path = fast ? RAN_JIT_FAST : RAN_JIT_GENERIC;
-        ok = fast ? hipe_jit_launch(ctx->jit.fast, &prog, plan->fast_u, fast_cap, handle->stream,
-                                    why, sizeof(why))
-                  : hipe_jit_launch(ctx->jit.generic, &prog, 0, grid_cap, handle->stream, why,
-                                    sizeof(why));
-        if (!ok) { /* the plan's kernel would not launch: the interpreter from now on */
-            hipe_log(HIPDNN_LOG_WARN, HIPE_ENGINE_NAME ": graph '%s': %s; using the interpreting "
-                     "kernel", plan->graph->name, why);
-            atomic_store(&ctx->jit_ok, 0);
+    hipdnnPluginStatus_t st = HIPDNN_PLUGIN_STATUS_SUCCESS;
+    char restore[HIPE_MSG_LEN];
+    if (plan->staged) {
+        pointers p = {plan, buffers, num_buffers};
+        st = hipe_staged_enqueue(plan->graph, plan->staged, stage_pointer, &p, workspace,
+                                 workspace_size, buffers, num_buffers, handle->sm_count,
+                                 handle->stream);
+        if (current != handle->device) hipe_set_device(current, restore, sizeof(restore));
+        return st;
+    }
+    pw_program prog = plan->prog; /* a copy on the stack: passed by value to the kernel */
+    for (int i = 0; i < prog.nin; ++i)
+        if ((st = data_pointer(plan, buffers, num_buffers, plan->in_uid[i], &prog.in[i].ptr)))
+            goto done;
+    for (int i = 0; i < prog.nout; ++i)
+        if ((st = data_pointer(plan, buffers, num_buffers, plan->out_uid[i], &prog.out[i].ptr)))
+            goto done;
+    for (int i = 0; i < plan->nscalars; ++i) { /* runtime scalars: host pointers, read now */
+        if (plan->scalar_uid[i] < 0) continue;
+        const hipdnnPluginTensorBuffer_t* b = find_buffer(buffers, num_buffers, plan->scalar_uid[i]);
+        if (!b || !b->ptr) {
+            const hipdnnSdkTensor* t = tensor_of(plan, plan->scalar_uid[i]);
+            hipe_set_error(HIPE_ENGINE_NAME ": EnqueueOpGraph: by-value scalar '%s' (uid %lld) "
+                           "has no pointer", t ? t->name : "", (long long)plan->scalar_uid[i]);
+            st = HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+            goto done;
         }
+        prog.scalar[i] = (float)hipdnnSdkLoadAsDouble(b->ptr, (hipdnnDataType_t)plan->scalar_dtype[i], 0);
     }
-    if (!ok) {
-        path = fast ? RAN_FAST : RAN_GENERIC;
-        ok = hipe_pointwise_launch(&prog, plan->slots, fast, fast ? fast_cap : grid_cap,
-                                   handle->stream, why, sizeof(why));
-    }
+    unsigned path = 0;
+    const bool ok = hipe_pointwise_run(plan, &prog, &ctx->jit, &ctx->jit_ok, ctx->fast,
+                                       handle->sm_count, handle->stream, &path, why, sizeof(why));
     if (ok && !(atomic_load_explicit(&ctx->ran, memory_order_relaxed) & path) &&
         !(atomic_fetch_or(&ctx->ran, path) & path))
         hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": graph '%s': first run of the %s %s kernel%s",
                  plan->graph->name, path & (RAN_JIT_FAST | RAN_JIT_GENERIC) ? "compiled" : "interpreting",
                  path & (RAN_JIT_FAST | RAN_FAST) ? "fast" : "generic",
-                 ctx->fast && !fast ? " (pointers not 16-byte aligned)" : "");
-    char restore[HIPE_MSG_LEN];
-    if (current != handle->device) hipe_set_device(current, restore, sizeof(restore));
+                 ctx->fast && !prog.aligned ? " (pointers not 16-byte aligned)" : "");
     if (!ok) {
         hipe_set_error(HIPE_ENGINE_NAME ": graph '%s': %s", plan->graph->name, why);
-        return HIPDNN_PLUGIN_STATUS_EXECUTION_FAILED;
+        st = HIPDNN_PLUGIN_STATUS_EXECUTION_FAILED;
     }
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+done:
+    if (current != handle->device) hipe_set_device(current, restore, sizeof(restore));
+    return st;
 }

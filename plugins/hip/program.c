@@ -607,7 +607,7 @@ static void choose_fast_way(hipe_plan* plan) {
     plan->fast_u = bytes <= 64 ? 4 : bytes <= 128 ? 2 : 1;
 }
 
-bool hipe_compile(const hipdnnSdkGraph* g, hipe_plan* plan, char* why, size_t len) {
+bool hipe_compile_pointwise(const hipdnnSdkGraph* g, hipe_plan* plan, char* why, size_t len) {
     memset(plan, 0, sizeof(*plan));
     if (!g || g->num_nodes < 1 || !g->nodes)
         return decline(why, len, "graph '%s' has no operations", g && g->name ? g->name : "");

@@ -1,0 +1,206 @@
+// rowwise.hip — the row-wise kernels (reductions, softmax, norms) and their launcher.
+// What each thread does between two combining steps is in rw_exec.h, shared with the host
+// emulation; here are the combining steps (warp shuffles, then shared memory across the
+// warps of a row) and the loops over rows.  Precompiled, one kernel per combining
+// operation (reductions) or per row length class (softmax, norms): their loops depend on
+// the data only through the program's sizes, which every thread reads from the argument.
+#include "hip_compat.h"
+#include "hip_engine.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#define PW_FN static __device__ __forceinline__
+#define PW_HOST_FN static __host__ __device__ inline
+#define PW_UNROLL _Pragma("unroll")
+#include "rw_exec.h"
+
+namespace {
+
+// v combined over the G threads of a row (all of them get the result).  Up to 32 lanes:
+// an xor butterfly; a row of several warps (then the whole block) also folds the warps'
+// results from shared memory, in order, every thread alike.
+template <int OP, class T>
+__device__ __forceinline__ T group_combine(T v, int G, double* smem) {
+    const int lanes = G < 32 ? G : 32;
+    for (int off = lanes >> 1; off > 0; off >>= 1) v = rd_op<OP>(v, hd_shfl_xor(v, off));
+    if (G > 32) {
+        if ((threadIdx.x & 31) == 0) smem[threadIdx.x >> 5] = v;
+        __syncthreads();
+        v = (T)smem[0];
+        for (int w = 1; w < (G >> 5); ++w) v = rd_op<OP>(v, (T)smem[w]);
+        __syncthreads(); // smem is written again by the next combine
+    }
+    return v;
+}
+
+// The rows of a block: G threads a row, blockDim.x / G rows at a time; every thread runs
+// the same number of iterations (a row past the end redoes the last row and stores
+// nothing), so that shuffles and barriers always find every thread.
+struct RowSlot {
+    int t;          // thread within the row's group
+    int gi, gpb;    // group within the block, groups a block
+};
+
+__device__ __forceinline__ RowSlot row_slot(int G) {
+    return RowSlot{(int)(threadIdx.x & (G - 1)), (int)(threadIdx.x / G), (int)(blockDim.x / G)};
+}
+
+template <int OP, int PRE>
+__global__ void __launch_bounds__(RW_MAX_GROUP) rw_reduce_rows(const rw_program p) {
+    __shared__ double smem[32]; // a warp result each (exact for fp32 too)
+    const int G = p.group;
+    const RowSlot s = row_slot(G);
+    const int64_t nrows = p.rows * p.splits;
+    for (int64_t base = (int64_t)blockIdx.x * s.gpb; base < nrows; base += (int64_t)gridDim.x * s.gpb) {
+        const bool valid = base + s.gi < nrows;
+        const int64_t row = valid ? base + s.gi : nrows - 1;
+        int64_t xrow, c0, c1;
+        rd_part(p, row, &xrow, &c0, &c1);
+        uint32_t coord[RW_DIMS];
+        rw_row_coords(p, xrow, coord);
+        typename RdAcc<OP>::T v = rd_row_partial<OP, PRE>(p, rw_row_offset(p.x, coord), c0, c1, s.t, G);
+        v = group_combine<OP>(v, G, smem);
+        if (valid && s.t == 0) rd_row_store(p, row, v);
+    }
+}
+
+template <int OP, int PRE>
+__global__ void __launch_bounds__(RW_COL_X * RW_COL_Y) rw_reduce_cols(const rw_program p) {
+    typedef typename RdAcc<OP>::T T;
+    __shared__ T part[RW_COL_Y][RW_COL_X][PW_VEC + 1];
+    const int tx = threadIdx.x % RW_COL_X, ty = threadIdx.x / RW_COL_X;
+    const int W = p.x.contiguous ? PW_VEC : 1;
+    const int64_t nout = p.rows * p.splits;
+    const int64_t step = (int64_t)RW_COL_X * W;
+    for (int64_t base = (int64_t)blockIdx.x * step; base < nout; base += (int64_t)gridDim.x * step) {
+        const int64_t o = base + (int64_t)tx * W;
+        T acc[PW_VEC];
+        rd_col_partial<OP, PRE>(p, o < nout ? o : base, ty, acc);
+PW_UNROLL
+        for (int j = 0; j < PW_VEC; ++j) part[ty][tx][j] = acc[j];
+        __syncthreads();
+        if (ty == 0 && o < nout) {
+PW_UNROLL
+            for (int y = 1; y < RW_COL_Y; ++y)
+PW_UNROLL
+                for (int j = 0; j < PW_VEC; ++j) acc[j] = rd_op<OP>(acc[j], part[y][tx][j]);
+            rd_col_store(p, o, acc);
+        }
+        __syncthreads();
+    }
+}
+
+template <int V>
+__global__ void __launch_bounds__(RW_MAX_GROUP) rw_softmax(const rw_program p) {
+    __shared__ double smem[32]; // a warp result each (exact for fp32 too)
+    const int G = p.group;
+    const RowSlot s = row_slot(G);
+    for (int64_t base = (int64_t)blockIdx.x * s.gpb; base < p.rows; base += (int64_t)gridDim.x * s.gpb) {
+        const bool valid = base + s.gi < p.rows;
+        const RwRowAt at = rw_row_at(p, valid ? base + s.gi : p.rows - 1);
+        RwRow<V> r;
+        float m = group_combine<RW_OP_MAX>(sm_max<V>(p, at, s.t, G, r), G, smem);
+        m = rw_round(p.round[0], m);
+        float sum = group_combine<RW_OP_ADD>(sm_sum<V>(p, at, s.t, G, m, r), G, smem);
+        sum = rw_round(p.round[3], sum);
+        if (valid) sm_store<V>(p, at, s.t, G, m, sum, r);
+    }
+}
+
+template <int V, int S>
+__global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm(const rw_program p) {
+    __shared__ double smem[32]; // a warp result each (exact for fp32 too)
+    const int G = p.group;
+    const RowSlot s = row_slot(G);
+    for (int64_t base = (int64_t)blockIdx.x * s.gpb; base < p.rows; base += (int64_t)gridDim.x * s.gpb) {
+        const bool valid = base + s.gi < p.rows;
+        const RwRowAt at = rw_row_at(p, valid ? base + s.gi : p.rows - 1);
+        RwRow<V> r;
+        const float sum = group_combine<RW_OP_ADD>(nm_sum<V>(p, at, s.t, G, r), G, smem);
+        const float mean = nm_mean(p, sum);
+        const float sq = p.mode == RW_RMS
+                             ? sum
+                             : group_combine<RW_OP_ADD>(nm_var<V>(p, at, s.t, G, mean, r), G, smem);
+        const float inv = nm_inv(p, sq);
+        if (valid && s.t == 0) nm_store_stats(p, at, mean, inv);
+        if (valid) nm_store<V, S>(p, at, s.t, G, mean, inv, r);
+    }
+}
+
+typedef void (*rw_kernel)(const rw_program);
+
+template <int OP, int PRE>
+rw_kernel reduce_kernel(bool cols) {
+    return cols ? rw_reduce_cols<OP, PRE> : rw_reduce_rows<OP, PRE>;
+}
+
+// The kernel for a program; NULL for a combination no program has.
+rw_kernel kernel_of(const rw_program& p) {
+    const bool cols = p.kind == RW_REDUCE_COLS;
+    switch (p.kind) {
+    case RW_REDUCE:
+    case RW_REDUCE_COLS:
+        switch (p.op * 4 + p.pre) {
+        case RW_OP_ADD * 4 + RW_PRE_NONE: return reduce_kernel<RW_OP_ADD, RW_PRE_NONE>(cols);
+        case RW_OP_ADD * 4 + RW_PRE_ABS: return reduce_kernel<RW_OP_ADD, RW_PRE_ABS>(cols);
+        case RW_OP_ADD * 4 + RW_PRE_SQUARE: return reduce_kernel<RW_OP_ADD, RW_PRE_SQUARE>(cols);
+        case RW_OP_MUL * 4 + RW_PRE_NONE: return reduce_kernel<RW_OP_MUL, RW_PRE_NONE>(cols);
+        case RW_OP_MUL * 4 + RW_PRE_NONZERO: return reduce_kernel<RW_OP_MUL, RW_PRE_NONZERO>(cols);
+        case RW_OP_MAX * 4 + RW_PRE_NONE: return reduce_kernel<RW_OP_MAX, RW_PRE_NONE>(cols);
+        case RW_OP_MAX * 4 + RW_PRE_ABS: return reduce_kernel<RW_OP_MAX, RW_PRE_ABS>(cols);
+        case RW_OP_MIN * 4 + RW_PRE_NONE: return reduce_kernel<RW_OP_MIN, RW_PRE_NONE>(cols);
+        default: return nullptr;
+        }
+    case RW_SOFTMAX:
+        switch (p.vecs) {
+        case 0: return rw_softmax<0>;
+        case 1: return rw_softmax<1>;
+        case 2: return rw_softmax<2>;
+        case 4: return rw_softmax<4>;
+        case 8: return rw_softmax<8>;
+        default: return nullptr;
+        }
+    case RW_NORM: {
+        const bool ep = (p.flags & RW_F_EPILOGUE) != 0;
+        switch (p.vecs * 2 + ep) {
+        case 0: return rw_norm<0, 0>;
+        case 1: return rw_norm<0, PW_SLOTS>;
+        case 2: return rw_norm<1, 0>;
+        case 3: return rw_norm<1, PW_SLOTS>; /* epilogues: one vector a thread at most */
+        case 4: return rw_norm<2, 0>;
+        case 8: return rw_norm<4, 0>;
+        case 16: return rw_norm<8, 0>;
+        default: return nullptr;
+        }
+    }
+    default: return nullptr;
+    }
+}
+
+} // namespace
+
+extern "C" bool hipe_rowwise_launch(const rw_program* prog, int64_t grid_cap, void* stream,
+                                    char* why, size_t len) {
+    const rw_kernel k = kernel_of(*prog);
+    if (!k) {
+        snprintf(why, len, "internal: no row-wise kernel for kind %d (op %d, pre %d, %d vectors)",
+                 prog->kind, prog->op, prog->pre, prog->vecs);
+        return false;
+    }
+    int threads;
+    int64_t blocks;
+    hipe_rowwise_grid(prog, &threads, &blocks);
+    if (blocks > grid_cap) blocks = grid_cap;
+    hipStream_t s = static_cast<hipStream_t>(stream);
+    (void)hipGetLastError(); // an earlier, unrelated failure must not be reported as ours
+    k<<<dim3((unsigned)blocks), dim3((unsigned)threads), 0, s>>>(*prog);
+    const hipError_t err = hipGetLastError();
+    if (err != hipSuccess) {
+        snprintf(why, len, "row-wise kernel launch (kind %d, %lld blocks of %d threads) failed: "
+                 "%s: %s", prog->kind, (long long)blocks, threads, hipGetErrorName(err),
+                 hipGetErrorString(err));
+        return false;
+    }
+    return true;
+}

@@ -1,0 +1,81 @@
+/* rw_program.h — a row-wise operation as its kernel runs it: reductions, softmax and the
+ * layer / RMS / instance norms, each over a "row space".
+ *
+ * The axes of the operation's main input x are split in two: the reduced (normalized)
+ * axes are the columns, every other axis makes rows.  A row is the set of elements one
+ * output value (reduction), one softmax or one normalization combines.  Axes of each kind
+ * are ordered as x lies in memory, outermost first, and merged wherever every tensor
+ * walks them as one; at most RW_DIMS of each remain.  Each tensor the kernel touches is a
+ * pw_tensor (pw_program.h) whose strides[0..RW_DIMS) step over the row dims and
+ * strides[RW_DIMS..2 RW_DIMS) over the column dims (0 where it is broadcast); its
+ * `contiguous` says a row of it is one run of stride 1 (a single column dim), and
+ * `reserved` (set at enqueue) that such a run may be read with 16-byte vectors: the base
+ * and every row start 16-byte aligned.
+ *
+ * Plain C data, built by the host code (rowwise_program.c) and passed by value to the
+ * kernels (rowwise.hip; rw_exec.h holds what each thread does), so this header is read by
+ * both compilers. */
+#ifndef HIPDNN_HIP_RW_PROGRAM_H
+#define HIPDNN_HIP_RW_PROGRAM_H
+
+#include "pw_program.h"
+
+#define RW_DIMS 4          /* row dims and column dims, each, after merging */
+#define RW_BLOCK 128       /* threads a block of row groups smaller than a warp */
+#define RW_MAX_GROUP 512   /* threads one row may take (one block) */
+#define RW_UNROLL 4        /* vectors a thread of a reduction loads before combining any */
+#define RW_COL_X 32        /* column reductions: threads along the outputs ... */
+#define RW_COL_Y 8         /* ... and along the reduced axis, a block */
+
+/* Kinds. */
+enum {
+    RW_REDUCE = 0,      /* one output per row; a group of threads walks each row */
+    RW_REDUCE_COLS = 1, /* one output per row, the rows side by side in memory: each thread
+                           walks the reduced axis for PW_VEC neighbouring outputs */
+    RW_SOFTMAX = 2,     /* y = exp(x - max) / sum(exp(x - max)) over each row */
+    RW_NORM = 3         /* y = (x - mean) * inv_variance * scale + bias over each row */
+};
+
+/* Reductions: a transform of each element, a combining operation, a final step. */
+enum { RW_OP_ADD = 0, RW_OP_MUL = 1, RW_OP_MAX = 2, RW_OP_MIN = 3 };
+enum { RW_PRE_NONE = 0, RW_PRE_ABS = 1, RW_PRE_SQUARE = 2, RW_PRE_NONZERO = 3 };
+enum { RW_POST_NONE = 0, RW_POST_MEAN = 1, RW_POST_SQRT = 2 };
+
+/* Norms. */
+enum { RW_LAYER = 0, RW_RMS = 1 };
+
+/* Flags. */
+#define RW_F_STORE_Y 1u   /* softmax / norm: y goes to memory (else only the epilogue reads it) */
+#define RW_F_MEAN 2u      /* norm: the mean of each row is stored */
+#define RW_F_INV_VAR 4u   /* norm: the inverse standard deviation of each row is stored */
+#define RW_F_BIAS 8u      /* norm: y adds bias */
+#define RW_F_GAMMA1 16u   /* norm: zero-centered gamma, y uses scale + 1 */
+#define RW_F_EPILOGUE 32u /* norm: pointwise nodes after y run in the kernel (ep) */
+
+typedef struct {
+    int32_t kind, mode; /* RW_*; the norm's RW_LAYER / RW_RMS */
+    int32_t nrd, ncd;   /* row dims, column dims (>= 1 each) */
+    int32_t group;      /* threads a row takes (a power of two, 1..RW_MAX_GROUP) */
+    int32_t vecs;       /* softmax / norm: vectors a thread holds in registers (1, 2, 4, 8),
+                           or 0: rows too long for that, read again from memory */
+    uint32_t flags;
+    int32_t op, pre, post; /* reductions */
+    int32_t splits;     /* reductions: parts each row is cut into, each its own output
+                           (combined by a second pass over them); 1: whole rows */
+    int32_t round[4];   /* softmax: storage type its max, x - max, exp and sum are rounded
+                           to (PW_F16, PW_BF16), or -1: kept in fp32 */
+    float count;        /* reductions: the elements an average divides by */
+    float eps;          /* norms: epsilon (by value: a constant, or read at enqueue) */
+    int64_t rdims[RW_DIMS], cdims[RW_DIMS];
+    int64_t rows, cols; /* products of rdims and cdims */
+    int64_t chunk;      /* reductions: columns of each split (a multiple of PW_VEC) */
+    pw_tensor x, y;     /* y of a reduction: column strides 0 (one value per row) */
+    pw_tensor mean, inv_var, scale, bias; /* norms */
+    int32_t ep_y;       /* epilogue: the input slot that holds the norm's y */
+    int32_t reserved;
+    pw_program ep;      /* epilogue: a pointwise program over the norm's row space; its
+                           tensors' strides are row and column strides as above, its
+                           dims the column dims (ndim = ncd) */
+} rw_program;
+
+#endif

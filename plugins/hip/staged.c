@@ -1,0 +1,651 @@
+/* Graphs with reductions and norms: cutting them into stages (staged.h), the workspace
+ * between stages, and running the stages in order.
+ *
+ * Grouping, in this order: softmax patterns; each norm with the pointwise nodes after it
+ * that read only its y, each other and graph inputs (its epilogue); each remaining
+ * reduction; then runs of pointwise nodes, as long as one fused kernel can take them.
+ * Stages run in the order of their first node, which respects every dependency: a run of
+ * pointwise nodes never spans another group's first node, and a group reads only
+ * tensors written before its first node.  Each stage is compiled from a copy of the graph
+ * holding its nodes only, where every virtual tensor it shares with another stage is made
+ * real: it lives in the workspace, packed. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "staged.h"
+
+static bool decline(char* why, size_t len, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool decline(char* why, size_t len, const char* fmt, ...) {
+    char detail[HIPE_MSG_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof(detail), fmt, ap);
+    va_end(ap);
+    hipdnnSdkFormat(why, len, HIPE_ENGINE_NAME ": %s", detail);
+    for (char* s = why; *s; ++s)
+        if (*s == '\n' || *s == '\r') *s = ' ';
+    return false;
+}
+
+/* ---- the engine's entry: one fused kernel, or stages ------------------------------------- */
+
+bool hipe_compile(const hipdnnSdkGraph* g, hipe_plan* plan, char* why, size_t len) {
+    for (int32_t i = 0; g && g->nodes && i < g->num_nodes; ++i)
+        if (g->nodes[i].kind != HIPDNN_OP_POINTWISE &&
+            g->nodes[i].kind != HIPDNN_OP_BATCHNORM_INFERENCE)
+            return hipe_staged_compile(g, plan, why, len);
+    return hipe_compile_pointwise(g, plan, why, len);
+}
+
+void hipe_plan_free(hipe_plan* plan) {
+    if (!plan || !plan->staged) return;
+    free(plan->staged->stages);
+    free(plan->staged->bufs);
+    free(plan->staged);
+    plan->staged = NULL;
+}
+
+/* ---- the graph's structure ------------------------------------------------------------------ */
+
+enum { G_POINTWISE = 0, G_SOFTMAX, G_NORM, G_REDUCTION };
+
+typedef struct {
+    const hipdnnSdkGraph* g;
+    hipdnnSdkUidMap map;
+    int32_t* producer; /* per tensor: the node writing it, -1 none */
+    int32_t* readers;  /* per tensor: reads by nodes */
+    int32_t* group;    /* per node: its group, -1 none yet */
+    int32_t* gkind;    /* per group */
+    int ngroups;
+    const hipdnnSdkNode* softmax[HIPE_MAX_STAGES][5]; /* per softmax group, its nodes */
+    int32_t* gsoftmax; /* per group: index into softmax, -1 */
+    bool* in;          /* scratch: nodes of a candidate stage */
+    char* why;
+    size_t len;
+} parts;
+
+static int32_t tidx(const parts* s, int64_t uid) {
+    return uid == HIPDNN_NO_TENSOR ? -1 : hipdnnSdkUidMapFind(&s->map, uid);
+}
+
+static int num_inputs(const hipdnnSdkNode* n) {
+    const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
+    return info ? info->num_inputs : 0;
+}
+
+static int num_outputs(const hipdnnSdkNode* n) {
+    const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
+    return info ? info->num_outputs : 0;
+}
+
+static const char* label(const hipdnnSdkNode* n, char* buf, size_t len) {
+    const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
+    hipdnnSdkFormat(buf, len, "node '%s' (%s)", n->name, info ? info->name : "unknown op");
+    return buf;
+}
+
+static bool structure(parts* s) {
+    const hipdnnSdkGraph* g = s->g;
+    char nl[160];
+    for (int32_t t = 0; t < g->num_tensors; ++t) s->producer[t] = -1;
+    for (int32_t i = 0; i < g->num_nodes; ++i) {
+        const hipdnnSdkNode* n = &g->nodes[i];
+        if (n->kind != HIPDNN_OP_POINTWISE && n->kind != HIPDNN_OP_BATCHNORM_INFERENCE &&
+            n->kind != HIPDNN_OP_REDUCTION && n->kind != HIPDNN_OP_NORM_FORWARD)
+            return decline(s->why, s->len, "%s: operation not supported (this engine runs "
+                           "pointwise, batchnorm inference, reduction and norm_forward nodes)",
+                           label(n, nl, sizeof(nl)));
+        for (int p = 0; p < num_inputs(n) && p < HIPDNN_MAX_PORTS; ++p) {
+            if (n->inputs[p] == HIPDNN_NO_TENSOR) continue;
+            int32_t t = tidx(s, n->inputs[p]);
+            if (t < 0)
+                return decline(s->why, s->len, "%s: input %d names uid %lld, which is not in the "
+                               "graph", label(n, nl, sizeof(nl)), p, (long long)n->inputs[p]);
+            if (s->producer[t] < 0 && g->tensors[t].is_virtual)
+                return decline(s->why, s->len, "%s: virtual tensor '%s' (uid %lld) is read before "
+                               "any node writes it", label(n, nl, sizeof(nl)), g->tensors[t].name,
+                               (long long)g->tensors[t].uid);
+            s->readers[t]++;
+        }
+        for (int p = 0; p < num_outputs(n) && p < HIPDNN_MAX_PORTS; ++p) {
+            if (n->outputs[p] == HIPDNN_NO_TENSOR) continue;
+            int32_t t = tidx(s, n->outputs[p]);
+            if (t < 0)
+                return decline(s->why, s->len, "%s: output %d names uid %lld, which is not in the "
+                               "graph", label(n, nl, sizeof(nl)), p, (long long)n->outputs[p]);
+            if (s->producer[t] >= 0 || s->readers[t] > 0)
+                return decline(s->why, s->len, "%s: '%s' (uid %lld) is written twice or read before "
+                               "written", label(n, nl, sizeof(nl)), g->tensors[t].name,
+                               (long long)g->tensors[t].uid);
+            s->producer[t] = i;
+        }
+    }
+    return true;
+}
+
+static bool reads(const hipdnnSdkNode* n, int64_t uid) {
+    for (int p = 0; p < num_inputs(n) && p < HIPDNN_MAX_PORTS; ++p)
+        if (n->inputs[p] == uid) return true;
+    return false;
+}
+
+/* The only node reading tensor uid (which has `count` readers), after node `from`. */
+static int32_t reader(const parts* s, int64_t uid, int32_t from, int nth) {
+    for (int32_t i = from + 1; i < s->g->num_nodes; ++i)
+        if (reads(&s->g->nodes[i], uid) && nth-- == 0) return i;
+    return -1;
+}
+
+static bool is_pw(const hipdnnSdkNode* n, hipdnnPointwiseMode_t mode) {
+    return n->kind == HIPDNN_OP_POINTWISE && hipdnnSdkNodeMode(n) == mode;
+}
+
+static bool is_red(const hipdnnSdkNode* n, int64_t mode) {
+    return n->kind == HIPDNN_OP_REDUCTION && n->attrs[HIPDNN_RED_MODE].i[0] == mode;
+}
+
+/* A virtual tensor read by `count` nodes. */
+static bool inner(const parts* s, int64_t uid, int count) {
+    int32_t t = tidx(s, uid);
+    return t >= 0 && s->g->tensors[t].is_virtual && s->readers[t] == count;
+}
+
+static bool same_dims(const hipdnnSdkTensor* a, const hipdnnSdkTensor* b) {
+    if (a->ndim != b->ndim) return false;
+    for (int i = 0; i < a->ndim; ++i)
+        if (a->dims[i] != b->dims[i]) return false;
+    return true;
+}
+
+/* reduction max -> sub(x, max) -> exp -> reduction add -> div(e, sum), every value between
+ * them virtual and read only by the pattern: the nodes, or false. */
+static bool match_softmax(const parts* s, int32_t r1, const hipdnnSdkNode** out) {
+    const hipdnnSdkGraph* g = s->g;
+    const hipdnnSdkNode* R1 = &g->nodes[r1];
+    if (!is_red(R1, HIPDNN_REDUCE_TENSOR_MAX)) return false;
+    const int64_t x = R1->inputs[HIPDNN_RED_X], m = R1->outputs[HIPDNN_RED_Y];
+    if (!inner(s, m, 1)) return false;
+    int32_t i_sub = reader(s, m, r1, 0);
+    if (i_sub < 0) return false;
+    const hipdnnSdkNode* S = &g->nodes[i_sub];
+    if (!is_pw(S, HIPDNN_POINTWISE_SUB) || S->inputs[HIPDNN_PW_X] != x || S->inputs[HIPDNN_PW_B] != m)
+        return false;
+    const int64_t t = S->outputs[HIPDNN_PW_Y];
+    if (!inner(s, t, 1)) return false;
+    int32_t i_exp = reader(s, t, i_sub, 0);
+    if (i_exp < 0 || !is_pw(&g->nodes[i_exp], HIPDNN_POINTWISE_EXP)) return false;
+    const int64_t e = g->nodes[i_exp].outputs[HIPDNN_PW_Y];
+    if (!inner(s, e, 2)) return false;
+    int32_t a = reader(s, e, i_exp, 0), b = reader(s, e, i_exp, 1);
+    if (a < 0 || b < 0) return false;
+    if (!is_red(&g->nodes[a], HIPDNN_REDUCE_TENSOR_ADD)) {
+        int32_t tmp = a;
+        a = b;
+        b = tmp;
+    }
+    const hipdnnSdkNode *R2 = &g->nodes[a], *D = &g->nodes[b];
+    if (!is_red(R2, HIPDNN_REDUCE_TENSOR_ADD) || R2->inputs[HIPDNN_RED_X] != e) return false;
+    const int64_t sum = R2->outputs[HIPDNN_RED_Y];
+    if (!inner(s, sum, 1) || !is_pw(D, HIPDNN_POINTWISE_DIV) || D->inputs[HIPDNN_PW_X] != e ||
+        D->inputs[HIPDNN_PW_B] != sum)
+        return false;
+    const hipdnnSdkTensor *tm = &g->tensors[tidx(s, m)], *ts = &g->tensors[tidx(s, sum)];
+    const hipdnnSdkTensor *tx = &g->tensors[tidx(s, x)], *ty = &g->tensors[tidx(s, D->outputs[0])];
+    if (!same_dims(tm, ts) || !same_dims(tx, ty)) return false;
+    const int32_t idx[5] = {r1, i_sub, i_exp, a, b};
+    for (int k = 0; k < 5; ++k)
+        if (s->group[idx[k]] >= 0) return false;
+    out[0] = R1;
+    out[1] = S;
+    out[2] = &g->nodes[i_exp];
+    out[3] = R2;
+    out[4] = D;
+    return true;
+}
+
+/* ---- sub-graphs ---------------------------------------------------------------------------- */
+
+/* Whether virtual tensor t crosses the boundary of the node set `in` (written on one side,
+ * read on the other). */
+static bool crosses(const parts* s, const bool* in, int32_t t) {
+    const hipdnnSdkGraph* g = s->g;
+    if (!g->tensors[t].is_virtual || s->producer[t] < 0) return false;
+    const bool made_in = in[s->producer[t]];
+    for (int32_t i = 0; i < g->num_nodes; ++i)
+        if (in[i] != made_in && reads(&g->nodes[i], g->tensors[t].uid)) return true;
+    return false;
+}
+
+/* A copy of the graph with the nodes of `in` only, every virtual tensor crossing into or
+ * out of them made real and packed; NULL when out of memory. */
+static hipdnnSdkGraph* subgraph(const parts* s, const bool* in) {
+    hipdnnSdkGraph* sub = hipdnnSdkGraphClone(s->g);
+    if (!sub) return NULL;
+    int32_t kept = 0;
+    for (int32_t i = 0; i < sub->num_nodes; ++i) {
+        if (in[i]) {
+            sub->nodes[kept++] = sub->nodes[i];
+        } else {
+            free(sub->nodes[i].name);
+        }
+    }
+    sub->num_nodes = kept;
+    for (int32_t t = 0; t < sub->num_tensors; ++t)
+        if (crosses(s, in, t)) {
+            hipdnnSdkTensor* tt = &sub->tensors[t];
+            tt->is_virtual = false;
+            hipdnnSdkPackedStrides(tt->ndim, tt->dims, tt->strides);
+        }
+    return sub;
+}
+
+static bool pointwise_compiles(parts* s, const bool* in, hipe_plan* plan, char* why, size_t len) {
+    hipdnnSdkGraph* sub = subgraph(s, in);
+    if (!sub) return decline(why, len, "out of memory while compiling graph '%s'", s->g->name);
+    bool ok = hipe_compile_pointwise(sub, plan, why, len);
+    hipdnnSdkGraphFree(sub);
+    return ok;
+}
+
+/* ---- grouping -------------------------------------------------------------------------------- */
+
+static int new_group(parts* s, int kind) {
+    s->gkind[s->ngroups] = kind;
+    s->gsoftmax[s->ngroups] = -1;
+    return s->ngroups++;
+}
+
+static int compile_group(parts* s, int grp, hipe_stage* st, size_t* parts_bytes,
+                         int64_t parts_uid);
+
+/* A norm's epilogue: pointwise nodes after it reading its y (or one another's results),
+ * shaped as its x, every other input a graph input or a by-value scalar; they join its
+ * group if the norm's kernel can take them all. */
+static void take_epilogue(parts* s, int32_t ni, int grp) {
+    const hipdnnSdkGraph* g = s->g;
+    bool* have = calloc((size_t)g->num_tensors, sizeof(bool)); /* values the group makes */
+    hipe_stage* trial = malloc(2 * sizeof(hipe_stage));
+    int32_t y = tidx(s, g->nodes[ni].outputs[HIPDNN_NORM_Y]);
+    int32_t x = tidx(s, g->nodes[ni].inputs[HIPDNN_NORM_X]);
+    if (!have || !trial || y < 0 || x < 0) goto done;
+    have[y] = true;
+    int count = 0;
+    for (int32_t i = ni + 1; i < g->num_nodes; ++i) {
+        const hipdnnSdkNode* n = &g->nodes[i];
+        if (n->kind != HIPDNN_OP_POINTWISE || s->group[i] >= 0) continue;
+        bool touches = false, ok = true;
+        for (int p = 0; p < num_inputs(n) && p < HIPDNN_MAX_PORTS; ++p) {
+            int32_t t = tidx(s, n->inputs[p]);
+            if (t < 0) continue;
+            if (have[t]) touches = true;
+            else if (s->producer[t] >= 0) ok = false;
+        }
+        int32_t out = tidx(s, n->outputs[HIPDNN_PW_Y]);
+        if (!touches || !ok || out < 0 || !same_dims(&g->tensors[out], &g->tensors[x])) continue;
+        s->group[i] = grp;
+        have[out] = true;
+        ++count;
+    }
+    if (count > 0) {
+        char why[HIPE_MSG_LEN];
+        parts trial_parts = *s; /* the trial's reason goes nowhere */
+        trial_parts.why = why;
+        trial_parts.len = sizeof(why);
+        size_t parts_bytes = 0;
+        if (compile_group(&trial_parts, grp, trial, &parts_bytes, 0) == 0)
+            for (int32_t i = ni + 1; i < g->num_nodes; ++i)
+                if (s->group[i] == grp) s->group[i] = -1;
+    }
+done:
+    free(have);
+    free(trial);
+}
+
+static bool form_groups(parts* s) {
+    const hipdnnSdkGraph* g = s->g;
+    for (int32_t i = 0; i < g->num_nodes; ++i) s->group[i] = -1;
+    s->ngroups = 0;
+    int nsoft = 0;
+    for (int32_t i = 0; i < g->num_nodes; ++i) {
+        const hipdnnSdkNode** m = s->softmax[nsoft];
+        if (nsoft < HIPE_MAX_STAGES && match_softmax(s, i, m)) {
+            int grp = new_group(s, G_SOFTMAX);
+            s->gsoftmax[grp] = nsoft++;
+            for (int k = 0; k < 5; ++k) s->group[m[k] - g->nodes] = grp;
+        }
+    }
+    for (int32_t i = 0; i < g->num_nodes; ++i)
+        if (g->nodes[i].kind == HIPDNN_OP_NORM_FORWARD) {
+            int grp = new_group(s, G_NORM);
+            s->group[i] = grp;
+            take_epilogue(s, i, grp);
+        }
+    for (int32_t i = 0; i < g->num_nodes; ++i)
+        if (g->nodes[i].kind == HIPDNN_OP_REDUCTION && s->group[i] < 0)
+            s->group[i] = new_group(s, G_REDUCTION);
+    /* Runs of pointwise nodes between the others, each as long as it compiles as one. */
+    hipe_plan* plan = malloc(sizeof(*plan));
+    if (!plan) return decline(s->why, s->len, "out of memory while compiling graph '%s'", g->name);
+    int run = -1;
+    bool ok = true;
+    for (int32_t i = 0; i < g->num_nodes && ok; ++i) {
+        if (s->group[i] >= 0 && s->gkind[s->group[i]] != G_POINTWISE) {
+            run = -1;
+            continue;
+        }
+        if (s->group[i] >= 0) continue;
+        if (run >= 0) { /* try the run with this node too */
+            for (int32_t k = 0; k < g->num_nodes; ++k) s->in[k] = s->group[k] == run || k == i;
+            char why[HIPE_MSG_LEN];
+            if (pointwise_compiles(s, s->in, plan, why, sizeof(why))) {
+                hipe_plan_free(plan);
+                s->group[i] = run;
+                continue;
+            }
+        }
+        for (int32_t k = 0; k < g->num_nodes; ++k) s->in[k] = k == i;
+        ok = pointwise_compiles(s, s->in, plan, s->why, s->len);
+        hipe_plan_free(plan);
+        if (ok) {
+            if (s->ngroups == HIPE_MAX_STAGES)
+                ok = decline(s->why, s->len, "graph '%s' needs more than %d kernels", g->name,
+                             HIPE_MAX_STAGES);
+            else
+                s->group[i] = run = new_group(s, G_POINTWISE);
+        }
+    }
+    free(plan);
+    if (ok && s->ngroups > HIPE_MAX_STAGES)
+        ok = decline(s->why, s->len, "graph '%s' needs more than %d kernels", g->name, HIPE_MAX_STAGES);
+    return ok;
+}
+
+/* ---- stages ---------------------------------------------------------------------------------- */
+
+static void bind_pw(hipe_stage* st) {
+    const hipe_plan* pw = &st->pw;
+    st->nbind = 0;
+    for (int i = 0; i < pw->prog.nin; ++i) {
+        hipe_bind* b = &st->bind[st->nbind++];
+        b->uid = pw->in_uid[i];
+        b->offset = (uint32_t)(offsetof(pw_program, in) + (size_t)i * sizeof(pw_tensor) +
+                               offsetof(pw_tensor, ptr));
+        b->scalar_dtype = -1;
+    }
+    for (int i = 0; i < pw->prog.nout; ++i) {
+        hipe_bind* b = &st->bind[st->nbind++];
+        b->uid = pw->out_uid[i];
+        b->offset = (uint32_t)(offsetof(pw_program, out) + (size_t)i * sizeof(pw_tensor) +
+                               offsetof(pw_tensor, ptr));
+        b->scalar_dtype = -1;
+    }
+    for (int i = 0; i < pw->nscalars; ++i) {
+        if (pw->scalar_uid[i] < 0) continue;
+        hipe_bind* b = &st->bind[st->nbind++];
+        b->uid = pw->scalar_uid[i];
+        b->offset = (uint32_t)(offsetof(pw_program, scalar) + (size_t)i * sizeof(float));
+        b->scalar_dtype = pw->scalar_dtype[i];
+    }
+}
+
+/* A uid for the parts' buffer of a split reduction: one no tensor of the graph has, and
+ * after `last` (the previous one), so that each buffer has its own. */
+static int64_t free_uid(const parts* s, int64_t last) {
+    int64_t uid = last + 1;
+    while (hipdnnSdkUidMapFind(&s->map, uid) >= 0) ++uid;
+    return uid;
+}
+
+/* The stage(s) of group grp into st (room for two); how many, 0 with the reason. */
+static int compile_group(parts* s, int grp, hipe_stage* st, size_t* parts_bytes,
+                         int64_t parts_uid) {
+    const hipdnnSdkGraph* g = s->g;
+    bool* in = calloc((size_t)g->num_nodes, sizeof(bool));
+    if (!in) return decline(s->why, s->len, "out of memory while compiling graph '%s'", g->name);
+    for (int32_t k = 0; k < g->num_nodes; ++k) in[k] = s->group[k] == grp;
+    hipdnnSdkGraph* sub = subgraph(s, in);
+    if (!sub) {
+        free(in);
+        return decline(s->why, s->len, "out of memory while compiling graph '%s'", g->name);
+    }
+    int made = 0;
+    switch (s->gkind[grp]) {
+    case G_POINTWISE:
+        memset(st, 0, sizeof(*st));
+        st->kind = HIPE_STAGE_POINTWISE;
+        if (hipe_compile_pointwise(sub, &st->pw, s->why, s->len)) {
+            made = 1;
+            bind_pw(st);
+            hipdnnSdkFormat(st->what, sizeof(st->what), "%d pointwise node%s fused", sub->num_nodes,
+                            sub->num_nodes == 1 ? "" : "s");
+        }
+        break;
+    case G_SOFTMAX: {
+        const hipdnnSdkNode* nodes[5];
+        for (int k = 0; k < 5; ++k) /* the same nodes in the sub-graph, by position */
+            for (int32_t i = 0, j = 0; i < g->num_nodes; ++i)
+                if (in[i]) {
+                    if (&g->nodes[i] == s->softmax[s->gsoftmax[grp]][k]) nodes[k] = &sub->nodes[j];
+                    ++j;
+                }
+        made = hipe_rw_softmax(sub, nodes, st, s->why, s->len);
+        break;
+    }
+    case G_NORM: {
+        const hipdnnSdkNode* norm = NULL;
+        for (int32_t i = 0; i < sub->num_nodes; ++i)
+            if (sub->nodes[i].kind == HIPDNN_OP_NORM_FORWARD) norm = &sub->nodes[i];
+        hipe_plan* ep = NULL;
+        if (norm && sub->num_nodes > 1) { /* the epilogue: the group's pointwise nodes */
+                bool* ein = calloc((size_t)sub->num_nodes, sizeof(bool));
+            ep = malloc(sizeof(*ep));
+            hipdnnSdkGraph* eg = NULL;
+            parts sp = {.g = sub};
+            bool ok = ein && ep && hipdnnSdkUidMapBuild(&sp.map, sub);
+            if (ok) {
+                sp.producer = calloc((size_t)sub->num_tensors, sizeof(int32_t));
+                sp.readers = calloc((size_t)sub->num_tensors, sizeof(int32_t));
+                char why[HIPE_MSG_LEN];
+                sp.why = why;
+                sp.len = sizeof(why);
+                ok = sp.producer && sp.readers && structure(&sp);
+                for (int32_t i = 0; ok && i < sub->num_nodes; ++i) ein[i] = &sub->nodes[i] != norm;
+                ok = ok && (eg = subgraph(&sp, ein)) != NULL &&
+                     hipe_compile_pointwise(eg, ep, s->why, s->len);
+                free(sp.producer);
+                free(sp.readers);
+            }
+            hipdnnSdkUidMapFree(&sp.map);
+            hipdnnSdkGraphFree(eg);
+            free(ein);
+            if (!ok) {
+                free(ep);
+                hipdnnSdkGraphFree(sub);
+                free(in);
+                return 0;
+            }
+        }
+        made = norm ? hipe_rw_norm(sub, norm, ep, st, s->why, s->len)
+                    : decline(s->why, s->len, "internal: norm group without its norm");
+        free(ep);
+        break;
+    }
+    case G_REDUCTION:
+        made = hipe_rw_reduction(sub, &sub->nodes[0], parts_uid, parts_bytes, st, s->why, s->len);
+        break;
+    default: break;
+    }
+    hipdnnSdkGraphFree(sub);
+    free(in);
+    return made;
+}
+
+static size_t align_up(size_t v) { return (v + 255) & ~(size_t)255; }
+
+bool hipe_staged_compile(const hipdnnSdkGraph* g, hipe_plan* plan, char* why, size_t len) {
+    memset(plan, 0, sizeof(*plan));
+    if (!g || g->num_nodes < 1 || !g->nodes)
+        return decline(why, len, "graph '%s' has no operations", g && g->name ? g->name : "");
+    parts s = {.g = g, .why = why, .len = len};
+    const size_t nt = (size_t)(g->num_tensors > 0 ? g->num_tensors : 1);
+    const size_t nn = (size_t)g->num_nodes;
+    s.producer = calloc(nt, sizeof(int32_t));
+    s.readers = calloc(nt, sizeof(int32_t));
+    s.group = calloc(nn, sizeof(int32_t));
+    s.gkind = calloc(nn, sizeof(int32_t));
+    s.gsoftmax = calloc(nn, sizeof(int32_t));
+    s.in = calloc(nn, sizeof(bool));
+    struct hipe_staged* out = calloc(1, sizeof(*out));
+    hipe_stage* stages = calloc(2 * nn, sizeof(hipe_stage)); /* a reduction may take two */
+    hipe_buffer* bufs = calloc(nt + nn, sizeof(hipe_buffer));
+    bool ok = s.producer && s.readers && s.group && s.gkind && s.gsoftmax && s.in && out &&
+              stages && bufs && hipdnnSdkUidMapInit(&s.map, g);
+    if (!ok) decline(why, len, "out of memory while compiling graph '%s'", g->name);
+    for (int32_t i = 0; ok && i < g->num_tensors; ++i) {
+        int32_t other = hipdnnSdkUidMapInsert(&s.map, i);
+        if (other >= 0)
+            ok = decline(why, len, "tensors '%s' and '%s' share uid %lld", g->tensors[other].name,
+                         g->tensors[i].name, (long long)g->tensors[i].uid);
+    }
+    ok = ok && structure(&s) && form_groups(&s);
+    if (ok) {
+        out->stages = stages;
+        out->bufs = bufs;
+        stages = NULL;
+        bufs = NULL;
+        /* stages in the order of each group's first node */
+        bool* done = calloc((size_t)s.ngroups + 1, sizeof(bool));
+        ok = done != NULL;
+        if (!ok) decline(why, len, "out of memory while compiling graph '%s'", g->name);
+        int64_t parts_uid = HIPDNN_NO_TENSOR;
+        for (int32_t i = 0; ok && i < g->num_nodes; ++i) {
+            int grp = s.group[i];
+            if (grp < 0 || done[grp]) continue;
+            done[grp] = true;
+            size_t parts_bytes = 0;
+            parts_uid = free_uid(&s, parts_uid);
+            int made = compile_group(&s, grp, &out->stages[out->nstages], &parts_bytes, parts_uid);
+            out->nstages += made;
+            ok = made > 0;
+            if (ok && parts_bytes) {
+                hipe_buffer* b = &out->bufs[out->nbuf++];
+                b->uid = parts_uid;
+                b->bytes = parts_bytes;
+            }
+        }
+        free(done);
+        /* virtual tensors shared by two stages: the workspace */
+        for (int32_t t = 0; ok && t < g->num_tensors; ++t) {
+            const hipdnnSdkTensor* tt = &g->tensors[t];
+            if (!tt->is_virtual || s.producer[t] < 0) continue;
+            for (int32_t k = 0; k < g->num_nodes; ++k) s.in[k] = s.group[k] == s.group[s.producer[t]];
+            if (!crosses(&s, s.in, t)) continue;
+            hipe_buffer* b = &out->bufs[out->nbuf++];
+            b->uid = tt->uid;
+            b->bytes = (size_t)hipdnnSdkElementCount(tt->ndim, tt->dims) *
+                       hipdnnSdkDataTypeSize(tt->data_type);
+        }
+        size_t at = 0;
+        for (int i = 0; i < out->nbuf; ++i) {
+            out->bufs[i].offset = at;
+            at = align_up(at + out->bufs[i].bytes);
+        }
+        out->workspace = at;
+    }
+    hipdnnSdkUidMapFree(&s.map);
+    free(s.producer);
+    free(s.readers);
+    free(s.group);
+    free(s.gkind);
+    free(s.gsoftmax);
+    free(s.in);
+    free(stages);
+    free(bufs);
+    plan->staged = out;
+    if (!ok) hipe_plan_free(plan);
+    return ok;
+}
+
+/* ---- running --------------------------------------------------------------------------------- */
+
+static const hipdnnPluginTensorBuffer_t* find_buffer(const hipdnnPluginTensorBuffer_t* b,
+                                                     uint32_t n, int64_t uid) {
+    for (uint32_t i = 0; i < n; ++i)
+        if (b[i].uid == uid) return &b[i];
+    return NULL;
+}
+
+static const char* tensor_name(const hipdnnSdkGraph* g, int64_t uid) {
+    const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(g, uid);
+    return t ? t->name : "";
+}
+
+hipdnnPluginStatus_t hipe_staged_enqueue(const hipdnnSdkGraph* g, struct hipe_staged* s,
+                                         hipe_pointer_fn resolve, void* ctx, void* workspace,
+                                         size_t workspace_size,
+                                         const hipdnnPluginTensorBuffer_t* buffers,
+                                         uint32_t num_buffers, int sm_count, void* stream) {
+    if (s->workspace > 0 && (!workspace || workspace_size < s->workspace)) {
+        hipe_set_error(HIPE_ENGINE_NAME ": EnqueueOpGraph: graph '%s' needs %zu bytes of workspace, "
+                       "got %zu", g->name, s->workspace, workspace ? workspace_size : (size_t)0);
+        return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    }
+    for (int k = 0; k < s->nstages; ++k) {
+        hipe_stage* st = &s->stages[k];
+        union {
+            pw_program pw;
+            rw_program rw;
+        } prog; /* a copy on the stack: passed by value to the kernel */
+        if (st->kind == HIPE_STAGE_POINTWISE) prog.pw = st->pw.prog;
+        else prog.rw = st->rw;
+        char* base = (char*)&prog;
+        for (int b = 0; b < st->nbind; ++b) {
+            const hipe_bind* bd = &st->bind[b];
+            if (bd->scalar_dtype >= 0) { /* a runtime by-value scalar: a host pointer */
+                const hipdnnPluginTensorBuffer_t* buf = find_buffer(buffers, num_buffers, bd->uid);
+                if (!buf || !buf->ptr) {
+                    hipe_set_error(HIPE_ENGINE_NAME ": EnqueueOpGraph: by-value scalar '%s' (uid "
+                                   "%lld) has no pointer", tensor_name(g, bd->uid), (long long)bd->uid);
+                    return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+                }
+                float v = (float)hipdnnSdkLoadAsDouble(buf->ptr, (hipdnnDataType_t)bd->scalar_dtype, 0);
+                memcpy(base + bd->offset, &v, sizeof(v));
+                continue;
+            }
+            void* ptr = NULL;
+            for (int i = 0; i < s->nbuf && !ptr; ++i)
+                if (s->bufs[i].uid == bd->uid) ptr = (char*)workspace + s->bufs[i].offset;
+            if (!ptr) {
+                hipdnnPluginStatus_t r = resolve(ctx, bd->uid, &ptr);
+                if (r != HIPDNN_PLUGIN_STATUS_SUCCESS) return r;
+            }
+            memcpy(base + bd->offset, &ptr, sizeof(ptr));
+        }
+        char why[HIPE_MSG_LEN];
+        bool ok;
+        unsigned path = 0;
+        if (st->kind == HIPE_STAGE_POINTWISE) {
+            ok = hipe_pointwise_run(&st->pw, &prog.pw, &st->jit, &st->jit_ok, st->fast, sm_count,
+                                    stream, &path, why, sizeof(why));
+        } else {
+            hipe_rw_set_vectors(&prog.rw);
+            ok = hipe_rowwise_launch(&prog.rw, (int64_t)sm_count * 1024, stream, why, sizeof(why));
+        }
+        if (!ok) {
+            hipe_set_error(HIPE_ENGINE_NAME ": graph '%s': stage %d of %d (%s): %s", g->name, k + 1,
+                           s->nstages, st->what, why);
+            return HIPDNN_PLUGIN_STATUS_EXECUTION_FAILED;
+        }
+        if (!atomic_load_explicit(&st->ran, memory_order_relaxed) && !atomic_exchange(&st->ran, 1)) {
+            const char* kernel = st->kind == HIPE_STAGE_ROWWISE ? "row-wise"
+                                 : path & 3u ? (path & 1u ? "compiled fast" : "compiled generic")
+                                 : (path & 4u ? "interpreting fast" : "interpreting generic");
+            hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": graph '%s': stage %d of %d (%s): first run "
+                     "of the %s kernel", g->name, k + 1, s->nstages, st->what, kernel);
+        }
+    }
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}

@@ -1,0 +1,99 @@
+/* staged.h — graphs with reductions and norms: a plan of stages, each one kernel, run in
+ * order on the handle's stream (C only: the host code).
+ *
+ * A graph holding reduction or norm_forward nodes is cut into stages (staged.c):
+ *   - a softmax (reduction max, sub, exp, reduction add, div over the same rows) is one
+ *     row-wise stage: one kernel, one pass over each row;
+ *   - a layer / RMS / instance / adaptive layer norm is one row-wise stage, with the
+ *     pointwise nodes that follow its y (and read nothing else but graph inputs) run by the
+ *     same kernel as its epilogue;
+ *   - any other reduction is one row-wise stage (two when its rows are cut into parts);
+ *   - the remaining pointwise and batchnorm-inference nodes are fused into as few
+ *     pointwise stages as their shapes allow, each the fused kernel of program.c.
+ * Virtual tensors that one stage writes and a later one reads live in the workspace. */
+#ifndef HIPDNN_HIP_STAGED_H
+#define HIPDNN_HIP_STAGED_H
+
+#include <stdatomic.h>
+
+#include "hip_engine.h"
+
+#define HIPE_MAX_BINDS 40
+#define HIPE_MAX_STAGES 64
+
+/* Where one tensor's pointer (or a runtime scalar's value) goes in a stage's program:
+ * the byte offset of a void* (dtype -1) or of a float read from the host scalar of that
+ * hipdnnDataType_t. */
+typedef struct {
+    int64_t uid;
+    uint32_t offset;
+    int32_t scalar_dtype;
+} hipe_bind;
+
+enum { HIPE_STAGE_POINTWISE = 0, HIPE_STAGE_ROWWISE = 1 };
+
+typedef struct {
+    int kind;
+    char what[160];                 /* for the log: "softmax 'sm' over rows of 4096 ..." */
+    hipe_plan pw;                   /* pointwise: its program (graph NULL) */
+    hipe_jit_kernels jit;           /* pointwise: its compiled kernels, if any */
+    _Atomic(int) jit_ok;
+    bool fast;                      /* pointwise: the fast way where pointers are aligned */
+    rw_program rw;                  /* row-wise: its program */
+    int nbind;
+    hipe_bind bind[HIPE_MAX_BINDS];
+    _Atomic(int) ran;               /* the stage has run once (its first run is logged) */
+} hipe_stage;
+
+/* A workspace buffer: a virtual tensor between stages, or a reduction's parts. */
+typedef struct {
+    int64_t uid;
+    size_t offset, bytes;
+} hipe_buffer;
+
+struct hipe_staged {
+    int nstages;
+    hipe_stage* stages;
+    int nbuf;
+    hipe_buffer* bufs;
+    size_t workspace;
+};
+
+/* Compiles a graph holding row-wise nodes into stages (plan->staged); false with the
+ * reason, as hipe_compile. */
+bool hipe_staged_compile(const hipdnnSdkGraph* g, hipe_plan* plan, char* why, size_t len);
+
+/* The row-wise stage(s) of one node or pattern (rowwise_program.c).  Each fills `st`
+ * (kind, what, rw, binds) and returns how many stages it made (1, or 2 for a reduction cut
+ * into parts, whose parts buffer then needs `*parts_bytes` of workspace under uid
+ * `parts_uid`), 0 with the reason when it cannot. */
+int hipe_rw_reduction(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, int64_t parts_uid,
+                      size_t* parts_bytes, hipe_stage* st, char* why, size_t len);
+/* nodes: the reduction max, sub, exp, reduction add and div of a softmax, in that order. */
+int hipe_rw_softmax(const hipdnnSdkGraph* g, const hipdnnSdkNode* const* nodes, hipe_stage* st,
+                    char* why, size_t len);
+/* ep: the pointwise epilogue compiled from the nodes after the norm (its inputs include
+ * the norm's y), or NULL. */
+int hipe_rw_norm(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const hipe_plan* ep,
+                 hipe_stage* st, char* why, size_t len);
+/* Sets each tensor's `reserved` (16-byte vectors allowed) from its pointer, at enqueue. */
+void hipe_rw_set_vectors(rw_program* p);
+
+/* Resolves a tensor's device pointer at enqueue (plugin.c: buffers, memory-space check). */
+typedef hipdnnPluginStatus_t (*hipe_pointer_fn)(void* ctx, int64_t uid, void** ptr);
+
+/* Enqueues every stage in order; the error is set (hipe_set_error) on failure. */
+hipdnnPluginStatus_t hipe_staged_enqueue(const hipdnnSdkGraph* g, struct hipe_staged* s,
+                                         hipe_pointer_fn resolve, void* ctx, void* workspace,
+                                         size_t workspace_size,
+                                         const hipdnnPluginTensorBuffer_t* buffers,
+                                         uint32_t num_buffers, int sm_count, void* stream);
+
+/* Runs a pointwise program whose pointers and scalars are set (plugin.c): the compiled
+ * kernel when jit_ok, fast where allowed and aligned, else the interpreter.  *path gets
+ * the kernel that ran (RAN_* bits of plugin.c), for the log. */
+bool hipe_pointwise_run(const hipe_plan* plan, pw_program* prog, const hipe_jit_kernels* jit,
+                        _Atomic(int)* jit_ok, bool fast, int sm_count, void* stream,
+                        unsigned* path, char* why, size_t len);
+
+#endif /* HIPDNN_HIP_STAGED_H */
