@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from . import _C
 from . import _ops
+from . import _pointwise as _pointwise_ops
 from . import device as _device
 from .arrays import (as_buffer, as_data_type, data_type_of, empty_strided, from_bfloat16,
                      numpy_dtype, to_bfloat16)
@@ -359,7 +360,7 @@ def _check_dims(dims: List[int], name: str) -> None:
 class _Op:
     """An operation waiting to be lowered: its descriptor type, ports and parameters."""
 
-    __slots__ = ("info", "op", "name", "inputs", "outputs", "params", "compute")
+    __slots__ = ("info", "op", "name", "inputs", "outputs", "params", "compute", "suffixes")
 
     def __init__(self, info: "_ops.OpInfo", op: str, name: str,
                  compute: Optional[data_type]):
@@ -370,6 +371,9 @@ class _Op:
         self.outputs: List[Tuple[str, int, Tensor]] = []
         self.params: List[Tuple[int, int, Any]] = []  # (attribute, type, values)
         self.compute = compute
+        # The names cuDNN frontend gives unnamed tensors, by table port, where they
+        # depend on more than the op (a pointwise mode's operands); else _CUDNN_SUFFIX.
+        self.suffixes: Optional[Dict[str, str]] = None
 
     def label(self) -> str:
         return f"{self.op} '{self.name}'"
@@ -402,6 +406,13 @@ _CUDNN_SUFFIX = {
                      "output_running_var": "NEXT_RUNNING_VAR"},
 }
 _NAMES_INPUTS = ("matmul", "pointwise")
+
+
+def _suffixes(op: _Op) -> Dict[str, str]:
+    """The op's own suffixes (a pointwise mode's), else its op's."""
+    if op.suffixes is not None:
+        return op.suffixes
+    return _CUDNN_SUFFIX.get(op.info.name, {})
 
 
 def _user_port(info: "_ops.OpInfo", port: str, unary: bool = False) -> str:
@@ -681,7 +692,7 @@ class pygraph:
         tensor is named as cuDNN frontend names it; a Python number becomes a
         pass-by-value scalar."""
         self._check_input(value, op, user)
-        suffix = _CUDNN_SUFFIX.get(op.info.name, {}).get(port)
+        suffix = _suffixes(op).get(port)
         if isinstance(value, Tensor):
             if suffix and not value.get_name() and op.info.name in _NAMES_INPUTS \
                     and not self._deserialized:
@@ -733,7 +744,7 @@ class pygraph:
         for out_port in out_ports:
             out_user = _user_port(op.info, out_port)
             y = self._new_tensor()
-            suffix = _CUDNN_SUFFIX.get(op.info.name, {}).get(out_port, out_user.upper())
+            suffix = _suffixes(op).get(out_port, out_user.upper())
             y._a["name"] = f"{op.name}::{suffix}"
             y._a["is_virtual"] = True
             op.outputs.append((out_user, op.info.output(out_port).attr, y))
@@ -792,146 +803,78 @@ class pygraph:
         op = self._op("matmul", "matmul", name, compute_data_type)
         return self._finish(op, [("a", A), ("b", B)], "c")
 
-    def _pointwise(self, opname: str, mode: int, inputs: Sequence[Optional[Operand]],
+    def _pointwise(self, opname: str, mode: str, operands: Sequence[Tuple[str, str, Any]],
                    compute_data_type: Optional[DataTypeLike], name: Optional[str],
-                   params: Sequence[Tuple[str, float]] = (),
-                   users: Sequence[str] = ()) -> Tensor:
-        """users: the keywords the method takes for its operands, for messages."""
+                   params: Sequence[Tuple[str, Any]] = ()) -> Tensor:
+        """One pointwise node of `mode` (an _ops.POINTWISE_MODES name), shown as `opname`:
+        operands are (table port, the method's keyword, value) in the method's order,
+        which names unnamed inputs IN_0, IN_1, ... as cuDNN frontend does; the result is
+        y, or dx for the _backward modes (cuDNN's ports)."""
         op = self._op("pointwise", opname, name, compute_data_type)
-        self._param(op, "mode", int(mode))
+        self._param(op, "mode", _ops.POINTWISE_MODES[mode])
         for pname, value in params:
             self._param(op, pname, value)
-        return self._finish(op, list(zip(["x", "b"], inputs)), "y", users)
+        out = "dx" if mode.endswith("_backward") else "y"
+        op.suffixes = {port: f"IN_{i}" for i, (port, _u, _v) in enumerate(operands)}
+        op.suffixes[out] = "OUT_0"
+        return self._finish(op, [(port, v) for port, _u, v in operands], out,
+                            [user for _p, user, _v in operands])
 
-    def add(self, a: Operand, b: Operand, compute_data_type: Optional[DataTypeLike] = None,
-            name: Optional[str] = None) -> Tensor:
-        """a + b with NumPy broadcasting; b may be a Python float."""
-        return self._pointwise("add", _ops.POINTWISE_MODES["add"], [a, b],
-                               compute_data_type, name)
-
-    def sub(self, a: Operand, b: Operand, compute_data_type: Optional[DataTypeLike] = None,
-            name: Optional[str] = None) -> Tensor:
-        """a - b with NumPy broadcasting."""
-        return self._pointwise("sub", _ops.POINTWISE_MODES["sub"], [a, b],
-                               compute_data_type, name)
-
-    def mul(self, a: Operand, b: Operand, compute_data_type: Optional[DataTypeLike] = None,
-            name: Optional[str] = None) -> Tensor:
-        """a * b with NumPy broadcasting."""
-        return self._pointwise("mul", _ops.POINTWISE_MODES["mul"], [a, b],
-                               compute_data_type, name)
-
-    def div(self, a: Operand, b: Operand, compute_data_type: Optional[DataTypeLike] = None,
-            name: Optional[str] = None) -> Tensor:
-        """a / b with NumPy broadcasting."""
-        return self._pointwise("div", _ops.POINTWISE_MODES["div"], [a, b],
-                               compute_data_type, name)
-
-    def bias(self, input: Operand, bias: Operand,
-             compute_data_type: Optional[DataTypeLike] = None,
-             name: Optional[str] = None) -> Tensor:
-        """input + bias with NumPy broadcasting (cuDNN frontend's name for add)."""
-        return self._pointwise("bias", _ops.POINTWISE_MODES["add"], [input, bias],
-                               compute_data_type, name, users=("input", "bias"))
-
-    def scale(self, input: Operand, scale: Operand,
-              compute_data_type: Optional[DataTypeLike] = None,
-              name: Optional[str] = None) -> Tensor:
-        """input * scale with NumPy broadcasting (cuDNN frontend's name for mul)."""
-        return self._pointwise("scale", _ops.POINTWISE_MODES["mul"], [input, scale],
-                               compute_data_type, name, users=("input", "scale"))
-
-    def _two(self, op: str, input0: Optional[Operand], input1: Optional[Operand],
-             a: Optional[Operand], b: Optional[Operand]) -> List[Optional[Operand]]:
-        """max/min operands: cuDNN frontend's input0/input1, or a/b as the other ops."""
-        if a is not None or b is not None:
-            if input0 is not None or input1 is not None:
-                raise TypeError(f"{op}: give input0 and input1, or a and b, not both")
-            return [a, b]
-        return [input0, input1]
-
-    def max(self, input0: Optional[Operand] = None, input1: Optional[Operand] = None,
-            compute_data_type: Optional[DataTypeLike] = None, name: Optional[str] = None, *,
-            a: Optional[Operand] = None, b: Optional[Operand] = None) -> Tensor:
-        """Elementwise maximum (IEEE 754-2019: NaN wins, -0 < +0) with NumPy
-        broadcasting; the operands are input0 and input1 (or a and b)."""
-        users = ("a", "b") if a is not None or b is not None else ("input0", "input1")
-        return self._pointwise("max", _ops.POINTWISE_MODES["max"],
-                               self._two("max", input0, input1, a, b), compute_data_type, name,
-                               users=users)
-
-    def min(self, input0: Optional[Operand] = None, input1: Optional[Operand] = None,
-            compute_data_type: Optional[DataTypeLike] = None, name: Optional[str] = None, *,
-            a: Optional[Operand] = None, b: Optional[Operand] = None) -> Tensor:
-        """Elementwise minimum (IEEE 754-2019: NaN wins, -0 < +0) with NumPy
-        broadcasting; the operands are input0 and input1 (or a and b)."""
-        users = ("a", "b") if a is not None or b is not None else ("input0", "input1")
-        return self._pointwise("min", _ops.POINTWISE_MODES["min"],
-                               self._two("min", input0, input1, a, b), compute_data_type, name,
-                               users=users)
-
-    def relu(self, input: Operand, negative_slope: Optional[float] = None,
-             lower_clip: Optional[float] = None, upper_clip: Optional[float] = None,
-             compute_data_type: Optional[DataTypeLike] = None,
-             name: Optional[str] = None) -> Tensor:
-        """max(x, lower_clip) (0 by default), capped at upper_clip; with negative_slope,
-        values below lower_clip follow that slope (leaky relu)."""
-        return self._relu("relu", input, negative_slope, lower_clip, upper_clip,
-                          compute_data_type, name)
-
-    def _relu(self, _op: str, input: Operand, negative_slope: Optional[float],
-              lower_clip: Optional[float], upper_clip: Optional[float],
-              compute_data_type: Optional[DataTypeLike], name: Optional[str]) -> Tensor:
-        params: List[Tuple[str, float]] = []
-        for pname, v, what in (("relu_lower_clip_slope", negative_slope, "negative_slope"),
-                               ("relu_lower_clip", lower_clip, "lower_clip"),
-                               ("relu_upper_clip", upper_clip, "upper_clip")):
-            if v is None:
-                continue
-            if isinstance(v, bool) or not isinstance(v, numbers.Real):
-                raise TypeError(f"{_op}: {what} must be a float, got {_type_name(v)}")
-            params.append((pname, float(v)))
-        return self._pointwise(_op, _ops.POINTWISE_MODES["relu"], [input], compute_data_type,
-                               name, params)
-
-    def leaky_relu(self, input: Operand, negative_slope: float,
-                   compute_data_type: Optional[DataTypeLike] = None,
-                   name: Optional[str] = None) -> Tensor:
-        """x for x >= 0, negative_slope * x below (relu with a negative_slope)."""
-        if negative_slope is None:
-            raise TypeError("leaky_relu: negative_slope is required")
-        return self._relu("leaky_relu", input, negative_slope, None, None, compute_data_type,
-                          name)
-
-    def sigmoid(self, input: Operand, compute_data_type: Optional[DataTypeLike] = None,
-                name: Optional[str] = None) -> Tensor:
-        """1 / (1 + exp(-x))."""
-        return self._pointwise("sigmoid", _ops.POINTWISE_MODES["sigmoid"], [input],
-                               compute_data_type, name)
-
-    def tanh(self, input: Operand, compute_data_type: Optional[DataTypeLike] = None,
-             name: Optional[str] = None) -> Tensor:
-        """tanh(x)."""
-        return self._pointwise("tanh", _ops.POINTWISE_MODES["tanh"], [input], compute_data_type,
-                               name)
-
-    def gelu(self, input: Operand, compute_data_type: Optional[DataTypeLike] = None,
-             name: Optional[str] = None) -> Tensor:
-        """x * (1 + erf(x / sqrt(2))) / 2 (the exact form)."""
-        return self._pointwise("gelu", _ops.POINTWISE_MODES["gelu"], [input], compute_data_type,
-                               name)
-
-    def exp(self, input: Operand, compute_data_type: Optional[DataTypeLike] = None,
-            name: Optional[str] = None) -> Tensor:
-        """e^x."""
-        return self._pointwise("exp", _ops.POINTWISE_MODES["exp"], [input], compute_data_type,
-                               name)
-
-    def identity(self, input: Operand, compute_data_type: Optional[DataTypeLike] = None,
-                 name: Optional[str] = None) -> Tensor:
-        """A copy of x (converting its data type if the output's differs)."""
-        return self._pointwise("identity", _ops.POINTWISE_MODES["identity"], [input],
-                               compute_data_type, name)
+    # The pointwise op family (hipdnn/_pointwise.py), cuDNN frontend's names.
+    add = _pointwise_ops.add
+    sub = _pointwise_ops.sub
+    mul = _pointwise_ops.mul
+    div = _pointwise_ops.div
+    add_square = _pointwise_ops.add_square
+    bias = _pointwise_ops.bias
+    scale = _pointwise_ops.scale
+    max = _pointwise_ops.max
+    min = _pointwise_ops.min
+    mod = _pointwise_ops.mod
+    pow = _pointwise_ops.pow
+    sqrt = _pointwise_ops.sqrt
+    rsqrt = _pointwise_ops.rsqrt
+    reciprocal = _pointwise_ops.reciprocal
+    abs = _pointwise_ops.abs
+    neg = _pointwise_ops.neg
+    ceil = _pointwise_ops.ceil
+    floor = _pointwise_ops.floor
+    exp = _pointwise_ops.exp
+    log = _pointwise_ops.log
+    sin = _pointwise_ops.sin
+    cos = _pointwise_ops.cos
+    tan = _pointwise_ops.tan
+    erf = _pointwise_ops.erf
+    identity = _pointwise_ops.identity
+    sigmoid = _pointwise_ops.sigmoid
+    tanh = _pointwise_ops.tanh
+    gelu = _pointwise_ops.gelu
+    gelu_approx_tanh = _pointwise_ops.gelu_approx_tanh
+    relu = _pointwise_ops.relu
+    leaky_relu = _pointwise_ops.leaky_relu
+    elu = _pointwise_ops.elu
+    softplus = _pointwise_ops.softplus
+    swish = _pointwise_ops.swish
+    relu_backward = _pointwise_ops.relu_backward
+    leaky_relu_backward = _pointwise_ops.leaky_relu_backward
+    tanh_backward = _pointwise_ops.tanh_backward
+    sigmoid_backward = _pointwise_ops.sigmoid_backward
+    elu_backward = _pointwise_ops.elu_backward
+    gelu_backward = _pointwise_ops.gelu_backward
+    gelu_approx_tanh_backward = _pointwise_ops.gelu_approx_tanh_backward
+    softplus_backward = _pointwise_ops.softplus_backward
+    swish_backward = _pointwise_ops.swish_backward
+    cmp_eq = _pointwise_ops.cmp_eq
+    cmp_neq = _pointwise_ops.cmp_neq
+    cmp_gt = _pointwise_ops.cmp_gt
+    cmp_ge = _pointwise_ops.cmp_ge
+    cmp_lt = _pointwise_ops.cmp_lt
+    cmp_le = _pointwise_ops.cmp_le
+    logical_and = _pointwise_ops.logical_and
+    logical_or = _pointwise_ops.logical_or
+    logical_not = _pointwise_ops.logical_not
+    binary_select = _pointwise_ops.binary_select
+    gen_index = _pointwise_ops.gen_index
 
     def batchnorm_inference(self, input: Tensor, mean: Tensor, inv_variance: Tensor,
                             scale: Tensor, bias: Tensor,
@@ -1751,19 +1694,19 @@ class pygraph:
         for d in g.get(_C.ATTR_OPERATIONGRAPH_OPS, _DESC):
             info = _ops.BY_DESCRIPTOR_TYPE[d.type]
             opname = info.name
-            unary = False
+            users: Dict[str, str] = {}
             if info.name == "pointwise":
                 mode = _ops.param_value(d, info.param("mode"))
                 opname = _ops.POINTWISE_NAMES.get(mode, f"pointwise mode {mode}")
-                unary = not d.get(info.input("b").attr, _DESC)
+                users = _pointwise_ops.user_ports(mode)
             op = _Op(info, opname, d.get(_C.ATTR_OPERATION_NAME_EXT, _CHAR), None)
             for ports, dst in ((info.inputs, op.inputs), (info.outputs, op.outputs)):
                 for port in ports:
                     td = d.get(port.attr, _DESC)
                     if td:
                         uid = td[0].get(_C.ATTR_TENSOR_UNIQUE_ID, _INT64)[0]
-                        dst.append((_user_port(info, port.name, unary), port.attr,
-                                    by_uid[uid]))
+                        dst.append((users.get(port.name) or _user_port(info, port.name),
+                                    port.attr, by_uid[uid]))
             ops.append(op)
         # The tensors the graph writes: their arrays must be writable.
         outputs = set(g.get(_C.ATTR_OPERATIONGRAPH_OUTPUT_UIDS_EXT, _INT64))

@@ -34,7 +34,7 @@ static int64_t scratch_doubles(const hipdnnSdkGraph* g) {
         ref_view v[2], y;
         int64_t need = 0;
         if (n->kind == HIPDNN_OP_POINTWISE) {
-            need = ref_pointwise_scratch_doubles(elements_of(g, n->outputs[0]));
+            need = ref_pointwise_scratch_doubles(elements_of(g, hipdnnSdkPointwiseOutput(n)));
         } else if (n->kind == HIPDNN_OP_BATCHNORM_INFERENCE) {
             need = ref_batchnorm_scratch_doubles(elements_of(g, n->outputs[0]));
         } else if (n->kind == HIPDNN_OP_CONV_FPROP || n->kind == HIPDNN_OP_MATMUL) {
@@ -74,7 +74,7 @@ static size_t layout_workspace(const hipdnnSdkGraph* g, const ref_fused* runs,
     total += state_bytes(g);
     *scratch = scratch_doubles(g);
     for (int32_t r = 0; r < num_runs; ++r) {
-        int64_t y = g->nodes[runs[r].first + runs[r].count - 1].outputs[0];
+        int64_t y = hipdnnSdkPointwiseOutput(&g->nodes[runs[r].first + runs[r].count - 1]);
         int64_t need = ref_fused_scratch_doubles(&runs[r], elements_of(g, y));
         if (need > *scratch) *scratch = need;
     }
@@ -147,12 +147,17 @@ hipdnnPluginStatus_t ref_plan_create(hipdnnSdkGraph* g, ref_plan** out) {
     p->workspace_size = layout_workspace(g, p->runs, p->num_runs, &p->state_offset,
                                          &p->scratch_offset, &p->scratch_doubles);
     for (int32_t i = 0; i < g->num_nodes; ++i) {
-        const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(g->nodes[i].kind);
+        const hipdnnSdkNode* n = &g->nodes[i];
+        if (n->kind == HIPDNN_OP_POINTWISE) {
+            for (int k = 0; k < hipdnnSdkPointwiseArity(hipdnnSdkNodeMode(n)); ++k)
+                mark_used(p, hipdnnSdkPointwiseOperand(n, k));
+            mark_used(p, hipdnnSdkPointwiseOutput(n));
+            continue;
+        }
+        const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
         int nin = info ? info->num_inputs : 0;
-        if (g->nodes[i].kind == HIPDNN_OP_POINTWISE)
-            nin = hipdnnSdkPointwiseArity(hipdnnSdkNodeMode(&g->nodes[i]));
-        for (int k = 0; k < nin && k < HIPDNN_MAX_PORTS; ++k) mark_used(p, g->nodes[i].inputs[k]);
-        mark_used(p, g->nodes[i].outputs[0]);
+        for (int k = 0; k < nin && k < HIPDNN_MAX_PORTS; ++k) mark_used(p, n->inputs[k]);
+        mark_used(p, n->outputs[0]);
     }
     *out = p;
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
@@ -211,13 +216,32 @@ static void view_of(const ref_plan* p, void* const* ptrs, int64_t uid, ref_view*
     }
 }
 
+/* The coordinates on `axis` of tensor `uid` (gen_index's operand; ref_index_view). */
+static void index_view_of(const ref_plan* p, int64_t uid, int axis, ref_view* v) {
+    const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(p->graph, uid);
+    ref_index_view(t->ndim, t->dims, axis, v);
+}
+
+/* A pointwise node: its operands in its mode's order. */
+static hipdnnPluginStatus_t run_pointwise(const ref_plan* p, const hipdnnSdkNode* n,
+                                          void* const* ptrs, const ref_region* scratch) {
+    ref_view in[3], y;
+    int64_t out = hipdnnSdkPointwiseOutput(n);
+    view_of(p, ptrs, out, &y);
+    if (hipdnnSdkNodeMode(n) == HIPDNN_POINTWISE_GEN_INDEX)
+        index_view_of(p, out, (int)n->attrs[HIPDNN_PW_AXIS].i[0], &in[0]);
+    else
+        for (int k = 0; k < hipdnnSdkPointwiseArity(hipdnnSdkNodeMode(n)) && k < 3; ++k)
+            view_of(p, ptrs, hipdnnSdkPointwiseOperand(n, k), &in[k]);
+    return ref_pointwise(n, in, &y, scratch);
+}
+
 static hipdnnPluginStatus_t run_node(const ref_plan* p, const hipdnnSdkNode* n,
                                      void* const* ptrs, const ref_region* scratch) {
+    if (n->kind == HIPDNN_OP_POINTWISE) return run_pointwise(p, n, ptrs, scratch);
     ref_view in[HIPDNN_MAX_PORTS], y;
     const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
     int nin = info ? info->num_inputs : 0;
-    if (n->kind == HIPDNN_OP_POINTWISE)
-        nin = hipdnnSdkPointwiseArity(hipdnnSdkNodeMode(n));
     for (int k = 0; k < nin && k < HIPDNN_MAX_PORTS; ++k) view_of(p, ptrs, n->inputs[k], &in[k]);
     view_of(p, ptrs, n->outputs[0], &y);
     switch (n->kind) {
@@ -225,9 +249,6 @@ static hipdnnPluginStatus_t run_node(const ref_plan* p, const hipdnnSdkNode* n,
         return ref_conv_fprop(n, &in[HIPDNN_CONV_X], &in[HIPDNN_CONV_W], &y, scratch);
     case HIPDNN_OP_MATMUL:
         return ref_matmul(n, &in[HIPDNN_MATMUL_A], &in[HIPDNN_MATMUL_B], &y, scratch);
-    case HIPDNN_OP_POINTWISE:
-        return ref_pointwise(n, &in[HIPDNN_PW_X], nin == 2 ? &in[HIPDNN_PW_B] : NULL, &y,
-                             scratch);
     case HIPDNN_OP_BATCHNORM_INFERENCE: return ref_batchnorm_inference(n, in, &y, scratch);
     default:
         ref_set_error(REF_ENGINE_NAME ": node '%s': operation kind %d not supported", n->name,
@@ -267,8 +288,11 @@ hipdnnPluginStatus_t ref_plan_run(const ref_plan* p, void* workspace,
         if (next_run < p->num_runs && p->runs[next_run].first == i) {
             const ref_fused* r = &p->runs[next_run++];
             ref_view ins[REF_MAP_MAX_INPUTS], y;
-            for (int k = 0; k < r->nin; ++k) view_of(p, ptrs, r->inputs[k], &ins[k]);
-            view_of(p, ptrs, g->nodes[i + r->count - 1].outputs[0], &y);
+            for (int k = 0; k < r->nin; ++k) {
+                if (r->index_axis[k] >= 0) index_view_of(p, r->inputs[k], r->index_axis[k], &ins[k]);
+                else view_of(p, ptrs, r->inputs[k], &ins[k]);
+            }
+            view_of(p, ptrs, hipdnnSdkPointwiseOutput(&g->nodes[i + r->count - 1]), &y);
             st = ref_fused_run(&g->nodes[i], r, ins, &y, &scratch);
             i += r->count;
         } else {

@@ -66,6 +66,15 @@ typedef struct {
 
 /* Storage types the kernels read and write: float32, float16, bfloat16, float64. */
 bool ref_dtype_supported(hipdnnDataType_t t);
+/* What pointwise nodes also read (and write where a mode's results are integers): BOOLEAN
+ * (0 or 1; stored as v != 0), INT8, UINT8, INT32, INT64 (read as float64: exact below
+ * 2^53). */
+bool ref_dtype_storable(hipdnnDataType_t t);
+/* A pseudo data type: element values are their offsets, so a view with stride 1 along one
+ * axis and 0 elsewhere reads each element's coordinate on that axis (gen_index). */
+#define REF_DTYPE_INDEX ((hipdnnDataType_t)1000)
+/* Such a view over dims: no data. */
+void ref_index_view(int32_t ndim, const int64_t* dims, int axis, ref_view* v);
 
 /* A view of a graph tensor at `data`. */
 void ref_view_from_tensor(const hipdnnSdkTensor* t, void* data, ref_view* v);
@@ -244,17 +253,22 @@ int64_t ref_matmul_scratch_doubles(const ref_view* a, const ref_view* b, const r
 typedef struct {
     hipdnnPointwiseMode_t mode;
     double lower_clip, upper_clip, lower_clip_slope;
+    double elu_alpha, softplus_beta, swish_beta;
 } ref_pw_params;
 void ref_pw_params_of(const hipdnnSdkNode* node, ref_pw_params* p);
 
-/* b is NULL for unary modes. */
-bool ref_pointwise_check(const hipdnnSdkNode* node, const ref_view* x, const ref_view* b,
+/* ins[k]: the node's operands in the order its mode takes them (hipdnnSdkPointwisePorts:
+ * x, then b or dy, then t; gen_index's x is ref_index_view of y's dims). */
+bool ref_pointwise_check(const hipdnnSdkNode* node, const ref_view* const* ins,
                          const ref_view* y, char* why, size_t len);
 /* One pointwise node; scratch: ref_pointwise_scratch_doubles(y elements) values. */
-hipdnnPluginStatus_t ref_pointwise(const hipdnnSdkNode* node, const ref_view* x,
-                                   const ref_view* b, const ref_view* y,
-                                   const ref_region* scratch);
+hipdnnPluginStatus_t ref_pointwise(const hipdnnSdkNode* node, const ref_view* ins,
+                                   const ref_view* y, const ref_region* scratch);
 int64_t ref_pointwise_scratch_doubles(int64_t elements);
+/* The data types a pointwise node may write to its output: float32, float16, bfloat16
+ * and float64 always; BOOLEAN and the integer types for comparisons and logic (0 or 1);
+ * INT32 and INT64 for gen_index. */
+bool ref_pointwise_output_ok(hipdnnPointwiseMode_t mode, hipdnnDataType_t t);
 
 /* in[]: x, mean, inv_variance, scale, bias (HIPDNN_BN_* order). */
 bool ref_batchnorm_check(const ref_view* in, const ref_view* y, char* why, size_t len);
@@ -282,8 +296,11 @@ typedef struct {
     int32_t first, count;                 /* nodes [first, first + count) in graph order */
     int nin;                              /* external inputs, block-walker slots 0..nin-1 */
     int64_t inputs[REF_MAP_MAX_INPUTS];   /* their uids */
-    int8_t src[REF_FUSE_MAX][2];          /* per node and operand: slot >= 0, or -(k+1) for
-                                             the result of member k; b unused is 0 */
+    int8_t index_axis[REF_MAP_MAX_INPUTS]; /* -1: the tensor; else a gen_index member's
+                                              coordinates on this axis of inputs[s] (its
+                                              output, ref_index_view) */
+    int8_t src[REF_FUSE_MAX][3];          /* per node and operand: slot >= 0, or -(k+1) for
+                                             the result of member k; past the arity 0 */
     hipdnnDataType_t round_to[REF_FUSE_MAX];
     ref_pw_params params[REF_FUSE_MAX];
 } ref_fused;

@@ -38,9 +38,12 @@ static bool compute_type_ok(hipdnnDataType_t t) {
     return t == HIPDNN_DATA_NOT_SET || ref_dtype_supported(t);
 }
 
-/* Dtype, rank, dims and strides of one tensor a node uses. */
+/* Dtype, rank, dims and strides of one tensor a node uses.  Pointwise nodes also read
+ * BOOLEAN and integer tensors (ref_dtype_storable); which types their outputs take,
+ * ref_pointwise_check says. */
 static bool tensor_ok(const hipdnnSdkNode* n, const char* port, const hipdnnSdkTensor* t,
                       bool is_output, char* why, size_t len) {
+    bool wide = n->kind == HIPDNN_OP_POINTWISE;
     const char* dt = hipdnnSdkDataTypeName(t->data_type);
     if (t->ndim < 1 || t->ndim > HIPDNN_MAX_DIMS)
         return decline(why, len, n, "%s '%s' (uid %lld): rank %d (dims not set or over %d)",
@@ -57,7 +60,11 @@ static bool tensor_ok(const hipdnnSdkNode* n, const char* port, const hipdnnSdkT
                            "exactly one element", port, t->name, (long long)t->uid);
         return true;
     }
-    if (!ref_dtype_supported(t->data_type))
+    if (wide && !ref_dtype_storable(t->data_type))
+        return decline(why, len, n, "%s '%s' (uid %lld): data type %s not supported (float32, "
+                       "float16, bfloat16, float64, boolean, int8, uint8, int32, int64 only)",
+                       port, t->name, (long long)t->uid, dt);
+    if (!wide && !ref_dtype_supported(t->data_type))
         return decline(why, len, n, "%s '%s' (uid %lld): data type %s not supported (float32, "
                        "float16, bfloat16, float64 only)", port, t->name, (long long)t->uid, dt);
     if (ref_span_elements(t->ndim, t->dims, t->strides) < 0 ||
@@ -85,10 +92,20 @@ static bool op_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
         ok = ref_matmul_check(&v[HIPDNN_MATMUL_A], &v[HIPDNN_MATMUL_B], &y, detail,
                               sizeof(detail));
         break;
-    case HIPDNN_OP_POINTWISE:
-        ok = ref_pointwise_check(n, &v[HIPDNN_PW_X], in[HIPDNN_PW_B] ? &v[HIPDNN_PW_B] : NULL,
-                                 &y, detail, sizeof(detail));
+    case HIPDNN_OP_POINTWISE: { /* operands in the mode's order; gen_index's are coordinates */
+        hipdnnSdkPointwisePorts ports;
+        const ref_view* ops[3] = {NULL, NULL, NULL};
+        ref_view index;
+        hipdnnSdkPointwisePortsOf(hipdnnSdkNodeMode(n), &ports);
+        for (int k = 0; k < ports.arity; ++k)
+            if (in[ports.inputs[k]]) ops[k] = &v[ports.inputs[k]];
+        if (hipdnnSdkNodeMode(n) == HIPDNN_POINTWISE_GEN_INDEX) {
+            ref_index_view(y.ndim, y.dims, (int)n->attrs[HIPDNN_PW_AXIS].i[0], &index);
+            ops[0] = &index;
+        }
+        ok = ref_pointwise_check(n, ops, &y, detail, sizeof(detail));
         break;
+    }
     case HIPDNN_OP_BATCHNORM_INFERENCE:
         ok = ref_batchnorm_check(v, &y, detail, sizeof(detail));
         break;
@@ -102,20 +119,32 @@ static bool node_ok(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, bool* writt
                     size_t len) {
     const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
     if (!info) return decline(why, len, n, "operation kind %d not supported", (int)n->kind);
-    if (!compute_type_ok(n->compute_type))
+    /* Everything is computed in float64; an integer compute type (cuDNN frontend gives
+     * gen_index INT32) is honoured only where the results are integers anyway. */
+    bool pw = n->kind == HIPDNN_OP_POINTWISE;
+    bool int_results = pw && (hipdnnSdkNodeMode(n) == HIPDNN_POINTWISE_GEN_INDEX ||
+                              hipdnnSdkPointwiseIsLogical(hipdnnSdkNodeMode(n)));
+    if (!compute_type_ok(n->compute_type) &&
+        !(int_results && ref_dtype_storable(n->compute_type)))
         return decline(why, len, n, "compute type %s not supported",
                        hipdnnSdkDataTypeName(n->compute_type));
-    int needed = info->num_inputs;
+    /* The ports the node reads and the one it writes: all of an op's, or a pointwise
+     * mode's own (x, b, dy, t; y or dx). */
+    bool reads[HIPDNN_MAX_PORTS] = {false};
+    int oport_index = 0;
+    for (int p = 0; p < info->num_inputs && p < HIPDNN_MAX_PORTS; ++p) reads[p] = true;
     if (n->kind == HIPDNN_OP_POINTWISE) {
-        int arity = hipdnnSdkPointwiseArity(hipdnnSdkNodeMode(n));
-        if (arity == 0)
+        hipdnnSdkPointwisePorts ports;
+        if (!hipdnnSdkPointwisePortsOf(hipdnnSdkNodeMode(n), &ports))
             return decline(why, len, n, "pointwise mode %d not supported", (int)hipdnnSdkNodeMode(n));
-        needed = arity;
+        for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) reads[p] = false;
+        for (int k = 0; k < ports.arity; ++k) reads[ports.inputs[k]] = true;
+        oport_index = ports.output;
     }
     const hipdnnSdkTensor* in[HIPDNN_MAX_PORTS] = {0};
     for (int p = 0; p < info->num_inputs && p < HIPDNN_MAX_PORTS; ++p) {
         const char* port = info->inputs[p].name;
-        if (p >= needed) continue; /* e.g. b of a unary pointwise: not used */
+        if (!reads[p]) continue; /* e.g. b of a unary pointwise: not used */
         if (n->inputs[p] == HIPDNN_NO_TENSOR)
             return decline(why, len, n, "input %s not set", port);
         in[p] = hipdnnSdkGraphFindTensor(g, n->inputs[p]);
@@ -127,12 +156,13 @@ static bool node_ok(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, bool* writt
             return decline(why, len, n, "virtual %s '%s' (uid %lld) is read before any node "
                            "writes it", port, in[p]->name, (long long)in[p]->uid);
     }
-    const char* oport = info->outputs[0].name;
-    if (n->outputs[0] == HIPDNN_NO_TENSOR) return decline(why, len, n, "output %s not set", oport);
-    const hipdnnSdkTensor* out = hipdnnSdkGraphFindTensor(g, n->outputs[0]);
+    const char* oport = info->outputs[oport_index].name;
+    int64_t ouid = n->outputs[oport_index];
+    if (ouid == HIPDNN_NO_TENSOR) return decline(why, len, n, "output %s not set", oport);
+    const hipdnnSdkTensor* out = hipdnnSdkGraphFindTensor(g, ouid);
     if (!out)
         return decline(why, len, n, "output %s names uid %lld, which is not in the graph", oport,
-                       (long long)n->outputs[0]);
+                       (long long)ouid);
     if (!tensor_ok(n, oport, out, true, why, len)) return false;
     if (written[out - g->tensors])
         return decline(why, len, n, "%s '%s' (uid %lld) is written by an earlier node", oport,

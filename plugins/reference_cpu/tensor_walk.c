@@ -13,6 +13,21 @@ bool ref_dtype_supported(hipdnnDataType_t t) {
            t == HIPDNN_DATA_DOUBLE;
 }
 
+bool ref_dtype_storable(hipdnnDataType_t t) {
+    return ref_dtype_supported(t) || t == HIPDNN_DATA_BOOLEAN || t == HIPDNN_DATA_INT8 ||
+           t == HIPDNN_DATA_UINT8 || t == HIPDNN_DATA_INT32 || t == HIPDNN_DATA_INT64;
+}
+
+void ref_index_view(int32_t ndim, const int64_t* dims, int axis, ref_view* v) {
+    memset(v, 0, sizeof(*v));
+    v->dtype = REF_DTYPE_INDEX;
+    v->ndim = ndim;
+    for (int32_t i = 0; i < ndim; ++i) {
+        v->dims[i] = dims[i];
+        v->strides[i] = i == axis && dims[i] > 1 ? 1 : 0;
+    }
+}
+
 void ref_view_from_tensor(const hipdnnSdkTensor* t, void* data, ref_view* v) {
     memset(v, 0, sizeof(*v));
     v->data = data;
@@ -92,6 +107,14 @@ bool ref_broadcast_view(const ref_view* in, int32_t out_ndim, const int64_t* out
  * vector width.  Each loop is written twice: unit stride, which vectorizes, and any. */
 #define WALK_INLINE static inline __attribute__((always_inline))
 #define AS_DOUBLE(v) ((double)(v))
+/* Integer results are exact (support.c lets only comparisons, logic and gen_index write
+ * integer types), so these conversions never see a fraction, NaN or a value out of range. */
+#define AS_BOOL(v) ((uint8_t)((v) != 0.0))
+#define AS_TRUTH(b) ((double)((b) != 0)) /* a BOOLEAN byte: any nonzero byte is true */
+#define AS_I8(v) ((int8_t)(v))
+#define AS_U8(v) ((uint8_t)(v))
+#define AS_I32(v) ((int32_t)(v))
+#define AS_I64(v) ((int64_t)(v))
 #define LOAD_ROW(type, convert)                                                  \
     {                                                                            \
         const type* p = (const type*)base + off;                                 \
@@ -113,6 +136,10 @@ bool ref_broadcast_view(const ref_view* in, int32_t out_ndim, const int64_t* out
 
 WALK_INLINE void load_row(const void* base, hipdnnDataType_t t, int64_t off, int64_t s,
                           int64_t n, double* out) {
+    if (t == REF_DTYPE_INDEX) { /* no data: each value is its offset */
+        for (int64_t i = 0; i < n; ++i) out[i] = (double)(off + i * s);
+        return;
+    }
     if (s == 0) { /* a broadcast value: read once */
         double v = hipdnnSdkLoadAsDouble(base, t, off);
         for (int64_t i = 0; i < n; ++i) out[i] = v;
@@ -123,6 +150,11 @@ WALK_INLINE void load_row(const void* base, hipdnnDataType_t t, int64_t off, int
     case HIPDNN_DATA_DOUBLE: LOAD_ROW(double, AS_DOUBLE)
     case HIPDNN_DATA_HALF: LOAD_ROW(uint16_t, ref_half_to_double)
     case HIPDNN_DATA_BFLOAT16: LOAD_ROW(uint16_t, ref_bf16_to_double)
+    case HIPDNN_DATA_BOOLEAN: LOAD_ROW(uint8_t, AS_TRUTH)
+    case HIPDNN_DATA_INT8: LOAD_ROW(int8_t, AS_DOUBLE)
+    case HIPDNN_DATA_UINT8: LOAD_ROW(uint8_t, AS_DOUBLE)
+    case HIPDNN_DATA_INT32: LOAD_ROW(int32_t, AS_DOUBLE)
+    case HIPDNN_DATA_INT64: LOAD_ROW(int64_t, AS_DOUBLE)
     default: /* support.c declines other types; never read garbage as numbers */
         for (int64_t i = 0; i < n; ++i) out[i] = NAN;
         break;
@@ -136,6 +168,11 @@ WALK_INLINE void store_row(void* base, hipdnnDataType_t t, int64_t off, int64_t 
     case HIPDNN_DATA_DOUBLE: STORE_ROW(double, AS_DOUBLE)
     case HIPDNN_DATA_HALF: STORE_ROW(uint16_t, ref_double_to_half)
     case HIPDNN_DATA_BFLOAT16: STORE_ROW(uint16_t, ref_double_to_bf16)
+    case HIPDNN_DATA_BOOLEAN: STORE_ROW(uint8_t, AS_BOOL)
+    case HIPDNN_DATA_INT8: STORE_ROW(int8_t, AS_I8)
+    case HIPDNN_DATA_UINT8: STORE_ROW(uint8_t, AS_U8)
+    case HIPDNN_DATA_INT32: STORE_ROW(int32_t, AS_I32)
+    case HIPDNN_DATA_INT64: STORE_ROW(int64_t, AS_I64)
     default: break;
     }
 }
