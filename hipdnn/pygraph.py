@@ -559,6 +559,8 @@ class pygraph:
             return data_type(dt)
         if t.get_is_pass_by_value():
             return data_type.FLOAT
+        if t._a.get("boolean_result"):  # comparisons and logic (the backend's rule too)
+            return data_type.BOOLEAN
         return self.intermediate_data_type if t.get_is_virtual() else self.io_data_type
 
     def _new_uid(self) -> int:
@@ -817,8 +819,11 @@ class pygraph:
         out = "dx" if mode.endswith("_backward") else "y"
         op.suffixes = {port: f"IN_{i}" for i, (port, _u, _v) in enumerate(operands)}
         op.suffixes[out] = "OUT_0"
-        return self._finish(op, [(port, v) for port, _u, v in operands], out,
-                            [user for _p, user, _v in operands])
+        y = self._finish(op, [(port, v) for port, _u, v in operands], out,
+                         [user for _p, user, _v in operands])
+        if mode.startswith(("cmp_", "logical_")):
+            y._a["boolean_result"] = True
+        return y
 
     # The pointwise op family (hipdnn/_pointwise.py), cuDNN frontend's names.
     add = _pointwise_ops.add
