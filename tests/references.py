@@ -118,7 +118,8 @@ def _f(x):
 
 
 def add_square(a, b):
-    return _f(a) + _f(b) * _f(b)
+    with np.errstate(invalid="ignore"):
+        return _f(a) + _f(b) * _f(b)
 
 
 def fmod(a, b):
@@ -200,10 +201,12 @@ def gelu_approx_tanh_textbook(x):
 
 def relu_backward(x, dy, lower_clip=0.0, upper_clip=math.inf, lower_clip_slope=0.0):
     """dy where lower_clip < x < upper_clip; lower_clip_slope * dy at or below lower_clip
-    (exactly 0 without a slope, even for an infinite dy); 0 at or above upper_clip."""
+    (exactly 0 without a slope, even for an infinite dy); 0 at or above a finite
+    upper_clip (+inf, the default, clips nothing)."""
     x, dy = np.broadcast_arrays(_f(x), _f(dy))
     below = np.zeros_like(dy) if lower_clip_slope == 0 else lower_clip_slope * dy
-    r = np.where(x <= lower_clip, below, np.where(x >= upper_clip, 0.0, dy))
+    clipped = (x >= upper_clip) & (upper_clip != math.inf)  # +inf: no upper clip
+    r = np.where(x <= lower_clip, below, np.where(clipped, 0.0, dy))
     return np.where(np.isnan(x), x, r)
 
 

@@ -41,7 +41,8 @@
  *                    ref_index_view of the output's dims: x is read for its shape only)
  * The _BWD modes give dx = dy * f'(x) with f' in forms that do not cancel:
  *   relu             x <= L ? S dy : (x >= U ? 0 : dy), exactly 0 on the flat parts (also
- *                    for an infinite dy), NaN for a NaN x
+ *                    for an infinite dy), NaN for a NaN x; U = +inf (the default) clips
+ *                    nothing, so relu'(+inf) = 1
  *   tanh             dy 4e / (1 + e)^2 with e = exp(-2|x|)  (= 1 - tanh^2 x)
  *   sigmoid          dy e / (1 + e)^2 with e = exp(-|x|)    (= sigmoid (1 - sigmoid))
  *   elu              x > 0 ? dy : dy (alpha exp(x))
@@ -174,7 +175,8 @@ PW_INLINE double gelu_exact(double x) {
 }
 
 PW_INLINE double relu_bwd(const ref_pw_params* p, double x, double dy) {
-    double v = x >= p->upper_clip ? 0.0 : dy;
+    /* an upper clip of +inf is none: relu'(+inf) is 1 */
+    double v = x >= p->upper_clip && p->upper_clip != INFINITY ? 0.0 : dy;
     double below = p->lower_clip_slope == 0.0 ? 0.0 : p->lower_clip_slope * dy;
     double r = x <= p->lower_clip ? below : v;
     return x != x ? x : r;
