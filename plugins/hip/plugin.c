@@ -480,6 +480,7 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginEnqueueOpGraph(
     hipdnnPluginStatus_t st;
     uintptr_t misaligned = 0;
     for (int i = 0; i < prog.nin; ++i) {
+        if (plan->in_uid[i] == HIPDNN_NO_TENSOR) continue; /* gen_index's coordinates */
         if ((st = data_pointer(plan, buffers, num_buffers, plan->in_uid[i], &prog.in[i].ptr)))
             return st;
         if (prog.in[i].contiguous) misaligned |= (uintptr_t)prog.in[i].ptr;
