@@ -329,3 +329,20 @@ def test_backward_nodes_write_dx_and_list_cudnn_frontends_keywords():
     listing = repr(g)
     assert "swish_backward 'sb': loss=dy" in listing and "input=x" in listing
     assert "-> dx=sb::OUT_0" in listing
+
+
+def test_graph_wrapper_takes_arrays_for_every_kind_of_mode(rng):
+    x = rng.standard_normal((3, 7)).astype(np.float32)
+    dy = rng.standard_normal((3, 7)).astype(np.float32)
+    with hipdnn.Graph() as fg:
+        dx = fg.gelu_backward(loss=dy, input=x)
+        m = fg.cmp_gt(input=x, comparison=0.25)
+        fg.output(fg.binary_select(input0=dx, input1=x, mask=m),
+                  fg.gen_index(input=x, axis=1), m)
+    assert [t.get_dim() for t in fg.inputs] == [[3, 7], [3, 7]]
+    got, idx, mask = fg(dy, x)
+    x64 = x.astype(np.float64)
+    want = np.where(x64 > 0.25, ref.gelu_backward(x64, dy.astype(np.float64)), x64)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert mask.dtype == np.bool_ and np.array_equal(mask, x > 0.25)
+    np.testing.assert_array_equal(idx, ref.gen_index([3, 7], 1))
