@@ -9,7 +9,7 @@
  *          batchnorm's H x W): a work item is one group, whose rows are read and folded
  *          into 8 running lanes (a fixed order the compiler can vectorize);
  *   outer: a kept dim is innermost (reducing over the first axis, NHWC statistics): a work
- *          item is a tile of up to REF_BLOCK groups along that dim, and each reduced row
+ *          item is a tile of up to TILE groups along that dim, and each reduced row
  *          is read as a vector and combined into the tile element by element.
  * When that gives too few items to share among threads (a reduction to a handful of
  * values), the reduced range is also cut into pieces, each combined on its own into
@@ -20,20 +20,24 @@
 #include <string.h>
 
 #include "reference_cpu.h"
+#include "typed_rows.h"
 
 /* ---- the combining rules ------------------------------------------------------------- */
+
+/* Always inlined into the item variants at the end of the file (one per vector width). */
+#define RED_INLINE static inline __attribute__((always_inline))
 
 /* IEEE 754-2019 maximum / minimum, as pointwise.c's max / min: NaN wins, -0 < +0 (for two
  * zeros a + b is the maximum and -(-a - b) the minimum).  Both are associative and
  * commutative, so lanes and pieces may combine in any fixed order. */
-static inline double max2(double a, double b) {
+RED_INLINE double max2(double a, double b) {
     double m = a > b ? a : b;
     double z = a + b;
     m = a == 0.0 && b == 0.0 ? z : m;
     return isunordered(a, b) ? z : m;
 }
 
-static inline double min2(double a, double b) {
+RED_INLINE double min2(double a, double b) {
     double m = a < b ? a : b;
     double z = -(-a - b);
     m = a == 0.0 && b == 0.0 ? z : m;
@@ -43,7 +47,7 @@ static inline double min2(double a, double b) {
 /* What each op combines (with its value transform, below). */
 typedef enum { COMBINE_ADD, COMBINE_MUL, COMBINE_MIN, COMBINE_MAX } combine_kind;
 
-static combine_kind combine_of(ref_reduce_op op) {
+RED_INLINE combine_kind combine_of(ref_reduce_op op) {
     switch (op) {
     case REF_RED_PROD:
     case REF_RED_PROD_NONZERO: return COMBINE_MUL;
@@ -54,7 +58,7 @@ static combine_kind combine_of(ref_reduce_op op) {
     }
 }
 
-static double identity_of(ref_reduce_op op) {
+RED_INLINE double identity_of(ref_reduce_op op) {
     switch (combine_of(op)) {
     case COMBINE_MUL: return 1.0;
     case COMBINE_MIN: return INFINITY;
@@ -63,7 +67,7 @@ static double identity_of(ref_reduce_op op) {
     }
 }
 
-static inline double combine(combine_kind k, double a, double b) {
+RED_INLINE double combine(combine_kind k, double a, double b) {
     switch (k) {
     case COMBINE_MUL: return a * b;
     case COMBINE_MIN: return min2(a, b);
@@ -94,8 +98,8 @@ static inline double combine(combine_kind k, double a, double b) {
 #define ADD2(a, b) ((a) + (b))
 #define MUL2(a, b) ((a) * (b))
 
-static void fold_lanes(ref_reduce_op op, const double* restrict v, int64_t n, double shift,
-                       double* restrict lane) {
+RED_INLINE void fold_lanes(ref_reduce_op op, const double* restrict v, int64_t n,
+                           double shift, double* restrict lane) {
     switch (op) {
     case REF_RED_SUM: FOLD_LOOP(REF_RED_SUM, ADD2) break;
     case REF_RED_SUM_ABS: FOLD_LOOP(REF_RED_SUM_ABS, ADD2) break;
@@ -109,12 +113,26 @@ static void fold_lanes(ref_reduce_op op, const double* restrict v, int64_t n, do
     }
 }
 
-/* tile[c] = tile[c] combined with the value of v[c], for a tile of w groups. */
-#define TILE_LOOP(op, comb) \
-    for (int64_t c = 0; c < w; ++c) tile[c] = comb(tile[c], VALUE(op, v[c], sh[c]));
+/* tile[c] combined with the values of rows v[0][c], v[1][c], ... in that order, for a
+ * tile of w groups: ROWS rows at a time, the running value in a register (one load and
+ * store of the tile per ROWS rows), else one. */
+#define ROWS 8
+#define ROW_STEP(op, comb, r) t = comb(t, VALUE(op, v[r][c], sh[c]));
+#define TILE_LOOP(op, comb)                                                                   \
+    if (k == ROWS)                                                                            \
+        for (int64_t c = 0; c < w; ++c) {                                                     \
+            double t = tile[c];                                                               \
+            ROW_STEP(op, comb, 0) ROW_STEP(op, comb, 1) ROW_STEP(op, comb, 2)                 \
+            ROW_STEP(op, comb, 3) ROW_STEP(op, comb, 4) ROW_STEP(op, comb, 5)                 \
+            ROW_STEP(op, comb, 6) ROW_STEP(op, comb, 7)                                       \
+            tile[c] = t;                                                                      \
+        }                                                                                     \
+    else                                                                                      \
+        for (int r = 0; r < k; ++r)                                                           \
+            for (int64_t c = 0; c < w; ++c) tile[c] = comb(tile[c], VALUE(op, v[r][c], sh[c]));
 
-static void fold_tile(ref_reduce_op op, const double* restrict v, int64_t w,
-                      const double* restrict sh, double* restrict tile) {
+RED_INLINE void fold_tile(ref_reduce_op op, const double* const* v, int k, int64_t w,
+                          const double* restrict sh, double* restrict tile) {
     switch (op) {
     case REF_RED_SUM: TILE_LOOP(REF_RED_SUM, ADD2) break;
     case REF_RED_SUM_ABS: TILE_LOOP(REF_RED_SUM_ABS, ADD2) break;
@@ -133,6 +151,9 @@ static void fold_tile(ref_reduce_op op, const double* restrict v, int64_t w,
 /* Values a piece should hold at least, and work items a reduction aims for. */
 #define MIN_PIECE 4096
 #define TARGET_ITEMS 256
+/* Groups in a tile of the outer way: wide, so that each reduced row is read in long runs
+ * (its 3 float64 buffers, 48 KiB, stay in L2 and on the worker's stack). */
+#define TILE 2048
 
 void ref_reduce_plan_init(ref_reduce_plan* p, const ref_view* x, const bool* axes) {
     memset(p, 0, sizeof(*p));
@@ -210,7 +231,7 @@ void ref_reduce_plan_init(ref_reduce_plan* p, const ref_view* x, const bool* axe
         p->tiles = p->groups;
     } else {
         int64_t len = p->kdims[nk - 1];
-        p->chunks = (len + REF_BLOCK - 1) / REF_BLOCK;
+        p->chunks = (len + TILE - 1) / TILE;
         p->tiles = p->groups / len * p->chunks;
     }
     /* Pieces: only when the items are too few to share out, and never below MIN_PIECE
@@ -221,7 +242,9 @@ void ref_reduce_plan_init(ref_reduce_plan* p, const ref_view* x, const bool* axe
     int64_t pieces = 1;
     if (p->tiles < want) {
         pieces = (want + p->tiles - 1) / p->tiles;
-        int64_t most = p->count / MIN_PIECE;
+        /* a reduced step reads one value (inner way) or a tile's row (outer way) */
+        int64_t step = p->inner ? 1 : (p->kdims[nk - 1] < TILE ? p->kdims[nk - 1] : TILE);
+        int64_t most = p->count * step / MIN_PIECE;
         if (pieces > most) pieces = most;
         if (pieces < 1) pieces = 1;
     }
@@ -264,7 +287,7 @@ static int64_t next_row(const ref_reduce_plan* p, int64_t* idx) {
 }
 
 /* One group's values [b, e) of the reduced range, combined. */
-static double inner_item(const job* j, int64_t g, int64_t b, int64_t e) {
+RED_INLINE double inner_item(const job* j, int64_t g, int64_t b, int64_t e) {
     const ref_reduce_plan* p = j->p;
     int64_t base = 0; /* the group's kept index as an offset in x */
     for (int32_t d = 0; d < p->nk; ++d) base += g / p->ka[d] % p->kdims[d] * p->kx[d];
@@ -279,7 +302,7 @@ static double inner_item(const job* j, int64_t g, int64_t b, int64_t e) {
         int64_t n = len - col < e - b ? len - col : e - b;
         for (int64_t done = 0; done < n;) {
             int64_t m = n - done < REF_BLOCK ? n - done : REF_BLOCK;
-            ref_load_row(j->x->data, j->x->dtype, base + off + (col + done) * s, s, m, buf);
+            ref_row_load(j->x->data, j->x->dtype, base + off + (col + done) * s, s, m, buf);
             fold_lanes(j->op, buf, m, shift, lane);
             done += m;
         }
@@ -295,11 +318,11 @@ static double inner_item(const job* j, int64_t g, int64_t b, int64_t e) {
 
 /* Tile t (an outer kept index and a chunk of the row dim): values [b, e) of the reduced
  * range combined into each of its groups, stored at dst[g]. */
-static void outer_item(const job* j, int64_t t, int64_t b, int64_t e, double* dst) {
+RED_INLINE void outer_item(const job* j, int64_t t, int64_t b, int64_t e, double* dst) {
     const ref_reduce_plan* p = j->p;
     int32_t last = p->nk - 1;
     int64_t len = p->kdims[last], chunk = t % p->chunks, o = t / p->chunks;
-    int64_t c0 = chunk * REF_BLOCK, w = len - c0 < REF_BLOCK ? len - c0 : REF_BLOCK;
+    int64_t c0 = chunk * TILE, w = len - c0 < TILE ? len - c0 : TILE;
     int64_t xoff = c0 * p->kx[last], g0 = c0 * p->ka[last];
     for (int32_t d = last - 1; d >= 0; --d) {
         int64_t i = o % p->kdims[d];
@@ -307,27 +330,39 @@ static void outer_item(const job* j, int64_t t, int64_t b, int64_t e, double* ds
         xoff += i * p->kx[d];
         g0 += i * p->ka[d];
     }
-    double tile[REF_BLOCK], buf[REF_BLOCK], sh[REF_BLOCK];
+    double tile[TILE], sh[TILE], rows[ROWS][REF_BLOCK];
+    const double* v[ROWS];
+    for (int r = 0; r < ROWS; ++r) v[r] = rows[r];
     double id = identity_of(j->op);
     for (int64_t c = 0; c < w; ++c) {
         tile[c] = id;
         sh[c] = j->shift ? j->shift[g0 + c * p->ka[last]] : 0.0;
     }
-    int64_t idx[HIPDNN_MAX_DIMS];
-    int64_t roff = reduced_offset(p, b, idx);
-    for (int64_t r = b; r < e; ++r) {
-        ref_load_row(j->x->data, j->x->dtype, xoff + roff, p->kx[last], w, buf);
-        fold_tile(j->op, buf, w, sh, tile);
-        if (r + 1 < e) {
+    int64_t idx[HIPDNN_MAX_DIMS], roff[ROWS], s = p->kx[last];
+    roff[0] = reduced_offset(p, b, idx);
+    for (int64_t r = b; r < e; r += ROWS) { /* ROWS reduced rows at a time, in order */
+        int k = e - r < ROWS ? (int)(e - r) : ROWS;
+        for (int q = 1; q < k; ++q) {
             ref_next_index(p->nr, p->rdims, idx);
-            roff = 0;
-            for (int32_t d = 0; d < p->nr; ++d) roff += idx[d] * p->rx[d];
+            roff[q] = 0;
+            for (int32_t d = 0; d < p->nr; ++d) roff[q] += idx[d] * p->rx[d];
+        }
+        for (int64_t c = 0; c < w; c += REF_BLOCK) { /* the rows' blocks stay in L1 */
+            int64_t m = w - c < REF_BLOCK ? w - c : REF_BLOCK;
+            for (int q = 0; q < k; ++q)
+                ref_row_load(j->x->data, j->x->dtype, xoff + roff[q] + c * s, s, m, rows[q]);
+            fold_tile(j->op, v, k, m, sh + c, tile + c);
+        }
+        if (r + k < e) {
+            ref_next_index(p->nr, p->rdims, idx);
+            roff[0] = 0;
+            for (int32_t d = 0; d < p->nr; ++d) roff[0] += idx[d] * p->rx[d];
         }
     }
     for (int64_t c = 0; c < w; ++c) dst[g0 + c * p->ka[last]] = tile[c];
 }
 
-static int run_items(void* ctx, int64_t begin, int64_t end, int worker) {
+RED_INLINE int run_items(void* ctx, int64_t begin, int64_t end, int worker) {
     (void)worker;
     const job* j = ctx;
     const ref_reduce_plan* p = j->p;
@@ -341,6 +376,27 @@ static int run_items(void* ctx, int64_t begin, int64_t end, int worker) {
     return 0;
 }
 
+/* The items compiled for each vector width (conversions and folds), as the walker is. */
+#define ITEMS_VARIANT(name, attr)                                                 \
+    attr static int name(void* ctx, int64_t begin, int64_t end, int worker) {     \
+        return run_items(ctx, begin, end, worker);                                \
+    }
+ITEMS_VARIANT(items_generic, )
+#ifdef REF_X86_VARIANTS
+ITEMS_VARIANT(items_avx2, REF_TARGET_AVX2)
+ITEMS_VARIANT(items_avx512, REF_TARGET_AVX512)
+#endif
+
+static ref_range_fn items_variant(void) {
+    switch (ref_vector_level()) {
+#ifdef REF_X86_VARIANTS
+    case REF_VECTOR_AVX512: return items_avx512;
+    case REF_VECTOR_AVX2: return items_avx2;
+#endif
+    default: return items_generic;
+    }
+}
+
 void ref_reduce_run(const ref_reduce_plan* p, const ref_view* x, ref_reduce_op op,
                     const double* shift, double* acc, double* partials) {
     job j = {p, x, op, shift, p->pieces > 1 ? partials : acc};
@@ -348,7 +404,7 @@ void ref_reduce_run(const ref_reduce_plan* p, const ref_view* x, ref_reduce_op o
     int64_t total = p->groups * p->count;
     /* each thread at least REF_MIN_ELEMENTS_PER_THREAD values */
     int64_t min_items = total > 0 ? items * REF_MIN_ELEMENTS_PER_THREAD / total : 1;
-    (void)ref_parallel_for(items, min_items < 1 ? 1 : min_items, p->threads, run_items, &j);
+    (void)ref_parallel_for(items, min_items < 1 ? 1 : min_items, p->threads, items_variant(), &j);
     if (p->pieces > 1) { /* the pieces of each group, in order */
         combine_kind k = combine_of(op);
         for (int64_t g = 0; g < p->groups; ++g) {
