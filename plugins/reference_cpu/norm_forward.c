@@ -80,7 +80,8 @@ bool ref_norm_check(const hipdnnSdkNode* node, const ref_view* const* in,
                     "batchnorm_inference)");
     static const int required_in[3] = {HIPDNN_NORM_X, HIPDNN_NORM_SCALE, HIPDNN_NORM_EPSILON};
     for (int k = 0; k < 3; ++k)
-        if (!in[required_in[k]]) return fail(why, len, "input %s not set", k_in_names[required_in[k]]);
+        if (!in[required_in[k]])
+            return fail(why, len, "input %s not set", k_in_names[required_in[k]]);
     if (!out[HIPDNN_NORM_Y]) return fail(why, len, "output y not set");
     const ref_view* x = in[HIPDNN_NORM_X];
     if (x->ndim < 2) return fail(why, len, "x has rank %d; %s needs at least 2", x->ndim, name);
@@ -211,14 +212,14 @@ static void store_stat(const ref_view* dst, int nin, const ref_view* ins, ref_bl
 hipdnnPluginStatus_t ref_norm_forward(const hipdnnSdkNode* node, const ref_view* const* in,
                                       const ref_view* const* out, const ref_region* scratch) {
     char why[REF_MSG_LEN];
+    int64_t mode = node->attrs[HIPDNN_NORM_MODE].i[0];
     if (!ref_norm_check(node, in, out, why, sizeof(why))) {
-        char label[64];
+        const char* name = hipdnnSdkNormModeName(mode);
         ref_set_error(REF_ENGINE_NAME ": node '%s' (%s): %s", node->name,
-                      hipdnnSdkNodeLabel(node, label, sizeof(label)), why);
+                      name ? name : "norm_forward", why);
         return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
     }
     const ref_view* x = in[HIPDNN_NORM_X];
-    int64_t mode = node->attrs[HIPDNN_NORM_MODE].i[0];
     bool rms = mode == HIPDNN_RMS_NORM;
     bool axes[HIPDNN_MAX_DIMS];
     ref_reduce_plan p;
@@ -257,7 +258,8 @@ hipdnnPluginStatus_t ref_norm_forward(const hipdnnSdkNode* node, const ref_view*
     }
     double eps = scalar_of(in[HIPDNN_NORM_EPSILON]);
     for (int64_t g = 0; g < p.groups; ++g) m2[g] = 1.0 / sqrt(m2[g] / count + eps);
-    if (out[HIPDNN_NORM_MEAN]) store_stat(out[HIPDNN_NORM_MEAN], 1, &mean_v, copy_block, NULL, blocks);
+    if (out[HIPDNN_NORM_MEAN])
+        store_stat(out[HIPDNN_NORM_MEAN], 1, &mean_v, copy_block, NULL, blocks);
     if (out[HIPDNN_NORM_INV_VARIANCE])
         store_stat(out[HIPDNN_NORM_INV_VARIANCE], 1, &m2_v, copy_block, NULL, blocks);
 

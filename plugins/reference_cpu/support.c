@@ -17,6 +17,15 @@ static const char* op_label(const hipdnnSdkNode* n, char* buf, size_t len) {
         hipdnnSdkFormat(buf, len, "pointwise %s", mode ? mode : "?");
         return buf;
     }
+    if (n->kind == HIPDNN_OP_REDUCTION) {
+        const char* mode = hipdnnSdkReductionModeName(n->attrs[HIPDNN_RED_MODE].i[0]);
+        hipdnnSdkFormat(buf, len, "reduction %s", mode ? mode : "?");
+        return buf;
+    }
+    if (n->kind == HIPDNN_OP_NORM_FORWARD) { /* "layernorm", as users call it */
+        const char* mode = hipdnnSdkNormModeName(n->attrs[HIPDNN_NORM_MODE].i[0]);
+        return mode ? mode : info->name;
+    }
     return info->name;
 }
 
