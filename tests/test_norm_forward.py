@@ -302,6 +302,20 @@ def test_graph_wrapper_layernorm_training_returns_statistics(rng):
         assert_close(a, w, tolerance("layernorm", "fp32"))
 
 
+def test_graph_wrapper_returns_every_result_of_the_last_op(rng):
+    # no output marked: the last op's results are the outputs, all three of them
+    x = rng.standard_normal((3, 4, 5, 6)).astype(np.float32)
+    scale = rng.uniform(0.5, 1.5, (1, 4, 1, 1)).astype(np.float32)
+    bias = rng.standard_normal((1, 4, 1, 1)).astype(np.float32)
+    with hipdnn.Graph(preferred_engine="reference_cpu") as g:
+        g.instancenorm(TRAINING, x, scale, bias, 1e-5)
+    got = g()
+    want = ref.norm_forward("instance", x, scale, bias, 1e-5)
+    assert [a.shape for a in got] == [(3, 4, 5, 6), (3, 4, 1, 1), (3, 4, 1, 1)]
+    for a, w in zip(got, want):
+        assert_close(a, w, tolerance("instancenorm", "fp32"))
+
+
 def test_serialized_layernorm_runs_after_deserialize(rng):
     g = hipdnn.pygraph(io_data_type=dt.FLOAT, compute_data_type=dt.FLOAT)
     x = g.tensor(name="x", dim=[3, 5, 16])
