@@ -232,16 +232,16 @@ hipdnnPluginStatus_t ref_norm_forward(const hipdnnSdkNode* node, const ref_view*
         return HIPDNN_PLUGIN_STATUS_ALLOC_FAILED;
     double* mean = ref_scratch_take(&s, p.groups);
     double* m2 = ref_scratch_take(&s, p.groups); /* sum of squares, then inv_variance */
-    double* partials = ref_scratch_take(&s, ref_reduce_scratch_doubles(&p));
+    double* work = ref_scratch_take(&s, ref_reduce_scratch_doubles(&p)); /* reduce.c's */
     double* blocks = ref_scratch_take(&s, walk_doubles(&p));
     double count = (double)p.count;
 
     if (rms) {
-        ref_reduce_run(&p, x, REF_RED_SUM_SQ, NULL, m2, partials);
+        ref_reduce_run(&p, x, REF_RED_SUM_SQ, NULL, m2, work);
     } else {
-        ref_reduce_run(&p, x, REF_RED_SUM, NULL, mean, partials);
+        ref_reduce_run(&p, x, REF_RED_SUM, NULL, mean, work);
         for (int64_t g = 0; g < p.groups; ++g) mean[g] /= count;
-        ref_reduce_run(&p, x, REF_RED_SUM_SQ_DEV, mean, m2, partials);
+        ref_reduce_run(&p, x, REF_RED_SUM_SQ_DEV, mean, m2, work);
     }
     ref_view mean_v, m2_v, ins[3];
     ref_view_packed_double(mean, x->ndim, sd, &mean_v);

@@ -152,7 +152,7 @@ RED_INLINE void fold_tile(ref_reduce_op op, const double* const* v, int k, int64
 #define MIN_PIECE 4096
 #define TARGET_ITEMS 256
 /* Groups in a tile of the outer way: wide, so that each reduced row is read in long runs
- * (its 3 float64 buffers, 48 KiB, stay in L2 and on the worker's stack). */
+ * (the worker's tile, shifts and ROWS row blocks, 48 KiB, stay in L2). */
 #define TILE 2048
 
 void ref_reduce_plan_init(ref_reduce_plan* p, const ref_view* x, const bool* axes) {
@@ -253,8 +253,15 @@ void ref_reduce_plan_init(ref_reduce_plan* p, const ref_view* x, const bool* axe
     p->threads = ref_threads_for((double)total, REF_MIN_ELEMENTS_PER_THREAD);
 }
 
+/* Float64 buffers a worker takes: a row block (inner way), or a tile, its shifts and
+ * ROWS row blocks (outer way). */
+static int64_t worker_doubles(const ref_reduce_plan* p) {
+    return ref_scratch_piece(p->inner ? REF_BLOCK : 2 * TILE + ROWS * REF_BLOCK);
+}
+
 int64_t ref_reduce_scratch_doubles(const ref_reduce_plan* p) {
-    return p->pieces > 1 ? ref_scratch_piece(p->pieces * p->groups) : 0;
+    int64_t partials = p->pieces > 1 ? ref_scratch_piece(p->pieces * p->groups) : 0;
+    return partials + p->threads * worker_doubles(p);
 }
 
 /* ---- running it ---------------------------------------------------------------------- */
@@ -264,7 +271,8 @@ typedef struct {
     const ref_view* x;
     ref_reduce_op op;
     const double* shift;
-    double* dst; /* acc, or the partials (piece-major) */
+    double* dst;     /* acc, or the partials (piece-major) */
+    double* buffers; /* worker_doubles() per worker */
 } job;
 
 /* Offset in x of the reduced element with flat index r (row-major over rdims). */
@@ -287,12 +295,12 @@ static int64_t next_row(const ref_reduce_plan* p, int64_t* idx) {
 }
 
 /* One group's values [b, e) of the reduced range, combined. */
-RED_INLINE double inner_item(const job* j, int64_t g, int64_t b, int64_t e) {
+RED_INLINE double inner_item(const job* j, int64_t g, int64_t b, int64_t e, double* buf) {
     const ref_reduce_plan* p = j->p;
     int64_t base = 0; /* the group's kept index as an offset in x */
     for (int32_t d = 0; d < p->nk; ++d) base += g / p->ka[d] % p->kdims[d] * p->kx[d];
     double shift = j->shift ? j->shift[g] : 0.0;
-    double lane[LANES], buf[REF_BLOCK];
+    double lane[LANES];
     for (int l = 0; l < LANES; ++l) lane[l] = identity_of(j->op);
     int64_t len = p->rdims[p->nr - 1], s = p->rx[p->nr - 1];
     int64_t idx[HIPDNN_MAX_DIMS];
@@ -318,7 +326,8 @@ RED_INLINE double inner_item(const job* j, int64_t g, int64_t b, int64_t e) {
 
 /* Tile t (an outer kept index and a chunk of the row dim): values [b, e) of the reduced
  * range combined into each of its groups, stored at dst[g]. */
-RED_INLINE void outer_item(const job* j, int64_t t, int64_t b, int64_t e, double* dst) {
+RED_INLINE void outer_item(const job* j, int64_t t, int64_t b, int64_t e, double* dst,
+                           double* buf) {
     const ref_reduce_plan* p = j->p;
     int32_t last = p->nk - 1;
     int64_t len = p->kdims[last], chunk = t % p->chunks, o = t / p->chunks;
@@ -330,9 +339,10 @@ RED_INLINE void outer_item(const job* j, int64_t t, int64_t b, int64_t e, double
         xoff += i * p->kx[d];
         g0 += i * p->ka[d];
     }
-    double tile[TILE], sh[TILE], rows[ROWS][REF_BLOCK];
+    double *tile = buf, *sh = buf + TILE;
+    double* rows[ROWS];
     const double* v[ROWS];
-    for (int r = 0; r < ROWS; ++r) v[r] = rows[r];
+    for (int r = 0; r < ROWS; ++r) v[r] = rows[r] = buf + 2 * TILE + r * REF_BLOCK;
     double id = identity_of(j->op);
     for (int64_t c = 0; c < w; ++c) {
         tile[c] = id;
@@ -363,15 +373,15 @@ RED_INLINE void outer_item(const job* j, int64_t t, int64_t b, int64_t e, double
 }
 
 RED_INLINE int run_items(void* ctx, int64_t begin, int64_t end, int worker) {
-    (void)worker;
     const job* j = ctx;
     const ref_reduce_plan* p = j->p;
+    double* buf = j->buffers + worker * worker_doubles(p);
     for (int64_t i = begin; i < end; ++i) {
         int64_t s = i / p->tiles, t = i % p->tiles;
         int64_t b = s * p->piece, e = b + p->piece < p->count ? b + p->piece : p->count;
         double* dst = j->dst + (p->pieces > 1 ? s * p->groups : 0);
-        if (p->inner) dst[t] = inner_item(j, t, b, e);
-        else outer_item(j, t, b, e, dst);
+        if (p->inner) dst[t] = inner_item(j, t, b, e, buf);
+        else outer_item(j, t, b, e, dst, buf);
     }
     return 0;
 }
@@ -398,8 +408,10 @@ static ref_range_fn items_variant(void) {
 }
 
 void ref_reduce_run(const ref_reduce_plan* p, const ref_view* x, ref_reduce_op op,
-                    const double* shift, double* acc, double* partials) {
-    job j = {p, x, op, shift, p->pieces > 1 ? partials : acc};
+                    const double* shift, double* acc, double* scratch) {
+    double* partials = scratch;
+    double* buffers = scratch + (p->pieces > 1 ? ref_scratch_piece(p->pieces * p->groups) : 0);
+    job j = {p, x, op, shift, p->pieces > 1 ? partials : acc, buffers};
     int64_t items = p->pieces * p->tiles;
     int64_t total = p->groups * p->count;
     /* each thread at least REF_MIN_ELEMENTS_PER_THREAD values */

@@ -85,10 +85,10 @@ hipdnnPluginStatus_t ref_reduction(const hipdnnSdkNode* node, const ref_view* x,
     if (!ref_scratch_open(&s, ref_reduction_scratch_doubles(x, y), scratch, node))
         return HIPDNN_PLUGIN_STATUS_ALLOC_FAILED;
     double* acc = ref_scratch_take(&s, p.groups);
-    double* partials = ref_scratch_take(&s, ref_reduce_scratch_doubles(&p));
+    double* work = ref_scratch_take(&s, ref_reduce_scratch_doubles(&p)); /* reduce.c's */
     double* blocks = ref_scratch_take(&s, ref_map_scratch_doubles(p.groups, 1, 0));
     int64_t mode = node->attrs[HIPDNN_RED_MODE].i[0];
-    ref_reduce_run(&p, x, op_of(mode), NULL, acc, partials);
+    ref_reduce_run(&p, x, op_of(mode), NULL, acc, work);
     /* acc is y packed: the kept dims in order, 1 on every reduced one */
     ref_view packed;
     ref_view_packed_double(acc, y->ndim, y->dims, &packed);

@@ -243,12 +243,13 @@ typedef struct {
 
 /* axes[d] true for each dim of x that is reduced. */
 void ref_reduce_plan_init(ref_reduce_plan* p, const ref_view* x, const bool* axes);
-/* Float64 values of `partials` a run takes (0 when the reduced range is not cut). */
+/* Float64 scratch values a run takes: the pieces' partial results, and each worker's
+ * row and tile buffers (64-byte aligned, from ref_scratch_take). */
 int64_t ref_reduce_scratch_doubles(const ref_reduce_plan* p);
 /* acc[0 .. groups) = each group's values combined (not divided or rooted: callers finish);
  * shift: per group, for REF_RED_SUM_SQ_DEV (else NULL).  Threads over work items. */
 void ref_reduce_run(const ref_reduce_plan* p, const ref_view* x, ref_reduce_op op,
-                    const double* shift, double* acc, double* partials);
+                    const double* shift, double* acc, double* scratch);
 
 /* ---- operations: shape rules (detail for `why`) and kernels ------------------------- */
 
