@@ -265,11 +265,12 @@ def test_declines_an_integer_input_naming_node_and_tensor():
     x = g.tensor(name="counts", dim=[4, 8], data_type=dt.INT32)
     y = g.reduction(x, hipdnn.reduction_mode.ADD, name="total")
     y.set_output(True).set_dim([4, 1]).set_data_type(dt.FLOAT)
-    g.set_preferred_engine("reference_cpu")
+    g.validate()
+    g.create_execution_plans([hipdnn.heur_mode.A])
     with pytest.raises(hipdnn.GraphNotSupportedError,
                        match=r"reference_cpu: node 'total' \(reduction add\): x 'counts' "
                              r"\(uid \d+\): data type int32 not supported"):
-        g.build([hipdnn.heur_mode.A])
+        g.check_support()
 
 
 # ---- threads ------------------------------------------------------------------------------
