@@ -360,6 +360,32 @@ RED_INLINE void outer_item(const job* j, int64_t t, int64_t b, int64_t e, double
         for (int64_t c = 0; c < w; ++c) sh[c] = j->shift[g0 + c * p->ka[last]];
     int64_t idx[HIPDNN_MAX_DIMS], roff[ROWS], s = p->kx[last];
     roff[0] = reduced_offset(p, b, idx);
+    int32_t rl = p->nr - 1;
+    if (s == 1 && w == len && w <= REF_BLOCK && p->rx[rl] == w) {
+        /* Short rows back to back in memory (NHWC statistics): many rows per load, in
+         * the same order.  rows[] are one run of ROWS * REF_BLOCK values here. */
+        int64_t cap = ROWS * REF_BLOCK / w;
+        for (int64_t r = b; r < e;) {
+            int64_t k = e - r < cap ? e - r : cap;
+            if (k > p->rdims[rl] - idx[rl]) k = p->rdims[rl] - idx[rl];
+            ref_row_load(j->x->data, j->x->dtype, xoff + roff[0], 1, k * w, rows[0]);
+            for (int64_t q = 0; q < k; q += ROWS) {
+                int n = k - q < ROWS ? (int)(k - q) : ROWS;
+                for (int i = 0; i < n; ++i) v[i] = rows[0] + (q + i) * w;
+                fold_tile(j->op, v, n, w, sh, tile);
+            }
+            r += k;
+            idx[rl] += k;
+            if (idx[rl] == p->rdims[rl]) { /* on to the next run */
+                idx[rl] = 0;
+                ref_next_index(rl, p->rdims, idx);
+            }
+            roff[0] = 0;
+            for (int32_t d = 0; d < p->nr; ++d) roff[0] += idx[d] * p->rx[d];
+        }
+        for (int64_t c = 0; c < w; ++c) dst[g0 + c * p->ka[last]] = tile[c];
+        return;
+    }
     for (int64_t r = b; r < e; r += ROWS) { /* ROWS reduced rows at a time, in order */
         int k = e - r < ROWS ? (int)(e - r) : ROWS;
         for (int q = 1; q < k; ++q) {

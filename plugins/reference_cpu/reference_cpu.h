@@ -105,7 +105,8 @@ typedef void (*ref_block_fn)(const double* const* in, double* out, int64_t n, co
  * plan time as at execution, on one machine). */
 int64_t ref_map_scratch_doubles(int64_t elements, int nin, int ntmp);
 
-/* Walks every element of `out` in blocks of REF_BLOCK values in row-major order, giving
+/* Walks every element of `out` in blocks of REF_BLOCK values, in the order of out's
+ * strides (outermost first, so as it lies in memory; fn must be elementwise), giving
  * `fn` the matching values of the inputs (each already shaped like out, e.g. by
  * ref_broadcast_view) as float64 and storing its results rounded to out's dtype.
  * Adjacent dims that are contiguous in every tensor are merged, and a block may span

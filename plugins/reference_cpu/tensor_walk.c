@@ -116,10 +116,22 @@ static void walk_init(walk* w, const ref_view* out, int nin, const ref_view* ins
     w->nt = nin + 1;
     w->views[0] = out;
     for (int t = 0; t < nin; ++t) w->views[t + 1] = &ins[t];
+    /* Out's dims from outermost to innermost in memory (a stable sort by falling stride):
+     * an NHWC output is walked as it lies, not with a stride of C.  Block kernels are
+     * elementwise, so the order of the walk changes no value. */
+    int32_t order[HIPDNN_MAX_DIMS];
+    for (int32_t i = 0; i < out->ndim; ++i) order[i] = i;
+    for (int32_t i = 1; i < out->ndim; ++i)
+        for (int32_t k = i; k > 0 && out->strides[order[k]] > out->strides[order[k - 1]]; --k) {
+            int32_t tmp = order[k];
+            order[k] = order[k - 1];
+            order[k - 1] = tmp;
+        }
     /* Drop size-1 dims, then merge a dim into the previous one when every tensor steps
      * through both as through one (stride[prev] == stride[d] * dims[d]). */
     int nd = 0;
-    for (int32_t d = 0; d < out->ndim; ++d) {
+    for (int32_t k = 0; k < out->ndim; ++k) {
+        int32_t d = order[k];
         if (out->dims[d] == 1) continue;
         bool merge = nd > 0;
         for (int t = 0; merge && t < w->nt; ++t)
