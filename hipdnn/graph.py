@@ -250,6 +250,8 @@ class Graph:
         return out
 
     conv_fprop = _op_method("conv_fprop")
+    conv_dgrad = _op_method("conv_dgrad")
+    conv_wgrad = _op_method("conv_wgrad")
     matmul = _op_method("matmul")
     add = _op_method("add")
     sub = _op_method("sub")

@@ -378,6 +378,8 @@ class _Op:
 # Port names for users, by op: cuDNN frontend's keywords, mapped onto the table's ports.
 _USER_PORTS = {
     "conv_fprop": {"x": "image", "w": "weight"},
+    "conv_dgrad": {"dy": "loss", "w": "filter"},
+    "conv_wgrad": {"x": "image", "dy": "loss"},
     "matmul": {"a": "A", "b": "B", "c": "C"},
     "pointwise": {"x": "a"},
     "batchnorm_inference": {"x": "input"},
@@ -393,6 +395,8 @@ _USER_PORTS = {
 # always its output; inputs left unnamed only for pointwise ops and matmul (as it does).
 _CUDNN_SUFFIX = {
     "conv_fprop": {"y": "Y"},
+    "conv_dgrad": {"dx": "DX"},
+    "conv_wgrad": {"dw": "DW"},
     "matmul": {"a": "A", "b": "B", "c": "C"},
     "pointwise": {"x": "IN_0", "b": "IN_1", "y": "OUT_0"},
     "batchnorm_inference": {"y": "Y"},
@@ -755,6 +759,50 @@ class pygraph:
         spatial...]; padding/stride/dilation have one entry per spatial dim (defaults 0,
         1, 1).  pre_padding/post_padding instead of padding pad asymmetrically."""
         op = self._op("conv_fprop", "conv_fprop", name, compute_data_type)
+        self._conv_params(op, padding, stride, dilation, pre_padding, post_padding,
+                          convolution_mode)
+        return self._finish(op, [("x", image), ("w", weight)], "y")
+
+    def conv_dgrad(self, loss: Tensor, filter: Tensor,
+                   padding: Optional[Sequence[int]] = None,
+                   stride: Optional[Sequence[int]] = None,
+                   dilation: Optional[Sequence[int]] = None,
+                   pre_padding: Optional[Sequence[int]] = None,
+                   post_padding: Optional[Sequence[int]] = None,
+                   convolution_mode: int = convolution_mode.CROSS_CORRELATION,
+                   compute_data_type: Optional[DataTypeLike] = None,
+                   name: Optional[str] = None) -> Tensor:
+        """dx, the gradient of conv_fprop(x, filter) = y with respect to x, from loss = dy
+        [N, K, out...] and filter [K, C/groups, spatial...]; the parameters are the forward
+        convolution's.  As in cuDNN frontend, give dx its dims (``dx.set_dim([N, C,
+        spatial...])``): stride and groups leave them ambiguous."""
+        op = self._op("conv_dgrad", "conv_dgrad", name, compute_data_type)
+        self._conv_params(op, padding, stride, dilation, pre_padding, post_padding,
+                          convolution_mode)
+        return self._finish(op, [("dy", loss), ("w", filter)], "dx")
+
+    def conv_wgrad(self, image: Tensor, loss: Tensor,
+                   padding: Optional[Sequence[int]] = None,
+                   stride: Optional[Sequence[int]] = None,
+                   dilation: Optional[Sequence[int]] = None,
+                   pre_padding: Optional[Sequence[int]] = None,
+                   post_padding: Optional[Sequence[int]] = None,
+                   convolution_mode: int = convolution_mode.CROSS_CORRELATION,
+                   compute_data_type: Optional[DataTypeLike] = None,
+                   name: Optional[str] = None) -> Tensor:
+        """dw, the gradient of conv_fprop(image, w) = y with respect to w, from image
+        [N, C, spatial...] and loss = dy [N, K, out...].  Give dw its dims
+        (``dw.set_dim([K, C/groups, spatial...])``), as cuDNN frontend asks."""
+        op = self._op("conv_wgrad", "conv_wgrad", name, compute_data_type)
+        self._conv_params(op, padding, stride, dilation, pre_padding, post_padding,
+                          convolution_mode)
+        return self._finish(op, [("x", image), ("dy", loss)], "dw")
+
+    def _conv_params(self, op: _Op, padding: Optional[Sequence[int]],
+                     stride: Optional[Sequence[int]], dilation: Optional[Sequence[int]],
+                     pre_padding: Optional[Sequence[int]],
+                     post_padding: Optional[Sequence[int]], convolution_mode: int) -> None:
+        """The parameters conv_fprop, conv_dgrad and conv_wgrad share, checked."""
         if padding is not None and (pre_padding is not None or post_padding is not None):
             raise ValueError(f"{op.label()}: give padding, or pre_padding and post_padding, "
                              "not both")
@@ -784,7 +832,6 @@ class pygraph:
             if values is not None:
                 self._param(op, pname, values)
         self._param(op, "conv_mode", int(convolution_mode))
-        return self._finish(op, [("x", image), ("w", weight)], "y")
 
     def matmul(self, A: Tensor, B: Tensor, compute_data_type: Optional[DataTypeLike] = None,
                name: Optional[str] = None) -> Tensor:

@@ -37,6 +37,20 @@ static int64_t scratch_doubles(const hipdnnSdkGraph* g) {
             need = ref_pointwise_scratch_doubles(elements_of(g, n->outputs[0]));
         } else if (n->kind == HIPDNN_OP_BATCHNORM_INFERENCE) {
             need = ref_batchnorm_scratch_doubles(elements_of(g, n->outputs[0]));
+        } else if (n->kind == HIPDNN_OP_CONV_DGRAD || n->kind == HIPDNN_OP_CONV_WGRAD) {
+            /* as ref_conv_check sees them: (dx or x, w or dw, dy) */
+            bool data = n->kind == HIPDNN_OP_CONV_DGRAD;
+            ref_view x, w, dy;
+            ref_conv_geometry geo;
+            char why[REF_MSG_LEN];
+            ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, data ? n->outputs[0] : n->inputs[0]),
+                                 NULL, &x);
+            ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, data ? n->inputs[1] : n->outputs[0]),
+                                 NULL, &w);
+            ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, data ? n->inputs[0] : n->inputs[1]),
+                                 NULL, &dy);
+            if (ref_conv_check(n, &x, &w, &dy, &geo, why, sizeof(why)))
+                need = ref_conv_grad_scratch_doubles(&geo);
         } else if (n->kind == HIPDNN_OP_CONV_FPROP || n->kind == HIPDNN_OP_MATMUL) {
             for (int k = 0; k < 2; ++k)
                 ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, n->inputs[k]), NULL, &v[k]);
@@ -229,6 +243,10 @@ static hipdnnPluginStatus_t run_node(const ref_plan* p, const hipdnnSdkNode* n,
         return ref_pointwise(n, &in[HIPDNN_PW_X], nin == 2 ? &in[HIPDNN_PW_B] : NULL, &y,
                              scratch);
     case HIPDNN_OP_BATCHNORM_INFERENCE: return ref_batchnorm_inference(n, in, &y, scratch);
+    case HIPDNN_OP_CONV_DGRAD:
+        return ref_conv_dgrad(n, &in[HIPDNN_DGRAD_DY], &in[HIPDNN_DGRAD_W], &y, scratch);
+    case HIPDNN_OP_CONV_WGRAD:
+        return ref_conv_wgrad(n, &in[HIPDNN_WGRAD_X], &in[HIPDNN_WGRAD_DY], &y, scratch);
     default:
         ref_set_error(REF_ENGINE_NAME ": node '%s': operation kind %d not supported", n->name,
                       (int)n->kind);

@@ -92,6 +92,14 @@ static bool op_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
     case HIPDNN_OP_BATCHNORM_INFERENCE:
         ok = ref_batchnorm_check(v, &y, detail, sizeof(detail));
         break;
+    case HIPDNN_OP_CONV_DGRAD:
+        ok = ref_conv_check(n, &y, &v[HIPDNN_DGRAD_W], &v[HIPDNN_DGRAD_DY], NULL, detail,
+                            sizeof(detail));
+        break;
+    case HIPDNN_OP_CONV_WGRAD:
+        ok = ref_conv_check(n, &v[HIPDNN_WGRAD_X], &y, &v[HIPDNN_WGRAD_DY], NULL, detail,
+                            sizeof(detail));
+        break;
     default: hipdnnSdkFormat(detail, sizeof(detail), "operation not supported"); break;
     }
     return ok ? true : decline(why, len, n, "%s", detail);
