@@ -1000,6 +1000,55 @@ class pygraph:
         self._param(op, "mode", _fe_enum(mode, reduction_mode, op.label(), "mode") - 1)
         return self._finish(op, [("x", input)], "y", users=("input",))
 
+    def slice(self, input: Tensor, slices: Sequence[Any],
+              compute_data_type: Optional[DataTypeLike] = None,
+              name: Optional[str] = None) -> Tensor:
+        """input[slices]: one Python ``slice`` per dim of input (``slice(None)`` for a whole
+        dim; non-negative start and stop, a positive step), as cuDNN frontend's slice."""
+        op = self._op("slice", "slice", name, compute_data_type)
+        dims = input.get_dim() if isinstance(input, Tensor) else None
+        if not isinstance(slices, (list, tuple)) or \
+                not all(isinstance(s, slice) for s in slices):
+            raise TypeError(f"{op.label()}: slices must be a list of Python slice objects")
+        if not dims:
+            raise ValueError(f"{op.label()}: the input needs its dims set before slicing")
+        if len(slices) != len(dims):
+            raise ValueError(f"{op.label()}: {len(slices)} slices for an input of rank "
+                             f"{len(dims)}")
+        start, limit, step = [], [], []
+        for i, (s, d) in enumerate(zip(slices, dims)):
+            b, e, st = s.start, s.stop, s.step
+            for what, v in (("start", b), ("stop", e), ("step", st)):
+                if v is not None and (isinstance(v, bool) or
+                                      not isinstance(v, (int, np.integer)) or v < 0):
+                    raise ValueError(f"{op.label()}: dim {i}: {what} must be a non-negative "
+                                     f"int, got {v!r}")
+            start.append(0 if b is None else int(b))
+            limit.append(d if e is None else min(int(e), d))
+            step.append(1 if st is None else int(st))
+        self._param(op, "start", start)
+        self._param(op, "limit", limit)
+        self._param(op, "step", step)
+        return self._finish(op, [("x", input)], "y", users=("input",))
+
+    def concatenate(self, inputs: Sequence[Tensor], axis: int,
+                    in_place_index: Optional[int] = None,
+                    compute_data_type: Optional[DataTypeLike] = None,
+                    name: Optional[str] = None) -> Tensor:
+        """The inputs (2 to 8, one data type) joined along axis; their other dims must
+        match.  in_place_index is accepted for cuDNN frontend's signature and does not
+        change the result."""
+        op = self._op("concatenate", "concatenate", name, compute_data_type)
+        if not isinstance(inputs, (list, tuple)) or not 2 <= len(inputs) <= 8:
+            raise ValueError(f"{op.label()}: inputs must be a list of 2 to 8 tensors")
+        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or axis < 0:
+            raise ValueError(f"{op.label()}: axis must be a non-negative int, got {axis!r}")
+        self._param(op, "axis", int(axis))
+        if in_place_index is not None:
+            self._param(op, "in_place_index", int(in_place_index))
+        return self._finish(op, [(f"x{i}", t) for i, t in enumerate(inputs)], "y",
+                            users=[f"inputs[{i}]" for i in range(len(inputs))])
+
     def _norm(self, what: str, mode: int, phase: Any, inputs: Sequence[Tuple[str, Any]],
               outs: Sequence[str], compute_data_type: Optional[DataTypeLike],
               name: Optional[str], zero_centered_gamma: bool) -> List[Tensor]:

@@ -506,12 +506,80 @@ static bool infer_norm(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char
     return true;
 }
 
+/* y = x[start : limit : step] per dim; the lists have one value per dim of x. */
+static bool infer_slice(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* label) {
+    hipdnnSdkTensor* x = tensor_of(e, g, n->inputs[0]);
+    hipdnnSdkTensor* y = tensor_of(e, g, n->outputs[0]);
+    hipdnnSdkAttrValue* start = &n->attrs[HIPDNN_SLICE_START];
+    hipdnnSdkAttrValue* limit = &n->attrs[HIPDNN_SLICE_LIMIT];
+    hipdnnSdkAttrValue* step = &n->attrs[HIPDNN_SLICE_STEP];
+    char a[200];
+    if (limit->count != x->ndim)
+        return fail(e, "%s: limit has %d values but x '%s' is %s; give one per dim", label,
+                    (int)limit->count, x->name, shape_str(x, a, sizeof(a)));
+    for (int32_t i = 0; i < x->ndim; ++i) {
+        if (start->count == 0) start->i[i] = 0;
+        if (step->count == 0) step->i[i] = 1;
+    }
+    start->count = step->count = x->ndim;
+    int64_t dims[HIPDNN_MAX_DIMS];
+    for (int32_t i = 0; i < x->ndim; ++i) {
+        if (start->i[i] >= limit->i[i] || limit->i[i] > x->dims[i])
+            return fail(e, "%s: dim %d: start %lld, limit %lld; need start < limit <= %lld "
+                        "(x '%s' is %s)", label, (int)i, (long long)start->i[i],
+                        (long long)limit->i[i], (long long)x->dims[i], x->name,
+                        shape_str(x, a, sizeof(a)));
+        dims[i] = (limit->i[i] - start->i[i] + step->i[i] - 1) / step->i[i];
+    }
+    if (n->compute_type == HIPDNN_DATA_NOT_SET) n->compute_type = HIPDNN_DATA_FLOAT;
+    return set_output(e, label, "y", y, x->ndim, dims, x, x->data_type);
+}
+
+/* y = the set inputs (x0, x1, then any of x2.. in order) joined along axis. */
+static bool infer_concat(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* label) {
+    hipdnnSdkTensor* y = tensor_of(e, g, n->outputs[0]);
+    hipdnnSdkTensor* first = tensor_of(e, g, n->inputs[0]);
+    int64_t axis = n->attrs[HIPDNN_CONCAT_AXIS].i[0];
+    char a[200], b[200];
+    if (axis >= first->ndim)
+        return fail(e, "%s: axis %lld but x0 '%s' is %s", label, (long long)axis, first->name,
+                    shape_str(first, a, sizeof(a)));
+    int64_t dims[HIPDNN_MAX_DIMS];
+    memcpy(dims, first->dims, sizeof(dims));
+    dims[axis] = 0;
+    bool gap = false;
+    for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
+        hipdnnSdkTensor* t = tensor_of(e, g, n->inputs[p]);
+        if (!t) {
+            gap = true;
+            continue;
+        }
+        if (gap)
+            return fail(e, "%s: input x%d is set after an unset one; set the inputs in order",
+                        label, p);
+        bool ok = t->ndim == first->ndim;
+        for (int i = 0; ok && i < t->ndim; ++i) ok = i == axis || t->dims[i] == first->dims[i];
+        if (!ok)
+            return fail(e, "%s: x%d '%s' is %s but x0 '%s' is %s; all dims but axis %lld must "
+                        "match", label, p, t->name, shape_str(t, a, sizeof(a)), first->name,
+                        shape_str(first, b, sizeof(b)), (long long)axis);
+        if (t->data_type != first->data_type)
+            return fail(e, "%s: x%d '%s' is %s but x0 '%s' is %s; the inputs share one data "
+                        "type", label, p, t->name, hipdnnSdkDataTypeName(t->data_type),
+                        first->name, hipdnnSdkDataTypeName(first->data_type));
+        dims[axis] += t->dims[axis];
+    }
+    if (n->compute_type == HIPDNN_DATA_NOT_SET) n->compute_type = HIPDNN_DATA_FLOAT;
+    return set_output(e, label, "y", y, first->ndim, dims, first, first->data_type);
+}
+
 typedef bool (*infer_fn)(err_t*, hipdnnSdkNode*, hipdnnSdkGraph*, const char*);
 
 /* By op kind, as the op table orders them. */
 static const infer_fn k_rules[] = {NULL,           infer_conv,      infer_matmul,
                                    infer_pointwise, infer_batchnorm, infer_reduction,
-                                   infer_norm,      infer_conv_grad, infer_conv_grad};
+                                   infer_norm,      infer_conv_grad, infer_conv_grad,
+                                   infer_slice,     infer_concat};
 
 bool hipdnnSdkInferNode(hipdnnSdkGraph* g, const hipdnnSdkUidMap* map, hipdnnSdkNode* n,
                         char* err, size_t err_len) {

@@ -232,7 +232,12 @@ static hipdnnPluginStatus_t run_node(const ref_plan* p, const hipdnnSdkNode* n,
     int nin = info ? info->num_inputs : 0;
     if (n->kind == HIPDNN_OP_POINTWISE)
         nin = hipdnnSdkPointwiseArity(hipdnnSdkNodeMode(n));
-    for (int k = 0; k < nin && k < HIPDNN_MAX_PORTS; ++k) view_of(p, ptrs, n->inputs[k], &in[k]);
+    int set = 0; /* optional inputs may be unset */
+    for (int k = 0; k < nin && k < HIPDNN_MAX_PORTS; ++k)
+        if (n->inputs[k] != HIPDNN_NO_TENSOR) {
+            view_of(p, ptrs, n->inputs[k], &in[k]);
+            ++set;
+        }
     view_of(p, ptrs, n->outputs[0], &y);
     switch (n->kind) {
     case HIPDNN_OP_CONV_FPROP:
@@ -247,6 +252,8 @@ static hipdnnPluginStatus_t run_node(const ref_plan* p, const hipdnnSdkNode* n,
         return ref_conv_dgrad(n, &in[HIPDNN_DGRAD_DY], &in[HIPDNN_DGRAD_W], &y, scratch);
     case HIPDNN_OP_CONV_WGRAD:
         return ref_conv_wgrad(n, &in[HIPDNN_WGRAD_X], &in[HIPDNN_WGRAD_DY], &y, scratch);
+    case HIPDNN_OP_SLICE: return ref_slice(n, &in[0], &y);
+    case HIPDNN_OP_CONCATENATE: return ref_concat(n, in, set, &y); /* x0, x1.. in order */
     default:
         ref_set_error(REF_ENGINE_NAME ": node '%s': operation kind %d not supported", n->name,
                       (int)n->kind);

@@ -240,6 +240,16 @@ hipdnnPluginStatus_t ref_conv_wgrad(const hipdnnSdkNode* node, const ref_view* x
                                     const ref_region* scratch);
 int64_t ref_conv_grad_scratch_doubles(const ref_conv_geometry* g);
 
+/* slice and concatenate (data_movement.c): no scratch.  concatenate's `in` holds its nin
+ * set inputs in port order. */
+bool ref_slice_check(const hipdnnSdkNode* node, const ref_view* x, const ref_view* y,
+                     char* why, size_t len);
+hipdnnPluginStatus_t ref_slice(const hipdnnSdkNode* node, const ref_view* x, const ref_view* y);
+bool ref_concat_check(const hipdnnSdkNode* node, const ref_view* in, int nin, const ref_view* y,
+                      char* why, size_t len);
+hipdnnPluginStatus_t ref_concat(const hipdnnSdkNode* node, const ref_view* in, int nin,
+                                const ref_view* y);
+
 bool ref_matmul_check(const ref_view* a, const ref_view* b, const ref_view* c, char* why,
                       size_t len);
 hipdnnPluginStatus_t ref_matmul(const hipdnnSdkNode* node, const ref_view* a,

@@ -96,6 +96,15 @@ static bool op_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
         ok = ref_conv_check(n, &y, &v[HIPDNN_DGRAD_W], &v[HIPDNN_DGRAD_DY], NULL, detail,
                             sizeof(detail));
         break;
+    case HIPDNN_OP_SLICE: ok = ref_slice_check(n, &v[0], &y, detail, sizeof(detail)); break;
+    case HIPDNN_OP_CONCATENATE: {
+        ref_view set[HIPDNN_MAX_PORTS];
+        int nin = 0;
+        for (int p = 0; p < HIPDNN_MAX_PORTS; ++p)
+            if (in[p]) set[nin++] = v[p];
+        ok = ref_concat_check(n, set, nin, &y, detail, sizeof(detail));
+        break;
+    }
     case HIPDNN_OP_CONV_WGRAD:
         ok = ref_conv_check(n, &v[HIPDNN_WGRAD_X], &y, &v[HIPDNN_WGRAD_DY], NULL, detail,
                             sizeof(detail));
@@ -124,8 +133,10 @@ static bool node_ok(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, bool* writt
     for (int p = 0; p < info->num_inputs && p < HIPDNN_MAX_PORTS; ++p) {
         const char* port = info->inputs[p].name;
         if (p >= needed) continue; /* e.g. b of a unary pointwise: not used */
-        if (n->inputs[p] == HIPDNN_NO_TENSOR)
+        if (n->inputs[p] == HIPDNN_NO_TENSOR) {
+            if (info->inputs[p].is_optional) continue;
             return decline(why, len, n, "input %s not set", port);
+        }
         in[p] = hipdnnSdkGraphFindTensor(g, n->inputs[p]);
         if (!in[p])
             return decline(why, len, n, "input %s names uid %lld, which is not in the graph",

@@ -208,9 +208,12 @@ typedef enum {
     HIPDNN_BACKEND_TENSOR_DESCRIPTOR = 117,
     HIPDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR = 119,
     HIPDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR = 122,
+    HIPDNN_BACKEND_OPERATION_CONCAT_DESCRIPTOR = 127,
     HIPDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR = 129,
     /* hipdnn's own (hipDNN's graph has the node; cuDNN spells it as a NORM_FORWARD mode) */
     HIPDNN_BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR_EXT = 200,
+    /* cuDNN frontend's slice (its backend has no op: the frontend makes a view) */
+    HIPDNN_BACKEND_OPERATION_SLICE_DESCRIPTOR_EXT = 201,
 } hipdnnBackendDescriptorType_t;
 
 /* The C type behind an attribute's values (hipDNN's numbering). */
@@ -343,6 +346,12 @@ typedef enum {
     HIPDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_MEAN_DESC = 12011, /* BATCH */
     HIPDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_VAR_DESC = 12012,  /* BATCH */
     HIPDNN_ATTR_OPERATION_NORM_FWD_YDESC = 12013,
+    /* OPERATION_CONCAT: y = the inputs joined along `axis` (their other dims equal).  cuDNN
+     * sets the inputs as one list attribute; here each is its own port
+     * (OPERATION_CONCAT_INPUT_<i>_EXT, inputs 0 and 1 required, up to 8 in order). */
+    HIPDNN_ATTR_OPERATION_CONCAT_AXIS = 11800,          /* INT64, 1 */
+    HIPDNN_ATTR_OPERATION_CONCAT_INPLACE_INDEX = 11802, /* INT64, 1; default -1 (none) */
+    HIPDNN_ATTR_OPERATION_CONCAT_OUTPUT_DESC = 11803,   /* BACKEND_DESCRIPTOR (TENSOR) */
 
     /* hipdnn's own ------------------------------------------------------------------- */
     HIPDNN_ATTR_TENSOR_VALUE_EXT = 20000,    /* UINT8_EXT, element size: a constant's bytes */
@@ -385,6 +394,21 @@ typedef enum {
     HIPDNN_ATTR_VARIANT_PACK_MEMORY_SPACES_EXT = 20700,
     /* OPERATION_NORM_FORWARD: scale is stored minus one (y uses scale + 1) */
     HIPDNN_ATTR_OPERATION_NORM_FWD_ZERO_CENTERED_GAMMA_EXT = 20800, /* BOOLEAN, 1; default 0 */
+    /* OPERATION_SLICE_EXT: y[i...] = x[start + i * step ...], y's dims
+     * ceil((limit - start) / step) per dim; the lists have one value per dim of x */
+    HIPDNN_ATTR_OPERATION_SLICE_X_EXT = 20900,
+    HIPDNN_ATTR_OPERATION_SLICE_Y_EXT = 20901,
+    HIPDNN_ATTR_OPERATION_SLICE_START_EXT = 20902, /* INT64, rank; default 0 */
+    HIPDNN_ATTR_OPERATION_SLICE_LIMIT_EXT = 20903, /* INT64, rank; required (exclusive end) */
+    HIPDNN_ATTR_OPERATION_SLICE_STEP_EXT = 20904,  /* INT64, rank; default 1 */
+    HIPDNN_ATTR_OPERATION_CONCAT_INPUT_0_EXT = 20910, /* BACKEND_DESCRIPTOR (TENSOR) */
+    HIPDNN_ATTR_OPERATION_CONCAT_INPUT_1_EXT = 20911,
+    HIPDNN_ATTR_OPERATION_CONCAT_INPUT_2_EXT = 20912,
+    HIPDNN_ATTR_OPERATION_CONCAT_INPUT_3_EXT = 20913,
+    HIPDNN_ATTR_OPERATION_CONCAT_INPUT_4_EXT = 20914,
+    HIPDNN_ATTR_OPERATION_CONCAT_INPUT_5_EXT = 20915,
+    HIPDNN_ATTR_OPERATION_CONCAT_INPUT_6_EXT = 20916,
+    HIPDNN_ATTR_OPERATION_CONCAT_INPUT_7_EXT = 20917,
 } hipdnnBackendAttributeName_t;
 
 /* ---- the table of operations --------------------------------------------------------

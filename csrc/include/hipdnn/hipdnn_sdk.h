@@ -33,6 +33,8 @@ typedef enum {
     HIPDNN_OP_NORM_FORWARD = 6,
     HIPDNN_OP_CONV_DGRAD = 7,
     HIPDNN_OP_CONV_WGRAD = 8,
+    HIPDNN_OP_SLICE = 9,
+    HIPDNN_OP_CONCATENATE = 10,
 } hipdnnOpKind_t;
 
 /* Port indices, per op: node->inputs[] / outputs[] hold tensor uids in table order. */
@@ -82,6 +84,8 @@ enum {
     HIPDNN_PW_RELU_LOWER_CLIP_SLOPE = 3
 };
 enum { HIPDNN_RED_MODE = 0 };
+enum { HIPDNN_SLICE_START = 0, HIPDNN_SLICE_LIMIT = 1, HIPDNN_SLICE_STEP = 2 };
+enum { HIPDNN_CONCAT_AXIS = 0, HIPDNN_CONCAT_INPLACE_INDEX = 1 };
 enum { HIPDNN_NORM_MODE = 0, HIPDNN_NORM_PHASE = 1, HIPDNN_NORM_ZERO_CENTERED_GAMMA = 2 };
 
 /* A port with no tensor. */
