@@ -1073,7 +1073,9 @@ class pygraph:
                   zero_centered_gamma: bool = False) -> List[Optional[Tensor]]:
         """[y, mean, inv_variance]: y = (x - mean) * inv_variance * scale + bias, the
         statistics over the dims scale spans (scale [1, D...] on x [N, D...]); mean and
-        inv_variance (float32 by default) are None in the INFERENCE phase.  epsilon is a
+        inv_variance are None in the INFERENCE phase.  Like every result they take the
+        intermediate data type while virtual and io_data_type once marked as outputs, so
+        give them FLOAT (set_data_type) as cuDNN frontend's samples do.  epsilon is a
         tensor or a float; with zero_centered_gamma, y uses scale + 1."""
         training = self._training(norm_forward_phase, "layernorm")
         outs = self._norm("layernorm", _C.LAYER_NORM, norm_forward_phase,

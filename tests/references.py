@@ -215,6 +215,90 @@ def ieee_minimum(a, b):
     return np.where(zeros, np.where(np.signbit(a), a, b), np.minimum(a, b))
 
 
+# ---- reduction ------------------------------------------------------------------------
+
+REDUCTION_MODES = ("add", "mul", "min", "max", "amax", "avg", "norm1", "norm2",
+                   "mul_no_zeros")
+
+
+def reduction(x, mode, axes):
+    """cuDNN's reduction operators over `axes` (dims kept, as 1): add, mul, min, max,
+    amax = max |x|, avg, norm1 = sum |x|, norm2 = sqrt(sum x^2), mul_no_zeros = the product
+    of the nonzero values (1 if there are none).  min / max / amax propagate NaN (NumPy's
+    rule).  axes=() reduces nothing: each value on its own (amax |x|, norm2 |x|, ...)."""
+    x = np.asarray(x, np.float64)
+    kw = {"axis": tuple(axes), "keepdims": True}
+    if mode == "add":
+        return np.sum(x, **kw)
+    if mode == "mul":
+        return np.prod(x, **kw)
+    if mode == "min":
+        return np.min(x, **kw)
+    if mode == "max":
+        return np.max(x, **kw)
+    if mode == "amax":
+        return np.max(np.abs(x), **kw)
+    if mode == "avg":
+        return np.mean(x, **kw)
+    if mode == "norm1":
+        return np.sum(np.abs(x), **kw)
+    if mode == "norm2":
+        return np.sqrt(np.sum(x * x, **kw))
+    if mode == "mul_no_zeros":
+        return np.prod(np.where(x == 0, 1.0, x), **kw)
+    raise ValueError(f"unknown reduction mode {mode!r}")
+
+
+# ---- norm_forward ---------------------------------------------------------------------
+
+def norm_axes(mode, x_shape, scale_shape):
+    """The axes a norm_forward mode normalizes over: layer, rms and ada_layer the axes from
+    1 on where scale spans x; instance the axes from 2 on; batch every axis but 1."""
+    n = len(x_shape)
+    if mode == "batch":
+        return tuple(i for i in range(n) if i != 1)
+    if mode == "instance":
+        return tuple(range(2, n))
+    return tuple(i for i in range(1, n) if scale_shape[i] == x_shape[i])
+
+
+def norm_forward(mode, x, scale, bias, epsilon, zero_centered_gamma=False):
+    """(y, mean, inv_variance) of norm_forward in float64: statistics over norm_axes,
+    var biased (divided by the count), inv_variance = 1 / sqrt(var + epsilon),
+    y = (x - mean) * inv_variance * scale + bias (rms: x * inv_variance * scale + bias,
+    var = mean(x^2), and mean is None); scale + 1 with zero_centered_gamma; bias None
+    for none."""
+    x = np.asarray(x, np.float64)
+    scale = np.asarray(scale, np.float64)
+    axes = norm_axes(mode, x.shape, scale.shape)
+    gamma = scale + 1.0 if zero_centered_gamma else scale
+    if mode == "rms":
+        mean = None
+        var = np.mean(x * x, axis=axes, keepdims=True)
+        centered = x
+    else:
+        mean = np.mean(x, axis=axes, keepdims=True)
+        centered = x - mean
+        var = np.mean(centered * centered, axis=axes, keepdims=True)
+    inv_variance = 1.0 / np.sqrt(var + epsilon)
+    y = centered * inv_variance * gamma
+    if bias is not None:
+        y = y + np.asarray(bias, np.float64)
+    return y, mean, inv_variance
+
+
+def running_stats(x, running_mean, running_var, momentum):
+    """Batchnorm's running statistics after one training step (cuDNN, PyTorch):
+    next = (1 - momentum) * running + momentum * batch statistic, the variance unbiased."""
+    x = np.asarray(x, np.float64)
+    axes = norm_axes("batch", x.shape, None)
+    mean = np.mean(x, axis=axes, keepdims=True)
+    var = np.var(x, axis=axes, keepdims=True, ddof=1)
+    f = lambda a: np.asarray(a, np.float64)  # noqa: E731
+    return ((1 - momentum) * f(running_mean) + momentum * mean,
+            (1 - momentum) * f(running_var) + momentum * var)
+
+
 # ---- rounding to storage dtypes -------------------------------------------------------
 
 _U = np.uint64
