@@ -146,6 +146,17 @@ RED_INLINE void fold_tile(ref_reduce_op op, const double* const* v, int k, int64
     }
 }
 
+/* acc[g] combined with row[g], for n groups (one loop per rule, so each vectorizes). */
+static void combine_rows(combine_kind k, double* restrict acc, const double* restrict row,
+                         int64_t n) {
+    switch (k) {
+    case COMBINE_MUL: for (int64_t g = 0; g < n; ++g) acc[g] *= row[g]; break;
+    case COMBINE_MIN: for (int64_t g = 0; g < n; ++g) acc[g] = min2(acc[g], row[g]); break;
+    case COMBINE_MAX: for (int64_t g = 0; g < n; ++g) acc[g] = max2(acc[g], row[g]); break;
+    default: for (int64_t g = 0; g < n; ++g) acc[g] += row[g]; break;
+    }
+}
+
 /* ---- the plan ------------------------------------------------------------------------ */
 
 /* Values a piece should hold at least, and work items a reduction aims for. */
@@ -344,10 +355,9 @@ RED_INLINE void outer_item(const job* j, int64_t t, int64_t b, int64_t e, double
     const double* v[ROWS];
     for (int r = 0; r < ROWS; ++r) v[r] = rows[r] = buf + 2 * TILE + r * REF_BLOCK;
     double id = identity_of(j->op);
-    for (int64_t c = 0; c < w; ++c) {
-        tile[c] = id;
-        sh[c] = j->shift ? j->shift[g0 + c * p->ka[last]] : 0.0;
-    }
+    for (int64_t c = 0; c < w; ++c) tile[c] = id;
+    if (j->shift) /* only REF_RED_SUM_SQ_DEV reads sh */
+        for (int64_t c = 0; c < w; ++c) sh[c] = j->shift[g0 + c * p->ka[last]];
     int64_t idx[HIPDNN_MAX_DIMS], roff[ROWS], s = p->kx[last];
     roff[0] = reduced_offset(p, b, idx);
     for (int64_t r = b; r < e; r += ROWS) { /* ROWS reduced rows at a time, in order */
@@ -417,12 +427,9 @@ void ref_reduce_run(const ref_reduce_plan* p, const ref_view* x, ref_reduce_op o
     /* each thread at least REF_MIN_ELEMENTS_PER_THREAD values */
     int64_t min_items = total > 0 ? items * REF_MIN_ELEMENTS_PER_THREAD / total : 1;
     (void)ref_parallel_for(items, min_items < 1 ? 1 : min_items, p->threads, items_variant(), &j);
-    if (p->pieces > 1) { /* the pieces of each group, in order */
-        combine_kind k = combine_of(op);
-        for (int64_t g = 0; g < p->groups; ++g) {
-            double r = partials[g];
-            for (int64_t s = 1; s < p->pieces; ++s) r = combine(k, r, partials[s * p->groups + g]);
-            acc[g] = r;
-        }
+    if (p->pieces > 1) { /* each group's pieces, in order: a piece at a time, contiguous */
+        memcpy(acc, partials, (size_t)p->groups * sizeof(double));
+        for (int64_t s = 1; s < p->pieces; ++s)
+            combine_rows(combine_of(op), acc, partials + s * p->groups, p->groups);
     }
 }

@@ -992,6 +992,41 @@ static int test_reduction_norm2_over_two_axes_nhwc(void) {
     return ok;
 }
 
+/* x [512, 2048] summed over rows (a tile per 2048 columns, the rows cut in pieces) and
+ * its maximum over everything: enough values for several threads (TSan runs this too). */
+static int test_reductions_on_threads(void) {
+    G g;
+    g_init(&g);
+    int64_t xd[2] = {512, 2048}, cd[2] = {1, 2048}, ad[2] = {1, 1};
+    int64_t x = add_tensor(&g, "x", HIPDNN_DATA_FLOAT, 2, xd, NULL);
+    int64_t cols = add_tensor(&g, "cols", HIPDNN_DATA_FLOAT, 2, cd, NULL);
+    int64_t all = add_tensor(&g, "all", HIPDNN_DATA_FLOAT, 2, ad, NULL);
+    hipdnnSdkNode* n = add_node(&g, HIPDNN_OP_REDUCTION, "sum_rows");
+    n->attrs[HIPDNN_RED_MODE].i[0] = HIPDNN_REDUCE_TENSOR_ADD;
+    n->attrs[HIPDNN_RED_MODE].count = 1;
+    n->inputs[HIPDNN_RED_X] = x;
+    n->outputs[HIPDNN_RED_Y] = cols;
+    n = add_node(&g, HIPDNN_OP_REDUCTION, "max_all");
+    n->attrs[HIPDNN_RED_MODE].i[0] = HIPDNN_REDUCE_TENSOR_MAX;
+    n->attrs[HIPDNN_RED_MODE].count = 1;
+    n->inputs[HIPDNN_RED_X] = x;
+    n->outputs[HIPDNN_RED_Y] = all;
+    alloc_buffers(&g);
+    double* ref = calloc(2048, sizeof(double));
+    double most = -INFINITY;
+    for (int64_t r = 0; r < 512; ++r)
+        for (int64_t c = 0; c < 2048; ++c) {
+            int64_t xi[2] = {r, c};
+            double v = el(&g, x, xi);
+            ref[c] += v;
+            most = v > most ? v : most;
+        }
+    int ok = run_and_check(&g, cols, ref, 1e-5) && compare(&g, all, &most, 0);
+    free(ref);
+    g_free(&g);
+    return ok;
+}
+
 /* layernorm, training: x [3, 4, 10], scale and bias [1, 1, 10], epsilon a constant;
  * y [3, 4, 10], mean and inv_variance [3, 4, 1]. */
 static int test_layernorm_training(void) {
@@ -1197,6 +1232,7 @@ int main(void) {
     RUN(test_batchnorm_inference_nhwc);
     RUN(test_reduction_norm2_over_two_axes_nhwc);
     RUN(test_layernorm_training);
+    RUN(test_reductions_on_threads);
     RUN(test_conv_add_relu_graph);
     RUN(test_missing_buffer_named);
     RUN(test_conv_speed);
