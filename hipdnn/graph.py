@@ -213,6 +213,9 @@ class Graph:
         return t
 
     def _operand(self, value: Any, key: str) -> Any:
+        if isinstance(value, (list, tuple)) and any(_is_array(v) or isinstance(v, Tensor)
+                                                    for v in value):
+            return [self._operand(v, f"{key}[{i}]") for i, v in enumerate(value)]
         if _is_array(value):
             value = self.input(value)
         if isinstance(value, Tensor):
@@ -252,6 +255,8 @@ class Graph:
         return out
 
     conv_fprop = _op_method("conv_fprop")
+    conv_dgrad = _op_method("conv_dgrad")
+    conv_wgrad = _op_method("conv_wgrad")
     matmul = _op_method("matmul")
     add = _op_method("add")
     sub = _op_method("sub")
@@ -270,6 +275,8 @@ class Graph:
     identity = _op_method("identity")
     batchnorm_inference = _op_method("batchnorm_inference")
     reduction = _op_method("reduction")
+    slice = _op_method("slice")
+    concatenate = _op_method("concatenate")
     layernorm = _op_method("layernorm")
     adalayernorm = _op_method("adalayernorm")
     rmsnorm = _op_method("rmsnorm")

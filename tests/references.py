@@ -47,6 +47,70 @@ def conv_fprop(x, w, pre_padding, post_padding, stride, dilation, flip=False):
     return y.reshape((n, k) + tuple(out))
 
 
+def _conv_windows(x_shape, w_shape, pre_padding, post_padding, stride, dilation):
+    """(out dims, padded image dims, [(tap, window of the padded image)]) of conv_fprop."""
+    spatial = len(x_shape) - 2
+    kernel = w_shape[2:]
+    out = [conv_output_size(x_shape[2 + i], kernel[i], pre_padding[i], post_padding[i],
+                            stride[i], dilation[i]) for i in range(spatial)]
+    padded = [x_shape[2 + i] + pre_padding[i] + post_padding[i] for i in range(spatial)]
+    taps = []
+    for r in itertools.product(*[range(kr) for kr in kernel]):
+        taps.append((r, tuple(slice(r[i] * dilation[i],
+                                    r[i] * dilation[i] + stride[i] * (out[i] - 1) + 1,
+                                    stride[i]) for i in range(spatial))))
+    return out, padded, taps
+
+
+def conv_dgrad(dy, w, x_shape, pre_padding, post_padding, stride, dilation, flip=False):
+    """dx: the adjoint of conv_fprop in x, sum over (k, tap) of w[k, c, tap] * dy[n, k, o]
+    at the image position o*stride + tap*dilation - pre (the padding's share dropped)."""
+    dy = np.asarray(dy, np.float64)
+    w = np.asarray(w, np.float64)
+    n, c = x_shape[:2]
+    k, cg = w.shape[:2]
+    groups = c // cg
+    spatial = len(x_shape) - 2
+    if flip:
+        w = w[(slice(None), slice(None)) + (slice(None, None, -1),) * spatial]
+    out, padded, taps = _conv_windows(x_shape, w.shape, pre_padding, post_padding, stride,
+                                      dilation)
+    kg = k // groups
+    dyg = dy.reshape((n, groups, kg) + tuple(out))
+    wg = w.reshape((groups, kg, cg) + tuple(w.shape[2:]))
+    dxp = np.zeros((n, groups, cg) + tuple(padded))
+    for r, window in taps:
+        dxp[(slice(None),) * 3 + window] += np.einsum("ngk...,gkc->ngc...", dyg,
+                                                      wg[(Ellipsis,) + r])
+    inner = tuple(slice(pre_padding[i], pre_padding[i] + x_shape[2 + i]) for i in range(spatial))
+    return dxp[(slice(None),) * 3 + inner].reshape(tuple(x_shape))
+
+
+def conv_wgrad(x, dy, w_shape, pre_padding, post_padding, stride, dilation, flip=False):
+    """dw: the adjoint of conv_fprop in w, sum over (n, o) of dy[n, k, o] * x at
+    o*stride + tap*dilation - pre (0 in the padding)."""
+    x = np.asarray(x, np.float64)
+    dy = np.asarray(dy, np.float64)
+    n, c = x.shape[:2]
+    k, cg = w_shape[:2]
+    groups = c // cg
+    spatial = x.ndim - 2
+    out, _padded, taps = _conv_windows(x.shape, w_shape, pre_padding, post_padding, stride,
+                                       dilation)
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(pre_padding[i], post_padding[i]) for i in range(spatial)])
+    kg = k // groups
+    dyg = dy.reshape((n, groups, kg) + tuple(out))
+    dw = np.zeros((groups, kg, cg) + tuple(w_shape[2:]))
+    for r, window in taps:
+        xs = xp[(slice(None), slice(None)) + window].reshape((n, groups, cg) + tuple(out))
+        dw[(Ellipsis,) + r] = np.einsum("ngcp,ngkp->gkc", xs.reshape(n, groups, cg, -1),
+                                        dyg.reshape(n, groups, kg, -1))
+    dw = dw.reshape(tuple(w_shape))
+    if flip:
+        dw = dw[(slice(None), slice(None)) + (slice(None, None, -1),) * spatial]
+    return dw
+
+
 # ---- matmul ---------------------------------------------------------------------------
 
 def matmul(a, b):

@@ -75,6 +75,20 @@ static int64_t scratch_doubles(const hipdnnSdkGraph* g) {
             need = ref_pointwise_scratch_doubles(elements_of(g, n->outputs[0]));
         } else if (n->kind == HIPDNN_OP_BATCHNORM_INFERENCE) {
             need = ref_batchnorm_scratch_doubles(elements_of(g, n->outputs[0]));
+        } else if (n->kind == HIPDNN_OP_CONV_DGRAD || n->kind == HIPDNN_OP_CONV_WGRAD) {
+            /* as ref_conv_check sees them: (dx or x, w or dw, dy) */
+            bool data = n->kind == HIPDNN_OP_CONV_DGRAD;
+            ref_view x, w, dy;
+            ref_conv_geometry geo;
+            char why[REF_MSG_LEN];
+            ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, data ? n->outputs[0] : n->inputs[0]),
+                                 NULL, &x);
+            ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, data ? n->inputs[1] : n->outputs[0]),
+                                 NULL, &w);
+            ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, data ? n->inputs[0] : n->inputs[1]),
+                                 NULL, &dy);
+            if (ref_conv_check(n, &x, &w, &dy, &geo, why, sizeof(why)))
+                need = ref_conv_grad_scratch_doubles(&geo);
         } else if (n->kind == HIPDNN_OP_CONV_FPROP || n->kind == HIPDNN_OP_MATMUL) {
             for (int k = 0; k < 2; ++k)
                 ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, n->inputs[k]), NULL, &v[k]);
@@ -260,7 +274,8 @@ static hipdnnPluginStatus_t run_node(const ref_plan* p, const hipdnnSdkNode* n,
             view_of(p, ptrs, n->outputs[k], &out[k]);
             outs[k] = &out[k];
         }
-    int nin = inputs_of(n);
+    int nin = inputs_of(n), set = 0;
+    for (int k = 0; k < nin; ++k) set += ins[k] != NULL; /* concatenate: x0, x1.. in order */
     const ref_view* y = &out[0]; /* every op's first output is required */
     switch (n->kind) {
     case HIPDNN_OP_CONV_FPROP:
@@ -273,6 +288,12 @@ static hipdnnPluginStatus_t run_node(const ref_plan* p, const hipdnnSdkNode* n,
     case HIPDNN_OP_BATCHNORM_INFERENCE: return ref_batchnorm_inference(n, in, y, scratch);
     case HIPDNN_OP_REDUCTION: return ref_reduction(n, &in[HIPDNN_RED_X], y, scratch);
     case HIPDNN_OP_NORM_FORWARD: return ref_norm_forward(n, ins, outs, scratch);
+    case HIPDNN_OP_CONV_DGRAD:
+        return ref_conv_dgrad(n, &in[HIPDNN_DGRAD_DY], &in[HIPDNN_DGRAD_W], y, scratch);
+    case HIPDNN_OP_CONV_WGRAD:
+        return ref_conv_wgrad(n, &in[HIPDNN_WGRAD_X], &in[HIPDNN_WGRAD_DY], y, scratch);
+    case HIPDNN_OP_SLICE: return ref_slice(n, &in[0], y);
+    case HIPDNN_OP_CONCATENATE: return ref_concat(n, in, set, y);
     default:
         ref_set_error(REF_ENGINE_NAME ": node '%s': operation kind %d not supported", n->name,
                       (int)n->kind);

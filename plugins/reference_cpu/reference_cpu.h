@@ -271,6 +271,25 @@ hipdnnPluginStatus_t ref_conv_fprop(const hipdnnSdkNode* node, const ref_view* x
 /* Float64 scratch values ref_conv_fprop takes for one call (formula in conv.c); the
  * same at plan time as at execution, on one machine. */
 int64_t ref_conv_scratch_doubles(const ref_conv_geometry* g);
+/* conv_dgrad (dy, w -> dx) and conv_wgrad (x, dy -> dw), conv_grad.c: the geometry is
+ * ref_conv_check's with (dx or x, w or dw, dy) as (x, w, y). */
+hipdnnPluginStatus_t ref_conv_dgrad(const hipdnnSdkNode* node, const ref_view* dy,
+                                    const ref_view* w, const ref_view* dx,
+                                    const ref_region* scratch);
+hipdnnPluginStatus_t ref_conv_wgrad(const hipdnnSdkNode* node, const ref_view* x,
+                                    const ref_view* dy, const ref_view* dw,
+                                    const ref_region* scratch);
+int64_t ref_conv_grad_scratch_doubles(const ref_conv_geometry* g);
+
+/* slice and concatenate (data_movement.c): no scratch.  concatenate's `in` holds its nin
+ * set inputs in port order. */
+bool ref_slice_check(const hipdnnSdkNode* node, const ref_view* x, const ref_view* y,
+                     char* why, size_t len);
+hipdnnPluginStatus_t ref_slice(const hipdnnSdkNode* node, const ref_view* x, const ref_view* y);
+bool ref_concat_check(const hipdnnSdkNode* node, const ref_view* in, int nin, const ref_view* y,
+                      char* why, size_t len);
+hipdnnPluginStatus_t ref_concat(const hipdnnSdkNode* node, const ref_view* in, int nin,
+                                const ref_view* y);
 
 bool ref_matmul_check(const ref_view* a, const ref_view* b, const ref_view* c, char* why,
                       size_t len);

@@ -109,6 +109,23 @@ static bool op_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
         ok = ref_reduction_check(n, &v[HIPDNN_RED_X], y, detail, sizeof(detail));
         break;
     case HIPDNN_OP_NORM_FORWARD: ok = ref_norm_check(n, vp, op, detail, sizeof(detail)); break;
+    case HIPDNN_OP_CONV_DGRAD:
+        ok = ref_conv_check(n, y, &v[HIPDNN_DGRAD_W], &v[HIPDNN_DGRAD_DY], NULL, detail,
+                            sizeof(detail));
+        break;
+    case HIPDNN_OP_CONV_WGRAD:
+        ok = ref_conv_check(n, &v[HIPDNN_WGRAD_X], y, &v[HIPDNN_WGRAD_DY], NULL, detail,
+                            sizeof(detail));
+        break;
+    case HIPDNN_OP_SLICE: ok = ref_slice_check(n, &v[0], y, detail, sizeof(detail)); break;
+    case HIPDNN_OP_CONCATENATE: {
+        ref_view set[HIPDNN_MAX_PORTS];
+        int nin = 0;
+        for (int p = 0; p < HIPDNN_MAX_PORTS; ++p)
+            if (in[p]) set[nin++] = v[p];
+        ok = ref_concat_check(n, set, nin, y, detail, sizeof(detail));
+        break;
+    }
     default: hipdnnSdkFormat(detail, sizeof(detail), "operation not supported"); break;
     }
     return ok ? true : decline(why, len, n, "%s", detail);
