@@ -382,6 +382,8 @@ class _Op:
 # Port names for users, by op: cuDNN frontend's keywords, mapped onto the table's ports.
 _USER_PORTS = {
     "conv_fprop": {"x": "image", "w": "weight"},
+    "conv_dgrad": {"dy": "loss", "w": "filter"},
+    "conv_wgrad": {"x": "image", "dy": "loss"},
     "matmul": {"a": "A", "b": "B", "c": "C"},
     "pointwise": {"x": "a"},
     "batchnorm_inference": {"x": "input"},
@@ -397,6 +399,8 @@ _USER_PORTS = {
 # always its output; inputs left unnamed only for pointwise ops and matmul (as it does).
 _CUDNN_SUFFIX = {
     "conv_fprop": {"y": "Y"},
+    "conv_dgrad": {"dx": "DX"},
+    "conv_wgrad": {"dw": "DW"},
     "matmul": {"a": "A", "b": "B", "c": "C"},
     "pointwise": {"x": "IN_0", "b": "IN_1", "y": "OUT_0"},
     "batchnorm_inference": {"y": "Y"},
@@ -768,6 +772,50 @@ class pygraph:
         spatial...]; padding/stride/dilation have one entry per spatial dim (defaults 0,
         1, 1).  pre_padding/post_padding instead of padding pad asymmetrically."""
         op = self._op("conv_fprop", "conv_fprop", name, compute_data_type)
+        self._conv_params(op, padding, stride, dilation, pre_padding, post_padding,
+                          convolution_mode)
+        return self._finish(op, [("x", image), ("w", weight)], "y")
+
+    def conv_dgrad(self, loss: Tensor, filter: Tensor,
+                   padding: Optional[Sequence[int]] = None,
+                   stride: Optional[Sequence[int]] = None,
+                   dilation: Optional[Sequence[int]] = None,
+                   pre_padding: Optional[Sequence[int]] = None,
+                   post_padding: Optional[Sequence[int]] = None,
+                   convolution_mode: int = convolution_mode.CROSS_CORRELATION,
+                   compute_data_type: Optional[DataTypeLike] = None,
+                   name: Optional[str] = None) -> Tensor:
+        """dx, the gradient of conv_fprop(x, filter) = y with respect to x, from loss = dy
+        [N, K, out...] and filter [K, C/groups, spatial...]; the parameters are the forward
+        convolution's.  As in cuDNN frontend, give dx its dims (``dx.set_dim([N, C,
+        spatial...])``): stride and groups leave them ambiguous."""
+        op = self._op("conv_dgrad", "conv_dgrad", name, compute_data_type)
+        self._conv_params(op, padding, stride, dilation, pre_padding, post_padding,
+                          convolution_mode)
+        return self._finish(op, [("dy", loss), ("w", filter)], "dx")
+
+    def conv_wgrad(self, image: Tensor, loss: Tensor,
+                   padding: Optional[Sequence[int]] = None,
+                   stride: Optional[Sequence[int]] = None,
+                   dilation: Optional[Sequence[int]] = None,
+                   pre_padding: Optional[Sequence[int]] = None,
+                   post_padding: Optional[Sequence[int]] = None,
+                   convolution_mode: int = convolution_mode.CROSS_CORRELATION,
+                   compute_data_type: Optional[DataTypeLike] = None,
+                   name: Optional[str] = None) -> Tensor:
+        """dw, the gradient of conv_fprop(image, w) = y with respect to w, from image
+        [N, C, spatial...] and loss = dy [N, K, out...].  Give dw its dims
+        (``dw.set_dim([K, C/groups, spatial...])``), as cuDNN frontend asks."""
+        op = self._op("conv_wgrad", "conv_wgrad", name, compute_data_type)
+        self._conv_params(op, padding, stride, dilation, pre_padding, post_padding,
+                          convolution_mode)
+        return self._finish(op, [("x", image), ("dy", loss)], "dw")
+
+    def _conv_params(self, op: _Op, padding: Optional[Sequence[int]],
+                     stride: Optional[Sequence[int]], dilation: Optional[Sequence[int]],
+                     pre_padding: Optional[Sequence[int]],
+                     post_padding: Optional[Sequence[int]], convolution_mode: int) -> None:
+        """The parameters conv_fprop, conv_dgrad and conv_wgrad share, checked."""
         if padding is not None and (pre_padding is not None or post_padding is not None):
             raise ValueError(f"{op.label()}: give padding, or pre_padding and post_padding, "
                              "not both")
@@ -797,7 +845,6 @@ class pygraph:
             if values is not None:
                 self._param(op, pname, values)
         self._param(op, "conv_mode", int(convolution_mode))
-        return self._finish(op, [("x", image), ("w", weight)], "y")
 
     def matmul(self, A: Tensor, B: Tensor, compute_data_type: Optional[DataTypeLike] = None,
                name: Optional[str] = None) -> Tensor:
@@ -901,6 +948,55 @@ class pygraph:
         self._param(op, "mode", _fe_enum(mode, reduction_mode, op.label(), "mode") - 1)
         return self._finish(op, [("x", input)], "y", users=("input",))
 
+    def slice(self, input: Tensor, slices: Sequence[Any],
+              compute_data_type: Optional[DataTypeLike] = None,
+              name: Optional[str] = None) -> Tensor:
+        """input[slices]: one Python ``slice`` per dim of input (``slice(None)`` for a whole
+        dim; non-negative start and stop, a positive step), as cuDNN frontend's slice."""
+        op = self._op("slice", "slice", name, compute_data_type)
+        dims = input.get_dim() if isinstance(input, Tensor) else None
+        if not isinstance(slices, (list, tuple)) or \
+                not all(isinstance(s, slice) for s in slices):
+            raise TypeError(f"{op.label()}: slices must be a list of Python slice objects")
+        if not dims:
+            raise ValueError(f"{op.label()}: the input needs its dims set before slicing")
+        if len(slices) != len(dims):
+            raise ValueError(f"{op.label()}: {len(slices)} slices for an input of rank "
+                             f"{len(dims)}")
+        start, limit, step = [], [], []
+        for i, (s, d) in enumerate(zip(slices, dims)):
+            b, e, st = s.start, s.stop, s.step
+            for what, v in (("start", b), ("stop", e), ("step", st)):
+                if v is not None and (isinstance(v, bool) or
+                                      not isinstance(v, (int, np.integer)) or v < 0):
+                    raise ValueError(f"{op.label()}: dim {i}: {what} must be a non-negative "
+                                     f"int, got {v!r}")
+            start.append(0 if b is None else int(b))
+            limit.append(d if e is None else min(int(e), d))
+            step.append(1 if st is None else int(st))
+        self._param(op, "start", start)
+        self._param(op, "limit", limit)
+        self._param(op, "step", step)
+        return self._finish(op, [("x", input)], "y", users=("input",))
+
+    def concatenate(self, inputs: Sequence[Tensor], axis: int,
+                    in_place_index: Optional[int] = None,
+                    compute_data_type: Optional[DataTypeLike] = None,
+                    name: Optional[str] = None) -> Tensor:
+        """The inputs (2 to 8, one data type) joined along axis; their other dims must
+        match.  in_place_index is accepted for cuDNN frontend's signature and does not
+        change the result."""
+        op = self._op("concatenate", "concatenate", name, compute_data_type)
+        if not isinstance(inputs, (list, tuple)) or not 2 <= len(inputs) <= 8:
+            raise ValueError(f"{op.label()}: inputs must be a list of 2 to 8 tensors")
+        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or axis < 0:
+            raise ValueError(f"{op.label()}: axis must be a non-negative int, got {axis!r}")
+        self._param(op, "axis", int(axis))
+        if in_place_index is not None:
+            self._param(op, "in_place_index", int(in_place_index))
+        return self._finish(op, [(f"x{i}", t) for i, t in enumerate(inputs)], "y",
+                            users=[f"inputs[{i}]" for i in range(len(inputs))])
+
     def _norm(self, what: str, mode: int, phase: Any, inputs: Sequence[Tuple[str, Any]],
               outs: Sequence[str], compute_data_type: Optional[DataTypeLike],
               name: Optional[str], zero_centered_gamma: bool) -> List[Tensor]:
@@ -925,7 +1021,9 @@ class pygraph:
                   zero_centered_gamma: bool = False) -> List[Optional[Tensor]]:
         """[y, mean, inv_variance]: y = (x - mean) * inv_variance * scale + bias, the
         statistics over the dims scale spans (scale [1, D...] on x [N, D...]); mean and
-        inv_variance (float32 by default) are None in the INFERENCE phase.  epsilon is a
+        inv_variance are None in the INFERENCE phase.  Like every result they take the
+        intermediate data type while virtual and io_data_type once marked as outputs, so
+        give them FLOAT (set_data_type) as cuDNN frontend's samples do.  epsilon is a
         tensor or a float; with zero_centered_gamma, y uses scale + 1."""
         training = self._training(norm_forward_phase, "layernorm")
         outs = self._norm("layernorm", _C.LAYER_NORM, norm_forward_phase,

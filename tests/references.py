@@ -47,6 +47,70 @@ def conv_fprop(x, w, pre_padding, post_padding, stride, dilation, flip=False):
     return y.reshape((n, k) + tuple(out))
 
 
+def _conv_windows(x_shape, w_shape, pre_padding, post_padding, stride, dilation):
+    """(out dims, padded image dims, [(tap, window of the padded image)]) of conv_fprop."""
+    spatial = len(x_shape) - 2
+    kernel = w_shape[2:]
+    out = [conv_output_size(x_shape[2 + i], kernel[i], pre_padding[i], post_padding[i],
+                            stride[i], dilation[i]) for i in range(spatial)]
+    padded = [x_shape[2 + i] + pre_padding[i] + post_padding[i] for i in range(spatial)]
+    taps = []
+    for r in itertools.product(*[range(kr) for kr in kernel]):
+        taps.append((r, tuple(slice(r[i] * dilation[i],
+                                    r[i] * dilation[i] + stride[i] * (out[i] - 1) + 1,
+                                    stride[i]) for i in range(spatial))))
+    return out, padded, taps
+
+
+def conv_dgrad(dy, w, x_shape, pre_padding, post_padding, stride, dilation, flip=False):
+    """dx: the adjoint of conv_fprop in x, sum over (k, tap) of w[k, c, tap] * dy[n, k, o]
+    at the image position o*stride + tap*dilation - pre (the padding's share dropped)."""
+    dy = np.asarray(dy, np.float64)
+    w = np.asarray(w, np.float64)
+    n, c = x_shape[:2]
+    k, cg = w.shape[:2]
+    groups = c // cg
+    spatial = len(x_shape) - 2
+    if flip:
+        w = w[(slice(None), slice(None)) + (slice(None, None, -1),) * spatial]
+    out, padded, taps = _conv_windows(x_shape, w.shape, pre_padding, post_padding, stride,
+                                      dilation)
+    kg = k // groups
+    dyg = dy.reshape((n, groups, kg) + tuple(out))
+    wg = w.reshape((groups, kg, cg) + tuple(w.shape[2:]))
+    dxp = np.zeros((n, groups, cg) + tuple(padded))
+    for r, window in taps:
+        dxp[(slice(None),) * 3 + window] += np.einsum("ngk...,gkc->ngc...", dyg,
+                                                      wg[(Ellipsis,) + r])
+    inner = tuple(slice(pre_padding[i], pre_padding[i] + x_shape[2 + i]) for i in range(spatial))
+    return dxp[(slice(None),) * 3 + inner].reshape(tuple(x_shape))
+
+
+def conv_wgrad(x, dy, w_shape, pre_padding, post_padding, stride, dilation, flip=False):
+    """dw: the adjoint of conv_fprop in w, sum over (n, o) of dy[n, k, o] * x at
+    o*stride + tap*dilation - pre (0 in the padding)."""
+    x = np.asarray(x, np.float64)
+    dy = np.asarray(dy, np.float64)
+    n, c = x.shape[:2]
+    k, cg = w_shape[:2]
+    groups = c // cg
+    spatial = x.ndim - 2
+    out, _padded, taps = _conv_windows(x.shape, w_shape, pre_padding, post_padding, stride,
+                                       dilation)
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(pre_padding[i], post_padding[i]) for i in range(spatial)])
+    kg = k // groups
+    dyg = dy.reshape((n, groups, kg) + tuple(out))
+    dw = np.zeros((groups, kg, cg) + tuple(w_shape[2:]))
+    for r, window in taps:
+        xs = xp[(slice(None), slice(None)) + window].reshape((n, groups, cg) + tuple(out))
+        dw[(Ellipsis,) + r] = np.einsum("ngcp,ngkp->gkc", xs.reshape(n, groups, cg, -1),
+                                        dyg.reshape(n, groups, kg, -1))
+    dw = dw.reshape(tuple(w_shape))
+    if flip:
+        dw = dw[(slice(None), slice(None)) + (slice(None, None, -1),) * spatial]
+    return dw
+
+
 # ---- matmul ---------------------------------------------------------------------------
 
 def matmul(a, b):
@@ -355,6 +419,90 @@ def ieee_minimum(a, b):
     a, b = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64))
     zeros = (a == 0) & (b == 0)
     return np.where(zeros, np.where(np.signbit(a), a, b), np.minimum(a, b))
+
+
+# ---- reduction ------------------------------------------------------------------------
+
+REDUCTION_MODES = ("add", "mul", "min", "max", "amax", "avg", "norm1", "norm2",
+                   "mul_no_zeros")
+
+
+def reduction(x, mode, axes):
+    """cuDNN's reduction operators over `axes` (dims kept, as 1): add, mul, min, max,
+    amax = max |x|, avg, norm1 = sum |x|, norm2 = sqrt(sum x^2), mul_no_zeros = the product
+    of the nonzero values (1 if there are none).  min / max / amax propagate NaN (NumPy's
+    rule).  axes=() reduces nothing: each value on its own (amax |x|, norm2 |x|, ...)."""
+    x = np.asarray(x, np.float64)
+    kw = {"axis": tuple(axes), "keepdims": True}
+    if mode == "add":
+        return np.sum(x, **kw)
+    if mode == "mul":
+        return np.prod(x, **kw)
+    if mode == "min":
+        return np.min(x, **kw)
+    if mode == "max":
+        return np.max(x, **kw)
+    if mode == "amax":
+        return np.max(np.abs(x), **kw)
+    if mode == "avg":
+        return np.mean(x, **kw)
+    if mode == "norm1":
+        return np.sum(np.abs(x), **kw)
+    if mode == "norm2":
+        return np.sqrt(np.sum(x * x, **kw))
+    if mode == "mul_no_zeros":
+        return np.prod(np.where(x == 0, 1.0, x), **kw)
+    raise ValueError(f"unknown reduction mode {mode!r}")
+
+
+# ---- norm_forward ---------------------------------------------------------------------
+
+def norm_axes(mode, x_shape, scale_shape):
+    """The axes a norm_forward mode normalizes over: layer, rms and ada_layer the axes from
+    1 on where scale spans x; instance the axes from 2 on; batch every axis but 1."""
+    n = len(x_shape)
+    if mode == "batch":
+        return tuple(i for i in range(n) if i != 1)
+    if mode == "instance":
+        return tuple(range(2, n))
+    return tuple(i for i in range(1, n) if scale_shape[i] == x_shape[i])
+
+
+def norm_forward(mode, x, scale, bias, epsilon, zero_centered_gamma=False):
+    """(y, mean, inv_variance) of norm_forward in float64: statistics over norm_axes,
+    var biased (divided by the count), inv_variance = 1 / sqrt(var + epsilon),
+    y = (x - mean) * inv_variance * scale + bias (rms: x * inv_variance * scale + bias,
+    var = mean(x^2), and mean is None); scale + 1 with zero_centered_gamma; bias None
+    for none."""
+    x = np.asarray(x, np.float64)
+    scale = np.asarray(scale, np.float64)
+    axes = norm_axes(mode, x.shape, scale.shape)
+    gamma = scale + 1.0 if zero_centered_gamma else scale
+    if mode == "rms":
+        mean = None
+        var = np.mean(x * x, axis=axes, keepdims=True)
+        centered = x
+    else:
+        mean = np.mean(x, axis=axes, keepdims=True)
+        centered = x - mean
+        var = np.mean(centered * centered, axis=axes, keepdims=True)
+    inv_variance = 1.0 / np.sqrt(var + epsilon)
+    y = centered * inv_variance * gamma
+    if bias is not None:
+        y = y + np.asarray(bias, np.float64)
+    return y, mean, inv_variance
+
+
+def running_stats(x, running_mean, running_var, momentum):
+    """Batchnorm's running statistics after one training step (cuDNN, PyTorch):
+    next = (1 - momentum) * running + momentum * batch statistic, the variance unbiased."""
+    x = np.asarray(x, np.float64)
+    axes = norm_axes("batch", x.shape, None)
+    mean = np.mean(x, axis=axes, keepdims=True)
+    var = np.var(x, axis=axes, keepdims=True, ddof=1)
+    f = lambda a: np.asarray(a, np.float64)  # noqa: E731
+    return ((1 - momentum) * f(running_mean) + momentum * mean,
+            (1 - momentum) * f(running_var) + momentum * var)
 
 
 # ---- rounding to storage dtypes -------------------------------------------------------

@@ -14,6 +14,15 @@
     {n, a, HIPDNN_TYPE_INT64, HIPDNN_OP_ATTR_INT64_LIST, HIPDNN_MAX_SPATIAL, lo, INT64_C(1) << 40, def}
 #define CLIP(n, a, def) {n, a, HIPDNN_TYPE_DOUBLE, HIPDNN_OP_ATTR_DOUBLE, 1, 0, 0, def}
 
+/* The convolution parameters, shared by conv_fprop, conv_dgrad and conv_wgrad. */
+#define CONV_PARAMS                                                                            \
+    {SPATIAL("pre_padding", HIPDNN_ATTR_CONVOLUTION_PRE_PADDINGS, 0, 0),                       \
+     SPATIAL("post_padding", HIPDNN_ATTR_CONVOLUTION_POST_PADDINGS, 0, 0),                     \
+     SPATIAL("stride", HIPDNN_ATTR_CONVOLUTION_FILTER_STRIDES, 1, 1),                          \
+     SPATIAL("dilation", HIPDNN_ATTR_CONVOLUTION_DILATIONS, 1, 1),                             \
+     {"conv_mode", HIPDNN_ATTR_CONVOLUTION_CONV_MODE, HIPDNN_TYPE_CONVOLUTION_MODE_EXT,        \
+      HIPDNN_OP_ATTR_ENUM, 1, 0, 1, HIPDNN_CROSS_CORRELATION}}
+
 static const hipdnnSdkOpInfo k_ops[] = {
     {
         .kind = HIPDNN_OP_CONV_FPROP,
@@ -26,13 +35,7 @@ static const hipdnnSdkOpInfo k_ops[] = {
                    IN("w", HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W)},
         .outputs = {IN("y", HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y)},
         .num_attrs = 5,
-        .attrs = {SPATIAL("pre_padding", HIPDNN_ATTR_CONVOLUTION_PRE_PADDINGS, 0, 0),
-                  SPATIAL("post_padding", HIPDNN_ATTR_CONVOLUTION_POST_PADDINGS, 0, 0),
-                  SPATIAL("stride", HIPDNN_ATTR_CONVOLUTION_FILTER_STRIDES, 1, 1),
-                  SPATIAL("dilation", HIPDNN_ATTR_CONVOLUTION_DILATIONS, 1, 1),
-                  {"conv_mode", HIPDNN_ATTR_CONVOLUTION_CONV_MODE,
-                   HIPDNN_TYPE_CONVOLUTION_MODE_EXT, HIPDNN_OP_ATTR_ENUM, 1, 0, 1,
-                   HIPDNN_CROSS_CORRELATION}},
+        .attrs = CONV_PARAMS,
     },
     {
         .kind = HIPDNN_OP_MATMUL,
@@ -132,6 +135,72 @@ static const hipdnnSdkOpInfo k_ops[] = {
                    HIPDNN_OP_ATTR_ENUM, 1, 0, 1, -1},
                   {"zero_centered_gamma", HIPDNN_ATTR_OPERATION_NORM_FWD_ZERO_CENTERED_GAMMA_EXT,
                    HIPDNN_TYPE_BOOLEAN, HIPDNN_OP_ATTR_BOOLEAN, 1, 0, 1, 0}},
+    },
+    {
+        .kind = HIPDNN_OP_CONV_DGRAD,
+        .name = "conv_dgrad",
+        .descriptor_type = HIPDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+        .descriptor_name = "OPERATION_CONVOLUTION_BACKWARD_DATA",
+        .num_inputs = 2,
+        .num_outputs = 1,
+        .inputs = {IN("dy", HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY),
+                   IN("w", HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W)},
+        .outputs = {IN("dx", HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX)},
+        .num_attrs = 5,
+        .attrs = CONV_PARAMS,
+    },
+    {
+        .kind = HIPDNN_OP_CONV_WGRAD,
+        .name = "conv_wgrad",
+        .descriptor_type = HIPDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+        .descriptor_name = "OPERATION_CONVOLUTION_BACKWARD_FILTER",
+        .num_inputs = 2,
+        .num_outputs = 1,
+        .inputs = {IN("x", HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X),
+                   IN("dy", HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY)},
+        .outputs = {IN("dw", HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW)},
+        .num_attrs = 5,
+        .attrs = CONV_PARAMS,
+    },
+    {
+        .kind = HIPDNN_OP_SLICE,
+        .name = "slice",
+        .descriptor_type = HIPDNN_BACKEND_OPERATION_SLICE_DESCRIPTOR_EXT,
+        .descriptor_name = "OPERATION_SLICE_EXT",
+        .num_inputs = 1,
+        .num_outputs = 1,
+        .inputs = {IN("x", HIPDNN_ATTR_OPERATION_SLICE_X_EXT)},
+        .outputs = {IN("y", HIPDNN_ATTR_OPERATION_SLICE_Y_EXT)},
+        .num_attrs = 3,
+        /* limit's default 0 stands for "not set" (a limit is at least 1) */
+        .attrs = {{"start", HIPDNN_ATTR_OPERATION_SLICE_START_EXT, HIPDNN_TYPE_INT64,
+                   HIPDNN_OP_ATTR_INT64_LIST, HIPDNN_MAX_DIMS, 0, INT64_C(1) << 40, 0},
+                  {"limit", HIPDNN_ATTR_OPERATION_SLICE_LIMIT_EXT, HIPDNN_TYPE_INT64,
+                   HIPDNN_OP_ATTR_INT64_LIST, HIPDNN_MAX_DIMS, 1, INT64_C(1) << 40, 0},
+                  {"step", HIPDNN_ATTR_OPERATION_SLICE_STEP_EXT, HIPDNN_TYPE_INT64,
+                   HIPDNN_OP_ATTR_INT64_LIST, HIPDNN_MAX_DIMS, 1, INT64_C(1) << 40, 1}},
+    },
+    {
+        .kind = HIPDNN_OP_CONCATENATE,
+        .name = "concatenate",
+        .descriptor_type = HIPDNN_BACKEND_OPERATION_CONCAT_DESCRIPTOR,
+        .descriptor_name = "OPERATION_CONCAT",
+        .num_inputs = 8,
+        .num_outputs = 1,
+        .inputs = {IN("x0", HIPDNN_ATTR_OPERATION_CONCAT_INPUT_0_EXT),
+                   IN("x1", HIPDNN_ATTR_OPERATION_CONCAT_INPUT_1_EXT),
+                   OPT("x2", HIPDNN_ATTR_OPERATION_CONCAT_INPUT_2_EXT),
+                   OPT("x3", HIPDNN_ATTR_OPERATION_CONCAT_INPUT_3_EXT),
+                   OPT("x4", HIPDNN_ATTR_OPERATION_CONCAT_INPUT_4_EXT),
+                   OPT("x5", HIPDNN_ATTR_OPERATION_CONCAT_INPUT_5_EXT),
+                   OPT("x6", HIPDNN_ATTR_OPERATION_CONCAT_INPUT_6_EXT),
+                   OPT("x7", HIPDNN_ATTR_OPERATION_CONCAT_INPUT_7_EXT)},
+        .outputs = {IN("y", HIPDNN_ATTR_OPERATION_CONCAT_OUTPUT_DESC)},
+        .num_attrs = 2,
+        .attrs = {{"axis", HIPDNN_ATTR_OPERATION_CONCAT_AXIS, HIPDNN_TYPE_INT64,
+                   HIPDNN_OP_ATTR_INT64, 1, 0, HIPDNN_MAX_DIMS - 1, 0},
+                  {"in_place_index", HIPDNN_ATTR_OPERATION_CONCAT_INPLACE_INDEX,
+                   HIPDNN_TYPE_INT64, HIPDNN_OP_ATTR_INT64, 1, -1, 7, -1}},
     },
 };
 

@@ -17,6 +17,15 @@ static const char* op_label(const hipdnnSdkNode* n, char* buf, size_t len) {
         hipdnnSdkFormat(buf, len, "pointwise %s", mode ? mode : "?");
         return buf;
     }
+    if (n->kind == HIPDNN_OP_REDUCTION) {
+        const char* mode = hipdnnSdkReductionModeName(n->attrs[HIPDNN_RED_MODE].i[0]);
+        hipdnnSdkFormat(buf, len, "reduction %s", mode ? mode : "?");
+        return buf;
+    }
+    if (n->kind == HIPDNN_OP_NORM_FORWARD) { /* "layernorm", as users call it */
+        const char* mode = hipdnnSdkNormModeName(n->attrs[HIPDNN_NORM_MODE].i[0]);
+        return mode ? mode : info->name;
+    }
     return info->name;
 }
 
@@ -74,22 +83,26 @@ static bool tensor_ok(const hipdnnSdkNode* n, const char* port, const hipdnnSdkT
     return true;
 }
 
-/* Shape rules of the node's op, on views of its (already checked) tensors. */
+/* Shape rules of the node's op, on views of its (already checked) tensors; in[p] / out[p]
+ * NULL for unset ports. */
 static bool op_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
-                  const hipdnnSdkTensor* out, char* why, size_t len) {
-    ref_view v[HIPDNN_MAX_PORTS], y;
+                  const hipdnnSdkTensor* const* out, char* why, size_t len) {
+    ref_view v[HIPDNN_MAX_PORTS], o[HIPDNN_MAX_PORTS];
+    const ref_view *vp[HIPDNN_MAX_PORTS] = {0}, *op[HIPDNN_MAX_PORTS] = {0};
     char detail[REF_MSG_LEN];
     bool ok = false;
-    for (int p = 0; p < HIPDNN_MAX_PORTS; ++p)
-        if (in[p]) ref_view_from_tensor(in[p], NULL, &v[p]);
-    ref_view_from_tensor(out, NULL, &y);
+    for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
+        if (in[p]) ref_view_from_tensor(in[p], NULL, &v[p]), vp[p] = &v[p];
+        if (out[p]) ref_view_from_tensor(out[p], NULL, &o[p]), op[p] = &o[p];
+    }
+    const ref_view* y = &o[0];
     switch (n->kind) {
     case HIPDNN_OP_CONV_FPROP:
-        ok = ref_conv_check(n, &v[HIPDNN_CONV_X], &v[HIPDNN_CONV_W], &y, NULL, detail,
+        ok = ref_conv_check(n, &v[HIPDNN_CONV_X], &v[HIPDNN_CONV_W], y, NULL, detail,
                             sizeof(detail));
         break;
     case HIPDNN_OP_MATMUL:
-        ok = ref_matmul_check(&v[HIPDNN_MATMUL_A], &v[HIPDNN_MATMUL_B], &y, detail,
+        ok = ref_matmul_check(&v[HIPDNN_MATMUL_A], &v[HIPDNN_MATMUL_B], y, detail,
                               sizeof(detail));
         break;
     case HIPDNN_OP_POINTWISE: { /* operands in the mode's order; gen_index's are coordinates */
@@ -100,21 +113,43 @@ static bool op_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
         for (int k = 0; k < ports.arity; ++k)
             if (in[ports.inputs[k]]) ops[k] = &v[ports.inputs[k]];
         if (hipdnnSdkNodeMode(n) == HIPDNN_POINTWISE_GEN_INDEX) {
-            ref_index_view(y.ndim, y.dims, (int)n->attrs[HIPDNN_PW_AXIS].i[0], &index);
+            ref_index_view(o[ports.output].ndim, o[ports.output].dims,
+                           (int)n->attrs[HIPDNN_PW_AXIS].i[0], &index);
             ops[0] = &index;
         }
-        ok = ref_pointwise_check(n, ops, &y, detail, sizeof(detail));
+        ok = ref_pointwise_check(n, ops, &o[ports.output], detail, sizeof(detail));
         break;
     }
     case HIPDNN_OP_BATCHNORM_INFERENCE:
-        ok = ref_batchnorm_check(v, &y, detail, sizeof(detail));
+        ok = ref_batchnorm_check(v, y, detail, sizeof(detail));
         break;
+    case HIPDNN_OP_REDUCTION:
+        ok = ref_reduction_check(n, &v[HIPDNN_RED_X], y, detail, sizeof(detail));
+        break;
+    case HIPDNN_OP_NORM_FORWARD: ok = ref_norm_check(n, vp, op, detail, sizeof(detail)); break;
+    case HIPDNN_OP_CONV_DGRAD:
+        ok = ref_conv_check(n, y, &v[HIPDNN_DGRAD_W], &v[HIPDNN_DGRAD_DY], NULL, detail,
+                            sizeof(detail));
+        break;
+    case HIPDNN_OP_CONV_WGRAD:
+        ok = ref_conv_check(n, &v[HIPDNN_WGRAD_X], y, &v[HIPDNN_WGRAD_DY], NULL, detail,
+                            sizeof(detail));
+        break;
+    case HIPDNN_OP_SLICE: ok = ref_slice_check(n, &v[0], y, detail, sizeof(detail)); break;
+    case HIPDNN_OP_CONCATENATE: {
+        ref_view set[HIPDNN_MAX_PORTS];
+        int nin = 0;
+        for (int p = 0; p < HIPDNN_MAX_PORTS; ++p)
+            if (in[p]) set[nin++] = v[p];
+        ok = ref_concat_check(n, set, nin, y, detail, sizeof(detail));
+        break;
+    }
     default: hipdnnSdkFormat(detail, sizeof(detail), "operation not supported"); break;
     }
     return ok ? true : decline(why, len, n, "%s", detail);
 }
 
-/* Ports, tensors and op rules of node `n`; marks its output written. */
+/* Ports, tensors and op rules of node `n`; marks its outputs written. */
 static bool node_ok(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, bool* written, char* why,
                     size_t len) {
     const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
@@ -145,8 +180,11 @@ static bool node_ok(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, bool* writt
     for (int p = 0; p < info->num_inputs && p < HIPDNN_MAX_PORTS; ++p) {
         const char* port = info->inputs[p].name;
         if (!reads[p]) continue; /* e.g. b of a unary pointwise: not used */
-        if (n->inputs[p] == HIPDNN_NO_TENSOR)
+        if (n->inputs[p] == HIPDNN_NO_TENSOR) {
+            /* a pointwise mode needs each of the operands it reads */
+            if (info->inputs[p].is_optional && n->kind != HIPDNN_OP_POINTWISE) continue;
             return decline(why, len, n, "input %s not set", port);
+        }
         in[p] = hipdnnSdkGraphFindTensor(g, n->inputs[p]);
         if (!in[p])
             return decline(why, len, n, "input %s names uid %lld, which is not in the graph",
@@ -156,23 +194,36 @@ static bool node_ok(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, bool* writt
             return decline(why, len, n, "virtual %s '%s' (uid %lld) is read before any node "
                            "writes it", port, in[p]->name, (long long)in[p]->uid);
     }
-    const char* oport = info->outputs[oport_index].name;
-    int64_t ouid = n->outputs[oport_index];
-    if (ouid == HIPDNN_NO_TENSOR) return decline(why, len, n, "output %s not set", oport);
-    const hipdnnSdkTensor* out = hipdnnSdkGraphFindTensor(g, ouid);
-    if (!out)
-        return decline(why, len, n, "output %s names uid %lld, which is not in the graph", oport,
-                       (long long)ouid);
-    if (!tensor_ok(n, oport, out, true, why, len)) return false;
-    if (written[out - g->tensors])
-        return decline(why, len, n, "%s '%s' (uid %lld) is written by an earlier node", oport,
-                       out->name, (long long)out->uid);
-    for (int p = 0; p < HIPDNN_MAX_PORTS; ++p)
-        if (in[p] == out)
-            return decline(why, len, n, "%s '%s' (uid %lld) is both input and output", oport,
-                           out->name, (long long)out->uid);
+    const hipdnnSdkTensor* out[HIPDNN_MAX_PORTS] = {0};
+    for (int p = 0; p < info->num_outputs && p < HIPDNN_MAX_PORTS; ++p) {
+        const char* oport = info->outputs[p].name;
+        if (pw && p != oport_index) continue; /* y or dx: the mode's own */
+        if (n->outputs[p] == HIPDNN_NO_TENSOR) {
+            if (pw) return decline(why, len, n, "output %s not set", oport);
+            if (p > 0 && info->outputs[p].is_optional) continue;
+            return decline(why, len, n, "output %s not set", oport);
+        }
+        out[p] = hipdnnSdkGraphFindTensor(g, n->outputs[p]);
+        if (!out[p])
+            return decline(why, len, n, "output %s names uid %lld, which is not in the graph",
+                           oport, (long long)n->outputs[p]);
+        if (!tensor_ok(n, oport, out[p], true, why, len)) return false;
+        if (written[out[p] - g->tensors])
+            return decline(why, len, n, "%s '%s' (uid %lld) is written by an earlier node",
+                           oport, out[p]->name, (long long)out[p]->uid);
+        for (int q = 0; q < HIPDNN_MAX_PORTS; ++q)
+            if (in[q] == out[p])
+                return decline(why, len, n, "%s '%s' (uid %lld) is both input and output",
+                               oport, out[p]->name, (long long)out[p]->uid);
+        for (int q = 0; q < p; ++q)
+            if (out[q] == out[p])
+                return decline(why, len, n, "'%s' (uid %lld) is both output %s and output %s",
+                               out[p]->name, (long long)out[p]->uid, info->outputs[q].name,
+                               oport);
+    }
     if (!op_ok(n, in, out, why, len)) return false;
-    written[out - g->tensors] = true;
+    for (int p = 0; p < HIPDNN_MAX_PORTS; ++p)
+        if (out[p]) written[out[p] - g->tensors] = true;
     return true;
 }
 

@@ -31,10 +31,16 @@ typedef enum {
     HIPDNN_OP_BATCHNORM_INFERENCE = 4,
     HIPDNN_OP_REDUCTION = 5,
     HIPDNN_OP_NORM_FORWARD = 6,
+    HIPDNN_OP_CONV_DGRAD = 7,
+    HIPDNN_OP_CONV_WGRAD = 8,
+    HIPDNN_OP_SLICE = 9,
+    HIPDNN_OP_CONCATENATE = 10,
 } hipdnnOpKind_t;
 
 /* Port indices, per op: node->inputs[] / outputs[] hold tensor uids in table order. */
 enum { HIPDNN_CONV_X = 0, HIPDNN_CONV_W = 1, HIPDNN_CONV_Y = 0 };
+enum { HIPDNN_DGRAD_DY = 0, HIPDNN_DGRAD_W = 1, HIPDNN_DGRAD_DX = 0 };
+enum { HIPDNN_WGRAD_X = 0, HIPDNN_WGRAD_DY = 1, HIPDNN_WGRAD_DW = 0 };
 enum { HIPDNN_MATMUL_A = 0, HIPDNN_MATMUL_B = 1, HIPDNN_MATMUL_C = 0 };
 /* Pointwise: which of these a mode uses, hipdnnSdkPointwisePortsOf says. */
 enum { HIPDNN_PW_X = 0, HIPDNN_PW_B = 1, HIPDNN_PW_DY = 2, HIPDNN_PW_T = 3 };
@@ -64,7 +70,8 @@ enum {
     HIPDNN_NORM_OUT_RUNNING_MEAN = 3,
     HIPDNN_NORM_OUT_RUNNING_VAR = 4
 };
-/* Attribute slots, per op: node->attrs[] in table order. */
+/* Attribute slots, per op: node->attrs[] in table order (conv_dgrad and conv_wgrad have
+ * conv_fprop's). */
 enum {
     HIPDNN_CONV_PRE_PADDING = 0,
     HIPDNN_CONV_POST_PADDING = 1,
@@ -83,6 +90,8 @@ enum {
     HIPDNN_PW_AXIS = 7
 };
 enum { HIPDNN_RED_MODE = 0 };
+enum { HIPDNN_SLICE_START = 0, HIPDNN_SLICE_LIMIT = 1, HIPDNN_SLICE_STEP = 2 };
+enum { HIPDNN_CONCAT_AXIS = 0, HIPDNN_CONCAT_INPLACE_INDEX = 1 };
 enum { HIPDNN_NORM_MODE = 0, HIPDNN_NORM_PHASE = 1, HIPDNN_NORM_ZERO_CENTERED_GAMMA = 2 };
 
 /* A port with no tensor. */
