@@ -681,3 +681,36 @@ def test_declines_what_it_cannot_run_with_reasons(gpu):
     assert why and "a64" in why and "float64" in why, why
     h.build_plans()
     assert h.get_engine_name(0) == "reference_cpu"
+
+
+def test_declines_integer_inputs_and_long_index_axes_with_reasons(gpu):
+    # fp32 compute: int32 values over 2^24 would round, and so would indices past 2^24
+    g = hipdnn.pygraph(io_data_type=dt.FLOAT, compute_data_type=dt.FLOAT)
+    i = g.tensor(name="counts", dim=[4], data_type=dt.INT32)
+    g.add(a=i, b=1.0).set_output(True).set_data_type(dt.FLOAT)
+    g.validate()
+    g.build_operation_graph()
+    g.create_execution_plans([hipdnn.heur_mode.A])
+    why = reasons(g)[GPU_ENGINE]
+    assert "counts" in why and "int32 not supported" in why, why
+    assert reasons(g)["reference_cpu"] is None
+
+    h = hipdnn.pygraph(io_data_type=dt.FLOAT, compute_data_type=dt.FLOAT)
+    x = h.tensor(name="x", dim=[(1 << 24) + 1])
+    h.gen_index(input=x, axis=0).set_output(True).set_data_type(dt.INT32)
+    h.validate()
+    h.build_operation_graph()
+    h.create_execution_plans([hipdnn.heur_mode.A])
+    why = reasons(h)[GPU_ENGINE]
+    assert "16777217 indices" in why and "2^24" in why, why
+
+
+def test_declines_an_output_type_a_mode_cannot_give(gpu):
+    g = hipdnn.pygraph(io_data_type=dt.FLOAT, compute_data_type=dt.FLOAT)
+    x = g.tensor(name="x", dim=[4])
+    g.tanh(input=x, name="t").set_output(True).set_data_type(dt.BOOLEAN)
+    g.validate()
+    g.build_operation_graph()
+    g.create_execution_plans([hipdnn.heur_mode.A])
+    why = reasons(g)[GPU_ENGINE]
+    assert "node 't'" in why and "bool not supported for this output" in why, why
