@@ -134,15 +134,68 @@ def case_pointwise(rng, shape):
             "GB/s", engine, run, lambda: ya, lambda: pointwise_chain(xa, sa, ba), ref)
 
 
+def case_reduction(rng, shape, axis):
+    xa = random_nonzero(rng, shape)
+    g = new_graph("reduction")
+    x = g.tensor_like(xa, name="x")
+    y = g.reduction(x, hipdnn.reduction_mode.ADD)
+    out_shape = tuple(1 if i == axis else d for i, d in enumerate(shape))
+    y.set_output(True).set_dim(list(out_shape))
+    ya = np.empty(out_shape, np.float32)
+    engine, run = hipdnn_runner(g, {x: xa, y: ya})
+    ref = xa.astype(np.float64).sum(axis=axis, keepdims=True)
+    dims = "x".join(str(d) for d in shape)
+    return (f"reduction add, axis {axis}", f"{dims} ({xa.size / 2**20:.0f}M el.)", xa.nbytes,
+            "GB/s", engine, run, lambda: ya, lambda: xa.sum(axis=axis, keepdims=True), ref)
+
+
+def norm_numpy(x, scale, bias, axes, eps=1e-5):
+    mean = x.mean(axis=axes, keepdims=True)
+    var = x.var(axis=axes, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * scale + bias
+
+
+def case_norm(rng, kind, shape):
+    """Training-phase layernorm (over the last dim) or batchnorm (per channel): y, mean
+    and inv_variance; the rate counts x read once and y written once."""
+    param = (1, 1, shape[-1]) if kind == "layernorm" else (1, shape[1], 1, 1)
+    axes = (len(shape) - 1,) if kind == "layernorm" else (0, 2, 3)
+    xa = random_nonzero(rng, shape)
+    sa, ba = random_nonzero(rng, param), random_nonzero(rng, param)
+    g = new_graph(kind)
+    x, s, b = g.tensor_like(xa, name="x"), g.tensor_like(sa, name="s"), g.tensor_like(ba, name="b")
+    if kind == "layernorm":
+        y, mean, inv = g.layernorm(hipdnn.norm_forward_phase.TRAINING, x, s, b, 1e-5)
+    else:
+        y, mean, inv = g.batchnorm(x, s, b, epsilon=1e-5)[:3]
+    for t in (y, mean, inv):
+        t.set_output(True)
+    stats = tuple(1 if i in axes else d for i, d in enumerate(shape))
+    ya = np.empty(shape, np.float32)
+    pack = {x: xa, s: sa, b: ba, y: ya, mean: np.empty(stats, np.float32),
+            inv: np.empty(stats, np.float32)}
+    engine, run = hipdnn_runner(g, pack)
+    ref = norm_numpy(xa.astype(np.float64), sa.astype(np.float64), ba.astype(np.float64), axes)
+    dims = "x".join(str(d) for d in shape)
+    return (f"{kind} training", f"{dims} ({xa.size / 2**20:.0f}M el.)", 2.0 * xa.nbytes,
+            "GB/s", engine, run, lambda: ya, lambda: norm_numpy(xa, sa, ba, axes), ref)
+
+
 def cases(rng, quick):
     if quick:
-        return [lambda: case_conv(rng, 2, 16, 16, 32, 3, 1), lambda: case_matmul(rng, 0, 128, 128, 128)]
+        return [lambda: case_conv(rng, 2, 16, 16, 32, 3, 1), lambda: case_matmul(rng, 0, 128, 128, 128),
+                lambda: case_reduction(rng, (64, 96), 0),
+                lambda: case_norm(rng, "layernorm", (4, 8, 64))]
     return [
         lambda: case_conv(rng, 8, 32, 32, 64, 3, 1),
         lambda: case_conv(rng, 8, 64, 32, 64, 1, 0),
         lambda: case_matmul(rng, 0, 512, 512, 512),
         lambda: case_matmul(rng, 16, 128, 256, 128),
         lambda: case_pointwise(rng, (16, 64, 64, 64)),
+        lambda: case_reduction(rng, (2048, 2048), 1),
+        lambda: case_reduction(rng, (2048, 2048), 0),
+        lambda: case_norm(rng, "layernorm", (16, 256, 1024)),
+        lambda: case_norm(rng, "batchnorm", (16, 64, 64, 64)),
     ]
 
 

@@ -122,6 +122,22 @@ def pointwise_every_mode(io):
     return g
 
 
+def pointwise_later_modes(io):
+    """The modes and ports added after the first twelve: dy / dx, the mask t, BOOLEAN
+    tensors, gen_index, and the parameters elu_alpha, softplus_beta and swish_beta."""
+    g = graph(io, "pointwise_later")
+    x = g.tensor(name="x", dim=[2, 3, 4])
+    dy = g.tensor(name="dy", dim=[1, 3, 1])
+    m = g.cmp_ge(input=x, comparison=0.0)
+    t = g.binary_select(input0=g.swish_backward(loss=dy, input=x, swish_beta=1.5),
+                        input1=g.elu(input=x, elu_alpha=0.5), mask=m)
+    t = g.add_square(a=t, b=g.softplus(input=x, softplus_beta=2.0))
+    t = g.pow(input0=g.abs(input=t), input1=g.gen_index(input=x, axis=2))
+    g.logical_not(input=m).set_output(True)
+    t.set_output(True)
+    return g
+
+
 def two_outputs():
     g = graph(name="two")
     x = g.tensor(name="x", dim=[3, 4])
@@ -168,6 +184,7 @@ GRAPHS = {
     "batchnorm_relu": batchnorm_relu,
     "pointwise_fp32": lambda: pointwise_every_mode(dt.FLOAT),
     "pointwise_bf16": lambda: pointwise_every_mode(dt.BFLOAT16),
+    "pointwise_later_fp16": lambda: pointwise_later_modes(dt.HALF),
     "two_outputs": two_outputs,
 }
 
@@ -303,6 +320,13 @@ def descriptor_programs():
     p.set(pack, _C.ATTR_VARIANT_PACK_UNIQUE_IDS, _C.TYPE_INT64, [1, 2])
     p.execute(plan, pack)  # not finalized: refused
     out["relu_plan_run"] = p.b
+
+    p = Program()
+    x, dy, dx = p.tensor(1, [2, 3]), p.tensor(2, [1, 3]), p.tensor(3)
+    bwd = p.op("pointwise", {"x": x, "dy": dy, "dx": dx},
+               [(mode[0], _C.POINTWISE_SOFTPLUS_BWD), ("softplus_beta", 0.5)])
+    p.graph_plan_run([bwd])
+    out["softplus_backward_plan_run"] = p.b
 
     p = Program()
     x, w, y = p.tensor(1, [1, 2, 5, 5]), p.tensor(2, [3, 2, 3, 3]), p.tensor(3)

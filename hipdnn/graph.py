@@ -122,9 +122,10 @@ class Graph:
     ``compute_data_type`` (FLOAT), ``name`` and ``handle`` go to the underlying
     ``pygraph``.  ``inputs`` / ``outputs`` name the positional order of calls (as
     ``set_io_tuples``); without them inputs come in order of first use and outputs are
-    the results marked with ``output()`` or ``set_output(True)`` (the last op's result if
-    none is).  ``heuristics`` (default [A, FALLBACK], as cuDNN frontend's) or
-    ``heur_mode`` pick engines, ``preferred_engine`` ranks one first.  With
+    the results marked with ``output()`` or ``set_output(True)`` (else the last op's
+    results: all of them for an op with several, as layernorm's y, mean and inv_variance
+    in the training phase).  ``heuristics`` (default [A, FALLBACK], as cuDNN frontend's)
+    or ``heur_mode`` pick engines, ``preferred_engine`` ranks one first.  With
     ``workspace_alloc=False`` calls must pass ``workspace=``."""
 
     def __init__(self, io_data_type: Any = None, compute_data_type: Any = data_type.FLOAT,
@@ -166,7 +167,7 @@ class Graph:
         self._io: Optional[Tuple[List[Tensor], List[Tensor]]] = None
         self._pending_io = (list(inputs or []), list(outputs or [])) \
             if inputs or outputs else None
-        self._last: Optional[Tensor] = None
+        self._last: List[Tensor] = []    # the last op's results
         self._built = False
         self._staging: Any = None
 
@@ -212,6 +213,9 @@ class Graph:
         return t
 
     def _operand(self, value: Any, key: str) -> Any:
+        if isinstance(value, (list, tuple)) and any(_is_array(v) or isinstance(v, Tensor)
+                                                    for v in value):
+            return [self._operand(v, f"{key}[{i}]") for i, v in enumerate(value)]
         if _is_array(value):
             value = self.input(value)
         if isinstance(value, Tensor):
@@ -242,32 +246,76 @@ class Graph:
             taken = self._tensor_in.get(key)
             if taken is not None and not taken.get_name():
                 taken.set_name(key)
+        self._last = []
         for i, t in enumerate(out if isinstance(out, (list, tuple)) else [out]):
             if t is None:  # an output this phase does not give (cuDNN frontend's None)
                 continue
             self._tensor_out[t.get_name() or f"{name}::{i}"] = t
-            self._last = t
+            self._last.append(t)
         return out
 
     conv_fprop = _op_method("conv_fprop")
+    conv_dgrad = _op_method("conv_dgrad")
+    conv_wgrad = _op_method("conv_wgrad")
     matmul = _op_method("matmul")
     add = _op_method("add")
     sub = _op_method("sub")
     mul = _op_method("mul")
     div = _op_method("div")
-    max = _op_method("max")
-    min = _op_method("min")
+    add_square = _op_method("add_square")
     bias = _op_method("bias")
     scale = _op_method("scale")
-    relu = _op_method("relu")
-    leaky_relu = _op_method("leaky_relu")
+    max = _op_method("max")
+    min = _op_method("min")
+    mod = _op_method("mod")
+    pow = _op_method("pow")
+    sqrt = _op_method("sqrt")
+    rsqrt = _op_method("rsqrt")
+    reciprocal = _op_method("reciprocal")
+    abs = _op_method("abs")
+    neg = _op_method("neg")
+    ceil = _op_method("ceil")
+    floor = _op_method("floor")
+    exp = _op_method("exp")
+    log = _op_method("log")
+    sin = _op_method("sin")
+    cos = _op_method("cos")
+    tan = _op_method("tan")
+    erf = _op_method("erf")
+    identity = _op_method("identity")
     sigmoid = _op_method("sigmoid")
     tanh = _op_method("tanh")
     gelu = _op_method("gelu")
-    exp = _op_method("exp")
-    identity = _op_method("identity")
+    gelu_approx_tanh = _op_method("gelu_approx_tanh")
+    relu = _op_method("relu")
+    leaky_relu = _op_method("leaky_relu")
+    elu = _op_method("elu")
+    softplus = _op_method("softplus")
+    swish = _op_method("swish")
+    relu_backward = _op_method("relu_backward")
+    leaky_relu_backward = _op_method("leaky_relu_backward")
+    tanh_backward = _op_method("tanh_backward")
+    sigmoid_backward = _op_method("sigmoid_backward")
+    elu_backward = _op_method("elu_backward")
+    gelu_backward = _op_method("gelu_backward")
+    gelu_approx_tanh_backward = _op_method("gelu_approx_tanh_backward")
+    softplus_backward = _op_method("softplus_backward")
+    swish_backward = _op_method("swish_backward")
+    cmp_eq = _op_method("cmp_eq")
+    cmp_neq = _op_method("cmp_neq")
+    cmp_gt = _op_method("cmp_gt")
+    cmp_ge = _op_method("cmp_ge")
+    cmp_lt = _op_method("cmp_lt")
+    cmp_le = _op_method("cmp_le")
+    logical_and = _op_method("logical_and")
+    logical_or = _op_method("logical_or")
+    logical_not = _op_method("logical_not")
+    binary_select = _op_method("binary_select")
+    gen_index = _op_method("gen_index")
     batchnorm_inference = _op_method("batchnorm_inference")
     reduction = _op_method("reduction")
+    slice = _op_method("slice")
+    concatenate = _op_method("concatenate")
     layernorm = _op_method("layernorm")
     adalayernorm = _op_method("adalayernorm")
     rmsnorm = _op_method("rmsnorm")
@@ -276,7 +324,7 @@ class Graph:
 
     def output(self, *tensors: Tensor, data_type: Any = None) -> None:
         """Marks results as outputs (returned by calls, in this order).  Without any, the
-        results marked with set_output(True) are, or else the last op's result."""
+        results marked with set_output(True) are, or else the last op's results."""
         self._check_open("add outputs")
         for t in tensors:
             if not isinstance(t, Tensor) or t.graph is not self._g:
@@ -296,7 +344,7 @@ class Graph:
         """Marks the outputs, builds the graph and picks the engine."""
         if self._built:
             return
-        if self._last is None:
+        if not self._last:
             raise ValueError(f"Graph '{self._g.name}' has no operations")
         if self._pending_io is not None:  # outputs named up front are outputs
             for i, item in enumerate(self._pending_io[1]):
@@ -304,8 +352,8 @@ class Graph:
         produced = list(self._tensor_out.values())
         outs = list(self._marked) + [t for t in produced if t.get_is_output()
                                      and not any(t is m for m in self._marked)]
-        if not outs:
-            outs = [self._last]
+        if not outs:  # all of a multi-output op's (layernorm's y, mean, inv_variance)
+            outs = list(self._last)
         for t in outs:
             t.set_output(True)
         self._outputs = outs

@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from . import _C
 from . import _ops
+from . import _pointwise as _pointwise_ops
 from . import device as _device
 from .arrays import (as_buffer, as_data_type, data_type_of, empty_strided, from_bfloat16,
                      numpy_dtype, to_bfloat16)
@@ -359,7 +360,7 @@ def _check_dims(dims: List[int], name: str) -> None:
 class _Op:
     """An operation waiting to be lowered: its descriptor type, ports and parameters."""
 
-    __slots__ = ("info", "op", "name", "inputs", "outputs", "params", "compute")
+    __slots__ = ("info", "op", "name", "inputs", "outputs", "params", "compute", "suffixes")
 
     def __init__(self, info: "_ops.OpInfo", op: str, name: str,
                  compute: Optional[data_type]):
@@ -370,6 +371,9 @@ class _Op:
         self.outputs: List[Tuple[str, int, Tensor]] = []
         self.params: List[Tuple[int, int, Any]] = []  # (attribute, type, values)
         self.compute = compute
+        # The names cuDNN frontend gives unnamed tensors, by table port, where they
+        # depend on more than the op (a pointwise mode's operands); else _CUDNN_SUFFIX.
+        self.suffixes: Optional[Dict[str, str]] = None
 
     def label(self) -> str:
         return f"{self.op} '{self.name}'"
@@ -378,6 +382,8 @@ class _Op:
 # Port names for users, by op: cuDNN frontend's keywords, mapped onto the table's ports.
 _USER_PORTS = {
     "conv_fprop": {"x": "image", "w": "weight"},
+    "conv_dgrad": {"dy": "loss", "w": "filter"},
+    "conv_wgrad": {"x": "image", "dy": "loss"},
     "matmul": {"a": "A", "b": "B", "c": "C"},
     "pointwise": {"x": "a"},
     "batchnorm_inference": {"x": "input"},
@@ -393,6 +399,8 @@ _USER_PORTS = {
 # always its output; inputs left unnamed only for pointwise ops and matmul (as it does).
 _CUDNN_SUFFIX = {
     "conv_fprop": {"y": "Y"},
+    "conv_dgrad": {"dx": "DX"},
+    "conv_wgrad": {"dw": "DW"},
     "matmul": {"a": "A", "b": "B", "c": "C"},
     "pointwise": {"x": "IN_0", "b": "IN_1", "y": "OUT_0"},
     "batchnorm_inference": {"y": "Y"},
@@ -402,6 +410,13 @@ _CUDNN_SUFFIX = {
                      "output_running_var": "NEXT_RUNNING_VAR"},
 }
 _NAMES_INPUTS = ("matmul", "pointwise")
+
+
+def _suffixes(op: _Op) -> Dict[str, str]:
+    """The op's own suffixes (a pointwise mode's), else its op's."""
+    if op.suffixes is not None:
+        return op.suffixes
+    return _CUDNN_SUFFIX.get(op.info.name, {})
 
 
 def _user_port(info: "_ops.OpInfo", port: str, unary: bool = False) -> str:
@@ -548,6 +563,8 @@ class pygraph:
             return data_type(dt)
         if t.get_is_pass_by_value():
             return data_type.FLOAT
+        if t._a.get("boolean_result"):  # comparisons and logic (the backend's rule too)
+            return data_type.BOOLEAN
         return self.intermediate_data_type if t.get_is_virtual() else self.io_data_type
 
     def _new_uid(self) -> int:
@@ -681,7 +698,7 @@ class pygraph:
         tensor is named as cuDNN frontend names it; a Python number becomes a
         pass-by-value scalar."""
         self._check_input(value, op, user)
-        suffix = _CUDNN_SUFFIX.get(op.info.name, {}).get(port)
+        suffix = _suffixes(op).get(port)
         if isinstance(value, Tensor):
             if suffix and not value.get_name() and op.info.name in _NAMES_INPUTS \
                     and not self._deserialized:
@@ -733,7 +750,7 @@ class pygraph:
         for out_port in out_ports:
             out_user = _user_port(op.info, out_port)
             y = self._new_tensor()
-            suffix = _CUDNN_SUFFIX.get(op.info.name, {}).get(out_port, out_user.upper())
+            suffix = _suffixes(op).get(out_port, out_user.upper())
             y._a["name"] = f"{op.name}::{suffix}"
             y._a["is_virtual"] = True
             op.outputs.append((out_user, op.info.output(out_port).attr, y))
@@ -755,6 +772,50 @@ class pygraph:
         spatial...]; padding/stride/dilation have one entry per spatial dim (defaults 0,
         1, 1).  pre_padding/post_padding instead of padding pad asymmetrically."""
         op = self._op("conv_fprop", "conv_fprop", name, compute_data_type)
+        self._conv_params(op, padding, stride, dilation, pre_padding, post_padding,
+                          convolution_mode)
+        return self._finish(op, [("x", image), ("w", weight)], "y")
+
+    def conv_dgrad(self, loss: Tensor, filter: Tensor,
+                   padding: Optional[Sequence[int]] = None,
+                   stride: Optional[Sequence[int]] = None,
+                   dilation: Optional[Sequence[int]] = None,
+                   pre_padding: Optional[Sequence[int]] = None,
+                   post_padding: Optional[Sequence[int]] = None,
+                   convolution_mode: int = convolution_mode.CROSS_CORRELATION,
+                   compute_data_type: Optional[DataTypeLike] = None,
+                   name: Optional[str] = None) -> Tensor:
+        """dx, the gradient of conv_fprop(x, filter) = y with respect to x, from loss = dy
+        [N, K, out...] and filter [K, C/groups, spatial...]; the parameters are the forward
+        convolution's.  As in cuDNN frontend, give dx its dims (``dx.set_dim([N, C,
+        spatial...])``): stride and groups leave them ambiguous."""
+        op = self._op("conv_dgrad", "conv_dgrad", name, compute_data_type)
+        self._conv_params(op, padding, stride, dilation, pre_padding, post_padding,
+                          convolution_mode)
+        return self._finish(op, [("dy", loss), ("w", filter)], "dx")
+
+    def conv_wgrad(self, image: Tensor, loss: Tensor,
+                   padding: Optional[Sequence[int]] = None,
+                   stride: Optional[Sequence[int]] = None,
+                   dilation: Optional[Sequence[int]] = None,
+                   pre_padding: Optional[Sequence[int]] = None,
+                   post_padding: Optional[Sequence[int]] = None,
+                   convolution_mode: int = convolution_mode.CROSS_CORRELATION,
+                   compute_data_type: Optional[DataTypeLike] = None,
+                   name: Optional[str] = None) -> Tensor:
+        """dw, the gradient of conv_fprop(image, w) = y with respect to w, from image
+        [N, C, spatial...] and loss = dy [N, K, out...].  Give dw its dims
+        (``dw.set_dim([K, C/groups, spatial...])``), as cuDNN frontend asks."""
+        op = self._op("conv_wgrad", "conv_wgrad", name, compute_data_type)
+        self._conv_params(op, padding, stride, dilation, pre_padding, post_padding,
+                          convolution_mode)
+        return self._finish(op, [("x", image), ("dy", loss)], "dw")
+
+    def _conv_params(self, op: _Op, padding: Optional[Sequence[int]],
+                     stride: Optional[Sequence[int]], dilation: Optional[Sequence[int]],
+                     pre_padding: Optional[Sequence[int]],
+                     post_padding: Optional[Sequence[int]], convolution_mode: int) -> None:
+        """The parameters conv_fprop, conv_dgrad and conv_wgrad share, checked."""
         if padding is not None and (pre_padding is not None or post_padding is not None):
             raise ValueError(f"{op.label()}: give padding, or pre_padding and post_padding, "
                              "not both")
@@ -784,7 +845,6 @@ class pygraph:
             if values is not None:
                 self._param(op, pname, values)
         self._param(op, "conv_mode", int(convolution_mode))
-        return self._finish(op, [("x", image), ("w", weight)], "y")
 
     def matmul(self, A: Tensor, B: Tensor, compute_data_type: Optional[DataTypeLike] = None,
                name: Optional[str] = None) -> Tensor:
@@ -792,146 +852,81 @@ class pygraph:
         op = self._op("matmul", "matmul", name, compute_data_type)
         return self._finish(op, [("a", A), ("b", B)], "c")
 
-    def _pointwise(self, opname: str, mode: int, inputs: Sequence[Optional[Operand]],
+    def _pointwise(self, opname: str, mode: str, operands: Sequence[Tuple[str, str, Any]],
                    compute_data_type: Optional[DataTypeLike], name: Optional[str],
-                   params: Sequence[Tuple[str, float]] = (),
-                   users: Sequence[str] = ()) -> Tensor:
-        """users: the keywords the method takes for its operands, for messages."""
+                   params: Sequence[Tuple[str, Any]] = ()) -> Tensor:
+        """One pointwise node of `mode` (an _ops.POINTWISE_MODES name), shown as `opname`:
+        operands are (table port, the method's keyword, value) in the method's order,
+        which names unnamed inputs IN_0, IN_1, ... as cuDNN frontend does; the result is
+        y, or dx for the _backward modes (cuDNN's ports)."""
         op = self._op("pointwise", opname, name, compute_data_type)
-        self._param(op, "mode", int(mode))
+        self._param(op, "mode", _ops.POINTWISE_MODES[mode])
         for pname, value in params:
             self._param(op, pname, value)
-        return self._finish(op, list(zip(["x", "b"], inputs)), "y", users)
+        out = "dx" if mode.endswith("_backward") else "y"
+        op.suffixes = {port: f"IN_{i}" for i, (port, _u, _v) in enumerate(operands)}
+        op.suffixes[out] = "OUT_0"
+        y = self._finish(op, [(port, v) for port, _u, v in operands], out,
+                         [user for _p, user, _v in operands])
+        if mode.startswith(("cmp_", "logical_")):
+            y._a["boolean_result"] = True
+        return y
 
-    def add(self, a: Operand, b: Operand, compute_data_type: Optional[DataTypeLike] = None,
-            name: Optional[str] = None) -> Tensor:
-        """a + b with NumPy broadcasting; b may be a Python float."""
-        return self._pointwise("add", _ops.POINTWISE_MODES["add"], [a, b],
-                               compute_data_type, name)
-
-    def sub(self, a: Operand, b: Operand, compute_data_type: Optional[DataTypeLike] = None,
-            name: Optional[str] = None) -> Tensor:
-        """a - b with NumPy broadcasting."""
-        return self._pointwise("sub", _ops.POINTWISE_MODES["sub"], [a, b],
-                               compute_data_type, name)
-
-    def mul(self, a: Operand, b: Operand, compute_data_type: Optional[DataTypeLike] = None,
-            name: Optional[str] = None) -> Tensor:
-        """a * b with NumPy broadcasting."""
-        return self._pointwise("mul", _ops.POINTWISE_MODES["mul"], [a, b],
-                               compute_data_type, name)
-
-    def div(self, a: Operand, b: Operand, compute_data_type: Optional[DataTypeLike] = None,
-            name: Optional[str] = None) -> Tensor:
-        """a / b with NumPy broadcasting."""
-        return self._pointwise("div", _ops.POINTWISE_MODES["div"], [a, b],
-                               compute_data_type, name)
-
-    def bias(self, input: Operand, bias: Operand,
-             compute_data_type: Optional[DataTypeLike] = None,
-             name: Optional[str] = None) -> Tensor:
-        """input + bias with NumPy broadcasting (cuDNN frontend's name for add)."""
-        return self._pointwise("bias", _ops.POINTWISE_MODES["add"], [input, bias],
-                               compute_data_type, name, users=("input", "bias"))
-
-    def scale(self, input: Operand, scale: Operand,
-              compute_data_type: Optional[DataTypeLike] = None,
-              name: Optional[str] = None) -> Tensor:
-        """input * scale with NumPy broadcasting (cuDNN frontend's name for mul)."""
-        return self._pointwise("scale", _ops.POINTWISE_MODES["mul"], [input, scale],
-                               compute_data_type, name, users=("input", "scale"))
-
-    def _two(self, op: str, input0: Optional[Operand], input1: Optional[Operand],
-             a: Optional[Operand], b: Optional[Operand]) -> List[Optional[Operand]]:
-        """max/min operands: cuDNN frontend's input0/input1, or a/b as the other ops."""
-        if a is not None or b is not None:
-            if input0 is not None or input1 is not None:
-                raise TypeError(f"{op}: give input0 and input1, or a and b, not both")
-            return [a, b]
-        return [input0, input1]
-
-    def max(self, input0: Optional[Operand] = None, input1: Optional[Operand] = None,
-            compute_data_type: Optional[DataTypeLike] = None, name: Optional[str] = None, *,
-            a: Optional[Operand] = None, b: Optional[Operand] = None) -> Tensor:
-        """Elementwise maximum (IEEE 754-2019: NaN wins, -0 < +0) with NumPy
-        broadcasting; the operands are input0 and input1 (or a and b)."""
-        users = ("a", "b") if a is not None or b is not None else ("input0", "input1")
-        return self._pointwise("max", _ops.POINTWISE_MODES["max"],
-                               self._two("max", input0, input1, a, b), compute_data_type, name,
-                               users=users)
-
-    def min(self, input0: Optional[Operand] = None, input1: Optional[Operand] = None,
-            compute_data_type: Optional[DataTypeLike] = None, name: Optional[str] = None, *,
-            a: Optional[Operand] = None, b: Optional[Operand] = None) -> Tensor:
-        """Elementwise minimum (IEEE 754-2019: NaN wins, -0 < +0) with NumPy
-        broadcasting; the operands are input0 and input1 (or a and b)."""
-        users = ("a", "b") if a is not None or b is not None else ("input0", "input1")
-        return self._pointwise("min", _ops.POINTWISE_MODES["min"],
-                               self._two("min", input0, input1, a, b), compute_data_type, name,
-                               users=users)
-
-    def relu(self, input: Operand, negative_slope: Optional[float] = None,
-             lower_clip: Optional[float] = None, upper_clip: Optional[float] = None,
-             compute_data_type: Optional[DataTypeLike] = None,
-             name: Optional[str] = None) -> Tensor:
-        """max(x, lower_clip) (0 by default), capped at upper_clip; with negative_slope,
-        values below lower_clip follow that slope (leaky relu)."""
-        return self._relu("relu", input, negative_slope, lower_clip, upper_clip,
-                          compute_data_type, name)
-
-    def _relu(self, _op: str, input: Operand, negative_slope: Optional[float],
-              lower_clip: Optional[float], upper_clip: Optional[float],
-              compute_data_type: Optional[DataTypeLike], name: Optional[str]) -> Tensor:
-        params: List[Tuple[str, float]] = []
-        for pname, v, what in (("relu_lower_clip_slope", negative_slope, "negative_slope"),
-                               ("relu_lower_clip", lower_clip, "lower_clip"),
-                               ("relu_upper_clip", upper_clip, "upper_clip")):
-            if v is None:
-                continue
-            if isinstance(v, bool) or not isinstance(v, numbers.Real):
-                raise TypeError(f"{_op}: {what} must be a float, got {_type_name(v)}")
-            params.append((pname, float(v)))
-        return self._pointwise(_op, _ops.POINTWISE_MODES["relu"], [input], compute_data_type,
-                               name, params)
-
-    def leaky_relu(self, input: Operand, negative_slope: float,
-                   compute_data_type: Optional[DataTypeLike] = None,
-                   name: Optional[str] = None) -> Tensor:
-        """x for x >= 0, negative_slope * x below (relu with a negative_slope)."""
-        if negative_slope is None:
-            raise TypeError("leaky_relu: negative_slope is required")
-        return self._relu("leaky_relu", input, negative_slope, None, None, compute_data_type,
-                          name)
-
-    def sigmoid(self, input: Operand, compute_data_type: Optional[DataTypeLike] = None,
-                name: Optional[str] = None) -> Tensor:
-        """1 / (1 + exp(-x))."""
-        return self._pointwise("sigmoid", _ops.POINTWISE_MODES["sigmoid"], [input],
-                               compute_data_type, name)
-
-    def tanh(self, input: Operand, compute_data_type: Optional[DataTypeLike] = None,
-             name: Optional[str] = None) -> Tensor:
-        """tanh(x)."""
-        return self._pointwise("tanh", _ops.POINTWISE_MODES["tanh"], [input], compute_data_type,
-                               name)
-
-    def gelu(self, input: Operand, compute_data_type: Optional[DataTypeLike] = None,
-             name: Optional[str] = None) -> Tensor:
-        """x * (1 + erf(x / sqrt(2))) / 2 (the exact form)."""
-        return self._pointwise("gelu", _ops.POINTWISE_MODES["gelu"], [input], compute_data_type,
-                               name)
-
-    def exp(self, input: Operand, compute_data_type: Optional[DataTypeLike] = None,
-            name: Optional[str] = None) -> Tensor:
-        """e^x."""
-        return self._pointwise("exp", _ops.POINTWISE_MODES["exp"], [input], compute_data_type,
-                               name)
-
-    def identity(self, input: Operand, compute_data_type: Optional[DataTypeLike] = None,
-                 name: Optional[str] = None) -> Tensor:
-        """A copy of x (converting its data type if the output's differs)."""
-        return self._pointwise("identity", _ops.POINTWISE_MODES["identity"], [input],
-                               compute_data_type, name)
+    # The pointwise op family (hipdnn/_pointwise.py), cuDNN frontend's names.
+    add = _pointwise_ops.add
+    sub = _pointwise_ops.sub
+    mul = _pointwise_ops.mul
+    div = _pointwise_ops.div
+    add_square = _pointwise_ops.add_square
+    bias = _pointwise_ops.bias
+    scale = _pointwise_ops.scale
+    max = _pointwise_ops.max
+    min = _pointwise_ops.min
+    mod = _pointwise_ops.mod
+    pow = _pointwise_ops.pow
+    sqrt = _pointwise_ops.sqrt
+    rsqrt = _pointwise_ops.rsqrt
+    reciprocal = _pointwise_ops.reciprocal
+    abs = _pointwise_ops.abs
+    neg = _pointwise_ops.neg
+    ceil = _pointwise_ops.ceil
+    floor = _pointwise_ops.floor
+    exp = _pointwise_ops.exp
+    log = _pointwise_ops.log
+    sin = _pointwise_ops.sin
+    cos = _pointwise_ops.cos
+    tan = _pointwise_ops.tan
+    erf = _pointwise_ops.erf
+    identity = _pointwise_ops.identity
+    sigmoid = _pointwise_ops.sigmoid
+    tanh = _pointwise_ops.tanh
+    gelu = _pointwise_ops.gelu
+    gelu_approx_tanh = _pointwise_ops.gelu_approx_tanh
+    relu = _pointwise_ops.relu
+    leaky_relu = _pointwise_ops.leaky_relu
+    elu = _pointwise_ops.elu
+    softplus = _pointwise_ops.softplus
+    swish = _pointwise_ops.swish
+    relu_backward = _pointwise_ops.relu_backward
+    leaky_relu_backward = _pointwise_ops.leaky_relu_backward
+    tanh_backward = _pointwise_ops.tanh_backward
+    sigmoid_backward = _pointwise_ops.sigmoid_backward
+    elu_backward = _pointwise_ops.elu_backward
+    gelu_backward = _pointwise_ops.gelu_backward
+    gelu_approx_tanh_backward = _pointwise_ops.gelu_approx_tanh_backward
+    softplus_backward = _pointwise_ops.softplus_backward
+    swish_backward = _pointwise_ops.swish_backward
+    cmp_eq = _pointwise_ops.cmp_eq
+    cmp_neq = _pointwise_ops.cmp_neq
+    cmp_gt = _pointwise_ops.cmp_gt
+    cmp_ge = _pointwise_ops.cmp_ge
+    cmp_lt = _pointwise_ops.cmp_lt
+    cmp_le = _pointwise_ops.cmp_le
+    logical_and = _pointwise_ops.logical_and
+    logical_or = _pointwise_ops.logical_or
+    logical_not = _pointwise_ops.logical_not
+    binary_select = _pointwise_ops.binary_select
+    gen_index = _pointwise_ops.gen_index
 
     def batchnorm_inference(self, input: Tensor, mean: Tensor, inv_variance: Tensor,
                             scale: Tensor, bias: Tensor,
@@ -952,6 +947,55 @@ class pygraph:
         op = self._op("reduction", "reduction", name, compute_data_type)
         self._param(op, "mode", _fe_enum(mode, reduction_mode, op.label(), "mode") - 1)
         return self._finish(op, [("x", input)], "y", users=("input",))
+
+    def slice(self, input: Tensor, slices: Sequence[Any],
+              compute_data_type: Optional[DataTypeLike] = None,
+              name: Optional[str] = None) -> Tensor:
+        """input[slices]: one Python ``slice`` per dim of input (``slice(None)`` for a whole
+        dim; non-negative start and stop, a positive step), as cuDNN frontend's slice."""
+        op = self._op("slice", "slice", name, compute_data_type)
+        dims = input.get_dim() if isinstance(input, Tensor) else None
+        if not isinstance(slices, (list, tuple)) or \
+                not all(isinstance(s, slice) for s in slices):
+            raise TypeError(f"{op.label()}: slices must be a list of Python slice objects")
+        if not dims:
+            raise ValueError(f"{op.label()}: the input needs its dims set before slicing")
+        if len(slices) != len(dims):
+            raise ValueError(f"{op.label()}: {len(slices)} slices for an input of rank "
+                             f"{len(dims)}")
+        start, limit, step = [], [], []
+        for i, (s, d) in enumerate(zip(slices, dims)):
+            b, e, st = s.start, s.stop, s.step
+            for what, v in (("start", b), ("stop", e), ("step", st)):
+                if v is not None and (isinstance(v, bool) or
+                                      not isinstance(v, (int, np.integer)) or v < 0):
+                    raise ValueError(f"{op.label()}: dim {i}: {what} must be a non-negative "
+                                     f"int, got {v!r}")
+            start.append(0 if b is None else int(b))
+            limit.append(d if e is None else min(int(e), d))
+            step.append(1 if st is None else int(st))
+        self._param(op, "start", start)
+        self._param(op, "limit", limit)
+        self._param(op, "step", step)
+        return self._finish(op, [("x", input)], "y", users=("input",))
+
+    def concatenate(self, inputs: Sequence[Tensor], axis: int,
+                    in_place_index: Optional[int] = None,
+                    compute_data_type: Optional[DataTypeLike] = None,
+                    name: Optional[str] = None) -> Tensor:
+        """The inputs (2 to 8, one data type) joined along axis; their other dims must
+        match.  in_place_index is accepted for cuDNN frontend's signature and does not
+        change the result."""
+        op = self._op("concatenate", "concatenate", name, compute_data_type)
+        if not isinstance(inputs, (list, tuple)) or not 2 <= len(inputs) <= 8:
+            raise ValueError(f"{op.label()}: inputs must be a list of 2 to 8 tensors")
+        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or axis < 0:
+            raise ValueError(f"{op.label()}: axis must be a non-negative int, got {axis!r}")
+        self._param(op, "axis", int(axis))
+        if in_place_index is not None:
+            self._param(op, "in_place_index", int(in_place_index))
+        return self._finish(op, [(f"x{i}", t) for i, t in enumerate(inputs)], "y",
+                            users=[f"inputs[{i}]" for i in range(len(inputs))])
 
     def _norm(self, what: str, mode: int, phase: Any, inputs: Sequence[Tuple[str, Any]],
               outs: Sequence[str], compute_data_type: Optional[DataTypeLike],
@@ -977,7 +1021,9 @@ class pygraph:
                   zero_centered_gamma: bool = False) -> List[Optional[Tensor]]:
         """[y, mean, inv_variance]: y = (x - mean) * inv_variance * scale + bias, the
         statistics over the dims scale spans (scale [1, D...] on x [N, D...]); mean and
-        inv_variance (float32 by default) are None in the INFERENCE phase.  epsilon is a
+        inv_variance are None in the INFERENCE phase.  Like every result they take the
+        intermediate data type while virtual and io_data_type once marked as outputs, so
+        give them FLOAT (set_data_type) as cuDNN frontend's samples do.  epsilon is a
         tensor or a float; with zero_centered_gamma, y uses scale + 1."""
         training = self._training(norm_forward_phase, "layernorm")
         outs = self._norm("layernorm", _C.LAYER_NORM, norm_forward_phase,
@@ -1751,19 +1797,19 @@ class pygraph:
         for d in g.get(_C.ATTR_OPERATIONGRAPH_OPS, _DESC):
             info = _ops.BY_DESCRIPTOR_TYPE[d.type]
             opname = info.name
-            unary = False
+            users: Dict[str, str] = {}
             if info.name == "pointwise":
                 mode = _ops.param_value(d, info.param("mode"))
                 opname = _ops.POINTWISE_NAMES.get(mode, f"pointwise mode {mode}")
-                unary = not d.get(info.input("b").attr, _DESC)
+                users = _pointwise_ops.user_ports(mode)
             op = _Op(info, opname, d.get(_C.ATTR_OPERATION_NAME_EXT, _CHAR), None)
             for ports, dst in ((info.inputs, op.inputs), (info.outputs, op.outputs)):
                 for port in ports:
                     td = d.get(port.attr, _DESC)
                     if td:
                         uid = td[0].get(_C.ATTR_TENSOR_UNIQUE_ID, _INT64)[0]
-                        dst.append((_user_port(info, port.name, unary), port.attr,
-                                    by_uid[uid]))
+                        dst.append((users.get(port.name) or _user_port(info, port.name),
+                                    port.attr, by_uid[uid]))
             ops.append(op)
         # The tensors the graph writes: their arrays must be writable.
         outputs = set(g.get(_C.ATTR_OPERATIONGRAPH_OUTPUT_UIDS_EXT, _INT64))

@@ -51,14 +51,26 @@ class Storage:
     def encode(self, values):
         if self.name == "bf16":
             return hipdnn.to_bfloat16(np.asarray(values, np.float32))
+        if self.name == "bool":
+            return np.asarray(values) != 0
         return np.asarray(values).astype(self.np_dtype)
 
     def decode(self, stored):
-        """float64 of the stored values; bf16 decoded here, not by the library under test."""
+        """float64 of the stored values; bf16 decoded here, not by the library under test;
+        a bool's byte as it is (so that poison, neither 0 nor 1, shows)."""
         if self.name == "bf16":
             bits = np.asarray(stored, np.uint16).astype(np.uint32) << np.uint32(16)
             return bits.view(np.float32).astype(np.float64)
+        if self.name == "bool":
+            return np.asarray(stored).view(np.uint8).astype(np.float64)
         return np.asarray(stored).astype(np.float64)
+
+    def full(self, shape):
+        """An array of `shape` holding the poison: NaN, or for bool the byte 0x5A and for
+        integers a value no op here gives."""
+        if self.name == "bool":
+            return np.full(shape, 0x5A, np.uint8).view(np.bool_)
+        return np.full(shape, self.nan, self.np_dtype)
 
 
 STORAGES = {
@@ -66,6 +78,10 @@ STORAGES = {
     "fp16": Storage("fp16", hipdnn.data_type.HALF, np.float16, np.float16(np.nan)),
     "bf16": Storage("bf16", hipdnn.data_type.BFLOAT16, np.uint16, BF16_NAN),
     "fp64": Storage("fp64", hipdnn.data_type.DOUBLE, np.float64, np.float64(np.nan)),
+    # comparisons, logic, masks and indices
+    "bool": Storage("bool", hipdnn.data_type.BOOLEAN, np.bool_, None),
+    "i32": Storage("i32", hipdnn.data_type.INT32, np.int32, np.int32(-0x5A5A5A5A)),
+    "i64": Storage("i64", hipdnn.data_type.INT64, np.int64, np.int64(-0x5A5A5A5A5A5A5A5A)),
 }
 
 
@@ -93,12 +109,12 @@ def _allocate(shape, storage, layout):
         # Each dim gets a leading gap; the last dim also a stride of 2.
         base_shape = tuple(d + 2 for d in shape[:-1]) + (2 * shape[-1] + 1,)
         window = tuple(slice(1, 1 + d) for d in shape[:-1]) + (slice(1, 1 + 2 * shape[-1], 2),)
-        base = np.full(base_shape, storage.nan, storage.np_dtype)
+        base = storage.full(base_shape)
         mask = np.zeros(base_shape, bool)
         mask[window] = True
         return base[window], base, mask
     order = _memory_order(layout, len(shape))
-    base = np.full(tuple(shape[a] for a in order), storage.nan, storage.np_dtype)
+    base = storage.full(tuple(shape[a] for a in order))
     view = base.transpose(np.argsort(order))
     assert view.shape == shape
     return view, base, np.ones(base.shape, bool)
@@ -112,7 +128,7 @@ def _allocate_inferred(op):
     extent = 1 + sum((d - 1) * s for d, s in zip(shape, strides))
     assert extent == int(np.prod(shape)), (
         f"inferred strides {strides} of {op.tensor.get_name()!r} {list(shape)} are not dense")
-    op.base = np.full(extent, op.storage.nan, op.storage.np_dtype)
+    op.base = op.storage.full(extent)
     op.mask = np.ones(extent, bool)
     op.array = np.lib.stride_tricks.as_strided(
         op.base, shape, [s * op.base.itemsize for s in strides], writeable=True)
@@ -174,6 +190,10 @@ class Numerics:
         assert np.isfinite(op.values).all()
         return op
 
+    def mask(self, shape, layout="packed", p=0.5):
+        """A BOOLEAN input, true with probability p (comparison, logic and select inputs)."""
+        return self.input(shape, "bool", layout, values=self.rng.random(tuple(shape)) < p)
+
     def output(self, tensor, shape, dtype, layout="packed", set_dim=True):
         """Marks `tensor` as a graph output of `dtype` and gives it a NaN-poisoned buffer.
 
@@ -219,7 +239,7 @@ class Numerics:
             name = op.tensor.get_name()
             if op.is_output:
                 gap = op.base[~op.mask]
-                poison = np.full(gap.shape, op.storage.nan, op.storage.np_dtype)
+                poison = op.storage.full(gap.shape)
                 assert _same_bits(gap, poison), (
                     f"output {name!r}: the engine wrote outside the tensor's view")
             else:

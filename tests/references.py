@@ -47,6 +47,70 @@ def conv_fprop(x, w, pre_padding, post_padding, stride, dilation, flip=False):
     return y.reshape((n, k) + tuple(out))
 
 
+def _conv_windows(x_shape, w_shape, pre_padding, post_padding, stride, dilation):
+    """(out dims, padded image dims, [(tap, window of the padded image)]) of conv_fprop."""
+    spatial = len(x_shape) - 2
+    kernel = w_shape[2:]
+    out = [conv_output_size(x_shape[2 + i], kernel[i], pre_padding[i], post_padding[i],
+                            stride[i], dilation[i]) for i in range(spatial)]
+    padded = [x_shape[2 + i] + pre_padding[i] + post_padding[i] for i in range(spatial)]
+    taps = []
+    for r in itertools.product(*[range(kr) for kr in kernel]):
+        taps.append((r, tuple(slice(r[i] * dilation[i],
+                                    r[i] * dilation[i] + stride[i] * (out[i] - 1) + 1,
+                                    stride[i]) for i in range(spatial))))
+    return out, padded, taps
+
+
+def conv_dgrad(dy, w, x_shape, pre_padding, post_padding, stride, dilation, flip=False):
+    """dx: the adjoint of conv_fprop in x, sum over (k, tap) of w[k, c, tap] * dy[n, k, o]
+    at the image position o*stride + tap*dilation - pre (the padding's share dropped)."""
+    dy = np.asarray(dy, np.float64)
+    w = np.asarray(w, np.float64)
+    n, c = x_shape[:2]
+    k, cg = w.shape[:2]
+    groups = c // cg
+    spatial = len(x_shape) - 2
+    if flip:
+        w = w[(slice(None), slice(None)) + (slice(None, None, -1),) * spatial]
+    out, padded, taps = _conv_windows(x_shape, w.shape, pre_padding, post_padding, stride,
+                                      dilation)
+    kg = k // groups
+    dyg = dy.reshape((n, groups, kg) + tuple(out))
+    wg = w.reshape((groups, kg, cg) + tuple(w.shape[2:]))
+    dxp = np.zeros((n, groups, cg) + tuple(padded))
+    for r, window in taps:
+        dxp[(slice(None),) * 3 + window] += np.einsum("ngk...,gkc->ngc...", dyg,
+                                                      wg[(Ellipsis,) + r])
+    inner = tuple(slice(pre_padding[i], pre_padding[i] + x_shape[2 + i]) for i in range(spatial))
+    return dxp[(slice(None),) * 3 + inner].reshape(tuple(x_shape))
+
+
+def conv_wgrad(x, dy, w_shape, pre_padding, post_padding, stride, dilation, flip=False):
+    """dw: the adjoint of conv_fprop in w, sum over (n, o) of dy[n, k, o] * x at
+    o*stride + tap*dilation - pre (0 in the padding)."""
+    x = np.asarray(x, np.float64)
+    dy = np.asarray(dy, np.float64)
+    n, c = x.shape[:2]
+    k, cg = w_shape[:2]
+    groups = c // cg
+    spatial = x.ndim - 2
+    out, _padded, taps = _conv_windows(x.shape, w_shape, pre_padding, post_padding, stride,
+                                       dilation)
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(pre_padding[i], post_padding[i]) for i in range(spatial)])
+    kg = k // groups
+    dyg = dy.reshape((n, groups, kg) + tuple(out))
+    dw = np.zeros((groups, kg, cg) + tuple(w_shape[2:]))
+    for r, window in taps:
+        xs = xp[(slice(None), slice(None)) + window].reshape((n, groups, cg) + tuple(out))
+        dw[(Ellipsis,) + r] = np.einsum("ngcp,ngkp->gkc", xs.reshape(n, groups, cg, -1),
+                                        dyg.reshape(n, groups, kg, -1))
+    dw = dw.reshape(tuple(w_shape))
+    if flip:
+        dw = dw[(slice(None), slice(None)) + (slice(None, None, -1),) * spatial]
+    return dw
+
+
 # ---- matmul ---------------------------------------------------------------------------
 
 def matmul(a, b):
@@ -113,6 +177,211 @@ def gelu(x):
     return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
 
 
+def _f(x):
+    return np.asarray(x, np.float64)
+
+
+def add_square(a, b):
+    with np.errstate(invalid="ignore"):
+        return _f(a) + _f(b) * _f(b)
+
+
+def fmod(a, b):
+    """C's fmod: the remainder with the sign of a (cuDNN's MOD)."""
+    with np.errstate(invalid="ignore"):
+        return np.fmod(_f(a), _f(b))
+
+
+def power(a, b):
+    with np.errstate(all="ignore"):
+        return np.power(_f(a), _f(b))
+
+
+def _unary(fn):
+    def f(x):
+        with np.errstate(all="ignore"):
+            return fn(_f(x))
+    return f
+
+
+sqrt = _unary(np.sqrt)
+rsqrt = _unary(lambda x: 1.0 / np.sqrt(x))
+reciprocal = _unary(lambda x: 1.0 / x)
+absolute = _unary(np.abs)
+neg = _unary(np.negative)
+ceil = _unary(np.ceil)
+floor = _unary(np.floor)
+log = _unary(np.log)
+sin = _unary(np.sin)
+cos = _unary(np.cos)
+tan = _unary(np.tan)
+erf = _unary(np.vectorize(math.erf, otypes=[np.float64]))
+
+
+def elu(x, alpha=1.0):
+    x = _f(x)
+    return np.where(x > 0, x, alpha * np.expm1(x))
+
+
+def softplus(x, beta=1.0):
+    """log(1 + exp(beta x)) / beta, without overflow (np.logaddexp(0, beta x))."""
+    return np.logaddexp(0.0, beta * _f(x)) / beta
+
+
+def _x_times_sigmoid(x, z):
+    """x * sigmoid(z) = x / (1 + exp(-z)), a zero of x's sign where exp(-z) overflows."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = 1.0 + np.exp(-z)
+        return np.where(np.isinf(d), np.copysign(0.0, x), x / d)
+
+
+def swish(x, beta=1.0):
+    x = _f(x)
+    return _x_times_sigmoid(x, beta * x)
+
+
+GELU_C = 0.044715
+SQRT_2_PI = math.sqrt(2.0 / math.pi)
+
+
+def _gelu_tanh_u(x):
+    with np.errstate(over="ignore", invalid="ignore"):
+        return SQRT_2_PI * (x + GELU_C * (x * x * x))
+
+
+def gelu_approx_tanh(x):
+    """x (1 + tanh(u)) / 2 = x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3): the
+    sigmoid form does not cancel for negative x."""
+    x = _f(x)
+    return _x_times_sigmoid(x, 2.0 * _gelu_tanh_u(x))
+
+
+def gelu_approx_tanh_textbook(x):
+    x = _f(x)
+    return 0.5 * x * (1.0 + np.tanh(_gelu_tanh_u(x)))
+
+
+# Backward modes: dx = dy * f'(x), in forms that do not cancel; NaN in x gives NaN.
+
+def relu_backward(x, dy, lower_clip=0.0, upper_clip=math.inf, lower_clip_slope=0.0):
+    """dy where lower_clip < x < upper_clip; lower_clip_slope * dy at or below lower_clip
+    (exactly 0 without a slope, even for an infinite dy); 0 at or above a finite
+    upper_clip (+inf, the default, clips nothing)."""
+    x, dy = np.broadcast_arrays(_f(x), _f(dy))
+    below = np.zeros_like(dy) if lower_clip_slope == 0 else lower_clip_slope * dy
+    clipped = (x >= upper_clip) & (upper_clip != math.inf)  # +inf: no upper clip
+    r = np.where(x <= lower_clip, below, np.where(clipped, 0.0, dy))
+    return np.where(np.isnan(x), x, r)
+
+
+def _bell(e):
+    """e / (1 + e)^2: sigmoid'(x) with e = exp(-|x|), tanh'(x) / 4 with e = exp(-2|x|)."""
+    return e / ((1.0 + e) * (1.0 + e))
+
+
+def tanh_backward(x, dy):
+    with np.errstate(invalid="ignore"):
+        return _f(dy) * (4.0 * _bell(np.exp(-2.0 * np.abs(_f(x)))))
+
+
+def sigmoid_backward(x, dy):
+    with np.errstate(invalid="ignore"):
+        return _f(dy) * _bell(np.exp(-np.abs(_f(x))))
+
+
+def elu_backward(x, dy, alpha=1.0):
+    x, dy = np.broadcast_arrays(_f(x), _f(dy))
+    with np.errstate(invalid="ignore"):
+        return np.where(x > 0, dy, dy * (alpha * np.exp(x)))
+
+
+def gelu_backward(x, dy):
+    x = _f(x)
+    cdf = 0.5 * _erfc(-x / math.sqrt(2.0))
+    with np.errstate(invalid="ignore"):
+        pdf = np.exp(-0.5 * (x * x)) / math.sqrt(2.0 * math.pi)
+        return _f(dy) * (cdf + np.where(pdf == 0.0, 0.0, x * pdf))
+
+
+def softplus_backward(x, dy, beta=1.0):
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _f(dy) / (1.0 + np.exp(-beta * _f(x)))
+
+
+def swish_backward(x, dy, beta=1.0):
+    """dy * (s + z s (1 - s)), z = beta x, s = sigmoid(z); s and 1 - s from exp(-|z|)."""
+    z = beta * _f(x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(-np.abs(z))
+        p = 1.0 / (1.0 + e)
+        s = np.where(z >= 0, p, e * p)
+        q = np.where(z >= 0, e * p, p)
+        zq = np.where(q == 0.0, 0.0, z * q)
+        return _f(dy) * np.where(s == 0.0, 0.0, s * (1.0 + zq))
+
+
+def gelu_approx_tanh_backward(x, dy):
+    """dy * (sigmoid(2u) + x sqrt(2/pi) (1 + 3 * 0.044715 x^2) (1 - tanh(u)^2) / 2)."""
+    x = _f(x)
+    u2 = 2.0 * _gelu_tanh_u(x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        sig = 1.0 / (1.0 + np.exp(-u2))
+        e = np.exp(-np.abs(u2))
+        slope = x * (SQRT_2_PI * (1.0 + 3.0 * GELU_C * (x * x)))
+        t = np.where(e == 0.0, 0.0, slope * (2.0 * _bell(e)))
+        return _f(dy) * (sig + t)
+
+
+# Textbook forms of the derivatives, for checking the stable ones above where both hold.
+TEXTBOOK_BACKWARD = {
+    "tanh_backward": lambda x, dy: dy * (1.0 - np.tanh(x) ** 2),
+    "sigmoid_backward": lambda x, dy: dy * sigmoid(x) * (1.0 - sigmoid(x)),
+    "gelu_backward": lambda x, dy: dy * (0.5 * (1.0 + _erf_v(x / math.sqrt(2.0))) +
+                                         x * np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)),
+    "softplus_backward": lambda x, dy: dy * sigmoid(x),
+    "swish_backward": lambda x, dy: dy * (sigmoid(x) + x * sigmoid(x) * (1.0 - sigmoid(x))),
+    "gelu_approx_tanh_backward": lambda x, dy: dy * (
+        0.5 * (1.0 + np.tanh(_gelu_tanh_u(x))) + 0.5 * x * (1.0 - np.tanh(_gelu_tanh_u(x)) ** 2)
+        * SQRT_2_PI * (1.0 + 3.0 * GELU_C * x * x)),
+}
+
+
+def _truth(v):
+    """A value as a condition: nonzero (NaN included) is true."""
+    return _f(v) != 0
+
+
+def cmp(op):
+    """The comparison cmp_<op> as 1.0 / 0.0 (NaN compares unequal)."""
+    fn = {"eq": np.equal, "neq": np.not_equal, "gt": np.greater, "ge": np.greater_equal,
+          "lt": np.less, "le": np.less_equal}[op]
+    return lambda a, b: fn(_f(a), _f(b)).astype(np.float64)
+
+
+def logical_and(a, b):
+    return (_truth(a) & _truth(b)).astype(np.float64)
+
+
+def logical_or(a, b):
+    return (_truth(a) | _truth(b)).astype(np.float64)
+
+
+def logical_not(a):
+    return (~_truth(a)).astype(np.float64)
+
+
+def binary_select(x, b, t):
+    """x where t is nonzero, else b (all three broadcast)."""
+    return np.where(_truth(t), _f(x), _f(b))
+
+
+def gen_index(shape, axis):
+    """Each element's coordinate along `axis` of `shape`."""
+    idx = np.arange(shape[axis], dtype=np.float64).reshape(
+        [-1 if i == axis else 1 for i in range(len(shape))])
+    return np.broadcast_to(idx, shape).copy()
+
+
 # ---- normalization --------------------------------------------------------------------
 
 def batchnorm_inference(x, mean, inv_variance, scale, bias):
@@ -134,6 +403,7 @@ def gelu_erfc(x):
 
 
 _erfc = np.vectorize(math.erfc, otypes=[np.float64])
+_erf_v = np.vectorize(math.erf, otypes=[np.float64])
 
 
 def ieee_maximum(a, b):
@@ -149,6 +419,90 @@ def ieee_minimum(a, b):
     a, b = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64))
     zeros = (a == 0) & (b == 0)
     return np.where(zeros, np.where(np.signbit(a), a, b), np.minimum(a, b))
+
+
+# ---- reduction ------------------------------------------------------------------------
+
+REDUCTION_MODES = ("add", "mul", "min", "max", "amax", "avg", "norm1", "norm2",
+                   "mul_no_zeros")
+
+
+def reduction(x, mode, axes):
+    """cuDNN's reduction operators over `axes` (dims kept, as 1): add, mul, min, max,
+    amax = max |x|, avg, norm1 = sum |x|, norm2 = sqrt(sum x^2), mul_no_zeros = the product
+    of the nonzero values (1 if there are none).  min / max / amax propagate NaN (NumPy's
+    rule).  axes=() reduces nothing: each value on its own (amax |x|, norm2 |x|, ...)."""
+    x = np.asarray(x, np.float64)
+    kw = {"axis": tuple(axes), "keepdims": True}
+    if mode == "add":
+        return np.sum(x, **kw)
+    if mode == "mul":
+        return np.prod(x, **kw)
+    if mode == "min":
+        return np.min(x, **kw)
+    if mode == "max":
+        return np.max(x, **kw)
+    if mode == "amax":
+        return np.max(np.abs(x), **kw)
+    if mode == "avg":
+        return np.mean(x, **kw)
+    if mode == "norm1":
+        return np.sum(np.abs(x), **kw)
+    if mode == "norm2":
+        return np.sqrt(np.sum(x * x, **kw))
+    if mode == "mul_no_zeros":
+        return np.prod(np.where(x == 0, 1.0, x), **kw)
+    raise ValueError(f"unknown reduction mode {mode!r}")
+
+
+# ---- norm_forward ---------------------------------------------------------------------
+
+def norm_axes(mode, x_shape, scale_shape):
+    """The axes a norm_forward mode normalizes over: layer, rms and ada_layer the axes from
+    1 on where scale spans x; instance the axes from 2 on; batch every axis but 1."""
+    n = len(x_shape)
+    if mode == "batch":
+        return tuple(i for i in range(n) if i != 1)
+    if mode == "instance":
+        return tuple(range(2, n))
+    return tuple(i for i in range(1, n) if scale_shape[i] == x_shape[i])
+
+
+def norm_forward(mode, x, scale, bias, epsilon, zero_centered_gamma=False):
+    """(y, mean, inv_variance) of norm_forward in float64: statistics over norm_axes,
+    var biased (divided by the count), inv_variance = 1 / sqrt(var + epsilon),
+    y = (x - mean) * inv_variance * scale + bias (rms: x * inv_variance * scale + bias,
+    var = mean(x^2), and mean is None); scale + 1 with zero_centered_gamma; bias None
+    for none."""
+    x = np.asarray(x, np.float64)
+    scale = np.asarray(scale, np.float64)
+    axes = norm_axes(mode, x.shape, scale.shape)
+    gamma = scale + 1.0 if zero_centered_gamma else scale
+    if mode == "rms":
+        mean = None
+        var = np.mean(x * x, axis=axes, keepdims=True)
+        centered = x
+    else:
+        mean = np.mean(x, axis=axes, keepdims=True)
+        centered = x - mean
+        var = np.mean(centered * centered, axis=axes, keepdims=True)
+    inv_variance = 1.0 / np.sqrt(var + epsilon)
+    y = centered * inv_variance * gamma
+    if bias is not None:
+        y = y + np.asarray(bias, np.float64)
+    return y, mean, inv_variance
+
+
+def running_stats(x, running_mean, running_var, momentum):
+    """Batchnorm's running statistics after one training step (cuDNN, PyTorch):
+    next = (1 - momentum) * running + momentum * batch statistic, the variance unbiased."""
+    x = np.asarray(x, np.float64)
+    axes = norm_axes("batch", x.shape, None)
+    mean = np.mean(x, axis=axes, keepdims=True)
+    var = np.var(x, axis=axes, keepdims=True, ddof=1)
+    f = lambda a: np.asarray(a, np.float64)  # noqa: E731
+    return ((1 - momentum) * f(running_mean) + momentum * mean,
+            (1 - momentum) * f(running_var) + momentum * var)
 
 
 # ---- rounding to storage dtypes -------------------------------------------------------

@@ -16,7 +16,10 @@ import pytest
 import hipdnn
 import references as ref
 from conftest import GPU_ENGINE, STORAGES, assert_close
-from test_numerics import assert_same_values, exact_input, subnormal, unary_specials
+from pointwise_cases import ARITY, CASES, run_case, shapes_for
+from test_numerics import (BACKWARD, BACKWARD_LIMITS, BACKWARD_REF, UNARY_BUILD,
+                           assert_same_values, exact_input, grid_values, subnormal,
+                           unary_specials)
 from test_batchnorm_inference import check_batchnorm
 from test_pointwise import BINARY, SHAPE, check_binary, check_unary
 from tolerances import DTYPES, graph_tolerance, tolerance
@@ -252,18 +255,100 @@ def test_gelu_is_accurate_to_a_few_ulp_everywhere(gpu):
         f"{err[worst]:.1f} ulp"
 
 
+# ---- accuracy of every function in fp32 ------------------------------------------------------
+# Dense fp32 inputs over each function's range, tails included, against float64: the error
+# in fp32 ulps of the result (of `floor` where a derivative crosses zero: there the fp32
+# terms of the sum are that large).  Measured on the host emulation (glibc's fp32 libm),
+# worst case: 0.5 exp, pow, sqrt, reciprocal; 0.6 sin, cos; 0.7 erf, elu; 0.8 log, tan;
+# 1.4 softplus; 1.5 rsqrt; 1.9 tanh, softplus_backward; 2.0 sigmoid, gelu_approx_tanh;
+# 2.3 swish; 2.5 gelu_approx_tanh_backward; 2.6 swish_backward; 3.8 sigmoid_backward,
+# tanh_backward; 4.6 gelu_backward; 5.2 gelu.  The bounds leave room for a GPU's libm
+# (CUDA: 2 ulp expf, sinf, erff; 4 tanf, powf).
+
+def _dense(lo, hi, n=40001):
+    return np.linspace(lo, hi, n)
+
+
+ACCURACY = {  # mode -> (build(g, x), inputs, float64 reference, floor, ulp bound)
+    "sqrt": (lambda g, x: g.sqrt(input=x), np.geomspace(1e-3, 1e3, 40001), ref.sqrt, 0, 1),
+    "rsqrt": (lambda g, x: g.rsqrt(input=x), np.geomspace(1e-3, 1e3, 40001), ref.rsqrt, 0, 4),
+    "reciprocal": (lambda g, x: g.reciprocal(input=x), _dense(0.01, 100), ref.reciprocal, 0, 1),
+    "log": (lambda g, x: g.log(input=x), np.geomspace(1e-3, 1e3, 40001), ref.log, 0, 4),
+    "exp": (lambda g, x: g.exp(input=x), _dense(-80, 80), ref.exp, 0, 4),
+    "sin": (lambda g, x: g.sin(input=x), _dense(-8, 8), ref.sin, 0, 4),
+    "cos": (lambda g, x: g.cos(input=x), _dense(-8, 8), ref.cos, 0, 4),
+    "tan": (lambda g, x: g.tan(input=x), _dense(-1.5, 1.5), ref.tan, 0, 8),
+    "erf": (lambda g, x: g.erf(input=x), _dense(-5, 5), ref.erf, 0, 4),
+    "sigmoid": (lambda g, x: g.sigmoid(input=x), _dense(-20, 20), ref.sigmoid, 0, 8),
+    "tanh": (lambda g, x: g.tanh(input=x), _dense(-8, 8), ref.tanh, 0, 8),
+    "elu": (lambda g, x: g.elu(input=x, elu_alpha=0.75), _dense(-20, 8),
+            lambda v: ref.elu(v, 0.75), 0, 4),
+    "softplus": (lambda g, x: g.softplus(input=x, softplus_beta=1.75), _dense(-20, 20),
+                 lambda v: ref.softplus(v, 1.75), 0, 8),
+    "swish": (lambda g, x: g.swish(input=x, swish_beta=1.75), _dense(-40, 20),
+              lambda v: ref.swish(v, 1.75), 0, 8),
+    "gelu_approx_tanh": (lambda g, x: g.gelu_approx_tanh(input=x), _dense(-10, 8),
+                         ref.gelu_approx_tanh, 0, 8),
+    "tanh_backward": (lambda g, x: g.tanh_backward(loss=1.0, input=x), _dense(-10, 10),
+                      lambda v: ref.tanh_backward(v, 1.0), 0, 8),
+    "sigmoid_backward": (lambda g, x: g.sigmoid_backward(loss=1.0, input=x), _dense(-20, 20),
+                         lambda v: ref.sigmoid_backward(v, 1.0), 0, 8),
+    "elu_backward": (lambda g, x: g.elu_backward(loss=1.0, input=x), _dense(-20, 8),
+                     lambda v: ref.elu_backward(v, 1.0), 0, 4),
+    "softplus_backward": (lambda g, x: g.softplus_backward(loss=1.0, input=x, softplus_beta=1.75),
+                          _dense(-20, 20), lambda v: ref.softplus_backward(v, 1.0, 1.75), 0, 8),
+    "gelu_backward": (lambda g, x: g.gelu_backward(loss=1.0, input=x), _dense(-10, 8),
+                      lambda v: ref.gelu_backward(v, 1.0), 0.25, 16),
+    "gelu_approx_tanh_backward": (lambda g, x: g.gelu_approx_tanh_backward(loss=1.0, input=x),
+                                  _dense(-10, 8),
+                                  lambda v: ref.gelu_approx_tanh_backward(v, 1.0), 0.25, 16),
+    "swish_backward": (lambda g, x: g.swish_backward(loss=1.0, input=x, swish_beta=1.75),
+                       _dense(-30, 20), lambda v: ref.swish_backward(v, 1.0, 1.75), 0.25, 16),
+}
+
+
+@pytest.mark.parametrize("mode", list(ACCURACY))
+def test_every_function_is_accurate_to_a_few_ulp(gpu, mode):
+    build, values, reference, floor, bound = ACCURACY[mode]
+    x = gpu.input([values.size], "fp32", values=values.astype(np.float32).astype(np.float64))
+    g = gpu.graph("fp32")
+    y = build(g, x.bind(g, "x"))
+    out = gpu.output(y, [values.size], "fp32")
+    gpu.execute(g, [x, out])
+    want = reference(x.values)
+    scale = np.maximum(np.abs(want), floor)
+    ulp = np.maximum(np.spacing(scale.astype(np.float32)).astype(np.float64), 2.0 ** -149)
+    err = np.abs(out.decoded() - want) / ulp
+    worst = int(np.argmax(err))
+    assert err[worst] <= bound, (f"{mode}({x.values[worst]!r}) = {out.decoded()[worst]!r}, "
+                                 f"want {want[worst]!r}: {err[worst]:.1f} ulp")
+
+
 # ---- special values: exactly as the reference engine documents them -----------------------
 
-UNARY_BUILD = {
-    "identity": lambda g, x: g.identity(input=x),
-    "relu": lambda g, x: g.relu(input=x),
-    "leaky_relu": lambda g, x: g.relu(input=x, negative_slope=0.125),
-    "clipped_relu": lambda g, x: g.relu(input=x, lower_clip=-0.5, upper_clip=0.5),
-    "sigmoid": lambda g, x: g.sigmoid(input=x),
-    "tanh": lambda g, x: g.tanh(input=x),
-    "gelu": lambda g, x: g.gelu(input=x),
-    "exp": lambda g, x: g.exp(input=x),
-}
+def assert_special_values(got, want, dtype, name, ulps, inputs=()):
+    """As assert_same_values (NaN, infinities and signed zeros exactly where the reference
+    has them), but finite nonzero results of fp32 functions within `ulps` of the storage
+    type: the kernel's fp32 libm is not correctly rounded."""
+    got = np.asarray(got, np.float64)
+    want = np.asarray(want, np.float64)
+    exact = ~np.isfinite(want) | (want == 0)
+    assert_same_values(np.where(exact, got, 0.0), np.where(exact, want, 0.0), name, inputs)
+    spacing = {"fp32": np.float32, "fp16": np.float16}.get(dtype)
+    finite = np.where(exact, 1.0, want)
+    with np.errstate(invalid="ignore", over="ignore"):
+        step = (np.spacing(np.abs(finite).astype(spacing)).astype(np.float64) if spacing
+                else np.abs(finite) * 2.0 ** -7)
+        bad = ~exact & ~(np.abs(got - want) <= ulps * np.maximum(step, 2.0 ** -149))
+    if bad.any():
+        i = int(np.argmax(bad))
+        pytest.fail(f"{name}: got {got.flat[i]!r}, want {want.flat[i]!r} (more than {ulps} ulp)")
+
+
+# Modes whose fp32 results the GPU's libm may give an ulp or two away from the correctly
+# rounded value (the rest are exact: arithmetic, selects, sqrt, rounding functions).
+INEXACT = {"sigmoid", "tanh", "gelu", "exp", "rsqrt", "log", "sin", "cos", "tan", "erf", "elu",
+           "softplus", "swish", "gelu_approx_tanh"}
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -275,8 +360,75 @@ def test_unary_special_values(gpu, mode, dtype):
     y = UNARY_BUILD[mode](g, x.bind(g, "x"))
     out = gpu.output(y, [len(values)], dtype)
     gpu.execute(g, [x, out])
-    assert_same_values(out.decoded(), ref.round_to(expected[mode], dtype), mode,
-                       inputs=[x.values])
+    assert_special_values(out.decoded(), ref.round_to(expected[mode], dtype), dtype, mode,
+                          2 if mode in INEXACT else 0, inputs=[x.values])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("mode", list(BACKWARD))
+def test_backward_special_values(gpu, mode, dtype):
+    v = grid_values(dtype)
+    x = exact_input(dtype, np.asarray(v, np.float64)[:, None])
+    dy = exact_input(dtype, np.asarray(v, np.float64)[None, :])
+    g = gpu.graph(dtype)
+    dx = BACKWARD[mode](g, x.bind(g, "x"), dy.bind(g, "dy"))
+    out = gpu.output(dx, [len(v), len(v)], dtype)
+    gpu.execute(g, [x, dy, out])
+    want = ref.round_to(BACKWARD_REF[mode](x.values, dy.values), dtype)
+    assert_special_values(out.decoded(), want, dtype, mode, 0 if "relu" in mode else 4,
+                          inputs=[x.values, dy.values])
+
+
+@pytest.mark.parametrize("mode", list(BACKWARD))
+def test_backward_limits(gpu, mode):
+    x = exact_input("fp32", [[-math.inf], [-0.0], [math.inf]])
+    dy = exact_input("fp32", [[1.5]])
+    g = gpu.graph("fp32")
+    dx = BACKWARD[mode](g, x.bind(g, "x"), dy.bind(g, "dy"))
+    out = gpu.output(dx, [3, 1], "fp32")
+    gpu.execute(g, [x, dy, out])
+    assert_same_values(out.decoded()[:, 0], BACKWARD_LIMITS[mode], mode)
+
+
+@pytest.mark.parametrize("op", ["add_square", "mod", "pow", "cmp_eq", "cmp_neq", "cmp_lt",
+                                "cmp_ge", "logical_and", "logical_or"])
+def test_binary_modes_on_special_values(gpu, op):
+    v = grid_values("fp32")
+    a = exact_input("fp32", np.asarray(v, np.float64)[:, None])
+    b = exact_input("fp32", np.asarray(v, np.float64)[None, :])
+    case = CASES[op]
+    g = gpu.graph("fp32")
+    y = case.build(g, a.bind(g, "a"), b.bind(g, "b"))
+    out = gpu.output(y, [len(v), len(v)], "fp32" if case.out == "same" else case.out)
+    gpu.execute(g, [a, b, out])
+    want = ref.round_to(case.reference(a.values, b.values), "fp32")
+    assert_special_values(out.decoded(), want, "fp32", op, 4 if op == "pow" else 0,
+                          inputs=[a.values, b.values])
+
+
+# ---- every mode: odd sizes, broadcasting, strided views (pointwise_cases.py) -----------------
+
+@pytest.mark.parametrize("mode", list(CASES))
+def test_every_mode_on_an_odd_shape(gpu, dtype, mode):
+    run_case(gpu, mode, dtype, shapes_for(mode, [3, 5, 7], broadcast=False))
+
+
+@pytest.mark.parametrize("mode", [m for m in CASES if ARITY[m] > 1])
+def test_every_mode_broadcasts_its_operands(gpu, dtype, mode):
+    run_case(gpu, mode, dtype, shapes_for(mode, [2, 3, 4, 5], broadcast=True))
+
+
+@pytest.mark.parametrize("mode", list(CASES))
+def test_every_mode_on_strided_views(gpu, dtype, mode):
+    run_case(gpu, mode, dtype, shapes_for(mode, [2, 3, 4, 5], broadcast=False),
+             layouts=["strided", "channels_last", "transposed"][:ARITY[mode]],
+             y_layout="strided")
+
+
+@pytest.mark.parametrize("mode", ["binary_select", "gelu_backward", "cmp_lt", "gen_index"])
+def test_modes_on_the_fast_way(gpu, mode):
+    # contiguous and aligned: whole vectors, several a thread, and a tail
+    run_case(gpu, mode, "bf16", [[3, 1024 + 43]] * ARITY[mode])
 
 
 def grid(gpu, op, dtype):
@@ -529,3 +681,36 @@ def test_declines_what_it_cannot_run_with_reasons(gpu):
     assert why and "a64" in why and "float64" in why, why
     h.build_plans()
     assert h.get_engine_name(0) == "reference_cpu"
+
+
+def test_declines_integer_inputs_and_long_index_axes_with_reasons(gpu):
+    # fp32 compute: int32 values over 2^24 would round, and so would indices past 2^24
+    g = hipdnn.pygraph(io_data_type=dt.FLOAT, compute_data_type=dt.FLOAT)
+    i = g.tensor(name="counts", dim=[4], data_type=dt.INT32)
+    g.add(a=i, b=1.0).set_output(True).set_data_type(dt.FLOAT)
+    g.validate()
+    g.build_operation_graph()
+    g.create_execution_plans([hipdnn.heur_mode.A])
+    why = reasons(g)[GPU_ENGINE]
+    assert "counts" in why and "int32 not supported" in why, why
+    assert reasons(g)["reference_cpu"] is None
+
+    h = hipdnn.pygraph(io_data_type=dt.FLOAT, compute_data_type=dt.FLOAT)
+    x = h.tensor(name="x", dim=[(1 << 24) + 1])
+    h.gen_index(input=x, axis=0).set_output(True).set_data_type(dt.INT32)
+    h.validate()
+    h.build_operation_graph()
+    h.create_execution_plans([hipdnn.heur_mode.A])
+    why = reasons(h)[GPU_ENGINE]
+    assert "16777217 indices" in why and "2^24" in why, why
+
+
+def test_declines_an_output_type_a_mode_cannot_give(gpu):
+    g = hipdnn.pygraph(io_data_type=dt.FLOAT, compute_data_type=dt.FLOAT)
+    x = g.tensor(name="x", dim=[4])
+    g.tanh(input=x, name="t").set_output(True).set_data_type(dt.BOOLEAN)
+    g.validate()
+    g.build_operation_graph()
+    g.create_execution_plans([hipdnn.heur_mode.A])
+    why = reasons(g)[GPU_ENGINE]
+    assert "node 't'" in why and "bool not supported for this output" in why, why

@@ -67,6 +67,21 @@ GRAPHS = textwrap.dedent('''
         st = [g.tensor(name=n, dim=[1, 16, 1, 1]) for n in ("m", "v", "s", "b")]
         g.gelu(input=g.batchnorm_inference(x, *st)).set_output(True)
 
+    def modes(g):  # cmp -> select (a BOOLEAN output too), sin, softplus, pow, erf, mod, swish
+        x = g.tensor(name="x", dim=[6, 40]); y = g.tensor(name="y", dim=[6, 40])
+        m = g.cmp_gt(input=x, comparison=y); m.set_output(True)
+        s = g.binary_select(input0=g.sin(input=x), input1=g.softplus(input=y), mask=m)
+        t = g.pow(input0=g.abs(input=s), input1=g.erf(input=x))
+        g.add(a=g.mod(input0=t, input1=1.5), b=g.swish(input=x, swish_beta=1.5)).set_output(True)
+
+    def backward(g):  # every backward mode, chained through dy, and gen_index into int32
+        x = g.tensor(name="x", dim=[5, 24]); dy = g.tensor(name="dy", dim=[5, 24])
+        acc = g.relu_backward(loss=dy, input=x, negative_slope=0.1)
+        for m in ("tanh", "sigmoid", "elu", "gelu", "gelu_approx_tanh", "softplus", "swish"):
+            acc = getattr(g, m + "_backward")(loss=acc, input=x)
+        acc.set_output(True)
+        g.gen_index(input=x, axis=1).set_output(True).set_data_type(dt.INT32)
+
     build(dt.BFLOAT16, bench)
     build(dt.HALF, batchnorm)
     build(dt.HALF, chain, inter=dt.HALF)
@@ -74,6 +89,8 @@ GRAPHS = textwrap.dedent('''
     build(dt.FLOAT, wide)
     build(dt.BFLOAT16, square, inter=dt.BFLOAT16)
     build(dt.FLOAT, bench)
+    build(dt.FLOAT, modes)
+    build(dt.HALF, backward)
 ''')
 
 
@@ -123,7 +140,7 @@ def dumped(tmp_path_factory):
                           env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     sources = sorted(out.glob("hipdnn_pw_*.cu"))
-    assert len(sources) == 7, sorted(p.name for p in out.iterdir())
+    assert len(sources) == 9, sorted(p.name for p in out.iterdir())
     headers = {n: (out / n).read_bytes() for n in ("pw_program.h", "pw_exec.h")}
     return sources, headers
 
@@ -148,6 +165,12 @@ def test_each_plan_writes_a_kernel_that_calls_the_interpreters_steps(dumped):
     assert "pw_fast_thread<2, 4, hipdnn_program>" in bench32
     wide = sources[4].read_text()
     assert "pw_fast_thread<8, 1, hipdnn_program>" in wide
+    # binary_select is one SELECT instruction (opcode 6); gen_index reads coordinates
+    # (storage type 6, PW_INDEX) and stores int32 (4)
+    assert "pw_instr{6, " in sources[7].read_text()
+    backward = sources[8].read_text()
+    assert "in_dtype(const pw_program&, int i) { return i == 0 ? 1 : i == 1 ? 1 : i == 2 ? 6" \
+        in backward
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])

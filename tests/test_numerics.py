@@ -23,6 +23,7 @@ import pytest
 
 import references as ref
 from conftest import STORAGES, Operand, assert_close
+from pointwise_cases import CASES, make_inputs
 from tolerances import tolerance
 
 U64 = 2.0 ** -53  # float64 unit roundoff
@@ -34,7 +35,7 @@ LOW_PRECISION = ["fp16", "bf16"]
 # ---- helpers ----------------------------------------------------------------------------
 
 def _bits(a):
-    return a.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[a.itemsize])
+    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.itemsize])
 
 
 def exact_input(dtype, values):
@@ -91,7 +92,10 @@ def execute_twice(nx, g, operands, out):
     must be written the same both times.  Gives the output as float64."""
     nx.execute(g, operands)
     first = out.array.copy()
-    out.array[...] = exact_input(out.storage.name, FINITE_POISON).array
+    if out.storage.name == "bool":  # its poison is a byte neither 0 nor 1: use another
+        out.array.view(np.uint8)[...] = 0xA5
+    else:
+        out.array[...] = exact_input(out.storage.name, FINITE_POISON).array
     nx.execute(g, operands, build=False)
     unwritten = _bits(first) != _bits(out.array)
     assert not unwritten.any(), (
@@ -172,39 +176,22 @@ def test_float64_to_bf16_store_rounds_once(nx):
     check_rounded_once_from_float64(nx, "bf16", values, want, via32)
 
 
-# ---- op families: name -> (arity, build(g, *tensors), float64 reference) -----------------
+# ---- op families: every pointwise mode of pointwise_cases.py -----------------------------
+# Comparisons, logic and indices give exact 0 / 1 or integers (checked exactly there);
+# every mode whose result is a float is held to the rounding contract here.
 
-POINTWISE = {
-    "add": (2, lambda g, a, b: g.add(a=a, b=b), ref.add),
-    "sub": (2, lambda g, a, b: g.sub(a=a, b=b), ref.sub),
-    "mul": (2, lambda g, a, b: g.mul(a=a, b=b), ref.mul),
-    "div": (2, lambda g, a, b: g.div(a=a, b=b), ref.div),
-    "max": (2, lambda g, a, b: g.max(a=a, b=b), ref.ieee_maximum),
-    "min": (2, lambda g, a, b: g.min(a=a, b=b), ref.ieee_minimum),
-    "identity": (1, lambda g, x: g.identity(input=x), ref.identity),
-    "relu": (1, lambda g, x: g.relu(input=x), ref.relu),
-    "relu_slope_and_clips": (
-        1, lambda g, x: g.relu(input=x, negative_slope=0.125, lower_clip=-0.25,
-                               upper_clip=0.5),
-        lambda v: ref.relu(v, lower_clip=-0.25, upper_clip=0.5, lower_clip_slope=0.125)),
-    "sigmoid": (1, lambda g, x: g.sigmoid(input=x), ref.sigmoid),
-    "tanh": (1, lambda g, x: g.tanh(input=x), ref.tanh),
-    "gelu": (1, lambda g, x: g.gelu(input=x), ref.gelu_erfc),
-}
+POINTWISE = [m for m, c in CASES.items() if c.out == "same"]
 
 
-def run_pointwise(nx, mode, dtype, low=0.1, high=4.0):
+def run_pointwise(nx, mode, dtype):
     """Random inputs of `dtype` through one pointwise mode into `dtype`: (got, expected)."""
-    arity, build, reference = POINTWISE[mode]
-    ins = [nx.input(SHAPE, dtype, low=low, high=high)]
-    if arity == 2:  # a divisor away from zero
-        ins.append(nx.input(SHAPE, dtype, low=0.5, high=2.0) if mode == "div" else
-                   nx.input(SHAPE, dtype, low=low, high=high))
+    case = CASES[mode]
+    ins = make_inputs(nx, case, [SHAPE] * len(case.inputs), dtype)
     g = nx.graph(dtype)
-    y = build(g, *[op.bind(g, name) for op, name in zip(ins, "ab")])
+    y = case.build(g, *[op.bind(g, f"in{k}") for k, op in enumerate(ins)])
     out = nx.output(y, SHAPE, dtype)
     nx.execute(g, ins + [out])
-    return out.decoded(), reference(*[op.values for op in ins])
+    return out.decoded(), np.asarray(case.reference(*[op.values for op in ins]), np.float64)
 
 
 def run_batchnorm(nx, dtype, shape=(2, 4, 5, 6)):
@@ -266,11 +253,11 @@ def test_matmul_fp32_with_cancellation_is_within_half_ulp_plus_the_float64_error
     assert_rounded_once(out.decoded(), want, err64, "matmul", within_one_ulp=False)
 
 
-@pytest.mark.parametrize("mode", list(POINTWISE))
+@pytest.mark.parametrize("mode", POINTWISE)
 def test_pointwise_fp32_is_within_one_ulp_of_float64(nx, mode):
     got, want = run_pointwise(nx, mode, "fp32")
-    # Arithmetic is exact or correctly rounded in float64; libm's exp / tanh / erfc and
-    # NumPy's are within a few float64 ulps of each other.
+    # Arithmetic is exact or correctly rounded in float64; libm's functions and NumPy's
+    # are within a few float64 ulps of each other.
     assert_rounded_once(got, want, 16 * U64 * np.abs(want), mode)
 
 
@@ -295,7 +282,7 @@ def test_batchnorm_inference_fp32_is_within_one_ulp_of_float64(nx):
 # ---- fp16 / bf16 outputs: exactly the rounded float64 reference ------------------------
 
 @pytest.mark.parametrize("dtype", LOW_PRECISION)
-@pytest.mark.parametrize("mode", list(POINTWISE))
+@pytest.mark.parametrize("mode", POINTWISE)
 def test_pointwise_low_precision_output_is_the_float64_result_rounded_once(nx, mode, dtype):
     got, want = run_pointwise(nx, mode, dtype)
     assert_same_values(got, ref.round_to(want, dtype), mode)
@@ -321,6 +308,11 @@ def unary_specials(s):
     """Inputs and, per mode, the expected float64 results (before storage rounding) for
     NaN, +inf, -inf, -0, +0 and the subnormals +s and -s."""
     x = [NAN, INF, -INF, -0.0, 0.0, s, -s]
+    # finite arguments, in float64 (rounded to the storage type by the caller)
+    softplus = lambda v: math.log1p(math.exp(v))  # noqa: E731
+    swish = lambda v: v / (1.0 + math.exp(-v))  # noqa: E731
+    gtanh = lambda v: v / (1.0 + math.exp(-2.0 * math.sqrt(2.0 / math.pi) *  # noqa: E731
+                                          (v + 0.044715 * v ** 3)))
     return x, {
         "identity": x,
         "relu": [NAN, INF, 0.0, 0.0, 0.0, s, 0.0],
@@ -334,6 +326,24 @@ def unary_specials(s):
         # within the storage precision, as sigmoid(s) is and tanh(s) is s.
         "gelu": [NAN, INF, -0.0, -0.0, 0.0, 0.5 * s, -0.5 * s],
         "exp": [NAN, INF, 0.0, 1.0, 1.0, 1.0, 1.0],
+        "neg": [NAN, -INF, INF, 0.0, -0.0, -s, s],
+        "abs": [NAN, INF, INF, 0.0, 0.0, s, s],
+        "ceil": [NAN, INF, -INF, -0.0, 0.0, 1.0, -0.0],
+        "floor": [NAN, INF, -INF, -0.0, 0.0, 0.0, -1.0],
+        "sqrt": [NAN, INF, NAN, -0.0, 0.0, math.sqrt(s), NAN],
+        "rsqrt": [NAN, 0.0, NAN, -INF, INF, 1.0 / math.sqrt(s), NAN],
+        "reciprocal": [NAN, 0.0, -0.0, -INF, INF, 1.0 / s, -1.0 / s],
+        "log": [NAN, INF, NAN, -INF, -INF, math.log(s), NAN],
+        "sin": [NAN, NAN, NAN, -0.0, 0.0, s, -s],
+        "cos": [NAN, NAN, NAN, 1.0, 1.0, 1.0, 1.0],
+        "tan": [NAN, NAN, NAN, -0.0, 0.0, s, -s],
+        "erf": [NAN, 1.0, -1.0, -0.0, 0.0, math.erf(s), -math.erf(s)],
+        # elu: alpha * expm1(x) below 0, so -0 stays -0 and -inf gives -alpha
+        "elu": [NAN, INF, -1.0, -0.0, 0.0, s, math.expm1(-s)],
+        "softplus": [NAN, INF, 0.0, math.log(2.0), math.log(2.0), softplus(s), softplus(-s)],
+        # x * sigmoid(x): a zero of x's sign where sigmoid is 0 (swish(-inf) = -0)
+        "swish": [NAN, INF, -0.0, -0.0, 0.0, swish(s), swish(-s)],
+        "gelu_approx_tanh": [NAN, INF, -0.0, -0.0, 0.0, gtanh(s), gtanh(-s)],
     }
 
 
@@ -342,10 +352,10 @@ UNARY_BUILD = {
     "relu": lambda g, x: g.relu(input=x),
     "leaky_relu": lambda g, x: g.relu(input=x, negative_slope=0.125),
     "clipped_relu": lambda g, x: g.relu(input=x, lower_clip=-0.5, upper_clip=0.5),
-    "sigmoid": lambda g, x: g.sigmoid(input=x),
-    "tanh": lambda g, x: g.tanh(input=x),
-    "gelu": lambda g, x: g.gelu(input=x),
-    "exp": lambda g, x: g.exp(input=x),
+    **{m: (lambda g, x, m=m: getattr(g, m)(input=x)) for m in [
+        "sigmoid", "tanh", "gelu", "exp", "neg", "abs", "ceil", "floor", "sqrt", "rsqrt",
+        "reciprocal", "log", "sin", "cos", "tan", "erf", "elu", "softplus", "swish",
+        "gelu_approx_tanh"]},
 }
 
 
@@ -362,14 +372,15 @@ def test_unary_mode_maps_nan_infinities_signed_zeros_and_subnormals_as_documente
     assert_same_values(got, ref.round_to(expected[mode], dtype), mode, inputs=[x.values])
 
 
-def run_binary_grid(nx, op, dtype, a_values, b_values):
+def run_binary_grid(nx, op, dtype, a_values, b_values, build=None, out="same"):
     """Every a against every b: a is [n, 1], b is [1, m], broadcast to [n, m]."""
     a = exact_input(dtype, np.asarray(a_values, np.float64)[:, None])
     b = exact_input(dtype, np.asarray(b_values, np.float64)[None, :])
     g = nx.graph(dtype)
-    y = getattr(g, op)(a=a.bind(g, "a"), b=b.bind(g, "b"))
-    out = nx.output(y, [a.shape[0], b.shape[1]], dtype)
-    return a, b, execute_twice(nx, g, [a, b, out], out)
+    A, B = a.bind(g, "a"), b.bind(g, "b")
+    y = build(g, A, B) if build else getattr(g, op)(a=A, b=B)
+    result = nx.output(y, [a.shape[0], b.shape[1]], dtype if out == "same" else out)
+    return a, b, execute_twice(nx, g, [a, b, result], result)
 
 
 def grid_values(dtype):
@@ -407,6 +418,135 @@ def test_max_and_min_order_minus_zero_below_plus_zero_in_either_operand_order(nx
     out = nx.output(y, [2], "fp32")
     nx.execute(g, [a, b, out])
     assert_same_values(out.decoded(), want, op, inputs=[a.values, b.values])
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "fp16", "bf16"])
+@pytest.mark.parametrize("op", ["add_square", "mod", "pow"])
+def test_add_square_mod_and_pow_on_special_values_are_numpys(nx, op, dtype):
+    # C99 / NumPy: fmod(x, 0) and fmod(inf, y) are NaN, fmod(x, inf) = x; pow(x, +-0) = 1
+    # even for NaN, pow(1, y) = 1, pow(-0, -1.5) = +inf, pow(-2.5, 1.5) = NaN ...
+    v = grid_values(dtype)
+    a, b, got = run_binary_grid(nx, op, dtype, v, v, build=lambda g, x, y: {
+        "add_square": lambda: g.add_square(a=x, b=y), "mod": lambda: g.mod(input0=x, input1=y),
+        "pow": lambda: g.pow(input0=x, input1=y)}[op]())
+    want = {"add_square": ref.add_square, "mod": ref.fmod, "pow": ref.power}[op](
+        a.values, b.values)
+    assert_same_values(got, ref.round_to(want, dtype), op, inputs=[a.values, b.values])
+
+
+@pytest.mark.parametrize("op", ["eq", "neq", "gt", "ge", "lt", "le"])
+def test_comparisons_on_special_values_are_ieee(nx, op):
+    # NaN is unequal to everything, itself included (cmp_neq 1, the rest 0); -0 == +0
+    v = grid_values("fp32")
+    a, b, got = run_binary_grid(nx, "cmp_" + op, "fp32", v, v, out="bool",
+                                build=lambda g, x, y: getattr(g, "cmp_" + op)(input=x,
+                                                                              comparison=y))
+    assert_same_values(got, ref.cmp(op)(a.values, b.values), "cmp_" + op,
+                       inputs=[a.values, b.values])
+
+
+@pytest.mark.parametrize("op", ["logical_and", "logical_or"])
+def test_logic_on_special_values_takes_nan_and_infinities_as_true(nx, op):
+    v = grid_values("fp32")
+    a, b, got = run_binary_grid(nx, op, "fp32", v, v, out="bool",
+                                build=lambda g, x, y: getattr(g, op)(a=x, b=y))
+    assert_same_values(got, getattr(ref, op)(a.values, b.values), op,
+                       inputs=[a.values, b.values])
+
+
+def test_logical_not_and_select_on_special_values(nx):
+    # NaN, +-inf and subnormals are true; only +-0 is false
+    v = grid_values("fp32")
+    t = exact_input("fp32", v)
+    x = exact_input("fp32", np.arange(len(v), dtype=np.float64))
+    g = nx.graph("fp32")
+    T = t.bind(g, "t")
+    n = g.logical_not(input=T)
+    y = g.binary_select(input0=x.bind(g, "x"), input1=-1.0, mask=T)
+    out_n = nx.output(n, [len(v)], "bool")
+    out_y = nx.output(y, [len(v)], "fp32")
+    nx.execute(g, [t, x, out_n, out_y])
+    assert_same_values(out_n.decoded(), ref.logical_not(t.values), "logical_not")
+    assert_same_values(out_y.decoded(), ref.binary_select(x.values, -1.0, t.values),
+                       "binary_select")
+
+
+BACKWARD = {  # mode -> build(g, x, dy)
+    "relu_backward": lambda g, x, dy: g.relu_backward(loss=dy, input=x),
+    "leaky_relu_backward": lambda g, x, dy: g.relu_backward(loss=dy, input=x,
+                                                            negative_slope=0.125),
+    "clipped_relu_backward": lambda g, x, dy: g.relu_backward(loss=dy, input=x,
+                                                              lower_clip=-0.5, upper_clip=0.5),
+    **{m: (lambda g, x, dy, m=m: getattr(g, m)(loss=dy, input=x)) for m in [
+        "tanh_backward", "sigmoid_backward", "elu_backward", "gelu_backward",
+        "gelu_approx_tanh_backward", "softplus_backward", "swish_backward"]},
+}
+BACKWARD_REF = {
+    "relu_backward": ref.relu_backward,
+    "leaky_relu_backward": lambda x, dy: ref.relu_backward(x, dy, lower_clip_slope=0.125),
+    "clipped_relu_backward": lambda x, dy: ref.relu_backward(x, dy, lower_clip=-0.5,
+                                                             upper_clip=0.5),
+    **{m: getattr(ref, m) for m in [
+        "tanh_backward", "sigmoid_backward", "elu_backward", "gelu_backward",
+        "gelu_approx_tanh_backward", "softplus_backward", "swish_backward"]},
+}
+
+# The derivatives' limits, as numbers (dy = 1.5): x = -inf, -0, +inf.
+BACKWARD_LIMITS = {
+    "relu_backward": [0.0, 0.0, 1.5],           # x <= 0 is the flat part: exactly 0
+    "leaky_relu_backward": [0.1875, 0.1875, 1.5],
+    "clipped_relu_backward": [0.0, 1.5, 0.0],
+    "tanh_backward": [0.0, 1.5, 0.0],
+    "sigmoid_backward": [0.0, 0.375, 0.0],
+    "elu_backward": [0.0, 1.5, 1.5],
+    "gelu_backward": [0.0, 0.75, 1.5],
+    "gelu_approx_tanh_backward": [0.0, 0.75, 1.5],
+    "softplus_backward": [0.0, 0.75, 1.5],
+    "swish_backward": [0.0, 0.75, 1.5],
+}
+
+
+def run_backward_grid(nx, mode, dtype, x_values, dy_values):
+    """Every x against every dy: x is [n, 1], dy [1, m]; gives (x, dy, dx as float64)."""
+    x = exact_input(dtype, np.asarray(x_values, np.float64)[:, None])
+    dy = exact_input(dtype, np.asarray(dy_values, np.float64)[None, :])
+    g = nx.graph(dtype)
+    dx = BACKWARD[mode](g, x.bind(g, "x"), dy.bind(g, "dy"))
+    out = nx.output(dx, [x.shape[0], dy.shape[1]], dtype)
+    return x, dy, execute_twice(nx, g, [x, dy, out], out)
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "fp16", "bf16"])
+@pytest.mark.parametrize("mode", list(BACKWARD))
+def test_backward_modes_on_special_values_follow_their_definitions(nx, mode, dtype):
+    # NaN in x or dy gives NaN except where the derivative is exactly 0 (relu's flat
+    # parts); an infinite dy times a derivative of 0 (the limits at +-inf) is NaN, as
+    # IEEE multiplication gives
+    v = grid_values(dtype)
+    x, dy, got = run_backward_grid(nx, mode, dtype, v, v)
+    want = BACKWARD_REF[mode](x.values, dy.values)
+    assert_same_values(got, ref.round_to(want, dtype), mode, inputs=[x.values, dy.values])
+
+
+@pytest.mark.parametrize("mode", list(BACKWARD))
+def test_backward_modes_reach_their_limits(nx, mode):
+    x, dy, got = run_backward_grid(nx, mode, "fp32", [-INF, -0.0, INF], [1.5])
+    assert_same_values(got[:, 0], BACKWARD_LIMITS[mode], mode, inputs=[x.values[:, 0]])
+
+
+@pytest.mark.parametrize("mode", sorted(ref.TEXTBOOK_BACKWARD))
+def test_stable_backward_references_agree_with_the_textbook_forms(mode, rng):
+    # where the textbook form does not cancel (|x| <= 4), to 1e-12
+    x = rng.uniform(-4.0, 4.0, 1000)
+    dy = rng.uniform(-1.0, 1.0, 1000)
+    np.testing.assert_allclose(getattr(ref, mode)(x, dy), ref.TEXTBOOK_BACKWARD[mode](x, dy),
+                               rtol=1e-12, atol=1e-15)
+
+
+def test_stable_gelu_approx_tanh_reference_agrees_with_the_textbook_form(rng):
+    x = rng.uniform(-4.0, 4.0, 1000)
+    np.testing.assert_allclose(ref.gelu_approx_tanh(x), ref.gelu_approx_tanh_textbook(x),
+                               rtol=1e-11, atol=1e-15)
 
 
 # ---- NaN through batchnorm and matmul: NaN exactly where the input is used ---------------

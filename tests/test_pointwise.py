@@ -195,3 +195,154 @@ def test_gelu_is_the_exact_erf_form(nx):
     nx.execute(g, [x, out])
     exact = [0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x.values]
     nx.assert_close(out, exact, tolerance("pointwise", "fp32"))
+
+
+# ---- every mode: odd sizes, broadcasting, strided views --------------------------------
+# The case table (pointwise_cases.py) gives each mode's inputs, float64 reference and
+# result storage; run_case poisons the output, checks every element against the
+# reference and every input unchanged.
+
+import numpy as np  # noqa: E402
+
+import hipdnn  # noqa: E402
+from hipdnn import _ops  # noqa: E402
+from pointwise_cases import ARITY, CASES, run_case, shapes_for  # noqa: E402
+
+ODD = [3, 5, 7]
+
+
+@pytest.mark.parametrize("mode", list(CASES))
+def test_every_mode_on_an_odd_shape(nx, dtype, mode):
+    run_case(nx, mode, dtype, shapes_for(mode, ODD, broadcast=False))
+
+
+@pytest.mark.parametrize("mode", [m for m in CASES if ARITY[m] > 1])
+def test_every_mode_broadcasts_its_operands(nx, dtype, mode):
+    run_case(nx, mode, dtype, shapes_for(mode, [2, 3, 4, 5], broadcast=True))
+
+
+@pytest.mark.parametrize("mode", list(CASES))
+def test_every_mode_on_strided_views(nx, dtype, mode):
+    n = ARITY[mode]
+    run_case(nx, mode, dtype, shapes_for(mode, [2, 3, 4, 5], broadcast=False),
+             layouts=["strided", "channels_last", "transposed"][:n], y_layout="strided")
+
+
+def test_every_pointwise_method_has_a_case():
+    # a mode of the table without a case here would go untested on every engine
+    assert set(_ops.POINTWISE_MODES) <= set(CASES)
+
+
+def test_binary_select_broadcasts_all_three_operands(nx, dtype):
+    run_case(nx, "binary_select", dtype, [[2, 1, 5], [1, 3, 1], [2, 3, 1]])
+
+
+def test_backward_broadcasts_a_per_channel_gradient_onto_x(nx, dtype):
+    # dy [1, C, 1] against x [N, C, W]: dx takes the broadcast shape
+    run_case(nx, "tanh_backward", dtype, [[2, 3, 5], [1, 3, 1]])
+
+
+@pytest.mark.parametrize("out", ["i32", "i64", "fp32"])
+def test_gen_index_into_integer_and_float_outputs(nx, out):
+    x = nx.input([4, 6, 3], "fp32")
+    g = nx.graph("fp32")
+    y = g.gen_index(input=x.bind(g, "x"), axis=1, compute_data_type=hipdnn.data_type.INT32)
+    o = nx.output(y, [4, 6, 3], out)
+    nx.execute(g, [x, o])
+    nx.assert_close(o, ref.gen_index([4, 6, 3], 1), 0.0)
+
+
+@pytest.mark.parametrize("op", ["logical_and", "logical_or"])
+def test_logic_on_float_operands_takes_nonzero_as_true(nx, op):
+    a = nx.input([4, 5], "fp32", values=nx.rng.choice([0.0, -0.0, 1.5, -2.0], size=(4, 5)))
+    b = nx.input([4, 5], "fp32", values=nx.rng.choice([0.0, 0.25], size=(4, 5)))
+    g = nx.graph("fp32")
+    y = getattr(g, op)(a=a.bind(g, "a"), b=b.bind(g, "b"))
+    out = nx.output(y, [4, 5], "bool")
+    nx.execute(g, [a, b, out])
+    nx.assert_close(out, getattr(ref, op)(a.values, b.values), 0.0)
+
+
+def test_comparisons_into_a_float_output_give_one_and_zero(nx):
+    a = nx.input([3, 4], "fp16")
+    g = nx.graph("fp16")
+    y = g.cmp_ge(input=a.bind(g, "a"), comparison=0.0)
+    out = nx.output(y, [3, 4], "fp16")
+    nx.execute(g, [a, out])
+    nx.assert_close(out, (a.values >= 0).astype(np.float64), 0.0)
+
+
+def test_comparison_result_is_boolean_unless_set():
+    g = hipdnn.pygraph(io_data_type=hipdnn.data_type.HALF)
+    x = g.tensor(name="x", dim=[2, 3])
+    m = g.cmp_lt(input=x, comparison=1.0)
+    v = g.logical_not(input=m)
+    f = g.binary_select(input0=x, input1=0.0, mask=v)
+    for t in (m, v, f):
+        t.set_output(True)
+    g.validate()
+    assert m.get_data_type() == hipdnn.data_type.BOOLEAN
+    assert v.get_data_type() == hipdnn.data_type.BOOLEAN
+    assert f.get_data_type() == hipdnn.data_type.HALF
+
+
+@pytest.mark.parametrize("build,message", [
+    (lambda g, x: g.softplus(input=x, softplus_beta=0.0), "softplus_beta is 0"),
+    (lambda g, x: g.swish(input=x, swish_beta=math.inf), "swish_beta is inf"),
+    (lambda g, x: g.elu_backward(loss=x, input=x, elu_alpha=-math.inf), "elu_alpha is -inf"),
+    (lambda g, x: g.gen_index(input=x, axis=2), "axis 2 is out of range"),
+])
+def test_unusable_parameters_are_refused_naming_them(build, message):
+    g = hipdnn.pygraph(io_data_type=hipdnn.data_type.FLOAT)
+    x = g.tensor(name="x", dim=[2, 3])
+    build(g, x).set_output(True)
+    with pytest.raises(hipdnn.InvalidGraphError, match=message):
+        g.validate()
+
+
+def test_a_mask_that_does_not_broadcast_is_refused_naming_it():
+    g = hipdnn.pygraph(io_data_type=hipdnn.data_type.FLOAT)
+    x = g.tensor(name="x", dim=[2, 3])
+    m = g.tensor(name="m", dim=[2, 4], data_type=hipdnn.data_type.BOOLEAN)
+    g.binary_select(input0=x, input1=x, mask=m, name="sel").set_output(True)
+    with pytest.raises(hipdnn.InvalidGraphError, match=r"t 'm' \[2, 4\] does not broadcast"):
+        g.validate()
+
+
+def test_the_reference_engine_declines_an_output_type_a_mode_cannot_give():
+    g = hipdnn.pygraph(io_data_type=hipdnn.data_type.FLOAT)
+    x = g.tensor(name="x", dim=[2, 3])
+    g.add(a=x, b=x, name="sum").set_output(True).set_data_type(hipdnn.data_type.INT32)
+    with pytest.raises(hipdnn.GraphNotSupportedError) as e:
+        g.build([hipdnn.heur_mode.A])
+    why = dict(g.support_report())["reference_cpu"]
+    assert "int32 not supported for add" in why, why
+    assert "reference_cpu" in str(e.value)
+
+
+def test_backward_nodes_write_dx_and_list_cudnn_frontends_keywords():
+    g = hipdnn.pygraph(io_data_type=hipdnn.data_type.FLOAT)
+    x = g.tensor(name="x", dim=[2, 3])
+    dy = g.tensor(name="dy", dim=[2, 3])
+    dx = g.swish_backward(dy, x, swish_beta=2.0, name="sb")
+    assert dx.get_name() == "sb::OUT_0"
+    listing = repr(g)
+    assert "swish_backward 'sb': loss=dy" in listing and "input=x" in listing
+    assert "-> dx=sb::OUT_0" in listing
+
+
+def test_graph_wrapper_takes_arrays_for_every_kind_of_mode(rng):
+    x = rng.standard_normal((3, 7)).astype(np.float32)
+    dy = rng.standard_normal((3, 7)).astype(np.float32)
+    with hipdnn.Graph() as fg:
+        dx = fg.gelu_backward(loss=dy, input=x)
+        m = fg.cmp_gt(input=x, comparison=0.25)
+        fg.output(fg.binary_select(input0=dx, input1=x, mask=m),
+                  fg.gen_index(input=x, axis=1), m)
+    assert [t.get_dim() for t in fg.inputs] == [[3, 7], [3, 7]]
+    got, idx, mask = fg(dy, x)
+    x64 = x.astype(np.float64)
+    want = np.where(x64 > 0.25, ref.gelu_backward(x64, dy.astype(np.float64)), x64)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert mask.dtype == np.bool_ and np.array_equal(mask, x > 0.25)
+    np.testing.assert_array_equal(idx, ref.gen_index([3, 7], 1))

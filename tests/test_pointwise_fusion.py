@@ -81,3 +81,56 @@ def test_fused_chain_matches_float64_reference():
     t4 = r(np.maximum(t3, 0.25))
     expected = np.tanh(t4)
     assert np.allclose(out, expected, rtol=1e-6, atol=1e-6)
+
+
+def _masked_graph(virtual, rng, shape=(2, 3, 4, 33)):
+    """m = cmp_gt(x, 0) (BOOLEAN), s = binary_select(x, dy, m), d = gelu_backward(s, x),
+    i = gen_index(x, axis 3), y = d + i * 2^-10: three-operand and BOOLEAN members and
+    coordinates in one run when the intermediates are virtual."""
+    g = hipdnn.pygraph(io_data_type=dt.FLOAT, compute_data_type=dt.FLOAT)
+    x = g.tensor(name="x", dim=list(shape), data_type=dt.FLOAT)
+    dy = g.tensor(name="dy", dim=[1, shape[1], 1, 1], data_type=dt.FLOAT)
+    m = g.cmp_gt(input=x, comparison=0.0, name="m")
+    s = g.binary_select(input0=x, input1=dy, mask=m, name="s")
+    d = g.gelu_backward(loss=s, input=x, name="d")
+    i = g.gen_index(input=x, axis=3, name="i")
+    y = g.add(a=d, b=g.mul(a=i, b=2.0 ** -10, name="i2"), name="y")
+    inter = [m, s, d, i]
+    if not virtual:
+        for t in inter:
+            t.set_output(True)
+    y.set_output(True)
+    g.build([hipdnn.heur_mode.A])
+    arrays = {x: rng.standard_normal(shape).astype(np.float32),
+              dy: rng.standard_normal((1, shape[1], 1, 1)).astype(np.float32)}
+    out = np.full(shape, np.nan, np.float32)
+    arrays[y] = out
+    if not virtual:
+        arrays.update({m: np.zeros(shape, np.bool_), s: np.zeros(shape, np.float32),
+                       d: np.zeros(shape, np.float32), i: np.zeros(shape, np.float32)})
+    g.execute(arrays, np.empty(g.get_workspace_size(), np.uint8))
+    return out, arrays[x], arrays[dy]
+
+
+def test_masked_graph_is_one_run_and_equals_node_by_node_and_the_reference():
+    messages = []
+    hipdnn.set_log_level(hipdnn.log_level.INFO)
+    hipdnn.set_log_callback(lambda level, msg: messages.append(msg))
+    try:
+        fused, x, dy = _masked_graph(True, np.random.default_rng(5))
+        unfused, _, _ = _masked_graph(False, np.random.default_rng(5))
+        hipdnn._C.flush_log()
+    finally:
+        hipdnn.set_log_callback(None)
+        hipdnn.set_log_level(hipdnn.log_level.WARN)
+    contexts = [m for m in messages if "execution context" in m]
+    assert "6 node(s), 1 fused pointwise run(s)" in contexts[0], contexts
+    assert "6 node(s), 0 fused pointwise run(s)" in contexts[1], contexts
+    assert not np.isnan(fused).any(), "every element written"
+    assert np.array_equal(fused.view(np.uint32), unfused.view(np.uint32))
+    import references as ref
+    x64 = x.astype(np.float64)
+    s = np.where(x64 > 0, x64, dy.astype(np.float64))
+    d = ref.round_to(ref.gelu_backward(x64, s), "fp32")  # an fp32 intermediate
+    want = d + ref.gen_index(x.shape, 3) * 2.0 ** -10
+    np.testing.assert_allclose(fused, want, rtol=1e-6, atol=1e-7)

@@ -14,14 +14,24 @@ _TABLE = {
     "batchnorm": (2e-4, 5e-3, 1e-2),
     "layernorm": (1e-4, 1e-2, 3e-2),
     "rmsnorm": (1e-4, 1e-2, 3e-2),
+    # the same statistics and formula as layernorm, over other axes
+    "instancenorm": (1e-4, 1e-2, 3e-2),
+    "adalayernorm": (1e-4, 1e-2, 3e-2),
     "sdpa": (1e-4, 2e-2, 3e-2),
     "reduction": (1e-5, 1e-2, 5e-2),
 }
 _COLUMN = {"fp32": 0, "fp16": 1, "bf16": 2}
 
+# float64 storage (the reference engine's): computed and stored in float64, so only the
+# order of summation separates it from the reference.
+FP64 = 1e-12
+
 
 def tolerance(op, dtype):
-    """Tolerance of one op ("conv_fprop", "pointwise", ...) for "fp32", "fp16" or "bf16"."""
+    """Tolerance of one op ("conv_fprop", "pointwise", ...) for "fp32", "fp16", "bf16" or
+    "fp64"."""
+    if dtype == "fp64":
+        return FP64
     return _TABLE[op][_COLUMN[dtype]]
 
 

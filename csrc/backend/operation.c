@@ -228,13 +228,14 @@ static hipdnnStatus_t op_finalize(hipdnnBackendDescriptor_t d) {
         if (!s->out[i] && !info->outputs[i].is_optional)
             return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: output '%s' is not set", label,
                               info->outputs[i].name);
-    if (info->kind == HIPDNN_OP_POINTWISE) {
-        int arity = hipdnnSdkPointwiseArity(hipdnnSdkNodeMode(&s->node));
-        if (arity == 1 && s->in[HIPDNN_PW_B])
-            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: takes one input but BDESC is set",
-                              label);
-        if (arity == 2 && !s->in[HIPDNN_PW_B])
-            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: input 'b' is not set", label);
+    if (info->kind == HIPDNN_OP_POINTWISE) { /* each mode its own ports (cuDNN's layout) */
+        unsigned in_set = 0, out_set = 0;
+        for (int i = 0; i < info->num_inputs; ++i) in_set |= s->in[i] ? 1u << i : 0u;
+        for (int i = 0; i < info->num_outputs; ++i) out_set |= s->out[i] ? 1u << i : 0u;
+        char err[512];
+        if (!hipdnnSdkPointwiseCheckPorts(hipdnnSdkNodeMode(&s->node), in_set, out_set, label,
+                                          err, sizeof(err)))
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s", err);
     }
     return HIPDNN_STATUS_SUCCESS;
 }

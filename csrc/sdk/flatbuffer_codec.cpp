@@ -49,7 +49,18 @@ flatbuffers::voffset_t field(int index) {
     return static_cast<flatbuffers::voffset_t>(4 + 2 * index);
 }
 
-// One node's op table (see graph.fbs): ports, then parameters, by field index.
+// Field index of each port and parameter of an op (graph.fbs; hipdnnSdkOpFieldIndex).
+int in_field(const hipdnnSdkOpInfo& info, int p) {
+    return hipdnnSdkOpFieldIndex(&info, HIPDNN_SDK_FIELD_INPUT, p);
+}
+int out_field(const hipdnnSdkOpInfo& info, int p) {
+    return hipdnnSdkOpFieldIndex(&info, HIPDNN_SDK_FIELD_OUTPUT, p);
+}
+int param_field(const hipdnnSdkOpInfo& info, int a) {
+    return hipdnnSdkOpFieldIndex(&info, HIPDNN_SDK_FIELD_PARAM, a);
+}
+
+// One node's op table (see graph.fbs): ports and parameters, by field index.
 flatbuffers::Offset<void> encode_op(flatbuffers::FlatBufferBuilder& b, const hipdnnSdkNode& n,
                                     const hipdnnSdkOpInfo& info) {
     flatbuffers::Offset<flatbuffers::Vector<int64_t>> lists[HIPDNN_MAX_OP_ATTRS];
@@ -57,22 +68,24 @@ flatbuffers::Offset<void> encode_op(flatbuffers::FlatBufferBuilder& b, const hip
         if (info.attrs[a].kind == HIPDNN_OP_ATTR_INT64_LIST && n.attrs[a].count > 0)
             lists[a] = b.CreateVector(n.attrs[a].i, static_cast<size_t>(n.attrs[a].count));
     auto start = b.StartTable();
-    int f = 0;
-    for (int p = 0; p < info.num_inputs; ++p, ++f)
-        if (n.inputs[p] != HIPDNN_NO_TENSOR) b.AddElement<int64_t>(field(f), n.inputs[p]);
-    for (int p = 0; p < info.num_outputs; ++p, ++f)
-        if (n.outputs[p] != HIPDNN_NO_TENSOR) b.AddElement<int64_t>(field(f), n.outputs[p]);
-    for (int a = 0; a < info.num_attrs; ++a, ++f) {
+    for (int p = 0; p < info.num_inputs; ++p)
+        if (n.inputs[p] != HIPDNN_NO_TENSOR)
+            b.AddElement<int64_t>(field(in_field(info, p)), n.inputs[p]);
+    for (int p = 0; p < info.num_outputs; ++p)
+        if (n.outputs[p] != HIPDNN_NO_TENSOR)
+            b.AddElement<int64_t>(field(out_field(info, p)), n.outputs[p]);
+    for (int a = 0; a < info.num_attrs; ++a) {
         const hipdnnSdkAttrValue& v = n.attrs[a];
+        const flatbuffers::voffset_t f = field(param_field(info, a));
         // Scalars are always written (their value is the default when unset); a list only
         // when set, since an unset list takes its length from the tensors.
         switch (info.attrs[a].kind) {
         case HIPDNN_OP_ATTR_INT64_LIST:
-            if (v.count > 0) b.AddOffset(field(f), lists[a]);
+            if (v.count > 0) b.AddOffset(f, lists[a]);
             break;
-        case HIPDNN_OP_ATTR_DOUBLE: b.AddElement<double>(field(f), v.d); break;
-        case HIPDNN_OP_ATTR_BOOLEAN: b.AddElement<uint8_t>(field(f), v.i[0] != 0); break;
-        default: b.AddElement<int64_t>(field(f), v.i[0]); break;
+        case HIPDNN_OP_ATTR_DOUBLE: b.AddElement<double>(f, v.d); break;
+        case HIPDNN_OP_ATTR_BOOLEAN: b.AddElement<uint8_t>(f, v.i[0] != 0); break;
+        default: b.AddElement<int64_t>(f, v.i[0]); break;
         }
     }
     return flatbuffers::Offset<void>(b.EndTable(start));
@@ -80,30 +93,30 @@ flatbuffers::Offset<void> encode_op(flatbuffers::FlatBufferBuilder& b, const hip
 
 // The reverse, on a table the generated verifier has checked against its schema type.
 bool decode_op(const flatbuffers::Table* t, const hipdnnSdkOpInfo& info, hipdnnSdkNode& n) {
-    int f = 0;
-    for (int p = 0; p < info.num_inputs; ++p, ++f)
-        n.inputs[p] = t->GetField<int64_t>(field(f), HIPDNN_NO_TENSOR);
-    for (int p = 0; p < info.num_outputs; ++p, ++f)
-        n.outputs[p] = t->GetField<int64_t>(field(f), HIPDNN_NO_TENSOR);
-    for (int a = 0; a < info.num_attrs; ++a, ++f) {
+    for (int p = 0; p < info.num_inputs; ++p)
+        n.inputs[p] = t->GetField<int64_t>(field(in_field(info, p)), HIPDNN_NO_TENSOR);
+    for (int p = 0; p < info.num_outputs; ++p)
+        n.outputs[p] = t->GetField<int64_t>(field(out_field(info, p)), HIPDNN_NO_TENSOR);
+    for (int a = 0; a < info.num_attrs; ++a) {
         hipdnnSdkAttrValue& v = n.attrs[a];
-        if (!t->CheckField(field(f))) continue;
+        const flatbuffers::voffset_t f = field(param_field(info, a));
+        if (!t->CheckField(f)) continue;
         switch (info.attrs[a].kind) {
         case HIPDNN_OP_ATTR_INT64_LIST: {
-            auto* vec = t->GetPointer<const flatbuffers::Vector<int64_t>*>(field(f));
+            auto* vec = t->GetPointer<const flatbuffers::Vector<int64_t>*>(f);
             if (!copy_longs(vec, v.i, info.attrs[a].max_count, &v.count)) return false;
             break;
         }
         case HIPDNN_OP_ATTR_DOUBLE:
-            v.d = t->GetField<double>(field(f), 0.0);
+            v.d = t->GetField<double>(f, 0.0);
             v.count = 1;
             break;
         case HIPDNN_OP_ATTR_BOOLEAN:
-            v.i[0] = t->GetField<uint8_t>(field(f), 0) != 0;
+            v.i[0] = t->GetField<uint8_t>(f, 0) != 0;
             v.count = 1;
             break;
         default:
-            v.i[0] = t->GetField<int64_t>(field(f), 0);
+            v.i[0] = t->GetField<int64_t>(f, 0);
             v.count = 1;
             break;
         }

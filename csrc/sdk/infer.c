@@ -117,10 +117,11 @@ static bool need_input(err_t* e, const char* label, const char* port, hipdnnSdkT
     return true;
 }
 
-static bool infer_conv(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* label) {
-    hipdnnSdkTensor* x = tensor_of(e, g, n->inputs[HIPDNN_CONV_X]);
-    hipdnnSdkTensor* w = tensor_of(e, g, n->inputs[HIPDNN_CONV_W]);
-    hipdnnSdkTensor* y = tensor_of(e, g, n->outputs[HIPDNN_CONV_Y]);
+/* The forward convolution's output dims for image x and filter w (either may be the
+ * op's output for dgrad/wgrad; the caller checks that they have dims): fills the four
+ * spatial lists' defaults, checks them and the groups, and writes rank x->ndim dims. */
+static bool conv_dims(err_t* e, hipdnnSdkNode* n, const hipdnnSdkTensor* x,
+                      const hipdnnSdkTensor* w, const char* label, int64_t* dims) {
     char a[200], b[200];
     if (x->ndim < 3 || x->ndim > 2 + HIPDNN_MAX_SPATIAL)
         return fail(e, "%s: image '%s' is %s; it needs rank 3 to %d "
@@ -159,7 +160,8 @@ static bool infer_conv(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char
         return fail(e, "%s: weight K=%lld is not a multiple of the %lld "
                           "groups (image C=%lld / weight C=%lld)", label, (long long)K,
                           (long long)groups, (long long)C, (long long)wc);
-    int64_t dims[HIPDNN_MAX_DIMS] = {x->dims[0], K};
+    dims[0] = x->dims[0];
+    dims[1] = K;
     for (int i = 0; i < ns; ++i) {
         if (stride[i] < 1 || dil[i] < 1 || pre[i] < 0 || post[i] < 0)
             return fail(e, "%s: spatial dim %d has stride %lld, "
@@ -180,9 +182,47 @@ static bool infer_conv(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char
                               (long long)span);
         dims[2 + i] = (in - span) / stride[i] + 1;
     }
+    return true;
+}
+
+static bool infer_conv(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* label) {
+    hipdnnSdkTensor* x = tensor_of(e, g, n->inputs[HIPDNN_CONV_X]);
+    hipdnnSdkTensor* w = tensor_of(e, g, n->inputs[HIPDNN_CONV_W]);
+    hipdnnSdkTensor* y = tensor_of(e, g, n->outputs[HIPDNN_CONV_Y]);
+    int64_t dims[HIPDNN_MAX_DIMS];
+    if (!conv_dims(e, n, x, w, label, dims)) return false;
     if (n->compute_type == HIPDNN_DATA_NOT_SET) n->compute_type = HIPDNN_DATA_FLOAT;
     return set_output(e, label, "y", y, x->ndim, dims, x,
                       y->is_virtual ? n->compute_type : x->data_type);
+}
+
+/* conv_dgrad (dy, w -> dx) and conv_wgrad (x, dy -> dw): the output's dims are given; the
+ * forward convolution of x (or dx) with w (or dw) must give dy's dims. */
+static bool infer_conv_grad(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* label) {
+    bool data = n->kind == HIPDNN_OP_CONV_DGRAD;
+    hipdnnSdkTensor* dy = tensor_of(e, g, n->inputs[data ? HIPDNN_DGRAD_DY : HIPDNN_WGRAD_DY]);
+    hipdnnSdkTensor* other = tensor_of(e, g, n->inputs[data ? HIPDNN_DGRAD_W : HIPDNN_WGRAD_X]);
+    hipdnnSdkTensor* out = tensor_of(e, g, n->outputs[0]);
+    const char* port = data ? "dx" : "dw";
+    char a[200], b[200];
+    if (out->ndim == 0)
+        return fail(e, "%s: output '%s' (tensor '%s') has no dims; give them (%s), as cuDNN "
+                    "frontend asks: stride and groups leave them ambiguous", label, port,
+                    out->name, data ? "the forward image's [N, C, spatial...]"
+                                    : "the filter's [K, C/groups, spatial...]");
+    int64_t dims[HIPDNN_MAX_DIMS];
+    if (!conv_dims(e, n, data ? out : other, data ? other : out, label, dims)) return false;
+    hipdnnSdkTensor fwd = *dy;
+    fwd.ndim = out->ndim;
+    memcpy(fwd.dims, dims, sizeof(dims));
+    bool same = dy->ndim == fwd.ndim;
+    for (int i = 0; same && i < fwd.ndim; ++i) same = dy->dims[i] == fwd.dims[i];
+    if (!same)
+        return fail(e, "%s: dy '%s' is %s but the forward convolution of these shapes gives %s",
+                    label, dy->name, shape_str(dy, a, sizeof(a)), shape_str(&fwd, b, sizeof(b)));
+    if (n->compute_type == HIPDNN_DATA_NOT_SET) n->compute_type = HIPDNN_DATA_FLOAT;
+    return set_output(e, label, port, out, out->ndim, out->dims, data ? dy : other,
+                      out->is_virtual ? n->compute_type : dy->data_type);
 }
 
 /* NumPy broadcasting of the dims of a and b (right-aligned). */
@@ -225,49 +265,89 @@ static bool infer_matmul(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const ch
                       C->is_virtual ? n->compute_type : A->data_type);
 }
 
+/* Parameters a mode reads must be usable: finite, and softplus's beta not 0 (it divides). */
+static bool pointwise_params_ok(err_t* e, const hipdnnSdkNode* n, const char* label) {
+    hipdnnPointwiseMode_t m = hipdnnSdkNodeMode(n);
+    int slot = -1;
+    if (m == HIPDNN_POINTWISE_ELU_FWD || m == HIPDNN_POINTWISE_ELU_BWD) slot = HIPDNN_PW_ELU_ALPHA;
+    if (m == HIPDNN_POINTWISE_SOFTPLUS_FWD || m == HIPDNN_POINTWISE_SOFTPLUS_BWD)
+        slot = HIPDNN_PW_SOFTPLUS_BETA;
+    if (m == HIPDNN_POINTWISE_SWISH_FWD || m == HIPDNN_POINTWISE_SWISH_BWD)
+        slot = HIPDNN_PW_SWISH_BETA;
+    if (slot < 0) return true;
+    double v = n->attrs[slot].d;
+    const char* name = hipdnnSdkOpInfoGet(n->kind)->attrs[slot].name;
+    if (v - v != 0.0) return fail(e, "%s: %s is %g; it must be finite", label, name, v);
+    if (slot == HIPDNN_PW_SOFTPLUS_BETA && v == 0.0)
+        return fail(e, "%s: %s is 0; softplus divides by it", label, name);
+    return true;
+}
+
 static bool infer_pointwise(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* label) {
-    hipdnnSdkTensor* x = tensor_of(e, g, n->inputs[HIPDNN_PW_X]);
-    hipdnnSdkTensor* bt = tensor_of(e, g, n->inputs[HIPDNN_PW_B]);
-    hipdnnSdkTensor* y = tensor_of(e, g, n->outputs[HIPDNN_PW_Y]);
+    const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
+    hipdnnPointwiseMode_t mode = hipdnnSdkNodeMode(n);
+    unsigned in_set = 0, out_set = 0;
+    for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
+        if (n->inputs[p] != HIPDNN_NO_TENSOR) in_set |= 1u << p;
+        if (n->outputs[p] != HIPDNN_NO_TENSOR) out_set |= 1u << p;
+    }
+    if (!hipdnnSdkPointwiseCheckPorts(mode, in_set, out_set, label, e->buf, e->len)) return false;
+    if (!pointwise_params_ok(e, n, label)) return false;
+    hipdnnSdkPointwisePorts ports;
+    hipdnnSdkPointwisePortsOf(mode, &ports);
+    hipdnnSdkTensor* in[3] = {NULL, NULL, NULL};
+    for (int k = 0; k < ports.arity; ++k) in[k] = tensor_of(e, g, n->inputs[ports.inputs[k]]);
+    hipdnnSdkTensor* y = tensor_of(e, g, n->outputs[ports.output]);
+    const char* yport = info->outputs[ports.output].name;
     char a[200], b[200];
-    int arity = hipdnnSdkPointwiseArity(hipdnnSdkNodeMode(n));
-    if (arity == 0)
-        return fail(e, "%s: pointwise mode %lld is not set or unknown", label,
-                    (long long)n->attrs[HIPDNN_PW_MODE].i[0]);
-    if (arity == 1 && bt)
-        return fail(e, "%s: takes one input but b (tensor '%s') is set", label, bt->name);
-    if (arity == 2 && !bt) return fail(e, "%s: input 'b' is not set", label);
-    int32_t r = x->ndim;
+    /* Every operand broadcasts onto the output, NumPy-style. */
+    hipdnnSdkTensor shape = *in[0];
+    for (int k = 1; k < ports.arity; ++k) {
+        hipdnnSdkTensor next = shape;
+        if (!broadcast(&shape, in[k], 0, &next.ndim, next.dims)) {
+            const char* p0 = info->inputs[ports.inputs[0]].name;
+            const char* pk = info->inputs[ports.inputs[k]].name;
+            if (k == 1)
+                return fail(e, "%s: %s '%s' %s and %s '%s' %s do not broadcast", label, p0,
+                            in[0]->name, shape_str(in[0], a, sizeof(a)), pk, in[k]->name,
+                            shape_str(in[k], b, sizeof(b)));
+            return fail(e, "%s: the other inputs broadcast to %s but %s '%s' %s does not "
+                        "broadcast with them", label, shape_str(&shape, a, sizeof(a)), pk,
+                        in[k]->name, shape_str(in[k], b, sizeof(b)));
+        }
+        shape = next;
+    }
+    int32_t r = shape.ndim;
     int64_t dims[HIPDNN_MAX_DIMS];
-    memcpy(dims, x->dims, sizeof(dims));
-    if (bt && !broadcast(x, bt, 0, &r, dims))
-        return fail(e, "%s: x '%s' %s and b '%s' %s do not broadcast",
-                          label, x->name, shape_str(x, a, sizeof(a)), bt->name,
-                          shape_str(bt, b, sizeof(b)));
+    memcpy(dims, shape.dims, sizeof(dims));
     if (y->ndim != 0) {
         /* A given output shape may be larger than the inputs; they broadcast into it. */
         int32_t rr = 0;
         int64_t d2[HIPDNN_MAX_DIMS];
-        hipdnnSdkTensor tmp = *y;
-        tmp.ndim = r;
-        memcpy(tmp.dims, dims, sizeof(dims));
-        if (broadcast(y, &tmp, 0, &rr, d2) && rr == y->ndim &&
+        if (broadcast(y, &shape, 0, &rr, d2) && rr == y->ndim &&
             memcmp(d2, y->dims, (size_t)rr * sizeof(int64_t)) == 0) {
             r = y->ndim;
             memcpy(dims, y->dims, sizeof(dims));
         }
     }
+    if (mode == HIPDNN_POINTWISE_GEN_INDEX && n->attrs[HIPDNN_PW_AXIS].i[0] >= r)
+        return fail(e, "%s: axis %lld is out of range for the output's rank %d", label,
+                    (long long)n->attrs[HIPDNN_PW_AXIS].i[0], (int)r);
     if (n->compute_type == HIPDNN_DATA_NOT_SET) n->compute_type = HIPDNN_DATA_FLOAT;
-    bool x_full = x->ndim == r && memcmp(x->dims, dims, (size_t)r * sizeof(int64_t)) == 0;
-    bool b_full = bt && bt->ndim == r && memcmp(bt->dims, dims, (size_t)r * sizeof(int64_t)) == 0;
+    /* Comparisons and logic give BOOLEAN; otherwise a virtual output takes the compute
+     * type and a graph output its first operand's type (cuDNN frontend's defaults). */
+    hipdnnDataType_t dtype = y->is_virtual ? n->compute_type : in[0]->data_type;
+    if (hipdnnSdkPointwiseIsLogical(mode)) dtype = HIPDNN_DATA_BOOLEAN;
+    const hipdnnSdkTensor* like = NULL; /* the first operand shaped as the output */
+    for (int k = 0; k < ports.arity && !like; ++k)
+        if (in[k]->ndim == r && memcmp(in[k]->dims, dims, (size_t)r * sizeof(int64_t)) == 0)
+            like = in[k];
     bool strides_given = y->strides[0] != 0;
-    if (!set_output(e, label, "y", y, r, dims, x_full ? x : NULL,
-                    y->is_virtual ? n->compute_type : x->data_type))
+    if (!set_output(e, label, yport, y, r, dims, like == in[0] ? in[0] : NULL, dtype))
         return false;
     /* cuDNN frontend's rule: an output shaped as an input takes that input's strides, so
      * a strided view in gives a like view out; unless they would overlap (an aliasing
      * input).  Virtual tensors stay packed: their layout is the engine's business. */
-    const hipdnnSdkTensor* like = x_full ? x : b_full ? bt : NULL;
     if (!strides_given && !y->is_virtual && like &&
         !hipdnnSdkStridesOverlap(like->ndim, like->dims, like->strides))
         memcpy(y->strides, like->strides, (size_t)r * sizeof(int64_t));
@@ -466,11 +546,80 @@ static bool infer_norm(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char
     return true;
 }
 
+/* y = x[start : limit : step] per dim; the lists have one value per dim of x. */
+static bool infer_slice(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* label) {
+    hipdnnSdkTensor* x = tensor_of(e, g, n->inputs[0]);
+    hipdnnSdkTensor* y = tensor_of(e, g, n->outputs[0]);
+    hipdnnSdkAttrValue* start = &n->attrs[HIPDNN_SLICE_START];
+    hipdnnSdkAttrValue* limit = &n->attrs[HIPDNN_SLICE_LIMIT];
+    hipdnnSdkAttrValue* step = &n->attrs[HIPDNN_SLICE_STEP];
+    char a[200];
+    if (limit->count != x->ndim)
+        return fail(e, "%s: limit has %d values but x '%s' is %s; give one per dim", label,
+                    (int)limit->count, x->name, shape_str(x, a, sizeof(a)));
+    for (int32_t i = 0; i < x->ndim; ++i) {
+        if (start->count == 0) start->i[i] = 0;
+        if (step->count == 0) step->i[i] = 1;
+    }
+    start->count = step->count = x->ndim;
+    int64_t dims[HIPDNN_MAX_DIMS];
+    for (int32_t i = 0; i < x->ndim; ++i) {
+        if (start->i[i] >= limit->i[i] || limit->i[i] > x->dims[i])
+            return fail(e, "%s: dim %d: start %lld, limit %lld; need start < limit <= %lld "
+                        "(x '%s' is %s)", label, (int)i, (long long)start->i[i],
+                        (long long)limit->i[i], (long long)x->dims[i], x->name,
+                        shape_str(x, a, sizeof(a)));
+        dims[i] = (limit->i[i] - start->i[i] + step->i[i] - 1) / step->i[i];
+    }
+    if (n->compute_type == HIPDNN_DATA_NOT_SET) n->compute_type = HIPDNN_DATA_FLOAT;
+    return set_output(e, label, "y", y, x->ndim, dims, x, x->data_type);
+}
+
+/* y = the set inputs (x0, x1, then any of x2.. in order) joined along axis. */
+static bool infer_concat(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* label) {
+    hipdnnSdkTensor* y = tensor_of(e, g, n->outputs[0]);
+    hipdnnSdkTensor* first = tensor_of(e, g, n->inputs[0]);
+    int64_t axis = n->attrs[HIPDNN_CONCAT_AXIS].i[0];
+    char a[200], b[200];
+    if (axis >= first->ndim)
+        return fail(e, "%s: axis %lld but x0 '%s' is %s", label, (long long)axis, first->name,
+                    shape_str(first, a, sizeof(a)));
+    int64_t dims[HIPDNN_MAX_DIMS];
+    memcpy(dims, first->dims, sizeof(dims));
+    dims[axis] = 0;
+    bool gap = false;
+    for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
+        hipdnnSdkTensor* t = tensor_of(e, g, n->inputs[p]);
+        if (!t) {
+            gap = true;
+            continue;
+        }
+        if (gap)
+            return fail(e, "%s: input x%d is set after an unset one; set the inputs in order",
+                        label, p);
+        bool ok = t->ndim == first->ndim;
+        for (int i = 0; ok && i < t->ndim; ++i) ok = i == axis || t->dims[i] == first->dims[i];
+        if (!ok)
+            return fail(e, "%s: x%d '%s' is %s but x0 '%s' is %s; all dims but axis %lld must "
+                        "match", label, p, t->name, shape_str(t, a, sizeof(a)), first->name,
+                        shape_str(first, b, sizeof(b)), (long long)axis);
+        if (t->data_type != first->data_type)
+            return fail(e, "%s: x%d '%s' is %s but x0 '%s' is %s; the inputs share one data "
+                        "type", label, p, t->name, hipdnnSdkDataTypeName(t->data_type),
+                        first->name, hipdnnSdkDataTypeName(first->data_type));
+        dims[axis] += t->dims[axis];
+    }
+    if (n->compute_type == HIPDNN_DATA_NOT_SET) n->compute_type = HIPDNN_DATA_FLOAT;
+    return set_output(e, label, "y", y, first->ndim, dims, first, first->data_type);
+}
+
 typedef bool (*infer_fn)(err_t*, hipdnnSdkNode*, hipdnnSdkGraph*, const char*);
 
 /* By op kind, as the op table orders them. */
-static const infer_fn k_rules[] = {NULL,          infer_conv,      infer_matmul, infer_pointwise,
-                                   infer_batchnorm, infer_reduction, infer_norm};
+static const infer_fn k_rules[] = {NULL,           infer_conv,      infer_matmul,
+                                   infer_pointwise, infer_batchnorm, infer_reduction,
+                                   infer_norm,      infer_conv_grad, infer_conv_grad,
+                                   infer_slice,     infer_concat};
 
 bool hipdnnSdkInferNode(hipdnnSdkGraph* g, const hipdnnSdkUidMap* map, hipdnnSdkNode* n,
                         char* err, size_t err_len) {

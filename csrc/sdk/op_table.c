@@ -14,6 +14,15 @@
     {n, a, HIPDNN_TYPE_INT64, HIPDNN_OP_ATTR_INT64_LIST, HIPDNN_MAX_SPATIAL, lo, INT64_C(1) << 40, def}
 #define CLIP(n, a, def) {n, a, HIPDNN_TYPE_DOUBLE, HIPDNN_OP_ATTR_DOUBLE, 1, 0, 0, def}
 
+/* The convolution parameters, shared by conv_fprop, conv_dgrad and conv_wgrad. */
+#define CONV_PARAMS                                                                            \
+    {SPATIAL("pre_padding", HIPDNN_ATTR_CONVOLUTION_PRE_PADDINGS, 0, 0),                       \
+     SPATIAL("post_padding", HIPDNN_ATTR_CONVOLUTION_POST_PADDINGS, 0, 0),                     \
+     SPATIAL("stride", HIPDNN_ATTR_CONVOLUTION_FILTER_STRIDES, 1, 1),                          \
+     SPATIAL("dilation", HIPDNN_ATTR_CONVOLUTION_DILATIONS, 1, 1),                             \
+     {"conv_mode", HIPDNN_ATTR_CONVOLUTION_CONV_MODE, HIPDNN_TYPE_CONVOLUTION_MODE_EXT,        \
+      HIPDNN_OP_ATTR_ENUM, 1, 0, 1, HIPDNN_CROSS_CORRELATION}}
+
 static const hipdnnSdkOpInfo k_ops[] = {
     {
         .kind = HIPDNN_OP_CONV_FPROP,
@@ -26,13 +35,7 @@ static const hipdnnSdkOpInfo k_ops[] = {
                    IN("w", HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W)},
         .outputs = {IN("y", HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y)},
         .num_attrs = 5,
-        .attrs = {SPATIAL("pre_padding", HIPDNN_ATTR_CONVOLUTION_PRE_PADDINGS, 0, 0),
-                  SPATIAL("post_padding", HIPDNN_ATTR_CONVOLUTION_POST_PADDINGS, 0, 0),
-                  SPATIAL("stride", HIPDNN_ATTR_CONVOLUTION_FILTER_STRIDES, 1, 1),
-                  SPATIAL("dilation", HIPDNN_ATTR_CONVOLUTION_DILATIONS, 1, 1),
-                  {"conv_mode", HIPDNN_ATTR_CONVOLUTION_CONV_MODE,
-                   HIPDNN_TYPE_CONVOLUTION_MODE_EXT, HIPDNN_OP_ATTR_ENUM, 1, 0, 1,
-                   HIPDNN_CROSS_CORRELATION}},
+        .attrs = CONV_PARAMS,
     },
     {
         .kind = HIPDNN_OP_MATMUL,
@@ -51,18 +54,27 @@ static const hipdnnSdkOpInfo k_ops[] = {
         .name = "pointwise",
         .descriptor_type = HIPDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR,
         .descriptor_name = "OPERATION_POINTWISE",
-        .num_inputs = 2,
-        .num_outputs = 1,
+        /* Which ports a mode uses: hipdnnSdkPointwisePortsOf (cuDNN's backend layout). */
+        .num_inputs = 4,
+        .num_outputs = 2,
         .inputs = {IN("x", HIPDNN_ATTR_OPERATION_POINTWISE_XDESC),
-                   OPT("b", HIPDNN_ATTR_OPERATION_POINTWISE_BDESC)},
-        .outputs = {IN("y", HIPDNN_ATTR_OPERATION_POINTWISE_YDESC)},
-        .num_attrs = 4,
+                   OPT("b", HIPDNN_ATTR_OPERATION_POINTWISE_BDESC),
+                   OPT("dy", HIPDNN_ATTR_OPERATION_POINTWISE_DYDESC),
+                   OPT("t", HIPDNN_ATTR_OPERATION_POINTWISE_TDESC)},
+        .outputs = {OPT("y", HIPDNN_ATTR_OPERATION_POINTWISE_YDESC),
+                    OPT("dx", HIPDNN_ATTR_OPERATION_POINTWISE_DXDESC)},
+        .num_attrs = 8,
         /* mode: required (the default -1 is no mode) */
         .attrs = {{"mode", HIPDNN_ATTR_POINTWISE_MODE, HIPDNN_TYPE_POINTWISE_MODE_EXT,
                    HIPDNN_OP_ATTR_ENUM, 1, 0, 1000, -1},
                   CLIP("relu_lower_clip", HIPDNN_ATTR_POINTWISE_RELU_LOWER_CLIP, 0),
                   CLIP("relu_upper_clip", HIPDNN_ATTR_POINTWISE_RELU_UPPER_CLIP, INFINITY),
-                  CLIP("relu_lower_clip_slope", HIPDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE, 0)},
+                  CLIP("relu_lower_clip_slope", HIPDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE, 0),
+                  CLIP("elu_alpha", HIPDNN_ATTR_POINTWISE_ELU_ALPHA, 1),
+                  CLIP("softplus_beta", HIPDNN_ATTR_POINTWISE_SOFTPLUS_BETA, 1),
+                  CLIP("swish_beta", HIPDNN_ATTR_POINTWISE_SWISH_BETA, 1),
+                  {"axis", HIPDNN_ATTR_POINTWISE_AXIS, HIPDNN_TYPE_INT64, HIPDNN_OP_ATTR_INT64, 1,
+                   0, HIPDNN_MAX_DIMS - 1, 0}},
     },
     {
         .kind = HIPDNN_OP_BATCHNORM_INFERENCE,
@@ -124,6 +136,72 @@ static const hipdnnSdkOpInfo k_ops[] = {
                   {"zero_centered_gamma", HIPDNN_ATTR_OPERATION_NORM_FWD_ZERO_CENTERED_GAMMA_EXT,
                    HIPDNN_TYPE_BOOLEAN, HIPDNN_OP_ATTR_BOOLEAN, 1, 0, 1, 0}},
     },
+    {
+        .kind = HIPDNN_OP_CONV_DGRAD,
+        .name = "conv_dgrad",
+        .descriptor_type = HIPDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+        .descriptor_name = "OPERATION_CONVOLUTION_BACKWARD_DATA",
+        .num_inputs = 2,
+        .num_outputs = 1,
+        .inputs = {IN("dy", HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY),
+                   IN("w", HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W)},
+        .outputs = {IN("dx", HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX)},
+        .num_attrs = 5,
+        .attrs = CONV_PARAMS,
+    },
+    {
+        .kind = HIPDNN_OP_CONV_WGRAD,
+        .name = "conv_wgrad",
+        .descriptor_type = HIPDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+        .descriptor_name = "OPERATION_CONVOLUTION_BACKWARD_FILTER",
+        .num_inputs = 2,
+        .num_outputs = 1,
+        .inputs = {IN("x", HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X),
+                   IN("dy", HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY)},
+        .outputs = {IN("dw", HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW)},
+        .num_attrs = 5,
+        .attrs = CONV_PARAMS,
+    },
+    {
+        .kind = HIPDNN_OP_SLICE,
+        .name = "slice",
+        .descriptor_type = HIPDNN_BACKEND_OPERATION_SLICE_DESCRIPTOR_EXT,
+        .descriptor_name = "OPERATION_SLICE_EXT",
+        .num_inputs = 1,
+        .num_outputs = 1,
+        .inputs = {IN("x", HIPDNN_ATTR_OPERATION_SLICE_X_EXT)},
+        .outputs = {IN("y", HIPDNN_ATTR_OPERATION_SLICE_Y_EXT)},
+        .num_attrs = 3,
+        /* limit's default 0 stands for "not set" (a limit is at least 1) */
+        .attrs = {{"start", HIPDNN_ATTR_OPERATION_SLICE_START_EXT, HIPDNN_TYPE_INT64,
+                   HIPDNN_OP_ATTR_INT64_LIST, HIPDNN_MAX_DIMS, 0, INT64_C(1) << 40, 0},
+                  {"limit", HIPDNN_ATTR_OPERATION_SLICE_LIMIT_EXT, HIPDNN_TYPE_INT64,
+                   HIPDNN_OP_ATTR_INT64_LIST, HIPDNN_MAX_DIMS, 1, INT64_C(1) << 40, 0},
+                  {"step", HIPDNN_ATTR_OPERATION_SLICE_STEP_EXT, HIPDNN_TYPE_INT64,
+                   HIPDNN_OP_ATTR_INT64_LIST, HIPDNN_MAX_DIMS, 1, INT64_C(1) << 40, 1}},
+    },
+    {
+        .kind = HIPDNN_OP_CONCATENATE,
+        .name = "concatenate",
+        .descriptor_type = HIPDNN_BACKEND_OPERATION_CONCAT_DESCRIPTOR,
+        .descriptor_name = "OPERATION_CONCAT",
+        .num_inputs = 8,
+        .num_outputs = 1,
+        .inputs = {IN("x0", HIPDNN_ATTR_OPERATION_CONCAT_INPUT_0_EXT),
+                   IN("x1", HIPDNN_ATTR_OPERATION_CONCAT_INPUT_1_EXT),
+                   OPT("x2", HIPDNN_ATTR_OPERATION_CONCAT_INPUT_2_EXT),
+                   OPT("x3", HIPDNN_ATTR_OPERATION_CONCAT_INPUT_3_EXT),
+                   OPT("x4", HIPDNN_ATTR_OPERATION_CONCAT_INPUT_4_EXT),
+                   OPT("x5", HIPDNN_ATTR_OPERATION_CONCAT_INPUT_5_EXT),
+                   OPT("x6", HIPDNN_ATTR_OPERATION_CONCAT_INPUT_6_EXT),
+                   OPT("x7", HIPDNN_ATTR_OPERATION_CONCAT_INPUT_7_EXT)},
+        .outputs = {IN("y", HIPDNN_ATTR_OPERATION_CONCAT_OUTPUT_DESC)},
+        .num_attrs = 2,
+        .attrs = {{"axis", HIPDNN_ATTR_OPERATION_CONCAT_AXIS, HIPDNN_TYPE_INT64,
+                   HIPDNN_OP_ATTR_INT64, 1, 0, HIPDNN_MAX_DIMS - 1, 0},
+                  {"in_place_index", HIPDNN_ATTR_OPERATION_CONCAT_INPLACE_INDEX,
+                   HIPDNN_TYPE_INT64, HIPDNN_OP_ATTR_INT64, 1, -1, 7, -1}},
+    },
 };
 
 #define NUM_OPS ((int32_t)(sizeof(k_ops) / sizeof(k_ops[0])))
@@ -144,29 +222,183 @@ const hipdnnSdkOpInfo* hipdnnSdkOpInfoForDescriptor(hipdnnBackendDescriptorType_
     return NULL;
 }
 
+/* Every mode of hipdnnPointwiseMode_t but ATAN2 (which cuDNN frontend does not expose
+ * either): its name (cuDNN frontend's method), its operand count and what kind it is. */
+enum { PW_FWD = 0, PW_BWD = 1, PW_BOOL = 2 };
 static const struct {
     hipdnnPointwiseMode_t mode;
     const char* name;
     int arity;
+    int kind;
 } k_pointwise[] = {
-    {HIPDNN_POINTWISE_ADD, "add", 2},           {HIPDNN_POINTWISE_SUB, "sub", 2},
-    {HIPDNN_POINTWISE_MUL, "mul", 2},           {HIPDNN_POINTWISE_DIV, "div", 2},
-    {HIPDNN_POINTWISE_MAX, "max", 2},           {HIPDNN_POINTWISE_MIN, "min", 2},
-    {HIPDNN_POINTWISE_IDENTITY, "identity", 1}, {HIPDNN_POINTWISE_RELU_FWD, "relu", 1},
-    {HIPDNN_POINTWISE_SIGMOID_FWD, "sigmoid", 1}, {HIPDNN_POINTWISE_TANH_FWD, "tanh", 1},
-    {HIPDNN_POINTWISE_GELU_FWD, "gelu", 1},     {HIPDNN_POINTWISE_EXP, "exp", 1},
+    {HIPDNN_POINTWISE_ADD, "add", 2, PW_FWD},
+    {HIPDNN_POINTWISE_MUL, "mul", 2, PW_FWD},
+    {HIPDNN_POINTWISE_MIN, "min", 2, PW_FWD},
+    {HIPDNN_POINTWISE_MAX, "max", 2, PW_FWD},
+    {HIPDNN_POINTWISE_SQRT, "sqrt", 1, PW_FWD},
+    {HIPDNN_POINTWISE_ADD_SQUARE, "add_square", 2, PW_FWD},
+    {HIPDNN_POINTWISE_DIV, "div", 2, PW_FWD},
+    {HIPDNN_POINTWISE_MOD, "mod", 2, PW_FWD},
+    {HIPDNN_POINTWISE_POW, "pow", 2, PW_FWD},
+    {HIPDNN_POINTWISE_SUB, "sub", 2, PW_FWD},
+    {HIPDNN_POINTWISE_ABS, "abs", 1, PW_FWD},
+    {HIPDNN_POINTWISE_CEIL, "ceil", 1, PW_FWD},
+    {HIPDNN_POINTWISE_COS, "cos", 1, PW_FWD},
+    {HIPDNN_POINTWISE_EXP, "exp", 1, PW_FWD},
+    {HIPDNN_POINTWISE_FLOOR, "floor", 1, PW_FWD},
+    {HIPDNN_POINTWISE_LOG, "log", 1, PW_FWD},
+    {HIPDNN_POINTWISE_NEG, "neg", 1, PW_FWD},
+    {HIPDNN_POINTWISE_RSQRT, "rsqrt", 1, PW_FWD},
+    {HIPDNN_POINTWISE_SIN, "sin", 1, PW_FWD},
+    {HIPDNN_POINTWISE_TAN, "tan", 1, PW_FWD},
+    {HIPDNN_POINTWISE_ERF, "erf", 1, PW_FWD},
+    {HIPDNN_POINTWISE_IDENTITY, "identity", 1, PW_FWD},
+    {HIPDNN_POINTWISE_RECIPROCAL, "reciprocal", 1, PW_FWD},
+    {HIPDNN_POINTWISE_RELU_FWD, "relu", 1, PW_FWD},
+    {HIPDNN_POINTWISE_TANH_FWD, "tanh", 1, PW_FWD},
+    {HIPDNN_POINTWISE_SIGMOID_FWD, "sigmoid", 1, PW_FWD},
+    {HIPDNN_POINTWISE_ELU_FWD, "elu", 1, PW_FWD},
+    {HIPDNN_POINTWISE_GELU_FWD, "gelu", 1, PW_FWD},
+    {HIPDNN_POINTWISE_SOFTPLUS_FWD, "softplus", 1, PW_FWD},
+    {HIPDNN_POINTWISE_SWISH_FWD, "swish", 1, PW_FWD},
+    {HIPDNN_POINTWISE_GELU_APPROX_TANH_FWD, "gelu_approx_tanh", 1, PW_FWD},
+    {HIPDNN_POINTWISE_RELU_BWD, "relu_backward", 2, PW_BWD},
+    {HIPDNN_POINTWISE_TANH_BWD, "tanh_backward", 2, PW_BWD},
+    {HIPDNN_POINTWISE_SIGMOID_BWD, "sigmoid_backward", 2, PW_BWD},
+    {HIPDNN_POINTWISE_ELU_BWD, "elu_backward", 2, PW_BWD},
+    {HIPDNN_POINTWISE_GELU_BWD, "gelu_backward", 2, PW_BWD},
+    {HIPDNN_POINTWISE_SOFTPLUS_BWD, "softplus_backward", 2, PW_BWD},
+    {HIPDNN_POINTWISE_SWISH_BWD, "swish_backward", 2, PW_BWD},
+    {HIPDNN_POINTWISE_GELU_APPROX_TANH_BWD, "gelu_approx_tanh_backward", 2, PW_BWD},
+    {HIPDNN_POINTWISE_CMP_EQ, "cmp_eq", 2, PW_BOOL},
+    {HIPDNN_POINTWISE_CMP_NEQ, "cmp_neq", 2, PW_BOOL},
+    {HIPDNN_POINTWISE_CMP_GT, "cmp_gt", 2, PW_BOOL},
+    {HIPDNN_POINTWISE_CMP_GE, "cmp_ge", 2, PW_BOOL},
+    {HIPDNN_POINTWISE_CMP_LT, "cmp_lt", 2, PW_BOOL},
+    {HIPDNN_POINTWISE_CMP_LE, "cmp_le", 2, PW_BOOL},
+    {HIPDNN_POINTWISE_LOGICAL_AND, "logical_and", 2, PW_BOOL},
+    {HIPDNN_POINTWISE_LOGICAL_OR, "logical_or", 2, PW_BOOL},
+    {HIPDNN_POINTWISE_LOGICAL_NOT, "logical_not", 1, PW_BOOL},
+    {HIPDNN_POINTWISE_GEN_INDEX, "gen_index", 1, PW_FWD},
+    {HIPDNN_POINTWISE_BINARY_SELECT, "binary_select", 3, PW_FWD},
 };
 
+#define NUM_PW_MODES (sizeof(k_pointwise) / sizeof(k_pointwise[0]))
+
+static int pw_find(hipdnnPointwiseMode_t mode) {
+    for (size_t i = 0; i < NUM_PW_MODES; ++i)
+        if (k_pointwise[i].mode == mode) return (int)i;
+    return -1;
+}
+
 const char* hipdnnSdkPointwiseModeName(hipdnnPointwiseMode_t mode) {
-    for (size_t i = 0; i < sizeof(k_pointwise) / sizeof(k_pointwise[0]); ++i)
-        if (k_pointwise[i].mode == mode) return k_pointwise[i].name;
-    return NULL;
+    int i = pw_find(mode);
+    return i >= 0 ? k_pointwise[i].name : NULL;
 }
 
 int hipdnnSdkPointwiseArity(hipdnnPointwiseMode_t mode) {
-    for (size_t i = 0; i < sizeof(k_pointwise) / sizeof(k_pointwise[0]); ++i)
-        if (k_pointwise[i].mode == mode) return k_pointwise[i].arity;
-    return 0;
+    int i = pw_find(mode);
+    return i >= 0 ? k_pointwise[i].arity : 0;
+}
+
+bool hipdnnSdkPointwiseIsBackward(hipdnnPointwiseMode_t mode) {
+    int i = pw_find(mode);
+    return i >= 0 && k_pointwise[i].kind == PW_BWD;
+}
+
+bool hipdnnSdkPointwiseIsLogical(hipdnnPointwiseMode_t mode) {
+    int i = pw_find(mode);
+    return i >= 0 && k_pointwise[i].kind == PW_BOOL;
+}
+
+bool hipdnnSdkPointwisePortsOf(hipdnnPointwiseMode_t mode, hipdnnSdkPointwisePorts* ports) {
+    int i = pw_find(mode);
+    ports->arity = i >= 0 ? k_pointwise[i].arity : 0;
+    if (i >= 0 && k_pointwise[i].kind == PW_BWD) { /* cuDNN: x and dy in, dx out */
+        ports->inputs[0] = HIPDNN_PW_X;
+        ports->inputs[1] = HIPDNN_PW_DY;
+        ports->inputs[2] = -1;
+        ports->output = HIPDNN_PW_DX;
+    } else {
+        ports->inputs[0] = HIPDNN_PW_X;
+        ports->inputs[1] = ports->arity >= 2 ? HIPDNN_PW_B : -1;
+        ports->inputs[2] = ports->arity >= 3 ? HIPDNN_PW_T : -1;
+        ports->output = HIPDNN_PW_Y;
+    }
+    return i >= 0;
+}
+
+int64_t hipdnnSdkPointwiseOperand(const hipdnnSdkNode* n, int k) {
+    hipdnnSdkPointwisePorts p;
+    if (!hipdnnSdkPointwisePortsOf(hipdnnSdkNodeMode(n), &p) || k < 0 || k >= p.arity)
+        return HIPDNN_NO_TENSOR;
+    return n->inputs[p.inputs[k]];
+}
+
+int64_t hipdnnSdkPointwiseOutput(const hipdnnSdkNode* n) {
+    hipdnnSdkPointwisePorts p;
+    if (!hipdnnSdkPointwisePortsOf(hipdnnSdkNodeMode(n), &p)) return HIPDNN_NO_TENSOR;
+    return n->outputs[p.output];
+}
+
+bool hipdnnSdkPointwiseCheckPorts(hipdnnPointwiseMode_t mode, unsigned in_set, unsigned out_set,
+                                  const char* label, char* err, size_t len) {
+    hipdnnSdkPointwisePorts p;
+    const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(HIPDNN_OP_POINTWISE);
+    if (!hipdnnSdkPointwisePortsOf(mode, &p)) {
+        hipdnnSdkFormat(err, len, "%s: pointwise mode %d is not set or unknown", label, (int)mode);
+        return false;
+    }
+    unsigned want_in = 0;
+    for (int k = 0; k < p.arity; ++k) want_in |= 1u << p.inputs[k];
+    const char* mname = hipdnnSdkPointwiseModeName(mode);
+    for (int q = 0; q < info->num_inputs; ++q) {
+        bool want = (want_in >> q) & 1u, set = (in_set >> q) & 1u;
+        if (want && !set) {
+            hipdnnSdkFormat(err, len, "%s: input '%s' is not set (%s takes %d input%s)", label,
+                            info->inputs[q].name, mname, p.arity, p.arity > 1 ? "s" : "");
+            return false;
+        }
+        if (set && !want) {
+            hipdnnSdkFormat(err, len, "%s: input '%s' is set but %s does not use it", label,
+                            info->inputs[q].name, mname);
+            return false;
+        }
+    }
+    for (int q = 0; q < info->num_outputs; ++q) {
+        bool want = q == p.output, set = (out_set >> q) & 1u;
+        if (want && !set) {
+            hipdnnSdkFormat(err, len, "%s: output '%s' is not set", label, info->outputs[q].name);
+            return false;
+        }
+        if (set && !want) {
+            hipdnnSdkFormat(err, len, "%s: output '%s' is set but %s writes '%s'", label,
+                            info->outputs[q].name, mname, info->outputs[p.output].name);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* graph.fbs numbered each op's fields inputs, outputs, parameters when format 2 came
+ * out; the schema is append-only, so ports added since follow the parameters, inputs
+ * then outputs: pointwise's dy and t, then dx. */
+static void format2_ports(const hipdnnSdkOpInfo* info, int* inputs, int* outputs) {
+    bool pw = info->kind == HIPDNN_OP_POINTWISE;
+    *inputs = pw ? 2 : info->num_inputs;
+    *outputs = pw ? 1 : info->num_outputs;
+}
+
+int hipdnnSdkOpFieldIndex(const hipdnnSdkOpInfo* info, hipdnnSdkFieldKind what, int index) {
+    int ni, no;
+    format2_ports(info, &ni, &no);
+    int params = ni + no, late = params + info->num_attrs;
+    switch (what) {
+    case HIPDNN_SDK_FIELD_INPUT: return index < ni ? index : late + (index - ni);
+    case HIPDNN_SDK_FIELD_OUTPUT:
+        return index < no ? ni + index : late + (info->num_inputs - ni) + (index - no);
+    default: return params + index;
+    }
 }
 
 bool hipdnnSdkEnumValid(hipdnnBackendAttributeType_t type, int64_t v) {

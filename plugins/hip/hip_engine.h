@@ -108,8 +108,13 @@ bool hipe_set_device(int device, char* why, size_t len);
 /* Multiprocessors (CUs) of `device`, for grid sizes. */
 bool hipe_sm_count(int device, int* count, char* why, size_t len);
 /* Vectors a thread of the interpreting fast kernel loads at once, for S slots (fewer where
- * more slots take more registers). */
+ * more slots take more registers).  One on AMD, where clang will not unroll two copies of
+ * the interpreter with every pointwise mode in it. */
+#if defined(__HIP_PLATFORM_AMD__)
+#define HIPE_INTERP_FAST_U(S) 1
+#else
 #define HIPE_INTERP_FAST_U(S) ((S) <= 2 ? 2 : 1)
+#endif
 /* Launches the interpreting kernel on `stream`: `slots` picks the variant, `fast` the fast
  * way (prog->aligned and every tensor contiguous) or the generic one; the grid is capped at
  * grid_cap blocks (the kernel strides over the rest).  False with `why` when the launch

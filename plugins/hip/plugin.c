@@ -579,7 +579,8 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginEnqueueOpGraph(
     }
     pw_program prog = plan->prog; /* a copy on the stack: passed by value to the kernel */
     for (int i = 0; i < prog.nin; ++i)
-        if ((st = data_pointer(plan, buffers, num_buffers, plan->in_uid[i], &prog.in[i].ptr)))
+        if (plan->in_uid[i] != HIPDNN_NO_TENSOR && /* gen_index's coordinates: no memory */
+            (st = data_pointer(plan, buffers, num_buffers, plan->in_uid[i], &prog.in[i].ptr)))
             goto done;
     for (int i = 0; i < prog.nout; ++i)
         if ((st = data_pointer(plan, buffers, num_buffers, plan->out_uid[i], &prog.out[i].ptr)))

@@ -49,13 +49,68 @@ static int fn_of(hipdnnPointwiseMode_t m) {
     case HIPDNN_POINTWISE_DIV: return PW_DIV;
     case HIPDNN_POINTWISE_MAX: return PW_MAX;
     case HIPDNN_POINTWISE_MIN: return PW_MIN;
+    case HIPDNN_POINTWISE_ADD_SQUARE: return PW_ADD_SQUARE;
+    case HIPDNN_POINTWISE_MOD: return PW_MOD;
+    case HIPDNN_POINTWISE_POW: return PW_POW;
+    case HIPDNN_POINTWISE_CMP_EQ: return PW_CMP_EQ;
+    case HIPDNN_POINTWISE_CMP_NEQ: return PW_CMP_NEQ;
+    case HIPDNN_POINTWISE_CMP_GT: return PW_CMP_GT;
+    case HIPDNN_POINTWISE_CMP_GE: return PW_CMP_GE;
+    case HIPDNN_POINTWISE_CMP_LT: return PW_CMP_LT;
+    case HIPDNN_POINTWISE_CMP_LE: return PW_CMP_LE;
+    case HIPDNN_POINTWISE_LOGICAL_AND: return PW_AND;
+    case HIPDNN_POINTWISE_LOGICAL_OR: return PW_OR;
+    case HIPDNN_POINTWISE_RELU_BWD: return PW_RELU_BWD;
+    case HIPDNN_POINTWISE_TANH_BWD: return PW_TANH_BWD;
+    case HIPDNN_POINTWISE_SIGMOID_BWD: return PW_SIGMOID_BWD;
+    case HIPDNN_POINTWISE_ELU_BWD: return PW_ELU_BWD;
+    case HIPDNN_POINTWISE_GELU_BWD: return PW_GELU_BWD;
+    case HIPDNN_POINTWISE_SOFTPLUS_BWD: return PW_SOFTPLUS_BWD;
+    case HIPDNN_POINTWISE_SWISH_BWD: return PW_SWISH_BWD;
+    case HIPDNN_POINTWISE_GELU_APPROX_TANH_BWD: return PW_GELU_TANH_BWD;
     case HIPDNN_POINTWISE_IDENTITY: return PW_IDENTITY;
+    case HIPDNN_POINTWISE_GEN_INDEX: return PW_IDENTITY; /* of its coordinate input */
     case HIPDNN_POINTWISE_RELU_FWD: return PW_RELU;
     case HIPDNN_POINTWISE_SIGMOID_FWD: return PW_SIGMOID;
     case HIPDNN_POINTWISE_TANH_FWD: return PW_TANH;
     case HIPDNN_POINTWISE_GELU_FWD: return PW_GELU;
     case HIPDNN_POINTWISE_EXP: return PW_EXP;
+    case HIPDNN_POINTWISE_SQRT: return PW_SQRT;
+    case HIPDNN_POINTWISE_RSQRT: return PW_RSQRT;
+    case HIPDNN_POINTWISE_RECIPROCAL: return PW_RECIPROCAL;
+    case HIPDNN_POINTWISE_ABS: return PW_ABS;
+    case HIPDNN_POINTWISE_NEG: return PW_NEG;
+    case HIPDNN_POINTWISE_CEIL: return PW_CEIL;
+    case HIPDNN_POINTWISE_FLOOR: return PW_FLOOR;
+    case HIPDNN_POINTWISE_LOG: return PW_LOG;
+    case HIPDNN_POINTWISE_SIN: return PW_SIN;
+    case HIPDNN_POINTWISE_COS: return PW_COS;
+    case HIPDNN_POINTWISE_TAN: return PW_TAN;
+    case HIPDNN_POINTWISE_ERF: return PW_ERF;
+    case HIPDNN_POINTWISE_ELU_FWD: return PW_ELU;
+    case HIPDNN_POINTWISE_SOFTPLUS_FWD: return PW_SOFTPLUS;
+    case HIPDNN_POINTWISE_SWISH_FWD: return PW_SWISH;
+    case HIPDNN_POINTWISE_GELU_APPROX_TANH_FWD: return PW_GELU_TANH;
+    case HIPDNN_POINTWISE_LOGICAL_NOT: return PW_NOT;
+    case HIPDNN_POINTWISE_BINARY_SELECT: return 0; /* its own opcode, SELECT */
     default: return -1;
+    }
+}
+
+/* The function's one parameter (elu's alpha, softplus's and swish's beta) or relu's three. */
+static void params_of(const hipdnnSdkNode* n, float* p) {
+    hipdnnPointwiseMode_t m = hipdnnSdkNodeMode(n);
+    p[0] = p[1] = p[2] = 0.0f;
+    if (m == HIPDNN_POINTWISE_RELU_FWD || m == HIPDNN_POINTWISE_RELU_BWD) {
+        p[0] = (float)n->attrs[HIPDNN_PW_RELU_LOWER_CLIP].d;
+        p[1] = (float)n->attrs[HIPDNN_PW_RELU_UPPER_CLIP].d;
+        p[2] = (float)n->attrs[HIPDNN_PW_RELU_LOWER_CLIP_SLOPE].d;
+    } else if (m == HIPDNN_POINTWISE_ELU_FWD || m == HIPDNN_POINTWISE_ELU_BWD) {
+        p[0] = (float)n->attrs[HIPDNN_PW_ELU_ALPHA].d;
+    } else if (m == HIPDNN_POINTWISE_SOFTPLUS_FWD || m == HIPDNN_POINTWISE_SOFTPLUS_BWD) {
+        p[0] = (float)n->attrs[HIPDNN_PW_SOFTPLUS_BETA].d;
+    } else if (m == HIPDNN_POINTWISE_SWISH_FWD || m == HIPDNN_POINTWISE_SWISH_BWD) {
+        p[0] = (float)n->attrs[HIPDNN_PW_SWISH_BETA].d;
     }
 }
 
@@ -64,18 +119,78 @@ static int storage_of(hipdnnDataType_t t) {
     case HIPDNN_DATA_FLOAT: return PW_F32;
     case HIPDNN_DATA_HALF: return PW_F16;
     case HIPDNN_DATA_BFLOAT16: return PW_BF16;
+    case HIPDNN_DATA_BOOLEAN: return PW_BOOL;
+    case HIPDNN_DATA_INT32: return PW_I32;
+    case HIPDNN_DATA_INT64: return PW_I64;
     default: return -1;
     }
 }
 
-/* How many input ports a node reads: a pointwise mode's arity, or batchnorm's five (x,
- * mean, inv_variance, scale, bias); 0 for what this engine does not run. */
+/* Bytes of one element of a storage type (0: no memory). */
+static int storage_bytes(int storage) {
+    switch (storage) {
+    case PW_F32: case PW_I32: return 4;
+    case PW_F16: case PW_BF16: return 2;
+    case PW_BOOL: return 1;
+    case PW_I64: return 8;
+    default: return 0;
+    }
+}
+
+static bool is_gen_index(const hipdnnSdkNode* n) {
+    return n->kind == HIPDNN_OP_POINTWISE && hipdnnSdkNodeMode(n) == HIPDNN_POINTWISE_GEN_INDEX;
+}
+
+/* How many tensors a node reads: a pointwise mode's arity (gen_index none: it reads
+ * coordinates, not x), or batchnorm's five (x, mean, inv_variance, scale, bias); 0 for
+ * what this engine does not run. */
 static int node_inputs(const hipdnnSdkNode* n) {
     if (n->kind == HIPDNN_OP_BATCHNORM_INFERENCE) return 5;
-    if (n->kind != HIPDNN_OP_POINTWISE) return 0;
+    if (n->kind != HIPDNN_OP_POINTWISE || is_gen_index(n)) return 0;
     hipdnnPointwiseMode_t mode = hipdnnSdkNodeMode(n);
-    int arity = hipdnnSdkPointwiseArity(mode);
-    return fn_of(mode) >= 0 && arity >= 1 && arity <= 2 ? arity : 0;
+    return fn_of(mode) >= 0 ? hipdnnSdkPointwiseArity(mode) : 0;
+}
+
+/* Whether this engine runs the node's op and mode. */
+static bool node_supported(const hipdnnSdkNode* n) {
+    return n->kind == HIPDNN_OP_BATCHNORM_INFERENCE ||
+           (n->kind == HIPDNN_OP_POINTWISE && fn_of(hipdnnSdkNodeMode(n)) >= 0);
+}
+
+/* Input k of a node, and its output (pointwise modes name their own ports). */
+static int64_t node_input(const hipdnnSdkNode* n, int k) {
+    return n->kind == HIPDNN_OP_POINTWISE ? hipdnnSdkPointwiseOperand(n, k) : n->inputs[k];
+}
+
+static int64_t node_output(const hipdnnSdkNode* n) {
+    return n->kind == HIPDNN_OP_POINTWISE ? hipdnnSdkPointwiseOutput(n) : n->outputs[0];
+}
+
+/* Port names for messages. */
+static const char* input_port(const hipdnnSdkNode* n, int k) {
+    const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
+    if (n->kind == HIPDNN_OP_POINTWISE) {
+        hipdnnSdkPointwisePorts ports;
+        hipdnnSdkPointwisePortsOf(hipdnnSdkNodeMode(n), &ports);
+        return k < ports.arity ? info->inputs[ports.inputs[k]].name : "?";
+    }
+    return info && k < info->num_inputs ? info->inputs[k].name : "?";
+}
+
+static const char* output_port(const hipdnnSdkNode* n) {
+    if (n->kind == HIPDNN_OP_POINTWISE && hipdnnSdkPointwiseIsBackward(hipdnnSdkNodeMode(n)))
+        return "dx";
+    return "y";
+}
+
+/* Output storage a node may write: fp32 / fp16 / bf16 always; BOOLEAN for comparisons
+ * and logic; INT32 / INT64 for those and gen_index (their values are exact in fp32). */
+static bool output_storage_ok(const hipdnnSdkNode* n, int storage) {
+    if (storage == PW_F32 || storage == PW_F16 || storage == PW_BF16) return true;
+    if (n->kind != HIPDNN_OP_POINTWISE) return false;
+    bool logical = hipdnnSdkPointwiseIsLogical(hipdnnSdkNodeMode(n));
+    if (storage == PW_BOOL) return logical;
+    return (storage == PW_I32 || storage == PW_I64) && (logical || is_gen_index(n));
 }
 
 /* ---- per-graph working state -------------------------------------------------------- */
@@ -90,6 +205,9 @@ typedef struct {
     int32_t* uses;     /* per tensor index: reads by nodes not yet emitted */
     int32_t* slot;     /* per tensor index: slot holding the value, -1 none */
     bool* written;
+    hipdnnSdkTensor* coords; /* per node: gen_index's coordinate input (a pseudo tensor
+                                whose index is num_tensors + node) */
+    int32_t in_index[PW_MAX_INPUTS]; /* tensor (or pseudo tensor) index of input i */
     int32_t R;         /* rank of the iteration space before merging */
     int64_t S[PW_MAX_DIMS];
     char* why;
@@ -103,6 +221,7 @@ static void compiler_free(compiler* c) {
     free(c->uses);
     free(c->slot);
     free(c->written);
+    free(c->coords);
 }
 
 static const hipdnnSdkTensor* tensor_at(const compiler* c, int64_t uid, int32_t* at) {
@@ -142,13 +261,46 @@ static bool tensor_ok(compiler* c, const hipdnnSdkNode* n, const char* port,
                            "must hold exactly one element", nl, port, t->name, (long long)t->uid);
         return true;
     }
-    if (storage_of(t->data_type) < 0)
+    int storage = storage_of(t->data_type);
+    if (!is_output && (storage < 0 || storage == PW_I32 || storage == PW_I64))
         return decline(c->why, c->len, "%s: %s '%s' (uid %lld): data type %s not supported "
-                       "(float32, float16, bfloat16 storage only)", nl, port, t->name,
+                       "(float32, float16, bfloat16, boolean inputs: fp32 compute)", nl, port,
+                       t->name, (long long)t->uid, dt);
+    if (is_output && (storage < 0 || !output_storage_ok(n, storage)))
+        return decline(c->why, c->len, "%s: %s '%s' (uid %lld): data type %s not supported "
+                       "for this output (float32, float16, bfloat16; boolean for comparisons "
+                       "and logic; int32, int64 for those and gen_index)", nl, port, t->name,
                        (long long)t->uid, dt);
     if (span_of(t) < 0)
         return decline(c->why, c->len, "%s: %s '%s' (uid %lld): dims below 1, negative strides "
                        "or over 2^48 elements", nl, port, t->name, (long long)t->uid);
+    return true;
+}
+
+/* gen_index's coordinates must be exact in fp32: its axis at most 2^24 long. */
+static bool gen_index_ok(compiler* c, const hipdnnSdkNode* n, const hipdnnSdkTensor* out,
+                         const char* nl) {
+    int64_t axis = n->attrs[HIPDNN_PW_AXIS].i[0];
+    if (axis < 0 || axis >= out->ndim)
+        return decline(c->why, c->len, "%s: axis %lld is out of range for rank %d", nl,
+                       (long long)axis, out->ndim);
+    if (out->dims[axis] > (INT64_C(1) << 24))
+        return decline(c->why, c->len, "%s: axis %lld has %lld indices; fp32 compute holds "
+                       "them exactly up to 2^24", nl, (long long)axis,
+                       (long long)out->dims[axis]);
+    /* The coordinate input: y's dims, stride 1 along the axis (program.c's pseudo tensor). */
+    hipdnnSdkTensor* t = &c->coords[n - c->g->nodes];
+    memset(t, 0, sizeof(*t));
+    t->uid = HIPDNN_NO_TENSOR;
+    t->name = (char*)"(coordinates)";
+    t->ndim = out->ndim;
+    for (int32_t k = 0; k < out->ndim; ++k) {
+        t->dims[k] = out->dims[k];
+        t->strides[k] = k == axis ? 1 : 0;
+    }
+    int32_t at = c->g->num_tensors + (int32_t)(n - c->g->nodes);
+    c->kind[at] = KIND_INPUT;
+    c->uses[at] = 1;
     return true;
 }
 
@@ -162,26 +314,31 @@ static bool check_nodes(compiler* c) {
         if (n->kind != HIPDNN_OP_POINTWISE && n->kind != HIPDNN_OP_BATCHNORM_INFERENCE)
             return decline(c->why, c->len, "%s: operation not supported (this engine runs "
                            "graphs of pointwise operations and batchnorm inference)", nl);
-        int arity = node_inputs(n);
-        if (arity == 0)
+        if (!node_supported(n))
             return decline(c->why, c->len, "%s: pointwise mode %d not supported", nl,
                            (int)hipdnnSdkNodeMode(n));
-        const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
+        int arity = node_inputs(n);
         hipdnnDataType_t ct = n->compute_type;
+        /* fp32 compute throughout; an integer compute type (cuDNN frontend gives gen_index
+         * INT32) only where the results are integers anyway */
+        bool int_results = n->kind == HIPDNN_OP_POINTWISE &&
+                           (is_gen_index(n) || hipdnnSdkPointwiseIsLogical(hipdnnSdkNodeMode(n)));
+        bool int_ct = ct == HIPDNN_DATA_INT32 || ct == HIPDNN_DATA_INT64 || ct == HIPDNN_DATA_BOOLEAN;
         if (ct != HIPDNN_DATA_NOT_SET && ct != HIPDNN_DATA_FLOAT && ct != HIPDNN_DATA_HALF &&
-            ct != HIPDNN_DATA_BFLOAT16)
+            ct != HIPDNN_DATA_BFLOAT16 && !(int_results && int_ct))
             return decline(c->why, c->len, "%s: compute type %s not supported (fp32 compute)", nl,
                            hipdnnSdkDataTypeName(ct));
         const hipdnnSdkTensor* in[HIPDNN_MAX_PORTS] = {NULL};
         for (int p = 0; p < arity; ++p) {
-            const char* port = info && p < info->num_inputs ? info->inputs[p].name : "?";
+            const char* port = input_port(n, p);
             int32_t at;
-            if (n->inputs[p] == HIPDNN_NO_TENSOR)
+            int64_t uid = node_input(n, p);
+            if (uid == HIPDNN_NO_TENSOR)
                 return decline(c->why, c->len, "%s: input %s not set", nl, port);
-            in[p] = tensor_at(c, n->inputs[p], &at);
+            in[p] = tensor_at(c, uid, &at);
             if (!in[p])
                 return decline(c->why, c->len, "%s: input %s names uid %lld, which is not in "
-                               "the graph", nl, port, (long long)n->inputs[p]);
+                               "the graph", nl, port, (long long)uid);
             if (!tensor_ok(c, n, port, in[p], false)) return false;
             if (in[p]->is_by_value) {
                 c->kind[at] = KIND_SCALAR;
@@ -195,21 +352,24 @@ static bool check_nodes(compiler* c) {
             c->uses[at]++;
         }
         int32_t at;
-        if (n->outputs[0] == HIPDNN_NO_TENSOR)
-            return decline(c->why, c->len, "%s: output y not set", nl);
-        const hipdnnSdkTensor* out = tensor_at(c, n->outputs[0], &at);
+        const char* oport = output_port(n);
+        int64_t ouid = node_output(n);
+        if (ouid == HIPDNN_NO_TENSOR)
+            return decline(c->why, c->len, "%s: output %s not set", nl, oport);
+        const hipdnnSdkTensor* out = tensor_at(c, ouid, &at);
         if (!out)
-            return decline(c->why, c->len, "%s: output y names uid %lld, which is not in the "
-                           "graph", nl, (long long)n->outputs[0]);
-        if (!tensor_ok(c, n, "y", out, true)) return false;
+            return decline(c->why, c->len, "%s: output %s names uid %lld, which is not in the "
+                           "graph", nl, oport, (long long)ouid);
+        if (!tensor_ok(c, n, oport, out, true)) return false;
         if (c->written[at] || c->kind[at] == KIND_INPUT)
-            return decline(c->why, c->len, "%s: y '%s' (uid %lld) is %s", nl, out->name,
+            return decline(c->why, c->len, "%s: %s '%s' (uid %lld) is %s", nl, oport, out->name,
                            (long long)out->uid, c->written[at] ? "written by an earlier node"
                                                                : "read before this node writes it");
         for (int p = 0; p < arity; ++p)
             if (in[p] == out)
-                return decline(c->why, c->len, "%s: y '%s' (uid %lld) is both input and "
-                               "output", nl, out->name, (long long)out->uid);
+                return decline(c->why, c->len, "%s: %s '%s' (uid %lld) is both input and "
+                               "output", nl, oport, out->name, (long long)out->uid);
+        if (is_gen_index(n) && !gen_index_ok(c, n, out, nl)) return false;
         c->written[at] = true;
         c->kind[at] = KIND_NODE;
     }
@@ -457,9 +617,29 @@ static bool emit_batchnorm(emitter* e, const hipdnnSdkNode* n) {
     return true;
 }
 
+/* binary_select: the mask t in the accumulator, x and b from slots or scalars. */
+static bool emit_select(emitter* e, const hipdnnSdkNode* n) {
+    compiler* c = e->c;
+    int32_t x = hipdnnSdkUidMapFind(&c->map, node_input(n, 0));
+    int32_t b = hipdnnSdkUidMapFind(&c->map, node_input(n, 1));
+    int32_t t = hipdnnSdkUidMapFind(&c->map, node_input(n, 2));
+    if (!get(e, t)) return false;
+    if ((x == t || b == t) && !spill(e)) return false; /* the mask read as a value too */
+    int ax, ab;
+    unsigned fx, fb;
+    if (!operand(e, x, &ax, &fx) || !operand(e, b, &ab, &fb))
+        return decline(c->why, c->len, "internal: operand of node '%s' is held nowhere",
+                       n->name);
+    if (!emit(e, PW_SELECT, ab, ax, fx | (fb & PW_SCALAR ? PW_SCALAR_B : 0u), NULL)) return false;
+    release(e, x);
+    release(e, b);
+    release(e, t);
+    return true;
+}
+
 static bool emit_node(emitter* e, const hipdnnSdkNode* n) {
     compiler* c = e->c;
-    int32_t y = hipdnnSdkUidMapFind(&c->map, n->outputs[0]);
+    int32_t y = hipdnnSdkUidMapFind(&c->map, node_output(n));
     if (n->kind == HIPDNN_OP_BATCHNORM_INFERENCE) {
         if (!emit_batchnorm(e, n)) return false;
         e->acc = y;
@@ -468,16 +648,23 @@ static bool emit_node(emitter* e, const hipdnnSdkNode* n) {
     hipdnnPointwiseMode_t mode = hipdnnSdkNodeMode(n);
     int fn = fn_of(mode);
     int arity = hipdnnSdkPointwiseArity(mode);
-    int32_t x = hipdnnSdkUidMapFind(&c->map, n->inputs[HIPDNN_PW_X]);
-    int32_t b = arity == 2 ? hipdnnSdkUidMapFind(&c->map, n->inputs[HIPDNN_PW_B]) : -1;
-    if (arity == 1) {
-        float p[3] = {(float)n->attrs[HIPDNN_PW_RELU_LOWER_CLIP].d,
-                      (float)n->attrs[HIPDNN_PW_RELU_UPPER_CLIP].d,
-                      (float)n->attrs[HIPDNN_PW_RELU_LOWER_CLIP_SLOPE].d};
+    float p[3];
+    params_of(n, p);
+    if (is_gen_index(n)) { /* the coordinates are its input */
+        int32_t coords = c->g->num_tensors + (int32_t)(n - c->g->nodes);
+        if (!get(e, coords)) return false;
+        release(e, coords);
+    } else if (mode == HIPDNN_POINTWISE_BINARY_SELECT) {
+        if (!emit_select(e, n)) return false;
+    } else if (arity == 1) {
+        int32_t x = hipdnnSdkUidMapFind(&c->map, node_input(n, 0));
         if (!get(e, x) || !emit(e, PW_UNARY, fn, 0, 0, p)) return false;
         release(e, x);
     } else {
-        /* acc = f(main, other), or f(other, main) reversed when acc already holds b */
+        /* acc = f(main, other), or f(other, main) reversed when acc already holds the
+         * second operand (b, or dy of the _BWD modes) */
+        int32_t x = hipdnnSdkUidMapFind(&c->map, node_input(n, 0));
+        int32_t b = hipdnnSdkUidMapFind(&c->map, node_input(n, 1));
         int32_t main = x, other = b;
         unsigned rev = 0;
         if (e->acc == b && e->acc != x) {
@@ -492,7 +679,7 @@ static bool emit_node(emitter* e, const hipdnnSdkNode* n) {
         if (!operand(e, other, &a, &flags))
             return decline(c->why, c->len, "internal: operand of node '%s' is held nowhere",
                            n->name);
-        if (!emit(e, PW_BINARY, fn, a, flags | rev, NULL)) return false;
+        if (!emit(e, PW_BINARY, fn, a, flags | rev, p)) return false;
         release(e, x);
         release(e, b);
     }
@@ -506,9 +693,10 @@ static bool finish_node(emitter* e, int32_t y) {
     compiler* c = e->c;
     const hipdnnSdkTensor* yt = &c->g->tensors[y];
     int storage = storage_of(yt->data_type);
-    /* Later nodes read the value as stored; STORE itself rounds what only it reads. */
-    if (storage != PW_F32 && c->uses[y] > 0 && !emit(e, PW_ROUND, 0, storage, 0, NULL))
-        return false;
+    /* Later nodes read the value as stored; STORE itself rounds what only it reads.  BOOLEAN
+     * and integer values are exact 0 / 1 or integers already. */
+    bool round = storage == PW_F16 || storage == PW_BF16;
+    if (round && c->uses[y] > 0 && !emit(e, PW_ROUND, 0, storage, 0, NULL)) return false;
     if (!yt->is_virtual) {
         const pw_tensor* out = &e->prog->out[c->index[y]];
         if (!emit(e, PW_STORE, storage, c->index[y], out->contiguous ? PW_CONTIG : 0, NULL))
@@ -526,8 +714,19 @@ static bool number_tensors(compiler* c, hipe_plan* plan, const hipdnnSdkTensor**
     for (int32_t i = 0; i < g->num_nodes; ++i) { /* in order of first use */
         const hipdnnSdkNode* n = &g->nodes[i];
         int nports = node_inputs(n);
+        if (is_gen_index(n)) { /* its coordinates: an input without memory */
+            if (nin == PW_MAX_INPUTS)
+                return decline(c->why, c->len, "graph '%s' has more than %d input tensors "
+                               "for one fused kernel", g->name, PW_MAX_INPUTS);
+            int32_t t = g->num_tensors + i;
+            plan->in_uid[nin] = HIPDNN_NO_TENSOR;
+            prog->in[nin].dtype = PW_INDEX;
+            ts[nin] = &c->coords[i];
+            c->in_index[nin] = t;
+            c->index[t] = nin++;
+        }
         for (int p = 0; p <= nports; ++p) { /* the inputs, then the output */
-            int64_t uid = p < nports ? n->inputs[p] : n->outputs[0];
+            int64_t uid = p < nports ? node_input(n, p) : node_output(n);
             int32_t t = uid == HIPDNN_NO_TENSOR ? -1 : hipdnnSdkUidMapFind(&c->map, uid);
             if (t < 0 || c->index[t] >= 0) continue;
             const hipdnnSdkTensor* tt = &g->tensors[t];
@@ -538,6 +737,7 @@ static bool number_tensors(compiler* c, hipe_plan* plan, const hipdnnSdkTensor**
                 plan->in_uid[nin] = tt->uid;
                 prog->in[nin].dtype = storage_of(tt->data_type);
                 ts[nin] = tt;
+                c->in_index[nin] = t;
                 c->index[t] = nin++;
             } else if (c->kind[t] == KIND_SCALAR) {
                 if (nsc == PW_MAX_SCALARS)
@@ -566,7 +766,8 @@ static bool number_tensors(compiler* c, hipe_plan* plan, const hipdnnSdkTensor**
         }
     }
     if (nin == 0)
-        return decline(c->why, c->len, "graph '%s' reads no tensor from memory", g->name);
+        return decline(c->why, c->len, "graph '%s' reads no tensor from memory and makes no "
+                       "indices", g->name);
     if (nout == 0)
         return decline(c->why, c->len, "graph '%s' writes no tensor (mark an output)", g->name);
     for (int o = 0; o < nout; ++o) ts[nin + o] = outs[o];
@@ -601,7 +802,7 @@ static void choose_fast_way(hipe_plan* plan) {
     plan->fast = 1;
     for (int i = 0; i < p->nin; ++i) {
         plan->fast &= p->in[i].contiguous != 0;
-        bytes += PW_VEC * (p->in[i].dtype == PW_F32 ? 4 : 2);
+        bytes += PW_VEC * storage_bytes(p->in[i].dtype);
     }
     for (int i = 0; i < p->nout; ++i) plan->fast &= p->out[i].contiguous != 0;
     plan->fast_u = bytes <= 64 ? 4 : bytes <= 128 ? 2 : 1;
@@ -612,13 +813,16 @@ bool hipe_compile_pointwise(const hipdnnSdkGraph* g, hipe_plan* plan, char* why,
     if (!g || g->num_nodes < 1 || !g->nodes)
         return decline(why, len, "graph '%s' has no operations", g && g->name ? g->name : "");
     compiler c = {.g = g, .why = why, .len = len};
-    size_t n = (size_t)(g->num_tensors > 0 ? g->num_tensors : 1);
+    /* per tensor, then per node (gen_index's coordinates: index num_tensors + node) */
+    size_t n = (size_t)(g->num_tensors > 0 ? g->num_tensors : 0) + (size_t)g->num_nodes;
     c.kind = calloc(n, sizeof(int32_t));
     c.index = malloc(n * sizeof(int32_t));
     c.uses = calloc(n, sizeof(int32_t));
     c.slot = malloc(n * sizeof(int32_t));
     c.written = calloc(n, sizeof(bool));
-    bool ok = c.kind && c.index && c.uses && c.slot && c.written && hipdnnSdkUidMapInit(&c.map, g);
+    c.coords = calloc((size_t)g->num_nodes, sizeof(hipdnnSdkTensor));
+    bool ok = c.kind && c.index && c.uses && c.slot && c.written && c.coords &&
+              hipdnnSdkUidMapInit(&c.map, g);
     if (!ok) {
         compiler_free(&c);
         return decline(why, len, "out of memory while compiling graph '%s'", g->name);
@@ -636,10 +840,8 @@ bool hipe_compile_pointwise(const hipdnnSdkGraph* g, hipe_plan* plan, char* why,
         int nt = plan->prog.nin + plan->prog.nout;
         lay_out(&c, ts, nt, reference_tensor(&c, ts, plan->prog.nin, nt), &plan->prog);
         emitter e = {.c = &c, .prog = &plan->prog, .acc = -1};
-        for (int i = 0; i < plan->prog.nin; ++i) { /* inputs sit in slots 0..nin-1 */
-            int32_t t = hipdnnSdkUidMapFind(&c.map, plan->in_uid[i]);
-            c.slot[t] = take_slot(&e);
-        }
+        for (int i = 0; i < plan->prog.nin; ++i) /* inputs sit in slots 0..nin-1 */
+            c.slot[c.in_index[i]] = take_slot(&e);
         for (int32_t i = 0; i < g->num_nodes && ok; ++i) ok = emit_node(&e, &g->nodes[i]);
         plan->slots = e.max_slot <= 2 ? 2 : e.max_slot <= 4 ? 4 : PW_SLOTS;
         choose_fast_way(plan);
@@ -655,7 +857,8 @@ bool hipe_compile_pointwise(const hipdnnSdkGraph* g, hipe_plan* plan, char* why,
 }
 
 void hipe_describe(const hipe_plan* plan, char* buf, size_t len) {
-    static const char* const ops[] = {"get", "put", "binary", "unary", "round", "store"};
+    static const char* const ops[] = {"get", "put", "binary", "unary", "round", "store",
+                                      "select"};
     const pw_program* p = &plan->prog;
     char dims[160];
     format_dims(p->dims, p->ndim, dims, sizeof(dims));
@@ -664,6 +867,6 @@ void hipe_describe(const hipe_plan* plan, char* buf, size_t len) {
                                    plan->fast ? ", contiguous" : "");
     for (int i = 0; i < p->ninstr && used < len; ++i)
         used += (size_t)snprintf(buf + used, len - used, " %s%s%d",
-                                 ops[p->instr[i].op < 6 ? p->instr[i].op : 0],
+                                 ops[p->instr[i].op < 7 ? p->instr[i].op : 0],
                                  p->instr[i].flags & PW_SCALAR ? " s" : " ", p->instr[i].a);
 }

@@ -64,14 +64,20 @@ PW_FN float load_one(const void* base, int dtype, int64_t off) {
     switch (dtype) {
     case PW_F16: return hd_half_to_float(static_cast<const unsigned short*>(base)[off]);
     case PW_BF16: return hd_bf16_to_float(static_cast<const unsigned short*>(base)[off]);
+    case PW_BOOL: return static_cast<const unsigned char*>(base)[off] != 0 ? 1.0f : 0.0f;
+    case PW_INDEX: return (float)off; // no memory: a coordinate (program.c keeps it < 2^24)
     default: return static_cast<const float*>(base)[off];
     }
 }
 
+// Integer results are exact (comparisons, logic, indices below 2^24: program.c).
 PW_FN void store_one(void* base, int dtype, int64_t off, float v) {
     switch (dtype) {
     case PW_F16: static_cast<unsigned short*>(base)[off] = hd_float_to_half(v); break;
     case PW_BF16: static_cast<unsigned short*>(base)[off] = hd_float_to_bf16(v); break;
+    case PW_BOOL: static_cast<unsigned char*>(base)[off] = v != 0.0f ? 1 : 0; break;
+    case PW_I32: static_cast<int32_t*>(base)[off] = (int32_t)v; break;
+    case PW_I64: static_cast<int64_t*>(base)[off] = (int64_t)v; break;
     default: static_cast<float*>(base)[off] = v; break;
     }
 }
@@ -89,7 +95,10 @@ PW_FN unsigned int pack16(int dtype, float lo, float hi) {
 
 // PW_VEC values at element e (16-byte aligned): one 16-byte load of 16-bit data, two of fp32.
 PW_FN void load_vec(const void* base, int dtype, int64_t e, float* v) {
-    if (dtype == PW_F32) {
+    if (dtype != PW_F32 && dtype != PW_F16 && dtype != PW_BF16) { // bytes, coordinates
+PW_UNROLL
+        for (int j = 0; j < PW_VEC; ++j) v[j] = load_one(base, dtype, e + j);
+    } else if (dtype == PW_F32) {
         const float4* p = reinterpret_cast<const float4*>(static_cast<const float*>(base) + e);
         const float4 a = p[0], b = p[1];
         v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
@@ -106,7 +115,10 @@ PW_UNROLL
 }
 
 PW_FN void store_vec(void* base, int dtype, int64_t e, const float* v) {
-    if (dtype == PW_F32) {
+    if (dtype != PW_F32 && dtype != PW_F16 && dtype != PW_BF16) { // bytes, integers
+PW_UNROLL
+        for (int j = 0; j < PW_VEC; ++j) store_one(base, dtype, e + j, v[j]);
+    } else if (dtype == PW_F32) {
         float4* p = reinterpret_cast<float4*>(static_cast<float*>(base) + e);
         p[0] = make_float4(v[0], v[1], v[2], v[3]);
         p[1] = make_float4(v[4], v[5], v[6], v[7]);
@@ -235,35 +247,176 @@ PW_FN float minimum(float a, float b) {
     return (a != a || b != b) ? z : m;
 }
 
-PW_FN void binary(int fn, bool rev, float* acc, const float* o) {
+// The largest finite float: "x > it" is "x is +inf" without INFINITY, which run-time
+// compilers' preludes lack.
+#define PW_FLT_MAX 3.40282347e+38f
+
+// x / d for d = 1 + exp(...) >= 1: a zero of x's sign where d overflowed (x * 0).
+PW_FN float over_one_plus(float x, float d) { return d > PW_FLT_MAX ? copysignf(0.0f, x) : x / d; }
+
+// e / (1 + e)^2: sigmoid' with e = exp(-|x|), tanh' / 4 with e = exp(-2|x|).
+PW_FN float bell(float e) { return e / ((1.0f + e) * (1.0f + e)); }
+
+// exp(-(hi + lo)), |lo| tiny next to |hi|: lo as a first-order correction, so that an
+// argument rounded into hi costs the result no accuracy however large |hi| is (exp
+// multiplies a relative error by |hi|).  A non-finite lo, or an infinite result, is left.
+PW_FN float exp_neg(float hi, float lo) {
+    const float e = expf(-hi);
+    const float l = fabsf(lo) <= PW_FLT_MAX ? lo : 0.0f; // NaN fails the test too
+    return e > PW_FLT_MAX ? e : fmaf(e, -l, e);
+}
+
+// beta * x as hi + lo: lo the product's rounding error, exact through fma (0 where the
+// product is not finite).
+PW_FN float times_lo(float beta, float x, float hi) {
+    const float lo = fmaf(beta, x, -hi);
+    return fabsf(lo) <= PW_FLT_MAX ? lo : 0.0f;
+}
+
+// gelu's tanh form's 2u = 2 sqrt(2/pi) (x + 0.044715 x^3) = x (A + B x^2) as hi + *lo, with
+// A and B as float pairs and every product and the sum carried exactly (fma, two-sum):
+// |2u| reaches 90 before the result underflows, where a 1-ulp argument costs 5e-6.
+PW_FN float gelu_tanh_2u(float x, float* lo) {
+    const float a = 0x1.988454p+0f, a_lo = -0x1.857936p-25f; // 2 sqrt(2/pi)
+    const float b = 0x1.2444f2p-4f, b_lo = 0x1.49b16ap-29f;  // 2 sqrt(2/pi) 0.044715
+    const float s = x * x, s_lo = fmaf(x, x, -s);
+    const float p = b * s, p_lo = fmaf(b, s, -p);
+    const float q = a + p, t = q - a;
+    const float q_lo = ((a - (q - t)) + (p - t)) + (fmaf(b, s_lo, p_lo) + fmaf(b_lo, s, a_lo));
+    const float u = x * q;
+    *lo = fmaf(x, q, -u) + x * q_lo;
+    return u;
+}
+
+// The _BWD modes: dx = dy * f'(x), in forms that do not cancel (the reference engine's).
+PW_FN float relu_bwd(float x, float dy, float lo, float hi, float slope) {
+    const float v = (x >= hi && hi <= PW_FLT_MAX) ? 0.0f : dy; // an upper clip of +inf: none
+    const float below = slope == 0.0f ? 0.0f : slope * dy;     // flat: exactly 0
+    const float r = x <= lo ? below : v;
+    return x != x ? x : r;
+}
+
+PW_FN float swish_bwd(float x, float dy, float beta) {
+    const float z = beta * x, z_lo = times_lo(beta, x, z);
+    const float e = exp_neg(fabsf(z), z >= 0.0f ? z_lo : -z_lo);
+    const float p = 1.0f / (1.0f + e), m = e * p; // sigmoid(|z|), sigmoid(-|z|)
+    const float s = z >= 0.0f ? p : m, q = z >= 0.0f ? m : p;
+    const float zq = q == 0.0f ? 0.0f : z * q;
+    return dy * (s == 0.0f ? 0.0f : s * (1.0f + zq));
+}
+
+PW_FN float gelu_tanh_bwd(float x, float dy) {
+    float lo;
+    const float u2 = gelu_tanh_2u(x, &lo);
+    const float sig = 1.0f / (1.0f + exp_neg(u2, lo));
+    const float e = exp_neg(fabsf(u2), u2 >= 0.0f ? lo : -lo);
+    const float slope = x * fmaf(0.1070322243f, x * x, 0.7978845608f); // d(2u)/dx / 2
+    const float t = e == 0.0f ? 0.0f : slope * (2.0f * bell(e));
+    return dy * (sig + t);
+}
+
+PW_FN float gelu_bwd(float x, float dy);
+
+// The functions added after the first twelve, one value at a time: out of line in the
+// interpreting kernels (the includer's PW_EXT_FN, __noinline__ in pointwise.hip), whose
+// registers and unrolled loops the common functions need; generated kernels, where fn is
+// a constant, inline them (PW_EXT_FN defaults to PW_FN).
+#ifndef PW_EXT_FN
+#define PW_EXT_FN PW_FN
+#endif
+
+PW_FN float softplus(float x, float beta);
+PW_FN float gelu(float x);
+
+PW_EXT_FN float binary_ext(int fn, float a, float b, float p0, float p1, float p2) {
     switch (fn) {
-    case PW_ADD:
-PW_UNROLL
-        for (int j = 0; j < PW_VEC; ++j) acc[j] = acc[j] + o[j];
-        break;
-    case PW_SUB:
-PW_UNROLL
-        for (int j = 0; j < PW_VEC; ++j) acc[j] = rev ? o[j] - acc[j] : acc[j] - o[j];
-        break;
-    case PW_MUL:
-PW_UNROLL
-        for (int j = 0; j < PW_VEC; ++j) acc[j] = acc[j] * o[j];
-        break;
-    case PW_DIV:
-PW_UNROLL
-        for (int j = 0; j < PW_VEC; ++j) acc[j] = rev ? o[j] / acc[j] : acc[j] / o[j];
-        break;
-    case PW_MAX:
-PW_UNROLL
-        for (int j = 0; j < PW_VEC; ++j) acc[j] = maximum(acc[j], o[j]);
-        break;
-    case PW_MIN:
-PW_UNROLL
-        for (int j = 0; j < PW_VEC; ++j) acc[j] = minimum(acc[j], o[j]);
-        break;
-    default: break;
+    case PW_ADD_SQUARE: return fmaf(b, b, a); // one rounding, as the reference's
+    case PW_MOD: return fmodf(a, b);
+    case PW_POW: return powf(a, b);
+    case PW_CMP_EQ: return a == b ? 1.0f : 0.0f;
+    case PW_CMP_NEQ: return a != b ? 1.0f : 0.0f;
+    case PW_CMP_GT: return a > b ? 1.0f : 0.0f;
+    case PW_CMP_GE: return a >= b ? 1.0f : 0.0f;
+    case PW_CMP_LT: return a < b ? 1.0f : 0.0f;
+    case PW_CMP_LE: return a <= b ? 1.0f : 0.0f;
+    case PW_AND: return (a != 0.0f && b != 0.0f) ? 1.0f : 0.0f;
+    case PW_OR: return (a != 0.0f || b != 0.0f) ? 1.0f : 0.0f;
+    case PW_RELU_BWD: return relu_bwd(a, b, p0, p1, p2);
+    case PW_TANH_BWD: return b * (4.0f * bell(expf(-2.0f * fabsf(a))));
+    case PW_SIGMOID_BWD: return b * bell(expf(-fabsf(a)));
+    case PW_ELU_BWD: return a > 0.0f ? b : b * (p0 * expf(a));
+    case PW_GELU_BWD: return gelu_bwd(a, b);
+    case PW_SOFTPLUS_BWD: {
+        const float z = p0 * a;
+        return b / (1.0f + exp_neg(z, times_lo(p0, a, z)));
+    }
+    case PW_SWISH_BWD: return swish_bwd(a, b, p0);
+    case PW_GELU_TANH_BWD: return gelu_tanh_bwd(a, b);
+    default: return a;
     }
 }
+
+PW_EXT_FN float unary_ext(int fn, float x, float p0) {
+    switch (fn) {
+    case PW_SQRT: return sqrtf(x);
+    case PW_RSQRT: return 1.0f / sqrtf(x);
+    case PW_RECIPROCAL: return 1.0f / x;
+    case PW_ABS: return fabsf(x);
+    case PW_NEG: return -x;
+    case PW_CEIL: return ceilf(x);
+    case PW_FLOOR: return floorf(x);
+    case PW_LOG: return logf(x);
+    case PW_SIN: return sinf(x);
+    case PW_COS: return cosf(x);
+    case PW_TAN: return tanf(x);
+    case PW_ERF: return erff(x);
+    case PW_ELU: return x > 0.0f ? x : p0 * expm1f(x);
+    case PW_SOFTPLUS: return softplus(x, p0);
+    case PW_SWISH: {
+        const float z = p0 * x;
+        return over_one_plus(x, 1.0f + exp_neg(z, times_lo(p0, x, z)));
+    }
+    case PW_GELU_TANH: {
+        float lo;
+        const float u2 = gelu_tanh_2u(x, &lo);
+        return over_one_plus(x, 1.0f + exp_neg(u2, lo));
+    }
+    case PW_NOT: return x == 0.0f ? 1.0f : 0.0f;
+    default: return x; // identity, gen_index (its input is the coordinate)
+    }
+}
+
+// f(a, b) over the step, a the first operand (x), b the second; REVERSED when the
+// accumulator holds b.  Switches outside the loops: each case is one tight loop.
+#define PW_BIN(fn_, expr)                                        \
+    case fn_:                                                    \
+        PW_UNROLL                                                \
+        for (int j = 0; j < PW_VEC; ++j) {                       \
+            const float a = rev ? o[j] : acc[j];                 \
+            const float b = rev ? acc[j] : o[j];                 \
+            acc[j] = (expr);                                     \
+        }                                                        \
+        break;
+
+PW_FN void binary(const pw_instr& ins, bool rev, float* acc, const float* o) {
+    switch (ins.fn) {
+        PW_BIN(PW_ADD, a + b)
+        PW_BIN(PW_SUB, a - b)
+        PW_BIN(PW_MUL, a * b)
+        PW_BIN(PW_DIV, a / b)
+        PW_BIN(PW_MAX, maximum(a, b))
+        PW_BIN(PW_MIN, minimum(a, b))
+    default:
+PW_UNROLL
+        for (int j = 0; j < PW_VEC; ++j) {
+            const float a = rev ? o[j] : acc[j];
+            const float b = rev ? acc[j] : o[j];
+            acc[j] = binary_ext(ins.fn, a, b, ins.p0, ins.p1, ins.p2);
+        }
+        break;
+    }
+}
+#undef PW_BIN
 
 // relu: x <= L ? L + S (x - L) : min-ish(x, U); S == 0 gives exactly L (relu(-inf) = L);
 // NaN fails both comparisons and passes through.
@@ -286,7 +439,7 @@ PW_FN float relu(float x, float lo, float hi, float slope) {
 //   - x < 0 multiplies x P before exp(-t^2 / 2), one rounding into the subnormal range,
 //     and -0 where that underflows; x = -inf uses -16 (gelu(-inf) = -0); NaN and +inf
 //     take the x (1 - Q) side: NaN, +inf.
-PW_FN float gelu(float x) {
+PW_FN float gelu_tail(float x, float* gauss) {
     const float t = fminf(fabsf(x), 16.0f);
     const float hi = t * t;
     const float lo = fmaf(t, t, -hi); // t^2 = hi + lo exactly
@@ -302,36 +455,59 @@ PW_FN float gelu(float x) {
     r = fmaf(r, s, 0x1.a98da8p-4f);
     r = fmaf(r, s, -0x1.bb0bc2p-18f); // coefficients nudged so that r(1) is 0.5 exactly
     float g = expf(-0.5f * hi);
-    g = fmaf(g, -0.5f * lo, g); // exp(-(hi + lo) / 2)
+    *gauss = fmaf(g, -0.5f * lo, g); // exp(-(hi + lo) / 2)
+    return r;
+}
+
+PW_FN float gelu(float x) {
+    float g;
+    const float r = gelu_tail(x, &g);
     const float neg = (fmaxf(x, -16.0f) * r) * g;
     return x < 0.0f ? neg : x * (1.0f - r * g);
 }
 
+// gelu'(x) = P(x) + x phi(x): P from the same tail Q = R g, phi = g / sqrt(2 pi); x phi is
+// 0 where phi underflows (x = +-inf), and a NaN x stays NaN.
+PW_FN float gelu_bwd(float x, float dy) {
+    float g;
+    const float q = gelu_tail(x, &g) * g;
+    const float cdf = x < 0.0f ? q : 1.0f - q;
+    const float pdf = g * 0.3989422804f;
+    const float t = pdf == 0.0f ? (x != x ? x : 0.0f) : x * pdf;
+    return dy * (cdf + t);
+}
+
+PW_FN float softplus(float x, float beta) {
+    const float z = beta * x, z_lo = times_lo(beta, x, z);
+    const float r = z > 0.0f ? z + (log1pf(exp_neg(z, z_lo)) + z_lo)
+                             : log1pf(exp_neg(-z, -z_lo));
+    return r / beta;
+}
+
+#define PW_UN(fn_, expr)                                         \
+    case fn_:                                                    \
+        PW_UNROLL                                                \
+        for (int j = 0; j < PW_VEC; ++j) {                       \
+            const float x = acc[j];                              \
+            acc[j] = (expr);                                     \
+        }                                                        \
+        break;
+
 PW_FN void unary(const pw_instr& ins, float* acc) {
     switch (ins.fn) {
-    case PW_RELU:
+        PW_UN(PW_IDENTITY, x)
+        PW_UN(PW_RELU, relu(x, ins.p0, ins.p1, ins.p2))
+        PW_UN(PW_SIGMOID, 1.0f / (1.0f + expf(-x)))
+        PW_UN(PW_TANH, tanhf(x))
+        PW_UN(PW_GELU, gelu(x))
+        PW_UN(PW_EXP, expf(x))
+    default:
 PW_UNROLL
-        for (int j = 0; j < PW_VEC; ++j) acc[j] = relu(acc[j], ins.p0, ins.p1, ins.p2);
+        for (int j = 0; j < PW_VEC; ++j) acc[j] = unary_ext(ins.fn, acc[j], ins.p0);
         break;
-    case PW_SIGMOID:
-PW_UNROLL
-        for (int j = 0; j < PW_VEC; ++j) acc[j] = 1.0f / (1.0f + expf(-acc[j]));
-        break;
-    case PW_TANH:
-PW_UNROLL
-        for (int j = 0; j < PW_VEC; ++j) acc[j] = tanhf(acc[j]);
-        break;
-    case PW_GELU:
-PW_UNROLL
-        for (int j = 0; j < PW_VEC; ++j) acc[j] = gelu(acc[j]);
-        break;
-    case PW_EXP:
-PW_UNROLL
-        for (int j = 0; j < PW_VEC; ++j) acc[j] = expf(acc[j]);
-        break;
-    default: break; // identity
     }
 }
+#undef PW_UN
 
 PW_FN void round_to(int dtype, float* acc) {
 PW_UNROLL
@@ -372,12 +548,27 @@ PW_FN void put_slot(int a, float (&r)[PW_SLOTS][PW_VEC], const float* acc) {
 }
 
 template <int S>
-PW_FN void binary_slot(int fn, bool rev, int a, float (&r)[PW_SLOTS][PW_VEC],
-                                            float* acc) {
+PW_FN void binary_slot(const pw_instr& ins, bool rev, int a, float (&r)[PW_SLOTS][PW_VEC],
+                       float* acc) {
     switch (a) {
-#define X(k)                                   \
-    case k:                                    \
-        if (k < S) binary(fn, rev, acc, r[k]); \
+#define X(k)                                    \
+    case k:                                     \
+        if (k < S) binary(ins, rev, acc, r[k]); \
+        break;
+        SLOT_CASES(X)
+#undef X
+    default: break;
+    }
+}
+
+// SELECT: acc = acc != 0 ? x : slot b (x already in o).
+template <int S>
+PW_FN void select_slot(int b, float (&r)[PW_SLOTS][PW_VEC], float* acc, const float* o) {
+    switch (b) {
+#define X(k)                                                                      \
+    case k:                                                                       \
+        if (k < S)                                                                \
+            for (int j = 0; j < PW_VEC; ++j) acc[j] = acc[j] != 0.0f ? o[j] : r[k][j]; \
         break;
         SLOT_CASES(X)
 #undef X
@@ -406,12 +597,26 @@ PW_UNROLL
         if (scalar) {
 PW_UNROLL
             for (int j = 0; j < PW_VEC; ++j) o[j] = p.scalar[ins.a];
-            binary(ins.fn, ins.flags & PW_REVERSED, acc, o);
+            binary(ins, ins.flags & PW_REVERSED, acc, o);
         } else {
-            binary_slot<S>(ins.fn, ins.flags & PW_REVERSED, ins.a, r, acc);
+            binary_slot<S>(ins, ins.flags & PW_REVERSED, ins.a, r, acc);
         }
         break;
     case PW_UNARY: unary(ins, acc); break;
+    case PW_SELECT: // the mask in acc; x into o, then b from its slot or scalar
+        if (scalar) {
+PW_UNROLL
+            for (int j = 0; j < PW_VEC; ++j) o[j] = p.scalar[ins.a];
+        } else {
+            get_slot<S>(ins.a, r, o);
+        }
+        if (ins.flags & PW_SCALAR_B) {
+PW_UNROLL
+            for (int j = 0; j < PW_VEC; ++j) acc[j] = acc[j] != 0.0f ? o[j] : p.scalar[ins.fn];
+        } else {
+            select_slot<S>(ins.fn, r, acc, o);
+        }
+        break;
     case PW_ROUND: round_to(ins.a, acc); break;
     case PW_STORE: pw_store(p, ins, at, acc); break;
     default: break;

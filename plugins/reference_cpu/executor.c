@@ -25,6 +25,37 @@ static int64_t elements_of(const hipdnnSdkGraph* g, int64_t uid) {
     return ref_element_count(t->ndim, t->dims);
 }
 
+/* Input ports a node may read (a pointwise mode's are among its op's; unset ports are
+ * HIPDNN_NO_TENSOR). */
+static int inputs_of(const hipdnnSdkNode* n) {
+    const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
+    int k = info ? info->num_inputs : 0;
+    return k < HIPDNN_MAX_PORTS ? k : HIPDNN_MAX_PORTS;
+}
+
+static int outputs_of(const hipdnnSdkNode* n) {
+    const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
+    int k = info ? info->num_outputs : 0;
+    return k < HIPDNN_MAX_PORTS ? k : HIPDNN_MAX_PORTS;
+}
+
+/* Views of a node's set ports (data NULL: shapes only) for the kernels' scratch
+ * formulas; ins[p] / outs[p] point at them, NULL for unset ports. */
+static void shape_views(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, ref_view* in,
+                        const ref_view** ins, ref_view* out, const ref_view** outs) {
+    for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
+        ins[p] = outs[p] = NULL;
+        if (p < inputs_of(n) && n->inputs[p] != HIPDNN_NO_TENSOR) {
+            ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, n->inputs[p]), NULL, &in[p]);
+            ins[p] = &in[p];
+        }
+        if (p < outputs_of(n) && n->outputs[p] != HIPDNN_NO_TENSOR) {
+            ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, n->outputs[p]), NULL, &out[p]);
+            outs[p] = &out[p];
+        }
+    }
+}
+
 /* The largest scratch (float64 values) one node of the graph takes: the kernels' own
  * formulas, from the tensors' shapes alone. */
 static int64_t scratch_doubles(const hipdnnSdkGraph* g) {
@@ -33,10 +64,31 @@ static int64_t scratch_doubles(const hipdnnSdkGraph* g) {
         const hipdnnSdkNode* n = &g->nodes[i];
         ref_view v[2], y;
         int64_t need = 0;
-        if (n->kind == HIPDNN_OP_POINTWISE) {
-            need = ref_pointwise_scratch_doubles(elements_of(g, n->outputs[0]));
+        if (n->kind == HIPDNN_OP_REDUCTION || n->kind == HIPDNN_OP_NORM_FORWARD) {
+            ref_view in[HIPDNN_MAX_PORTS], out[HIPDNN_MAX_PORTS];
+            const ref_view *ins[HIPDNN_MAX_PORTS], *outs[HIPDNN_MAX_PORTS];
+            shape_views(g, n, in, ins, out, outs);
+            need = n->kind == HIPDNN_OP_REDUCTION
+                       ? ref_reduction_scratch_doubles(ins[HIPDNN_RED_X], outs[HIPDNN_RED_Y])
+                       : ref_norm_scratch_doubles(n, ins);
+        } else if (n->kind == HIPDNN_OP_POINTWISE) {
+            need = ref_pointwise_scratch_doubles(elements_of(g, hipdnnSdkPointwiseOutput(n)));
         } else if (n->kind == HIPDNN_OP_BATCHNORM_INFERENCE) {
             need = ref_batchnorm_scratch_doubles(elements_of(g, n->outputs[0]));
+        } else if (n->kind == HIPDNN_OP_CONV_DGRAD || n->kind == HIPDNN_OP_CONV_WGRAD) {
+            /* as ref_conv_check sees them: (dx or x, w or dw, dy) */
+            bool data = n->kind == HIPDNN_OP_CONV_DGRAD;
+            ref_view x, w, dy;
+            ref_conv_geometry geo;
+            char why[REF_MSG_LEN];
+            ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, data ? n->outputs[0] : n->inputs[0]),
+                                 NULL, &x);
+            ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, data ? n->inputs[1] : n->outputs[0]),
+                                 NULL, &w);
+            ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, data ? n->inputs[0] : n->inputs[1]),
+                                 NULL, &dy);
+            if (ref_conv_check(n, &x, &w, &dy, &geo, why, sizeof(why)))
+                need = ref_conv_grad_scratch_doubles(&geo);
         } else if (n->kind == HIPDNN_OP_CONV_FPROP || n->kind == HIPDNN_OP_MATMUL) {
             for (int k = 0; k < 2; ++k)
                 ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, n->inputs[k]), NULL, &v[k]);
@@ -74,7 +126,7 @@ static size_t layout_workspace(const hipdnnSdkGraph* g, const ref_fused* runs,
     total += state_bytes(g);
     *scratch = scratch_doubles(g);
     for (int32_t r = 0; r < num_runs; ++r) {
-        int64_t y = g->nodes[runs[r].first + runs[r].count - 1].outputs[0];
+        int64_t y = hipdnnSdkPointwiseOutput(&g->nodes[runs[r].first + runs[r].count - 1]);
         int64_t need = ref_fused_scratch_doubles(&runs[r], elements_of(g, y));
         if (need > *scratch) *scratch = need;
     }
@@ -146,13 +198,9 @@ hipdnnPluginStatus_t ref_plan_create(hipdnnSdkGraph* g, ref_plan** out) {
     }
     p->workspace_size = layout_workspace(g, p->runs, p->num_runs, &p->state_offset,
                                          &p->scratch_offset, &p->scratch_doubles);
-    for (int32_t i = 0; i < g->num_nodes; ++i) {
-        const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(g->nodes[i].kind);
-        int nin = info ? info->num_inputs : 0;
-        if (g->nodes[i].kind == HIPDNN_OP_POINTWISE)
-            nin = hipdnnSdkPointwiseArity(hipdnnSdkNodeMode(&g->nodes[i]));
-        for (int k = 0; k < nin && k < HIPDNN_MAX_PORTS; ++k) mark_used(p, g->nodes[i].inputs[k]);
-        mark_used(p, g->nodes[i].outputs[0]);
+    for (int32_t i = 0; i < g->num_nodes; ++i) { /* unset ports are HIPDNN_NO_TENSOR */
+        for (int k = 0; k < inputs_of(&g->nodes[i]); ++k) mark_used(p, g->nodes[i].inputs[k]);
+        for (int k = 0; k < outputs_of(&g->nodes[i]); ++k) mark_used(p, g->nodes[i].outputs[k]);
     }
     *out = p;
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
@@ -211,24 +259,59 @@ static void view_of(const ref_plan* p, void* const* ptrs, int64_t uid, ref_view*
     }
 }
 
+/* The coordinates on `axis` of tensor `uid` (gen_index's operand; ref_index_view). */
+static void index_view_of(const ref_plan* p, int64_t uid, int axis, ref_view* v) {
+    const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(p->graph, uid);
+    ref_index_view(t->ndim, t->dims, axis, v);
+}
+
+/* A pointwise node: its operands in its mode's order. */
+static hipdnnPluginStatus_t run_pointwise(const ref_plan* p, const hipdnnSdkNode* n,
+                                          void* const* ptrs, const ref_region* scratch) {
+    ref_view in[3], y;
+    int64_t out = hipdnnSdkPointwiseOutput(n);
+    view_of(p, ptrs, out, &y);
+    if (hipdnnSdkNodeMode(n) == HIPDNN_POINTWISE_GEN_INDEX)
+        index_view_of(p, out, (int)n->attrs[HIPDNN_PW_AXIS].i[0], &in[0]);
+    else
+        for (int k = 0; k < hipdnnSdkPointwiseArity(hipdnnSdkNodeMode(n)) && k < 3; ++k)
+            view_of(p, ptrs, hipdnnSdkPointwiseOperand(n, k), &in[k]);
+    return ref_pointwise(n, in, &y, scratch);
+}
+
 static hipdnnPluginStatus_t run_node(const ref_plan* p, const hipdnnSdkNode* n,
                                      void* const* ptrs, const ref_region* scratch) {
-    ref_view in[HIPDNN_MAX_PORTS], y;
-    const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
-    int nin = info ? info->num_inputs : 0;
-    if (n->kind == HIPDNN_OP_POINTWISE)
-        nin = hipdnnSdkPointwiseArity(hipdnnSdkNodeMode(n));
-    for (int k = 0; k < nin && k < HIPDNN_MAX_PORTS; ++k) view_of(p, ptrs, n->inputs[k], &in[k]);
-    view_of(p, ptrs, n->outputs[0], &y);
+    if (n->kind == HIPDNN_OP_POINTWISE) return run_pointwise(p, n, ptrs, scratch);
+    /* Every set port's view; ins[k] / outs[k] NULL where a port is unset. */
+    ref_view in[HIPDNN_MAX_PORTS], out[HIPDNN_MAX_PORTS];
+    const ref_view *ins[HIPDNN_MAX_PORTS] = {0}, *outs[HIPDNN_MAX_PORTS] = {0};
+    for (int k = 0; k < inputs_of(n); ++k)
+        if (n->inputs[k] != HIPDNN_NO_TENSOR) {
+            view_of(p, ptrs, n->inputs[k], &in[k]);
+            ins[k] = &in[k];
+        }
+    for (int k = 0; k < outputs_of(n); ++k)
+        if (n->outputs[k] != HIPDNN_NO_TENSOR) {
+            view_of(p, ptrs, n->outputs[k], &out[k]);
+            outs[k] = &out[k];
+        }
+    int nin = inputs_of(n), set = 0;
+    for (int k = 0; k < nin; ++k) set += ins[k] != NULL; /* concatenate: x0, x1.. in order */
+    const ref_view* y = &out[0]; /* every op's first output is required */
     switch (n->kind) {
     case HIPDNN_OP_CONV_FPROP:
-        return ref_conv_fprop(n, &in[HIPDNN_CONV_X], &in[HIPDNN_CONV_W], &y, scratch);
+        return ref_conv_fprop(n, &in[HIPDNN_CONV_X], &in[HIPDNN_CONV_W], y, scratch);
     case HIPDNN_OP_MATMUL:
-        return ref_matmul(n, &in[HIPDNN_MATMUL_A], &in[HIPDNN_MATMUL_B], &y, scratch);
-    case HIPDNN_OP_POINTWISE:
-        return ref_pointwise(n, &in[HIPDNN_PW_X], nin == 2 ? &in[HIPDNN_PW_B] : NULL, &y,
-                             scratch);
-    case HIPDNN_OP_BATCHNORM_INFERENCE: return ref_batchnorm_inference(n, in, &y, scratch);
+        return ref_matmul(n, &in[HIPDNN_MATMUL_A], &in[HIPDNN_MATMUL_B], y, scratch);
+    case HIPDNN_OP_BATCHNORM_INFERENCE: return ref_batchnorm_inference(n, in, y, scratch);
+    case HIPDNN_OP_REDUCTION: return ref_reduction(n, &in[HIPDNN_RED_X], y, scratch);
+    case HIPDNN_OP_NORM_FORWARD: return ref_norm_forward(n, ins, outs, scratch);
+    case HIPDNN_OP_CONV_DGRAD:
+        return ref_conv_dgrad(n, &in[HIPDNN_DGRAD_DY], &in[HIPDNN_DGRAD_W], y, scratch);
+    case HIPDNN_OP_CONV_WGRAD:
+        return ref_conv_wgrad(n, &in[HIPDNN_WGRAD_X], &in[HIPDNN_WGRAD_DY], y, scratch);
+    case HIPDNN_OP_SLICE: return ref_slice(n, &in[0], y);
+    case HIPDNN_OP_CONCATENATE: return ref_concat(n, in, set, y);
     default:
         ref_set_error(REF_ENGINE_NAME ": node '%s': operation kind %d not supported", n->name,
                       (int)n->kind);
@@ -267,8 +350,11 @@ hipdnnPluginStatus_t ref_plan_run(const ref_plan* p, void* workspace,
         if (next_run < p->num_runs && p->runs[next_run].first == i) {
             const ref_fused* r = &p->runs[next_run++];
             ref_view ins[REF_MAP_MAX_INPUTS], y;
-            for (int k = 0; k < r->nin; ++k) view_of(p, ptrs, r->inputs[k], &ins[k]);
-            view_of(p, ptrs, g->nodes[i + r->count - 1].outputs[0], &y);
+            for (int k = 0; k < r->nin; ++k) {
+                if (r->index_axis[k] >= 0) index_view_of(p, r->inputs[k], r->index_axis[k], &ins[k]);
+                else view_of(p, ptrs, r->inputs[k], &ins[k]);
+            }
+            view_of(p, ptrs, hipdnnSdkPointwiseOutput(&g->nodes[i + r->count - 1]), &y);
             st = ref_fused_run(&g->nodes[i], r, ins, &y, &scratch);
             i += r->count;
         } else {

@@ -15,6 +15,8 @@ static bool same_dims(const hipdnnSdkTensor* a, const hipdnnSdkTensor* b) {
 
 static int arity(const hipdnnSdkNode* n) { return hipdnnSdkPointwiseArity(hipdnnSdkNodeMode(n)); }
 
+static int64_t result_of(const hipdnnSdkNode* n) { return hipdnnSdkPointwiseOutput(n); }
+
 /* Reads of each tensor (by index) across the graph's input ports. */
 static int32_t* count_reads(const hipdnnSdkGraph* g, const hipdnnSdkUidMap* map) {
     int32_t* reads = calloc((size_t)g->num_tensors + 1, sizeof(int32_t));
@@ -36,14 +38,16 @@ static const hipdnnSdkTensor* tensor(const hipdnnSdkGraph* g, const hipdnnSdkUid
 }
 
 /* Operand `uid` of member k: the result of an earlier member, or an input slot (added if
- * new); -128 when the run has no slot left. */
-static int8_t operand(const hipdnnSdkGraph* g, ref_fused* r, int k, int64_t uid) {
-    for (int m = 0; m < k; ++m)
-        if (g->nodes[r->first + m].outputs[0] == uid) return (int8_t)-(m + 1);
+ * new); with axis >= 0, the slot of coordinates on that axis of tensor `uid` (gen_index).
+ * -128 when the run has no slot left. */
+static int8_t operand(const hipdnnSdkGraph* g, ref_fused* r, int k, int64_t uid, int axis) {
+    for (int m = 0; m < k && axis < 0; ++m)
+        if (result_of(&g->nodes[r->first + m]) == uid) return (int8_t)-(m + 1);
     for (int s = 0; s < r->nin; ++s)
-        if (r->inputs[s] == uid) return (int8_t)s;
+        if (r->inputs[s] == uid && r->index_axis[s] == axis) return (int8_t)s;
     if (r->nin == REF_MAP_MAX_INPUTS) return -128;
     r->inputs[r->nin] = uid;
+    r->index_axis[r->nin] = (int8_t)axis;
     return (int8_t)r->nin++;
 }
 
@@ -55,15 +59,20 @@ static bool append(const hipdnnSdkGraph* g, const hipdnnSdkUidMap* map, ref_fuse
     ref_fused saved = *r;
     int k = r->count;
     int na = arity(n);
-    for (int op = 0; op < 2; ++op) {
-        int8_t s = op < na ? operand(g, r, k, n->inputs[op]) : 0;
+    bool index = hipdnnSdkNodeMode(n) == HIPDNN_POINTWISE_GEN_INDEX;
+    for (int op = 0; op < 3; ++op) {
+        int8_t s = 0;
+        if (op < na && index) /* its own output's coordinates: x gives only the shape */
+            s = operand(g, r, k, result_of(n), (int)n->attrs[HIPDNN_PW_AXIS].i[0]);
+        else if (op < na)
+            s = operand(g, r, k, hipdnnSdkPointwiseOperand(n, op), -1);
         if (s == -128) {
             *r = saved;
             return false;
         }
         r->src[k][op] = s;
     }
-    r->round_to[k] = tensor(g, map, n->outputs[0])->data_type;
+    r->round_to[k] = tensor(g, map, result_of(n))->data_type;
     ref_pw_params_of(n, &r->params[k]);
     r->count = k + 1;
     return true;
@@ -73,13 +82,13 @@ static bool append(const hipdnnSdkGraph* g, const hipdnnSdkUidMap* map, ref_fuse
  * read only by the members after it. */
 static bool internal(const hipdnnSdkGraph* g, const hipdnnSdkUidMap* map, const ref_fused* r,
                      int k, int last, const int32_t* reads) {
-    const hipdnnSdkTensor* t = tensor(g, map, g->nodes[r->first + k].outputs[0]);
-    const hipdnnSdkTensor* y = tensor(g, map, g->nodes[r->first + last].outputs[0]);
+    const hipdnnSdkTensor* t = tensor(g, map, result_of(&g->nodes[r->first + k]));
+    const hipdnnSdkTensor* y = tensor(g, map, result_of(&g->nodes[r->first + last]));
     if (!t->is_virtual || !same_dims(t, y)) return false;
     int32_t inside = 0;
     for (int m = k + 1; m <= last; ++m)
         for (int op = 0; op < arity(&g->nodes[r->first + m]); ++op)
-            if (g->nodes[r->first + m].inputs[op] == t->uid) ++inside;
+            if (hipdnnSdkPointwiseOperand(&g->nodes[r->first + m], op) == t->uid) ++inside;
     return inside == reads[t - g->tensors];
 }
 

@@ -66,6 +66,15 @@ typedef struct {
 
 /* Storage types the kernels read and write: float32, float16, bfloat16, float64. */
 bool ref_dtype_supported(hipdnnDataType_t t);
+/* What pointwise nodes also read (and write where a mode's results are integers): BOOLEAN
+ * (0 or 1; stored as v != 0), INT8, UINT8, INT32, INT64 (read as float64: exact below
+ * 2^53). */
+bool ref_dtype_storable(hipdnnDataType_t t);
+/* A pseudo data type: element values are their offsets, so a view with stride 1 along one
+ * axis and 0 elsewhere reads each element's coordinate on that axis (gen_index). */
+#define REF_DTYPE_INDEX ((hipdnnDataType_t)1000)
+/* Such a view over dims: no data. */
+void ref_index_view(int32_t ndim, const int64_t* dims, int axis, ref_view* v);
 
 /* A view of a graph tensor at `data`. */
 void ref_view_from_tensor(const hipdnnSdkTensor* t, void* data, ref_view* v);
@@ -105,7 +114,8 @@ typedef void (*ref_block_fn)(const double* const* in, double* out, int64_t n, co
  * plan time as at execution, on one machine). */
 int64_t ref_map_scratch_doubles(int64_t elements, int nin, int ntmp);
 
-/* Walks every element of `out` in blocks of REF_BLOCK values in row-major order, giving
+/* Walks every element of `out` in blocks of REF_BLOCK values, in the order of out's
+ * strides (outermost first, so as it lies in memory; fn must be elementwise), giving
  * `fn` the matching values of the inputs (each already shaped like out, e.g. by
  * ref_broadcast_view) as float64 and storing its results rounded to out's dtype.
  * Adjacent dims that are contiguous in every tensor are merged, and a block may span
@@ -211,6 +221,46 @@ void ref_pack_panels(const ref_view* src, int64_t w, double* dst);
 void ref_gemm_packed(const ref_gemm_kernel* kr, int64_t m, int64_t n, int64_t k,
                      const double* ap, const double* bp, double* c, int64_t ldc);
 
+/* ---- reductions over axes (reduce.c) ---------------------------------------------- */
+
+/* What a reduction combines, each value transformed first. */
+typedef enum {
+    REF_RED_SUM,          /* x */
+    REF_RED_SUM_ABS,      /* |x| */
+    REF_RED_SUM_SQ,       /* x^2 */
+    REF_RED_SUM_SQ_DEV,   /* (x - shift[g])^2, shift the group's mean */
+    REF_RED_PROD,         /* x */
+    REF_RED_PROD_NONZERO, /* x, 1 for a zero */
+    REF_RED_MIN,          /* IEEE minimum: NaN wins, -0 < +0 */
+    REF_RED_MAX,          /* IEEE maximum */
+    REF_RED_AMAX,         /* maximum of |x| */
+} ref_reduce_op;
+
+/* How a reduction of x over some axes walks memory, from the shapes alone (so the same
+ * at plan time as at execution).  Group g (one per kept index, row-major over the kept
+ * dims) gets acc[g] = its `count` values combined in float64. */
+typedef struct {
+    bool inner;      /* a reduced dim is innermost in memory: one group per work item */
+    int32_t nk, nr;  /* kept and reduced dims, size-1 dims dropped, contiguous ones merged */
+    int64_t kdims[HIPDNN_MAX_DIMS], kx[HIPDNN_MAX_DIMS]; /* kept: dims, x strides, */
+    int64_t ka[HIPDNN_MAX_DIMS];                        /* group-index strides */
+    int64_t rdims[HIPDNN_MAX_DIMS], rx[HIPDNN_MAX_DIMS]; /* reduced, outermost first */
+    int64_t groups, count;
+    int64_t tiles, chunks;  /* work items per piece; outer way: REF_BLOCK tiles per row */
+    int64_t pieces, piece;  /* the reduced range cut in `pieces` of `piece` values */
+    int threads;
+} ref_reduce_plan;
+
+/* axes[d] true for each dim of x that is reduced. */
+void ref_reduce_plan_init(ref_reduce_plan* p, const ref_view* x, const bool* axes);
+/* Float64 scratch values a run takes: the pieces' partial results, and each worker's
+ * row and tile buffers (64-byte aligned, from ref_scratch_take). */
+int64_t ref_reduce_scratch_doubles(const ref_reduce_plan* p);
+/* acc[0 .. groups) = each group's values combined (not divided or rooted: callers finish);
+ * shift: per group, for REF_RED_SUM_SQ_DEV (else NULL).  Threads over work items. */
+void ref_reduce_run(const ref_reduce_plan* p, const ref_view* x, ref_reduce_op op,
+                    const double* shift, double* acc, double* scratch);
+
 /* ---- operations: shape rules (detail for `why`) and kernels ------------------------- */
 
 /* Convolution geometry derived from the node and the tensors' dims. */
@@ -230,6 +280,25 @@ hipdnnPluginStatus_t ref_conv_fprop(const hipdnnSdkNode* node, const ref_view* x
 /* Float64 scratch values ref_conv_fprop takes for one call (formula in conv.c); the
  * same at plan time as at execution, on one machine. */
 int64_t ref_conv_scratch_doubles(const ref_conv_geometry* g);
+/* conv_dgrad (dy, w -> dx) and conv_wgrad (x, dy -> dw), conv_grad.c: the geometry is
+ * ref_conv_check's with (dx or x, w or dw, dy) as (x, w, y). */
+hipdnnPluginStatus_t ref_conv_dgrad(const hipdnnSdkNode* node, const ref_view* dy,
+                                    const ref_view* w, const ref_view* dx,
+                                    const ref_region* scratch);
+hipdnnPluginStatus_t ref_conv_wgrad(const hipdnnSdkNode* node, const ref_view* x,
+                                    const ref_view* dy, const ref_view* dw,
+                                    const ref_region* scratch);
+int64_t ref_conv_grad_scratch_doubles(const ref_conv_geometry* g);
+
+/* slice and concatenate (data_movement.c): no scratch.  concatenate's `in` holds its nin
+ * set inputs in port order. */
+bool ref_slice_check(const hipdnnSdkNode* node, const ref_view* x, const ref_view* y,
+                     char* why, size_t len);
+hipdnnPluginStatus_t ref_slice(const hipdnnSdkNode* node, const ref_view* x, const ref_view* y);
+bool ref_concat_check(const hipdnnSdkNode* node, const ref_view* in, int nin, const ref_view* y,
+                      char* why, size_t len);
+hipdnnPluginStatus_t ref_concat(const hipdnnSdkNode* node, const ref_view* in, int nin,
+                                const ref_view* y);
 
 bool ref_matmul_check(const ref_view* a, const ref_view* b, const ref_view* c, char* why,
                       size_t len);
@@ -244,17 +313,22 @@ int64_t ref_matmul_scratch_doubles(const ref_view* a, const ref_view* b, const r
 typedef struct {
     hipdnnPointwiseMode_t mode;
     double lower_clip, upper_clip, lower_clip_slope;
+    double elu_alpha, softplus_beta, swish_beta;
 } ref_pw_params;
 void ref_pw_params_of(const hipdnnSdkNode* node, ref_pw_params* p);
 
-/* b is NULL for unary modes. */
-bool ref_pointwise_check(const hipdnnSdkNode* node, const ref_view* x, const ref_view* b,
+/* ins[k]: the node's operands in the order its mode takes them (hipdnnSdkPointwisePorts:
+ * x, then b or dy, then t; gen_index's x is ref_index_view of y's dims). */
+bool ref_pointwise_check(const hipdnnSdkNode* node, const ref_view* const* ins,
                          const ref_view* y, char* why, size_t len);
 /* One pointwise node; scratch: ref_pointwise_scratch_doubles(y elements) values. */
-hipdnnPluginStatus_t ref_pointwise(const hipdnnSdkNode* node, const ref_view* x,
-                                   const ref_view* b, const ref_view* y,
-                                   const ref_region* scratch);
+hipdnnPluginStatus_t ref_pointwise(const hipdnnSdkNode* node, const ref_view* ins,
+                                   const ref_view* y, const ref_region* scratch);
 int64_t ref_pointwise_scratch_doubles(int64_t elements);
+/* The data types a pointwise node may write to its output: float32, float16, bfloat16
+ * and float64 always; BOOLEAN and the integer types for comparisons and logic (0 or 1);
+ * INT32 and INT64 for gen_index. */
+bool ref_pointwise_output_ok(hipdnnPointwiseMode_t mode, hipdnnDataType_t t);
 
 /* in[]: x, mean, inv_variance, scale, bias (HIPDNN_BN_* order). */
 bool ref_batchnorm_check(const ref_view* in, const ref_view* y, char* why, size_t len);
@@ -262,6 +336,23 @@ hipdnnPluginStatus_t ref_batchnorm_inference(const hipdnnSdkNode* node, const re
                                              const ref_view* y, const ref_region* scratch);
 /* Float64 scratch values ref_batchnorm_inference takes for y of `elements` values. */
 int64_t ref_batchnorm_scratch_doubles(int64_t elements);
+
+/* reduction: y = x reduced over every axis where y's dim is 1 and x's is not. */
+bool ref_reduction_check(const hipdnnSdkNode* node, const ref_view* x, const ref_view* y,
+                         char* why, size_t len);
+hipdnnPluginStatus_t ref_reduction(const hipdnnSdkNode* node, const ref_view* x,
+                                   const ref_view* y, const ref_region* scratch);
+/* Float64 scratch values ref_reduction takes (views may have no data). */
+int64_t ref_reduction_scratch_doubles(const ref_view* x, const ref_view* y);
+
+/* norm_forward: in[HIPDNN_NORM_*] and out[HIPDNN_NORM_*] point at the views of the ports
+ * that are set, NULL for the others. */
+bool ref_norm_check(const hipdnnSdkNode* node, const ref_view* const* in,
+                    const ref_view* const* out, char* why, size_t len);
+hipdnnPluginStatus_t ref_norm_forward(const hipdnnSdkNode* node, const ref_view* const* in,
+                                      const ref_view* const* out, const ref_region* scratch);
+/* Float64 scratch values ref_norm_forward takes (views may have no data). */
+int64_t ref_norm_scratch_doubles(const hipdnnSdkNode* node, const ref_view* const* in);
 
 /* ---- support (support.c) ----------------------------------------------------------- */
 
@@ -282,8 +373,11 @@ typedef struct {
     int32_t first, count;                 /* nodes [first, first + count) in graph order */
     int nin;                              /* external inputs, block-walker slots 0..nin-1 */
     int64_t inputs[REF_MAP_MAX_INPUTS];   /* their uids */
-    int8_t src[REF_FUSE_MAX][2];          /* per node and operand: slot >= 0, or -(k+1) for
-                                             the result of member k; b unused is 0 */
+    int8_t index_axis[REF_MAP_MAX_INPUTS]; /* -1: the tensor; else a gen_index member's
+                                              coordinates on this axis of inputs[s] (its
+                                              output, ref_index_view) */
+    int8_t src[REF_FUSE_MAX][3];          /* per node and operand: slot >= 0, or -(k+1) for
+                                             the result of member k; past the arity 0 */
     hipdnnDataType_t round_to[REF_FUSE_MAX];
     ref_pw_params params[REF_FUSE_MAX];
 } ref_fused;

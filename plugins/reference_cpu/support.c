@@ -17,6 +17,15 @@ static const char* op_label(const hipdnnSdkNode* n, char* buf, size_t len) {
         hipdnnSdkFormat(buf, len, "pointwise %s", mode ? mode : "?");
         return buf;
     }
+    if (n->kind == HIPDNN_OP_REDUCTION) {
+        const char* mode = hipdnnSdkReductionModeName(n->attrs[HIPDNN_RED_MODE].i[0]);
+        hipdnnSdkFormat(buf, len, "reduction %s", mode ? mode : "?");
+        return buf;
+    }
+    if (n->kind == HIPDNN_OP_NORM_FORWARD) { /* "layernorm", as users call it */
+        const char* mode = hipdnnSdkNormModeName(n->attrs[HIPDNN_NORM_MODE].i[0]);
+        return mode ? mode : info->name;
+    }
     return info->name;
 }
 
@@ -38,9 +47,12 @@ static bool compute_type_ok(hipdnnDataType_t t) {
     return t == HIPDNN_DATA_NOT_SET || ref_dtype_supported(t);
 }
 
-/* Dtype, rank, dims and strides of one tensor a node uses. */
+/* Dtype, rank, dims and strides of one tensor a node uses.  Pointwise nodes also read
+ * BOOLEAN and integer tensors (ref_dtype_storable); which types their outputs take,
+ * ref_pointwise_check says. */
 static bool tensor_ok(const hipdnnSdkNode* n, const char* port, const hipdnnSdkTensor* t,
                       bool is_output, char* why, size_t len) {
+    bool wide = n->kind == HIPDNN_OP_POINTWISE;
     const char* dt = hipdnnSdkDataTypeName(t->data_type);
     if (t->ndim < 1 || t->ndim > HIPDNN_MAX_DIMS)
         return decline(why, len, n, "%s '%s' (uid %lld): rank %d (dims not set or over %d)",
@@ -57,7 +69,11 @@ static bool tensor_ok(const hipdnnSdkNode* n, const char* port, const hipdnnSdkT
                            "exactly one element", port, t->name, (long long)t->uid);
         return true;
     }
-    if (!ref_dtype_supported(t->data_type))
+    if (wide && !ref_dtype_storable(t->data_type))
+        return decline(why, len, n, "%s '%s' (uid %lld): data type %s not supported (float32, "
+                       "float16, bfloat16, float64, boolean, int8, uint8, int32, int64 only)",
+                       port, t->name, (long long)t->uid, dt);
+    if (!wide && !ref_dtype_supported(t->data_type))
         return decline(why, len, n, "%s '%s' (uid %lld): data type %s not supported (float32, "
                        "float16, bfloat16, float64 only)", port, t->name, (long long)t->uid, dt);
     if (ref_span_elements(t->ndim, t->dims, t->strides) < 0 ||
@@ -67,57 +83,108 @@ static bool tensor_ok(const hipdnnSdkNode* n, const char* port, const hipdnnSdkT
     return true;
 }
 
-/* Shape rules of the node's op, on views of its (already checked) tensors. */
+/* Shape rules of the node's op, on views of its (already checked) tensors; in[p] / out[p]
+ * NULL for unset ports. */
 static bool op_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
-                  const hipdnnSdkTensor* out, char* why, size_t len) {
-    ref_view v[HIPDNN_MAX_PORTS], y;
+                  const hipdnnSdkTensor* const* out, char* why, size_t len) {
+    ref_view v[HIPDNN_MAX_PORTS], o[HIPDNN_MAX_PORTS];
+    const ref_view *vp[HIPDNN_MAX_PORTS] = {0}, *op[HIPDNN_MAX_PORTS] = {0};
     char detail[REF_MSG_LEN];
     bool ok = false;
-    for (int p = 0; p < HIPDNN_MAX_PORTS; ++p)
-        if (in[p]) ref_view_from_tensor(in[p], NULL, &v[p]);
-    ref_view_from_tensor(out, NULL, &y);
+    for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
+        if (in[p]) ref_view_from_tensor(in[p], NULL, &v[p]), vp[p] = &v[p];
+        if (out[p]) ref_view_from_tensor(out[p], NULL, &o[p]), op[p] = &o[p];
+    }
+    const ref_view* y = &o[0];
     switch (n->kind) {
     case HIPDNN_OP_CONV_FPROP:
-        ok = ref_conv_check(n, &v[HIPDNN_CONV_X], &v[HIPDNN_CONV_W], &y, NULL, detail,
+        ok = ref_conv_check(n, &v[HIPDNN_CONV_X], &v[HIPDNN_CONV_W], y, NULL, detail,
                             sizeof(detail));
         break;
     case HIPDNN_OP_MATMUL:
-        ok = ref_matmul_check(&v[HIPDNN_MATMUL_A], &v[HIPDNN_MATMUL_B], &y, detail,
+        ok = ref_matmul_check(&v[HIPDNN_MATMUL_A], &v[HIPDNN_MATMUL_B], y, detail,
                               sizeof(detail));
         break;
-    case HIPDNN_OP_POINTWISE:
-        ok = ref_pointwise_check(n, &v[HIPDNN_PW_X], in[HIPDNN_PW_B] ? &v[HIPDNN_PW_B] : NULL,
-                                 &y, detail, sizeof(detail));
+    case HIPDNN_OP_POINTWISE: { /* operands in the mode's order; gen_index's are coordinates */
+        hipdnnSdkPointwisePorts ports;
+        const ref_view* ops[3] = {NULL, NULL, NULL};
+        ref_view index;
+        hipdnnSdkPointwisePortsOf(hipdnnSdkNodeMode(n), &ports);
+        for (int k = 0; k < ports.arity; ++k)
+            if (in[ports.inputs[k]]) ops[k] = &v[ports.inputs[k]];
+        if (hipdnnSdkNodeMode(n) == HIPDNN_POINTWISE_GEN_INDEX) {
+            ref_index_view(o[ports.output].ndim, o[ports.output].dims,
+                           (int)n->attrs[HIPDNN_PW_AXIS].i[0], &index);
+            ops[0] = &index;
+        }
+        ok = ref_pointwise_check(n, ops, &o[ports.output], detail, sizeof(detail));
         break;
+    }
     case HIPDNN_OP_BATCHNORM_INFERENCE:
-        ok = ref_batchnorm_check(v, &y, detail, sizeof(detail));
+        ok = ref_batchnorm_check(v, y, detail, sizeof(detail));
         break;
+    case HIPDNN_OP_REDUCTION:
+        ok = ref_reduction_check(n, &v[HIPDNN_RED_X], y, detail, sizeof(detail));
+        break;
+    case HIPDNN_OP_NORM_FORWARD: ok = ref_norm_check(n, vp, op, detail, sizeof(detail)); break;
+    case HIPDNN_OP_CONV_DGRAD:
+        ok = ref_conv_check(n, y, &v[HIPDNN_DGRAD_W], &v[HIPDNN_DGRAD_DY], NULL, detail,
+                            sizeof(detail));
+        break;
+    case HIPDNN_OP_CONV_WGRAD:
+        ok = ref_conv_check(n, &v[HIPDNN_WGRAD_X], y, &v[HIPDNN_WGRAD_DY], NULL, detail,
+                            sizeof(detail));
+        break;
+    case HIPDNN_OP_SLICE: ok = ref_slice_check(n, &v[0], y, detail, sizeof(detail)); break;
+    case HIPDNN_OP_CONCATENATE: {
+        ref_view set[HIPDNN_MAX_PORTS];
+        int nin = 0;
+        for (int p = 0; p < HIPDNN_MAX_PORTS; ++p)
+            if (in[p]) set[nin++] = v[p];
+        ok = ref_concat_check(n, set, nin, y, detail, sizeof(detail));
+        break;
+    }
     default: hipdnnSdkFormat(detail, sizeof(detail), "operation not supported"); break;
     }
     return ok ? true : decline(why, len, n, "%s", detail);
 }
 
-/* Ports, tensors and op rules of node `n`; marks its output written. */
+/* Ports, tensors and op rules of node `n`; marks its outputs written. */
 static bool node_ok(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, bool* written, char* why,
                     size_t len) {
     const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
     if (!info) return decline(why, len, n, "operation kind %d not supported", (int)n->kind);
-    if (!compute_type_ok(n->compute_type))
+    /* Everything is computed in float64; an integer compute type (cuDNN frontend gives
+     * gen_index INT32) is honoured only where the results are integers anyway. */
+    bool pw = n->kind == HIPDNN_OP_POINTWISE;
+    bool int_results = pw && (hipdnnSdkNodeMode(n) == HIPDNN_POINTWISE_GEN_INDEX ||
+                              hipdnnSdkPointwiseIsLogical(hipdnnSdkNodeMode(n)));
+    if (!compute_type_ok(n->compute_type) &&
+        !(int_results && ref_dtype_storable(n->compute_type)))
         return decline(why, len, n, "compute type %s not supported",
                        hipdnnSdkDataTypeName(n->compute_type));
-    int needed = info->num_inputs;
+    /* The ports the node reads and the one it writes: all of an op's, or a pointwise
+     * mode's own (x, b, dy, t; y or dx). */
+    bool reads[HIPDNN_MAX_PORTS] = {false};
+    int oport_index = 0;
+    for (int p = 0; p < info->num_inputs && p < HIPDNN_MAX_PORTS; ++p) reads[p] = true;
     if (n->kind == HIPDNN_OP_POINTWISE) {
-        int arity = hipdnnSdkPointwiseArity(hipdnnSdkNodeMode(n));
-        if (arity == 0)
+        hipdnnSdkPointwisePorts ports;
+        if (!hipdnnSdkPointwisePortsOf(hipdnnSdkNodeMode(n), &ports))
             return decline(why, len, n, "pointwise mode %d not supported", (int)hipdnnSdkNodeMode(n));
-        needed = arity;
+        for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) reads[p] = false;
+        for (int k = 0; k < ports.arity; ++k) reads[ports.inputs[k]] = true;
+        oport_index = ports.output;
     }
     const hipdnnSdkTensor* in[HIPDNN_MAX_PORTS] = {0};
     for (int p = 0; p < info->num_inputs && p < HIPDNN_MAX_PORTS; ++p) {
         const char* port = info->inputs[p].name;
-        if (p >= needed) continue; /* e.g. b of a unary pointwise: not used */
-        if (n->inputs[p] == HIPDNN_NO_TENSOR)
+        if (!reads[p]) continue; /* e.g. b of a unary pointwise: not used */
+        if (n->inputs[p] == HIPDNN_NO_TENSOR) {
+            /* a pointwise mode needs each of the operands it reads */
+            if (info->inputs[p].is_optional && n->kind != HIPDNN_OP_POINTWISE) continue;
             return decline(why, len, n, "input %s not set", port);
+        }
         in[p] = hipdnnSdkGraphFindTensor(g, n->inputs[p]);
         if (!in[p])
             return decline(why, len, n, "input %s names uid %lld, which is not in the graph",
@@ -127,22 +194,36 @@ static bool node_ok(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, bool* writt
             return decline(why, len, n, "virtual %s '%s' (uid %lld) is read before any node "
                            "writes it", port, in[p]->name, (long long)in[p]->uid);
     }
-    const char* oport = info->outputs[0].name;
-    if (n->outputs[0] == HIPDNN_NO_TENSOR) return decline(why, len, n, "output %s not set", oport);
-    const hipdnnSdkTensor* out = hipdnnSdkGraphFindTensor(g, n->outputs[0]);
-    if (!out)
-        return decline(why, len, n, "output %s names uid %lld, which is not in the graph", oport,
-                       (long long)n->outputs[0]);
-    if (!tensor_ok(n, oport, out, true, why, len)) return false;
-    if (written[out - g->tensors])
-        return decline(why, len, n, "%s '%s' (uid %lld) is written by an earlier node", oport,
-                       out->name, (long long)out->uid);
-    for (int p = 0; p < HIPDNN_MAX_PORTS; ++p)
-        if (in[p] == out)
-            return decline(why, len, n, "%s '%s' (uid %lld) is both input and output", oport,
-                           out->name, (long long)out->uid);
+    const hipdnnSdkTensor* out[HIPDNN_MAX_PORTS] = {0};
+    for (int p = 0; p < info->num_outputs && p < HIPDNN_MAX_PORTS; ++p) {
+        const char* oport = info->outputs[p].name;
+        if (pw && p != oport_index) continue; /* y or dx: the mode's own */
+        if (n->outputs[p] == HIPDNN_NO_TENSOR) {
+            if (pw) return decline(why, len, n, "output %s not set", oport);
+            if (p > 0 && info->outputs[p].is_optional) continue;
+            return decline(why, len, n, "output %s not set", oport);
+        }
+        out[p] = hipdnnSdkGraphFindTensor(g, n->outputs[p]);
+        if (!out[p])
+            return decline(why, len, n, "output %s names uid %lld, which is not in the graph",
+                           oport, (long long)n->outputs[p]);
+        if (!tensor_ok(n, oport, out[p], true, why, len)) return false;
+        if (written[out[p] - g->tensors])
+            return decline(why, len, n, "%s '%s' (uid %lld) is written by an earlier node",
+                           oport, out[p]->name, (long long)out[p]->uid);
+        for (int q = 0; q < HIPDNN_MAX_PORTS; ++q)
+            if (in[q] == out[p])
+                return decline(why, len, n, "%s '%s' (uid %lld) is both input and output",
+                               oport, out[p]->name, (long long)out[p]->uid);
+        for (int q = 0; q < p; ++q)
+            if (out[q] == out[p])
+                return decline(why, len, n, "'%s' (uid %lld) is both output %s and output %s",
+                               out[p]->name, (long long)out[p]->uid, info->outputs[q].name,
+                               oport);
+    }
     if (!op_ok(n, in, out, why, len)) return false;
-    written[out - g->tensors] = true;
+    for (int p = 0; p < HIPDNN_MAX_PORTS; ++p)
+        if (out[p]) written[out[p] - g->tensors] = true;
     return true;
 }
 

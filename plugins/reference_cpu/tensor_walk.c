@@ -5,12 +5,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fp16_bf16.h"
 #include "reference_cpu.h"
+#include "typed_rows.h"
 
 bool ref_dtype_supported(hipdnnDataType_t t) {
     return t == HIPDNN_DATA_FLOAT || t == HIPDNN_DATA_HALF || t == HIPDNN_DATA_BFLOAT16 ||
            t == HIPDNN_DATA_DOUBLE;
+}
+
+bool ref_dtype_storable(hipdnnDataType_t t) {
+    return ref_dtype_supported(t) || t == HIPDNN_DATA_BOOLEAN || t == HIPDNN_DATA_INT8 ||
+           t == HIPDNN_DATA_UINT8 || t == HIPDNN_DATA_INT32 || t == HIPDNN_DATA_INT64;
+}
+
+void ref_index_view(int32_t ndim, const int64_t* dims, int axis, ref_view* v) {
+    memset(v, 0, sizeof(*v));
+    v->dtype = REF_DTYPE_INDEX;
+    v->ndim = ndim;
+    for (int32_t i = 0; i < ndim; ++i) {
+        v->dims[i] = dims[i];
+        v->strides[i] = i == axis && dims[i] > 1 ? 1 : 0;
+    }
 }
 
 void ref_view_from_tensor(const hipdnnSdkTensor* t, void* data, ref_view* v) {
@@ -86,59 +101,7 @@ bool ref_broadcast_view(const ref_view* in, int32_t out_ndim, const int64_t* out
     return true;
 }
 
-/* ---- typed rows ------------------------------------------------------------------- */
-
-/* Always inlined, so that the block walker's variants (below) convert with their own
- * vector width.  Each loop is written twice: unit stride, which vectorizes, and any. */
 #define WALK_INLINE static inline __attribute__((always_inline))
-#define AS_DOUBLE(v) ((double)(v))
-#define LOAD_ROW(type, convert)                                                  \
-    {                                                                            \
-        const type* p = (const type*)base + off;                                 \
-        if (s == 1)                                                              \
-            for (int64_t i = 0; i < n; ++i) out[i] = convert(p[i]);              \
-        else                                                                     \
-            for (int64_t i = 0; i < n; ++i) out[i] = convert(p[i * s]);          \
-        break;                                                                   \
-    }
-#define STORE_ROW(type, convert)                                                 \
-    {                                                                            \
-        type* p = (type*)base + off;                                             \
-        if (s == 1)                                                              \
-            for (int64_t i = 0; i < n; ++i) p[i] = convert(in[i]);               \
-        else                                                                     \
-            for (int64_t i = 0; i < n; ++i) p[i * s] = convert(in[i]);           \
-        break;                                                                   \
-    }
-
-WALK_INLINE void load_row(const void* base, hipdnnDataType_t t, int64_t off, int64_t s,
-                          int64_t n, double* out) {
-    if (s == 0) { /* a broadcast value: read once */
-        double v = hipdnnSdkLoadAsDouble(base, t, off);
-        for (int64_t i = 0; i < n; ++i) out[i] = v;
-        return;
-    }
-    switch (t) {
-    case HIPDNN_DATA_FLOAT: LOAD_ROW(float, AS_DOUBLE)
-    case HIPDNN_DATA_DOUBLE: LOAD_ROW(double, AS_DOUBLE)
-    case HIPDNN_DATA_HALF: LOAD_ROW(uint16_t, ref_half_to_double)
-    case HIPDNN_DATA_BFLOAT16: LOAD_ROW(uint16_t, ref_bf16_to_double)
-    default: /* support.c declines other types; never read garbage as numbers */
-        for (int64_t i = 0; i < n; ++i) out[i] = NAN;
-        break;
-    }
-}
-
-WALK_INLINE void store_row(void* base, hipdnnDataType_t t, int64_t off, int64_t s,
-                           int64_t n, const double* in) {
-    switch (t) {
-    case HIPDNN_DATA_FLOAT: STORE_ROW(float, (float))
-    case HIPDNN_DATA_DOUBLE: STORE_ROW(double, AS_DOUBLE)
-    case HIPDNN_DATA_HALF: STORE_ROW(uint16_t, ref_double_to_half)
-    case HIPDNN_DATA_BFLOAT16: STORE_ROW(uint16_t, ref_double_to_bf16)
-    default: break;
-    }
-}
 
 /* ---- the block walker ------------------------------------------------------------- */
 
@@ -168,10 +131,22 @@ static void walk_init(walk* w, const ref_view* out, int nin, const ref_view* ins
     w->nt = nin + 1;
     w->views[0] = out;
     for (int t = 0; t < nin; ++t) w->views[t + 1] = &ins[t];
+    /* Out's dims from outermost to innermost in memory (a stable sort by falling stride):
+     * an NHWC output is walked as it lies, not with a stride of C.  Block kernels are
+     * elementwise, so the order of the walk changes no value. */
+    int32_t order[HIPDNN_MAX_DIMS];
+    for (int32_t i = 0; i < out->ndim; ++i) order[i] = i;
+    for (int32_t i = 1; i < out->ndim; ++i)
+        for (int32_t k = i; k > 0 && out->strides[order[k]] > out->strides[order[k - 1]]; --k) {
+            int32_t tmp = order[k];
+            order[k] = order[k - 1];
+            order[k - 1] = tmp;
+        }
     /* Drop size-1 dims, then merge a dim into the previous one when every tensor steps
      * through both as through one (stride[prev] == stride[d] * dims[d]). */
     int nd = 0;
-    for (int32_t d = 0; d < out->ndim; ++d) {
+    for (int32_t k = 0; k < out->ndim; ++k) {
+        int32_t d = order[k];
         if (out->dims[d] == 1) continue;
         bool merge = nd > 0;
         for (int t = 0; merge && t < w->nt; ++t)
@@ -233,13 +208,13 @@ WALK_INLINE void walk_io(const walk* w, walk_pos* p, int64_t n, double* const* i
         int64_t m = len - p->col < n - done ? len - p->col : n - done;
         if (out) {
             const ref_view* v = w->views[0];
-            store_row(v->data, v->dtype, p->off[0] + p->col * w->st[0][last], w->st[0][last],
-                      m, out + done);
+            ref_row_store(v->data, v->dtype, p->off[0] + p->col * w->st[0][last],
+                          w->st[0][last], m, out + done);
         } else {
             for (int t = 1; t < w->nt; ++t) {
                 const ref_view* v = w->views[t];
-                load_row(v->data, v->dtype, p->off[t] + p->col * w->st[t][last],
-                         w->st[t][last], m, ins[t - 1] + done);
+                ref_row_load(v->data, v->dtype, p->off[t] + p->col * w->st[t][last],
+                             w->st[t][last], m, ins[t - 1] + done);
             }
         }
         done += m;
@@ -356,10 +331,10 @@ double* ref_alloc_doubles(int64_t n, const hipdnnSdkNode* node) {
 
 void ref_load_row(const void* base, hipdnnDataType_t t, int64_t off, int64_t s, int64_t n,
                   double* out) {
-    load_row(base, t, off, s, n, out);
+    ref_row_load(base, t, off, s, n, out);
 }
 
 void ref_store_row(void* base, hipdnnDataType_t t, int64_t off, int64_t s, int64_t n,
                    const double* in) {
-    store_row(base, t, off, s, n, in);
+    ref_row_store(base, t, off, s, n, in);
 }

@@ -231,7 +231,8 @@ static hipdnnSdkNode* add_pw(G* g, const char* name, hipdnnPointwiseMode_t mode,
 
 static bool is_output(const G* g, int64_t uid) {
     for (int i = 0; i < g->nn; ++i)
-        if (g->n[i].outputs[0] == uid) return true;
+        for (int p = 0; p < HIPDNN_MAX_PORTS; ++p)
+            if (g->n[i].outputs[p] == uid) return true;
     return false;
 }
 
@@ -953,6 +954,137 @@ static int test_batchnorm_inference_nhwc(void) {
     return ok;
 }
 
+/* ---- tests: reduction and norm_forward ------------------------------------------------------ */
+
+/* x [2, 5, 4, 3] in NHWC order, norm2 over axes 0 and 2: y [1, 5, 1, 3]. */
+static int test_reduction_norm2_over_two_axes_nhwc(void) {
+    G g;
+    g_init(&g);
+    static const int nhwc[4] = {0, 2, 3, 1};
+    int64_t xd[4] = {2, 5, 4, 3}, yd[4] = {1, 5, 1, 3};
+    int64_t x = add_tensor(&g, "x", HIPDNN_DATA_FLOAT, 4, xd, nhwc);
+    int64_t y = add_tensor(&g, "y", HIPDNN_DATA_FLOAT, 4, yd, NULL);
+    hipdnnSdkNode* n = add_node(&g, HIPDNN_OP_REDUCTION, "red");
+    n->attrs[HIPDNN_RED_MODE].i[0] = HIPDNN_REDUCE_TENSOR_NORM2;
+    n->attrs[HIPDNN_RED_MODE].count = 1;
+    n->inputs[HIPDNN_RED_X] = x;
+    n->outputs[HIPDNN_RED_Y] = y;
+    alloc_buffers(&g);
+    double ref[15];
+    for (int64_t c = 0; c < 5; ++c)
+        for (int64_t w = 0; w < 3; ++w) {
+            double acc = 0;
+            for (int64_t b = 0; b < 2; ++b)
+                for (int64_t h = 0; h < 4; ++h) {
+                    int64_t xi[4] = {b, c, h, w};
+                    acc += el(&g, x, xi) * el(&g, x, xi);
+                }
+            ref[c * 3 + w] = sqrt(acc);
+        }
+    int ok = run_and_check(&g, y, ref, 1e-5);
+    /* y must keep x's rank: declined, with the node named */
+    g.t[1].ndim = 3;
+    const char* why = NULL;
+    CHECK(applicable(&g, &why) == 0 && strstr(why, "node 'red' (reduction norm2)") &&
+              strstr(why, "rank"),
+          "reason: %s", why ? why : "(null)");
+    g_free(&g);
+    return ok;
+}
+
+/* x [512, 2048] summed over rows (a tile per 2048 columns, the rows cut in pieces) and
+ * its maximum over everything: enough values for several threads (TSan runs this too). */
+static int test_reductions_on_threads(void) {
+    G g;
+    g_init(&g);
+    int64_t xd[2] = {512, 2048}, cd[2] = {1, 2048}, ad[2] = {1, 1};
+    int64_t x = add_tensor(&g, "x", HIPDNN_DATA_FLOAT, 2, xd, NULL);
+    int64_t cols = add_tensor(&g, "cols", HIPDNN_DATA_FLOAT, 2, cd, NULL);
+    int64_t all = add_tensor(&g, "all", HIPDNN_DATA_FLOAT, 2, ad, NULL);
+    hipdnnSdkNode* n = add_node(&g, HIPDNN_OP_REDUCTION, "sum_rows");
+    n->attrs[HIPDNN_RED_MODE].i[0] = HIPDNN_REDUCE_TENSOR_ADD;
+    n->attrs[HIPDNN_RED_MODE].count = 1;
+    n->inputs[HIPDNN_RED_X] = x;
+    n->outputs[HIPDNN_RED_Y] = cols;
+    n = add_node(&g, HIPDNN_OP_REDUCTION, "max_all");
+    n->attrs[HIPDNN_RED_MODE].i[0] = HIPDNN_REDUCE_TENSOR_MAX;
+    n->attrs[HIPDNN_RED_MODE].count = 1;
+    n->inputs[HIPDNN_RED_X] = x;
+    n->outputs[HIPDNN_RED_Y] = all;
+    alloc_buffers(&g);
+    double* ref = calloc(2048, sizeof(double));
+    double most = -INFINITY;
+    for (int64_t r = 0; r < 512; ++r)
+        for (int64_t c = 0; c < 2048; ++c) {
+            int64_t xi[2] = {r, c};
+            double v = el(&g, x, xi);
+            ref[c] += v;
+            most = v > most ? v : most;
+        }
+    int ok = run_and_check(&g, cols, ref, 1e-5) && compare(&g, all, &most, 0);
+    free(ref);
+    g_free(&g);
+    return ok;
+}
+
+/* layernorm, training: x [3, 4, 10], scale and bias [1, 1, 10], epsilon a constant;
+ * y [3, 4, 10], mean and inv_variance [3, 4, 1]. */
+static int test_layernorm_training(void) {
+    G g;
+    g_init(&g);
+    int64_t xd[3] = {3, 4, 10}, pd[3] = {1, 1, 10}, sd[3] = {3, 4, 1};
+    int64_t x = add_tensor(&g, "x", HIPDNN_DATA_FLOAT, 3, xd, NULL);
+    int64_t sc = add_tensor(&g, "scale", HIPDNN_DATA_FLOAT, 3, pd, NULL);
+    int64_t bi = add_tensor(&g, "bias", HIPDNN_DATA_FLOAT, 3, pd, NULL);
+    int64_t eps = add_scalar(&g, "eps", HIPDNN_DATA_FLOAT, 1e-3);
+    int64_t y = add_tensor(&g, "y", HIPDNN_DATA_FLOAT, 3, xd, NULL);
+    int64_t mean = add_tensor(&g, "mean", HIPDNN_DATA_FLOAT, 3, sd, NULL);
+    int64_t inv = add_tensor(&g, "inv_variance", HIPDNN_DATA_FLOAT, 3, sd, NULL);
+    g.lo[0] = 1.0; /* a mean away from zero */
+    g.hi[0] = 3.0;
+    hipdnnSdkNode* n = add_node(&g, HIPDNN_OP_NORM_FORWARD, "ln");
+    n->attrs[HIPDNN_NORM_MODE].i[0] = HIPDNN_LAYER_NORM;
+    n->attrs[HIPDNN_NORM_MODE].count = 1;
+    n->attrs[HIPDNN_NORM_PHASE].i[0] = HIPDNN_NORM_FWD_TRAINING;
+    n->attrs[HIPDNN_NORM_PHASE].count = 1;
+    n->inputs[HIPDNN_NORM_X] = x;
+    n->inputs[HIPDNN_NORM_SCALE] = sc;
+    n->inputs[HIPDNN_NORM_BIAS] = bi;
+    n->inputs[HIPDNN_NORM_EPSILON] = eps;
+    n->outputs[HIPDNN_NORM_Y] = y;
+    n->outputs[HIPDNN_NORM_MEAN] = mean;
+    n->outputs[HIPDNN_NORM_INV_VARIANCE] = inv;
+    alloc_buffers(&g);
+    double ry[120], rm[12], ri[12];
+    for (int64_t r = 0; r < 12; ++r) {
+        double sum = 0, sq = 0;
+        for (int64_t k = 0; k < 10; ++k) {
+            int64_t xi[3] = {r / 4, r % 4, k};
+            sum += el(&g, x, xi);
+        }
+        rm[r] = sum / 10;
+        for (int64_t k = 0; k < 10; ++k) {
+            int64_t xi[3] = {r / 4, r % 4, k};
+            sq += (el(&g, x, xi) - rm[r]) * (el(&g, x, xi) - rm[r]);
+        }
+        ri[r] = 1.0 / sqrt(sq / 10 + (double)1e-3f);
+        for (int64_t k = 0; k < 10; ++k) {
+            int64_t xi[3] = {r / 4, r % 4, k}, pi[3] = {0, 0, k};
+            ry[r * 10 + k] = (el(&g, x, xi) - rm[r]) * ri[r] * el(&g, sc, pi) + el(&g, bi, pi);
+        }
+    }
+    int ok = run_and_check(&g, y, ry, 1e-4) && compare(&g, mean, rm, 1e-4) &&
+             compare(&g, inv, ri, 1e-4);
+    /* statistics of the wrong shape: declined, naming the port */
+    g.t[5].dims[2] = 10;
+    const char* why = NULL;
+    CHECK(applicable(&g, &why) == 0 && strstr(why, "node 'ln' (layernorm)") &&
+              strstr(why, "output mean dims"),
+          "reason: %s", why ? why : "(null)");
+    g_free(&g);
+    return ok;
+}
+
 /* ---- tests: a multi-node graph, workspace and buffers ------------------------------------ */
 
 static void conv_add_relu(G* g, int64_t* y_out, hipdnnSdkNode** conv) {
@@ -1098,6 +1230,9 @@ int main(void) {
     RUN(test_pointwise_fp16_bf16);
     RUN(test_pointwise_by_value_scalar);
     RUN(test_batchnorm_inference_nhwc);
+    RUN(test_reduction_norm2_over_two_axes_nhwc);
+    RUN(test_layernorm_training);
+    RUN(test_reductions_on_threads);
     RUN(test_conv_add_relu_graph);
     RUN(test_missing_buffer_named);
     RUN(test_conv_speed);

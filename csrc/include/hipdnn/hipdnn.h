@@ -202,13 +202,18 @@ typedef enum {
     HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR = 11,
     /* cuDNN's value + 100 */
     HIPDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR = 110,
+    HIPDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR = 111,
+    HIPDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR = 112,
     HIPDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR = 113,
     HIPDNN_BACKEND_TENSOR_DESCRIPTOR = 117,
     HIPDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR = 119,
     HIPDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR = 122,
+    HIPDNN_BACKEND_OPERATION_CONCAT_DESCRIPTOR = 127,
     HIPDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR = 129,
     /* hipdnn's own (hipDNN's graph has the node; cuDNN spells it as a NORM_FORWARD mode) */
     HIPDNN_BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR_EXT = 200,
+    /* cuDNN frontend's slice (its backend has no op: the frontend makes a view) */
+    HIPDNN_BACKEND_OPERATION_SLICE_DESCRIPTOR_EXT = 201,
 } hipdnnBackendDescriptorType_t;
 
 /* The C type behind an attribute's values (hipDNN's numbering). */
@@ -277,6 +282,10 @@ typedef enum {
     HIPDNN_ATTR_POINTWISE_RELU_LOWER_CLIP = 10003,     /* DOUBLE, 1; default 0 */
     HIPDNN_ATTR_POINTWISE_RELU_UPPER_CLIP = 10004,     /* DOUBLE, 1; default +inf */
     HIPDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE = 10005, /* DOUBLE, 1; default 0 (leaky) */
+    HIPDNN_ATTR_POINTWISE_ELU_ALPHA = 10006,     /* DOUBLE, 1; default 1 (finite) */
+    HIPDNN_ATTR_POINTWISE_SOFTPLUS_BETA = 10007, /* DOUBLE, 1; default 1 (finite, not 0) */
+    HIPDNN_ATTR_POINTWISE_SWISH_BETA = 10008,    /* DOUBLE, 1; default 1 (finite) */
+    HIPDNN_ATTR_POINTWISE_AXIS = 10009,          /* INT64, 1; default 0: GEN_INDEX's axis */
     /* OPERATION_CONVOLUTION_FORWARD parameters (likewise, cuDNN's CONVOLUTION descriptor) */
     HIPDNN_ATTR_CONVOLUTION_CONV_MODE = 10101,      /* CONVOLUTION_MODE_EXT, 1 */
     HIPDNN_ATTR_CONVOLUTION_DILATIONS = 10102,      /* INT64, spatial dims; default 1 */
@@ -287,10 +296,26 @@ typedef enum {
     HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W = 10703, /* BACKEND_DESCRIPTOR (TENSOR) */
     HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X = 10704, /* BACKEND_DESCRIPTOR (TENSOR) */
     HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y = 10705, /* BACKEND_DESCRIPTOR (TENSOR) */
-    /* OPERATION_POINTWISE: y = f(x [, b]) with NumPy broadcasting */
+    /* OPERATION_CONVOLUTION_BACKWARD_DATA: dx = the gradient of conv_fprop(x, w) = dy with
+     * respect to x; OPERATION_CONVOLUTION_BACKWARD_FILTER: dw, with respect to w.  Both take
+     * the CONVOLUTION_* parameters as conv_fprop does, and need their output's dims given
+     * (stride and groups make them ambiguous otherwise), as cuDNN frontend does. */
+    HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W = 10709,    /* BACKEND_DESCRIPTOR (TENSOR) */
+    HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX = 10710,   /* BACKEND_DESCRIPTOR (TENSOR) */
+    HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY = 10711,   /* BACKEND_DESCRIPTOR (TENSOR) */
+    HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW = 10715, /* BACKEND_DESCRIPTOR (TENSOR) */
+    HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X = 10716,  /* BACKEND_DESCRIPTOR (TENSOR) */
+    HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY = 10717, /* BACKEND_DESCRIPTOR (TENSOR) */
+    /* OPERATION_POINTWISE, with NumPy broadcasting of every input onto the output, as
+     * cuDNN's backend lays out its ports: forward modes y = f(x [, b [, t]]) (BINARY_SELECT:
+     * y = t ? x : b); the _BWD modes dx = dy * f'(x), no b, t or y.  Each mode's ports are
+     * required, any other port set is an error. */
     HIPDNN_ATTR_OPERATION_POINTWISE_XDESC = 10751, /* BACKEND_DESCRIPTOR (TENSOR) */
     HIPDNN_ATTR_OPERATION_POINTWISE_BDESC = 10752, /* BACKEND_DESCRIPTOR (TENSOR), binary */
-    HIPDNN_ATTR_OPERATION_POINTWISE_YDESC = 10753, /* BACKEND_DESCRIPTOR (TENSOR) */
+    HIPDNN_ATTR_OPERATION_POINTWISE_YDESC = 10753, /* BACKEND_DESCRIPTOR (TENSOR), forward */
+    HIPDNN_ATTR_OPERATION_POINTWISE_DXDESC = 10756, /* BACKEND_DESCRIPTOR (TENSOR), _BWD out */
+    HIPDNN_ATTR_OPERATION_POINTWISE_DYDESC = 10757, /* BACKEND_DESCRIPTOR (TENSOR), _BWD in */
+    HIPDNN_ATTR_OPERATION_POINTWISE_TDESC = 10758,  /* BACKEND_DESCRIPTOR (TENSOR), the mask */
     /* TENSOR */
     HIPDNN_ATTR_TENSOR_BYTE_ALIGNMENT = 10900, /* INT64, 1; accepted for cuDNN parity */
     HIPDNN_ATTR_TENSOR_DATA_TYPE = 10901,      /* DATA_TYPE, 1; NOT_SET = infer */
@@ -331,6 +356,12 @@ typedef enum {
     HIPDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_MEAN_DESC = 12011, /* BATCH */
     HIPDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_VAR_DESC = 12012,  /* BATCH */
     HIPDNN_ATTR_OPERATION_NORM_FWD_YDESC = 12013,
+    /* OPERATION_CONCAT: y = the inputs joined along `axis` (their other dims equal).  cuDNN
+     * sets the inputs as one list attribute; here each is its own port
+     * (OPERATION_CONCAT_INPUT_<i>_EXT, inputs 0 and 1 required, up to 8 in order). */
+    HIPDNN_ATTR_OPERATION_CONCAT_AXIS = 11800,          /* INT64, 1 */
+    HIPDNN_ATTR_OPERATION_CONCAT_INPLACE_INDEX = 11802, /* INT64, 1; default -1 (none) */
+    HIPDNN_ATTR_OPERATION_CONCAT_OUTPUT_DESC = 11803,   /* BACKEND_DESCRIPTOR (TENSOR) */
 
     /* hipdnn's own ------------------------------------------------------------------- */
     HIPDNN_ATTR_TENSOR_VALUE_EXT = 20000,    /* UINT8_EXT, element size: a constant's bytes */
@@ -373,6 +404,21 @@ typedef enum {
     HIPDNN_ATTR_VARIANT_PACK_MEMORY_SPACES_EXT = 20700,
     /* OPERATION_NORM_FORWARD: scale is stored minus one (y uses scale + 1) */
     HIPDNN_ATTR_OPERATION_NORM_FWD_ZERO_CENTERED_GAMMA_EXT = 20800, /* BOOLEAN, 1; default 0 */
+    /* OPERATION_SLICE_EXT: y[i...] = x[start + i * step ...], y's dims
+     * ceil((limit - start) / step) per dim; the lists have one value per dim of x */
+    HIPDNN_ATTR_OPERATION_SLICE_X_EXT = 20900,
+    HIPDNN_ATTR_OPERATION_SLICE_Y_EXT = 20901,
+    HIPDNN_ATTR_OPERATION_SLICE_START_EXT = 20902, /* INT64, rank; default 0 */
+    HIPDNN_ATTR_OPERATION_SLICE_LIMIT_EXT = 20903, /* INT64, rank; required (exclusive end) */
+    HIPDNN_ATTR_OPERATION_SLICE_STEP_EXT = 20904,  /* INT64, rank; default 1 */
+    HIPDNN_ATTR_OPERATION_CONCAT_INPUT_0_EXT = 20910, /* BACKEND_DESCRIPTOR (TENSOR) */
+    HIPDNN_ATTR_OPERATION_CONCAT_INPUT_1_EXT = 20911,
+    HIPDNN_ATTR_OPERATION_CONCAT_INPUT_2_EXT = 20912,
+    HIPDNN_ATTR_OPERATION_CONCAT_INPUT_3_EXT = 20913,
+    HIPDNN_ATTR_OPERATION_CONCAT_INPUT_4_EXT = 20914,
+    HIPDNN_ATTR_OPERATION_CONCAT_INPUT_5_EXT = 20915,
+    HIPDNN_ATTR_OPERATION_CONCAT_INPUT_6_EXT = 20916,
+    HIPDNN_ATTR_OPERATION_CONCAT_INPUT_7_EXT = 20917,
 } hipdnnBackendAttributeName_t;
 
 /* ---- the table of operations --------------------------------------------------------

@@ -31,12 +31,20 @@ typedef enum {
     HIPDNN_OP_BATCHNORM_INFERENCE = 4,
     HIPDNN_OP_REDUCTION = 5,
     HIPDNN_OP_NORM_FORWARD = 6,
+    HIPDNN_OP_CONV_DGRAD = 7,
+    HIPDNN_OP_CONV_WGRAD = 8,
+    HIPDNN_OP_SLICE = 9,
+    HIPDNN_OP_CONCATENATE = 10,
 } hipdnnOpKind_t;
 
 /* Port indices, per op: node->inputs[] / outputs[] hold tensor uids in table order. */
 enum { HIPDNN_CONV_X = 0, HIPDNN_CONV_W = 1, HIPDNN_CONV_Y = 0 };
+enum { HIPDNN_DGRAD_DY = 0, HIPDNN_DGRAD_W = 1, HIPDNN_DGRAD_DX = 0 };
+enum { HIPDNN_WGRAD_X = 0, HIPDNN_WGRAD_DY = 1, HIPDNN_WGRAD_DW = 0 };
 enum { HIPDNN_MATMUL_A = 0, HIPDNN_MATMUL_B = 1, HIPDNN_MATMUL_C = 0 };
-enum { HIPDNN_PW_X = 0, HIPDNN_PW_B = 1, HIPDNN_PW_Y = 0 };
+/* Pointwise: which of these a mode uses, hipdnnSdkPointwisePortsOf says. */
+enum { HIPDNN_PW_X = 0, HIPDNN_PW_B = 1, HIPDNN_PW_DY = 2, HIPDNN_PW_T = 3 };
+enum { HIPDNN_PW_Y = 0, HIPDNN_PW_DX = 1 };
 enum {
     HIPDNN_BN_X = 0,
     HIPDNN_BN_MEAN = 1,
@@ -62,7 +70,8 @@ enum {
     HIPDNN_NORM_OUT_RUNNING_MEAN = 3,
     HIPDNN_NORM_OUT_RUNNING_VAR = 4
 };
-/* Attribute slots, per op: node->attrs[] in table order. */
+/* Attribute slots, per op: node->attrs[] in table order (conv_dgrad and conv_wgrad have
+ * conv_fprop's). */
 enum {
     HIPDNN_CONV_PRE_PADDING = 0,
     HIPDNN_CONV_POST_PADDING = 1,
@@ -74,9 +83,15 @@ enum {
     HIPDNN_PW_MODE = 0,
     HIPDNN_PW_RELU_LOWER_CLIP = 1,
     HIPDNN_PW_RELU_UPPER_CLIP = 2,
-    HIPDNN_PW_RELU_LOWER_CLIP_SLOPE = 3
+    HIPDNN_PW_RELU_LOWER_CLIP_SLOPE = 3,
+    HIPDNN_PW_ELU_ALPHA = 4,
+    HIPDNN_PW_SOFTPLUS_BETA = 5,
+    HIPDNN_PW_SWISH_BETA = 6,
+    HIPDNN_PW_AXIS = 7
 };
 enum { HIPDNN_RED_MODE = 0 };
+enum { HIPDNN_SLICE_START = 0, HIPDNN_SLICE_LIMIT = 1, HIPDNN_SLICE_STEP = 2 };
+enum { HIPDNN_CONCAT_AXIS = 0, HIPDNN_CONCAT_INPLACE_INDEX = 1 };
 enum { HIPDNN_NORM_MODE = 0, HIPDNN_NORM_PHASE = 1, HIPDNN_NORM_ZERO_CENTERED_GAMMA = 2 };
 
 /* A port with no tensor. */
@@ -98,6 +113,38 @@ const char* hipdnnSdkReductionModeName(int64_t mode);
 const char* hipdnnSdkNormModeName(int64_t mode);
 /* 1, 2 or 3 inputs; 0 for an unknown mode. */
 int hipdnnSdkPointwiseArity(hipdnnPointwiseMode_t mode);
+/* The _BWD modes: dx = dy * f'(x). */
+bool hipdnnSdkPointwiseIsBackward(hipdnnPointwiseMode_t mode);
+/* CMP_* and LOGICAL_*: results are 0 or 1, BOOLEAN unless the output says otherwise. */
+bool hipdnnSdkPointwiseIsLogical(hipdnnPointwiseMode_t mode);
+
+/* The ports a pointwise mode uses, as cuDNN's backend lays them out: its operands in the
+ * order its function takes them (x; then b, or dy for the _BWD modes; then t) as input
+ * port indices, -1 past the arity, and its output port (y, or dx for the _BWD modes). */
+typedef struct {
+    int arity;
+    int inputs[3];
+    int output;
+} hipdnnSdkPointwisePorts;
+/* False (arity 0) for an unknown mode. */
+bool hipdnnSdkPointwisePortsOf(hipdnnPointwiseMode_t mode, hipdnnSdkPointwisePorts* ports);
+/* The uid of operand k (0 <= k < arity) of a pointwise node, and of its output;
+ * HIPDNN_NO_TENSOR for an unknown mode or k past the arity. */
+struct hipdnnSdkNode_s;
+int64_t hipdnnSdkPointwiseOperand(const struct hipdnnSdkNode_s* n, int k);
+int64_t hipdnnSdkPointwiseOutput(const struct hipdnnSdkNode_s* n);
+/* Checks which ports of a pointwise node are set (bit p of in_set / out_set for port p)
+ * against what its mode uses: each used port set, no other.  False with "<label>: input
+ * 'b' is not set (add takes 2 inputs)" or the like in err. */
+bool hipdnnSdkPointwiseCheckPorts(hipdnnPointwiseMode_t mode, unsigned in_set, unsigned out_set,
+                                  const char* label, char* err, size_t len);
+
+/* graph.fbs field index of an op's input port, output port or parameter `index`
+ * (inputs, outputs and parameters as format 2 first numbered them; ports added since
+ * after the parameters: the schema is append-only). */
+typedef enum { HIPDNN_SDK_FIELD_INPUT, HIPDNN_SDK_FIELD_OUTPUT, HIPDNN_SDK_FIELD_PARAM }
+    hipdnnSdkFieldKind;
+int hipdnnSdkOpFieldIndex(const hipdnnSdkOpInfo* info, hipdnnSdkFieldKind what, int index);
 /* Whether `v` is a defined value of an enum attribute type (DATA_TYPE, HEUR_MODE and the
  * _EXT mode types). */
 bool hipdnnSdkEnumValid(hipdnnBackendAttributeType_t type, int64_t v);
@@ -126,7 +173,7 @@ typedef struct {
     double d;
 } hipdnnSdkAttrValue;
 
-typedef struct {
+typedef struct hipdnnSdkNode_s {
     hipdnnOpKind_t kind;
     char* name; /* never NULL */
     hipdnnDataType_t compute_type;
