@@ -32,12 +32,14 @@ def from_float(values: Any) -> NDArray[np.uint16]:
     float64 input is rounded to float32 on the way, as NumPy's cast does); NaN stays a
     quiet NaN with its sign, infinities stay infinite, values beyond the bfloat16 range
     round to infinity, and -0.0 stays -0.0."""
-    bits = np.ascontiguousarray(np.asarray(values, dtype=np.float32)).view(np.uint32)
+    floats = np.asarray(values, dtype=np.float32)
+    # ascontiguousarray makes a 0-d array 1-d under NumPy 1 (not 2): keep the shape.
+    bits = np.ascontiguousarray(floats).reshape(floats.shape).view(np.uint32)
     nan = (bits & 0x7FFFFFFF) > 0x7F800000
     # Adding 0x7FFF plus the lowest kept bit, then truncating, rounds ties to even.
     rounding = np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))
     with np.errstate(over="ignore"):
-        out = ((bits + rounding) >> np.uint32(16)).astype(np.uint16)
+        out = np.asarray((bits + rounding) >> np.uint32(16)).astype(np.uint16)
     if nan.any():
         out[nan] = ((bits[nan] >> np.uint32(16)) | np.uint32(0x0040)).astype(np.uint16)
     return out
@@ -52,4 +54,5 @@ def to_float(bits: Any) -> NDArray[np.float32]:
     if a.dtype != np.uint16:
         raise TypeError(f"bfloat16.to_float: expected a uint16 array of bit patterns, got "
                         f"{a.dtype}")
-    return (np.ascontiguousarray(a).astype(np.uint32) << np.uint32(16)).view(np.float32)
+    wide = np.asarray(np.ascontiguousarray(a).reshape(a.shape).astype(np.uint32) << np.uint32(16))
+    return wide.view(np.float32)

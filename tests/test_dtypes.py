@@ -59,6 +59,19 @@ def test_to_bfloat16_keeps_shape_and_accepts_non_contiguous_arrays(rng):
     np.testing.assert_array_equal(got, bf16_round_nearest_even(x))
 
 
+def test_bfloat16_conversions_keep_a_scalar_zero_dimensional():
+    # NumPy 1's ascontiguousarray makes 0-d arrays 1-d: assigning such a result to one
+    # element is an error under NumPy 2
+    for value in (1.5, np.float64(np.nan), np.float32(-0.0)):
+        bits = hipdnn.to_bfloat16(value)
+        assert bits.shape == () and bits.dtype == np.uint16
+        back = hipdnn.from_bfloat16(bits)
+        assert back.shape == () and back.dtype == np.float32
+    assert hipdnn.from_bfloat16(hipdnn.to_bfloat16(1.5)) == 1.5
+    assert np.isnan(hipdnn.from_bfloat16(hipdnn.to_bfloat16(np.nan)))
+    assert np.signbit(hipdnn.from_bfloat16(hipdnn.to_bfloat16(-0.0)))
+
+
 def test_from_bfloat16_is_exact_for_every_pattern():
     bits = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
     got = hipdnn.from_bfloat16(bits)

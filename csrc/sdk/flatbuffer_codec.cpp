@@ -300,11 +300,8 @@ hipdnnSdkGraph* decode_graph(const uint8_t* data, size_t size, char* err, size_t
             const fb::Node* fn = fg->nodes()->Get(i);
             hipdnnSdkNode& node = g->nodes[i];
             // Only known kinds become a hipdnnOpKind_t (see store_enum).
-            int32_t kind = static_cast<int32_t>(fn->op_type()), num_kinds = 0;
-            hipdnnSdkOpTable(&num_kinds);
-            const hipdnnSdkOpInfo* info =
-                kind >= 1 && kind <= num_kinds
-                    ? hipdnnSdkOpInfoGet(static_cast<hipdnnOpKind_t>(kind)) : nullptr;
+            int32_t kind = static_cast<int32_t>(fn->op_type());
+            const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(static_cast<hipdnnOpKind_t>(kind));
             if (info) hipdnnSdkNodeInit(&node, static_cast<hipdnnOpKind_t>(kind));
             node.name = dup_string(fn->name());
             g->num_nodes = static_cast<int32_t>(i + 1);

@@ -212,8 +212,11 @@ const hipdnnSdkOpInfo* hipdnnSdkOpTable(int32_t* count) {
 }
 
 const hipdnnSdkOpInfo* hipdnnSdkOpInfoGet(hipdnnOpKind_t kind) {
-    /* Kinds are 1..N in table order (graph.fbs's union tags rely on it). */
-    return (int32_t)kind >= 1 && (int32_t)kind <= NUM_OPS ? &k_ops[kind - 1] : NULL;
+    /* Kinds ascend in table order and are graph.fbs's union tags; a kind may be skipped
+     * (reserved for an op that is not here yet), so look it up. */
+    for (int32_t i = 0; i < NUM_OPS && (int32_t)k_ops[i].kind <= (int32_t)kind; ++i)
+        if ((int32_t)k_ops[i].kind == (int32_t)kind) return &k_ops[i];
+    return NULL;
 }
 
 const hipdnnSdkOpInfo* hipdnnSdkOpInfoForDescriptor(hipdnnBackendDescriptorType_t type) {

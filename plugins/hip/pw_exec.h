@@ -257,13 +257,20 @@ PW_FN float over_one_plus(float x, float d) { return d > PW_FLT_MAX ? copysignf(
 // e / (1 + e)^2: sigmoid' with e = exp(-|x|), tanh' / 4 with e = exp(-2|x|).
 PW_FN float bell(float e) { return e / ((1.0f + e) * (1.0f + e)); }
 
-// exp(-(hi + lo)), |lo| tiny next to |hi|: lo as a first-order correction, so that an
+// exp(-(hi + lo)), |lo| tiny next to |hi|: lo is folded into the reduced argument, so an
 // argument rounded into hi costs the result no accuracy however large |hi| is (exp
-// multiplies a relative error by |hi|).  A non-finite lo, or an infinite result, is left.
+// multiplies a relative error by |hi|).  The argument is reduced first, -(hi + lo) =
+// n ln2 + r with |r| <= ln2 / 2 and n ln2 carried in two parts (Cody and Waite), because
+// GPUs' expf loses about |x| 2^-24 of relative accuracy on large arguments (39 ulp at
+// x = 77 on an H100).  Beyond |hi| = 200 the result is 0 or inf whatever the rounding, and
+// inf or NaN are expf's own.
 PW_FN float exp_neg(float hi, float lo) {
-    const float e = expf(-hi);
+    if (!(fabsf(hi) <= 200.0f)) return expf(-hi);
     const float l = fabsf(lo) <= PW_FLT_MAX ? lo : 0.0f; // NaN fails the test too
-    return e > PW_FLT_MAX ? e : fmaf(e, -l, e);
+    const float n = rintf(-hi * 1.44269504f);
+    float r = fmaf(n, -0.693145752f, -hi); // ln2's leading bits: n times them is exact
+    r = fmaf(n, -1.42860677e-6f, r) - l;
+    return ldexpf(expf(r), (int)n);
 }
 
 // beta * x as hi + lo: lo the product's rounding error, exact through fma (0 where the

@@ -1383,9 +1383,21 @@ static void test_runtime_by_value_scalar(void) {
     if (!graph || !CHECK_OK(hipdnnBackendFinalize(graph))) goto done;
     heur = gb_heur(graph, HIPDNN_HEUR_MODE_A);
     int64_t n = 0;
+    hipdnnBackendDescriptor_t cfgs[8] = {NULL};
     if (!heur || !CHECK_OK(hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_RESULTS,
-                                                     HIPDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &cfg)))
+                                                     HIPDNN_TYPE_BACKEND_DESCRIPTOR, 8, &n, cfgs)))
         goto done;
+    /* host pointers: the reference engine's config (a GPU engine may come first) */
+    for (int64_t i = 0; i < n && i < 8; ++i) {
+        char name[64];
+        int64_t index = 0;
+        if (!cfg && engine_of(cfgs[i], name, sizeof(name), &index) &&
+            strcmp(name, "reference_cpu") == 0)
+            cfg = cfgs[i];
+        else
+            gb_destroy(&cfgs[i]);
+    }
+    if (!CHECK_MSG(cfg != NULL, "no reference_cpu config among %lld", (long long)n)) goto done;
     plan = make_plan(cfg);
     if (!plan) goto done;
     float xs[12], ys[12];
