@@ -18,10 +18,18 @@ way), each row named by the kernel that actually ran (the engine logs its first 
   compiled generic     the plan's own kernel, any strides and broadcasts
   interpreting fast / generic   one precompiled kernel for every plan
 
-Cases (CASES below; later rounds add row sum, softmax, layernorm, rmsnorm the same way):
+Cases (CASES below):
   mul_add_gelu_add        y = gelu(a * b + a) + b over 2^28 bf16 elements: 2 inputs, 1
                           output, 4 nodes fused into one kernel by hipdnn
   mul_add_gelu_add_fp32   the same graph over 2^26 fp32 elements
+  row_sum                 y[r] = sum of x[r, :] over x [32768, 4096] bf16 (a reduction)
+  softmax                 softmax of each row of x [32768, 4096] bf16, written as cuDNN-FE
+                          users do (reduction max, sub, exp, reduction add, div): hipdnn
+                          runs the five nodes as one row-wise kernel
+  layernorm, rmsnorm      norm_forward (inference) over the rows of x [32768, 4096] bf16
+                          with a bf16 scale (and bias), epsilon 1e-5
+(--log2 sets a pointwise case's elements, a row case's rows times 4096.)  Row cases' "of
+copy" counts the bytes read and written once, as for the pointwise ones.
 Host time: one execute of a tiny graph (relu over 16 floats) against torch.relu: the
 cost of the call on the host, the GPU being idle.
 
@@ -136,6 +144,9 @@ class Case:
     tolerance: float  # hipdnn's (DESIGN, tests/tolerances.py)
     torch_tolerance: float  # PyTorch eager rounds intermediates to the storage type
     notes: List[str] = field(default_factory=list)
+    # the poisoned output hipdnn writes (default: like input "a"), and the kernels asked for
+    make_output: Optional[Callable[[Dict[str, "torch.Tensor"]], "torch.Tensor"]] = None
+    variants: Optional[List] = None
 
 
 def _mul_add_gelu_add_inputs(dtype):
@@ -199,14 +210,14 @@ def build_plan(g: "hipdnn.pygraph", env: Dict[str, str]) -> str:
 
 
 def first_run(run: Callable[[], None]) -> str:
-    """Runs once; the kernel the engine says it ran ("compiled fast", ...), or "?"."""
+    """Runs once; the kernel the engine says it ran ("compiled fast", "row-wise", ...;
+    stages' kernels joined by " + "), or "?"."""
     with EngineLog() as log:
         run()
         torch.cuda.synchronize()
-    for m in log.messages:
-        if "first run of the " in m:
-            return m.split("first run of the ", 1)[1].split(" kernel", 1)[0]
-    return "?"
+    kernels = [m.split("first run of the ", 1)[1].split(" kernel", 1)[0]
+               for m in log.messages if "first run of the " in m]
+    return " + ".join(kernels) if kernels else "?"
 
 
 def _mul_add_gelu_add_graph(dtype):
@@ -234,6 +245,112 @@ def _mul_add_gelu_add_graph(dtype):
     return build
 
 
+ROW = 4096  # row cases: elements a row
+EPS = 1e-5
+ROW_WISE = [("row-wise", {})]  # the row kernels have one way: the engine picks per shape
+
+
+def _rows_inputs(norm: Optional[str]):
+    def make(n: int, gen) -> Dict[str, "torch.Tensor"]:
+        x = torch.randn(n // ROW, ROW, generator=gen, device="cuda").to(torch.bfloat16)
+        t = {"x": x}
+        if norm:  # scale near 1 and a bias, random: neither hides an error
+            t["w"] = (1 + 0.5 * torch.randn(1, ROW, generator=gen, device="cuda")).to(torch.bfloat16)
+        if norm == "layernorm":
+            t["b"] = (0.5 * torch.randn(1, ROW, generator=gen, device="cuda")).to(torch.bfloat16)
+        return t
+    return make
+
+
+def _rows_graph(what: str):
+    def build(inputs, out, env: Dict[str, str]) -> Callable[[], None]:
+        g = hipdnn.pygraph(io_data_type=dt.BFLOAT16, intermediate_data_type=dt.FLOAT,
+                           compute_data_type=dt.FLOAT, name=what)
+        x = g.tensor_like(inputs["x"], name="x")
+        pack = {x: inputs["x"]}
+        rows = inputs["x"].shape[0]
+        if what == "row_sum":
+            y = g.reduction(input=x, mode=hipdnn.reduction_mode.ADD, name="y")
+            y.set_dim([rows, 1])
+        elif what == "softmax":
+            m = g.reduction(input=x, mode=hipdnn.reduction_mode.MAX, name="max")
+            m.set_dim([rows, 1])
+            e = g.exp(input=g.sub(a=x, b=m, name="sub"), name="exp")
+            s = g.reduction(input=e, mode=hipdnn.reduction_mode.ADD, name="sum")
+            s.set_dim([rows, 1])
+            y = g.div(a=e, b=s, name="y")
+        else:
+            w = g.tensor_like(inputs["w"], name="w")
+            pack[w] = inputs["w"]
+            phase = hipdnn.norm_forward_phase.INFERENCE
+            if what == "layernorm":
+                b = g.tensor_like(inputs["b"], name="b")
+                pack[b] = inputs["b"]
+                y = g.layernorm(phase, x, w, b, EPS, name="y")[0]
+            else:
+                y = g.rmsnorm(phase, x, w, epsilon=EPS, name="y")[0]
+        y.set_output(True)
+        said = build_plan(g, env)
+        handle = hipdnn.Handle()
+        handle.set_stream(torch.cuda.current_stream())
+        pack[y] = out
+        size = g.get_workspace_size()  # rows cut into parts: their partial results
+        workspace = hipdnn.DeviceArray.empty([size], np.uint8) if size else None
+
+        def run():
+            g.execute(pack, workspace, handle=handle)
+
+        run.engine = g.get_engine_name(0)  # type: ignore[attr-defined]
+        run.said = said  # type: ignore[attr-defined]
+        return run
+    return build
+
+
+def _row_torch(what: str):
+    f = torch.nn.functional
+    return {
+        "row_sum": lambda x: x.sum(dim=1, keepdim=True),
+        "softmax": lambda x: torch.softmax(x, dim=1),
+        "layernorm": lambda x, w, b: f.layer_norm(x, (ROW,), w.view(ROW), b.view(ROW), eps=EPS),
+        "rmsnorm": lambda x, w: f.rms_norm(x, (ROW,), w.view(ROW), eps=EPS),
+    }[what]
+
+
+def _row_ref(what: str):
+    def ref(x, w=None, b=None):
+        x = x.double()
+        if what == "row_sum":
+            return x.sum(dim=1, keepdim=True)
+        if what == "softmax":
+            return torch.softmax(x, dim=1)
+        if what == "layernorm":
+            mean = x.mean(dim=1, keepdim=True)
+            var = ((x - mean) ** 2).mean(dim=1, keepdim=True)
+            return (x - mean) / torch.sqrt(var + EPS) * w.double() + b.double()
+        return x / torch.sqrt((x * x).mean(dim=1, keepdim=True) + EPS) * w.double()
+    return ref
+
+
+def _row_case(what: str, tolerance: float) -> Case:
+    norm = what if what in ("layernorm", "rmsnorm") else None
+    out_cols = 1 if what == "row_sum" else ROW
+    return Case(
+        name=what,
+        log2=27,  # [32768, 4096]
+        make_inputs=_rows_inputs(norm),
+        torch_fn=_row_torch(what),
+        reference=_row_ref(what),
+        build_graph=_rows_graph(what),
+        bytes_moved=lambda t: (sum(v.numel() * v.element_size() for v in t.values())
+                               + t["x"].shape[0] * out_cols * 2),  # inputs read, y written
+        tolerance=tolerance,
+        torch_tolerance=tolerance,
+        make_output=lambda t: torch.full((t["x"].shape[0], out_cols), float("nan"),
+                                         dtype=torch.bfloat16, device="cuda"),
+        variants=ROW_WISE,
+    )
+
+
 CASES = {
     "mul_add_gelu_add": Case(
         name="mul_add_gelu_add",
@@ -257,6 +374,12 @@ CASES = {
         tolerance=1e-5,  # DESIGN: pointwise fp32
         torch_tolerance=1e-5,
     ),
+    # bf16 results: within 2^-7 relative plus as much absolute (a sum of 4096 terms, a
+    # normalized value near 0), as tests/tolerances.py's bf16 reductions and norms
+    "row_sum": _row_case("row_sum", 1e-2) if torch else None,
+    "softmax": _row_case("softmax", 1e-2) if torch else None,
+    "layernorm": _row_case("layernorm", 2e-2) if torch else None,
+    "rmsnorm": _row_case("rmsnorm", 2e-2) if torch else None,
 }
 
 
@@ -303,15 +426,18 @@ def run_case(case: Case, log2: Optional[int], samples: int, repeat: int,
                               f"{str(e).splitlines()[0][:80] if str(e) else ''}"))
 
     ran = set()
-    for wanted, env in VARIANTS:
-        out = torch.full_like(inputs["a"], float("nan"))  # poison: every element must be written
+    for wanted, env in case.variants or VARIANTS:
+        # poison: every element must be written
+        out = (case.make_output(inputs) if case.make_output
+               else torch.full_like(inputs["a"], float("nan")))
         try:
             run = case.build_graph(inputs, out, env)
             kernel = first_run(run)  # "compiled fast", "interpreting generic", ...
             if kernel in ran:  # without NVRTC the compiled rows are the interpreter's
                 continue
             ran.add(kernel)
-            note = "" if kernel.replace(" ", ", ", 1) + " way" == wanted else f"(asked: {wanted})"
+            note = ("" if kernel == wanted or kernel.replace(" ", ", ", 1) + " way" == wanted
+                    else f"(asked: {wanted})")
             add(f"hipdnn {run.engine}, {kernel}", run, lambda: out, case.tolerance, note)
         except hipdnn.HipdnnError as e:
             results.append(Result(label, f"hipdnn ({wanted})", None, note=f"failed: {e}"))

@@ -24,8 +24,6 @@ struct hipdnnEnginePluginExecutionContext {
     _Atomic(unsigned) ran;  /* kernels run so far (bit per RAN_*), to log each first run */
 };
 
-enum { RAN_JIT_FAST = 1u, RAN_JIT_GENERIC = 2u, RAN_FAST = 4u, RAN_GENERIC = 8u };
-
 static hipdnnPluginStatus_t fail(hipdnnPluginStatus_t st, const char* what) {
     hipe_set_error(HIPE_ENGINE_NAME ": %s", what);
     return st;

@@ -641,8 +641,9 @@ hipdnnPluginStatus_t hipe_staged_enqueue(const hipdnnSdkGraph* g, struct hipe_st
         }
         if (!atomic_load_explicit(&st->ran, memory_order_relaxed) && !atomic_exchange(&st->ran, 1)) {
             const char* kernel = st->kind == HIPE_STAGE_ROWWISE ? "row-wise"
-                                 : path & 3u ? (path & 1u ? "compiled fast" : "compiled generic")
-                                 : (path & 4u ? "interpreting fast" : "interpreting generic");
+                                 : path & RAN_JIT_FAST  ? "compiled fast"
+                                 : path & RAN_JIT_GENERIC ? "compiled generic"
+                                 : path & RAN_FAST      ? "interpreting fast" : "interpreting generic";
             hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": graph '%s': stage %d of %d (%s): first run "
                      "of the %s kernel", g->name, k + 1, s->nstages, st->what, kernel);
         }

@@ -89,9 +89,12 @@ hipdnnPluginStatus_t hipe_staged_enqueue(const hipdnnSdkGraph* g, struct hipe_st
                                          const hipdnnPluginTensorBuffer_t* buffers,
                                          uint32_t num_buffers, int sm_count, void* stream);
 
+/* The pointwise kernel that ran (hipe_pointwise_run's *path), one bit each. */
+enum { RAN_JIT_FAST = 1u, RAN_JIT_GENERIC = 2u, RAN_FAST = 4u, RAN_GENERIC = 8u };
+
 /* Runs a pointwise program whose pointers and scalars are set (plugin.c): the compiled
  * kernel when jit_ok, fast where allowed and aligned, else the interpreter.  *path gets
- * the kernel that ran (RAN_* bits of plugin.c), for the log. */
+ * the kernel that ran (RAN_* bits), for the log. */
 bool hipe_pointwise_run(const hipe_plan* plan, pw_program* prog, const hipe_jit_kernels* jit,
                         _Atomic(int)* jit_ok, bool fast, int sm_count, void* stream,
                         unsigned* path, char* why, size_t len);
