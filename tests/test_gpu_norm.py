@@ -116,6 +116,13 @@ def test_row_lengths(gpu, dtype, rms, n):
 
 
 @pytest.mark.parametrize("rms", [False, True], ids=["layernorm", "rmsnorm"])
+def test_whole_aligned_rows_take_the_fast_way_and_others_the_general_one(gpu, dtype, rms):
+    for n, way in ((256, "(fast way)"), (250, "(general way)")):
+        log = check_norm(gpu, dtype, [9, n], rms=rms, training=True)
+        assert any(way in m for m in log), (n, log)
+
+
+@pytest.mark.parametrize("rms", [False, True], ids=["layernorm", "rmsnorm"])
 def test_training_writes_fp32_statistics(gpu, dtype, rms):
     check_norm(gpu, dtype, [6, 300], rms=rms, training=True)
 

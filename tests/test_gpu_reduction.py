@@ -109,6 +109,16 @@ def test_row_lengths(gpu, dtype, n):
     check_reduction(gpu, dtype, [6, n], [1], "add")
 
 
+@pytest.mark.parametrize("mode", ["add", "max", "norm2"])
+def test_whole_aligned_rows_take_the_fast_way_and_others_the_general_one(gpu, dtype, mode):
+    # rows of 64 elements are whole 16-byte vectors: the fast way (the storage type a
+    # template argument); rows of 33 end in a partial vector: the general way
+    log = check_reduction(gpu, dtype, [300, 64], [1], mode)
+    assert any("(fast way)" in m for m in log), log
+    log = check_reduction(gpu, dtype, [300, 33], [1], mode)
+    assert any("(general way)" in m for m in log), log
+
+
 @pytest.mark.parametrize("n", [1, 7, 33, 1000, 4097])
 def test_row_lengths_max(gpu, n):
     check_reduction(gpu, "bf16", [3, n], [1], "max")
@@ -271,6 +281,12 @@ def one_softmax_kernel(log):
 def test_softmax_is_one_kernel(gpu, dtype, n):
     log = check_softmax(gpu, dtype, [5, n])
     assert one_softmax_kernel(log), log
+
+
+def test_softmax_of_whole_aligned_rows_takes_the_fast_way(gpu, dtype):
+    for n, way in ((512, "(fast way)"), (500, "(general way)")):
+        log = check_softmax(gpu, dtype, [6, n])
+        assert any(way in m for m in log), (n, log)
 
 
 def test_softmax_bf16_input_fp32_reductions(gpu):

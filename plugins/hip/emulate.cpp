@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <type_traits>
 #include <vector>
 
 #include "hip_engine.h"
@@ -147,7 +148,7 @@ T host_combine(const std::vector<T>& v, int G) {
     return r;
 }
 
-template <int OP, int PRE>
+template <int OP, int PRE, int DT>
 void emulate_reduce_rows(const rw_program& p) {
     const int G = p.group;
     std::vector<typename RdAcc<OP>::T> part(G);
@@ -158,7 +159,7 @@ void emulate_reduce_rows(const rw_program& p) {
         uint32_t coord[RW_DIMS];
         rw_row_coords(p, xrow, coord);
         const int64_t roff = rw_row_offset(p.x, coord);
-        for (int t = 0; t < G; ++t) part[t] = rd_row_partial<OP, PRE>(p, roff, c0, c1, t, G);
+        for (int t = 0; t < G; ++t) part[t] = rd_row_partial<OP, PRE, DT>(p, roff, c0, c1, t, G);
         rd_row_store(p, row, host_combine<OP>(part, G));
     }
 }
@@ -176,47 +177,72 @@ void emulate_reduce_cols(const rw_program& p) {
     }
 }
 
-template <int V>
+template <int V, int DT>
 void emulate_softmax(const rw_program& p) {
     const int G = p.group;
     std::vector<RwRow<V>> regs(G);
     std::vector<float> part(G);
     for (int64_t row = 0; row < p.rows; ++row) {
         const RwRowAt at = rw_row_at(p, row);
-        for (int t = 0; t < G; ++t) part[t] = sm_max<V>(p, at, t, G, regs[t]);
+        for (int t = 0; t < G; ++t) part[t] = sm_max<V, DT>(p, at, t, G, regs[t]);
         const float m = rw_round(p.round[0], host_combine<RW_OP_MAX>(part, G));
-        for (int t = 0; t < G; ++t) part[t] = sm_sum<V>(p, at, t, G, m, regs[t]);
+        for (int t = 0; t < G; ++t) part[t] = sm_sum<V, DT>(p, at, t, G, m, regs[t]);
         const float s = rw_round(p.round[3], host_combine<RW_OP_ADD>(part, G));
-        for (int t = 0; t < G; ++t) sm_store<V>(p, at, t, G, m, s, regs[t]);
+        for (int t = 0; t < G; ++t) sm_store<V, DT>(p, at, t, G, m, s, regs[t]);
     }
 }
 
-template <int V, int S>
+template <int V, int S, int DT>
 void emulate_norm(const rw_program& p) {
     const int G = p.group;
     std::vector<RwRow<V>> regs(G);
     std::vector<float> part(G);
     for (int64_t row = 0; row < p.rows; ++row) {
         const RwRowAt at = rw_row_at(p, row);
-        for (int t = 0; t < G; ++t) part[t] = nm_sum<V>(p, at, t, G, regs[t]);
+        for (int t = 0; t < G; ++t) part[t] = nm_sum<V, DT>(p, at, t, G, regs[t]);
         const float sum = host_combine<RW_OP_ADD>(part, G);
         const float mean = nm_mean(p, sum);
         float sq = sum;
         if (p.mode != RW_RMS) {
-            for (int t = 0; t < G; ++t) part[t] = nm_var<V>(p, at, t, G, mean, regs[t]);
+            for (int t = 0; t < G; ++t) part[t] = nm_var<V, DT>(p, at, t, G, mean, regs[t]);
             sq = host_combine<RW_OP_ADD>(part, G);
         }
         const float inv = nm_inv(p, sq);
         nm_store_stats(p, at, mean, inv);
-        for (int t = 0; t < G; ++t) nm_store<V, S>(p, at, t, G, mean, inv, regs[t]);
+        for (int t = 0; t < G; ++t) nm_store<V, S, DT>(p, at, t, G, mean, inv, regs[t]);
+    }
+}
+
+// The fast way's storage type as a template argument, as kernel_of (rowwise.hip) picks it.
+template <class F>
+bool with_fast_dt(int dt, F f) {
+    switch (dt) {
+    case PW_F32: f(std::integral_constant<int, PW_F32>()); return true;
+    case PW_F16: f(std::integral_constant<int, PW_F16>()); return true;
+    case PW_BF16: f(std::integral_constant<int, PW_BF16>()); return true;
+    default: f(std::integral_constant<int, -1>()); return true;
     }
 }
 
 template <int OP, int PRE>
 bool emulate_reduce(const rw_program& p) {
     if (p.kind == RW_REDUCE_COLS) emulate_reduce_cols<OP, PRE>(p);
-    else emulate_reduce_rows<OP, PRE>(p);
+    else with_fast_dt(p.fast_dt, [&](auto dt) { emulate_reduce_rows<OP, PRE, decltype(dt)::value>(p); });
     return true;
+}
+
+template <int V>
+bool emulate_softmax_v(const rw_program& p) {
+    return with_fast_dt(p.fast_dt, [&](auto dt) { emulate_softmax<V, decltype(dt)::value>(p); });
+}
+
+template <int V, int S>
+bool emulate_norm_v(const rw_program& p) {
+    if (S > 0 || V > 4 || V == 0) { // the kernels' fast way has no epilogue, 1 to 4 vectors
+        emulate_norm<V, S, -1>(p);
+        return true;
+    }
+    return with_fast_dt(p.fast_dt, [&](auto dt) { emulate_norm<V, S, decltype(dt)::value>(p); });
 }
 
 bool emulate_rowwise(const rw_program& p) {
@@ -236,23 +262,23 @@ bool emulate_rowwise(const rw_program& p) {
         }
     case RW_SOFTMAX:
         switch (p.vecs) {
-        case 0: emulate_softmax<0>(p); return true;
-        case 1: emulate_softmax<1>(p); return true;
-        case 2: emulate_softmax<2>(p); return true;
-        case 4: emulate_softmax<4>(p); return true;
-        case 8: emulate_softmax<8>(p); return true;
+        case 0: emulate_softmax<0, -1>(p); return true;
+        case 1: return emulate_softmax_v<1>(p);
+        case 2: return emulate_softmax_v<2>(p);
+        case 4: return emulate_softmax_v<4>(p);
+        case 8: emulate_softmax<8, -1>(p); return true;
         default: return false;
         }
     case RW_NORM: {
         const bool ep = (p.flags & RW_F_EPILOGUE) != 0;
         switch (p.vecs * 2 + ep) {
-        case 0: emulate_norm<0, 0>(p); return true;
-        case 1: emulate_norm<0, PW_SLOTS>(p); return true;
-        case 2: emulate_norm<1, 0>(p); return true;
-        case 3: emulate_norm<1, PW_SLOTS>(p); return true;
-        case 4: emulate_norm<2, 0>(p); return true;
-        case 8: emulate_norm<4, 0>(p); return true;
-        case 16: emulate_norm<8, 0>(p); return true;
+        case 0: return emulate_norm_v<0, 0>(p);
+        case 1: return emulate_norm_v<0, PW_SLOTS>(p);
+        case 2: return emulate_norm_v<1, 0>(p);
+        case 3: return emulate_norm_v<1, PW_SLOTS>(p);
+        case 4: return emulate_norm_v<2, 0>(p);
+        case 8: return emulate_norm_v<4, 0>(p);
+        case 16: return emulate_norm_v<8, 0>(p);
         default: return false;
         }
     }

@@ -251,26 +251,31 @@ PW_FN float minimum(float a, float b) {
 // compilers' preludes lack.
 #define PW_FLT_MAX 3.40282347e+38f
 
+// A product or sum rounded on its own, never fused by the compiler into an fma with what
+// uses it: error-free transformations (two-sum, a product's error through fma) need the
+// rounded value they correct.  Device compilers contract by default; the host's (the
+// emulation) does not without -mfma.
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#define PW_MUL_RN(a, b) __fmul_rn(a, b)
+#define PW_ADD_RN(a, b) __fadd_rn(a, b)
+#else
+#define PW_MUL_RN(a, b) ((a) * (b))
+#define PW_ADD_RN(a, b) ((a) + (b))
+#endif
+
 // x / d for d = 1 + exp(...) >= 1: a zero of x's sign where d overflowed (x * 0).
 PW_FN float over_one_plus(float x, float d) { return d > PW_FLT_MAX ? copysignf(0.0f, x) : x / d; }
 
 // e / (1 + e)^2: sigmoid' with e = exp(-|x|), tanh' / 4 with e = exp(-2|x|).
 PW_FN float bell(float e) { return e / ((1.0f + e) * (1.0f + e)); }
 
-// exp(-(hi + lo)), |lo| tiny next to |hi|: lo is folded into the reduced argument, so an
+// exp(-(hi + lo)), |lo| tiny next to |hi|: lo as a first-order correction, so that an
 // argument rounded into hi costs the result no accuracy however large |hi| is (exp
-// multiplies a relative error by |hi|).  The argument is reduced first, -(hi + lo) =
-// n ln2 + r with |r| <= ln2 / 2 and n ln2 carried in two parts (Cody and Waite), because
-// GPUs' expf loses about |x| 2^-24 of relative accuracy on large arguments (39 ulp at
-// x = 77 on an H100).  Beyond |hi| = 200 the result is 0 or inf whatever the rounding, and
-// inf or NaN are expf's own.
+// multiplies a relative error by |hi|).  A non-finite lo, or an infinite result, is left.
 PW_FN float exp_neg(float hi, float lo) {
-    if (!(fabsf(hi) <= 200.0f)) return expf(-hi);
+    const float e = expf(-hi);
     const float l = fabsf(lo) <= PW_FLT_MAX ? lo : 0.0f; // NaN fails the test too
-    const float n = rintf(-hi * 1.44269504f);
-    float r = fmaf(n, -0.693145752f, -hi); // ln2's leading bits: n times them is exact
-    r = fmaf(n, -1.42860677e-6f, r) - l;
-    return ldexpf(expf(r), (int)n);
+    return e > PW_FLT_MAX ? e : fmaf(e, -l, e);
 }
 
 // beta * x as hi + lo: lo the product's rounding error, exact through fma (0 where the
@@ -287,8 +292,8 @@ PW_FN float gelu_tanh_2u(float x, float* lo) {
     const float a = 0x1.988454p+0f, a_lo = -0x1.857936p-25f; // 2 sqrt(2/pi)
     const float b = 0x1.2444f2p-4f, b_lo = 0x1.49b16ap-29f;  // 2 sqrt(2/pi) 0.044715
     const float s = x * x, s_lo = fmaf(x, x, -s);
-    const float p = b * s, p_lo = fmaf(b, s, -p);
-    const float q = a + p, t = q - a;
+    const float p = PW_MUL_RN(b, s), p_lo = fmaf(b, s, -p);
+    const float q = PW_ADD_RN(a, p), t = q - a; // on an H100, q = fma(b, s, a) cost 37 ulp
     const float q_lo = ((a - (q - t)) + (p - t)) + (fmaf(b, s_lo, p_lo) + fmaf(b_lo, s, a_lo));
     const float u = x * q;
     *lo = fmaf(x, q, -u) + x * q_lo;

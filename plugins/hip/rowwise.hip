@@ -46,7 +46,7 @@ __device__ __forceinline__ RowSlot row_slot(int G) {
     return RowSlot{(int)(threadIdx.x & (G - 1)), (int)(threadIdx.x / G), (int)(blockDim.x / G)};
 }
 
-template <int OP, int PRE>
+template <int OP, int PRE, int DT>
 __global__ void __launch_bounds__(RW_MAX_GROUP) rw_reduce_rows(const rw_program p) {
     __shared__ double smem[32]; // a warp result each (exact for fp32 too)
     const int G = p.group;
@@ -59,7 +59,8 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_reduce_rows(const rw_program 
         rd_part(p, row, &xrow, &c0, &c1);
         uint32_t coord[RW_DIMS];
         rw_row_coords(p, xrow, coord);
-        typename RdAcc<OP>::T v = rd_row_partial<OP, PRE>(p, rw_row_offset(p.x, coord), c0, c1, s.t, G);
+        typename RdAcc<OP>::T v =
+            rd_row_partial<OP, PRE, DT>(p, rw_row_offset(p.x, coord), c0, c1, s.t, G);
         v = group_combine<OP>(v, G, smem);
         if (valid && s.t == 0) rd_row_store(p, row, v);
     }
@@ -91,7 +92,7 @@ PW_UNROLL
     }
 }
 
-template <int V>
+template <int V, int DT>
 __global__ void __launch_bounds__(RW_MAX_GROUP) rw_softmax(const rw_program p) {
     __shared__ double smem[32]; // a warp result each (exact for fp32 too)
     const int G = p.group;
@@ -100,15 +101,15 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_softmax(const rw_program p) {
         const bool valid = base + s.gi < p.rows;
         const RwRowAt at = rw_row_at(p, valid ? base + s.gi : p.rows - 1);
         RwRow<V> r;
-        float m = group_combine<RW_OP_MAX>(sm_max<V>(p, at, s.t, G, r), G, smem);
+        float m = group_combine<RW_OP_MAX>(sm_max<V, DT>(p, at, s.t, G, r), G, smem);
         m = rw_round(p.round[0], m);
-        float sum = group_combine<RW_OP_ADD>(sm_sum<V>(p, at, s.t, G, m, r), G, smem);
+        float sum = group_combine<RW_OP_ADD>(sm_sum<V, DT>(p, at, s.t, G, m, r), G, smem);
         sum = rw_round(p.round[3], sum);
-        if (valid) sm_store<V>(p, at, s.t, G, m, sum, r);
+        if (valid) sm_store<V, DT>(p, at, s.t, G, m, sum, r);
     }
 }
 
-template <int V, int S>
+template <int V, int S, int DT>
 __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm(const rw_program p) {
     __shared__ double smem[32]; // a warp result each (exact for fp32 too)
     const int G = p.group;
@@ -117,60 +118,95 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm(const rw_program p) {
         const bool valid = base + s.gi < p.rows;
         const RwRowAt at = rw_row_at(p, valid ? base + s.gi : p.rows - 1);
         RwRow<V> r;
-        const float sum = group_combine<RW_OP_ADD>(nm_sum<V>(p, at, s.t, G, r), G, smem);
+        const float sum = group_combine<RW_OP_ADD>(nm_sum<V, DT>(p, at, s.t, G, r), G, smem);
         const float mean = nm_mean(p, sum);
         const float sq = p.mode == RW_RMS
                              ? sum
-                             : group_combine<RW_OP_ADD>(nm_var<V>(p, at, s.t, G, mean, r), G, smem);
+                             : group_combine<RW_OP_ADD>(nm_var<V, DT>(p, at, s.t, G, mean, r), G, smem);
         const float inv = nm_inv(p, sq);
         if (valid && s.t == 0) nm_store_stats(p, at, mean, inv);
-        if (valid) nm_store<V, S>(p, at, s.t, G, mean, inv, r);
+        if (valid) nm_store<V, S, DT>(p, at, s.t, G, mean, inv, r);
     }
 }
 
 typedef void (*rw_kernel)(const rw_program);
 
+// Reductions: the general way (any strides, types, partial vectors), or the fast one in
+// each storage type (rw_program.fast_dt).
 template <int OP, int PRE>
-rw_kernel reduce_kernel(bool cols) {
-    return cols ? rw_reduce_cols<OP, PRE> : rw_reduce_rows<OP, PRE>;
+rw_kernel reduce_kernel(bool cols, int fast_dt) {
+    if (cols) return rw_reduce_cols<OP, PRE>;
+    switch (fast_dt) {
+    case PW_F32: return rw_reduce_rows<OP, PRE, PW_F32>;
+    case PW_F16: return rw_reduce_rows<OP, PRE, PW_F16>;
+    case PW_BF16: return rw_reduce_rows<OP, PRE, PW_BF16>;
+    default: return rw_reduce_rows<OP, PRE, -1>;
+    }
 }
+
+// Softmax and norms the fast way: rows held in 1, 2 or 4 vectors a thread.
+template <template <int, int> class K>
+rw_kernel fast_rows(int vecs, int dt) {
+#define RW_FAST_V(v)                                                                           \
+    case v:                                                                                    \
+        return dt == PW_F32 ? K<v, PW_F32>::fn : dt == PW_F16 ? K<v, PW_F16>::fn : K<v, PW_BF16>::fn;
+    switch (vecs) {
+        RW_FAST_V(1)
+        RW_FAST_V(2)
+        RW_FAST_V(4)
+    default: return nullptr;
+    }
+#undef RW_FAST_V
+}
+
+template <int V, int DT>
+struct SoftmaxK {
+    static constexpr rw_kernel fn = rw_softmax<V, DT>;
+};
+template <int V, int DT>
+struct NormK {
+    static constexpr rw_kernel fn = rw_norm<V, 0, DT>;
+};
 
 // The kernel for a program; NULL for a combination no program has.
 rw_kernel kernel_of(const rw_program& p) {
     const bool cols = p.kind == RW_REDUCE_COLS;
+    const int f = p.fast_dt;
     switch (p.kind) {
     case RW_REDUCE:
     case RW_REDUCE_COLS:
         switch (p.op * 4 + p.pre) {
-        case RW_OP_ADD * 4 + RW_PRE_NONE: return reduce_kernel<RW_OP_ADD, RW_PRE_NONE>(cols);
-        case RW_OP_ADD * 4 + RW_PRE_ABS: return reduce_kernel<RW_OP_ADD, RW_PRE_ABS>(cols);
-        case RW_OP_ADD * 4 + RW_PRE_SQUARE: return reduce_kernel<RW_OP_ADD, RW_PRE_SQUARE>(cols);
-        case RW_OP_MUL * 4 + RW_PRE_NONE: return reduce_kernel<RW_OP_MUL, RW_PRE_NONE>(cols);
-        case RW_OP_MUL * 4 + RW_PRE_NONZERO: return reduce_kernel<RW_OP_MUL, RW_PRE_NONZERO>(cols);
-        case RW_OP_MAX * 4 + RW_PRE_NONE: return reduce_kernel<RW_OP_MAX, RW_PRE_NONE>(cols);
-        case RW_OP_MAX * 4 + RW_PRE_ABS: return reduce_kernel<RW_OP_MAX, RW_PRE_ABS>(cols);
-        case RW_OP_MIN * 4 + RW_PRE_NONE: return reduce_kernel<RW_OP_MIN, RW_PRE_NONE>(cols);
+        case RW_OP_ADD * 4 + RW_PRE_NONE: return reduce_kernel<RW_OP_ADD, RW_PRE_NONE>(cols, f);
+        case RW_OP_ADD * 4 + RW_PRE_ABS: return reduce_kernel<RW_OP_ADD, RW_PRE_ABS>(cols, f);
+        case RW_OP_ADD * 4 + RW_PRE_SQUARE: return reduce_kernel<RW_OP_ADD, RW_PRE_SQUARE>(cols, f);
+        case RW_OP_MUL * 4 + RW_PRE_NONE: return reduce_kernel<RW_OP_MUL, RW_PRE_NONE>(cols, f);
+        case RW_OP_MUL * 4 + RW_PRE_NONZERO: return reduce_kernel<RW_OP_MUL, RW_PRE_NONZERO>(cols, f);
+        case RW_OP_MAX * 4 + RW_PRE_NONE: return reduce_kernel<RW_OP_MAX, RW_PRE_NONE>(cols, f);
+        case RW_OP_MAX * 4 + RW_PRE_ABS: return reduce_kernel<RW_OP_MAX, RW_PRE_ABS>(cols, f);
+        case RW_OP_MIN * 4 + RW_PRE_NONE: return reduce_kernel<RW_OP_MIN, RW_PRE_NONE>(cols, f);
         default: return nullptr;
         }
     case RW_SOFTMAX:
+        if (f >= 0) return fast_rows<SoftmaxK>(p.vecs, f);
         switch (p.vecs) {
-        case 0: return rw_softmax<0>;
-        case 1: return rw_softmax<1>;
-        case 2: return rw_softmax<2>;
-        case 4: return rw_softmax<4>;
-        case 8: return rw_softmax<8>;
+        case 0: return rw_softmax<0, -1>;
+        case 1: return rw_softmax<1, -1>;
+        case 2: return rw_softmax<2, -1>;
+        case 4: return rw_softmax<4, -1>;
+        case 8: return rw_softmax<8, -1>;
         default: return nullptr;
         }
     case RW_NORM: {
+        if (f >= 0) return fast_rows<NormK>(p.vecs, f);
         const bool ep = (p.flags & RW_F_EPILOGUE) != 0;
         switch (p.vecs * 2 + ep) {
-        case 0: return rw_norm<0, 0>;
-        case 1: return rw_norm<0, PW_SLOTS>;
-        case 2: return rw_norm<1, 0>;
-        case 3: return rw_norm<1, PW_SLOTS>; /* epilogues: one vector a thread at most */
-        case 4: return rw_norm<2, 0>;
-        case 8: return rw_norm<4, 0>;
-        case 16: return rw_norm<8, 0>;
+        case 0: return rw_norm<0, 0, -1>;
+        case 1: return rw_norm<0, PW_SLOTS, -1>;
+        case 2: return rw_norm<1, 0, -1>;
+        case 3: return rw_norm<1, PW_SLOTS, -1>; /* epilogues: one vector a thread at most */
+        case 4: return rw_norm<2, 0, -1>;
+        case 8: return rw_norm<4, 0, -1>;
+        case 16: return rw_norm<8, 0, -1>;
         default: return nullptr;
         }
     }
@@ -184,8 +220,8 @@ extern "C" bool hipe_rowwise_launch(const rw_program* prog, int64_t grid_cap, vo
                                     char* why, size_t len) {
     const rw_kernel k = kernel_of(*prog);
     if (!k) {
-        snprintf(why, len, "internal: no row-wise kernel for kind %d (op %d, pre %d, %d vectors)",
-                 prog->kind, prog->op, prog->pre, prog->vecs);
+        snprintf(why, len, "internal: no row-wise kernel for kind %d (op %d, pre %d, %d vectors, "
+                 "fast type %d)", prog->kind, prog->op, prog->pre, prog->vecs, prog->fast_dt);
         return false;
     }
     int threads;

@@ -72,7 +72,9 @@ typedef struct {
     pw_tensor x, y;     /* y of a reduction: column strides 0 (one value per row) */
     pw_tensor mean, inv_var, scale, bias; /* norms */
     int32_t ep_y;       /* epilogue: the input slot that holds the norm's y */
-    int32_t reserved;
+    int32_t fast_dt;    /* set at enqueue: x's (and y's) storage type where every vector a
+                           thread touches is whole and 16-byte aligned (rw_exec.h's fast
+                           way), else -1 */
     pw_program ep;      /* epilogue: a pointwise program over the norm's row space; its
                            tensors' strides are row and column strides as above, its
                            dims the column dims (ndim = ncd) */

@@ -644,8 +644,10 @@ hipdnnPluginStatus_t hipe_staged_enqueue(const hipdnnSdkGraph* g, struct hipe_st
                                  : path & RAN_JIT_FAST  ? "compiled fast"
                                  : path & RAN_JIT_GENERIC ? "compiled generic"
                                  : path & RAN_FAST      ? "interpreting fast" : "interpreting generic";
+            const bool rw = st->kind == HIPE_STAGE_ROWWISE;
             hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": graph '%s': stage %d of %d (%s): first run "
-                     "of the %s kernel", g->name, k + 1, s->nstages, st->what, kernel);
+                     "of the %s kernel%s", g->name, k + 1, s->nstages, st->what, kernel,
+                     !rw ? "" : prog.rw.fast_dt >= 0 ? " (fast way)" : " (general way)");
         }
     }
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
