@@ -17,19 +17,28 @@
 
 namespace {
 
+// Shared memory of the combining steps: two halves of a warp result each (exact for fp32
+// too), used in turn, so that one barrier a combine is enough: a thread writes a half again
+// only after the next combine's barrier, which every thread reaches after reading it.
+struct Combine {
+    double (*smem)[32]; // [2][32], shared
+    int turn;           // the thread's own: every thread takes the same turns
+};
+
 // v combined over the G threads of a row (all of them get the result).  Up to 32 lanes:
 // an xor butterfly; a row of several warps (then the whole block) also folds the warps'
 // results from shared memory, in order, every thread alike.
 template <int OP, class T>
-__device__ __forceinline__ T group_combine(T v, int G, double* smem) {
+__device__ __forceinline__ T group_combine(T v, int G, Combine& c) {
     const int lanes = G < 32 ? G : 32;
     for (int off = lanes >> 1; off > 0; off >>= 1) v = rd_op<OP>(v, hd_shfl_xor(v, off));
     if (G > 32) {
-        if ((threadIdx.x & 31) == 0) smem[threadIdx.x >> 5] = v;
+        double* half = c.smem[c.turn];
+        c.turn ^= 1;
+        if ((threadIdx.x & 31) == 0) half[threadIdx.x >> 5] = v;
         __syncthreads();
-        v = (T)smem[0];
-        for (int w = 1; w < (G >> 5); ++w) v = rd_op<OP>(v, (T)smem[w]);
-        __syncthreads(); // smem is written again by the next combine
+        v = (T)half[0];
+        for (int w = 1; w < (G >> 5); ++w) v = rd_op<OP>(v, (T)half[w]);
     }
     return v;
 }
@@ -48,7 +57,8 @@ __device__ __forceinline__ RowSlot row_slot(int G) {
 
 template <int OP, int PRE, int DT>
 __global__ void __launch_bounds__(RW_MAX_GROUP) rw_reduce_rows(const rw_program p) {
-    __shared__ double smem[32]; // a warp result each (exact for fp32 too)
+    __shared__ double halves[2][32];
+    Combine smem{halves, 0};
     const int G = p.group;
     const RowSlot s = row_slot(G);
     const int64_t nrows = p.rows * p.splits;
@@ -94,7 +104,8 @@ PW_UNROLL
 
 template <int V, int DT>
 __global__ void __launch_bounds__(RW_MAX_GROUP) rw_softmax(const rw_program p) {
-    __shared__ double smem[32]; // a warp result each (exact for fp32 too)
+    __shared__ double halves[2][32];
+    Combine smem{halves, 0};
     const int G = p.group;
     const RowSlot s = row_slot(G);
     for (int64_t base = (int64_t)blockIdx.x * s.gpb; base < p.rows; base += (int64_t)gridDim.x * s.gpb) {
@@ -111,7 +122,8 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_softmax(const rw_program p) {
 
 template <int V, int S, int DT>
 __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm(const rw_program p) {
-    __shared__ double smem[32]; // a warp result each (exact for fp32 too)
+    __shared__ double halves[2][32];
+    Combine smem{halves, 0};
     const int G = p.group;
     const RowSlot s = row_slot(G);
     for (int64_t base = (int64_t)blockIdx.x * s.gpb; base < p.rows; base += (int64_t)gridDim.x * s.gpb) {

@@ -205,18 +205,22 @@ static int64_t pow2_at_least(int64_t n) {
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* $HIPDNN_HIP_ROW_VECTORS (1, 2, 4 or 8): vectors of PW_VEC a thread of a softmax or norm
- * aims to hold (for comparing geometries); default: 64 bytes of x a thread. */
-static int target_vectors(int esize) {
+ * aims to hold (for comparing geometries).  Default: the fastest measured on an H100 over
+ * rows of 4096 bf16 (benchmarks/RESULTS.md, sixth run): two for a softmax (0.43 ms against
+ * 0.58 with four: its exp and sums take registers), four for a norm (0.34 against 0.50);
+ * half as many for fp32. */
+static int target_vectors(int esize, bool softmax) {
     const char* v = getenv("HIPDNN_HIP_ROW_VECTORS");
     if (v && (!strcmp(v, "1") || !strcmp(v, "2") || !strcmp(v, "4") || !strcmp(v, "8"))) return atoi(v);
-    return esize == 4 ? 2 : 4;
+    const int vecs = softmax ? 2 : 4;
+    return esize == 4 ? vecs / 2 : vecs;
 }
 
 /* Softmax and norms: a row in the registers of its group when it fits, G threads of V
  * vectors each; longer rows read again from memory (vecs 0).  A norm with an epilogue
  * holds one vector a thread at most: each vector runs the epilogue's program, and
  * several copies of that per thread would make the kernel too large to compile well. */
-static void register_geometry(rw_program* p, int esize, bool epilogue) {
+static void register_geometry(rw_program* p, int esize, bool epilogue, bool softmax) {
     const int64_t nvec = ceil_div(p->cols, PW_VEC);
     if (nvec <= 32) {
         p->group = (int32_t)pow2_at_least(nvec);
@@ -228,7 +232,7 @@ static void register_geometry(rw_program* p, int esize, bool epilogue) {
         p->vecs = nvec <= RW_MAX_GROUP ? 1 : 0;
         return;
     }
-    int64_t g = pow2_at_least(ceil_div(nvec, target_vectors(esize)));
+    int64_t g = pow2_at_least(ceil_div(nvec, target_vectors(esize, softmax)));
     if (g < 32) g = 32;
     if (g > RW_MAX_GROUP) g = RW_MAX_GROUP;
     int64_t v = pow2_at_least(ceil_div(nvec, g));
@@ -488,7 +492,7 @@ int hipe_rw_softmax(const hipdnnSdkGraph* g, const hipdnnSdkNode* const* nodes, 
     p->kind = RW_SOFTMAX;
     p->flags = RW_F_STORE_Y;
     p->splits = 1;
-    register_geometry(p, storage_size(p->x.dtype), false);
+    register_geometry(p, storage_size(p->x.dtype), false, true);
     bind(st, x->uid, PTR(x), -1);
     bind(st, y->uid, PTR(y), -1);
     if (p->vecs)
@@ -582,7 +586,7 @@ int hipe_rw_norm(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const hipe_pla
                (mean && !mean->is_virtual ? RW_F_MEAN : 0u) |
                (inv && !inv->is_virtual ? RW_F_INV_VAR : 0u) |
                (n->attrs[HIPDNN_NORM_ZERO_CENTERED_GAMMA].i[0] ? RW_F_GAMMA1 : 0u);
-    register_geometry(p, storage_size(p->x.dtype), ep != NULL);
+    register_geometry(p, storage_size(p->x.dtype), ep != NULL, false);
     bind(st, x->uid, PTR(x), -1);
     bind(st, scale->uid, PTR(scale), -1);
     if (bias) bind(st, bias->uid, PTR(bias), -1);

@@ -390,10 +390,12 @@ PW_UNROLL
     return a;
 }
 
-// Phase 3: y = e / s.
+// Phase 3: y = e / s, as e times 1 / s (within an ulp of the division, which costs a
+// dozen instructions an element on a GPU).
 template <int V, int DT = -1>
 PW_FN void sm_store(const rw_program& p, const RwRowAt& at, int t, int G, float m, float s,
                     RwRow<V>& r) {
+    const float inv = 1.0f / s;
     if (V > 0) {
 PW_UNROLL
         for (int v = 0; v < (V > 0 ? V : 1); ++v) {
@@ -401,7 +403,7 @@ PW_UNROLL
             const int cnt = rw_vec_count(p.cols, k);
             if (cnt == 0) continue;
 PW_UNROLL
-            for (int j = 0; j < PW_VEC; ++j) r.v[v][j] = r.v[v][j] / s;
+            for (int j = 0; j < PW_VEC; ++j) r.v[v][j] = r.v[v][j] * inv;
             rw_st<DT>(p, p.y, at.y, k * PW_VEC, cnt, r.v[v]);
         }
     } else {
@@ -410,7 +412,7 @@ PW_UNROLL
             const int cnt = rw_vec_count(p.cols, k);
             rw_ld<DT>(p, p.x, at.x, k * PW_VEC, cnt, 0.0f, x);
 PW_UNROLL
-            for (int j = 0; j < PW_VEC; ++j) x[j] = sm_exp(p, x[j], m) / s;
+            for (int j = 0; j < PW_VEC; ++j) x[j] = sm_exp(p, x[j], m) * inv;
             rw_st<DT>(p, p.y, at.y, k * PW_VEC, cnt, x);
         }
     }
