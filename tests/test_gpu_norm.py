@@ -122,6 +122,18 @@ def test_whole_aligned_rows_take_the_fast_way_and_others_the_general_one(gpu, dt
         assert any(way in m for m in log), (n, log)
 
 
+@pytest.mark.parametrize("n", [264, 1000, 2048, 4096, 4104])
+@pytest.mark.parametrize("rms", [False, True], ids=["layernorm", "rmsnorm"])
+def test_16_bit_rows_held_packed_by_a_warp(gpu, rms, n):
+    # up to 4096 16-bit elements: a warp a row, the row held as loaded (2 to 16 vectors a
+    # lane); 4104 is past that: a block a row
+    for dtype in ("bf16", "fp16"):
+        log = check_norm(gpu, dtype, [7, n], rms=rms, training=True)
+        assert any("(fast way)" in m for m in log), (dtype, n, log)
+        packed = any("registers of 32 threads" in m for m in log)
+        assert packed == (n <= 4096), (dtype, n, log)
+
+
 @pytest.mark.parametrize("rms", [False, True], ids=["layernorm", "rmsnorm"])
 def test_training_writes_fp32_statistics(gpu, dtype, rms):
     check_norm(gpu, dtype, [6, 300], rms=rms, training=True)

@@ -164,6 +164,62 @@ void emulate_reduce_rows(const rw_program& p) {
     }
 }
 
+template <int NV, int DT>
+void emulate_softmax_warp(const rw_program& p) {
+    std::vector<RwPacked<NV>> regs(32);
+    std::vector<float> part(32);
+    for (int64_t row = 0; row < p.rows; ++row) {
+        const RwRowAt at = rw_row_at(p, row);
+        for (int l = 0; l < 32; ++l) part[l] = wp_load<NV, DT, WP_MAX>(p, at, l, regs[l]);
+        const float m = rw_round(p.round[0], host_combine<RW_OP_MAX>(part, 32));
+        for (int l = 0; l < 32; ++l) part[l] = wp_exp_sum<NV, DT>(p, l, m, regs[l]);
+        const float s = rw_round(p.round[3], host_combine<RW_OP_ADD>(part, 32));
+        for (int l = 0; l < 32; ++l) wp_softmax_store<NV, DT>(p, at, l, m, s, regs[l]);
+    }
+}
+
+template <int NV, int DT>
+void emulate_norm_warp(const rw_program& p) {
+    std::vector<RwPacked<NV>> regs(32);
+    std::vector<float> part(32);
+    const bool rms = p.mode == RW_RMS;
+    for (int64_t row = 0; row < p.rows; ++row) {
+        const RwRowAt at = rw_row_at(p, row);
+        for (int l = 0; l < 32; ++l)
+            part[l] = rms ? wp_load<NV, DT, WP_SUM_SQ>(p, at, l, regs[l])
+                          : wp_load<NV, DT, WP_SUM>(p, at, l, regs[l]);
+        const float sum = host_combine<RW_OP_ADD>(part, 32);
+        const float mean = nm_mean(p, sum);
+        float sq = sum;
+        if (!rms) {
+            for (int l = 0; l < 32; ++l) part[l] = wp_var<NV, DT>(p, l, mean, regs[l]);
+            sq = host_combine<RW_OP_ADD>(part, 32);
+        }
+        const float inv = nm_inv(p, sq);
+        nm_store_stats(p, at, mean, inv);
+        for (int l = 0; l < 32; ++l) wp_norm_store<NV, DT>(p, at, l, mean, inv, regs[l]);
+    }
+}
+
+// As packed_rows (rowwise.hip) picks them.
+template <int DT>
+bool emulate_packed_dt(const rw_program& p) {
+    const bool sm = p.kind == RW_SOFTMAX;
+    switch (p.vecs) {
+    case 2: sm ? emulate_softmax_warp<2, DT>(p) : emulate_norm_warp<2, DT>(p); return true;
+    case 4: sm ? emulate_softmax_warp<4, DT>(p) : emulate_norm_warp<4, DT>(p); return true;
+    case 8: sm ? emulate_softmax_warp<8, DT>(p) : emulate_norm_warp<8, DT>(p); return true;
+    case 16: sm ? emulate_softmax_warp<16, DT>(p) : emulate_norm_warp<16, DT>(p); return true;
+    default: return false;
+    }
+}
+
+bool emulate_packed(const rw_program& p) {
+    if (p.fast_dt == PW_BF16) return emulate_packed_dt<PW_BF16>(p);
+    if (p.fast_dt == PW_F16) return emulate_packed_dt<PW_F16>(p);
+    return false;
+}
+
 template <int OP, int PRE>
 void emulate_reduce_cols(const rw_program& p) {
     const int W = p.x.contiguous ? PW_VEC : 1;
@@ -261,6 +317,7 @@ bool emulate_rowwise(const rw_program& p) {
         default: return false;
         }
     case RW_SOFTMAX:
+        if (p.flags & RW_F_PACKED) return emulate_packed(p);
         switch (p.vecs) {
         case 0: emulate_softmax<0, -1>(p); return true;
         case 1: return emulate_softmax_v<1>(p);
@@ -270,6 +327,7 @@ bool emulate_rowwise(const rw_program& p) {
         default: return false;
         }
     case RW_NORM: {
+        if (p.flags & RW_F_PACKED) return emulate_packed(p);
         const bool ep = (p.flags & RW_F_EPILOGUE) != 0;
         switch (p.vecs * 2 + ep) {
         case 0: return emulate_norm_v<0, 0>(p);
