@@ -289,15 +289,6 @@ def test_softmax_of_whole_aligned_rows_takes_the_fast_way(gpu, dtype):
         assert any(way in m for m in log), (n, log)
 
 
-@pytest.mark.parametrize("n", [264, 1000, 4096, 4104])
-def test_softmax_of_16_bit_rows_held_packed_by_a_warp(gpu, n):
-    for dtype in ("bf16", "fp16"):
-        log = check_softmax(gpu, dtype, [5, n])
-        assert any("(fast way)" in m for m in log), (dtype, n, log)
-        packed = any("registers of 32 threads" in m for m in log)
-        assert packed == (n <= 4096), (dtype, n, log)
-
-
 def test_softmax_bf16_input_fp32_reductions(gpu):
     # x in bf16, the max, the sum and every intermediate fp32: the common mixed graph
     log = check_softmax(gpu, "bf16", [16, 1024])

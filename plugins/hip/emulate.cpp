@@ -165,20 +165,6 @@ void emulate_reduce_rows(const rw_program& p) {
 }
 
 template <int NV, int DT>
-void emulate_softmax_warp(const rw_program& p) {
-    std::vector<RwPacked<NV>> regs(32);
-    std::vector<float> part(32);
-    for (int64_t row = 0; row < p.rows; ++row) {
-        const RwRowAt at = rw_row_at(p, row);
-        for (int l = 0; l < 32; ++l) part[l] = wp_load<NV, DT, WP_MAX>(p, at, l, regs[l]);
-        const float m = rw_round(p.round[0], host_combine<RW_OP_MAX>(part, 32));
-        for (int l = 0; l < 32; ++l) part[l] = wp_exp_sum<NV, DT>(p, l, m, regs[l]);
-        const float s = rw_round(p.round[3], host_combine<RW_OP_ADD>(part, 32));
-        for (int l = 0; l < 32; ++l) wp_softmax_store<NV, DT>(p, at, l, m, s, regs[l]);
-    }
-}
-
-template <int NV, int DT>
 void emulate_norm_warp(const rw_program& p) {
     std::vector<RwPacked<NV>> regs(32);
     std::vector<float> part(32);
@@ -204,12 +190,11 @@ void emulate_norm_warp(const rw_program& p) {
 // As packed_rows (rowwise.hip) picks them.
 template <int DT>
 bool emulate_packed_dt(const rw_program& p) {
-    const bool sm = p.kind == RW_SOFTMAX;
     switch (p.vecs) {
-    case 2: sm ? emulate_softmax_warp<2, DT>(p) : emulate_norm_warp<2, DT>(p); return true;
-    case 4: sm ? emulate_softmax_warp<4, DT>(p) : emulate_norm_warp<4, DT>(p); return true;
-    case 8: sm ? emulate_softmax_warp<8, DT>(p) : emulate_norm_warp<8, DT>(p); return true;
-    case 16: sm ? emulate_softmax_warp<16, DT>(p) : emulate_norm_warp<16, DT>(p); return true;
+    case 2: emulate_norm_warp<2, DT>(p); return true;
+    case 4: emulate_norm_warp<4, DT>(p); return true;
+    case 8: emulate_norm_warp<8, DT>(p); return true;
+    case 16: emulate_norm_warp<16, DT>(p); return true;
     default: return false;
     }
 }
@@ -317,7 +302,6 @@ bool emulate_rowwise(const rw_program& p) {
         default: return false;
         }
     case RW_SOFTMAX:
-        if (p.flags & RW_F_PACKED) return emulate_packed(p);
         switch (p.vecs) {
         case 0: emulate_softmax<0, -1>(p); return true;
         case 1: return emulate_softmax_v<1>(p);

@@ -141,25 +141,8 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm(const rw_program p) {
     }
 }
 
-// Softmax and norms of 16-bit rows a warp each, packed (RW_F_PACKED): no barriers, each
-// warp on its own rows.
-template <int NV, int DT>
-__global__ void __launch_bounds__(RW_BLOCK) rw_softmax_warp(const rw_program p) {
-    Combine none{nullptr, 0}; // a group of 32: shuffles only
-    const int lane = (int)(threadIdx.x & 31);
-    const int64_t wpb = blockDim.x >> 5;
-    for (int64_t row = (int64_t)blockIdx.x * wpb + (threadIdx.x >> 5); row < p.rows;
-         row += (int64_t)gridDim.x * wpb) {
-        const RwRowAt at = rw_row_at(p, row);
-        RwPacked<NV> r;
-        float m = group_combine<RW_OP_MAX>(wp_load<NV, DT, WP_MAX>(p, at, lane, r), 32, none);
-        m = rw_round(p.round[0], m);
-        float sum = group_combine<RW_OP_ADD>(wp_exp_sum<NV, DT>(p, lane, m, r), 32, none);
-        sum = rw_round(p.round[3], sum);
-        wp_softmax_store<NV, DT>(p, at, lane, m, sum, r);
-    }
-}
-
+// Norms of 16-bit rows a warp each, packed (RW_F_PACKED): no barriers, each warp on its
+// own rows.
 template <int NV, int DT>
 __global__ void __launch_bounds__(RW_BLOCK) rw_norm_warp(const rw_program p) {
     Combine none{nullptr, 0};
@@ -211,13 +194,12 @@ rw_kernel fast_rows(int vecs, int dt) {
 #undef RW_FAST_V
 }
 
-// Packed rows a warp each: 2 to 16 vectors a lane, 16-bit types.
+// Packed norm rows a warp each: 2 to 16 vectors a lane, 16-bit types.
 rw_kernel packed_rows(const rw_program& p) {
-    const bool sm = p.kind == RW_SOFTMAX, bf = p.fast_dt == PW_BF16;
+    const bool bf = p.fast_dt == PW_BF16;
 #define RW_PACKED_V(v)                                                                         \
     case v:                                                                                    \
-        return sm ? (bf ? rw_softmax_warp<v, PW_BF16> : rw_softmax_warp<v, PW_F16>)            \
-                  : (bf ? rw_norm_warp<v, PW_BF16> : rw_norm_warp<v, PW_F16>);
+        return bf ? rw_norm_warp<v, PW_BF16> : rw_norm_warp<v, PW_F16>;
     switch (p.vecs) {
         RW_PACKED_V(2)
         RW_PACKED_V(4)
@@ -256,7 +238,6 @@ rw_kernel kernel_of(const rw_program& p) {
         default: return nullptr;
         }
     case RW_SOFTMAX:
-        if (p.flags & RW_F_PACKED) return f == PW_F16 || f == PW_BF16 ? packed_rows(p) : nullptr;
         if (f >= 0) return fast_rows<SoftmaxK>(p.vecs, f);
         switch (p.vecs) {
         case 0: return rw_softmax<0, -1>;

@@ -232,9 +232,11 @@ static void register_geometry(rw_program* p, int esize, bool epilogue, bool soft
         p->vecs = nvec <= RW_MAX_GROUP ? 1 : 0;
         return;
     }
-    if (esize == 2 && nvec <= 32 * 16 && !getenv("HIPDNN_HIP_ROW_VECTORS")) {
-        /* A warp a row, the row packed: no barriers, and rows of 4096 in 64 registers a
-         * lane, where block-wide rows of floats left an H100 at half its bandwidth. */
+    if (!softmax && esize == 2 && nvec <= 32 * 16 && !getenv("HIPDNN_HIP_ROW_VECTORS")) {
+        /* A norm: a warp a row, the row packed: no barriers, rows of 4096 in 64 registers
+         * a lane (on an H100 layer / RMS norm 0.281 / 0.237 ms against 0.343 / 0.289 ms
+         * with a block a row).  Not a softmax: unpacking and exp twice an element made it
+         * 0.637 ms against 0.396 (RESULTS.md, eighth run). */
         p->group = 32;
         p->vecs = (int32_t)pow2_at_least(ceil_div(nvec, 32));
         p->flags |= RW_F_PACKED;
@@ -312,8 +314,7 @@ void hipe_rw_set_vectors(rw_program* p) {
     p->fast_dt = fast ? p->x.dtype : -1;
     if (p->flags & RW_F_PACKED) { /* packed rows exist only the fast way */
         fast = whole && p->y.reserved && p->y.dtype == p->x.dtype && p->x.dtype != PW_F32 &&
-               (p->kind == RW_SOFTMAX ||
-                (p->scale.reserved && (!(p->flags & RW_F_BIAS) || p->bias.reserved)));
+               p->scale.reserved && (!(p->flags & RW_F_BIAS) || p->bias.reserved);
         p->fast_dt = fast ? p->x.dtype : -1;
         if (!fast) {
             p->flags &= ~RW_F_PACKED;

@@ -591,7 +591,7 @@ PW_FN float nm_inv(const rw_program& p, float sum_sq) {
     return 1.0f / sqrtf(sum_sq / (float)p.cols + p.eps);
 }
 
-// ---- rows a warp holds packed (RW_F_PACKED, the fast way of 16-bit storage) --------------
+// ---- norm rows a warp holds packed (RW_F_PACKED, the fast way of 16-bit storage) ---------
 // Lane l of the row's warp holds vectors l, l + 32, ... of x as loaded (a 16-byte vector
 // is 4 registers of 8 values) and unpacks them in each pass.  Every vector is whole and
 // aligned (fast_dt), vectors past the row's end are skipped.
@@ -611,13 +611,13 @@ PW_UNROLL
     }
 }
 
-enum { WP_MAX = 0, WP_SUM = 1, WP_SUM_SQ = 2 };
+enum { WP_SUM = 1, WP_SUM_SQ = 2 };
 
-// Phase 1: load the lane's vectors; their max, sum or sum of squares.
+// Phase 1: load the lane's vectors; their sum or sum of squares.
 template <int NV, int DT, int WHAT>
 PW_FN float wp_load(const rw_program& p, const RwRowAt& at, int lane, RwPacked<NV>& r) {
     const int64_t nvec = p.cols / PW_VEC;
-    float acc = WHAT == WP_MAX ? -RW_INF : 0.0f;
+    float acc = 0.0f;
 PW_UNROLL
     for (int i = 0; i < NV; ++i) {
         const int64_t k = lane + (int64_t)i * 32;
@@ -632,43 +632,9 @@ PW_UNROLL
         rw_unpack<DT>(r.q[i], v);
 PW_UNROLL
         for (int j = 0; j < PW_VEC; ++j)
-            acc = WHAT == WP_MAX ? maximum(acc, v[j]) : WHAT == WP_SUM ? acc + v[j] : fmaf(v[j], v[j], acc);
+            acc = WHAT == WP_SUM ? acc + v[j] : fmaf(v[j], v[j], acc);
     }
     return acc;
-}
-
-// Softmax phase 2: the lane's sum of exp(x - m).
-template <int NV, int DT>
-PW_FN float wp_exp_sum(const rw_program& p, int lane, float m, const RwPacked<NV>& r) {
-    const int64_t nvec = p.cols / PW_VEC;
-    float acc = 0.0f;
-PW_UNROLL
-    for (int i = 0; i < NV; ++i) {
-        if (lane + (int64_t)i * 32 >= nvec) continue;
-        float v[PW_VEC];
-        rw_unpack<DT>(r.q[i], v);
-PW_UNROLL
-        for (int j = 0; j < PW_VEC; ++j) acc += sm_exp(p, v[j], m);
-    }
-    return acc;
-}
-
-// Softmax phase 3: y = exp(x - m) / s.
-template <int NV, int DT>
-PW_FN void wp_softmax_store(const rw_program& p, const RwRowAt& at, int lane, float m, float s,
-                            const RwPacked<NV>& r) {
-    const int64_t nvec = p.cols / PW_VEC;
-    const float inv = 1.0f / s;
-PW_UNROLL
-    for (int i = 0; i < NV; ++i) {
-        const int64_t k = lane + (int64_t)i * 32;
-        if (k >= nvec) continue;
-        float v[PW_VEC];
-        rw_unpack<DT>(r.q[i], v);
-PW_UNROLL
-        for (int j = 0; j < PW_VEC; ++j) v[j] = sm_exp(p, v[j], m) * inv;
-        store_vec(p.y.ptr, DT, at.y + k * PW_VEC, v);
-    }
 }
 
 // Norm phase 2 (mean-centred norms): the lane's sum of (x - mean)^2.

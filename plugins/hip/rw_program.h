@@ -51,9 +51,9 @@ enum { RW_LAYER = 0, RW_RMS = 1 };
 #define RW_F_BIAS 8u      /* norm: y adds bias */
 #define RW_F_GAMMA1 16u   /* norm: zero-centered gamma, y uses scale + 1 */
 #define RW_F_EPILOGUE 32u /* norm: pointwise nodes after y run in the kernel (ep) */
-#define RW_F_PACKED 64u   /* softmax / norm of 16-bit x: a warp a row, the row held in its
-                             storage type (group 32, vecs the vectors a lane holds, up to
-                             16); the fast way only, else read again (vecs 0) */
+#define RW_F_PACKED 64u   /* norm of 16-bit x: a warp a row, the row held in its storage
+                             type (group 32, vecs the vectors a lane holds, up to 16); the
+                             fast way only, else read again (vecs 0) */
 
 typedef struct {
     int32_t kind, mode; /* RW_*; the norm's RW_LAYER / RW_RMS */
