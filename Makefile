@@ -59,6 +59,10 @@ test-c: build
 PIP_OFFLINE = PIP_NO_INDEX=1 PIP_FIND_LINKS=/usr/share/python-wheels
 PIP_CONF = printf '[global]\nno-index = true\nfind-links = /usr/share/python-wheels\n'
 EDITABLE = $(BUILD)/pip-editable
+# The packaging is what is checked here; the GPU plugins (minutes of nvcc and hipcc each
+# time) are built and tested by `make build`, through the same CMake install rules.
+PIP_CMAKE_ARGS ?= -DHIPDNN_WITH_CUDA=OFF -DHIPDNN_WITH_ROCM=OFF
+PIP_OFFLINE += HIPDNN_CMAKE_ARGS="$(PIP_CMAKE_ARGS)"
 pip-check: deps
 	rm -rf $(BUILD)/pip-venv $(EDITABLE)
 	$(PYTHON) -m venv --system-site-packages $(BUILD)/pip-venv
@@ -98,7 +102,8 @@ TSAN_BUILD ?= build-tsan
 # Without the ROCm build of the HIP engine: Debian's libamdhip64 (HIP 5.2), probed for a
 # device at load, leaks 792 bytes when it finds none, and it is not ours to instrument.
 # The HIP engine's host code is still checked, through the CUDA build and the emulation.
-SAN_CMAKE = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPDNN_WITH_ROCM=OFF
+# Device code is not run here (no GPU; the fake driver), so one NVIDIA target is enough.
+SAN_CMAKE = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPDNN_WITH_ROCM=OFF -DHIPDNN_CUDA_ARCHS=90
 # The interpreter is not instrumented: the ASan runtime is preloaded into it, and leak
 # checking is left to the C tests (CPython and NumPy keep allocations for the process's life).
 ASAN_RUNTIME = $(shell gcc -print-file-name=libasan.so)

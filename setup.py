@@ -3,6 +3,7 @@
 hipdnn/lib/hipdnn_plugins/engines/*.so, hipdnn/include/hipdnn/*.h and
 hipdnn/lib/cmake/hipdnn/hipdnnConfig*.cmake."""
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,8 @@ class CMakeBuild(build_ext):
             f"-DHIPDNN_PACKAGE_DIR={pkg_dir}",
             f"-DPython3_EXECUTABLE={sys.executable}",
             "-DHIPDNN_BUILD_TESTS=OFF",
+            # Extra CMake options, e.g. -DHIPDNN_WITH_CUDA=OFF (make pip-check uses it).
+            *shlex.split(os.environ.get("HIPDNN_CMAKE_ARGS", "")),
         ])
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
         subprocess.check_call(["cmake", "--build", build_dir, "-j", jobs])
