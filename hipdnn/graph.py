@@ -321,6 +321,12 @@ class Graph:
     rmsnorm = _op_method("rmsnorm")
     instancenorm = _op_method("instancenorm")
     batchnorm = _op_method("batchnorm")
+    layernorm_backward = _op_method("layernorm_backward")
+    adalayernorm_backward = _op_method("adalayernorm_backward")
+    rmsnorm_backward = _op_method("rmsnorm_backward")
+    instancenorm_backward = _op_method("instancenorm_backward")
+    batchnorm_backward = _op_method("batchnorm_backward")
+    genstats = _op_method("genstats")
 
     def output(self, *tensors: Tensor, data_type: Any = None) -> None:
         """Marks results as outputs (returned by calls, in this order).  Without any, the

@@ -392,6 +392,8 @@ _USER_PORTS = {
                      "output_running_var": "next_running_var",
                      "input_running_mean": "in_running_mean",
                      "input_running_var": "in_running_var", "exp_avg_factor": "momentum"},
+    "norm_backward": {"x": "input", "dy": "grad"},
+    "genstats": {"x": "input"},
 }
 
 
@@ -408,6 +410,8 @@ _CUDNN_SUFFIX = {
     "norm_forward": {"y": "Y", "mean": "MEAN", "inv_variance": "INV_VARIANCE",
                      "output_running_mean": "NEXT_RUNNING_MEAN",
                      "output_running_var": "NEXT_RUNNING_VAR"},
+    "norm_backward": {"dx": "DX", "dscale": "DSCALE", "dbias": "DBIAS"},
+    "genstats": {"sum": "SUM", "sq_sum": "SQ_SUM"},
 }
 _NAMES_INPUTS = ("matmul", "pointwise")
 
@@ -1106,6 +1110,100 @@ class pygraph:
                           (["output_running_mean", "output_running_var"] if running else []),
                           compute_data_type, name, False)
         return outs + [None, None] if not running else list(outs)
+
+    def _norm_backward(self, what: str, mode: int, inputs: Sequence[Tuple[str, Any]],
+                       outs: Sequence[str], compute_data_type: Optional[DataTypeLike],
+                       name: Optional[str], zero_centered_gamma: bool) -> List[Tensor]:
+        op = self._op("norm_backward", what, name, compute_data_type)
+        self._param(op, "mode", mode)
+        if _bool_arg(zero_centered_gamma, f"{op.label()}: zero_centered_gamma"):
+            self._param(op, "zero_centered_gamma", True)
+        if mode == _C.RMS_NORM:  # cuDNN frontend's names for rmsnorm's gradients
+            op.suffixes = {"dx": "DX", "dscale": "Dscale", "dbias": "Dbias"}
+        return self._finish_all(op, inputs, outs)
+
+    def layernorm_backward(self, grad: Tensor, input: Tensor, scale: Tensor, mean: Tensor,
+                           inv_variance: Tensor,
+                           compute_data_type: Optional[DataTypeLike] = None,
+                           name: Optional[str] = None,
+                           zero_centered_gamma: bool = False) -> List[Tensor]:
+        """[dx, dscale, dbias] of layernorm's y given its gradient `grad`, the forward's
+        input and scale, and the mean and inv_variance its TRAINING phase saved.  dscale
+        and dbias are summed over the dims scale broadcasts on; with zero_centered_gamma
+        (scale stored minus one, as in the forward) dscale is with respect to the stored
+        value."""
+        return self._norm_backward(
+            "layernorm_backward", _C.LAYER_NORM,
+            [("x", input), ("dy", grad), ("scale", scale), ("mean", mean),
+             ("inv_variance", inv_variance)], ["dx", "dscale", "dbias"],
+            compute_data_type, name, zero_centered_gamma)
+
+    def adalayernorm_backward(self, grad: Tensor, input: Tensor, scale: Tensor, mean: Tensor,
+                              inv_variance: Tensor,
+                              compute_data_type: Optional[DataTypeLike] = None,
+                              name: Optional[str] = None) -> List[Tensor]:
+        """[dx, dscale, dbias] of adalayernorm (per-sample scale and bias)."""
+        return self._norm_backward(
+            "adalayernorm_backward", _C.ADA_LAYER_NORM,
+            [("x", input), ("dy", grad), ("scale", scale), ("mean", mean),
+             ("inv_variance", inv_variance)], ["dx", "dscale", "dbias"],
+            compute_data_type, name, False)
+
+    def rmsnorm_backward(self, grad: Tensor, input: Tensor, scale: Tensor,
+                         inv_variance: Tensor, has_dbias: bool,
+                         compute_data_type: Optional[DataTypeLike] = None,
+                         name: Optional[str] = None,
+                         zero_centered_gamma: bool = False) -> List[Optional[Tensor]]:
+        """[dx, dscale, dbias] of rmsnorm; dbias (for an rmsnorm with a bias) only with
+        has_dbias, else None."""
+        dbias = _bool_arg(has_dbias, "rmsnorm_backward: has_dbias")
+        outs = self._norm_backward(
+            "rmsnorm_backward", _C.RMS_NORM,
+            [("x", input), ("dy", grad), ("scale", scale), ("inv_variance", inv_variance)],
+            ["dx", "dscale", "dbias"] if dbias else ["dx", "dscale"],
+            compute_data_type, name, zero_centered_gamma)
+        return list(outs) if dbias else [outs[0], outs[1], None]
+
+    def instancenorm_backward(self, grad: Tensor, input: Tensor, scale: Tensor,
+                              mean: Optional[Tensor] = None,
+                              inv_variance: Optional[Tensor] = None,
+                              compute_data_type: Optional[DataTypeLike] = None,
+                              name: Optional[str] = None) -> List[Tensor]:
+        """[dx, dscale, dbias] of instancenorm.  mean and inv_variance (the forward's
+        saved statistics, [N, C, 1...]) are needed here: hipdnn does not recompute them."""
+        if mean is None or inv_variance is None:
+            raise ValueError("instancenorm_backward: give mean and inv_variance (the "
+                             "statistics instancenorm's TRAINING phase returns); hipdnn does "
+                             "not recompute them")
+        return self._norm_backward(
+            "instancenorm_backward", _C.INSTANCE_NORM,
+            [("x", input), ("dy", grad), ("scale", scale), ("mean", mean),
+             ("inv_variance", inv_variance)], ["dx", "dscale", "dbias"],
+            compute_data_type, name, False)
+
+    def batchnorm_backward(self, grad: Tensor, input: Tensor, scale: Tensor, mean: Tensor,
+                           inv_variance: Tensor, peer_stats: Sequence[Tensor] = (),
+                           compute_data_type: Optional[DataTypeLike] = None,
+                           name: Optional[str] = None) -> List[Tensor]:
+        """[dx, dscale, dbias] of training batchnorm, from the mean and inv_variance it
+        saved ([1, C, 1...]); dscale and dbias are per channel.  peer_stats (multi-GPU)
+        are not supported."""
+        if peer_stats:
+            raise ValueError("batchnorm_backward: peer_stats (statistics shared across GPUs) "
+                             "are not supported")
+        return self._norm_backward(
+            "batchnorm_backward", _C.BATCH_NORM,
+            [("x", input), ("dy", grad), ("scale", scale), ("mean", mean),
+             ("inv_variance", inv_variance)], ["dx", "dscale", "dbias"],
+            compute_data_type, name, False)
+
+    def genstats(self, input: Tensor, compute_data_type: Optional[DataTypeLike] = None,
+                 name: Optional[str] = None) -> List[Tensor]:
+        """[sum, sq_sum]: per channel (dim 1) sums of input and of its squares, shaped
+        [1, C, 1...] (set FLOAT on them, as on any statistic); cuDNN fuses it after a
+        convolution to feed a batchnorm."""
+        op = self._op("genstats", "genstats", name, compute_data_type)
+        return self._finish_all(op, [("x", input)], ["sum", "sq_sum"])
 
     # -- engine selection --
     def deselect_engines(self, engine_names: Iterable[str]) -> None:

@@ -493,6 +493,31 @@ def norm_forward(mode, x, scale, bias, epsilon, zero_centered_gamma=False):
     return y, mean, inv_variance
 
 
+def norm_backward(mode, x, dy, scale, mean, inv_variance, zero_centered_gamma=False):
+    """(dx, dscale, dbias) of norm_forward's y in float64, from the saved statistics as
+    given: xhat = (x - mean) * inv_variance (rms: x * inv_variance), dxhat = dy * gamma,
+    dx = inv_variance * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)) over norm_axes
+    (rms without the mean(dxhat) term); dscale = sum(dy * xhat) and dbias = sum(dy) over
+    the axes where scale has 1."""
+    x, dy, scale, inv = (np.asarray(a, np.float64) for a in (x, dy, scale, inv_variance))
+    axes = norm_axes(mode, x.shape, scale.shape)
+    xhat = x * inv if mode == "rms" else (x - np.asarray(mean, np.float64)) * inv
+    dxhat = dy * (scale + 1.0 if zero_centered_gamma else scale)
+    inner = dxhat - xhat * np.mean(dxhat * xhat, axis=axes, keepdims=True)
+    if mode != "rms":
+        inner = inner - np.mean(dxhat, axis=axes, keepdims=True)
+    param_axes = tuple(i for i, d in enumerate(scale.shape) if d == 1)
+    return (inv * inner, np.sum(dy * xhat, axis=param_axes, keepdims=True),
+            np.sum(dy, axis=param_axes, keepdims=True))
+
+
+def genstats(x):
+    """(sum, sq_sum) per channel (dim 1) in float64, shaped [1, C, 1, ...]."""
+    x = np.asarray(x, np.float64)
+    axes = tuple(i for i in range(x.ndim) if i != 1)
+    return np.sum(x, axis=axes, keepdims=True), np.sum(x * x, axis=axes, keepdims=True)
+
+
 def running_stats(x, running_mean, running_var, momentum):
     """Batchnorm's running statistics after one training step (cuDNN, PyTorch):
     next = (1 - momentum) * running + momentum * batch statistic, the variance unbiased."""

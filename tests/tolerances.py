@@ -17,6 +17,9 @@ _TABLE = {
     # the same statistics and formula as layernorm, over other axes
     "instancenorm": (1e-4, 1e-2, 3e-2),
     "adalayernorm": (1e-4, 1e-2, 3e-2),
+    # dx, dscale, dbias: float64 sums, each output rounded once
+    "norm_backward": (1e-4, 1e-2, 3e-2),
+    "genstats": (1e-5, 1e-2, 5e-2),
     "sdpa": (1e-4, 2e-2, 3e-2),
     "reduction": (1e-5, 1e-2, 5e-2),
 }

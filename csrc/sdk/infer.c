@@ -546,6 +546,86 @@ static bool infer_norm(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char
     return true;
 }
 
+/* The gradients of norm_forward's y: dx shaped as x (x's layout), dscale and dbias as
+ * scale; the saved statistics as the forward writes them (x's dims, 1 on each
+ * normalized axis). */
+static bool infer_norm_backward(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g,
+                                const char* label) {
+    hipdnnSdkTensor* in[5];
+    hipdnnSdkTensor* out[3];
+    for (int p = 0; p < 5; ++p) in[p] = tensor_of(e, g, n->inputs[p]);
+    for (int p = 0; p < 3; ++p) out[p] = tensor_of(e, g, n->outputs[p]);
+    hipdnnSdkTensor *x = in[HIPDNN_NBWD_X], *dy = in[HIPDNN_NBWD_DY];
+    hipdnnSdkTensor* scale = in[HIPDNN_NBWD_SCALE];
+    int64_t mode = n->attrs[HIPDNN_NBWD_MODE].i[0];
+    char a[200];
+    if (n->attrs[HIPDNN_NBWD_MODE].count == 0) return fail(e, "%s: norm mode is not set", label);
+    if (mode == HIPDNN_GROUP_NORM)
+        return fail(e, "%s: group normalization is not in hipdnn yet", label);
+    if (x->ndim < 2)
+        return fail(e, "%s: x '%s' is %s; it needs rank >= 2", label, x->name,
+                    shape_str(x, a, sizeof(a)));
+    if (!check_shape(e, label, "dy", dy, x->ndim, x->dims, "x's shape")) return false;
+    if (scale->ndim != x->ndim)
+        return fail(e, "%s: scale '%s' is %s; it needs x's rank %d", label, scale->name,
+                    shape_str(scale, a, sizeof(a)), (int)x->ndim);
+    int64_t want[HIPDNN_MAX_DIMS];
+    bool per_channel = mode == HIPDNN_BATCH_NORM || mode == HIPDNN_INSTANCE_NORM;
+    for (int i = 0; i < x->ndim; ++i) {
+        if (per_channel) want[i] = i == 1 ? x->dims[1] : 1;
+        else if (i == 0 && mode != HIPDNN_ADA_LAYER_NORM) want[i] = 1;
+        else want[i] = scale->dims[i] == x->dims[i] ? x->dims[i] : 1;
+    }
+    if (!check_shape(e, label, "scale", scale, x->ndim, want,
+                     per_channel ? "a per-channel parameter"
+                                 : "a parameter over x's normalized dims (1 or x's dim)"))
+        return false;
+    bool axes[HIPDNN_MAX_DIMS];
+    hipdnnSdkNormAxes(n, x, scale, axes); /* mode is slot 0 of both norm ops */
+    int64_t stats[HIPDNN_MAX_DIMS];
+    for (int i = 0; i < x->ndim; ++i) stats[i] = axes[i] ? 1 : x->dims[i];
+    bool rms = mode == HIPDNN_RMS_NORM;
+    if (rms && in[HIPDNN_NBWD_MEAN])
+        return fail(e, "%s: input 'mean' (tensor '%s') is set but rmsnorm has no mean", label,
+                    in[HIPDNN_NBWD_MEAN]->name);
+    if (!rms && !in[HIPDNN_NBWD_MEAN])
+        return fail(e, "%s: input 'mean' is not set (the forward's saved mean)", label);
+    static const char* const names[5] = {"x", "dy", "scale", "mean", "inv_variance"};
+    for (int p = HIPDNN_NBWD_MEAN; p <= HIPDNN_NBWD_INV_VARIANCE; ++p)
+        if (in[p] && !check_shape(e, label, names[p], in[p], x->ndim, stats,
+                                  "a saved statistic (x's dims, 1 on each normalized axis)"))
+            return false;
+    if (n->compute_type == HIPDNN_DATA_NOT_SET) n->compute_type = HIPDNN_DATA_FLOAT;
+    hipdnnSdkTensor* dx = out[HIPDNN_NBWD_DX];
+    if (!set_output(e, label, "dx", dx, x->ndim, x->dims, x,
+                    dx->is_virtual ? n->compute_type : x->data_type))
+        return false;
+    static const char* const onames[3] = {"dx", "dscale", "dbias"};
+    for (int p = HIPDNN_NBWD_DSCALE; p <= HIPDNN_NBWD_DBIAS; ++p)
+        if (out[p] && !set_output(e, label, onames[p], out[p], scale->ndim, scale->dims, scale,
+                                  out[p]->is_virtual ? n->compute_type : scale->data_type))
+            return false;
+    return true;
+}
+
+/* sum and sq_sum: [1, C, 1, ...] over x [N, C, ...], float32 unless given. */
+static bool infer_genstats(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* label) {
+    hipdnnSdkTensor* x = tensor_of(e, g, n->inputs[HIPDNN_GENSTATS_X]);
+    char a[200];
+    if (x->ndim < 2)
+        return fail(e, "%s: x '%s' is %s; it needs rank >= 2 ([N, C, ...])", label, x->name,
+                    shape_str(x, a, sizeof(a)));
+    int64_t dims[HIPDNN_MAX_DIMS];
+    for (int i = 0; i < x->ndim; ++i) dims[i] = i == 1 ? x->dims[1] : 1;
+    if (n->compute_type == HIPDNN_DATA_NOT_SET) n->compute_type = HIPDNN_DATA_FLOAT;
+    static const char* const names[2] = {"sum", "sq_sum"};
+    for (int p = 0; p < 2; ++p)
+        if (!set_output(e, label, names[p], tensor_of(e, g, n->outputs[p]), x->ndim, dims, x,
+                        n->compute_type))
+            return false;
+    return true;
+}
+
 /* y = x[start : limit : step] per dim; the lists have one value per dim of x. */
 static bool infer_slice(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* label) {
     hipdnnSdkTensor* x = tensor_of(e, g, n->inputs[0]);
@@ -619,7 +699,8 @@ typedef bool (*infer_fn)(err_t*, hipdnnSdkNode*, hipdnnSdkGraph*, const char*);
 static const infer_fn k_rules[] = {NULL,           infer_conv,      infer_matmul,
                                    infer_pointwise, infer_batchnorm, infer_reduction,
                                    infer_norm,      infer_conv_grad, infer_conv_grad,
-                                   infer_slice,     infer_concat};
+                                   infer_slice,     infer_concat,    infer_norm_backward,
+                                   infer_genstats};
 
 bool hipdnnSdkInferNode(hipdnnSdkGraph* g, const hipdnnSdkUidMap* map, hipdnnSdkNode* n,
                         char* err, size_t err_len) {

@@ -202,6 +202,42 @@ static const hipdnnSdkOpInfo k_ops[] = {
                   {"in_place_index", HIPDNN_ATTR_OPERATION_CONCAT_INPLACE_INDEX,
                    HIPDNN_TYPE_INT64, HIPDNN_OP_ATTR_INT64, 1, -1, 7, -1}},
     },
+    {
+        .kind = HIPDNN_OP_NORM_BACKWARD,
+        .name = "norm_backward",
+        .descriptor_type = HIPDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR,
+        .descriptor_name = "OPERATION_NORM_BACKWARD",
+        .num_inputs = 5,
+        .num_outputs = 3,
+        .inputs = {IN("x", HIPDNN_ATTR_OPERATION_NORM_BWD_XDESC),
+                   IN("dy", HIPDNN_ATTR_OPERATION_NORM_BWD_DYDESC),
+                   IN("scale", HIPDNN_ATTR_OPERATION_NORM_BWD_SCALE_DESC),
+                   OPT("mean", HIPDNN_ATTR_OPERATION_NORM_BWD_MEAN_DESC),
+                   IN("inv_variance", HIPDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC)},
+        .outputs = {IN("dx", HIPDNN_ATTR_OPERATION_NORM_BWD_DXDESC),
+                    OPT("dscale", HIPDNN_ATTR_OPERATION_NORM_BWD_DSCALE_DESC),
+                    OPT("dbias", HIPDNN_ATTR_OPERATION_NORM_BWD_DBIAS_DESC)},
+        .num_attrs = 2,
+        /* mode: required */
+        .attrs = {{"mode", HIPDNN_ATTR_OPERATION_NORM_BWD_MODE, HIPDNN_TYPE_NORM_MODE_EXT,
+                   HIPDNN_OP_ATTR_ENUM, 1, 0, 5, -1},
+                  {"zero_centered_gamma", HIPDNN_ATTR_OPERATION_NORM_BWD_ZERO_CENTERED_GAMMA_EXT,
+                   HIPDNN_TYPE_BOOLEAN, HIPDNN_OP_ATTR_BOOLEAN, 1, 0, 1, 0}},
+    },
+    {
+        .kind = HIPDNN_OP_GENSTATS,
+        .name = "genstats",
+        .descriptor_type = HIPDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR,
+        .descriptor_name = "OPERATION_GEN_STATS",
+        .num_inputs = 1,
+        .num_outputs = 2,
+        .inputs = {IN("x", HIPDNN_ATTR_OPERATION_GENSTATS_XDESC)},
+        .outputs = {IN("sum", HIPDNN_ATTR_OPERATION_GENSTATS_SUMDESC),
+                    IN("sq_sum", HIPDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC)},
+        .num_attrs = 1,
+        .attrs = {{"mode", HIPDNN_ATTR_OPERATION_GENSTATS_MODE, HIPDNN_TYPE_GENSTATS_MODE_EXT,
+                   HIPDNN_OP_ATTR_ENUM, 1, 0, 0, HIPDNN_GENSTATS_SUM_SQSUM}},
+    },
 };
 
 #define NUM_OPS ((int32_t)(sizeof(k_ops) / sizeof(k_ops[0])))
@@ -417,6 +453,7 @@ bool hipdnnSdkEnumValid(hipdnnBackendAttributeType_t type, int64_t v) {
     case HIPDNN_TYPE_NORM_MODE_EXT: return v >= HIPDNN_LAYER_NORM && v <= HIPDNN_ADA_LAYER_NORM;
     case HIPDNN_TYPE_NORM_FWD_PHASE_EXT:
         return v == HIPDNN_NORM_FWD_INFERENCE || v == HIPDNN_NORM_FWD_TRAINING;
+    case HIPDNN_TYPE_GENSTATS_MODE_EXT: return v == HIPDNN_GENSTATS_SUM_SQSUM;
     case HIPDNN_TYPE_HEUR_MODE:
         return v == HIPDNN_HEUR_MODE_A || v == HIPDNN_HEUR_MODE_B ||
                v == HIPDNN_HEUR_MODE_FALLBACK;
@@ -436,10 +473,18 @@ const char* hipdnnSdkNormModeName(int64_t mode) {
     return mode >= 0 && mode <= 5 ? names[mode] : NULL;
 }
 
+const char* hipdnnSdkNormBackwardName(int64_t mode) {
+    static const char* const names[] = {"layernorm_backward", "instancenorm_backward",
+                                        "batchnorm_backward", "groupnorm_backward",
+                                        "rmsnorm_backward",   "adalayernorm_backward"};
+    return mode >= 0 && mode <= 5 ? names[mode] : NULL;
+}
+
 const char* hipdnnSdkNodeLabel(const hipdnnSdkNode* n, char* buf, size_t len) {
     const char* op = NULL;
     if (n->kind == HIPDNN_OP_POINTWISE) op = hipdnnSdkPointwiseModeName(hipdnnSdkNodeMode(n));
     if (n->kind == HIPDNN_OP_NORM_FORWARD) op = hipdnnSdkNormModeName(n->attrs[0].i[0]);
+    if (n->kind == HIPDNN_OP_NORM_BACKWARD) op = hipdnnSdkNormBackwardName(n->attrs[0].i[0]);
     if (!op) {
         const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
         op = info ? info->name : "unknown-op";

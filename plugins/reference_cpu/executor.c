@@ -64,13 +64,19 @@ static int64_t scratch_doubles(const hipdnnSdkGraph* g) {
         const hipdnnSdkNode* n = &g->nodes[i];
         ref_view v[2], y;
         int64_t need = 0;
-        if (n->kind == HIPDNN_OP_REDUCTION || n->kind == HIPDNN_OP_NORM_FORWARD) {
+        if (n->kind == HIPDNN_OP_REDUCTION || n->kind == HIPDNN_OP_NORM_FORWARD ||
+            n->kind == HIPDNN_OP_NORM_BACKWARD || n->kind == HIPDNN_OP_GENSTATS) {
             ref_view in[HIPDNN_MAX_PORTS], out[HIPDNN_MAX_PORTS];
             const ref_view *ins[HIPDNN_MAX_PORTS], *outs[HIPDNN_MAX_PORTS];
             shape_views(g, n, in, ins, out, outs);
-            need = n->kind == HIPDNN_OP_REDUCTION
-                       ? ref_reduction_scratch_doubles(ins[HIPDNN_RED_X], outs[HIPDNN_RED_Y])
-                       : ref_norm_scratch_doubles(n, ins);
+            if (n->kind == HIPDNN_OP_REDUCTION)
+                need = ref_reduction_scratch_doubles(ins[HIPDNN_RED_X], outs[HIPDNN_RED_Y]);
+            else if (n->kind == HIPDNN_OP_NORM_FORWARD)
+                need = ref_norm_scratch_doubles(n, ins);
+            else if (n->kind == HIPDNN_OP_NORM_BACKWARD)
+                need = ref_norm_backward_scratch_doubles(n, ins);
+            else
+                need = ref_genstats_scratch_doubles(ins[HIPDNN_GENSTATS_X]);
         } else if (n->kind == HIPDNN_OP_POINTWISE) {
             need = ref_pointwise_scratch_doubles(elements_of(g, hipdnnSdkPointwiseOutput(n)));
         } else if (n->kind == HIPDNN_OP_BATCHNORM_INFERENCE) {
@@ -312,6 +318,10 @@ static hipdnnPluginStatus_t run_node(const ref_plan* p, const hipdnnSdkNode* n,
         return ref_conv_wgrad(n, &in[HIPDNN_WGRAD_X], &in[HIPDNN_WGRAD_DY], y, scratch);
     case HIPDNN_OP_SLICE: return ref_slice(n, &in[0], y);
     case HIPDNN_OP_CONCATENATE: return ref_concat(n, in, set, y);
+    case HIPDNN_OP_NORM_BACKWARD: return ref_norm_backward(n, ins, outs, scratch);
+    case HIPDNN_OP_GENSTATS:
+        return ref_genstats(n, &in[HIPDNN_GENSTATS_X], &out[HIPDNN_GENSTATS_SUM],
+                            &out[HIPDNN_GENSTATS_SQSUM], scratch);
     default:
         ref_set_error(REF_ENGINE_NAME ": node '%s': operation kind %d not supported", n->name,
                       (int)n->kind);

@@ -354,6 +354,21 @@ hipdnnPluginStatus_t ref_norm_forward(const hipdnnSdkNode* node, const ref_view*
 /* Float64 scratch values ref_norm_forward takes (views may have no data). */
 int64_t ref_norm_scratch_doubles(const hipdnnSdkNode* node, const ref_view* const* in);
 
+/* norm_backward (norm_backward.c): in[HIPDNN_NBWD_*] / out[HIPDNN_NBWD_*] as above. */
+bool ref_norm_backward_check(const hipdnnSdkNode* node, const ref_view* const* in,
+                             const ref_view* const* out, char* why, size_t len);
+hipdnnPluginStatus_t ref_norm_backward(const hipdnnSdkNode* node, const ref_view* const* in,
+                                       const ref_view* const* out, const ref_region* scratch);
+int64_t ref_norm_backward_scratch_doubles(const hipdnnSdkNode* node, const ref_view* const* in);
+
+/* genstats (genstats.c): per-channel sum and sum of squares. */
+bool ref_genstats_check(const hipdnnSdkNode* node, const ref_view* x, const ref_view* sum,
+                        const ref_view* sq_sum, char* why, size_t len);
+hipdnnPluginStatus_t ref_genstats(const hipdnnSdkNode* node, const ref_view* x,
+                                  const ref_view* sum, const ref_view* sq_sum,
+                                  const ref_region* scratch);
+int64_t ref_genstats_scratch_doubles(const ref_view* x);
+
 /* ---- support (support.c) ----------------------------------------------------------- */
 
 /* True if the engine can run the graph; otherwise one line (no newline) in `why`,

@@ -26,6 +26,10 @@ static const char* op_label(const hipdnnSdkNode* n, char* buf, size_t len) {
         const char* mode = hipdnnSdkNormModeName(n->attrs[HIPDNN_NORM_MODE].i[0]);
         return mode ? mode : info->name;
     }
+    if (n->kind == HIPDNN_OP_NORM_BACKWARD) {
+        const char* mode = hipdnnSdkNormBackwardName(n->attrs[HIPDNN_NBWD_MODE].i[0]);
+        return mode ? mode : info->name;
+    }
     return info->name;
 }
 
@@ -144,6 +148,13 @@ static bool op_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
         ok = ref_concat_check(n, set, nin, y, detail, sizeof(detail));
         break;
     }
+    case HIPDNN_OP_NORM_BACKWARD:
+        ok = ref_norm_backward_check(n, vp, op, detail, sizeof(detail));
+        break;
+    case HIPDNN_OP_GENSTATS:
+        ok = ref_genstats_check(n, &v[HIPDNN_GENSTATS_X], &o[HIPDNN_GENSTATS_SUM],
+                                &o[HIPDNN_GENSTATS_SQSUM], detail, sizeof(detail));
+        break;
     default: hipdnnSdkFormat(detail, sizeof(detail), "operation not supported"); break;
     }
     return ok ? true : decline(why, len, n, "%s", detail);

@@ -168,6 +168,11 @@ typedef enum {
     HIPDNN_NORM_FWD_TRAINING = 1,  /* y plus the statistics (and running stats for BATCH) */
 } hipdnnBackendNormFwdPhase_t;
 
+/* cuDNN's cudnnGenStatsMode_t: what OPERATION_GEN_STATS computes. */
+typedef enum {
+    HIPDNN_GENSTATS_SUM_SQSUM = 0, /* per channel: sum of x and sum of x^2 */
+} hipdnnGenStatsMode_t;
+
 typedef enum {
     HIPDNN_CONVOLUTION = 0,       /* true convolution: the filter is flipped (cuDNN's 0) */
     HIPDNN_CROSS_CORRELATION = 1, /* what deep-learning frameworks call convolution */
@@ -197,7 +202,7 @@ typedef enum {
     HIPDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR = 6,
     HIPDNN_BACKEND_KNOB_INFO_DESCRIPTOR = 7,         /* reserved */
     HIPDNN_BACKEND_LAYOUT_INFO_DESCRIPTOR = 8,       /* reserved */
-    HIPDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR = 9, /* reserved */
+    HIPDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR = 9, /* hipDNN's number (cuDNN's is 14) */
     HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR = 10,
     HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR = 11,
     /* cuDNN's value + 100 */
@@ -210,6 +215,7 @@ typedef enum {
     HIPDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR = 122,
     HIPDNN_BACKEND_OPERATION_CONCAT_DESCRIPTOR = 127,
     HIPDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR = 129,
+    HIPDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR = 130,
     /* hipdnn's own (hipDNN's graph has the node; cuDNN spells it as a NORM_FORWARD mode) */
     HIPDNN_BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR_EXT = 200,
     /* cuDNN frontend's slice (its backend has no op: the frontend makes a view) */
@@ -235,6 +241,7 @@ typedef enum {
     HIPDNN_TYPE_REDUCTION_OPERATOR_TYPE_EXT = 203, /* hipdnnReduceTensorOp_t (cuDNN has one) */
     HIPDNN_TYPE_NORM_MODE_EXT = 204,               /* hipdnnBackendNormMode_t (cuDNN has one) */
     HIPDNN_TYPE_NORM_FWD_PHASE_EXT = 205,          /* hipdnnBackendNormFwdPhase_t (cuDNN has one) */
+    HIPDNN_TYPE_GENSTATS_MODE_EXT = 206,           /* hipdnnGenStatsMode_t (cuDNN has one) */
 } hipdnnBackendAttributeType_t;
 
 typedef enum {
@@ -356,6 +363,25 @@ typedef enum {
     HIPDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_MEAN_DESC = 12011, /* BATCH */
     HIPDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_VAR_DESC = 12012,  /* BATCH */
     HIPDNN_ATTR_OPERATION_NORM_FWD_YDESC = 12013,
+    /* OPERATION_NORM_BACKWARD: dx, dscale and dbias of NORM_FORWARD's y from dy, x and the
+     * forward's saved statistics (mean: not RMS; inv_variance); dscale and dbias are
+     * dy (times x normalized, for dscale) summed over the dims scale broadcasts on.
+     * No epsilon (the statistics are given) and no peer statistics. */
+    HIPDNN_ATTR_OPERATION_NORM_BWD_MODE = 12100,              /* NORM_MODE_EXT, 1 */
+    HIPDNN_ATTR_OPERATION_NORM_BWD_XDESC = 12101,
+    HIPDNN_ATTR_OPERATION_NORM_BWD_MEAN_DESC = 12102,         /* not for RMS */
+    HIPDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC = 12103,
+    HIPDNN_ATTR_OPERATION_NORM_BWD_DYDESC = 12104,
+    HIPDNN_ATTR_OPERATION_NORM_BWD_SCALE_DESC = 12105,
+    HIPDNN_ATTR_OPERATION_NORM_BWD_DSCALE_DESC = 12107,       /* optional output */
+    HIPDNN_ATTR_OPERATION_NORM_BWD_DBIAS_DESC = 12108,        /* optional output */
+    HIPDNN_ATTR_OPERATION_NORM_BWD_DXDESC = 12109,
+    /* OPERATION_GEN_STATS: per-channel (dim 1) sum and sum of squares of x, each shaped
+     * [1, C, 1, ...] */
+    HIPDNN_ATTR_OPERATION_GENSTATS_MODE = 10770,      /* GENSTATS_MODE_EXT, 1; default SUM_SQSUM */
+    HIPDNN_ATTR_OPERATION_GENSTATS_XDESC = 10772,
+    HIPDNN_ATTR_OPERATION_GENSTATS_SUMDESC = 10773,
+    HIPDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC = 10774,
     /* OPERATION_CONCAT: y = the inputs joined along `axis` (their other dims equal).  cuDNN
      * sets the inputs as one list attribute; here each is its own port
      * (OPERATION_CONCAT_INPUT_<i>_EXT, inputs 0 and 1 required, up to 8 in order). */
@@ -419,6 +445,9 @@ typedef enum {
     HIPDNN_ATTR_OPERATION_CONCAT_INPUT_5_EXT = 20915,
     HIPDNN_ATTR_OPERATION_CONCAT_INPUT_6_EXT = 20916,
     HIPDNN_ATTR_OPERATION_CONCAT_INPUT_7_EXT = 20917,
+    /* OPERATION_NORM_BACKWARD: the forward's scale was stored minus one; dscale is with
+     * respect to the stored value (the same numbers) */
+    HIPDNN_ATTR_OPERATION_NORM_BWD_ZERO_CENTERED_GAMMA_EXT = 21200, /* BOOLEAN, 1; default 0 */
 } hipdnnBackendAttributeName_t;
 
 /* ---- the table of operations --------------------------------------------------------

@@ -35,6 +35,8 @@ typedef enum {
     HIPDNN_OP_CONV_WGRAD = 8,
     HIPDNN_OP_SLICE = 9,
     HIPDNN_OP_CONCATENATE = 10,
+    HIPDNN_OP_NORM_BACKWARD = 11,
+    HIPDNN_OP_GENSTATS = 12,
 } hipdnnOpKind_t;
 
 /* Port indices, per op: node->inputs[] / outputs[] hold tensor uids in table order. */
@@ -93,6 +95,19 @@ enum { HIPDNN_RED_MODE = 0 };
 enum { HIPDNN_SLICE_START = 0, HIPDNN_SLICE_LIMIT = 1, HIPDNN_SLICE_STEP = 2 };
 enum { HIPDNN_CONCAT_AXIS = 0, HIPDNN_CONCAT_INPLACE_INDEX = 1 };
 enum { HIPDNN_NORM_MODE = 0, HIPDNN_NORM_PHASE = 1, HIPDNN_NORM_ZERO_CENTERED_GAMMA = 2 };
+/* norm_backward: ports, then attribute slots. */
+enum {
+    HIPDNN_NBWD_X = 0,
+    HIPDNN_NBWD_DY = 1,
+    HIPDNN_NBWD_SCALE = 2,
+    HIPDNN_NBWD_MEAN = 3,
+    HIPDNN_NBWD_INV_VARIANCE = 4
+};
+enum { HIPDNN_NBWD_DX = 0, HIPDNN_NBWD_DSCALE = 1, HIPDNN_NBWD_DBIAS = 2 };
+enum { HIPDNN_NBWD_MODE = 0, HIPDNN_NBWD_ZERO_CENTERED_GAMMA = 1 };
+/* genstats */
+enum { HIPDNN_GENSTATS_X = 0, HIPDNN_GENSTATS_SUM = 0, HIPDNN_GENSTATS_SQSUM = 1 };
+enum { HIPDNN_GENSTATS_MODE_SLOT = 0 };
 
 /* A port with no tensor. */
 #define HIPDNN_NO_TENSOR INT64_MIN
@@ -111,6 +126,8 @@ const char* hipdnnSdkPointwiseModeName(hipdnnPointwiseMode_t mode);
  * norm_forward mode (messages call the node by it); NULL when unknown. */
 const char* hipdnnSdkReductionModeName(int64_t mode);
 const char* hipdnnSdkNormModeName(int64_t mode);
+/* "layernorm_backward", ... for a norm_backward mode. */
+const char* hipdnnSdkNormBackwardName(int64_t mode);
 /* 1, 2 or 3 inputs; 0 for an unknown mode. */
 int hipdnnSdkPointwiseArity(hipdnnPointwiseMode_t mode);
 /* The _BWD modes: dx = dy * f'(x). */
@@ -202,7 +219,7 @@ static inline hipdnnPointwiseMode_t hipdnnSdkNodeMode(const hipdnnSdkNode* n) {
 struct hipdnnSdkUidMap; /* below, with the graph model */
 bool hipdnnSdkInferNode(hipdnnSdkGraph* g, const struct hipdnnSdkUidMap* map, hipdnnSdkNode* n,
                         char* err, size_t err_len);
-/* The axes a norm_forward node normalizes over (its statistics have size 1 there), from
+/* The axes a norm_forward or norm_backward node normalizes over (its statistics have size 1 there), from
  * its mode and the dims of x and scale: LAYER, RMS and ADA_LAYER the axes from 1 on where
  * scale spans x; INSTANCE the axes from 2 on; BATCH every axis but 1.  axes[i] is set for
  * i < x->ndim; returns how many are set.  Only for nodes that passed inference. */
