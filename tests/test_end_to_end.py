@@ -2,7 +2,8 @@
 NumPy: softmax from reductions and pointwise ops, rotary embedding from slices, pointwise
 ops and a concatenation, a transformer MLP block, a single-head attention block built from
 matmuls and that softmax, and a ResNet basic block forward (conv, batchnorm in training,
-relu, conv, batchnorm, residual add, relu).
+relu, conv, batchnorm, residual add, relu) and, in the same graph, its backward pass
+(relu_backward, batchnorm_backward, conv_dgrad and conv_wgrad).
 
 Each graph runs on whichever engine the heuristics pick (the reference engine without a
 GPU); intermediates are fp32, storage fp32 or fp16.  Inputs are checked unchanged.
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 
 import hipdnn
+import references as ref
 from conftest import assert_close
 from tolerances import graph_tolerance
 
@@ -197,3 +199,113 @@ def test_resnet_basic_block_forward_with_training_batchnorm(rng, storage):
         assert_close(got.reshape(-1), c.mean(axis=(0, 2, 3)), tol, name)
     for got, c, name in ((i1, c1, "inv_variance 1"), (i2, c2, "inv_variance 2")):
         assert_close(got.reshape(-1), 1 / np.sqrt(c.var(axis=(0, 2, 3)) + eps), tol, name)
+
+
+def conv3x3_dgrad_ref(dy, w):
+    """dx of conv3x3_ref: the correlation of dy with w flipped and transposed."""
+    return conv3x3_ref(dy, np.ascontiguousarray(w[:, :, ::-1, ::-1].transpose(1, 0, 2, 3)))
+
+
+def conv3x3_wgrad_ref(x, dy):
+    n, c, h, wd = x.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    dw = np.zeros((dy.shape[1], c, 3, 3))
+    for r in range(3):
+        for s in range(3):
+            dw[:, :, r, s] = np.einsum("nkhw,nchw->kc", dy, xp[:, :, r:r + h, s:s + wd])
+    return dw
+
+
+def resnet_block_ref(x, w1, g1, b1, w2, g2, b2, eps):
+    """Forward values the backward needs: (y, c1, bn1, a1, c2, s, stats)."""
+    c1 = conv3x3_ref(x, w1)
+    bn1, m1, i1 = ref.norm_forward("batch", c1, g1, b1, eps)
+    a1 = np.maximum(bn1, 0)
+    c2 = conv3x3_ref(a1, w2)
+    bn2, m2, i2 = ref.norm_forward("batch", c2, g2, b2, eps)
+    s = bn2 + x
+    return np.maximum(s, 0), c1, bn1, a1, c2, s, (m1, i1, m2, i2)
+
+
+def resnet_block_backward_ref(x, w1, g1, w2, g2, dy, fwd):
+    """Hand-written backpropagation in float64: dx, dw1, dg1, db1, dw2, dg2, db2."""
+    _, c1, bn1, a1, c2, s, (m1, i1, m2, i2) = fwd
+    ds = dy * (s > 0)
+    dc2, dg2, db2 = ref.norm_backward("batch", c2, ds, g2, m2, i2)
+    da1 = conv3x3_dgrad_ref(dc2, w2)
+    dw2 = conv3x3_wgrad_ref(a1, dc2)
+    dbn1 = da1 * (bn1 > 0)
+    dc1, dg1, db1 = ref.norm_backward("batch", c1, dbn1, g1, m1, i1)
+    return (conv3x3_dgrad_ref(dc1, w1) + ds, conv3x3_wgrad_ref(x, dc1), dg1, db1, dw2, dg2,
+            db2)
+
+
+def test_resnet_block_reference_backward_matches_finite_differences(rng):
+    """The float64 reference the next test trusts: <dy, y(p + t v) - y(p - t v)> / 2t
+    against <dp, v> for the input and every parameter."""
+    N, C, H, W = 2, 3, 5, 4
+    eps = 1e-5
+    x = rng.standard_normal((N, C, H, W))
+    w1, w2 = (rng.standard_normal((C, C, 3, 3)) / 5 for _ in range(2))
+    g1, g2 = (1 + 0.2 * rng.standard_normal((1, C, 1, 1)) for _ in range(2))
+    b1, b2 = (0.1 * rng.standard_normal((1, C, 1, 1)) for _ in range(2))
+    dy = rng.standard_normal((N, C, H, W))
+    params = [x, w1, g1, b1, w2, g2, b2]
+    fwd = resnet_block_ref(*params, eps)
+    grads = resnet_block_backward_ref(x, w1, g1, w2, g2, dy, fwd)
+    order = [0, 1, 2, 3, 4, 5, 6]  # grads come as x, w1, g1, b1, w2, g2, b2
+    t = 1e-6
+    for k, grad in zip(order, grads):
+        v = rng.standard_normal(params[k].shape)
+        plus = [p + t * v if i == k else p for i, p in enumerate(params)]
+        minus = [p - t * v if i == k else p for i, p in enumerate(params)]
+        numeric = (np.sum(dy * resnet_block_ref(*plus, eps)[0]) -
+                   np.sum(dy * resnet_block_ref(*minus, eps)[0])) / (2 * t)
+        assert numeric == pytest.approx(np.sum(grad * v), rel=1e-5, abs=1e-6), k
+
+
+def test_resnet_basic_block_forward_and_backward(rng, storage):
+    """A training step's graph: the block forward (statistics kept virtual, fp32) and its
+    backward from dy, giving y, dx and every parameter's gradient."""
+    N, C, H, W = 2, 8, 7, 6
+    eps = 1e-5
+    x, xv = rand(rng, (N, C, H, W), storage)
+    w1, w1v = rand(rng, (C, C, 3, 3), storage, (9 * C) ** -0.5)
+    w2, w2v = rand(rng, (C, C, 3, 3), storage, (9 * C) ** -0.5)
+    g1, g1v = (a + 1 for a in rand(rng, (1, C, 1, 1), storage, 0.2))
+    be1, be1v = rand(rng, (1, C, 1, 1), storage, 0.1)
+    g2, g2v = (a + 1 for a in rand(rng, (1, C, 1, 1), storage, 0.2))
+    be2, be2v = rand(rng, (1, C, 1, 1), storage, 0.1)
+    dy, dyv = rand(rng, (N, C, H, W), storage)
+    with graph(storage) as g:
+        X, W1, W2, G1, G2 = g.input(x), g.input(w1), g.input(w2), g.input(g1), g.input(g2)
+        c1 = g.conv_fprop(X, W1, padding=[1, 1])
+        bn1, mean1, inv1 = g.batchnorm(c1, G1, g.input(be1), epsilon=eps)[:3]
+        a1 = g.relu(bn1)
+        c2 = g.conv_fprop(a1, W2, padding=[1, 1])
+        bn2, mean2, inv2 = g.batchnorm(c2, G2, g.input(be2), epsilon=eps)[:3]
+        s = g.add(bn2, X)
+        y = g.relu(s)
+        ds = g.relu_backward(g.input(dy), s)
+        dc2, dg2, db2 = g.batchnorm_backward(ds, c2, G2, mean2, inv2)
+        da1 = g.conv_dgrad(dc2, W2, padding=[1, 1])
+        da1.set_dim([N, C, H, W])
+        dw2 = g.conv_wgrad(a1, dc2, padding=[1, 1])
+        dw2.set_dim([C, C, 3, 3])
+        dbn1 = g.relu_backward(da1, bn1)
+        dc1, dg1, db1 = g.batchnorm_backward(dbn1, c1, G1, mean1, inv1)
+        dxc = g.conv_dgrad(dc1, W1, padding=[1, 1])
+        dxc.set_dim([N, C, H, W])
+        dw1 = g.conv_wgrad(X, dc1, padding=[1, 1])
+        dw1.set_dim([C, C, 3, 3])
+        g.output(y, g.add(dxc, ds), dw1, dg1, db1, dw2, dg2, db2)
+    got = run(g, x, w1, w2, g1, g2, be1, be2, dy)  # inputs in order of first use
+    fwd = resnet_block_ref(xv, w1v, g1v, be1v, w2v, g2v, be2v, eps)
+    want = (fwd[0],) + resnet_block_backward_ref(xv, w1v, g1v, w2v, g2v, dyv, fwd)
+    names = ["y", "dx", "dw1", "dscale1", "dbias1", "dw2", "dscale2", "dbias2"]
+    tol = 2 * graph_tolerance(["conv_fprop", "conv_dgrad", "conv_wgrad", "batchnorm",
+                               "norm_backward", "pointwise"], storage)
+    for a, w, name in zip(got, want, names):
+        assert a.shape == w.shape, name
+        # gradients are sums over the batch: compared relative to their largest value
+        assert_close(a.astype(np.float64) / np.abs(w).max(), w / np.abs(w).max(), tol, name)
