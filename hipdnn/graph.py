@@ -327,6 +327,8 @@ class Graph:
     instancenorm_backward = _op_method("instancenorm_backward")
     batchnorm_backward = _op_method("batchnorm_backward")
     genstats = _op_method("genstats")
+    sdpa = _op_method("sdpa")
+    sdpa_backward = _op_method("sdpa_backward")
 
     def output(self, *tensors: Tensor, data_type: Any = None) -> None:
         """Marks results as outputs (returned by calls, in this order).  Without any, the

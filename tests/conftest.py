@@ -98,6 +98,9 @@ def _memory_order(layout, ndim):
     if layout == "transposed":
         assert ndim >= 2
         return axes[:-2] + [ndim - 1, ndim - 2]
+    if layout == "bshd":  # attention's [B, H, S, D] held as [B, S, H, D]
+        assert ndim == 4
+        return [0, 2, 1, 3]
     raise ValueError(f"unknown layout {layout!r}")
 
 

@@ -518,6 +518,81 @@ def genstats(x):
     return np.sum(x, axis=axes, keepdims=True), np.sum(x * x, axis=axes, keepdims=True)
 
 
+def sdpa_mask(b, sq, skv, len_q=None, len_kv=None, left=None, right=None,
+              bottom_right=False):
+    """[B, 1, S_q, S_kv] booleans: True where query i of sample b may see key j (cuDNN
+    frontend's rules: padding, then the band i + shift - left < j <= i + shift + right,
+    shift = L_kv - L_q when bottom-right aligned)."""
+    allowed = np.zeros((b, 1, sq, skv), bool)
+    i = np.arange(sq)[:, None]
+    j = np.arange(skv)[None, :]
+    for n in range(b):
+        lq = sq if len_q is None else min(max(int(len_q[n]), 0), sq)
+        lk = skv if len_kv is None else min(max(int(len_kv[n]), 0), skv)
+        shift = lk - lq if bottom_right else 0
+        ok = (i < lq) & (j < lk)
+        if right is not None:
+            ok &= j <= i + shift + right
+        if left is not None:
+            ok &= j > i + shift - left
+        allowed[n, 0] = ok
+    return allowed
+
+
+def _expand_heads(t, hq):
+    return np.repeat(np.asarray(t, np.float64), hq // t.shape[1], axis=1)
+
+
+def sdpa(q, k, v, scale=1.0, bias=None, allowed=None):
+    """(o, stats) of scaled dot-product attention in float64: k and v heads repeated for
+    GQA / MQA, s = scale q k^T + bias, masked where `allowed` is False; a row with no
+    allowed key gives o = 0 and stats = -inf."""
+    q = np.asarray(q, np.float64)
+    hq = q.shape[1]
+    k, v = _expand_heads(k, hq), _expand_heads(v, hq)
+    s = scale * np.einsum("bhqd,bhkd->bhqk", q, k)
+    if bias is not None:
+        s = s + np.asarray(bias, np.float64)
+    if allowed is None:
+        allowed = np.ones((1, 1) + s.shape[2:], bool)
+    allowed = np.broadcast_to(allowed, s.shape)
+    s = np.where(allowed, s, -np.inf)
+    m = np.max(s, axis=-1, keepdims=True)
+    empty = ~np.isfinite(m)
+    m = np.where(empty, 0.0, m)
+    e = np.where(allowed, np.exp(s - m), 0.0)
+    total = np.sum(e, axis=-1, keepdims=True)
+    p = np.where(empty, 0.0, e / np.where(empty, 1.0, total))
+    stats = np.where(empty, -np.inf, m + np.log(np.where(empty, 1.0, total)))
+    return np.einsum("bhqk,bhkd->bhqd", p, v), stats
+
+
+def sdpa_backward(q, k, v, o, do, stats, scale=1.0, bias=None, allowed=None):
+    """(dq, dk, dv) in float64 from the forward's o and stats: p = exp(s - stats),
+    ds = p (do v^T - rowsum(do o)), dq = scale ds k, dk = scale ds^T q, dv = p^T do,
+    dk / dv summed over the query heads of each key / value head."""
+    q, o, do, stats = (np.asarray(a, np.float64) for a in (q, o, do, stats))
+    hq, hk, hv = q.shape[1], k.shape[1], v.shape[1]
+    ke, ve = _expand_heads(k, hq), _expand_heads(v, hq)
+    s = scale * np.einsum("bhqd,bhkd->bhqk", q, ke)
+    if bias is not None:
+        s = s + np.asarray(bias, np.float64)
+    if allowed is None:
+        allowed = np.ones((1, 1) + s.shape[2:], bool)
+    allowed = np.broadcast_to(allowed, s.shape) & np.isfinite(stats)
+    p = np.where(allowed, np.exp(np.where(allowed, s - stats, 0.0)), 0.0)
+    dp = np.einsum("bhqd,bhkd->bhqk", do, ve)
+    delta = np.sum(do * o, axis=-1, keepdims=True)
+    ds = p * (dp - delta)
+    dq = scale * np.einsum("bhqk,bhkd->bhqd", ds, ke)
+    dk = scale * np.einsum("bhqk,bhqd->bhkd", ds, q)
+    dv = np.einsum("bhqk,bhqd->bhkd", p, do)
+    b, skv = dk.shape[0], dk.shape[2]
+    dk = dk.reshape(b, hk, hq // hk, skv, -1).sum(axis=2)
+    dv = dv.reshape(b, hv, hq // hv, skv, -1).sum(axis=2)
+    return dq, dk, dv
+
+
 def running_stats(x, running_mean, running_var, momentum):
     """Batchnorm's running statistics after one training step (cuDNN, PyTorch):
     next = (1 - momentum) * running + momentum * batch statistic, the variance unbiased."""

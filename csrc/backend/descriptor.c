@@ -213,6 +213,8 @@ static const char* type_name(hipdnnBackendAttributeType_t t) {
     case HIPDNN_TYPE_REDUCTION_OPERATOR_TYPE_EXT: return "REDUCTION_OPERATOR_TYPE_EXT";
     case HIPDNN_TYPE_NORM_MODE_EXT: return "NORM_MODE_EXT";
     case HIPDNN_TYPE_NORM_FWD_PHASE_EXT: return "NORM_FWD_PHASE_EXT";
+    case HIPDNN_TYPE_GENSTATS_MODE_EXT: return "GENSTATS_MODE_EXT";
+    case HIPDNN_TYPE_DIAGONAL_ALIGNMENT_EXT: return "DIAGONAL_ALIGNMENT_EXT";
     case HIPDNN_TYPE_UINT8_EXT: return "UINT8_EXT";
     default: return "UNKNOWN";
     }

@@ -23,6 +23,18 @@
      {"conv_mode", HIPDNN_ATTR_CONVOLUTION_CONV_MODE, HIPDNN_TYPE_CONVOLUTION_MODE_EXT,        \
       HIPDNN_OP_ATTR_ENUM, 1, 0, 1, HIPDNN_CROSS_CORRELATION}}
 
+/* The attention mask parameters, shared by sdpa_fwd and sdpa_bwd. */
+#define SDPA_PARAMS                                                                            \
+    {{"diagonal_alignment", HIPDNN_ATTR_OPERATION_SDPA_DIAGONAL_ALIGNMENT_EXT,                 \
+      HIPDNN_TYPE_DIAGONAL_ALIGNMENT_EXT, HIPDNN_OP_ATTR_ENUM, 1, 0, 1,                        \
+      HIPDNN_DIAGONAL_ALIGNMENT_TOP_LEFT},                                                     \
+     {"left_bound", HIPDNN_ATTR_OPERATION_SDPA_LEFT_BOUND_EXT, HIPDNN_TYPE_INT64,              \
+      HIPDNN_OP_ATTR_INT64, 1, 0, INT64_C(1) << 40, 0},                                        \
+     {"right_bound", HIPDNN_ATTR_OPERATION_SDPA_RIGHT_BOUND_EXT, HIPDNN_TYPE_INT64,            \
+      HIPDNN_OP_ATTR_INT64, 1, -1, INT64_C(1) << 40, -1},                                      \
+     {"use_padding_mask", HIPDNN_ATTR_OPERATION_SDPA_USE_PADDING_MASK_EXT, HIPDNN_TYPE_BOOLEAN, \
+      HIPDNN_OP_ATTR_BOOLEAN, 1, 0, 1, 0}}
+
 static const hipdnnSdkOpInfo k_ops[] = {
     {
         .kind = HIPDNN_OP_CONV_FPROP,
@@ -237,6 +249,48 @@ static const hipdnnSdkOpInfo k_ops[] = {
         .num_attrs = 1,
         .attrs = {{"mode", HIPDNN_ATTR_OPERATION_GENSTATS_MODE, HIPDNN_TYPE_GENSTATS_MODE_EXT,
                    HIPDNN_OP_ATTR_ENUM, 1, 0, 0, HIPDNN_GENSTATS_SUM_SQSUM}},
+    },
+    {
+        .kind = HIPDNN_OP_SDPA_FWD,
+        .name = "sdpa",
+        .descriptor_type = HIPDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR_EXT,
+        .descriptor_name = "OPERATION_SDPA_FWD_EXT",
+        .num_inputs = 7,
+        .num_outputs = 2,
+        .inputs = {IN("q", HIPDNN_ATTR_OPERATION_SDPA_FWD_Q_EXT),
+                   IN("k", HIPDNN_ATTR_OPERATION_SDPA_FWD_K_EXT),
+                   IN("v", HIPDNN_ATTR_OPERATION_SDPA_FWD_V_EXT),
+                   OPT("attn_scale", HIPDNN_ATTR_OPERATION_SDPA_FWD_ATTN_SCALE_EXT),
+                   OPT("bias", HIPDNN_ATTR_OPERATION_SDPA_FWD_BIAS_EXT),
+                   OPT("seq_len_q", HIPDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_Q_EXT),
+                   OPT("seq_len_kv", HIPDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_KV_EXT)},
+        .outputs = {IN("o", HIPDNN_ATTR_OPERATION_SDPA_FWD_O_EXT),
+                    OPT("stats", HIPDNN_ATTR_OPERATION_SDPA_FWD_STATS_EXT)},
+        .num_attrs = 4,
+        .attrs = SDPA_PARAMS,
+    },
+    {
+        .kind = HIPDNN_OP_SDPA_BWD,
+        .name = "sdpa_backward",
+        .descriptor_type = HIPDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR_EXT,
+        .descriptor_name = "OPERATION_SDPA_BWD_EXT",
+        .num_inputs = 10,
+        .num_outputs = 3,
+        .inputs = {IN("q", HIPDNN_ATTR_OPERATION_SDPA_BWD_Q_EXT),
+                   IN("k", HIPDNN_ATTR_OPERATION_SDPA_BWD_K_EXT),
+                   IN("v", HIPDNN_ATTR_OPERATION_SDPA_BWD_V_EXT),
+                   IN("o", HIPDNN_ATTR_OPERATION_SDPA_BWD_O_EXT),
+                   IN("d_o", HIPDNN_ATTR_OPERATION_SDPA_BWD_DO_EXT),
+                   IN("stats", HIPDNN_ATTR_OPERATION_SDPA_BWD_STATS_EXT),
+                   OPT("attn_scale", HIPDNN_ATTR_OPERATION_SDPA_BWD_ATTN_SCALE_EXT),
+                   OPT("bias", HIPDNN_ATTR_OPERATION_SDPA_BWD_BIAS_EXT),
+                   OPT("seq_len_q", HIPDNN_ATTR_OPERATION_SDPA_BWD_SEQ_LEN_Q_EXT),
+                   OPT("seq_len_kv", HIPDNN_ATTR_OPERATION_SDPA_BWD_SEQ_LEN_KV_EXT)},
+        .outputs = {IN("dq", HIPDNN_ATTR_OPERATION_SDPA_BWD_DQ_EXT),
+                    IN("dk", HIPDNN_ATTR_OPERATION_SDPA_BWD_DK_EXT),
+                    IN("dv", HIPDNN_ATTR_OPERATION_SDPA_BWD_DV_EXT)},
+        .num_attrs = 4,
+        .attrs = SDPA_PARAMS,
     },
 };
 
@@ -454,6 +508,8 @@ bool hipdnnSdkEnumValid(hipdnnBackendAttributeType_t type, int64_t v) {
     case HIPDNN_TYPE_NORM_FWD_PHASE_EXT:
         return v == HIPDNN_NORM_FWD_INFERENCE || v == HIPDNN_NORM_FWD_TRAINING;
     case HIPDNN_TYPE_GENSTATS_MODE_EXT: return v == HIPDNN_GENSTATS_SUM_SQSUM;
+    case HIPDNN_TYPE_DIAGONAL_ALIGNMENT_EXT:
+        return v == HIPDNN_DIAGONAL_ALIGNMENT_TOP_LEFT || v == HIPDNN_DIAGONAL_ALIGNMENT_BOTTOM_RIGHT;
     case HIPDNN_TYPE_HEUR_MODE:
         return v == HIPDNN_HEUR_MODE_A || v == HIPDNN_HEUR_MODE_B ||
                v == HIPDNN_HEUR_MODE_FALLBACK;

@@ -65,7 +65,8 @@ static int64_t scratch_doubles(const hipdnnSdkGraph* g) {
         ref_view v[2], y;
         int64_t need = 0;
         if (n->kind == HIPDNN_OP_REDUCTION || n->kind == HIPDNN_OP_NORM_FORWARD ||
-            n->kind == HIPDNN_OP_NORM_BACKWARD || n->kind == HIPDNN_OP_GENSTATS) {
+            n->kind == HIPDNN_OP_NORM_BACKWARD || n->kind == HIPDNN_OP_GENSTATS ||
+            n->kind == HIPDNN_OP_SDPA_FWD || n->kind == HIPDNN_OP_SDPA_BWD) {
             ref_view in[HIPDNN_MAX_PORTS], out[HIPDNN_MAX_PORTS];
             const ref_view *ins[HIPDNN_MAX_PORTS], *outs[HIPDNN_MAX_PORTS];
             shape_views(g, n, in, ins, out, outs);
@@ -75,8 +76,12 @@ static int64_t scratch_doubles(const hipdnnSdkGraph* g) {
                 need = ref_norm_scratch_doubles(n, ins);
             else if (n->kind == HIPDNN_OP_NORM_BACKWARD)
                 need = ref_norm_backward_scratch_doubles(n, ins);
-            else
+            else if (n->kind == HIPDNN_OP_GENSTATS)
                 need = ref_genstats_scratch_doubles(ins[HIPDNN_GENSTATS_X]);
+            else if (n->kind == HIPDNN_OP_SDPA_FWD)
+                need = ref_sdpa_fwd_scratch_doubles(n, ins);
+            else
+                need = ref_sdpa_bwd_scratch_doubles(n, ins);
         } else if (n->kind == HIPDNN_OP_POINTWISE) {
             need = ref_pointwise_scratch_doubles(elements_of(g, hipdnnSdkPointwiseOutput(n)));
         } else if (n->kind == HIPDNN_OP_BATCHNORM_INFERENCE) {
@@ -319,6 +324,8 @@ static hipdnnPluginStatus_t run_node(const ref_plan* p, const hipdnnSdkNode* n,
     case HIPDNN_OP_SLICE: return ref_slice(n, &in[0], y);
     case HIPDNN_OP_CONCATENATE: return ref_concat(n, in, set, y);
     case HIPDNN_OP_NORM_BACKWARD: return ref_norm_backward(n, ins, outs, scratch);
+    case HIPDNN_OP_SDPA_FWD: return ref_sdpa_fwd(n, ins, outs, scratch);
+    case HIPDNN_OP_SDPA_BWD: return ref_sdpa_bwd(n, ins, outs, scratch);
     case HIPDNN_OP_GENSTATS:
         return ref_genstats(n, &in[HIPDNN_GENSTATS_X], &out[HIPDNN_GENSTATS_SUM],
                             &out[HIPDNN_GENSTATS_SQSUM], scratch);

@@ -369,6 +369,18 @@ hipdnnPluginStatus_t ref_genstats(const hipdnnSdkNode* node, const ref_view* x,
                                   const ref_region* scratch);
 int64_t ref_genstats_scratch_doubles(const ref_view* x);
 
+/* sdpa_fwd and sdpa_bwd (sdpa.c): in / out indexed by HIPDNN_SDPA_* / HIPDNN_SDPA_BWD_*. */
+bool ref_sdpa_fwd_check(const hipdnnSdkNode* node, const ref_view* const* in,
+                        const ref_view* const* out, char* why, size_t len);
+hipdnnPluginStatus_t ref_sdpa_fwd(const hipdnnSdkNode* node, const ref_view* const* in,
+                                  const ref_view* const* out, const ref_region* scratch);
+int64_t ref_sdpa_fwd_scratch_doubles(const hipdnnSdkNode* node, const ref_view* const* in);
+bool ref_sdpa_bwd_check(const hipdnnSdkNode* node, const ref_view* const* in,
+                        const ref_view* const* out, char* why, size_t len);
+hipdnnPluginStatus_t ref_sdpa_bwd(const hipdnnSdkNode* node, const ref_view* const* in,
+                                  const ref_view* const* out, const ref_region* scratch);
+int64_t ref_sdpa_bwd_scratch_doubles(const hipdnnSdkNode* node, const ref_view* const* in);
+
 /* ---- support (support.c) ----------------------------------------------------------- */
 
 /* True if the engine can run the graph; otherwise one line (no newline) in `why`,

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "reference_cpu.h"
 
@@ -56,7 +57,10 @@ static bool compute_type_ok(hipdnnDataType_t t) {
  * ref_pointwise_check says. */
 static bool tensor_ok(const hipdnnSdkNode* n, const char* port, const hipdnnSdkTensor* t,
                       bool is_output, char* why, size_t len) {
-    bool wide = n->kind == HIPDNN_OP_POINTWISE;
+    /* attention's sequence lengths are integers (the inference rule allows int32, int64) */
+    bool lengths = (n->kind == HIPDNN_OP_SDPA_FWD || n->kind == HIPDNN_OP_SDPA_BWD) &&
+                   strncmp(port, "seq_len", 7) == 0;
+    bool wide = n->kind == HIPDNN_OP_POINTWISE || lengths;
     const char* dt = hipdnnSdkDataTypeName(t->data_type);
     if (t->ndim < 1 || t->ndim > HIPDNN_MAX_DIMS)
         return decline(why, len, n, "%s '%s' (uid %lld): rank %d (dims not set or over %d)",
@@ -151,6 +155,8 @@ static bool op_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
     case HIPDNN_OP_NORM_BACKWARD:
         ok = ref_norm_backward_check(n, vp, op, detail, sizeof(detail));
         break;
+    case HIPDNN_OP_SDPA_FWD: ok = ref_sdpa_fwd_check(n, vp, op, detail, sizeof(detail)); break;
+    case HIPDNN_OP_SDPA_BWD: ok = ref_sdpa_bwd_check(n, vp, op, detail, sizeof(detail)); break;
     case HIPDNN_OP_GENSTATS:
         ok = ref_genstats_check(n, &v[HIPDNN_GENSTATS_X], &o[HIPDNN_GENSTATS_SUM],
                                 &o[HIPDNN_GENSTATS_SQSUM], detail, sizeof(detail));

@@ -168,6 +168,14 @@ typedef enum {
     HIPDNN_NORM_FWD_TRAINING = 1,  /* y plus the statistics (and running stats for BATCH) */
 } hipdnnBackendNormFwdPhase_t;
 
+/* Where the band of an attention mask is anchored (cuDNN frontend's DiagonalAlignment_t):
+ * query row i sits at key column i (TOP_LEFT) or at i + S_kv - S_q (BOTTOM_RIGHT, the
+ * lengths of each sample with a padding mask). */
+typedef enum {
+    HIPDNN_DIAGONAL_ALIGNMENT_TOP_LEFT = 0,
+    HIPDNN_DIAGONAL_ALIGNMENT_BOTTOM_RIGHT = 1,
+} hipdnnDiagonalAlignment_t;
+
 /* cuDNN's cudnnGenStatsMode_t: what OPERATION_GEN_STATS computes. */
 typedef enum {
     HIPDNN_GENSTATS_SUM_SQSUM = 0, /* per channel: sum of x and sum of x^2 */
@@ -220,6 +228,9 @@ typedef enum {
     HIPDNN_BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR_EXT = 200,
     /* cuDNN frontend's slice (its backend has no op: the frontend makes a view) */
     HIPDNN_BACKEND_OPERATION_SLICE_DESCRIPTOR_EXT = 201,
+    /* scaled dot-product attention as one node (cuDNN's frontend lowers it to many) */
+    HIPDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR_EXT = 210,
+    HIPDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR_EXT = 211,
 } hipdnnBackendDescriptorType_t;
 
 /* The C type behind an attribute's values (hipDNN's numbering). */
@@ -242,6 +253,7 @@ typedef enum {
     HIPDNN_TYPE_NORM_MODE_EXT = 204,               /* hipdnnBackendNormMode_t (cuDNN has one) */
     HIPDNN_TYPE_NORM_FWD_PHASE_EXT = 205,          /* hipdnnBackendNormFwdPhase_t (cuDNN has one) */
     HIPDNN_TYPE_GENSTATS_MODE_EXT = 206,           /* hipdnnGenStatsMode_t (cuDNN has one) */
+    HIPDNN_TYPE_DIAGONAL_ALIGNMENT_EXT = 213,      /* hipdnnDiagonalAlignment_t */
 } hipdnnBackendAttributeType_t;
 
 typedef enum {
@@ -448,6 +460,43 @@ typedef enum {
     /* OPERATION_NORM_BACKWARD: the forward's scale was stored minus one; dscale is with
      * respect to the stored value (the same numbers) */
     HIPDNN_ATTR_OPERATION_NORM_BWD_ZERO_CENTERED_GAMMA_EXT = 21200, /* BOOLEAN, 1; default 0 */
+    /* OPERATION_SDPA_FWD_EXT: o = softmax(q k^T * attn_scale + bias, masked) v per batch and
+     * query head; q [B, H_q, S_q, D], k [B, H_k, S_kv, D], v [B, H_v, S_kv, D_v] (any strides,
+     * H_q a multiple of H_k and H_v), o [B, H_q, S_q, D_v]; stats (optional, float32)
+     * [B, H_q, S_q, 1] the log-sum-exp of each row.  Masks: keys past seq_len_kv and queries
+     * past seq_len_q (use_padding_mask; int32 or int64 [B, 1, 1, 1]), and the band
+     * i + shift - left_bound < j <= i + shift + right_bound (shift 0 or S_kv - S_q by the
+     * diagonal alignment; right_bound 0 is the causal mask, left_bound the sliding window).
+     * A row that attends to nothing gives o = 0 and stats = -inf (docs/architecture.md). */
+    HIPDNN_ATTR_OPERATION_SDPA_FWD_Q_EXT = 21000,
+    HIPDNN_ATTR_OPERATION_SDPA_FWD_K_EXT = 21001,
+    HIPDNN_ATTR_OPERATION_SDPA_FWD_V_EXT = 21002,
+    HIPDNN_ATTR_OPERATION_SDPA_FWD_ATTN_SCALE_EXT = 21003, /* one value; optional (1) */
+    HIPDNN_ATTR_OPERATION_SDPA_FWD_BIAS_EXT = 21004,       /* optional, broadcast */
+    HIPDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_Q_EXT = 21005,  /* optional */
+    HIPDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_KV_EXT = 21006, /* optional */
+    HIPDNN_ATTR_OPERATION_SDPA_FWD_O_EXT = 21007,
+    HIPDNN_ATTR_OPERATION_SDPA_FWD_STATS_EXT = 21008,      /* optional output */
+    HIPDNN_ATTR_OPERATION_SDPA_DIAGONAL_ALIGNMENT_EXT = 21009, /* DIAGONAL_ALIGNMENT_EXT, 1 */
+    HIPDNN_ATTR_OPERATION_SDPA_LEFT_BOUND_EXT = 21010,  /* INT64, 1; default 0: none */
+    HIPDNN_ATTR_OPERATION_SDPA_RIGHT_BOUND_EXT = 21011, /* INT64, 1; default -1: none */
+    HIPDNN_ATTR_OPERATION_SDPA_USE_PADDING_MASK_EXT = 21012, /* BOOLEAN, 1; default 0 */
+    /* OPERATION_SDPA_BWD_EXT: dq, dk, dv of the forward's o from do, the forward's o and
+     * stats, with the forward's inputs and parameters (the same attributes); dk and dv
+     * are summed over the query heads that share a key / value head. */
+    HIPDNN_ATTR_OPERATION_SDPA_BWD_Q_EXT = 21020,
+    HIPDNN_ATTR_OPERATION_SDPA_BWD_K_EXT = 21021,
+    HIPDNN_ATTR_OPERATION_SDPA_BWD_V_EXT = 21022,
+    HIPDNN_ATTR_OPERATION_SDPA_BWD_O_EXT = 21023,
+    HIPDNN_ATTR_OPERATION_SDPA_BWD_DO_EXT = 21024,
+    HIPDNN_ATTR_OPERATION_SDPA_BWD_STATS_EXT = 21025,
+    HIPDNN_ATTR_OPERATION_SDPA_BWD_ATTN_SCALE_EXT = 21026,
+    HIPDNN_ATTR_OPERATION_SDPA_BWD_BIAS_EXT = 21027,
+    HIPDNN_ATTR_OPERATION_SDPA_BWD_SEQ_LEN_Q_EXT = 21028,
+    HIPDNN_ATTR_OPERATION_SDPA_BWD_SEQ_LEN_KV_EXT = 21029,
+    HIPDNN_ATTR_OPERATION_SDPA_BWD_DQ_EXT = 21030,
+    HIPDNN_ATTR_OPERATION_SDPA_BWD_DK_EXT = 21031,
+    HIPDNN_ATTR_OPERATION_SDPA_BWD_DV_EXT = 21032,
 } hipdnnBackendAttributeName_t;
 
 /* ---- the table of operations --------------------------------------------------------
@@ -456,7 +505,7 @@ typedef enum {
  * layer and the plugins all read it, so adding an operation adds no code that walks ops
  * by name.  hipdnnGetOpInfo_ext gives the entries. */
 
-#define HIPDNN_MAX_PORTS 8       /* inputs, and separately outputs, of one operation */
+#define HIPDNN_MAX_PORTS 12      /* inputs, and separately outputs, of one operation */
 #define HIPDNN_MAX_OP_ATTRS 12   /* parameters of one operation */
 #define HIPDNN_MAX_ATTR_VALUES 8 /* values of one list parameter */
 

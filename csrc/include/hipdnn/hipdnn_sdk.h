@@ -37,6 +37,9 @@ typedef enum {
     HIPDNN_OP_CONCATENATE = 10,
     HIPDNN_OP_NORM_BACKWARD = 11,
     HIPDNN_OP_GENSTATS = 12,
+    /* 13 to 15: resample forward, resample backward, reshape (reserved) */
+    HIPDNN_OP_SDPA_FWD = 16,
+    HIPDNN_OP_SDPA_BWD = 17,
 } hipdnnOpKind_t;
 
 /* Port indices, per op: node->inputs[] / outputs[] hold tensor uids in table order. */
@@ -108,6 +111,36 @@ enum { HIPDNN_NBWD_MODE = 0, HIPDNN_NBWD_ZERO_CENTERED_GAMMA = 1 };
 /* genstats */
 enum { HIPDNN_GENSTATS_X = 0, HIPDNN_GENSTATS_SUM = 0, HIPDNN_GENSTATS_SQSUM = 1 };
 enum { HIPDNN_GENSTATS_MODE_SLOT = 0 };
+/* sdpa_fwd and sdpa_bwd: ports, then the attribute slots both have. */
+enum {
+    HIPDNN_SDPA_Q = 0,
+    HIPDNN_SDPA_K = 1,
+    HIPDNN_SDPA_V = 2,
+    HIPDNN_SDPA_ATTN_SCALE = 3,
+    HIPDNN_SDPA_BIAS = 4,
+    HIPDNN_SDPA_SEQ_LEN_Q = 5,
+    HIPDNN_SDPA_SEQ_LEN_KV = 6
+};
+enum { HIPDNN_SDPA_O = 0, HIPDNN_SDPA_STATS = 1 };
+enum {
+    HIPDNN_SDPA_BWD_Q = 0,
+    HIPDNN_SDPA_BWD_K = 1,
+    HIPDNN_SDPA_BWD_V = 2,
+    HIPDNN_SDPA_BWD_O = 3,
+    HIPDNN_SDPA_BWD_DO = 4,
+    HIPDNN_SDPA_BWD_STATS = 5,
+    HIPDNN_SDPA_BWD_ATTN_SCALE = 6,
+    HIPDNN_SDPA_BWD_BIAS = 7,
+    HIPDNN_SDPA_BWD_SEQ_LEN_Q = 8,
+    HIPDNN_SDPA_BWD_SEQ_LEN_KV = 9
+};
+enum { HIPDNN_SDPA_BWD_DQ = 0, HIPDNN_SDPA_BWD_DK = 1, HIPDNN_SDPA_BWD_DV = 2 };
+enum {
+    HIPDNN_SDPA_ALIGNMENT = 0,
+    HIPDNN_SDPA_LEFT_BOUND = 1,
+    HIPDNN_SDPA_RIGHT_BOUND = 2,
+    HIPDNN_SDPA_PADDING = 3
+};
 
 /* A port with no tensor. */
 #define HIPDNN_NO_TENSOR INT64_MIN

@@ -1,0 +1,400 @@
+"""Scaled dot-product attention (sdpa) and its backward pass on the reference engine
+against float64 NumPy: attn_scale as a float or a tensor given at execute time, additive
+bias (broadcast), causal masks aligned top-left and bottom-right, sliding windows and
+diagonal bands, padding masks through seq_len tensors, GQA and MQA head ratios, BSHD
+layouts, odd sizes, stats; gradients against the float64 reference, which is itself
+checked against finite differences of the forward."""
+import numpy as np
+import pytest
+
+import hipdnn
+import references as ref
+from conftest import STORAGES, Operand
+from tolerances import tolerance
+
+dt = hipdnn.data_type
+ALIGN = hipdnn.diagonal_alignment
+
+
+class Case:
+    """One attention problem: shapes, scale, masks."""
+
+    def __init__(self, b=2, hq=4, hk=None, hv=None, sq=7, skv=9, d=8, dv=None, scale=0.35,
+                 bias=None, causal=False, causal_br=False, window=None, left=None, right=None,
+                 align=ALIGN.TOP_LEFT, lens=None, layout="packed"):
+        self.b, self.hq, self.sq, self.skv, self.d = b, hq, sq, skv, d
+        self.hk, self.hv, self.dv = hk or hq, hv or hk or hq, dv or d
+        self.scale, self.bias, self.layout = scale, bias, layout
+        self.causal, self.causal_br, self.window = causal, causal_br, window
+        self.left, self.right, self.align, self.lens = left, right, align, lens
+
+    def kwargs(self):
+        kw = dict(use_causal_mask=self.causal, use_causal_mask_bottom_right=self.causal_br,
+                  diagonal_alignment=self.align)
+        if self.window is not None:
+            kw["sliding_window_length"] = self.window
+        if self.left is not None:
+            kw["diagonal_band_left_bound"] = self.left
+        if self.right is not None:
+            kw["diagonal_band_right_bound"] = self.right
+        return kw
+
+    def allowed(self):
+        right = 0 if (self.causal or self.causal_br) else self.right
+        left = self.window if self.window is not None else self.left
+        bottom = self.causal_br or (self.align == ALIGN.BOTTOM_RIGHT and not self.causal)
+        lq, lk = self.lens if self.lens else (None, None)
+        return ref.sdpa_mask(self.b, self.sq, self.skv, lq, lk, left, right, bottom)
+
+
+def int_input(g, name, values):
+    """A seq_len input: int32 [B, 1, 1, 1], checked unchanged like any input."""
+    arr = np.asarray(values, np.int32).reshape(-1, 1, 1, 1)
+    op = Operand(arr, arr, np.ones(arr.shape, bool), None, arr.astype(np.float64))
+    op.tensor = g.tensor(name=name, dim=list(arr.shape), stride=[1, 1, 1, 1],
+                         data_type=dt.INT32)
+    return op
+
+
+def forward(nx, dtype, case, runtime_scale=False, stats=True):
+    """Builds and runs sdpa; returns (operands, o, stats operands, inputs' values)."""
+    c = case
+    q = nx.input([c.b, c.hq, c.sq, c.d], dtype, c.layout)
+    k = nx.input([c.b, c.hk, c.skv, c.d], dtype, c.layout)
+    v = nx.input([c.b, c.hv, c.skv, c.dv], dtype, c.layout)
+    g = nx.graph(dtype)
+    ins = [q, k, v]
+    kw = c.kwargs()
+    bias = None
+    if c.bias is not None:
+        bias = nx.input(c.bias, dtype)
+        ins.append(bias)
+        kw["bias"] = bias.bind(g, "bias")
+    scale = c.scale
+    if runtime_scale:
+        t = g.tensor(name="scale", dim=[1, 1, 1, 1], is_pass_by_value=True, data_type=dt.FLOAT)
+        scale = float(np.float32(c.scale))
+        arr = np.array([scale], np.float32)
+        op = Operand(arr, arr, np.ones(1, bool), STORAGES["fp32"], arr.astype(np.float64))
+        op.tensor = t
+        ins.append(op)
+        kw["attn_scale"] = t
+    else:
+        kw["attn_scale"] = c.scale
+        scale = float(np.float32(c.scale))  # a float becomes a float32 scalar
+    if c.lens:
+        for name, vals in zip(("seq_len_q", "seq_len_kv"), c.lens):
+            op = int_input(g, name, vals)
+            ins.append(op)
+            kw[name] = op.tensor
+        kw["use_padding_mask"] = True
+    o, st = g.sdpa(q.bind(g, "q"), k.bind(g, "k"), v.bind(g, "v"), generate_stats=stats,
+                   name="attn", **kw)
+    want_o, want_stats = ref.sdpa(q.values, k.values, v.values, scale,
+                                  bias.values if bias else None, c.allowed())
+    outs = [nx.output(o, want_o.shape, dtype, c.layout)]
+    if stats:
+        outs.append(nx.output(st, want_stats.shape, "fp32"))
+    else:
+        assert st is None
+    return g, ins, outs, (want_o, want_stats)
+
+
+def check_stats(out, want):
+    got = out.decoded()
+    assert np.array_equal(np.isneginf(got), np.isneginf(want)), "stats: -inf rows differ"
+    fin = np.isfinite(want)
+    assert np.isfinite(got[fin]).all()
+    err = np.abs(got[fin] - want[fin])
+    tol = tolerance("sdpa", "fp32")
+    assert (err <= tol + tol * np.abs(want[fin])).all(), f"stats off by up to {err.max():.3g}"
+
+
+def check(nx, dtype, case, **kw):
+    g, ins, outs, (want_o, want_stats) = forward(nx, dtype, case, **kw)
+    nx.execute(g, ins + outs)
+    nx.assert_close(outs[0], want_o, tolerance("sdpa", dtype))
+    if len(outs) > 1:
+        check_stats(outs[1], want_stats)
+
+
+# ---- forward -------------------------------------------------------------------------------
+
+def test_plain(nx, dtype):
+    check(nx, dtype, Case())
+
+
+def test_without_stats(nx, dtype):
+    check(nx, dtype, Case(), stats=False)
+
+
+@pytest.mark.parametrize("heads", [(4, 2, 2), (4, 1, 1), (6, 3, 2)], ids=["gqa", "mqa", "mixed"])
+def test_grouped_heads(nx, dtype, heads):
+    hq, hk, hv = heads
+    check(nx, dtype, Case(hq=hq, hk=hk, hv=hv))
+
+
+@pytest.mark.parametrize("causal", ["top_left", "bottom_right"])
+@pytest.mark.parametrize("sizes", [(7, 9), (9, 7), (8, 8)], ids=["sq<skv", "sq>skv", "square"])
+def test_causal(nx, dtype, causal, sizes):
+    sq, skv = sizes
+    check(nx, dtype, Case(sq=sq, skv=skv, causal=causal == "top_left",
+                          causal_br=causal == "bottom_right"))
+
+
+@pytest.mark.parametrize("align", [ALIGN.TOP_LEFT, ALIGN.BOTTOM_RIGHT], ids=["tl", "br"])
+def test_sliding_window_with_causal_mask(nx, align):
+    check(nx, "fp32", Case(sq=12, skv=15, causal=align == ALIGN.TOP_LEFT,
+                           causal_br=align == ALIGN.BOTTOM_RIGHT, window=4))
+
+
+@pytest.mark.parametrize("left,right", [(3, 2), (None, 1), (5, None)])
+def test_diagonal_band(nx, left, right):
+    check(nx, "fp32", Case(sq=10, skv=13, left=left, right=right, align=ALIGN.BOTTOM_RIGHT))
+
+
+@pytest.mark.parametrize("bias", [[2, 4, 7, 9], [1, 4, 7, 9], [2, 1, 1, 9], [1, 1, 7, 9]],
+                         ids=["full", "per_head", "per_key", "shared"])
+def test_additive_bias(nx, dtype, bias):
+    check(nx, dtype, Case(bias=bias))
+
+
+def test_padding_masks(nx, dtype):
+    # sample 0 shorter on both sides, sample 1 whole; rows past seq_len_q give 0, -inf
+    check(nx, dtype, Case(sq=7, skv=9, lens=([4, 7], [6, 9])))
+
+
+def test_padding_with_bottom_right_causal(nx):
+    check(nx, "fp32", Case(sq=8, skv=10, lens=([5, 8], [9, 10]), causal_br=True))
+
+
+def test_rows_that_see_no_key(nx):
+    # causal top-left with the keys cut to 2 by padding: rows see keys 0..min(i, 1); a
+    # sample with no keys at all gives 0 and -inf everywhere
+    check(nx, "fp32", Case(sq=5, skv=6, lens=([5, 3], [2, 0]), causal=True))
+
+
+def test_attn_scale_given_at_execute(nx):
+    check(nx, "fp32", Case(scale=0.125), runtime_scale=True)
+
+
+def test_bshd_layout(nx, dtype):
+    check(nx, dtype, Case(layout="bshd", hq=4, hk=2))
+
+
+@pytest.mark.parametrize("sizes", [(1, 1, 8), (33, 130, 64), (7, 33, 72)],
+                         ids=["one", "long_keys", "d72"])
+def test_sizes(nx, sizes):
+    sq, skv, d = sizes
+    check(nx, "fp32", Case(b=1, hq=2, sq=sq, skv=skv, d=d, scale=d ** -0.5))
+
+
+def test_value_head_dim_differs(nx):
+    check(nx, "fp32", Case(d=16, dv=8))
+
+
+def test_float64(nx):
+    check(nx, "fp64", Case(causal=True, bias=[1, 4, 7, 9], hk=2))
+
+
+# ---- backward -------------------------------------------------------------------------------
+
+def backward(nx, dtype, case, check_tol=None):
+    """The forward's o and stats from the float64 reference (o rounded to the storage
+    type, stats to float32) feed sdpa_backward; dq, dk, dv against the reference."""
+    c = case
+    q = nx.input([c.b, c.hq, c.sq, c.d], dtype, c.layout)
+    k = nx.input([c.b, c.hk, c.skv, c.d], dtype, c.layout)
+    v = nx.input([c.b, c.hv, c.skv, c.dv], dtype, c.layout)
+    bias = nx.input(c.bias, dtype) if c.bias is not None else None
+    scale = float(np.float32(c.scale))
+    allowed = c.allowed()
+    o64, st64 = ref.sdpa(q.values, k.values, v.values, scale, bias.values if bias else None,
+                         allowed)
+    o = nx.input(o64.shape, dtype, c.layout, values=o64) if np.all(o64 != 0) else \
+        _exact_input(nx, o64, dtype, c.layout)
+    st = _exact_input(nx, st64, "fp32" if dtype != "fp64" else "fp64", "packed")
+    do = nx.input(o64.shape, dtype, c.layout)
+    g = nx.graph(dtype)
+    kw = c.kwargs()
+    ins = [q, k, v, o, do, st] + ([bias] if bias else [])
+    if bias:
+        kw["bias"] = bias.bind(g, "bias")
+    if c.lens:
+        for name, vals in zip(("seq_len_q", "seq_len_kv"), c.lens):
+            op = int_input(g, name, vals)
+            ins.append(op)
+            kw[name] = op.tensor
+        kw["use_padding_mask"] = True
+    dq, dk, dv = g.sdpa_backward(q.bind(g, "q"), k.bind(g, "k"), v.bind(g, "v"), o.bind(g, "o"),
+                                 do.bind(g, "dO"), st.bind(g, "stats"), attn_scale=c.scale,
+                                 name="attn_bwd", **kw)
+    want = ref.sdpa_backward(q.values, k.values, v.values, o.values, do.values, st.values,
+                             scale, bias.values if bias else None, allowed)
+    outs = [nx.output(t, w.shape, dtype, c.layout) for t, w in zip((dq, dk, dv), want)]
+    nx.execute(g, ins + outs)
+    for out, w in zip(outs, want):
+        nx.assert_close(out, w, check_tol or tolerance("sdpa", dtype))
+
+
+def _exact_input(nx, values, dtype, layout):
+    """An input holding `values` (zeros and -inf allowed) rounded to dtype."""
+    storage = STORAGES[dtype]
+    view, base, mask = nx_allocate(values.shape, storage, layout)
+    view[...] = storage.encode(values)
+    return Operand(view, base, mask, storage, storage.decode(view))
+
+
+def nx_allocate(shape, storage, layout):
+    from conftest import _allocate
+    return _allocate(shape, storage, layout)
+
+
+def test_backward_plain(nx, dtype):
+    backward(nx, dtype, Case())
+
+
+def test_backward_gqa_causal_bias(nx, dtype):
+    backward(nx, dtype, Case(hq=6, hk=2, hv=3, causal=True, bias=[1, 6, 7, 9]))
+
+
+def test_backward_bottom_right_window_padding(nx):
+    backward(nx, "fp32", Case(sq=8, skv=11, causal_br=True, window=3,
+                              lens=([6, 8], [9, 11])))
+
+
+def test_backward_rows_that_see_no_key(nx):
+    backward(nx, "fp32", Case(sq=5, skv=6, lens=([5, 3], [2, 0]), causal=True))
+
+
+def test_backward_bshd_mqa(nx, dtype):
+    backward(nx, dtype, Case(layout="bshd", hq=4, hk=1, hv=1))
+
+
+def test_backward_float64(nx):
+    backward(nx, "fp64", Case(hq=4, hk=2, causal=True, bias=[2, 1, 7, 9], d=16, dv=8))
+
+
+@pytest.mark.parametrize("case", [
+    Case(b=1, hq=2, sq=4, skv=5, d=3),
+    Case(b=2, hq=4, hk=2, hv=1, sq=5, skv=6, d=4, dv=3, causal_br=True, bias=[1, 4, 5, 6]),
+    Case(b=2, hq=2, sq=6, skv=7, d=4, window=2, causal=True, lens=([4, 6], [7, 5])),
+], ids=["plain", "gqa_causal_bias", "window_padding"])
+def test_reference_gradients_match_finite_differences(rng, case):
+    """The float64 reference backward against <dO, o(x + t u) - o(x - t u)> / 2t for
+    q, k and v, the forward recomputing everything."""
+    c = case
+    q = rng.standard_normal((c.b, c.hq, c.sq, c.d))
+    k = rng.standard_normal((c.b, c.hk, c.skv, c.d))
+    v = rng.standard_normal((c.b, c.hv, c.skv, c.dv))
+    bias = rng.standard_normal(c.bias) if c.bias else None
+    allowed = c.allowed()
+    do = rng.standard_normal((c.b, c.hq, c.sq, c.dv))
+    o, st = ref.sdpa(q, k, v, c.scale, bias, allowed)
+    grads = ref.sdpa_backward(q, k, v, o, do, st, c.scale, bias, allowed)
+    t = 1e-6
+    for idx, grad in enumerate(grads):
+        args = [q, k, v]
+        u = rng.standard_normal(args[idx].shape)
+        plus = [a + t * u if i == idx else a for i, a in enumerate(args)]
+        minus = [a - t * u if i == idx else a for i, a in enumerate(args)]
+        numeric = (np.sum(do * ref.sdpa(*plus, c.scale, bias, allowed)[0]) -
+                   np.sum(do * ref.sdpa(*minus, c.scale, bias, allowed)[0])) / (2 * t)
+        assert numeric == pytest.approx(np.sum(grad * u), rel=1e-6, abs=1e-8), "qkv"[idx]
+
+
+# ---- the friendly layer, serialization, declines ---------------------------------------------
+
+def test_graph_wrapper_attention_forward_and_backward(rng):
+    """A training step's attention through hipdnn.Graph: O and Stats feed the backward
+    in the same graph (Stats virtual, float32)."""
+    q, k, v, do = (rng.standard_normal((2, 4, 16, 32)).astype(np.float32) for _ in range(4))
+    with hipdnn.Graph(preferred_engine="reference_cpu") as g:
+        o, stats = g.sdpa(q, k, v, attn_scale=32 ** -0.5, use_causal_mask=True,
+                          generate_stats=True)
+        dq, dk, dv = g.sdpa_backward(q, k, v, o, do, stats, attn_scale=32 ** -0.5,
+                                     use_causal_mask=True)
+        g.output(o, dq, dk, dv)
+    got = g()
+    scale = float(np.float32(32 ** -0.5))
+    allowed = ref.sdpa_mask(2, 16, 16, right=0)
+    o64, st64 = ref.sdpa(q, k, v, scale, None, allowed)
+    o32 = ref.round_to(o64, "fp32")  # O is an output (float32) the backward reads
+    want = ref.sdpa_backward(q, k, v, o32, do, ref.round_to(st64, "fp32"), scale, None,
+                             allowed)
+    from conftest import assert_close
+    assert_close(got[0], o64, tolerance("sdpa", "fp32"))
+    for a, w in zip(got[1:], want):
+        assert_close(a, w, tolerance("sdpa", "fp32"))
+
+
+def test_serialized_sdpa_runs_after_deserialize(rng):
+    g = hipdnn.pygraph(io_data_type=dt.FLOAT, compute_data_type=dt.FLOAT)
+    q = g.tensor(name="q", dim=[1, 2, 5, 8])
+    k = g.tensor(name="k", dim=[1, 1, 6, 8])
+    v = g.tensor(name="v", dim=[1, 1, 6, 8])
+    o, st = g.sdpa(q, k, v, attn_scale=0.3, use_causal_mask_bottom_right=True,
+                   sliding_window_length=3, generate_stats=True, name="attn")
+    o.set_output(True)
+    st.set_output(True)
+    g2 = hipdnn.pygraph()
+    g2.deserialize(g.serialize())
+    g2.set_preferred_engine("reference_cpu")
+    g2.build([hipdnn.heur_mode.A])
+    arrays = {t.get_uid(): rng.standard_normal(t.get_dim()).astype(np.float32) for t in (q, k, v)}
+    out = {t.get_uid(): np.full(t.get_dim(), np.nan, np.float32) for t in (o, st)}
+    g2.execute({**arrays, **out}, np.empty(g2.get_workspace_size(), np.uint8))
+    allowed = ref.sdpa_mask(1, 5, 6, left=3, right=0, bottom_right=True)
+    want_o, want_st = ref.sdpa(arrays[q.get_uid()], arrays[k.get_uid()], arrays[v.get_uid()],
+                               float(np.float32(0.3)), None, allowed)
+    from conftest import assert_close
+    assert_close(out[o.get_uid()], want_o, tolerance("sdpa", "fp32"))
+    assert_close(out[st.get_uid()], want_st, tolerance("sdpa", "fp32"))
+
+
+@pytest.mark.parametrize("kw,message", [
+    (dict(dropout=(0.1, None, None)), "sdpa: dropout is not supported"),
+    (dict(use_alibi_mask=True), "sdpa: use_alibi_mask is not supported"),
+    (dict(paged_attention_k_table=object()), "sdpa: paged_attention_k_table is not supported"),
+    (dict(use_causal_mask=True, use_causal_mask_bottom_right=True), "cannot both be true"),
+    (dict(sliding_window_length=0), r"must be an int >= 1"),
+    (dict(), "exactly one of generate_stats and is_inference"),
+])
+def test_unsupported_arguments_are_refused(kw, message):
+    g = hipdnn.pygraph(io_data_type=dt.FLOAT)
+    q = g.tensor(name="q", dim=[1, 2, 4, 8])
+    if "generate_stats" not in kw and message.startswith("exactly") is False:
+        kw = dict(kw, generate_stats=False)
+    with pytest.raises(ValueError, match=message):
+        g.sdpa(q, q, q, **kw)
+
+
+def test_mismatched_head_dims_are_refused_naming_the_tensors():
+    g = hipdnn.pygraph(io_data_type=dt.FLOAT)
+    o, _ = g.sdpa(g.tensor(name="q", dim=[1, 2, 4, 8]), g.tensor(name="k", dim=[1, 2, 5, 16]),
+                  g.tensor(name="v", dim=[1, 2, 5, 8]), generate_stats=False, name="attn")
+    o.set_output(True)
+    with pytest.raises(hipdnn.HipdnnError, match=r"sdpa 'attn': q 'q' \[1, 2, 4, 8\], k 'k' "
+                                                 r"\[1, 2, 5, 16\] and v 'v' \[1, 2, 5, 8\] "
+                                                 r"do not fit"):
+        g.validate()
+
+
+def test_heads_that_do_not_divide_are_refused():
+    g = hipdnn.pygraph(io_data_type=dt.FLOAT)
+    o, _ = g.sdpa(g.tensor(name="q", dim=[1, 3, 4, 8]), g.tensor(name="k", dim=[1, 2, 5, 8]),
+                  g.tensor(name="v", dim=[1, 2, 5, 8]), generate_stats=False, name="attn")
+    o.set_output(True)
+    with pytest.raises(hipdnn.HipdnnError, match="query heads must be a multiple"):
+        g.validate()
+
+
+def test_sequence_lengths_need_the_padding_mask():
+    g = hipdnn.pygraph(io_data_type=dt.FLOAT)
+    q = g.tensor(name="q", dim=[2, 2, 4, 8])
+    lq = g.tensor(name="lq", dim=[2, 1, 1, 1], data_type=dt.INT32)
+    o, _ = g.sdpa(q, q, q, seq_len_q=lq, generate_stats=False, name="attn")
+    o.set_output(True)
+    with pytest.raises(hipdnn.HipdnnError, match="seq_len_q 'lq' is set but use_padding_mask "
+                                                 "is not"):
+        g.validate()
