@@ -174,6 +174,38 @@ def runtime_scalar_bytes():
     return _C.serialize(g)
 
 
+def layernorm_train_step():
+    """layernorm forward (statistics virtual) and its backward, plus genstats of dx."""
+    g = graph(name="ln_step")
+    x = g.tensor(name="x", dim=[2, 5, 16])
+    s = g.tensor(name="s", dim=[1, 1, 16])
+    b = g.tensor(name="b", dim=[1, 1, 16])
+    dy = g.tensor(name="dy", dim=[2, 5, 16])
+    y, mean, inv = g.layernorm(hipdnn.norm_forward_phase.TRAINING, x, s, b, 1e-5)
+    dx, dscale, dbias = g.layernorm_backward(dy, x, s, mean, inv)
+    for t in [y, dscale, dbias] + g.genstats(dx):
+        t.set_output(True)
+    return g
+
+
+def attention_train_step():
+    """sdpa with GQA, a bottom-right causal window and padding, then its backward."""
+    g = graph(dt.HALF, "attn_step")
+    q = g.tensor(name="q", dim=[2, 4, 6, 8], stride=[192, 8, 32, 1])
+    k = g.tensor(name="k", dim=[2, 2, 7, 8])
+    v = g.tensor(name="v", dim=[2, 2, 7, 8])
+    lq = g.tensor(name="lq", dim=[2, 1, 1, 1], data_type=dt.INT32)
+    lk = g.tensor(name="lk", dim=[2, 1, 1, 1], data_type=dt.INT32)
+    kw = dict(use_padding_mask=True, seq_len_q=lq, seq_len_kv=lk,
+              use_causal_mask_bottom_right=True, sliding_window_length=3)
+    o, stats = g.sdpa(q, k, v, attn_scale=0.35, generate_stats=True, **kw)
+    do = g.tensor(name="do", dim=[2, 4, 6, 8])
+    o.set_output(True)
+    for t in g.sdpa_backward(q, k, v, o, do, stats, attn_scale=0.35, **kw):
+        t.set_output(True)
+    return g
+
+
 GRAPHS = {
     "conv_bias_relu": conv_bias_relu,
     "conv_nhwc_groups_fp16": conv_nhwc_groups_fp16,
@@ -186,6 +218,8 @@ GRAPHS = {
     "pointwise_bf16": lambda: pointwise_every_mode(dt.BFLOAT16),
     "pointwise_later_fp16": lambda: pointwise_later_modes(dt.HALF),
     "two_outputs": two_outputs,
+    "layernorm_train_step": lambda: layernorm_train_step(),
+    "attention_train_step": lambda: attention_train_step(),
 }
 
 
