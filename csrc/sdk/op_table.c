@@ -509,7 +509,8 @@ bool hipdnnSdkEnumValid(hipdnnBackendAttributeType_t type, int64_t v) {
         return v == HIPDNN_NORM_FWD_INFERENCE || v == HIPDNN_NORM_FWD_TRAINING;
     case HIPDNN_TYPE_GENSTATS_MODE_EXT: return v == HIPDNN_GENSTATS_SUM_SQSUM;
     case HIPDNN_TYPE_DIAGONAL_ALIGNMENT_EXT:
-        return v == HIPDNN_DIAGONAL_ALIGNMENT_TOP_LEFT || v == HIPDNN_DIAGONAL_ALIGNMENT_BOTTOM_RIGHT;
+        return v == HIPDNN_DIAGONAL_ALIGNMENT_TOP_LEFT ||
+               v == HIPDNN_DIAGONAL_ALIGNMENT_BOTTOM_RIGHT;
     case HIPDNN_TYPE_HEUR_MODE:
         return v == HIPDNN_HEUR_MODE_A || v == HIPDNN_HEUR_MODE_B ||
                v == HIPDNN_HEUR_MODE_FALLBACK;

@@ -66,7 +66,8 @@ bool ref_norm_backward_check(const hipdnnSdkNode* node, const ref_view* const* i
     if (!out[HIPDNN_NBWD_DX]) return fail(why, len, "output dx not set");
     const ref_view *x = in[HIPDNN_NBWD_X], *scale = in[HIPDNN_NBWD_SCALE];
     if (x->ndim < 2) return fail(why, len, "x has rank %d; it needs at least 2", x->ndim);
-    if (!has_dims(in[HIPDNN_NBWD_DY], x->ndim, x->dims)) return fail(why, len, "dy dims differ from x dims");
+    if (!has_dims(in[HIPDNN_NBWD_DY], x->ndim, x->dims))
+        return fail(why, len, "dy dims differ from x dims");
     if (!has_dims(out[HIPDNN_NBWD_DX], x->ndim, x->dims))
         return fail(why, len, "dx dims differ from x dims");
     ref_view bv;

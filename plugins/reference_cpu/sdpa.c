@@ -47,7 +47,8 @@ static void geo_init(sd_geo* g, const hipdnnSdkNode* node, const ref_view* q, co
     g->hv = v->dims[1];
     g->dv = v->dims[3];
     g->scale = 1.0;
-    g->bottom_right = node->attrs[HIPDNN_SDPA_ALIGNMENT].i[0] == HIPDNN_DIAGONAL_ALIGNMENT_BOTTOM_RIGHT;
+    g->bottom_right =
+        node->attrs[HIPDNN_SDPA_ALIGNMENT].i[0] == HIPDNN_DIAGONAL_ALIGNMENT_BOTTOM_RIGHT;
     g->left = node->attrs[HIPDNN_SDPA_LEFT_BOUND].i[0];
     g->right = node->attrs[HIPDNN_SDPA_RIGHT_BOUND].i[0];
     g->padding = node->attrs[HIPDNN_SDPA_PADDING].i[0] != 0;
@@ -178,7 +179,8 @@ static int64_t fwd_scratch(const sd_geo* g, int threads) {
     return ref_scratch_piece(g->b * g->hq * g->sq * g->d) +
            ref_scratch_piece(g->b * g->hk * g->skv * g->d) +
            ref_scratch_piece(g->b * g->hv * g->skv * g->dv) +
-           ref_scratch_piece(g->b * g->hq * g->sq * g->dv) + ref_scratch_piece(g->b * g->hq * g->sq) +
+           ref_scratch_piece(g->b * g->hq * g->sq * g->dv) +
+           ref_scratch_piece(g->b * g->hq * g->sq) +
            2 * ref_scratch_piece(g->b) + threads * ref_scratch_piece(g->skv);
 }
 
@@ -329,12 +331,14 @@ bool ref_sdpa_bwd_check(const hipdnnSdkNode* node, const ref_view* const* in,
             return false;
         }
     }
-    for (int p = 0; p < 3; ++p)
-        if (!out[p] || !dims4(out[p], c[p]->dims[0], c[p]->dims[1], c[p]->dims[2], c[p]->dims[3])) {
-            hipdnnSdkFormat(why, len, "%s must have %s's dims", p == 0 ? "dq" : p == 1 ? "dk" : "dv",
-                            p == 0 ? "q" : p == 1 ? "k" : "v");
+    static const char* const grads[3] = {"dq", "dk", "dv"}, *const of[3] = {"q", "k", "v"};
+    for (int p = 0; p < 3; ++p) {
+        const int64_t* d = c[p]->dims;
+        if (!out[p] || !dims4(out[p], d[0], d[1], d[2], d[3])) {
+            hipdnnSdkFormat(why, len, "%s must have %s's dims", grads[p], of[p]);
             return false;
         }
+    }
     return true;
 }
 
