@@ -213,6 +213,9 @@ static const char* type_name(hipdnnBackendAttributeType_t t) {
     case HIPDNN_TYPE_REDUCTION_OPERATOR_TYPE_EXT: return "REDUCTION_OPERATOR_TYPE_EXT";
     case HIPDNN_TYPE_NORM_MODE_EXT: return "NORM_MODE_EXT";
     case HIPDNN_TYPE_NORM_FWD_PHASE_EXT: return "NORM_FWD_PHASE_EXT";
+    case HIPDNN_TYPE_RESAMPLE_MODE_EXT: return "RESAMPLE_MODE_EXT";
+    case HIPDNN_TYPE_PADDING_MODE_EXT: return "PADDING_MODE_EXT";
+    case HIPDNN_TYPE_RESHAPE_MODE_EXT: return "RESHAPE_MODE_EXT";
     case HIPDNN_TYPE_UINT8_EXT: return "UINT8_EXT";
     default: return "UNKNOWN";
     }
