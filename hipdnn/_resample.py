@@ -83,6 +83,8 @@ def resample(self: "pygraph", input: "Tensor", resampling_mode: Any, window: Seq
     index = _bool_arg(generate_index, f"{op.label()}: generate_index") and \
         mode == _resample_mode.MAXPOOL
     outs = self._finish_all(op, [("x", input)], ["y", "idx"] if index else ["y"])
+    if index:  # cuDNN's index type, not the graph's intermediate one
+        outs[1]._a["data_type"] = _C.DATA_INT8
     return [outs[0], outs[1] if index else None]
 
 
