@@ -15,15 +15,17 @@ def conv_output_size(size, kernel, pre, post, stride, dilation):
     return (size + pre + post - dilation * (kernel - 1) - 1) // stride + 1
 
 
-def conv_fprop(x, w, pre_padding, post_padding, stride, dilation, flip=False):
+def conv_fprop(x, w, pre_padding, post_padding, stride, dilation, flip=False,
+               dtype=np.float64):
     """y[n, k, o...] = sum_{c, r...} x[n, g*Cg + c, o*stride + r*dilation - pre] * w[k, c, r...]
 
     x is [N, C, *S], w is [K, C/G, *R]; the group count G = C / w.shape[1] and output
     channel k belongs to group k // (K/G).  flip=True is true convolution (the filter is
-    mirrored in every spatial dim), flip=False is cross-correlation.
+    mirrored in every spatial dim), flip=False is cross-correlation.  dtype: the
+    arithmetic's type (np.int64 for exact integer sums).
     """
-    x = np.asarray(x, np.float64)
-    w = np.asarray(w, np.float64)
+    x = np.asarray(x, dtype)
+    w = np.asarray(w, dtype)
     n, c = x.shape[:2]
     k, cg = w.shape[:2]
     groups = c // cg
@@ -36,7 +38,7 @@ def conv_fprop(x, w, pre_padding, post_padding, stride, dilation, flip=False):
                             stride[i], dilation[i]) for i in range(spatial)]
     xp = np.pad(x, [(0, 0), (0, 0)] + [(pre_padding[i], post_padding[i]) for i in range(spatial)])
     kg = k // groups
-    y = np.zeros((n, groups, kg) + tuple(out))
+    y = np.zeros((n, groups, kg) + tuple(out), dtype)
     wg = w.reshape((groups, kg, cg) + tuple(kernel))
     for r in itertools.product(*[range(kr) for kr in kernel]):
         window = tuple(slice(r[i] * dilation[i], r[i] * dilation[i] + stride[i] * (out[i] - 1) + 1,
