@@ -158,14 +158,14 @@ def matmul_graph(a_type, b_type, compute, k=8, c_type=dt.INT32):
 
 @pytest.mark.parametrize("graph,reason", [
     (lambda: matmul_graph(dt.INT8, dt.FLOAT, dt.INT32),
-     r"node 'mm' \(matmul\): a is int8 and b is float32: integer compute needs both INT8 "
+     r"node 'mm' \(matmul\): a 'a' is int8 and b 'b' is float32: integer compute needs both INT8 "
      r"\(mixed int8 and float inputs are not supported\)"),
     (lambda: matmul_graph(dt.INT8, dt.INT8, dt.FLOAT),
      r"INT8 inputs need compute type INT32, not float32"),
     (lambda: matmul_graph(dt.FLOAT, dt.FLOAT, dt.INT32, c_type=dt.FLOAT),
-     r"a is float32 and b is float32: integer compute needs both INT8"),
+     r"a 'a' is float32 and b 'b' is float32: integer compute needs both INT8"),
     (lambda: matmul_graph(dt.INT8, dt.INT8, dt.INT32, c_type=dt.INT64),
-     r"c is int64; INT32 compute writes INT32, INT8 \(saturated\) or a float type"),
+     r"c 'mm::C' is int64; INT32 compute writes INT32, INT8 \(saturated\) or a float type"),
     (lambda: matmul_graph(dt.INT8, dt.INT8, dt.INT32, k=INT32_MAX_TERMS + 1),
      r"each output sums 131072 int8 products, which can overflow the INT32 accumulator "
      r"\(at most 131071\)"),

@@ -16,13 +16,10 @@ bool ref_int8_compute_uses(const hipdnnSdkNode* node, hipdnnDataType_t a, hipdnn
 /* Longest reduction whose every sum of int8 products fits an INT32 accumulator. */
 #define MAX_INT8_TERMS (INT64_C(2147483647) / (128 * 128))
 
-bool ref_int8_compute_check(const hipdnnSdkNode* node, const char* names, hipdnnDataType_t a,
-                            hipdnnDataType_t b, hipdnnDataType_t out, int64_t terms, char* why,
-                            size_t len) {
-    /* names: "x\0w\0y" or "a\0b\0c" */
-    const char* na = names;
-    const char* nb = na + 2;
-    const char* nout = nb + 2;
+bool ref_int8_compute_check(const hipdnnSdkNode* node, const char* const* names,
+                            hipdnnDataType_t a, hipdnnDataType_t b, hipdnnDataType_t out,
+                            int64_t terms, char* why, size_t len) {
+    const char *na = names[0], *nb = names[1], *nout = names[2];
     if (a != HIPDNN_DATA_INT8 || b != HIPDNN_DATA_INT8) {
         hipdnnSdkFormat(why, len, "%s is %s and %s is %s: integer compute needs both INT8 "
                         "(mixed int8 and float inputs are not supported)", na,

@@ -393,12 +393,13 @@ int64_t ref_resample_scratch_doubles(const ref_pool_geometry* g, bool backward);
  * integer compute (an INT8 operand, an integer output or an INT32 compute type), and
  * whether that combination runs: both operands INT8, compute INT32, the output INT32,
  * INT8 or a float type, and at most `terms` products per output that an INT32
- * accumulator holds exactly.  names: the ports, "x\0w\0y" or "a\0b\0c". */
+ * accumulator holds exactly.  names: how messages call the two operands and the output
+ * ("x 'img'"). */
 bool ref_int8_compute_uses(const hipdnnSdkNode* node, hipdnnDataType_t a, hipdnnDataType_t b,
                            hipdnnDataType_t out);
-bool ref_int8_compute_check(const hipdnnSdkNode* node, const char* names, hipdnnDataType_t a,
-                            hipdnnDataType_t b, hipdnnDataType_t out, int64_t terms, char* why,
-                            size_t len);
+bool ref_int8_compute_check(const hipdnnSdkNode* node, const char* const* names,
+                            hipdnnDataType_t a, hipdnnDataType_t b, hipdnnDataType_t out,
+                            int64_t terms, char* why, size_t len);
 
 /* reshape (reshape.c): no scratch; any storage type, x's and y's the same. */
 bool ref_reshape_check(const hipdnnSdkNode* node, const ref_view* x, const ref_view* y,

@@ -67,13 +67,18 @@ static bool int_port(const hipdnnSdkNode* n, int port, bool is_output) {
 
 /* INT8 x INT8 with INT32 compute where the types ask for it (ref_int8_compute_uses),
  * else every tensor a float type (tensor_ok let integers through these ports). */
-static bool int8_or_float(const hipdnnSdkNode* n, const char* names, const ref_view* a,
-                          const ref_view* b, const ref_view* out, int64_t terms, char* detail,
-                          size_t len) {
-    if (ref_int8_compute_uses(n, a->dtype, b->dtype, out->dtype))
-        return ref_int8_compute_check(n, names, a->dtype, b->dtype, out->dtype, terms, detail,
-                                      len);
-    return true;
+static bool int8_or_float(const hipdnnSdkNode* n, const char* ports, const hipdnnSdkTensor* a,
+                          const hipdnnSdkTensor* b, const hipdnnSdkTensor* out, int64_t terms,
+                          char* detail, size_t len) {
+    if (!ref_int8_compute_uses(n, a->data_type, b->data_type, out->data_type)) return true;
+    /* ports: "xwy" or "abc"; messages name each tensor too */
+    char labels[3][96];
+    const hipdnnSdkTensor* t[3] = {a, b, out};
+    const char* names[3] = {labels[0], labels[1], labels[2]};
+    for (int k = 0; k < 3; ++k)
+        hipdnnSdkFormat(labels[k], sizeof(labels[k]), "%c '%s'", ports[k], t[k]->name);
+    return ref_int8_compute_check(n, names, a->data_type, b->data_type, out->data_type, terms,
+                                  detail, len);
 }
 
 /* Dtype, rank, dims and strides of one tensor a node uses.  `wide` ports (int_port) also
@@ -139,14 +144,14 @@ static bool op_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
         ok = ref_conv_check(n, &v[HIPDNN_CONV_X], &v[HIPDNN_CONV_W], y, &geo, detail,
                             sizeof(detail));
         for (int32_t i = 0; ok && i < geo.nsp; ++i) taps *= geo.ker[i];
-        ok = ok && int8_or_float(n, "x\0w\0y", &v[HIPDNN_CONV_X], &v[HIPDNN_CONV_W], y,
+        ok = ok && int8_or_float(n, "xwy", in[HIPDNN_CONV_X], in[HIPDNN_CONV_W], out[0],
                                  geo.cg * taps, detail, sizeof(detail));
         break;
     }
     case HIPDNN_OP_MATMUL:
         ok = ref_matmul_check(&v[HIPDNN_MATMUL_A], &v[HIPDNN_MATMUL_B], y, detail,
                               sizeof(detail)) &&
-             int8_or_float(n, "a\0b\0c", &v[HIPDNN_MATMUL_A], &v[HIPDNN_MATMUL_B], y,
+             int8_or_float(n, "abc", in[HIPDNN_MATMUL_A], in[HIPDNN_MATMUL_B], out[0],
                            v[HIPDNN_MATMUL_A].dims[v[HIPDNN_MATMUL_A].ndim - 1], detail,
                            sizeof(detail));
         break;
