@@ -30,4 +30,6 @@ def reshape(self: "pygraph", input: "Tensor", name: Optional[str] = None,
     op = self._op("reshape", "reshape", name, None)
     mode = _fe_enum(reshape_mode, _reshape_mode, op.label(), "reshape_mode")
     self._param(op, "mode", _MODES[_reshape_mode(mode)])
-    return self._finish(op, [("x", input)], "y")
+    y = self._finish(op, [("x", input)], "y")
+    y._a["input_data_type"] = True  # moved, not converted: x's type unless set
+    return y

@@ -577,6 +577,8 @@ class pygraph:
             return data_type.FLOAT
         if t._a.get("boolean_result"):  # comparisons and logic (the backend's rule too)
             return data_type.BOOLEAN
+        if t._a.get("input_data_type"):  # reshape: the backend gives it its input's type
+            return data_type.NOT_SET
         return self.intermediate_data_type if t.get_is_virtual() else self.io_data_type
 
     def _new_uid(self) -> int:

@@ -202,3 +202,15 @@ def test_python_checks_the_mode():
                                                    "hipdnn.reshape_mode")):
         g.reshape(x, reshape_mode=7)
     assert "0 nodes" in repr(g)
+
+
+def test_reshape_result_takes_its_input_type_not_the_graphs_io_type():
+    # the virtual pooled tensor is the intermediate type (float32) in a float16 graph
+    g = hipdnn.pygraph(io_data_type=dt.HALF, intermediate_data_type=dt.FLOAT,
+                       compute_data_type=dt.FLOAT)
+    pooled, _ = g.resample(g.tensor(name="x", dim=[1, 2, 4, 4]), hipdnn.resample_mode.MAXPOOL,
+                           window=[2, 2], stride=[2, 2])
+    y = g.reshape(pooled, reshape_mode=LOGICAL)
+    y.set_output(True).set_dim([8])
+    g.validate()
+    assert y.get_data_type() == dt.FLOAT
