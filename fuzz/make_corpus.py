@@ -174,6 +174,36 @@ def runtime_scalar_bytes():
     return _C.serialize(g)
 
 
+def maxpool_index_backward():
+    g = graph(name="pool")
+    x = g.tensor(name="x", dim=[2, 3, 7, 6], stride=[126, 1, 18, 3])
+    dy = g.tensor(name="dy", dim=[2, 3, 4, 3])
+    kw = dict(window=[3, 2], stride=[2, 2], pre_padding=[1, 0], post_padding=[1, 1])
+    y, index = g.resample(x, hipdnn.resample_mode.MAXPOOL, generate_index=True, **kw)
+    y.set_output(True)
+    dx = g.resample_backward(dy, hipdnn.resample_mode.MAXPOOL, index=index, **kw)
+    dx.set_output(True).set_dim([2, 3, 7, 6])
+    return g
+
+
+def avgpool_3d_reshape():
+    g = graph(dt.HALF, "avg3d")
+    x = g.tensor(name="x", dim=[1, 2, 5, 6, 4])
+    y, _ = g.resample(x, hipdnn.resample_mode.AVGPOOL_EXCLUDE_PADDING, window=[2, 3, 2],
+                      stride=[2, 1, 2], pre_padding=[1, 1, 0], post_padding=[0, 1, 1])
+    r = g.reshape(y, reshape_mode=hipdnn.reshape_mode.LOGICAL)
+    r.set_dim([2, 36]).set_output(True)
+    return g
+
+
+def int8_conv():
+    g = hipdnn.pygraph(io_data_type=dt.INT8, compute_data_type=dt.INT32, name="int8")
+    y = g.conv_fprop(g.tensor(name="x", dim=[1, 4, 5, 5]), g.tensor(name="w", dim=[2, 4, 3, 3]),
+                     padding=[1, 1])
+    y.set_output(True).set_data_type(dt.INT32)
+    return g
+
+
 def layernorm_train_step():
     """layernorm forward (statistics virtual) and its backward, plus genstats of dx."""
     g = graph(name="ln_step")
@@ -218,6 +248,9 @@ GRAPHS = {
     "pointwise_bf16": lambda: pointwise_every_mode(dt.BFLOAT16),
     "pointwise_later_fp16": lambda: pointwise_later_modes(dt.HALF),
     "two_outputs": two_outputs,
+    "maxpool_index_backward": maxpool_index_backward,
+    "avgpool_3d_reshape": avgpool_3d_reshape,
+    "int8_conv": int8_conv,
     "layernorm_train_step": lambda: layernorm_train_step(),
     "attention_train_step": lambda: attention_train_step(),
 }

@@ -20,6 +20,7 @@ from .enums import (attention_implementation, behavior_note, build_plan_policy,
                     convolution_mode, data_type, diagonal_alignment, heur_mode, knob_type,
                     log_level, memory_space, norm_forward_phase, numerical_note,
                     plugin_loading_mode, pointwise_mode, reduction_mode)
+from .enums import padding_mode, resample_mode, reshape_mode
 from .errors import GraphNotSupportedError, HipdnnError, InvalidGraphError, NotSupportedError
 from .graph import Graph
 from .pygraph import Tensor, knob, pygraph
@@ -40,6 +41,7 @@ __all__ = [
     "memory_space", "plugin_loading_mode", "log_level",
     "norm_forward_phase", "reduction_mode", "diagonal_alignment", "attention_implementation",
     "knob_type", "behavior_note", "numerical_note",
+    "resample_mode", "padding_mode", "reshape_mode",
     "HipdnnError", "InvalidGraphError", "NotSupportedError", "GraphNotSupportedError",
     "cudnnGraphNotSupportedError",
     "backend_version", "backend_version_string", "create_handle", "destroy_handle",

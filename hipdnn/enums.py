@@ -25,6 +25,9 @@ __all__ = [
     "knob_type",
     "behavior_note",
     "numerical_note",
+    "resample_mode",
+    "padding_mode",
+    "reshape_mode",
 ]
 
 
@@ -254,3 +257,37 @@ class numerical_note(enum.IntEnum):
     WINOGRAD_TILE_6x6 = 8
     WINOGRAD_TILE_13x13 = 9
     STRICT_NAN_PROP = 10
+
+
+class resample_mode(enum.IntEnum):
+    """What a resample window computes (cuDNN frontend's ResampleMode_t).  ``AVGPOOL`` is
+    cuDNN's backend name for ``AVGPOOL_INCLUDE_PADDING``.  hipdnn runs the pooling modes;
+    NEAREST and BILINEAR are declined."""
+
+    NOT_SET = 0
+    AVGPOOL_EXCLUDE_PADDING = 1
+    AVGPOOL_INCLUDE_PADDING = 2
+    AVGPOOL = 2
+    BILINEAR = 3
+    NEAREST = 4
+    MAXPOOL = 5
+
+
+class padding_mode(enum.IntEnum):
+    """What a resample window reads in the padding (cuDNN frontend's PaddingMode_t):
+    ``ZERO_PAD`` zeros, ``NEG_INF_PAD`` nothing a maximum could pick, ``EDGE_VAL_PAD``
+    the nearest edge value (for NEAREST / BILINEAR; declined)."""
+
+    NOT_SET = 0
+    EDGE_VAL_PAD = 1
+    NEG_INF_PAD = 2
+    ZERO_PAD = 3
+
+
+class reshape_mode(enum.IntEnum):
+    """How reshape maps its input onto its output (cuDNN frontend's ReshapeMode_t):
+    ``VIEW_ONLY`` re-describes the same memory, ``LOGICAL`` keeps row-major logical order
+    (NumPy's reshape)."""
+
+    VIEW_ONLY = 1
+    LOGICAL = 2

@@ -327,6 +327,9 @@ class Graph:
     instancenorm_backward = _op_method("instancenorm_backward")
     batchnorm_backward = _op_method("batchnorm_backward")
     genstats = _op_method("genstats")
+    resample = _op_method("resample")
+    resample_backward = _op_method("resample_backward")
+    reshape = _op_method("reshape")
     sdpa = _op_method("sdpa")
     sdpa_backward = _op_method("sdpa_backward")
 

@@ -21,6 +21,8 @@ from numpy.typing import NDArray
 from . import _C
 from . import _ops
 from . import _pointwise as _pointwise_ops
+from . import _resample as _resample_ops
+from . import _reshape as _reshape_ops
 from . import device as _device
 from .arrays import (as_buffer, as_data_type, data_type_of, empty_strided, from_bfloat16,
                      numpy_dtype, to_bfloat16)
@@ -395,6 +397,9 @@ _USER_PORTS = {
                      "input_running_var": "in_running_var", "exp_avg_factor": "momentum"},
     "norm_backward": {"x": "input", "dy": "grad"},
     "genstats": {"x": "input"},
+    "resample_fwd": {"x": "input", "idx": "index"},
+    "resample_bwd": {"dy": "grad", "x": "input", "y": "output", "idx": "index"},
+    "reshape": {"x": "input"},
     "sdpa_backward": {"d_o": "dO", "dq": "dQ", "dk": "dK", "dv": "dV"},
 }
 
@@ -414,6 +419,9 @@ _CUDNN_SUFFIX = {
                      "output_running_var": "NEXT_RUNNING_VAR"},
     "norm_backward": {"dx": "DX", "dscale": "DSCALE", "dbias": "DBIAS"},
     "genstats": {"sum": "SUM", "sq_sum": "SQ_SUM"},
+    "resample_fwd": {"y": "Y", "idx": "Index"},
+    "resample_bwd": {"dx": "DX"},
+    "reshape": {"y": "Y"},
     "sdpa": {"o": "O", "stats": "Stats"},
     "sdpa_backward": {"dq": "dQ", "dk": "dK", "dv": "dV"},
 }
@@ -573,6 +581,8 @@ class pygraph:
             return data_type.FLOAT
         if t._a.get("boolean_result"):  # comparisons and logic (the backend's rule too)
             return data_type.BOOLEAN
+        if t._a.get("input_data_type"):  # reshape: the backend gives it its input's type
+            return data_type.NOT_SET
         return self.intermediate_data_type if t.get_is_virtual() else self.io_data_type
 
     def _new_uid(self) -> int:
@@ -1208,6 +1218,11 @@ class pygraph:
         convolution to feed a batchnorm."""
         op = self._op("genstats", "genstats", name, compute_data_type)
         return self._finish_all(op, [("x", input)], ["sum", "sq_sum"])
+
+    # The resample (pooling) family (hipdnn/_resample.py) and reshape (hipdnn/_reshape.py).
+    resample = _resample_ops.resample
+    resample_backward = _resample_ops.resample_backward
+    reshape = _reshape_ops.reshape
 
     def _sdpa_params(self, op: _Op, what: str, use_padding_mask: bool, use_causal_mask: bool,
                      use_causal_mask_bottom_right: bool, sliding_window_length: Optional[int],

@@ -80,6 +80,7 @@ STORAGES = {
     "fp64": Storage("fp64", hipdnn.data_type.DOUBLE, np.float64, np.float64(np.nan)),
     # comparisons, logic, masks and indices
     "bool": Storage("bool", hipdnn.data_type.BOOLEAN, np.bool_, None),
+    "i8": Storage("i8", hipdnn.data_type.INT8, np.int8, np.int8(-0x5A)),
     "i32": Storage("i32", hipdnn.data_type.INT32, np.int32, np.int32(-0x5A5A5A5A)),
     "i64": Storage("i64", hipdnn.data_type.INT64, np.int64, np.int64(-0x5A5A5A5A5A5A5A5A)),
 }

@@ -15,15 +15,17 @@ def conv_output_size(size, kernel, pre, post, stride, dilation):
     return (size + pre + post - dilation * (kernel - 1) - 1) // stride + 1
 
 
-def conv_fprop(x, w, pre_padding, post_padding, stride, dilation, flip=False):
+def conv_fprop(x, w, pre_padding, post_padding, stride, dilation, flip=False,
+               dtype=np.float64):
     """y[n, k, o...] = sum_{c, r...} x[n, g*Cg + c, o*stride + r*dilation - pre] * w[k, c, r...]
 
     x is [N, C, *S], w is [K, C/G, *R]; the group count G = C / w.shape[1] and output
     channel k belongs to group k // (K/G).  flip=True is true convolution (the filter is
-    mirrored in every spatial dim), flip=False is cross-correlation.
+    mirrored in every spatial dim), flip=False is cross-correlation.  dtype: the
+    arithmetic's type (np.int64 for exact integer sums).
     """
-    x = np.asarray(x, np.float64)
-    w = np.asarray(w, np.float64)
+    x = np.asarray(x, dtype)
+    w = np.asarray(w, dtype)
     n, c = x.shape[:2]
     k, cg = w.shape[:2]
     groups = c // cg
@@ -36,7 +38,7 @@ def conv_fprop(x, w, pre_padding, post_padding, stride, dilation, flip=False):
                             stride[i], dilation[i]) for i in range(spatial)]
     xp = np.pad(x, [(0, 0), (0, 0)] + [(pre_padding[i], post_padding[i]) for i in range(spatial)])
     kg = k // groups
-    y = np.zeros((n, groups, kg) + tuple(out))
+    y = np.zeros((n, groups, kg) + tuple(out), dtype)
     wg = w.reshape((groups, kg, cg) + tuple(kernel))
     for r in itertools.product(*[range(kr) for kr in kernel]):
         window = tuple(slice(r[i] * dilation[i], r[i] * dilation[i] + stride[i] * (out[i] - 1) + 1,
@@ -664,3 +666,87 @@ def round_to(values, dtype):
         return bfloat16_values(bfloat16_bits(x))
     assert dtype == "fp64", dtype
     return x.copy()
+
+
+def pool_output_size(size, window, stride, pre, post, ceil=False):
+    """Pooled size of one spatial dim: rounded down (cuDNN frontend), or up (ceil mode)
+    while the last window still starts inside the input or its pre padding."""
+    span = size + pre + post - window
+    if not ceil:
+        return span // stride + 1
+    out = -(-span // stride) + 1
+    return out if (out - 1) * stride < size + pre else span // stride + 1
+
+
+def _pool_windows(in_dims, out_dims, window, stride, pre, post):
+    """Per output position o: (o, start, end of existing positions, lo, hi of x's part)."""
+    for o in itertools.product(*(range(d) for d in out_dims)):
+        start = [o[i] * stride[i] - pre[i] for i in range(len(o))]
+        end = [min(start[i] + window[i], in_dims[i] + post[i]) for i in range(len(o))]
+        lo = [max(s, 0) for s in start]
+        hi = [min(start[i] + window[i], in_dims[i]) for i in range(len(o))]
+        yield o, start, end, lo, hi
+
+
+def _window_candidates(x, start, end, lo, hi, window, zero_pad):
+    """[N, C, K] values of a window's candidates in row-major window order (padding as 0
+    under zero_pad, left out otherwise), and each one's row-major window position."""
+    box = [range(s, e) for s, e in zip(start, end)] if zero_pad else \
+        [range(a, b) for a, b in zip(lo, hi)]
+    vals, pos = [], []
+    for p in itertools.product(*box):
+        inside = all(0 <= p[i] < x.shape[2 + i] for i in range(len(p)))
+        vals.append(x[(slice(None), slice(None)) + tuple(p)] if inside
+                    else np.zeros(x.shape[:2]))
+        pos.append(int(np.ravel_multi_index([p[i] - start[i] for i in range(len(p))], window)))
+    return np.stack(vals, axis=-1), np.array(pos)
+
+
+def resample_fwd(x, mode, window, stride, pre, post, zero_pad, out_dims=None):
+    """(y, index) of pooling x [N, C, spatial...] in float64, written plainly: mode "max"
+    (first maximum in row-major window order, NaN beats numbers: np.argmax's rule; index =
+    its row-major window position), "avg_include" (sum / existing window positions) or
+    "avg_exclude" (sum / positions inside x).  out_dims: the pooled spatial dims (default
+    rounded down)."""
+    x = np.asarray(x, np.float64)
+    spatial = x.shape[2:]
+    if out_dims is None:
+        out_dims = [pool_output_size(spatial[i], window[i], stride[i], pre[i], post[i])
+                    for i in range(len(spatial))]
+    y = np.zeros(x.shape[:2] + tuple(out_dims))
+    index = np.zeros(y.shape, np.int64)
+    for o, start, end, lo, hi in _pool_windows(spatial, out_dims, window, stride, pre, post):
+        at = (slice(None), slice(None)) + o
+        if mode == "max":
+            vals, pos = _window_candidates(x, start, end, lo, hi, window, zero_pad)
+            k = np.argmax(vals, axis=-1)
+            y[at] = np.take_along_axis(vals, k[..., None], -1)[..., 0]
+            index[at] = pos[k]
+        else:
+            part = x[(slice(None), slice(None)) + tuple(slice(a, b) for a, b in zip(lo, hi))]
+            count = math.prod((e - s) if mode == "avg_include" else (b - a)
+                              for s, e, a, b in zip(start, end, lo, hi))
+            y[at] = part.sum(axis=tuple(range(2, x.ndim))) / count
+    return y, index
+
+
+def resample_bwd(dy, x_shape, mode, window, stride, pre, post, index=None):
+    """dx of resample_fwd in float64: dy routed to each window's maximum (`index`, the
+    forward's) or spread over the window's x positions with the average's weight."""
+    dy = np.asarray(dy, np.float64)
+    dx = np.zeros(x_shape)
+    spatial = x_shape[2:]
+    for o, start, end, lo, hi in _pool_windows(spatial, dy.shape[2:], window, stride, pre, post):
+        g = dy[(slice(None), slice(None)) + o]
+        if mode == "max":
+            for n, c in itertools.product(range(x_shape[0]), range(x_shape[1])):
+                p = np.unravel_index(int(index[(n, c) + o]), window)
+                p = tuple(p[i] + start[i] for i in range(len(p)))
+                if all(0 <= p[i] < spatial[i] for i in range(len(p))):
+                    dx[(n, c) + p] += g[n, c]
+        else:
+            count = math.prod((e - s) if mode == "avg_include" else (b - a)
+                              for s, e, a, b in zip(start, end, lo, hi))
+            box = (slice(None), slice(None)) + tuple(slice(a, b) for a, b in zip(lo, hi))
+            dx[box] += (g / count)[(...,) + (None,) * len(spatial)]
+    return dx

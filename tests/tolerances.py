@@ -22,6 +22,9 @@ _TABLE = {
     "genstats": (1e-5, 1e-2, 5e-2),
     "sdpa": (1e-4, 2e-2, 3e-2),
     "reduction": (1e-5, 1e-2, 5e-2),
+    # float64 sums of the window, each output rounded once (max: one of the inputs)
+    "resample": (1e-6, 1e-3, 1e-2),
+    "resample_backward": (1e-6, 1e-3, 1e-2),
 }
 _COLUMN = {"fp32": 0, "fp16": 1, "bf16": 2}
 

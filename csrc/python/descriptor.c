@@ -78,6 +78,9 @@ static size_t value_size(int type) {
     case HIPDNN_TYPE_REDUCTION_OPERATOR_TYPE_EXT: return sizeof(hipdnnReduceTensorOp_t);
     case HIPDNN_TYPE_NORM_MODE_EXT: return sizeof(hipdnnBackendNormMode_t);
     case HIPDNN_TYPE_NORM_FWD_PHASE_EXT: return sizeof(hipdnnBackendNormFwdPhase_t);
+    case HIPDNN_TYPE_RESAMPLE_MODE_EXT: return sizeof(hipdnnResampleMode_t);
+    case HIPDNN_TYPE_PADDING_MODE_EXT: return sizeof(hipdnnPaddingMode_t);
+    case HIPDNN_TYPE_RESHAPE_MODE_EXT: return sizeof(hipdnnReshapeMode_t);
     case HIPDNN_TYPE_GENSTATS_MODE_EXT: return sizeof(hipdnnGenStatsMode_t);
     case HIPDNN_TYPE_DIAGONAL_ALIGNMENT_EXT: return sizeof(hipdnnDiagonalAlignment_t);
     case HIPDNN_TYPE_HEUR_MODE: return sizeof(hipdnnBackendHeurMode_t);
@@ -90,8 +93,9 @@ static int is_enum_type(int type) {
     return type == HIPDNN_TYPE_DATA_TYPE || type == HIPDNN_TYPE_POINTWISE_MODE_EXT ||
            type == HIPDNN_TYPE_CONVOLUTION_MODE_EXT || type == HIPDNN_TYPE_HEUR_MODE ||
            type == HIPDNN_TYPE_REDUCTION_OPERATOR_TYPE_EXT || type == HIPDNN_TYPE_NORM_MODE_EXT ||
-           type == HIPDNN_TYPE_NORM_FWD_PHASE_EXT || type == HIPDNN_TYPE_GENSTATS_MODE_EXT ||
-           type == HIPDNN_TYPE_DIAGONAL_ALIGNMENT_EXT;
+           type == HIPDNN_TYPE_NORM_FWD_PHASE_EXT || type == HIPDNN_TYPE_RESAMPLE_MODE_EXT ||
+           type == HIPDNN_TYPE_PADDING_MODE_EXT || type == HIPDNN_TYPE_RESHAPE_MODE_EXT ||
+           type == HIPDNN_TYPE_GENSTATS_MODE_EXT || type == HIPDNN_TYPE_DIAGONAL_ALIGNMENT_EXT;
 }
 
 /* ---- lifetime ------------------------------------------------------------------- */

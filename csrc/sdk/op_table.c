@@ -23,6 +23,17 @@
      {"conv_mode", HIPDNN_ATTR_CONVOLUTION_CONV_MODE, HIPDNN_TYPE_CONVOLUTION_MODE_EXT,        \
       HIPDNN_OP_ATTR_ENUM, 1, 0, 1, HIPDNN_CROSS_CORRELATION}}
 
+/* The resample parameters, shared by resample_fwd and resample_bwd: mode and padding
+ * mode required (default -1), window required (its default 0 stands for "not set"). */
+#define RESAMPLE_PARAMS                                                                        \
+    {{"mode", HIPDNN_ATTR_RESAMPLE_MODE, HIPDNN_TYPE_RESAMPLE_MODE_EXT, HIPDNN_OP_ATTR_ENUM, 1, \
+      0, 4, -1},                                                                               \
+     {"padding_mode", HIPDNN_ATTR_RESAMPLE_PADDING_MODE, HIPDNN_TYPE_PADDING_MODE_EXT,         \
+      HIPDNN_OP_ATTR_ENUM, 1, 0, 2, -1},                                                       \
+     SPATIAL("window", HIPDNN_ATTR_RESAMPLE_WINDOW_DIMS, 1, 0),                                \
+     SPATIAL("stride", HIPDNN_ATTR_RESAMPLE_STRIDES, 1, 1),                                    \
+     SPATIAL("pre_padding", HIPDNN_ATTR_RESAMPLE_PRE_PADDINGS, 0, 0),                          \
+     SPATIAL("post_padding", HIPDNN_ATTR_RESAMPLE_POST_PADDINGS, 0, 0)}
 /* The attention mask parameters, shared by sdpa_fwd and sdpa_bwd. */
 #define SDPA_PARAMS                                                                            \
     {{"diagonal_alignment", HIPDNN_ATTR_OPERATION_SDPA_DIAGONAL_ALIGNMENT_EXT,                 \
@@ -249,6 +260,47 @@ static const hipdnnSdkOpInfo k_ops[] = {
         .num_attrs = 1,
         .attrs = {{"mode", HIPDNN_ATTR_OPERATION_GENSTATS_MODE, HIPDNN_TYPE_GENSTATS_MODE_EXT,
                    HIPDNN_OP_ATTR_ENUM, 1, 0, 0, HIPDNN_GENSTATS_SUM_SQSUM}},
+    },
+    {
+        .kind = HIPDNN_OP_RESAMPLE_FWD,
+        .name = "resample_fwd",
+        .descriptor_type = HIPDNN_BACKEND_OPERATION_RESAMPLE_FWD_DESCRIPTOR,
+        .descriptor_name = "OPERATION_RESAMPLE_FWD",
+        .num_inputs = 1,
+        .num_outputs = 2,
+        .inputs = {IN("x", HIPDNN_ATTR_OPERATION_RESAMPLE_FWD_XDESC)},
+        .outputs = {IN("y", HIPDNN_ATTR_OPERATION_RESAMPLE_FWD_YDESC),
+                    OPT("idx", HIPDNN_ATTR_OPERATION_RESAMPLE_FWD_IDXDESC)},
+        .num_attrs = 6,
+        .attrs = RESAMPLE_PARAMS,
+    },
+    {
+        .kind = HIPDNN_OP_RESAMPLE_BWD,
+        .name = "resample_bwd",
+        .descriptor_type = HIPDNN_BACKEND_OPERATION_RESAMPLE_BWD_DESCRIPTOR,
+        .descriptor_name = "OPERATION_RESAMPLE_BWD",
+        .num_inputs = 4,
+        .num_outputs = 1,
+        .inputs = {IN("dy", HIPDNN_ATTR_OPERATION_RESAMPLE_BWD_DYDESC),
+                   OPT("x", HIPDNN_ATTR_OPERATION_RESAMPLE_BWD_XDESC),
+                   OPT("y", HIPDNN_ATTR_OPERATION_RESAMPLE_BWD_YDESC),
+                   OPT("idx", HIPDNN_ATTR_OPERATION_RESAMPLE_BWD_IDXDESC)},
+        .outputs = {IN("dx", HIPDNN_ATTR_OPERATION_RESAMPLE_BWD_DXDESC)},
+        .num_attrs = 6,
+        .attrs = RESAMPLE_PARAMS,
+    },
+    {
+        .kind = HIPDNN_OP_RESHAPE,
+        .name = "reshape",
+        .descriptor_type = HIPDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR,
+        .descriptor_name = "OPERATION_RESHAPE",
+        .num_inputs = 1,
+        .num_outputs = 1,
+        .inputs = {IN("x", HIPDNN_ATTR_OPERATION_RESHAPE_XDESC)},
+        .outputs = {IN("y", HIPDNN_ATTR_OPERATION_RESHAPE_YDESC)},
+        .num_attrs = 1,
+        .attrs = {{"mode", HIPDNN_ATTR_OPERATION_RESHAPE_MODE_EXT, HIPDNN_TYPE_RESHAPE_MODE_EXT,
+                   HIPDNN_OP_ATTR_ENUM, 1, 0, 1, HIPDNN_RESHAPE_VIEW_ONLY}},
     },
     {
         .kind = HIPDNN_OP_SDPA_FWD,
@@ -508,6 +560,11 @@ bool hipdnnSdkEnumValid(hipdnnBackendAttributeType_t type, int64_t v) {
     case HIPDNN_TYPE_NORM_FWD_PHASE_EXT:
         return v == HIPDNN_NORM_FWD_INFERENCE || v == HIPDNN_NORM_FWD_TRAINING;
     case HIPDNN_TYPE_GENSTATS_MODE_EXT: return v == HIPDNN_GENSTATS_SUM_SQSUM;
+    case HIPDNN_TYPE_RESAMPLE_MODE_EXT:
+        return v >= HIPDNN_RESAMPLE_NEAREST && v <= HIPDNN_RESAMPLE_AVGPOOL_EXCLUDE_PADDING;
+    case HIPDNN_TYPE_PADDING_MODE_EXT: return v >= HIPDNN_ZERO_PAD && v <= HIPDNN_EDGE_VAL_PAD;
+    case HIPDNN_TYPE_RESHAPE_MODE_EXT:
+        return v == HIPDNN_RESHAPE_VIEW_ONLY || v == HIPDNN_RESHAPE_LOGICAL;
     case HIPDNN_TYPE_DIAGONAL_ALIGNMENT_EXT:
         return v == HIPDNN_DIAGONAL_ALIGNMENT_TOP_LEFT ||
                v == HIPDNN_DIAGONAL_ALIGNMENT_BOTTOM_RIGHT;

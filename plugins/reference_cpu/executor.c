@@ -100,6 +100,18 @@ static int64_t scratch_doubles(const hipdnnSdkGraph* g) {
                                  NULL, &dy);
             if (ref_conv_check(n, &x, &w, &dy, &geo, why, sizeof(why)))
                 need = ref_conv_grad_scratch_doubles(&geo);
+        } else if (n->kind == HIPDNN_OP_RESAMPLE_FWD || n->kind == HIPDNN_OP_RESAMPLE_BWD) {
+            /* as ref_resample_check sees them: (x or dx, y or dy) */
+            bool fwd = n->kind == HIPDNN_OP_RESAMPLE_FWD;
+            ref_view image, pooled;
+            ref_pool_geometry geo;
+            char why[REF_MSG_LEN];
+            ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, fwd ? n->inputs[0] : n->outputs[0]),
+                                 NULL, &image);
+            ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, fwd ? n->outputs[0] : n->inputs[0]),
+                                 NULL, &pooled);
+            if (ref_resample_check(n, &image, &pooled, NULL, &geo, why, sizeof(why)))
+                need = ref_resample_scratch_doubles(&geo, !fwd);
         } else if (n->kind == HIPDNN_OP_CONV_FPROP || n->kind == HIPDNN_OP_MATMUL) {
             for (int k = 0; k < 2; ++k)
                 ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, n->inputs[k]), NULL, &v[k]);
@@ -329,6 +341,12 @@ static hipdnnPluginStatus_t run_node(const ref_plan* p, const hipdnnSdkNode* n,
     case HIPDNN_OP_GENSTATS:
         return ref_genstats(n, &in[HIPDNN_GENSTATS_X], &out[HIPDNN_GENSTATS_SUM],
                             &out[HIPDNN_GENSTATS_SQSUM], scratch);
+    case HIPDNN_OP_RESAMPLE_FWD:
+        return ref_resample_fwd(n, &in[HIPDNN_RSF_X], y, outs[HIPDNN_RSF_IDX], scratch);
+    case HIPDNN_OP_RESAMPLE_BWD:
+        return ref_resample_bwd(n, &in[HIPDNN_RSB_DY], ins[HIPDNN_RSB_X], ins[HIPDNN_RSB_IDX], y,
+                                scratch);
+    case HIPDNN_OP_RESHAPE: return ref_reshape(n, &in[HIPDNN_RESHAPE_X], y);
     default:
         ref_set_error(REF_ENGINE_NAME ": node '%s': operation kind %d not supported", n->name,
                       (int)n->kind);

@@ -369,6 +369,43 @@ hipdnnPluginStatus_t ref_genstats(const hipdnnSdkNode* node, const ref_view* x,
                                   const ref_region* scratch);
 int64_t ref_genstats_scratch_doubles(const ref_view* x);
 
+/* resample_fwd and resample_bwd (resample.c): pooling geometry from the image (x, or
+ * dx) and the pooled tensor (y, or dy) and the node; idx may be NULL. */
+typedef struct {
+    int32_t nsp, kind; /* kind: max, average including or excluding padding */
+    bool zero_pad;     /* padding reads 0 (else it is never a candidate) */
+    int64_t n, c, in_size, out_size, taps;
+    int64_t in[HIPDNN_MAX_SPATIAL], out[HIPDNN_MAX_SPATIAL], win[HIPDNN_MAX_SPATIAL];
+    int64_t stride[HIPDNN_MAX_SPATIAL], pre[HIPDNN_MAX_SPATIAL], post[HIPDNN_MAX_SPATIAL];
+} ref_pool_geometry;
+bool ref_resample_check(const hipdnnSdkNode* node, const ref_view* image, const ref_view* pooled,
+                        const ref_view* idx, ref_pool_geometry* geo, char* why, size_t len);
+hipdnnPluginStatus_t ref_resample_fwd(const hipdnnSdkNode* node, const ref_view* x,
+                                      const ref_view* y, const ref_view* idx,
+                                      const ref_region* scratch);
+/* x may be NULL when idx is given (and for the averaging modes). */
+hipdnnPluginStatus_t ref_resample_bwd(const hipdnnSdkNode* node, const ref_view* dy,
+                                      const ref_view* x, const ref_view* idx, const ref_view* dx,
+                                      const ref_region* scratch);
+int64_t ref_resample_scratch_doubles(const ref_pool_geometry* g, bool backward);
+
+/* INT8 conv_fprop and matmul (int8_compute.c): whether a node's data types ask for
+ * integer compute (an INT8 operand, an integer output or an INT32 compute type), and
+ * whether that combination runs: both operands INT8, compute INT32, the output INT32,
+ * INT8 or a float type, and at most `terms` products per output that an INT32
+ * accumulator holds exactly.  names: how messages call the two operands and the output
+ * ("x 'img'"). */
+bool ref_int8_compute_uses(const hipdnnSdkNode* node, hipdnnDataType_t a, hipdnnDataType_t b,
+                           hipdnnDataType_t out);
+bool ref_int8_compute_check(const hipdnnSdkNode* node, const char* const* names,
+                            hipdnnDataType_t a, hipdnnDataType_t b, hipdnnDataType_t out,
+                            int64_t terms, char* why, size_t len);
+
+/* reshape (reshape.c): no scratch; any storage type, x's and y's the same. */
+bool ref_reshape_check(const hipdnnSdkNode* node, const ref_view* x, const ref_view* y,
+                       char* why, size_t len);
+hipdnnPluginStatus_t ref_reshape(const hipdnnSdkNode* node, const ref_view* x, const ref_view* y);
+
 /* sdpa_fwd and sdpa_bwd (sdpa.c): in / out indexed by HIPDNN_SDPA_* / HIPDNN_SDPA_BWD_*. */
 bool ref_sdpa_fwd_check(const hipdnnSdkNode* node, const ref_view* const* in,
                         const ref_view* const* out, char* why, size_t len);

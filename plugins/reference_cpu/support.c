@@ -52,15 +52,48 @@ static bool compute_type_ok(hipdnnDataType_t t) {
     return t == HIPDNN_DATA_NOT_SET || ref_dtype_supported(t);
 }
 
-/* Dtype, rank, dims and strides of one tensor a node uses.  Pointwise nodes also read
- * BOOLEAN and integer tensors (ref_dtype_storable); which types their outputs take,
- * ref_pointwise_check says. */
+/* Ports that may hold integer (or BOOLEAN) tensors: every pointwise port, a pooling
+ * index, reshape's (it copies bits), conv_fprop's and matmul's for INT8 compute, and
+ * attention's sequence lengths. */
+static bool int_port(const hipdnnSdkNode* n, int port, bool is_output) {
+    switch (n->kind) {
+    case HIPDNN_OP_POINTWISE:
+    case HIPDNN_OP_RESHAPE:
+    case HIPDNN_OP_CONV_FPROP:
+    case HIPDNN_OP_MATMUL: return true;
+    case HIPDNN_OP_RESAMPLE_FWD: return is_output && port == HIPDNN_RSF_IDX;
+    case HIPDNN_OP_RESAMPLE_BWD: return !is_output && port == HIPDNN_RSB_IDX;
+    /* attention's sequence lengths (the inference rule allows int32 and int64) */
+    case HIPDNN_OP_SDPA_FWD:
+        return !is_output && (port == HIPDNN_SDPA_SEQ_LEN_Q || port == HIPDNN_SDPA_SEQ_LEN_KV);
+    case HIPDNN_OP_SDPA_BWD:
+        return !is_output &&
+               (port == HIPDNN_SDPA_BWD_SEQ_LEN_Q || port == HIPDNN_SDPA_BWD_SEQ_LEN_KV);
+    default: return false;
+    }
+}
+
+/* INT8 x INT8 with INT32 compute where the types ask for it (ref_int8_compute_uses),
+ * else every tensor a float type (tensor_ok let integers through these ports). */
+static bool int8_or_float(const hipdnnSdkNode* n, const char* ports, const hipdnnSdkTensor* a,
+                          const hipdnnSdkTensor* b, const hipdnnSdkTensor* out, int64_t terms,
+                          char* detail, size_t len) {
+    if (!ref_int8_compute_uses(n, a->data_type, b->data_type, out->data_type)) return true;
+    /* ports: "xwy" or "abc"; messages name each tensor too */
+    char labels[3][96];
+    const hipdnnSdkTensor* t[3] = {a, b, out};
+    const char* names[3] = {labels[0], labels[1], labels[2]};
+    for (int k = 0; k < 3; ++k)
+        hipdnnSdkFormat(labels[k], sizeof(labels[k]), "%c '%s'", ports[k], t[k]->name);
+    return ref_int8_compute_check(n, names, a->data_type, b->data_type, out->data_type, terms,
+                                  detail, len);
+}
+
+/* Dtype, rank, dims and strides of one tensor a node uses.  `wide` ports (int_port) also
+ * take BOOLEAN and integer tensors (ref_dtype_storable); which ones, the op's rule says
+ * (ref_pointwise_check, ref_resample_check, ref_int8_compute_check, ref_reshape_check). */
 static bool tensor_ok(const hipdnnSdkNode* n, const char* port, const hipdnnSdkTensor* t,
-                      bool is_output, char* why, size_t len) {
-    /* attention's sequence lengths are integers (the inference rule allows int32, int64) */
-    bool lengths = (n->kind == HIPDNN_OP_SDPA_FWD || n->kind == HIPDNN_OP_SDPA_BWD) &&
-                   strncmp(port, "seq_len", 7) == 0;
-    bool wide = n->kind == HIPDNN_OP_POINTWISE || lengths;
+                      bool is_output, bool wide, char* why, size_t len) {
     const char* dt = hipdnnSdkDataTypeName(t->data_type);
     if (t->ndim < 1 || t->ndim > HIPDNN_MAX_DIMS)
         return decline(why, len, n, "%s '%s' (uid %lld): rank %d (dims not set or over %d)",
@@ -91,6 +124,14 @@ static bool tensor_ok(const hipdnnSdkNode* n, const char* port, const hipdnnSdkT
     return true;
 }
 
+static bool same_dims(const ref_view* a, const ref_view* b, const char* na, const char* nb,
+                      char* detail, size_t len) {
+    bool same = a->ndim == b->ndim;
+    for (int32_t i = 0; same && i < a->ndim; ++i) same = a->dims[i] == b->dims[i];
+    if (!same) hipdnnSdkFormat(detail, len, "%s and %s have different dims", na, nb);
+    return same;
+}
+
 /* Shape rules of the node's op, on views of its (already checked) tensors; in[p] / out[p]
  * NULL for unset ports. */
 static bool op_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
@@ -105,13 +146,22 @@ static bool op_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
     }
     const ref_view* y = &o[0];
     switch (n->kind) {
-    case HIPDNN_OP_CONV_FPROP:
-        ok = ref_conv_check(n, &v[HIPDNN_CONV_X], &v[HIPDNN_CONV_W], y, NULL, detail,
+    case HIPDNN_OP_CONV_FPROP: {
+        ref_conv_geometry geo;
+        int64_t taps = 1;
+        ok = ref_conv_check(n, &v[HIPDNN_CONV_X], &v[HIPDNN_CONV_W], y, &geo, detail,
                             sizeof(detail));
+        for (int32_t i = 0; ok && i < geo.nsp; ++i) taps *= geo.ker[i];
+        ok = ok && int8_or_float(n, "xwy", in[HIPDNN_CONV_X], in[HIPDNN_CONV_W], out[0],
+                                 geo.cg * taps, detail, sizeof(detail));
         break;
+    }
     case HIPDNN_OP_MATMUL:
         ok = ref_matmul_check(&v[HIPDNN_MATMUL_A], &v[HIPDNN_MATMUL_B], y, detail,
-                              sizeof(detail));
+                              sizeof(detail)) &&
+             int8_or_float(n, "abc", in[HIPDNN_MATMUL_A], in[HIPDNN_MATMUL_B], out[0],
+                           v[HIPDNN_MATMUL_A].dims[v[HIPDNN_MATMUL_A].ndim - 1], detail,
+                           sizeof(detail));
         break;
     case HIPDNN_OP_POINTWISE: { /* operands in the mode's order; gen_index's are coordinates */
         hipdnnSdkPointwisePorts ports;
@@ -161,6 +211,31 @@ static bool op_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
         ok = ref_genstats_check(n, &v[HIPDNN_GENSTATS_X], &o[HIPDNN_GENSTATS_SUM],
                                 &o[HIPDNN_GENSTATS_SQSUM], detail, sizeof(detail));
         break;
+    case HIPDNN_OP_RESAMPLE_FWD:
+        ok = ref_resample_check(n, &v[HIPDNN_RSF_X], y, op[HIPDNN_RSF_IDX], NULL, detail,
+                                sizeof(detail));
+        break;
+    case HIPDNN_OP_RESAMPLE_BWD:
+        ok = ref_resample_check(n, y, &v[HIPDNN_RSB_DY], vp[HIPDNN_RSB_IDX], NULL, detail,
+                                sizeof(detail)) &&
+             (!vp[HIPDNN_RSB_X] || same_dims(&v[HIPDNN_RSB_X], y, "x", "dx", detail,
+                                             sizeof(detail))) &&
+             (!vp[HIPDNN_RSB_Y] || same_dims(&v[HIPDNN_RSB_Y], &v[HIPDNN_RSB_DY], "y", "dy",
+                                             detail, sizeof(detail)));
+        if (ok && n->attrs[HIPDNN_RS_MODE].i[0] == HIPDNN_RESAMPLE_MAXPOOL &&
+            !vp[HIPDNN_RSB_IDX] && !vp[HIPDNN_RSB_X]) {
+            hipdnnSdkFormat(detail, sizeof(detail), "MAXPOOL needs idx or x");
+            ok = false;
+        }
+        break;
+    case HIPDNN_OP_RESHAPE:
+        if (in[HIPDNN_RESHAPE_X]->is_by_value) {
+            hipdnnSdkFormat(detail, sizeof(detail), "x is a pass-by-value scalar; there is "
+                            "nothing to reshape");
+            break;
+        }
+        ok = ref_reshape_check(n, &v[HIPDNN_RESHAPE_X], y, detail, sizeof(detail));
+        break;
     default: hipdnnSdkFormat(detail, sizeof(detail), "operation not supported"); break;
     }
     return ok ? true : decline(why, len, n, "%s", detail);
@@ -176,8 +251,10 @@ static bool node_ok(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, bool* writt
     bool pw = n->kind == HIPDNN_OP_POINTWISE;
     bool int_results = pw && (hipdnnSdkNodeMode(n) == HIPDNN_POINTWISE_GEN_INDEX ||
                               hipdnnSdkPointwiseIsLogical(hipdnnSdkNodeMode(n)));
+    bool int8_op = n->kind == HIPDNN_OP_CONV_FPROP || n->kind == HIPDNN_OP_MATMUL;
     if (!compute_type_ok(n->compute_type) &&
-        !(int_results && ref_dtype_storable(n->compute_type)))
+        !(int_results && ref_dtype_storable(n->compute_type)) &&
+        !(int8_op && n->compute_type == HIPDNN_DATA_INT32))
         return decline(why, len, n, "compute type %s not supported",
                        hipdnnSdkDataTypeName(n->compute_type));
     /* The ports the node reads and the one it writes: all of an op's, or a pointwise
@@ -206,7 +283,7 @@ static bool node_ok(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, bool* writt
         if (!in[p])
             return decline(why, len, n, "input %s names uid %lld, which is not in the graph",
                            port, (long long)n->inputs[p]);
-        if (!tensor_ok(n, port, in[p], false, why, len)) return false;
+        if (!tensor_ok(n, port, in[p], false, int_port(n, p, false), why, len)) return false;
         if (in[p]->is_virtual && !in[p]->is_by_value && !written[in[p] - g->tensors])
             return decline(why, len, n, "virtual %s '%s' (uid %lld) is read before any node "
                            "writes it", port, in[p]->name, (long long)in[p]->uid);
@@ -224,7 +301,7 @@ static bool node_ok(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, bool* writt
         if (!out[p])
             return decline(why, len, n, "output %s names uid %lld, which is not in the graph",
                            oport, (long long)n->outputs[p]);
-        if (!tensor_ok(n, oport, out[p], true, why, len)) return false;
+        if (!tensor_ok(n, oport, out[p], true, int_port(n, p, true), why, len)) return false;
         if (written[out[p] - g->tensors])
             return decline(why, len, n, "%s '%s' (uid %lld) is written by an earlier node",
                            oport, out[p]->name, (long long)out[p]->uid);

@@ -17,10 +17,12 @@
 #define REF_ROW_INLINE static inline __attribute__((always_inline))
 #define REF_AS_DOUBLE(v) ((double)(v))
 #define REF_AS_TRUTH(b) ((double)((b) != 0)) /* a BOOLEAN byte: any nonzero byte is true */
-/* Integer results are exact (support.c lets only comparisons, logic and gen_index write
- * integer types), so these conversions never see a fraction, NaN or a value out of range. */
+/* Integer results are exact integers (support.c lets only comparisons, logic, gen_index,
+ * pooling indices, reshape and INT8-compute conv and matmul write integer types), so these
+ * conversions never see a fraction or NaN; INT8 saturates (INT8 compute's sums exceed it),
+ * the others are never out of range. */
 #define REF_AS_BOOL(v) ((uint8_t)((v) != 0.0))
-#define REF_AS_I8(v) ((int8_t)(v))
+#define REF_AS_I8(v) ((int8_t)((v) > 127.0 ? 127.0 : ((v) < -128.0 ? -128.0 : (v))))
 #define REF_AS_U8(v) ((uint8_t)(v))
 #define REF_AS_I32(v) ((int32_t)(v))
 #define REF_AS_I64(v) ((int64_t)(v))

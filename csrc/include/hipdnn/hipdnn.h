@@ -181,6 +181,30 @@ typedef enum {
     HIPDNN_GENSTATS_SUM_SQSUM = 0, /* per channel: sum of x and sum of x^2 */
 } hipdnnGenStatsMode_t;
 
+/* cuDNN's cudnnResampleMode_t values: what OPERATION_RESAMPLE_FWD / _BWD compute over each
+ * window.  hipdnn runs the pooling modes; NEAREST and BILINEAR are declined. */
+typedef enum {
+    HIPDNN_RESAMPLE_NEAREST = 0,
+    HIPDNN_RESAMPLE_BILINEAR = 1,
+    HIPDNN_RESAMPLE_AVGPOOL = 2,                 /* the same as INCLUDE_PADDING */
+    HIPDNN_RESAMPLE_AVGPOOL_INCLUDE_PADDING = 2, /* sum / window positions (padding counts) */
+    HIPDNN_RESAMPLE_MAXPOOL = 3,
+    HIPDNN_RESAMPLE_AVGPOOL_EXCLUDE_PADDING = 4, /* sum / the window's positions inside x */
+} hipdnnResampleMode_t;
+
+/* cuDNN's cudnnPaddingMode_t values: what a resample window reads in the padding. */
+typedef enum {
+    HIPDNN_ZERO_PAD = 0,     /* 0 */
+    HIPDNN_NEG_INF_PAD = 1,  /* nothing: padding never wins a max */
+    HIPDNN_EDGE_VAL_PAD = 2, /* the nearest edge value (for NEAREST / BILINEAR; declined) */
+} hipdnnPaddingMode_t;
+
+/* How OPERATION_RESHAPE maps x onto y (cuDNN 9.22's reshape modes; values hipdnn's). */
+typedef enum {
+    HIPDNN_RESHAPE_VIEW_ONLY = 0, /* y's dims and strides describe x's memory, unchanged */
+    HIPDNN_RESHAPE_LOGICAL = 1,   /* y = x in row-major logical order, as NumPy's reshape */
+} hipdnnReshapeMode_t;
+
 typedef enum {
     HIPDNN_CONVOLUTION = 0,       /* true convolution: the filter is flipped (cuDNN's 0) */
     HIPDNN_CROSS_CORRELATION = 1, /* what deep-learning frameworks call convolution */
@@ -221,9 +245,12 @@ typedef enum {
     HIPDNN_BACKEND_TENSOR_DESCRIPTOR = 117,
     HIPDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR = 119,
     HIPDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR = 122,
+    HIPDNN_BACKEND_OPERATION_RESAMPLE_FWD_DESCRIPTOR = 125,
+    HIPDNN_BACKEND_OPERATION_RESAMPLE_BWD_DESCRIPTOR = 126,
     HIPDNN_BACKEND_OPERATION_CONCAT_DESCRIPTOR = 127,
     HIPDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR = 129,
     HIPDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR = 130,
+    HIPDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR = 131,
     /* hipdnn's own (hipDNN's graph has the node; cuDNN spells it as a NORM_FORWARD mode) */
     HIPDNN_BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR_EXT = 200,
     /* cuDNN frontend's slice (its backend has no op: the frontend makes a view) */
@@ -253,6 +280,9 @@ typedef enum {
     HIPDNN_TYPE_NORM_MODE_EXT = 204,               /* hipdnnBackendNormMode_t (cuDNN has one) */
     HIPDNN_TYPE_NORM_FWD_PHASE_EXT = 205,          /* hipdnnBackendNormFwdPhase_t (cuDNN has one) */
     HIPDNN_TYPE_GENSTATS_MODE_EXT = 206,           /* hipdnnGenStatsMode_t (cuDNN has one) */
+    HIPDNN_TYPE_RESAMPLE_MODE_EXT = 208,           /* hipdnnResampleMode_t (cuDNN has one) */
+    HIPDNN_TYPE_PADDING_MODE_EXT = 209,            /* hipdnnPaddingMode_t (cuDNN has one) */
+    HIPDNN_TYPE_RESHAPE_MODE_EXT = 210,            /* hipdnnReshapeMode_t */
     HIPDNN_TYPE_DIAGONAL_ALIGNMENT_EXT = 213,      /* hipdnnDiagonalAlignment_t */
 } hipdnnBackendAttributeType_t;
 
@@ -394,6 +424,39 @@ typedef enum {
     HIPDNN_ATTR_OPERATION_GENSTATS_XDESC = 10772,
     HIPDNN_ATTR_OPERATION_GENSTATS_SUMDESC = 10773,
     HIPDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC = 10774,
+    /* OPERATION_RESAMPLE_FWD parameters (cuDNN keeps them on a RESAMPLE descriptor, as
+     * fractions; here they are set on the operation, as INT64 lists with one value per
+     * spatial dim).  OPERATION_RESAMPLE_BWD takes the same ones, its forward's.  NaNs
+     * always propagate (cuDNN's NAN_PROPAGATION is not taken). */
+    HIPDNN_ATTR_RESAMPLE_MODE = 11700,          /* RESAMPLE_MODE_EXT, 1; required */
+    HIPDNN_ATTR_RESAMPLE_POST_PADDINGS = 11703, /* INT64, spatial dims; default 0 */
+    HIPDNN_ATTR_RESAMPLE_PRE_PADDINGS = 11704,  /* INT64, spatial dims; default 0 */
+    HIPDNN_ATTR_RESAMPLE_STRIDES = 11705,       /* INT64, spatial dims; default 1 */
+    HIPDNN_ATTR_RESAMPLE_WINDOW_DIMS = 11706,   /* INT64, spatial dims; required */
+    HIPDNN_ATTR_RESAMPLE_PADDING_MODE = 11708,  /* PADDING_MODE_EXT, 1; required */
+    /* OPERATION_RESAMPLE_FWD: y [N, C, out...] = each window of x [N, C, in...] pooled, out
+     * = (in + pre + post - window) / stride + 1 rounded down (y's dims may be given rounded
+     * up instead, as ceil-mode pooling: the last window then overhangs the padding and
+     * reads only what lies inside it).  MAXPOOL may also write idx: the position of the
+     * window's first maximum, row-major within the window (INT8 as cuDNN, or INT32 /
+     * INT64). */
+    HIPDNN_ATTR_OPERATION_RESAMPLE_FWD_XDESC = 11710,
+    HIPDNN_ATTR_OPERATION_RESAMPLE_FWD_YDESC = 11711,
+    HIPDNN_ATTR_OPERATION_RESAMPLE_FWD_IDXDESC = 11712, /* optional output, MAXPOOL */
+    /* OPERATION_RESAMPLE_BWD: dx = the gradient of the forward's y with respect to x, from
+     * dy: averaging modes spread dy over each window; MAXPOOL routes it to the window's
+     * first maximum, read from idx or recomputed from x.  dx takes x's dims, or its own
+     * given ones when x is not set.  y is accepted (cuDNN's port) and not read. */
+    HIPDNN_ATTR_OPERATION_RESAMPLE_BWD_DXDESC = 11720,
+    HIPDNN_ATTR_OPERATION_RESAMPLE_BWD_DYDESC = 11721,
+    HIPDNN_ATTR_OPERATION_RESAMPLE_BWD_IDXDESC = 11722, /* optional, MAXPOOL */
+    HIPDNN_ATTR_OPERATION_RESAMPLE_BWD_XDESC = 11726,   /* optional; MAXPOOL: idx or x */
+    HIPDNN_ATTR_OPERATION_RESAMPLE_BWD_YDESC = 11727,   /* optional, not read */
+    /* OPERATION_RESHAPE: y (its dims given, as many elements as x) = x re-described
+     * (RESHAPE_MODE_EXT: VIEW_ONLY, the default, or LOGICAL).  A transpose is a VIEW_ONLY
+     * reshape whose y has x's dims and strides permuted. */
+    HIPDNN_ATTR_OPERATION_RESHAPE_XDESC = 12200,
+    HIPDNN_ATTR_OPERATION_RESHAPE_YDESC = 12201,
     /* OPERATION_CONCAT: y = the inputs joined along `axis` (their other dims equal).  cuDNN
      * sets the inputs as one list attribute; here each is its own port
      * (OPERATION_CONCAT_INPUT_<i>_EXT, inputs 0 and 1 required, up to 8 in order). */
@@ -460,6 +523,8 @@ typedef enum {
     /* OPERATION_NORM_BACKWARD: the forward's scale was stored minus one; dscale is with
      * respect to the stored value (the same numbers) */
     HIPDNN_ATTR_OPERATION_NORM_BWD_ZERO_CENTERED_GAMMA_EXT = 21200, /* BOOLEAN, 1; default 0 */
+    /* OPERATION_RESHAPE: cuDNN 9.22's reshape mode (its number is not public here) */
+    HIPDNN_ATTR_OPERATION_RESHAPE_MODE_EXT = 21100, /* RESHAPE_MODE_EXT, 1; default VIEW_ONLY */
     /* OPERATION_SDPA_FWD_EXT: o = softmax(q k^T * attn_scale + bias, masked) v per batch and
      * query head; q [B, H_q, S_q, D], k [B, H_k, S_kv, D], v [B, H_v, S_kv, D_v] (any strides,
      * H_q a multiple of H_k and H_v), o [B, H_q, S_q, D_v]; stats (optional, float32)

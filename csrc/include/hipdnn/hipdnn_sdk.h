@@ -37,7 +37,9 @@ typedef enum {
     HIPDNN_OP_CONCATENATE = 10,
     HIPDNN_OP_NORM_BACKWARD = 11,
     HIPDNN_OP_GENSTATS = 12,
-    /* 13 to 15: resample forward, resample backward, reshape (reserved) */
+    HIPDNN_OP_RESAMPLE_FWD = 13,
+    HIPDNN_OP_RESAMPLE_BWD = 14,
+    HIPDNN_OP_RESHAPE = 15,
     HIPDNN_OP_SDPA_FWD = 16,
     HIPDNN_OP_SDPA_BWD = 17,
 } hipdnnOpKind_t;
@@ -111,6 +113,20 @@ enum { HIPDNN_NBWD_MODE = 0, HIPDNN_NBWD_ZERO_CENTERED_GAMMA = 1 };
 /* genstats */
 enum { HIPDNN_GENSTATS_X = 0, HIPDNN_GENSTATS_SUM = 0, HIPDNN_GENSTATS_SQSUM = 1 };
 enum { HIPDNN_GENSTATS_MODE_SLOT = 0 };
+/* resample_fwd and resample_bwd: ports, then the attribute slots they share. */
+enum { HIPDNN_RSF_X = 0, HIPDNN_RSF_Y = 0, HIPDNN_RSF_IDX = 1 };
+enum { HIPDNN_RSB_DY = 0, HIPDNN_RSB_X = 1, HIPDNN_RSB_Y = 2, HIPDNN_RSB_IDX = 3 };
+enum { HIPDNN_RSB_DX = 0 };
+enum {
+    HIPDNN_RS_MODE = 0,
+    HIPDNN_RS_PADDING_MODE = 1,
+    HIPDNN_RS_WINDOW = 2,
+    HIPDNN_RS_STRIDE = 3,
+    HIPDNN_RS_PRE_PADDING = 4,
+    HIPDNN_RS_POST_PADDING = 5
+};
+/* reshape */
+enum { HIPDNN_RESHAPE_X = 0, HIPDNN_RESHAPE_Y = 0, HIPDNN_RESHAPE_MODE_SLOT = 0 };
 /* sdpa_fwd and sdpa_bwd: ports, then the attribute slots both have. */
 enum {
     HIPDNN_SDPA_Q = 0,
