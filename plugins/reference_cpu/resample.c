@@ -17,6 +17,7 @@
  * worker, forward in + 2*out, backward 2*in + 2*out (plane sizes), workers = min(N*C,
  * ref_threads_for(N*C*out*taps window visits)). */
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "reference_cpu.h"
@@ -262,6 +263,7 @@ typedef struct {
     const ref_view* dx;
     double* work;
     int64_t per_worker;
+    _Atomic(int64_t)* bad_index; /* backward: index values outside the window */
 } pool_job;
 
 static int64_t workers_for(const ref_pool_geometry* g, int* threads) {
@@ -323,7 +325,8 @@ static int forward_planes(void* p, int64_t begin, int64_t end, int worker) {
     return 0;
 }
 
-/* Fails (1) on an index value outside the window. */
+/* An index value outside the window (not the forward's index) routes nothing: that
+ * window's gradient is dropped and counted, so dx is still fully written. */
 static int backward_planes(void* p, int64_t begin, int64_t end, int worker) {
     const pool_job* jb = p;
     const ref_pool_geometry* g = jb->g;
@@ -356,7 +359,10 @@ static int backward_planes(void* p, int64_t begin, int64_t end, int worker) {
             }
             int64_t at;
             if (from_idx) {
-                if (!(ip[q] >= 0 && ip[q] < (double)g->taps)) return 1;
+                if (!(ip[q] >= 0 && ip[q] < (double)g->taps)) {
+                    atomic_fetch_add(jb->bad_index, 1);
+                    continue;
+                }
                 at = (int64_t)ip[q];
             } else {
                 (void)window_max(g, &w, xp, &at);
@@ -378,15 +384,18 @@ static hipdnnPluginStatus_t run(const hipdnnSdkNode* node, const ref_pool_geomet
         return HIPDNN_PLUGIN_STATUS_ALLOC_FAILED;
     jb->per_worker = per_worker(g, backward);
     jb->work = ref_scratch_take(&s, workers * jb->per_worker);
-    int rc = ref_parallel_for(g->n * g->c, 1, threads, backward ? backward_planes : forward_planes,
-                              jb);
+    _Atomic(int64_t) bad_index;
+    atomic_init(&bad_index, 0);
+    jb->bad_index = &bad_index;
+    ref_parallel_for(g->n * g->c, 1, threads, backward ? backward_planes : forward_planes, jb);
     ref_scratch_close(&s);
-    if (rc != 0) {
-        ref_set_error(REF_ENGINE_NAME ": node '%s' (resample_bwd): idx holds a value outside "
-                      "0 .. %lld, the window's positions (is it the forward's index?)",
-                      node->name, (long long)(g->taps - 1));
-        return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
-    }
+    int64_t bad = atomic_load(&bad_index);
+    if (bad > 0) /* the data, not the graph: the run completes, the log says why */
+        ref_log(HIPDNN_LOG_WARN,
+                REF_ENGINE_NAME ": node '%s' (resample_bwd): idx holds %lld value(s) outside "
+                "0 .. %lld, the window's positions (is it the forward's index?); their "
+                "windows' gradients were dropped", node->name, (long long)bad,
+                (long long)(g->taps - 1));
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
 
@@ -399,7 +408,7 @@ hipdnnPluginStatus_t ref_resample_fwd(const hipdnnSdkNode* node, const ref_view*
         ref_set_error(REF_ENGINE_NAME ": node '%s' (resample_fwd): %s", node->name, why);
         return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
     }
-    pool_job jb = {&g, x, y, idx, NULL, NULL, NULL, 0};
+    pool_job jb = {&g, x, y, idx, NULL, NULL, NULL, 0, NULL};
     return run(node, &g, &jb, false, scratch);
 }
 
@@ -417,6 +426,6 @@ hipdnnPluginStatus_t ref_resample_bwd(const hipdnnSdkNode* node, const ref_view*
                       node->name);
         return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
     }
-    pool_job jb = {&g, x, NULL, idx, dy, dx, NULL, 0};
+    pool_job jb = {&g, x, NULL, idx, dy, dx, NULL, 0, NULL};
     return run(node, &g, &jb, true, scratch);
 }

@@ -17,15 +17,30 @@
 #define REF_ROW_INLINE static inline __attribute__((always_inline))
 #define REF_AS_DOUBLE(v) ((double)(v))
 #define REF_AS_TRUTH(b) ((double)((b) != 0)) /* a BOOLEAN byte: any nonzero byte is true */
-/* Integer results are exact integers (support.c lets only comparisons, logic, gen_index,
- * pooling indices, reshape and INT8-compute conv and matmul write integer types), so these
- * conversions never see a fraction or NaN; INT8 saturates (INT8 compute's sums exceed it),
- * the others are never out of range. */
+/* Integer results are exact integers where support.c lets a node write an integer type
+ * (comparisons, logic, gen_index, pooling indices, reshape, INT8-compute conv and
+ * matmul), but a store is defined for every double anyway, since a value that breaks
+ * that rule must not become undefined behaviour: NaN stores 0, values past the type's
+ * range saturate (INT8 compute's sums do exceed INT8), others truncate toward zero. */
 #define REF_AS_BOOL(v) ((uint8_t)((v) != 0.0))
-#define REF_AS_I8(v) ((int8_t)((v) > 127.0 ? 127.0 : ((v) < -128.0 ? -128.0 : (v))))
-#define REF_AS_U8(v) ((uint8_t)(v))
-#define REF_AS_I32(v) ((int32_t)(v))
-#define REF_AS_I64(v) ((int64_t)(v))
+#define REF_SATURATE(type, lo, hi)                                                 \
+    REF_ROW_INLINE type ref_sat_##type(double v) {                                 \
+        return v != v ? (type)0 : v <= (lo) ? (type)(lo) : v >= (hi) ? (type)(hi) : (type)v; \
+    }
+REF_SATURATE(int8_t, -128.0, 127.0)
+REF_SATURATE(uint8_t, 0.0, 255.0)
+REF_SATURATE(int32_t, -2147483648.0, 2147483647.0)
+/* 2^63 is a double; INT64_MAX is not (it rounds up to 2^63), hence the explicit bound */
+REF_ROW_INLINE int64_t ref_sat_int64_t(double v) {
+    if (v != v) return 0;
+    if (v <= -9223372036854775808.0) return INT64_MIN;
+    if (v >= 9223372036854775808.0) return INT64_MAX;
+    return (int64_t)v;
+}
+#define REF_AS_I8(v) ref_sat_int8_t(v)
+#define REF_AS_U8(v) ref_sat_uint8_t(v)
+#define REF_AS_I32(v) ref_sat_int32_t(v)
+#define REF_AS_I64(v) ref_sat_int64_t(v)
 #define REF_LOAD_ROW(type, convert)                                              \
     {                                                                            \
         const type* p = (const type*)base + off;                                 \
