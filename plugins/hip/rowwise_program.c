@@ -533,11 +533,12 @@ int hipe_rw_norm(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const hipe_pla
     const int64_t mode = n->attrs[HIPDNN_NORM_MODE].i[0];
     const char* mname = hipdnnSdkNormModeName(mode);
     hipdnnSdkFormat(label, sizeof(label), "node '%s' (norm_forward %s)", n->name, mname ? mname : "?");
-    if (mode == HIPDNN_BATCH_NORM)
-        return decline(why, len, "%s: batchnorm in the training phase (statistics over the batch, "
-                       "running statistics) is not in this engine yet; layer, RMS, instance and "
-                       "adaptive layer norms are", label);
-    if (mode != HIPDNN_LAYER_NORM && mode != HIPDNN_RMS_NORM && mode != HIPDNN_INSTANCE_NORM &&
+    if (mode == HIPDNN_BATCH_NORM && n->attrs[HIPDNN_NORM_PHASE].i[0] != HIPDNN_NORM_FWD_TRAINING)
+        return decline(why, len, "%s: batchnorm runs in the training phase (inference is the "
+                       "batchnorm_inference operation)", label);
+    if (mode == HIPDNN_BATCH_NORM && n->inputs[HIPDNN_NORM_IN_RUNNING_MEAN] != HIPDNN_NO_TENSOR)
+        return decline(why, len, "%s: internal: running statistics reach the norm kernel", label);
+    if (mode != HIPDNN_BATCH_NORM && mode != HIPDNN_LAYER_NORM && mode != HIPDNN_RMS_NORM && mode != HIPDNN_INSTANCE_NORM &&
         mode != HIPDNN_ADA_LAYER_NORM)
         return decline(why, len, "%s: norm mode %lld not supported", label, (long long)mode);
     if (!compute_ok(n, label, why, len)) return 0;

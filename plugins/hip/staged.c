@@ -44,6 +44,7 @@ void hipe_plan_free(hipe_plan* plan) {
     if (!plan || !plan->staged) return;
     free(plan->staged->stages);
     free(plan->staged->bufs);
+    free(plan->staged->alias);
     free(plan->staged);
     plan->staged = NULL;
 }
@@ -96,7 +97,8 @@ static bool structure(parts* s) {
         if (n->kind != HIPDNN_OP_POINTWISE && n->kind != HIPDNN_OP_BATCHNORM_INFERENCE &&
             n->kind != HIPDNN_OP_REDUCTION && n->kind != HIPDNN_OP_NORM_FORWARD)
             return decline(s->why, s->len, "%s: operation not supported (this engine runs "
-                           "pointwise, batchnorm inference, reduction and norm_forward nodes)",
+                           "pointwise, batchnorm_inference, reduction, norm_forward, "
+                           "norm_backward, genstats, slice, concatenate and reshape nodes)",
                            label(n, nl, sizeof(nl)));
         for (int p = 0; p < num_inputs(n) && p < HIPDNN_MAX_PORTS; ++p) {
             if (n->inputs[p] == HIPDNN_NO_TENSOR) continue;
@@ -485,10 +487,13 @@ static int compile_group(parts* s, int grp, hipe_stage* st, size_t* parts_bytes,
 
 static size_t align_up(size_t v) { return (v + 255) & ~(size_t)255; }
 
-bool hipe_staged_compile(const hipdnnSdkGraph* g, hipe_plan* plan, char* why, size_t len) {
+bool hipe_staged_compile(const hipdnnSdkGraph* orig, hipe_plan* plan, char* why, size_t len) {
     memset(plan, 0, sizeof(*plan));
-    if (!g || g->num_nodes < 1 || !g->nodes)
-        return decline(why, len, "graph '%s' has no operations", g && g->name ? g->name : "");
+    if (!orig || orig->num_nodes < 1 || !orig->nodes)
+        return decline(why, len, "graph '%s' has no operations", orig && orig->name ? orig->name : "");
+    hipe_lowered lw;
+    if (!hipe_lower(orig, &lw, why, len)) return false;
+    const hipdnnSdkGraph* g = lw.graph ? lw.graph : orig;
     parts s = {.g = g, .why = why, .len = len};
     const size_t nt = (size_t)(g->num_tensors > 0 ? g->num_tensors : 1);
     const size_t nn = (size_t)g->num_nodes;
@@ -548,6 +553,16 @@ bool hipe_staged_compile(const hipdnnSdkGraph* g, hipe_plan* plan, char* why, si
             b->bytes = (size_t)hipdnnSdkElementCount(tt->ndim, tt->dims) *
                        hipdnnSdkDataTypeSize(tt->data_type);
         }
+        for (int i = 0; ok && i < lw.nws; ++i) { /* tensors a view reads or writes */
+            const hipdnnSdkTensor* tt = hipdnnSdkGraphFindTensor(g, lw.ws[i]);
+            hipe_buffer* b = &out->bufs[out->nbuf++];
+            b->uid = tt->uid;
+            b->bytes = (size_t)hipdnnSdkElementCount(tt->ndim, tt->dims) *
+                       hipdnnSdkDataTypeSize(tt->data_type);
+        }
+        out->alias = lw.alias;
+        out->nalias = lw.nalias;
+        lw.alias = NULL;
         size_t at = 0;
         for (int i = 0; i < out->nbuf; ++i) {
             out->bufs[i].offset = at;
@@ -564,6 +579,7 @@ bool hipe_staged_compile(const hipdnnSdkGraph* g, hipe_plan* plan, char* why, si
     free(s.in);
     free(stages);
     free(bufs);
+    hipe_lowered_free(&lw);
     plan->staged = out;
     if (!ok) hipe_plan_free(plan);
     return ok;
@@ -616,12 +632,20 @@ hipdnnPluginStatus_t hipe_staged_enqueue(const hipdnnSdkGraph* g, struct hipe_st
                 continue;
             }
             void* ptr = NULL;
+            int64_t uid = bd->uid, offset = 0;
+            for (int i = 0; i < s->nalias; ++i) /* a view: its base's memory */
+                if (s->alias[i].uid == uid) {
+                    uid = s->alias[i].base;
+                    offset = s->alias[i].byte_offset;
+                    break;
+                }
             for (int i = 0; i < s->nbuf && !ptr; ++i)
-                if (s->bufs[i].uid == bd->uid) ptr = (char*)workspace + s->bufs[i].offset;
+                if (s->bufs[i].uid == uid) ptr = (char*)workspace + s->bufs[i].offset;
             if (!ptr) {
-                hipdnnPluginStatus_t r = resolve(ctx, bd->uid, &ptr);
+                hipdnnPluginStatus_t r = resolve(ctx, uid, &ptr);
                 if (r != HIPDNN_PLUGIN_STATUS_SUCCESS) return r;
             }
+            ptr = (char*)ptr + offset;
             memcpy(base + bd->offset, &ptr, sizeof(ptr));
         }
         char why[HIPE_MSG_LEN];

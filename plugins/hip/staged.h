@@ -51,13 +51,36 @@ typedef struct {
     size_t offset, bytes;
 } hipe_buffer;
 
+/* A view (lower.c): tensor uid of a rewritten graph is the memory of tensor `base` (a graph
+ * tensor or a workspace buffer) from byte_offset on. */
+typedef struct {
+    int64_t uid, base, byte_offset;
+} hipe_alias;
+
 struct hipe_staged {
     int nstages;
     hipe_stage* stages;
     int nbuf;
     hipe_buffer* bufs;
     size_t workspace;
+    int nalias;
+    hipe_alias* alias;
 };
+
+/* A graph rewritten in terms of the operations the engine has kernels for (lower.c):
+ * norm_backward, batchnorm's running statistics, genstats, slice, concatenate and reshape
+ * become pointwise and reduction nodes over views.  `graph` NULL: nothing to rewrite. */
+typedef struct {
+    hipdnnSdkGraph* graph;
+    int nalias;
+    hipe_alias* alias;
+    int nws;
+    int64_t* ws; /* tensors made real that live in the workspace */
+} hipe_lowered;
+
+/* False with the reason when a node to rewrite is malformed or memory runs out. */
+bool hipe_lower(const hipdnnSdkGraph* g, hipe_lowered* lw, char* why, size_t len);
+void hipe_lowered_free(hipe_lowered* lw);
 
 /* Compiles a graph holding row-wise nodes into stages (plan->staged); false with the
  * reason, as hipe_compile. */

@@ -1,0 +1,549 @@
+/* Operations the engine runs as graphs of the ones it has kernels for: a rewrite of the
+ * graph before it is cut into stages (staged.c).
+ *
+ *   norm_backward (layer, RMS, instance, batch, adaptive layer), with the forward's
+ *     statistics: xhat = (x - mean) * inv_variance, dxhat = dy * g, two averages over
+ *     the normalized axes, dx = inv_variance * (dxhat - avg(dxhat) - xhat * avg(dxhat *
+ *     xhat)), dscale = sum(dy * xhat) and dbias = sum(dy) over the axes scale broadcasts on;
+ *   batchnorm training's running statistics: pointwise nodes after the norm (whose mean
+ *     and inv_variance become outputs if they were not), next = running + momentum *
+ *     (batch - running), the batch variance unbiased and recovered from inv_variance;
+ *   genstats: a sum and a 2-norm (squared) per channel;
+ *   slice, concatenate and reshape: identity copies through views.  A view is a tensor of
+ *     the rewritten graph with its own uid that names another tensor's memory at an
+ *     offset (an alias, resolved at enqueue); a virtual tensor a view reads or writes is
+ *     kept in the workspace, packed, like any tensor between stages.
+ *
+ * Every added tensor is float32 and virtual unless said otherwise, every added node
+ * computes in float32, so the rewritten graph goes through the same checks, stage cutting
+ * and kernels as one a user wrote. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "staged.h"
+
+typedef struct {
+    hipdnnSdkGraph* g; /* the rewritten graph: tensors grow, nodes are rebuilt */
+    int32_t tcap, ncap;
+    int64_t next_uid;
+    hipe_alias* alias;
+    int nalias, acap;
+    int64_t* ws;
+    int nws, wcap;
+    bool oom;
+    char* why;
+    size_t len;
+} lowering;
+
+static bool decline(char* why, size_t len, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool decline(char* why, size_t len, const char* fmt, ...) {
+    char detail[HIPE_MSG_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof(detail), fmt, ap);
+    va_end(ap);
+    hipdnnSdkFormat(why, len, HIPE_ENGINE_NAME ": %s", detail);
+    return false;
+}
+
+static bool grow(void** p, int32_t* cap, int32_t need, size_t size) {
+    if (need <= *cap) return true;
+    int32_t cap2 = *cap ? *cap * 2 : 16;
+    while (cap2 < need) cap2 *= 2;
+    void* q = realloc(*p, (size_t)cap2 * size);
+    if (!q) return false;
+    *p = q;
+    *cap = cap2;
+    return true;
+}
+
+/* The tensor of uid in the rewritten graph (linear: graphs are small). */
+static hipdnnSdkTensor* tensor(lowering* l, int64_t uid) {
+    for (int32_t i = 0; i < l->g->num_tensors; ++i)
+        if (l->g->tensors[i].uid == uid) return &l->g->tensors[i];
+    return NULL;
+}
+
+static char* name_of(const char* base, const char* what) {
+    size_t n = strlen(base) + strlen(what) + 2;
+    char* s = malloc(n);
+    if (s) hipdnnSdkFormat(s, n, "%s/%s", base, what);
+    return s;
+}
+
+/* A new tensor; its uid, or HIPDNN_NO_TENSOR when out of memory.  strides NULL: packed. */
+static int64_t add_tensor(lowering* l, const char* base, const char* what, hipdnnDataType_t dt,
+                          int32_t ndim, const int64_t* dims, const int64_t* strides,
+                          bool is_virtual) {
+    if (l->oom || !grow((void**)&l->g->tensors, &l->tcap, l->g->num_tensors + 1,
+                        sizeof(hipdnnSdkTensor))) {
+        l->oom = true;
+        return HIPDNN_NO_TENSOR;
+    }
+    hipdnnSdkTensor* t = &l->g->tensors[l->g->num_tensors];
+    memset(t, 0, sizeof(*t));
+    t->name = name_of(base, what);
+    if (!t->name) {
+        l->oom = true;
+        return HIPDNN_NO_TENSOR;
+    }
+    l->g->num_tensors++;
+    t->uid = l->next_uid++;
+    t->data_type = dt;
+    t->ndim = ndim;
+    memcpy(t->dims, dims, (size_t)ndim * sizeof(int64_t));
+    if (strides) memcpy(t->strides, strides, (size_t)ndim * sizeof(int64_t));
+    else hipdnnSdkPackedStrides(ndim, t->dims, t->strides);
+    t->is_virtual = is_virtual;
+    return t->uid;
+}
+
+/* A float32 constant (a pass-by-value scalar). */
+static int64_t add_const(lowering* l, const char* base, const char* what, double v) {
+    const int64_t one = 1;
+    int64_t uid = add_tensor(l, base, what, HIPDNN_DATA_FLOAT, 1, &one, NULL, false);
+    if (uid == HIPDNN_NO_TENSOR) return uid;
+    hipdnnSdkTensor* t = tensor(l, uid);
+    t->is_by_value = true;
+    t->has_value = true;
+    hipdnnSdkStoreFromDouble(t->value, HIPDNN_DATA_FLOAT, 0, v);
+    return uid;
+}
+
+/* Appends node n (its name is taken over, or made from base/what). */
+static bool push(lowering* l, hipdnnSdkNode* n, const char* base, const char* what) {
+    if (what) n->name = name_of(base, what);
+    if (l->oom || !n->name || !grow((void**)&l->g->nodes, &l->ncap, l->g->num_nodes + 1,
+                                    sizeof(hipdnnSdkNode))) {
+        if (what) free(n->name);
+        l->oom = true;
+        return false;
+    }
+    l->g->nodes[l->g->num_nodes++] = *n;
+    return true;
+}
+
+/* A pointwise node out = mode(a[, b]); out HIPDNN_NO_TENSOR: a new virtual tensor shaped as
+ * `like`.  Its output uid. */
+static int64_t pw(lowering* l, const char* base, const char* what, hipdnnPointwiseMode_t mode,
+                  int64_t a, int64_t b, int64_t out, int64_t like) {
+    if (out == HIPDNN_NO_TENSOR) {
+        const hipdnnSdkTensor* t = tensor(l, like);
+        if (!t) {
+            l->oom = true;
+            return HIPDNN_NO_TENSOR;
+        }
+        int64_t dims[HIPDNN_MAX_DIMS];
+        int32_t nd = t->ndim;
+        memcpy(dims, t->dims, sizeof(dims));
+        out = add_tensor(l, base, what, HIPDNN_DATA_FLOAT, nd, dims, NULL, true);
+        if (out == HIPDNN_NO_TENSOR) return out;
+    }
+    hipdnnSdkNode n;
+    hipdnnSdkNodeInit(&n, HIPDNN_OP_POINTWISE);
+    n.compute_type = HIPDNN_DATA_FLOAT;
+    n.attrs[HIPDNN_PW_MODE].i[0] = mode;
+    n.attrs[HIPDNN_PW_MODE].count = 1;
+    n.inputs[HIPDNN_PW_X] = a;
+    if (b != HIPDNN_NO_TENSOR) n.inputs[HIPDNN_PW_B] = b;
+    n.outputs[HIPDNN_PW_Y] = out;
+    return push(l, &n, base, what) ? out : HIPDNN_NO_TENSOR;
+}
+
+/* A reduction of x to `dims` (x's rank, 1 on the reduced axes); out HIPDNN_NO_TENSOR: a new
+ * virtual tensor. */
+static int64_t reduce(lowering* l, const char* base, const char* what, int64_t mode, int64_t x,
+                      const int64_t* dims, int64_t out) {
+    const hipdnnSdkTensor* tx = tensor(l, x);
+    if (!tx) {
+        l->oom = true;
+        return HIPDNN_NO_TENSOR;
+    }
+    if (out == HIPDNN_NO_TENSOR) {
+        out = add_tensor(l, base, what, HIPDNN_DATA_FLOAT, tensor(l, x)->ndim, dims, NULL, true);
+        if (out == HIPDNN_NO_TENSOR) return out;
+    }
+    hipdnnSdkNode n;
+    hipdnnSdkNodeInit(&n, HIPDNN_OP_REDUCTION);
+    n.compute_type = HIPDNN_DATA_FLOAT;
+    n.attrs[HIPDNN_RED_MODE].i[0] = mode;
+    n.attrs[HIPDNN_RED_MODE].count = 1;
+    n.inputs[HIPDNN_RED_X] = x;
+    n.outputs[HIPDNN_RED_Y] = out;
+    return push(l, &n, base, what) ? out : HIPDNN_NO_TENSOR;
+}
+
+/* Whether the elements fill [0, count) exactly: packed in some order of the dims. */
+static bool dense(int32_t nd, const int64_t* dims, const int64_t* strides) {
+    int32_t order[HIPDNN_MAX_DIMS], n = 0;
+    for (int32_t i = 0; i < nd; ++i)
+        if (dims[i] > 1) order[n++] = i;
+    for (int32_t i = 1; i < n; ++i) /* insertion sort, ascending stride */
+        for (int32_t k = i; k > 0 && strides[order[k]] < strides[order[k - 1]]; --k) {
+            int32_t t = order[k];
+            order[k] = order[k - 1];
+            order[k - 1] = t;
+        }
+    int64_t want = 1;
+    for (int32_t i = 0; i < n; ++i) {
+        if (strides[order[i]] != want) return false;
+        want *= dims[order[i]];
+    }
+    return true;
+}
+
+/* Keeps virtual tensor uid in the workspace: real for every stage, packed unless its strides
+ * already are dense (a view may describe them). */
+static bool keep_in_workspace(lowering* l, int64_t uid) {
+    hipdnnSdkTensor* t = tensor(l, uid);
+    if (!t) return false;
+    if (!t->is_virtual) return true;
+    for (int i = 0; i < l->nws; ++i)
+        if (l->ws[i] == uid) return true;
+    if (!grow((void**)&l->ws, &l->wcap, l->nws + 1, sizeof(int64_t))) {
+        l->oom = true;
+        return false;
+    }
+    t->is_virtual = false;
+    if (!dense(t->ndim, t->dims, t->strides))
+        hipdnnSdkPackedStrides(t->ndim, t->dims, t->strides);
+    l->ws[l->nws++] = uid;
+    return true;
+}
+
+/* A view of tensor `base`'s memory (kept in the workspace if virtual): dims and strides
+ * in elements, from `offset` elements on.  Its uid. */
+static int64_t view(lowering* l, const char* name, const char* what, int64_t base, int32_t ndim,
+                    const int64_t* dims, const int64_t* strides, int64_t offset) {
+    if (!keep_in_workspace(l, base) ||
+        !grow((void**)&l->alias, &l->acap, l->nalias + 1, sizeof(hipe_alias))) {
+        l->oom = true;
+        return HIPDNN_NO_TENSOR;
+    }
+    const hipdnnSdkTensor* b = tensor(l, base);
+    int64_t uid = add_tensor(l, name, what, b->data_type, ndim, dims, strides, false);
+    if (uid == HIPDNN_NO_TENSOR) return uid;
+    hipe_alias* a = &l->alias[l->nalias++];
+    a->uid = uid;
+    a->base = base;
+    a->byte_offset = offset * (int64_t)hipdnnSdkDataTypeSize(tensor(l, base)->data_type);
+    return uid;
+}
+
+/* The strides a tensor is read with after keep_in_workspace would have run on it. */
+static void strides_after_keep(const hipdnnSdkTensor* t, int64_t* st) {
+    memcpy(st, t->strides, sizeof(int64_t) * (size_t)t->ndim);
+    if (t->is_virtual && !dense(t->ndim, t->dims, t->strides))
+        hipdnnSdkPackedStrides(t->ndim, t->dims, st);
+}
+
+/* ---- the operations ---------------------------------------------------------------------- */
+
+static bool lower_norm_backward(lowering* l, const hipdnnSdkNode* n) {
+    const int64_t mode = n->attrs[HIPDNN_NBWD_MODE].i[0];
+    const bool rms = mode == HIPDNN_RMS_NORM;
+    const char* nm = n->name;
+    const int64_t x = n->inputs[HIPDNN_NBWD_X], dy = n->inputs[HIPDNN_NBWD_DY];
+    const int64_t scale = n->inputs[HIPDNN_NBWD_SCALE], mean = n->inputs[HIPDNN_NBWD_MEAN];
+    const int64_t inv = n->inputs[HIPDNN_NBWD_INV_VARIANCE];
+    const hipdnnSdkTensor *tx = tensor(l, x), *ts = tensor(l, scale);
+    if (mode == HIPDNN_GROUP_NORM || !hipdnnSdkNormBackwardName(mode))
+        return decline(l->why, l->len, "node '%s' (norm_backward): norm mode %lld not supported",
+                       nm, (long long)mode);
+    if (!tx || !ts || !tensor(l, dy) || !tensor(l, inv) || (!rms && !tensor(l, mean)) ||
+        ts->ndim != tx->ndim)
+        return decline(l->why, l->len, "node '%s' (%s): x, dy, scale, %sinv_variance missing or "
+                       "scale not of x's rank", nm, hipdnnSdkNormBackwardName(mode),
+                       rms ? "" : "mean, ");
+    bool axes[HIPDNN_MAX_DIMS];
+    hipdnnSdkNormAxes(n, tx, ts, axes);
+    int64_t sd[HIPDNN_MAX_DIMS], pd[HIPDNN_MAX_DIMS];
+    for (int i = 0; i < tx->ndim; ++i) {
+        sd[i] = axes[i] ? 1 : tx->dims[i];
+        pd[i] = ts->dims[i];
+    }
+    const int64_t N = HIPDNN_NO_TENSOR;
+    int64_t xhat = rms ? pw(l, nm, "xhat", HIPDNN_POINTWISE_MUL, x, inv, N, x)
+                       : pw(l, nm, "xhat", HIPDNN_POINTWISE_MUL,
+                            pw(l, nm, "centered", HIPDNN_POINTWISE_SUB, x, mean, N, x), inv, N, x);
+    int64_t gamma = scale;
+    if (n->attrs[HIPDNN_NBWD_ZERO_CENTERED_GAMMA].i[0])
+        gamma = pw(l, nm, "gamma", HIPDNN_POINTWISE_ADD, scale, add_const(l, nm, "one", 1.0), N,
+                   scale);
+    int64_t dxhat = pw(l, nm, "dxhat", HIPDNN_POINTWISE_MUL, dy, gamma, N, x);
+    int64_t prod = pw(l, nm, "dxhat_xhat", HIPDNN_POINTWISE_MUL, dxhat, xhat, N, x);
+    int64_t dyx = n->outputs[HIPDNN_NBWD_DSCALE] != N
+                      ? pw(l, nm, "dy_xhat", HIPDNN_POINTWISE_MUL, dy, xhat, N, x) : N;
+    int64_t b = reduce(l, nm, "avg_dxhat_xhat", HIPDNN_REDUCE_TENSOR_AVG, prod, sd, N);
+    int64_t a = rms ? N : reduce(l, nm, "avg_dxhat", HIPDNN_REDUCE_TENSOR_AVG, dxhat, sd, N);
+    if (dyx != N) reduce(l, nm, "dscale", HIPDNN_REDUCE_TENSOR_ADD, dyx, pd, n->outputs[HIPDNN_NBWD_DSCALE]);
+    if (n->outputs[HIPDNN_NBWD_DBIAS] != N)
+        reduce(l, nm, "dbias", HIPDNN_REDUCE_TENSOR_ADD, dy, pd, n->outputs[HIPDNN_NBWD_DBIAS]);
+    int64_t v = pw(l, nm, "dxhat_minus", HIPDNN_POINTWISE_SUB, dxhat,
+                   pw(l, nm, "xhat_times_avg", HIPDNN_POINTWISE_MUL, xhat, b, N, x), N, x);
+    if (!rms) v = pw(l, nm, "dxhat_minus_avg", HIPDNN_POINTWISE_SUB, v, a, N, x);
+    pw(l, nm, "dx", HIPDNN_POINTWISE_MUL, v, inv, n->outputs[HIPDNN_NBWD_DX], x);
+    return !l->oom;
+}
+
+/* Batchnorm training with running statistics: the norm node itself (rowwise_program.c
+ * runs it), storing mean and inv_variance, then next = running + m * (stat - running). */
+static bool lower_batchnorm_running(lowering* l, const hipdnnSdkNode* n) {
+    hipdnnSdkNode norm = *n;
+    const char* nm = n->name;
+    const int64_t N = HIPDNN_NO_TENSOR;
+    const hipdnnSdkTensor* tx = tensor(l, n->inputs[HIPDNN_NORM_X]);
+    const hipdnnSdkTensor* ts = tensor(l, n->inputs[HIPDNN_NORM_SCALE]);
+    if (!tx || !ts) return decline(l->why, l->len, "node '%s' (batchnorm): x or scale missing", nm);
+    bool axes[HIPDNN_MAX_DIMS];
+    hipdnnSdkNormAxes(n, tx, ts, axes);
+    int64_t sd[HIPDNN_MAX_DIMS], count = 1;
+    for (int i = 0; i < tx->ndim; ++i) {
+        sd[i] = axes[i] ? 1 : tx->dims[i];
+        count *= axes[i] ? tx->dims[i] : 1;
+    }
+    const int32_t nd = tx->ndim;
+    char* name = strdup(nm);
+    if (!name) return decline(l->why, l->len, "out of memory");
+    norm.name = name;
+    if (norm.outputs[HIPDNN_NORM_MEAN] == N)
+        norm.outputs[HIPDNN_NORM_MEAN] = add_tensor(l, nm, "mean", HIPDNN_DATA_FLOAT, nd, sd, NULL, true);
+    if (norm.outputs[HIPDNN_NORM_INV_VARIANCE] == N)
+        norm.outputs[HIPDNN_NORM_INV_VARIANCE] =
+            add_tensor(l, nm, "inv_variance", HIPDNN_DATA_FLOAT, nd, sd, NULL, true);
+    const int64_t mean = norm.outputs[HIPDNN_NORM_MEAN], inv = norm.outputs[HIPDNN_NORM_INV_VARIANCE];
+    const int64_t m = n->inputs[HIPDNN_NORM_EXP_AVG_FACTOR];
+    const int64_t rm = n->inputs[HIPDNN_NORM_IN_RUNNING_MEAN], rv = n->inputs[HIPDNN_NORM_IN_RUNNING_VAR];
+    for (int p = HIPDNN_NORM_EXP_AVG_FACTOR; p <= HIPDNN_NORM_IN_RUNNING_VAR; ++p)
+        norm.inputs[p] = N;
+    norm.outputs[HIPDNN_NORM_OUT_RUNNING_MEAN] = norm.outputs[HIPDNN_NORM_OUT_RUNNING_VAR] = N;
+    if (!push(l, &norm, NULL, NULL)) {
+        free(name);
+        return decline(l->why, l->len, "out of memory");
+    }
+    /* the biased variance is 1 / inv^2 - epsilon; unbiased times count / (count - 1) */
+    const int64_t eps = n->inputs[HIPDNN_NORM_EPSILON];
+    int64_t var = pw(l, nm, "variance", HIPDNN_POINTWISE_SUB,
+                     pw(l, nm, "var_plus_eps", HIPDNN_POINTWISE_RECIPROCAL,
+                        pw(l, nm, "inv_sq", HIPDNN_POINTWISE_MUL, inv, inv, N, inv), N, N, inv),
+                     eps, N, inv);
+    var = pw(l, nm, "unbiased_variance", HIPDNN_POINTWISE_MUL, var,
+             add_const(l, nm, "bessel", (double)count / (double)(count - 1)), N, inv);
+    const int64_t stat[2] = {mean, var}, run[2] = {rm, rv};
+    const int64_t out[2] = {n->outputs[HIPDNN_NORM_OUT_RUNNING_MEAN], n->outputs[HIPDNN_NORM_OUT_RUNNING_VAR]};
+    static const char* const what[2][3] = {{"mean_step", "mean_step_scaled", "next_running_mean"},
+                                            {"var_step", "var_step_scaled", "next_running_var"}};
+    for (int k = 0; k < 2; ++k) {
+        int64_t d = pw(l, nm, what[k][0], HIPDNN_POINTWISE_SUB, stat[k], run[k], N, inv);
+        pw(l, nm, what[k][2], HIPDNN_POINTWISE_ADD, run[k],
+           pw(l, nm, what[k][1], HIPDNN_POINTWISE_MUL, d, m, N, inv), out[k], inv);
+    }
+    return !l->oom;
+}
+
+static bool lower_genstats(lowering* l, const hipdnnSdkNode* n) {
+    const char* nm = n->name;
+    const int64_t x = n->inputs[HIPDNN_GENSTATS_X];
+    const hipdnnSdkTensor* tx = tensor(l, x);
+    if (!tx || tx->ndim < 2)
+        return decline(l->why, l->len, "node '%s' (genstats): x missing or of rank below 2", nm);
+    int64_t cd[HIPDNN_MAX_DIMS];
+    for (int i = 0; i < tx->ndim; ++i) cd[i] = i == 1 ? tx->dims[1] : 1;
+    if (n->outputs[HIPDNN_GENSTATS_SUM] != HIPDNN_NO_TENSOR)
+        reduce(l, nm, "sum", HIPDNN_REDUCE_TENSOR_ADD, x, cd, n->outputs[HIPDNN_GENSTATS_SUM]);
+    if (n->outputs[HIPDNN_GENSTATS_SQSUM] != HIPDNN_NO_TENSOR) {
+        /* the sum of squares as a squared 2-norm: one pass over x, nothing of x's size
+           written */
+        int64_t n2 = reduce(l, nm, "norm2", HIPDNN_REDUCE_TENSOR_NORM2, x, cd, HIPDNN_NO_TENSOR);
+        pw(l, nm, "sq_sum", HIPDNN_POINTWISE_MUL, n2, n2, n->outputs[HIPDNN_GENSTATS_SQSUM], n2);
+    }
+    return !l->oom;
+}
+
+static bool lower_slice(lowering* l, const hipdnnSdkNode* n) {
+    const char* nm = n->name;
+    const hipdnnSdkTensor *tx = tensor(l, n->inputs[0]), *ty = tensor(l, n->outputs[0]);
+    const hipdnnSdkAttrValue* a = n->attrs;
+    if (!tx || !ty || tx->ndim != ty->ndim || a[HIPDNN_SLICE_LIMIT].count != tx->ndim)
+        return decline(l->why, l->len, "node '%s' (slice): x, y or limit do not match", nm);
+    int64_t st[HIPDNN_MAX_DIMS], xs[HIPDNN_MAX_DIMS], offset = 0, dims[HIPDNN_MAX_DIMS];
+    strides_after_keep(tx, xs);
+    const int32_t nd = tx->ndim;
+    for (int32_t i = 0; i < nd; ++i) {
+        int64_t start = a[HIPDNN_SLICE_START].count ? a[HIPDNN_SLICE_START].i[i] : 0;
+        int64_t step = a[HIPDNN_SLICE_STEP].count ? a[HIPDNN_SLICE_STEP].i[i] : 1;
+        int64_t limit = a[HIPDNN_SLICE_LIMIT].i[i];
+        if (start < 0 || step < 1 || start >= limit || limit > tx->dims[i] ||
+            ty->dims[i] != (limit - start + step - 1) / step)
+            return decline(l->why, l->len, "node '%s' (slice): dim %d: start %lld, limit %lld, "
+                           "step %lld do not give y's %lld of x's %lld", nm, (int)i,
+                           (long long)start, (long long)limit, (long long)step,
+                           (long long)ty->dims[i], (long long)tx->dims[i]);
+        offset += start * xs[i];
+        st[i] = xs[i] * step;
+        dims[i] = ty->dims[i];
+    }
+    const int64_t y = ty->uid;
+    int64_t v = view(l, nm, "window", tx->uid, nd, dims, st, offset);
+    return pw(l, nm, "copy", HIPDNN_POINTWISE_IDENTITY, v, HIPDNN_NO_TENSOR, y, y) !=
+           HIPDNN_NO_TENSOR;
+}
+
+static bool lower_concatenate(lowering* l, const hipdnnSdkNode* n) {
+    const char* nm = n->name;
+    const hipdnnSdkTensor* ty = tensor(l, n->outputs[0]);
+    const int64_t axis = n->attrs[HIPDNN_CONCAT_AXIS].i[0];
+    if (!ty || axis < 0 || axis >= ty->ndim)
+        return decline(l->why, l->len, "node '%s' (concatenate): y missing or axis %lld outside "
+                       "its rank", nm, (long long)axis);
+    const int64_t y = ty->uid;
+    int64_t ys[HIPDNN_MAX_DIMS], at = 0, total = 0;
+    strides_after_keep(ty, ys);
+    const int32_t nd = ty->ndim;
+    for (int k = 0; k < HIPDNN_MAX_PORTS; ++k) {
+        if (n->inputs[k] == HIPDNN_NO_TENSOR) continue;
+        const hipdnnSdkTensor* tx = tensor(l, n->inputs[k]);
+        bool ok = tx && tx->ndim == nd;
+        for (int32_t i = 0; ok && i < nd; ++i) ok = i == axis || tx->dims[i] == ty->dims[i];
+        if (!ok)
+            return decline(l->why, l->len, "node '%s' (concatenate): x%d's dims do not match "
+                           "y's off axis %lld", nm, k, (long long)axis);
+        total += tx->dims[axis];
+    }
+    if (total != ty->dims[axis])
+        return decline(l->why, l->len, "node '%s' (concatenate): the inputs give %lld along axis "
+                       "%lld but y has %lld", nm, (long long)total, (long long)axis,
+                       (long long)ty->dims[axis]);
+    for (int k = 0; k < HIPDNN_MAX_PORTS; ++k) {
+        if (n->inputs[k] == HIPDNN_NO_TENSOR) continue;
+        const int64_t x = n->inputs[k];
+        int64_t dims[HIPDNN_MAX_DIMS];
+        memcpy(dims, tensor(l, y)->dims, sizeof(dims));
+        dims[axis] = tensor(l, x)->dims[axis];
+        char what[32];
+        hipdnnSdkFormat(what, sizeof(what), "part%d", k);
+        int64_t v = view(l, nm, what, y, nd, dims, ys, at * ys[axis]);
+        hipdnnSdkFormat(what, sizeof(what), "copy%d", k);
+        if (pw(l, nm, what, HIPDNN_POINTWISE_IDENTITY, x, HIPDNN_NO_TENSOR, v, v) == HIPDNN_NO_TENSOR)
+            return false;
+        at += dims[axis];
+    }
+    return true;
+}
+
+static bool lower_reshape(lowering* l, const hipdnnSdkNode* n) {
+    const char* nm = n->name;
+    const hipdnnSdkTensor *tx = tensor(l, n->inputs[HIPDNN_RESHAPE_X]),
+                          *ty = tensor(l, n->outputs[HIPDNN_RESHAPE_Y]);
+    if (!tx || !ty || hipdnnSdkElementCount(tx->ndim, tx->dims) != hipdnnSdkElementCount(ty->ndim, ty->dims))
+        return decline(l->why, l->len, "node '%s' (reshape): x and y missing or of different "
+                       "element counts", nm);
+    const int64_t mode = n->attrs[HIPDNN_RESHAPE_MODE_SLOT].i[0];
+    int64_t x = tx->uid, xs[HIPDNN_MAX_DIMS], ys[HIPDNN_MAX_DIMS], packed[HIPDNN_MAX_DIMS];
+    const int64_t y = ty->uid;
+    int32_t ynd = ty->ndim;
+    int64_t ydims[HIPDNN_MAX_DIMS];
+    memcpy(ydims, ty->dims, sizeof(ydims));
+    strides_after_keep(tx, xs);
+    if (mode == HIPDNN_RESHAPE_VIEW_ONLY) {
+        /* y's strides describe x's memory, where both are dense (the reference's rule) */
+        if (!dense(tx->ndim, tx->dims, xs) ||
+            !dense(ty->ndim, ty->dims, ty->strides))
+            return decline(l->why, l->len, "node '%s' (reshape view_only): x '%s' or y '%s' is "
+                           "not dense (packed in some dim order)", nm, tx->name, ty->name);
+        memcpy(ys, ty->strides, sizeof(ys));
+    } else {
+        /* y = x in row-major order: a packed x is read as y's dims; any other is first
+           copied packed */
+        hipdnnSdkPackedStrides(tx->ndim, tx->dims, packed);
+        bool is_packed = true;
+        for (int32_t i = 0; i < tx->ndim; ++i) is_packed = is_packed && (tx->dims[i] == 1 || xs[i] == packed[i]);
+        if (!is_packed) {
+            int64_t dims[HIPDNN_MAX_DIMS];
+            memcpy(dims, tx->dims, sizeof(dims));
+            int64_t t = add_tensor(l, nm, "packed", tx->data_type, tx->ndim, dims, NULL, true);
+            x = pw(l, nm, "pack", HIPDNN_POINTWISE_IDENTITY, x, HIPDNN_NO_TENSOR, t, t);
+        }
+        hipdnnSdkPackedStrides(ynd, ydims, ys);
+    }
+    int64_t v = view(l, nm, "as_y", x, ynd, ydims, ys, 0);
+    return pw(l, nm, "copy", HIPDNN_POINTWISE_IDENTITY, v, HIPDNN_NO_TENSOR, y, y) != HIPDNN_NO_TENSOR;
+}
+
+/* ---- the rewrite ----------------------------------------------------------------------- */
+
+static bool has_running_stats(const hipdnnSdkNode* n) {
+    return n->kind == HIPDNN_OP_NORM_FORWARD && n->attrs[HIPDNN_NORM_MODE].i[0] == HIPDNN_BATCH_NORM &&
+           n->outputs[HIPDNN_NORM_OUT_RUNNING_MEAN] != HIPDNN_NO_TENSOR;
+}
+
+static bool lowers(const hipdnnSdkNode* n) {
+    switch (n->kind) {
+    case HIPDNN_OP_NORM_BACKWARD:
+    case HIPDNN_OP_GENSTATS:
+    case HIPDNN_OP_SLICE:
+    case HIPDNN_OP_CONCATENATE:
+    case HIPDNN_OP_RESHAPE: return true;
+    default: return has_running_stats(n);
+    }
+}
+
+void hipe_lowered_free(hipe_lowered* lw) {
+    hipdnnSdkGraphFree(lw->graph);
+    free(lw->alias);
+    free(lw->ws);
+    memset(lw, 0, sizeof(*lw));
+}
+
+bool hipe_lower(const hipdnnSdkGraph* g, hipe_lowered* lw, char* why, size_t len) {
+    memset(lw, 0, sizeof(*lw));
+    bool any = false;
+    for (int32_t i = 0; i < g->num_nodes; ++i) any = any || lowers(&g->nodes[i]);
+    if (!any) return true;
+    lowering l = {.why = why, .len = len};
+    l.g = hipdnnSdkGraphClone(g);
+    if (!l.g) return decline(why, len, "out of memory while compiling graph '%s'", g->name);
+    l.tcap = l.g->num_tensors;
+    for (int32_t i = 0; i < g->num_tensors; ++i)
+        if (g->tensors[i].uid >= l.next_uid) l.next_uid = g->tensors[i].uid + 1;
+    if (l.next_uid < 1) l.next_uid = 1;
+    hipdnnSdkNode* old = l.g->nodes; /* the clone's nodes; their names move or are freed */
+    const int32_t nold = l.g->num_nodes;
+    l.g->nodes = NULL;
+    l.g->num_nodes = 0;
+    bool ok = true;
+    int32_t i = 0;
+    for (; i < nold && ok; ++i) {
+        hipdnnSdkNode* n = &old[i];
+        switch (lowers(n) ? (int)n->kind : -1) {
+        case HIPDNN_OP_NORM_BACKWARD: ok = lower_norm_backward(&l, n); break;
+        case HIPDNN_OP_NORM_FORWARD: ok = lower_batchnorm_running(&l, n); break;
+        case HIPDNN_OP_GENSTATS: ok = lower_genstats(&l, n); break;
+        case HIPDNN_OP_SLICE: ok = lower_slice(&l, n); break;
+        case HIPDNN_OP_CONCATENATE: ok = lower_concatenate(&l, n); break;
+        case HIPDNN_OP_RESHAPE: ok = lower_reshape(&l, n); break;
+        default:
+            ok = push(&l, n, NULL, NULL);
+            if (ok) n->name = NULL; /* moved */
+            break;
+        }
+        if (l.oom && ok) ok = false;
+        if (l.oom) decline(why, len, "out of memory while compiling graph '%s'", g->name);
+    }
+    for (int32_t k = 0; k < nold; ++k) free(old[k].name);
+    free(old);
+    if (!ok) {
+        hipdnnSdkGraphFree(l.g);
+        free(l.alias);
+        free(l.ws);
+        return false;
+    }
+    lw->graph = l.g;
+    lw->alias = l.alias;
+    lw->nalias = l.nalias;
+    lw->ws = l.ws;
+    lw->nws = l.nws;
+    return true;
+}

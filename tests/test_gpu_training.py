@@ -1,0 +1,256 @@
+"""The GPU engine's training-side normalization and data movement against float64 NumPy
+(DESIGN tolerances): norm_backward in every mode (layernorm, rmsnorm, instancenorm,
+batchnorm and adaptive layernorm backward, dscale and dbias included), batchnorm in the
+training phase with and without running statistics, genstats, slice, concatenate and
+reshape, for fp32/fp16/bf16, odd sizes and NHWC / strided layouts.
+
+The engine runs these as pointwise and reduction kernels over views (plugins/hip/lower.c);
+the checks are the reference engine's own (tests/test_norm_backward.py,
+tests/test_norm_forward.py), run here through conftest.DeviceNumerics, which copies each
+operand's whole allocation (NaN poison in its gaps) to the device and back, so outputs are
+checked to be fully written and nothing else, and inputs unchanged.  Skipped with the reason
+without a GPU; CI runs this file on the engine's host emulation (tests/test_gpu_emulated.py).
+"""
+import numpy as np
+import pytest
+
+import hipdnn
+import references as ref
+import test_norm_backward as nb
+import test_norm_forward as nf
+from conftest import GPU_ENGINE, STORAGES
+from tolerances import tolerance
+
+pytestmark = pytest.mark.gpu
+dt = hipdnn.data_type
+
+
+# ---- norm_backward ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", list(nb.CASES))
+def test_norm_backward_every_mode(gpu, dtype, case):
+    nb.check(gpu, dtype, case)
+
+
+@pytest.mark.parametrize("layout", ["channels_last", "strided"])
+@pytest.mark.parametrize("case", ["instance", "batch", "layer_nchw"])
+def test_norm_backward_layouts(gpu, dtype, case, layout):
+    nb.check(gpu, dtype, case, layout=layout)
+
+
+@pytest.mark.parametrize("case", ["layer", "rms"])
+def test_norm_backward_zero_centered_gamma(gpu, case):
+    nb.check(gpu, "fp32", case, zero_centered=True)
+
+
+def test_rmsnorm_backward_without_dbias(gpu, dtype):
+    nb.check(gpu, dtype, "rms", has_dbias=False)
+
+
+def test_norm_backward_fp16_activations_with_fp32_parameters(gpu):
+    nb.check(gpu, "fp16", "layer", param_dtype="fp32")
+    nb.check(gpu, "bf16", "batch", param_dtype="fp32")
+
+
+@pytest.mark.parametrize("case,x_shape,scale_shape", [
+    ("layer", [5, 1031], [1, 1031]),           # long odd rows
+    ("layer", [1037, 7], [1, 7]),              # many short rows
+    ("rms", [2, 3, 1000], [1, 1, 1000]),
+    ("instance", [2, 5, 33, 33], [1, 5, 1, 1]),
+    ("batch", [32, 3, 17, 17], [1, 3, 1, 1]),  # few channels, many values
+    ("ada_layer", [3, 17, 1000], [3, 1, 1000]),
+])
+def test_norm_backward_sizes(gpu, case, x_shape, scale_shape):
+    nb.check(gpu, "fp32", case, x_shape=x_shape, scale_shape=scale_shape)
+
+
+# ---- batchnorm in the training phase ------------------------------------------------------------
+
+def test_batchnorm_training(gpu, dtype):
+    nf.check(gpu, dtype, "batch")
+
+
+@pytest.mark.parametrize("layout", ["channels_last", "strided"])
+def test_batchnorm_training_layouts(gpu, dtype, layout):
+    nf.check(gpu, dtype, "batch", x_layout=layout, y_layout=layout)
+
+
+def test_batchnorm_updates_running_statistics(gpu, dtype):
+    nf.check(gpu, dtype, "batch", running=True, momentum=0.1)
+
+
+def test_batchnorm_running_statistics_with_momentum_at_execute(gpu):
+    nf.check(gpu, "fp32", "batch", running=True, momentum=0.3, runtime_momentum=True,
+             runtime_epsilon=True)
+
+
+def test_batchnorm_running_statistics_nhwc_large(gpu):
+    nf.check(gpu, "fp32", "batch", running=True, x_shape=[16, 8, 33, 33],
+             scale_shape=[1, 8, 1, 1], x_layout="channels_last", y_layout="channels_last")
+
+
+# ---- genstats -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape,layout", [([2, 3, 5, 7], "packed"), ([4, 5, 9, 9], "channels_last"),
+                                          ([3, 6, 4, 5], "strided"), ([16, 3, 33, 33], "packed")])
+def test_genstats(gpu, dtype, shape, layout):
+    nb.test_genstats(gpu, dtype, shape, layout)
+
+
+# ---- slice, concatenate, reshape ----------------------------------------------------------------
+
+def exact(out, want):
+    """A copy is exact: the decoded output equals the decoded input bit for bit."""
+    got = out.decoded()
+    assert got.shape == want.shape
+    assert np.array_equal(got, want), f"{out.tensor.get_name()}: values differ from the input's"
+
+
+@pytest.mark.parametrize("layout", ["packed", "channels_last", "strided"])
+@pytest.mark.parametrize("slices", [
+    (slice(1, 4), slice(None), slice(0, 7, 2), slice(None)),
+    (slice(0, 1), slice(2, 3), slice(6, 7), slice(3, 5)),
+    (slice(None, None, 3), slice(1, None, 2), slice(None), slice(0, 5, 4)),
+])
+def test_slice(gpu, dtype, slices, layout):
+    x = gpu.input([5, 4, 7, 5], dtype, layout)
+    g = gpu.graph(dtype)
+    y = g.slice(x.bind(g, "x"), slices=list(slices), name="sl")
+    want = x.values[slices]
+    out = gpu.output(y, want.shape, dtype, layout)
+    gpu.execute(g, [x, out])
+    exact(out, want)
+
+
+def test_slice_feeds_a_pointwise_node_and_a_reduction(gpu, dtype):
+    # the slice reads a virtual tensor (kept in the workspace) and its result feeds others
+    x = gpu.input([6, 9, 10], dtype)
+    g = gpu.graph(dtype)
+    h = g.relu(x.bind(g, "x"), name="relu")
+    h.set_dim([6, 9, 10])
+    s = g.slice(h, slices=[slice(1, 5), slice(0, 9, 2), slice(3, 10)], name="sl")
+    y = g.mul(s, s, name="sq")
+    r = g.reduction(y, mode=hipdnn.reduction_mode.ADD, name="sum")
+    r.set_dim([4, 1, 1])
+    want_y = np.maximum(x.values, 0)[1:5, 0:9:2, 3:10] ** 2
+    out = gpu.output(y, want_y.shape, dtype)
+    out_r = gpu.output(r, [4, 1, 1], "fp32")
+    gpu.execute(g, [x, out, out_r])
+    gpu.assert_close(out, want_y, tolerance("pointwise", dtype))
+    gpu.assert_close(out_r, ref.round_to(want_y, dtype).sum(axis=(1, 2), keepdims=True),
+                     tolerance("reduction", dtype))
+
+
+@pytest.mark.parametrize("axis", [0, 1, 3])
+@pytest.mark.parametrize("layout", ["packed", "channels_last"])
+def test_concatenate(gpu, dtype, axis, layout):
+    shapes = [[3, 4, 5, 6] for _ in range(3)]
+    for k, extent in enumerate([1, 3, 2]):
+        shapes[k][axis] = extent
+    xs = [gpu.input(s, dtype, layout) for s in shapes]
+    g = gpu.graph(dtype)
+    y = g.concatenate([x.bind(g, f"x{k}") for k, x in enumerate(xs)], axis=axis, name="cat")
+    want = np.concatenate([x.values for x in xs], axis=axis)
+    out = gpu.output(y, want.shape, dtype, layout)
+    gpu.execute(g, xs + [out])
+    exact(out, want)
+
+
+def test_concatenate_of_computed_tensors_into_a_strided_output(gpu, dtype):
+    a = gpu.input([2, 3, 5], dtype)
+    b = gpu.input([2, 4, 5], dtype, "strided")
+    g = gpu.graph(dtype)
+    ta, tb = a.bind(g, "a"), b.bind(g, "b")
+    na = g.neg(ta, name="na").set_data_type(STORAGES[dtype].data_type)
+    y = g.concatenate([na, tb, ta], axis=1, name="cat")
+    want = np.concatenate([-a.values, b.values, a.values], axis=1)
+    out = gpu.output(y, want.shape, dtype, "strided")
+    gpu.execute(g, [a, b, out])
+    exact(out, want)
+
+
+def test_concatenate_feeds_a_norm(gpu):
+    a = gpu.input([4, 3, 8], "fp32")
+    b = gpu.input([4, 5, 8], "fp32")
+    g = gpu.graph("fp32")
+    cat = g.concatenate([a.bind(g, "a"), b.bind(g, "b")], axis=1, name="cat")
+    y = g.reduction(cat, mode=hipdnn.reduction_mode.MAX, name="max")
+    y.set_dim([4, 1, 8])
+    out = gpu.output(y, [4, 1, 8], "fp32")
+    gpu.execute(g, [a, b, out])
+    want = np.concatenate([a.values, b.values], axis=1).max(axis=1, keepdims=True)
+    gpu.assert_close(out, want, tolerance("reduction", "fp32"))
+
+
+@pytest.mark.parametrize("mode", ["LOGICAL", "VIEW_ONLY"])
+def test_reshape_of_a_packed_input(gpu, dtype, mode):
+    x = gpu.input([4, 6, 5], dtype)
+    g = gpu.graph(dtype)
+    y = g.reshape(x.bind(g, "x"), reshape_mode=getattr(hipdnn.reshape_mode, mode), name="rs")
+    y.set_dim([6, 2, 10]).set_stride([20, 10, 1])
+    out = gpu.output(y, [6, 2, 10], dtype)
+    gpu.execute(g, [x, out])
+    exact(out, x.values.reshape(6, 2, 10))
+
+
+@pytest.mark.parametrize("layout", ["channels_last", "strided", "transposed"])
+def test_logical_reshape_reads_any_strides_in_row_major_order(gpu, dtype, layout):
+    x = gpu.input([3, 4, 5, 2], dtype, layout)
+    g = gpu.graph(dtype)
+    y = g.reshape(x.bind(g, "x"), reshape_mode=hipdnn.reshape_mode.LOGICAL, name="rs")
+    y.set_dim([12, 10])
+    out = gpu.output(y, [12, 10], dtype, "strided")
+    gpu.execute(g, [x, out])
+    exact(out, x.values.reshape(12, 10))
+
+
+def test_view_only_transpose(gpu, dtype):
+    # y [W, H] with strides [1, W] is x [H, W]'s memory read transposed
+    x = gpu.input([5, 7], dtype)
+    g = gpu.graph(dtype)
+    y = g.reshape(x.bind(g, "x"), name="t")
+    y.set_dim([7, 5]).set_stride([1, 7])
+    out = gpu.output(y, [7, 5], dtype, "transposed")
+    gpu.execute(g, [x, out])
+    exact(out, x.values.T)
+
+
+def test_reshape_of_a_virtual_tensor_feeds_a_reduction(gpu):
+    x = gpu.input([4, 6, 5], "fp32", "channels_last")
+    g = gpu.graph("fp32")
+    h = g.exp(x.bind(g, "x"), name="exp")
+    r = g.reshape(h, reshape_mode=hipdnn.reshape_mode.LOGICAL, name="rs")
+    r.set_dim([4, 30])
+    y = g.reduction(r, mode=hipdnn.reduction_mode.ADD, name="sum")
+    y.set_dim([4, 1])
+    out = gpu.output(y, [4, 1], "fp32")
+    gpu.execute(g, [x, out])
+    gpu.assert_close(out, np.exp(x.values).reshape(4, 30).sum(axis=1, keepdims=True),
+                     tolerance("reduction", "fp32"))
+
+
+# ---- where the engine runs what --------------------------------------------------------------
+
+def test_the_engine_names_each_rewritten_stage_in_its_log(gpu):
+    x = gpu.input([8, 3, 5, 5], "fp32")
+    dy = gpu.input([8, 3, 5, 5], "fp32")
+    scale = gpu.input([1, 3, 1, 1], "fp32", low=0.5, high=1.5)
+    mean64, inv64 = nb.saved_stats("batch", x.values, scale.values)
+    mean = gpu.input(list(mean64.shape), "fp32", values=mean64)
+    inv = gpu.input(list(inv64.shape), "fp32", values=inv64)
+    g = gpu.graph("fp32")
+    dx, ds, db = g.batchnorm_backward(dy.bind(g, "dy"), x.bind(g, "x"), scale.bind(g, "scale"),
+                                      mean.bind(g, "mean"), inv.bind(g, "inv"), name="bnb")
+    outs = [gpu.output(dx, [8, 3, 5, 5], "fp32"), gpu.output(ds, [1, 3, 1, 1], "fp32"),
+            gpu.output(db, [1, 3, 1, 1], "fp32")]
+    messages = []
+    hipdnn.set_log_level(hipdnn.log_level.INFO)
+    hipdnn.set_log_callback(lambda level, msg: messages.append(msg))
+    try:
+        gpu.execute(g, [x, dy, scale, mean, inv] + outs)
+        hipdnn._C.flush_log()
+    finally:
+        hipdnn.set_log_callback(None)
+        hipdnn.set_log_level(hipdnn.log_level.WARN)
+    log = "\n".join(m for m in messages if m.startswith(GPU_ENGINE + ":"))
+    assert "bnb/dscale" in log and "bnb/avg_dxhat" in log, log
