@@ -1,12 +1,13 @@
 """The GPU engine's training-side normalization and data movement against float64 NumPy
 (DESIGN tolerances): norm_backward in every mode (layernorm, rmsnorm, instancenorm,
 batchnorm and adaptive layernorm backward, dscale and dbias included), batchnorm in the
-training phase with and without running statistics, genstats, slice, concatenate and
-reshape, for fp32/fp16/bf16, odd sizes and NHWC / strided layouts.
+training phase with and without running statistics, genstats, max and average pooling
+forward and backward (resample), slice, concatenate and reshape, for fp32/fp16/bf16, odd
+sizes and NHWC / strided layouts.
 
-The engine runs these as pointwise and reduction kernels over views (plugins/hip/lower.c);
-the checks are the reference engine's own (tests/test_norm_backward.py,
-tests/test_norm_forward.py), run here through conftest.DeviceNumerics, which copies each
+The engine runs pooling with kernels of its own (resample.hip) and the rest as pointwise and
+reduction kernels over views (plugins/hip/lower.c); the checks are the reference engine's
+own (tests/test_norm_backward.py, tests/test_norm_forward.py, tests/test_resample.py), run here through conftest.DeviceNumerics, which copies each
 operand's whole allocation (NaN poison in its gaps) to the device and back, so outputs are
 checked to be fully written and nothing else, and inputs unchanged.  Skipped with the reason
 without a GPU; CI runs this file on the engine's host emulation (tests/test_gpu_emulated.py).
@@ -18,6 +19,7 @@ import hipdnn
 import references as ref
 import test_norm_backward as nb
 import test_norm_forward as nf
+import test_resample as rs
 from conftest import GPU_ENGINE, STORAGES
 from tolerances import tolerance
 
@@ -95,6 +97,72 @@ def test_batchnorm_running_statistics_nhwc_large(gpu):
                                           ([3, 6, 4, 5], "strided"), ([16, 3, 33, 33], "packed")])
 def test_genstats(gpu, dtype, shape, layout):
     nb.test_genstats(gpu, dtype, shape, layout)
+
+
+# ---- pooling (resample) ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", sorted(rs.CASES))
+@pytest.mark.parametrize("mode", sorted(rs.MODES))
+def test_pooling_forward(gpu, dtype, mode, case):
+    _x, want, want_index, outs = rs.run_forward(gpu, dtype, mode, rs.CASES[case],
+                                                index_dtype="i8" if mode == "max" else None)
+    gpu.assert_close(outs[0], want, tolerance("resample", dtype))
+    if mode == "max":  # the maximum is one of the inputs: exact, and its position too
+        assert np.array_equal(outs[0].decoded(), want)
+        assert np.array_equal(outs[1].array.astype(np.int64), want_index)
+
+
+@pytest.mark.parametrize("layout", ["channels_last", "strided"])
+@pytest.mark.parametrize("mode", sorted(rs.MODES))
+def test_pooling_forward_layouts(gpu, mode, layout):
+    _x, want, _i, outs = rs.run_forward(gpu, "fp32", mode, rs.CASES["2d_odd_asymmetric"], layout)
+    gpu.assert_close(outs[0], want, tolerance("resample", "fp32"))
+
+
+@pytest.mark.parametrize("mode", sorted(rs.MODES))
+def test_pooling_ceil_mode(gpu, mode):
+    case = dict(x=[1, 2, 9, 8], window=[3, 3], stride=[2, 2], pre=[0, 1], post=[1, 0])
+    _x, want, _i, outs = rs.run_forward(gpu, "fp32", mode, case, ceil=True)
+    gpu.assert_close(outs[0], want, tolerance("resample", "fp32"))
+
+
+@pytest.mark.parametrize("index_dtype", ["i8", "i32", "i64"])
+def test_maxpool_index_is_the_first_maximum(gpu, index_dtype):
+    case = rs.CASES["2d_overlap"]
+    values = gpu.rng.integers(-2, 3, size=case["x"]).astype(np.float64)  # ties everywhere
+    _x, want, want_index, outs = rs.run_forward(gpu, "fp32", "max", case,
+                                                index_dtype=index_dtype, values=values)
+    assert np.array_equal(outs[0].decoded(), want)
+    assert np.array_equal(outs[1].array.astype(np.int64), want_index)
+
+
+def test_maxpool_with_zero_padding_lets_the_padding_win(gpu):
+    case = rs.CASES["2d_overlap"]
+    _x, want, want_index, outs = rs.run_forward(gpu, "fp32", "max", case,
+                                                padding_mode=rs.PM.ZERO_PAD, index_dtype="i32",
+                                                values=-gpu.random(case["x"], signed=False))
+    assert (want == 0).any() and (want < 0).any()
+    assert np.array_equal(outs[0].decoded(), want)
+    assert np.array_equal(outs[1].array.astype(np.int64), want_index)
+
+
+@pytest.mark.parametrize("case", sorted(rs.CASES))
+@pytest.mark.parametrize("mode,source", [("max", "index"), ("max", "x"),
+                                         ("avg_include", None), ("avg_exclude", None)])
+def test_pooling_backward(gpu, dtype, mode, source, case):
+    _x, _dy, want, out = rs.run_backward(gpu, dtype, mode, rs.CASES[case], source)
+    gpu.assert_close(out, want, tolerance("resample_backward", dtype))
+
+
+@pytest.mark.parametrize("layout", ["channels_last", "strided"])
+@pytest.mark.parametrize("mode,source", [("max", "index"), ("avg_exclude", None)])
+def test_pooling_backward_layouts(gpu, mode, source, layout):
+    _x, _dy, want, out = rs.run_backward(gpu, "fp32", mode, rs.CASES["2d"], source, layout)
+    gpu.assert_close(out, want, tolerance("resample_backward", "fp32"))
+
+
+def test_pooling_forward_index_feeds_the_backward_in_one_graph(gpu):
+    rs.test_forward_index_feeds_the_backward_in_one_graph(gpu)
 
 
 # ---- slice, concatenate, reshape ----------------------------------------------------------------

@@ -24,6 +24,7 @@
 #include "hipdnn/hipdnn_plugin.h"
 #include "hipdnn/hipdnn_sdk.h"
 #include "pw_program.h"
+#include "rs_program.h"
 #include "rw_program.h"
 
 #ifdef __cplusplus
@@ -127,6 +128,10 @@ void hipe_rowwise_grid(const rw_program* prog, int* threads, int64_t* blocks);
  * grid_cap blocks.  False with `why` when the launch was refused. */
 bool hipe_rowwise_launch(const rw_program* prog, int64_t grid_cap, void* stream, char* why,
                          size_t len);
+/* Launches the resample (pooling) kernel of `prog` (pointers set) on `stream`, its grid
+ * capped at grid_cap blocks.  False with `why` when the launch was refused. */
+bool hipe_resample_launch(const rs_program* prog, int64_t grid_cap, void* stream, char* why,
+                          size_t len);
 /* Whether this build compiles kernels at run time (NVRTC found); if not, why. */
 bool hipe_jit_available(char* why, size_t len);
 /* A plan's compiled kernels: valid for the life of the process. */

@@ -51,7 +51,7 @@ void hipe_plan_free(hipe_plan* plan) {
 
 /* ---- the graph's structure ------------------------------------------------------------------ */
 
-enum { G_POINTWISE = 0, G_SOFTMAX, G_NORM, G_REDUCTION };
+enum { G_POINTWISE = 0, G_SOFTMAX, G_NORM, G_REDUCTION, G_RESAMPLE };
 
 typedef struct {
     const hipdnnSdkGraph* g;
@@ -95,10 +95,12 @@ static bool structure(parts* s) {
     for (int32_t i = 0; i < g->num_nodes; ++i) {
         const hipdnnSdkNode* n = &g->nodes[i];
         if (n->kind != HIPDNN_OP_POINTWISE && n->kind != HIPDNN_OP_BATCHNORM_INFERENCE &&
-            n->kind != HIPDNN_OP_REDUCTION && n->kind != HIPDNN_OP_NORM_FORWARD)
+            n->kind != HIPDNN_OP_REDUCTION && n->kind != HIPDNN_OP_NORM_FORWARD &&
+            n->kind != HIPDNN_OP_RESAMPLE_FWD && n->kind != HIPDNN_OP_RESAMPLE_BWD)
             return decline(s->why, s->len, "%s: operation not supported (this engine runs "
                            "pointwise, batchnorm_inference, reduction, norm_forward, "
-                           "norm_backward, genstats, slice, concatenate and reshape nodes)",
+                           "norm_backward, genstats, resample, slice, concatenate and "
+                           "reshape nodes)",
                            label(n, nl, sizeof(nl)));
         for (int p = 0; p < num_inputs(n) && p < HIPDNN_MAX_PORTS; ++p) {
             if (n->inputs[p] == HIPDNN_NO_TENSOR) continue;
@@ -328,6 +330,8 @@ static bool form_groups(parts* s) {
     for (int32_t i = 0; i < g->num_nodes; ++i)
         if (g->nodes[i].kind == HIPDNN_OP_REDUCTION && s->group[i] < 0)
             s->group[i] = new_group(s, G_REDUCTION);
+        else if (g->nodes[i].kind == HIPDNN_OP_RESAMPLE_FWD || g->nodes[i].kind == HIPDNN_OP_RESAMPLE_BWD)
+            s->group[i] = new_group(s, G_RESAMPLE);
     /* Runs of pointwise nodes between the others, each as long as it compiles as one. */
     hipe_plan* plan = malloc(sizeof(*plan));
     if (!plan) return decline(s->why, s->len, "out of memory while compiling graph '%s'", g->name);
@@ -478,6 +482,9 @@ static int compile_group(parts* s, int grp, hipe_stage* st, size_t* parts_bytes,
     case G_REDUCTION:
         made = hipe_rw_reduction(sub, &sub->nodes[0], parts_uid, parts_bytes, st, s->why, s->len);
         break;
+    case G_RESAMPLE:
+        made = hipe_rs_compile(sub, &sub->nodes[0], st, s->why, s->len);
+        break;
     default: break;
     }
     hipdnnSdkGraphFree(sub);
@@ -614,8 +621,10 @@ hipdnnPluginStatus_t hipe_staged_enqueue(const hipdnnSdkGraph* g, struct hipe_st
         union {
             pw_program pw;
             rw_program rw;
+            rs_program rs;
         } prog; /* a copy on the stack: passed by value to the kernel */
         if (st->kind == HIPE_STAGE_POINTWISE) prog.pw = st->pw.prog;
+        else if (st->kind == HIPE_STAGE_RESAMPLE) prog.rs = st->rs;
         else prog.rw = st->rw;
         char* base = (char*)&prog;
         for (int b = 0; b < st->nbind; ++b) {
@@ -654,6 +663,8 @@ hipdnnPluginStatus_t hipe_staged_enqueue(const hipdnnSdkGraph* g, struct hipe_st
         if (st->kind == HIPE_STAGE_POINTWISE) {
             ok = hipe_pointwise_run(&st->pw, &prog.pw, &st->jit, &st->jit_ok, st->fast, sm_count,
                                     stream, &path, why, sizeof(why));
+        } else if (st->kind == HIPE_STAGE_RESAMPLE) {
+            ok = hipe_resample_launch(&prog.rs, (int64_t)sm_count * 32, stream, why, sizeof(why));
         } else {
             hipe_rw_set_vectors(&prog.rw);
             ok = hipe_rowwise_launch(&prog.rw, (int64_t)sm_count * 1024, stream, why, sizeof(why));
@@ -665,6 +676,7 @@ hipdnnPluginStatus_t hipe_staged_enqueue(const hipdnnSdkGraph* g, struct hipe_st
         }
         if (!atomic_load_explicit(&st->ran, memory_order_relaxed) && !atomic_exchange(&st->ran, 1)) {
             const char* kernel = st->kind == HIPE_STAGE_ROWWISE ? "row-wise"
+                                 : st->kind == HIPE_STAGE_RESAMPLE ? "resample"
                                  : path & RAN_JIT_FAST  ? "compiled fast"
                                  : path & RAN_JIT_GENERIC ? "compiled generic"
                                  : path & RAN_FAST      ? "interpreting fast" : "interpreting generic";

@@ -30,7 +30,7 @@ typedef struct {
     int32_t scalar_dtype;
 } hipe_bind;
 
-enum { HIPE_STAGE_POINTWISE = 0, HIPE_STAGE_ROWWISE = 1 };
+enum { HIPE_STAGE_POINTWISE = 0, HIPE_STAGE_ROWWISE = 1, HIPE_STAGE_RESAMPLE = 2 };
 
 typedef struct {
     int kind;
@@ -40,6 +40,7 @@ typedef struct {
     _Atomic(int) jit_ok;
     bool fast;                      /* pointwise: the fast way where pointers are aligned */
     rw_program rw;                  /* row-wise: its program */
+    rs_program rs;                  /* resample: its program */
     int nbind;
     hipe_bind bind[HIPE_MAX_BINDS];
     _Atomic(int) ran;               /* the stage has run once (its first run is logged) */
@@ -99,6 +100,10 @@ int hipe_rw_softmax(const hipdnnSdkGraph* g, const hipdnnSdkNode* const* nodes, 
  * the norm's y), or NULL. */
 int hipe_rw_norm(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const hipe_plan* ep,
                  hipe_stage* st, char* why, size_t len);
+/* The stage of a resample_fwd or resample_bwd node (resample_program.c): 1, or 0 with the
+ * reason. */
+int hipe_rs_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage* st, char* why,
+                    size_t len);
 /* Sets each tensor's `reserved` (16-byte vectors allowed) from its pointer, at enqueue. */
 void hipe_rw_set_vectors(rw_program* p);
 
