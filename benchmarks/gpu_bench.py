@@ -28,6 +28,13 @@ Cases (CASES below):
                           runs the five nodes as one row-wise kernel
   layernorm, rmsnorm      norm_forward (inference) over the rows of x [32768, 4096] bf16
                           with a bf16 scale (and bias), epsilon 1e-5
+  layernorm_backward      dx, dscale, dbias of a layernorm over x [32768, 4096] bf16 given
+                          its saved fp32 mean and inv_variance (PyTorch:
+                          aten.native_layer_norm_backward)
+  batchnorm_training      y, mean, inv_variance and the next running statistics of a
+                          batchnorm over x [64, 128, 64, 64] bf16 (PyTorch: native_batch_norm)
+  batchnorm_backward      dx, dscale, dbias of that batchnorm (native_batch_norm_backward)
+  maxpool                 3x3 max pooling, stride 2, padding 1, of the same x (max_pool2d)
 (--log2 sets a pointwise case's elements, a row case's rows times 4096.)  Row cases' "of
 copy" counts the bytes read and written once, as for the pointwise ones.
 Host time: one execute of a tiny graph (relu over 16 floats) against torch.relu: the
@@ -354,6 +361,210 @@ def _row_case(what: str, tolerance: float) -> Case:
     )
 
 
+# ---- training-side cases: backward norms, batchnorm training, pooling --------------------------
+# PyTorch eager runs its own fused kernels (aten.native_layer_norm_backward, native_batch_norm,
+# native_batch_norm_backward, max_pool2d); hipdnn runs the graph cuDNN frontend would build.
+# Each checks the main output (dx, y) against float64; dscale, dbias and the statistics are
+# computed and written by both but checked only by the tests (tests/test_gpu_training.py).
+
+NCHW = (64, 128, 64, 64)  # batchnorm and pooling: 2^25 elements
+
+
+def _graph_runner(g, pack, name: str, env: Dict[str, str]) -> Callable[[], None]:
+    said = build_plan(g, env)
+    handle = hipdnn.Handle()
+    handle.set_stream(torch.cuda.current_stream())
+    size = g.get_workspace_size()
+    workspace = hipdnn.DeviceArray.empty([size], np.uint8) if size else None
+
+    def run():
+        g.execute(pack, workspace, handle=handle)
+
+    run.engine = g.get_engine_name(0)  # type: ignore[attr-defined]
+    run.said = said  # type: ignore[attr-defined]
+    return run
+
+
+def _extra(g_tensor, like: "torch.Tensor") -> "torch.Tensor":
+    """An output the case does not check, written by hipdnn: its own poisoned buffer."""
+    g_tensor.set_output(True).set_data_type(dt.FLOAT if like.dtype == torch.float32
+                                            else dt.BFLOAT16)
+    return torch.full(like.shape, float("nan"), dtype=like.dtype, device="cuda")
+
+
+def _lnb_inputs(n: int, gen) -> Dict[str, "torch.Tensor"]:
+    x = torch.randn(n // ROW, ROW, generator=gen, device="cuda").to(torch.bfloat16)
+    dy = torch.randn(n // ROW, ROW, generator=gen, device="cuda").to(torch.bfloat16)
+    w = (1 + 0.5 * torch.randn(1, ROW, generator=gen, device="cuda")).to(torch.bfloat16)
+    xf = x.float()
+    mean = xf.mean(dim=1, keepdim=True)
+    rstd = torch.rsqrt(((xf - mean) ** 2).mean(dim=1, keepdim=True) + EPS)
+    return {"x": x, "dy": dy, "w": w, "mean": mean, "rstd": rstd}
+
+
+def _lnb_torch(x, dy, w, mean, rstd):
+    return torch.ops.aten.native_layer_norm_backward(dy, x, [ROW], mean, rstd, w.view(ROW),
+                                                     torch.zeros_like(w.view(ROW)),
+                                                     [True, True, True])[0]
+
+
+def _lnb_ref(x, dy, w, mean, rstd):
+    x, dy, w, mean, rstd = (t.double() for t in (x, dy, w, mean, rstd))
+    xhat = (x - mean) * rstd
+    g = dy * w
+    return rstd * (g - g.mean(dim=1, keepdim=True) - xhat * (g * xhat).mean(dim=1, keepdim=True))
+
+
+def _lnb_graph(inputs, out, env):
+    g = hipdnn.pygraph(io_data_type=dt.BFLOAT16, intermediate_data_type=dt.FLOAT,
+                       compute_data_type=dt.FLOAT, name="layernorm_backward")
+    t = {k: g.tensor_like(v, name=k) for k, v in inputs.items()}
+    dx, ds, db = g.layernorm_backward(t["dy"], t["x"], t["w"], t["mean"], t["rstd"], name="lnb")
+    dx.set_output(True)
+    pack = {t[k]: v for k, v in inputs.items()}
+    pack.update({dx: out, ds: _extra(ds, inputs["w"]), db: _extra(db, inputs["w"])})
+    return _graph_runner(g, pack, "layernorm_backward", env)
+
+
+def _bn_inputs(backward: bool):
+    def make(n: int, gen) -> Dict[str, "torch.Tensor"]:
+        x = (2 + torch.randn(*NCHW, generator=gen, device="cuda")).to(torch.bfloat16)
+        c = NCHW[1]
+        t = {"x": x, "w": 1 + 0.5 * torch.rand(c, generator=gen, device="cuda"),
+             "b": torch.randn(c, generator=gen, device="cuda")}
+        if backward:
+            t["dy"] = torch.randn(*NCHW, generator=gen, device="cuda").to(torch.bfloat16)
+            xf = x.float()
+            t["mean"] = xf.mean(dim=(0, 2, 3))
+            t["invstd"] = torch.rsqrt(xf.var(dim=(0, 2, 3), unbiased=False) + EPS)
+            del t["b"]
+        else:
+            t["rm"] = torch.randn(c, generator=gen, device="cuda")
+            t["rv"] = 1 + torch.rand(c, generator=gen, device="cuda")
+        return t
+    return make
+
+
+def _bn_torch(x, w, b, rm, rv):
+    # running statistics updated in place, as a training step does
+    return torch.ops.aten.native_batch_norm(x, w, b, rm, rv, True, 0.1, EPS)[0]
+
+
+def _bn_ref(x, w, b, rm, rv):
+    x = x.double()
+    mean = x.mean(dim=(0, 2, 3), keepdim=True)
+    var = ((x - mean) ** 2).mean(dim=(0, 2, 3), keepdim=True)
+    return (x - mean) / torch.sqrt(var + EPS) * w.double().view(1, -1, 1, 1) + b.double().view(1, -1, 1, 1)
+
+
+def _bn_graph(inputs, out, env):
+    g = hipdnn.pygraph(io_data_type=dt.BFLOAT16, intermediate_data_type=dt.FLOAT,
+                       compute_data_type=dt.FLOAT, name="batchnorm_training")
+    c = NCHW[1]
+    x = g.tensor_like(inputs["x"], name="x")
+    per_c = {k: inputs[k].view(1, c, 1, 1) for k in ("w", "b", "rm", "rv")}
+    t = {k: g.tensor_like(v, name=k) for k, v in per_c.items()}
+    y, mean, inv, nrm, nrv = g.batchnorm(x, t["w"], t["b"], in_running_mean=t["rm"],
+                                         in_running_var=t["rv"], epsilon=EPS, momentum=0.1,
+                                         name="bn")
+    y.set_output(True)
+    pack = {x: inputs["x"], y: out}
+    pack.update({t[k]: v for k, v in per_c.items()})
+    for o in (mean, inv, nrm, nrv):
+        pack[o] = _extra(o, per_c["rm"])
+    return _graph_runner(g, pack, "batchnorm_training", env)
+
+
+def _bnb_torch(x, w, dy, mean, invstd):
+    return torch.ops.aten.native_batch_norm_backward(dy, x, w, None, None, mean, invstd, True,
+                                                     EPS, [True, True, True])[0]
+
+
+def _bnb_ref(x, w, dy, mean, invstd):
+    x, w, dy, mean, invstd = (t.double() for t in (x, w, dy, mean, invstd))
+    shape = (1, -1, 1, 1)
+    xhat = (x - mean.view(shape)) * invstd.view(shape)
+    g = dy * w.view(shape)
+    axes = (0, 2, 3)
+    return invstd.view(shape) * (g - g.mean(dim=axes, keepdim=True)
+                                 - xhat * (g * xhat).mean(dim=axes, keepdim=True))
+
+
+def _bnb_graph(inputs, out, env):
+    g = hipdnn.pygraph(io_data_type=dt.BFLOAT16, intermediate_data_type=dt.FLOAT,
+                       compute_data_type=dt.FLOAT, name="batchnorm_backward")
+    c = NCHW[1]
+    x = g.tensor_like(inputs["x"], name="x")
+    dy = g.tensor_like(inputs["dy"], name="dy")
+    per_c = {k: inputs[k].view(1, c, 1, 1) for k in ("w", "mean", "invstd")}
+    t = {k: g.tensor_like(v, name=k) for k, v in per_c.items()}
+    dx, ds, db = g.batchnorm_backward(dy, x, t["w"], t["mean"], t["invstd"], name="bnb")
+    dx.set_output(True)
+    pack = {x: inputs["x"], dy: inputs["dy"], dx: out}
+    pack.update({t[k]: v for k, v in per_c.items()})
+    pack.update({ds: _extra(ds, per_c["w"]), db: _extra(db, per_c["w"])})
+    return _graph_runner(g, pack, "batchnorm_backward", env)
+
+
+def _pool_inputs(n: int, gen) -> Dict[str, "torch.Tensor"]:
+    return {"x": torch.randn(*NCHW, generator=gen, device="cuda").to(torch.bfloat16)}
+
+
+def _pool_torch(x):
+    return torch.nn.functional.max_pool2d(x, 3, 2, 1)
+
+
+def _pool_ref(x):
+    return torch.nn.functional.max_pool2d(x.double(), 3, 2, 1)
+
+
+def _pool_graph(inputs, out, env):
+    g = hipdnn.pygraph(io_data_type=dt.BFLOAT16, intermediate_data_type=dt.FLOAT,
+                       compute_data_type=dt.FLOAT, name="maxpool")
+    x = g.tensor_like(inputs["x"], name="x")
+    y = g.resample(x, hipdnn.resample_mode.MAXPOOL, window=[3, 3], stride=[2, 2],
+                   pre_padding=[1, 1], post_padding=[1, 1], name="pool")[0]
+    y.set_output(True)
+    return _graph_runner(g, {x: inputs["x"], y: out}, "maxpool", env)
+
+
+def _nan_like(shape_of):
+    return lambda t: torch.full(shape_of(t), float("nan"), dtype=torch.bfloat16, device="cuda")
+
+
+def _bytes(*names, extra=0.0):
+    """The bytes a fused implementation moves: the named tensors read or written once, plus
+    `extra` tensors of x's size."""
+    return lambda t: int(sum(t[k].numel() * t[k].element_size() for k in names)
+                         + extra * t["x"].numel() * t["x"].element_size())
+
+
+TRAINING_CASES = {
+    # dx's check: bf16 storage of a sum of 4096 terms (tests/tolerances.py, norm_backward bf16)
+    "layernorm_backward": Case(
+        name="layernorm_backward", log2=27, make_inputs=_lnb_inputs, torch_fn=_lnb_torch,
+        reference=_lnb_ref, build_graph=_lnb_graph, bytes_moved=_bytes("x", "dy", extra=1),
+        tolerance=3e-2, torch_tolerance=3e-2, make_output=_nan_like(lambda t: t["x"].shape),
+        variants=[("staged", {})]),
+    "batchnorm_training": Case(
+        name="batchnorm_training", log2=25, make_inputs=_bn_inputs(False), torch_fn=_bn_torch,
+        reference=_bn_ref, build_graph=_bn_graph, bytes_moved=_bytes("x", extra=2),
+        tolerance=3e-2, torch_tolerance=3e-2, make_output=_nan_like(lambda t: t["x"].shape),
+        variants=[("staged", {})]),
+    "batchnorm_backward": Case(
+        name="batchnorm_backward", log2=25, make_inputs=_bn_inputs(True), torch_fn=_bnb_torch,
+        reference=_bnb_ref, build_graph=_bnb_graph, bytes_moved=_bytes("x", "dy", extra=1),
+        tolerance=3e-2, torch_tolerance=3e-2, make_output=_nan_like(lambda t: t["x"].shape),
+        variants=[("staged", {})]),
+    "maxpool": Case(
+        name="maxpool", log2=25, make_inputs=_pool_inputs, torch_fn=_pool_torch,
+        reference=_pool_ref, build_graph=_pool_graph, bytes_moved=_bytes("x", extra=0.25),
+        tolerance=0.0, torch_tolerance=0.0,
+        make_output=_nan_like(lambda t: (NCHW[0], NCHW[1], NCHW[2] // 2, NCHW[3] // 2)),
+        variants=[("resample", {})]),
+}
+
+
 CASES = {
     "mul_add_gelu_add": Case(
         name="mul_add_gelu_add",
@@ -383,6 +594,7 @@ CASES = {
     "softmax": _row_case("softmax", 1e-2) if torch else None,
     "layernorm": _row_case("layernorm", 2e-2) if torch else None,
     "rmsnorm": _row_case("rmsnorm", 2e-2) if torch else None,
+    **(TRAINING_CASES if torch else {}),
 }
 
 
