@@ -1,9 +1,12 @@
-/* dlopen and friends, in one small file. */
+/* dlopen and friends, in one small file (the backend and the dynamic stubs of
+ * csrc/dynamic both link it). */
 #include <dlfcn.h>
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dl.h"
 
@@ -20,25 +23,35 @@ const char* hipdnnDlError(void) {
     return e ? e : "unknown loader error";
 }
 
-static char g_backend_dir[PATH_MAX];
+static char g_self_dir[PATH_MAX];
 static pthread_once_t g_dir_once = PTHREAD_ONCE_INIT;
 
-static void find_backend_dir(void) {
+static void find_self_dir(void) {
     Dl_info info;
-    if (dladdr((void*)&hipdnnDlBackendDir, &info) && info.dli_fname) {
-        char resolved[PATH_MAX];
-        const char* p = realpath(info.dli_fname, resolved) ? resolved : info.dli_fname;
-        const char* slash = strrchr(p, '/');
-        if (slash) {
-            size_t n = (size_t)(slash - p);
-            if (n >= sizeof(g_backend_dir)) n = sizeof(g_backend_dir) - 1;
-            memcpy(g_backend_dir, p, n);
-            g_backend_dir[n] = '\0';
-        }
+    struct link_map* map = NULL;
+    char resolved[PATH_MAX];
+    const char* p = NULL;
+    if (!dladdr1((void*)&hipdnnDlSelfDir, &info, (void**)&map, RTLD_DL_LINKMAP)) return;
+    if (map && map->l_name[0] == '\0') {
+        /* The main program: dladdr gives its argv[0], which may be relative to a folder
+         * the process has since left. */
+        ssize_t n = readlink("/proc/self/exe", resolved, sizeof(resolved) - 1);
+        if (n <= 0) return;
+        resolved[n] = '\0';
+        p = resolved;
+    } else if (info.dli_fname) {
+        p = realpath(info.dli_fname, resolved) ? resolved : info.dli_fname;
+    }
+    const char* slash = p ? strrchr(p, '/') : NULL;
+    if (slash) {
+        size_t n = (size_t)(slash - p);
+        if (n >= sizeof(g_self_dir)) n = sizeof(g_self_dir) - 1;
+        memcpy(g_self_dir, p, n);
+        g_self_dir[n] = '\0';
     }
 }
 
-const char* hipdnnDlBackendDir(void) {
-    pthread_once(&g_dir_once, find_backend_dir);
-    return g_backend_dir;
+const char* hipdnnDlSelfDir(void) {
+    pthread_once(&g_dir_once, find_self_dir);
+    return g_self_dir;
 }

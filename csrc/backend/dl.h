@@ -1,4 +1,5 @@
-/* The only place that talks to the OS loader (plugins and the device runtime). */
+/* The only place that talks to the OS loader (plugins, the device runtime, and the
+ * dynamic stubs' search for the backend). */
 #ifndef HIPDNN_BACKEND_DL_H
 #define HIPDNN_BACKEND_DL_H
 
@@ -6,7 +7,9 @@ void* hipdnnDlOpen(const char* path);             /* RTLD_NOW | RTLD_LOCAL; NULL
 void* hipdnnDlSymbol(void* lib, const char* name); /* NULL if absent */
 void hipdnnDlClose(void* lib);
 const char* hipdnnDlError(void); /* the loader's last message, never NULL */
-/* Folder holding libhipdnn_backend.so (no trailing slash), "" if unknown. */
-const char* hipdnnDlBackendDir(void);
+/* Folder of the object this file is linked into (no trailing slash), "" if unknown: in
+ * the backend, the folder of libhipdnn_backend.so; in libhipdnn_dynamic.a, the folder of
+ * the consumer (its executable or shared library). */
+const char* hipdnnDlSelfDir(void);
 
 #endif

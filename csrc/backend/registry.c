@@ -383,7 +383,7 @@ static void load_folder(const char* dir) {
 static void load_path(const char* given) {
     char path[PATH_MAX];
     if (given[0] == '/') snprintf(path, sizeof(path), "%s", given);
-    else snprintf(path, sizeof(path), "%s/%s", hipdnnDlBackendDir(), given);
+    else snprintf(path, sizeof(path), "%s/%s", hipdnnDlSelfDir(), given);
     size_t used = strlen(g_searched);
     if (snprintf(g_searched + used, sizeof(g_searched) - used, "%s%s", used ? ", " : "", path) < 0)
         g_searched[used] = '\0';

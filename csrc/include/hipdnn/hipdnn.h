@@ -16,7 +16,13 @@
  *   - fork() is safe while other threads run hipdnn calls: it waits for plugin loading
  *     and for plugin calls in flight to finish, and the child can use every handle,
  *     descriptor and plan it inherited, and make new ones (host engines; a GPU runtime
- *     has rules of its own about fork).
+ *     has rules of its own about fork);
+ *   - linked through libhipdnn_dynamic.a (CMake target hipdnn::hipdnn_dynamic,
+ *     docs/linking.md), the first call of any function loads libhipdnn_backend.so, once
+ *     per process.  When no compatible backend loads, every function returning a status
+ *     gives HIPDNN_STATUS_NOT_INITIALIZED, the last-error functions work and give a
+ *     message naming each path searched and what was found there,
+ *     hipdnnGetErrorString still names statuses, and hipdnnVersionString_ext gives "".
  */
 #ifndef HIPDNN_H
 #define HIPDNN_H
@@ -28,10 +34,15 @@
 extern "C" {
 #endif
 
+/* Code that defines these functions without exporting them predefines HIPDNN_EXPORT as
+ * empty: the stubs of libhipdnn_dynamic.a stay inside the program or library that links
+ * them (docs/linking.md). */
+#ifndef HIPDNN_EXPORT
 #if defined(_WIN32)
 #define HIPDNN_EXPORT __declspec(dllexport)
 #else
 #define HIPDNN_EXPORT __attribute__((visibility("default")))
+#endif
 #endif
 
 /* The project's version.  CMakeLists.txt and the reference engine take it from here;
