@@ -321,4 +321,40 @@ def test_the_engine_names_each_rewritten_stage_in_its_log(gpu):
         hipdnn.set_log_callback(None)
         hipdnn.set_log_level(hipdnn.log_level.WARN)
     log = "\n".join(m for m in messages if m.startswith(GPU_ENGINE + ":"))
-    assert "bnb/dscale" in log and "bnb/avg_dxhat" in log, log
+    # one row-wise kernel: each channel's sums are dscale and dbias themselves
+    assert "runs in 1 stage" in log and "batchnorm_backward 'bnb'" in log and \
+        "with the rows' sums" in log, log
+
+
+def test_layernorm_backward_is_one_row_kernel_and_two_column_sums(gpu):
+    # dx in one pass over x and dy; dscale and dbias summed per group of rows in the same
+    # kernel, then over the groups
+    shape = [1500, 96]
+    nb.check(gpu, "fp32", "layer", x_shape=shape, scale_shape=[1, 96])
+    log = ran_log(lambda: nb.check(gpu, "fp32", "layer", x_shape=shape, scale_shape=[1, 96]))
+    assert "stage 1 of" in log and "layernorm_backward 'bwd'" in log, log
+    assert "with column sums per group" in log and "avg_dxhat" not in log, log
+    assert "bwd/dscale" in log and "bwd/dbias" in log, log
+
+
+@pytest.mark.parametrize("case,x_shape,scale_shape", [
+    ("layer", [3, 9000], [1, 9000]),    # rows too long for column sums in registers
+    ("rms", [2, 2, 8500], [1, 1, 8500]),
+])
+def test_norm_backward_of_very_long_rows(gpu, case, x_shape, scale_shape):
+    nb.check(gpu, "fp32", case, x_shape=x_shape, scale_shape=scale_shape)
+    log = ran_log(lambda: nb.check(gpu, "fp32", case, x_shape=x_shape, scale_shape=scale_shape))
+    assert "bwd/avg_dxhat_xhat" in log, log  # pointwise and reduction stages instead
+
+
+def ran_log(run):
+    messages = []
+    hipdnn.set_log_level(hipdnn.log_level.INFO)
+    hipdnn.set_log_callback(lambda level, msg: messages.append(msg))
+    try:
+        run()
+        hipdnn._C.flush_log()
+    finally:
+        hipdnn.set_log_callback(None)
+        hipdnn.set_log_level(hipdnn.log_level.WARN)
+    return "\n".join(m for m in messages if m.startswith(GPU_ENGINE + ":"))

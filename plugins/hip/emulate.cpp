@@ -255,6 +255,42 @@ void emulate_norm(const rw_program& p) {
     }
 }
 
+template <int V>
+void emulate_norm_bwd(const rw_program& p) {
+    const int G = p.group, W = V > 0 ? V : 1;
+    const bool parts = (p.flags & RW_F_COL_PARTS) != 0;
+    const int64_t ngroups = parts ? p.part_groups : 1;
+    std::vector<RwRow<V>> xh(G), g(G);
+    std::vector<float> s0(G), s1(G), s2(G), s3(G);
+    // each group's threads' column parts, as each thread of the kernel keeps its own
+    std::vector<float> cp((size_t)(ngroups * G * W * PW_VEC * 2), 0.0f);
+    auto parts_of = [&](int64_t grp, int t, int which) {
+        return reinterpret_cast<float(*)[PW_VEC]>(&cp[(size_t)(((grp * G + t) * 2 + which) * W * PW_VEC)]);
+    };
+    for (int64_t row = 0; row < p.rows; ++row) {
+        const RwRowAt at = rw_row_at(p, row);
+        const int64_t grp = row % ngroups;
+        float mean, inv, sums[4];
+        nb_stats(p, at, &mean, &inv);
+        for (int t = 0; t < G; ++t) {
+            nb_load<V>(p, at, t, G, mean, inv, xh[t], g[t], sums, parts_of(grp, t, 0),
+                       parts_of(grp, t, 1), parts);
+            s0[t] = sums[0];
+            s1[t] = sums[1];
+            s2[t] = sums[2];
+            s3[t] = sums[3];
+        }
+        const float s_g = host_combine<RW_OP_ADD>(s0, G), s_gx = host_combine<RW_OP_ADD>(s1, G);
+        if (p.flags & RW_F_ROW_SUMS)
+            nb_store_sums(p, at, host_combine<RW_OP_ADD>(s2, G), host_combine<RW_OP_ADD>(s3, G));
+        for (int t = 0; t < G; ++t) nb_store<V>(p, at, t, G, s_g, s_gx, mean, inv, xh[t], g[t]);
+    }
+    if (parts)
+        for (int64_t grp = 0; grp < ngroups; ++grp)
+            for (int t = 0; t < G; ++t)
+                nb_store_parts<V>(p, grp, t, G, parts_of(grp, t, 0), parts_of(grp, t, 1));
+}
+
 // The fast way's storage type as a template argument, as kernel_of (rowwise.hip) picks it.
 template <class F>
 bool with_fast_dt(int dt, F f) {
@@ -325,6 +361,15 @@ bool emulate_rowwise(const rw_program& p) {
         default: return false;
         }
     }
+    case RW_NORM_BWD:
+        switch (p.vecs) {
+        case 0: emulate_norm_bwd<0>(p); return true;
+        case 1: emulate_norm_bwd<1>(p); return true;
+        case 2: emulate_norm_bwd<2>(p); return true;
+        case 4: emulate_norm_bwd<4>(p); return true;
+        case 8: emulate_norm_bwd<8>(p); return true;
+        default: return false;
+        }
     default: return false;
     }
 }

@@ -241,6 +241,99 @@ static void strides_after_keep(const hipdnnSdkTensor* t, int64_t* st) {
 
 /* ---- the operations ---------------------------------------------------------------------- */
 
+/* The row kernel's norm backward (rowwise_program.c), where its sums fit: batch and
+ * instance norms (scale one value a row) store each row's sums of dy * xhat and dy, which
+ * are dscale and dbias or reduce to them; layer and RMS norms (scale one value a column)
+ * store the column sums of each group of rows, reduced to dscale and dbias after.  1 done,
+ * 0 failed (out of memory), -1 not this way (the caller rewrites it into pointwise and
+ * reduction nodes). */
+static int lower_norm_backward_fused(lowering* l, const hipdnnSdkNode* n, const bool* axes) {
+    const hipdnnSdkTensor *tx = tensor(l, n->inputs[HIPDNN_NBWD_X]), *ts = tensor(l, n->inputs[HIPDNN_NBWD_SCALE]);
+    const int32_t nd = tx->ndim;
+    bool per_row = true, per_col = true;
+    int64_t rows = 1, cols = 1, sd[HIPDNN_MAX_DIMS], pdims[HIPDNN_MAX_DIMS], pst[HIPDNN_MAX_DIMS];
+    int a0 = -1;
+    for (int32_t i = 0; i < nd; ++i) {
+        if (axes[i]) per_row = per_row && ts->dims[i] == 1;
+        else per_col = per_col && ts->dims[i] == 1;
+        if (axes[i]) cols *= tx->dims[i];
+        else rows *= tx->dims[i];
+        if (!axes[i] && a0 < 0) a0 = i;
+        sd[i] = axes[i] ? 1 : tx->dims[i];
+    }
+    const int64_t ports[2] = {HIPDNN_NBWD_DSCALE, HIPDNN_NBWD_DBIAS};
+    const bool want = n->outputs[ports[0]] != HIPDNN_NO_TENSOR || n->outputs[ports[1]] != HIPDNN_NO_TENSOR;
+    int kind = !want || per_row ? HIPE_NBWD_ROW_SUMS
+               : per_col && a0 >= 0 && hipe_rw_norm_bwd_parts_fit(cols) ? HIPE_NBWD_COL_PARTS : 0;
+    if (!kind) return -1;
+    const int64_t P = rows < HIPE_NBWD_PARTS ? rows : HIPE_NBWD_PARTS;
+    if (kind == HIPE_NBWD_COL_PARTS) {
+        /* parts [P on the first kept axis, the normalized axes], columns numbered as the row
+           kernel walks them: x's memory order (a virtual x is packed between stages) */
+        int64_t xs[HIPDNN_MAX_DIMS];
+        memcpy(xs, tx->strides, sizeof(xs));
+        if (tx->is_virtual) hipdnnSdkPackedStrides(nd, tx->dims, xs);
+        int order[HIPDNN_MAX_DIMS], m = 0;
+        for (int32_t i = 0; i < nd; ++i) {
+            pdims[i] = axes[i] ? tx->dims[i] : 1;
+            pst[i] = cols;
+            if (axes[i] && tx->dims[i] > 1) order[m++] = i;
+        }
+        for (int i = 1; i < m; ++i) /* stable, largest x stride first */
+            for (int j = i; j > 0 && xs[order[j]] > xs[order[j - 1]]; --j) {
+                int t = order[j];
+                order[j] = order[j - 1];
+                order[j - 1] = t;
+            }
+        int64_t at = 1;
+        for (int i = m - 1; i >= 0; --i) {
+            pst[order[i]] = at;
+            at *= tx->dims[order[i]];
+        }
+        pdims[a0] = P;
+    }
+    hipdnnSdkNode node = *n;
+    node.name = strdup(n->name);
+    if (!node.name) {
+        l->oom = true;
+        return 0;
+    }
+    node.attrs[HIPE_NBWD_SUMS].i[0] = kind;
+    node.attrs[HIPE_NBWD_SUMS].i[1] = P;
+    node.attrs[HIPE_NBWD_SUMS].count = 2;
+    int64_t via[2] = {HIPDNN_NO_TENSOR, HIPDNN_NO_TENSOR};
+    static const char* const what[2] = {"sum_dy_xhat", "sum_dy"};
+    for (int k = 0; k < 2; ++k) {
+        const int64_t out = n->outputs[ports[k]];
+        if (out == HIPDNN_NO_TENSOR) continue;
+        const hipdnnSdkTensor* to = tensor(l, out);
+        bool same = kind == HIPE_NBWD_ROW_SUMS && to && to->ndim == nd;
+        for (int32_t i = 0; same && i < nd; ++i) same = to->dims[i] == sd[i];
+        if (same) continue; /* the row sums are the output itself */
+        via[k] = kind == HIPE_NBWD_ROW_SUMS
+                     ? add_tensor(l, n->name, what[k], HIPDNN_DATA_FLOAT, nd, sd, NULL, true)
+                     : add_tensor(l, n->name, what[k], HIPDNN_DATA_FLOAT, nd, pdims, pst, true);
+        if (via[k] == HIPDNN_NO_TENSOR ||
+            (kind == HIPE_NBWD_COL_PARTS && !keep_in_workspace(l, via[k]))) {
+            free(node.name);
+            return 0;
+        }
+        node.outputs[ports[k]] = via[k];
+    }
+    if (!push(l, &node, NULL, NULL)) {
+        free(node.name);
+        return 0;
+    }
+    for (int k = 0; k < 2; ++k) {
+        if (via[k] == HIPDNN_NO_TENSOR) continue;
+        int64_t dims[HIPDNN_MAX_DIMS];
+        memcpy(dims, tensor(l, n->outputs[ports[k]])->dims, sizeof(dims));
+        reduce(l, n->name, k ? "dbias" : "dscale", HIPDNN_REDUCE_TENSOR_ADD, via[k], dims,
+               n->outputs[ports[k]]);
+    }
+    return l->oom ? 0 : 1;
+}
+
 static bool lower_norm_backward(lowering* l, const hipdnnSdkNode* n) {
     const int64_t mode = n->attrs[HIPDNN_NBWD_MODE].i[0];
     const bool rms = mode == HIPDNN_RMS_NORM;
@@ -264,6 +357,8 @@ static bool lower_norm_backward(lowering* l, const hipdnnSdkNode* n) {
         sd[i] = axes[i] ? 1 : tx->dims[i];
         pd[i] = ts->dims[i];
     }
+    int r = lower_norm_backward_fused(l, n, axes);
+    if (r >= 0) return r == 1;
     const int64_t N = HIPDNN_NO_TENSOR;
     int64_t xhat = rms ? pw(l, nm, "xhat", HIPDNN_POINTWISE_MUL, x, inv, N, x)
                        : pw(l, nm, "xhat", HIPDNN_POINTWISE_MUL,

@@ -141,6 +141,36 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm(const rw_program p) {
     }
 }
 
+// Norm backward: dx of each row, with its sums (RW_F_ROW_SUMS) or the group's column parts
+// (RW_F_COL_PARTS: the grid has exactly part_groups groups, row r is group r % part_groups's).
+template <int V>
+__global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd(const rw_program p) {
+    __shared__ double halves[2][32];
+    Combine smem{halves, 0};
+    const int G = p.group;
+    const RowSlot s = row_slot(G);
+    const bool parts = (p.flags & RW_F_COL_PARTS) != 0;
+    float cp1[V > 0 ? V : 1][PW_VEC], cp2[V > 0 ? V : 1][PW_VEC];
+    nb_zero_parts<V>(cp1, cp2);
+    for (int64_t base = (int64_t)blockIdx.x * s.gpb; base < p.rows; base += (int64_t)gridDim.x * s.gpb) {
+        const bool valid = base + s.gi < p.rows;
+        const RwRowAt at = rw_row_at(p, valid ? base + s.gi : p.rows - 1);
+        float mean, inv, sums[4];
+        nb_stats(p, at, &mean, &inv);
+        RwRow<V> xh, g;
+        nb_load<V>(p, at, s.t, G, mean, inv, xh, g, sums, cp1, cp2, parts && valid);
+        const float s_g = group_combine<RW_OP_ADD>(sums[0], G, smem);
+        const float s_gx = group_combine<RW_OP_ADD>(sums[1], G, smem);
+        if (p.flags & RW_F_ROW_SUMS) {
+            const float dyx = group_combine<RW_OP_ADD>(sums[2], G, smem);
+            const float dy = group_combine<RW_OP_ADD>(sums[3], G, smem);
+            if (valid && s.t == 0) nb_store_sums(p, at, dyx, dy);
+        }
+        if (valid) nb_store<V>(p, at, s.t, G, s_g, s_gx, mean, inv, xh, g);
+    }
+    if (parts) nb_store_parts<V>(p, (int64_t)blockIdx.x * s.gpb + s.gi, s.t, G, cp1, cp2);
+}
+
 // Norms of 16-bit rows a warp each, packed (RW_F_PACKED): no barriers, each warp on its
 // own rows.
 template <int NV, int DT>
@@ -262,6 +292,15 @@ rw_kernel kernel_of(const rw_program& p) {
         default: return nullptr;
         }
     }
+    case RW_NORM_BWD:
+        switch (p.vecs) {
+        case 0: return rw_norm_bwd<0>;
+        case 1: return rw_norm_bwd<1>;
+        case 2: return rw_norm_bwd<2>;
+        case 4: return rw_norm_bwd<4>;
+        case 8: return rw_norm_bwd<8>;
+        default: return nullptr;
+        }
     default: return nullptr;
     }
 }

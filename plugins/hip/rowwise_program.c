@@ -263,13 +263,14 @@ void hipe_rowwise_grid(const rw_program* p, int* threads, int64_t* blocks) {
     }
     const int G = p->group;
     *threads = G > 32 ? G : RW_BLOCK;
-    const int64_t rows = p->kind == RW_REDUCE ? p->rows * p->splits : p->rows;
+    int64_t rows = p->kind == RW_REDUCE ? p->rows * p->splits : p->rows;
+    if (p->kind == RW_NORM_BWD && (p->flags & RW_F_COL_PARTS)) rows = p->part_groups;
     *blocks = ceil_div(rows, *threads / G);
     if (*blocks < 1) *blocks = 1;
 }
 
 void hipe_rw_set_vectors(rw_program* p) {
-    pw_tensor* ts[6 + PW_MAX_INPUTS + PW_MAX_OUTPUTS];
+    pw_tensor* ts[7 + PW_MAX_INPUTS + PW_MAX_OUTPUTS];
     int n = 0;
     ts[n++] = &p->x;
     ts[n++] = &p->y;
@@ -277,6 +278,7 @@ void hipe_rw_set_vectors(rw_program* p) {
     ts[n++] = &p->inv_var;
     ts[n++] = &p->scale;
     ts[n++] = &p->bias;
+    ts[n++] = &p->dy;
     if (p->flags & RW_F_EPILOGUE) {
         for (int i = 0; i < p->ep.nin; ++i) ts[n++] = &p->ep.in[i];
         for (int i = 0; i < p->ep.nout; ++i) ts[n++] = &p->ep.out[i];
@@ -641,5 +643,120 @@ int hipe_rw_norm(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const hipe_pla
     hipdnnSdkFormat(st->what, sizeof(st->what), "%s '%s': %lld rows of %lld, %s%s", mname, n->name,
                     (long long)p->rows, (long long)p->cols, shape,
                     ep ? ", with its pointwise epilogue" : "");
+    return 1;
+}
+
+/* ---- norm backward ------------------------------------------------------------------------ */
+
+/* A row in the registers of its group: up to two vectors a thread (xhat and g of each are
+ * kept, and with column parts two sums a column more), longer rows read again (vecs 0). */
+static void bwd_geometry(rw_program* p) {
+    const int64_t nvec = ceil_div(p->cols, PW_VEC);
+    if (nvec <= 32) {
+        p->group = (int32_t)pow2_at_least(nvec);
+        p->vecs = 1;
+        return;
+    }
+    int64_t g = pow2_at_least(ceil_div(nvec, 2));
+    if (g > RW_MAX_GROUP) g = RW_MAX_GROUP;
+    const int64_t v = pow2_at_least(ceil_div(nvec, g));
+    p->group = (int32_t)g;
+    p->vecs = v <= 8 ? (int32_t)v : 0;
+}
+
+bool hipe_rw_norm_bwd_parts_fit(int64_t cols) {
+    rw_program p;
+    memset(&p, 0, sizeof(p));
+    p.cols = cols;
+    bwd_geometry(&p);
+    return cols < (INT64_C(1) << 31) && (p.vecs == 1 || p.vecs == 2);
+}
+
+int hipe_rw_norm_backward(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage* st,
+                          char* why, size_t len) {
+    char label[200];
+    const int64_t mode = n->attrs[HIPDNN_NBWD_MODE].i[0];
+    const char* mname = hipdnnSdkNormBackwardName(mode);
+    hipdnnSdkFormat(label, sizeof(label), "node '%s' (%s)", n->name, mname ? mname : "norm_backward");
+    const int64_t sums = n->attrs[HIPE_NBWD_SUMS].i[0];
+    if (!mname || mode == HIPDNN_GROUP_NORM || (sums != HIPE_NBWD_ROW_SUMS && sums != HIPE_NBWD_COL_PARTS))
+        return decline(why, len, "%s: internal: not a norm backward this kernel takes", label);
+    if (!compute_ok(n, label, why, len)) return 0;
+    const bool rms = mode == HIPDNN_RMS_NORM;
+    const hipdnnSdkTensor* x = find(g, n->inputs[HIPDNN_NBWD_X]);
+    const hipdnnSdkTensor* dy = find(g, n->inputs[HIPDNN_NBWD_DY]);
+    const hipdnnSdkTensor* scale = find(g, n->inputs[HIPDNN_NBWD_SCALE]);
+    const hipdnnSdkTensor* mean = find(g, n->inputs[HIPDNN_NBWD_MEAN]);
+    const hipdnnSdkTensor* inv = find(g, n->inputs[HIPDNN_NBWD_INV_VARIANCE]);
+    const hipdnnSdkTensor* dx = find(g, n->outputs[HIPDNN_NBWD_DX]);
+    const hipdnnSdkTensor* sdyx = find(g, n->outputs[HIPDNN_NBWD_DSCALE]);
+    const hipdnnSdkTensor* sdy = find(g, n->outputs[HIPDNN_NBWD_DBIAS]);
+    if (!x || !dy || !scale || !inv || !dx || (!rms && !mean))
+        return decline(why, len, "%s: x, dy, scale, statistics or dx is not in the graph", label);
+    if (!tensor_ok(x, label, "x", false, why, len) || !tensor_ok(dy, label, "dy", false, why, len) ||
+        !tensor_ok(scale, label, "scale", false, why, len) ||
+        !tensor_ok(inv, label, "inv_variance", false, why, len) ||
+        (!rms && !tensor_ok(mean, label, "mean", false, why, len)) ||
+        !tensor_ok(dx, label, "dx", true, why, len))
+        return 0;
+    memset(st, 0, sizeof(*st));
+    st->kind = HIPE_STAGE_ROWWISE;
+    rw_program* p = &st->rw;
+    p->kind = RW_NORM_BWD;
+    p->mode = rms ? RW_RMS : RW_LAYER;
+    p->splits = 1;
+    bool col[HIPDNN_MAX_DIMS];
+    hipdnnSdkNormAxes(n, x, scale, col);
+    space s;
+    space_init(&s, x, col);
+    bool ok = space_add(&s, x, &p->x, label, "x", why, len) &&
+              space_add(&s, dx, &p->y, label, "dx", why, len) &&
+              space_add(&s, dy, &p->dy, label, "dy", why, len) &&
+              space_add(&s, scale, &p->scale, label, "scale", why, len) &&
+              space_add(&s, inv, &p->inv_var, label, "inv_variance", why, len) &&
+              (rms || space_add(&s, mean, &p->mean, label, "mean", why, len));
+    if (ok && sums == HIPE_NBWD_ROW_SUMS) {
+        ok = (!sdyx || (tensor_ok(sdyx, label, "dscale", true, why, len) &&
+                        space_add(&s, sdyx, &p->sum_dyx, label, "dscale", why, len))) &&
+             (!sdy || (tensor_ok(sdy, label, "dbias", true, why, len) &&
+                       space_add(&s, sdy, &p->sum_dy, label, "dbias", why, len)));
+    }
+    if (!ok || !space_lay_out(&s, p, label, why, len)) return 0;
+    bwd_geometry(p);
+    p->flags = n->attrs[HIPDNN_NBWD_ZERO_CENTERED_GAMMA].i[0] ? RW_F_GAMMA1 : 0u;
+    if (sums == HIPE_NBWD_ROW_SUMS) {
+        p->flags |= RW_F_ROW_SUMS;
+    } else {
+        p->part_groups = n->attrs[HIPE_NBWD_SUMS].i[1];
+        if (p->vecs != 1 && p->vecs != 2)
+            return decline(why, len, "%s: rows of %lld: too long for column sums in registers",
+                           label, (long long)p->cols);
+        if (p->part_groups < 1 || p->part_groups > (p->rows < HIPE_NBWD_PARTS ? p->rows : HIPE_NBWD_PARTS))
+            return decline(why, len, "%s: internal: %lld column parts for %lld rows", label,
+                           (long long)p->part_groups, (long long)p->rows);
+        p->flags |= RW_F_COL_PARTS;
+        p->sum_dyx.dtype = p->sum_dy.dtype = PW_F32;
+        const hipdnnSdkTensor* outs[2] = {sdyx, sdy};
+        for (int i = 0; i < 2; ++i) {
+            const hipdnnSdkTensor* t = outs[i];
+            if (t && (t->data_type != HIPDNN_DATA_FLOAT ||
+                      hipdnnSdkElementCount(t->ndim, t->dims) != p->part_groups * p->cols))
+                return decline(why, len, "%s: internal: column parts '%s' are not fp32 [%lld, %lld]",
+                               label, t->name, (long long)p->part_groups, (long long)p->cols);
+        }
+    }
+    bind(st, x->uid, PTR(x), -1);
+    bind(st, dy->uid, PTR(dy), -1);
+    bind(st, scale->uid, PTR(scale), -1);
+    bind(st, inv->uid, PTR(inv_var), -1);
+    if (!rms) bind(st, mean->uid, PTR(mean), -1);
+    bind(st, dx->uid, PTR(y), -1);
+    if (sdyx) bind(st, sdyx->uid, PTR(sum_dyx), -1);
+    if (sdy) bind(st, sdy->uid, PTR(sum_dy), -1);
+    hipdnnSdkFormat(st->what, sizeof(st->what), "%s '%s': %lld rows of %lld, %d threads a row%s%s",
+                    mname, n->name, (long long)p->rows, (long long)p->cols, p->group,
+                    p->vecs ? "" : ", read twice (too long for registers)",
+                    sums == HIPE_NBWD_ROW_SUMS ? ", with the rows' sums"
+                                               : ", with column sums per group");
     return 1;
 }

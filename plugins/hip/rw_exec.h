@@ -309,6 +309,7 @@ struct RwRow {
 struct RwRowAt {
     int64_t row;
     int64_t x, y, mean, inv_var, scale, bias;
+    int64_t dy, sum_dyx, sum_dy; // norm backward
 };
 
 PW_FN RwRowAt rw_row_at(const rw_program& p, int64_t row) {
@@ -322,6 +323,9 @@ PW_FN RwRowAt rw_row_at(const rw_program& p, int64_t row) {
     at.inv_var = rw_row_offset(p.inv_var, coord);
     at.scale = rw_row_offset(p.scale, coord);
     at.bias = rw_row_offset(p.bias, coord);
+    at.dy = rw_row_offset(p.dy, coord);
+    at.sum_dyx = rw_row_offset(p.sum_dyx, coord);
+    at.sum_dy = rw_row_offset(p.sum_dy, coord);
     return at;
 }
 
@@ -589,6 +593,132 @@ PW_FN float nm_mean(const rw_program& p, float sum) {
 
 PW_FN float nm_inv(const rw_program& p, float sum_sq) {
     return 1.0f / sqrtf(sum_sq / (float)p.cols + p.eps);
+}
+
+// ---- norm backward (RW_NORM_BWD) ------------------------------------------------------------
+// A row is one statistic's elements.  Phase 1 computes xhat and g = dy * gamma of the
+// thread's vectors (kept in registers when V > 0) and its partial sums; the group combines
+// them; phase 2 writes dx.  Column parts (RW_F_COL_PARTS, V of 1 or 2) accumulate dy * xhat
+// and dy per column over every row the group takes, in the thread's registers, and are
+// stored once at the end: the dscale and dbias of a layer / RMS norm without a second pass
+// over x and dy.
+
+// The row's mean (0 for RMS) and inv_variance, as given.
+PW_FN void nb_stats(const rw_program& p, const RwRowAt& at, float* mean, float* inv) {
+    *mean = p.mode == RW_RMS ? 0.0f : load_one(p.mean.ptr, p.mean.dtype, at.mean);
+    *inv = load_one(p.inv_var.ptr, p.inv_var.dtype, at.inv_var);
+}
+
+// xhat and g of vector k (cnt columns), and the four sums: g, g * xhat, dy * xhat, dy.
+PW_FN void nb_vec(const rw_program& p, const RwRowAt& at, int64_t k, int cnt, float mean,
+                  float inv, float* xh, float* g, float* dyv, float* sums) {
+    float sc[PW_VEC];
+    rw_load8(p.cdims, p.ncd, p.x, at.x, k * PW_VEC, cnt, 0.0f, xh);
+    rw_load8(p.cdims, p.ncd, p.dy, at.dy, k * PW_VEC, cnt, 0.0f, dyv);
+    rw_load8(p.cdims, p.ncd, p.scale, at.scale, k * PW_VEC, cnt, 0.0f, sc);
+    const float g1 = (p.flags & RW_F_GAMMA1) ? 1.0f : 0.0f;
+PW_UNROLL
+    for (int j = 0; j < PW_VEC; ++j) {
+        xh[j] = (xh[j] - mean) * inv;
+        g[j] = dyv[j] * (sc[j] + g1);
+        if (j < cnt) {
+            sums[0] += g[j];
+            sums[1] += g[j] * xh[j];
+            sums[2] += dyv[j] * xh[j];
+            sums[3] += dyv[j];
+        }
+    }
+}
+
+// Phase 1.  cp1 / cp2: the thread's column parts (V vectors), added to when `parts`.
+template <int V>
+PW_FN void nb_load(const rw_program& p, const RwRowAt& at, int t, int G, float mean, float inv,
+                   RwRow<V>& xh, RwRow<V>& g, float* sums, float (*cp1)[PW_VEC],
+                   float (*cp2)[PW_VEC], bool parts) {
+PW_UNROLL
+    for (int i = 0; i < 4; ++i) sums[i] = 0.0f;
+    if (V > 0) {
+PW_UNROLL
+        for (int v = 0; v < (V > 0 ? V : 1); ++v) {
+            const int64_t k = t + (int64_t)v * G;
+            const int cnt = rw_vec_count(p.cols, k);
+            if (cnt == 0) continue;
+            float dyv[PW_VEC];
+            nb_vec(p, at, k, cnt, mean, inv, xh.v[v], g.v[v], dyv, sums);
+            if (parts)
+PW_UNROLL
+                for (int j = 0; j < PW_VEC; ++j) {
+                    cp1[v][j] += dyv[j] * xh.v[v][j];
+                    cp2[v][j] += dyv[j];
+                }
+        }
+    } else {
+        float x[PW_VEC], gg[PW_VEC], dyv[PW_VEC];
+        for (int64_t k = t; k * PW_VEC < p.cols; k += G)
+            nb_vec(p, at, k, rw_vec_count(p.cols, k), mean, inv, x, gg, dyv, sums);
+    }
+}
+
+// Phase 2: dx = inv * (g - s_g / n - xhat * s_gx / n), without the s_g term for RMS (no
+// mean was taken).
+template <int V>
+PW_FN void nb_store(const rw_program& p, const RwRowAt& at, int t, int G, float s_g, float s_gx,
+                    float mean, float inv, RwRow<V>& xh, RwRow<V>& g) {
+    const float a = p.mode == RW_RMS ? 0.0f : s_g / (float)p.cols, b = s_gx / (float)p.cols;
+    float dx[PW_VEC];
+    if (V > 0) {
+PW_UNROLL
+        for (int v = 0; v < (V > 0 ? V : 1); ++v) {
+            const int64_t k = t + (int64_t)v * G;
+            const int cnt = rw_vec_count(p.cols, k);
+            if (cnt == 0) continue;
+PW_UNROLL
+            for (int j = 0; j < PW_VEC; ++j) dx[j] = inv * (g.v[v][j] - a - xh.v[v][j] * b);
+            rw_store8(p.cdims, p.ncd, p.y, at.y, k * PW_VEC, cnt, dx);
+        }
+    } else {
+        float x[PW_VEC], gg[PW_VEC], dyv[PW_VEC], unused[4];
+        for (int64_t k = t; k * PW_VEC < p.cols; k += G) {
+            const int cnt = rw_vec_count(p.cols, k);
+            nb_vec(p, at, k, cnt, mean, inv, x, gg, dyv, unused);
+PW_UNROLL
+            for (int j = 0; j < PW_VEC; ++j) dx[j] = inv * (gg[j] - a - x[j] * b);
+            rw_store8(p.cdims, p.ncd, p.y, at.y, k * PW_VEC, cnt, dx);
+        }
+    }
+}
+
+// A row's sums of dy * xhat and dy (RW_F_ROW_SUMS), from its group's first thread.
+PW_FN void nb_store_sums(const rw_program& p, const RwRowAt& at, float dyx, float dy) {
+    if (p.sum_dyx.ptr) store_one(p.sum_dyx.ptr, p.sum_dyx.dtype, at.sum_dyx, dyx);
+    if (p.sum_dy.ptr) store_one(p.sum_dy.ptr, p.sum_dy.dtype, at.sum_dy, dy);
+}
+
+template <int V>
+PW_FN void nb_zero_parts(float (*cp1)[PW_VEC], float (*cp2)[PW_VEC]) {
+PW_UNROLL
+    for (int v = 0; v < (V > 0 ? V : 1); ++v)
+PW_UNROLL
+        for (int j = 0; j < PW_VEC; ++j) cp1[v][j] = cp2[v][j] = 0.0f;
+}
+
+// The column parts of group `grp` (fp32, [part_groups, cols] packed).
+template <int V>
+PW_FN void nb_store_parts(const rw_program& p, int64_t grp, int t, int G, float (*cp1)[PW_VEC],
+                          float (*cp2)[PW_VEC]) {
+    if (grp >= p.part_groups) return;
+PW_UNROLL
+    for (int v = 0; v < (V > 0 ? V : 1); ++v) {
+        const int64_t k = t + (int64_t)v * G;
+        const int cnt = rw_vec_count(p.cols, k);
+        const int64_t at = grp * p.cols + k * PW_VEC;
+PW_UNROLL
+        for (int j = 0; j < PW_VEC; ++j)
+            if (j < cnt) {
+                if (p.sum_dyx.ptr) static_cast<float*>(p.sum_dyx.ptr)[at + j] = cp1[v][j];
+                if (p.sum_dy.ptr) static_cast<float*>(p.sum_dy.ptr)[at + j] = cp2[v][j];
+            }
+    }
 }
 
 // ---- norm rows a warp holds packed (RW_F_PACKED, the fast way of 16-bit storage) ---------

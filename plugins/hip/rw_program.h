@@ -33,7 +33,9 @@ enum {
     RW_REDUCE_COLS = 1, /* one output per row, the rows side by side in memory: each thread
                            walks the reduced axis for PW_VEC neighbouring outputs */
     RW_SOFTMAX = 2,     /* y = exp(x - max) / sum(exp(x - max)) over each row */
-    RW_NORM = 3         /* y = (x - mean) * inv_variance * scale + bias over each row */
+    RW_NORM = 3,        /* y = (x - mean) * inv_variance * scale + bias over each row */
+    RW_NORM_BWD = 4     /* y = dx = inv_variance * (g - avg(g) - xhat * avg(g * xhat)) over
+                           each row, g = dy * gamma, xhat = (x - mean) * inv_variance */
 };
 
 /* Reductions: a transform of each element, a combining operation, a final step. */
@@ -54,6 +56,11 @@ enum { RW_LAYER = 0, RW_RMS = 1 };
 #define RW_F_PACKED 64u   /* norm of 16-bit x: a warp a row, the row held in its storage
                              type (group 32, vecs the vectors a lane holds, up to 16); the
                              fast way only, else read again (vecs 0) */
+#define RW_F_ROW_SUMS 128u /* norm backward: each row's sums of dy * xhat and of dy are
+                              stored (sum_dyx, sum_dy: strided as the statistics) */
+#define RW_F_COL_PARTS 256u /* norm backward: each group's column sums of dy * xhat and of
+                               dy over the rows it took are stored (sum_dyx, sum_dy: fp32
+                               [part_groups, cols] packed); row r is group r % part_groups's */
 
 typedef struct {
     int32_t kind, mode; /* RW_*; the norm's RW_LAYER / RW_RMS */
@@ -73,7 +80,9 @@ typedef struct {
     int64_t rows, cols; /* products of rdims and cdims */
     int64_t chunk;      /* reductions: columns of each split (a multiple of PW_VEC) */
     pw_tensor x, y;     /* y of a reduction: column strides 0 (one value per row) */
-    pw_tensor mean, inv_var, scale, bias; /* norms */
+    pw_tensor mean, inv_var, scale, bias; /* norms (backward: mean, inv_var read) */
+    pw_tensor dy, sum_dyx, sum_dy; /* norm backward: dy, and the sums (flags) */
+    int64_t part_groups; /* norm backward with RW_F_COL_PARTS: the groups the grid has */
     int32_t ep_y;       /* epilogue: the input slot that holds the norm's y */
     int32_t fast_dt;    /* set at enqueue: x's (and y's) storage type where every vector a
                            thread touches is whole and 16-byte aligned (rw_exec.h's fast

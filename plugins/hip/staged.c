@@ -51,7 +51,7 @@ void hipe_plan_free(hipe_plan* plan) {
 
 /* ---- the graph's structure ------------------------------------------------------------------ */
 
-enum { G_POINTWISE = 0, G_SOFTMAX, G_NORM, G_REDUCTION, G_RESAMPLE };
+enum { G_POINTWISE = 0, G_SOFTMAX, G_NORM, G_REDUCTION, G_RESAMPLE, G_NORM_BWD };
 
 typedef struct {
     const hipdnnSdkGraph* g;
@@ -96,7 +96,8 @@ static bool structure(parts* s) {
         const hipdnnSdkNode* n = &g->nodes[i];
         if (n->kind != HIPDNN_OP_POINTWISE && n->kind != HIPDNN_OP_BATCHNORM_INFERENCE &&
             n->kind != HIPDNN_OP_REDUCTION && n->kind != HIPDNN_OP_NORM_FORWARD &&
-            n->kind != HIPDNN_OP_RESAMPLE_FWD && n->kind != HIPDNN_OP_RESAMPLE_BWD)
+            n->kind != HIPDNN_OP_RESAMPLE_FWD && n->kind != HIPDNN_OP_RESAMPLE_BWD &&
+            n->kind != HIPDNN_OP_NORM_BACKWARD)
             return decline(s->why, s->len, "%s: operation not supported (this engine runs "
                            "pointwise, batchnorm_inference, reduction, norm_forward, "
                            "norm_backward, genstats, resample, slice, concatenate and "
@@ -332,6 +333,8 @@ static bool form_groups(parts* s) {
             s->group[i] = new_group(s, G_REDUCTION);
         else if (g->nodes[i].kind == HIPDNN_OP_RESAMPLE_FWD || g->nodes[i].kind == HIPDNN_OP_RESAMPLE_BWD)
             s->group[i] = new_group(s, G_RESAMPLE);
+        else if (g->nodes[i].kind == HIPDNN_OP_NORM_BACKWARD)
+            s->group[i] = new_group(s, G_NORM_BWD);
     /* Runs of pointwise nodes between the others, each as long as it compiles as one. */
     hipe_plan* plan = malloc(sizeof(*plan));
     if (!plan) return decline(s->why, s->len, "out of memory while compiling graph '%s'", g->name);
@@ -484,6 +487,9 @@ static int compile_group(parts* s, int grp, hipe_stage* st, size_t* parts_bytes,
         break;
     case G_RESAMPLE:
         made = hipe_rs_compile(sub, &sub->nodes[0], st, s->why, s->len);
+        break;
+    case G_NORM_BWD:
+        made = hipe_rw_norm_backward(sub, &sub->nodes[0], st, s->why, s->len);
         break;
     default: break;
     }

@@ -100,6 +100,20 @@ int hipe_rw_softmax(const hipdnnSdkGraph* g, const hipdnnSdkNode* const* nodes, 
  * the norm's y), or NULL. */
 int hipe_rw_norm(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const hipe_plan* ep,
                  hipe_stage* st, char* why, size_t len);
+/* A norm_backward node as lower.c leaves it for the row kernel: attribute slot
+ * HIPE_NBWD_SUMS (one norm_backward does not use) says what its dscale and dbias ports
+ * hold: each row's sums of dy * xhat and dy (ROW_SUMS: batch and instance norms, whose
+ * scale is one value a row), or fp32 [groups, cols] column sums of each group of rows
+ * (COL_PARTS, i[1] groups: layer and RMS norms), summed by reductions after it. */
+#define HIPE_NBWD_SUMS 2
+#define HIPE_NBWD_ROW_SUMS 1
+#define HIPE_NBWD_COL_PARTS 2
+#define HIPE_NBWD_PARTS 1024 /* groups of rows with column sums, at most */
+int hipe_rw_norm_backward(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage* st,
+                          char* why, size_t len);
+/* Whether rows of `cols` fit the column sums' geometry (a row in registers). */
+bool hipe_rw_norm_bwd_parts_fit(int64_t cols);
+
 /* The stage of a resample_fwd or resample_bwd node (resample_program.c): 1, or 0 with the
  * reason. */
 int hipe_rs_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage* st, char* why,
