@@ -154,6 +154,7 @@ class Case:
     # the poisoned output hipdnn writes (default: like input "a"), and the kernels asked for
     make_output: Optional[Callable[[Dict[str, "torch.Tensor"]], "torch.Tensor"]] = None
     variants: Optional[List] = None
+    use_compile: bool = True  # also time torch.compile (the training cases: eager only)
 
 
 def _mul_add_gelu_add_inputs(dtype):
@@ -545,23 +546,23 @@ TRAINING_CASES = {
         name="layernorm_backward", log2=27, make_inputs=_lnb_inputs, torch_fn=_lnb_torch,
         reference=_lnb_ref, build_graph=_lnb_graph, bytes_moved=_bytes("x", "dy", extra=1),
         tolerance=3e-2, torch_tolerance=3e-2, make_output=_nan_like(lambda t: t["x"].shape),
-        variants=[("staged", {})]),
+        variants=[("staged", {})], use_compile=False),
     "batchnorm_training": Case(
         name="batchnorm_training", log2=25, make_inputs=_bn_inputs(False), torch_fn=_bn_torch,
         reference=_bn_ref, build_graph=_bn_graph, bytes_moved=_bytes("x", extra=2),
         tolerance=3e-2, torch_tolerance=3e-2, make_output=_nan_like(lambda t: t["x"].shape),
-        variants=[("staged", {})]),
+        variants=[("staged", {})], use_compile=False),
     "batchnorm_backward": Case(
         name="batchnorm_backward", log2=25, make_inputs=_bn_inputs(True), torch_fn=_bnb_torch,
         reference=_bnb_ref, build_graph=_bnb_graph, bytes_moved=_bytes("x", "dy", extra=1),
         tolerance=3e-2, torch_tolerance=3e-2, make_output=_nan_like(lambda t: t["x"].shape),
-        variants=[("staged", {})]),
+        variants=[("staged", {})], use_compile=False),
     "maxpool": Case(
         name="maxpool", log2=25, make_inputs=_pool_inputs, torch_fn=_pool_torch,
         reference=_pool_ref, build_graph=_pool_graph, bytes_moved=_bytes("x", extra=0.25),
         tolerance=0.0, torch_tolerance=0.0,
         make_output=_nan_like(lambda t: (NCHW[0], NCHW[1], NCHW[2] // 2, NCHW[3] // 2)),
-        variants=[("resample", {})]),
+        variants=[("resample", {})], use_compile=False),
 }
 
 
@@ -628,6 +629,8 @@ def run_case(case: Case, log2: Optional[int], samples: int, repeat: int,
     del holder["eager"]
 
     try:
+        if not case.use_compile:
+            raise RuntimeError("not timed for this case")
         compiled_fn = torch.compile(case.torch_fn)
 
         def compiled():
