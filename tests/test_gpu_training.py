@@ -20,7 +20,7 @@ import references as ref
 import test_norm_backward as nb
 import test_norm_forward as nf
 import test_resample as rs
-from conftest import GPU_ENGINE, STORAGES
+from conftest import GPU_ENGINE, STORAGES, assert_close
 from tolerances import tolerance
 
 pytestmark = pytest.mark.gpu
@@ -358,3 +358,62 @@ def ran_log(run):
         hipdnn.set_log_callback(None)
         hipdnn.set_log_level(hipdnn.log_level.WARN)
     return "\n".join(m for m in messages if m.startswith(GPU_ENGINE + ":"))
+
+
+# ---- whole graphs through hipdnn.Graph on NumPy arrays, run by the GPU engine ------------------
+
+def gpu_graph():
+    return hipdnn.Graph(intermediate_data_type=dt.FLOAT, preferred_engine=GPU_ENGINE)
+
+
+def test_rotary_embedding_graph_runs_on_the_gpu(gpu):
+    # slices, pointwise ops and a concatenation: every node on the GPU engine
+    B, S, H, D = 2, 9, 3, 16
+    x = gpu.rng.standard_normal((B, S, H, D)).astype(np.float32)
+    theta = np.arange(S)[:, None] * (10000.0 ** (-np.arange(D // 2) / (D // 2)))[None, :]
+    cos = np.cos(theta).reshape(1, S, 1, D // 2).astype(np.float32)
+    sin = np.sin(theta).reshape(1, S, 1, D // 2).astype(np.float32)
+    with gpu_graph() as g:
+        X = g.input(x)
+        whole = slice(None)
+        x1 = g.slice(X, [whole, whole, whole, slice(0, D // 2)])
+        x2 = g.slice(X, [whole, whole, whole, slice(D // 2, D)])
+        C, Sn = g.input(cos), g.input(sin)
+        g.concatenate([g.sub(g.mul(x1, C), g.mul(x2, Sn)), g.add(g.mul(x2, C), g.mul(x1, Sn))],
+                      axis=3)
+    y = g(x, cos, sin)
+    assert g.engine_name == GPU_ENGINE
+    xv, c, s = x.astype(np.float64), cos.astype(np.float64), sin.astype(np.float64)
+    x1v, x2v = xv[..., :D // 2], xv[..., D // 2:]
+    want = np.concatenate([x1v * c - x2v * s, x2v * c + x1v * s], axis=-1)
+    assert_close(y.astype(np.float64), want, tolerance("pointwise", "fp32"), "rotary")
+
+
+def test_layernorm_training_step_runs_on_the_gpu(gpu):
+    # forward (statistics saved), a loss gradient, backward: one graph, one engine
+    x = (2 + gpu.rng.standard_normal((64, 96))).astype(np.float32)
+    scale = (1 + 0.5 * gpu.rng.standard_normal((1, 96))).astype(np.float32)
+    bias = gpu.rng.standard_normal((1, 96)).astype(np.float32)
+    target = gpu.rng.standard_normal((64, 96)).astype(np.float32)
+    eps = 1e-5
+    with gpu_graph() as g:
+        X, Sc, Bi, T = g.input(x), g.input(scale), g.input(bias), g.input(target)
+        y, mean, inv = g.layernorm(hipdnn.norm_forward_phase.TRAINING, X, Sc, Bi, eps)
+        dy = g.sub(y, T)  # d/dy of 0.5 * |y - target|^2
+        dx, dscale, dbias = g.layernorm_backward(dy, X, Sc, mean, inv)
+        g.output(dx)
+        g.output(dscale)
+        g.output(dbias)
+    got_dx, got_ds, got_db = g(x, scale, bias, target)
+    assert g.engine_name == GPU_ENGINE
+    xv = x.astype(np.float64)
+    mu = xv.mean(axis=1, keepdims=True)
+    iv = 1 / np.sqrt(((xv - mu) ** 2).mean(axis=1, keepdims=True) + np.float32(eps))
+    xhat = (xv - mu) * iv
+    dyv = xhat * scale + bias - target
+    gd = dyv * scale
+    want_dx = iv * (gd - gd.mean(axis=1, keepdims=True) - xhat * (gd * xhat).mean(axis=1, keepdims=True))
+    tol = tolerance("layernorm", "fp32") + tolerance("norm_backward", "fp32")
+    assert_close(got_dx.astype(np.float64), want_dx, tol, "dx")
+    assert_close(got_ds.astype(np.float64), (dyv * xhat).sum(axis=0, keepdims=True), tol, "dscale")
+    assert_close(got_db.astype(np.float64), dyv.sum(axis=0, keepdims=True), tol, "dbias")
