@@ -321,9 +321,28 @@ def test_the_engine_names_each_rewritten_stage_in_its_log(gpu):
         hipdnn.set_log_callback(None)
         hipdnn.set_log_level(hipdnn.log_level.WARN)
     log = "\n".join(m for m in messages if m.startswith(GPU_ENGINE + ":"))
-    # one row-wise kernel: each channel's sums are dscale and dbias themselves
-    assert "runs in 1 stage" in log and "batchnorm_backward 'bnb'" in log and \
-        "with the rows' sums" in log, log
+    # three channels: split reductions over each channel and pointwise stages, not a
+    # group of threads a channel
+    assert "bnb/sum_dy_xhat" in log and "bnb/sum_dy'" in log, log
+    assert "batchnorm_backward 'bnb'" not in log, log
+
+
+@pytest.mark.parametrize("case,x_shape,scale_shape", [
+    ("instance", [64, 24, 3, 5], [1, 24, 1, 1]),  # 1536 rows: the row kernel, its row sums
+    ("batch", [4, 1100, 2, 3], [1, 1100, 1, 1]),  # 1100 channels: row sums are dscale, dbias
+])
+def test_norm_backward_with_many_rows_is_one_row_kernel(gpu, case, x_shape, scale_shape):
+    nb.check(gpu, "fp32", case, x_shape=x_shape, scale_shape=scale_shape)
+    log = ran_log(lambda: nb.check(gpu, "fp32", case, x_shape=x_shape, scale_shape=scale_shape))
+    assert "with the rows' sums" in log, log
+
+
+def test_batchnorm_training_with_many_channels_is_one_row_kernel(gpu):
+    nf.check(gpu, "fp32", "batch", running=True, x_shape=[2, 1030, 3, 2],
+             scale_shape=[1, 1030, 1, 1])
+    log = ran_log(lambda: nf.check(gpu, "fp32", "batch", x_shape=[2, 1030, 3, 2],
+                                   scale_shape=[1, 1030, 1, 1]))
+    assert "batchnorm 'norm': 1030 rows" in log, log
 
 
 def test_layernorm_backward_is_one_row_kernel_and_two_column_sums(gpu):

@@ -390,11 +390,18 @@ extern "C" bool hipe_resample_launch(const rs_program* prog, int64_t grid_cap, v
                                      char* why, size_t len) {
     (void)grid_cap;
     (void)stream;
-    (void)why;
-    (void)len;
     for (int64_t e = 0; e < prog->total; ++e) {
-        if (prog->backward) rs_backward(*prog, e);
-        else rs_forward(*prog, e);
+        switch (prog->nsp * 2 + prog->backward) {
+        case 2: rs_forward<1>(*prog, e); break;
+        case 3: rs_backward<1>(*prog, e); break;
+        case 4: rs_forward<2>(*prog, e); break;
+        case 5: rs_backward<2>(*prog, e); break;
+        case 6: rs_forward<3>(*prog, e); break;
+        case 7: rs_backward<3>(*prog, e); break;
+        default:
+            snprintf(why, len, "internal: no resample kernel for %d spatial dims", prog->nsp);
+            return false;
+        }
     }
     return true;
 }

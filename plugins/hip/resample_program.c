@@ -122,6 +122,9 @@ int hipe_rs_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage*
             return decline(why, len, "%s: over 2^40 window positions or 2^48 elements a plane", label);
     }
     p->total = p->n * p->c * (bwd ? in_size : out_size);
+    if (p->total >= (INT64_C(1) << 31))
+        return decline(why, len, "%s: %lld elements to compute (2^31 or more)", label,
+                       (long long)p->total);
     if (!operand(image, rank, bwd, label, bwd ? "dx" : "x", bwd ? &p->grad_image : &p->image, why, len) ||
         !operand(pooled, rank, !bwd, label, bwd ? "dy" : "y", bwd ? &p->grad_pooled : &p->pooled, why, len))
         return 0;
