@@ -265,6 +265,13 @@ static bool reshape(lw* w, hipdnnBackendDescriptor_t x, hipdnnBackendDescriptor_
 static hipdnnBackendDescriptor_t get(lw* w, int v, const ep_shape* want) {
     if (w->failed) return NULL;
     lval* lv = &w->vals[v];
+    if (!lv->desc && lv->bind_kind == EP_BIND_INPUT) {
+        /* made on first use, so that an input read only in other dims adds no tensor the
+         * graph does not use */
+        lv->hs = *want;
+        lv->desc = bound(w, v, want, NULL);
+        return lv->desc;
+    }
     if (!lv->desc) {
         failf(w, "value '%s' is read before any node makes it", w->m->values[v].name);
         return NULL;
@@ -644,13 +651,7 @@ OrtStatus* ep_lower(const ep_model* m, const ep_shape* in_shapes, hipdnnHandle_t
         lval* lv = &w.vals[v];
         lv->bind_kind = EP_BIND_INPUT;
         lv->bind_index = k;
-        lv->onnx = in_shapes[k];
-        /* a constant used only for its values (axes) is not a tensor of the graph */
-        if (m->values[v].elem_type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT || in_shapes[k].rank == 0)
-            continue;
-        lv->hs = in_shapes[k];
-        w.label = graph_name;
-        lv->desc = bound(&w, v, &lv->hs, NULL);
+        lv->onnx = in_shapes[k]; /* its tensor is made when a node reads it (get) */
     }
     char why[512], label[200];
     for (int i = 0; i < m->n_nodes && !w.failed; ++i) {
