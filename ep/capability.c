@@ -1,9 +1,10 @@
 /* capability.c — which ONNX nodes hipdnn-ep runs, and how they are grouped into fused
  * nodes.  A node is claimed when its op, domain, attributes and tensors are ones lower.c
  * can express in hipdnn (float32 tensors, ranks known); everything else stays with ORT
- * with a reason.  Claimed nodes connected by values are fused greedily in topological
- * order, never into a set that would feed itself through a node outside it (that would
- * make the fused graph cyclic). */
+ * with a reason.  Claimed nodes connected by values are fused in topological order: a
+ * node joins (and so merges) the groups of its claimed producers, unless the set would
+ * feed itself through a node outside it (the fused graph would be cyclic); then it joins
+ * one it can, or starts its own. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +172,16 @@ bool ep_node_supported(const ep_model* m, const ep_node* n, char* why, size_t wh
         return check_inputs(m, n, 0, 1, why, why_len);
     }
     if (is_op(n, "Softmax")) return softmax_ok(m, n, why, why_len);
+    if (is_op(n, "Reshape")) {
+        if (n->n_in != 2 || !check_inputs(m, n, 0, 1, why, why_len)) return false;
+        const ep_value* shape = n->in[1] >= 0 ? &m->values[n->in[1]] : NULL;
+        if (!shape || !shape->is_const || !shape->ivals)
+            return WHY("shape is not a constant int64 initializer of at most 64 values");
+        if (shape->n_ivals < 1 || shape->n_ivals > EP_MAX_RANK)
+            return WHY("shape has %lld values", (long long)shape->n_ivals);
+        return true;
+    }
+    if (is_op(n, "Flatten")) return check_inputs(m, n, 0, 1, why, why_len);
     if (is_op(n, "BatchNormalization")) return batchnorm_ok(m, n, why, why_len);
     if (is_op(n, "LayerNormalization")) return layernorm_ok(m, n, why, why_len);
     if (is_op(n, "ReduceSum") || is_op(n, "ReduceMean") || is_op(n, "ReduceMax") ||
@@ -179,62 +190,127 @@ bool ep_node_supported(const ep_model* m, const ep_node* n, char* why, size_t wh
     return WHY("op %s is not in hipdnn-ep's set", n->op);
 }
 
+static bool in_groups(int g, const int* gs, int n) {
+    for (int i = 0; i < n; ++i)
+        if (gs[i] == g) return true;
+    return false;
+}
+
 /* ---- grouping --------------------------------------------------------------------------- */
 
 typedef struct {
-    uint64_t* bits;
-    int words;
-} bitset;
+    const ep_model* m;
+    int* group;     /* per node, -1: not claimed */
+    int* succ;      /* edges producer -> consumer, CSR */
+    int* succ_at;   /* succ_at[i] .. succ_at[i + 1] */
+    int* queue;
+    unsigned char* seen;
+} grouping;
 
-static bool bs_has(const bitset* s, int node, int g) {
-    return (s->bits[(size_t)node * (size_t)s->words + (size_t)g / 64] >> (g % 64)) & 1u;
+/* True when the nodes of groups `gs` plus node n would form a set that feeds itself
+ * through a node outside it: a path leaves the set and comes back. */
+static bool makes_cycle(grouping* g, const int* gs, int ngs, int n) {
+    const ep_model* m = g->m;
+    int head = 0, tail = 0;
+    memset(g->seen, 0, (size_t)m->n_nodes);
+#define IN_SET(i) ((i) == n || in_groups(g->group[i], gs, ngs))
+    for (int i = 0; i < m->n_nodes; ++i) {
+        if (!IN_SET(i)) continue;
+        for (int e = g->succ_at[i]; e < g->succ_at[i + 1]; ++e) {
+            int c = g->succ[e];
+            if (!IN_SET(c) && !g->seen[c]) {
+                g->seen[c] = 1;
+                g->queue[tail++] = c;
+            }
+        }
+    }
+    while (head < tail) {
+        int q = g->queue[head++];
+        for (int e = g->succ_at[q]; e < g->succ_at[q + 1]; ++e) {
+            int c = g->succ[e];
+            if (IN_SET(c)) return true;
+            if (!g->seen[c]) {
+                g->seen[c] = 1;
+                g->queue[tail++] = c;
+            }
+        }
+    }
+#undef IN_SET
+    return false;
 }
-static void bs_set(bitset* s, int node, int g) {
-    s->bits[(size_t)node * (size_t)s->words + (size_t)g / 64] |= 1ull << (g % 64);
-}
-static void bs_or(bitset* s, int dst, int src) {
-    for (int w = 0; w < s->words; ++w)
-        s->bits[(size_t)dst * (size_t)s->words + (size_t)w] |=
-            s->bits[(size_t)src * (size_t)s->words + (size_t)w];
+
+static bool build_edges(grouping* g) {
+    const ep_model* m = g->m;
+    int n = m->n_nodes, edges = 0;
+    g->succ_at = calloc((size_t)n + 1, sizeof(int));
+    if (!g->succ_at) return false;
+    for (int i = 0; i < n; ++i)
+        for (int k = 0; k < m->nodes[i].n_in && k < EP_MAX_IO; ++k) {
+            int v = m->nodes[i].in[k];
+            if (v >= 0 && m->values[v].producer >= 0) ++g->succ_at[m->values[v].producer + 1], ++edges;
+        }
+    for (int i = 0; i < n; ++i) g->succ_at[i + 1] += g->succ_at[i];
+    g->succ = calloc((size_t)(edges ? edges : 1), sizeof(int));
+    int* fill = calloc((size_t)(n ? n : 1), sizeof(int));
+    if (!g->succ || !fill) {
+        free(fill);
+        return false;
+    }
+    for (int i = 0; i < n; ++i)
+        for (int k = 0; k < m->nodes[i].n_in && k < EP_MAX_IO; ++k) {
+            int v = m->nodes[i].in[k];
+            int p = v >= 0 ? m->values[v].producer : -1;
+            if (p >= 0) g->succ[g->succ_at[p] + fill[p]++] = i;
+        }
+    free(fill);
+    return true;
 }
 
 int ep_group_nodes(const ep_model* m, const bool* supported, int* group) {
-    int n = m->n_nodes, groups = 0;
-    /* dep[i]: the groups node i is in or depends on, transitively. */
-    bitset dep = {NULL, (n + 63) / 64 + 1};
-    dep.bits = calloc((size_t)(n ? n : 1) * (size_t)dep.words, sizeof(uint64_t));
-    if (!dep.bits) {
-        for (int i = 0; i < n; ++i) group[i] = -1;
+    int n = m->n_nodes, next = 0;
+    for (int i = 0; i < n; ++i) group[i] = -1;
+    grouping g = {m, group, NULL, NULL, NULL, NULL};
+    g.queue = calloc((size_t)(n ? n : 1), sizeof(int));
+    g.seen = calloc((size_t)(n ? n : 1), 1);
+    int* cand = calloc((size_t)(EP_MAX_IO), sizeof(int));
+    if (!g.queue || !g.seen || !cand || !build_edges(&g)) {
+        free(g.queue), free(g.seen), free(cand), free(g.succ), free(g.succ_at);
         return 0;
     }
     for (int i = 0; i < n; ++i) {
+        if (!supported[i]) continue;
         const ep_node* nd = &m->nodes[i];
-        group[i] = -1;
-        if (supported[i]) {
-            /* Join the group of a claimed producer unless another input reaches that group
-             * through a node outside it. */
-            for (int k = 0; k < nd->n_in && k < EP_MAX_IO && group[i] < 0; ++k) {
-                int v = nd->in[k];
-                int p = v >= 0 ? m->values[v].producer : -1;
-                if (p < 0 || group[p] < 0) continue;
-                int g = group[p];
-                bool cycle = false;
-                for (int j = 0; j < nd->n_in && j < EP_MAX_IO && !cycle; ++j) {
-                    int vj = nd->in[j];
-                    int q = vj >= 0 ? m->values[vj].producer : -1;
-                    if (q >= 0 && group[q] != g && bs_has(&dep, q, g)) cycle = true;
-                }
-                if (!cycle) group[i] = g;
-            }
-            if (group[i] < 0) group[i] = groups++;
-            bs_set(&dep, i, group[i]);
-        }
+        /* the groups of its claimed producers */
+        int nc = 0;
         for (int k = 0; k < nd->n_in && k < EP_MAX_IO; ++k) {
             int v = nd->in[k];
             int p = v >= 0 ? m->values[v].producer : -1;
-            if (p >= 0) bs_or(&dep, i, p);
+            if (p >= 0 && group[p] >= 0 && !in_groups(group[p], cand, nc)) cand[nc++] = group[p];
         }
+        /* all of them merged through this node, else the first one it can join alone,
+         * else a group of its own */
+        int target = -1;
+        if (nc > 0 && !makes_cycle(&g, cand, nc, i)) {
+            target = cand[0];
+            for (int j = 0; j < i; ++j)
+                if (in_groups(group[j], cand, nc)) group[j] = target;
+        }
+        for (int c = 0; target < 0 && nc > 1 && c < nc; ++c)
+            if (!makes_cycle(&g, &cand[c], 1, i)) target = cand[c];
+        group[i] = target >= 0 ? target : next++;
     }
-    free(dep.bits);
-    return groups;
+    /* numbered 0.. in order of first appearance */
+    int* renum = malloc((size_t)(next ? next : 1) * sizeof(int));
+    int groups = 0;
+    bool numbered = renum != NULL;
+    if (numbered) {
+        for (int j = 0; j < next; ++j) renum[j] = -1;
+        for (int i = 0; i < n; ++i)
+            if (group[i] >= 0) {
+                if (renum[group[i]] < 0) renum[group[i]] = groups++;
+                group[i] = renum[group[i]];
+            }
+    }
+    free(renum), free(g.queue), free(g.seen), free(cand), free(g.succ), free(g.succ_at);
+    return numbered ? groups : 0;
 }

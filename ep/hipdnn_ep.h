@@ -156,7 +156,8 @@ bool ep_reduce_axes(const ep_model* m, const ep_node* n, int rank, bool* reduced
 bool ep_node_supported(const ep_model* m, const ep_node* n, char* why, size_t why_len);
 
 /* Groups supported nodes into fusable sets: group[i] is the set of node i (-1: not
- * claimed); no set depends on itself through a node outside it.  Returns the count. */
+ * claimed), sets numbered from 0; no set depends on itself through a node outside it.
+ * Returns the count. */
 int ep_group_nodes(const ep_model* m, const bool* supported, int* group);
 
 /* ---- lower.c ------------------------------------------------------------------------- */

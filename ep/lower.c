@@ -502,8 +502,15 @@ static bool lower_reduce(lw* w, const ep_node* n) {
     return reduction(w, NULL, mode, get_onnx(w, n->in[0]), make_out(w, n->out[0], &ks));
 }
 
+/* Reshape and Flatten: the same elements in other dims, row-major. */
+static bool lower_reshape(lw* w, const ep_node* n) {
+    hipdnnBackendDescriptor_t x = get_onnx(w, n->in[0]);
+    return reshape(w, x, make_out(w, n->out[0], &w->vals[n->out[0]].onnx));
+}
+
 static bool lower_node(lw* w, const ep_node* n) {
     const char* op = n->op;
+    if (!strcmp(op, "Reshape") || !strcmp(op, "Flatten")) return lower_reshape(w, n);
     if (!strcmp(op, "Add")) return lower_binary(w, n, HIPDNN_POINTWISE_ADD);
     if (!strcmp(op, "Sub")) return lower_binary(w, n, HIPDNN_POINTWISE_SUB);
     if (!strcmp(op, "Mul")) return lower_binary(w, n, HIPDNN_POINTWISE_MUL);

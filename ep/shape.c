@@ -173,6 +173,51 @@ bool ep_shape_infer(const ep_model* m, const ep_node* n, const ep_shape* const* 
             return WHY("bias is not [%lld]", (long long)w->dims[0]);
         return true;
     }
+    if (is_op(n, "Reshape")) {
+        const ep_value* sv = n->in[1] >= 0 ? &m->values[n->in[1]] : NULL;
+        if (!sv || !sv->ivals || sv->n_ivals < 1 || sv->n_ivals > EP_MAX_RANK)
+            return WHY("shape is not a constant of 1 to %d values", EP_MAX_RANK);
+        bool allowzero = ep_attr_int(n, "allowzero", 0) != 0;
+        int64_t total = 1, known = 1;
+        int infer = -1;
+        for (int i = 0; i < x->rank; ++i) total *= x->dims[i];
+        out[0].rank = (int)sv->n_ivals;
+        for (int i = 0; i < out[0].rank; ++i) {
+            int64_t d = sv->ivals[i];
+            if (d == 0 && !allowzero) {
+                if (i >= x->rank) return WHY("shape[%d] is 0 but the input has rank %d", i, x->rank);
+                d = x->dims[i];
+            }
+            if (d == -1) {
+                if (infer >= 0) return WHY("shape has two -1 entries");
+                infer = i;
+                continue;
+            }
+            if (d < 1) return WHY("shape[%d] is %lld", i, (long long)d);
+            out[0].dims[i] = d;
+            known *= d;
+        }
+        if (infer >= 0) {
+            if (total % known) return WHY("%lld elements do not fill the -1 dim", (long long)total);
+            out[0].dims[infer] = total / known;
+            known = total;
+        }
+        if (known != total) {
+            shape_str(x, a, sizeof(a));
+            shape_str(&out[0], b, sizeof(b));
+            return WHY("input %s and shape %s differ in element count", a, b);
+        }
+        return true;
+    }
+    if (is_op(n, "Flatten")) {
+        int64_t axis = ep_attr_int(n, "axis", 1);
+        if (axis < 0) axis += x->rank;
+        if (axis < 0 || axis > x->rank) return WHY("axis %lld is out of range", (long long)axis);
+        out[0].rank = 2;
+        out[0].dims[0] = out[0].dims[1] = 1;
+        for (int i = 0; i < x->rank; ++i) out[0].dims[i < axis ? 0 : 1] *= x->dims[i];
+        return true;
+    }
     if (!strncmp(n->op, "Reduce", 6)) {
         bool red[EP_MAX_RANK];
         if (!ep_reduce_axes(m, n, x->rank, red, why, why_len)) return false;

@@ -4,12 +4,14 @@
  *
  *   ort_run --model M.onnx --out-dir DIR [--ep hipdnn|cpu] [--ep-lib PATH]
  *           [--no-fallback] [--option KEY=VALUE]... [--log-level 0..4]
+ *           [--opt-level disable|basic|extended|all]
  *           --input NAME=FILE.npy...
  *
  * An input given k times makes k runs of one session (run i takes each input's i-th
  * file; one given once is reused), so a test can change the batch size between runs.
  * Outputs go to DIR/NAME.I.npy.  Before running it prints which EP each node was
- * assigned to, one line each: "assigned EP OP_TYPE NODE_NAME".  Exit status 0 on
+ * assigned to, one line each: "assigned EP SUBGRAPH OP_TYPE NODE_NAME", where SUBGRAPH
+ * numbers ORT's assigned subgraphs (a compiling EP's fused node is one subgraph).  Exit status 0 on
  * success, 1 with a message naming the failing step otherwise.  float32 and int64
  * tensors only. */
 #include <stdarg.h>
@@ -135,6 +137,7 @@ typedef struct {
 int main(int argc, char** argv) {
     const char *model = NULL, *out_dir = NULL, *ep = "hipdnn", *ep_lib = HIPDNN_EP_LIBRARY;
     int no_fallback = 0, log_level = ORT_LOGGING_LEVEL_WARNING;
+    GraphOptimizationLevel opt_level = ORT_ENABLE_ALL;
     const char* opt_keys[32];
     const char* opt_vals[32];
     size_t n_opts = 0;
@@ -154,6 +157,13 @@ int main(int argc, char** argv) {
         else if (!strcmp(a, "--ep")) ep = v;
         else if (!strcmp(a, "--ep-lib")) ep_lib = v;
         else if (!strcmp(a, "--log-level")) log_level = atoi(v);
+        else if (!strcmp(a, "--opt-level")) {
+            if (!strcmp(v, "disable")) opt_level = ORT_DISABLE_ALL;
+            else if (!strcmp(v, "basic")) opt_level = ORT_ENABLE_BASIC;
+            else if (!strcmp(v, "extended")) opt_level = ORT_ENABLE_EXTENDED;
+            else if (!strcmp(v, "all")) opt_level = ORT_ENABLE_ALL;
+            else die("--opt-level %s: disable, basic, extended or all", v);
+        }
         else if (!strcmp(a, "--option") || !strcmp(a, "--input")) {
             char* eq = strchr(argv[i], '=');
             if (!eq) die("%s %s: expected KEY=VALUE", a, v);
@@ -187,6 +197,7 @@ int main(int argc, char** argv) {
     OrtSessionOptions* so = NULL;
     check(ort->CreateSessionOptions(&so), "CreateSessionOptions");
     check(ort->SetSessionLogSeverityLevel(so, log_level), "SetSessionLogSeverityLevel");
+    check(ort->SetSessionGraphOptimizationLevel(so, opt_level), "SetSessionGraphOptimizationLevel");
     check(ort->AddSessionConfigEntry(so, "session.record_ep_graph_assignment_info", "1"),
           "record_ep_graph_assignment_info");
     if (no_fallback)
@@ -225,7 +236,7 @@ int main(int argc, char** argv) {
             const char *name = NULL, *op = NULL;
             check(ort->EpAssignedNode_GetName(nodes[k], &name), "EpAssignedNode_GetName");
             check(ort->EpAssignedNode_GetOperatorType(nodes[k], &op), "EpAssignedNode_GetOperatorType");
-            printf("assigned %s %s %s\n", ep_name, op, name && name[0] ? name : "-");
+            printf("assigned %s %zu %s %s\n", ep_name, s, op, name && name[0] ? name : "-");
         }
     }
     fflush(stdout);
