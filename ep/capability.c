@@ -160,8 +160,10 @@ bool ep_node_supported(const ep_model* m, const ep_node* n, char* why, size_t wh
                        rank_of(m, n->in[0]), rank_of(m, n->in[1]));
         return true;
     }
-    if (is_op(n, "Add") || is_op(n, "Sub") || is_op(n, "Mul") || is_op(n, "Div"))
-        return n->n_in == 2 && check_inputs(m, n, 0, 2, why, why_len);
+    if (is_op(n, "Add") || is_op(n, "Sub") || is_op(n, "Mul") || is_op(n, "Div")) {
+        if (n->n_in != 2) return WHY("%d inputs", n->n_in);
+        return check_inputs(m, n, 0, 2, why, why_len);
+    }
     if (is_op(n, "Relu") || is_op(n, "Sigmoid") || is_op(n, "Tanh"))
         return check_inputs(m, n, 0, 1, why, why_len);
     if (is_op(n, "Gelu")) {
@@ -173,7 +175,8 @@ bool ep_node_supported(const ep_model* m, const ep_node* n, char* why, size_t wh
     }
     if (is_op(n, "Softmax")) return softmax_ok(m, n, why, why_len);
     if (is_op(n, "Reshape")) {
-        if (n->n_in != 2 || !check_inputs(m, n, 0, 1, why, why_len)) return false;
+        if (n->n_in != 2) return WHY("%d inputs", n->n_in);
+        if (!check_inputs(m, n, 0, 1, why, why_len)) return false;
         const ep_value* shape = n->in[1] >= 0 ? &m->values[n->in[1]] : NULL;
         if (!shape || !shape->is_const || !shape->ivals)
             return WHY("shape is not a constant int64 initializer of at most 64 values");
