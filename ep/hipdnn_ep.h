@@ -106,6 +106,8 @@ typedef struct {
 typedef struct {
     ep_value* values;
     int n_values, cap_values;
+    int* slots; /* open-addressing index of values by name: value index + 1, 0 empty */
+    int n_slots;
     ep_node* nodes;
     int n_nodes;
     int* inputs; /* the fused node's inputs (value indexes), in the kernel context's order */

@@ -22,10 +22,38 @@ static char* dup_str(const char* s) {
     return d;
 }
 
+/* FNV-1a: value names are looked up once per node port, so a large model needs an index. */
+static uint64_t name_hash(const char* s) {
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; ++s) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
 int ep_model_find(const ep_model* m, const char* name) {
-    for (int i = 0; i < m->n_values; ++i)
-        if (!strcmp(m->values[i].name, name)) return i;
-    return -1;
+    if (!m->n_slots) return -1;
+    for (size_t i = name_hash(name) & (size_t)(m->n_slots - 1);; i = (i + 1) & (size_t)(m->n_slots - 1)) {
+        int v = m->slots[i] - 1;
+        if (v < 0) return -1;
+        if (!strcmp(m->values[v].name, name)) return v;
+    }
+}
+
+/* Adds value v to the index, doubling it past half full. */
+static bool index_add(ep_model* m, int v) {
+    if (2 * (m->n_values + 1) > m->n_slots) {
+        int n = m->n_slots ? 2 * m->n_slots : 64;
+        int* slots = calloc((size_t)n, sizeof(int));
+        if (!slots) return false;
+        free(m->slots);
+        m->slots = slots;
+        m->n_slots = n;
+        for (int i = 0; i < m->n_values; ++i)
+            if (i != v) index_add(m, i);
+    }
+    size_t i = name_hash(m->values[v].name) & (size_t)(m->n_slots - 1);
+    while (m->slots[i]) i = (i + 1) & (size_t)(m->n_slots - 1);
+    m->slots[i] = v + 1;
+    return true;
 }
 
 /* Reads what a value info says about its tensor into v. */
@@ -106,6 +134,7 @@ static OrtStatus* intern(ep_model* m, const OrtValueInfo* vi, int* index) {
     v->name = dup_str(name);
     if (!v->name) return ep_status(ORT_FAIL, "out of memory");
     ++m->n_values; /* counted now so that ep_model_free frees what read_value made */
+    if (!index_add(m, m->n_values - 1)) return ep_status(ORT_FAIL, "out of memory");
     TRY(read_value(vi, v));
     *index = m->n_values - 1;
     return NULL;
@@ -267,6 +296,7 @@ void ep_model_free(ep_model* m) {
         free(n->domain);
     }
     free(m->values);
+    free(m->slots);
     free(m->nodes);
     free(m->inputs);
     free(m->outputs);
