@@ -434,3 +434,40 @@ def test_classifier_head_with_flatten_and_reshape(tmp_path, rng):
               [("W", rand(rng, 8, 3, 3, 3)), ("Wfc", rand(rng, 6, 8)), ("bfc", rand(rng, 6))])
     m.graph.initializer.append(numpy_helper.from_array(np.array([0, -1, 3], np.int64), "shape"))
     compare(tmp_path, m, {"x": rand(rng, 2, 3, 6, 6)}, fused_nodes=1)
+
+
+def test_plugin_abi_every_member_set():
+    """tests/ort/ep_abi_check: the factory and the EP set every member ORT may call."""
+    p = subprocess.run([str(BUILD_DIR / "tests" / "ort" / "ep_abi_check")], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0 and "all ok" in p.stdout, p.stdout + p.stderr
+
+
+def test_library_exports_only_the_two_entry_points():
+    package = re.search(r"^HIPDNN_PACKAGE_DIR:PATH=(.*)$",
+                        (BUILD_DIR / "CMakeCache.txt").read_text(), re.M).group(1)
+    lib = Path(package) / "lib" / "libhipdnn_ep.so"
+    out = subprocess.run(["nm", "-D", "--defined-only", str(lib)], capture_output=True,
+                         text=True, check=True).stdout
+    assert sorted(line.split()[-1] for line in out.splitlines()) == [
+        "CreateEpFactories", "ReleaseEpFactory"]
+
+
+def test_non_float_nodes_stay_with_ort(tmp_path, rng):
+    nodes = [helper.make_node("Add", ["i", "j"], ["s"], name="int_add"),
+             helper.make_node("Cast", ["s"], ["f"], name="cast", to=FLOAT),
+             helper.make_node("Relu", ["f"], ["y"], name="relu")]
+    graph = helper.make_graph(
+        nodes, "test",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, [3]),
+         helper.make_tensor_value_info("j", TensorProto.INT64, [3])],
+        [helper.make_tensor_value_info("y", FLOAT, None)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    feeds = {"i": np.array([-2, 3, 5], np.int64), "j": np.array([1, -7, 2], np.int64)}
+    _, assigned = compare(tmp_path, m, feeds, fully_claimed=False)
+    assert {a[3]: a[0] for a in assigned} == {"int_add": "CPUExecutionProvider",
+                                               "cast": "CPUExecutionProvider", "relu": "hipdnn"}
+    _, _, err = run(tmp_path, m, feeds, log_level=1)
+    assert "node Add 'int_add' (domain '') stays with ORT: output 0 's' has element type 7; " \
+           "hipdnn-ep runs float32 only" in err
