@@ -110,7 +110,9 @@ int main(int argc, char** argv) {
     ep_api->ReleaseHardwareDevice(cpu);
     ep_api->ReleaseHardwareDevice(gpu);
     status_ok(ort, release(f), "ReleaseEpFactory");
-    dlclose(lib);
+    /* Not dlclose'd: UBSan keeps the name of each instrumented module it has seen, and
+     * reports it as leaked once the module is gone (the sanitizer build runs this). */
+    (void)lib;
     printf("%s\n", failures ? "FAILED" : "all ok");
     return failures ? 1 : 0;
 }
