@@ -223,6 +223,27 @@ static hipdnnLogLevel_t hipdnn_level(OrtLoggingLevel l) {
                                             : HIPDNN_LOG_ERROR;
 }
 
+/* An engine option naming no loaded engine is logged with the names there are, and
+ * dropped, so that the heuristics rank as usual. */
+static void check_engine(hip_ep* e) {
+    if (!e->opt.engine[0]) return;
+    int64_t count = 0;
+    char known[512] = "";
+    size_t kl = 0;
+    if (hipdnnGetEngineCount_ext(&count) != HIPDNN_STATUS_SUCCESS) return;
+    for (int64_t i = 0; i < count; ++i) {
+        hipdnnEngineInfo_ext_t info;
+        if (hipdnnGetEngineInfo_ext(i, &info) != HIPDNN_STATUS_SUCCESS) continue;
+        if (!strcmp(info.name, e->opt.engine)) return;
+        if (kl < sizeof(known))
+            kl += (size_t)snprintf(known + kl, sizeof(known) - kl, "%s%s", kl ? ", " : "", info.name);
+    }
+    ep_log(e->logger, e->opt.log_level, ORT_LOGGING_LEVEL_WARNING,
+           "option " EP_OPTION_PREFIX "engine='%s' names no loaded engine (loaded: %s); ignored",
+           e->opt.engine, kl ? known : "none");
+    e->opt.engine[0] = '\0';
+}
+
 OrtStatus* ep_create(const OrtSessionOptions* so, const OrtLogger* logger,
                      ep_device_kind device, OrtEp** out) {
     *out = NULL;
@@ -252,6 +273,7 @@ OrtStatus* ep_create(const OrtSessionOptions* so, const OrtLogger* logger,
         free(e);
         return st;
     }
+    check_engine(e);
     OrtEp* b = &e->base;
     b->ort_version_supported = ORT_API_VERSION;
     b->GetName = get_name;

@@ -471,3 +471,25 @@ def test_non_float_nodes_stay_with_ort(tmp_path, rng):
     _, _, err = run(tmp_path, m, feeds, log_level=1)
     assert "node Add 'int_add' (domain '') stays with ORT: output 0 's' has element type 7; " \
            "hipdnn-ep runs float32 only" in err
+
+
+def test_same_value_on_both_ports_and_broadcast_first_operand(tmp_path, rng):
+    """Mul(x, x), and Sub / Div whose first operand is the smaller one."""
+    nodes = [helper.make_node("Mul", ["x", "x"], ["sq"], name="square"),
+             helper.make_node("Sub", ["a", "sq"], ["d"], name="sub"),
+             helper.make_node("Div", ["c", "d"], ["y"], name="div")]
+    m = model(nodes, [("x", [2, 3, 4]), ("a", [4])], [("y", None)],
+              [("c", rand(rng, 3, 1))])
+    # a - x*x never near zero: a in [2, 3), x*x below 1
+    a = rng.uniform(2.0, 3.0, size=4).astype(np.float32)
+    compare(tmp_path, m, {"x": rand(rng, 2, 3, 4), "a": a}, fused_nodes=1)
+
+
+def test_unknown_engine_option_is_logged_and_ignored(tmp_path, rng):
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
+    m = model(nodes, [("x", [3, 4])], [("y", None)])
+    _, _, err = run(tmp_path, m, {"x": rand(rng, 3, 4)}, options={"engine": "no_such_engine"},
+                    log_level=1)
+    assert "engine='no_such_engine' names no loaded engine (loaded: " in err
+    assert "reference_cpu" in err
+    compare(tmp_path, m, {"x": rand(rng, 3, 4)}, options={"engine": "no_such_engine"})
