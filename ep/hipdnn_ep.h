@@ -8,7 +8,8 @@
  *   model.c       ONNX nodes and values read out of an OrtGraph into plain C
  *   capability.c  which nodes hipdnn runs, and their grouping into fused nodes
  *   shape.c       ONNX shape rules for the ops hipdnn-ep claims
- *   lower.c       a model (one fused node) lowered to a hipdnn operation graph and plan
+ *   lower.c       a model (one fused node) lowered to a hipdnn operation graph
+ *   plan.c        the engine chosen for that graph, and its plan
  *   kernel.c      per fused node: plans cached by input shapes, execution per run
  *   ep.c          OrtEp: GetCapability, Compile and the compute functions
  *
@@ -182,12 +183,19 @@ typedef struct {
     char engine[64];
 } ep_plan;
 
-/* Builds, finalizes and plans the hipdnn graph of model `m` for these input shapes
- * (in_shapes[k] for the fused node's input k). */
+/* Builds and finalizes the hipdnn graph of model `m` for these input shapes (in_shapes[k]
+ * for the fused node's input k), and plans it (ep_plan_choose). */
 OrtStatus* ep_lower(const ep_model* m, const ep_shape* in_shapes, hipdnnHandle_t h,
                     const ep_options* opt, hipdnnMemorySpace_t space, const char* graph_name,
                     ep_plan* out);
 void ep_plan_free(ep_plan* p);
+
+/* ---- plan.c -------------------------------------------------------------------------- */
+
+/* Ranks engines for the finalized graph and plans it on the first one that runs in
+ * `space`: sets out->plan, workspace and engine.  False with `err` saying why not. */
+bool ep_plan_choose(hipdnnHandle_t h, hipdnnBackendDescriptor_t graph, const ep_options* opt,
+                    hipdnnMemorySpace_t space, ep_plan* out, char* err, size_t err_len);
 
 /* ---- kernel.c ------------------------------------------------------------------------ */
 

@@ -1,5 +1,5 @@
 /* lower.c — one fused node's ONNX model lowered to a hipdnn operation graph for concrete
- * input shapes, then finalized, ranked by the heuristics and planned.
+ * input shapes and finalized; plan.c then picks the engine and builds the plan.
  *
  * Every ONNX value gets a hipdnn tensor with explicit dims (shape.c computes them): the
  * fused node's inputs and outputs are non-virtual and bound to the kernel context's
@@ -533,10 +533,10 @@ static bool lower_node(lw* w, const ep_node* n) {
     return false;
 }
 
-/* ---- graph, heuristics, plan ------------------------------------------------------------ */
+/* ---- the operation graph ---------------------------------------------------------------- */
 
-static bool build_plan(lw* w, const ep_options* opt, hipdnnMemorySpace_t space,
-                       const char* graph_name, ep_plan* out) {
+static bool build_graph(lw* w, const ep_options* opt, hipdnnMemorySpace_t space,
+                        const char* graph_name, ep_plan* out) {
     w->label = graph_name;
     hipdnnBackendDescriptor_t g = new_desc(w, HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
     if (!g ||
@@ -549,83 +549,9 @@ static bool build_plan(lw* w, const ep_options* opt, hipdnnMemorySpace_t space,
             "graph ops") ||
         !ok(w, hipdnnBackendFinalize(g), "graph finalize"))
         return false;
-    hipdnnBackendDescriptor_t heur = new_desc(w, HIPDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-    if (!heur ||
-        !ok(w, hipdnnBackendSetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_MODE, HIPDNN_TYPE_HEUR_MODE, 1,
-                                         &opt->heur), "heuristic mode") ||
-        !ok(w, hipdnnBackendSetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
-                                         HIPDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g), "heuristic graph"))
-        return false;
-    if (opt->engine[0] &&
-        !ok(w, hipdnnBackendSetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_PREFERRED_ENGINE_EXT,
-                                         HIPDNN_TYPE_CHAR, (int64_t)strlen(opt->engine),
-                                         opt->engine), "preferred engine"))
-        return false;
-    if (!ok(w, hipdnnBackendFinalize(heur), "heuristics")) return false;
-    enum { MAX_CFG = 16 };
-    hipdnnBackendDescriptor_t cfgs[MAX_CFG];
-    int64_t count = 0;
-    if (!ok(w, hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_RESULTS,
-                                         HIPDNN_TYPE_BACKEND_DESCRIPTOR, MAX_CFG, &count, cfgs),
-            "heuristic results"))
-        return false;
-    if (count > MAX_CFG) count = MAX_CFG;
-    for (int64_t i = 0; i < count; ++i) keep(w, cfgs[i]);
-    /* The first engine that works in this device's memory space and builds a plan. */
-    char reasons[768] = "";
-    size_t rl = 0;
-    for (int64_t i = 0; i < count && !w->failed; ++i) {
-        hipdnnBackendDescriptor_t eng = NULL;
-        int64_t n1 = 0, mem = -1;
-        char name[64] = "";
-        if (hipdnnBackendGetAttribute(cfgs[i], HIPDNN_ATTR_ENGINECFG_ENGINE,
-                                      HIPDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n1, &eng) !=
-            HIPDNN_STATUS_SUCCESS)
-            continue;
-        keep(w, eng);
-        hipdnnBackendGetAttribute(eng, HIPDNN_ATTR_ENGINE_MEMORY_SPACE_EXT, HIPDNN_TYPE_INT64, 1,
-                                  &n1, &mem);
-        hipdnnBackendGetAttribute(eng, HIPDNN_ATTR_ENGINE_NAME_EXT, HIPDNN_TYPE_CHAR,
-                                  sizeof(name) - 1, &n1, name);
-        if (mem != (int64_t)space) {
-            rl += (size_t)snprintf(reasons + rl, rl < sizeof(reasons) ? sizeof(reasons) - rl : 0,
-                                   "%s%s: another memory space", rl ? "; " : "", name);
-            continue;
-        }
-        hipdnnBackendDescriptor_t plan = NULL;
-        if (hipdnnBackendCreateDescriptor(HIPDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan) !=
-            HIPDNN_STATUS_SUCCESS)
-            continue;
-        int64_t ws = 0;
-        if (hipdnnBackendSetAttribute(plan, HIPDNN_ATTR_EXECUTION_PLAN_HANDLE, HIPDNN_TYPE_HANDLE,
-                                      1, &w->h) == HIPDNN_STATUS_SUCCESS &&
-            hipdnnBackendSetAttribute(plan, HIPDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-                                      HIPDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfgs[i]) ==
-                HIPDNN_STATUS_SUCCESS &&
-            hipdnnBackendFinalize(plan) == HIPDNN_STATUS_SUCCESS &&
-            hipdnnBackendGetAttribute(plan, HIPDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                      HIPDNN_TYPE_INT64, 1, &n1, &ws) == HIPDNN_STATUS_SUCCESS) {
-            out->plan = plan;
-            out->workspace = ws;
-            snprintf(out->engine, sizeof(out->engine), "%s", name);
-            return true;
-        }
-        rl += (size_t)snprintf(reasons + rl, rl < sizeof(reasons) ? sizeof(reasons) - rl : 0,
-                               "%s%s: %s", rl ? "; " : "", name, hipdnnPeekLastErrorString_ext());
-        hipdnnBackendDestroyDescriptor(plan);
-    }
-    char* report = NULL;
-    int64_t rn = 0;
-    if (!w->failed && hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_SUPPORT_REPORT_EXT,
-                                                HIPDNN_TYPE_CHAR, 0, &rn, NULL) ==
-                          HIPDNN_STATUS_SUCCESS &&
-        rn > 0 && (report = calloc((size_t)rn + 1, 1)) != NULL)
-        hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_SUPPORT_REPORT_EXT,
-                                  HIPDNN_TYPE_CHAR, rn + 1, &rn, report);
-    failf(w, "no engine runs this graph in %s memory (%s)%s%s",
-          space == HIPDNN_MEMORY_HOST ? "host" : "device", rl ? reasons : "no candidates",
-          report ? "; support report: " : "", report ? report : "");
-    free(report);
+    char err[1024];
+    if (ep_plan_choose(w->h, g, opt, space, out, err, sizeof(err))) return true;
+    failf(w, "%s", err);
     return false;
 }
 
@@ -690,7 +616,7 @@ OrtStatus* ep_lower(const ep_model* m, const ep_shape* in_shapes, hipdnnHandle_t
         }
         out->out_shapes[k] = w.vals[v].onnx;
     }
-    if (!w.failed) build_plan(&w, opt, space, graph_name, out);
+    if (!w.failed) build_graph(&w, opt, space, graph_name, out);
     for (int i = w.n_descs - 1; i >= 0; --i) hipdnnBackendDestroyDescriptor(w.descs[i]);
     free(w.descs);
     free(w.ops);
