@@ -493,3 +493,43 @@ def test_unknown_engine_option_is_logged_and_ignored(tmp_path, rng):
     assert "engine='no_such_engine' names no loaded engine (loaded: " in err
     assert "reference_cpu" in err
     compare(tmp_path, m, {"x": rand(rng, 3, 4)}, options={"engine": "no_such_engine"})
+
+
+@pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER"])
+def test_conv_same_with_dilation(tmp_path, rng, auto_pad):
+    """ORT's CPU EP refuses dilation with SAME padding; ONNX defines it (the dilated
+    kernel's extent decides the total padding).  The reference is the same convolution
+    with those pads written out."""
+    xs, ws, strides, dil = (2, 4, 9, 8), (6, 2, 3, 2), [2, 1], [2, 3]
+    pads_begin, pads_end = [], []
+    for i in range(2):
+        out = -(-xs[2 + i] // strides[i])
+        total = max(0, (out - 1) * strides[i] + (ws[2 + i] - 1) * dil[i] + 1 - xs[2 + i])
+        small, big = total // 2, total - total // 2
+        pads_begin.append(small if auto_pad == "SAME_UPPER" else big)
+        pads_end.append(big if auto_pad == "SAME_UPPER" else small)
+    inits = [("W", rand(rng, *ws)), ("B", rand(rng, ws[0]))]
+    same = model([helper.make_node("Conv", ["x", "W", "B"], ["y"], name="conv", group=2,
+                                   auto_pad=auto_pad, strides=strides, dilations=dil)],
+                 [("x", list(xs))], [("y", None)], inits)
+    explicit = model([helper.make_node("Conv", ["x", "W", "B"], ["y"], name="conv", group=2,
+                                       pads=pads_begin + pads_end, strides=strides,
+                                       dilations=dil)],
+                     [("x", list(xs))], [("y", None)], inits)
+    x = rand(rng, *xs)
+    got, assigned, _ = run(tmp_path, same, {"x": x}, no_fallback=True)
+    want, _, _ = run(tmp_path, explicit, {"x": x}, ep="cpu")
+    assert [a[0] for a in assigned] == ["hipdnn"]
+    np.testing.assert_allclose(got["y"][0], want["y"][0], rtol=RTOL, atol=ATOL)
+
+
+def test_dynamic_batch_and_sequence_in_a_transformer_block(tmp_path, rng):
+    """[B, S, D] with B and S symbolic: MatMul, LayerNorm, Softmax re-planned per shape."""
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["h"], name="proj"),
+             helper.make_node("LayerNormalization", ["h", "g"], ["n"], name="ln"),
+             helper.make_node("Softmax", ["n"], ["y"], name="softmax", axis=-1)]
+    m = model(nodes, [("x", ["B", "S", 8])], [("y", None)],
+              [("W", rand(rng, 8, 8)), ("g", rand(rng, 8))])
+    xs = [rand(rng, 1, 3, 8), rand(rng, 4, 2, 8), rand(rng, 1, 3, 8), rand(rng, 2, 7, 8)]
+    got, _ = compare(tmp_path, m, {"x": xs}, fused_nodes=1)
+    assert [g.shape for g in got["y"]] == [(1, 3, 8), (4, 2, 8), (1, 3, 8), (2, 7, 8)]
