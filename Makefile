@@ -11,6 +11,12 @@ APT_PACKAGES = cmake make gcc g++ python3 python3-dev python3-numpy python3-pyte
                python3-setuptools-whl python3-wheel-whl python3-pip-whl \
                python3-mypy libflatbuffers-dev flatbuffers-compiler git \
                hipcc libamdhip64-dev
+# hipdnn-ep (ep/, docs/onnxruntime.md): its build fetches ONNX Runtime with npm
+# (tools/fetch_ort.sh) and its tests build models with python3-onnx.  npm from apt only
+# where none is on PATH.  ORT_EP=ON makes a failed fetch fail the configure (CI), AUTO skips
+# hipdnn-ep and its tests with a message, OFF never fetches.
+ORT_APT_PACKAGES = python3-onnx $(if $(shell command -v npm),,npm)
+ORT_EP ?= AUTO
 # `make fuzz` only: Debian's clang with libFuzzer and the sanitizer runtimes, and the
 # symbolizer for readable reports.
 FUZZ_APT_PACKAGES = clang-14 libclang-rt-14-dev llvm-14
@@ -32,14 +38,14 @@ define apt_install
 endef
 
 deps:
-	$(call apt_install,$(APT_PACKAGES))
+	$(call apt_install,$(APT_PACKAGES) $(ORT_APT_PACKAGES))
 
 deps-fuzz: deps
 	$(call apt_install,$(FUZZ_APT_PACKAGES))
 
 $(BUILD)/CMakeCache.txt:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=$(PYTHON) \
-	      -DHIPDNN_PACKAGE_DIR=$(CURDIR)/hipdnn
+	      -DHIPDNN_PACKAGE_DIR=$(CURDIR)/hipdnn -DHIPDNN_ORT_EP=$(ORT_EP)
 
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
@@ -147,7 +153,7 @@ test-tsan: deps
 	rm -rf $(TSAN_BUILD)/reports
 	# Nor the CUDA one: cudart, linked into it, leaves exit handlers that TSan's interceptors
 	# keep past the dlclose of a plugin that declined (a jump into unmapped code at exit).
-	cmake -S . -B $(TSAN_BUILD) $(SAN_CMAKE) -DHIPDNN_WITH_CUDA=OFF -DHIPDNN_SANITIZE=thread -DHIPDNN_BUILD_PYTHON=OFF \
+	cmake -S . -B $(TSAN_BUILD) $(SAN_CMAKE) -DHIPDNN_WITH_CUDA=OFF -DHIPDNN_SANITIZE=thread -DHIPDNN_BUILD_PYTHON=OFF -DHIPDNN_ORT_EP=OFF \
 	      -DHIPDNN_PACKAGE_DIR=$(CURDIR)/$(TSAN_BUILD)/pkg/hipdnn
 	cmake --build $(TSAN_BUILD) -j $(JOBS)
 	mkdir -p $(TSAN_BUILD)/reports
@@ -168,7 +174,7 @@ fuzz-build: deps-fuzz build
 	mkdir -p $(FUZZ_BUILD)/pkg/hipdnn
 	CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DHIPDNN_FUZZ=ON -DHIPDNN_BUILD_TESTS=OFF -DHIPDNN_BUILD_PYTHON=OFF \
-	  -DHIPDNN_WITH_CUDA=OFF -DHIPDNN_WITH_ROCM=OFF \
+	  -DHIPDNN_WITH_CUDA=OFF -DHIPDNN_WITH_ROCM=OFF -DHIPDNN_ORT_EP=OFF \
 	  -DHIPDNN_PACKAGE_DIR=$(CURDIR)/$(FUZZ_BUILD)/pkg/hipdnn
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)
 	# large inputs that are replayed but not checked in (the 10 000-node reversed chain)

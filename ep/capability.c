@@ -1,0 +1,319 @@
+/* capability.c — which ONNX nodes hipdnn-ep runs, and how they are grouped into fused
+ * nodes.  A node is claimed when its op, domain, attributes and tensors are ones lower.c
+ * can express in hipdnn (float32 tensors, ranks known); everything else stays with ORT
+ * with a reason.  Claimed nodes connected by values are fused in topological order: a
+ * node joins (and so merges) the groups of its claimed producers, unless the set would
+ * feed itself through a node outside it (the fused graph would be cyclic); then it joins
+ * one it can, or starts its own. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hipdnn_ep.h"
+
+#define WHY(...) (snprintf(why, why_len, __VA_ARGS__), false)
+
+static bool is_op(const ep_node* n, const char* op) { return !strcmp(n->op, op); }
+
+static bool onnx_domain(const ep_node* n) {
+    return !n->domain[0] || !strcmp(n->domain, "ai.onnx");
+}
+
+/* Float32 with a known rank in 1..8, else why not. */
+static bool float_tensor(const ep_model* m, int v, const char* port, char* why, size_t why_len) {
+    if (v < 0) return WHY("%s is absent", port);
+    const ep_value* t = &m->values[v];
+    if (t->elem_type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT)
+        return WHY("%s '%s' has element type %d; hipdnn-ep runs float32 only (type 1)", port,
+                   t->name, (int)t->elem_type);
+    if (t->rank < 1) return WHY("%s '%s' has %s", port, t->name,
+                                t->rank == 0 ? "rank 0 (a scalar)" : "no known rank");
+    return true;
+}
+
+static int rank_of(const ep_model* m, int v) { return v >= 0 ? m->values[v].rank : -1; }
+
+/* Outputs other than the first must be absent (optional statistics hipdnn-ep does not
+ * produce). */
+static bool only_first_output(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
+    for (int k = 1; k < n->n_out && k < EP_MAX_IO; ++k)
+        if (n->out[k] >= 0)
+            return WHY("optional output %d '%s' is used; only Y is produced", k,
+                       m->values[n->out[k]].name);
+    return true;
+}
+
+static bool check_inputs(const ep_model* m, const ep_node* n, int first, int count, char* why,
+                         size_t why_len) {
+    static const char* names[] = {"input 0", "input 1", "input 2", "input 3", "input 4"};
+    for (int k = first; k < first + count; ++k)
+        if (!float_tensor(m, n->in[k], names[k], why, why_len)) return false;
+    return true;
+}
+
+static bool conv_ok(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
+    if (n->n_in < 2 || n->n_in > 3) return WHY("%d inputs", n->n_in);
+    if (!check_inputs(m, n, 0, 2, why, why_len)) return false;
+    if (n->n_in == 3 && n->in[2] >= 0 && !float_tensor(m, n->in[2], "bias", why, why_len))
+        return false;
+    if (rank_of(m, n->in[0]) != 4 || rank_of(m, n->in[1]) != 4)
+        return WHY("only 2D convolutions (X and W of rank 4) in this slice; X has rank %d",
+                   rank_of(m, n->in[0]));
+    const char* pad = ep_attr_string(n, "auto_pad", "NOTSET");
+    if (strcmp(pad, "NOTSET") && strcmp(pad, "VALID") && strcmp(pad, "SAME_UPPER") &&
+        strcmp(pad, "SAME_LOWER"))
+        return WHY("auto_pad '%s' is not an ONNX value", pad);
+    static const char* lists[] = {"strides", "dilations", "kernel_shape"};
+    for (int i = 0; i < 3; ++i) {
+        const ep_attr* a = ep_attr_get(n, lists[i]);
+        if (a && (a->type != ORT_OP_ATTR_INTS || a->n_ints != 2))
+            return WHY("%s has %zu values for a 2D convolution", lists[i], a->n_ints);
+        for (size_t k = 0; a && k < a->n_ints; ++k)
+            if (a->ints[k] < 1) return WHY("%s[%zu] is %lld", lists[i], k, (long long)a->ints[k]);
+    }
+    const ep_attr* pads = ep_attr_get(n, "pads");
+    if (pads && (pads->type != ORT_OP_ATTR_INTS || pads->n_ints != 4))
+        return WHY("pads has %zu values for a 2D convolution", pads->n_ints);
+    for (size_t k = 0; pads && k < pads->n_ints; ++k)
+        if (pads->ints[k] < 0) return WHY("pads[%zu] is negative", k);
+    if (ep_attr_int(n, "group", 1) < 1) return WHY("group is below 1");
+    return true;
+}
+
+static bool gemm_ok(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
+    if (n->n_in < 2 || n->n_in > 3) return WHY("%d inputs", n->n_in);
+    if (!check_inputs(m, n, 0, 2, why, why_len)) return false;
+    if (n->n_in == 3 && n->in[2] >= 0 && !float_tensor(m, n->in[2], "C", why, why_len))
+        return false;
+    if (rank_of(m, n->in[0]) != 2 || rank_of(m, n->in[1]) != 2) return WHY("A and B need rank 2");
+    /* A transposed operand is read through strides, which only memory given to the fused
+     * node has (a value made inside the hipdnn graph is virtual, laid out by the engine). */
+    static const char* attr[] = {"transA", "transB"};
+    for (int k = 0; k < 2; ++k)
+        if (ep_attr_int(n, attr[k], 0) && m->values[n->in[k]].producer >= 0)
+            return WHY("%s=1 on '%s', which a node computes; hipdnn-ep transposes only graph "
+                       "inputs and initializers", attr[k], m->values[n->in[k]].name);
+    return true;
+}
+
+static bool reduce_ok(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
+    if (!check_inputs(m, n, 0, 1, why, why_len)) return false;
+    bool red[EP_MAX_RANK];
+    return ep_reduce_axes(m, n, rank_of(m, n->in[0]), red, why, why_len);
+}
+
+static bool softmax_ok(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
+    if (!check_inputs(m, n, 0, 1, why, why_len)) return false;
+    int r = rank_of(m, n->in[0]);
+    /* Before opset 13 the default axis is 1 and the input is flattened there; on the last
+     * axis both definitions agree. */
+    int64_t axis = ep_attr_int(n, "axis", n->since_version < 13 ? 1 : -1);
+    if (axis < 0) axis += r;
+    if (axis != r - 1) return WHY("axis %lld is not the last axis (rank %d); only the last "
+                                  "axis in this slice", (long long)axis, r);
+    return true;
+}
+
+static bool batchnorm_ok(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
+    if (n->n_in != 5) return WHY("%d inputs", n->n_in);
+    if (!check_inputs(m, n, 0, 5, why, why_len)) return false;
+    if (ep_attr_int(n, "training_mode", 0)) return WHY("training_mode=1");
+    if (!only_first_output(m, n, why, why_len)) return false;
+    if (rank_of(m, n->in[0]) < 2) return WHY("X needs rank >= 2");
+    for (int k = 1; k < 5; ++k)
+        if (rank_of(m, n->in[k]) != 1) return WHY("input %d is not 1-D", k);
+    return true;
+}
+
+static bool layernorm_ok(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
+    if (n->n_in < 2 || n->n_in > 3) return WHY("%d inputs", n->n_in);
+    if (!check_inputs(m, n, 0, 2, why, why_len)) return false;
+    if (n->n_in == 3 && n->in[2] >= 0 && !float_tensor(m, n->in[2], "B", why, why_len))
+        return false;
+    if (!only_first_output(m, n, why, why_len)) return false;
+    int r = rank_of(m, n->in[0]);
+    int64_t axis = ep_attr_int(n, "axis", -1);
+    if (axis < 0) axis += r;
+    if (axis < 1 || axis >= r)
+        return WHY("axis %lld of rank %d: hipdnn's layer norm keeps axis 0 per sample",
+                   (long long)axis, r);
+    if (rank_of(m, n->in[1]) != r - axis) return WHY("Scale's rank is not %lld (X's dims from "
+                                                     "axis on)", (long long)(r - axis));
+    if (n->n_in == 3 && n->in[2] >= 0 && rank_of(m, n->in[2]) != r - axis)
+        return WHY("B's rank is not Scale's");
+    return true;
+}
+
+bool ep_node_supported(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
+    bool ms = !strcmp(n->domain, "com.microsoft");
+    if (!onnx_domain(n) && !(ms && is_op(n, "Gelu")))
+        return WHY("domain '%s' is not claimed", n->domain);
+    if (n->n_in > EP_MAX_IO || n->n_out > EP_MAX_IO) return WHY("too many inputs or outputs");
+    if (n->n_out < 1 || n->out[0] < 0) return WHY("no output");
+    if (!float_tensor(m, n->out[0], "output 0", why, why_len)) return false;
+    if (is_op(n, "Conv")) return conv_ok(m, n, why, why_len);
+    if (is_op(n, "Gemm")) return gemm_ok(m, n, why, why_len);
+    if (is_op(n, "MatMul")) {
+        if (!check_inputs(m, n, 0, 2, why, why_len)) return false;
+        if (rank_of(m, n->in[0]) < 2 || rank_of(m, n->in[1]) < 2)
+            return WHY("1-D operands are not claimed in this slice (A rank %d, B rank %d)",
+                       rank_of(m, n->in[0]), rank_of(m, n->in[1]));
+        return true;
+    }
+    if (is_op(n, "Add") || is_op(n, "Sub") || is_op(n, "Mul") || is_op(n, "Div")) {
+        if (n->n_in != 2) return WHY("%d inputs", n->n_in);
+        return check_inputs(m, n, 0, 2, why, why_len);
+    }
+    if (is_op(n, "Relu") || is_op(n, "Sigmoid") || is_op(n, "Tanh"))
+        return check_inputs(m, n, 0, 1, why, why_len);
+    if (is_op(n, "Gelu")) {
+        if (!ms && n->since_version < 20) return WHY("Gelu before opset 20");
+        const char* approx = ep_attr_string(n, "approximate", "none");
+        if (strcmp(approx, "none") && strcmp(approx, "tanh"))
+            return WHY("approximate='%s'", approx);
+        return check_inputs(m, n, 0, 1, why, why_len);
+    }
+    if (is_op(n, "Softmax")) return softmax_ok(m, n, why, why_len);
+    if (is_op(n, "Reshape")) {
+        if (n->n_in != 2) return WHY("%d inputs", n->n_in);
+        if (!check_inputs(m, n, 0, 1, why, why_len)) return false;
+        const ep_value* shape = n->in[1] >= 0 ? &m->values[n->in[1]] : NULL;
+        if (!shape || !shape->is_const || !shape->ivals)
+            return WHY("shape is not a constant int64 initializer of at most 64 values");
+        if (shape->n_ivals < 1 || shape->n_ivals > EP_MAX_RANK)
+            return WHY("shape has %lld values", (long long)shape->n_ivals);
+        return true;
+    }
+    if (is_op(n, "Flatten")) return check_inputs(m, n, 0, 1, why, why_len);
+    if (is_op(n, "BatchNormalization")) return batchnorm_ok(m, n, why, why_len);
+    if (is_op(n, "LayerNormalization")) return layernorm_ok(m, n, why, why_len);
+    if (is_op(n, "ReduceSum") || is_op(n, "ReduceMean") || is_op(n, "ReduceMax") ||
+        is_op(n, "ReduceMin"))
+        return reduce_ok(m, n, why, why_len);
+    return WHY("op %s is not in hipdnn-ep's set", n->op);
+}
+
+static bool in_groups(int g, const int* gs, int n) {
+    for (int i = 0; i < n; ++i)
+        if (gs[i] == g) return true;
+    return false;
+}
+
+/* ---- grouping --------------------------------------------------------------------------- */
+
+typedef struct {
+    const ep_model* m;
+    int* group;     /* per node, -1: not claimed */
+    int* succ;      /* edges producer -> consumer, CSR */
+    int* succ_at;   /* succ_at[i] .. succ_at[i + 1] */
+    int* queue;
+    unsigned char* seen;
+} grouping;
+
+/* True when the nodes of groups `gs` plus node n would form a set that feeds itself
+ * through a node outside it: a path leaves the set and comes back. */
+static bool makes_cycle(grouping* g, const int* gs, int ngs, int n) {
+    const ep_model* m = g->m;
+    int head = 0, tail = 0;
+    memset(g->seen, 0, (size_t)m->n_nodes);
+#define IN_SET(i) ((i) == n || in_groups(g->group[i], gs, ngs))
+    for (int i = 0; i < m->n_nodes; ++i) {
+        if (!IN_SET(i)) continue;
+        for (int e = g->succ_at[i]; e < g->succ_at[i + 1]; ++e) {
+            int c = g->succ[e];
+            if (!IN_SET(c) && !g->seen[c]) {
+                g->seen[c] = 1;
+                g->queue[tail++] = c;
+            }
+        }
+    }
+    while (head < tail) {
+        int q = g->queue[head++];
+        for (int e = g->succ_at[q]; e < g->succ_at[q + 1]; ++e) {
+            int c = g->succ[e];
+            if (IN_SET(c)) return true;
+            if (!g->seen[c]) {
+                g->seen[c] = 1;
+                g->queue[tail++] = c;
+            }
+        }
+    }
+#undef IN_SET
+    return false;
+}
+
+static bool build_edges(grouping* g) {
+    const ep_model* m = g->m;
+    int n = m->n_nodes, edges = 0;
+    g->succ_at = calloc((size_t)n + 1, sizeof(int));
+    if (!g->succ_at) return false;
+    for (int i = 0; i < n; ++i)
+        for (int k = 0; k < m->nodes[i].n_in && k < EP_MAX_IO; ++k) {
+            int v = m->nodes[i].in[k];
+            if (v >= 0 && m->values[v].producer >= 0) ++g->succ_at[m->values[v].producer + 1], ++edges;
+        }
+    for (int i = 0; i < n; ++i) g->succ_at[i + 1] += g->succ_at[i];
+    g->succ = calloc((size_t)(edges ? edges : 1), sizeof(int));
+    int* fill = calloc((size_t)(n ? n : 1), sizeof(int));
+    if (!g->succ || !fill) {
+        free(fill);
+        return false;
+    }
+    for (int i = 0; i < n; ++i)
+        for (int k = 0; k < m->nodes[i].n_in && k < EP_MAX_IO; ++k) {
+            int v = m->nodes[i].in[k];
+            int p = v >= 0 ? m->values[v].producer : -1;
+            if (p >= 0) g->succ[g->succ_at[p] + fill[p]++] = i;
+        }
+    free(fill);
+    return true;
+}
+
+int ep_group_nodes(const ep_model* m, const bool* supported, int* group) {
+    int n = m->n_nodes, next = 0;
+    for (int i = 0; i < n; ++i) group[i] = -1;
+    grouping g = {m, group, NULL, NULL, NULL, NULL};
+    g.queue = calloc((size_t)(n ? n : 1), sizeof(int));
+    g.seen = calloc((size_t)(n ? n : 1), 1);
+    int* cand = calloc((size_t)(EP_MAX_IO), sizeof(int));
+    if (!g.queue || !g.seen || !cand || !build_edges(&g)) {
+        free(g.queue), free(g.seen), free(cand), free(g.succ), free(g.succ_at);
+        return 0;
+    }
+    for (int i = 0; i < n; ++i) {
+        if (!supported[i]) continue;
+        const ep_node* nd = &m->nodes[i];
+        /* the groups of its claimed producers */
+        int nc = 0;
+        for (int k = 0; k < nd->n_in && k < EP_MAX_IO; ++k) {
+            int v = nd->in[k];
+            int p = v >= 0 ? m->values[v].producer : -1;
+            if (p >= 0 && group[p] >= 0 && !in_groups(group[p], cand, nc)) cand[nc++] = group[p];
+        }
+        /* all of them merged through this node, else the first one it can join alone,
+         * else a group of its own */
+        int target = -1;
+        if (nc > 0 && !makes_cycle(&g, cand, nc, i)) {
+            target = cand[0];
+            for (int j = 0; j < i; ++j)
+                if (in_groups(group[j], cand, nc)) group[j] = target;
+        }
+        for (int c = 0; target < 0 && nc > 1 && c < nc; ++c)
+            if (!makes_cycle(&g, &cand[c], 1, i)) target = cand[c];
+        group[i] = target >= 0 ? target : next++;
+    }
+    /* numbered 0.. in order of first appearance */
+    int* renum = malloc((size_t)(next ? next : 1) * sizeof(int));
+    int groups = 0;
+    bool numbered = renum != NULL;
+    if (numbered) {
+        for (int j = 0; j < next; ++j) renum[j] = -1;
+        for (int i = 0; i < n; ++i)
+            if (group[i] >= 0) {
+                if (renum[group[i]] < 0) renum[group[i]] = groups++;
+                group[i] = renum[group[i]];
+            }
+    }
+    free(renum), free(g.queue), free(g.seen), free(cand), free(g.succ), free(g.succ_at);
+    return numbered ? groups : 0;
+}

@@ -1,0 +1,223 @@
+/* hipdnn_ep.h — the parts of hipdnn-ep, ONNX Runtime's plugin execution provider over
+ * hipdnn, and what each file gives the others.  Internal: nothing here is exported but
+ * CreateEpFactories and ReleaseEpFactory (factory.c), ORT's plugin-EP entry points.
+ *
+ *   factory.c     OrtEpFactory: the devices offered, CreateEp / ReleaseEp
+ *   options.c     the ep.hipdnn.* session options, read once in CreateEp
+ *   log.c         messages through ORT's logger, filtered by ep.hipdnn.log_level
+ *   model.c       ONNX nodes and values read out of an OrtGraph into plain C
+ *   capability.c  which nodes hipdnn runs, and their grouping into fused nodes
+ *   shape.c       ONNX shape rules for the ops hipdnn-ep claims
+ *   lower.c       a model (one fused node) lowered to a hipdnn operation graph
+ *   plan.c        the engine chosen for that graph, and its plan
+ *   kernel.c      per fused node: plans cached by input shapes, execution per run
+ *   ep.c          OrtEp: GetCapability, Compile and the compute functions
+ *
+ * Every ORT status this library returns is made by ep_status() and names the node and op
+ * it is about. */
+#ifndef HIPDNN_EP_H
+#define HIPDNN_EP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hipdnn/hipdnn.h"
+#include "onnxruntime_c_api.h" /* includes onnxruntime_ep_c_api.h */
+
+#define EP_NAME "hipdnn"
+#define EP_VENDOR "hipdnn"
+#define EP_OPTION_PREFIX "ep." EP_NAME "."
+#define EP_MAX_RANK 8 /* HIPDNN_MAX_DIMS */
+#define EP_STR_(x) #x
+#define EP_STR(x) EP_STR_(x)
+/* hipdnn-ep is versioned with hipdnn (semantic versioning, as ORT asks). */
+#define HIPDNN_EP_VERSION \
+    EP_STR(HIPDNN_VERSION_MAJOR) "." EP_STR(HIPDNN_VERSION_MINOR) "." EP_STR(HIPDNN_VERSION_PATCH)
+
+/* The ORT API tables, set once by CreateEpFactories. */
+extern const OrtApi* g_ort;
+extern const OrtEpApi* g_ep_api;
+
+/* ---- log.c --------------------------------------------------------------------------- */
+
+/* A new ORT status with the printf-formatted message, prefixed "hipdnn-ep: ". */
+OrtStatus* ep_status(OrtErrorCode code, const char* fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Logs through `logger` (may be NULL: dropped) when level >= threshold. */
+void ep_log(const OrtLogger* logger, OrtLoggingLevel threshold, OrtLoggingLevel level,
+            const char* fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* ---- options.c ----------------------------------------------------------------------- */
+
+typedef struct {
+    char engine[64];               /* ep.hipdnn.engine: engine name ranked first ("" none) */
+    hipdnnBackendHeurMode_t heur;  /* ep.hipdnn.heuristic_mode: a | b | fallback */
+    char plugin_path[1024];        /* ep.hipdnn.plugin_path: extra plugin file or folder */
+    OrtLoggingLevel log_level;     /* ep.hipdnn.log_level: verbose | info | warning | error */
+    bool log_level_given;          /* then hipdnn's own log level follows it */
+} ep_options;
+
+/* Reads every "ep.hipdnn." entry of the session options; an unknown key or a bad value is
+ * logged as a warning and otherwise ignored (defaults stay). */
+OrtStatus* ep_options_read(const OrtSessionOptions* so, const OrtLogger* logger,
+                           ep_options* out);
+
+/* ---- model.c ------------------------------------------------------------------------- */
+
+typedef struct {
+    char* name;
+    int32_t elem_type;        /* ONNXTensorElementDataType; 0 when not a tensor */
+    int rank;                 /* -1 when unknown */
+    int64_t dims[EP_MAX_RANK]; /* -1 where symbolic */
+    bool is_const;            /* a constant initializer */
+    bool is_graph_output;     /* an output of the graph the model was read from */
+    int64_t* ivals;           /* a constant int64 initializer's values (axes), else NULL */
+    int64_t n_ivals;
+    int producer;             /* node index, -1 for graph inputs and initializers */
+    int n_consumers;          /* nodes of the model that read it */
+} ep_value;
+
+typedef struct {
+    char* name;
+    OrtOpAttrType type;
+    int64_t i;
+    float f;
+    int64_t* ints;
+    size_t n_ints;
+    char* s;
+} ep_attr;
+
+#define EP_MAX_IO 8
+
+typedef struct {
+    char* name; /* "" when the model gave none */
+    char* op;
+    char* domain;
+    int since_version;
+    int n_in, n_out;
+    int in[EP_MAX_IO];  /* value index, -1 for an absent optional input */
+    int out[EP_MAX_IO]; /* value index, -1 for an absent optional output */
+    ep_attr* attrs;
+    int n_attrs;
+    const OrtNode* ort; /* valid only while the OrtGraph it came from is */
+} ep_node;
+
+typedef struct {
+    ep_value* values;
+    int n_values, cap_values;
+    int* slots; /* open-addressing index of values by name: value index + 1, 0 empty */
+    int n_slots;
+    ep_node* nodes;
+    int n_nodes;
+    int* inputs; /* the fused node's inputs (value indexes), in the kernel context's order */
+    int n_inputs;
+    int* outputs; /* the fused node's outputs, likewise */
+    int n_outputs;
+} ep_model;
+
+/* Reads the nodes of `graph` (in its topological order) and every value they touch. */
+OrtStatus* ep_model_read(const OrtGraph* graph, ep_model* m);
+/* Sets m->inputs / m->outputs from the fused node's inputs and outputs (by name). */
+OrtStatus* ep_model_bind_fused(ep_model* m, const OrtNode* fused);
+void ep_model_free(ep_model* m);
+int ep_model_find(const ep_model* m, const char* name);
+
+const ep_attr* ep_attr_get(const ep_node* n, const char* name);
+int64_t ep_attr_int(const ep_node* n, const char* name, int64_t dflt);
+float ep_attr_float(const ep_node* n, const char* name, float dflt);
+const char* ep_attr_string(const ep_node* n, const char* name, const char* dflt);
+/* The node's label for messages: "Conv 'conv1'" (or "Conv #3" without a name). */
+const char* ep_node_label(const ep_node* n, char* buf, size_t len);
+
+/* ---- shape.c ------------------------------------------------------------------------- */
+
+typedef struct {
+    int rank;
+    int64_t dims[EP_MAX_RANK];
+} ep_shape;
+
+/* Output shapes of node `n` from its input shapes (in[k] NULL for an absent input); a
+ * failure fills `why` with what is wrong. */
+bool ep_shape_infer(const ep_model* m, const ep_node* n, const ep_shape* const* in,
+                    ep_shape* out, char* why, size_t why_len);
+
+/* Conv's padding for one spatial dim: auto_pad NOTSET takes pads[], the SAME modes split
+ * the total as ONNX says.  Returns false for an auto_pad value ONNX does not have. */
+bool ep_conv_pads(const ep_node* n, int axis, int spatial, int64_t in, int64_t k,
+                  int64_t stride, int64_t dilation, int64_t* pre, int64_t* post);
+
+/* Normalized axes of a reduction (attribute or constant input; empty = all): the flags of
+ * reduced axes in `reduced`.  False (with why) for what cannot be known. */
+bool ep_reduce_axes(const ep_model* m, const ep_node* n, int rank, bool* reduced, char* why,
+                    size_t why_len);
+
+/* ---- capability.c -------------------------------------------------------------------- */
+
+/* Whether hipdnn-ep runs node `n`; when not, `why` says why. */
+bool ep_node_supported(const ep_model* m, const ep_node* n, char* why, size_t why_len);
+
+/* Groups supported nodes into fusable sets: group[i] is the set of node i (-1: not
+ * claimed), sets numbered from 0; no set depends on itself through a node outside it.
+ * Returns the count. */
+int ep_group_nodes(const ep_model* m, const bool* supported, int* group);
+
+/* ---- lower.c ------------------------------------------------------------------------- */
+
+/* Where a hipdnn graph tensor's memory comes from at execute time. */
+typedef enum { EP_BIND_INPUT, EP_BIND_OUTPUT } ep_bind_kind;
+
+typedef struct {
+    int64_t uid;
+    ep_bind_kind kind;
+    int index; /* fused node input / output index */
+} ep_binding;
+
+typedef struct {
+    hipdnnBackendDescriptor_t plan;
+    int64_t workspace;
+    ep_binding* bindings;
+    int n_bindings;
+    ep_shape* out_shapes; /* one per fused-node output */
+    char engine[64];
+} ep_plan;
+
+/* Builds and finalizes the hipdnn graph of model `m` for these input shapes (in_shapes[k]
+ * for the fused node's input k), and plans it (ep_plan_choose). */
+OrtStatus* ep_lower(const ep_model* m, const ep_shape* in_shapes, hipdnnHandle_t h,
+                    const ep_options* opt, hipdnnMemorySpace_t space, const char* graph_name,
+                    ep_plan* out);
+void ep_plan_free(ep_plan* p);
+
+/* ---- plan.c -------------------------------------------------------------------------- */
+
+/* Ranks engines for the finalized graph and plans it on the first one that runs in
+ * `space`: sets out->plan, workspace and engine.  False with `err` saying why not. */
+bool ep_plan_choose(hipdnnHandle_t h, hipdnnBackendDescriptor_t graph, const ep_options* opt,
+                    hipdnnMemorySpace_t space, ep_plan* out, char* err, size_t err_len);
+
+/* ---- kernel.c ------------------------------------------------------------------------ */
+
+typedef struct ep_kernel ep_kernel;
+
+/* Takes ownership of `m`. */
+ep_kernel* ep_kernel_create(ep_model* m, const char* name, hipdnnHandle_t h,
+                            const ep_options* opt, hipdnnMemorySpace_t space,
+                            const OrtLogger* logger);
+OrtStatus* ep_kernel_compute(ep_kernel* k, OrtKernelContext* ctx);
+void ep_kernel_destroy(ep_kernel* k);
+
+/* ---- ep.c ---------------------------------------------------------------------------- */
+
+/* Which kind of device an OrtEp runs on.  CPU: the host engines (reference_cpu) on host
+ * tensors, ORT's own CPU allocator.  A GPU device adds a device allocator and data
+ * transfer to the factory, device memory spaces in the plans, and the handle's stream as
+ * ORT's sync stream; ep.c and kernel.c take the memory space from here. */
+typedef enum { EP_DEVICE_CPU = 0, EP_DEVICE_GPU = 1 } ep_device_kind;
+
+OrtStatus* ep_create(const OrtSessionOptions* so, const OrtLogger* logger,
+                     ep_device_kind device, OrtEp** out);
+void ep_destroy(OrtEp* ep);
+
+#endif /* HIPDNN_EP_H */

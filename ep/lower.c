@@ -1,0 +1,641 @@
+/* lower.c — one fused node's ONNX model lowered to a hipdnn operation graph for concrete
+ * input shapes and finalized; plan.c then picks the engine and builds the plan.
+ *
+ * Every ONNX value gets a hipdnn tensor with explicit dims (shape.c computes them): the
+ * fused node's inputs and outputs are non-virtual and bound to the kernel context's
+ * memory, packed row-major as ORT keeps them; everything else is virtual.  Where an op
+ * needs a value in other dims (a lower rank lined up for broadcasting, a 1-D bias as
+ * [1, K, 1, 1], a reduction's kept axes dropped) it gets a view: a second tensor over the
+ * same memory for a fused-node input, a LOGICAL reshape for anything computed inside the
+ * graph (so the dependency stays in the graph). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hipdnn_ep.h"
+
+typedef struct {
+    hipdnnBackendDescriptor_t desc; /* NULL until the value is made */
+    ep_shape hs;                    /* desc's dims */
+    ep_shape onnx;                  /* the ONNX shape */
+    int bind_kind;                  /* -1: virtual; else ep_bind_kind */
+    int bind_index;
+} lval;
+
+typedef struct {
+    const ep_model* m;
+    hipdnnHandle_t h;
+    lval* vals;
+    hipdnnBackendDescriptor_t* descs;
+    int n_descs, cap_descs;
+    hipdnnBackendDescriptor_t* ops;
+    int n_ops, cap_ops;
+    ep_binding* binds;
+    int n_binds, cap_binds;
+    int64_t next_uid;
+    const char* label; /* the node being lowered */
+    char err[1536];
+    bool failed;
+} lw;
+
+/* ---- bookkeeping ---------------------------------------------------------------------- */
+
+static bool grow(void** p, int* cap, int need, size_t elem) {
+    if (need <= *cap) return true;
+    int c = *cap ? *cap * 2 : 16;
+    while (c < need) c *= 2;
+    void* q = realloc(*p, (size_t)c * elem);
+    if (!q) return false;
+    *p = q;
+    *cap = c;
+    return true;
+}
+
+static void failf(lw* w, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+static void failf(lw* w, const char* fmt, ...) {
+    if (w->failed) return;
+    w->failed = true;
+    int n = snprintf(w->err, sizeof(w->err), "%s: ", w->label ? w->label : "graph");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->err + n, sizeof(w->err) - (size_t)n, fmt, ap);
+    va_end(ap);
+}
+
+/* Checks a hipdnn call; on failure records "<node>: <what>: <status>: <hipdnn's message>". */
+static bool ok(lw* w, hipdnnStatus_t st, const char* what) {
+    if (st == HIPDNN_STATUS_SUCCESS) return true;
+    failf(w, "%s: %s: %s", what, hipdnnGetErrorString(st), hipdnnPeekLastErrorString_ext());
+    return false;
+}
+
+static hipdnnBackendDescriptor_t keep(lw* w, hipdnnBackendDescriptor_t d) {
+    if (!d) return NULL;
+    if (!grow((void**)&w->descs, &w->cap_descs, w->n_descs + 1, sizeof(*w->descs))) {
+        hipdnnBackendDestroyDescriptor(d);
+        failf(w, "out of memory");
+        return NULL;
+    }
+    w->descs[w->n_descs++] = d;
+    return d;
+}
+
+static hipdnnBackendDescriptor_t new_desc(lw* w, hipdnnBackendDescriptorType_t type) {
+    if (w->failed) return NULL;
+    hipdnnBackendDescriptor_t d = NULL;
+    if (!ok(w, hipdnnBackendCreateDescriptor(type, &d), "create descriptor")) return NULL;
+    return keep(w, d);
+}
+
+static void bind(lw* w, int64_t uid, int kind, int index) {
+    if (!grow((void**)&w->binds, &w->cap_binds, w->n_binds + 1, sizeof(*w->binds))) {
+        failf(w, "out of memory");
+        return;
+    }
+    w->binds[w->n_binds++] = (ep_binding){uid, (ep_bind_kind)kind, index};
+}
+
+static void packed_strides(const ep_shape* s, int64_t* strides) {
+    int64_t acc = 1;
+    for (int i = s->rank - 1; i >= 0; --i) {
+        strides[i] = acc;
+        acc *= s->dims[i];
+    }
+}
+
+static bool same_shape(const ep_shape* a, const ep_shape* b) {
+    return a->rank == b->rank && !memcmp(a->dims, b->dims, (size_t)a->rank * sizeof(int64_t));
+}
+
+/* `s` with 1s prepended up to rank r. */
+static ep_shape aligned(const ep_shape* s, int r) {
+    ep_shape o = {r, {0}};
+    int pad = r - s->rank;
+    for (int i = 0; i < r; ++i) o.dims[i] = i < pad ? 1 : s->dims[i - pad];
+    return o;
+}
+
+/* ---- tensors -------------------------------------------------------------------------- */
+
+/* A finalized tensor: strides NULL leaves them to hipdnn (virtual tensors); value non-NULL
+ * makes a by-value float constant. */
+static hipdnnBackendDescriptor_t tensor(lw* w, const char* name, const ep_shape* s,
+                                        const int64_t* strides, bool is_virtual,
+                                        const float* value, int64_t* uid_out) {
+    hipdnnBackendDescriptor_t t = new_desc(w, HIPDNN_BACKEND_TENSOR_DESCRIPTOR);
+    if (!t) return NULL;
+    int64_t uid = w->next_uid++;
+    hipdnnDataType_t dt = is_virtual ? HIPDNN_DATA_NOT_SET : HIPDNN_DATA_FLOAT;
+    bool virt = is_virtual, yes = true;
+    char nm[160];
+    snprintf(nm, sizeof(nm), "%s", name);
+    if (!ok(w, hipdnnBackendSetAttribute(t, HIPDNN_ATTR_TENSOR_UNIQUE_ID, HIPDNN_TYPE_INT64, 1, &uid),
+            "tensor uid") ||
+        !ok(w, hipdnnBackendSetAttribute(t, HIPDNN_ATTR_TENSOR_NAME_EXT, HIPDNN_TYPE_CHAR,
+                                         (int64_t)strlen(nm), nm), "tensor name") ||
+        !ok(w, hipdnnBackendSetAttribute(t, HIPDNN_ATTR_TENSOR_DATA_TYPE, HIPDNN_TYPE_DATA_TYPE, 1,
+                                         &dt), "tensor data type") ||
+        !ok(w, hipdnnBackendSetAttribute(t, HIPDNN_ATTR_TENSOR_IS_VIRTUAL, HIPDNN_TYPE_BOOLEAN, 1,
+                                         &virt), "tensor is_virtual") ||
+        !ok(w, hipdnnBackendSetAttribute(t, HIPDNN_ATTR_TENSOR_DIMENSIONS, HIPDNN_TYPE_INT64,
+                                         s->rank, s->dims), "tensor dims"))
+        return NULL;
+    if (strides && !ok(w, hipdnnBackendSetAttribute(t, HIPDNN_ATTR_TENSOR_STRIDES, HIPDNN_TYPE_INT64,
+                                                    s->rank, strides), "tensor strides"))
+        return NULL;
+    if (value &&
+        (!ok(w, hipdnnBackendSetAttribute(t, HIPDNN_ATTR_TENSOR_IS_BY_VALUE, HIPDNN_TYPE_BOOLEAN, 1,
+                                          &yes), "tensor by_value") ||
+         !ok(w, hipdnnBackendSetAttribute(t, HIPDNN_ATTR_TENSOR_VALUE_EXT, HIPDNN_TYPE_UINT8_EXT,
+                                          sizeof(float), value), "tensor value")))
+        return NULL;
+    if (!ok(w, hipdnnBackendFinalize(t), "tensor finalize")) return NULL;
+    if (uid_out) *uid_out = uid;
+    return t;
+}
+
+static hipdnnBackendDescriptor_t tmp(lw* w, const char* what, const ep_shape* s) {
+    char nm[160];
+    snprintf(nm, sizeof(nm), "%s/%s", w->label, what);
+    return tensor(w, nm, s, NULL, true, NULL, NULL);
+}
+
+/* A by-value float constant of rank r, every dim 1. */
+static hipdnnBackendDescriptor_t scalar(lw* w, const char* what, float v, int r) {
+    ep_shape s = {r, {0}};
+    for (int i = 0; i < r; ++i) s.dims[i] = 1;
+    int64_t strides[EP_MAX_RANK];
+    packed_strides(&s, strides);
+    char nm[160];
+    snprintf(nm, sizeof(nm), "%s/%s", w->label, what);
+    return tensor(w, nm, &s, strides, false, &v, NULL);
+}
+
+/* A non-virtual tensor over the memory of value v's binding, in dims s (packed, or with
+ * the given strides). */
+static hipdnnBackendDescriptor_t bound(lw* w, int v, const ep_shape* s, const int64_t* strides) {
+    int64_t packed[EP_MAX_RANK], uid = 0;
+    if (!strides) {
+        packed_strides(s, packed);
+        strides = packed;
+    }
+    hipdnnBackendDescriptor_t t =
+        tensor(w, w->m->values[v].name, s, strides, false, NULL, &uid);
+    if (t) bind(w, uid, w->vals[v].bind_kind, w->vals[v].bind_index);
+    return t;
+}
+
+static hipdnnBackendDescriptor_t op_new(lw* w, hipdnnBackendDescriptorType_t type,
+                                        const char* what) {
+    hipdnnBackendDescriptor_t op = new_desc(w, type);
+    if (!op) return NULL;
+    char nm[160];
+    snprintf(nm, sizeof(nm), "%s%s%s", w->label, what ? "/" : "", what ? what : "");
+    hipdnnDataType_t ct = HIPDNN_DATA_FLOAT;
+    if (!ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_OPERATION_NAME_EXT, HIPDNN_TYPE_CHAR,
+                                         (int64_t)strlen(nm), nm), "operation name") ||
+        !ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_OPERATION_COMPUTE_TYPE_EXT,
+                                         HIPDNN_TYPE_DATA_TYPE, 1, &ct), "compute type"))
+        return NULL;
+    return op;
+}
+
+static bool set_t(lw* w, hipdnnBackendDescriptor_t op, hipdnnBackendAttributeName_t attr,
+                  hipdnnBackendDescriptor_t t) {
+    if (w->failed || !op || !t) {
+        failf(w, "missing descriptor");
+        return false;
+    }
+    return ok(w, hipdnnBackendSetAttribute(op, attr, HIPDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t),
+              "operation port");
+}
+
+static bool op_done(lw* w, hipdnnBackendDescriptor_t op) {
+    if (w->failed || !op) return false;
+    if (!ok(w, hipdnnBackendFinalize(op), "operation finalize")) return false;
+    if (!grow((void**)&w->ops, &w->cap_ops, w->n_ops + 1, sizeof(*w->ops))) {
+        failf(w, "out of memory");
+        return false;
+    }
+    w->ops[w->n_ops++] = op;
+    return true;
+}
+
+/* ---- operations ------------------------------------------------------------------------ */
+
+static bool pointwise(lw* w, const char* what, hipdnnPointwiseMode_t mode,
+                      hipdnnBackendDescriptor_t x, hipdnnBackendDescriptor_t b,
+                      hipdnnBackendDescriptor_t y) {
+    hipdnnBackendDescriptor_t op = op_new(w, HIPDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, what);
+    return op &&
+           ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_POINTWISE_MODE,
+                                           HIPDNN_TYPE_POINTWISE_MODE_EXT, 1, &mode),
+              "pointwise mode") &&
+           set_t(w, op, HIPDNN_ATTR_OPERATION_POINTWISE_XDESC, x) &&
+           (!b || set_t(w, op, HIPDNN_ATTR_OPERATION_POINTWISE_BDESC, b)) &&
+           set_t(w, op, HIPDNN_ATTR_OPERATION_POINTWISE_YDESC, y) && op_done(w, op);
+}
+
+static bool reduction(lw* w, const char* what, hipdnnReduceTensorOp_t mode,
+                      hipdnnBackendDescriptor_t x, hipdnnBackendDescriptor_t y) {
+    hipdnnBackendDescriptor_t op = op_new(w, HIPDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, what);
+    return op &&
+           ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_REDUCTION_OPERATOR,
+                                           HIPDNN_TYPE_REDUCTION_OPERATOR_TYPE_EXT, 1, &mode),
+              "reduction operator") &&
+           set_t(w, op, HIPDNN_ATTR_OPERATION_REDUCTION_XDESC, x) &&
+           set_t(w, op, HIPDNN_ATTR_OPERATION_REDUCTION_YDESC, y) && op_done(w, op);
+}
+
+static bool reshape(lw* w, hipdnnBackendDescriptor_t x, hipdnnBackendDescriptor_t y) {
+    hipdnnBackendDescriptor_t op = op_new(w, HIPDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR, "view");
+    hipdnnReshapeMode_t mode = HIPDNN_RESHAPE_LOGICAL;
+    return op &&
+           ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_OPERATION_RESHAPE_MODE_EXT,
+                                           HIPDNN_TYPE_RESHAPE_MODE_EXT, 1, &mode),
+              "reshape mode") &&
+           set_t(w, op, HIPDNN_ATTR_OPERATION_RESHAPE_XDESC, x) &&
+           set_t(w, op, HIPDNN_ATTR_OPERATION_RESHAPE_YDESC, y) && op_done(w, op);
+}
+
+/* ---- values ------------------------------------------------------------------------------ */
+
+/* Value v as a tensor of dims `want` (as many elements as its ONNX shape). */
+static hipdnnBackendDescriptor_t get(lw* w, int v, const ep_shape* want) {
+    if (w->failed) return NULL;
+    lval* lv = &w->vals[v];
+    if (!lv->desc && lv->bind_kind == EP_BIND_INPUT) {
+        /* made on first use, so that an input read only in other dims adds no tensor the
+         * graph does not use */
+        lv->hs = *want;
+        lv->desc = bound(w, v, want, NULL);
+        return lv->desc;
+    }
+    if (!lv->desc) {
+        failf(w, "value '%s' is read before any node makes it", w->m->values[v].name);
+        return NULL;
+    }
+    if (same_shape(&lv->hs, want)) return lv->desc;
+    /* Memory given to the fused node is described anew; a value computed in the graph is
+     * reshaped, so that the reader stays ordered after the writer. */
+    if (lv->bind_kind == EP_BIND_INPUT) return bound(w, v, want, NULL);
+    hipdnnBackendDescriptor_t y = tmp(w, "view", want);
+    return reshape(w, lv->desc, y) ? y : NULL;
+}
+
+static hipdnnBackendDescriptor_t get_onnx(lw* w, int v) { return get(w, v, &w->vals[v].onnx); }
+
+/* The tensor node output v is written to, in dims hs. */
+static hipdnnBackendDescriptor_t make_out(lw* w, int v, const ep_shape* hs) {
+    lval* lv = &w->vals[v];
+    hipdnnBackendDescriptor_t t = lv->bind_kind == EP_BIND_OUTPUT
+                                      ? bound(w, v, hs, NULL)
+                                      : tensor(w, w->m->values[v].name, hs, NULL, true, NULL, NULL);
+    lv->desc = t;
+    lv->hs = *hs;
+    return t;
+}
+
+/* ---- ONNX ops -------------------------------------------------------------------------- */
+
+static bool lower_binary(lw* w, const ep_node* n, hipdnnPointwiseMode_t mode) {
+    const ep_shape* y = &w->vals[n->out[0]].onnx;
+    ep_shape a = aligned(&w->vals[n->in[0]].onnx, y->rank);
+    ep_shape b = aligned(&w->vals[n->in[1]].onnx, y->rank);
+    hipdnnBackendDescriptor_t ta = get(w, n->in[0], &a), tb = get(w, n->in[1], &b);
+    return pointwise(w, NULL, mode, ta, tb, make_out(w, n->out[0], y));
+}
+
+static bool lower_unary(lw* w, const ep_node* n, hipdnnPointwiseMode_t mode) {
+    hipdnnBackendDescriptor_t x = get_onnx(w, n->in[0]);
+    return pointwise(w, NULL, mode, x, NULL, make_out(w, n->out[0], &w->vals[n->out[0]].onnx));
+}
+
+static int64_t list_at(const ep_node* n, const char* name, int i, int64_t dflt) {
+    const ep_attr* a = ep_attr_get(n, name);
+    return a && a->type == ORT_OP_ATTR_INTS && a->n_ints == 2 ? a->ints[i] : dflt;
+}
+
+static bool lower_conv(lw* w, const ep_node* n) {
+    const ep_shape* xs = &w->vals[n->in[0]].onnx;
+    const ep_shape* ws = &w->vals[n->in[1]].onnx;
+    const ep_shape* ys = &w->vals[n->out[0]].onnx;
+    int64_t pre[2], post[2], stride[2], dil[2];
+    for (int i = 0; i < 2; ++i) {
+        stride[i] = list_at(n, "strides", i, 1);
+        dil[i] = list_at(n, "dilations", i, 1);
+        ep_conv_pads(n, i, 2, xs->dims[2 + i], ws->dims[2 + i], stride[i], dil[i], &pre[i],
+                     &post[i]);
+    }
+    bool has_bias = n->n_in >= 3 && n->in[2] >= 0;
+    hipdnnBackendDescriptor_t x = get_onnx(w, n->in[0]), f = get_onnx(w, n->in[1]);
+    hipdnnBackendDescriptor_t y = has_bias ? tmp(w, "conv", ys) : make_out(w, n->out[0], ys);
+    hipdnnBackendDescriptor_t op =
+        op_new(w, HIPDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, has_bias ? "conv" : NULL);
+    hipdnnConvolutionMode_t mode = HIPDNN_CROSS_CORRELATION;
+    if (!op || !set_t(w, op, HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x) ||
+        !set_t(w, op, HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, f) ||
+        !set_t(w, op, HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, y) ||
+        !ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_CONVOLUTION_PRE_PADDINGS, HIPDNN_TYPE_INT64,
+                                         2, pre), "pre paddings") ||
+        !ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_CONVOLUTION_POST_PADDINGS,
+                                         HIPDNN_TYPE_INT64, 2, post), "post paddings") ||
+        !ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_CONVOLUTION_FILTER_STRIDES,
+                                         HIPDNN_TYPE_INT64, 2, stride), "strides") ||
+        !ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_CONVOLUTION_DILATIONS, HIPDNN_TYPE_INT64,
+                                         2, dil), "dilations") ||
+        !ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_CONVOLUTION_CONV_MODE,
+                                         HIPDNN_TYPE_CONVOLUTION_MODE_EXT, 1, &mode), "conv mode") ||
+        !op_done(w, op))
+        return false;
+    if (!has_bias) return true;
+    ep_shape bs = {4, {1, ys->dims[1], 1, 1}};
+    return pointwise(w, "bias", HIPDNN_POINTWISE_ADD, y, get(w, n->in[2], &bs),
+                     make_out(w, n->out[0], ys));
+}
+
+static bool lower_matmul(lw* w, const ep_node* n) {
+    const ep_shape* y = &w->vals[n->out[0]].onnx;
+    ep_shape a = aligned(&w->vals[n->in[0]].onnx, y->rank);
+    ep_shape b = aligned(&w->vals[n->in[1]].onnx, y->rank);
+    hipdnnBackendDescriptor_t ta = get(w, n->in[0], &a), tb = get(w, n->in[1], &b);
+    hipdnnBackendDescriptor_t tc = make_out(w, n->out[0], y);
+    hipdnnBackendDescriptor_t op = op_new(w, HIPDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, NULL);
+    return op && set_t(w, op, HIPDNN_ATTR_OPERATION_MATMUL_ADESC, ta) &&
+           set_t(w, op, HIPDNN_ATTR_OPERATION_MATMUL_BDESC, tb) &&
+           set_t(w, op, HIPDNN_ATTR_OPERATION_MATMUL_CDESC, tc) && op_done(w, op);
+}
+
+/* Gemm operand k, transposed when its trans attribute says so: [rows, cols] of the
+ * stored [cols, rows], read through strides (capability.c claims this only for memory
+ * given to the fused node). */
+static hipdnnBackendDescriptor_t gemm_operand(lw* w, const ep_node* n, int k, bool trans) {
+    int v = n->in[k];
+    const ep_shape* s = &w->vals[v].onnx;
+    if (!trans) return get(w, v, s);
+    if (w->vals[v].bind_kind != EP_BIND_INPUT) {
+        failf(w, "trans%c on '%s', which the fused graph computes", k ? 'B' : 'A',
+              w->m->values[v].name);
+        return NULL;
+    }
+    ep_shape t = {2, {s->dims[1], s->dims[0]}};
+    int64_t strides[2] = {1, s->dims[1]};
+    return bound(w, v, &t, strides);
+}
+
+static bool lower_gemm(lw* w, const ep_node* n) {
+    const ep_shape* y = &w->vals[n->out[0]].onnx;
+    float alpha = ep_attr_float(n, "alpha", 1.0f), beta = ep_attr_float(n, "beta", 1.0f);
+    bool has_c = n->n_in >= 3 && n->in[2] >= 0 && beta != 0.0f;
+    bool direct = !has_c && alpha == 1.0f;
+    hipdnnBackendDescriptor_t a = gemm_operand(w, n, 0, ep_attr_int(n, "transA", 0) != 0);
+    hipdnnBackendDescriptor_t b = gemm_operand(w, n, 1, ep_attr_int(n, "transB", 0) != 0);
+    hipdnnBackendDescriptor_t mm = direct ? make_out(w, n->out[0], y) : tmp(w, "matmul", y);
+    hipdnnBackendDescriptor_t op = op_new(w, HIPDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR,
+                                          direct ? NULL : "matmul");
+    if (!op || !set_t(w, op, HIPDNN_ATTR_OPERATION_MATMUL_ADESC, a) ||
+        !set_t(w, op, HIPDNN_ATTR_OPERATION_MATMUL_BDESC, b) ||
+        !set_t(w, op, HIPDNN_ATTR_OPERATION_MATMUL_CDESC, mm) || !op_done(w, op))
+        return false;
+    if (direct) return true;
+    hipdnnBackendDescriptor_t acc = mm;
+    if (alpha != 1.0f) {
+        hipdnnBackendDescriptor_t scaled = has_c ? tmp(w, "alpha", y) : make_out(w, n->out[0], y);
+        if (!pointwise(w, "alpha", HIPDNN_POINTWISE_MUL, mm, scalar(w, "alpha", alpha, 2), scaled))
+            return false;
+        acc = scaled;
+    }
+    if (!has_c) return true;
+    ep_shape cs = aligned(&w->vals[n->in[2]].onnx, 2);
+    hipdnnBackendDescriptor_t c = get(w, n->in[2], &cs);
+    if (beta != 1.0f) {
+        hipdnnBackendDescriptor_t cb = tmp(w, "beta", &cs);
+        if (!pointwise(w, "beta", HIPDNN_POINTWISE_MUL, c, scalar(w, "beta", beta, 2), cb))
+            return false;
+        c = cb;
+    }
+    return pointwise(w, "c", HIPDNN_POINTWISE_ADD, acc, c, make_out(w, n->out[0], y));
+}
+
+/* Softmax over the last axis: y = exp(x - max) / sum(exp(x - max)). */
+static bool lower_softmax(lw* w, const ep_node* n) {
+    const ep_shape* s = &w->vals[n->out[0]].onnx;
+    ep_shape red = *s;
+    red.dims[red.rank - 1] = 1;
+    hipdnnBackendDescriptor_t x = get_onnx(w, n->in[0]);
+    hipdnnBackendDescriptor_t mx = tmp(w, "max", &red), d = tmp(w, "shifted", s),
+                              e = tmp(w, "exp", s), z = tmp(w, "sum", &red);
+    return reduction(w, "max", HIPDNN_REDUCE_TENSOR_MAX, x, mx) &&
+           pointwise(w, "shift", HIPDNN_POINTWISE_SUB, x, mx, d) &&
+           pointwise(w, "exp", HIPDNN_POINTWISE_EXP, d, NULL, e) &&
+           reduction(w, "sum", HIPDNN_REDUCE_TENSOR_ADD, e, z) &&
+           pointwise(w, "normalize", HIPDNN_POINTWISE_DIV, e, z, make_out(w, n->out[0], s));
+}
+
+static bool lower_batchnorm(lw* w, const ep_node* n) {
+    const ep_shape* xs = &w->vals[n->in[0]].onnx;
+    ep_shape ps = {xs->rank, {0}};
+    for (int i = 0; i < xs->rank; ++i) ps.dims[i] = i == 1 ? xs->dims[1] : 1;
+    float eps = ep_attr_float(n, "epsilon", 1e-5f);
+    hipdnnBackendDescriptor_t x = get_onnx(w, n->in[0]);
+    hipdnnBackendDescriptor_t scale = get(w, n->in[1], &ps), bias = get(w, n->in[2], &ps),
+                              mean = get(w, n->in[3], &ps), var = get(w, n->in[4], &ps);
+    hipdnnBackendDescriptor_t ve = tmp(w, "var_eps", &ps), inv = tmp(w, "inv_std", &ps);
+    if (!pointwise(w, "var_eps", HIPDNN_POINTWISE_ADD, var, scalar(w, "epsilon", eps, ps.rank), ve) ||
+        !pointwise(w, "inv_std", HIPDNN_POINTWISE_RSQRT, ve, NULL, inv))
+        return false;
+    hipdnnBackendDescriptor_t op =
+        op_new(w, HIPDNN_BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR_EXT, NULL);
+    return op && set_t(w, op, HIPDNN_ATTR_OPERATION_BN_INFERENCE_X_EXT, x) &&
+           set_t(w, op, HIPDNN_ATTR_OPERATION_BN_INFERENCE_MEAN_EXT, mean) &&
+           set_t(w, op, HIPDNN_ATTR_OPERATION_BN_INFERENCE_INV_VARIANCE_EXT, inv) &&
+           set_t(w, op, HIPDNN_ATTR_OPERATION_BN_INFERENCE_SCALE_EXT, scale) &&
+           set_t(w, op, HIPDNN_ATTR_OPERATION_BN_INFERENCE_BIAS_EXT, bias) &&
+           set_t(w, op, HIPDNN_ATTR_OPERATION_BN_INFERENCE_Y_EXT, make_out(w, n->out[0], xs)) &&
+           op_done(w, op);
+}
+
+static bool lower_layernorm(lw* w, const ep_node* n) {
+    const ep_shape* xs = &w->vals[n->in[0]].onnx;
+    int64_t axis = ep_attr_int(n, "axis", -1);
+    if (axis < 0) axis += xs->rank;
+    ep_shape ps = {xs->rank, {0}};
+    for (int i = 0; i < xs->rank; ++i) ps.dims[i] = i < axis ? 1 : xs->dims[i];
+    float eps = ep_attr_float(n, "epsilon", 1e-5f);
+    hipdnnBackendDescriptor_t x = get_onnx(w, n->in[0]), scale = get(w, n->in[1], &ps);
+    hipdnnBackendDescriptor_t bias = n->n_in >= 3 && n->in[2] >= 0 ? get(w, n->in[2], &ps) : NULL;
+    hipdnnBackendDescriptor_t e = scalar(w, "epsilon", eps, xs->rank);
+    hipdnnBackendNormMode_t mode = HIPDNN_LAYER_NORM;
+    hipdnnBackendNormFwdPhase_t phase = HIPDNN_NORM_FWD_INFERENCE;
+    hipdnnBackendDescriptor_t op =
+        op_new(w, HIPDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR, NULL);
+    return op &&
+           ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_OPERATION_NORM_FWD_MODE,
+                                           HIPDNN_TYPE_NORM_MODE_EXT, 1, &mode), "norm mode") &&
+           ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_OPERATION_NORM_FWD_PHASE,
+                                           HIPDNN_TYPE_NORM_FWD_PHASE_EXT, 1, &phase),
+              "norm phase") &&
+           set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_XDESC, x) &&
+           set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, scale) &&
+           (!bias || set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, bias)) &&
+           set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC, e) &&
+           set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_YDESC, make_out(w, n->out[0], xs)) &&
+           op_done(w, op);
+}
+
+static bool lower_reduce(lw* w, const ep_node* n) {
+    const ep_shape* xs = &w->vals[n->in[0]].onnx;
+    bool red[EP_MAX_RANK];
+    char why[256];
+    if (!ep_reduce_axes(w->m, n, xs->rank, red, why, sizeof(why))) {
+        failf(w, "%s", why);
+        return false;
+    }
+    ep_shape ks = *xs; /* kept dims; keepdims=0's output is the same memory */
+    for (int i = 0; i < xs->rank; ++i)
+        if (red[i]) ks.dims[i] = 1;
+    hipdnnReduceTensorOp_t mode = !strcmp(n->op, "ReduceSum")    ? HIPDNN_REDUCE_TENSOR_ADD
+                                  : !strcmp(n->op, "ReduceMean") ? HIPDNN_REDUCE_TENSOR_AVG
+                                  : !strcmp(n->op, "ReduceMax")  ? HIPDNN_REDUCE_TENSOR_MAX
+                                                                 : HIPDNN_REDUCE_TENSOR_MIN;
+    return reduction(w, NULL, mode, get_onnx(w, n->in[0]), make_out(w, n->out[0], &ks));
+}
+
+/* Reshape and Flatten: the same elements in other dims, row-major. */
+static bool lower_reshape(lw* w, const ep_node* n) {
+    hipdnnBackendDescriptor_t x = get_onnx(w, n->in[0]);
+    return reshape(w, x, make_out(w, n->out[0], &w->vals[n->out[0]].onnx));
+}
+
+static bool lower_node(lw* w, const ep_node* n) {
+    const char* op = n->op;
+    if (!strcmp(op, "Reshape") || !strcmp(op, "Flatten")) return lower_reshape(w, n);
+    if (!strcmp(op, "Add")) return lower_binary(w, n, HIPDNN_POINTWISE_ADD);
+    if (!strcmp(op, "Sub")) return lower_binary(w, n, HIPDNN_POINTWISE_SUB);
+    if (!strcmp(op, "Mul")) return lower_binary(w, n, HIPDNN_POINTWISE_MUL);
+    if (!strcmp(op, "Div")) return lower_binary(w, n, HIPDNN_POINTWISE_DIV);
+    if (!strcmp(op, "Relu")) return lower_unary(w, n, HIPDNN_POINTWISE_RELU_FWD);
+    if (!strcmp(op, "Sigmoid")) return lower_unary(w, n, HIPDNN_POINTWISE_SIGMOID_FWD);
+    if (!strcmp(op, "Tanh")) return lower_unary(w, n, HIPDNN_POINTWISE_TANH_FWD);
+    if (!strcmp(op, "Gelu"))
+        return lower_unary(w, n, strcmp(ep_attr_string(n, "approximate", "none"), "tanh")
+                                     ? HIPDNN_POINTWISE_GELU_FWD
+                                     : HIPDNN_POINTWISE_GELU_APPROX_TANH_FWD);
+    if (!strcmp(op, "Conv")) return lower_conv(w, n);
+    if (!strcmp(op, "MatMul")) return lower_matmul(w, n);
+    if (!strcmp(op, "Gemm")) return lower_gemm(w, n);
+    if (!strcmp(op, "Softmax")) return lower_softmax(w, n);
+    if (!strcmp(op, "BatchNormalization")) return lower_batchnorm(w, n);
+    if (!strcmp(op, "LayerNormalization")) return lower_layernorm(w, n);
+    if (!strncmp(op, "Reduce", 6)) return lower_reduce(w, n);
+    failf(w, "no lowering for %s", op);
+    return false;
+}
+
+/* ---- the operation graph ---------------------------------------------------------------- */
+
+static bool build_graph(lw* w, const ep_options* opt, hipdnnMemorySpace_t space,
+                        const char* graph_name, ep_plan* out) {
+    w->label = graph_name;
+    hipdnnBackendDescriptor_t g = new_desc(w, HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+    if (!g ||
+        !ok(w, hipdnnBackendSetAttribute(g, HIPDNN_ATTR_OPERATIONGRAPH_HANDLE, HIPDNN_TYPE_HANDLE,
+                                         1, &w->h), "graph handle") ||
+        !ok(w, hipdnnBackendSetAttribute(g, HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT, HIPDNN_TYPE_CHAR,
+                                         (int64_t)strlen(graph_name), graph_name), "graph name") ||
+        !ok(w, hipdnnBackendSetAttribute(g, HIPDNN_ATTR_OPERATIONGRAPH_OPS,
+                                         HIPDNN_TYPE_BACKEND_DESCRIPTOR, w->n_ops, w->ops),
+            "graph ops") ||
+        !ok(w, hipdnnBackendFinalize(g), "graph finalize"))
+        return false;
+    char err[1024];
+    if (ep_plan_choose(w->h, g, opt, space, out, err, sizeof(err))) return true;
+    failf(w, "%s", err);
+    return false;
+}
+
+OrtStatus* ep_lower(const ep_model* m, const ep_shape* in_shapes, hipdnnHandle_t h,
+                    const ep_options* opt, hipdnnMemorySpace_t space, const char* graph_name,
+                    ep_plan* out) {
+    memset(out, 0, sizeof(*out));
+    lw w;
+    memset(&w, 0, sizeof(w));
+    w.m = m;
+    w.h = h;
+    w.next_uid = 1;
+    w.vals = calloc((size_t)(m->n_values ? m->n_values : 1), sizeof(lval));
+    out->out_shapes = calloc((size_t)(m->n_outputs ? m->n_outputs : 1), sizeof(ep_shape));
+    if (!w.vals || !out->out_shapes) {
+        free(w.vals);
+        free(out->out_shapes);
+        out->out_shapes = NULL;
+        return ep_status(ORT_FAIL, "out of memory");
+    }
+    for (int i = 0; i < m->n_values; ++i) w.vals[i].bind_kind = -1;
+    for (int k = 0; k < m->n_outputs; ++k)
+        if (m->outputs[k] >= 0) {
+            w.vals[m->outputs[k]].bind_kind = EP_BIND_OUTPUT;
+            w.vals[m->outputs[k]].bind_index = k;
+        }
+    for (int k = 0; k < m->n_inputs && !w.failed; ++k) {
+        int v = m->inputs[k];
+        if (v < 0) continue;
+        lval* lv = &w.vals[v];
+        lv->bind_kind = EP_BIND_INPUT;
+        lv->bind_index = k;
+        lv->onnx = in_shapes[k]; /* its tensor is made when a node reads it (get) */
+    }
+    char why[512], label[200];
+    for (int i = 0; i < m->n_nodes && !w.failed; ++i) {
+        const ep_node* n = &m->nodes[i];
+        w.label = ep_node_label(n, label, sizeof(label));
+        const ep_shape* ins[EP_MAX_IO] = {0};
+        for (int k = 0; k < n->n_in && k < EP_MAX_IO; ++k) {
+            int v = n->in[k];
+            if (v >= 0 && (w.vals[v].desc || w.vals[v].bind_kind == EP_BIND_INPUT))
+                ins[k] = &w.vals[v].onnx;
+        }
+        ep_shape outs[EP_MAX_IO];
+        memset(outs, 0, sizeof(outs));
+        if (!ep_shape_infer(m, n, ins, outs, why, sizeof(why))) {
+            failf(&w, "%s", why);
+            break;
+        }
+        for (int k = 0; k < n->n_out && k < EP_MAX_IO; ++k)
+            if (n->out[k] >= 0) w.vals[n->out[k]].onnx = outs[k];
+        lower_node(&w, n);
+    }
+    for (int k = 0; k < m->n_outputs && !w.failed; ++k) {
+        int v = m->outputs[k];
+        if (v < 0 || !w.vals[v].desc) {
+            w.label = graph_name;
+            failf(&w, "fused output %d '%s' is not made by any node", k,
+                  v >= 0 ? m->values[v].name : "?");
+            break;
+        }
+        out->out_shapes[k] = w.vals[v].onnx;
+    }
+    if (!w.failed) build_graph(&w, opt, space, graph_name, out);
+    for (int i = w.n_descs - 1; i >= 0; --i) hipdnnBackendDestroyDescriptor(w.descs[i]);
+    free(w.descs);
+    free(w.ops);
+    free(w.vals);
+    if (w.failed) {
+        free(w.binds);
+        free(out->out_shapes);
+        out->out_shapes = NULL;
+        return ep_status(ORT_FAIL, "%s", w.err);
+    }
+    out->bindings = w.binds;
+    out->n_bindings = w.n_binds;
+    return NULL;
+}
+
+void ep_plan_free(ep_plan* p) {
+    if (!p) return;
+    if (p->plan) hipdnnBackendDestroyDescriptor(p->plan);
+    free(p->bindings);
+    free(p->out_shapes);
+    memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,124 @@
+/* plan.c — from a finalized hipdnn operation graph to an execution plan: the heuristics
+ * rank the engines (mode and preferred engine from the ep.hipdnn.* options), and the first
+ * engine that works in the device's memory space and builds a plan wins.  When none does,
+ * the message says why each candidate was passed over, plus hipdnn's support report. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hipdnn_ep.h"
+
+enum { MAX_CFG = 16 };
+
+/* Appends "name: why" to the list in buf ("; " between), keeping it terminated. */
+static void add_reason(char* buf, size_t cap, size_t* len, const char* name, const char* why) {
+    if (*len >= cap) return;
+    int n = snprintf(buf + *len, cap - *len, "%s%s: %s", *len ? "; " : "", name, why);
+    *len = n < 0 ? cap : *len + (size_t)n;
+}
+
+/* Tries a plan on engine config cfg; true with out filled on success, else hipdnn's
+ * message in why (taken before the cleanup, which clears it). */
+static bool try_plan(hipdnnHandle_t h, hipdnnBackendDescriptor_t cfg, const char* engine,
+                     ep_plan* out, char* why, size_t why_len) {
+    hipdnnBackendDescriptor_t plan = NULL;
+    int64_t n = 0, ws = 0;
+    if (hipdnnBackendCreateDescriptor(HIPDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan) !=
+        HIPDNN_STATUS_SUCCESS)
+        return false;
+    if (hipdnnBackendSetAttribute(plan, HIPDNN_ATTR_EXECUTION_PLAN_HANDLE, HIPDNN_TYPE_HANDLE, 1,
+                                  &h) == HIPDNN_STATUS_SUCCESS &&
+        hipdnnBackendSetAttribute(plan, HIPDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                                  HIPDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg) == HIPDNN_STATUS_SUCCESS &&
+        hipdnnBackendFinalize(plan) == HIPDNN_STATUS_SUCCESS &&
+        hipdnnBackendGetAttribute(plan, HIPDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                  HIPDNN_TYPE_INT64, 1, &n, &ws) == HIPDNN_STATUS_SUCCESS) {
+        out->plan = plan;
+        out->workspace = ws;
+        snprintf(out->engine, sizeof(out->engine), "%s", engine);
+        return true;
+    }
+    snprintf(why, why_len, "%s", hipdnnPeekLastErrorString_ext());
+    hipdnnBackendDestroyDescriptor(plan);
+    return false;
+}
+
+static hipdnnBackendDescriptor_t heuristics(hipdnnBackendDescriptor_t graph, const ep_options* opt,
+                                            char* err, size_t err_len) {
+    hipdnnBackendDescriptor_t heur = NULL;
+    hipdnnStatus_t st = hipdnnBackendCreateDescriptor(HIPDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &heur);
+    if (st == HIPDNN_STATUS_SUCCESS)
+        st = hipdnnBackendSetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_MODE, HIPDNN_TYPE_HEUR_MODE, 1,
+                                       &opt->heur);
+    if (st == HIPDNN_STATUS_SUCCESS)
+        st = hipdnnBackendSetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+                                       HIPDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph);
+    if (st == HIPDNN_STATUS_SUCCESS && opt->engine[0])
+        st = hipdnnBackendSetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_PREFERRED_ENGINE_EXT,
+                                       HIPDNN_TYPE_CHAR, (int64_t)strlen(opt->engine), opt->engine);
+    if (st == HIPDNN_STATUS_SUCCESS) st = hipdnnBackendFinalize(heur);
+    if (st == HIPDNN_STATUS_SUCCESS) return heur;
+    snprintf(err, err_len, "heuristics: %s: %s", hipdnnGetErrorString(st),
+             hipdnnPeekLastErrorString_ext());
+    hipdnnBackendDestroyDescriptor(heur);
+    return NULL;
+}
+
+bool ep_plan_choose(hipdnnHandle_t h, hipdnnBackendDescriptor_t graph, const ep_options* opt,
+                    hipdnnMemorySpace_t space, ep_plan* out, char* err, size_t err_len) {
+    hipdnnBackendDescriptor_t heur = heuristics(graph, opt, err, err_len);
+    if (!heur) return false;
+    hipdnnBackendDescriptor_t cfgs[MAX_CFG];
+    int64_t count = 0;
+    hipdnnStatus_t st = hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                  HIPDNN_TYPE_BACKEND_DESCRIPTOR, MAX_CFG, &count,
+                                                  cfgs);
+    if (st != HIPDNN_STATUS_SUCCESS) {
+        snprintf(err, err_len, "heuristic results: %s: %s", hipdnnGetErrorString(st),
+                 hipdnnPeekLastErrorString_ext());
+        hipdnnBackendDestroyDescriptor(heur);
+        return false;
+    }
+    if (count > MAX_CFG) count = MAX_CFG;
+    char reasons[768] = "", why[512];
+    size_t rl = 0;
+    bool found = false;
+    for (int64_t i = 0; i < count; ++i) {
+        hipdnnBackendDescriptor_t eng = NULL;
+        int64_t n = 0, mem = -1;
+        char name[64] = "";
+        if (!found &&
+            hipdnnBackendGetAttribute(cfgs[i], HIPDNN_ATTR_ENGINECFG_ENGINE,
+                                      HIPDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &eng) ==
+                HIPDNN_STATUS_SUCCESS) {
+            hipdnnBackendGetAttribute(eng, HIPDNN_ATTR_ENGINE_MEMORY_SPACE_EXT, HIPDNN_TYPE_INT64,
+                                      1, &n, &mem);
+            hipdnnBackendGetAttribute(eng, HIPDNN_ATTR_ENGINE_NAME_EXT, HIPDNN_TYPE_CHAR,
+                                      sizeof(name) - 1, &n, name);
+            hipdnnBackendDestroyDescriptor(eng);
+            /* a device engine cannot read host tensors, nor a host engine device ones */
+            if (mem != (int64_t)space)
+                add_reason(reasons, sizeof(reasons), &rl, name, "another memory space");
+            else if (try_plan(h, cfgs[i], name, out, why, sizeof(why)))
+                found = true;
+            else
+                add_reason(reasons, sizeof(reasons), &rl, name, why);
+        }
+        hipdnnBackendDestroyDescriptor(cfgs[i]);
+    }
+    if (!found) {
+        char* report = NULL;
+        int64_t rn = 0;
+        if (hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_SUPPORT_REPORT_EXT,
+                                      HIPDNN_TYPE_CHAR, 0, &rn, NULL) == HIPDNN_STATUS_SUCCESS &&
+            rn > 0 && (report = calloc((size_t)rn + 1, 1)) != NULL)
+            hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_SUPPORT_REPORT_EXT,
+                                      HIPDNN_TYPE_CHAR, rn + 1, &rn, report);
+        snprintf(err, err_len, "no engine runs this graph in %s memory (%s)%s%s",
+                 space == HIPDNN_MEMORY_HOST ? "host" : "device", rl ? reasons : "no candidates",
+                 report ? "; support report: " : "", report ? report : "");
+        free(report);
+    }
+    hipdnnBackendDestroyDescriptor(heur);
+    return found;
+}

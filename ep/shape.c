@@ -1,0 +1,233 @@
+/* shape.c — ONNX's shape rules for the ops hipdnn-ep claims, run on concrete input shapes
+ * each time a fused node meets new ones (lower.c), so that every tensor of the hipdnn
+ * graph is given its dims and the broadcasting ranks can be lined up. */
+#include <stdio.h>
+#include <string.h>
+
+#include "hipdnn_ep.h"
+
+#define WHY(...) (snprintf(why, why_len, __VA_ARGS__), false)
+
+static bool is_op(const ep_node* n, const char* op) { return !strcmp(n->op, op); }
+
+static bool broadcast(const ep_shape* a, const ep_shape* b, ep_shape* out) {
+    int r = a->rank > b->rank ? a->rank : b->rank;
+    for (int i = 0; i < r; ++i) {
+        int ia = a->rank - r + i, ib = b->rank - r + i;
+        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+        if (da != db && da != 1 && db != 1) return false;
+        out->dims[i] = da == 1 ? db : da;
+    }
+    out->rank = r;
+    return true;
+}
+
+static void shape_str(const ep_shape* s, char* buf, size_t len) {
+    int n = snprintf(buf, len, "[");
+    for (int i = 0; i < s->rank && n < (int)len; ++i)
+        n += snprintf(buf + n, len - (size_t)n, "%s%lld", i ? ", " : "", (long long)s->dims[i]);
+    if (n < (int)len) snprintf(buf + n, len - (size_t)n, "]");
+}
+
+bool ep_conv_pads(const ep_node* n, int axis, int spatial, int64_t in, int64_t k,
+                  int64_t stride, int64_t dilation, int64_t* pre, int64_t* post) {
+    const char* mode = ep_attr_string(n, "auto_pad", "NOTSET");
+    if (!strcmp(mode, "NOTSET")) {
+        const ep_attr* pads = ep_attr_get(n, "pads");
+        bool have = pads && pads->type == ORT_OP_ATTR_INTS && pads->n_ints == (size_t)(2 * spatial);
+        *pre = have ? pads->ints[axis] : 0;
+        *post = have ? pads->ints[axis + spatial] : 0;
+        return true;
+    }
+    if (!strcmp(mode, "VALID")) {
+        *pre = *post = 0;
+        return true;
+    }
+    bool upper = !strcmp(mode, "SAME_UPPER");
+    if (!upper && strcmp(mode, "SAME_LOWER")) return false;
+    int64_t out = (in + stride - 1) / stride;
+    int64_t total = (out - 1) * stride + (k - 1) * dilation + 1 - in;
+    if (total < 0) total = 0;
+    /* SAME_UPPER puts the odd padding at the end, SAME_LOWER at the beginning. */
+    *pre = upper ? total / 2 : total - total / 2;
+    *post = total - *pre;
+    return true;
+}
+
+static int64_t list_at(const ep_node* n, const char* name, int i, int count, int64_t dflt) {
+    const ep_attr* a = ep_attr_get(n, name);
+    if (!a || a->type != ORT_OP_ATTR_INTS || a->n_ints != (size_t)count) return dflt;
+    return a->ints[i];
+}
+
+bool ep_reduce_axes(const ep_model* m, const ep_node* n, int rank, bool* reduced, char* why,
+                    size_t why_len) {
+    const int64_t* axes = NULL;
+    int64_t count = 0;
+    const ep_attr* a = ep_attr_get(n, "axes");
+    if (a && a->type == ORT_OP_ATTR_INTS) {
+        axes = a->ints;
+        count = (int64_t)a->n_ints;
+    } else if (n->n_in >= 2 && n->in[1] >= 0) {
+        const ep_value* v = &m->values[n->in[1]];
+        if (!v->is_const || !v->ivals)
+            return WHY("axes '%s' is not a constant int64 initializer", v->name);
+        axes = v->ivals;
+        count = v->n_ivals;
+    }
+    for (int i = 0; i < rank; ++i) reduced[i] = count == 0;
+    if (count == 0 && ep_attr_int(n, "noop_with_empty_axes", 0))
+        return WHY("noop_with_empty_axes=1 with no axes (an identity) is left to ORT");
+    for (int64_t k = 0; k < count; ++k) {
+        int64_t ax = axes[k] < 0 ? axes[k] + rank : axes[k];
+        if (ax < 0 || ax >= rank) return WHY("axis %lld is out of range for rank %d",
+                                             (long long)axes[k], rank);
+        reduced[ax] = true;
+    }
+    return true;
+}
+
+bool ep_shape_infer(const ep_model* m, const ep_node* n, const ep_shape* const* in,
+                    ep_shape* out, char* why, size_t why_len) {
+    char a[128], b[128];
+    const ep_shape* x = in[0];
+    if (!x) return WHY("input 0 is absent");
+    if (is_op(n, "Add") || is_op(n, "Sub") || is_op(n, "Mul") || is_op(n, "Div")) {
+        if (!in[1]) return WHY("input 1 is absent");
+        if (!broadcast(x, in[1], &out[0])) {
+            shape_str(x, a, sizeof(a));
+            shape_str(in[1], b, sizeof(b));
+            return WHY("A %s and B %s do not broadcast", a, b);
+        }
+        return true;
+    }
+    if (is_op(n, "Relu") || is_op(n, "Sigmoid") || is_op(n, "Tanh") || is_op(n, "Gelu") ||
+        is_op(n, "Softmax") || is_op(n, "BatchNormalization") ||
+        is_op(n, "LayerNormalization")) {
+        out[0] = *x;
+        return true;
+    }
+    if (is_op(n, "MatMul")) {
+        const ep_shape* w = in[1];
+        if (!w || x->rank < 2 || w->rank < 2) return WHY("MatMul needs two inputs of rank >= 2");
+        if (x->dims[x->rank - 1] != w->dims[w->rank - 2]) {
+            shape_str(x, a, sizeof(a));
+            shape_str(w, b, sizeof(b));
+            return WHY("A %s and B %s: inner dims differ", a, b);
+        }
+        ep_shape xb = *x, wb = *w;
+        xb.rank -= 2;
+        wb.rank -= 2;
+        if (!broadcast(&xb, &wb, &out[0])) {
+            shape_str(x, a, sizeof(a));
+            shape_str(w, b, sizeof(b));
+            return WHY("batch dims of A %s and B %s do not broadcast", a, b);
+        }
+        out[0].dims[out[0].rank++] = x->dims[x->rank - 2];
+        out[0].dims[out[0].rank++] = w->dims[w->rank - 1];
+        return true;
+    }
+    if (is_op(n, "Gemm")) {
+        const ep_shape* w = in[1];
+        if (!w || x->rank != 2 || w->rank != 2) return WHY("Gemm needs A and B of rank 2");
+        bool ta = ep_attr_int(n, "transA", 0) != 0, tb = ep_attr_int(n, "transB", 0) != 0;
+        int64_t M = ta ? x->dims[1] : x->dims[0], K = ta ? x->dims[0] : x->dims[1];
+        int64_t K2 = tb ? w->dims[1] : w->dims[0], N = tb ? w->dims[0] : w->dims[1];
+        if (K != K2) return WHY("A's K=%lld but B's K=%lld", (long long)K, (long long)K2);
+        out[0].rank = 2;
+        out[0].dims[0] = M;
+        out[0].dims[1] = N;
+        if (n->n_in >= 3 && in[2]) {
+            ep_shape t;
+            if (!broadcast(in[2], &out[0], &t) || t.rank != 2 || t.dims[0] != M || t.dims[1] != N) {
+                shape_str(in[2], a, sizeof(a));
+                return WHY("C %s does not broadcast to [%lld, %lld]", a, (long long)M,
+                           (long long)N);
+            }
+        }
+        return true;
+    }
+    if (is_op(n, "Conv")) {
+        const ep_shape* w = in[1];
+        if (!w || x->rank != 4 || w->rank != 4) return WHY("Conv needs X and W of rank 4");
+        int64_t group = ep_attr_int(n, "group", 1);
+        if (group < 1 || x->dims[1] != w->dims[1] * group || w->dims[0] % group)
+            return WHY("X has C=%lld, W is [%lld, %lld, ...] with group=%lld",
+                       (long long)x->dims[1], (long long)w->dims[0], (long long)w->dims[1],
+                       (long long)group);
+        out[0].rank = 4;
+        out[0].dims[0] = x->dims[0];
+        out[0].dims[1] = w->dims[0];
+        for (int i = 0; i < 2; ++i) {
+            int64_t s = list_at(n, "strides", i, 2, 1), d = list_at(n, "dilations", i, 2, 1);
+            int64_t pre, post;
+            if (!ep_conv_pads(n, i, 2, x->dims[2 + i], w->dims[2 + i], s, d, &pre, &post))
+                return WHY("auto_pad '%s' is not an ONNX value",
+                           ep_attr_string(n, "auto_pad", ""));
+            int64_t span = d * (w->dims[2 + i] - 1) + 1;
+            int64_t o = (x->dims[2 + i] + pre + post - span) / s + 1;
+            if (x->dims[2 + i] + pre + post < span) return WHY("the filter is larger than the padded image");
+            out[0].dims[2 + i] = o;
+        }
+        if (n->n_in >= 3 && in[2] && (in[2]->rank != 1 || in[2]->dims[0] != w->dims[0]))
+            return WHY("bias is not [%lld]", (long long)w->dims[0]);
+        return true;
+    }
+    if (is_op(n, "Reshape")) {
+        const ep_value* sv = n->in[1] >= 0 ? &m->values[n->in[1]] : NULL;
+        if (!sv || !sv->ivals || sv->n_ivals < 1 || sv->n_ivals > EP_MAX_RANK)
+            return WHY("shape is not a constant of 1 to %d values", EP_MAX_RANK);
+        bool allowzero = ep_attr_int(n, "allowzero", 0) != 0;
+        int64_t total = 1, known = 1;
+        int infer = -1;
+        for (int i = 0; i < x->rank; ++i) total *= x->dims[i];
+        out[0].rank = (int)sv->n_ivals;
+        for (int i = 0; i < out[0].rank; ++i) {
+            int64_t d = sv->ivals[i];
+            if (d == 0 && !allowzero) {
+                if (i >= x->rank) return WHY("shape[%d] is 0 but the input has rank %d", i, x->rank);
+                d = x->dims[i];
+            }
+            if (d == -1) {
+                if (infer >= 0) return WHY("shape has two -1 entries");
+                infer = i;
+                continue;
+            }
+            if (d < 1) return WHY("shape[%d] is %lld", i, (long long)d);
+            out[0].dims[i] = d;
+            known *= d;
+        }
+        if (infer >= 0) {
+            if (total % known) return WHY("%lld elements do not fill the -1 dim", (long long)total);
+            out[0].dims[infer] = total / known;
+            known = total;
+        }
+        if (known != total) {
+            shape_str(x, a, sizeof(a));
+            shape_str(&out[0], b, sizeof(b));
+            return WHY("input %s and shape %s differ in element count", a, b);
+        }
+        return true;
+    }
+    if (is_op(n, "Flatten")) {
+        int64_t axis = ep_attr_int(n, "axis", 1);
+        if (axis < 0) axis += x->rank;
+        if (axis < 0 || axis > x->rank) return WHY("axis %lld is out of range", (long long)axis);
+        out[0].rank = 2;
+        out[0].dims[0] = out[0].dims[1] = 1;
+        for (int i = 0; i < x->rank; ++i) out[0].dims[i < axis ? 0 : 1] *= x->dims[i];
+        return true;
+    }
+    if (!strncmp(n->op, "Reduce", 6)) {
+        bool red[EP_MAX_RANK];
+        if (!ep_reduce_axes(m, n, x->rank, red, why, why_len)) return false;
+        bool keep = ep_attr_int(n, "keepdims", 1) != 0;
+        out[0].rank = 0;
+        for (int i = 0; i < x->rank; ++i) {
+            if (!red[i]) out[0].dims[out[0].rank++] = x->dims[i];
+            else if (keep) out[0].dims[out[0].rank++] = 1;
+        }
+        return true;
+    }
+    return WHY("no shape rule for %s", n->op);
+}

@@ -1,0 +1,324 @@
+/* ort_run — runs an ONNX model through ONNX Runtime's C API, with hipdnn-ep registered as
+ * a plugin EP or with ORT's CPU EP alone; inputs from .npy files, outputs to .npy files.
+ * tests/test_ort_ep.py drives it (there is no onnxruntime Python package on CI).
+ *
+ *   ort_run --model M.onnx --out-dir DIR [--ep hipdnn|cpu] [--ep-lib PATH]
+ *           [--no-fallback] [--option KEY=VALUE]... [--log-level 0..4]
+ *           [--opt-level disable|basic|extended|all]
+ *           --input NAME=FILE.npy...
+ *
+ * An input given k times makes k runs of one session (run i takes each input's i-th
+ * file; one given once is reused), so a test can change the batch size between runs.
+ * Outputs go to DIR/NAME.I.npy.  Before running it prints which EP each node was
+ * assigned to, one line each: "assigned EP SUBGRAPH OP_TYPE NODE_NAME", where SUBGRAPH
+ * numbers ORT's assigned subgraphs (a compiling EP's fused node is one subgraph).  Exit status 0 on
+ * success, 1 with a message naming the failing step otherwise.  float32 and int64
+ * tensors only. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnxruntime_c_api.h"
+
+#ifndef HIPDNN_EP_LIBRARY
+#define HIPDNN_EP_LIBRARY "libhipdnn_ep.so"
+#endif
+
+static const OrtApi* ort;
+
+static void die(const char* fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "ort_run: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    exit(1);
+}
+
+static void check(OrtStatus* st, const char* what) {
+    if (!st) return;
+    char msg[4096];
+    snprintf(msg, sizeof(msg), "%s", ort->GetErrorMessage(st));
+    ort->ReleaseStatus(st);
+    die("%s: %s", what, msg);
+}
+
+/* ---- .npy (format 1.0 / 2.0, little-endian, C order) ---------------------------------- */
+
+typedef struct {
+    ONNXTensorElementDataType type;
+    int64_t shape[8];
+    size_t rank;
+    void* data;
+    size_t bytes;
+} array;
+
+static void npy_read(const char* path, array* a) {
+    FILE* f = fopen(path, "rb");
+    if (!f) die("cannot open %s", path);
+    unsigned char magic[8];
+    if (fread(magic, 1, 8, f) != 8 || memcmp(magic, "\x93NUMPY", 6)) die("%s: not a .npy file", path);
+    size_t hlen = 0;
+    if (magic[6] == 1) {
+        unsigned char b[2];
+        if (fread(b, 1, 2, f) != 2) die("%s: truncated header", path);
+        hlen = (size_t)b[0] | (size_t)b[1] << 8;
+    } else {
+        unsigned char b[4];
+        if (fread(b, 1, 4, f) != 4) die("%s: truncated header", path);
+        hlen = (size_t)b[0] | (size_t)b[1] << 8 | (size_t)b[2] << 16 | (size_t)b[3] << 24;
+    }
+    char* h = calloc(hlen + 1, 1);
+    if (!h || fread(h, 1, hlen, f) != hlen) die("%s: truncated header", path);
+    if (strstr(h, "'fortran_order': True")) die("%s: Fortran order is not read", path);
+    size_t esize;
+    if (strstr(h, "'<f4'")) a->type = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, esize = 4;
+    else if (strstr(h, "'<i8'")) a->type = ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, esize = 8;
+    else die("%s: only <f4 and <i8 arrays are read (header %s)", path, h);
+    const char* s = strstr(h, "'shape': (");
+    if (!s) die("%s: no shape in header", path);
+    s += strlen("'shape': (");
+    a->rank = 0;
+    size_t count = 1;
+    while (*s && *s != ')') {
+        char* end;
+        long long d = strtoll(s, &end, 10);
+        if (end == s) {
+            ++s;
+            continue;
+        }
+        if (a->rank == 8) die("%s: rank over 8", path);
+        a->shape[a->rank++] = d;
+        count *= (size_t)d;
+        s = end;
+    }
+    free(h);
+    a->bytes = count * esize;
+    a->data = malloc(a->bytes ? a->bytes : 1);
+    if (!a->data || fread(a->data, 1, a->bytes, f) != a->bytes) die("%s: truncated data", path);
+    fclose(f);
+}
+
+static void npy_write(const char* path, ONNXTensorElementDataType type, const int64_t* shape,
+                      size_t rank, const void* data, size_t bytes) {
+    char dict[256];
+    int n = snprintf(dict, sizeof(dict), "{'descr': '%s', 'fortran_order': False, 'shape': (",
+                     type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT ? "<f4" : "<i8");
+    for (size_t i = 0; i < rank; ++i)
+        n += snprintf(dict + n, sizeof(dict) - (size_t)n, "%lld,%s", (long long)shape[i],
+                      i + 1 < rank ? " " : "");
+    n += snprintf(dict + n, sizeof(dict) - (size_t)n, "), }");
+    size_t total = 10 + (size_t)n + 1;
+    size_t pad = (64 - total % 64) % 64;
+    FILE* f = fopen(path, "wb");
+    if (!f) die("cannot write %s", path);
+    unsigned short hlen = (unsigned short)((size_t)n + pad + 1);
+    unsigned char head[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xff),
+                              (unsigned char)(hlen >> 8)};
+    fwrite(head, 1, 10, f);
+    fwrite(dict, 1, (size_t)n, f);
+    for (size_t i = 0; i < pad; ++i) fputc(' ', f);
+    fputc('\n', f);
+    if (fwrite(data, 1, bytes, f) != bytes) die("cannot write %s", path);
+    fclose(f);
+}
+
+/* ---- arguments --------------------------------------------------------------------------- */
+
+typedef struct {
+    char* name;
+    char* files[16];
+    int n_files;
+} input_arg;
+
+int main(int argc, char** argv) {
+    const char *model = NULL, *out_dir = NULL, *ep = "hipdnn", *ep_lib = HIPDNN_EP_LIBRARY;
+    int no_fallback = 0, log_level = ORT_LOGGING_LEVEL_WARNING;
+    GraphOptimizationLevel opt_level = ORT_ENABLE_ALL;
+    const char* opt_keys[32];
+    const char* opt_vals[32];
+    size_t n_opts = 0;
+    input_arg inputs[32];
+    int n_inputs = 0;
+    for (int i = 1; i < argc; ++i) {
+        const char* a = argv[i];
+        const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--no-fallback")) {
+            no_fallback = 1;
+            continue;
+        }
+        if (!v) die("%s needs a value", a);
+        ++i;
+        if (!strcmp(a, "--model")) model = v;
+        else if (!strcmp(a, "--out-dir")) out_dir = v;
+        else if (!strcmp(a, "--ep")) ep = v;
+        else if (!strcmp(a, "--ep-lib")) ep_lib = v;
+        else if (!strcmp(a, "--log-level")) log_level = atoi(v);
+        else if (!strcmp(a, "--opt-level")) {
+            if (!strcmp(v, "disable")) opt_level = ORT_DISABLE_ALL;
+            else if (!strcmp(v, "basic")) opt_level = ORT_ENABLE_BASIC;
+            else if (!strcmp(v, "extended")) opt_level = ORT_ENABLE_EXTENDED;
+            else if (!strcmp(v, "all")) opt_level = ORT_ENABLE_ALL;
+            else die("--opt-level %s: disable, basic, extended or all", v);
+        }
+        else if (!strcmp(a, "--option") || !strcmp(a, "--input")) {
+            char* eq = strchr(argv[i], '=');
+            if (!eq) die("%s %s: expected KEY=VALUE", a, v);
+            *eq = '\0';
+            if (!strcmp(a, "--option")) {
+                if (n_opts == 32) die("too many options");
+                opt_keys[n_opts] = argv[i];
+                opt_vals[n_opts++] = eq + 1;
+                continue;
+            }
+            int k = 0;
+            while (k < n_inputs && strcmp(inputs[k].name, argv[i])) ++k;
+            if (k == n_inputs) {
+                if (n_inputs == 32) die("too many inputs");
+                inputs[n_inputs].name = argv[i];
+                inputs[n_inputs++].n_files = 0;
+            }
+            if (inputs[k].n_files == 16) die("input %s given over 16 times", argv[i]);
+            inputs[k].files[inputs[k].n_files++] = eq + 1;
+        } else {
+            die("unknown argument %s", a);
+        }
+    }
+    if (!model || !out_dir) die("usage: ort_run --model M.onnx --out-dir DIR [--ep hipdnn|cpu] ...");
+    if (strcmp(ep, "hipdnn") && strcmp(ep, "cpu")) die("--ep %s: hipdnn or cpu", ep);
+
+    ort = OrtGetApiBase()->GetApi(ORT_API_VERSION);
+    if (!ort) die("this libonnxruntime does not serve API version %d", ORT_API_VERSION);
+    OrtEnv* env = NULL;
+    check(ort->CreateEnv((OrtLoggingLevel)log_level, "ort_run", &env), "CreateEnv");
+    OrtSessionOptions* so = NULL;
+    check(ort->CreateSessionOptions(&so), "CreateSessionOptions");
+    check(ort->SetSessionLogSeverityLevel(so, log_level), "SetSessionLogSeverityLevel");
+    check(ort->SetSessionGraphOptimizationLevel(so, opt_level), "SetSessionGraphOptimizationLevel");
+    check(ort->AddSessionConfigEntry(so, "session.record_ep_graph_assignment_info", "1"),
+          "record_ep_graph_assignment_info");
+    if (no_fallback)
+        check(ort->AddSessionConfigEntry(so, "session.disable_cpu_ep_fallback", "1"),
+              "disable_cpu_ep_fallback");
+    int registered = 0;
+    if (!strcmp(ep, "hipdnn")) {
+        check(ort->RegisterExecutionProviderLibrary(env, "hipdnn", ep_lib),
+              "RegisterExecutionProviderLibrary");
+        registered = 1;
+        const OrtEpDevice* const* devices = NULL;
+        size_t n_devices = 0;
+        check(ort->GetEpDevices(env, &devices, &n_devices), "GetEpDevices");
+        const OrtEpDevice* mine = NULL;
+        for (size_t d = 0; d < n_devices && !mine; ++d)
+            if (!strcmp(ort->EpDevice_EpName(devices[d]), "hipdnn")) mine = devices[d];
+        if (!mine) die("%s registered but offers no device", ep_lib);
+        check(ort->SessionOptionsAppendExecutionProvider_V2(so, env, &mine, 1, opt_keys, opt_vals,
+                                                            n_opts),
+              "SessionOptionsAppendExecutionProvider_V2");
+    }
+    OrtSession* session = NULL;
+    check(ort->CreateSession(env, model, so, &session), "CreateSession");
+
+    const OrtEpAssignedSubgraph* const* subgraphs = NULL;
+    size_t n_sub = 0;
+    check(ort->Session_GetEpGraphAssignmentInfo(session, &subgraphs, &n_sub),
+          "Session_GetEpGraphAssignmentInfo");
+    for (size_t s = 0; s < n_sub; ++s) {
+        const char* ep_name = NULL;
+        const OrtEpAssignedNode* const* nodes = NULL;
+        size_t nn = 0;
+        check(ort->EpAssignedSubgraph_GetEpName(subgraphs[s], &ep_name), "EpAssignedSubgraph_GetEpName");
+        check(ort->EpAssignedSubgraph_GetNodes(subgraphs[s], &nodes, &nn), "EpAssignedSubgraph_GetNodes");
+        for (size_t k = 0; k < nn; ++k) {
+            const char *name = NULL, *op = NULL;
+            check(ort->EpAssignedNode_GetName(nodes[k], &name), "EpAssignedNode_GetName");
+            check(ort->EpAssignedNode_GetOperatorType(nodes[k], &op), "EpAssignedNode_GetOperatorType");
+            printf("assigned %s %zu %s %s\n", ep_name, s, op, name && name[0] ? name : "-");
+        }
+    }
+    fflush(stdout);
+
+    OrtAllocator* alloc = NULL;
+    check(ort->GetAllocatorWithDefaultOptions(&alloc), "GetAllocatorWithDefaultOptions");
+    size_t n_in = 0, n_out = 0;
+    check(ort->SessionGetInputCount(session, &n_in), "SessionGetInputCount");
+    check(ort->SessionGetOutputCount(session, &n_out), "SessionGetOutputCount");
+    char** in_names = calloc(n_in + 1, sizeof(char*));
+    char** out_names = calloc(n_out + 1, sizeof(char*));
+    int* in_arg = calloc(n_in + 1, sizeof(int));
+    int runs = 1;
+    for (size_t i = 0; i < n_in; ++i) {
+        check(ort->SessionGetInputName(session, i, alloc, &in_names[i]), "SessionGetInputName");
+        in_arg[i] = -1;
+        for (int k = 0; k < n_inputs; ++k)
+            if (!strcmp(inputs[k].name, in_names[i])) in_arg[i] = k;
+        if (in_arg[i] < 0) die("no --input for model input '%s'", in_names[i]);
+        if (inputs[in_arg[i]].n_files > runs) runs = inputs[in_arg[i]].n_files;
+    }
+    for (size_t i = 0; i < n_out; ++i)
+        check(ort->SessionGetOutputName(session, i, alloc, &out_names[i]), "SessionGetOutputName");
+    OrtMemoryInfo* mem = NULL;
+    check(ort->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &mem), "CreateCpuMemoryInfo");
+
+    for (int r = 0; r < runs; ++r) {
+        OrtValue** in_vals = calloc(n_in + 1, sizeof(OrtValue*));
+        OrtValue** out_vals = calloc(n_out + 1, sizeof(OrtValue*));
+        array* arrays = calloc(n_in + 1, sizeof(array));
+        for (size_t i = 0; i < n_in; ++i) {
+            const input_arg* ia = &inputs[in_arg[i]];
+            npy_read(ia->files[r < ia->n_files ? r : ia->n_files - 1], &arrays[i]);
+            check(ort->CreateTensorWithDataAsOrtValue(mem, arrays[i].data, arrays[i].bytes,
+                                                      arrays[i].shape, arrays[i].rank,
+                                                      arrays[i].type, &in_vals[i]),
+                  "CreateTensorWithDataAsOrtValue");
+        }
+        check(ort->Run(session, NULL, (const char* const*)in_names, (const OrtValue* const*)in_vals,
+                       n_in, (const char* const*)out_names, n_out, out_vals),
+              "Run");
+        for (size_t o = 0; o < n_out; ++o) {
+            OrtTensorTypeAndShapeInfo* info = NULL;
+            check(ort->GetTensorTypeAndShape(out_vals[o], &info), "GetTensorTypeAndShape");
+            ONNXTensorElementDataType type;
+            size_t rank = 0, count = 0;
+            int64_t shape[8];
+            check(ort->GetTensorElementType(info, &type), "GetTensorElementType");
+            check(ort->GetDimensionsCount(info, &rank), "GetDimensionsCount");
+            if (rank > 8) die("output %s has rank %zu", out_names[o], rank);
+            check(ort->GetDimensions(info, shape, rank), "GetDimensions");
+            check(ort->GetTensorShapeElementCount(info, &count), "GetTensorShapeElementCount");
+            ort->ReleaseTensorTypeAndShapeInfo(info);
+            if (type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT && type != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64)
+                die("output %s has element type %d", out_names[o], (int)type);
+            void* data = NULL;
+            check(ort->GetTensorMutableData(out_vals[o], &data), "GetTensorMutableData");
+            char path[4096];
+            snprintf(path, sizeof(path), "%s/%s.%d.npy", out_dir, out_names[o], r);
+            npy_write(path, type, shape, rank, data, count * (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT ? 4 : 8));
+            ort->ReleaseValue(out_vals[o]);
+        }
+        for (size_t i = 0; i < n_in; ++i) {
+            ort->ReleaseValue(in_vals[i]);
+            free(arrays[i].data);
+        }
+        free(in_vals);
+        free(out_vals);
+        free(arrays);
+    }
+    printf("runs %d\n", runs);
+
+    for (size_t i = 0; i < n_in; ++i) check(ort->AllocatorFree(alloc, in_names[i]), "AllocatorFree");
+    for (size_t i = 0; i < n_out; ++i) check(ort->AllocatorFree(alloc, out_names[i]), "AllocatorFree");
+    free(in_names);
+    free(out_names);
+    free(in_arg);
+    ort->ReleaseMemoryInfo(mem);
+    ort->ReleaseSession(session);
+    ort->ReleaseSessionOptions(so);
+    if (registered) check(ort->UnregisterExecutionProviderLibrary(env, "hipdnn"),
+                          "UnregisterExecutionProviderLibrary");
+    ort->ReleaseEnv(env);
+    return 0;
+}

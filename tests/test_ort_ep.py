@@ -1,0 +1,535 @@
+"""hipdnn-ep, the ONNX Runtime plugin EP (ep/, docs/onnxruntime.md), against ORT's own CPU EP.
+
+Each test builds an ONNX model with python3-onnx, runs it through ONNX Runtime twice with
+tests/ort/ort_run (a small C program over ORT's C API: there is no onnxruntime Python
+package here), once with libhipdnn_ep.so registered and once with the CPU EP alone, and
+compares the outputs within fp32 tolerance.  ort_run also reports which EP each node was
+assigned to and in which fused node, so tests say what hipdnn-ep claimed.
+
+ORT (headers and libonnxruntime.so.1) is fetched at configure time by tools/fetch_ort.sh;
+without it ort_run is not built and these tests are skipped, saying so.
+"""
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx", reason="python3-onnx is not installed (apt-get install python3-onnx)")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+BUILD_DIR = Path(os.environ.get("HIPDNN_BUILD_DIR", REPO / "build")).resolve()
+ORT_RUN = BUILD_DIR / "tests" / "ort" / "ort_run"
+
+pytestmark = pytest.mark.skipif(
+    not ORT_RUN.exists(),
+    reason=f"{ORT_RUN} is not built: ONNX Runtime was not fetched at configure time "
+           "(tools/fetch_ort.sh; CMake option HIPDNN_ORT_EP)")
+
+RTOL, ATOL = 2e-4, 2e-5
+FLOAT = TensorProto.FLOAT
+
+
+# ---- models and data ------------------------------------------------------------------
+
+def rand(rng, *shape, low=0.1):
+    """Uniform magnitudes in [low, 1) with random signs: never zero, never tiny."""
+    mag = rng.uniform(low, 1.0, size=shape)
+    return (mag * rng.choice([-1.0, 1.0], size=shape)).astype(np.float32)
+
+
+def positive(rng, *shape):
+    return rng.uniform(0.5, 1.5, size=shape).astype(np.float32)
+
+
+def model(nodes, inputs, outputs, initializers=(), opset=17, ms=False):
+    """inputs / outputs: (name, shape) pairs (shape None: unknown)."""
+    graph = helper.make_graph(
+        nodes, "test",
+        [helper.make_tensor_value_info(n, FLOAT, s) for n, s in inputs],
+        [helper.make_tensor_value_info(n, FLOAT, s) for n, s in outputs],
+        initializer=[numpy_helper.from_array(a, n) for n, a in initializers])
+    opsets = [helper.make_opsetid("", opset)]
+    if ms:
+        opsets.append(helper.make_opsetid("com.microsoft", 1))
+    m = helper.make_model(graph, opset_imports=opsets)
+    m.ir_version = 8
+    return m
+
+
+def run(tmp_path, m, feeds, ep="hipdnn", no_fallback=False, options=None, log_level=2,
+        expect_ok=True, opt="disable"):
+    """Runs model m; feeds maps input name to an array or a list of arrays (one per run).
+    opt: ORT's graph optimization level; "disable" (the default here) hands hipdnn-ep the
+    model as written, where ORT would otherwise fold BatchNormalization into Conv, fuse
+    MatMul + Add, and so on.
+    Returns (outputs: name -> list of arrays, assigned: [(ep, fused, op, node)], stderr)."""
+    work = tmp_path / f"{ep}{'_nofb' if no_fallback else ''}_{opt}"
+    work.mkdir(exist_ok=True)
+    path = work / "model.onnx"
+    onnx.save(m, str(path))
+    cmd = [str(ORT_RUN), "--model", str(path), "--out-dir", str(work), "--ep", ep,
+           "--log-level", str(log_level), "--opt-level", opt]
+    if no_fallback:
+        cmd.append("--no-fallback")
+    for k, v in (options or {}).items():
+        cmd += ["--option", f"{k}={v}"]
+    runs = 1
+    for name, arrays in feeds.items():
+        arrays = arrays if isinstance(arrays, list) else [arrays]
+        runs = max(runs, len(arrays))
+        for i, a in enumerate(arrays):
+            f = work / f"in_{name}_{i}.npy"
+            np.save(f, a)
+            cmd += ["--input", f"{name}={f}"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    if not expect_ok:
+        return None, None, p.stderr if p.returncode else None
+    assert p.returncode == 0, f"ort_run ({ep}) failed:\n{p.stdout}\n{p.stderr}"
+    assigned = [tuple(line.split(" ", 4)[1:]) for line in p.stdout.splitlines()
+                if line.startswith("assigned ")]
+    outputs = {}
+    for o in m.graph.output:
+        outputs[o.name] = [np.load(work / f"{o.name}.{i}.npy") for i in range(runs)]
+    return outputs, assigned, p.stderr
+
+
+def compare(tmp_path, m, feeds, fully_claimed=True, fused_nodes=None, options=None,
+            opt="disable"):
+    """Runs m through hipdnn-ep and through the CPU EP and checks the outputs agree.  With
+    fully_claimed, the hipdnn run disables the CPU fallback and every node must be
+    hipdnn's; fused_nodes: how many fused nodes hipdnn-ep must have made."""
+    got, assigned, _ = run(tmp_path, m, feeds, no_fallback=fully_claimed, options=options,
+                           opt=opt)
+    want, _, _ = run(tmp_path, m, feeds, ep="cpu", opt=opt)
+    for name in want:
+        for g, w in zip(got[name], want[name]):
+            assert g.shape == w.shape, f"{name}: hipdnn-ep gave {g.shape}, CPU EP {w.shape}"
+            np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL, err_msg=name)
+    mine = [a for a in assigned if a[0] == "hipdnn"]
+    if fully_claimed:
+        assert len(mine) == len(assigned), f"not every node is hipdnn's: {assigned}"
+        if opt == "disable":
+            assert len(mine) == len(m.graph.node), f"nodes missing: {assigned}"
+    if fused_nodes is not None:
+        assert len({a[1] for a in mine}) == fused_nodes, f"fused nodes: {assigned}"
+    return got, assigned
+
+
+@pytest.fixture
+def rng(request):
+    return np.random.default_rng(abs(hash(request.node.name)) % (2**32))
+
+
+# ---- convolution ----------------------------------------------------------------------
+
+CONV_CASES = [
+    # auto_pad, group, extra attributes, x shape, w shape
+    ("NOTSET", 1, {"pads": [1, 0, 2, 1], "strides": [2, 1]}, (2, 4, 9, 8), (6, 4, 3, 3)),
+    ("NOTSET", 2, {"pads": [1, 1, 1, 1], "dilations": [2, 1]}, (1, 4, 8, 8), (6, 2, 3, 3)),
+    ("SAME_UPPER", 1, {"strides": [2, 2]}, (2, 3, 8, 7), (5, 3, 4, 3)),
+    ("SAME_UPPER", 4, {}, (1, 4, 6, 6), (4, 1, 3, 3)),          # depthwise
+    ("SAME_LOWER", 1, {"strides": [2, 3]}, (1, 3, 9, 10), (4, 3, 2, 4)),
+    ("SAME_LOWER", 2, {"strides": [2, 1]}, (2, 4, 7, 7), (4, 2, 3, 3)),  # ORT CPU: no dilation with SAME
+    ("VALID", 1, {"strides": [1, 2]}, (2, 3, 7, 9), (5, 3, 3, 3)),
+    ("VALID", 3, {"dilations": [2, 2]}, (1, 6, 9, 9), (6, 2, 3, 3)),
+]
+
+
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
+@pytest.mark.parametrize("auto_pad,group,attrs,xs,ws", CONV_CASES,
+                         ids=[f"{c[0]}-g{c[1]}-{i}" for i, c in enumerate(CONV_CASES)])
+def test_conv_matches_cpu_ep(tmp_path, rng, auto_pad, group, attrs, xs, ws, bias):
+    inits = [("W", rand(rng, *ws))]
+    ins = ["x", "W"]
+    if bias:
+        inits.append(("B", rand(rng, ws[0])))
+        ins.append("B")
+    kw = dict(attrs)
+    if auto_pad != "NOTSET":
+        kw["auto_pad"] = auto_pad
+        kw.pop("pads", None)
+    node = helper.make_node("Conv", ins, ["y"], name="conv", group=group, **kw)
+    m = model([node], [("x", list(xs))], [("y", None)], inits)
+    compare(tmp_path, m, {"x": rand(rng, *xs)})
+
+
+def test_conv_add_relu_is_one_fused_node(tmp_path, rng):
+    nodes = [helper.make_node("Conv", ["x", "W"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["c", "b"], ["a"], name="add"),
+             helper.make_node("Relu", ["a"], ["y"], name="relu")]
+    m = model(nodes, [("x", [2, 3, 6, 6])], [("y", None)],
+              [("W", rand(rng, 4, 3, 3, 3)), ("b", rand(rng, 1, 4, 1, 1))])
+    compare(tmp_path, m, {"x": rand(rng, 2, 3, 6, 6)}, fused_nodes=1)
+
+
+def test_conv_batchnorm_relu(tmp_path, rng):
+    nodes = [helper.make_node("Conv", ["x", "W", "B"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("BatchNormalization", ["c", "s", "bb", "mean", "var"], ["n"],
+                              name="bn", epsilon=1e-3),
+             helper.make_node("Relu", ["n"], ["y"], name="relu")]
+    m = model(nodes, [("x", [2, 3, 5, 5])], [("y", None)],
+              [("W", rand(rng, 4, 3, 3, 3)), ("B", rand(rng, 4)), ("s", rand(rng, 4)),
+               ("bb", rand(rng, 4)), ("mean", rand(rng, 4)), ("var", positive(rng, 4))])
+    compare(tmp_path, m, {"x": rand(rng, 2, 3, 5, 5)}, fused_nodes=1)
+
+
+def test_small_resnet_block(tmp_path, rng):
+    """conv-bn-relu-conv-bn, the skip added, relu: one fused node."""
+    def bn(name, inp, out, c):
+        return (helper.make_node("BatchNormalization", [inp, f"{name}_s", f"{name}_b",
+                                                        f"{name}_m", f"{name}_v"], [out],
+                                 name=name),
+                [(f"{name}_s", rand(rng, c)), (f"{name}_b", rand(rng, c)),
+                 (f"{name}_m", rand(rng, c)), (f"{name}_v", positive(rng, c))])
+    bn1, i1 = bn("bn1", "c1", "n1", 4)
+    bn2, i2 = bn("bn2", "c2", "n2", 4)
+    nodes = [helper.make_node("Conv", ["x", "W1"], ["c1"], name="conv1", auto_pad="SAME_UPPER"),
+             bn1, helper.make_node("Relu", ["n1"], ["r1"], name="relu1"),
+             helper.make_node("Conv", ["r1", "W2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
+             bn2, helper.make_node("Add", ["n2", "x"], ["s"], name="skip"),
+             helper.make_node("Relu", ["s"], ["y"], name="relu2")]
+    m = model(nodes, [("x", [2, 4, 6, 6])], [("y", None)],
+              [("W1", rand(rng, 4, 4, 3, 3)), ("W2", rand(rng, 4, 4, 3, 3))] + i1 + i2)
+    compare(tmp_path, m, {"x": rand(rng, 2, 4, 6, 6)}, fused_nodes=1)
+
+
+# ---- matmul and gemm ----------------------------------------------------------------------
+
+def test_gemm_mlp(tmp_path, rng):
+    """Gemm (transB, bias) -> Relu -> Gemm (alpha, beta, row bias) -> Sigmoid."""
+    nodes = [helper.make_node("Gemm", ["x", "W1", "b1"], ["h"], name="fc1", transB=1),
+             helper.make_node("Relu", ["h"], ["r"], name="relu"),
+             helper.make_node("Gemm", ["r", "W2", "b2"], ["z"], name="fc2", alpha=0.5, beta=2.0),
+             helper.make_node("Sigmoid", ["z"], ["y"], name="sig")]
+    m = model(nodes, [("x", [5, 8])], [("y", None)],
+              [("W1", rand(rng, 16, 8)), ("b1", rand(rng, 16)), ("W2", rand(rng, 16, 3)),
+               ("b2", rand(rng, 1, 3))])
+    compare(tmp_path, m, {"x": rand(rng, 5, 8)}, fused_nodes=1)
+
+
+def test_gemm_trans_a_and_no_bias(tmp_path, rng):
+    nodes = [helper.make_node("Gemm", ["a", "b"], ["y"], name="g", transA=1, transB=1, alpha=1.5)]
+    m = model(nodes, [("a", [6, 4]), ("b", [5, 6])], [("y", None)])
+    compare(tmp_path, m, {"a": rand(rng, 6, 4), "b": rand(rng, 5, 6)})
+
+
+def test_matmul_mlp_with_batch_broadcast(tmp_path, rng):
+    """[B, S, K] @ [K, N] + bias -> Tanh -> @ [N, M]: lower-rank operands lined up."""
+    nodes = [helper.make_node("MatMul", ["x", "W1"], ["h"], name="mm1"),
+             helper.make_node("Add", ["h", "b1"], ["a"], name="bias1"),
+             helper.make_node("Tanh", ["a"], ["t"], name="tanh"),
+             helper.make_node("MatMul", ["t", "W2"], ["y"], name="mm2")]
+    m = model(nodes, [("x", [2, 3, 8])], [("y", None)],
+              [("W1", rand(rng, 8, 12)), ("b1", rand(rng, 12)), ("W2", rand(rng, 12, 4))])
+    compare(tmp_path, m, {"x": rand(rng, 2, 3, 8)}, fused_nodes=1)
+
+
+def test_batched_matmul_both_computed(tmp_path, rng):
+    nodes = [helper.make_node("Mul", ["q", "s"], ["qs"], name="scale"),
+             helper.make_node("MatMul", ["qs", "k"], ["y"], name="scores")]
+    m = model(nodes, [("q", [2, 3, 4, 5]), ("k", [2, 1, 5, 6])], [("y", None)],
+              [("s", np.array([0.25], np.float32))])
+    compare(tmp_path, m, {"q": rand(rng, 2, 3, 4, 5), "k": rand(rng, 2, 1, 5, 6)})
+
+
+# ---- normalization, softmax, activations -------------------------------------------------
+
+def test_layernorm_softmax_block(tmp_path, rng):
+    """A transformer block's pieces: MatMul + bias, LayerNorm, Gelu (com.microsoft),
+    a residual add, Softmax over the last axis."""
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["h"], name="proj"),
+             helper.make_node("Add", ["h", "b"], ["hb"], name="bias"),
+             helper.make_node("Gelu", ["hb"], ["g"], name="gelu", domain="com.microsoft"),
+             helper.make_node("Add", ["g", "x"], ["r"], name="residual"),
+             helper.make_node("LayerNormalization", ["r", "gamma", "beta"], ["n"], name="ln",
+                              axis=-1, epsilon=1e-5),
+             helper.make_node("Softmax", ["n"], ["y"], name="softmax", axis=-1)]
+    m = model(nodes, [("x", [2, 5, 16])], [("y", None)],
+              [("W", rand(rng, 16, 16)), ("b", rand(rng, 16)), ("gamma", rand(rng, 16)),
+               ("beta", rand(rng, 16))], ms=True)
+    compare(tmp_path, m, {"x": rand(rng, 2, 5, 16)}, fused_nodes=1)
+
+
+def test_layernorm_over_two_axes_without_bias(tmp_path, rng):
+    nodes = [helper.make_node("LayerNormalization", ["x", "gamma"], ["y"], name="ln", axis=1,
+                              epsilon=1e-3)]
+    m = model(nodes, [("x", [3, 4, 6])], [("y", None)], [("gamma", rand(rng, 4, 6))])
+    compare(tmp_path, m, {"x": rand(rng, 3, 4, 6)})
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_opset20(tmp_path, rng, approximate):
+    nodes = [helper.make_node("Gelu", ["x"], ["y"], name="gelu", approximate=approximate)]
+    m = model(nodes, [("x", [4, 7])], [("y", None)], opset=20)
+    compare(tmp_path, m, {"x": 3 * rand(rng, 4, 7)})
+
+
+def test_elementwise_broadcasting(tmp_path, rng):
+    """Sub, Mul, Div with operands of other ranks, Sigmoid and Tanh."""
+    nodes = [helper.make_node("Sub", ["x", "a"], ["s"], name="sub"),
+             helper.make_node("Mul", ["s", "b"], ["mu"], name="mul"),
+             helper.make_node("Div", ["mu", "c"], ["d"], name="div"),
+             helper.make_node("Sigmoid", ["d"], ["sg"], name="sig"),
+             helper.make_node("Tanh", ["x"], ["t"], name="tanh"),
+             helper.make_node("Add", ["sg", "t"], ["y"], name="add")]
+    m = model(nodes, [("x", [2, 3, 4, 5]), ("a", [5]), ("b", [3, 1, 5])], [("y", None)],
+              [("c", positive(rng, 1, 4, 1))])
+    compare(tmp_path, m, {"x": rand(rng, 2, 3, 4, 5), "a": rand(rng, 5), "b": rand(rng, 3, 1, 5)},
+            fused_nodes=1)
+
+
+# ---- reductions ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("op,opset,axes,keepdims,as_input", [
+    ("ReduceSum", 13, [1], 1, True),
+    ("ReduceSum", 13, [-1, 0], 0, True),
+    ("ReduceMean", 17, [2, 3], 1, False),
+    ("ReduceMax", 17, [1], 0, False),
+    ("ReduceMin", 17, None, 1, False),
+    ("ReduceMean", 18, [1, 3], 0, True),
+])
+def test_reductions(tmp_path, rng, op, opset, axes, keepdims, as_input):
+    inits, ins, kw = [], ["x"], {"keepdims": keepdims}
+    if axes is not None and as_input:
+        inits.append(("axes", np.array(axes, np.int64)))
+        ins.append("axes")
+    elif axes is not None:
+        kw["axes"] = axes
+    nodes = [helper.make_node(op, ins, ["r"], name="reduce", **kw),
+             helper.make_node("Relu", ["r"], ["y"], name="relu")]
+    m = model(nodes, [("x", [2, 3, 4, 5])], [("y", None)], opset=opset)
+    # initializers of other types than float: added by hand
+    for name, a in inits:
+        m.graph.initializer.append(numpy_helper.from_array(a, name))
+    compare(tmp_path, m, {"x": rand(rng, 2, 3, 4, 5)})
+
+
+def test_reduction_output_also_read_inside(tmp_path, rng):
+    """A fused-node output (keepdims=0) that a later claimed node also reads."""
+    nodes = [helper.make_node("ReduceMax", ["x"], ["r"], name="rmax", axes=[2], keepdims=0),
+             helper.make_node("Sigmoid", ["r"], ["y"], name="sig")]
+    m = model(nodes, [("x", [2, 3, 4])], [("r", None), ("y", None)])
+    compare(tmp_path, m, {"x": rand(rng, 2, 3, 4)}, fused_nodes=1)
+
+
+# ---- claiming, fallback, shapes, options ------------------------------------------------
+
+def test_supported_model_is_claimed_completely_without_cpu_fallback(tmp_path, rng):
+    nodes = [helper.make_node("Conv", ["x", "W", "B"], ["c"], name="conv", auto_pad="SAME_LOWER"),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("ReduceMean", ["r"], ["p"], name="pool", axes=[2, 3], keepdims=1),
+             helper.make_node("Softmax", ["p"], ["y"], name="softmax", axis=-1)]
+    m = model(nodes, [("x", [1, 3, 6, 6])], [("y", None)],
+              [("W", rand(rng, 5, 3, 3, 3)), ("B", rand(rng, 5))])
+    _, assigned = compare(tmp_path, m, {"x": rand(rng, 1, 3, 6, 6)}, fully_claimed=True,
+                          fused_nodes=1)
+    assert {a[3] for a in assigned if a[0] == "hipdnn"} == {"conv", "relu", "pool", "softmax"}
+
+
+def test_unsupported_op_stays_with_the_cpu_ep(tmp_path, rng):
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Einsum", ["r", "r"], ["e"], name="einsum", equation="ij,ij->ij"),
+             helper.make_node("Sigmoid", ["e"], ["y"], name="sig")]
+    m = model(nodes, [("x", [3, 4])], [("y", None)])
+    x = rand(rng, 3, 4)
+    _, assigned = compare(tmp_path, m, {"x": x}, fully_claimed=False)
+    where = {a[3]: a[0] for a in assigned}
+    assert where == {"relu": "hipdnn", "einsum": "CPUExecutionProvider", "sig": "hipdnn"}
+    # and ORT refuses it when the CPU fallback is disabled
+    _, _, err = run(tmp_path, m, {"x": x}, no_fallback=True, expect_ok=False)
+    assert err and "fallback to CPU EP has been explicitly disabled" in err
+
+
+def test_decline_reason_is_logged(tmp_path, rng):
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Einsum", ["r", "r"], ["y"], name="einsum", equation="ij,ij->ij")]
+    m = model(nodes, [("x", [3, 4])], [("y", None)])
+    _, _, err = run(tmp_path, m, {"x": rand(rng, 3, 4)}, log_level=1)
+    assert "node Einsum 'einsum' (domain '') stays with ORT: op Einsum is not in hipdnn-ep's set" in err
+    assert "claimed 1 of 2 nodes, in 1 fused node" in err
+
+
+def test_transposed_gemm_operand_computed_inside_stays_with_ort(tmp_path, rng):
+    nodes = [helper.make_node("Relu", ["a"], ["r"], name="relu"),
+             helper.make_node("Gemm", ["r", "b"], ["y"], name="gemm", transA=1)]
+    m = model(nodes, [("a", [6, 4]), ("b", [6, 5])], [("y", None)])
+    _, assigned = compare(tmp_path, m, {"a": rand(rng, 6, 4), "b": rand(rng, 6, 5)},
+                          fully_claimed=False)
+    assert {a[3]: a[0] for a in assigned}["gemm"] == "CPUExecutionProvider"
+
+
+def test_cycle_through_an_unclaimed_node_splits_the_fusion(tmp_path, rng):
+    """relu -> einsum (ORT) -> add, and relu -> add directly: relu and add must not be
+    one fused node (it would need its own output)."""
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Einsum", ["r"], ["e"], name="einsum", equation="ij->ij"),
+             helper.make_node("Add", ["r", "e"], ["y"], name="add")]
+    m = model(nodes, [("x", [3, 4])], [("y", None)])
+    _, assigned = compare(tmp_path, m, {"x": rand(rng, 3, 4)}, fully_claimed=False)
+    fused = {a[3]: a[1] for a in assigned if a[0] == "hipdnn"}
+    assert set(fused) == {"relu", "add"} and fused["relu"] != fused["add"]
+
+
+def test_dynamic_batch_rebuilds_per_shape(tmp_path, rng):
+    """One session, batch 2 then 5 then 2 again: a plan per shape, all correct."""
+    nodes = [helper.make_node("Conv", ["x", "W"], ["c"], name="conv", auto_pad="SAME_UPPER"),
+             helper.make_node("Relu", ["c"], ["y"], name="relu")]
+    m = model(nodes, [("x", ["N", 3, 5, 5])], [("y", None)], [("W", rand(rng, 4, 3, 3, 3))])
+    xs = [rand(rng, 2, 3, 5, 5), rand(rng, 5, 3, 5, 5), rand(rng, 2, 3, 5, 5)]
+    got, _ = compare(tmp_path, m, {"x": xs})
+    assert [g.shape[0] for g in got["y"]] == [2, 5, 2]
+    _, _, err = run(tmp_path, m, {"x": xs}, log_level=1)
+    assert len(re.findall(r"plan \d built on engine reference_cpu", err)) == 2
+
+
+def test_ep_options_are_read_and_unknown_ones_logged(tmp_path, rng):
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
+    m = model(nodes, [("x", [3, 4])], [("y", None)])
+    opts = {"engine": "reference_cpu", "heuristic_mode": "fallback", "log_level": "info",
+            "no_such_option": "1"}
+    _, _, err = run(tmp_path, m, {"x": rand(rng, 3, 4)}, options=opts, log_level=1)
+    assert "unknown option ep.hipdnn.no_such_option='1' ignored" in err
+    assert "created on the CPU (heuristic mode 0, engine reference_cpu)" in err
+    compare(tmp_path, m, {"x": rand(rng, 3, 4)}, options=opts)
+
+
+def test_bad_option_value_keeps_the_default(tmp_path, rng):
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
+    m = model(nodes, [("x", [3, 4])], [("y", None)])
+    _, _, err = run(tmp_path, m, {"x": rand(rng, 3, 4)}, options={"heuristic_mode": "zz"},
+                    log_level=1)
+    assert "'zz' is not a heuristic mode (a, b, fallback); using a" in err
+
+
+def test_with_ort_graph_optimizations(tmp_path, rng):
+    """ORT's default optimizations first (BatchNormalization folded into Conv, and so on),
+    then hipdnn-ep claims what is left: still all of it, still right."""
+    nodes = [helper.make_node("Conv", ["x", "W", "B"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("BatchNormalization", ["c", "s", "bb", "mean", "var"], ["n"],
+                              name="bn"),
+             helper.make_node("Relu", ["n"], ["r"], name="relu"),
+             helper.make_node("MatMul", ["r", "W2"], ["h"], name="mm"),
+             helper.make_node("Add", ["h", "b2"], ["y"], name="bias")]
+    m = model(nodes, [("x", [2, 3, 5, 5])], [("y", None)],
+              [("W", rand(rng, 4, 3, 3, 3)), ("B", rand(rng, 4)), ("s", rand(rng, 4)),
+               ("bb", rand(rng, 4)), ("mean", rand(rng, 4)), ("var", positive(rng, 4)),
+               ("W2", rand(rng, 5, 6)), ("b2", rand(rng, 6))])
+    compare(tmp_path, m, {"x": rand(rng, 2, 3, 5, 5)}, opt="all")
+
+
+def test_classifier_head_with_flatten_and_reshape(tmp_path, rng):
+    """conv -> relu -> global mean -> Flatten -> Gemm -> Reshape (0 and -1) -> Softmax."""
+    nodes = [helper.make_node("Conv", ["x", "W"], ["c"], name="conv", auto_pad="VALID"),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("ReduceMean", ["r"], ["p"], name="gap", axes=[2, 3], keepdims=1),
+             helper.make_node("Flatten", ["p"], ["f"], name="flatten", axis=1),
+             helper.make_node("Gemm", ["f", "Wfc", "bfc"], ["z"], name="fc", transB=1),
+             helper.make_node("Reshape", ["z", "shape"], ["z3"], name="reshape"),
+             helper.make_node("Softmax", ["z3"], ["y"], name="softmax", axis=-1)]
+    m = model(nodes, [("x", [2, 3, 6, 6])], [("y", None)],
+              [("W", rand(rng, 8, 3, 3, 3)), ("Wfc", rand(rng, 6, 8)), ("bfc", rand(rng, 6))])
+    m.graph.initializer.append(numpy_helper.from_array(np.array([0, -1, 3], np.int64), "shape"))
+    compare(tmp_path, m, {"x": rand(rng, 2, 3, 6, 6)}, fused_nodes=1)
+
+
+def test_plugin_abi_every_member_set():
+    """tests/ort/ep_abi_check: the factory and the EP set every member ORT may call."""
+    p = subprocess.run([str(BUILD_DIR / "tests" / "ort" / "ep_abi_check")], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0 and "all ok" in p.stdout, p.stdout + p.stderr
+
+
+def test_library_exports_only_the_two_entry_points():
+    package = re.search(r"^HIPDNN_PACKAGE_DIR:PATH=(.*)$",
+                        (BUILD_DIR / "CMakeCache.txt").read_text(), re.M).group(1)
+    lib = Path(package) / "lib" / "libhipdnn_ep.so"
+    out = subprocess.run(["nm", "-D", "--defined-only", str(lib)], capture_output=True,
+                         text=True, check=True).stdout
+    assert sorted(line.split()[-1] for line in out.splitlines()) == [
+        "CreateEpFactories", "ReleaseEpFactory"]
+
+
+def test_non_float_nodes_stay_with_ort(tmp_path, rng):
+    nodes = [helper.make_node("Add", ["i", "j"], ["s"], name="int_add"),
+             helper.make_node("Cast", ["s"], ["f"], name="cast", to=FLOAT),
+             helper.make_node("Relu", ["f"], ["y"], name="relu")]
+    graph = helper.make_graph(
+        nodes, "test",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, [3]),
+         helper.make_tensor_value_info("j", TensorProto.INT64, [3])],
+        [helper.make_tensor_value_info("y", FLOAT, None)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    feeds = {"i": np.array([-2, 3, 5], np.int64), "j": np.array([1, -7, 2], np.int64)}
+    _, assigned = compare(tmp_path, m, feeds, fully_claimed=False)
+    assert {a[3]: a[0] for a in assigned} == {"int_add": "CPUExecutionProvider",
+                                               "cast": "CPUExecutionProvider", "relu": "hipdnn"}
+    _, _, err = run(tmp_path, m, feeds, log_level=1)
+    assert "node Add 'int_add' (domain '') stays with ORT: output 0 's' has element type 7; " \
+           "hipdnn-ep runs float32 only" in err
+
+
+def test_same_value_on_both_ports_and_broadcast_first_operand(tmp_path, rng):
+    """Mul(x, x), and Sub / Div whose first operand is the smaller one."""
+    nodes = [helper.make_node("Mul", ["x", "x"], ["sq"], name="square"),
+             helper.make_node("Sub", ["a", "sq"], ["d"], name="sub"),
+             helper.make_node("Div", ["c", "d"], ["y"], name="div")]
+    m = model(nodes, [("x", [2, 3, 4]), ("a", [4])], [("y", None)],
+              [("c", rand(rng, 3, 1))])
+    # a - x*x never near zero: a in [2, 3), x*x below 1
+    a = rng.uniform(2.0, 3.0, size=4).astype(np.float32)
+    compare(tmp_path, m, {"x": rand(rng, 2, 3, 4), "a": a}, fused_nodes=1)
+
+
+def test_unknown_engine_option_is_logged_and_ignored(tmp_path, rng):
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
+    m = model(nodes, [("x", [3, 4])], [("y", None)])
+    _, _, err = run(tmp_path, m, {"x": rand(rng, 3, 4)}, options={"engine": "no_such_engine"},
+                    log_level=1)
+    assert "engine='no_such_engine' names no loaded engine (loaded: " in err
+    assert "reference_cpu" in err
+    compare(tmp_path, m, {"x": rand(rng, 3, 4)}, options={"engine": "no_such_engine"})
+
+
+@pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER"])
+def test_conv_same_with_dilation(tmp_path, rng, auto_pad):
+    """ORT's CPU EP refuses dilation with SAME padding; ONNX defines it (the dilated
+    kernel's extent decides the total padding).  The reference is the same convolution
+    with those pads written out."""
+    xs, ws, strides, dil = (2, 4, 9, 8), (6, 2, 3, 2), [2, 1], [2, 3]
+    pads_begin, pads_end = [], []
+    for i in range(2):
+        out = -(-xs[2 + i] // strides[i])
+        total = max(0, (out - 1) * strides[i] + (ws[2 + i] - 1) * dil[i] + 1 - xs[2 + i])
+        small, big = total // 2, total - total // 2
+        pads_begin.append(small if auto_pad == "SAME_UPPER" else big)
+        pads_end.append(big if auto_pad == "SAME_UPPER" else small)
+    inits = [("W", rand(rng, *ws)), ("B", rand(rng, ws[0]))]
+    same = model([helper.make_node("Conv", ["x", "W", "B"], ["y"], name="conv", group=2,
+                                   auto_pad=auto_pad, strides=strides, dilations=dil)],
+                 [("x", list(xs))], [("y", None)], inits)
+    explicit = model([helper.make_node("Conv", ["x", "W", "B"], ["y"], name="conv", group=2,
+                                       pads=pads_begin + pads_end, strides=strides,
+                                       dilations=dil)],
+                     [("x", list(xs))], [("y", None)], inits)
+    x = rand(rng, *xs)
+    got, assigned, _ = run(tmp_path, same, {"x": x}, no_fallback=True)
+    want, _, _ = run(tmp_path, explicit, {"x": x}, ep="cpu")
+    assert [a[0] for a in assigned] == ["hipdnn"]
+    np.testing.assert_allclose(got["y"][0], want["y"][0], rtol=RTOL, atol=ATOL)
+
+
+def test_dynamic_batch_and_sequence_in_a_transformer_block(tmp_path, rng):
+    """[B, S, D] with B and S symbolic: MatMul, LayerNorm, Softmax re-planned per shape."""
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["h"], name="proj"),
+             helper.make_node("LayerNormalization", ["h", "g"], ["n"], name="ln"),
+             helper.make_node("Softmax", ["n"], ["y"], name="softmax", axis=-1)]
+    m = model(nodes, [("x", ["B", "S", 8])], [("y", None)],
+              [("W", rand(rng, 8, 8)), ("g", rand(rng, 8))])
+    xs = [rand(rng, 1, 3, 8), rand(rng, 4, 2, 8), rand(rng, 1, 3, 8), rand(rng, 2, 7, 8)]
+    got, _ = compare(tmp_path, m, {"x": xs}, fused_nodes=1)
+    assert [g.shape for g in got["y"]] == [(1, 3, 8), (4, 2, 8), (1, 3, 8), (2, 7, 8)]
