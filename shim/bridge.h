@@ -22,7 +22,6 @@ typedef struct {
     void* handle; /* NULL when closed */
     CreateEpApiFactoriesFn create;
     ReleaseEpApiFactoryFn release;
-    char path[PATH_MAX]; /* the candidate that opened, for messages */
 } bridge_lib;
 
 /* Opens hipdnn-ep and resolves its two entry points.  Candidates, in order: the path in

@@ -71,7 +71,6 @@ static OrtErrorCode try_open(bridge_lib* lib, const char* path, const char* orig
     lib->handle = h;
     memcpy(&lib->create, &create, sizeof(lib->create));
     memcpy(&lib->release, &release, sizeof(lib->release));
-    snprintf(lib->path, sizeof(lib->path), "%s", path);
     return ORT_OK;
 }
 
@@ -90,7 +89,8 @@ OrtErrorCode bridge_lib_open(bridge_lib* lib, char* why, size_t why_len) {
         if (rc == ORT_OK) return ORT_OK;
         if (rc == ORT_FAIL) worst = ORT_FAIL;
     } else {
-        append(why, why_len, "\n  (the folder of libhipdnn_ort_bridge.so is unknown: not searched)");
+        append(why, why_len,
+               "\n  (the folder of libhipdnn_ort_bridge.so is unknown: not searched)");
     }
     OrtErrorCode rc = try_open(lib, BRIDGE_EP_FILE, "the loader's search path", why, why_len);
     if (rc == ORT_OK) return ORT_OK;
@@ -104,5 +104,4 @@ void bridge_lib_close(bridge_lib* lib) {
     lib->handle = NULL;
     lib->create = NULL;
     lib->release = NULL;
-    lib->path[0] = '\0';
 }

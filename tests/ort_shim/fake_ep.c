@@ -53,7 +53,8 @@ EXPORT OrtStatus* CreateEpFactories(const char* registered_name, const OrtApiBas
     const OrtApi* api = base->GetApi(ORT_API_VERSION);
     g_api = api;
     *num_factories = 0;
-    if (failing("create")) return api->CreateStatus(ORT_EP_FAIL, "fake hipdnn-ep: create fails on demand");
+    if (failing("create"))
+        return api->CreateStatus(ORT_EP_FAIL, "fake hipdnn-ep: create fails on demand");
     const char* v = getenv("FAKE_EP_FACTORIES");
     size_t want = v ? (size_t)strtoul(v, NULL, 10) : 1;
     for (size_t i = 0; i < want && i < max_factories; ++i) {
