@@ -366,8 +366,6 @@ bool emulate_rowwise(const rw_program& p) {
         case 0: emulate_norm_bwd<0>(p); return true;
         case 1: emulate_norm_bwd<1>(p); return true;
         case 2: emulate_norm_bwd<2>(p); return true;
-        case 4: emulate_norm_bwd<4>(p); return true;
-        case 8: emulate_norm_bwd<8>(p); return true;
         default: return false;
         }
     default: return false;

@@ -297,8 +297,6 @@ rw_kernel kernel_of(const rw_program& p) {
         case 0: return rw_norm_bwd<0>;
         case 1: return rw_norm_bwd<1>;
         case 2: return rw_norm_bwd<2>;
-        case 4: return rw_norm_bwd<4>;
-        case 8: return rw_norm_bwd<8>;
         default: return nullptr;
         }
     default: return nullptr;

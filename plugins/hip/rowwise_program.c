@@ -649,7 +649,8 @@ int hipe_rw_norm(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const hipe_pla
 /* ---- norm backward ------------------------------------------------------------------------ */
 
 /* A row in the registers of its group: up to two vectors a thread (xhat and g of each are
- * kept, and with column parts two sums a column more), longer rows read again (vecs 0). */
+ * kept, and with column parts two sums a column more): rows up to 8192 elements; longer
+ * ones are read again (vecs 0). */
 static void bwd_geometry(rw_program* p) {
     const int64_t nvec = ceil_div(p->cols, PW_VEC);
     if (nvec <= 32) {
@@ -661,7 +662,7 @@ static void bwd_geometry(rw_program* p) {
     if (g > RW_MAX_GROUP) g = RW_MAX_GROUP;
     const int64_t v = pow2_at_least(ceil_div(nvec, g));
     p->group = (int32_t)g;
-    p->vecs = v <= 8 ? (int32_t)v : 0;
+    p->vecs = v <= 2 ? (int32_t)v : 0; /* more kernel variants cost minutes of nvcc and hipcc */
 }
 
 bool hipe_rw_norm_bwd_parts_fit(int64_t cols) {
