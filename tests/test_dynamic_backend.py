@@ -188,9 +188,10 @@ def build(tmp_path_factory):
 
 
 def _env(**extra):
+    # LD_PRELOAD stays: the sanitizer builds preload their runtime (Makefile, test-asan)
     env = {k: v for k, v in os.environ.items()
-           if k not in ("LD_LIBRARY_PATH", "LD_PRELOAD", "HIPDNN_PLUGIN_DIR",
-                        "HIPDNN_BACKEND_PATH", "HIPDNN_LOG_FILE")}
+           if k not in ("LD_LIBRARY_PATH", "HIPDNN_PLUGIN_DIR", "HIPDNN_BACKEND_PATH",
+                        "HIPDNN_LOG_FILE")}
     env.update(extra)
     return env
 

@@ -114,7 +114,8 @@ static int64_t add_const(lowering* l, const char* base, const char* what, double
     hipdnnSdkTensor* t = tensor(l, uid);
     t->is_by_value = true;
     t->has_value = true;
-    hipdnnSdkStoreFromDouble(t->value, HIPDNN_DATA_FLOAT, 0, v);
+    const float f = (float)v; /* value is bytes, not aligned for a float */
+    memcpy(t->value, &f, sizeof(f));
     return uid;
 }
 
