@@ -18,6 +18,7 @@ import pytest
 import hipdnn
 import references as ref
 import test_norm_backward as nb
+import test_gpu_norm as gn
 import test_norm_forward as nf
 import test_resample as rs
 from conftest import GPU_ENGINE, STORAGES, assert_close
@@ -311,16 +312,7 @@ def test_the_engine_names_each_rewritten_stage_in_its_log(gpu):
                                       mean.bind(g, "mean"), inv.bind(g, "inv"), name="bnb")
     outs = [gpu.output(dx, [8, 3, 5, 5], "fp32"), gpu.output(ds, [1, 3, 1, 1], "fp32"),
             gpu.output(db, [1, 3, 1, 1], "fp32")]
-    messages = []
-    hipdnn.set_log_level(hipdnn.log_level.INFO)
-    hipdnn.set_log_callback(lambda level, msg: messages.append(msg))
-    try:
-        gpu.execute(g, [x, dy, scale, mean, inv] + outs)
-        hipdnn._C.flush_log()
-    finally:
-        hipdnn.set_log_callback(None)
-        hipdnn.set_log_level(hipdnn.log_level.WARN)
-    log = "\n".join(m for m in messages if m.startswith(GPU_ENGINE + ":"))
+    log = ran_log(lambda: gpu.execute(g, [x, dy, scale, mean, inv] + outs))
     # three channels: split reductions over each channel and pointwise stages, not a
     # group of threads a channel
     assert "bnb/sum_dy_xhat" in log and "bnb/sum_dy'" in log, log
@@ -367,16 +359,8 @@ def test_norm_backward_of_very_long_rows(gpu, case, x_shape, scale_shape):
 
 
 def ran_log(run):
-    messages = []
-    hipdnn.set_log_level(hipdnn.log_level.INFO)
-    hipdnn.set_log_callback(lambda level, msg: messages.append(msg))
-    try:
-        run()
-        hipdnn._C.flush_log()
-    finally:
-        hipdnn.set_log_callback(None)
-        hipdnn.set_log_level(hipdnn.log_level.WARN)
-    return "\n".join(m for m in messages if m.startswith(GPU_ENGINE + ":"))
+    """The GPU engine's log lines while run() runs, as one string."""
+    return "\n".join(gn.ran(run))
 
 
 # ---- whole graphs through hipdnn.Graph on NumPy arrays, run by the GPU engine ------------------

@@ -449,6 +449,26 @@ static bool lower_norm_backward(lowering* l, const hipdnnSdkNode* n) {
     return !l->oom;
 }
 
+/* next_running = running + momentum * (stat - running) for the mean and the unbiased
+ * variance (biased `var` times count / (count - 1)); `like` shapes the temporaries. */
+static void running_updates(lowering* l, const hipdnnSdkNode* n, int64_t mean, int64_t var,
+                            int64_t count, int64_t like) {
+    const char* nm = n->name;
+    const int64_t N = HIPDNN_NO_TENSOR, m = n->inputs[HIPDNN_NORM_EXP_AVG_FACTOR];
+    int64_t uv = pw(l, nm, "unbiased_variance", HIPDNN_POINTWISE_MUL, var,
+                    add_const(l, nm, "bessel", (double)count / (double)(count - 1)), N, like);
+    const int64_t stat[2] = {mean, uv};
+    const int64_t run[2] = {n->inputs[HIPDNN_NORM_IN_RUNNING_MEAN], n->inputs[HIPDNN_NORM_IN_RUNNING_VAR]};
+    const int64_t out[2] = {n->outputs[HIPDNN_NORM_OUT_RUNNING_MEAN], n->outputs[HIPDNN_NORM_OUT_RUNNING_VAR]};
+    static const char* const what[2][3] = {{"mean_step", "mean_step_scaled", "next_running_mean"},
+                                            {"var_step", "var_step_scaled", "next_running_var"}};
+    for (int k = 0; k < 2; ++k) {
+        int64_t d = pw(l, nm, what[k][0], HIPDNN_POINTWISE_SUB, stat[k], run[k], N, like);
+        pw(l, nm, what[k][2], HIPDNN_POINTWISE_ADD, run[k],
+           pw(l, nm, what[k][1], HIPDNN_POINTWISE_MUL, d, m, N, like), out[k], like);
+    }
+}
+
 /* Batchnorm training with running statistics: the norm node itself (rowwise_program.c
  * runs it), storing mean and inv_variance, then next = running + m * (stat - running). */
 static bool lower_batchnorm_running(lowering* l, const hipdnnSdkNode* n) {
@@ -475,8 +495,6 @@ static bool lower_batchnorm_running(lowering* l, const hipdnnSdkNode* n) {
         norm.outputs[HIPDNN_NORM_INV_VARIANCE] =
             add_tensor(l, nm, "inv_variance", HIPDNN_DATA_FLOAT, nd, sd, NULL, true);
     const int64_t mean = norm.outputs[HIPDNN_NORM_MEAN], inv = norm.outputs[HIPDNN_NORM_INV_VARIANCE];
-    const int64_t m = n->inputs[HIPDNN_NORM_EXP_AVG_FACTOR];
-    const int64_t rm = n->inputs[HIPDNN_NORM_IN_RUNNING_MEAN], rv = n->inputs[HIPDNN_NORM_IN_RUNNING_VAR];
     for (int p = HIPDNN_NORM_EXP_AVG_FACTOR; p <= HIPDNN_NORM_IN_RUNNING_VAR; ++p)
         norm.inputs[p] = N;
     norm.outputs[HIPDNN_NORM_OUT_RUNNING_MEAN] = norm.outputs[HIPDNN_NORM_OUT_RUNNING_VAR] = N;
@@ -490,17 +508,7 @@ static bool lower_batchnorm_running(lowering* l, const hipdnnSdkNode* n) {
                      pw(l, nm, "var_plus_eps", HIPDNN_POINTWISE_RECIPROCAL,
                         pw(l, nm, "inv_sq", HIPDNN_POINTWISE_MUL, inv, inv, N, inv), N, N, inv),
                      eps, N, inv);
-    var = pw(l, nm, "unbiased_variance", HIPDNN_POINTWISE_MUL, var,
-             add_const(l, nm, "bessel", (double)count / (double)(count - 1)), N, inv);
-    const int64_t stat[2] = {mean, var}, run[2] = {rm, rv};
-    const int64_t out[2] = {n->outputs[HIPDNN_NORM_OUT_RUNNING_MEAN], n->outputs[HIPDNN_NORM_OUT_RUNNING_VAR]};
-    static const char* const what[2][3] = {{"mean_step", "mean_step_scaled", "next_running_mean"},
-                                            {"var_step", "var_step_scaled", "next_running_var"}};
-    for (int k = 0; k < 2; ++k) {
-        int64_t d = pw(l, nm, what[k][0], HIPDNN_POINTWISE_SUB, stat[k], run[k], N, inv);
-        pw(l, nm, what[k][2], HIPDNN_POINTWISE_ADD, run[k],
-           pw(l, nm, what[k][1], HIPDNN_POINTWISE_MUL, d, m, N, inv), out[k], inv);
-    }
+    running_updates(l, n, mean, var, count, inv);
     return !l->oom;
 }
 
@@ -543,21 +551,7 @@ static bool lower_batchnorm_split(lowering* l, const hipdnnSdkNode* n, const boo
     if (bias != N) v = pw(l, nm, "scaled", HIPDNN_POINTWISE_MUL, v, gamma, N, x);
     pw(l, nm, bias != N ? "y" : "scaled", bias != N ? HIPDNN_POINTWISE_ADD : HIPDNN_POINTWISE_MUL, v,
        bias != N ? bias : gamma, y, x);
-    if (n->outputs[HIPDNN_NORM_OUT_RUNNING_MEAN] != N) {
-        const int64_t m = n->inputs[HIPDNN_NORM_EXP_AVG_FACTOR];
-        int64_t uv = pw(l, nm, "unbiased_variance", HIPDNN_POINTWISE_MUL, var,
-                        add_const(l, nm, "bessel", (double)count / (double)(count - 1)), N, var);
-        const int64_t stat[2] = {mean, uv};
-        const int64_t run[2] = {n->inputs[HIPDNN_NORM_IN_RUNNING_MEAN], n->inputs[HIPDNN_NORM_IN_RUNNING_VAR]};
-        const int64_t out[2] = {n->outputs[HIPDNN_NORM_OUT_RUNNING_MEAN], n->outputs[HIPDNN_NORM_OUT_RUNNING_VAR]};
-        static const char* const what[2][3] = {{"mean_step", "mean_step_scaled", "next_running_mean"},
-                                                {"var_step", "var_step_scaled", "next_running_var"}};
-        for (int k = 0; k < 2; ++k) {
-            int64_t st = pw(l, nm, what[k][0], HIPDNN_POINTWISE_SUB, stat[k], run[k], N, var);
-            pw(l, nm, what[k][2], HIPDNN_POINTWISE_ADD, run[k],
-               pw(l, nm, what[k][1], HIPDNN_POINTWISE_MUL, st, m, N, var), out[k], var);
-        }
-    }
+    if (n->outputs[HIPDNN_NORM_OUT_RUNNING_MEAN] != N) running_updates(l, n, mean, var, count, var);
     return !l->oom;
 }
 
