@@ -337,6 +337,53 @@ def test_batchnorm_training_with_many_channels_is_one_row_kernel(gpu):
     assert "batchnorm 'norm': 1030 rows" in log, log
 
 
+# Few channels over packed planes of >= 256 values: each plane's statistics (forward) or
+# sums (backward) in one pass of the row kernel, combined per channel (plugins/hip/lower.c,
+# "a plane at a time").
+PLANES = [5, 3, 17, 19]
+
+
+@pytest.mark.parametrize("shape", [PLANES, [3, 2, 16, 32], [2, 4, 5, 7, 9]],
+                         ids=["2d", "2d_whole_vectors", "3d"])
+def test_batchnorm_training_a_plane_at_a_time(gpu, dtype, shape):
+    sc = [1, shape[1]] + [1] * (len(shape) - 2)
+    nf.check(gpu, dtype, "batch", running=True, x_shape=shape, scale_shape=sc)
+    nf.check(gpu, dtype, "batch", bias=False, x_shape=shape, scale_shape=sc)
+    log = ran_log(lambda: nf.check(gpu, dtype, "batch", x_shape=shape, scale_shape=sc))
+    rows = shape[0] * shape[1]
+    assert f"norm/plane_statistics': {rows} rows of {int(np.prod(shape[2:]))}" in log, log
+
+
+def test_batchnorm_training_a_plane_at_a_time_with_constant_planes(gpu):
+    # a constant plane has variance 0 (its inv_variance, with epsilon 0, is infinite): the
+    # channel's variance still comes out right
+    rng = np.random.default_rng(7)
+    x = (2.0 + rng.standard_normal(PLANES)).astype(np.float32)
+    x[1, 0] = 3.0
+    x[:, 2] = 0.5  # a whole channel: variance 0, inv_variance 1 / sqrt(epsilon)
+    xs = gpu.input(PLANES, "fp32", values=x)
+    scale = gpu.input([1, 3, 1, 1], "fp32", low=0.5, high=1.5)
+    bias = gpu.input([1, 3, 1, 1], "fp32")
+    g = gpu.graph("fp32")
+    y, mean, inv = g.batchnorm(xs.bind(g, "x"), scale.bind(g, "scale"), bias.bind(g, "bias"),
+                               epsilon=1e-3, name="norm")[:3]
+    outs = [gpu.output(y, PLANES, "fp32"), gpu.output(mean, [1, 3, 1, 1], "fp32"),
+            gpu.output(inv, [1, 3, 1, 1], "fp32")]
+    gpu.execute(g, [xs, scale, bias] + outs)
+    want = ref.norm_forward("batch", xs.values, scale.values, bias.values, float(np.float32(1e-3)), False)
+    for out, w in zip(outs, want):
+        gpu.assert_close(out, w, tolerance("batchnorm", "fp32"))
+
+
+def test_batchnorm_backward_a_plane_at_a_time(gpu, dtype):
+    nb.check(gpu, dtype, "batch", x_shape=PLANES, scale_shape=[1, 3, 1, 1])
+    nb.check(gpu, dtype, "batch", x_shape=[2, 4, 5, 7, 9], scale_shape=[1, 4, 1, 1, 1],
+             param_dtype="fp32")
+    nb.check(gpu, dtype, "batch", x_shape=[3, 2, 16, 32], scale_shape=[1, 2, 1, 1])
+    log = ran_log(lambda: nb.check(gpu, dtype, "batch", x_shape=PLANES, scale_shape=[1, 3, 1, 1]))
+    assert "15 rows of 323" in log and "no dx" in log, log
+
+
 def test_layernorm_backward_is_one_row_kernel_and_two_column_sums(gpu):
     # dx in one pass over x and dy; dscale and dbias summed per group of rows in the same
     # kernel, then over the groups

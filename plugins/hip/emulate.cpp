@@ -184,7 +184,8 @@ void emulate_norm_warp(const rw_program& p) {
         }
         const float inv = nm_inv(p, sq);
         nm_store_stats(p, at, mean, inv);
-        for (int l = 0; l < 32; ++l) wp_norm_store<NV, DT>(p, at, l, mean, inv, regs[l]);
+        if (p.flags & RW_F_STORE_Y)
+            for (int l = 0; l < 32; ++l) wp_norm_store<NV, DT>(p, at, l, mean, inv, regs[l]);
     }
 }
 
@@ -251,7 +252,8 @@ void emulate_norm(const rw_program& p) {
         }
         const float inv = nm_inv(p, sq);
         nm_store_stats(p, at, mean, inv);
-        for (int t = 0; t < G; ++t) nm_store<V, S, DT>(p, at, t, G, mean, inv, regs[t]);
+        if (p.flags & (RW_F_STORE_Y | RW_F_EPILOGUE))
+            for (int t = 0; t < G; ++t) nm_store<V, S, DT>(p, at, t, G, mean, inv, regs[t]);
     }
 }
 
@@ -283,7 +285,8 @@ void emulate_norm_bwd(const rw_program& p) {
         const float s_g = host_combine<RW_OP_ADD>(s0, G), s_gx = host_combine<RW_OP_ADD>(s1, G);
         if (p.flags & RW_F_ROW_SUMS)
             nb_store_sums(p, at, host_combine<RW_OP_ADD>(s2, G), host_combine<RW_OP_ADD>(s3, G));
-        for (int t = 0; t < G; ++t) nb_store<V>(p, at, t, G, s_g, s_gx, mean, inv, xh[t], g[t]);
+        if (p.flags & RW_F_STORE_Y)
+            for (int t = 0; t < G; ++t) nb_store<V>(p, at, t, G, s_g, s_gx, mean, inv, xh[t], g[t]);
     }
     if (parts)
         for (int64_t grp = 0; grp < ngroups; ++grp)

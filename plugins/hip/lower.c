@@ -306,6 +306,9 @@ static bool lower_norm_backward_per_row(lowering* l, const hipdnnSdkNode* n, con
     return !l->oom;
 }
 
+static bool planes_inner(const hipdnnSdkTensor* x);
+static bool lower_batchnorm_backward_planes(lowering* l, const hipdnnSdkNode* n);
+
 /* The row kernel's norm backward (rowwise_program.c), where its sums fit: batch and
  * instance norms (scale one value a row) store each row's sums of dy * xhat and dy, which
  * are dscale and dbias or reduce to them; layer and RMS norms (scale one value a column)
@@ -328,7 +331,11 @@ static int lower_norm_backward_fused(lowering* l, const hipdnnSdkNode* n, const 
     }
     const int64_t ports[2] = {HIPDNN_NBWD_DSCALE, HIPDNN_NBWD_DBIAS};
     const bool want = n->outputs[ports[0]] != HIPDNN_NO_TENSOR || n->outputs[ports[1]] != HIPDNN_NO_TENSOR;
-    if (per_row && rows < FEW_ROWS) return lower_norm_backward_per_row(l, n, axes) ? 1 : 0;
+    if (per_row && rows < FEW_ROWS) {
+        if (n->attrs[HIPDNN_NBWD_MODE].i[0] == HIPDNN_BATCH_NORM && planes_inner(tx))
+            return lower_batchnorm_backward_planes(l, n) ? 1 : 0;
+        return lower_norm_backward_per_row(l, n, axes) ? 1 : 0;
+    }
     int kind = !want || per_row ? HIPE_NBWD_ROW_SUMS
                : per_col && a0 >= 0 && hipe_rw_norm_bwd_parts_fit(cols) ? HIPE_NBWD_COL_PARTS : 0;
     if (!kind) return -1;
@@ -555,6 +562,149 @@ static bool lower_batchnorm_split(lowering* l, const hipdnnSdkNode* n, const boo
     return !l->oom;
 }
 
+/* Whether a batchnorm's statistics can be taken a plane at a time: x is [N, C, spatial...]
+ * with the spatial dims innermost and packed (a virtual x is packed), and planes long enough
+ * that a row of the norm kernel is worth a launch's share of the GPU. */
+#define PLANE_MIN 256
+static bool planes_inner(const hipdnnSdkTensor* x) {
+    if (x->ndim < 3) return false;
+    int64_t st[HIPDNN_MAX_DIMS], at = 1;
+    memcpy(st, x->strides, sizeof(st));
+    if (x->is_virtual) hipdnnSdkPackedStrides(x->ndim, x->dims, st);
+    for (int32_t i = x->ndim - 1; i >= 2; --i) {
+        if (x->dims[i] > 1 && st[i] != at) return false;
+        at *= x->dims[i];
+    }
+    return at >= PLANE_MIN && (x->dims[1] == 1 || st[1] >= at) && (x->dims[0] == 1 || st[0] >= at);
+}
+
+/* [N, C, 1...] and [1, C, 1...] for x of rank nd. */
+static void plane_dims(const hipdnnSdkTensor* x, int64_t* per_plane, int64_t* per_channel) {
+    for (int32_t i = 0; i < x->ndim; ++i) {
+        per_plane[i] = i < 2 ? x->dims[i] : 1;
+        per_channel[i] = i == 1 ? x->dims[i] : 1;
+    }
+}
+
+/* Batchnorm training over few channels, a plane (one n, one c) at a time: the norm kernel's
+ * statistics of each plane in one pass over x (an instance norm whose y is not stored, with
+ * epsilon 0 so that 1 / inv^2 is the plane's variance), combined exactly per channel
+ * (equal counts: mean = avg(mean_p), var = avg(var_p + (mean_p - mean)^2)), then
+ * y = x * a + b with a = inv_variance * gamma and b = bias - mean * a.  x is read twice and y
+ * written once (the split reductions read x three times and moved its squares through the
+ * workspace). */
+static bool lower_batchnorm_planes(lowering* l, const hipdnnSdkNode* n) {
+    const char* nm = n->name;
+    const int64_t N = HIPDNN_NO_TENSOR;
+    const int64_t x = n->inputs[HIPDNN_NORM_X], scale = n->inputs[HIPDNN_NORM_SCALE];
+    const int64_t bias = n->inputs[HIPDNN_NORM_BIAS], eps = n->inputs[HIPDNN_NORM_EPSILON];
+    const hipdnnSdkTensor* tx = tensor(l, x);
+    const int32_t nd = tx->ndim;
+    int64_t pd[HIPDNN_MAX_DIMS], cd[HIPDNN_MAX_DIMS], count = 1, xdims[HIPDNN_MAX_DIMS];
+    plane_dims(tx, pd, cd);
+    for (int32_t i = 0; i < nd; ++i) count *= i == 1 ? 1 : tx->dims[i];
+    memcpy(xdims, tx->dims, sizeof(xdims));
+    hipdnnSdkNode st = *n;
+    st.name = name_of(nm, "plane_statistics");
+    if (!st.name) {
+        l->oom = true;
+        return false;
+    }
+    st.attrs[HIPDNN_NORM_MODE].i[0] = HIPDNN_INSTANCE_NORM;
+    for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) st.inputs[p] = st.outputs[p] = N;
+    st.inputs[HIPDNN_NORM_X] = x;
+    st.inputs[HIPDNN_NORM_SCALE] = scale; /* not read: no y */
+    st.inputs[HIPDNN_NORM_EPSILON] = add_const(l, nm, "zero", 0.0);
+    st.outputs[HIPDNN_NORM_Y] = add_tensor(l, nm, "plane_y", HIPDNN_DATA_FLOAT, nd, xdims, NULL, true);
+    const int64_t mp = add_tensor(l, nm, "plane_mean", HIPDNN_DATA_FLOAT, nd, pd, NULL, true);
+    const int64_t ip = add_tensor(l, nm, "plane_inv", HIPDNN_DATA_FLOAT, nd, pd, NULL, true);
+    st.outputs[HIPDNN_NORM_MEAN] = mp;
+    st.outputs[HIPDNN_NORM_INV_VARIANCE] = ip;
+    if (l->oom || !push(l, &st, NULL, NULL)) {
+        free(st.name);
+        l->oom = true;
+        return false;
+    }
+    const int64_t mean = reduce(l, nm, "mean", HIPDNN_REDUCE_TENSOR_AVG, mp, cd, n->outputs[HIPDNN_NORM_MEAN]);
+    int64_t vp = pw(l, nm, "plane_var", HIPDNN_POINTWISE_RECIPROCAL,
+                    pw(l, nm, "plane_inv_sq", HIPDNN_POINTWISE_MUL, ip, ip, N, mp), N, N, mp);
+    int64_t dm = pw(l, nm, "plane_shift", HIPDNN_POINTWISE_SUB, mp, mean, N, mp);
+    int64_t m2 = pw(l, nm, "plane_m2", HIPDNN_POINTWISE_ADD, vp,
+                    pw(l, nm, "plane_shift_sq", HIPDNN_POINTWISE_MUL, dm, dm, N, mp), N, mp);
+    const int64_t var = reduce(l, nm, "variance", HIPDNN_REDUCE_TENSOR_AVG, m2, cd, N);
+    const int64_t inv = pw(l, nm, "inv_variance", HIPDNN_POINTWISE_RSQRT,
+                           pw(l, nm, "var_plus_eps", HIPDNN_POINTWISE_ADD, var, eps, N, var), N,
+                           n->outputs[HIPDNN_NORM_INV_VARIANCE], var);
+    int64_t gamma = scale;
+    if (n->attrs[HIPDNN_NORM_ZERO_CENTERED_GAMMA].i[0])
+        gamma = pw(l, nm, "gamma", HIPDNN_POINTWISE_ADD, scale, add_const(l, nm, "one", 1.0), N, var);
+    const int64_t a = pw(l, nm, "channel_scale", HIPDNN_POINTWISE_MUL, inv, gamma, N, var);
+    const int64_t ma = pw(l, nm, "mean_scaled", HIPDNN_POINTWISE_MUL, mean, a, N, var);
+    const int64_t b = bias != N ? pw(l, nm, "channel_shift", HIPDNN_POINTWISE_SUB, bias, ma, N, var)
+                                : pw(l, nm, "channel_shift", HIPDNN_POINTWISE_NEG, ma, N, N, var);
+    pw(l, nm, "y", HIPDNN_POINTWISE_ADD, pw(l, nm, "x_scaled", HIPDNN_POINTWISE_MUL, x, a, N, x), b,
+       n->outputs[HIPDNN_NORM_Y], x);
+    if (n->outputs[HIPDNN_NORM_OUT_RUNNING_MEAN] != N) running_updates(l, n, mean, var, count, var);
+    return !l->oom;
+}
+
+/* Batchnorm backward over few channels, a plane at a time: the row kernel's norm backward
+ * over each plane, given the channel's mean and inv_variance, stores the plane's sums of
+ * dy * xhat and of dy and no dx; the sums per channel are dscale and dbias, and
+ * dx = k * dy - k * avg(dy) - (x - mean) * k * inv_variance * avg(dy * xhat), k =
+ * inv_variance * gamma, in one pass over x and dy. */
+static bool lower_batchnorm_backward_planes(lowering* l, const hipdnnSdkNode* n) {
+    const char* nm = n->name;
+    const int64_t N = HIPDNN_NO_TENSOR;
+    const int64_t x = n->inputs[HIPDNN_NBWD_X], dy = n->inputs[HIPDNN_NBWD_DY];
+    const int64_t scale = n->inputs[HIPDNN_NBWD_SCALE], mean = n->inputs[HIPDNN_NBWD_MEAN];
+    const int64_t inv = n->inputs[HIPDNN_NBWD_INV_VARIANCE];
+    const hipdnnSdkTensor* tx = tensor(l, x);
+    const int32_t nd = tx->ndim;
+    int64_t pd[HIPDNN_MAX_DIMS], cd[HIPDNN_MAX_DIMS], count = 1, xdims[HIPDNN_MAX_DIMS];
+    plane_dims(tx, pd, cd);
+    for (int32_t i = 0; i < nd; ++i) count *= i == 1 ? 1 : tx->dims[i];
+    memcpy(xdims, tx->dims, sizeof(xdims));
+    hipdnnSdkNode sums = *n;
+    sums.name = name_of(nm, "plane_sums");
+    if (!sums.name) {
+        l->oom = true;
+        return false;
+    }
+    sums.attrs[HIPDNN_NBWD_MODE].i[0] = HIPDNN_INSTANCE_NORM;
+    sums.attrs[HIPE_NBWD_SUMS].i[0] = HIPE_NBWD_ROW_SUMS;
+    sums.attrs[HIPE_NBWD_SUMS].i[1] = 1;
+    sums.attrs[HIPE_NBWD_SUMS].count = 2;
+    const int64_t sdyx = add_tensor(l, nm, "plane_sum_dy_xhat", HIPDNN_DATA_FLOAT, nd, pd, NULL, true);
+    const int64_t sdy = add_tensor(l, nm, "plane_sum_dy", HIPDNN_DATA_FLOAT, nd, pd, NULL, true);
+    sums.outputs[HIPDNN_NBWD_DX] = add_tensor(l, nm, "plane_dx", HIPDNN_DATA_FLOAT, nd, xdims, NULL, true);
+    sums.outputs[HIPDNN_NBWD_DSCALE] = sdyx;
+    sums.outputs[HIPDNN_NBWD_DBIAS] = sdy;
+    if (l->oom || !push(l, &sums, NULL, NULL)) {
+        free(sums.name);
+        l->oom = true;
+        return false;
+    }
+    const int64_t s_dyx = reduce(l, nm, "dscale", HIPDNN_REDUCE_TENSOR_ADD, sdyx, cd, n->outputs[HIPDNN_NBWD_DSCALE]);
+    const int64_t s_dy = reduce(l, nm, "dbias", HIPDNN_REDUCE_TENSOR_ADD, sdy, cd, n->outputs[HIPDNN_NBWD_DBIAS]);
+    const int64_t per = add_const(l, nm, "one_over_count", 1.0 / (double)count);
+    int64_t gamma = scale;
+    if (n->attrs[HIPDNN_NBWD_ZERO_CENTERED_GAMMA].i[0])
+        gamma = pw(l, nm, "gamma", HIPDNN_POINTWISE_ADD, scale, add_const(l, nm, "one", 1.0), N, s_dy);
+    const int64_t k = pw(l, nm, "gamma_inv", HIPDNN_POINTWISE_MUL, inv, gamma, N, s_dy);
+    const int64_t a = pw(l, nm, "k_avg_dy", HIPDNN_POINTWISE_MUL, k,
+                         pw(l, nm, "avg_dy", HIPDNN_POINTWISE_MUL, s_dy, per, N, s_dy), N, s_dy);
+    const int64_t c = pw(l, nm, "k_inv_avg_dy_xhat", HIPDNN_POINTWISE_MUL,
+                         pw(l, nm, "k_inv", HIPDNN_POINTWISE_MUL, k, inv, N, s_dy),
+                         pw(l, nm, "avg_dy_xhat", HIPDNN_POINTWISE_MUL, s_dyx, per, N, s_dy), N, s_dy);
+    int64_t t = pw(l, nm, "dy_scaled", HIPDNN_POINTWISE_MUL, dy, k, N, x);
+    t = pw(l, nm, "dy_minus_avg", HIPDNN_POINTWISE_SUB, t, a, N, x);
+    const int64_t xc = pw(l, nm, "centered", HIPDNN_POINTWISE_SUB, x, mean, N, x);
+    pw(l, nm, "dx", HIPDNN_POINTWISE_SUB, t, pw(l, nm, "centered_scaled", HIPDNN_POINTWISE_MUL, xc, c, N, x),
+       n->outputs[HIPDNN_NBWD_DX], x);
+    return !l->oom;
+}
+
 static bool lower_genstats(lowering* l, const hipdnnSdkNode* n) {
     const char* nm = n->name;
     const int64_t x = n->inputs[HIPDNN_GENSTATS_X];
@@ -749,7 +899,8 @@ bool hipe_lower(const hipdnnSdkGraph* g, hipe_lowered* lw, char* why, size_t len
                 bool axes[HIPDNN_MAX_DIMS];
                 hipdnnSdkNormAxes(n, tensor(&l, n->inputs[HIPDNN_NORM_X]),
                                   tensor(&l, n->inputs[HIPDNN_NORM_SCALE]), axes);
-                ok = lower_batchnorm_split(&l, n, axes);
+                ok = planes_inner(tensor(&l, n->inputs[HIPDNN_NORM_X])) ? lower_batchnorm_planes(&l, n)
+                                                                        : lower_batchnorm_split(&l, n, axes);
             } else {
                 ok = lower_batchnorm_running(&l, n);
             }

@@ -137,7 +137,7 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm(const rw_program p) {
                              : group_combine<RW_OP_ADD>(nm_var<V, DT>(p, at, s.t, G, mean, r), G, smem);
         const float inv = nm_inv(p, sq);
         if (valid && s.t == 0) nm_store_stats(p, at, mean, inv);
-        if (valid) nm_store<V, S, DT>(p, at, s.t, G, mean, inv, r);
+        if (valid && (p.flags & (RW_F_STORE_Y | RW_F_EPILOGUE))) nm_store<V, S, DT>(p, at, s.t, G, mean, inv, r);
     }
 }
 
@@ -166,7 +166,7 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd(const rw_program p) 
             const float dy = group_combine<RW_OP_ADD>(sums[3], G, smem);
             if (valid && s.t == 0) nb_store_sums(p, at, dyx, dy);
         }
-        if (valid) nb_store<V>(p, at, s.t, G, s_g, s_gx, mean, inv, xh, g);
+        if (valid && (p.flags & RW_F_STORE_Y)) nb_store<V>(p, at, s.t, G, s_g, s_gx, mean, inv, xh, g);
     }
     if (parts) nb_store_parts<V>(p, (int64_t)blockIdx.x * s.gpb + s.gi, s.t, G, cp1, cp2);
 }
@@ -190,7 +190,7 @@ __global__ void __launch_bounds__(RW_BLOCK) rw_norm_warp(const rw_program p) {
         const float sq = rms ? sum : group_combine<RW_OP_ADD>(wp_var<NV, DT>(p, lane, mean, r), 32, none);
         const float inv = nm_inv(p, sq);
         if (lane == 0) nm_store_stats(p, at, mean, inv);
-        wp_norm_store<NV, DT>(p, at, lane, mean, inv, r);
+        if (p.flags & RW_F_STORE_Y) wp_norm_store<NV, DT>(p, at, lane, mean, inv, r);
     }
 }
 

@@ -302,21 +302,23 @@ void hipe_rw_set_vectors(rw_program* p) {
     const bool whole = p->cols % PW_VEC == 0 && p->x.reserved &&
                        (p->x.dtype == PW_F32 || p->x.dtype == PW_F16 || p->x.dtype == PW_BF16);
     bool fast = false;
+    /* a norm that stores only its statistics (lower.c's per-plane batchnorm) computes no y,
+       so neither y nor its scale and bias are read or written */
+    const bool stats_only = p->kind == RW_NORM && !(p->flags & (RW_F_STORE_Y | RW_F_EPILOGUE));
+    const bool y_ok = stats_only || (p->y.reserved && p->y.dtype == p->x.dtype);
+    const bool params_ok = p->scale.reserved && (!(p->flags & RW_F_BIAS) || p->bias.reserved);
     if (p->kind == RW_REDUCE) {
         fast = whole;
     } else if (p->kind == RW_SOFTMAX || p->kind == RW_NORM) {
-        fast = whole && p->vecs > 0 && p->y.reserved && p->y.dtype == p->x.dtype;
+        fast = whole && p->vecs > 0 && y_ok;
         if (p->kind == RW_NORM)
-            fast = fast && !(p->flags & RW_F_EPILOGUE) && (p->flags & RW_F_STORE_Y) &&
-                   p->scale.reserved && (!(p->flags & RW_F_BIAS) || p->bias.reserved) &&
-                   p->vecs <= 4;
+            fast = fast && !(p->flags & RW_F_EPILOGUE) && (stats_only || params_ok) && p->vecs <= 4;
         else
             fast = fast && p->vecs <= 4;
     }
     p->fast_dt = fast ? p->x.dtype : -1;
     if (p->flags & RW_F_PACKED) { /* packed rows exist only the fast way */
-        fast = whole && p->y.reserved && p->y.dtype == p->x.dtype && p->x.dtype != PW_F32 &&
-               p->scale.reserved && (!(p->flags & RW_F_BIAS) || p->bias.reserved);
+        fast = whole && y_ok && p->x.dtype != PW_F32 && (stats_only || params_ok);
         p->fast_dt = fast ? p->x.dtype : -1;
         if (!fast) {
             p->flags &= ~RW_F_PACKED;
@@ -724,7 +726,9 @@ int hipe_rw_norm_backward(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_
     }
     if (!ok || !space_lay_out(&s, p, label, why, len)) return 0;
     bwd_geometry(p);
-    p->flags = n->attrs[HIPDNN_NBWD_ZERO_CENTERED_GAMMA].i[0] ? RW_F_GAMMA1 : 0u;
+    /* a virtual dx here is read by no other stage: only the sums are wanted (lower.c) */
+    p->flags = (n->attrs[HIPDNN_NBWD_ZERO_CENTERED_GAMMA].i[0] ? RW_F_GAMMA1 : 0u) |
+               (dx->is_virtual ? 0u : RW_F_STORE_Y);
     if (sums == HIPE_NBWD_ROW_SUMS) {
         p->flags |= RW_F_ROW_SUMS;
     } else {
@@ -751,12 +755,13 @@ int hipe_rw_norm_backward(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_
     bind(st, scale->uid, PTR(scale), -1);
     bind(st, inv->uid, PTR(inv_var), -1);
     if (!rms) bind(st, mean->uid, PTR(mean), -1);
-    bind(st, dx->uid, PTR(y), -1);
+    if (p->flags & RW_F_STORE_Y) bind(st, dx->uid, PTR(y), -1);
     if (sdyx) bind(st, sdyx->uid, PTR(sum_dyx), -1);
     if (sdy) bind(st, sdy->uid, PTR(sum_dy), -1);
-    hipdnnSdkFormat(st->what, sizeof(st->what), "%s '%s': %lld rows of %lld, %d threads a row%s%s",
+    hipdnnSdkFormat(st->what, sizeof(st->what), "%s '%s': %lld rows of %lld, %d threads a row%s%s%s",
                     mname, n->name, (long long)p->rows, (long long)p->cols, p->group,
                     p->vecs ? "" : ", read twice (too long for registers)",
+                    p->flags & RW_F_STORE_Y ? "" : ", no dx",
                     sums == HIPE_NBWD_ROW_SUMS ? ", with the rows' sums"
                                                : ", with column sums per group");
     return 1;

@@ -47,7 +47,8 @@ enum { RW_POST_NONE = 0, RW_POST_MEAN = 1, RW_POST_SQRT = 2 };
 enum { RW_LAYER = 0, RW_RMS = 1 };
 
 /* Flags. */
-#define RW_F_STORE_Y 1u   /* softmax / norm: y goes to memory (else only the epilogue reads it) */
+#define RW_F_STORE_Y 1u   /* softmax / norm: y goes to memory (else only the epilogue reads it);
+                             norm backward: dx does (else only the rows' sums are wanted) */
 #define RW_F_MEAN 2u      /* norm: the mean of each row is stored */
 #define RW_F_INV_VAR 4u   /* norm: the inverse standard deviation of each row is stored */
 #define RW_F_BIAS 8u      /* norm: y adds bias */
