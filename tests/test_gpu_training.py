@@ -384,6 +384,18 @@ def test_batchnorm_backward_a_plane_at_a_time(gpu, dtype):
     assert "15 rows of 323" in log and "no dx" in log, log
 
 
+@pytest.mark.parametrize("case,x_shape,scale_shape", [
+    ("layer", [37, 256], [1, 256]),     # one vector a thread
+    ("layer", [9, 1024], [1, 1024]),    # two
+    ("rms", [2, 5, 512], [1, 1, 512]),
+    ("instance", [3, 4, 16, 32], [1, 4, 1, 1]),
+])
+def test_norm_backward_whole_aligned_rows(gpu, dtype, case, x_shape, scale_shape):
+    # rows of whole 16-byte vectors: the kernel's fast way (storage type fixed at compile)
+    nb.check(gpu, dtype, case, x_shape=x_shape, scale_shape=scale_shape)
+    nb.check(gpu, dtype, case, x_shape=x_shape, scale_shape=scale_shape, param_dtype="fp32")
+
+
 def test_layernorm_backward_is_one_row_kernel_and_two_column_sums(gpu):
     # dx in one pass over x and dy; dscale and dbias summed per group of rows in the same
     # kernel, then over the groups

@@ -257,7 +257,7 @@ void emulate_norm(const rw_program& p) {
     }
 }
 
-template <int V>
+template <int V, int DT>
 void emulate_norm_bwd(const rw_program& p) {
     const int G = p.group, W = V > 0 ? V : 1;
     const bool parts = (p.flags & RW_F_COL_PARTS) != 0;
@@ -275,7 +275,7 @@ void emulate_norm_bwd(const rw_program& p) {
         float mean, inv, sums[4];
         nb_stats(p, at, &mean, &inv);
         for (int t = 0; t < G; ++t) {
-            nb_load<V>(p, at, t, G, mean, inv, xh[t], g[t], sums, parts_of(grp, t, 0),
+            nb_load<V, DT>(p, at, t, G, mean, inv, xh[t], g[t], sums, parts_of(grp, t, 0),
                        parts_of(grp, t, 1), parts);
             s0[t] = sums[0];
             s1[t] = sums[1];
@@ -286,7 +286,7 @@ void emulate_norm_bwd(const rw_program& p) {
         if (p.flags & RW_F_ROW_SUMS)
             nb_store_sums(p, at, host_combine<RW_OP_ADD>(s2, G), host_combine<RW_OP_ADD>(s3, G));
         if (p.flags & RW_F_STORE_Y)
-            for (int t = 0; t < G; ++t) nb_store<V>(p, at, t, G, s_g, s_gx, mean, inv, xh[t], g[t]);
+            for (int t = 0; t < G; ++t) nb_store<V, DT>(p, at, t, G, s_g, s_gx, mean, inv, xh[t], g[t]);
     }
     if (parts)
         for (int64_t grp = 0; grp < ngroups; ++grp)
@@ -366,9 +366,9 @@ bool emulate_rowwise(const rw_program& p) {
     }
     case RW_NORM_BWD:
         switch (p.vecs) {
-        case 0: emulate_norm_bwd<0>(p); return true;
-        case 1: emulate_norm_bwd<1>(p); return true;
-        case 2: emulate_norm_bwd<2>(p); return true;
+        case 0: emulate_norm_bwd<0, -1>(p); return true; // the fast way holds its rows
+        case 1: return with_fast_dt(p.fast_dt, [&](auto dt) { emulate_norm_bwd<1, decltype(dt)::value>(p); });
+        case 2: return with_fast_dt(p.fast_dt, [&](auto dt) { emulate_norm_bwd<2, decltype(dt)::value>(p); });
         default: return false;
         }
     default: return false;

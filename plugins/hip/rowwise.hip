@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm(const rw_program p) {
 
 // Norm backward: dx of each row, with its sums (RW_F_ROW_SUMS) or the group's column parts
 // (RW_F_COL_PARTS: the grid has exactly part_groups groups, row r is group r % part_groups's).
-template <int V>
+template <int V, int DT>
 __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd(const rw_program p) {
     __shared__ double halves[2][32];
     Combine smem{halves, 0};
@@ -158,7 +158,7 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd(const rw_program p) 
         float mean, inv, sums[4];
         nb_stats(p, at, &mean, &inv);
         RwRow<V> xh, g;
-        nb_load<V>(p, at, s.t, G, mean, inv, xh, g, sums, cp1, cp2, parts && valid);
+        nb_load<V, DT>(p, at, s.t, G, mean, inv, xh, g, sums, cp1, cp2, parts && valid);
         const float s_g = group_combine<RW_OP_ADD>(sums[0], G, smem);
         const float s_gx = group_combine<RW_OP_ADD>(sums[1], G, smem);
         if (p.flags & RW_F_ROW_SUMS) {
@@ -166,7 +166,7 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd(const rw_program p) 
             const float dy = group_combine<RW_OP_ADD>(sums[3], G, smem);
             if (valid && s.t == 0) nb_store_sums(p, at, dyx, dy);
         }
-        if (valid && (p.flags & RW_F_STORE_Y)) nb_store<V>(p, at, s.t, G, s_g, s_gx, mean, inv, xh, g);
+        if (valid && (p.flags & RW_F_STORE_Y)) nb_store<V, DT>(p, at, s.t, G, s_g, s_gx, mean, inv, xh, g);
     }
     if (parts) nb_store_parts<V>(p, (int64_t)blockIdx.x * s.gpb + s.gi, s.t, G, cp1, cp2);
 }
@@ -293,10 +293,18 @@ rw_kernel kernel_of(const rw_program& p) {
         }
     }
     case RW_NORM_BWD:
+        if (f >= 0) { // the fast way holds its rows: 1 or 2 vectors a thread
+#define RW_BWD_FAST(v)                                                                         \
+    (f == PW_F32 ? rw_norm_bwd<v, PW_F32> : f == PW_F16 ? rw_norm_bwd<v, PW_F16> : rw_norm_bwd<v, PW_BF16>)
+            if (p.vecs == 1) return RW_BWD_FAST(1);
+            if (p.vecs == 2) return RW_BWD_FAST(2);
+#undef RW_BWD_FAST
+            return nullptr;
+        }
         switch (p.vecs) {
-        case 0: return rw_norm_bwd<0>;
-        case 1: return rw_norm_bwd<1>;
-        case 2: return rw_norm_bwd<2>;
+        case 0: return rw_norm_bwd<0, -1>;
+        case 1: return rw_norm_bwd<1, -1>;
+        case 2: return rw_norm_bwd<2, -1>;
         default: return nullptr;
         }
     default: return nullptr;

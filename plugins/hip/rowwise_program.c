@@ -315,6 +315,11 @@ void hipe_rw_set_vectors(rw_program* p) {
             fast = fast && !(p->flags & RW_F_EPILOGUE) && (stats_only || params_ok) && p->vecs <= 4;
         else
             fast = fast && p->vecs <= 4;
+    } else if (p->kind == RW_NORM_BWD) {
+        /* dx as x (when stored), dy as x, scale a contiguous row (read only for dx) */
+        const bool dx = (p->flags & RW_F_STORE_Y) != 0;
+        fast = whole && (p->vecs == 1 || p->vecs == 2) && p->dy.reserved && p->dy.dtype == p->x.dtype &&
+               (!dx || (p->y.reserved && p->y.dtype == p->x.dtype && p->scale.reserved));
     }
     p->fast_dt = fast ? p->x.dtype : -1;
     if (p->flags & RW_F_PACKED) { /* packed rows exist only the fast way */

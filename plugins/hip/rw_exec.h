@@ -610,12 +610,20 @@ PW_FN void nb_stats(const rw_program& p, const RwRowAt& at, float* mean, float* 
 }
 
 // xhat and g of vector k (cnt columns), and the four sums: g, g * xhat, dy * xhat, dy.
+// DT >= 0: the fast way (x, dy and dx whole aligned vectors of that type, scale a
+// contiguous row).  Without dx (no RW_F_STORE_Y) scale is not read: g's sums are dx's.
+template <int DT = -1>
 PW_FN void nb_vec(const rw_program& p, const RwRowAt& at, int64_t k, int cnt, float mean,
                   float inv, float* xh, float* g, float* dyv, float* sums) {
     float sc[PW_VEC];
-    rw_load8(p.cdims, p.ncd, p.x, at.x, k * PW_VEC, cnt, 0.0f, xh);
-    rw_load8(p.cdims, p.ncd, p.dy, at.dy, k * PW_VEC, cnt, 0.0f, dyv);
-    rw_load8(p.cdims, p.ncd, p.scale, at.scale, k * PW_VEC, cnt, 0.0f, sc);
+    rw_ld<DT>(p, p.x, at.x, k * PW_VEC, cnt, 0.0f, xh);
+    rw_ld<DT>(p, p.dy, at.dy, k * PW_VEC, cnt, 0.0f, dyv);
+    if (p.flags & RW_F_STORE_Y) {
+        rw_ld_param<DT>(p, p.scale, at.scale, k * PW_VEC, cnt, sc);
+    } else {
+PW_UNROLL
+        for (int j = 0; j < PW_VEC; ++j) sc[j] = 0.0f;
+    }
     const float g1 = (p.flags & RW_F_GAMMA1) ? 1.0f : 0.0f;
 PW_UNROLL
     for (int j = 0; j < PW_VEC; ++j) {
@@ -631,7 +639,7 @@ PW_UNROLL
 }
 
 // Phase 1.  cp1 / cp2: the thread's column parts (V vectors), added to when `parts`.
-template <int V>
+template <int V, int DT = -1>
 PW_FN void nb_load(const rw_program& p, const RwRowAt& at, int t, int G, float mean, float inv,
                    RwRow<V>& xh, RwRow<V>& g, float* sums, float (*cp1)[PW_VEC],
                    float (*cp2)[PW_VEC], bool parts) {
@@ -644,7 +652,7 @@ PW_UNROLL
             const int cnt = rw_vec_count(p.cols, k);
             if (cnt == 0) continue;
             float dyv[PW_VEC];
-            nb_vec(p, at, k, cnt, mean, inv, xh.v[v], g.v[v], dyv, sums);
+            nb_vec<DT>(p, at, k, cnt, mean, inv, xh.v[v], g.v[v], dyv, sums);
             if (parts)
 PW_UNROLL
                 for (int j = 0; j < PW_VEC; ++j) {
@@ -655,13 +663,13 @@ PW_UNROLL
     } else {
         float x[PW_VEC], gg[PW_VEC], dyv[PW_VEC];
         for (int64_t k = t; k * PW_VEC < p.cols; k += G)
-            nb_vec(p, at, k, rw_vec_count(p.cols, k), mean, inv, x, gg, dyv, sums);
+            nb_vec<DT>(p, at, k, rw_vec_count(p.cols, k), mean, inv, x, gg, dyv, sums);
     }
 }
 
 // Phase 2: dx = inv * (g - s_g / n - xhat * s_gx / n), without the s_g term for RMS (no
 // mean was taken).
-template <int V>
+template <int V, int DT = -1>
 PW_FN void nb_store(const rw_program& p, const RwRowAt& at, int t, int G, float s_g, float s_gx,
                     float mean, float inv, RwRow<V>& xh, RwRow<V>& g) {
     const float a = p.mode == RW_RMS ? 0.0f : s_g / (float)p.cols, b = s_gx / (float)p.cols;
@@ -674,16 +682,16 @@ PW_UNROLL
             if (cnt == 0) continue;
 PW_UNROLL
             for (int j = 0; j < PW_VEC; ++j) dx[j] = inv * (g.v[v][j] - a - xh.v[v][j] * b);
-            rw_store8(p.cdims, p.ncd, p.y, at.y, k * PW_VEC, cnt, dx);
+            rw_st<DT>(p, p.y, at.y, k * PW_VEC, cnt, dx);
         }
     } else {
         float x[PW_VEC], gg[PW_VEC], dyv[PW_VEC], unused[4];
         for (int64_t k = t; k * PW_VEC < p.cols; k += G) {
             const int cnt = rw_vec_count(p.cols, k);
-            nb_vec(p, at, k, cnt, mean, inv, x, gg, dyv, unused);
+            nb_vec<DT>(p, at, k, cnt, mean, inv, x, gg, dyv, unused);
 PW_UNROLL
             for (int j = 0; j < PW_VEC; ++j) dx[j] = inv * (gg[j] - a - x[j] * b);
-            rw_store8(p.cdims, p.ncd, p.y, at.y, k * PW_VEC, cnt, dx);
+            rw_st<DT>(p, p.y, at.y, k * PW_VEC, cnt, dx);
         }
     }
 }
