@@ -124,13 +124,15 @@ def test_whole_aligned_rows_take_the_fast_way_and_others_the_general_one(gpu, dt
 
 @pytest.mark.parametrize("n", [264, 1000, 2048, 4096, 4104])
 @pytest.mark.parametrize("rms", [False, True], ids=["layernorm", "rmsnorm"])
-def test_16_bit_rows_held_packed_by_a_warp(gpu, rms, n):
-    # up to 4096 16-bit elements: a warp a row, the row held as loaded (2 to 16 vectors a
-    # lane); 4104 is past that: a block a row
+def test_16_bit_rows_held_packed(gpu, rms, n):
+    # up to 4096 16-bit elements the row is held as loaded, at most 4 vectors a thread: a
+    # warp a row up to 1024 elements, then 64 or 128 threads; 4104 is past that
+    nvec = -(-n // 8)
+    threads = 32 if nvec <= 128 else 1 << (-(-nvec // 4) - 1).bit_length()
     for dtype in ("bf16", "fp16"):
         log = check_norm(gpu, dtype, [7, n], rms=rms, training=True)
         assert any("(fast way)" in m for m in log), (dtype, n, log)
-        packed = any("registers of 32 threads" in m for m in log)
+        packed = any(f"held as loaded by {threads} threads" in m for m in log)
         assert packed == (n <= 4096), (dtype, n, log)
 
 

@@ -165,38 +165,38 @@ void emulate_reduce_rows(const rw_program& p) {
     }
 }
 
-template <int NV, int DT>
-void emulate_norm_warp(const rw_program& p) {
-    std::vector<RwPacked<NV>> regs(32);
-    std::vector<float> part(32);
+template <int NV, int DT, int L>
+void emulate_norm_packed(const rw_program& p) {
+    std::vector<RwPacked<NV>> regs(L);
+    std::vector<float> part(L);
     const bool rms = p.mode == RW_RMS;
     for (int64_t row = 0; row < p.rows; ++row) {
         const RwRowAt at = rw_row_at(p, row);
-        for (int l = 0; l < 32; ++l)
-            part[l] = rms ? wp_load<NV, DT, WP_SUM_SQ>(p, at, l, regs[l])
-                          : wp_load<NV, DT, WP_SUM>(p, at, l, regs[l]);
-        const float sum = host_combine<RW_OP_ADD>(part, 32);
+        for (int l = 0; l < L; ++l)
+            part[l] = rms ? wp_load<NV, DT, WP_SUM_SQ, L>(p, at, l, regs[l])
+                          : wp_load<NV, DT, WP_SUM, L>(p, at, l, regs[l]);
+        const float sum = host_combine<RW_OP_ADD>(part, L);
         const float mean = nm_mean(p, sum);
         float sq = sum;
         if (!rms) {
-            for (int l = 0; l < 32; ++l) part[l] = wp_var<NV, DT>(p, l, mean, regs[l]);
-            sq = host_combine<RW_OP_ADD>(part, 32);
+            for (int l = 0; l < L; ++l) part[l] = wp_var<NV, DT, L>(p, l, mean, regs[l]);
+            sq = host_combine<RW_OP_ADD>(part, L);
         }
         const float inv = nm_inv(p, sq);
         nm_store_stats(p, at, mean, inv);
         if (p.flags & RW_F_STORE_Y)
-            for (int l = 0; l < 32; ++l) wp_norm_store<NV, DT>(p, at, l, mean, inv, regs[l]);
+            for (int l = 0; l < L; ++l) wp_norm_store<NV, DT, L>(p, at, l, mean, inv, regs[l]);
     }
 }
 
 // As packed_rows (rowwise.hip) picks them.
 template <int DT>
 bool emulate_packed_dt(const rw_program& p) {
-    switch (p.vecs) {
-    case 2: emulate_norm_warp<2, DT>(p); return true;
-    case 4: emulate_norm_warp<4, DT>(p); return true;
-    case 8: emulate_norm_warp<8, DT>(p); return true;
-    case 16: emulate_norm_warp<16, DT>(p); return true;
+    switch (p.vecs * 1024 + p.group) {
+    case 2 * 1024 + 32: emulate_norm_packed<2, DT, 32>(p); return true;
+    case 4 * 1024 + 32: emulate_norm_packed<4, DT, 32>(p); return true;
+    case 4 * 1024 + 64: emulate_norm_packed<4, DT, 64>(p); return true;
+    case 4 * 1024 + 128: emulate_norm_packed<4, DT, 128>(p); return true;
     default: return false;
     }
 }

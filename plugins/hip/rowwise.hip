@@ -171,26 +171,29 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd(const rw_program p) 
     if (parts) nb_store_parts<V>(p, (int64_t)blockIdx.x * s.gpb + s.gi, s.t, G, cp1, cp2);
 }
 
-// Norms of 16-bit rows a warp each, packed (RW_F_PACKED): no barriers, each warp on its
-// own rows.
-template <int NV, int DT>
-__global__ void __launch_bounds__(RW_BLOCK) rw_norm_warp(const rw_program p) {
-    Combine none{nullptr, 0};
-    const int lane = (int)(threadIdx.x & 31);
-    const int64_t wpb = blockDim.x >> 5;
-    for (int64_t row = (int64_t)blockIdx.x * wpb + (threadIdx.x >> 5); row < p.rows;
-         row += (int64_t)gridDim.x * wpb) {
-        const RwRowAt at = rw_row_at(p, row);
+// Norms of 16-bit rows held packed (RW_F_PACKED): L threads a row (a warp: no barriers;
+// more: one row a block), NV vectors a thread.  Few vectors a thread keep the registers
+// low enough for a full GPU: a warp a row holding 16 vectors a lane took 128 registers,
+// a quarter of the threads an SM can run, and 0.68x of PyTorch's layernorm (RESULTS.md,
+// eleventh run).
+template <int NV, int DT, int L>
+__global__ void __launch_bounds__(RW_BLOCK) rw_norm_packed(const rw_program p) {
+    __shared__ double halves[2][32];
+    Combine smem{halves, 0};
+    const RowSlot s = row_slot(L);
+    const bool rms = p.mode == RW_RMS;
+    for (int64_t base = (int64_t)blockIdx.x * s.gpb; base < p.rows; base += (int64_t)gridDim.x * s.gpb) {
+        const bool valid = base + s.gi < p.rows;
+        const RwRowAt at = rw_row_at(p, valid ? base + s.gi : p.rows - 1);
         RwPacked<NV> r;
-        const bool rms = p.mode == RW_RMS;
         const float sum = group_combine<RW_OP_ADD>(
-            rms ? wp_load<NV, DT, WP_SUM_SQ>(p, at, lane, r) : wp_load<NV, DT, WP_SUM>(p, at, lane, r),
-            32, none);
+            rms ? wp_load<NV, DT, WP_SUM_SQ, L>(p, at, s.t, r) : wp_load<NV, DT, WP_SUM, L>(p, at, s.t, r),
+            L, smem);
         const float mean = nm_mean(p, sum);
-        const float sq = rms ? sum : group_combine<RW_OP_ADD>(wp_var<NV, DT>(p, lane, mean, r), 32, none);
+        const float sq = rms ? sum : group_combine<RW_OP_ADD>(wp_var<NV, DT, L>(p, s.t, mean, r), L, smem);
         const float inv = nm_inv(p, sq);
-        if (lane == 0) nm_store_stats(p, at, mean, inv);
-        if (p.flags & RW_F_STORE_Y) wp_norm_store<NV, DT>(p, at, lane, mean, inv, r);
+        if (valid && s.t == 0) nm_store_stats(p, at, mean, inv);
+        if (valid && (p.flags & RW_F_STORE_Y)) wp_norm_store<NV, DT, L>(p, at, s.t, mean, inv, r);
     }
 }
 
@@ -224,20 +227,21 @@ rw_kernel fast_rows(int vecs, int dt) {
 #undef RW_FAST_V
 }
 
-// Packed norm rows a warp each: 2 to 16 vectors a lane, 16-bit types.
-rw_kernel packed_rows(const rw_program& p) {
-    const bool bf = p.fast_dt == PW_BF16;
-#define RW_PACKED_V(v)                                                                         \
-    case v:                                                                                    \
-        return bf ? rw_norm_warp<v, PW_BF16> : rw_norm_warp<v, PW_F16>;
-    switch (p.vecs) {
-        RW_PACKED_V(2)
-        RW_PACKED_V(4)
-        RW_PACKED_V(8)
-        RW_PACKED_V(16)
+// Packed norm rows: (vectors a thread, threads a row) as register_geometry
+// (rowwise_program.c) picks them, 16-bit types.
+template <int DT>
+rw_kernel packed_rows_dt(const rw_program& p) {
+    switch (p.vecs * 1024 + p.group) {
+    case 2 * 1024 + 32: return rw_norm_packed<2, DT, 32>;
+    case 4 * 1024 + 32: return rw_norm_packed<4, DT, 32>;
+    case 4 * 1024 + 64: return rw_norm_packed<4, DT, 64>;
+    case 4 * 1024 + 128: return rw_norm_packed<4, DT, 128>;
     default: return nullptr;
     }
-#undef RW_PACKED_V
+}
+
+rw_kernel packed_rows(const rw_program& p) {
+    return p.fast_dt == PW_BF16 ? packed_rows_dt<PW_BF16>(p) : packed_rows_dt<PW_F16>(p);
 }
 
 template <int V, int DT>

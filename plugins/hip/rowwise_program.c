@@ -233,12 +233,14 @@ static void register_geometry(rw_program* p, int esize, bool epilogue, bool soft
         return;
     }
     if (!softmax && esize == 2 && nvec <= 32 * 16 && !getenv("HIPDNN_HIP_ROW_VECTORS")) {
-        /* A norm: a warp a row, the row packed: no barriers, rows of 4096 in 64 registers
-         * a lane (on an H100 layer / RMS norm 0.281 / 0.237 ms against 0.343 / 0.289 ms
-         * with a block a row).  Not a softmax: unpacking and exp twice an element made it
-         * 0.637 ms against 0.396 (RESULTS.md, eighth run). */
-        p->group = 32;
-        p->vecs = (int32_t)pow2_at_least(ceil_div(nvec, 32));
+        /* A norm: the row packed in its storage type, at most 4 vectors a thread: a warp a
+         * row up to 128 vectors, else 64 or 128 threads a row.  A warp holding a row of
+         * 4096 (16 vectors a lane) took 128 registers, so an SM ran a quarter of the
+         * threads it can: 0.68x PyTorch's layernorm on an H200 (RESULTS.md, eleventh run;
+         * ncu).  Not a softmax: unpacking and exp twice an element made it 0.637 ms
+         * against 0.396 (eighth run). */
+        p->group = nvec <= 128 ? 32 : (int32_t)pow2_at_least(ceil_div(nvec, 4));
+        p->vecs = (int32_t)pow2_at_least(ceil_div(nvec, p->group));
         p->flags |= RW_F_PACKED;
         return;
     }
@@ -641,7 +643,10 @@ int hipe_rw_norm(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const hipe_pla
                      ep->scalar_dtype[i]);
     }
     char shape[96];
-    if (p->vecs)
+    if (p->flags & RW_F_PACKED)
+        hipdnnSdkFormat(shape, sizeof(shape), "each held as loaded by %d threads (%d vectors a "
+                        "thread)", p->group, p->vecs);
+    else if (p->vecs)
         hipdnnSdkFormat(shape, sizeof(shape), "each in the registers of %d threads (%d vectors a "
                         "thread)", p->group, p->vecs);
     else

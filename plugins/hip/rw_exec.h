@@ -729,10 +729,10 @@ PW_UNROLL
     }
 }
 
-// ---- norm rows a warp holds packed (RW_F_PACKED, the fast way of 16-bit storage) ---------
-// Lane l of the row's warp holds vectors l, l + 32, ... of x as loaded (a 16-byte vector
-// is 4 registers of 8 values) and unpacks them in each pass.  Every vector is whole and
-// aligned (fast_dt), vectors past the row's end are skipped.
+// ---- norm rows held packed (RW_F_PACKED, the fast way of 16-bit storage) ------------------
+// Thread t of the row's L threads holds vectors t, t + L, ... of x as loaded (a 16-byte
+// vector is 4 registers of 8 values) and unpacks them in each pass.  Every vector is whole
+// and aligned (fast_dt), vectors past the row's end are skipped.
 
 template <int NV>
 struct RwPacked {
@@ -752,20 +752,20 @@ PW_UNROLL
 enum { WP_SUM = 1, WP_SUM_SQ = 2 };
 
 // Phase 1: load the lane's vectors; their sum or sum of squares.
-template <int NV, int DT, int WHAT>
+template <int NV, int DT, int WHAT, int L>
 PW_FN float wp_load(const rw_program& p, const RwRowAt& at, int lane, RwPacked<NV>& r) {
     const int64_t nvec = p.cols / PW_VEC;
     float acc = 0.0f;
 PW_UNROLL
     for (int i = 0; i < NV; ++i) {
-        const int64_t k = lane + (int64_t)i * 32;
+        const int64_t k = lane + (int64_t)i * L;
         if (k >= nvec) continue;
         r.q[i] = *reinterpret_cast<const uint4*>(static_cast<const unsigned short*>(p.x.ptr) +
                                                  at.x + k * PW_VEC);
     }
 PW_UNROLL
     for (int i = 0; i < NV; ++i) {
-        if (lane + (int64_t)i * 32 >= nvec) continue;
+        if (lane + (int64_t)i * L >= nvec) continue;
         float v[PW_VEC];
         rw_unpack<DT>(r.q[i], v);
 PW_UNROLL
@@ -776,13 +776,13 @@ PW_UNROLL
 }
 
 // Norm phase 2 (mean-centred norms): the lane's sum of (x - mean)^2.
-template <int NV, int DT>
+template <int NV, int DT, int L>
 PW_FN float wp_var(const rw_program& p, int lane, float mean, const RwPacked<NV>& r) {
     const int64_t nvec = p.cols / PW_VEC;
     float acc = 0.0f;
 PW_UNROLL
     for (int i = 0; i < NV; ++i) {
-        if (lane + (int64_t)i * 32 >= nvec) continue;
+        if (lane + (int64_t)i * L >= nvec) continue;
         float v[PW_VEC];
         rw_unpack<DT>(r.q[i], v);
 PW_UNROLL
@@ -795,13 +795,13 @@ PW_UNROLL
 }
 
 // Norm phase 3: y for each of the lane's vectors (mean 0 for RMS norms).
-template <int NV, int DT>
+template <int NV, int DT, int L>
 PW_FN void wp_norm_store(const rw_program& p, const RwRowAt& at, int lane, float mean, float inv,
                          const RwPacked<NV>& r) {
     const int64_t nvec = p.cols / PW_VEC;
 PW_UNROLL
     for (int i = 0; i < NV; ++i) {
-        const int64_t k = lane + (int64_t)i * 32;
+        const int64_t k = lane + (int64_t)i * L;
         if (k >= nvec) continue;
         float v[PW_VEC];
         rw_unpack<DT>(r.q[i], v);

@@ -54,9 +54,9 @@ enum { RW_LAYER = 0, RW_RMS = 1 };
 #define RW_F_BIAS 8u      /* norm: y adds bias */
 #define RW_F_GAMMA1 16u   /* norm: zero-centered gamma, y uses scale + 1 */
 #define RW_F_EPILOGUE 32u /* norm: pointwise nodes after y run in the kernel (ep) */
-#define RW_F_PACKED 64u   /* norm of 16-bit x: a warp a row, the row held in its storage
-                             type (group 32, vecs the vectors a lane holds, up to 16); the
-                             fast way only, else read again (vecs 0) */
+#define RW_F_PACKED 64u   /* norm of 16-bit x: the row held in its storage type by its
+                             group (32, 64 or 128 threads), vecs (2 or 4) vectors a
+                             thread; the fast way only, else read again (vecs 0) */
 #define RW_F_ROW_SUMS 128u /* norm backward: each row's sums of dy * xhat and of dy are
                               stored (sum_dyx, sum_dy: strided as the statistics) */
 #define RW_F_COL_PARTS 256u /* norm backward: each group's column sums of dy * xhat and of
