@@ -43,7 +43,7 @@ def check(name, got, ref, tol):
     assert np.isfinite(got).all(), f"{name}: elements not finite"
     err = np.abs(got - ref)
     ratio = float((err / (tol + tol * np.abs(ref))).max())
-    print(f"{name:<22} max |error| {err.max():.2e}  {ratio:6.3f} of the bound (tol {tol:g})")
+    print(f"{name:<22} max |error| {err.max():.2e}  {ratio:.2g} of the bound (tol {tol:g})")
     assert ratio <= 1.0, f"{name}: out of tolerance {tol}"
 
 
