@@ -5,7 +5,8 @@
 #
 # `y = (x - mean) * inv_variance * scale + bias`, with `inv_variance = 1 / sqrt(var + epsilon)`
 #
-# (RMS norm drops the mean: `y = x * inv_variance * scale`, `inv_variance = 1 / sqrt(mean(x²) + epsilon)`).
+# (RMS norm drops the mean: `y = x * inv_variance * scale`, with
+# `inv_variance = 1 / sqrt(mean(x²) + epsilon)`).
 # The norms differ in **which axes** the statistics run over:
 #
 # | norm | statistics over | `scale` / `bias` for x `[B, S, D]` or `[N, C, H, W]` |

@@ -35,8 +35,8 @@ print(RESULTS, f"({len(text.splitlines())} lines)")
 # measured copy bandwidth) and has one row per implementation of a case:
 #
 # ```text
-# case (elements)                implementation                           time     GB/s  of copy  ratios
-# softmax (2^27)                 hipdnn hip, row-wise                  0.395ms     1358    46.0%  1.07x vs torch eager ...
+# case (elements)      implementation           time     GB/s  of copy  ratios
+# softmax (2^27)        hipdnn hip, row-wise  0.395ms     1358    46.0%  1.07x vs torch eager
 # ```
 #
 # A run is named by the heading above it. The hipdnn row that carries the ratios is the

@@ -212,7 +212,8 @@ else:
 def cnn_reference(x):
     x64 = x.astype(np.float64)
     xp = np.pad(x64, ((0, 0), (0, 0), (1, 1), (1, 1)))
-    c = sum(np.einsum("nchw,kc->nkhw", xp[:, :, i:i + 16, j:j + 16], W[:, :, i, j].astype(np.float64))
+    w64 = W.astype(np.float64)
+    c = sum(np.einsum("nchw,kc->nkhw", xp[:, :, i:i + 16, j:j + 16], w64[:, :, i, j])
             for i in range(3) for j in range(3)) + Bc.astype(np.float64)[None, :, None, None]
     pooled = np.maximum(c, 0.0).mean(axis=(2, 3))
     logits = pooled @ G.astype(np.float64) + Gb.astype(np.float64)
@@ -285,7 +286,8 @@ else:
                                    no_fallback=True)
     show(assigned, log)
     xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
-    conv = sum(np.einsum("nchw,kc->nkhw", xp[:, :, i:i + 8, j:j + 8], W2[:, :, i, j].astype(np.float64))
+    w64 = W2.astype(np.float64)
+    conv = sum(np.einsum("nchw,kc->nkhw", xp[:, :, i:i + 8, j:j + 8], w64[:, :, i, j])
                for i in range(3) for j in range(3))
     check("conv + skip -> relu", got[0][0], np.maximum(conv + skip, 0.0), 1e-5)
     if assigned is not None:
