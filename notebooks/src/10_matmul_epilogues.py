@@ -5,8 +5,9 @@
 # apply an activation, maybe add a residual. Those steps are the matmul's **epilogue**.
 # Written as one graph, the intermediate results are **virtual**: no array is allocated
 # for them and the engine may never write them to memory. The reference engine runs a
-# chain of pointwise nodes as one fused pass over blocks of the output; GPU engines fuse
-# them into the matmul's kernel.
+# chain of pointwise nodes as one fused pass over blocks of the output; a GPU engine can
+# run them inside the matmul's own kernel (hipdnn's GPU matmul kernels are still to come,
+# see the last cell).
 #
 # `matmul(A, B)` multiplies over the last two dims: `[..., M, K] @ [..., K, N] -> [..., M, N]`,
 # and the batch dims in front broadcast as in NumPy.
