@@ -729,6 +729,164 @@ PW_UNROLL
     }
 }
 
+// ---- norm backward the packed way (the fast way's rows, few registers) -------------------
+// x and dy of the thread's vectors are held as loaded (a 16-byte vector of a 16-bit type, two
+// of fp32) and xhat and g recomputed from them in phase 2; the column parts (RW_F_COL_PARTS)
+// live in shared memory, not registers.  Holding xhat, g and the parts in fp32 registers
+// took 123 registers a thread, a quarter of what an SM can run (RESULTS.md, eleventh run).
+
+template <int DT>
+struct NbVec {
+    uint4 q[DT == PW_F32 ? 2 : 1];
+};
+
+template <int DT>
+PW_FN void nb_ld_raw(const void* base, int64_t off, NbVec<DT>& r) {
+    if constexpr (DT == PW_F32) {
+        const uint4* s = reinterpret_cast<const uint4*>(static_cast<const float*>(base) + off);
+        r.q[0] = s[0];
+        r.q[1] = s[1];
+    } else {
+        r.q[0] = *reinterpret_cast<const uint4*>(static_cast<const unsigned short*>(base) + off);
+    }
+}
+
+template <int DT>
+PW_FN void nb_unpack(const NbVec<DT>& r, float* v) {
+    if constexpr (DT == PW_F32) {
+        const unsigned int w[8] = {r.q[0].x, r.q[0].y, r.q[0].z, r.q[0].w,
+                                   r.q[1].x, r.q[1].y, r.q[1].z, r.q[1].w};
+PW_UNROLL
+        for (int j = 0; j < PW_VEC; ++j) __builtin_memcpy(&v[j], &w[j], sizeof(float));
+    } else {
+        const unsigned int w[4] = {r.q[0].x, r.q[0].y, r.q[0].z, r.q[0].w};
+PW_UNROLL
+        for (int k = 0; k < 4; ++k) {
+            v[2 * k] = from16(DT, w[k] & 0xffffu);
+            v[2 * k + 1] = from16(DT, w[k] >> 16);
+        }
+    }
+}
+
+// A thread's column parts: part w (0: dy * xhat, 1: dy) of column j of its vector v at
+// base[((w * V + v) * PW_VEC + j) * stride] (the kernel: shared memory, stride the block's
+// threads, so neighbouring threads use neighbouring banks).
+struct NbCols {
+    float* base;
+    int stride;
+};
+
+template <int V>
+PW_FN float* nb_col(const NbCols& c, int w, int v, int j) {
+    return c.base + (int64_t)((w * V + v) * PW_VEC + j) * c.stride;
+}
+
+// xhat and g of one vector from its raw x and dy.
+template <int DT>
+PW_FN void nbp_vec(const rw_program& p, const RwRowAt& at, int64_t k, float mean, float inv,
+                   const NbVec<DT>& xr, const NbVec<DT>& dr, float* xh, float* g, float* dyv) {
+    float sc[PW_VEC];
+    nb_unpack<DT>(xr, xh);
+    nb_unpack<DT>(dr, dyv);
+    if (p.flags & RW_F_STORE_Y) {
+        rw_ld_param<DT>(p, p.scale, at.scale, k * PW_VEC, PW_VEC, sc);
+    } else {
+PW_UNROLL
+        for (int j = 0; j < PW_VEC; ++j) sc[j] = 0.0f;
+    }
+    const float g1 = (p.flags & RW_F_GAMMA1) ? 1.0f : 0.0f;
+PW_UNROLL
+    for (int j = 0; j < PW_VEC; ++j) {
+        xh[j] = (xh[j] - mean) * inv;
+        g[j] = dyv[j] * (sc[j] + g1);
+    }
+}
+
+// Phase 1: load the thread's vectors (whole: the fast way), the four sums, the parts.
+template <int V, int DT>
+PW_FN void nbp_load(const rw_program& p, const RwRowAt& at, int t, int G, float mean, float inv,
+                    NbVec<DT>* xr, NbVec<DT>* dr, float* sums, const NbCols& cols, bool parts) {
+    const int64_t nvec = p.cols / PW_VEC;
+PW_UNROLL
+    for (int i = 0; i < 4; ++i) sums[i] = 0.0f;
+PW_UNROLL
+    for (int v = 0; v < V; ++v) {
+        const int64_t k = t + (int64_t)v * G;
+        if (k >= nvec) continue;
+        nb_ld_raw<DT>(p.x.ptr, at.x + k * PW_VEC, xr[v]);
+        nb_ld_raw<DT>(p.dy.ptr, at.dy + k * PW_VEC, dr[v]);
+    }
+PW_UNROLL
+    for (int v = 0; v < V; ++v) {
+        const int64_t k = t + (int64_t)v * G;
+        if (k >= nvec) continue;
+        float xh[PW_VEC], g[PW_VEC], dyv[PW_VEC];
+        nbp_vec<DT>(p, at, k, mean, inv, xr[v], dr[v], xh, g, dyv);
+PW_UNROLL
+        for (int j = 0; j < PW_VEC; ++j) {
+            sums[0] += g[j];
+            sums[1] += g[j] * xh[j];
+            sums[2] += dyv[j] * xh[j];
+            sums[3] += dyv[j];
+            if (parts) {
+                *nb_col<V>(cols, 0, v, j) += dyv[j] * xh[j];
+                *nb_col<V>(cols, 1, v, j) += dyv[j];
+            }
+        }
+    }
+}
+
+// Phase 2: dx from the held vectors, as nb_store.
+template <int V, int DT>
+PW_FN void nbp_store(const rw_program& p, const RwRowAt& at, int t, int G, float s_g, float s_gx,
+                     float mean, float inv, const NbVec<DT>* xr, const NbVec<DT>* dr) {
+    const int64_t nvec = p.cols / PW_VEC;
+    const float a = p.mode == RW_RMS ? 0.0f : s_g / (float)p.cols, b = s_gx / (float)p.cols;
+PW_UNROLL
+    for (int v = 0; v < V; ++v) {
+        const int64_t k = t + (int64_t)v * G;
+        if (k >= nvec) continue;
+        float xh[PW_VEC], g[PW_VEC], dyv[PW_VEC], dx[PW_VEC];
+        nbp_vec<DT>(p, at, k, mean, inv, xr[v], dr[v], xh, g, dyv);
+PW_UNROLL
+        for (int j = 0; j < PW_VEC; ++j) dx[j] = inv * (g[j] - a - xh[j] * b);
+        rw_st<DT>(p, p.y, at.y, k * PW_VEC, PW_VEC, dx);
+    }
+}
+
+template <int V>
+PW_FN void nbp_zero_parts(const NbCols& cols) {
+PW_UNROLL
+    for (int w = 0; w < 2; ++w)
+PW_UNROLL
+        for (int v = 0; v < V; ++v)
+PW_UNROLL
+            for (int j = 0; j < PW_VEC; ++j) *nb_col<V>(cols, w, v, j) = 0.0f;
+}
+
+// The column parts of group `grp` (fp32, [part_groups, cols] packed), as nb_store_parts.
+template <int V>
+PW_FN void nbp_store_parts(const rw_program& p, int64_t grp, int t, int G, const NbCols& cols) {
+    if (grp >= p.part_groups) return;
+    const int64_t nvec = p.cols / PW_VEC;
+PW_UNROLL
+    for (int v = 0; v < V; ++v) {
+        const int64_t k = t + (int64_t)v * G;
+        if (k >= nvec) continue;
+        const int64_t at = grp * p.cols + k * PW_VEC;
+PW_UNROLL
+        for (int j = 0; j < PW_VEC; ++j) {
+            if (p.sum_dyx.ptr) static_cast<float*>(p.sum_dyx.ptr)[at + j] = *nb_col<V>(cols, 0, v, j);
+            if (p.sum_dy.ptr) static_cast<float*>(p.sum_dy.ptr)[at + j] = *nb_col<V>(cols, 1, v, j);
+        }
+    }
+}
+
+// Shared memory the packed way's column parts take for `threads` threads a block.
+PW_HOST_FN size_t nbp_parts_bytes(int vecs, int threads) {
+    return (size_t)2 * (size_t)vecs * PW_VEC * (size_t)threads * sizeof(float);
+}
+
 // ---- norm rows held packed (RW_F_PACKED, the fast way of 16-bit storage) ------------------
 // Thread t of the row's L threads holds vectors t, t + L, ... of x as loaded (a 16-byte
 // vector is 4 registers of 8 values) and unpacks them in each pass.  Every vector is whole
