@@ -2,7 +2,8 @@
 # hipcc and libamdhip64-dev (Debian's HIP 5.2, about 15 s to install) build the HIP engine
 # for AMD GPUs; nvcc, where installed (/usr/local/cuda), builds it for NVIDIA GPUs.
 # Python is Debian's interpreter, whose packages (numpy, pytest) apt installs; a `python3`
-# earlier on PATH (pyenv, conda) would lack them.
+# earlier on PATH (pyenv, conda) would lack them.  graphviz's `dot` renders graph pictures
+# (pygraph._repr_svg_, python -m hipdnn draw; tests/test_draw.py).
 PYTHON ?= /usr/bin/python3
 BUILD ?= build
 JOBS ?= 2
@@ -10,7 +11,7 @@ APT_PACKAGES = cmake make gcc g++ python3 python3-dev python3-numpy python3-pyte
                python3-setuptools python3-wheel python3-pip python3-venv \
                python3-setuptools-whl python3-wheel-whl python3-pip-whl \
                python3-mypy libflatbuffers-dev flatbuffers-compiler git \
-               hipcc libamdhip64-dev
+               hipcc libamdhip64-dev graphviz
 # hipdnn-ep (ep/, docs/onnxruntime.md): its build fetches ONNX Runtime with npm
 # (tools/fetch_ort.sh) and its tests build models with python3-onnx.  npm from apt only
 # where none is on PATH.  ORT_EP=ON makes a failed fetch fail the configure (CI), AUTO skips
