@@ -137,7 +137,8 @@ def _rand(rng: np.random.Generator, *shape: int, scale: float = 1.0) -> NDArray[
 CASES: List[BenchCase] = [
     BenchCase(
         "conv_bias_relu",
-        lambda q: "x [2, 8, 8, 8] * w [8, 8, 3, 3]" if q else "x [8, 64, 56, 56] * w [64, 64, 3, 3]",
+        lambda q: ("x [2, 8, 8, 8] * w [8, 8, 3, 3]" if q else
+                   "x [8, 64, 56, 56] * w [64, 64, 3, 3]"),
         lambda r, q: ([_rand(r, 2, 8, 8, 8), _rand(r, 8, 8, 3, 3, scale=0.1), _rand(r, 1, 8, 1, 1)]
                       if q else [_rand(r, 8, 64, 56, 56), _rand(r, 64, 64, 3, 3, scale=0.05),
                                  _rand(r, 1, 64, 1, 1)]),
