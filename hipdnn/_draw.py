@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import textwrap
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 
 from . import _C
@@ -176,10 +177,7 @@ def _clusters(groups: Sequence["KernelGroup"], num_ops: int
 def _kernel_title(numbers: List[int], grp: "KernelGroup") -> str:
     which = (f"kernel {numbers[0]}" if len(numbers) == 1 else
              "kernels " + ", ".join(str(n) for n in numbers))
-    lines = [f"{which}: {grp.kernel}"]
-    if grp.detail:
-        lines.append(grp.detail if len(grp.detail) <= 60 else grp.detail[:57] + "...")
-    return "\n".join(lines)
+    return "\n".join([f"{which}: {grp.kernel}"] + textwrap.wrap(grp.detail, 56))
 
 
 def to_dot(g: "pygraph", note: str = "") -> str:

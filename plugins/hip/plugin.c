@@ -430,10 +430,11 @@ static bool describe_kernels(hipdnnEnginePluginExecutionContext_t c) {
         c->all_nodes = malloc((size_t)(nn > 0 ? nn : 1) * sizeof(uint32_t));
         if (!c->all_nodes) return false;
         for (int32_t i = 0; i < nn; ++i) c->all_nodes[i] = (uint32_t)i;
+        int nin = 0; /* gen_index's coordinates are inputs without memory */
+        for (int i = 0; i < c->plan.prog.nin; ++i) nin += c->plan.in_uid[i] != HIPDNN_NO_TENSOR;
         hipdnnSdkFormat(c->detail, sizeof(c->detail), "%d node%s fused: %d input%s read once, "
-                        "%d output%s written once", (int)nn, nn == 1 ? "" : "s", c->plan.prog.nin,
-                        c->plan.prog.nin == 1 ? "" : "s", c->plan.prog.nout,
-                        c->plan.prog.nout == 1 ? "" : "s");
+                        "%d output%s written once", (int)nn, nn == 1 ? "" : "s", nin,
+                        nin == 1 ? "" : "s", c->plan.prog.nout, c->plan.prog.nout == 1 ? "" : "s");
         c->kernels[0] = (hipdnnPluginKernelInfo_t){(uint32_t)sizeof(hipdnnPluginKernelInfo_t),
                                                    "pointwise", c->detail, (uint32_t)nn,
                                                    c->all_nodes};
