@@ -204,7 +204,7 @@ def test_names_with_quotes_and_backslashes_stay_one_label():
     assert any(v["label"].startswith('x "in"\\n\n[4]') for v in d.tensors().values())
 
 
-# ---- built: the engine and its kernels ------------------------------------------------------------
+# ---- built: the engine and its kernels ---------------------------------------------------------
 
 
 def test_kernel_groups_of_the_reference_engine():

@@ -828,8 +828,8 @@ typedef struct {
  * plan may be used from one thread at a time, as every descriptor.
  * Errors: BAD_PARAM_NULL_POINTER, BAD_PARAM (not an EXECUTION_PLAN),
  * BAD_PARAM_NOT_FINALIZED, NOT_SUPPORTED (the engine's plugin does not describe its kernels:
- * an optional plugin function, hipdnn_plugin.h), PLUGIN_ERROR_EXT (the plugin failed, or
- * named a node the graph does not have; the message says which), ALLOC_FAILED. */
+ * an optional plugin function, hipdnn_plugin.h), PLUGIN_ERROR_EXT (the plugin failed, named
+ * a node the graph does not have or left one out; the message says which), ALLOC_FAILED. */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnGetPlanKernels_ext(hipdnnBackendDescriptor_t plan,
                                                       int64_t* num_kernels,
                                                       const hipdnnKernelInfo_ext_t** kernels);
