@@ -3,7 +3,8 @@
 # for AMD GPUs; nvcc, where installed (/usr/local/cuda), builds it for NVIDIA GPUs.
 # Python is Debian's interpreter, whose packages (numpy, pytest) apt installs; a `python3`
 # earlier on PATH (pyenv, conda) would lack them.  nbclient, ipykernel, nbformat and
-# matplotlib run the notebooks of notebooks/ (tests/test_notebooks.py).
+# matplotlib run the notebooks of notebooks/ (tests/test_notebooks.py); graphviz's `dot`
+# renders graph pictures (pygraph._repr_svg_, python -m hipdnn draw; tests/test_draw.py).
 PYTHON ?= /usr/bin/python3
 BUILD ?= build
 JOBS ?= 2
@@ -11,7 +12,7 @@ APT_PACKAGES = cmake make gcc g++ python3 python3-dev python3-numpy python3-pyte
                python3-setuptools python3-wheel python3-pip python3-venv \
                python3-setuptools-whl python3-wheel-whl python3-pip-whl \
                python3-mypy libflatbuffers-dev flatbuffers-compiler git \
-               hipcc libamdhip64-dev \
+               hipcc libamdhip64-dev graphviz \
                python3-nbclient python3-ipykernel python3-nbformat python3-matplotlib
 # hipdnn-ep (ep/, docs/onnxruntime.md): its build fetches ONNX Runtime with npm
 # (tools/fetch_ort.sh) and its tests build models with python3-onnx.  npm from apt only

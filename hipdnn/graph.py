@@ -38,7 +38,7 @@ from .arrays import as_data_type, empty_strided, numpy_dtype
 from .device import DeviceArray, is_device_array
 from .enums import data_type, heur_mode as _heur_mode, memory_space
 from .errors import HipdnnError
-from .pygraph import DataTypeLike, Tensor, pygraph
+from .pygraph import DataTypeLike, KernelGroup, Tensor, pygraph
 
 __all__ = ["Graph"]
 
@@ -556,6 +556,25 @@ class Graph:
     def query_tensor_attributes_of_uid(self, uid: int) -> Tensor:
         """``pygraph.query_tensor_attributes_of_uid``."""
         return self._g.query_tensor_attributes_of_uid(uid)
+
+    def get_kernel_groups(self) -> List[KernelGroup]:
+        """``pygraph.get_kernel_groups``: which nodes the engine runs in which kernel."""
+        if not self._built:
+            raise HipdnnError(f"Graph '{self._g.name}' is not built yet")
+        return self._g.get_kernel_groups()
+
+    def to_dot(self) -> str:
+        """``pygraph.to_dot``: the graph as Graphviz source, with the engine and its
+        kernels once built."""
+        return self._g.to_dot()
+
+    def _repr_svg_(self) -> Optional[str]:
+        """Jupyter's picture (``pygraph._repr_svg_``); None without graphviz ``dot``."""
+        return self._g._repr_svg_()
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        """IPython's text form: the listing of __repr__."""
+        p.text("Graph(...)" if cycle else repr(self))
 
     def __repr__(self) -> str:
         head = f"hipdnn.Graph ({len(self.inputs)} inputs, {len(self.outputs)} outputs" + (

@@ -34,7 +34,7 @@ from .enums import (behavior_note, build_plan_policy, convolution_mode, data_typ
 from .errors import GraphNotSupportedError, HipdnnError
 from .runtime import default_handle, engine_id, engines
 
-__all__ = ["pygraph", "Tensor", "knob"]
+__all__ = ["pygraph", "Tensor", "knob", "KernelGroup"]
 
 _INT64, _DOUBLE, _BOOL, _CHAR = _C.TYPE_INT64, _C.TYPE_DOUBLE, _C.TYPE_BOOLEAN, _C.TYPE_CHAR
 _DTYPE, _DESC, _UINT8 = _C.TYPE_DATA_TYPE, _C.TYPE_BACKEND_DESCRIPTOR, _C.TYPE_UINT8_EXT
@@ -476,6 +476,19 @@ class knob(NamedTuple):
     max_value: int
     min_value: int
     stride: int
+
+
+class KernelGroup(NamedTuple):
+    """One kernel of a built plan (``pygraph.get_kernel_groups()``): ``kernel`` is the
+    engine's name for it ("pointwise", "row-wise", "conv_fprop"), ``detail`` one line on
+    what it does ("" when the engine says nothing more), ``nodes`` the names of the nodes
+    it runs and ``node_indices`` their positions in the graph's node list (the order the
+    ops were added, or the deserialized graph's order)."""
+
+    kernel: str
+    detail: str
+    nodes: List[str]
+    node_indices: List[int]
 
 
 def _notes(notes: Iterable[int], enum: Any, what: str) -> List[Any]:
@@ -1826,6 +1839,19 @@ class pygraph:
         self._check_index(index, len(self._configs), "get_plan_name_at_index()")
         return self._configs[int(index)].tag()
 
+    def get_kernel_groups(self, index: Optional[int] = None) -> List[KernelGroup]:
+        """Which nodes plan ``index`` (default: the one execute() runs) runs in which
+        kernel, in launch order: the engine's own account of what it fused.  Every node is
+        in at least one group; one in several is run in passes (a long reduction).  Raises
+        NotSupportedError when the engine does not describe its kernels (an optional part
+        of the plugin ABI)."""
+        plan = self._plan(index, "get_kernel_groups()")
+        out = []
+        for kernel, detail, nodes in _C.plan_kernels(plan.desc):
+            out.append(KernelGroup(kernel, detail, [self._ops[i].name for i in nodes],
+                                   list(nodes)))
+        return out
+
     def get_behavior_notes_for_plan_at_index(self, index: int) -> List[behavior_note]:
         """The behaviour notes of engine config ``index``.  hipdnn engines have none of
         cuDNN's (no run-time compilation, no reordering), so this is an empty list."""
@@ -1979,11 +2005,19 @@ class pygraph:
             except ValueError as e:
                 raise _C.InvalidGraphError(f"deserialize: {e}") from None
             data = plan.graph
+        self._adopt_graph(data, handle, bind=True)
+        if plan is not None:
+            self._adopt_plan(plan)
+
+    def _adopt_graph(self, data: bytes, handle: Optional[_C.Handle], bind: bool) -> None:
+        """Becomes the graph of graph bytes; `bind`: on its handle, as deserialize() does
+        (without, nothing loads an engine: for pictures of graphs of any machine)."""
         g = _C.deserialize(data)  # verified and validated by the backend
         if handle is not None:
             self._handle = handle
-        # Engines check support on the graph's handle; a deserialized graph takes one once.
-        g.set(_C.ATTR_OPERATIONGRAPH_HANDLE, _C.TYPE_HANDLE, self._get_handle())
+        if bind:
+            # Engines check support on the graph's handle; a deserialized graph takes one once.
+            g.set(_C.ATTR_OPERATIONGRAPH_HANDLE, _C.TYPE_HANDLE, self._get_handle())
         try:
             tensors, ops, outputs = self._read_deserialized(g, data)
         except (ValueError, KeyError) as e:
@@ -1996,8 +2030,6 @@ class pygraph:
         self._opgraph = g
         self._state = _VALIDATED
         self._deserialized = True
-        if plan is not None:
-            self._adopt_plan(plan)
 
     def _adopt_plan(self, plan: "plan_bytes.PlanBytes") -> None:
         """Builds the plan that plan bytes name, on this graph's handle."""
@@ -2060,6 +2092,11 @@ class pygraph:
                 opname = _ops.POINTWISE_NAMES.get(mode, f"pointwise mode {mode}")
                 users = _pointwise_ops.user_ports(mode)
             op = _Op(info, opname, d.get(_C.ATTR_OPERATION_NAME_EXT, _CHAR), None)
+            for p in info.params:  # its modes, for listings and pictures
+                if p.kind == _C.OP_ATTR_ENUM:
+                    value = _ops.param_value(d, p)
+                    if value is not None:
+                        op.params.append((p.attr, p.type, value))
             for ports, dst in ((info.inputs, op.inputs), (info.outputs, op.outputs)):
                 for port in ports:
                     td = d.get(port.attr, _DESC)
@@ -2094,7 +2131,35 @@ class pygraph:
             lines.append("  plans: " + ", ".join(
                 f"{p.engine} ({p.space.name.lower()}, workspace {p.workspace} B)"
                 for p in self._plans if p is not None))
+            try:
+                groups = self.get_kernel_groups()
+            except HipdnnError:
+                groups = []  # the engine does not say; the plans line is all there is
+            if groups:
+                lines.append(f"  kernels of {self.get_engine_name()}: " + "; ".join(
+                    f"{k + 1} {grp.kernel} [{', '.join(grp.nodes)}]"
+                    for k, grp in enumerate(groups)))
         return "\n".join(lines)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        """IPython's text form: the listing of __repr__."""
+        p.text("pygraph(...)" if cycle else repr(self))
+
+    def to_dot(self) -> str:
+        """The graph as Graphviz source: each node (op and mode, "pointwise ADD", and its
+        name), each tensor (name, dims, data type; virtual tensors dashed, by-value scalars
+        as ellipses, outputs with a heavy border), edges in dataflow order labelled with
+        their ports and, once a plan is built, the engine and a cluster per kernel holding
+        the nodes it fused (get_kernel_groups()).  Render it with graphviz ``dot -Tsvg``;
+        Jupyter does so itself (_repr_svg_)."""
+        from . import _draw
+        return _draw.to_dot(self)
+
+    def _repr_svg_(self) -> Optional[str]:
+        """Jupyter's picture: to_dot() rendered by graphviz ``dot``; None where ``dot`` is
+        missing, fails or takes over 10 s, so that the text form is shown instead."""
+        from . import _draw
+        return _draw.svg_or_none(self.to_dot())
 
 
 def _describe_array(array: Any, hint: Optional[data_type], name: Optional[str]

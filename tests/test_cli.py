@@ -1,4 +1,5 @@
-"""`python -m hipdnn info | demo`: what they print and their exit status."""
+"""`python -m hipdnn info | demo | bench`: what they print and their exit status (draw:
+tests/test_draw.py; support: tests/test_support_matrix.py)."""
 import os
 import re
 import subprocess
@@ -100,3 +101,120 @@ def test_usage_errors():
     assert r.returncode == 2 and "usage:" in r.stderr
     r = run(["demo", "--runs", "0"])
     assert r.returncode == 2 and "--runs must be at least 1" in r.stderr
+
+
+# ---- info: devices ------------------------------------------------------------------------
+
+FAKE_DRIVER = BUILD_DIR / "tests" / "fake_cuda"
+EMULATED = BUILD_DIR / "tests" / "emulated" / "libhip_emulated.so"
+
+
+def test_info_shows_the_device_runtime_or_why_there_is_none():
+    r = run(["info"])
+    assert r.returncode == 0, r.stderr
+    second = r.stdout.splitlines()[1]
+    rt = hipdnn.device_runtime()
+    if rt.name == "none":
+        assert second == f"devices: none ({' '.join(rt.reason.split())})"
+        assert len(second) > len("devices: none ()")
+    else:
+        assert second == f"devices: {rt.device_count} ({rt.name} runtime)"
+
+
+def test_info_counts_the_devices_of_a_runtime():
+    # the fake CUDA driver of the emulated GPU tests reports one device
+    assert (FAKE_DRIVER / "libcuda.so.1").is_file(), f"build the test targets ({FAKE_DRIVER})"
+    r = run(["info"], env={"LD_LIBRARY_PATH": str(FAKE_DRIVER) + os.pathsep +
+                           os.environ.get("LD_LIBRARY_PATH", ""),
+                           "HIPDNN_DEVICE_RUNTIME": "cuda"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[1] == "devices: 1 (cuda runtime)"
+
+
+# ---- bench ---------------------------------------------------------------------------------
+
+BENCH_CASES = ["conv_bias_relu", "matmul_gelu", "layernorm", "softmax", "sdpa"]
+
+
+def _table(stdout):
+    """{case: [cells]} of bench's table (columns split on two spaces or more)."""
+    lines = stdout.splitlines()
+    head = re.split(r"\s{2,}", lines[0].strip())
+    rows = {}
+    for line in lines[2:]:
+        if not line.strip():
+            break
+        cells = re.split(r"\s{2,}", line.strip())
+        rows[cells[0]] = dict(zip(head, cells))
+    return head, rows
+
+
+def test_bench_quick_times_every_case_against_numpy_with_progress():
+    r = run(["bench", "--quick"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    head, rows = _table(r.stdout)
+    assert head == ["case", "shape", "numpy ms", "reference_cpu ms (x numpy)"]
+    assert list(rows) == BENCH_CASES
+    for case, row in rows.items():
+        assert float(row["numpy ms"]) > 0
+        assert re.fullmatch(r"\d+\.\d{3} \(\d+\.\d{2}x\)", row["reference_cpu ms (x numpy)"]), row
+    assert "median of 1 run(s)" in r.stdout
+    # progress: a line per case as it starts, then NumPy's and each engine's result
+    progress = [line for line in r.stderr.splitlines() if line.startswith("bench [")]
+    assert [p.split()[2] for p in progress] == BENCH_CASES
+    assert progress[0].startswith("bench [1/5] conv_bias_relu (")
+    assert len(re.findall(r"^  reference_cpu: \d+\.\d{3} ms, max error \S+$", r.stderr,
+                          re.M)) == 5
+
+
+def test_bench_runs_the_hip_engine_where_it_accepts_and_says_why_not_elsewhere():
+    assert EMULATED.is_file(), f"build the test targets ({EMULATED})"
+    reference = Path(hipdnn.__file__).resolve().parent / "lib" / "hipdnn_plugins" / "engines"
+    r = run(["bench", "--quick", "--plugin", str(reference), "--plugin", str(EMULATED),
+             "--case", "layernorm", "--case", "conv_bias_relu"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    head, rows = _table(r.stdout)
+    assert list(rows) == ["conv_bias_relu", "layernorm"]
+    assert rows["conv_bias_relu"]["hip_emulated ms (x numpy)"] == "declined"
+    assert re.fullmatch(r"\d+\.\d{3} \(\d+\.\d{2}x\)",
+                        rows["layernorm"]["hip_emulated ms (x numpy)"])
+    assert "hip_emulated: declined: hip_emulated: node 'conv' (conv_fprop): operation not " \
+        "supported" in r.stderr
+
+
+def test_bench_fails_on_a_wrong_result():
+    # the same bench with the reference of softmax shifted: the check must catch it
+    r = run([], code="""
+        import sys
+        import hipdnn.__main__ as cli
+        from hipdnn import _bench
+        i = [c.name for c in _bench.CASES].index("softmax")
+        case = _bench.CASES[i]
+        _bench.CASES[i] = case._replace(reference=lambda x: case.reference(x) + 1e-3)
+        sys.exit(cli.main(["bench", "--quick", "--case", "softmax"]))
+    """)
+    assert r.returncode == 1
+    assert "MISMATCH" in r.stdout
+    assert re.search(r"hipdnn bench: softmax on reference_cpu: MISMATCH: max error \S+ > "
+                     r"tolerance 1e-05", r.stderr)
+
+
+def test_bench_usage_errors():
+    r = run(["bench", "--case", "nope"])
+    assert r.returncode == 2 and "unknown case nope" in r.stderr
+    assert "conv_bias_relu, matmul_gelu, layernorm, softmax, sdpa" in r.stderr
+    r = run(["bench", "--reps", "0"])
+    assert r.returncode == 2 and "--reps must be at least 1" in r.stderr
+
+
+def test_bench_without_engines_says_so(tmp_path):
+    r = run(["bench", "--quick"], env={"HIPDNN_PLUGIN_DIR": str(tmp_path)})
+    assert r.returncode == 1
+    assert "no engine loaded" in r.stderr
+
+
+def test_every_command_is_in_the_usage():
+    r = run(["--help"])
+    assert r.returncode == 0
+    for cmd in ("info", "demo", "draw", "support", "bench"):
+        assert cmd in r.stdout

@@ -14,6 +14,11 @@ typedef struct {
     hipdnnEnginePluginHandle_t plugin_handle;
     hipdnnEnginePluginExecutionContext_t ctx;
     size_t workspace_size;
+    /* hipdnnGetPlanKernels_ext's answer, made on its first call: the kernels, and one block
+     * holding their node indices and strings */
+    int64_t num_kernels;
+    hipdnnKernelInfo_ext_t* kernels;
+    void* kernel_data;
 } hipdnnPlanState;
 
 #endif

@@ -232,6 +232,7 @@ static void load_plugin(const char* path) {
     RESOLVE(destroy_context, "hipdnnEnginePluginDestroyExecutionContext");
     RESOLVE(execute, "hipdnnEnginePluginExecuteOpGraph");
     *(void**)&p->get_reason = hipdnnDlSymbol(lib, "hipdnnEnginePluginGetNotApplicableReason");
+    *(void**)&p->get_kernels = hipdnnDlSymbol(lib, "hipdnnEnginePluginGetKernelInfo");
     if (p->api_minor >= 1) {
         RESOLVE(create_for_device, "hipdnnEnginePluginCreateForDevice");
         RESOLVE(workspace_from_context, "hipdnnEnginePluginGetWorkspaceSizeFromExecutionContext");

@@ -47,6 +47,10 @@ typedef struct hipdnnPlugin {
     /* optional: NULL means "declined, no reason given" */
     hipdnnPluginStatus_t (*get_reason)(hipdnnEnginePluginHandle_t, uint64_t, const uint8_t*,
                                        size_t, const char**);
+    /* optional: NULL means the plugin does not describe its kernels */
+    hipdnnPluginStatus_t (*get_kernels)(hipdnnEnginePluginHandle_t,
+                                        hipdnnEnginePluginExecutionContext_t,
+                                        const hipdnnPluginKernelInfo_t**, uint32_t*);
 } hipdnnPlugin;
 
 typedef struct {

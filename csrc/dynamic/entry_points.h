@@ -74,6 +74,10 @@
       (hipdnnHandle_t handle, hipdnnBackendDescriptor_t plan,                                \
        hipdnnBackendDescriptor_t variant_pack),                                              \
       (handle, plan, variant_pack))                                                          \
+    X(hipdnnGetPlanKernels_ext,                                                              \
+      (hipdnnBackendDescriptor_t plan, int64_t* num_kernels,                                 \
+       const hipdnnKernelInfo_ext_t** kernels),                                              \
+      (plan, num_kernels, kernels))                                                          \
     X(hipdnnBackendGetSerializedBinaryGraph_ext,                                             \
       (hipdnnBackendDescriptor_t graph, size_t capacity, size_t* size, uint8_t* data),       \
       (graph, capacity, size, data))                                                         \

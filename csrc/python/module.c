@@ -381,6 +381,10 @@ static PyMethodDef module_methods[] = {
     {"deserialize", hd_deserialize, METH_O,
      "deserialize(data)\n--\n\nA finalized OPERATIONGRAPH descriptor from bytes (verified "
      "first)."},
+    {"plan_kernels", hd_plan_kernels, METH_O,
+     "plan_kernels(plan)\n--\n\nThe kernels a finalized EXECUTION_PLAN runs, in launch order: "
+     "(name, detail, [indices of the graph's OPS it runs]) each.  NotSupportedError when the "
+     "engine does not describe its kernels."},
     {"set_log_callback", hd_set_log_callback, METH_O,
      "set_log_callback(callback)\n--\n\ncallback(level, message) receives backend log "
      "messages (on the thread of the next hipdnn call); None restores stderr."},

@@ -167,6 +167,10 @@ PyObject* hd_engines(PyObject* module, PyObject* unused);
 PyObject* hd_serialize(PyObject* module, PyObject* graph);
 PyObject* hd_deserialize(PyObject* module, PyObject* data);
 
+/* ---- kernels.c ------------------------------------------------------------------------ */
+
+PyObject* hd_plan_kernels(PyObject* module, PyObject* plan);
+
 /* ---- variant_pack.c / execute.c ---------------------------------------------------- */
 
 extern PyType_Spec hd_variant_pack_spec;

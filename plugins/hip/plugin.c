@@ -22,6 +22,11 @@ struct hipdnnEnginePluginExecutionContext {
     hipe_jit_kernels jit;   /* the plan's own compiled kernels; generic NULL: interpreter */
     _Atomic(int) jit_ok;    /* cleared when a compiled kernel would not launch */
     _Atomic(unsigned) ran;  /* kernels run so far (bit per RAN_*), to log each first run */
+    /* GetKernelInfo's answer: the one fused kernel, or a kernel a stage */
+    uint32_t num_kernels;
+    hipdnnPluginKernelInfo_t* kernels;
+    uint32_t* all_nodes;    /* 0 .. n-1, the one fused kernel's nodes */
+    char detail[HIPE_MSG_LEN];
 };
 
 static hipdnnPluginStatus_t fail(hipdnnPluginStatus_t st, const char* what) {
@@ -404,6 +409,49 @@ static void compile_kernels(hipdnnEnginePluginHandle_t handle, hipdnnEnginePlugi
     }
 }
 
+static void destroy_context(hipdnnEnginePluginExecutionContext_t c) {
+    hipe_plan_free(&c->plan);
+    hipdnnSdkGraphFree(c->plan.graph);
+    free(c->kernels);
+    free(c->all_nodes);
+    free(c);
+}
+
+/* The kernels the context launches, in order: the graph's one fused kernel, or each stage's
+ * (staged.c lists the nodes of the graph given that each stage runs). */
+static bool describe_kernels(hipdnnEnginePluginExecutionContext_t c) {
+    const struct hipe_staged* s = c->plan.staged;
+    const uint32_t n = s ? (uint32_t)s->nstages : 1;
+    c->kernels = calloc(n ? n : 1, sizeof(*c->kernels));
+    if (!c->kernels) return false;
+    c->num_kernels = n;
+    if (!s) {
+        const int32_t nn = c->plan.graph->num_nodes;
+        c->all_nodes = malloc((size_t)(nn > 0 ? nn : 1) * sizeof(uint32_t));
+        if (!c->all_nodes) return false;
+        for (int32_t i = 0; i < nn; ++i) c->all_nodes[i] = (uint32_t)i;
+        int nin = 0; /* gen_index's coordinates are inputs without memory */
+        for (int i = 0; i < c->plan.prog.nin; ++i) nin += c->plan.in_uid[i] != HIPDNN_NO_TENSOR;
+        hipdnnSdkFormat(c->detail, sizeof(c->detail), "%d node%s fused: %d input%s read once, "
+                        "%d output%s written once", (int)nn, nn == 1 ? "" : "s", nin,
+                        nin == 1 ? "" : "s", c->plan.prog.nout, c->plan.prog.nout == 1 ? "" : "s");
+        c->kernels[0] = (hipdnnPluginKernelInfo_t){(uint32_t)sizeof(hipdnnPluginKernelInfo_t),
+                                                   "pointwise", c->detail, (uint32_t)nn,
+                                                   c->all_nodes};
+        return true;
+    }
+    for (uint32_t k = 0; k < n; ++k) {
+        const hipe_stage* st = &s->stages[k];
+        const char* kind = st->kind == HIPE_STAGE_ROWWISE    ? "row-wise"
+                           : st->kind == HIPE_STAGE_RESAMPLE ? "resample"
+                                                             : "pointwise";
+        c->kernels[k] = (hipdnnPluginKernelInfo_t){(uint32_t)sizeof(hipdnnPluginKernelInfo_t),
+                                                   kind, st->what, st->num_nodes,
+                                                   s->nodes + st->nodes_at};
+    }
+    return true;
+}
+
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateExecutionContext(
     hipdnnEnginePluginHandle_t handle, const uint8_t* engine_config, size_t config_size,
     const uint8_t* graph, size_t graph_size, hipdnnEnginePluginExecutionContext_t* ctx) {
@@ -429,6 +477,10 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateExecutionConte
                  c->plan.graph->name, c->plan.graph->num_nodes, listing);
     }
     compile_kernels(handle, c);
+    if (!describe_kernels(c)) {
+        destroy_context(c);
+        return fail(HIPDNN_PLUGIN_STATUS_ALLOC_FAILED, "CreateExecutionContext: out of memory");
+    }
     *ctx = c;
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
@@ -437,9 +489,18 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginDestroyExecutionCont
     hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx) {
     (void)handle;
     if (!ctx) return HIPDNN_PLUGIN_STATUS_SUCCESS;
-    hipe_plan_free(&ctx->plan);
-    hipdnnSdkGraphFree(ctx->plan.graph);
-    free(ctx);
+    destroy_context(ctx);
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetKernelInfo(
+    hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx,
+    const hipdnnPluginKernelInfo_t** kernels, uint32_t* num_kernels) {
+    (void)handle; /* answered from the context */
+    if (!ctx || !kernels || !num_kernels)
+        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetKernelInfo: NULL context or output");
+    *kernels = ctx->kernels;
+    *num_kernels = ctx->num_kernels;
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
 

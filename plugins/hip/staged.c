@@ -45,6 +45,7 @@ void hipe_plan_free(hipe_plan* plan) {
     free(plan->staged->stages);
     free(plan->staged->bufs);
     free(plan->staged->alias);
+    free(plan->staged->nodes);
     free(plan->staged);
     plan->staged = NULL;
 }
@@ -500,6 +501,68 @@ static int compile_group(parts* s, int grp, hipe_stage* st, size_t* parts_bytes,
 
 static size_t align_up(size_t v) { return (v + 255) & ~(size_t)255; }
 
+/* ---- which nodes each stage runs ----------------------------------------------------------- */
+
+/* For each node of the lowered graph, the node of the graph given that it comes from.
+ * lower.c names what it makes "<node>" or "<node>/<what>" and is deterministic, so the
+ * lowering is run again on a copy whose nodes are named by their index ("7"): names read
+ * back exactly, where the graph's own names need not be unique.  false when out of
+ * memory; -1 for a node not traced (it never is: both lowerings match node for node). */
+static bool trace_origins(const hipdnnSdkGraph* orig, const hipdnnSdkGraph* lowered,
+                          int32_t* origin) {
+    for (int32_t i = 0; i < lowered->num_nodes; ++i) origin[i] = -1;
+    hipdnnSdkGraph* named = hipdnnSdkGraphClone(orig);
+    if (!named) return false;
+    bool ok = true;
+    for (int32_t i = 0; i < named->num_nodes && ok; ++i) {
+        free(named->nodes[i].name);
+        named->nodes[i].name = malloc(16);
+        if (named->nodes[i].name) hipdnnSdkFormat(named->nodes[i].name, 16, "%d", (int)i);
+        else ok = false;
+    }
+    hipe_lowered lw = {0};
+    char why[HIPE_MSG_LEN];
+    ok = ok && hipe_lower(named, &lw, why, sizeof(why));
+    if (ok && lw.graph && lw.graph->num_nodes == lowered->num_nodes)
+        for (int32_t i = 0; i < lowered->num_nodes; ++i) {
+            char* end = NULL;
+            long k = strtol(lw.graph->nodes[i].name, &end, 10);
+            if (end != lw.graph->nodes[i].name && (*end == '\0' || *end == '/') && k >= 0 &&
+                k < orig->num_nodes)
+                origin[i] = (int32_t)k;
+        }
+    hipe_lowered_free(&lw);
+    hipdnnSdkGraphFree(named);
+    return ok;
+}
+
+/* Each stage's nodes of the graph given: stage k came from group stage_group[k]. */
+static bool list_stage_nodes(const parts* s, const hipdnnSdkGraph* orig, bool lowered,
+                             struct hipe_staged* out, const int* stage_group) {
+    const hipdnnSdkGraph* g = s->g;
+    int32_t* origin = malloc((size_t)(g->num_nodes > 0 ? g->num_nodes : 1) * sizeof(int32_t));
+    bool* in = calloc((size_t)(orig->num_nodes > 0 ? orig->num_nodes : 1), sizeof(bool));
+    /* each lowered node is in one group, and a group makes at most two stages */
+    out->nodes = malloc((2 * (size_t)g->num_nodes + 1) * sizeof(uint32_t));
+    bool ok = origin && in && out->nodes;
+    if (ok && lowered) ok = trace_origins(orig, g, origin);
+    else if (ok)
+        for (int32_t i = 0; i < g->num_nodes; ++i) origin[i] = i;
+    uint32_t at = 0;
+    for (int k = 0; ok && k < out->nstages; ++k) {
+        memset(in, 0, (size_t)orig->num_nodes * sizeof(bool));
+        for (int32_t i = 0; i < g->num_nodes; ++i)
+            if (s->group[i] == stage_group[k] && origin[i] >= 0) in[origin[i]] = true;
+        out->stages[k].nodes_at = at;
+        for (int32_t i = 0; i < orig->num_nodes; ++i)
+            if (in[i]) out->nodes[at++] = (uint32_t)i;
+        out->stages[k].num_nodes = at - out->stages[k].nodes_at;
+    }
+    free(origin);
+    free(in);
+    return ok;
+}
+
 bool hipe_staged_compile(const hipdnnSdkGraph* orig, hipe_plan* plan, char* why, size_t len) {
     memset(plan, 0, sizeof(*plan));
     if (!orig || orig->num_nodes < 1 || !orig->nodes)
@@ -538,6 +601,9 @@ bool hipe_staged_compile(const hipdnnSdkGraph* orig, hipe_plan* plan, char* why,
         bool* done = calloc((size_t)s.ngroups + 1, sizeof(bool));
         ok = done != NULL;
         if (!ok) decline(why, len, "out of memory while compiling graph '%s'", g->name);
+        int* stage_group = calloc(2 * nn + 1, sizeof(int));
+        ok = ok && stage_group != NULL;
+        if (!ok) decline(why, len, "out of memory while compiling graph '%s'", g->name);
         int64_t parts_uid = HIPDNN_NO_TENSOR;
         for (int32_t i = 0; ok && i < g->num_nodes; ++i) {
             int grp = s.group[i];
@@ -546,6 +612,7 @@ bool hipe_staged_compile(const hipdnnSdkGraph* orig, hipe_plan* plan, char* why,
             size_t parts_bytes = 0;
             parts_uid = free_uid(&s, parts_uid);
             int made = compile_group(&s, grp, &out->stages[out->nstages], &parts_bytes, parts_uid);
+            for (int k = 0; k < made; ++k) stage_group[out->nstages + k] = grp;
             out->nstages += made;
             ok = made > 0;
             if (ok && parts_bytes) {
@@ -555,6 +622,9 @@ bool hipe_staged_compile(const hipdnnSdkGraph* orig, hipe_plan* plan, char* why,
             }
         }
         free(done);
+        if (ok && !list_stage_nodes(&s, orig, lw.graph != NULL, out, stage_group))
+            ok = decline(why, len, "out of memory while compiling graph '%s'", g->name);
+        free(stage_group);
         /* virtual tensors shared by two stages: the workspace */
         for (int32_t t = 0; ok && t < g->num_tensors; ++t) {
             const hipdnnSdkTensor* tt = &g->tensors[t];

@@ -44,6 +44,7 @@ typedef struct {
     int nbind;
     hipe_bind bind[HIPE_MAX_BINDS];
     _Atomic(int) ran;               /* the stage has run once (its first run is logged) */
+    uint32_t nodes_at, num_nodes;   /* its nodes in the graph given (hipe_staged.nodes) */
 } hipe_stage;
 
 /* A workspace buffer: a virtual tensor between stages, or a reduction's parts. */
@@ -66,6 +67,8 @@ struct hipe_staged {
     size_t workspace;
     int nalias;
     hipe_alias* alias;
+    uint32_t* nodes; /* each stage's nodes, as indices into the graph given (not the
+                        lowered one), ascending: the kernel-fusion report */
 };
 
 /* A graph rewritten in terms of the operations the engine has kernels for (lower.c):

@@ -27,6 +27,11 @@ static const hipdnnPluginEngineDetails_t k_details = {
 
 struct hipdnnEnginePluginExecutionContext {
     ref_plan* plan;
+    /* GetKernelInfo's answer: a fused pointwise run is one pass, every other node its own */
+    uint32_t num_kernels;
+    hipdnnPluginKernelInfo_t* kernels;
+    uint32_t* kernel_nodes;
+    char (*kernel_detail)[48];
 };
 
 static uint64_t engine_id(void) { return hipdnnSdkFnv1a64(REF_ENGINE_NAME); }
@@ -244,6 +249,48 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetWorkspaceSize(
 
 /* ---- execution contexts ------------------------------------------------------------- */
 
+static void destroy_context(hipdnnEnginePluginExecutionContext_t c) {
+    ref_plan_destroy(c->plan);
+    free(c->kernels);
+    free(c->kernel_nodes);
+    free(c->kernel_detail);
+    free(c);
+}
+
+/* The kernels the plan runs, in the executor's order (ref_plan_run): a fused pointwise run
+ * is one pass over blocks of its output, every other node is one kernel of its own. */
+static bool describe_kernels(hipdnnEnginePluginExecutionContext_t c) {
+    const ref_plan* p = c->plan;
+    const int32_t nn = p->graph->num_nodes;
+    uint32_t n = 0;
+    for (int32_t i = 0, r = 0; i < nn; ++n)
+        i += r < p->num_runs && p->runs[r].first == i ? p->runs[r++].count : 1;
+    c->kernels = calloc(n ? n : 1, sizeof(*c->kernels));
+    c->kernel_nodes = malloc((size_t)(nn ? nn : 1) * sizeof(uint32_t));
+    c->kernel_detail = calloc(n ? n : 1, sizeof(*c->kernel_detail));
+    if (!c->kernels || !c->kernel_nodes || !c->kernel_detail) return false;
+    c->num_kernels = n;
+    int32_t i = 0, r = 0;
+    for (uint32_t k = 0; k < n; ++k) {
+        hipdnnPluginKernelInfo_t* e = &c->kernels[k];
+        const bool run = r < p->num_runs && p->runs[r].first == i;
+        const int32_t count = run ? p->runs[r++].count : 1;
+        const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(p->graph->nodes[i].kind);
+        e->struct_size = (uint32_t)sizeof(*e);
+        e->name = run ? "pointwise" : info ? info->name : "unknown op";
+        if (run) {
+            hipdnnSdkFormat(c->kernel_detail[k], sizeof(c->kernel_detail[k]),
+                            "%d pointwise nodes fused: one pass over blocks", (int)count);
+            e->detail = c->kernel_detail[k];
+        }
+        e->num_nodes = (uint32_t)count;
+        e->nodes = &c->kernel_nodes[i];
+        for (int32_t j = 0; j < count; ++j) c->kernel_nodes[i + j] = (uint32_t)(i + j);
+        i += count;
+    }
+    return true;
+}
+
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateExecutionContext(
     hipdnnEnginePluginHandle_t handle, const uint8_t* engine_config, size_t config_size,
     const uint8_t* graph, size_t graph_size, hipdnnEnginePluginExecutionContext_t* ctx) {
@@ -263,6 +310,10 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateExecutionConte
         free(c);
         return st;
     }
+    if (!describe_kernels(c)) {
+        destroy_context(c);
+        return fail(HIPDNN_PLUGIN_STATUS_ALLOC_FAILED, "CreateExecutionContext: out of memory");
+    }
     ref_log(HIPDNN_LOG_INFO, REF_ENGINE_NAME ": execution context for graph '%s': %d node(s), "
             "%d fused pointwise run(s), workspace %zu bytes", c->plan->graph->name,
             c->plan->graph->num_nodes, (int)c->plan->num_runs, c->plan->workspace_size);
@@ -274,8 +325,18 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginDestroyExecutionCont
     hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx) {
     (void)handle;
     if (!ctx) return HIPDNN_PLUGIN_STATUS_SUCCESS;
-    ref_plan_destroy(ctx->plan);
-    free(ctx);
+    destroy_context(ctx);
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetKernelInfo(
+    hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx,
+    const hipdnnPluginKernelInfo_t** kernels, uint32_t* num_kernels) {
+    (void)handle; /* answered from the context */
+    if (!ctx || !kernels || !num_kernels)
+        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetKernelInfo: NULL context or output");
+    *kernels = ctx->kernels;
+    *num_kernels = ctx->num_kernels;
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
 

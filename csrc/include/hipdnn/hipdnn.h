@@ -809,6 +809,31 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendExecute(hipdnnHandle_t handle,
                                                   hipdnnBackendDescriptor_t plan,
                                                   hipdnnBackendDescriptor_t variant_pack);
 
+/* ---- what a plan runs ------------------------------------------------------------ */
+
+/* One kernel of a finalized execution plan: one launch (GPU) or one pass over the data
+ * (host) running the nodes listed, whose intermediates between them never reach memory. */
+typedef struct {
+    const char* name;     /* the engine's short name: "pointwise", "row-wise", "conv_fprop" */
+    const char* detail;   /* one line on what it does ("3 pointwise nodes fused"); "" if none */
+    int64_t num_nodes;
+    const int64_t* nodes; /* indices into the plan's graph's OPS, as OPERATIONGRAPH OPS gives
+                           * them back (the order they were set in), ascending */
+} hipdnnKernelInfo_ext_t;
+
+/* Which nodes the plan's engine runs in which kernel, in launch order: the kernel-fusion
+ * report.  Every node is in at least one kernel; a node in several is cut into passes (a
+ * long reduction).  *kernels points into the plan (strings included): valid until the plan
+ * is destroyed; the first call asks the engine, later ones return the same array.  The
+ * plan may be used from one thread at a time, as every descriptor.
+ * Errors: BAD_PARAM_NULL_POINTER, BAD_PARAM (not an EXECUTION_PLAN),
+ * BAD_PARAM_NOT_FINALIZED, NOT_SUPPORTED (the engine's plugin does not describe its kernels:
+ * an optional plugin function, hipdnn_plugin.h), PLUGIN_ERROR_EXT (the plugin failed, named
+ * a node the graph does not have or left one out; the message says which), ALLOC_FAILED. */
+HIPDNN_EXPORT hipdnnStatus_t hipdnnGetPlanKernels_ext(hipdnnBackendDescriptor_t plan,
+                                                      int64_t* num_kernels,
+                                                      const hipdnnKernelInfo_ext_t** kernels);
+
 /* ---- serialization -------------------------------------------------------------
  * Bytes carry a format version (HIPDNN_GRAPH_FORMAT_VERSION); other versions are refused
  * with a message naming both. */

@@ -40,6 +40,10 @@
  * backend may run it through any handle of that plugin on the same device.
  * A 1.0 plugin is driven as before: a probe handle at load, GetWorkspaceSize before the
  * context, ExecuteOpGraph with host memory only.
+ *
+ * Optional symbols (any minor; a plugin without them loads, and the backend's default
+ * answers): GetNotApplicableReason ("declined, no reason given") and GetKernelInfo (which
+ * nodes each kernel of a plan runs; without it the plan's kernels are not reported).
  */
 #ifndef HIPDNN_PLUGIN_H
 #define HIPDNN_PLUGIN_H
@@ -209,6 +213,20 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginEnqueueOpGraph(
     void* workspace, size_t workspace_size, const hipdnnPluginTensorBuffer_t* buffers,
     uint32_t num_buffers);
 
+/* One kernel of an execution context: one launch (GPU) or one pass over the data (host)
+ * that runs the graph nodes listed, whose intermediates between them never reach memory
+ * the caller sees.  Filled by the plugin; see GetKernelInfo. */
+typedef struct {
+    uint32_t struct_size; /* sizeof(hipdnnPluginKernelInfo_t) as the plugin knows it: the
+                           * distance between entries of the array, and what they hold */
+    const char* name;     /* the engine's short name for the kernel: "pointwise",
+                           * "row-wise", "conv_fprop" ... */
+    const char* detail;   /* one line on what it does ("3 pointwise nodes fused"), or NULL */
+    uint32_t num_nodes;
+    const uint32_t* nodes; /* the nodes it runs: indices into the graph's nodes, in the order
+                            * of the graph bytes the context was created from, ascending */
+} hipdnnPluginKernelInfo_t;
+
 /* ---- engine (optional) ---------------------------------------------------------------- */
 
 /* One line saying why engine_id declines the graph; a static or handle-owned string
@@ -217,6 +235,18 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginEnqueueOpGraph(
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetNotApplicableReason(
     hipdnnEnginePluginHandle_t handle, uint64_t engine_id, const uint8_t* graph,
     size_t graph_size, const char** reason);
+
+/* The kernels an execution context runs, in launch order (optional, any minor: a plugin
+ * without it keeps loading; the backend then answers hipdnnGetPlanKernels_ext with
+ * NOT_SUPPORTED, "the engine does not describe its kernels").  Every node of the graph is
+ * in at least one kernel; a node may be in several (a reduction cut into two passes).
+ * *kernels is an array of *num_kernels entries, struct_size bytes apart, owned by the
+ * context and valid, unchanged, until it is destroyed.  Answered from what the context
+ * built: no compilation, no device work.  Called as the other context functions are (one
+ * thread at a time per plugin handle). */
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetKernelInfo(
+    hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx,
+    const hipdnnPluginKernelInfo_t** kernels, uint32_t* num_kernels);
 
 #ifdef __cplusplus
 }
