@@ -759,7 +759,9 @@ def test_relative_links_lead_to_files():
     assert broken == []
 
 
-def test_index_lists_every_page():
+def test_index_and_readme_list_every_page():
     index = _read("index.md")
-    pages = sorted(p.name for p in DOCS.glob("*.md") if p.name != "index.md")
-    assert [p for p in pages if f"]({p})" not in index] == []
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    pages = sorted(p.name for p in DOCS.glob("*.md"))
+    assert [p for p in pages if p != "index.md" and f"]({p})" not in index] == []
+    assert [p for p in pages if f"](docs/{p})" not in readme] == []
