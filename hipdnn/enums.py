@@ -233,7 +233,8 @@ class knob_type(enum.IntEnum):
 
 class behavior_note(enum.IntEnum):
     """Behaviour notes of an engine config (cuDNN frontend's BehaviorNote_t).  No hipdnn
-    engine has any of them (none compiles at run time, none needs reordered filters)."""
+    engine reports any of them (none needs reordered filters; the GPU engine compiles
+    kernels at plan time but does not report RUNTIME_COMPILATION yet)."""
 
     NOT_SET = 0
     RUNTIME_COMPILATION = 1

@@ -1853,8 +1853,8 @@ class pygraph:
         return out
 
     def get_behavior_notes_for_plan_at_index(self, index: int) -> List[behavior_note]:
-        """The behaviour notes of engine config ``index``.  hipdnn engines have none of
-        cuDNN's (no run-time compilation, no reordering), so this is an empty list."""
+        """The behaviour notes of engine config ``index``.  hipdnn engines report none of
+        cuDNN's (the backend passes no notes on), so this is an empty list."""
         self._need(_HEURISTICS, "get_behavior_notes_for_plan_at_index()")
         self._check_index(index, len(self._configs), "get_behavior_notes_for_plan_at_index()")
         return []

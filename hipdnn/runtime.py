@@ -71,7 +71,7 @@ def default_handle() -> _C.Handle:
 
 
 def engines() -> List[EngineInfo]:
-    """Every engine of every loaded plugin, in load order (loads the plugins if needed)."""
+    """Every engine of every loaded plugin, sorted by name (loads the plugins if needed)."""
     return [EngineInfo(eid, name, path, memory_space(space), prio, bool(fb))
             for eid, name, path, space, prio, fb in _C.engines()]
 

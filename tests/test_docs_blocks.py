@@ -5,7 +5,9 @@ Each fence says what its block is, and the block is treated accordingly:
   python       run on its own (no state from earlier blocks) by the interpreter running the
                tests, in an empty folder, with the hipdnn under test importable;
   c            compiled with -std=c11 -Wall -Wextra -Werror against the package's headers
-               (hipdnn/include), linked with its libhipdnn_backend.so, and run;
+               (hipdnn/include), linked with its libhipdnn_backend.so, and run; a block
+               that defines no `main` (an engine plugin) is compiled with the same flags
+               as a shared library (-shared -fPIC) instead, and not run;
   bash         run (bash -eu -o pipefail) in the document's working folder, after the blocks
                above it: `python3` and `python` are the interpreter running the tests,
                hipdnn is importable, and `/path/to/hipdnn` stands for this checkout;
@@ -159,14 +161,23 @@ def _compiler():
     return cc
 
 
+HAS_MAIN = re.compile(r"\bint\s+main\s*\(")
+
+
 @pytest.mark.parametrize("block", [b for b in ALL if b.lang == "c"], ids=lambda b: b.where)
 def test_c_block_compiles_and_runs(block, tmp_path):
     src = tmp_path / (block.file_name or "block.c")
     src.write_text(block.code)
     lib = os.path.join(PACKAGE, "lib")
-    compile_cmd = [_compiler(), "-std=c11", "-Wall", "-Wextra", "-Werror",
-                   f"-I{os.path.join(PACKAGE, 'include')}", str(src), "-o", str(tmp_path / "app"),
-                   f"-L{lib}", "-lhipdnn_backend", f"-Wl,-rpath,{lib}", "-lm"]
+    flags = [_compiler(), "-std=c11", "-Wall", "-Wextra", "-Werror",
+             f"-I{os.path.join(PACKAGE, 'include')}", str(src)]
+    if not HAS_MAIN.search(block.code):  # a plugin: a shared library, loaded by a bash block
+        compile_cmd = flags + ["-shared", "-fPIC", "-fvisibility=hidden", "-Wl,--no-undefined",
+                               "-o", str(tmp_path / "libblock.so")]
+        _check(subprocess.run(compile_cmd, capture_output=True, text=True, timeout=120), block)
+        return
+    compile_cmd = flags + ["-o", str(tmp_path / "app"), f"-L{lib}", "-lhipdnn_backend",
+                           f"-Wl,-rpath,{lib}", "-lm"]
     _check(subprocess.run(compile_cmd, capture_output=True, text=True, timeout=120), block)
     proc = subprocess.run([str(tmp_path / "app")], cwd=tmp_path, env=_env(),
                           capture_output=True, text=True, timeout=120)

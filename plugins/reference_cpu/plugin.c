@@ -1,5 +1,5 @@
-/* The plugin ABI 1.0 entry points of the CPU reference engine: identity, the handle,
- * engine details, applicability, workspace sizes and execution contexts. */
+/* The plugin ABI entry points (1.0 and 1.1) of the CPU reference engine: identity, the
+ * handle, engine details, applicability, workspace sizes and execution contexts. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>

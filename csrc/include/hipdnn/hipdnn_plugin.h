@@ -186,8 +186,9 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateExecutionConte
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginDestroyExecutionContext(
     hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx);
 
-/* Runs.  `buffers` holds a pointer for each non-virtual, non-by-value tensor; the
- * backend has checked that all are present and in the engine's memory space. */
+/* Runs.  `buffers` holds a pointer for each non-virtual tensor but by-value constants (a
+ * runtime by-value scalar: a host pointer to its value); the backend has checked that all
+ * are present and in host memory. */
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginExecuteOpGraph(
     hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx,
     void* workspace, const hipdnnPluginDeviceBuffer_t* buffers, uint32_t num_buffers);
