@@ -3,10 +3,12 @@
  * tests/test_ort_ep.py drives it (there is no onnxruntime Python package on CI).
  *
  *   ort_run --model M.onnx --out-dir DIR [--ep hipdnn|cpu] [--ep-lib PATH]
- *           [--no-fallback] [--option KEY=VALUE]... [--log-level 0..4]
+ *           [--device cpu|gpu] [--no-fallback] [--option KEY=VALUE]... [--log-level 0..4]
  *           [--opt-level disable|basic|extended|all]
  *           --input NAME=FILE.npy...
  *
+ * --device picks which of hipdnn-ep's devices the session uses (the CPU by default); it
+ * prints "device hipdnn TYPE vendor 0xVVVV metadata KEY=VALUE..." for the chosen one.
  * An input given k times makes k runs of one session (run i takes each input's i-th
  * file; one given once is reused), so a test can change the batch size between runs.
  * Outputs go to DIR/NAME.I.npy.  Before running it prints which EP each node was
@@ -136,6 +138,7 @@ typedef struct {
 
 int main(int argc, char** argv) {
     const char *model = NULL, *out_dir = NULL, *ep = "hipdnn", *ep_lib = HIPDNN_EP_LIBRARY;
+    const char* device = "cpu";
     int no_fallback = 0, log_level = ORT_LOGGING_LEVEL_WARNING;
     GraphOptimizationLevel opt_level = ORT_ENABLE_ALL;
     const char* opt_keys[32];
@@ -156,6 +159,7 @@ int main(int argc, char** argv) {
         else if (!strcmp(a, "--out-dir")) out_dir = v;
         else if (!strcmp(a, "--ep")) ep = v;
         else if (!strcmp(a, "--ep-lib")) ep_lib = v;
+        else if (!strcmp(a, "--device")) device = v;
         else if (!strcmp(a, "--log-level")) log_level = atoi(v);
         else if (!strcmp(a, "--opt-level")) {
             if (!strcmp(v, "disable")) opt_level = ORT_DISABLE_ALL;
@@ -189,6 +193,9 @@ int main(int argc, char** argv) {
     }
     if (!model || !out_dir) die("usage: ort_run --model M.onnx --out-dir DIR [--ep hipdnn|cpu] ...");
     if (strcmp(ep, "hipdnn") && strcmp(ep, "cpu")) die("--ep %s: hipdnn or cpu", ep);
+    if (strcmp(device, "cpu") && strcmp(device, "gpu")) die("--device %s: cpu or gpu", device);
+    OrtHardwareDeviceType want = strcmp(device, "gpu") ? OrtHardwareDeviceType_CPU
+                                                       : OrtHardwareDeviceType_GPU;
 
     ort = OrtGetApiBase()->GetApi(ORT_API_VERSION);
     if (!ort) die("this libonnxruntime does not serve API version %d", ORT_API_VERSION);
@@ -213,8 +220,18 @@ int main(int argc, char** argv) {
         check(ort->GetEpDevices(env, &devices, &n_devices), "GetEpDevices");
         const OrtEpDevice* mine = NULL;
         for (size_t d = 0; d < n_devices && !mine; ++d)
-            if (!strcmp(ort->EpDevice_EpName(devices[d]), "hipdnn")) mine = devices[d];
-        if (!mine) die("%s registered but offers no device", ep_lib);
+            if (!strcmp(ort->EpDevice_EpName(devices[d]), "hipdnn") &&
+                ort->HardwareDevice_Type(ort->EpDevice_Device(devices[d])) == want)
+                mine = devices[d];
+        if (!mine) die("%s registered but offers no %s device", ep_lib, device);
+        const OrtHardwareDevice* hw = ort->EpDevice_Device(mine);
+        printf("device hipdnn %s vendor 0x%04x metadata", device, ort->HardwareDevice_VendorId(hw));
+        const char* const* keys = NULL;
+        const char* const* vals = NULL;
+        size_t n_kv = 0;
+        ort->GetKeyValuePairs(ort->EpDevice_EpMetadata(mine), &keys, &vals, &n_kv);
+        for (size_t k = 0; k < n_kv; ++k) printf(" %s=%s", keys[k], vals[k]);
+        printf("\n");
         check(ort->SessionOptionsAppendExecutionProvider_V2(so, env, &mine, 1, opt_keys, opt_vals,
                                                             n_opts),
               "SessionOptionsAppendExecutionProvider_V2");
@@ -292,6 +309,14 @@ int main(int argc, char** argv) {
             ort->ReleaseTensorTypeAndShapeInfo(info);
             if (type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT && type != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64)
                 die("output %s has element type %d", out_names[o], (int)type);
+            /* the session copies results to the host (on a GPU, reading device memory
+             * here would fault; over the tests' fake driver it would not, so say it) */
+            const OrtMemoryInfo* where = NULL;
+            check(ort->GetTensorMemoryInfo(out_vals[o], &where), "GetTensorMemoryInfo");
+            OrtMemoryInfoDeviceType dt = OrtMemoryInfoDeviceType_CPU;
+            ort->MemoryInfoGetDeviceType(where, &dt);
+            if (dt != OrtMemoryInfoDeviceType_CPU)
+                die("output %s is in memory of device type %d, not the host's", out_names[o], (int)dt);
             void* data = NULL;
             check(ort->GetTensorMutableData(out_vals[o], &data), "GetTensorMutableData");
             char path[4096];
