@@ -65,6 +65,8 @@ bool ep_engine_takes(const ep_model* m, const int* members, int n_members, hipdn
     sub.outputs = outputs;
     sub.n_outputs = n_out;
     ok = ep_lower_check(&sub, shapes, h, opt, space, "candidate", why, why_len);
+    /* a reason about the whole graph comes as "candidate: ...": the caller names it */
+    if (!ok && !strncmp(why, "candidate: ", 11)) memmove(why, why + 11, strlen(why + 11) + 1);
 done:
     free(in_set);
     free(read_outside);

@@ -154,11 +154,14 @@ static void declines(hipdnnBackendDescriptor_t heur, hipdnnMemorySpace_t space, 
         if (!reason) continue;
         *tab = '\0';
         if (engine_space(line) != (int64_t)space) continue;
+        ++reason;
+        size_t nl = strlen(line); /* engines often start their reason with their name */
+        if (!strncmp(reason, line, nl) && !strncmp(reason + nl, ": ", 2)) reason += nl + 2;
         /* applicable but not among the results: the heuristic mode left it out */
         add_reason(why, why_len, len, line,
-                   strcmp(reason + 1, "applicable") ? reason + 1
-                                                    : "applicable, but not ranked in this "
-                                                      "heuristic mode");
+                   strcmp(reason, "applicable") ? reason
+                                                : "applicable, but not ranked in this heuristic "
+                                                  "mode");
     }
     free(report);
 }

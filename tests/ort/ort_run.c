@@ -11,7 +11,8 @@
  * prints "device hipdnn TYPE vendor 0xVVVV metadata KEY=VALUE..." for the chosen one.
  * An input given k times makes k runs of one session (run i takes each input's i-th
  * file; one given once is reused), so a test can change the batch size between runs.
- * Outputs go to DIR/NAME.I.npy.  Before running it prints which EP each node was
+ * Outputs go to DIR/NAME.I.npy, and must be host memory; the inputs must be unchanged
+ * after each run.  Before running it prints which EP each node was
  * assigned to, one line each: "assigned EP SUBGRAPH OP_TYPE NODE_NAME", where SUBGRAPH
  * numbers ORT's assigned subgraphs (a compiling EP's fused node is one subgraph).  Exit status 0 on
  * success, 1 with a message naming the failing step otherwise.  float32 and int64
@@ -325,6 +326,13 @@ int main(int argc, char** argv) {
             ort->ReleaseValue(out_vals[o]);
         }
         for (size_t i = 0; i < n_in; ++i) {
+            /* an EP must not write into the caller's inputs */
+            const input_arg* ia = &inputs[in_arg[i]];
+            array again;
+            npy_read(ia->files[r < ia->n_files ? r : ia->n_files - 1], &again);
+            if (again.bytes != arrays[i].bytes || memcmp(again.data, arrays[i].data, again.bytes))
+                die("run %d changed input '%s'", r, in_names[i]);
+            free(again.data);
             ort->ReleaseValue(in_vals[i]);
             free(arrays[i].data);
         }
