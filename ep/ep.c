@@ -50,8 +50,21 @@ static void keep_what_the_gpu_runs(hip_ep* e, const ep_model* m, bool* supported
     }
 }
 
-/* A group of nodes each taken alone but declined together is claimed node by node.
- * Returns the new number of groups. */
+/* Whether node `n` reads a value that one of nodes[0..count) makes. */
+static bool reads_from(const ep_model* m, int n, const int* nodes, int count) {
+    for (int k = 0; k < m->nodes[n].n_in && k < EP_MAX_IO; ++k) {
+        int v = m->nodes[n].in[k], p = v >= 0 ? m->values[v].producer : -1;
+        for (int j = 0; p >= 0 && j < count; ++j)
+            if (nodes[j] == p) return true;
+    }
+    return false;
+}
+
+/* A group of nodes each taken alone but declined together is cut, in topological order,
+ * into runs the engine takes: a node joins the run before it when it reads from it and
+ * the engine takes the run with it, else starts the next.  A run of consecutive members
+ * of an acyclic group is itself acyclic (a path between two of its nodes passes only
+ * nodes between them), and runs only feed later runs.  Returns the new group count. */
 static int split_what_the_gpu_declines(hip_ep* e, const ep_model* m, int* group, int groups,
                                        int* members) {
     char why[1024], label[200];
@@ -63,11 +76,22 @@ static int split_what_the_gpu_declines(hip_ep* e, const ep_model* m, int* group,
         if (n < 2 || ep_engine_takes(m, members, n, e->x.h, &e->opt, HIPDNN_MEMORY_DEVICE, why,
                                      sizeof(why)))
             continue;
+        ep_node_label(&m->nodes[members[0]], label, sizeof(label));
+        int start = 0, id = g, runs = 1;
+        char unused[8];
+        for (int j = 1; j < n; ++j) {
+            if (!reads_from(m, members[j], members + start, j - start) ||
+                !ep_engine_takes(m, members + start, j - start + 1, e->x.h, &e->opt,
+                                 HIPDNN_MEMORY_DEVICE, unused, sizeof(unused))) {
+                start = j;
+                id = total++;
+                ++runs;
+            }
+            group[members[j]] = id;
+        }
         ep_log(e->logger, e->opt.log_level, ORT_LOGGING_LEVEL_INFO,
                "the %d nodes from %s are not taken as one graph by an engine for the GPU (%s); "
-               "each is a fused node of its own", n,
-               ep_node_label(&m->nodes[members[0]], label, sizeof(label)), why);
-        for (int j = 1; j < n; ++j) group[members[j]] = total++;
+               "they are claimed as %d fused nodes", n, label, why, runs);
     }
     return total;
 }

@@ -721,3 +721,22 @@ def test_gpu_plugin_abi_over_the_fake_driver():
                        text=True, timeout=60, env=fake_gpu_env(EP_ABI_EXPECT_GPU="1"))
     assert p.returncode == 0 and "all ok" in p.stdout, p.stdout + p.stderr
     assert "ok   host -> device -> device -> host on a stream" in p.stdout
+
+
+def test_gpu_group_the_engine_declines_whole_is_cut_into_runs_it_takes(tmp_path, rng):
+    """Twelve inputs summed by a chain of Adds: each Add runs on the GPU engine, but one
+    fused kernel takes at most 8 inputs, so the chain is claimed as two fused nodes (the
+    log says why), not as eleven and not given back to ORT."""
+    n = 12
+    nodes = [helper.make_node("Add", ["x0" if i == 1 else f"s{i - 1}", f"x{i}"],
+                              ["y" if i == n - 1 else f"s{i}"], name=f"add{i}")
+             for i in range(1, n)]
+    m = model(nodes, [(f"x{i}", [4, 8]) for i in range(n)], [("y", None)])
+    feeds = {f"x{i}": rand(rng, 4, 8) for i in range(n)}
+    _, assigned, err = compare(tmp_path, m, feeds, fully_claimed=True, fused_nodes=2,
+                               device="gpu", log_level=1)
+    assert ("the 11 nodes from Add 'add1' are not taken as one graph by an engine for the GPU "
+            "(hip_emulated: graph 'candidate' has more than 8 input tensors for one fused "
+            "kernel); they are claimed as 2 fused nodes") in err
+    first = {a[1] for a in assigned if a[3] in {f"add{i}" for i in range(1, 8)}}
+    assert len(first) == 1, assigned
