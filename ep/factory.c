@@ -51,10 +51,11 @@ static long card_index(const OrtHardwareDevice* d) {
 /* The hardware device to offer hipdnn's GPU on: ORT's GPU of the runtime's vendor (the
  * first card of that vendor: hipdnn runs on its device `ordinal`, which is that card on a
  * machine with one GPU of the vendor; hipdnn's runtime does not report PCI addresses to
- * tell several apart), else one made here.  ORT lists no GPU at all where /sys/class/drm
- * has none, and only hipdnn-ep's tests come here that way: a fake CUDA driver over host
- * memory stands in for a GPU (tests/fake_cuda), and the device made with the EP API's
- * CreateHardwareDevice (marked is_virtual) lets the GPU path run without one. */
+ * tell several apart), else one made here with the EP API's CreateHardwareDevice, marked
+ * is_virtual.  ORT finds GPUs under /sys/class/drm, which containers and sandboxes may
+ * hide; and hipdnn-ep's own tests come here: there a fake CUDA driver over host memory
+ * (tests/fake_cuda) is hipdnn's "GPU", ORT lists none, and the device made here lets the
+ * GPU path run without one.  The factory owns it and releases it last. */
 static OrtStatus* gpu_hardware(ep_factory* f, const OrtHardwareDevice* const* devices, size_t n,
                                const OrtHardwareDevice** out, bool* is_virtual) {
     *out = NULL;
