@@ -301,7 +301,7 @@ typedef struct {
     hipdnnMemorySpace_t space; /* HOST for the CPU device, DEVICE for the GPU */
     ep_factory* factory;       /* GPU: device memory for workspaces */
     int ordinal;               /* GPU: hipdnn's device */
-    pthread_mutex_t lock;      /* GPU: the handle's stream is set for each execute */
+    pthread_mutex_t lock;      /* the handle's user: plans built; GPU: stream set + execute */
 } ep_exec;
 
 /* Takes ownership of `m`. */

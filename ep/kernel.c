@@ -29,7 +29,7 @@ struct ep_kernel {
     ep_exec* x;
     ep_options opt;
     const OrtLogger* logger;
-    pthread_mutex_t lock; /* guards the cache; plans themselves run concurrently */
+    pthread_mutex_t lock; /* guards the cache; then x->lock while a plan is built */
     cached_plan** cache;
     int n_cache, cap_cache;
     /* GPU only, guarded by x->lock */
@@ -110,7 +110,13 @@ static OrtStatus* find_plan(ep_kernel* k, const ep_shape* in, const ep_plan** ou
         }
         if (!e || !e->in || k->n_cache == k->cap_cache)
             st = ep_status(ORT_FAIL, "fused node '%s': out of memory", k->name);
-        if (!st) st = ep_lower(&k->model, in, k->x->h, &k->opt, k->x->space, k->name, &e->plan);
+        if (!st) {
+            /* the handle is used by one thread at a time (hipdnn.h): another fused node's
+             * plan or execute waits */
+            pthread_mutex_lock(&k->x->lock);
+            st = ep_lower(&k->model, in, k->x->h, &k->opt, k->x->space, k->name, &e->plan);
+            pthread_mutex_unlock(&k->x->lock);
+        }
         if (st) {
             if (e) free(e->in);
             free(e);

@@ -90,12 +90,13 @@ def fake_gpu_env(**extra):
 
 
 def run(tmp_path, m, feeds, ep="hipdnn", no_fallback=False, options=None, log_level=2,
-        expect_ok=True, opt="disable", device="cpu", env=None):
+        expect_ok=True, opt="disable", device="cpu", env=None, threads=1):
     """Runs model m; feeds maps input name to an array or a list of arrays (one per run).
     opt: ORT's graph optimization level; "disable" (the default here) hands hipdnn-ep the
     model as written, where ORT would otherwise fold BatchNormalization into Conv, fuse
     MatMul + Add, and so on.  device: which of hipdnn-ep's devices ("gpu": on the fake
-    GPU, with the environment fake_gpu_env() or `env`).
+    GPU, with the environment fake_gpu_env() or `env`).  threads: concurrent Run calls per
+    run, whose outputs ort_run checks are equal.
     Returns (outputs: name -> list of arrays, assigned: [(ep, fused, op, node)], stderr)."""
     work = tmp_path / f"{ep}{'_nofb' if no_fallback else ''}_{opt}_{device}"
     work.mkdir(exist_ok=True)
@@ -105,6 +106,8 @@ def run(tmp_path, m, feeds, ep="hipdnn", no_fallback=False, options=None, log_le
            "--log-level", str(log_level), "--opt-level", opt]
     if ep == "hipdnn":
         cmd += ["--device", device]
+    if threads > 1:
+        cmd += ["--threads", str(threads)]
     if device == "gpu" and env is None:
         env = fake_gpu_env()
     if no_fallback:
@@ -743,3 +746,22 @@ def test_gpu_group_the_engine_declines_whole_is_cut_into_runs_it_takes(tmp_path,
             "kernel); they are claimed as 2 fused nodes") in err
     first = {a[1] for a in assigned if a[3] in {f"add{i}" for i in range(1, 8)}}
     assert len(first) == 1, assigned
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_concurrent_runs_of_one_session(tmp_path, rng, device):
+    """Eight threads run one session at once, three times, with batch sizes that make
+    plans while others execute: every thread's result is the same (ort_run checks), and
+    equal to ORT's CPU EP."""
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["h"], name="proj"),
+             helper.make_node("Add", ["h", "b"], ["hb"], name="bias"),
+             helper.make_node("Relu", ["hb"], ["r"], name="relu"),
+             helper.make_node("LayerNormalization", ["r", "g"], ["n"], name="ln"),
+             helper.make_node("Softmax", ["n"], ["y"], name="softmax", axis=-1)]
+    m = model(nodes, [("x", ["N", 16])], [("y", None)],
+              [("W", rand(rng, 16, 16)), ("b", rand(rng, 16)), ("g", rand(rng, 16))])
+    xs = [rand(rng, 3, 16), rand(rng, 9, 16), rand(rng, 5, 16)]
+    got, _, _ = run(tmp_path, m, {"x": xs}, device=device, threads=8)
+    want, _, _ = run(tmp_path, m, {"x": xs}, ep="cpu")
+    for g, w in zip(got["y"], want["y"]):
+        np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL)

@@ -4,8 +4,11 @@
  *
  *   ort_run --model M.onnx --out-dir DIR [--ep hipdnn|cpu] [--ep-lib PATH]
  *           [--device cpu|gpu] [--no-fallback] [--option KEY=VALUE]... [--log-level 0..4]
- *           [--opt-level disable|basic|extended|all]
+ *           [--opt-level disable|basic|extended|all] [--threads N]
  *           --input NAME=FILE.npy...
+ *
+ * --threads N makes each run N concurrent Run calls on the one session, whose outputs
+ * must all be equal, bit for bit; the first thread's are written.
  *
  * --device picks which of hipdnn-ep's devices the session uses (the CPU by default); it
  * prints "device hipdnn TYPE vendor 0xVVVV metadata KEY=VALUE..." for the chosen one.
@@ -17,6 +20,7 @@
  * numbers ORT's assigned subgraphs (a compiling EP's fused node is one subgraph).  Exit status 0 on
  * success, 1 with a message naming the failing step otherwise.  float32 and int64
  * tensors only. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,6 +133,57 @@ static void npy_write(const char* path, ONNXTensorElementDataType type, const in
     fclose(f);
 }
 
+/* ---- concurrent runs ------------------------------------------------------------------ */
+
+typedef struct {
+    OrtSession* session;
+    const char* const* in_names;
+    const OrtValue* const* in_vals;
+    size_t n_in;
+    const char* const* out_names;
+    size_t n_out;
+    OrtValue** out_vals;
+    OrtStatus* status;
+} run_job;
+
+static void* run_thread(void* arg) {
+    run_job* j = arg;
+    j->status = ort->Run(j->session, NULL, j->in_names, j->in_vals, j->n_in, j->out_names,
+                         j->n_out, j->out_vals);
+    return NULL;
+}
+
+/* Output o of two runs holds the same type, shape and bytes. */
+static int same_output(OrtValue* a, OrtValue* b) {
+    OrtTensorTypeAndShapeInfo *ia = NULL, *ib = NULL;
+    check(ort->GetTensorTypeAndShape(a, &ia), "GetTensorTypeAndShape");
+    check(ort->GetTensorTypeAndShape(b, &ib), "GetTensorTypeAndShape");
+    size_t na = 0, nb = 0, ra = 0, rb = 0;
+    int64_t sa[8], sb[8];
+    ONNXTensorElementDataType ta, tb;
+    check(ort->GetTensorElementType(ia, &ta), "GetTensorElementType");
+    check(ort->GetTensorElementType(ib, &tb), "GetTensorElementType");
+    check(ort->GetDimensionsCount(ia, &ra), "GetDimensionsCount");
+    check(ort->GetDimensionsCount(ib, &rb), "GetDimensionsCount");
+    int same = ta == tb && ra == rb && ra <= 8;
+    if (same) {
+        check(ort->GetDimensions(ia, sa, ra), "GetDimensions");
+        check(ort->GetDimensions(ib, sb, rb), "GetDimensions");
+        same = !memcmp(sa, sb, ra * sizeof(int64_t));
+    }
+    if (same) {
+        check(ort->GetTensorSizeInBytes(a, &na), "GetTensorSizeInBytes");
+        check(ort->GetTensorSizeInBytes(b, &nb), "GetTensorSizeInBytes");
+        const void *da = NULL, *db = NULL;
+        check(ort->GetTensorData(a, &da), "GetTensorData");
+        check(ort->GetTensorData(b, &db), "GetTensorData");
+        same = na == nb && !memcmp(da, db, na);
+    }
+    ort->ReleaseTensorTypeAndShapeInfo(ia);
+    ort->ReleaseTensorTypeAndShapeInfo(ib);
+    return same;
+}
+
 /* ---- arguments --------------------------------------------------------------------------- */
 
 typedef struct {
@@ -140,7 +195,7 @@ typedef struct {
 int main(int argc, char** argv) {
     const char *model = NULL, *out_dir = NULL, *ep = "hipdnn", *ep_lib = HIPDNN_EP_LIBRARY;
     const char* device = "cpu";
-    int no_fallback = 0, log_level = ORT_LOGGING_LEVEL_WARNING;
+    int no_fallback = 0, log_level = ORT_LOGGING_LEVEL_WARNING, threads = 1;
     GraphOptimizationLevel opt_level = ORT_ENABLE_ALL;
     const char* opt_keys[32];
     const char* opt_vals[32];
@@ -162,6 +217,10 @@ int main(int argc, char** argv) {
         else if (!strcmp(a, "--ep-lib")) ep_lib = v;
         else if (!strcmp(a, "--device")) device = v;
         else if (!strcmp(a, "--log-level")) log_level = atoi(v);
+        else if (!strcmp(a, "--threads")) {
+            threads = atoi(v);
+            if (threads < 1 || threads > 64) die("--threads %s: 1 to 64", v);
+        }
         else if (!strcmp(a, "--opt-level")) {
             if (!strcmp(v, "disable")) opt_level = ORT_DISABLE_ALL;
             else if (!strcmp(v, "basic")) opt_level = ORT_ENABLE_BASIC;
@@ -293,9 +352,28 @@ int main(int argc, char** argv) {
                                                       arrays[i].type, &in_vals[i]),
                   "CreateTensorWithDataAsOrtValue");
         }
-        check(ort->Run(session, NULL, (const char* const*)in_names, (const OrtValue* const*)in_vals,
-                       n_in, (const char* const*)out_names, n_out, out_vals),
-              "Run");
+        run_job jobs[64];
+        pthread_t tids[64];
+        for (int t = 0; t < threads; ++t) {
+            jobs[t] = (run_job){session, (const char* const*)in_names,
+                                (const OrtValue* const*)in_vals, n_in,
+                                (const char* const*)out_names, n_out,
+                                t ? calloc(n_out + 1, sizeof(OrtValue*)) : out_vals, NULL};
+            if (!jobs[t].out_vals) die("out of memory");
+            if (threads > 1 && pthread_create(&tids[t], NULL, run_thread, &jobs[t]))
+                die("pthread_create failed");
+        }
+        if (threads == 1) run_thread(&jobs[0]);
+        for (int t = 0; threads > 1 && t < threads; ++t) pthread_join(tids[t], NULL);
+        for (int t = 0; t < threads; ++t) check(jobs[t].status, "Run");
+        for (int t = 1; t < threads; ++t) {
+            for (size_t o = 0; o < n_out; ++o) {
+                if (!same_output(out_vals[o], jobs[t].out_vals[o]))
+                    die("run %d: thread %d's output %s differs from thread 0's", r, t, out_names[o]);
+                ort->ReleaseValue(jobs[t].out_vals[o]);
+            }
+            free(jobs[t].out_vals);
+        }
         for (size_t o = 0; o < n_out; ++o) {
             OrtTensorTypeAndShapeInfo* info = NULL;
             check(ort->GetTensorTypeAndShape(out_vals[o], &info), "GetTensorTypeAndShape");
