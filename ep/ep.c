@@ -1,7 +1,9 @@
 /* ep.c — the OrtEp that a session gets from the factory: GetCapability (claims nodes and
- * groups them, capability.c), Compile (one kernel per fused node, kernel.c) and the
- * compute functions ORT calls per run.  Members that this slice does not use are stubs
- * that give ORT's defaults, so that every member ORT may call is set. */
+ * groups them, capability.c; on the GPU keeps only what a device engine takes,
+ * engine_check.c), Compile (one kernel per fused node, kernel.c) and the compute
+ * functions ORT calls per run.  On the GPU device the OrtEp also gives ORT the device
+ * allocator and sync streams of its factory.  Members that hipdnn-ep does not use are
+ * stubs that give ORT's defaults, so that every member ORT may call is set. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +14,10 @@ typedef struct {
     OrtEp base; /* first: ORT hands back OrtEp* */
     ep_options opt;
     const OrtLogger* logger;
-    hipdnnHandle_t h;
+    ep_factory* f;
+    ep_exec x; /* the handle, the memory space, the GPU's lock: what kernels run with */
     ep_device_kind device;
+    OrtKernelRegistry* registry; /* GPU: the Memcpy kernels (memcpy.c) */
 } hip_ep;
 
 typedef struct {
@@ -23,16 +27,74 @@ typedef struct {
 
 static hip_ep* self(const OrtEp* ep) { return (hip_ep*)ep; }
 
-static hipdnnMemorySpace_t memory_space(const hip_ep* e) {
-    return e->device == EP_DEVICE_CPU ? HIPDNN_MEMORY_HOST : HIPDNN_MEMORY_DEVICE;
-}
-
 static const char* ORT_API_CALL get_name(const OrtEp* ep) {
     (void)ep;
     return EP_NAME;
 }
 
 /* ---- GetCapability ------------------------------------------------------------------- */
+
+/* On the GPU a node is claimed only when an engine for device memory takes it alone
+ * (the GPU engine runs the memory-bound ops; convolutions and matmuls stay with ORT). */
+static void keep_what_the_gpu_runs(hip_ep* e, const ep_model* m, bool* supported, int* claimed) {
+    char why[1024], label[200];
+    for (int i = 0; i < m->n_nodes; ++i) {
+        if (!supported[i]) continue;
+        if (ep_engine_takes(m, &i, 1, e->x.h, &e->opt, HIPDNN_MEMORY_DEVICE, why, sizeof(why)))
+            continue;
+        supported[i] = false;
+        --*claimed;
+        ep_log(e->logger, e->opt.log_level, ORT_LOGGING_LEVEL_INFO,
+               "node %s (domain '%s') stays with ORT: no engine for the GPU takes it: %s",
+               ep_node_label(&m->nodes[i], label, sizeof(label)), m->nodes[i].domain, why);
+    }
+}
+
+/* Whether node `n` reads a value that one of nodes[0..count) makes. */
+static bool reads_from(const ep_model* m, int n, const int* nodes, int count) {
+    for (int k = 0; k < m->nodes[n].n_in && k < EP_MAX_IO; ++k) {
+        int v = m->nodes[n].in[k], p = v >= 0 ? m->values[v].producer : -1;
+        for (int j = 0; p >= 0 && j < count; ++j)
+            if (nodes[j] == p) return true;
+    }
+    return false;
+}
+
+/* A group of nodes each taken alone but declined together is cut, in topological order,
+ * into runs the engine takes: a node joins the run before it when it reads from it and
+ * the engine takes the run with it, else starts the next.  A run of consecutive members
+ * of an acyclic group is itself acyclic (a path between two of its nodes passes only
+ * nodes between them), and runs only feed later runs.  Returns the new group count. */
+static int split_what_the_gpu_declines(hip_ep* e, const ep_model* m, int* group, int groups,
+                                       int* members) {
+    char why[1024], label[200];
+    int total = groups;
+    for (int g = 0; g < groups; ++g) {
+        int n = 0;
+        for (int i = 0; i < m->n_nodes; ++i)
+            if (group[i] == g) members[n++] = i;
+        if (n < 2 || ep_engine_takes(m, members, n, e->x.h, &e->opt, HIPDNN_MEMORY_DEVICE, why,
+                                     sizeof(why)))
+            continue;
+        ep_node_label(&m->nodes[members[0]], label, sizeof(label));
+        int start = 0, id = g, runs = 1;
+        char unused[8];
+        for (int j = 1; j < n; ++j) {
+            if (!reads_from(m, members[j], members + start, j - start) ||
+                !ep_engine_takes(m, members + start, j - start + 1, e->x.h, &e->opt,
+                                 HIPDNN_MEMORY_DEVICE, unused, sizeof(unused))) {
+                start = j;
+                id = total++;
+                ++runs;
+            }
+            group[members[j]] = id;
+        }
+        ep_log(e->logger, e->opt.log_level, ORT_LOGGING_LEVEL_INFO,
+               "the %d nodes from %s are not taken as one graph by an engine for the GPU (%s); "
+               "they are claimed as %d fused nodes", n, label, why, runs);
+    }
+    return total;
+}
 
 static OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph,
                                               OrtEpGraphSupportInfo* info) {
@@ -54,7 +116,14 @@ static OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph,
                        "node %s (domain '%s') stays with ORT: %s",
                        ep_node_label(&m.nodes[i], label, sizeof(label)), m.nodes[i].domain, why);
         }
+        if (e->device == EP_DEVICE_GPU) keep_what_the_gpu_runs(e, &m, supported, &claimed);
         groups = ep_group_nodes(&m, supported, group);
+        if (e->device == EP_DEVICE_GPU) {
+            int* scratch = calloc((size_t)(m.n_nodes ? m.n_nodes : 1), sizeof(int));
+            if (!scratch) st = ep_status(ORT_FAIL, "out of memory");
+            else groups = split_what_the_gpu_declines(e, &m, group, groups, scratch);
+            free(scratch);
+        }
     }
     OrtNodeFusionOptions fusion;
     memset(&fusion, 0, sizeof(fusion));
@@ -68,8 +137,8 @@ static OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph,
     }
     if (!st)
         ep_log(e->logger, e->opt.log_level, ORT_LOGGING_LEVEL_INFO,
-               "claimed %d of %d nodes, in %d fused node%s", claimed, m.n_nodes, groups,
-               groups == 1 ? "" : "s");
+               "claimed %d of %d nodes, in %d fused node%s%s", claimed, m.n_nodes, groups,
+               groups == 1 ? "" : "s", e->device == EP_DEVICE_GPU ? ", on the GPU" : "");
     free(supported);
     free(group);
     free(members);
@@ -123,8 +192,7 @@ static OrtStatus* ORT_API_CALL compile(OrtEp* ep, const OrtGraph** graphs,
         hip_compute* c = st ? NULL : calloc(1, sizeof(*c));
         if (!st && !c) st = ep_status(ORT_FAIL, "out of memory");
         if (!st) {
-            c->kernel = ep_kernel_create(&m, name ? name : "fused", e->h, &e->opt,
-                                         memory_space(e), e->logger);
+            c->kernel = ep_kernel_create(&m, name ? name : "fused", &e->x, &e->opt, e->logger);
             if (!c->kernel) {
                 free(c);
                 st = ep_status(ORT_FAIL, "out of memory");
@@ -180,22 +248,28 @@ static OrtStatus* ORT_API_CALL on_run_start(OrtEp* ep, const OrtRunOptions* ro) 
 }
 
 static OrtStatus* ORT_API_CALL on_run_end(OrtEp* ep, const OrtRunOptions* ro, bool sync) {
-    (void)ep, (void)ro, (void)sync; /* host execution: finished when Compute returns */
+    /* host execution is finished when Compute returns; GPU work is on ORT's sync streams,
+     * which ORT flushes (stream.c) when the run must end synchronized */
+    (void)ep, (void)ro, (void)sync;
     return NULL;
 }
 
+/* The factory's: the same device allocator serves every session (ORT releases it through
+ * the factory's ReleaseAllocator). */
 static OrtStatus* ORT_API_CALL ep_create_allocator(OrtEp* ep, const OrtMemoryInfo* info,
                                                    OrtAllocator** allocator) {
-    (void)ep, (void)info;
-    *allocator = NULL; /* ORT's CPU allocator */
-    return NULL;
+    hip_ep* e = self(ep);
+    *allocator = NULL;
+    if (e->device == EP_DEVICE_CPU || !info) return NULL; /* ORT's CPU allocator */
+    return ep_allocator_create(e->f, info, allocator);
 }
 
 static OrtStatus* ORT_API_CALL ep_create_sync_stream(OrtEp* ep, const OrtMemoryDevice* dev,
                                                      OrtSyncStreamImpl** stream) {
-    (void)ep, (void)dev;
-    *stream = NULL; /* not stream aware on the CPU */
-    return NULL;
+    hip_ep* e = self(ep);
+    *stream = NULL;
+    if (e->device == EP_DEVICE_CPU) return NULL; /* not stream aware on the CPU */
+    return ep_stream_create(e->f, dev, stream);
 }
 
 static const char* ORT_API_CALL compat_info(OrtEp* ep, const OrtGraph* graph) {
@@ -203,9 +277,9 @@ static const char* ORT_API_CALL compat_info(OrtEp* ep, const OrtGraph* graph) {
     return "hipdnn-ep " HIPDNN_EP_VERSION;
 }
 
+/* A compiling EP; on the GPU it also has kernels for the Memcpy nodes ORT inserts. */
 static OrtStatus* ORT_API_CALL get_kernel_registry(OrtEp* ep, const OrtKernelRegistry** reg) {
-    (void)ep;
-    *reg = NULL; /* a compiling EP */
+    *reg = self(ep)->registry;
     return NULL;
 }
 
@@ -244,14 +318,21 @@ static void check_engine(hip_ep* e) {
     e->opt.engine[0] = '\0';
 }
 
-OrtStatus* ep_create(const OrtSessionOptions* so, const OrtLogger* logger,
+OrtStatus* ep_create(ep_factory* f, const OrtSessionOptions* so, const OrtLogger* logger,
                      ep_device_kind device, OrtEp** out) {
     *out = NULL;
     hip_ep* e = calloc(1, sizeof(*e));
     if (!e) return ep_status(ORT_FAIL, "out of memory");
     e->logger = logger;
     e->device = device;
+    e->f = f;
+    e->x.factory = f;
+    e->x.space = device == EP_DEVICE_CPU ? HIPDNN_MEMORY_HOST : HIPDNN_MEMORY_DEVICE;
+    e->x.ordinal = f->gpu.ordinal;
     OrtStatus* st = ep_options_read(so, logger, &e->opt);
+    /* the handle records the thread's device: make it the GPU offered */
+    if (!st && device == EP_DEVICE_GPU) st = ep_gpu_enter(f->gpu.ordinal, "CreateEp");
+    if (!st && device == EP_DEVICE_GPU) st = ep_memcpy_registry(f, &e->registry);
     if (st) {
         free(e);
         return st;
@@ -266,13 +347,15 @@ OrtStatus* ep_create(const OrtSessionOptions* so, const OrtLogger* logger,
                    "load once per process, before the first hipdnn handle)",
                    e->opt.plugin_path, hipdnnGetErrorString(hs), hipdnnPeekLastErrorString_ext());
     }
-    hipdnnStatus_t hs = hipdnnCreate(&e->h);
+    hipdnnStatus_t hs = hipdnnCreate(&e->x.h);
     if (hs != HIPDNN_STATUS_SUCCESS) {
         st = ep_status(ORT_FAIL, "hipdnnCreate: %s: %s", hipdnnGetErrorString(hs),
                        hipdnnPeekLastErrorString_ext());
+        if (e->registry) g_ep_api->ReleaseKernelRegistry(e->registry);
         free(e);
         return st;
     }
+    pthread_mutex_init(&e->x.lock, NULL);
     check_engine(e);
     OrtEp* b = &e->base;
     b->ort_version_supported = ORT_API_VERSION;
@@ -290,9 +373,12 @@ OrtStatus* ep_create(const OrtSessionOptions* so, const OrtLogger* logger,
     b->GetCompiledModelCompatibilityInfo = compat_info;
     b->GetKernelRegistry = get_kernel_registry;
     b->IsConcurrentRunSupported = concurrent_runs;
+    char where[64] = "CPU";
+    if (device == EP_DEVICE_GPU)
+        snprintf(where, sizeof(where), "GPU %d (%s)", f->gpu.ordinal, f->gpu.runtime);
     ep_log(logger, e->opt.log_level, ORT_LOGGING_LEVEL_INFO,
-           "created on the %s (heuristic mode %d%s%s)", device == EP_DEVICE_CPU ? "CPU" : "GPU",
-           (int)e->opt.heur, e->opt.engine[0] ? ", engine " : "", e->opt.engine);
+           "created on the %s (heuristic mode %d%s%s)", where, (int)e->opt.heur,
+           e->opt.engine[0] ? ", engine " : "", e->opt.engine);
     *out = b;
     return NULL;
 }
@@ -300,6 +386,8 @@ OrtStatus* ep_create(const OrtSessionOptions* so, const OrtLogger* logger,
 void ep_destroy(OrtEp* ep) {
     if (!ep) return;
     hip_ep* e = self(ep);
-    hipdnnDestroy(e->h);
+    hipdnnDestroy(e->x.h);
+    pthread_mutex_destroy(&e->x.lock);
+    if (e->registry) g_ep_api->ReleaseKernelRegistry(e->registry);
     free(e);
 }

@@ -1,24 +1,24 @@
 /* factory.c — the library's two exports and its OrtEpFactory.  ORT calls
  * CreateEpFactories once per RegisterExecutionProviderLibrary; the factory offers the
- * devices hipdnn-ep can run on (this slice: the CPU, through hipdnn's host engines) and
- * makes one OrtEp per session.  Every member of OrtEpFactory up to this header's version
- * is set: ORT calls members by the version the library reports, so a NULL one it expects
- * would crash registration. */
+ * devices hipdnn-ep can run on (the CPU, through hipdnn's host engines, and the GPU of
+ * hipdnn's device runtime when it has one, with its device memory) and makes one OrtEp
+ * per session.  For the GPU it also gives ORT the device allocator (allocator.c), the
+ * data transfer (transfer.c) and sync streams (stream.c).  Every member of OrtEpFactory
+ * up to this header's version is set: ORT calls members by the version the library
+ * reports, so a NULL one it expects would crash registration. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hipdnn_ep.h"
+#include "onnxruntime_ep_device_ep_metadata_keys.h"
 
 const OrtApi* g_ort = NULL;
 const OrtEpApi* g_ep_api = NULL;
 
 #define EXPORT __attribute__((visibility("default")))
 
-typedef struct {
-    OrtEpFactory base; /* first: ORT hands back OrtEpFactory* */
-    char registered_name[128];
-    const OrtLogger* default_logger;
-} hip_factory;
+static ep_factory* fac(const OrtEpFactory* f) { return (ep_factory*)f; }
 
 static const char* ORT_API_CALL f_name(const OrtEpFactory* f) {
     (void)f;
@@ -40,43 +40,131 @@ static const char* ORT_API_CALL f_version(const OrtEpFactory* f) {
     return HIPDNN_EP_VERSION;
 }
 
-/* The CPU ORT lists is offered, once.  A GPU device is the next slice: it will be offered
- * when hipdnn's device runtime reports one, with EpDevice_AddAllocatorInfo for its memory
- * and CreateDataTransfer / CreateAllocator below giving real implementations. */
-static OrtStatus* ORT_API_CALL f_supported_devices(OrtEpFactory* f,
+/* ORT's card number of a GPU (its Linux discovery records /sys/class/drm/cardN), or a
+ * large one when it gives none. */
+static long card_index(const OrtHardwareDevice* d) {
+    const OrtKeyValuePairs* kv = g_ort->HardwareDevice_Metadata(d);
+    const char* v = kv ? g_ort->GetKeyValue(kv, "card_idx") : NULL;
+    return v && *v ? strtol(v, NULL, 10) : 1L << 30;
+}
+
+/* The hardware device to offer hipdnn's GPU on: ORT's GPU of the runtime's vendor (the
+ * first card of that vendor: hipdnn runs on its device `ordinal`, which is that card on a
+ * machine with one GPU of the vendor; hipdnn's runtime does not report PCI addresses to
+ * tell several apart), else one made here with the EP API's CreateHardwareDevice, marked
+ * is_virtual.  ORT finds GPUs under /sys/class/drm, which containers and sandboxes may
+ * hide; and hipdnn-ep's own tests come here: there a fake CUDA driver over host memory
+ * (tests/fake_cuda) is hipdnn's "GPU", ORT lists none, and the device made here lets the
+ * GPU path run without one.  The factory owns it and releases it last. */
+static OrtStatus* gpu_hardware(ep_factory* f, const OrtHardwareDevice* const* devices, size_t n,
+                               const OrtHardwareDevice** out, bool* is_virtual) {
+    *out = NULL;
+    *is_virtual = false;
+    for (size_t i = 0; i < n; ++i)
+        if (g_ort->HardwareDevice_Type(devices[i]) == OrtHardwareDeviceType_GPU &&
+            g_ort->HardwareDevice_VendorId(devices[i]) == f->gpu.vendor_id &&
+            (!*out || card_index(devices[i]) < card_index(*out)))
+            *out = devices[i];
+    if (*out) return NULL;
+    if (!f->virtual_gpu) {
+        OrtKeyValuePairs* meta = NULL;
+        g_ort->CreateKeyValuePairs(&meta);
+        g_ort->AddKeyValuePair(meta, kOrtHardwareDevice_MetadataKey_IsVirtual, "1");
+        g_ort->AddKeyValuePair(meta, "hipdnn.runtime", f->gpu.runtime);
+        OrtStatus* st = g_ep_api->CreateHardwareDevice(
+            OrtHardwareDeviceType_GPU, f->gpu.vendor_id, 0,
+            f->gpu.vendor_id == EP_VENDOR_NVIDIA ? "NVIDIA" : "AMD", meta, &f->virtual_gpu);
+        g_ort->ReleaseKeyValuePairs(meta);
+        if (st) return st;
+    }
+    *out = f->virtual_gpu;
+    *is_virtual = true;
+    return NULL;
+}
+
+static OrtStatus* offer(ep_factory* f, const OrtHardwareDevice* hw, bool gpu, bool is_virtual,
+                        OrtEpDevice** out) {
+    OrtKeyValuePairs* meta = NULL;
+    g_ort->CreateKeyValuePairs(&meta);
+    char ordinal[16];
+    snprintf(ordinal, sizeof(ordinal), "%d", f->gpu.ordinal);
+    g_ort->AddKeyValuePair(meta, "hipdnn.device", gpu ? "gpu" : "cpu");
+    g_ort->AddKeyValuePair(meta, "hipdnn.version", HIPDNN_EP_VERSION);
+    if (gpu) {
+        g_ort->AddKeyValuePair(meta, "hipdnn.runtime", f->gpu.runtime);
+        g_ort->AddKeyValuePair(meta, "hipdnn.device_id", ordinal);
+        g_ort->AddKeyValuePair(meta, "hipdnn.virtual_device", is_virtual ? "1" : "0");
+    }
+    OrtStatus* st = g_ep_api->CreateEpDevice(&f->base, hw, meta, NULL, out);
+    g_ort->ReleaseKeyValuePairs(meta);
+    if (!st && gpu) st = g_ep_api->EpDevice_AddAllocatorInfo(*out, f->gpu_memory);
+    if (st && *out) {
+        g_ep_api->ReleaseEpDevice(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+/* The CPU ORT lists, once; then hipdnn's GPU when its device runtime has one. */
+static OrtStatus* ORT_API_CALL f_supported_devices(OrtEpFactory* base,
                                                    const OrtHardwareDevice* const* devices,
                                                    size_t num_devices, OrtEpDevice** ep_devices,
                                                    size_t max_ep_devices, size_t* num_ep_devices) {
+    ep_factory* f = fac(base);
     *num_ep_devices = 0;
     for (size_t i = 0; i < num_devices && *num_ep_devices < max_ep_devices; ++i) {
         if (g_ort->HardwareDevice_Type(devices[i]) != OrtHardwareDeviceType_CPU) continue;
-        OrtKeyValuePairs* meta = NULL;
-        g_ort->CreateKeyValuePairs(&meta);
-        g_ort->AddKeyValuePair(meta, "hipdnn.device", "cpu");
-        g_ort->AddKeyValuePair(meta, "hipdnn.version", HIPDNN_EP_VERSION);
         OrtEpDevice* d = NULL;
-        OrtStatus* st = g_ep_api->CreateEpDevice(f, devices[i], meta, NULL, &d);
-        g_ort->ReleaseKeyValuePairs(meta);
+        OrtStatus* st = offer(f, devices[i], false, false, &d);
         if (st) return st;
         ep_devices[(*num_ep_devices)++] = d;
         break;
     }
+    if (!f->gpu_memory || *num_ep_devices >= max_ep_devices) return NULL;
+    const OrtHardwareDevice* hw = NULL;
+    bool is_virtual = false;
+    OrtStatus* st = gpu_hardware(f, devices, num_devices, &hw, &is_virtual);
+    OrtEpDevice* d = NULL;
+    if (!st) st = offer(f, hw, true, is_virtual, &d);
+    if (st) return st;
+    ep_devices[(*num_ep_devices)++] = d;
+    ep_log(f->logger, ORT_LOGGING_LEVEL_VERBOSE, ORT_LOGGING_LEVEL_INFO,
+           "offering GPU %d of the %s runtime (vendor 0x%04x, %s hardware device)",
+           f->gpu.ordinal, f->gpu.runtime, f->gpu.vendor_id,
+           is_virtual ? "a virtual" : "ORT's");
     return NULL;
 }
 
-static OrtStatus* ORT_API_CALL f_create_ep(OrtEpFactory* f,
+static OrtStatus* ORT_API_CALL f_create_ep(OrtEpFactory* base,
                                            const OrtHardwareDevice* const* devices,
                                            const OrtKeyValuePairs* const* metadata,
                                            size_t num_devices, const OrtSessionOptions* so,
                                            const OrtLogger* logger, OrtEp** ep) {
-    (void)f, (void)metadata;
+    ep_factory* f = fac(base);
+    (void)metadata;
     /* ORT passes the devices the session selected among those offered; none or only the
-     * CPU both mean the host path. */
-    for (size_t i = 0; devices && i < num_devices; ++i)
-        if (devices[i] && g_ort->HardwareDevice_Type(devices[i]) != OrtHardwareDeviceType_CPU)
-            return ep_status(ORT_INVALID_ARGUMENT, "device %zu is not a CPU; this build of "
-                             "hipdnn-ep offers only the CPU", i);
-    return ep_create(so, logger, EP_DEVICE_CPU, ep);
+     * CPU both mean the host path, the GPU the device path. */
+    int cpus = 0, gpus = 0;
+    for (size_t i = 0; devices && i < num_devices; ++i) {
+        if (!devices[i]) continue;
+        OrtHardwareDeviceType t = g_ort->HardwareDevice_Type(devices[i]);
+        if (t == OrtHardwareDeviceType_CPU) {
+            ++cpus;
+        } else if (t == OrtHardwareDeviceType_GPU && f->gpu_memory &&
+                   g_ort->HardwareDevice_VendorId(devices[i]) == f->gpu.vendor_id) {
+            ++gpus;
+        } else {
+            return ep_status(ORT_INVALID_ARGUMENT, "device %zu (type %d, vendor 0x%04x) is not "
+                             "one hipdnn-ep offered (%s)", i, (int)t,
+                             g_ort->HardwareDevice_VendorId(devices[i]),
+                             f->gpu_memory ? "the CPU, and the GPU of hipdnn's device runtime"
+                                           : "the CPU only: hipdnn's device runtime has no GPU");
+        }
+    }
+    if (cpus && gpus)
+        return ep_status(ORT_INVALID_ARGUMENT, "one session runs hipdnn-ep on the CPU or on the "
+                         "GPU, not both: choose one of its OrtEpDevices");
+    return ep_create(f, so, logger, gpus ? EP_DEVICE_GPU : EP_DEVICE_CPU, ep);
 }
 
 static void ORT_API_CALL f_release_ep(OrtEpFactory* f, OrtEp* ep) {
@@ -97,33 +185,32 @@ static OrtStatus* ORT_API_CALL f_validate_compat(OrtEpFactory* f,
 static OrtStatus* ORT_API_CALL f_create_allocator(OrtEpFactory* f, const OrtMemoryInfo* info,
                                                   const OrtKeyValuePairs* options,
                                                   OrtAllocator** allocator) {
-    (void)f, (void)info, (void)options;
-    *allocator = NULL; /* host memory: ORT's own CPU allocator */
-    return NULL;
+    (void)options; /* no arena, so nothing to configure */
+    *allocator = NULL;
+    if (!info) return NULL; /* host memory: ORT's own CPU allocator */
+    return ep_allocator_create(fac(f), info, allocator);
 }
 
 static void ORT_API_CALL f_release_allocator(OrtEpFactory* f, OrtAllocator* allocator) {
-    (void)f, (void)allocator; /* none is ever made */
+    ep_allocator_release(fac(f), allocator);
 }
 
 static OrtStatus* ORT_API_CALL f_create_data_transfer(OrtEpFactory* f,
                                                       OrtDataTransferImpl** dt) {
-    (void)f;
-    *dt = NULL; /* host to host: ORT copies */
-    return NULL;
+    return ep_transfer_create(fac(f), dt); /* NULL without a GPU: host to host is ORT's */
 }
 
+/* With a GPU: ORT gives each run a stream of ours (stream.c) and orders its copies and
+ * other EPs' work after ours through notifications.  Host memory needs no stream. */
 static bool ORT_API_CALL f_is_stream_aware(const OrtEpFactory* f) {
-    (void)f;
-    return false;
+    return fac(f)->gpu_memory != NULL;
 }
 
 static OrtStatus* ORT_API_CALL f_create_sync_stream(OrtEpFactory* f, const OrtMemoryDevice* dev,
                                                     const OrtKeyValuePairs* options,
                                                     OrtSyncStreamImpl** stream) {
-    (void)f, (void)dev, (void)options;
-    *stream = NULL;
-    return NULL;
+    (void)options; /* a hipdnn stream has nothing to configure */
+    return ep_stream_create(fac(f), dev, stream);
 }
 
 static OrtStatus* ORT_API_CALL f_incompat(OrtEpFactory* f, const OrtHardwareDevice* hw,
@@ -162,10 +249,26 @@ EXPORT OrtStatus* CreateEpFactories(const char* registered_name, const OrtApiBas
     g_ep_api = api->GetEpApi();
     if (!g_ep_api) return ep_status(ORT_FAIL, "this ONNX Runtime has no plugin EP API");
     if (max_factories < 1) return ep_status(ORT_INVALID_ARGUMENT, "no room for a factory");
-    hip_factory* f = calloc(1, sizeof(*f));
+    ep_factory* f = calloc(1, sizeof(*f));
     if (!f) return ep_status(ORT_FAIL, "out of memory");
     strncpy(f->registered_name, registered_name ? registered_name : "", sizeof(f->registered_name) - 1);
-    f->default_logger = default_logger;
+    f->logger = default_logger;
+    pthread_mutex_init(&f->lock, NULL);
+    ep_gpu_probe(&f->gpu);
+    if (f->gpu.present) {
+        OrtStatus* st = g_ort->CreateMemoryInfo_V2(
+            "hipdnn_gpu", OrtMemoryInfoDeviceType_GPU, f->gpu.vendor_id, f->gpu.ordinal,
+            OrtDeviceMemoryType_DEFAULT, 0, OrtDeviceAllocator, &f->gpu_memory);
+        if (st) {
+            pthread_mutex_destroy(&f->lock);
+            free(f);
+            return st;
+        }
+        f->gpu_memory_device = g_ep_api->MemoryInfo_GetMemoryDevice(f->gpu_memory);
+    } else {
+        ep_log(default_logger, ORT_LOGGING_LEVEL_VERBOSE, ORT_LOGGING_LEVEL_INFO,
+               "offering the CPU only: %s", f->gpu.reason);
+    }
     OrtEpFactory* b = &f->base;
     b->ort_version_supported = ORT_API_VERSION;
     b->GetName = f_name;
@@ -191,6 +294,13 @@ EXPORT OrtStatus* CreateEpFactories(const char* registered_name, const OrtApiBas
 }
 
 EXPORT OrtStatus* ReleaseEpFactory(OrtEpFactory* factory) {
-    free(factory);
+    if (!factory) return NULL;
+    ep_factory* f = fac(factory);
+    /* ORT has released the OrtEpDevices (which point at these) and every allocator */
+    if (f->virtual_gpu) g_ep_api->ReleaseHardwareDevice(f->virtual_gpu);
+    if (f->gpu_memory) g_ort->ReleaseMemoryInfo(f->gpu_memory);
+    ep_allocations_free(f);
+    pthread_mutex_destroy(&f->lock);
+    free(f);
     return NULL;
 }

@@ -3,10 +3,16 @@
  * CreateEpFactories and ReleaseEpFactory (factory.c), ORT's plugin-EP entry points.
  *
  *   factory.c     OrtEpFactory: the devices offered, CreateEp / ReleaseEp
+ *   device.c      the GPU hipdnn's device runtime reports, and its OrtMemoryInfo
+ *   allocator.c   OrtAllocator over hipdnnDeviceMalloc_ext / Free_ext
+ *   transfer.c    OrtDataTransferImpl: host <-> device <-> device through hipdnn's memcpy
+ *   stream.c      OrtSyncStreamImpl and OrtSyncNotificationImpl over hipdnn streams, events
+ *   memcpy.c      the GPU device's MemcpyFromHost / MemcpyToHost kernels (a kernel registry)
  *   options.c     the ep.hipdnn.* session options, read once in CreateEp
  *   log.c         messages through ORT's logger, filtered by ep.hipdnn.log_level
  *   model.c       ONNX nodes and values read out of an OrtGraph into plain C
  *   capability.c  which nodes hipdnn runs, and their grouping into fused nodes
+ *   engine_check.c  on the GPU: which candidate fused graphs an engine for the device takes
  *   shape.c       ONNX shape rules for the ops hipdnn-ep claims
  *   lower.c       a model (one fused node) lowered to a hipdnn operation graph
  *   plan.c        the engine chosen for that graph, and its plan
@@ -18,6 +24,7 @@
 #ifndef HIPDNN_EP_H
 #define HIPDNN_EP_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -48,6 +55,72 @@ OrtStatus* ep_status(OrtErrorCode code, const char* fmt, ...)
 /* Logs through `logger` (may be NULL: dropped) when level >= threshold. */
 void ep_log(const OrtLogger* logger, OrtLoggingLevel threshold, OrtLoggingLevel level,
             const char* fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* ---- device.c ------------------------------------------------------------------------ */
+
+#define EP_VENDOR_NVIDIA 0x10deu
+#define EP_VENDOR_AMD 0x1002u
+
+/* The GPU hipdnn's device runtime reports, as hipdnn-ep offers it to ORT. */
+typedef struct {
+    bool present;        /* the runtime has a device; else `reason` says why not */
+    char runtime[16];    /* "cuda" or "hip" */
+    uint32_t vendor_id;  /* PCI vendor of that runtime's GPUs */
+    int ordinal;         /* hipdnn's device: the one current when the factory asked */
+    int count;           /* devices the runtime reports */
+    char reason[512];
+} ep_gpu;
+
+/* Asks hipdnn's device runtime (loading it: libcuda.so.1 or libamdhip64.so) for a device. */
+void ep_gpu_probe(ep_gpu* out);
+
+/* Makes `ordinal` the calling thread's device (ORT calls from threads of its own, where
+ * the runtime's current device is 0); NULL on success, else a status naming `what`. */
+OrtStatus* ep_gpu_enter(int ordinal, const char* what);
+
+/* ---- factory.c ----------------------------------------------------------------------- */
+
+/* hipdnn-ep's OrtEpFactory.  The device-memory OrtMemoryInfo is made when the factory is,
+ * if the runtime has a device, and lives as long as the factory (ORT keeps pointers to it
+ * in the OrtEpDevice and in every allocator). */
+typedef struct ep_factory {
+    OrtEpFactory base; /* first: ORT hands back OrtEpFactory* */
+    char registered_name[128];
+    const OrtLogger* logger; /* ORT's default logger: allocator, transfers, streams */
+    ep_gpu gpu;
+    OrtMemoryInfo* gpu_memory;               /* GPU, DEFAULT memory, vendor, ordinal */
+    const OrtMemoryDevice* gpu_memory_device; /* its OrtMemoryDevice */
+    OrtHardwareDevice* virtual_gpu;          /* made when ORT lists no GPU of that vendor */
+    pthread_mutex_t lock;                    /* guards the allocation table below */
+    struct ep_alloc_table* allocations;      /* allocator.c */
+} ep_factory;
+
+/* ---- allocator.c --------------------------------------------------------------------- */
+
+/* A new OrtAllocator for the factory's device memory; `info` must be that memory. */
+OrtStatus* ep_allocator_create(ep_factory* f, const OrtMemoryInfo* info, OrtAllocator** out);
+void ep_allocator_release(ep_factory* f, OrtAllocator* a);
+/* Device memory for hipdnn-ep's own use (plan workspaces), counted with the allocator's. */
+OrtStatus* ep_device_alloc(ep_factory* f, size_t bytes, const char* what, void** out);
+void ep_device_free(ep_factory* f, void* p);
+/* The allocation table, freed with the factory (after ORT released every allocator). */
+void ep_allocations_free(ep_factory* f);
+
+/* ---- transfer.c ---------------------------------------------------------------------- */
+
+OrtStatus* ep_transfer_create(ep_factory* f, OrtDataTransferImpl** out);
+
+/* ---- stream.c ------------------------------------------------------------------------ */
+
+/* An OrtSyncStreamImpl over a new hipdnn stream on the factory's GPU, for `device`
+ * (DEFAULT memory of the GPU; *out NULL for other memory, which needs no stream). */
+OrtStatus* ep_stream_create(ep_factory* f, const OrtMemoryDevice* device, OrtSyncStreamImpl** out);
+
+/* ---- memcpy.c ------------------------------------------------------------------------ */
+
+/* A kernel registry holding MemcpyFromHost and MemcpyToHost for hipdnn-ep's GPU, which
+ * ORT puts between a fused node on the GPU and a node of its CPU EP. */
+OrtStatus* ep_memcpy_registry(ep_factory* f, OrtKernelRegistry** out);
 
 /* ---- options.c ----------------------------------------------------------------------- */
 
@@ -190,6 +263,12 @@ OrtStatus* ep_lower(const ep_model* m, const ep_shape* in_shapes, hipdnnHandle_t
                     ep_plan* out);
 void ep_plan_free(ep_plan* p);
 
+/* The same graph finalized and only asked about: whether an engine that runs in `space`
+ * takes it (ep_plan_check; no plan is built, nothing compiled).  False with `why`. */
+bool ep_lower_check(const ep_model* m, const ep_shape* in_shapes, hipdnnHandle_t h,
+                    const ep_options* opt, hipdnnMemorySpace_t space, const char* graph_name,
+                    char* why, size_t why_len);
+
 /* ---- plan.c -------------------------------------------------------------------------- */
 
 /* Ranks engines for the finalized graph and plans it on the first one that runs in
@@ -197,13 +276,36 @@ void ep_plan_free(ep_plan* p);
 bool ep_plan_choose(hipdnnHandle_t h, hipdnnBackendDescriptor_t graph, const ep_options* opt,
                     hipdnnMemorySpace_t space, ep_plan* out, char* err, size_t err_len);
 
+/* Whether the heuristics rank an engine that runs in `space` for the finalized graph:
+ * hipdnn's check_support, restricted to one memory space.  False with `why` listing what
+ * each engine of that space said (or that none is loaded). */
+bool ep_plan_check(hipdnnHandle_t h, hipdnnBackendDescriptor_t graph, const ep_options* opt,
+                   hipdnnMemorySpace_t space, char* why, size_t why_len);
+
+/* ---- engine_check.c ------------------------------------------------------------------ */
+
+/* Whether an engine for `space` runs nodes `members` (indexes into m, in m's order) as one
+ * fused graph, asked as ep_lower_check with the inputs and outputs ORT would give such a
+ * fused node; dims the model leaves unknown are taken as 1.  False with `why`. */
+bool ep_engine_takes(const ep_model* m, const int* members, int n_members, hipdnnHandle_t h,
+                     const ep_options* opt, hipdnnMemorySpace_t space, char* why,
+                     size_t why_len);
+
 /* ---- kernel.c ------------------------------------------------------------------------ */
 
 typedef struct ep_kernel ep_kernel;
 
+/* What the kernels of one OrtEp run with; owned by the OrtEp, which outlives them. */
+typedef struct {
+    hipdnnHandle_t h;
+    hipdnnMemorySpace_t space; /* HOST for the CPU device, DEVICE for the GPU */
+    ep_factory* factory;       /* GPU: device memory for workspaces */
+    int ordinal;               /* GPU: hipdnn's device */
+    pthread_mutex_t lock;      /* the handle's user: plans built; GPU: stream set + execute */
+} ep_exec;
+
 /* Takes ownership of `m`. */
-ep_kernel* ep_kernel_create(ep_model* m, const char* name, hipdnnHandle_t h,
-                            const ep_options* opt, hipdnnMemorySpace_t space,
+ep_kernel* ep_kernel_create(ep_model* m, const char* name, ep_exec* x, const ep_options* opt,
                             const OrtLogger* logger);
 OrtStatus* ep_kernel_compute(ep_kernel* k, OrtKernelContext* ctx);
 void ep_kernel_destroy(ep_kernel* k);
@@ -211,12 +313,13 @@ void ep_kernel_destroy(ep_kernel* k);
 /* ---- ep.c ---------------------------------------------------------------------------- */
 
 /* Which kind of device an OrtEp runs on.  CPU: the host engines (reference_cpu) on host
- * tensors, ORT's own CPU allocator.  A GPU device adds a device allocator and data
- * transfer to the factory, device memory spaces in the plans, and the handle's stream as
- * ORT's sync stream; ep.c and kernel.c take the memory space from here. */
+ * tensors, ORT's own CPU allocator.  GPU: tensors in device memory from the factory's
+ * allocator (ORT copies through transfer.c), plans for device engines only, each run
+ * enqueued on ORT's sync stream (stream.c); GetCapability claims only what a device
+ * engine takes (engine_check.c). */
 typedef enum { EP_DEVICE_CPU = 0, EP_DEVICE_GPU = 1 } ep_device_kind;
 
-OrtStatus* ep_create(const OrtSessionOptions* so, const OrtLogger* logger,
+OrtStatus* ep_create(ep_factory* f, const OrtSessionOptions* so, const OrtLogger* logger,
                      ep_device_kind device, OrtEp** out);
 void ep_destroy(OrtEp* ep);
 

@@ -1,7 +1,14 @@
 /* kernel.c — one fused node at run time.  Its hipdnn plan is built the first time a set
  * of input shapes is seen and kept (a dynamic batch size gets one plan per size); each
  * run looks the shapes up, asks ORT for outputs of the shapes the plan computes, and
- * executes the plan on the kernel context's memory. */
+ * executes the plan on the kernel context's memory.
+ *
+ * On the CPU device that memory is the host's and the plan has finished when execute
+ * returns.  On the GPU it is device memory (ORT allocates it with allocator.c and copies
+ * into it with transfer.c), declared so in the variant pack; the plan is enqueued on the
+ * sync stream ORT gives the kernel context (stream.c), and the workspace, device memory
+ * kept by the kernel across runs, is guarded by an event: a run on another stream first
+ * waits for the last one that used it. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,33 +26,50 @@ typedef struct {
 struct ep_kernel {
     ep_model model;
     char name[256];
-    hipdnnHandle_t h;
+    ep_exec* x;
     ep_options opt;
-    hipdnnMemorySpace_t space;
     const OrtLogger* logger;
-    pthread_mutex_t lock; /* guards the cache; plans themselves run concurrently */
+    pthread_mutex_t lock; /* guards the cache; then x->lock while a plan is built */
     cached_plan** cache;
     int n_cache, cap_cache;
+    /* GPU only, guarded by x->lock */
+    void* ws;
+    size_t ws_size;
+    hipdnnEvent_t ws_done; /* recorded on the stream of the last run that used ws */
+    bool ws_used;
 };
 
-ep_kernel* ep_kernel_create(ep_model* m, const char* name, hipdnnHandle_t h,
-                            const ep_options* opt, hipdnnMemorySpace_t space,
+ep_kernel* ep_kernel_create(ep_model* m, const char* name, ep_exec* x, const ep_options* opt,
                             const OrtLogger* logger) {
     ep_kernel* k = calloc(1, sizeof(*k));
     if (!k) return NULL;
     k->model = *m;
     memset(m, 0, sizeof(*m));
     snprintf(k->name, sizeof(k->name), "%s", name);
-    k->h = h;
+    k->x = x;
     k->opt = *opt;
-    k->space = space;
     k->logger = logger;
     pthread_mutex_init(&k->lock, NULL);
     return k;
 }
 
+/* The GPU workspace and its event, once no stream uses them any more. */
+static void release_workspace(ep_kernel* k) {
+    if (k->ws_used) hipdnnEventSynchronize_ext(k->ws_done);
+    ep_device_free(k->x->factory, k->ws);
+    k->ws = NULL;
+    k->ws_size = 0;
+    k->ws_used = false;
+}
+
 void ep_kernel_destroy(ep_kernel* k) {
     if (!k) return;
+    if (k->x->space != HIPDNN_MEMORY_HOST) {
+        OrtStatus* st = ep_gpu_enter(k->x->ordinal, "fused node release");
+        if (st) g_ort->ReleaseStatus(st);
+        release_workspace(k);
+        if (k->ws_done) hipdnnEventDestroy_ext(k->ws_done);
+    }
     for (int i = 0; i < k->n_cache; ++i) {
         ep_plan_free(&k->cache[i]->plan);
         free(k->cache[i]->in);
@@ -86,7 +110,13 @@ static OrtStatus* find_plan(ep_kernel* k, const ep_shape* in, const ep_plan** ou
         }
         if (!e || !e->in || k->n_cache == k->cap_cache)
             st = ep_status(ORT_FAIL, "fused node '%s': out of memory", k->name);
-        if (!st) st = ep_lower(&k->model, in, k->h, &k->opt, k->space, k->name, &e->plan);
+        if (!st) {
+            /* the handle is used by one thread at a time (hipdnn.h): another fused node's
+             * plan or execute waits */
+            pthread_mutex_lock(&k->x->lock);
+            st = ep_lower(&k->model, in, k->x->h, &k->opt, k->x->space, k->name, &e->plan);
+            pthread_mutex_unlock(&k->x->lock);
+        }
         if (st) {
             if (e) free(e->in);
             free(e);
@@ -104,6 +134,144 @@ static OrtStatus* find_plan(ep_kernel* k, const ep_shape* in, const ep_plan** ou
     return st;
 }
 
+/* On the GPU every tensor ORT hands a fused node must be in hipdnn-ep's device memory;
+ * anything else is ORT's mistake or an application's, said here rather than by a fault. */
+static OrtStatus* check_on_device(const ep_kernel* k, const OrtValue* v, const char* port, int i,
+                                  int value) {
+    if (k->x->space == HIPDNN_MEMORY_HOST) return NULL;
+    const OrtMemoryDevice* d = g_ep_api->Value_GetMemoryDevice(v);
+    if (d && g_ep_api->MemoryDevice_AreEqual(d, k->x->factory->gpu_memory_device)) return NULL;
+    return ep_status(ORT_INVALID_ARGUMENT, "fused node '%s': %s %d '%s' is not in the device "
+                     "memory of GPU %d (memory type %d of device type %d); plans on the GPU "
+                     "read and write device memory only", k->name, port, i,
+                     value >= 0 ? k->model.values[value].name : "?", k->x->ordinal,
+                     d ? (int)g_ep_api->MemoryDevice_GetMemoryType(d) : -1,
+                     d ? (int)g_ep_api->MemoryDevice_GetDeviceType(d) : -1);
+}
+
+static OrtStatus* read_inputs(ep_kernel* k, OrtKernelContext* ctx, ep_shape* shapes, void** ptrs) {
+    const ep_model* m = &k->model;
+    for (int i = 0; i < m->n_inputs; ++i) {
+        const OrtValue* v = NULL;
+        OrtStatus* st = g_ort->KernelContext_GetInput(ctx, (size_t)i, &v);
+        if (st) return st;
+        if (!v) continue;
+        ONNXTensorElementDataType et;
+        const int64_t* dims = NULL;
+        size_t nd = 0;
+        if ((st = g_ort->GetTensorElementTypeAndShapeDataReference(v, &et, &dims, &nd))) return st;
+        if (nd > EP_MAX_RANK)
+            return ep_status(ORT_INVALID_ARGUMENT, "%s: input %d has rank %zu (at most %d)",
+                             k->name, i, nd, EP_MAX_RANK);
+        shapes[i].rank = (int)nd;
+        for (size_t d = 0; d < nd; ++d) {
+            shapes[i].dims[d] = dims[d];
+            if (dims[d] < 1 && et == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT)
+                return ep_status(ORT_INVALID_ARGUMENT, "%s: input %d '%s' has an empty dim %zu; "
+                                 "hipdnn needs every dim >= 1", k->name, i,
+                                 m->inputs[i] >= 0 ? m->values[m->inputs[i]].name : "?", d);
+        }
+        /* an int64 input (a Reshape's shape, a reduction's axes) is read at plan time from
+         * the model, never from memory: only the float tensors must be on the device */
+        if (et == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT &&
+            (st = check_on_device(k, v, "input", i, m->inputs[i])))
+            return st;
+        if ((st = g_ort->GetTensorData(v, (const void**)&ptrs[i]))) return st;
+    }
+    return NULL;
+}
+
+/* A finalized variant pack for plan p; the caller destroys it. */
+static hipdnnStatus_t make_pack(const ep_plan* p, const int64_t* uids, void* const* ptrs,
+                                const int64_t* spaces, void* ws, hipdnnBackendDescriptor_t* out) {
+    hipdnnBackendDescriptor_t pack = NULL;
+    hipdnnStatus_t hs = hipdnnBackendCreateDescriptor(HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack);
+    if (hs == HIPDNN_STATUS_SUCCESS)
+        hs = hipdnnBackendSetAttribute(pack, HIPDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, HIPDNN_TYPE_INT64,
+                                       p->n_bindings, uids);
+    if (hs == HIPDNN_STATUS_SUCCESS)
+        hs = hipdnnBackendSetAttribute(pack, HIPDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
+                                       HIPDNN_TYPE_VOID_PTR, p->n_bindings, ptrs);
+    if (hs == HIPDNN_STATUS_SUCCESS && spaces)
+        hs = hipdnnBackendSetAttribute(pack, HIPDNN_ATTR_VARIANT_PACK_MEMORY_SPACES_EXT,
+                                       HIPDNN_TYPE_INT64, p->n_bindings, spaces);
+    if (hs == HIPDNN_STATUS_SUCCESS)
+        hs = hipdnnBackendSetAttribute(pack, HIPDNN_ATTR_VARIANT_PACK_WORKSPACE,
+                                       HIPDNN_TYPE_VOID_PTR, 1, &ws);
+    if (hs == HIPDNN_STATUS_SUCCESS) hs = hipdnnBackendFinalize(pack);
+    *out = pack;
+    return hs;
+}
+
+static OrtStatus* exec_failed(const ep_kernel* k, const ep_plan* p, const char* what,
+                              hipdnnStatus_t hs) {
+    return ep_status(ORT_FAIL, "fused node '%s' (engine %s): %s: %s: %s", k->name, p->engine,
+                     what, hipdnnGetErrorString(hs), hipdnnPeekLastErrorString_ext());
+}
+
+/* Host plans: a workspace of host memory per run; done when execute returns. */
+static OrtStatus* run_on_host(ep_kernel* k, const ep_plan* p, const int64_t* uids,
+                              void* const* ptrs) {
+    void* ws = p->workspace > 0 ? malloc((size_t)p->workspace) : NULL;
+    if (p->workspace > 0 && !ws)
+        return ep_status(ORT_FAIL, "fused node '%s': out of memory for a %lld-byte workspace",
+                         k->name, (long long)p->workspace);
+    hipdnnBackendDescriptor_t pack = NULL;
+    hipdnnStatus_t hs = make_pack(p, uids, ptrs, NULL, ws, &pack);
+    if (hs == HIPDNN_STATUS_SUCCESS) hs = hipdnnBackendExecute(k->x->h, p->plan, pack);
+    OrtStatus* st = hs == HIPDNN_STATUS_SUCCESS ? NULL : exec_failed(k, p, "execute", hs);
+    hipdnnBackendDestroyDescriptor(pack);
+    free(ws);
+    return st;
+}
+
+/* Device plans: enqueued on ORT's stream for this kernel context, under the EP's lock
+ * (the stream is the handle's, set per execute). */
+static OrtStatus* run_on_device(ep_kernel* k, OrtKernelContext* ctx, const ep_plan* p,
+                                const int64_t* uids, void* const* ptrs) {
+    void* stream = NULL;
+    OrtStatus* st = g_ort->KernelContext_GetGPUComputeStream(ctx, &stream);
+    if (st) return st;
+    int64_t* spaces = malloc((size_t)(p->n_bindings ? p->n_bindings : 1) * sizeof(int64_t));
+    if (!spaces) return ep_status(ORT_FAIL, "fused node '%s': out of memory", k->name);
+    for (int i = 0; i < p->n_bindings; ++i) spaces[i] = HIPDNN_MEMORY_DEVICE;
+    hipdnnBackendDescriptor_t pack = NULL;
+    hipdnnStatus_t hs = HIPDNN_STATUS_SUCCESS;
+    const char* what = "execute";
+    pthread_mutex_lock(&k->x->lock);
+    st = ep_gpu_enter(k->x->ordinal, k->name);
+    size_t need = p->workspace > 0 ? (size_t)p->workspace : 0;
+    if (!st && need > k->ws_size) {
+        release_workspace(k);
+        st = ep_device_alloc(k->x->factory, need, k->name, &k->ws);
+        if (!st) k->ws_size = need;
+        if (!st && !k->ws_done && (hs = hipdnnEventCreate_ext(&k->ws_done)) != HIPDNN_STATUS_SUCCESS)
+            what = "hipdnnEventCreate_ext";
+    }
+    if (!st && hs == HIPDNN_STATUS_SUCCESS && need && k->ws_used &&
+        (hs = hipdnnStreamWaitEvent_ext(stream, k->ws_done)) != HIPDNN_STATUS_SUCCESS)
+        what = "hipdnnStreamWaitEvent_ext (the workspace's last run)";
+    if (!st && hs == HIPDNN_STATUS_SUCCESS &&
+        (hs = hipdnnSetStream(k->x->h, stream)) != HIPDNN_STATUS_SUCCESS)
+        what = "hipdnnSetStream (ORT's sync stream)";
+    if (!st && hs == HIPDNN_STATUS_SUCCESS &&
+        (hs = make_pack(p, uids, ptrs, spaces, need ? k->ws : NULL, &pack)) != HIPDNN_STATUS_SUCCESS)
+        what = "variant pack";
+    if (!st && hs == HIPDNN_STATUS_SUCCESS)
+        hs = hipdnnBackendExecute(k->x->h, p->plan, pack);
+    if (!st && hs == HIPDNN_STATUS_SUCCESS && need) {
+        if ((hs = hipdnnEventRecord_ext(k->ws_done, stream)) != HIPDNN_STATUS_SUCCESS)
+            what = "hipdnnEventRecord_ext (after the run)";
+        else
+            k->ws_used = true;
+    }
+    if (!st && hs != HIPDNN_STATUS_SUCCESS) st = exec_failed(k, p, what, hs);
+    pthread_mutex_unlock(&k->x->lock);
+    hipdnnBackendDestroyDescriptor(pack);
+    free(spaces);
+    return st;
+}
+
 OrtStatus* ep_kernel_compute(ep_kernel* k, OrtKernelContext* ctx) {
     const ep_model* m = &k->model;
     int n_in = m->n_inputs, n_out = m->n_outputs;
@@ -112,73 +280,32 @@ OrtStatus* ep_kernel_compute(ep_kernel* k, OrtKernelContext* ctx) {
     void** out_ptr = calloc((size_t)(n_out ? n_out : 1), sizeof(void*));
     const ep_plan* p = NULL;
     OrtStatus* st = (!shapes || !in_ptr || !out_ptr) ? ep_status(ORT_FAIL, "out of memory") : NULL;
-    for (int i = 0; !st && i < n_in; ++i) {
-        const OrtValue* v = NULL;
-        st = g_ort->KernelContext_GetInput(ctx, (size_t)i, &v);
-        if (st || !v) continue;
-        ONNXTensorElementDataType et;
-        const int64_t* dims = NULL;
-        size_t nd = 0;
-        st = g_ort->GetTensorElementTypeAndShapeDataReference(v, &et, &dims, &nd);
-        if (st) break;
-        if (nd > EP_MAX_RANK) {
-            st = ep_status(ORT_INVALID_ARGUMENT, "%s: input %d has rank %zu (at most %d)",
-                           k->name, i, nd, EP_MAX_RANK);
-            break;
-        }
-        shapes[i].rank = (int)nd;
-        for (size_t d = 0; d < nd; ++d) {
-            shapes[i].dims[d] = dims[d];
-            if (dims[d] < 1 && et == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT)
-                st = ep_status(ORT_INVALID_ARGUMENT, "%s: input %d '%s' has an empty dim %zu; "
-                               "hipdnn needs every dim >= 1", k->name, i,
-                               m->inputs[i] >= 0 ? m->values[m->inputs[i]].name : "?", d);
-        }
-        if (!st) st = g_ort->GetTensorData(v, (const void**)&in_ptr[i]);
-    }
+    if (!st) st = read_inputs(k, ctx, shapes, in_ptr);
     if (!st) st = find_plan(k, shapes, &p);
     for (int i = 0; !st && i < n_out; ++i) {
         OrtValue* v = NULL;
         st = g_ort->KernelContext_GetOutput(ctx, (size_t)i, p->out_shapes[i].dims,
                                             (size_t)p->out_shapes[i].rank, &v);
+        if (!st && v) st = check_on_device(k, v, "output", i, m->outputs[i]);
         if (!st && v) st = g_ort->GetTensorMutableData(v, &out_ptr[i]);
     }
     int64_t* uids = NULL;
     void** ptrs = NULL;
-    void* ws = NULL;
     if (!st) {
         uids = calloc((size_t)(p->n_bindings ? p->n_bindings : 1), sizeof(int64_t));
         ptrs = calloc((size_t)(p->n_bindings ? p->n_bindings : 1), sizeof(void*));
-        ws = p->workspace > 0 ? malloc((size_t)p->workspace) : NULL;
-        if (!uids || !ptrs || (p->workspace > 0 && !ws)) st = ep_status(ORT_FAIL, "out of memory");
+        if (!uids || !ptrs) st = ep_status(ORT_FAIL, "out of memory");
     }
     for (int i = 0; !st && i < p->n_bindings; ++i) {
         uids[i] = p->bindings[i].uid;
         ptrs[i] = p->bindings[i].kind == EP_BIND_INPUT ? in_ptr[p->bindings[i].index]
                                                       : out_ptr[p->bindings[i].index];
     }
-    if (!st) {
-        hipdnnBackendDescriptor_t pack = NULL;
-        hipdnnStatus_t hs = hipdnnBackendCreateDescriptor(HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack);
-        if (hs == HIPDNN_STATUS_SUCCESS)
-            hs = hipdnnBackendSetAttribute(pack, HIPDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
-                                           HIPDNN_TYPE_INT64, p->n_bindings, uids);
-        if (hs == HIPDNN_STATUS_SUCCESS)
-            hs = hipdnnBackendSetAttribute(pack, HIPDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
-                                           HIPDNN_TYPE_VOID_PTR, p->n_bindings, ptrs);
-        if (hs == HIPDNN_STATUS_SUCCESS)
-            hs = hipdnnBackendSetAttribute(pack, HIPDNN_ATTR_VARIANT_PACK_WORKSPACE,
-                                           HIPDNN_TYPE_VOID_PTR, 1, &ws);
-        if (hs == HIPDNN_STATUS_SUCCESS) hs = hipdnnBackendFinalize(pack);
-        if (hs == HIPDNN_STATUS_SUCCESS) hs = hipdnnBackendExecute(k->h, p->plan, pack);
-        if (hs != HIPDNN_STATUS_SUCCESS)
-            st = ep_status(ORT_FAIL, "fused node '%s' (engine %s): execute: %s: %s", k->name,
-                           p->engine, hipdnnGetErrorString(hs), hipdnnPeekLastErrorString_ext());
-        hipdnnBackendDestroyDescriptor(pack);
-    }
+    if (!st)
+        st = k->x->space == HIPDNN_MEMORY_HOST ? run_on_host(k, p, uids, ptrs)
+                                               : run_on_device(k, ctx, p, uids, ptrs);
     free(uids);
     free(ptrs);
-    free(ws);
     free(shapes);
     free(in_ptr);
     free(out_ptr);

@@ -535,6 +535,8 @@ static bool lower_node(lw* w, const ep_node* n) {
 
 /* ---- the operation graph ---------------------------------------------------------------- */
 
+/* Finalizes the graph and plans it into `out`, or with out NULL only asks whether an
+ * engine for `space` takes it. */
 static bool build_graph(lw* w, const ep_options* opt, hipdnnMemorySpace_t space,
                         const char* graph_name, ep_plan* out) {
     w->label = graph_name;
@@ -550,14 +552,21 @@ static bool build_graph(lw* w, const ep_options* opt, hipdnnMemorySpace_t space,
         !ok(w, hipdnnBackendFinalize(g), "graph finalize"))
         return false;
     char err[1024];
-    if (ep_plan_choose(w->h, g, opt, space, out, err, sizeof(err))) return true;
+    bool ok = out ? ep_plan_choose(w->h, g, opt, space, out, err, sizeof(err))
+                  : ep_plan_check(w->h, g, opt, space, err, sizeof(err));
+    if (ok) return true;
     failf(w, "%s", err);
     return false;
 }
 
-OrtStatus* ep_lower(const ep_model* m, const ep_shape* in_shapes, hipdnnHandle_t h,
-                    const ep_options* opt, hipdnnMemorySpace_t space, const char* graph_name,
-                    ep_plan* out) {
+/* ep_lower and ep_lower_check: with `out` a plan is built, without one only asked about;
+ * false with the reason in `err`. */
+static bool lower_model(const ep_model* m, const ep_shape* in_shapes, hipdnnHandle_t h,
+                        const ep_options* opt, hipdnnMemorySpace_t space, const char* graph_name,
+                        ep_plan* out, char* err, size_t err_len) {
+    ep_plan scratch;
+    bool check_only = out == NULL;
+    if (check_only) out = &scratch;
     memset(out, 0, sizeof(*out));
     lw w;
     memset(&w, 0, sizeof(w));
@@ -570,7 +579,8 @@ OrtStatus* ep_lower(const ep_model* m, const ep_shape* in_shapes, hipdnnHandle_t
         free(w.vals);
         free(out->out_shapes);
         out->out_shapes = NULL;
-        return ep_status(ORT_FAIL, "out of memory");
+        snprintf(err, err_len, "out of memory");
+        return false;
     }
     for (int i = 0; i < m->n_values; ++i) w.vals[i].bind_kind = -1;
     for (int k = 0; k < m->n_outputs; ++k)
@@ -616,20 +626,35 @@ OrtStatus* ep_lower(const ep_model* m, const ep_shape* in_shapes, hipdnnHandle_t
         }
         out->out_shapes[k] = w.vals[v].onnx;
     }
-    if (!w.failed) build_graph(&w, opt, space, graph_name, out);
+    if (!w.failed) build_graph(&w, opt, space, graph_name, check_only ? NULL : out);
     for (int i = w.n_descs - 1; i >= 0; --i) hipdnnBackendDestroyDescriptor(w.descs[i]);
     free(w.descs);
     free(w.ops);
     free(w.vals);
-    if (w.failed) {
+    if (w.failed || check_only) {
         free(w.binds);
         free(out->out_shapes);
         out->out_shapes = NULL;
-        return ep_status(ORT_FAIL, "%s", w.err);
+        if (w.failed) snprintf(err, err_len, "%s", w.err);
+        return !w.failed;
     }
     out->bindings = w.binds;
     out->n_bindings = w.n_binds;
-    return NULL;
+    return true;
+}
+
+OrtStatus* ep_lower(const ep_model* m, const ep_shape* in_shapes, hipdnnHandle_t h,
+                    const ep_options* opt, hipdnnMemorySpace_t space, const char* graph_name,
+                    ep_plan* out) {
+    char err[1536];
+    if (lower_model(m, in_shapes, h, opt, space, graph_name, out, err, sizeof(err))) return NULL;
+    return ep_status(ORT_FAIL, "%s", err);
+}
+
+bool ep_lower_check(const ep_model* m, const ep_shape* in_shapes, hipdnnHandle_t h,
+                    const ep_options* opt, hipdnnMemorySpace_t space, const char* graph_name,
+                    char* why, size_t why_len) {
+    return lower_model(m, in_shapes, h, opt, space, graph_name, NULL, why, why_len);
 }
 
 void ep_plan_free(ep_plan* p) {

@@ -122,3 +122,90 @@ bool ep_plan_choose(hipdnnHandle_t h, hipdnnBackendDescriptor_t graph, const ep_
     hipdnnBackendDestroyDescriptor(heur);
     return found;
 }
+
+/* The memory space of the loaded engine named `name`; -1 when none is. */
+static int64_t engine_space(const char* name) {
+    int64_t count = 0;
+    if (hipdnnGetEngineCount_ext(&count) != HIPDNN_STATUS_SUCCESS) return -1;
+    for (int64_t i = 0; i < count; ++i) {
+        hipdnnEngineInfo_ext_t info;
+        if (hipdnnGetEngineInfo_ext(i, &info) == HIPDNN_STATUS_SUCCESS && !strcmp(info.name, name))
+            return (int64_t)info.memory_space;
+    }
+    return -1;
+}
+
+/* "name: reason" for each engine of `space` in the heuristics' support report (one line
+ * per loaded engine: name, id, then "applicable" or why it declined). */
+static void declines(hipdnnBackendDescriptor_t heur, hipdnnMemorySpace_t space, char* why,
+                     size_t why_len, size_t* len) {
+    char* report = NULL;
+    int64_t rn = 0;
+    if (hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_SUPPORT_REPORT_EXT, HIPDNN_TYPE_CHAR,
+                                  0, &rn, NULL) != HIPDNN_STATUS_SUCCESS ||
+        rn <= 0 || !(report = calloc((size_t)rn + 1, 1)))
+        return;
+    hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_SUPPORT_REPORT_EXT, HIPDNN_TYPE_CHAR,
+                              rn + 1, &rn, report);
+    char* save = NULL;
+    for (char* line = strtok_r(report, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char* tab = strchr(line, '\t');
+        char* reason = tab ? strchr(tab + 1, '\t') : NULL;
+        if (!reason) continue;
+        *tab = '\0';
+        if (engine_space(line) != (int64_t)space) continue;
+        ++reason;
+        size_t nl = strlen(line); /* engines often start their reason with their name */
+        if (!strncmp(reason, line, nl) && !strncmp(reason + nl, ": ", 2)) reason += nl + 2;
+        /* applicable but not among the results: the heuristic mode left it out */
+        add_reason(why, why_len, len, line,
+                   strcmp(reason, "applicable") ? reason
+                                                : "applicable, but not ranked in this heuristic "
+                                                  "mode");
+    }
+    free(report);
+}
+
+bool ep_plan_check(hipdnnHandle_t h, hipdnnBackendDescriptor_t graph, const ep_options* opt,
+                   hipdnnMemorySpace_t space, char* why, size_t why_len) {
+    (void)h; /* the graph's handle is the one the heuristics ask on */
+    hipdnnBackendDescriptor_t heur = heuristics(graph, opt, why, why_len);
+    if (!heur) return false;
+    hipdnnBackendDescriptor_t cfgs[MAX_CFG];
+    int64_t count = 0;
+    hipdnnStatus_t st = hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                  HIPDNN_TYPE_BACKEND_DESCRIPTOR, MAX_CFG, &count,
+                                                  cfgs);
+    if (st != HIPDNN_STATUS_SUCCESS) {
+        snprintf(why, why_len, "heuristic results: %s: %s", hipdnnGetErrorString(st),
+                 hipdnnPeekLastErrorString_ext());
+        hipdnnBackendDestroyDescriptor(heur);
+        return false;
+    }
+    if (count > MAX_CFG) count = MAX_CFG;
+    bool found = false;
+    for (int64_t i = 0; i < count; ++i) {
+        hipdnnBackendDescriptor_t eng = NULL;
+        int64_t n = 0, mem = -1;
+        if (!found &&
+            hipdnnBackendGetAttribute(cfgs[i], HIPDNN_ATTR_ENGINECFG_ENGINE,
+                                      HIPDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &eng) ==
+                HIPDNN_STATUS_SUCCESS) {
+            hipdnnBackendGetAttribute(eng, HIPDNN_ATTR_ENGINE_MEMORY_SPACE_EXT, HIPDNN_TYPE_INT64,
+                                      1, &n, &mem);
+            hipdnnBackendDestroyDescriptor(eng);
+            found = mem == (int64_t)space;
+        }
+        hipdnnBackendDestroyDescriptor(cfgs[i]);
+    }
+    if (!found) {
+        size_t len = 0;
+        why[0] = '\0';
+        declines(heur, space, why, why_len, &len);
+        if (!len)
+            snprintf(why, why_len, "no engine for %s memory is loaded",
+                     space == HIPDNN_MEMORY_HOST ? "host" : "device");
+    }
+    hipdnnBackendDestroyDescriptor(heur);
+    return found;
+}

@@ -8,6 +8,13 @@ assigned to and in which fused node, so tests say what hipdnn-ep claimed.
 
 ORT (headers and libonnxruntime.so.1) is fetched at configure time by tools/fetch_ort.sh;
 without it ort_run is not built and these tests are skipped, saying so.
+
+The GPU device is tested here without a GPU: over the fake CUDA driver
+(build/tests/fake_cuda/libcuda.so.1, "device" memory that is host memory the driver
+keeps track of, so hipdnn still refuses a host pointer given for device memory) with the
+HIP engine's host emulation (build/tests/emulated, engine "hip_emulated", declared to run
+in device memory), as tests/test_gpu_emulated.py runs the GPU tests.  ORT lists no GPU
+here, so hipdnn-ep offers a virtual one of the runtime's vendor.
 """
 import os
 import re
@@ -23,6 +30,8 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 BUILD_DIR = Path(os.environ.get("HIPDNN_BUILD_DIR", REPO / "build")).resolve()
 ORT_RUN = BUILD_DIR / "tests" / "ort" / "ort_run"
+FAKE_DRIVER = BUILD_DIR / "tests" / "fake_cuda"
+EMULATED_DIR = BUILD_DIR / "tests" / "emulated"
 
 pytestmark = pytest.mark.skipif(
     not ORT_RUN.exists(),
@@ -60,19 +69,47 @@ def model(nodes, inputs, outputs, initializers=(), opset=17, ms=False):
     return m
 
 
+def fake_gpu_env(**extra):
+    """The environment of a run on the fake GPU: the fake driver found first, hipdnn's
+    device runtime told to use it, and the emulated HIP engine as the only plugin (a real
+    GPU plugin must not load over the fake driver)."""
+    if os.environ.get("HIPDNN_TEST_NO_FAKE") == "1":
+        pytest.skip("HIPDNN_TEST_NO_FAKE=1: the fake-driver runs belong to CI, not to a GPU machine")
+    for path in (FAKE_DRIVER / "libcuda.so.1", EMULATED_DIR / "libhip_emulated.so"):
+        if not path.is_file():
+            pytest.skip(f"{path} is not built (the test targets build it)")
+    env = dict(os.environ)
+    env.update({
+        "LD_LIBRARY_PATH": str(FAKE_DRIVER) + os.pathsep + env.get("LD_LIBRARY_PATH", ""),
+        "HIPDNN_DEVICE_RUNTIME": "cuda",
+        "HIPDNN_EMULATED_MEMORY": "device",
+        "HIPDNN_PLUGIN_DIR": str(EMULATED_DIR),
+    })
+    env.update(extra)
+    return env
+
+
 def run(tmp_path, m, feeds, ep="hipdnn", no_fallback=False, options=None, log_level=2,
-        expect_ok=True, opt="disable"):
+        expect_ok=True, opt="disable", device="cpu", env=None, threads=1):
     """Runs model m; feeds maps input name to an array or a list of arrays (one per run).
     opt: ORT's graph optimization level; "disable" (the default here) hands hipdnn-ep the
     model as written, where ORT would otherwise fold BatchNormalization into Conv, fuse
-    MatMul + Add, and so on.
+    MatMul + Add, and so on.  device: which of hipdnn-ep's devices ("gpu": on the fake
+    GPU, with the environment fake_gpu_env() or `env`).  threads: concurrent Run calls per
+    run, whose outputs ort_run checks are equal.
     Returns (outputs: name -> list of arrays, assigned: [(ep, fused, op, node)], stderr)."""
-    work = tmp_path / f"{ep}{'_nofb' if no_fallback else ''}_{opt}"
+    work = tmp_path / f"{ep}{'_nofb' if no_fallback else ''}_{opt}_{device}"
     work.mkdir(exist_ok=True)
     path = work / "model.onnx"
     onnx.save(m, str(path))
     cmd = [str(ORT_RUN), "--model", str(path), "--out-dir", str(work), "--ep", ep,
            "--log-level", str(log_level), "--opt-level", opt]
+    if ep == "hipdnn":
+        cmd += ["--device", device]
+    if threads > 1:
+        cmd += ["--threads", str(threads)]
+    if device == "gpu" and env is None:
+        env = fake_gpu_env()
     if no_fallback:
         cmd.append("--no-fallback")
     for k, v in (options or {}).items():
@@ -85,10 +122,11 @@ def run(tmp_path, m, feeds, ep="hipdnn", no_fallback=False, options=None, log_le
             f = work / f"in_{name}_{i}.npy"
             np.save(f, a)
             cmd += ["--input", f"{name}={f}"]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
     if not expect_ok:
+        assert p.returncode in (0, 1), f"ort_run crashed ({p.returncode}):\n{p.stderr[-3000:]}"
         return None, None, p.stderr if p.returncode else None
-    assert p.returncode == 0, f"ort_run ({ep}) failed:\n{p.stdout}\n{p.stderr}"
+    assert p.returncode == 0, f"ort_run ({ep}, {device}) failed:\n{p.stdout}\n{p.stderr[-6000:]}"
     assigned = [tuple(line.split(" ", 4)[1:]) for line in p.stdout.splitlines()
                 if line.startswith("assigned ")]
     outputs = {}
@@ -98,12 +136,13 @@ def run(tmp_path, m, feeds, ep="hipdnn", no_fallback=False, options=None, log_le
 
 
 def compare(tmp_path, m, feeds, fully_claimed=True, fused_nodes=None, options=None,
-            opt="disable"):
+            opt="disable", device="cpu", log_level=2):
     """Runs m through hipdnn-ep and through the CPU EP and checks the outputs agree.  With
     fully_claimed, the hipdnn run disables the CPU fallback and every node must be
-    hipdnn's; fused_nodes: how many fused nodes hipdnn-ep must have made."""
-    got, assigned, _ = run(tmp_path, m, feeds, no_fallback=fully_claimed, options=options,
-                           opt=opt)
+    hipdnn's; fused_nodes: how many fused nodes hipdnn-ep must have made.  Returns the
+    hipdnn run's outputs and assignments (and, with device="gpu", its stderr too)."""
+    got, assigned, err = run(tmp_path, m, feeds, no_fallback=fully_claimed, options=options,
+                             opt=opt, device=device, log_level=log_level)
     want, _, _ = run(tmp_path, m, feeds, ep="cpu", opt=opt)
     for name in want:
         for g, w in zip(got[name], want[name]):
@@ -116,6 +155,8 @@ def compare(tmp_path, m, feeds, fully_claimed=True, fused_nodes=None, options=No
             assert len(mine) == len(m.graph.node), f"nodes missing: {assigned}"
     if fused_nodes is not None:
         assert len({a[1] for a in mine}) == fused_nodes, f"fused nodes: {assigned}"
+    if device == "gpu":
+        return got, assigned, err
     return got, assigned
 
 
@@ -533,3 +574,194 @@ def test_dynamic_batch_and_sequence_in_a_transformer_block(tmp_path, rng):
     xs = [rand(rng, 1, 3, 8), rand(rng, 4, 2, 8), rand(rng, 1, 3, 8), rand(rng, 2, 7, 8)]
     got, _ = compare(tmp_path, m, {"x": xs}, fused_nodes=1)
     assert [g.shape for g in got["y"]] == [(1, 3, 8), (4, 2, 8), (1, 3, 8), (2, 7, 8)]
+
+
+# ---- the GPU device, over the fake CUDA driver -------------------------------------------
+
+def transformer_tail(rng, d=16, with_matmul=False):
+    """[Add bias] -> Relu -> LayerNorm -> Softmax over [2, 5, d] (a MatMul first when asked:
+    the GPU engine does not run it, so ORT's CPU EP does)."""
+    nodes = [helper.make_node("Add", ["h" if with_matmul else "x", "b"], ["hb"], name="bias"),
+             helper.make_node("Relu", ["hb"], ["r"], name="relu"),
+             helper.make_node("LayerNormalization", ["r", "g", "beta"], ["n"], name="ln",
+                              axis=-1, epsilon=1e-5),
+             helper.make_node("Softmax", ["n"], ["y"], name="softmax", axis=-1)]
+    inits = [("b", rand(rng, d)), ("g", rand(rng, d)), ("beta", rand(rng, d))]
+    if with_matmul:
+        nodes.insert(0, helper.make_node("MatMul", ["x", "W"], ["h"], name="proj"))
+        inits.append(("W", rand(rng, d, d)))
+    return model(nodes, [("x", [2, 5, d])], [("y", None)], inits)
+
+
+def test_gpu_device_is_offered_with_its_memory_over_the_fake_driver(tmp_path, rng):
+    """The CUDA runtime's GPU is offered on ORT's GPU of its vendor (0x10de) or, where ORT
+    lists none (here), on a virtual one; the EP says it was created on it."""
+    m = model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [("x", [3, 4])],
+              [("y", None)])
+    _, _, err = compare(tmp_path, m, {"x": rand(rng, 3, 4)}, device="gpu", log_level=1)
+    assert "created on the GPU 0 (cuda)" in err
+    assert re.search(r"offering GPU 0 of the cuda runtime \(vendor 0x10de, (a virtual|ORT's) "
+                     r"hardware device\)", err), err[-3000:]
+
+
+def test_gpu_layernorm_softmax_add_relu_claimed_on_the_gpu(tmp_path, rng):
+    """The whole block is one fused node on the GPU (no CPU fallback), equal to ORT's CPU
+    EP; the verbose log shows the allocator, the data transfers both ways and the sync
+    stream at work, and the plan on the device engine."""
+    m = transformer_tail(rng)
+    x = rand(rng, 2, 5, 16)
+    _, assigned, err = compare(tmp_path, m, {"x": x}, fully_claimed=True, fused_nodes=1,
+                               device="gpu", log_level=0)
+    assert {a[3] for a in assigned} == {"bias", "relu", "ln", "softmax"}
+    assert "claimed 4 of 4 nodes, in 1 fused node, on the GPU" in err
+    assert re.search(r"plan 1 built on engine hip_emulated \(4 ONNX nodes", err), err[-3000:]
+    # initializers (3 x 64 bytes) and the input (640 bytes) in device memory from the
+    # allocator, copied there by the data transfer; the result copied back
+    assert len(re.findall(r"device memory: 64 bytes at 0x[0-9a-f]+ on GPU 0 "
+                          r"\(OrtAllocator::Alloc\)", err)) >= 3
+    assert "data transfer: 640 bytes host -> GPU 0" in err
+    assert "data transfer: 640 bytes GPU 0 -> host" in err
+    assert re.search(r"sync stream 0x[0-9a-f]+ created on GPU 0", err)
+    # everything the allocator gave back by the end
+    allocated = re.findall(r"device memory: \d+ bytes at (0x[0-9a-f]+)", err)
+    freed = re.findall(r"device memory: \d+ bytes at (0x[0-9a-f]+) freed", err)
+    assert allocated and sorted(set(allocated)) == sorted(set(freed))
+
+
+def test_gpu_layernorm_softmax_against_float64(tmp_path, rng):
+    """The same block on the GPU against a float64 NumPy reference."""
+    m = transformer_tail(rng)
+    init = {t.name: numpy_helper.to_array(t).astype(np.float64) for t in m.graph.initializer}
+    x = rand(rng, 2, 5, 16)
+    got, _, _ = run(tmp_path, m, {"x": x}, no_fallback=True, device="gpu")
+    r = np.maximum(x.astype(np.float64) + init["b"], 0)
+    n = (r - r.mean(-1, keepdims=True)) / np.sqrt(r.var(-1, keepdims=True) + 1e-5)
+    n = n * init["g"] + init["beta"]
+    e = np.exp(n - n.max(-1, keepdims=True))
+    np.testing.assert_allclose(got["y"][0], e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+def test_gpu_matmul_stays_with_ort_and_the_rest_runs_on_the_gpu(tmp_path, rng):
+    """hipdnn is asked, not guessed at: the device engine declines the MatMul, which stays
+    with ORT's CPU EP (the log says why), and ORT's Memcpy node, hipdnn-ep's kernel, moves
+    its result to the GPU for the fused rest."""
+    m = transformer_tail(rng, with_matmul=True)
+    _, assigned, err = compare(tmp_path, m, {"x": rand(rng, 2, 5, 16)}, fully_claimed=False,
+                               fused_nodes=1, device="gpu", log_level=0)
+    where = {a[3]: a[0] for a in assigned}
+    assert where == {"proj": "CPUExecutionProvider", "bias": "hipdnn", "relu": "hipdnn",
+                     "ln": "hipdnn", "softmax": "hipdnn"}
+    assert ("node MatMul 'proj' (domain '') stays with ORT: no engine for the GPU takes it: "
+            "hip_emulated: node 'MatMul 'proj'' (matmul): operation not supported") in err
+    assert "claimed 4 of 5 nodes, in 1 fused node, on the GPU" in err
+    assert re.search(r"MemcpyFromHost: 640 bytes to GPU 0 \(stream 0x[0-9a-f]+\)", err)
+
+
+def test_gpu_round_trip_through_a_cpu_node(tmp_path, rng):
+    """GPU -> ORT's CPU EP -> GPU: two fused nodes, a MemcpyToHost and a MemcpyFromHost
+    between them, the second also reading the first's result directly."""
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Einsum", ["r"], ["e"], name="einsum", equation="ij->ij"),
+             helper.make_node("Mul", ["e", "r"], ["p"], name="mul"),
+             helper.make_node("Sigmoid", ["p"], ["y"], name="sig")]
+    m = model(nodes, [("x", [6, 8])], [("y", None)])
+    _, assigned, err = compare(tmp_path, m, {"x": rand(rng, 6, 8)}, fully_claimed=False,
+                               device="gpu", log_level=0)
+    fused = {a[3]: a[1] for a in assigned if a[0] == "hipdnn"}
+    assert set(fused) == {"relu", "mul", "sig"} and fused["relu"] != fused["mul"]
+    assert re.search(r"MemcpyToHost: 192 bytes from GPU 0", err)
+    assert re.search(r"MemcpyFromHost: 192 bytes to GPU 0", err)
+
+
+def test_gpu_conv_stays_with_ort_and_its_epilogue_runs_on_the_gpu(tmp_path, rng):
+    nodes = [helper.make_node("Conv", ["x", "W"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["c", "b"], ["a"], name="add"),
+             helper.make_node("Relu", ["a"], ["y"], name="relu")]
+    m = model(nodes, [("x", [2, 3, 6, 6])], [("y", None)],
+              [("W", rand(rng, 4, 3, 3, 3)), ("b", rand(rng, 1, 4, 1, 1))])
+    _, assigned, err = compare(tmp_path, m, {"x": rand(rng, 2, 3, 6, 6)}, fully_claimed=False,
+                               device="gpu", log_level=1)
+    assert {a[3]: a[0] for a in assigned} == {"conv": "CPUExecutionProvider", "add": "hipdnn",
+                                               "relu": "hipdnn"}
+    assert "node Conv 'conv' (domain '') stays with ORT: no engine for the GPU takes it" in err
+
+
+def test_gpu_dynamic_batch_rebuilds_per_shape(tmp_path, rng):
+    """One session on the GPU, batch 3, 7, 3: a plan per shape, all correct."""
+    nodes = [helper.make_node("LayerNormalization", ["x", "g"], ["n"], name="ln"),
+             helper.make_node("Softmax", ["n"], ["y"], name="softmax", axis=-1)]
+    m = model(nodes, [("x", ["N", 12])], [("y", None)], [("g", rand(rng, 12))])
+    xs = [rand(rng, 3, 12), rand(rng, 7, 12), rand(rng, 3, 12)]
+    got, _, err = compare(tmp_path, m, {"x": xs}, device="gpu", log_level=1)
+    assert [g.shape for g in got["y"]] == [(3, 12), (7, 12), (3, 12)]
+    assert len(re.findall(r"plan \d built on engine hip_emulated", err)) == 2
+
+
+def test_gpu_reductions_and_an_output_read_inside(tmp_path, rng):
+    """A reduction's result is both a graph output and read by a later claimed node; two
+    chains that share only the graph input are two fused nodes."""
+    nodes = [helper.make_node("ReduceMax", ["x"], ["r"], name="rmax", axes=[2], keepdims=0),
+             helper.make_node("Sigmoid", ["r"], ["s"], name="sig"),
+             helper.make_node("ReduceMean", ["x"], ["mean"], name="rmean", axes=[1, 2],
+                              keepdims=1),
+             helper.make_node("Sub", ["x", "mean"], ["y"], name="center")]
+    m = model(nodes, [("x", [2, 3, 4])], [("r", None), ("s", None), ("y", None)])
+    compare(tmp_path, m, {"x": rand(rng, 2, 3, 4)}, fused_nodes=2, device="gpu")
+
+
+def test_gpu_device_allocation_failure_is_reported_not_a_crash(tmp_path, rng):
+    """Device memory runs out (the fake driver's FAKE_CUDA_OOM): the session fails, and
+    hipdnn-ep's log names the allocation and the driver's error."""
+    m = transformer_tail(rng)
+    _, _, err = run(tmp_path, m, {"x": rand(rng, 2, 5, 16)}, device="gpu", log_level=1,
+                    env=fake_gpu_env(FAKE_CUDA_OOM="1"), expect_ok=False)
+    assert err, "the session ran without device memory"
+    assert re.search(r"hipdnn-ep: OrtAllocator::Alloc: \d+ bytes of device memory on GPU 0: "
+                     r".*CUDA_ERROR_OUT_OF_MEMORY", err), err[-3000:]
+
+
+def test_gpu_plugin_abi_over_the_fake_driver():
+    """tests/ort/ep_abi_check with the GPU offered: allocator, data transfer, sync stream,
+    the GPU OrtEp's Memcpy kernel registry."""
+    p = subprocess.run([str(BUILD_DIR / "tests" / "ort" / "ep_abi_check")], capture_output=True,
+                       text=True, timeout=60, env=fake_gpu_env(EP_ABI_EXPECT_GPU="1"))
+    assert p.returncode == 0 and "all ok" in p.stdout, p.stdout + p.stderr
+    assert "ok   host -> device -> device -> host on a stream" in p.stdout
+
+
+def test_gpu_group_the_engine_declines_whole_is_cut_into_runs_it_takes(tmp_path, rng):
+    """Twelve inputs summed by a chain of Adds: each Add runs on the GPU engine, but one
+    fused kernel takes at most 8 inputs, so the chain is claimed as two fused nodes (the
+    log says why), not as eleven and not given back to ORT."""
+    n = 12
+    nodes = [helper.make_node("Add", ["x0" if i == 1 else f"s{i - 1}", f"x{i}"],
+                              ["y" if i == n - 1 else f"s{i}"], name=f"add{i}")
+             for i in range(1, n)]
+    m = model(nodes, [(f"x{i}", [4, 8]) for i in range(n)], [("y", None)])
+    feeds = {f"x{i}": rand(rng, 4, 8) for i in range(n)}
+    _, assigned, err = compare(tmp_path, m, feeds, fully_claimed=True, fused_nodes=2,
+                               device="gpu", log_level=1)
+    assert ("the 11 nodes from Add 'add1' are not taken as one graph by an engine for the GPU "
+            "(hip_emulated: graph 'candidate' has more than 8 input tensors for one fused "
+            "kernel); they are claimed as 2 fused nodes") in err
+    first = {a[1] for a in assigned if a[3] in {f"add{i}" for i in range(1, 8)}}
+    assert len(first) == 1, assigned
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_concurrent_runs_of_one_session(tmp_path, rng, device):
+    """Eight threads run one session at once, three times, with batch sizes that make
+    plans while others execute: every thread's result is the same (ort_run checks), and
+    equal to ORT's CPU EP."""
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["h"], name="proj"),
+             helper.make_node("Add", ["h", "b"], ["hb"], name="bias"),
+             helper.make_node("Relu", ["hb"], ["r"], name="relu"),
+             helper.make_node("LayerNormalization", ["r", "g"], ["n"], name="ln"),
+             helper.make_node("Softmax", ["n"], ["y"], name="softmax", axis=-1)]
+    m = model(nodes, [("x", ["N", 16])], [("y", None)],
+              [("W", rand(rng, 16, 16)), ("b", rand(rng, 16)), ("g", rand(rng, 16))])
+    xs = [rand(rng, 3, 16), rand(rng, 9, 16), rand(rng, 5, 16)]
+    got, _, _ = run(tmp_path, m, {"x": xs}, device=device, threads=8)
+    want, _, _ = run(tmp_path, m, {"x": xs}, ep="cpu")
+    for g, w in zip(got["y"], want["y"]):
+        np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL)

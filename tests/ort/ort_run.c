@@ -3,17 +3,24 @@
  * tests/test_ort_ep.py drives it (there is no onnxruntime Python package on CI).
  *
  *   ort_run --model M.onnx --out-dir DIR [--ep hipdnn|cpu] [--ep-lib PATH]
- *           [--no-fallback] [--option KEY=VALUE]... [--log-level 0..4]
- *           [--opt-level disable|basic|extended|all]
+ *           [--device cpu|gpu] [--no-fallback] [--option KEY=VALUE]... [--log-level 0..4]
+ *           [--opt-level disable|basic|extended|all] [--threads N]
  *           --input NAME=FILE.npy...
  *
+ * --threads N makes each run N concurrent Run calls on the one session, whose outputs
+ * must all be equal, bit for bit; the first thread's are written.
+ *
+ * --device picks which of hipdnn-ep's devices the session uses (the CPU by default); it
+ * prints "device hipdnn TYPE vendor 0xVVVV metadata KEY=VALUE..." for the chosen one.
  * An input given k times makes k runs of one session (run i takes each input's i-th
  * file; one given once is reused), so a test can change the batch size between runs.
- * Outputs go to DIR/NAME.I.npy.  Before running it prints which EP each node was
+ * Outputs go to DIR/NAME.I.npy, and must be host memory; the inputs must be unchanged
+ * after each run.  Before running it prints which EP each node was
  * assigned to, one line each: "assigned EP SUBGRAPH OP_TYPE NODE_NAME", where SUBGRAPH
  * numbers ORT's assigned subgraphs (a compiling EP's fused node is one subgraph).  Exit status 0 on
  * success, 1 with a message naming the failing step otherwise.  float32 and int64
  * tensors only. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +133,57 @@ static void npy_write(const char* path, ONNXTensorElementDataType type, const in
     fclose(f);
 }
 
+/* ---- concurrent runs ------------------------------------------------------------------ */
+
+typedef struct {
+    OrtSession* session;
+    const char* const* in_names;
+    const OrtValue* const* in_vals;
+    size_t n_in;
+    const char* const* out_names;
+    size_t n_out;
+    OrtValue** out_vals;
+    OrtStatus* status;
+} run_job;
+
+static void* run_thread(void* arg) {
+    run_job* j = arg;
+    j->status = ort->Run(j->session, NULL, j->in_names, j->in_vals, j->n_in, j->out_names,
+                         j->n_out, j->out_vals);
+    return NULL;
+}
+
+/* Output o of two runs holds the same type, shape and bytes. */
+static int same_output(OrtValue* a, OrtValue* b) {
+    OrtTensorTypeAndShapeInfo *ia = NULL, *ib = NULL;
+    check(ort->GetTensorTypeAndShape(a, &ia), "GetTensorTypeAndShape");
+    check(ort->GetTensorTypeAndShape(b, &ib), "GetTensorTypeAndShape");
+    size_t na = 0, nb = 0, ra = 0, rb = 0;
+    int64_t sa[8], sb[8];
+    ONNXTensorElementDataType ta, tb;
+    check(ort->GetTensorElementType(ia, &ta), "GetTensorElementType");
+    check(ort->GetTensorElementType(ib, &tb), "GetTensorElementType");
+    check(ort->GetDimensionsCount(ia, &ra), "GetDimensionsCount");
+    check(ort->GetDimensionsCount(ib, &rb), "GetDimensionsCount");
+    int same = ta == tb && ra == rb && ra <= 8;
+    if (same) {
+        check(ort->GetDimensions(ia, sa, ra), "GetDimensions");
+        check(ort->GetDimensions(ib, sb, rb), "GetDimensions");
+        same = !memcmp(sa, sb, ra * sizeof(int64_t));
+    }
+    if (same) {
+        check(ort->GetTensorSizeInBytes(a, &na), "GetTensorSizeInBytes");
+        check(ort->GetTensorSizeInBytes(b, &nb), "GetTensorSizeInBytes");
+        const void *da = NULL, *db = NULL;
+        check(ort->GetTensorData(a, &da), "GetTensorData");
+        check(ort->GetTensorData(b, &db), "GetTensorData");
+        same = na == nb && !memcmp(da, db, na);
+    }
+    ort->ReleaseTensorTypeAndShapeInfo(ia);
+    ort->ReleaseTensorTypeAndShapeInfo(ib);
+    return same;
+}
+
 /* ---- arguments --------------------------------------------------------------------------- */
 
 typedef struct {
@@ -136,7 +194,8 @@ typedef struct {
 
 int main(int argc, char** argv) {
     const char *model = NULL, *out_dir = NULL, *ep = "hipdnn", *ep_lib = HIPDNN_EP_LIBRARY;
-    int no_fallback = 0, log_level = ORT_LOGGING_LEVEL_WARNING;
+    const char* device = "cpu";
+    int no_fallback = 0, log_level = ORT_LOGGING_LEVEL_WARNING, threads = 1;
     GraphOptimizationLevel opt_level = ORT_ENABLE_ALL;
     const char* opt_keys[32];
     const char* opt_vals[32];
@@ -156,7 +215,12 @@ int main(int argc, char** argv) {
         else if (!strcmp(a, "--out-dir")) out_dir = v;
         else if (!strcmp(a, "--ep")) ep = v;
         else if (!strcmp(a, "--ep-lib")) ep_lib = v;
+        else if (!strcmp(a, "--device")) device = v;
         else if (!strcmp(a, "--log-level")) log_level = atoi(v);
+        else if (!strcmp(a, "--threads")) {
+            threads = atoi(v);
+            if (threads < 1 || threads > 64) die("--threads %s: 1 to 64", v);
+        }
         else if (!strcmp(a, "--opt-level")) {
             if (!strcmp(v, "disable")) opt_level = ORT_DISABLE_ALL;
             else if (!strcmp(v, "basic")) opt_level = ORT_ENABLE_BASIC;
@@ -189,6 +253,9 @@ int main(int argc, char** argv) {
     }
     if (!model || !out_dir) die("usage: ort_run --model M.onnx --out-dir DIR [--ep hipdnn|cpu] ...");
     if (strcmp(ep, "hipdnn") && strcmp(ep, "cpu")) die("--ep %s: hipdnn or cpu", ep);
+    if (strcmp(device, "cpu") && strcmp(device, "gpu")) die("--device %s: cpu or gpu", device);
+    OrtHardwareDeviceType want = strcmp(device, "gpu") ? OrtHardwareDeviceType_CPU
+                                                       : OrtHardwareDeviceType_GPU;
 
     ort = OrtGetApiBase()->GetApi(ORT_API_VERSION);
     if (!ort) die("this libonnxruntime does not serve API version %d", ORT_API_VERSION);
@@ -213,8 +280,18 @@ int main(int argc, char** argv) {
         check(ort->GetEpDevices(env, &devices, &n_devices), "GetEpDevices");
         const OrtEpDevice* mine = NULL;
         for (size_t d = 0; d < n_devices && !mine; ++d)
-            if (!strcmp(ort->EpDevice_EpName(devices[d]), "hipdnn")) mine = devices[d];
-        if (!mine) die("%s registered but offers no device", ep_lib);
+            if (!strcmp(ort->EpDevice_EpName(devices[d]), "hipdnn") &&
+                ort->HardwareDevice_Type(ort->EpDevice_Device(devices[d])) == want)
+                mine = devices[d];
+        if (!mine) die("%s registered but offers no %s device", ep_lib, device);
+        const OrtHardwareDevice* hw = ort->EpDevice_Device(mine);
+        printf("device hipdnn %s vendor 0x%04x metadata", device, ort->HardwareDevice_VendorId(hw));
+        const char* const* keys = NULL;
+        const char* const* vals = NULL;
+        size_t n_kv = 0;
+        ort->GetKeyValuePairs(ort->EpDevice_EpMetadata(mine), &keys, &vals, &n_kv);
+        for (size_t k = 0; k < n_kv; ++k) printf(" %s=%s", keys[k], vals[k]);
+        printf("\n");
         check(ort->SessionOptionsAppendExecutionProvider_V2(so, env, &mine, 1, opt_keys, opt_vals,
                                                             n_opts),
               "SessionOptionsAppendExecutionProvider_V2");
@@ -275,9 +352,28 @@ int main(int argc, char** argv) {
                                                       arrays[i].type, &in_vals[i]),
                   "CreateTensorWithDataAsOrtValue");
         }
-        check(ort->Run(session, NULL, (const char* const*)in_names, (const OrtValue* const*)in_vals,
-                       n_in, (const char* const*)out_names, n_out, out_vals),
-              "Run");
+        run_job jobs[64];
+        pthread_t tids[64];
+        for (int t = 0; t < threads; ++t) {
+            jobs[t] = (run_job){session, (const char* const*)in_names,
+                                (const OrtValue* const*)in_vals, n_in,
+                                (const char* const*)out_names, n_out,
+                                t ? calloc(n_out + 1, sizeof(OrtValue*)) : out_vals, NULL};
+            if (!jobs[t].out_vals) die("out of memory");
+            if (threads > 1 && pthread_create(&tids[t], NULL, run_thread, &jobs[t]))
+                die("pthread_create failed");
+        }
+        if (threads == 1) run_thread(&jobs[0]);
+        for (int t = 0; threads > 1 && t < threads; ++t) pthread_join(tids[t], NULL);
+        for (int t = 0; t < threads; ++t) check(jobs[t].status, "Run");
+        for (int t = 1; t < threads; ++t) {
+            for (size_t o = 0; o < n_out; ++o) {
+                if (!same_output(out_vals[o], jobs[t].out_vals[o]))
+                    die("run %d: thread %d's output %s differs from thread 0's", r, t, out_names[o]);
+                ort->ReleaseValue(jobs[t].out_vals[o]);
+            }
+            free(jobs[t].out_vals);
+        }
         for (size_t o = 0; o < n_out; ++o) {
             OrtTensorTypeAndShapeInfo* info = NULL;
             check(ort->GetTensorTypeAndShape(out_vals[o], &info), "GetTensorTypeAndShape");
@@ -292,6 +388,14 @@ int main(int argc, char** argv) {
             ort->ReleaseTensorTypeAndShapeInfo(info);
             if (type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT && type != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64)
                 die("output %s has element type %d", out_names[o], (int)type);
+            /* the session copies results to the host (on a GPU, reading device memory
+             * here would fault; over the tests' fake driver it would not, so say it) */
+            const OrtMemoryInfo* where = NULL;
+            check(ort->GetTensorMemoryInfo(out_vals[o], &where), "GetTensorMemoryInfo");
+            OrtMemoryInfoDeviceType dt = OrtMemoryInfoDeviceType_CPU;
+            ort->MemoryInfoGetDeviceType(where, &dt);
+            if (dt != OrtMemoryInfoDeviceType_CPU)
+                die("output %s is in memory of device type %d, not the host's", out_names[o], (int)dt);
             void* data = NULL;
             check(ort->GetTensorMutableData(out_vals[o], &data), "GetTensorMutableData");
             char path[4096];
@@ -300,6 +404,13 @@ int main(int argc, char** argv) {
             ort->ReleaseValue(out_vals[o]);
         }
         for (size_t i = 0; i < n_in; ++i) {
+            /* an EP must not write into the caller's inputs */
+            const input_arg* ia = &inputs[in_arg[i]];
+            array again;
+            npy_read(ia->files[r < ia->n_files ? r : ia->n_files - 1], &again);
+            if (again.bytes != arrays[i].bytes || memcmp(again.data, arrays[i].data, again.bytes))
+                die("run %d changed input '%s'", r, in_names[i]);
+            free(again.data);
             ort->ReleaseValue(in_vals[i]);
             free(arrays[i].data);
         }
