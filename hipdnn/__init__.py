@@ -23,7 +23,7 @@ from .enums import (attention_implementation, behavior_note, build_plan_policy,
 from .enums import padding_mode, resample_mode, reshape_mode
 from .errors import GraphNotSupportedError, HipdnnError, InvalidGraphError, NotSupportedError
 from .graph import Graph
-from .pygraph import Tensor, knob, pygraph
+from .pygraph import KernelGroup, Tensor, knob, pygraph
 from .pygraph import Tensor as tensor
 from .runtime import (EngineInfo, Handle, default_handle, engines, loaded_engine_plugin_paths,
                       plugin_search_paths, set_engine_plugin_paths, set_log_callback,
@@ -36,7 +36,7 @@ from .compat import (backend_version, backend_version_string, create_handle,
 __version__ = _C.__version__
 
 __all__ = [
-    "pygraph", "Tensor", "tensor", "knob", "Graph", "Handle", "EngineInfo",
+    "pygraph", "Tensor", "tensor", "knob", "KernelGroup", "Graph", "Handle", "EngineInfo",
     "data_type", "heur_mode", "build_plan_policy", "convolution_mode", "pointwise_mode",
     "memory_space", "plugin_loading_mode", "log_level",
     "norm_forward_phase", "reduction_mode", "diagonal_alignment", "attention_implementation",

@@ -742,7 +742,7 @@ def test_unbuilt_package_messages_are_in_troubleshooting(tmp_path):
 
 LINK = re.compile(r"\]\(([^)#\s]+)(#[^)]*)?\)")
 # Pages other branches of issue 12 add (the support matrix, the notebooks): linked already.
-WRITTEN_ELSEWHERE = {"docs/support_matrix.md", "notebooks"}
+WRITTEN_ELSEWHERE: set = set()  # pages other work writes, until it lands
 
 
 def test_relative_links_lead_to_files():

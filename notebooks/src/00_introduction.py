@@ -114,6 +114,23 @@ print("engine:", g.get_engine_name(), "| workspace:", g.get_workspace_size(), "b
 print(g)
 
 # %% [markdown]
+# ## The picture
+#
+# A graph draws itself in Jupyter (graphviz's `dot`; without it you see the text above):
+# ops in boxes, tensors with their dims and data types, virtual tensors dashed and, once
+# built, the engine and one cluster per kernel it runs. `get_kernel_groups()` is the
+# engine's own account of which nodes each kernel runs, and `g.to_dot()` the Graphviz
+# source (`python -m hipdnn draw graph.bin -o graph.svg` draws a serialized graph).
+
+# %%
+groups = g.get_kernel_groups()
+for k in groups:
+    print(f"kernel {k.kernel!r}: {', '.join(k.nodes)}")
+assert sum(len(k.nodes) for k in groups) >= 1
+assert "conv_fprop" in g.to_dot()
+g
+
+# %% [markdown]
 # ## Running it
 #
 # `execute` takes a **variant pack**, `{tensor: array}`, and a workspace of at least
