@@ -305,56 +305,6 @@ bool with_fast_dt(int dt, F f) {
     }
 }
 
-// As rw_norm_bwd_packed (rowwise.hip): each group's threads' column parts in a block of their
-// own, laid out as the kernel's shared memory.
-template <int V, int DT>
-void emulate_norm_bwd_packed(const rw_program& p) {
-    const int G = p.group;
-    const bool parts = (p.flags & RW_F_COL_PARTS) != 0;
-    const int64_t ngroups = parts ? p.part_groups : 1;
-    std::vector<float> shared((size_t)ngroups * nbp_parts_bytes(V, G) / sizeof(float), 0.0f);
-    auto cols_of = [&](int64_t grp, int t) {
-        return NbCols{&shared[(size_t)grp * nbp_parts_bytes(V, G) / sizeof(float) + (size_t)t], G};
-    };
-    std::vector<NbVec<DT>> xr((size_t)G * V), dr((size_t)G * V);
-    std::vector<float> s0(G), s1(G), s2(G), s3(G);
-    for (int64_t row = 0; row < p.rows; ++row) {
-        const RwRowAt at = rw_row_at(p, row);
-        const int64_t grp = row % ngroups;
-        float mean, inv, sums[4];
-        nb_stats(p, at, &mean, &inv);
-        for (int t = 0; t < G; ++t) {
-            nbp_load<V, DT>(p, at, t, G, mean, inv, &xr[(size_t)t * V], &dr[(size_t)t * V], sums,
-                            cols_of(grp, t), parts);
-            s0[t] = sums[0];
-            s1[t] = sums[1];
-            s2[t] = sums[2];
-            s3[t] = sums[3];
-        }
-        const float s_g = host_combine<RW_OP_ADD>(s0, G), s_gx = host_combine<RW_OP_ADD>(s1, G);
-        if (p.flags & RW_F_ROW_SUMS)
-            nb_store_sums(p, at, host_combine<RW_OP_ADD>(s2, G), host_combine<RW_OP_ADD>(s3, G));
-        if (p.flags & RW_F_STORE_Y)
-            for (int t = 0; t < G; ++t)
-                nbp_store<V, DT>(p, at, t, G, s_g, s_gx, mean, inv, &xr[(size_t)t * V], &dr[(size_t)t * V]);
-    }
-    if (parts)
-        for (int64_t grp = 0; grp < ngroups; ++grp)
-            for (int t = 0; t < G; ++t) nbp_store_parts<V>(p, grp, t, G, cols_of(grp, t));
-}
-
-template <int V>
-bool emulate_norm_bwd_fast(const rw_program& p) {
-    if (!hipe_rw_norm_bwd_packed(&p))
-        return with_fast_dt(p.fast_dt, [&](auto dt) { emulate_norm_bwd<V, decltype(dt)::value>(p); });
-    switch (p.fast_dt) {
-    case PW_F32: emulate_norm_bwd_packed<V, PW_F32>(p); return true;
-    case PW_F16: emulate_norm_bwd_packed<V, PW_F16>(p); return true;
-    case PW_BF16: emulate_norm_bwd_packed<V, PW_BF16>(p); return true;
-    default: return false;
-    }
-}
-
 template <int OP, int PRE>
 bool emulate_reduce(const rw_program& p) {
     if (p.kind == RW_REDUCE_COLS) emulate_reduce_cols<OP, PRE>(p);
@@ -417,8 +367,8 @@ bool emulate_rowwise(const rw_program& p) {
     case RW_NORM_BWD:
         switch (p.vecs) {
         case 0: emulate_norm_bwd<0, -1>(p); return true; // the fast way holds its rows
-        case 1: return emulate_norm_bwd_fast<1>(p);
-        case 2: return emulate_norm_bwd_fast<2>(p);
+        case 1: return with_fast_dt(p.fast_dt, [&](auto dt) { emulate_norm_bwd<1, decltype(dt)::value>(p); });
+        case 2: return with_fast_dt(p.fast_dt, [&](auto dt) { emulate_norm_bwd<2, decltype(dt)::value>(p); });
         default: return false;
         }
     default: return false;

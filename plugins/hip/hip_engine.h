@@ -124,9 +124,6 @@ bool hipe_pointwise_launch(const pw_program* prog, int slots, bool fast, int64_t
                            void* stream, char* why, size_t len);
 /* Threads a block and blocks a row-wise program's kernel takes (before any cap). */
 void hipe_rowwise_grid(const rw_program* prog, int* threads, int64_t* blocks);
-/* Whether a norm backward program runs the packed way (rw_exec.h): the fast way, its column
- * parts in at most 32 KiB of shared memory. */
-bool hipe_rw_norm_bwd_packed(const rw_program* prog);
 /* Launches the row-wise kernel of `prog` (pointers set) on `stream`, its grid capped at
  * grid_cap blocks.  False with `why` when the launch was refused. */
 bool hipe_rowwise_launch(const rw_program* prog, int64_t grid_cap, void* stream, char* why,

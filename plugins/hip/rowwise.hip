@@ -171,37 +171,6 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd(const rw_program p) 
     if (parts) nb_store_parts<V>(p, (int64_t)blockIdx.x * s.gpb + s.gi, s.t, G, cp1, cp2);
 }
 
-// Norm backward the packed way (the fast way with at most 512 threads' column parts, 32 KiB
-// of shared memory: rw_exec.h).
-template <int V, int DT>
-__global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd_packed(const rw_program p) {
-    __shared__ double halves[2][32];
-    extern __shared__ float nb_parts[];
-    Combine smem{halves, 0};
-    const int G = p.group;
-    const RowSlot s = row_slot(G);
-    const bool parts = (p.flags & RW_F_COL_PARTS) != 0;
-    const NbCols cols{nb_parts + threadIdx.x, (int)blockDim.x};
-    if (parts) nbp_zero_parts<V>(cols);
-    for (int64_t base = (int64_t)blockIdx.x * s.gpb; base < p.rows; base += (int64_t)gridDim.x * s.gpb) {
-        const bool valid = base + s.gi < p.rows;
-        const RwRowAt at = rw_row_at(p, valid ? base + s.gi : p.rows - 1);
-        float mean, inv, sums[4];
-        nb_stats(p, at, &mean, &inv);
-        NbVec<DT> xr[V], dr[V];
-        nbp_load<V, DT>(p, at, s.t, G, mean, inv, xr, dr, sums, cols, parts && valid);
-        const float s_g = group_combine<RW_OP_ADD>(sums[0], G, smem);
-        const float s_gx = group_combine<RW_OP_ADD>(sums[1], G, smem);
-        if (p.flags & RW_F_ROW_SUMS) {
-            const float dyx = group_combine<RW_OP_ADD>(sums[2], G, smem);
-            const float dy = group_combine<RW_OP_ADD>(sums[3], G, smem);
-            if (valid && s.t == 0) nb_store_sums(p, at, dyx, dy);
-        }
-        if (valid && (p.flags & RW_F_STORE_Y)) nbp_store<V, DT>(p, at, s.t, G, s_g, s_gx, mean, inv, xr, dr);
-    }
-    if (parts) nbp_store_parts<V>(p, (int64_t)blockIdx.x * s.gpb + s.gi, s.t, G, cols);
-}
-
 // Norms of 16-bit rows held packed (RW_F_PACKED): L threads a row (a warp: no barriers;
 // more: one row a block), NV vectors a thread.  Few vectors a thread keep the registers
 // low enough for a full GPU: a warp a row holding 16 vectors a lane took 128 registers,
@@ -329,11 +298,10 @@ rw_kernel kernel_of(const rw_program& p) {
     }
     case RW_NORM_BWD:
         if (f >= 0) { // the fast way holds its rows: 1 or 2 vectors a thread
-#define RW_BWD_FAST(k, v)                                                                      \
-    (f == PW_F32 ? k<v, PW_F32> : f == PW_F16 ? k<v, PW_F16> : k<v, PW_BF16>)
-            const bool packed = hipe_rw_norm_bwd_packed(&p);
-            if (p.vecs == 1) return packed ? RW_BWD_FAST(rw_norm_bwd_packed, 1) : RW_BWD_FAST(rw_norm_bwd, 1);
-            if (p.vecs == 2) return packed ? RW_BWD_FAST(rw_norm_bwd_packed, 2) : RW_BWD_FAST(rw_norm_bwd, 2);
+#define RW_BWD_FAST(v)                                                                         \
+    (f == PW_F32 ? rw_norm_bwd<v, PW_F32> : f == PW_F16 ? rw_norm_bwd<v, PW_F16> : rw_norm_bwd<v, PW_BF16>)
+            if (p.vecs == 1) return RW_BWD_FAST(1);
+            if (p.vecs == 2) return RW_BWD_FAST(2);
 #undef RW_BWD_FAST
             return nullptr;
         }
@@ -363,8 +331,7 @@ extern "C" bool hipe_rowwise_launch(const rw_program* prog, int64_t grid_cap, vo
     if (blocks > grid_cap) blocks = grid_cap;
     hipStream_t s = static_cast<hipStream_t>(stream);
     (void)hipGetLastError(); // an earlier, unrelated failure must not be reported as ours
-    const size_t shared = hipe_rw_norm_bwd_packed(prog) ? nbp_parts_bytes(prog->vecs, threads) : 0;
-    k<<<dim3((unsigned)blocks), dim3((unsigned)threads), shared, s>>>(*prog);
+    k<<<dim3((unsigned)blocks), dim3((unsigned)threads), 0, s>>>(*prog);
     const hipError_t err = hipGetLastError();
     if (err != hipSuccess) {
         snprintf(why, len, "row-wise kernel launch (kind %d, %lld blocks of %d threads) failed: "

@@ -271,14 +271,6 @@ void hipe_rowwise_grid(const rw_program* p, int* threads, int64_t* blocks) {
     if (*blocks < 1) *blocks = 1;
 }
 
-bool hipe_rw_norm_bwd_packed(const rw_program* p) {
-    if (p->kind != RW_NORM_BWD || p->fast_dt < 0 || (p->vecs != 1 && p->vecs != 2)) return false;
-    int threads;
-    int64_t blocks;
-    hipe_rowwise_grid(p, &threads, &blocks);
-    return (int64_t)p->vecs * threads <= 512;
-}
-
 void hipe_rw_set_vectors(rw_program* p) {
     pw_tensor* ts[7 + PW_MAX_INPUTS + PW_MAX_OUTPUTS];
     int n = 0;
