@@ -28,7 +28,7 @@ CASES = {
     # stride above the window: some x positions belong to no window
     "2d_stride_over_window": dict(x=[1, 3, 10, 9], window=[2, 2], stride=[3, 4], pre=[0, 1],
                                   post=[0, 0]),
-    # a window past 4 x 4 (the GPU engine loads smaller ones whole, walks larger ones)
+    # a window taller than it is wide, past the common 2 x 2 and 3 x 3
     "2d_large_window": dict(x=[1, 2, 11, 12], window=[5, 3], stride=[2, 2], pre=[2, 1],
                             post=[2, 1]),
     "1d": dict(x=[2, 3, 11], window=[4], stride=[3], pre=[1], post=[2]),

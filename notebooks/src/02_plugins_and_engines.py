@@ -53,7 +53,7 @@ print("searched:", hipdnn.plugin_search_paths())
 for path in hipdnn.loaded_engine_plugin_paths():
     print("loaded: ", path)
 for path, reason in hipdnn.skipped_engine_plugins():
-    print("skipped:", Path(path).name, "->", reason)
+    print("not loaded:", Path(path).name, "->", reason)
 
 print(f"\n{'engine':<16} {'id':<20} {'memory':<8} {'priority':>8}  fallback")
 for e in hipdnn.engines():

@@ -104,8 +104,6 @@ PW_FN float rs_window_max(const rs_program& p, const pw_tensor& img, int64_t n, 
 // window's rows walked directly from the plane's offset.  The general walk (an odometer
 // over any rank, a bounds check and a type switch a tap) ran maxpool at half PyTorch's
 // speed (RESULTS.md, tenth run).
-#define RS_TILE 4 /* windows up to 4 x 4 are loaded whole */
-
 template <int DT>
 PW_FN void rs_max2d(const rs_program& p, int64_t e) {
     int64_t n, c, o[RS_MAX_SP];
@@ -116,35 +114,13 @@ PW_FN void rs_max2d(const rs_program& p, int64_t e) {
     const int64_t plane = n * st[0] + c * st[1];
     float best = -__builtin_huge_valf();
     int64_t at = -1;
-    if (p.win[0] <= RS_TILE && p.win[1] <= RS_TILE) {
-        // every load of the window issued before the first comparison: one memory latency
-        // a window, not one a tap
-        const int wh = (int)(w.hi[0] - w.lo[0]), ww = (int)(w.hi[1] - w.lo[1]);
-        float v[RS_TILE][RS_TILE];
-PW_UNROLL
-        for (int i = 0; i < RS_TILE; ++i) {
-            const int64_t row = plane + (w.lo[0] + i) * st[2];
-PW_UNROLL
-            for (int j = 0; j < RS_TILE; ++j)
-                v[i][j] = i < wh && j < ww ? load_one(p.image.ptr, DT, row + (w.lo[1] + j) * st[3]) : 0.0f;
-        }
-PW_UNROLL
-        for (int i = 0; i < RS_TILE; ++i)
-PW_UNROLL
-            for (int j = 0; j < RS_TILE; ++j)
-                if (i < wh && j < ww && (at < 0 || v[i][j] > best || (v[i][j] != v[i][j] && best == best))) {
-                    best = v[i][j];
-                    at = (w.lo[0] + i - w.start[0]) * p.win[1] + (w.lo[1] + j - w.start[1]);
-                }
-    } else {
-        for (int64_t h = w.lo[0]; h < w.hi[0]; ++h) {
-            const int64_t row = plane + h * st[2];
-            for (int64_t x = w.lo[1]; x < w.hi[1]; ++x) {
-                const float v = load_one(p.image.ptr, DT, row + x * st[3]);
-                if (at < 0 || v > best || (v != v && best == best)) {
-                    best = v;
-                    at = (h - w.start[0]) * p.win[1] + (x - w.start[1]);
-                }
+    for (int64_t h = w.lo[0]; h < w.hi[0]; ++h) {
+        const int64_t row = plane + h * st[2];
+        for (int64_t x = w.lo[1]; x < w.hi[1]; ++x) {
+            const float v = load_one(p.image.ptr, DT, row + x * st[3]);
+            if (at < 0 || v > best || (v != v && best == best)) {
+                best = v;
+                at = (h - w.start[0]) * p.win[1] + (x - w.start[1]);
             }
         }
     }
