@@ -537,8 +537,13 @@ PW_UNROLL
         for (int j = 0; j < PW_VEC; ++j) b[j] = 0.0f;
     }
     const float g1 = (p.flags & RW_F_GAMMA1) ? 1.0f : 0.0f;
+    // an epilogue reads y as stored (rounded to y's type); the store rounds it anyway
+    const bool round = S > 0 && (p.flags & RW_F_EPILOGUE);
 PW_UNROLL
-    for (int j = 0; j < PW_VEC; ++j) v[j] = rw_round(p.y.dtype, (v[j] - mean) * inv * (sc[j] + g1) + b[j]);
+    for (int j = 0; j < PW_VEC; ++j) {
+        const float y = (v[j] - mean) * inv * (sc[j] + g1) + b[j];
+        v[j] = round ? rw_round(p.y.dtype, y) : y;
+    }
     if (p.flags & RW_F_STORE_Y) rw_st<DT>(p, p.y, at.y, k * PW_VEC, cnt, v);
     if (S > 0 && (p.flags & RW_F_EPILOGUE)) {
         float r[PW_SLOTS][PW_VEC];
