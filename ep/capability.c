@@ -1,6 +1,6 @@
 /* capability.c — which ONNX nodes hipdnn-ep runs, and how they are grouped into fused
  * nodes.  A node is claimed when its op, domain, attributes and tensors are ones lower.c
- * can express in hipdnn (float32 tensors, ranks known); everything else stays with ORT
+ * can express in hipdnn (float32 or float16 tensors, ranks known); everything else stays with ORT
  * with a reason.  Claimed nodes connected by values are fused in topological order: a
  * node joins (and so merges) the groups of its claimed producers, unless the set would
  * feed itself through a node outside it (the fused graph would be cyclic); then it joins
@@ -19,13 +19,15 @@ static bool onnx_domain(const ep_node* n) {
     return !n->domain[0] || !strcmp(n->domain, "ai.onnx");
 }
 
-/* Float32 with a known rank in 1..8, else why not. */
+/* Float32 or float16 (kept in memory as half, computed in float) with a known rank in
+ * 1..8, else why not. */
 static bool float_tensor(const ep_model* m, int v, const char* port, char* why, size_t why_len) {
     if (v < 0) return WHY("%s is absent", port);
     const ep_value* t = &m->values[v];
-    if (t->elem_type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT)
-        return WHY("%s '%s' has element type %d; hipdnn-ep runs float32 only (type 1)", port,
-                   t->name, (int)t->elem_type);
+    if (t->elem_type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT &&
+        t->elem_type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16)
+        return WHY("%s '%s' has element type %d; hipdnn-ep runs float32 and float16 only "
+                   "(types 1 and 10)", port, t->name, (int)t->elem_type);
     if (t->rank < 1) return WHY("%s '%s' has %s", port, t->name,
                                 t->rank == 0 ? "rank 0 (a scalar)" : "no known rank");
     return true;

@@ -118,15 +118,16 @@ static ep_shape aligned(const ep_shape* s, int r) {
 
 /* ---- tensors -------------------------------------------------------------------------- */
 
-/* A finalized tensor: strides NULL leaves them to hipdnn (virtual tensors); value non-NULL
- * makes a by-value float constant. */
+/* A finalized tensor of element type dt (NOT_SET for a virtual one, which hipdnn types):
+ * strides NULL leaves them to hipdnn (virtual tensors); value non-NULL makes a by-value
+ * float constant. */
 static hipdnnBackendDescriptor_t tensor(lw* w, const char* name, const ep_shape* s,
-                                        const int64_t* strides, bool is_virtual,
+                                        const int64_t* strides, hipdnnDataType_t dt,
                                         const float* value, int64_t* uid_out) {
     hipdnnBackendDescriptor_t t = new_desc(w, HIPDNN_BACKEND_TENSOR_DESCRIPTOR);
     if (!t) return NULL;
     int64_t uid = w->next_uid++;
-    hipdnnDataType_t dt = is_virtual ? HIPDNN_DATA_NOT_SET : HIPDNN_DATA_FLOAT;
+    bool is_virtual = dt == HIPDNN_DATA_NOT_SET;
     bool virt = is_virtual, yes = true;
     char nm[160];
     snprintf(nm, sizeof(nm), "%s", name);
@@ -158,7 +159,7 @@ static hipdnnBackendDescriptor_t tensor(lw* w, const char* name, const ep_shape*
 static hipdnnBackendDescriptor_t tmp(lw* w, const char* what, const ep_shape* s) {
     char nm[160];
     snprintf(nm, sizeof(nm), "%s/%s", w->label, what);
-    return tensor(w, nm, s, NULL, true, NULL, NULL);
+    return tensor(w, nm, s, NULL, HIPDNN_DATA_NOT_SET, NULL, NULL);
 }
 
 /* A by-value float constant of rank r, every dim 1. */
@@ -169,7 +170,7 @@ static hipdnnBackendDescriptor_t scalar(lw* w, const char* what, float v, int r)
     packed_strides(&s, strides);
     char nm[160];
     snprintf(nm, sizeof(nm), "%s/%s", w->label, what);
-    return tensor(w, nm, &s, strides, false, &v, NULL);
+    return tensor(w, nm, &s, strides, HIPDNN_DATA_FLOAT, &v, NULL);
 }
 
 /* A non-virtual tensor over the memory of value v's binding, in dims s (packed, or with
@@ -181,7 +182,11 @@ static hipdnnBackendDescriptor_t bound(lw* w, int v, const ep_shape* s, const in
         strides = packed;
     }
     hipdnnBackendDescriptor_t t =
-        tensor(w, w->m->values[v].name, s, strides, false, NULL, &uid);
+        tensor(w, w->m->values[v].name, s, strides,
+               w->m->values[v].elem_type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16
+                   ? HIPDNN_DATA_HALF
+                   : HIPDNN_DATA_FLOAT,
+               NULL, &uid);
     if (t) bind(w, uid, w->vals[v].bind_kind, w->vals[v].bind_index);
     return t;
 }
@@ -291,7 +296,8 @@ static hipdnnBackendDescriptor_t make_out(lw* w, int v, const ep_shape* hs) {
     lval* lv = &w->vals[v];
     hipdnnBackendDescriptor_t t = lv->bind_kind == EP_BIND_OUTPUT
                                       ? bound(w, v, hs, NULL)
-                                      : tensor(w, w->m->values[v].name, hs, NULL, true, NULL, NULL);
+                                      : tensor(w, w->m->values[v].name, hs, NULL,
+                                               HIPDNN_DATA_NOT_SET, NULL, NULL);
     lv->desc = t;
     lv->hs = *hs;
     return t;

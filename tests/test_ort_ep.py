@@ -54,12 +54,12 @@ def positive(rng, *shape):
     return rng.uniform(0.5, 1.5, size=shape).astype(np.float32)
 
 
-def model(nodes, inputs, outputs, initializers=(), opset=17, ms=False):
-    """inputs / outputs: (name, shape) pairs (shape None: unknown)."""
+def model(nodes, inputs, outputs, initializers=(), opset=17, ms=False, elem=FLOAT):
+    """inputs / outputs: (name, shape) pairs (shape None: unknown), of element type elem."""
     graph = helper.make_graph(
         nodes, "test",
-        [helper.make_tensor_value_info(n, FLOAT, s) for n, s in inputs],
-        [helper.make_tensor_value_info(n, FLOAT, s) for n, s in outputs],
+        [helper.make_tensor_value_info(n, elem, s) for n, s in inputs],
+        [helper.make_tensor_value_info(n, elem, s) for n, s in outputs],
         initializer=[numpy_helper.from_array(a, n) for n, a in initializers])
     opsets = [helper.make_opsetid("", opset)]
     if ms:
@@ -497,6 +497,63 @@ def test_conv_transpose_declined_stays_with_ort(tmp_path, rng, attrs, reason):
     assert {a[3]: a[0] for a in assigned} == {"convt": "CPUExecutionProvider", "relu": "hipdnn"}
 
 
+# ---- float16 ------------------------------------------------------------------------------
+
+def fp16_case(tmp_path, rng, nodes, inputs, outputs, inits, fused_nodes=1, opset=17):
+    """The model in float16 through hipdnn-ep (fallback off: claimed completely) against
+    the same model in float32, from the same float16 values, through ORT's CPU EP (which
+    has few float16 kernels); float16 tolerance."""
+    inits16 = [(n, a.astype(np.float16)) for n, a in inits]
+    feeds16 = {n: rand(rng, *s).astype(np.float16) for n, s in inputs}
+    before = {n: a.copy() for n, a in feeds16.items()}
+    m16 = model(nodes, inputs, outputs, inits16, opset=opset, elem=TensorProto.FLOAT16)
+    m32 = model(nodes, inputs, outputs, [(n, a.astype(np.float32)) for n, a in inits16],
+                opset=opset)
+    got, assigned, _ = run(tmp_path, m16, feeds16, no_fallback=True)
+    want, _, _ = run(tmp_path, m32, {n: a.astype(np.float32) for n, a in feeds16.items()},
+                     ep="cpu")
+    assert [a[0] for a in assigned] == ["hipdnn"] * len(nodes), assigned
+    assert len({a[1] for a in assigned}) == fused_nodes, assigned
+    for name in want:
+        g, w = got[name][0], want[name][0]
+        assert g.dtype == np.float16 and g.shape == w.shape, (name, g.dtype, g.shape, w.shape)
+        scale = max(1.0, float(np.abs(w).max()))
+        np.testing.assert_allclose(g.astype(np.float32), w, rtol=1e-2, atol=2e-3 * scale,
+                                   err_msg=name)
+    for n, a in feeds16.items():
+        np.testing.assert_array_equal(a, before[n])
+
+
+def test_fp16_conv_bias_relu_add(tmp_path, rng):
+    nodes = [helper.make_node("Conv", ["x", "W", "B"], ["c"], name="conv", pads=[1, 1, 1, 1],
+                              strides=[2, 1], group=2),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("Add", ["r", "s"], ["a"], name="add"),
+             helper.make_node("ReduceMax", ["a"], ["y"], name="max", axes=[3], keepdims=1)]
+    fp16_case(tmp_path, rng, nodes, [("x", [2, 4, 7, 6]), ("s", [1, 6, 1, 6])], [("y", None)],
+              [("W", rand(rng, 6, 2, 3, 3)), ("B", rand(rng, 6))])
+
+
+def test_fp16_conv_transpose_1d_and_3d_conv(tmp_path, rng):
+    nodes = [helper.make_node("ConvTranspose", ["x", "T", "B"], ["y"], name="up", strides=[2],
+                              pads=[1, 0], output_padding=[1]),
+             helper.make_node("Conv", ["v", "V"], ["z"], name="conv3d", auto_pad="SAME_LOWER")]
+    fp16_case(tmp_path, rng, nodes, [("x", [2, 3, 6]), ("v", [1, 2, 3, 4, 4])],
+              [("y", None), ("z", None)],
+              [("T", rand(rng, 3, 4, 3)), ("B", rand(rng, 4)), ("V", rand(rng, 3, 2, 2, 3, 2))],
+              fused_nodes=2)
+
+
+def test_fp16_gemm_layernorm_gelu_softmax(tmp_path, rng):
+    nodes = [helper.make_node("Gemm", ["a", "Wt", "C"], ["g"], name="gemm", transB=1, alpha=0.5),
+             helper.make_node("LayerNormalization", ["g", "S", "Bn"], ["n"], name="ln"),
+             helper.make_node("Gelu", ["n"], ["e"], name="gelu"),
+             helper.make_node("Softmax", ["e"], ["y"], name="softmax")]
+    fp16_case(tmp_path, rng, nodes, [("a", [5, 8])], [("y", None)],
+              [("Wt", rand(rng, 12, 8)), ("C", rand(rng, 12)), ("S", positive(rng, 12)),
+               ("Bn", rand(rng, 12))], opset=20)
+
+
 # ---- claiming, fallback, shapes, options ------------------------------------------------
 
 def test_supported_model_is_claimed_completely_without_cpu_fallback(tmp_path, rng):
@@ -651,7 +708,7 @@ def test_non_float_nodes_stay_with_ort(tmp_path, rng):
                                                "cast": "CPUExecutionProvider", "relu": "hipdnn"}
     _, _, err = run(tmp_path, m, feeds, log_level=1)
     assert "node Add 'int_add' (domain '') stays with ORT: output 0 's' has element type 7; " \
-           "hipdnn-ep runs float32 only" in err
+           "hipdnn-ep runs float32 and float16 only" in err
 
 
 def test_same_value_on_both_ports_and_broadcast_first_operand(tmp_path, rng):
