@@ -1,6 +1,6 @@
 /* capability.c — which ONNX nodes hipdnn-ep runs, and how they are grouped into fused
  * nodes.  A node is claimed when its op, domain, attributes and tensors are ones lower.c
- * can express in hipdnn (float32 tensors, ranks known); everything else stays with ORT
+ * can express in hipdnn (float32 or float16 tensors, ranks known); everything else stays with ORT
  * with a reason.  Claimed nodes connected by values are fused in topological order: a
  * node joins (and so merges) the groups of its claimed producers, unless the set would
  * feed itself through a node outside it (the fused graph would be cyclic); then it joins
@@ -19,13 +19,15 @@ static bool onnx_domain(const ep_node* n) {
     return !n->domain[0] || !strcmp(n->domain, "ai.onnx");
 }
 
-/* Float32 with a known rank in 1..8, else why not. */
+/* Float32 or float16 (kept in memory as half, computed in float) with a known rank in
+ * 1..8, else why not. */
 static bool float_tensor(const ep_model* m, int v, const char* port, char* why, size_t why_len) {
     if (v < 0) return WHY("%s is absent", port);
     const ep_value* t = &m->values[v];
-    if (t->elem_type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT)
-        return WHY("%s '%s' has element type %d; hipdnn-ep runs float32 only (type 1)", port,
-                   t->name, (int)t->elem_type);
+    if (t->elem_type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT &&
+        t->elem_type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16)
+        return WHY("%s '%s' has element type %d; hipdnn-ep runs float32 and float16 only "
+                   "(types 1 and 10)", port, t->name, (int)t->elem_type);
     if (t->rank < 1) return WHY("%s '%s' has %s", port, t->name,
                                 t->rank == 0 ? "rank 0 (a scalar)" : "no known rank");
     return true;
@@ -51,14 +53,18 @@ static bool check_inputs(const ep_model* m, const ep_node* n, int first, int cou
     return true;
 }
 
-static bool conv_ok(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
+/* Conv and ConvTranspose: X and W of rank 3 to 5 (1D, 2D, 3D), the list attributes one
+ * value per spatial dim (pads two). */
+static bool conv_common_ok(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
     if (n->n_in < 2 || n->n_in > 3) return WHY("%d inputs", n->n_in);
     if (!check_inputs(m, n, 0, 2, why, why_len)) return false;
     if (n->n_in == 3 && n->in[2] >= 0 && !float_tensor(m, n->in[2], "bias", why, why_len))
         return false;
-    if (rank_of(m, n->in[0]) != 4 || rank_of(m, n->in[1]) != 4)
-        return WHY("only 2D convolutions (X and W of rank 4) in this slice; X has rank %d",
-                   rank_of(m, n->in[0]));
+    int r = rank_of(m, n->in[0]);
+    if (r < 3 || r > 5 || rank_of(m, n->in[1]) != r)
+        return WHY("X has rank %d and W rank %d; hipdnn-ep runs 1D, 2D and 3D convolutions "
+                   "(X and W both of rank 3, 4 or 5)", r, rank_of(m, n->in[1]));
+    int sp = r - 2;
     const char* pad = ep_attr_string(n, "auto_pad", "NOTSET");
     if (strcmp(pad, "NOTSET") && strcmp(pad, "VALID") && strcmp(pad, "SAME_UPPER") &&
         strcmp(pad, "SAME_LOWER"))
@@ -66,17 +72,69 @@ static bool conv_ok(const ep_model* m, const ep_node* n, char* why, size_t why_l
     static const char* lists[] = {"strides", "dilations", "kernel_shape"};
     for (int i = 0; i < 3; ++i) {
         const ep_attr* a = ep_attr_get(n, lists[i]);
-        if (a && (a->type != ORT_OP_ATTR_INTS || a->n_ints != 2))
-            return WHY("%s has %zu values for a 2D convolution", lists[i], a->n_ints);
+        if (a && (a->type != ORT_OP_ATTR_INTS || a->n_ints != (size_t)sp))
+            return WHY("%s has %zu values for a %dD convolution", lists[i], a->n_ints, sp);
         for (size_t k = 0; a && k < a->n_ints; ++k)
             if (a->ints[k] < 1) return WHY("%s[%zu] is %lld", lists[i], k, (long long)a->ints[k]);
     }
+    const ep_attr* ks = ep_attr_get(n, "kernel_shape");
+    const ep_value* wv = &m->values[n->in[1]];
+    for (int k = 0; ks && k < sp; ++k)
+        if (wv->dims[2 + k] >= 0 && wv->dims[2 + k] != ks->ints[k])
+            return WHY("kernel_shape[%d] is %lld but W '%s' has %lld there", k,
+                       (long long)ks->ints[k], wv->name, (long long)wv->dims[2 + k]);
     const ep_attr* pads = ep_attr_get(n, "pads");
-    if (pads && (pads->type != ORT_OP_ATTR_INTS || pads->n_ints != 4))
-        return WHY("pads has %zu values for a 2D convolution", pads->n_ints);
+    if (pads && (pads->type != ORT_OP_ATTR_INTS || pads->n_ints != (size_t)(2 * sp)))
+        return WHY("pads has %zu values for a %dD convolution", pads->n_ints, sp);
     for (size_t k = 0; pads && k < pads->n_ints; ++k)
         if (pads->ints[k] < 0) return WHY("pads[%zu] is negative", k);
     if (ep_attr_int(n, "group", 1) < 1) return WHY("group is below 1");
+    return true;
+}
+
+/* ConvTranspose runs as conv_dgrad: Y is the data gradient of a convolution of Y's shape
+ * with X as its output gradient.  That convolution must give back X's dims, so
+ * output_padding stays below the stride; output_shape is taken where it fixes the pads
+ * as ONNX defines them (total padding even: ONNX and ORT split an odd total differently),
+ * and the SAME modes are left to ORT. */
+static bool conv_transpose_ok(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
+    if (!conv_common_ok(m, n, why, why_len)) return false;
+    int sp = rank_of(m, n->in[0]) - 2;
+    const char* pad = ep_attr_string(n, "auto_pad", "NOTSET");
+    if (!strcmp(pad, "SAME_UPPER") || !strcmp(pad, "SAME_LOWER"))
+        return WHY("auto_pad %s on ConvTranspose is left to ORT (ONNX and ORT place the odd "
+                   "padding differently)", pad);
+    const ep_attr* op = ep_attr_get(n, "output_padding");
+    if (op && (op->type != ORT_OP_ATTR_INTS || op->n_ints != (size_t)sp))
+        return WHY("output_padding has %zu values for a %dD convolution", op->n_ints, sp);
+    for (int k = 0; op && k < sp; ++k) {
+        const ep_attr* st = ep_attr_get(n, "strides");
+        int64_t s = st ? st->ints[k] : 1;
+        if (op->ints[k] < 0 || op->ints[k] >= s)
+            return WHY("output_padding[%d] is %lld with stride %lld; hipdnn-ep needs 0 <= "
+                       "output_padding < stride", k, (long long)op->ints[k], (long long)s);
+    }
+    const ep_attr* os = ep_attr_get(n, "output_shape");
+    if (os) {
+        if (os->type != ORT_OP_ATTR_INTS || os->n_ints != (size_t)sp)
+            return WHY("output_shape has %zu values; hipdnn-ep takes one per spatial dim (%d)",
+                       os->n_ints, sp);
+        const ep_value* xv = &m->values[n->in[0]];
+        const ep_value* wv = &m->values[n->in[1]];
+        for (int k = 0; k < sp; ++k) {
+            if (xv->dims[2 + k] < 0 || wv->dims[2 + k] < 0)
+                return WHY("output_shape with spatial dim %d of X or W not known ahead", k);
+            int64_t total;
+            if (!ep_conv_transpose_pads(n, k, sp, xv->dims[2 + k], wv->dims[2 + k], NULL, NULL,
+                                        &total))
+                return WHY("output_shape[%d]=%lld is larger than ConvTranspose gives with no "
+                           "padding", k, (long long)os->ints[k]);
+            if (total % 2)
+                return WHY("output_shape[%d]=%lld leaves an odd total padding (%lld), which "
+                           "ONNX and ORT split differently", k, (long long)os->ints[k],
+                           (long long)total);
+        }
+    }
     return true;
 }
 
@@ -151,7 +209,8 @@ bool ep_node_supported(const ep_model* m, const ep_node* n, char* why, size_t wh
     if (n->n_in > EP_MAX_IO || n->n_out > EP_MAX_IO) return WHY("too many inputs or outputs");
     if (n->n_out < 1 || n->out[0] < 0) return WHY("no output");
     if (!float_tensor(m, n->out[0], "output 0", why, why_len)) return false;
-    if (is_op(n, "Conv")) return conv_ok(m, n, why, why_len);
+    if (is_op(n, "Conv")) return conv_common_ok(m, n, why, why_len);
+    if (is_op(n, "ConvTranspose")) return conv_transpose_ok(m, n, why, why_len);
     if (is_op(n, "Gemm")) return gemm_ok(m, n, why, why_len);
     if (is_op(n, "MatMul")) {
         if (!check_inputs(m, n, 0, 2, why, why_len)) return false;

@@ -221,6 +221,13 @@ bool ep_shape_infer(const ep_model* m, const ep_node* n, const ep_shape* const* 
 bool ep_conv_pads(const ep_node* n, int axis, int spatial, int64_t in, int64_t k,
                   int64_t stride, int64_t dilation, int64_t* pre, int64_t* post);
 
+/* ConvTranspose's padding for one spatial dim (its output is the data gradient of a
+ * convolution with these pads): output_shape fixes the total as ONNX says (split evenly;
+ * `total` gets it), else pads[] (auto_pad NOTSET) or none (VALID).  pre / post may be
+ * NULL.  False when output_shape asks for more than no padding gives. */
+bool ep_conv_transpose_pads(const ep_node* n, int axis, int spatial, int64_t in, int64_t k,
+                            int64_t* pre, int64_t* post, int64_t* total);
+
 /* Normalized axes of a reduction (attribute or constant input; empty = all): the flags of
  * reduced axes in `reduced`.  False (with why) for what cannot be known. */
 bool ep_reduce_axes(const ep_model* m, const ep_node* n, int rank, bool* reduced, char* why,

@@ -160,21 +160,22 @@ static OrtStatus* read_inputs(ep_kernel* k, OrtKernelContext* ctx, ep_shape* sha
         const int64_t* dims = NULL;
         size_t nd = 0;
         if ((st = g_ort->GetTensorElementTypeAndShapeDataReference(v, &et, &dims, &nd))) return st;
+        bool is_float = et == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT ||
+                        et == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16;
         if (nd > EP_MAX_RANK)
             return ep_status(ORT_INVALID_ARGUMENT, "%s: input %d has rank %zu (at most %d)",
                              k->name, i, nd, EP_MAX_RANK);
         shapes[i].rank = (int)nd;
         for (size_t d = 0; d < nd; ++d) {
             shapes[i].dims[d] = dims[d];
-            if (dims[d] < 1 && et == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT)
+            if (dims[d] < 1 && is_float)
                 return ep_status(ORT_INVALID_ARGUMENT, "%s: input %d '%s' has an empty dim %zu; "
                                  "hipdnn needs every dim >= 1", k->name, i,
                                  m->inputs[i] >= 0 ? m->values[m->inputs[i]].name : "?", d);
         }
         /* an int64 input (a Reshape's shape, a reduction's axes) is read at plan time from
          * the model, never from memory: only the float tensors must be on the device */
-        if (et == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT &&
-            (st = check_on_device(k, v, "input", i, m->inputs[i])))
+        if (is_float && (st = check_on_device(k, v, "input", i, m->inputs[i])))
             return st;
         if ((st = g_ort->GetTensorData(v, (const void**)&ptrs[i]))) return st;
     }

@@ -118,15 +118,16 @@ static ep_shape aligned(const ep_shape* s, int r) {
 
 /* ---- tensors -------------------------------------------------------------------------- */
 
-/* A finalized tensor: strides NULL leaves them to hipdnn (virtual tensors); value non-NULL
- * makes a by-value float constant. */
+/* A finalized tensor of element type dt (NOT_SET for a virtual one, which hipdnn types):
+ * strides NULL leaves them to hipdnn (virtual tensors); value non-NULL makes a by-value
+ * float constant. */
 static hipdnnBackendDescriptor_t tensor(lw* w, const char* name, const ep_shape* s,
-                                        const int64_t* strides, bool is_virtual,
+                                        const int64_t* strides, hipdnnDataType_t dt,
                                         const float* value, int64_t* uid_out) {
     hipdnnBackendDescriptor_t t = new_desc(w, HIPDNN_BACKEND_TENSOR_DESCRIPTOR);
     if (!t) return NULL;
     int64_t uid = w->next_uid++;
-    hipdnnDataType_t dt = is_virtual ? HIPDNN_DATA_NOT_SET : HIPDNN_DATA_FLOAT;
+    bool is_virtual = dt == HIPDNN_DATA_NOT_SET;
     bool virt = is_virtual, yes = true;
     char nm[160];
     snprintf(nm, sizeof(nm), "%s", name);
@@ -158,7 +159,7 @@ static hipdnnBackendDescriptor_t tensor(lw* w, const char* name, const ep_shape*
 static hipdnnBackendDescriptor_t tmp(lw* w, const char* what, const ep_shape* s) {
     char nm[160];
     snprintf(nm, sizeof(nm), "%s/%s", w->label, what);
-    return tensor(w, nm, s, NULL, true, NULL, NULL);
+    return tensor(w, nm, s, NULL, HIPDNN_DATA_NOT_SET, NULL, NULL);
 }
 
 /* A by-value float constant of rank r, every dim 1. */
@@ -169,7 +170,7 @@ static hipdnnBackendDescriptor_t scalar(lw* w, const char* what, float v, int r)
     packed_strides(&s, strides);
     char nm[160];
     snprintf(nm, sizeof(nm), "%s/%s", w->label, what);
-    return tensor(w, nm, &s, strides, false, &v, NULL);
+    return tensor(w, nm, &s, strides, HIPDNN_DATA_FLOAT, &v, NULL);
 }
 
 /* A non-virtual tensor over the memory of value v's binding, in dims s (packed, or with
@@ -181,7 +182,11 @@ static hipdnnBackendDescriptor_t bound(lw* w, int v, const ep_shape* s, const in
         strides = packed;
     }
     hipdnnBackendDescriptor_t t =
-        tensor(w, w->m->values[v].name, s, strides, false, NULL, &uid);
+        tensor(w, w->m->values[v].name, s, strides,
+               w->m->values[v].elem_type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16
+                   ? HIPDNN_DATA_HALF
+                   : HIPDNN_DATA_FLOAT,
+               NULL, &uid);
     if (t) bind(w, uid, w->vals[v].bind_kind, w->vals[v].bind_index);
     return t;
 }
@@ -291,7 +296,8 @@ static hipdnnBackendDescriptor_t make_out(lw* w, int v, const ep_shape* hs) {
     lval* lv = &w->vals[v];
     hipdnnBackendDescriptor_t t = lv->bind_kind == EP_BIND_OUTPUT
                                       ? bound(w, v, hs, NULL)
-                                      : tensor(w, w->m->values[v].name, hs, NULL, true, NULL, NULL);
+                                      : tensor(w, w->m->values[v].name, hs, NULL,
+                                               HIPDNN_DATA_NOT_SET, NULL, NULL);
     lv->desc = t;
     lv->hs = *hs;
     return t;
@@ -312,45 +318,61 @@ static bool lower_unary(lw* w, const ep_node* n, hipdnnPointwiseMode_t mode) {
     return pointwise(w, NULL, mode, x, NULL, make_out(w, n->out[0], &w->vals[n->out[0]].onnx));
 }
 
-static int64_t list_at(const ep_node* n, const char* name, int i, int64_t dflt) {
+static int64_t list_at(const ep_node* n, const char* name, int i, int count, int64_t dflt) {
     const ep_attr* a = ep_attr_get(n, name);
-    return a && a->type == ORT_OP_ATTR_INTS && a->n_ints == 2 ? a->ints[i] : dflt;
+    return a && a->type == ORT_OP_ATTR_INTS && a->n_ints == (size_t)count ? a->ints[i] : dflt;
 }
 
+/* Conv as conv_fprop (X, W -> Y) and ConvTranspose as conv_dgrad (the data gradient DX = Y
+ * of a convolution whose output gradient DY is X, over the same W), each with a bias add
+ * after when there is one. */
 static bool lower_conv(lw* w, const ep_node* n) {
+    bool tr = !strcmp(n->op, "ConvTranspose");
     const ep_shape* xs = &w->vals[n->in[0]].onnx;
     const ep_shape* ws = &w->vals[n->in[1]].onnx;
     const ep_shape* ys = &w->vals[n->out[0]].onnx;
-    int64_t pre[2], post[2], stride[2], dil[2];
-    for (int i = 0; i < 2; ++i) {
-        stride[i] = list_at(n, "strides", i, 1);
-        dil[i] = list_at(n, "dilations", i, 1);
-        ep_conv_pads(n, i, 2, xs->dims[2 + i], ws->dims[2 + i], stride[i], dil[i], &pre[i],
-                     &post[i]);
+    int sp = xs->rank - 2;
+    int64_t pre[3], post[3], stride[3], dil[3];
+    for (int i = 0; i < sp; ++i) {
+        stride[i] = list_at(n, "strides", i, sp, 1);
+        dil[i] = list_at(n, "dilations", i, sp, 1);
+        if (tr)
+            ep_conv_transpose_pads(n, i, sp, xs->dims[2 + i], ws->dims[2 + i], &pre[i], &post[i],
+                                   NULL);
+        else
+            ep_conv_pads(n, i, sp, xs->dims[2 + i], ws->dims[2 + i], stride[i], dil[i], &pre[i],
+                         &post[i]);
     }
     bool has_bias = n->n_in >= 3 && n->in[2] >= 0;
     hipdnnBackendDescriptor_t x = get_onnx(w, n->in[0]), f = get_onnx(w, n->in[1]);
     hipdnnBackendDescriptor_t y = has_bias ? tmp(w, "conv", ys) : make_out(w, n->out[0], ys);
     hipdnnBackendDescriptor_t op =
-        op_new(w, HIPDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, has_bias ? "conv" : NULL);
+        op_new(w, tr ? HIPDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR
+                     : HIPDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+               has_bias ? "conv" : NULL);
     hipdnnConvolutionMode_t mode = HIPDNN_CROSS_CORRELATION;
-    if (!op || !set_t(w, op, HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x) ||
-        !set_t(w, op, HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, f) ||
-        !set_t(w, op, HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, y) ||
+    bool ports = tr ? set_t(w, op, HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, x) &&
+                          set_t(w, op, HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, f) &&
+                          set_t(w, op, HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, y)
+                    : set_t(w, op, HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x) &&
+                          set_t(w, op, HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, f) &&
+                          set_t(w, op, HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, y);
+    if (!op || !ports ||
         !ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_CONVOLUTION_PRE_PADDINGS, HIPDNN_TYPE_INT64,
-                                         2, pre), "pre paddings") ||
+                                         sp, pre), "pre paddings") ||
         !ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_CONVOLUTION_POST_PADDINGS,
-                                         HIPDNN_TYPE_INT64, 2, post), "post paddings") ||
+                                         HIPDNN_TYPE_INT64, sp, post), "post paddings") ||
         !ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_CONVOLUTION_FILTER_STRIDES,
-                                         HIPDNN_TYPE_INT64, 2, stride), "strides") ||
+                                         HIPDNN_TYPE_INT64, sp, stride), "strides") ||
         !ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_CONVOLUTION_DILATIONS, HIPDNN_TYPE_INT64,
-                                         2, dil), "dilations") ||
+                                         sp, dil), "dilations") ||
         !ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_CONVOLUTION_CONV_MODE,
                                          HIPDNN_TYPE_CONVOLUTION_MODE_EXT, 1, &mode), "conv mode") ||
         !op_done(w, op))
         return false;
     if (!has_bias) return true;
-    ep_shape bs = {4, {1, ys->dims[1], 1, 1}};
+    ep_shape bs = {ys->rank, {0}};
+    for (int i = 0; i < ys->rank; ++i) bs.dims[i] = i == 1 ? ys->dims[1] : 1;
     return pointwise(w, "bias", HIPDNN_POINTWISE_ADD, y, get(w, n->in[2], &bs),
                      make_out(w, n->out[0], ys));
 }
@@ -522,7 +544,7 @@ static bool lower_node(lw* w, const ep_node* n) {
         return lower_unary(w, n, strcmp(ep_attr_string(n, "approximate", "none"), "tanh")
                                      ? HIPDNN_POINTWISE_GELU_FWD
                                      : HIPDNN_POINTWISE_GELU_APPROX_TANH_FWD);
-    if (!strcmp(op, "Conv")) return lower_conv(w, n);
+    if (!strcmp(op, "Conv") || !strcmp(op, "ConvTranspose")) return lower_conv(w, n);
     if (!strcmp(op, "MatMul")) return lower_matmul(w, n);
     if (!strcmp(op, "Gemm")) return lower_gemm(w, n);
     if (!strcmp(op, "Softmax")) return lower_softmax(w, n);

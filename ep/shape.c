@@ -60,6 +60,31 @@ static int64_t list_at(const ep_node* n, const char* name, int i, int count, int
     return a->ints[i];
 }
 
+bool ep_conv_transpose_pads(const ep_node* n, int axis, int spatial, int64_t in, int64_t k,
+                            int64_t* pre, int64_t* post, int64_t* total) {
+    int64_t s = list_at(n, "strides", axis, spatial, 1), d = list_at(n, "dilations", axis, spatial, 1);
+    int64_t adj = list_at(n, "output_padding", axis, spatial, 0);
+    int64_t b = 0, e = 0;
+    const ep_attr* os = ep_attr_get(n, "output_shape");
+    bool ok = true;
+    if (os && os->type == ORT_OP_ATTR_INTS && os->n_ints == (size_t)spatial) {
+        int64_t t = s * (in - 1) + adj + (k - 1) * d + 1 - os->ints[axis];
+        ok = t >= 0;
+        if (t < 0) t = 0;
+        /* ONNX: the odd unit at the start for NOTSET / VALID (capability.c takes an even
+         * total only, where ORT agrees) */
+        b = t - t / 2;
+        e = t / 2;
+    } else if (!strcmp(ep_attr_string(n, "auto_pad", "NOTSET"), "NOTSET")) {
+        b = list_at(n, "pads", axis, 2 * spatial, 0);
+        e = list_at(n, "pads", axis + spatial, 2 * spatial, 0);
+    }
+    if (pre) *pre = b;
+    if (post) *post = e;
+    if (total) *total = b + e;
+    return ok;
+}
+
 bool ep_reduce_axes(const ep_model* m, const ep_node* n, int rank, bool* reduced, char* why,
                     size_t why_len) {
     const int64_t* axes = NULL;
@@ -147,30 +172,45 @@ bool ep_shape_infer(const ep_model* m, const ep_node* n, const ep_shape* const* 
         }
         return true;
     }
-    if (is_op(n, "Conv")) {
+    if (is_op(n, "Conv") || is_op(n, "ConvTranspose")) {
         const ep_shape* w = in[1];
-        if (!w || x->rank != 4 || w->rank != 4) return WHY("Conv needs X and W of rank 4");
+        bool tr = is_op(n, "ConvTranspose");
+        if (!w || x->rank < 3 || x->rank > 5 || w->rank != x->rank)
+            return WHY("%s needs X and W of one rank, 3 to 5", n->op);
+        int sp = x->rank - 2;
         int64_t group = ep_attr_int(n, "group", 1);
-        if (group < 1 || x->dims[1] != w->dims[1] * group || w->dims[0] % group)
+        /* Conv: W [K, C/group, k...]; ConvTranspose: W [C, K/group, k...] */
+        int64_t c_in = tr ? w->dims[0] : w->dims[1] * group;
+        int64_t k_out = tr ? w->dims[1] * group : w->dims[0];
+        if (group < 1 || x->dims[1] != c_in || w->dims[0] % group)
             return WHY("X has C=%lld, W is [%lld, %lld, ...] with group=%lld",
                        (long long)x->dims[1], (long long)w->dims[0], (long long)w->dims[1],
                        (long long)group);
-        out[0].rank = 4;
+        out[0].rank = x->rank;
         out[0].dims[0] = x->dims[0];
-        out[0].dims[1] = w->dims[0];
-        for (int i = 0; i < 2; ++i) {
-            int64_t s = list_at(n, "strides", i, 2, 1), d = list_at(n, "dilations", i, 2, 1);
-            int64_t pre, post;
-            if (!ep_conv_pads(n, i, 2, x->dims[2 + i], w->dims[2 + i], s, d, &pre, &post))
-                return WHY("auto_pad '%s' is not an ONNX value",
-                           ep_attr_string(n, "auto_pad", ""));
-            int64_t span = d * (w->dims[2 + i] - 1) + 1;
-            int64_t o = (x->dims[2 + i] + pre + post - span) / s + 1;
-            if (x->dims[2 + i] + pre + post < span) return WHY("the filter is larger than the padded image");
+        out[0].dims[1] = k_out;
+        for (int i = 0; i < sp; ++i) {
+            int64_t s = list_at(n, "strides", i, sp, 1), d = list_at(n, "dilations", i, sp, 1);
+            int64_t pre, post, span = d * (w->dims[2 + i] - 1) + 1, o;
+            if (tr) {
+                if (!ep_conv_transpose_pads(n, i, sp, x->dims[2 + i], w->dims[2 + i], &pre,
+                                            &post, NULL))
+                    return WHY("output_shape[%d] is larger than ConvTranspose gives", i);
+                o = s * (x->dims[2 + i] - 1) + list_at(n, "output_padding", i, sp, 0) + span -
+                    pre - post;
+                if (o < 1) return WHY("spatial dim %d of the output would be %lld", i, (long long)o);
+            } else {
+                if (!ep_conv_pads(n, i, sp, x->dims[2 + i], w->dims[2 + i], s, d, &pre, &post))
+                    return WHY("auto_pad '%s' is not an ONNX value",
+                               ep_attr_string(n, "auto_pad", ""));
+                if (x->dims[2 + i] + pre + post < span)
+                    return WHY("the filter is larger than the padded image");
+                o = (x->dims[2 + i] + pre + post - span) / s + 1;
+            }
             out[0].dims[2 + i] = o;
         }
-        if (n->n_in >= 3 && in[2] && (in[2]->rank != 1 || in[2]->dims[0] != w->dims[0]))
-            return WHY("bias is not [%lld]", (long long)w->dims[0]);
+        if (n->n_in >= 3 && in[2] && (in[2]->rank != 1 || in[2]->dims[0] != k_out))
+            return WHY("bias is not [%lld]", (long long)k_out);
         return true;
     }
     if (is_op(n, "Reshape")) {

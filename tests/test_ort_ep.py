@@ -54,12 +54,12 @@ def positive(rng, *shape):
     return rng.uniform(0.5, 1.5, size=shape).astype(np.float32)
 
 
-def model(nodes, inputs, outputs, initializers=(), opset=17, ms=False):
-    """inputs / outputs: (name, shape) pairs (shape None: unknown)."""
+def model(nodes, inputs, outputs, initializers=(), opset=17, ms=False, elem=FLOAT):
+    """inputs / outputs: (name, shape) pairs (shape None: unknown), of element type elem."""
     graph = helper.make_graph(
         nodes, "test",
-        [helper.make_tensor_value_info(n, FLOAT, s) for n, s in inputs],
-        [helper.make_tensor_value_info(n, FLOAT, s) for n, s in outputs],
+        [helper.make_tensor_value_info(n, elem, s) for n, s in inputs],
+        [helper.make_tensor_value_info(n, elem, s) for n, s in outputs],
         initializer=[numpy_helper.from_array(a, n) for n, a in initializers])
     opsets = [helper.make_opsetid("", opset)]
     if ms:
@@ -357,6 +357,203 @@ def test_reduction_output_also_read_inside(tmp_path, rng):
     compare(tmp_path, m, {"x": rand(rng, 2, 3, 4)}, fused_nodes=1)
 
 
+CONV_ND_CASES = [
+    # auto_pad, group, extra attributes, x shape, w shape: 1D and 3D
+    ("NOTSET", 1, {"pads": [2, 1], "strides": [2]}, (2, 3, 11), (4, 3, 3)),
+    ("NOTSET", 2, {"pads": [1, 1], "dilations": [2], "kernel_shape": [3]}, (1, 4, 9), (6, 2, 3)),
+    ("SAME_UPPER", 3, {"strides": [2]}, (2, 3, 8), (3, 1, 4)),
+    ("SAME_LOWER", 1, {"strides": [3]}, (1, 2, 10), (3, 2, 2)),
+    ("VALID", 1, {"strides": [1]}, (2, 3, 7), (5, 3, 3)),
+    ("NOTSET", 1, {"pads": [1, 0, 1, 0, 1, 1], "strides": [1, 2, 1]}, (1, 2, 5, 6, 4),
+     (3, 2, 3, 3, 2)),
+    ("NOTSET", 2, {"pads": [1, 1, 1, 1, 1, 1], "dilations": [1, 2, 1]}, (2, 4, 4, 6, 5),
+     (4, 2, 2, 3, 3)),
+    ("SAME_UPPER", 1, {"strides": [2, 1, 2]}, (1, 3, 5, 4, 6), (2, 3, 3, 2, 3)),
+    ("SAME_LOWER", 2, {}, (1, 2, 4, 5, 3), (4, 1, 2, 3, 2)),
+    ("VALID", 1, {"strides": [1, 1, 2]}, (2, 2, 4, 4, 5), (3, 2, 2, 2, 3)),
+]
+
+
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
+@pytest.mark.parametrize("auto_pad,group,attrs,xs,ws", CONV_ND_CASES,
+                         ids=[f"{len(c[3]) - 2}d-{c[0]}-g{c[1]}-{i}"
+                              for i, c in enumerate(CONV_ND_CASES)])
+def test_conv_1d_3d_matches_cpu_ep(tmp_path, rng, auto_pad, group, attrs, xs, ws, bias):
+    test_conv_matches_cpu_ep(tmp_path, rng, auto_pad, group, attrs, xs, ws, bias)
+
+
+def test_conv_1d_relu_and_3d_add_fuse(tmp_path, rng):
+    nodes = [helper.make_node("Conv", ["x", "W"], ["c"], name="conv1d", pads=[1, 1]),
+             helper.make_node("Relu", ["c"], ["y"], name="relu"),
+             helper.make_node("Conv", ["v", "V", "B"], ["d"], name="conv3d", auto_pad="SAME_UPPER"),
+             helper.make_node("Add", ["d", "v2"], ["z"], name="add")]
+    m = model(nodes, [("x", [2, 3, 8]), ("v", [1, 2, 3, 4, 5]), ("v2", [1, 3, 3, 4, 5])],
+              [("y", None), ("z", None)],
+              [("W", rand(rng, 4, 3, 3)), ("V", rand(rng, 3, 2, 3, 3, 3)), ("B", rand(rng, 3))])
+    compare(tmp_path, m, {"x": rand(rng, 2, 3, 8), "v": rand(rng, 1, 2, 3, 4, 5),
+                          "v2": rand(rng, 1, 3, 3, 4, 5)}, fused_nodes=2)
+
+
+def test_conv_4d_spatial_stays_with_ort(tmp_path, rng):
+    xs, ws = (1, 2, 3, 3, 3, 3), (2, 2, 2, 2, 2, 2)
+    nodes = [helper.make_node("Conv", ["x", "W"], ["y"], name="conv4d")]
+    m = model(nodes, [("x", list(xs))], [("y", None)], [("W", rand(rng, *ws))])
+    _, assigned = compare(tmp_path, m, {"x": rand(rng, *xs)}, fully_claimed=False)
+    assert [a[0] for a in assigned] == ["CPUExecutionProvider"]
+    _, _, err = run(tmp_path, m, {"x": rand(rng, *xs)}, log_level=1)
+    assert "node Conv 'conv4d' (domain '') stays with ORT: X has rank 6 and W rank 6" in err
+
+
+# ConvTranspose: x shape, w shape [C_in, C_out/group, k...], group, attributes
+CONV_T_CASES = [
+    ((2, 4, 5, 6), (4, 3, 3, 3), 1, {}),
+    ((1, 4, 5, 4), (4, 2, 3, 2), 2, {"strides": [2, 3], "pads": [1, 0, 0, 1]}),
+    ((2, 3, 4, 5), (3, 2, 3, 3), 1, {"strides": [2, 2], "output_padding": [1, 0],
+                                     "dilations": [1, 2]}),
+    ((1, 6, 4, 4), (6, 1, 3, 3), 6, {"strides": [2, 2], "pads": [1, 1, 1, 1],
+                                     "output_padding": [1, 1]}),  # depthwise
+    ((1, 2, 4, 5), (2, 3, 3, 2), 1, {"auto_pad": "VALID", "strides": [2, 1]}),
+    ((2, 2, 3, 4), (2, 3, 3, 3), 1, {"strides": [2, 2], "output_shape": [7, 7]}),
+    ((2, 3, 7), (3, 4, 3), 1, {"strides": [2], "pads": [1, 2], "output_padding": [1]}),
+    ((1, 4, 6), (4, 1, 4), 2, {"dilations": [2], "kernel_shape": [4]}),
+    ((1, 2, 3, 4, 3), (2, 3, 2, 3, 2), 1, {"strides": [2, 1, 2], "pads": [0, 1, 0, 0, 1, 1]}),
+    ((1, 4, 3, 3, 2), (4, 2, 3, 2, 2), 2, {"strides": [2, 2, 2], "output_padding": [1, 0, 1]}),
+]
+
+
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
+@pytest.mark.parametrize("xs,ws,group,attrs", CONV_T_CASES,
+                         ids=[f"{len(c[0]) - 2}d-g{c[2]}-{i}" for i, c in enumerate(CONV_T_CASES)])
+def test_conv_transpose_matches_cpu_ep(tmp_path, rng, xs, ws, group, attrs, bias):
+    c_out = ws[1] * group
+    inits = [("W", rand(rng, *ws))]
+    ins = ["x", "W"]
+    if bias:
+        inits.append(("B", rand(rng, c_out)))
+        ins.append("B")
+    node = helper.make_node("ConvTranspose", ins, ["y"], name="convt", group=group, **attrs)
+    m = model([node], [("x", list(xs))], [("y", None)], inits)
+    got, _ = compare(tmp_path, m, {"x": rand(rng, *xs)}, fused_nodes=1)
+    if "output_shape" in attrs:
+        assert list(got["y"][0].shape[2:]) == attrs["output_shape"]
+
+
+def test_conv_transpose_against_float64_scatter(tmp_path, rng):
+    """ConvTranspose written out in float64: each input position scatters the kernel
+    (strided, dilated) into the output, then the pads are cut off."""
+    xs, ws, s, d, pads, adj = (2, 2, 3, 4), (2, 3, 2, 3), (2, 1), (1, 2), (1, 0, 0, 2), (1, 0)
+    x, wt, b = rand(rng, *xs), rand(rng, *ws), rand(rng, ws[1])
+    full = [(xs[2 + i] - 1) * s[i] + (ws[2 + i] - 1) * d[i] + 1 + adj[i] for i in range(2)]
+    y = np.zeros((xs[0], ws[1], *full))
+    for i in range(xs[2]):
+        for j in range(xs[3]):
+            for p in range(ws[2]):
+                for q in range(ws[3]):
+                    y[:, :, i * s[0] + p * d[0], j * s[1] + q * d[1]] += np.einsum(
+                        "nc,ck->nk", x[:, :, i, j].astype(np.float64), wt[:, :, p, q])
+    y = y[:, :, pads[0]:full[0] - pads[2], pads[1]:full[1] - pads[3]] + b[None, :, None, None]
+    node = helper.make_node("ConvTranspose", ["x", "W", "B"], ["y"], name="convt", strides=s,
+                            dilations=d, pads=pads, output_padding=adj)
+    m = model([node], [("x", list(xs))], [("y", None)], [("W", wt), ("B", b)])
+    x_before = x.copy()
+    got, assigned, _ = run(tmp_path, m, {"x": x}, no_fallback=True)
+    assert [a[0] for a in assigned] == ["hipdnn"]
+    np.testing.assert_allclose(got["y"][0], y, rtol=RTOL, atol=ATOL)
+    np.testing.assert_array_equal(x, x_before)
+
+
+def test_conv_transpose_relu_conv_one_fused_node(tmp_path, rng):
+    """A decoder step: ConvTranspose (upsampling) -> Relu -> Conv, one hipdnn graph."""
+    nodes = [helper.make_node("ConvTranspose", ["x", "T", "B"], ["u"], name="up", strides=[2, 2],
+                              pads=[1, 1, 1, 1], output_padding=[1, 1]),
+             helper.make_node("Relu", ["u"], ["r"], name="relu"),
+             helper.make_node("Conv", ["r", "W"], ["y"], name="conv", auto_pad="SAME_UPPER")]
+    m = model(nodes, [("x", [2, 4, 5, 5])], [("y", None)],
+              [("T", rand(rng, 4, 3, 3, 3)), ("B", rand(rng, 3)), ("W", rand(rng, 2, 3, 3, 3))])
+    compare(tmp_path, m, {"x": rand(rng, 2, 4, 5, 5)}, fused_nodes=1)
+
+
+@pytest.mark.parametrize("attrs,reason", [  # the last two ORT's CPU EP refuses as well
+    ({"auto_pad": "SAME_UPPER", "strides": [2, 2]}, "auto_pad SAME_UPPER on ConvTranspose is left to ORT"),
+    ({"auto_pad": "SAME_LOWER"}, "auto_pad SAME_LOWER on ConvTranspose is left to ORT"),
+    ({"strides": [2, 2], "output_padding": [2, 0], "dilations": [3, 1]},
+     "output_padding[0] is 2 with stride 2; hipdnn-ep needs 0 <= output_padding < stride"),
+    ({"strides": [2, 2], "output_shape": [7, 8]},
+     "output_shape[1]=8 leaves an odd total padding (1)"),
+    ({"output_shape": [9, 9]}, "output_shape[0]=9 is larger than ConvTranspose gives"),
+], ids=["same_upper", "same_lower", "output_padding", "odd_output_shape", "big_output_shape"])
+def test_conv_transpose_declined_stays_with_ort(tmp_path, rng, attrs, reason):
+    node = helper.make_node("ConvTranspose", ["x", "W"], ["y"], name="convt", **attrs)
+    m = model([node, helper.make_node("Relu", ["y"], ["z"], name="relu")],
+              [("x", [1, 2, 4, 4])], [("z", None)], [("W", rand(rng, 2, 3, 3, 3))])
+    x = rand(rng, 1, 2, 4, 4)
+    ort_refuses = "output_padding[" in reason or "larger" in reason
+    _, _, err = run(tmp_path, m, {"x": x}, log_level=1, expect_ok=not ort_refuses)
+    assert f"node ConvTranspose 'convt' (domain '') stays with ORT: {reason}" in err
+    if ort_refuses:  # and the error is ORT's own kernel's, not a crash
+        assert "running ConvTranspose node. Name:'convt'" in err
+        return
+    _, assigned = compare(tmp_path, m, {"x": x}, fully_claimed=False)
+    assert {a[3]: a[0] for a in assigned} == {"convt": "CPUExecutionProvider", "relu": "hipdnn"}
+
+
+# ---- float16 ------------------------------------------------------------------------------
+
+def fp16_case(tmp_path, rng, nodes, inputs, outputs, inits, fused_nodes=1, opset=17):
+    """The model in float16 through hipdnn-ep (fallback off: claimed completely) against
+    the same model in float32, from the same float16 values, through ORT's CPU EP (which
+    has few float16 kernels); float16 tolerance."""
+    inits16 = [(n, a.astype(np.float16)) for n, a in inits]
+    feeds16 = {n: rand(rng, *s).astype(np.float16) for n, s in inputs}
+    before = {n: a.copy() for n, a in feeds16.items()}
+    m16 = model(nodes, inputs, outputs, inits16, opset=opset, elem=TensorProto.FLOAT16)
+    m32 = model(nodes, inputs, outputs, [(n, a.astype(np.float32)) for n, a in inits16],
+                opset=opset)
+    got, assigned, _ = run(tmp_path, m16, feeds16, no_fallback=True)
+    want, _, _ = run(tmp_path, m32, {n: a.astype(np.float32) for n, a in feeds16.items()},
+                     ep="cpu")
+    assert [a[0] for a in assigned] == ["hipdnn"] * len(nodes), assigned
+    assert len({a[1] for a in assigned}) == fused_nodes, assigned
+    for name in want:
+        g, w = got[name][0], want[name][0]
+        assert g.dtype == np.float16 and g.shape == w.shape, (name, g.dtype, g.shape, w.shape)
+        scale = max(1.0, float(np.abs(w).max()))
+        np.testing.assert_allclose(g.astype(np.float32), w, rtol=1e-2, atol=2e-3 * scale,
+                                   err_msg=name)
+    for n, a in feeds16.items():
+        np.testing.assert_array_equal(a, before[n])
+
+
+def test_fp16_conv_bias_relu_add(tmp_path, rng):
+    nodes = [helper.make_node("Conv", ["x", "W", "B"], ["c"], name="conv", pads=[1, 1, 1, 1],
+                              strides=[2, 1], group=2),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("Add", ["r", "s"], ["a"], name="add"),
+             helper.make_node("ReduceMax", ["a"], ["y"], name="max", axes=[3], keepdims=1)]
+    fp16_case(tmp_path, rng, nodes, [("x", [2, 4, 7, 6]), ("s", [1, 6, 1, 6])], [("y", None)],
+              [("W", rand(rng, 6, 2, 3, 3)), ("B", rand(rng, 6))])
+
+
+def test_fp16_conv_transpose_1d_and_3d_conv(tmp_path, rng):
+    nodes = [helper.make_node("ConvTranspose", ["x", "T", "B"], ["y"], name="up", strides=[2],
+                              pads=[1, 0], output_padding=[1]),
+             helper.make_node("Conv", ["v", "V"], ["z"], name="conv3d", auto_pad="SAME_LOWER")]
+    fp16_case(tmp_path, rng, nodes, [("x", [2, 3, 6]), ("v", [1, 2, 3, 4, 4])],
+              [("y", None), ("z", None)],
+              [("T", rand(rng, 3, 4, 3)), ("B", rand(rng, 4)), ("V", rand(rng, 3, 2, 2, 3, 2))],
+              fused_nodes=2)
+
+
+def test_fp16_gemm_layernorm_gelu_softmax(tmp_path, rng):
+    nodes = [helper.make_node("Gemm", ["a", "Wt", "C"], ["g"], name="gemm", transB=1, alpha=0.5),
+             helper.make_node("LayerNormalization", ["g", "S", "Bn"], ["n"], name="ln"),
+             helper.make_node("Gelu", ["n"], ["e"], name="gelu"),
+             helper.make_node("Softmax", ["e"], ["y"], name="softmax")]
+    fp16_case(tmp_path, rng, nodes, [("a", [5, 8])], [("y", None)],
+              [("Wt", rand(rng, 12, 8)), ("C", rand(rng, 12)), ("S", positive(rng, 12)),
+               ("Bn", rand(rng, 12))], opset=20)
+
+
 # ---- claiming, fallback, shapes, options ------------------------------------------------
 
 def test_supported_model_is_claimed_completely_without_cpu_fallback(tmp_path, rng):
@@ -511,7 +708,7 @@ def test_non_float_nodes_stay_with_ort(tmp_path, rng):
                                                "cast": "CPUExecutionProvider", "relu": "hipdnn"}
     _, _, err = run(tmp_path, m, feeds, log_level=1)
     assert "node Add 'int_add' (domain '') stays with ORT: output 0 's' has element type 7; " \
-           "hipdnn-ep runs float32 only" in err
+           "hipdnn-ep runs float32 and float16 only" in err
 
 
 def test_same_value_on_both_ports_and_broadcast_first_operand(tmp_path, rng):

@@ -84,7 +84,8 @@ static void npy_read(const char* path, array* a) {
     size_t esize;
     if (strstr(h, "'<f4'")) a->type = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, esize = 4;
     else if (strstr(h, "'<i8'")) a->type = ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, esize = 8;
-    else die("%s: only <f4 and <i8 arrays are read (header %s)", path, h);
+    else if (strstr(h, "'<f2'")) a->type = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16, esize = 2;
+    else die("%s: only <f4, <f2 and <i8 arrays are read (header %s)", path, h);
     const char* s = strstr(h, "'shape': (");
     if (!s) die("%s: no shape in header", path);
     s += strlen("'shape': (");
@@ -113,7 +114,9 @@ static void npy_write(const char* path, ONNXTensorElementDataType type, const in
                       size_t rank, const void* data, size_t bytes) {
     char dict[256];
     int n = snprintf(dict, sizeof(dict), "{'descr': '%s', 'fortran_order': False, 'shape': (",
-                     type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT ? "<f4" : "<i8");
+                     type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT     ? "<f4"
+                     : type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16 ? "<f2"
+                                                                     : "<i8");
     for (size_t i = 0; i < rank; ++i)
         n += snprintf(dict + n, sizeof(dict) - (size_t)n, "%lld,%s", (long long)shape[i],
                       i + 1 < rank ? " " : "");
@@ -386,7 +389,11 @@ int main(int argc, char** argv) {
             check(ort->GetDimensions(info, shape, rank), "GetDimensions");
             check(ort->GetTensorShapeElementCount(info, &count), "GetTensorShapeElementCount");
             ort->ReleaseTensorTypeAndShapeInfo(info);
-            if (type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT && type != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64)
+            size_t esize = type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT     ? 4
+                           : type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16 ? 2
+                           : type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64   ? 8
+                                                                           : 0;
+            if (!esize)
                 die("output %s has element type %d", out_names[o], (int)type);
             /* the session copies results to the host (on a GPU, reading device memory
              * here would fault; over the tests' fake driver it would not, so say it) */
@@ -400,7 +407,7 @@ int main(int argc, char** argv) {
             check(ort->GetTensorMutableData(out_vals[o], &data), "GetTensorMutableData");
             char path[4096];
             snprintf(path, sizeof(path), "%s/%s.%d.npy", out_dir, out_names[o], r);
-            npy_write(path, type, shape, rank, data, count * (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT ? 4 : 8));
+            npy_write(path, type, shape, rank, data, count * esize);
             ort->ReleaseValue(out_vals[o]);
         }
         for (size_t i = 0; i < n_in; ++i) {
