@@ -8,6 +8,10 @@
  *   batchnorm training's running statistics: pointwise nodes after the norm (whose mean
  *     and inv_variance become outputs if they were not), next = running + momentum *
  *     (batch - running), the batch variance unbiased and recovered from inv_variance;
+ *   batchnorm training and backward over few channels (FEW_ROWS): a plane ([n, c]) at a
+ *     time where the spatial dims are innermost (the norm and norm-backward kernels over
+ *     each plane, storing only statistics or sums, combined per channel, then one
+ *     pointwise pass), else split reductions and pointwise stages;
  *   genstats: a sum and a 2-norm (squared) per channel;
  *   slice, concatenate and reshape: identity copies through views.  A view is a tensor of
  *     the rewritten graph with its own uid that names another tensor's memory at an
