@@ -43,7 +43,10 @@ static bool try_plan(hipdnnHandle_t h, hipdnnBackendDescriptor_t cfg, const char
     return false;
 }
 
+/* The heuristics for graph (mode and preferred engine from opt) and the engine configs they
+ * rank, at most MAX_CFG, into cfgs (each to be destroyed); NULL with err set on failure. */
 static hipdnnBackendDescriptor_t heuristics(hipdnnBackendDescriptor_t graph, const ep_options* opt,
+                                            hipdnnBackendDescriptor_t* cfgs, int64_t* count,
                                             char* err, size_t err_len) {
     hipdnnBackendDescriptor_t heur = NULL;
     hipdnnStatus_t st = hipdnnBackendCreateDescriptor(HIPDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &heur);
@@ -57,45 +60,70 @@ static hipdnnBackendDescriptor_t heuristics(hipdnnBackendDescriptor_t graph, con
         st = hipdnnBackendSetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_PREFERRED_ENGINE_EXT,
                                        HIPDNN_TYPE_CHAR, (int64_t)strlen(opt->engine), opt->engine);
     if (st == HIPDNN_STATUS_SUCCESS) st = hipdnnBackendFinalize(heur);
-    if (st == HIPDNN_STATUS_SUCCESS) return heur;
-    snprintf(err, err_len, "heuristics: %s: %s", hipdnnGetErrorString(st),
-             hipdnnPeekLastErrorString_ext());
-    hipdnnBackendDestroyDescriptor(heur);
-    return NULL;
-}
-
-bool ep_plan_choose(hipdnnHandle_t h, hipdnnBackendDescriptor_t graph, const ep_options* opt,
-                    hipdnnMemorySpace_t space, ep_plan* out, char* err, size_t err_len) {
-    hipdnnBackendDescriptor_t heur = heuristics(graph, opt, err, err_len);
-    if (!heur) return false;
-    hipdnnBackendDescriptor_t cfgs[MAX_CFG];
-    int64_t count = 0;
-    hipdnnStatus_t st = hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_RESULTS,
-                                                  HIPDNN_TYPE_BACKEND_DESCRIPTOR, MAX_CFG, &count,
-                                                  cfgs);
+    if (st != HIPDNN_STATUS_SUCCESS) {
+        snprintf(err, err_len, "heuristics: %s: %s", hipdnnGetErrorString(st),
+                 hipdnnPeekLastErrorString_ext());
+        hipdnnBackendDestroyDescriptor(heur);
+        return NULL;
+    }
+    *count = 0;
+    st = hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_RESULTS,
+                                   HIPDNN_TYPE_BACKEND_DESCRIPTOR, MAX_CFG, count, cfgs);
     if (st != HIPDNN_STATUS_SUCCESS) {
         snprintf(err, err_len, "heuristic results: %s: %s", hipdnnGetErrorString(st),
                  hipdnnPeekLastErrorString_ext());
         hipdnnBackendDestroyDescriptor(heur);
-        return false;
+        return NULL;
     }
-    if (count > MAX_CFG) count = MAX_CFG;
+    if (*count > MAX_CFG) *count = MAX_CFG;
+    return heur;
+}
+
+/* Whether engine config cfg's engine could be read: its memory space into *mem (-1 when
+ * that cannot be read) and, when name is given, its name. */
+static bool cfg_engine(hipdnnBackendDescriptor_t cfg, int64_t* mem, char* name, size_t name_len) {
+    hipdnnBackendDescriptor_t eng = NULL;
+    int64_t n = 0;
+    *mem = -1;
+    if (hipdnnBackendGetAttribute(cfg, HIPDNN_ATTR_ENGINECFG_ENGINE, HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+                                  1, &n, &eng) != HIPDNN_STATUS_SUCCESS)
+        return false;
+    hipdnnBackendGetAttribute(eng, HIPDNN_ATTR_ENGINE_MEMORY_SPACE_EXT, HIPDNN_TYPE_INT64, 1, &n,
+                              mem);
+    if (name)
+        hipdnnBackendGetAttribute(eng, HIPDNN_ATTR_ENGINE_NAME_EXT, HIPDNN_TYPE_CHAR,
+                                  (int64_t)name_len - 1, &n, name);
+    hipdnnBackendDestroyDescriptor(eng);
+    return true;
+}
+
+/* The heuristics' support report (one line per loaded engine: name, id, then "applicable"
+ * or why it declined), to be freed; NULL when there is none. */
+static char* support_report(hipdnnBackendDescriptor_t heur) {
+    char* report = NULL;
+    int64_t rn = 0;
+    if (hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_SUPPORT_REPORT_EXT, HIPDNN_TYPE_CHAR,
+                                  0, &rn, NULL) != HIPDNN_STATUS_SUCCESS ||
+        rn <= 0 || !(report = calloc((size_t)rn + 1, 1)))
+        return NULL;
+    hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_SUPPORT_REPORT_EXT, HIPDNN_TYPE_CHAR,
+                              rn + 1, &rn, report);
+    return report;
+}
+
+bool ep_plan_choose(hipdnnHandle_t h, hipdnnBackendDescriptor_t graph, const ep_options* opt,
+                    hipdnnMemorySpace_t space, ep_plan* out, char* err, size_t err_len) {
+    hipdnnBackendDescriptor_t cfgs[MAX_CFG];
+    int64_t count = 0;
+    hipdnnBackendDescriptor_t heur = heuristics(graph, opt, cfgs, &count, err, err_len);
+    if (!heur) return false;
     char reasons[768] = "", why[512];
     size_t rl = 0;
     bool found = false;
     for (int64_t i = 0; i < count; ++i) {
-        hipdnnBackendDescriptor_t eng = NULL;
-        int64_t n = 0, mem = -1;
         char name[64] = "";
-        if (!found &&
-            hipdnnBackendGetAttribute(cfgs[i], HIPDNN_ATTR_ENGINECFG_ENGINE,
-                                      HIPDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &eng) ==
-                HIPDNN_STATUS_SUCCESS) {
-            hipdnnBackendGetAttribute(eng, HIPDNN_ATTR_ENGINE_MEMORY_SPACE_EXT, HIPDNN_TYPE_INT64,
-                                      1, &n, &mem);
-            hipdnnBackendGetAttribute(eng, HIPDNN_ATTR_ENGINE_NAME_EXT, HIPDNN_TYPE_CHAR,
-                                      sizeof(name) - 1, &n, name);
-            hipdnnBackendDestroyDescriptor(eng);
+        int64_t mem;
+        if (!found && cfg_engine(cfgs[i], &mem, name, sizeof(name))) {
             /* a device engine cannot read host tensors, nor a host engine device ones */
             if (mem != (int64_t)space)
                 add_reason(reasons, sizeof(reasons), &rl, name, "another memory space");
@@ -107,13 +135,7 @@ bool ep_plan_choose(hipdnnHandle_t h, hipdnnBackendDescriptor_t graph, const ep_
         hipdnnBackendDestroyDescriptor(cfgs[i]);
     }
     if (!found) {
-        char* report = NULL;
-        int64_t rn = 0;
-        if (hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_SUPPORT_REPORT_EXT,
-                                      HIPDNN_TYPE_CHAR, 0, &rn, NULL) == HIPDNN_STATUS_SUCCESS &&
-            rn > 0 && (report = calloc((size_t)rn + 1, 1)) != NULL)
-            hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_SUPPORT_REPORT_EXT,
-                                      HIPDNN_TYPE_CHAR, rn + 1, &rn, report);
+        char* report = support_report(heur);
         snprintf(err, err_len, "no engine runs this graph in %s memory (%s)%s%s",
                  space == HIPDNN_MEMORY_HOST ? "host" : "device", rl ? reasons : "no candidates",
                  report ? "; support report: " : "", report ? report : "");
@@ -139,14 +161,8 @@ static int64_t engine_space(const char* name) {
  * per loaded engine: name, id, then "applicable" or why it declined). */
 static void declines(hipdnnBackendDescriptor_t heur, hipdnnMemorySpace_t space, char* why,
                      size_t why_len, size_t* len) {
-    char* report = NULL;
-    int64_t rn = 0;
-    if (hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_SUPPORT_REPORT_EXT, HIPDNN_TYPE_CHAR,
-                                  0, &rn, NULL) != HIPDNN_STATUS_SUCCESS ||
-        rn <= 0 || !(report = calloc((size_t)rn + 1, 1)))
-        return;
-    hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_SUPPORT_REPORT_EXT, HIPDNN_TYPE_CHAR,
-                              rn + 1, &rn, report);
+    char* report = support_report(heur);
+    if (!report) return;
     char* save = NULL;
     for (char* line = strtok_r(report, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         char* tab = strchr(line, '\t');
@@ -169,33 +185,14 @@ static void declines(hipdnnBackendDescriptor_t heur, hipdnnMemorySpace_t space, 
 bool ep_plan_check(hipdnnHandle_t h, hipdnnBackendDescriptor_t graph, const ep_options* opt,
                    hipdnnMemorySpace_t space, char* why, size_t why_len) {
     (void)h; /* the graph's handle is the one the heuristics ask on */
-    hipdnnBackendDescriptor_t heur = heuristics(graph, opt, why, why_len);
-    if (!heur) return false;
     hipdnnBackendDescriptor_t cfgs[MAX_CFG];
     int64_t count = 0;
-    hipdnnStatus_t st = hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_RESULTS,
-                                                  HIPDNN_TYPE_BACKEND_DESCRIPTOR, MAX_CFG, &count,
-                                                  cfgs);
-    if (st != HIPDNN_STATUS_SUCCESS) {
-        snprintf(why, why_len, "heuristic results: %s: %s", hipdnnGetErrorString(st),
-                 hipdnnPeekLastErrorString_ext());
-        hipdnnBackendDestroyDescriptor(heur);
-        return false;
-    }
-    if (count > MAX_CFG) count = MAX_CFG;
+    hipdnnBackendDescriptor_t heur = heuristics(graph, opt, cfgs, &count, why, why_len);
+    if (!heur) return false;
     bool found = false;
     for (int64_t i = 0; i < count; ++i) {
-        hipdnnBackendDescriptor_t eng = NULL;
-        int64_t n = 0, mem = -1;
-        if (!found &&
-            hipdnnBackendGetAttribute(cfgs[i], HIPDNN_ATTR_ENGINECFG_ENGINE,
-                                      HIPDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &eng) ==
-                HIPDNN_STATUS_SUCCESS) {
-            hipdnnBackendGetAttribute(eng, HIPDNN_ATTR_ENGINE_MEMORY_SPACE_EXT, HIPDNN_TYPE_INT64,
-                                      1, &n, &mem);
-            hipdnnBackendDestroyDescriptor(eng);
-            found = mem == (int64_t)space;
-        }
+        int64_t mem;
+        if (!found && cfg_engine(cfgs[i], &mem, NULL, 0)) found = mem == (int64_t)space;
         hipdnnBackendDestroyDescriptor(cfgs[i]);
     }
     if (!found) {
