@@ -582,11 +582,23 @@ static bool planes_inner(const hipdnnSdkTensor* x) {
     return at >= PLANE_MIN && (x->dims[1] == 1 || st[1] >= at) && (x->dims[0] == 1 || st[0] >= at);
 }
 
-/* [N, C, 1...] and [1, C, 1...] for x of rank nd. */
-static void plane_dims(const hipdnnSdkTensor* x, int64_t* per_plane, int64_t* per_channel) {
+/* The shapes a plane-at-a-time rewrite of x [N, C, spatial...] makes: x's own (copied:
+ * adding tensors may move x), [N, C, 1...] per plane, [1, C, 1...] per channel, and the
+ * values one channel's statistics cover. */
+typedef struct {
+    int32_t nd;
+    int64_t x[HIPDNN_MAX_DIMS], plane[HIPDNN_MAX_DIMS], channel[HIPDNN_MAX_DIMS];
+    int64_t count;
+} planes;
+
+static void planes_of(const hipdnnSdkTensor* x, planes* p) {
+    p->nd = x->ndim;
+    p->count = 1;
+    memcpy(p->x, x->dims, sizeof(p->x));
     for (int32_t i = 0; i < x->ndim; ++i) {
-        per_plane[i] = i < 2 ? x->dims[i] : 1;
-        per_channel[i] = i == 1 ? x->dims[i] : 1;
+        p->plane[i] = i < 2 ? x->dims[i] : 1;
+        p->channel[i] = i == 1 ? x->dims[i] : 1;
+        p->count *= i == 1 ? 1 : x->dims[i];
     }
 }
 
@@ -602,40 +614,29 @@ static bool lower_batchnorm_planes(lowering* l, const hipdnnSdkNode* n) {
     const int64_t N = HIPDNN_NO_TENSOR;
     const int64_t x = n->inputs[HIPDNN_NORM_X], scale = n->inputs[HIPDNN_NORM_SCALE];
     const int64_t bias = n->inputs[HIPDNN_NORM_BIAS], eps = n->inputs[HIPDNN_NORM_EPSILON];
-    const hipdnnSdkTensor* tx = tensor(l, x);
-    const int32_t nd = tx->ndim;
-    int64_t pd[HIPDNN_MAX_DIMS], cd[HIPDNN_MAX_DIMS], count = 1, xdims[HIPDNN_MAX_DIMS];
-    plane_dims(tx, pd, cd);
-    for (int32_t i = 0; i < nd; ++i) count *= i == 1 ? 1 : tx->dims[i];
-    memcpy(xdims, tx->dims, sizeof(xdims));
+    planes pl;
+    planes_of(tensor(l, x), &pl);
+    const int32_t nd = pl.nd;
     hipdnnSdkNode st = *n;
-    st.name = name_of(nm, "plane_statistics");
-    if (!st.name) {
-        l->oom = true;
-        return false;
-    }
     st.attrs[HIPDNN_NORM_MODE].i[0] = HIPDNN_INSTANCE_NORM;
     for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) st.inputs[p] = st.outputs[p] = N;
     st.inputs[HIPDNN_NORM_X] = x;
     st.inputs[HIPDNN_NORM_SCALE] = scale; /* not read: no y */
     st.inputs[HIPDNN_NORM_EPSILON] = add_const(l, nm, "zero", 0.0);
-    st.outputs[HIPDNN_NORM_Y] = add_tensor(l, nm, "plane_y", HIPDNN_DATA_FLOAT, nd, xdims, NULL, true);
-    const int64_t mp = add_tensor(l, nm, "plane_mean", HIPDNN_DATA_FLOAT, nd, pd, NULL, true);
-    const int64_t ip = add_tensor(l, nm, "plane_inv", HIPDNN_DATA_FLOAT, nd, pd, NULL, true);
+    st.outputs[HIPDNN_NORM_Y] = add_tensor(l, nm, "plane_y", HIPDNN_DATA_FLOAT, nd, pl.x, NULL, true);
+    const int64_t mp = add_tensor(l, nm, "plane_mean", HIPDNN_DATA_FLOAT, nd, pl.plane, NULL, true);
+    const int64_t ip = add_tensor(l, nm, "plane_inv", HIPDNN_DATA_FLOAT, nd, pl.plane, NULL, true);
     st.outputs[HIPDNN_NORM_MEAN] = mp;
     st.outputs[HIPDNN_NORM_INV_VARIANCE] = ip;
-    if (l->oom || !push(l, &st, NULL, NULL)) {
-        free(st.name);
-        l->oom = true;
-        return false;
-    }
-    const int64_t mean = reduce(l, nm, "mean", HIPDNN_REDUCE_TENSOR_AVG, mp, cd, n->outputs[HIPDNN_NORM_MEAN]);
+    if (!push(l, &st, nm, "plane_statistics")) return false;
+    const int64_t mean = reduce(l, nm, "mean", HIPDNN_REDUCE_TENSOR_AVG, mp, pl.channel,
+                                n->outputs[HIPDNN_NORM_MEAN]);
     int64_t vp = pw(l, nm, "plane_var", HIPDNN_POINTWISE_RECIPROCAL,
                     pw(l, nm, "plane_inv_sq", HIPDNN_POINTWISE_MUL, ip, ip, N, mp), N, N, mp);
     int64_t dm = pw(l, nm, "plane_shift", HIPDNN_POINTWISE_SUB, mp, mean, N, mp);
     int64_t m2 = pw(l, nm, "plane_m2", HIPDNN_POINTWISE_ADD, vp,
                     pw(l, nm, "plane_shift_sq", HIPDNN_POINTWISE_MUL, dm, dm, N, mp), N, mp);
-    const int64_t var = reduce(l, nm, "variance", HIPDNN_REDUCE_TENSOR_AVG, m2, cd, N);
+    const int64_t var = reduce(l, nm, "variance", HIPDNN_REDUCE_TENSOR_AVG, m2, pl.channel, N);
     const int64_t inv = pw(l, nm, "inv_variance", HIPDNN_POINTWISE_RSQRT,
                            pw(l, nm, "var_plus_eps", HIPDNN_POINTWISE_ADD, var, eps, N, var), N,
                            n->outputs[HIPDNN_NORM_INV_VARIANCE], var);
@@ -648,7 +649,7 @@ static bool lower_batchnorm_planes(lowering* l, const hipdnnSdkNode* n) {
                                 : pw(l, nm, "channel_shift", HIPDNN_POINTWISE_NEG, ma, N, N, var);
     pw(l, nm, "y", HIPDNN_POINTWISE_ADD, pw(l, nm, "x_scaled", HIPDNN_POINTWISE_MUL, x, a, N, x), b,
        n->outputs[HIPDNN_NORM_Y], x);
-    if (n->outputs[HIPDNN_NORM_OUT_RUNNING_MEAN] != N) running_updates(l, n, mean, var, count, var);
+    if (n->outputs[HIPDNN_NORM_OUT_RUNNING_MEAN] != N) running_updates(l, n, mean, var, pl.count, var);
     return !l->oom;
 }
 
@@ -663,35 +664,25 @@ static bool lower_batchnorm_backward_planes(lowering* l, const hipdnnSdkNode* n)
     const int64_t x = n->inputs[HIPDNN_NBWD_X], dy = n->inputs[HIPDNN_NBWD_DY];
     const int64_t scale = n->inputs[HIPDNN_NBWD_SCALE], mean = n->inputs[HIPDNN_NBWD_MEAN];
     const int64_t inv = n->inputs[HIPDNN_NBWD_INV_VARIANCE];
-    const hipdnnSdkTensor* tx = tensor(l, x);
-    const int32_t nd = tx->ndim;
-    int64_t pd[HIPDNN_MAX_DIMS], cd[HIPDNN_MAX_DIMS], count = 1, xdims[HIPDNN_MAX_DIMS];
-    plane_dims(tx, pd, cd);
-    for (int32_t i = 0; i < nd; ++i) count *= i == 1 ? 1 : tx->dims[i];
-    memcpy(xdims, tx->dims, sizeof(xdims));
+    planes pl;
+    planes_of(tensor(l, x), &pl);
+    const int32_t nd = pl.nd;
     hipdnnSdkNode sums = *n;
-    sums.name = name_of(nm, "plane_sums");
-    if (!sums.name) {
-        l->oom = true;
-        return false;
-    }
     sums.attrs[HIPDNN_NBWD_MODE].i[0] = HIPDNN_INSTANCE_NORM;
     sums.attrs[HIPE_NBWD_SUMS].i[0] = HIPE_NBWD_ROW_SUMS;
     sums.attrs[HIPE_NBWD_SUMS].i[1] = 1;
     sums.attrs[HIPE_NBWD_SUMS].count = 2;
-    const int64_t sdyx = add_tensor(l, nm, "plane_sum_dy_xhat", HIPDNN_DATA_FLOAT, nd, pd, NULL, true);
-    const int64_t sdy = add_tensor(l, nm, "plane_sum_dy", HIPDNN_DATA_FLOAT, nd, pd, NULL, true);
-    sums.outputs[HIPDNN_NBWD_DX] = add_tensor(l, nm, "plane_dx", HIPDNN_DATA_FLOAT, nd, xdims, NULL, true);
+    const int64_t sdyx = add_tensor(l, nm, "plane_sum_dy_xhat", HIPDNN_DATA_FLOAT, nd, pl.plane, NULL, true);
+    const int64_t sdy = add_tensor(l, nm, "plane_sum_dy", HIPDNN_DATA_FLOAT, nd, pl.plane, NULL, true);
+    sums.outputs[HIPDNN_NBWD_DX] = add_tensor(l, nm, "plane_dx", HIPDNN_DATA_FLOAT, nd, pl.x, NULL, true);
     sums.outputs[HIPDNN_NBWD_DSCALE] = sdyx;
     sums.outputs[HIPDNN_NBWD_DBIAS] = sdy;
-    if (l->oom || !push(l, &sums, NULL, NULL)) {
-        free(sums.name);
-        l->oom = true;
-        return false;
-    }
-    const int64_t s_dyx = reduce(l, nm, "dscale", HIPDNN_REDUCE_TENSOR_ADD, sdyx, cd, n->outputs[HIPDNN_NBWD_DSCALE]);
-    const int64_t s_dy = reduce(l, nm, "dbias", HIPDNN_REDUCE_TENSOR_ADD, sdy, cd, n->outputs[HIPDNN_NBWD_DBIAS]);
-    const int64_t per = add_const(l, nm, "one_over_count", 1.0 / (double)count);
+    if (!push(l, &sums, nm, "plane_sums")) return false;
+    const int64_t s_dyx = reduce(l, nm, "dscale", HIPDNN_REDUCE_TENSOR_ADD, sdyx, pl.channel,
+                                 n->outputs[HIPDNN_NBWD_DSCALE]);
+    const int64_t s_dy = reduce(l, nm, "dbias", HIPDNN_REDUCE_TENSOR_ADD, sdy, pl.channel,
+                                n->outputs[HIPDNN_NBWD_DBIAS]);
+    const int64_t per = add_const(l, nm, "one_over_count", 1.0 / (double)pl.count);
     int64_t gamma = scale;
     if (n->attrs[HIPDNN_NBWD_ZERO_CENTERED_GAMMA].i[0])
         gamma = pw(l, nm, "gamma", HIPDNN_POINTWISE_ADD, scale, add_const(l, nm, "one", 1.0), N, s_dy);
