@@ -136,6 +136,24 @@ def test_16_bit_rows_held_packed(gpu, rms, n):
         assert packed == (n <= 4096), (dtype, n, log)
 
 
+@pytest.mark.parametrize("data,params,with_bias,zero_centered,x_layout", [
+    ("bf16", "bf16", True, False, "packed"),  # rows one dim, parameters of x's type
+    ("fp16", "fp32", False, True, "packed"),  # fp32 parameters
+    ("bf16", "fp16", True, False, "packed"),  # another 16-bit type: read as the tensors say
+    ("fp16", "fp16", True, True, "bshd"),     # rows over several dims: the general addressing
+])
+@pytest.mark.parametrize("rms", [False, True], ids=["layernorm", "rmsnorm"])
+def test_16_bit_rows_held_packed_every_variant(gpu, rms, data, params, with_bias, zero_centered,
+                                               x_layout):
+    # rowwise.hip's packed kernel has lean variants (rows one dim, parameter type known)
+    # and a general one; each must give the same results
+    shape = [2, 3, 4, 1024] if x_layout == "bshd" else [6, 1024]
+    log = check_norm(gpu, data, shape, rms=rms, training=True, with_bias=with_bias,
+                     zero_centered=zero_centered, x_layout=x_layout, param_dtype=params,
+                     axes=[len(shape) - 1])
+    assert any("held as loaded by 32 threads" in m for m in log), log
+
+
 @pytest.mark.parametrize("rms", [False, True], ids=["layernorm", "rmsnorm"])
 def test_training_writes_fp32_statistics(gpu, dtype, rms):
     check_norm(gpu, dtype, [6, 300], rms=rms, training=True)

@@ -165,13 +165,13 @@ void emulate_reduce_rows(const rw_program& p) {
     }
 }
 
-template <int NV, int DT, int L>
+template <int NV, int DT, int L, bool ONE, int PT>
 void emulate_norm_packed(const rw_program& p) {
     std::vector<RwPacked<NV>> regs(L);
     std::vector<float> part(L);
     const bool rms = p.mode == RW_RMS;
     for (int64_t row = 0; row < p.rows; ++row) {
-        const RwRowAt at = rw_row_at(p, row);
+        const RwRowAt at = rw_row_at_t<ONE>(p, row);
         for (int l = 0; l < L; ++l)
             part[l] = rms ? wp_load<NV, DT, WP_SUM_SQ, L>(p, at, l, regs[l])
                           : wp_load<NV, DT, WP_SUM, L>(p, at, l, regs[l]);
@@ -185,18 +185,26 @@ void emulate_norm_packed(const rw_program& p) {
         const float inv = nm_inv(p, sq);
         nm_store_stats(p, at, mean, inv);
         if (p.flags & RW_F_STORE_Y)
-            for (int l = 0; l < L; ++l) wp_norm_store<NV, DT, L>(p, at, l, mean, inv, regs[l]);
+            for (int l = 0; l < L; ++l) wp_norm_store<NV, DT, L, PT>(p, at, l, mean, inv, regs[l]);
     }
 }
 
 // As packed_rows (rowwise.hip) picks them.
+template <int NV, int DT, int L>
+void emulate_packed_variant(const rw_program& p) {
+    const int pt = p.nrd == 1 ? wp_param_type(p) : -1;
+    if (pt == DT) emulate_norm_packed<NV, DT, L, true, DT>(p);
+    else if (pt == PW_F32) emulate_norm_packed<NV, DT, L, true, PW_F32>(p);
+    else emulate_norm_packed<NV, DT, L, false, -1>(p);
+}
+
 template <int DT>
 bool emulate_packed_dt(const rw_program& p) {
     switch (p.vecs * 1024 + p.group) {
-    case 2 * 1024 + 32: emulate_norm_packed<2, DT, 32>(p); return true;
-    case 4 * 1024 + 32: emulate_norm_packed<4, DT, 32>(p); return true;
-    case 4 * 1024 + 64: emulate_norm_packed<4, DT, 64>(p); return true;
-    case 4 * 1024 + 128: emulate_norm_packed<4, DT, 128>(p); return true;
+    case 2 * 1024 + 32: emulate_packed_variant<2, DT, 32>(p); return true;
+    case 4 * 1024 + 32: emulate_packed_variant<4, DT, 32>(p); return true;
+    case 4 * 1024 + 64: emulate_packed_variant<4, DT, 64>(p); return true;
+    case 4 * 1024 + 128: emulate_packed_variant<4, DT, 128>(p); return true;
     default: return false;
     }
 }

@@ -175,8 +175,10 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd(const rw_program p) 
 // more: one row a block), NV vectors a thread.  Few vectors a thread keep the registers
 // low enough for a full GPU: a warp a row holding 16 vectors a lane took 128 registers,
 // a quarter of the threads an SM can run, and 0.68x of PyTorch's layernorm (RESULTS.md,
-// eleventh run).
-template <int NV, int DT, int L>
+// eleventh run).  ONE: the rows are one dim; PT: scale's and bias's type, or -1
+// (rw_exec.h's rw_row_at_t and wp_param_type: the usual case, with no general addressing
+// and no type switches, takes about half the instructions).
+template <int NV, int DT, int L, bool ONE, int PT>
 __global__ void __launch_bounds__(RW_BLOCK) rw_norm_packed(const rw_program p) {
     __shared__ double halves[2][32];
     Combine smem{halves, 0};
@@ -184,7 +186,7 @@ __global__ void __launch_bounds__(RW_BLOCK) rw_norm_packed(const rw_program p) {
     const bool rms = p.mode == RW_RMS;
     for (int64_t base = (int64_t)blockIdx.x * s.gpb; base < p.rows; base += (int64_t)gridDim.x * s.gpb) {
         const bool valid = base + s.gi < p.rows;
-        const RwRowAt at = rw_row_at(p, valid ? base + s.gi : p.rows - 1);
+        const RwRowAt at = rw_row_at_t<ONE>(p, valid ? base + s.gi : p.rows - 1);
         RwPacked<NV> r;
         const float sum = group_combine<RW_OP_ADD>(
             rms ? wp_load<NV, DT, WP_SUM_SQ, L>(p, at, s.t, r) : wp_load<NV, DT, WP_SUM, L>(p, at, s.t, r),
@@ -193,7 +195,7 @@ __global__ void __launch_bounds__(RW_BLOCK) rw_norm_packed(const rw_program p) {
         const float sq = rms ? sum : group_combine<RW_OP_ADD>(wp_var<NV, DT, L>(p, s.t, mean, r), L, smem);
         const float inv = nm_inv(p, sq);
         if (valid && s.t == 0) nm_store_stats(p, at, mean, inv);
-        if (valid && (p.flags & RW_F_STORE_Y)) wp_norm_store<NV, DT, L>(p, at, s.t, mean, inv, r);
+        if (valid && (p.flags & RW_F_STORE_Y)) wp_norm_store<NV, DT, L, PT>(p, at, s.t, mean, inv, r);
     }
 }
 
@@ -228,14 +230,25 @@ rw_kernel fast_rows(int vecs, int dt) {
 }
 
 // Packed norm rows: (vectors a thread, threads a row) as register_geometry
-// (rowwise_program.c) picks them, 16-bit types.
+// (rowwise_program.c) picks them, 16-bit types; the lean variants where the rows are one
+// dim and the parameters' type is known, else the general one.
+template <int NV, int DT, int L>
+rw_kernel packed_variant(const rw_program& p) {
+    if (p.nrd == 1) {
+        const int pt = wp_param_type(p);
+        if (pt == DT) return rw_norm_packed<NV, DT, L, true, DT>;
+        if (pt == PW_F32) return rw_norm_packed<NV, DT, L, true, PW_F32>;
+    }
+    return rw_norm_packed<NV, DT, L, false, -1>;
+}
+
 template <int DT>
 rw_kernel packed_rows_dt(const rw_program& p) {
     switch (p.vecs * 1024 + p.group) {
-    case 2 * 1024 + 32: return rw_norm_packed<2, DT, 32>;
-    case 4 * 1024 + 32: return rw_norm_packed<4, DT, 32>;
-    case 4 * 1024 + 64: return rw_norm_packed<4, DT, 64>;
-    case 4 * 1024 + 128: return rw_norm_packed<4, DT, 128>;
+    case 2 * 1024 + 32: return packed_variant<2, DT, 32>(p);
+    case 4 * 1024 + 32: return packed_variant<4, DT, 32>(p);
+    case 4 * 1024 + 64: return packed_variant<4, DT, 64>(p);
+    case 4 * 1024 + 128: return packed_variant<4, DT, 128>(p);
     default: return nullptr;
     }
 }

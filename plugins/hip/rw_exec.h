@@ -329,6 +329,30 @@ PW_FN RwRowAt rw_row_at(const rw_program& p, int64_t row) {
     return at;
 }
 
+// The same where the rows are one dim (nrd == 1: every row dim merged, the usual case):
+// one multiply an offset instead of a walk over RW_DIMS coordinates with a division each,
+// which took a hundred instructions a row of the packed norm kernel (RESULTS.md,
+// fourteenth run).
+template <bool ONE_DIM>
+PW_FN RwRowAt rw_row_at_t(const rw_program& p, int64_t row) {
+    if constexpr (!ONE_DIM) {
+        return rw_row_at(p, row);
+    } else {
+        RwRowAt at;
+        at.row = row;
+        at.x = row * p.x.strides[0];
+        at.y = row * p.y.strides[0];
+        at.mean = row * p.mean.strides[0];
+        at.inv_var = row * p.inv_var.strides[0];
+        at.scale = row * p.scale.strides[0];
+        at.bias = row * p.bias.strides[0];
+        at.dy = row * p.dy.strides[0];
+        at.sum_dyx = row * p.sum_dyx.strides[0];
+        at.sum_dy = row * p.sum_dy.strides[0];
+        return at;
+    }
+}
+
 // Phase 1: load the row (V > 0) and the thread's max.
 template <int V, int DT = -1>
 PW_FN float sm_max(const rw_program& p, const RwRowAt& at, int t, int G, RwRow<V>& r) {
@@ -799,18 +823,41 @@ PW_UNROLL
     return acc;
 }
 
-// Norm phase 3: y for each of the lane's vectors (mean 0 for RMS norms).
-template <int NV, int DT, int L>
+// The storage type of a packed norm's scale and bias where every kernel knows it at compile
+// time: x's 16-bit type, or fp32 (for both, and bias absent or alike); -1 otherwise, read
+// from the tensors then.  A type read at run time cost each vector a switch and
+// conversions of every type (RESULTS.md, fourteenth run).
+PW_HOST_FN int wp_param_type(const rw_program& p) {
+    if (!(p.flags & RW_F_STORE_Y)) return p.fast_dt; // statistics only: no scale, no bias
+    const int t = p.scale.dtype;
+    if (t != p.fast_dt && t != PW_F32) return -1;
+    return (p.flags & RW_F_BIAS) && p.bias.dtype != t ? -1 : t;
+}
+
+// Norm phase 3: y for each of the lane's vectors (mean 0 for RMS norms).  PT: scale's and
+// bias's storage type (wp_param_type), -1 where the kernel reads it from the tensors.
+template <int NV, int DT, int L, int PT = -1>
 PW_FN void wp_norm_store(const rw_program& p, const RwRowAt& at, int lane, float mean, float inv,
                          const RwPacked<NV>& r) {
     const int64_t nvec = p.cols / PW_VEC;
+    const bool bias = (p.flags & RW_F_BIAS) != 0;
+    const float g1 = (p.flags & RW_F_GAMMA1) ? 1.0f : 0.0f;
 PW_UNROLL
     for (int i = 0; i < NV; ++i) {
         const int64_t k = lane + (int64_t)i * L;
         if (k >= nvec) continue;
-        float v[PW_VEC];
+        float v[PW_VEC], sc[PW_VEC], b[PW_VEC];
+        load_vec(p.scale.ptr, PT >= 0 ? PT : p.scale.dtype, at.scale + k * PW_VEC, sc);
+        if (bias) {
+            load_vec(p.bias.ptr, PT >= 0 ? PT : p.bias.dtype, at.bias + k * PW_VEC, b);
+        } else {
+PW_UNROLL
+            for (int j = 0; j < PW_VEC; ++j) b[j] = 0.0f;
+        }
         rw_unpack<DT>(r.q[i], v);
-        nm_finish_vec<0, DT>(p, at, nullptr, nullptr, k, PW_VEC, mean, inv, v);
+PW_UNROLL
+        for (int j = 0; j < PW_VEC; ++j) v[j] = (v[j] - mean) * inv * (sc[j] + g1) + b[j];
+        store_vec(p.y.ptr, DT, at.y + k * PW_VEC, v);
     }
 }
 
