@@ -26,11 +26,12 @@ in device memory), as tests/test_gpu_emulated.py runs the GPU tests.  ORT lists 
 here, so hipdnn-ep offers a virtual one of the runtime's vendor.  Those tests (device="gpu")
 skip under HIPDNN_TEST_NO_FAKE=1, as do the ABI checks over the fake driver.
 
-HIPDNN_ORT_DEVICE=gpu (with HIPDNN_TEST_NO_FAKE=1 on a GPU machine; without it, over the
-fake driver as above) moves the tests that run hipdnn-ep on its default device, the CPU,
-to its GPU device, in the real environment.  The GPU engine runs only the memory-bound
-ops (no Conv, no MatMul), so CPU fallback stays on there and compare() still compares
-every output with ORT's CPU EP but skips its full-claim and fused-node-count checks.
+HIPDNN_ORT_DEVICE=gpu moves the tests that run hipdnn-ep on its default device, the CPU,
+to its GPU device: with HIPDNN_TEST_NO_FAKE=1 (a GPU machine) the real one, in the real
+environment; without it the fake driver's, as above.  The GPU engine runs only the
+memory-bound ops (no Conv, no MatMul), so CPU fallback stays on there and compare() still
+compares every output with ORT's CPU EP but skips its full-claim and fused-node-count
+checks.
 Tests whose point is the CPU device's own behaviour stay on it (device="cpu"): the
 float64 references of a hipdnn-only Conv/ConvTranspose (SAME with dilation, the scatter),
 the float16 models (ORT's CPU EP has few float16 kernels to fall back to), the complete
