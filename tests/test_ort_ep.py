@@ -1,45 +1,129 @@
 """hipdnn-ep, the ONNX Runtime plugin EP (ep/, docs/onnxruntime.md), against ORT's own CPU EP.
 
 Each test builds an ONNX model with python3-onnx, runs it through ONNX Runtime twice with
-tests/ort/ort_run (a small C program over ORT's C API: there is no onnxruntime Python
-package here), once with libhipdnn_ep.so registered and once with the CPU EP alone, and
-compares the outputs within fp32 tolerance.  ort_run also reports which EP each node was
+a runner, once with libhipdnn_ep.so registered and once with the CPU EP alone, and
+compares the outputs within fp32 tolerance.  The runner also reports which EP each node was
 assigned to and in which fused node, so tests say what hipdnn-ep claimed.
 
-ORT (headers and libonnxruntime.so.1) is fetched at configure time by tools/fetch_ort.sh;
-without it ort_run is not built and these tests are skipped, saying so.
+The runner is chosen by HIPDNN_ORT_RUNNER:
+- `c` (the default): tests/ort/ort_run, a small C program over ORT's C API (there is no
+  onnxruntime Python package here).  ORT (headers and libonnxruntime.so.1) is fetched at
+  configure time by tools/fetch_ort.sh; without it ort_run is not built and these tests
+  are skipped, saying so.
+- `python`: tests/ort/ort_run.py, its twin over onnxruntime's Python API
+  (register_execution_provider_library, get_ep_devices, add_provider_for_devices), run by
+  this interpreter, with the build's libhipdnn_ep.so (its CMakeCache's package folder) or
+  else the imported package's hipdnn/lib/libhipdnn_ep.so.  Skipped, saying why, where
+  onnxruntime does not import or has no plugin-EP API, or the library is not built; the C
+  ort_run is not needed.  tools/gpu_check.sh runs this on the GPU machine.
+The tests of ort_run.py itself (at the end, over stand-ins for onnxruntime) need neither.
 
 The GPU device is tested here without a GPU: over the fake CUDA driver
 (build/tests/fake_cuda/libcuda.so.1, "device" memory that is host memory the driver
 keeps track of, so hipdnn still refuses a host pointer given for device memory) with the
 HIP engine's host emulation (build/tests/emulated, engine "hip_emulated", declared to run
 in device memory), as tests/test_gpu_emulated.py runs the GPU tests.  ORT lists no GPU
-here, so hipdnn-ep offers a virtual one of the runtime's vendor.
+here, so hipdnn-ep offers a virtual one of the runtime's vendor.  Those tests (device="gpu")
+skip under HIPDNN_TEST_NO_FAKE=1, as do the ABI checks over the fake driver.
+
+HIPDNN_ORT_DEVICE=gpu moves the tests that run hipdnn-ep on its default device, the CPU,
+to its GPU device: with HIPDNN_TEST_NO_FAKE=1 (a GPU machine) the real one, in the real
+environment; without it the fake driver's, as above.  The GPU engine runs only the
+memory-bound ops (no Conv, no MatMul), so CPU fallback stays on there and compare() still
+compares every output with ORT's CPU EP but skips its full-claim and fused-node-count
+checks.
+Tests whose point is the CPU device's own behaviour stay on it (device="cpu"): the
+float64 references of a hipdnn-only Conv/ConvTranspose (SAME with dilation, the scatter),
+the float16 models (ORT's CPU EP has few float16 kernels to fall back to), the complete
+claim with fallback off, the ConvTranspose declines, and the runs that read hipdnn-ep's
+log for a decline reason, an option or a plan on the reference engine.  In
+test_concurrent_runs_of_one_session, [cpu] is the default device and [gpu] the fake one.
 """
+import json
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-onnx = pytest.importorskip("onnx", reason="python3-onnx is not installed (apt-get install python3-onnx)")
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+try:
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    ONNX_MISSING = None
+except ImportError as e:  # a skip per test, not of the module: pytest's exit status stays 0
+    ONNX_MISSING = f"python3-onnx is not installed ({e}; apt-get install python3-onnx)"
 
 REPO = Path(__file__).resolve().parent.parent
 BUILD_DIR = Path(os.environ.get("HIPDNN_BUILD_DIR", REPO / "build")).resolve()
 ORT_RUN = BUILD_DIR / "tests" / "ort" / "ort_run"
+ORT_RUN_PY = REPO / "tests" / "ort" / "ort_run.py"
 FAKE_DRIVER = BUILD_DIR / "tests" / "fake_cuda"
 EMULATED_DIR = BUILD_DIR / "tests" / "emulated"
 
-pytestmark = pytest.mark.skipif(
-    not ORT_RUN.exists(),
-    reason=f"{ORT_RUN} is not built: ONNX Runtime was not fetched at configure time "
-           "(tools/fetch_ort.sh; CMake option HIPDNN_ORT_EP)")
+RUNNER = os.environ.get("HIPDNN_ORT_RUNNER", "c")
+DEFAULT_DEVICE = os.environ.get("HIPDNN_ORT_DEVICE", "cpu")
+if RUNNER not in ("c", "python"):
+    raise ValueError(f"HIPDNN_ORT_RUNNER={RUNNER!r}: c (tests/ort/ort_run) or python "
+                     "(tests/ort/ort_run.py)")
+if DEFAULT_DEVICE not in ("cpu", "gpu"):
+    raise ValueError(f"HIPDNN_ORT_DEVICE={DEFAULT_DEVICE!r}: cpu or gpu (hipdnn-ep's device "
+                     "for the tests that do not name one)")
+
+
+def ep_library():
+    """libhipdnn_ep.so: the one in the build's package folder (HIPDNN_PACKAGE_DIR in its
+    CMakeCache.txt) where it is there, else the imported hipdnn package's."""
+    cache = BUILD_DIR / "CMakeCache.txt"
+    if cache.is_file():
+        m = re.search(r"^HIPDNN_PACKAGE_DIR:PATH=(.*)$", cache.read_text(), re.M)
+        if m and (Path(m.group(1)) / "lib" / "libhipdnn_ep.so").is_file():
+            return Path(m.group(1)) / "lib" / "libhipdnn_ep.so"
+    import hipdnn
+    return Path(hipdnn.__file__).resolve().parent / "lib" / "libhipdnn_ep.so"
+
+
+EP_LIB = ep_library()
+
+
+def runner_missing():
+    """Why the chosen runner cannot run models here, or None."""
+    if ONNX_MISSING:
+        return ONNX_MISSING
+    if RUNNER == "c":
+        if not ORT_RUN.exists():
+            return (f"{ORT_RUN} is not built: ONNX Runtime was not fetched at configure time "
+                    "(tools/fetch_ort.sh; CMake option HIPDNN_ORT_EP)")
+        return None
+    try:
+        import onnxruntime
+    except Exception as e:  # any failure to import is a reason to skip, given
+        return (f"HIPDNN_ORT_RUNNER=python: the onnxruntime Python package does not import "
+                f"({type(e).__name__}: {e})")
+    if not hasattr(onnxruntime, "register_execution_provider_library"):
+        return (f"HIPDNN_ORT_RUNNER=python: onnxruntime {onnxruntime.__version__} has no "
+                "plugin-EP API (register_execution_provider_library: 1.23 or later)")
+    if not EP_LIB.is_file():
+        return (f"HIPDNN_ORT_RUNNER=python: {EP_LIB} is not built (ONNX Runtime's headers "
+                "were not fetched; CMake option HIPDNN_ORT_EP)")
+    return None
+
+
+RUNNER_MISSING = runner_missing()
+
+
+@pytest.fixture(autouse=True)
+def runner_available(request):
+    """Skips, saying why, a test that runs models where the chosen runner cannot; the
+    tests of ort_run.py itself (those using the fixture runner_script) need no runner."""
+    if RUNNER_MISSING and "runner_script" not in request.fixturenames:
+        pytest.skip(RUNNER_MISSING)
+
 
 RTOL, ATOL = 2e-4, 2e-5
-FLOAT = TensorProto.FLOAT
+FLOAT = TensorProto.FLOAT if ONNX_MISSING is None else None
 
 
 # ---- models and data ------------------------------------------------------------------
@@ -90,26 +174,34 @@ def fake_gpu_env(**extra):
 
 
 def run(tmp_path, m, feeds, ep="hipdnn", no_fallback=False, options=None, log_level=2,
-        expect_ok=True, opt="disable", device="cpu", env=None, threads=1):
+        expect_ok=True, opt="disable", device=None, env=None, threads=1):
     """Runs model m; feeds maps input name to an array or a list of arrays (one per run).
     opt: ORT's graph optimization level; "disable" (the default here) hands hipdnn-ep the
     model as written, where ORT would otherwise fold BatchNormalization into Conv, fuse
-    MatMul + Add, and so on.  device: which of hipdnn-ep's devices ("gpu": on the fake
-    GPU, with the environment fake_gpu_env() or `env`).  threads: concurrent Run calls per
-    run, whose outputs ort_run checks are equal.
+    MatMul + Add, and so on.  device: which of hipdnn-ep's devices: "cpu"; "gpu", on the
+    fake GPU, with the environment fake_gpu_env() or `env`; None, the default one
+    (HIPDNN_ORT_DEVICE: the CPU, or the GPU in the real environment, see the module's
+    docstring).  threads: concurrent Run calls per run, whose outputs the runner checks
+    are equal.
     Returns (outputs: name -> list of arrays, assigned: [(ep, fused, op, node)], stderr)."""
+    if device is None:
+        device = DEFAULT_DEVICE if ep == "hipdnn" else "cpu"
+        if device == "gpu" and env is None and os.environ.get("HIPDNN_TEST_NO_FAKE") != "1":
+            env = fake_gpu_env()
+    elif device == "gpu" and env is None:
+        env = fake_gpu_env()
     work = tmp_path / f"{ep}{'_nofb' if no_fallback else ''}_{opt}_{device}"
     work.mkdir(exist_ok=True)
     path = work / "model.onnx"
     onnx.save(m, str(path))
-    cmd = [str(ORT_RUN), "--model", str(path), "--out-dir", str(work), "--ep", ep,
-           "--log-level", str(log_level), "--opt-level", opt]
+    cmd = [str(ORT_RUN)] if RUNNER == "c" else [sys.executable, str(ORT_RUN_PY),
+                                                "--ep-lib", str(EP_LIB)]
+    cmd += ["--model", str(path), "--out-dir", str(work), "--ep", ep,
+            "--log-level", str(log_level), "--opt-level", opt]
     if ep == "hipdnn":
         cmd += ["--device", device]
     if threads > 1:
         cmd += ["--threads", str(threads)]
-    if device == "gpu" and env is None:
-        env = fake_gpu_env()
     if no_fallback:
         cmd.append("--no-fallback")
     for k, v in (options or {}).items():
@@ -123,10 +215,12 @@ def run(tmp_path, m, feeds, ep="hipdnn", no_fallback=False, options=None, log_le
             np.save(f, a)
             cmd += ["--input", f"{name}={f}"]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    runner = Path(cmd[0 if RUNNER == "c" else 1]).name
     if not expect_ok:
-        assert p.returncode in (0, 1), f"ort_run crashed ({p.returncode}):\n{p.stderr[-3000:]}"
+        assert p.returncode in (0, 1), f"{runner} crashed ({p.returncode}):\n{p.stderr[-3000:]}"
         return None, None, p.stderr if p.returncode else None
-    assert p.returncode == 0, f"ort_run ({ep}, {device}) failed:\n{p.stdout}\n{p.stderr[-6000:]}"
+    assert p.returncode == 0, \
+        f"{runner} ({ep}, {device}) failed:\n{p.stdout}\n{p.stderr[-6000:]}"
     assigned = [tuple(line.split(" ", 4)[1:]) for line in p.stdout.splitlines()
                 if line.startswith("assigned ")]
     outputs = {}
@@ -136,11 +230,16 @@ def run(tmp_path, m, feeds, ep="hipdnn", no_fallback=False, options=None, log_le
 
 
 def compare(tmp_path, m, feeds, fully_claimed=True, fused_nodes=None, options=None,
-            opt="disable", device="cpu", log_level=2):
+            opt="disable", device=None, log_level=2):
     """Runs m through hipdnn-ep and through the CPU EP and checks the outputs agree.  With
     fully_claimed, the hipdnn run disables the CPU fallback and every node must be
-    hipdnn's; fused_nodes: how many fused nodes hipdnn-ep must have made.  Returns the
-    hipdnn run's outputs and assignments (and, with device="gpu", its stderr too)."""
+    hipdnn's; fused_nodes: how many fused nodes hipdnn-ep must have made.  device as in
+    run(); where the default device is the GPU (HIPDNN_ORT_DEVICE=gpu), whose engine runs
+    only the memory-bound ops, the fallback stays on and neither the full claim nor the
+    fused-node count is checked: only the outputs are.  Returns the hipdnn run's outputs
+    and assignments (and, with device="gpu", its stderr too)."""
+    if device is None and DEFAULT_DEVICE == "gpu":
+        fully_claimed, fused_nodes = False, None
     got, assigned, err = run(tmp_path, m, feeds, no_fallback=fully_claimed, options=options,
                              opt=opt, device=device, log_level=log_level)
     want, _, _ = run(tmp_path, m, feeds, ep="cpu", opt=opt)
@@ -400,7 +499,7 @@ def test_conv_4d_spatial_stays_with_ort(tmp_path, rng):
     m = model(nodes, [("x", list(xs))], [("y", None)], [("W", rand(rng, *ws))])
     _, assigned = compare(tmp_path, m, {"x": rand(rng, *xs)}, fully_claimed=False)
     assert [a[0] for a in assigned] == ["CPUExecutionProvider"]
-    _, _, err = run(tmp_path, m, {"x": rand(rng, *xs)}, log_level=1)
+    _, _, err = run(tmp_path, m, {"x": rand(rng, *xs)}, log_level=1, device="cpu")
     assert "node Conv 'conv4d' (domain '') stays with ORT: X has rank 6 and W rank 6" in err
 
 
@@ -456,7 +555,7 @@ def test_conv_transpose_against_float64_scatter(tmp_path, rng):
                             dilations=d, pads=pads, output_padding=adj)
     m = model([node], [("x", list(xs))], [("y", None)], [("W", wt), ("B", b)])
     x_before = x.copy()
-    got, assigned, _ = run(tmp_path, m, {"x": x}, no_fallback=True)
+    got, assigned, _ = run(tmp_path, m, {"x": x}, no_fallback=True, device="cpu")
     assert [a[0] for a in assigned] == ["hipdnn"]
     np.testing.assert_allclose(got["y"][0], y, rtol=RTOL, atol=ATOL)
     np.testing.assert_array_equal(x, x_before)
@@ -488,12 +587,12 @@ def test_conv_transpose_declined_stays_with_ort(tmp_path, rng, attrs, reason):
               [("x", [1, 2, 4, 4])], [("z", None)], [("W", rand(rng, 2, 3, 3, 3))])
     x = rand(rng, 1, 2, 4, 4)
     ort_refuses = "output_padding[" in reason or "larger" in reason
-    _, _, err = run(tmp_path, m, {"x": x}, log_level=1, expect_ok=not ort_refuses)
+    _, _, err = run(tmp_path, m, {"x": x}, log_level=1, expect_ok=not ort_refuses, device="cpu")
     assert f"node ConvTranspose 'convt' (domain '') stays with ORT: {reason}" in err
     if ort_refuses:  # and the error is ORT's own kernel's, not a crash
         assert "running ConvTranspose node. Name:'convt'" in err
         return
-    _, assigned = compare(tmp_path, m, {"x": x}, fully_claimed=False)
+    _, assigned = compare(tmp_path, m, {"x": x}, fully_claimed=False, device="cpu")
     assert {a[3]: a[0] for a in assigned} == {"convt": "CPUExecutionProvider", "relu": "hipdnn"}
 
 
@@ -509,7 +608,7 @@ def fp16_case(tmp_path, rng, nodes, inputs, outputs, inits, fused_nodes=1, opset
     m16 = model(nodes, inputs, outputs, inits16, opset=opset, elem=TensorProto.FLOAT16)
     m32 = model(nodes, inputs, outputs, [(n, a.astype(np.float32)) for n, a in inits16],
                 opset=opset)
-    got, assigned, _ = run(tmp_path, m16, feeds16, no_fallback=True)
+    got, assigned, _ = run(tmp_path, m16, feeds16, no_fallback=True, device="cpu")
     want, _, _ = run(tmp_path, m32, {n: a.astype(np.float32) for n, a in feeds16.items()},
                      ep="cpu")
     assert [a[0] for a in assigned] == ["hipdnn"] * len(nodes), assigned
@@ -564,7 +663,7 @@ def test_supported_model_is_claimed_completely_without_cpu_fallback(tmp_path, rn
     m = model(nodes, [("x", [1, 3, 6, 6])], [("y", None)],
               [("W", rand(rng, 5, 3, 3, 3)), ("B", rand(rng, 5))])
     _, assigned = compare(tmp_path, m, {"x": rand(rng, 1, 3, 6, 6)}, fully_claimed=True,
-                          fused_nodes=1)
+                          fused_nodes=1, device="cpu")
     assert {a[3] for a in assigned if a[0] == "hipdnn"} == {"conv", "relu", "pool", "softmax"}
 
 
@@ -586,7 +685,7 @@ def test_decline_reason_is_logged(tmp_path, rng):
     nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
              helper.make_node("Einsum", ["r", "r"], ["y"], name="einsum", equation="ij,ij->ij")]
     m = model(nodes, [("x", [3, 4])], [("y", None)])
-    _, _, err = run(tmp_path, m, {"x": rand(rng, 3, 4)}, log_level=1)
+    _, _, err = run(tmp_path, m, {"x": rand(rng, 3, 4)}, log_level=1, device="cpu")
     assert "node Einsum 'einsum' (domain '') stays with ORT: op Einsum is not in hipdnn-ep's set" in err
     assert "claimed 1 of 2 nodes, in 1 fused node" in err
 
@@ -620,7 +719,7 @@ def test_dynamic_batch_rebuilds_per_shape(tmp_path, rng):
     xs = [rand(rng, 2, 3, 5, 5), rand(rng, 5, 3, 5, 5), rand(rng, 2, 3, 5, 5)]
     got, _ = compare(tmp_path, m, {"x": xs})
     assert [g.shape[0] for g in got["y"]] == [2, 5, 2]
-    _, _, err = run(tmp_path, m, {"x": xs}, log_level=1)
+    _, _, err = run(tmp_path, m, {"x": xs}, log_level=1, device="cpu")
     assert len(re.findall(r"plan \d built on engine reference_cpu", err)) == 2
 
 
@@ -629,17 +728,18 @@ def test_ep_options_are_read_and_unknown_ones_logged(tmp_path, rng):
     m = model(nodes, [("x", [3, 4])], [("y", None)])
     opts = {"engine": "reference_cpu", "heuristic_mode": "fallback", "log_level": "info",
             "no_such_option": "1"}
-    _, _, err = run(tmp_path, m, {"x": rand(rng, 3, 4)}, options=opts, log_level=1)
+    _, _, err = run(tmp_path, m, {"x": rand(rng, 3, 4)}, options=opts, log_level=1,
+                    device="cpu")
     assert "unknown option ep.hipdnn.no_such_option='1' ignored" in err
     assert "created on the CPU (heuristic mode 0, engine reference_cpu)" in err
-    compare(tmp_path, m, {"x": rand(rng, 3, 4)}, options=opts)
+    compare(tmp_path, m, {"x": rand(rng, 3, 4)}, options=opts, device="cpu")
 
 
 def test_bad_option_value_keeps_the_default(tmp_path, rng):
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
     m = model(nodes, [("x", [3, 4])], [("y", None)])
     _, _, err = run(tmp_path, m, {"x": rand(rng, 3, 4)}, options={"heuristic_mode": "zz"},
-                    log_level=1)
+                    log_level=1, device="cpu")
     assert "'zz' is not a heuristic mode (a, b, fallback); using a" in err
 
 
@@ -674,18 +774,21 @@ def test_classifier_head_with_flatten_and_reshape(tmp_path, rng):
     compare(tmp_path, m, {"x": rand(rng, 2, 3, 6, 6)}, fused_nodes=1)
 
 
+def ep_abi_check():
+    """tests/ort/ep_abi_check's path; it drives ORT's C API, so it runs with the C runner."""
+    if RUNNER != "c":
+        pytest.skip("ep_abi_check drives ORT's C API: it runs with HIPDNN_ORT_RUNNER=c")
+    return str(BUILD_DIR / "tests" / "ort" / "ep_abi_check")
+
+
 def test_plugin_abi_every_member_set():
     """tests/ort/ep_abi_check: the factory and the EP set every member ORT may call."""
-    p = subprocess.run([str(BUILD_DIR / "tests" / "ort" / "ep_abi_check")], capture_output=True,
-                       text=True, timeout=60)
+    p = subprocess.run([ep_abi_check()], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and "all ok" in p.stdout, p.stdout + p.stderr
 
 
 def test_library_exports_only_the_two_entry_points():
-    package = re.search(r"^HIPDNN_PACKAGE_DIR:PATH=(.*)$",
-                        (BUILD_DIR / "CMakeCache.txt").read_text(), re.M).group(1)
-    lib = Path(package) / "lib" / "libhipdnn_ep.so"
-    out = subprocess.run(["nm", "-D", "--defined-only", str(lib)], capture_output=True,
+    out = subprocess.run(["nm", "-D", "--defined-only", str(EP_LIB)], capture_output=True,
                          text=True, check=True).stdout
     assert sorted(line.split()[-1] for line in out.splitlines()) == [
         "CreateEpFactories", "ReleaseEpFactory"]
@@ -706,7 +809,7 @@ def test_non_float_nodes_stay_with_ort(tmp_path, rng):
     _, assigned = compare(tmp_path, m, feeds, fully_claimed=False)
     assert {a[3]: a[0] for a in assigned} == {"int_add": "CPUExecutionProvider",
                                                "cast": "CPUExecutionProvider", "relu": "hipdnn"}
-    _, _, err = run(tmp_path, m, feeds, log_level=1)
+    _, _, err = run(tmp_path, m, feeds, log_level=1, device="cpu")
     assert "node Add 'int_add' (domain '') stays with ORT: output 0 's' has element type 7; " \
            "hipdnn-ep runs float32 and float16 only" in err
 
@@ -727,7 +830,7 @@ def test_unknown_engine_option_is_logged_and_ignored(tmp_path, rng):
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
     m = model(nodes, [("x", [3, 4])], [("y", None)])
     _, _, err = run(tmp_path, m, {"x": rand(rng, 3, 4)}, options={"engine": "no_such_engine"},
-                    log_level=1)
+                    log_level=1, device="cpu")
     assert "engine='no_such_engine' names no loaded engine (loaded: " in err
     assert "reference_cpu" in err
     compare(tmp_path, m, {"x": rand(rng, 3, 4)}, options={"engine": "no_such_engine"})
@@ -755,7 +858,7 @@ def test_conv_same_with_dilation(tmp_path, rng, auto_pad):
                                        dilations=dil)],
                      [("x", list(xs))], [("y", None)], inits)
     x = rand(rng, *xs)
-    got, assigned, _ = run(tmp_path, same, {"x": x}, no_fallback=True)
+    got, assigned, _ = run(tmp_path, same, {"x": x}, no_fallback=True, device="cpu")
     want, _, _ = run(tmp_path, explicit, {"x": x}, ep="cpu")
     assert [a[0] for a in assigned] == ["hipdnn"]
     np.testing.assert_allclose(got["y"][0], want["y"][0], rtol=RTOL, atol=ATOL)
@@ -920,8 +1023,8 @@ def test_gpu_device_allocation_failure_is_reported_not_a_crash(tmp_path, rng):
 def test_gpu_plugin_abi_over_the_fake_driver():
     """tests/ort/ep_abi_check with the GPU offered: allocator, data transfer, sync stream,
     the GPU OrtEp's Memcpy kernel registry."""
-    p = subprocess.run([str(BUILD_DIR / "tests" / "ort" / "ep_abi_check")], capture_output=True,
-                       text=True, timeout=60, env=fake_gpu_env(EP_ABI_EXPECT_GPU="1"))
+    env = fake_gpu_env(EP_ABI_EXPECT_GPU="1")
+    p = subprocess.run([ep_abi_check()], capture_output=True, text=True, timeout=60, env=env)
     assert p.returncode == 0 and "all ok" in p.stdout, p.stdout + p.stderr
     assert "ok   host -> device -> device -> host on a stream" in p.stdout
 
@@ -948,8 +1051,9 @@ def test_gpu_group_the_engine_declines_whole_is_cut_into_runs_it_takes(tmp_path,
 @pytest.mark.parametrize("device", ["cpu", "gpu"])
 def test_concurrent_runs_of_one_session(tmp_path, rng, device):
     """Eight threads run one session at once, three times, with batch sizes that make
-    plans while others execute: every thread's result is the same (ort_run checks), and
-    equal to ORT's CPU EP."""
+    plans while others execute: every thread's result is the same (the runner checks), and
+    equal to ORT's CPU EP.  [cpu] runs on the default device (the real GPU under
+    HIPDNN_ORT_DEVICE=gpu), [gpu] on the fake driver's."""
     nodes = [helper.make_node("MatMul", ["x", "W"], ["h"], name="proj"),
              helper.make_node("Add", ["h", "b"], ["hb"], name="bias"),
              helper.make_node("Relu", ["hb"], ["r"], name="relu"),
@@ -958,7 +1062,225 @@ def test_concurrent_runs_of_one_session(tmp_path, rng, device):
     m = model(nodes, [("x", ["N", 16])], [("y", None)],
               [("W", rand(rng, 16, 16)), ("b", rand(rng, 16)), ("g", rand(rng, 16))])
     xs = [rand(rng, 3, 16), rand(rng, 9, 16), rand(rng, 5, 16)]
-    got, _, _ = run(tmp_path, m, {"x": xs}, device=device, threads=8)
+    got, _, _ = run(tmp_path, m, {"x": xs}, device=None if device == "cpu" else device,
+                    threads=8)
     want, _, _ = run(tmp_path, m, {"x": xs}, ep="cpu")
     for g, w in zip(got["y"], want["y"]):
         np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL)
+
+
+# ---- tests/ort/ort_run.py itself, over stand-ins for onnxruntime ---------------------------
+
+# An onnxruntime with as much of the Python API as ort_run.py uses, and no more: devices of
+# two EPs, a session that computes y = 2 * x, reports two assigned subgraphs and writes what
+# it was given to $FAKE_ORT_LOG; $FAKE_ORT_MODE makes it misbehave.  Like onnxruntime's own
+# InferenceSession it sets _enable_fallback and, with it set, answers a failed run with
+# the CPU EP's result.
+FAKE_ORT = '''
+import json, os, threading
+import numpy as np
+__version__ = "0.0-stand-in"
+MODE = os.environ.get("FAKE_ORT_MODE", "")
+LOG = {"registered": [], "unregistered": []}
+def save():
+    with open(os.environ["FAKE_ORT_LOG"], "w") as f:
+        json.dump(LOG, f)
+class NS:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+class OrtHardwareDeviceType:
+    CPU, GPU, NPU = "CPU", "GPU", "NPU"
+class GraphOptimizationLevel:
+    ORT_DISABLE_ALL, ORT_ENABLE_BASIC, ORT_ENABLE_EXTENDED, ORT_ENABLE_ALL = 0, 1, 2, 99
+def set_default_logger_severity(level):
+    LOG["logger_severity"] = level
+def register_execution_provider_library(name, path):
+    LOG["registered"].append([name, path])
+def unregister_execution_provider_library(name):
+    LOG["unregistered"].append(name)
+    save()
+def get_ep_devices():
+    def dev(ep, kind, vendor):
+        return NS(ep_name=ep, device=NS(type=kind, vendor_id=vendor),
+                  ep_metadata={"hipdnn.device": kind.lower(), "n": "1"})
+    out = [dev("other", "GPU", 1), dev("hipdnn", "CPU", 0x1022)]
+    return out if MODE == "no_gpu" else out + [dev("hipdnn", "GPU", 0x10de)]
+class SessionOptions:
+    def __init__(self):
+        self.config, self.devices, self.options = {}, None, None
+    def add_session_config_entry(self, key, value):
+        self.config[key] = value
+    def add_provider_for_devices(self, devices, options):
+        self.devices = [d.device.type for d in devices]
+        self.options = options
+class InferenceSession:
+    def __init__(self, path, sess_options=None, providers=None):
+        self._enable_fallback = True
+        so = sess_options
+        LOG.update(model=path, config=so.config, devices=so.devices, options=so.options,
+                   providers=providers, session_severity=so.log_severity_level,
+                   opt=so.graph_optimization_level)
+        save()
+        self.providers = providers or ["hipdnn", "CPUExecutionProvider"]
+        if MODE == "fail_session" and self._enable_fallback:
+            self.providers = ["CPUExecutionProvider"]  # as onnxruntime retries it
+        elif MODE == "fail_session":
+            raise RuntimeError("[ONNXRuntimeError] : 1 : FAIL : stand-in session failure")
+        self.calls = 0
+        self.lock = threading.Lock()
+    def disable_fallback(self):
+        self._enable_fallback = False
+    def get_providers(self):
+        return self.providers
+    def get_inputs(self):
+        return [NS(name="x")]
+    def get_outputs(self):
+        return [NS(name="y")]
+    def get_provider_graph_assignment_info(self):
+        def sub(ep, nodes):
+            return NS(ep_name=ep, get_nodes=lambda: [NS(op_type=o, name=n) for o, n in nodes])
+        return [sub(self.providers[0], [("Mul", "twice"), ("Relu", "relu")]),
+                sub("CPUExecutionProvider", [("Einsum", "")])]
+    def run(self, names, feeds):
+        assert names == ["y"], names
+        x = feeds["x"]
+        with self.lock:
+            self.calls += 1
+            call = self.calls
+        if MODE == "fail" and not self._enable_fallback:
+            raise RuntimeError("[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : stand-in failure")
+        if MODE == "fail":
+            return [2 * x]  # as onnxruntime retries it on the CPU EP
+        if MODE == "write_input":
+            x[...] = 0
+        y = 2 * x
+        if MODE == "racy" and call == 2:
+            y = y + 1
+        return [y]
+'''
+
+
+@pytest.fixture
+def runner_script(tmp_path):
+    """Runs tests/ort/ort_run.py with a stand-in onnxruntime (FAKE_ORT, or the given
+    module text) first on the path; returns (exit status, stdout, stderr, what it got)."""
+    def go(*args, mode="", module=FAKE_ORT):
+        fake = tmp_path / "fake"
+        (fake / "onnxruntime").mkdir(parents=True, exist_ok=True)
+        (fake / "onnxruntime" / "__init__.py").write_text(module)
+        log = tmp_path / "fake_ort.json"
+        log.unlink(missing_ok=True)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            [str(fake)] + [p for p in [os.environ.get("PYTHONPATH")] if p]),
+            FAKE_ORT_MODE=mode, FAKE_ORT_LOG=str(log))
+        p = subprocess.run([sys.executable, str(ORT_RUN_PY), *map(str, args)],
+                           capture_output=True, text=True, timeout=60, env=env)
+        return p.returncode, p.stdout, p.stderr, json.loads(log.read_text()) \
+            if log.exists() else None
+    return go
+
+
+def npy_inputs(tmp_path, *arrays):
+    """Each array saved as x_I.npy; the --input arguments that give them in turn."""
+    args = []
+    for i, a in enumerate(arrays):
+        np.save(tmp_path / f"x_{i}.npy", a)
+        args += ["--input", f"x={tmp_path / f'x_{i}.npy'}"]
+    return args
+
+
+def test_ort_run_py_help_and_argument_errors(runner_script, tmp_path):
+    rc, out, err, _ = runner_script("--help")
+    assert rc == 0 and "--model M.onnx --out-dir DIR" in out and "--threads N" in out, out
+    for args, message in [
+            (["--threads", "0"], "ort_run.py: arguments: --threads 0: 1 to 64"),
+            (["--log-level", "9"], "ort_run.py: arguments: --log-level 9: 0 (verbose) to 4"),
+            (["--opt-level", "most"], "ort_run.py: arguments: --opt-level most: disable, basic"),
+            (["--input", "x"], "ort_run.py: arguments: --input x: expected KEY=VALUE"),
+            (["--ep", "cuda"], "ort_run.py: arguments: --ep cuda: hipdnn or cpu"),
+            (["--device", "npu"], "ort_run.py: arguments: --device npu: cpu or gpu"),
+            (["--frobnicate", "1"], "ort_run.py: arguments: unknown argument --frobnicate"),
+            (["--model"], "ort_run.py: arguments: --model needs a value")]:
+        full = args if args[0] == "--model" else ["--model", "m.onnx", "--out-dir", "o", *args]
+        rc, out, err, got = runner_script(*full)
+        assert rc == 1 and err.startswith(message), (args, err)
+        assert got is None  # stopped before onnxruntime was asked anything
+    rc, _, err, _ = runner_script("--ep", "cpu")
+    assert rc == 1 and "ort_run.py: arguments: usage: ort_run.py --model M.onnx" in err
+
+
+def test_ort_run_py_without_a_usable_onnxruntime_says_so(runner_script, tmp_path):
+    args = ["--model", tmp_path / "m.onnx", "--out-dir", tmp_path,
+            *npy_inputs(tmp_path, np.ones(3, np.float32))]
+    rc, out, err, _ = runner_script(*args, module="raise ImportError('hidden for this test')")
+    assert rc == 1 and out == "", out
+    assert err.startswith("ort_run.py: import onnxruntime: hidden for this test (the "
+                          "onnxruntime Python package, 1.24 or later, runs this"), err
+    rc, out, err, _ = runner_script(*args, module="__version__ = '1.20.0'\n")
+    assert rc == 1 and err.startswith(
+        "ort_run.py: onnxruntime: onnxruntime 1.20.0 (") and "has no "\
+        "register_execution_provider_library; this runner needs its plugin-EP Python API" in err
+    # with --ep cpu nothing is registered; the first thing missing is named
+    rc, out, err, _ = runner_script(*args, "--ep", "cpu", module="__version__ = '1.20.0'\n")
+    assert rc == 1 and "has no set_default_logger_severity" in err, err
+
+
+def test_ort_run_py_drives_the_python_api(runner_script, tmp_path):
+    """Everything the C ort_run does, through the stand-in: the library registered and
+    unregistered, hipdnn's GPU device picked and printed, the session's options, the
+    assigned nodes, two runs of four threads, each output written."""
+    x0 = rand(np.random.default_rng(1), 2, 3)
+    x1 = rand(np.random.default_rng(2), 4, 3)
+    before = [x0.copy(), x1.copy()]
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    rc, out, err, got = runner_script(
+        "--model", tmp_path / "m.onnx", "--out-dir", out_dir, "--ep-lib", "/x/libhipdnn_ep.so",
+        "--device", "gpu", "--no-fallback", "--option", "engine=hip", "--option",
+        "log_level=info", "--log-level", "1", "--opt-level", "extended", "--threads", "4",
+        *npy_inputs(tmp_path, x0, x1))
+    assert rc == 0, err
+    assert out.splitlines() == [
+        "device hipdnn gpu vendor 0x10de metadata hipdnn.device=gpu n=1",
+        "assigned hipdnn 0 Mul twice", "assigned hipdnn 0 Relu relu",
+        "assigned CPUExecutionProvider 1 Einsum -", "runs 2"]
+    assert got == {
+        "registered": [["hipdnn", "/x/libhipdnn_ep.so"]], "unregistered": ["hipdnn"],
+        "logger_severity": 1, "session_severity": 1, "opt": 2, "model": str(tmp_path / "m.onnx"),
+        "config": {"session.record_ep_graph_assignment_info": "1",
+                   "session.disable_cpu_ep_fallback": "1"},
+        "devices": ["GPU"], "options": {"engine": "hip", "log_level": "info"},
+        "providers": None}
+    for r, x in enumerate(before):
+        y = np.load(out_dir / f"y.{r}.npy")
+        assert y.dtype == np.float32 and y.shape == x.shape
+        np.testing.assert_array_equal(y, 2 * x)
+    # the CPU EP alone: no library, ORT's CPU EP named, the optimizations all on
+    rc, out, err, got = runner_script("--model", "m.onnx", "--out-dir", out_dir, "--ep", "cpu",
+                                      *npy_inputs(tmp_path, x0))
+    assert rc == 0, err
+    assert out.splitlines()[0] == "assigned CPUExecutionProvider 0 Mul twice"
+    assert got["registered"] == [] and got["providers"] == ["CPUExecutionProvider"]
+    assert got["opt"] == 99 and got["logger_severity"] == 2 and got["devices"] is None
+
+
+@pytest.mark.parametrize("mode,args,message", [
+    ("fail_session", [], r"CreateSession: \[ONNXRuntimeError\] : 1 : FAIL : stand-in session"),
+    ("fail", [], r"Run: \[ONNXRuntimeError\] : 6 : RUNTIME_EXCEPTION : stand-in failure"),
+    ("write_input", [], r"check inputs: run 0 changed input 'x'"),
+    ("racy", ["--threads", "3"], r"check outputs: run 0: thread [12]'s output y differs from "
+                                 r"thread 0's"),
+    ("no_gpu", ["--device", "gpu"], r"get_ep_devices: /x/lib\.so registered but offers no gpu "
+                                    r"device"),
+    ("", ["--input", "x=/no/such.npy"], r"read input: cannot read /no/such\.npy"),
+], ids=["session_fails_without_falling_back", "run_fails_without_falling_back",
+        "input_written", "threads_differ", "no_gpu_device", "missing_input_file"])
+def test_ort_run_py_reports_each_failure(runner_script, tmp_path, mode, args, message):
+    """Each failure is exit status 1 and "ort_run.py: STEP: MESSAGE", never a retry on
+    the CPU EP, and the library is unregistered on the way out."""
+    inputs = [] if "--input" in args else npy_inputs(tmp_path, np.ones((2, 2), np.float32))
+    rc, out, err, got = runner_script("--model", "m.onnx", "--out-dir", tmp_path, "--ep-lib",
+                                      "/x/lib.so", *inputs, *args, mode=mode)
+    assert rc == 1 and re.match("ort_run.py: " + message, err), err
+    assert "runs " not in out
+    assert got["unregistered"] == ["hipdnn"]

@@ -6,8 +6,11 @@
 #     bash tools/gpu_check.sh            # logs under $OUT (default /tmp/hipdnn_gpu_check)
 #
 # It prints the GPUs, checks that the HIP engine loads and runs, runs the Python GPU tests
-# (pytest -m gpu), the C GPU tests, the demo and the benchmark (first), and prints the
-# benchmark table last.  Exit status: 0 only if every step passed.  About 3 to 6 minutes.
+# (pytest -m gpu), hipdnn-ep's model suite (tests/test_ort_ep.py) through onnxruntime's
+# Python API on its CPU device and again on its GPU device (HIPDNN_ORT_RUNNER=python, then
+# with HIPDNN_ORT_DEVICE=gpu; skipped, saying why, where onnxruntime is absent), the C GPU
+# tests, the demo and the benchmark (first), and prints the benchmark table last.  Exit
+# status: 0 only if every step passed.  About 5 to 10 minutes.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 OUT="${OUT:-/tmp/hipdnn_gpu_check}"
@@ -68,6 +71,8 @@ PYEOF
 # The benchmark first: on a machine lent for a few minutes its table matters most.
 step bench timeout 480 "$PY" benchmarks/gpu_bench.py
 step pytest_gpu timeout 420 "$PY" -m pytest -m gpu -q -rs -p no:cacheprovider tests
+step ort_python timeout 400 env HIPDNN_ORT_RUNNER=python "$PY" -m pytest -q -rs -p no:cacheprovider tests/test_ort_ep.py
+step ort_python_gpu timeout 400 env HIPDNN_ORT_RUNNER=python HIPDNN_ORT_DEVICE=gpu "$PY" -m pytest -q -rs -p no:cacheprovider tests/test_ort_ep.py
 step c_device_runtime timeout 120 build/tests/c/test_device_runtime
 step c_hip_engine timeout 120 build/tests/c/test_hip_engine
 step demo timeout 180 "$PY" -m hipdnn demo
@@ -81,6 +86,9 @@ for name in "${ORDER[@]}"; do
     printf '  %-18s %s\n' "$name" "$([ "$rc" = 0 ] && echo ok || echo "FAILED (exit status $rc)")"
 done
 grep -E "passed|failed|skipped" "$OUT/pytest_gpu.txt" | tail -1 | sed 's/^/  pytest -m gpu: /'
+for name in ort_python ort_python_gpu; do
+    grep -E "passed|failed|skipped" "$OUT/$name.txt" | tail -1 | sed "s/^/  $name: /"
+done
 echo
 echo "==== benchmark table ===="
 sed -n '/^device: /,$p' "$OUT/bench.txt"
