@@ -1096,6 +1096,7 @@ def set_default_logger_severity(level):
     LOG["logger_severity"] = level
 def register_execution_provider_library(name, path):
     LOG["registered"].append([name, path])
+    save()
 def unregister_execution_provider_library(name):
     LOG["unregistered"].append(name)
     save()
@@ -1277,10 +1278,12 @@ def test_ort_run_py_drives_the_python_api(runner_script, tmp_path):
         "input_written", "threads_differ", "no_gpu_device", "missing_input_file"])
 def test_ort_run_py_reports_each_failure(runner_script, tmp_path, mode, args, message):
     """Each failure is exit status 1 and "ort_run.py: STEP: MESSAGE", never a retry on
-    the CPU EP, and the library is unregistered on the way out."""
+    the CPU EP; the runner then exits at once, as ort_run.c's die() does, without
+    unregistering the library (onnxruntime 1.30 crashed unloading it under a failed
+    session's objects)."""
     inputs = [] if "--input" in args else npy_inputs(tmp_path, np.ones((2, 2), np.float32))
     rc, out, err, got = runner_script("--model", "m.onnx", "--out-dir", tmp_path, "--ep-lib",
                                       "/x/lib.so", *inputs, *args, mode=mode)
     assert rc == 1 and re.match("ort_run.py: " + message, err), err
     assert "runs " not in out
-    assert got["unregistered"] == ["hipdnn"]
+    assert got["unregistered"] == []

@@ -294,31 +294,28 @@ def main(argv=None):
             raise Failure("import onnxruntime", f"{e} (the onnxruntime Python package, 1.24 "
                           "or later, runs this; tests/ort/ort_run is the same over ORT's C "
                           "API)") from e
-        registered, failure, session = False, None, None
-        try:
-            if a["ep"] == "hipdnn":
-                with step("register_execution_provider_library"):
-                    need(ort, ort, "register_execution_provider_library",
-                         "register_execution_provider_library")("hipdnn", a["ep_lib"])
-                registered = True
-            session = make_session(ort, a)
-            print_assignment(ort, session)
-            run_model(session, a)
-        except Failure as f:  # kept without its traceback, whose frames hold the session
-            failure = f.step, f.message
+        registered = False
+        if a["ep"] == "hipdnn":
+            with step("register_execution_provider_library"):
+                need(ort, ort, "register_execution_provider_library",
+                     "register_execution_provider_library")("hipdnn", a["ep_lib"])
+            registered = True
+        session = make_session(ort, a)
+        print_assignment(ort, session)
+        run_model(session, a)
         session = None  # released before its EP's library goes
         if registered:
-            try:
+            with step("unregister_execution_provider_library"):
                 ort.unregister_execution_provider_library("hipdnn")
-            except Exception as e:
-                failure = failure or ("unregister_execution_provider_library", str(e))
-        if failure:
-            raise Failure(*failure)
         return 0
     except Failure as f:
+        # As ort_run.c's die(): the message, then exit at once.  A failed session or run
+        # leaves ORT objects held by the exception's frames (reference cycles), and
+        # unloading the EP's library under them, or tearing them down at interpreter exit
+        # after it, crashed the process on the GPU machine (onnxruntime 1.30).
         sys.stdout.flush()
-        print(f"{PROG}: {f.step}: {f.message}", file=sys.stderr)
-        return 1
+        print(f"{PROG}: {f.step}: {f.message}", file=sys.stderr, flush=True)
+        os._exit(1)
 
 
 if __name__ == "__main__":
