@@ -396,6 +396,18 @@ def test_norm_backward_whole_aligned_rows(gpu, dtype, case, x_shape, scale_shape
     nb.check(gpu, dtype, case, x_shape=x_shape, scale_shape=scale_shape, param_dtype="fp32")
 
 
+@pytest.mark.parametrize("data,params,layout", [
+    ("bf16", "fp16", "packed"),  # scale of another 16-bit type: read as the tensor says
+    ("fp16", "fp16", "bshd"),    # rows over several dims: the general addressing
+])
+@pytest.mark.parametrize("case", ["layer", "rms"])
+def test_norm_backward_16_bit_general_variant(gpu, case, data, params, layout):
+    # the 16-bit kernel has lean variants (rows one dim, the scale's type known at compile
+    # time), which the tests above take, and a general one, which these take
+    nb.check(gpu, data, case, x_shape=[2, 3, 4, 256], scale_shape=[1, 1, 1, 256],
+             layout=layout, param_dtype=params)
+
+
 def test_layernorm_backward_is_one_row_kernel_and_two_column_sums(gpu):
     # dx in one pass over x and dy; dscale and dbias summed per group of rows in the same
     # kernel, then over the groups

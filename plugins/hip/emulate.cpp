@@ -302,6 +302,59 @@ void emulate_norm_bwd(const rw_program& p) {
                 nb_store_parts<V>(p, grp, t, G, parts_of(grp, t, 0), parts_of(grp, t, 1));
 }
 
+// As rw_norm_bwd_packed (rowwise.hip) runs it.
+template <int V, int DT, bool ONE, int PT>
+void emulate_norm_bwd_packed(const rw_program& p) {
+    const int G = p.group;
+    const bool parts = (p.flags & RW_F_COL_PARTS) != 0;
+    const int64_t ngroups = parts ? p.part_groups : 1;
+    std::vector<NbPacked<V>> regs(G);
+    std::vector<float> s0(G), s1(G), s2(G), s3(G);
+    std::vector<float> cp((size_t)(ngroups * G * V * PW_VEC * 2), 0.0f);
+    auto parts_of = [&](int64_t grp, int t, int which) {
+        return reinterpret_cast<float(*)[PW_VEC]>(&cp[(size_t)(((grp * G + t) * 2 + which) * V * PW_VEC)]);
+    };
+    for (int64_t row = 0; row < p.rows; ++row) {
+        const RwRowAt at = rw_row_at_t<ONE>(p, row);
+        const int64_t grp = row % ngroups;
+        float mean, inv, sums[4];
+        nb_stats(p, at, &mean, &inv);
+        for (int t = 0; t < G; ++t) {
+            nbp_load<V, DT, PT>(p, at, t, G, mean, inv, regs[t], sums, parts_of(grp, t, 0),
+                                parts_of(grp, t, 1), parts);
+            s0[t] = sums[0];
+            s1[t] = sums[1];
+            s2[t] = sums[2];
+            s3[t] = sums[3];
+        }
+        const float s_g = host_combine<RW_OP_ADD>(s0, G), s_gx = host_combine<RW_OP_ADD>(s1, G);
+        if (p.flags & RW_F_ROW_SUMS)
+            nb_store_sums(p, at, host_combine<RW_OP_ADD>(s2, G), host_combine<RW_OP_ADD>(s3, G));
+        if (p.flags & RW_F_STORE_Y)
+            for (int t = 0; t < G; ++t) nbp_store<V, DT, PT>(p, at, t, G, s_g, s_gx, mean, inv, regs[t]);
+    }
+    if (parts)
+        for (int64_t grp = 0; grp < ngroups; ++grp)
+            for (int t = 0; t < G; ++t)
+                nb_store_parts<V>(p, grp, t, G, parts_of(grp, t, 0), parts_of(grp, t, 1));
+}
+
+template <int V, int DT>
+void emulate_bwd_packed_variant(const rw_program& p) {
+    const int pt = p.nrd == 1 ? wp_param_type(p) : -1;
+    if (pt == DT) emulate_norm_bwd_packed<V, DT, true, DT>(p);
+    else if (pt == PW_F32) emulate_norm_bwd_packed<V, DT, true, PW_F32>(p);
+    else emulate_norm_bwd_packed<V, DT, false, -1>(p);
+}
+
+template <int DT>
+bool emulate_bwd_packed(const rw_program& p) {
+    if (p.vecs == 1) emulate_bwd_packed_variant<1, DT>(p);
+    else if (p.vecs == 2) emulate_bwd_packed_variant<2, DT>(p);
+    else return false;
+    return true;
+}
+
 // The fast way's storage type as a template argument, as kernel_of (rowwise.hip) picks it.
 template <class F>
 bool with_fast_dt(int dt, F f) {
@@ -373,6 +426,8 @@ bool emulate_rowwise(const rw_program& p) {
         }
     }
     case RW_NORM_BWD:
+        if (p.fast_dt == PW_BF16) return emulate_bwd_packed<PW_BF16>(p);
+        if (p.fast_dt == PW_F16) return emulate_bwd_packed<PW_F16>(p);
         switch (p.vecs) {
         case 0: emulate_norm_bwd<0, -1>(p); return true; // the fast way holds its rows
         case 1: return with_fast_dt(p.fast_dt, [&](auto dt) { emulate_norm_bwd<1, decltype(dt)::value>(p); });

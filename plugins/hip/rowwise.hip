@@ -171,6 +171,36 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd(const rw_program p) 
     if (parts) nb_store_parts<V>(p, (int64_t)blockIdx.x * s.gpb + s.gi, s.t, G, cp1, cp2);
 }
 
+// Norm backward of 16-bit rows held packed (the fast way): as rw_norm_bwd, x and dy held as
+// loaded (rw_exec.h's nbp_load), ONE and PT as rw_norm_packed's.
+template <int V, int DT, bool ONE, int PT>
+__global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd_packed(const rw_program p) {
+    __shared__ double halves[2][32];
+    Combine smem{halves, 0};
+    const int G = p.group;
+    const RowSlot s = row_slot(G);
+    const bool parts = (p.flags & RW_F_COL_PARTS) != 0;
+    float cp1[V][PW_VEC], cp2[V][PW_VEC];
+    nb_zero_parts<V>(cp1, cp2);
+    for (int64_t base = (int64_t)blockIdx.x * s.gpb; base < p.rows; base += (int64_t)gridDim.x * s.gpb) {
+        const bool valid = base + s.gi < p.rows;
+        const RwRowAt at = rw_row_at_t<ONE>(p, valid ? base + s.gi : p.rows - 1);
+        float mean, inv, sums[4];
+        nb_stats(p, at, &mean, &inv);
+        NbPacked<V> r;
+        nbp_load<V, DT, PT>(p, at, s.t, G, mean, inv, r, sums, cp1, cp2, parts && valid);
+        const float s_g = group_combine<RW_OP_ADD>(sums[0], G, smem);
+        const float s_gx = group_combine<RW_OP_ADD>(sums[1], G, smem);
+        if (p.flags & RW_F_ROW_SUMS) {
+            const float dyx = group_combine<RW_OP_ADD>(sums[2], G, smem);
+            const float dy = group_combine<RW_OP_ADD>(sums[3], G, smem);
+            if (valid && s.t == 0) nb_store_sums(p, at, dyx, dy);
+        }
+        if (valid && (p.flags & RW_F_STORE_Y)) nbp_store<V, DT, PT>(p, at, s.t, G, s_g, s_gx, mean, inv, r);
+    }
+    if (parts) nb_store_parts<V>(p, (int64_t)blockIdx.x * s.gpb + s.gi, s.t, G, cp1, cp2);
+}
+
 // Norms of 16-bit rows held packed (RW_F_PACKED): L threads a row (a warp: no barriers;
 // more: one row a block), NV vectors a thread.  Few vectors a thread keep the registers
 // low enough for a full GPU: a warp a row holding 16 vectors a lane took 128 registers,
@@ -257,6 +287,22 @@ rw_kernel packed_rows(const rw_program& p) {
     return p.fast_dt == PW_BF16 ? packed_rows_dt<PW_BF16>(p) : packed_rows_dt<PW_F16>(p);
 }
 
+// Norm backward of 16-bit rows, 1 or 2 vectors a thread: the lean variants as for the norm.
+template <int V, int DT>
+rw_kernel packed_bwd_variant(const rw_program& p) {
+    if (p.nrd == 1) {
+        const int pt = wp_param_type(p);
+        if (pt == DT) return rw_norm_bwd_packed<V, DT, true, DT>;
+        if (pt == PW_F32) return rw_norm_bwd_packed<V, DT, true, PW_F32>;
+    }
+    return rw_norm_bwd_packed<V, DT, false, -1>;
+}
+
+template <int DT>
+rw_kernel packed_bwd(const rw_program& p) {
+    return p.vecs == 1 ? packed_bwd_variant<1, DT>(p) : p.vecs == 2 ? packed_bwd_variant<2, DT>(p) : nullptr;
+}
+
 template <int V, int DT>
 struct SoftmaxK {
     static constexpr rw_kernel fn = rw_softmax<V, DT>;
@@ -310,6 +356,8 @@ rw_kernel kernel_of(const rw_program& p) {
         }
     }
     case RW_NORM_BWD:
+        if (f == PW_BF16) return packed_bwd<PW_BF16>(p);
+        if (f == PW_F16) return packed_bwd<PW_F16>(p);
         if (f >= 0) { // the fast way holds its rows: 1 or 2 vectors a thread
 #define RW_BWD_FAST(v)                                                                         \
     (f == PW_F32 ? rw_norm_bwd<v, PW_F32> : f == PW_F16 ? rw_norm_bwd<v, PW_F16> : rw_norm_bwd<v, PW_BF16>)

@@ -823,10 +823,10 @@ PW_UNROLL
     return acc;
 }
 
-// The storage type of a packed norm's scale and bias where every kernel knows it at compile
-// time: x's 16-bit type, or fp32 (for both, and bias absent or alike); -1 otherwise, read
-// from the tensors then.  A type read at run time cost each vector a switch and
-// conversions of every type (RESULTS.md, fourteenth run).
+// The storage type of a packed norm's (or 16-bit norm backward's) scale and bias where a
+// kernel knows it at compile time: x's 16-bit type, or fp32 (for both, and bias absent or
+// alike); -1 otherwise, read from the tensors then.  A type read at run time cost each
+// vector a switch and conversions of every type (RESULTS.md, fourteenth run).
 PW_HOST_FN int wp_param_type(const rw_program& p) {
     if (!(p.flags & RW_F_STORE_Y)) return p.fast_dt; // statistics only: no scale, no bias
     const int t = p.scale.dtype;
@@ -858,6 +858,89 @@ PW_UNROLL
 PW_UNROLL
         for (int j = 0; j < PW_VEC; ++j) v[j] = (v[j] - mean) * inv * (sc[j] + g1) + b[j];
         store_vec(p.y.ptr, DT, at.y + k * PW_VEC, v);
+    }
+}
+
+// ---- norm backward of 16-bit rows held packed (the fast way, V of 1 or 2) -------------------
+// x and dy held as loaded (4 registers a vector each, where xhat and g in fp32 took 16), with
+// xhat and g computed again for dx; rows one dim and the scale's type known where ONE and PT
+// say so, as the packed norm's.  The fp32-holding kernel took 123 registers, two blocks of 256
+// threads an SM, and 0.84x PyTorch's layernorm backward (RESULTS.md, fourteenth run).  Same
+// arithmetic as nb_vec / nb_store, element for element.
+
+template <int V>
+struct NbPacked {
+    uint4 x[V], dy[V];
+};
+
+// Phase 1: load the thread's vectors of x and dy; the four sums and the column parts.
+template <int V, int DT, int PT>
+PW_FN void nbp_load(const rw_program& p, const RwRowAt& at, int t, int G, float mean, float inv,
+                    NbPacked<V>& r, float* sums, float (*cp1)[PW_VEC], float (*cp2)[PW_VEC],
+                    bool parts) {
+    const int64_t nvec = p.cols / PW_VEC;
+    const bool dx = (p.flags & RW_F_STORE_Y) != 0; // without dx, scale is not read
+    const float g1 = (p.flags & RW_F_GAMMA1) ? 1.0f : 0.0f;
+PW_UNROLL
+    for (int i = 0; i < 4; ++i) sums[i] = 0.0f;
+PW_UNROLL
+    for (int v = 0; v < V; ++v) {
+        const int64_t k = t + (int64_t)v * G;
+        if (k >= nvec) continue;
+        r.x[v] = *reinterpret_cast<const uint4*>(static_cast<const unsigned short*>(p.x.ptr) +
+                                                 at.x + k * PW_VEC);
+        r.dy[v] = *reinterpret_cast<const uint4*>(static_cast<const unsigned short*>(p.dy.ptr) +
+                                                  at.dy + k * PW_VEC);
+    }
+PW_UNROLL
+    for (int v = 0; v < V; ++v) {
+        const int64_t k = t + (int64_t)v * G;
+        if (k >= nvec) continue;
+        float x[PW_VEC], dyv[PW_VEC], sc[PW_VEC];
+        rw_unpack<DT>(r.x[v], x);
+        rw_unpack<DT>(r.dy[v], dyv);
+        if (dx) {
+            load_vec(p.scale.ptr, PT >= 0 ? PT : p.scale.dtype, at.scale + k * PW_VEC, sc);
+        } else {
+PW_UNROLL
+            for (int j = 0; j < PW_VEC; ++j) sc[j] = 0.0f;
+        }
+PW_UNROLL
+        for (int j = 0; j < PW_VEC; ++j) {
+            const float xh = (x[j] - mean) * inv, g = dyv[j] * (sc[j] + g1);
+            sums[0] += g;
+            sums[1] += g * xh;
+            sums[2] += dyv[j] * xh;
+            sums[3] += dyv[j];
+            if (parts) {
+                cp1[v][j] += dyv[j] * xh;
+                cp2[v][j] += dyv[j];
+            }
+        }
+    }
+}
+
+// Phase 2: dx = inv * (g - s_g / n - xhat * s_gx / n), as nb_store.
+template <int V, int DT, int PT>
+PW_FN void nbp_store(const rw_program& p, const RwRowAt& at, int t, int G, float s_g, float s_gx,
+                     float mean, float inv, const NbPacked<V>& r) {
+    const int64_t nvec = p.cols / PW_VEC;
+    const float a = p.mode == RW_RMS ? 0.0f : s_g / (float)p.cols, b = s_gx / (float)p.cols;
+    const float g1 = (p.flags & RW_F_GAMMA1) ? 1.0f : 0.0f;
+PW_UNROLL
+    for (int v = 0; v < V; ++v) {
+        const int64_t k = t + (int64_t)v * G;
+        if (k >= nvec) continue;
+        float x[PW_VEC], dyv[PW_VEC], sc[PW_VEC];
+        rw_unpack<DT>(r.x[v], x);
+        rw_unpack<DT>(r.dy[v], dyv);
+        load_vec(p.scale.ptr, PT >= 0 ? PT : p.scale.dtype, at.scale + k * PW_VEC, sc);
+PW_UNROLL
+        for (int j = 0; j < PW_VEC; ++j) {
+            const float xh = (x[j] - mean) * inv, g = dyv[j] * (sc[j] + g1);
+            x[j] = inv * (g - a - xh * b);
+        }
+        store_vec(p.y.ptr, DT, at.y + k * PW_VEC, x);
     }
 }
 
