@@ -236,9 +236,9 @@ static void register_geometry(rw_program* p, int esize, bool epilogue, bool soft
         /* A norm: the row packed in its storage type, at most 4 vectors a thread: a warp a
          * row up to 128 vectors, else 64 or 128 threads a row.  A warp holding a row of
          * 4096 (16 vectors a lane) took 128 registers, a quarter of an SM's threads; this
-         * takes 94 (RESULTS.md, eleventh and twelfth runs: as fast on an H200, the kernel
-         * being compute-bound).  Not a softmax: unpacking and exp twice an element made it
-         * 0.637 ms against 0.396 (eighth run). */
+         * takes 48 in the kernel's lean variant (RESULTS.md, fourteenth run: 1.46x
+         * PyTorch's layernorm on an H200).  Not a softmax: unpacking and exp twice an
+         * element made it 0.637 ms against 0.396 (eighth run). */
         p->group = nvec <= 128 ? 32 : (int32_t)pow2_at_least(ceil_div(nvec, 4));
         p->vecs = (int32_t)pow2_at_least(ceil_div(nvec, p->group));
         p->flags |= RW_F_PACKED;
