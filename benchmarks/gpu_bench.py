@@ -546,7 +546,8 @@ TRAINING_CASES = {
         name="layernorm_backward", log2=27, make_inputs=_lnb_inputs, torch_fn=_lnb_torch,
         reference=_lnb_ref, build_graph=_lnb_graph, bytes_moved=_bytes("x", "dy", extra=1),
         tolerance=3e-2, torch_tolerance=3e-2, make_output=_nan_like(lambda t: t["x"].shape),
-        variants=[("staged", {})], use_compile=False),
+        variants=[("staged", {})] + [(f"staged, {v} vectors a thread", {"HIPDNN_HIP_ROW_VECTORS": v})
+                                     for v in ("1", "2")], use_compile=False),
     "batchnorm_training": Case(
         name="batchnorm_training", log2=25, make_inputs=_bn_inputs(False), torch_fn=_bn_torch,
         reference=_bn_ref, build_graph=_bn_graph, bytes_moved=_bytes("x", extra=2),

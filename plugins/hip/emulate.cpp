@@ -320,7 +320,8 @@ void emulate_norm_bwd_packed(const rw_program& p) {
         float mean, inv, sums[4];
         nb_stats(p, at, &mean, &inv);
         for (int t = 0; t < G; ++t) {
-            nbp_load<V, DT, PT>(p, at, t, G, mean, inv, regs[t], sums, parts_of(grp, t, 0),
+            nbp_fetch<V>(p, at, t, G, regs[t]);
+            nbp_sums<V, DT, PT>(p, at, t, G, mean, inv, regs[t], sums, parts_of(grp, t, 0),
                                 parts_of(grp, t, 1), parts);
             s0[t] = sums[0];
             s1[t] = sums[1];

@@ -172,7 +172,10 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd(const rw_program p) 
 }
 
 // Norm backward of 16-bit rows held packed (the fast way): as rw_norm_bwd, x and dy held as
-// loaded (rw_exec.h's nbp_load), ONE and PT as rw_norm_packed's.
+// loaded (rw_exec.h's nbp_*), ONE and PT as rw_norm_packed's.  The next row's x and dy are
+// loaded while the group combines this one's sums: a block takes its rows one after the
+// other (its threads keep the column sums of its rows), so without that an SM had only as
+// many rows in flight as blocks, two, and DRAM was a quarter busy (RESULTS.md, fifteenth run).
 template <int V, int DT, bool ONE, int PT>
 __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd_packed(const rw_program p) {
     __shared__ double halves[2][32];
@@ -182,13 +185,21 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd_packed(const rw_prog
     const bool parts = (p.flags & RW_F_COL_PARTS) != 0;
     float cp1[V][PW_VEC], cp2[V][PW_VEC];
     nb_zero_parts<V>(cp1, cp2);
-    for (int64_t base = (int64_t)blockIdx.x * s.gpb; base < p.rows; base += (int64_t)gridDim.x * s.gpb) {
+    const int64_t stride = (int64_t)gridDim.x * s.gpb;
+    int64_t base = (int64_t)blockIdx.x * s.gpb;
+    NbPacked<V> r;
+    if (base < p.rows)
+        nbp_fetch<V>(p, rw_row_at_t<ONE>(p, base + s.gi < p.rows ? base + s.gi : p.rows - 1), s.t, G, r);
+    for (; base < p.rows; base += stride) {
         const bool valid = base + s.gi < p.rows;
         const RwRowAt at = rw_row_at_t<ONE>(p, valid ? base + s.gi : p.rows - 1);
         float mean, inv, sums[4];
         nb_stats(p, at, &mean, &inv);
-        NbPacked<V> r;
-        nbp_load<V, DT, PT>(p, at, s.t, G, mean, inv, r, sums, cp1, cp2, parts && valid);
+        nbp_sums<V, DT, PT>(p, at, s.t, G, mean, inv, r, sums, cp1, cp2, parts && valid);
+        NbPacked<V> next = r;
+        const int64_t nb = base + stride;
+        if (nb < p.rows)
+            nbp_fetch<V>(p, rw_row_at_t<ONE>(p, nb + s.gi < p.rows ? nb + s.gi : p.rows - 1), s.t, G, next);
         const float s_g = group_combine<RW_OP_ADD>(sums[0], G, smem);
         const float s_gx = group_combine<RW_OP_ADD>(sums[1], G, smem);
         if (p.flags & RW_F_ROW_SUMS) {
@@ -197,6 +208,7 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd_packed(const rw_prog
             if (valid && s.t == 0) nb_store_sums(p, at, dyx, dy);
         }
         if (valid && (p.flags & RW_F_STORE_Y)) nbp_store<V, DT, PT>(p, at, s.t, G, s_g, s_gx, mean, inv, r);
+        r = next;
     }
     if (parts) nb_store_parts<V>(p, (int64_t)blockIdx.x * s.gpb + s.gi, s.t, G, cp1, cp2);
 }

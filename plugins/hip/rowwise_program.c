@@ -670,7 +670,9 @@ static void bwd_geometry(rw_program* p) {
         p->vecs = 1;
         return;
     }
-    int64_t g = pow2_at_least(ceil_div(nvec, 2));
+    /* HIPDNN_HIP_ROW_VECTORS 1 or 2 sets the vectors a thread holds, as for the norms */
+    const char* want = getenv("HIPDNN_HIP_ROW_VECTORS");
+    int64_t g = pow2_at_least(ceil_div(nvec, want && !strcmp(want, "1") ? 1 : 2));
     if (g > RW_MAX_GROUP) g = RW_MAX_GROUP;
     const int64_t v = pow2_at_least(ceil_div(nvec, g));
     p->group = (int32_t)g;

@@ -873,16 +873,11 @@ struct NbPacked {
     uint4 x[V], dy[V];
 };
 
-// Phase 1: load the thread's vectors of x and dy; the four sums and the column parts.
-template <int V, int DT, int PT>
-PW_FN void nbp_load(const rw_program& p, const RwRowAt& at, int t, int G, float mean, float inv,
-                    NbPacked<V>& r, float* sums, float (*cp1)[PW_VEC], float (*cp2)[PW_VEC],
-                    bool parts) {
+// Phase 1a: load the thread's vectors of x and dy (the kernel does so for the next row
+// while the group combines this one's sums).
+template <int V>
+PW_FN void nbp_fetch(const rw_program& p, const RwRowAt& at, int t, int G, NbPacked<V>& r) {
     const int64_t nvec = p.cols / PW_VEC;
-    const bool dx = (p.flags & RW_F_STORE_Y) != 0; // without dx, scale is not read
-    const float g1 = (p.flags & RW_F_GAMMA1) ? 1.0f : 0.0f;
-PW_UNROLL
-    for (int i = 0; i < 4; ++i) sums[i] = 0.0f;
 PW_UNROLL
     for (int v = 0; v < V; ++v) {
         const int64_t k = t + (int64_t)v * G;
@@ -892,6 +887,18 @@ PW_UNROLL
         r.dy[v] = *reinterpret_cast<const uint4*>(static_cast<const unsigned short*>(p.dy.ptr) +
                                                   at.dy + k * PW_VEC);
     }
+}
+
+// Phase 1b: the four sums and the column parts of the vectors held.
+template <int V, int DT, int PT>
+PW_FN void nbp_sums(const rw_program& p, const RwRowAt& at, int t, int G, float mean, float inv,
+                    const NbPacked<V>& r, float* sums, float (*cp1)[PW_VEC],
+                    float (*cp2)[PW_VEC], bool parts) {
+    const int64_t nvec = p.cols / PW_VEC;
+    const bool dx = (p.flags & RW_F_STORE_Y) != 0; // without dx, scale is not read
+    const float g1 = (p.flags & RW_F_GAMMA1) ? 1.0f : 0.0f;
+PW_UNROLL
+    for (int i = 0; i < 4; ++i) sums[i] = 0.0f;
 PW_UNROLL
     for (int v = 0; v < V; ++v) {
         const int64_t k = t + (int64_t)v * G;
