@@ -34,6 +34,8 @@ Cases (CASES below):
   batchnorm_training      y, mean, inv_variance and the next running statistics of a
                           batchnorm over x [64, 128, 64, 64] bf16 (PyTorch: native_batch_norm)
   batchnorm_backward      dx, dscale, dbias of that batchnorm (native_batch_norm_backward)
+  instancenorm            y of an instancenorm over the same x (statistics per sample and
+                          channel over 64 x 64), bf16 scale and bias (F.instance_norm)
   maxpool                 3x3 max pooling, stride 2, padding 1, of the same x (max_pool2d)
 (--log2 sets a pointwise case's elements, a row case's rows times 4096.)  Row cases' "of
 copy" counts the bytes read and written once, as for the pointwise ones.
@@ -476,6 +478,39 @@ def _bn_graph(inputs, out, env):
     return _graph_runner(g, pack, "batchnorm_training", env)
 
 
+def _in_inputs(n: int, gen) -> Dict[str, "torch.Tensor"]:
+    c = NCHW[1]
+    return {"x": (1 + torch.randn(*NCHW, generator=gen, device="cuda")).to(torch.bfloat16),
+            "w": (1 + 0.5 * torch.randn(c, generator=gen, device="cuda")).to(torch.bfloat16),
+            "b": (0.5 * torch.randn(c, generator=gen, device="cuda")).to(torch.bfloat16)}
+
+
+def _in_torch(x, w, b):
+    return torch.nn.functional.instance_norm(x, weight=w, bias=b, eps=EPS)
+
+
+def _in_ref(x, w, b):
+    x = x.double()
+    mean = x.mean(dim=(2, 3), keepdim=True)
+    var = ((x - mean) ** 2).mean(dim=(2, 3), keepdim=True)
+    return (x - mean) / torch.sqrt(var + EPS) * w.double().view(1, -1, 1, 1) + b.double().view(1, -1, 1, 1)
+
+
+def _in_graph(inputs, out, env):
+    g = hipdnn.pygraph(io_data_type=dt.BFLOAT16, intermediate_data_type=dt.FLOAT,
+                       compute_data_type=dt.FLOAT, name="instancenorm")
+    c = NCHW[1]
+    x = g.tensor_like(inputs["x"], name="x")
+    per_c = {k: inputs[k].view(1, c, 1, 1) for k in ("w", "b")}
+    t = {k: g.tensor_like(v, name=k) for k, v in per_c.items()}
+    y = g.instancenorm(hipdnn.norm_forward_phase.INFERENCE, x, t["w"], t["b"], EPS,
+                       name="in")[0]
+    y.set_output(True)
+    pack = {x: inputs["x"], y: out}
+    pack.update({t[k]: v for k, v in per_c.items()})
+    return _graph_runner(g, pack, "instancenorm", env)
+
+
 def _bnb_torch(x, w, dy, mean, invstd):
     return torch.ops.aten.native_batch_norm_backward(dy, x, w, None, None, mean, invstd, True,
                                                      EPS, [True, True, True])[0]
@@ -558,6 +593,11 @@ TRAINING_CASES = {
         reference=_bnb_ref, build_graph=_bnb_graph, bytes_moved=_bytes("x", "dy", extra=1),
         tolerance=3e-2, torch_tolerance=3e-2, make_output=_nan_like(lambda t: t["x"].shape),
         variants=[("staged", {})], use_compile=False),
+    "instancenorm": Case(
+        name="instancenorm", log2=25, make_inputs=_in_inputs, torch_fn=_in_torch,
+        reference=_in_ref, build_graph=_in_graph, bytes_moved=_bytes("x", extra=1),
+        tolerance=3e-2, torch_tolerance=3e-2, make_output=_nan_like(lambda t: t["x"].shape),
+        variants=[("row-wise", {})], use_compile=False),
     "maxpool": Case(
         name="maxpool", log2=25, make_inputs=_pool_inputs, torch_fn=_pool_torch,
         reference=_pool_ref, build_graph=_pool_graph, bytes_moved=_bytes("x", extra=0.25),
