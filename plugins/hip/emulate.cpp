@@ -431,8 +431,8 @@ bool emulate_rowwise(const rw_program& p) {
         if (p.fast_dt == PW_F16) return emulate_bwd_packed<PW_F16>(p);
         switch (p.vecs) {
         case 0: emulate_norm_bwd<0, -1>(p); return true; // the fast way holds its rows
-        case 1: return with_fast_dt(p.fast_dt, [&](auto dt) { emulate_norm_bwd<1, decltype(dt)::value>(p); });
-        case 2: return with_fast_dt(p.fast_dt, [&](auto dt) { emulate_norm_bwd<2, decltype(dt)::value>(p); });
+        case 1: p.fast_dt == PW_F32 ? emulate_norm_bwd<1, PW_F32>(p) : emulate_norm_bwd<1, -1>(p); return true;
+        case 2: p.fast_dt == PW_F32 ? emulate_norm_bwd<2, PW_F32>(p) : emulate_norm_bwd<2, -1>(p); return true;
         default: return false;
         }
     default: return false;

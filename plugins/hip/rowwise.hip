@@ -370,14 +370,8 @@ rw_kernel kernel_of(const rw_program& p) {
     case RW_NORM_BWD:
         if (f == PW_BF16) return packed_bwd<PW_BF16>(p);
         if (f == PW_F16) return packed_bwd<PW_F16>(p);
-        if (f >= 0) { // the fast way holds its rows: 1 or 2 vectors a thread
-#define RW_BWD_FAST(v)                                                                         \
-    (f == PW_F32 ? rw_norm_bwd<v, PW_F32> : f == PW_F16 ? rw_norm_bwd<v, PW_F16> : rw_norm_bwd<v, PW_BF16>)
-            if (p.vecs == 1) return RW_BWD_FAST(1);
-            if (p.vecs == 2) return RW_BWD_FAST(2);
-#undef RW_BWD_FAST
-            return nullptr;
-        }
+        if (f == PW_F32) // the fast way holds its rows: 1 or 2 vectors a thread
+            return p.vecs == 1 ? rw_norm_bwd<1, PW_F32> : p.vecs == 2 ? rw_norm_bwd<2, PW_F32> : nullptr;
         switch (p.vecs) {
         case 0: return rw_norm_bwd<0, -1>;
         case 1: return rw_norm_bwd<1, -1>;
