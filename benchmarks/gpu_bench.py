@@ -31,6 +31,9 @@ Cases (CASES below):
   layernorm_backward      dx, dscale, dbias of a layernorm over x [32768, 4096] bf16 given
                           its saved fp32 mean and inv_variance (PyTorch:
                           aten.native_layer_norm_backward)
+  rmsnorm_backward        dx and dscale of an rmsnorm over the same x given its saved fp32
+                          inv_variance (PyTorch: the backward of F.rms_norm's autograd graph,
+                          made once, without its forward)
   batchnorm_training      y, mean, inv_variance and the next running statistics of a
                           batchnorm over x [64, 128, 64, 64] bf16 (PyTorch: native_batch_norm)
   batchnorm_backward      dx, dscale, dbias of that batchnorm (native_batch_norm_backward)
@@ -429,6 +432,47 @@ def _lnb_graph(inputs, out, env):
     return _graph_runner(g, pack, "layernorm_backward", env)
 
 
+def _rmsb_inputs(n: int, gen) -> Dict[str, "torch.Tensor"]:
+    t = _lnb_inputs(n, gen)
+    xf = t["x"].float()
+    t["rstd"] = torch.rsqrt((xf * xf).mean(dim=1, keepdim=True) + EPS)
+    del t["mean"]
+    return t
+
+
+_RMSB_GRAPH: Dict[tuple, tuple] = {}
+
+
+def _rmsb_torch(x, dy, w, rstd):
+    # eager's backward kernels only: the autograd graph of F.rms_norm is made once per input
+    key = (x.data_ptr(), w.data_ptr())
+    if key not in _RMSB_GRAPH:
+        xr, wr = x.detach().requires_grad_(), w.detach().view(ROW).requires_grad_()
+        _RMSB_GRAPH.clear()
+        _RMSB_GRAPH[key] = (torch.nn.functional.rms_norm(xr, (ROW,), wr, eps=EPS), xr, wr)
+    y, xr, wr = _RMSB_GRAPH[key]
+    return torch.autograd.grad(y, (xr, wr), dy, retain_graph=True)[0]
+
+
+def _rmsb_ref(x, dy, w, rstd):
+    x, dy, w, rstd = (t.double() for t in (x, dy, w, rstd))
+    xhat = x * rstd
+    g = dy * w
+    return rstd * (g - xhat * (g * xhat).mean(dim=1, keepdim=True))
+
+
+def _rmsb_graph(inputs, out, env):
+    g = hipdnn.pygraph(io_data_type=dt.BFLOAT16, intermediate_data_type=dt.FLOAT,
+                       compute_data_type=dt.FLOAT, name="rmsnorm_backward")
+    t = {k: g.tensor_like(v, name=k) for k, v in inputs.items()}
+    dx, ds, _ = g.rmsnorm_backward(t["dy"], t["x"], t["w"], t["rstd"], has_dbias=False,
+                                   name="rmsb")
+    dx.set_output(True)
+    pack = {t[k]: v for k, v in inputs.items()}
+    pack.update({dx: out, ds: _extra(ds, inputs["w"])})
+    return _graph_runner(g, pack, "rmsnorm_backward", env)
+
+
 def _bn_inputs(backward: bool):
     def make(n: int, gen) -> Dict[str, "torch.Tensor"]:
         x = (2 + torch.randn(*NCHW, generator=gen, device="cuda")).to(torch.bfloat16)
@@ -583,6 +627,11 @@ TRAINING_CASES = {
         tolerance=3e-2, torch_tolerance=3e-2, make_output=_nan_like(lambda t: t["x"].shape),
         variants=[("staged", {})] + [(f"staged, {v} vectors a thread", {"HIPDNN_HIP_ROW_VECTORS": v})
                                      for v in ("1", "2")], use_compile=False),
+    "rmsnorm_backward": Case(
+        name="rmsnorm_backward", log2=27, make_inputs=_rmsb_inputs, torch_fn=_rmsb_torch,
+        reference=_rmsb_ref, build_graph=_rmsb_graph, bytes_moved=_bytes("x", "dy", extra=1),
+        tolerance=3e-2, torch_tolerance=3e-2, make_output=_nan_like(lambda t: t["x"].shape),
+        variants=[("staged", {})], use_compile=False),
     "batchnorm_training": Case(
         name="batchnorm_training", log2=25, make_inputs=_bn_inputs(False), torch_fn=_bn_torch,
         reference=_bn_ref, build_graph=_bn_graph, bytes_moved=_bytes("x", extra=2),
