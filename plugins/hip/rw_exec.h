@@ -889,6 +889,28 @@ PW_UNROLL
     }
 }
 
+// Vector v of the thread's held x and dy, unpacked to xhat and dy (in x's and dy's place)
+// and g = dy * (scale + g1) of it (scale read only when `scaled`: without dx it is not).
+template <int V, int DT, int PT>
+PW_FN void nbp_vec(const rw_program& p, const RwRowAt& at, const NbPacked<V>& r, int v, int64_t k,
+                   float mean, float inv, bool scaled, float* xh, float* dyv, float* g) {
+    float sc[PW_VEC];
+    rw_unpack<DT>(r.x[v], xh);
+    rw_unpack<DT>(r.dy[v], dyv);
+    if (scaled) {
+        load_vec(p.scale.ptr, PT >= 0 ? PT : p.scale.dtype, at.scale + k * PW_VEC, sc);
+    } else {
+PW_UNROLL
+        for (int j = 0; j < PW_VEC; ++j) sc[j] = 0.0f;
+    }
+    const float g1 = (p.flags & RW_F_GAMMA1) ? 1.0f : 0.0f;
+PW_UNROLL
+    for (int j = 0; j < PW_VEC; ++j) {
+        xh[j] = (xh[j] - mean) * inv;
+        g[j] = dyv[j] * (sc[j] + g1);
+    }
+}
+
 // Phase 1b: the four sums and the column parts of the vectors held.
 template <int V, int DT, int PT>
 PW_FN void nbp_sums(const rw_program& p, const RwRowAt& at, int t, int G, float mean, float inv,
@@ -896,31 +918,22 @@ PW_FN void nbp_sums(const rw_program& p, const RwRowAt& at, int t, int G, float 
                     float (*cp2)[PW_VEC], bool parts) {
     const int64_t nvec = p.cols / PW_VEC;
     const bool dx = (p.flags & RW_F_STORE_Y) != 0; // without dx, scale is not read
-    const float g1 = (p.flags & RW_F_GAMMA1) ? 1.0f : 0.0f;
 PW_UNROLL
     for (int i = 0; i < 4; ++i) sums[i] = 0.0f;
 PW_UNROLL
     for (int v = 0; v < V; ++v) {
         const int64_t k = t + (int64_t)v * G;
         if (k >= nvec) continue;
-        float x[PW_VEC], dyv[PW_VEC], sc[PW_VEC];
-        rw_unpack<DT>(r.x[v], x);
-        rw_unpack<DT>(r.dy[v], dyv);
-        if (dx) {
-            load_vec(p.scale.ptr, PT >= 0 ? PT : p.scale.dtype, at.scale + k * PW_VEC, sc);
-        } else {
-PW_UNROLL
-            for (int j = 0; j < PW_VEC; ++j) sc[j] = 0.0f;
-        }
+        float xh[PW_VEC], dyv[PW_VEC], g[PW_VEC];
+        nbp_vec<V, DT, PT>(p, at, r, v, k, mean, inv, dx, xh, dyv, g);
 PW_UNROLL
         for (int j = 0; j < PW_VEC; ++j) {
-            const float xh = (x[j] - mean) * inv, g = dyv[j] * (sc[j] + g1);
-            sums[0] += g;
-            sums[1] += g * xh;
-            sums[2] += dyv[j] * xh;
+            sums[0] += g[j];
+            sums[1] += g[j] * xh[j];
+            sums[2] += dyv[j] * xh[j];
             sums[3] += dyv[j];
             if (parts) {
-                cp1[v][j] += dyv[j] * xh;
+                cp1[v][j] += dyv[j] * xh[j];
                 cp2[v][j] += dyv[j];
             }
         }
@@ -933,21 +946,15 @@ PW_FN void nbp_store(const rw_program& p, const RwRowAt& at, int t, int G, float
                      float mean, float inv, const NbPacked<V>& r) {
     const int64_t nvec = p.cols / PW_VEC;
     const float a = p.mode == RW_RMS ? 0.0f : s_g / (float)p.cols, b = s_gx / (float)p.cols;
-    const float g1 = (p.flags & RW_F_GAMMA1) ? 1.0f : 0.0f;
 PW_UNROLL
     for (int v = 0; v < V; ++v) {
         const int64_t k = t + (int64_t)v * G;
         if (k >= nvec) continue;
-        float x[PW_VEC], dyv[PW_VEC], sc[PW_VEC];
-        rw_unpack<DT>(r.x[v], x);
-        rw_unpack<DT>(r.dy[v], dyv);
-        load_vec(p.scale.ptr, PT >= 0 ? PT : p.scale.dtype, at.scale + k * PW_VEC, sc);
+        float xh[PW_VEC], dyv[PW_VEC], g[PW_VEC];
+        nbp_vec<V, DT, PT>(p, at, r, v, k, mean, inv, true, xh, dyv, g);
 PW_UNROLL
-        for (int j = 0; j < PW_VEC; ++j) {
-            const float xh = (x[j] - mean) * inv, g = dyv[j] * (sc[j] + g1);
-            x[j] = inv * (g - a - xh * b);
-        }
-        store_vec(p.y.ptr, DT, at.y + k * PW_VEC, x);
+        for (int j = 0; j < PW_VEC; ++j) xh[j] = inv * (g[j] - a - xh[j] * b);
+        store_vec(p.y.ptr, DT, at.y + k * PW_VEC, xh);
     }
 }
 
