@@ -265,12 +265,15 @@ void emulate_norm(const rw_program& p) {
     }
 }
 
-template <int V, int DT>
-void emulate_norm_bwd(const rw_program& p) {
-    const int G = p.group, W = V > 0 ? V : 1;
+// A norm backward kernel's rows one after the other, its G threads phase by phase (W:
+// vectors of column parts a thread keeps; at: the kernel's addressing).  load(at, t, mean,
+// inv, sums, cp1, cp2, parts) is a thread's phase 1 into its own registers, store(at, t,
+// s_g, s_gx, mean, inv) its dx.
+template <int W, class At, class Load, class Store>
+void emulate_bwd_rows(const rw_program& p, At row_at, Load load, Store store) {
+    const int G = p.group;
     const bool parts = (p.flags & RW_F_COL_PARTS) != 0;
     const int64_t ngroups = parts ? p.part_groups : 1;
-    std::vector<RwRow<V>> xh(G), g(G);
     std::vector<float> s0(G), s1(G), s2(G), s3(G);
     // each group's threads' column parts, as each thread of the kernel keeps its own
     std::vector<float> cp((size_t)(ngroups * G * W * PW_VEC * 2), 0.0f);
@@ -278,13 +281,12 @@ void emulate_norm_bwd(const rw_program& p) {
         return reinterpret_cast<float(*)[PW_VEC]>(&cp[(size_t)(((grp * G + t) * 2 + which) * W * PW_VEC)]);
     };
     for (int64_t row = 0; row < p.rows; ++row) {
-        const RwRowAt at = rw_row_at(p, row);
+        const RwRowAt at = row_at(row);
         const int64_t grp = row % ngroups;
         float mean, inv, sums[4];
         nb_stats(p, at, &mean, &inv);
         for (int t = 0; t < G; ++t) {
-            nb_load<V, DT>(p, at, t, G, mean, inv, xh[t], g[t], sums, parts_of(grp, t, 0),
-                       parts_of(grp, t, 1), parts);
+            load(at, t, mean, inv, sums, parts_of(grp, t, 0), parts_of(grp, t, 1), parts);
             s0[t] = sums[0];
             s1[t] = sums[1];
             s2[t] = sums[2];
@@ -294,50 +296,44 @@ void emulate_norm_bwd(const rw_program& p) {
         if (p.flags & RW_F_ROW_SUMS)
             nb_store_sums(p, at, host_combine<RW_OP_ADD>(s2, G), host_combine<RW_OP_ADD>(s3, G));
         if (p.flags & RW_F_STORE_Y)
-            for (int t = 0; t < G; ++t) nb_store<V, DT>(p, at, t, G, s_g, s_gx, mean, inv, xh[t], g[t]);
+            for (int t = 0; t < G; ++t) store(at, t, s_g, s_gx, mean, inv);
     }
     if (parts)
         for (int64_t grp = 0; grp < ngroups; ++grp)
             for (int t = 0; t < G; ++t)
-                nb_store_parts<V>(p, grp, t, G, parts_of(grp, t, 0), parts_of(grp, t, 1));
+                nb_store_parts<W>(p, grp, t, G, parts_of(grp, t, 0), parts_of(grp, t, 1));
 }
 
-// As rw_norm_bwd_packed (rowwise.hip) runs it.
+template <int V, int DT>
+void emulate_norm_bwd(const rw_program& p) {
+    const int G = p.group;
+    std::vector<RwRow<V>> xh(G), g(G);
+    emulate_bwd_rows<(V > 0 ? V : 1)>(
+        p, [&](int64_t row) { return rw_row_at(p, row); },
+        [&](const RwRowAt& at, int t, float mean, float inv, float* sums, float(*cp1)[PW_VEC],
+            float(*cp2)[PW_VEC], bool parts) {
+            nb_load<V, DT>(p, at, t, G, mean, inv, xh[t], g[t], sums, cp1, cp2, parts);
+        },
+        [&](const RwRowAt& at, int t, float s_g, float s_gx, float mean, float inv) {
+            nb_store<V, DT>(p, at, t, G, s_g, s_gx, mean, inv, xh[t], g[t]);
+        });
+}
+
+// As rw_norm_bwd_packed (rowwise.hip) runs it (each row's x and dy loaded in its turn).
 template <int V, int DT, bool ONE, int PT>
 void emulate_norm_bwd_packed(const rw_program& p) {
     const int G = p.group;
-    const bool parts = (p.flags & RW_F_COL_PARTS) != 0;
-    const int64_t ngroups = parts ? p.part_groups : 1;
     std::vector<NbPacked<V>> regs(G);
-    std::vector<float> s0(G), s1(G), s2(G), s3(G);
-    std::vector<float> cp((size_t)(ngroups * G * V * PW_VEC * 2), 0.0f);
-    auto parts_of = [&](int64_t grp, int t, int which) {
-        return reinterpret_cast<float(*)[PW_VEC]>(&cp[(size_t)(((grp * G + t) * 2 + which) * V * PW_VEC)]);
-    };
-    for (int64_t row = 0; row < p.rows; ++row) {
-        const RwRowAt at = rw_row_at_t<ONE>(p, row);
-        const int64_t grp = row % ngroups;
-        float mean, inv, sums[4];
-        nb_stats(p, at, &mean, &inv);
-        for (int t = 0; t < G; ++t) {
+    emulate_bwd_rows<V>(
+        p, [&](int64_t row) { return rw_row_at_t<ONE>(p, row); },
+        [&](const RwRowAt& at, int t, float mean, float inv, float* sums, float(*cp1)[PW_VEC],
+            float(*cp2)[PW_VEC], bool parts) {
             nbp_fetch<V>(p, at, t, G, regs[t]);
-            nbp_sums<V, DT, PT>(p, at, t, G, mean, inv, regs[t], sums, parts_of(grp, t, 0),
-                                parts_of(grp, t, 1), parts);
-            s0[t] = sums[0];
-            s1[t] = sums[1];
-            s2[t] = sums[2];
-            s3[t] = sums[3];
-        }
-        const float s_g = host_combine<RW_OP_ADD>(s0, G), s_gx = host_combine<RW_OP_ADD>(s1, G);
-        if (p.flags & RW_F_ROW_SUMS)
-            nb_store_sums(p, at, host_combine<RW_OP_ADD>(s2, G), host_combine<RW_OP_ADD>(s3, G));
-        if (p.flags & RW_F_STORE_Y)
-            for (int t = 0; t < G; ++t) nbp_store<V, DT, PT>(p, at, t, G, s_g, s_gx, mean, inv, regs[t]);
-    }
-    if (parts)
-        for (int64_t grp = 0; grp < ngroups; ++grp)
-            for (int t = 0; t < G; ++t)
-                nb_store_parts<V>(p, grp, t, G, parts_of(grp, t, 0), parts_of(grp, t, 1));
+            nbp_sums<V, DT, PT>(p, at, t, G, mean, inv, regs[t], sums, cp1, cp2, parts);
+        },
+        [&](const RwRowAt& at, int t, float s_g, float s_gx, float mean, float inv) {
+            nbp_store<V, DT, PT>(p, at, t, G, s_g, s_gx, mean, inv, regs[t]);
+        });
 }
 
 template <int V, int DT>
