@@ -421,15 +421,26 @@ def _lnb_ref(x, dy, w, mean, rstd):
     return rstd * (g - g.mean(dim=1, keepdim=True) - xhat * (g * xhat).mean(dim=1, keepdim=True))
 
 
-def _lnb_graph(inputs, out, env):
-    g = hipdnn.pygraph(io_data_type=dt.BFLOAT16, intermediate_data_type=dt.FLOAT,
-                       compute_data_type=dt.FLOAT, name="layernorm_backward")
-    t = {k: g.tensor_like(v, name=k) for k, v in inputs.items()}
-    dx, ds, db = g.layernorm_backward(t["dy"], t["x"], t["w"], t["mean"], t["rstd"], name="lnb")
-    dx.set_output(True)
-    pack = {t[k]: v for k, v in inputs.items()}
-    pack.update({dx: out, ds: _extra(ds, inputs["w"]), db: _extra(db, inputs["w"])})
-    return _graph_runner(g, pack, "layernorm_backward", env)
+def _norm_bwd_graph(what: str):
+    """layernorm_backward (dx, dscale, dbias) or rmsnorm_backward (dx, dscale) over the
+    inputs as named by _lnb_inputs / _rmsb_inputs; dx is the checked output."""
+    def build(inputs, out, env):
+        g = hipdnn.pygraph(io_data_type=dt.BFLOAT16, intermediate_data_type=dt.FLOAT,
+                           compute_data_type=dt.FLOAT, name=what)
+        t = {k: g.tensor_like(v, name=k) for k, v in inputs.items()}
+        if what == "layernorm_backward":
+            dx, *params = g.layernorm_backward(t["dy"], t["x"], t["w"], t["mean"], t["rstd"],
+                                               name="lnb")
+        else:
+            dx, ds, _ = g.rmsnorm_backward(t["dy"], t["x"], t["w"], t["rstd"], has_dbias=False,
+                                           name="rmsb")
+            params = [ds]
+        dx.set_output(True)
+        pack = {t[k]: v for k, v in inputs.items()}
+        pack[dx] = out
+        pack.update({p: _extra(p, inputs["w"]) for p in params})
+        return _graph_runner(g, pack, what, env)
+    return build
 
 
 def _rmsb_inputs(n: int, gen) -> Dict[str, "torch.Tensor"]:
@@ -459,18 +470,6 @@ def _rmsb_ref(x, dy, w, rstd):
     xhat = x * rstd
     g = dy * w
     return rstd * (g - xhat * (g * xhat).mean(dim=1, keepdim=True))
-
-
-def _rmsb_graph(inputs, out, env):
-    g = hipdnn.pygraph(io_data_type=dt.BFLOAT16, intermediate_data_type=dt.FLOAT,
-                       compute_data_type=dt.FLOAT, name="rmsnorm_backward")
-    t = {k: g.tensor_like(v, name=k) for k, v in inputs.items()}
-    dx, ds, _ = g.rmsnorm_backward(t["dy"], t["x"], t["w"], t["rstd"], has_dbias=False,
-                                   name="rmsb")
-    dx.set_output(True)
-    pack = {t[k]: v for k, v in inputs.items()}
-    pack.update({dx: out, ds: _extra(ds, inputs["w"])})
-    return _graph_runner(g, pack, "rmsnorm_backward", env)
 
 
 def _bn_inputs(backward: bool):
@@ -623,13 +622,15 @@ TRAINING_CASES = {
     # dx's check: bf16 storage of a sum of 4096 terms (tests/tolerances.py, norm_backward bf16)
     "layernorm_backward": Case(
         name="layernorm_backward", log2=27, make_inputs=_lnb_inputs, torch_fn=_lnb_torch,
-        reference=_lnb_ref, build_graph=_lnb_graph, bytes_moved=_bytes("x", "dy", extra=1),
+        reference=_lnb_ref, build_graph=_norm_bwd_graph("layernorm_backward"),
+        bytes_moved=_bytes("x", "dy", extra=1),
         tolerance=3e-2, torch_tolerance=3e-2, make_output=_nan_like(lambda t: t["x"].shape),
         variants=[("staged", {})] + [(f"staged, {v} vectors a thread", {"HIPDNN_HIP_ROW_VECTORS": v})
                                      for v in ("1", "2")], use_compile=False),
     "rmsnorm_backward": Case(
         name="rmsnorm_backward", log2=27, make_inputs=_rmsb_inputs, torch_fn=_rmsb_torch,
-        reference=_rmsb_ref, build_graph=_rmsb_graph, bytes_moved=_bytes("x", "dy", extra=1),
+        reference=_rmsb_ref, build_graph=_norm_bwd_graph("rmsnorm_backward"),
+        bytes_moved=_bytes("x", "dy", extra=1),
         tolerance=3e-2, torch_tolerance=3e-2, make_output=_nan_like(lambda t: t["x"].shape),
         variants=[("staged", {})], use_compile=False),
     "batchnorm_training": Case(
