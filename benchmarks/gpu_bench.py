@@ -398,6 +398,22 @@ def _extra(g_tensor, like: "torch.Tensor") -> "torch.Tensor":
     return torch.full(like.shape, float("nan"), dtype=like.dtype, device="cuda")
 
 
+_AUTOGRAD: Dict[tuple, tuple] = {}  # one entry: the last case's graph, its memory freed after
+
+
+def _autograd_dx(key: str, inputs, forward, dy) -> "torch.Tensor":
+    """dx (and, computed alongside, the parameters' gradients) of forward(x, *params) by
+    eager autograd; the forward graph is made once per input, so only the backward's kernels
+    are timed."""
+    ident = (key,) + tuple(t.data_ptr() for t in inputs)
+    if ident not in _AUTOGRAD:
+        _AUTOGRAD.clear()
+        leaves = [t.detach().requires_grad_() for t in inputs]
+        _AUTOGRAD[ident] = (forward(*leaves), leaves)
+    y, leaves = _AUTOGRAD[ident]
+    return torch.autograd.grad(y, leaves, dy, retain_graph=True)[0]
+
+
 def _lnb_inputs(n: int, gen) -> Dict[str, "torch.Tensor"]:
     x = torch.randn(n // ROW, ROW, generator=gen, device="cuda").to(torch.bfloat16)
     dy = torch.randn(n // ROW, ROW, generator=gen, device="cuda").to(torch.bfloat16)
@@ -451,18 +467,10 @@ def _rmsb_inputs(n: int, gen) -> Dict[str, "torch.Tensor"]:
     return t
 
 
-_RMSB_GRAPH: Dict[tuple, tuple] = {}
-
-
 def _rmsb_torch(x, dy, w, rstd):
-    # eager's backward kernels only: the autograd graph of F.rms_norm is made once per input
-    key = (x.data_ptr(), w.data_ptr())
-    if key not in _RMSB_GRAPH:
-        xr, wr = x.detach().requires_grad_(), w.detach().view(ROW).requires_grad_()
-        _RMSB_GRAPH.clear()
-        _RMSB_GRAPH[key] = (torch.nn.functional.rms_norm(xr, (ROW,), wr, eps=EPS), xr, wr)
-    y, xr, wr = _RMSB_GRAPH[key]
-    return torch.autograd.grad(y, (xr, wr), dy, retain_graph=True)[0]
+    return _autograd_dx("rmsnorm_backward", (x, w),
+                        lambda xr, wr: torch.nn.functional.rms_norm(xr, (ROW,), wr.view(ROW),
+                                                                    eps=EPS), dy)
 
 
 def _rmsb_ref(x, dy, w, rstd):
@@ -585,6 +593,125 @@ def _bnb_graph(inputs, out, env):
     return _graph_runner(g, pack, "batchnorm_backward", env)
 
 
+def _inb_inputs(n: int, gen) -> Dict[str, "torch.Tensor"]:
+    t = _in_inputs(n, gen)
+    del t["b"]
+    t["dy"] = torch.randn(*NCHW, generator=gen, device="cuda").to(torch.bfloat16)
+    xf = t["x"].float()
+    t["mean"] = xf.mean(dim=(2, 3), keepdim=True)
+    t["invstd"] = torch.rsqrt(xf.var(dim=(2, 3), unbiased=False, keepdim=True) + EPS)
+    return t
+
+
+def _inb_torch(x, w, dy, mean, invstd):
+    # F.instance_norm's autograd: batch norm backward over [1, N*C, H, W] and dweight's sum
+    return _autograd_dx("instancenorm_backward", (x, w),
+                        lambda xr, wr: torch.nn.functional.instance_norm(xr, weight=wr, eps=EPS),
+                        dy)
+
+
+def _inb_ref(x, w, dy, mean, invstd):
+    x, w, dy, mean, invstd = (t.double() for t in (x, w, dy, mean, invstd))
+    xhat = (x - mean) * invstd
+    g = dy * w.view(1, -1, 1, 1)
+    axes = (2, 3)
+    return invstd * (g - g.mean(dim=axes, keepdim=True)
+                     - xhat * (g * xhat).mean(dim=axes, keepdim=True))
+
+
+def _inb_graph(inputs, out, env):
+    g = hipdnn.pygraph(io_data_type=dt.BFLOAT16, intermediate_data_type=dt.FLOAT,
+                       compute_data_type=dt.FLOAT, name="instancenorm_backward")
+    c = NCHW[1]
+    t = {k: g.tensor_like(v, name=k) for k, v in inputs.items() if k != "w"}
+    w = g.tensor_like(inputs["w"].view(1, c, 1, 1), name="w")
+    dx, ds, db = g.instancenorm_backward(t["dy"], t["x"], w, t["mean"], t["invstd"], name="inb")
+    dx.set_output(True)
+    pack = {t[k]: v for k, v in inputs.items() if k != "w"}
+    pack.update({w: inputs["w"].view(1, c, 1, 1), dx: out})
+    pack.update({ds: _extra(ds, inputs["w"].view(1, c, 1, 1)),
+                 db: _extra(db, inputs["w"].view(1, c, 1, 1))})
+    return _graph_runner(g, pack, "instancenorm_backward", env)
+
+
+# adaptive layernorm: scale and bias per sample ([B, 1, D] on x [B, S, D]), as a DiT block
+# modulates its norms. PyTorch has no such op: its eager composite is layer_norm without
+# parameters, then addcmul (one kernel for * scale + bias).
+ADA_BATCH = 16
+
+
+def _ada_inputs(backward: bool):
+    def make(n: int, gen) -> Dict[str, "torch.Tensor"]:
+        shape = (ADA_BATCH, n // (ADA_BATCH * ROW), ROW)
+        x = torch.randn(*shape, generator=gen, device="cuda").to(torch.bfloat16)
+        w = (1 + 0.5 * torch.randn(ADA_BATCH, 1, ROW, generator=gen, device="cuda")).to(torch.bfloat16)
+        t = {"x": x, "w": w}
+        if backward:
+            t["dy"] = torch.randn(*shape, generator=gen, device="cuda").to(torch.bfloat16)
+            xf = x.float()
+            t["mean"] = xf.mean(dim=2, keepdim=True)
+            t["rstd"] = torch.rsqrt(xf.var(dim=2, unbiased=False, keepdim=True) + EPS)
+        else:
+            t["b"] = (0.5 * torch.randn(ADA_BATCH, 1, ROW, generator=gen, device="cuda")).to(torch.bfloat16)
+        return t
+    return make
+
+
+def _ada_forward(x, w, b):
+    return torch.addcmul(b, torch.nn.functional.layer_norm(x, (ROW,), eps=EPS), w)
+
+
+def _ada_torch(x, w, b):
+    return _ada_forward(x, w, b)
+
+
+def _ada_ref(x, w, b):
+    x = x.double()
+    mean = x.mean(dim=2, keepdim=True)
+    var = ((x - mean) ** 2).mean(dim=2, keepdim=True)
+    return (x - mean) / torch.sqrt(var + EPS) * w.double() + b.double()
+
+
+def _ada_graph(inputs, out, env):
+    g = hipdnn.pygraph(io_data_type=dt.BFLOAT16, intermediate_data_type=dt.FLOAT,
+                       compute_data_type=dt.FLOAT, name="adalayernorm")
+    t = {k: g.tensor_like(v, name=k) for k, v in inputs.items()}
+    y = g.adalayernorm(hipdnn.norm_forward_phase.INFERENCE, t["x"], t["w"], t["b"], EPS,
+                       name="ada")[0]
+    y.set_output(True)
+    pack = {t[k]: v for k, v in inputs.items()}
+    pack[y] = out
+    return _graph_runner(g, pack, "adalayernorm", env)
+
+
+_ADA_BIAS: Dict[int, "torch.Tensor"] = {}
+
+
+def _adab_torch(x, w, dy, mean, rstd):
+    # the composite's autograd: layer_norm backward, addcmul's and the parameters' sums
+    b = _ADA_BIAS.setdefault(w.data_ptr(), torch.zeros_like(w))
+    return _autograd_dx("adalayernorm_backward", (x, w, b), _ada_forward, dy)
+
+
+def _adab_ref(x, w, dy, mean, rstd):
+    x, w, dy, mean, rstd = (t.double() for t in (x, w, dy, mean, rstd))
+    xhat = (x - mean) * rstd
+    g = dy * w
+    return rstd * (g - g.mean(dim=2, keepdim=True) - xhat * (g * xhat).mean(dim=2, keepdim=True))
+
+
+def _adab_graph(inputs, out, env):
+    g = hipdnn.pygraph(io_data_type=dt.BFLOAT16, intermediate_data_type=dt.FLOAT,
+                       compute_data_type=dt.FLOAT, name="adalayernorm_backward")
+    t = {k: g.tensor_like(v, name=k) for k, v in inputs.items()}
+    dx, ds, db = g.adalayernorm_backward(t["dy"], t["x"], t["w"], t["mean"], t["rstd"],
+                                         name="adab")
+    dx.set_output(True)
+    pack = {t[k]: v for k, v in inputs.items()}
+    pack.update({dx: out, ds: _extra(ds, inputs["w"]), db: _extra(db, inputs["w"])})
+    return _graph_runner(g, pack, "adalayernorm_backward", env)
+
+
 def _pool_inputs(n: int, gen) -> Dict[str, "torch.Tensor"]:
     return {"x": torch.randn(*NCHW, generator=gen, device="cuda").to(torch.bfloat16)}
 
@@ -646,6 +773,22 @@ TRAINING_CASES = {
     "instancenorm": Case(
         name="instancenorm", log2=25, make_inputs=_in_inputs, torch_fn=_in_torch,
         reference=_in_ref, build_graph=_in_graph, bytes_moved=_bytes("x", extra=1),
+        tolerance=3e-2, torch_tolerance=3e-2, make_output=_nan_like(lambda t: t["x"].shape),
+        variants=[("row-wise", {})], use_compile=False),
+    "instancenorm_backward": Case(
+        name="instancenorm_backward", log2=25, make_inputs=_inb_inputs, torch_fn=_inb_torch,
+        reference=_inb_ref, build_graph=_inb_graph, bytes_moved=_bytes("x", "dy", extra=1),
+        tolerance=3e-2, torch_tolerance=3e-2, make_output=_nan_like(lambda t: t["x"].shape),
+        variants=[("row-wise", {})], use_compile=False),
+    "adalayernorm": Case(
+        name="adalayernorm", log2=27, make_inputs=_ada_inputs(False), torch_fn=_ada_torch,
+        reference=_ada_ref, build_graph=_ada_graph, bytes_moved=_bytes("x", extra=1),
+        tolerance=2e-2, torch_tolerance=2e-2, make_output=_nan_like(lambda t: t["x"].shape),
+        variants=[("row-wise", {})]),
+    "adalayernorm_backward": Case(
+        name="adalayernorm_backward", log2=27, make_inputs=_ada_inputs(True),
+        torch_fn=_adab_torch, reference=_adab_ref, build_graph=_adab_graph,
+        bytes_moved=_bytes("x", "dy", extra=1),
         tolerance=3e-2, torch_tolerance=3e-2, make_output=_nan_like(lambda t: t["x"].shape),
         variants=[("row-wise", {})], use_compile=False),
     "maxpool": Case(

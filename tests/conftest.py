@@ -102,6 +102,9 @@ def _memory_order(layout, ndim):
     if layout == "bshd":  # attention's [B, H, S, D] held as [B, S, H, D]
         assert ndim == 4
         return [0, 2, 1, 3]
+    if layout == "outer_swapped":  # [B, S, D] held as [S, B, D]
+        assert ndim >= 2
+        return [1, 0] + axes[2:]
     raise ValueError(f"unknown layout {layout!r}")
 
 

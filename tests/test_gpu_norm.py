@@ -239,6 +239,31 @@ def test_instance_norm(gpu, dtype):
     gpu.assert_close(outs[2], want_inv, tolerance("layernorm", "fp32"))
 
 
+@pytest.mark.parametrize("shape,params,with_bias", [
+    ([4, 64, 16, 24], None, True),    # rows over two dims (N, C): the general addressing
+    ([1, 96, 16, 32], "fp32", True),  # one dim, fp32 parameters: a lean variant
+    ([1, 64, 32, 32], None, False),   # one dim, parameters of x's type, no bias
+])
+def test_instance_norm_of_16_bit_rows_held_packed(gpu, shape, params, with_bias):
+    # scale and bias one value a row (a channel's): the packed kernel reads that one value
+    # for each vector, as it reads a layernorm's row of them
+    c = shape[1]
+    for dtype in ("bf16", "fp16"):
+        x = gpu.input(shape, dtype, high=3.0)
+        scale = gpu.input([1, c, 1, 1], params or dtype, low=0.5, high=1.5)
+        bias = gpu.input([1, c, 1, 1], params or dtype) if with_bias else None
+        g = gpu.graph(dtype)
+        y, mean, inv = g.instancenorm(PHASE.TRAINING, x.bind(g, "x"), scale.bind(g, "scale"),
+                                      bias.bind(g, "bias") if bias else None, EPS, name="n")
+        want = norm_ref(x.values, scale.values, bias.values if bias else None, (2, 3))
+        outs = [gpu.output(y, shape, dtype)] + [gpu.output(t, [shape[0], c, 1, 1], "fp32")
+                                                for t in (mean, inv)]
+        log = ran(lambda: gpu.execute(g, [x, scale] + ([bias] if bias else []) + outs))
+        for out, w, t in zip(outs, want, (dtype, "fp32", "fp32")):
+            gpu.assert_close(out, w, tolerance("layernorm", t))
+        assert any("held as loaded" in m and "parameters one value a row" in m for m in log), log
+
+
 def test_adaptive_layer_norm(gpu, dtype):
     shape = [3, 4, 48]
     x = gpu.input(shape, dtype, high=3.0)

@@ -396,6 +396,41 @@ def test_norm_backward_whole_aligned_rows(gpu, dtype, case, x_shape, scale_shape
     nb.check(gpu, dtype, case, x_shape=x_shape, scale_shape=scale_shape, param_dtype="fp32")
 
 
+@pytest.mark.parametrize("x_shape,sets", [
+    ([4, 64, 256], "4 sets of 64 rows"),    # 64 groups of rows a sample, one row each
+    ([16, 5, 64], "16 sets of 5 rows"),     # fewer rows a sample than groups wanted
+    ([3, 1000, 40], "3 sets of 1000 rows"),  # groups of 2 or 3 rows
+])
+def test_adalayernorm_backward_is_one_row_kernel_with_column_sums_per_sample(gpu, dtype, x_shape,
+                                                                           sets):
+    # scale [B, 1, D]: each group of rows lies in one sample, its column sums that sample's
+    scale_shape = [x_shape[0], 1, x_shape[2]]
+    log = ran_log(lambda: nb.check(gpu, dtype, "ada_layer", x_shape=x_shape, scale_shape=scale_shape))
+    assert "with column sums per group in " + sets in log, log
+
+
+def test_adalayernorm_backward_with_samples_inside_the_rows_order(gpu):
+    # x [S, B, D] in memory (B strided inside S): a sample's rows are not consecutive, so no
+    # group of rows lies in one sample; pointwise and reduction stages instead
+    log = ran_log(lambda: nb.check(gpu, "fp32", "ada_layer", x_shape=[4, 64, 32],
+                                   scale_shape=[4, 1, 32], layout="outer_swapped"))
+    assert "column sums" not in log and "reduction" in log, log
+
+
+@pytest.mark.parametrize("x_shape,params", [
+    ([8, 128, 8, 8], None),       # rows over two dims (N, C): the general addressing
+    ([1, 1024, 4, 16], "fp32"),   # one dim, fp32 scale: a lean variant
+    ([1, 1024, 8, 8], None),      # one dim, scale of x's type
+])
+def test_instancenorm_backward_of_16_bit_rows_with_scale_one_value_a_row(gpu, x_shape, params):
+    # over 1024 rows the row kernel runs it; its 16-bit kernel reads the row's one scale
+    # value for each vector
+    for dtype in ("bf16", "fp16"):
+        log = ran_log(lambda: nb.check(gpu, dtype, "instance", x_shape=x_shape,
+                                       scale_shape=[1, x_shape[1], 1, 1], param_dtype=params))
+        assert "parameters one value a row" in log, log
+
+
 @pytest.mark.parametrize("data,params,layout", [
     ("bf16", "fp16", "packed"),  # scale of another 16-bit type: read as the tensor says
     ("fp16", "fp16", "bshd"),    # rows over several dims: the general addressing

@@ -273,7 +273,7 @@ template <int W, class At, class Load, class Store>
 void emulate_bwd_rows(const rw_program& p, At row_at, Load load, Store store) {
     const int G = p.group;
     const bool parts = (p.flags & RW_F_COL_PARTS) != 0;
-    const int64_t ngroups = parts ? p.part_groups : 1;
+    const int64_t ngroups = parts ? p.part_sets * p.part_groups : 1;
     std::vector<float> s0(G), s1(G), s2(G), s3(G);
     // each group's threads' column parts, as each thread of the kernel keeps its own
     std::vector<float> cp((size_t)(ngroups * G * W * PW_VEC * 2), 0.0f);
@@ -282,7 +282,9 @@ void emulate_bwd_rows(const rw_program& p, At row_at, Load load, Store store) {
     };
     for (int64_t row = 0; row < p.rows; ++row) {
         const RwRowAt at = row_at(row);
-        const int64_t grp = row % ngroups;
+        // rw_exec.h's nb_walk: group g of set s takes rows g, g + part_groups, ... of it
+        const int64_t set = parts ? row / p.set_rows : 0;
+        const int64_t grp = parts ? set * p.part_groups + (row - set * p.set_rows) % p.part_groups : 0;
         float mean, inv, sums[4];
         nb_stats(p, at, &mean, &inv);
         for (int t = 0; t < G; ++t) {

@@ -313,25 +313,56 @@ static bool lower_norm_backward_per_row(lowering* l, const hipdnnSdkNode* n, con
 static bool planes_inner(const hipdnnSdkTensor* x);
 static bool lower_batchnorm_backward_planes(lowering* l, const hipdnnSdkNode* n);
 
+/* The kept (row) dims of x of more than one element, in the row kernel's order: x's memory
+ * order, largest stride first (rowwise_program.c's space_lay_out); their count. */
+static int row_order(const hipdnnSdkTensor* tx, const bool* axes, int* order) {
+    int64_t xs[HIPDNN_MAX_DIMS];
+    memcpy(xs, tx->strides, sizeof(xs));
+    if (tx->is_virtual) hipdnnSdkPackedStrides(tx->ndim, tx->dims, xs); /* packed between stages */
+    int m = 0;
+    for (int32_t i = 0; i < tx->ndim; ++i)
+        if (!axes[i] && tx->dims[i] > 1) order[m++] = i;
+    for (int i = 1; i < m; ++i) /* stable, largest x stride first */
+        for (int j = i; j > 0 && xs[order[j]] > xs[order[j - 1]]; --j) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    return m;
+}
+
 /* The row kernel's norm backward (rowwise_program.c), where its sums fit: batch and
  * instance norms (scale one value a row) store each row's sums of dy * xhat and dy, which
  * are dscale and dbias or reduce to them; layer and RMS norms (scale one value a column)
- * store the column sums of each group of rows, reduced to dscale and dbias after.  1 done,
- * 0 failed (out of memory), -1 not this way (the caller rewrites it into pointwise and
- * reduction nodes). */
+ * store the column sums of each group of rows, reduced to dscale and dbias after.  An
+ * adaptive layer norm's scale is a row of them for each sample (a set of rows): each
+ * group of rows then lies in one set, and its column sums go to that set's parts.  1
+ * done, 0 failed (out of memory), -1 not this way (the caller rewrites it into pointwise
+ * and reduction nodes). */
 static int lower_norm_backward_fused(lowering* l, const hipdnnSdkNode* n, const bool* axes) {
     const hipdnnSdkTensor *tx = tensor(l, n->inputs[HIPDNN_NBWD_X]), *ts = tensor(l, n->inputs[HIPDNN_NBWD_SCALE]);
     const int32_t nd = tx->ndim;
-    bool per_row = true, per_col = true;
-    int64_t rows = 1, cols = 1, sd[HIPDNN_MAX_DIMS], pdims[HIPDNN_MAX_DIMS], pst[HIPDNN_MAX_DIMS];
-    int a0 = -1;
+    bool per_row = true;
+    int64_t rows = 1, cols = 1, sets = 1, sd[HIPDNN_MAX_DIMS], pdims[HIPDNN_MAX_DIMS], pst[HIPDNN_MAX_DIMS];
+    int a1 = -1, a1_any = -1; /* the parts' axis: the first kept dim scale does not vary on */
     for (int32_t i = 0; i < nd; ++i) {
         if (axes[i]) per_row = per_row && ts->dims[i] == 1;
-        else per_col = per_col && ts->dims[i] == 1;
+        else sets *= ts->dims[i];
         if (axes[i]) cols *= tx->dims[i];
         else rows *= tx->dims[i];
-        if (!axes[i] && a0 < 0) a0 = i;
+        if (!axes[i] && ts->dims[i] == 1 && tx->dims[i] > 1 && a1 < 0) a1 = i;
+        if (!axes[i] && ts->dims[i] == 1 && a1_any < 0) a1_any = i;
         sd[i] = axes[i] ? 1 : tx->dims[i];
+    }
+    if (a1 < 0) a1 = a1_any; /* one row a set: parts of one group */
+    /* sets of rows: the kept dims scale varies on come before the others in the kernel's
+       row order, so each set's rows are consecutive */
+    int order[HIPDNN_MAX_DIMS];
+    const int m = row_order(tx, axes, order);
+    bool sets_outer = true, seen_unit = false;
+    for (int i = 0; i < m; ++i) {
+        if (ts->dims[order[i]] == 1) seen_unit = true;
+        else sets_outer = sets_outer && !seen_unit;
     }
     const int64_t ports[2] = {HIPDNN_NBWD_DSCALE, HIPDNN_NBWD_DBIAS};
     const bool want = n->outputs[ports[0]] != HIPDNN_NO_TENSOR || n->outputs[ports[1]] != HIPDNN_NO_TENSOR;
@@ -341,33 +372,35 @@ static int lower_norm_backward_fused(lowering* l, const hipdnnSdkNode* n, const 
         return lower_norm_backward_per_row(l, n, axes) ? 1 : 0;
     }
     int kind = !want || per_row ? HIPE_NBWD_ROW_SUMS
-               : per_col && a0 >= 0 && hipe_rw_norm_bwd_parts_fit(cols) ? HIPE_NBWD_COL_PARTS : 0;
+               : sets_outer && a1 >= 0 && hipe_rw_norm_bwd_parts_fit(cols) ? HIPE_NBWD_COL_PARTS : 0;
     if (!kind) return -1;
-    const int64_t P = rows < HIPE_NBWD_PARTS ? rows : HIPE_NBWD_PARTS;
+    /* groups of rows a set: together about HIPE_NBWD_PARTS, at most the set's rows */
+    const int64_t set_rows = rows / sets, per_set = HIPE_NBWD_PARTS / sets > 1 ? HIPE_NBWD_PARTS / sets : 1;
+    const int64_t P = kind == HIPE_NBWD_ROW_SUMS ? (rows < HIPE_NBWD_PARTS ? rows : HIPE_NBWD_PARTS)
+                                                 : set_rows < per_set ? set_rows : per_set;
     if (kind == HIPE_NBWD_COL_PARTS) {
-        /* parts [P on the first kept axis, the normalized axes], columns numbered as the row
-           kernel walks them: x's memory order (a virtual x is packed between stages) */
-        int64_t xs[HIPDNN_MAX_DIMS];
-        memcpy(xs, tx->strides, sizeof(xs));
-        if (tx->is_virtual) hipdnnSdkPackedStrides(nd, tx->dims, xs);
-        int order[HIPDNN_MAX_DIMS], m = 0;
+        /* parts [sets, P, cols] packed, as the kernel numbers them: P on axis a1, each set's
+           dims outside it in the kernel's row order, the normalized axes inside it in x's
+           memory order (a virtual x is packed between stages) */
+        bool not_axes[HIPDNN_MAX_DIMS] = {false};
+        for (int32_t i = 0; i < nd; ++i) not_axes[i] = !axes[i];
+        int corder[HIPDNN_MAX_DIMS];
+        const int mc = row_order(tx, not_axes, corder); /* the normalized axes, x's order */
         for (int32_t i = 0; i < nd; ++i) {
-            pdims[i] = axes[i] ? tx->dims[i] : 1;
+            pdims[i] = axes[i] || ts->dims[i] > 1 ? tx->dims[i] : i == a1 ? P : 1;
             pst[i] = cols;
-            if (axes[i] && tx->dims[i] > 1) order[m++] = i;
         }
-        for (int i = 1; i < m; ++i) /* stable, largest x stride first */
-            for (int j = i; j > 0 && xs[order[j]] > xs[order[j - 1]]; --j) {
-                int t = order[j];
-                order[j] = order[j - 1];
-                order[j - 1] = t;
-            }
         int64_t at = 1;
-        for (int i = m - 1; i >= 0; --i) {
-            pst[order[i]] = at;
-            at *= tx->dims[order[i]];
+        for (int i = mc - 1; i >= 0; --i) {
+            pst[corder[i]] = at;
+            at *= tx->dims[corder[i]];
         }
-        pdims[a0] = P;
+        at = P * cols;
+        for (int i = m - 1; i >= 0; --i)
+            if (ts->dims[order[i]] > 1) {
+                pst[order[i]] = at;
+                at *= tx->dims[order[i]];
+            }
     }
     hipdnnSdkNode node = *n;
     node.name = strdup(n->name);
@@ -377,7 +410,8 @@ static int lower_norm_backward_fused(lowering* l, const hipdnnSdkNode* n, const 
     }
     node.attrs[HIPE_NBWD_SUMS].i[0] = kind;
     node.attrs[HIPE_NBWD_SUMS].i[1] = P;
-    node.attrs[HIPE_NBWD_SUMS].count = 2;
+    node.attrs[HIPE_NBWD_SUMS].i[2] = kind == HIPE_NBWD_COL_PARTS ? sets : 1;
+    node.attrs[HIPE_NBWD_SUMS].count = 3;
     int64_t via[2] = {HIPDNN_NO_TENSOR, HIPDNN_NO_TENSOR};
     static const char* const what[2] = {"sum_dy_xhat", "sum_dy"};
     for (int k = 0; k < 2; ++k) {

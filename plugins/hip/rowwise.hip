@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm(const rw_program p) {
 }
 
 // Norm backward: dx of each row, with its sums (RW_F_ROW_SUMS) or the group's column parts
-// (RW_F_COL_PARTS: the grid has exactly part_groups groups, row r is group r % part_groups's).
+// (RW_F_COL_PARTS: the grid has exactly part_sets * part_groups groups, nb_walk's rows each).
 template <int V, int DT>
 __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd(const rw_program p) {
     __shared__ double halves[2][32];
@@ -152,9 +152,11 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd(const rw_program p) 
     const bool parts = (p.flags & RW_F_COL_PARTS) != 0;
     float cp1[V > 0 ? V : 1][PW_VEC], cp2[V > 0 ? V : 1][PW_VEC];
     nb_zero_parts<V>(cp1, cp2);
-    for (int64_t base = (int64_t)blockIdx.x * s.gpb; base < p.rows; base += (int64_t)gridDim.x * s.gpb) {
-        const bool valid = base + s.gi < p.rows;
-        const RwRowAt at = rw_row_at(p, valid ? base + s.gi : p.rows - 1);
+    const int64_t q = (int64_t)blockIdx.x * s.gpb + s.gi;
+    const NbWalk w = nb_walk(p, q, (int64_t)gridDim.x * s.gpb);
+    for (int64_t i0 = 0; i0 < w.n; i0 += w.step) {
+        bool valid;
+        const RwRowAt at = rw_row_at(p, nb_walk_row(p, w, i0, &valid));
         float mean, inv, sums[4];
         nb_stats(p, at, &mean, &inv);
         RwRow<V> xh, g;
@@ -168,38 +170,40 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd(const rw_program p) 
         }
         if (valid && (p.flags & RW_F_STORE_Y)) nb_store<V, DT>(p, at, s.t, G, s_g, s_gx, mean, inv, xh, g);
     }
-    if (parts) nb_store_parts<V>(p, (int64_t)blockIdx.x * s.gpb + s.gi, s.t, G, cp1, cp2);
+    if (parts && w.group_valid) nb_store_parts<V>(p, q, s.t, G, cp1, cp2);
 }
 
 // Norm backward of 16-bit rows held packed (the fast way): as rw_norm_bwd, x and dy held as
-// loaded (rw_exec.h's nbp_*), ONE and PT as rw_norm_packed's.  The next row's x and dy are
-// loaded while the group combines this one's sums: a block takes its rows one after the
-// other (its threads keep the column sums of its rows), so without that an SM had only as
-// many rows in flight as blocks, two, and DRAM was a quarter busy (RESULTS.md, fifteenth run).
-template <int V, int DT, bool ONE, int PT>
+// loaded (rw_exec.h's nbp_*), ONE and PT as rw_norm_packed's; PARTS false: a kernel without
+// column parts, whose registers for them (32 of the 128 the kernel took) are spared.  The
+// next row's x and dy are loaded while the group combines this one's sums: a block takes
+// its rows one after the other (its threads keep the column sums of its rows), so without
+// that an SM had only as many rows in flight as blocks, two, and DRAM was a quarter busy
+// (RESULTS.md, fifteenth run).
+template <int V, int DT, bool ONE, int PT, bool PARTS>
 __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd_packed(const rw_program p) {
     __shared__ double halves[2][32];
     Combine smem{halves, 0};
     const int G = p.group;
     const RowSlot s = row_slot(G);
-    const bool parts = (p.flags & RW_F_COL_PARTS) != 0;
-    float cp1[V][PW_VEC], cp2[V][PW_VEC];
-    nb_zero_parts<V>(cp1, cp2);
-    const int64_t stride = (int64_t)gridDim.x * s.gpb;
-    int64_t base = (int64_t)blockIdx.x * s.gpb;
+    const bool parts = PARTS && (p.flags & RW_F_COL_PARTS) != 0;
+    float cp1[PARTS ? V : 1][PW_VEC], cp2[PARTS ? V : 1][PW_VEC];
+    nb_zero_parts<PARTS ? V : 1>(cp1, cp2);
+    const int64_t q = (int64_t)blockIdx.x * s.gpb + s.gi;
+    const NbWalk w = nb_walk(p, q, (int64_t)gridDim.x * s.gpb);
+    bool valid;
     NbPacked<V> r;
-    if (base < p.rows)
-        nbp_fetch<V>(p, rw_row_at_t<ONE>(p, base + s.gi < p.rows ? base + s.gi : p.rows - 1), s.t, G, r);
-    for (; base < p.rows; base += stride) {
-        const bool valid = base + s.gi < p.rows;
-        const RwRowAt at = rw_row_at_t<ONE>(p, valid ? base + s.gi : p.rows - 1);
+    nbp_fetch<V>(p, rw_row_at_t<ONE>(p, nb_walk_row(p, w, 0, &valid)), s.t, G, r);
+    for (int64_t i0 = 0; i0 < w.n; i0 += w.step) {
+        const RwRowAt at = rw_row_at_t<ONE>(p, nb_walk_row(p, w, i0, &valid));
         float mean, inv, sums[4];
         nb_stats(p, at, &mean, &inv);
         nbp_sums<V, DT, PT>(p, at, s.t, G, mean, inv, r, sums, cp1, cp2, parts && valid);
         NbPacked<V> next = r;
-        const int64_t nb = base + stride;
-        if (nb < p.rows)
-            nbp_fetch<V>(p, rw_row_at_t<ONE>(p, nb + s.gi < p.rows ? nb + s.gi : p.rows - 1), s.t, G, next);
+        if (i0 + w.step < w.n) {
+            bool next_valid;
+            nbp_fetch<V>(p, rw_row_at_t<ONE>(p, nb_walk_row(p, w, i0 + w.step, &next_valid)), s.t, G, next);
+        }
         const float s_g = group_combine<RW_OP_ADD>(sums[0], G, smem);
         const float s_gx = group_combine<RW_OP_ADD>(sums[1], G, smem);
         if (p.flags & RW_F_ROW_SUMS) {
@@ -210,7 +214,7 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd_packed(const rw_prog
         if (valid && (p.flags & RW_F_STORE_Y)) nbp_store<V, DT, PT>(p, at, s.t, G, s_g, s_gx, mean, inv, r);
         r = next;
     }
-    if (parts) nb_store_parts<V>(p, (int64_t)blockIdx.x * s.gpb + s.gi, s.t, G, cp1, cp2);
+    if (parts && w.group_valid) nb_store_parts<V>(p, q, s.t, G, cp1, cp2);
 }
 
 // Norms of 16-bit rows held packed (RW_F_PACKED): L threads a row (a warp: no barriers;
@@ -299,15 +303,17 @@ rw_kernel packed_rows(const rw_program& p) {
     return p.fast_dt == PW_BF16 ? packed_rows_dt<PW_BF16>(p) : packed_rows_dt<PW_F16>(p);
 }
 
-// Norm backward of 16-bit rows, 1 or 2 vectors a thread: the lean variants as for the norm.
+// Norm backward of 16-bit rows, 1 or 2 vectors a thread: the lean variants as for the norm
+// (with column parts: layer and RMS norms), the general one with or without them.
 template <int V, int DT>
 rw_kernel packed_bwd_variant(const rw_program& p) {
     if (p.nrd == 1) {
         const int pt = wp_param_type(p);
-        if (pt == DT) return rw_norm_bwd_packed<V, DT, true, DT>;
-        if (pt == PW_F32) return rw_norm_bwd_packed<V, DT, true, PW_F32>;
+        if (pt == DT) return rw_norm_bwd_packed<V, DT, true, DT, true>;
+        if (pt == PW_F32) return rw_norm_bwd_packed<V, DT, true, PW_F32, true>;
     }
-    return rw_norm_bwd_packed<V, DT, false, -1>;
+    if (p.flags & RW_F_COL_PARTS) return rw_norm_bwd_packed<V, DT, false, -1, true>;
+    return rw_norm_bwd_packed<V, DT, false, -1, false>;
 }
 
 template <int DT>

@@ -255,6 +255,10 @@ static void register_geometry(rw_program* p, int esize, bool epilogue, bool soft
 /* Rows a reduction takes at once should fill the device: at least this many threads,
  * or the rows are cut into parts (then combined by a second, small pass). */
 #define RW_WANT_THREADS (INT64_C(1) << 17)
+/* ... unless there is so little to read that a second launch costs more than it saves (an
+ * instance norm's dscale, [64, 128] summed over 64: two 5 us passes, RESULTS.md's
+ * nineteenth run). */
+#define RW_SPLIT_MIN_ELEMENTS (INT64_C(1) << 16)
 
 void hipe_rowwise_grid(const rw_program* p, int* threads, int64_t* blocks) {
     if (p->kind == RW_REDUCE_COLS) {
@@ -266,9 +270,16 @@ void hipe_rowwise_grid(const rw_program* p, int* threads, int64_t* blocks) {
     const int G = p->group;
     *threads = G > 32 ? G : RW_BLOCK;
     int64_t rows = p->kind == RW_REDUCE ? p->rows * p->splits : p->rows;
-    if (p->kind == RW_NORM_BWD && (p->flags & RW_F_COL_PARTS)) rows = p->part_groups;
+    if (p->kind == RW_NORM_BWD && (p->flags & RW_F_COL_PARTS)) rows = p->part_sets * p->part_groups;
     *blocks = ceil_div(rows, *threads / G);
     if (*blocks < 1) *blocks = 1;
+}
+
+/* A norm parameter with one value a row: present, no column strides. */
+static bool one_a_row(const rw_program* p, const pw_tensor* t) {
+    bool ok = t->ptr != NULL;
+    for (int d = 0; d < p->ncd; ++d) ok = ok && t->strides[RW_DIMS + d] == 0;
+    return ok;
 }
 
 void hipe_rw_set_vectors(rw_program* p) {
@@ -309,6 +320,10 @@ void hipe_rw_set_vectors(rw_program* p) {
     const bool stats_only = p->kind == RW_NORM && !(p->flags & (RW_F_STORE_Y | RW_F_EPILOGUE));
     const bool y_ok = stats_only || (p->y.reserved && p->y.dtype == p->x.dtype);
     const bool params_ok = p->scale.reserved && (!(p->flags & RW_F_BIAS) || p->bias.reserved);
+    /* or, for the 16-bit kernels (packed norm, norm backward), scale and bias one value a row */
+    const bool row_params = p->x.dtype != PW_F32 && one_a_row(p, &p->scale) &&
+                            (!(p->flags & RW_F_BIAS) || one_a_row(p, &p->bias));
+    p->flags &= ~RW_F_ROW_PARAMS;
     if (p->kind == RW_REDUCE) {
         fast = whole;
     } else if (p->kind == RW_SOFTMAX || p->kind == RW_NORM) {
@@ -321,12 +336,14 @@ void hipe_rw_set_vectors(rw_program* p) {
         /* dx as x (when stored), dy as x, scale a contiguous row (read only for dx) */
         const bool dx = (p->flags & RW_F_STORE_Y) != 0;
         fast = whole && (p->vecs == 1 || p->vecs == 2) && p->dy.reserved && p->dy.dtype == p->x.dtype &&
-               (!dx || (p->y.reserved && p->y.dtype == p->x.dtype && p->scale.reserved));
+               (!dx || (p->y.reserved && p->y.dtype == p->x.dtype && (p->scale.reserved || row_params)));
+        if (fast && dx && !p->scale.reserved) p->flags |= RW_F_ROW_PARAMS;
     }
     p->fast_dt = fast ? p->x.dtype : -1;
     if (p->flags & RW_F_PACKED) { /* packed rows exist only the fast way */
-        fast = whole && y_ok && p->x.dtype != PW_F32 && (stats_only || params_ok);
+        fast = whole && y_ok && p->x.dtype != PW_F32 && (stats_only || params_ok || row_params);
         p->fast_dt = fast ? p->x.dtype : -1;
+        if (fast && !stats_only && !params_ok) p->flags |= RW_F_ROW_PARAMS;
         if (!fast) {
             p->flags &= ~RW_F_PACKED;
             p->vecs = 0;
@@ -396,6 +413,7 @@ int hipe_rw_reduction(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, int64_t p
      * walks the reduced axis for neighbouring outputs; else a group of threads a row. */
     const int64_t inner_row = p->x.strides[p->nrd - 1], inner_col = p->x.strides[RW_DIMS + p->ncd - 1];
     const bool cols_path = p->rows > 1 && p->cols > 1 && inner_row < inner_col;
+    const bool tiny = p->rows * p->cols < RW_SPLIT_MIN_ELEMENTS;
     int64_t threads;
     if (cols_path) {
         p->kind = RW_REDUCE_COLS;
@@ -403,7 +421,7 @@ int hipe_rw_reduction(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, int64_t p
         const int64_t blocks = ceil_div(p->rows, RW_COL_X * (p->x.contiguous ? PW_VEC : 1));
         threads = blocks * RW_COL_X * RW_COL_Y;
         const int64_t steps = ceil_div(p->cols, RW_COL_Y * RW_UNROLL);
-        if (threads < RW_WANT_THREADS && steps > 1) {
+        if (threads < RW_WANT_THREADS && steps > 1 && !tiny) {
             int64_t parts = ceil_div(RW_WANT_THREADS, threads);
             if (parts > steps) parts = steps;
             p->chunk = ceil_div(p->cols, parts);
@@ -420,7 +438,7 @@ int hipe_rw_reduction(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, int64_t p
         p->group = (int32_t)gsize;
         threads = p->rows * gsize;
         const int64_t steps = ceil_div(nvec, gsize * RW_UNROLL);
-        if (threads < RW_WANT_THREADS && steps > 1) {
+        if (threads < RW_WANT_THREADS && steps > 1 && !tiny) {
             int64_t parts = ceil_div(RW_WANT_THREADS, threads);
             if (parts > steps) parts = steps;
             p->chunk = ceil_div(nvec, parts) * PW_VEC;
@@ -687,6 +705,21 @@ bool hipe_rw_norm_bwd_parts_fit(int64_t cols) {
     return cols < (INT64_C(1) << 31) && (p.vecs == 1 || p.vecs == 2);
 }
 
+/* Column parts over part_sets sets of rows (lower.c): the rows of a set must be consecutive
+ * in the kernel's row order, with one row of scale each, so the outer row dims are the
+ * sets' and scale does not move over the inner ones, whose rows make a set.  The rows a
+ * set has, or false. */
+static bool sets_of_rows(const rw_program* p, int64_t* set_rows) {
+    if (p->part_sets < 1 || p->rows % p->part_sets) return false;
+    *set_rows = p->rows / p->part_sets;
+    int64_t inner = 1;
+    for (int d = p->nrd - 1; d >= 0 && inner < *set_rows; --d) {
+        if (p->scale.strides[d] != 0) return false;
+        inner *= p->rdims[d];
+    }
+    return inner == *set_rows;
+}
+
 int hipe_rw_norm_backward(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage* st,
                           char* why, size_t len) {
     char label[200];
@@ -745,21 +778,25 @@ int hipe_rw_norm_backward(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_
         p->flags |= RW_F_ROW_SUMS;
     } else {
         p->part_groups = n->attrs[HIPE_NBWD_SUMS].i[1];
+        p->part_sets = n->attrs[HIPE_NBWD_SUMS].count > 2 ? n->attrs[HIPE_NBWD_SUMS].i[2] : 1;
         if (p->vecs != 1 && p->vecs != 2)
             return decline(why, len, "%s: rows of %lld: too long for column sums in registers",
                            label, (long long)p->cols);
-        if (p->part_groups < 1 || p->part_groups > (p->rows < HIPE_NBWD_PARTS ? p->rows : HIPE_NBWD_PARTS))
-            return decline(why, len, "%s: internal: %lld column parts for %lld rows", label,
-                           (long long)p->part_groups, (long long)p->rows);
+        if (!sets_of_rows(p, &p->set_rows) || p->part_groups < 1 || p->part_groups > p->set_rows ||
+            p->part_sets * p->part_groups > HIPE_NBWD_PARTS + p->part_sets)
+            return decline(why, len, "%s: internal: %lld column parts for %lld sets of rows (%lld "
+                           "rows, scale not one row a set)", label, (long long)p->part_groups,
+                           (long long)p->part_sets, (long long)p->rows);
         p->flags |= RW_F_COL_PARTS;
         p->sum_dyx.dtype = p->sum_dy.dtype = PW_F32;
         const hipdnnSdkTensor* outs[2] = {sdyx, sdy};
         for (int i = 0; i < 2; ++i) {
             const hipdnnSdkTensor* t = outs[i];
             if (t && (t->data_type != HIPDNN_DATA_FLOAT ||
-                      hipdnnSdkElementCount(t->ndim, t->dims) != p->part_groups * p->cols))
+                      hipdnnSdkElementCount(t->ndim, t->dims) != p->part_sets * p->part_groups * p->cols))
                 return decline(why, len, "%s: internal: column parts '%s' are not fp32 [%lld, %lld]",
-                               label, t->name, (long long)p->part_groups, (long long)p->cols);
+                               label, t->name, (long long)(p->part_sets * p->part_groups),
+                               (long long)p->cols);
         }
     }
     bind(st, x->uid, PTR(x), -1);
@@ -770,11 +807,15 @@ int hipe_rw_norm_backward(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_
     if (p->flags & RW_F_STORE_Y) bind(st, dx->uid, PTR(y), -1);
     if (sdyx) bind(st, sdyx->uid, PTR(sum_dyx), -1);
     if (sdy) bind(st, sdy->uid, PTR(sum_dy), -1);
-    hipdnnSdkFormat(st->what, sizeof(st->what), "%s '%s': %lld rows of %lld, %d threads a row%s%s%s",
+    char sets[64] = "";
+    if (sums == HIPE_NBWD_COL_PARTS && p->part_sets > 1)
+        hipdnnSdkFormat(sets, sizeof(sets), " in %lld sets of %lld rows (a scale row each)",
+                        (long long)p->part_sets, (long long)p->set_rows);
+    hipdnnSdkFormat(st->what, sizeof(st->what), "%s '%s': %lld rows of %lld, %d threads a row%s%s%s%s",
                     mname, n->name, (long long)p->rows, (long long)p->cols, p->group,
                     p->vecs ? "" : ", read twice (too long for registers)",
                     p->flags & RW_F_STORE_Y ? "" : ", no dx",
                     sums == HIPE_NBWD_ROW_SUMS ? ", with the rows' sums"
-                                               : ", with column sums per group");
+                                               : ", with column sums per group", sets);
     return 1;
 }

@@ -739,11 +739,33 @@ PW_UNROLL
         for (int j = 0; j < PW_VEC; ++j) cp1[v][j] = cp2[v][j] = 0.0f;
 }
 
-// The column parts of group `grp` (fp32, [part_groups, cols] packed).
+// The rows group q of a norm backward takes: lo + i for i = g, g + step, ... below n.  With
+// column parts (RW_F_COL_PARTS) a group takes rows of one set only (rw_program.part_sets),
+// else the grid strides over every row.  Every group of the grid loops ceil(n / step)
+// times (a row past the end redoes the last row and stores nothing).
+struct NbWalk {
+    int64_t lo, g, step, n;
+    bool group_valid; // a group past the grid's parts takes no row
+};
+
+PW_FN NbWalk nb_walk(const rw_program& p, int64_t q, int64_t grid_groups) {
+    if (!(p.flags & RW_F_COL_PARTS)) return NbWalk{0, q, grid_groups, p.rows, true};
+    const int64_t set = q / p.part_groups;
+    return NbWalk{set * p.set_rows, q - set * p.part_groups, p.part_groups, p.set_rows,
+                  set < p.part_sets};
+}
+
+// Row i0 + g of the walk, or the last row where that is past the end (valid false).
+PW_FN int64_t nb_walk_row(const rw_program& p, const NbWalk& w, int64_t i0, bool* valid) {
+    *valid = w.group_valid && i0 + w.g < w.n;
+    return *valid ? w.lo + i0 + w.g : p.rows - 1;
+}
+
+// The column parts of group `grp` (fp32, [part_sets * part_groups, cols] packed).
 template <int V>
 PW_FN void nb_store_parts(const rw_program& p, int64_t grp, int t, int G, float (*cp1)[PW_VEC],
                           float (*cp2)[PW_VEC]) {
-    if (grp >= p.part_groups) return;
+    if (grp >= p.part_groups * p.part_sets) return;
 PW_UNROLL
     for (int v = 0; v < (V > 0 ? V : 1); ++v) {
         const int64_t k = t + (int64_t)v * G;
@@ -834,6 +856,20 @@ PW_HOST_FN int wp_param_type(const rw_program& p) {
     return (p.flags & RW_F_BIAS) && p.bias.dtype != t ? -1 : t;
 }
 
+// Vector k of a packed norm's scale or bias (storage type PT, or t's where -1) at the row's
+// offset `at`: PW_VEC columns of a contiguous row, or the row's one value (RW_F_ROW_PARAMS).
+template <int PT>
+PW_FN void wp_param(const rw_program& p, const pw_tensor& t, int64_t at, int64_t k, float* v) {
+    const int dt = PT >= 0 ? PT : t.dtype;
+    if (p.flags & RW_F_ROW_PARAMS) {
+        const float one = load_one(t.ptr, dt, at);
+PW_UNROLL
+        for (int j = 0; j < PW_VEC; ++j) v[j] = one;
+    } else {
+        load_vec(t.ptr, dt, at + k * PW_VEC, v);
+    }
+}
+
 // Norm phase 3: y for each of the lane's vectors (mean 0 for RMS norms).  PT: scale's and
 // bias's storage type (wp_param_type), -1 where the kernel reads it from the tensors.
 template <int NV, int DT, int L, int PT = -1>
@@ -847,9 +883,9 @@ PW_UNROLL
         const int64_t k = lane + (int64_t)i * L;
         if (k >= nvec) continue;
         float v[PW_VEC], sc[PW_VEC], b[PW_VEC];
-        load_vec(p.scale.ptr, PT >= 0 ? PT : p.scale.dtype, at.scale + k * PW_VEC, sc);
+        wp_param<PT>(p, p.scale, at.scale, k, sc);
         if (bias) {
-            load_vec(p.bias.ptr, PT >= 0 ? PT : p.bias.dtype, at.bias + k * PW_VEC, b);
+            wp_param<PT>(p, p.bias, at.bias, k, b);
         } else {
 PW_UNROLL
             for (int j = 0; j < PW_VEC; ++j) b[j] = 0.0f;
@@ -898,7 +934,7 @@ PW_FN void nbp_vec(const rw_program& p, const RwRowAt& at, const NbPacked<V>& r,
     rw_unpack<DT>(r.x[v], xh);
     rw_unpack<DT>(r.dy[v], dyv);
     if (scaled) {
-        load_vec(p.scale.ptr, PT >= 0 ? PT : p.scale.dtype, at.scale + k * PW_VEC, sc);
+        wp_param<PT>(p, p.scale, at.scale, k, sc);
     } else {
 PW_UNROLL
         for (int j = 0; j < PW_VEC; ++j) sc[j] = 0.0f;

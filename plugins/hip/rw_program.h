@@ -61,7 +61,10 @@ enum { RW_LAYER = 0, RW_RMS = 1 };
                               stored (sum_dyx, sum_dy: strided as the statistics) */
 #define RW_F_COL_PARTS 256u /* norm backward: each group's column sums of dy * xhat and of
                                dy over the rows it took are stored (sum_dyx, sum_dy: fp32
-                               [part_groups, cols] packed); row r is group r % part_groups's */
+                               [part_sets * part_groups, cols] packed) */
+#define RW_F_ROW_PARAMS 512u /* packed norm, 16-bit norm backward: scale and bias are one value
+                                a row (no column strides: an instance norm's per-channel
+                                scale), read once a vector and broadcast; else a contiguous row */
 
 typedef struct {
     int32_t kind, mode; /* RW_*; the norm's RW_LAYER / RW_RMS */
@@ -83,7 +86,12 @@ typedef struct {
     pw_tensor x, y;     /* y of a reduction: column strides 0 (one value per row) */
     pw_tensor mean, inv_var, scale, bias; /* norms (backward: mean, inv_var read) */
     pw_tensor dy, sum_dyx, sum_dy; /* norm backward: dy, and the sums (flags) */
-    int64_t part_groups; /* norm backward with RW_F_COL_PARTS: the groups the grid has */
+    int64_t part_groups; /* norm backward with RW_F_COL_PARTS: groups of rows a set has */
+    int64_t part_sets;   /* ... sets of rows with their own scale (an adaptive layer norm's
+                            samples; else 1), each of set_rows consecutive rows: group g of
+                            set s takes rows s * set_rows + g, + part_groups, ... and its
+                            parts are row s * part_groups + g of [sets * groups, cols] */
+    int64_t set_rows;
     int32_t ep_y;       /* epilogue: the input slot that holds the norm's y */
     int32_t fast_dt;    /* set at enqueue: x's (and y's) storage type where every vector a
                            thread touches is whole and 16-byte aligned (rw_exec.h's fast

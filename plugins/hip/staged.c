@@ -759,7 +759,9 @@ hipdnnPluginStatus_t hipe_staged_enqueue(const hipdnnSdkGraph* g, struct hipe_st
             const bool rw = st->kind == HIPE_STAGE_ROWWISE;
             hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": graph '%s': stage %d of %d (%s): first run "
                      "of the %s kernel%s", g->name, k + 1, s->nstages, st->what, kernel,
-                     !rw ? "" : prog.rw.fast_dt >= 0 ? " (fast way)" : " (general way)");
+                     !rw ? "" : prog.rw.fast_dt < 0 ? " (general way)"
+                     : prog.rw.flags & RW_F_ROW_PARAMS ? " (fast way, parameters one value a row)"
+                                                       : " (fast way)");
         }
     }
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
