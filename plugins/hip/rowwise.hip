@@ -175,13 +175,16 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd(const rw_program p) 
 
 // Norm backward of 16-bit rows held packed (the fast way): as rw_norm_bwd, x and dy held as
 // loaded (rw_exec.h's nbp_*), ONE and PT as rw_norm_packed's; PARTS false: a kernel without
-// column parts, whose registers for them (32 of the 128 the kernel took) are spared.  The
-// next row's x and dy are loaded while the group combines this one's sums: a block takes
+// column parts, held to 64 registers (two blocks of 512 threads an SM, four of 256): with
+// 128 an instance norm backward ran two blocks an SM, 0.81x PyTorch's, with 64 (a few
+// bytes spilled) 1.11x; with parts that bound spilled 450 bytes and lost a third
+// (RESULTS.md, twenty-second run).  The next row's x and dy are loaded while the group
+// combines this one's sums: a block takes
 // its rows one after the other (its threads keep the column sums of its rows), so without
 // that an SM had only as many rows in flight as blocks, two, and DRAM was a quarter busy
 // (RESULTS.md, fifteenth run).
 template <int V, int DT, bool ONE, int PT, bool PARTS>
-__global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd_packed(const rw_program p) {
+__global__ void __launch_bounds__(RW_MAX_GROUP, PARTS ? 1 : 2) rw_norm_bwd_packed(const rw_program p) {
     __shared__ double halves[2][32];
     Combine smem{halves, 0};
     const int G = p.group;
