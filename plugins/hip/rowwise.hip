@@ -174,24 +174,40 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd(const rw_program p) 
 }
 
 // Norm backward of 16-bit rows held packed (the fast way): as rw_norm_bwd, x and dy held as
-// loaded (rw_exec.h's nbp_*), ONE and PT as rw_norm_packed's; PARTS false: a kernel without
-// column parts, held to 64 registers (two blocks of 512 threads an SM, four of 256): with
-// 128 an instance norm backward ran two blocks an SM, 0.81x PyTorch's, with 64 (a few
-// bytes spilled) 1.11x; with parts that bound spilled 450 bytes and lost a third
+// loaded (rw_exec.h's nbp_*), ONE and PT as rw_norm_packed's.  PARTS: where a thread keeps
+// its column parts (NB_PARTS_*).  Without parts in registers the kernel is held to 64
+// registers (two blocks of 512 threads an SM, four of 256): with 128 an instance norm
+// backward ran two blocks an SM, 0.81x PyTorch's, with 64 (a few bytes spilled) 1.11x,
+// while parts kept in registers under that bound spilled 450 bytes and lost a third
 // (RESULTS.md, twenty-second run).  The next row's x and dy are loaded while the group
-// combines this one's sums: a block takes
-// its rows one after the other (its threads keep the column sums of its rows), so without
-// that an SM had only as many rows in flight as blocks, two, and DRAM was a quarter busy
-// (RESULTS.md, fifteenth run).
-template <int V, int DT, bool ONE, int PT, bool PARTS>
-__global__ void __launch_bounds__(RW_MAX_GROUP, PARTS ? 1 : 2) rw_norm_bwd_packed(const rw_program p) {
+// combines this one's sums: a block takes its rows one after the other (its threads keep
+// the column sums of its rows), so without that an SM had only as many rows in flight as
+// blocks, two, and DRAM was a quarter busy (RESULTS.md, fifteenth run).
+enum { NB_PARTS_NONE = 0, NB_PARTS_REGS = 1, NB_PARTS_SHARED = 2 };
+
+// Floats of shared memory a thread's column parts take (odd: thread t's start is bank t,
+// no conflicts), and the threads a block may have with them there: the block's parts stay
+// under 48 KiB (V = 2: rows up to 4096 16-bit elements).
+#define NB_SHARED_STRIDE(V) (2 * (V) * PW_VEC + 1)
+#define NB_SHARED_THREADS(V) ((V) == 1 ? 512 : 256)
+
+template <int V, int DT, bool ONE, int PT, int PARTS>
+__global__ void __launch_bounds__(RW_MAX_GROUP, PARTS == NB_PARTS_REGS ? 1 : 2)
+rw_norm_bwd_packed(const rw_program p) {
     __shared__ double halves[2][32];
+    __shared__ float shared_parts[PARTS == NB_PARTS_SHARED ? NB_SHARED_THREADS(V) * NB_SHARED_STRIDE(V) : 1];
     Combine smem{halves, 0};
     const int G = p.group;
     const RowSlot s = row_slot(G);
-    const bool parts = PARTS && (p.flags & RW_F_COL_PARTS) != 0;
-    float cp1[PARTS ? V : 1][PW_VEC], cp2[PARTS ? V : 1][PW_VEC];
-    nb_zero_parts<PARTS ? V : 1>(cp1, cp2);
+    const bool parts = PARTS != NB_PARTS_NONE && (p.flags & RW_F_COL_PARTS) != 0;
+    float rp1[PARTS == NB_PARTS_REGS ? V : 1][PW_VEC], rp2[PARTS == NB_PARTS_REGS ? V : 1][PW_VEC];
+    float(*cp1)[PW_VEC] = rp1;
+    float(*cp2)[PW_VEC] = rp2;
+    if constexpr (PARTS == NB_PARTS_SHARED) {
+        cp1 = reinterpret_cast<float(*)[PW_VEC]>(&shared_parts[threadIdx.x * NB_SHARED_STRIDE(V)]);
+        cp2 = cp1 + V;
+    }
+    if (PARTS != NB_PARTS_NONE) nb_zero_parts<V>(cp1, cp2);
     const int64_t q = (int64_t)blockIdx.x * s.gpb + s.gi;
     const NbWalk w = nb_walk(p, q, (int64_t)gridDim.x * s.gpb);
     bool valid;
@@ -306,17 +322,20 @@ rw_kernel packed_rows(const rw_program& p) {
     return p.fast_dt == PW_BF16 ? packed_rows_dt<PW_BF16>(p) : packed_rows_dt<PW_F16>(p);
 }
 
-// Norm backward of 16-bit rows, 1 or 2 vectors a thread: the lean variants as for the norm
-// (with column parts: layer and RMS norms), the general one with or without them.
+// Norm backward of 16-bit rows, 1 or 2 vectors a thread: without column parts the general
+// variant (held to 64 registers, its addressing costs little there); with them in shared
+// memory where the block's fit, the lean variants as for the norm, else in registers.
 template <int V, int DT>
 rw_kernel packed_bwd_variant(const rw_program& p) {
+    if (!(p.flags & RW_F_COL_PARTS)) return rw_norm_bwd_packed<V, DT, false, -1, NB_PARTS_NONE>;
+    if constexpr (V == 2) // rows of 4097 to 8192 elements: 512 threads
+        if (p.group > NB_SHARED_THREADS(V)) return rw_norm_bwd_packed<V, DT, false, -1, NB_PARTS_REGS>;
     if (p.nrd == 1) {
         const int pt = wp_param_type(p);
-        if (pt == DT) return rw_norm_bwd_packed<V, DT, true, DT, true>;
-        if (pt == PW_F32) return rw_norm_bwd_packed<V, DT, true, PW_F32, true>;
+        if (pt == DT) return rw_norm_bwd_packed<V, DT, true, DT, NB_PARTS_SHARED>;
+        if (pt == PW_F32) return rw_norm_bwd_packed<V, DT, true, PW_F32, NB_PARTS_SHARED>;
     }
-    if (p.flags & RW_F_COL_PARTS) return rw_norm_bwd_packed<V, DT, false, -1, true>;
-    return rw_norm_bwd_packed<V, DT, false, -1, false>;
+    return rw_norm_bwd_packed<V, DT, false, -1, NB_PARTS_SHARED>;
 }
 
 template <int DT>
