@@ -562,6 +562,38 @@ def _in_graph(inputs, out, env):
     return _graph_runner(g, pack, "instancenorm", env)
 
 
+def _bni_inputs(n: int, gen) -> Dict[str, "torch.Tensor"]:
+    t = _bn_inputs(False)(n, gen)
+    t["x"] = torch.randn(*NCHW, generator=gen, device="cuda").to(torch.bfloat16)
+    return t
+
+
+def _bni_torch(x, w, b, rm, rv):
+    return torch.nn.functional.batch_norm(x, rm, rv, w, b, training=False, eps=EPS)
+
+
+def _bni_ref(x, w, b, rm, rv):
+    shape = (1, -1, 1, 1)
+    x, w, b, rm, rv = (t.double() for t in (x, w, b, rm, rv))
+    return (x - rm.view(shape)) / torch.sqrt(rv.view(shape) + EPS) * w.view(shape) + b.view(shape)
+
+
+def _bni_graph(inputs, out, env):
+    # cuDNN frontend's batchnorm_inference takes inv_variance: 1 / sqrt(running var + eps)
+    g = hipdnn.pygraph(io_data_type=dt.BFLOAT16, intermediate_data_type=dt.FLOAT,
+                       compute_data_type=dt.FLOAT, name="batchnorm_inference")
+    c = NCHW[1]
+    per_c = {k: inputs[k].view(1, c, 1, 1) for k in ("w", "b", "rm")}
+    per_c["inv"] = torch.rsqrt(inputs["rv"] + EPS).view(1, c, 1, 1)
+    x = g.tensor_like(inputs["x"], name="x")
+    t = {k: g.tensor_like(v, name=k) for k, v in per_c.items()}
+    y = g.batchnorm_inference(x, t["rm"], t["inv"], t["w"], t["b"], name="bn")
+    y.set_output(True)
+    pack = {x: inputs["x"], y: out}
+    pack.update({t[k]: v for k, v in per_c.items()})
+    return _graph_runner(g, pack, "batchnorm_inference", env)
+
+
 def _bnb_torch(x, w, dy, mean, invstd):
     return torch.ops.aten.native_batch_norm_backward(dy, x, w, None, None, mean, invstd, True,
                                                      EPS, [True, True, True])[0]
@@ -770,6 +802,11 @@ TRAINING_CASES = {
         reference=_bnb_ref, build_graph=_bnb_graph, bytes_moved=_bytes("x", "dy", extra=1),
         tolerance=3e-2, torch_tolerance=3e-2, make_output=_nan_like(lambda t: t["x"].shape),
         variants=[("staged", {})], use_compile=False),
+    "batchnorm_inference": Case(
+        name="batchnorm_inference", log2=25, make_inputs=_bni_inputs, torch_fn=_bni_torch,
+        reference=_bni_ref, build_graph=_bni_graph, bytes_moved=_bytes("x", extra=1),
+        tolerance=1e-2, torch_tolerance=1e-2, make_output=_nan_like(lambda t: t["x"].shape),
+        variants=[("pointwise", {})], use_compile=False),
     "instancenorm": Case(
         name="instancenorm", log2=25, make_inputs=_in_inputs, torch_fn=_in_torch,
         reference=_in_ref, build_graph=_in_graph, bytes_moved=_bytes("x", extra=1),

@@ -387,6 +387,8 @@ def test_batchnorm_backward_a_plane_at_a_time(gpu, dtype):
 @pytest.mark.parametrize("case,x_shape,scale_shape", [
     ("layer", [37, 256], [1, 256]),     # one vector a thread
     ("layer", [9, 1024], [1, 1024]),    # two
+    ("layer", [40, 4096], [1, 4096]),   # 16-bit: 256 threads, column parts in shared memory
+    ("layer", [40, 8192], [1, 8192]),   # 16-bit: 512 threads, column parts in registers
     ("rms", [2, 5, 512], [1, 1, 512]),
     ("instance", [3, 4, 16, 32], [1, 4, 1, 1]),
 ])

@@ -43,6 +43,32 @@ __device__ __forceinline__ T group_combine(T v, int G, Combine& c) {
     return v;
 }
 
+// N values combined over the G threads of a row at once: the same steps, in the same order,
+// as N group_combine calls (so the same results), with one barrier instead of N.  A row
+// has at most 16 warps (RW_MAX_GROUP): N <= 4 floats of each fill a half.
+template <int OP, int N>
+__device__ __forceinline__ void group_combine_n(float* v, int G, Combine& c) {
+    static_assert(N * (RW_MAX_GROUP / 32) <= 64, "a half holds 64 floats");
+    const int lanes = G < 32 ? G : 32;
+    for (int off = lanes >> 1; off > 0; off >>= 1)
+#pragma unroll
+        for (int i = 0; i < N; ++i) v[i] = rd_op<OP>(v[i], hd_shfl_xor(v[i], off));
+    if (G > 32) {
+        float* half = reinterpret_cast<float*>(c.smem[c.turn]);
+        c.turn ^= 1;
+        if ((threadIdx.x & 31) == 0)
+#pragma unroll
+            for (int i = 0; i < N; ++i) half[(threadIdx.x >> 5) * N + i] = v[i];
+        __syncthreads();
+#pragma unroll
+        for (int i = 0; i < N; ++i) {
+            float r = half[i];
+            for (int w = 1; w < (G >> 5); ++w) r = rd_op<OP>(r, half[w * N + i]);
+            v[i] = r;
+        }
+    }
+}
+
 // The rows of a block: G threads a row, blockDim.x / G rows at a time; every thread runs
 // the same number of iterations (a row past the end redoes the last row and stores
 // nothing), so that shuffles and barriers always find every thread.
@@ -141,6 +167,13 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm(const rw_program p) {
     }
 }
 
+// A norm backward row's sums of g and g * xhat, and with RW_F_ROW_SUMS of dy * xhat and dy,
+// combined over its group at once (a barrier each took a block of 256 threads a row).
+__device__ __forceinline__ void nb_combine(const rw_program& p, float* sums, int G, Combine& c) {
+    if (p.flags & RW_F_ROW_SUMS) group_combine_n<RW_OP_ADD, 4>(sums, G, c);
+    else group_combine_n<RW_OP_ADD, 2>(sums, G, c);
+}
+
 // Norm backward: dx of each row, with its sums (RW_F_ROW_SUMS) or the group's column parts
 // (RW_F_COL_PARTS: the grid has exactly part_sets * part_groups groups, nb_walk's rows each).
 template <int V, int DT>
@@ -161,13 +194,9 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd(const rw_program p) 
         nb_stats(p, at, &mean, &inv);
         RwRow<V> xh, g;
         nb_load<V, DT>(p, at, s.t, G, mean, inv, xh, g, sums, cp1, cp2, parts && valid);
-        const float s_g = group_combine<RW_OP_ADD>(sums[0], G, smem);
-        const float s_gx = group_combine<RW_OP_ADD>(sums[1], G, smem);
-        if (p.flags & RW_F_ROW_SUMS) {
-            const float dyx = group_combine<RW_OP_ADD>(sums[2], G, smem);
-            const float dy = group_combine<RW_OP_ADD>(sums[3], G, smem);
-            if (valid && s.t == 0) nb_store_sums(p, at, dyx, dy);
-        }
+        nb_combine(p, sums, G, smem);
+        const float s_g = sums[0], s_gx = sums[1];
+        if ((p.flags & RW_F_ROW_SUMS) && valid && s.t == 0) nb_store_sums(p, at, sums[2], sums[3]);
         if (valid && (p.flags & RW_F_STORE_Y)) nb_store<V, DT>(p, at, s.t, G, s_g, s_gx, mean, inv, xh, g);
     }
     if (parts && w.group_valid) nb_store_parts<V>(p, q, s.t, G, cp1, cp2);
@@ -223,13 +252,9 @@ rw_norm_bwd_packed(const rw_program p) {
             bool next_valid;
             nbp_fetch<V>(p, rw_row_at_t<ONE>(p, nb_walk_row(p, w, i0 + w.step, &next_valid)), s.t, G, next);
         }
-        const float s_g = group_combine<RW_OP_ADD>(sums[0], G, smem);
-        const float s_gx = group_combine<RW_OP_ADD>(sums[1], G, smem);
-        if (p.flags & RW_F_ROW_SUMS) {
-            const float dyx = group_combine<RW_OP_ADD>(sums[2], G, smem);
-            const float dy = group_combine<RW_OP_ADD>(sums[3], G, smem);
-            if (valid && s.t == 0) nb_store_sums(p, at, dyx, dy);
-        }
+        nb_combine(p, sums, G, smem);
+        const float s_g = sums[0], s_gx = sums[1];
+        if ((p.flags & RW_F_ROW_SUMS) && valid && s.t == 0) nb_store_sums(p, at, sums[2], sums[3]);
         if (valid && (p.flags & RW_F_STORE_Y)) nbp_store<V, DT, PT>(p, at, s.t, G, s_g, s_gx, mean, inv, r);
         r = next;
     }
