@@ -168,6 +168,12 @@ PW_UNROLL
     bool unused = true;
     const int64_t s = t.strides[pos.nd - 1];
     const int64_t off = row_offset(p, pos.nd, t, pos.row, &unused) + pos.c0 * s;
+    if (s == 0) { // one value a row (a per-channel parameter): one load, not PW_VEC
+        const float one = load_one(t.ptr, dtype, off);
+PW_UNROLL
+        for (int j = 0; j < PW_VEC; ++j) v[j] = j < pos.cnt ? one : 0.0f;
+        return;
+    }
 PW_UNROLL
     for (int j = 0; j < PW_VEC; ++j) v[j] = j < pos.cnt ? load_one(t.ptr, dtype, off + j * s) : 0.0f;
 }
