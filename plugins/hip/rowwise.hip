@@ -168,7 +168,8 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm(const rw_program p) {
 }
 
 // A norm backward row's sums of g and g * xhat, and with RW_F_ROW_SUMS of dy * xhat and dy,
-// combined over its group at once (a barrier each took a block of 256 threads a row).
+// combined over its group at once: with a barrier each, a bf16 layernorm backward over rows
+// of 4096 (256 threads a row) took 0.455 ms, with one 0.426 (RESULTS.md, twenty-fourth run).
 __device__ __forceinline__ void nb_combine(const rw_program& p, float* sums, int G, Combine& c) {
     if (p.flags & RW_F_ROW_SUMS) group_combine_n<RW_OP_ADD, 4>(sums, G, c);
     else group_combine_n<RW_OP_ADD, 2>(sums, G, c);
@@ -208,7 +209,7 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd(const rw_program p) 
 // registers (two blocks of 512 threads an SM, four of 256): with 128 an instance norm
 // backward ran two blocks an SM, 0.81x PyTorch's, with 64 (a few bytes spilled) 1.11x,
 // while parts kept in registers under that bound spilled 450 bytes and lost a third
-// (RESULTS.md, twenty-second run).  The next row's x and dy are loaded while the group
+// (RESULTS.md, twenty-second run); in shared memory they cost nothing (twenty-third).  The next row's x and dy are loaded while the group
 // combines this one's sums: a block takes its rows one after the other (its threads keep
 // the column sums of its rows), so without that an SM had only as many rows in flight as
 // blocks, two, and DRAM was a quarter busy (RESULTS.md, fifteenth run).
