@@ -295,16 +295,20 @@ def _rows_graph(what: str):
             s = g.reduction(input=e, mode=hipdnn.reduction_mode.ADD, name="sum")
             s.set_dim([rows, 1])
             y = g.div(a=e, b=s, name="y")
-        else:
+        else:  # a norm; in the training phase its mean and inv_variance are written too
             w = g.tensor_like(inputs["w"], name="w")
             pack[w] = inputs["w"]
-            phase = hipdnn.norm_forward_phase.INFERENCE
-            if what == "layernorm":
+            training = what.endswith("_training")
+            phase = hipdnn.norm_forward_phase.TRAINING if training else hipdnn.norm_forward_phase.INFERENCE
+            if what.startswith("layernorm"):
                 b = g.tensor_like(inputs["b"], name="b")
                 pack[b] = inputs["b"]
-                y = g.layernorm(phase, x, w, b, EPS, name="y")[0]
+                y, *stats = g.layernorm(phase, x, w, b, EPS, name="y")
             else:
-                y = g.rmsnorm(phase, x, w, epsilon=EPS, name="y")[0]
+                y, *stats = g.rmsnorm(phase, x, w, epsilon=EPS, name="y")
+            if training:
+                like = torch.empty(rows, 1, dtype=torch.float32, device="cuda")
+                pack.update({t: _extra(t, like) for t in stats})
         y.set_output(True)
         said = build_plan(g, env)
         handle = hipdnn.Handle()
@@ -323,6 +327,8 @@ def _rows_graph(what: str):
 
 
 def _row_torch(what: str):
+    # PyTorch's layer_norm computes its statistics in either phase (native_layer_norm)
+    what = what.replace("_training", "")
     f = torch.nn.functional
     return {
         "row_sum": lambda x: x.sum(dim=1, keepdim=True),
@@ -333,6 +339,8 @@ def _row_torch(what: str):
 
 
 def _row_ref(what: str):
+    what = what.replace("_training", "")
+
     def ref(x, w=None, b=None):
         x = x.double()
         if what == "row_sum":
@@ -348,7 +356,7 @@ def _row_ref(what: str):
 
 
 def _row_case(what: str, tolerance: float) -> Case:
-    norm = what if what in ("layernorm", "rmsnorm") else None
+    norm = what.replace("_training", "") if "norm" in what else None
     out_cols = 1 if what == "row_sum" else ROW
     return Case(
         name=what,
@@ -363,7 +371,8 @@ def _row_case(what: str, tolerance: float) -> Case:
         torch_tolerance=tolerance,
         make_output=lambda t: torch.full((t["x"].shape[0], out_cols), float("nan"),
                                          dtype=torch.bfloat16, device="cuda"),
-        variants=ROW_WISE,
+        variants=ROW_WISE[:1] if what.endswith("_training") else ROW_WISE,
+        use_compile=not what.endswith("_training"),
     )
 
 
@@ -866,6 +875,8 @@ CASES = {
     "softmax": _row_case("softmax", 1e-2) if torch else None,
     "layernorm": _row_case("layernorm", 2e-2) if torch else None,
     "rmsnorm": _row_case("rmsnorm", 2e-2) if torch else None,
+    "layernorm_training": _row_case("layernorm_training", 2e-2) if torch else None,
+    "rmsnorm_training": _row_case("rmsnorm_training", 2e-2) if torch else None,
     **(TRAINING_CASES if torch else {}),
 }
 
