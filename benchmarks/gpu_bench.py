@@ -786,63 +786,52 @@ def _bytes(*names, extra=0.0):
                          + extra * t["x"].numel() * t["x"].element_size())
 
 
+def _training_case(name, log2, make_inputs, torch_fn, reference, build_graph, bytes_moved, way,
+                   tolerance=3e-2, variants=None, use_compile=False, make_output=None) -> Case:
+    """A training-side case: one tolerance for hipdnn and PyTorch, the output like x (poisoned),
+    the kernel `way` named, PyTorch eager only unless use_compile."""
+    return Case(name=name, log2=log2, make_inputs=make_inputs, torch_fn=torch_fn,
+                reference=reference, build_graph=build_graph, bytes_moved=bytes_moved,
+                tolerance=tolerance, torch_tolerance=tolerance,
+                make_output=make_output or _nan_like(lambda t: t["x"].shape),
+                variants=variants or [(way, {})], use_compile=use_compile)
+
+
 TRAINING_CASES = {
     # dx's check: bf16 storage of a sum of 4096 terms (tests/tolerances.py, norm_backward bf16)
-    "layernorm_backward": Case(
-        name="layernorm_backward", log2=27, make_inputs=_lnb_inputs, torch_fn=_lnb_torch,
-        reference=_lnb_ref, build_graph=_norm_bwd_graph("layernorm_backward"),
-        bytes_moved=_bytes("x", "dy", extra=1),
-        tolerance=3e-2, torch_tolerance=3e-2, make_output=_nan_like(lambda t: t["x"].shape),
+    "layernorm_backward": _training_case(
+        "layernorm_backward", 27, _lnb_inputs, _lnb_torch, _lnb_ref,
+        _norm_bwd_graph("layernorm_backward"), _bytes("x", "dy", extra=1), "staged",
         variants=[("staged", {})] + [(f"staged, {v} vectors a thread", {"HIPDNN_HIP_ROW_VECTORS": v})
-                                     for v in ("1", "2")], use_compile=False),
-    "rmsnorm_backward": Case(
-        name="rmsnorm_backward", log2=27, make_inputs=_rmsb_inputs, torch_fn=_rmsb_torch,
-        reference=_rmsb_ref, build_graph=_norm_bwd_graph("rmsnorm_backward"),
-        bytes_moved=_bytes("x", "dy", extra=1),
-        tolerance=3e-2, torch_tolerance=3e-2, make_output=_nan_like(lambda t: t["x"].shape),
-        variants=[("staged", {})], use_compile=False),
-    "batchnorm_training": Case(
-        name="batchnorm_training", log2=25, make_inputs=_bn_inputs(False), torch_fn=_bn_torch,
-        reference=_bn_ref, build_graph=_bn_graph, bytes_moved=_bytes("x", extra=2),
-        tolerance=3e-2, torch_tolerance=3e-2, make_output=_nan_like(lambda t: t["x"].shape),
-        variants=[("staged", {})], use_compile=False),
-    "batchnorm_backward": Case(
-        name="batchnorm_backward", log2=25, make_inputs=_bn_inputs(True), torch_fn=_bnb_torch,
-        reference=_bnb_ref, build_graph=_bnb_graph, bytes_moved=_bytes("x", "dy", extra=1),
-        tolerance=3e-2, torch_tolerance=3e-2, make_output=_nan_like(lambda t: t["x"].shape),
-        variants=[("staged", {})], use_compile=False),
-    "batchnorm_inference": Case(
-        name="batchnorm_inference", log2=25, make_inputs=_bni_inputs, torch_fn=_bni_torch,
-        reference=_bni_ref, build_graph=_bni_graph, bytes_moved=_bytes("x", extra=1),
-        tolerance=1e-2, torch_tolerance=1e-2, make_output=_nan_like(lambda t: t["x"].shape),
-        variants=[("pointwise", {})], use_compile=False),
-    "instancenorm": Case(
-        name="instancenorm", log2=25, make_inputs=_in_inputs, torch_fn=_in_torch,
-        reference=_in_ref, build_graph=_in_graph, bytes_moved=_bytes("x", extra=1),
-        tolerance=3e-2, torch_tolerance=3e-2, make_output=_nan_like(lambda t: t["x"].shape),
-        variants=[("row-wise", {})], use_compile=False),
-    "instancenorm_backward": Case(
-        name="instancenorm_backward", log2=25, make_inputs=_inb_inputs, torch_fn=_inb_torch,
-        reference=_inb_ref, build_graph=_inb_graph, bytes_moved=_bytes("x", "dy", extra=1),
-        tolerance=3e-2, torch_tolerance=3e-2, make_output=_nan_like(lambda t: t["x"].shape),
-        variants=[("row-wise", {})], use_compile=False),
-    "adalayernorm": Case(
-        name="adalayernorm", log2=27, make_inputs=_ada_inputs(False), torch_fn=_ada_torch,
-        reference=_ada_ref, build_graph=_ada_graph, bytes_moved=_bytes("x", extra=1),
-        tolerance=2e-2, torch_tolerance=2e-2, make_output=_nan_like(lambda t: t["x"].shape),
-        variants=[("row-wise", {})]),
-    "adalayernorm_backward": Case(
-        name="adalayernorm_backward", log2=27, make_inputs=_ada_inputs(True),
-        torch_fn=_adab_torch, reference=_adab_ref, build_graph=_adab_graph,
-        bytes_moved=_bytes("x", "dy", extra=1),
-        tolerance=3e-2, torch_tolerance=3e-2, make_output=_nan_like(lambda t: t["x"].shape),
-        variants=[("row-wise", {})], use_compile=False),
-    "maxpool": Case(
-        name="maxpool", log2=25, make_inputs=_pool_inputs, torch_fn=_pool_torch,
-        reference=_pool_ref, build_graph=_pool_graph, bytes_moved=_bytes("x", extra=0.25),
-        tolerance=0.0, torch_tolerance=0.0,
-        make_output=_nan_like(lambda t: (NCHW[0], NCHW[1], NCHW[2] // 2, NCHW[3] // 2)),
-        variants=[("resample", {})], use_compile=False),
+                                     for v in ("1", "2")]),
+    "rmsnorm_backward": _training_case(
+        "rmsnorm_backward", 27, _rmsb_inputs, _rmsb_torch, _rmsb_ref,
+        _norm_bwd_graph("rmsnorm_backward"), _bytes("x", "dy", extra=1), "staged"),
+    "batchnorm_training": _training_case(
+        "batchnorm_training", 25, _bn_inputs(False), _bn_torch, _bn_ref, _bn_graph,
+        _bytes("x", extra=2), "staged"),
+    "batchnorm_backward": _training_case(
+        "batchnorm_backward", 25, _bn_inputs(True), _bnb_torch, _bnb_ref, _bnb_graph,
+        _bytes("x", "dy", extra=1), "staged"),
+    "batchnorm_inference": _training_case(
+        "batchnorm_inference", 25, _bni_inputs, _bni_torch, _bni_ref, _bni_graph,
+        _bytes("x", extra=1), "pointwise", tolerance=1e-2),
+    "instancenorm": _training_case(
+        "instancenorm", 25, _in_inputs, _in_torch, _in_ref, _in_graph, _bytes("x", extra=1),
+        "row-wise"),
+    "instancenorm_backward": _training_case(
+        "instancenorm_backward", 25, _inb_inputs, _inb_torch, _inb_ref, _inb_graph,
+        _bytes("x", "dy", extra=1), "row-wise"),
+    "adalayernorm": _training_case(
+        "adalayernorm", 27, _ada_inputs(False), _ada_torch, _ada_ref, _ada_graph,
+        _bytes("x", extra=1), "row-wise", tolerance=2e-2, use_compile=True),
+    "adalayernorm_backward": _training_case(
+        "adalayernorm_backward", 27, _ada_inputs(True), _adab_torch, _adab_ref, _adab_graph,
+        _bytes("x", "dy", extra=1), "row-wise"),
+    "maxpool": _training_case(
+        "maxpool", 25, _pool_inputs, _pool_torch, _pool_ref, _pool_graph,
+        _bytes("x", extra=0.25), "resample", tolerance=0.0,
+        make_output=_nan_like(lambda t: (NCHW[0], NCHW[1], NCHW[2] // 2, NCHW[3] // 2))),
 }
 
 
