@@ -638,6 +638,19 @@ PW_FN void nb_stats(const rw_program& p, const RwRowAt& at, float* mean, float* 
     *inv = load_one(p.inv_var.ptr, p.inv_var.dtype, at.inv_var);
 }
 
+// xhat = (x - mean) * inv in x's place and g = dy * (scale + g1) of one vector, its x, dy
+// and scale loaded (scale zeros where dx is not written): the arithmetic both backward
+// kernels share, the fp32-holding one (nb_vec) and the 16-bit one (nbp_vec).
+PW_FN void nb_xhat_g(const rw_program& p, float mean, float inv, const float* sc, float* xh,
+                     const float* dyv, float* g) {
+    const float g1 = (p.flags & RW_F_GAMMA1) ? 1.0f : 0.0f;
+PW_UNROLL
+    for (int j = 0; j < PW_VEC; ++j) {
+        xh[j] = (xh[j] - mean) * inv;
+        g[j] = dyv[j] * (sc[j] + g1);
+    }
+}
+
 // xhat and g of vector k (cnt columns), and the four sums: g, g * xhat, dy * xhat, dy.
 // DT >= 0: the fast way (x, dy and dx whole aligned vectors of that type, scale a
 // contiguous row).  Without dx (no RW_F_STORE_Y) scale is not read: g's sums are dx's.
@@ -653,18 +666,15 @@ PW_FN void nb_vec(const rw_program& p, const RwRowAt& at, int64_t k, int cnt, fl
 PW_UNROLL
         for (int j = 0; j < PW_VEC; ++j) sc[j] = 0.0f;
     }
-    const float g1 = (p.flags & RW_F_GAMMA1) ? 1.0f : 0.0f;
+    nb_xhat_g(p, mean, inv, sc, xh, dyv, g);
 PW_UNROLL
-    for (int j = 0; j < PW_VEC; ++j) {
-        xh[j] = (xh[j] - mean) * inv;
-        g[j] = dyv[j] * (sc[j] + g1);
+    for (int j = 0; j < PW_VEC; ++j)
         if (j < cnt) {
             sums[0] += g[j];
             sums[1] += g[j] * xh[j];
             sums[2] += dyv[j] * xh[j];
             sums[3] += dyv[j];
         }
-    }
 }
 
 // Phase 1.  cp1 / cp2: the thread's column parts (V vectors), added to when `parts`.
@@ -939,12 +949,7 @@ PW_FN void nbp_vec(const rw_program& p, const RwRowAt& at, const NbPacked<V>& r,
 PW_UNROLL
         for (int j = 0; j < PW_VEC; ++j) sc[j] = 0.0f;
     }
-    const float g1 = (p.flags & RW_F_GAMMA1) ? 1.0f : 0.0f;
-PW_UNROLL
-    for (int j = 0; j < PW_VEC; ++j) {
-        xh[j] = (xh[j] - mean) * inv;
-        g[j] = dyv[j] * (sc[j] + g1);
-    }
+    nb_xhat_g(p, mean, inv, sc, xh, dyv, g);
 }
 
 // Phase 1b: the four sums and the column parts of the vectors held.
