@@ -1,6 +1,9 @@
 # hipdnn: `make demo` and `make test` set up a fresh Debian 12 machine (apt), build, run.
-# hipcc and libamdhip64-dev (Debian's HIP 5.2, about 15 s to install) build the HIP engine
-# for AMD GPUs; nvcc, where installed (/usr/local/cuda), builds it for NVIDIA GPUs.
+# `make demo` builds only what the demo runs (the backend, the reference engine, the Python
+# extension, and the HIP engine where nvcc is found: its kernels are compiled at run time,
+# so it costs about a minute); `make test` builds everything that runs here (C tests, test
+# plugins, hipdnn-ep) and runs every test but those marked slow; `make check` is what CI
+# runs: that, the slow tests, the ROCm build, the sanitizers and the fuzzers.
 # Python is Debian's interpreter, whose packages (numpy, pytest) apt installs; a `python3`
 # earlier on PATH (pyenv, conda) would lack them.  nbclient, ipykernel, nbformat and
 # matplotlib run the notebooks of notebooks/ (tests/test_notebooks.py); graphviz's `dot`
@@ -8,12 +11,18 @@
 PYTHON ?= /usr/bin/python3
 BUILD ?= build
 JOBS ?= 2
-APT_PACKAGES = cmake make gcc g++ python3 python3-dev python3-numpy python3-pytest \
+# What `make demo` needs: a C/C++ toolchain, CMake, FlatBuffers, Python with NumPy.
+DEMO_APT_PACKAGES = cmake make gcc g++ python3 python3-dev python3-numpy \
+                    libflatbuffers-dev flatbuffers-compiler
+APT_PACKAGES = $(DEMO_APT_PACKAGES) python3-pytest python3-pytest-xdist \
                python3-setuptools python3-wheel python3-pip python3-venv \
                python3-setuptools-whl python3-wheel-whl python3-pip-whl \
-               python3-mypy libflatbuffers-dev flatbuffers-compiler git \
-               hipcc libamdhip64-dev graphviz \
+               python3-mypy git graphviz \
                python3-nbclient python3-ipykernel python3-nbformat python3-matplotlib
+# Debian's hipcc and libamdhip64-dev (HIP 5.2, about 15 s to install) build the HIP engine
+# for AMD GPUs (`make build-rocm`, CI); nvcc, where installed (/usr/local/cuda), builds it
+# for NVIDIA GPUs in every build.
+ROCM_APT_PACKAGES = hipcc libamdhip64-dev
 # hipdnn-ep (ep/, docs/onnxruntime.md): its build fetches ONNX Runtime with npm
 # (tools/fetch_ort.sh) and its tests build models with python3-onnx.  npm from apt only
 # where none is on PATH.  ORT_EP=ON makes a failed fetch fail the configure (CI), AUTO skips
@@ -24,9 +33,19 @@ ORT_EP ?= AUTO
 # symbolizer for readable reports.
 FUZZ_APT_PACKAGES = clang-14 libclang-rt-14-dev llvm-14
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# ccache, where the machine has it, for every C/C++ compile.
+CCACHE := $(shell command -v ccache)
+CMAKE_LAUNCHER = $(if $(CCACHE),-DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE) -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE))
+# Each stage's time goes to $(TIMES); `make test` and `make check` print them at the end.
+TIMES = $(CURDIR)/$(BUILD)/stage_times.tsv
+TIMED = $(CURDIR)/tools/timed.sh $(TIMES)
+# pytest over both cores where pytest-xdist is installed.
+PYTEST_JOBS := $(shell $(PYTHON) -c 'import xdist' 2>/dev/null && echo "-n $(JOBS)")
+PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider $(PYTEST_JOBS)
 
-.PHONY: all deps deps-fuzz build demo test test-c test-python pip-check test-sanitize \
-        test-asan test-tsan fuzz fuzz-build fuzz-replay fuzz-corpus clean
+.PHONY: all deps deps-demo deps-rocm deps-fuzz configure build build-rocm demo test test-c \
+        test-python test-slow check clear-times build-rocm-timed pip-check pip-check-steps test-sanitize test-asan test-tsan fuzz \
+        fuzz-build fuzz-replay fuzz-corpus clean
 
 all: build
 
@@ -40,23 +59,48 @@ define apt_install
 	fi
 endef
 
+deps-demo:
+	$(call apt_install,$(DEMO_APT_PACKAGES))
+
 deps:
 	$(call apt_install,$(APT_PACKAGES) $(ORT_APT_PACKAGES))
+
+deps-rocm:
+	$(call apt_install,$(ROCM_APT_PACKAGES))
 
 deps-fuzz: deps
 	$(call apt_install,$(FUZZ_APT_PACKAGES))
 
+CMAKE_CONFIGURE = cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=$(PYTHON) \
+	      -DHIPDNN_PACKAGE_DIR=$(CURDIR)/hipdnn $(CMAKE_LAUNCHER)
+
+# The demo configures once (without hipdnn-ep, which it does not use); `make build`
+# configures every time, with ORT_EP as given (a few seconds when nothing changed).
 $(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=$(PYTHON) \
-	      -DHIPDNN_PACKAGE_DIR=$(CURDIR)/hipdnn -DHIPDNN_ORT_EP=$(ORT_EP)
+	$(CMAKE_CONFIGURE) -DHIPDNN_ORT_EP=OFF
 
-build: deps $(BUILD)/CMakeCache.txt
-	cmake --build $(BUILD) -j $(JOBS)
+configure:
+	$(CMAKE_CONFIGURE) -DHIPDNN_ORT_EP=$(ORT_EP)
 
-demo: build
+build: deps configure
+	$(TIMED) "build (cmake --build, all targets)" cmake --build $(BUILD) -j $(JOBS)
+
+demo: deps-demo $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target hipdnn_runtime
 	$(PYTHON) -m hipdnn demo
 
-# C tests run under pytest too (tests/test_c_suite.py); ctest is the quick C-only loop.
+# The HIP engine for AMD GPUs, in its own folder: one arch by default (ROCM_ARCHS), the
+# plugin alone.  No AMD GPU is lent here, so this checks that it compiles and links.
+ROCM_BUILD ?= build-rocm
+ROCM_ARCHS ?= gfx90a
+build-rocm: deps-demo deps-rocm
+	cmake -S . -B $(ROCM_BUILD) -DCMAKE_BUILD_TYPE=Release -DHIPDNN_WITH_CUDA=OFF \
+	      -DHIPDNN_WITH_ROCM=ON -DHIPDNN_ROCM_ARCHS="$(ROCM_ARCHS)" -DHIPDNN_ROCM_EXTRA_ARCHS= \
+	      -DHIPDNN_BUILD_TESTS=OFF -DHIPDNN_BUILD_PYTHON=OFF -DHIPDNN_ORT_EP=OFF \
+	      -DHIPDNN_PACKAGE_DIR=$(CURDIR)/$(ROCM_BUILD)/pkg/hipdnn $(CMAKE_LAUNCHER)
+	cmake --build $(ROCM_BUILD) -j $(JOBS) --target hipdnn_hip_rocm
+
+# C tests run under pytest (tests/test_c_suite.py); ctest is the quick C-only loop.
 test-c: build
 	cd $(BUILD) && ctest --output-on-failure
 
@@ -68,11 +112,14 @@ test-c: build
 PIP_OFFLINE = PIP_NO_INDEX=1 PIP_FIND_LINKS=/usr/share/python-wheels
 PIP_CONF = printf '[global]\nno-index = true\nfind-links = /usr/share/python-wheels\n'
 EDITABLE = $(BUILD)/pip-editable
-# The packaging is what is checked here; the GPU plugins (minutes of nvcc and hipcc each
-# time) are built and tested by `make build`, through the same CMake install rules.
-PIP_CMAKE_ARGS ?= -DHIPDNN_WITH_CUDA=OFF -DHIPDNN_WITH_ROCM=OFF
+# The packaging is what is checked here; the GPU plugins are built and tested by
+# `make build`, through the same CMake install rules.
+PIP_CMAKE_ARGS ?= -DHIPDNN_WITH_CUDA=OFF -DHIPDNN_WITH_ROCM=OFF $(CMAKE_LAUNCHER)
 PIP_OFFLINE += HIPDNN_CMAKE_ARGS="$(PIP_CMAKE_ARGS)"
 pip-check: deps
+	$(TIMED) "pip install . and pip install -e ." $(MAKE) --no-print-directory pip-check-steps
+
+pip-check-steps:
 	rm -rf $(BUILD)/pip-venv $(EDITABLE)
 	$(PYTHON) -m venv --system-site-packages $(BUILD)/pip-venv
 	$(PIP_CONF) > $(BUILD)/pip-venv/pip.conf
@@ -95,10 +142,25 @@ pip-check: deps
 	cd $(EDITABLE) && venv/bin/python -m hipdnn demo
 	@echo "pip install -e . ok"
 
+# Every test but those marked slow (subprocess-heavy, run by `make test-slow` and CI).
 test-python: build
-	HIPDNN_BUILD_DIR=$(CURDIR)/$(BUILD) $(PYTHON) -m pytest -q tests
+	HIPDNN_BUILD_DIR=$(CURDIR)/$(BUILD) $(TIMED) "pytest -m 'not slow'" $(PYTEST) -m "not slow" tests
 
-test: build pip-check test-python
+test-slow: build
+	HIPDNN_BUILD_DIR=$(CURDIR)/$(BUILD) $(TIMED) "pytest -m slow" $(PYTEST) -m slow tests
+
+test: clear-times build pip-check test-python
+	@$(TIMED) --summary
+
+# What CI runs (.ci/run runs these as its stages).
+check: clear-times test test-slow test-sanitize fuzz build-rocm-timed
+	@$(TIMED) --summary
+
+build-rocm-timed:
+	$(TIMED) "build-rocm ($(ROCM_ARCHS))" $(MAKE) --no-print-directory build-rocm
+
+clear-times:
+	@rm -f $(TIMES)
 
 # ---- sanitizers (docs/testing.md) ------------------------------------------------------
 # Each sanitized build has its own folder and its own copy of the Python package
@@ -108,11 +170,12 @@ test: build pip-check test-python
 # status nobody reads still counts.
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
-# Without the ROCm build of the HIP engine: Debian's libamdhip64 (HIP 5.2), probed for a
-# device at load, leaks 792 bytes when it finds none, and it is not ours to instrument.
-# The HIP engine's host code is still checked, through the CUDA build and the emulation.
-# Device code is not run here (no GPU; the fake driver), so one NVIDIA target is enough.
-SAN_CMAKE = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPDNN_WITH_ROCM=OFF -DHIPDNN_CUDA_ARCHS=90
+# Without the GPU plugins: no GPU here, so their device code never runs, and their host code
+# is the emulated plugin's (tests/emulated), which is built and checked.  (Debian's
+# libamdhip64, probed for a device at load, also leaks 792 bytes when it finds none, and
+# cudart leaves exit handlers that TSan keeps past the dlclose of a plugin that declined.)
+SAN_CMAKE = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPDNN_WITH_ROCM=OFF -DHIPDNN_WITH_CUDA=OFF \
+            $(CMAKE_LAUNCHER)
 # The interpreter is not instrumented: the ASan runtime is preloaded into it, and leak
 # checking is left to the C tests (CPython and NumPy keep allocations for the process's life).
 ASAN_RUNTIME = $(shell gcc -print-file-name=libasan.so)
@@ -131,7 +194,9 @@ define no_reports
 	else echo "$(1): no sanitizer reports"; fi
 endef
 
-test-sanitize: test-asan test-tsan
+test-sanitize:
+	$(TIMED) "test-asan (ASan+UBSan: build, ctest, pytest)" $(MAKE) --no-print-directory test-asan
+	$(TIMED) "test-tsan (TSan: build, ctest)" $(MAKE) --no-print-directory test-tsan
 
 # ASan + UBSan: every target; ctest (leak checking on) and the whole pytest suite.
 test-asan: deps
@@ -145,18 +210,17 @@ test-asan: deps
 	  { echo "$(ASAN_BUILD) is not instrumented"; exit 1; }
 	mkdir -p $(ASAN_BUILD)/reports
 	cd $(ASAN_BUILD) && $(ASAN_ENV) ctest --output-on-failure
-	# From inside the package copy, so `import hipdnn` finds the instrumented one.
+	# From inside the package copy, so `import hipdnn` finds the instrumented one.  The C
+	# tests ran once above, with leak checking; test_c_suite.py would run them again.
 	cd $(ASAN_BUILD)/pkg && $(PY_ASAN_ENV) HIPDNN_BUILD_DIR=$(CURDIR)/$(ASAN_BUILD) \
-	  $(PYTHON) -m pytest -q -p no:cacheprovider $(CURDIR)/tests
+	  $(PYTEST) --ignore=$(CURDIR)/tests/test_c_suite.py $(CURDIR)/tests
 	$(call no_reports,$(ASAN_BUILD))
 
 # TSan: the backend, the reference engine and every C test (the engine's threads, handles
 # used from several threads at once).
 test-tsan: deps
 	rm -rf $(TSAN_BUILD)/reports
-	# Nor the CUDA one: cudart, linked into it, leaves exit handlers that TSan's interceptors
-	# keep past the dlclose of a plugin that declined (a jump into unmapped code at exit).
-	cmake -S . -B $(TSAN_BUILD) $(SAN_CMAKE) -DHIPDNN_WITH_CUDA=OFF -DHIPDNN_SANITIZE=thread -DHIPDNN_BUILD_PYTHON=OFF -DHIPDNN_ORT_EP=OFF \
+	cmake -S . -B $(TSAN_BUILD) $(SAN_CMAKE) -DHIPDNN_SANITIZE=thread -DHIPDNN_BUILD_PYTHON=OFF -DHIPDNN_ORT_EP=OFF \
 	      -DHIPDNN_PACKAGE_DIR=$(CURDIR)/$(TSAN_BUILD)/pkg/hipdnn
 	cmake --build $(TSAN_BUILD) -j $(JOBS)
 	mkdir -p $(TSAN_BUILD)/reports
@@ -179,12 +243,12 @@ fuzz-build: deps-fuzz build
 	  -DHIPDNN_FUZZ=ON -DHIPDNN_BUILD_TESTS=OFF -DHIPDNN_BUILD_PYTHON=OFF \
 	  -DHIPDNN_WITH_CUDA=OFF -DHIPDNN_WITH_ROCM=OFF -DHIPDNN_ORT_EP=OFF \
 	  -DHIPDNN_PACKAGE_DIR=$(CURDIR)/$(FUZZ_BUILD)/pkg/hipdnn
-	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	$(TIMED) "fuzz-build (clang, ASan+UBSan)" cmake --build $(FUZZ_BUILD) -j $(JOBS)
 	# large inputs that are replayed but not checked in (the 10 000-node reversed chain)
 	$(PYTHON) fuzz/make_corpus.py --replay-only $(FUZZ_BUILD)/replay
 
 fuzz: fuzz-build
-	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh $(FUZZ_BUILD)
+	$(TIMED) "fuzz ($(FUZZ_SECONDS) s a target)" env FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh $(FUZZ_BUILD)
 
 fuzz-replay: fuzz-build
 	FUZZ_SECONDS=0 fuzz/run.sh $(FUZZ_BUILD)

@@ -11,6 +11,10 @@ import subprocess
 import hipdnn
 import pytest
 
+# Configures and builds CMake projects against the package: `make test-slow` and CI run it, a plain `make test` does not.
+pytestmark = pytest.mark.slow
+
+
 PACKAGE = os.path.dirname(os.path.abspath(hipdnn.__file__))
 CMAKE_DIR = os.path.join(PACKAGE, "lib", "cmake", "hipdnn")
 MAJOR, MINOR, PATCH = (int(p) for p in hipdnn.__version__.split("."))

@@ -15,6 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+# Compiles and links consumer programs: `make test-slow` and CI run it, a plain `make test` does not.
+pytestmark = pytest.mark.slow
+
+
 import hipdnn
 
 REPO = Path(__file__).resolve().parents[1]

@@ -31,6 +31,10 @@ pytest.importorskip(
 from jupyter_client import KernelManager  # noqa: E402  (comes with nbclient)
 from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
 
+# Starts a Jupyter kernel per notebook: `make test-slow` and CI run it, a plain `make test` does not.
+pytestmark = pytest.mark.slow
+
+
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = REPO / "notebooks"
 PACKAGE = Path(hipdnn.__file__).resolve().parent
