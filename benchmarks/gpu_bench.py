@@ -1,6 +1,7 @@
 """GPU benchmark: hipdnn against PyTorch eager and torch.compile on the same data, in one run.
 
     python3 benchmarks/gpu_bench.py [--log2 N] [--samples 15] [--cases mul_add_gelu_add,...]
+                                    [--markdown [FILE]] [--update-results benchmarks/RESULTS.md]
 
 Each case builds random inputs once (never zeros), checks every implementation's result
 against a float64 reference computed by PyTorch from the same inputs, its output
@@ -45,16 +46,24 @@ copy" counts the bytes read and written once, as for the pointwise ones.
 Host time: one execute of a tiny graph (relu over 16 floats) against torch.relu: the
 cost of the call on the host, the GPU being idle.
 
-The table comes last.
+The table comes last.  --markdown FILE also writes the run as a history entry (FILE "-" or
+left out: standard output): this run's standing in the format of RESULTS.md's tables (device,
+date, commit from `git rev-parse --short HEAD` or --commit, each case's times and ratios),
+then the whole table; --update-results RESULTS.md files that entry in benchmarks/history/ and
+replaces the device's rows of RESULTS.md case by case (benchmarks/results.py, which also
+does it for a FILE written elsewhere: `results.py add FILE`).
 """
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import statistics
+import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
 import numpy as np
@@ -65,6 +74,7 @@ except ImportError:  # pragma: no cover - the benchmark needs PyTorch
     torch = None
 
 import hipdnn
+import results as bench_results  # benchmarks/results.py: the table's text, RESULTS.md's standing
 
 dt = hipdnn.data_type
 
@@ -234,10 +244,9 @@ def first_run(run: Callable[[], None]) -> str:
 
 
 def _mul_add_gelu_add_graph(dtype):
-    io = {torch.bfloat16: dt.BFLOAT16, torch.float32: dt.FLOAT}[dtype]
-
     def build(inputs, out, env: Dict[str, str]) -> Callable[[], None]:
         """The hipdnn plan for the case, on torch's current stream; returns one execute."""
+        io = {torch.bfloat16: dt.BFLOAT16, torch.float32: dt.FLOAT}[dtype]
         g = hipdnn.pygraph(io_data_type=io, intermediate_data_type=dt.FLOAT,
                            compute_data_type=dt.FLOAT, name="mul_add_gelu_add")
         a = g.tensor_like(inputs["a"], name="a")
@@ -980,39 +989,44 @@ def host_time_results() -> List[Result]:
     return results
 
 
-def print_table(results: List[Result], copy_gbs: float, copy_bytes: int) -> None:
-    print()
-    print(f"device: {torch.cuda.get_device_name()}  |  D2D copy bandwidth {copy_gbs / 1e3:.2f} TB/s "
-          f"({copy_bytes / 2**20:.0f} MiB copied)")
-    head = f"{'case (elements)':<30} {'implementation':<34} {'time':>10} {'GB/s':>8} {'of copy':>8}  ratios"
-    print(head)
-    print("-" * len(head))
-    by_case: Dict[str, Dict[str, Result]] = {}
-    for r in results:
-        by_case.setdefault(r.case, {})[r.impl] = r
-    for r in results:
-        if r.ms is None:
-            print(f"{r.case:<30} {r.impl:<34} {'':>10} {'':>8} {'':>8}  {r.note}")
-            continue
-        ratios = ""
-        if r.impl.startswith("hipdnn"):
-            others = by_case[r.case]
-            for name in ("torch eager", "torch.compile"):
-                o = others.get(name)
-                if o is not None and o.ms:
-                    ratios += f"{o.ms / r.ms:.2f}x vs {name}  "
-        print(f"{r.case:<30} {r.impl:<34} {r.ms:>8.3f}ms {r.gbs:>8.0f} {100 * r.of_copy:>7.1f}%  "
-              f"{ratios}{r.note}")
+def git_commit() -> str:
+    """The checkout's short commit, "+" after it when tracked files differ from it; "—" where
+    there is no git repository (a copied tree)."""
+    top = Path(__file__).resolve().parent.parent
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(top), *args], capture_output=True, text=True,
+                              timeout=30)
+    try:
+        head = git("rev-parse", "--short", "HEAD")
+        if head.returncode != 0:
+            return "—"
+        dirty = git("status", "--porcelain", "--untracked-files=no").stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "—"
+    return head.stdout.strip() + ("+" if dirty else "")
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--log2", type=int, default=None,
                    help="elements per tensor, log2 (default: each case's own, 28 for bf16, 26 for fp32)")
     p.add_argument("--samples", type=int, default=15, help="timed samples (default 15)")
     p.add_argument("--repeat", type=int, default=5, help="runs per sample (default 5)")
     p.add_argument("--cases", default=",".join(CASES), help="comma-separated case names")
-    args = p.parse_args(argv)
+    p.add_argument("--markdown", nargs="?", const="-", metavar="FILE",
+                   help="also write the run as a history entry: its standing in RESULTS.md's "
+                        "format, then the whole table (FILE '-' or left out: standard output)")
+    p.add_argument("--update-results", type=Path, metavar="RESULTS_MD",
+                   help="file the run in the history/ beside RESULTS_MD and replace the device's "
+                        "rows of RESULTS_MD case by case")
+    p.add_argument("--commit", help="the commit measured (default: git rev-parse --short HEAD)")
+    p.add_argument("--date", help="the run's date (default: today, UTC)")
+    return p.parse_args(argv)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = parse_args(argv)
     if torch is None or not torch.cuda.is_available():
         print("gpu_bench: needs PyTorch with a GPU", file=sys.stderr)
         return 2
@@ -1031,8 +1045,27 @@ def main(argv: Optional[List[str]] = None) -> int:
         results += run_case(CASES[name], args.log2, args.samples, args.repeat, copy_gbs)
         torch.cuda.empty_cache()
     results += host_time_results()
-    print_table(results, copy_gbs, copy_bytes)
+    device = torch.cuda.get_device_name()
+    table = bench_results.format_run_table(results, device, copy_gbs, copy_bytes)
+    print()
+    print("\n".join(table))
     wrong = [r for r in results if r.note.startswith(("WRONG", "failed"))]
+    if args.markdown or args.update_results:
+        date = args.date or datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+        entry = bench_results.run_entry(
+            table, device, date, args.commit or git_commit(),
+            preamble=f"`gpu_bench.py {' '.join(argv if argv is not None else sys.argv[1:])}`: "
+                     f"hipdnn {hipdnn.version()}, torch {torch.__version__}.")
+        if args.markdown == "-":
+            print()
+            print(entry)
+        elif args.markdown:
+            Path(args.markdown).write_text(entry, encoding="utf-8")
+        if args.update_results and wrong:
+            print("gpu_bench: results wrong or failed; RESULTS.md left as it was", file=sys.stderr)
+        elif args.update_results:
+            path = bench_results.add_entry(entry, args.update_results)
+            print(f"gpu_bench: {path} written, {args.update_results} updated")
     return 1 if wrong else 0
 
 

@@ -1,11 +1,12 @@
 # %% [markdown]
-# # 50 · Performance: hipdnn against PyTorch, from `benchmarks/RESULTS.md`
+# # 50 · Performance: hipdnn against PyTorch, from `benchmarks/history/`
 #
 # The benchmarks are run on GPU machines by `benchmarks/gpu_bench.py` (through
-# `tools/gpu_check.sh`) and on the CPU by `benchmarks/cpu_bench.py`; each run's table is
-# written into `benchmarks/RESULTS.md` with what was measured and why the numbers are
-# what they are. This notebook reads that file, so it needs no GPU and runs nothing
-# heavy: it parses the tables, checks that each table agrees with itself, and plots them.
+# `tools/gpu_check.sh`) and on the CPU by `benchmarks/cpu_bench.py`; each run is filed in
+# `benchmarks/history/` with what was measured and why the numbers are what they are
+# (`benchmarks/RESULTS.md` holds the latest row of each case). This notebook reads those
+# files, so it needs no GPU and runs nothing heavy: it parses the tables, checks that each
+# table agrees with itself, and plots them.
 #
 # How to read the GPU numbers:
 #
@@ -24,9 +25,10 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-RESULTS = Path.cwd().parent / "benchmarks" / "RESULTS.md"
-text = RESULTS.read_text(encoding="utf-8")
-print(RESULTS, f"({len(text.splitlines())} lines)")
+HISTORY = Path.cwd().parent / "benchmarks" / "history"
+RUNS = sorted(p for p in HISTORY.glob("*.md") if p.name != "README.md")  # date, then order
+text = "\n\n".join(p.read_text(encoding="utf-8") for p in RUNS)
+print(HISTORY, f"({len(RUNS)} files, {len(text.splitlines())} lines)")
 
 # %% [markdown]
 # ## Parsing the GPU tables
@@ -159,8 +161,8 @@ assert len(ax.patches) == 2 * len(cases)
 #
 # hipdnn's speed relative to PyTorch eager in every run that measured the case. The
 # ratio, not the time, is what carries across runs on different GPUs. The notes under
-# each run in RESULTS.md say what changed in between (a fast path for contiguous plans,
-# a warp a row for norms, split reductions for batchnorm, ...).
+# each run in `benchmarks/history/` say what changed in between (a fast path for
+# contiguous plans, a warp a row for norms, split reductions for batchnorm, ...).
 
 # %%
 history = {}
@@ -173,7 +175,7 @@ for case, points in sorted(history.items()):
     ax.plot(*zip(*points), marker="o", label=case)
 ax.axhline(1.0, color="black", linewidth=1)
 ax.set_xticks(range(1, len(runs) + 1))
-ax.set_xlabel("run (in the order of RESULTS.md)")
+ax.set_xlabel("run (in the order of benchmarks/history/)")
 ax.set_ylabel("hipdnn speed / PyTorch eager")
 ax.set_yscale("log")
 ax.set_yticks([0.25, 0.5, 1, 2, 4], ["0.25x", "0.5x", "1x", "2x", "4x"])
@@ -239,7 +241,7 @@ for label, points in sorted(cpu_history.items()):
     ax.plot(*zip(*points), marker="o", label=label)
 ax.axhline(1.0, color="black", linewidth=1)
 ax.set_xticks(range(1, len(cpu_tables) + 1))
-ax.set_xlabel("CPU table (in the order of RESULTS.md)")
+ax.set_xlabel("CPU table (in the order of benchmarks/history/)")
 ax.set_ylabel("reference_cpu speed / NumPy")
 ax.set_yscale("log")
 ax.set_yticks([0.1, 0.3, 1, 3, 10, 30], ["0.1x", "0.3x", "1x", "3x", "10x", "30x"])
