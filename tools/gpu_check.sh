@@ -69,7 +69,7 @@ assert err <= 1.0, "result out of tolerance"
 print("OK")
 PYEOF
 # The benchmark first: on a machine lent for a few minutes its table matters most.
-step bench timeout 480 "$PY" benchmarks/gpu_bench.py
+step bench timeout 480 "$PY" benchmarks/gpu_bench.py --markdown "$OUT/bench_run.md"
 step pytest_gpu timeout 420 "$PY" -m pytest -m gpu -q -rs -p no:cacheprovider tests
 step ort_python timeout 400 env HIPDNN_ORT_RUNNER=python "$PY" -m pytest -q -rs -p no:cacheprovider tests/test_ort_ep.py
 step ort_python_gpu timeout 400 env HIPDNN_ORT_RUNNER=python HIPDNN_ORT_DEVICE=gpu "$PY" -m pytest -q -rs -p no:cacheprovider tests/test_ort_ep.py
