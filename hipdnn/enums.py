@@ -2,6 +2,13 @@
 
 They are ``IntEnum`` so that they compare equal to the C values and can be passed
 wherever an int is expected.
+
+Where a class is the image of one C enum, its members between ``# BEGIN GENERATED: <C
+enum> less <prefix>`` and ``# END GENERATED`` are written from hipdnn.h by
+``/usr/bin/python3 tools/gen_python_constants.py``: one per enumerator in header order,
+less the ``but`` names the line gives (tests/test_generated_sources.py checks they are
+current).  Members outside the markers are hand-written, as are ``heur_mode`` and
+``convolution_mode`` entirely: their member order is cuDNN frontend's, not hipdnn.h's.
 """
 from __future__ import annotations
 
@@ -34,6 +41,7 @@ __all__ = [
 class data_type(enum.IntEnum):
     """Element types (hipdnnDataType_t; values follow cuDNN's cudnnDataType_t)."""
 
+    # BEGIN GENERATED: hipdnnDataType_t less HIPDNN_DATA_
     FLOAT = _C.DATA_FLOAT
     DOUBLE = _C.DATA_DOUBLE
     HALF = _C.DATA_HALF
@@ -44,6 +52,7 @@ class data_type(enum.IntEnum):
     INT64 = _C.DATA_INT64
     BOOLEAN = _C.DATA_BOOLEAN
     NOT_SET = _C.DATA_NOT_SET
+    # END GENERATED
 
 
 class heur_mode(enum.IntEnum):
@@ -51,6 +60,8 @@ class heur_mode(enum.IntEnum):
     frontend's mode for its open-source engines; every hipdnn engine is open source, so it
     ranks as ``A`` (it has no backend value of its own)."""
 
+    # Hand-written: the order is cuDNN frontend's, not hipdnn.h's
+    # (tests/test_generated_sources.py checks every enumerator is here).
     A = _C.HEUR_MODE_A
     B = _C.HEUR_MODE_B
     FALLBACK = _C.HEUR_MODE_FALLBACK
@@ -68,6 +79,7 @@ class convolution_mode(enum.IntEnum):
     """Cross-correlation (what deep-learning frameworks call convolution) or true
     convolution (the filter flipped)."""
 
+    # Hand-written, in cuDNN frontend's order, as heur_mode.
     CROSS_CORRELATION = _C.CROSS_CORRELATION
     CONVOLUTION = _C.CONVOLUTION
 
@@ -75,45 +87,46 @@ class convolution_mode(enum.IntEnum):
 class pointwise_mode(enum.IntEnum):
     """Pointwise operations (hipdnnPointwiseMode_t; names and values follow cuDNN's)."""
 
+    # BEGIN GENERATED: hipdnnPointwiseMode_t less HIPDNN_POINTWISE_, but ATAN2
     ADD = _C.POINTWISE_ADD
-    SUB = _C.POINTWISE_SUB
     MUL = _C.POINTWISE_MUL
-    DIV = _C.POINTWISE_DIV
-    MAX = _C.POINTWISE_MAX
     MIN = _C.POINTWISE_MIN
+    MAX = _C.POINTWISE_MAX
+    SQRT = _C.POINTWISE_SQRT
     ADD_SQUARE = _C.POINTWISE_ADD_SQUARE
+    DIV = _C.POINTWISE_DIV
     MOD = _C.POINTWISE_MOD
     POW = _C.POINTWISE_POW
-    SQRT = _C.POINTWISE_SQRT
-    RSQRT = _C.POINTWISE_RSQRT
-    RECIPROCAL = _C.POINTWISE_RECIPROCAL
+    SUB = _C.POINTWISE_SUB
     ABS = _C.POINTWISE_ABS
-    NEG = _C.POINTWISE_NEG
     CEIL = _C.POINTWISE_CEIL
-    FLOOR = _C.POINTWISE_FLOOR
-    EXP = _C.POINTWISE_EXP
-    LOG = _C.POINTWISE_LOG
-    SIN = _C.POINTWISE_SIN
     COS = _C.POINTWISE_COS
+    EXP = _C.POINTWISE_EXP
+    FLOOR = _C.POINTWISE_FLOOR
+    LOG = _C.POINTWISE_LOG
+    NEG = _C.POINTWISE_NEG
+    RSQRT = _C.POINTWISE_RSQRT
+    SIN = _C.POINTWISE_SIN
     TAN = _C.POINTWISE_TAN
     ERF = _C.POINTWISE_ERF
     IDENTITY = _C.POINTWISE_IDENTITY
+    RECIPROCAL = _C.POINTWISE_RECIPROCAL
     RELU_FWD = _C.POINTWISE_RELU_FWD
-    SIGMOID_FWD = _C.POINTWISE_SIGMOID_FWD
     TANH_FWD = _C.POINTWISE_TANH_FWD
-    GELU_FWD = _C.POINTWISE_GELU_FWD
-    GELU_APPROX_TANH_FWD = _C.POINTWISE_GELU_APPROX_TANH_FWD
+    SIGMOID_FWD = _C.POINTWISE_SIGMOID_FWD
     ELU_FWD = _C.POINTWISE_ELU_FWD
+    GELU_FWD = _C.POINTWISE_GELU_FWD
     SOFTPLUS_FWD = _C.POINTWISE_SOFTPLUS_FWD
     SWISH_FWD = _C.POINTWISE_SWISH_FWD
+    GELU_APPROX_TANH_FWD = _C.POINTWISE_GELU_APPROX_TANH_FWD
     RELU_BWD = _C.POINTWISE_RELU_BWD
     TANH_BWD = _C.POINTWISE_TANH_BWD
     SIGMOID_BWD = _C.POINTWISE_SIGMOID_BWD
     ELU_BWD = _C.POINTWISE_ELU_BWD
     GELU_BWD = _C.POINTWISE_GELU_BWD
-    GELU_APPROX_TANH_BWD = _C.POINTWISE_GELU_APPROX_TANH_BWD
     SOFTPLUS_BWD = _C.POINTWISE_SOFTPLUS_BWD
     SWISH_BWD = _C.POINTWISE_SWISH_BWD
+    GELU_APPROX_TANH_BWD = _C.POINTWISE_GELU_APPROX_TANH_BWD
     CMP_EQ = _C.POINTWISE_CMP_EQ
     CMP_NEQ = _C.POINTWISE_CMP_NEQ
     CMP_GT = _C.POINTWISE_CMP_GT
@@ -125,31 +138,48 @@ class pointwise_mode(enum.IntEnum):
     LOGICAL_NOT = _C.POINTWISE_LOGICAL_NOT
     GEN_INDEX = _C.POINTWISE_GEN_INDEX
     BINARY_SELECT = _C.POINTWISE_BINARY_SELECT
+    # END GENERATED
 
 
 class memory_space(enum.IntEnum):
     """Where an engine expects its arrays: host memory, device memory, or managed memory (both)."""
 
+    # BEGIN GENERATED: hipdnnMemorySpace_t less HIPDNN_MEMORY_
     HOST = _C.MEMORY_HOST
     DEVICE = _C.MEMORY_DEVICE
     MANAGED = _C.MEMORY_MANAGED
+    # END GENERATED
 
 
 class plugin_loading_mode(enum.IntEnum):
     """set_engine_plugin_paths: search the paths as well as (ADDITIVE) or instead of
     (ABSOLUTE) the default folder."""
 
+    # BEGIN GENERATED: hipdnnPluginLoadingMode_t less HIPDNN_PLUGIN_LOADING_
     ADDITIVE = _C.PLUGIN_LOADING_ADDITIVE
     ABSOLUTE = _C.PLUGIN_LOADING_ABSOLUTE
+    # END GENERATED
 
 
 class log_level(enum.IntEnum):
     """How much the backend logs, from nothing (OFF) to every message (INFO)."""
 
+    # BEGIN GENERATED: hipdnnLogLevel_t less HIPDNN_LOG_
     OFF = _C.LOG_OFF
     ERROR = _C.LOG_ERROR
     WARN = _C.LOG_WARN
     INFO = _C.LOG_INFO
+    # END GENERATED
+
+
+class diagonal_alignment(enum.IntEnum):
+    """Where an attention mask's diagonal starts (hipdnnDiagonalAlignment_t, valued as
+    cuDNN frontend's DiagonalAlignment_t)."""
+
+    # BEGIN GENERATED: hipdnnDiagonalAlignment_t less HIPDNN_DIAGONAL_ALIGNMENT_
+    TOP_LEFT = _C.DIAGONAL_ALIGNMENT_TOP_LEFT
+    BOTTOM_RIGHT = _C.DIAGONAL_ALIGNMENT_BOTTOM_RIGHT
+    # END GENERATED
 
 
 # ---- names cuDNN frontend code uses -----------------------------------------------------
@@ -179,13 +209,6 @@ class reduction_mode(enum.IntEnum):
     NORM1 = 7
     NORM2 = 8
     MUL_NO_ZEROS = 9
-
-
-class diagonal_alignment(enum.IntEnum):
-    """Where an attention mask's diagonal starts (cuDNN frontend's DiagonalAlignment_t)."""
-
-    TOP_LEFT = 0
-    BOTTOM_RIGHT = 1
 
 
 class attention_implementation(enum.IntEnum):
