@@ -21,7 +21,8 @@ from . import plan_bytes
 from .enums import data_type, heur_mode, pointwise_mode
 
 if TYPE_CHECKING:
-    from .pygraph import KernelGroup, Tensor, _Op, pygraph
+    from ._pygraph.nodes import _Op
+    from .pygraph import KernelGroup, Tensor, pygraph
 
 __all__ = ["DotError", "DrawInputError", "to_dot", "render", "svg_or_none", "op_label", "load"]
 
