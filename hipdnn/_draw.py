@@ -21,7 +21,8 @@ from . import plan_bytes
 from .enums import data_type, heur_mode, pointwise_mode
 
 if TYPE_CHECKING:
-    from .pygraph import KernelGroup, Tensor, _Op, pygraph
+    from ._pygraph.nodes import _Op
+    from .pygraph import KernelGroup, Tensor, pygraph
 
 __all__ = ["DotError", "DrawInputError", "to_dot", "render", "svg_or_none", "op_label", "load"]
 
@@ -180,21 +181,10 @@ def _kernel_title(numbers: List[int], grp: "KernelGroup") -> str:
     return "\n".join([f"{which}: {grp.kernel}"] + textwrap.wrap(grp.detail, 56))
 
 
-def to_dot(g: "pygraph", note: str = "") -> str:
-    """Graphviz source for the graph (see the module's docstring); `note` is one more line
-    of its title."""
+def _plan_kernels(g: "pygraph") -> Tuple[str, Optional[List["KernelGroup"]], str]:
+    """The engine of the plan execute() runs ("" before a plan is built), its kernel
+    groups (None where the engine does not describe them) and why they are missing."""
     from .errors import HipdnnError
-
-    ops = list(g._ops)
-    order = _dataflow_order(ops)
-    tensors: List["Tensor"] = []
-    index: Dict[int, int] = {}
-    for i in order:
-        for _p, _a, t in ops[i].inputs + ops[i].outputs:
-            if id(t) not in index:
-                index[id(t)] = len(tensors)
-                tensors.append(t)
-    produced = {id(t) for op in ops for _p, _a, t in op.outputs}
 
     engine = ""
     groups: Optional[List["KernelGroup"]] = None
@@ -205,9 +195,15 @@ def to_dot(g: "pygraph", note: str = "") -> str:
             groups = g.get_kernel_groups()
         except HipdnnError as e:
             why_no_kernels = str(e).splitlines()[0]
+    return engine, groups, why_no_kernels
 
+
+def _header(g: "pygraph", num_ops: int, engine: str, groups: Optional[List["KernelGroup"]],
+            why_no_kernels: str, note: str) -> List[str]:
+    """The first lines of the source: the title (graph, node count, engine or build
+    state, `note`) and the default node and edge attributes."""
     title = [f"graph '{g.name}'" if g.name else "graph",
-             f"{len(ops)} node{'s' if len(ops) != 1 else ''}"]
+             f"{num_ops} node{'s' if num_ops != 1 else ''}"]
     if engine:
         space = g.get_memory_space().name.lower()
         more = (f", {len(groups)} kernel{'s' if len(groups) != 1 else ''}" if groups is not None
@@ -228,34 +224,42 @@ def to_dot(g: "pygraph", note: str = "") -> str:
     ]
     if why_no_kernels:
         lines.append(f"  // kernels: {why_no_kernels.replace(chr(10), ' ')}")
+    return lines
 
-    def tensor_stmt(j: int) -> str:
-        t = tensors[j]
-        dt = t.get_data_type()
-        label = _quote(_tensor_label(t, g._default_dtype(t) if dt == data_type.NOT_SET else dt))
-        if t.get_is_pass_by_value():
-            style = (f'shape=ellipse, style="filled,dotted", fillcolor="{_SCALAR_FILL}", '
-                     f'color="{_VIRTUAL_LINE}"')
-        elif t.get_is_virtual():
-            style = (f'shape=box, style="rounded,dashed", color="{_VIRTUAL_LINE}", '
-                     f'fontcolor="#666666"')
-        else:
-            heavy = ", penwidth=2" if id(t) in produced else ""
-            style = (f'shape=box, style="rounded,filled", fillcolor="{_REAL_FILL}", '
-                     f'color="{_REAL_LINE}"{heavy}')
-        kind = "scalar" if t.get_is_pass_by_value() else (
-            "virtual" if t.get_is_virtual() else "real")
-        return f"t{j} [label={label}, {style}, class=\"tensor {kind}\"];"
 
-    def op_stmt(i: int) -> str:
-        op = ops[i]
-        label = _quote(f"{op_label(op)}\n'{op.name}'")
-        return (f'n{i} [label={label}, shape=box, style="filled", fillcolor="{_OP_FILL}", '
-                f'color="{_OP_LINE}", class="op"];')
+def _tensor_stmt(g: "pygraph", t: "Tensor", j: int, produced: Set[int]) -> str:
+    """Tensor number j: its label and its style (scalar, virtual, or real with a heavy
+    border when an op writes it)."""
+    dt = t.get_data_type()
+    label = _quote(_tensor_label(t, g._default_dtype(t) if dt == data_type.NOT_SET else dt))
+    if t.get_is_pass_by_value():
+        style = (f'shape=ellipse, style="filled,dotted", fillcolor="{_SCALAR_FILL}", '
+                 f'color="{_VIRTUAL_LINE}"')
+    elif t.get_is_virtual():
+        style = (f'shape=box, style="rounded,dashed", color="{_VIRTUAL_LINE}", '
+                 f'fontcolor="#666666"')
+    else:
+        heavy = ", penwidth=2" if id(t) in produced else ""
+        style = (f'shape=box, style="rounded,filled", fillcolor="{_REAL_FILL}", '
+                 f'color="{_REAL_LINE}"{heavy}')
+    kind = "scalar" if t.get_is_pass_by_value() else (
+        "virtual" if t.get_is_virtual() else "real")
+    return f"t{j} [label={label}, {style}, class=\"tensor {kind}\"];"
 
-    # Kernel clusters: their nodes, and the virtual tensors only they write and read.
+
+def _op_stmt(op: "_Op", i: int) -> str:
+    """Node number i: its op label and name."""
+    label = _quote(f"{op_label(op)}\n'{op.name}'")
+    return (f'n{i} [label={label}, shape=box, style="filled", fillcolor="{_OP_FILL}", '
+            f'color="{_OP_LINE}", class="op"];')
+
+
+def _homes(ops: Sequence["_Op"], tensors: Sequence["Tensor"], index: Dict[int, int],
+           clusters: Sequence[Tuple[List[int], List[int], "KernelGroup"]]
+           ) -> Tuple[Dict[int, int], Dict[int, int]]:
+    """Which kernel cluster each op is drawn in ({op index: cluster}), and the virtual
+    tensors only one cluster's ops write and read ({tensor index: cluster})."""
     home: Dict[int, int] = {}  # op index -> cluster
-    clusters = _clusters(groups, len(ops)) if groups else []
     for c, (_nums, members, _grp) in enumerate(clusters):
         for i in members:
             home[i] = c
@@ -269,6 +273,28 @@ def to_dot(g: "pygraph", note: str = "") -> str:
         if t.get_is_virtual() and not t.get_is_pass_by_value() and len(where) == 1 and \
                 -1 not in where:
             inner[j] = next(iter(where))
+    return home, inner
+
+
+def to_dot(g: "pygraph", note: str = "") -> str:
+    """Graphviz source for the graph (see the module's docstring); `note` is one more line
+    of its title."""
+    ops = list(g._ops)
+    order = _dataflow_order(ops)
+    tensors: List["Tensor"] = []
+    index: Dict[int, int] = {}
+    for i in order:
+        for _p, _a, t in ops[i].inputs + ops[i].outputs:
+            if id(t) not in index:
+                index[id(t)] = len(tensors)
+                tensors.append(t)
+    produced = {id(t) for op in ops for _p, _a, t in op.outputs}
+    engine, groups, why_no_kernels = _plan_kernels(g)
+    lines = _header(g, len(ops), engine, groups, why_no_kernels, note)
+
+    # Kernel clusters: their nodes, and the virtual tensors only they write and read.
+    clusters = _clusters(groups, len(ops)) if groups else []
+    home, inner = _homes(ops, tensors, index, clusters)
     position = {i: k for k, i in enumerate(order)}
     for c, (nums, members, grp) in enumerate(clusters):
         lines.append(f"  subgraph cluster_k{c} {{")
@@ -276,16 +302,16 @@ def to_dot(g: "pygraph", note: str = "") -> str:
                      f"style=\"rounded,filled\"; color=\"{_KERNEL_LINE}\"; "
                      f"fillcolor=\"{_KERNEL_FILL}\"; fontsize=9;")
         for i in sorted(members, key=position.__getitem__):
-            lines.append("    " + op_stmt(i))
+            lines.append("    " + _op_stmt(ops[i], i))
         for j in sorted(j for j, cc in inner.items() if cc == c):
-            lines.append("    " + tensor_stmt(j))
+            lines.append("    " + _tensor_stmt(g, tensors[j], j, produced))
         lines.append("  }")
     for i in order:
         if i not in home:
-            lines.append("  " + op_stmt(i))
+            lines.append("  " + _op_stmt(ops[i], i))
     for j in range(len(tensors)):
         if j not in inner:
-            lines.append("  " + tensor_stmt(j))
+            lines.append("  " + _tensor_stmt(g, tensors[j], j, produced))
     # Edges in dataflow order: each op's inputs, then its outputs.
     for i in order:
         for port, _a, t in ops[i].inputs:

@@ -720,13 +720,14 @@ def test_device_runtime_message_is_in_troubleshooting(tmp_path):
 
 
 def test_unbuilt_package_messages_are_in_troubleshooting(tmp_path):
-    """The package's Python files alone, without the extension: installed, and as a
-    checkout (its three marker files beside it)."""
+    """The package's Python files alone (its subpackages too), without the extension:
+    installed, and as a checkout (its three marker files beside it)."""
     for layout in ("installed", "checkout"):
         root = tmp_path / layout
-        (root / "hipdnn").mkdir(parents=True)
-        for f in PACKAGE.glob("*.py"):
-            shutil.copy(f, root / "hipdnn")
+        for f in PACKAGE.rglob("*.py"):
+            copy = root / "hipdnn" / f.relative_to(PACKAGE)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(f, copy)
         if layout == "checkout":
             for marker in ("CMakeLists.txt", "Makefile", "setup.py"):
                 (root / marker).write_text("")

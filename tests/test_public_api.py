@@ -29,11 +29,21 @@ def _doc(obj):
     return (getattr(obj, "__doc__", None) or "").strip()
 
 
+def _own_members(cls):
+    """What a class defines: in its body, or in the mixins it is assembled from
+    (hipdnn/_pygraph/: pygraph's methods live there, one file per op family)."""
+    members = {}
+    for klass in reversed(cls.__mro__):
+        if klass is cls or klass.__module__.startswith("hipdnn._pygraph."):
+            members.update(vars(klass))
+    return members
+
+
 def _undocumented_members(qualname, cls):
     """Public methods and properties a class defines itself (inherited ones are their base
     class's business; enum members are values, not API)."""
     missing = []
-    for name, member in vars(cls).items():
+    for name, member in _own_members(cls).items():
         if name.startswith("_"):
             continue
         if isinstance(cls, enum.EnumMeta) and name in cls.__members__:
@@ -83,6 +93,68 @@ def test_every_public_module_is_checked():
     found = sorted(f[:-3] for f in os.listdir(PACKAGE)
                    if f.endswith(".py") and not f.startswith("_"))
     assert found == sorted(PUBLIC_MODULES)
+
+
+def test_pygraph_is_checked_with_the_methods_of_its_mixins():
+    """pygraph's op families and build stages are mixins (hipdnn/_pygraph/); their
+    methods are pygraph's own to document."""
+    own = _own_members(hipdnn.pygraph)
+    assert {"conv_fprop", "add", "layernorm", "sdpa", "build", "execute", "serialize",
+            "tensor"} <= set(own)
+    assert "__init_subclass__" not in own  # object's, not pygraph's
+
+
+def test_pygraph_methods_are_named_as_pygraphs():
+    """Python names a method by its __qualname__ in its argument errors and reprs: the
+    methods pygraph takes from its mixins read as pygraph's, as when one class held them."""
+    public = [n for n in dir(hipdnn.pygraph) if not n.startswith("_")
+              and inspect.isfunction(getattr(hipdnn.pygraph, n))]
+    assert len(public) > 100
+    assert [n for n in public if getattr(hipdnn.pygraph, n).__qualname__ != f"pygraph.{n}"] \
+        == []
+    with pytest.raises(TypeError, match=r"^pygraph\.conv_fprop\(\) got an unexpected keyword "
+                                        r"argument 'paddin'$"):
+        hipdnn.pygraph().conv_fprop(None, None, paddin=[1, 1])
+
+
+def test_every_package_folder_is_shipped():
+    """`pip install .` ships the packages pyproject.toml lists: every folder of hipdnn/
+    that holds Python modules is one."""
+    config = tomllib.loads(open(os.path.join(CHECKOUT, "pyproject.toml")).read())
+    folders = sorted(
+        "hipdnn" + "".join("." + part for part in os.path.relpath(root, PACKAGE).split(os.sep)
+                           if part != ".")
+        for root, _dirs, files in os.walk(PACKAGE) if "__init__.py" in files)
+    assert "hipdnn._pygraph" in folders
+    assert sorted(config["tool"]["setuptools"]["packages"]) == folders
+
+
+def _python_sources():
+    for root, _dirs, files in os.walk(PACKAGE):
+        for f in sorted(files):
+            if f.endswith(".py"):
+                yield os.path.join(root, f)
+
+
+def test_python_files_and_functions_stay_small():
+    """No Python file of the package over 800 lines, no function over 80 (def to last
+    line): a family or a stage that grows gets its own file, a long function named helpers
+    (docs/architecture.md, "Python layers")."""
+    import ast
+
+    long_files, long_functions = [], []
+    for path in _python_sources():
+        text = open(path, encoding="utf-8").read()
+        name = os.path.relpath(path, CHECKOUT)
+        if len(text.splitlines()) > 800:
+            long_files.append(f"{name}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = node.end_lineno - node.lineno + 1
+                if length > 80:
+                    long_functions.append(f"{name}:{node.lineno} {node.name}: {length} lines")
+    assert long_files == []
+    assert long_functions == []
 
 
 def test_every_public_name_of_the_extension_has_a_docstring():

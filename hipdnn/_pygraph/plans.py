@@ -1,0 +1,187 @@
+"""pygraph's built plans: what they are (engine, workspace, memory space, kernels, notes;
+by plan index, or the one ``execute()`` runs) and running them on a variant pack
+({tensor or uid: array}), whose arrays the plan's compiled pack checks."""
+from __future__ import annotations
+
+import numbers
+from typing import TYPE_CHECKING, Any, List, Mapping, Optional
+
+import numpy as np
+
+from .. import _C
+from ..arrays import as_buffer, numpy_dtype, to_bfloat16
+from ..enums import behavior_note, data_type, memory_space
+from .args import _type_name
+from .base import _HEURISTICS, _PLANS, _Plan, _not_ready
+from .build import BuildSteps
+
+if TYPE_CHECKING:
+    from ..pygraph import KernelGroup
+
+
+class Plans(BuildSteps):
+    """pygraph's plan queries and execute."""
+
+    def get_execution_plan_count(self) -> int:
+        """How many engine configs the graph holds (plan indices run below it); 0 before
+        create_execution_plans()."""
+        return len(self._configs) if self._state >= _HEURISTICS else 0
+
+    def _plan(self, index: Optional[int], what: str) -> "_Plan":
+        self._need(_PLANS, what)
+        if index is None:
+            index = self._candidate
+        self._check_index(index, len(self._configs), what)
+        plan = self._plans[int(index)]
+        if plan is None:
+            why = self._failures.get(int(index)) or self._barred(int(index))
+            raise _not_ready(f"graph '{self.name}': {what}: plan {int(index)} "
+                             f"({self._configs[int(index)].tag()}) is not built"
+                             + (f": {why}" if why else "; call build_plan_at_index()"))
+        return plan
+
+    def get_workspace_size(self) -> int:
+        """Bytes of workspace enough for every built plan."""
+        self._need(_PLANS, "get_workspace_size()")
+        return max(p.workspace for p in self._plans if p is not None)
+
+    def get_workspace_size_plan_at_index(self, index: int) -> int:
+        """Bytes of workspace plan ``index`` needs."""
+        return self._plan(index, "get_workspace_size_plan_at_index()").workspace
+
+    def get_engine_name(self, index: Optional[int] = None) -> str:
+        """The engine of plan ``index`` (default: the one execute() runs), e.g.
+        "reference_cpu"."""
+        return self._plan(index, "get_engine_name()").engine
+
+    def get_memory_space(self, index: Optional[int] = None) -> memory_space:
+        """Where plan ``index`` (default: the one execute() runs) expects its arrays."""
+        return self._plan(index, "get_memory_space()").space
+
+    def get_plan_name_at_index(self, index: int) -> str:
+        """The name of engine config ``index``: the engine's name, then "_k<knob>=<value>"
+        for each knob it sets."""
+        self._need(_HEURISTICS, "get_plan_name_at_index()")
+        self._check_index(index, len(self._configs), "get_plan_name_at_index()")
+        return self._configs[int(index)].tag()
+
+    def get_kernel_groups(self, index: Optional[int] = None) -> List[KernelGroup]:
+        """Which nodes plan ``index`` (default: the one execute() runs) runs in which
+        kernel, in launch order: the engine's own account of what it fused.  Every node is
+        in at least one group; one in several is run in passes (a long reduction).  Raises
+        NotSupportedError when the engine does not describe its kernels (an optional part
+        of the plugin ABI)."""
+        from ..pygraph import KernelGroup  # pygraph.py imports this module: import at call time
+
+        plan = self._plan(index, "get_kernel_groups()")
+        out = []
+        for kernel, detail, nodes in _C.plan_kernels(plan.desc):
+            out.append(KernelGroup(kernel, detail, [self._ops[i].name for i in nodes],
+                                   list(nodes)))
+        return out
+
+    def get_behavior_notes_for_plan_at_index(self, index: int) -> List[behavior_note]:
+        """The behaviour notes of engine config ``index``.  hipdnn engines report none of
+        cuDNN's (the backend passes no notes on), so this is an empty list."""
+        self._need(_HEURISTICS, "get_behavior_notes_for_plan_at_index()")
+        self._check_index(index, len(self._configs), "get_behavior_notes_for_plan_at_index()")
+        return []
+
+    def get_behavior_notes(self) -> List[behavior_note]:
+        """The behaviour notes of the plan execute() runs (see
+        get_behavior_notes_for_plan_at_index)."""
+        self._need(_PLANS, "get_behavior_notes()")
+        return self.get_behavior_notes_for_plan_at_index(self._candidate)
+
+    # -- execute --
+    def _arrays_for(self, plan: "_Plan", variant_pack: Mapping[Any, Any]) -> List[Any]:
+        """The user's {tensor or uid: array} as a list in the order of the plan's pack; the
+        pack itself checks every array.  None keys and None values are skipped (cuDNN
+        frontend's optional outputs); a runtime scalar takes a number or a one-element
+        array."""
+        from ..pygraph import Tensor  # pygraph.py imports this module: import at call time
+
+        if not isinstance(variant_pack, Mapping):
+            raise TypeError("variant pack: expected a dict {tensor or uid: array}, got "
+                            f"{_type_name(variant_pack)}")
+        pack, slots = plan.pack, plan.slots
+        arrays: List[Any] = [None] * len(slots)
+        for key, arr in variant_pack.items():
+            if key is None or arr is None:
+                continue
+            if isinstance(key, Tensor):
+                if key._graph is not self:
+                    raise ValueError(f"variant pack: {key._label()} belongs to graph "
+                                     f"'{key._graph.name}', not to graph '{self.name}'")
+                uid = key._uid
+            elif isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+                uid = int(key)
+            else:
+                raise TypeError("variant pack: keys must be tensors or uids (int), got "
+                                f"{_type_name(key)}")
+            idx = slots.get(uid)
+            if idx is None:
+                t = self._tensor_by_uid(uid)
+                if t is None:
+                    raise ValueError(f"variant pack: uid {uid} is not a tensor of graph "
+                                     f"'{self.name}'")
+                kind = "pass-by-value (its value is in the graph)" if t.get_is_pass_by_value() \
+                    else "virtual (it has no memory; mark it with set_output(True))"
+                raise ValueError(f"variant pack: {t._label()} is {kind}")
+            if arrays[idx] is not None:
+                raise ValueError(f"variant pack: {self._pack_label(pack, idx)} is given twice")
+            t = self._tensor_by_uid(uid)
+            if t is not None and t.get_is_pass_by_value():
+                arr = self._scalar_array(pack, idx, arr)
+            arrays[idx] = as_buffer(arr)
+        missing = [self._pack_label(pack, i) for i, a in enumerate(arrays) if a is None]
+        if missing:
+            raise ValueError("variant pack: no array for " + ", ".join(missing))
+        return arrays
+
+    @classmethod
+    def _scalar_array(cls, pack: _C.VariantPack, idx: int, value: Any) -> Any:
+        """A runtime scalar's value as the one-element array its tensor describes."""
+        _uid, _name, dt, dims, _strides, _out = pack.tensors[idx]
+        label = cls._pack_label(pack, idx)
+        if isinstance(value, (bool, np.bool_)) and dt != data_type.BOOLEAN:
+            raise TypeError(f"variant pack: {label} is a {_C.dtype_name(dt)} scalar, got a bool")
+        if isinstance(value, numbers.Number) or isinstance(value, np.generic):
+            a = np.asarray(value)
+        elif isinstance(value, np.ndarray) or hasattr(value, "__array_interface__"):
+            a = np.asarray(value)
+            if a.size != 1:
+                raise ValueError(f"variant pack: {label} is a scalar; got an array of shape "
+                                 f"{list(a.shape)}")
+        else:
+            return value  # let the pack report what it is
+        want = numpy_dtype(data_type(dt))
+        if data_type(dt) == data_type.BFLOAT16:
+            bits = a.view(np.uint16) if a.dtype == np.uint16 else to_bfloat16(a)
+            return np.ascontiguousarray(bits).reshape(dims)
+        return np.ascontiguousarray(a, dtype=want).reshape(dims)
+
+    @staticmethod
+    def _pack_label(pack: _C.VariantPack, idx: int) -> str:
+        uid, name = pack.tensors[idx][:2]
+        return f"tensor '{name}' (uid {uid})" if name else f"tensor with uid {uid}"
+
+    def execute_plan_at_index(self, variant_pack: Mapping[Any, Any], workspace: Any,
+                              index: int, handle: Optional[_C.Handle] = None) -> None:
+        """Runs plan ``index`` on the arrays of the variant pack ({tensor or uid: array}).
+        Arrays are checked against the plan's graph (dtype, shape, strides in elements,
+        writable outputs) and used in place.  workspace: at least
+        get_workspace_size_plan_at_index(index) bytes; None lets a host plan allocate its
+        own.  ``handle``: any handle of the plan's device (default: the graph's)."""
+        plan = self._plan(index, "execute()")
+        if handle is not None and not isinstance(handle, _C.Handle):
+            raise TypeError(f"execute: handle must be a hipdnn.Handle, got {_type_name(handle)}")
+        arrays = self._arrays_for(plan, variant_pack)
+        plan.pack.execute(handle if handle is not None else self._get_handle(), arrays,
+                          workspace)
+
+    def execute(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
+                handle: Optional[_C.Handle] = None) -> None:
+        """Runs the plan build_plans() chose; see execute_plan_at_index."""
+        self._need(_PLANS, "execute()")
+        self.execute_plan_at_index(variant_pack, workspace, self._candidate, handle)
