@@ -271,7 +271,9 @@ extern "C" bool hipe_rtc_compile(const hipe_rtc_target* t, const char* source, c
     snprintf(opts_text, sizeof(opts_text), "%s", t->options);
     const char* opts[8];
     int nopts = 0;
-    for (char* s = strtok(opts_text, " "); s && nopts < 8; s = strtok(nullptr, " ")) opts[nopts++] = s;
+    char* rest = nullptr;
+    for (char* s = strtok_r(opts_text, " ", &rest); s && nopts < 8; s = strtok_r(nullptr, " ", &rest))
+        opts[nopts++] = s;
     *image = rtc_compile(source, "hipdnn_kernels.cu", name, opts, nopts, size, lowered, why, len);
     return *image != nullptr;
 }

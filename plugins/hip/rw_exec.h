@@ -2,7 +2,7 @@
 // where the threads of a row combine their values: loads, per-thread partial results,
 // and the writes once a row's statistics are known.
 //
-// Written once for the kernels (rowwise.hip) and for the host emulation the tests run on
+// Written once for the kernels (rw_kernels.h) and for the host emulation the tests run on
 // machines without a GPU (emulate.cpp), as pw_exec.h is (included first, with the same
 // macros from the includer).  The combining itself (warp shuffles and shared memory on a
 // GPU, loops on the host) is the includer's: every function here is one thread's part

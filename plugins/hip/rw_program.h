@@ -13,7 +13,7 @@
  * and every row start 16-byte aligned.
  *
  * Plain C data, built by the host code (rowwise_program.c) and passed by value to the
- * kernels (rowwise.hip; rw_exec.h holds what each thread does), so this header is read by
+ * kernels (rw_kernels.h; rw_exec.h holds what each thread does), so this header is read by
  * both compilers. */
 #ifndef HIPDNN_HIP_RW_PROGRAM_H
 #define HIPDNN_HIP_RW_PROGRAM_H
