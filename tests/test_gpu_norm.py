@@ -145,7 +145,7 @@ def test_16_bit_rows_held_packed(gpu, rms, n):
 @pytest.mark.parametrize("rms", [False, True], ids=["layernorm", "rmsnorm"])
 def test_16_bit_rows_held_packed_every_variant(gpu, rms, data, params, with_bias, zero_centered,
                                                x_layout):
-    # rowwise.hip's packed kernel has lean variants (rows one dim, parameter type known)
+    # rw_kernels.h's packed kernel has lean variants (rows one dim, parameter type known)
     # and a general one; each must give the same results
     shape = [2, 3, 4, 1024] if x_layout == "bshd" else [6, 1024]
     log = check_norm(gpu, data, shape, rms=rms, training=True, with_bias=with_bias,

@@ -5,7 +5,7 @@ training phase with and without running statistics, genstats, max and average po
 forward and backward (resample), slice, concatenate and reshape, for fp32/fp16/bf16, odd
 sizes and NHWC / strided layouts.
 
-The engine runs pooling with kernels of its own (resample.hip) and the rest as pointwise and
+The engine runs pooling with kernels of its own (rs_kernels.h) and the rest as pointwise and
 reduction kernels over views (plugins/hip/lower.c); the checks are the reference engine's
 own (tests/test_norm_backward.py, tests/test_norm_forward.py, tests/test_resample.py), run here through conftest.DeviceNumerics, which copies each
 operand's whole allocation (NaN poison in its gaps) to the device and back, so outputs are

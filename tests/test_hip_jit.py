@@ -1,11 +1,17 @@
-"""The kernels the HIP engine compiles at run time (NVRTC) for each plan, checked on any
-machine with NVRTC, GPU or not: graphs are planned on the engine's host emulation with
+"""The kernels the HIP engine compiles at run time (NVRTC, hiprtc), checked on any machine
+with the compiler, GPU or not: graphs are planned on the engine's host emulation with
 HIPDNN_HIP_JIT_DUMP set, which writes each plan's kernel source with the headers it
 includes, and each is compiled here as plugins/hip/jit.hip compiles it (same options), for
 sm_80 and sm_90; ptxas then reports its registers and spills, which must stay small.
 
-The emulation runs the same per-instruction code (pw_exec.h) the generated kernels call
-with constants, so its numeric tests cover these kernels' arithmetic too."""
+The same dump holds the row-wise and pooling families' sources (for NVRTC and for hiprtc)
+and kernels.txt, every kernel the engine's choice (kernel_names.c) can name, listed by
+running that choice: each compiles here, PTX only for NVRTC (compute_90), a code object
+for gfx90a with hiprtc (no GPU needed for either).  All of them take minutes (marked
+slow); one of each template runs always.
+
+The emulation runs the same per-instruction code (pw_exec.h, rw_exec.h, rs_exec.h) the
+compiled kernels run, so its numeric tests cover these kernels' arithmetic too."""
 import ctypes
 import os
 import re
@@ -13,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -106,13 +113,15 @@ def nvrtc():
     return None
 
 
-def compile_ptx(lib, source, headers, arch):
+def compile_ptx(lib, source, headers, arch, name_expressions=()):
     prog = ctypes.c_void_p()
     names = [n.encode() for n in headers]
     texts = [headers[n] for n in headers]
     arr = ctypes.c_char_p * len(names)
     assert lib.nvrtcCreateProgram(ctypes.byref(prog), source, b"hipdnn_pw_fused.cu",
                                   len(names), arr(*texts), arr(*names)) == 0
+    for expr in name_expressions:
+        assert lib.nvrtcAddNameExpression(prog, expr.encode()) == 0, expr
     opts = [f"--gpu-architecture={arch}".encode()] + [o.encode() for o in JIT_OPTIONS]
     rc = lib.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
     n = ctypes.c_size_t()
@@ -130,7 +139,7 @@ def compile_ptx(lib, source, headers, arch):
 
 
 @pytest.fixture(scope="module")
-def dumped(tmp_path_factory):
+def dump_dir(tmp_path_factory):
     assert EMULATED.is_file(), f"build the test targets ({EMULATED})"
     out = tmp_path_factory.mktemp("jit")
     env = dict(os.environ, HIPDNN_HIP_JIT_DUMP=str(out),
@@ -139,6 +148,12 @@ def dumped(tmp_path_factory):
     proc = subprocess.run([sys.executable, "-c", GRAPHS.format(emulated=str(EMULATED))],
                           env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def dumped(dump_dir):
+    out = dump_dir
     sources = sorted(out.glob("hipdnn_pw_*.cu"))
     assert len(sources) == 9, sorted(p.name for p in out.iterdir())
     headers = {n: (out / n).read_bytes() for n in ("pw_program.h", "pw_exec.h")}
@@ -199,3 +214,146 @@ def test_generated_kernels_compile_with_nvrtc_without_spills(dumped, arch):
         assert spills and all(int(a) <= 16 and int(b) <= 16 for a, b in spills), \
             f"{src.name}: {info.stderr}"
         assert regs and max(regs) <= 128, f"{src.name}: {regs} registers"
+
+
+# ---- the row-wise and pooling kernels: every one the engine can ask for ----------------------
+
+HEADERS = ("pw_program.h", "pw_exec.h", "rw_program.h", "rw_exec.h", "rw_kernels.h",
+           "rs_program.h", "rs_exec.h", "rs_kernels.h")
+HIPRTC_OPTIONS = ["--offload-arch=gfx90a", "-std=c++17", "-O3", "-DHIPDNN_HIP_JIT=1"]  # jit.hip's
+
+
+@pytest.fixture(scope="module")
+def kernels(dump_dir):
+    """{"rw": [names], "rs": [names]} of kernels.txt, and the family files' folder."""
+    lines = (dump_dir / "kernels.txt").read_text().splitlines()
+    assert not [l for l in lines if l.startswith("#")], [l for l in lines if l.startswith("#")]
+    out = {}
+    for line in lines:
+        family, name = line.split(" ", 1)
+        out.setdefault(family, []).append(name)
+    return out
+
+
+def one_per_template(names):
+    firsts = {}
+    for n in names:
+        firsts.setdefault(n.split("<")[0], n)
+    return list(firsts.values())
+
+
+def family_sources(dump_dir, suffix):
+    headers = {n: (dump_dir / n).read_bytes() for n in HEADERS}
+    return {f: (dump_dir / f"hipdnn_{f}.{suffix}").read_bytes() for f in ("rw", "rs")}, headers
+
+
+def test_the_kernel_list_is_what_the_choice_can_name_and_the_emulation_runs_each(kernels):
+    # kernels.txt comes from running kernel_names.c over every value of what it reads; the
+    # emulated plugin marks a kernel it cannot run ("# not emulated"): none
+    rw, rs = kernels["rw"], kernels["rs"]
+    assert len(rw) == len(set(rw)) == 117 and len(rs) == len(set(rs)) == 6, (len(rw), len(rs))
+    assert {n.split("<")[0] for n in rw} == {
+        "rw_reduce_rows", "rw_reduce_cols", "rw_softmax", "rw_norm", "rw_norm_bwd",
+        "rw_norm_bwd_packed", "rw_norm_packed"}
+    assert sorted(rs) == [f"rs_{d}_kernel<{n}>" for d in ("backward", "forward") for n in (1, 2, 3)]
+    assert "rw_norm_packed<4, 2, 32, true, 2>" in rw and "rw_norm<1, 8, -1>" in rw
+
+
+def nvrtc_compiles(lib, dump_dir, kernels, pick, programs):
+    sources, headers = family_sources(dump_dir, "cu")
+    started = time.monotonic()
+    for family, names in kernels.items():
+        names = pick(names)
+        k = programs if family == "rw" else 1
+        for part in (names[i::k] for i in range(k)):  # a few programs, many kernels each
+            rc, log, ptx = compile_ptx(lib, sources[family], headers, "compute_90", part)
+            assert rc == 0 and ptx, f"{family} kernels {part[:3]}...: {log}"
+    return time.monotonic() - started
+
+
+def test_one_kernel_of_each_template_compiles_with_nvrtc(dump_dir, kernels):
+    lib = nvrtc()
+    if lib is None:
+        pytest.skip("no NVRTC on this machine")
+    nvrtc_compiles(lib, dump_dir, kernels, one_per_template, 1)
+
+
+@pytest.mark.slow
+def test_every_row_wise_and_pooling_kernel_compiles_with_nvrtc(dump_dir, kernels):
+    # PTX only (compute_90): the front end and NVVM, not ptxas; 94 s on two cores
+    lib = nvrtc()
+    if lib is None:
+        pytest.skip("no NVRTC on this machine")
+    seconds = nvrtc_compiles(lib, dump_dir, kernels, lambda names: names, 4)
+    print(f"{sum(map(len, kernels.values()))} kernels compiled by NVRTC in {seconds:.0f} s")
+
+
+def hiprtc():
+    """libhiprtc.so (ROCm 6), or libamdhip64.so, which holds hiprtc in HIP 5: as jit.hip
+    opens it."""
+    for name in ("libhiprtc.so", "libhiprtc.so.6", "libamdhip64.so", "libamdhip64.so.6",
+                 "libamdhip64.so.5"):
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError:
+            continue
+        if hasattr(lib, "hiprtcCreateProgram"):
+            return lib
+    return None
+
+
+def compile_hiprtc(lib, source, headers, name_expressions):
+    prog = ctypes.c_void_p()
+    names = [n.encode() for n in headers]
+    arr = ctypes.c_char_p * len(names)
+    assert lib.hiprtcCreateProgram(ctypes.byref(prog), source, b"hipdnn_kernels.cu", len(names),
+                                   arr(*[headers[n] for n in headers]), arr(*names)) == 0
+    for expr in name_expressions:
+        assert lib.hiprtcAddNameExpression(prog, expr.encode()) == 0, expr
+    opts = [o.encode() for o in HIPRTC_OPTIONS]
+    rc = lib.hiprtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
+    n = ctypes.c_size_t()
+    lib.hiprtcGetProgramLogSize(prog, ctypes.byref(n))
+    log = ctypes.create_string_buffer(max(n.value, 1))
+    lib.hiprtcGetProgramLog(prog, log)
+    lowered = []
+    size = 0
+    if rc == 0:
+        for expr in name_expressions:
+            low = ctypes.c_char_p()
+            assert lib.hiprtcGetLoweredName(prog, expr.encode(), ctypes.byref(low)) == 0, expr
+            lowered.append(low.value)
+        lib.hiprtcGetCodeSize(prog, ctypes.byref(n))
+        size = n.value
+    lib.hiprtcDestroyProgram(ctypes.byref(prog))
+    return rc, log.value.decode("utf-8", "replace"), lowered, size
+
+
+def hiprtc_compiles(lib, dump_dir, kernels, pick, programs):
+    sources, headers = family_sources(dump_dir, "hip")
+    started = time.monotonic()
+    for family, names in kernels.items():
+        names = pick(names)
+        k = programs if family == "rw" else 1
+        for part in (names[i::k] for i in range(k)):
+            rc, log, lowered, size = compile_hiprtc(lib, sources[family], headers, part)
+            assert rc == 0 and size > 0, f"{family} kernels {part[:3]}...: {log}"
+            assert all(lowered), part
+    return time.monotonic() - started
+
+
+def test_one_kernel_of_each_template_compiles_with_hiprtc_for_gfx90a(dump_dir, kernels):
+    # a code object for gfx90a, no GPU needed; 12 s on two cores (25 s when busy)
+    lib = hiprtc()
+    if lib is None:
+        pytest.skip("no hiprtc on this machine")
+    hiprtc_compiles(lib, dump_dir, kernels, one_per_template, 1)
+
+
+@pytest.mark.slow
+def test_every_row_wise_and_pooling_kernel_compiles_with_hiprtc_for_gfx90a(dump_dir, kernels):
+    lib = hiprtc()
+    if lib is None:
+        pytest.skip("no hiprtc on this machine")
+    seconds = hiprtc_compiles(lib, dump_dir, kernels, lambda names: names, 4)  # 142 s
+    print(f"{sum(map(len, kernels.values()))} kernels compiled by hiprtc in {seconds:.0f} s")

@@ -5,9 +5,14 @@
 // compiler, the indexing and the numerics of the kernel are checked against the
 // reference engine wherever the tests run.  The row-wise kernels (rw_exec.h) run the same
 // way: the threads of a row one after the other, phase by phase, their partial results
-// combined in the order the GPU combines them.  Not a product: never installed.
+// combined in the order the GPU combines them.  The kernels a GPU compiles at run time
+// (kernel_cache.c) are "compiled" here too, through the same cache: the image is the
+// kernel's name, and launching it runs the instantiation that name gives (kernel_names.c
+// chooses it), so that the emulated tests check the choice as well.  Not a product:
+// never installed.
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <type_traits>
@@ -134,7 +139,7 @@ extern "C" bool hipe_jit_launch(void* kernel, const pw_program* prog, int fast_u
 
 namespace {
 
-// What group_combine (rowwise.hip) computes: an xor butterfly over up to 32 lanes, then the
+// What group_combine (rw_kernels.h) computes: an xor butterfly over up to 32 lanes, then the
 // 32-lane groups' results folded in order.
 template <int OP, class T>
 T host_combine(const std::vector<T>& v, int G) {
@@ -187,32 +192,6 @@ void emulate_norm_packed(const rw_program& p) {
         if (p.flags & RW_F_STORE_Y)
             for (int l = 0; l < L; ++l) wp_norm_store<NV, DT, L, PT>(p, at, l, mean, inv, regs[l]);
     }
-}
-
-// As packed_rows (rowwise.hip) picks them.
-template <int NV, int DT, int L>
-void emulate_packed_variant(const rw_program& p) {
-    const int pt = p.nrd == 1 ? wp_param_type(p) : -1;
-    if (pt == DT) emulate_norm_packed<NV, DT, L, true, DT>(p);
-    else if (pt == PW_F32) emulate_norm_packed<NV, DT, L, true, PW_F32>(p);
-    else emulate_norm_packed<NV, DT, L, false, -1>(p);
-}
-
-template <int DT>
-bool emulate_packed_dt(const rw_program& p) {
-    switch (p.vecs * 1024 + p.group) {
-    case 2 * 1024 + 32: emulate_packed_variant<2, DT, 32>(p); return true;
-    case 4 * 1024 + 32: emulate_packed_variant<4, DT, 32>(p); return true;
-    case 4 * 1024 + 64: emulate_packed_variant<4, DT, 64>(p); return true;
-    case 4 * 1024 + 128: emulate_packed_variant<4, DT, 128>(p); return true;
-    default: return false;
-    }
-}
-
-bool emulate_packed(const rw_program& p) {
-    if (p.fast_dt == PW_BF16) return emulate_packed_dt<PW_BF16>(p);
-    if (p.fast_dt == PW_F16) return emulate_packed_dt<PW_F16>(p);
-    return false;
 }
 
 template <int OP, int PRE>
@@ -321,7 +300,7 @@ void emulate_norm_bwd(const rw_program& p) {
         });
 }
 
-// As rw_norm_bwd_packed (rowwise.hip) runs it (each row's x and dy loaded in its turn).
+// As rw_norm_bwd_packed (rw_kernels.h) runs it (each row's x and dy loaded in its turn).
 template <int V, int DT, bool ONE, int PT>
 void emulate_norm_bwd_packed(const rw_program& p) {
     const int G = p.group;
@@ -338,133 +317,258 @@ void emulate_norm_bwd_packed(const rw_program& p) {
         });
 }
 
-template <int V, int DT>
-void emulate_bwd_packed_variant(const rw_program& p) {
-    const int pt = p.nrd == 1 ? wp_param_type(p) : -1;
-    if (pt == DT) emulate_norm_bwd_packed<V, DT, true, DT>(p);
-    else if (pt == PW_F32) emulate_norm_bwd_packed<V, DT, true, PW_F32>(p);
-    else emulate_norm_bwd_packed<V, DT, false, -1>(p);
+// ---- the instantiation a kernel's name gives ---------------------------------------------
+
+// f(std::integral_constant<int, V>) for the V among Vs that v is; false for none.
+template <int... Vs, class F>
+bool pick(int v, F&& f) {
+    bool ran = false;
+    (void)((v == Vs ? (ran = f(std::integral_constant<int, Vs>()), true) : false) || ...);
+    return ran;
 }
 
-template <int DT>
-bool emulate_bwd_packed(const rw_program& p) {
-    if (p.vecs == 1) emulate_bwd_packed_variant<1, DT>(p);
-    else if (p.vecs == 2) emulate_bwd_packed_variant<2, DT>(p);
-    else return false;
-    return true;
+// The combining operations with the transforms a reduction has (kernel_names.c's list).
+constexpr bool reduction_exists(int op, int pre) {
+    return (op == RW_OP_ADD && pre != RW_PRE_NONZERO) || (op == RW_OP_MUL && (pre == RW_PRE_NONE || pre == RW_PRE_NONZERO)) ||
+           (op == RW_OP_MAX && (pre == RW_PRE_NONE || pre == RW_PRE_ABS)) || (op == RW_OP_MIN && pre == RW_PRE_NONE);
 }
 
-// The fast way's storage type as a template argument, as kernel_of (rowwise.hip) picks it.
 template <class F>
-bool with_fast_dt(int dt, F f) {
-    switch (dt) {
-    case PW_F32: f(std::integral_constant<int, PW_F32>()); return true;
-    case PW_F16: f(std::integral_constant<int, PW_F16>()); return true;
-    case PW_BF16: f(std::integral_constant<int, PW_BF16>()); return true;
-    default: f(std::integral_constant<int, -1>()); return true;
-    }
+bool pick_reduction(int op, int pre, F&& f) {
+    return pick<RW_OP_ADD, RW_OP_MUL, RW_OP_MAX, RW_OP_MIN>(op, [&](auto o) {
+        return pick<RW_PRE_NONE, RW_PRE_ABS, RW_PRE_SQUARE, RW_PRE_NONZERO>(pre, [&](auto q) {
+            if constexpr (reduction_exists(std::decay_t<decltype(o)>::value, std::decay_t<decltype(q)>::value))
+                return f(o, q);
+            else return false;
+        });
+    });
 }
 
-template <int OP, int PRE>
-bool emulate_reduce(const rw_program& p) {
-    if (p.kind == RW_REDUCE_COLS) emulate_reduce_cols<OP, PRE>(p);
-    else with_fast_dt(p.fast_dt, [&](auto dt) { emulate_reduce_rows<OP, PRE, decltype(dt)::value>(p); });
-    return true;
-}
+#define ARG(x) std::decay_t<decltype(x)>::value
 
-template <int V>
-bool emulate_softmax_v(const rw_program& p) {
-    return with_fast_dt(p.fast_dt, [&](auto dt) { emulate_softmax<V, decltype(dt)::value>(p); });
-}
-
-template <int V, int S>
-bool emulate_norm_v(const rw_program& p) {
-    if (S > 0 || V > 4 || V == 0) { // the kernels' fast way has no epilogue, 1 to 4 vectors
-        emulate_norm<V, S, -1>(p);
-        return true;
-    }
-    return with_fast_dt(p.fast_dt, [&](auto dt) { emulate_norm<V, S, decltype(dt)::value>(p); });
-}
-
-bool emulate_rowwise(const rw_program& p) {
-    switch (p.kind) {
-    case RW_REDUCE:
-    case RW_REDUCE_COLS:
-        switch (p.op * 4 + p.pre) {
-        case RW_OP_ADD * 4 + RW_PRE_NONE: return emulate_reduce<RW_OP_ADD, RW_PRE_NONE>(p);
-        case RW_OP_ADD * 4 + RW_PRE_ABS: return emulate_reduce<RW_OP_ADD, RW_PRE_ABS>(p);
-        case RW_OP_ADD * 4 + RW_PRE_SQUARE: return emulate_reduce<RW_OP_ADD, RW_PRE_SQUARE>(p);
-        case RW_OP_MUL * 4 + RW_PRE_NONE: return emulate_reduce<RW_OP_MUL, RW_PRE_NONE>(p);
-        case RW_OP_MUL * 4 + RW_PRE_NONZERO: return emulate_reduce<RW_OP_MUL, RW_PRE_NONZERO>(p);
-        case RW_OP_MAX * 4 + RW_PRE_NONE: return emulate_reduce<RW_OP_MAX, RW_PRE_NONE>(p);
-        case RW_OP_MAX * 4 + RW_PRE_ABS: return emulate_reduce<RW_OP_MAX, RW_PRE_ABS>(p);
-        case RW_OP_MIN * 4 + RW_PRE_NONE: return emulate_reduce<RW_OP_MIN, RW_PRE_NONE>(p);
-        default: return false;
-        }
-    case RW_SOFTMAX:
-        switch (p.vecs) {
-        case 0: emulate_softmax<0, -1>(p); return true;
-        case 1: return emulate_softmax_v<1>(p);
-        case 2: return emulate_softmax_v<2>(p);
-        case 4: return emulate_softmax_v<4>(p);
-        case 8: emulate_softmax<8, -1>(p); return true;
-        default: return false;
-        }
-    case RW_NORM: {
-        if (p.flags & RW_F_PACKED) return emulate_packed(p);
-        const bool ep = (p.flags & RW_F_EPILOGUE) != 0;
-        switch (p.vecs * 2 + ep) {
-        case 0: return emulate_norm_v<0, 0>(p);
-        case 1: return emulate_norm_v<0, PW_SLOTS>(p);
-        case 2: return emulate_norm_v<1, 0>(p);
-        case 3: return emulate_norm_v<1, PW_SLOTS>(p);
-        case 4: return emulate_norm_v<2, 0>(p);
-        case 8: return emulate_norm_v<4, 0>(p);
-        case 16: return emulate_norm_v<8, 0>(p);
-        default: return false;
-        }
-    }
-    case RW_NORM_BWD:
-        if (p.fast_dt == PW_BF16) return emulate_bwd_packed<PW_BF16>(p);
-        if (p.fast_dt == PW_F16) return emulate_bwd_packed<PW_F16>(p);
-        switch (p.vecs) {
-        case 0: emulate_norm_bwd<0, -1>(p); return true; // the fast way holds its rows
-        case 1: p.fast_dt == PW_F32 ? emulate_norm_bwd<1, PW_F32>(p) : emulate_norm_bwd<1, -1>(p); return true;
-        case 2: p.fast_dt == PW_F32 ? emulate_norm_bwd<2, PW_F32>(p) : emulate_norm_bwd<2, -1>(p); return true;
-        default: return false;
-        }
+// Runs the row-wise kernel `a` (template t, arguments a) over p; with p NULL only says
+// whether the emulation has that instantiation.
+bool run_rowwise(int t, const int* a, const rw_program* p) {
+    switch (t) {
+    case HIPE_K_REDUCE_ROWS:
+        return pick_reduction(a[0], a[1], [&](auto op, auto pre) {
+            return pick<-1, PW_F32, PW_F16, PW_BF16>(a[2], [&](auto dt) {
+                if (p) emulate_reduce_rows<ARG(op), ARG(pre), ARG(dt)>(*p);
+                return true;
+            });
+        });
+    case HIPE_K_REDUCE_COLS:
+        return pick_reduction(a[0], a[1], [&](auto op, auto pre) {
+            if (p) emulate_reduce_cols<ARG(op), ARG(pre)>(*p);
+            return true;
+        });
+    case HIPE_K_SOFTMAX:
+        return pick<0, 1, 2, 4, 8>(a[0], [&](auto v) {
+            return pick<-1, PW_F32, PW_F16, PW_BF16>(a[1], [&](auto dt) {
+                if constexpr (ARG(dt) >= 0 && (ARG(v) == 0 || ARG(v) == 8)) return false;
+                else {
+                    if (p) emulate_softmax<ARG(v), ARG(dt)>(*p);
+                    return true;
+                }
+            });
+        });
+    case HIPE_K_NORM:
+        return pick<0, 1, 2, 4, 8>(a[0], [&](auto v) {
+            return pick<0, PW_SLOTS>(a[1], [&](auto s) {
+                return pick<-1, PW_F32, PW_F16, PW_BF16>(a[2], [&](auto dt) {
+                    constexpr int V = ARG(v), S = ARG(s), DT = ARG(dt);
+                    // the fast way: 1 to 4 vectors, no epilogue; an epilogue: 1 vector at most
+                    if constexpr ((DT >= 0 && (V == 0 || V == 8 || S > 0)) || (S > 0 && V > 1)) return false;
+                    else {
+                        if (p) emulate_norm<V, S, DT>(*p);
+                        return true;
+                    }
+                });
+            });
+        });
+    case HIPE_K_NORM_BWD:
+        return pick<0, 1, 2>(a[0], [&](auto v) {
+            return pick<-1, PW_F32>(a[1], [&](auto dt) {
+                if constexpr (ARG(dt) >= 0 && ARG(v) == 0) return false; // the fast way holds its rows
+                else {
+                    if (p) emulate_norm_bwd<ARG(v), ARG(dt)>(*p);
+                    return true;
+                }
+            });
+        });
+    case HIPE_K_NORM_BWD_PACKED: // where a thread keeps its column parts changes no value
+        return pick<1, 2>(a[0], [&](auto v) {
+            return pick<PW_F16, PW_BF16>(a[1], [&](auto dt) {
+                return pick<0, 1>(a[2], [&](auto one) {
+                    return pick<-1, PW_F32, PW_F16, PW_BF16>(a[3], [&](auto pt) {
+                        constexpr int PT = ARG(pt);
+                        if constexpr (ARG(one) != (PT >= 0) || (PT > 0 && PT != ARG(dt))) return false;
+                        else
+                            return pick<NB_PARTS_NONE, NB_PARTS_REGS, NB_PARTS_SHARED>(a[4], [&](auto) {
+                                if (p) emulate_norm_bwd_packed<ARG(v), ARG(dt), ARG(one) != 0, PT>(*p);
+                                return true;
+                            });
+                    });
+                });
+            });
+        });
+    case HIPE_K_NORM_PACKED:
+        return pick<2, 4>(a[0], [&](auto nv) {
+            return pick<PW_F16, PW_BF16>(a[1], [&](auto dt) {
+                return pick<32, 64, 128>(a[2], [&](auto l) {
+                    return pick<0, 1>(a[3], [&](auto one) {
+                        return pick<-1, PW_F32, PW_F16, PW_BF16>(a[4], [&](auto pt) {
+                            constexpr int NV = ARG(nv), DT = ARG(dt), L = ARG(l), PT = ARG(pt);
+                            if constexpr (ARG(one) != (PT >= 0) || (PT > 0 && PT != DT) || (NV == 2 && L != 32))
+                                return false;
+                            else {
+                                if (p) emulate_norm_packed<NV, DT, L, ARG(one) != 0, PT>(*p);
+                                return true;
+                            }
+                        });
+                    });
+                });
+            });
+        });
     default: return false;
     }
 }
 
-} // namespace
-
-extern "C" bool hipe_rowwise_launch(const rw_program* prog, int64_t grid_cap, void* stream,
-                                    char* why, size_t len) {
-    (void)grid_cap;
-    (void)stream;
-    if (emulate_rowwise(*prog)) return true;
-    snprintf(why, len, "internal: no row-wise kernel for kind %d (op %d, pre %d, %d vectors)",
-             prog->kind, prog->op, prog->pre, prog->vecs);
-    return false;
+bool run_resample(int t, const int* a, const rs_program* p) {
+    if (t != HIPE_K_RS_FORWARD && t != HIPE_K_RS_BACKWARD) return false;
+    return pick<1, 2, 3>(a[0], [&](auto nsp) {
+        for (int64_t e = 0; p && e < p->total; ++e) {
+            if (t == HIPE_K_RS_FORWARD) rs_forward<ARG(nsp)>(*p, e);
+            else rs_backward<ARG(nsp)>(*p, e);
+        }
+        return true;
+    });
 }
 
-extern "C" bool hipe_resample_launch(const rs_program* prog, int64_t grid_cap, void* stream,
-                                     char* why, size_t len) {
-    (void)grid_cap;
-    (void)stream;
-    for (int64_t e = 0; e < prog->total; ++e) {
-        switch (prog->nsp * 2 + prog->backward) {
-        case 2: rs_forward<1>(*prog, e); break;
-        case 3: rs_backward<1>(*prog, e); break;
-        case 4: rs_forward<2>(*prog, e); break;
-        case 5: rs_backward<2>(*prog, e); break;
-        case 6: rs_forward<3>(*prog, e); break;
-        case 7: rs_backward<3>(*prog, e); break;
-        default:
-            snprintf(why, len, "internal: no resample kernel for %d spatial dims", prog->nsp);
-            return false;
-        }
+#undef ARG
+
+bool emulates(hipe_kernel_id k) {
+    int a[HIPE_K_MAX_ARGS];
+    const int t = hipe_kernel_template(k, a);
+    return hipe_kernel_family(k) == HIPE_FAMILY_ROWWISE ? run_rowwise(t, a, nullptr)
+                                                         : run_resample(t, a, nullptr);
+}
+
+const char k_image_head[] = "hipdnn emulated kernel\n";
+
+} // namespace
+
+// ---- the run-time compiler, emulated --------------------------------------------------------
+
+// $HIPDNN_EMULATED_NO_RTC (tests): behave as a GPU build without a run-time compiler, whose
+// support check declines row-wise and pooling graphs.
+extern "C" bool hipe_rtc_available(char* why, size_t len) {
+    const char* no = getenv("HIPDNN_EMULATED_NO_RTC");
+    if (no && *no && strcmp(no, "0") != 0) {
+        snprintf(why, len, "no NVRTC was found (HIPDNN_EMULATED_NO_RTC is set)");
+        return false;
     }
     return true;
+}
+
+extern "C" bool hipe_rtc_target_of(int device, hipe_rtc_target* t, char* why, size_t len) {
+    (void)device;
+    memset(t, 0, sizeof(*t));
+    if (!hipe_rtc_available(why, len)) return false;
+    t->dialect = HIPE_RTC_CUDA; // the source the emulation "compiles" is NVRTC's
+    snprintf(t->arch, sizeof(t->arch), "host");
+    snprintf(t->compiler, sizeof(t->compiler), "host emulation");
+    snprintf(t->scope, sizeof(t->scope), "host");
+    return true;
+}
+
+// The image: a head and the kernel's name; its "lowered name" is the name.
+extern "C" bool hipe_rtc_compile(const hipe_rtc_target* t, const char* source, const char* name,
+                                 void** image, size_t* size, char** lowered, char* why, size_t len) {
+    (void)t;
+    (void)source;
+    *image = nullptr;
+    *lowered = nullptr;
+    const hipe_kernel_id k = hipe_kernel_parse(name);
+    if (!k || !emulates(k)) {
+        snprintf(why, len, "the emulation has no kernel %s", name);
+        return false;
+    }
+    *size = sizeof(k_image_head) - 1 + strlen(name);
+    char* text = (char*)malloc(*size + 1);
+    *lowered = strdup(name);
+    if (!text || !*lowered) {
+        free(text);
+        free(*lowered);
+        *lowered = nullptr;
+        snprintf(why, len, "out of memory");
+        return false;
+    }
+    snprintf(text, *size + 1, "%s%s", k_image_head, name);
+    *image = text;
+    return true;
+}
+
+namespace {
+struct emulated_kernel {
+    hipe_kernel_id id;
+};
+} // namespace
+
+extern "C" bool hipe_rtc_load(const hipe_rtc_target* t, int device, const void* image, size_t size,
+                              const char* lowered, void** kernel, char* why, size_t len) {
+    (void)t;
+    (void)device;
+    *kernel = nullptr;
+    const size_t head = sizeof(k_image_head) - 1;
+    const char* text = static_cast<const char*>(image);
+    if (size <= head || size - head >= HIPE_KERNEL_NAME_LEN || memcmp(text, k_image_head, head) != 0) {
+        snprintf(why, len, "not an emulated kernel image (%zu bytes)", size);
+        return false;
+    }
+    char name[HIPE_KERNEL_NAME_LEN];
+    memcpy(name, text + head, size - head);
+    name[size - head] = '\0';
+    const hipe_kernel_id k = hipe_kernel_parse(name);
+    if (!k || strcmp(name, lowered) != 0 || !emulates(k)) {
+        snprintf(why, len, "the image names kernel '%s', not %s", name, lowered);
+        return false;
+    }
+    emulated_kernel* e = (emulated_kernel*)malloc(sizeof(*e)); // kept for the process
+    if (!e) {
+        snprintf(why, len, "out of memory");
+        return false;
+    }
+    e->id = k;
+    *kernel = e;
+    return true;
+}
+
+// Runs the instantiation the kernel names over every row (or element): the grid does not
+// matter to the emulation.  The kernel must be the one kernel_names.c chooses for the
+// program, as staged.c launches it.
+extern "C" bool hipe_rtc_launch(void* kernel, int64_t blocks, int threads, const void* arg,
+                                void* stream, char* why, size_t len) {
+    (void)blocks;
+    (void)threads;
+    (void)stream;
+    const hipe_kernel_id k = static_cast<const emulated_kernel*>(kernel)->id;
+    int a[HIPE_K_MAX_ARGS];
+    const int t = hipe_kernel_template(k, a);
+    const bool rows = hipe_kernel_family(k) == HIPE_FAMILY_ROWWISE;
+    const hipe_kernel_id chosen = rows ? hipe_rw_kernel(static_cast<const rw_program*>(arg))
+                                       : hipe_rs_kernel(static_cast<const rs_program*>(arg));
+    char name[HIPE_KERNEL_NAME_LEN], want[HIPE_KERNEL_NAME_LEN];
+    if (chosen != k) {
+        hipe_kernel_name(k, name, sizeof(name));
+        hipe_kernel_name(chosen, want, sizeof(want));
+        snprintf(why, len, "internal: kernel %s launched for a program that runs %s", name, want);
+        return false;
+    }
+    if (rows ? run_rowwise(t, a, static_cast<const rw_program*>(arg))
+             : run_resample(t, a, static_cast<const rs_program*>(arg)))
+        return true;
+    hipe_kernel_name(k, name, sizeof(name));
+    snprintf(why, len, "internal: the emulation has no kernel %s", name);
+    return false;
 }

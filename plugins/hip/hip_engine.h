@@ -8,11 +8,15 @@
  * fused pointwise kernels for the rest.  What it cannot run it declines with a one-line
  * reason.
  *
- * The host code (plugin.c, program.c, rowwise_program.c, staged.c, error.c) is C11 and
- * vendor-neutral; it reaches the GPU only through the functions declared at the end, which
- * the device code (runtime.hip, pointwise.hip, rowwise.hip, jit.hip) implements in HIP,
- * compiled by hipcc for AMD GPUs or by nvcc through hip_compat.h for NVIDIA GPUs.  Both builds name their engine "hip"; on any
- * machine at most one finds its device, and the other declines at load with its reason.
+ * The host code (plugin.c, program.c, rowwise_program.c, staged.c, kernel_names.c,
+ * kernel_cache.c, jit_source.c, error.c) is C11 and vendor-neutral; it reaches the GPU only
+ * through the functions declared at the end, which the device code (runtime.hip,
+ * pointwise.hip, jit.hip) implements in HIP, compiled by hipcc for AMD GPUs or by nvcc
+ * through hip_compat.h for NVIDIA GPUs.  The row-wise and pooling kernels (rw_kernels.h,
+ * rs_kernels.h) are not compiled with the plugin: each plan compiles the one it runs at
+ * plan time (NVRTC, hiprtc) and caches it on disk (kernel_cache.c).  Both builds name
+ * their engine "hip"; on any machine at most one finds its device, and the other declines
+ * at load with its reason.
  */
 #ifndef HIPDNN_HIP_ENGINE_H
 #define HIPDNN_HIP_ENGINE_H
@@ -93,8 +97,65 @@ void hipe_describe(const hipe_plan* plan, char* buf, size_t len);
  * generic one always, the fast one too when `fast` (plan->fast must be set); with the
  * prelude of NVRTC (cuda) or of the precompiled build's compat header (otherwise). */
 char* hipe_jit_source(const hipe_plan* plan, bool cuda, bool fast);
-/* The headers that source includes: their texts and names, *count of them (static). */
+/* The headers the run-time compiled sources include (the kernel headers' text, embedded at
+ * build time): their texts and names, *count of them (static). */
 void hipe_jit_headers(const char* const** texts, const char* const** names, int* count);
+
+/* ---- row-wise and pooling kernels, compiled at run time (kernel_names.c, kernel_cache.c) -- */
+
+/* Kernel families: one source each (hipe_family_source), a kernel is one instantiation of
+ * one of its templates. */
+enum { HIPE_FAMILY_ROWWISE = 0, HIPE_FAMILY_RESAMPLE = 1, HIPE_FAMILIES = 2 };
+/* The templates of rw_kernels.h and rs_kernels.h. */
+enum {
+    HIPE_K_NONE = 0,
+    HIPE_K_REDUCE_ROWS,     /* rw_reduce_rows<OP, PRE, DT> */
+    HIPE_K_REDUCE_COLS,     /* rw_reduce_cols<OP, PRE> */
+    HIPE_K_SOFTMAX,         /* rw_softmax<V, DT> */
+    HIPE_K_NORM,            /* rw_norm<V, S, DT> */
+    HIPE_K_NORM_BWD,        /* rw_norm_bwd<V, DT> */
+    HIPE_K_NORM_BWD_PACKED, /* rw_norm_bwd_packed<V, DT, ONE, PT, PARTS> */
+    HIPE_K_NORM_PACKED,     /* rw_norm_packed<NV, DT, L, ONE, PT> */
+    HIPE_K_RS_FORWARD,      /* rs_forward_kernel<NSP> */
+    HIPE_K_RS_BACKWARD,     /* rs_backward_kernel<NSP> */
+    HIPE_K_TEMPLATES
+};
+#define HIPE_K_MAX_ARGS 5
+#define HIPE_KERNEL_NAME_LEN 96 /* the longest name with its terminator, and more */
+/* A template and its arguments, packed (kernel_names.c); 0: no kernel. */
+typedef uint64_t hipe_kernel_id;
+
+/* The kernel that runs `p` (its pointers, and with them fast_dt, set: hipe_rw_set_vectors),
+ * 0 for a combination no program has. */
+hipe_kernel_id hipe_rw_kernel(const rw_program* p);
+hipe_kernel_id hipe_rs_kernel(const rs_program* p);
+/* A kernel's template (HIPE_K_NONE for 0 or garbage) and its HIPE_K_MAX_ARGS arguments. */
+int hipe_kernel_template(hipe_kernel_id k, int* args);
+/* HIPE_FAMILY_*, -1 for none. */
+int hipe_kernel_family(hipe_kernel_id k);
+/* The name expression the run-time compiler instantiates: "rw_norm_packed<4, 2, 32, true,
+ * 0>".  False (and "(no kernel)") for 0 or when len is too short. */
+bool hipe_kernel_name(hipe_kernel_id k, char* buf, size_t len);
+/* The inverse of hipe_kernel_name (exactly its spelling); 0 for anything else. */
+hipe_kernel_id hipe_kernel_parse(const char* name);
+/* Every kernel hipe_rw_kernel or hipe_rs_kernel can return, found by running them over
+ * every value of the fields they read: how many (out gets them, ascending, if they fit in
+ * max), -1 when out of memory. */
+int hipe_kernel_enumerate(hipe_kernel_id* out, int max);
+
+/* The source of a family for the run-time compiler of `dialect` (static): its prelude (what
+ * hip_compat.h gives the precompiled kernels) and #include "rw_kernels.h" or
+ * "rs_kernels.h" (hipe_jit_headers has them). */
+enum { HIPE_RTC_CUDA = 0, HIPE_RTC_HIP = 1 };
+const char* hipe_family_source(int family, int dialect);
+
+/* A compiled and loaded kernel for `device`, valid for the life of the process: from the
+ * process's cache, else the disk cache, else compiled now (and saved); the log (info) says
+ * which.  False with `why` naming the kernel and what failed.  Thread-safe; plan time. */
+bool hipe_kernel_get(hipe_kernel_id k, int device, void** kernel, char* why, size_t len);
+/* The disk cache's folder: $HIPDNN_KERNEL_CACHE_DIR, else $XDG_CACHE_HOME/hipdnn/kernels,
+ * else $HOME/.cache/hipdnn/kernels.  False with the reason when there is none ("off"). */
+bool hipe_kernel_cache_dir(char* dir, size_t len, char* why, size_t why_len);
 
 /* ---- the device (runtime.hip, pointwise.hip, jit.hip: C linkage) ----------------------- */
 
@@ -124,15 +185,8 @@ bool hipe_pointwise_launch(const pw_program* prog, int slots, bool fast, int64_t
                            void* stream, char* why, size_t len);
 /* Threads a block and blocks a row-wise program's kernel takes (before any cap). */
 void hipe_rowwise_grid(const rw_program* prog, int* threads, int64_t* blocks);
-/* Launches the row-wise kernel of `prog` (pointers set) on `stream`, its grid capped at
- * grid_cap blocks.  False with `why` when the launch was refused. */
-bool hipe_rowwise_launch(const rw_program* prog, int64_t grid_cap, void* stream, char* why,
-                         size_t len);
-/* Launches the resample (pooling) kernel of `prog` (pointers set) on `stream`, its grid
- * capped at grid_cap blocks.  False with `why` when the launch was refused. */
-bool hipe_resample_launch(const rs_program* prog, int64_t grid_cap, void* stream, char* why,
-                          size_t len);
-/* Whether this build compiles kernels at run time (NVRTC found); if not, why. */
+/* Whether this build compiles the pointwise plans' own kernels at run time (NVRTC found,
+ * HIPDNN_HIP_JIT not 0); if not, why. */
 bool hipe_jit_available(char* why, size_t len);
 /* A plan's compiled kernels: valid for the life of the process. */
 typedef struct {
@@ -148,6 +202,37 @@ bool hipe_jit_build(const char* source, int device, hipe_jit_kernels* kernels, c
  * one with fast_u vectors a thread, or (fast_u 0) the generic one. */
 bool hipe_jit_launch(void* kernel, const pw_program* prog, int fast_u, int64_t grid_cap,
                      void* stream, char* why, size_t len);
+
+/* ---- the run-time compiler (jit.hip: NVRTC, hiprtc; emulate.cpp: none needed) ---------- */
+
+/* What kernels are compiled for on one device, and how: the disk cache's key holds it. */
+typedef struct {
+    int dialect;       /* HIPE_RTC_CUDA or HIPE_RTC_HIP: the sources' prelude */
+    char arch[32];     /* "sm_90", "gfx90a" */
+    char compiler[96]; /* "NVRTC 13.0", "hiprtc 9.0" */
+    char options[160]; /* every compile's options, one string */
+    char scope[48];    /* where a loaded kernel is valid: the arch (a CUDA library loads in
+                          every context), the device too (a ROCm module) */
+} hipe_rtc_target;
+/* Whether kernels can be compiled at run time here: the compiler was found and
+ * HIPDNN_HIP_JIT is not 0.  If not, `why` ends a sentence ("... and no NVRTC was found
+ * (...)"). */
+bool hipe_rtc_available(char* why, size_t len);
+/* The target of `device`. */
+bool hipe_rtc_target_of(int device, hipe_rtc_target* t, char* why, size_t len);
+/* Compiles `source` (headers: hipe_jit_headers), instantiating the name expression `name`:
+ * the image (cubin, code object; malloc'd, *size bytes) and the kernel's lowered (mangled)
+ * name (malloc'd).  False with `why` (the compiler's log, on one line). */
+bool hipe_rtc_compile(const hipe_rtc_target* t, const char* source, const char* name,
+                      void** image, size_t* size, char** lowered, char* why, size_t len);
+/* Loads an image for `device` and finds its kernel `lowered`: valid for the life of the
+ * process. */
+bool hipe_rtc_load(const hipe_rtc_target* t, int device, const void* image, size_t size,
+                   const char* lowered, void** kernel, char* why, size_t len);
+/* Launches a loaded kernel whose one argument is the program at `arg`, on `stream`.  False
+ * with `why` when the launch was refused. */
+bool hipe_rtc_launch(void* kernel, int64_t blocks, int threads, const void* arg, void* stream,
+                     char* why, size_t len);
 
 #ifdef __cplusplus
 }

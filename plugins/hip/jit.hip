@@ -1,9 +1,14 @@
-// jit.hip — compiling a graph's specialised kernel (jit_source.c) at plan time and
-// launching it.  NVIDIA: NVRTC, opened at run time (the CUDA toolkit's, or PyTorch's),
-// compiled to a cubin for the device's architecture and loaded with cudaLibraryLoadData.
-// AMD: not yet (hiprtc), so the interpreter runs there.  Whatever fails, the caller falls
-// back to the interpreter with the reason in the log; kernels are cached by source, so
-// graphs of the same shape compile once per process.
+// jit.hip — compiling kernels at run time, loading and launching them: the vendor's side
+// of kernel_cache.c (row-wise and pooling kernels, one template instantiation a compile)
+// and of each pointwise plan's own kernels (jit_source.c).
+//
+// The compiler is opened at run time, never linked: NVRTC on NVIDIA (the CUDA toolkit's,
+// or PyTorch's), compiled to a cubin for the device's architecture and loaded with
+// cudaLibraryLoadData; hiprtc on AMD (libhiprtc.so, or libamdhip64.so, which holds it in
+// HIP 5), compiled to a code object for the device's gcnArchName and loaded with
+// hipModuleLoadData.  Both APIs have the same shape, so one table holds either.  Every
+// failure is a message naming the call (and the compiler's log), never an abort.  The
+// pointwise plans' own kernels are NVIDIA-only for now: on ROCm their interpreter runs.
 #include "hip_compat.h"
 #include "hip_engine.h"
 
@@ -12,6 +17,341 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+namespace {
+
+#if defined(HIPDNN_HIP_CUDA)
+#define RTC_NAME "NVRTC"
+#define RTC_PREFIX "nvrtc"
+#define RTC_CODE "CUBIN" // nvrtcGetCUBIN: machine code for the device's architecture
+#else
+#define RTC_NAME "hiprtc"
+#define RTC_PREFIX "hiprtc"
+#define RTC_CODE "Code"
+#endif
+
+typedef int rtc_result; // nvrtcResult, hiprtcResult: 0 is success
+typedef struct rtc_program_* rtc_program;
+
+struct rtc_api {
+    rtc_result (*create)(rtc_program*, const char*, const char*, int, const char* const*,
+                         const char* const*);
+    rtc_result (*add_name)(rtc_program, const char*);
+    rtc_result (*compile)(rtc_program, int, const char* const*);
+    rtc_result (*lowered)(rtc_program, const char*, const char**);
+    rtc_result (*log_size)(rtc_program, size_t*);
+    rtc_result (*log)(rtc_program, char*);
+    rtc_result (*code_size)(rtc_program, size_t*);
+    rtc_result (*code)(rtc_program, char*);
+    rtc_result (*destroy)(rtc_program*);
+    const char* (*error)(rtc_result);
+    rtc_result (*version)(int*, int*);
+    bool ok;
+    char why[768];
+    char library[512];
+    char compiler[96]; // "NVRTC 13.0"
+};
+rtc_api g_rtc;
+pthread_once_t g_rtc_once = PTHREAD_ONCE_INIT;
+
+// NVRTC: the toolkit's (any version that makes cubins: 11.1 and newer) on the loader path,
+// under $CUDA_HOME or /usr/local/cuda; one PyTorch loaded is found by its name too.
+// hiprtc: ROCm 6's own library, else libamdhip64 (HIP 5), under $ROCM_PATH or /opt/rocm.
+void open_rtc() {
+#if defined(HIPDNN_HIP_CUDA)
+    const char* home = getenv("CUDA_HOME");
+    const char* const tails[] = {"lib64/libnvrtc.so", "lib/libnvrtc.so"};
+    const char* const names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2",
+                                 "libnvrtc.so", "", "",
+                                 "/usr/local/cuda/lib64/libnvrtc.so",
+                                 "/usr/local/cuda/lib64/libnvrtc.so.13",
+                                 "/usr/local/cuda/lib64/libnvrtc.so.12"};
+    const int at_home = 4; // the two "" above
+    const char* looked = "libnvrtc.so.13/.12/.so on the loader path, $CUDA_HOME or /usr/local/cuda";
+#else
+    const char* home = getenv("ROCM_PATH");
+    const char* const tails[] = {"lib/libhiprtc.so", "lib/libamdhip64.so"};
+    const char* const names[] = {"libhiprtc.so", "libhiprtc.so.6", "", "",
+                                 "/opt/rocm/lib/libhiprtc.so", "libamdhip64.so",
+                                 "libamdhip64.so.6", "libamdhip64.so.5",
+                                 "/opt/rocm/lib/libamdhip64.so"};
+    const int at_home = 2;
+    const char* looked = "libhiprtc.so, or libamdhip64.so holding it, on the loader path, "
+                         "$ROCM_PATH or /opt/rocm";
+#endif
+    char in_home[2][512] = {"", ""};
+    if (home && *home)
+        for (int i = 0; i < 2; ++i) snprintf(in_home[i], sizeof(in_home[i]), "%s/%s", home, tails[i]);
+    void* lib = nullptr;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !lib; ++i) {
+        const char* n = (int)i == at_home ? in_home[0] : (int)i == at_home + 1 ? in_home[1] : names[i];
+        if (!*n) continue;
+        lib = dlopen(n, RTLD_NOW | RTLD_LOCAL);
+        if (lib) snprintf(g_rtc.library, sizeof(g_rtc.library), "%s", n);
+    }
+    if (!lib) {
+        snprintf(g_rtc.why, sizeof(g_rtc.why), "no " RTC_NAME " was found (%s)", looked);
+        return;
+    }
+    struct {
+        void** slot;
+        const char* name;
+    } syms[] = {
+        {(void**)&g_rtc.create, RTC_PREFIX "CreateProgram"},
+        {(void**)&g_rtc.add_name, RTC_PREFIX "AddNameExpression"},
+        {(void**)&g_rtc.compile, RTC_PREFIX "CompileProgram"},
+        {(void**)&g_rtc.lowered, RTC_PREFIX "GetLoweredName"},
+        {(void**)&g_rtc.log_size, RTC_PREFIX "GetProgramLogSize"},
+        {(void**)&g_rtc.log, RTC_PREFIX "GetProgramLog"},
+        {(void**)&g_rtc.code_size, RTC_PREFIX "Get" RTC_CODE "Size"},
+        {(void**)&g_rtc.code, RTC_PREFIX "Get" RTC_CODE},
+        {(void**)&g_rtc.destroy, RTC_PREFIX "DestroyProgram"},
+        {(void**)&g_rtc.error, RTC_PREFIX "GetErrorString"},
+        {(void**)&g_rtc.version, RTC_PREFIX "Version"},
+    };
+    for (auto& s : syms) {
+        *s.slot = dlsym(lib, s.name);
+        if (!*s.slot) {
+            snprintf(g_rtc.why, sizeof(g_rtc.why), "no usable " RTC_NAME " was found (%s lacks %s)",
+                     g_rtc.library, s.name);
+            dlclose(lib);
+            return;
+        }
+    }
+    int major = 0, minor = 0;
+    if (g_rtc.version(&major, &minor) != 0) major = minor = -1;
+    snprintf(g_rtc.compiler, sizeof(g_rtc.compiler), RTC_NAME " %d.%d", major, minor);
+#if !defined(HIPDNN_HIP_CUDA)
+    int runtime = 0; // hiprtc's own version stays put across HIP releases: add the runtime's
+    if (hipRuntimeGetVersion(&runtime) == hipSuccess) {
+        const size_t n = strlen(g_rtc.compiler);
+        snprintf(g_rtc.compiler + n, sizeof(g_rtc.compiler) - n, " (HIP %d)", runtime);
+    }
+#endif
+    g_rtc.ok = true; // stays loaded for the life of the process
+}
+
+bool rtc_open(char* why, size_t len) {
+    const char* mode = getenv("HIPDNN_HIP_JIT");
+    if (mode && strcmp(mode, "0") == 0) {
+        snprintf(why, len, "HIPDNN_HIP_JIT=0 turns run-time compilation off");
+        return false;
+    }
+    pthread_once(&g_rtc_once, open_rtc);
+    if (!g_rtc.ok) snprintf(why, len, "%s", g_rtc.why);
+    return g_rtc.ok;
+}
+
+// The compiler's log after a failure, on one line, at most `len` bytes.
+void rtc_log(rtc_program prog, char* out, size_t len) {
+    size_t n = 0;
+    out[0] = '\0';
+    if (g_rtc.log_size(prog, &n) != 0 || n <= 1) return;
+    char* full = (char*)malloc(n);
+    if (full && g_rtc.log(prog, full) == 0) snprintf(out, len, "%s", full);
+    free(full);
+    for (char* c = out; *c; ++c)
+        if (*c == '\n' || *c == '\r') *c = ' ';
+}
+
+// Compiles `source` with `opts`, instantiating `name` when given (then *lowered gets its
+// mangled name, malloc'd): the image (malloc'd) or NULL with `why`.
+void* rtc_compile(const char* source, const char* file, const char* name, const char* const* opts,
+                  int nopts, size_t* size, char** lowered, char* why, size_t len) {
+    const char* const* texts;
+    const char* const* names;
+    int nheaders;
+    hipe_jit_headers(&texts, &names, &nheaders);
+    rtc_program prog = nullptr;
+    rtc_result r = g_rtc.create(&prog, source, file, nheaders, texts, names);
+    if (r != 0) {
+        snprintf(why, len, RTC_PREFIX "CreateProgram: %s", g_rtc.error(r));
+        return nullptr;
+    }
+    char* image = nullptr;
+    const char* call = RTC_PREFIX "AddNameExpression";
+    if (name && (r = g_rtc.add_name(prog, name)) != 0) goto failed;
+    call = RTC_PREFIX "CompileProgram";
+    if ((r = g_rtc.compile(prog, nopts, opts)) != 0) {
+        char log[400];
+        rtc_log(prog, log, sizeof(log));
+        snprintf(why, len, RTC_PREFIX "CompileProgram (%s, %s): %s: %s", g_rtc.library, opts[0],
+                 g_rtc.error(r), log);
+        g_rtc.destroy(&prog);
+        return nullptr;
+    }
+    if (name) {
+        const char* mangled = nullptr;
+        call = RTC_PREFIX "GetLoweredName";
+        if ((r = g_rtc.lowered(prog, name, &mangled)) != 0) goto failed;
+        if (!mangled || !(*lowered = strdup(mangled))) {
+            snprintf(why, len, "%s: %s", call, mangled ? "out of memory" : "no name");
+            g_rtc.destroy(&prog); // the lowered name lives in the program
+            return nullptr;
+        }
+    }
+    call = RTC_PREFIX "Get" RTC_CODE;
+    if ((r = g_rtc.code_size(prog, size)) != 0) goto failed;
+    if (!(image = (char*)malloc(*size ? *size : 1))) {
+        snprintf(why, len, "%s: out of memory for %zu bytes", call, *size);
+    } else if ((r = g_rtc.code(prog, image)) != 0) {
+        free(image);
+        image = nullptr;
+        goto failed;
+    }
+    g_rtc.destroy(&prog);
+    if (!image && name) {
+        free(*lowered);
+        *lowered = nullptr;
+    }
+    return image;
+failed:
+    snprintf(why, len, "%s: %s", call, g_rtc.error(r));
+    g_rtc.destroy(&prog);
+    if (name && *lowered) {
+        free(*lowered);
+        *lowered = nullptr;
+    }
+    return nullptr;
+}
+
+void say(char* why, size_t len, const char* call, hipError_t e) {
+    snprintf(why, len, "%s: %s: %s", call, hipGetErrorName(e), hipGetErrorString(e));
+}
+
+} // namespace
+
+// ---- the vendor side of kernel_cache.c --------------------------------------------------------
+
+extern "C" bool hipe_rtc_available(char* why, size_t len) { return rtc_open(why, len); }
+
+extern "C" bool hipe_rtc_target_of(int device, hipe_rtc_target* t, char* why, size_t len) {
+    memset(t, 0, sizeof(*t));
+    if (!rtc_open(why, len)) return false;
+    snprintf(t->compiler, sizeof(t->compiler), "%s", g_rtc.compiler);
+#if defined(HIPDNN_HIP_CUDA)
+    int major = 0, minor = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        snprintf(why, len, "cudaDeviceGetAttribute(compute capability, %d) failed", device);
+        return false;
+    }
+    t->dialect = HIPE_RTC_CUDA;
+    snprintf(t->arch, sizeof(t->arch), "sm_%d", major * 10 + minor);
+    snprintf(t->options, sizeof(t->options), "--gpu-architecture=%s --std=c++17 -DHIPDNN_HIP_JIT=1",
+             t->arch);
+    snprintf(t->scope, sizeof(t->scope), "%s", t->arch); // a library loads in every context
+#else
+    hipDeviceProp_t prop;
+    const hipError_t e = hipGetDeviceProperties(&prop, device);
+    if (e != hipSuccess) {
+        (void)hipGetLastError();
+        char call[64];
+        snprintf(call, sizeof(call), "hipGetDeviceProperties(%d)", device);
+        say(why, len, call, e);
+        return false;
+    }
+    t->dialect = HIPE_RTC_HIP;
+    snprintf(t->arch, sizeof(t->arch), "%s", prop.gcnArchName); // "gfx90a:sramecc+:xnack-"
+    snprintf(t->options, sizeof(t->options), "--offload-arch=%s -std=c++17 -O3 -DHIPDNN_HIP_JIT=1",
+             t->arch);
+    snprintf(t->scope, sizeof(t->scope), "%s@%d", t->arch, device); // a module is the device's
+#endif
+    return true;
+}
+
+extern "C" bool hipe_rtc_compile(const hipe_rtc_target* t, const char* source, const char* name,
+                                 void** image, size_t* size, char** lowered, char* why, size_t len) {
+    *image = nullptr;
+    *lowered = nullptr;
+    if (!rtc_open(why, len)) return false;
+    // the options, split where target_of joined them (none holds a space)
+    char opts_text[sizeof(t->options)];
+    snprintf(opts_text, sizeof(opts_text), "%s", t->options);
+    const char* opts[8];
+    int nopts = 0;
+    char* rest = nullptr;
+    for (char* s = strtok_r(opts_text, " ", &rest); s && nopts < 8; s = strtok_r(nullptr, " ", &rest))
+        opts[nopts++] = s;
+    *image = rtc_compile(source, "hipdnn_kernels.cu", name, opts, nopts, size, lowered, why, len);
+    return *image != nullptr;
+}
+
+extern "C" bool hipe_rtc_load(const hipe_rtc_target* t, int device, const void* image, size_t size,
+                              const char* lowered, void** kernel, char* why, size_t len) {
+    (void)t;
+    (void)size;
+    *kernel = nullptr;
+#if defined(HIPDNN_HIP_CUDA)
+    (void)device; // a library is loaded into each context as it is first used there
+    cudaLibrary_t lib = nullptr;
+    cudaKernel_t k = nullptr;
+    cudaError_t e = cudaLibraryLoadData(&lib, image, nullptr, nullptr, 0, nullptr, nullptr, 0);
+    const char* call = "cudaLibraryLoadData";
+    if (e == cudaSuccess) {
+        call = "cudaLibraryGetKernel";
+        e = cudaLibraryGetKernel(&k, lib, lowered);
+    }
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        say(why, len, call, e);
+        if (lib) cudaLibraryUnload(lib);
+        return false;
+    }
+    *kernel = (void*)k; // the library stays loaded for the life of the process
+    return true;
+#else
+    int current = -1;
+    hipError_t e = hipGetDevice(&current);
+    const char* call = "hipGetDevice";
+    hipModule_t module = nullptr;
+    hipFunction_t fn = nullptr;
+    if (e == hipSuccess && current != device) {
+        call = "hipSetDevice";
+        e = hipSetDevice(device);
+    }
+    if (e == hipSuccess) {
+        call = "hipModuleLoadData";
+        e = hipModuleLoadData(&module, image);
+    }
+    if (e == hipSuccess) {
+        call = "hipModuleGetFunction";
+        e = hipModuleGetFunction(&fn, module, lowered);
+    }
+    if (e != hipSuccess) {
+        (void)hipGetLastError();
+        say(why, len, call, e);
+        if (module) (void)hipModuleUnload(module);
+    }
+    if (current >= 0 && current != device) (void)hipSetDevice(current);
+    *kernel = (void*)fn; // the module stays loaded for the life of the process
+    return e == hipSuccess;
+#endif
+}
+
+extern "C" bool hipe_rtc_launch(void* kernel, int64_t blocks, int threads, const void* arg,
+                                void* stream, char* why, size_t len) {
+    void* args[] = {const_cast<void*>(arg)};
+    (void)hipGetLastError(); // an earlier, unrelated failure must not be reported as ours
+#if defined(HIPDNN_HIP_CUDA)
+    cudaError_t e = cudaLaunchKernel((const void*)kernel, dim3((unsigned)blocks), dim3((unsigned)threads),
+                                     args, 0, (cudaStream_t)stream);
+    if (e == cudaSuccess) e = cudaGetLastError();
+#else
+    hipError_t e = hipModuleLaunchKernel((hipFunction_t)kernel, (unsigned)blocks, 1, 1, (unsigned)threads,
+                                         1, 1, 0, (hipStream_t)stream, args, nullptr);
+    if (e == hipSuccess) e = hipGetLastError();
+#endif
+    if (e != hipSuccess) {
+        snprintf(why, len, "kernel launch (%lld blocks of %d threads) failed: %s: %s",
+                 (long long)blocks, threads, hipGetErrorName(e), hipGetErrorString(e));
+        return false;
+    }
+    return true;
+}
+
+// ---- each pointwise plan's own kernels ---------------------------------------------------------
 
 #if defined(HIPDNN_HIP_CUDA)
 
@@ -25,128 +365,9 @@ struct cached_kernel {
 pthread_mutex_t g_cache_lock = PTHREAD_MUTEX_INITIALIZER;
 cached_kernel* g_cache;
 
-typedef int nvrtcResult;
-typedef struct nvrtc_program* nvrtcProgram;
-
-struct nvrtc_api {
-    nvrtcResult (*create)(nvrtcProgram*, const char*, const char*, int, const char* const*,
-                          const char* const*);
-    nvrtcResult (*compile)(nvrtcProgram, int, const char* const*);
-    nvrtcResult (*log_size)(nvrtcProgram, size_t*);
-    nvrtcResult (*log)(nvrtcProgram, char*);
-    nvrtcResult (*cubin_size)(nvrtcProgram, size_t*);
-    nvrtcResult (*cubin)(nvrtcProgram, char*);
-    nvrtcResult (*destroy)(nvrtcProgram*);
-    const char* (*error)(nvrtcResult);
-    nvrtcResult (*version)(int*, int*);
-    bool ok;
-    char why[1024];
-    char library[512];
-};
-nvrtc_api g_nvrtc;
-pthread_once_t g_nvrtc_once = PTHREAD_ONCE_INIT;
-
-// The toolkit's NVRTC (any version that makes cubins: 11.1 and newer), on the loader path,
-// under $CUDA_HOME or /usr/local/cuda; one PyTorch loaded is found by its name too.
-void open_nvrtc() {
-    const char* home = getenv("CUDA_HOME");
-    char in_home[2][512] = {"", ""};
-    if (home && *home) {
-        snprintf(in_home[0], sizeof(in_home[0]), "%s/lib64/libnvrtc.so", home);
-        snprintf(in_home[1], sizeof(in_home[1]), "%s/lib/libnvrtc.so", home);
-    }
-    const char* const names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2",
-                                 "libnvrtc.so", in_home[0], in_home[1],
-                                 "/usr/local/cuda/lib64/libnvrtc.so",
-                                 "/usr/local/cuda/lib64/libnvrtc.so.13",
-                                 "/usr/local/cuda/lib64/libnvrtc.so.12"};
-    void* lib = nullptr;
-    for (const char* n : names) {
-        if (!*n) continue;
-        lib = dlopen(n, RTLD_NOW | RTLD_LOCAL);
-        if (lib) {
-            snprintf(g_nvrtc.library, sizeof(g_nvrtc.library), "%s", n);
-            break;
-        }
-    }
-    if (!lib) {
-        snprintf(g_nvrtc.why, sizeof(g_nvrtc.why), "no NVRTC (libnvrtc.so.13/.12/.so on the "
-                 "loader path, $CUDA_HOME or /usr/local/cuda)");
-        return;
-    }
-    struct { void** slot; const char* name; } syms[] = {
-        {(void**)&g_nvrtc.create, "nvrtcCreateProgram"},
-        {(void**)&g_nvrtc.compile, "nvrtcCompileProgram"},
-        {(void**)&g_nvrtc.log_size, "nvrtcGetProgramLogSize"},
-        {(void**)&g_nvrtc.log, "nvrtcGetProgramLog"},
-        {(void**)&g_nvrtc.cubin_size, "nvrtcGetCUBINSize"},
-        {(void**)&g_nvrtc.cubin, "nvrtcGetCUBIN"},
-        {(void**)&g_nvrtc.destroy, "nvrtcDestroyProgram"},
-        {(void**)&g_nvrtc.error, "nvrtcGetErrorString"},
-        {(void**)&g_nvrtc.version, "nvrtcVersion"},
-    };
-    for (auto& s : syms) {
-        *s.slot = dlsym(lib, s.name);
-        if (!*s.slot) {
-            snprintf(g_nvrtc.why, sizeof(g_nvrtc.why), "%s lacks %s (too old an NVRTC)",
-                     g_nvrtc.library, s.name);
-            dlclose(lib);
-            return;
-        }
-    }
-    g_nvrtc.ok = true; // stays loaded for the life of the process
-}
-
-// Compiles `source` to a cubin for sm_<arch>; NULL with `why` on failure.
-char* compile(const char* source, int arch, size_t* size, char* why, size_t len) {
-    const char* const* texts;
-    const char* const* names;
-    int nheaders;
-    hipe_jit_headers(&texts, &names, &nheaders);
-    nvrtcProgram prog = nullptr;
-    nvrtcResult r = g_nvrtc.create(&prog, source, "hipdnn_pw_fused.cu", nheaders, texts, names);
-    if (r != 0) {
-        snprintf(why, len, "nvrtcCreateProgram: %s", g_nvrtc.error(r));
-        return nullptr;
-    }
-    char opt_arch[48];
-    snprintf(opt_arch, sizeof(opt_arch), "--gpu-architecture=sm_%d", arch);
-    const char* opts[] = {opt_arch, "--std=c++17", "-DHIPDNN_HIP_JIT=1"};
-    r = g_nvrtc.compile(prog, 3, opts);
-    char* image = nullptr;
-    if (r != 0) {
-        size_t n = 0;
-        char log[400] = "";
-        if (g_nvrtc.log_size(prog, &n) == 0 && n > 1) {
-            char* full = (char*)malloc(n);
-            if (full && g_nvrtc.log(prog, full) == 0) snprintf(log, sizeof(log), "%s", full);
-            free(full);
-            for (char* c = log; *c; ++c)
-                if (*c == '\n') *c = ' ';
-        }
-        snprintf(why, len, "nvrtcCompileProgram (%s, sm_%d): %s: %s", g_nvrtc.library, arch,
-                 g_nvrtc.error(r), log);
-    } else if ((r = g_nvrtc.cubin_size(prog, size)) != 0 || !(image = (char*)malloc(*size)) ||
-               (r = g_nvrtc.cubin(prog, image)) != 0) {
-        snprintf(why, len, "nvrtcGetCUBIN: %s", r ? g_nvrtc.error(r) : "out of memory");
-        free(image);
-        image = nullptr;
-    }
-    g_nvrtc.destroy(&prog);
-    return image;
-}
-
-} // namespace
-
-extern "C" bool hipe_jit_available(char* why, size_t len) {
-    pthread_once(&g_nvrtc_once, open_nvrtc);
-    if (!g_nvrtc.ok) snprintf(why, len, "%s", g_nvrtc.why);
-    return g_nvrtc.ok;
-}
-
 // Blocks of `kernel` one multiprocessor holds at once (registers, threads): the plan's log
 // says it, 0 where the runtime will not.
-static int blocks_per_sm(cudaKernel_t kernel) {
+int blocks_per_sm(cudaKernel_t kernel) {
     int n = 0;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, (const void*)kernel, PW_BLOCK, 0) !=
         cudaSuccess) {
@@ -156,25 +377,22 @@ static int blocks_per_sm(cudaKernel_t kernel) {
     return n;
 }
 
+} // namespace
+
+extern "C" bool hipe_jit_available(char* why, size_t len) { return rtc_open(why, len); }
+
 extern "C" bool hipe_jit_build(const char* source, int device, hipe_jit_kernels* kernels,
                                char* why, size_t len) {
     memset(kernels, 0, sizeof(*kernels));
-    if (!hipe_jit_available(why, len)) return false;
-    int major = 0, minor = 0;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
-        (void)cudaGetLastError();
-        snprintf(why, len, "cudaDeviceGetAttribute(compute capability, %d) failed", device);
-        return false;
-    }
-    const int arch = major * 10 + minor;
+    hipe_rtc_target t;
+    if (!hipe_rtc_target_of(device, &t, why, len)) return false;
     size_t klen = strlen(source) + 32;
     char* key = (char*)malloc(klen);
     if (!key) {
         snprintf(why, len, "out of memory");
         return false;
     }
-    snprintf(key, klen, "sm_%d\n%s", arch, source);
+    snprintf(key, klen, "%s\n%s", t.arch, source);
     bool found = false;
     pthread_mutex_lock(&g_cache_lock);
     for (cached_kernel* c = g_cache; c && !found; c = c->next)
@@ -187,8 +405,13 @@ extern "C" bool hipe_jit_build(const char* source, int device, hipe_jit_kernels*
         free(key);
         return true;
     }
+    const char* opts[] = {nullptr, "--std=c++17", "-DHIPDNN_HIP_JIT=1"};
+    char opt_arch[64];
+    snprintf(opt_arch, sizeof(opt_arch), "--gpu-architecture=%s", t.arch);
+    opts[0] = opt_arch;
     size_t size = 0;
-    char* image = compile(source, arch, &size, why, len);
+    char* image = (char*)rtc_compile(source, "hipdnn_pw_fused.cu", nullptr, opts, 3, &size, nullptr,
+                                     why, len);
     if (!image) {
         free(key);
         return false;
@@ -247,10 +470,10 @@ extern "C" bool hipe_jit_launch(void* kernel, const pw_program* prog, int fast_u
     return true;
 }
 
-#else // AMD
+#else // AMD: the row-wise and pooling kernels above, but no pointwise plan kernels yet
 
 extern "C" bool hipe_jit_available(char* why, size_t len) {
-    snprintf(why, len, "run-time compilation is not built for ROCm yet (hiprtc): the "
+    snprintf(why, len, "the pointwise plans' own kernels are not built for ROCm yet: the "
              "interpreting kernel runs");
     return false;
 }

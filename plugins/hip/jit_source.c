@@ -1,4 +1,5 @@
-/* The source of the kernels specialised to one compiled graph, for the run-time compiler.
+/* The sources handed to the run-time compiler: the kernels specialised to one compiled
+ * graph (hipe_jit_source), and the row-wise and pooling families (hipe_family_source).
  *
  * The interpreter (PwInterpreted in pw_exec.h) reads each instruction and tensor property
  * from the program; the source written here defines a program type with the same members
@@ -11,40 +12,82 @@
  *
  * The source includes "pw_exec.h" (and it "pw_program.h"), handed to the compiler as
  * headers (hipe_jit_headers); the prelude supplies what hip_compat.h gives the
- * precompiled kernel, without any header a run-time compiler may lack. */
+ * precompiled kernel, without any header a run-time compiler may lack.
+ *
+ * A family's source is a prelude and one #include of its kernel templates (rw_kernels.h,
+ * rs_kernels.h); the run-time compiler instantiates the one kernel a plan names
+ * (kernel_names.c).  The preludes give the same conversions as hip_compat.h, instruction
+ * for instruction, so that the kernels compute what the precompiled ones did. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hip_engine.h"
-#include "hip_jit_sources.h" /* generated: the text of pw_program.h and pw_exec.h */
+#include "hip_jit_sources.h" /* generated: the text of the kernel headers */
 
 /* CUDA (NVRTC): conversions as PTX instructions (sm_80 and newer). */
-static const char k_prelude_cuda[] =
-    "typedef signed char int8_t;\n"
-    "typedef unsigned char uint8_t;\n"
-    "typedef short int16_t;\n"
-    "typedef unsigned short uint16_t;\n"
-    "typedef int int32_t;\n"
-    "typedef unsigned int uint32_t;\n"
-    "typedef long long int64_t;\n"
-    "typedef unsigned long long uint64_t;\n"
-    "#define PW_FN static __device__ __forceinline__\n"
-    "#define PW_HOST_FN static __device__ __forceinline__\n"
-    "#define PW_UNROLL _Pragma(\"unroll\")\n"
-    "PW_FN float hd_half_to_float(unsigned short h) {\n"
-    "    float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }\n"
-    "PW_FN unsigned short hd_float_to_half(float f) {\n"
-    "    unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }\n"
-    "PW_FN unsigned short hd_float_to_bf16(float f) {\n"
-    "    unsigned short h; asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }\n"
-    "PW_FN float hd_bf16_to_float(unsigned short b) { return __uint_as_float((unsigned int)b << 16); }\n"
-    "PW_FN unsigned int hd_pack_half2(float lo, float hi) {\n"
-    "    unsigned int r; asm(\"cvt.rn.f16x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo)); return r; }\n"
-    "PW_FN unsigned int hd_pack_bf16x2(float lo, float hi) {\n"
-    "    unsigned int r; asm(\"cvt.rn.bf16x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo)); return r; }\n"
-    "PW_FN float hd_rcp(float d) { float r; asm(\"rcp.approx.ftz.f32 %0, %1;\" : \"=f\"(r) : \"f\"(d)); return r; }\n";
+#define PRELUDE_CUDA \
+    "typedef signed char int8_t;\n" \
+    "typedef unsigned char uint8_t;\n" \
+    "typedef short int16_t;\n" \
+    "typedef unsigned short uint16_t;\n" \
+    "typedef int int32_t;\n" \
+    "typedef unsigned int uint32_t;\n" \
+    "typedef long long int64_t;\n" \
+    "typedef unsigned long long uint64_t;\n" \
+    "#define PW_FN static __device__ __forceinline__\n" \
+    "#define PW_HOST_FN static __device__ __forceinline__\n" \
+    "#define PW_UNROLL _Pragma(\"unroll\")\n" \
+    "PW_FN float hd_half_to_float(unsigned short h) {\n" \
+    "    float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }\n" \
+    "PW_FN unsigned short hd_float_to_half(float f) {\n" \
+    "    unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }\n" \
+    "PW_FN unsigned short hd_float_to_bf16(float f) {\n" \
+    "    unsigned short h; asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }\n" \
+    "PW_FN float hd_bf16_to_float(unsigned short b) { return __uint_as_float((unsigned int)b << 16); }\n" \
+    "PW_FN unsigned int hd_pack_half2(float lo, float hi) {\n" \
+    "    unsigned int r; asm(\"cvt.rn.f16x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo)); return r; }\n" \
+    "PW_FN unsigned int hd_pack_bf16x2(float lo, float hi) {\n" \
+    "    unsigned int r; asm(\"cvt.rn.bf16x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo)); return r; }\n" \
+    "PW_FN float hd_rcp(float d) { float r; asm(\"rcp.approx.ftz.f32 %0, %1;\" : \"=f\"(r) : \"f\"(d)); return r; }\n"
+
+/* ... and what the row-wise kernels add: the warp shuffle, and gcc's +inf builtin the
+ * headers use, which NVRTC lacks. */
+#define ROWS_CUDA \
+    "template <class T> PW_FN T hd_shfl_xor(T v, int mask) {\n" \
+    "    return __shfl_xor_sync(0xffffffffu, v, mask, 32); }\n" \
+    "#define __builtin_huge_valf() __int_as_float(0x7f800000)\n"
+
+/* HIP (hiprtc, which brings the HIP device functions): fp16 through _Float16 as hip_fp16.h
+ * converts, bf16 by integer rounding as hip_compat.h does. */
+#define PRELUDE_HIP \
+    "typedef signed char int8_t;\n" \
+    "typedef unsigned char uint8_t;\n" \
+    "typedef short int16_t;\n" \
+    "typedef unsigned short uint16_t;\n" \
+    "typedef int int32_t;\n" \
+    "typedef unsigned int uint32_t;\n" \
+    "typedef long long int64_t;\n" \
+    "typedef unsigned long long uint64_t;\n" \
+    "#define PW_FN static __device__ __forceinline__\n" \
+    "#define PW_HOST_FN static __device__ __forceinline__\n" \
+    "#define PW_UNROLL _Pragma(\"unroll\")\n" \
+    "PW_FN float hd_half_to_float(unsigned short h) { return (float)__builtin_bit_cast(_Float16, h); }\n" \
+    "PW_FN unsigned short hd_float_to_half(float f) {\n" \
+    "    return __builtin_bit_cast(unsigned short, (_Float16)f); }\n" \
+    "PW_FN unsigned short hd_float_to_bf16(float f) {\n" \
+    "    unsigned int u = __float_as_uint(f);\n" \
+    "    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x0040u);\n" \
+    "    u += 0x7fffu + ((u >> 16) & 1u);\n" \
+    "    return (unsigned short)(u >> 16); }\n" \
+    "PW_FN float hd_bf16_to_float(unsigned short b) { return __uint_as_float((unsigned int)b << 16); }\n" \
+    "PW_FN unsigned int hd_pack_half2(float lo, float hi) {\n" \
+    "    return (unsigned int)hd_float_to_half(lo) | ((unsigned int)hd_float_to_half(hi) << 16); }\n" \
+    "PW_FN unsigned int hd_pack_bf16x2(float lo, float hi) {\n" \
+    "    return (unsigned int)hd_float_to_bf16(lo) | ((unsigned int)hd_float_to_bf16(hi) << 16); }\n" \
+    "PW_FN float hd_rcp(float d) { return __frcp_rn(d); }\n" \
+    "template <class T> PW_FN T hd_shfl_xor(T v, int mask) { return __shfl_xor(v, mask, 32); }\n"
 
 typedef struct {
     char* s;
@@ -101,7 +144,7 @@ char* hipe_jit_source(const hipe_plan* plan, bool cuda, bool fast) {
         contiguous[i] = p->in[i].contiguous != 0;
     }
     buf b = {0};
-    put(&b, "%s", cuda ? k_prelude_cuda : "");
+    put(&b, "%s", cuda ? PRELUDE_CUDA : "");
     put(&b, "#include \"pw_exec.h\"\n\n");
     put(&b, "/* %d inputs, %d outputs, %d instructions, %d slots, %d dims */\n", p->nin, p->nout,
         p->ninstr, plan->slots, p->ndim);
@@ -135,9 +178,27 @@ char* hipe_jit_source(const hipe_plan* plan, bool cuda, bool fast) {
 }
 
 void hipe_jit_headers(const char* const** texts, const char* const** names, int* count) {
-    static const char* const k_texts[2] = {hipe_src_pw_program_h, hipe_src_pw_exec_h};
-    static const char* const k_names[2] = {"pw_program.h", "pw_exec.h"};
+    static const char* const k_texts[] = {hipe_src_pw_program_h, hipe_src_pw_exec_h,
+                                          hipe_src_rw_program_h, hipe_src_rw_exec_h,
+                                          hipe_src_rw_kernels_h, hipe_src_rs_program_h,
+                                          hipe_src_rs_exec_h,    hipe_src_rs_kernels_h};
+    static const char* const k_names[] = {"pw_program.h", "pw_exec.h",    "rw_program.h",
+                                          "rw_exec.h",    "rw_kernels.h", "rs_program.h",
+                                          "rs_exec.h",    "rs_kernels.h"};
     *texts = k_texts;
     *names = k_names;
-    *count = 2;
+    *count = (int)(sizeof(k_names) / sizeof(k_names[0]));
+}
+
+static const char* const k_family[HIPE_FAMILIES][2] = {
+    [HIPE_FAMILY_ROWWISE] = {PRELUDE_CUDA ROWS_CUDA "#include \"rw_kernels.h\"\n",
+                             PRELUDE_HIP "#include \"rw_kernels.h\"\n"},
+    [HIPE_FAMILY_RESAMPLE] = {PRELUDE_CUDA ROWS_CUDA "#include \"rs_kernels.h\"\n",
+                              PRELUDE_HIP "#include \"rs_kernels.h\"\n"},
+};
+
+const char* hipe_family_source(int family, int dialect) {
+    if (family < 0 || family >= HIPE_FAMILIES || (dialect != HIPE_RTC_CUDA && dialect != HIPE_RTC_HIP))
+        return NULL;
+    return k_family[family][dialect];
 }

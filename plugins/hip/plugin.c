@@ -324,25 +324,73 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetWorkspaceSize(
 
 /* $HIPDNN_HIP_JIT_DUMP names a folder that receives each generated kernel source with
  * the headers it includes, so that tests can compile them where no GPU is. */
+static void dump_file(const char* dir, const char* name, const char* text) {
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE* f = fopen(path, "w");
+    if (!f) return;
+    fputs(text, f);
+    fclose(f);
+}
+
 static void dump_source(const char* src) {
     const char* dir = getenv("HIPDNN_HIP_JIT_DUMP");
     if (!dir || !*dir || !src) return;
     static atomic_int counter;
-    char path[4096];
+    char name[64];
     const char* const* texts;
     const char* const* names;
     int n;
     hipe_jit_headers(&texts, &names, &n);
-    for (int i = -1; i < n; ++i) {
-        if (i < 0)
-            snprintf(path, sizeof(path), "%s/hipdnn_pw_%d.cu", dir, atomic_fetch_add(&counter, 1));
-        else
-            snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-        FILE* f = fopen(path, "w");
-        if (!f) continue;
-        fputs(i < 0 ? src : texts[i], f);
-        fclose(f);
+    snprintf(name, sizeof(name), "hipdnn_pw_%d.cu", atomic_fetch_add(&counter, 1));
+    dump_file(dir, name, src);
+    for (int i = 0; i < n; ++i) dump_file(dir, names[i], texts[i]);
+}
+
+/* ... and, once a process, the row-wise and pooling families' sources for each compiler
+ * (hipdnn_rw.cu, hipdnn_rs.hip, ...) with kernels.txt: every kernel the plugin can ask
+ * for, a line each ("rw rw_norm<1, 0, -1>"), listed by kernel_names.c.  The emulation
+ * also "compiles" each, so a kernel it lacks is a line "# not emulated: <name>". */
+static void dump_families_now(void) {
+    const char* dir = getenv("HIPDNN_HIP_JIT_DUMP");
+    if (!dir || !*dir) return;
+    static const char* const family[HIPE_FAMILIES] = {"rw", "rs"};
+    char name[64];
+    for (int f = 0; f < HIPE_FAMILIES; ++f) {
+        snprintf(name, sizeof(name), "hipdnn_%s.cu", family[f]);
+        dump_file(dir, name, hipe_family_source(f, HIPE_RTC_CUDA));
+        snprintf(name, sizeof(name), "hipdnn_%s.hip", family[f]);
+        dump_file(dir, name, hipe_family_source(f, HIPE_RTC_HIP));
     }
+    const int n = hipe_kernel_enumerate(NULL, 0);
+    hipe_kernel_id* ids = n > 0 ? malloc((size_t)n * sizeof(*ids)) : NULL;
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/kernels.txt", dir);
+    FILE* out = ids && hipe_kernel_enumerate(ids, n) == n ? fopen(path, "w") : NULL;
+    for (int i = 0; out && i < n; ++i) {
+        char kname[HIPE_KERNEL_NAME_LEN];
+        hipe_kernel_name(ids[i], kname, sizeof(kname));
+        fprintf(out, "%s %s\n", family[hipe_kernel_family(ids[i])], kname);
+#ifdef HIPE_HOST_EMULATION
+        hipe_rtc_target t;
+        void* image = NULL;
+        char* lowered = NULL;
+        size_t size = 0;
+        char why[HIPE_MSG_LEN];
+        if (!hipe_rtc_target_of(0, &t, why, sizeof(why)) ||
+            !hipe_rtc_compile(&t, "", kname, &image, &size, &lowered, why, sizeof(why)))
+            fprintf(out, "# not emulated: %s\n", kname);
+        free(image);
+        free(lowered);
+#endif
+    }
+    if (out) fclose(out);
+    free(ids);
+}
+
+static void dump_families(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, dump_families_now);
 }
 
 /* $HIPDNN_HIP_KERNEL: "fast" (the default) takes the fast way for plans whose tensors are
@@ -390,23 +438,43 @@ static void compile_kernel(hipdnnEnginePluginHandle_t handle, const hipe_plan* p
     free(src);
 }
 
-/* The plan's kernels: its own fused kernel, or each pointwise stage's. */
-static void compile_kernels(hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t c) {
+/* The plan's kernels: its own fused kernel, or each stage's: a pointwise stage's own
+ * kernel (else the interpreter runs it); the row-wise or pooling kernel a stage runs with
+ * 16-byte aligned pointers, which it must have (the support check declined the graph
+ * where no run-time compiler is): false with the error set when it cannot be compiled. */
+static bool compile_kernels(hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t c) {
     char what[HIPE_MSG_LEN];
     struct hipe_staged* s = c->plan.staged;
+    dump_families();
     if (!s) {
         hipdnnSdkFormat(what, sizeof(what), "graph '%s'", c->plan.graph->name);
         compile_kernel(handle, &c->plan, &c->jit, &c->jit_ok, &c->fast, what);
-        return;
+        return true;
     }
     for (int k = 0; k < s->nstages; ++k) {
         hipe_stage* st = &s->stages[k];
         hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": graph '%s': stage %d of %d: %s",
                  c->plan.graph->name, k + 1, s->nstages, st->what);
-        if (st->kind != HIPE_STAGE_POINTWISE) continue;
-        hipdnnSdkFormat(what, sizeof(what), "graph '%s', stage %d", c->plan.graph->name, k + 1);
-        compile_kernel(handle, &st->pw, &st->jit, &st->jit_ok, &st->fast, what);
+        if (st->kind == HIPE_STAGE_POINTWISE) {
+            hipdnnSdkFormat(what, sizeof(what), "graph '%s', stage %d", c->plan.graph->name, k + 1);
+            compile_kernel(handle, &st->pw, &st->jit, &st->jit_ok, &st->fast, what);
+            continue;
+        }
+        char why[HIPE_MSG_LEN] = "";
+        st->kernel_id = hipe_stage_planned_kernel(s, st);
+        st->kernel = NULL;
+        if (!st->kernel_id)
+            hipdnnSdkFormat(why, sizeof(why), "internal: no %s kernel for its program",
+                            st->kind == HIPE_STAGE_RESAMPLE ? "resample" : "row-wise");
+        else if (!hipe_kernel_get(st->kernel_id, handle->device, &st->kernel, why, sizeof(why)))
+            st->kernel = NULL;
+        if (!st->kernel) {
+            hipe_set_error(HIPE_ENGINE_NAME ": graph '%s': stage %d of %d (%s): %s",
+                           c->plan.graph->name, k + 1, s->nstages, st->what, why);
+            return false;
+        }
     }
+    return true;
 }
 
 static void destroy_context(hipdnnEnginePluginExecutionContext_t c) {
@@ -476,7 +544,10 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateExecutionConte
         hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": graph '%s' (%d nodes) fused: %s",
                  c->plan.graph->name, c->plan.graph->num_nodes, listing);
     }
-    compile_kernels(handle, c);
+    if (!compile_kernels(handle, c)) {
+        destroy_context(c);
+        return HIPDNN_PLUGIN_STATUS_INTERNAL_ERROR;
+    }
     if (!describe_kernels(c)) {
         destroy_context(c);
         return fail(HIPDNN_PLUGIN_STATUS_ALLOC_FAILED, "CreateExecutionContext: out of memory");
@@ -631,8 +702,8 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginEnqueueOpGraph(
     if (plan->staged) {
         pointers p = {plan, buffers, num_buffers};
         st = hipe_staged_enqueue(plan->graph, plan->staged, stage_pointer, &p, workspace,
-                                 workspace_size, buffers, num_buffers, handle->sm_count,
-                                 handle->stream);
+                                 workspace_size, buffers, num_buffers, handle->device,
+                                 handle->sm_count, handle->stream);
         if (current != handle->device) hipe_set_device(current, restore, sizeof(restore));
         return st;
     }

@@ -1,5 +1,5 @@
 // rs_exec.h — what one thread of a resample kernel does (rs_program.h), for the GPU
-// (resample.hip) and the host emulation (emulate.cpp), which include pw_exec.h first with
+// (rs_kernels.h) and the host emulation (emulate.cpp), which include pw_exec.h first with
 // their macros.  Each thread owns one output element: a pooled value (forward) or a dx value
 // (backward), computed in fp32 and stored once in the output's type.
 #ifndef HIPDNN_HIP_RS_EXEC_H

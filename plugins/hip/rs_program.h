@@ -2,7 +2,7 @@
  * over windows of up to RS_MAX_SP spatial dims, forward (a thread per pooled element) or
  * backward (a thread per dx element, gathering from every window that covers it: no
  * atomics, each dx element written once).  Plain C data, built by resample_program.c and
- * passed by value to the kernels (resample.hip; rs_exec.h holds what each thread does), so
+ * passed by value to the kernels (rs_kernels.h; rs_exec.h holds what each thread does), so
  * this header is read by both compilers.  The geometry is the reference engine's
  * (plugins/reference_cpu/resample.c). */
 #ifndef HIPDNN_HIP_RS_PROGRAM_H

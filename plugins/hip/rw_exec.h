@@ -2,7 +2,7 @@
 // where the threads of a row combine their values: loads, per-thread partial results,
 // and the writes once a row's statistics are known.
 //
-// Written once for the kernels (rowwise.hip) and for the host emulation the tests run on
+// Written once for the kernels (rw_kernels.h) and for the host emulation the tests run on
 // machines without a GPU (emulate.cpp), as pw_exec.h is (included first, with the same
 // macros from the includer).  The combining itself (warp shuffles and shared memory on a
 // GPU, loops on the host) is the includer's: every function here is one thread's part
@@ -855,17 +855,6 @@ PW_UNROLL
     return acc;
 }
 
-// The storage type of a packed norm's (or 16-bit norm backward's) scale and bias where a
-// kernel knows it at compile time: x's 16-bit type, or fp32 (for both, and bias absent or
-// alike); -1 otherwise, read from the tensors then.  A type read at run time cost each
-// vector a switch and conversions of every type (RESULTS.md, fourteenth run).
-PW_HOST_FN int wp_param_type(const rw_program& p) {
-    if (!(p.flags & RW_F_STORE_Y)) return p.fast_dt; // statistics only: no scale, no bias
-    const int t = p.scale.dtype;
-    if (t != p.fast_dt && t != PW_F32) return -1;
-    return (p.flags & RW_F_BIAS) && p.bias.dtype != t ? -1 : t;
-}
-
 // Vector k of a packed norm's scale or bias (storage type PT, or t's where -1) at the row's
 // offset `at`: PW_VEC columns of a contiguous row, or the row's one value (RW_F_ROW_PARAMS).
 template <int PT>
@@ -881,7 +870,8 @@ PW_UNROLL
 }
 
 // Norm phase 3: y for each of the lane's vectors (mean 0 for RMS norms).  PT: scale's and
-// bias's storage type (wp_param_type), -1 where the kernel reads it from the tensors.
+// bias's storage type where the kernel knows it (kernel_names.c's param_type), -1 where it
+// reads it from the tensors.
 template <int NV, int DT, int L, int PT = -1>
 PW_FN void wp_norm_store(const rw_program& p, const RwRowAt& at, int lane, float mean, float inv,
                          const RwPacked<NV>& r) {

@@ -13,7 +13,7 @@
  * and every row start 16-byte aligned.
  *
  * Plain C data, built by the host code (rowwise_program.c) and passed by value to the
- * kernels (rowwise.hip; rw_exec.h holds what each thread does), so this header is read by
+ * kernels (rw_kernels.h; rw_exec.h holds what each thread does), so this header is read by
  * both compilers. */
 #ifndef HIPDNN_HIP_RW_PROGRAM_H
 #define HIPDNN_HIP_RW_PROGRAM_H
@@ -26,6 +26,12 @@
 #define RW_UNROLL 4        /* vectors a thread of a reduction loads before combining any */
 #define RW_COL_X 32        /* column reductions: threads along the outputs ... */
 #define RW_COL_Y 8         /* ... and along the reduced axis, a block */
+/* Norm backward of 16-bit rows (rw_kernels.h's rw_norm_bwd_packed): where a thread keeps
+ * its column parts, and the threads a block may have with them in shared memory, V vectors
+ * a thread, so that the block's parts stay under 48 KiB (V = 2: rows up to 4096 16-bit
+ * elements); the kernel choice (kernel_names.c) keeps longer rows' parts in registers. */
+enum { NB_PARTS_NONE = 0, NB_PARTS_REGS = 1, NB_PARTS_SHARED = 2 };
+#define NB_SHARED_THREADS(V) ((V) == 1 ? 512 : 256)
 
 /* Kinds. */
 enum {

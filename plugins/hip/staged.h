@@ -32,6 +32,9 @@ typedef struct {
 
 enum { HIPE_STAGE_POINTWISE = 0, HIPE_STAGE_ROWWISE = 1, HIPE_STAGE_RESAMPLE = 2 };
 
+/* Kernels a stage keeps besides its planned one: those other pointers needed. */
+#define HIPE_OTHER_KERNELS 4
+
 typedef struct {
     int kind;
     char what[160];                 /* for the log: "softmax 'sm' over rows of 4096 ..." */
@@ -41,6 +44,15 @@ typedef struct {
     bool fast;                      /* pointwise: the fast way where pointers are aligned */
     rw_program rw;                  /* row-wise: its program */
     rs_program rs;                  /* resample: its program */
+    hipe_kernel_id kernel_id;       /* row-wise, resample: the kernel for 16-byte aligned
+                                       pointers, compiled at plan time (plugin.c) ... */
+    void* kernel;
+    struct {                        /* ... and others enqueues needed (a view not aligned):
+                                       id 0 until kernel is set */
+        _Atomic(hipe_kernel_id) id;
+        void* kernel;
+    } other[HIPE_OTHER_KERNELS];
+    _Atomic(int) nother;            /* slots of `other` taken */
     int nbind;
     hipe_bind bind[HIPE_MAX_BINDS];
     _Atomic(int) ran;               /* the stage has run once (its first run is logged) */
@@ -123,16 +135,22 @@ int hipe_rs_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage*
                     size_t len);
 /* Sets each tensor's `reserved` (16-byte vectors allowed) from its pointer, at enqueue. */
 void hipe_rw_set_vectors(rw_program* p);
+/* The kernel a row-wise or resample stage runs when every pointer it binds is 16-byte
+ * aligned (views: as aligned as their offset allows): the one compiled at plan time. */
+hipe_kernel_id hipe_stage_planned_kernel(const struct hipe_staged* s, const hipe_stage* st);
 
 /* Resolves a tensor's device pointer at enqueue (plugin.c: buffers, memory-space check). */
 typedef hipdnnPluginStatus_t (*hipe_pointer_fn)(void* ctx, int64_t uid, void** ptr);
 
-/* Enqueues every stage in order; the error is set (hipe_set_error) on failure. */
+/* Enqueues every stage in order on `device` (current); the error is set (hipe_set_error)
+ * on failure.  A row-wise or resample stage launches its planned kernel, or one its
+ * pointers need instead (compiled then if need be, logged once). */
 hipdnnPluginStatus_t hipe_staged_enqueue(const hipdnnSdkGraph* g, struct hipe_staged* s,
                                          hipe_pointer_fn resolve, void* ctx, void* workspace,
                                          size_t workspace_size,
                                          const hipdnnPluginTensorBuffer_t* buffers,
-                                         uint32_t num_buffers, int sm_count, void* stream);
+                                         uint32_t num_buffers, int device, int sm_count,
+                                         void* stream);
 
 /* The pointwise kernel that ran (hipe_pointwise_run's *path), one bit each. */
 enum { RAN_JIT_FAST = 1u, RAN_JIT_GENERIC = 2u, RAN_FAST = 4u, RAN_GENERIC = 8u };

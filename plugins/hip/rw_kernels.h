@@ -1,21 +1,18 @@
-// rowwise.hip — the row-wise kernels (reductions, softmax, norms) and their launcher.
-// What each thread does between two combining steps is in rw_exec.h, shared with the host
-// emulation; here are the combining steps (warp shuffles, then shared memory across the
-// warps of a row) and the loops over rows.  Precompiled, one kernel per combining
-// operation (reductions) or per row length class (softmax, norms): their loops depend on
+// rw_kernels.h — the row-wise kernels (reductions, softmax, norms, norm backward) as
+// templates, compiled at run time: one instantiation per program at plan time (NVRTC on
+// NVIDIA, hiprtc on AMD), named by the host code's selection (kernel_names.c: e.g.
+// "rw_norm_packed<4, 2, 32, true, 0>") and cached (kernel_cache.c).  Device code only: the
+// host emulation runs the same per-thread code (rw_exec.h) with its own combining loops.
+//
+// What each thread does between two combining steps is in rw_exec.h; here are the
+// combining steps (warp shuffles, then shared memory across the warps of a row) and the
+// loops over rows.  The includer (kernel_cache.c's prelude) supplies PW_FN, PW_HOST_FN,
+// PW_UNROLL, the fp16 / bf16 conversions of pw_exec.h and hd_shfl_xor; the loops depend on
 // the data only through the program's sizes, which every thread reads from the argument.
-#include "hip_compat.h"
-#include "hip_engine.h"
+#ifndef HIPDNN_HIP_RW_KERNELS_H
+#define HIPDNN_HIP_RW_KERNELS_H
 
-#include <math.h>
-#include <stdio.h>
-
-#define PW_FN static __device__ __forceinline__
-#define PW_HOST_FN static __host__ __device__ inline
-#define PW_UNROLL _Pragma("unroll")
 #include "rw_exec.h"
-
-namespace {
 
 // Shared memory of the combining steps: two halves of a warp result each (exact for fp32
 // too), used in turn, so that one barrier a combine is enough: a thread writes a half again
@@ -213,14 +210,13 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd(const rw_program p) 
 // 0.476 to 0.455 ms (twenty-third).  The next row's x and dy are loaded while the group
 // combines this one's sums: a block takes its rows one after the other (its threads keep
 // the column sums of its rows), so without that an SM had only as many rows in flight as
-// blocks, two, and DRAM was a quarter busy (RESULTS.md, fifteenth run).
-enum { NB_PARTS_NONE = 0, NB_PARTS_REGS = 1, NB_PARTS_SHARED = 2 };
+// blocks, two, and DRAM was a quarter busy (RESULTS.md, fifteenth run).  The PARTS values
+// (NB_PARTS_*) are in rw_program.h: the host code names the kernels by them.
 
 // Floats of shared memory a thread's column parts take (odd: thread t's start is bank t,
-// no conflicts), and the threads a block may have with them there: the block's parts stay
-// under 48 KiB (V = 2: rows up to 4096 16-bit elements).
+// no conflicts); NB_SHARED_THREADS (rw_program.h), the threads a block may have with them
+// there, keeps the block's parts under 48 KiB.
 #define NB_SHARED_STRIDE(V) (2 * (V) * PW_VEC + 1)
-#define NB_SHARED_THREADS(V) ((V) == 1 ? 512 : 256)
 
 template <int V, int DT, bool ONE, int PT, int PARTS>
 __global__ void __launch_bounds__(RW_MAX_GROUP, PARTS == NB_PARTS_REGS ? 1 : 2)
@@ -268,8 +264,8 @@ rw_norm_bwd_packed(const rw_program p) {
 // low enough for a full GPU: a warp a row holding 16 vectors a lane took 128 registers,
 // a quarter of the threads an SM can run, and 0.68x of PyTorch's layernorm (RESULTS.md,
 // eleventh run).  ONE: the rows are one dim; PT: scale's and bias's type, or -1
-// (rw_exec.h's rw_row_at_t and wp_param_type: the usual case, with no general addressing
-// and no type switches, takes about half the instructions).
+// (rw_exec.h's rw_row_at_t, kernel_names.c's param_type: the usual case, with no general
+// addressing and no type switches, takes about half the instructions).
 template <int NV, int DT, int L, bool ONE, int PT>
 __global__ void __launch_bounds__(RW_BLOCK) rw_norm_packed(const rw_program p) {
     __shared__ double halves[2][32];
@@ -291,175 +287,4 @@ __global__ void __launch_bounds__(RW_BLOCK) rw_norm_packed(const rw_program p) {
     }
 }
 
-typedef void (*rw_kernel)(const rw_program);
-
-// Reductions: the general way (any strides, types, partial vectors), or the fast one in
-// each storage type (rw_program.fast_dt).
-template <int OP, int PRE>
-rw_kernel reduce_kernel(bool cols, int fast_dt) {
-    if (cols) return rw_reduce_cols<OP, PRE>;
-    switch (fast_dt) {
-    case PW_F32: return rw_reduce_rows<OP, PRE, PW_F32>;
-    case PW_F16: return rw_reduce_rows<OP, PRE, PW_F16>;
-    case PW_BF16: return rw_reduce_rows<OP, PRE, PW_BF16>;
-    default: return rw_reduce_rows<OP, PRE, -1>;
-    }
-}
-
-// Softmax and norms the fast way: rows held in 1, 2 or 4 vectors a thread.
-template <template <int, int> class K>
-rw_kernel fast_rows(int vecs, int dt) {
-#define RW_FAST_V(v)                                                                           \
-    case v:                                                                                    \
-        return dt == PW_F32 ? K<v, PW_F32>::fn : dt == PW_F16 ? K<v, PW_F16>::fn : K<v, PW_BF16>::fn;
-    switch (vecs) {
-        RW_FAST_V(1)
-        RW_FAST_V(2)
-        RW_FAST_V(4)
-    default: return nullptr;
-    }
-#undef RW_FAST_V
-}
-
-// Packed norm rows: (vectors a thread, threads a row) as register_geometry
-// (rowwise_program.c) picks them, 16-bit types; the lean variants where the rows are one
-// dim and the parameters' type is known, else the general one.
-template <int NV, int DT, int L>
-rw_kernel packed_variant(const rw_program& p) {
-    if (p.nrd == 1) {
-        const int pt = wp_param_type(p);
-        if (pt == DT) return rw_norm_packed<NV, DT, L, true, DT>;
-        if (pt == PW_F32) return rw_norm_packed<NV, DT, L, true, PW_F32>;
-    }
-    return rw_norm_packed<NV, DT, L, false, -1>;
-}
-
-template <int DT>
-rw_kernel packed_rows_dt(const rw_program& p) {
-    switch (p.vecs * 1024 + p.group) {
-    case 2 * 1024 + 32: return packed_variant<2, DT, 32>(p);
-    case 4 * 1024 + 32: return packed_variant<4, DT, 32>(p);
-    case 4 * 1024 + 64: return packed_variant<4, DT, 64>(p);
-    case 4 * 1024 + 128: return packed_variant<4, DT, 128>(p);
-    default: return nullptr;
-    }
-}
-
-rw_kernel packed_rows(const rw_program& p) {
-    return p.fast_dt == PW_BF16 ? packed_rows_dt<PW_BF16>(p) : packed_rows_dt<PW_F16>(p);
-}
-
-// Norm backward of 16-bit rows, 1 or 2 vectors a thread: without column parts the general
-// variant (held to 64 registers, its addressing costs little there); with them in shared
-// memory where the block's fit, the lean variants as for the norm, else in registers.
-template <int V, int DT>
-rw_kernel packed_bwd_variant(const rw_program& p) {
-    if (!(p.flags & RW_F_COL_PARTS)) return rw_norm_bwd_packed<V, DT, false, -1, NB_PARTS_NONE>;
-    if constexpr (V == 2) // rows of 4097 to 8192 elements: 512 threads
-        if (p.group > NB_SHARED_THREADS(V)) return rw_norm_bwd_packed<V, DT, false, -1, NB_PARTS_REGS>;
-    if (p.nrd == 1) {
-        const int pt = wp_param_type(p);
-        if (pt == DT) return rw_norm_bwd_packed<V, DT, true, DT, NB_PARTS_SHARED>;
-        if (pt == PW_F32) return rw_norm_bwd_packed<V, DT, true, PW_F32, NB_PARTS_SHARED>;
-    }
-    return rw_norm_bwd_packed<V, DT, false, -1, NB_PARTS_SHARED>;
-}
-
-template <int DT>
-rw_kernel packed_bwd(const rw_program& p) {
-    return p.vecs == 1 ? packed_bwd_variant<1, DT>(p) : p.vecs == 2 ? packed_bwd_variant<2, DT>(p) : nullptr;
-}
-
-template <int V, int DT>
-struct SoftmaxK {
-    static constexpr rw_kernel fn = rw_softmax<V, DT>;
-};
-template <int V, int DT>
-struct NormK {
-    static constexpr rw_kernel fn = rw_norm<V, 0, DT>;
-};
-
-// The kernel for a program; NULL for a combination no program has.
-rw_kernel kernel_of(const rw_program& p) {
-    const bool cols = p.kind == RW_REDUCE_COLS;
-    const int f = p.fast_dt;
-    switch (p.kind) {
-    case RW_REDUCE:
-    case RW_REDUCE_COLS:
-        switch (p.op * 4 + p.pre) {
-        case RW_OP_ADD * 4 + RW_PRE_NONE: return reduce_kernel<RW_OP_ADD, RW_PRE_NONE>(cols, f);
-        case RW_OP_ADD * 4 + RW_PRE_ABS: return reduce_kernel<RW_OP_ADD, RW_PRE_ABS>(cols, f);
-        case RW_OP_ADD * 4 + RW_PRE_SQUARE: return reduce_kernel<RW_OP_ADD, RW_PRE_SQUARE>(cols, f);
-        case RW_OP_MUL * 4 + RW_PRE_NONE: return reduce_kernel<RW_OP_MUL, RW_PRE_NONE>(cols, f);
-        case RW_OP_MUL * 4 + RW_PRE_NONZERO: return reduce_kernel<RW_OP_MUL, RW_PRE_NONZERO>(cols, f);
-        case RW_OP_MAX * 4 + RW_PRE_NONE: return reduce_kernel<RW_OP_MAX, RW_PRE_NONE>(cols, f);
-        case RW_OP_MAX * 4 + RW_PRE_ABS: return reduce_kernel<RW_OP_MAX, RW_PRE_ABS>(cols, f);
-        case RW_OP_MIN * 4 + RW_PRE_NONE: return reduce_kernel<RW_OP_MIN, RW_PRE_NONE>(cols, f);
-        default: return nullptr;
-        }
-    case RW_SOFTMAX:
-        if (f >= 0) return fast_rows<SoftmaxK>(p.vecs, f);
-        switch (p.vecs) {
-        case 0: return rw_softmax<0, -1>;
-        case 1: return rw_softmax<1, -1>;
-        case 2: return rw_softmax<2, -1>;
-        case 4: return rw_softmax<4, -1>;
-        case 8: return rw_softmax<8, -1>;
-        default: return nullptr;
-        }
-    case RW_NORM: {
-        if (p.flags & RW_F_PACKED) return f == PW_F16 || f == PW_BF16 ? packed_rows(p) : nullptr;
-        if (f >= 0) return fast_rows<NormK>(p.vecs, f);
-        const bool ep = (p.flags & RW_F_EPILOGUE) != 0;
-        switch (p.vecs * 2 + ep) {
-        case 0: return rw_norm<0, 0, -1>;
-        case 1: return rw_norm<0, PW_SLOTS, -1>;
-        case 2: return rw_norm<1, 0, -1>;
-        case 3: return rw_norm<1, PW_SLOTS, -1>; /* epilogues: one vector a thread at most */
-        case 4: return rw_norm<2, 0, -1>;
-        case 8: return rw_norm<4, 0, -1>;
-        case 16: return rw_norm<8, 0, -1>;
-        default: return nullptr;
-        }
-    }
-    case RW_NORM_BWD:
-        if (f == PW_BF16) return packed_bwd<PW_BF16>(p);
-        if (f == PW_F16) return packed_bwd<PW_F16>(p);
-        if (f == PW_F32) // the fast way holds its rows: 1 or 2 vectors a thread
-            return p.vecs == 1 ? rw_norm_bwd<1, PW_F32> : p.vecs == 2 ? rw_norm_bwd<2, PW_F32> : nullptr;
-        switch (p.vecs) {
-        case 0: return rw_norm_bwd<0, -1>;
-        case 1: return rw_norm_bwd<1, -1>;
-        case 2: return rw_norm_bwd<2, -1>;
-        default: return nullptr;
-        }
-    default: return nullptr;
-    }
-}
-
-} // namespace
-
-extern "C" bool hipe_rowwise_launch(const rw_program* prog, int64_t grid_cap, void* stream,
-                                    char* why, size_t len) {
-    const rw_kernel k = kernel_of(*prog);
-    if (!k) {
-        snprintf(why, len, "internal: no row-wise kernel for kind %d (op %d, pre %d, %d vectors, "
-                 "fast type %d)", prog->kind, prog->op, prog->pre, prog->vecs, prog->fast_dt);
-        return false;
-    }
-    int threads;
-    int64_t blocks;
-    hipe_rowwise_grid(prog, &threads, &blocks);
-    if (blocks > grid_cap) blocks = grid_cap;
-    hipStream_t s = static_cast<hipStream_t>(stream);
-    (void)hipGetLastError(); // an earlier, unrelated failure must not be reported as ours
-    k<<<dim3((unsigned)blocks), dim3((unsigned)threads), 0, s>>>(*prog);
-    const hipError_t err = hipGetLastError();
-    if (err != hipSuccess) {
-        snprintf(why, len, "row-wise kernel launch (kind %d, %lld blocks of %d threads) failed: "
-                 "%s: %s", prog->kind, (long long)blocks, threads, hipGetErrorName(err),
-                 hipGetErrorString(err));
-        return false;
-    }
-    return true;
-}
+#endif // HIPDNN_HIP_RW_KERNELS_H
