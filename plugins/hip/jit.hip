@@ -370,12 +370,13 @@ extern "C" bool hipe_rtc_launch(void* kernel, int64_t blocks, int threads, const
     void* args[] = {const_cast<void*>(arg)};
     (void)hipGetLastError(); // an earlier, unrelated failure must not be reported as ours
 #if defined(HIPDNN_HIP_CUDA)
-    cudaError_t e = cudaLaunchKernel((const void*)kernel, dim3((unsigned)blocks), dim3((unsigned)threads),
-                                     args, 0, (cudaStream_t)stream);
+    cudaError_t e = cudaLaunchKernel((const void*)kernel, dim3((unsigned)blocks),
+                                     dim3((unsigned)threads), args, 0, (cudaStream_t)stream);
     if (e == cudaSuccess) e = cudaGetLastError();
 #else
-    hipError_t e = hipModuleLaunchKernel((hipFunction_t)kernel, (unsigned)blocks, 1, 1, (unsigned)threads,
-                                         1, 1, 0, (hipStream_t)stream, args, nullptr);
+    hipError_t e = hipModuleLaunchKernel((hipFunction_t)kernel, (unsigned)blocks, 1, 1,
+                                         (unsigned)threads, 1, 1, 0, (hipStream_t)stream, args,
+                                         nullptr);
     if (e == hipSuccess) e = hipGetLastError();
 #endif
     if (e != hipSuccess) {
