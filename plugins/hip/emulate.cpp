@@ -329,16 +329,18 @@ bool pick(int v, F&& f) {
 
 // The combining operations with the transforms a reduction has (kernel_names.c's list).
 constexpr bool reduction_exists(int op, int pre) {
-    return (op == RW_OP_ADD && pre != RW_PRE_NONZERO) || (op == RW_OP_MUL && (pre == RW_PRE_NONE || pre == RW_PRE_NONZERO)) ||
-           (op == RW_OP_MAX && (pre == RW_PRE_NONE || pre == RW_PRE_ABS)) || (op == RW_OP_MIN && pre == RW_PRE_NONE);
+    return (op == RW_OP_ADD && pre != RW_PRE_NONZERO) ||
+           (op == RW_OP_MUL && (pre == RW_PRE_NONE || pre == RW_PRE_NONZERO)) ||
+           (op == RW_OP_MAX && (pre == RW_PRE_NONE || pre == RW_PRE_ABS)) ||
+           (op == RW_OP_MIN && pre == RW_PRE_NONE);
 }
 
 template <class F>
 bool pick_reduction(int op, int pre, F&& f) {
     return pick<RW_OP_ADD, RW_OP_MUL, RW_OP_MAX, RW_OP_MIN>(op, [&](auto o) {
         return pick<RW_PRE_NONE, RW_PRE_ABS, RW_PRE_SQUARE, RW_PRE_NONZERO>(pre, [&](auto q) {
-            if constexpr (reduction_exists(std::decay_t<decltype(o)>::value, std::decay_t<decltype(q)>::value))
-                return f(o, q);
+            constexpr int OP = std::decay_t<decltype(o)>::value, PRE = std::decay_t<decltype(q)>::value;
+            if constexpr (reduction_exists(OP, PRE)) return f(o, q);
             else return false;
         });
     });
@@ -346,7 +348,7 @@ bool pick_reduction(int op, int pre, F&& f) {
 
 #define ARG(x) std::decay_t<decltype(x)>::value
 
-// Runs the row-wise kernel `a` (template t, arguments a) over p; with p NULL only says
+// Runs the row-wise kernel of template t with arguments a over p; with p NULL, only says
 // whether the emulation has that instantiation.
 bool run_rowwise(int t, const int* a, const rw_program* p) {
     switch (t) {
@@ -378,7 +380,8 @@ bool run_rowwise(int t, const int* a, const rw_program* p) {
                 return pick<-1, PW_F32, PW_F16, PW_BF16>(a[2], [&](auto dt) {
                     constexpr int V = ARG(v), S = ARG(s), DT = ARG(dt);
                     // the fast way: 1 to 4 vectors, no epilogue; an epilogue: 1 vector at most
-                    if constexpr ((DT >= 0 && (V == 0 || V == 8 || S > 0)) || (S > 0 && V > 1)) return false;
+                    if constexpr ((DT >= 0 && (V == 0 || V == 8 || S > 0)) || (S > 0 && V > 1))
+                        return false;
                     else {
                         if (p) emulate_norm<V, S, DT>(*p);
                         return true;
@@ -419,10 +422,11 @@ bool run_rowwise(int t, const int* a, const rw_program* p) {
                     return pick<0, 1>(a[3], [&](auto one) {
                         return pick<-1, PW_F32, PW_F16, PW_BF16>(a[4], [&](auto pt) {
                             constexpr int NV = ARG(nv), DT = ARG(dt), L = ARG(l), PT = ARG(pt);
-                            if constexpr (ARG(one) != (PT >= 0) || (PT > 0 && PT != DT) || (NV == 2 && L != 32))
+                            constexpr bool ONE = ARG(one) != 0;
+                            if constexpr (ONE != (PT >= 0) || (PT > 0 && PT != DT) || (NV == 2 && L != 32))
                                 return false;
                             else {
-                                if (p) emulate_norm_packed<NV, DT, L, ARG(one) != 0, PT>(*p);
+                                if (p) emulate_norm_packed<NV, DT, L, ONE, PT>(*p);
                                 return true;
                             }
                         });

@@ -46,6 +46,12 @@ struct rtc_api {
     rtc_result (*destroy)(rtc_program*);
     const char* (*error)(rtc_result);
     rtc_result (*version)(int*, int*);
+#if defined(HIPDNN_HIP_CUDA)
+    rtc_result (*ptx_size)(rtc_program, size_t*); // for GPUs newer than this NVRTC knows
+    rtc_result (*ptx)(rtc_program, char*);
+    int archs[64]; // the sm_XX it makes machine code for (nvrtcGetSupportedArchs), 0: unknown
+    int narchs;
+#endif
     bool ok;
     char why[768];
     char library[512];
@@ -118,6 +124,14 @@ void open_rtc() {
             return;
         }
     }
+#if defined(HIPDNN_HIP_CUDA)
+    g_rtc.ptx_size = (rtc_result(*)(rtc_program, size_t*))dlsym(lib, "nvrtcGetPTXSize");
+    g_rtc.ptx = (rtc_result(*)(rtc_program, char*))dlsym(lib, "nvrtcGetPTX");
+    auto count = (rtc_result(*)(int*))dlsym(lib, "nvrtcGetNumSupportedArchs"); // 11.2 and newer
+    auto list = (rtc_result(*)(int*))dlsym(lib, "nvrtcGetSupportedArchs");
+    int n = 0;
+    if (count && list && count(&n) == 0 && n > 0 && n <= 64 && list(g_rtc.archs) == 0) g_rtc.narchs = n;
+#endif
     int major = 0, minor = 0;
     if (g_rtc.version(&major, &minor) != 0) major = minor = -1;
     snprintf(g_rtc.compiler, sizeof(g_rtc.compiler), RTC_NAME " %d.%d", major, minor);
@@ -169,6 +183,8 @@ void* rtc_compile(const char* source, const char* file, const char* name, const 
         return nullptr;
     }
     char* image = nullptr;
+    rtc_result (*code_size)(rtc_program, size_t*) = g_rtc.code_size;
+    rtc_result (*code)(rtc_program, char*) = g_rtc.code;
     const char* call = RTC_PREFIX "AddNameExpression";
     if (name && (r = g_rtc.add_name(prog, name)) != 0) goto failed;
     call = RTC_PREFIX "CompileProgram";
@@ -191,10 +207,17 @@ void* rtc_compile(const char* source, const char* file, const char* name, const 
         }
     }
     call = RTC_PREFIX "Get" RTC_CODE;
-    if ((r = g_rtc.code_size(prog, size)) != 0) goto failed;
+#if defined(HIPDNN_HIP_CUDA)
+    if (strncmp(opts[0], "--gpu-architecture=compute_", 27) == 0) { // PTX, for the driver
+        call = "nvrtcGetPTX";
+        code_size = g_rtc.ptx_size;
+        code = g_rtc.ptx;
+    }
+#endif
+    if ((r = code_size(prog, size)) != 0) goto failed;
     if (!(image = (char*)malloc(*size ? *size : 1))) {
         snprintf(why, len, "%s: out of memory for %zu bytes", call, *size);
-    } else if ((r = g_rtc.code(prog, image)) != 0) {
+    } else if ((r = code(prog, image)) != 0) {
         free(image);
         image = nullptr;
         goto failed;
@@ -238,9 +261,21 @@ extern "C" bool hipe_rtc_target_of(int device, hipe_rtc_target* t, char* why, si
         return false;
     }
     t->dialect = HIPE_RTC_CUDA;
-    snprintf(t->arch, sizeof(t->arch), "sm_%d", major * 10 + minor);
-    snprintf(t->options, sizeof(t->options), "--gpu-architecture=%s --std=c++17 -DHIPDNN_HIP_JIT=1",
-             t->arch);
+    const int cc = major * 10 + minor;
+    snprintf(t->arch, sizeof(t->arch), "sm_%d", cc);
+    // Machine code where this NVRTC knows the GPU; for a newer GPU, PTX of the newest
+    // architecture it knows, which the driver compiles on loading (as for the plugin's own
+    // PTX): an older NVRTC then still serves.
+    int target = g_rtc.narchs > 0 ? 0 : cc;
+    for (int i = 0; i < g_rtc.narchs; ++i)
+        if (g_rtc.archs[i] <= cc && g_rtc.archs[i] > target) target = g_rtc.archs[i];
+    if (target == 0) {
+        snprintf(why, len, "%s (%s) knows no architecture up to %s (its oldest: sm_%d)",
+                 g_rtc.compiler, g_rtc.library, t->arch, g_rtc.archs[0]);
+        return false;
+    }
+    snprintf(t->options, sizeof(t->options), "--gpu-architecture=%s_%d --std=c++17 -DHIPDNN_HIP_JIT=1",
+             target == cc || !g_rtc.ptx ? "sm" : "compute", target);
     snprintf(t->scope, sizeof(t->scope), "%s", t->arch); // a library loads in every context
 #else
     hipDeviceProp_t prop;
@@ -335,12 +370,13 @@ extern "C" bool hipe_rtc_launch(void* kernel, int64_t blocks, int threads, const
     void* args[] = {const_cast<void*>(arg)};
     (void)hipGetLastError(); // an earlier, unrelated failure must not be reported as ours
 #if defined(HIPDNN_HIP_CUDA)
-    cudaError_t e = cudaLaunchKernel((const void*)kernel, dim3((unsigned)blocks), dim3((unsigned)threads),
-                                     args, 0, (cudaStream_t)stream);
+    cudaError_t e = cudaLaunchKernel((const void*)kernel, dim3((unsigned)blocks),
+                                     dim3((unsigned)threads), args, 0, (cudaStream_t)stream);
     if (e == cudaSuccess) e = cudaGetLastError();
 #else
-    hipError_t e = hipModuleLaunchKernel((hipFunction_t)kernel, (unsigned)blocks, 1, 1, (unsigned)threads,
-                                         1, 1, 0, (hipStream_t)stream, args, nullptr);
+    hipError_t e = hipModuleLaunchKernel((hipFunction_t)kernel, (unsigned)blocks, 1, 1,
+                                         (unsigned)threads, 1, 1, 0, (hipStream_t)stream, args,
+                                         nullptr);
     if (e == hipSuccess) e = hipGetLastError();
 #endif
     if (e != hipSuccess) {
@@ -407,8 +443,8 @@ extern "C" bool hipe_jit_build(const char* source, int device, hipe_jit_kernels*
     }
     const char* opts[] = {nullptr, "--std=c++17", "-DHIPDNN_HIP_JIT=1"};
     char opt_arch[64];
-    snprintf(opt_arch, sizeof(opt_arch), "--gpu-architecture=%s", t.arch);
-    opts[0] = opt_arch;
+    snprintf(opt_arch, sizeof(opt_arch), "%.*s", (int)strcspn(t.options, " "), t.options);
+    opts[0] = opt_arch; // as target_of chose: machine code, or PTX for a GPU NVRTC is older than
     size_t size = 0;
     char* image = (char*)rtc_compile(source, "hipdnn_pw_fused.cu", nullptr, opts, 3, &size, nullptr,
                                      why, len);

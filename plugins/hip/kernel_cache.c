@@ -179,8 +179,10 @@ static void* read_cached(const char* path, const char* key, const char* name, si
         goto done;
     }
     at += sizeof(CACHE_MAGIC) - 1;
-    if (!field(&at, end, "key", v_key, sizeof(v_key)) || !field(&at, end, "name", v_name, sizeof(v_name)) ||
-        !field(&at, end, "lowered", v_low, sizeof(v_low)) || !field(&at, end, "size", v_size, sizeof(v_size)) ||
+    if (!field(&at, end, "key", v_key, sizeof(v_key)) ||
+        !field(&at, end, "name", v_name, sizeof(v_name)) ||
+        !field(&at, end, "lowered", v_low, sizeof(v_low)) ||
+        !field(&at, end, "size", v_size, sizeof(v_size)) ||
         !field(&at, end, "check", v_check, sizeof(v_check)) || at >= end || *at++ != '\n') {
         snprintf(why, len, "its head is damaged");
         goto done;
@@ -326,6 +328,10 @@ bool hipe_kernel_get(hipe_kernel_id k, int device, void** kernel, char* why, siz
         return false;
     }
     const char* source = hipe_family_source(family, t.dialect);
+    if (!source) {
+        snprintf(why, len, "kernel %s: internal: no source for dialect %d", name, t.dialect);
+        return false;
+    }
     char pkey[HIPE_KERNEL_NAME_LEN + 64];
     snprintf(pkey, sizeof(pkey), "%s/%d/%s", t.scope, family, name);
     if ((*kernel = find(pkey)) != NULL) {

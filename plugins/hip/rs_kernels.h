@@ -3,7 +3,7 @@
 // "rs_forward_kernel<2>").  A thread per output element, striding over the rest; what each
 // thread does is in rs_exec.h, shared with the host emulation.  One kernel per spatial
 // rank, so that the window loops unroll and the indices stay in registers.  Device code
-// only; the includer supplies what pw_exec.h needs (kernel_cache.c's prelude).
+// only; the includer supplies what pw_exec.h needs (jit_source.c's prelude).
 #ifndef HIPDNN_HIP_RS_KERNELS_H
 #define HIPDNN_HIP_RS_KERNELS_H
 

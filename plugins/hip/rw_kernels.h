@@ -6,7 +6,7 @@
 //
 // What each thread does between two combining steps is in rw_exec.h; here are the
 // combining steps (warp shuffles, then shared memory across the warps of a row) and the
-// loops over rows.  The includer (kernel_cache.c's prelude) supplies PW_FN, PW_HOST_FN,
+// loops over rows.  The includer (jit_source.c's prelude) supplies PW_FN, PW_HOST_FN,
 // PW_UNROLL, the fp16 / bf16 conversions of pw_exec.h and hd_shfl_xor; the loops depend on
 // the data only through the program's sizes, which every thread reads from the argument.
 #ifndef HIPDNN_HIP_RW_KERNELS_H
