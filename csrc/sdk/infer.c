@@ -142,6 +142,15 @@ bool check_shape(err_t* e, const char* label, const char* port, const hipdnnSdkT
                 shape_str(t, a, sizeof(a)), why, shape_str(&tmp, b, sizeof(b)));
 }
 
+bool check_one_value(err_t* e, const char* label, const char* port, const hipdnnSdkTensor* t) {
+    int64_t count = 1;
+    for (int i = 0; i < t->ndim; ++i) count *= t->dims[i];
+    if (count == 1) return true;
+    char a[200];
+    return fail(e, "%s: %s '%s' is %s; it must hold one value", label, port, t->name,
+                shape_str(t, a, sizeof(a)));
+}
+
 /* By op kind, as the op table orders them. */
 static const infer_fn k_rules[] = {NULL,           infer_conv,      infer_matmul,
                                    infer_pointwise, infer_batchnorm, infer_reduction,

@@ -26,13 +26,7 @@ static bool check_sdpa_inputs(err_t* e, hipdnnSdkNode* n, hipdnnSdkTensor* const
             return fail(e, "%s: %s '%s' has %lld heads but q '%s' %lld: the query heads must be "
                         "a multiple (GQA, MQA)", label, names[p], in[p]->name,
                         (long long)in[p]->dims[1], q->name, (long long)q->dims[1]);
-    if (in[3]) {
-        int64_t count = 1;
-        for (int i = 0; i < in[3]->ndim; ++i) count *= in[3]->dims[i];
-        if (count != 1)
-            return fail(e, "%s: attn_scale '%s' is %s; it must hold one value", label,
-                        in[3]->name, shape_str(in[3], a, sizeof(a)));
-    }
+    if (in[3] && !check_one_value(e, label, "attn_scale", in[3])) return false;
     if (in[4]) {
         const int64_t want[4] = {q->dims[0], q->dims[1], q->dims[2], k->dims[2]};
         bool ok = in[4]->ndim == 4;

@@ -35,6 +35,8 @@ bool broadcast(const hipdnnSdkTensor* a, const hipdnnSdkTensor* b, int32_t skip_
 /* Checks a per-channel or per-feature tensor against the shape it must have. */
 bool check_shape(err_t* e, const char* label, const char* port, const hipdnnSdkTensor* t,
                  int32_t ndim, const int64_t* dims, const char* why);
+/* A tensor that must hold one value (epsilon, a momentum, a scale). */
+bool check_one_value(err_t* e, const char* label, const char* port, const hipdnnSdkTensor* t);
 
 /* The rules, by op family; hipdnnSdkInferNode runs them by op kind. */
 typedef bool (*infer_fn)(err_t*, hipdnnSdkNode*, hipdnnSdkGraph*, const char*);

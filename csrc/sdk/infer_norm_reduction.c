@@ -65,59 +65,60 @@ int hipdnnSdkNormAxes(const hipdnnSdkNode* n, const hipdnnSdkTensor* x,
     return count;
 }
 
-bool infer_norm(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* label) {
-    hipdnnSdkTensor* in[7];
-    hipdnnSdkTensor* out[5];
-    for (int p = 0; p < 7; ++p) in[p] = tensor_of(e, g, n->inputs[p]);
-    for (int p = 0; p < 5; ++p) out[p] = tensor_of(e, g, n->outputs[p]);
-    const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
-    hipdnnSdkTensor *x = in[HIPDNN_NORM_X], *scale = in[HIPDNN_NORM_SCALE];
+/* The mode and phase are set and supported, x has rank >= 2, epsilon holds one value. */
+static bool check_norm_setup(err_t* e, const hipdnnSdkNode* n, const hipdnnSdkTensor* x,
+                             const hipdnnSdkTensor* epsilon, const char* label) {
     int64_t mode = n->attrs[HIPDNN_NORM_MODE].i[0], phase = n->attrs[HIPDNN_NORM_PHASE].i[0];
-    bool training = phase == HIPDNN_NORM_FWD_TRAINING;
     char a[200];
     if (n->attrs[HIPDNN_NORM_MODE].count == 0) return fail(e, "%s: norm mode is not set", label);
     if (n->attrs[HIPDNN_NORM_PHASE].count == 0)
         return fail(e, "%s: forward phase (training or inference) is not set", label);
     if (mode == HIPDNN_GROUP_NORM)
         return fail(e, "%s: group normalization is not in hipdnn yet", label);
-    if (mode == HIPDNN_BATCH_NORM && !training)
+    if (mode == HIPDNN_BATCH_NORM && phase != HIPDNN_NORM_FWD_TRAINING)
         return fail(e, "%s: batchnorm in the inference phase takes mean and inv_variance as "
                     "inputs: use batchnorm_inference", label);
     if (x->ndim < 2)
         return fail(e, "%s: x '%s' is %s; it needs rank >= 2", label, x->name,
                     shape_str(x, a, sizeof(a)));
-    if (in[HIPDNN_NORM_EPSILON]) {
-        int64_t count = 1;
-        for (int i = 0; i < in[HIPDNN_NORM_EPSILON]->ndim; ++i)
-            count *= in[HIPDNN_NORM_EPSILON]->dims[i];
-        if (count != 1)
-            return fail(e, "%s: epsilon '%s' is %s; it must hold one value", label,
-                        in[HIPDNN_NORM_EPSILON]->name,
-                        shape_str(in[HIPDNN_NORM_EPSILON], a, sizeof(a)));
-    }
-    /* Parameter shape: [1, C, 1, ...] for BATCH and INSTANCE; for the layer norms, 1 or
-     * x's dim on each axis (axis 0 too for ADA_LAYER, whose parameters are per sample). */
-    int64_t want[HIPDNN_MAX_DIMS];
-    bool per_channel = mode == HIPDNN_BATCH_NORM || mode == HIPDNN_INSTANCE_NORM;
+    return !epsilon || check_one_value(e, label, "epsilon", epsilon);
+}
+
+/* Scale's shape, into want (bias must have it too): [1, C, 1, ...] for BATCH and
+ * INSTANCE; for the layer norms, 1 or x's dim on each axis (axis 0 too for ADA_LAYER,
+ * whose parameters are per sample).  `layer_why` names the layer norms' rule in the
+ * message.  Norm forward and backward share it (mode is slot 0 of both). */
+static bool check_norm_scale(err_t* e, const char* label, int64_t mode, const hipdnnSdkTensor* x,
+                             const hipdnnSdkTensor* scale, const char* layer_why, int64_t* want) {
+    char a[200];
     if (scale->ndim != x->ndim)
         return fail(e, "%s: scale '%s' is %s; it needs x's rank %d", label, scale->name,
                     shape_str(scale, a, sizeof(a)), (int)x->ndim);
+    bool per_channel = mode == HIPDNN_BATCH_NORM || mode == HIPDNN_INSTANCE_NORM;
     for (int i = 0; i < x->ndim; ++i) {
         if (per_channel) want[i] = i == 1 ? x->dims[1] : 1;
         else if (i == 0 && mode != HIPDNN_ADA_LAYER_NORM) want[i] = 1;
         else want[i] = scale->dims[i] == x->dims[i] ? x->dims[i] : 1;
     }
-    const char* what = per_channel ? "a per-channel parameter" :
-                       "a parameter over x's normalized dims (1 or x's dim, 1 on axis 0)";
-    if (!check_shape(e, label, "scale", scale, x->ndim, want, what)) return false;
-    if (in[HIPDNN_NORM_BIAS] &&
-        !check_shape(e, label, "bias", in[HIPDNN_NORM_BIAS], x->ndim, want, "scale's shape"))
-        return false;
+    return check_shape(e, label, "scale", scale, x->ndim, want,
+                       per_channel ? "a per-channel parameter" : layer_why);
+}
+
+/* The saved statistics' dims: x's, 1 on each normalized axis. */
+static void norm_stats_dims(const hipdnnSdkNode* n, const hipdnnSdkTensor* x,
+                            const hipdnnSdkTensor* scale, int64_t* stats) {
     bool axes[HIPDNN_MAX_DIMS];
-    hipdnnSdkNormAxes(n, x, scale, axes);
-    int64_t stats[HIPDNN_MAX_DIMS];
+    hipdnnSdkNormAxes(n, x, scale, axes); /* mode is slot 0 of both norm ops */
     for (int i = 0; i < x->ndim; ++i) stats[i] = axes[i] ? 1 : x->dims[i];
-    /* Which ports this mode and phase take. */
+}
+
+/* Which ports this mode and phase take; BATCH's running statistics are optional as a set
+ * (momentum plus both of each), and *have_running says whether they are given. */
+static bool check_norm_ports(err_t* e, const hipdnnSdkNode* n, hipdnnSdkTensor* const* in,
+                             hipdnnSdkTensor* const* out, const char* label, bool* have_running) {
+    const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
+    int64_t mode = n->attrs[HIPDNN_NORM_MODE].i[0];
+    bool training = n->attrs[HIPDNN_NORM_PHASE].i[0] == HIPDNN_NORM_FWD_TRAINING;
     bool running = mode == HIPDNN_BATCH_NORM;
     bool want_in[7] = {true, true, in[HIPDNN_NORM_BIAS] != NULL, true, running, running, running};
     bool want_out[5] = {true, training && mode != HIPDNN_RMS_NORM, training, running, running};
@@ -127,17 +128,16 @@ bool infer_norm(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* label
             return fail(e, "%s: input '%s' (tensor '%s') is set but %s takes none", label,
                         info->inputs[p].name, in[p]->name, mname);
     }
-    /* BATCH: running statistics are optional as a set (momentum plus both of each). */
-    bool have_running = in[HIPDNN_NORM_EXP_AVG_FACTOR] || in[HIPDNN_NORM_IN_RUNNING_MEAN] ||
-                        in[HIPDNN_NORM_IN_RUNNING_VAR] || out[HIPDNN_NORM_OUT_RUNNING_MEAN] ||
-                        out[HIPDNN_NORM_OUT_RUNNING_VAR];
-    if (running && have_running)
+    *have_running = in[HIPDNN_NORM_EXP_AVG_FACTOR] || in[HIPDNN_NORM_IN_RUNNING_MEAN] ||
+                    in[HIPDNN_NORM_IN_RUNNING_VAR] || out[HIPDNN_NORM_OUT_RUNNING_MEAN] ||
+                    out[HIPDNN_NORM_OUT_RUNNING_VAR];
+    if (running && *have_running)
         for (int p = HIPDNN_NORM_EXP_AVG_FACTOR; p <= HIPDNN_NORM_IN_RUNNING_VAR; ++p)
             if (!in[p])
                 return fail(e, "%s: input '%s' is not set; give momentum and both running "
                             "statistics (in and out), or none", label, info->inputs[p].name);
     for (int p = 1; p < 5; ++p) {
-        bool wanted = want_out[p] && (p < HIPDNN_NORM_OUT_RUNNING_MEAN || have_running);
+        bool wanted = want_out[p] && (p < HIPDNN_NORM_OUT_RUNNING_MEAN || *have_running);
         if (out[p] && !want_out[p])
             return fail(e, "%s: output '%s' (tensor '%s') is set but %s in the %s phase gives "
                         "none", label, info->outputs[p].name, out[p]->name, mname,
@@ -146,26 +146,34 @@ bool infer_norm(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* label
             return fail(e, "%s: output '%s' is not set; give both running statistics (in and "
                         "out), or none", label, info->outputs[p].name);
     }
-    if (running && have_running) {
-        int64_t c[HIPDNN_MAX_DIMS];
-        for (int i = 0; i < x->ndim; ++i) c[i] = i == 1 ? x->dims[1] : 1;
-        for (int p = HIPDNN_NORM_IN_RUNNING_MEAN; p <= HIPDNN_NORM_IN_RUNNING_VAR; ++p)
-            if (!check_shape(e, label, info->inputs[p].name, in[p], x->ndim, c,
-                             "a per-channel statistic"))
-                return false;
-        hipdnnSdkTensor* m = in[HIPDNN_NORM_EXP_AVG_FACTOR];
-        int64_t count = 1;
-        for (int i = 0; i < m->ndim; ++i) count *= m->dims[i];
-        if (count != 1)
-            return fail(e, "%s: exp_avg_factor '%s' is %s; it must hold one value", label,
-                        m->name, shape_str(m, a, sizeof(a)));
-    }
+    return true;
+}
+
+/* BATCH's running statistics in: per channel; its momentum: one value. */
+static bool check_running_stats(err_t* e, const hipdnnSdkNode* n, hipdnnSdkTensor* const* in,
+                                const hipdnnSdkTensor* x, const char* label) {
+    const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
+    int64_t c[HIPDNN_MAX_DIMS];
+    for (int i = 0; i < x->ndim; ++i) c[i] = i == 1 ? x->dims[1] : 1;
+    for (int p = HIPDNN_NORM_IN_RUNNING_MEAN; p <= HIPDNN_NORM_IN_RUNNING_VAR; ++p)
+        if (!check_shape(e, label, info->inputs[p].name, in[p], x->ndim, c,
+                         "a per-channel statistic"))
+            return false;
+    return check_one_value(e, label, "exp_avg_factor", in[HIPDNN_NORM_EXP_AVG_FACTOR]);
+}
+
+/* y as x; the saved statistics float32 unless given otherwise (cuDNN frontend's
+ * default); the running statistics out as they came in. */
+static bool set_norm_outputs(err_t* e, hipdnnSdkNode* n, hipdnnSdkTensor* const* in,
+                             hipdnnSdkTensor* const* out, const char* label) {
+    const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
+    hipdnnSdkTensor *x = in[HIPDNN_NORM_X], *y = out[HIPDNN_NORM_Y];
+    int64_t stats[HIPDNN_MAX_DIMS];
+    norm_stats_dims(n, x, in[HIPDNN_NORM_SCALE], stats);
     if (n->compute_type == HIPDNN_DATA_NOT_SET) n->compute_type = HIPDNN_DATA_FLOAT;
-    hipdnnSdkTensor* y = out[HIPDNN_NORM_Y];
     if (!set_output(e, label, "y", y, x->ndim, x->dims, x,
                     y->is_virtual ? n->compute_type : x->data_type))
         return false;
-    /* Statistics are float32 unless given otherwise (cuDNN frontend's default). */
     for (int p = HIPDNN_NORM_MEAN; p <= HIPDNN_NORM_INV_VARIANCE; ++p)
         if (out[p] && !set_output(e, label, info->outputs[p].name, out[p], x->ndim, stats, x,
                                   n->compute_type))
@@ -179,6 +187,29 @@ bool infer_norm(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* label
                 return false;
         }
     return true;
+}
+
+bool infer_norm(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* label) {
+    hipdnnSdkTensor* in[7];
+    hipdnnSdkTensor* out[5];
+    for (int p = 0; p < 7; ++p) in[p] = tensor_of(e, g, n->inputs[p]);
+    for (int p = 0; p < 5; ++p) out[p] = tensor_of(e, g, n->outputs[p]);
+    hipdnnSdkTensor* x = in[HIPDNN_NORM_X];
+    int64_t mode = n->attrs[HIPDNN_NORM_MODE].i[0];
+    int64_t want[HIPDNN_MAX_DIMS];
+    bool have_running = false;
+    if (!check_norm_setup(e, n, x, in[HIPDNN_NORM_EPSILON], label) ||
+        !check_norm_scale(e, label, mode, x, in[HIPDNN_NORM_SCALE],
+                          "a parameter over x's normalized dims (1 or x's dim, 1 on axis 0)",
+                          want))
+        return false;
+    if (in[HIPDNN_NORM_BIAS] &&
+        !check_shape(e, label, "bias", in[HIPDNN_NORM_BIAS], x->ndim, want, "scale's shape"))
+        return false;
+    if (!check_norm_ports(e, n, in, out, label, &have_running)) return false;
+    if (mode == HIPDNN_BATCH_NORM && have_running && !check_running_stats(e, n, in, x, label))
+        return false;
+    return set_norm_outputs(e, n, in, out, label);
 }
 
 /* The gradients of norm_forward's y: dx shaped as x (x's layout), dscale and dbias as
@@ -201,24 +232,11 @@ bool infer_norm_backward(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g,
         return fail(e, "%s: x '%s' is %s; it needs rank >= 2", label, x->name,
                     shape_str(x, a, sizeof(a)));
     if (!check_shape(e, label, "dy", dy, x->ndim, x->dims, "x's shape")) return false;
-    if (scale->ndim != x->ndim)
-        return fail(e, "%s: scale '%s' is %s; it needs x's rank %d", label, scale->name,
-                    shape_str(scale, a, sizeof(a)), (int)x->ndim);
-    int64_t want[HIPDNN_MAX_DIMS];
-    bool per_channel = mode == HIPDNN_BATCH_NORM || mode == HIPDNN_INSTANCE_NORM;
-    for (int i = 0; i < x->ndim; ++i) {
-        if (per_channel) want[i] = i == 1 ? x->dims[1] : 1;
-        else if (i == 0 && mode != HIPDNN_ADA_LAYER_NORM) want[i] = 1;
-        else want[i] = scale->dims[i] == x->dims[i] ? x->dims[i] : 1;
-    }
-    if (!check_shape(e, label, "scale", scale, x->ndim, want,
-                     per_channel ? "a per-channel parameter"
-                                 : "a parameter over x's normalized dims (1 or x's dim)"))
+    int64_t want[HIPDNN_MAX_DIMS], stats[HIPDNN_MAX_DIMS];
+    if (!check_norm_scale(e, label, mode, x, scale,
+                          "a parameter over x's normalized dims (1 or x's dim)", want))
         return false;
-    bool axes[HIPDNN_MAX_DIMS];
-    hipdnnSdkNormAxes(n, x, scale, axes); /* mode is slot 0 of both norm ops */
-    int64_t stats[HIPDNN_MAX_DIMS];
-    for (int i = 0; i < x->ndim; ++i) stats[i] = axes[i] ? 1 : x->dims[i];
+    norm_stats_dims(n, x, scale, stats);
     bool rms = mode == HIPDNN_RMS_NORM;
     if (rms && in[HIPDNN_NBWD_MEAN])
         return fail(e, "%s: input 'mean' (tensor '%s') is set but rmsnorm has no mean", label,
