@@ -283,25 +283,8 @@ static hipdnnMemorySpace_t cuda_pointer_space(const void* ptr, int* device) {
         }                                                                         \
     } while (0)
 
-bool hipdnnDeviceLoadCuda(hipdnnDeviceRuntime* rt, char* why, size_t len) {
-    static const char* const libs[] = {"libcuda.so.1", "libcuda.so", NULL};
-    const char* path = NULL;
-    void* lib = NULL;
-    char tried[512] = "";
-    for (int i = 0; libs[i] && !lib; ++i) {
-        lib = hipdnnDlOpen(libs[i]);
-        if (lib) {
-            path = libs[i];
-        } else {
-            size_t used = strlen(tried);
-            snprintf(tried + used, sizeof(tried) - used, "%s%s: %s", used ? "; " : "", libs[i],
-                     hipdnnDlError());
-        }
-    }
-    if (!lib) {
-        snprintf(why, len, "cuda: no NVIDIA driver library (%s)", tried);
-        return false;
-    }
+/* The driver's entry points into cu; false, with why, at the first one missing. */
+static bool resolve_cuda_driver(void* lib, const char* path, char* why, size_t len) {
     SYM(init, "cuInit");
     SYM(driver_version, "cuDriverGetVersion");
     SYM(device_count, "cuDeviceGetCount");
@@ -329,7 +312,14 @@ bool hipdnnDeviceLoadCuda(hipdnnDeviceRuntime* rt, char* why, size_t len) {
     /* CUDA 12.8 added a _v2 (same signature, fixed edge cases); older drivers lack it. */
     *(void**)&cu.event_elapsed = hipdnnDlSymbol(lib, "cuEventElapsedTime_v2");
     if (!cu.event_elapsed) SYM(event_elapsed, "cuEventElapsedTime");
+    return true;
+fail:
+    return false;
+}
 
+/* cuInit, and at least one device (cu.count, at most MAX_DEVICES); else why, with the
+ * driver's error and version. */
+static bool cuda_devices_present(const char* path, char* why, size_t len) {
     CUresult r = cu.init(0);
     int version = 0;
     const char* name = NULL;
@@ -342,9 +332,13 @@ bool hipdnnDeviceLoadCuda(hipdnnDeviceRuntime* rt, char* why, size_t len) {
                      "version %d", path, (int)r, name ? name : "?", version);
         else
             snprintf(why, len, "cuda: %s: no CUDA device (driver version %d)", path, version);
-        goto fail;
+        return false;
     }
     if (cu.count > MAX_DEVICES) cu.count = MAX_DEVICES;
+    return true;
+}
+
+static void cuda_fill_runtime(hipdnnDeviceRuntime* rt, const char* path) {
     rt->name = "cuda";
     snprintf(rt->library, sizeof(rt->library), "%s", path);
     rt->device_count = cu.count;
@@ -365,8 +359,21 @@ bool hipdnnDeviceLoadCuda(hipdnnDeviceRuntime* rt, char* why, size_t len) {
     rt->event_synchronize = cuda_event_synchronize;
     rt->event_elapsed = cuda_event_elapsed;
     rt->pointer_space = cuda_pointer_space;
+}
+
+bool hipdnnDeviceLoadCuda(hipdnnDeviceRuntime* rt, char* why, size_t len) {
+    static const char* const libs[] = {"libcuda.so.1", "libcuda.so", NULL};
+    const char* path = NULL;
+    char tried[512];
+    void* lib = hipdnnDlOpenFirst(libs, &path, tried, sizeof(tried));
+    if (!lib) {
+        snprintf(why, len, "cuda: no NVIDIA driver library (%s)", tried);
+        return false;
+    }
+    if (!resolve_cuda_driver(lib, path, why, len) || !cuda_devices_present(path, why, len)) {
+        hipdnnDlClose(lib);
+        return false;
+    }
+    cuda_fill_runtime(rt, path);
     return true; /* the library stays loaded for the life of the process */
-fail:
-    hipdnnDlClose(lib);
-    return false;
 }

@@ -190,26 +190,8 @@ static hipdnnMemorySpace_t hip_pointer_space(const void* ptr, int* device) {
         }                                                        \
     } while (0)
 
-bool hipdnnDeviceLoadHip(hipdnnDeviceRuntime* rt, char* why, size_t len) {
-    static const char* const libs[] = {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5",
-                                       "/opt/rocm/lib/libamdhip64.so", NULL};
-    const char* path = NULL;
-    void* lib = NULL;
-    char tried[768] = "";
-    for (int i = 0; libs[i] && !lib; ++i) {
-        lib = hipdnnDlOpen(libs[i]);
-        if (lib) {
-            path = libs[i];
-        } else {
-            size_t used = strlen(tried);
-            snprintf(tried + used, sizeof(tried) - used, "%s%s: %s", used ? "; " : "", libs[i],
-                     hipdnnDlError());
-        }
-    }
-    if (!lib) {
-        snprintf(why, len, "hip: no HIP runtime (%s)", tried);
-        return false;
-    }
+/* The runtime's entry points into hip; false, with why, at the first one missing. */
+static bool resolve_hip_runtime(void* lib, const char* path, char* why, size_t len) {
     SYM(init, "hipInit");
     SYM(runtime_version, "hipRuntimeGetVersion");
     SYM(device_count, "hipGetDeviceCount");
@@ -233,7 +215,13 @@ bool hipdnnDeviceLoadHip(hipdnnDeviceRuntime* rt, char* why, size_t len) {
     SYM(get_last_error, "hipGetLastError");
     SYM(error_name, "hipGetErrorName");
     SYM(error_string, "hipGetErrorString");
+    return true;
+fail:
+    return false;
+}
 
+/* At least one AMD GPU (hip.count); else why, with hipGetDeviceCount's error. */
+static bool hip_devices_present(const char* path, char* why, size_t len) {
     hip.init(0); /* its failure repeats, more tellingly, as hipGetDeviceCount's */
     hipError_t r = hip.device_count(&hip.count);
     if (r != hipSuccess_ || hip.count < 1) {
@@ -244,11 +232,12 @@ bool hipdnnDeviceLoadHip(hipdnnDeviceRuntime* rt, char* why, size_t len) {
                      name ? name : "?");
         else
             snprintf(why, len, "hip: %s: no AMD GPU", path);
-        goto fail;
+        return false;
     }
-    int v = 0;
-    /* HIP encodes major * 10000000 + minor * 100000 + patch */
-    hip.hip5 = hip.runtime_version(&v) == hipSuccess_ && v < 60000000;
+    return true;
+}
+
+static void hip_fill_runtime(hipdnnDeviceRuntime* rt, const char* path) {
     rt->name = "hip";
     snprintf(rt->library, sizeof(rt->library), "%s", path);
     rt->device_count = hip.count;
@@ -269,9 +258,26 @@ bool hipdnnDeviceLoadHip(hipdnnDeviceRuntime* rt, char* why, size_t len) {
     rt->event_synchronize = hip_event_synchronize;
     rt->event_elapsed = hip_event_elapsed;
     rt->pointer_space = hip_pointer_space;
+}
+
+bool hipdnnDeviceLoadHip(hipdnnDeviceRuntime* rt, char* why, size_t len) {
+    static const char* const libs[] = {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5",
+                                       "/opt/rocm/lib/libamdhip64.so", NULL};
+    const char* path = NULL;
+    char tried[768];
+    void* lib = hipdnnDlOpenFirst(libs, &path, tried, sizeof(tried));
+    if (!lib) {
+        snprintf(why, len, "hip: no HIP runtime (%s)", tried);
+        return false;
+    }
+    if (!resolve_hip_runtime(lib, path, why, len) || !hip_devices_present(path, why, len)) {
+        hipdnnDlClose(lib);
+        return false;
+    }
+    int v = 0;
+    /* HIP encodes major * 10000000 + minor * 100000 + patch */
+    hip.hip5 = hip.runtime_version(&v) == hipSuccess_ && v < 60000000;
+    hip_fill_runtime(rt, path);
     if (hip.hip5) hipdnnLog(HIPDNN_LOG_INFO, "device runtime: HIP %d (HIP 5 pointer types)", v);
     return true;
-fail:
-    hipdnnDlClose(lib);
-    return false;
 }

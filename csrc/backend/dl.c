@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,6 +22,22 @@ void hipdnnDlClose(void* lib) {
 const char* hipdnnDlError(void) {
     const char* e = dlerror();
     return e ? e : "unknown loader error";
+}
+
+void* hipdnnDlOpenFirst(const char* const* names, const char** opened, char* tried,
+                        size_t len) {
+    if (len) tried[0] = '\0';
+    for (int i = 0; names[i]; ++i) {
+        void* lib = hipdnnDlOpen(names[i]);
+        if (lib) {
+            *opened = names[i];
+            return lib;
+        }
+        size_t used = strlen(tried);
+        snprintf(tried + used, len - used, "%s%s: %s", used ? "; " : "", names[i],
+                 hipdnnDlError());
+    }
+    return NULL;
 }
 
 static char g_self_dir[PATH_MAX];

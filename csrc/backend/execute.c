@@ -186,10 +186,9 @@ static int64_t find_uid(const pack_state* vp, int64_t uid) {
     return lo < vp->num_uids && vp->sorted[lo].uid == uid ? vp->sorted[lo].index : -1;
 }
 
-HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendExecute(hipdnnHandle_t handle,
-                                                  hipdnnBackendDescriptor_t plan,
-                                                  hipdnnBackendDescriptor_t variant_pack) {
-    hipdnnClearError();
+/* The arguments are live objects of the right kinds, finalized, and of one device. */
+static hipdnnStatus_t check_execute_args(hipdnnHandle_t handle, hipdnnBackendDescriptor_t plan,
+                                         hipdnnBackendDescriptor_t variant_pack) {
     hipdnnStatus_t st = hipdnnHandleCheck(handle, "hipdnnBackendExecute");
     if (!st) st = hipdnnDescriptorCheck(plan, HIPDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR,
                                         "hipdnnBackendExecute plan");
@@ -200,17 +199,17 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendExecute(hipdnnHandle_t handle,
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
                           "hipdnnBackendExecute: the %s is not finalized",
                           plan->finalized ? "variant pack" : "execution plan");
-    hipdnnPlanState* ps = plan->state;
-    pack_state* vp = variant_pack->state;
+    const hipdnnPlanState* ps = plan->state;
     if (handle->device != ps->handle->device)
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_STREAM_MISMATCH,
                           "hipdnnBackendExecute: the plan was built for device %d but the "
                           "handle is on device %d", ps->handle->device, handle->device);
-    const hipdnnSdkGraph* g = ((hipdnnGraphState*)ps->graph->state)->graph;
-    const hipdnnEngineEntry* e = hipdnnRegistryEngine(ps->engine);
-    hipdnnPlugin* p = hipdnnRegistryPlugin(ps->plugin);
-    /* Every uid of the pack names a tensor that takes a pointer: counted from the graph's
-     * side (its uids are unique), so the cost is tensors x log(uids). */
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+/* Every uid of the pack names a tensor that takes a pointer: counted from the graph's
+ * side (its uids are unique), so the cost is tensors x log(uids). */
+static hipdnnStatus_t check_pack_uids(const pack_state* vp, const hipdnnSdkGraph* g) {
     int64_t named = 0;
     for (int32_t k = 0; k < g->num_tensors; ++k) {
         const hipdnnSdkTensor* t = &g->tensors[k];
@@ -221,19 +220,135 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendExecute(hipdnnHandle_t handle,
                               t->is_virtual ? "virtual" : "a pass-by-value constant");
         ++named;
     }
-    if (named != vp->num_uids) {
-        hipdnnSdkUidMap map; /* only to name the stranger */
-        if (!hipdnnSdkUidMapBuild(&map, g)) return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
-        int64_t stranger = 0;
-        for (int64_t i = 0; i < vp->num_uids; ++i)
-            if (hipdnnSdkUidMapFind(&map, vp->uids[i]) < 0) {
-                stranger = vp->uids[i];
-                break;
-            }
-        hipdnnSdkUidMapFree(&map);
-        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: uid %lld is not a tensor of "
-                          "graph '%s'", (long long)stranger, g->name);
+    if (named == vp->num_uids) return HIPDNN_STATUS_SUCCESS;
+    hipdnnSdkUidMap map; /* only to name the stranger */
+    if (!hipdnnSdkUidMapBuild(&map, g))
+        return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
+    int64_t stranger = 0;
+    for (int64_t i = 0; i < vp->num_uids; ++i)
+        if (hipdnnSdkUidMapFind(&map, vp->uids[i]) < 0) {
+            stranger = vp->uids[i];
+            break;
+        }
+    hipdnnSdkUidMapFree(&map);
+    return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: uid %lld is not a tensor of "
+                      "graph '%s'", (long long)stranger, g->name);
+}
+
+/* The buffer of graph tensor t, pack entry i: a pointer in the memory the engine (or,
+ * for a runtime scalar, the host) reads, on the handle's device. */
+static hipdnnStatus_t tensor_buffer(const pack_state* vp, int64_t i, const hipdnnSdkTensor* t,
+                                    const hipdnnEngineEntry* e, int device,
+                                    hipdnnPluginTensorBuffer_t* buf) {
+    if (i < 0 || !vp->ptrs[i])
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: tensor '%s' (uid %lld) %s",
+                          t->name, (long long)t->uid,
+                          i >= 0 ? "has a NULL pointer" : "has no pointer");
+    hipdnnMemorySpace_t where;
+    int on_device;
+    hipdnnStatus_t st = space_of(vp, i, t, &where, &on_device);
+    if (st) return st;
+    /* A runtime scalar is read on the host; data must be where the engine runs
+     * (managed memory serves both). */
+    hipdnnMemorySpace_t want = t->is_by_value ? HIPDNN_MEMORY_HOST : e->memory_space;
+    if (where != want && where != HIPDNN_MEMORY_MANAGED)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                          "variant pack: tensor '%s' (uid %lld) is in %s memory but %s "
+                          "needs %s memory", t->name, (long long)t->uid, space_name(where),
+                          t->is_by_value ? "a by-value scalar" : e->name, space_name(want));
+    if (want != HIPDNN_MEMORY_HOST && on_device >= 0 && on_device != device)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                          "variant pack: tensor '%s' (uid %lld) is on device %d but the plan "
+                          "runs on device %d", t->name, (long long)t->uid, on_device, device);
+    buf->uid = t->uid;
+    buf->ptr = vp->ptrs[i];
+    buf->memory_space = where;
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+/* The buffers of every graph tensor that takes a pointer, in graph order, into bufs
+ * (room for every tensor); *nb is how many. */
+static hipdnnStatus_t collect_buffers(const pack_state* vp, const hipdnnSdkGraph* g,
+                                      const hipdnnEngineEntry* e, int device,
+                                      hipdnnPluginTensorBuffer_t* bufs, uint32_t* nb) {
+    *nb = 0;
+    for (int32_t k = 0; k < g->num_tensors; ++k) {
+        const hipdnnSdkTensor* t = &g->tensors[k];
+        if (t->is_virtual || (t->is_by_value && t->has_value)) continue;
+        hipdnnStatus_t st = tensor_buffer(vp, find_uid(vp, t->uid), t, e, device, &bufs[*nb]);
+        if (st) return st;
+        ++*nb;
     }
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+/* The workspace the plan needs is given, and is where the engine runs (device memory for
+ * device engines): probed, since it is never declared, whenever a GPU runtime may be
+ * involved. */
+static hipdnnStatus_t check_workspace(const pack_state* vp, const hipdnnPlanState* ps,
+                                      const hipdnnEngineEntry* e) {
+    if (ps->workspace_size == 0) return HIPDNN_STATUS_SUCCESS;
+    if (!vp->workspace)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, "variant pack: engine '%s' "
+                          "needs a workspace of %zu bytes but WORKSPACE is NULL", e->name,
+                          ps->workspace_size);
+    if (hipdnnRegistryHasDeviceEngine()) {
+        hipdnnMemorySpace_t ws = hipdnnDevicePointerSpace(vp->workspace);
+        if (ws != e->memory_space && ws != HIPDNN_MEMORY_MANAGED)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: the workspace is in %s "
+                              "memory but engine '%s' needs %s memory", space_name(ws), e->name,
+                              space_name(e->memory_space));
+    }
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+/* Runs the plan's graph on its plugin through plugin handle ph, under the handle's lock:
+ * ABI 1.1 enqueues {uid, ptr, memory space}; ABI 1.0 executes {uid, ptr} (host memory
+ * only, checked before). */
+static hipdnnStatus_t run_plugin(hipdnnHandle_t handle, const hipdnnPlanState* ps,
+                                 hipdnnEnginePluginHandle_t ph, const pack_state* vp,
+                                 hipdnnPluginTensorBuffer_t* bufs, uint32_t nb) {
+    const hipdnnSdkGraph* g = ((hipdnnGraphState*)ps->graph->state)->graph;
+    const hipdnnEngineEntry* e = hipdnnRegistryEngine(ps->engine);
+    hipdnnPlugin* p = hipdnnRegistryPlugin(ps->plugin);
+    hipdnnStatus_t st = HIPDNN_STATUS_SUCCESS;
+    hipdnnHandleLock(handle);
+    hipdnnPluginStatus_t rs;
+    if (p->enqueue) {
+        rs = p->enqueue(ph, ps->ctx, vp->workspace, ps->workspace_size, bufs, nb);
+    } else {
+        hipdnnPluginDeviceBuffer_t old[32];
+        hipdnnPluginDeviceBuffer_t* ob = nb <= 32 ? old : malloc(nb * sizeof(*ob));
+        if (!ob) {
+            rs = HIPDNN_PLUGIN_STATUS_ALLOC_FAILED;
+        } else {
+            for (uint32_t b = 0; b < nb; ++b) {
+                ob[b].uid = bufs[b].uid;
+                ob[b].ptr = bufs[b].ptr;
+            }
+            rs = p->execute(ph, ps->ctx, vp->workspace, ob, nb);
+            if (ob != old) free(ob);
+        }
+    }
+    if (rs != HIPDNN_PLUGIN_STATUS_SUCCESS)
+        st = hipdnnFail(HIPDNN_STATUS_EXECUTION_FAILED, "engine '%s' failed on graph '%s': %s",
+                        e->name, g->name, hipdnnPluginLastError(p));
+    hipdnnHandleUnlock(handle);
+    return st;
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendExecute(hipdnnHandle_t handle,
+                                                  hipdnnBackendDescriptor_t plan,
+                                                  hipdnnBackendDescriptor_t variant_pack) {
+    hipdnnClearError();
+    hipdnnStatus_t st = check_execute_args(handle, plan, variant_pack);
+    if (st) return st;
+    hipdnnPlanState* ps = plan->state;
+    pack_state* vp = variant_pack->state;
+    const hipdnnSdkGraph* g = ((hipdnnGraphState*)ps->graph->state)->graph;
+    const hipdnnEngineEntry* e = hipdnnRegistryEngine(ps->engine);
+    hipdnnPlugin* p = hipdnnRegistryPlugin(ps->plugin);
+    if ((st = check_pack_uids(vp, g))) return st;
     hipdnnPluginTensorBuffer_t stack_buf[32];
     hipdnnPluginTensorBuffer_t* bufs = stack_buf;
     if (g->num_tensors > 32) {
@@ -241,85 +356,15 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendExecute(hipdnnHandle_t handle,
         if (!bufs) return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
     }
     uint32_t nb = 0;
-    for (int32_t k = 0; k < g->num_tensors && !st; ++k) {
-        const hipdnnSdkTensor* t = &g->tensors[k];
-        if (t->is_virtual || (t->is_by_value && t->has_value)) continue;
-        int64_t i = find_uid(vp, t->uid);
-        if (i < 0 || !vp->ptrs[i]) {
-            st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: tensor '%s' (uid %lld) %s",
-                            t->name, (long long)t->uid,
-                            i >= 0 ? "has a NULL pointer" : "has no pointer");
-            break;
-        }
-        hipdnnMemorySpace_t where;
-        int on_device;
-        if ((st = space_of(vp, i, t, &where, &on_device))) break;
-        /* A runtime scalar is read on the host; data must be where the engine runs
-         * (managed memory serves both). */
-        hipdnnMemorySpace_t want = t->is_by_value ? HIPDNN_MEMORY_HOST : e->memory_space;
-        if (where != want && where != HIPDNN_MEMORY_MANAGED) {
-            st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
-                            "variant pack: tensor '%s' (uid %lld) is in %s memory but %s "
-                            "needs %s memory", t->name, (long long)t->uid, space_name(where),
-                            t->is_by_value ? "a by-value scalar" : e->name, space_name(want));
-            break;
-        }
-        if (want != HIPDNN_MEMORY_HOST && on_device >= 0 && on_device != handle->device) {
-            st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
-                            "variant pack: tensor '%s' (uid %lld) is on device %d but the plan "
-                            "runs on device %d", t->name, (long long)t->uid, on_device,
-                            handle->device);
-            break;
-        }
-        bufs[nb].uid = t->uid;
-        bufs[nb].ptr = vp->ptrs[i];
-        bufs[nb].memory_space = where;
-        ++nb;
-    }
-    if (!st && ps->workspace_size > 0 && !vp->workspace)
-        st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, "variant pack: engine '%s' "
-                        "needs a workspace of %zu bytes but WORKSPACE is NULL", e->name,
-                        ps->workspace_size);
-    /* The workspace is where the engine runs (device memory for device engines): probed,
-     * since it is never declared, whenever a GPU runtime may be involved. */
-    if (!st && ps->workspace_size > 0 && hipdnnRegistryHasDeviceEngine()) {
-        hipdnnMemorySpace_t ws = hipdnnDevicePointerSpace(vp->workspace);
-        if (ws != e->memory_space && ws != HIPDNN_MEMORY_MANAGED)
-            st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: the workspace is in %s "
-                            "memory but engine '%s' needs %s memory", space_name(ws), e->name,
-                            space_name(e->memory_space));
-    }
+    st = collect_buffers(vp, g, e, handle->device, bufs, &nb);
+    if (!st) st = check_workspace(vp, ps, e);
     if (!st && !p->enqueue && e->memory_space != HIPDNN_MEMORY_HOST)
         st = hipdnnFail(HIPDNN_STATUS_NOT_SUPPORTED, "engine '%s': an ABI 1.0 plugin runs on host "
                         "memory only", e->name);
     /* The plan may run through any handle of its device: that handle's plugin handle. */
     hipdnnEnginePluginHandle_t ph = ps->plugin_handle;
     if (!st && handle != ps->handle) st = hipdnnHandlePluginHandle(handle, ps->plugin, &ph);
-    if (!st) {
-        hipdnnHandleLock(handle);
-        hipdnnPluginStatus_t rs;
-        if (p->enqueue) {
-            rs = p->enqueue(ph, ps->ctx, vp->workspace, ps->workspace_size, bufs, nb);
-        } else {
-            /* ABI 1.0 takes {uid, ptr}: host memory only, checked above. */
-            hipdnnPluginDeviceBuffer_t old[32];
-            hipdnnPluginDeviceBuffer_t* ob = nb <= 32 ? old : malloc(nb * sizeof(*ob));
-            if (!ob) {
-                rs = HIPDNN_PLUGIN_STATUS_ALLOC_FAILED;
-            } else {
-                for (uint32_t b = 0; b < nb; ++b) {
-                    ob[b].uid = bufs[b].uid;
-                    ob[b].ptr = bufs[b].ptr;
-                }
-                rs = p->execute(ph, ps->ctx, vp->workspace, ob, nb);
-                if (ob != old) free(ob);
-            }
-        }
-        if (rs != HIPDNN_PLUGIN_STATUS_SUCCESS)
-            st = hipdnnFail(HIPDNN_STATUS_EXECUTION_FAILED, "engine '%s' failed on graph '%s': %s",
-                            e->name, g->name, hipdnnPluginLastError(p));
-        hipdnnHandleUnlock(handle);
-    }
+    if (!st) st = run_plugin(handle, ps, ph, vp, bufs, nb);
     if (bufs != stack_buf) free(bufs);
     return st;
 }

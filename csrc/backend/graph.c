@@ -167,6 +167,95 @@ static void describe(const hipdnnSdkGraph* g, const hipdnnSdkUidMap* map, char* 
 #undef APPEND
 }
 
+/* OPS: the operation descriptors, each retained for the caller. */
+static hipdnnStatus_t get_ops(const hipdnnGraphState* s, hipdnnBackendAttributeType_t type,
+                              int64_t req, int64_t* count, void* v) {
+    if (type != HIPDNN_TYPE_BACKEND_DESCRIPTOR)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                          "OPERATIONGRAPH descriptor: OPS has type BACKEND_DESCRIPTOR");
+    *count = s->num_ops;
+    hipdnnBackendDescriptor_t* out = v;
+    for (int64_t i = 0; i < req && i < s->num_ops; ++i) {
+        hipdnnDescriptorRetain(s->ops[i]);
+        out[i] = s->ops[i];
+    }
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+/* TENSORS_EXT: a new TENSOR descriptor per tensor of the finalized graph, inferred
+ * values included. */
+static hipdnnStatus_t get_tensors(hipdnnBackendDescriptor_t d, hipdnnBackendAttributeType_t type,
+                                  int64_t req, int64_t* count, void* v) {
+    const hipdnnGraphState* s = G(d);
+    if (!d->finalized)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
+                          "OPERATIONGRAPH: TENSORS_EXT needs a finalized graph");
+    if (type != HIPDNN_TYPE_BACKEND_DESCRIPTOR)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                          "OPERATIONGRAPH descriptor: TENSORS_EXT has type BACKEND_DESCRIPTOR");
+    *count = s->graph->num_tensors;
+    hipdnnBackendDescriptor_t* out = v;
+    for (int64_t i = 0; i < req && i < s->graph->num_tensors; ++i) {
+        hipdnnStatus_t st = tensor_descriptor_of(&s->graph->tensors[i], &out[i]);
+        if (st) {
+            for (int64_t k = 0; k < i; ++k) hipdnnDescriptorRelease(out[k]);
+            return st;
+        }
+    }
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+/* OUTPUT_UIDS_EXT: the uids of the non-virtual tensors nodes write, in node order. */
+static hipdnnStatus_t get_output_uids(hipdnnBackendDescriptor_t d,
+                                      hipdnnBackendAttributeType_t type, int64_t req,
+                                      int64_t* count, void* v) {
+    if (!d->finalized)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
+                          "OPERATIONGRAPH: OUTPUT_UIDS_EXT needs a finalized graph");
+    const hipdnnSdkGraph* g = G(d)->graph;
+    int64_t* uids = malloc(((size_t)g->num_nodes * HIPDNN_MAX_PORTS + 1) * sizeof(int64_t));
+    hipdnnSdkUidMap map;
+    if (!uids || !hipdnnSdkUidMapBuild(&map, g)) {
+        free(uids);
+        return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
+    }
+    int64_t n = 0;
+    for (int32_t i = 0; i < g->num_nodes; ++i)
+        for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
+            int64_t uid = g->nodes[i].outputs[p];
+            int32_t t = uid == HIPDNN_NO_TENSOR ? -1 : hipdnnSdkUidMapFind(&map, uid);
+            if (t >= 0 && !g->tensors[t].is_virtual) uids[n++] = uid;
+        }
+    hipdnnSdkUidMapFree(&map);
+    hipdnnStatus_t st = hipdnnAttrReturn("OPERATIONGRAPH", "OUTPUT_UIDS_EXT", HIPDNN_TYPE_INT64,
+                                         type, req, count, v, uids, n, sizeof(int64_t));
+    free(uids);
+    return st;
+}
+
+/* DESCRIPTION_EXT: describe()'s text of the finalized graph. */
+static hipdnnStatus_t get_description(hipdnnBackendDescriptor_t d,
+                                      hipdnnBackendAttributeType_t type, int64_t req,
+                                      int64_t* count, void* v) {
+    if (!d->finalized)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
+                          "OPERATIONGRAPH: DESCRIPTION_EXT needs a finalized graph");
+    const hipdnnSdkGraph* g = G(d)->graph;
+    size_t len = 256 + (size_t)(g->num_nodes + g->num_tensors) * 400;
+    char* buf = malloc(len);
+    hipdnnSdkUidMap map;
+    if (!buf || !hipdnnSdkUidMapBuild(&map, g)) {
+        free(buf);
+        return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
+    }
+    describe(g, &map, buf, len);
+    hipdnnSdkUidMapFree(&map);
+    hipdnnStatus_t st =
+        hipdnnAttrReturnString("OPERATIONGRAPH", "DESCRIPTION_EXT", type, req, count, v, buf);
+    free(buf);
+    return st;
+}
+
 static hipdnnStatus_t graph_get(hipdnnBackendDescriptor_t d, hipdnnBackendAttributeName_t name,
                                 hipdnnBackendAttributeType_t type, int64_t req, int64_t* count,
                                 void* v) {
@@ -178,18 +267,7 @@ static hipdnnStatus_t graph_get(hipdnnBackendDescriptor_t d, hipdnnBackendAttrib
     case HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT:
         return hipdnnAttrReturnString("OPERATIONGRAPH", "NAME_EXT", type, req, count, v,
                                       s->graph ? s->graph->name : s->name);
-    case HIPDNN_ATTR_OPERATIONGRAPH_OPS: {
-        if (type != HIPDNN_TYPE_BACKEND_DESCRIPTOR)
-            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
-                              "OPERATIONGRAPH descriptor: OPS has type BACKEND_DESCRIPTOR");
-        *count = s->num_ops;
-        hipdnnBackendDescriptor_t* out = v;
-        for (int64_t i = 0; i < req && i < s->num_ops; ++i) {
-            hipdnnDescriptorRetain(s->ops[i]);
-            out[i] = s->ops[i];
-        }
-        return HIPDNN_STATUS_SUCCESS;
-    }
+    case HIPDNN_ATTR_OPERATIONGRAPH_OPS: return get_ops(s, type, req, count, v);
     case HIPDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT: {
         int64_t n = 0;
         hipdnnStatus_t st = hipdnnRegistryEnsureLoaded();
@@ -198,66 +276,11 @@ static hipdnnStatus_t graph_get(hipdnnBackendDescriptor_t d, hipdnnBackendAttrib
         return hipdnnAttrReturn("OPERATIONGRAPH", "ENGINE_GLOBAL_COUNT", HIPDNN_TYPE_INT64, type,
                                 req, count, v, &n, 1, sizeof(n));
     }
-    case HIPDNN_ATTR_OPERATIONGRAPH_TENSORS_EXT: {
-        if (!d->finalized)
-            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
-                              "OPERATIONGRAPH: TENSORS_EXT needs a finalized graph");
-        if (type != HIPDNN_TYPE_BACKEND_DESCRIPTOR)
-            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
-                              "OPERATIONGRAPH descriptor: TENSORS_EXT has type BACKEND_DESCRIPTOR");
-        *count = s->graph->num_tensors;
-        hipdnnBackendDescriptor_t* out = v;
-        for (int64_t i = 0; i < req && i < s->graph->num_tensors; ++i) {
-            hipdnnStatus_t st = tensor_descriptor_of(&s->graph->tensors[i], &out[i]);
-            if (st) {
-                for (int64_t k = 0; k < i; ++k) hipdnnDescriptorRelease(out[k]);
-                return st;
-            }
-        }
-        return HIPDNN_STATUS_SUCCESS;
-    }
-    case HIPDNN_ATTR_OPERATIONGRAPH_OUTPUT_UIDS_EXT: {
-        if (!d->finalized)
-            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
-                              "OPERATIONGRAPH: OUTPUT_UIDS_EXT needs a finalized graph");
-        const hipdnnSdkGraph* g = s->graph;
-        int64_t* uids = malloc(((size_t)g->num_nodes * HIPDNN_MAX_PORTS + 1) * sizeof(int64_t));
-        hipdnnSdkUidMap map;
-        if (!uids || !hipdnnSdkUidMapBuild(&map, g)) {
-            free(uids);
-            return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
-        }
-        int64_t n = 0;
-        for (int32_t i = 0; i < g->num_nodes; ++i)
-            for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
-                int64_t uid = g->nodes[i].outputs[p];
-                int32_t t = uid == HIPDNN_NO_TENSOR ? -1 : hipdnnSdkUidMapFind(&map, uid);
-                if (t >= 0 && !g->tensors[t].is_virtual) uids[n++] = uid;
-            }
-        hipdnnSdkUidMapFree(&map);
-        hipdnnStatus_t st = hipdnnAttrReturn("OPERATIONGRAPH", "OUTPUT_UIDS_EXT", HIPDNN_TYPE_INT64,
-                                             type, req, count, v, uids, n, sizeof(int64_t));
-        free(uids);
-        return st;
-    }
-    case HIPDNN_ATTR_OPERATIONGRAPH_DESCRIPTION_EXT: {
-        if (!d->finalized)
-            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
-                              "OPERATIONGRAPH: DESCRIPTION_EXT needs a finalized graph");
-        size_t len = 256 + (size_t)(s->graph->num_nodes + s->graph->num_tensors) * 400;
-        char* buf = malloc(len);
-        hipdnnSdkUidMap map;
-        if (!buf || !hipdnnSdkUidMapBuild(&map, s->graph)) {
-            free(buf);
-            return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
-        }
-        describe(s->graph, &map, buf, len);
-        hipdnnSdkUidMapFree(&map);
-        hipdnnStatus_t st =
-            hipdnnAttrReturnString("OPERATIONGRAPH", "DESCRIPTION_EXT", type, req, count, v, buf);
-        free(buf);
-        return st;
-    }
+    case HIPDNN_ATTR_OPERATIONGRAPH_TENSORS_EXT: return get_tensors(d, type, req, count, v);
+    case HIPDNN_ATTR_OPERATIONGRAPH_OUTPUT_UIDS_EXT:
+        return get_output_uids(d, type, req, count, v);
+    case HIPDNN_ATTR_OPERATIONGRAPH_DESCRIPTION_EXT:
+        return get_description(d, type, req, count, v);
     default: return hipdnnAttrUnknown("OPERATIONGRAPH", name);
     }
 }
@@ -278,64 +301,52 @@ static int64_t tensor_slot(hipdnnBackendDescriptor_t* seen, int64_t* n, int64_t*
     }
 }
 
-/* Builds the SDK model from the op descriptors. */
-static hipdnnStatus_t collect(hipdnnGraphState* s, hipdnnSdkGraph** out,
-                              hipdnnBackendDescriptor_t** tensors_out, int64_t* num_out) {
-    hipdnnStatus_t st = HIPDNN_STATUS_SUCCESS;
-    int64_t max_t = s->num_ops * 2 * HIPDNN_MAX_PORTS;
-    int64_t cap = 16;
-    while (cap < 2 * max_t) cap *= 2;
-    hipdnnBackendDescriptor_t* seen = calloc((size_t)max_t + 1, sizeof(*seen));
-    int64_t* set = malloc((size_t)cap * sizeof(int64_t));
-    hipdnnSdkGraph* g = calloc(1, sizeof(*g));
-    if (!seen || !set || !g) {
-        free(seen);
-        free(set);
-        free(g);
-        return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory building the graph");
-    }
-    memset(set, 0xff, (size_t)cap * sizeof(int64_t));
-    int64_t nt = 0;
-    g->name = malloc(1 + (s->name ? strlen(s->name) : 0));
-    g->nodes = calloc((size_t)s->num_ops, sizeof(hipdnnSdkNode));
-    if (!g->name || !g->nodes) {
-        st = hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory building the graph");
-        goto fail;
-    }
-    strcpy(g->name, s->name ? s->name : "");
-    for (int64_t i = 0; i < s->num_ops; ++i) {
-        hipdnnBackendDescriptor_t od = s->ops[i];
-        hipdnnOperationState* os = od->state;
-        if (!od->finalized && (st = od->cls->finalize(od))) goto fail; /* ports set? */
-        od->finalized = true;
-        hipdnnSdkNode* n = &g->nodes[i];
-        *n = os->node;
-        const char* nm = os->node.name ? os->node.name : "";
-        n->name = malloc(strlen(nm) + 1);
-        g->num_nodes = (int32_t)i + 1;
-        if (!n->name) {
-            st = hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory building the graph");
-            goto fail;
-        }
-        strcpy(n->name, nm);
-        for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
-            hipdnnBackendDescriptor_t ports[2] = {os->in[p], os->out[p]};
-            for (int io = 0; io < 2; ++io) {
-                if (!ports[io]) continue;
-                if ((st = hipdnnTensorClass.finalize(ports[io]))) goto fail;
-                tensor_slot(seen, &nt, set, cap, ports[io]);
-                hipdnnTensorState* ts = ports[io]->state;
-                (io ? n->outputs : n->inputs)[p] = ts->t.uid;
-            }
+static hipdnnStatus_t oom_building(void) {
+    return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory building the graph");
+}
+
+/* The tensor descriptors met so far, each once, in order of first use. */
+typedef struct {
+    hipdnnBackendDescriptor_t* seen;
+    int64_t n;
+    int64_t* set; /* tensor_slot's open-addressing set, `cap` slots */
+    int64_t cap;
+} tensor_list;
+
+/* Node i from op descriptor od (finalized here if the user did not: are its ports set?),
+ * its name copied and each port's tensor finalized and listed. */
+static hipdnnStatus_t collect_node(hipdnnBackendDescriptor_t od, hipdnnSdkGraph* g, int64_t i,
+                                   tensor_list* tl) {
+    hipdnnStatus_t st;
+    hipdnnOperationState* os = od->state;
+    if (!od->finalized && (st = od->cls->finalize(od))) return st;
+    od->finalized = true;
+    hipdnnSdkNode* n = &g->nodes[i];
+    *n = os->node;
+    const char* nm = os->node.name ? os->node.name : "";
+    n->name = malloc(strlen(nm) + 1);
+    g->num_nodes = (int32_t)i + 1;
+    if (!n->name) return oom_building();
+    strcpy(n->name, nm);
+    for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
+        hipdnnBackendDescriptor_t ports[2] = {os->in[p], os->out[p]};
+        for (int io = 0; io < 2; ++io) {
+            if (!ports[io]) continue;
+            if ((st = hipdnnTensorClass.finalize(ports[io]))) return st;
+            tensor_slot(tl->seen, &tl->n, tl->set, tl->cap, ports[io]);
+            hipdnnTensorState* ts = ports[io]->state;
+            (io ? n->outputs : n->inputs)[p] = ts->t.uid;
         }
     }
-    g->tensors = calloc((size_t)nt + 1, sizeof(hipdnnSdkTensor));
-    if (!g->tensors) {
-        st = hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory building the graph");
-        goto fail;
-    }
-    for (int64_t i = 0; i < nt; ++i) {
-        hipdnnTensorState* ts = seen[i]->state;
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+/* The graph's tensors: copies of the listed descriptors' (strides only where set). */
+static hipdnnStatus_t collect_tensors(hipdnnSdkGraph* g, const tensor_list* tl) {
+    g->tensors = calloc((size_t)tl->n + 1, sizeof(hipdnnSdkTensor));
+    if (!g->tensors) return oom_building();
+    for (int64_t i = 0; i < tl->n; ++i) {
+        hipdnnTensorState* ts = tl->seen[i]->state;
         hipdnnSdkTensor* t = &g->tensors[i];
         *t = ts->t;
         if (!ts->has_strides) memset(t->strides, 0, sizeof(t->strides));
@@ -343,22 +354,45 @@ static hipdnnStatus_t collect(hipdnnGraphState* s, hipdnnSdkGraph** out,
         const char* nm = ts->t.name ? ts->t.name : "";
         t->name = malloc(strlen(nm) + 1);
         g->num_tensors = (int32_t)i + 1;
-        if (!t->name) {
-            st = hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory building the graph");
-            goto fail;
-        }
+        if (!t->name) return oom_building();
         strcpy(t->name, nm); /* two descriptors sharing a uid: validation says so */
     }
-    free(set);
-    *out = g;
-    *tensors_out = seen;
-    *num_out = nt;
     return HIPDNN_STATUS_SUCCESS;
-fail:
-    free(set);
-    free(seen);
-    hipdnnSdkGraphFree(g);
-    return st;
+}
+
+/* Builds the SDK model from the op descriptors. */
+static hipdnnStatus_t collect(hipdnnGraphState* s, hipdnnSdkGraph** out,
+                              hipdnnBackendDescriptor_t** tensors_out, int64_t* num_out) {
+    hipdnnStatus_t st = HIPDNN_STATUS_SUCCESS;
+    int64_t max_t = s->num_ops * 2 * HIPDNN_MAX_PORTS;
+    tensor_list tl = {NULL, 0, NULL, 16};
+    while (tl.cap < 2 * max_t) tl.cap *= 2;
+    tl.seen = calloc((size_t)max_t + 1, sizeof(*tl.seen));
+    tl.set = malloc((size_t)tl.cap * sizeof(int64_t));
+    hipdnnSdkGraph* g = calloc(1, sizeof(*g));
+    if (!tl.seen || !tl.set || !g) {
+        free(tl.seen);
+        free(tl.set);
+        free(g);
+        return oom_building();
+    }
+    memset(tl.set, 0xff, (size_t)tl.cap * sizeof(int64_t));
+    g->name = malloc(1 + (s->name ? strlen(s->name) : 0));
+    g->nodes = calloc((size_t)s->num_ops, sizeof(hipdnnSdkNode));
+    if (!g->name || !g->nodes) st = oom_building();
+    else strcpy(g->name, s->name ? s->name : "");
+    for (int64_t i = 0; i < s->num_ops && !st; ++i) st = collect_node(s->ops[i], g, i, &tl);
+    if (!st) st = collect_tensors(g, &tl);
+    free(tl.set);
+    if (st) {
+        free(tl.seen);
+        hipdnnSdkGraphFree(g);
+        return st;
+    }
+    *out = g;
+    *tensors_out = tl.seen;
+    *num_out = tl.n;
+    return HIPDNN_STATUS_SUCCESS;
 }
 
 /* Validate + infer + encode; shared by finalize and deserialize. */

@@ -148,76 +148,72 @@ static bool better(const hipdnnEngineEntry* a, const hipdnnEngineEntry* b,
     return a->priority > b->priority;
 }
 
-static hipdnnStatus_t heur_finalize(hipdnnBackendDescriptor_t d) {
-    heur_state* s = H(d);
+/* The graph is set, finalized and has a handle; the preferred engine, if any, is loaded
+ * (plugins are loaded here, on first need). */
+static hipdnnStatus_t check_heur_inputs(const heur_state* s) {
     if (!s->graph)
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "ENGINEHEUR: OPERATION_GRAPH is not set");
     if (!s->graph->finalized)
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
                           "ENGINEHEUR: the operation graph is not finalized");
-    hipdnnGraphState* gs = s->graph->state;
+    const hipdnnGraphState* gs = s->graph->state;
     if (!gs->handle)
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "ENGINEHEUR: the operation graph has no "
                           "HANDLE; engines check support on the graph's handle (set "
                           "OPERATIONGRAPH_HANDLE, also on a deserialized graph)");
-    hipdnnHandle_t h = gs->handle;
     hipdnnRegistryEnsureLoaded();
-    int32_t ne = hipdnnRegistryEngineCount();
     if (s->preferred && *s->preferred && hipdnnRegistryFindEngineByName(s->preferred) < 0)
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
                           "ENGINEHEUR: preferred engine '%s' is not loaded (see `python -m hipdnn "
                           "info` for the engines)", s->preferred);
-    free(s->results); /* a failed finalize may be retried */
-    free(s->report);
-    s->num_results = 0;
-    bool* ok = calloc((size_t)ne + 1, sizeof(bool));
-    char** why = calloc((size_t)ne + 1, sizeof(char*));
-    s->results = calloc((size_t)ne + 1, sizeof(int32_t));
-    size_t report_len = 64 + (size_t)ne * 700;
-    s->report = calloc(report_len, 1);
-    hipdnnStatus_t st = HIPDNN_STATUS_SUCCESS;
-    if (!ok || !why || !s->results || !s->report) {
-        st = hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
-        goto done;
-    }
-    for (int32_t pi = 0; pi < hipdnnRegistryPluginCount(); ++pi) {
-        hipdnnPlugin* p = hipdnnRegistryPlugin(pi);
-        uint64_t ids[256];
-        uint32_t n = 0;
-        /* The graph's handle's own plugin handle, made on first use (a device plugin
-         * touches its device only then). */
-        hipdnnEnginePluginHandle_t ph = NULL;
-        char create_err[600] = "";
-        if (hipdnnHandlePluginHandle(h, pi, &ph) != HIPDNN_STATUS_SUCCESS)
-            snprintf(create_err, sizeof(create_err), "%s", hipdnnErrorMessage());
-        hipdnnClearError();
-        hipdnnPluginStatus_t ps = HIPDNN_PLUGIN_STATUS_INTERNAL_ERROR;
-        hipdnnHandleLock(h);
-        if (ph) ps = p->get_applicable(ph, gs->bytes, gs->num_bytes, ids, 256, &n);
-        for (int32_t e = 0; e < ne; ++e) {
-            const hipdnnEngineEntry* en = hipdnnRegistryEngine(e);
-            if (en->plugin != pi) continue;
-            char buf[700];
-            if (!ph) {
-                snprintf(buf, sizeof(buf), "%s", create_err);
-            } else if (ps != HIPDNN_PLUGIN_STATUS_SUCCESS) {
-                snprintf(buf, sizeof(buf), "plugin error while checking the graph: %s",
-                         hipdnnPluginLastError(p));
-            } else {
-                for (uint32_t k = 0; k < n && k < 256; ++k)
-                    if (ids[k] == en->id) ok[e] = true;
-                if (ok[e]) continue;
-                const char* r = NULL;
-                if (!p->get_reason ||
-                    p->get_reason(ph, en->id, gs->bytes, gs->num_bytes, &r) !=
-                        HIPDNN_PLUGIN_STATUS_SUCCESS || !r || !*r)
-                    r = "declined, no reason given";
-                snprintf(buf, sizeof(buf), "%s", r);
-            }
-            why[e] = strdup(buf);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+/* Asks plugin pi which of its engines run the graph: ok[e] for those that do, why[e]
+ * (allocated) for those that do not, each engine indexed as in the registry. */
+static void ask_plugin(hipdnnGraphState* gs, int32_t pi, int32_t ne, bool* ok, char** why) {
+    hipdnnPlugin* p = hipdnnRegistryPlugin(pi);
+    hipdnnHandle_t h = gs->handle;
+    uint64_t ids[256];
+    uint32_t n = 0;
+    /* The graph's handle's own plugin handle, made on first use (a device plugin
+     * touches its device only then). */
+    hipdnnEnginePluginHandle_t ph = NULL;
+    char create_err[600] = "";
+    if (hipdnnHandlePluginHandle(h, pi, &ph) != HIPDNN_STATUS_SUCCESS)
+        snprintf(create_err, sizeof(create_err), "%s", hipdnnErrorMessage());
+    hipdnnClearError();
+    hipdnnPluginStatus_t ps = HIPDNN_PLUGIN_STATUS_INTERNAL_ERROR;
+    hipdnnHandleLock(h);
+    if (ph) ps = p->get_applicable(ph, gs->bytes, gs->num_bytes, ids, 256, &n);
+    for (int32_t e = 0; e < ne; ++e) {
+        const hipdnnEngineEntry* en = hipdnnRegistryEngine(e);
+        if (en->plugin != pi) continue;
+        char buf[700];
+        if (!ph) {
+            snprintf(buf, sizeof(buf), "%s", create_err);
+        } else if (ps != HIPDNN_PLUGIN_STATUS_SUCCESS) {
+            snprintf(buf, sizeof(buf), "plugin error while checking the graph: %s",
+                     hipdnnPluginLastError(p));
+        } else {
+            for (uint32_t k = 0; k < n && k < 256; ++k)
+                if (ids[k] == en->id) ok[e] = true;
+            if (ok[e]) continue;
+            const char* r = NULL;
+            if (!p->get_reason ||
+                p->get_reason(ph, en->id, gs->bytes, gs->num_bytes, &r) !=
+                    HIPDNN_PLUGIN_STATUS_SUCCESS || !r || !*r)
+                r = "declined, no reason given";
+            snprintf(buf, sizeof(buf), "%s", r);
         }
-        hipdnnHandleUnlock(h);
+        why[e] = strdup(buf);
     }
+    hipdnnHandleUnlock(h);
+}
+
+/* Applicable engines the user deselected, or that FALLBACK mode does not take, are left
+ * out, with that as their reason. */
+static void apply_user_choice(const heur_state* s, int32_t ne, bool* ok, char** why) {
     for (int32_t e = 0; e < ne; ++e) {
         const hipdnnEngineEntry* en = hipdnnRegistryEngine(e);
         if (!ok[e]) continue;
@@ -231,7 +227,11 @@ static hipdnnStatus_t heur_finalize(hipdnnBackendDescriptor_t d) {
             why[e] = strdup(buf);
         }
     }
-    /* Rank: insertion by the mode's order, stable in load order. */
+}
+
+/* s->results: the engines left, by insertion in the mode's order (stable in load order),
+ * the preferred one first. */
+static void rank_engines(heur_state* s, int32_t ne, const bool* ok) {
     for (int32_t e = 0; e < ne; ++e) {
         if (!ok[e]) continue;
         int32_t k = s->num_results++;
@@ -250,15 +250,42 @@ static hipdnnStatus_t heur_finalize(hipdnnBackendDescriptor_t d) {
                 break;
             }
     }
+}
+
+/* s->report: one line per engine, "name\tid\tapplicable" or its reason. */
+static void write_report(heur_state* s, int32_t ne, const bool* ok, char** why, size_t len) {
     size_t off = 0;
     for (int32_t e = 0; e < ne; ++e) {
         const hipdnnEngineEntry* en = hipdnnRegistryEngine(e);
         if (why[e]) sanitize(why[e]);
-        int k = snprintf(s->report + off, report_len - off, "%s\t%llu\t%s\n", en->name,
+        int k = snprintf(s->report + off, len - off, "%s\t%llu\t%s\n", en->name,
                          (unsigned long long)en->id, ok[e] ? "applicable" : (why[e] ? why[e] : "?"));
-        if (k > 0 && off + (size_t)k < report_len) off += (size_t)k;
+        if (k > 0 && off + (size_t)k < len) off += (size_t)k;
     }
-done:
+}
+
+static hipdnnStatus_t heur_finalize(hipdnnBackendDescriptor_t d) {
+    heur_state* s = H(d);
+    hipdnnStatus_t st = check_heur_inputs(s);
+    if (st) return st;
+    int32_t ne = hipdnnRegistryEngineCount();
+    free(s->results); /* a failed finalize may be retried */
+    free(s->report);
+    s->num_results = 0;
+    bool* ok = calloc((size_t)ne + 1, sizeof(bool));
+    char** why = calloc((size_t)ne + 1, sizeof(char*));
+    s->results = calloc((size_t)ne + 1, sizeof(int32_t));
+    size_t report_len = 64 + (size_t)ne * 700;
+    s->report = calloc(report_len, 1);
+    if (!ok || !why || !s->results || !s->report) {
+        st = hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
+    } else {
+        for (int32_t pi = 0; pi < hipdnnRegistryPluginCount(); ++pi)
+            ask_plugin(s->graph->state, pi, ne, ok, why);
+        apply_user_choice(s, ne, ok, why);
+        rank_engines(s, ne, ok);
+        write_report(s, ne, ok, why, report_len);
+    }
     if (why)
         for (int32_t e = 0; e < ne; ++e) free(why[e]);
     free(why);

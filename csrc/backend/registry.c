@@ -137,14 +137,16 @@ static void warn_if_others_can_write(const char* what, const char* path, const s
               "process (plugins are trusted code)", what, path, why);
 }
 
-#define RESOLVE(field, sym)                                                      \
+/* A required entry point into `fn`, or "missing symbol X" and out (resolve_entry_points). */
+#define RESOLVE_INTO(fn, sym)                                                    \
     do {                                                                         \
-        *(void**)&p->field = hipdnnDlSymbol(lib, sym);                           \
-        if (!p->field) {                                                         \
+        *(void**)&(fn) = hipdnnDlSymbol(lib, sym);                               \
+        if (!(fn)) {                                                             \
             skip(path, "missing symbol %s", sym);                                \
             goto reject;                                                         \
         }                                                                        \
     } while (0)
+#define RESOLVE(field, sym) RESOLVE_INTO(p->field, sym)
 
 static bool already_loaded(const char* path) {
     for (int32_t i = 0; i < g_num_plugins; ++i)
@@ -152,19 +154,14 @@ static bool already_loaded(const char* path) {
     return false;
 }
 
-/* Loads one plugin file; on any problem logs why and leaves no trace. */
-static void load_plugin(const char* path) {
-    if (already_loaded(path)) return;
-    if (g_num_plugins >= MAX_PLUGINS) {
-        skip(path, "too many plugins (limit %d)", MAX_PLUGINS);
-        return;
-    }
-    /* dlopen would hang on a FIFO and die of SIGBUS on a truncated file: look first. */
+/* Looks at the file, then opens it; NULL (with the reason logged) if either fails.
+ * dlopen would hang on a FIFO and die of SIGBUS on a truncated file: look first. */
+static void* open_plugin_file(const char* path) {
     struct stat st;
     char why[512];
     if (hipdnnElfCheck(path, &st, why, sizeof(why)) != 0) {
         skip(path, "%s", why);
-        return;
+        return NULL;
     }
     warn_if_others_can_write("plugin file", path, &st);
     void* lib = hipdnnDlOpen(path);
@@ -176,50 +173,50 @@ static void load_plugin(const char* path) {
                                   strstr(err, "cannot open shared object file") != NULL;
         skip_at(missing_dependency ? HIPDNN_LOG_INFO : HIPDNN_LOG_WARN, path,
                 "could not open: %s", err);
-        return;
     }
-    hipdnnPlugin* p = &g_plugins[g_num_plugins];
-    memset(p, 0, sizeof(*p));
-    /* Version first, checked before anything else is touched. */
+    return lib;
+}
+
+/* Version first, checked before anything else is touched: the ABI minor the plugin is
+ * driven as (0 or 1), or -1 (logged) when it is no hipdnn plugin or speaks another
+ * major version. */
+static int plugin_api_minor(void* lib, const char* path) {
     hipdnnPluginStatus_t (*get_version)(uint32_t*, uint32_t*);
     *(void**)&get_version = hipdnnDlSymbol(lib, "hipdnnPluginGetApiVersion");
     if (!get_version) {
         skip(path, "missing symbol hipdnnPluginGetApiVersion (not a hipdnn plugin?)");
-        hipdnnDlClose(lib);
-        return;
+        return -1;
     }
     uint32_t major = 0, minor = 0;
     if (get_version(&major, &minor) != HIPDNN_PLUGIN_STATUS_SUCCESS) {
         skip(path, "hipdnnPluginGetApiVersion failed");
-        hipdnnDlClose(lib);
-        return;
+        return -1;
     }
     if (major != HIPDNN_PLUGIN_API_MAJOR) {
         skip(path, "API %u.%u but host speaks %d.x", major, minor, HIPDNN_PLUGIN_API_MAJOR);
-        hipdnnDlClose(lib);
-        return;
+        return -1;
     }
-    p->api_minor = minor >= 1 ? 1 : 0;
-    /* A 1.0 plugin needs a handle to describe its engines: a probe handle, dropped right
-     * after.  A 1.1 plugin answers without one, and gets handles only when used. */
-    hipdnnEnginePluginHandle_t probe = NULL;
+    return minor >= 1 ? 1 : 0;
+}
+
+/* The plugin-wide entry points, used only while loading. */
+typedef struct {
     hipdnnPluginStatus_t (*get_name)(const char**);
     hipdnnPluginStatus_t (*get_type)(hipdnnPluginType_t*);
     hipdnnPluginStatus_t (*get_plugin_version)(const char**);
     hipdnnPluginStatus_t (*set_logging)(hipdnnPluginLoggingCallback_t);
-    uint64_t ids[MAX_ENGINES];
-    uint32_t num_ids = 0;
-    const char* name = NULL;
-    hipdnnPluginType_t type;
+} plugin_info_fns;
+
+/* Resolves every entry point the plugin's ABI version requires into p (the optional
+ * ones may stay NULL) and the plugin-wide ones into f; false (logged) at the first
+ * one missing. */
+static bool resolve_entry_points(hipdnnPlugin* p, void* lib, const char* path,
+                                 plugin_info_fns* f) {
     RESOLVE(last_error, "hipdnnPluginGetLastErrorString");
-    *(void**)&get_name = hipdnnDlSymbol(lib, "hipdnnPluginGetName");
-    *(void**)&get_type = hipdnnDlSymbol(lib, "hipdnnPluginGetType");
-    *(void**)&get_plugin_version = hipdnnDlSymbol(lib, "hipdnnPluginGetVersion");
-    *(void**)&set_logging = hipdnnDlSymbol(lib, "hipdnnPluginSetLoggingCallback");
-    if (!get_name) { skip(path, "missing symbol hipdnnPluginGetName"); goto reject; }
-    if (!get_type) { skip(path, "missing symbol hipdnnPluginGetType"); goto reject; }
-    if (!get_plugin_version) { skip(path, "missing symbol hipdnnPluginGetVersion"); goto reject; }
-    if (!set_logging) { skip(path, "missing symbol hipdnnPluginSetLoggingCallback"); goto reject; }
+    RESOLVE_INTO(f->get_name, "hipdnnPluginGetName");
+    RESOLVE_INTO(f->get_type, "hipdnnPluginGetType");
+    RESOLVE_INTO(f->get_plugin_version, "hipdnnPluginGetVersion");
+    RESOLVE_INTO(f->set_logging, "hipdnnPluginSetLoggingCallback");
     RESOLVE(get_all_ids, "hipdnnEnginePluginGetAllEngineIds");
     RESOLVE(create, "hipdnnEnginePluginCreate");
     RESOLVE(destroy, "hipdnnEnginePluginDestroy");
@@ -238,34 +235,76 @@ static void load_plugin(const char* path) {
         RESOLVE(workspace_from_context, "hipdnnEnginePluginGetWorkspaceSizeFromExecutionContext");
         RESOLVE(enqueue, "hipdnnEnginePluginEnqueueOpGraph");
     }
-    if (get_type(&type) != HIPDNN_PLUGIN_STATUS_SUCCESS || type != HIPDNN_PLUGIN_TYPE_ENGINE) {
+    return true;
+reject:
+    return false;
+}
+
+/* An engine plugin gets its name read and our logger; anything else is refused. */
+static bool identify_plugin(const plugin_info_fns* f, const char* path, const char** name) {
+    hipdnnPluginType_t type;
+    if (f->get_type(&type) != HIPDNN_PLUGIN_STATUS_SUCCESS || type != HIPDNN_PLUGIN_TYPE_ENGINE) {
         skip(path, "not an engine plugin (type %d)", (int)type);
-        goto reject;
+        return false;
     }
-    if (get_name(&name) != HIPDNN_PLUGIN_STATUS_SUCCESS || !name) name = "unnamed";
-    set_logging(hipdnnLogMessage);
-    if (p->api_minor == 0 && p->create(&probe) != HIPDNN_PLUGIN_STATUS_SUCCESS) {
+    if (f->get_name(name) != HIPDNN_PLUGIN_STATUS_SUCCESS || !*name) *name = "unnamed";
+    f->set_logging(hipdnnLogMessage);
+    return true;
+}
+
+/* The ids of the plugin's engines.  A 1.0 plugin needs a handle to describe its engines:
+ * a probe handle, made here into *probe for the caller to drop once the engines are
+ * described.  A 1.1 plugin answers without one, and gets handles only when used.  False
+ * (logged, no probe left) when the plugin fails or declines. */
+static bool list_engine_ids(hipdnnPlugin* p, const char* path,
+                            hipdnnEnginePluginHandle_t* probe, uint64_t* ids,
+                            uint32_t* num_ids) {
+    if (p->api_minor == 0 && p->create(probe) != HIPDNN_PLUGIN_STATUS_SUCCESS) {
         const char* msg = NULL;
         p->last_error(&msg);
         skip(path, "init failed: %s", msg && *msg ? msg : "(no message)");
-        goto reject;
+        return false;
     }
-    hipdnnPluginStatus_t ids_status = p->get_all_ids(NULL, 0, &num_ids);
+    hipdnnPluginStatus_t ids_status = p->get_all_ids(NULL, 0, num_ids);
     if (ids_status == HIPDNN_PLUGIN_STATUS_NOT_SUPPORTED) {
         /* The ABI's way to decline loading on this machine (a device plugin without its
          * device): expected, so info, and the plugin's own reason. */
         skip_at(HIPDNN_LOG_INFO, path, "declined to load: %s", hipdnnPluginLastError(p));
-        if (probe) p->destroy(probe);
-        goto reject;
+        if (*probe) p->destroy(*probe);
+        return false;
     }
-    if (ids_status != HIPDNN_PLUGIN_STATUS_SUCCESS || num_ids > MAX_ENGINES ||
-        (num_ids && p->get_all_ids(ids, num_ids, &num_ids) != HIPDNN_PLUGIN_STATUS_SUCCESS)) {
+    if (ids_status != HIPDNN_PLUGIN_STATUS_SUCCESS || *num_ids > MAX_ENGINES ||
+        (*num_ids && p->get_all_ids(ids, *num_ids, num_ids) != HIPDNN_PLUGIN_STATUS_SUCCESS)) {
         skip(path, "hipdnnEnginePluginGetAllEngineIds failed: %s", hipdnnPluginLastError(p));
-        if (probe) p->destroy(probe);
-        goto reject;
+        if (*probe) p->destroy(*probe);
+        return false;
     }
+    return true;
+}
+
+/* Why engine `id` cannot be registered (into why), or "" when it can: its name must
+ * hash to its id, the id must be new, and there must be room. */
+static void engine_drop_reason(const hipdnnPluginEngineDetails_t* det, uint64_t id, char* why,
+                               size_t len) {
+    uint64_t want = hipdnnSdkFnv1a64(det->name);
+    int32_t clash = hipdnnRegistryFindEngine(id);
+    if (want != id || det->engine_id != id)
+        snprintf(why, len, "engine '%s' dropped: id %llu is not the FNV-1a hash "
+                 "of its name (%llu)", det->name, (unsigned long long)id,
+                 (unsigned long long)want);
+    else if (clash >= 0)
+        snprintf(why, len, "engine '%s' dropped: engine id clash with %s",
+                 det->name, g_plugins[g_engines[clash].plugin].path);
+    else if (g_num_engines >= MAX_ENGINES)
+        snprintf(why, len, "engine '%s' dropped: too many engines (limit %d)",
+                 det->name, MAX_ENGINES);
+}
+
+/* Registers each engine the plugin describes as the next plugin's; why others were
+ * dropped goes into `dropped` ("; "-separated).  Returns how many were added. */
+static int32_t add_engines(hipdnnPlugin* p, hipdnnEnginePluginHandle_t probe,
+                           const uint64_t* ids, uint32_t num_ids, char* dropped, size_t len) {
     int32_t added = 0;
-    char dropped[1024] = ""; /* why engines were dropped, for the one skip line */
     for (uint32_t k = 0; k < num_ids; ++k) {
         const hipdnnPluginEngineDetails_t* det = NULL;
         char why[700] = "";
@@ -275,22 +314,11 @@ static void load_plugin(const char* path) {
                      (unsigned long long)ids[k], hipdnnPluginLastError(p));
             det = NULL;
         } else {
-            uint64_t want = hipdnnSdkFnv1a64(det->name);
-            int32_t clash = hipdnnRegistryFindEngine(ids[k]);
-            if (want != ids[k] || det->engine_id != ids[k])
-                snprintf(why, sizeof(why), "engine '%s' dropped: id %llu is not the FNV-1a hash "
-                         "of its name (%llu)", det->name, (unsigned long long)ids[k],
-                         (unsigned long long)want);
-            else if (clash >= 0)
-                snprintf(why, sizeof(why), "engine '%s' dropped: engine id clash with %s",
-                         det->name, g_plugins[g_engines[clash].plugin].path);
-            else if (g_num_engines >= MAX_ENGINES)
-                snprintf(why, sizeof(why), "engine '%s' dropped: too many engines (limit %d)",
-                         det->name, MAX_ENGINES);
+            engine_drop_reason(det, ids[k], why, sizeof(why));
         }
         if (why[0]) {
             size_t used = strlen(dropped);
-            snprintf(dropped + used, sizeof(dropped) - used, "%s%s", used ? "; " : "", why);
+            snprintf(dropped + used, len - used, "%s%s", used ? "; " : "", why);
         } else {
             hipdnnEngineEntry* e = &g_engines[g_num_engines++];
             e->id = ids[k];
@@ -303,6 +331,33 @@ static void load_plugin(const char* path) {
         }
         if (det) p->destroy_details(probe, det);
     }
+    return added;
+}
+
+/* Loads one plugin file; on any problem logs why and leaves no trace. */
+static void load_plugin(const char* path) {
+    if (already_loaded(path)) return;
+    if (g_num_plugins >= MAX_PLUGINS) {
+        skip(path, "too many plugins (limit %d)", MAX_PLUGINS);
+        return;
+    }
+    void* lib = open_plugin_file(path);
+    if (!lib) return;
+    hipdnnPlugin* p = &g_plugins[g_num_plugins];
+    memset(p, 0, sizeof(*p));
+    int minor = plugin_api_minor(lib, path);
+    if (minor < 0) goto reject;
+    p->api_minor = (uint32_t)minor;
+    plugin_info_fns f;
+    const char* name = NULL;
+    hipdnnEnginePluginHandle_t probe = NULL;
+    uint64_t ids[MAX_ENGINES];
+    uint32_t num_ids = 0;
+    if (!resolve_entry_points(p, lib, path, &f) || !identify_plugin(&f, path, &name) ||
+        !list_engine_ids(p, path, &probe, ids, &num_ids))
+        goto reject;
+    char dropped[1024] = ""; /* why engines were dropped, for the one skip line */
+    int32_t added = add_engines(p, probe, ids, num_ids, dropped, sizeof(dropped));
     if (probe) p->destroy(probe);
     if (added == 0) {
         skip(path, "%s", dropped[0] ? dropped : "it offers no engine");

@@ -15,6 +15,41 @@ static void tensor_init(hipdnnBackendDescriptor_t d) {
 
 static void tensor_destroy(hipdnnBackendDescriptor_t d) { free(T(d)->t.name); }
 
+/* DIMENSIONS: up to HIPDNN_MAX_DIMS, each positive. */
+static hipdnnStatus_t set_dims(hipdnnTensorState* s, hipdnnBackendAttributeType_t type,
+                               int64_t count, const void* v) {
+    hipdnnStatus_t st = hipdnnAttrExpect("TENSOR", "DIMENSIONS", HIPDNN_TYPE_INT64, type, count,
+                                         0, HIPDNN_MAX_DIMS, v);
+    if (st) return st;
+    const int64_t* dims = v;
+    for (int64_t i = 0; i < count; ++i)
+        if (dims[i] <= 0)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                              "tensor '%s': dim %lld is %lld; dims must be positive",
+                              s->t.name ? s->t.name : "", (long long)i, (long long)dims[i]);
+    s->t.ndim = (int32_t)count;
+    if (count) memcpy(s->t.dims, dims, (size_t)count * sizeof(int64_t)); /* dims may be NULL */
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+/* STRIDES: up to HIPDNN_MAX_DIMS, each positive; checked against the rank at finalize. */
+static hipdnnStatus_t set_strides(hipdnnTensorState* s, hipdnnBackendAttributeType_t type,
+                                  int64_t count, const void* v) {
+    hipdnnStatus_t st = hipdnnAttrExpect("TENSOR", "STRIDES", HIPDNN_TYPE_INT64, type, count, 0,
+                                         HIPDNN_MAX_DIMS, v);
+    if (st) return st;
+    const int64_t* strides = v;
+    for (int64_t i = 0; i < count; ++i)
+        if (strides[i] <= 0)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                              "tensor '%s': stride %lld is %lld; strides must be positive",
+                              s->t.name ? s->t.name : "", (long long)i, (long long)strides[i]);
+    if (count) memcpy(s->t.strides, strides, (size_t)count * sizeof(int64_t));
+    s->has_strides = count > 0;
+    s->num_strides = (int32_t)count;
+    return HIPDNN_STATUS_SUCCESS;
+}
+
 static hipdnnStatus_t tensor_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttributeName_t name,
                                  hipdnnBackendAttributeType_t type, int64_t count,
                                  const void* v) {
@@ -38,36 +73,8 @@ static hipdnnStatus_t tensor_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttri
         s->t.data_type = dt;
         return HIPDNN_STATUS_SUCCESS;
     }
-    case HIPDNN_ATTR_TENSOR_DIMENSIONS: {
-        if ((st = hipdnnAttrExpect("TENSOR", "DIMENSIONS", HIPDNN_TYPE_INT64, type, count, 0,
-                                   HIPDNN_MAX_DIMS, v)))
-            return st;
-        const int64_t* dims = v;
-        for (int64_t i = 0; i < count; ++i)
-            if (dims[i] <= 0)
-                return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
-                                  "tensor '%s': dim %lld is %lld; dims must be positive",
-                                  s->t.name ? s->t.name : "", (long long)i, (long long)dims[i]);
-        s->t.ndim = (int32_t)count;
-        if (count) memcpy(s->t.dims, dims, (size_t)count * sizeof(int64_t)); /* dims may be NULL */
-        return HIPDNN_STATUS_SUCCESS;
-    }
-    case HIPDNN_ATTR_TENSOR_STRIDES: {
-        if ((st = hipdnnAttrExpect("TENSOR", "STRIDES", HIPDNN_TYPE_INT64, type, count, 0,
-                                   HIPDNN_MAX_DIMS, v)))
-            return st;
-        const int64_t* strides = v;
-        for (int64_t i = 0; i < count; ++i)
-            if (strides[i] <= 0)
-                return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
-                                  "tensor '%s': stride %lld is %lld; strides must be positive",
-                                  s->t.name ? s->t.name : "", (long long)i,
-                                  (long long)strides[i]);
-        if (count) memcpy(s->t.strides, strides, (size_t)count * sizeof(int64_t));
-        s->has_strides = count > 0;
-        s->num_strides = (int32_t)count; /* checked against the rank at finalize */
-        return HIPDNN_STATUS_SUCCESS;
-    }
+    case HIPDNN_ATTR_TENSOR_DIMENSIONS: return set_dims(s, type, count, v);
+    case HIPDNN_ATTR_TENSOR_STRIDES: return set_strides(s, type, count, v);
     case HIPDNN_ATTR_TENSOR_IS_VIRTUAL:
         if ((st = hipdnnAttrExpect("TENSOR", "IS_VIRTUAL", HIPDNN_TYPE_BOOLEAN, type, count, 1, 1,
                                    v)))

@@ -39,19 +39,10 @@ static hipdnnStatus_t check_tensor(const hipdnnSdkGraph* g, const hipdnnSdkTenso
     return HIPDNN_STATUS_SUCCESS;
 }
 
-/* Each node's ports and parameters against its op's table entry; records producers. */
-static hipdnnStatus_t check_node(const hipdnnSdkGraph* g, const hipdnnSdkUidMap* m, int32_t i,
-                                 int32_t* producer) {
-    const hipdnnSdkNode* n = &g->nodes[i];
-    const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
-    char label[160];
-    if (!info)
-        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "graph '%s': node %d ('%s') has unknown op "
-                          "kind %d", g->name, (int)i, n->name, (int)n->kind);
-    hipdnnSdkNodeLabel(n, label, sizeof(label));
-    if (!hipdnnSdkEnumValid(HIPDNN_TYPE_DATA_TYPE, n->compute_type))
-        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: unknown compute type %d", label,
-                          (int)n->compute_type);
+/* Each parameter's count within its slot, each value in its range (enums known, booleans
+ * 0 or 1, doubles not NaN). */
+static hipdnnStatus_t check_params(const hipdnnSdkNode* n, const hipdnnSdkOpInfo* info,
+                                   const char* label) {
     for (int a = 0; a < info->num_attrs; ++a) {
         const hipdnnOpAttrInfo_ext_t* ai = &info->attrs[a];
         const hipdnnSdkAttrValue* v = &n->attrs[a];
@@ -73,6 +64,12 @@ static hipdnnStatus_t check_node(const hipdnnSdkGraph* g, const hipdnnSdkUidMap*
                                   label, ai->name, (long long)v->i[k]);
         }
     }
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+/* Required inputs set, no input on a port the op does not have, each a graph tensor. */
+static hipdnnStatus_t check_inputs(const hipdnnSdkNode* n, const hipdnnSdkOpInfo* info,
+                                   const hipdnnSdkUidMap* m, const char* label) {
     for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
         int64_t uid = n->inputs[p];
         if (uid == HIPDNN_NO_TENSOR) {
@@ -89,6 +86,15 @@ static hipdnnStatus_t check_node(const hipdnnSdkGraph* g, const hipdnnSdkUidMap*
                               "which is not a tensor of the graph", label, info->inputs[p].name,
                               (long long)uid);
     }
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+/* Outputs as inputs are, and each a tensor in memory that no other node produces;
+ * records node i as its producer. */
+static hipdnnStatus_t check_outputs(const hipdnnSdkGraph* g, const hipdnnSdkUidMap* m,
+                                    int32_t i, const hipdnnSdkOpInfo* info, const char* label,
+                                    int32_t* producer) {
+    const hipdnnSdkNode* n = &g->nodes[i];
     for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
         int64_t uid = n->outputs[p];
         if (uid == HIPDNN_NO_TENSOR) {
@@ -120,6 +126,25 @@ static hipdnnStatus_t check_node(const hipdnnSdkGraph* g, const hipdnnSdkUidMap*
         producer[t] = i;
     }
     return HIPDNN_STATUS_SUCCESS;
+}
+
+/* Each node's ports and parameters against its op's table entry; records producers. */
+static hipdnnStatus_t check_node(const hipdnnSdkGraph* g, const hipdnnSdkUidMap* m, int32_t i,
+                                 int32_t* producer) {
+    const hipdnnSdkNode* n = &g->nodes[i];
+    const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
+    char label[160];
+    if (!info)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "graph '%s': node %d ('%s') has unknown op "
+                          "kind %d", g->name, (int)i, n->name, (int)n->kind);
+    hipdnnSdkNodeLabel(n, label, sizeof(label));
+    if (!hipdnnSdkEnumValid(HIPDNN_TYPE_DATA_TYPE, n->compute_type))
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: unknown compute type %d", label,
+                          (int)n->compute_type);
+    hipdnnStatus_t st = check_params(n, info, label);
+    if (!st) st = check_inputs(n, info, m, label);
+    if (!st) st = check_outputs(g, m, i, info, label, producer);
+    return st;
 }
 
 static int32_t find_root(int32_t* parent, int32_t i) {

@@ -464,6 +464,102 @@ static hipdnnBackendDescriptor_t make_variant_pack(hd_state* st, const hd_Varian
 
 /* ---- execute ------------------------------------------------------------------- */
 
+/* What one execute call holds: the arrays (new references), how each is held, the
+ * pointers and memory spaces handed to the backend, and the workspace.  Per-tensor
+ * arrays live in the struct up to STACK_TENSORS; call_release frees it all, whatever
+ * step failed. */
+typedef struct {
+    Py_ssize_t n;
+    PyObject** objs;
+    held_array* held;
+    void** ptrs;
+    int64_t* spaces;
+    held_array ws_held;
+    void* ws_own;    /* host workspace allocated here */
+    void* ws_device; /* device workspace allocated here */
+    void* ws_ptr;
+    hipdnnStream_t stream;
+    PyObject* stack_objs[STACK_TENSORS];
+    held_array stack_held[STACK_TENSORS];
+    void* stack_ptrs[STACK_TENSORS];
+    int64_t stack_spaces[STACK_TENSORS];
+} exec_call;
+
+/* -1 with MemoryError when the per-tensor arrays cannot be had; c is releasable either way. */
+static int call_init(exec_call* c, Py_ssize_t n) {
+    c->n = n;
+    c->ws_held = (held_array){0};
+    c->ws_own = c->ws_device = c->ws_ptr = NULL;
+    c->stream = NULL;
+    if (n <= STACK_TENSORS) {
+        c->objs = c->stack_objs;
+        c->held = c->stack_held;
+        c->ptrs = c->stack_ptrs;
+        c->spaces = c->stack_spaces;
+        memset(c->stack_objs, 0, sizeof(c->stack_objs));
+        for (Py_ssize_t i = 0; i < n; i++) c->stack_held[i].held = HELD_NONE;
+        return 0;
+    }
+    c->objs = PyMem_Calloc((size_t)n, sizeof(*c->objs));
+    c->held = PyMem_Calloc((size_t)n, sizeof(*c->held));
+    c->ptrs = PyMem_Calloc((size_t)n, sizeof(*c->ptrs));
+    c->spaces = PyMem_Calloc((size_t)n, sizeof(*c->spaces));
+    if (!c->objs || !c->held || !c->ptrs || !c->spaces) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static void call_release(exec_call* c) {
+    if (c->held)
+        for (Py_ssize_t i = 0; i < c->n; i++) release_array(&c->held[i]);
+    release_array(&c->ws_held);
+    free(c->ws_own);
+    if (c->ws_device) {
+        Py_BEGIN_ALLOW_THREADS
+        hipdnnStreamSynchronize_ext(c->stream); /* the engine may still be using it */
+        hipdnnDeviceFree_ext(c->ws_device);
+        Py_END_ALLOW_THREADS
+    }
+    if (c->objs)
+        for (Py_ssize_t i = 0; i < c->n; i++) Py_XDECREF(c->objs[i]);
+    if (c->objs != c->stack_objs) {
+        PyMem_Free(c->objs);
+        PyMem_Free(c->held);
+        PyMem_Free(c->ptrs);
+        PyMem_Free(c->spaces);
+    }
+}
+
+/* The handle's stream, every array's pointer and memory space (checked against the
+ * pack), and the workspace, into c; -1 with an exception. */
+static int gather_pointers(hd_state* st, const hd_VariantPack* pack, hd_Handle* handle,
+                           PyObject* arrays, PyObject* ws_obj, exec_call* c) {
+    if (hd_check(st, hipdnnGetStream(handle->handle, &c->stream), "execute") < 0) return -1;
+    if (collect_arrays(pack, arrays, c->objs) < 0) return -1;
+    for (Py_ssize_t i = 0; i < c->n; i++)
+        if (resolve_pointer(st, &pack->tensors[i], c->objs[i], c->stream, &c->held[i],
+                            &c->ptrs[i], &c->spaces[i]) < 0)
+            return -1;
+    return get_workspace(st, pack, ws_obj, c->stream, &c->ws_held, &c->ws_own, &c->ws_device,
+                         &c->ws_ptr);
+}
+
+/* hipdnnBackendExecute without the GIL, under the handle's lock. */
+static int execute_without_gil(hd_state* st, hd_Handle* handle, hipdnnBackendDescriptor_t plan,
+                               hipdnnBackendDescriptor_t vp) {
+    PyThread_type_lock lock = hd_handle_lock(handle);
+    if (!lock) return -1;
+    hipdnnStatus_t s;
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(lock, WAIT_LOCK);
+    s = hipdnnBackendExecute(handle->handle, plan, vp);
+    PyThread_release_lock(lock);
+    Py_END_ALLOW_THREADS
+    return hd_check(st, s, NULL);
+}
+
 PyObject* hd_pack_execute(PyObject* op, PyObject* const* args, Py_ssize_t nargs,
                           PyObject* kwnames) {
     static const char* const names[] = {"handle", "arrays", "workspace"};
@@ -483,83 +579,20 @@ PyObject* hd_pack_execute(PyObject* op, PyObject* const* args, Py_ssize_t nargs,
         Py_XDECREF(plan_obj);
         return NULL;
     }
-
-    Py_ssize_t n = pack->n;
-    PyObject* stack_objs[STACK_TENSORS];
-    held_array stack_held[STACK_TENSORS];
-    void* stack_ptrs[STACK_TENSORS];
-    int64_t stack_spaces[STACK_TENSORS];
-    PyObject** objs = stack_objs;
-    held_array* held = stack_held;
-    void** ptrs = stack_ptrs;
-    int64_t* spaces = stack_spaces;
-    held_array ws_held = {0};
-    void* ws_own = NULL;
-    void* ws_device = NULL;
-    void* ws_ptr = NULL;
+    exec_call c;
     hipdnnBackendDescriptor_t vp = NULL;
     PyObject* result = NULL;
-    hipdnnStream_t stream = NULL;
-
-    if (n > STACK_TENSORS) {
-        objs = PyMem_Calloc((size_t)n, sizeof(*objs));
-        held = PyMem_Calloc((size_t)n, sizeof(*held));
-        ptrs = PyMem_Calloc((size_t)n, sizeof(*ptrs));
-        spaces = PyMem_Calloc((size_t)n, sizeof(*spaces));
-        if (!objs || !held || !ptrs || !spaces) {
-            PyErr_NoMemory();
-            goto done;
-        }
-    } else {
-        memset(stack_objs, 0, sizeof(stack_objs));
-        for (Py_ssize_t i = 0; i < n; i++) stack_held[i].held = HELD_NONE;
+    if (call_init(&c, pack->n) == 0 && gather_pointers(st, pack, handle, a[1], a[2], &c) == 0 &&
+        (vp = make_variant_pack(st, pack, c.ptrs, c.spaces, c.ws_ptr)) != NULL &&
+        execute_without_gil(st, handle, plan, vp) == 0) {
+        /* DeviceArrays remember the stream, so that their exports wait for this work. */
+        for (Py_ssize_t i = 0; i < c.n; i++)
+            if (c.held[i].held == HELD_VALUE && PyObject_TypeCheck(c.objs[i], st->DeviceArrayType))
+                hd_device_array_mark_stream(c.objs[i], c.stream);
+        result = Py_NewRef(Py_None);
     }
-    if (hd_check(st, hipdnnGetStream(handle->handle, &stream), "execute") < 0) goto done;
-    if (collect_arrays(pack, a[1], objs) < 0) goto done;
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (resolve_pointer(st, &pack->tensors[i], objs[i], stream, &held[i], &ptrs[i],
-                            &spaces[i]) < 0)
-            goto done;
-    if (get_workspace(st, pack, a[2], stream, &ws_held, &ws_own, &ws_device, &ws_ptr) < 0)
-        goto done;
-    vp = make_variant_pack(st, pack, ptrs, spaces, ws_ptr);
-    if (!vp) goto done;
-
-    PyThread_type_lock lock = hd_handle_lock(handle);
-    if (!lock) goto done;
-    hipdnnStatus_t s;
-    Py_BEGIN_ALLOW_THREADS
-    PyThread_acquire_lock(lock, WAIT_LOCK);
-    s = hipdnnBackendExecute(handle->handle, plan, vp);
-    PyThread_release_lock(lock);
-    Py_END_ALLOW_THREADS
-    if (hd_check(st, s, NULL) < 0) goto done;
-    /* DeviceArrays remember the stream, so that their exports wait for this work. */
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (held[i].held == HELD_VALUE && PyObject_TypeCheck(objs[i], st->DeviceArrayType))
-            hd_device_array_mark_stream(objs[i], stream);
-    result = Py_NewRef(Py_None);
-
-done:
     if (vp) hipdnnBackendDestroyDescriptor(vp);
-    if (held)
-        for (Py_ssize_t i = 0; i < n; i++) release_array(&held[i]);
-    release_array(&ws_held);
-    free(ws_own);
-    if (ws_device) {
-        Py_BEGIN_ALLOW_THREADS
-        hipdnnStreamSynchronize_ext(stream); /* the engine may still be using it */
-        hipdnnDeviceFree_ext(ws_device);
-        Py_END_ALLOW_THREADS
-    }
-    if (objs)
-        for (Py_ssize_t i = 0; i < n; i++) Py_XDECREF(objs[i]);
-    if (objs != stack_objs) {
-        PyMem_Free(objs);
-        PyMem_Free(held);
-        PyMem_Free(ptrs);
-        PyMem_Free(spaces);
-    }
+    call_release(&c);
     Py_DECREF(plan_obj);
     return result;
 }

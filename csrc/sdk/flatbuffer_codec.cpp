@@ -214,34 +214,121 @@ extern "C" hipdnnSdkGraph* hipdnnSdkGraphDecode(const uint8_t* data, size_t size
 
 namespace {
 
-hipdnnSdkGraph* decode_graph(const uint8_t* data, size_t size, char* err, size_t err_len) {
-    {
-        // The version first, from the root table alone, so that bytes of another format
-        // are refused by name rather than as corrupt.
-        flatbuffers::Verifier head(data, size);
-        uint32_t root_off = 0;
-        if (size >= 8) std::memcpy(&root_off, data, sizeof(root_off));
-        const flatbuffers::Table* root = nullptr;
-        if (size >= 8 && flatbuffers::BufferHasIdentifier(data, fb::GraphIdentifier()) &&
-            root_off % 4 == 0 && root_off <= size - 4)
-            root = reinterpret_cast<const flatbuffers::Table*>(data + root_off);
-        if (!root || !root->VerifyTableStart(head) ||
-            !root->VerifyField<uint32_t>(head, fb::Graph::VT_FORMAT_VERSION, 4)) {
-            hipdnnSdkFormat(err, err_len,
-                            "graph bytes: %zu bytes fail FlatBuffers verification (truncated, "
-                            "corrupted or not a hipdnn graph)",
-                            size);
-            return nullptr;
+bool out_of_memory(char* err, size_t err_len) {
+    hipdnnSdkFormat(err, err_len, "graph bytes: out of memory while decoding");
+    return false;
+}
+
+// The version first, from the root table alone, so that bytes of another format are
+// refused by name rather than as corrupt.
+bool check_format_version(const uint8_t* data, size_t size, char* err, size_t err_len) {
+    flatbuffers::Verifier head(data, size);
+    uint32_t root_off = 0;
+    if (size >= 8) std::memcpy(&root_off, data, sizeof(root_off));
+    const flatbuffers::Table* root = nullptr;
+    if (size >= 8 && flatbuffers::BufferHasIdentifier(data, fb::GraphIdentifier()) &&
+        root_off % 4 == 0 && root_off <= size - 4)
+        root = reinterpret_cast<const flatbuffers::Table*>(data + root_off);
+    if (!root || !root->VerifyTableStart(head) ||
+        !root->VerifyField<uint32_t>(head, fb::Graph::VT_FORMAT_VERSION, 4)) {
+        hipdnnSdkFormat(err, err_len,
+                        "graph bytes: %zu bytes fail FlatBuffers verification (truncated, "
+                        "corrupted or not a hipdnn graph)",
+                        size);
+        return false;
+    }
+    uint32_t version = root->GetField<uint32_t>(fb::Graph::VT_FORMAT_VERSION, 1);
+    if (version != HIPDNN_GRAPH_FORMAT_VERSION) {
+        hipdnnSdkFormat(err, err_len,
+                        "graph bytes: format version %u, but this hipdnn reads version %d "
+                        "only; serialize the graph again with this version",
+                        version, HIPDNN_GRAPH_FORMAT_VERSION);
+        return false;
+    }
+    return true;
+}
+
+// A tensor's fields after its name.
+bool decode_tensor(const fb::Tensor* ft, hipdnnSdkTensor& t, char* err, size_t err_len) {
+    t.uid = ft->uid();
+    store_enum(t.data_type, ft->data_type());
+    int32_t nd = 0, ns = 0;
+    if (!copy_longs(ft->dims(), t.dims, HIPDNN_MAX_DIMS, &nd) ||
+        !copy_longs(ft->strides(), t.strides, HIPDNN_MAX_DIMS, &ns) || nd != ns) {
+        hipdnnSdkFormat(err, err_len,
+                        "graph bytes: tensor uid %lld has bad dims/strides (rank over "
+                        "%d or lengths differ)",
+                        static_cast<long long>(t.uid), HIPDNN_MAX_DIMS);
+        return false;
+    }
+    t.ndim = nd;
+    t.is_virtual = ft->is_virtual();
+    t.is_by_value = ft->is_by_value();
+    t.has_value = t.is_by_value && ft->value() && ft->value()->size() > 0;
+    if (ft->value()) {
+        if (ft->value()->size() > sizeof(t.value)) {
+            hipdnnSdkFormat(err, err_len, "graph bytes: tensor uid %lld value too long",
+                            static_cast<long long>(t.uid));
+            return false;
         }
-        uint32_t version = root->GetField<uint32_t>(fb::Graph::VT_FORMAT_VERSION, 1);
-        if (version != HIPDNN_GRAPH_FORMAT_VERSION) {
+        std::memcpy(t.value, ft->value()->data(), ft->value()->size());
+    }
+    return true;
+}
+
+// g's tensors.  num_tensors counts each one begun, so that hipdnnSdkGraphFree frees what a
+// failure leaves.
+bool decode_tensors(const fb::Graph* fg, hipdnnSdkGraph* g, char* err, size_t err_len) {
+    if (!fg->tensors() || fg->tensors()->size() == 0) return true;
+    uint32_t n = fg->tensors()->size();
+    g->tensors = static_cast<hipdnnSdkTensor*>(std::calloc(n, sizeof(hipdnnSdkTensor)));
+    if (!g->tensors) return out_of_memory(err, err_len);
+    for (uint32_t i = 0; i < n; ++i) {
+        const fb::Tensor* ft = fg->tensors()->Get(i);
+        hipdnnSdkTensor& t = g->tensors[i];
+        t.name = dup_string(ft->name());
+        g->num_tensors = static_cast<int32_t>(i + 1);
+        if (!t.name) return out_of_memory(err, err_len);
+        if (!decode_tensor(ft, t, err, err_len)) return false;
+    }
+    return true;
+}
+
+// g's nodes, counted in num_nodes as the tensors are.  Only known kinds become a
+// hipdnnOpKind_t (see store_enum).
+bool decode_nodes(const fb::Graph* fg, hipdnnSdkGraph* g, char* err, size_t err_len) {
+    if (!fg->nodes() || fg->nodes()->size() == 0) return true;
+    uint32_t n = fg->nodes()->size();
+    g->nodes = static_cast<hipdnnSdkNode*>(std::calloc(n, sizeof(hipdnnSdkNode)));
+    if (!g->nodes) return out_of_memory(err, err_len);
+    for (uint32_t i = 0; i < n; ++i) {
+        const fb::Node* fn = fg->nodes()->Get(i);
+        hipdnnSdkNode& node = g->nodes[i];
+        int32_t kind = static_cast<int32_t>(fn->op_type());
+        const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(static_cast<hipdnnOpKind_t>(kind));
+        if (info) hipdnnSdkNodeInit(&node, static_cast<hipdnnOpKind_t>(kind));
+        node.name = dup_string(fn->name());
+        g->num_nodes = static_cast<int32_t>(i + 1);
+        if (!node.name) return out_of_memory(err, err_len);
+        store_enum(node.compute_type, fn->compute_type());
+        if (!info || !fn->op()) {
+            hipdnnSdkFormat(err, err_len, "graph bytes: node %u ('%s') has unknown op kind %d",
+                            i, node.name, kind);
+            return false;
+        }
+        if (!decode_op(static_cast<const flatbuffers::Table*>(fn->op()), *info, node)) {
             hipdnnSdkFormat(err, err_len,
-                            "graph bytes: format version %u, but this hipdnn reads version %d "
-                            "only; serialize the graph again with this version",
-                            version, HIPDNN_GRAPH_FORMAT_VERSION);
-            return nullptr;
+                            "graph bytes: node %u ('%s') has a parameter list longer than "
+                            "its op allows",
+                            i, node.name);
+            return false;
         }
     }
+    return true;
+}
+
+hipdnnSdkGraph* decode_graph(const uint8_t* data, size_t size, char* err, size_t err_len) {
+    if (!check_format_version(data, size, err, err_len)) return nullptr;
     flatbuffers::Verifier verifier(data, size);
     if (!fb::VerifyGraphBuffer(verifier)) {
         hipdnnSdkFormat(err, err_len,
@@ -252,81 +339,15 @@ hipdnnSdkGraph* decode_graph(const uint8_t* data, size_t size, char* err, size_t
     }
     const fb::Graph* fg = fb::GetGraph(data);
     auto* g = static_cast<hipdnnSdkGraph*>(std::calloc(1, sizeof(hipdnnSdkGraph)));
-    if (!g) goto oom;
+    if (!g) {
+        out_of_memory(err, err_len);
+        return nullptr;
+    }
     g->name = dup_string(fg->name());
-    if (!g->name) goto oom;
-    if (fg->tensors() && fg->tensors()->size() > 0) {
-        uint32_t n = fg->tensors()->size();
-        g->tensors = static_cast<hipdnnSdkTensor*>(std::calloc(n, sizeof(hipdnnSdkTensor)));
-        if (!g->tensors) goto oom;
-        for (uint32_t i = 0; i < n; ++i) {
-            const fb::Tensor* ft = fg->tensors()->Get(i);
-            hipdnnSdkTensor& t = g->tensors[i];
-            t.name = dup_string(ft->name());
-            g->num_tensors = static_cast<int32_t>(i + 1);
-            if (!t.name) goto oom;
-            t.uid = ft->uid();
-            store_enum(t.data_type, ft->data_type());
-            int32_t nd = 0, ns = 0;
-            if (!copy_longs(ft->dims(), t.dims, HIPDNN_MAX_DIMS, &nd) ||
-                !copy_longs(ft->strides(), t.strides, HIPDNN_MAX_DIMS, &ns) || nd != ns) {
-                hipdnnSdkFormat(err, err_len,
-                                "graph bytes: tensor uid %lld has bad dims/strides (rank over "
-                                "%d or lengths differ)",
-                                static_cast<long long>(t.uid), HIPDNN_MAX_DIMS);
-                hipdnnSdkGraphFree(g);
-                return nullptr;
-            }
-            t.ndim = nd;
-            t.is_virtual = ft->is_virtual();
-            t.is_by_value = ft->is_by_value();
-            t.has_value = t.is_by_value && ft->value() && ft->value()->size() > 0;
-            if (ft->value()) {
-                if (ft->value()->size() > sizeof(t.value)) {
-                    hipdnnSdkFormat(err, err_len, "graph bytes: tensor uid %lld value too long",
-                                    static_cast<long long>(t.uid));
-                    hipdnnSdkGraphFree(g);
-                    return nullptr;
-                }
-                std::memcpy(t.value, ft->value()->data(), ft->value()->size());
-            }
-        }
-    }
-    if (fg->nodes() && fg->nodes()->size() > 0) {
-        uint32_t n = fg->nodes()->size();
-        g->nodes = static_cast<hipdnnSdkNode*>(std::calloc(n, sizeof(hipdnnSdkNode)));
-        if (!g->nodes) goto oom;
-        for (uint32_t i = 0; i < n; ++i) {
-            const fb::Node* fn = fg->nodes()->Get(i);
-            hipdnnSdkNode& node = g->nodes[i];
-            // Only known kinds become a hipdnnOpKind_t (see store_enum).
-            int32_t kind = static_cast<int32_t>(fn->op_type());
-            const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(static_cast<hipdnnOpKind_t>(kind));
-            if (info) hipdnnSdkNodeInit(&node, static_cast<hipdnnOpKind_t>(kind));
-            node.name = dup_string(fn->name());
-            g->num_nodes = static_cast<int32_t>(i + 1);
-            if (!node.name) goto oom;
-            store_enum(node.compute_type, fn->compute_type());
-            if (!info || !fn->op()) {
-                hipdnnSdkFormat(err, err_len, "graph bytes: node %u ('%s') has unknown op kind %d",
-                                i, node.name, kind);
-                hipdnnSdkGraphFree(g);
-                return nullptr;
-            }
-            if (!decode_op(static_cast<const flatbuffers::Table*>(fn->op()), *info, node)) {
-                hipdnnSdkFormat(err, err_len,
-                                "graph bytes: node %u ('%s') has a parameter list longer than "
-                                "its op allows",
-                                i, node.name);
-                hipdnnSdkGraphFree(g);
-                return nullptr;
-            }
-        }
-    }
-    return g;
-oom:
+    bool ok = g->name ? decode_tensors(fg, g, err, err_len) && decode_nodes(fg, g, err, err_len)
+                      : out_of_memory(err, err_len);
+    if (ok) return g;
     hipdnnSdkGraphFree(g);
-    hipdnnSdkFormat(err, err_len, "graph bytes: out of memory while decoding");
     return nullptr;
 }
 

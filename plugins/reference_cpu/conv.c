@@ -25,6 +25,95 @@
 
 static bool param_ok(int64_t v, int64_t lo) { return v >= lo && v <= REF_MAX_CONV_PARAM; }
 
+/* The node's parameters, read here only (the kernels use the geometry): one value per
+ * spatial dim in each list that is set, and a supported mode. */
+static bool conv_params(const hipdnnSdkAttrValue* a, ref_conv_geometry* g, char* why,
+                        size_t len) {
+    int32_t nparam = a[HIPDNN_CONV_PRE_PADDING].count;
+    for (int k = HIPDNN_CONV_PRE_PADDING; k <= HIPDNN_CONV_DILATION; ++k)
+        if (a[k].count != 0 && a[k].count != g->nsp) nparam = a[k].count;
+    if (nparam != 0 && nparam != g->nsp) {
+        hipdnnSdkFormat(why, len, "%d spatial parameters for %d spatial dims", nparam, g->nsp);
+        return false;
+    }
+    int64_t conv_mode = a[HIPDNN_CONV_MODE].i[0];
+    if (conv_mode != HIPDNN_CROSS_CORRELATION && conv_mode != HIPDNN_CONVOLUTION) {
+        hipdnnSdkFormat(why, len, "convolution mode %lld not supported", (long long)conv_mode);
+        return false;
+    }
+    g->flip = conv_mode == HIPDNN_CONVOLUTION;
+    return true;
+}
+
+/* N, C, K and the groups: w's C divides x's, K is a multiple of the groups, y is
+ * [N, K, ...]. */
+static bool conv_channels(const ref_view* x, const ref_view* w, const ref_view* y,
+                          ref_conv_geometry* g, char* why, size_t len) {
+    g->n = x->dims[0];
+    g->c = x->dims[1];
+    g->k = w->dims[0];
+    g->cg = w->dims[1];
+    if (g->c % g->cg != 0) {
+        hipdnnSdkFormat(why, len, "w C=%lld does not divide x C=%lld", (long long)g->cg,
+                        (long long)g->c);
+        return false;
+    }
+    g->groups = g->c / g->cg;
+    if (g->k % g->groups != 0) {
+        hipdnnSdkFormat(why, len, "w K=%lld is not a multiple of the %lld groups",
+                        (long long)g->k, (long long)g->groups);
+        return false;
+    }
+    g->kg = g->k / g->groups;
+    if (y->dims[0] != g->n || y->dims[1] != g->k) {
+        hipdnnSdkFormat(why, len, "y is [%lld, %lld, ...] but expected [N=%lld, K=%lld, ...]",
+                        (long long)y->dims[0], (long long)y->dims[1], (long long)g->n,
+                        (long long)g->k);
+        return false;
+    }
+    return true;
+}
+
+/* Spatial dim i: parameters in range, the dilated kernel inside the padded input, and y's
+ * size the convolution's. */
+static bool conv_spatial_dim(const hipdnnSdkAttrValue* a, int32_t i, const ref_view* x,
+                             const ref_view* w, const ref_view* y, ref_conv_geometry* g,
+                             char* why, size_t len) {
+    /* Unset values hold their defaults (0, 0, 1, 1). */
+    int64_t pre = a[HIPDNN_CONV_PRE_PADDING].i[i];
+    int64_t post = a[HIPDNN_CONV_POST_PADDING].i[i];
+    int64_t s = a[HIPDNN_CONV_STRIDE].i[i];
+    int64_t d = a[HIPDNN_CONV_DILATION].i[i];
+    if (!param_ok(pre, 0) || !param_ok(post, 0) || !param_ok(s, 1) || !param_ok(d, 1)) {
+        hipdnnSdkFormat(why, len,
+                        "spatial dim %d: padding %lld/%lld, stride %lld, dilation %lld "
+                        "out of range",
+                        i, (long long)pre, (long long)post, (long long)s, (long long)d);
+        return false;
+    }
+    g->in[i] = x->dims[2 + i];
+    g->ker[i] = w->dims[2 + i];
+    g->pre[i] = pre;
+    g->stride[i] = s;
+    g->dil[i] = d;
+    /* Dims are at most 2^48 and parameters at most 2^30: these products fit. */
+    int64_t extent = (g->ker[i] - 1) * d + 1;
+    int64_t padded = g->in[i] + pre + post;
+    if (extent > padded) {
+        hipdnnSdkFormat(why, len,
+                        "spatial dim %d: dilated kernel %lld exceeds padded input %lld", i,
+                        (long long)extent, (long long)padded);
+        return false;
+    }
+    g->out[i] = (padded - extent) / s + 1;
+    if (y->dims[2 + i] != g->out[i]) {
+        hipdnnSdkFormat(why, len, "spatial dim %d: y has %lld but the convolution gives %lld",
+                        i, (long long)y->dims[2 + i], (long long)g->out[i]);
+        return false;
+    }
+    return true;
+}
+
 bool ref_conv_check(const hipdnnSdkNode* node, const ref_view* x, const ref_view* w,
                     const ref_view* y, ref_conv_geometry* geo, char* why, size_t len) {
     ref_conv_geometry g;
@@ -40,77 +129,10 @@ bool ref_conv_check(const hipdnnSdkNode* node, const ref_view* x, const ref_view
         return false;
     }
     g.nsp = nd - 2;
-    /* The node's parameters, read here only (the kernels use the geometry). */
-    const hipdnnSdkAttrValue* a = node->attrs;
-    int32_t nparam = a[HIPDNN_CONV_PRE_PADDING].count;
-    for (int k = HIPDNN_CONV_PRE_PADDING; k <= HIPDNN_CONV_DILATION; ++k)
-        if (a[k].count != 0 && a[k].count != g.nsp) nparam = a[k].count;
-    if (nparam != 0 && nparam != g.nsp) {
-        hipdnnSdkFormat(why, len, "%d spatial parameters for %d spatial dims", nparam, g.nsp);
+    if (!conv_params(node->attrs, &g, why, len) || !conv_channels(x, w, y, &g, why, len))
         return false;
-    }
-    int64_t conv_mode = a[HIPDNN_CONV_MODE].i[0];
-    if (conv_mode != HIPDNN_CROSS_CORRELATION && conv_mode != HIPDNN_CONVOLUTION) {
-        hipdnnSdkFormat(why, len, "convolution mode %lld not supported", (long long)conv_mode);
-        return false;
-    }
-    g.flip = conv_mode == HIPDNN_CONVOLUTION;
-    g.n = x->dims[0];
-    g.c = x->dims[1];
-    g.k = w->dims[0];
-    g.cg = w->dims[1];
-    if (g.c % g.cg != 0) {
-        hipdnnSdkFormat(why, len, "w C=%lld does not divide x C=%lld", (long long)g.cg,
-                        (long long)g.c);
-        return false;
-    }
-    g.groups = g.c / g.cg;
-    if (g.k % g.groups != 0) {
-        hipdnnSdkFormat(why, len, "w K=%lld is not a multiple of the %lld groups",
-                        (long long)g.k, (long long)g.groups);
-        return false;
-    }
-    g.kg = g.k / g.groups;
-    if (y->dims[0] != g.n || y->dims[1] != g.k) {
-        hipdnnSdkFormat(why, len, "y is [%lld, %lld, ...] but expected [N=%lld, K=%lld, ...]",
-                        (long long)y->dims[0], (long long)y->dims[1], (long long)g.n,
-                        (long long)g.k);
-        return false;
-    }
-    for (int32_t i = 0; i < g.nsp; ++i) {
-        /* Unset values hold their defaults (0, 0, 1, 1). */
-        int64_t pre = a[HIPDNN_CONV_PRE_PADDING].i[i];
-        int64_t post = a[HIPDNN_CONV_POST_PADDING].i[i];
-        int64_t s = a[HIPDNN_CONV_STRIDE].i[i];
-        int64_t d = a[HIPDNN_CONV_DILATION].i[i];
-        if (!param_ok(pre, 0) || !param_ok(post, 0) || !param_ok(s, 1) || !param_ok(d, 1)) {
-            hipdnnSdkFormat(why, len,
-                            "spatial dim %d: padding %lld/%lld, stride %lld, dilation %lld "
-                            "out of range",
-                            i, (long long)pre, (long long)post, (long long)s, (long long)d);
-            return false;
-        }
-        g.in[i] = x->dims[2 + i];
-        g.ker[i] = w->dims[2 + i];
-        g.pre[i] = pre;
-        g.stride[i] = s;
-        g.dil[i] = d;
-        /* Dims are at most 2^48 and parameters at most 2^30: these products fit. */
-        int64_t extent = (g.ker[i] - 1) * d + 1;
-        int64_t padded = g.in[i] + pre + post;
-        if (extent > padded) {
-            hipdnnSdkFormat(why, len,
-                            "spatial dim %d: dilated kernel %lld exceeds padded input %lld", i,
-                            (long long)extent, (long long)padded);
-            return false;
-        }
-        g.out[i] = (padded - extent) / s + 1;
-        if (y->dims[2 + i] != g.out[i]) {
-            hipdnnSdkFormat(why, len, "spatial dim %d: y has %lld but the convolution gives %lld",
-                            i, (long long)y->dims[2 + i], (long long)g.out[i]);
-            return false;
-        }
-    }
+    for (int32_t i = 0; i < g.nsp; ++i)
+        if (!conv_spatial_dim(node->attrs, i, x, w, y, &g, why, len)) return false;
     if (geo) *geo = g;
     return true;
 }

@@ -166,10 +166,10 @@ static void combine_rows(combine_kind k, double* restrict acc, const double* res
  * (the worker's tile, shifts and ROWS row blocks, 48 KiB, stay in L2). */
 #define TILE 2048
 
-void ref_reduce_plan_init(ref_reduce_plan* p, const ref_view* x, const bool* axes) {
-    memset(p, 0, sizeof(*p));
-    /* Kept dims in x's order with their group-index strides (row-major over the kept
-     * dims); merged where x steps through two as through one. */
+/* Kept dims in x's order with their group-index strides (row-major over the kept dims),
+ * merged where x steps through two as through one; reduced dims in x's order.  Size-1
+ * dims are dropped.  Sets groups and count, p->nk, and *nr the reduced dims found. */
+static void split_dims(ref_reduce_plan* p, const ref_view* x, const bool* axes, int32_t* nr) {
     int64_t ka[HIPDNN_MAX_DIMS], acc = 1;
     for (int32_t d = x->ndim - 1; d >= 0; --d) {
         ka[d] = acc;
@@ -177,12 +177,13 @@ void ref_reduce_plan_init(ref_reduce_plan* p, const ref_view* x, const bool* axe
     }
     p->groups = acc;
     p->count = 1;
-    int32_t nk = 0, nr = 0;
+    int32_t nk = 0;
+    *nr = 0;
     for (int32_t d = 0; d < x->ndim; ++d) {
         if (x->dims[d] == 1) continue;
         if (axes[d]) {
-            p->rdims[nr] = x->dims[d];
-            p->rx[nr++] = x->strides[d];
+            p->rdims[*nr] = x->dims[d];
+            p->rx[(*nr)++] = x->strides[d];
             p->count *= x->dims[d];
         } else if (nk > 0 && p->kx[nk - 1] == x->strides[d] * x->dims[d]) {
             p->kdims[nk - 1] *= x->dims[d];
@@ -194,8 +195,13 @@ void ref_reduce_plan_init(ref_reduce_plan* p, const ref_view* x, const bool* axe
             p->ka[nk++] = ka[d];
         }
     }
-    /* Reduced dims outermost in memory first (a stable sort by falling stride), merged
-     * where contiguous; the last one is the row. */
+    p->nk = nk;
+}
+
+/* The nr reduced dims outermost in memory first (a stable sort by falling stride), merged
+ * where contiguous; the last one is the row.  Sets p->nr (at least 1: with nothing
+ * reduced, one value per group). */
+static void order_reduced(ref_reduce_plan* p, int32_t nr) {
     for (int32_t i = 1; i < nr; ++i)
         for (int32_t k = i; k > 0 && p->rx[k] > p->rx[k - 1]; --k) {
             int64_t t = p->rx[k], u = p->rdims[k];
@@ -214,20 +220,23 @@ void ref_reduce_plan_init(ref_reduce_plan* p, const ref_view* x, const bool* axe
             p->rx[m++] = p->rx[i];
         }
     }
-    nr = m;
-    if (nr == 0) { /* nothing reduced: one value per group */
+    if (m == 0) {
         p->rdims[0] = 1;
         p->rx[0] = 0;
-        nr = 1;
+        m = 1;
     }
-    p->nk = nk;
-    p->nr = nr;
-    /* inner when a reduced dim is innermost in memory (or nothing is kept) */
-    int32_t row = -1;
+    p->nr = m;
+}
+
+/* Inner when a reduced dim is innermost in memory (or nothing is kept); else the outer
+ * way, which walks the kept innermost dim as rows (moved last) in tiles.  Sets the work
+ * items (tiles, and chunks per row for the outer way). */
+static void choose_way(ref_reduce_plan* p) {
+    int32_t nk = p->nk, row = -1;
     for (int32_t i = 0; i < nk; ++i)
         if (row < 0 || p->kx[i] <= p->kx[row]) row = i;
-    p->inner = nk == 0 || (p->count > 1 && p->rx[nr - 1] < p->kx[row]);
-    if (!p->inner && row != nk - 1) { /* the outer way walks the kept innermost as rows */
+    p->inner = nk == 0 || (p->count > 1 && p->rx[p->nr - 1] < p->kx[row]);
+    if (!p->inner && row != nk - 1) {
         int64_t d = p->kdims[row], s = p->kx[row], a = p->ka[row];
         for (int32_t i = row; i < nk - 1; ++i) {
             p->kdims[i] = p->kdims[i + 1];
@@ -245,8 +254,11 @@ void ref_reduce_plan_init(ref_reduce_plan* p, const ref_view* x, const bool* axe
         p->chunks = (len + TILE - 1) / TILE;
         p->tiles = p->groups / len * p->chunks;
     }
-    /* Pieces: only when the items are too few to share out, and never below MIN_PIECE
-     * values each.  Shapes alone decide. */
+}
+
+/* Pieces: only when the items are too few to share out, and never below MIN_PIECE
+ * values each.  Shapes alone decide (the thread count only how many workers run). */
+static void cut_pieces(ref_reduce_plan* p) {
     int64_t total = p->groups * p->count;
     int64_t want = total / REF_MIN_ELEMENTS_PER_THREAD;
     if (want > TARGET_ITEMS) want = TARGET_ITEMS;
@@ -254,7 +266,7 @@ void ref_reduce_plan_init(ref_reduce_plan* p, const ref_view* x, const bool* axe
     if (p->tiles < want) {
         pieces = (want + p->tiles - 1) / p->tiles;
         /* a reduced step reads one value (inner way) or a tile's row (outer way) */
-        int64_t step = p->inner ? 1 : (p->kdims[nk - 1] < TILE ? p->kdims[nk - 1] : TILE);
+        int64_t step = p->inner ? 1 : (p->kdims[p->nk - 1] < TILE ? p->kdims[p->nk - 1] : TILE);
         int64_t most = p->count * step / MIN_PIECE;
         if (pieces > most) pieces = most;
         if (pieces < 1) pieces = 1;
@@ -262,6 +274,15 @@ void ref_reduce_plan_init(ref_reduce_plan* p, const ref_view* x, const bool* axe
     p->piece = (p->count + pieces - 1) / pieces;
     p->pieces = (p->count + p->piece - 1) / p->piece;
     p->threads = ref_threads_for((double)total, REF_MIN_ELEMENTS_PER_THREAD);
+}
+
+void ref_reduce_plan_init(ref_reduce_plan* p, const ref_view* x, const bool* axes) {
+    memset(p, 0, sizeof(*p));
+    int32_t nr;
+    split_dims(p, x, axes, &nr);
+    order_reduced(p, nr);
+    choose_way(p);
+    cut_pieces(p);
 }
 
 /* Float64 buffers a worker takes: a row block (inner way), or a tile, its shifts and

@@ -24,30 +24,108 @@
 
 enum { POOL_MAX, POOL_AVG_INCLUDE, POOL_AVG_EXCLUDE };
 
-bool ref_resample_check(const hipdnnSdkNode* node, const ref_view* image, const ref_view* pooled,
-                        const ref_view* idx, ref_pool_geometry* geo, char* why, size_t len) {
-    ref_pool_geometry g;
-    memset(&g, 0, sizeof(g));
-    const hipdnnSdkAttrValue* a = node->attrs;
+/* The pooling kind from the resample mode, and whether the padding mode goes with it. */
+static bool pool_kind(const hipdnnSdkAttrValue* a, ref_pool_geometry* g, char* why, size_t len) {
     int64_t mode = a[HIPDNN_RS_MODE].i[0], pad = a[HIPDNN_RS_PADDING_MODE].i[0];
-    if (mode == HIPDNN_RESAMPLE_MAXPOOL) g.kind = POOL_MAX;
-    else if (mode == HIPDNN_RESAMPLE_AVGPOOL_INCLUDE_PADDING) g.kind = POOL_AVG_INCLUDE;
-    else if (mode == HIPDNN_RESAMPLE_AVGPOOL_EXCLUDE_PADDING) g.kind = POOL_AVG_EXCLUDE;
+    if (mode == HIPDNN_RESAMPLE_MAXPOOL) g->kind = POOL_MAX;
+    else if (mode == HIPDNN_RESAMPLE_AVGPOOL_INCLUDE_PADDING) g->kind = POOL_AVG_INCLUDE;
+    else if (mode == HIPDNN_RESAMPLE_AVGPOOL_EXCLUDE_PADDING) g->kind = POOL_AVG_EXCLUDE;
     else {
         hipdnnSdkFormat(why, len, "resample mode %s not supported (MAXPOOL, "
                         "AVGPOOL_INCLUDE_PADDING and AVGPOOL_EXCLUDE_PADDING only)",
                         mode == HIPDNN_RESAMPLE_NEAREST ? "NEAREST" : "BILINEAR");
         return false;
     }
-    if (pad == HIPDNN_EDGE_VAL_PAD || (pad == HIPDNN_NEG_INF_PAD && g.kind == POOL_AVG_INCLUDE)) {
+    if (pad == HIPDNN_EDGE_VAL_PAD || (pad == HIPDNN_NEG_INF_PAD && g->kind == POOL_AVG_INCLUDE)) {
         hipdnnSdkFormat(why, len, "padding mode %s does not go with %s (MAXPOOL takes ZERO_PAD "
                         "or NEG_INF_PAD, AVGPOOL_INCLUDE_PADDING ZERO_PAD, "
                         "AVGPOOL_EXCLUDE_PADDING either)",
                         pad == HIPDNN_EDGE_VAL_PAD ? "EDGE_VAL_PAD" : "NEG_INF_PAD",
-                        g.kind == POOL_MAX ? "MAXPOOL" : "AVGPOOL_INCLUDE_PADDING");
+                        g->kind == POOL_MAX ? "MAXPOOL" : "AVGPOOL_INCLUDE_PADDING");
         return false;
     }
-    g.zero_pad = pad == HIPDNN_ZERO_PAD;
+    g->zero_pad = pad == HIPDNN_ZERO_PAD;
+    return true;
+}
+
+/* Spatial dim i: window, stride and paddings in range, and `out` the rounded-down or
+ * rounded-up pooled size of `in`; fills g's lists and grows its sizes. */
+static bool pool_spatial_dim(const hipdnnSdkAttrValue* a, int32_t i, int64_t in, int64_t out,
+                             ref_pool_geometry* g, char* why, size_t len) {
+    /* Unset lists hold their defaults (stride 1, paddings 0). */
+    int64_t w = a[HIPDNN_RS_WINDOW].i[i], s = a[HIPDNN_RS_STRIDE].i[i];
+    int64_t pre = a[HIPDNN_RS_PRE_PADDING].i[i], post = a[HIPDNN_RS_POST_PADDING].i[i];
+    if (w < 1 || s < 1 || pre < 0 || post < 0 || w > REF_MAX_CONV_PARAM ||
+        s > REF_MAX_CONV_PARAM || pre >= w || post >= w) {
+        hipdnnSdkFormat(why, len, "spatial dim %d: window %lld, stride %lld, padding "
+                        "%lld/%lld; need window, stride >= 1 and 0 <= padding < window "
+                        "(a window of padding alone has no value)", i, (long long)w,
+                        (long long)s, (long long)pre, (long long)post);
+        return false;
+    }
+    int64_t span = in + pre + post - w;
+    int64_t lo = span < 0 ? -1 : span / s + 1, hi = span < 0 ? -1 : (span + s - 1) / s + 1;
+    if (hi > 0 && (hi - 1) * s >= in + pre) hi = lo;
+    if (out < 1 || (out != lo && out != hi)) {
+        hipdnnSdkFormat(why, len, "spatial dim %d: %lld pooled (window %lld, stride "
+                        "%lld, padding %lld/%lld) gives %lld (or %lld rounded up), not "
+                        "%lld", i, (long long)in, (long long)w,
+                        (long long)s, (long long)pre, (long long)post, (long long)lo,
+                        (long long)hi, (long long)out);
+        return false;
+    }
+    g->in[i] = in;
+    g->out[i] = out;
+    g->win[i] = w;
+    g->stride[i] = s;
+    g->pre[i] = pre;
+    g->post[i] = post;
+    /* Planes are at most 2^48 elements (tensor_ok); the window is at most its padded
+     * dim, so these products stay far from overflow but are checked anyway. */
+    if (__builtin_mul_overflow(g->in_size, in, &g->in_size) ||
+        __builtin_mul_overflow(g->out_size, out, &g->out_size) ||
+        __builtin_mul_overflow(g->taps, w, &g->taps) || g->taps > REF_MAX_ELEMENTS) {
+        hipdnnSdkFormat(why, len, "the window has more than 2^48 positions");
+        return false;
+    }
+    return true;
+}
+
+/* MAXPOOL's index: shaped as the pooled tensor, of an integer type that holds every
+ * position of the window. */
+static bool pool_index_ok(const ref_pool_geometry* g, const ref_view* pooled,
+                          const ref_view* idx, char* why, size_t len) {
+    if (g->kind != POOL_MAX) {
+        hipdnnSdkFormat(why, len, "an index tensor is only for MAXPOOL");
+        return false;
+    }
+    bool same = idx->ndim == pooled->ndim;
+    for (int32_t i = 0; same && i < pooled->ndim; ++i) same = idx->dims[i] == pooled->dims[i];
+    int64_t most = idx->dtype == HIPDNN_DATA_INT8    ? 128
+                   : idx->dtype == HIPDNN_DATA_INT32 ? INT64_C(1) << 31
+                   : idx->dtype == HIPDNN_DATA_INT64 ? REF_MAX_ELEMENTS
+                                                     : 0;
+    if (!same || most == 0) {
+        hipdnnSdkFormat(why, len, "the index must be INT8, INT32 or INT64 shaped as the "
+                        "pooled tensor; it is %s of rank %d",
+                        hipdnnSdkDataTypeName(idx->dtype), idx->ndim);
+        return false;
+    }
+    if (g->taps > most) {
+        hipdnnSdkFormat(why, len, "the window has %lld positions; a %s index holds %lld "
+                        "(use INT32)", (long long)g->taps, hipdnnSdkDataTypeName(idx->dtype),
+                        (long long)most);
+        return false;
+    }
+    return true;
+}
+
+bool ref_resample_check(const hipdnnSdkNode* node, const ref_view* image, const ref_view* pooled,
+                        const ref_view* idx, ref_pool_geometry* geo, char* why, size_t len) {
+    ref_pool_geometry g;
+    memset(&g, 0, sizeof(g));
+    const hipdnnSdkAttrValue* a = node->attrs;
+    if (!pool_kind(a, &g, why, len)) return false;
     int32_t nd = image->ndim;
     if (nd < 3 || nd > 2 + HIPDNN_MAX_SPATIAL || pooled->ndim != nd) {
         hipdnnSdkFormat(why, len, "ranks %d and %d; resample needs one rank, 3 to %d", nd,
@@ -74,69 +152,10 @@ bool ref_resample_check(const hipdnnSdkNode* node, const ref_view* image, const 
         return false;
     }
     g.in_size = g.out_size = g.taps = 1;
-    for (int32_t i = 0; i < g.nsp; ++i) {
-        /* Unset lists hold their defaults (stride 1, paddings 0). */
-        int64_t w = a[HIPDNN_RS_WINDOW].i[i], s = a[HIPDNN_RS_STRIDE].i[i];
-        int64_t pre = a[HIPDNN_RS_PRE_PADDING].i[i], post = a[HIPDNN_RS_POST_PADDING].i[i];
-        if (w < 1 || s < 1 || pre < 0 || post < 0 || w > REF_MAX_CONV_PARAM ||
-            s > REF_MAX_CONV_PARAM || pre >= w || post >= w) {
-            hipdnnSdkFormat(why, len, "spatial dim %d: window %lld, stride %lld, padding "
-                            "%lld/%lld; need window, stride >= 1 and 0 <= padding < window "
-                            "(a window of padding alone has no value)", i, (long long)w,
-                            (long long)s, (long long)pre, (long long)post);
+    for (int32_t i = 0; i < g.nsp; ++i)
+        if (!pool_spatial_dim(a, i, image->dims[2 + i], pooled->dims[2 + i], &g, why, len))
             return false;
-        }
-        int64_t in = image->dims[2 + i], out = pooled->dims[2 + i];
-        int64_t span = in + pre + post - w;
-        int64_t lo = span < 0 ? -1 : span / s + 1, hi = span < 0 ? -1 : (span + s - 1) / s + 1;
-        if (hi > 0 && (hi - 1) * s >= in + pre) hi = lo;
-        if (out < 1 || (out != lo && out != hi)) {
-            hipdnnSdkFormat(why, len, "spatial dim %d: %lld pooled (window %lld, stride "
-                            "%lld, padding %lld/%lld) gives %lld (or %lld rounded up), not "
-                            "%lld", i, (long long)in, (long long)w,
-                            (long long)s, (long long)pre, (long long)post, (long long)lo,
-                            (long long)hi, (long long)out);
-            return false;
-        }
-        g.in[i] = in;
-        g.out[i] = out;
-        g.win[i] = w;
-        g.stride[i] = s;
-        g.pre[i] = pre;
-        g.post[i] = post;
-        /* Planes are at most 2^48 elements (tensor_ok); the window is at most its padded
-         * dim, so these products stay far from overflow but are checked anyway. */
-        if (__builtin_mul_overflow(g.in_size, in, &g.in_size) ||
-            __builtin_mul_overflow(g.out_size, out, &g.out_size) ||
-            __builtin_mul_overflow(g.taps, w, &g.taps) || g.taps > REF_MAX_ELEMENTS) {
-            hipdnnSdkFormat(why, len, "the window has more than 2^48 positions");
-            return false;
-        }
-    }
-    if (idx) {
-        if (g.kind != POOL_MAX) {
-            hipdnnSdkFormat(why, len, "an index tensor is only for MAXPOOL");
-            return false;
-        }
-        bool same = idx->ndim == nd;
-        for (int32_t i = 0; same && i < nd; ++i) same = idx->dims[i] == pooled->dims[i];
-        int64_t most = idx->dtype == HIPDNN_DATA_INT8    ? 128
-                       : idx->dtype == HIPDNN_DATA_INT32 ? INT64_C(1) << 31
-                       : idx->dtype == HIPDNN_DATA_INT64 ? REF_MAX_ELEMENTS
-                                                         : 0;
-        if (!same || most == 0) {
-            hipdnnSdkFormat(why, len, "the index must be INT8, INT32 or INT64 shaped as the "
-                            "pooled tensor; it is %s of rank %d",
-                            hipdnnSdkDataTypeName(idx->dtype), idx->ndim);
-            return false;
-        }
-        if (g.taps > most) {
-            hipdnnSdkFormat(why, len, "the window has %lld positions; a %s index holds %lld "
-                            "(use INT32)", (long long)g.taps, hipdnnSdkDataTypeName(idx->dtype),
-                            (long long)most);
-            return false;
-        }
-    }
+    if (idx && !pool_index_ok(&g, pooled, idx, why, len)) return false;
     if (geo) *geo = g;
     return true;
 }

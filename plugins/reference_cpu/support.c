@@ -132,6 +132,73 @@ static bool same_dims(const ref_view* a, const ref_view* b, const char* na, cons
     return same;
 }
 
+/* conv_fprop: its geometry, then INT8 compute (cg * taps products per output) or floats. */
+static bool conv_fprop_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
+                          const hipdnnSdkTensor* const* out, const ref_view* v,
+                          const ref_view* y, char* detail, size_t len) {
+    ref_conv_geometry geo;
+    int64_t taps = 1;
+    bool ok = ref_conv_check(n, &v[HIPDNN_CONV_X], &v[HIPDNN_CONV_W], y, &geo, detail, len);
+    for (int32_t i = 0; ok && i < geo.nsp; ++i) taps *= geo.ker[i];
+    return ok && int8_or_float(n, "xwy", in[HIPDNN_CONV_X], in[HIPDNN_CONV_W], out[0],
+                               geo.cg * taps, detail, len);
+}
+
+/* Pointwise: operands in the mode's order; gen_index's are coordinates. */
+static bool pointwise_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
+                         const ref_view* v, const ref_view* o, char* detail, size_t len) {
+    hipdnnSdkPointwisePorts ports;
+    const ref_view* ops[3] = {NULL, NULL, NULL};
+    ref_view index;
+    hipdnnSdkPointwisePortsOf(hipdnnSdkNodeMode(n), &ports);
+    for (int k = 0; k < ports.arity; ++k)
+        if (in[ports.inputs[k]]) ops[k] = &v[ports.inputs[k]];
+    if (hipdnnSdkNodeMode(n) == HIPDNN_POINTWISE_GEN_INDEX) {
+        ref_index_view(o[ports.output].ndim, o[ports.output].dims,
+                       (int)n->attrs[HIPDNN_PW_AXIS].i[0], &index);
+        ops[0] = &index;
+    }
+    return ref_pointwise_check(n, ops, &o[ports.output], detail, len);
+}
+
+/* Concatenate: the set inputs, in port order. */
+static bool concat_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
+                      const ref_view* v, const ref_view* y, char* detail, size_t len) {
+    ref_view set[HIPDNN_MAX_PORTS];
+    int nin = 0;
+    for (int p = 0; p < HIPDNN_MAX_PORTS; ++p)
+        if (in[p]) set[nin++] = v[p];
+    return ref_concat_check(n, set, nin, y, detail, len);
+}
+
+/* resample_bwd: the forward's geometry from dx and dy; x shaped as dx and y as dy where
+ * given; MAXPOOL finds each window's maximum from idx or x. */
+static bool resample_bwd_ok(const hipdnnSdkNode* n, const ref_view* v,
+                            const ref_view* const* vp, const ref_view* y, char* detail,
+                            size_t len) {
+    bool ok = ref_resample_check(n, y, &v[HIPDNN_RSB_DY], vp[HIPDNN_RSB_IDX], NULL, detail,
+                                 len) &&
+              (!vp[HIPDNN_RSB_X] || same_dims(&v[HIPDNN_RSB_X], y, "x", "dx", detail, len)) &&
+              (!vp[HIPDNN_RSB_Y] ||
+               same_dims(&v[HIPDNN_RSB_Y], &v[HIPDNN_RSB_DY], "y", "dy", detail, len));
+    if (ok && n->attrs[HIPDNN_RS_MODE].i[0] == HIPDNN_RESAMPLE_MAXPOOL &&
+        !vp[HIPDNN_RSB_IDX] && !vp[HIPDNN_RSB_X]) {
+        hipdnnSdkFormat(detail, len, "MAXPOOL needs idx or x");
+        ok = false;
+    }
+    return ok;
+}
+
+/* Reshape: of a tensor in memory (a by-value scalar has no layout to reshape). */
+static bool reshape_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
+                       const ref_view* v, const ref_view* y, char* detail, size_t len) {
+    if (in[HIPDNN_RESHAPE_X]->is_by_value) {
+        hipdnnSdkFormat(detail, len, "x is a pass-by-value scalar; there is nothing to reshape");
+        return false;
+    }
+    return ref_reshape_check(n, &v[HIPDNN_RESHAPE_X], y, detail, len);
+}
+
 /* Shape rules of the node's op, on views of its (already checked) tensors; in[p] / out[p]
  * NULL for unset ports. */
 static bool op_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
@@ -139,6 +206,7 @@ static bool op_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
     ref_view v[HIPDNN_MAX_PORTS], o[HIPDNN_MAX_PORTS];
     const ref_view *vp[HIPDNN_MAX_PORTS] = {0}, *op[HIPDNN_MAX_PORTS] = {0};
     char detail[REF_MSG_LEN];
+    size_t dl = sizeof(detail);
     bool ok = false;
     for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
         if (in[p]) ref_view_from_tensor(in[p], NULL, &v[p]), vp[p] = &v[p];
@@ -146,97 +214,39 @@ static bool op_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
     }
     const ref_view* y = &o[0];
     switch (n->kind) {
-    case HIPDNN_OP_CONV_FPROP: {
-        ref_conv_geometry geo;
-        int64_t taps = 1;
-        ok = ref_conv_check(n, &v[HIPDNN_CONV_X], &v[HIPDNN_CONV_W], y, &geo, detail,
-                            sizeof(detail));
-        for (int32_t i = 0; ok && i < geo.nsp; ++i) taps *= geo.ker[i];
-        ok = ok && int8_or_float(n, "xwy", in[HIPDNN_CONV_X], in[HIPDNN_CONV_W], out[0],
-                                 geo.cg * taps, detail, sizeof(detail));
-        break;
-    }
+    case HIPDNN_OP_CONV_FPROP: ok = conv_fprop_ok(n, in, out, v, y, detail, dl); break;
     case HIPDNN_OP_MATMUL:
-        ok = ref_matmul_check(&v[HIPDNN_MATMUL_A], &v[HIPDNN_MATMUL_B], y, detail,
-                              sizeof(detail)) &&
+        ok = ref_matmul_check(&v[HIPDNN_MATMUL_A], &v[HIPDNN_MATMUL_B], y, detail, dl) &&
              int8_or_float(n, "abc", in[HIPDNN_MATMUL_A], in[HIPDNN_MATMUL_B], out[0],
-                           v[HIPDNN_MATMUL_A].dims[v[HIPDNN_MATMUL_A].ndim - 1], detail,
-                           sizeof(detail));
+                           v[HIPDNN_MATMUL_A].dims[v[HIPDNN_MATMUL_A].ndim - 1], detail, dl);
         break;
-    case HIPDNN_OP_POINTWISE: { /* operands in the mode's order; gen_index's are coordinates */
-        hipdnnSdkPointwisePorts ports;
-        const ref_view* ops[3] = {NULL, NULL, NULL};
-        ref_view index;
-        hipdnnSdkPointwisePortsOf(hipdnnSdkNodeMode(n), &ports);
-        for (int k = 0; k < ports.arity; ++k)
-            if (in[ports.inputs[k]]) ops[k] = &v[ports.inputs[k]];
-        if (hipdnnSdkNodeMode(n) == HIPDNN_POINTWISE_GEN_INDEX) {
-            ref_index_view(o[ports.output].ndim, o[ports.output].dims,
-                           (int)n->attrs[HIPDNN_PW_AXIS].i[0], &index);
-            ops[0] = &index;
-        }
-        ok = ref_pointwise_check(n, ops, &o[ports.output], detail, sizeof(detail));
-        break;
-    }
-    case HIPDNN_OP_BATCHNORM_INFERENCE:
-        ok = ref_batchnorm_check(v, y, detail, sizeof(detail));
-        break;
+    case HIPDNN_OP_POINTWISE: ok = pointwise_ok(n, in, v, o, detail, dl); break;
+    case HIPDNN_OP_BATCHNORM_INFERENCE: ok = ref_batchnorm_check(v, y, detail, dl); break;
     case HIPDNN_OP_REDUCTION:
-        ok = ref_reduction_check(n, &v[HIPDNN_RED_X], y, detail, sizeof(detail));
+        ok = ref_reduction_check(n, &v[HIPDNN_RED_X], y, detail, dl);
         break;
-    case HIPDNN_OP_NORM_FORWARD: ok = ref_norm_check(n, vp, op, detail, sizeof(detail)); break;
+    case HIPDNN_OP_NORM_FORWARD: ok = ref_norm_check(n, vp, op, detail, dl); break;
     case HIPDNN_OP_CONV_DGRAD:
-        ok = ref_conv_check(n, y, &v[HIPDNN_DGRAD_W], &v[HIPDNN_DGRAD_DY], NULL, detail,
-                            sizeof(detail));
+        ok = ref_conv_check(n, y, &v[HIPDNN_DGRAD_W], &v[HIPDNN_DGRAD_DY], NULL, detail, dl);
         break;
     case HIPDNN_OP_CONV_WGRAD:
-        ok = ref_conv_check(n, &v[HIPDNN_WGRAD_X], y, &v[HIPDNN_WGRAD_DY], NULL, detail,
-                            sizeof(detail));
+        ok = ref_conv_check(n, &v[HIPDNN_WGRAD_X], y, &v[HIPDNN_WGRAD_DY], NULL, detail, dl);
         break;
-    case HIPDNN_OP_SLICE: ok = ref_slice_check(n, &v[0], y, detail, sizeof(detail)); break;
-    case HIPDNN_OP_CONCATENATE: {
-        ref_view set[HIPDNN_MAX_PORTS];
-        int nin = 0;
-        for (int p = 0; p < HIPDNN_MAX_PORTS; ++p)
-            if (in[p]) set[nin++] = v[p];
-        ok = ref_concat_check(n, set, nin, y, detail, sizeof(detail));
-        break;
-    }
-    case HIPDNN_OP_NORM_BACKWARD:
-        ok = ref_norm_backward_check(n, vp, op, detail, sizeof(detail));
-        break;
-    case HIPDNN_OP_SDPA_FWD: ok = ref_sdpa_fwd_check(n, vp, op, detail, sizeof(detail)); break;
-    case HIPDNN_OP_SDPA_BWD: ok = ref_sdpa_bwd_check(n, vp, op, detail, sizeof(detail)); break;
+    case HIPDNN_OP_SLICE: ok = ref_slice_check(n, &v[0], y, detail, dl); break;
+    case HIPDNN_OP_CONCATENATE: ok = concat_ok(n, in, v, y, detail, dl); break;
+    case HIPDNN_OP_NORM_BACKWARD: ok = ref_norm_backward_check(n, vp, op, detail, dl); break;
+    case HIPDNN_OP_SDPA_FWD: ok = ref_sdpa_fwd_check(n, vp, op, detail, dl); break;
+    case HIPDNN_OP_SDPA_BWD: ok = ref_sdpa_bwd_check(n, vp, op, detail, dl); break;
     case HIPDNN_OP_GENSTATS:
         ok = ref_genstats_check(n, &v[HIPDNN_GENSTATS_X], &o[HIPDNN_GENSTATS_SUM],
-                                &o[HIPDNN_GENSTATS_SQSUM], detail, sizeof(detail));
+                                &o[HIPDNN_GENSTATS_SQSUM], detail, dl);
         break;
     case HIPDNN_OP_RESAMPLE_FWD:
-        ok = ref_resample_check(n, &v[HIPDNN_RSF_X], y, op[HIPDNN_RSF_IDX], NULL, detail,
-                                sizeof(detail));
+        ok = ref_resample_check(n, &v[HIPDNN_RSF_X], y, op[HIPDNN_RSF_IDX], NULL, detail, dl);
         break;
-    case HIPDNN_OP_RESAMPLE_BWD:
-        ok = ref_resample_check(n, y, &v[HIPDNN_RSB_DY], vp[HIPDNN_RSB_IDX], NULL, detail,
-                                sizeof(detail)) &&
-             (!vp[HIPDNN_RSB_X] || same_dims(&v[HIPDNN_RSB_X], y, "x", "dx", detail,
-                                             sizeof(detail))) &&
-             (!vp[HIPDNN_RSB_Y] || same_dims(&v[HIPDNN_RSB_Y], &v[HIPDNN_RSB_DY], "y", "dy",
-                                             detail, sizeof(detail)));
-        if (ok && n->attrs[HIPDNN_RS_MODE].i[0] == HIPDNN_RESAMPLE_MAXPOOL &&
-            !vp[HIPDNN_RSB_IDX] && !vp[HIPDNN_RSB_X]) {
-            hipdnnSdkFormat(detail, sizeof(detail), "MAXPOOL needs idx or x");
-            ok = false;
-        }
-        break;
-    case HIPDNN_OP_RESHAPE:
-        if (in[HIPDNN_RESHAPE_X]->is_by_value) {
-            hipdnnSdkFormat(detail, sizeof(detail), "x is a pass-by-value scalar; there is "
-                            "nothing to reshape");
-            break;
-        }
-        ok = ref_reshape_check(n, &v[HIPDNN_RESHAPE_X], y, detail, sizeof(detail));
-        break;
-    default: hipdnnSdkFormat(detail, sizeof(detail), "operation not supported"); break;
+    case HIPDNN_OP_RESAMPLE_BWD: ok = resample_bwd_ok(n, v, vp, y, detail, dl); break;
+    case HIPDNN_OP_RESHAPE: ok = reshape_ok(n, in, v, y, detail, dl); break;
+    default: hipdnnSdkFormat(detail, dl, "operation not supported"); break;
     }
     return ok ? true : decline(why, len, n, "%s", detail);
 }
