@@ -280,7 +280,7 @@ def test_one_kernel_of_each_template_compiles_with_nvrtc(dump_dir, kernels):
 
 @pytest.mark.slow
 def test_every_row_wise_and_pooling_kernel_compiles_with_nvrtc(dump_dir, kernels):
-    # PTX only (compute_90): the front end and NVVM, not ptxas; 94 s on two cores
+    # PTX only (compute_90): the front end and NVVM, not ptxas; about 100 s on two cores
     lib = nvrtc()
     if lib is None:
         pytest.skip("no NVRTC on this machine")
@@ -355,5 +355,5 @@ def test_every_row_wise_and_pooling_kernel_compiles_with_hiprtc_for_gfx90a(dump_
     lib = hiprtc()
     if lib is None:
         pytest.skip("no hiprtc on this machine")
-    seconds = hiprtc_compiles(lib, dump_dir, kernels, lambda names: names, 4)  # 142 s
+    seconds = hiprtc_compiles(lib, dump_dir, kernels, lambda names: names, 4)  # 140 s
     print(f"{sum(map(len, kernels.values()))} kernels compiled by hiprtc in {seconds:.0f} s")
