@@ -1,7 +1,8 @@
 /* capability.c — which ONNX nodes hipdnn-ep runs, and how they are grouped into fused
- * nodes.  A node is claimed when its op, domain, attributes and tensors are ones lower.c
- * can express in hipdnn (float32 or float16 tensors, ranks known); everything else stays with ORT
- * with a reason.  Claimed nodes connected by values are fused in topological order: a
+ * nodes.  A node is claimed when its op and domain have a row in op_table.c and its
+ * attributes and tensors are ones lower.c can express in hipdnn (float32 or float16
+ * tensors, ranks known: the row's ep_check_* function says); everything else stays with
+ * ORT with a reason.  Claimed nodes connected by values are fused in topological order: a
  * node joins (and so merges) the groups of its claimed producers, unless the set would
  * feed itself through a node outside it (the fused graph would be cyclic); then it joins
  * one it can, or starts its own. */
@@ -12,8 +13,6 @@
 #include "hipdnn_ep.h"
 
 #define WHY(...) (snprintf(why, why_len, __VA_ARGS__), false)
-
-static bool is_op(const ep_node* n, const char* op) { return !strcmp(n->op, op); }
 
 static bool onnx_domain(const ep_node* n) {
     return !n->domain[0] || !strcmp(n->domain, "ai.onnx");
@@ -55,7 +54,7 @@ static bool check_inputs(const ep_model* m, const ep_node* n, int first, int cou
 
 /* Conv and ConvTranspose: X and W of rank 3 to 5 (1D, 2D, 3D), the list attributes one
  * value per spatial dim (pads two). */
-static bool conv_common_ok(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
+bool ep_check_conv(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
     if (n->n_in < 2 || n->n_in > 3) return WHY("%d inputs", n->n_in);
     if (!check_inputs(m, n, 0, 2, why, why_len)) return false;
     if (n->n_in == 3 && n->in[2] >= 0 && !float_tensor(m, n->in[2], "bias", why, why_len))
@@ -97,8 +96,8 @@ static bool conv_common_ok(const ep_model* m, const ep_node* n, char* why, size_
  * output_padding stays below the stride; output_shape is taken where it fixes the pads
  * as ONNX defines them (total padding even: ONNX and ORT split an odd total differently),
  * and the SAME modes are left to ORT. */
-static bool conv_transpose_ok(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
-    if (!conv_common_ok(m, n, why, why_len)) return false;
+bool ep_check_conv_transpose(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
+    if (!ep_check_conv(m, n, why, why_len)) return false;
     int sp = rank_of(m, n->in[0]) - 2;
     const char* pad = ep_attr_string(n, "auto_pad", "NOTSET");
     if (!strcmp(pad, "SAME_UPPER") || !strcmp(pad, "SAME_LOWER"))
@@ -138,7 +137,7 @@ static bool conv_transpose_ok(const ep_model* m, const ep_node* n, char* why, si
     return true;
 }
 
-static bool gemm_ok(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
+bool ep_check_gemm(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
     if (n->n_in < 2 || n->n_in > 3) return WHY("%d inputs", n->n_in);
     if (!check_inputs(m, n, 0, 2, why, why_len)) return false;
     if (n->n_in == 3 && n->in[2] >= 0 && !float_tensor(m, n->in[2], "C", why, why_len))
@@ -154,13 +153,13 @@ static bool gemm_ok(const ep_model* m, const ep_node* n, char* why, size_t why_l
     return true;
 }
 
-static bool reduce_ok(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
+bool ep_check_reduce(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
     if (!check_inputs(m, n, 0, 1, why, why_len)) return false;
     bool red[EP_MAX_RANK];
     return ep_reduce_axes(m, n, rank_of(m, n->in[0]), red, why, why_len);
 }
 
-static bool softmax_ok(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
+bool ep_check_softmax(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
     if (!check_inputs(m, n, 0, 1, why, why_len)) return false;
     int r = rank_of(m, n->in[0]);
     /* Before opset 13 the default axis is 1 and the input is flattened there; on the last
@@ -172,7 +171,7 @@ static bool softmax_ok(const ep_model* m, const ep_node* n, char* why, size_t wh
     return true;
 }
 
-static bool batchnorm_ok(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
+bool ep_check_batchnorm(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
     if (n->n_in != 5) return WHY("%d inputs", n->n_in);
     if (!check_inputs(m, n, 0, 5, why, why_len)) return false;
     if (ep_attr_int(n, "training_mode", 0)) return WHY("training_mode=1");
@@ -183,7 +182,7 @@ static bool batchnorm_ok(const ep_model* m, const ep_node* n, char* why, size_t 
     return true;
 }
 
-static bool layernorm_ok(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
+bool ep_check_layernorm(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
     if (n->n_in < 2 || n->n_in > 3) return WHY("%d inputs", n->n_in);
     if (!check_inputs(m, n, 0, 2, why, why_len)) return false;
     if (n->n_in == 3 && n->in[2] >= 0 && !float_tensor(m, n->in[2], "B", why, why_len))
@@ -202,54 +201,53 @@ static bool layernorm_ok(const ep_model* m, const ep_node* n, char* why, size_t 
     return true;
 }
 
+bool ep_check_matmul(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
+    if (!check_inputs(m, n, 0, 2, why, why_len)) return false;
+    if (rank_of(m, n->in[0]) < 2 || rank_of(m, n->in[1]) < 2)
+        return WHY("1-D operands are not claimed in this slice (A rank %d, B rank %d)",
+                   rank_of(m, n->in[0]), rank_of(m, n->in[1]));
+    return true;
+}
+
+/* Add, Sub, Mul, Div */
+bool ep_check_binary(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
+    if (n->n_in != 2) return WHY("%d inputs", n->n_in);
+    return check_inputs(m, n, 0, 2, why, why_len);
+}
+
+/* One float input: Relu, Sigmoid, Tanh, Flatten */
+bool ep_check_unary(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
+    return check_inputs(m, n, 0, 1, why, why_len);
+}
+
+/* ONNX's Gelu (opset 20, the table says) and com.microsoft's */
+bool ep_check_gelu(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
+    const char* approx = ep_attr_string(n, "approximate", "none");
+    if (strcmp(approx, "none") && strcmp(approx, "tanh")) return WHY("approximate='%s'", approx);
+    return check_inputs(m, n, 0, 1, why, why_len);
+}
+
+bool ep_check_reshape(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
+    if (n->n_in != 2) return WHY("%d inputs", n->n_in);
+    if (!check_inputs(m, n, 0, 1, why, why_len)) return false;
+    const ep_value* shape = n->in[1] >= 0 ? &m->values[n->in[1]] : NULL;
+    if (!shape || !shape->is_const || !shape->ivals)
+        return WHY("shape is not a constant int64 initializer of at most 64 values");
+    if (shape->n_ivals < 1 || shape->n_ivals > EP_MAX_RANK)
+        return WHY("shape has %lld values", (long long)shape->n_ivals);
+    return true;
+}
+
+/* What every node needs, then its op's row (op_table.c) and that row's check. */
 bool ep_node_supported(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
-    bool ms = !strcmp(n->domain, "com.microsoft");
-    if (!onnx_domain(n) && !(ms && is_op(n, "Gelu")))
-        return WHY("domain '%s' is not claimed", n->domain);
+    const ep_op_def* d = ep_op_find(n);
+    if (!d && !onnx_domain(n)) return WHY("domain '%s' is not claimed", n->domain);
     if (n->n_in > EP_MAX_IO || n->n_out > EP_MAX_IO) return WHY("too many inputs or outputs");
     if (n->n_out < 1 || n->out[0] < 0) return WHY("no output");
     if (!float_tensor(m, n->out[0], "output 0", why, why_len)) return false;
-    if (is_op(n, "Conv")) return conv_common_ok(m, n, why, why_len);
-    if (is_op(n, "ConvTranspose")) return conv_transpose_ok(m, n, why, why_len);
-    if (is_op(n, "Gemm")) return gemm_ok(m, n, why, why_len);
-    if (is_op(n, "MatMul")) {
-        if (!check_inputs(m, n, 0, 2, why, why_len)) return false;
-        if (rank_of(m, n->in[0]) < 2 || rank_of(m, n->in[1]) < 2)
-            return WHY("1-D operands are not claimed in this slice (A rank %d, B rank %d)",
-                       rank_of(m, n->in[0]), rank_of(m, n->in[1]));
-        return true;
-    }
-    if (is_op(n, "Add") || is_op(n, "Sub") || is_op(n, "Mul") || is_op(n, "Div")) {
-        if (n->n_in != 2) return WHY("%d inputs", n->n_in);
-        return check_inputs(m, n, 0, 2, why, why_len);
-    }
-    if (is_op(n, "Relu") || is_op(n, "Sigmoid") || is_op(n, "Tanh"))
-        return check_inputs(m, n, 0, 1, why, why_len);
-    if (is_op(n, "Gelu")) {
-        if (!ms && n->since_version < 20) return WHY("Gelu before opset 20");
-        const char* approx = ep_attr_string(n, "approximate", "none");
-        if (strcmp(approx, "none") && strcmp(approx, "tanh"))
-            return WHY("approximate='%s'", approx);
-        return check_inputs(m, n, 0, 1, why, why_len);
-    }
-    if (is_op(n, "Softmax")) return softmax_ok(m, n, why, why_len);
-    if (is_op(n, "Reshape")) {
-        if (n->n_in != 2) return WHY("%d inputs", n->n_in);
-        if (!check_inputs(m, n, 0, 1, why, why_len)) return false;
-        const ep_value* shape = n->in[1] >= 0 ? &m->values[n->in[1]] : NULL;
-        if (!shape || !shape->is_const || !shape->ivals)
-            return WHY("shape is not a constant int64 initializer of at most 64 values");
-        if (shape->n_ivals < 1 || shape->n_ivals > EP_MAX_RANK)
-            return WHY("shape has %lld values", (long long)shape->n_ivals);
-        return true;
-    }
-    if (is_op(n, "Flatten")) return check_inputs(m, n, 0, 1, why, why_len);
-    if (is_op(n, "BatchNormalization")) return batchnorm_ok(m, n, why, why_len);
-    if (is_op(n, "LayerNormalization")) return layernorm_ok(m, n, why, why_len);
-    if (is_op(n, "ReduceSum") || is_op(n, "ReduceMean") || is_op(n, "ReduceMax") ||
-        is_op(n, "ReduceMin"))
-        return reduce_ok(m, n, why, why_len);
-    return WHY("op %s is not in hipdnn-ep's set", n->op);
+    if (!d) return WHY("op %s is not in hipdnn-ep's set", n->op);
+    if (n->since_version < d->since) return WHY("%s before opset %d", n->op, d->since);
+    return d->check(m, n, why, why_len);
 }
 
 static bool in_groups(int g, const int* gs, int n) {

@@ -13,6 +13,7 @@
  *   model.c       ONNX nodes and values read out of an OrtGraph into plain C
  *   capability.c  which nodes hipdnn runs, and their grouping into fused nodes
  *   engine_check.c  on the GPU: which candidate fused graphs an engine for the device takes
+ *   op_table.c    the ONNX ops claimed, one row each: check, shape rule, lowering
  *   shape.c       ONNX shape rules for the ops hipdnn-ep claims
  *   lower.c       a model (one fused node) lowered to a hipdnn operation graph
  *   plan.c        the engine chosen for that graph, and its plan
@@ -275,6 +276,51 @@ void ep_plan_free(ep_plan* p);
 bool ep_lower_check(const ep_model* m, const ep_shape* in_shapes, hipdnnHandle_t h,
                     const ep_options* opt, hipdnnMemorySpace_t space, const char* graph_name,
                     char* why, size_t why_len);
+
+/* ---- op_table.c ---------------------------------------------------------------------- */
+
+/* The ONNX ops hipdnn-ep claims: one row per op (and domain, and lowest opset where it
+ * matters), naming the three functions an op needs.  capability.c, shape.c and lower.c
+ * find a node's row with ep_op_find; adding an ONNX op is one row plus its functions. */
+
+typedef struct ep_lowering ep_lowering; /* lower.c's state while one model is lowered */
+
+/* Whether node `n` can be claimed, past the checks every node gets (domain, opset, output
+ * 0 a float tensor); when not, `why` says why. */
+typedef bool ep_op_check(const ep_model* m, const ep_node* n, char* why, size_t why_len);
+/* The output shapes of `n` from its input shapes (in[0] present, in[k] NULL for an absent
+ * input); when they cannot be, `why` says why. */
+typedef bool ep_op_shape(const ep_model* m, const ep_node* n, const ep_shape* const* in,
+                         ep_shape* out, char* why, size_t why_len);
+/* Adds the hipdnn operations of `n` (its output shapes known) to the graph being lowered;
+ * `arg` is the row's constant.  False when it fails, the reason kept in `w`. */
+typedef bool ep_op_lower(ep_lowering* w, const ep_node* n, int arg);
+
+typedef struct {
+    const char* op;
+    const char* domain; /* "": ONNX's own ("" or "ai.onnx") */
+    int since;          /* the lowest opset claimed, 0 any; an older node is told so */
+    ep_op_check* check;
+    ep_op_shape* shape;
+    ep_op_lower* lower;
+    int arg; /* for `lower`: a pointwise mode, a reduction operator, 1 for ConvTranspose */
+} ep_op_def;
+
+/* The row of node `n`'s op and domain (one whose opset the node predates when that is
+ * the only one), or NULL when hipdnn-ep has none. */
+const ep_op_def* ep_op_find(const ep_node* n);
+
+/* The functions rows name: capability.c */
+ep_op_check ep_check_conv, ep_check_conv_transpose, ep_check_gemm, ep_check_matmul,
+    ep_check_binary, ep_check_unary, ep_check_gelu, ep_check_softmax, ep_check_reshape,
+    ep_check_batchnorm, ep_check_layernorm, ep_check_reduce;
+/* shape.c */
+ep_op_shape ep_shape_broadcast, ep_shape_same, ep_shape_matmul, ep_shape_gemm, ep_shape_conv,
+    ep_shape_conv_transpose, ep_shape_reshape, ep_shape_flatten, ep_shape_reduce;
+/* lower.c */
+ep_op_lower ep_emit_binary, ep_emit_unary, ep_emit_gelu, ep_emit_conv, ep_emit_matmul,
+    ep_emit_gemm, ep_emit_softmax, ep_emit_batchnorm, ep_emit_layernorm, ep_emit_reduce,
+    ep_emit_reshape;
 
 /* ---- plan.c -------------------------------------------------------------------------- */
 

@@ -23,7 +23,7 @@ typedef struct {
     int bind_index;
 } lval;
 
-typedef struct {
+struct ep_lowering {
     const ep_model* m;
     hipdnnHandle_t h;
     lval* vals;
@@ -37,7 +37,8 @@ typedef struct {
     const char* label; /* the node being lowered */
     char err[1536];
     bool failed;
-} lw;
+};
+typedef ep_lowering lw;
 
 /* ---- bookkeeping ---------------------------------------------------------------------- */
 
@@ -303,9 +304,11 @@ static hipdnnBackendDescriptor_t make_out(lw* w, int v, const ep_shape* hs) {
     return t;
 }
 
-/* ---- ONNX ops -------------------------------------------------------------------------- */
+/* ---- ONNX ops: the lowerings op_table.c names --------------------------------------- */
 
-static bool lower_binary(lw* w, const ep_node* n, hipdnnPointwiseMode_t mode) {
+/* Add, Sub, Mul, Div: arg is the pointwise mode */
+bool ep_emit_binary(lw* w, const ep_node* n, int arg) {
+    hipdnnPointwiseMode_t mode = (hipdnnPointwiseMode_t)arg;
     const ep_shape* y = &w->vals[n->out[0]].onnx;
     ep_shape a = aligned(&w->vals[n->in[0]].onnx, y->rank);
     ep_shape b = aligned(&w->vals[n->in[1]].onnx, y->rank);
@@ -313,9 +316,21 @@ static bool lower_binary(lw* w, const ep_node* n, hipdnnPointwiseMode_t mode) {
     return pointwise(w, NULL, mode, ta, tb, make_out(w, n->out[0], y));
 }
 
-static bool lower_unary(lw* w, const ep_node* n, hipdnnPointwiseMode_t mode) {
+static bool unary(lw* w, const ep_node* n, hipdnnPointwiseMode_t mode) {
     hipdnnBackendDescriptor_t x = get_onnx(w, n->in[0]);
     return pointwise(w, NULL, mode, x, NULL, make_out(w, n->out[0], &w->vals[n->out[0]].onnx));
+}
+
+/* Relu, Sigmoid, Tanh: arg is the pointwise mode */
+bool ep_emit_unary(lw* w, const ep_node* n, int arg) {
+    return unary(w, n, (hipdnnPointwiseMode_t)arg);
+}
+
+bool ep_emit_gelu(lw* w, const ep_node* n, int arg) {
+    (void)arg;
+    return unary(w, n, strcmp(ep_attr_string(n, "approximate", "none"), "tanh")
+                           ? HIPDNN_POINTWISE_GELU_FWD
+                           : HIPDNN_POINTWISE_GELU_APPROX_TANH_FWD);
 }
 
 static int64_t list_at(const ep_node* n, const char* name, int i, int count, int64_t dflt) {
@@ -325,9 +340,9 @@ static int64_t list_at(const ep_node* n, const char* name, int i, int count, int
 
 /* Conv as conv_fprop (X, W -> Y) and ConvTranspose as conv_dgrad (the data gradient DX = Y
  * of a convolution whose output gradient DY is X, over the same W), each with a bias add
- * after when there is one. */
-static bool lower_conv(lw* w, const ep_node* n) {
-    bool tr = !strcmp(n->op, "ConvTranspose");
+ * after when there is one: arg is 1 for ConvTranspose. */
+bool ep_emit_conv(lw* w, const ep_node* n, int arg) {
+    bool tr = arg != 0;
     const ep_shape* xs = &w->vals[n->in[0]].onnx;
     const ep_shape* ws = &w->vals[n->in[1]].onnx;
     const ep_shape* ys = &w->vals[n->out[0]].onnx;
@@ -377,7 +392,8 @@ static bool lower_conv(lw* w, const ep_node* n) {
                      make_out(w, n->out[0], ys));
 }
 
-static bool lower_matmul(lw* w, const ep_node* n) {
+bool ep_emit_matmul(lw* w, const ep_node* n, int arg) {
+    (void)arg;
     const ep_shape* y = &w->vals[n->out[0]].onnx;
     ep_shape a = aligned(&w->vals[n->in[0]].onnx, y->rank);
     ep_shape b = aligned(&w->vals[n->in[1]].onnx, y->rank);
@@ -406,7 +422,8 @@ static hipdnnBackendDescriptor_t gemm_operand(lw* w, const ep_node* n, int k, bo
     return bound(w, v, &t, strides);
 }
 
-static bool lower_gemm(lw* w, const ep_node* n) {
+bool ep_emit_gemm(lw* w, const ep_node* n, int arg) {
+    (void)arg;
     const ep_shape* y = &w->vals[n->out[0]].onnx;
     float alpha = ep_attr_float(n, "alpha", 1.0f), beta = ep_attr_float(n, "beta", 1.0f);
     bool has_c = n->n_in >= 3 && n->in[2] >= 0 && beta != 0.0f;
@@ -441,7 +458,8 @@ static bool lower_gemm(lw* w, const ep_node* n) {
 }
 
 /* Softmax over the last axis: y = exp(x - max) / sum(exp(x - max)). */
-static bool lower_softmax(lw* w, const ep_node* n) {
+bool ep_emit_softmax(lw* w, const ep_node* n, int arg) {
+    (void)arg;
     const ep_shape* s = &w->vals[n->out[0]].onnx;
     ep_shape red = *s;
     red.dims[red.rank - 1] = 1;
@@ -455,7 +473,8 @@ static bool lower_softmax(lw* w, const ep_node* n) {
            pointwise(w, "normalize", HIPDNN_POINTWISE_DIV, e, z, make_out(w, n->out[0], s));
 }
 
-static bool lower_batchnorm(lw* w, const ep_node* n) {
+bool ep_emit_batchnorm(lw* w, const ep_node* n, int arg) {
+    (void)arg;
     const ep_shape* xs = &w->vals[n->in[0]].onnx;
     ep_shape ps = {xs->rank, {0}};
     for (int i = 0; i < xs->rank; ++i) ps.dims[i] = i == 1 ? xs->dims[1] : 1;
@@ -478,7 +497,8 @@ static bool lower_batchnorm(lw* w, const ep_node* n) {
            op_done(w, op);
 }
 
-static bool lower_layernorm(lw* w, const ep_node* n) {
+bool ep_emit_layernorm(lw* w, const ep_node* n, int arg) {
+    (void)arg;
     const ep_shape* xs = &w->vals[n->in[0]].onnx;
     int64_t axis = ep_attr_int(n, "axis", -1);
     if (axis < 0) axis += xs->rank;
@@ -506,7 +526,8 @@ static bool lower_layernorm(lw* w, const ep_node* n) {
            op_done(w, op);
 }
 
-static bool lower_reduce(lw* w, const ep_node* n) {
+/* ReduceSum, ReduceMean, ReduceMax, ReduceMin: arg is the reduction operator */
+bool ep_emit_reduce(lw* w, const ep_node* n, int arg) {
     const ep_shape* xs = &w->vals[n->in[0]].onnx;
     bool red[EP_MAX_RANK];
     char why[256];
@@ -517,41 +538,22 @@ static bool lower_reduce(lw* w, const ep_node* n) {
     ep_shape ks = *xs; /* kept dims; keepdims=0's output is the same memory */
     for (int i = 0; i < xs->rank; ++i)
         if (red[i]) ks.dims[i] = 1;
-    hipdnnReduceTensorOp_t mode = !strcmp(n->op, "ReduceSum")    ? HIPDNN_REDUCE_TENSOR_ADD
-                                  : !strcmp(n->op, "ReduceMean") ? HIPDNN_REDUCE_TENSOR_AVG
-                                  : !strcmp(n->op, "ReduceMax")  ? HIPDNN_REDUCE_TENSOR_MAX
-                                                                 : HIPDNN_REDUCE_TENSOR_MIN;
+    hipdnnReduceTensorOp_t mode = (hipdnnReduceTensorOp_t)arg;
     return reduction(w, NULL, mode, get_onnx(w, n->in[0]), make_out(w, n->out[0], &ks));
 }
 
 /* Reshape and Flatten: the same elements in other dims, row-major. */
-static bool lower_reshape(lw* w, const ep_node* n) {
+bool ep_emit_reshape(lw* w, const ep_node* n, int arg) {
+    (void)arg;
     hipdnnBackendDescriptor_t x = get_onnx(w, n->in[0]);
     return reshape(w, x, make_out(w, n->out[0], &w->vals[n->out[0]].onnx));
 }
 
+/* The node's lowering, from its row (op_table.c). */
 static bool lower_node(lw* w, const ep_node* n) {
-    const char* op = n->op;
-    if (!strcmp(op, "Reshape") || !strcmp(op, "Flatten")) return lower_reshape(w, n);
-    if (!strcmp(op, "Add")) return lower_binary(w, n, HIPDNN_POINTWISE_ADD);
-    if (!strcmp(op, "Sub")) return lower_binary(w, n, HIPDNN_POINTWISE_SUB);
-    if (!strcmp(op, "Mul")) return lower_binary(w, n, HIPDNN_POINTWISE_MUL);
-    if (!strcmp(op, "Div")) return lower_binary(w, n, HIPDNN_POINTWISE_DIV);
-    if (!strcmp(op, "Relu")) return lower_unary(w, n, HIPDNN_POINTWISE_RELU_FWD);
-    if (!strcmp(op, "Sigmoid")) return lower_unary(w, n, HIPDNN_POINTWISE_SIGMOID_FWD);
-    if (!strcmp(op, "Tanh")) return lower_unary(w, n, HIPDNN_POINTWISE_TANH_FWD);
-    if (!strcmp(op, "Gelu"))
-        return lower_unary(w, n, strcmp(ep_attr_string(n, "approximate", "none"), "tanh")
-                                     ? HIPDNN_POINTWISE_GELU_FWD
-                                     : HIPDNN_POINTWISE_GELU_APPROX_TANH_FWD);
-    if (!strcmp(op, "Conv") || !strcmp(op, "ConvTranspose")) return lower_conv(w, n);
-    if (!strcmp(op, "MatMul")) return lower_matmul(w, n);
-    if (!strcmp(op, "Gemm")) return lower_gemm(w, n);
-    if (!strcmp(op, "Softmax")) return lower_softmax(w, n);
-    if (!strcmp(op, "BatchNormalization")) return lower_batchnorm(w, n);
-    if (!strcmp(op, "LayerNormalization")) return lower_layernorm(w, n);
-    if (!strncmp(op, "Reduce", 6)) return lower_reduce(w, n);
-    failf(w, "no lowering for %s", op);
+    const ep_op_def* d = ep_op_find(n);
+    if (d) return d->lower(w, n, d->arg);
+    failf(w, "no lowering for %s", n->op);
     return false;
 }
 
@@ -581,6 +583,100 @@ static bool build_graph(lw* w, const ep_options* opt, hipdnnMemorySpace_t space,
     return false;
 }
 
+/* The lowering state for model m: every value virtual but the fused node's inputs (their
+ * shapes given) and outputs; out->out_shapes allocated.  False when out of memory. */
+static bool lowering_init(lw* w, const ep_model* m, const ep_shape* in_shapes, hipdnnHandle_t h,
+                          ep_plan* out) {
+    memset(out, 0, sizeof(*out));
+    memset(w, 0, sizeof(*w));
+    w->m = m;
+    w->h = h;
+    w->next_uid = 1;
+    w->vals = calloc((size_t)(m->n_values ? m->n_values : 1), sizeof(lval));
+    out->out_shapes = calloc((size_t)(m->n_outputs ? m->n_outputs : 1), sizeof(ep_shape));
+    if (!w->vals || !out->out_shapes) {
+        free(w->vals);
+        free(out->out_shapes);
+        out->out_shapes = NULL;
+        return false;
+    }
+    for (int i = 0; i < m->n_values; ++i) w->vals[i].bind_kind = -1;
+    for (int k = 0; k < m->n_outputs; ++k)
+        if (m->outputs[k] >= 0) {
+            w->vals[m->outputs[k]].bind_kind = EP_BIND_OUTPUT;
+            w->vals[m->outputs[k]].bind_index = k;
+        }
+    for (int k = 0; k < m->n_inputs && !w->failed; ++k) {
+        int v = m->inputs[k];
+        if (v < 0) continue;
+        lval* lv = &w->vals[v];
+        lv->bind_kind = EP_BIND_INPUT;
+        lv->bind_index = k;
+        lv->onnx = in_shapes[k]; /* its tensor is made when a node reads it (get) */
+    }
+    return true;
+}
+
+/* Each node in turn: its output shapes (shape.c), then its operations. */
+static void lower_nodes(lw* w) {
+    const ep_model* m = w->m;
+    char why[512], label[200];
+    for (int i = 0; i < m->n_nodes && !w->failed; ++i) {
+        const ep_node* n = &m->nodes[i];
+        w->label = ep_node_label(n, label, sizeof(label));
+        const ep_shape* ins[EP_MAX_IO] = {0};
+        for (int k = 0; k < n->n_in && k < EP_MAX_IO; ++k) {
+            int v = n->in[k];
+            if (v >= 0 && (w->vals[v].desc || w->vals[v].bind_kind == EP_BIND_INPUT))
+                ins[k] = &w->vals[v].onnx;
+        }
+        ep_shape outs[EP_MAX_IO];
+        memset(outs, 0, sizeof(outs));
+        if (!ep_shape_infer(m, n, ins, outs, why, sizeof(why))) {
+            failf(w, "%s", why);
+            break;
+        }
+        for (int k = 0; k < n->n_out && k < EP_MAX_IO; ++k)
+            if (n->out[k] >= 0) w->vals[n->out[k]].onnx = outs[k];
+        lower_node(w, n);
+    }
+    /* `label` goes out of scope: later messages name the graph */
+    w->label = NULL;
+}
+
+/* The fused node's output shapes into out->out_shapes; each must have been made. */
+static void collect_outputs(lw* w, const char* graph_name, ep_plan* out) {
+    const ep_model* m = w->m;
+    for (int k = 0; k < m->n_outputs && !w->failed; ++k) {
+        int v = m->outputs[k];
+        if (v < 0 || !w->vals[v].desc) {
+            w->label = graph_name;
+            failf(w, "fused output %d '%s' is not made by any node", k,
+                  v >= 0 ? m->values[v].name : "?");
+            break;
+        }
+        out->out_shapes[k] = w->vals[v].onnx;
+    }
+}
+
+/* Frees the lowering state; a plan keeps the bindings, a failure or a check nothing. */
+static bool lowering_finish(lw* w, bool check_only, ep_plan* out, char* err, size_t err_len) {
+    for (int i = w->n_descs - 1; i >= 0; --i) hipdnnBackendDestroyDescriptor(w->descs[i]);
+    free(w->descs);
+    free(w->ops);
+    free(w->vals);
+    if (w->failed || check_only) {
+        free(w->binds);
+        free(out->out_shapes);
+        out->out_shapes = NULL;
+        if (w->failed) snprintf(err, err_len, "%s", w->err);
+        return !w->failed;
+    }
+    out->bindings = w->binds;
+    out->n_bindings = w->n_binds;
+    return true;
+}
+
 /* ep_lower and ep_lower_check: with `out` a plan is built, without one only asked about;
  * false with the reason in `err`. */
 static bool lower_model(const ep_model* m, const ep_shape* in_shapes, hipdnnHandle_t h,
@@ -589,80 +685,15 @@ static bool lower_model(const ep_model* m, const ep_shape* in_shapes, hipdnnHand
     ep_plan scratch;
     bool check_only = out == NULL;
     if (check_only) out = &scratch;
-    memset(out, 0, sizeof(*out));
     lw w;
-    memset(&w, 0, sizeof(w));
-    w.m = m;
-    w.h = h;
-    w.next_uid = 1;
-    w.vals = calloc((size_t)(m->n_values ? m->n_values : 1), sizeof(lval));
-    out->out_shapes = calloc((size_t)(m->n_outputs ? m->n_outputs : 1), sizeof(ep_shape));
-    if (!w.vals || !out->out_shapes) {
-        free(w.vals);
-        free(out->out_shapes);
-        out->out_shapes = NULL;
+    if (!lowering_init(&w, m, in_shapes, h, out)) {
         snprintf(err, err_len, "out of memory");
         return false;
     }
-    for (int i = 0; i < m->n_values; ++i) w.vals[i].bind_kind = -1;
-    for (int k = 0; k < m->n_outputs; ++k)
-        if (m->outputs[k] >= 0) {
-            w.vals[m->outputs[k]].bind_kind = EP_BIND_OUTPUT;
-            w.vals[m->outputs[k]].bind_index = k;
-        }
-    for (int k = 0; k < m->n_inputs && !w.failed; ++k) {
-        int v = m->inputs[k];
-        if (v < 0) continue;
-        lval* lv = &w.vals[v];
-        lv->bind_kind = EP_BIND_INPUT;
-        lv->bind_index = k;
-        lv->onnx = in_shapes[k]; /* its tensor is made when a node reads it (get) */
-    }
-    char why[512], label[200];
-    for (int i = 0; i < m->n_nodes && !w.failed; ++i) {
-        const ep_node* n = &m->nodes[i];
-        w.label = ep_node_label(n, label, sizeof(label));
-        const ep_shape* ins[EP_MAX_IO] = {0};
-        for (int k = 0; k < n->n_in && k < EP_MAX_IO; ++k) {
-            int v = n->in[k];
-            if (v >= 0 && (w.vals[v].desc || w.vals[v].bind_kind == EP_BIND_INPUT))
-                ins[k] = &w.vals[v].onnx;
-        }
-        ep_shape outs[EP_MAX_IO];
-        memset(outs, 0, sizeof(outs));
-        if (!ep_shape_infer(m, n, ins, outs, why, sizeof(why))) {
-            failf(&w, "%s", why);
-            break;
-        }
-        for (int k = 0; k < n->n_out && k < EP_MAX_IO; ++k)
-            if (n->out[k] >= 0) w.vals[n->out[k]].onnx = outs[k];
-        lower_node(&w, n);
-    }
-    for (int k = 0; k < m->n_outputs && !w.failed; ++k) {
-        int v = m->outputs[k];
-        if (v < 0 || !w.vals[v].desc) {
-            w.label = graph_name;
-            failf(&w, "fused output %d '%s' is not made by any node", k,
-                  v >= 0 ? m->values[v].name : "?");
-            break;
-        }
-        out->out_shapes[k] = w.vals[v].onnx;
-    }
+    lower_nodes(&w);
+    collect_outputs(&w, graph_name, out);
     if (!w.failed) build_graph(&w, opt, space, graph_name, check_only ? NULL : out);
-    for (int i = w.n_descs - 1; i >= 0; --i) hipdnnBackendDestroyDescriptor(w.descs[i]);
-    free(w.descs);
-    free(w.ops);
-    free(w.vals);
-    if (w.failed || check_only) {
-        free(w.binds);
-        free(out->out_shapes);
-        out->out_shapes = NULL;
-        if (w.failed) snprintf(err, err_len, "%s", w.err);
-        return !w.failed;
-    }
-    out->bindings = w.binds;
-    out->n_bindings = w.n_binds;
-    return true;
+    return lowering_finish(&w, check_only, out, err, err_len);
 }
 
 OrtStatus* ep_lower(const ep_model* m, const ep_shape* in_shapes, hipdnnHandle_t h,

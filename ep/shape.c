@@ -1,14 +1,13 @@
 /* shape.c — ONNX's shape rules for the ops hipdnn-ep claims, run on concrete input shapes
  * each time a fused node meets new ones (lower.c), so that every tensor of the hipdnn
- * graph is given its dims and the broadcasting ranks can be lined up. */
+ * graph is given its dims and the broadcasting ranks can be lined up.  Each op's rule is
+ * named by its row in op_table.c. */
 #include <stdio.h>
 #include <string.h>
 
 #include "hipdnn_ep.h"
 
 #define WHY(...) (snprintf(why, why_len, __VA_ARGS__), false)
-
-static bool is_op(const ep_node* n, const char* op) { return !strcmp(n->op, op); }
 
 static bool broadcast(const ep_shape* a, const ep_shape* b, ep_shape* out) {
     int r = a->rank > b->rank ? a->rank : b->rank;
@@ -112,162 +111,203 @@ bool ep_reduce_axes(const ep_model* m, const ep_node* n, int rank, bool* reduced
     return true;
 }
 
-bool ep_shape_infer(const ep_model* m, const ep_node* n, const ep_shape* const* in,
-                    ep_shape* out, char* why, size_t why_len) {
+/* Add, Sub, Mul, Div: NumPy broadcasting */
+bool ep_shape_broadcast(const ep_model* m, const ep_node* n, const ep_shape* const* in,
+                        ep_shape* out, char* why, size_t why_len) {
+    (void)m, (void)n;
+    char a[128], b[128];
+    if (!in[1]) return WHY("input 1 is absent");
+    if (broadcast(in[0], in[1], &out[0])) return true;
+    shape_str(in[0], a, sizeof(a));
+    shape_str(in[1], b, sizeof(b));
+    return WHY("A %s and B %s do not broadcast", a, b);
+}
+
+/* Y has X's shape: the pointwise activations, Softmax, the normalizations */
+bool ep_shape_same(const ep_model* m, const ep_node* n, const ep_shape* const* in,
+                   ep_shape* out, char* why, size_t why_len) {
+    (void)m, (void)n, (void)why, (void)why_len;
+    out[0] = *in[0];
+    return true;
+}
+
+bool ep_shape_matmul(const ep_model* m, const ep_node* n, const ep_shape* const* in,
+                     ep_shape* out, char* why, size_t why_len) {
+    (void)m, (void)n;
+    char a[128], b[128];
+    const ep_shape *x = in[0], *w = in[1];
+    if (!w || x->rank < 2 || w->rank < 2) return WHY("MatMul needs two inputs of rank >= 2");
+    if (x->dims[x->rank - 1] != w->dims[w->rank - 2]) {
+        shape_str(x, a, sizeof(a));
+        shape_str(w, b, sizeof(b));
+        return WHY("A %s and B %s: inner dims differ", a, b);
+    }
+    ep_shape xb = *x, wb = *w;
+    xb.rank -= 2;
+    wb.rank -= 2;
+    if (!broadcast(&xb, &wb, &out[0])) {
+        shape_str(x, a, sizeof(a));
+        shape_str(w, b, sizeof(b));
+        return WHY("batch dims of A %s and B %s do not broadcast", a, b);
+    }
+    out[0].dims[out[0].rank++] = x->dims[x->rank - 2];
+    out[0].dims[out[0].rank++] = w->dims[w->rank - 1];
+    return true;
+}
+
+bool ep_shape_gemm(const ep_model* m, const ep_node* n, const ep_shape* const* in,
+                   ep_shape* out, char* why, size_t why_len) {
+    (void)m;
+    char a[128];
+    const ep_shape *x = in[0], *w = in[1];
+    if (!w || x->rank != 2 || w->rank != 2) return WHY("Gemm needs A and B of rank 2");
+    bool ta = ep_attr_int(n, "transA", 0) != 0, tb = ep_attr_int(n, "transB", 0) != 0;
+    int64_t M = ta ? x->dims[1] : x->dims[0], K = ta ? x->dims[0] : x->dims[1];
+    int64_t K2 = tb ? w->dims[1] : w->dims[0], N = tb ? w->dims[0] : w->dims[1];
+    if (K != K2) return WHY("A's K=%lld but B's K=%lld", (long long)K, (long long)K2);
+    out[0].rank = 2;
+    out[0].dims[0] = M;
+    out[0].dims[1] = N;
+    if (n->n_in >= 3 && in[2]) {
+        ep_shape t;
+        if (!broadcast(in[2], &out[0], &t) || t.rank != 2 || t.dims[0] != M || t.dims[1] != N) {
+            shape_str(in[2], a, sizeof(a));
+            return WHY("C %s does not broadcast to [%lld, %lld]", a, (long long)M, (long long)N);
+        }
+    }
+    return true;
+}
+
+/* Spatial dim i of Conv's (tr false) or ConvTranspose's output, into *o. */
+static bool conv_spatial(const ep_node* n, bool tr, const ep_shape* x, const ep_shape* w, int i,
+                         int64_t* o, char* why, size_t why_len) {
+    int sp = x->rank - 2;
+    int64_t s = list_at(n, "strides", i, sp, 1), d = list_at(n, "dilations", i, sp, 1);
+    int64_t pre, post, span = d * (w->dims[2 + i] - 1) + 1;
+    if (tr) {
+        if (!ep_conv_transpose_pads(n, i, sp, x->dims[2 + i], w->dims[2 + i], &pre, &post, NULL))
+            return WHY("output_shape[%d] is larger than ConvTranspose gives", i);
+        *o = s * (x->dims[2 + i] - 1) + list_at(n, "output_padding", i, sp, 0) + span - pre -
+             post;
+        if (*o < 1) return WHY("spatial dim %d of the output would be %lld", i, (long long)*o);
+        return true;
+    }
+    if (!ep_conv_pads(n, i, sp, x->dims[2 + i], w->dims[2 + i], s, d, &pre, &post))
+        return WHY("auto_pad '%s' is not an ONNX value", ep_attr_string(n, "auto_pad", ""));
+    if (x->dims[2 + i] + pre + post < span)
+        return WHY("the filter is larger than the padded image");
+    *o = (x->dims[2 + i] + pre + post - span) / s + 1;
+    return true;
+}
+
+/* Conv (tr false) and ConvTranspose */
+static bool conv_shape(const ep_node* n, bool tr, const ep_shape* const* in, ep_shape* out,
+                       char* why, size_t why_len) {
+    const ep_shape *x = in[0], *w = in[1];
+    if (!w || x->rank < 3 || x->rank > 5 || w->rank != x->rank)
+        return WHY("%s needs X and W of one rank, 3 to 5", n->op);
+    int64_t group = ep_attr_int(n, "group", 1);
+    /* Conv: W [K, C/group, k...]; ConvTranspose: W [C, K/group, k...] */
+    int64_t c_in = tr ? w->dims[0] : w->dims[1] * group;
+    int64_t k_out = tr ? w->dims[1] * group : w->dims[0];
+    if (group < 1 || x->dims[1] != c_in || w->dims[0] % group)
+        return WHY("X has C=%lld, W is [%lld, %lld, ...] with group=%lld", (long long)x->dims[1],
+                   (long long)w->dims[0], (long long)w->dims[1], (long long)group);
+    out[0].rank = x->rank;
+    out[0].dims[0] = x->dims[0];
+    out[0].dims[1] = k_out;
+    for (int i = 0; i < x->rank - 2; ++i)
+        if (!conv_spatial(n, tr, x, w, i, &out[0].dims[2 + i], why, why_len)) return false;
+    if (n->n_in >= 3 && in[2] && (in[2]->rank != 1 || in[2]->dims[0] != k_out))
+        return WHY("bias is not [%lld]", (long long)k_out);
+    return true;
+}
+
+bool ep_shape_conv(const ep_model* m, const ep_node* n, const ep_shape* const* in,
+                   ep_shape* out, char* why, size_t why_len) {
+    (void)m;
+    return conv_shape(n, false, in, out, why, why_len);
+}
+
+bool ep_shape_conv_transpose(const ep_model* m, const ep_node* n, const ep_shape* const* in,
+                             ep_shape* out, char* why, size_t why_len) {
+    (void)m;
+    return conv_shape(n, true, in, out, why, why_len);
+}
+
+bool ep_shape_reshape(const ep_model* m, const ep_node* n, const ep_shape* const* in,
+                      ep_shape* out, char* why, size_t why_len) {
     char a[128], b[128];
     const ep_shape* x = in[0];
-    if (!x) return WHY("input 0 is absent");
-    if (is_op(n, "Add") || is_op(n, "Sub") || is_op(n, "Mul") || is_op(n, "Div")) {
-        if (!in[1]) return WHY("input 1 is absent");
-        if (!broadcast(x, in[1], &out[0])) {
-            shape_str(x, a, sizeof(a));
-            shape_str(in[1], b, sizeof(b));
-            return WHY("A %s and B %s do not broadcast", a, b);
+    const ep_value* sv = n->in[1] >= 0 ? &m->values[n->in[1]] : NULL;
+    if (!sv || !sv->ivals || sv->n_ivals < 1 || sv->n_ivals > EP_MAX_RANK)
+        return WHY("shape is not a constant of 1 to %d values", EP_MAX_RANK);
+    bool allowzero = ep_attr_int(n, "allowzero", 0) != 0;
+    int64_t total = 1, known = 1;
+    int infer = -1;
+    for (int i = 0; i < x->rank; ++i) total *= x->dims[i];
+    out[0].rank = (int)sv->n_ivals;
+    for (int i = 0; i < out[0].rank; ++i) {
+        int64_t d = sv->ivals[i];
+        if (d == 0 && !allowzero) {
+            if (i >= x->rank) return WHY("shape[%d] is 0 but the input has rank %d", i, x->rank);
+            d = x->dims[i];
         }
-        return true;
+        if (d == -1) {
+            if (infer >= 0) return WHY("shape has two -1 entries");
+            infer = i;
+            continue;
+        }
+        if (d < 1) return WHY("shape[%d] is %lld", i, (long long)d);
+        out[0].dims[i] = d;
+        known *= d;
     }
-    if (is_op(n, "Relu") || is_op(n, "Sigmoid") || is_op(n, "Tanh") || is_op(n, "Gelu") ||
-        is_op(n, "Softmax") || is_op(n, "BatchNormalization") ||
-        is_op(n, "LayerNormalization")) {
-        out[0] = *x;
-        return true;
+    if (infer >= 0) {
+        if (total % known) return WHY("%lld elements do not fill the -1 dim", (long long)total);
+        out[0].dims[infer] = total / known;
+        known = total;
     }
-    if (is_op(n, "MatMul")) {
-        const ep_shape* w = in[1];
-        if (!w || x->rank < 2 || w->rank < 2) return WHY("MatMul needs two inputs of rank >= 2");
-        if (x->dims[x->rank - 1] != w->dims[w->rank - 2]) {
-            shape_str(x, a, sizeof(a));
-            shape_str(w, b, sizeof(b));
-            return WHY("A %s and B %s: inner dims differ", a, b);
-        }
-        ep_shape xb = *x, wb = *w;
-        xb.rank -= 2;
-        wb.rank -= 2;
-        if (!broadcast(&xb, &wb, &out[0])) {
-            shape_str(x, a, sizeof(a));
-            shape_str(w, b, sizeof(b));
-            return WHY("batch dims of A %s and B %s do not broadcast", a, b);
-        }
-        out[0].dims[out[0].rank++] = x->dims[x->rank - 2];
-        out[0].dims[out[0].rank++] = w->dims[w->rank - 1];
-        return true;
+    if (known != total) {
+        shape_str(x, a, sizeof(a));
+        shape_str(&out[0], b, sizeof(b));
+        return WHY("input %s and shape %s differ in element count", a, b);
     }
-    if (is_op(n, "Gemm")) {
-        const ep_shape* w = in[1];
-        if (!w || x->rank != 2 || w->rank != 2) return WHY("Gemm needs A and B of rank 2");
-        bool ta = ep_attr_int(n, "transA", 0) != 0, tb = ep_attr_int(n, "transB", 0) != 0;
-        int64_t M = ta ? x->dims[1] : x->dims[0], K = ta ? x->dims[0] : x->dims[1];
-        int64_t K2 = tb ? w->dims[1] : w->dims[0], N = tb ? w->dims[0] : w->dims[1];
-        if (K != K2) return WHY("A's K=%lld but B's K=%lld", (long long)K, (long long)K2);
-        out[0].rank = 2;
-        out[0].dims[0] = M;
-        out[0].dims[1] = N;
-        if (n->n_in >= 3 && in[2]) {
-            ep_shape t;
-            if (!broadcast(in[2], &out[0], &t) || t.rank != 2 || t.dims[0] != M || t.dims[1] != N) {
-                shape_str(in[2], a, sizeof(a));
-                return WHY("C %s does not broadcast to [%lld, %lld]", a, (long long)M,
-                           (long long)N);
-            }
-        }
-        return true;
+    return true;
+}
+
+bool ep_shape_flatten(const ep_model* m, const ep_node* n, const ep_shape* const* in,
+                      ep_shape* out, char* why, size_t why_len) {
+    (void)m;
+    const ep_shape* x = in[0];
+    int64_t axis = ep_attr_int(n, "axis", 1);
+    if (axis < 0) axis += x->rank;
+    if (axis < 0 || axis > x->rank) return WHY("axis %lld is out of range", (long long)axis);
+    out[0].rank = 2;
+    out[0].dims[0] = out[0].dims[1] = 1;
+    for (int i = 0; i < x->rank; ++i) out[0].dims[i < axis ? 0 : 1] *= x->dims[i];
+    return true;
+}
+
+/* ReduceSum, ReduceMean, ReduceMax, ReduceMin */
+bool ep_shape_reduce(const ep_model* m, const ep_node* n, const ep_shape* const* in,
+                     ep_shape* out, char* why, size_t why_len) {
+    const ep_shape* x = in[0];
+    bool red[EP_MAX_RANK];
+    if (!ep_reduce_axes(m, n, x->rank, red, why, why_len)) return false;
+    bool keep = ep_attr_int(n, "keepdims", 1) != 0;
+    out[0].rank = 0;
+    for (int i = 0; i < x->rank; ++i) {
+        if (!red[i]) out[0].dims[out[0].rank++] = x->dims[i];
+        else if (keep) out[0].dims[out[0].rank++] = 1;
     }
-    if (is_op(n, "Conv") || is_op(n, "ConvTranspose")) {
-        const ep_shape* w = in[1];
-        bool tr = is_op(n, "ConvTranspose");
-        if (!w || x->rank < 3 || x->rank > 5 || w->rank != x->rank)
-            return WHY("%s needs X and W of one rank, 3 to 5", n->op);
-        int sp = x->rank - 2;
-        int64_t group = ep_attr_int(n, "group", 1);
-        /* Conv: W [K, C/group, k...]; ConvTranspose: W [C, K/group, k...] */
-        int64_t c_in = tr ? w->dims[0] : w->dims[1] * group;
-        int64_t k_out = tr ? w->dims[1] * group : w->dims[0];
-        if (group < 1 || x->dims[1] != c_in || w->dims[0] % group)
-            return WHY("X has C=%lld, W is [%lld, %lld, ...] with group=%lld",
-                       (long long)x->dims[1], (long long)w->dims[0], (long long)w->dims[1],
-                       (long long)group);
-        out[0].rank = x->rank;
-        out[0].dims[0] = x->dims[0];
-        out[0].dims[1] = k_out;
-        for (int i = 0; i < sp; ++i) {
-            int64_t s = list_at(n, "strides", i, sp, 1), d = list_at(n, "dilations", i, sp, 1);
-            int64_t pre, post, span = d * (w->dims[2 + i] - 1) + 1, o;
-            if (tr) {
-                if (!ep_conv_transpose_pads(n, i, sp, x->dims[2 + i], w->dims[2 + i], &pre,
-                                            &post, NULL))
-                    return WHY("output_shape[%d] is larger than ConvTranspose gives", i);
-                o = s * (x->dims[2 + i] - 1) + list_at(n, "output_padding", i, sp, 0) + span -
-                    pre - post;
-                if (o < 1) return WHY("spatial dim %d of the output would be %lld", i, (long long)o);
-            } else {
-                if (!ep_conv_pads(n, i, sp, x->dims[2 + i], w->dims[2 + i], s, d, &pre, &post))
-                    return WHY("auto_pad '%s' is not an ONNX value",
-                               ep_attr_string(n, "auto_pad", ""));
-                if (x->dims[2 + i] + pre + post < span)
-                    return WHY("the filter is larger than the padded image");
-                o = (x->dims[2 + i] + pre + post - span) / s + 1;
-            }
-            out[0].dims[2 + i] = o;
-        }
-        if (n->n_in >= 3 && in[2] && (in[2]->rank != 1 || in[2]->dims[0] != k_out))
-            return WHY("bias is not [%lld]", (long long)k_out);
-        return true;
-    }
-    if (is_op(n, "Reshape")) {
-        const ep_value* sv = n->in[1] >= 0 ? &m->values[n->in[1]] : NULL;
-        if (!sv || !sv->ivals || sv->n_ivals < 1 || sv->n_ivals > EP_MAX_RANK)
-            return WHY("shape is not a constant of 1 to %d values", EP_MAX_RANK);
-        bool allowzero = ep_attr_int(n, "allowzero", 0) != 0;
-        int64_t total = 1, known = 1;
-        int infer = -1;
-        for (int i = 0; i < x->rank; ++i) total *= x->dims[i];
-        out[0].rank = (int)sv->n_ivals;
-        for (int i = 0; i < out[0].rank; ++i) {
-            int64_t d = sv->ivals[i];
-            if (d == 0 && !allowzero) {
-                if (i >= x->rank) return WHY("shape[%d] is 0 but the input has rank %d", i, x->rank);
-                d = x->dims[i];
-            }
-            if (d == -1) {
-                if (infer >= 0) return WHY("shape has two -1 entries");
-                infer = i;
-                continue;
-            }
-            if (d < 1) return WHY("shape[%d] is %lld", i, (long long)d);
-            out[0].dims[i] = d;
-            known *= d;
-        }
-        if (infer >= 0) {
-            if (total % known) return WHY("%lld elements do not fill the -1 dim", (long long)total);
-            out[0].dims[infer] = total / known;
-            known = total;
-        }
-        if (known != total) {
-            shape_str(x, a, sizeof(a));
-            shape_str(&out[0], b, sizeof(b));
-            return WHY("input %s and shape %s differ in element count", a, b);
-        }
-        return true;
-    }
-    if (is_op(n, "Flatten")) {
-        int64_t axis = ep_attr_int(n, "axis", 1);
-        if (axis < 0) axis += x->rank;
-        if (axis < 0 || axis > x->rank) return WHY("axis %lld is out of range", (long long)axis);
-        out[0].rank = 2;
-        out[0].dims[0] = out[0].dims[1] = 1;
-        for (int i = 0; i < x->rank; ++i) out[0].dims[i < axis ? 0 : 1] *= x->dims[i];
-        return true;
-    }
-    if (!strncmp(n->op, "Reduce", 6)) {
-        bool red[EP_MAX_RANK];
-        if (!ep_reduce_axes(m, n, x->rank, red, why, why_len)) return false;
-        bool keep = ep_attr_int(n, "keepdims", 1) != 0;
-        out[0].rank = 0;
-        for (int i = 0; i < x->rank; ++i) {
-            if (!red[i]) out[0].dims[out[0].rank++] = x->dims[i];
-            else if (keep) out[0].dims[out[0].rank++] = 1;
-        }
-        return true;
-    }
-    return WHY("no shape rule for %s", n->op);
+    return true;
+}
+
+/* Input 0 first (every rule reads it), then the op's rule from its row (op_table.c). */
+bool ep_shape_infer(const ep_model* m, const ep_node* n, const ep_shape* const* in,
+                    ep_shape* out, char* why, size_t why_len) {
+    if (!in[0]) return WHY("input 0 is absent");
+    const ep_op_def* d = ep_op_find(n);
+    if (!d) return WHY("no shape rule for %s", n->op);
+    return d->shape(m, n, in, out, why, why_len);
 }
