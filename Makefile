@@ -71,8 +71,10 @@ deps-rocm:
 deps-fuzz: deps
 	$(call apt_install,$(FUZZ_APT_PACKAGES))
 
+# CMAKE_ARGS: more options for build/ (e.g. -DHIPDNN_WITH_ROCM=OFF, -DHIPDNN_CUDA_ARCHS=90).
+CMAKE_ARGS ?=
 CMAKE_CONFIGURE = cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=$(PYTHON) \
-	      -DHIPDNN_PACKAGE_DIR=$(CURDIR)/hipdnn $(CMAKE_LAUNCHER)
+	      -DHIPDNN_PACKAGE_DIR=$(CURDIR)/hipdnn $(CMAKE_LAUNCHER) $(CMAKE_ARGS)
 
 # The demo configures once (without hipdnn-ep, which it does not use); `make build`
 # configures every time, with ORT_EP as given (a few seconds when nothing changed).
