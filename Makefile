@@ -182,6 +182,7 @@ SAN_CMAKE = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPDNN_WITH_ROCM=OFF -DHIPDNN_WI
 # checking is left to the C tests (CPython and NumPy keep allocations for the process's life).
 ASAN_RUNTIME = $(shell gcc -print-file-name=libasan.so)
 ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:log_path=$(CURDIR)/$(ASAN_BUILD)/reports/asan \
+           LSAN_OPTIONS=suppressions=$(CURDIR)/tools/lsan.supp:print_suppressions=0 \
            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(CURDIR)/$(ASAN_BUILD)/reports/ubsan
 PY_ASAN_ENV = ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:log_path=$(CURDIR)/$(ASAN_BUILD)/reports/asan \
               UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(CURDIR)/$(ASAN_BUILD)/reports/ubsan \
