@@ -39,8 +39,9 @@ CMAKE_LAUNCHER = $(if $(CCACHE),-DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE) -DCMAKE_CX
 # Each stage's time goes to $(TIMES); `make test` and `make check` print them at the end.
 TIMES = $(CURDIR)/$(BUILD)/stage_times.tsv
 TIMED = $(CURDIR)/tools/timed.sh $(TIMES)
-# pytest over both cores where pytest-xdist is installed.
-PYTEST_JOBS := $(shell $(PYTHON) -c 'import xdist' 2>/dev/null && echo "-n $(JOBS)")
+# pytest over both cores where pytest-xdist is installed.  Recursive (=), so it is asked
+# when a recipe runs, after `make deps` has installed it on a fresh machine.
+PYTEST_JOBS = $(shell $(PYTHON) -c 'import xdist' 2>/dev/null && echo "-n $(JOBS)")
 PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider $(PYTEST_JOBS)
 
 .PHONY: all deps deps-demo deps-rocm deps-fuzz configure build build-rocm demo test test-c \
@@ -216,9 +217,11 @@ test-asan: deps
 	mkdir -p $(ASAN_BUILD)/reports
 	cd $(ASAN_BUILD) && $(ASAN_ENV) ctest --output-on-failure
 	# From inside the package copy, so `import hipdnn` finds the instrumented one.  The C
-	# tests ran once above, with leak checking; test_c_suite.py would run them again.
+	# tests ran once above, with leak checking; test_c_suite.py would run them again.  The
+	# tests marked slow (run-time compilers over every kernel, notebooks, consumer builds)
+	# exercise compilers and subprocesses rather than our code, and run in make test-slow.
 	cd $(ASAN_BUILD)/pkg && $(PY_ASAN_ENV) HIPDNN_BUILD_DIR=$(CURDIR)/$(ASAN_BUILD) \
-	  $(PYTEST) --ignore=$(CURDIR)/tests/test_c_suite.py $(CURDIR)/tests
+	  $(PYTEST) -m "not slow" --ignore=$(CURDIR)/tests/test_c_suite.py $(CURDIR)/tests
 	$(call no_reports,$(ASAN_BUILD))
 
 # TSan: the backend, the reference engine and every C test (the engine's threads, handles
