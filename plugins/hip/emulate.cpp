@@ -49,6 +49,7 @@ inline float hd_rcp(float d) { return 1.0f / d; } // the kernels' is within 1 ul
 #define PW_UNROLL _Pragma("GCC unroll 8")
 #include "rw_exec.h"
 #include "rs_exec.h"
+#include "gm_exec.h"
 
 extern "C" const char* hipe_vendor(void) { return "host emulation"; }
 
@@ -494,7 +495,7 @@ extern "C" bool hipe_rtc_compile(const hipe_rtc_target* t, const char* source, c
     *image = nullptr;
     *lowered = nullptr;
     const hipe_kernel_id k = hipe_kernel_parse(name);
-    if (!k || !emulates(k)) {
+    if ((!k || !emulates(k)) && strcmp(name, HIPE_GEMM_KERNEL) != 0) {
         snprintf(why, len, "the emulation has no kernel %s", name);
         return false;
     }
@@ -533,8 +534,8 @@ extern "C" bool hipe_rtc_load(const hipe_rtc_target* t, int device, const void* 
     char name[HIPE_KERNEL_NAME_LEN];
     memcpy(name, text + head, size - head);
     name[size - head] = '\0';
-    const hipe_kernel_id k = hipe_kernel_parse(name);
-    if (!k || strcmp(name, lowered) != 0 || !emulates(k)) {
+    const hipe_kernel_id k = hipe_kernel_parse(name); // 0: the matmul kernel
+    if (strcmp(name, lowered) != 0 || (k ? !emulates(k) : strcmp(name, HIPE_GEMM_KERNEL) != 0)) {
         snprintf(why, len, "the image names kernel '%s', not %s", name, lowered);
         return false;
     }
@@ -575,4 +576,39 @@ extern "C" bool hipe_rtc_launch(void* kernel, int64_t blocks, int threads, const
     hipe_kernel_name(k, name, sizeof(name));
     snprintf(why, len, "internal: the emulation has no kernel %s", name);
     return false;
+}
+
+// A matmul: each row of the product in fp32 (k in order, fused multiply-adds), rounded to
+// the product's type, then the epilogue over it as the kernels run it (gm_exec.h).
+extern "C" bool hipe_gm_launch(void* kernel, const gm_program* g, int64_t blocks, int threads,
+                               int smem, void* stream, char* why, size_t len) {
+    (void)threads;
+    (void)smem;
+    (void)stream;
+    if (!kernel || static_cast<const emulated_kernel*>(kernel)->id != 0) {
+        snprintf(why, len, "internal: a matmul launched with another kernel");
+        return false;
+    }
+    if (blocks != g->batches * g->tiles_m * g->tiles_n) {
+        snprintf(why, len, "internal: a matmul grid of %lld blocks for %lld x %d x %d tiles",
+                 (long long)blocks, (long long)g->batches, g->tiles_m, g->tiles_n);
+        return false;
+    }
+    std::vector<float> row((size_t)g->n + PW_VEC, 0.0f);
+    for (int64_t batch = 0; batch < g->batches; ++batch) {
+        int64_t a_off, b_off;
+        gm_batch_offsets(*g, batch, &a_off, &b_off);
+        for (int64_t m = 0; m < g->m; ++m) {
+            for (int64_t n = 0; n < g->n; ++n) {
+                float acc = 0.0f;
+                for (int64_t k = 0; k < g->k; ++k)
+                    acc = fmaf(load_one(g->a, g->a_dtype, a_off + m * g->a_sm + k * g->a_sk),
+                               load_one(g->b, g->b_dtype, b_off + k * g->b_sk + n * g->b_sn), acc);
+                row[(size_t)n] = gm_round(g->acc_round, acc);
+            }
+            for (int64_t c0 = 0; c0 < g->n; c0 += PW_VEC)
+                gm_epilogue_step<PW_SLOTS, PwInterpreted>(*g, batch * g->m + m, c0, &row[(size_t)c0]);
+        }
+    }
+    return true;
 }

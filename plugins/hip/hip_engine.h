@@ -27,6 +27,7 @@
 
 #include "hipdnn/hipdnn_plugin.h"
 #include "hipdnn/hipdnn_sdk.h"
+#include "gm_program.h"
 #include "pw_program.h"
 #include "rs_program.h"
 #include "rw_program.h"
@@ -84,6 +85,10 @@ bool hipe_compile(const hipdnnSdkGraph* g, hipe_plan* plan, char* why, size_t le
 /* The fused pointwise kernel alone (what hipe_compile does for graphs without row-wise
  * nodes, and for each pointwise stage of those with them). */
 bool hipe_compile_pointwise(const hipdnnSdkGraph* g, hipe_plan* plan, char* why, size_t len);
+/* The same over the graph's broadcast shape as it is, every dim kept in order (a matmul's
+ * epilogue: its rows are the product's, gm_program.h). */
+bool hipe_compile_pointwise_in_order(const hipdnnSdkGraph* g, hipe_plan* plan, char* why,
+                                     size_t len);
 void hipe_plan_free(hipe_plan* plan);
 
 /* A short listing of the compiled program, for logs and tests ("3 in, 1 out, 6 instrs"). */
@@ -153,6 +158,10 @@ const char* hipe_family_source(int family, int dialect);
  * process's cache, else the disk cache, else compiled now (and saved); the log (info) says
  * which.  False with `why` naming the kernel and what failed.  Thread-safe; plan time. */
 bool hipe_kernel_get(hipe_kernel_id k, int device, void** kernel, char* why, size_t len);
+/* The same for kernel `name` of a source written for one plan (a matmul's, jit_source.c),
+ * for the dialect of `device`'s target; cached under a hash of the source. */
+bool hipe_kernel_get_source(const char* source, const char* name, int device, void** kernel,
+                            char* why, size_t len);
 /* The disk cache's folder: $HIPDNN_KERNEL_CACHE_DIR, else $XDG_CACHE_HOME/hipdnn/kernels,
  * else $HOME/.cache/hipdnn/kernels.  False with the reason when there is none ("off"). */
 bool hipe_kernel_cache_dir(char* dir, size_t len, char* why, size_t why_len);
@@ -233,6 +242,11 @@ bool hipe_rtc_load(const hipe_rtc_target* t, int device, const void* image, size
  * with `why` when the launch was refused. */
 bool hipe_rtc_launch(void* kernel, int64_t blocks, int threads, const void* arg, void* stream,
                      char* why, size_t len);
+#define HIPE_GEMM_KERNEL "hipdnn_gemm" /* a matmul source's entry point (jit_source.c) */
+/* Launches a compiled matmul kernel (gemm_program.c) on `stream` with `smem` bytes of
+ * dynamic shared memory a block. */
+bool hipe_gm_launch(void* kernel, const gm_program* prog, int64_t blocks, int threads, int smem,
+                    void* stream, char* why, size_t len);
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gemm.h"
 #include "hip_engine.h"
 #include "hip_jit_sources.h" /* generated: the text of the kernel headers */
 
@@ -136,33 +137,43 @@ static void put_table(buf* b, const char* type, const char* name, const int* v, 
     put(b, "0; }\n");
 }
 
-char* hipe_jit_source(const hipe_plan* plan, bool cuda, bool fast) {
-    const pw_program* p = &plan->prog;
+/* `struct hipdnn_program`: program p's constants, as PwInterpreted reads them (pw_exec.h). */
+static void put_program(buf* b, const pw_program* p, int slots) {
     int dtype[PW_MAX_INPUTS], contiguous[PW_MAX_INPUTS];
     for (int i = 0; i < p->nin; ++i) {
         dtype[i] = p->in[i].dtype;
         contiguous[i] = p->in[i].contiguous != 0;
     }
+    put(b, "/* %d inputs, %d outputs, %d instructions, %d slots, %d dims */\n", p->nin, p->nout,
+        p->ninstr, slots, p->ndim);
+    put(b, "struct hipdnn_program {\n");
+    put(b, "    PW_FN int ndim(const pw_program&) { return %d; }\n", p->ndim);
+    put(b, "    PW_FN int nin(const pw_program&) { return %d; }\n", p->nin);
+    put_table(b, "int", "in_dtype", dtype, p->nin);
+    put_table(b, "bool", "in_contiguous", contiguous, p->nin);
+    put(b, "    template <int S, class At>\n"
+           "    PW_FN void run(const pw_program& p, const At& at, float (&r)[PW_SLOTS][PW_VEC], "
+           "float* acc, float* o) {\n");
+    for (int k = 0; k < p->ninstr; ++k) {
+        const pw_instr* in = &p->instr[k];
+        put(b, "        pw_instr_step<S>(p, pw_instr{%u, %u, %u, %u, __uint_as_float(0x%08xu), "
+               "__uint_as_float(0x%08xu), __uint_as_float(0x%08xu)}, at, r, acc, o);\n",
+            in->op, in->fn, in->a, in->flags, bits_of(in->p0), bits_of(in->p1), bits_of(in->p2));
+    }
+    put(b, "    }\n};\n\n");
+}
+
+static char* finish(buf* b) {
+    if (!b->failed) return b->s;
+    free(b->s);
+    return NULL;
+}
+
+char* hipe_jit_source(const hipe_plan* plan, bool cuda, bool fast) {
     buf b = {0};
     put(&b, "%s", cuda ? PRELUDE_CUDA : "");
     put(&b, "#include \"pw_exec.h\"\n\n");
-    put(&b, "/* %d inputs, %d outputs, %d instructions, %d slots, %d dims */\n", p->nin, p->nout,
-        p->ninstr, plan->slots, p->ndim);
-    put(&b, "struct hipdnn_program {\n");
-    put(&b, "    PW_FN int ndim(const pw_program&) { return %d; }\n", p->ndim);
-    put(&b, "    PW_FN int nin(const pw_program&) { return %d; }\n", p->nin);
-    put_table(&b, "int", "in_dtype", dtype, p->nin);
-    put_table(&b, "bool", "in_contiguous", contiguous, p->nin);
-    put(&b, "    template <int S, class At>\n"
-            "    PW_FN void run(const pw_program& p, const At& at, float (&r)[PW_SLOTS][PW_VEC], "
-            "float* acc, float* o) {\n");
-    for (int k = 0; k < p->ninstr; ++k) {
-        const pw_instr* in = &p->instr[k];
-        put(&b, "        pw_instr_step<S>(p, pw_instr{%u, %u, %u, %u, __uint_as_float(0x%08xu), "
-                "__uint_as_float(0x%08xu), __uint_as_float(0x%08xu)}, at, r, acc, o);\n",
-            in->op, in->fn, in->a, in->flags, bits_of(in->p0), bits_of(in->p1), bits_of(in->p2));
-    }
-    put(&b, "    }\n};\n\n");
+    put_program(&b, &plan->prog, plan->slots);
     put(&b, "extern \"C\" __global__ void __launch_bounds__(PW_BLOCK) %s(const pw_program p) {\n"
             "    pw_generic_thread<%d, hipdnn_program>(p, blockIdx.x, threadIdx.x, gridDim.x);\n}\n",
         HIPE_JIT_KERNEL, plan->slots);
@@ -170,21 +181,37 @@ char* hipe_jit_source(const hipe_plan* plan, bool cuda, bool fast) {
         put(&b, "\nextern \"C\" __global__ void __launch_bounds__(PW_BLOCK) %s(const pw_program p) {\n"
                 "    pw_fast_thread<%d, %d, hipdnn_program>(p, blockIdx.x, threadIdx.x, gridDim.x);\n}\n",
             HIPE_JIT_FAST_KERNEL, plan->slots, plan->fast_u);
-    if (b.failed) {
-        free(b.s);
-        return NULL;
-    }
-    return b.s;
+    return finish(&b);
+}
+
+/* A matmul kernel (gm_kernels.h) with its epilogue's program: one entry point, named
+ * HIPE_GEMM_KERNEL, whose template arguments are the plan's kernel choice. */
+char* hipe_gm_source(const hipe_gm* gm, const hipe_gm_kernel* k, int dialect) {
+    buf b = {0};
+    put(&b, "%s", dialect == HIPE_RTC_CUDA ? PRELUDE_CUDA : PRELUDE_HIP);
+    put(&b, "#include \"gm_kernels.h\"\n\n");
+    put_program(&b, &gm->prog.ep, gm->slots);
+    if (k->kind == GM_MMA)
+        put(&b, "__global__ void __launch_bounds__(%d) %s(const gm_program g) {\n"
+                "    extern __shared__ __attribute__((aligned(16))) unsigned char smem[];\n"
+                "    gm_mma<%d, %s, %s, %d, %d, %d, %d, %d, %d, hipdnn_program>(g, smem);\n}\n",
+            hipe_gm_threads(k), HIPE_GEMM_KERNEL, k->dt, k->ak ? "true" : "false",
+            k->bk ? "true" : "false", k->bm, k->bn, k->wm, k->wn, k->stages, gm->slots);
+    else
+        put(&b, "__global__ void __launch_bounds__(GM_SIMT_THREADS) %s(const gm_program g) {\n"
+                "    gm_simt<%d, %d, %d, hipdnn_program>(g);\n}\n",
+            HIPE_GEMM_KERNEL, gm->prog.a_dtype, gm->prog.b_dtype, gm->slots);
+    return finish(&b);
 }
 
 void hipe_jit_headers(const char* const** texts, const char* const** names, int* count) {
-    static const char* const k_texts[] = {hipe_src_pw_program_h, hipe_src_pw_exec_h,
-                                          hipe_src_rw_program_h, hipe_src_rw_exec_h,
-                                          hipe_src_rw_kernels_h, hipe_src_rs_program_h,
-                                          hipe_src_rs_exec_h,    hipe_src_rs_kernels_h};
-    static const char* const k_names[] = {"pw_program.h", "pw_exec.h",    "rw_program.h",
-                                          "rw_exec.h",    "rw_kernels.h", "rs_program.h",
-                                          "rs_exec.h",    "rs_kernels.h"};
+    static const char* const k_texts[] = {
+        hipe_src_pw_program_h, hipe_src_pw_exec_h,    hipe_src_rw_program_h, hipe_src_rw_exec_h,
+        hipe_src_rw_kernels_h, hipe_src_rs_program_h, hipe_src_rs_exec_h,    hipe_src_rs_kernels_h,
+        hipe_src_gm_program_h, hipe_src_gm_exec_h,    hipe_src_gm_kernels_h};
+    static const char* const k_names[] = {
+        "pw_program.h", "pw_exec.h",    "rw_program.h", "rw_exec.h",  "rw_kernels.h", "rs_program.h",
+        "rs_exec.h",    "rs_kernels.h", "gm_program.h", "gm_exec.h",  "gm_kernels.h"};
     *texts = k_texts;
     *names = k_names;
     *count = (int)(sizeof(k_names) / sizeof(k_names[0]));

@@ -309,31 +309,12 @@ static void warn_unwritable(const char* dir, const char* why) {
              "'off')", dir, why);
 }
 
-bool hipe_kernel_get(hipe_kernel_id k, int device, void** kernel, char* why, size_t len) {
-    *kernel = NULL;
-    char name[HIPE_KERNEL_NAME_LEN];
-    const int family = hipe_kernel_family(k);
-    if (family < 0 || !hipe_kernel_name(k, name, sizeof(name))) {
-        snprintf(why, len, "internal: no kernel (id 0x%016llx)", (unsigned long long)k);
-        return false;
-    }
+/* The kernel `name` of `source` for target t: from the process's cache (key pkey), else
+ * the disk cache, else compiled now (and saved). */
+static bool get_kernel(const hipe_rtc_target* tp, const char* source, const char* name,
+                       const char* pkey, int device, void** kernel, char* why, size_t len) {
+    const hipe_rtc_target t = *tp;
     char err[HIPE_MSG_LEN];
-    if (!hipe_rtc_available(err, sizeof(err))) {
-        snprintf(why, len, "kernel %s: kernels are compiled at run time and %s", name, err);
-        return false;
-    }
-    hipe_rtc_target t;
-    if (!hipe_rtc_target_of(device, &t, err, sizeof(err))) {
-        snprintf(why, len, "kernel %s: %s", name, err);
-        return false;
-    }
-    const char* source = hipe_family_source(family, t.dialect);
-    if (!source) {
-        snprintf(why, len, "kernel %s: internal: no source for dialect %d", name, t.dialect);
-        return false;
-    }
-    char pkey[HIPE_KERNEL_NAME_LEN + 64];
-    snprintf(pkey, sizeof(pkey), "%s/%d/%s", t.scope, family, name);
     if ((*kernel = find(pkey)) != NULL) {
         hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": kernel %s (%s): from the process's cache",
                  name, t.arch);
@@ -408,4 +389,49 @@ bool hipe_kernel_get(hipe_kernel_id k, int device, void** kernel, char* why, siz
         hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": kernel %s (%s): loaded from the disk cache "
                  "(%s)", name, t.arch, path);
     return true;
+}
+
+/* The run-time compiler's target for `device`; false with why naming kernel `name`. */
+static bool target_for(const char* name, int device, hipe_rtc_target* t, char* why, size_t len) {
+    char err[HIPE_MSG_LEN];
+    if (!hipe_rtc_available(err, sizeof(err))) {
+        snprintf(why, len, "kernel %s: kernels are compiled at run time and %s", name, err);
+        return false;
+    }
+    if (!hipe_rtc_target_of(device, t, err, sizeof(err))) {
+        snprintf(why, len, "kernel %s: %s", name, err);
+        return false;
+    }
+    return true;
+}
+
+bool hipe_kernel_get(hipe_kernel_id k, int device, void** kernel, char* why, size_t len) {
+    *kernel = NULL;
+    char name[HIPE_KERNEL_NAME_LEN];
+    const int family = hipe_kernel_family(k);
+    if (family < 0 || !hipe_kernel_name(k, name, sizeof(name))) {
+        snprintf(why, len, "internal: no kernel (id 0x%016llx)", (unsigned long long)k);
+        return false;
+    }
+    hipe_rtc_target t;
+    if (!target_for(name, device, &t, why, len)) return false;
+    const char* source = hipe_family_source(family, t.dialect);
+    if (!source) {
+        snprintf(why, len, "kernel %s: internal: no source for dialect %d", name, t.dialect);
+        return false;
+    }
+    char pkey[HIPE_KERNEL_NAME_LEN + 64];
+    snprintf(pkey, sizeof(pkey), "%s/%d/%s", t.scope, family, name);
+    return get_kernel(&t, source, name, pkey, device, kernel, why, len);
+}
+
+bool hipe_kernel_get_source(const char* source, const char* name, int device, void** kernel,
+                            char* why, size_t len) {
+    *kernel = NULL;
+    hipe_rtc_target t;
+    if (!target_for(name, device, &t, why, len)) return false;
+    char key[40], pkey[sizeof(t.scope) + 40];
+    disk_key(&t, source, name, key); /* the source differs, the name may not */
+    snprintf(pkey, sizeof(pkey), "%s/%s", t.scope, key);
+    return get_kernel(&t, source, name, pkey, device, kernel, why, len);
 }

@@ -461,6 +461,14 @@ static bool compile_kernels(hipdnnEnginePluginHandle_t handle, hipdnnEnginePlugi
             continue;
         }
         char why[HIPE_MSG_LEN] = "";
+        if (st->kind == HIPE_STAGE_GEMM) {
+            if (!hipe_gm_prepare(&st->gm, handle->device, why, sizeof(why))) {
+                hipe_set_error(HIPE_ENGINE_NAME ": graph '%s': stage %d of %d (%s): %s",
+                               c->plan.graph->name, k + 1, s->nstages, st->what, why);
+                return false;
+            }
+            continue;
+        }
         st->kernel_id = hipe_stage_planned_kernel(s, st);
         st->kernel = NULL;
         if (!st->kernel_id)
@@ -511,6 +519,7 @@ static bool describe_kernels(hipdnnEnginePluginExecutionContext_t c) {
     for (uint32_t k = 0; k < n; ++k) {
         const hipe_stage* st = &s->stages[k];
         const char* kind = st->kind == HIPE_STAGE_ROWWISE    ? "row-wise"
+                           : st->kind == HIPE_STAGE_GEMM     ? "matmul"
                            : st->kind == HIPE_STAGE_RESAMPLE ? "resample"
                                                              : "pointwise";
         c->kernels[k] = (hipdnnPluginKernelInfo_t){(uint32_t)sizeof(hipdnnPluginKernelInfo_t),

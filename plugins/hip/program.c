@@ -212,6 +212,7 @@ typedef struct {
     int64_t S[PW_MAX_DIMS];
     char* why;
     size_t len;
+    bool in_order; /* the space's dims as they are: neither reordered nor merged */
 } compiler;
 
 static void compiler_free(compiler* c) {
@@ -457,7 +458,7 @@ static void lay_out(const compiler* c, const hipdnnSdkTensor* const* ts, int nt,
     /* Outermost first: by the reference tensor's strides, largest first (stable). */
     int perm[PW_MAX_DIMS];
     for (int d = 0; d < c->R; ++d) perm[d] = d;
-    if (ref >= 0)
+    if (ref >= 0 && !c->in_order)
         for (int i = 1; i < c->R; ++i)
             for (int j = i; j > 0 && st[ref][perm[j]] > st[ref][perm[j - 1]]; --j) {
                 int tmp = perm[j];
@@ -469,8 +470,8 @@ static void lay_out(const compiler* c, const hipdnnSdkTensor* const* ts, int nt,
     int64_t ms[PW_MAX_INPUTS + PW_MAX_OUTPUTS][PW_MAX_DIMS];
     for (int i = 0; i < c->R; ++i) {
         int d = perm[i];
-        if (c->S[d] == 1) continue;
-        bool merge = nd > 0;
+        if (c->S[d] == 1 && !c->in_order) continue;
+        bool merge = nd > 0 && !c->in_order;
         for (int t = 0; t < nt && merge; ++t) merge = ms[t][nd - 1] == st[t][d] * c->S[d];
         if (merge) {
             dims[nd - 1] *= c->S[d];
@@ -808,11 +809,12 @@ static void choose_fast_way(hipe_plan* plan) {
     plan->fast_u = bytes <= 64 ? 4 : bytes <= 128 ? 2 : 1;
 }
 
-bool hipe_compile_pointwise(const hipdnnSdkGraph* g, hipe_plan* plan, char* why, size_t len) {
+static bool compile_pointwise(const hipdnnSdkGraph* g, hipe_plan* plan, bool in_order, char* why,
+                              size_t len) {
     memset(plan, 0, sizeof(*plan));
     if (!g || g->num_nodes < 1 || !g->nodes)
         return decline(why, len, "graph '%s' has no operations", g && g->name ? g->name : "");
-    compiler c = {.g = g, .why = why, .len = len};
+    compiler c = {.g = g, .why = why, .len = len, .in_order = in_order};
     /* per tensor, then per node (gen_index's coordinates: index num_tensors + node) */
     size_t n = (size_t)(g->num_tensors > 0 ? g->num_tensors : 0) + (size_t)g->num_nodes;
     c.kind = calloc(n, sizeof(int32_t));
@@ -854,6 +856,15 @@ bool hipe_compile_pointwise(const hipdnnSdkGraph* g, hipe_plan* plan, char* why,
     }
     compiler_free(&c);
     return ok;
+}
+
+bool hipe_compile_pointwise(const hipdnnSdkGraph* g, hipe_plan* plan, char* why, size_t len) {
+    return compile_pointwise(g, plan, false, why, len);
+}
+
+bool hipe_compile_pointwise_in_order(const hipdnnSdkGraph* g, hipe_plan* plan, char* why,
+                                     size_t len) {
+    return compile_pointwise(g, plan, true, why, len);
 }
 
 void hipe_describe(const hipe_plan* plan, char* buf, size_t len) {

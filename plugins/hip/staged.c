@@ -53,7 +53,7 @@ void hipe_plan_free(hipe_plan* plan) {
 
 /* ---- the graph's structure ------------------------------------------------------------------ */
 
-enum { G_POINTWISE = 0, G_SOFTMAX, G_NORM, G_REDUCTION, G_RESAMPLE, G_NORM_BWD };
+enum { G_POINTWISE = 0, G_SOFTMAX, G_NORM, G_REDUCTION, G_RESAMPLE, G_NORM_BWD, G_GEMM };
 
 typedef struct {
     const hipdnnSdkGraph* g;
@@ -99,9 +99,9 @@ static bool structure(parts* s) {
         if (n->kind != HIPDNN_OP_POINTWISE && n->kind != HIPDNN_OP_BATCHNORM_INFERENCE &&
             n->kind != HIPDNN_OP_REDUCTION && n->kind != HIPDNN_OP_NORM_FORWARD &&
             n->kind != HIPDNN_OP_RESAMPLE_FWD && n->kind != HIPDNN_OP_RESAMPLE_BWD &&
-            n->kind != HIPDNN_OP_NORM_BACKWARD)
+            n->kind != HIPDNN_OP_NORM_BACKWARD && n->kind != HIPDNN_OP_MATMUL)
             return decline(s->why, s->len, "%s: operation not supported (this engine runs "
-                           "pointwise, batchnorm_inference, reduction, norm_forward, "
+                           "pointwise, batchnorm_inference, matmul, reduction, norm_forward, "
                            "norm_backward, genstats, resample, slice, concatenate and "
                            "reshape nodes)",
                            label(n, nl, sizeof(nl)));
@@ -268,15 +268,16 @@ static int new_group(parts* s, int kind) {
 static int compile_group(parts* s, int grp, hipe_stage* st, size_t* parts_bytes,
                          int64_t parts_uid);
 
-/* A norm's epilogue: pointwise nodes after it reading its y (or one another's results),
- * shaped as its x, every other input a graph input or a by-value scalar; they join its
- * group if the norm's kernel can take them all. */
-static void take_epilogue(parts* s, int32_t ni, int grp) {
+/* A norm's or a matmul's epilogue: pointwise nodes after node ni reading its result y (or
+ * one another's results), shaped as tensor x (the norm's input, the product), every other
+ * input a graph input or a by-value scalar; they join its group if its kernel can take
+ * them all. */
+static void take_epilogue(parts* s, int32_t ni, int grp, int64_t y_uid, int64_t x_uid) {
     const hipdnnSdkGraph* g = s->g;
     bool* have = calloc((size_t)g->num_tensors, sizeof(bool)); /* values the group makes */
     hipe_stage* trial = malloc(2 * sizeof(hipe_stage));
-    int32_t y = tidx(s, g->nodes[ni].outputs[HIPDNN_NORM_Y]);
-    int32_t x = tidx(s, g->nodes[ni].inputs[HIPDNN_NORM_X]);
+    int32_t y = tidx(s, y_uid);
+    int32_t x = tidx(s, x_uid);
     if (!have || !trial || y < 0 || x < 0) goto done;
     have[y] = true;
     int count = 0;
@@ -328,7 +329,15 @@ static bool form_groups(parts* s) {
         if (g->nodes[i].kind == HIPDNN_OP_NORM_FORWARD) {
             int grp = new_group(s, G_NORM);
             s->group[i] = grp;
-            take_epilogue(s, i, grp);
+            take_epilogue(s, i, grp, g->nodes[i].outputs[HIPDNN_NORM_Y],
+                          g->nodes[i].inputs[HIPDNN_NORM_X]);
+        }
+    for (int32_t i = 0; i < g->num_nodes; ++i)
+        if (g->nodes[i].kind == HIPDNN_OP_MATMUL) {
+            int grp = new_group(s, G_GEMM);
+            s->group[i] = grp;
+            take_epilogue(s, i, grp, g->nodes[i].outputs[HIPDNN_MATMUL_C],
+                          g->nodes[i].outputs[HIPDNN_MATMUL_C]);
         }
     for (int32_t i = 0; i < g->num_nodes; ++i)
         if (g->nodes[i].kind == HIPDNN_OP_REDUCTION && s->group[i] < 0)
@@ -410,6 +419,41 @@ static int64_t free_uid(const parts* s, int64_t last) {
     return uid;
 }
 
+/* The epilogue of a group's main node (a norm, a matmul): its other nodes, compiled as one
+ * pointwise program (in order: a matmul's), malloc'd; NULL with the reason. */
+static hipe_plan* compile_epilogue(const hipdnnSdkGraph* sub, const hipdnnSdkNode* main,
+                                   bool in_order, char* why, size_t len) {
+    bool* ein = calloc((size_t)sub->num_nodes, sizeof(bool));
+    hipe_plan* ep = malloc(sizeof(*ep));
+    hipdnnSdkGraph* eg = NULL;
+    parts sp = {.g = sub};
+    bool ok = ein && ep && hipdnnSdkUidMapBuild(&sp.map, sub);
+    if (!ok) decline(why, len, "out of memory while compiling graph '%s'", sub->name);
+    if (ok) {
+        sp.producer = calloc((size_t)sub->num_tensors, sizeof(int32_t));
+        sp.readers = calloc((size_t)sub->num_tensors, sizeof(int32_t));
+        char no[HIPE_MSG_LEN]; /* the sub-graph's structure was checked with the graph's */
+        sp.why = no;
+        sp.len = sizeof(no);
+        ok = sp.producer && sp.readers && structure(&sp);
+        if (!ok) decline(why, len, "out of memory while compiling graph '%s'", sub->name);
+        for (int32_t i = 0; ok && i < sub->num_nodes; ++i) ein[i] = &sub->nodes[i] != main;
+        ok = ok && (eg = subgraph(&sp, ein)) != NULL;
+        ok = ok && (in_order ? hipe_compile_pointwise_in_order(eg, ep, why, len)
+                             : hipe_compile_pointwise(eg, ep, why, len));
+        free(sp.producer);
+        free(sp.readers);
+    }
+    hipdnnSdkUidMapFree(&sp.map);
+    hipdnnSdkGraphFree(eg);
+    free(ein);
+    if (!ok) {
+        free(ep);
+        return NULL;
+    }
+    return ep;
+}
+
 /* The stage(s) of group grp into st (room for two); how many, 0 with the reason. */
 static int compile_group(parts* s, int grp, hipe_stage* st, size_t* parts_bytes,
                          int64_t parts_uid) {
@@ -421,7 +465,9 @@ static int compile_group(parts* s, int grp, hipe_stage* st, size_t* parts_bytes,
         while (first < g->num_nodes - 1 && s->group[first] != grp) ++first;
         return decline(s->why, s->len, "%s: %s kernels are compiled at run time and %s",
                        label(&g->nodes[first], nl, sizeof(nl)),
-                       s->gkind[grp] == G_RESAMPLE ? "pooling" : "row-wise", rtc);
+                       s->gkind[grp] == G_RESAMPLE ? "pooling"
+                       : s->gkind[grp] == G_GEMM   ? "matmul"
+                                                   : "row-wise", rtc);
     }
     bool* in = calloc((size_t)g->num_nodes, sizeof(bool));
     if (!in) return decline(s->why, s->len, "out of memory while compiling graph '%s'", g->name);
@@ -459,37 +505,28 @@ static int compile_group(parts* s, int grp, hipe_stage* st, size_t* parts_bytes,
         for (int32_t i = 0; i < sub->num_nodes; ++i)
             if (sub->nodes[i].kind == HIPDNN_OP_NORM_FORWARD) norm = &sub->nodes[i];
         hipe_plan* ep = NULL;
-        if (norm && sub->num_nodes > 1) { /* the epilogue: the group's pointwise nodes */
-                bool* ein = calloc((size_t)sub->num_nodes, sizeof(bool));
-            ep = malloc(sizeof(*ep));
-            hipdnnSdkGraph* eg = NULL;
-            parts sp = {.g = sub};
-            bool ok = ein && ep && hipdnnSdkUidMapBuild(&sp.map, sub);
-            if (ok) {
-                sp.producer = calloc((size_t)sub->num_tensors, sizeof(int32_t));
-                sp.readers = calloc((size_t)sub->num_tensors, sizeof(int32_t));
-                char why[HIPE_MSG_LEN];
-                sp.why = why;
-                sp.len = sizeof(why);
-                ok = sp.producer && sp.readers && structure(&sp);
-                for (int32_t i = 0; ok && i < sub->num_nodes; ++i) ein[i] = &sub->nodes[i] != norm;
-                ok = ok && (eg = subgraph(&sp, ein)) != NULL &&
-                     hipe_compile_pointwise(eg, ep, s->why, s->len);
-                free(sp.producer);
-                free(sp.readers);
-            }
-            hipdnnSdkUidMapFree(&sp.map);
-            hipdnnSdkGraphFree(eg);
-            free(ein);
-            if (!ok) {
-                free(ep);
-                hipdnnSdkGraphFree(sub);
-                free(in);
-                return 0;
-            }
+        if (norm && sub->num_nodes > 1 && !(ep = compile_epilogue(sub, norm, false, s->why, s->len))) {
+            hipdnnSdkGraphFree(sub);
+            free(in);
+            return 0;
         }
         made = norm ? hipe_rw_norm(sub, norm, ep, st, s->why, s->len)
                     : decline(s->why, s->len, "internal: norm group without its norm");
+        free(ep);
+        break;
+    }
+    case G_GEMM: {
+        const hipdnnSdkNode* mm = NULL;
+        for (int32_t i = 0; i < sub->num_nodes; ++i)
+            if (sub->nodes[i].kind == HIPDNN_OP_MATMUL) mm = &sub->nodes[i];
+        hipe_plan* ep = NULL;
+        if (mm && sub->num_nodes > 1 && !(ep = compile_epilogue(sub, mm, true, s->why, s->len))) {
+            hipdnnSdkGraphFree(sub);
+            free(in);
+            return 0;
+        }
+        made = mm ? hipe_gm_compile(sub, mm, ep, st, s->why, s->len)
+                  : decline(s->why, s->len, "internal: matmul group without its matmul");
         free(ep);
         break;
     }
@@ -806,8 +843,10 @@ hipdnnPluginStatus_t hipe_staged_enqueue(const hipdnnSdkGraph* g, struct hipe_st
             pw_program pw;
             rw_program rw;
             rs_program rs;
+            gm_program gm;
         } prog; /* a copy on the stack: passed by value to the kernel */
         if (st->kind == HIPE_STAGE_POINTWISE) prog.pw = st->pw.prog;
+        else if (st->kind == HIPE_STAGE_GEMM) prog.gm = st->gm.prog;
         else if (st->kind == HIPE_STAGE_RESAMPLE) prog.rs = st->rs;
         else prog.rw = st->rw;
         char* base = (char*)&prog;
@@ -839,9 +878,12 @@ hipdnnPluginStatus_t hipe_staged_enqueue(const hipdnnSdkGraph* g, struct hipe_st
         char why[HIPE_MSG_LEN];
         bool ok;
         unsigned path = 0;
+        const char* gm_kernel = "";
         if (st->kind == HIPE_STAGE_POINTWISE) {
             ok = hipe_pointwise_run(&st->pw, &prog.pw, &st->jit, &st->jit_ok, st->fast, sm_count,
                                     stream, &path, why, sizeof(why));
+        } else if (st->kind == HIPE_STAGE_GEMM) {
+            ok = hipe_gm_enqueue(&st->gm, &prog.gm, device, stream, &gm_kernel, why, sizeof(why));
         } else {
             ok = launch_compiled(g, s, k, &prog, device, sm_count, stream, why, sizeof(why));
         }
@@ -852,13 +894,14 @@ hipdnnPluginStatus_t hipe_staged_enqueue(const hipdnnSdkGraph* g, struct hipe_st
         }
         if (!atomic_load_explicit(&st->ran, memory_order_relaxed) && !atomic_exchange(&st->ran, 1)) {
             const char* kernel = st->kind == HIPE_STAGE_ROWWISE ? "row-wise"
+                                 : st->kind == HIPE_STAGE_GEMM ? gm_kernel
                                  : st->kind == HIPE_STAGE_RESAMPLE ? "resample"
                                  : path & RAN_JIT_FAST  ? "compiled fast"
                                  : path & RAN_JIT_GENERIC ? "compiled generic"
                                  : path & RAN_FAST      ? "interpreting fast" : "interpreting generic";
             const bool rw = st->kind == HIPE_STAGE_ROWWISE;
             char name[HIPE_KERNEL_NAME_LEN + 1] = "";
-            if (st->kind != HIPE_STAGE_POINTWISE) {
+            if (st->kind != HIPE_STAGE_POINTWISE && st->kind != HIPE_STAGE_GEMM) {
                 name[0] = ' ';
                 hipe_kernel_name(rw ? hipe_rw_kernel(&prog.rw) : hipe_rs_kernel(&prog.rs), name + 1,
                                  sizeof(name) - 1);

@@ -16,6 +16,7 @@
 
 #include <stdatomic.h>
 
+#include "gemm.h"
 #include "hip_engine.h"
 
 #define HIPE_MAX_BINDS 40
@@ -30,7 +31,7 @@ typedef struct {
     int32_t scalar_dtype;
 } hipe_bind;
 
-enum { HIPE_STAGE_POINTWISE = 0, HIPE_STAGE_ROWWISE = 1, HIPE_STAGE_RESAMPLE = 2 };
+enum { HIPE_STAGE_POINTWISE = 0, HIPE_STAGE_ROWWISE = 1, HIPE_STAGE_RESAMPLE = 2, HIPE_STAGE_GEMM = 3 };
 
 /* Kernels a stage keeps besides its planned one: those other pointers needed. */
 #define HIPE_OTHER_KERNELS 4
@@ -44,6 +45,7 @@ typedef struct {
     bool fast;                      /* pointwise: the fast way where pointers are aligned */
     rw_program rw;                  /* row-wise: its program */
     rs_program rs;                  /* resample: its program */
+    hipe_gm gm;                     /* matmul: its program and kernels (gemm.h) */
     hipe_kernel_id kernel_id;       /* row-wise, resample: the kernel for 16-byte aligned
                                        pointers, compiled at plan time (plugin.c) ... */
     void* kernel;
@@ -133,6 +135,11 @@ bool hipe_rw_norm_bwd_parts_fit(int64_t cols);
  * reason. */
 int hipe_rs_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage* st, char* why,
                     size_t len);
+/* The stage of a matmul node (gemm_program.c), with `ep` (or NULL) the pointwise epilogue
+ * compiled in order (hipe_compile_pointwise_in_order) from the nodes after it that read
+ * its product: 1, or 0 with the reason. */
+int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe_plan* ep,
+                    hipe_stage* st, char* why, size_t len);
 /* Sets each tensor's `reserved` (16-byte vectors allowed) from its pointer, at enqueue. */
 void hipe_rw_set_vectors(rw_program* p);
 /* The kernel a row-wise or resample stage runs when every pointer it binds is 16-byte

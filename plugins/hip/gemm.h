@@ -1,0 +1,50 @@
+/* gemm.h — the matmul stage of the HIP engine (C only: the host code).
+ *
+ * A matmul node and the pointwise nodes after it that read its product (staged.c gathers
+ * them) run as one kernel (gm_kernels.h): the product stays on the chip and the epilogue,
+ * the pointwise program those nodes compile to, writes each output once.  The kernel is
+ * written for the plan (jit_source.c: its tile, layouts, storage types and epilogue as
+ * constants), compiled at plan time by the run-time compiler and kept in the kernel cache
+ * (kernel_cache.c), like the row-wise kernels. */
+#ifndef HIPDNN_HIP_GEMM_H
+#define HIPDNN_HIP_GEMM_H
+
+#include <stdatomic.h>
+
+#include "gm_program.h"
+#include "hip_engine.h"
+
+/* A kernel: which one and its shape. */
+typedef struct {
+    int kind;                  /* GM_SIMT or GM_MMA */
+    int dt;                    /* GM_MMA: PW_F16 or PW_BF16 (a and b alike) */
+    bool ak, bk;               /* GM_MMA: k is a's / b's contiguous dim (else m / n) */
+    int bm, bn, wm, wn, stages; /* GM_MMA: tile, warps along m and n, pipeline depth */
+} hipe_gm_kernel;
+
+typedef struct {
+    gm_program prog;     /* pointers unset */
+    int slots;           /* the epilogue's (2, 4 or PW_SLOTS) */
+    hipe_gm_kernel main; /* the kernel planned for 16-byte aligned operands */
+    void* fn;            /* ... compiled at plan time (hipe_gm_prepare) */
+    _Atomic(void*) simt; /* GM_SIMT for operands not aligned, compiled when first needed */
+} hipe_gm;
+
+/* Bytes of shared memory and threads of a kernel, and its grid for `g`. */
+int hipe_gm_threads(const hipe_gm_kernel* k);
+int hipe_gm_smem(const hipe_gm_kernel* k);
+
+/* The source of kernel `k` for `gm`'s epilogue and storage types, in `dialect`
+ * (HIPE_RTC_CUDA or HIPE_RTC_HIP); malloc'd, NULL when out of memory (jit_source.c). */
+char* hipe_gm_source(const hipe_gm* gm, const hipe_gm_kernel* k, int dialect);
+
+/* Compiles (or finds in the caches) the planned kernel for `device`: false with `why`. */
+bool hipe_gm_prepare(hipe_gm* gm, int device, char* why, size_t len);
+
+/* Launches the matmul of `prog` (gm->prog with its pointers set) on `stream`: the planned
+ * kernel where a and b are 16-byte aligned, else the general one (compiled now if need
+ * be).  *kernel gets which ran ("tensor cores", "general"), for the log. */
+bool hipe_gm_enqueue(hipe_gm* gm, gm_program* prog, int device, void* stream,
+                     const char** kernel, char* why, size_t len);
+
+#endif

@@ -1,0 +1,312 @@
+/* The matmul stage: a matmul node and its pointwise epilogue compiled into a gm_program
+ * (gm_program.h), the kernel that runs it chosen, compiled at plan time, and launched.
+ *
+ * The kernel: tensor cores (GM_MMA) where a and b are fp16 or bf16 alike, each has a
+ * contiguous dim (k, or m for a and n for b) that is a multiple of 8 elements long, with
+ * its other strides multiples of 8, and the build is NVIDIA's; else the general kernel
+ * (GM_SIMT), which reads any strides and computes exact fp32.  Pointers are known only at
+ * enqueue: a view not 16-byte aligned runs the general kernel, compiled then. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "staged.h"
+
+#define GM_ROWS_LIMIT (INT64_C(1) << 31) /* rows of the epilogue's space: 32-bit indices */
+
+static bool decline(char* why, size_t len, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool decline(char* why, size_t len, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, len, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+static int storage_of(hipdnnDataType_t t) {
+    switch (t) {
+    case HIPDNN_DATA_FLOAT: return PW_F32;
+    case HIPDNN_DATA_HALF: return PW_F16;
+    case HIPDNN_DATA_BFLOAT16: return PW_BF16;
+    default: return -1;
+    }
+}
+
+static const hipdnnSdkTensor* find(const hipdnnSdkGraph* g, int64_t uid) {
+    return uid == HIPDNN_NO_TENSOR ? NULL : hipdnnSdkGraphFindTensor(g, uid);
+}
+
+int hipe_gm_threads(const hipe_gm_kernel* k) {
+    return k->kind == GM_MMA ? k->wm * k->wn * 32 : 256;
+}
+
+int hipe_gm_smem(const hipe_gm_kernel* k) {
+    if (k->kind != GM_MMA) return 0; /* static shared memory */
+    const int pipe = k->stages * (k->bm + k->bn) * 32 * 2;
+    const int tile = k->bm * (k->bn + 4) * 4;
+    return pipe > tile ? pipe : tile;
+}
+
+static int tile_m(const hipe_gm_kernel* k) { return k->kind == GM_MMA ? k->bm : 64; }
+static int tile_n(const hipe_gm_kernel* k) { return k->kind == GM_MMA ? k->bn : 64; }
+
+/* The grid of kernel k over prog: tiles and their raster. */
+static void set_grid(gm_program* p, const hipe_gm_kernel* k) {
+    p->tiles_m = (int32_t)((p->m + tile_m(k) - 1) / tile_m(k));
+    p->tiles_n = (int32_t)((p->n + tile_n(k) - 1) / tile_n(k));
+    p->group_m = p->tiles_m < 8 ? p->tiles_m : 8;
+    if (p->group_m < 1) p->group_m = 1;
+}
+
+/* Whether an operand can feed the tensor cores: *kc tells which dim is contiguous. */
+static bool mma_operand(int64_t rows, int64_t ks, int64_t s_r, int64_t s_k, const int64_t* bs,
+                        int nbatch, bool* kc) {
+    for (int d = 0; d < nbatch; ++d)
+        if (bs[d] % 8 != 0) return false;
+    if ((s_k == 1 || ks == 1) && ks % 8 == 0 && s_r % 8 == 0) {
+        *kc = true;
+        return true;
+    }
+    if ((s_r == 1 || rows == 1) && rows % 8 == 0 && s_k % 8 == 0) {
+        *kc = false;
+        return true;
+    }
+    return false;
+}
+
+/* The kernel for aligned operands: tensor cores where they apply, a tile size by how many
+ * tiles the product has (a small product in large tiles leaves multiprocessors idle). */
+static void choose_kernel(const gm_program* p, bool mma_allowed, hipe_gm_kernel* k) {
+    memset(k, 0, sizeof(*k));
+    k->kind = GM_SIMT;
+    bool ak = false, bk = false;
+    if (!mma_allowed || p->a_dtype != p->b_dtype || p->a_dtype == PW_F32 ||
+        !mma_operand(p->m, p->k, p->a_sm, p->a_sk, p->a_bs, p->nbatch, &ak) ||
+        !mma_operand(p->n, p->k, p->b_sn, p->b_sk, p->b_bs, p->nbatch, &bk))
+        return;
+    k->kind = GM_MMA;
+    k->dt = p->a_dtype;
+    k->ak = ak;
+    k->bk = bk;
+    const int64_t big = p->batches * ((p->m + 127) / 128) * ((p->n + 127) / 128);
+    if (big >= 96) {
+        *k = (hipe_gm_kernel){GM_MMA, p->a_dtype, ak, bk, 128, 128, 2, 2, 4};
+    } else {
+        *k = (hipe_gm_kernel){GM_MMA, p->a_dtype, ak, bk, 64, 64, 2, 2, 4};
+    }
+}
+
+/* The epilogue of a matmul alone: the product stored to c. */
+static void store_only(const hipdnnSdkTensor* c, int64_t uid, hipe_gm* gm) {
+    pw_program* e = &gm->prog.ep;
+    memset(e, 0, sizeof(*e));
+    e->ndim = c->ndim;
+    e->n = 1;
+    int64_t packed = 1;
+    e->out[0].contiguous = 1;
+    for (int d = PW_MAX_DIMS - 1; d >= 0; --d) {
+        e->dims[d] = d < c->ndim ? c->dims[d] : 1;
+        e->out[0].strides[d] = d < c->ndim && c->dims[d] > 1 ? c->strides[d] : 0;
+        if (d < c->ndim && c->dims[d] > 1 && c->strides[d] != packed) e->out[0].contiguous = 0;
+        packed *= e->dims[d];
+    }
+    e->n = packed;
+    e->nin = 1;
+    e->nout = 1;
+    e->in[0].dtype = gm->prog.acc_round;
+    e->in[0].contiguous = 1;
+    e->out[0].dtype = storage_of(c->data_type);
+    e->ninstr = 2;
+    e->instr[0] = (pw_instr){PW_GET, 0, 0, 0, 0, 0, 0};
+    e->instr[1] = (pw_instr){PW_STORE, (uint8_t)e->out[0].dtype, 0,
+                             e->out[0].contiguous ? PW_CONTIG : 0, 0, 0, 0};
+    (void)uid;
+    gm->slots = 2;
+}
+
+/* The epilogue compiled from the nodes after the matmul (over its product's space, in
+ * order), with a store of the product itself first when c is a graph output too. */
+static bool take_epilogue(const hipdnnSdkTensor* c, const hipe_plan* ep, hipe_gm* gm,
+                          int64_t* out_uid, const char* label, char* why, size_t len) {
+    const pw_program* p = &ep->prog;
+    gm->prog.ep = *p;
+    gm->slots = ep->slots;
+    gm->prog.acc_in = -1;
+    for (int i = 0; i < p->nin; ++i)
+        if (ep->in_uid[i] == c->uid) gm->prog.acc_in = i;
+    if (gm->prog.acc_in < 0)
+        return decline(why, len, "%s: its epilogue does not read the product '%s'",
+                                label, c->name);
+    if (p->n != hipdnnSdkElementCount(c->ndim, c->dims) || p->dims[p->ndim - 1] != gm->prog.n)
+        return decline(why, len, "%s: its epilogue's space is not the product's", label);
+    if (c->is_virtual) return true;
+    pw_program* e = &gm->prog.ep;
+    if (e->nout == PW_MAX_OUTPUTS || e->ninstr + 2 > PW_MAX_INSTRS)
+        return decline(why, len, "%s: no room in its epilogue to store the product", label);
+    /* the product's strides over the space (right-aligned, 0 where it has size 1) */
+    pw_tensor* t = &e->out[e->nout];
+    memset(t, 0, sizeof(*t));
+    t->dtype = storage_of(c->data_type);
+    t->contiguous = 1;
+    int64_t packed = 1;
+    for (int d = e->ndim - 1; d >= 0; --d) {
+        const int k = c->ndim - (e->ndim - d);
+        const bool real = k >= 0 && c->dims[k] > 1;
+        t->strides[d] = real ? c->strides[k] : 0;
+        if (real && c->strides[k] != packed) t->contiguous = 0;
+        packed *= e->dims[d];
+    }
+    out_uid[e->nout] = c->uid;
+    memmove(&e->instr[2], &e->instr[0], (size_t)e->ninstr * sizeof(pw_instr));
+    e->instr[0] = (pw_instr){PW_GET, 0, (uint8_t)gm->prog.acc_in, 0, 0, 0, 0};
+    e->instr[1] = (pw_instr){PW_STORE, (uint8_t)t->dtype, (uint8_t)e->nout,
+                             t->contiguous ? PW_CONTIG : 0, 0, 0, 0};
+    e->ninstr += 2;
+    e->nout += 1;
+    return true;
+}
+
+/* a, b and the batch: strides in elements, broadcast batch dims as stride 0. */
+static bool operands(const hipdnnSdkTensor* a, const hipdnnSdkTensor* b,
+                     const hipdnnSdkTensor* c, gm_program* p, const char* label, char* why,
+                     size_t len) {
+    p->m = c->dims[c->ndim - 2];
+    p->n = c->dims[c->ndim - 1];
+    p->k = a->dims[a->ndim - 1];
+    p->a_sm = a->strides[a->ndim - 2];
+    p->a_sk = a->strides[a->ndim - 1];
+    p->b_sk = b->strides[b->ndim - 2];
+    p->b_sn = b->strides[b->ndim - 1];
+    p->nbatch = c->ndim - 2;
+    if (p->nbatch > GM_MAX_BATCH)
+        return decline(why, len, "%s: %d batch dims; the hip engine takes at most %d",
+                                label, p->nbatch, GM_MAX_BATCH);
+    p->batches = 1;
+    for (int d = 0; d < p->nbatch; ++d) {
+        const int ka = a->ndim - 2 - (p->nbatch - d), kb = b->ndim - 2 - (p->nbatch - d);
+        p->bdims[d] = c->dims[d];
+        p->a_bs[d] = ka >= 0 && a->dims[ka] > 1 ? a->strides[ka] : 0;
+        p->b_bs[d] = kb >= 0 && b->dims[kb] > 1 ? b->strides[kb] : 0;
+        if ((ka >= 0 && a->dims[ka] != 1 && a->dims[ka] != c->dims[d]) ||
+            (kb >= 0 && b->dims[kb] != 1 && b->dims[kb] != c->dims[d]))
+            return decline(why, len, "%s: batch dims of a and b do not broadcast to "
+                                    "c's", label);
+        p->batches *= c->dims[d];
+    }
+    if (a->dims[a->ndim - 2] != p->m || b->dims[b->ndim - 2] != p->k || b->dims[b->ndim - 1] != p->n)
+        return decline(why, len, "%s: a, b and c do not make a matrix product", label);
+    if (p->m * p->batches >= GM_ROWS_LIMIT)
+        return decline(why, len, "%s: %lld rows of products; the hip engine takes fewer "
+                                "than 2^31", label, (long long)(p->m * p->batches));
+    return true;
+}
+
+static void bind(hipe_stage* st, int64_t uid, size_t offset, int32_t scalar_dtype) {
+    hipe_bind* b = &st->bind[st->nbind++];
+    b->uid = uid;
+    b->offset = (uint32_t)offset;
+    b->scalar_dtype = scalar_dtype;
+}
+
+#define EP(field) (offsetof(gm_program, ep) + offsetof(pw_program, field))
+
+int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe_plan* ep,
+                    hipe_stage* st, char* why, size_t len) {
+    char label[200];
+    hipdnnSdkFormat(label, sizeof(label), "node '%s' (matmul)", mm->name ? mm->name : "");
+    const hipdnnSdkTensor* a = find(g, mm->inputs[HIPDNN_MATMUL_A]);
+    const hipdnnSdkTensor* b = find(g, mm->inputs[HIPDNN_MATMUL_B]);
+    const hipdnnSdkTensor* c = find(g, mm->outputs[HIPDNN_MATMUL_C]);
+    if (!a || !b || !c || a->ndim < 2 || b->ndim < 2 || c->ndim < 2)
+        return decline(why, len, "%s: a, b and c must be set, each of rank 2 or more",
+                                label);
+    const hipdnnSdkTensor* ts[3] = {a, b, c};
+    for (int i = 0; i < 3; ++i)
+        if (storage_of(ts[i]->data_type) < 0)
+            return decline(why, len, "%s: tensor '%s' (uid %lld) is %s; the hip engine's "
+                                    "matmul takes float, half and bfloat16", label, ts[i]->name,
+                                    (long long)ts[i]->uid, hipdnnSdkDataTypeName(ts[i]->data_type));
+    memset(st, 0, sizeof(*st));
+    st->kind = HIPE_STAGE_GEMM;
+    hipe_gm* gm = &st->gm;
+    gm_program* p = &gm->prog;
+    if (!operands(a, b, c, p, label, why, len)) return 0;
+    p->a_dtype = storage_of(a->data_type);
+    p->b_dtype = storage_of(b->data_type);
+    p->acc_round = storage_of(c->data_type);
+    int64_t out_uid[PW_MAX_OUTPUTS];
+    if (ep) {
+        memcpy(out_uid, ep->out_uid, sizeof(out_uid));
+        if (!take_epilogue(c, ep, gm, out_uid, label, why, len)) return 0;
+    } else {
+        store_only(c, c->uid, gm);
+        p->acc_in = 0;
+        out_uid[0] = c->uid;
+    }
+    choose_kernel(p, strcmp(hipe_vendor(), "ROCm") != 0, &gm->main);
+    set_grid(p, &gm->main);
+    bind(st, mm->inputs[HIPDNN_MATMUL_A], offsetof(gm_program, a), -1);
+    bind(st, mm->inputs[HIPDNN_MATMUL_B], offsetof(gm_program, b), -1);
+    for (int i = 0; i < p->ep.nin; ++i)
+        if (i != p->acc_in) bind(st, ep->in_uid[i], EP(in) + i * sizeof(pw_tensor), -1);
+    for (int i = 0; i < p->ep.nout; ++i)
+        bind(st, out_uid[i], EP(out) + i * sizeof(pw_tensor), -1);
+    for (int i = 0; ep && i < ep->nscalars; ++i)
+        if (ep->scalar_uid[i] >= 0)
+            bind(st, ep->scalar_uid[i], EP(scalar) + i * sizeof(float), ep->scalar_dtype[i]);
+    char batch[48] = "";
+    if (p->batches > 1) hipdnnSdkFormat(batch, sizeof(batch), "%lld x ", (long long)p->batches);
+    hipdnnSdkFormat(st->what, sizeof(st->what), "matmul '%s' %s%lldx%lldx%lld %s%s",
+                    mm->name ? mm->name : "", batch, (long long)p->m, (long long)p->n,
+                    (long long)p->k,
+                    gm->main.kind == GM_MMA ? "on tensor cores" : "general (fp32 FMA)",
+                    ep ? ", with its pointwise epilogue" : "");
+    return 1;
+}
+
+/* ---- kernels -------------------------------------------------------------------------- */
+
+static bool build(const hipe_gm* gm, const hipe_gm_kernel* k, int device, void** fn, char* why,
+                  size_t len) {
+    hipe_rtc_target t;
+    if (!hipe_rtc_target_of(device, &t, why, len)) return false;
+    char* source = hipe_gm_source(gm, k, t.dialect);
+    if (!source) return decline(why, len, "out of memory");
+    const bool ok = hipe_kernel_get_source(source, HIPE_GEMM_KERNEL, device, fn, why, len);
+    free(source);
+    return ok;
+}
+
+bool hipe_gm_prepare(hipe_gm* gm, int device, char* why, size_t len) {
+    return build(gm, &gm->main, device, &gm->fn, why, len);
+}
+
+static bool aligned16(const void* p) { return ((uintptr_t)p & 15u) == 0; }
+
+bool hipe_gm_enqueue(hipe_gm* gm, gm_program* prog, int device, void* stream,
+                     const char** kernel, char* why, size_t len) {
+    /* the epilogue's contiguous tensors: 16-byte vectors where every one is aligned */
+    pw_program* e = &prog->ep;
+    e->aligned = 1;
+    for (int i = 0; i < e->nin; ++i)
+        if (i != prog->acc_in && e->in[i].contiguous && !aligned16(e->in[i].ptr)) e->aligned = 0;
+    for (int i = 0; i < e->nout; ++i)
+        if (e->out[i].contiguous && !aligned16(e->out[i].ptr)) e->aligned = 0;
+    hipe_gm_kernel k = gm->main;
+    void* fn = gm->fn;
+    if (k.kind == GM_MMA && !(aligned16(prog->a) && aligned16(prog->b))) {
+        k = (hipe_gm_kernel){.kind = GM_SIMT};
+        fn = atomic_load(&gm->simt);
+        if (!fn) {
+            if (!build(gm, &k, device, &fn, why, len)) return false;
+            atomic_store(&gm->simt, fn);
+        }
+        set_grid(prog, &k);
+    }
+    *kernel = k.kind == GM_MMA ? "tensor-core" : "general";
+    const int64_t blocks = prog->batches * prog->tiles_m * prog->tiles_n;
+    if (blocks < 1) return true; /* an empty product: nothing to write */
+    return hipe_gm_launch(fn, prog, blocks, hipe_gm_threads(&k), hipe_gm_smem(&k), stream, why,
+                          len);
+}

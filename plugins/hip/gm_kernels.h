@@ -1,0 +1,302 @@
+// gm_kernels.h — the matmul kernels, compiled at plan time (NVRTC, hiprtc) with the
+// plan's epilogue as a constant program type (jit_source.c writes the entry point).
+//
+// Each block computes one BM x BN tile of one batch's product in fp32, puts it in shared
+// memory (rounded to the product's storage type), and runs the epilogue (gm_exec.h) over
+// the tile's rows, PW_VEC columns a step, so that every output is written once, in
+// vectors, whatever the epilogue.
+//
+//   gm_simt: any storage type, stride and alignment (scalar loads through shared memory,
+//     fp32 fused multiply-adds): exact fp32, and the way for operands the fast kernels
+//     cannot read.
+//   gm_mma (NVIDIA sm_80 and newer): fp16 / bf16 on tensor cores, mma.sync m16n8k16 with
+//     fp32 accumulators.  Operand tiles move with cp.async, 16 bytes a thread, STAGES deep;
+//     ldmatrix reads them (.trans where the operand's contiguous dim is M or N), from rows
+//     whose 16-byte chunks are XOR-swizzled so that the 8 rows one ldmatrix phase reads sit
+//     in distinct banks.  Its operands are 16-byte aligned and their contiguous dim a
+//     multiple of 8 elements (gemm_program.c checks), so a chunk is wholly inside a matrix
+//     or wholly outside (zero-filled).
+#ifndef HIPDNN_HIP_GM_KERNELS_H
+#define HIPDNN_HIP_GM_KERNELS_H
+
+#include "gm_exec.h"
+
+// Which tile of which batch block `bid` computes: tiles in groups of group_m tile rows,
+// column by column inside a group, so that the blocks running together share b's columns
+// and a's rows in L2.
+PW_FN void gm_tile_of(const gm_program& g, int64_t bid, int64_t* batch, int* tm, int* tn) {
+    const int64_t per = (int64_t)g.tiles_m * g.tiles_n;
+    *batch = bid / per;
+    const int t = (int)(bid - *batch * per);
+    const int width = g.group_m * g.tiles_n;
+    const int first = (t / width) * g.group_m;
+    const int rows = g.tiles_m - first < g.group_m ? g.tiles_m - first : g.group_m;
+    const int in = t - (t / width) * width;
+    *tm = first + in % rows;
+    *tn = in / rows;
+}
+
+// The epilogue over a tile of the product in shared memory (ld floats a row), by THREADS
+// threads.
+template <int BM, int BN, int THREADS, int S, class Prog>
+PW_FN void gm_tile_epilogue(const gm_program& g, const float* tile, int ld, int64_t batch,
+                            int64_t m0, int64_t n0, int tid) {
+    constexpr int VECS = BN / PW_VEC;
+    for (int s = tid; s < BM * VECS; s += THREADS) {
+        const int r = s / VECS, v = s - (s / VECS) * VECS;
+        const int64_t m = m0 + r, c0 = n0 + (int64_t)v * PW_VEC;
+        if (m < g.m && c0 < g.n)
+            gm_epilogue_step<S, Prog>(g, batch * g.m + m, c0, tile + r * ld + v * PW_VEC);
+    }
+}
+
+// ---- gm_simt ---------------------------------------------------------------------------
+
+#define GM_SIMT_THREADS 256
+#define GM_SIMT_TILE 64
+#define GM_SIMT_K 16
+
+// One 64 x 64 tile, 256 threads, each 4 x 4 outputs strided 16 apart (conflict-free reads).
+template <int ADT, int BDT, int S, class Prog>
+PW_FN void gm_simt(const gm_program& g) {
+    constexpr int T = GM_SIMT_TILE, KS = GM_SIMT_K, LD = T + 4;
+    __shared__ float as[KS][T];
+    __shared__ float bs[KS][T];
+    __shared__ __attribute__((aligned(16))) float cs[T * LD];
+    int64_t batch;
+    int tm, tn;
+    gm_tile_of(g, blockIdx.x, &batch, &tm, &tn);
+    const int64_t m0 = (int64_t)tm * T, n0 = (int64_t)tn * T;
+    int64_t a_off, b_off;
+    gm_batch_offsets(g, batch, &a_off, &b_off);
+    const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+    float acc[4][4];
+PW_UNROLL
+    for (int i = 0; i < 4; ++i)
+PW_UNROLL
+        for (int j = 0; j < 4; ++j) acc[i][j] = 0.0f;
+    for (int64_t k0 = 0; k0 < g.k; k0 += KS) {
+        for (int e = tid; e < T * KS; e += GM_SIMT_THREADS) {
+            const int kk = e / T, mm = e - kk * T; // consecutive threads: consecutive m / n
+            const int64_t k = k0 + kk;
+            const int64_t m = m0 + mm, n = n0 + mm;
+            as[kk][mm] = k < g.k && m < g.m ? load_one(g.a, ADT, a_off + m * g.a_sm + k * g.a_sk) : 0.0f;
+            bs[kk][mm] = k < g.k && n < g.n ? load_one(g.b, BDT, b_off + k * g.b_sk + n * g.b_sn) : 0.0f;
+        }
+        __syncthreads();
+PW_UNROLL
+        for (int kk = 0; kk < KS; ++kk) {
+            float av[4], bv[4];
+PW_UNROLL
+            for (int i = 0; i < 4; ++i) av[i] = as[kk][ty + 16 * i];
+PW_UNROLL
+            for (int j = 0; j < 4; ++j) bv[j] = bs[kk][tx + 16 * j];
+PW_UNROLL
+            for (int i = 0; i < 4; ++i)
+PW_UNROLL
+                for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+        }
+        __syncthreads();
+    }
+PW_UNROLL
+    for (int i = 0; i < 4; ++i)
+PW_UNROLL
+        for (int j = 0; j < 4; ++j) cs[(ty + 16 * i) * LD + tx + 16 * j] = gm_round(g.acc_round, acc[i][j]);
+    __syncthreads();
+    gm_tile_epilogue<T, T, GM_SIMT_THREADS, S, Prog>(g, cs, LD, batch, m0, n0, tid);
+}
+
+// ---- gm_mma (NVIDIA, sm_80 and newer) -------------------------------------------------------
+
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+
+#define GM_KT 32 /* k of a pipeline stage: two mma k-steps */
+
+PW_FN uint32_t gm_smem_addr(const void* p) {
+    uint32_t a;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+    return a;
+}
+
+PW_FN void gm_cp_async(uint32_t dst, const void* src, bool valid) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(valid ? 16 : 0));
+}
+
+PW_FN void gm_cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+
+template <int N> PW_FN void gm_cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+template <bool TRANS> PW_FN void gm_ldmatrix4(uint32_t addr, uint32_t* r) {
+    if (TRANS)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+    else
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+
+template <int DT> PW_FN void gm_mma16816(float* d, const uint32_t* a, const uint32_t* b) {
+    if (DT == PW_BF16)
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    else
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// Byte offset of 16-byte chunk c of row r in a tile of C chunks a row: swizzled so that
+// eight consecutive rows at one chunk column fall in eight distinct 16-byte bank groups.
+template <int C> PW_FN uint32_t gm_swz(int r, int c) {
+    return (uint32_t)(r * C * 16 + ((C == 4 ? (c ^ ((r >> 1) & 3)) : (c ^ (r & 7))) * 16));
+}
+
+// One operand's tile of a stage: R x GM_KT when K is its contiguous dim (KC), else
+// GM_KT x R (rows along k).  Copies it from global memory, zero-filling what lies outside.
+template <int R, bool KC, int THREADS>
+PW_FN void gm_load_tile(uint32_t dst, const unsigned short* base, int64_t r0, int64_t k0,
+                        int64_t rows, int64_t ks, int64_t s_r, int64_t s_k, int tid) {
+    constexpr int C = KC ? GM_KT / 8 : R / 8; // chunks a smem row
+    constexpr int CHUNKS = (KC ? R : GM_KT) * C;
+PW_UNROLL
+    for (int q = 0; q < (CHUNKS + THREADS - 1) / THREADS; ++q) {
+        const int c = tid + q * THREADS;
+        if (CHUNKS % THREADS != 0 && c >= CHUNKS) break;
+        const int row = c / C, col = c - (c / C) * C;
+        const int64_t r = KC ? r0 + row : r0 + (int64_t)col * 8;
+        const int64_t k = KC ? k0 + (int64_t)col * 8 : k0 + row;
+        const bool valid = r < rows && k < ks;
+        const unsigned short* src = valid ? base + r * s_r + k * s_k : base;
+        gm_cp_async(dst + gm_swz<C>(row, col), src, valid);
+    }
+}
+
+template <int BM, int BN, int STAGES>
+struct GmSmem {
+    static constexpr int A = BM * GM_KT * 2, B = BN * GM_KT * 2; // bytes a stage
+    static constexpr int PIPE = STAGES * (A + B);
+    static constexpr int LD = BN + 4; // floats a row of the product's tile
+    static constexpr int TILE = BM * LD * 4;
+    static constexpr int BYTES = PIPE > TILE ? PIPE : TILE;
+};
+
+// A's fragments of the warp's MT m16 tiles at k-step kk of the stage at `as`.
+template <int BM, bool AK, int MT>
+PW_FN void gm_frag_a(uint32_t as, int wm0, int kk, int lane, uint32_t (&a)[MT][4]) {
+PW_UNROLL
+    for (int mt = 0; mt < MT; ++mt) {
+        const int m = wm0 + mt * 16;
+        if (AK) { // rows m, 4 chunks of k
+            const int r = m + (lane & 7) + ((lane >> 3) & 1) * 8;
+            gm_ldmatrix4<false>(as + gm_swz<GM_KT / 8>(r, kk / 8 + (lane >> 4)), a[mt]);
+        } else { // rows k, BM / 8 chunks of m
+            const int r = kk + (lane & 7) + (lane >> 4) * 8;
+            gm_ldmatrix4<true>(as + gm_swz<BM / 8>(r, m / 8 + ((lane >> 3) & 1)), a[mt]);
+        }
+    }
+}
+
+// B's fragments of the warp's NT n8 tiles (two an ldmatrix).
+template <int BN, bool BK, int NT>
+PW_FN void gm_frag_b(uint32_t bs, int wn0, int kk, int lane, uint32_t (&b)[NT][2]) {
+PW_UNROLL
+    for (int np = 0; np < NT / 2; ++np) {
+        const int n = wn0 + np * 16;
+        uint32_t r4[4];
+        if (BK) { // rows n, 4 chunks of k
+            const int r = n + (lane & 7) + (lane >> 4) * 8;
+            gm_ldmatrix4<false>(bs + gm_swz<GM_KT / 8>(r, kk / 8 + ((lane >> 3) & 1)), r4);
+        } else { // rows k, BN / 8 chunks of n
+            const int r = kk + (lane & 7) + ((lane >> 3) & 1) * 8;
+            gm_ldmatrix4<true>(bs + gm_swz<BN / 8>(r, n / 8 + (lane >> 4)), r4);
+        }
+        b[2 * np][0] = r4[0];
+        b[2 * np][1] = r4[1];
+        b[2 * np + 1][0] = r4[2];
+        b[2 * np + 1][1] = r4[3];
+    }
+}
+
+// One BM x BN tile: WM x WN warps, each (BM / WM) x (BN / WN) of the product.
+template <int DT, bool AK, bool BK, int BM, int BN, int WM, int WN, int STAGES, int S, class Prog>
+PW_FN void gm_mma(const gm_program& g, unsigned char* smem) {
+    constexpr int THREADS = WM * WN * 32, MT = BM / WM / 16, NT = BN / WN / 8;
+    typedef GmSmem<BM, BN, STAGES> L;
+    int64_t batch;
+    int tm, tn;
+    gm_tile_of(g, blockIdx.x, &batch, &tm, &tn);
+    const int64_t m0 = (int64_t)tm * BM, n0 = (int64_t)tn * BN;
+    int64_t a_off, b_off;
+    gm_batch_offsets(g, batch, &a_off, &b_off);
+    const unsigned short* a = (const unsigned short*)g.a + a_off;
+    const unsigned short* b = (const unsigned short*)g.b + b_off;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm0 = (warp / WN) * (BM / WM), wn0 = (warp % WN) * (BN / WN);
+    const uint32_t base = gm_smem_addr(smem);
+    const int kt_count = (int)((g.k + GM_KT - 1) / GM_KT);
+
+    // a's rows are m (stride a_sm), b's are n (stride b_sn); each with its k stride
+    auto load_stage = [&](int slot, int kt) {
+        const uint32_t as = base + slot * (L::A + L::B), bs = as + L::A;
+        const int64_t k0 = (int64_t)kt * GM_KT;
+        gm_load_tile<BM, AK, THREADS>(as, a, m0, k0, g.m, g.k, g.a_sm, g.a_sk, tid);
+        gm_load_tile<BN, BK, THREADS>(bs, b, n0, k0, g.n, g.k, g.b_sn, g.b_sk, tid);
+    };
+
+    float acc[MT][NT][4];
+PW_UNROLL
+    for (int i = 0; i < MT; ++i)
+PW_UNROLL
+        for (int j = 0; j < NT; ++j)
+PW_UNROLL
+            for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+
+PW_UNROLL
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < kt_count) load_stage(s, s);
+        gm_cp_commit();
+    }
+    for (int kt = 0; kt < kt_count; ++kt) {
+        gm_cp_wait<STAGES - 2>();
+        __syncthreads();
+        const int next = kt + STAGES - 1;
+        if (next < kt_count) load_stage(next % STAGES, next);
+        gm_cp_commit();
+        const uint32_t as = base + (kt % STAGES) * (L::A + L::B), bs = as + L::A;
+PW_UNROLL
+        for (int kk = 0; kk < GM_KT; kk += 16) {
+            uint32_t fa[MT][4], fb[NT][2];
+            gm_frag_a<BM, AK, MT>(as, wm0, kk, lane, fa);
+            gm_frag_b<BN, BK, NT>(bs, wn0, kk, lane, fb);
+PW_UNROLL
+            for (int i = 0; i < MT; ++i)
+PW_UNROLL
+                for (int j = 0; j < NT; ++j) gm_mma16816<DT>(acc[i][j], fa[i], fb[j]);
+        }
+    }
+    gm_cp_wait<0>();
+    __syncthreads(); // every warp is done with the pipeline's buffers: the tile reuses them
+
+    float* tile = (float*)smem;
+    const int gr = lane >> 2, gc = (lane & 3) * 2;
+PW_UNROLL
+    for (int i = 0; i < MT; ++i)
+PW_UNROLL
+        for (int j = 0; j < NT; ++j) {
+            const int r = wm0 + i * 16 + gr, c = wn0 + j * 8 + gc;
+            tile[r * L::LD + c] = gm_round(g.acc_round, acc[i][j][0]);
+            tile[r * L::LD + c + 1] = gm_round(g.acc_round, acc[i][j][1]);
+            tile[(r + 8) * L::LD + c] = gm_round(g.acc_round, acc[i][j][2]);
+            tile[(r + 8) * L::LD + c + 1] = gm_round(g.acc_round, acc[i][j][3]);
+        }
+    __syncthreads();
+    gm_tile_epilogue<BM, BN, THREADS, S, Prog>(g, tile, L::LD, batch, m0, n0, tid);
+}
+
+#endif /* CUDA */
+
+#endif

@@ -1,0 +1,51 @@
+/* gm_program.h — a matmul and its pointwise epilogue as the kernel runs them.
+ *
+ * c[batch..., M, N] = a[batch..., M, K] @ b[batch..., K, N], batch dims broadcast
+ * NumPy-style (a stride of 0 repeats an operand), accumulated in fp32; then the epilogue,
+ * a pw_program (pw_program.h) over the product's iteration space [batch..., M, N], runs on
+ * each element of the product while it is still on the chip: the product is its input
+ * `acc_in`, every other input and every output is read or written where the epilogue's
+ * strides say.  A matmul with no pointwise node after it has the one-instruction epilogue
+ * that stores the product.
+ *
+ * The epilogue's space keeps N as its innermost dim and the rest in order (program.c,
+ * hipe_compile_pointwise_in_order), so row r of the space is (batch, m) = (r / M, r % M)
+ * and a thread can address a vector of a tile's row as the pointwise kernel does.
+ *
+ * Plain C data, built by the host code (gemm_program.c) and passed by value to the kernels
+ * (gm_kernels.h; gm_exec.h holds what every kernel shares), so both compilers read it. */
+#ifndef HIPDNN_HIP_GM_PROGRAM_H
+#define HIPDNN_HIP_GM_PROGRAM_H
+
+#include "pw_program.h"
+
+#define GM_MAX_BATCH 6 /* batch dims of the product, after merging */
+
+/* Kernels (gemm_program.c picks one, kernel_names-style, at plan time). */
+enum {
+    GM_SIMT = 0, /* any storage type, stride and alignment; fp32 exact: the fallback */
+    GM_MMA = 1   /* fp16 / bf16 on tensor cores (mma.sync, sm_80 and newer): 16-byte
+                    aligned operands whose contiguous dim is a multiple of 8 */
+};
+
+typedef struct {
+    const void* a; /* set at enqueue */
+    const void* b;
+    int64_t m, n, k;
+    int64_t a_sm, a_sk; /* element strides of a along M and K */
+    int64_t b_sk, b_sn; /* ... and of b along K and N */
+    int64_t batches;    /* product of bdims */
+    int64_t bdims[GM_MAX_BATCH];
+    int64_t a_bs[GM_MAX_BATCH], b_bs[GM_MAX_BATCH]; /* batch strides, 0: broadcast */
+    int32_t nbatch;     /* dims in bdims (0: one matrix) */
+    int32_t a_dtype, b_dtype; /* PW_F32, PW_F16, PW_BF16 */
+    int32_t acc_in;     /* the epilogue's input that is the product */
+    int32_t acc_round;  /* the product's storage type (PW_F32, or rounded to PW_F16 /
+                           PW_BF16 before the epilogue reads it, as a tensor of that type) */
+    int32_t tiles_m, tiles_n; /* of the kernel's tile, for its grid */
+    int32_t group_m;    /* tile rows walked together (L2 reuse of b's columns) */
+    int32_t reserved;
+    pw_program ep;      /* the epilogue; its pointers set at enqueue */
+} gm_program;
+
+#endif

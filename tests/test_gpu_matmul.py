@@ -1,0 +1,251 @@
+"""The GPU engine's matmul and its fused epilogues against float64 NumPy (DESIGN
+tolerances): fp32 / fp16 / bf16 storage, odd M, N and K, row- and column-major and
+strided operands, broadcast batches, and the pointwise nodes after a matmul (bias, relu,
+gelu, gelu_tanh, swish, clamp, scale, residual add, a second output before the
+activation) run in the matmul's kernel.
+
+Every run copies each operand's whole allocation to the device, NaN poison in its gaps
+included, and back (conftest.DeviceNumerics), so outputs are checked to be fully written
+and nothing else, and inputs unchanged.  Skipped with the reason without a GPU; CI runs
+this file on the engine's host emulation (tests/test_gpu_emulated.py), which checks the
+plan, the kernel choice, the indexing and the epilogue, but not the tensor-core kernel.
+"""
+import numpy as np
+import pytest
+
+import hipdnn
+import references as ref
+from conftest import GPU_ENGINE, assert_close
+from tolerances import graph_tolerance, tolerance
+
+pytestmark = pytest.mark.gpu
+
+
+def ran(run):
+    """Calls run() with the engine's log on; the engine's lines (plan and first runs)."""
+    messages = []
+    hipdnn.set_log_level(hipdnn.log_level.INFO)
+    hipdnn.set_log_callback(lambda level, msg: messages.append(msg))
+    try:
+        run()
+        hipdnn._C.flush_log()
+    finally:
+        hipdnn.set_log_callback(None)
+        hipdnn.set_log_level(hipdnn.log_level.WARN)
+    return [m for m in messages if m.startswith(GPU_ENGINE + ":")]
+
+
+FP32_UNIT = 2.0 ** -24  # unit roundoff of the fp32 accumulator
+
+
+def assert_product_close(out, want, tol, k, magnitude):
+    """The DESIGN tolerance, plus what fp32 accumulation of k terms may lose (cuBLAS's
+    arithmetic too): k * u * (|a| @ |b|), doubled for an epilogue's slope (docs/architecture.md,
+    Tolerances)."""
+    got = out.decoded()
+    slack = 2.0 * k * FP32_UNIT * magnitude
+    err = np.abs(np.asarray(got, np.float64) - want)
+    bound = tol + tol * np.abs(want) + slack
+    if not (err <= bound).all():  # report it the standard way, slack folded into the reference
+        assert_close(got, want, tol, out.tensor.get_name())
+        bad = np.unravel_index(int(np.argmax(err - bound)), err.shape)
+        pytest.fail(f"{out.tensor.get_name()}: |diff| {err[bad]:.3g} > {bound[bad]:.3g} at {bad}")
+
+
+def stages(log):
+    """The plan's stages, one line each."""
+    return [m for m in log if ": stage " in m and "first run" not in m]
+
+
+def check(gpu, dtype, a_shape, b_shape, a_layout="packed", b_layout="packed", out_layout="packed",
+          epilogue=None):
+    """c = a @ b, then epilogue(g, c, ref_c) -> [(tensor, reference)] (default: c itself)."""
+    a = gpu.input(a_shape, dtype, a_layout)
+    b = gpu.input(b_shape, dtype, b_layout, low=0.1, high=1.0)
+    g = gpu.graph(dtype)
+    c = g.matmul(a.bind(g, "a"), b.bind(g, "b"), name="mm")
+    want_c = np.matmul(a.values, b.values)
+    magnitude = np.matmul(np.abs(a.values), np.abs(b.values))
+    outs = epilogue(g, c, want_c) if epilogue else [(c, want_c, "matmul")]
+    operands = [a, b]
+    checks = []
+    for item in outs:
+        tensor, want = item[0], item[1]
+        extra = item[3] if len(item) > 3 else []
+        operands += extra
+        out = gpu.output(tensor, want.shape, dtype, out_layout)
+        operands.append(out)
+        checks.append((out, want, item[2]))
+    log = ran(lambda: gpu.execute(g, operands))
+    for out, want, ops in checks:
+        tol = graph_tolerance(["matmul"] + ([ops] if ops != "matmul" else []), dtype)
+        assert_product_close(out, want, tol, a_shape[-1], np.broadcast_to(magnitude, want.shape))
+    return log
+
+
+def on_tensor_cores(log):
+    return any("on tensor cores" in m for m in log)
+
+
+# ---- shapes --------------------------------------------------------------------------------
+
+SHAPES = [(1, 1, 1), (7, 13, 5), (16, 8, 16), (64, 64, 64), (100, 72, 200), (129, 257, 40),
+          (33, 8, 1000)]
+
+
+@pytest.mark.parametrize("m,n,k", SHAPES)
+def test_shapes(gpu, dtype, m, n, k):
+    log = check(gpu, dtype, [m, k], [k, n])
+    aligned = k % 8 == 0 and n % 8 == 0
+    assert on_tensor_cores(log) == (dtype != "fp32" and aligned), log
+
+
+@pytest.mark.parametrize("a_layout,b_layout", [("transposed", "packed"), ("packed", "transposed"),
+                                               ("transposed", "transposed")])
+def test_column_major_operands(gpu, dtype, a_layout, b_layout):
+    # transposes by strides: k or m contiguous for a, k or n for b (ldmatrix .trans)
+    log = check(gpu, dtype, [96, 64], [64, 136], a_layout, b_layout)
+    assert on_tensor_cores(log) == (dtype != "fp32"), log
+
+
+def test_strided_operands_take_the_general_kernel(gpu, dtype):
+    log = check(gpu, dtype, [40, 24], [24, 48], "strided", "strided", "strided")
+    assert not on_tensor_cores(log) and any("general" in m for m in log), log
+
+
+def test_a_large_product_in_large_tiles(gpu, dtype):
+    check(gpu, dtype, [1024, 256], [256, 1280])
+
+
+# ---- batches -------------------------------------------------------------------------------
+
+def test_batched(gpu, dtype):
+    check(gpu, dtype, [3, 40, 32], [3, 32, 24])
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [([2, 3, 17, 32], [32, 40]),
+                                             ([2, 1, 17, 32], [1, 3, 32, 40]),
+                                             ([17, 32], [4, 32, 40])])
+def test_batch_broadcast(gpu, dtype, a_shape, b_shape):
+    check(gpu, dtype, a_shape, b_shape)
+
+
+def test_batched_transposed_b(gpu, dtype):
+    check(gpu, dtype, [2, 2, 48, 64], [2, 2, 64, 72], "packed", "transposed")
+
+
+# ---- fused epilogues ---------------------------------------------------------------------------
+
+def _bias(gpu, dtype, n):
+    return gpu.input([1, n], dtype)
+
+
+def ep_bias_relu(gpu, dtype):
+    def epilogue(g, c, want_c):
+        bias = _bias(gpu, dtype, want_c.shape[-1])
+        y = g.relu(g.bias(c, bias.bind(g, "bias")), name="act")
+        return [(y, ref.relu(want_c + bias.values), "pointwise", [bias])]
+    return epilogue
+
+
+def ep_bias_gelu(gpu, dtype):
+    def epilogue(g, c, want_c):
+        bias = _bias(gpu, dtype, want_c.shape[-1])
+        y = g.gelu(g.add(c, bias.bind(g, "bias")), name="act")
+        return [(y, ref.gelu(want_c + bias.values), "pointwise", [bias])]
+    return epilogue
+
+
+def ep_gelu_tanh(gpu, dtype):
+    def epilogue(g, c, want_c):
+        return [(g.gelu_approx_tanh(c, name="act"), ref.gelu_approx_tanh(want_c), "pointwise")]
+    return epilogue
+
+
+def ep_swish(gpu, dtype):
+    def epilogue(g, c, want_c):
+        return [(g.swish(c, name="act"), ref.swish(want_c), "pointwise")]
+    return epilogue
+
+
+def ep_clamp_scale(gpu, dtype):
+    def epilogue(g, c, want_c):
+        scale = gpu.input([1, 1], dtype, low=0.5, high=2.0, signed=False)
+        y = g.relu(g.scale(c, scale.bind(g, "alpha")), lower_clip=-0.5, upper_clip=0.5, name="clamp")
+        return [(y, ref.relu(want_c * scale.values, lower_clip=-0.5, upper_clip=0.5), "pointwise",
+                 [scale])]
+    return epilogue
+
+
+def ep_residual(gpu, dtype):
+    def epilogue(g, c, want_c):
+        res = gpu.input(list(want_c.shape), dtype, "transposed")
+        y = g.add(c, res.bind(g, "residual"), name="res")
+        return [(y, want_c + res.values, "pointwise", [res])]
+    return epilogue
+
+
+def ep_two_outputs(gpu, dtype):
+    # the product itself is an output too (for a backward pass), and relu of it
+    def epilogue(g, c, want_c):
+        y = g.relu(c, name="act")
+        return [(c, want_c, "matmul"), (y, ref.relu(want_c), "pointwise")]
+    return epilogue
+
+
+EPILOGUES = {"bias_relu": ep_bias_relu, "bias_gelu": ep_bias_gelu, "gelu_tanh": ep_gelu_tanh,
+             "swish": ep_swish, "clamp_scale": ep_clamp_scale, "residual": ep_residual,
+             "two_outputs": ep_two_outputs}
+
+
+@pytest.mark.parametrize("name", list(EPILOGUES))
+@pytest.mark.parametrize("m,n,k", [(64, 128, 64), (37, 50, 24)])
+def test_epilogue_runs_in_the_matmul_kernel(gpu, dtype, name, m, n, k):
+    log = check(gpu, dtype, [m, k], [k, n], epilogue=EPILOGUES[name](gpu, dtype))
+    plan = stages(log)
+    assert len(plan) == 1 and "with its pointwise epilogue" in plan[0], log
+
+
+def test_epilogue_on_a_batched_product(gpu, dtype):
+    log = check(gpu, dtype, [2, 3, 40, 64], [64, 48], epilogue=ep_bias_gelu(gpu, dtype))
+    assert len(stages(log)) == 1, log
+
+
+def test_transformer_mlp(gpu, dtype):
+    # x @ w1 + b1 -> gelu -> @ w2 + b2 -> + x: two matmul stages, each with its epilogue
+    rows, d, h = 48, 64, 128
+    x = gpu.input([rows, d], dtype)
+    w1, b1 = gpu.input([d, h], dtype, low=0.05, high=0.2), gpu.input([1, h], dtype)
+    w2, b2 = gpu.input([h, d], dtype, low=0.05, high=0.2), gpu.input([1, d], dtype)
+    g = gpu.graph(dtype)
+    xt = x.bind(g, "x")
+    hdn = g.gelu(g.bias(g.matmul(xt, w1.bind(g, "w1"), name="fc1"), b1.bind(g, "b1")))
+    y = g.add(g.bias(g.matmul(hdn, w2.bind(g, "w2"), name="fc2"), b2.bind(g, "b2")), xt)
+    out = gpu.output(y, [rows, d], dtype)
+    log = ran(lambda: gpu.execute(g, [x, w1, b1, w2, b2, out]))
+    h64 = ref.gelu(x.values @ w1.values + b1.values)  # an fp32 intermediate: no rounding
+    want = h64 @ w2.values + b2.values + x.values
+    magnitude = np.abs(x.values) @ np.abs(w1.values) @ np.abs(w2.values) + np.abs(h64) @ np.abs(w2.values)
+    assert_product_close(out, want, 2 * graph_tolerance(["matmul", "pointwise"], dtype), h,
+                         magnitude)
+    plan = stages(log)
+    assert len(plan) == 2 and all("with its pointwise epilogue" in m for m in plan), log
+
+
+def test_gpu_and_reference_engines_agree(gpu, dtype):
+    a = gpu.input([24, 40], dtype)
+    b = gpu.input([40, 16], dtype)
+    results = []
+    for engine in (gpu.engine, "reference_cpu"):
+        g = gpu.graph(dtype)
+        c = g.matmul(a.bind(g, "a"), b.bind(g, "b"), name="mm")
+        out = gpu.output(c, [24, 16], dtype)
+        if engine == "reference_cpu":
+            g.set_preferred_engine(engine)
+            g.build([hipdnn.heur_mode.A])
+            g.execute({a.tensor: a.array, b.tensor: b.array, out.tensor: out.array})
+        else:
+            gpu.execute(g, [a, b, out])
+        results.append(out.decoded())
+    np.testing.assert_allclose(results[0], results[1], rtol=2 * tolerance("matmul", dtype),
+                               atol=2 * tolerance("matmul", dtype))
