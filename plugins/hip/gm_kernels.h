@@ -78,10 +78,8 @@ PW_UNROLL
     for (int64_t k0 = 0; k0 < g.k; k0 += KS) {
         for (int e = tid; e < T * KS; e += GM_SIMT_THREADS) {
             const int kk = e / T, mm = e - kk * T; // consecutive threads: consecutive m / n
-            const int64_t k = k0 + kk;
-            const int64_t m = m0 + mm, n = n0 + mm;
-            as[kk][mm] = k < g.k && m < g.m ? load_one(g.a, ADT, a_off + m * g.a_sm + k * g.a_sk) : 0.0f;
-            bs[kk][mm] = k < g.k && n < g.n ? load_one(g.b, BDT, b_off + k * g.b_sk + n * g.b_sn) : 0.0f;
+            as[kk][mm] = gm_a_at(g, ADT, a_off, m0 + mm, k0 + kk);
+            bs[kk][mm] = gm_b_at(g, BDT, b_off, k0 + kk, n0 + mm);
         }
         __syncthreads();
 PW_UNROLL
@@ -175,6 +173,24 @@ PW_UNROLL
     }
 }
 
+// A convolution's a tile (BM x GM_KT, k contiguous): each 16-byte chunk is 8 channels of
+// one x element's neighbourhood (gemm_program.c requires x's channels contiguous and C a
+// multiple of 8), or zeros in the padding.
+template <int BM, int THREADS>
+PW_FN void gm_load_conv_a(uint32_t dst, const gm_program& g, int64_t m0, int64_t k0, int tid) {
+    constexpr int C = GM_KT / 8, CHUNKS = BM * C;
+    const unsigned short* x = (const unsigned short*)g.a;
+PW_UNROLL
+    for (int q = 0; q < (CHUNKS + THREADS - 1) / THREADS; ++q) {
+        const int c = tid + q * THREADS;
+        if (CHUNKS % THREADS != 0 && c >= CHUNKS) break;
+        const int row = c / C, col = c - (c / C) * C;
+        int64_t off = 0;
+        const bool valid = gm_conv_a_offset(g, m0 + row, k0 + (int64_t)col * 8, &off);
+        gm_cp_async(dst + gm_swz<C>(row, col), valid ? x + off : x, valid);
+    }
+}
+
 template <int BM, int BN, int STAGES>
 struct GmSmem {
     static constexpr int A = BM * GM_KT * 2, B = BN * GM_KT * 2; // bytes a stage
@@ -221,8 +237,10 @@ PW_UNROLL
     }
 }
 
-// One BM x BN tile: WM x WN warps, each (BM / WM) x (BN / WN) of the product.
-template <int DT, bool AK, bool BK, int BM, int BN, int WM, int WN, int STAGES, int S, class Prog>
+// One BM x BN tile: WM x WN warps, each (BM / WM) x (BN / WN) of the product; CONV: a is
+// a convolution's x (gm_load_conv_a).
+template <int DT, bool AK, bool BK, int BM, int BN, int WM, int WN, int STAGES, bool CONV, int S,
+          class Prog>
 PW_FN void gm_mma(const gm_program& g, unsigned char* smem) {
     constexpr int THREADS = WM * WN * 32, MT = BM / WM / 16, NT = BN / WN / 8;
     typedef GmSmem<BM, BN, STAGES> L;
@@ -243,7 +261,10 @@ PW_FN void gm_mma(const gm_program& g, unsigned char* smem) {
     auto load_stage = [&](int slot, int kt) {
         const uint32_t as = base + slot * (L::A + L::B), bs = as + L::A;
         const int64_t k0 = (int64_t)kt * GM_KT;
-        gm_load_tile<BM, AK, THREADS>(as, a, m0, k0, g.m, g.k, g.a_sm, g.a_sk, tid);
+        if (CONV)
+            gm_load_conv_a<BM, THREADS>(as, g, m0, k0, tid);
+        else
+            gm_load_tile<BM, AK, THREADS>(as, a, m0, k0, g.m, g.k, g.a_sm, g.a_sk, tid);
         gm_load_tile<BN, BK, THREADS>(bs, b, n0, k0, g.n, g.k, g.b_sn, g.b_sk, tid);
     };
 

@@ -99,9 +99,11 @@ static bool structure(parts* s) {
         if (n->kind != HIPDNN_OP_POINTWISE && n->kind != HIPDNN_OP_BATCHNORM_INFERENCE &&
             n->kind != HIPDNN_OP_REDUCTION && n->kind != HIPDNN_OP_NORM_FORWARD &&
             n->kind != HIPDNN_OP_RESAMPLE_FWD && n->kind != HIPDNN_OP_RESAMPLE_BWD &&
-            n->kind != HIPDNN_OP_NORM_BACKWARD && n->kind != HIPDNN_OP_MATMUL)
+            n->kind != HIPDNN_OP_NORM_BACKWARD && n->kind != HIPDNN_OP_MATMUL &&
+            n->kind != HIPDNN_OP_CONV_FPROP)
             return decline(s->why, s->len, "%s: operation not supported (this engine runs "
-                           "pointwise, batchnorm_inference, matmul, reduction, norm_forward, "
+                           "pointwise, batchnorm_inference, matmul, conv_fprop, reduction, "
+                           "norm_forward, "
                            "norm_backward, genstats, resample, slice, concatenate and "
                            "reshape nodes)",
                            label(n, nl, sizeof(nl)));
@@ -333,11 +335,10 @@ static bool form_groups(parts* s) {
                           g->nodes[i].inputs[HIPDNN_NORM_X]);
         }
     for (int32_t i = 0; i < g->num_nodes; ++i)
-        if (g->nodes[i].kind == HIPDNN_OP_MATMUL) {
+        if (g->nodes[i].kind == HIPDNN_OP_MATMUL || g->nodes[i].kind == HIPDNN_OP_CONV_FPROP) {
             int grp = new_group(s, G_GEMM);
-            s->group[i] = grp;
-            take_epilogue(s, i, grp, g->nodes[i].outputs[HIPDNN_MATMUL_C],
-                          g->nodes[i].outputs[HIPDNN_MATMUL_C]);
+            s->group[i] = grp; /* the product: matmul's c, the convolution's y (port 0 both) */
+            take_epilogue(s, i, grp, g->nodes[i].outputs[0], g->nodes[i].outputs[0]);
         }
     for (int32_t i = 0; i < g->num_nodes; ++i)
         if (g->nodes[i].kind == HIPDNN_OP_REDUCTION && s->group[i] < 0)
@@ -423,6 +424,8 @@ static int64_t free_uid(const parts* s, int64_t last) {
  * pointwise program (in order: a matmul's), malloc'd; NULL with the reason. */
 static hipe_plan* compile_epilogue(const hipdnnSdkGraph* sub, const hipdnnSdkNode* main,
                                    bool in_order, char* why, size_t len) {
+    const bool conv = main->kind == HIPDNN_OP_CONV_FPROP;
+    const hipdnnSdkTensor* y = conv ? hipdnnSdkGraphFindTensor(sub, main->outputs[0]) : NULL;
     bool* ein = calloc((size_t)sub->num_nodes, sizeof(bool));
     hipe_plan* ep = malloc(sizeof(*ep));
     hipdnnSdkGraph* eg = NULL;
@@ -439,6 +442,8 @@ static hipe_plan* compile_epilogue(const hipdnnSdkGraph* sub, const hipdnnSdkNod
         if (!ok) decline(why, len, "out of memory while compiling graph '%s'", sub->name);
         for (int32_t i = 0; ok && i < sub->num_nodes; ++i) ein[i] = &sub->nodes[i] != main;
         ok = ok && (eg = subgraph(&sp, ein)) != NULL;
+        if (!eg) decline(why, len, "out of memory while compiling graph '%s'", sub->name);
+        ok = ok && (!conv || (y && hipe_gm_permute_channels_last(eg, y->ndim, why, len)));
         ok = ok && (in_order ? hipe_compile_pointwise_in_order(eg, ep, why, len)
                              : hipe_compile_pointwise(eg, ep, why, len));
         free(sp.producer);
@@ -518,7 +523,8 @@ static int compile_group(parts* s, int grp, hipe_stage* st, size_t* parts_bytes,
     case G_GEMM: {
         const hipdnnSdkNode* mm = NULL;
         for (int32_t i = 0; i < sub->num_nodes; ++i)
-            if (sub->nodes[i].kind == HIPDNN_OP_MATMUL) mm = &sub->nodes[i];
+            if (sub->nodes[i].kind == HIPDNN_OP_MATMUL || sub->nodes[i].kind == HIPDNN_OP_CONV_FPROP)
+                mm = &sub->nodes[i];
         hipe_plan* ep = NULL;
         if (mm && sub->num_nodes > 1 && !(ep = compile_epilogue(sub, mm, true, s->why, s->len))) {
             hipdnnSdkGraphFree(sub);
