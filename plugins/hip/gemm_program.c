@@ -75,8 +75,18 @@ static bool mma_operand(int64_t rows, int64_t ks, int64_t s_r, int64_t s_k, cons
     return false;
 }
 
-/* The kernel for aligned operands: tensor cores where they apply, a tile size by how many
- * tiles the product has (a small product in large tiles leaves multiprocessors idle). */
+/* Tile shapes of the tensor-core kernel: 4 warps each, and how well each keeps the tensor
+ * cores fed against the largest (a guess to be replaced by measured knobs). */
+static const struct {
+    int bm, bn, wm, wn;
+    double efficiency;
+} k_tiles[] = {{128, 128, 2, 2, 1.0}, {128, 64, 2, 2, 0.85}, {64, 64, 2, 2, 0.7}};
+#define GM_ASSUMED_SMS 132 /* H100 / H200; the grid's waves are counted against it */
+#define GM_BLOCKS_PER_SM 2 /* at about 250 registers a thread */
+
+/* The kernel for aligned operands: tensor cores where they apply, in the tile that
+ * finishes soonest by a model of whole waves of blocks over the multiprocessors (a small
+ * product in large tiles leaves them idle; a narrow one wastes a wide tile's columns). */
 static void choose_kernel(const gm_program* p, bool mma_allowed, hipe_gm_kernel* k) {
     memset(k, 0, sizeof(*k));
     k->kind = GM_SIMT;
@@ -86,16 +96,21 @@ static void choose_kernel(const gm_program* p, bool mma_allowed, hipe_gm_kernel*
         (!p->conv && !mma_operand(p->m, p->k, p->a_sm, p->a_sk, p->a_bs, p->nbatch, &ak)) ||
         !mma_operand(p->n, p->k, p->b_sn, p->b_sk, p->b_bs, p->nbatch, &bk))
         return;
-    k->kind = GM_MMA;
-    k->dt = p->a_dtype;
-    k->ak = ak;
-    k->bk = bk;
-    const int64_t big = p->batches * ((p->m + 127) / 128) * ((p->n + 127) / 128);
-    if (big >= 96) {
-        *k = (hipe_gm_kernel){GM_MMA, p->a_dtype, ak, bk, 128, 128, 2, 2, 4};
-    } else {
-        *k = (hipe_gm_kernel){GM_MMA, p->a_dtype, ak, bk, 64, 64, 2, 2, 4};
+    int best = 0;
+    double best_cost = 0;
+    for (int i = 0; i < (int)(sizeof(k_tiles) / sizeof(k_tiles[0])); ++i) {
+        const int64_t tiles = p->batches * ((p->m + k_tiles[i].bm - 1) / k_tiles[i].bm) *
+                              ((p->n + k_tiles[i].bn - 1) / k_tiles[i].bn);
+        const int64_t waves = (tiles + GM_ASSUMED_SMS * GM_BLOCKS_PER_SM - 1) /
+                              (GM_ASSUMED_SMS * GM_BLOCKS_PER_SM);
+        const double cost = (double)waves * k_tiles[i].bm * k_tiles[i].bn / k_tiles[i].efficiency;
+        if (i == 0 || cost < best_cost) {
+            best = i;
+            best_cost = cost;
+        }
     }
+    *k = (hipe_gm_kernel){GM_MMA, p->a_dtype, ak, bk, k_tiles[best].bm, k_tiles[best].bn,
+                          k_tiles[best].wm, k_tiles[best].wn, 4};
 }
 
 /* The epilogue of a matmul alone: the product stored to c. */
@@ -302,7 +317,9 @@ static bool conv_operands(const hipdnnSdkNode* n, const hipdnnSdkTensor* x,
  * multiple of 8 of them, every other stride a multiple of 8 elements; and w is dense. */
 static bool conv_mma_ok(const gm_program* p) {
     bool ok = p->x_sc == 1 && p->cin % 8 == 0 && p->x_sn % 8 == 0 && p->b_sk == 1;
-    for (int d = 0; d < p->nsp; ++d) ok = ok && p->x_ssp[d] % 8 == 0;
+    for (int d = 0; d < p->nsp; ++d) /* 32-bit input coordinates and filter taps */
+        ok = ok && p->x_ssp[d] % 8 == 0 && p->xsp[d] + p->pad[d] < (INT64_C(1) << 30) &&
+             p->osp[d] * p->stride[d] < (INT64_C(1) << 30) && p->ker[d] * p->dil[d] < (INT64_C(1) << 30);
     return ok;
 }
 
