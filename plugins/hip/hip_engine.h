@@ -56,6 +56,10 @@ const char* hipe_last_error(void);
 void hipe_set_log_callback(hipdnnPluginLoggingCallback_t cb);
 void hipe_log(int level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A reason to decline, "hip: ..." on one line (hipdnnSdkDecline); false.  A macro so that
+ * the engine's name is stamped on every reason without each call site spelling it. */
+#define decline(why, len, ...) hipdnnSdkDecline(why, len, HIPE_ENGINE_NAME, __VA_ARGS__)
+
 /* ---- a graph compiled for the fused kernel (program.c) ---------------------------- */
 
 typedef struct {
