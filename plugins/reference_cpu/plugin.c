@@ -63,18 +63,7 @@ hipdnnEnginePluginCreate(hipdnnEnginePluginHandle_t* handle) {
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
 
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t
-hipdnnEnginePluginDestroy(hipdnnEnginePluginHandle_t handle) {
-    free(handle);
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
-
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t
-hipdnnEnginePluginSetStream(hipdnnEnginePluginHandle_t handle, hipdnnStream_t stream) {
-    if (!handle) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "SetStream: NULL handle");
-    handle->stream = stream;
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
+HIPDNN_SDK_PLUGIN_HANDLE_BASE(REF_ENGINE_NAME)
 
 static hipdnnPluginEngineDetails_t g_details; /* k_details with its id */
 
@@ -251,24 +240,7 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateExecutionConte
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
 
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginDestroyExecutionContext(
-    hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx) {
-    (void)handle;
-    if (!ctx) return HIPDNN_PLUGIN_STATUS_SUCCESS;
-    destroy_context(ctx);
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
-
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetKernelInfo(
-    hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx,
-    const hipdnnPluginKernelInfo_t** kernels, uint32_t* num_kernels) {
-    (void)handle; /* answered from the context */
-    if (!ctx || !kernels || !num_kernels)
-        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetKernelInfo: NULL context or output");
-    *kernels = ctx->kernels;
-    *num_kernels = ctx->num_kernels;
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
+HIPDNN_SDK_PLUGIN_CONTEXT_BASE(REF_ENGINE_NAME, destroy_context)
 
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginExecuteOpGraph(
     hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx,

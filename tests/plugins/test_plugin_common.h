@@ -79,18 +79,7 @@ hipdnnEnginePluginCreate(hipdnnEnginePluginHandle_t* handle) {
 #endif
 }
 
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t
-hipdnnEnginePluginDestroy(hipdnnEnginePluginHandle_t handle) {
-    free(handle);
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
-
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t
-hipdnnEnginePluginSetStream(hipdnnEnginePluginHandle_t handle, hipdnnStream_t stream) {
-    if (!handle) return tp_fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "SetStream: handle is NULL");
-    handle->stream = stream;
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
+HIPDNN_SDK_PLUGIN_HANDLE_BASE(TP_PLUGIN_NAME)
 
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetApplicableEngineIds(
     hipdnnEnginePluginHandle_t handle, const uint8_t* graph, size_t graph_size,

@@ -4,11 +4,15 @@
  * here, the calling thread's last error and the backend's log callback, is the plugin's
  * own.  HIPDNN_SDK_PLUGIN_BASE defines the six base entry points of hipdnn_plugin.h from
  * one line; the hipdnnSdkPlugin* checks below serve a plugin whose one engine has the
- * FNV-1a 64 hash of its name as id and no knobs.  Every failure sets the last error to
+ * FNV-1a 64 hash of its name as id and no knobs.  HIPDNN_SDK_PLUGIN_HANDLE_BASE and
+ * HIPDNN_SDK_PLUGIN_CONTEXT_BASE define the entry points that only touch a handle's stream
+ * or a context's kernel list.  Every failure sets the last error to
  * "<who>: <fn>: <what>" and returns the status the ABI asks for.
  */
 #ifndef HIPDNN_SDK_PLUGIN_H
 #define HIPDNN_SDK_PLUGIN_H
+
+#include <stdlib.h>
 
 #include "hipdnn/hipdnn_plugin.h"
 #include "hipdnn/hipdnn_sdk.h"
@@ -72,6 +76,47 @@ hipdnnPluginStatus_t hipdnnSdkPluginAnswerType(const char* name, hipdnnPluginTyp
     HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnPluginSetLoggingCallback(                \
         hipdnnPluginLoggingCallback_t callback) {                                            \
         hipdnnSdkPluginSetLogCallback(callback);                                             \
+        return HIPDNN_PLUGIN_STATUS_SUCCESS;                                                 \
+    }
+
+/* ---- handles and execution contexts -------------------------------------------------- */
+
+/* Defines hipdnnEnginePluginDestroy (free) and hipdnnEnginePluginSetStream for a plugin
+ * whose struct hipdnnEnginePluginHandle is allocated with malloc and has a `stream`. */
+#define HIPDNN_SDK_PLUGIN_HANDLE_BASE(name)                                                  \
+    HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginDestroy(                     \
+        hipdnnEnginePluginHandle_t handle) {                                                 \
+        free(handle);                                                                        \
+        return HIPDNN_PLUGIN_STATUS_SUCCESS;                                                 \
+    }                                                                                        \
+    HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginSetStream(                   \
+        hipdnnEnginePluginHandle_t handle, hipdnnStream_t stream) {                          \
+        if (!handle)                                                                         \
+            return hipdnnSdkPluginFail(HIPDNN_PLUGIN_STATUS_BAD_PARAM,                       \
+                                       "%s: SetStream: NULL handle", name);                  \
+        handle->stream = stream;                                                             \
+        return HIPDNN_PLUGIN_STATUS_SUCCESS;                                                 \
+    }
+
+/* Defines hipdnnEnginePluginDestroyExecutionContext (destroy(ctx) for a context) and
+ * hipdnnEnginePluginGetKernelInfo (answered from the context's `kernels` and
+ * `num_kernels`) for a plugin whose struct hipdnnEnginePluginExecutionContext has them. */
+#define HIPDNN_SDK_PLUGIN_CONTEXT_BASE(name, destroy)                                        \
+    HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginDestroyExecutionContext(     \
+        hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx) {       \
+        (void)handle;                                                                        \
+        if (ctx) destroy(ctx);                                                               \
+        return HIPDNN_PLUGIN_STATUS_SUCCESS;                                                 \
+    }                                                                                        \
+    HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetKernelInfo(               \
+        hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx,         \
+        const hipdnnPluginKernelInfo_t** kernels, uint32_t* num_kernels) {                   \
+        (void)handle; /* answered from the context */                                        \
+        if (!ctx || !kernels || !num_kernels)                                                \
+            return hipdnnSdkPluginFail(HIPDNN_PLUGIN_STATUS_BAD_PARAM,                       \
+                                       "%s: GetKernelInfo: NULL context or output", name);   \
+        *kernels = ctx->kernels;                                                             \
+        *num_kernels = ctx->num_kernels;                                                     \
         return HIPDNN_PLUGIN_STATUS_SUCCESS;                                                 \
     }
 
