@@ -6,7 +6,6 @@
  * its other strides multiples of 8, and the build is NVIDIA's; else the general kernel
  * (GM_SIMT), which reads any strides and computes exact fp32.  Pointers are known only at
  * enqueue: a view not 16-byte aligned runs the general kernel, compiled then. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,15 +13,6 @@
 #include "staged.h"
 
 #define GM_ROWS_LIMIT (INT64_C(1) << 31) /* rows of the epilogue's space: 32-bit indices */
-
-static bool decline(char* why, size_t len, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool decline(char* why, size_t len, const char* fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, len, fmt, ap);
-    va_end(ap);
-    return false;
-}
 
 static int storage_of(hipdnnDataType_t t) {
     switch (t) {

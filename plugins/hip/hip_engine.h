@@ -9,7 +9,7 @@
  * reason.
  *
  * The host code (plugin.c, program.c, rowwise_program.c, staged.c, kernel_names.c,
- * kernel_cache.c, jit_source.c, error.c) is C11 and vendor-neutral; it reaches the GPU only
+ * kernel_cache.c, jit_source.c) is C11 and vendor-neutral; it reaches the GPU only
  * through the functions declared at the end, which the device code (runtime.hip,
  * pointwise.hip, jit.hip) implements in HIP, compiled by hipcc for AMD GPUs or by nvcc
  * through hip_compat.h for NVIDIA GPUs.  The row-wise and pooling kernels (rw_kernels.h,
@@ -27,6 +27,7 @@
 
 #include "hipdnn/hipdnn_plugin.h"
 #include "hipdnn/hipdnn_sdk.h"
+#include "hipdnn/hipdnn_sdk_plugin.h"
 #include "gm_program.h"
 #include "pw_program.h"
 #include "rs_program.h"
@@ -50,12 +51,14 @@ extern "C" {
 /* Largest element count or span a tensor may have; keeps every index in int64. */
 #define HIPE_MAX_ELEMENTS (INT64_C(1) << 48)
 
-/* ---- diagnostics (error.c) -------------------------------------------------------- */
+/* ---- diagnostics: the SDK's, this plugin's own copy (hipdnn_sdk_plugin.h) ---------- */
 
-void hipe_set_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-const char* hipe_last_error(void);
-void hipe_set_log_callback(hipdnnPluginLoggingCallback_t cb);
-void hipe_log(int level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+#define hipe_set_error hipdnnSdkPluginSetError
+#define hipe_log hipdnnSdkPluginLog
+
+/* A reason to decline, "hip: ..." on one line (hipdnnSdkDecline); false.  A macro so that
+ * the engine's name is stamped on every reason without each call site spelling it. */
+#define decline(why, len, ...) hipdnnSdkDecline(why, len, HIPE_ENGINE_NAME, __VA_ARGS__)
 
 /* ---- a graph compiled for the fused kernel (program.c) ---------------------------- */
 

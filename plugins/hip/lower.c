@@ -21,7 +21,6 @@
  * Every added tensor is float32 and virtual unless said otherwise, every added node
  * computes in float32, so the rewritten graph goes through the same checks, stage cutting
  * and kernels as one a user wrote. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,17 +45,6 @@ typedef struct {
     char* why;
     size_t len;
 } lowering;
-
-static bool decline(char* why, size_t len, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool decline(char* why, size_t len, const char* fmt, ...) {
-    char detail[HIPE_MSG_LEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof(detail), fmt, ap);
-    va_end(ap);
-    hipdnnSdkFormat(why, len, HIPE_ENGINE_NAME ": %s", detail);
-    return false;
-}
 
 static bool grow(void** p, int32_t* cap, int32_t need, size_t size) {
     if (need <= *cap) return true;

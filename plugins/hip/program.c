@@ -6,7 +6,6 @@
  * (the NumPy broadcast of every tensor); order its dims as the first full-size output
  * lies in memory and merge dims that every tensor walks contiguously; then emit the
  * accumulator program, parking in slots only values that are read again later. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,19 +13,6 @@
 #include "hip_engine.h"
 
 /* ---- declining ------------------------------------------------------------------ */
-
-static bool decline(char* why, size_t len, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool decline(char* why, size_t len, const char* fmt, ...) {
-    char detail[HIPE_MSG_LEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof(detail), fmt, ap);
-    va_end(ap);
-    hipdnnSdkFormat(why, len, HIPE_ENGINE_NAME ": %s", detail);
-    for (char* s = why; *s; ++s) /* one line, whatever the names hold */
-        if (*s == '\n' || *s == '\r') *s = ' ';
-    return false;
-}
 
 static const char* node_label(const hipdnnSdkNode* n, char* buf, size_t len) {
     const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
