@@ -219,9 +219,11 @@ test-asan: deps
 	# From inside the package copy, so `import hipdnn` finds the instrumented one.  The C
 	# tests ran once above, with leak checking; test_c_suite.py would run them again.  The
 	# tests marked slow (run-time compilers over every kernel, notebooks, consumer builds)
-	# exercise compilers and subprocesses rather than our code, and run in make test-slow.
+	# or toolchain (NVRTC, hiprtc, ptxas, mypy under ASan) exercise outside tools rather than
+	# our code; make test and make test-slow run them.
 	cd $(ASAN_BUILD)/pkg && $(PY_ASAN_ENV) HIPDNN_BUILD_DIR=$(CURDIR)/$(ASAN_BUILD) \
-	  $(PYTEST) -m "not slow" --ignore=$(CURDIR)/tests/test_c_suite.py $(CURDIR)/tests
+	  $(PYTEST) -m "not slow and not toolchain" --ignore=$(CURDIR)/tests/test_c_suite.py \
+	  $(CURDIR)/tests
 	$(call no_reports,$(ASAN_BUILD))
 
 # TSan: the backend, the reference engine and every C test (the engine's threads, handles

@@ -98,6 +98,24 @@ GRAPHS = textwrap.dedent('''
     build(dt.FLOAT, bench)
     build(dt.FLOAT, modes)
     build(dt.HALF, backward)
+
+    # matmul and convolution kernels (hipdnn_gm_*): after the pointwise ones, whose numbers
+    # the tests above rely on
+    def mm_gelu(g):  # tensor cores: bias + gelu epilogue, b transposed
+        a = g.tensor(name="a", dim=[64, 96]); b = g.tensor(name="b", dim=[96, 40], stride=[1, 96])
+        bias = g.tensor(name="bias", dim=[1, 40])
+        g.gelu(g.add(g.matmul(a, b), bias)).set_output(True)
+    def conv_relu(g):  # tensor cores, a convolution's gathered x: NHWC, 3x3
+        x = g.tensor(name="x", dim=[2, 16, 8, 8], stride=[1024, 1, 128, 16])
+        w = g.tensor(name="w", dim=[24, 16, 3, 3], stride=[144, 1, 48, 16])
+        g.relu(g.conv_fprop(x, w, padding=[1, 1])).set_output(True)
+    def mm_fp32(g):  # the general kernel: batched, broadcast, exact fp32
+        a = g.tensor(name="a", dim=[3, 5, 7]); b = g.tensor(name="b", dim=[7, 9])
+        g.matmul(a, b).set_output(True)
+
+    build(dt.HALF, mm_gelu)
+    build(dt.BFLOAT16, conv_relu)
+    build(dt.FLOAT, mm_fp32)
 ''')
 
 
@@ -188,6 +206,7 @@ def test_each_plan_writes_a_kernel_that_calls_the_interpreters_steps(dumped):
         in backward
 
 
+@pytest.mark.toolchain
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 def test_generated_kernels_compile_with_nvrtc_without_spills(dumped, arch):
     lib = nvrtc()
@@ -214,6 +233,61 @@ def test_generated_kernels_compile_with_nvrtc_without_spills(dumped, arch):
         assert spills and all(int(a) <= 16 and int(b) <= 16 for a, b in spills), \
             f"{src.name}: {info.stderr}"
         assert regs and max(regs) <= 128, f"{src.name}: {regs} registers"
+
+
+# ---- matmul and convolution kernels -----------------------------------------------------------
+
+def gm_sources(dump_dir, suffix):
+    return sorted(dump_dir.glob(f"hipdnn_gm_*.{suffix}"))
+
+
+def gm_headers(dump_dir):
+    return {p.name: p.read_bytes() for p in dump_dir.glob("*.h")}
+
+
+def test_each_matmul_and_convolution_plan_writes_its_kernel(dump_dir):
+    cu = [p.read_text() for p in gm_sources(dump_dir, "cu")]
+    assert len(cu) == 3 and len(gm_sources(dump_dir, "hip")) == 3, sorted(
+        p.name for p in dump_dir.iterdir())
+    mma = [t for t in cu if "gm_mma<" in t]
+    assert len(mma) == 2 and any(", true, 2, hipdnn_program>" in t for t in mma), mma  # conv
+    assert any("gm_simt<0, 0, 2, hipdnn_program>" in t for t in cu), cu
+
+
+@pytest.mark.toolchain
+def test_matmul_and_convolution_kernels_compile_with_nvrtc_without_spills(dump_dir):
+    lib = nvrtc()
+    if lib is None:
+        pytest.skip("no NVRTC on this machine")
+    headers = gm_headers(dump_dir)
+    ptxas = shutil.which("ptxas") or ("/usr/local/cuda/bin/ptxas"
+                                      if os.path.exists("/usr/local/cuda/bin/ptxas") else None)
+    for src in gm_sources(dump_dir, "cu"):
+        rc, log, ptx = compile_ptx(lib, src.read_bytes(), headers, "sm_90",
+                                   name_expressions=["hipdnn_gemm"])
+        assert rc == 0, f"{src.name}: {log}"
+        if not ptxas:
+            continue
+        ptx_file = src.with_suffix(".ptx")
+        ptx_file.write_bytes(ptx)
+        info = subprocess.run([ptxas, "-arch=sm_90", "-v", str(ptx_file), "-o",
+                               str(ptx_file.with_suffix(".cubin"))],
+                              capture_output=True, text=True, timeout=300)
+        assert info.returncode == 0, info.stderr
+        spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", info.stderr)
+        assert spills and all(int(a) == 0 and int(b) == 0 for a, b in spills), \
+            f"{src.name}: {info.stderr}"
+
+
+@pytest.mark.toolchain
+def test_general_matmul_kernels_compile_with_hiprtc_for_gfx90a(dump_dir):
+    lib = hiprtc()
+    if lib is None:
+        pytest.skip("no hiprtc on this machine")
+    headers = gm_headers(dump_dir)
+    for src in gm_sources(dump_dir, "hip"):
+        rc, log, lowered, size = compile_hiprtc(lib, src.read_bytes(), headers, ["hipdnn_gemm"])
+        assert rc == 0 and size > 0 and all(lowered), f"{src.name}: {log}"
 
 
 # ---- the row-wise and pooling kernels: every one the engine can ask for ----------------------
@@ -271,6 +345,7 @@ def nvrtc_compiles(lib, dump_dir, kernels, pick, programs):
     return time.monotonic() - started
 
 
+@pytest.mark.toolchain
 def test_one_kernel_of_each_template_compiles_with_nvrtc(dump_dir, kernels):
     lib = nvrtc()
     if lib is None:
@@ -342,6 +417,7 @@ def hiprtc_compiles(lib, dump_dir, kernels, pick, programs):
     return time.monotonic() - started
 
 
+@pytest.mark.toolchain
 def test_one_kernel_of_each_template_compiles_with_hiprtc_for_gfx90a(dump_dir, kernels):
     # a code object for gfx90a, no GPU needed; 12 s on two cores (25 s when busy)
     lib = hiprtc()

@@ -198,6 +198,7 @@ def _run(args):
     return proc
 
 
+@pytest.mark.toolchain
 def test_mypy_strict_is_clean():
     config = tomllib.loads(open(os.path.join(CHECKOUT, "pyproject.toml")).read())
     assert config["tool"]["mypy"]["strict"] is True
@@ -205,6 +206,7 @@ def test_mypy_strict_is_clean():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.toolchain
 def test_extension_stub_matches_the_extension():
     """hipdnn/_C.pyi lists exactly what _C defines, with the same signatures."""
     proc = _run(["mypy.stubtest", "--concise", "--mypy-config-file", "pyproject.toml",

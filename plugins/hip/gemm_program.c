@@ -383,6 +383,13 @@ static bool build(const hipe_gm* gm, const hipe_gm_kernel* k, int device, void**
     if (!hipe_rtc_target_of(device, &t, why, len)) return false;
     char* source = hipe_gm_source(gm, k, t.dialect);
     if (!source) return decline(why, len, "out of memory");
+    if (getenv("HIPDNN_HIP_JIT_DUMP")) { /* tests compile both vendors' sources */
+        const hipe_gm_kernel simt = {.kind = GM_SIMT};
+        char* other = hipe_gm_source(gm, &simt, HIPE_RTC_HIP);
+        hipe_dump_source(k->kind == GM_MMA ? "gm_mma" : "gm_simt", "cu", source);
+        hipe_dump_source("gm_simt", "hip", other);
+        free(other);
+    }
     const bool ok = hipe_kernel_get_source(source, HIPE_GEMM_KERNEL, device, fn, why, len);
     free(source);
     return ok;

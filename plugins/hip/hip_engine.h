@@ -105,6 +105,9 @@ void hipe_describe(const hipe_plan* plan, char* buf, size_t len);
  * generic one always, the fast one too when `fast` (plan->fast must be set); with the
  * prelude of NVRTC (cuda) or of the precompiled build's compat header (otherwise). */
 char* hipe_jit_source(const hipe_plan* plan, bool cuda, bool fast);
+/* With $HIPDNN_HIP_JIT_DUMP set (tests), writes a generated source into that folder as
+ * hipdnn_<kind>_<n>.<suffix>, with the headers it includes (plugin.c). */
+void hipe_dump_source(const char* kind, const char* suffix, const char* src);
 /* The headers the run-time compiled sources include (the kernel headers' text, embedded at
  * build time): their texts and names, *count of them (static). */
 void hipe_jit_headers(const char* const** texts, const char* const** names, int* count);

@@ -257,7 +257,7 @@ static void dump_file(const char* dir, const char* name, const char* text) {
     fclose(f);
 }
 
-static void dump_source(const char* src) {
+void hipe_dump_source(const char* kind, const char* suffix, const char* src) {
     const char* dir = getenv("HIPDNN_HIP_JIT_DUMP");
     if (!dir || !*dir || !src) return;
     static atomic_int counter;
@@ -266,7 +266,7 @@ static void dump_source(const char* src) {
     const char* const* names;
     int n;
     hipe_jit_headers(&texts, &names, &n);
-    snprintf(name, sizeof(name), "hipdnn_pw_%d.cu", atomic_fetch_add(&counter, 1));
+    snprintf(name, sizeof(name), "hipdnn_%s_%d.%s", kind, atomic_fetch_add(&counter, 1), suffix);
     dump_file(dir, name, src);
     for (int i = 0; i < n; ++i) dump_file(dir, names[i], texts[i]);
 }
@@ -343,7 +343,7 @@ static void compile_kernel(hipdnnEnginePluginHandle_t handle, const hipe_plan* p
         return;
     }
     char* src = hipe_jit_source(plan, strcmp(hipe_vendor(), "ROCm") != 0, *fast);
-    dump_source(src);
+    hipe_dump_source("pw", "cu", src);
     char why[HIPE_MSG_LEN] = "out of memory";
     if (src && hipe_jit_build(src, handle->device, jit, why, sizeof(why))) {
         atomic_store(jit_ok, 1);
