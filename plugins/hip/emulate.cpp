@@ -262,7 +262,7 @@ void emulate_bwd_rows(const rw_program& p, At row_at, Load load, Store store) {
     };
     for (int64_t row = 0; row < p.rows; ++row) {
         const RwRowAt at = row_at(row);
-        // rw_exec.h's nb_walk: group g of set s takes rows g, g + part_groups, ... of it
+        // rw_exec_norm_bwd.h's nb_walk: group g of set s takes rows g, g + part_groups, ... of it
         const int64_t set = parts ? row / p.set_rows : 0;
         const int64_t grp = parts ? set * p.part_groups + (row - set * p.set_rows) % p.part_groups : 0;
         float mean, inv, sums[4];
@@ -576,7 +576,7 @@ extern "C" bool hipe_rtc_load(const hipe_rtc_target* t, int device, const void* 
 
 // Runs the instantiation the kernel names over every row (or element): the grid does not
 // matter to the emulation.  The kernel must be the one kernel_names.c chooses for the
-// program, as staged.c launches it.
+// program, as staged_run.c launches it.
 extern "C" bool hipe_rtc_launch(void* kernel, int64_t blocks, int threads, const void* arg,
                                 void* stream, char* why, size_t len) {
     (void)blocks;

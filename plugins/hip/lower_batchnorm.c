@@ -45,7 +45,7 @@ static void running_updates(lowering* l, const hipdnnSdkNode* n, int64_t mean, i
     }
 }
 
-/* Batchnorm training with running statistics: the norm node itself (rowwise_program.c
+/* Batchnorm training with running statistics: the norm node itself (rowwise_norm.c
  * runs it), storing mean and inv_variance, then next = running + m * (stat - running). */
 static bool lower_batchnorm_running(lowering* l, const hipdnnSdkNode* n) {
     hipdnnSdkNode norm = *n;

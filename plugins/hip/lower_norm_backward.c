@@ -208,7 +208,7 @@ static bool push_sums_node(lowering* l, const hipdnnSdkNode* n, int kind, int64_
     return true;
 }
 
-/* The row kernel's norm backward (rowwise_program.c), where its sums fit: batch and
+/* The row kernel's norm backward (rowwise_norm.c), where its sums fit: batch and
  * instance norms (scale one value a row) store each row's sums of dy * xhat and dy, which
  * are dscale and dbias or reduce to them; layer and RMS norms (scale one value a column)
  * store the column sums of each group of rows, reduced to dscale and dbias after.  An

@@ -64,7 +64,7 @@ static void* other_kernel(const hipdnnSdkGraph* g, struct hipe_staged* s, int k,
     for (int i = 0; i < HIPE_OTHER_KERNELS; ++i)
         if (atomic_load_explicit(&st->other[i].id, memory_order_acquire) == id) return st->other[i].kernel;
     char name[HIPE_KERNEL_NAME_LEN], planned[HIPE_KERNEL_NAME_LEN];
-    if (!id) { /* no program gets here: kernel_names.c and rowwise_program.c disagree */
+    if (!id) { /* no program gets here: kernel_names.c and rowwise_*.c disagree */
         if (st->kind == HIPE_STAGE_RESAMPLE)
             snprintf(why, len, "internal: no resample kernel for %d spatial dims", st->rs.nsp);
         else
