@@ -107,8 +107,7 @@ bool hipe_staged_compile(const hipdnnSdkGraph* g, hipe_plan* plan, char* why, si
 /* The row-wise stage(s) of one node or pattern (rowwise_reduction.c, rowwise_softmax.c,
  * rowwise_norm.c).  Each fills `st` (kind, what, rw, binds) and returns how many stages
  * it made (1, or 2 for a reduction cut into parts, whose parts buffer then needs
- * `*parts_bytes` of workspace under uid
- * `parts_uid`), 0 with the reason when it cannot. */
+ * `*parts_bytes` of workspace under uid `parts_uid`), 0 with the reason when it cannot. */
 int hipe_rw_reduction(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, int64_t parts_uid,
                       size_t* parts_bytes, hipe_stage* st, char* why, size_t len);
 /* nodes: the reduction max, sub, exp, reduction add and div of a softmax, in that order. */
