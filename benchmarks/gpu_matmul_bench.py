@@ -1,11 +1,13 @@
-"""GPU matmul benchmark: hipdnn's matmul (and matmul + bias + gelu, fused) against PyTorch
-on the same tensors, in one run.
+"""GPU matmul and convolution benchmark: hipdnn's matmul (and matmul + bias + gelu, fused)
+and forward convolution + bias + relu (fused) against PyTorch on the same tensors, in one
+run.
 
     python3 benchmarks/gpu_matmul_bench.py [--samples 15] [--repeat 10] [--cases a,b]
                                            [--markdown FILE]
 
-Anchors: torch.matmul (cuBLAS), torch.nn.functional.linear + gelu in eager mode and under
-torch.compile (its GEMM with a fused or separate epilogue).  Each implementation's output
+Anchors: torch.matmul (cuBLAS), matmul + bias + gelu in eager mode and under torch.compile
+(its GEMM with a fused or separate epilogue); F.conv2d + bias + relu on channels-last fp16
+with cudnn.benchmark (cuDNN), ResNet-50's layer shapes at N = 64.  Each implementation's output
 is poisoned with NaN, checked against a float64 reference computed by PyTorch from the
 same (rounded) inputs, and only then timed: the median of CUDA-event timings of --repeat
 back-to-back runs per sample, after warm-up.  Inputs are random normal (never zeros),
@@ -37,6 +39,71 @@ CASES: Dict[str, Tuple[int, int, int, int, str]] = {
     "matmul_bias_gelu_bf16_4096^3": (1, 4096, 4096, 4096, "bias_gelu"),
     "matmul_fp16_batched_8x1024x1024x1024": (8, 1024, 1024, 1024, ""),
 }
+
+
+# name -> (N, C, H, K, R, stride, pad): ResNet-50 layers, fp16 NHWC, conv + bias + relu
+CONV_CASES: Dict[str, Tuple[int, int, int, int, int, int, int]] = {
+    "conv_r50_64x56x56_k64_3x3": (64, 64, 56, 64, 3, 1, 1),
+    "conv_r50_256x56x56_k64_1x1": (64, 256, 56, 64, 1, 1, 0),
+    "conv_r50_128x28x28_k128_3x3": (64, 128, 28, 128, 3, 1, 1),
+    "conv_r50_256x14x14_k256_3x3": (64, 256, 14, 256, 3, 1, 1),
+    "conv_r50_512x7x7_k512_3x3": (64, 512, 7, 512, 3, 1, 1),
+}
+
+
+def run_conv_case(name, samples, repeat):
+    n, c, hw, k, r, stride, pad = CONV_CASES[name]
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(1234)
+    cl = torch.channels_last
+    x = torch.randn((n, c, hw, hw), generator=gen, device="cuda").half().to(memory_format=cl)
+    w = (torch.randn((k, c, r, r), generator=gen, device="cuda") / math.sqrt(c * r * r)).half()
+    w = w.to(memory_format=cl)
+    bias = torch.randn((k,), generator=gen, device="cuda").half()
+    f = torch.nn.functional
+    ref = f.relu(f.conv2d(x.double(), w.double(), bias.double(), stride, pad))
+    out_hw = ref.shape[2]
+    flops = 2.0 * n * k * out_hw * out_hw * c * r * r
+    rows = []
+    torch.backends.cudnn.benchmark = True
+
+    def add(impl, fn, get, note=""):
+        fn()
+        torch.cuda.synchronize()
+        why = _check(get(), ref, 1e-2)
+        if why:
+            rows.append((name, impl, None, None, f"WRONG: {why}"))
+            return
+        ms = cuda_time_ms(fn, samples, repeat)
+        rows.append((name, impl, ms, flops / (ms * 1e-3) / 1e12, note))
+
+    holder = {}
+    add("torch eager (cuDNN)",
+        lambda: holder.__setitem__("y", f.relu(f.conv2d(x, w, bias, stride, pad))),
+        lambda: holder["y"])
+    out = torch.full(ref.shape, float("nan"), dtype=torch.float16, device="cuda").to(memory_format=cl)
+    try:
+        g = hipdnn.pygraph(io_data_type=dt.HALF, intermediate_data_type=dt.FLOAT,
+                           compute_data_type=dt.FLOAT, name="conv")
+        tx, tw = g.tensor_like(x, name="x"), g.tensor_like(w, name="w")
+        b4 = bias.reshape(1, k, 1, 1)
+        tb = g.tensor_like(b4, name="bias")
+        y = g.relu(g.bias(g.conv_fprop(tx, tw, padding=[pad, pad], stride=[stride, stride],
+                                       name="conv"), tb), name="act")
+        y.set_output(True).set_data_type(dt.HALF).set_stride(list(out.stride()))
+        with EngineLog():
+            g.build([hipdnn.heur_mode.A])
+        handle = hipdnn.Handle()
+        handle.set_stream(torch.cuda.current_stream())
+        pack = {tx: x, tw: w, tb: b4, y: out}
+
+        def run():
+            g.execute(pack, None, handle=handle)
+        kernel = first_run(run)
+        add(f"hipdnn {g.get_engine_name(0)}, {kernel}", run, lambda: out)
+    except hipdnn.HipdnnError as e:
+        rows.append((name, "hipdnn", None, None, f"failed: {e}"))
+    return rows
 
 
 def _inputs(batch, m, n, k, dtype, gen):
@@ -147,7 +214,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--samples", type=int, default=15)
     p.add_argument("--repeat", type=int, default=10)
-    p.add_argument("--cases", default=",".join(CASES))
+    p.add_argument("--cases", default=",".join(list(CASES) + list(CONV_CASES)))
     p.add_argument("--markdown", default=None, help="also write the table to FILE")
     args = p.parse_args(argv)
     if torch is None or not torch.cuda.is_available():
@@ -155,7 +222,7 @@ def main(argv=None) -> int:
         return 2
     rows = []
     for name in args.cases.split(","):
-        rows += run_case(name, args.samples, args.repeat)
+        rows += (run_conv_case if name in CONV_CASES else run_case)(name, args.samples, args.repeat)
     text = (f"{torch.cuda.get_device_name()}, {datetime.date.today()}, torch {torch.__version__}\n\n"
             + table(rows))
     print(text)

@@ -254,6 +254,8 @@ class Graph:
             self._last.append(t)
         return out
 
+    # Every op method of pygraph's op families, taking arrays as well as tensors.
+    # BEGIN GENERATED: pygraph's op methods, by tools/gen_python_constants.py; do not edit
     conv_fprop = _op_method("conv_fprop")
     conv_dgrad = _op_method("conv_dgrad")
     conv_wgrad = _op_method("conv_wgrad")
@@ -313,9 +315,6 @@ class Graph:
     binary_select = _op_method("binary_select")
     gen_index = _op_method("gen_index")
     batchnorm_inference = _op_method("batchnorm_inference")
-    reduction = _op_method("reduction")
-    slice = _op_method("slice")
-    concatenate = _op_method("concatenate")
     layernorm = _op_method("layernorm")
     adalayernorm = _op_method("adalayernorm")
     rmsnorm = _op_method("rmsnorm")
@@ -327,11 +326,15 @@ class Graph:
     instancenorm_backward = _op_method("instancenorm_backward")
     batchnorm_backward = _op_method("batchnorm_backward")
     genstats = _op_method("genstats")
+    reduction = _op_method("reduction")
+    slice = _op_method("slice")
+    concatenate = _op_method("concatenate")
+    reshape = _op_method("reshape")
     resample = _op_method("resample")
     resample_backward = _op_method("resample_backward")
-    reshape = _op_method("reshape")
     sdpa = _op_method("sdpa")
     sdpa_backward = _op_method("sdpa_backward")
+    # END GENERATED
 
     def output(self, *tensors: Tensor, data_type: Any = None) -> None:
         """Marks results as outputs (returned by calls, in this order).  Without any, the

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
-"""gen_python_constants.py — writes what hipdnn.h already says into the Python binding.
+"""gen_python_constants.py — writes what hipdnn.h, the SDK's pointwise table and pygraph's
+op families already say into the Python package, so none of it is kept twice by hand.
 
-The rule: every integer constant of csrc/include/hipdnn/hipdnn.h is exported by hipdnn._C
-under its C name less the HIPDNN_ prefix.  That is every enumerator of every
+The rule for hipdnn.h: every integer constant of csrc/include/hipdnn/hipdnn.h is exported
+by hipdnn._C under its C name less the HIPDNN_ prefix.  That is every enumerator of every
 `typedef enum { ... } name;` and every `#define HIPDNN_<NAME> <integer literal>`
 (HIPDNN_MAX_DIMS -> _C.MAX_DIMS, HIPDNN_ATTR_TENSOR_DIMENSIONS ->
 _C.ATTR_TENSOR_DIMENSIONS).  From them this writes:
@@ -16,7 +17,18 @@ _C.ATTR_TENSOR_DIMENSIONS).  From them this writes:
                              valued `_C.<name>`, except those the `but` list names.
                              Members outside the markers are hand-written.
 
-Run it after adding an enumerator or a #define to hipdnn.h:
+And from the SDK's table of pointwise modes (k_pointwise in csrc/sdk/op_table.c: each
+mode's name, which is cuDNN frontend's method, and its operand count) and from pygraph's
+op families:
+
+  hipdnn/_ops.py             POINTWISE_MODES and POINTWISE_ARITY, between its markers;
+  hipdnn/graph.py            hipdnn.Graph's op methods, one per public method of each op
+                             family mixin pygraph is assembled from (hipdnn/_pygraph/*.py,
+                             the `*Ops` bases of `class pygraph` in hipdnn/pygraph.py), in
+                             that order, between its markers.
+
+Run it after adding an enumerator or a #define to hipdnn.h, a pointwise mode to the SDK's
+table or an op method to pygraph:
 
   /usr/bin/python3 tools/gen_python_constants.py          rewrites what is out of date
   /usr/bin/python3 tools/gen_python_constants.py --check  writes nothing; exits 1 with a
@@ -27,6 +39,7 @@ tests/test_generated_sources.py runs --check.  --root DIR works on another check
 from __future__ import annotations
 
 import argparse
+import ast
 import difflib
 import re
 import sys
@@ -38,11 +51,17 @@ HEADER = Path("csrc/include/hipdnn/hipdnn.h")
 CONSTANTS_INC = Path("csrc/python/constants.inc")
 STUB = Path("hipdnn/_C.pyi")
 ENUMS = Path("hipdnn/enums.py")
+SDK_TABLE = Path("csrc/sdk/op_table.c")
+OPS = Path("hipdnn/_ops.py")
+PYGRAPH = Path("hipdnn/pygraph.py")
+GRAPH = Path("hipdnn/graph.py")
 
 PREFIX = "HIPDNN_"
 BEGIN = "# BEGIN GENERATED"
 END = "# END GENERATED"
 STUB_BEGIN = f"{BEGIN}: hipdnn.h constants, by tools/gen_python_constants.py; do not edit"
+OPS_BEGIN = f"{BEGIN}: the SDK's pointwise modes, by tools/gen_python_constants.py; do not edit"
+GRAPH_BEGIN = f"{BEGIN}: pygraph's op methods, by tools/gen_python_constants.py; do not edit"
 ENUM_BEGIN = re.compile(
     r"^(?P<indent>[ ]*)# BEGIN GENERATED: (?P<enum>\w+) less (?P<prefix>\w+)"
     r"(?:, but (?P<but>\w+(?:, \w+)*))?$")
@@ -168,14 +187,19 @@ def _blocks(lines: List[str], where: str) -> List[tuple[int, int]]:
     return blocks
 
 
-def stub(text: str, groups: Sequence[Group]) -> str:
+def replace_block(text: str, where: Path, begin: str, body: List[str]) -> str:
+    """text with the lines of its one marked block (whose BEGIN line, indent aside, is
+    `begin`) replaced by body."""
     lines = text.split("\n")
-    blocks = _blocks(lines, str(STUB))
-    if len(blocks) != 1 or lines[blocks[0][0]] != STUB_BEGIN:
-        raise GeneratorError(f"{STUB}: expected one block starting with the line "
-                             f"{STUB_BEGIN!r}")
+    blocks = _blocks(lines, str(where))
+    if len(blocks) != 1 or lines[blocks[0][0]].strip() != begin:
+        raise GeneratorError(f"{where}: expected one block starting with the line {begin!r}")
     b, e = blocks[0]
-    return "\n".join(lines[:b + 1] + stub_lines(groups) + lines[e:])
+    return "\n".join(lines[:b + 1] + body + lines[e:])
+
+
+def stub(text: str, groups: Sequence[Group]) -> str:
+    return replace_block(text, STUB, STUB_BEGIN, stub_lines(groups))
 
 
 def enums(text: str, groups: Sequence[Group]) -> str:
@@ -200,13 +224,102 @@ def enums(text: str, groups: Sequence[Group]) -> str:
     return "\n".join(out)
 
 
+# ---- the SDK's pointwise table -----------------------------------------------------------
+
+class PointwiseMode(NamedTuple):
+    enumerator: str  # HIPDNN_POINTWISE_RELU_FWD
+    name: str        # "relu": cuDNN frontend's method
+    arity: int
+
+
+_PW_TABLE = re.compile(r"\}\s*k_pointwise\[\]\s*=\s*\{(?P<rows>.*?)\n\};", re.S)
+_PW_ROW = re.compile(r"\{\s*(?P<mode>\w+)\s*,\s*\"(?P<name>\w+)\"\s*,\s*(?P<arity>\d+)\s*,"
+                     r"\s*\w+\s*\},?")
+
+
+def read_pointwise(table_text: str, groups: Sequence[Group]) -> List[PointwiseMode]:
+    """The rows of the SDK's k_pointwise, in table order, each mode checked against
+    hipdnn.h's hipdnnPointwiseMode_t."""
+    m = _PW_TABLE.search(_COMMENT.sub(" ", table_text))
+    if not m:
+        raise GeneratorError(f"{SDK_TABLE}: no k_pointwise[] = {{ ... }}; table found")
+    rows = m.group("rows")
+    left = _PW_ROW.sub("", rows).strip()
+    if left:  # a row this script cannot read would silently go missing
+        raise GeneratorError(f"{SDK_TABLE}: k_pointwise: cannot read {left.splitlines()[0]!r}")
+    enum = {n for g in groups if g.title == "hipdnnPointwiseMode_t" for n in g.names}
+    modes: List[PointwiseMode] = []
+    for row in _PW_ROW.finditer(rows):
+        if row.group("mode") not in enum:
+            raise GeneratorError(f"{SDK_TABLE}: k_pointwise: {row.group('mode')} is not a "
+                                 "hipdnnPointwiseMode_t of hipdnn.h")
+        modes.append(PointwiseMode(row.group("mode"), row.group("name"), int(row.group("arity"))))
+    for what in ("enumerator", "name"):
+        seen = [getattr(p, what) for p in modes]
+        twice = sorted({v for v in seen if seen.count(v) > 1})
+        if twice:
+            raise GeneratorError(f"{SDK_TABLE}: k_pointwise: {', '.join(twice)} twice")
+    return modes
+
+
+def ops_lines(modes: Sequence[PointwiseMode]) -> List[str]:
+    out = ["POINTWISE_MODES: Dict[str, int] = {"]
+    out += [f'    "{p.name}": _C.{short(p.enumerator)},' for p in modes]
+    out += ["}", "POINTWISE_ARITY: Dict[str, int] = {"]
+    out += [f'    "{p.name}": {p.arity},' for p in modes]
+    return out + ["}"]
+
+
+# ---- pygraph's op methods ------------------------------------------------------------------
+
+def op_methods(root: Path) -> List[str]:
+    """The public methods of each op family mixin (a `*Ops` base of `class pygraph`), in
+    the order pygraph lists its bases and each file defines them."""
+    tree = ast.parse((root / PYGRAPH).read_text(encoding="utf-8"))
+    modules: Dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+            for alias in node.names:
+                modules[alias.asname or alias.name] = node.module
+    classes = [c for c in tree.body if isinstance(c, ast.ClassDef) and c.name == "pygraph"]
+    if not classes:
+        raise GeneratorError(f"{PYGRAPH}: no class pygraph")
+    methods: List[str] = []
+    for base in classes[0].bases:
+        if not (isinstance(base, ast.Name) and base.id.endswith("Ops")):
+            continue
+        module = modules.get(base.id)
+        if module is None:
+            raise GeneratorError(f"{PYGRAPH}: pygraph's base {base.id} is not imported "
+                                 "from a module of the package")
+        path = root / "hipdnn" / Path(*module.split(".")).with_suffix(".py")
+        mixin = [c for c in ast.parse(path.read_text(encoding="utf-8")).body
+                 if isinstance(c, ast.ClassDef) and c.name == base.id]
+        if not mixin:
+            raise GeneratorError(f"{path.relative_to(root)}: no class {base.id}")
+        methods += [f.name for f in mixin[0].body
+                    if isinstance(f, ast.FunctionDef) and not f.name.startswith("_")]
+    if not methods:
+        raise GeneratorError(f"{PYGRAPH}: pygraph has no op family (*Ops) bases")
+    return methods
+
+
+def graph_lines(methods: Sequence[str]) -> List[str]:
+    return [f'    {m} = _op_method("{m}")' for m in methods]
+
+
 def generate(root: Path) -> Dict[Path, str]:
     """What each generated file should hold, by path relative to root."""
     groups = read_constants((root / HEADER).read_text(encoding="utf-8"))
+    modes = read_pointwise((root / SDK_TABLE).read_text(encoding="utf-8"), groups)
     return {
         CONSTANTS_INC: constants_inc(groups),
         STUB: stub((root / STUB).read_text(encoding="utf-8"), groups),
         ENUMS: enums((root / ENUMS).read_text(encoding="utf-8"), groups),
+        OPS: replace_block((root / OPS).read_text(encoding="utf-8"), OPS, OPS_BEGIN,
+                           ops_lines(modes)),
+        GRAPH: replace_block((root / GRAPH).read_text(encoding="utf-8"), GRAPH, GRAPH_BEGIN,
+                             graph_lines(op_methods(root))),
     }
 
 
@@ -237,7 +350,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             path.write_text(text, encoding="utf-8")
             print(f"wrote {rel}")
     if args.check and stale:
-        print(f"\n{', '.join(map(str, stale))}: not what hipdnn.h says; run `{COMMAND}`",
+        print(f"\n{', '.join(map(str, stale))}: not what hipdnn.h, {SDK_TABLE} and pygraph "
+              f"say; run `{COMMAND}`",
               file=sys.stderr)
         return 1
     return 0

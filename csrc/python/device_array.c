@@ -84,7 +84,7 @@ static int64_t span_bytes(int ndim, const int64_t* shape, const int64_t* strides
 }
 
 static int parse_layout(PyObject* shape_obj, PyObject* strides_obj, int dtype, hd_DeviceArray* a) {
-    if (hd_dtype_size(dtype) == 0) {
+    if (hipdnnSdkDataTypeSize(dtype) == 0) {
         PyErr_Format(PyExc_ValueError, "DeviceArray: data type %d is not one of hipdnn's", dtype);
         return -1;
     }
@@ -107,7 +107,7 @@ static int parse_layout(PyObject* shape_obj, PyObject* strides_obj, int dtype, h
         }
     }
     a->dtype = dtype;
-    a->span_bytes = span_bytes(a->ndim, a->shape, a->strides, hd_dtype_size(dtype));
+    a->span_bytes = span_bytes(a->ndim, a->shape, a->strides, hipdnnSdkDataTypeSize(dtype));
     if (a->span_bytes < 0) {
         PyErr_SetString(PyExc_ValueError, "DeviceArray: negative dims or strides, or over 2^48 "
                         "elements");
@@ -195,7 +195,7 @@ static PyObject* array_as_strided(PyObject* op, PyObject* args, PyObject* kwargs
         Py_DECREF(v);
         return NULL;
     }
-    int64_t item = hd_dtype_size(self->dtype);
+    int64_t item = hipdnnSdkDataTypeSize(self->dtype);
     if (offset < 0 || offset * item + v->span_bytes > self->span_bytes) {
         PyErr_Format(PyExc_ValueError, "as_strided: elements [%lld, %lld) bytes reach past the "
                      "%lld bytes of the array", (long long)(offset * item),
@@ -461,7 +461,7 @@ static PyObject* array_cai(PyObject* op, void* closure) {
         PyErr_SetString(PyExc_AttributeError, "no __cuda_array_interface__ type for this data type");
         return NULL;
     }
-    int64_t item = hd_dtype_size(self->dtype);
+    int64_t item = hipdnnSdkDataTypeSize(self->dtype);
     PyObject* shape = int64_tuple(self->shape, self->ndim, 1);
     PyObject* strides = int64_tuple(self->strides, self->ndim, item);
     PyObject* d = NULL;
@@ -495,7 +495,7 @@ static PyObject* get_shape(PyObject* op, void* c) {
 static PyObject* get_strides(PyObject* op, void* c) {
     (void)c;
     hd_DeviceArray* a = (hd_DeviceArray*)op;
-    return int64_tuple(a->strides, a->ndim, hd_dtype_size(a->dtype));
+    return int64_tuple(a->strides, a->ndim, hipdnnSdkDataTypeSize(a->dtype));
 }
 static PyObject* get_element_strides(PyObject* op, void* c) {
     (void)c;
@@ -515,7 +515,7 @@ static PyObject* get_size(PyObject* op, void* c) {
 }
 static PyObject* get_itemsize(PyObject* op, void* c) {
     (void)c;
-    return PyLong_FromSsize_t(hd_dtype_size(((hd_DeviceArray*)op)->dtype));
+    return PyLong_FromSsize_t(hipdnnSdkDataTypeSize(((hd_DeviceArray*)op)->dtype));
 }
 static PyObject* get_span(PyObject* op, void* c) {
     (void)c;
@@ -552,8 +552,8 @@ static PyObject* array_repr(PyObject* op) {
                                  (long long)a->shape[i]);
     if (used < sizeof(dims)) snprintf(dims + used, sizeof(dims) - used, "]");
     return PyUnicode_FromFormat("<hipdnn.DeviceArray %s %s, %s memory of device %d at %p>",
-                                hd_dtype_name(a->dtype), dims, space_name(a->space), a->device,
-                                a->ptr);
+                                hipdnnSdkDataTypeName(a->dtype), dims, space_name(a->space),
+                                a->device, a->ptr);
 }
 
 static PyMethodDef array_methods[] = {

@@ -1,4 +1,5 @@
-/* dtype.c — hipdnn data types against buffer-protocol struct formats.
+/* dtype.c — hipdnn data types against buffer-protocol struct formats (their names and
+ * sizes are the SDK's, hipdnnSdkDataTypeName / hipdnnSdkDataTypeSize).
  *
  * Formats are classified by kind (signed, unsigned, float, bool) and item size rather
  * than by letter, because 'l' and 'q' are both int64 on LP64 and NumPy picks either.
@@ -29,37 +30,6 @@ static kind_t format_kind(const char* format) {
     case 'e': case 'f': case 'd': return KIND_FLOAT;
     case '?': return KIND_BOOL;
     default: return KIND_NONE;
-    }
-}
-
-const char* hd_dtype_name(int dtype) {
-    switch (dtype) {
-    case HIPDNN_DATA_FLOAT: return "float32";
-    case HIPDNN_DATA_DOUBLE: return "float64";
-    case HIPDNN_DATA_HALF: return "float16";
-    case HIPDNN_DATA_INT8: return "int8";
-    case HIPDNN_DATA_INT32: return "int32";
-    case HIPDNN_DATA_UINT8: return "uint8";
-    case HIPDNN_DATA_BFLOAT16: return "bfloat16";
-    case HIPDNN_DATA_INT64: return "int64";
-    case HIPDNN_DATA_BOOLEAN: return "bool";
-    case HIPDNN_DATA_NOT_SET: return "not_set";
-    default: return "unknown";
-    }
-}
-
-Py_ssize_t hd_dtype_size(int dtype) {
-    switch (dtype) {
-    case HIPDNN_DATA_FLOAT: return 4;
-    case HIPDNN_DATA_DOUBLE: return 8;
-    case HIPDNN_DATA_HALF: return 2;
-    case HIPDNN_DATA_INT8: return 1;
-    case HIPDNN_DATA_INT32: return 4;
-    case HIPDNN_DATA_UINT8: return 1;
-    case HIPDNN_DATA_BFLOAT16: return 2;
-    case HIPDNN_DATA_INT64: return 8;
-    case HIPDNN_DATA_BOOLEAN: return 1;
-    default: return 0;
     }
 }
 

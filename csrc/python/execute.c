@@ -104,7 +104,7 @@ static void raise_mismatch(const hd_pack_tensor* t, const Py_buffer* view, int d
     if (!dtype_ok && t->dtype == HIPDNN_DATA_BFLOAT16)
         hint = " (bfloat16 takes uint16 bit patterns: see hipdnn.to_bfloat16)";
     PyErr_Format(PyExc_ValueError, "variant pack: %s expects %s %s, got %s %s%s", label,
-                 hd_dtype_name(t->dtype), want, got_type, got, hint);
+                 hipdnnSdkDataTypeName(t->dtype), want, got_type, got, hint);
 }
 
 static void raise_strides(const hd_pack_tensor* t, const Py_ssize_t* byte_strides,
@@ -189,7 +189,7 @@ static int check_value(const hd_pack_tensor* t, const hd_value* v) {
         format_ints(t->dims, t->ndim, want, sizeof(want));
         format_ints(v->shape, v->ndim, got, sizeof(got));
         PyErr_Format(PyExc_ValueError, "variant pack: %s expects %s %s, got %s %s (%s)", label,
-                     hd_dtype_name(t->dtype), want, v->type_name, got, v->kind);
+                     hipdnnSdkDataTypeName(t->dtype), want, v->type_name, got, v->kind);
         return -1;
     }
     for (int i = 0; i < t->ndim; i++) {

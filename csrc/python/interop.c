@@ -29,7 +29,8 @@ void hd_value_release(hd_value* v) {
 
 static void set_type_name(hd_value* v) {
     if (v->dtype == HD_DTYPE_UINT16) snprintf(v->type_name, sizeof(v->type_name), "uint16");
-    else if (v->dtype >= 0) snprintf(v->type_name, sizeof(v->type_name), "%s", hd_dtype_name(v->dtype));
+    else if (v->dtype >= 0)
+        snprintf(v->type_name, sizeof(v->type_name), "%s", hipdnnSdkDataTypeName(v->dtype));
 }
 
 static int check_rank(const char* what, const char* kind, long long ndim) {
@@ -59,7 +60,7 @@ static void from_device_array(const hd_DeviceArray* a, hd_value* v) {
     v->device = a->device;
     v->readonly = 0;
     v->ndim = a->ndim;
-    v->itemsize = hd_dtype_size(a->dtype);
+    v->itemsize = hipdnnSdkDataTypeSize(a->dtype);
     memcpy(v->shape, a->shape, sizeof(v->shape));
     memcpy(v->strides, a->strides, sizeof(v->strides));
     set_type_name(v);

@@ -54,7 +54,7 @@ static PyObject* hd_dtype_name_py(PyObject* module, PyObject* arg) {
     (void)module;
     long v = PyLong_AsLong(arg);
     if (v == -1 && PyErr_Occurred()) return NULL;
-    return PyUnicode_FromString(hd_dtype_name((int)v));
+    return PyUnicode_FromString(hipdnnSdkDataTypeName((hipdnnDataType_t)v));
 }
 
 /* ---- logging: the callable lives in module state, the queue in log.c --------------- */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "hipdnn/hipdnn.h"
+#include "hipdnn/hipdnn_sdk.h"
 #include "log.h"
 
 #define HD_TORCH_DTYPES 10 /* the torch data types of interop.c's k_torch_dtypes */
@@ -205,10 +206,6 @@ int hd_stream_from_object(PyObject* obj, hipdnnStream_t* out);
 
 /* ---- dtype.c: hipdnn data types <-> buffer formats ------------------------------- */
 
-/* "float32", "float16", ...; "unknown" otherwise. */
-const char* hd_dtype_name(int dtype);
-/* Bytes per element; 0 if unknown. */
-Py_ssize_t hd_dtype_size(int dtype);
 /* Whether a buffer with this struct format and item size holds elements of `dtype`.
  * A bfloat16 tensor takes uint16 bit patterns ('H'). */
 int hd_format_matches(const char* format, Py_ssize_t itemsize, int dtype);

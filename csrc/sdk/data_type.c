@@ -4,35 +4,33 @@
 
 #include "hipdnn/hipdnn_sdk.h"
 
+/* Every data type's name and size, the one list of them (Python's _C reads it too). */
+static const struct {
+    hipdnnDataType_t type;
+    const char* name;
+    size_t size;
+} k_types[] = {
+    {HIPDNN_DATA_FLOAT, "float32", 4},  {HIPDNN_DATA_DOUBLE, "float64", 8},
+    {HIPDNN_DATA_HALF, "float16", 2},   {HIPDNN_DATA_BFLOAT16, "bfloat16", 2},
+    {HIPDNN_DATA_INT8, "int8", 1},      {HIPDNN_DATA_INT32, "int32", 4},
+    {HIPDNN_DATA_INT64, "int64", 8},    {HIPDNN_DATA_UINT8, "uint8", 1},
+    {HIPDNN_DATA_BOOLEAN, "bool", 1},   {HIPDNN_DATA_NOT_SET, "not_set", 0},
+};
+
+static int row_of(hipdnnDataType_t t) {
+    for (int i = 0; i < (int)(sizeof(k_types) / sizeof(k_types[0])); ++i)
+        if (k_types[i].type == t) return i;
+    return -1;
+}
+
 size_t hipdnnSdkDataTypeSize(hipdnnDataType_t t) {
-    switch (t) {
-    case HIPDNN_DATA_DOUBLE:
-    case HIPDNN_DATA_INT64: return 8;
-    case HIPDNN_DATA_FLOAT:
-    case HIPDNN_DATA_INT32: return 4;
-    case HIPDNN_DATA_HALF:
-    case HIPDNN_DATA_BFLOAT16: return 2;
-    case HIPDNN_DATA_INT8:
-    case HIPDNN_DATA_UINT8:
-    case HIPDNN_DATA_BOOLEAN: return 1;
-    default: return 0;
-    }
+    int i = row_of(t);
+    return i < 0 ? 0 : k_types[i].size;
 }
 
 const char* hipdnnSdkDataTypeName(hipdnnDataType_t t) {
-    switch (t) {
-    case HIPDNN_DATA_FLOAT: return "float32";
-    case HIPDNN_DATA_DOUBLE: return "float64";
-    case HIPDNN_DATA_HALF: return "float16";
-    case HIPDNN_DATA_BFLOAT16: return "bfloat16";
-    case HIPDNN_DATA_INT8: return "int8";
-    case HIPDNN_DATA_INT32: return "int32";
-    case HIPDNN_DATA_INT64: return "int64";
-    case HIPDNN_DATA_UINT8: return "uint8";
-    case HIPDNN_DATA_BOOLEAN: return "bool";
-    case HIPDNN_DATA_NOT_SET: return "not_set";
-    default: return "unknown";
-    }
+    int i = row_of(t);
+    return i < 0 ? "unknown" : k_types[i].name;
 }
 
 static uint32_t float_bits(float f) {

@@ -9,6 +9,7 @@ dy (``loss``) and give dx.  docs/python.md lists the definitions and special val
 """
 from __future__ import annotations
 
+import inspect
 import numbers
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
@@ -24,21 +25,22 @@ if TYPE_CHECKING:
 Operands = Sequence[Tuple[str, str, Any]]
 
 
+def operand_ports(mode_name: str) -> Tuple[str, ...]:
+    """The table ports of a mode's operands in the order its method takes them: cuDNN
+    frontend's _backward methods take loss (dy) before input (x)."""
+    return ("dy", "x") if mode_name.endswith("_backward") else ("x", "b", "t")
+
+
 def user_ports(mode: int) -> Dict[str, str]:
     """The keywords cuDNN frontend gives a mode's table ports (a deserialized node's
-    listing uses them)."""
+    listing uses them): the operand parameters of the method of the mode's name, so the
+    method is the one place that names them."""
     name = _ops.POINTWISE_NAMES.get(mode, "")
-    if name.endswith("_backward"):
-        return {"x": "input", "dy": "loss", "dx": "dx", "y": "y"}
-    if name == "binary_select":
-        return {"x": "input0", "b": "input1", "t": "mask"}
-    if name.startswith("cmp_"):
-        return {"x": "input", "b": "comparison"}
-    if name in ("max", "min", "mod", "pow"):
-        return {"x": "input0", "b": "input1"}
-    if _ops.POINTWISE_ARITY.get(name, 1) == 1:
-        return {"x": "input"}
-    return {"x": "a"}
+    method = getattr(PointwiseOps, name, None)
+    if method is None:
+        return {}
+    params = list(inspect.signature(method).parameters)[1:1 + _ops.POINTWISE_ARITY[name]]
+    return dict(zip(operand_ports(name), params))
 
 
 def _float(op: str, what: str, v: Any) -> float:
@@ -484,13 +486,3 @@ class PointwiseOps(GraphBase):
         return _node(self, "gen_index", "gen_index", [("x", "input", input)], compute_data_type,
                      name, [("axis", int(axis))])
 
-
-# Every method above, by the name pygraph (and hipdnn.Graph) gives it.
-METHODS = ["add", "sub", "mul", "div", "add_square", "bias", "scale", "max", "min", "mod", "pow",
-           "sqrt", "rsqrt", "reciprocal", "abs", "neg", "ceil", "floor", "exp", "log", "sin",
-           "cos", "tan", "erf", "identity", "sigmoid", "tanh", "gelu", "gelu_approx_tanh", "relu",
-           "leaky_relu", "elu", "softplus", "swish", "relu_backward", "leaky_relu_backward",
-           "tanh_backward", "sigmoid_backward", "elu_backward", "gelu_backward",
-           "gelu_approx_tanh_backward", "softplus_backward", "swish_backward", "cmp_eq",
-           "cmp_neq", "cmp_gt", "cmp_ge", "cmp_lt", "cmp_le", "logical_and", "logical_or",
-           "logical_not", "binary_select", "gen_index"]

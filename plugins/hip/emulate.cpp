@@ -627,8 +627,8 @@ extern "C" bool hipe_gm_launch(void* kernel, const gm_program* g, int64_t blocks
             for (int64_t n = 0; n < g->n; ++n) {
                 float acc = 0.0f;
                 for (int64_t k = 0; k < g->k; ++k)
-                    acc = fmaf(load_one(g->a, g->a_dtype, a_off + m * g->a_sm + k * g->a_sk),
-                               load_one(g->b, g->b_dtype, b_off + k * g->b_sk + n * g->b_sn), acc);
+                    acc = fmaf(gm_a_at(*g, g->a_dtype, a_off, m, k),
+                               gm_b_at(*g, g->b_dtype, b_off, k, n), acc);
                 row[(size_t)n] = gm_round(g->acc_round, acc);
             }
             for (int64_t c0 = 0; c0 < g->n; c0 += PW_VEC)

@@ -30,6 +30,11 @@ typedef struct {
     _Atomic(void*) simt; /* GM_SIMT for operands not aligned, compiled when first needed */
 } hipe_gm;
 
+/* Moves dim 1 of every tensor of rank ndim of a convolution's epilogue graph last (its
+ * strides too), as the product's rows are output positions; false with the reason when a
+ * tensor of another rank is not a single value. */
+bool hipe_gm_permute_channels_last(hipdnnSdkGraph* eg, int32_t ndim, char* why, size_t len);
+
 /* Bytes of shared memory and threads of a kernel, and its grid for `g`. */
 int hipe_gm_threads(const hipe_gm_kernel* k);
 int hipe_gm_smem(const hipe_gm_kernel* k);

@@ -6,7 +6,6 @@
  * its other strides multiples of 8, and the build is NVIDIA's; else the general kernel
  * (GM_SIMT), which reads any strides and computes exact fp32.  Pointers are known only at
  * enqueue: a view not 16-byte aligned runs the general kernel, compiled then. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,15 +13,6 @@
 #include "staged.h"
 
 #define GM_ROWS_LIMIT (INT64_C(1) << 31) /* rows of the epilogue's space: 32-bit indices */
-
-static bool decline(char* why, size_t len, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool decline(char* why, size_t len, const char* fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, len, fmt, ap);
-    va_end(ap);
-    return false;
-}
 
 static int storage_of(hipdnnDataType_t t) {
     switch (t) {
@@ -75,30 +65,46 @@ static bool mma_operand(int64_t rows, int64_t ks, int64_t s_r, int64_t s_k, cons
     return false;
 }
 
-/* The kernel for aligned operands: tensor cores where they apply, a tile size by how many
- * tiles the product has (a small product in large tiles leaves multiprocessors idle). */
+/* Tile shapes of the tensor-core kernel: 4 warps each, and how well each keeps the tensor
+ * cores fed against the largest (a guess to be replaced by measured knobs). */
+static const struct {
+    int bm, bn, wm, wn;
+    double efficiency;
+} k_tiles[] = {{128, 128, 2, 2, 1.0}, {128, 64, 2, 2, 0.85}, {64, 64, 2, 2, 0.7}};
+#define GM_ASSUMED_SMS 132 /* H100 / H200; the grid's waves are counted against it */
+#define GM_BLOCKS_PER_SM 2 /* at about 250 registers a thread */
+
+/* The kernel for aligned operands: tensor cores where they apply, in the tile that
+ * finishes soonest by a model of whole waves of blocks over the multiprocessors (a small
+ * product in large tiles leaves them idle; a narrow one wastes a wide tile's columns). */
 static void choose_kernel(const gm_program* p, bool mma_allowed, hipe_gm_kernel* k) {
     memset(k, 0, sizeof(*k));
     k->kind = GM_SIMT;
     bool ak = false, bk = false;
+    if (p->conv) ak = true; /* gathered, k contiguous: conv_mma_ok checked x */
     if (!mma_allowed || p->a_dtype != p->b_dtype || p->a_dtype == PW_F32 ||
-        !mma_operand(p->m, p->k, p->a_sm, p->a_sk, p->a_bs, p->nbatch, &ak) ||
+        (!p->conv && !mma_operand(p->m, p->k, p->a_sm, p->a_sk, p->a_bs, p->nbatch, &ak)) ||
         !mma_operand(p->n, p->k, p->b_sn, p->b_sk, p->b_bs, p->nbatch, &bk))
         return;
-    k->kind = GM_MMA;
-    k->dt = p->a_dtype;
-    k->ak = ak;
-    k->bk = bk;
-    const int64_t big = p->batches * ((p->m + 127) / 128) * ((p->n + 127) / 128);
-    if (big >= 96) {
-        *k = (hipe_gm_kernel){GM_MMA, p->a_dtype, ak, bk, 128, 128, 2, 2, 4};
-    } else {
-        *k = (hipe_gm_kernel){GM_MMA, p->a_dtype, ak, bk, 64, 64, 2, 2, 4};
+    int best = 0;
+    double best_cost = 0;
+    for (int i = 0; i < (int)(sizeof(k_tiles) / sizeof(k_tiles[0])); ++i) {
+        const int64_t tiles = p->batches * ((p->m + k_tiles[i].bm - 1) / k_tiles[i].bm) *
+                              ((p->n + k_tiles[i].bn - 1) / k_tiles[i].bn);
+        const int64_t waves = (tiles + GM_ASSUMED_SMS * GM_BLOCKS_PER_SM - 1) /
+                              (GM_ASSUMED_SMS * GM_BLOCKS_PER_SM);
+        const double cost = (double)waves * k_tiles[i].bm * k_tiles[i].bn / k_tiles[i].efficiency;
+        if (i == 0 || cost < best_cost) {
+            best = i;
+            best_cost = cost;
+        }
     }
+    *k = (hipe_gm_kernel){GM_MMA, p->a_dtype, ak, bk, k_tiles[best].bm, k_tiles[best].bn,
+                          k_tiles[best].wm, k_tiles[best].wn, 4};
 }
 
 /* The epilogue of a matmul alone: the product stored to c. */
-static void store_only(const hipdnnSdkTensor* c, int64_t uid, hipe_gm* gm) {
+static void store_only(const hipdnnSdkTensor* c, hipe_gm* gm) {
     pw_program* e = &gm->prog.ep;
     memset(e, 0, sizeof(*e));
     e->ndim = c->ndim;
@@ -121,7 +127,6 @@ static void store_only(const hipdnnSdkTensor* c, int64_t uid, hipe_gm* gm) {
     e->instr[0] = (pw_instr){PW_GET, 0, 0, 0, 0, 0, 0};
     e->instr[1] = (pw_instr){PW_STORE, (uint8_t)e->out[0].dtype, 0,
                              e->out[0].contiguous ? PW_CONTIG : 0, 0, 0, 0};
-    (void)uid;
     gm->slots = 2;
 }
 
@@ -211,27 +216,131 @@ static void bind(hipe_stage* st, int64_t uid, size_t offset, int32_t scalar_dtyp
 
 #define EP(field) (offsetof(gm_program, ep) + offsetof(pw_program, field))
 
+/* y with its channels moved last ([N, O..., K], strides alike): the product's layout as the
+ * epilogue sees a convolution's (gm_program.h). */
+static void channels_last(const hipdnnSdkTensor* y, hipdnnSdkTensor* out) {
+    *out = *y;
+    const int nd = y->ndim;
+    for (int d = 1; d < nd - 1; ++d) {
+        out->dims[d] = y->dims[d + 1];
+        out->strides[d] = y->strides[d + 1];
+    }
+    out->dims[nd - 1] = y->dims[1];
+    out->strides[nd - 1] = y->strides[1];
+}
+
+bool hipe_gm_permute_channels_last(hipdnnSdkGraph* eg, int32_t ndim, char* why, size_t len) {
+    for (int32_t t = 0; t < eg->num_tensors; ++t) {
+        hipdnnSdkTensor* tt = &eg->tensors[t];
+        if (tt->ndim == ndim) {
+            hipdnnSdkTensor moved;
+            channels_last(tt, &moved);
+            *tt = moved;
+            continue;
+        }
+        for (int32_t d = 0; d < tt->ndim; ++d)
+            if (tt->dims[d] != 1)
+                return decline(why, len, "epilogue tensor '%s' (uid %lld) has rank %d, not the "
+                               "convolution's %d", tt->name, (long long)tt->uid, tt->ndim, ndim);
+    }
+    return true;
+}
+
+/* A forward convolution as an implicit matrix product (gm_program.h); *cl gets y with its
+ * channels last, the product's layout. */
+static bool conv_operands(const hipdnnSdkNode* n, const hipdnnSdkTensor* x,
+                          const hipdnnSdkTensor* w, const hipdnnSdkTensor* y, gm_program* p,
+                          hipdnnSdkTensor* cl, const char* label, char* why, size_t len) {
+    const int nd = x->ndim;
+    if (nd < 3 || nd > 2 + GM_MAX_SPATIAL || w->ndim != nd || y->ndim != nd)
+        return decline(why, len, "%s: x, w and y of rank %d, %d and %d; the hip engine takes 1 "
+                       "to %d spatial dims", label, x->ndim, w->ndim, y->ndim, GM_MAX_SPATIAL);
+    const int64_t mode = n->attrs[HIPDNN_CONV_MODE].i[0];
+    if (mode != HIPDNN_CROSS_CORRELATION && mode != HIPDNN_CONVOLUTION)
+        return decline(why, len, "%s: convolution mode %lld", label, (long long)mode);
+    if (w->dims[1] != x->dims[1])
+        return decline(why, len, "%s: %lld groups; the hip engine runs one group for now",
+                       label, (long long)(x->dims[1] / (w->dims[1] ? w->dims[1] : 1)));
+    p->conv = GM_CONV_FPROP;
+    p->nsp = nd - 2;
+    p->flip = mode == HIPDNN_CONVOLUTION;
+    p->cin = x->dims[1];
+    p->x_sn = x->strides[0];
+    p->x_sc = x->strides[1];
+    p->w_sk = w->strides[0];
+    p->w_sc = w->strides[1];
+    p->m = y->dims[0];
+    p->k = p->cin;
+    for (int d = 0; d < GM_MAX_SPATIAL; ++d) {
+        const bool real = d < p->nsp;
+        p->xsp[d] = real ? x->dims[2 + d] : 1;
+        p->osp[d] = real ? y->dims[2 + d] : 1;
+        p->ker[d] = real ? w->dims[2 + d] : 1;
+        p->stride[d] = real ? n->attrs[HIPDNN_CONV_STRIDE].i[d] : 1;
+        p->pad[d] = real ? n->attrs[HIPDNN_CONV_PRE_PADDING].i[d] : 0;
+        p->dil[d] = real ? n->attrs[HIPDNN_CONV_DILATION].i[d] : 1;
+        p->x_ssp[d] = real ? x->strides[2 + d] : 0;
+        p->w_ssp[d] = real ? w->strides[2 + d] : 0;
+        p->m *= p->osp[d];
+        p->k *= p->ker[d];
+    }
+    p->n = w->dims[0];
+    p->batches = 1;
+    p->nbatch = 0;
+    /* b as a matrix where w is dense in (f..., c) (KRSC): k contiguous, rows w_sk apart */
+    bool dense = p->w_sc == 1;
+    int64_t inner = p->cin;
+    for (int d = p->nsp - 1; d >= 0 && dense; --d) {
+        dense = p->ker[d] == 1 || p->w_ssp[d] == inner;
+        inner *= p->ker[d];
+    }
+    p->b_sk = dense ? 1 : 0;
+    p->b_sn = dense ? p->w_sk : 0;
+    if (p->m >= GM_ROWS_LIMIT || p->k >= GM_ROWS_LIMIT)
+        return decline(why, len, "%s: %lld output positions and a field of %lld; the hip "
+                       "engine takes fewer than 2^31 each", label, (long long)p->m, (long long)p->k);
+    channels_last(y, cl);
+    return true;
+}
+
+/* Whether a convolution's x can be gathered 16 bytes at a time: channels contiguous, a
+ * multiple of 8 of them, every other stride a multiple of 8 elements; and w is dense. */
+static bool conv_mma_ok(const gm_program* p) {
+    bool ok = p->x_sc == 1 && p->cin % 8 == 0 && p->x_sn % 8 == 0 && p->b_sk == 1;
+    for (int d = 0; d < p->nsp; ++d) /* 32-bit input coordinates and filter taps */
+        ok = ok && p->x_ssp[d] % 8 == 0 && p->xsp[d] + p->pad[d] < (INT64_C(1) << 30) &&
+             p->osp[d] * p->stride[d] < (INT64_C(1) << 30) && p->ker[d] * p->dil[d] < (INT64_C(1) << 30);
+    return ok;
+}
+
 int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe_plan* ep,
                     hipe_stage* st, char* why, size_t len) {
+    const bool conv = mm->kind == HIPDNN_OP_CONV_FPROP;
     char label[200];
-    hipdnnSdkFormat(label, sizeof(label), "node '%s' (matmul)", mm->name ? mm->name : "");
-    const hipdnnSdkTensor* a = find(g, mm->inputs[HIPDNN_MATMUL_A]);
-    const hipdnnSdkTensor* b = find(g, mm->inputs[HIPDNN_MATMUL_B]);
-    const hipdnnSdkTensor* c = find(g, mm->outputs[HIPDNN_MATMUL_C]);
+    hipdnnSdkFormat(label, sizeof(label), "node '%s' (%s)", mm->name ? mm->name : "",
+                    conv ? "conv_fprop" : "matmul");
+    /* a, b, c: x, w, y of a convolution (the same ports' numbers) */
+    const hipdnnSdkTensor* a = find(g, mm->inputs[conv ? HIPDNN_CONV_X : HIPDNN_MATMUL_A]);
+    const hipdnnSdkTensor* b = find(g, mm->inputs[conv ? HIPDNN_CONV_W : HIPDNN_MATMUL_B]);
+    const hipdnnSdkTensor* c = find(g, mm->outputs[conv ? HIPDNN_CONV_Y : HIPDNN_MATMUL_C]);
     if (!a || !b || !c || a->ndim < 2 || b->ndim < 2 || c->ndim < 2)
-        return decline(why, len, "%s: a, b and c must be set, each of rank 2 or more",
-                                label);
+        return decline(why, len, "%s: its inputs and output must be set, each of rank 2 or "
+                       "more", label);
     const hipdnnSdkTensor* ts[3] = {a, b, c};
     for (int i = 0; i < 3; ++i)
         if (storage_of(ts[i]->data_type) < 0)
-            return decline(why, len, "%s: tensor '%s' (uid %lld) is %s; the hip engine's "
-                                    "matmul takes float, half and bfloat16", label, ts[i]->name,
-                                    (long long)ts[i]->uid, hipdnnSdkDataTypeName(ts[i]->data_type));
+            return decline(why, len, "%s: tensor '%s' (uid %lld) is %s; the hip engine takes "
+                           "float, half and bfloat16 here", label, ts[i]->name,
+                           (long long)ts[i]->uid, hipdnnSdkDataTypeName(ts[i]->data_type));
     memset(st, 0, sizeof(*st));
     st->kind = HIPE_STAGE_GEMM;
     hipe_gm* gm = &st->gm;
     gm_program* p = &gm->prog;
-    if (!operands(a, b, c, p, label, why, len)) return 0;
+    hipdnnSdkTensor cl; /* a convolution's y, channels last */
+    if (conv ? !conv_operands(mm, a, b, c, p, &cl, label, why, len)
+             : !operands(a, b, c, p, label, why, len))
+        return 0;
+    if (conv) c = &cl;
     p->a_dtype = storage_of(a->data_type);
     p->b_dtype = storage_of(b->data_type);
     p->acc_round = storage_of(c->data_type);
@@ -240,14 +349,15 @@ int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe
         memcpy(out_uid, ep->out_uid, sizeof(out_uid));
         if (!take_epilogue(c, ep, gm, out_uid, label, why, len)) return 0;
     } else {
-        store_only(c, c->uid, gm);
+        store_only(c, gm);
         p->acc_in = 0;
         out_uid[0] = c->uid;
     }
-    choose_kernel(p, strcmp(hipe_vendor(), "ROCm") != 0, &gm->main);
+    const bool mma = strcmp(hipe_vendor(), "ROCm") != 0 && (!conv || conv_mma_ok(p));
+    choose_kernel(p, mma, &gm->main);
     set_grid(p, &gm->main);
-    bind(st, mm->inputs[HIPDNN_MATMUL_A], offsetof(gm_program, a), -1);
-    bind(st, mm->inputs[HIPDNN_MATMUL_B], offsetof(gm_program, b), -1);
+    bind(st, a->uid, offsetof(gm_program, a), -1);
+    bind(st, b->uid, offsetof(gm_program, b), -1);
     for (int i = 0; i < p->ep.nin; ++i)
         if (i != p->acc_in) bind(st, ep->in_uid[i], EP(in) + i * sizeof(pw_tensor), -1);
     for (int i = 0; i < p->ep.nout; ++i)
@@ -257,9 +367,9 @@ int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe
             bind(st, ep->scalar_uid[i], EP(scalar) + i * sizeof(float), ep->scalar_dtype[i]);
     char batch[48] = "";
     if (p->batches > 1) hipdnnSdkFormat(batch, sizeof(batch), "%lld x ", (long long)p->batches);
-    hipdnnSdkFormat(st->what, sizeof(st->what), "matmul '%s' %s%lldx%lldx%lld %s%s",
-                    mm->name ? mm->name : "", batch, (long long)p->m, (long long)p->n,
-                    (long long)p->k,
+    hipdnnSdkFormat(st->what, sizeof(st->what), "%s '%s' %s%lldx%lldx%lld %s%s",
+                    conv ? "conv_fprop" : "matmul", mm->name ? mm->name : "", batch,
+                    (long long)p->m, (long long)p->n, (long long)p->k,
                     gm->main.kind == GM_MMA ? "on tensor cores" : "general (fp32 FMA)",
                     ep ? ", with its pointwise epilogue" : "");
     return 1;

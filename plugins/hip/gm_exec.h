@@ -56,6 +56,62 @@ PW_FN void gm_batch_offsets(const gm_program& g, int64_t batch, int64_t* a_off, 
     *b_off = ob;
 }
 
+// ---- convolution: where a's and b's elements are ----------------------------------------
+
+// Offset in x of a[m, k] (output position m, field element k), false in the padding or
+// past the matrix (m >= M or k >= K read as 0).
+PW_FN bool gm_conv_a_offset(const gm_program& g, int64_t m, int64_t k, int64_t* off) {
+    if (m >= g.m || k >= g.k) return false;
+    const uint32_t c = (uint32_t)(k % g.cin);
+    uint32_t f = (uint32_t)(k / g.cin);
+    uint32_t pos = (uint32_t)m;
+    int64_t o = (int64_t)c * g.x_sc;
+PW_UNROLL
+    for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
+        if (d >= g.nsp) continue;
+        const uint32_t kd = (uint32_t)g.ker[d], od = (uint32_t)g.osp[d];
+        uint32_t fd = f % kd;
+        f /= kd;
+        const uint32_t op = pos % od;
+        pos /= od;
+        if (g.flip) fd = kd - 1 - fd;
+        const int64_t i = (int64_t)op * g.stride[d] - g.pad[d] + (int64_t)fd * g.dil[d];
+        if (i < 0 || i >= g.xsp[d]) return false;
+        o += i * g.x_ssp[d];
+    }
+    *off = o + (int64_t)pos * g.x_sn; // pos: the image
+    return true;
+}
+
+// Offset in w of b[k, n] (field element k, output channel n).
+PW_FN int64_t gm_conv_b_offset(const gm_program& g, int64_t k, int64_t n) {
+    const uint32_t c = (uint32_t)(k % g.cin);
+    uint32_t f = (uint32_t)(k / g.cin);
+    int64_t o = n * g.w_sk + (int64_t)c * g.w_sc;
+PW_UNROLL
+    for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
+        if (d >= g.nsp) continue;
+        const uint32_t kd = (uint32_t)g.ker[d];
+        o += (int64_t)(f % kd) * g.w_ssp[d];
+        f /= kd;
+    }
+    return o;
+}
+
+// a[m, k] and b[k, n] of batch offsets a_off and b_off, in fp32 (0 outside), any layout.
+PW_FN float gm_a_at(const gm_program& g, int adt, int64_t a_off, int64_t m, int64_t k) {
+    if (g.conv) {
+        int64_t off;
+        return gm_conv_a_offset(g, m, k, &off) ? load_one(g.a, adt, off) : 0.0f;
+    }
+    return m < g.m && k < g.k ? load_one(g.a, adt, a_off + m * g.a_sm + k * g.a_sk) : 0.0f;
+}
+
+PW_FN float gm_b_at(const gm_program& g, int bdt, int64_t b_off, int64_t k, int64_t n) {
+    if (k >= g.k || n >= g.n) return 0.0f;
+    return load_one(g.b, bdt, g.conv ? gm_conv_b_offset(g, k, n) : b_off + k * g.b_sk + n * g.b_sn);
+}
+
 // The epilogue on columns c0 .. c0 + PW_VEC (fewer at the row's end) of row `row` of the
 // space (batch * M + m), the product's values at v (PW_VEC readable floats).
 template <int S, class Prog>

@@ -78,10 +78,8 @@ PW_UNROLL
     for (int64_t k0 = 0; k0 < g.k; k0 += KS) {
         for (int e = tid; e < T * KS; e += GM_SIMT_THREADS) {
             const int kk = e / T, mm = e - kk * T; // consecutive threads: consecutive m / n
-            const int64_t k = k0 + kk;
-            const int64_t m = m0 + mm, n = n0 + mm;
-            as[kk][mm] = k < g.k && m < g.m ? load_one(g.a, ADT, a_off + m * g.a_sm + k * g.a_sk) : 0.0f;
-            bs[kk][mm] = k < g.k && n < g.n ? load_one(g.b, BDT, b_off + k * g.b_sk + n * g.b_sn) : 0.0f;
+            as[kk][mm] = gm_a_at(g, ADT, a_off, m0 + mm, k0 + kk);
+            bs[kk][mm] = gm_b_at(g, BDT, b_off, k0 + kk, n0 + mm);
         }
         __syncthreads();
 PW_UNROLL
@@ -175,6 +173,82 @@ PW_UNROLL
     }
 }
 
+// A convolution's a rows, fixed for a thread over the whole k loop (gm_load_conv_a): for
+// each chunk q it copies, the image's offset in x and each spatial dim's first input
+// coordinate (o * stride - pad), or row_ok false past the last output position.
+template <int Q>
+struct GmConvRows {
+    int64_t image[Q];
+    int32_t first[Q][GM_MAX_SPATIAL];
+    bool row_ok[Q];
+};
+
+template <int BM, int THREADS>
+struct GmConvA {
+    static constexpr int C = GM_KT / 8, CHUNKS = BM * C, Q = (CHUNKS + THREADS - 1) / THREADS;
+};
+
+template <int BM, int THREADS>
+PW_FN void gm_conv_rows(const gm_program& g, int64_t m0, int tid,
+                        GmConvRows<GmConvA<BM, THREADS>::Q>& rows) {
+    typedef GmConvA<BM, THREADS> L;
+PW_UNROLL
+    for (int q = 0; q < L::Q; ++q) {
+        const int row = (tid + q * THREADS) / L::C;
+        const int64_t m = m0 + row;
+        rows.row_ok[q] = m < g.m && tid + q * THREADS < L::CHUNKS;
+        uint32_t pos = (uint32_t)(rows.row_ok[q] ? m : 0);
+PW_UNROLL
+        for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
+            const uint32_t od = d < g.nsp ? (uint32_t)g.osp[d] : 1u;
+            const uint32_t o = pos % od;
+            pos /= od;
+            rows.first[q][d] = (int32_t)((int64_t)o * g.stride[d] - g.pad[d]);
+        }
+        rows.image[q] = (int64_t)pos * g.x_sn;
+    }
+}
+
+// A convolution's a tile (BM x GM_KT, k contiguous): each 16-byte chunk is 8 channels of
+// one x element's neighbourhood (gemm_program.c requires x's channels contiguous, C a
+// multiple of 8 and every index under 2^31), or zeros in the padding.  A thread's chunks
+// share one column (CHUNKS a row divides THREADS), so the field element is worked out once.
+template <int BM, int THREADS>
+PW_FN void gm_load_conv_a(uint32_t dst, const gm_program& g, const GmConvRows<GmConvA<BM, THREADS>::Q>& rows,
+                          int64_t k0, int tid) {
+    typedef GmConvA<BM, THREADS> L;
+    static_assert(THREADS % L::C == 0, "a thread's chunks share a column");
+    const unsigned short* x = (const unsigned short*)g.a;
+    const int col = tid % L::C;
+    const uint32_t k = (uint32_t)(k0 + col * 8), cin = (uint32_t)g.cin;
+    const bool k_ok = k < (uint32_t)g.k;
+    uint32_t f = k / cin;
+    int64_t koff = (int64_t)(k - f * cin); // the channel (x_sc is 1)
+    int32_t tap[GM_MAX_SPATIAL];            // filter offset of each dim, dilated
+PW_UNROLL
+    for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
+        const uint32_t kd = d < g.nsp ? (uint32_t)g.ker[d] : 1u;
+        uint32_t fd = f % kd;
+        f /= kd;
+        if (g.flip) fd = kd - 1 - fd;
+        tap[d] = (int32_t)(fd * g.dil[d]);
+    }
+PW_UNROLL
+    for (int q = 0; q < L::Q; ++q) {
+        bool valid = k_ok && rows.row_ok[q];
+        int64_t off = rows.image[q] + koff;
+PW_UNROLL
+        for (int d = 0; d < GM_MAX_SPATIAL; ++d) {
+            if (d >= g.nsp) continue;
+            const int32_t i = rows.first[q][d] + tap[d];
+            valid = valid && i >= 0 && i < (int32_t)g.xsp[d];
+            off += (int64_t)i * g.x_ssp[d];
+        }
+        const int row = (tid + q * THREADS) / L::C;
+        gm_cp_async(dst + gm_swz<L::C>(row, col), valid ? x + off : x, valid);
+    }
+}
+
 template <int BM, int BN, int STAGES>
 struct GmSmem {
     static constexpr int A = BM * GM_KT * 2, B = BN * GM_KT * 2; // bytes a stage
@@ -221,8 +295,10 @@ PW_UNROLL
     }
 }
 
-// One BM x BN tile: WM x WN warps, each (BM / WM) x (BN / WN) of the product.
-template <int DT, bool AK, bool BK, int BM, int BN, int WM, int WN, int STAGES, int S, class Prog>
+// One BM x BN tile: WM x WN warps, each (BM / WM) x (BN / WN) of the product; CONV: a is
+// a convolution's x (gm_load_conv_a).
+template <int DT, bool AK, bool BK, int BM, int BN, int WM, int WN, int STAGES, bool CONV, int S,
+          class Prog>
 PW_FN void gm_mma(const gm_program& g, unsigned char* smem) {
     constexpr int THREADS = WM * WN * 32, MT = BM / WM / 16, NT = BN / WN / 8;
     typedef GmSmem<BM, BN, STAGES> L;
@@ -239,11 +315,16 @@ PW_FN void gm_mma(const gm_program& g, unsigned char* smem) {
     const uint32_t base = gm_smem_addr(smem);
     const int kt_count = (int)((g.k + GM_KT - 1) / GM_KT);
 
+    GmConvRows<GmConvA<BM, THREADS>::Q> conv_rows;
+    if (CONV) gm_conv_rows<BM, THREADS>(g, m0, tid, conv_rows);
     // a's rows are m (stride a_sm), b's are n (stride b_sn); each with its k stride
     auto load_stage = [&](int slot, int kt) {
         const uint32_t as = base + slot * (L::A + L::B), bs = as + L::A;
         const int64_t k0 = (int64_t)kt * GM_KT;
-        gm_load_tile<BM, AK, THREADS>(as, a, m0, k0, g.m, g.k, g.a_sm, g.a_sk, tid);
+        if (CONV)
+            gm_load_conv_a<BM, THREADS>(as, g, conv_rows, k0, tid);
+        else
+            gm_load_tile<BM, AK, THREADS>(as, a, m0, k0, g.m, g.k, g.a_sm, g.a_sk, tid);
         gm_load_tile<BN, BK, THREADS>(bs, b, n0, k0, g.n, g.k, g.b_sn, g.b_sk, tid);
     };
 

@@ -12,6 +12,13 @@
  * hipe_compile_pointwise_in_order), so row r of the space is (batch, m) = (r / M, r % M)
  * and a thread can address a vector of a tile's row as the pointwise kernel does.
  *
+ * A forward convolution is the same product, implicitly (conv = GM_CONV_FPROP): row m of a
+ * is output position (n, o...) of y, its columns the receptive field, k = (f..., c) with
+ * the channel innermost, each element read from x (0 in the padding); b is w, row n its
+ * output channel n, k as a's.  The epilogue's space is y's dims with the channels moved
+ * last ([N, O..., K]: gemm_program.c permutes the epilogue's tensors so), so that row m is
+ * again one output position.  One group (groups > 1 are declined for now).
+ *
  * Plain C data, built by the host code (gemm_program.c) and passed by value to the kernels
  * (gm_kernels.h; gm_exec.h holds what every kernel shares), so both compilers read it. */
 #ifndef HIPDNN_HIP_GM_PROGRAM_H
@@ -20,6 +27,9 @@
 #include "pw_program.h"
 
 #define GM_MAX_BATCH 6 /* batch dims of the product, after merging */
+#define GM_MAX_SPATIAL 3
+
+enum { GM_CONV_NONE = 0, GM_CONV_FPROP = 1 };
 
 /* Kernels (gemm_program.c picks one, kernel_names-style, at plan time). */
 enum {
@@ -45,6 +55,16 @@ typedef struct {
     int32_t tiles_m, tiles_n; /* of the kernel's tile, for its grid */
     int32_t group_m;    /* tile rows walked together (L2 reuse of b's columns) */
     int32_t reserved;
+    /* convolution forward (conv != GM_CONV_NONE): a is x, b is w; spatial dims past nsp
+       have size 1 */
+    int32_t conv, nsp;
+    int32_t flip;       /* true convolution: the filter read reversed */
+    int32_t reserved2;
+    int64_t cin;        /* channels of x (= w's, one group) */
+    int64_t xsp[GM_MAX_SPATIAL], osp[GM_MAX_SPATIAL], ker[GM_MAX_SPATIAL];
+    int64_t stride[GM_MAX_SPATIAL], pad[GM_MAX_SPATIAL], dil[GM_MAX_SPATIAL];
+    int64_t x_sn, x_sc, x_ssp[GM_MAX_SPATIAL]; /* x's strides */
+    int64_t w_sk, w_sc, w_ssp[GM_MAX_SPATIAL]; /* w's */
     pw_program ep;      /* the epilogue; its pointers set at enqueue */
 } gm_program;
 

@@ -12,15 +12,14 @@
  * pointwise graph compiled into one program, program.h); staged*.c (graphs cut into stages,
  * staged.h, staged_graph.h); lower*.c (ops rewritten into those with kernels, one file an
  * op family, lower.h); rowwise*.c (row-wise programs, one file an op family, rowwise.h);
- * resample_program.c, gemm_program.c; kernel_names.c, kernel_cache.c, jit_source.c;
- * error.c.  It reaches the GPU only through the functions declared at the end, which the
+ * resample_program.c, gemm_program.c; kernel_names.c, kernel_cache.c, jit_source.c.
+ * It reaches the GPU only through the functions declared at the end, which the
  * device code (runtime.hip, pointwise.hip, jit.hip) implements in HIP, compiled by hipcc
  * for AMD GPUs or by nvcc through hip_compat.h for NVIDIA GPUs.  The row-wise and pooling
  * kernels (rw_kernels.h over rw_exec*.h, rs_kernels.h) are not compiled with the plugin:
  * each plan compiles the one it runs at plan time (NVRTC, hiprtc) and caches it on disk
- * (kernel_cache.c).  Both builds name
- * their engine "hip"; on any machine at most one finds its device, and the other declines
- * at load with its reason.
+ * (kernel_cache.c).  Both builds name their engine "hip"; on any machine at most one finds
+ * its device, and the other declines at load with its reason.
  */
 #ifndef HIPDNN_HIP_ENGINE_H
 #define HIPDNN_HIP_ENGINE_H
@@ -31,6 +30,7 @@
 
 #include "hipdnn/hipdnn_plugin.h"
 #include "hipdnn/hipdnn_sdk.h"
+#include "hipdnn/hipdnn_sdk_plugin.h"
 #include "gm_program.h"
 #include "pw_program.h"
 #include "rs_program.h"
@@ -54,12 +54,14 @@ extern "C" {
 /* Largest element count or span a tensor may have; keeps every index in int64. */
 #define HIPE_MAX_ELEMENTS (INT64_C(1) << 48)
 
-/* ---- diagnostics (error.c) -------------------------------------------------------- */
+/* ---- diagnostics: the SDK's, this plugin's own copy (hipdnn_sdk_plugin.h) ---------- */
 
-void hipe_set_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-const char* hipe_last_error(void);
-void hipe_set_log_callback(hipdnnPluginLoggingCallback_t cb);
-void hipe_log(int level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+#define hipe_set_error hipdnnSdkPluginSetError
+#define hipe_log hipdnnSdkPluginLog
+
+/* A reason to decline, "hip: ..." on one line (hipdnnSdkDecline); false.  A macro so that
+ * the engine's name is stamped on every reason without each call site spelling it. */
+#define decline(why, len, ...) hipdnnSdkDecline(why, len, HIPE_ENGINE_NAME, __VA_ARGS__)
 
 /* ---- a graph compiled for the fused kernel (program.c) ---------------------------- */
 

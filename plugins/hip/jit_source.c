@@ -194,9 +194,10 @@ char* hipe_gm_source(const hipe_gm* gm, const hipe_gm_kernel* k, int dialect) {
     if (k->kind == GM_MMA)
         put(&b, "__global__ void __launch_bounds__(%d) %s(const gm_program g) {\n"
                 "    extern __shared__ __attribute__((aligned(16))) unsigned char smem[];\n"
-                "    gm_mma<%d, %s, %s, %d, %d, %d, %d, %d, %d, hipdnn_program>(g, smem);\n}\n",
+                "    gm_mma<%d, %s, %s, %d, %d, %d, %d, %d, %s, %d, hipdnn_program>(g, smem);\n}\n",
             hipe_gm_threads(k), HIPE_GEMM_KERNEL, k->dt, k->ak ? "true" : "false",
-            k->bk ? "true" : "false", k->bm, k->bn, k->wm, k->wn, k->stages, gm->slots);
+            k->bk ? "true" : "false", k->bm, k->bn, k->wm, k->wn, k->stages,
+            gm->prog.conv ? "true" : "false", gm->slots);
     else
         put(&b, "__global__ void __launch_bounds__(GM_SIMT_THREADS) %s(const gm_program g) {\n"
                 "    gm_simt<%d, %d, %d, hipdnn_program>(g);\n}\n",

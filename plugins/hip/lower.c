@@ -1,34 +1,22 @@
 /* Operations the engine runs as graphs of the ones it has kernels for: a rewrite of the
- * graph before it is cut into stages (staged.c).  This file holds the rewrite itself, a
- * table of the ops it takes (each with the check that says a node needs it and the
- * family's lowering), and the builder the families write the rewritten graph with
- * (lower.h):
+ * graph before it is cut into stages (staged.c).  This file holds the rewrite itself,
+ * which finds each node's op in the op families' tables (each op with the check that says
+ * a node of it is rewritten, and its lowering), and the builder the families write the
+ * rewritten graph with (lower.h).  The families (each file's table names its ops):
  *
- *   norm_backward (layer, RMS, instance, batch, adaptive layer): lower_norm_backward.c;
- *   batchnorm training's running statistics, batchnorm training and backward over few
- *     channels, genstats: lower_batchnorm.c;
- *   slice, concatenate and reshape, identity copies through views: lower_movement.c.
+ *   lower_norm_backward.c  norm backward (layer, RMS, instance, batch, adaptive layer);
+ *   lower_batchnorm.c      batchnorm training's running statistics, batchnorm training and
+ *                          backward over few channels, per-channel statistics;
+ *   lower_movement.c       data movement: identity copies through views.
  *
  * Every added tensor is float32 and virtual unless said otherwise, every added node
  * computes in float32, so the rewritten graph goes through the same checks, stage cutting
  * and kernels as one a user wrote. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lower.h"
-
-static bool decline(char* why, size_t len, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool decline(char* why, size_t len, const char* fmt, ...) {
-    char detail[HIPE_MSG_LEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof(detail), fmt, ap);
-    va_end(ap);
-    hipdnnSdkFormat(why, len, HIPE_ENGINE_NAME ": %s", detail);
-    return false;
-}
 
 static bool grow(void** p, int32_t* cap, int32_t need, size_t size) {
     if (need <= *cap) return true;
@@ -218,28 +206,16 @@ int64_t lw_view(lowering* l, const char* name, const char* what, int64_t base, i
 
 /* ---- the rewrite ----------------------------------------------------------------------- */
 
-/* The ops rewritten, each with the check that says a node of it is (NULL: always) and its
- * family's lowering.  Every other node is kept as it is. */
-typedef struct {
-    hipdnnOpKind_t kind;
-    bool (*needs)(const hipdnnSdkGraph* g, const hipdnnSdkNode* n);
-    bool (*lower)(lowering* l, const hipdnnSdkNode* n);
-} lowered_op;
-
-static const lowered_op k_lowered[] = {
-    {HIPDNN_OP_NORM_BACKWARD, NULL, lower_norm_backward},
-    {HIPDNN_OP_NORM_FORWARD, lower_batchnorm_needs, lower_batchnorm},
-    {HIPDNN_OP_GENSTATS, NULL, lower_genstats},
-    {HIPDNN_OP_SLICE, NULL, lower_slice},
-    {HIPDNN_OP_CONCATENATE, NULL, lower_concatenate},
-    {HIPDNN_OP_RESHAPE, NULL, lower_reshape},
-};
+/* Each family's ops, with the check that says a node of one is rewritten and its
+ * lowering (lower.h). */
+static const lowered_op* const k_families[] = {lower_norm_backward_ops, lower_batchnorm_ops,
+                                               lower_movement_ops};
 
 /* How node n of graph g is rewritten; NULL: it is kept. */
 static const lowered_op* lowering_of(const hipdnnSdkGraph* g, const hipdnnSdkNode* n) {
-    for (size_t k = 0; k < sizeof(k_lowered) / sizeof(k_lowered[0]); ++k)
-        if (k_lowered[k].kind == n->kind)
-            return !k_lowered[k].needs || k_lowered[k].needs(g, n) ? &k_lowered[k] : NULL;
+    for (size_t f = 0; f < sizeof(k_families) / sizeof(k_families[0]); ++f)
+        for (const lowered_op* op = k_families[f]; op->lower; ++op)
+            if (op->kind == n->kind) return !op->needs || op->needs(g, n) ? op : NULL;
     return NULL;
 }
 

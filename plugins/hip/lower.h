@@ -1,6 +1,6 @@
 /* lower.h — the graph rewrite (lower.c) as its op families' files see it: the state of one
  * rewrite, the builder that adds tensors and nodes to the rewritten graph (lower.c), and
- * each family's lowering (lower_norm_backward.c, lower_batchnorm.c, lower_movement.c).
+ * each family's table of ops (lower_norm_backward.c, lower_batchnorm.c, lower_movement.c).
  *
  * A builder function that runs out of memory sets l->oom and returns HIPDNN_NO_TENSOR (or
  * false); once l->oom is set every later one fails too, so a family's lowering chains
@@ -60,22 +60,26 @@ bool lw_keep_in_workspace(lowering* l, int64_t uid);
 int64_t lw_view(lowering* l, const char* name, const char* what, int64_t base, int32_t ndim,
                 const int64_t* dims, const int64_t* strides, int64_t offset);
 
-/* ---- the op families: each rewrites node n into l; false with l->why set or l->oom ---- */
+/* ---- the op families ------------------------------------------------------------------ */
 
-/* lower_norm_backward.c */
-bool lower_norm_backward(lowering* l, const hipdnnSdkNode* n);
-/* lower_batchnorm.c: batchnorm training with running statistics or over few channels
- * (lower_batchnorm_needs says which norm_forward nodes), its backward a plane at a time,
- * and genstats. */
-bool lower_batchnorm_needs(const hipdnnSdkGraph* g, const hipdnnSdkNode* n);
-bool lower_batchnorm(lowering* l, const hipdnnSdkNode* n);
+/* An op the rewrite takes: its kind, the check that says a node of it is rewritten (NULL:
+ * every one) and its lowering, which rewrites node n into l (false with l->why set, or
+ * l->oom). */
+typedef struct {
+    hipdnnOpKind_t kind;
+    bool (*needs)(const hipdnnSdkGraph* g, const hipdnnSdkNode* n);
+    bool (*lower)(lowering* l, const hipdnnSdkNode* n);
+} lowered_op;
+
+/* Each family's ops (lower_norm_backward.c, lower_batchnorm.c, lower_movement.c), ended by
+ * a row without a lowering: a new op of a family is a row of its table. */
+extern const lowered_op lower_norm_backward_ops[];
+extern const lowered_op lower_batchnorm_ops[];
+extern const lowered_op lower_movement_ops[];
+
+/* lower_batchnorm.c, for norm backward: a batchnorm backward a plane at a time, and
+ * whether a batchnorm over x can take its statistics so. */
 bool lower_batchnorm_backward_planes(lowering* l, const hipdnnSdkNode* n);
-/* Whether a batchnorm over x can take its statistics a plane at a time. */
 bool lower_planes_inner(const hipdnnSdkTensor* x);
-bool lower_genstats(lowering* l, const hipdnnSdkNode* n);
-/* lower_movement.c: identity copies through views */
-bool lower_slice(lowering* l, const hipdnnSdkNode* n);
-bool lower_concatenate(lowering* l, const hipdnnSdkNode* n);
-bool lower_reshape(lowering* l, const hipdnnSdkNode* n);
 
 #endif /* HIPDNN_HIP_LOWER_H */

@@ -7,23 +7,11 @@
  *     storing only statistics or sums, combined per channel, then one pointwise pass),
  *     else split reductions and pointwise stages;
  *   - genstats: a sum and a 2-norm (squared) per channel. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lower.h"
-
-static bool decline(char* why, size_t len, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool decline(char* why, size_t len, const char* fmt, ...) {
-    char detail[HIPE_MSG_LEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof(detail), fmt, ap);
-    va_end(ap);
-    hipdnnSdkFormat(why, len, HIPE_ENGINE_NAME ": %s", detail);
-    return false;
-}
 
 /* next_running = running + momentum * (stat - running) for the mean and the unbiased
  * variance (biased `var` times count / (count - 1)); `like` shapes the temporaries. */
@@ -283,14 +271,15 @@ static bool has_running_stats(const hipdnnSdkNode* n) {
            n->outputs[HIPDNN_NORM_OUT_RUNNING_MEAN] != HIPDNN_NO_TENSOR;
 }
 
-bool lower_batchnorm_needs(const hipdnnSdkGraph* g, const hipdnnSdkNode* n) {
+/* Rewritten: a batchnorm with running statistics, or in training over few channels. */
+static bool lower_batchnorm_needs(const hipdnnSdkGraph* g, const hipdnnSdkNode* n) {
     return has_running_stats(n) || few_channel_batchnorm(g, n);
 }
 
 /* Over few channels a plane at a time where it can, else split; with many, the norm kernel
  * and the running statistics after it.  The channels are counted in the graph given, as
  * lower_batchnorm_needs counted them. */
-bool lower_batchnorm(lowering* l, const hipdnnSdkNode* n) {
+static bool lower_batchnorm(lowering* l, const hipdnnSdkNode* n) {
     if (!few_channel_batchnorm(l->orig, n)) return lower_batchnorm_running(l, n);
     bool axes[HIPDNN_MAX_DIMS];
     hipdnnSdkNormAxes(n, lw_tensor(l, n->inputs[HIPDNN_NORM_X]), lw_tensor(l, n->inputs[HIPDNN_NORM_SCALE]),
@@ -299,7 +288,7 @@ bool lower_batchnorm(lowering* l, const hipdnnSdkNode* n) {
                                                                       : lower_batchnorm_split(l, n, axes);
 }
 
-bool lower_genstats(lowering* l, const hipdnnSdkNode* n) {
+static bool lower_genstats(lowering* l, const hipdnnSdkNode* n) {
     const char* nm = n->name;
     const int64_t x = n->inputs[HIPDNN_GENSTATS_X];
     const hipdnnSdkTensor* tx = lw_tensor(l, x);
@@ -317,3 +306,9 @@ bool lower_genstats(lowering* l, const hipdnnSdkNode* n) {
     }
     return !l->oom;
 }
+
+const lowered_op lower_batchnorm_ops[] = {
+    {HIPDNN_OP_NORM_FORWARD, lower_batchnorm_needs, lower_batchnorm},
+    {HIPDNN_OP_GENSTATS, NULL, lower_genstats},
+    {0},
+};

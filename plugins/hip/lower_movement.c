@@ -2,23 +2,11 @@
  * view is a tensor of the rewritten graph with its own uid that names another tensor's
  * memory at an offset (an alias, resolved at enqueue); a virtual tensor a view reads or
  * writes is kept in the workspace, packed, like any tensor between stages. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lower.h"
-
-static bool decline(char* why, size_t len, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool decline(char* why, size_t len, const char* fmt, ...) {
-    char detail[HIPE_MSG_LEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof(detail), fmt, ap);
-    va_end(ap);
-    hipdnnSdkFormat(why, len, HIPE_ENGINE_NAME ": %s", detail);
-    return false;
-}
 
 /* The strides a tensor is read with after lw_keep_in_workspace would have run on it. */
 static void strides_after_keep(const hipdnnSdkTensor* t, int64_t* st) {
@@ -27,7 +15,7 @@ static void strides_after_keep(const hipdnnSdkTensor* t, int64_t* st) {
         hipdnnSdkPackedStrides(t->ndim, t->dims, st);
 }
 
-bool lower_slice(lowering* l, const hipdnnSdkNode* n) {
+static bool lower_slice(lowering* l, const hipdnnSdkNode* n) {
     const char* nm = n->name;
     const hipdnnSdkTensor *tx = lw_tensor(l, n->inputs[0]), *ty = lw_tensor(l, n->outputs[0]);
     const hipdnnSdkAttrValue* a = n->attrs;
@@ -56,7 +44,7 @@ bool lower_slice(lowering* l, const hipdnnSdkNode* n) {
            HIPDNN_NO_TENSOR;
 }
 
-bool lower_concatenate(lowering* l, const hipdnnSdkNode* n) {
+static bool lower_concatenate(lowering* l, const hipdnnSdkNode* n) {
     const char* nm = n->name;
     const hipdnnSdkTensor* ty = lw_tensor(l, n->outputs[0]);
     const int64_t axis = n->attrs[HIPDNN_CONCAT_AXIS].i[0];
@@ -98,7 +86,7 @@ bool lower_concatenate(lowering* l, const hipdnnSdkNode* n) {
     return true;
 }
 
-bool lower_reshape(lowering* l, const hipdnnSdkNode* n) {
+static bool lower_reshape(lowering* l, const hipdnnSdkNode* n) {
     const char* nm = n->name;
     const hipdnnSdkTensor *tx = lw_tensor(l, n->inputs[HIPDNN_RESHAPE_X]),
                           *ty = lw_tensor(l, n->outputs[HIPDNN_RESHAPE_Y]);
@@ -136,3 +124,10 @@ bool lower_reshape(lowering* l, const hipdnnSdkNode* n) {
     int64_t v = lw_view(l, nm, "as_y", x, ynd, ydims, ys, 0);
     return lw_pw(l, nm, "copy", HIPDNN_POINTWISE_IDENTITY, v, HIPDNN_NO_TENSOR, y, y) != HIPDNN_NO_TENSOR;
 }
+
+const lowered_op lower_movement_ops[] = {
+    {HIPDNN_OP_SLICE, NULL, lower_slice},
+    {HIPDNN_OP_CONCATENATE, NULL, lower_concatenate},
+    {HIPDNN_OP_RESHAPE, NULL, lower_reshape},
+    {0},
+};

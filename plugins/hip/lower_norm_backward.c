@@ -5,23 +5,11 @@
  * mean) * inv_variance, dxhat = dy * g, two averages over the normalized axes, dx =
  * inv_variance * (dxhat - avg(dxhat) - xhat * avg(dxhat * xhat)), dscale = sum(dy * xhat)
  * and dbias = sum(dy) over the axes scale broadcasts on. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lower.h"
-
-static bool decline(char* why, size_t len, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool decline(char* why, size_t len, const char* fmt, ...) {
-    char detail[HIPE_MSG_LEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof(detail), fmt, ap);
-    va_end(ap);
-    hipdnnSdkFormat(why, len, HIPE_ENGINE_NAME ": %s", detail);
-    return false;
-}
 
 /* A norm backward whose scale is one value a row, over few rows: with gamma constant in a
  * row, dx = inv * gamma * (dy - avg(dy) - xhat * avg(dy * xhat)), so two split reductions
@@ -83,7 +71,7 @@ static bool lower_norm_backward_per_row(lowering* l, const hipdnnSdkNode* n, con
 
 
 /* The kept (row) dims of x of more than one element, in the row kernel's order: x's memory
- * order, largest stride first (rowwise_program.c's space_lay_out); their count. */
+ * order, largest stride first (rowwise_program.c's rwc_space_lay_out); their count. */
 static int row_order(const hipdnnSdkTensor* tx, const bool* axes, int* order) {
     int64_t xs[HIPDNN_MAX_DIMS];
     memcpy(xs, tx->strides, sizeof(xs));
@@ -249,7 +237,7 @@ static int lower_norm_backward_fused(lowering* l, const hipdnnSdkNode* n, const 
     return l->oom ? 0 : 1;
 }
 
-bool lower_norm_backward(lowering* l, const hipdnnSdkNode* n) {
+static bool lower_norm_backward(lowering* l, const hipdnnSdkNode* n) {
     const int64_t mode = n->attrs[HIPDNN_NBWD_MODE].i[0];
     const bool rms = mode == HIPDNN_RMS_NORM;
     const char* nm = n->name;
@@ -297,3 +285,8 @@ bool lower_norm_backward(lowering* l, const hipdnnSdkNode* n) {
     lw_pw(l, nm, "dx", HIPDNN_POINTWISE_MUL, v, inv, n->outputs[HIPDNN_NBWD_DX], x);
     return !l->oom;
 }
+
+const lowered_op lower_norm_backward_ops[] = {
+    {HIPDNN_OP_NORM_BACKWARD, NULL, lower_norm_backward},
+    {0},
+};

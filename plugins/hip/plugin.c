@@ -30,8 +30,7 @@ struct hipdnnEnginePluginExecutionContext {
 };
 
 static hipdnnPluginStatus_t fail(hipdnnPluginStatus_t st, const char* what) {
-    hipe_set_error(HIPE_ENGINE_NAME ": %s", what);
-    return st;
+    return hipdnnSdkPluginFail(st, HIPE_ENGINE_NAME ": %s", what);
 }
 
 static uint64_t engine_id(void) { return hipdnnSdkFnv1a64(HIPE_ENGINE_NAME); }
@@ -57,43 +56,8 @@ static bool have_device(void) {
     return g_have_device;
 }
 
-/* ---- base ------------------------------------------------------------------------- */
-
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnPluginGetApiVersion(uint32_t* major,
-                                                                    uint32_t* minor) {
-    if (!major || !minor) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetApiVersion: NULL output");
-    *major = HIPDNN_PLUGIN_API_MAJOR;
-    *minor = 1;
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
-
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnPluginGetName(const char** name) {
-    if (!name) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetName: NULL output");
-    *name = HIPE_ENGINE_NAME;
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
-
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnPluginGetVersion(const char** version) {
-    if (!version) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetVersion: NULL output");
-    *version = HIPE_PLUGIN_VERSION;
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
-
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnPluginGetType(hipdnnPluginType_t* type) {
-    if (!type) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetType: NULL output");
-    *type = HIPDNN_PLUGIN_TYPE_ENGINE;
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
-
-HIPDNN_PLUGIN_EXPORT void hipdnnPluginGetLastErrorString(const char** message) {
-    if (message) *message = hipe_last_error();
-}
-
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t
-hipdnnPluginSetLoggingCallback(hipdnnPluginLoggingCallback_t callback) {
-    hipe_set_log_callback(callback);
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
+/* ABI 1.1: minor 1 whatever minor hipdnn_plugin.h grows to. */
+HIPDNN_SDK_PLUGIN_BASE(HIPE_ENGINE_NAME, HIPE_PLUGIN_VERSION, HIPDNN_PLUGIN_API_MAJOR, 1)
 
 /* ---- engines and handles ------------------------------------------------------------ */
 
@@ -146,18 +110,7 @@ hipdnnEnginePluginCreate(hipdnnEnginePluginHandle_t* handle) {
     return hipdnnEnginePluginCreateForDevice(handle, &info);
 }
 
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t
-hipdnnEnginePluginDestroy(hipdnnEnginePluginHandle_t handle) {
-    free(handle);
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
-
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t
-hipdnnEnginePluginSetStream(hipdnnEnginePluginHandle_t handle, hipdnnStream_t stream) {
-    if (!handle) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "SetStream: NULL handle");
-    handle->stream = stream;
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
+HIPDNN_SDK_PLUGIN_HANDLE_BASE(HIPE_ENGINE_NAME)
 
 static const hipdnnPluginEngineDetails_t k_details = {
     .struct_size = (uint32_t)sizeof(hipdnnPluginEngineDetails_t),
@@ -191,19 +144,11 @@ static const hipdnnPluginEngineDetails_t* engine_details(void) {
     return &g_details;
 }
 
-static hipdnnPluginStatus_t check_engine(uint64_t id, const char* fn) {
-    if (id == engine_id()) return HIPDNN_PLUGIN_STATUS_SUCCESS;
-    hipe_set_error(HIPE_ENGINE_NAME ": %s: unknown engine id 0x%016llx (this plugin has only '"
-                   HIPE_ENGINE_NAME "', 0x%016llx)", fn, (unsigned long long)id,
-                   (unsigned long long)engine_id());
-    return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
-}
-
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetEngineDetails(
     hipdnnEnginePluginHandle_t handle, uint64_t id, const hipdnnPluginEngineDetails_t** details) {
     (void)handle; /* answered without one */
     if (!details) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetEngineDetails: NULL output");
-    hipdnnPluginStatus_t st = check_engine(id, "GetEngineDetails");
+    hipdnnPluginStatus_t st = hipdnnSdkPluginCheckEngine(HIPE_ENGINE_NAME, id, "GetEngineDetails");
     if (st != HIPDNN_PLUGIN_STATUS_SUCCESS) return st;
     *details = engine_details();
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
@@ -220,11 +165,12 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginDestroyEngineDetails
 
 /* ---- graphs -------------------------------------------------------------------------- */
 
-static hipdnnSdkGraph* decode_graph(const uint8_t* bytes, size_t size, const char* fn) {
-    char err[HIPE_MSG_LEN];
-    hipdnnSdkGraph* g = hipdnnSdkGraphDecode(bytes, size, err, sizeof(err));
-    if (!g) hipe_set_error(HIPE_ENGINE_NAME ": %s: %s", fn, err);
-    return g;
+/* hipe_compile as a yes or no: the plan is thrown away. */
+static bool compiles(const hipdnnSdkGraph* g, char* why, size_t len) {
+    hipe_plan plan;
+    const bool ok = hipe_compile(g, &plan, why, len);
+    hipe_plan_free(&plan);
+    return ok;
 }
 
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetApplicableEngineIds(
@@ -233,14 +179,10 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetApplicableEngineI
     if (!handle || !num)
         return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetApplicableEngineIds: NULL handle or count");
     *num = 0;
-    hipdnnSdkGraph* g = decode_graph(graph, graph_size, "GetApplicableEngineIds");
-    if (!g) return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
-    hipe_plan plan;
-    char why[HIPE_MSG_LEN];
-    bool ok = hipe_compile(g, &plan, why, sizeof(why));
-    hipe_plan_free(&plan);
-    hipdnnSdkGraphFree(g);
-    if (!ok) return HIPDNN_PLUGIN_STATUS_SUCCESS; /* declining is not an error */
+    bool ok = false;
+    hipdnnPluginStatus_t st =
+        hipdnnSdkPluginApplicable(HIPE_ENGINE_NAME, graph, graph_size, compiles, &ok);
+    if (st != HIPDNN_PLUGIN_STATUS_SUCCESS || !ok) return st; /* declining is not an error */
     *num = 1;
     if (ids && max >= 1) ids[0] = engine_id();
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
@@ -251,18 +193,11 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetNotApplicableReas
     const char** reason) {
     if (!handle || !reason)
         return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetNotApplicableReason: NULL handle or output");
-    hipdnnPluginStatus_t st = check_engine(id, "GetNotApplicableReason");
+    hipdnnPluginStatus_t st =
+        hipdnnSdkPluginCheckEngine(HIPE_ENGINE_NAME, id, "GetNotApplicableReason");
     if (st != HIPDNN_PLUGIN_STATUS_SUCCESS) return st;
-    char err[HIPE_MSG_LEN];
-    hipdnnSdkGraph* g = hipdnnSdkGraphDecode(graph, graph_size, err, sizeof(err));
-    hipe_plan plan;
-    if (!g)
-        hipdnnSdkFormat(handle->reason, sizeof(handle->reason), HIPE_ENGINE_NAME ": %s", err);
-    else if (hipe_compile(g, &plan, handle->reason, sizeof(handle->reason)))
-        hipdnnSdkFormat(handle->reason, sizeof(handle->reason),
-                        HIPE_ENGINE_NAME ": applicable (no reason to decline)");
-    if (g) hipe_plan_free(&plan);
-    hipdnnSdkGraphFree(g);
+    hipdnnSdkPluginReason(HIPE_ENGINE_NAME, graph, graph_size, compiles, handle->reason,
+                          sizeof(handle->reason));
     *reason = handle->reason;
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
@@ -271,26 +206,15 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetNotApplicableReas
 static hipdnnPluginStatus_t prepare(hipdnnEnginePluginHandle_t handle, const uint8_t* cfg_bytes,
                                     size_t cfg_size, const uint8_t* graph, size_t graph_size,
                                     const char* fn, hipe_plan* plan) {
-    char err[HIPE_MSG_LEN];
     if (!handle) {
         hipe_set_error(HIPE_ENGINE_NAME ": %s: NULL handle", fn);
         return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
     }
-    hipdnnSdkEngineConfig* cfg = hipdnnSdkEngineConfigDecode(cfg_bytes, cfg_size, err, sizeof(err));
-    if (!cfg) {
-        hipe_set_error(HIPE_ENGINE_NAME ": %s: %s", fn, err);
-        return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
-    }
-    hipdnnPluginStatus_t st = check_engine(cfg->engine_id, fn);
-    if (st == HIPDNN_PLUGIN_STATUS_SUCCESS && cfg->num_knobs > 0) {
-        hipe_set_error(HIPE_ENGINE_NAME ": %s: the engine has no knobs, but the config sets knob "
-                       "%lld", fn, (long long)cfg->knobs[0].knob_id);
-        st = HIPDNN_PLUGIN_STATUS_BAD_PARAM;
-    }
-    hipdnnSdkEngineConfigFree(cfg);
+    hipdnnPluginStatus_t st = hipdnnSdkPluginCheckConfig(HIPE_ENGINE_NAME, cfg_bytes, cfg_size, fn);
     if (st != HIPDNN_PLUGIN_STATUS_SUCCESS) return st;
-    hipdnnSdkGraph* g = decode_graph(graph, graph_size, fn);
+    hipdnnSdkGraph* g = hipdnnSdkPluginDecodeGraph(HIPE_ENGINE_NAME, graph, graph_size, fn);
     if (!g) return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    char err[HIPE_MSG_LEN];
     if (!hipe_compile(g, plan, err, sizeof(err))) {
         hipe_set_error("%s", err);
         hipe_plan_free(plan);
@@ -565,24 +489,7 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateExecutionConte
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
 
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginDestroyExecutionContext(
-    hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx) {
-    (void)handle;
-    if (!ctx) return HIPDNN_PLUGIN_STATUS_SUCCESS;
-    destroy_context(ctx);
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
-
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetKernelInfo(
-    hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx,
-    const hipdnnPluginKernelInfo_t** kernels, uint32_t* num_kernels) {
-    (void)handle; /* answered from the context */
-    if (!ctx || !kernels || !num_kernels)
-        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetKernelInfo: NULL context or output");
-    *kernels = ctx->kernels;
-    *num_kernels = ctx->num_kernels;
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
+HIPDNN_SDK_PLUGIN_CONTEXT_BASE(HIPE_ENGINE_NAME, destroy_context)
 
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetWorkspaceSizeFromExecutionContext(
     hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx,

@@ -8,27 +8,11 @@
  * memory and merge dims that every tensor walks contiguously (program_space.c); then emit
  * the accumulator program (program_emit.c), parking in slots only values that are read
  * again later. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "program.h"
-
-/* ---- declining ------------------------------------------------------------------ */
-
-static bool decline(char* why, size_t len, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool decline(char* why, size_t len, const char* fmt, ...) {
-    char detail[HIPE_MSG_LEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof(detail), fmt, ap);
-    va_end(ap);
-    hipdnnSdkFormat(why, len, HIPE_ENGINE_NAME ": %s", detail);
-    for (char* s = why; *s; ++s) /* one line, whatever the names hold */
-        if (*s == '\n' || *s == '\r') *s = ' ';
-    return false;
-}
 
 static void compiler_free(compiler* c) {
     hipdnnSdkUidMapFree(&c->map);

@@ -1,27 +1,11 @@
 /* A pointwise graph's nodes as the fused kernel runs them (each mode's function and
  * parameters, each node's ports and storage types) and the checks of every node and tensor
  * (program.h): whatever passes, the program compiler can compile and the kernel run. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "program.h"
-
-/* ---- declining ------------------------------------------------------------------ */
-
-static bool decline(char* why, size_t len, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool decline(char* why, size_t len, const char* fmt, ...) {
-    char detail[HIPE_MSG_LEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof(detail), fmt, ap);
-    va_end(ap);
-    hipdnnSdkFormat(why, len, HIPE_ENGINE_NAME ": %s", detail);
-    for (char* s = why; *s; ++s) /* one line, whatever the names hold */
-        if (*s == '\n' || *s == '\r') *s = ' ';
-    return false;
-}
 
 static const char* node_label(const hipdnnSdkNode* n, char* buf, size_t len) {
     const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);

@@ -1,25 +1,11 @@
 /* Emitting the accumulator program of a pointwise graph (program.h): a chain of nodes
  * stays in the accumulator; inputs sit in slots; a value read again later is parked in a
  * slot, freed after its last read. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "program.h"
-
-static bool decline(char* why, size_t len, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool decline(char* why, size_t len, const char* fmt, ...) {
-    char detail[HIPE_MSG_LEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof(detail), fmt, ap);
-    va_end(ap);
-    hipdnnSdkFormat(why, len, HIPE_ENGINE_NAME ": %s", detail);
-    for (char* s = why; *s; ++s) /* one line, whatever the names hold */
-        if (*s == '\n' || *s == '\r') *s = ' ';
-    return false;
-}
 
 typedef struct {
     compiler* c;

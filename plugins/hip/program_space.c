@@ -1,25 +1,11 @@
 /* The iteration space of a pointwise graph (program.h): the NumPy broadcast of every
  * tensor's dims, ordered as the reference tensor (the first full-size output) lies in
  * memory and merged wherever every tensor walks two dims as one. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "program.h"
-
-static bool decline(char* why, size_t len, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool decline(char* why, size_t len, const char* fmt, ...) {
-    char detail[HIPE_MSG_LEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof(detail), fmt, ap);
-    va_end(ap);
-    hipdnnSdkFormat(why, len, HIPE_ENGINE_NAME ": %s", detail);
-    for (char* s = why; *s; ++s) /* one line, whatever the names hold */
-        if (*s == '\n' || *s == '\r') *s = ' ';
-    return false;
-}
 
 void pwc_format_dims(const int64_t* d, int n, char* buf, size_t len) {
     size_t used = (size_t)snprintf(buf, len, "[");

@@ -1,23 +1,11 @@
 /* A resample_fwd or resample_bwd node compiled into its stage (rs_program.h): the pooling
  * geometry, checked as the reference engine checks it, and each tensor's strides over
  * [N, C, spatial...]. */
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "staged.h"
-
-static int decline(char* why, size_t len, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-static int decline(char* why, size_t len, const char* fmt, ...) {
-    char detail[HIPE_MSG_LEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof(detail), fmt, ap);
-    va_end(ap);
-    hipdnnSdkFormat(why, len, HIPE_ENGINE_NAME ": %s", detail);
-    return 0;
-}
 
 static const hipdnnSdkTensor* find(const hipdnnSdkGraph* g, int64_t uid) {
     return uid == HIPDNN_NO_TENSOR ? NULL : hipdnnSdkGraphFindTensor(g, uid);

@@ -2,26 +2,12 @@
  * and batch (training) norms forward, with the pointwise nodes after y as the kernel's
  * epilogue, and norm backward with the sums dscale and dbias come from (row sums, or
  * column sums of groups of rows: lower.c). */
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rowwise.h"
-
-static int decline(char* why, size_t len, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-static int decline(char* why, size_t len, const char* fmt, ...) {
-    char detail[HIPE_MSG_LEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof(detail), fmt, ap);
-    va_end(ap);
-    hipdnnSdkFormat(why, len, HIPE_ENGINE_NAME ": %s", detail);
-    for (char* s = why; *s; ++s) /* one line, whatever the names hold */
-        if (*s == '\n' || *s == '\r') *s = ' ';
-    return 0;
-}
 
 /* The tensors of a norm_forward node (bias, mean and inv_variance may be NULL). */
 typedef struct {

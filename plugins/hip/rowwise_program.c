@@ -8,28 +8,12 @@
  * hipdnnSdkNormAxes gives.  The axes are ordered as x lies in memory and merged where every
  * tensor of the stage allows (rwc_space_lay_out); then the kernel's geometry is chosen from the
  * row length alone, so that a plan's kernel is fixed when it is built. */
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rowwise.h"
-
-/* ---- declining ------------------------------------------------------------------ */
-
-static int decline(char* why, size_t len, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-static int decline(char* why, size_t len, const char* fmt, ...) {
-    char detail[HIPE_MSG_LEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof(detail), fmt, ap);
-    va_end(ap);
-    hipdnnSdkFormat(why, len, HIPE_ENGINE_NAME ": %s", detail);
-    for (char* s = why; *s; ++s) /* one line, whatever the names hold */
-        if (*s == '\n' || *s == '\r') *s = ' ';
-    return 0;
-}
 
 int rwc_storage_of(hipdnnDataType_t t) {
     switch (t) {

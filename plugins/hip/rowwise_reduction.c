@@ -2,26 +2,12 @@
  * where the rows lie side by side in memory, a thread walking the reduced axis for
  * neighbouring outputs; rows too few to fill the device are cut into parts, combined by a
  * second, small pass. */
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rowwise.h"
-
-static int decline(char* why, size_t len, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-static int decline(char* why, size_t len, const char* fmt, ...) {
-    char detail[HIPE_MSG_LEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof(detail), fmt, ap);
-    va_end(ap);
-    hipdnnSdkFormat(why, len, HIPE_ENGINE_NAME ": %s", detail);
-    for (char* s = why; *s; ++s) /* one line, whatever the names hold */
-        if (*s == '\n' || *s == '\r') *s = ' ';
-    return 0;
-}
 
 /* Rows a reduction takes at once should fill the device: at least this many threads,
  * or the rows are cut into parts (then combined by a second, small pass). */

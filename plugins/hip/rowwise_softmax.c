@@ -1,26 +1,12 @@
 /* The softmax pattern (reduction max, sub, exp, reduction add, div over the same rows)
  * compiled into one row-wise program (rowwise.h): one kernel, one pass over each row where
  * it fits in registers. */
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rowwise.h"
-
-static int decline(char* why, size_t len, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-static int decline(char* why, size_t len, const char* fmt, ...) {
-    char detail[HIPE_MSG_LEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof(detail), fmt, ap);
-    va_end(ap);
-    hipdnnSdkFormat(why, len, HIPE_ENGINE_NAME ": %s", detail);
-    for (char* s = why; *s; ++s) /* one line, whatever the names hold */
-        if (*s == '\n' || *s == '\r') *s = ' ';
-    return 0;
-}
 
 /* How a virtual tensor between the softmax's steps rounds its value. */
 static bool rounding(const hipdnnSdkTensor* t, int32_t* r, const char* label, char* why, size_t len) {

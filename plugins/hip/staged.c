@@ -8,7 +8,6 @@
  * tensors written before its first node.  Each stage is compiled from a copy of the graph
  * holding its nodes only, where every virtual tensor it shares with another stage is made
  * real: it lives in the workspace, packed. */
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,19 +15,6 @@
 #include <string.h>
 
 #include "staged_graph.h"
-
-static bool decline(char* why, size_t len, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool decline(char* why, size_t len, const char* fmt, ...) {
-    char detail[HIPE_MSG_LEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof(detail), fmt, ap);
-    va_end(ap);
-    hipdnnSdkFormat(why, len, HIPE_ENGINE_NAME ": %s", detail);
-    for (char* s = why; *s; ++s)
-        if (*s == '\n' || *s == '\r') *s = ' ';
-    return false;
-}
 
 /* ---- the engine's entry: one fused kernel, or stages ------------------------------------- */
 

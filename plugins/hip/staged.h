@@ -85,9 +85,9 @@ struct hipe_staged {
                         lowered one), ascending: the kernel-fusion report */
 };
 
-/* A graph rewritten in terms of the operations the engine has kernels for (lower.c):
- * norm_backward, batchnorm's running statistics, genstats, slice, concatenate and reshape
- * become pointwise and reduction nodes over views.  `graph` NULL: nothing to rewrite. */
+/* A graph rewritten in terms of the operations the engine has kernels for: the nodes
+ * lower.c's table takes become pointwise and reduction nodes over views (each op family's
+ * file, lower_*.c, says how).  `graph` NULL: nothing to rewrite. */
 typedef struct {
     hipdnnSdkGraph* graph;
     int nalias;

@@ -1,7 +1,6 @@
 /* The structure of a graph cut into stages (staged_graph.h): which node writes each tensor
  * and how many read it, checked as it is found; and sub-graphs of a set of nodes, the
  * virtual tensors crossing their boundary made real. */
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,19 +8,6 @@
 #include <string.h>
 
 #include "staged_graph.h"
-
-static bool decline(char* why, size_t len, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool decline(char* why, size_t len, const char* fmt, ...) {
-    char detail[HIPE_MSG_LEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof(detail), fmt, ap);
-    va_end(ap);
-    hipdnnSdkFormat(why, len, HIPE_ENGINE_NAME ": %s", detail);
-    for (char* s = why; *s; ++s)
-        if (*s == '\n' || *s == '\r') *s = ' ';
-    return false;
-}
 
 int32_t stg_tidx(const parts* s, int64_t uid) {
     return uid == HIPDNN_NO_TENSOR ? -1 : hipdnnSdkUidMapFind(&s->map, uid);
@@ -52,9 +38,11 @@ bool stg_structure(parts* s) {
         if (n->kind != HIPDNN_OP_POINTWISE && n->kind != HIPDNN_OP_BATCHNORM_INFERENCE &&
             n->kind != HIPDNN_OP_REDUCTION && n->kind != HIPDNN_OP_NORM_FORWARD &&
             n->kind != HIPDNN_OP_RESAMPLE_FWD && n->kind != HIPDNN_OP_RESAMPLE_BWD &&
-            n->kind != HIPDNN_OP_NORM_BACKWARD && n->kind != HIPDNN_OP_MATMUL)
+            n->kind != HIPDNN_OP_NORM_BACKWARD && n->kind != HIPDNN_OP_MATMUL &&
+            n->kind != HIPDNN_OP_CONV_FPROP)
             return decline(s->why, s->len, "%s: operation not supported (this engine runs "
-                           "pointwise, batchnorm_inference, matmul, reduction, norm_forward, "
+                           "pointwise, batchnorm_inference, matmul, conv_fprop, reduction, "
+                           "norm_forward, "
                            "norm_backward, genstats, resample, slice, concatenate and "
                            "reshape nodes)",
                            stg_label(n, nl, sizeof(nl)));

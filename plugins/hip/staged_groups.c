@@ -1,9 +1,9 @@
 /* Grouping the nodes of a graph cut into stages (staged_graph.h), and compiling each group
  * into its stage(s).  Grouping, in this order: softmax patterns; each norm with the
  * pointwise nodes after it that read only its y, each other and graph inputs (its
- * epilogue); each matmul with its epilogue likewise; each remaining reduction, pooling and
- * norm backward; then runs of pointwise nodes, as long as one fused kernel can take them. */
-#include <stdarg.h>
+ * epilogue); each matmul or forward convolution with its epilogue likewise; each remaining
+ * reduction, pooling and norm backward; then runs of pointwise nodes, as long as one fused
+ * kernel can take them. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,19 +11,6 @@
 #include <string.h>
 
 #include "staged_graph.h"
-
-static bool decline(char* why, size_t len, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool decline(char* why, size_t len, const char* fmt, ...) {
-    char detail[HIPE_MSG_LEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof(detail), fmt, ap);
-    va_end(ap);
-    hipdnnSdkFormat(why, len, HIPE_ENGINE_NAME ": %s", detail);
-    for (char* s = why; *s; ++s)
-        if (*s == '\n' || *s == '\r') *s = ' ';
-    return false;
-}
 
 /* The only node reading tensor uid (which has `count` readers), after node `from`. */
 static int32_t reader(const parts* s, int64_t uid, int32_t from, int nth) {
@@ -173,11 +160,10 @@ bool stg_form_groups(parts* s) {
                           g->nodes[i].inputs[HIPDNN_NORM_X]);
         }
     for (int32_t i = 0; i < g->num_nodes; ++i)
-        if (g->nodes[i].kind == HIPDNN_OP_MATMUL) {
+        if (g->nodes[i].kind == HIPDNN_OP_MATMUL || g->nodes[i].kind == HIPDNN_OP_CONV_FPROP) {
             int grp = new_group(s, G_GEMM);
-            s->group[i] = grp;
-            take_epilogue(s, i, grp, g->nodes[i].outputs[HIPDNN_MATMUL_C],
-                          g->nodes[i].outputs[HIPDNN_MATMUL_C]);
+            s->group[i] = grp; /* the product: matmul's c, the convolution's y (port 0 both) */
+            take_epilogue(s, i, grp, g->nodes[i].outputs[0], g->nodes[i].outputs[0]);
         }
     for (int32_t i = 0; i < g->num_nodes; ++i)
         if (g->nodes[i].kind == HIPDNN_OP_REDUCTION && s->group[i] < 0)
@@ -255,6 +241,8 @@ static void bind_pw(hipe_stage* st) {
  * pointwise program (in order: a matmul's), malloc'd; NULL with the reason. */
 static hipe_plan* compile_epilogue(const hipdnnSdkGraph* sub, const hipdnnSdkNode* main,
                                    bool in_order, char* why, size_t len) {
+    const bool conv = main->kind == HIPDNN_OP_CONV_FPROP;
+    const hipdnnSdkTensor* y = conv ? hipdnnSdkGraphFindTensor(sub, main->outputs[0]) : NULL;
     bool* ein = calloc((size_t)sub->num_nodes, sizeof(bool));
     hipe_plan* ep = malloc(sizeof(*ep));
     hipdnnSdkGraph* eg = NULL;
@@ -271,6 +259,8 @@ static hipe_plan* compile_epilogue(const hipdnnSdkGraph* sub, const hipdnnSdkNod
         if (!ok) decline(why, len, "out of memory while compiling graph '%s'", sub->name);
         for (int32_t i = 0; ok && i < sub->num_nodes; ++i) ein[i] = &sub->nodes[i] != main;
         ok = ok && (eg = stg_subgraph(&sp, ein)) != NULL;
+        if (!eg) decline(why, len, "out of memory while compiling graph '%s'", sub->name);
+        ok = ok && (!conv || (y && hipe_gm_permute_channels_last(eg, y->ndim, why, len)));
         ok = ok && (in_order ? hipe_compile_pointwise_in_order(eg, ep, why, len)
                              : hipe_compile_pointwise(eg, ep, why, len));
         free(sp.producer);
@@ -323,16 +313,17 @@ static int compile_softmax_group(parts* s, const group_job* j, hipe_stage* st) {
     return hipe_rw_softmax(j->sub, nodes, st, s->why, s->len);
 }
 
-/* The sub-graph's node of op `kind`, NULL for none (the last, where several). */
-static const hipdnnSdkNode* main_node(const hipdnnSdkGraph* sub, hipdnnOpKind_t kind) {
+/* The sub-graph's node of op `kind` or `also`, NULL for none (the last, where several). */
+static const hipdnnSdkNode* main_node(const hipdnnSdkGraph* sub, hipdnnOpKind_t kind,
+                                      hipdnnOpKind_t also) {
     const hipdnnSdkNode* main = NULL;
     for (int32_t i = 0; i < sub->num_nodes; ++i)
-        if (sub->nodes[i].kind == kind) main = &sub->nodes[i];
+        if (sub->nodes[i].kind == kind || sub->nodes[i].kind == also) main = &sub->nodes[i];
     return main;
 }
 
 static int compile_norm_group(parts* s, const group_job* j, hipe_stage* st) {
-    const hipdnnSdkNode* norm = main_node(j->sub, HIPDNN_OP_NORM_FORWARD);
+    const hipdnnSdkNode* norm = main_node(j->sub, HIPDNN_OP_NORM_FORWARD, HIPDNN_OP_NORM_FORWARD);
     hipe_plan* ep = NULL;
     if (norm && j->sub->num_nodes > 1 && !(ep = compile_epilogue(j->sub, norm, false, s->why, s->len)))
         return 0;
@@ -343,7 +334,7 @@ static int compile_norm_group(parts* s, const group_job* j, hipe_stage* st) {
 }
 
 static int compile_gemm_group(parts* s, const group_job* j, hipe_stage* st) {
-    const hipdnnSdkNode* mm = main_node(j->sub, HIPDNN_OP_MATMUL);
+    const hipdnnSdkNode* mm = main_node(j->sub, HIPDNN_OP_MATMUL, HIPDNN_OP_CONV_FPROP);
     hipe_plan* ep = NULL;
     if (mm && j->sub->num_nodes > 1 && !(ep = compile_epilogue(j->sub, mm, true, s->why, s->len)))
         return 0;

@@ -37,47 +37,11 @@ struct hipdnnEnginePluginExecutionContext {
 static uint64_t engine_id(void) { return hipdnnSdkFnv1a64(REF_ENGINE_NAME); }
 
 static hipdnnPluginStatus_t fail(hipdnnPluginStatus_t st, const char* what) {
-    ref_set_error(REF_ENGINE_NAME ": %s", what);
-    return st;
+    return hipdnnSdkPluginFail(st, REF_ENGINE_NAME ": %s", what);
 }
 
-/* ---- base ------------------------------------------------------------------------- */
-
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnPluginGetApiVersion(uint32_t* major,
-                                                                    uint32_t* minor) {
-    if (!major || !minor) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetApiVersion: NULL output");
-    *major = HIPDNN_PLUGIN_API_MAJOR;
-    *minor = HIPDNN_PLUGIN_API_MINOR;
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
-
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnPluginGetName(const char** name) {
-    if (!name) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetName: NULL output");
-    *name = REF_ENGINE_NAME;
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
-
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnPluginGetVersion(const char** version) {
-    if (!version) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetVersion: NULL output");
-    *version = REF_PLUGIN_VERSION;
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
-
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnPluginGetType(hipdnnPluginType_t* type) {
-    if (!type) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetType: NULL output");
-    *type = HIPDNN_PLUGIN_TYPE_ENGINE;
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
-
-HIPDNN_PLUGIN_EXPORT void hipdnnPluginGetLastErrorString(const char** message) {
-    if (message) *message = ref_last_error();
-}
-
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t
-hipdnnPluginSetLoggingCallback(hipdnnPluginLoggingCallback_t callback) {
-    ref_set_log_callback(callback);
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
+HIPDNN_SDK_PLUGIN_BASE(REF_ENGINE_NAME, REF_PLUGIN_VERSION, HIPDNN_PLUGIN_API_MAJOR,
+                       HIPDNN_PLUGIN_API_MINOR)
 
 /* ---- handle and engine details ---------------------------------------------------- */
 
@@ -99,18 +63,7 @@ hipdnnEnginePluginCreate(hipdnnEnginePluginHandle_t* handle) {
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
 
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t
-hipdnnEnginePluginDestroy(hipdnnEnginePluginHandle_t handle) {
-    free(handle);
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
-
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t
-hipdnnEnginePluginSetStream(hipdnnEnginePluginHandle_t handle, hipdnnStream_t stream) {
-    if (!handle) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "SetStream: NULL handle");
-    handle->stream = stream;
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
+HIPDNN_SDK_PLUGIN_HANDLE_BASE(REF_ENGINE_NAME)
 
 static hipdnnPluginEngineDetails_t g_details; /* k_details with its id */
 
@@ -119,19 +72,11 @@ static void fill_details(void) {
     g_details.engine_id = engine_id();
 }
 
-static hipdnnPluginStatus_t check_engine(uint64_t id, const char* fn) {
-    if (id == engine_id()) return HIPDNN_PLUGIN_STATUS_SUCCESS;
-    ref_set_error(REF_ENGINE_NAME ": %s: unknown engine id 0x%016llx (this plugin has only "
-                  "'" REF_ENGINE_NAME "', 0x%016llx)",
-                  fn, (unsigned long long)id, (unsigned long long)engine_id());
-    return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
-}
-
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetEngineDetails(
     hipdnnEnginePluginHandle_t handle, uint64_t id, const hipdnnPluginEngineDetails_t** details) {
     (void)handle; /* ABI 1.1: answered without one */
     if (!details) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetEngineDetails: NULL output");
-    hipdnnPluginStatus_t st = check_engine(id, "GetEngineDetails");
+    hipdnnPluginStatus_t st = hipdnnSdkPluginCheckEngine(REF_ENGINE_NAME, id, "GetEngineDetails");
     if (st != HIPDNN_PLUGIN_STATUS_SUCCESS) return st;
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, fill_details);
@@ -150,38 +95,19 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginDestroyEngineDetails
 
 /* ---- graphs and configs ------------------------------------------------------------- */
 
-static hipdnnSdkGraph* decode_graph(const uint8_t* bytes, size_t size, const char* fn) {
-    char err[REF_MSG_LEN];
-    hipdnnSdkGraph* g = hipdnnSdkGraphDecode(bytes, size, err, sizeof(err));
-    if (!g) ref_set_error(REF_ENGINE_NAME ": %s: %s", fn, err);
-    return g;
-}
-
 /* Decodes config + graph and proves the graph runnable; NULL with the error set if not. */
 static hipdnnSdkGraph* prepare(hipdnnEnginePluginHandle_t handle, const uint8_t* cfg_bytes,
                                size_t cfg_size, const uint8_t* graph, size_t graph_size,
                                const char* fn, hipdnnPluginStatus_t* st) {
-    char err[REF_MSG_LEN];
     *st = HIPDNN_PLUGIN_STATUS_BAD_PARAM;
     if (!handle) {
         ref_set_error(REF_ENGINE_NAME ": %s: NULL handle", fn);
         return NULL;
     }
-    hipdnnSdkEngineConfig* cfg = hipdnnSdkEngineConfigDecode(cfg_bytes, cfg_size, err, sizeof(err));
-    if (!cfg) {
-        ref_set_error(REF_ENGINE_NAME ": %s: %s", fn, err);
-        return NULL;
-    }
-    hipdnnPluginStatus_t cst = check_engine(cfg->engine_id, fn);
-    if (cst == HIPDNN_PLUGIN_STATUS_SUCCESS && cfg->num_knobs > 0) {
-        ref_set_error(REF_ENGINE_NAME ": %s: the engine has no knobs, but the config sets knob "
-                      "%lld", fn, (long long)cfg->knobs[0].knob_id);
-        cst = HIPDNN_PLUGIN_STATUS_BAD_PARAM;
-    }
-    hipdnnSdkEngineConfigFree(cfg);
-    if (cst != HIPDNN_PLUGIN_STATUS_SUCCESS) return NULL;
-    hipdnnSdkGraph* g = decode_graph(graph, graph_size, fn);
+    if (hipdnnSdkPluginCheckConfig(REF_ENGINE_NAME, cfg_bytes, cfg_size, fn)) return NULL;
+    hipdnnSdkGraph* g = hipdnnSdkPluginDecodeGraph(REF_ENGINE_NAME, graph, graph_size, fn);
     if (!g) return NULL;
+    char err[REF_MSG_LEN];
     if (!ref_graph_supported(g, err, sizeof(err))) {
         ref_set_error("%s", err);
         hipdnnSdkGraphFree(g);
@@ -198,12 +124,10 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetApplicableEngineI
     if (!handle || !num)
         return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetApplicableEngineIds: NULL handle or count");
     *num = 0;
-    hipdnnSdkGraph* g = decode_graph(graph, graph_size, "GetApplicableEngineIds");
-    if (!g) return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
-    char why[REF_MSG_LEN];
-    bool ok = ref_graph_supported(g, why, sizeof(why));
-    hipdnnSdkGraphFree(g);
-    if (!ok) return HIPDNN_PLUGIN_STATUS_SUCCESS; /* declining is not an error */
+    bool ok = false;
+    hipdnnPluginStatus_t st = hipdnnSdkPluginApplicable(REF_ENGINE_NAME, graph, graph_size,
+                                                        ref_graph_supported, &ok);
+    if (st != HIPDNN_PLUGIN_STATUS_SUCCESS || !ok) return st; /* declining is not an error */
     if (!ids) {
         *num = 1; /* count query */
     } else if (max >= 1) {
@@ -219,16 +143,11 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetNotApplicableReas
     if (!handle || !reason)
         return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM,
                     "GetNotApplicableReason: NULL handle or output");
-    hipdnnPluginStatus_t st = check_engine(id, "GetNotApplicableReason");
+    hipdnnPluginStatus_t st =
+        hipdnnSdkPluginCheckEngine(REF_ENGINE_NAME, id, "GetNotApplicableReason");
     if (st != HIPDNN_PLUGIN_STATUS_SUCCESS) return st;
-    char err[REF_MSG_LEN];
-    hipdnnSdkGraph* g = hipdnnSdkGraphDecode(graph, graph_size, err, sizeof(err));
-    if (!g)
-        hipdnnSdkFormat(handle->reason, sizeof(handle->reason), REF_ENGINE_NAME ": %s", err);
-    else if (ref_graph_supported(g, handle->reason, sizeof(handle->reason)))
-        hipdnnSdkFormat(handle->reason, sizeof(handle->reason),
-                        REF_ENGINE_NAME ": applicable (no reason to decline)");
-    hipdnnSdkGraphFree(g);
+    hipdnnSdkPluginReason(REF_ENGINE_NAME, graph, graph_size, ref_graph_supported, handle->reason,
+                          sizeof(handle->reason));
     *reason = handle->reason;
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
@@ -321,24 +240,7 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateExecutionConte
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
 
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginDestroyExecutionContext(
-    hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx) {
-    (void)handle;
-    if (!ctx) return HIPDNN_PLUGIN_STATUS_SUCCESS;
-    destroy_context(ctx);
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
-
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetKernelInfo(
-    hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx,
-    const hipdnnPluginKernelInfo_t** kernels, uint32_t* num_kernels) {
-    (void)handle; /* answered from the context */
-    if (!ctx || !kernels || !num_kernels)
-        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetKernelInfo: NULL context or output");
-    *kernels = ctx->kernels;
-    *num_kernels = ctx->num_kernels;
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
+HIPDNN_SDK_PLUGIN_CONTEXT_BASE(REF_ENGINE_NAME, destroy_context)
 
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginExecuteOpGraph(
     hipdnnEnginePluginHandle_t handle, hipdnnEnginePluginExecutionContext_t ctx,

@@ -14,6 +14,7 @@
 
 #include "hipdnn/hipdnn_plugin.h"
 #include "hipdnn/hipdnn_sdk.h"
+#include "hipdnn/hipdnn_sdk_plugin.h"
 
 #define REF_ENGINE_NAME "reference_cpu"
 /* The engine ships with the backend, so it carries hipdnn's version. */
@@ -30,14 +31,12 @@
 /* Largest padding, stride or dilation a convolution may use (same reason). */
 #define REF_MAX_CONV_PARAM (INT64_C(1) << 30)
 
-/* ---- diagnostics (error.c) -------------------------------------------------------- */
+/* ---- diagnostics: the SDK's, this plugin's own copy (hipdnn_sdk_plugin.h) ---------- */
 
 /* Sets the calling thread's last-error message. */
-void ref_set_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-const char* ref_last_error(void);
-void ref_set_log_callback(hipdnnPluginLoggingCallback_t cb);
+#define ref_set_error hipdnnSdkPluginSetError
 /* Forwards one line to the backend's logger, if one was given. */
-void ref_log(int level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+#define ref_log hipdnnSdkPluginLog
 
 /* ---- vector width (vector_level.c) ------------------------------------------------- */
 

@@ -3,8 +3,6 @@
  * The backend validates graphs before plugins see them, but these bytes are re-checked
  * here anyway: everything the kernels index with (ranks, dims, strides, ports, uids) is
  * proven sane first, so no graph makes the engine read out of bounds. */
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,18 +32,12 @@ static const char* op_label(const hipdnnSdkNode* n, char* buf, size_t len) {
     return info->name;
 }
 
-/* Writes "reference_cpu: node 'n' (op): <detail>" and returns false. */
-static bool decline(char* why, size_t len, const hipdnnSdkNode* n, const char* fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static bool decline(char* why, size_t len, const hipdnnSdkNode* n, const char* fmt, ...) {
-    char detail[REF_MSG_LEN], label[64];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof(detail), fmt, ap);
-    va_end(ap);
-    hipdnnSdkFormat(why, len, REF_ENGINE_NAME ": node '%s' (%s): %s", n->name,
-                    op_label(n, label, sizeof(label)), detail);
-    return false;
+/* "reference_cpu: node 'n' (op)": what a reason about node n starts with. */
+static const char* node_who(const hipdnnSdkNode* n, char* buf, size_t len) {
+    char label[64];
+    hipdnnSdkFormat(buf, len, REF_ENGINE_NAME ": node '%s' (%s)", n->name,
+                    op_label(n, label, sizeof(label)));
+    return buf;
 }
 
 static bool compute_type_ok(hipdnnDataType_t t) {
@@ -92,35 +84,35 @@ static bool int8_or_float(const hipdnnSdkNode* n, const char* ports, const hipdn
 /* Dtype, rank, dims and strides of one tensor a node uses.  `wide` ports (int_port) also
  * take BOOLEAN and integer tensors (ref_dtype_storable); which ones, the op's rule says
  * (ref_pointwise_check, ref_resample_check, ref_int8_compute_check, ref_reshape_check). */
-static bool tensor_ok(const hipdnnSdkNode* n, const char* port, const hipdnnSdkTensor* t,
+static bool tensor_ok(const char* node, const char* port, const hipdnnSdkTensor* t,
                       bool is_output, bool wide, char* why, size_t len) {
+    char who[REF_MSG_LEN]; /* "<node>: x 'name' (uid 3)" */
+    hipdnnSdkFormat(who, sizeof(who), "%s: %s '%s' (uid %lld)", node, port, t->name,
+                    (long long)t->uid);
     const char* dt = hipdnnSdkDataTypeName(t->data_type);
     if (t->ndim < 1 || t->ndim > HIPDNN_MAX_DIMS)
-        return decline(why, len, n, "%s '%s' (uid %lld): rank %d (dims not set or over %d)",
-                       port, t->name, (long long)t->uid, t->ndim, HIPDNN_MAX_DIMS);
+        return hipdnnSdkDecline(why, len, who, "rank %d (dims not set or over %d)", t->ndim,
+                                HIPDNN_MAX_DIMS);
     if (t->is_by_value) {
         if (is_output)
-            return decline(why, len, n, "%s '%s' (uid %lld): a pass-by-value tensor cannot be "
-                           "an output", port, t->name, (long long)t->uid);
+            return hipdnnSdkDecline(why, len, who, "a pass-by-value tensor cannot be an output");
         if (hipdnnSdkDataTypeSize(t->data_type) == 0)
-            return decline(why, len, n, "%s '%s' (uid %lld): scalar data type %s not supported",
-                           port, t->name, (long long)t->uid, dt);
+            return hipdnnSdkDecline(why, len, who, "scalar data type %s not supported", dt);
         if (ref_element_count(t->ndim, t->dims) != 1)
-            return decline(why, len, n, "%s '%s' (uid %lld): a pass-by-value tensor must hold "
-                           "exactly one element", port, t->name, (long long)t->uid);
+            return hipdnnSdkDecline(why, len, who,
+                                    "a pass-by-value tensor must hold exactly one element");
         return true;
     }
     if (wide && !ref_dtype_storable(t->data_type))
-        return decline(why, len, n, "%s '%s' (uid %lld): data type %s not supported (float32, "
-                       "float16, bfloat16, float64, boolean, int8, uint8, int32, int64 only)",
-                       port, t->name, (long long)t->uid, dt);
+        return hipdnnSdkDecline(why, len, who, "data type %s not supported (float32, float16, "
+                                "bfloat16, float64, boolean, int8, uint8, int32, int64 only)", dt);
     if (!wide && !ref_dtype_supported(t->data_type))
-        return decline(why, len, n, "%s '%s' (uid %lld): data type %s not supported (float32, "
-                       "float16, bfloat16, float64 only)", port, t->name, (long long)t->uid, dt);
+        return hipdnnSdkDecline(why, len, who, "data type %s not supported (float32, float16, "
+                                "bfloat16, float64 only)", dt);
     if (ref_span_elements(t->ndim, t->dims, t->strides) < 0 ||
         ref_element_count(t->ndim, t->dims) < 0)
-        return decline(why, len, n, "%s '%s' (uid %lld): dims below 1, negative strides or "
-                       "over 2^48 elements", port, t->name, (long long)t->uid);
+        return hipdnnSdkDecline(why, len, who,
+                                "dims below 1, negative strides or over 2^48 elements");
     return true;
 }
 
@@ -201,7 +193,7 @@ static bool reshape_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
 
 /* Shape rules of the node's op, on views of its (already checked) tensors; in[p] / out[p]
  * NULL for unset ports. */
-static bool op_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
+static bool op_ok(const char* who, const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
                   const hipdnnSdkTensor* const* out, char* why, size_t len) {
     ref_view v[HIPDNN_MAX_PORTS], o[HIPDNN_MAX_PORTS];
     const ref_view *vp[HIPDNN_MAX_PORTS] = {0}, *op[HIPDNN_MAX_PORTS] = {0};
@@ -248,14 +240,53 @@ static bool op_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
     case HIPDNN_OP_RESHAPE: ok = reshape_ok(n, in, v, y, detail, dl); break;
     default: hipdnnSdkFormat(detail, dl, "operation not supported"); break;
     }
-    return ok ? true : decline(why, len, n, "%s", detail);
+    return ok ? true : hipdnnSdkDecline(why, len, who, "%s", detail);
+}
+
+/* The output ports node n writes (an op's, or its pointwise mode's own, oport_index): set,
+ * in the graph, sane, and none written before, also an input or written twice. */
+static bool outputs_ok(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, int oport_index,
+                       const char* who, const hipdnnSdkTensor* const* in,
+                       const hipdnnSdkTensor** out, const bool* written, char* why, size_t len) {
+    const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
+    const bool pw = n->kind == HIPDNN_OP_POINTWISE;
+    for (int p = 0; p < info->num_outputs && p < HIPDNN_MAX_PORTS; ++p) {
+        const char* oport = info->outputs[p].name;
+        if (pw && p != oport_index) continue; /* y or dx: the mode's own */
+        if (n->outputs[p] == HIPDNN_NO_TENSOR) {
+            if (pw) return hipdnnSdkDecline(why, len, who, "output %s not set", oport);
+            if (p > 0 && info->outputs[p].is_optional) continue;
+            return hipdnnSdkDecline(why, len, who, "output %s not set", oport);
+        }
+        out[p] = hipdnnSdkGraphFindTensor(g, n->outputs[p]);
+        if (!out[p])
+            return hipdnnSdkDecline(why, len, who, "output %s names uid %lld, which is not in "
+                                    "the graph", oport, (long long)n->outputs[p]);
+        if (!tensor_ok(who, oport, out[p], true, int_port(n, p, true), why, len)) return false;
+        if (written[out[p] - g->tensors])
+            return hipdnnSdkDecline(why, len, who, "%s '%s' (uid %lld) is written by an earlier "
+                                    "node", oport, out[p]->name, (long long)out[p]->uid);
+        for (int q = 0; q < HIPDNN_MAX_PORTS; ++q)
+            if (in[q] == out[p])
+                return hipdnnSdkDecline(why, len, who, "%s '%s' (uid %lld) is both input and "
+                                        "output", oport, out[p]->name, (long long)out[p]->uid);
+        for (int q = 0; q < p; ++q)
+            if (out[q] == out[p])
+                return hipdnnSdkDecline(why, len, who, "'%s' (uid %lld) is both output %s and "
+                                        "output %s", out[p]->name, (long long)out[p]->uid,
+                                        info->outputs[q].name, oport);
+    }
+    return true;
 }
 
 /* Ports, tensors and op rules of node `n`; marks its outputs written. */
 static bool node_ok(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, bool* written, char* why,
                     size_t len) {
+    char who[REF_MSG_LEN];
+    node_who(n, who, sizeof(who));
     const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
-    if (!info) return decline(why, len, n, "operation kind %d not supported", (int)n->kind);
+    if (!info)
+        return hipdnnSdkDecline(why, len, who, "operation kind %d not supported", (int)n->kind);
     /* Everything is computed in float64; an integer compute type (cuDNN frontend gives
      * gen_index INT32) is honoured only where the results are integers anyway. */
     bool pw = n->kind == HIPDNN_OP_POINTWISE;
@@ -265,8 +296,8 @@ static bool node_ok(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, bool* writt
     if (!compute_type_ok(n->compute_type) &&
         !(int_results && ref_dtype_storable(n->compute_type)) &&
         !(int8_op && n->compute_type == HIPDNN_DATA_INT32))
-        return decline(why, len, n, "compute type %s not supported",
-                       hipdnnSdkDataTypeName(n->compute_type));
+        return hipdnnSdkDecline(why, len, who, "compute type %s not supported",
+                                hipdnnSdkDataTypeName(n->compute_type));
     /* The ports the node reads and the one it writes: all of an op's, or a pointwise
      * mode's own (x, b, dy, t; y or dx). */
     bool reads[HIPDNN_MAX_PORTS] = {false};
@@ -275,7 +306,8 @@ static bool node_ok(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, bool* writt
     if (n->kind == HIPDNN_OP_POINTWISE) {
         hipdnnSdkPointwisePorts ports;
         if (!hipdnnSdkPointwisePortsOf(hipdnnSdkNodeMode(n), &ports))
-            return decline(why, len, n, "pointwise mode %d not supported", (int)hipdnnSdkNodeMode(n));
+            return hipdnnSdkDecline(why, len, who, "pointwise mode %d not supported",
+                                    (int)hipdnnSdkNodeMode(n));
         for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) reads[p] = false;
         for (int k = 0; k < ports.arity; ++k) reads[ports.inputs[k]] = true;
         oport_index = ports.output;
@@ -287,80 +319,42 @@ static bool node_ok(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, bool* writt
         if (n->inputs[p] == HIPDNN_NO_TENSOR) {
             /* a pointwise mode needs each of the operands it reads */
             if (info->inputs[p].is_optional && n->kind != HIPDNN_OP_POINTWISE) continue;
-            return decline(why, len, n, "input %s not set", port);
+            return hipdnnSdkDecline(why, len, who, "input %s not set", port);
         }
         in[p] = hipdnnSdkGraphFindTensor(g, n->inputs[p]);
         if (!in[p])
-            return decline(why, len, n, "input %s names uid %lld, which is not in the graph",
-                           port, (long long)n->inputs[p]);
-        if (!tensor_ok(n, port, in[p], false, int_port(n, p, false), why, len)) return false;
+            return hipdnnSdkDecline(why, len, who, "input %s names uid %lld, which is not in "
+                                    "the graph", port, (long long)n->inputs[p]);
+        if (!tensor_ok(who, port, in[p], false, int_port(n, p, false), why, len)) return false;
         if (in[p]->is_virtual && !in[p]->is_by_value && !written[in[p] - g->tensors])
-            return decline(why, len, n, "virtual %s '%s' (uid %lld) is read before any node "
-                           "writes it", port, in[p]->name, (long long)in[p]->uid);
+            return hipdnnSdkDecline(why, len, who, "virtual %s '%s' (uid %lld) is read before "
+                                    "any node writes it", port, in[p]->name, (long long)in[p]->uid);
     }
     const hipdnnSdkTensor* out[HIPDNN_MAX_PORTS] = {0};
-    for (int p = 0; p < info->num_outputs && p < HIPDNN_MAX_PORTS; ++p) {
-        const char* oport = info->outputs[p].name;
-        if (pw && p != oport_index) continue; /* y or dx: the mode's own */
-        if (n->outputs[p] == HIPDNN_NO_TENSOR) {
-            if (pw) return decline(why, len, n, "output %s not set", oport);
-            if (p > 0 && info->outputs[p].is_optional) continue;
-            return decline(why, len, n, "output %s not set", oport);
-        }
-        out[p] = hipdnnSdkGraphFindTensor(g, n->outputs[p]);
-        if (!out[p])
-            return decline(why, len, n, "output %s names uid %lld, which is not in the graph",
-                           oport, (long long)n->outputs[p]);
-        if (!tensor_ok(n, oport, out[p], true, int_port(n, p, true), why, len)) return false;
-        if (written[out[p] - g->tensors])
-            return decline(why, len, n, "%s '%s' (uid %lld) is written by an earlier node",
-                           oport, out[p]->name, (long long)out[p]->uid);
-        for (int q = 0; q < HIPDNN_MAX_PORTS; ++q)
-            if (in[q] == out[p])
-                return decline(why, len, n, "%s '%s' (uid %lld) is both input and output",
-                               oport, out[p]->name, (long long)out[p]->uid);
-        for (int q = 0; q < p; ++q)
-            if (out[q] == out[p])
-                return decline(why, len, n, "'%s' (uid %lld) is both output %s and output %s",
-                               out[p]->name, (long long)out[p]->uid, info->outputs[q].name,
-                               oport);
-    }
-    if (!op_ok(n, in, out, why, len)) return false;
+    if (!outputs_ok(g, n, oport_index, who, in, out, written, why, len)) return false;
+    if (!op_ok(who, n, in, out, why, len)) return false;
     for (int p = 0; p < HIPDNN_MAX_PORTS; ++p)
         if (out[p]) written[out[p] - g->tensors] = true;
     return true;
 }
 
-/* Newlines in user-given names would break the one-line promise. */
-static void one_line(char* s) {
-    for (; *s; ++s)
-        if (*s == '\n' || *s == '\r') *s = ' ';
-}
-
 bool ref_graph_supported(const hipdnnSdkGraph* g, char* why, size_t len) {
-    if (!g || g->num_nodes < 1 || !g->nodes) {
-        hipdnnSdkFormat(why, len, REF_ENGINE_NAME ": graph '%s' has no operations",
-                        g && g->name ? g->name : "");
-        return false;
-    }
+    if (!g || g->num_nodes < 1 || !g->nodes)
+        return hipdnnSdkDecline(why, len, REF_ENGINE_NAME, "graph '%s' has no operations",
+                                g && g->name ? g->name : "");
     for (int32_t i = 0; i < g->num_tensors; ++i)
         for (int32_t j = 0; j < i; ++j)
-            if (g->tensors[i].uid == g->tensors[j].uid) {
-                hipdnnSdkFormat(why, len, REF_ENGINE_NAME ": tensors '%s' and '%s' share uid %lld",
-                                g->tensors[j].name, g->tensors[i].name,
-                                (long long)g->tensors[i].uid);
-                one_line(why);
-                return false;
-            }
+            if (g->tensors[i].uid == g->tensors[j].uid)
+                return hipdnnSdkDecline(why, len, REF_ENGINE_NAME,
+                                        "tensors '%s' and '%s' share uid %lld", g->tensors[j].name,
+                                        g->tensors[i].name, (long long)g->tensors[i].uid);
     bool* written = calloc((size_t)(g->num_tensors > 0 ? g->num_tensors : 1), sizeof(bool));
-    if (!written) {
-        hipdnnSdkFormat(why, len, REF_ENGINE_NAME ": out of memory while checking the graph");
-        return false;
-    }
+    if (!written)
+        return hipdnnSdkDecline(why, len, REF_ENGINE_NAME,
+                                "out of memory while checking the graph");
     bool ok = true;
     for (int32_t i = 0; ok && i < g->num_nodes; ++i)
         ok = node_ok(g, &g->nodes[i], written, why, len);
     free(written);
-    if (!ok) one_line(why);
     return ok;
 }

@@ -24,6 +24,7 @@
 
 #include "hipdnn/hipdnn_plugin.h"
 #include "hipdnn/hipdnn_sdk.h"
+#include "hipdnn/hipdnn_sdk_plugin.h"
 
 #ifndef TP_PLUGIN_NAME
 #error "define TP_PLUGIN_NAME before including test_plugin_common.h"
@@ -45,53 +46,14 @@ struct hipdnnEnginePluginHandle {
     hipdnnStream_t stream;
 };
 
-static _Thread_local char tp_error[256];
-static hipdnnPluginLoggingCallback_t tp_log;
-
 static hipdnnPluginStatus_t tp_fail(hipdnnPluginStatus_t status, const char* message) {
-    hipdnnSdkFormat(tp_error, sizeof(tp_error), "%s", message);
-    return status;
+    return hipdnnSdkPluginFail(status, "%s", message);
 }
 
 static int tp_is_mine(uint64_t engine_id) { return engine_id == (uint64_t)(TP_ENGINE_ID); }
 
-/* ---- base ------------------------------------------------------------------------------ */
-
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnPluginGetApiVersion(uint32_t* major,
-                                                                    uint32_t* minor) {
-    if (!major || !minor) return tp_fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetApiVersion: NULL");
-    *major = TP_API_MAJOR;
-    *minor = TP_API_MINOR;
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
-
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnPluginGetName(const char** name) {
-    if (!name) return tp_fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetName: NULL");
-    *name = TP_PLUGIN_NAME;
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
-
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnPluginGetVersion(const char** version) {
-    if (!version) return tp_fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetVersion: NULL");
-    *version = "0.0.1-test";
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
-
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnPluginGetType(hipdnnPluginType_t* type) {
-    if (!type) return tp_fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetType: NULL");
-    *type = HIPDNN_PLUGIN_TYPE_ENGINE;
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
-
-HIPDNN_PLUGIN_EXPORT void hipdnnPluginGetLastErrorString(const char** message) {
-    if (message) *message = tp_error;
-}
-
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t
-hipdnnPluginSetLoggingCallback(hipdnnPluginLoggingCallback_t callback) {
-    tp_log = callback;
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
+/* The base entry points (the SDK's); TP_API_MAJOR / TP_API_MINOR are what it claims. */
+HIPDNN_SDK_PLUGIN_BASE(TP_PLUGIN_NAME, "0.0.1-test", TP_API_MAJOR, TP_API_MINOR)
 
 /* ---- engine ------------------------------------------------------------------------------ */
 
@@ -117,18 +79,7 @@ hipdnnEnginePluginCreate(hipdnnEnginePluginHandle_t* handle) {
 #endif
 }
 
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t
-hipdnnEnginePluginDestroy(hipdnnEnginePluginHandle_t handle) {
-    free(handle);
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
-
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t
-hipdnnEnginePluginSetStream(hipdnnEnginePluginHandle_t handle, hipdnnStream_t stream) {
-    if (!handle) return tp_fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "SetStream: handle is NULL");
-    handle->stream = stream;
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
+HIPDNN_SDK_PLUGIN_HANDLE_BASE(TP_PLUGIN_NAME)
 
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetApplicableEngineIds(
     hipdnnEnginePluginHandle_t handle, const uint8_t* graph, size_t graph_size,
@@ -137,19 +88,11 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetApplicableEngineI
     (void)max;
     if (!handle || !graph || !num)
         return tp_fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetApplicableEngineIds: NULL argument");
-    char why[200];
-    hipdnnSdkGraph* g = hipdnnSdkGraphDecode(graph, graph_size, why, sizeof(why));
-    if (!g) {
-        hipdnnSdkFormat(tp_error, sizeof(tp_error), TP_PLUGIN_NAME ": cannot decode graph: %s",
-                        why);
-        return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
-    }
-    if (tp_log) {
-        char line[256];
-        hipdnnSdkFormat(line, sizeof(line), TP_PLUGIN_NAME ": declining graph '%s' (%d nodes)",
-                        g->name, (int)g->num_nodes);
-        tp_log(HIPDNN_LOG_INFO, line);
-    }
+    hipdnnSdkGraph* g =
+        hipdnnSdkPluginDecodeGraph(TP_PLUGIN_NAME, graph, graph_size, "GetApplicableEngineIds");
+    if (!g) return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    hipdnnSdkPluginLog(HIPDNN_LOG_INFO, TP_PLUGIN_NAME ": declining graph '%s' (%d nodes)",
+                       g->name, (int)g->num_nodes);
     hipdnnSdkGraphFree(g);
     *num = 0;
     return HIPDNN_PLUGIN_STATUS_SUCCESS;

@@ -384,6 +384,15 @@ void hipdnnSdkFormat(char* buf, size_t len, const char* fmt, ...)
 #endif
     ;
 
+/* An engine's reason to decline, "who: <fmt...>", into why: truncated to len, always
+ * terminated, newlines and tabs folded to spaces (names may hold them; a reason is one
+ * line).  who may be NULL (no prefix).  Returns false: `return hipdnnSdkDecline(...)`. */
+bool hipdnnSdkDecline(char* why, size_t len, const char* who, const char* fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,172 @@
+"""The GPU engine's forward convolution and its fused epilogues against float64 NumPy
+(DESIGN tolerances): fp32 / fp16 / bf16 storage, 1D / 2D / 3D, padding (asymmetric
+too), stride, dilation, true convolution, channels-last (the tensor-core path) and
+NCHW operands, and the pointwise nodes after it (bias, batchnorm-inference scale and
+shift, relu, residual add, a second output before the activation) run in its kernel;
+a ResNet bottleneck block end to end.
+
+Every run copies each operand's whole allocation to the device and back
+(conftest.DeviceNumerics): outputs are checked to be fully written and nothing else,
+inputs unchanged.  Skipped with the reason without a GPU; CI runs this file on the
+engine's host emulation (tests/test_gpu_emulated.py).
+"""
+import numpy as np
+import pytest
+
+import hipdnn
+import references as ref
+from test_gpu_matmul import assert_product_close, on_tensor_cores, ran, stages
+from tolerances import graph_tolerance
+
+pytestmark = pytest.mark.gpu
+CM = hipdnn.convolution_mode
+
+
+def conv_check(gpu, dtype, x_shape, w_shape, pad=None, stride=None, dil=None, post=None,
+               layout="channels_last", w_layout=None, flip=False, epilogue=None):
+    """y = conv_fprop(x, w) (then epilogue(g, y, ref_y) -> [(tensor, ref, op, extra)])."""
+    nsp = len(x_shape) - 2
+    pad = pad or [0] * nsp
+    post = post if post is not None else pad
+    stride = stride or [1] * nsp
+    dil = dil or [1] * nsp
+    x = gpu.input(x_shape, dtype, layout)
+    w = gpu.input(w_shape, dtype, w_layout or layout)
+    g = gpu.graph(dtype)
+    y = g.conv_fprop(x.bind(g, "x"), w.bind(g, "w"), pre_padding=pad, post_padding=post,
+                     stride=stride, dilation=dil, name="conv",
+                     convolution_mode=CM.CONVOLUTION if flip else CM.CROSS_CORRELATION)
+    want_y = ref.conv_fprop(x.values, w.values, pad, post, stride, dil, flip=flip)
+    magnitude = ref.conv_fprop(np.abs(x.values), np.abs(w.values), pad, post, stride, dil,
+                               flip=flip)
+    outs = epilogue(g, y, want_y) if epilogue else [(y, want_y, "conv_fprop")]
+    operands, checks = [x, w], []
+    for item in outs:
+        tensor, want, op = item[0], item[1], item[2]
+        operands += item[3] if len(item) > 3 else []
+        out = gpu.output(tensor, want.shape, dtype, layout)
+        operands.append(out)
+        checks.append((out, want, op))
+    log = ran(lambda: gpu.execute(g, operands))
+    field = int(np.prod(w_shape[1:]))
+    for out, want, op in checks:
+        tol = graph_tolerance(["conv_fprop"] + ([op] if op != "conv_fprop" else []), dtype)
+        assert_product_close(out, want, tol, field, magnitude)
+    return log
+
+
+# ---- geometry --------------------------------------------------------------------------------
+
+GEOMETRIES = {
+    "3x3_pad1": dict(x=[2, 16, 9, 10], w=[24, 16, 3, 3], pad=[1, 1]),
+    "3x3_stride2": dict(x=[2, 16, 11, 9], w=[8, 16, 3, 3], pad=[1, 1], stride=[2, 2]),
+    "1x1": dict(x=[3, 32, 7, 5], w=[40, 32, 1, 1]),
+    "5x5_dilation2": dict(x=[1, 8, 13, 12], w=[16, 8, 5, 5], pad=[2, 3], dil=[2, 2]),
+    "asymmetric_padding": dict(x=[2, 8, 6, 7], w=[8, 8, 3, 2], pad=[2, 0], post=[0, 1]),
+    "1d": dict(x=[4, 16, 33], w=[24, 16, 5], pad=[2]),
+    "3d": dict(x=[1, 8, 5, 6, 7], w=[16, 8, 3, 3, 3], pad=[1, 1, 1]),
+    "odd_channels": dict(x=[2, 5, 8, 8], w=[7, 5, 3, 3], pad=[1, 1]),
+}
+
+
+@pytest.mark.parametrize("name", list(GEOMETRIES))
+def test_geometry_channels_last(gpu, dtype, name):
+    geo = GEOMETRIES[name]
+    log = conv_check(gpu, dtype, geo["x"], geo["w"], geo.get("pad"), geo.get("stride"),
+                     geo.get("dil"), geo.get("post"))
+    tensor_cores = dtype != "fp32" and geo["x"][1] % 8 == 0
+    assert on_tensor_cores(log) == tensor_cores, log
+
+
+@pytest.mark.parametrize("name", ["3x3_pad1", "3x3_stride2", "1d"])
+def test_nchw_takes_the_general_kernel(gpu, dtype, name):
+    geo = GEOMETRIES[name]
+    log = conv_check(gpu, dtype, geo["x"], geo["w"], geo.get("pad"), geo.get("stride"),
+                     geo.get("dil"), layout="packed")
+    assert not on_tensor_cores(log), log
+
+
+def test_true_convolution(gpu, dtype):
+    conv_check(gpu, dtype, [2, 16, 7, 7], [8, 16, 3, 3], [1, 1], flip=True)
+
+
+def test_nchw_filter_with_channels_last_image(gpu, dtype):
+    # w not dense in (r, s, c): the general kernel reads it through its strides
+    log = conv_check(gpu, dtype, [2, 16, 6, 6], [8, 16, 3, 3], [1, 1], w_layout="packed")
+    assert not on_tensor_cores(log), log
+
+
+# ---- fused epilogues --------------------------------------------------------------------------
+
+def ep_bias_relu(gpu, dtype):
+    def epilogue(g, y, want):
+        bias = gpu.input([1, want.shape[1], 1, 1], dtype, "channels_last")
+        out = g.relu(g.bias(y, bias.bind(g, "bias")), name="act")
+        return [(out, ref.relu(want + bias.values), "pointwise", [bias])]
+    return epilogue
+
+
+def ep_scale_shift_relu_residual(gpu, dtype):
+    # batchnorm inference folded into a scale and a shift, relu, then a residual add
+    def epilogue(g, y, want):
+        k = want.shape[1]
+        scale = gpu.input([1, k, 1, 1], dtype, "channels_last", low=0.5, high=1.5)
+        shift = gpu.input([1, k, 1, 1], dtype, "channels_last")
+        res = gpu.input(list(want.shape), dtype, "channels_last")
+        t = g.relu(g.add(g.mul(y, scale.bind(g, "scale")), shift.bind(g, "shift")))
+        out = g.add(t, res.bind(g, "residual"), name="block")
+        want_out = ref.relu(want * scale.values + shift.values) + res.values
+        return [(out, want_out, "pointwise", [scale, shift, res])]
+    return epilogue
+
+
+def ep_two_outputs(gpu, dtype):
+    def epilogue(g, y, want):
+        return [(y, want, "conv_fprop"), (g.relu(y, name="act"), ref.relu(want), "pointwise")]
+    return epilogue
+
+
+EPILOGUES = {"bias_relu": ep_bias_relu, "scale_shift_relu_residual": ep_scale_shift_relu_residual,
+             "two_outputs": ep_two_outputs}
+
+
+@pytest.mark.parametrize("name", list(EPILOGUES))
+def test_epilogue_runs_in_the_convolution_kernel(gpu, dtype, name):
+    log = conv_check(gpu, dtype, [2, 16, 8, 9], [24, 16, 3, 3], [1, 1],
+                     epilogue=EPILOGUES[name](gpu, dtype))
+    plan = stages(log)
+    assert len(plan) == 1 and "with its pointwise epilogue" in plan[0], log
+
+
+def test_resnet_bottleneck_block(gpu, dtype):
+    """1x1 -> bn -> relu, 3x3 -> bn -> relu, 1x1 -> bn, + x -> relu: three stages, each a
+    convolution with its epilogue (batchnorm inference as a folded scale and shift)."""
+    n, c, mid, hw = 2, 32, 16, 8
+    x = gpu.input([n, c, hw, hw], dtype, "channels_last")
+    ws = [gpu.input(s, dtype, "channels_last", low=0.05, high=0.3)
+          for s in ([mid, c, 1, 1], [mid, mid, 3, 3], [c, mid, 1, 1])]
+    bns = [(gpu.input([1, k, 1, 1], dtype, "channels_last", low=0.5, high=1.5),
+            gpu.input([1, k, 1, 1], dtype, "channels_last")) for k in (mid, mid, c)]
+    g = gpu.graph(dtype)
+    t = xt = x.bind(g, "x")
+    want = x.values
+    for i, (w, (sc, sh)) in enumerate(zip(ws, bns)):
+        pad = [1, 1] if i == 1 else [0, 0]
+        t = g.conv_fprop(t, w.bind(g, f"w{i}"), padding=pad, name=f"conv{i}")
+        t = g.add(g.mul(t, sc.bind(g, f"scale{i}")), sh.bind(g, f"shift{i}"))
+        want = ref.conv_fprop(want, w.values, pad, pad, [1, 1], [1, 1]) * sc.values + sh.values
+        if i < 2:
+            t = g.relu(t)
+            want = ref.relu(want)
+    out_t = g.relu(g.add(t, xt), name="out")
+    want = ref.relu(want + x.values)
+    out = gpu.output(out_t, [n, c, hw, hw], dtype, "channels_last")
+    operands = [x] + ws + [v for pair in bns for v in pair] + [out]
+    log = ran(lambda: gpu.execute(g, operands))
+    scale = np.abs(want).max() + 1.0
+    # three convolutions in a row: their fp32 intermediates are not rounded; the error
+    # bound is the sum of each stage's, held loosely to the largest value
+    assert_product_close(out, want, 3 * graph_tolerance(["conv_fprop", "pointwise"], dtype),
+                         c * 9, np.full(want.shape, scale))
+    plan = stages(log)
+    assert len(plan) == 3 and all("conv_fprop" in m and "epilogue" in m for m in plan), log
