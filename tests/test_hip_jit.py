@@ -292,7 +292,8 @@ def test_general_matmul_kernels_compile_with_hiprtc_for_gfx90a(dump_dir):
 
 # ---- the row-wise and pooling kernels: every one the engine can ask for ----------------------
 
-HEADERS = ("pw_program.h", "pw_exec.h", "rw_program.h", "rw_exec.h", "rw_kernels.h",
+HEADERS = ("pw_program.h", "pw_exec.h", "rw_program.h", "rw_exec.h", "rw_exec_reduce.h",
+           "rw_exec_softmax.h", "rw_exec_norm.h", "rw_exec_norm_bwd.h", "rw_kernels.h",
            "rs_program.h", "rs_exec.h", "rs_kernels.h")
 HIPRTC_OPTIONS = ["--offload-arch=gfx90a", "-std=c++17", "-O3", "-DHIPDNN_HIP_JIT=1"]  # jit.hip's
 

@@ -262,7 +262,7 @@ void emulate_bwd_rows(const rw_program& p, At row_at, Load load, Store store) {
     };
     for (int64_t row = 0; row < p.rows; ++row) {
         const RwRowAt at = row_at(row);
-        // rw_exec.h's nb_walk: group g of set s takes rows g, g + part_groups, ... of it
+        // rw_exec_norm_bwd.h's nb_walk: group g of set s takes rows g, g + part_groups, ... of it
         const int64_t set = parts ? row / p.set_rows : 0;
         const int64_t grp = parts ? set * p.part_groups + (row - set * p.set_rows) % p.part_groups : 0;
         float mean, inv, sums[4];
@@ -349,92 +349,117 @@ bool pick_reduction(int op, int pre, F&& f) {
 
 #define ARG(x) std::decay_t<decltype(x)>::value
 
+// The row-wise kernel of one template with arguments a, run over p; with p NULL, only
+// whether the emulation has that instantiation.  One function a template (hip_engine.h's
+// HIPE_K_*), as kernel_names.c lists their arguments.
+static bool run_reduce_rows(const int* a, const rw_program* p) {
+    return pick_reduction(a[0], a[1], [&](auto op, auto pre) {
+        return pick<-1, PW_F32, PW_F16, PW_BF16>(a[2], [&](auto dt) {
+            if (p) emulate_reduce_rows<ARG(op), ARG(pre), ARG(dt)>(*p);
+            return true;
+        });
+    });
+}
+
+static bool run_reduce_cols(const int* a, const rw_program* p) {
+    return pick_reduction(a[0], a[1], [&](auto op, auto pre) {
+        if (p) emulate_reduce_cols<ARG(op), ARG(pre)>(*p);
+        return true;
+    });
+}
+
+static bool run_softmax(const int* a, const rw_program* p) {
+    return pick<0, 1, 2, 4, 8>(a[0], [&](auto v) {
+        return pick<-1, PW_F32, PW_F16, PW_BF16>(a[1], [&](auto dt) {
+            if constexpr (ARG(dt) >= 0 && (ARG(v) == 0 || ARG(v) == 8)) return false;
+            else {
+                if (p) emulate_softmax<ARG(v), ARG(dt)>(*p);
+                return true;
+            }
+        });
+    });
+}
+
+static bool run_norm(const int* a, const rw_program* p) {
+    return pick<0, 1, 2, 4, 8>(a[0], [&](auto v) {
+        return pick<0, PW_SLOTS>(a[1], [&](auto s) {
+            return pick<-1, PW_F32, PW_F16, PW_BF16>(a[2], [&](auto dt) {
+                constexpr int V = ARG(v), S = ARG(s), DT = ARG(dt);
+                // the fast way: 1 to 4 vectors, no epilogue; an epilogue: 1 vector at most
+                if constexpr ((DT >= 0 && (V == 0 || V == 8 || S > 0)) || (S > 0 && V > 1))
+                    return false;
+                else {
+                    if (p) emulate_norm<V, S, DT>(*p);
+                    return true;
+                }
+            });
+        });
+    });
+}
+
+static bool run_norm_bwd(const int* a, const rw_program* p) {
+    return pick<0, 1, 2>(a[0], [&](auto v) {
+        return pick<-1, PW_F32>(a[1], [&](auto dt) {
+            if constexpr (ARG(dt) >= 0 && ARG(v) == 0) return false; // the fast way holds its rows
+            else {
+                if (p) emulate_norm_bwd<ARG(v), ARG(dt)>(*p);
+                return true;
+            }
+        });
+    });
+}
+
+// Where a thread keeps its column parts (a[4]) changes no value.
+static bool run_norm_bwd_packed(const int* a, const rw_program* p) {
+    return pick<1, 2>(a[0], [&](auto v) {
+        return pick<PW_F16, PW_BF16>(a[1], [&](auto dt) {
+            return pick<0, 1>(a[2], [&](auto one) {
+                return pick<-1, PW_F32, PW_F16, PW_BF16>(a[3], [&](auto pt) {
+                    constexpr int PT = ARG(pt);
+                    if constexpr (ARG(one) != (PT >= 0) || (PT > 0 && PT != ARG(dt))) return false;
+                    else
+                        return pick<NB_PARTS_NONE, NB_PARTS_REGS, NB_PARTS_SHARED>(a[4], [&](auto) {
+                            if (p) emulate_norm_bwd_packed<ARG(v), ARG(dt), ARG(one) != 0, PT>(*p);
+                            return true;
+                        });
+                });
+            });
+        });
+    });
+}
+
+static bool run_norm_packed(const int* a, const rw_program* p) {
+    return pick<2, 4>(a[0], [&](auto nv) {
+        return pick<PW_F16, PW_BF16>(a[1], [&](auto dt) {
+            return pick<32, 64, 128>(a[2], [&](auto l) {
+                return pick<0, 1>(a[3], [&](auto one) {
+                    return pick<-1, PW_F32, PW_F16, PW_BF16>(a[4], [&](auto pt) {
+                        constexpr int NV = ARG(nv), DT = ARG(dt), L = ARG(l), PT = ARG(pt);
+                        constexpr bool ONE = ARG(one) != 0;
+                        if constexpr (ONE != (PT >= 0) || (PT > 0 && PT != DT) || (NV == 2 && L != 32))
+                            return false;
+                        else {
+                            if (p) emulate_norm_packed<NV, DT, L, ONE, PT>(*p);
+                            return true;
+                        }
+                    });
+                });
+            });
+        });
+    });
+}
+
 // Runs the row-wise kernel of template t with arguments a over p; with p NULL, only says
 // whether the emulation has that instantiation.
 bool run_rowwise(int t, const int* a, const rw_program* p) {
     switch (t) {
-    case HIPE_K_REDUCE_ROWS:
-        return pick_reduction(a[0], a[1], [&](auto op, auto pre) {
-            return pick<-1, PW_F32, PW_F16, PW_BF16>(a[2], [&](auto dt) {
-                if (p) emulate_reduce_rows<ARG(op), ARG(pre), ARG(dt)>(*p);
-                return true;
-            });
-        });
-    case HIPE_K_REDUCE_COLS:
-        return pick_reduction(a[0], a[1], [&](auto op, auto pre) {
-            if (p) emulate_reduce_cols<ARG(op), ARG(pre)>(*p);
-            return true;
-        });
-    case HIPE_K_SOFTMAX:
-        return pick<0, 1, 2, 4, 8>(a[0], [&](auto v) {
-            return pick<-1, PW_F32, PW_F16, PW_BF16>(a[1], [&](auto dt) {
-                if constexpr (ARG(dt) >= 0 && (ARG(v) == 0 || ARG(v) == 8)) return false;
-                else {
-                    if (p) emulate_softmax<ARG(v), ARG(dt)>(*p);
-                    return true;
-                }
-            });
-        });
-    case HIPE_K_NORM:
-        return pick<0, 1, 2, 4, 8>(a[0], [&](auto v) {
-            return pick<0, PW_SLOTS>(a[1], [&](auto s) {
-                return pick<-1, PW_F32, PW_F16, PW_BF16>(a[2], [&](auto dt) {
-                    constexpr int V = ARG(v), S = ARG(s), DT = ARG(dt);
-                    // the fast way: 1 to 4 vectors, no epilogue; an epilogue: 1 vector at most
-                    if constexpr ((DT >= 0 && (V == 0 || V == 8 || S > 0)) || (S > 0 && V > 1))
-                        return false;
-                    else {
-                        if (p) emulate_norm<V, S, DT>(*p);
-                        return true;
-                    }
-                });
-            });
-        });
-    case HIPE_K_NORM_BWD:
-        return pick<0, 1, 2>(a[0], [&](auto v) {
-            return pick<-1, PW_F32>(a[1], [&](auto dt) {
-                if constexpr (ARG(dt) >= 0 && ARG(v) == 0) return false; // the fast way holds its rows
-                else {
-                    if (p) emulate_norm_bwd<ARG(v), ARG(dt)>(*p);
-                    return true;
-                }
-            });
-        });
-    case HIPE_K_NORM_BWD_PACKED: // where a thread keeps its column parts changes no value
-        return pick<1, 2>(a[0], [&](auto v) {
-            return pick<PW_F16, PW_BF16>(a[1], [&](auto dt) {
-                return pick<0, 1>(a[2], [&](auto one) {
-                    return pick<-1, PW_F32, PW_F16, PW_BF16>(a[3], [&](auto pt) {
-                        constexpr int PT = ARG(pt);
-                        if constexpr (ARG(one) != (PT >= 0) || (PT > 0 && PT != ARG(dt))) return false;
-                        else
-                            return pick<NB_PARTS_NONE, NB_PARTS_REGS, NB_PARTS_SHARED>(a[4], [&](auto) {
-                                if (p) emulate_norm_bwd_packed<ARG(v), ARG(dt), ARG(one) != 0, PT>(*p);
-                                return true;
-                            });
-                    });
-                });
-            });
-        });
-    case HIPE_K_NORM_PACKED:
-        return pick<2, 4>(a[0], [&](auto nv) {
-            return pick<PW_F16, PW_BF16>(a[1], [&](auto dt) {
-                return pick<32, 64, 128>(a[2], [&](auto l) {
-                    return pick<0, 1>(a[3], [&](auto one) {
-                        return pick<-1, PW_F32, PW_F16, PW_BF16>(a[4], [&](auto pt) {
-                            constexpr int NV = ARG(nv), DT = ARG(dt), L = ARG(l), PT = ARG(pt);
-                            constexpr bool ONE = ARG(one) != 0;
-                            if constexpr (ONE != (PT >= 0) || (PT > 0 && PT != DT) || (NV == 2 && L != 32))
-                                return false;
-                            else {
-                                if (p) emulate_norm_packed<NV, DT, L, ONE, PT>(*p);
-                                return true;
-                            }
-                        });
-                    });
-                });
-            });
-        });
+    case HIPE_K_REDUCE_ROWS: return run_reduce_rows(a, p);
+    case HIPE_K_REDUCE_COLS: return run_reduce_cols(a, p);
+    case HIPE_K_SOFTMAX: return run_softmax(a, p);
+    case HIPE_K_NORM: return run_norm(a, p);
+    case HIPE_K_NORM_BWD: return run_norm_bwd(a, p);
+    case HIPE_K_NORM_BWD_PACKED: return run_norm_bwd_packed(a, p);
+    case HIPE_K_NORM_PACKED: return run_norm_packed(a, p);
     default: return false;
     }
 }
@@ -551,7 +576,7 @@ extern "C" bool hipe_rtc_load(const hipe_rtc_target* t, int device, const void* 
 
 // Runs the instantiation the kernel names over every row (or element): the grid does not
 // matter to the emulation.  The kernel must be the one kernel_names.c chooses for the
-// program, as staged.c launches it.
+// program, as staged_run.c launches it.
 extern "C" bool hipe_rtc_launch(void* kernel, int64_t blocks, int threads, const void* arg,
                                 void* stream, char* why, size_t len) {
     (void)blocks;

@@ -8,15 +8,18 @@
  * fused pointwise kernels for the rest.  What it cannot run it declines with a one-line
  * reason.
  *
- * The host code (plugin.c, program.c, rowwise_program.c, staged.c, kernel_names.c,
- * kernel_cache.c, jit_source.c) is C11 and vendor-neutral; it reaches the GPU only
- * through the functions declared at the end, which the device code (runtime.hip,
- * pointwise.hip, jit.hip) implements in HIP, compiled by hipcc for AMD GPUs or by nvcc
- * through hip_compat.h for NVIDIA GPUs.  The row-wise and pooling kernels (rw_kernels.h,
- * rs_kernels.h) are not compiled with the plugin: each plan compiles the one it runs at
- * plan time (NVRTC, hiprtc) and caches it on disk (kernel_cache.c).  Both builds name
- * their engine "hip"; on any machine at most one finds its device, and the other declines
- * at load with its reason.
+ * The host code is C11 and vendor-neutral: plugin.c (the entry points); program*.c (a
+ * pointwise graph compiled into one program, program.h); staged*.c (graphs cut into stages,
+ * staged.h, staged_graph.h); lower*.c (ops rewritten into those with kernels, one file an
+ * op family, lower.h); rowwise*.c (row-wise programs, one file an op family, rowwise.h);
+ * resample_program.c, gemm_program.c; kernel_names.c, kernel_cache.c, jit_source.c.
+ * It reaches the GPU only through the functions declared at the end, which the
+ * device code (runtime.hip, pointwise.hip, jit.hip) implements in HIP, compiled by hipcc
+ * for AMD GPUs or by nvcc through hip_compat.h for NVIDIA GPUs.  The row-wise and pooling
+ * kernels (rw_kernels.h over rw_exec*.h, rs_kernels.h) are not compiled with the plugin:
+ * each plan compiles the one it runs at plan time (NVRTC, hiprtc) and caches it on disk
+ * (kernel_cache.c).  Both builds name their engine "hip"; on any machine at most one finds
+ * its device, and the other declines at load with its reason.
  */
 #ifndef HIPDNN_HIP_ENGINE_H
 #define HIPDNN_HIP_ENGINE_H

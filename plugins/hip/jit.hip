@@ -63,7 +63,8 @@ pthread_once_t g_rtc_once = PTHREAD_ONCE_INIT;
 // NVRTC: the toolkit's (any version that makes cubins: 11.1 and newer) on the loader path,
 // under $CUDA_HOME or /usr/local/cuda; one PyTorch loaded is found by its name too.
 // hiprtc: ROCm 6's own library, else libamdhip64 (HIP 5), under $ROCM_PATH or /opt/rocm.
-void open_rtc() {
+// The library opened (its name in g_rtc.library), or nullptr with g_rtc.why.
+void* load_rtc_library() {
 #if defined(HIPDNN_HIP_CUDA)
     const char* home = getenv("CUDA_HOME");
     const char* const tails[] = {"lib64/libnvrtc.so", "lib/libnvrtc.so"};
@@ -95,10 +96,12 @@ void open_rtc() {
         lib = dlopen(n, RTLD_NOW | RTLD_LOCAL);
         if (lib) snprintf(g_rtc.library, sizeof(g_rtc.library), "%s", n);
     }
-    if (!lib) {
-        snprintf(g_rtc.why, sizeof(g_rtc.why), "no " RTC_NAME " was found (%s)", looked);
-        return;
-    }
+    if (!lib) snprintf(g_rtc.why, sizeof(g_rtc.why), "no " RTC_NAME " was found (%s)", looked);
+    return lib;
+}
+
+// The compiler's functions from `lib` into g_rtc; false (lib closed) with g_rtc.why.
+bool bind_rtc(void* lib) {
     struct {
         void** slot;
         const char* name;
@@ -121,9 +124,15 @@ void open_rtc() {
             snprintf(g_rtc.why, sizeof(g_rtc.why), "no usable " RTC_NAME " was found (%s lacks %s)",
                      g_rtc.library, s.name);
             dlclose(lib);
-            return;
+            return false;
         }
     }
+    return true;
+}
+
+// What else g_rtc keeps: the architectures NVRTC makes machine code for, PTX for newer
+// ones, and the compiler's name and version for the cache key.
+void describe_rtc(void* lib) {
 #if defined(HIPDNN_HIP_CUDA)
     g_rtc.ptx_size = (rtc_result(*)(rtc_program, size_t*))dlsym(lib, "nvrtcGetPTXSize");
     g_rtc.ptx = (rtc_result(*)(rtc_program, char*))dlsym(lib, "nvrtcGetPTX");
@@ -131,6 +140,8 @@ void open_rtc() {
     auto list = (rtc_result(*)(int*))dlsym(lib, "nvrtcGetSupportedArchs");
     int n = 0;
     if (count && list && count(&n) == 0 && n > 0 && n <= 64 && list(g_rtc.archs) == 0) g_rtc.narchs = n;
+#else
+    (void)lib; // hiprtc has nothing more to find
 #endif
     int major = 0, minor = 0;
     if (g_rtc.version(&major, &minor) != 0) major = minor = -1;
@@ -142,6 +153,12 @@ void open_rtc() {
         snprintf(g_rtc.compiler + n, sizeof(g_rtc.compiler) - n, " (HIP %d)", runtime);
     }
 #endif
+}
+
+void open_rtc() {
+    void* lib = load_rtc_library();
+    if (!lib || !bind_rtc(lib)) return;
+    describe_rtc(lib);
     g_rtc.ok = true; // stays loaded for the life of the process
 }
 

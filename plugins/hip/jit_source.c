@@ -206,13 +206,21 @@ char* hipe_gm_source(const hipe_gm* gm, const hipe_gm_kernel* k, int dialect) {
 }
 
 void hipe_jit_headers(const char* const** texts, const char* const** names, int* count) {
+    /* every header a kernel source includes, directly or through another (CMakeLists.txt
+       embeds the same list) */
     static const char* const k_texts[] = {
-        hipe_src_pw_program_h, hipe_src_pw_exec_h,    hipe_src_rw_program_h, hipe_src_rw_exec_h,
-        hipe_src_rw_kernels_h, hipe_src_rs_program_h, hipe_src_rs_exec_h,    hipe_src_rs_kernels_h,
-        hipe_src_gm_program_h, hipe_src_gm_exec_h,    hipe_src_gm_kernels_h};
+        hipe_src_pw_program_h,      hipe_src_pw_exec_h,        hipe_src_rw_program_h,
+        hipe_src_rw_exec_h,         hipe_src_rw_exec_reduce_h, hipe_src_rw_exec_softmax_h,
+        hipe_src_rw_exec_norm_h,    hipe_src_rw_exec_norm_bwd_h, hipe_src_rw_kernels_h,
+        hipe_src_rs_program_h,      hipe_src_rs_exec_h,        hipe_src_rs_kernels_h,
+        hipe_src_gm_program_h,      hipe_src_gm_exec_h,        hipe_src_gm_kernels_h};
     static const char* const k_names[] = {
-        "pw_program.h", "pw_exec.h",    "rw_program.h", "rw_exec.h",  "rw_kernels.h", "rs_program.h",
-        "rs_exec.h",    "rs_kernels.h", "gm_program.h", "gm_exec.h",  "gm_kernels.h"};
+        "pw_program.h",      "pw_exec.h",         "rw_program.h",
+        "rw_exec.h",         "rw_exec_reduce.h",  "rw_exec_softmax.h",
+        "rw_exec_norm.h",    "rw_exec_norm_bwd.h", "rw_kernels.h",
+        "rs_program.h",      "rs_exec.h",         "rs_kernels.h",
+        "gm_program.h",      "gm_exec.h",         "gm_kernels.h"};
+    _Static_assert(sizeof(k_texts) == sizeof(k_names), "a text for each name");
     *texts = k_texts;
     *names = k_names;
     *count = (int)(sizeof(k_names) / sizeof(k_names[0]));

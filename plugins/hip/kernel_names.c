@@ -146,7 +146,7 @@ static hipe_kernel_id reduce_kernel(const rw_program* p) {
     return make(HIPE_K_REDUCE_ROWS, p->op, p->pre, is_float_type(p->fast_dt) ? p->fast_dt : -1, 0, 0);
 }
 
-/* Packed norm rows: (vectors a thread, threads a row) as register_geometry
+/* Packed norm rows: (vectors a thread, threads a row) as rwc_register_geometry
  * (rowwise_program.c) picks them, 16-bit types; the lean variants where the rows are one
  * dim and the parameters' type is known, else the general one. */
 static hipe_kernel_id packed_norm_kernel(const rw_program* p) {

@@ -45,17 +45,9 @@ static void bind(hipe_stage* st, int64_t uid, size_t offset) {
     b->scalar_dtype = -1;
 }
 
-int hipe_rs_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage* st, char* why,
-                    size_t len) {
-    const bool bwd = n->kind == HIPDNN_OP_RESAMPLE_BWD;
-    char label[200];
-    hipdnnSdkFormat(label, sizeof(label), "node '%s' (%s)", n->name, bwd ? "resample_bwd" : "resample_fwd");
-    const hipdnnSdkAttrValue* a = n->attrs;
-    const int64_t mode = a[HIPDNN_RS_MODE].i[0], pad = a[HIPDNN_RS_PADDING_MODE].i[0];
-    memset(st, 0, sizeof(*st));
-    st->kind = HIPE_STAGE_RESAMPLE;
-    rs_program* p = &st->rs;
-    p->backward = bwd;
+/* The pooling mode and padding mode into p; 0 with the reason. */
+static int pooling_mode(rs_program* p, int64_t mode, int64_t pad, const char* label, char* why,
+                        size_t len) {
     if (mode == HIPDNN_RESAMPLE_MAXPOOL) p->kind = RS_MAX;
     else if (mode == HIPDNN_RESAMPLE_AVGPOOL_INCLUDE_PADDING) p->kind = RS_AVG_INCLUDE;
     else if (mode == HIPDNN_RESAMPLE_AVGPOOL_EXCLUDE_PADDING) p->kind = RS_AVG_EXCLUDE;
@@ -65,28 +57,15 @@ int hipe_rs_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage*
         return decline(why, len, "%s: padding mode %lld does not go with this pooling mode",
                        label, (long long)pad);
     p->zero_pad = pad == HIPDNN_ZERO_PAD;
-    const hipdnnSdkTensor *image, *pooled, *idx;
-    if (bwd) {
-        image = find(g, n->outputs[HIPDNN_RSB_DX]);
-        pooled = find(g, n->inputs[HIPDNN_RSB_DY]);
-        idx = find(g, n->inputs[HIPDNN_RSB_IDX]);
-    } else {
-        image = find(g, n->inputs[HIPDNN_RSF_X]);
-        pooled = find(g, n->outputs[HIPDNN_RSF_Y]);
-        idx = find(g, n->outputs[HIPDNN_RSF_IDX]);
-    }
-    const hipdnnSdkTensor* x = bwd ? find(g, n->inputs[HIPDNN_RSB_X]) : NULL;
-    if (!image || !pooled)
-        return decline(why, len, "%s: %s missing", label, bwd ? "dy or dx" : "x or y");
-    const int32_t rank = image->ndim, nsp = rank - 2;
-    if (nsp < 1 || nsp > RS_MAX_SP || pooled->ndim != rank)
-        return decline(why, len, "%s: %d spatial dims; this engine pools 1 to %d", label, nsp,
-                       RS_MAX_SP);
-    p->nsp = nsp;
-    p->n = image->dims[0];
-    p->c = image->dims[1];
-    if (pooled->dims[0] != p->n || pooled->dims[1] != p->c)
-        return decline(why, len, "%s: N and C of the image and the pooled tensor differ", label);
+    return 1;
+}
+
+/* Each spatial dim's sizes, window, stride and padding into p (nsp set), and the elements
+ * to compute; 0 with the reason. */
+static int window_geometry(rs_program* p, const hipdnnSdkAttrValue* a, const hipdnnSdkTensor* image,
+                           const hipdnnSdkTensor* pooled, bool bwd, const char* label, char* why,
+                           size_t len) {
+    const int32_t nsp = p->nsp;
     p->taps = 1;
     int64_t in_size = 1, out_size = 1;
     for (int32_t i = 0; i < nsp; ++i) {
@@ -113,23 +92,85 @@ int hipe_rs_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage*
     if (p->total >= (INT64_C(1) << 31))
         return decline(why, len, "%s: %lld elements to compute (2^31 or more)", label,
                        (long long)p->total);
-    if (!operand(image, rank, bwd, label, bwd ? "dx" : "x", bwd ? &p->grad_image : &p->image, why, len) ||
-        !operand(pooled, rank, !bwd, label, bwd ? "dy" : "y", bwd ? &p->grad_pooled : &p->pooled, why, len))
-        return 0;
-    if (idx) {
-        if (p->kind != RS_MAX) return decline(why, len, "%s: an index is only for max pooling", label);
-        p->idx_bytes = idx->data_type == HIPDNN_DATA_INT8    ? 1
-                       : idx->data_type == HIPDNN_DATA_INT32 ? 4
-                       : idx->data_type == HIPDNN_DATA_INT64 ? 8
-                                                             : 0;
-        if (!p->idx_bytes || idx->ndim != rank || idx->is_by_value)
-            return decline(why, len, "%s: index '%s' must be INT8, INT32 or INT64 of rank %d",
-                           label, idx->name, rank);
-        if (!bwd && hipdnnSdkStridesOverlap(idx->ndim, idx->dims, idx->strides))
-            return decline(why, len, "%s: output index '%s': its strides make elements overlap",
-                           label, idx->name);
-        memcpy(p->idx.strides, idx->strides, (size_t)rank * sizeof(int64_t));
+    return 1;
+}
+
+/* Max pooling's index (written forward, read backward): its bytes and strides into p; 0
+ * with the reason. */
+static int index_operand(rs_program* p, const hipdnnSdkTensor* idx, int32_t rank, bool bwd,
+                         const char* label, char* why, size_t len) {
+    if (p->kind != RS_MAX) return decline(why, len, "%s: an index is only for max pooling", label);
+    p->idx_bytes = idx->data_type == HIPDNN_DATA_INT8    ? 1
+                   : idx->data_type == HIPDNN_DATA_INT32 ? 4
+                   : idx->data_type == HIPDNN_DATA_INT64 ? 8
+                                                         : 0;
+    if (!p->idx_bytes || idx->ndim != rank || idx->is_by_value)
+        return decline(why, len, "%s: index '%s' must be INT8, INT32 or INT64 of rank %d",
+                       label, idx->name, rank);
+    if (!bwd && hipdnnSdkStridesOverlap(idx->ndim, idx->dims, idx->strides))
+        return decline(why, len, "%s: output index '%s': its strides make elements overlap",
+                       label, idx->name);
+    memcpy(p->idx.strides, idx->strides, (size_t)rank * sizeof(int64_t));
+    return 1;
+}
+
+#define PTR(field) offsetof(rs_program, field.ptr)
+
+static void bind_pooling(hipe_stage* st, const hipdnnSdkTensor* image, const hipdnnSdkTensor* pooled,
+                         const hipdnnSdkTensor* idx, const hipdnnSdkTensor* x, bool bwd) {
+    if (bwd) {
+        bind(st, pooled->uid, PTR(grad_pooled));
+        bind(st, image->uid, PTR(grad_image));
+        if (idx) bind(st, idx->uid, PTR(idx));
+        else if (st->rs.kind == RS_MAX) bind(st, x->uid, PTR(image));
+    } else {
+        bind(st, image->uid, PTR(image));
+        bind(st, pooled->uid, PTR(pooled));
+        if (idx) bind(st, idx->uid, PTR(idx));
     }
+}
+
+#undef PTR
+
+int hipe_rs_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage* st, char* why,
+                    size_t len) {
+    const bool bwd = n->kind == HIPDNN_OP_RESAMPLE_BWD;
+    char label[200];
+    hipdnnSdkFormat(label, sizeof(label), "node '%s' (%s)", n->name, bwd ? "resample_bwd" : "resample_fwd");
+    const hipdnnSdkAttrValue* a = n->attrs;
+    memset(st, 0, sizeof(*st));
+    st->kind = HIPE_STAGE_RESAMPLE;
+    rs_program* p = &st->rs;
+    p->backward = bwd;
+    if (!pooling_mode(p, a[HIPDNN_RS_MODE].i[0], a[HIPDNN_RS_PADDING_MODE].i[0], label, why, len))
+        return 0;
+    const hipdnnSdkTensor *image, *pooled, *idx;
+    if (bwd) {
+        image = find(g, n->outputs[HIPDNN_RSB_DX]);
+        pooled = find(g, n->inputs[HIPDNN_RSB_DY]);
+        idx = find(g, n->inputs[HIPDNN_RSB_IDX]);
+    } else {
+        image = find(g, n->inputs[HIPDNN_RSF_X]);
+        pooled = find(g, n->outputs[HIPDNN_RSF_Y]);
+        idx = find(g, n->outputs[HIPDNN_RSF_IDX]);
+    }
+    const hipdnnSdkTensor* x = bwd ? find(g, n->inputs[HIPDNN_RSB_X]) : NULL;
+    if (!image || !pooled)
+        return decline(why, len, "%s: %s missing", label, bwd ? "dy or dx" : "x or y");
+    const int32_t rank = image->ndim, nsp = rank - 2;
+    if (nsp < 1 || nsp > RS_MAX_SP || pooled->ndim != rank)
+        return decline(why, len, "%s: %d spatial dims; this engine pools 1 to %d", label, nsp,
+                       RS_MAX_SP);
+    p->nsp = nsp;
+    p->n = image->dims[0];
+    p->c = image->dims[1];
+    if (pooled->dims[0] != p->n || pooled->dims[1] != p->c)
+        return decline(why, len, "%s: N and C of the image and the pooled tensor differ", label);
+    if (!window_geometry(p, a, image, pooled, bwd, label, why, len) ||
+        !operand(image, rank, bwd, label, bwd ? "dx" : "x", bwd ? &p->grad_image : &p->image, why, len) ||
+        !operand(pooled, rank, !bwd, label, bwd ? "dy" : "y", bwd ? &p->grad_pooled : &p->pooled, why, len) ||
+        (idx && !index_operand(p, idx, rank, bwd, label, why, len)))
+        return 0;
     if (bwd && p->kind == RS_MAX && !idx) {
         if (!x) return decline(why, len, "%s: max pooling's backward needs idx or x", label);
         if (!operand(x, rank, false, label, "x", &p->image, why, len)) return 0;
@@ -137,18 +178,7 @@ int hipe_rs_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage*
             if (x->dims[k] != image->dims[k])
                 return decline(why, len, "%s: x and dx dims differ", label);
     }
-#define PTR(field) offsetof(rs_program, field.ptr)
-    if (bwd) {
-        bind(st, pooled->uid, PTR(grad_pooled));
-        bind(st, image->uid, PTR(grad_image));
-        if (idx) bind(st, idx->uid, PTR(idx));
-        else if (p->kind == RS_MAX) bind(st, x->uid, PTR(image));
-    } else {
-        bind(st, image->uid, PTR(image));
-        bind(st, pooled->uid, PTR(pooled));
-        if (idx) bind(st, idx->uid, PTR(idx));
-    }
-#undef PTR
+    bind_pooling(st, image, pooled, idx, x, bwd);
     static const char* const kinds[3] = {"max", "average (padding included)", "average (padding excluded)"};
     hipdnnSdkFormat(st->what, sizeof(st->what), "%s pooling %s '%s': %lld elements, %lld-position "
                     "window", kinds[p->kind], bwd ? "backward" : "forward", n->name,

@@ -201,7 +201,7 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd(const rw_program p) 
 }
 
 // Norm backward of 16-bit rows held packed (the fast way): as rw_norm_bwd, x and dy held as
-// loaded (rw_exec.h's nbp_*), ONE and PT as rw_norm_packed's.  PARTS: where a thread keeps
+// loaded (rw_exec_norm_bwd.h's nbp_*), ONE and PT as rw_norm_packed's.  PARTS: where a thread keeps
 // its column parts (NB_PARTS_*).  Without parts in registers nvcc holds the kernel to 64
 // registers (two blocks of 512 threads an SM, four of 256): with 128 an instance norm
 // backward ran two blocks an SM, 0.81x PyTorch's, with 64 (a few bytes spilled) 1.11x,

@@ -86,8 +86,8 @@ struct hipe_staged {
 };
 
 /* A graph rewritten in terms of the operations the engine has kernels for: the nodes
- * lower.c's lowers() takes become pointwise and reduction nodes over views (lower.c's
- * opening comment says how, op by op).  `graph` NULL: nothing to rewrite. */
+ * lower.c's table takes become pointwise and reduction nodes over views (each op family's
+ * file, lower_*.c, says how).  `graph` NULL: nothing to rewrite. */
 typedef struct {
     hipdnnSdkGraph* graph;
     int nalias;
@@ -104,10 +104,10 @@ void hipe_lowered_free(hipe_lowered* lw);
  * reason, as hipe_compile. */
 bool hipe_staged_compile(const hipdnnSdkGraph* g, hipe_plan* plan, char* why, size_t len);
 
-/* The row-wise stage(s) of one node or pattern (rowwise_program.c).  Each fills `st`
- * (kind, what, rw, binds) and returns how many stages it made (1, or 2 for a reduction cut
- * into parts, whose parts buffer then needs `*parts_bytes` of workspace under uid
- * `parts_uid`), 0 with the reason when it cannot. */
+/* The row-wise stage(s) of one node or pattern (rowwise_reduction.c, rowwise_softmax.c,
+ * rowwise_norm.c).  Each fills `st` (kind, what, rw, binds) and returns how many stages
+ * it made (1, or 2 for a reduction cut into parts, whose parts buffer then needs
+ * `*parts_bytes` of workspace under uid `parts_uid`), 0 with the reason when it cannot. */
 int hipe_rw_reduction(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, int64_t parts_uid,
                       size_t* parts_bytes, hipe_stage* st, char* why, size_t len);
 /* nodes: the reduction max, sub, exp, reduction add and div of a softmax, in that order. */
