@@ -171,14 +171,14 @@ def test_bench_runs_the_hip_engine_where_it_accepts_and_says_why_not_elsewhere()
     assert EMULATED.is_file(), f"build the test targets ({EMULATED})"
     reference = Path(hipdnn.__file__).resolve().parent / "lib" / "hipdnn_plugins" / "engines"
     r = run(["bench", "--quick", "--plugin", str(reference), "--plugin", str(EMULATED),
-             "--case", "layernorm", "--case", "conv_bias_relu"])
+             "--case", "conv_bias_relu", "--case", "sdpa"])
     assert r.returncode == 0, r.stdout + r.stderr
     head, rows = _table(r.stdout)
-    assert list(rows) == ["conv_bias_relu", "layernorm"]
-    assert rows["conv_bias_relu"]["hip_emulated ms (x numpy)"] == "declined"
+    assert list(rows) == ["conv_bias_relu", "sdpa"]
     assert re.fullmatch(r"\d+\.\d{3} \(\d+\.\d{2}x\)",
-                        rows["layernorm"]["hip_emulated ms (x numpy)"])
-    assert "hip_emulated: declined: hip_emulated: node 'conv' (conv_fprop): operation not " \
+                        rows["conv_bias_relu"]["hip_emulated ms (x numpy)"])
+    assert rows["sdpa"]["hip_emulated ms (x numpy)"] == "declined"
+    assert "hip_emulated: declined: hip_emulated: node 'sdpa' (sdpa): operation not " \
         "supported" in r.stderr
 
 
