@@ -59,10 +59,10 @@ def ln_softmax_block_reference(x):
 # model file, its input's shape, reference, nodes the GPU engine runs, nodes left to ORT
 MODELS = {
     "ln_softmax_block": ("ln_softmax_block.onnx", (2, 5, 16), ln_softmax_block_reference,
-                         ["Add 'bias'", "Relu 'relu'", "LayerNormalization 'ln'",
-                          "Softmax 'softmax'"], ["MatMul 'proj'"]),
+                         ["MatMul 'proj'", "Add 'bias'", "Relu 'relu'",
+                          "LayerNormalization 'ln'", "Softmax 'softmax'"], []),
     "conv_add_relu": ("conv_add_relu.onnx", (1, 3, 8, 8), conv_add_relu_reference,
-                      ["Add 'add'", "Relu 'relu'"], ["Conv 'conv'"]),
+                      ["Conv 'conv'", "Add 'add'", "Relu 'relu'"], []),
 }
 
 
@@ -117,8 +117,9 @@ def test_a_session_registered_from_python_runs_the_model_on_hipdnn(ort):
 
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_the_gpu_device_runs_what_the_gpu_engine_supports(ort, capfd, name):
-    """The GPU device, fallback on: the GPU engine's nodes are one fused node on the GPU,
-    the rest stays with ORT's CPU EP; two runs, each equal to the CPU EP and float64."""
+    """The GPU device, fallback on: the GPU engine's nodes (all of these models', the MatMul
+    and the Conv with their epilogues included) are one fused node on the GPU, anything
+    else would stay with ORT's CPU EP; two runs, each equal to the CPU EP and float64."""
     devices = hipdnn_devices(ort, "gpu")
     if not devices:
         rt = hipdnn.device_runtime()
