@@ -314,6 +314,20 @@ if FAKE_GPU:  # before any handle exists: only the reference engine and the emul
         hipdnn.plugin_loading_mode.ABSOLUTE)
 
 
+def engine_log(run):
+    """Calls run() with the engine's log on; the engine's lines (plan and first runs)."""
+    messages = []
+    hipdnn.set_log_level(hipdnn.log_level.INFO)
+    hipdnn.set_log_callback(lambda level, msg: messages.append(msg))
+    try:
+        run()
+        hipdnn._C.flush_log()
+    finally:
+        hipdnn.set_log_callback(None)
+        hipdnn.set_log_level(hipdnn.log_level.WARN)
+    return [m for m in messages if m.startswith(GPU_ENGINE + ":")]
+
+
 def gpu_unavailable_reason():
     """None when the GPU engine is loaded, else why the gpu tests are skipped."""
     names = [e.name for e in hipdnn.engines()]

@@ -15,24 +15,13 @@ import pytest
 
 import hipdnn
 import references as ref
-from conftest import GPU_ENGINE, assert_close
+from conftest import GPU_ENGINE, assert_close, engine_log
 from tolerances import graph_tolerance, tolerance
 
 pytestmark = pytest.mark.gpu
 
 
-def ran(run):
-    """Calls run() with the engine's log on; the engine's lines (plan and first runs)."""
-    messages = []
-    hipdnn.set_log_level(hipdnn.log_level.INFO)
-    hipdnn.set_log_callback(lambda level, msg: messages.append(msg))
-    try:
-        run()
-        hipdnn._C.flush_log()
-    finally:
-        hipdnn.set_log_callback(None)
-        hipdnn.set_log_level(hipdnn.log_level.WARN)
-    return [m for m in messages if m.startswith(GPU_ENGINE + ":")]
+ran = engine_log  # the engine's lines while run() runs (conftest)
 
 
 FP32_UNIT = 2.0 ** -24  # unit roundoff of the fp32 accumulator

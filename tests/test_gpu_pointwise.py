@@ -15,7 +15,7 @@ import pytest
 
 import hipdnn
 import references as ref
-from conftest import GPU_ENGINE, STORAGES, assert_close
+from conftest import GPU_ENGINE, STORAGES, assert_close, engine_log
 from pointwise_cases import ARITY, CASES, run_case, shapes_for
 from test_numerics import (BACKWARD, BACKWARD_LIMITS, BACKWARD_REF, UNARY_BUILD,
                            assert_same_values, exact_input, grid_values, subnormal,
@@ -155,17 +155,7 @@ def test_unaligned_contiguous_views(gpu, dtype):
 
 def ran(run):
     """Calls run() with the engine's log on; the kernels it first ran ("fast", "generic")."""
-    messages = []
-    hipdnn.set_log_level(hipdnn.log_level.INFO)
-    hipdnn.set_log_callback(lambda level, msg: messages.append(msg))
-    try:
-        run()
-        hipdnn._C.flush_log()
-    finally:
-        hipdnn.set_log_callback(None)
-        hipdnn.set_log_level(hipdnn.log_level.WARN)
-    return [m.split("first run of the ", 1)[1] for m in messages
-            if GPU_ENGINE in m and "first run of the " in m]
+    return [m.split("first run of the ", 1)[1] for m in engine_log(run) if "first run of the " in m]
 
 
 def view_into(op, n, offset):

@@ -16,7 +16,7 @@ import pytest
 
 import hipdnn
 import references as ref
-from conftest import GPU_ENGINE, STORAGES, assert_close
+from conftest import GPU_ENGINE, STORAGES, assert_close, engine_log
 from test_numerics import assert_same_values, exact_input
 from tolerances import DTYPES, graph_tolerance, tolerance
 
@@ -45,18 +45,7 @@ MODE = {"add": RM.ADD, "mul": RM.MUL, "min": RM.MIN, "max": RM.MAX, "amax": RM.A
         "avg": RM.AVG, "norm1": RM.NORM1, "norm2": RM.NORM2, "mul_no_zeros": RM.MUL_NO_ZEROS}
 
 
-def ran(run):
-    """Calls run() with the engine's log on; the engine's lines (plan and first runs)."""
-    messages = []
-    hipdnn.set_log_level(hipdnn.log_level.INFO)
-    hipdnn.set_log_callback(lambda level, msg: messages.append(msg))
-    try:
-        run()
-        hipdnn._C.flush_log()
-    finally:
-        hipdnn.set_log_callback(None)
-        hipdnn.set_log_level(hipdnn.log_level.WARN)
-    return [m for m in messages if m.startswith(GPU_ENGINE + ":")]
+ran = engine_log  # the engine's lines while run() runs (conftest)
 
 
 def reduce_input(gpu, shape, dtype, mode, layout="packed", values=None):
