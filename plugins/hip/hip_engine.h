@@ -5,19 +5,22 @@
  * each input once and writing each output once, computing in fp32 over fp32 / fp16 / bf16
  * storage.  Graphs with reductions and norms run as a few stages (staged.h): row-wise
  * kernels (rw_program.h) for reductions, softmax and norms with their pointwise epilogues,
- * fused pointwise kernels for the rest.  What it cannot run it declines with a one-line
- * reason.
+ * fused pointwise kernels for the rest; a matmul or a forward convolution with the
+ * pointwise nodes after it is one stage too (gemm.h: gm_kernels.h's kernels, the epilogue
+ * in registers).  What it cannot run it declines with a one-line reason.
  *
  * The host code is C11 and vendor-neutral: plugin.c (the entry points); program*.c (a
  * pointwise graph compiled into one program, program.h); staged*.c (graphs cut into stages,
  * staged.h, staged_graph.h); lower*.c (ops rewritten into those with kernels, one file an
  * op family, lower.h); rowwise*.c (row-wise programs, one file an op family, rowwise.h);
- * resample_program.c, gemm_program.c; kernel_names.c, kernel_cache.c, jit_source.c.
+ * resample_program.c; gemm_program.c (matmul and convolution stages, gemm.h);
+ * kernel_names.c, kernel_cache.c, jit_source.c.
  * It reaches the GPU only through the functions declared at the end, which the
  * device code (runtime.hip, pointwise.hip, jit.hip) implements in HIP, compiled by hipcc
  * for AMD GPUs or by nvcc through hip_compat.h for NVIDIA GPUs.  The row-wise and pooling
- * kernels (rw_kernels.h over rw_exec*.h, rs_kernels.h) are not compiled with the plugin:
- * each plan compiles the one it runs at plan time (NVRTC, hiprtc) and caches it on disk
+ * kernels (rw_kernels.h over rw_exec*.h, rs_kernels.h) and the matmul kernels
+ * (gm_kernels.h over gm_exec.h) are not compiled with the plugin: each plan compiles the
+ * one it runs at plan time (NVRTC, hiprtc) and caches it on disk
  * (kernel_cache.c).  Both builds name their engine "hip"; on any machine at most one finds
  * its device, and the other declines at load with its reason.
  */
