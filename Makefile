@@ -14,7 +14,7 @@ JOBS ?= 2
 # What `make demo` needs: a C/C++ toolchain, CMake, FlatBuffers, Python with NumPy.
 DEMO_APT_PACKAGES = cmake make gcc g++ python3 python3-dev python3-numpy \
                     libflatbuffers-dev flatbuffers-compiler
-APT_PACKAGES = $(DEMO_APT_PACKAGES) python3-pytest python3-pytest-xdist \
+APT_PACKAGES = $(DEMO_APT_PACKAGES) ccache python3-pytest python3-pytest-xdist \
                python3-setuptools python3-wheel python3-pip python3-venv \
                python3-setuptools-whl python3-wheel-whl python3-pip-whl \
                python3-mypy git graphviz \
@@ -33,8 +33,13 @@ ORT_EP ?= AUTO
 # symbolizer for readable reports.
 FUZZ_APT_PACKAGES = clang-14 libclang-rt-14-dev llvm-14
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# ccache, where the machine has it, for every C/C++ compile.
-CCACHE := $(shell command -v ccache)
+# ccache for every C/C++ compile (make deps installs it): a fresh machine compiles each
+# file once, and the pip install checks and later stages reuse what build/ compiled.
+# Recursive (=): asked when a recipe runs, after make deps.  Paths are hashed relative to
+# the checkout, so another build folder of the same sources hits the cache.
+CCACHE = $(shell command -v ccache)
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 CMAKE_LAUNCHER = $(if $(CCACHE),-DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE) -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE))
 # Each stage's time goes to $(TIMES); `make test` and `make check` print them at the end.
 TIMES = $(CURDIR)/$(BUILD)/stage_times.tsv
