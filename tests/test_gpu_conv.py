@@ -120,6 +120,21 @@ def ep_scale_shift_relu_residual(gpu, dtype):
     return epilogue
 
 
+def ep_batchnorm_relu(gpu, dtype):
+    # a batchnorm_inference node (not folded): the pointwise program runs it in the epilogue
+    def epilogue(g, y, want):
+        k = want.shape[1]
+        stats = [gpu.input([1, k, 1, 1], dtype, "channels_last", low=lo, high=hi, signed=sg)
+                 for lo, hi, sg in ((0.1, 1.0, True), (0.5, 1.5, False), (0.5, 1.5, True),
+                                    (0.1, 1.0, True))]
+        names = ["mean", "inv_variance", "scale", "bias"]
+        out = g.relu(g.batchnorm_inference(y, *[t.bind(g, n) for t, n in zip(stats, names)],
+                                           name="bn"), name="act")
+        want_out = ref.relu(ref.batchnorm_inference(want, *[t.values for t in stats]))
+        return [(out, want_out, "batchnorm", stats)]
+    return epilogue
+
+
 def ep_two_outputs(gpu, dtype):
     def epilogue(g, y, want):
         return [(y, want, "conv_fprop"), (g.relu(y, name="act"), ref.relu(want), "pointwise")]
@@ -127,7 +142,7 @@ def ep_two_outputs(gpu, dtype):
 
 
 EPILOGUES = {"bias_relu": ep_bias_relu, "scale_shift_relu_residual": ep_scale_shift_relu_residual,
-             "two_outputs": ep_two_outputs}
+             "batchnorm_relu": ep_batchnorm_relu, "two_outputs": ep_two_outputs}
 
 
 @pytest.mark.parametrize("name", list(EPILOGUES))

@@ -110,7 +110,10 @@ static void take_epilogue(parts* s, int32_t ni, int grp, int64_t y_uid, int64_t 
     int count = 0;
     for (int32_t i = ni + 1; i < g->num_nodes; ++i) {
         const hipdnnSdkNode* n = &g->nodes[i];
-        if (n->kind != HIPDNN_OP_POINTWISE || s->group[i] >= 0) continue;
+        /* a batchnorm inference after a matmul or convolution is pointwise too (ResNet) */
+        const bool member = n->kind == HIPDNN_OP_POINTWISE ||
+                            (n->kind == HIPDNN_OP_BATCHNORM_INFERENCE && s->gkind[grp] == G_GEMM);
+        if (!member || s->group[i] >= 0) continue;
         bool touches = false, ok = true;
         for (int p = 0; p < stg_num_inputs(n) && p < HIPDNN_MAX_PORTS; ++p) {
             int32_t t = stg_tidx(s, n->inputs[p]);
