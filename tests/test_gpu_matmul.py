@@ -15,7 +15,7 @@ import pytest
 
 import hipdnn
 import references as ref
-from conftest import GPU_ENGINE, assert_close, engine_log
+from conftest import GPU_ENGINE, STORAGES, Operand, assert_close, engine_log
 from tolerances import graph_tolerance, tolerance
 
 pytestmark = pytest.mark.gpu
@@ -100,6 +100,28 @@ def test_column_major_operands(gpu, dtype, a_layout, b_layout):
 def test_strided_operands_take_the_general_kernel(gpu, dtype):
     log = check(gpu, dtype, [40, 24], [24, 48], "strided", "strided", "strided")
     assert not on_tensor_cores(log) and any("general" in m for m in log), log
+
+
+def test_a_view_not_16_byte_aligned_takes_the_general_kernel(gpu, dtype):
+    # a starts one element into its allocation: packed strides, a pointer 2 or 4 bytes off;
+    # the plan's tensor-core kernel cannot read it, the general one is compiled at enqueue
+    m, k, n = 48, 64, 40
+    storage = STORAGES[dtype]
+    base = storage.full((m * k + 1,))
+    view = base[1:].reshape(m, k)
+    view[...] = storage.encode(gpu.random([m, k]))
+    mask = np.zeros(base.shape, bool)
+    mask[1:] = True
+    a = Operand(view, base, mask, storage, storage.decode(view))
+    b = gpu.input([k, n], dtype)
+    g = gpu.graph(dtype)
+    c = g.matmul(a.bind(g, "a"), b.bind(g, "b"), name="mm")
+    out = gpu.output(c, [m, n], dtype)
+    log = ran(lambda: gpu.execute(g, [a, b, out]))
+    assert any("first run of the general kernel" in line for line in log), log
+    want = a.values @ b.values
+    assert_product_close(out, want, tolerance("matmul", dtype), k,
+                         np.abs(a.values) @ np.abs(b.values))
 
 
 def test_a_large_product_in_large_tiles(gpu, dtype):
