@@ -39,92 +39,60 @@ static int outputs_of(const hipdnnSdkNode* n) {
     return k < HIPDNN_MAX_PORTS ? k : HIPDNN_MAX_PORTS;
 }
 
-/* Views of a node's set ports (data NULL: shapes only) for the kernels' scratch
- * formulas; ins[p] / outs[p] point at them, NULL for unset ports. */
-static void shape_views(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, ref_view* in,
-                        const ref_view** ins, ref_view* out, const ref_view** outs) {
+/* The view of tensor `uid`: with its data where `ptrs` is given (a by-value scalar is then
+ * the plan's float64 copy, read at every index), else its shape alone. */
+static void view_of(const hipdnnSdkGraph* g, void* const* ptrs, int64_t uid, ref_view* v) {
+    const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(g, uid);
+    ref_view_from_tensor(t, ptrs ? ptrs[t - g->tensors] : NULL, v);
+    if (ptrs && t->is_by_value) {
+        v->dtype = HIPDNN_DATA_DOUBLE;
+        for (int32_t i = 0; i < v->ndim; ++i) v->strides[i] = 0;
+    }
+}
+
+/* Views of the set ports node n uses (every port of its op; a pointwise mode's own
+ * operands and output), by port; ins[p] / outs[p] NULL for the others. */
+static void node_views(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, void* const* ptrs,
+                       ref_view* in, const ref_view** ins, ref_view* out,
+                       const ref_view** outs) {
+    bool reads[HIPDNN_MAX_PORTS], writes[HIPDNN_MAX_PORTS];
+    for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
+        reads[p] = p < inputs_of(n);
+        writes[p] = p < outputs_of(n);
+    }
+    hipdnnSdkPointwisePorts ports;
+    if (n->kind == HIPDNN_OP_POINTWISE && hipdnnSdkPointwisePortsOf(hipdnnSdkNodeMode(n), &ports)) {
+        /* its other ports may name anything: support never looked at them */
+        for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) reads[p] = writes[p] = false;
+        for (int k = 0; k < ports.arity; ++k) reads[ports.inputs[k]] = true;
+        writes[ports.output] = true;
+    }
     for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
         ins[p] = outs[p] = NULL;
-        if (p < inputs_of(n) && n->inputs[p] != HIPDNN_NO_TENSOR) {
-            ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, n->inputs[p]), NULL, &in[p]);
+        if (reads[p] && n->inputs[p] != HIPDNN_NO_TENSOR) {
+            view_of(g, ptrs, n->inputs[p], &in[p]);
             ins[p] = &in[p];
         }
-        if (p < outputs_of(n) && n->outputs[p] != HIPDNN_NO_TENSOR) {
-            ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, n->outputs[p]), NULL, &out[p]);
+        if (writes[p] && n->outputs[p] != HIPDNN_NO_TENSOR) {
+            view_of(g, ptrs, n->outputs[p], &out[p]);
             outs[p] = &out[p];
         }
     }
 }
 
-/* The largest scratch (float64 values) one node of the graph takes: the kernels' own
- * formulas, from the tensors' shapes alone. */
+/* The largest scratch (float64 values) one node of the graph takes: each op's row's
+ * formula (op_table.c), from the tensors' shapes alone. */
 static int64_t scratch_doubles(const hipdnnSdkGraph* g) {
     int64_t most = 0;
     for (int32_t i = 0; i < g->num_nodes; ++i) {
         const hipdnnSdkNode* n = &g->nodes[i];
-        ref_view v[2], y;
-        int64_t need = 0;
-        if (n->kind == HIPDNN_OP_REDUCTION || n->kind == HIPDNN_OP_NORM_FORWARD ||
-            n->kind == HIPDNN_OP_NORM_BACKWARD || n->kind == HIPDNN_OP_GENSTATS ||
-            n->kind == HIPDNN_OP_SDPA_FWD || n->kind == HIPDNN_OP_SDPA_BWD) {
-            ref_view in[HIPDNN_MAX_PORTS], out[HIPDNN_MAX_PORTS];
-            const ref_view *ins[HIPDNN_MAX_PORTS], *outs[HIPDNN_MAX_PORTS];
-            shape_views(g, n, in, ins, out, outs);
-            if (n->kind == HIPDNN_OP_REDUCTION)
-                need = ref_reduction_scratch_doubles(ins[HIPDNN_RED_X], outs[HIPDNN_RED_Y]);
-            else if (n->kind == HIPDNN_OP_NORM_FORWARD)
-                need = ref_norm_scratch_doubles(n, ins);
-            else if (n->kind == HIPDNN_OP_NORM_BACKWARD)
-                need = ref_norm_backward_scratch_doubles(n, ins);
-            else if (n->kind == HIPDNN_OP_GENSTATS)
-                need = ref_genstats_scratch_doubles(ins[HIPDNN_GENSTATS_X]);
-            else if (n->kind == HIPDNN_OP_SDPA_FWD)
-                need = ref_sdpa_fwd_scratch_doubles(n, ins);
-            else
-                need = ref_sdpa_bwd_scratch_doubles(n, ins);
-        } else if (n->kind == HIPDNN_OP_POINTWISE) {
-            need = ref_pointwise_scratch_doubles(elements_of(g, hipdnnSdkPointwiseOutput(n)));
-        } else if (n->kind == HIPDNN_OP_BATCHNORM_INFERENCE) {
-            need = ref_batchnorm_scratch_doubles(elements_of(g, n->outputs[0]));
-        } else if (n->kind == HIPDNN_OP_CONV_DGRAD || n->kind == HIPDNN_OP_CONV_WGRAD) {
-            /* as ref_conv_check sees them: (dx or x, w or dw, dy) */
-            bool data = n->kind == HIPDNN_OP_CONV_DGRAD;
-            ref_view x, w, dy;
-            ref_conv_geometry geo;
-            char why[REF_MSG_LEN];
-            ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, data ? n->outputs[0] : n->inputs[0]),
-                                 NULL, &x);
-            ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, data ? n->inputs[1] : n->outputs[0]),
-                                 NULL, &w);
-            ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, data ? n->inputs[0] : n->inputs[1]),
-                                 NULL, &dy);
-            if (ref_conv_check(n, &x, &w, &dy, &geo, why, sizeof(why)))
-                need = ref_conv_grad_scratch_doubles(&geo);
-        } else if (n->kind == HIPDNN_OP_RESAMPLE_FWD || n->kind == HIPDNN_OP_RESAMPLE_BWD) {
-            /* as ref_resample_check sees them: (x or dx, y or dy) */
-            bool fwd = n->kind == HIPDNN_OP_RESAMPLE_FWD;
-            ref_view image, pooled;
-            ref_pool_geometry geo;
-            char why[REF_MSG_LEN];
-            ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, fwd ? n->inputs[0] : n->outputs[0]),
-                                 NULL, &image);
-            ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, fwd ? n->outputs[0] : n->inputs[0]),
-                                 NULL, &pooled);
-            if (ref_resample_check(n, &image, &pooled, NULL, &geo, why, sizeof(why)))
-                need = ref_resample_scratch_doubles(&geo, !fwd);
-        } else if (n->kind == HIPDNN_OP_CONV_FPROP || n->kind == HIPDNN_OP_MATMUL) {
-            for (int k = 0; k < 2; ++k)
-                ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, n->inputs[k]), NULL, &v[k]);
-            ref_view_from_tensor(hipdnnSdkGraphFindTensor(g, n->outputs[0]), NULL, &y);
-            if (n->kind == HIPDNN_OP_MATMUL) {
-                need = ref_matmul_scratch_doubles(&v[0], &v[1], &y);
-            } else {
-                ref_conv_geometry geo;
-                char why[REF_MSG_LEN];
-                if (ref_conv_check(n, &v[0], &v[1], &y, &geo, why, sizeof(why)))
-                    need = ref_conv_scratch_doubles(&geo);
-            }
-        }
+        const ref_op* row = ref_op_get(n->kind);
+        if (!row || !row->scratch) continue;
+        ref_view in[HIPDNN_MAX_PORTS], out[HIPDNN_MAX_PORTS];
+        const ref_view *ins[HIPDNN_MAX_PORTS], *outs[HIPDNN_MAX_PORTS];
+        node_views(g, n, NULL, in, ins, out, outs);
+        const ref_op_args args = {n, NULL, NULL, in, out, ins, outs, NULL};
+        int64_t need = row->scratch(&args);
         if (need > most) most = need;
     }
     return most;
@@ -272,86 +240,26 @@ static hipdnnPluginStatus_t resolve(const ref_plan* p, void* workspace,
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
 
-static void view_of(const ref_plan* p, void* const* ptrs, int64_t uid, ref_view* v) {
-    const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(p->graph, uid);
-    void* data = ptrs[t - p->graph->tensors];
-    ref_view_from_tensor(t, data, v);
-    if (t->is_by_value) { /* the plan's float64 copy, read at every index */
-        v->dtype = HIPDNN_DATA_DOUBLE;
-        for (int32_t i = 0; i < v->ndim; ++i) v->strides[i] = 0;
-    }
-}
-
 /* The coordinates on `axis` of tensor `uid` (gen_index's operand; ref_index_view). */
 static void index_view_of(const ref_plan* p, int64_t uid, int axis, ref_view* v) {
     const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(p->graph, uid);
     ref_index_view(t->ndim, t->dims, axis, v);
 }
 
-/* A pointwise node: its operands in its mode's order. */
-static hipdnnPluginStatus_t run_pointwise(const ref_plan* p, const hipdnnSdkNode* n,
-                                          void* const* ptrs, const ref_region* scratch) {
-    ref_view in[3], y;
-    int64_t out = hipdnnSdkPointwiseOutput(n);
-    view_of(p, ptrs, out, &y);
-    if (hipdnnSdkNodeMode(n) == HIPDNN_POINTWISE_GEN_INDEX)
-        index_view_of(p, out, (int)n->attrs[HIPDNN_PW_AXIS].i[0], &in[0]);
-    else
-        for (int k = 0; k < hipdnnSdkPointwiseArity(hipdnnSdkNodeMode(n)) && k < 3; ++k)
-            view_of(p, ptrs, hipdnnSdkPointwiseOperand(n, k), &in[k]);
-    return ref_pointwise(n, in, &y, scratch);
-}
-
+/* One node: its row's kernel (op_table.c) on views of the ports it uses. */
 static hipdnnPluginStatus_t run_node(const ref_plan* p, const hipdnnSdkNode* n,
                                      void* const* ptrs, const ref_region* scratch) {
-    if (n->kind == HIPDNN_OP_POINTWISE) return run_pointwise(p, n, ptrs, scratch);
-    /* Every set port's view; ins[k] / outs[k] NULL where a port is unset. */
-    ref_view in[HIPDNN_MAX_PORTS], out[HIPDNN_MAX_PORTS];
-    const ref_view *ins[HIPDNN_MAX_PORTS] = {0}, *outs[HIPDNN_MAX_PORTS] = {0};
-    for (int k = 0; k < inputs_of(n); ++k)
-        if (n->inputs[k] != HIPDNN_NO_TENSOR) {
-            view_of(p, ptrs, n->inputs[k], &in[k]);
-            ins[k] = &in[k];
-        }
-    for (int k = 0; k < outputs_of(n); ++k)
-        if (n->outputs[k] != HIPDNN_NO_TENSOR) {
-            view_of(p, ptrs, n->outputs[k], &out[k]);
-            outs[k] = &out[k];
-        }
-    int nin = inputs_of(n), set = 0;
-    for (int k = 0; k < nin; ++k) set += ins[k] != NULL; /* concatenate: x0, x1.. in order */
-    const ref_view* y = &out[0]; /* every op's first output is required */
-    switch (n->kind) {
-    case HIPDNN_OP_CONV_FPROP:
-        return ref_conv_fprop(n, &in[HIPDNN_CONV_X], &in[HIPDNN_CONV_W], y, scratch);
-    case HIPDNN_OP_MATMUL:
-        return ref_matmul(n, &in[HIPDNN_MATMUL_A], &in[HIPDNN_MATMUL_B], y, scratch);
-    case HIPDNN_OP_BATCHNORM_INFERENCE: return ref_batchnorm_inference(n, in, y, scratch);
-    case HIPDNN_OP_REDUCTION: return ref_reduction(n, &in[HIPDNN_RED_X], y, scratch);
-    case HIPDNN_OP_NORM_FORWARD: return ref_norm_forward(n, ins, outs, scratch);
-    case HIPDNN_OP_CONV_DGRAD:
-        return ref_conv_dgrad(n, &in[HIPDNN_DGRAD_DY], &in[HIPDNN_DGRAD_W], y, scratch);
-    case HIPDNN_OP_CONV_WGRAD:
-        return ref_conv_wgrad(n, &in[HIPDNN_WGRAD_X], &in[HIPDNN_WGRAD_DY], y, scratch);
-    case HIPDNN_OP_SLICE: return ref_slice(n, &in[0], y);
-    case HIPDNN_OP_CONCATENATE: return ref_concat(n, in, set, y);
-    case HIPDNN_OP_NORM_BACKWARD: return ref_norm_backward(n, ins, outs, scratch);
-    case HIPDNN_OP_SDPA_FWD: return ref_sdpa_fwd(n, ins, outs, scratch);
-    case HIPDNN_OP_SDPA_BWD: return ref_sdpa_bwd(n, ins, outs, scratch);
-    case HIPDNN_OP_GENSTATS:
-        return ref_genstats(n, &in[HIPDNN_GENSTATS_X], &out[HIPDNN_GENSTATS_SUM],
-                            &out[HIPDNN_GENSTATS_SQSUM], scratch);
-    case HIPDNN_OP_RESAMPLE_FWD:
-        return ref_resample_fwd(n, &in[HIPDNN_RSF_X], y, outs[HIPDNN_RSF_IDX], scratch);
-    case HIPDNN_OP_RESAMPLE_BWD:
-        return ref_resample_bwd(n, &in[HIPDNN_RSB_DY], ins[HIPDNN_RSB_X], ins[HIPDNN_RSB_IDX], y,
-                                scratch);
-    case HIPDNN_OP_RESHAPE: return ref_reshape(n, &in[HIPDNN_RESHAPE_X], y);
-    default:
+    const ref_op* row = ref_op_get(n->kind);
+    if (!row) {
         ref_set_error(REF_ENGINE_NAME ": node '%s': operation kind %d not supported", n->name,
                       (int)n->kind);
         return HIPDNN_PLUGIN_STATUS_NOT_SUPPORTED;
     }
+    ref_view in[HIPDNN_MAX_PORTS], out[HIPDNN_MAX_PORTS];
+    const ref_view *ins[HIPDNN_MAX_PORTS], *outs[HIPDNN_MAX_PORTS];
+    node_views(p->graph, n, ptrs, in, ins, out, outs);
+    const ref_op_args args = {n, NULL, NULL, in, out, ins, outs, scratch};
+    return row->run(&args);
 }
 
 hipdnnPluginStatus_t ref_plan_run(const ref_plan* p, void* workspace,
@@ -387,9 +295,9 @@ hipdnnPluginStatus_t ref_plan_run(const ref_plan* p, void* workspace,
             ref_view ins[REF_MAP_MAX_INPUTS], y;
             for (int k = 0; k < r->nin; ++k) {
                 if (r->index_axis[k] >= 0) index_view_of(p, r->inputs[k], r->index_axis[k], &ins[k]);
-                else view_of(p, ptrs, r->inputs[k], &ins[k]);
+                else view_of(g, ptrs, r->inputs[k], &ins[k]);
             }
-            view_of(p, ptrs, hipdnnSdkPointwiseOutput(&g->nodes[i + r->count - 1]), &y);
+            view_of(g, ptrs, hipdnnSdkPointwiseOutput(&g->nodes[i + r->count - 1]), &y);
             st = ref_fused_run(&g->nodes[i], r, ins, &y, &scratch);
             i += r->count;
         } else {

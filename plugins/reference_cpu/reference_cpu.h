@@ -417,6 +417,37 @@ hipdnnPluginStatus_t ref_sdpa_bwd(const hipdnnSdkNode* node, const ref_view* con
                                   const ref_view* const* out, const ref_region* scratch);
 int64_t ref_sdpa_bwd_scratch_doubles(const hipdnnSdkNode* node, const ref_view* const* in);
 
+/* ---- the ops (op_table.c) -------------------------------------------------------------- */
+
+/* One node's ports as views (ref_view_from_tensor), by port: v / o hold the set ones,
+ * vp[p] / op[p] point at them (NULL where unset or unused).  in / out are the tensors at
+ * support time, NULL at run time; scratch is NULL at support and plan time. */
+typedef struct {
+    const hipdnnSdkNode* n;
+    const hipdnnSdkTensor* const* in;
+    const hipdnnSdkTensor* const* out;
+    const ref_view* v;
+    const ref_view* o;
+    const ref_view* const* vp;
+    const ref_view* const* op;
+    const ref_region* scratch;
+} ref_op_args;
+
+/* One op of the engine: a new op is one row of op_table.c's table. */
+typedef struct {
+    hipdnnOpKind_t kind;
+    /* its shape rules, on views of its checked tensors; false with `detail` if not met */
+    bool (*check)(const ref_op_args* a, char* detail, size_t len);
+    hipdnnPluginStatus_t (*run)(const ref_op_args* a);
+    /* float64 scratch values its kernel takes (NULL: none) */
+    int64_t (*scratch)(const ref_op_args* a);
+    unsigned int_in, int_out; /* bit p: port p may hold integer or BOOLEAN tensors */
+    bool int32_compute;       /* INT8 x INT8 with INT32 compute (ref_int8_compute_uses) */
+} ref_op;
+
+/* The row of `kind`, NULL if the engine has none. */
+const ref_op* ref_op_get(hipdnnOpKind_t kind);
+
 /* ---- support (support.c) ----------------------------------------------------------- */
 
 /* True if the engine can run the graph; otherwise one line (no newline) in `why`,

@@ -44,41 +44,10 @@ static bool compute_type_ok(hipdnnDataType_t t) {
     return t == HIPDNN_DATA_NOT_SET || ref_dtype_supported(t);
 }
 
-/* Ports that may hold integer (or BOOLEAN) tensors: every pointwise port, a pooling
- * index, reshape's (it copies bits), conv_fprop's and matmul's for INT8 compute, and
- * attention's sequence lengths. */
-static bool int_port(const hipdnnSdkNode* n, int port, bool is_output) {
-    switch (n->kind) {
-    case HIPDNN_OP_POINTWISE:
-    case HIPDNN_OP_RESHAPE:
-    case HIPDNN_OP_CONV_FPROP:
-    case HIPDNN_OP_MATMUL: return true;
-    case HIPDNN_OP_RESAMPLE_FWD: return is_output && port == HIPDNN_RSF_IDX;
-    case HIPDNN_OP_RESAMPLE_BWD: return !is_output && port == HIPDNN_RSB_IDX;
-    /* attention's sequence lengths (the inference rule allows int32 and int64) */
-    case HIPDNN_OP_SDPA_FWD:
-        return !is_output && (port == HIPDNN_SDPA_SEQ_LEN_Q || port == HIPDNN_SDPA_SEQ_LEN_KV);
-    case HIPDNN_OP_SDPA_BWD:
-        return !is_output &&
-               (port == HIPDNN_SDPA_BWD_SEQ_LEN_Q || port == HIPDNN_SDPA_BWD_SEQ_LEN_KV);
-    default: return false;
-    }
-}
-
-/* INT8 x INT8 with INT32 compute where the types ask for it (ref_int8_compute_uses),
- * else every tensor a float type (tensor_ok let integers through these ports). */
-static bool int8_or_float(const hipdnnSdkNode* n, const char* ports, const hipdnnSdkTensor* a,
-                          const hipdnnSdkTensor* b, const hipdnnSdkTensor* out, int64_t terms,
-                          char* detail, size_t len) {
-    if (!ref_int8_compute_uses(n, a->data_type, b->data_type, out->data_type)) return true;
-    /* ports: "xwy" or "abc"; messages name each tensor too */
-    char labels[3][96];
-    const hipdnnSdkTensor* t[3] = {a, b, out};
-    const char* names[3] = {labels[0], labels[1], labels[2]};
-    for (int k = 0; k < 3; ++k)
-        hipdnnSdkFormat(labels[k], sizeof(labels[k]), "%c '%s'", ports[k], t[k]->name);
-    return ref_int8_compute_check(n, names, a->data_type, b->data_type, out->data_type, terms,
-                                  detail, len);
+/* Ports that may hold integer (or BOOLEAN) tensors: the op's row says (op_table.c). */
+static bool int_port(const ref_op* op, int port, bool is_output) {
+    unsigned mask = op ? (is_output ? op->int_out : op->int_in) : 0u;
+    return (mask >> port) & 1u;
 }
 
 /* Dtype, rank, dims and strides of one tensor a node uses.  `wide` ports (int_port) also
@@ -116,130 +85,22 @@ static bool tensor_ok(const char* node, const char* port, const hipdnnSdkTensor*
     return true;
 }
 
-static bool same_dims(const ref_view* a, const ref_view* b, const char* na, const char* nb,
-                      char* detail, size_t len) {
-    bool same = a->ndim == b->ndim;
-    for (int32_t i = 0; same && i < a->ndim; ++i) same = a->dims[i] == b->dims[i];
-    if (!same) hipdnnSdkFormat(detail, len, "%s and %s have different dims", na, nb);
-    return same;
-}
-
-/* conv_fprop: its geometry, then INT8 compute (cg * taps products per output) or floats. */
-static bool conv_fprop_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
-                          const hipdnnSdkTensor* const* out, const ref_view* v,
-                          const ref_view* y, char* detail, size_t len) {
-    ref_conv_geometry geo;
-    int64_t taps = 1;
-    bool ok = ref_conv_check(n, &v[HIPDNN_CONV_X], &v[HIPDNN_CONV_W], y, &geo, detail, len);
-    for (int32_t i = 0; ok && i < geo.nsp; ++i) taps *= geo.ker[i];
-    return ok && int8_or_float(n, "xwy", in[HIPDNN_CONV_X], in[HIPDNN_CONV_W], out[0],
-                               geo.cg * taps, detail, len);
-}
-
-/* Pointwise: operands in the mode's order; gen_index's are coordinates. */
-static bool pointwise_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
-                         const ref_view* v, const ref_view* o, char* detail, size_t len) {
-    hipdnnSdkPointwisePorts ports;
-    const ref_view* ops[3] = {NULL, NULL, NULL};
-    ref_view index;
-    hipdnnSdkPointwisePortsOf(hipdnnSdkNodeMode(n), &ports);
-    for (int k = 0; k < ports.arity; ++k)
-        if (in[ports.inputs[k]]) ops[k] = &v[ports.inputs[k]];
-    if (hipdnnSdkNodeMode(n) == HIPDNN_POINTWISE_GEN_INDEX) {
-        ref_index_view(o[ports.output].ndim, o[ports.output].dims,
-                       (int)n->attrs[HIPDNN_PW_AXIS].i[0], &index);
-        ops[0] = &index;
-    }
-    return ref_pointwise_check(n, ops, &o[ports.output], detail, len);
-}
-
-/* Concatenate: the set inputs, in port order. */
-static bool concat_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
-                      const ref_view* v, const ref_view* y, char* detail, size_t len) {
-    ref_view set[HIPDNN_MAX_PORTS];
-    int nin = 0;
-    for (int p = 0; p < HIPDNN_MAX_PORTS; ++p)
-        if (in[p]) set[nin++] = v[p];
-    return ref_concat_check(n, set, nin, y, detail, len);
-}
-
-/* resample_bwd: the forward's geometry from dx and dy; x shaped as dx and y as dy where
- * given; MAXPOOL finds each window's maximum from idx or x. */
-static bool resample_bwd_ok(const hipdnnSdkNode* n, const ref_view* v,
-                            const ref_view* const* vp, const ref_view* y, char* detail,
-                            size_t len) {
-    bool ok = ref_resample_check(n, y, &v[HIPDNN_RSB_DY], vp[HIPDNN_RSB_IDX], NULL, detail,
-                                 len) &&
-              (!vp[HIPDNN_RSB_X] || same_dims(&v[HIPDNN_RSB_X], y, "x", "dx", detail, len)) &&
-              (!vp[HIPDNN_RSB_Y] ||
-               same_dims(&v[HIPDNN_RSB_Y], &v[HIPDNN_RSB_DY], "y", "dy", detail, len));
-    if (ok && n->attrs[HIPDNN_RS_MODE].i[0] == HIPDNN_RESAMPLE_MAXPOOL &&
-        !vp[HIPDNN_RSB_IDX] && !vp[HIPDNN_RSB_X]) {
-        hipdnnSdkFormat(detail, len, "MAXPOOL needs idx or x");
-        ok = false;
-    }
-    return ok;
-}
-
-/* Reshape: of a tensor in memory (a by-value scalar has no layout to reshape). */
-static bool reshape_ok(const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
-                       const ref_view* v, const ref_view* y, char* detail, size_t len) {
-    if (in[HIPDNN_RESHAPE_X]->is_by_value) {
-        hipdnnSdkFormat(detail, len, "x is a pass-by-value scalar; there is nothing to reshape");
-        return false;
-    }
-    return ref_reshape_check(n, &v[HIPDNN_RESHAPE_X], y, detail, len);
-}
-
-/* Shape rules of the node's op, on views of its (already checked) tensors; in[p] / out[p]
- * NULL for unset ports. */
+/* Shape rules of the node's op (its row's check), on views of its (already checked)
+ * tensors; in[p] / out[p] NULL for unset ports. */
 static bool op_ok(const char* who, const hipdnnSdkNode* n, const hipdnnSdkTensor* const* in,
                   const hipdnnSdkTensor* const* out, char* why, size_t len) {
     ref_view v[HIPDNN_MAX_PORTS], o[HIPDNN_MAX_PORTS];
     const ref_view *vp[HIPDNN_MAX_PORTS] = {0}, *op[HIPDNN_MAX_PORTS] = {0};
     char detail[REF_MSG_LEN];
-    size_t dl = sizeof(detail);
-    bool ok = false;
     for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
         if (in[p]) ref_view_from_tensor(in[p], NULL, &v[p]), vp[p] = &v[p];
         if (out[p]) ref_view_from_tensor(out[p], NULL, &o[p]), op[p] = &o[p];
     }
-    const ref_view* y = &o[0];
-    switch (n->kind) {
-    case HIPDNN_OP_CONV_FPROP: ok = conv_fprop_ok(n, in, out, v, y, detail, dl); break;
-    case HIPDNN_OP_MATMUL:
-        ok = ref_matmul_check(&v[HIPDNN_MATMUL_A], &v[HIPDNN_MATMUL_B], y, detail, dl) &&
-             int8_or_float(n, "abc", in[HIPDNN_MATMUL_A], in[HIPDNN_MATMUL_B], out[0],
-                           v[HIPDNN_MATMUL_A].dims[v[HIPDNN_MATMUL_A].ndim - 1], detail, dl);
-        break;
-    case HIPDNN_OP_POINTWISE: ok = pointwise_ok(n, in, v, o, detail, dl); break;
-    case HIPDNN_OP_BATCHNORM_INFERENCE: ok = ref_batchnorm_check(v, y, detail, dl); break;
-    case HIPDNN_OP_REDUCTION:
-        ok = ref_reduction_check(n, &v[HIPDNN_RED_X], y, detail, dl);
-        break;
-    case HIPDNN_OP_NORM_FORWARD: ok = ref_norm_check(n, vp, op, detail, dl); break;
-    case HIPDNN_OP_CONV_DGRAD:
-        ok = ref_conv_check(n, y, &v[HIPDNN_DGRAD_W], &v[HIPDNN_DGRAD_DY], NULL, detail, dl);
-        break;
-    case HIPDNN_OP_CONV_WGRAD:
-        ok = ref_conv_check(n, &v[HIPDNN_WGRAD_X], y, &v[HIPDNN_WGRAD_DY], NULL, detail, dl);
-        break;
-    case HIPDNN_OP_SLICE: ok = ref_slice_check(n, &v[0], y, detail, dl); break;
-    case HIPDNN_OP_CONCATENATE: ok = concat_ok(n, in, v, y, detail, dl); break;
-    case HIPDNN_OP_NORM_BACKWARD: ok = ref_norm_backward_check(n, vp, op, detail, dl); break;
-    case HIPDNN_OP_SDPA_FWD: ok = ref_sdpa_fwd_check(n, vp, op, detail, dl); break;
-    case HIPDNN_OP_SDPA_BWD: ok = ref_sdpa_bwd_check(n, vp, op, detail, dl); break;
-    case HIPDNN_OP_GENSTATS:
-        ok = ref_genstats_check(n, &v[HIPDNN_GENSTATS_X], &o[HIPDNN_GENSTATS_SUM],
-                                &o[HIPDNN_GENSTATS_SQSUM], detail, dl);
-        break;
-    case HIPDNN_OP_RESAMPLE_FWD:
-        ok = ref_resample_check(n, &v[HIPDNN_RSF_X], y, op[HIPDNN_RSF_IDX], NULL, detail, dl);
-        break;
-    case HIPDNN_OP_RESAMPLE_BWD: ok = resample_bwd_ok(n, v, vp, y, detail, dl); break;
-    case HIPDNN_OP_RESHAPE: ok = reshape_ok(n, in, v, y, detail, dl); break;
-    default: hipdnnSdkFormat(detail, dl, "operation not supported"); break;
-    }
+    const ref_op* row = ref_op_get(n->kind);
+    const ref_op_args args = {n, in, out, v, o, vp, op, NULL};
+    bool ok = false;
+    if (row) ok = row->check(&args, detail, sizeof(detail));
+    else hipdnnSdkFormat(detail, sizeof(detail), "operation not supported");
     return ok ? true : hipdnnSdkDecline(why, len, who, "%s", detail);
 }
 
@@ -249,6 +110,7 @@ static bool outputs_ok(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, int opor
                        const char* who, const hipdnnSdkTensor* const* in,
                        const hipdnnSdkTensor** out, const bool* written, char* why, size_t len) {
     const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
+    const ref_op* row = ref_op_get(n->kind);
     const bool pw = n->kind == HIPDNN_OP_POINTWISE;
     for (int p = 0; p < info->num_outputs && p < HIPDNN_MAX_PORTS; ++p) {
         const char* oport = info->outputs[p].name;
@@ -262,7 +124,8 @@ static bool outputs_ok(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, int opor
         if (!out[p])
             return hipdnnSdkDecline(why, len, who, "output %s names uid %lld, which is not in "
                                     "the graph", oport, (long long)n->outputs[p]);
-        if (!tensor_ok(who, oport, out[p], true, int_port(n, p, true), why, len)) return false;
+        if (!tensor_ok(who, oport, out[p], true, int_port(row, p, true), why, len))
+            return false;
         if (written[out[p] - g->tensors])
             return hipdnnSdkDecline(why, len, who, "%s '%s' (uid %lld) is written by an earlier "
                                     "node", oport, out[p]->name, (long long)out[p]->uid);
@@ -292,7 +155,8 @@ static bool node_ok(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, bool* writt
     bool pw = n->kind == HIPDNN_OP_POINTWISE;
     bool int_results = pw && (hipdnnSdkNodeMode(n) == HIPDNN_POINTWISE_GEN_INDEX ||
                               hipdnnSdkPointwiseIsLogical(hipdnnSdkNodeMode(n)));
-    bool int8_op = n->kind == HIPDNN_OP_CONV_FPROP || n->kind == HIPDNN_OP_MATMUL;
+    const ref_op* row = ref_op_get(n->kind);
+    bool int8_op = row && row->int32_compute;
     if (!compute_type_ok(n->compute_type) &&
         !(int_results && ref_dtype_storable(n->compute_type)) &&
         !(int8_op && n->compute_type == HIPDNN_DATA_INT32))
@@ -325,7 +189,7 @@ static bool node_ok(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, bool* writt
         if (!in[p])
             return hipdnnSdkDecline(why, len, who, "input %s names uid %lld, which is not in "
                                     "the graph", port, (long long)n->inputs[p]);
-        if (!tensor_ok(who, port, in[p], false, int_port(n, p, false), why, len)) return false;
+        if (!tensor_ok(who, port, in[p], false, int_port(row, p, false), why, len)) return false;
         if (in[p]->is_virtual && !in[p]->is_by_value && !written[in[p] - g->tensors])
             return hipdnnSdkDecline(why, len, who, "virtual %s '%s' (uid %lld) is read before "
                                     "any node writes it", port, in[p]->name, (long long)in[p]->uid);
