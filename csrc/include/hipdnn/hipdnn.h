@@ -589,6 +589,11 @@ typedef struct {
     const char* name;                  /* "x": messages, Python keyword, serialized field */
     hipdnnBackendAttributeName_t attr; /* sets the port's TENSOR descriptor */
     int32_t is_optional;
+    /* cuDNN frontend's names, so frontends name ports and tensors from this table alone:
+     * its keyword for the port ("image"; NULL: name) and the suffix it gives the tensor
+     * of a node left unnamed ("<node name>::Y"; NULL: none). */
+    const char* frontend_name;
+    const char* frontend_suffix;
 } hipdnnOpPortInfo_ext_t;
 
 typedef enum {
