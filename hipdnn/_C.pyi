@@ -101,8 +101,10 @@ def describe_array(obj: Any) -> Tuple[int, Tuple[int, ...], Tuple[int, ...], int
 
 def op_table() -> List[Dict[str, Any]]:
     """The backend's table of operations: kind, name, descriptor_type, descriptor_name,
-    inputs/outputs [(name, attr, is_optional)], attrs [(name, attr, type, kind, max_count,
-    min, max, default)]."""
+    inputs/outputs [(name, attr, is_optional, frontend_name, frontend_suffix)], attrs [(name,
+    attr, type, kind, max_count, min, max, default)]; frontend_name is cuDNN frontend's keyword
+    for the port (its name where the table has none), frontend_suffix that of the tensor
+    name cuDNN frontend gives it ("<node>::<suffix>"), or None."""
     ...
 
 # ---- constants (hipdnn.h enums and limits) ----

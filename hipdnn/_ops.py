@@ -7,7 +7,7 @@ pointwise modes are the SDK's table's too, written here by tools/gen_python_cons
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, NamedTuple, Sequence, Tuple, TypeVar
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
 from . import _C
 
@@ -16,6 +16,8 @@ class Port(NamedTuple):
     name: str
     attr: int
     optional: bool
+    frontend_name: str  # cuDNN frontend's keyword for the port ("image")
+    frontend_suffix: Optional[str]  # "<node>::<suffix>" of an unnamed tensor, or None
 
 
 class Param(NamedTuple):

@@ -41,6 +41,20 @@ def test_op_table_lists_every_op_with_ports_and_parameters():
     assert _ops.OPS["pointwise"].input("b").optional
 
 
+def test_ports_carry_cudnn_frontend_keywords_and_suffixes():
+    """pygraph names ports and unnamed tensors from the table alone (issue 23)."""
+    for info in _ops.OPS.values():
+        for p in info.inputs + info.outputs:
+            assert p.frontend_name and isinstance(p.frontend_name, str)
+            assert p.frontend_suffix is None or isinstance(p.frontend_suffix, str)
+    conv = _ops.OPS["conv_fprop"]
+    assert [(p.frontend_name, p.frontend_suffix) for p in conv.inputs + conv.outputs] == \
+        [("image", None), ("weight", None), ("y", "Y")]
+    assert _ops.OPS["reduction"].input("x").frontend_name == "input"
+    from hipdnn._pygraph.nodes import _NAMES_INPUTS
+    assert _NAMES_INPUTS == {"matmul", "pointwise"}
+
+
 # Ports an op had when graph format 2 came out (inputs, outputs), where it has gained
 # ports since: the schema is append-only, so those follow the parameters
 # (hipdnnSdkOpFieldIndex).

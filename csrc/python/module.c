@@ -111,14 +111,18 @@ static PyObject* hd_flush_log(PyObject* module, PyObject* unused) {
 
 /* The backend's op table as a list of dicts, one per op:
  *   {"kind", "name", "descriptor_type", "descriptor_name",
- *    "inputs": [(name, attr, is_optional)], "outputs": [...],
+ *    "inputs": [(name, attr, is_optional, frontend_name, frontend_suffix)], "outputs": [...],
  *    "attrs": [(name, attr, type, kind, max_count, min, max, default)]}
  * Python lowers every op through it, so no op is spelled out in the extension. */
 static PyObject* ports_list(const hipdnnOpPortInfo_ext_t* ports, int32_t n) {
     PyObject* list = PyList_New(n);
     for (int32_t i = 0; list && i < n; i++) {
-        PyObject* t = Py_BuildValue("(siO)", ports[i].name, (int)ports[i].attr,
-                                    ports[i].is_optional ? Py_True : Py_False);
+        /* frontend_name is the port's name where the table leaves it NULL; the suffix
+         * stays None, as pygraph derives an output's from its keyword then. */
+        const char* fe = ports[i].frontend_name ? ports[i].frontend_name : ports[i].name;
+        PyObject* t = Py_BuildValue("(siOsz)", ports[i].name, (int)ports[i].attr,
+                                    ports[i].is_optional ? Py_True : Py_False, fe,
+                                    ports[i].frontend_suffix);
         if (!t) Py_CLEAR(list);
         else PyList_SetItem(list, i, t);
     }

@@ -1,9 +1,10 @@
 """A pygraph node before it is lowered (``_Op``), and the names users see for its ports:
 cuDNN frontend's keywords for the op table's ports, and the names cuDNN frontend gives
-the tensors of a node left unnamed ("<node name>::<suffix>")."""
+the tensors of a node left unnamed ("<node name>::<suffix>"), both read from the op table
+(csrc/sdk/op_table.c's frontend_name and frontend_suffix of each port)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, List, Optional, Tuple
 
 from .. import _ops
 from ..enums import data_type
@@ -27,68 +28,41 @@ class _Op:
         self.params: List[Tuple[int, int, Any]] = []  # (attribute, type, values)
         self.compute = compute
         # The names cuDNN frontend gives unnamed tensors, by table port, where they
-        # depend on more than the op (a pointwise mode's operands); else _CUDNN_SUFFIX.
+        # depend on more than the op (a pointwise mode's operands); else the op table's.
         self.suffixes: Optional[Dict[str, str]] = None
 
     def label(self) -> str:
         return f"{self.op} '{self.name}'"
 
 
-# Port names for users, by op: cuDNN frontend's keywords, mapped onto the table's ports.
-_USER_PORTS = {
-    "conv_fprop": {"x": "image", "w": "weight"},
-    "conv_dgrad": {"dy": "loss", "w": "filter"},
-    "conv_wgrad": {"x": "image", "dy": "loss"},
-    "matmul": {"a": "A", "b": "B", "c": "C"},
-    "pointwise": {"x": "a"},
-    "batchnorm_inference": {"x": "input"},
-    "reduction": {"x": "input"},
-    "norm_forward": {"x": "input", "output_running_mean": "next_running_mean",
-                     "output_running_var": "next_running_var",
-                     "input_running_mean": "in_running_mean",
-                     "input_running_var": "in_running_var", "exp_avg_factor": "momentum"},
-    "norm_backward": {"x": "input", "dy": "grad"},
-    "genstats": {"x": "input"},
-    "resample_fwd": {"x": "input", "idx": "index"},
-    "resample_bwd": {"dy": "grad", "x": "input", "y": "output", "idx": "index"},
-    "reshape": {"x": "input"},
-    "sdpa_backward": {"d_o": "dO", "dq": "dQ", "dk": "dK", "dv": "dV"},
-}
+def _ports(info: "_ops.OpInfo") -> List["_ops.Port"]:
+    return info.inputs + info.outputs
 
 
-# The names cuDNN frontend gives an op's tensors, "<node name>::<suffix>", by table port:
-# always its output; inputs left unnamed only for pointwise ops and matmul (as it does).
-_CUDNN_SUFFIX = {
-    "conv_fprop": {"y": "Y"},
-    "conv_dgrad": {"dx": "DX"},
-    "conv_wgrad": {"dw": "DW"},
-    "matmul": {"a": "A", "b": "B", "c": "C"},
-    "pointwise": {"x": "IN_0", "b": "IN_1", "y": "OUT_0"},
-    "batchnorm_inference": {"y": "Y"},
-    "reduction": {"y": "Y"},
-    "norm_forward": {"y": "Y", "mean": "MEAN", "inv_variance": "INV_VARIANCE",
-                     "output_running_mean": "NEXT_RUNNING_MEAN",
-                     "output_running_var": "NEXT_RUNNING_VAR"},
-    "norm_backward": {"dx": "DX", "dscale": "DSCALE", "dbias": "DBIAS"},
-    "genstats": {"sum": "SUM", "sq_sum": "SQ_SUM"},
-    "resample_fwd": {"y": "Y", "idx": "Index"},
-    "resample_bwd": {"dx": "DX"},
-    "reshape": {"y": "Y"},
-    "sdpa": {"o": "O", "stats": "Stats"},
-    "sdpa_backward": {"dq": "dQ", "dk": "dK", "dv": "dV"},
-}
-_NAMES_INPUTS = ("matmul", "pointwise")
+def _op_suffixes(info: "_ops.OpInfo") -> Dict[str, str]:
+    """The op table's suffixes of an op's ports (its frontend_suffix fields)."""
+    return {p.name: p.frontend_suffix for p in _ports(info) if p.frontend_suffix}
+
+
+# Ops whose unnamed inputs cuDNN frontend names too (matmul, pointwise): those whose
+# input ports carry a suffix in the op table; other ops name only their outputs.
+_NAMES_INPUTS: FrozenSet[str] = frozenset(info.name for info in _ops.OPS.values()
+                          if any(p.frontend_suffix for p in info.inputs))
 
 
 def _suffixes(op: _Op) -> Dict[str, str]:
     """The op's own suffixes (a pointwise mode's), else its op's."""
     if op.suffixes is not None:
         return op.suffixes
-    return _CUDNN_SUFFIX.get(op.info.name, {})
+    return _op_suffixes(op.info)
 
 
 def _user_port(info: "_ops.OpInfo", port: str, unary: bool = False) -> str:
-    """The name users see for a table port (a unary pointwise op's x is "input")."""
+    """The name users see for a table port, cuDNN frontend's keyword from the op table
+    (a unary pointwise op's x is "input")."""
     if unary and port == "x":
         return "input"
-    return _USER_PORTS.get(info.name, {}).get(port, port)
+    for p in _ports(info):
+        if p.name == port:
+            return p.frontend_name
+    return port

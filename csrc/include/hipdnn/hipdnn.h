@@ -576,19 +576,19 @@ typedef enum {
 } hipdnnBackendAttributeName_t;
 
 /* ---- the table of operations --------------------------------------------------------
- * Every operation is one entry of one table: its descriptor type, its ports (TENSOR
- * attributes) and its parameters with their types and defaults.  The backend, the Python
- * layer and the plugins all read it, so adding an operation adds no code that walks ops
- * by name.  hipdnnGetOpInfo_ext gives the entries. */
+ * One entry per operation (hipdnnGetOpInfo_ext): its descriptor type, its ports (TENSOR
+ * attributes) and its parameters with types and defaults.  The backend, Python and the
+ * plugins all read it, so adding an operation adds no code that walks ops by name. */
 
 #define HIPDNN_MAX_PORTS 12      /* inputs, and separately outputs, of one operation */
 #define HIPDNN_MAX_OP_ATTRS 12   /* parameters of one operation */
 #define HIPDNN_MAX_ATTR_VALUES 8 /* values of one list parameter */
 
 typedef struct {
-    const char* name;                  /* "x": messages, Python keyword, serialized field */
+    const char* name;                  /* "x": messages, serialized field */
     hipdnnBackendAttributeName_t attr; /* sets the port's TENSOR descriptor */
     int32_t is_optional;
+    const char *frontend_name, *frontend_suffix; /* cuDNN frontend's: "image", "Y"; or NULL */
 } hipdnnOpPortInfo_ext_t;
 
 typedef enum {
