@@ -51,6 +51,17 @@ CONV_CASES: Dict[str, Tuple[int, int, int, int, int, int, int]] = {
 }
 
 
+def _timed_row(name, impl, fn, get, ref, tol, flops, samples, repeat, note=""):
+    """One table row: fn run once and its output (get()) checked, then timed."""
+    fn()
+    torch.cuda.synchronize()
+    why = _check(get(), ref, tol)
+    if why:
+        return (name, impl, None, None, f"WRONG: {why}")
+    ms = cuda_time_ms(fn, samples, repeat)
+    return (name, impl, ms, flops / (ms * 1e-3) / 1e12, note)
+
+
 def run_conv_case(name, samples, repeat):
     n, c, hw, k, r, stride, pad = CONV_CASES[name]
     gen = torch.Generator(device="cuda")
@@ -68,14 +79,7 @@ def run_conv_case(name, samples, repeat):
     torch.backends.cudnn.benchmark = True
 
     def add(impl, fn, get, note=""):
-        fn()
-        torch.cuda.synchronize()
-        why = _check(get(), ref, 1e-2)
-        if why:
-            rows.append((name, impl, None, None, f"WRONG: {why}"))
-            return
-        ms = cuda_time_ms(fn, samples, repeat)
-        rows.append((name, impl, ms, flops / (ms * 1e-3) / 1e12, note))
+        rows.append(_timed_row(name, impl, fn, get, ref, 1e-2, flops, samples, repeat, note))
 
     holder = {}
     add("torch eager (cuDNN)",
@@ -167,14 +171,7 @@ def run_case(name, samples, repeat) -> List[Tuple[str, str, Optional[float], Opt
     rows = []
 
     def add(impl, fn, get, note=""):
-        fn()
-        torch.cuda.synchronize()
-        why = _check(get(), ref, tol)
-        if why:
-            rows.append((name, impl, None, None, f"WRONG: {why}"))
-            return
-        ms = cuda_time_ms(fn, samples, repeat)
-        rows.append((name, impl, ms, flops / (ms * 1e-3) / 1e12, note))
+        rows.append(_timed_row(name, impl, fn, get, ref, tol, flops, samples, repeat, note))
 
     holder = {}
     fn = _torch_fn(epilogue)

@@ -10,22 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rowwise.h" /* rwc_storage_of, rwc_find: the float storage types, a tensor by uid */
 #include "staged.h"
 
 #define GM_ROWS_LIMIT (INT64_C(1) << 31) /* rows of the epilogue's space: 32-bit indices */
-
-static int storage_of(hipdnnDataType_t t) {
-    switch (t) {
-    case HIPDNN_DATA_FLOAT: return PW_F32;
-    case HIPDNN_DATA_HALF: return PW_F16;
-    case HIPDNN_DATA_BFLOAT16: return PW_BF16;
-    default: return -1;
-    }
-}
-
-static const hipdnnSdkTensor* find(const hipdnnSdkGraph* g, int64_t uid) {
-    return uid == HIPDNN_NO_TENSOR ? NULL : hipdnnSdkGraphFindTensor(g, uid);
-}
 
 int hipe_gm_threads(const hipe_gm_kernel* k) {
     return k->kind == GM_MMA ? k->wm * k->wn * 32 : 256;
@@ -122,7 +110,7 @@ static void store_only(const hipdnnSdkTensor* c, hipe_gm* gm) {
     e->nout = 1;
     e->in[0].dtype = gm->prog.acc_round;
     e->in[0].contiguous = 1;
-    e->out[0].dtype = storage_of(c->data_type);
+    e->out[0].dtype = rwc_storage_of(c->data_type);
     e->ninstr = 2;
     e->instr[0] = (pw_instr){PW_GET, 0, 0, 0, 0, 0, 0};
     e->instr[1] = (pw_instr){PW_STORE, (uint8_t)e->out[0].dtype, 0,
@@ -152,7 +140,7 @@ static bool take_epilogue(const hipdnnSdkTensor* c, const hipe_plan* ep, hipe_gm
     /* the product's strides over the space (right-aligned, 0 where it has size 1) */
     pw_tensor* t = &e->out[e->nout];
     memset(t, 0, sizeof(*t));
-    t->dtype = storage_of(c->data_type);
+    t->dtype = rwc_storage_of(c->data_type);
     t->contiguous = 1;
     int64_t packed = 1;
     for (int d = e->ndim - 1; d >= 0; --d) {
@@ -320,15 +308,15 @@ int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe
     hipdnnSdkFormat(label, sizeof(label), "node '%s' (%s)", mm->name ? mm->name : "",
                     conv ? "conv_fprop" : "matmul");
     /* a, b, c: x, w, y of a convolution (the same ports' numbers) */
-    const hipdnnSdkTensor* a = find(g, mm->inputs[conv ? HIPDNN_CONV_X : HIPDNN_MATMUL_A]);
-    const hipdnnSdkTensor* b = find(g, mm->inputs[conv ? HIPDNN_CONV_W : HIPDNN_MATMUL_B]);
-    const hipdnnSdkTensor* c = find(g, mm->outputs[conv ? HIPDNN_CONV_Y : HIPDNN_MATMUL_C]);
+    const hipdnnSdkTensor* a = rwc_find(g, mm->inputs[conv ? HIPDNN_CONV_X : HIPDNN_MATMUL_A]);
+    const hipdnnSdkTensor* b = rwc_find(g, mm->inputs[conv ? HIPDNN_CONV_W : HIPDNN_MATMUL_B]);
+    const hipdnnSdkTensor* c = rwc_find(g, mm->outputs[conv ? HIPDNN_CONV_Y : HIPDNN_MATMUL_C]);
     if (!a || !b || !c || a->ndim < 2 || b->ndim < 2 || c->ndim < 2)
         return decline(why, len, "%s: its inputs and output must be set, each of rank 2 or "
                        "more", label);
     const hipdnnSdkTensor* ts[3] = {a, b, c};
     for (int i = 0; i < 3; ++i)
-        if (storage_of(ts[i]->data_type) < 0)
+        if (rwc_storage_of(ts[i]->data_type) < 0)
             return decline(why, len, "%s: tensor '%s' (uid %lld) is %s; the hip engine takes "
                            "float, half and bfloat16 here", label, ts[i]->name,
                            (long long)ts[i]->uid, hipdnnSdkDataTypeName(ts[i]->data_type));
@@ -341,9 +329,9 @@ int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe
              : !operands(a, b, c, p, label, why, len))
         return 0;
     if (conv) c = &cl;
-    p->a_dtype = storage_of(a->data_type);
-    p->b_dtype = storage_of(b->data_type);
-    p->acc_round = storage_of(c->data_type);
+    p->a_dtype = rwc_storage_of(a->data_type);
+    p->b_dtype = rwc_storage_of(b->data_type);
+    p->acc_round = rwc_storage_of(c->data_type);
     int64_t out_uid[PW_MAX_OUTPUTS];
     if (ep) {
         memcpy(out_uid, ep->out_uid, sizeof(out_uid));
