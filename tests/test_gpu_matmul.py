@@ -128,6 +128,34 @@ def test_a_large_product_in_large_tiles(gpu, dtype):
     check(gpu, dtype, [1024, 256], [256, 1280])
 
 
+@pytest.mark.parametrize("a_layout,b_layout", [("packed", "packed"), ("transposed", "packed"),
+                                               ("packed", "transposed"),
+                                               ("transposed", "transposed")])
+def test_many_tiles_and_k_steps_in_every_layout(gpu, dtype, a_layout, b_layout):
+    # 296 x 600 over k = 520: ragged against every tile (128 / 256 rows, 64 k a stage), and
+    # more k steps than the pipeline has stages; batched, so each batch's rows start afresh
+    log = check(gpu, dtype, [2, 296, 520], [520, 600], a_layout, b_layout)
+    assert on_tensor_cores(log) == (dtype != "fp32"), log
+
+
+def compute_capability():
+    """The GPU's (major, minor), where torch can tell; None otherwise."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch.cuda.get_device_capability() if torch.cuda.is_available() else None
+
+
+@pytest.mark.skipif(GPU_ENGINE != "hip", reason="the emulation is no sm_90 GPU")
+def test_sm90_gpus_run_the_wgmma_kernel(gpu):
+    cc = compute_capability()
+    if cc != (9, 0):
+        pytest.skip(f"needs an sm_90 GPU (H100, H200) and torch to tell; this one: {cc}")
+    log = check(gpu, "bf16", [2, 256, 512], [512, 384], "packed", "transposed")
+    assert any("first run of the tensor-core (wgmma) kernel" in m for m in log), log
+
+
 # ---- batches -------------------------------------------------------------------------------
 
 def test_batched(gpu, dtype):

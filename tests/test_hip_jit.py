@@ -247,8 +247,10 @@ def gm_headers(dump_dir):
 
 def test_each_matmul_and_convolution_plan_writes_its_kernel(dump_dir):
     cu = [p.read_text() for p in gm_sources(dump_dir, "cu")]
-    assert len(cu) == 3 and len(gm_sources(dump_dir, "hip")) == 3, sorted(
+    # each plan's kernel (3), and the sm_90 kernel of the matmul on tensor cores
+    assert len(cu) == 4 and len(gm_sources(dump_dir, "hip")) == 3, sorted(
         p.name for p in dump_dir.iterdir())
+    assert [t for t in cu if "gm_wgmma_tile<1, true, true, 256, 4, " in t], cu  # fp16, K-major
     mma = [t for t in cu if "gm_mma<" in t]
     assert len(mma) == 2 and any(", true, 2, hipdnn_program>" in t for t in mma), mma  # conv
     assert any("gm_simt<0, 0, 2, hipdnn_program>" in t for t in cu), cu
@@ -263,17 +265,23 @@ def test_matmul_and_convolution_kernels_compile_with_nvrtc_without_spills(dump_d
     ptxas = shutil.which("ptxas") or ("/usr/local/cuda/bin/ptxas"
                                       if os.path.exists("/usr/local/cuda/bin/ptxas") else None)
     for src in gm_sources(dump_dir, "cu"):
-        rc, log, ptx = compile_ptx(lib, src.read_bytes(), headers, "sm_90",
+        # the sm_90 kernel's wgmma and setmaxnreg exist only in sm_90a (jit.hip's target there)
+        arch = "sm_90a" if src.name.startswith("hipdnn_gm_wgmma") else "sm_90"
+        rc, log, ptx = compile_ptx(lib, src.read_bytes(), headers, arch,
                                    name_expressions=["hipdnn_gemm"])
         assert rc == 0, f"{src.name}: {log}"
+        if arch == "sm_90a":
+            text = ptx.decode(errors="replace")
+            assert "wgmma.mma_async" in text and "cp.async.bulk.tensor" in text, src.name
         if not ptxas:
             continue
         ptx_file = src.with_suffix(".ptx")
         ptx_file.write_bytes(ptx)
-        info = subprocess.run([ptxas, "-arch=sm_90", "-v", str(ptx_file), "-o",
+        info = subprocess.run([ptxas, f"-arch={arch}", "-v", str(ptx_file), "-o",
                                str(ptx_file.with_suffix(".cubin"))],
                               capture_output=True, text=True, timeout=300)
         assert info.returncode == 0, info.stderr
+        assert "C7508" not in info.stderr, f"{src.name}: setmaxnreg ignored: {info.stderr}"
         spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", info.stderr)
         assert spills and all(int(a) == 0 and int(b) == 0 for a, b in spills), \
             f"{src.name}: {info.stderr}"

@@ -16,18 +16,21 @@
 #define GM_ROWS_LIMIT (INT64_C(1) << 31) /* rows of the epilogue's space: 32-bit indices */
 
 int hipe_gm_threads(const hipe_gm_kernel* k) {
-    return k->kind == GM_MMA ? k->wm * k->wn * 32 : 256;
+    return k->kind == GM_WGMMA ? 384 : k->kind == GM_MMA ? k->wm * k->wn * 32 : 256;
 }
 
+/* As GmSmem and GmWgSmem (gm_kernels.h, gm_wgmma.h) count: the pipeline's stages, or the
+ * fp32 tile that reuses them, whichever is larger. */
 int hipe_gm_smem(const hipe_gm_kernel* k) {
-    if (k->kind != GM_MMA) return 0; /* static shared memory */
-    const int pipe = k->stages * (k->bm + k->bn) * 32 * 2;
+    if (k->kind == GM_SIMT) return 0; /* static shared memory */
+    const int bk = k->kind == GM_WGMMA ? 64 : 32;
+    const int pipe = k->stages * (k->bm + k->bn) * bk * 2;
     const int tile = k->bm * (k->bn + 4) * 4;
-    return pipe > tile ? pipe : tile;
+    return (pipe > tile ? pipe : tile) + (k->kind == GM_WGMMA ? 1024 : 0);
 }
 
-static int tile_m(const hipe_gm_kernel* k) { return k->kind == GM_MMA ? k->bm : 64; }
-static int tile_n(const hipe_gm_kernel* k) { return k->kind == GM_MMA ? k->bn : 64; }
+static int tile_m(const hipe_gm_kernel* k) { return k->kind == GM_SIMT ? 64 : k->bm; }
+static int tile_n(const hipe_gm_kernel* k) { return k->kind == GM_SIMT ? 64 : k->bn; }
 
 /* The grid of kernel k over prog: tiles and their raster. */
 static void set_grid(gm_program* p, const hipe_gm_kernel* k) {
@@ -89,6 +92,42 @@ static void choose_kernel(const gm_program* p, bool mma_allowed, hipe_gm_kernel*
     }
     *k = (hipe_gm_kernel){GM_MMA, p->a_dtype, ak, bk, k_tiles[best].bm, k_tiles[best].bn,
                           k_tiles[best].wm, k_tiles[best].wn, 4};
+}
+
+/* The sm_90 kernel (GM_WGMMA) for a matmul that the tensor-core kernel runs, with at most 3
+ * batch dims, on a device whose target is sm_90a: 128 x 256 or 128 x 128 tiles, whichever
+ * finishes soonest in whole waves of one block a multiprocessor (the wider tile feeds the
+ * tensor cores better; a guess to be replaced by measured knobs).  False where it does not
+ * apply. */
+static bool wgmma_applies(const hipe_gm* gm) {
+    return gm->main.kind == GM_MMA && !gm->prog.conv && gm->prog.nbatch <= 3;
+}
+
+static bool wgmma_kernel(const hipe_gm* gm, int device, hipe_gm_kernel* k) {
+    const gm_program* p = &gm->prog;
+    hipe_rtc_target t;
+    char why[HIPE_MSG_LEN];
+    int sms = 0;
+    if (!wgmma_applies(gm) || !hipe_rtc_target_of(device, &t, why, sizeof(why)) || strcmp(t.arch, "sm_90a") != 0 ||
+        !hipe_sm_count(device, &sms, why, sizeof(why)) || sms < 1)
+        return false;
+    static const struct {
+        int bn, stages;
+        double efficiency;
+    } tiles[] = {{256, 4, 1.0}, {128, 6, 0.9}};
+    int best = 0;
+    double best_cost = 0;
+    for (int i = 0; i < 2; ++i) {
+        const int64_t n = p->batches * ((p->m + 127) / 128) * ((p->n + tiles[i].bn - 1) / tiles[i].bn);
+        const double cost = (double)((n + sms - 1) / sms) * tiles[i].bn / tiles[i].efficiency;
+        if (i == 0 || cost < best_cost) {
+            best = i;
+            best_cost = cost;
+        }
+    }
+    *k = (hipe_gm_kernel){GM_WGMMA, gm->main.dt, gm->main.ak, gm->main.bk, 128, tiles[best].bn,
+                          0, 0, tiles[best].stages};
+    return true;
 }
 
 /* The epilogue of a matmul alone: the product stored to c. */
@@ -377,6 +416,12 @@ static bool build(const hipe_gm* gm, const hipe_gm_kernel* k, int device, void**
         hipe_dump_source(k->kind == GM_MMA ? "gm_mma" : "gm_simt", "cu", source);
         hipe_dump_source("gm_simt", "hip", other);
         free(other);
+        if (k->kind == GM_MMA && wgmma_applies(gm)) { /* as an sm_90 GPU would compile it */
+            const hipe_gm_kernel wg = {GM_WGMMA, k->dt, k->ak, k->bk, 128, 256, 0, 0, 4};
+            other = hipe_gm_source(gm, &wg, HIPE_RTC_CUDA);
+            hipe_dump_source("gm_wgmma", "cu", other);
+            free(other);
+        }
     }
     const bool ok = hipe_kernel_get_source(source, HIPE_GEMM_KERNEL, device, fn, why, len);
     free(source);
@@ -384,7 +429,38 @@ static bool build(const hipe_gm* gm, const hipe_gm_kernel* k, int device, void**
 }
 
 bool hipe_gm_prepare(hipe_gm* gm, int device, char* why, size_t len) {
+    hipe_gm_kernel wg;
+    if (wgmma_kernel(gm, device, &wg)) {
+        char no[HIPE_MSG_LEN];
+        if (build(gm, &wg, device, &gm->fn, no, sizeof(no))) {
+            gm->main = wg;
+            set_grid(&gm->prog, &wg);
+            return true;
+        }
+        hipe_log(HIPDNN_LOG_WARN, HIPE_ENGINE_NAME ": the sm_90 matmul kernel did not compile "
+                 "(%s); mma.sync's runs", no);
+    }
     return build(gm, &gm->main, device, &gm->fn, why, len);
+}
+
+/* GM_WGMMA's tensor map of one operand (rows: m or n; kc: k is its contiguous dim): the
+ * matrix, contiguous dim first, and its batch dims innermost first, size 1 where it is
+ * broadcast (gm_wg_batch gives coordinate 0 there). */
+static bool tma_operand(const gm_program* p, const void* base, int dtype, bool kc, int64_t rows,
+                        int64_t s_r, int64_t s_k, const int64_t* bs, int box_rows,
+                        unsigned char* map, char* why, size_t len) {
+    uint64_t dims[5], strides[4];
+    uint32_t box[5] = {64, kc ? (uint32_t)box_rows : 64, 1, 1, 1};
+    dims[0] = (uint64_t)(kc ? p->k : rows);
+    dims[1] = (uint64_t)(kc ? rows : p->k);
+    strides[0] = (uint64_t)(kc ? s_r : s_k) * 2;
+    for (int j = 0; j < 3; ++j) {
+        const int d = p->nbatch - 1 - j;
+        const bool along = d >= 0 && bs[d] != 0;
+        dims[2 + j] = along ? (uint64_t)p->bdims[d] : 1;
+        strides[1 + j] = along ? (uint64_t)bs[d] * 2 : strides[j] * dims[1 + j];
+    }
+    return hipe_gm_tensor_map(map, dtype, base, dims, strides, box, why, len);
 }
 
 static bool aligned16(const void* p) { return ((uintptr_t)p & 15u) == 0; }
@@ -400,7 +476,20 @@ bool hipe_gm_enqueue(hipe_gm* gm, gm_program* prog, int device, void* stream,
         if (e->out[i].contiguous && !aligned16(e->out[i].ptr)) e->aligned = 0;
     hipe_gm_kernel k = gm->main;
     void* fn = gm->fn;
-    if (k.kind == GM_MMA && !(aligned16(prog->a) && aligned16(prog->b))) {
+    gm_tma tma;
+    bool fast = aligned16(prog->a) && aligned16(prog->b);
+    if (fast && k.kind == GM_WGMMA) {
+        char no[HIPE_MSG_LEN];
+        fast = tma_operand(prog, prog->a, k.dt, k.ak, prog->m, prog->a_sm, prog->a_sk,
+                           prog->a_bs, k.bm, tma.a, no, sizeof(no)) &&
+               tma_operand(prog, prog->b, k.dt, k.bk, prog->n, prog->b_sn, prog->b_sk,
+                           prog->b_bs, k.bn, tma.b, no, sizeof(no));
+        if (!fast)
+            hipe_log(HIPDNN_LOG_WARN, HIPE_ENGINE_NAME ": matmul %lldx%lldx%lld: %s; the "
+                     "general kernel runs", (long long)prog->m, (long long)prog->n,
+                     (long long)prog->k, no);
+    }
+    if (k.kind != GM_SIMT && !fast) {
         k = (hipe_gm_kernel){.kind = GM_SIMT};
         fn = atomic_load(&gm->simt);
         if (!fn) {
@@ -409,9 +498,9 @@ bool hipe_gm_enqueue(hipe_gm* gm, gm_program* prog, int device, void* stream,
         }
         set_grid(prog, &k);
     }
-    *kernel = k.kind == GM_MMA ? "tensor-core" : "general";
+    *kernel = k.kind == GM_WGMMA ? "tensor-core (wgmma)" : k.kind == GM_MMA ? "tensor-core" : "general";
     const int64_t blocks = prog->batches * prog->tiles_m * prog->tiles_n;
     if (blocks < 1) return true; /* an empty product: nothing to write */
-    return hipe_gm_launch(fn, prog, blocks, hipe_gm_threads(&k), hipe_gm_smem(&k), stream, why,
-                          len);
+    return hipe_gm_launch(fn, prog, k.kind == GM_WGMMA ? &tma : NULL, blocks, hipe_gm_threads(&k),
+                          hipe_gm_smem(&k), stream, why, len);
 }

@@ -378,6 +378,8 @@ PW_UNROLL
     gm_tile_epilogue<BM, BN, THREADS, S, Prog>(g, tile, L::LD, batch, m0, n0, tid);
 }
 
+#include "gm_wgmma.h" /* sm_90 */
+
 #endif /* CUDA */
 
 #endif

@@ -34,9 +34,24 @@ enum { GM_CONV_NONE = 0, GM_CONV_FPROP = 1 };
 /* Kernels (gemm_program.c picks one, kernel_names-style, at plan time). */
 enum {
     GM_SIMT = 0, /* any storage type, stride and alignment; fp32 exact: the fallback */
-    GM_MMA = 1   /* fp16 / bf16 on tensor cores (mma.sync, sm_80 and newer): 16-byte
+    GM_MMA = 1,  /* fp16 / bf16 on tensor cores (mma.sync, sm_80 and newer): 16-byte
                     aligned operands whose contiguous dim is a multiple of 8 */
+    GM_WGMMA = 2 /* the same operands on sm_90 (wgmma fed by TMA, gm_wgmma.h); a matmul of
+                    at most 3 batch dims */
 };
+
+#if defined(__cplusplus)
+#define GM_ALIGN64 alignas(64)
+#else
+#define GM_ALIGN64 _Alignas(64)
+#endif
+
+/* GM_WGMMA's second parameter: the TMA tensor maps of a and b (CUtensorMap, opaque),
+ * encoded on the host at enqueue (jit.hip, hipe_gm_tensor_map). */
+typedef struct {
+    GM_ALIGN64 unsigned char a[128];
+    GM_ALIGN64 unsigned char b[128];
+} gm_tma;
 
 typedef struct {
     const void* a; /* set at enqueue */

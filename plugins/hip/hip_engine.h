@@ -256,9 +256,16 @@ bool hipe_rtc_launch(void* kernel, int64_t blocks, int threads, const void* arg,
                      char* why, size_t len);
 #define HIPE_GEMM_KERNEL "hipdnn_gemm" /* a matmul source's entry point (jit_source.c) */
 /* Launches a compiled matmul kernel (gemm_program.c) on `stream` with `smem` bytes of
- * dynamic shared memory a block. */
-bool hipe_gm_launch(void* kernel, const gm_program* prog, int64_t blocks, int threads, int smem,
-                    void* stream, char* why, size_t len);
+ * dynamic shared memory a block; `tma` is GM_WGMMA's second argument (NULL for the
+ * others). */
+bool hipe_gm_launch(void* kernel, const gm_program* prog, const gm_tma* tma, int64_t blocks,
+                    int threads, int smem, void* stream, char* why, size_t len);
+/* Encodes a TMA tensor map (CUtensorMap) into map[128]: a rank-5 tensor of 16-bit
+ * `dtype` (PW_F16, PW_BF16) at `base`, dims[0] contiguous, strides[] the byte strides of
+ * dims 1..4, copied in boxes of box[] elements into 128-byte-swizzled shared memory, zeros
+ * outside.  False with `why` where the driver has no TMA or refuses the shape. */
+bool hipe_gm_tensor_map(unsigned char* map, int dtype, const void* base, const uint64_t* dims,
+                        const uint64_t* strides, const uint32_t* box, char* why, size_t len);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,10 @@
 #include "hip_compat.h"
 #include "hip_engine.h"
 
+#if defined(HIPDNN_HIP_CUDA)
+#include <cudaTypedefs.h> // the driver's types (CUtensorMap) and function pointer types
+#endif
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -291,8 +295,11 @@ extern "C" bool hipe_rtc_target_of(int device, hipe_rtc_target* t, char* why, si
                  g_rtc.compiler, g_rtc.library, t->arch, g_rtc.archs[0]);
         return false;
     }
-    snprintf(t->options, sizeof(t->options), "--gpu-architecture=%s_%d --std=c++17 -DHIPDNN_HIP_JIT=1",
-             target == cc || !g_rtc.ptx ? "sm" : "compute", target);
+    // sm_90a on an sm_90 GPU: its machine code may use wgmma and setmaxnreg (gm_wgmma.h)
+    const bool sm90a = target == 90 && cc == 90;
+    if (sm90a) snprintf(t->arch, sizeof(t->arch), "sm_90a");
+    snprintf(t->options, sizeof(t->options), "--gpu-architecture=%s_%d%s --std=c++17 -DHIPDNN_HIP_JIT=1",
+             target == cc || !g_rtc.ptx ? "sm" : "compute", target, sm90a ? "a" : "");
     snprintf(t->scope, sizeof(t->scope), "%s", t->arch); // a library loads in every context
 #else
     hipDeviceProp_t prop;
@@ -406,9 +413,10 @@ extern "C" bool hipe_rtc_launch(void* kernel, int64_t blocks, int threads, const
 
 // A matmul kernel (gemm_program.c): its one argument the program, `smem` bytes of dynamic
 // shared memory a block (over the default 48 KiB only once the kernel's limit is raised).
-extern "C" bool hipe_gm_launch(void* kernel, const gm_program* prog, int64_t blocks, int threads,
-                               int smem, void* stream, char* why, size_t len) {
-    void* args[] = {const_cast<gm_program*>(prog)};
+extern "C" bool hipe_gm_launch(void* kernel, const gm_program* prog, const gm_tma* tma,
+                               int64_t blocks, int threads, int smem, void* stream, char* why,
+                               size_t len) {
+    void* args[] = {const_cast<gm_program*>(prog), const_cast<gm_tma*>(tma)};
     (void)hipGetLastError(); // an earlier, unrelated failure must not be reported as ours
     const char* call = "kernel launch";
 #if defined(HIPDNN_HIP_CUDA)
@@ -437,6 +445,54 @@ extern "C" bool hipe_gm_launch(void* kernel, const gm_program* prog, int64_t blo
         return false;
     }
     return true;
+}
+
+#if defined(HIPDNN_HIP_CUDA)
+// The driver's cuTensorMapEncodeTiled, found through the runtime once (the plugin links no
+// libcuda): NULL where the driver has none.
+static PFN_cuTensorMapEncodeTiled_v12000 g_encode_tiled;
+static pthread_once_t g_encode_once = PTHREAD_ONCE_INIT;
+
+static void find_encode_tiled() {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
+                                         &found) == cudaSuccess &&
+        found == cudaDriverEntryPointSuccess)
+        g_encode_tiled = (PFN_cuTensorMapEncodeTiled_v12000)fn;
+    (void)cudaGetLastError();
+}
+#endif
+
+extern "C" bool hipe_gm_tensor_map(unsigned char* map, int dtype, const void* base,
+                                   const uint64_t* dims, const uint64_t* strides,
+                                   const uint32_t* box, char* why, size_t len) {
+#if defined(HIPDNN_HIP_CUDA)
+    static_assert(sizeof(CUtensorMap) == 128, "gm_tma holds a CUtensorMap in 128 bytes");
+    pthread_once(&g_encode_once, find_encode_tiled);
+    if (!g_encode_tiled) {
+        snprintf(why, len, "the CUDA driver has no cuTensorMapEncodeTiled");
+        return false;
+    }
+    const cuuint32_t ones[5] = {1, 1, 1, 1, 1};
+    const CUresult r = g_encode_tiled(
+        (CUtensorMap*)map, dtype == PW_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+        5, const_cast<void*>(base), (const cuuint64_t*)dims, (const cuuint64_t*)strides,
+        (const cuuint32_t*)box, ones, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        snprintf(why, len, "cuTensorMapEncodeTiled (dims %llu x %llu x %llu x %llu x %llu, box "
+                 "%u x %u) failed: CUresult %d", (unsigned long long)dims[0],
+                 (unsigned long long)dims[1], (unsigned long long)dims[2],
+                 (unsigned long long)dims[3], (unsigned long long)dims[4], box[0], box[1], (int)r);
+        return false;
+    }
+    return true;
+#else
+    (void)map, (void)dtype, (void)base, (void)dims, (void)strides, (void)box;
+    snprintf(why, len, "no tensor memory accelerator on ROCm");
+    return false;
+#endif
 }
 
 // ---- each pointwise plan's own kernels ---------------------------------------------------------

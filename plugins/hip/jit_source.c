@@ -191,7 +191,14 @@ char* hipe_gm_source(const hipe_gm* gm, const hipe_gm_kernel* k, int dialect) {
     put(&b, "%s", dialect == HIPE_RTC_CUDA ? PRELUDE_CUDA : PRELUDE_HIP);
     put(&b, "#include \"gm_kernels.h\"\n\n");
     put_program(&b, &gm->prog.ep, gm->slots);
-    if (k->kind == GM_MMA)
+    if (k->kind == GM_WGMMA) /* the tensor maps must stay in parameter space: __grid_constant__ */
+        put(&b, "__global__ void __launch_bounds__(GM_WG_THREADS, 1) %s(const __grid_constant__ "
+                "gm_program g, const __grid_constant__ gm_tma t) {\n"
+                "    extern __shared__ __attribute__((aligned(16))) unsigned char smem[];\n"
+                "    gm_wgmma_tile<%d, %s, %s, %d, %d, %d, hipdnn_program>(g, t, smem);\n}\n",
+            HIPE_GEMM_KERNEL, k->dt, k->ak ? "true" : "false", k->bk ? "true" : "false", k->bn,
+            k->stages, gm->slots);
+    else if (k->kind == GM_MMA)
         put(&b, "__global__ void __launch_bounds__(%d) %s(const gm_program g) {\n"
                 "    extern __shared__ __attribute__((aligned(16))) unsigned char smem[];\n"
                 "    gm_mma<%d, %s, %s, %d, %d, %d, %d, %d, %s, %d, hipdnn_program>(g, smem);\n}\n",
@@ -213,13 +220,15 @@ void hipe_jit_headers(const char* const** texts, const char* const** names, int*
         hipe_src_rw_exec_h,         hipe_src_rw_exec_reduce_h, hipe_src_rw_exec_softmax_h,
         hipe_src_rw_exec_norm_h,    hipe_src_rw_exec_norm_bwd_h, hipe_src_rw_kernels_h,
         hipe_src_rs_program_h,      hipe_src_rs_exec_h,        hipe_src_rs_kernels_h,
-        hipe_src_gm_program_h,      hipe_src_gm_exec_h,        hipe_src_gm_kernels_h};
+        hipe_src_gm_program_h,      hipe_src_gm_exec_h,        hipe_src_gm_kernels_h,
+        hipe_src_gm_wgmma_h};
     static const char* const k_names[] = {
         "pw_program.h",      "pw_exec.h",         "rw_program.h",
         "rw_exec.h",         "rw_exec_reduce.h",  "rw_exec_softmax.h",
         "rw_exec_norm.h",    "rw_exec_norm_bwd.h", "rw_kernels.h",
         "rs_program.h",      "rs_exec.h",         "rs_kernels.h",
-        "gm_program.h",      "gm_exec.h",         "gm_kernels.h"};
+        "gm_program.h",      "gm_exec.h",         "gm_kernels.h",
+        "gm_wgmma.h"};
     _Static_assert(sizeof(k_texts) == sizeof(k_names), "a text for each name");
     *texts = k_texts;
     *names = k_names;

@@ -1,0 +1,246 @@
+// gm_wgmma.h — the matmul kernel for NVIDIA sm_90 (H100, H200): wgmma on the tensor cores,
+// fed by the tensor memory accelerator (TMA) through an mbarrier pipeline, warp-specialised.
+//
+// A block of 384 threads computes one 128 x BN tile of the product:
+//   warpgroup 0, the producer: one thread issues each stage's TMA copies of a's and b's
+//     tiles (128 x 64 and BN x 64), STAGES stages deep, each completing on the stage's
+//     "full" mbarrier; the warpgroup gives most of its registers back (setmaxnreg);
+//   warpgroups 1 and 2, the consumers: 64 rows x BN columns each, wgmma.m64nBNk16 reading
+//     both operands from shared memory through descriptors, fp32 accumulators in
+//     registers; a stage is handed back (its "empty" mbarrier) once the wgmmas that read it
+//     are done.
+// Tiles land in shared memory in the 128-byte-swizzled layout wgmma reads (the tensor maps'
+// SWIZZLE_128B; each stage 1024-byte aligned): an operand whose contiguous dim is K is read
+// K-major, one whose contiguous dim is M or N transposed (wgmma's tnsp flags), in boxes of
+// 64 of its rows.  TMA fills what lies outside a matrix with zeros, so ragged M, N and K
+// need no masks.  Then the consumers put the tile in shared memory (the pipeline's
+// buffers, free by then) and run the epilogue over it as gm_mma does.
+//
+// The tensor maps (gm_tma) are rank 5: the matrix's two dims, contiguous first, and up to
+// three batch dims (size 1 where the operand is broadcast); gemm_program.c encodes them at
+// enqueue.  Compiled for sm_90a only (jit.hip's target for compute capability 9.0).
+#ifndef HIPDNN_HIP_GM_WGMMA_H
+#define HIPDNN_HIP_GM_WGMMA_H
+
+#define GM_WG_BM 128
+#define GM_WG_BK 64 /* k of a stage: one 128-byte swizzle row of 16-bit elements */
+#define GM_WG_THREADS 384
+#define GM_WG_BOX 8192 /* bytes of a 64-row box of a stage: 64 x 128 bytes */
+
+template <int BN, int STAGES>
+struct GmWgSmem {
+    static constexpr int A = GM_WG_BM * GM_WG_BK * 2, B = BN * GM_WG_BK * 2;
+    static constexpr int STAGE = A + B;
+    static constexpr int LD = BN + 4; // floats a row of the product's tile
+    static constexpr int TILE = GM_WG_BM * LD * 4;
+    static constexpr int PIPE = STAGES * STAGE;
+    // + 1024: the dynamic buffer is aligned up to the swizzle's 1024-byte period
+    static constexpr int BYTES = (PIPE > TILE ? PIPE : TILE) + 1024;
+};
+
+// ---- mbarriers and TMA ----------------------------------------------------------------------
+
+PW_FN void gm_mbar_init(uint32_t bar, int count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
+}
+
+PW_FN void gm_mbar_wait(uint32_t bar, uint32_t parity) {
+    asm volatile("{\n.reg .pred done;\nWAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 "@!done bra WAIT;\n}\n" ::"r"(bar), "r"(parity) : "memory");
+}
+
+PW_FN void gm_mbar_expect(uint32_t bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+                 : "memory");
+}
+
+PW_FN void gm_mbar_arrive(uint32_t bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+// One box of a rank-5 tensor map to shared memory at dst, completing on bar.
+PW_FN void gm_tma_load(uint32_t dst, const void* map, uint32_t bar, int c0, int c1, const int* cb) {
+    asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                 "[%0], [%1, {%2, %3, %4, %5, %6}], [%7];\n" ::"r"(dst),
+                 "l"(map), "r"(c0), "r"(c1), "r"(cb[0]), "r"(cb[1]), "r"(cb[2]), "r"(bar)
+                 : "memory");
+}
+
+// ---- wgmma ----------------------------------------------------------------------------------
+
+// A shared-memory matrix descriptor, 128-byte swizzle: lbo / sbo the byte offsets between
+// 64-element groups along M|N (transposed operands) and between 8-row groups.
+PW_FN uint64_t gm_wg_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
+    return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)(lbo >> 4) << 16) |
+           ((uint64_t)(sbo >> 4) << 32) | ((uint64_t)1 << 62);
+}
+
+#define GM_F8(d, i)                                                                            \
+    "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
+        "+f"(d[i + 6]), "+f"(d[i + 7])
+#define GM_WG_D64                                                                              \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                   \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "         \
+    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "         \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define GM_WG_D128                                                                             \
+    GM_WG_D64 ", "                                                                             \
+    "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "         \
+    "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "         \
+    "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, "   \
+    "%111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, "     \
+    "%125, %126, %127"
+#define GM_F64(d) GM_F8(d, 0), GM_F8(d, 8), GM_F8(d, 16), GM_F8(d, 24), GM_F8(d, 32), \
+    GM_F8(d, 40), GM_F8(d, 48), GM_F8(d, 56)
+#define GM_F128(d) GM_F64(d), GM_F8(d, 64), GM_F8(d, 72), GM_F8(d, 80), GM_F8(d, 88), \
+    GM_F8(d, 96), GM_F8(d, 104), GM_F8(d, 112), GM_F8(d, 120)
+
+// d += a * b over one k16 step (scale-d 1: the accumulators keep what they hold); BN / 2
+// accumulators a thread; TA / TB: that operand is transposed (M|N-major).
+template <int BN, int DT, int TA, int TB>
+PW_FN void gm_wgmma(float* d, uint64_t da, uint64_t db) {
+    if (BN == 128 && DT == PW_BF16)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {" GM_WG_D64
+                     "}, %64, %65, p, 1, 1, %66, %67;\n}\n"
+                     : GM_F64(d) : "l"(da), "l"(db), "n"(TA), "n"(TB));
+    else if (BN == 128)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {" GM_WG_D64
+                     "}, %64, %65, p, 1, 1, %66, %67;\n}\n"
+                     : GM_F64(d) : "l"(da), "l"(db), "n"(TA), "n"(TB));
+    else if (DT == PW_BF16)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {" GM_WG_D128
+                     "}, %128, %129, p, 1, 1, %130, %131;\n}\n"
+                     : GM_F128(d) : "l"(da), "l"(db), "n"(TA), "n"(TB));
+    else
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {" GM_WG_D128
+                     "}, %128, %129, p, 1, 1, %130, %131;\n}\n"
+                     : GM_F128(d) : "l"(da), "l"(db), "n"(TA), "n"(TB));
+}
+
+// Keeps the compiler from moving the accumulators while wgmmas in flight own them.
+template <int N> PW_FN void gm_wg_fence_acc(float* d) {
+PW_UNROLL
+    for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// The batch coordinates of `batch` in each operand's tensor map (innermost batch dim
+// first; 0 along a dim the operand is broadcast over).
+PW_FN void gm_wg_batch(const gm_program& g, int64_t batch, int* ca, int* cb) {
+PW_UNROLL
+    for (int j = 0; j < 3; ++j) {
+        const int d = g.nbatch - 1 - j;
+        ca[j] = cb[j] = 0;
+        if (d < 0) continue;
+        const int64_t q = batch / g.bdims[d];
+        const int idx = (int)(batch - q * g.bdims[d]);
+        batch = q;
+        ca[j] = g.a_bs[d] ? idx : 0;
+        cb[j] = g.b_bs[d] ? idx : 0;
+    }
+}
+
+// AK / BK: k is a's / b's contiguous dim (else m / n: read transposed).
+template <int DT, bool AK, bool BK, int BN, int STAGES, int S, class Prog>
+PW_FN void gm_wgmma_tile(const gm_program& g, const gm_tma& t, unsigned char* smem_raw) {
+    typedef GmWgSmem<BN, STAGES> L;
+    __shared__ __attribute__((aligned(8))) uint64_t bars[2 * STAGES]; // full, then empty
+    const uint32_t raw = gm_smem_addr(smem_raw);
+    const uint32_t base = (raw + 1023u) & ~1023u;
+    unsigned char* smem = smem_raw + (base - raw);
+    const uint32_t full = gm_smem_addr(bars), empty = full + 8 * STAGES;
+    const int tid = threadIdx.x, wg = tid / 128;
+    int64_t batch;
+    int tm, tn;
+    gm_tile_of(g, blockIdx.x, &batch, &tm, &tn);
+    const int m0 = tm * GM_WG_BM, n0 = tn * BN;
+    const int kt_count = (int)((g.k + GM_WG_BK - 1) / GM_WG_BK);
+    if (tid == 0) {
+PW_UNROLL
+        for (int s = 0; s < STAGES; ++s) {
+            gm_mbar_init(full + 8 * s, 1);  // the producer's arrive, with the bytes expected
+            gm_mbar_init(empty + 8 * s, 2); // one arrive a consumer warpgroup
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wg == 0) { // the producer
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+        if (tid != 0) return;
+        int ca[3], cb[3];
+        gm_wg_batch(g, batch, ca, cb);
+        for (int kt = 0; kt < kt_count; ++kt) {
+            const int s = kt % STAGES, k0 = kt * GM_WG_BK;
+            if (kt >= STAGES) gm_mbar_wait(empty + 8 * s, (uint32_t)((kt / STAGES - 1) & 1));
+            const uint32_t as = base + s * L::STAGE, bs = as + L::A, bar = full + 8 * s;
+            gm_mbar_expect(bar, L::STAGE);
+            if (AK)
+                gm_tma_load(as, &t.a, bar, k0, m0, ca);
+            else
+PW_UNROLL
+                for (int j = 0; j < GM_WG_BM / 64; ++j)
+                    gm_tma_load(as + j * GM_WG_BOX, &t.a, bar, m0 + 64 * j, k0, ca);
+            if (BK)
+                gm_tma_load(bs, &t.b, bar, k0, n0, cb);
+            else
+PW_UNROLL
+                for (int j = 0; j < BN / 64; ++j)
+                    gm_tma_load(bs + j * GM_WG_BOX, &t.b, bar, n0 + 64 * j, k0, cb);
+        }
+        return;
+    }
+
+    // the consumers
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    const int c = wg - 1, ct = tid - 128;
+    float acc[BN / 2];
+PW_UNROLL
+    for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
+    // a's and b's byte offsets of k step kk (16 elements) within a stage: 32 bytes along a
+    // K-major row, two 8-row groups (2048 bytes) down a transposed box
+    for (int kt = 0; kt < kt_count; ++kt) {
+        const int s = kt % STAGES;
+        gm_mbar_wait(full + 8 * s, (uint32_t)((kt / STAGES) & 1));
+        const uint32_t as = base + s * L::STAGE + c * GM_WG_BOX, bs = base + s * L::STAGE + L::A;
+        gm_wg_fence_acc<BN / 2>(acc);
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+PW_UNROLL
+        for (int kk = 0; kk < GM_WG_BK / 16; ++kk) {
+            const uint64_t da = AK ? gm_wg_desc(as + kk * 32, 16, 1024)
+                                   : gm_wg_desc(as + kk * 2048, GM_WG_BOX, 1024);
+            const uint64_t db = BK ? gm_wg_desc(bs + kk * 32, 16, 1024)
+                                   : gm_wg_desc(bs + kk * 2048, GM_WG_BOX, 1024);
+            gm_wgmma<BN, DT, AK ? 0 : 1, BK ? 0 : 1>(acc, da, db);
+        }
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        // at most this step's group in flight: the previous step's stage is read
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+        gm_wg_fence_acc<BN / 2>(acc);
+        if (kt > 0 && ct % 128 == 0) gm_mbar_arrive(empty + 8 * ((kt - 1) % STAGES));
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    gm_wg_fence_acc<BN / 2>(acc);
+    // both consumers are done with the pipeline's buffers: the tile reuses them
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    float* tile = (float*)smem;
+    const int lane = ct & 31, warp = (ct >> 5) & 3;
+    const int r = c * 64 + warp * 16 + (lane >> 2), col = (lane & 3) * 2;
+PW_UNROLL
+    for (int j = 0; j < BN / 8; ++j) {
+        float* p0 = tile + r * L::LD + j * 8 + col;
+        float* p1 = p0 + 8 * L::LD;
+        p0[0] = gm_round(g.acc_round, acc[4 * j]);
+        p0[1] = gm_round(g.acc_round, acc[4 * j + 1]);
+        p1[0] = gm_round(g.acc_round, acc[4 * j + 2]);
+        p1[1] = gm_round(g.acc_round, acc[4 * j + 3]);
+    }
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    gm_tile_epilogue<GM_WG_BM, BN, 256, S, Prog>(g, tile, L::LD, batch, m0, n0, ct);
+}
+
+#endif
