@@ -94,39 +94,48 @@ static void choose_kernel(const gm_program* p, bool mma_allowed, hipe_gm_kernel*
                           k_tiles[best].wm, k_tiles[best].wn, 4};
 }
 
-/* The sm_90 kernel (GM_WGMMA) for a matmul that the tensor-core kernel runs, with at most 3
- * batch dims, on a device whose target is sm_90a: 128 x 256 or 128 x 128 tiles, whichever
- * finishes soonest in whole waves of one block a multiprocessor (the wider tile feeds the
- * tensor cores better; a guess to be replaced by measured knobs).  False where it does not
- * apply. */
-static bool wgmma_applies(const hipe_gm* gm) {
-    return gm->main.kind == GM_MMA && !gm->prog.conv && gm->prog.nbatch <= 3;
+/* The sm_90 kernel's tiles (128 x bn) and pipeline depths: 4 to 8 stages of 48 to 24 KB. */
+static const struct {
+    int bn, stages;
+    double efficiency;
+} k_wg_tiles[] = {{256, 4, 1.0}, {128, 6, 0.9}, {64, 8, 0.75}};
+#define GM_WG_TILES 3
+
+static hipe_gm_kernel wgmma_of(const hipe_gm* gm, int tile) {
+    return (hipe_gm_kernel){GM_WGMMA, gm->main.dt, gm->main.ak, gm->main.bk, 128,
+                            k_wg_tiles[tile].bn, 0, 0, k_wg_tiles[tile].stages};
 }
 
+/* Whether the sm_90 kernel (GM_WGMMA) can run what the tensor-core kernel was planned for:
+ * at most 3 batch dims (its tensor maps' rank). */
+static bool wgmma_applies(const hipe_gm* gm) {
+    return gm->main.kind == GM_MMA && gm->prog.nbatch <= 3;
+}
+
+/* The sm_90 kernel, on a device whose target is sm_90a: 128 x 256, 128 x 128 or 128 x 64
+ * tiles, whichever finishes soonest in whole waves of one block a multiprocessor (the
+ * wider tile feeds the tensor cores better, a narrow product wastes its columns; a guess
+ * to be replaced by measured knobs).  False where it does not apply. */
 static bool wgmma_kernel(const hipe_gm* gm, int device, hipe_gm_kernel* k) {
     const gm_program* p = &gm->prog;
     hipe_rtc_target t;
     char why[HIPE_MSG_LEN];
     int sms = 0;
-    if (!wgmma_applies(gm) || !hipe_rtc_target_of(device, &t, why, sizeof(why)) || strcmp(t.arch, "sm_90a") != 0 ||
-        !hipe_sm_count(device, &sms, why, sizeof(why)) || sms < 1)
+    if (!wgmma_applies(gm) || !hipe_rtc_target_of(device, &t, why, sizeof(why)) ||
+        strcmp(t.arch, "sm_90a") != 0 || !hipe_sm_count(device, &sms, why, sizeof(why)) || sms < 1)
         return false;
-    static const struct {
-        int bn, stages;
-        double efficiency;
-    } tiles[] = {{256, 4, 1.0}, {128, 6, 0.9}};
     int best = 0;
     double best_cost = 0;
-    for (int i = 0; i < 2; ++i) {
-        const int64_t n = p->batches * ((p->m + 127) / 128) * ((p->n + tiles[i].bn - 1) / tiles[i].bn);
-        const double cost = (double)((n + sms - 1) / sms) * tiles[i].bn / tiles[i].efficiency;
+    for (int i = 0; i < GM_WG_TILES; ++i) {
+        const int64_t n =
+            p->batches * ((p->m + 127) / 128) * ((p->n + k_wg_tiles[i].bn - 1) / k_wg_tiles[i].bn);
+        const double cost = (double)((n + sms - 1) / sms) * k_wg_tiles[i].bn / k_wg_tiles[i].efficiency;
         if (i == 0 || cost < best_cost) {
             best = i;
             best_cost = cost;
         }
     }
-    *k = (hipe_gm_kernel){GM_WGMMA, gm->main.dt, gm->main.ak, gm->main.bk, 128, tiles[best].bn,
-                          0, 0, tiles[best].stages};
+    *k = wgmma_of(gm, best);
     return true;
 }
 
@@ -416,8 +425,8 @@ static bool build(const hipe_gm* gm, const hipe_gm_kernel* k, int device, void**
         hipe_dump_source(k->kind == GM_MMA ? "gm_mma" : "gm_simt", "cu", source);
         hipe_dump_source("gm_simt", "hip", other);
         free(other);
-        if (k->kind == GM_MMA && wgmma_applies(gm)) { /* as an sm_90 GPU would compile it */
-            const hipe_gm_kernel wg = {GM_WGMMA, k->dt, k->ak, k->bk, 128, 256, 0, 0, 4};
+        for (int i = 0; k->kind == GM_MMA && wgmma_applies(gm) && i < GM_WG_TILES; ++i) {
+            const hipe_gm_kernel wg = wgmma_of(gm, i); /* as an sm_90 GPU would compile them */
             other = hipe_gm_source(gm, &wg, HIPE_RTC_CUDA);
             hipe_dump_source("gm_wgmma", "cu", other);
             free(other);
@@ -477,11 +486,13 @@ bool hipe_gm_enqueue(hipe_gm* gm, gm_program* prog, int device, void* stream,
     hipe_gm_kernel k = gm->main;
     void* fn = gm->fn;
     gm_tma tma;
+    memset(&tma, 0, sizeof(tma));
     bool fast = aligned16(prog->a) && aligned16(prog->b);
     if (fast && k.kind == GM_WGMMA) {
         char no[HIPE_MSG_LEN];
-        fast = tma_operand(prog, prog->a, k.dt, k.ak, prog->m, prog->a_sm, prog->a_sk,
-                           prog->a_bs, k.bm, tma.a, no, sizeof(no)) &&
+        fast = (prog->conv || /* a convolution's x is gathered, not copied by TMA */
+                tma_operand(prog, prog->a, k.dt, k.ak, prog->m, prog->a_sm, prog->a_sk,
+                            prog->a_bs, k.bm, tma.a, no, sizeof(no))) &&
                tma_operand(prog, prog->b, k.dt, k.bk, prog->n, prog->b_sn, prog->b_sk,
                            prog->b_bs, k.bn, tma.b, no, sizeof(no));
         if (!fast)

@@ -183,15 +183,15 @@ struct GmConvRows {
     bool row_ok[Q];
 };
 
-template <int BM, int THREADS>
+template <int BM, int THREADS, int KT = GM_KT>
 struct GmConvA {
-    static constexpr int C = GM_KT / 8, CHUNKS = BM * C, Q = (CHUNKS + THREADS - 1) / THREADS;
+    static constexpr int C = KT / 8, CHUNKS = BM * C, Q = (CHUNKS + THREADS - 1) / THREADS;
 };
 
-template <int BM, int THREADS>
+template <int BM, int THREADS, int KT = GM_KT>
 PW_FN void gm_conv_rows(const gm_program& g, int64_t m0, int tid,
-                        GmConvRows<GmConvA<BM, THREADS>::Q>& rows) {
-    typedef GmConvA<BM, THREADS> L;
+                        GmConvRows<GmConvA<BM, THREADS, KT>::Q>& rows) {
+    typedef GmConvA<BM, THREADS, KT> L;
 PW_UNROLL
     for (int q = 0; q < L::Q; ++q) {
         const int row = (tid + q * THREADS) / L::C;
@@ -209,14 +209,16 @@ PW_UNROLL
     }
 }
 
-// A convolution's a tile (BM x GM_KT, k contiguous): each 16-byte chunk is 8 channels of
+// A convolution's a tile (BM x KT, k contiguous): each 16-byte chunk is 8 channels of
 // one x element's neighbourhood (gemm_program.c requires x's channels contiguous, C a
 // multiple of 8 and every index under 2^31), or zeros in the padding.  A thread's chunks
 // share one column (CHUNKS a row divides THREADS), so the field element is worked out once.
-template <int BM, int THREADS>
-PW_FN void gm_load_conv_a(uint32_t dst, const gm_program& g, const GmConvRows<GmConvA<BM, THREADS>::Q>& rows,
-                          int64_t k0, int tid) {
-    typedef GmConvA<BM, THREADS> L;
+// Rows of KT / 8 chunks, swizzled as gm_swz says (at KT 64, the 128-byte swizzle wgmma
+// reads).
+template <int BM, int THREADS, int KT = GM_KT>
+PW_FN void gm_load_conv_a(uint32_t dst, const gm_program& g,
+                          const GmConvRows<GmConvA<BM, THREADS, KT>::Q>& rows, int64_t k0, int tid) {
+    typedef GmConvA<BM, THREADS, KT> L;
     static_assert(THREADS % L::C == 0, "a thread's chunks share a column");
     const unsigned short* x = (const unsigned short*)g.a;
     const int col = tid % L::C;

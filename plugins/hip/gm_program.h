@@ -36,8 +36,8 @@ enum {
     GM_SIMT = 0, /* any storage type, stride and alignment; fp32 exact: the fallback */
     GM_MMA = 1,  /* fp16 / bf16 on tensor cores (mma.sync, sm_80 and newer): 16-byte
                     aligned operands whose contiguous dim is a multiple of 8 */
-    GM_WGMMA = 2 /* the same operands on sm_90 (wgmma fed by TMA, gm_wgmma.h); a matmul of
-                    at most 3 batch dims */
+    GM_WGMMA = 2 /* the same operands on sm_90 (wgmma fed by TMA, gm_wgmma.h), at most 3
+                    batch dims */
 };
 
 #if defined(__cplusplus)

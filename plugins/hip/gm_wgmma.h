@@ -4,7 +4,8 @@
 // A block of 384 threads computes one 128 x BN tile of the product:
 //   warpgroup 0, the producer: one thread issues each stage's TMA copies of a's and b's
 //     tiles (128 x 64 and BN x 64), STAGES stages deep, each completing on the stage's
-//     "full" mbarrier; the warpgroup gives most of its registers back (setmaxnreg);
+//     "full" mbarrier; the warpgroup gives most of its registers back (setmaxnreg).  For
+//     a convolution the whole warpgroup gathers a's tile (implicit GEMM) with cp.async;
 //   warpgroups 1 and 2, the consumers: 64 rows x BN columns each, wgmma.m64nBNk16 reading
 //     both operands from shared memory through descriptors, fp32 accumulators in
 //     registers; a stage is handed back (its "empty" mbarrier) once the wgmmas that read it
@@ -79,9 +80,11 @@ PW_FN uint64_t gm_wg_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
 #define GM_F8(d, i)                                                                            \
     "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
         "+f"(d[i + 6]), "+f"(d[i + 7])
-#define GM_WG_D64                                                                              \
+#define GM_WG_D32                                                                              \
     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                   \
-    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "         \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define GM_WG_D64                                                                              \
+    GM_WG_D32 ", "                                                                             \
     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "         \
     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
 #define GM_WG_D128                                                                             \
@@ -91,8 +94,8 @@ PW_FN uint64_t gm_wg_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
     "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, "   \
     "%111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, "     \
     "%125, %126, %127"
-#define GM_F64(d) GM_F8(d, 0), GM_F8(d, 8), GM_F8(d, 16), GM_F8(d, 24), GM_F8(d, 32), \
-    GM_F8(d, 40), GM_F8(d, 48), GM_F8(d, 56)
+#define GM_F32(d) GM_F8(d, 0), GM_F8(d, 8), GM_F8(d, 16), GM_F8(d, 24)
+#define GM_F64(d) GM_F32(d), GM_F8(d, 32), GM_F8(d, 40), GM_F8(d, 48), GM_F8(d, 56)
 #define GM_F128(d) GM_F64(d), GM_F8(d, 64), GM_F8(d, 72), GM_F8(d, 80), GM_F8(d, 88), \
     GM_F8(d, 96), GM_F8(d, 104), GM_F8(d, 112), GM_F8(d, 120)
 
@@ -100,7 +103,17 @@ PW_FN uint64_t gm_wg_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
 // accumulators a thread; TA / TB: that operand is transposed (M|N-major).
 template <int BN, int DT, int TA, int TB>
 PW_FN void gm_wgmma(float* d, uint64_t da, uint64_t db) {
-    if (BN == 128 && DT == PW_BF16)
+    if (BN == 64 && DT == PW_BF16)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {" GM_WG_D32
+                     "}, %32, %33, p, 1, 1, %34, %35;\n}\n"
+                     : GM_F32(d) : "l"(da), "l"(db), "n"(TA), "n"(TB));
+    else if (BN == 64)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {" GM_WG_D32
+                     "}, %32, %33, p, 1, 1, %34, %35;\n}\n"
+                     : GM_F32(d) : "l"(da), "l"(db), "n"(TA), "n"(TB));
+    else if (BN == 128 && DT == PW_BF16)
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {" GM_WG_D64
                      "}, %64, %65, p, 1, 1, %66, %67;\n}\n"
@@ -144,8 +157,10 @@ PW_UNROLL
     }
 }
 
-// AK / BK: k is a's / b's contiguous dim (else m / n: read transposed).
-template <int DT, bool AK, bool BK, int BN, int STAGES, int S, class Prog>
+// AK / BK: k is a's / b's contiguous dim (else m / n: read transposed).  CONV: a is a
+// convolution's x, gathered by the whole producer warpgroup with cp.async (gm_load_conv_a:
+// the swizzle is TMA's), each thread's copies completing on the stage's full barrier.
+template <int DT, bool AK, bool BK, int BN, int STAGES, bool CONV, int S, class Prog>
 PW_FN void gm_wgmma_tile(const gm_program& g, const gm_tma& t, unsigned char* smem_raw) {
     typedef GmWgSmem<BN, STAGES> L;
     __shared__ __attribute__((aligned(8))) uint64_t bars[2 * STAGES]; // full, then empty
@@ -162,13 +177,32 @@ PW_FN void gm_wgmma_tile(const gm_program& g, const gm_tma& t, unsigned char* sm
     if (tid == 0) {
 PW_UNROLL
         for (int s = 0; s < STAGES; ++s) {
-            gm_mbar_init(full + 8 * s, 1);  // the producer's arrive, with the bytes expected
+            // the producer's arrive with the bytes expected, and a convolution's gatherers'
+            gm_mbar_init(full + 8 * s, CONV ? 1 + 128 : 1);
             gm_mbar_init(empty + 8 * s, 2); // one arrive a consumer warpgroup
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
 
+    if (CONV && wg == 0) { // the producer, gathering a; registers as the consumers (fits)
+        GmConvRows<GmConvA<GM_WG_BM, 128, GM_WG_BK>::Q> rows;
+        gm_conv_rows<GM_WG_BM, 128, GM_WG_BK>(g, m0, tid, rows);
+        for (int kt = 0; kt < kt_count; ++kt) {
+            const int s = kt % STAGES, k0 = kt * GM_WG_BK;
+            if (kt >= STAGES) gm_mbar_wait(empty + 8 * s, (uint32_t)((kt / STAGES - 1) & 1));
+            const uint32_t as = base + s * L::STAGE, bs = as + L::A, bar = full + 8 * s;
+            if (tid == 0) {
+                const int none[3] = {0, 0, 0};
+                gm_mbar_expect(bar, L::B);
+                gm_tma_load(bs, &t.b, bar, k0, n0, none);
+            }
+            gm_load_conv_a<GM_WG_BM, 128, GM_WG_BK>(as, g, rows, k0, tid);
+            asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar)
+                         : "memory");
+        }
+        return;
+    }
     if (wg == 0) { // the producer
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         if (tid != 0) return;
@@ -196,7 +230,7 @@ PW_UNROLL
     }
 
     // the consumers
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    if (!CONV) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
     const int c = wg - 1, ct = tid - 128;
     float acc[BN / 2];
 PW_UNROLL
@@ -206,6 +240,9 @@ PW_UNROLL
     for (int kt = 0; kt < kt_count; ++kt) {
         const int s = kt % STAGES;
         gm_mbar_wait(full + 8 * s, (uint32_t)((kt / STAGES) & 1));
+        // a gathered tile was written by cp.async, the generic proxy: wgmma reads through
+        // the async one
+        if (CONV) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         const uint32_t as = base + s * L::STAGE + c * GM_WG_BOX, bs = base + s * L::STAGE + L::A;
         gm_wg_fence_acc<BN / 2>(acc);
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
