@@ -127,9 +127,9 @@ static bool wgmma_kernel(const hipe_gm* gm, int device, hipe_gm_kernel* k) {
     int best = 0;
     double best_cost = 0;
     for (int i = 0; i < GM_WG_TILES; ++i) {
-        const int64_t n =
-            p->batches * ((p->m + 127) / 128) * ((p->n + k_wg_tiles[i].bn - 1) / k_wg_tiles[i].bn);
-        const double cost = (double)((n + sms - 1) / sms) * k_wg_tiles[i].bn / k_wg_tiles[i].efficiency;
+        const int bn = k_wg_tiles[i].bn;
+        const int64_t n = p->batches * ((p->m + 127) / 128) * ((p->n + bn - 1) / bn);
+        const double cost = (double)((n + sms - 1) / sms) * bn / k_wg_tiles[i].efficiency;
         if (i == 0 || cost < best_cost) {
             best = i;
             best_cost = cost;
@@ -509,7 +509,8 @@ bool hipe_gm_enqueue(hipe_gm* gm, gm_program* prog, int device, void* stream,
         }
         set_grid(prog, &k);
     }
-    *kernel = k.kind == GM_WGMMA ? "tensor-core (wgmma)" : k.kind == GM_MMA ? "tensor-core" : "general";
+    *kernel = k.kind == GM_WGMMA ? "tensor-core (wgmma)"
+              : k.kind == GM_MMA ? "tensor-core" : "general";
     const int64_t blocks = prog->batches * prog->tiles_m * prog->tiles_n;
     if (blocks < 1) return true; /* an empty product: nothing to write */
     return hipe_gm_launch(fn, prog, k.kind == GM_WGMMA ? &tma : NULL, blocks, hipe_gm_threads(&k),

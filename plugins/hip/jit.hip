@@ -298,7 +298,8 @@ extern "C" bool hipe_rtc_target_of(int device, hipe_rtc_target* t, char* why, si
     // sm_90a on an sm_90 GPU: its machine code may use wgmma and setmaxnreg (gm_wgmma.h)
     const bool sm90a = target == 90 && cc == 90;
     if (sm90a) snprintf(t->arch, sizeof(t->arch), "sm_90a");
-    snprintf(t->options, sizeof(t->options), "--gpu-architecture=%s_%d%s --std=c++17 -DHIPDNN_HIP_JIT=1",
+    snprintf(t->options, sizeof(t->options),
+             "--gpu-architecture=%s_%d%s --std=c++17 -DHIPDNN_HIP_JIT=1",
              target == cc || !g_rtc.ptx ? "sm" : "compute", target, sm90a ? "a" : "");
     snprintf(t->scope, sizeof(t->scope), "%s", t->arch); // a library loads in every context
 #else
