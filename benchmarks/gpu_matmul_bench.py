@@ -16,8 +16,10 @@ scaled by 1/sqrt(K) so that products stay near 1.  TFLOP/s counts 2 M N K a prod
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import math
+import os
 import sys
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -85,7 +87,31 @@ def run_conv_case(name, samples, repeat):
     add("torch eager (cuDNN)",
         lambda: holder.__setitem__("y", f.relu(f.conv2d(x, w, bias, stride, pad))),
         lambda: holder["y"])
-    out = torch.full(ref.shape, float("nan"), dtype=torch.float16, device="cuda").to(memory_format=cl)
+    for bn in [None] + FORCED_TILES:
+        out = torch.full(ref.shape, float("nan"), dtype=torch.float16,
+                         device="cuda").to(memory_format=cl)
+        with forced_tile(bn):
+            _hipdnn_conv_row(name, x, w, bias, out, k, stride, pad, rows, add, bn)
+    return rows
+
+
+FORCED_TILES: List[int] = []  # --tiles: the sm_90 kernel's tile widths to time besides its choice
+
+
+@contextlib.contextmanager
+def forced_tile(bn):
+    """HIPDNN_HIP_WGMMA_BN=bn while a plan is built (the sm_90 kernel's 128 x bn tile)."""
+    if bn is None:
+        yield
+        return
+    os.environ["HIPDNN_HIP_WGMMA_BN"] = str(bn)
+    try:
+        yield
+    finally:
+        del os.environ["HIPDNN_HIP_WGMMA_BN"]
+
+
+def _hipdnn_conv_row(name, x, w, bias, out, k, stride, pad, rows, add, bn):
     try:
         g = hipdnn.pygraph(io_data_type=dt.HALF, intermediate_data_type=dt.FLOAT,
                            compute_data_type=dt.FLOAT, name="conv")
@@ -104,10 +130,10 @@ def run_conv_case(name, samples, repeat):
         def run():
             g.execute(pack, None, handle=handle)
         kernel = first_run(run)
-        add(f"hipdnn {g.get_engine_name(0)}, {kernel}", run, lambda: out)
+        add(f"hipdnn {g.get_engine_name(0)}, {kernel}", run, lambda: out,
+            f"tile 128 x {bn} forced" if bn else "")
     except hipdnn.HipdnnError as e:
         rows.append((name, "hipdnn", None, None, f"failed: {e}"))
-    return rows
 
 
 def _inputs(batch, m, n, k, dtype, gen):
@@ -183,13 +209,16 @@ def run_case(name, samples, repeat) -> List[Tuple[str, str, Optional[float], Opt
                 lambda: holder["c"])
         except Exception as e:  # no triton, a compiler failure: say so
             rows.append((name, "torch.compile", None, None, f"n/a: {type(e).__name__}"))
-    out = torch.full(ref.shape, float("nan"), dtype=dtype, device="cuda")
-    try:
-        run = _hipdnn_run(a, b, bias, out, epilogue)
-        kernel = first_run(run)
-        add(f"hipdnn {run.engine}, {kernel}", run, lambda: out)
-    except hipdnn.HipdnnError as e:
-        rows.append((name, "hipdnn", None, None, f"failed: {e}"))
+    for bn in [None] + FORCED_TILES:
+        out = torch.full(ref.shape, float("nan"), dtype=dtype, device="cuda")
+        try:
+            with forced_tile(bn):
+                run = _hipdnn_run(a, b, bias, out, epilogue)
+            kernel = first_run(run)
+            add(f"hipdnn {run.engine}, {kernel}", run, lambda: out,
+                f"tile 128 x {bn} forced" if bn else "")
+        except hipdnn.HipdnnError as e:
+            rows.append((name, "hipdnn", None, None, f"failed: {e}"))
     return rows
 
 
@@ -213,10 +242,13 @@ def main(argv=None) -> int:
     p.add_argument("--repeat", type=int, default=10)
     p.add_argument("--cases", default=",".join(list(CASES) + list(CONV_CASES)))
     p.add_argument("--markdown", default=None, help="also write the table to FILE")
+    p.add_argument("--tiles", default="", help="also time the sm_90 kernel with these tile "
+                   "widths forced (HIPDNN_HIP_WGMMA_BN), e.g. 64,128,256")
     args = p.parse_args(argv)
     if torch is None or not torch.cuda.is_available():
         print("gpu_matmul_bench: needs PyTorch with a CUDA device", file=sys.stderr)
         return 2
+    FORCED_TILES[:] = [int(t) for t in args.tiles.split(",") if t]
     rows = []
     for name in args.cases.split(","):
         rows += (run_conv_case if name in CONV_CASES else run_case)(name, args.samples, args.repeat)

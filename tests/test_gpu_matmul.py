@@ -245,6 +245,17 @@ def test_epilogue_runs_in_the_matmul_kernel(gpu, dtype, name, m, n, k):
     assert len(plan) == 1 and "with its pointwise epilogue" in plan[0], log
 
 
+@pytest.mark.parametrize("bn", [64, 128, 256])
+@pytest.mark.parametrize("b_layout", ["packed", "transposed"])
+def test_each_sm90_tile_over_more_tiles_than_multiprocessors(gpu, monkeypatch, bn, b_layout):
+    # HIPDNN_HIP_WGMMA_BN forces the sm_90 kernel's tile (elsewhere the variable is unread):
+    # 1100 x 1000 is 9 x 16 tiles of 128 x 64, more than an H100's 132 multiprocessors, so
+    # the persistent grid's blocks each walk several, the epilogue's buffer reused
+    monkeypatch.setenv("HIPDNN_HIP_WGMMA_BN", str(bn))
+    check(gpu, "bf16", [1100, 256], [256, 1000], "packed", b_layout,
+          epilogue=ep_bias_relu(gpu, "bf16"))
+
+
 def test_epilogue_on_a_batched_product(gpu, dtype):
     log = check(gpu, dtype, [2, 3, 40, 64], [64, 48], epilogue=ep_bias_gelu(gpu, dtype))
     assert len(stages(log)) == 1, log

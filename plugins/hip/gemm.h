@@ -16,10 +16,12 @@
 
 /* A kernel: which one and its shape. */
 typedef struct {
-    int kind;                  /* GM_SIMT or GM_MMA */
+    int kind;                  /* GM_SIMT, GM_MMA or GM_WGMMA */
     int dt;                    /* GM_MMA: PW_F16 or PW_BF16 (a and b alike) */
-    bool ak, bk;               /* GM_MMA: k is a's / b's contiguous dim (else m / n) */
+    bool ak, bk;               /* tensor cores: k is a's / b's contiguous dim (else m / n) */
     int bm, bn, wm, wn, stages; /* GM_MMA: tile, warps along m and n, pipeline depth */
+    bool persistent;           /* GM_WGMMA: a block a multiprocessor, walking tiles */
+    int grid;                  /* ... the multiprocessors */
 } hipe_gm_kernel;
 
 typedef struct {

@@ -26,6 +26,7 @@ int hipe_gm_smem(const hipe_gm_kernel* k) {
     const int bk = k->kind == GM_WGMMA ? 64 : 32;
     const int pipe = k->stages * (k->bm + k->bn) * bk * 2;
     const int tile = k->bm * (k->bn + 4) * 4;
+    if (k->persistent) return pipe + tile + 1024; /* the tile's own buffer */
     return (pipe > tile ? pipe : tile) + (k->kind == GM_WGMMA ? 1024 : 0);
 }
 
@@ -90,20 +91,26 @@ static void choose_kernel(const gm_program* p, bool mma_allowed, hipe_gm_kernel*
             best_cost = cost;
         }
     }
-    *k = (hipe_gm_kernel){GM_MMA, p->a_dtype, ak, bk, k_tiles[best].bm, k_tiles[best].bn,
-                          k_tiles[best].wm, k_tiles[best].wn, 4};
+    *k = (hipe_gm_kernel){.kind = GM_MMA, .dt = p->a_dtype, .ak = ak, .bk = bk,
+                          .bm = k_tiles[best].bm, .bn = k_tiles[best].bn, .wm = k_tiles[best].wm,
+                          .wn = k_tiles[best].wn, .stages = 4};
 }
 
-/* The sm_90 kernel's tiles (128 x bn) and pipeline depths: 4 to 8 stages of 48 to 24 KB. */
+/* The sm_90 kernel's tiles (128 x bn), pipeline depths (stages of 48, 32 and 24 KB) and
+ * grids: persistent where the fp32 tile fits beside the pipeline (under the 227 KB a block
+ * may have). */
 static const struct {
     int bn, stages;
+    bool persistent;
     double efficiency;
-} k_wg_tiles[] = {{256, 4, 1.0}, {128, 6, 0.9}, {64, 8, 0.75}};
+} k_wg_tiles[] = {{256, 4, false, 1.0}, {128, 4, true, 0.9}, {64, 6, true, 0.75}};
 #define GM_WG_TILES 3
 
 static hipe_gm_kernel wgmma_of(const hipe_gm* gm, int tile) {
-    return (hipe_gm_kernel){GM_WGMMA, gm->main.dt, gm->main.ak, gm->main.bk, 128,
-                            k_wg_tiles[tile].bn, 0, 0, k_wg_tiles[tile].stages};
+    return (hipe_gm_kernel){.kind = GM_WGMMA, .dt = gm->main.dt, .ak = gm->main.ak,
+                            .bk = gm->main.bk, .bm = 128, .bn = k_wg_tiles[tile].bn,
+                            .stages = k_wg_tiles[tile].stages,
+                            .persistent = k_wg_tiles[tile].persistent};
 }
 
 /* Whether the sm_90 kernel (GM_WGMMA) can run what the tensor-core kernel was planned for:
@@ -126,6 +133,13 @@ static bool wgmma_kernel(const hipe_gm* gm, int device, hipe_gm_kernel* k) {
         return false;
     int best = 0;
     double best_cost = 0;
+    const char* force = getenv("HIPDNN_HIP_WGMMA_BN"); /* benchmarks: 64, 128 or 256 */
+    for (int i = 0; force && i < GM_WG_TILES; ++i)
+        if (atoi(force) == k_wg_tiles[i].bn) {
+            *k = wgmma_of(gm, i);
+            k->grid = sms;
+            return true;
+        }
     for (int i = 0; i < GM_WG_TILES; ++i) {
         const int bn = k_wg_tiles[i].bn;
         const int64_t n = p->batches * ((p->m + 127) / 128) * ((p->n + bn - 1) / bn);
@@ -136,6 +150,7 @@ static bool wgmma_kernel(const hipe_gm* gm, int device, hipe_gm_kernel* k) {
         }
     }
     *k = wgmma_of(gm, best);
+    k->grid = sms;
     return true;
 }
 
@@ -511,8 +526,9 @@ bool hipe_gm_enqueue(hipe_gm* gm, gm_program* prog, int device, void* stream,
     }
     *kernel = k.kind == GM_WGMMA ? "tensor-core (wgmma)"
               : k.kind == GM_MMA ? "tensor-core" : "general";
-    const int64_t blocks = prog->batches * prog->tiles_m * prog->tiles_n;
+    int64_t blocks = prog->batches * prog->tiles_m * prog->tiles_n;
     if (blocks < 1) return true; /* an empty product: nothing to write */
+    if (k.persistent && blocks > k.grid) blocks = k.grid;
     return hipe_gm_launch(fn, prog, k.kind == GM_WGMMA ? &tma : NULL, blocks, hipe_gm_threads(&k),
                           hipe_gm_smem(&k), stream, why, len);
 }

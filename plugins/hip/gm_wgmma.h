@@ -10,6 +10,10 @@
 //     both operands from shared memory through descriptors, fp32 accumulators in
 //     registers; a stage is handed back (its "empty" mbarrier) once the wgmmas that read it
 //     are done.
+// With 128 x 64 and 128 x 128 tiles the grid is persistent (a block a multiprocessor, each
+// walking tiles) and the product's tile has its own buffer, so one tile's epilogue
+// overlaps the next one's loads; the 128 x 256 tile's fp32 product needs the pipeline's
+// buffers, so there a block computes one tile.
 // Tiles land in shared memory in the 128-byte-swizzled layout wgmma reads (the tensor maps'
 // SWIZZLE_128B; each stage 1024-byte aligned): an operand whose contiguous dim is K is read
 // K-major, one whose contiguous dim is M or N transposed (wgmma's tnsp flags), in boxes of
@@ -28,15 +32,16 @@
 #define GM_WG_THREADS 384
 #define GM_WG_BOX 8192 /* bytes of a 64-row box of a stage: 64 x 128 bytes */
 
-template <int BN, int STAGES>
+template <int BN, int STAGES, bool PERSIST>
 struct GmWgSmem {
     static constexpr int A = GM_WG_BM * GM_WG_BK * 2, B = BN * GM_WG_BK * 2;
     static constexpr int STAGE = A + B;
     static constexpr int LD = BN + 4; // floats a row of the product's tile
     static constexpr int TILE = GM_WG_BM * LD * 4;
     static constexpr int PIPE = STAGES * STAGE;
+    static constexpr int TILE_AT = PERSIST ? PIPE : 0; // its own buffer, or the pipeline's
     // + 1024: the dynamic buffer is aligned up to the swizzle's 1024-byte period
-    static constexpr int BYTES = (PIPE > TILE ? PIPE : TILE) + 1024;
+    static constexpr int BYTES = (PERSIST ? PIPE + TILE : PIPE > TILE ? PIPE : TILE) + 1024;
 };
 
 // ---- mbarriers and TMA ----------------------------------------------------------------------
@@ -157,23 +162,50 @@ PW_UNROLL
     }
 }
 
+// The producer's side of k step kt of a tile: wait until the consumers have handed back
+// the stage (its use `it / STAGES` before this one), then copy a's and b's tiles into it.
+template <bool AK, bool BK, int BN, int STAGES>
+PW_FN void gm_wg_produce(const gm_tma& t, uint32_t base, uint32_t full, uint32_t empty, int it,
+                         int m0, int n0, int k0, const int* ca, const int* cb) {
+    typedef GmWgSmem<BN, STAGES, false> L;
+    const int s = it % STAGES;
+    if (it >= STAGES) gm_mbar_wait(empty + 8 * s, (uint32_t)((it / STAGES - 1) & 1));
+    const uint32_t as = base + s * L::STAGE, bs = as + L::A, bar = full + 8 * s;
+    gm_mbar_expect(bar, L::STAGE);
+    if (AK)
+        gm_tma_load(as, &t.a, bar, k0, m0, ca);
+    else
+PW_UNROLL
+        for (int j = 0; j < GM_WG_BM / 64; ++j)
+            gm_tma_load(as + j * GM_WG_BOX, &t.a, bar, m0 + 64 * j, k0, ca);
+    if (BK)
+        gm_tma_load(bs, &t.b, bar, k0, n0, cb);
+    else
+PW_UNROLL
+        for (int j = 0; j < BN / 64; ++j)
+            gm_tma_load(bs + j * GM_WG_BOX, &t.b, bar, n0 + 64 * j, k0, cb);
+}
+
 // AK / BK: k is a's / b's contiguous dim (else m / n: read transposed).  CONV: a is a
 // convolution's x, gathered by the whole producer warpgroup with cp.async (gm_load_conv_a:
 // the swizzle is TMA's), each thread's copies completing on the stage's full barrier.
-template <int DT, bool AK, bool BK, int BN, int STAGES, bool CONV, int S, class Prog>
+// PERSIST: the block walks tiles blockIdx.x, + gridDim.x, ... with the product's tile in
+// its own buffer, so the producer fills the next tile's stages while the consumers run the
+// epilogue; else the grid has a block a tile and the tile reuses the pipeline's buffers.
+// The stages' barriers count k steps across a block's tiles (`it`).
+template <int DT, bool AK, bool BK, int BN, int STAGES, bool PERSIST, bool CONV, int S, class Prog>
 PW_FN void gm_wgmma_tile(const gm_program& g, const gm_tma& t, unsigned char* smem_raw) {
-    typedef GmWgSmem<BN, STAGES> L;
+    typedef GmWgSmem<BN, STAGES, PERSIST> L;
     __shared__ __attribute__((aligned(8))) uint64_t bars[2 * STAGES]; // full, then empty
     const uint32_t raw = gm_smem_addr(smem_raw);
     const uint32_t base = (raw + 1023u) & ~1023u;
     unsigned char* smem = smem_raw + (base - raw);
     const uint32_t full = gm_smem_addr(bars), empty = full + 8 * STAGES;
     const int tid = threadIdx.x, wg = tid / 128;
+    const int64_t tiles = g.batches * g.tiles_m * g.tiles_n;
+    const int kt_count = (int)((g.k + GM_WG_BK - 1) / GM_WG_BK);
     int64_t batch;
     int tm, tn;
-    gm_tile_of(g, blockIdx.x, &batch, &tm, &tn);
-    const int m0 = tm * GM_WG_BM, n0 = tn * BN;
-    const int kt_count = (int)((g.k + GM_WG_BK - 1) / GM_WG_BK);
     if (tid == 0) {
 PW_UNROLL
         for (int s = 0; s < STAGES; ++s) {
@@ -186,45 +218,39 @@ PW_UNROLL
     __syncthreads();
 
     if (CONV && wg == 0) { // the producer, gathering a; registers as the consumers (fits)
-        GmConvRows<GmConvA<GM_WG_BM, 128, GM_WG_BK>::Q> rows;
-        gm_conv_rows<GM_WG_BM, 128, GM_WG_BK>(g, m0, tid, rows);
-        for (int kt = 0; kt < kt_count; ++kt) {
-            const int s = kt % STAGES, k0 = kt * GM_WG_BK;
-            if (kt >= STAGES) gm_mbar_wait(empty + 8 * s, (uint32_t)((kt / STAGES - 1) & 1));
-            const uint32_t as = base + s * L::STAGE, bs = as + L::A, bar = full + 8 * s;
-            if (tid == 0) {
-                const int none[3] = {0, 0, 0};
-                gm_mbar_expect(bar, L::B);
-                gm_tma_load(bs, &t.b, bar, k0, n0, none);
+        int it = 0;
+        for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, it += kt_count) {
+            gm_tile_of(g, tile, &batch, &tm, &tn);
+            GmConvRows<GmConvA<GM_WG_BM, 128, GM_WG_BK>::Q> rows;
+            gm_conv_rows<GM_WG_BM, 128, GM_WG_BK>(g, (int64_t)tm * GM_WG_BM, tid, rows);
+            for (int kt = 0; kt < kt_count; ++kt) {
+                const int s = (it + kt) % STAGES, k0 = kt * GM_WG_BK;
+                if (it + kt >= STAGES)
+                    gm_mbar_wait(empty + 8 * s, (uint32_t)(((it + kt) / STAGES - 1) & 1));
+                const uint32_t as = base + s * L::STAGE, bs = as + L::A, bar = full + 8 * s;
+                if (tid == 0) {
+                    const int none[3] = {0, 0, 0};
+                    gm_mbar_expect(bar, L::B);
+                    gm_tma_load(bs, &t.b, bar, k0, tn * BN, none);
+                }
+                gm_load_conv_a<GM_WG_BM, 128, GM_WG_BK>(as, g, rows, k0, tid);
+                asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar)
+                             : "memory");
             }
-            gm_load_conv_a<GM_WG_BM, 128, GM_WG_BK>(as, g, rows, k0, tid);
-            asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar)
-                         : "memory");
         }
         return;
     }
     if (wg == 0) { // the producer
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         if (tid != 0) return;
-        int ca[3], cb[3];
-        gm_wg_batch(g, batch, ca, cb);
-        for (int kt = 0; kt < kt_count; ++kt) {
-            const int s = kt % STAGES, k0 = kt * GM_WG_BK;
-            if (kt >= STAGES) gm_mbar_wait(empty + 8 * s, (uint32_t)((kt / STAGES - 1) & 1));
-            const uint32_t as = base + s * L::STAGE, bs = as + L::A, bar = full + 8 * s;
-            gm_mbar_expect(bar, L::STAGE);
-            if (AK)
-                gm_tma_load(as, &t.a, bar, k0, m0, ca);
-            else
-PW_UNROLL
-                for (int j = 0; j < GM_WG_BM / 64; ++j)
-                    gm_tma_load(as + j * GM_WG_BOX, &t.a, bar, m0 + 64 * j, k0, ca);
-            if (BK)
-                gm_tma_load(bs, &t.b, bar, k0, n0, cb);
-            else
-PW_UNROLL
-                for (int j = 0; j < BN / 64; ++j)
-                    gm_tma_load(bs + j * GM_WG_BOX, &t.b, bar, n0 + 64 * j, k0, cb);
+        int it = 0;
+        for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+            gm_tile_of(g, tile, &batch, &tm, &tn);
+            int ca[3], cb[3];
+            gm_wg_batch(g, batch, ca, cb);
+            for (int kt = 0; kt < kt_count; ++kt, ++it)
+                gm_wg_produce<AK, BK, BN, STAGES>(t, base, full, empty, it, tm * GM_WG_BM, tn * BN,
+                                                  kt * GM_WG_BK, ca, cb);
         }
         return;
     }
@@ -232,52 +258,60 @@ PW_UNROLL
     // the consumers
     if (!CONV) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
     const int c = wg - 1, ct = tid - 128;
-    float acc[BN / 2];
+    const bool lead = ct % 128 == 0; // hands stages back for its warpgroup
+    float* out = (float*)(smem + L::TILE_AT);
+    int it = 0;
+    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        gm_tile_of(g, tile, &batch, &tm, &tn);
+        float acc[BN / 2];
 PW_UNROLL
-    for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
-    // a's and b's byte offsets of k step kk (16 elements) within a stage: 32 bytes along a
-    // K-major row, two 8-row groups (2048 bytes) down a transposed box
-    for (int kt = 0; kt < kt_count; ++kt) {
-        const int s = kt % STAGES;
-        gm_mbar_wait(full + 8 * s, (uint32_t)((kt / STAGES) & 1));
-        // a gathered tile was written by cp.async, the generic proxy: wgmma reads through
-        // the async one
-        if (CONV) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-        const uint32_t as = base + s * L::STAGE + c * GM_WG_BOX, bs = base + s * L::STAGE + L::A;
-        gm_wg_fence_acc<BN / 2>(acc);
-        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+        for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
+        for (int kt = 0; kt < kt_count; ++kt, ++it) {
+            const int s = it % STAGES;
+            gm_mbar_wait(full + 8 * s, (uint32_t)((it / STAGES) & 1));
+            // a gathered tile was written by cp.async, the generic proxy: wgmma reads
+            // through the async one
+            if (CONV) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+            const uint32_t as = base + s * L::STAGE + c * GM_WG_BOX, bs = base + s * L::STAGE + L::A;
+            gm_wg_fence_acc<BN / 2>(acc);
+            asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+            // a's and b's k step kk (16 elements): 32 bytes along a K-major row, two 8-row
+            // groups (2048 bytes) down a transposed box
 PW_UNROLL
-        for (int kk = 0; kk < GM_WG_BK / 16; ++kk) {
-            const uint64_t da = AK ? gm_wg_desc(as + kk * 32, 16, 1024)
-                                   : gm_wg_desc(as + kk * 2048, GM_WG_BOX, 1024);
-            const uint64_t db = BK ? gm_wg_desc(bs + kk * 32, 16, 1024)
-                                   : gm_wg_desc(bs + kk * 2048, GM_WG_BOX, 1024);
-            gm_wgmma<BN, DT, AK ? 0 : 1, BK ? 0 : 1>(acc, da, db);
+            for (int kk = 0; kk < GM_WG_BK / 16; ++kk) {
+                const uint64_t da = AK ? gm_wg_desc(as + kk * 32, 16, 1024)
+                                       : gm_wg_desc(as + kk * 2048, GM_WG_BOX, 1024);
+                const uint64_t db = BK ? gm_wg_desc(bs + kk * 32, 16, 1024)
+                                       : gm_wg_desc(bs + kk * 2048, GM_WG_BOX, 1024);
+                gm_wgmma<BN, DT, AK ? 0 : 1, BK ? 0 : 1>(acc, da, db);
+            }
+            asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+            // at most this step's group in flight: the previous step's stage is read
+            asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+            gm_wg_fence_acc<BN / 2>(acc);
+            if (kt > 0 && lead) gm_mbar_arrive(empty + 8 * ((it - 1) % STAGES));
         }
-        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        // at most this step's group in flight: the previous step's stage is read
-        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
         gm_wg_fence_acc<BN / 2>(acc);
-        if (kt > 0 && ct % 128 == 0) gm_mbar_arrive(empty + 8 * ((kt - 1) % STAGES));
-    }
-    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-    gm_wg_fence_acc<BN / 2>(acc);
-    // both consumers are done with the pipeline's buffers: the tile reuses them
-    asm volatile("bar.sync 1, 256;\n" ::: "memory");
-    float* tile = (float*)smem;
-    const int lane = ct & 31, warp = (ct >> 5) & 3;
-    const int r = c * 64 + warp * 16 + (lane >> 2), col = (lane & 3) * 2;
+        if (kt_count > 0 && lead) gm_mbar_arrive(empty + 8 * ((it - 1) % STAGES));
+        // both consumers are past the last tile's epilogue (PERSIST) or done with the
+        // pipeline's buffers (else): the tile may be written
+        asm volatile("bar.sync 1, 256;\n" ::: "memory");
+        const int lane = ct & 31, warp = (ct >> 5) & 3;
+        const int r = c * 64 + warp * 16 + (lane >> 2), col = (lane & 3) * 2;
 PW_UNROLL
-    for (int j = 0; j < BN / 8; ++j) {
-        float* p0 = tile + r * L::LD + j * 8 + col;
-        float* p1 = p0 + 8 * L::LD;
-        p0[0] = gm_round(g.acc_round, acc[4 * j]);
-        p0[1] = gm_round(g.acc_round, acc[4 * j + 1]);
-        p1[0] = gm_round(g.acc_round, acc[4 * j + 2]);
-        p1[1] = gm_round(g.acc_round, acc[4 * j + 3]);
+        for (int j = 0; j < BN / 8; ++j) {
+            float* p0 = out + r * L::LD + j * 8 + col;
+            float* p1 = p0 + 8 * L::LD;
+            p0[0] = gm_round(g.acc_round, acc[4 * j]);
+            p0[1] = gm_round(g.acc_round, acc[4 * j + 1]);
+            p1[0] = gm_round(g.acc_round, acc[4 * j + 2]);
+            p1[1] = gm_round(g.acc_round, acc[4 * j + 3]);
+        }
+        asm volatile("bar.sync 1, 256;\n" ::: "memory");
+        gm_tile_epilogue<GM_WG_BM, BN, 256, S, Prog>(g, out, L::LD, batch, (int64_t)tm * GM_WG_BM,
+                                                    (int64_t)tn * BN, ct);
     }
-    asm volatile("bar.sync 1, 256;\n" ::: "memory");
-    gm_tile_epilogue<GM_WG_BM, BN, 256, S, Prog>(g, tile, L::LD, batch, m0, n0, ct);
 }
 
 #endif

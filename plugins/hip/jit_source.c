@@ -195,9 +195,10 @@ char* hipe_gm_source(const hipe_gm* gm, const hipe_gm_kernel* k, int dialect) {
         put(&b, "__global__ void __launch_bounds__(GM_WG_THREADS, 1) %s(const __grid_constant__ "
                 "gm_program g, const __grid_constant__ gm_tma t) {\n"
                 "    extern __shared__ __attribute__((aligned(16))) unsigned char smem[];\n"
-                "    gm_wgmma_tile<%d, %s, %s, %d, %d, %s, %d, hipdnn_program>(g, t, smem);\n}\n",
+                "    gm_wgmma_tile<%d, %s, %s, %d, %d, %s, %s, %d, hipdnn_program>(g, t, smem);\n}\n",
             HIPE_GEMM_KERNEL, k->dt, k->ak ? "true" : "false", k->bk ? "true" : "false", k->bn,
-            k->stages, gm->prog.conv ? "true" : "false", gm->slots);
+            k->stages, k->persistent ? "true" : "false", gm->prog.conv ? "true" : "false",
+            gm->slots);
     else if (k->kind == GM_MMA)
         put(&b, "__global__ void __launch_bounds__(%d) %s(const gm_program g) {\n"
                 "    extern __shared__ __attribute__((aligned(16))) unsigned char smem[];\n"
