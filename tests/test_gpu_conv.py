@@ -88,12 +88,12 @@ def test_nchw_takes_the_general_kernel(gpu, dtype, name):
 
 @pytest.mark.parametrize("bn", [64, 128, 256])
 def test_each_sm90_tile_over_more_tiles_than_multiprocessors(gpu, monkeypatch, bn):
-    # HIPDNN_HIP_WGMMA_BN forces the sm_90 kernel's tile: 4 x 40 x 40 = 6400 output positions
-    # are 50 row tiles, x 2 to 5 column tiles of K = 264 channels (a ragged last one), so a
-    # persistent block walks several; 3x3 over 24 channels, k = 216 (4 k steps, the last
-    # ragged) gathered from the padded image
+    # HIPDNN_HIP_WGMMA_BN forces the sm_90 kernel's tile: 6 x 40 x 40 = 9600 output positions
+    # are 75 row tiles, x 1 to 3 column tiles of K = 136 channels (a ragged last one), so a
+    # persistent block (64, 128) walks several; 3x3 over 8 channels, k = 72 (2 k steps, the
+    # last ragged) gathered from the padded image
     monkeypatch.setenv("HIPDNN_HIP_WGMMA_BN", str(bn))
-    log = conv_check(gpu, "fp16", [4, 24, 40, 40], [264, 24, 3, 3], [1, 1])
+    log = conv_check(gpu, "fp16", [6, 8, 40, 40], [136, 8, 3, 3], [1, 1])
     assert on_tensor_cores(log), log
 
 
