@@ -123,12 +123,12 @@ EDITABLE = $(BUILD)/pip-editable
 # The packaging is what is checked here; the GPU plugins are built and tested by
 # `make build`, through the same CMake install rules.
 PIP_CMAKE_ARGS ?= -DHIPDNN_WITH_CUDA=OFF -DHIPDNN_WITH_ROCM=OFF $(CMAKE_LAUNCHER)
-PIP_OFFLINE += HIPDNN_CMAKE_ARGS="$(PIP_CMAKE_ARGS)"
+PIP_OFFLINE += HIPDNN_CMAKE_ARGS="$(PIP_CMAKE_ARGS)" HIPDNN_SETUP_BUILD_DIR=build-pip
 pip-check: deps
 	$(TIMED) "pip install . and pip install -e ." $(MAKE) --no-print-directory pip-check-steps
 
 pip-check-steps:
-	rm -rf $(BUILD)/pip-venv $(EDITABLE)
+	rm -rf $(BUILD)/pip-venv $(EDITABLE) build-pip
 	$(PYTHON) -m venv --system-site-packages $(BUILD)/pip-venv
 	$(PIP_CONF) > $(BUILD)/pip-venv/pip.conf
 	cd $(BUILD) && $(PIP_OFFLINE) pip-venv/bin/pip install -q $(CURDIR)

@@ -18,7 +18,12 @@ SRC = os.path.abspath(os.path.dirname(__file__))
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
         pkg_dir = os.path.abspath(os.path.dirname(self.get_ext_fullpath(ext.name)))
-        build_dir = os.path.abspath(os.path.join(self.build_temp, "cmake"))
+        # HIPDNN_SETUP_BUILD_DIR (relative to the source): where CMake builds.  make pip-check
+        # puts it one level below the source, as build/ is, so that ccache (CCACHE_BASEDIR
+        # makes its paths relative) finds build/'s objects instead of compiling again.
+        build_dir = os.path.join(SRC, os.environ["HIPDNN_SETUP_BUILD_DIR"]) \
+            if os.environ.get("HIPDNN_SETUP_BUILD_DIR") \
+            else os.path.abspath(os.path.join(self.build_temp, "cmake"))
         os.makedirs(build_dir, exist_ok=True)
         subprocess.check_call([
             "cmake", "-S", SRC, "-B", build_dir,
