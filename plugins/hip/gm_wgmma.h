@@ -11,11 +11,9 @@
 //     registers; a stage is handed back (its "empty" mbarrier) once the wgmmas that read it
 //     are done.
 // With 128 x 64 and 128 x 128 tiles the grid is persistent (a block a multiprocessor, each
-// walking tiles) and the product's tile has its own buffer: the consumers write it there
-// and go on to the next tile's main loop while warps 1-3 of the producer's warpgroup run
-// the epilogue over it (two mbarriers hand the buffer back and forth), so the tensor
-// cores do not wait for the epilogue; the 128 x 256 tile's fp32 product needs the
-// pipeline's buffers, so there a block computes one tile and its consumers the epilogue.
+// walking tiles) and the product's tile has its own buffer, so one tile's epilogue
+// overlaps the next one's loads; the 128 x 256 tile's fp32 product needs the pipeline's
+// buffers, so there a block computes one tile.
 // Tiles land in shared memory in the 128-byte-swizzled layout wgmma reads (the tensor maps'
 // SWIZZLE_128B; each stage 1024-byte aligned): an operand whose contiguous dim is K is read
 // K-major, one whose contiguous dim is M or N transposed (wgmma's tnsp flags), in boxes of
@@ -198,16 +196,11 @@ PW_UNROLL
 template <int DT, bool AK, bool BK, int BN, int STAGES, bool PERSIST, bool CONV, int S, class Prog>
 PW_FN void gm_wgmma_tile(const gm_program& g, const gm_tma& t, unsigned char* smem_raw) {
     typedef GmWgSmem<BN, STAGES, PERSIST> L;
-    // the epilogue runs on warps 1-3 of the producer's warpgroup, beside the next tile's
-    // main loop (a convolution's producer warpgroup gathers: there the consumers run it)
-    constexpr bool OFFLOAD = PERSIST && !CONV;
-    // full, then empty (each STAGES), then the tile's full and empty
-    __shared__ __attribute__((aligned(8))) uint64_t bars[2 * STAGES + 2];
+    __shared__ __attribute__((aligned(8))) uint64_t bars[2 * STAGES]; // full, then empty
     const uint32_t raw = gm_smem_addr(smem_raw);
     const uint32_t base = (raw + 1023u) & ~1023u;
     unsigned char* smem = smem_raw + (base - raw);
     const uint32_t full = gm_smem_addr(bars), empty = full + 8 * STAGES;
-    const uint32_t tile_full = empty + 8 * STAGES, tile_empty = tile_full + 8;
     const int tid = threadIdx.x, wg = tid / 128;
     const int64_t tiles = g.batches * g.tiles_m * g.tiles_n;
     const int kt_count = (int)((g.k + GM_WG_BK - 1) / GM_WG_BK);
@@ -220,8 +213,6 @@ PW_UNROLL
             gm_mbar_init(full + 8 * s, CONV ? 1 + 128 : 1);
             gm_mbar_init(empty + 8 * s, 2); // one arrive a consumer warpgroup
         }
-        gm_mbar_init(tile_full, 256); // each consumer thread, its part of the tile written
-        gm_mbar_init(tile_empty, 96); // each epilogue thread, its part read
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
@@ -249,24 +240,8 @@ PW_UNROLL
         }
         return;
     }
-    float* out = (float*)(smem + L::TILE_AT);
-    if (wg == 0) { // the producer (thread 0) and, OFFLOAD, the epilogue (warps 1-3)
-        if (OFFLOAD)
-            asm volatile("setmaxnreg.dec.sync.aligned.u32 96;\n");
-        else
-            asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-        if (OFFLOAD && tid >= 32) {
-            int done = 0; // tiles a block has finished
-            for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, ++done) {
-                gm_tile_of(g, tile, &batch, &tm, &tn);
-                gm_mbar_wait(tile_full, (uint32_t)(done & 1));
-                gm_tile_epilogue<GM_WG_BM, BN, 96, S, Prog>(g, out, L::LD, batch,
-                                                            (int64_t)tm * GM_WG_BM,
-                                                            (int64_t)tn * BN, tid - 32);
-                gm_mbar_arrive(tile_empty);
-            }
-            return;
-        }
+    if (wg == 0) { // the producer
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         if (tid != 0) return;
         int it = 0;
         for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
@@ -281,14 +256,12 @@ PW_UNROLL
     }
 
     // the consumers
-    if (OFFLOAD)
-        asm volatile("setmaxnreg.inc.sync.aligned.u32 208;\n");
-    else if (!CONV)
-        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    if (!CONV) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
     const int c = wg - 1, ct = tid - 128;
     const bool lead = ct % 128 == 0; // hands stages back for its warpgroup
-    int it = 0, done = 0;
-    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, ++done) {
+    float* out = (float*)(smem + L::TILE_AT);
+    int it = 0;
+    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
         gm_tile_of(g, tile, &batch, &tm, &tn);
         float acc[BN / 2];
 PW_UNROLL
@@ -321,14 +294,9 @@ PW_UNROLL
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
         gm_wg_fence_acc<BN / 2>(acc);
         if (kt_count > 0 && lead) gm_mbar_arrive(empty + 8 * ((it - 1) % STAGES));
-        // the tile may be written once the epilogue warps have read the last one
-        // (OFFLOAD), both consumers are past the last tile's epilogue (PERSIST) or done with
-        // the pipeline's buffers (else)
-        if (OFFLOAD) {
-            if (done > 0) gm_mbar_wait(tile_empty, (uint32_t)((done - 1) & 1));
-        } else {
-            asm volatile("bar.sync 1, 256;\n" ::: "memory");
-        }
+        // both consumers are past the last tile's epilogue (PERSIST) or done with the
+        // pipeline's buffers (else): the tile may be written
+        asm volatile("bar.sync 1, 256;\n" ::: "memory");
         const int lane = ct & 31, warp = (ct >> 5) & 3;
         const int r = c * 64 + warp * 16 + (lane >> 2), col = (lane & 3) * 2;
 PW_UNROLL
@@ -339,10 +307,6 @@ PW_UNROLL
             p0[1] = gm_round(g.acc_round, acc[4 * j + 1]);
             p1[0] = gm_round(g.acc_round, acc[4 * j + 2]);
             p1[1] = gm_round(g.acc_round, acc[4 * j + 3]);
-        }
-        if (OFFLOAD) {
-            gm_mbar_arrive(tile_full);
-            continue;
         }
         asm volatile("bar.sync 1, 256;\n" ::: "memory");
         gm_tile_epilogue<GM_WG_BM, BN, 256, S, Prog>(g, out, L::LD, batch, (int64_t)tm * GM_WG_BM,
