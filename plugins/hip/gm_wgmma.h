@@ -162,15 +162,25 @@ PW_UNROLL
     }
 }
 
-// The producer's side of k step kt of a tile: wait until the consumers have handed back
-// the stage (its use `it / STAGES` before this one), then copy a's and b's tiles into it.
+// What a block's threads share: its pipeline's buffers and barriers, and the walk.
+struct GmWgBlock {
+    uint32_t base;  // the stages' buffers (1024-byte aligned, shared-space address)
+    uint32_t full;  // the stages' full barriers, 8 bytes each, then their empty ones
+    uint32_t empty;
+    int64_t tiles;  // of the whole product; a block takes blockIdx.x, + gridDim.x, ...
+    int kt_count;   // k steps a tile
+};
+
+// The producer's side of k step `it` (counted across a block's tiles) of a tile at
+// (m0, n0): wait until the consumers have handed the stage back (its use `it / STAGES`
+// before this one), then have TMA copy a's and b's tiles into it.
 template <bool AK, bool BK, int BN, int STAGES>
-PW_FN void gm_wg_produce(const gm_tma& t, uint32_t base, uint32_t full, uint32_t empty, int it,
-                         int m0, int n0, int k0, const int* ca, const int* cb) {
+PW_FN void gm_wg_produce(const gm_tma& t, const GmWgBlock& blk, int it, int m0, int n0, int k0,
+                         const int* ca, const int* cb) {
     typedef GmWgSmem<BN, STAGES, false> L;
     const int s = it % STAGES;
-    if (it >= STAGES) gm_mbar_wait(empty + 8 * s, (uint32_t)((it / STAGES - 1) & 1));
-    const uint32_t as = base + s * L::STAGE, bs = as + L::A, bar = full + 8 * s;
+    if (it >= STAGES) gm_mbar_wait(blk.empty + 8 * s, (uint32_t)((it / STAGES - 1) & 1));
+    const uint32_t as = blk.base + s * L::STAGE, bs = as + L::A, bar = blk.full + 8 * s;
     gm_mbar_expect(bar, L::STAGE);
     if (AK)
         gm_tma_load(as, &t.a, bar, k0, m0, ca);
@@ -186,6 +196,103 @@ PW_UNROLL
             gm_tma_load(bs + j * GM_WG_BOX, &t.b, bar, n0 + 64 * j, k0, cb);
 }
 
+// The producer of a matmul: one thread issues every copy of the block's tiles.
+template <bool AK, bool BK, int BN, int STAGES>
+PW_FN void gm_wg_load(const gm_program& g, const gm_tma& t, const GmWgBlock& blk) {
+    int it = 0;
+    for (int64_t tile = blockIdx.x; tile < blk.tiles; tile += gridDim.x) {
+        int64_t batch;
+        int tm, tn, ca[3], cb[3];
+        gm_tile_of(g, tile, &batch, &tm, &tn);
+        gm_wg_batch(g, batch, ca, cb);
+        for (int kt = 0; kt < blk.kt_count; ++kt, ++it)
+            gm_wg_produce<AK, BK, BN, STAGES>(t, blk, it, tm * GM_WG_BM, tn * BN, kt * GM_WG_BK,
+                                              ca, cb);
+    }
+}
+
+// The producer of a convolution, thread `tid` of its warpgroup: each gathers its chunks of
+// a's tile (gm_load_conv_a) and has their completion arrive on the stage's full barrier;
+// thread 0 has TMA bring b's tile.
+template <int BN, int STAGES>
+PW_FN void gm_wg_gather(const gm_program& g, const gm_tma& t, const GmWgBlock& blk, int tid) {
+    typedef GmWgSmem<BN, STAGES, false> L;
+    int it = 0;
+    for (int64_t tile = blockIdx.x; tile < blk.tiles; tile += gridDim.x) {
+        int64_t batch;
+        int tm, tn;
+        gm_tile_of(g, tile, &batch, &tm, &tn);
+        GmConvRows<GmConvA<GM_WG_BM, 128, GM_WG_BK>::Q> rows;
+        gm_conv_rows<GM_WG_BM, 128, GM_WG_BK>(g, (int64_t)tm * GM_WG_BM, tid, rows);
+        for (int kt = 0; kt < blk.kt_count; ++kt, ++it) {
+            const int s = it % STAGES, k0 = kt * GM_WG_BK;
+            if (it >= STAGES) gm_mbar_wait(blk.empty + 8 * s, (uint32_t)((it / STAGES - 1) & 1));
+            const uint32_t as = blk.base + s * L::STAGE, bs = as + L::A, bar = blk.full + 8 * s;
+            if (tid == 0) {
+                const int none[3] = {0, 0, 0};
+                gm_mbar_expect(bar, L::B);
+                gm_tma_load(bs, &t.b, bar, k0, tn * BN, none);
+            }
+            gm_load_conv_a<GM_WG_BM, 128, GM_WG_BK>(as, g, rows, k0, tid);
+            asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar)
+                         : "memory");
+        }
+    }
+}
+
+// Consumer warpgroup c's main loop over one tile: acc (64 rows x BN) += a @ b, each stage
+// handed back (one arrive by the warpgroup's `lead` thread) once its wgmmas are done.
+template <int DT, bool AK, bool BK, int BN, int STAGES, bool CONV>
+PW_FN void gm_wg_mainloop(const GmWgBlock& blk, int c, bool lead, int& it, float* acc) {
+    typedef GmWgSmem<BN, STAGES, false> L;
+    for (int kt = 0; kt < blk.kt_count; ++kt, ++it) {
+        const int s = it % STAGES;
+        gm_mbar_wait(blk.full + 8 * s, (uint32_t)((it / STAGES) & 1));
+        // a gathered tile was written by cp.async, the generic proxy: wgmma reads through
+        // the async one
+        if (CONV) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        const uint32_t as = blk.base + s * L::STAGE + c * GM_WG_BOX;
+        const uint32_t bs = blk.base + s * L::STAGE + L::A;
+        gm_wg_fence_acc<BN / 2>(acc);
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+        // a's and b's k step kk (16 elements): 32 bytes along a K-major row, two 8-row groups
+        // (2048 bytes) down a transposed box
+PW_UNROLL
+        for (int kk = 0; kk < GM_WG_BK / 16; ++kk) {
+            const uint64_t da = AK ? gm_wg_desc(as + kk * 32, 16, 1024)
+                                   : gm_wg_desc(as + kk * 2048, GM_WG_BOX, 1024);
+            const uint64_t db = BK ? gm_wg_desc(bs + kk * 32, 16, 1024)
+                                   : gm_wg_desc(bs + kk * 2048, GM_WG_BOX, 1024);
+            gm_wgmma<BN, DT, AK ? 0 : 1, BK ? 0 : 1>(acc, da, db);
+        }
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        // at most this step's group in flight: the previous step's stage is read
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+        gm_wg_fence_acc<BN / 2>(acc);
+        if (kt > 0 && lead) gm_mbar_arrive(blk.empty + 8 * ((it - 1) % STAGES));
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    gm_wg_fence_acc<BN / 2>(acc);
+    if (blk.kt_count > 0 && lead) gm_mbar_arrive(blk.empty + 8 * ((it - 1) % STAGES));
+}
+
+// Consumer thread ct's accumulators into the fp32 tile (ld floats a row), rounded to the
+// product's type: wgmma's layout, rows warp * 16 + lane / 4 (+ 8), column pairs.
+template <int BN>
+PW_FN void gm_wg_put_tile(const gm_program& g, const float* acc, float* out, int ld, int ct) {
+    const int c = ct / 128, lane = ct & 31, warp = (ct >> 5) & 3;
+    const int r = c * 64 + warp * 16 + (lane >> 2), col = (lane & 3) * 2;
+PW_UNROLL
+    for (int j = 0; j < BN / 8; ++j) {
+        float* p0 = out + r * ld + j * 8 + col;
+        float* p1 = p0 + 8 * ld;
+        p0[0] = gm_round(g.acc_round, acc[4 * j]);
+        p0[1] = gm_round(g.acc_round, acc[4 * j + 1]);
+        p1[0] = gm_round(g.acc_round, acc[4 * j + 2]);
+        p1[1] = gm_round(g.acc_round, acc[4 * j + 3]);
+    }
+}
+
 // AK / BK: k is a's / b's contiguous dim (else m / n: read transposed).  CONV: a is a
 // convolution's x, gathered by the whole producer warpgroup with cp.async (gm_load_conv_a:
 // the swizzle is TMA's), each thread's copies completing on the stage's full barrier.
@@ -198,116 +305,50 @@ PW_FN void gm_wgmma_tile(const gm_program& g, const gm_tma& t, unsigned char* sm
     typedef GmWgSmem<BN, STAGES, PERSIST> L;
     __shared__ __attribute__((aligned(8))) uint64_t bars[2 * STAGES]; // full, then empty
     const uint32_t raw = gm_smem_addr(smem_raw);
-    const uint32_t base = (raw + 1023u) & ~1023u;
-    unsigned char* smem = smem_raw + (base - raw);
-    const uint32_t full = gm_smem_addr(bars), empty = full + 8 * STAGES;
+    GmWgBlock blk;
+    blk.base = (raw + 1023u) & ~1023u;
+    blk.full = gm_smem_addr(bars);
+    blk.empty = blk.full + 8 * STAGES;
+    blk.tiles = g.batches * g.tiles_m * g.tiles_n;
+    blk.kt_count = (int)((g.k + GM_WG_BK - 1) / GM_WG_BK);
     const int tid = threadIdx.x, wg = tid / 128;
-    const int64_t tiles = g.batches * g.tiles_m * g.tiles_n;
-    const int kt_count = (int)((g.k + GM_WG_BK - 1) / GM_WG_BK);
-    int64_t batch;
-    int tm, tn;
     if (tid == 0) {
 PW_UNROLL
         for (int s = 0; s < STAGES; ++s) {
             // the producer's arrive with the bytes expected, and a convolution's gatherers'
-            gm_mbar_init(full + 8 * s, CONV ? 1 + 128 : 1);
-            gm_mbar_init(empty + 8 * s, 2); // one arrive a consumer warpgroup
+            gm_mbar_init(blk.full + 8 * s, CONV ? 1 + 128 : 1);
+            gm_mbar_init(blk.empty + 8 * s, 2); // one arrive a consumer warpgroup
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
-
-    if (CONV && wg == 0) { // the producer, gathering a; registers as the consumers (fits)
-        int it = 0;
-        for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, it += kt_count) {
-            gm_tile_of(g, tile, &batch, &tm, &tn);
-            GmConvRows<GmConvA<GM_WG_BM, 128, GM_WG_BK>::Q> rows;
-            gm_conv_rows<GM_WG_BM, 128, GM_WG_BK>(g, (int64_t)tm * GM_WG_BM, tid, rows);
-            for (int kt = 0; kt < kt_count; ++kt) {
-                const int s = (it + kt) % STAGES, k0 = kt * GM_WG_BK;
-                if (it + kt >= STAGES)
-                    gm_mbar_wait(empty + 8 * s, (uint32_t)(((it + kt) / STAGES - 1) & 1));
-                const uint32_t as = base + s * L::STAGE, bs = as + L::A, bar = full + 8 * s;
-                if (tid == 0) {
-                    const int none[3] = {0, 0, 0};
-                    gm_mbar_expect(bar, L::B);
-                    gm_tma_load(bs, &t.b, bar, k0, tn * BN, none);
-                }
-                gm_load_conv_a<GM_WG_BM, 128, GM_WG_BK>(as, g, rows, k0, tid);
-                asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar)
-                             : "memory");
-            }
-        }
+    if (CONV && wg == 0) { // registers as the consumers': 384 x 168 fit in the file
+        gm_wg_gather<BN, STAGES>(g, t, blk, tid);
         return;
     }
-    if (wg == 0) { // the producer
+    if (wg == 0) {
+        // 128 x 40 + 256 x 232 = 384 x 168, the block's registers at launch: setmaxnreg
+        // moves them between warpgroups, it cannot add any
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-        if (tid != 0) return;
-        int it = 0;
-        for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-            gm_tile_of(g, tile, &batch, &tm, &tn);
-            int ca[3], cb[3];
-            gm_wg_batch(g, batch, ca, cb);
-            for (int kt = 0; kt < kt_count; ++kt, ++it)
-                gm_wg_produce<AK, BK, BN, STAGES>(t, base, full, empty, it, tm * GM_WG_BM, tn * BN,
-                                                  kt * GM_WG_BK, ca, cb);
-        }
+        if (tid == 0) gm_wg_load<AK, BK, BN, STAGES>(g, t, blk);
         return;
     }
-
-    // the consumers
     if (!CONV) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-    const int c = wg - 1, ct = tid - 128;
-    const bool lead = ct % 128 == 0; // hands stages back for its warpgroup
-    float* out = (float*)(smem + L::TILE_AT);
+    const int ct = tid - 128; // the consumers
+    float* out = (float*)(smem_raw + (blk.base - raw) + L::TILE_AT);
     int it = 0;
-    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    for (int64_t tile = blockIdx.x; tile < blk.tiles; tile += gridDim.x) {
+        int64_t batch;
+        int tm, tn;
         gm_tile_of(g, tile, &batch, &tm, &tn);
         float acc[BN / 2];
 PW_UNROLL
         for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
-        for (int kt = 0; kt < kt_count; ++kt, ++it) {
-            const int s = it % STAGES;
-            gm_mbar_wait(full + 8 * s, (uint32_t)((it / STAGES) & 1));
-            // a gathered tile was written by cp.async, the generic proxy: wgmma reads
-            // through the async one
-            if (CONV) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-            const uint32_t as = base + s * L::STAGE + c * GM_WG_BOX, bs = base + s * L::STAGE + L::A;
-            gm_wg_fence_acc<BN / 2>(acc);
-            asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-            // a's and b's k step kk (16 elements): 32 bytes along a K-major row, two 8-row
-            // groups (2048 bytes) down a transposed box
-PW_UNROLL
-            for (int kk = 0; kk < GM_WG_BK / 16; ++kk) {
-                const uint64_t da = AK ? gm_wg_desc(as + kk * 32, 16, 1024)
-                                       : gm_wg_desc(as + kk * 2048, GM_WG_BOX, 1024);
-                const uint64_t db = BK ? gm_wg_desc(bs + kk * 32, 16, 1024)
-                                       : gm_wg_desc(bs + kk * 2048, GM_WG_BOX, 1024);
-                gm_wgmma<BN, DT, AK ? 0 : 1, BK ? 0 : 1>(acc, da, db);
-            }
-            asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-            // at most this step's group in flight: the previous step's stage is read
-            asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-            gm_wg_fence_acc<BN / 2>(acc);
-            if (kt > 0 && lead) gm_mbar_arrive(empty + 8 * ((it - 1) % STAGES));
-        }
-        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-        gm_wg_fence_acc<BN / 2>(acc);
-        if (kt_count > 0 && lead) gm_mbar_arrive(empty + 8 * ((it - 1) % STAGES));
+        gm_wg_mainloop<DT, AK, BK, BN, STAGES, CONV>(blk, wg - 1, ct % 128 == 0, it, acc);
         // both consumers are past the last tile's epilogue (PERSIST) or done with the
         // pipeline's buffers (else): the tile may be written
         asm volatile("bar.sync 1, 256;\n" ::: "memory");
-        const int lane = ct & 31, warp = (ct >> 5) & 3;
-        const int r = c * 64 + warp * 16 + (lane >> 2), col = (lane & 3) * 2;
-PW_UNROLL
-        for (int j = 0; j < BN / 8; ++j) {
-            float* p0 = out + r * L::LD + j * 8 + col;
-            float* p1 = p0 + 8 * L::LD;
-            p0[0] = gm_round(g.acc_round, acc[4 * j]);
-            p0[1] = gm_round(g.acc_round, acc[4 * j + 1]);
-            p1[0] = gm_round(g.acc_round, acc[4 * j + 2]);
-            p1[1] = gm_round(g.acc_round, acc[4 * j + 3]);
-        }
+        gm_wg_put_tile<BN>(g, acc, out, L::LD, ct);
         asm volatile("bar.sync 1, 256;\n" ::: "memory");
         gm_tile_epilogue<GM_WG_BM, BN, 256, S, Prog>(g, out, L::LD, batch, (int64_t)tm * GM_WG_BM,
                                                     (int64_t)tn * BN, ct);
