@@ -4,8 +4,11 @@
  * The kernel: tensor cores (GM_MMA) where a and b are fp16 or bf16 alike, each has a
  * contiguous dim (k, or m for a and n for b) that is a multiple of 8 elements long, with
  * its other strides multiples of 8, and the build is NVIDIA's; else the general kernel
- * (GM_SIMT), which reads any strides and computes exact fp32.  Pointers are known only at
- * enqueue: a view not 16-byte aligned runs the general kernel, compiled then. */
+ * (GM_SIMT), which reads any strides and computes exact fp32.  At plan time, on an sm_90
+ * GPU, a tensor-core plan of at most 3 batch dims gets the wgmma kernel (GM_WGMMA) in the
+ * tile a wave model picks for the device's multiprocessors.  Pointers are known only at
+ * enqueue: a view not 16-byte aligned (or one TMA refuses) runs the general kernel,
+ * compiled then; GM_WGMMA's tensor maps are encoded then. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +22,8 @@ int hipe_gm_threads(const hipe_gm_kernel* k) {
     return k->kind == GM_WGMMA ? 384 : k->kind == GM_MMA ? k->wm * k->wn * 32 : 256;
 }
 
-/* As GmSmem and GmWgSmem (gm_kernels.h, gm_wgmma.h) count: the pipeline's stages, or the
- * fp32 tile that reuses them, whichever is larger. */
+/* As GmSmem and GmWgSmem (gm_kernels.h, gm_wgmma.h) count: the pipeline's stages and the
+ * fp32 tile, which reuses their buffers except in a persistent kernel. */
 int hipe_gm_smem(const hipe_gm_kernel* k) {
     if (k->kind == GM_SIMT) return 0; /* static shared memory */
     const int bk = k->kind == GM_WGMMA ? 64 : 32;

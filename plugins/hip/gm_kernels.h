@@ -16,6 +16,7 @@
 //     in distinct banks.  Its operands are 16-byte aligned and their contiguous dim a
 //     multiple of 8 elements (gemm_program.c checks), so a chunk is wholly inside a matrix
 //     or wholly outside (zero-filled).
+//   gm_wgmma_tile (NVIDIA sm_90, gm_wgmma.h): the same operands through wgmma and TMA.
 #ifndef HIPDNN_HIP_GM_KERNELS_H
 #define HIPDNN_HIP_GM_KERNELS_H
 
