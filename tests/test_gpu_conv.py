@@ -107,6 +107,69 @@ def test_nchw_filter_with_channels_last_image(gpu, dtype):
     assert not on_tensor_cores(log), log
 
 
+# ---- data gradient (conv_dgrad) ---------------------------------------------------------------
+
+def dgrad_check(gpu, dtype, x_shape, w_shape, pad=None, stride=None, dil=None, post=None,
+                layout="channels_last", flip=False, epilogue=None):
+    """dx = conv_dgrad(dy, w), the forward convolution's geometry (then epilogue as in
+    conv_check, on dx)."""
+    nsp = len(x_shape) - 2
+    pad = pad or [0] * nsp
+    post = post if post is not None else pad
+    stride = stride or [1] * nsp
+    dil = dil or [1] * nsp
+    y_shape = list(ref.conv_fprop(np.zeros(x_shape), np.zeros(w_shape), pad, post, stride,
+                                  dil).shape)
+    dy = gpu.input(y_shape, dtype, layout)
+    w = gpu.input(w_shape, dtype, layout)
+    g = gpu.graph(dtype)
+    dx = g.conv_dgrad(loss=dy.bind(g, "dy"), filter=w.bind(g, "w"), pre_padding=pad,
+                      post_padding=post, stride=stride, dilation=dil, name="dgrad",
+                      convolution_mode=CM.CONVOLUTION if flip else CM.CROSS_CORRELATION)
+    dx.set_dim(list(x_shape))
+    want = ref.conv_dgrad(dy.values, w.values, x_shape, pad, post, stride, dil, flip=flip)
+    magnitude = ref.conv_dgrad(np.abs(dy.values), np.abs(w.values), x_shape, pad, post, stride,
+                               dil, flip=flip)
+    outs = epilogue(g, dx, want) if epilogue else [(dx, want, "conv_dgrad")]
+    operands, checks = [dy, w], []
+    for item in outs:
+        tensor, want_t, op = item[0], item[1], item[2]
+        operands += item[3] if len(item) > 3 else []
+        out = gpu.output(tensor, want_t.shape, dtype, layout)
+        operands.append(out)
+        checks.append((out, want_t, op))
+    log = ran(lambda: gpu.execute(g, operands))
+    field = w_shape[0] * int(np.prod(w_shape[2:]))
+    for out, want_t, op in checks:
+        tol = graph_tolerance(["conv_dgrad"] + ([op] if op != "conv_dgrad" else []), dtype)
+        assert_product_close(out, want_t, tol, field, magnitude)
+    plan = stages(log)
+    assert len(plan) == 1 and "conv_dgrad" in plan[0], log  # one kernel, on the GPU engine
+    return log
+
+
+@pytest.mark.parametrize("name", list(GEOMETRIES))
+def test_data_gradient_geometry(gpu, dtype, name):
+    # every forward geometry, its adjoint: stride 2 leaves dx positions no dy reaches
+    geo = GEOMETRIES[name]
+    dgrad_check(gpu, dtype, geo["x"], geo["w"], geo.get("pad"), geo.get("stride"),
+                geo.get("dil"), geo.get("post"))
+
+
+def test_data_gradient_nchw_and_true_convolution(gpu, dtype):
+    dgrad_check(gpu, dtype, [2, 8, 9, 7], [6, 8, 3, 3], [1, 1], stride=[2, 2],
+                layout="packed", flip=True)
+
+
+def test_data_gradient_with_its_epilogue(gpu, dtype):
+    # dx * mask, as a relu's backward would (the mask an input): one kernel
+    def epilogue(g, dx, want):
+        mask = gpu.input(list(want.shape), dtype, "channels_last", low=0.0, high=1.0)
+        out = g.mul(dx, mask.bind(g, "mask"), name="masked")
+        return [(out, want * mask.values, "pointwise", [mask])]
+    dgrad_check(gpu, dtype, [2, 16, 8, 8], [24, 16, 3, 3], [1, 1], epilogue=epilogue)
+
+
 # ---- fused epilogues --------------------------------------------------------------------------
 
 def ep_bias_relu(gpu, dtype):

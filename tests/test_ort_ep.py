@@ -981,6 +981,18 @@ def test_gpu_conv_and_its_epilogue_run_on_the_gpu(tmp_path, rng):
                                                "relu": "hipdnn"}
 
 
+def test_gpu_conv_transpose_and_its_bias_run_on_the_gpu(tmp_path, rng):
+    # ConvTranspose is conv_dgrad (+ the bias as an add): the GPU engine's data gradient
+    nodes = [helper.make_node("ConvTranspose", ["x", "W", "B"], ["u"], name="convt",
+                              strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1]),
+             helper.make_node("Relu", ["u"], ["y"], name="relu")]
+    m = model(nodes, [("x", [2, 4, 5, 5])], [("y", None)],
+              [("W", rand(rng, 4, 3, 3, 3)), ("B", rand(rng, 3))])
+    _, assigned, _ = compare(tmp_path, m, {"x": rand(rng, 2, 4, 5, 5)}, device="gpu",
+                             log_level=1)
+    assert {a[3]: a[0] for a in assigned} == {"convt": "hipdnn", "relu": "hipdnn"}
+
+
 def test_gpu_grouped_conv_stays_with_ort_and_its_epilogue_runs_on_the_gpu(tmp_path, rng):
     # the GPU engine runs one group for now: ORT keeps the convolution
     nodes = [helper.make_node("Conv", ["x", "W"], ["c"], name="conv", pads=[1, 1, 1, 1],

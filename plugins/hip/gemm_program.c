@@ -300,29 +300,35 @@ bool hipe_gm_permute_channels_last(hipdnnSdkGraph* eg, int32_t ndim, char* why, 
     return true;
 }
 
-/* A forward convolution as an implicit matrix product (gm_program.h); *cl gets y with its
- * channels last, the product's layout. */
-static bool conv_operands(const hipdnnSdkNode* n, const hipdnnSdkTensor* x,
+/* A forward convolution (x, w, y) or a data gradient (dgrad: dy, w, dx) as an implicit
+ * matrix product (gm_program.h): x is the operand gathered, y the one written; *cl gets y
+ * with its channels last, the product's layout. */
+static bool conv_operands(const hipdnnSdkNode* n, bool dgrad, const hipdnnSdkTensor* x,
                           const hipdnnSdkTensor* w, const hipdnnSdkTensor* y, gm_program* p,
                           hipdnnSdkTensor* cl, const char* label, char* why, size_t len) {
     const int nd = x->ndim;
     if (nd < 3 || nd > 2 + GM_MAX_SPATIAL || w->ndim != nd || y->ndim != nd)
-        return decline(why, len, "%s: x, w and y of rank %d, %d and %d; the hip engine takes 1 "
-                       "to %d spatial dims", label, x->ndim, w->ndim, y->ndim, GM_MAX_SPATIAL);
+        return decline(why, len, "%s: %s, w and %s of rank %d, %d and %d; the hip engine takes "
+                       "1 to %d spatial dims", label, dgrad ? "dy" : "x", dgrad ? "dx" : "y",
+                       x->ndim, w->ndim, y->ndim, GM_MAX_SPATIAL);
     const int64_t mode = n->attrs[HIPDNN_CONV_MODE].i[0];
     if (mode != HIPDNN_CROSS_CORRELATION && mode != HIPDNN_CONVOLUTION)
         return decline(why, len, "%s: convolution mode %lld", label, (long long)mode);
-    if (w->dims[1] != x->dims[1])
+    const int64_t image_c = dgrad ? y->dims[1] : x->dims[1]; /* the image's channels */
+    if (w->dims[1] != image_c)
         return decline(why, len, "%s: %lld groups; the hip engine runs one group for now",
-                       label, (long long)(x->dims[1] / (w->dims[1] ? w->dims[1] : 1)));
-    p->conv = GM_CONV_FPROP;
+                       label, (long long)(image_c / (w->dims[1] ? w->dims[1] : 1)));
+    if (dgrad && x->dims[1] != w->dims[0])
+        return decline(why, len, "%s: dy has %lld channels, w %lld filters", label,
+                       (long long)x->dims[1], (long long)w->dims[0]);
+    p->conv = dgrad ? GM_CONV_DGRAD : GM_CONV_FPROP;
     p->nsp = nd - 2;
     p->flip = mode == HIPDNN_CONVOLUTION;
     p->cin = x->dims[1];
     p->x_sn = x->strides[0];
     p->x_sc = x->strides[1];
-    p->w_sk = w->strides[0];
-    p->w_sc = w->strides[1];
+    p->w_sk = w->strides[dgrad ? 1 : 0]; /* along the product's columns */
+    p->w_sc = w->strides[dgrad ? 0 : 1]; /* along the gathered channels */
     p->m = y->dims[0];
     p->k = p->cin;
     for (int d = 0; d < GM_MAX_SPATIAL; ++d) {
@@ -338,11 +344,12 @@ static bool conv_operands(const hipdnnSdkNode* n, const hipdnnSdkTensor* x,
         p->m *= p->osp[d];
         p->k *= p->ker[d];
     }
-    p->n = w->dims[0];
+    p->n = w->dims[dgrad ? 1 : 0];
     p->batches = 1;
     p->nbatch = 0;
-    /* b as a matrix where w is dense in (f..., c) (KRSC): k contiguous, rows w_sk apart */
-    bool dense = p->w_sc == 1;
+    /* b as a matrix where w is dense in (f..., c) (KRSC): k contiguous, rows w_sk apart
+       (a data gradient's w is read through gm_conv_b_offset) */
+    bool dense = !dgrad && p->w_sc == 1;
     int64_t inner = p->cin;
     for (int d = p->nsp - 1; d >= 0 && dense; --d) {
         dense = p->ker[d] == 1 || p->w_ssp[d] == inner;
@@ -360,7 +367,7 @@ static bool conv_operands(const hipdnnSdkNode* n, const hipdnnSdkTensor* x,
 /* Whether a convolution's x can be gathered 16 bytes at a time: channels contiguous, a
  * multiple of 8 of them, every other stride a multiple of 8 elements; and w is dense. */
 static bool conv_mma_ok(const gm_program* p) {
-    bool ok = p->x_sc == 1 && p->cin % 8 == 0 && p->x_sn % 8 == 0 && p->b_sk == 1;
+    bool ok = p->conv == GM_CONV_FPROP && p->x_sc == 1 && p->cin % 8 == 0 && p->x_sn % 8 == 0 && p->b_sk == 1;
     for (int d = 0; d < p->nsp; ++d) /* 32-bit input coordinates and filter taps */
         ok = ok && p->x_ssp[d] % 8 == 0 && p->xsp[d] + p->pad[d] < (INT64_C(1) << 30) &&
              p->osp[d] * p->stride[d] < (INT64_C(1) << 30) && p->ker[d] * p->dil[d] < (INT64_C(1) << 30);
@@ -369,11 +376,13 @@ static bool conv_mma_ok(const gm_program* p) {
 
 int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe_plan* ep,
                     hipe_stage* st, char* why, size_t len) {
-    const bool conv = mm->kind == HIPDNN_OP_CONV_FPROP;
+    const bool dgrad = mm->kind == HIPDNN_OP_CONV_DGRAD;
+    const bool conv = mm->kind == HIPDNN_OP_CONV_FPROP || dgrad;
+    const char* op = dgrad ? "conv_dgrad" : conv ? "conv_fprop" : "matmul";
     char label[200];
-    hipdnnSdkFormat(label, sizeof(label), "node '%s' (%s)", mm->name ? mm->name : "",
-                    conv ? "conv_fprop" : "matmul");
-    /* a, b, c: x, w, y of a convolution (the same ports' numbers) */
+    hipdnnSdkFormat(label, sizeof(label), "node '%s' (%s)", mm->name ? mm->name : "", op);
+    /* a, b, c: x, w, y of a convolution, dy, w, dx of a data gradient (the same ports'
+       numbers) */
     const hipdnnSdkTensor* a = rwc_find(g, mm->inputs[conv ? HIPDNN_CONV_X : HIPDNN_MATMUL_A]);
     const hipdnnSdkTensor* b = rwc_find(g, mm->inputs[conv ? HIPDNN_CONV_W : HIPDNN_MATMUL_B]);
     const hipdnnSdkTensor* c = rwc_find(g, mm->outputs[conv ? HIPDNN_CONV_Y : HIPDNN_MATMUL_C]);
@@ -391,7 +400,7 @@ int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe
     hipe_gm* gm = &st->gm;
     gm_program* p = &gm->prog;
     hipdnnSdkTensor cl; /* a convolution's y, channels last */
-    if (conv ? !conv_operands(mm, a, b, c, p, &cl, label, why, len)
+    if (conv ? !conv_operands(mm, dgrad, a, b, c, p, &cl, label, why, len)
              : !operands(a, b, c, p, label, why, len))
         return 0;
     if (conv) c = &cl;
@@ -422,7 +431,7 @@ int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe
     char batch[48] = "";
     if (p->batches > 1) hipdnnSdkFormat(batch, sizeof(batch), "%lld x ", (long long)p->batches);
     hipdnnSdkFormat(st->what, sizeof(st->what), "%s '%s' %s%lldx%lldx%lld %s%s",
-                    conv ? "conv_fprop" : "matmul", mm->name ? mm->name : "", batch,
+                    op, mm->name ? mm->name : "", batch,
                     (long long)p->m, (long long)p->n, (long long)p->k,
                     gm->main.kind == GM_MMA ? "on tensor cores" : "general (fp32 FMA)",
                     ep ? ", with its pointwise epilogue" : "");

@@ -59,7 +59,8 @@ PW_FN void gm_batch_offsets(const gm_program& g, int64_t batch, int64_t* a_off, 
 // ---- convolution: where a's and b's elements are ----------------------------------------
 
 // Offset in x of a[m, k] (output position m, field element k), false in the padding or
-// past the matrix (m >= M or k >= K read as 0).
+// past the matrix (m >= M or k >= K read as 0); for a data gradient, in dy of dx's
+// position m (gm_program.h).
 PW_FN bool gm_conv_a_offset(const gm_program& g, int64_t m, int64_t k, int64_t* off) {
     if (m >= g.m || k >= g.k) return false;
     const uint32_t c = (uint32_t)(k % g.cin);
@@ -75,7 +76,14 @@ PW_UNROLL
         const uint32_t op = pos % od;
         pos /= od;
         if (g.flip) fd = kd - 1 - fd;
-        const int64_t i = (int64_t)op * g.stride[d] - g.pad[d] + (int64_t)fd * g.dil[d];
+        int64_t i;
+        if (g.conv == GM_CONV_DGRAD) { // dx at op gathers dy at (op + pad - fd * dil) / stride
+            const int64_t at = (int64_t)op + g.pad[d] - (int64_t)fd * g.dil[d];
+            if (at < 0 || at % g.stride[d] != 0) return false;
+            i = at / g.stride[d];
+        } else {
+            i = (int64_t)op * g.stride[d] - g.pad[d] + (int64_t)fd * g.dil[d];
+        }
         if (i < 0 || i >= g.xsp[d]) return false;
         o += i * g.x_ssp[d];
     }

@@ -19,6 +19,13 @@
  * last ([N, O..., K]: gemm_program.c permutes the epilogue's tensors so), so that row m is
  * again one output position.  One group (groups > 1 are declined for now).
  *
+ * A convolution's data gradient (conv = GM_CONV_DGRAD) is the product the other way round:
+ * row m is a position (n, i...) of dx, k = (f..., k_out), a gathers dy where
+ * i + pad - f * dil is a multiple of the stride (o = that / stride, 0 elsewhere), b is w
+ * read as [k, c], column n the channel c of dx.  The fields keep their names: "x" is dy
+ * (cin its channels, xsp its spatial dims), osp are dx's, w_sk is w's stride along c and
+ * w_sc along k_out.
+ *
  * Plain C data, built by the host code (gemm_program.c) and passed by value to the kernels
  * (gm_kernels.h; gm_exec.h holds what every kernel shares), so both compilers read it. */
 #ifndef HIPDNN_HIP_GM_PROGRAM_H
@@ -29,7 +36,7 @@
 #define GM_MAX_BATCH 6 /* batch dims of the product, after merging */
 #define GM_MAX_SPATIAL 3
 
-enum { GM_CONV_NONE = 0, GM_CONV_FPROP = 1 };
+enum { GM_CONV_NONE = 0, GM_CONV_FPROP = 1, GM_CONV_DGRAD = 2 };
 
 /* Kernels (gemm_program.c picks one, kernel_names-style, at plan time). */
 enum {

@@ -39,9 +39,10 @@ bool stg_structure(parts* s) {
             n->kind != HIPDNN_OP_REDUCTION && n->kind != HIPDNN_OP_NORM_FORWARD &&
             n->kind != HIPDNN_OP_RESAMPLE_FWD && n->kind != HIPDNN_OP_RESAMPLE_BWD &&
             n->kind != HIPDNN_OP_NORM_BACKWARD && n->kind != HIPDNN_OP_MATMUL &&
-            n->kind != HIPDNN_OP_CONV_FPROP)
+            n->kind != HIPDNN_OP_CONV_FPROP && n->kind != HIPDNN_OP_CONV_DGRAD)
             return decline(s->why, s->len, "%s: operation not supported (this engine runs "
-                           "pointwise, batchnorm_inference, matmul, conv_fprop, reduction, "
+                           "pointwise, batchnorm_inference, matmul, conv_fprop, conv_dgrad, "
+                           "reduction, "
                            "norm_forward, "
                            "norm_backward, genstats, resample, slice, concatenate and "
                            "reshape nodes)",

@@ -89,6 +89,11 @@ static bool pointwise_compiles(parts* s, const bool* in, hipe_plan* plan, char* 
 
 /* ---- grouping -------------------------------------------------------------------------------- */
 
+/* A node the matmul stage runs (gemm.h): a matrix product, explicit or implicit. */
+static bool is_product(int kind) {
+    return kind == HIPDNN_OP_MATMUL || kind == HIPDNN_OP_CONV_FPROP || kind == HIPDNN_OP_CONV_DGRAD;
+}
+
 static int new_group(parts* s, int kind) {
     s->gkind[s->ngroups] = kind;
     s->gsoftmax[s->ngroups] = -1;
@@ -163,9 +168,10 @@ bool stg_form_groups(parts* s) {
                           g->nodes[i].inputs[HIPDNN_NORM_X]);
         }
     for (int32_t i = 0; i < g->num_nodes; ++i)
-        if (g->nodes[i].kind == HIPDNN_OP_MATMUL || g->nodes[i].kind == HIPDNN_OP_CONV_FPROP) {
+        if (is_product(g->nodes[i].kind)) {
             int grp = new_group(s, G_GEMM);
-            s->group[i] = grp; /* the product: matmul's c, the convolution's y (port 0 both) */
+            s->group[i] = grp; /* the product: matmul's c, the convolution's y, dgrad's dx
+                                  (port 0 each) */
             take_epilogue(s, i, grp, g->nodes[i].outputs[0], g->nodes[i].outputs[0]);
         }
     for (int32_t i = 0; i < g->num_nodes; ++i)
@@ -244,7 +250,7 @@ static void bind_pw(hipe_stage* st) {
  * pointwise program (in order: a matmul's), malloc'd; NULL with the reason. */
 static hipe_plan* compile_epilogue(const hipdnnSdkGraph* sub, const hipdnnSdkNode* main,
                                    bool in_order, char* why, size_t len) {
-    const bool conv = main->kind == HIPDNN_OP_CONV_FPROP;
+    const bool conv = is_product(main->kind) && main->kind != HIPDNN_OP_MATMUL;
     const hipdnnSdkTensor* y = conv ? hipdnnSdkGraphFindTensor(sub, main->outputs[0]) : NULL;
     bool* ein = calloc((size_t)sub->num_nodes, sizeof(bool));
     hipe_plan* ep = malloc(sizeof(*ep));
@@ -317,16 +323,17 @@ static int compile_softmax_group(parts* s, const group_job* j, hipe_stage* st) {
 }
 
 /* The sub-graph's node of op `kind` or `also`, NULL for none (the last, where several). */
-static const hipdnnSdkNode* main_node(const hipdnnSdkGraph* sub, hipdnnOpKind_t kind,
-                                      hipdnnOpKind_t also) {
+static const hipdnnSdkNode* main_node(const hipdnnSdkGraph* sub, bool (*is_main)(int kind)) {
     const hipdnnSdkNode* main = NULL;
     for (int32_t i = 0; i < sub->num_nodes; ++i)
-        if (sub->nodes[i].kind == kind || sub->nodes[i].kind == also) main = &sub->nodes[i];
+        if (is_main(sub->nodes[i].kind)) main = &sub->nodes[i];
     return main;
 }
 
+static bool is_norm(int kind) { return kind == HIPDNN_OP_NORM_FORWARD; }
+
 static int compile_norm_group(parts* s, const group_job* j, hipe_stage* st) {
-    const hipdnnSdkNode* norm = main_node(j->sub, HIPDNN_OP_NORM_FORWARD, HIPDNN_OP_NORM_FORWARD);
+    const hipdnnSdkNode* norm = main_node(j->sub, is_norm);
     hipe_plan* ep = NULL;
     if (norm && j->sub->num_nodes > 1 && !(ep = compile_epilogue(j->sub, norm, false, s->why, s->len)))
         return 0;
@@ -337,7 +344,7 @@ static int compile_norm_group(parts* s, const group_job* j, hipe_stage* st) {
 }
 
 static int compile_gemm_group(parts* s, const group_job* j, hipe_stage* st) {
-    const hipdnnSdkNode* mm = main_node(j->sub, HIPDNN_OP_MATMUL, HIPDNN_OP_CONV_FPROP);
+    const hipdnnSdkNode* mm = main_node(j->sub, is_product);
     hipe_plan* ep = NULL;
     if (mm && j->sub->num_nodes > 1 && !(ep = compile_epilogue(j->sub, mm, true, s->why, s->len)))
         return 0;
