@@ -15,6 +15,7 @@ import pytest
 
 import hipdnn
 import references as ref
+from conftest import GPU_ENGINE
 from test_gpu_matmul import assert_product_close, on_tensor_cores, ran, stages
 from tolerances import graph_tolerance
 
@@ -168,6 +169,83 @@ def test_data_gradient_with_its_epilogue(gpu, dtype):
         out = g.mul(dx, mask.bind(g, "mask"), name="masked")
         return [(out, want * mask.values, "pointwise", [mask])]
     dgrad_check(gpu, dtype, [2, 16, 8, 8], [24, 16, 3, 3], [1, 1], epilogue=epilogue)
+
+
+# ---- weight gradient (conv_wgrad) -------------------------------------------------------------
+
+def wgrad_check(gpu, dtype, x_shape, w_shape, pad=None, stride=None, dil=None, post=None,
+                layout="channels_last", flip=False, epilogue=None):
+    """dw = conv_wgrad(x, dy), the forward convolution's geometry (then epilogue, on dw); x
+    and dy in `layout`, dw channels-last (KRSC), as the engine writes it."""
+    nsp = len(x_shape) - 2
+    pad = pad or [0] * nsp
+    post = post if post is not None else pad
+    stride = stride or [1] * nsp
+    dil = dil or [1] * nsp
+    y_shape = list(ref.conv_fprop(np.zeros(x_shape), np.zeros(w_shape), pad, post, stride,
+                                  dil).shape)
+    x = gpu.input(x_shape, dtype, layout)
+    dy = gpu.input(y_shape, dtype, layout)
+    g = gpu.graph(dtype)
+    dw = g.conv_wgrad(image=x.bind(g, "x"), loss=dy.bind(g, "dy"), pre_padding=pad,
+                      post_padding=post, stride=stride, dilation=dil, name="wgrad",
+                      convolution_mode=CM.CONVOLUTION if flip else CM.CROSS_CORRELATION)
+    dw.set_dim(list(w_shape))
+    want = ref.conv_wgrad(x.values, dy.values, w_shape, pad, post, stride, dil, flip=flip)
+    magnitude = ref.conv_wgrad(np.abs(x.values), np.abs(dy.values), w_shape, pad, post, stride,
+                               dil, flip=flip)
+    outs = epilogue(g, dw, want) if epilogue else [(dw, want, "conv_wgrad")]
+    operands, checks = [x, dy], []
+    for item in outs:
+        tensor, want_t, op = item[0], item[1], item[2]
+        operands += item[3] if len(item) > 3 else []
+        out = gpu.output(tensor, want_t.shape, dtype, "channels_last")
+        operands.append(out)
+        checks.append((out, want_t, op))
+    log = ran(lambda: gpu.execute(g, operands))
+    positions = y_shape[0] * int(np.prod(y_shape[2:]))
+    for out, want_t, op in checks:
+        tol = graph_tolerance(["conv_wgrad"] + ([op] if op != "conv_wgrad" else []), dtype)
+        assert_product_close(out, want_t, tol, positions, magnitude)
+    plan = stages(log)
+    assert len(plan) == 1 and "conv_wgrad" in plan[0], log  # one kernel, on the GPU engine
+    return log
+
+
+@pytest.mark.parametrize("name", list(GEOMETRIES))
+def test_weight_gradient_geometry(gpu, dtype, name):
+    geo = GEOMETRIES[name]
+    wgrad_check(gpu, dtype, geo["x"], geo["w"], geo.get("pad"), geo.get("stride"),
+                geo.get("dil"), geo.get("post"))
+
+
+def test_weight_gradient_nchw_and_true_convolution(gpu, dtype):
+    wgrad_check(gpu, dtype, [2, 8, 9, 7], [6, 8, 3, 3], [1, 1], stride=[2, 2],
+                layout="packed", flip=True)
+
+
+def test_weight_gradient_into_an_nchw_filter_is_declined_with_the_reason(gpu):
+    # dw written [K, C, R, S]: its columns (r, s, c) are not one dim of the product's space
+    g = hipdnn.pygraph(io_data_type=hipdnn.data_type.FLOAT,
+                       compute_data_type=hipdnn.data_type.FLOAT)
+    x = g.tensor(name="x", dim=[2, 8, 6, 6], stride=[288, 1, 48, 8])
+    dy = g.tensor(name="dy", dim=[2, 4, 6, 6], stride=[144, 1, 24, 4])
+    dw = g.conv_wgrad(image=x, loss=dy, padding=[1, 1], name="wgrad")
+    dw.set_dim([4, 8, 3, 3]).set_stride([72, 9, 3, 1]).set_output(True)
+    g.validate()
+    g.build_operation_graph()
+    g.create_execution_plans([hipdnn.heur_mode.A])
+    why = dict(g.support_report())[GPU_ENGINE]
+    assert why and "not dense in (filter taps, channels)" in why and "'wgrad'" in why, why
+
+
+def test_weight_gradient_with_its_epilogue(gpu, dtype):
+    # an SGD step fused: w - lr * dw (w and the rate inputs), one kernel
+    def epilogue(g, dw, want):
+        w = gpu.input(list(want.shape), dtype, "channels_last")
+        out = g.sub(w.bind(g, "w"), g.scale(dw, 0.125), name="step")
+        return [(out, w.values - 0.125 * want, "pointwise", [w])]
+    wgrad_check(gpu, dtype, [2, 16, 8, 8], [24, 16, 3, 3], [1, 1], epilogue=epilogue)
 
 
 # ---- fused epilogues --------------------------------------------------------------------------

@@ -37,6 +37,11 @@ typedef struct {
  * tensor of another rank is not a single value. */
 bool hipe_gm_permute_channels_last(hipdnnSdkGraph* eg, int32_t ndim, char* why, size_t len);
 
+/* A weight gradient's epilogue graph, its tensors channels last ([K, F..., C]): every
+ * tensor of rank ndim as [K, F... x C] (the product's columns are one dim of the space);
+ * false with the reason when one is not dense in (F..., C). */
+bool hipe_gm_merge_field(hipdnnSdkGraph* eg, int32_t ndim, char* why, size_t len);
+
 /* Bytes of shared memory and threads of a kernel, and its grid for `g`. */
 int hipe_gm_threads(const hipe_gm_kernel* k);
 int hipe_gm_smem(const hipe_gm_kernel* k);

@@ -300,6 +300,38 @@ bool hipe_gm_permute_channels_last(hipdnnSdkGraph* eg, int32_t ndim, char* why, 
     return true;
 }
 
+/* t ([K, F..., C], channels last) as [K, F... x C] where it is dense in (F..., C) or
+ * broadcast over all of them; a virtual tensor, never stored, in whichever layout. */
+static bool merge_field(hipdnnSdkTensor* t) {
+    const int nd = t->ndim;
+    int64_t size = 1;
+    bool dense = true, broadcast = true;
+    for (int d = nd - 1; d >= 1; --d) {
+        dense = dense && (t->dims[d] == 1 || t->strides[d] == t->strides[nd - 1] * size);
+        broadcast = broadcast && t->dims[d] == 1;
+        size *= t->dims[d];
+    }
+    if (t->is_virtual) {
+        t->strides[0] = size;
+        t->strides[nd - 1] = 1;
+    } else if (!dense && !broadcast) {
+        return false;
+    }
+    t->strides[1] = t->strides[nd - 1];
+    t->dims[1] = size;
+    t->ndim = 2;
+    return true;
+}
+
+bool hipe_gm_merge_field(hipdnnSdkGraph* eg, int32_t ndim, char* why, size_t len) {
+    for (int32_t t = 0; t < eg->num_tensors; ++t)
+        if (eg->tensors[t].ndim == ndim && !merge_field(&eg->tensors[t]))
+            return decline(why, len, "epilogue tensor '%s' (uid %lld) of a weight gradient is "
+                           "not dense in (filter taps, channels); the hip engine needs dw's "
+                           "layout there", eg->tensors[t].name, (long long)eg->tensors[t].uid);
+    return true;
+}
+
 /* A forward convolution (x, w, y) or a data gradient (dgrad: dy, w, dx) as an implicit
  * matrix product (gm_program.h): x is the operand gathered, y the one written; *cl gets y
  * with its channels last, the product's layout. */
@@ -364,6 +396,63 @@ static bool conv_operands(const hipdnnSdkNode* n, bool dgrad, const hipdnnSdkTen
     return true;
 }
 
+/* A weight gradient (x, dy, dw) as an implicit matrix product (gm_program.h): dy is a, x
+ * is gathered as b; *cl gets dw with its channels last, the product's layout. */
+static bool wgrad_operands(const hipdnnSdkNode* n, const hipdnnSdkTensor* dy,
+                           const hipdnnSdkTensor* x, const hipdnnSdkTensor* dw, gm_program* p,
+                           hipdnnSdkTensor* cl, const char* label, char* why, size_t len) {
+    const int nd = x->ndim;
+    if (nd < 3 || nd > 2 + GM_MAX_SPATIAL || dy->ndim != nd || dw->ndim != nd)
+        return decline(why, len, "%s: x, dy and dw of rank %d, %d and %d; the hip engine takes "
+                       "1 to %d spatial dims", label, x->ndim, dy->ndim, dw->ndim, GM_MAX_SPATIAL);
+    const int64_t mode = n->attrs[HIPDNN_CONV_MODE].i[0];
+    if (mode != HIPDNN_CROSS_CORRELATION && mode != HIPDNN_CONVOLUTION)
+        return decline(why, len, "%s: convolution mode %lld", label, (long long)mode);
+    if (dw->dims[1] != x->dims[1])
+        return decline(why, len, "%s: %lld groups; the hip engine runs one group for now",
+                       label, (long long)(x->dims[1] / (dw->dims[1] ? dw->dims[1] : 1)));
+    if (dw->dims[0] != dy->dims[1] || dy->dims[0] != x->dims[0])
+        return decline(why, len, "%s: dy [%lld, %lld, ...] does not match x's images and dw's "
+                       "filters", label, (long long)dy->dims[0], (long long)dy->dims[1]);
+    p->conv = GM_CONV_WGRAD;
+    p->nsp = nd - 2;
+    p->flip = mode == HIPDNN_CONVOLUTION;
+    p->cin = x->dims[1];
+    p->x_sn = x->strides[0];
+    p->x_sc = x->strides[1];
+    p->w_sk = dy->strides[1]; /* dy along the product's rows (k_out) */
+    p->w_sc = dy->strides[0]; /* ... and along its images */
+    p->m = dw->dims[0];
+    p->n = p->cin;
+    p->k = dy->dims[0];
+    for (int d = 0; d < GM_MAX_SPATIAL; ++d) {
+        const bool real = d < p->nsp;
+        p->xsp[d] = real ? x->dims[2 + d] : 1;
+        p->osp[d] = real ? dy->dims[2 + d] : 1;
+        p->ker[d] = real ? dw->dims[2 + d] : 1;
+        p->stride[d] = real ? n->attrs[HIPDNN_CONV_STRIDE].i[d] : 1;
+        p->pad[d] = real ? n->attrs[HIPDNN_CONV_PRE_PADDING].i[d] : 0;
+        p->dil[d] = real ? n->attrs[HIPDNN_CONV_DILATION].i[d] : 1;
+        p->x_ssp[d] = real ? x->strides[2 + d] : 0;
+        p->w_ssp[d] = real ? dy->strides[2 + d] : 0;
+        p->n *= p->ker[d];
+        p->k *= p->osp[d];
+    }
+    p->batches = 1;
+    p->nbatch = 0;
+    p->b_sk = p->b_sn = 0; /* x is gathered */
+    if (p->n >= GM_ROWS_LIMIT || p->k >= GM_ROWS_LIMIT)
+        return decline(why, len, "%s: a field of %lld and %lld output positions; the hip "
+                       "engine takes fewer than 2^31 each", label, (long long)p->n,
+                       (long long)p->k);
+    channels_last(dw, cl);
+    if (!merge_field(cl))
+        return decline(why, len, "%s: dw '%s' is not dense in (filter taps, channels) (KRSC); "
+                       "the hip engine writes a weight gradient's columns as one dim", label,
+                       dw->name);
+    return true;
+}
+
 /* Whether a convolution's x can be gathered 16 bytes at a time: channels contiguous, a
  * multiple of 8 of them, every other stride a multiple of 8 elements; and w is dense. */
 static bool conv_mma_ok(const gm_program* p) {
@@ -376,15 +465,15 @@ static bool conv_mma_ok(const gm_program* p) {
 
 int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe_plan* ep,
                     hipe_stage* st, char* why, size_t len) {
-    const bool dgrad = mm->kind == HIPDNN_OP_CONV_DGRAD;
-    const bool conv = mm->kind == HIPDNN_OP_CONV_FPROP || dgrad;
-    const char* op = dgrad ? "conv_dgrad" : conv ? "conv_fprop" : "matmul";
+    const bool dgrad = mm->kind == HIPDNN_OP_CONV_DGRAD, wgrad = mm->kind == HIPDNN_OP_CONV_WGRAD;
+    const bool conv = mm->kind == HIPDNN_OP_CONV_FPROP || dgrad || wgrad;
+    const char* op = wgrad ? "conv_wgrad" : dgrad ? "conv_dgrad" : conv ? "conv_fprop" : "matmul";
     char label[200];
     hipdnnSdkFormat(label, sizeof(label), "node '%s' (%s)", mm->name ? mm->name : "", op);
     /* a, b, c: x, w, y of a convolution, dy, w, dx of a data gradient (the same ports'
-       numbers) */
-    const hipdnnSdkTensor* a = rwc_find(g, mm->inputs[conv ? HIPDNN_CONV_X : HIPDNN_MATMUL_A]);
-    const hipdnnSdkTensor* b = rwc_find(g, mm->inputs[conv ? HIPDNN_CONV_W : HIPDNN_MATMUL_B]);
+       numbers), dy, x, dw of a weight gradient (its ports the other way round) */
+    const hipdnnSdkTensor* a = rwc_find(g, mm->inputs[wgrad ? HIPDNN_WGRAD_DY : 0]);
+    const hipdnnSdkTensor* b = rwc_find(g, mm->inputs[wgrad ? HIPDNN_WGRAD_X : 1]);
     const hipdnnSdkTensor* c = rwc_find(g, mm->outputs[conv ? HIPDNN_CONV_Y : HIPDNN_MATMUL_C]);
     if (!a || !b || !c || a->ndim < 2 || b->ndim < 2 || c->ndim < 2)
         return decline(why, len, "%s: its inputs and output must be set, each of rank 2 or "
@@ -400,8 +489,9 @@ int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe
     hipe_gm* gm = &st->gm;
     gm_program* p = &gm->prog;
     hipdnnSdkTensor cl; /* a convolution's y, channels last */
-    if (conv ? !conv_operands(mm, dgrad, a, b, c, p, &cl, label, why, len)
-             : !operands(a, b, c, p, label, why, len))
+    if (wgrad ? !wgrad_operands(mm, a, b, c, p, &cl, label, why, len)
+        : conv ? !conv_operands(mm, dgrad, a, b, c, p, &cl, label, why, len)
+               : !operands(a, b, c, p, label, why, len))
         return 0;
     if (conv) c = &cl;
     p->a_dtype = rwc_storage_of(a->data_type);

@@ -106,8 +106,43 @@ PW_UNROLL
     return o;
 }
 
+// A weight gradient's a[m, k] (gm_program.h): dy at output channel m, position k =
+// (n, o...).
+PW_FN int64_t gm_wgrad_a_offset(const gm_program& g, int64_t m, int64_t k) {
+    int64_t pos = k, off = m * g.w_sk;
+PW_UNROLL
+    for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
+        if (d >= g.nsp) continue;
+        off += (pos % g.osp[d]) * g.w_ssp[d];
+        pos /= g.osp[d];
+    }
+    return off + pos * g.w_sc;
+}
+
+// ... and its b[k, n]: x at position k's receptive field element n = (f..., c); false in
+// the padding.
+PW_FN bool gm_wgrad_b_offset(const gm_program& g, int64_t k, int64_t n, int64_t* off) {
+    int64_t f = n / g.cin, pos = k, o = (n - f * g.cin) * g.x_sc;
+PW_UNROLL
+    for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
+        if (d >= g.nsp) continue;
+        int64_t fd = f % g.ker[d];
+        f /= g.ker[d];
+        const int64_t op = pos % g.osp[d];
+        pos /= g.osp[d];
+        if (g.flip) fd = g.ker[d] - 1 - fd;
+        const int64_t i = op * g.stride[d] - g.pad[d] + fd * g.dil[d];
+        if (i < 0 || i >= g.xsp[d]) return false;
+        o += i * g.x_ssp[d];
+    }
+    *off = o + pos * g.x_sn;
+    return true;
+}
+
 // a[m, k] and b[k, n] of batch offsets a_off and b_off, in fp32 (0 outside), any layout.
 PW_FN float gm_a_at(const gm_program& g, int adt, int64_t a_off, int64_t m, int64_t k) {
+    if (g.conv == GM_CONV_WGRAD)
+        return m < g.m && k < g.k ? load_one(g.a, adt, gm_wgrad_a_offset(g, m, k)) : 0.0f;
     if (g.conv) {
         int64_t off;
         return gm_conv_a_offset(g, m, k, &off) ? load_one(g.a, adt, off) : 0.0f;
@@ -117,6 +152,10 @@ PW_FN float gm_a_at(const gm_program& g, int adt, int64_t a_off, int64_t m, int6
 
 PW_FN float gm_b_at(const gm_program& g, int bdt, int64_t b_off, int64_t k, int64_t n) {
     if (k >= g.k || n >= g.n) return 0.0f;
+    if (g.conv == GM_CONV_WGRAD) {
+        int64_t off;
+        return gm_wgrad_b_offset(g, k, n, &off) ? load_one(g.b, bdt, off) : 0.0f;
+    }
     return load_one(g.b, bdt, g.conv ? gm_conv_b_offset(g, k, n) : b_off + k * g.b_sk + n * g.b_sn);
 }
 

@@ -26,6 +26,11 @@
  * (cin its channels, xsp its spatial dims), osp are dx's, w_sk is w's stride along c and
  * w_sc along k_out.
  *
+ * A weight gradient (conv = GM_CONV_WGRAD): row m is dw's output channel k_out, column n
+ * its (f..., c), k = (n, o...) the positions of dy; a is dy (strides w_sk along k_out, w_sc
+ * along n, w_ssp spatial: w itself is the output), b gathers x (x's fields as in a forward
+ * convolution; osp are dy's dims).  dw's epilogue space is [K, F..., C].
+ *
  * Plain C data, built by the host code (gemm_program.c) and passed by value to the kernels
  * (gm_kernels.h; gm_exec.h holds what every kernel shares), so both compilers read it. */
 #ifndef HIPDNN_HIP_GM_PROGRAM_H
@@ -36,7 +41,7 @@
 #define GM_MAX_BATCH 6 /* batch dims of the product, after merging */
 #define GM_MAX_SPATIAL 3
 
-enum { GM_CONV_NONE = 0, GM_CONV_FPROP = 1, GM_CONV_DGRAD = 2 };
+enum { GM_CONV_NONE = 0, GM_CONV_FPROP = 1, GM_CONV_DGRAD = 2, GM_CONV_WGRAD = 3 };
 
 /* Kernels (gemm_program.c picks one, kernel_names-style, at plan time). */
 enum {

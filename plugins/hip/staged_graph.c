@@ -39,10 +39,11 @@ bool stg_structure(parts* s) {
             n->kind != HIPDNN_OP_REDUCTION && n->kind != HIPDNN_OP_NORM_FORWARD &&
             n->kind != HIPDNN_OP_RESAMPLE_FWD && n->kind != HIPDNN_OP_RESAMPLE_BWD &&
             n->kind != HIPDNN_OP_NORM_BACKWARD && n->kind != HIPDNN_OP_MATMUL &&
-            n->kind != HIPDNN_OP_CONV_FPROP && n->kind != HIPDNN_OP_CONV_DGRAD)
+            n->kind != HIPDNN_OP_CONV_FPROP && n->kind != HIPDNN_OP_CONV_DGRAD &&
+            n->kind != HIPDNN_OP_CONV_WGRAD)
             return decline(s->why, s->len, "%s: operation not supported (this engine runs "
                            "pointwise, batchnorm_inference, matmul, conv_fprop, conv_dgrad, "
-                           "reduction, "
+                           "conv_wgrad, reduction, "
                            "norm_forward, "
                            "norm_backward, genstats, resample, slice, concatenate and "
                            "reshape nodes)",
@@ -100,7 +101,8 @@ bool stg_crosses(const parts* s, const bool* in, int32_t t) {
 }
 
 /* A copy of the graph with the nodes of `in` only, every virtual tensor crossing into or
- * out of them made real and packed; NULL when out of memory. */
+ * out of them made real and packed (a weight gradient's dw channels-last, KRSC: the one
+ * layout the matmul stage writes it in); NULL when out of memory. */
 hipdnnSdkGraph* stg_subgraph(const parts* s, const bool* in) {
     hipdnnSdkGraph* sub = hipdnnSdkGraphClone(s->g);
     if (!sub) return NULL;
@@ -118,6 +120,16 @@ hipdnnSdkGraph* stg_subgraph(const parts* s, const bool* in) {
             hipdnnSdkTensor* tt = &sub->tensors[t];
             tt->is_virtual = false;
             hipdnnSdkPackedStrides(tt->ndim, tt->dims, tt->strides);
+            if (s->producer[t] >= 0 && s->g->nodes[s->producer[t]].kind == HIPDNN_OP_CONV_WGRAD &&
+                tt->ndim >= 3) {
+                int64_t size = tt->dims[1];
+                tt->strides[1] = 1;
+                for (int d = tt->ndim - 1; d >= 2; --d) {
+                    tt->strides[d] = size;
+                    size *= tt->dims[d];
+                }
+                tt->strides[0] = size;
+            }
         }
     return sub;
 }

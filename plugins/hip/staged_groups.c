@@ -91,7 +91,8 @@ static bool pointwise_compiles(parts* s, const bool* in, hipe_plan* plan, char* 
 
 /* A node the matmul stage runs (gemm.h): a matrix product, explicit or implicit. */
 static bool is_product(int kind) {
-    return kind == HIPDNN_OP_MATMUL || kind == HIPDNN_OP_CONV_FPROP || kind == HIPDNN_OP_CONV_DGRAD;
+    return kind == HIPDNN_OP_MATMUL || kind == HIPDNN_OP_CONV_FPROP ||
+           kind == HIPDNN_OP_CONV_DGRAD || kind == HIPDNN_OP_CONV_WGRAD;
 }
 
 static int new_group(parts* s, int kind) {
@@ -170,8 +171,8 @@ bool stg_form_groups(parts* s) {
     for (int32_t i = 0; i < g->num_nodes; ++i)
         if (is_product(g->nodes[i].kind)) {
             int grp = new_group(s, G_GEMM);
-            s->group[i] = grp; /* the product: matmul's c, the convolution's y, dgrad's dx
-                                  (port 0 each) */
+            s->group[i] = grp; /* the product: matmul's c, the convolution's y, dgrad's dx,
+                                  wgrad's dw (port 0 each) */
             take_epilogue(s, i, grp, g->nodes[i].outputs[0], g->nodes[i].outputs[0]);
         }
     for (int32_t i = 0; i < g->num_nodes; ++i)
@@ -270,6 +271,7 @@ static hipe_plan* compile_epilogue(const hipdnnSdkGraph* sub, const hipdnnSdkNod
         ok = ok && (eg = stg_subgraph(&sp, ein)) != NULL;
         if (!eg) decline(why, len, "out of memory while compiling graph '%s'", sub->name);
         ok = ok && (!conv || (y && hipe_gm_permute_channels_last(eg, y->ndim, why, len)));
+        ok = ok && (main->kind != HIPDNN_OP_CONV_WGRAD || hipe_gm_merge_field(eg, y->ndim, why, len));
         ok = ok && (in_order ? hipe_compile_pointwise_in_order(eg, ep, why, len)
                              : hipe_compile_pointwise(eg, ep, why, len));
         free(sp.producer);
