@@ -87,6 +87,7 @@ def test_nchw_takes_the_general_kernel(gpu, dtype, name):
     assert not on_tensor_cores(log), log
 
 
+@pytest.mark.large
 @pytest.mark.parametrize("bn", [64, 128, 256])
 def test_each_sm90_tile_over_more_tiles_than_multiprocessors(gpu, monkeypatch, bn):
     # HIPDNN_HIP_WGMMA_BN forces the sm_90 kernel's tile: 6 x 40 x 40 = 9600 output positions

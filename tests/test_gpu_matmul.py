@@ -124,6 +124,7 @@ def test_a_view_not_16_byte_aligned_takes_the_general_kernel(gpu, dtype):
                          np.abs(a.values) @ np.abs(b.values))
 
 
+@pytest.mark.large
 def test_a_large_product_in_large_tiles(gpu, dtype):
     check(gpu, dtype, [1024, 256], [256, 1280])
 
@@ -131,6 +132,7 @@ def test_a_large_product_in_large_tiles(gpu, dtype):
 @pytest.mark.parametrize("a_layout,b_layout", [("packed", "packed"), ("transposed", "packed"),
                                                ("packed", "transposed"),
                                                ("transposed", "transposed")])
+@pytest.mark.large
 def test_many_tiles_and_k_steps_in_every_layout(gpu, dtype, a_layout, b_layout):
     # 296 x 600 over k = 520: ragged against every tile (128 / 256 rows, 64 k a stage), and
     # more k steps than the pipeline has stages; batched, so each batch's rows start afresh
@@ -245,6 +247,7 @@ def test_epilogue_runs_in_the_matmul_kernel(gpu, dtype, name, m, n, k):
     assert len(plan) == 1 and "with its pointwise epilogue" in plan[0], log
 
 
+@pytest.mark.large
 @pytest.mark.parametrize("bn", [64, 128, 256])
 @pytest.mark.parametrize("b_layout", ["packed", "transposed"])
 def test_each_sm90_tile_over_more_tiles_than_multiprocessors(gpu, monkeypatch, bn, b_layout):

@@ -207,6 +207,7 @@ def test_fast_way_falls_back_to_the_generic_way_for_unaligned_views(gpu, dtype, 
     gpu.assert_close(ops[-1], want, graph_tolerance(["pointwise"], dtype))
 
 
+@pytest.mark.large
 @pytest.mark.parametrize("dtype", ["fp32", "bf16"])
 def test_fast_way_strides_over_more_tiles_than_the_grid(gpu, dtype):
     # the fast grid is capped at 1024 blocks an SM (the emulation has one SM): over 1024
