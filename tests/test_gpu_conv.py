@@ -23,14 +23,34 @@ pytestmark = pytest.mark.gpu
 CM = hipdnn.convolution_mode
 
 
+def conv_geometry(x_shape, pad, stride, dil, post):
+    """The forward convolution's pre / post padding, stride and dilation, defaults filled."""
+    nsp = len(x_shape) - 2
+    pad = pad or [0] * nsp
+    return (pad, post if post is not None else pad, stride or [1] * nsp, dil or [1] * nsp)
+
+
+def run_and_check(gpu, g, dtype, op, operands, outs, layout, k, magnitude):
+    """Each (tensor, reference, op, extra inputs) of outs bound to an output in `layout`, the
+    graph run, each output checked against its reference (k terms a product); the log."""
+    operands, checks = list(operands), []
+    for item in outs:
+        tensor, want, out_op = item[0], item[1], item[2]
+        operands += item[3] if len(item) > 3 else []
+        out = gpu.output(tensor, want.shape, dtype, layout)
+        operands.append(out)
+        checks.append((out, want, out_op))
+    log = ran(lambda: gpu.execute(g, operands))
+    for out, want, out_op in checks:
+        tol = graph_tolerance([op] + ([out_op] if out_op != op else []), dtype)
+        assert_product_close(out, want, tol, k, magnitude)
+    return log
+
+
 def conv_check(gpu, dtype, x_shape, w_shape, pad=None, stride=None, dil=None, post=None,
                layout="channels_last", w_layout=None, flip=False, epilogue=None):
     """y = conv_fprop(x, w) (then epilogue(g, y, ref_y) -> [(tensor, ref, op, extra)])."""
-    nsp = len(x_shape) - 2
-    pad = pad or [0] * nsp
-    post = post if post is not None else pad
-    stride = stride or [1] * nsp
-    dil = dil or [1] * nsp
+    pad, post, stride, dil = conv_geometry(x_shape, pad, stride, dil, post)
     x = gpu.input(x_shape, dtype, layout)
     w = gpu.input(w_shape, dtype, w_layout or layout)
     g = gpu.graph(dtype)
@@ -41,19 +61,8 @@ def conv_check(gpu, dtype, x_shape, w_shape, pad=None, stride=None, dil=None, po
     magnitude = ref.conv_fprop(np.abs(x.values), np.abs(w.values), pad, post, stride, dil,
                                flip=flip)
     outs = epilogue(g, y, want_y) if epilogue else [(y, want_y, "conv_fprop")]
-    operands, checks = [x, w], []
-    for item in outs:
-        tensor, want, op = item[0], item[1], item[2]
-        operands += item[3] if len(item) > 3 else []
-        out = gpu.output(tensor, want.shape, dtype, layout)
-        operands.append(out)
-        checks.append((out, want, op))
-    log = ran(lambda: gpu.execute(g, operands))
-    field = int(np.prod(w_shape[1:]))
-    for out, want, op in checks:
-        tol = graph_tolerance(["conv_fprop"] + ([op] if op != "conv_fprop" else []), dtype)
-        assert_product_close(out, want, tol, field, magnitude)
-    return log
+    return run_and_check(gpu, g, dtype, "conv_fprop", [x, w], outs, layout,
+                         int(np.prod(w_shape[1:])), magnitude)
 
 
 # ---- geometry --------------------------------------------------------------------------------
@@ -115,11 +124,7 @@ def dgrad_check(gpu, dtype, x_shape, w_shape, pad=None, stride=None, dil=None, p
                 layout="channels_last", flip=False, epilogue=None):
     """dx = conv_dgrad(dy, w), the forward convolution's geometry (then epilogue as in
     conv_check, on dx)."""
-    nsp = len(x_shape) - 2
-    pad = pad or [0] * nsp
-    post = post if post is not None else pad
-    stride = stride or [1] * nsp
-    dil = dil or [1] * nsp
+    pad, post, stride, dil = conv_geometry(x_shape, pad, stride, dil, post)
     y_shape = list(ref.conv_fprop(np.zeros(x_shape), np.zeros(w_shape), pad, post, stride,
                                   dil).shape)
     dy = gpu.input(y_shape, dtype, layout)
@@ -133,18 +138,8 @@ def dgrad_check(gpu, dtype, x_shape, w_shape, pad=None, stride=None, dil=None, p
     magnitude = ref.conv_dgrad(np.abs(dy.values), np.abs(w.values), x_shape, pad, post, stride,
                                dil, flip=flip)
     outs = epilogue(g, dx, want) if epilogue else [(dx, want, "conv_dgrad")]
-    operands, checks = [dy, w], []
-    for item in outs:
-        tensor, want_t, op = item[0], item[1], item[2]
-        operands += item[3] if len(item) > 3 else []
-        out = gpu.output(tensor, want_t.shape, dtype, layout)
-        operands.append(out)
-        checks.append((out, want_t, op))
-    log = ran(lambda: gpu.execute(g, operands))
-    field = w_shape[0] * int(np.prod(w_shape[2:]))
-    for out, want_t, op in checks:
-        tol = graph_tolerance(["conv_dgrad"] + ([op] if op != "conv_dgrad" else []), dtype)
-        assert_product_close(out, want_t, tol, field, magnitude)
+    log = run_and_check(gpu, g, dtype, "conv_dgrad", [dy, w], outs, layout,
+                        w_shape[0] * int(np.prod(w_shape[2:])), magnitude)
     plan = stages(log)
     assert len(plan) == 1 and "conv_dgrad" in plan[0], log  # one kernel, on the GPU engine
     return log
@@ -178,11 +173,7 @@ def wgrad_check(gpu, dtype, x_shape, w_shape, pad=None, stride=None, dil=None, p
                 layout="channels_last", flip=False, epilogue=None):
     """dw = conv_wgrad(x, dy), the forward convolution's geometry (then epilogue, on dw); x
     and dy in `layout`, dw channels-last (KRSC), as the engine writes it."""
-    nsp = len(x_shape) - 2
-    pad = pad or [0] * nsp
-    post = post if post is not None else pad
-    stride = stride or [1] * nsp
-    dil = dil or [1] * nsp
+    pad, post, stride, dil = conv_geometry(x_shape, pad, stride, dil, post)
     y_shape = list(ref.conv_fprop(np.zeros(x_shape), np.zeros(w_shape), pad, post, stride,
                                   dil).shape)
     x = gpu.input(x_shape, dtype, layout)
@@ -196,18 +187,8 @@ def wgrad_check(gpu, dtype, x_shape, w_shape, pad=None, stride=None, dil=None, p
     magnitude = ref.conv_wgrad(np.abs(x.values), np.abs(dy.values), w_shape, pad, post, stride,
                                dil, flip=flip)
     outs = epilogue(g, dw, want) if epilogue else [(dw, want, "conv_wgrad")]
-    operands, checks = [x, dy], []
-    for item in outs:
-        tensor, want_t, op = item[0], item[1], item[2]
-        operands += item[3] if len(item) > 3 else []
-        out = gpu.output(tensor, want_t.shape, dtype, "channels_last")
-        operands.append(out)
-        checks.append((out, want_t, op))
-    log = ran(lambda: gpu.execute(g, operands))
-    positions = y_shape[0] * int(np.prod(y_shape[2:]))
-    for out, want_t, op in checks:
-        tol = graph_tolerance(["conv_wgrad"] + ([op] if op != "conv_wgrad" else []), dtype)
-        assert_product_close(out, want_t, tol, positions, magnitude)
+    log = run_and_check(gpu, g, dtype, "conv_wgrad", [x, dy], outs, "channels_last",
+                        y_shape[0] * int(np.prod(y_shape[2:])), magnitude)
     plan = stages(log)
     assert len(plan) == 1 and "conv_wgrad" in plan[0], log  # one kernel, on the GPU engine
     return log
