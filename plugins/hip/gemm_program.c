@@ -332,20 +332,67 @@ bool hipe_gm_merge_field(hipdnnSdkGraph* eg, int32_t ndim, char* why, size_t len
     return true;
 }
 
+/* What every convolution product shares (gm_program.h): its node's geometry, x the
+ * operand gathered, o the tensor whose spatial dims are the positions (osp), f the one
+ * shaped as the filter (ker), s the one whose spatial strides are w_ssp; `names` and t[3]
+ * for the rank message.  False with the reason on a rank or mode the engine does not take. */
+static bool conv_geometry(const hipdnnSdkNode* n, const hipdnnSdkTensor* x,
+                          const hipdnnSdkTensor* o, const hipdnnSdkTensor* f,
+                          const hipdnnSdkTensor* s, const char* names,
+                          const hipdnnSdkTensor* const* t, gm_program* p, const char* label,
+                          char* why, size_t len) {
+    const int nd = x->ndim;
+    if (nd < 3 || nd > 2 + GM_MAX_SPATIAL || t[1]->ndim != nd || t[2]->ndim != nd)
+        return decline(why, len, "%s: %s of rank %d, %d and %d; the hip engine takes 1 to %d "
+                       "spatial dims", label, names, t[0]->ndim, t[1]->ndim, t[2]->ndim,
+                       GM_MAX_SPATIAL);
+    const int64_t mode = n->attrs[HIPDNN_CONV_MODE].i[0];
+    if (mode != HIPDNN_CROSS_CORRELATION && mode != HIPDNN_CONVOLUTION)
+        return decline(why, len, "%s: convolution mode %lld", label, (long long)mode);
+    p->nsp = nd - 2;
+    p->flip = mode == HIPDNN_CONVOLUTION;
+    p->cin = x->dims[1];
+    p->x_sn = x->strides[0];
+    p->x_sc = x->strides[1];
+    for (int d = 0; d < GM_MAX_SPATIAL; ++d) {
+        const bool real = d < p->nsp;
+        p->xsp[d] = real ? x->dims[2 + d] : 1;
+        p->osp[d] = real ? o->dims[2 + d] : 1;
+        p->ker[d] = real ? f->dims[2 + d] : 1;
+        p->stride[d] = real ? n->attrs[HIPDNN_CONV_STRIDE].i[d] : 1;
+        p->pad[d] = real ? n->attrs[HIPDNN_CONV_PRE_PADDING].i[d] : 0;
+        p->dil[d] = real ? n->attrs[HIPDNN_CONV_DILATION].i[d] : 1;
+        p->x_ssp[d] = real ? x->strides[2 + d] : 0;
+        p->w_ssp[d] = real ? s->strides[2 + d] : 0;
+    }
+    p->batches = 1;
+    p->nbatch = 0;
+    return true;
+}
+
+/* Positions (osp) and filter taps (ker) of a convolution product, multiplied out. */
+static int64_t positions_of(const gm_program* p) {
+    int64_t v = 1;
+    for (int d = 0; d < p->nsp; ++d) v *= p->osp[d];
+    return v;
+}
+
+static int64_t taps_of(const gm_program* p) {
+    int64_t v = 1;
+    for (int d = 0; d < p->nsp; ++d) v *= p->ker[d];
+    return v;
+}
+
 /* A forward convolution (x, w, y) or a data gradient (dgrad: dy, w, dx) as an implicit
  * matrix product (gm_program.h): x is the operand gathered, y the one written; *cl gets y
  * with its channels last, the product's layout. */
 static bool conv_operands(const hipdnnSdkNode* n, bool dgrad, const hipdnnSdkTensor* x,
                           const hipdnnSdkTensor* w, const hipdnnSdkTensor* y, gm_program* p,
                           hipdnnSdkTensor* cl, const char* label, char* why, size_t len) {
-    const int nd = x->ndim;
-    if (nd < 3 || nd > 2 + GM_MAX_SPATIAL || w->ndim != nd || y->ndim != nd)
-        return decline(why, len, "%s: %s, w and %s of rank %d, %d and %d; the hip engine takes "
-                       "1 to %d spatial dims", label, dgrad ? "dy" : "x", dgrad ? "dx" : "y",
-                       x->ndim, w->ndim, y->ndim, GM_MAX_SPATIAL);
-    const int64_t mode = n->attrs[HIPDNN_CONV_MODE].i[0];
-    if (mode != HIPDNN_CROSS_CORRELATION && mode != HIPDNN_CONVOLUTION)
-        return decline(why, len, "%s: convolution mode %lld", label, (long long)mode);
+    const hipdnnSdkTensor* const t[3] = {x, w, y};
+    if (!conv_geometry(n, x, y, w, w, dgrad ? "dy, w and dx" : "x, w and y", t, p, label, why,
+                       len))
+        return false;
     const int64_t image_c = dgrad ? y->dims[1] : x->dims[1]; /* the image's channels */
     if (w->dims[1] != image_c)
         return decline(why, len, "%s: %lld groups; the hip engine runs one group for now",
@@ -354,31 +401,11 @@ static bool conv_operands(const hipdnnSdkNode* n, bool dgrad, const hipdnnSdkTen
         return decline(why, len, "%s: dy has %lld channels, w %lld filters", label,
                        (long long)x->dims[1], (long long)w->dims[0]);
     p->conv = dgrad ? GM_CONV_DGRAD : GM_CONV_FPROP;
-    p->nsp = nd - 2;
-    p->flip = mode == HIPDNN_CONVOLUTION;
-    p->cin = x->dims[1];
-    p->x_sn = x->strides[0];
-    p->x_sc = x->strides[1];
     p->w_sk = w->strides[dgrad ? 1 : 0]; /* along the product's columns */
     p->w_sc = w->strides[dgrad ? 0 : 1]; /* along the gathered channels */
-    p->m = y->dims[0];
-    p->k = p->cin;
-    for (int d = 0; d < GM_MAX_SPATIAL; ++d) {
-        const bool real = d < p->nsp;
-        p->xsp[d] = real ? x->dims[2 + d] : 1;
-        p->osp[d] = real ? y->dims[2 + d] : 1;
-        p->ker[d] = real ? w->dims[2 + d] : 1;
-        p->stride[d] = real ? n->attrs[HIPDNN_CONV_STRIDE].i[d] : 1;
-        p->pad[d] = real ? n->attrs[HIPDNN_CONV_PRE_PADDING].i[d] : 0;
-        p->dil[d] = real ? n->attrs[HIPDNN_CONV_DILATION].i[d] : 1;
-        p->x_ssp[d] = real ? x->strides[2 + d] : 0;
-        p->w_ssp[d] = real ? w->strides[2 + d] : 0;
-        p->m *= p->osp[d];
-        p->k *= p->ker[d];
-    }
+    p->m = y->dims[0] * positions_of(p);
+    p->k = p->cin * taps_of(p);
     p->n = w->dims[dgrad ? 1 : 0];
-    p->batches = 1;
-    p->nbatch = 0;
     /* b as a matrix where w is dense in (f..., c) (KRSC): k contiguous, rows w_sk apart
        (a data gradient's w is read through gm_conv_b_offset) */
     bool dense = !dgrad && p->w_sc == 1;
@@ -401,13 +428,8 @@ static bool conv_operands(const hipdnnSdkNode* n, bool dgrad, const hipdnnSdkTen
 static bool wgrad_operands(const hipdnnSdkNode* n, const hipdnnSdkTensor* dy,
                            const hipdnnSdkTensor* x, const hipdnnSdkTensor* dw, gm_program* p,
                            hipdnnSdkTensor* cl, const char* label, char* why, size_t len) {
-    const int nd = x->ndim;
-    if (nd < 3 || nd > 2 + GM_MAX_SPATIAL || dy->ndim != nd || dw->ndim != nd)
-        return decline(why, len, "%s: x, dy and dw of rank %d, %d and %d; the hip engine takes "
-                       "1 to %d spatial dims", label, x->ndim, dy->ndim, dw->ndim, GM_MAX_SPATIAL);
-    const int64_t mode = n->attrs[HIPDNN_CONV_MODE].i[0];
-    if (mode != HIPDNN_CROSS_CORRELATION && mode != HIPDNN_CONVOLUTION)
-        return decline(why, len, "%s: convolution mode %lld", label, (long long)mode);
+    const hipdnnSdkTensor* const t[3] = {x, dy, dw};
+    if (!conv_geometry(n, x, dy, dw, dy, "x, dy and dw", t, p, label, why, len)) return false;
     if (dw->dims[1] != x->dims[1])
         return decline(why, len, "%s: %lld groups; the hip engine runs one group for now",
                        label, (long long)(x->dims[1] / (dw->dims[1] ? dw->dims[1] : 1)));
@@ -415,31 +437,11 @@ static bool wgrad_operands(const hipdnnSdkNode* n, const hipdnnSdkTensor* dy,
         return decline(why, len, "%s: dy [%lld, %lld, ...] does not match x's images and dw's "
                        "filters", label, (long long)dy->dims[0], (long long)dy->dims[1]);
     p->conv = GM_CONV_WGRAD;
-    p->nsp = nd - 2;
-    p->flip = mode == HIPDNN_CONVOLUTION;
-    p->cin = x->dims[1];
-    p->x_sn = x->strides[0];
-    p->x_sc = x->strides[1];
     p->w_sk = dy->strides[1]; /* dy along the product's rows (k_out) */
     p->w_sc = dy->strides[0]; /* ... and along its images */
     p->m = dw->dims[0];
-    p->n = p->cin;
-    p->k = dy->dims[0];
-    for (int d = 0; d < GM_MAX_SPATIAL; ++d) {
-        const bool real = d < p->nsp;
-        p->xsp[d] = real ? x->dims[2 + d] : 1;
-        p->osp[d] = real ? dy->dims[2 + d] : 1;
-        p->ker[d] = real ? dw->dims[2 + d] : 1;
-        p->stride[d] = real ? n->attrs[HIPDNN_CONV_STRIDE].i[d] : 1;
-        p->pad[d] = real ? n->attrs[HIPDNN_CONV_PRE_PADDING].i[d] : 0;
-        p->dil[d] = real ? n->attrs[HIPDNN_CONV_DILATION].i[d] : 1;
-        p->x_ssp[d] = real ? x->strides[2 + d] : 0;
-        p->w_ssp[d] = real ? dy->strides[2 + d] : 0;
-        p->n *= p->ker[d];
-        p->k *= p->osp[d];
-    }
-    p->batches = 1;
-    p->nbatch = 0;
+    p->n = p->cin * taps_of(p);
+    p->k = dy->dims[0] * positions_of(p);
     p->b_sk = p->b_sn = 0; /* x is gathered */
     if (p->n >= GM_ROWS_LIMIT || p->k >= GM_ROWS_LIMIT)
         return decline(why, len, "%s: a field of %lld and %lld output positions; the hip "
