@@ -104,40 +104,31 @@ PW_FN uint64_t gm_wg_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
 #define GM_F128(d) GM_F64(d), GM_F8(d, 64), GM_F8(d, 72), GM_F8(d, 80), GM_F8(d, 88), \
     GM_F8(d, 96), GM_F8(d, 104), GM_F8(d, 112), GM_F8(d, 120)
 
+// One wgmma of shape m64n<N>k16 on type T: its N / 2 accumulators (LIST, ACC) are operands
+// 0 .. N / 2 - 1, then the two descriptors and the two transpose flags (DA .. TB, their
+// operand numbers).
+#define GM_WGMMA_ASM(N, T, LIST, ACC, DA, DB, TA_, TB_)                                        \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                                   \
+                 "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." T "." T " {" LIST            \
+                 "}, %" #DA ", %" #DB ", p, 1, 1, %" #TA_ ", %" #TB_ ";\n}\n"                  \
+                 : ACC : "l"(da), "l"(db), "n"(TA), "n"(TB))
+
 // d += a * b over one k16 step (scale-d 1: the accumulators keep what they hold); BN / 2
 // accumulators a thread; TA / TB: that operand is transposed (M|N-major).
 template <int BN, int DT, int TA, int TB>
 PW_FN void gm_wgmma(float* d, uint64_t da, uint64_t db) {
     if (BN == 64 && DT == PW_BF16)
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {" GM_WG_D32
-                     "}, %32, %33, p, 1, 1, %34, %35;\n}\n"
-                     : GM_F32(d) : "l"(da), "l"(db), "n"(TA), "n"(TB));
+        GM_WGMMA_ASM(64, "bf16", GM_WG_D32, GM_F32(d), 32, 33, 34, 35);
     else if (BN == 64)
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {" GM_WG_D32
-                     "}, %32, %33, p, 1, 1, %34, %35;\n}\n"
-                     : GM_F32(d) : "l"(da), "l"(db), "n"(TA), "n"(TB));
+        GM_WGMMA_ASM(64, "f16", GM_WG_D32, GM_F32(d), 32, 33, 34, 35);
     else if (BN == 128 && DT == PW_BF16)
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {" GM_WG_D64
-                     "}, %64, %65, p, 1, 1, %66, %67;\n}\n"
-                     : GM_F64(d) : "l"(da), "l"(db), "n"(TA), "n"(TB));
+        GM_WGMMA_ASM(128, "bf16", GM_WG_D64, GM_F64(d), 64, 65, 66, 67);
     else if (BN == 128)
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {" GM_WG_D64
-                     "}, %64, %65, p, 1, 1, %66, %67;\n}\n"
-                     : GM_F64(d) : "l"(da), "l"(db), "n"(TA), "n"(TB));
+        GM_WGMMA_ASM(128, "f16", GM_WG_D64, GM_F64(d), 64, 65, 66, 67);
     else if (DT == PW_BF16)
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {" GM_WG_D128
-                     "}, %128, %129, p, 1, 1, %130, %131;\n}\n"
-                     : GM_F128(d) : "l"(da), "l"(db), "n"(TA), "n"(TB));
+        GM_WGMMA_ASM(256, "bf16", GM_WG_D128, GM_F128(d), 128, 129, 130, 131);
     else
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {" GM_WG_D128
-                     "}, %128, %129, p, 1, 1, %130, %131;\n}\n"
-                     : GM_F128(d) : "l"(da), "l"(db), "n"(TA), "n"(TB));
+        GM_WGMMA_ASM(256, "f16", GM_WG_D128, GM_F128(d), 128, 129, 130, 131);
 }
 
 // Keeps the compiler from moving the accumulators while wgmmas in flight own them.
