@@ -58,14 +58,13 @@ PW_FN void gm_batch_offsets(const gm_program& g, int64_t batch, int64_t* a_off, 
 
 // ---- convolution: where a's and b's elements are ----------------------------------------
 
-// Offset in x of a[m, k] (output position m, field element k), false in the padding or
-// past the matrix (m >= M or k >= K read as 0); for a data gradient, in dy of dx's
-// position m (gm_program.h).
-PW_FN bool gm_conv_a_offset(const gm_program& g, int64_t m, int64_t k, int64_t* off) {
-    if (m >= g.m || k >= g.k) return false;
-    const uint32_t c = (uint32_t)(k % g.cin);
-    uint32_t f = (uint32_t)(k / g.cin);
-    uint32_t pos = (uint32_t)m;
+// Offset in x of output position `at`'s receptive-field element `field` (filter tap and
+// channel, the channel innermost), false in the padding; for a data gradient, in dy of
+// dx's position `at` (gm_program.h).  Both under 2^31 (gemm_program.c checks).
+PW_FN bool gm_conv_gather(const gm_program& g, int64_t at, int64_t field, int64_t* off) {
+    const uint32_t c = (uint32_t)(field % g.cin);
+    uint32_t f = (uint32_t)(field / g.cin);
+    uint32_t pos = (uint32_t)at;
     int64_t o = (int64_t)c * g.x_sc;
 PW_UNROLL
     for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
@@ -89,6 +88,12 @@ PW_UNROLL
     }
     *off = o + (int64_t)pos * g.x_sn; // pos: the image
     return true;
+}
+
+// A convolution's a[m, k] (output position m, field element k) as gm_conv_gather; false
+// past the matrix too (m >= M or k >= K read as 0).
+PW_FN bool gm_conv_a_offset(const gm_program& g, int64_t m, int64_t k, int64_t* off) {
+    return m < g.m && k < g.k && gm_conv_gather(g, m, k, off);
 }
 
 // Offset in w of b[k, n] (field element k, output channel n).
@@ -119,26 +124,6 @@ PW_UNROLL
     return off + pos * g.w_sc;
 }
 
-// ... and its b[k, n]: x at position k's receptive field element n = (f..., c); false in
-// the padding.
-PW_FN bool gm_wgrad_b_offset(const gm_program& g, int64_t k, int64_t n, int64_t* off) {
-    int64_t f = n / g.cin, pos = k, o = (n - f * g.cin) * g.x_sc;
-PW_UNROLL
-    for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
-        if (d >= g.nsp) continue;
-        int64_t fd = f % g.ker[d];
-        f /= g.ker[d];
-        const int64_t op = pos % g.osp[d];
-        pos /= g.osp[d];
-        if (g.flip) fd = g.ker[d] - 1 - fd;
-        const int64_t i = op * g.stride[d] - g.pad[d] + fd * g.dil[d];
-        if (i < 0 || i >= g.xsp[d]) return false;
-        o += i * g.x_ssp[d];
-    }
-    *off = o + pos * g.x_sn;
-    return true;
-}
-
 // a[m, k] and b[k, n] of batch offsets a_off and b_off, in fp32 (0 outside), any layout.
 PW_FN float gm_a_at(const gm_program& g, int adt, int64_t a_off, int64_t m, int64_t k) {
     if (g.conv == GM_CONV_WGRAD)
@@ -153,8 +138,8 @@ PW_FN float gm_a_at(const gm_program& g, int adt, int64_t a_off, int64_t m, int6
 PW_FN float gm_b_at(const gm_program& g, int bdt, int64_t b_off, int64_t k, int64_t n) {
     if (k >= g.k || n >= g.n) return 0.0f;
     if (g.conv == GM_CONV_WGRAD) {
-        int64_t off;
-        return gm_wgrad_b_offset(g, k, n, &off) ? load_one(g.b, bdt, off) : 0.0f;
+        int64_t off; // its b: x at position k's receptive-field element n
+        return gm_conv_gather(g, k, n, &off) ? load_one(g.b, bdt, off) : 0.0f;
     }
     return load_one(g.b, bdt, g.conv ? gm_conv_b_offset(g, k, n) : b_off + k * g.b_sk + n * g.b_sn);
 }
