@@ -603,8 +603,6 @@ extern "C" bool hipe_rtc_launch(void* kernel, int64_t blocks, int threads, const
     return false;
 }
 
-// A matmul: each row of the product in fp32 (k in order, fused multiply-adds), rounded to
-// the product's type, then the epilogue over it as the kernels run it (gm_exec.h).
 // The emulation is never a sm_90 target, so GM_WGMMA is never planned: no tensor maps.
 extern "C" bool hipe_gm_tensor_map(unsigned char* map, int dtype, const void* base,
                                    const uint64_t* dims, const uint64_t* strides,
@@ -613,6 +611,9 @@ extern "C" bool hipe_gm_tensor_map(unsigned char* map, int dtype, const void* ba
     snprintf(why, len, "the emulation has no tensor memory accelerator");
     return false;
 }
+
+// A matmul: each row of the product in fp32 (k in order, fused multiply-adds), rounded to
+// the product's type, then the epilogue over it as the kernels run it (gm_exec.h).
 
 extern "C" bool hipe_gm_launch(void* kernel, const gm_program* g, const gm_tma* tma,
                                int64_t blocks, int threads, int smem, void* stream, char* why,

@@ -271,7 +271,8 @@ static hipe_plan* compile_epilogue(const hipdnnSdkGraph* sub, const hipdnnSdkNod
         ok = ok && (eg = stg_subgraph(&sp, ein)) != NULL;
         if (!eg) decline(why, len, "out of memory while compiling graph '%s'", sub->name);
         ok = ok && (!conv || (y && hipe_gm_permute_channels_last(eg, y->ndim, why, len)));
-        ok = ok && (main->kind != HIPDNN_OP_CONV_WGRAD || hipe_gm_merge_field(eg, y->ndim, why, len));
+        ok = ok && (main->kind != HIPDNN_OP_CONV_WGRAD ||
+                    hipe_gm_merge_field(eg, y->ndim, why, len));
         ok = ok && (in_order ? hipe_compile_pointwise_in_order(eg, ep, why, len)
                              : hipe_compile_pointwise(eg, ep, why, len));
         free(sp.producer);
@@ -324,7 +325,7 @@ static int compile_softmax_group(parts* s, const group_job* j, hipe_stage* st) {
     return hipe_rw_softmax(j->sub, nodes, st, s->why, s->len);
 }
 
-/* The sub-graph's node of op `kind` or `also`, NULL for none (the last, where several). */
+/* The sub-graph's node that is_main picks, NULL for none (the last, where several). */
 static const hipdnnSdkNode* main_node(const hipdnnSdkGraph* sub, bool (*is_main)(int kind)) {
     const hipdnnSdkNode* main = NULL;
     for (int32_t i = 0; i < sub->num_nodes; ++i)
