@@ -7,7 +7,8 @@ run.
 
 Anchors: torch.matmul (cuBLAS), matmul + bias + gelu in eager mode and under torch.compile
 (its GEMM with a fused or separate epilogue); F.conv2d + bias + relu on channels-last fp16
-with cudnn.benchmark (cuDNN), ResNet-50's layer shapes at N = 64.  Each implementation's output
+with cudnn.benchmark (cuDNN), ResNet-50's layer shapes at N = 64, and two of those layers'
+data and weight gradients against cuDNN's (torch.nn.grad).  Each implementation's output
 is poisoned with NaN, checked against a float64 reference computed by PyTorch from the
 same (rounded) inputs, and only then timed: the median of CUDA-event timings of --repeat
 back-to-back runs per sample, after warm-up.  Inputs are random normal (never zeros),
@@ -92,6 +93,77 @@ def run_conv_case(name, samples, repeat):
                          device="cuda").to(memory_format=cl)
         with forced_tile(bn):
             _hipdnn_conv_row(name, x, w, bias, out, k, stride, pad, rows, add, bn)
+    return rows
+
+
+# name -> (kind, conv case): the same layers' data and weight gradients, fp16 NHWC, no
+# epilogue; anchors torch.nn.grad.conv2d_input / conv2d_weight (cuDNN's backward kernels)
+GRAD_CASES: Dict[str, Tuple[str, str]] = {
+    "dgrad_r50_64x56x56_k64_3x3": ("dgrad", "conv_r50_64x56x56_k64_3x3"),
+    "dgrad_r50_256x14x14_k256_3x3": ("dgrad", "conv_r50_256x14x14_k256_3x3"),
+    "wgrad_r50_64x56x56_k64_3x3": ("wgrad", "conv_r50_64x56x56_k64_3x3"),
+    "wgrad_r50_256x14x14_k256_3x3": ("wgrad", "conv_r50_256x14x14_k256_3x3"),
+}
+
+
+def run_grad_case(name, samples, repeat):
+    kind, layer = GRAD_CASES[name]
+    n, c, hw, k, r, stride, pad = CONV_CASES[layer]
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(1234)
+    cl = torch.channels_last
+    x = torch.randn((n, c, hw, hw), generator=gen, device="cuda").half().to(memory_format=cl)
+    w = (torch.randn((k, c, r, r), generator=gen, device="cuda") / math.sqrt(c * r * r)).half()
+    w = w.to(memory_format=cl)
+    out_hw = (hw + 2 * pad - r) // stride + 1
+    dy = (torch.randn((n, k, out_hw, out_hw), generator=gen, device="cuda")
+          / math.sqrt(n * out_hw * out_hw if kind == "wgrad" else 1)).half().to(memory_format=cl)
+    grad = torch.nn.grad
+    if kind == "dgrad":
+        ref = grad.conv2d_input(x.shape, w.double(), dy.double(), stride, pad)
+        torch_fn = lambda: grad.conv2d_input(x.shape, w, dy, stride, pad)  # noqa: E731
+    else:
+        ref = grad.conv2d_weight(x.double(), w.shape, dy.double(), stride, pad)
+        torch_fn = lambda: grad.conv2d_weight(x, w.shape, dy, stride, pad)  # noqa: E731
+    flops = 2.0 * n * k * out_hw * out_hw * c * r * r
+    rows = []
+    torch.backends.cudnn.benchmark = True
+
+    def add(impl, fn, get, note=""):
+        rows.append(_timed_row(name, impl, fn, get, ref, 1e-2, flops, samples, repeat, note))
+
+    holder = {}
+    add("torch eager (cuDNN)", lambda: holder.__setitem__("y", torch_fn()), lambda: holder["y"])
+    out = torch.full(ref.shape, float("nan"), dtype=torch.float16,
+                     device="cuda").to(memory_format=cl)
+    try:
+        g = hipdnn.pygraph(io_data_type=dt.HALF, intermediate_data_type=dt.FLOAT,
+                           compute_data_type=dt.FLOAT, name=kind)
+        tdy = g.tensor_like(dy, name="dy")
+        if kind == "dgrad":
+            tw = g.tensor_like(w, name="w")
+            t = g.conv_dgrad(loss=tdy, filter=tw, padding=[pad, pad], stride=[stride, stride],
+                             name=kind)
+            pack = {tdy: dy, tw: w}
+        else:
+            tx = g.tensor_like(x, name="x")
+            t = g.conv_wgrad(image=tx, loss=tdy, padding=[pad, pad], stride=[stride, stride],
+                             name=kind)
+            pack = {tdy: dy, tx: x}
+        t.set_dim(list(ref.shape)).set_output(True).set_data_type(dt.HALF)
+        t.set_stride(list(out.stride()))
+        with EngineLog():
+            g.build([hipdnn.heur_mode.A])
+        handle = hipdnn.Handle()
+        handle.set_stream(torch.cuda.current_stream())
+        pack[t] = out
+
+        def run():
+            g.execute(pack, None, handle=handle)
+        kernel = first_run(run)
+        add(f"hipdnn {g.get_engine_name(0)}, {kernel}", run, lambda: out)
+    except hipdnn.HipdnnError as e:
+        rows.append((name, "hipdnn", None, None, f"failed: {e}"))
     return rows
 
 
@@ -240,7 +312,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--samples", type=int, default=15)
     p.add_argument("--repeat", type=int, default=10)
-    p.add_argument("--cases", default=",".join(list(CASES) + list(CONV_CASES)))
+    p.add_argument("--cases", default=",".join(list(CASES) + list(CONV_CASES) + list(GRAD_CASES)))
     p.add_argument("--markdown", default=None, help="also write the table to FILE")
     p.add_argument("--tiles", default="", help="also time the sm_90 kernel with these tile "
                    "widths forced (HIPDNN_HIP_WGMMA_BN), e.g. 64,128,256")
@@ -251,7 +323,9 @@ def main(argv=None) -> int:
     FORCED_TILES[:] = [int(t) for t in args.tiles.split(",") if t]
     rows = []
     for name in args.cases.split(","):
-        rows += (run_conv_case if name in CONV_CASES else run_case)(name, args.samples, args.repeat)
+        run = (run_conv_case if name in CONV_CASES else
+               run_grad_case if name in GRAD_CASES else run_case)
+        rows += run(name, args.samples, args.repeat)
     text = (f"{torch.cuda.get_device_name()}, {datetime.date.today()}, torch {torch.__version__}\n\n"
             + table(rows))
     print(text)
