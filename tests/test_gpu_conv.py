@@ -145,12 +145,50 @@ def dgrad_check(gpu, dtype, x_shape, w_shape, pad=None, stride=None, dil=None, p
     return log
 
 
+# data gradients on tensor cores: dy's channels (w's filters) a multiple of 64, dx's a
+# multiple of 8 (ragged against the tile)
+DGRAD_TENSOR_CORE_GEOMETRIES = {
+    "3x3_pad1": dict(x=[2, 24, 9, 10], w=[64, 24, 3, 3], pad=[1, 1]),
+    "3x3_stride2": dict(x=[2, 16, 11, 9], w=[64, 16, 3, 3], pad=[1, 1], stride=[2, 2]),
+    "1x1_stride2": dict(x=[2, 8, 9, 8], w=[128, 8, 1, 1], stride=[2, 2]),
+    "5x5_dilation2": dict(x=[1, 8, 13, 12], w=[64, 8, 5, 5], pad=[2, 3], dil=[2, 2]),
+    "asymmetric_padding": dict(x=[2, 8, 6, 7], w=[64, 8, 3, 2], pad=[2, 0], post=[0, 1]),
+    "1d": dict(x=[3, 16, 33], w=[64, 16, 5], pad=[2]),
+    "3d": dict(x=[1, 8, 5, 6, 7], w=[64, 8, 3, 3, 3], pad=[1, 1, 1]),
+}
+
+
+def dgrad_on_tensor_cores(dtype, geo):
+    return dtype != "fp32" and geo["w"][0] % 64 == 0 and geo["x"][1] % 8 == 0
+
+
 @pytest.mark.parametrize("name", list(GEOMETRIES))
 def test_data_gradient_geometry(gpu, dtype, name):
     # every forward geometry, its adjoint: stride 2 leaves dx positions no dy reaches
     geo = GEOMETRIES[name]
-    dgrad_check(gpu, dtype, geo["x"], geo["w"], geo.get("pad"), geo.get("stride"),
-                geo.get("dil"), geo.get("post"))
+    log = dgrad_check(gpu, dtype, geo["x"], geo["w"], geo.get("pad"), geo.get("stride"),
+                      geo.get("dil"), geo.get("post"))
+    assert on_tensor_cores(log) == dgrad_on_tensor_cores(dtype, geo), log
+
+
+@pytest.mark.parametrize("name", list(DGRAD_TENSOR_CORE_GEOMETRIES))
+def test_data_gradient_geometry_on_tensor_cores(gpu, dtype, name):
+    geo = DGRAD_TENSOR_CORE_GEOMETRIES[name]
+    log = dgrad_check(gpu, dtype, geo["x"], geo["w"], geo.get("pad"), geo.get("stride"),
+                      geo.get("dil"), geo.get("post"))
+    assert on_tensor_cores(log) == dgrad_on_tensor_cores(dtype, geo), log
+
+
+@pytest.mark.large
+@pytest.mark.parametrize("bn", [64, 128, 256])
+def test_data_gradient_each_sm90_tile_over_more_tiles_than_multiprocessors(gpu, monkeypatch,
+                                                                            bn):
+    # 6 x 40 x 40 = 9600 dx positions are 75 row tiles, x 1 or 2 column tiles of C = 72
+    # channels (a ragged last one); k = 4 taps x 64 channels of dy, a k step a tap,
+    # flipped (true convolution)
+    monkeypatch.setenv("HIPDNN_HIP_WGMMA_BN", str(bn))
+    log = dgrad_check(gpu, "bf16", [6, 72, 40, 40], [64, 72, 2, 2], [1, 1], flip=True)
+    assert on_tensor_cores(log), log
 
 
 def test_data_gradient_nchw_and_true_convolution(gpu, dtype):

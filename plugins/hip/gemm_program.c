@@ -406,16 +406,17 @@ static bool conv_operands(const hipdnnSdkNode* n, bool dgrad, const hipdnnSdkTen
     p->m = y->dims[0] * positions_of(p);
     p->k = p->cin * taps_of(p);
     p->n = w->dims[dgrad ? 1 : 0];
-    /* b as a matrix where w is dense in (f..., c) (KRSC): k contiguous, rows w_sk apart
-       (a data gradient's w is read through gm_conv_b_offset) */
+    /* b as a matrix where w is dense in (f..., c) (KRSC): k contiguous, rows w_sk apart.
+       A data gradient's b is a matrix a filter tap at a time: [k_out, c], strides w_sc
+       and w_sk (the tensor-core kernels step through the taps, gm_conv_b_offset) */
     bool dense = !dgrad && p->w_sc == 1;
     int64_t inner = p->cin;
     for (int d = p->nsp - 1; d >= 0 && dense; --d) {
         dense = p->ker[d] == 1 || p->w_ssp[d] == inner;
         inner *= p->ker[d];
     }
-    p->b_sk = dense ? 1 : 0;
-    p->b_sn = dense ? p->w_sk : 0;
+    p->b_sk = dgrad ? p->w_sc : dense ? 1 : 0;
+    p->b_sn = dgrad ? p->w_sk : dense ? p->w_sk : 0;
     if (p->m >= GM_ROWS_LIMIT || p->k >= GM_ROWS_LIMIT)
         return decline(why, len, "%s: %lld output positions and a field of %lld; the hip "
                        "engine takes fewer than 2^31 each", label, (long long)p->m, (long long)p->k);
@@ -456,12 +457,19 @@ static bool wgrad_operands(const hipdnnSdkNode* n, const hipdnnSdkTensor* dy,
 }
 
 /* Whether a convolution's x can be gathered 16 bytes at a time: channels contiguous, a
- * multiple of 8 of them, every other stride a multiple of 8 elements; and w is dense. */
+ * multiple of 8 of them, every other stride a multiple of 8 elements; and w is dense.  A
+ * data gradient's dy likewise, with a multiple of 64 channels (a k step within one filter
+ * tap: gm_wg_conv_b), and w read [k_out, c] a tap at a time, c contiguous and every other
+ * stride a multiple of 8. */
 static bool conv_mma_ok(const gm_program* p) {
-    bool ok = p->conv == GM_CONV_FPROP && p->x_sc == 1 && p->cin % 8 == 0 && p->x_sn % 8 == 0 && p->b_sk == 1;
+    const bool dgrad = p->conv == GM_CONV_DGRAD;
+    bool ok = p->x_sc == 1 && p->cin % (dgrad ? 64 : 8) == 0 && p->x_sn % 8 == 0 &&
+              (dgrad ? p->b_sn == 1 && p->b_sk % 8 == 0 : p->conv == GM_CONV_FPROP && p->b_sk == 1);
     for (int d = 0; d < p->nsp; ++d) /* 32-bit input coordinates and filter taps */
-        ok = ok && p->x_ssp[d] % 8 == 0 && p->xsp[d] + p->pad[d] < (INT64_C(1) << 30) &&
-             p->osp[d] * p->stride[d] < (INT64_C(1) << 30) && p->ker[d] * p->dil[d] < (INT64_C(1) << 30);
+        ok = ok && p->x_ssp[d] % 8 == 0 && (!dgrad || p->w_ssp[d] % 8 == 0) &&
+             p->xsp[d] + p->pad[d] < (INT64_C(1) << 30) &&
+             (p->osp[d] + p->pad[d]) * p->stride[d] < (INT64_C(1) << 30) &&
+             p->ker[d] * p->dil[d] < (INT64_C(1) << 30);
     return ok;
 }
 
@@ -591,6 +599,21 @@ static bool tma_operand(const gm_program* p, const void* base, int dtype, bool k
     return hipe_gm_tensor_map(map, dtype, base, dims, strides, box, why, len);
 }
 
+/* A data gradient's w for GM_WGMMA: dims (c, k_out, its filter taps innermost first), boxes
+ * of 64 x 64 x 1 x 1 x 1 (gm_wg_conv_b). */
+static bool tma_dgrad_filter(const gm_program* p, const void* base, int dtype, unsigned char* map,
+                             char* why, size_t len) {
+    uint64_t dims[5] = {(uint64_t)p->n, (uint64_t)p->cin, 1, 1, 1}, strides[4];
+    const uint32_t box[5] = {64, 64, 1, 1, 1};
+    strides[0] = (uint64_t)p->b_sk * 2;
+    for (int j = 0; j < 3; ++j) {
+        const int d = p->nsp - 1 - j;
+        dims[2 + j] = d >= 0 ? (uint64_t)p->ker[d] : 1;
+        strides[1 + j] = d >= 0 ? (uint64_t)p->w_ssp[d] * 2 : strides[j] * dims[1 + j];
+    }
+    return hipe_gm_tensor_map(map, dtype, base, dims, strides, box, why, len);
+}
+
 static bool aligned16(const void* p) { return ((uintptr_t)p & 15u) == 0; }
 
 bool hipe_gm_enqueue(hipe_gm* gm, gm_program* prog, int device, void* stream,
@@ -612,8 +635,10 @@ bool hipe_gm_enqueue(hipe_gm* gm, gm_program* prog, int device, void* stream,
         fast = (prog->conv || /* a convolution's x is gathered, not copied by TMA */
                 tma_operand(prog, prog->a, k.dt, k.ak, prog->m, prog->a_sm, prog->a_sk,
                             prog->a_bs, k.bm, tma.a, no, sizeof(no))) &&
-               tma_operand(prog, prog->b, k.dt, k.bk, prog->n, prog->b_sn, prog->b_sk,
-                           prog->b_bs, k.bn, tma.b, no, sizeof(no));
+               (prog->conv == GM_CONV_DGRAD
+                    ? tma_dgrad_filter(prog, prog->b, k.dt, tma.b, no, sizeof(no))
+                    : tma_operand(prog, prog->b, k.dt, k.bk, prog->n, prog->b_sn, prog->b_sk,
+                                  prog->b_bs, k.bn, tma.b, no, sizeof(no)));
         if (!fast)
             hipe_log(HIPDNN_LOG_WARN, HIPE_ENGINE_NAME ": matmul %lldx%lldx%lld: %s; the "
                      "general kernel runs", (long long)prog->m, (long long)prog->n,

@@ -176,7 +176,8 @@ PW_UNROLL
 
 // A convolution's a rows, fixed for a thread over the whole k loop (gm_load_conv_a): for
 // each chunk q it copies, the image's offset in x and each spatial dim's first input
-// coordinate (o * stride - pad), or row_ok false past the last output position.
+// coordinate (o * stride - pad; a data gradient's o + pad, the stride applied per tap), or
+// row_ok false past the last output position.
 template <int Q>
 struct GmConvRows {
     int64_t image[Q];
@@ -204,7 +205,8 @@ PW_UNROLL
             const uint32_t od = d < g.nsp ? (uint32_t)g.osp[d] : 1u;
             const uint32_t o = pos % od;
             pos /= od;
-            rows.first[q][d] = (int32_t)((int64_t)o * g.stride[d] - g.pad[d]);
+            rows.first[q][d] = (int32_t)(g.conv == GM_CONV_DGRAD ? (int64_t)o + g.pad[d]
+                                                                 : (int64_t)o * g.stride[d] - g.pad[d]);
         }
         rows.image[q] = (int64_t)pos * g.x_sn;
     }
@@ -212,7 +214,9 @@ PW_UNROLL
 
 // A convolution's a tile (BM x KT, k contiguous): each 16-byte chunk is 8 channels of
 // one x element's neighbourhood (gemm_program.c requires x's channels contiguous, C a
-// multiple of 8 and every index under 2^31), or zeros in the padding.  A thread's chunks
+// multiple of 8 and every index under 2^31), or zeros in the padding.  A data gradient's
+// chunk is 8 channels of dy at (o + pad - tap) / stride, zeros where that is not whole
+// (gm_conv_gather).  A thread's chunks
 // share one column (CHUNKS a row divides THREADS), so the field element is worked out once.
 // Rows of KT / 8 chunks, swizzled as gm_swz says (at KT 64, the 128-byte swizzle wgmma
 // reads).
@@ -235,6 +239,7 @@ PW_UNROLL
         f /= kd;
         if (g.flip) fd = kd - 1 - fd;
         tap[d] = (int32_t)(fd * g.dil[d]);
+        if (g.conv == GM_CONV_DGRAD) tap[d] = -tap[d];
     }
 PW_UNROLL
     for (int q = 0; q < L::Q; ++q) {
@@ -243,7 +248,12 @@ PW_UNROLL
 PW_UNROLL
         for (int d = 0; d < GM_MAX_SPATIAL; ++d) {
             if (d >= g.nsp) continue;
-            const int32_t i = rows.first[q][d] + tap[d];
+            int32_t i = rows.first[q][d] + tap[d];
+            if (g.conv == GM_CONV_DGRAD && g.stride[d] != 1) {
+                const int32_t st = (int32_t)g.stride[d];
+                valid = valid && i >= 0 && i % st == 0;
+                i /= st;
+            }
             valid = valid && i >= 0 && i < (int32_t)g.xsp[d];
             off += (int64_t)i * g.x_ssp[d];
         }
@@ -328,7 +338,11 @@ PW_FN void gm_mma(const gm_program& g, unsigned char* smem) {
             gm_load_conv_a<BM, THREADS>(as, g, conv_rows, k0, tid);
         else
             gm_load_tile<BM, AK, THREADS>(as, a, m0, k0, g.m, g.k, g.a_sm, g.a_sk, tid);
-        gm_load_tile<BN, BK, THREADS>(bs, b, n0, k0, g.n, g.k, g.b_sn, g.b_sk, tid);
+        if (CONV && g.conv == GM_CONV_DGRAD) // w's [k_out, c] matrix of the step's one tap
+            gm_load_tile<BN, BK, THREADS>(bs, b + gm_conv_b_offset(g, k0, 0), n0, 0, g.n,
+                                          g.cin - k0 % g.cin, g.b_sn, g.b_sk, tid);
+        else
+            gm_load_tile<BN, BK, THREADS>(bs, b, n0, k0, g.n, g.k, g.b_sn, g.b_sk, tid);
     };
 
     float acc[MT][NT][4];

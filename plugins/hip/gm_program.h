@@ -22,7 +22,8 @@
  * A convolution's data gradient (conv = GM_CONV_DGRAD) is the product the other way round:
  * row m is a position (n, i...) of dx, k = (f..., k_out), a gathers dy where
  * i + pad - f * dil is a multiple of the stride (o = that / stride, 0 elsewhere), b is w
- * read as [k, c], column n the channel c of dx.  The fields keep their names: "x" is dy
+ * read as [k, c], column n the channel c of dx (the tensor-core kernels read it as the
+ * matrix [k_out, c] of one filter tap a k step, strides b_sk and b_sn).  The fields keep their names: "x" is dy
  * (cin its channels, xsp its spatial dims), osp are dx's, w_sk is w's stride along c and
  * w_sc along k_out.
  *

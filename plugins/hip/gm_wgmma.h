@@ -202,10 +202,35 @@ PW_FN void gm_wg_load(const gm_program& g, const gm_tma& t, const GmWgBlock& blk
     }
 }
 
+// b's tile of k step k0 of a convolution by TMA: w's [n, k] rows (BK: KRSC, k contiguous);
+// a data gradient's w [k_out, c] of the step's one filter tap (GM_WG_BK divides the
+// channels k_out, gemm_program.c checks), through a map of dims (c, k_out, taps innermost
+// first) in boxes of 64 c.
+template <bool BK, int BN>
+PW_FN void gm_wg_conv_b(const gm_program& g, const gm_tma& t, uint32_t bs, uint32_t bar, int k0,
+                        int n0) {
+    int cb[3] = {0, 0, 0};
+    if (BK) {
+        gm_tma_load(bs, &t.b, bar, k0, n0, cb);
+        return;
+    }
+    uint32_t f = (uint32_t)k0 / (uint32_t)g.cin;
+    const int kc = k0 - (int)(f * (uint32_t)g.cin);
+PW_UNROLL
+    for (int j = 0; j < GM_MAX_SPATIAL; ++j) {
+        const int d = g.nsp - 1 - j;
+        if (d < 0) continue;
+        cb[j] = (int)(f % (uint32_t)g.ker[d]);
+        f /= (uint32_t)g.ker[d];
+    }
+PW_UNROLL
+    for (int j = 0; j < BN / 64; ++j) gm_tma_load(bs + j * GM_WG_BOX, &t.b, bar, n0 + 64 * j, kc, cb);
+}
+
 // The producer of a convolution, thread `tid` of its warpgroup: each gathers its chunks of
 // a's tile (gm_load_conv_a) and has their completion arrive on the stage's full barrier;
 // thread 0 has TMA bring b's tile.
-template <int BN, int STAGES>
+template <bool BK, int BN, int STAGES>
 PW_FN void gm_wg_gather(const gm_program& g, const gm_tma& t, const GmWgBlock& blk, int tid) {
     typedef GmWgSmem<BN, STAGES, false> L;
     int it = 0;
@@ -220,9 +245,8 @@ PW_FN void gm_wg_gather(const gm_program& g, const gm_tma& t, const GmWgBlock& b
             if (it >= STAGES) gm_mbar_wait(blk.empty + 8 * s, (uint32_t)((it / STAGES - 1) & 1));
             const uint32_t as = blk.base + s * L::STAGE, bs = as + L::A, bar = blk.full + 8 * s;
             if (tid == 0) {
-                const int none[3] = {0, 0, 0};
                 gm_mbar_expect(bar, L::B);
-                gm_tma_load(bs, &t.b, bar, k0, tn * BN, none);
+                gm_wg_conv_b<BK, BN>(g, t, bs, bar, k0, tn * BN);
             }
             gm_load_conv_a<GM_WG_BM, 128, GM_WG_BK>(as, g, rows, k0, tid);
             asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar)
@@ -314,7 +338,7 @@ PW_UNROLL
     }
     __syncthreads();
     if (CONV && wg == 0) { // registers as the consumers': 384 x 168 fit in the file
-        gm_wg_gather<BN, STAGES>(g, t, blk, tid);
+        gm_wg_gather<BK, BN, STAGES>(g, t, blk, tid);
         return;
     }
     if (wg == 0) {
