@@ -54,6 +54,12 @@ CONV_CASES: Dict[str, Tuple[int, int, int, int, int, int, int]] = {
 }
 
 
+def _workspace(g):
+    """The plan's workspace, allocated once as a cuDNN-frontend user does (None: none)."""
+    size = g.get_workspace_size()
+    return torch.empty((size,), dtype=torch.uint8, device="cuda") if size else None
+
+
 def _timed_row(name, impl, fn, get, ref, tol, flops, samples, repeat, note=""):
     """One table row: fn run once and its output (get()) checked, then timed."""
     fn()
@@ -157,9 +163,10 @@ def run_grad_case(name, samples, repeat):
         handle = hipdnn.Handle()
         handle.set_stream(torch.cuda.current_stream())
         pack[t] = out
+        ws = _workspace(g)
 
         def run():
-            g.execute(pack, None, handle=handle)
+            g.execute(pack, ws, handle=handle)
         kernel = first_run(run)
         add(f"hipdnn {g.get_engine_name(0)}, {kernel}", run, lambda: out)
     except hipdnn.HipdnnError as e:
@@ -198,9 +205,10 @@ def _hipdnn_conv_row(name, x, w, bias, out, k, stride, pad, rows, add, bn):
         handle = hipdnn.Handle()
         handle.set_stream(torch.cuda.current_stream())
         pack = {tx: x, tw: w, tb: b4, y: out}
+        ws = _workspace(g)
 
         def run():
-            g.execute(pack, None, handle=handle)
+            g.execute(pack, ws, handle=handle)
         kernel = first_run(run)
         add(f"hipdnn {g.get_engine_name(0)}, {kernel}", run, lambda: out,
             f"tile 128 x {bn} forced" if bn else "")
@@ -242,9 +250,10 @@ def _hipdnn_run(a, b, bias, out, epilogue) -> Callable[[], None]:
     handle = hipdnn.Handle()
     handle.set_stream(torch.cuda.current_stream())
     pack[y] = out
+    ws = _workspace(g)
 
     def run():
-        g.execute(pack, None, handle=handle)
+        g.execute(pack, ws, handle=handle)
     run.engine = g.get_engine_name(0)  # type: ignore[attr-defined]
     return run
 

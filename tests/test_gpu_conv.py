@@ -16,7 +16,7 @@ import pytest
 import hipdnn
 import references as ref
 from conftest import GPU_ENGINE
-from test_gpu_matmul import assert_product_close, on_tensor_cores, ran, stages
+from test_gpu_matmul import assert_product_close, k_split, on_tensor_cores, ran, stages
 from tolerances import graph_tolerance
 
 pytestmark = pytest.mark.gpu
@@ -266,6 +266,30 @@ def test_weight_gradient_with_its_epilogue(gpu, dtype):
         out = g.sub(w.bind(g, "w"), g.scale(dw, 0.125), name="step")
         return [(out, w.values - 0.125 * want, "pointwise", [w])]
     wgrad_check(gpu, dtype, [2, 16, 8, 8], [24, 16, 3, 3], [1, 1], epilogue=epilogue)
+
+
+# ---- split-k -------------------------------------------------------------------------------
+
+def test_weight_gradient_over_many_positions_is_split(gpu, dtype):
+    # k = 8 x 16 x 16 = 2048 positions of dy for a 24 x 144 dw, one tile: the plan splits k
+    log = wgrad_check(gpu, dtype, [8, 16, 16, 16], [24, 16, 3, 3], [1, 1])
+    assert k_split(log) > 1, log
+
+
+@pytest.mark.parametrize("op", ["fprop", "dgrad", "wgrad"])
+def test_k_split_into_ranges(gpu, dtype, monkeypatch, op):
+    # three ranges forced: the forward's and data gradient's gathers (tensor cores where
+    # the dtype allows) start at a range's first filter tap and channel; an epilogue after
+    # the sum
+    monkeypatch.setenv("HIPDNN_HIP_SPLIT_K", "3")
+    if op == "fprop":
+        log = conv_check(gpu, dtype, [2, 64, 6, 5], [24, 64, 3, 3], [1, 1],
+                         epilogue=ep_bias_relu(gpu, dtype))
+    elif op == "dgrad":
+        log = dgrad_check(gpu, dtype, [2, 16, 6, 5], [64, 16, 3, 3], [1, 1], stride=[2, 2])
+    else:
+        log = wgrad_check(gpu, dtype, [3, 16, 10, 9], [24, 16, 3, 3], [1, 1])
+    assert k_split(log) == 3, log
 
 
 # ---- fused epilogues --------------------------------------------------------------------------

@@ -155,7 +155,7 @@ def test_sm90_gpus_run_the_wgmma_kernel(gpu):
     if cc != (9, 0):
         pytest.skip(f"needs an sm_90 GPU (H100, H200) and torch to tell; this one: {cc}")
     log = check(gpu, "bf16", [2, 256, 512], [512, 384], "packed", "transposed")
-    assert any("first run of the tensor-core (wgmma) kernel" in m for m in log), log
+    assert any("first run of the tensor-core (wgmma)" in m for m in log), log
 
 
 # ---- batches -------------------------------------------------------------------------------
@@ -257,6 +257,57 @@ def test_each_sm90_tile_over_more_tiles_than_multiprocessors(gpu, monkeypatch, b
     monkeypatch.setenv("HIPDNN_HIP_WGMMA_BN", str(bn))
     check(gpu, "bf16", [1100, 256], [256, 1000], "packed", b_layout,
           epilogue=ep_bias_relu(gpu, "bf16"))
+
+
+# ---- split-k ---------------------------------------------------------------------------------
+
+def k_split(log):
+    """The ranges the first run's kernel split k into (1: none)."""
+    for line in log:
+        if "first run of the " in line and "k split " in line:
+            return int(line.split("k split ", 1)[1].split(" ", 1)[0])
+    return 1
+
+
+@pytest.mark.parametrize("splits", [2, 3])
+@pytest.mark.parametrize("b_layout", ["packed", "transposed"])
+def test_k_split_into_ranges(gpu, dtype, monkeypatch, splits, b_layout):
+    # HIPDNN_HIP_SPLIT_K forces the ranges: k = 1000 is 16 steps of 64 (the last ragged), in
+    # ranges of 8 or 6; batched, m and n ragged against every tile, an epilogue after the
+    # sum (the product rounded once, as without the split)
+    monkeypatch.setenv("HIPDNN_HIP_SPLIT_K", str(splits))
+    log = check(gpu, dtype, [2, 33, 1000], [2, 1000, 72], "packed", b_layout,
+                epilogue=ep_bias_gelu(gpu, dtype))
+    assert k_split(log) == splits, log
+
+
+def test_k_split_on_the_general_kernel_for_a_misaligned_view(gpu, dtype, monkeypatch):
+    # the plan's ranges, run by the kernel compiled at enqueue (its own tiles, the same
+    # workspace)
+    monkeypatch.setenv("HIPDNN_HIP_SPLIT_K", "4")
+    m, k, n = 40, 512, 24
+    storage = STORAGES[dtype]
+    base = storage.full((m * k + 1,))
+    view = base[1:].reshape(m, k)
+    view[...] = storage.encode(gpu.random([m, k]))
+    mask = np.zeros(base.shape, bool)
+    mask[1:] = True
+    a = Operand(view, base, mask, storage, storage.decode(view))
+    b = gpu.input([k, n], dtype)
+    g = gpu.graph(dtype)
+    c = g.matmul(a.bind(g, "a"), b.bind(g, "b"), name="mm")
+    out = gpu.output(c, [m, n], dtype)
+    log = ran(lambda: gpu.execute(g, [a, b, out]))
+    assert any("first run of the general, k split 4 ways, kernel" in line for line in log), log
+    assert_product_close(out, a.values @ b.values, tolerance("matmul", dtype), k,
+                         np.abs(a.values) @ np.abs(b.values))
+
+
+def test_a_long_k_over_few_tiles_is_split(gpu, dtype):
+    # 64 x 64 is one tile: most multiprocessors would idle while it walks k = 4096; the
+    # plan splits k (into how many ranges the model says)
+    log = check(gpu, dtype, [64, 4096], [4096, 64], epilogue=ep_bias_relu(gpu, dtype))
+    assert k_split(log) > 1, log
 
 
 def test_epilogue_on_a_batched_product(gpu, dtype):

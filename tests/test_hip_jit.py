@@ -251,11 +251,11 @@ def test_each_matmul_and_convolution_plan_writes_its_kernel(dump_dir):
     assert len(cu) == 9 and len(gm_sources(dump_dir, "hip")) == 3, sorted(
         p.name for p in dump_dir.iterdir())
     for tile in ("64, 6, true", "128, 4, true", "256, 4, false"):
-        assert len([t for t in cu if f"gm_wgmma_tile<1, true, true, {tile}, false, " in t]) == 1
-    assert [t for t in cu if "gm_wgmma_tile<1, true, true, 256, 4, false, false, " in t], cu  # fp16
-    assert [t for t in cu if "gm_wgmma_tile<2, true, true, 256, 4, false, true, " in t], cu  # conv
+        assert len([t for t in cu if f"gm_wgmma_tile<1, true, true, {tile}, 0, " in t]) == 1
+    assert [t for t in cu if "gm_wgmma_tile<1, true, true, 256, 4, false, 0, " in t], cu  # fp16
+    assert [t for t in cu if "gm_wgmma_tile<2, true, true, 256, 4, false, 1, " in t], cu  # conv
     mma = [t for t in cu if "gm_mma<" in t]
-    assert len(mma) == 2 and any(", true, 2, hipdnn_program>" in t for t in mma), mma  # conv
+    assert len(mma) == 2 and any(", 1, 2, hipdnn_program>" in t for t in mma), mma  # conv
     assert any("gm_simt<0, 0, 2, hipdnn_program>" in t for t in cu), cu
 
 

@@ -613,7 +613,9 @@ extern "C" bool hipe_gm_tensor_map(unsigned char* map, int dtype, const void* ba
 }
 
 // A matmul: each row of the product in fp32 (k in order, fused multiply-adds), rounded to
-// the product's type, then the epilogue over it as the kernels run it (gm_exec.h).
+// the product's type, then the epilogue over it as the kernels run it (gm_exec.h).  With
+// its k split, the two launches as the kernels make them: each range's sum into the
+// workspace in the kernels' layout, then their sum in order, rounded, and the epilogue.
 
 extern "C" bool hipe_gm_launch(void* kernel, const gm_program* g, const gm_tma* tma,
                                int64_t blocks, int threads, int smem, void* stream, char* why,
@@ -626,9 +628,12 @@ extern "C" bool hipe_gm_launch(void* kernel, const gm_program* g, const gm_tma* 
         snprintf(why, len, "internal: a matmul launched with another kernel");
         return false;
     }
-    if (blocks != g->batches * g->tiles_m * g->tiles_n) {
-        snprintf(why, len, "internal: a matmul grid of %lld blocks for %lld x %d x %d tiles",
-                 (long long)blocks, (long long)g->batches, g->tiles_m, g->tiles_n);
+    const int64_t tiles = g->batches * g->tiles_m * g->tiles_n;
+    const int64_t units = g->phase == GM_PHASE_PARTIAL ? tiles * g->splits : tiles;
+    if (blocks != units || (g->phase != GM_PHASE_WHOLE && (g->splits < 2 || !g->partial))) {
+        snprintf(why, len, "internal: a matmul grid of %lld blocks for %lld x %d x %d tiles, "
+                 "phase %d of %d k ranges", (long long)blocks, (long long)g->batches, g->tiles_m,
+                 g->tiles_n, g->phase, g->splits);
         return false;
     }
     std::vector<float> row((size_t)g->n + PW_VEC, 0.0f);
@@ -637,13 +642,32 @@ extern "C" bool hipe_gm_launch(void* kernel, const gm_program* g, const gm_tma* 
         gm_batch_offsets(*g, batch, &a_off, &b_off);
         for (int64_t m = 0; m < g->m; ++m) {
             for (int64_t n = 0; n < g->n; ++n) {
-                float acc = 0.0f;
-                for (int64_t k = 0; k < g->k; ++k)
-                    acc = fmaf(gm_a_at(*g, g->a_dtype, a_off, m, k),
-                               gm_b_at(*g, g->b_dtype, b_off, k, n), acc);
-                row[(size_t)n] = gm_round(g->acc_round, acc);
+                // the kernels' partial layout (gm_program.h): range sp of tile (tm, tn)
+                const int64_t tile = (batch * g->tiles_m + m / g->tile_m) * g->tiles_n + n / g->tile_n;
+                const int64_t at = (m % g->tile_m) * g->tile_n + n % g->tile_n;
+                const int64_t tile_elems = (int64_t)g->tile_m * g->tile_n;
+                if (g->phase == GM_PHASE_SUM) {
+                    float sum = 0.0f;
+                    for (int sp = 0; sp < g->splits; ++sp)
+                        sum += g->partial[(sp * tiles + tile) * tile_elems + at];
+                    row[(size_t)n] = gm_round(g->acc_round, sum);
+                    continue;
+                }
+                for (int sp = 0; sp < (g->phase == GM_PHASE_PARTIAL ? g->splits : 1); ++sp) {
+                    const int64_t k0 = g->phase == GM_PHASE_PARTIAL ? sp * g->split_k : 0;
+                    const int64_t k1 = g->phase == GM_PHASE_PARTIAL && k0 + g->split_k < g->k
+                                           ? k0 + g->split_k : g->k;
+                    float acc = 0.0f;
+                    for (int64_t k = k0; k < k1; ++k)
+                        acc = fmaf(gm_a_at(*g, g->a_dtype, a_off, m, k),
+                                   gm_b_at(*g, g->b_dtype, b_off, k, n), acc);
+                    if (g->phase == GM_PHASE_PARTIAL)
+                        g->partial[(sp * tiles + tile) * tile_elems + at] = acc;
+                    else
+                        row[(size_t)n] = gm_round(g->acc_round, acc);
+                }
             }
-            for (int64_t c0 = 0; c0 < g->n; c0 += PW_VEC)
+            for (int64_t c0 = 0; g->phase != GM_PHASE_PARTIAL && c0 < g->n; c0 += PW_VEC)
                 gm_epilogue_step<PW_SLOTS, PwInterpreted>(*g, batch * g->m + m, c0, &row[(size_t)c0]);
         }
     }

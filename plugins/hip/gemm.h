@@ -30,6 +30,9 @@ typedef struct {
     hipe_gm_kernel main; /* the kernel planned for 16-byte aligned operands */
     void* fn;            /* ... compiled at plan time (hipe_gm_prepare) */
     _Atomic(void*) simt; /* GM_SIMT for operands not aligned, compiled when first needed */
+    int max_splits;      /* split-k ranges the plan's workspace holds (1: none) */
+    char label[64];      /* the planned kernel and the general one, for the log */
+    char simt_label[64];
 } hipe_gm;
 
 /* Moves dim 1 of every tensor of rank ndim of a convolution's epilogue graph last (its
@@ -55,7 +58,8 @@ bool hipe_gm_prepare(hipe_gm* gm, int device, char* why, size_t len);
 
 /* Launches the matmul of `prog` (gm->prog with its pointers set) on `stream`: the planned
  * kernel where a and b are 16-byte aligned, else the general one (compiled now if need
- * be).  *kernel gets which ran ("tensor cores", "general"), for the log. */
+ * be); twice where its k is split.  *kernel gets which ran (gm->label or simt_label), for
+ * the log. */
 bool hipe_gm_enqueue(hipe_gm* gm, gm_program* prog, int device, void* stream,
                      const char** kernel, char* why, size_t len);
 

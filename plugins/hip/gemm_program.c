@@ -38,6 +38,8 @@ static int tile_n(const hipe_gm_kernel* k) { return k->kind == GM_SIMT ? 64 : k-
 
 /* The grid of kernel k over prog: tiles and their raster. */
 static void set_grid(gm_program* p, const hipe_gm_kernel* k) {
+    p->tile_m = tile_m(k);
+    p->tile_n = tile_n(k);
     p->tiles_m = (int32_t)((p->m + tile_m(k) - 1) / tile_m(k));
     p->tiles_n = (int32_t)((p->n + tile_n(k) - 1) / tile_n(k));
     p->group_m = p->tiles_m < 8 ? p->tiles_m : 8;
@@ -155,6 +157,82 @@ static bool wgmma_kernel(const hipe_gm* gm, int device, hipe_gm_kernel* k) {
     *k = wgmma_of(gm, best);
     k->grid = sms;
     return true;
+}
+
+/* ---- split-k (gm_program.h) --------------------------------------------------------- */
+
+#define GM_SPLIT_STEP 64   /* k of a split-k step: a range is a multiple of every kernel's k */
+#define GM_MAX_SPLITS 64
+#define GM_PARTIAL_BYTES_MAX (INT64_C(64) << 20) /* of workspace for the partial products */
+
+/* $HIPDNN_HIP_SPLIT_K: the ranges forced (tests, benchmarks), 0 where unset. */
+static int forced_splits(void) {
+    const char* s = getenv("HIPDNN_HIP_SPLIT_K");
+    const int v = s ? atoi(s) : 0;
+    return v > 0 ? (v < GM_MAX_SPLITS ? v : GM_MAX_SPLITS) : 0;
+}
+
+static int64_t split_steps(const gm_program* p) { return (p->k + GM_SPLIT_STEP - 1) / GM_SPLIT_STEP; }
+
+/* Into how many k ranges a product of `tiles` tiles goes on `slots` concurrent blocks: the
+ * fewest whole waves by a model in k steps, a block costing its steps plus 3 (its
+ * pipeline's fill, its tile's store), the summing launch 3 plus a quarter step a range; each
+ * range at least 4 steps (a guess to be replaced by measured knobs). */
+static int split_count(const gm_program* p, int64_t tiles, int slots) {
+    const int64_t steps = split_steps(p);
+    const int forced = forced_splits();
+    if (forced) return (int)(forced < steps ? forced : steps > 0 ? steps : 1);
+    int best = 1;
+    double best_cost = 0;
+    for (int s = 1; s <= GM_MAX_SPLITS && (s == 1 || steps >= 4 * s); ++s) {
+        const int64_t waves = (tiles * s + slots - 1) / slots;
+        const double cost = (double)waves * (double)((steps + s - 1) / s + 3) + (s > 1 ? 3 + s / 4.0 : 0);
+        if (s == 1 || cost < best_cost) {
+            best = s;
+            best_cost = cost;
+        }
+    }
+    return best;
+}
+
+/* Bytes of the partial products of `splits` ranges in any kernel's tiles (at most 128 x
+ * 256): the workspace the plan asks for. */
+static int64_t partial_bytes(const gm_program* p, int splits) {
+    if (splits < 2) return 0;
+    return (int64_t)splits * p->batches * ((p->m + 127) / 128 * 128) * ((p->n + 255) / 256 * 256) *
+           (int64_t)sizeof(float);
+}
+
+/* p's ranges: `want` at most, each a whole number of GM_SPLIT_STEP steps, none empty. */
+static void set_splits(gm_program* p, int want) {
+    const int64_t steps = split_steps(p);
+    p->splits = 1;
+    p->split_k = 0;
+    if (want < 2 || steps < 2) return;
+    const int64_t per = (steps + want - 1) / want;
+    p->splits = (int32_t)((steps + per - 1) / per);
+    p->split_k = per * GM_SPLIT_STEP;
+    if (p->splits < 2) p->splits = 1, p->split_k = 0;
+}
+
+/* At compile time (no device yet): the most ranges any kernel may take, for the workspace,
+ * counted against the sm_90 kernel's widest tile on GM_ASSUMED_SMS multiprocessors and
+ * kept under GM_PARTIAL_BYTES_MAX. */
+static int reserve_splits(const gm_program* p) {
+    int s = split_count(p, p->batches * ((p->m + 127) / 128) * ((p->n + 255) / 256), GM_ASSUMED_SMS);
+    while (s > 1 && partial_bytes(p, s) > GM_PARTIAL_BYTES_MAX) --s;
+    return s;
+}
+
+/* At plan time, for the kernel chosen and the device's multiprocessors. */
+static void plan_splits(hipe_gm* gm, int device) {
+    gm_program* p = &gm->prog;
+    int sms = 0;
+    char why[HIPE_MSG_LEN];
+    if (!hipe_sm_count(device, &sms, why, sizeof(why)) || sms < 1) sms = GM_ASSUMED_SMS;
+    const int per_sm = gm->main.kind == GM_WGMMA ? 1 : GM_BLOCKS_PER_SM;
+    int s = split_count(p, p->batches * p->tiles_m * p->tiles_n, sms * per_sm);
+    set_splits(p, s < gm->max_splits ? s : gm->max_splits);
 }
 
 /* The epilogue of a matmul alone: the product stored to c. */
@@ -474,7 +552,7 @@ static bool conv_mma_ok(const gm_program* p) {
 }
 
 int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe_plan* ep,
-                    hipe_stage* st, char* why, size_t len) {
+                    int64_t parts_uid, size_t* parts_bytes, hipe_stage* st, char* why, size_t len) {
     const bool dgrad = mm->kind == HIPDNN_OP_CONV_DGRAD, wgrad = mm->kind == HIPDNN_OP_CONV_WGRAD;
     const bool conv = mm->kind == HIPDNN_OP_CONV_FPROP || dgrad || wgrad;
     const char* op = wgrad ? "conv_wgrad" : dgrad ? "conv_dgrad" : conv ? "conv_fprop" : "matmul";
@@ -519,6 +597,12 @@ int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe
     const bool mma = strcmp(hipe_vendor(), "ROCm") != 0 && (!conv || conv_mma_ok(p));
     choose_kernel(p, mma, &gm->main);
     set_grid(p, &gm->main);
+    gm->max_splits = reserve_splits(p);
+    set_splits(p, 1); /* until plan time (plan_splits) */
+    if (gm->max_splits > 1) {
+        *parts_bytes = (size_t)partial_bytes(p, gm->max_splits);
+        bind(st, parts_uid, offsetof(gm_program, partial), -1);
+    }
     bind(st, a->uid, offsetof(gm_program, a), -1);
     bind(st, b->uid, offsetof(gm_program, b), -1);
     for (int i = 0; i < p->ep.nin; ++i)
@@ -564,19 +648,36 @@ static bool build(const hipe_gm* gm, const hipe_gm_kernel* k, int device, void**
     return ok;
 }
 
+/* The kernel's name in the log: which, and its k ranges. */
+static void label(const gm_program* p, const hipe_gm_kernel* k, char* out, size_t len) {
+    const char* kind = k->kind == GM_WGMMA ? "tensor-core (wgmma)"
+                       : k->kind == GM_MMA ? "tensor-core" : "general";
+    if (p->splits > 1)
+        hipdnnSdkFormat(out, len, "%s, k split %d ways,", kind, p->splits);
+    else
+        hipdnnSdkFormat(out, len, "%s", kind);
+}
+
 bool hipe_gm_prepare(hipe_gm* gm, int device, char* why, size_t len) {
     hipe_gm_kernel wg;
+    bool ok = false;
     if (wgmma_kernel(gm, device, &wg)) {
         char no[HIPE_MSG_LEN];
-        if (build(gm, &wg, device, &gm->fn, no, sizeof(no))) {
+        ok = build(gm, &wg, device, &gm->fn, no, sizeof(no));
+        if (ok) {
             gm->main = wg;
             set_grid(&gm->prog, &wg);
-            return true;
+        } else {
+            hipe_log(HIPDNN_LOG_WARN, HIPE_ENGINE_NAME ": the sm_90 matmul kernel did not "
+                     "compile (%s); mma.sync's runs", no);
         }
-        hipe_log(HIPDNN_LOG_WARN, HIPE_ENGINE_NAME ": the sm_90 matmul kernel did not compile "
-                 "(%s); mma.sync's runs", no);
     }
-    return build(gm, &gm->main, device, &gm->fn, why, len);
+    if (!ok && !build(gm, &gm->main, device, &gm->fn, why, len)) return false;
+    plan_splits(gm, device);
+    const hipe_gm_kernel simt = {.kind = GM_SIMT};
+    label(&gm->prog, &gm->main, gm->label, sizeof(gm->label));
+    label(&gm->prog, &simt, gm->simt_label, sizeof(gm->simt_label));
+    return true;
 }
 
 /* GM_WGMMA's tensor map of one operand (rows: m or n; kc: k is its contiguous dim): the
@@ -653,11 +754,18 @@ bool hipe_gm_enqueue(hipe_gm* gm, gm_program* prog, int device, void* stream,
         }
         set_grid(prog, &k);
     }
-    *kernel = k.kind == GM_WGMMA ? "tensor-core (wgmma)"
-              : k.kind == GM_MMA ? "tensor-core" : "general";
-    int64_t blocks = prog->batches * prog->tiles_m * prog->tiles_n;
-    if (blocks < 1) return true; /* an empty product: nothing to write */
-    if (k.persistent && blocks > k.grid) blocks = k.grid;
-    return hipe_gm_launch(fn, prog, k.kind == GM_WGMMA ? &tma : NULL, blocks, hipe_gm_threads(&k),
-                          hipe_gm_smem(&k), stream, why, len);
+    *kernel = k.kind == gm->main.kind ? gm->label : gm->simt_label;
+    const int64_t tiles = prog->batches * prog->tiles_m * prog->tiles_n;
+    if (tiles < 1) return true; /* an empty product: nothing to write */
+    /* split-k: the partial products, then their sum and the epilogue (gm_program.h) */
+    for (int phase = prog->splits > 1 ? GM_PHASE_PARTIAL : GM_PHASE_WHOLE;;) {
+        prog->phase = phase;
+        int64_t blocks = phase == GM_PHASE_PARTIAL ? tiles * prog->splits : tiles;
+        if (k.persistent && blocks > k.grid) blocks = k.grid;
+        if (!hipe_gm_launch(fn, prog, k.kind == GM_WGMMA ? &tma : NULL, blocks,
+                            hipe_gm_threads(&k), hipe_gm_smem(&k), stream, why, len))
+            return false;
+        if (phase != GM_PHASE_PARTIAL) return true;
+        phase = GM_PHASE_SUM;
+    }
 }

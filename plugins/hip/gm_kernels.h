@@ -37,6 +37,83 @@ PW_FN void gm_tile_of(const gm_program& g, int64_t bid, int64_t* batch, int* tm,
     *tn = in / rows;
 }
 
+// ---- split-k (gm_program.h) -------------------------------------------------------------
+
+// What block `unit` of a launch computes: the tile (as gm_tile_of numbers them) and its k
+// steps [kt0, kt1) of KT elements (all of them but in phase GM_PHASE_PARTIAL).
+struct GmUnit {
+    int64_t tile;
+    int kt0, kt1;
+};
+
+template <int KT>
+PW_FN GmUnit gm_unit_of(const gm_program& g, int64_t unit) {
+    GmUnit u;
+    const int steps = (int)((g.k + KT - 1) / KT);
+    u.tile = unit;
+    u.kt0 = 0;
+    u.kt1 = steps;
+    if (g.phase == GM_PHASE_PARTIAL) {
+        const int64_t tiles = g.batches * g.tiles_m * g.tiles_n;
+        const int64_t range = unit / tiles;
+        const int per = (int)(g.split_k / KT);
+        u.tile = unit - range * tiles;
+        u.kt0 = (int)range * per;
+        u.kt1 = u.kt0 + per < steps ? u.kt0 + per : steps;
+    }
+    return u;
+}
+
+// Blocks of a launch: units in phase GM_PHASE_PARTIAL, tiles otherwise.
+PW_FN int64_t gm_units(const gm_program& g) {
+    const int64_t tiles = g.batches * g.tiles_m * g.tiles_n;
+    return g.phase == GM_PHASE_PARTIAL ? tiles * g.splits : tiles;
+}
+
+// Phase GM_PHASE_PARTIAL: unit's fp32 tile (shared memory, ld floats a row) to the workspace.
+template <int BM, int BN, int THREADS>
+PW_FN void gm_store_partial(const gm_program& g, int64_t unit, const float* tile, int ld, int tid) {
+    float* dst = g.partial + unit * (BM * BN);
+    for (int e = tid; e < BM * BN / 4; e += THREADS) {
+        const int r = e / (BN / 4), c = (e - r * (BN / 4)) * 4;
+        *(float4*)(dst + r * BN + c) = *(const float4*)(tile + r * ld + c);
+    }
+}
+
+// Phase GM_PHASE_SUM: tile `tile`'s ranges summed in order into shared memory, rounded to
+// the product's type as a whole product would be.
+template <int BM, int BN, int THREADS>
+PW_FN void gm_sum_partials(const gm_program& g, int64_t tile, float* out, int ld, int tid) {
+    const int64_t tiles = g.batches * g.tiles_m * g.tiles_n;
+    for (int e = tid; e < BM * BN / 4; e += THREADS) {
+        const int r = e / (BN / 4), c = (e - r * (BN / 4)) * 4;
+        float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        for (int sp = 0; sp < g.splits; ++sp) {
+            const float4 v = *(const float4*)(g.partial + (sp * tiles + tile) * (BM * BN) + r * BN + c);
+            sum.x += v.x;
+            sum.y += v.y;
+            sum.z += v.z;
+            sum.w += v.w;
+        }
+        float* o = out + r * ld + c;
+        o[0] = gm_round(g.acc_round, sum.x);
+        o[1] = gm_round(g.acc_round, sum.y);
+        o[2] = gm_round(g.acc_round, sum.z);
+        o[3] = gm_round(g.acc_round, sum.w);
+    }
+}
+
+// The type a kernel rounds its fp32 tile to: none for a partial product.
+PW_FN int gm_tile_round(const gm_program& g) {
+    return g.phase == GM_PHASE_PARTIAL ? PW_F32 : g.acc_round;
+}
+
+// The end of a block's tile: to the workspace (phase GM_PHASE_PARTIAL) or through the
+// epilogue.
+template <int BM, int BN, int THREADS, int S, class Prog>
+PW_FN void gm_finish_tile(const gm_program& g, int64_t unit, const float* tile, int ld,
+                          int64_t batch, int64_t m0, int64_t n0, int tid);
+
 // The epilogue over a tile of the product in shared memory (ld floats a row), by THREADS
 // threads.
 template <int BM, int BN, int THREADS, int S, class Prog>
@@ -49,6 +126,15 @@ PW_FN void gm_tile_epilogue(const gm_program& g, const float* tile, int ld, int6
         if (m < g.m && c0 < g.n)
             gm_epilogue_step<S, Prog>(g, batch * g.m + m, c0, tile + r * ld + v * PW_VEC);
     }
+}
+
+template <int BM, int BN, int THREADS, int S, class Prog>
+PW_FN void gm_finish_tile(const gm_program& g, int64_t unit, const float* tile, int ld,
+                          int64_t batch, int64_t m0, int64_t n0, int tid) {
+    if (g.phase == GM_PHASE_PARTIAL)
+        gm_store_partial<BM, BN, THREADS>(g, unit, tile, ld, tid);
+    else
+        gm_tile_epilogue<BM, BN, THREADS, S, Prog>(g, tile, ld, batch, m0, n0, tid);
 }
 
 // ---- gm_simt ---------------------------------------------------------------------------
@@ -64,19 +150,26 @@ PW_FN void gm_simt(const gm_program& g) {
     __shared__ float as[KS][T];
     __shared__ float bs[KS][T];
     __shared__ __attribute__((aligned(16))) float cs[T * LD];
+    const GmUnit u = gm_unit_of<KS>(g, blockIdx.x);
     int64_t batch;
     int tm, tn;
-    gm_tile_of(g, blockIdx.x, &batch, &tm, &tn);
+    gm_tile_of(g, u.tile, &batch, &tm, &tn);
     const int64_t m0 = (int64_t)tm * T, n0 = (int64_t)tn * T;
+    const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+    if (g.phase == GM_PHASE_SUM) {
+        gm_sum_partials<T, T, GM_SIMT_THREADS>(g, u.tile, cs, LD, tid);
+        __syncthreads();
+        gm_tile_epilogue<T, T, GM_SIMT_THREADS, S, Prog>(g, cs, LD, batch, m0, n0, tid);
+        return;
+    }
     int64_t a_off, b_off;
     gm_batch_offsets(g, batch, &a_off, &b_off);
-    const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
     float acc[4][4];
 PW_UNROLL
     for (int i = 0; i < 4; ++i)
 PW_UNROLL
         for (int j = 0; j < 4; ++j) acc[i][j] = 0.0f;
-    for (int64_t k0 = 0; k0 < g.k; k0 += KS) {
+    for (int64_t k0 = (int64_t)u.kt0 * KS; k0 < (int64_t)u.kt1 * KS; k0 += KS) {
         for (int e = tid; e < T * KS; e += GM_SIMT_THREADS) {
             const int kk = e / T, mm = e - kk * T; // consecutive threads: consecutive m / n
             as[kk][mm] = gm_a_at(g, ADT, a_off, m0 + mm, k0 + kk);
@@ -100,9 +193,9 @@ PW_UNROLL
 PW_UNROLL
     for (int i = 0; i < 4; ++i)
 PW_UNROLL
-        for (int j = 0; j < 4; ++j) cs[(ty + 16 * i) * LD + tx + 16 * j] = gm_round(g.acc_round, acc[i][j]);
+        for (int j = 0; j < 4; ++j) cs[(ty + 16 * i) * LD + tx + 16 * j] = gm_round(gm_tile_round(g), acc[i][j]);
     __syncthreads();
-    gm_tile_epilogue<T, T, GM_SIMT_THREADS, S, Prog>(g, cs, LD, batch, m0, n0, tid);
+    gm_finish_tile<T, T, GM_SIMT_THREADS, S, Prog>(g, blockIdx.x, cs, LD, batch, m0, n0, tid);
 }
 
 // ---- gm_mma (NVIDIA, sm_80 and newer) -------------------------------------------------------
@@ -190,7 +283,7 @@ struct GmConvA {
     static constexpr int C = KT / 8, CHUNKS = BM * C, Q = (CHUNKS + THREADS - 1) / THREADS;
 };
 
-template <int BM, int THREADS, int KT = GM_KT>
+template <int CONV, int BM, int THREADS, int KT = GM_KT>
 PW_FN void gm_conv_rows(const gm_program& g, int64_t m0, int tid,
                         GmConvRows<GmConvA<BM, THREADS, KT>::Q>& rows) {
     typedef GmConvA<BM, THREADS, KT> L;
@@ -205,7 +298,7 @@ PW_UNROLL
             const uint32_t od = d < g.nsp ? (uint32_t)g.osp[d] : 1u;
             const uint32_t o = pos % od;
             pos /= od;
-            rows.first[q][d] = (int32_t)(g.conv == GM_CONV_DGRAD ? (int64_t)o + g.pad[d]
+            rows.first[q][d] = (int32_t)(CONV == GM_CONV_DGRAD ? (int64_t)o + g.pad[d]
                                                                  : (int64_t)o * g.stride[d] - g.pad[d]);
         }
         rows.image[q] = (int64_t)pos * g.x_sn;
@@ -220,7 +313,7 @@ PW_UNROLL
 // share one column (CHUNKS a row divides THREADS), so the field element is worked out once.
 // Rows of KT / 8 chunks, swizzled as gm_swz says (at KT 64, the 128-byte swizzle wgmma
 // reads).
-template <int BM, int THREADS, int KT = GM_KT>
+template <int CONV, int BM, int THREADS, int KT = GM_KT>
 PW_FN void gm_load_conv_a(uint32_t dst, const gm_program& g,
                           const GmConvRows<GmConvA<BM, THREADS, KT>::Q>& rows, int64_t k0, int tid) {
     typedef GmConvA<BM, THREADS, KT> L;
@@ -239,7 +332,7 @@ PW_UNROLL
         f /= kd;
         if (g.flip) fd = kd - 1 - fd;
         tap[d] = (int32_t)(fd * g.dil[d]);
-        if (g.conv == GM_CONV_DGRAD) tap[d] = -tap[d];
+        if (CONV == GM_CONV_DGRAD) tap[d] = -tap[d];
     }
 PW_UNROLL
     for (int q = 0; q < L::Q; ++q) {
@@ -249,7 +342,7 @@ PW_UNROLL
         for (int d = 0; d < GM_MAX_SPATIAL; ++d) {
             if (d >= g.nsp) continue;
             int32_t i = rows.first[q][d] + tap[d];
-            if (g.conv == GM_CONV_DGRAD && g.stride[d] != 1) {
+            if (CONV == GM_CONV_DGRAD && g.stride[d] != 1) {
                 const int32_t st = (int32_t)g.stride[d];
                 valid = valid && i >= 0 && i % st == 0;
                 i /= st;
@@ -308,17 +401,26 @@ PW_UNROLL
     }
 }
 
-// One BM x BN tile: WM x WN warps, each (BM / WM) x (BN / WN) of the product; CONV: a is
+// One BM x BN tile: WM x WN warps, each (BM / WM) x (BN / WN) of the product; CONV
+// (GM_CONV_FPROP or GM_CONV_DGRAD, a constant so the gather's branches fold): a is
 // a convolution's x (gm_load_conv_a).
-template <int DT, bool AK, bool BK, int BM, int BN, int WM, int WN, int STAGES, bool CONV, int S,
+template <int DT, bool AK, bool BK, int BM, int BN, int WM, int WN, int STAGES, int CONV, int S,
           class Prog>
 PW_FN void gm_mma(const gm_program& g, unsigned char* smem) {
     constexpr int THREADS = WM * WN * 32, MT = BM / WM / 16, NT = BN / WN / 8;
     typedef GmSmem<BM, BN, STAGES> L;
+    const GmUnit u = gm_unit_of<GM_KT>(g, blockIdx.x);
     int64_t batch;
     int tm, tn;
-    gm_tile_of(g, blockIdx.x, &batch, &tm, &tn);
+    gm_tile_of(g, u.tile, &batch, &tm, &tn);
     const int64_t m0 = (int64_t)tm * BM, n0 = (int64_t)tn * BN;
+    if (g.phase == GM_PHASE_SUM) {
+        float* tile = (float*)smem;
+        gm_sum_partials<BM, BN, THREADS>(g, u.tile, tile, L::LD, threadIdx.x);
+        __syncthreads();
+        gm_tile_epilogue<BM, BN, THREADS, S, Prog>(g, tile, L::LD, batch, m0, n0, threadIdx.x);
+        return;
+    }
     int64_t a_off, b_off;
     gm_batch_offsets(g, batch, &a_off, &b_off);
     const unsigned short* a = (const unsigned short*)g.a + a_off;
@@ -326,19 +428,19 @@ PW_FN void gm_mma(const gm_program& g, unsigned char* smem) {
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wm0 = (warp / WN) * (BM / WM), wn0 = (warp % WN) * (BN / WN);
     const uint32_t base = gm_smem_addr(smem);
-    const int kt_count = (int)((g.k + GM_KT - 1) / GM_KT);
+    const int kt_count = u.kt1 - u.kt0; // this block's k steps, from u.kt0
 
     GmConvRows<GmConvA<BM, THREADS>::Q> conv_rows;
-    if (CONV) gm_conv_rows<BM, THREADS>(g, m0, tid, conv_rows);
+    if (CONV) gm_conv_rows<CONV, BM, THREADS>(g, m0, tid, conv_rows);
     // a's rows are m (stride a_sm), b's are n (stride b_sn); each with its k stride
     auto load_stage = [&](int slot, int kt) {
         const uint32_t as = base + slot * (L::A + L::B), bs = as + L::A;
-        const int64_t k0 = (int64_t)kt * GM_KT;
+        const int64_t k0 = (int64_t)(u.kt0 + kt) * GM_KT;
         if (CONV)
-            gm_load_conv_a<BM, THREADS>(as, g, conv_rows, k0, tid);
+            gm_load_conv_a<CONV, BM, THREADS>(as, g, conv_rows, k0, tid);
         else
             gm_load_tile<BM, AK, THREADS>(as, a, m0, k0, g.m, g.k, g.a_sm, g.a_sk, tid);
-        if (CONV && g.conv == GM_CONV_DGRAD) // w's [k_out, c] matrix of the step's one tap
+        if (CONV == GM_CONV_DGRAD) // w's [k_out, c] matrix of the step's one tap
             gm_load_tile<BN, BK, THREADS>(bs, b + gm_conv_b_offset(g, k0, 0), n0, 0, g.n,
                                           g.cin - k0 % g.cin, g.b_sn, g.b_sk, tid);
         else
@@ -386,13 +488,14 @@ PW_UNROLL
 PW_UNROLL
         for (int j = 0; j < NT; ++j) {
             const int r = wm0 + i * 16 + gr, c = wn0 + j * 8 + gc;
-            tile[r * L::LD + c] = gm_round(g.acc_round, acc[i][j][0]);
-            tile[r * L::LD + c + 1] = gm_round(g.acc_round, acc[i][j][1]);
-            tile[(r + 8) * L::LD + c] = gm_round(g.acc_round, acc[i][j][2]);
-            tile[(r + 8) * L::LD + c + 1] = gm_round(g.acc_round, acc[i][j][3]);
+            const int rnd = gm_tile_round(g);
+            tile[r * L::LD + c] = gm_round(rnd, acc[i][j][0]);
+            tile[r * L::LD + c + 1] = gm_round(rnd, acc[i][j][1]);
+            tile[(r + 8) * L::LD + c] = gm_round(rnd, acc[i][j][2]);
+            tile[(r + 8) * L::LD + c + 1] = gm_round(rnd, acc[i][j][3]);
         }
     __syncthreads();
-    gm_tile_epilogue<BM, BN, THREADS, S, Prog>(g, tile, L::LD, batch, m0, n0, tid);
+    gm_finish_tile<BM, BN, THREADS, S, Prog>(g, blockIdx.x, tile, L::LD, batch, m0, n0, tid);
 }
 
 #include "gm_wgmma.h" /* sm_90 */

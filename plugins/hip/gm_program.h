@@ -44,6 +44,8 @@
 
 enum { GM_CONV_NONE = 0, GM_CONV_FPROP = 1, GM_CONV_DGRAD = 2, GM_CONV_WGRAD = 3 };
 
+enum { GM_PHASE_WHOLE = 0, GM_PHASE_PARTIAL = 1, GM_PHASE_SUM = 2 };
+
 /* Kernels (gemm_program.c picks one, kernel_names-style, at plan time). */
 enum {
     GM_SIMT = 0, /* any storage type, stride and alignment; fp32 exact: the fallback */
@@ -81,8 +83,17 @@ typedef struct {
     int32_t acc_round;  /* the product's storage type (PW_F32, or rounded to PW_F16 /
                            PW_BF16 before the epilogue reads it, as a tensor of that type) */
     int32_t tiles_m, tiles_n; /* of the kernel's tile, for its grid */
+    int32_t tile_m, tile_n;   /* the kernel's tile (BM x BN) */
     int32_t group_m;    /* tile rows walked together (L2 reuse of b's columns) */
-    int32_t reserved;
+    /* split-k: the product's k in `splits` ranges of split_k elements (a multiple of 64),
+       run as two launches of the kernel: phase GM_PHASE_PARTIAL, a block a (range, tile)
+       "unit" (unit = range * tiles + tile), each writing its fp32 tile unrounded to
+       partial[unit * tile_m * tile_n ...] (row-major, tile_n floats a row); then
+       GM_PHASE_SUM, a block a tile, summing its ranges in order (deterministic) before the
+       epilogue.  splits 1: one launch, phase GM_PHASE_WHOLE. */
+    int32_t splits, phase;
+    int64_t split_k;
+    float* partial;     /* the workspace's, set at enqueue */
     /* convolution forward (conv != GM_CONV_NONE): a is x, b is w; spatial dims past nsp
        have size 1 */
     int32_t conv, nsp;

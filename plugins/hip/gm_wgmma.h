@@ -158,8 +158,7 @@ struct GmWgBlock {
     uint32_t base;  // the stages' buffers (1024-byte aligned, shared-space address)
     uint32_t full;  // the stages' full barriers, 8 bytes each, then their empty ones
     uint32_t empty;
-    int64_t tiles;  // of the whole product; a block takes blockIdx.x, + gridDim.x, ...
-    int kt_count;   // k steps a tile
+    int64_t units;  // of the launch (gm_units); a block takes blockIdx.x, + gridDim.x, ...
 };
 
 // The producer's side of k step `it` (counted across a block's tiles) of a tile at
@@ -191,12 +190,13 @@ PW_UNROLL
 template <bool AK, bool BK, int BN, int STAGES>
 PW_FN void gm_wg_load(const gm_program& g, const gm_tma& t, const GmWgBlock& blk) {
     int it = 0;
-    for (int64_t tile = blockIdx.x; tile < blk.tiles; tile += gridDim.x) {
+    for (int64_t unit = blockIdx.x; unit < blk.units; unit += gridDim.x) {
+        const GmUnit u = gm_unit_of<GM_WG_BK>(g, unit);
         int64_t batch;
         int tm, tn, ca[3], cb[3];
-        gm_tile_of(g, tile, &batch, &tm, &tn);
+        gm_tile_of(g, u.tile, &batch, &tm, &tn);
         gm_wg_batch(g, batch, ca, cb);
-        for (int kt = 0; kt < blk.kt_count; ++kt, ++it)
+        for (int kt = u.kt0; kt < u.kt1; ++kt, ++it)
             gm_wg_produce<AK, BK, BN, STAGES>(t, blk, it, tm * GM_WG_BM, tn * BN, kt * GM_WG_BK,
                                               ca, cb);
     }
@@ -230,17 +230,18 @@ PW_UNROLL
 // The producer of a convolution, thread `tid` of its warpgroup: each gathers its chunks of
 // a's tile (gm_load_conv_a) and has their completion arrive on the stage's full barrier;
 // thread 0 has TMA bring b's tile.
-template <bool BK, int BN, int STAGES>
+template <int CONV, bool BK, int BN, int STAGES>
 PW_FN void gm_wg_gather(const gm_program& g, const gm_tma& t, const GmWgBlock& blk, int tid) {
     typedef GmWgSmem<BN, STAGES, false> L;
     int it = 0;
-    for (int64_t tile = blockIdx.x; tile < blk.tiles; tile += gridDim.x) {
+    for (int64_t unit = blockIdx.x; unit < blk.units; unit += gridDim.x) {
+        const GmUnit u = gm_unit_of<GM_WG_BK>(g, unit);
         int64_t batch;
         int tm, tn;
-        gm_tile_of(g, tile, &batch, &tm, &tn);
+        gm_tile_of(g, u.tile, &batch, &tm, &tn);
         GmConvRows<GmConvA<GM_WG_BM, 128, GM_WG_BK>::Q> rows;
-        gm_conv_rows<GM_WG_BM, 128, GM_WG_BK>(g, (int64_t)tm * GM_WG_BM, tid, rows);
-        for (int kt = 0; kt < blk.kt_count; ++kt, ++it) {
+        gm_conv_rows<CONV, GM_WG_BM, 128, GM_WG_BK>(g, (int64_t)tm * GM_WG_BM, tid, rows);
+        for (int kt = u.kt0; kt < u.kt1; ++kt, ++it) {
             const int s = it % STAGES, k0 = kt * GM_WG_BK;
             if (it >= STAGES) gm_mbar_wait(blk.empty + 8 * s, (uint32_t)((it / STAGES - 1) & 1));
             const uint32_t as = blk.base + s * L::STAGE, bs = as + L::A, bar = blk.full + 8 * s;
@@ -248,19 +249,20 @@ PW_FN void gm_wg_gather(const gm_program& g, const gm_tma& t, const GmWgBlock& b
                 gm_mbar_expect(bar, L::B);
                 gm_wg_conv_b<BK, BN>(g, t, bs, bar, k0, tn * BN);
             }
-            gm_load_conv_a<GM_WG_BM, 128, GM_WG_BK>(as, g, rows, k0, tid);
+            gm_load_conv_a<CONV, GM_WG_BM, 128, GM_WG_BK>(as, g, rows, k0, tid);
             asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar)
                          : "memory");
         }
     }
 }
 
-// Consumer warpgroup c's main loop over one tile: acc (64 rows x BN) += a @ b, each stage
-// handed back (one arrive by the warpgroup's `lead` thread) once its wgmmas are done.
-template <int DT, bool AK, bool BK, int BN, int STAGES, bool CONV>
-PW_FN void gm_wg_mainloop(const GmWgBlock& blk, int c, bool lead, int& it, float* acc) {
+// Consumer warpgroup c's main loop over one tile's `steps` k steps: acc (64 rows x BN) +=
+// a @ b, each stage handed back (one arrive by the warpgroup's `lead` thread) once its
+// wgmmas are done.
+template <int DT, bool AK, bool BK, int BN, int STAGES, int CONV>
+PW_FN void gm_wg_mainloop(const GmWgBlock& blk, int steps, int c, bool lead, int& it, float* acc) {
     typedef GmWgSmem<BN, STAGES, false> L;
-    for (int kt = 0; kt < blk.kt_count; ++kt, ++it) {
+    for (int kt = 0; kt < steps; ++kt, ++it) {
         const int s = it % STAGES;
         gm_mbar_wait(blk.full + 8 * s, (uint32_t)((it / STAGES) & 1));
         // a gathered tile was written by cp.async, the generic proxy: wgmma reads through
@@ -288,34 +290,35 @@ PW_UNROLL
     }
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
     gm_wg_fence_acc<BN / 2>(acc);
-    if (blk.kt_count > 0 && lead) gm_mbar_arrive(blk.empty + 8 * ((it - 1) % STAGES));
+    if (steps > 0 && lead) gm_mbar_arrive(blk.empty + 8 * ((it - 1) % STAGES));
 }
 
-// Consumer thread ct's accumulators into the fp32 tile (ld floats a row), rounded to the
-// product's type: wgmma's layout, rows warp * 16 + lane / 4 (+ 8), column pairs.
+// Consumer thread ct's accumulators into the fp32 tile (ld floats a row), rounded as
+// gm_tile_round says: wgmma's layout, rows warp * 16 + lane / 4 (+ 8), column pairs.
 template <int BN>
 PW_FN void gm_wg_put_tile(const gm_program& g, const float* acc, float* out, int ld, int ct) {
-    const int c = ct / 128, lane = ct & 31, warp = (ct >> 5) & 3;
+    const int c = ct / 128, lane = ct & 31, warp = (ct >> 5) & 3, rnd = gm_tile_round(g);
     const int r = c * 64 + warp * 16 + (lane >> 2), col = (lane & 3) * 2;
 PW_UNROLL
     for (int j = 0; j < BN / 8; ++j) {
         float* p0 = out + r * ld + j * 8 + col;
         float* p1 = p0 + 8 * ld;
-        p0[0] = gm_round(g.acc_round, acc[4 * j]);
-        p0[1] = gm_round(g.acc_round, acc[4 * j + 1]);
-        p1[0] = gm_round(g.acc_round, acc[4 * j + 2]);
-        p1[1] = gm_round(g.acc_round, acc[4 * j + 3]);
+        p0[0] = gm_round(rnd, acc[4 * j]);
+        p0[1] = gm_round(rnd, acc[4 * j + 1]);
+        p1[0] = gm_round(rnd, acc[4 * j + 2]);
+        p1[1] = gm_round(rnd, acc[4 * j + 3]);
     }
 }
 
-// AK / BK: k is a's / b's contiguous dim (else m / n: read transposed).  CONV: a is a
-// convolution's x, gathered by the whole producer warpgroup with cp.async (gm_load_conv_a:
+// AK / BK: k is a's / b's contiguous dim (else m / n: read transposed).  CONV
+// (GM_CONV_FPROP, GM_CONV_DGRAD; 0 for a matmul): a is a convolution's x (a data
+// gradient's dy), gathered by the whole producer warpgroup with cp.async (gm_load_conv_a:
 // the swizzle is TMA's), each thread's copies completing on the stage's full barrier.
 // PERSIST: the block walks tiles blockIdx.x, + gridDim.x, ... with the product's tile in
 // its own buffer, so the producer fills the next tile's stages while the consumers run the
 // epilogue; else the grid has a block a tile and the tile reuses the pipeline's buffers.
 // The stages' barriers count k steps across a block's tiles (`it`).
-template <int DT, bool AK, bool BK, int BN, int STAGES, bool PERSIST, bool CONV, int S, class Prog>
+template <int DT, bool AK, bool BK, int BN, int STAGES, bool PERSIST, int CONV, int S, class Prog>
 PW_FN void gm_wgmma_tile(const gm_program& g, const gm_tma& t, unsigned char* smem_raw) {
     typedef GmWgSmem<BN, STAGES, PERSIST> L;
     __shared__ __attribute__((aligned(8))) uint64_t bars[2 * STAGES]; // full, then empty
@@ -324,8 +327,7 @@ PW_FN void gm_wgmma_tile(const gm_program& g, const gm_tma& t, unsigned char* sm
     blk.base = (raw + 1023u) & ~1023u;
     blk.full = gm_smem_addr(bars);
     blk.empty = blk.full + 8 * STAGES;
-    blk.tiles = g.batches * g.tiles_m * g.tiles_n;
-    blk.kt_count = (int)((g.k + GM_WG_BK - 1) / GM_WG_BK);
+    blk.units = gm_units(g);
     const int tid = threadIdx.x, wg = tid / 128;
     if (tid == 0) {
 PW_UNROLL
@@ -337,36 +339,45 @@ PW_UNROLL
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
+    // the producer has nothing to load while the partials are summed (GM_PHASE_SUM), but
+    // gives its registers back all the same: the consumers' setmaxnreg.inc waits for them
     if (CONV && wg == 0) { // registers as the consumers': 384 x 168 fit in the file
-        gm_wg_gather<BK, BN, STAGES>(g, t, blk, tid);
+        if (g.phase != GM_PHASE_SUM) gm_wg_gather<CONV, BK, BN, STAGES>(g, t, blk, tid);
         return;
     }
     if (wg == 0) {
         // 128 x 40 + 256 x 232 = 384 x 168, the block's registers at launch: setmaxnreg
         // moves them between warpgroups, it cannot add any
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-        if (tid == 0) gm_wg_load<AK, BK, BN, STAGES>(g, t, blk);
+        if (tid == 0 && g.phase != GM_PHASE_SUM) gm_wg_load<AK, BK, BN, STAGES>(g, t, blk);
         return;
     }
     if (!CONV) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
     const int ct = tid - 128; // the consumers
     float* out = (float*)(smem_raw + (blk.base - raw) + L::TILE_AT);
     int it = 0;
-    for (int64_t tile = blockIdx.x; tile < blk.tiles; tile += gridDim.x) {
+    for (int64_t unit = blockIdx.x; unit < blk.units; unit += gridDim.x) {
+        const GmUnit u = gm_unit_of<GM_WG_BK>(g, unit);
         int64_t batch;
         int tm, tn;
-        gm_tile_of(g, tile, &batch, &tm, &tn);
-        float acc[BN / 2];
+        gm_tile_of(g, u.tile, &batch, &tm, &tn);
+        if (g.phase == GM_PHASE_SUM) {
+            asm volatile("bar.sync 1, 256;\n" ::: "memory"); // the last tile's epilogue is done
+            gm_sum_partials<GM_WG_BM, BN, 256>(g, u.tile, out, L::LD, ct);
+        } else {
+            float acc[BN / 2];
 PW_UNROLL
-        for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
-        gm_wg_mainloop<DT, AK, BK, BN, STAGES, CONV>(blk, wg - 1, ct % 128 == 0, it, acc);
-        // both consumers are past the last tile's epilogue (PERSIST) or done with the
-        // pipeline's buffers (else): the tile may be written
+            for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
+            gm_wg_mainloop<DT, AK, BK, BN, STAGES, CONV>(blk, u.kt1 - u.kt0, wg - 1, ct % 128 == 0,
+                                                         it, acc);
+            // both consumers are past the last tile's epilogue (PERSIST) or done with the
+            // pipeline's buffers (else): the tile may be written
+            asm volatile("bar.sync 1, 256;\n" ::: "memory");
+            gm_wg_put_tile<BN>(g, acc, out, L::LD, ct);
+        }
         asm volatile("bar.sync 1, 256;\n" ::: "memory");
-        gm_wg_put_tile<BN>(g, acc, out, L::LD, ct);
-        asm volatile("bar.sync 1, 256;\n" ::: "memory");
-        gm_tile_epilogue<GM_WG_BM, BN, 256, S, Prog>(g, out, L::LD, batch, (int64_t)tm * GM_WG_BM,
-                                                    (int64_t)tn * BN, ct);
+        gm_finish_tile<GM_WG_BM, BN, 256, S, Prog>(g, unit, out, L::LD, batch,
+                                                  (int64_t)tm * GM_WG_BM, (int64_t)tn * BN, ct);
     }
 }
 

@@ -195,17 +195,17 @@ char* hipe_gm_source(const hipe_gm* gm, const hipe_gm_kernel* k, int dialect) {
         put(&b, "__global__ void __launch_bounds__(GM_WG_THREADS, 1) %s(const __grid_constant__ "
                 "gm_program g, const __grid_constant__ gm_tma t) {\n"
                 "    extern __shared__ __attribute__((aligned(16))) unsigned char smem[];\n"
-                "    gm_wgmma_tile<%d, %s, %s, %d, %d, %s, %s, %d, hipdnn_program>(g, t, smem);\n}\n",
+                "    gm_wgmma_tile<%d, %s, %s, %d, %d, %s, %d, %d, hipdnn_program>(g, t, smem);\n}\n",
             HIPE_GEMM_KERNEL, k->dt, k->ak ? "true" : "false", k->bk ? "true" : "false", k->bn,
-            k->stages, k->persistent ? "true" : "false", gm->prog.conv ? "true" : "false",
+            k->stages, k->persistent ? "true" : "false", (int)gm->prog.conv,
             gm->slots);
-    else if (k->kind == GM_MMA)
-        put(&b, "__global__ void __launch_bounds__(%d) %s(const gm_program g) {\n"
+    else if (k->kind == GM_MMA) /* min blocks 1: else ptxas caps sm_90's registers, spilling */
+        put(&b, "__global__ void __launch_bounds__(%d, 1) %s(const gm_program g) {\n"
                 "    extern __shared__ __attribute__((aligned(16))) unsigned char smem[];\n"
-                "    gm_mma<%d, %s, %s, %d, %d, %d, %d, %d, %s, %d, hipdnn_program>(g, smem);\n}\n",
+                "    gm_mma<%d, %s, %s, %d, %d, %d, %d, %d, %d, %d, hipdnn_program>(g, smem);\n}\n",
             hipe_gm_threads(k), HIPE_GEMM_KERNEL, k->dt, k->ak ? "true" : "false",
             k->bk ? "true" : "false", k->bm, k->bn, k->wm, k->wn, k->stages,
-            gm->prog.conv ? "true" : "false", gm->slots);
+            (int)gm->prog.conv, gm->slots);
     else
         put(&b, "__global__ void __launch_bounds__(GM_SIMT_THREADS) %s(const gm_program g) {\n"
                 "    gm_simt<%d, %d, %d, hipdnn_program>(g);\n}\n",

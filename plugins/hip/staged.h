@@ -137,9 +137,10 @@ int hipe_rs_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage*
                     size_t len);
 /* The stage of a matmul node (gemm_program.c), with `ep` (or NULL) the pointwise epilogue
  * compiled in order (hipe_compile_pointwise_in_order) from the nodes after it that read
- * its product: 1, or 0 with the reason. */
+ * its product: 1, or 0 with the reason.  A product that may split its k asks for
+ * *parts_bytes of workspace under uid parts_uid (its partial products). */
 int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe_plan* ep,
-                    hipe_stage* st, char* why, size_t len);
+                    int64_t parts_uid, size_t* parts_bytes, hipe_stage* st, char* why, size_t len);
 /* Sets each tensor's `reserved` (16-byte vectors allowed) from its pointer, at enqueue. */
 void hipe_rw_set_vectors(rw_program* p);
 /* The kernel a row-wise or resample stage runs when every pointer it binds is 16-byte
