@@ -16,7 +16,8 @@ import pytest
 import hipdnn
 import references as ref
 from conftest import GPU_ENGINE
-from test_gpu_matmul import assert_product_close, k_split, on_tensor_cores, ran, stages
+from test_gpu_matmul import (assert_product_close, compute_capability, k_split, on_tensor_cores,
+                             ran, stages)
 from tolerances import graph_tolerance
 
 pytestmark = pytest.mark.gpu
@@ -232,11 +233,39 @@ def wgrad_check(gpu, dtype, x_shape, w_shape, pad=None, stride=None, dil=None, p
     return log
 
 
+def sm90():
+    """Whether the engine runs on an sm_90 GPU (the emulation is none)."""
+    return GPU_ENGINE == "hip" and compute_capability() == (9, 0)
+
+
+def wgrad_on_tensor_cores(dtype, geo):
+    # only the sm_90 kernel runs a weight gradient on tensor cores
+    return sm90() and dtype != "fp32" and geo["x"][1] % 8 == 0 and geo["w"][0] % 8 == 0
+
+
+def ran_wgmma(log):
+    return any("first run of the tensor-core (wgmma)" in m for m in log)
+
+
 @pytest.mark.parametrize("name", list(GEOMETRIES))
 def test_weight_gradient_geometry(gpu, dtype, name):
     geo = GEOMETRIES[name]
-    wgrad_check(gpu, dtype, geo["x"], geo["w"], geo.get("pad"), geo.get("stride"),
-                geo.get("dil"), geo.get("post"))
+    log = wgrad_check(gpu, dtype, geo["x"], geo["w"], geo.get("pad"), geo.get("stride"),
+                      geo.get("dil"), geo.get("post"))
+    assert ran_wgmma(log) == wgrad_on_tensor_cores(dtype, geo), log
+
+
+@pytest.mark.large
+@pytest.mark.parametrize("bn", [64, 128, 256])
+def test_weight_gradient_each_sm90_tile_over_more_tiles_than_multiprocessors(gpu, monkeypatch,
+                                                                              bn):
+    # dw 136 x (9 taps x 256 channels): 2 row tiles (the last ragged) x 9 to 36 column
+    # tiles; k = 4 x 6 x 6 = 144 positions, 3 steps, split 3 ways: up to 216 blocks, more
+    # than the multiprocessors, so a persistent block walks several
+    monkeypatch.setenv("HIPDNN_HIP_WGMMA_BN", str(bn))
+    monkeypatch.setenv("HIPDNN_HIP_SPLIT_K", "3")
+    log = wgrad_check(gpu, "fp16", [4, 256, 6, 6], [136, 256, 3, 3], [1, 1], flip=True)
+    assert k_split(log) == 3 and ran_wgmma(log) == sm90(), log
 
 
 def test_weight_gradient_nchw_and_true_convolution(gpu, dtype):

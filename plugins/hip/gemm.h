@@ -30,6 +30,7 @@ typedef struct {
     hipe_gm_kernel main; /* the kernel planned for 16-byte aligned operands */
     void* fn;            /* ... compiled at plan time (hipe_gm_prepare) */
     _Atomic(void*) simt; /* GM_SIMT for operands not aligned, compiled when first needed */
+    bool wgrad_tc;       /* a weight gradient the sm_90 kernel runs on tensor cores */
     int max_splits;      /* split-k ranges the plan's workspace holds (1: none) */
     char label[64];      /* the planned kernel and the general one, for the log */
     char simt_label[64];

@@ -111,17 +111,20 @@ static const struct {
 } k_wg_tiles[] = {{256, 4, false, 1.0}, {128, 4, true, 0.9}, {64, 6, true, 0.75}};
 #define GM_WG_TILES 3
 
+/* A weight gradient on the sm_90 kernel reads both operands transposed (a: dy's k_out
+ * contiguous; b: x's channels, gathered). */
 static hipe_gm_kernel wgmma_of(const hipe_gm* gm, int tile) {
-    return (hipe_gm_kernel){.kind = GM_WGMMA, .dt = gm->main.dt, .ak = gm->main.ak,
-                            .bk = gm->main.bk, .bm = 128, .bn = k_wg_tiles[tile].bn,
-                            .stages = k_wg_tiles[tile].stages,
+    return (hipe_gm_kernel){.kind = GM_WGMMA, .dt = gm->wgrad_tc ? gm->prog.a_dtype : gm->main.dt,
+                            .ak = !gm->wgrad_tc && gm->main.ak, .bk = !gm->wgrad_tc && gm->main.bk,
+                            .bm = 128, .bn = k_wg_tiles[tile].bn, .stages = k_wg_tiles[tile].stages,
                             .persistent = k_wg_tiles[tile].persistent};
 }
 
-/* Whether the sm_90 kernel (GM_WGMMA) can run what the tensor-core kernel was planned for:
- * at most 3 batch dims (its tensor maps' rank). */
+/* Whether the sm_90 kernel (GM_WGMMA) can run what the tensor-core kernel was planned for,
+ * or a weight gradient that only it runs on tensor cores: at most 3 batch dims (its tensor
+ * maps' rank). */
 static bool wgmma_applies(const hipe_gm* gm) {
-    return gm->main.kind == GM_MMA && gm->prog.nbatch <= 3;
+    return (gm->main.kind == GM_MMA || gm->wgrad_tc) && gm->prog.nbatch <= 3;
 }
 
 /* The sm_90 kernel, on a device whose target is sm_90a: 128 x 256, 128 x 128 or 128 x 64
@@ -522,6 +525,18 @@ static bool wgrad_operands(const hipdnnSdkNode* n, const hipdnnSdkTensor* dy,
     p->n = p->cin * taps_of(p);
     p->k = dy->dims[0] * positions_of(p);
     p->b_sk = p->b_sn = 0; /* x is gathered */
+    /* a as the matrix [k_out, positions] where dy is channels-last and dense over its
+       positions (packed NHWC): k_out contiguous, positions k_out apart (the sm_90 kernel's
+       tensor map); else read through gm_wgrad_a_offset only */
+    bool dense = p->w_sk == 1;
+    int64_t inner = p->m;
+    for (int d = p->nsp - 1; d >= 0 && dense; --d) {
+        dense = p->osp[d] == 1 || p->w_ssp[d] == inner;
+        inner *= p->osp[d];
+    }
+    dense = dense && (dy->dims[0] == 1 || p->w_sc == inner);
+    p->a_sm = dense ? 1 : 0;
+    p->a_sk = dense ? p->m : 0;
     if (p->n >= GM_ROWS_LIMIT || p->k >= GM_ROWS_LIMIT)
         return decline(why, len, "%s: a field of %lld and %lld output positions; the hip "
                        "engine takes fewer than 2^31 each", label, (long long)p->n,
@@ -547,6 +562,21 @@ static bool conv_mma_ok(const gm_program* p) {
         ok = ok && p->x_ssp[d] % 8 == 0 && (!dgrad || p->w_ssp[d] % 8 == 0) &&
              p->xsp[d] + p->pad[d] < (INT64_C(1) << 30) &&
              (p->osp[d] + p->pad[d]) * p->stride[d] < (INT64_C(1) << 30) &&
+             p->ker[d] * p->dil[d] < (INT64_C(1) << 30);
+    return ok;
+}
+
+/* Whether the sm_90 kernel can run a weight gradient on tensor cores (gm_wg_wgrad): fp16 or
+ * bf16 alike, dy a dense channels-last matrix with k_out a multiple of 8, x gathered 16
+ * bytes at a time (channels contiguous, a multiple of 8 of them, other strides multiples
+ * of 8), 32-bit coordinates. */
+static bool wgrad_tc_ok(const gm_program* p) {
+    bool ok = p->conv == GM_CONV_WGRAD && p->a_dtype == p->b_dtype && p->a_dtype != PW_F32 &&
+              p->a_sk != 0 && p->m % 8 == 0 && p->x_sc == 1 && p->cin % 8 == 0 &&
+              p->x_sn % 8 == 0;
+    for (int d = 0; d < p->nsp; ++d)
+        ok = ok && p->x_ssp[d] % 8 == 0 && p->xsp[d] + p->pad[d] < (INT64_C(1) << 30) &&
+             p->osp[d] * p->stride[d] < (INT64_C(1) << 30) &&
              p->ker[d] * p->dil[d] < (INT64_C(1) << 30);
     return ok;
 }
@@ -596,6 +626,7 @@ int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe
     }
     const bool mma = strcmp(hipe_vendor(), "ROCm") != 0 && (!conv || conv_mma_ok(p));
     choose_kernel(p, mma, &gm->main);
+    gm->wgrad_tc = strcmp(hipe_vendor(), "ROCm") != 0 && wgrad_tc_ok(p);
     set_grid(p, &gm->main);
     gm->max_splits = reserve_splits(p);
     set_splits(p, 1); /* until plan time (plan_splits) */
@@ -617,7 +648,9 @@ int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe
     hipdnnSdkFormat(st->what, sizeof(st->what), "%s '%s' %s%lldx%lldx%lld %s%s",
                     op, mm->name ? mm->name : "", batch,
                     (long long)p->m, (long long)p->n, (long long)p->k,
-                    gm->main.kind == GM_MMA ? "on tensor cores" : "general (fp32 FMA)",
+                    gm->main.kind == GM_MMA ? "on tensor cores"
+                    : gm->wgrad_tc ? "on tensor cores on sm_90, else general (fp32 FMA)"
+                                   : "general (fp32 FMA)",
                     ep ? ", with its pointwise epilogue" : "");
     return 1;
 }
@@ -636,7 +669,7 @@ static bool build(const hipe_gm* gm, const hipe_gm_kernel* k, int device, void**
         hipe_dump_source(k->kind == GM_MMA ? "gm_mma" : "gm_simt", "cu", source);
         hipe_dump_source("gm_simt", "hip", other);
         free(other);
-        for (int i = 0; k->kind == GM_MMA && wgmma_applies(gm) && i < GM_WG_TILES; ++i) {
+        for (int i = 0; k->kind != GM_WGMMA && wgmma_applies(gm) && i < GM_WG_TILES; ++i) {
             const hipe_gm_kernel wg = wgmma_of(gm, i); /* as an sm_90 GPU would compile them */
             other = hipe_gm_source(gm, &wg, HIPE_RTC_CUDA);
             hipe_dump_source("gm_wgmma", "cu", other);
@@ -733,13 +766,16 @@ bool hipe_gm_enqueue(hipe_gm* gm, gm_program* prog, int device, void* stream,
     bool fast = aligned16(prog->a) && aligned16(prog->b);
     if (fast && k.kind == GM_WGMMA) {
         char no[HIPE_MSG_LEN];
-        fast = (prog->conv || /* a convolution's x is gathered, not copied by TMA */
-                tma_operand(prog, prog->a, k.dt, k.ak, prog->m, prog->a_sm, prog->a_sk,
-                            prog->a_bs, k.bm, tma.a, no, sizeof(no))) &&
-               (prog->conv == GM_CONV_DGRAD
-                    ? tma_dgrad_filter(prog, prog->b, k.dt, tma.b, no, sizeof(no))
-                    : tma_operand(prog, prog->b, k.dt, k.bk, prog->n, prog->b_sn, prog->b_sk,
-                                  prog->b_bs, k.bn, tma.b, no, sizeof(no)));
+        /* a convolution's x (a data gradient's dy) is gathered, not copied by TMA, as is a
+           weight gradient's b (x) */
+        const bool a_gathered = prog->conv == GM_CONV_FPROP || prog->conv == GM_CONV_DGRAD;
+        fast = (a_gathered || tma_operand(prog, prog->a, k.dt, k.ak, prog->m, prog->a_sm,
+                                          prog->a_sk, prog->a_bs, k.bm, tma.a, no, sizeof(no))) &&
+               (prog->conv == GM_CONV_WGRAD ||
+                (prog->conv == GM_CONV_DGRAD
+                     ? tma_dgrad_filter(prog, prog->b, k.dt, tma.b, no, sizeof(no))
+                     : tma_operand(prog, prog->b, k.dt, k.bk, prog->n, prog->b_sn, prog->b_sk,
+                                   prog->b_bs, k.bn, tma.b, no, sizeof(no))));
         if (!fast)
             hipe_log(HIPDNN_LOG_WARN, HIPE_ENGINE_NAME ": matmul %lldx%lldx%lld: %s; the "
                      "general kernel runs", (long long)prog->m, (long long)prog->n,

@@ -256,6 +256,100 @@ PW_FN void gm_wg_gather(const gm_program& g, const gm_tma& t, const GmWgBlock& b
     }
 }
 
+// The producer of a weight gradient (gm_program.h), thread `tid` of its warpgroup: thread 0
+// has TMA bring a's tile (dy as the matrix [k_out, positions], k_out contiguous: read
+// transposed); every thread gathers its chunks of b's (x at a position's receptive-field
+// element) with cp.async, in the layout TMA would give b read transposed (boxes of 64
+// columns, rows of k, 128-byte swizzle).  A thread keeps one 8-channel column chunk for a
+// whole tile (its filter tap worked out once) and Q rows RSTEP apart, whose positions
+// (image, o...) it steps 64 at a time by mixed-radix addition, not division.
+template <int BN, int STAGES>
+PW_FN void gm_wg_wgrad(const gm_program& g, const gm_tma& t, const GmWgBlock& blk, int tid) {
+    typedef GmWgSmem<BN, STAGES, false> L;
+    constexpr int CC = BN / 8, RSTEP = 128 / CC, Q = GM_WG_BK / RSTEP;
+    const int cc = tid % CC, r0 = tid / CC;
+    const unsigned short* x = (const unsigned short*)g.b;
+    const int none[3] = {0, 0, 0};
+    int32_t step[GM_MAX_SPATIAL]; // GM_WG_BK positions in the radix (o...) of dy's dims
+    uint32_t step_img = GM_WG_BK;
+PW_UNROLL
+    for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
+        const uint32_t od = d < g.nsp ? (uint32_t)g.osp[d] : 1u;
+        step[d] = (int32_t)(step_img % od);
+        step_img /= od;
+    }
+    int it = 0;
+    for (int64_t unit = blockIdx.x; unit < blk.units; unit += gridDim.x) {
+        const GmUnit u = gm_unit_of<GM_WG_BK>(g, unit);
+        int64_t batch;
+        int tm, tn;
+        gm_tile_of(g, u.tile, &batch, &tm, &tn);
+        const uint32_t n = (uint32_t)(tn * BN + cc * 8), cin = (uint32_t)g.cin;
+        const bool n_ok = n < (uint32_t)g.n;
+        uint32_t f = n / cin;
+        const int64_t c = (int64_t)(n - f * cin); // x_sc is 1
+        int32_t tap[GM_MAX_SPATIAL]; // the tap's offset from o * stride, padding included
+PW_UNROLL
+        for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
+            const uint32_t kd = d < g.nsp ? (uint32_t)g.ker[d] : 1u;
+            uint32_t fd = f % kd;
+            f /= kd;
+            if (g.flip) fd = kd - 1 - fd;
+            tap[d] = (int32_t)(fd * g.dil[d] - g.pad[d]);
+        }
+        // each row's position at the unit's first k step, as (image, o...)
+        uint32_t pos[Q], img[Q];
+        int32_t o[Q][GM_MAX_SPATIAL];
+PW_UNROLL
+        for (int q = 0; q < Q; ++q) {
+            pos[q] = (uint32_t)(u.kt0 * GM_WG_BK + r0 + q * RSTEP);
+            uint32_t v = pos[q];
+PW_UNROLL
+            for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
+                const uint32_t od = d < g.nsp ? (uint32_t)g.osp[d] : 1u;
+                o[q][d] = (int32_t)(v % od);
+                v /= od;
+            }
+            img[q] = v;
+        }
+        const uint32_t dst0 = (uint32_t)((cc / 8) * GM_WG_BOX);
+        for (int kt = u.kt0; kt < u.kt1; ++kt, ++it) {
+            const int s = it % STAGES, k0 = kt * GM_WG_BK;
+            if (it >= STAGES) gm_mbar_wait(blk.empty + 8 * s, (uint32_t)((it / STAGES - 1) & 1));
+            const uint32_t as = blk.base + s * L::STAGE, bs = as + L::A, bar = blk.full + 8 * s;
+            if (tid == 0) {
+                gm_mbar_expect(bar, L::A);
+PW_UNROLL
+                for (int j = 0; j < GM_WG_BM / 64; ++j)
+                    gm_tma_load(as + j * GM_WG_BOX, &t.a, bar, tm * GM_WG_BM + 64 * j, k0, none);
+            }
+PW_UNROLL
+            for (int q = 0; q < Q; ++q) {
+                bool valid = n_ok && pos[q] < (uint32_t)g.k;
+                int64_t off = c + (int64_t)img[q] * g.x_sn;
+                int carry = 0;
+PW_UNROLL
+                for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
+                    if (d >= g.nsp) continue;
+                    const int32_t i = o[q][d] * (int32_t)g.stride[d] + tap[d];
+                    valid = valid && i >= 0 && i < (int32_t)g.xsp[d];
+                    off += (int64_t)i * g.x_ssp[d];
+                    // the next step's position: + step, innermost digit first
+                    o[q][d] += step[d] + carry;
+                    carry = o[q][d] >= (int32_t)g.osp[d];
+                    if (carry) o[q][d] -= (int32_t)g.osp[d];
+                }
+                img[q] += step_img + (uint32_t)carry;
+                pos[q] += GM_WG_BK;
+                gm_cp_async(bs + dst0 + gm_swz<8>(r0 + q * RSTEP, cc % 8), valid ? x + off : x,
+                            valid);
+            }
+            asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar)
+                         : "memory");
+        }
+    }
+}
+
 // Consumer warpgroup c's main loop over one tile's `steps` k steps: acc (64 rows x BN) +=
 // a @ b, each stage handed back (one arrive by the warpgroup's `lead` thread) once its
 // wgmmas are done.
@@ -313,7 +407,8 @@ PW_UNROLL
 // AK / BK: k is a's / b's contiguous dim (else m / n: read transposed).  CONV
 // (GM_CONV_FPROP, GM_CONV_DGRAD; 0 for a matmul): a is a convolution's x (a data
 // gradient's dy), gathered by the whole producer warpgroup with cp.async (gm_load_conv_a:
-// the swizzle is TMA's), each thread's copies completing on the stage's full barrier.
+// the swizzle is TMA's), each thread's copies completing on the stage's full barrier;
+// GM_CONV_WGRAD: b is gathered so (gm_wg_wgrad).
 // PERSIST: the block walks tiles blockIdx.x, + gridDim.x, ... with the product's tile in
 // its own buffer, so the producer fills the next tile's stages while the consumers run the
 // epilogue; else the grid has a block a tile and the tile reuses the pipeline's buffers.
@@ -342,7 +437,11 @@ PW_UNROLL
     // the producer has nothing to load while the partials are summed (GM_PHASE_SUM), but
     // gives its registers back all the same: the consumers' setmaxnreg.inc waits for them
     if (CONV && wg == 0) { // registers as the consumers': 384 x 168 fit in the file
-        if (g.phase != GM_PHASE_SUM) gm_wg_gather<CONV, BK, BN, STAGES>(g, t, blk, tid);
+        if (g.phase == GM_PHASE_SUM) return;
+        if (CONV == GM_CONV_WGRAD)
+            gm_wg_wgrad<BN, STAGES>(g, t, blk, tid);
+        else
+            gm_wg_gather<CONV, BK, BN, STAGES>(g, t, blk, tid);
         return;
     }
     if (wg == 0) {
