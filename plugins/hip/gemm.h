@@ -36,6 +36,17 @@ typedef struct {
     char simt_label[64];
 } hipe_gm;
 
+#define GM_ASSUMED_SMS 132 /* H100 / H200; where the device's count is not known yet */
+#define GM_BLOCKS_PER_SM 2 /* GM_MMA, at about 250 registers a thread */
+
+/* Split-k (gemm_split.c): the ranges the plan's workspace is sized for, at compile time;
+ * the bytes of that many ranges' partial products; p's ranges set to `want` at most (1:
+ * none); and, at plan time, the ranges for gm's kernel on `device`. */
+int hipe_gm_reserve_splits(const gm_program* p);
+int64_t hipe_gm_partial_bytes(const gm_program* p, int splits);
+void hipe_gm_set_splits(gm_program* p, int want);
+void hipe_gm_plan_splits(hipe_gm* gm, int device);
+
 /* Moves dim 1 of every tensor of rank ndim of a convolution's epilogue graph last (its
  * strides too), as the product's rows are output positions; false with the reason when a
  * tensor of another rank is not a single value. */

@@ -68,8 +68,6 @@ static const struct {
     int bm, bn, wm, wn;
     double efficiency;
 } k_tiles[] = {{128, 128, 2, 2, 1.0}, {128, 64, 2, 2, 0.85}, {64, 64, 2, 2, 0.7}};
-#define GM_ASSUMED_SMS 132 /* H100 / H200; the grid's waves are counted against it */
-#define GM_BLOCKS_PER_SM 2 /* at about 250 registers a thread */
 
 /* The kernel for aligned operands: tensor cores where they apply, in the tile that
  * finishes soonest by a model of whole waves of blocks over the multiprocessors (a small
@@ -160,82 +158,6 @@ static bool wgmma_kernel(const hipe_gm* gm, int device, hipe_gm_kernel* k) {
     *k = wgmma_of(gm, best);
     k->grid = sms;
     return true;
-}
-
-/* ---- split-k (gm_program.h) --------------------------------------------------------- */
-
-#define GM_SPLIT_STEP 64   /* k of a split-k step: a range is a multiple of every kernel's k */
-#define GM_MAX_SPLITS 64
-#define GM_PARTIAL_BYTES_MAX (INT64_C(64) << 20) /* of workspace for the partial products */
-
-/* $HIPDNN_HIP_SPLIT_K: the ranges forced (tests, benchmarks), 0 where unset. */
-static int forced_splits(void) {
-    const char* s = getenv("HIPDNN_HIP_SPLIT_K");
-    const int v = s ? atoi(s) : 0;
-    return v > 0 ? (v < GM_MAX_SPLITS ? v : GM_MAX_SPLITS) : 0;
-}
-
-static int64_t split_steps(const gm_program* p) { return (p->k + GM_SPLIT_STEP - 1) / GM_SPLIT_STEP; }
-
-/* Into how many k ranges a product of `tiles` tiles goes on `slots` concurrent blocks: the
- * fewest whole waves by a model in k steps, a block costing its steps plus 3 (its
- * pipeline's fill, its tile's store), the summing launch 3 plus a quarter step a range; each
- * range at least 4 steps (a guess to be replaced by measured knobs). */
-static int split_count(const gm_program* p, int64_t tiles, int slots) {
-    const int64_t steps = split_steps(p);
-    const int forced = forced_splits();
-    if (forced) return (int)(forced < steps ? forced : steps > 0 ? steps : 1);
-    int best = 1;
-    double best_cost = 0;
-    for (int s = 1; s <= GM_MAX_SPLITS && (s == 1 || steps >= 4 * s); ++s) {
-        const int64_t waves = (tiles * s + slots - 1) / slots;
-        const double cost = (double)waves * (double)((steps + s - 1) / s + 3) + (s > 1 ? 3 + s / 4.0 : 0);
-        if (s == 1 || cost < best_cost) {
-            best = s;
-            best_cost = cost;
-        }
-    }
-    return best;
-}
-
-/* Bytes of the partial products of `splits` ranges in any kernel's tiles (at most 128 x
- * 256): the workspace the plan asks for. */
-static int64_t partial_bytes(const gm_program* p, int splits) {
-    if (splits < 2) return 0;
-    return (int64_t)splits * p->batches * ((p->m + 127) / 128 * 128) * ((p->n + 255) / 256 * 256) *
-           (int64_t)sizeof(float);
-}
-
-/* p's ranges: `want` at most, each a whole number of GM_SPLIT_STEP steps, none empty. */
-static void set_splits(gm_program* p, int want) {
-    const int64_t steps = split_steps(p);
-    p->splits = 1;
-    p->split_k = 0;
-    if (want < 2 || steps < 2) return;
-    const int64_t per = (steps + want - 1) / want;
-    p->splits = (int32_t)((steps + per - 1) / per);
-    p->split_k = per * GM_SPLIT_STEP;
-    if (p->splits < 2) p->splits = 1, p->split_k = 0;
-}
-
-/* At compile time (no device yet): the most ranges any kernel may take, for the workspace,
- * counted against the sm_90 kernel's widest tile on GM_ASSUMED_SMS multiprocessors and
- * kept under GM_PARTIAL_BYTES_MAX. */
-static int reserve_splits(const gm_program* p) {
-    int s = split_count(p, p->batches * ((p->m + 127) / 128) * ((p->n + 255) / 256), GM_ASSUMED_SMS);
-    while (s > 1 && partial_bytes(p, s) > GM_PARTIAL_BYTES_MAX) --s;
-    return s;
-}
-
-/* At plan time, for the kernel chosen and the device's multiprocessors. */
-static void plan_splits(hipe_gm* gm, int device) {
-    gm_program* p = &gm->prog;
-    int sms = 0;
-    char why[HIPE_MSG_LEN];
-    if (!hipe_sm_count(device, &sms, why, sizeof(why)) || sms < 1) sms = GM_ASSUMED_SMS;
-    const int per_sm = gm->main.kind == GM_WGMMA ? 1 : GM_BLOCKS_PER_SM;
-    int s = split_count(p, p->batches * p->tiles_m * p->tiles_n, sms * per_sm);
-    set_splits(p, s < gm->max_splits ? s : gm->max_splits);
 }
 
 /* The epilogue of a matmul alone: the product stored to c. */
@@ -628,10 +550,10 @@ int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe
     choose_kernel(p, mma, &gm->main);
     gm->wgrad_tc = strcmp(hipe_vendor(), "ROCm") != 0 && wgrad_tc_ok(p);
     set_grid(p, &gm->main);
-    gm->max_splits = reserve_splits(p);
-    set_splits(p, 1); /* until plan time (plan_splits) */
+    gm->max_splits = hipe_gm_reserve_splits(p);
+    hipe_gm_set_splits(p, 1); /* until plan time (hipe_gm_plan_splits) */
     if (gm->max_splits > 1) {
-        *parts_bytes = (size_t)partial_bytes(p, gm->max_splits);
+        *parts_bytes = (size_t)hipe_gm_partial_bytes(p, gm->max_splits);
         bind(st, parts_uid, offsetof(gm_program, partial), -1);
     }
     bind(st, a->uid, offsetof(gm_program, a), -1);
@@ -706,7 +628,7 @@ bool hipe_gm_prepare(hipe_gm* gm, int device, char* why, size_t len) {
         }
     }
     if (!ok && !build(gm, &gm->main, device, &gm->fn, why, len)) return false;
-    plan_splits(gm, device);
+    hipe_gm_plan_splits(gm, device);
     const hipe_gm_kernel simt = {.kind = GM_SIMT};
     label(&gm->prog, &gm->main, gm->label, sizeof(gm->label));
     label(&gm->prog, &simt, gm->simt_label, sizeof(gm->simt_label));

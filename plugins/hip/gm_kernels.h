@@ -401,6 +401,24 @@ PW_UNROLL
     }
 }
 
+// A warp's accumulators (mma.sync's layout: rows lane / 4 (+ 8), column pairs) into the fp32
+// tile (LD floats a row) at its corner (wm0, wn0), rounded as gm_tile_round says.
+template <int MT, int NT, int LD>
+PW_FN void gm_mma_put_tile(const gm_program& g, const float (*acc)[NT][4], float* tile, int wm0,
+                           int wn0, int lane) {
+    const int gr = lane >> 2, gc = (lane & 3) * 2, rnd = gm_tile_round(g);
+PW_UNROLL
+    for (int i = 0; i < MT; ++i)
+PW_UNROLL
+        for (int j = 0; j < NT; ++j) {
+            const int r = wm0 + i * 16 + gr, c = wn0 + j * 8 + gc;
+            tile[r * LD + c] = gm_round(rnd, acc[i][j][0]);
+            tile[r * LD + c + 1] = gm_round(rnd, acc[i][j][1]);
+            tile[(r + 8) * LD + c] = gm_round(rnd, acc[i][j][2]);
+            tile[(r + 8) * LD + c + 1] = gm_round(rnd, acc[i][j][3]);
+        }
+}
+
 // One BM x BN tile: WM x WN warps, each (BM / WM) x (BN / WN) of the product; CONV
 // (GM_CONV_FPROP or GM_CONV_DGRAD, a constant so the gather's branches fold): a is
 // a convolution's x (gm_load_conv_a).
@@ -482,18 +500,7 @@ PW_UNROLL
     __syncthreads(); // every warp is done with the pipeline's buffers: the tile reuses them
 
     float* tile = (float*)smem;
-    const int gr = lane >> 2, gc = (lane & 3) * 2;
-PW_UNROLL
-    for (int i = 0; i < MT; ++i)
-PW_UNROLL
-        for (int j = 0; j < NT; ++j) {
-            const int r = wm0 + i * 16 + gr, c = wn0 + j * 8 + gc;
-            const int rnd = gm_tile_round(g);
-            tile[r * L::LD + c] = gm_round(rnd, acc[i][j][0]);
-            tile[r * L::LD + c + 1] = gm_round(rnd, acc[i][j][1]);
-            tile[(r + 8) * L::LD + c] = gm_round(rnd, acc[i][j][2]);
-            tile[(r + 8) * L::LD + c + 1] = gm_round(rnd, acc[i][j][3]);
-        }
+    gm_mma_put_tile<MT, NT, L::LD>(g, acc, tile, wm0, wn0, lane);
     __syncthreads();
     gm_finish_tile<BM, BN, THREADS, S, Prog>(g, blockIdx.x, tile, L::LD, batch, m0, n0, tid);
 }

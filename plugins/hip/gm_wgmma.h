@@ -256,6 +256,23 @@ PW_FN void gm_wg_gather(const gm_program& g, const gm_tma& t, const GmWgBlock& b
     }
 }
 
+// A weight gradient's column n of b (a receptive-field element): its channel, returned, and
+// its filter tap's offset from o * stride in each dim, padding included.
+PW_FN int64_t gm_wgrad_column(const gm_program& g, uint32_t n, int32_t* tap) {
+    const uint32_t cin = (uint32_t)g.cin;
+    uint32_t f = n / cin;
+    const int64_t c = (int64_t)(n - f * cin); // x_sc is 1
+PW_UNROLL
+    for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
+        const uint32_t kd = d < g.nsp ? (uint32_t)g.ker[d] : 1u;
+        uint32_t fd = f % kd;
+        f /= kd;
+        if (g.flip) fd = kd - 1 - fd;
+        tap[d] = (int32_t)(fd * g.dil[d] - g.pad[d]);
+    }
+    return c;
+}
+
 // The producer of a weight gradient (gm_program.h), thread `tid` of its warpgroup: thread 0
 // has TMA bring a's tile (dy as the matrix [k_out, positions], k_out contiguous: read
 // transposed); every thread gathers its chunks of b's (x at a position's receptive-field
@@ -284,19 +301,10 @@ PW_UNROLL
         int64_t batch;
         int tm, tn;
         gm_tile_of(g, u.tile, &batch, &tm, &tn);
-        const uint32_t n = (uint32_t)(tn * BN + cc * 8), cin = (uint32_t)g.cin;
+        const uint32_t n = (uint32_t)(tn * BN + cc * 8);
         const bool n_ok = n < (uint32_t)g.n;
-        uint32_t f = n / cin;
-        const int64_t c = (int64_t)(n - f * cin); // x_sc is 1
-        int32_t tap[GM_MAX_SPATIAL]; // the tap's offset from o * stride, padding included
-PW_UNROLL
-        for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
-            const uint32_t kd = d < g.nsp ? (uint32_t)g.ker[d] : 1u;
-            uint32_t fd = f % kd;
-            f /= kd;
-            if (g.flip) fd = kd - 1 - fd;
-            tap[d] = (int32_t)(fd * g.dil[d] - g.pad[d]);
-        }
+        int32_t tap[GM_MAX_SPATIAL];
+        const int64_t c = gm_wgrad_column(g, n, tap);
         // each row's position at the unit's first k step, as (image, o...)
         uint32_t pos[Q], img[Q];
         int32_t o[Q][GM_MAX_SPATIAL];
