@@ -103,6 +103,20 @@ PW_FN void gm_sum_partials(const gm_program& g, int64_t tile, float* out, int ld
     }
 }
 
+template <int BM, int BN, int THREADS, int S, class Prog>
+PW_FN void gm_tile_epilogue(const gm_program& g, const float* tile, int ld, int64_t batch,
+                            int64_t m0, int64_t n0, int tid);
+
+// Phase GM_PHASE_SUM of a block of THREADS (all of its threads): the sum into `tile` (ld
+// floats a row), then the epilogue over it.
+template <int BM, int BN, int THREADS, int S, class Prog>
+PW_FN void gm_sum_epilogue(const gm_program& g, int64_t tile_index, float* tile, int ld,
+                           int64_t batch, int64_t m0, int64_t n0, int tid) {
+    gm_sum_partials<BM, BN, THREADS>(g, tile_index, tile, ld, tid);
+    __syncthreads();
+    gm_tile_epilogue<BM, BN, THREADS, S, Prog>(g, tile, ld, batch, m0, n0, tid);
+}
+
 // The type a kernel rounds its fp32 tile to: none for a partial product.
 PW_FN int gm_tile_round(const gm_program& g) {
     return g.phase == GM_PHASE_PARTIAL ? PW_F32 : g.acc_round;
@@ -156,12 +170,8 @@ PW_FN void gm_simt(const gm_program& g) {
     gm_tile_of(g, u.tile, &batch, &tm, &tn);
     const int64_t m0 = (int64_t)tm * T, n0 = (int64_t)tn * T;
     const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
-    if (g.phase == GM_PHASE_SUM) {
-        gm_sum_partials<T, T, GM_SIMT_THREADS>(g, u.tile, cs, LD, tid);
-        __syncthreads();
-        gm_tile_epilogue<T, T, GM_SIMT_THREADS, S, Prog>(g, cs, LD, batch, m0, n0, tid);
-        return;
-    }
+    if (g.phase == GM_PHASE_SUM)
+        return gm_sum_epilogue<T, T, GM_SIMT_THREADS, S, Prog>(g, u.tile, cs, LD, batch, m0, n0, tid);
     int64_t a_off, b_off;
     gm_batch_offsets(g, batch, &a_off, &b_off);
     float acc[4][4];
@@ -268,12 +278,13 @@ PW_UNROLL
 }
 
 // A convolution's a rows, fixed for a thread over the whole k loop (gm_load_conv_a): for
-// each chunk q it copies, the image's offset in x and each spatial dim's first input
-// coordinate (o * stride - pad; a data gradient's o + pad, the stride applied per tap), or
-// row_ok false past the last output position.
+// each chunk q it copies, each spatial dim's first input coordinate (o * stride - pad; a
+// data gradient's o + pad, the stride applied per tap), the offset in x of that corner of
+// the receptive field (base: image and first coordinates; may lie outside x) and of its
+// image alone, or row_ok false past the last output position.
 template <int Q>
 struct GmConvRows {
-    int64_t image[Q];
+    int64_t base[Q], image[Q];
     int32_t first[Q][GM_MAX_SPATIAL];
     bool row_ok[Q];
 };
@@ -293,6 +304,7 @@ PW_UNROLL
         const int64_t m = m0 + row;
         rows.row_ok[q] = m < g.m && tid + q * THREADS < L::CHUNKS;
         uint32_t pos = (uint32_t)(rows.row_ok[q] ? m : 0);
+        int64_t base = 0;
 PW_UNROLL
         for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
             const uint32_t od = d < g.nsp ? (uint32_t)g.osp[d] : 1u;
@@ -300,8 +312,46 @@ PW_UNROLL
             pos /= od;
             rows.first[q][d] = (int32_t)(CONV == GM_CONV_DGRAD ? (int64_t)o + g.pad[d]
                                                                  : (int64_t)o * g.stride[d] - g.pad[d]);
+            if (d < g.nsp) base += (int64_t)rows.first[q][d] * g.x_ssp[d];
         }
         rows.image[q] = (int64_t)pos * g.x_sn;
+        rows.base[q] = rows.image[q] + base;
+    }
+}
+
+// A thread's column of a convolution's a tile (gm_load_conv_a): its field element k, as a
+// filter tap (fd..., innermost last) and a channel c, stepped KT at a time by mixed-radix
+// addition (no division in the k loop).
+struct GmConvCol {
+    uint32_t k;
+    int32_t c;
+    int32_t fd[GM_MAX_SPATIAL];
+};
+
+PW_FN void gm_conv_col_init(const gm_program& g, uint32_t k, GmConvCol& col) {
+    col.k = k;
+    uint32_t f = k / (uint32_t)g.cin;
+    col.c = (int32_t)(k - f * (uint32_t)g.cin);
+PW_UNROLL
+    for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
+        const uint32_t kd = d < g.nsp ? (uint32_t)g.ker[d] : 1u;
+        col.fd[d] = (int32_t)(f % kd);
+        f /= kd;
+    }
+}
+
+template <int KT>
+PW_FN void gm_conv_col_next(const gm_program& g, GmConvCol& col) {
+    col.k += KT;
+    col.c += KT;
+    while (col.c >= (int32_t)g.cin) { // past the last channel: the next tap
+        col.c -= (int32_t)g.cin;
+PW_UNROLL
+        for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
+            if (d >= g.nsp) continue;
+            if (++col.fd[d] < (int32_t)g.ker[d]) break;
+            col.fd[d] = 0; // past the filter's last tap: k is past the end, col.k says so
+        }
     }
 }
 
@@ -309,49 +359,52 @@ PW_UNROLL
 // one x element's neighbourhood (gemm_program.c requires x's channels contiguous, C a
 // multiple of 8 and every index under 2^31), or zeros in the padding.  A data gradient's
 // chunk is 8 channels of dy at (o + pad - tap) / stride, zeros where that is not whole
-// (gm_conv_gather).  A thread's chunks
-// share one column (CHUNKS a row divides THREADS), so the field element is worked out once.
-// Rows of KT / 8 chunks, swizzled as gm_swz says (at KT 64, the 128-byte swizzle wgmma
-// reads).
+// (gm_conv_gather).  A thread's chunks share one column (CHUNKS a row divides THREADS),
+// `col`, so the tap's offset is worked out once and each chunk's address is its row's base
+// plus it.  Rows of KT / 8 chunks, swizzled as gm_swz says (at KT 64, the 128-byte swizzle
+// wgmma reads).
 template <int CONV, int BM, int THREADS, int KT = GM_KT>
 PW_FN void gm_load_conv_a(uint32_t dst, const gm_program& g,
-                          const GmConvRows<GmConvA<BM, THREADS, KT>::Q>& rows, int64_t k0, int tid) {
+                          const GmConvRows<GmConvA<BM, THREADS, KT>::Q>& rows,
+                          const GmConvCol& col, int tid) {
     typedef GmConvA<BM, THREADS, KT> L;
     static_assert(THREADS % L::C == 0, "a thread's chunks share a column");
     const unsigned short* x = (const unsigned short*)g.a;
-    const int col = tid % L::C;
-    const uint32_t k = (uint32_t)(k0 + col * 8), cin = (uint32_t)g.cin;
-    const bool k_ok = k < (uint32_t)g.k;
-    uint32_t f = k / cin;
-    int64_t koff = (int64_t)(k - f * cin); // the channel (x_sc is 1)
-    int32_t tap[GM_MAX_SPATIAL];            // filter offset of each dim, dilated
+    const int cc = tid % L::C;
+    const bool k_ok = col.k < (uint32_t)g.k;
+    int32_t tap[GM_MAX_SPATIAL]; // filter offset of each dim, dilated
+    int64_t toff = col.c;        // ... and in x (x_sc is 1)
+    bool strided = false;        // a data gradient's stride: each chunk divides
 PW_UNROLL
     for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
-        const uint32_t kd = d < g.nsp ? (uint32_t)g.ker[d] : 1u;
-        uint32_t fd = f % kd;
-        f /= kd;
-        if (g.flip) fd = kd - 1 - fd;
-        tap[d] = (int32_t)(fd * g.dil[d]);
+        const int32_t kd = d < g.nsp ? (int32_t)g.ker[d] : 1;
+        const int32_t fd = g.flip ? kd - 1 - col.fd[d] : col.fd[d];
+        tap[d] = fd * (int32_t)g.dil[d];
         if (CONV == GM_CONV_DGRAD) tap[d] = -tap[d];
+        if (d < g.nsp) toff += (int64_t)tap[d] * g.x_ssp[d];
+        if (CONV == GM_CONV_DGRAD && d < g.nsp) strided = strided || g.stride[d] != 1;
     }
 PW_UNROLL
     for (int q = 0; q < L::Q; ++q) {
         bool valid = k_ok && rows.row_ok[q];
-        int64_t off = rows.image[q] + koff;
+        int64_t off = rows.base[q] + toff;
+        if (CONV == GM_CONV_DGRAD && strided) { // dy at (first + tap) / stride, where whole
+            off = rows.image[q] + col.c;
 PW_UNROLL
-        for (int d = 0; d < GM_MAX_SPATIAL; ++d) {
-            if (d >= g.nsp) continue;
-            int32_t i = rows.first[q][d] + tap[d];
-            if (CONV == GM_CONV_DGRAD && g.stride[d] != 1) {
-                const int32_t st = (int32_t)g.stride[d];
-                valid = valid && i >= 0 && i % st == 0;
-                i /= st;
+            for (int d = 0; d < GM_MAX_SPATIAL; ++d) {
+                if (d >= g.nsp) continue;
+                const int32_t st = (int32_t)g.stride[d], at = rows.first[q][d] + tap[d];
+                valid = valid && at >= 0 && at % st == 0 && at / st < (int32_t)g.xsp[d];
+                off += (int64_t)(at / st) * g.x_ssp[d];
             }
-            valid = valid && i >= 0 && i < (int32_t)g.xsp[d];
-            off += (int64_t)i * g.x_ssp[d];
+        } else {
+PW_UNROLL
+            for (int d = 0; d < GM_MAX_SPATIAL; ++d)
+                if (d < g.nsp)
+                    valid = valid && (uint32_t)(rows.first[q][d] + tap[d]) < (uint32_t)g.xsp[d];
         }
         const int row = (tid + q * THREADS) / L::C;
-        gm_cp_async(dst + gm_swz<L::C>(row, col), valid ? x + off : x, valid);
+        gm_cp_async(dst + gm_swz<L::C>(row, cc), valid ? x + off : x, valid);
     }
 }
 
@@ -432,13 +485,9 @@ PW_FN void gm_mma(const gm_program& g, unsigned char* smem) {
     int tm, tn;
     gm_tile_of(g, u.tile, &batch, &tm, &tn);
     const int64_t m0 = (int64_t)tm * BM, n0 = (int64_t)tn * BN;
-    if (g.phase == GM_PHASE_SUM) {
-        float* tile = (float*)smem;
-        gm_sum_partials<BM, BN, THREADS>(g, u.tile, tile, L::LD, threadIdx.x);
-        __syncthreads();
-        gm_tile_epilogue<BM, BN, THREADS, S, Prog>(g, tile, L::LD, batch, m0, n0, threadIdx.x);
-        return;
-    }
+    if (g.phase == GM_PHASE_SUM)
+        return gm_sum_epilogue<BM, BN, THREADS, S, Prog>(g, u.tile, (float*)smem, L::LD, batch, m0,
+                                                         n0, threadIdx.x);
     int64_t a_off, b_off;
     gm_batch_offsets(g, batch, &a_off, &b_off);
     const unsigned short* a = (const unsigned short*)g.a + a_off;
@@ -449,14 +498,19 @@ PW_FN void gm_mma(const gm_program& g, unsigned char* smem) {
     const int kt_count = u.kt1 - u.kt0; // this block's k steps, from u.kt0
 
     GmConvRows<GmConvA<BM, THREADS>::Q> conv_rows;
-    if (CONV) gm_conv_rows<CONV, BM, THREADS>(g, m0, tid, conv_rows);
+    GmConvCol conv_col; // loads come k step by k step, from u.kt0
+    if (CONV) {
+        gm_conv_rows<CONV, BM, THREADS>(g, m0, tid, conv_rows);
+        gm_conv_col_init(g, (uint32_t)(u.kt0 * GM_KT + (tid % (GM_KT / 8)) * 8), conv_col);
+    }
     // a's rows are m (stride a_sm), b's are n (stride b_sn); each with its k stride
     auto load_stage = [&](int slot, int kt) {
         const uint32_t as = base + slot * (L::A + L::B), bs = as + L::A;
         const int64_t k0 = (int64_t)(u.kt0 + kt) * GM_KT;
-        if (CONV)
-            gm_load_conv_a<CONV, BM, THREADS>(as, g, conv_rows, k0, tid);
-        else
+        if (CONV) {
+            gm_load_conv_a<CONV, BM, THREADS>(as, g, conv_rows, conv_col, tid);
+            gm_conv_col_next<GM_KT>(g, conv_col);
+        } else
             gm_load_tile<BM, AK, THREADS>(as, a, m0, k0, g.m, g.k, g.a_sm, g.a_sk, tid);
         if (CONV == GM_CONV_DGRAD) // w's [k_out, c] matrix of the step's one tap
             gm_load_tile<BN, BK, THREADS>(bs, b + gm_conv_b_offset(g, k0, 0), n0, 0, g.n,
@@ -467,11 +521,7 @@ PW_FN void gm_mma(const gm_program& g, unsigned char* smem) {
 
     float acc[MT][NT][4];
 PW_UNROLL
-    for (int i = 0; i < MT; ++i)
-PW_UNROLL
-        for (int j = 0; j < NT; ++j)
-PW_UNROLL
-            for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+    for (int i = 0; i < MT * NT * 4; ++i) acc[i / (NT * 4)][i / 4 % NT][i % 4] = 0.0f;
 
 PW_UNROLL
     for (int s = 0; s < STAGES - 1; ++s) {

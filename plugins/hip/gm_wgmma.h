@@ -241,6 +241,8 @@ PW_FN void gm_wg_gather(const gm_program& g, const gm_tma& t, const GmWgBlock& b
         gm_tile_of(g, u.tile, &batch, &tm, &tn);
         GmConvRows<GmConvA<GM_WG_BM, 128, GM_WG_BK>::Q> rows;
         gm_conv_rows<CONV, GM_WG_BM, 128, GM_WG_BK>(g, (int64_t)tm * GM_WG_BM, tid, rows);
+        GmConvCol col;
+        gm_conv_col_init(g, (uint32_t)(u.kt0 * GM_WG_BK + (tid % (GM_WG_BK / 8)) * 8), col);
         for (int kt = u.kt0; kt < u.kt1; ++kt, ++it) {
             const int s = it % STAGES, k0 = kt * GM_WG_BK;
             if (it >= STAGES) gm_mbar_wait(blk.empty + 8 * s, (uint32_t)((it / STAGES - 1) & 1));
@@ -249,7 +251,8 @@ PW_FN void gm_wg_gather(const gm_program& g, const gm_tma& t, const GmWgBlock& b
                 gm_mbar_expect(bar, L::B);
                 gm_wg_conv_b<BK, BN>(g, t, bs, bar, k0, tn * BN);
             }
-            gm_load_conv_a<CONV, GM_WG_BM, 128, GM_WG_BK>(as, g, rows, k0, tid);
+            gm_load_conv_a<CONV, GM_WG_BM, 128, GM_WG_BK>(as, g, rows, col, tid);
+            gm_conv_col_next<GM_WG_BK>(g, col);
             asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar)
                          : "memory");
         }
