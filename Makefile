@@ -80,13 +80,22 @@ deps-fuzz: deps
 # CMAKE_ARGS: more options for build/ (e.g. -DHIPDNN_WITH_ROCM=OFF, -DHIPDNN_CUDA_ARCHS=90).
 CMAKE_ARGS ?=
 CMAKE_CONFIGURE = cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=$(PYTHON) \
-	      -DHIPDNN_PACKAGE_DIR=$(CURDIR)/hipdnn $(CMAKE_LAUNCHER) $(CMAKE_ARGS)
+	      -DHIPDNN_PACKAGE_DIR=$(CURDIR)/hipdnn $(CMAKE_LAUNCHER) $(VENDORS) $(CMAKE_ARGS)
 
-# The demo configures once (without hipdnn-ep, which it does not use); `make build`
-# configures every time, with ORT_EP as given (a few seconds when nothing changed).
+# The demo configures once (without hipdnn-ep, which it does not use), and builds a GPU
+# engine only for a GPU this machine has (its device node: /dev/nvidiactl, /dev/kfd), so
+# that a toolkit installed without its GPU does not cost the demo minutes of device code;
+# `make build` configures every time, with ORT_EP, WITH_CUDA and WITH_ROCM as given (a few
+# seconds when nothing changed; CMAKE_ARGS, last, overrides them).
+DEMO_WITH_CUDA = $(if $(wildcard /dev/nvidiactl),AUTO,OFF)
+DEMO_WITH_ROCM = $(if $(wildcard /dev/kfd),AUTO,OFF)
+WITH_CUDA ?= AUTO
+WITH_ROCM ?= AUTO
+$(BUILD)/CMakeCache.txt: VENDORS = -DHIPDNN_WITH_CUDA=$(DEMO_WITH_CUDA) -DHIPDNN_WITH_ROCM=$(DEMO_WITH_ROCM)
 $(BUILD)/CMakeCache.txt:
 	$(CMAKE_CONFIGURE) -DHIPDNN_ORT_EP=OFF
 
+configure: VENDORS = -DHIPDNN_WITH_CUDA=$(WITH_CUDA) -DHIPDNN_WITH_ROCM=$(WITH_ROCM)
 configure:
 	$(CMAKE_CONFIGURE) -DHIPDNN_ORT_EP=$(ORT_EP)
 
