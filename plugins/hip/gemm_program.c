@@ -604,7 +604,7 @@ static bool build(const hipe_gm* gm, const hipe_gm_kernel* k, int device, void**
 }
 
 /* The kernel's name in the log: which, and its k ranges. */
-static void label(const gm_program* p, const hipe_gm_kernel* k, char* out, size_t len) {
+static void kernel_label(const gm_program* p, const hipe_gm_kernel* k, char* out, size_t len) {
     const char* kind = k->kind == GM_WGMMA ? "tensor-core (wgmma)"
                        : k->kind == GM_MMA ? "tensor-core" : "general";
     if (p->splits > 1)
@@ -630,8 +630,8 @@ bool hipe_gm_prepare(hipe_gm* gm, int device, char* why, size_t len) {
     if (!ok && !build(gm, &gm->main, device, &gm->fn, why, len)) return false;
     hipe_gm_plan_splits(gm, device);
     const hipe_gm_kernel simt = {.kind = GM_SIMT};
-    label(&gm->prog, &gm->main, gm->label, sizeof(gm->label));
-    label(&gm->prog, &simt, gm->simt_label, sizeof(gm->simt_label));
+    kernel_label(&gm->prog, &gm->main, gm->label, sizeof(gm->label));
+    kernel_label(&gm->prog, &simt, gm->simt_label, sizeof(gm->simt_label));
     return true;
 }
 

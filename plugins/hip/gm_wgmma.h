@@ -5,7 +5,8 @@
 //   warpgroup 0, the producer: one thread issues each stage's TMA copies of a's and b's
 //     tiles (128 x 64 and BN x 64), STAGES stages deep, each completing on the stage's
 //     "full" mbarrier; the warpgroup gives most of its registers back (setmaxnreg).  For
-//     a convolution the whole warpgroup gathers a's tile (implicit GEMM) with cp.async;
+//     a convolution the whole warpgroup gathers a's tile (implicit GEMM) with cp.async, b's
+//     for a weight gradient;
 //   warpgroups 1 and 2, the consumers: 64 rows x BN columns each, wgmma.m64nBNk16 reading
 //     both operands from shared memory through descriptors, fp32 accumulators in
 //     registers; a stage is handed back (its "empty" mbarrier) once the wgmmas that read it
@@ -21,6 +22,8 @@
 // need no masks.  Then the consumers put the tile in shared memory (the pipeline's
 // buffers, free by then) and run the epilogue over it as gm_mma does.
 //
+// With the product's k split (gm_program.h), the kernel runs twice: blocks of (range, tile)
+// units writing partial tiles, then a block a tile summing them (its producer idle).
 // The tensor maps (gm_tma) are rank 5: the matrix's two dims, contiguous first, and up to
 // three batch dims (size 1 where the operand is broadcast); gemm_program.c encodes them at
 // enqueue.  Compiled for sm_90a only (jit.hip's target for compute capability 9.0).
