@@ -60,6 +60,17 @@ def _workspace(g):
     return torch.empty((size,), dtype=torch.uint8, device="cuda") if size else None
 
 
+def _runner(g, pack):
+    """Runs g's plan on pack, on PyTorch's stream, with a workspace allocated once."""
+    handle = hipdnn.Handle()
+    handle.set_stream(torch.cuda.current_stream())
+    ws = _workspace(g)
+
+    def run():
+        g.execute(pack, ws, handle=handle)
+    return run
+
+
 def _timed_row(name, impl, fn, get, ref, tol, flops, samples, repeat, note=""):
     """One table row: fn run once and its output (get()) checked, then timed."""
     fn()
@@ -71,14 +82,21 @@ def _timed_row(name, impl, fn, get, ref, tol, flops, samples, repeat, note=""):
     return (name, impl, ms, flops / (ms * 1e-3) / 1e12, note)
 
 
-def run_conv_case(name, samples, repeat):
-    n, c, hw, k, r, stride, pad = CONV_CASES[name]
+def _conv_inputs(n, c, hw, k, r):
+    """x [n, c, hw, hw] and w [k, c, r, r], fp16 channels-last, random normal (w scaled by
+    1 / sqrt(its fan-in)); and the generator, for more."""
     gen = torch.Generator(device="cuda")
     gen.manual_seed(1234)
     cl = torch.channels_last
     x = torch.randn((n, c, hw, hw), generator=gen, device="cuda").half().to(memory_format=cl)
     w = (torch.randn((k, c, r, r), generator=gen, device="cuda") / math.sqrt(c * r * r)).half()
-    w = w.to(memory_format=cl)
+    return x, w.to(memory_format=cl), gen
+
+
+def run_conv_case(name, samples, repeat):
+    n, c, hw, k, r, stride, pad = CONV_CASES[name]
+    cl = torch.channels_last
+    x, w, gen = _conv_inputs(n, c, hw, k, r)
     bias = torch.randn((k,), generator=gen, device="cuda").half()
     f = torch.nn.functional
     ref = f.relu(f.conv2d(x.double(), w.double(), bias.double(), stride, pad))
@@ -115,12 +133,8 @@ GRAD_CASES: Dict[str, Tuple[str, str]] = {
 def run_grad_case(name, samples, repeat):
     kind, layer = GRAD_CASES[name]
     n, c, hw, k, r, stride, pad = CONV_CASES[layer]
-    gen = torch.Generator(device="cuda")
-    gen.manual_seed(1234)
     cl = torch.channels_last
-    x = torch.randn((n, c, hw, hw), generator=gen, device="cuda").half().to(memory_format=cl)
-    w = (torch.randn((k, c, r, r), generator=gen, device="cuda") / math.sqrt(c * r * r)).half()
-    w = w.to(memory_format=cl)
+    x, w, gen = _conv_inputs(n, c, hw, k, r)
     out_hw = (hw + 2 * pad - r) // stride + 1
     dy = (torch.randn((n, k, out_hw, out_hw), generator=gen, device="cuda")
           / math.sqrt(n * out_hw * out_hw if kind == "wgrad" else 1)).half().to(memory_format=cl)
@@ -160,13 +174,8 @@ def run_grad_case(name, samples, repeat):
         t.set_stride(list(out.stride()))
         with EngineLog():
             g.build([hipdnn.heur_mode.A])
-        handle = hipdnn.Handle()
-        handle.set_stream(torch.cuda.current_stream())
         pack[t] = out
-        ws = _workspace(g)
-
-        def run():
-            g.execute(pack, ws, handle=handle)
+        run = _runner(g, pack)
         kernel = first_run(run)
         add(f"hipdnn {g.get_engine_name(0)}, {kernel}", run, lambda: out)
     except hipdnn.HipdnnError as e:
@@ -202,13 +211,7 @@ def _hipdnn_conv_row(name, x, w, bias, out, k, stride, pad, rows, add, bn):
         y.set_output(True).set_data_type(dt.HALF).set_stride(list(out.stride()))
         with EngineLog():
             g.build([hipdnn.heur_mode.A])
-        handle = hipdnn.Handle()
-        handle.set_stream(torch.cuda.current_stream())
-        pack = {tx: x, tw: w, tb: b4, y: out}
-        ws = _workspace(g)
-
-        def run():
-            g.execute(pack, ws, handle=handle)
+        run = _runner(g, {tx: x, tw: w, tb: b4, y: out})
         kernel = first_run(run)
         add(f"hipdnn {g.get_engine_name(0)}, {kernel}", run, lambda: out,
             f"tile 128 x {bn} forced" if bn else "")
@@ -247,13 +250,8 @@ def _hipdnn_run(a, b, bias, out, epilogue) -> Callable[[], None]:
     y.set_output(True).set_data_type(io)
     with EngineLog():
         g.build([hipdnn.heur_mode.A])
-    handle = hipdnn.Handle()
-    handle.set_stream(torch.cuda.current_stream())
     pack[y] = out
-    ws = _workspace(g)
-
-    def run():
-        g.execute(pack, ws, handle=handle)
+    run = _runner(g, pack)
     run.engine = g.get_engine_name(0)  # type: ignore[attr-defined]
     return run
 

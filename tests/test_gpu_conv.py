@@ -163,18 +163,15 @@ def dgrad_on_tensor_cores(dtype, geo):
     return dtype != "fp32" and geo["w"][0] % 64 == 0 and geo["x"][1] % 8 == 0
 
 
-@pytest.mark.parametrize("name", list(GEOMETRIES))
+DGRAD_GEOMETRIES = {**GEOMETRIES, **{f"{name}_on_tensor_cores": geo for name, geo in
+                                      DGRAD_TENSOR_CORE_GEOMETRIES.items()}}
+
+
+@pytest.mark.parametrize("name", list(DGRAD_GEOMETRIES))
 def test_data_gradient_geometry(gpu, dtype, name):
-    # every forward geometry, its adjoint: stride 2 leaves dx positions no dy reaches
-    geo = GEOMETRIES[name]
-    log = dgrad_check(gpu, dtype, geo["x"], geo["w"], geo.get("pad"), geo.get("stride"),
-                      geo.get("dil"), geo.get("post"))
-    assert on_tensor_cores(log) == dgrad_on_tensor_cores(dtype, geo), log
-
-
-@pytest.mark.parametrize("name", list(DGRAD_TENSOR_CORE_GEOMETRIES))
-def test_data_gradient_geometry_on_tensor_cores(gpu, dtype, name):
-    geo = DGRAD_TENSOR_CORE_GEOMETRIES[name]
+    # every forward geometry, its adjoint (stride 2 leaves dx positions no dy reaches), and
+    # the tensor cores' own
+    geo = DGRAD_GEOMETRIES[name]
     log = dgrad_check(gpu, dtype, geo["x"], geo["w"], geo.get("pad"), geo.get("stride"),
                       geo.get("dil"), geo.get("post"))
     assert on_tensor_cores(log) == dgrad_on_tensor_cores(dtype, geo), log

@@ -102,10 +102,9 @@ def test_strided_operands_take_the_general_kernel(gpu, dtype):
     assert not on_tensor_cores(log) and any("general" in m for m in log), log
 
 
-def test_a_view_not_16_byte_aligned_takes_the_general_kernel(gpu, dtype):
-    # a starts one element into its allocation: packed strides, a pointer 2 or 4 bytes off;
-    # the plan's tensor-core kernel cannot read it, the general one is compiled at enqueue
-    m, k, n = 48, 64, 40
+def misaligned_product(gpu, dtype, m, k, n):
+    """a @ b with a starting one element into its allocation (packed strides, a pointer 2
+    or 4 bytes off), checked; the log."""
     storage = STORAGES[dtype]
     base = storage.full((m * k + 1,))
     view = base[1:].reshape(m, k)
@@ -118,10 +117,15 @@ def test_a_view_not_16_byte_aligned_takes_the_general_kernel(gpu, dtype):
     c = g.matmul(a.bind(g, "a"), b.bind(g, "b"), name="mm")
     out = gpu.output(c, [m, n], dtype)
     log = ran(lambda: gpu.execute(g, [a, b, out]))
-    assert any("first run of the general kernel" in line for line in log), log
-    want = a.values @ b.values
-    assert_product_close(out, want, tolerance("matmul", dtype), k,
+    assert_product_close(out, a.values @ b.values, tolerance("matmul", dtype), k,
                          np.abs(a.values) @ np.abs(b.values))
+    return log
+
+
+def test_a_view_not_16_byte_aligned_takes_the_general_kernel(gpu, dtype):
+    # the plan's tensor-core kernel cannot read a, the general one is compiled at enqueue
+    log = misaligned_product(gpu, dtype, 48, 64, 40)
+    assert any("first run of the general kernel" in line for line in log), log
 
 
 @pytest.mark.large
@@ -285,22 +289,8 @@ def test_k_split_on_the_general_kernel_for_a_misaligned_view(gpu, dtype, monkeyp
     # the plan's ranges, run by the kernel compiled at enqueue (its own tiles, the same
     # workspace)
     monkeypatch.setenv("HIPDNN_HIP_SPLIT_K", "4")
-    m, k, n = 40, 512, 24
-    storage = STORAGES[dtype]
-    base = storage.full((m * k + 1,))
-    view = base[1:].reshape(m, k)
-    view[...] = storage.encode(gpu.random([m, k]))
-    mask = np.zeros(base.shape, bool)
-    mask[1:] = True
-    a = Operand(view, base, mask, storage, storage.decode(view))
-    b = gpu.input([k, n], dtype)
-    g = gpu.graph(dtype)
-    c = g.matmul(a.bind(g, "a"), b.bind(g, "b"), name="mm")
-    out = gpu.output(c, [m, n], dtype)
-    log = ran(lambda: gpu.execute(g, [a, b, out]))
+    log = misaligned_product(gpu, dtype, 40, 512, 24)  # k: 8 steps, 2 a range
     assert any("first run of the general, k split 4 ways, kernel" in line for line in log), log
-    assert_product_close(out, a.values @ b.values, tolerance("matmul", dtype), k,
-                         np.abs(a.values) @ np.abs(b.values))
 
 
 def test_a_long_k_over_few_tiles_is_split(gpu, dtype):

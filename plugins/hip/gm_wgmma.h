@@ -164,6 +164,20 @@ struct GmWgBlock {
     int64_t units;  // of the launch (gm_units); a block takes blockIdx.x, + gridDim.x, ...
 };
 
+// What a block's unit `unit` is: its k steps (u), batch and tile coordinates.
+struct GmWgAt {
+    GmUnit u;
+    int64_t batch;
+    int tm, tn;
+};
+
+PW_FN GmWgAt gm_wg_at(const gm_program& g, int64_t unit) {
+    GmWgAt w;
+    w.u = gm_unit_of<GM_WG_BK>(g, unit);
+    gm_tile_of(g, w.u.tile, &w.batch, &w.tm, &w.tn);
+    return w;
+}
+
 // The producer's side of k step `it` (counted across a block's tiles) of a tile at
 // (m0, n0): wait until the consumers have handed the stage back (its use `it / STAGES`
 // before this one), then have TMA copy a's and b's tiles into it.
@@ -194,14 +208,12 @@ template <bool AK, bool BK, int BN, int STAGES>
 PW_FN void gm_wg_load(const gm_program& g, const gm_tma& t, const GmWgBlock& blk) {
     int it = 0;
     for (int64_t unit = blockIdx.x; unit < blk.units; unit += gridDim.x) {
-        const GmUnit u = gm_unit_of<GM_WG_BK>(g, unit);
-        int64_t batch;
-        int tm, tn, ca[3], cb[3];
-        gm_tile_of(g, u.tile, &batch, &tm, &tn);
-        gm_wg_batch(g, batch, ca, cb);
-        for (int kt = u.kt0; kt < u.kt1; ++kt, ++it)
-            gm_wg_produce<AK, BK, BN, STAGES>(t, blk, it, tm * GM_WG_BM, tn * BN, kt * GM_WG_BK,
-                                              ca, cb);
+        const GmWgAt w = gm_wg_at(g, unit);
+        int ca[3], cb[3];
+        gm_wg_batch(g, w.batch, ca, cb);
+        for (int kt = w.u.kt0; kt < w.u.kt1; ++kt, ++it)
+            gm_wg_produce<AK, BK, BN, STAGES>(t, blk, it, w.tm * GM_WG_BM, w.tn * BN,
+                                              kt * GM_WG_BK, ca, cb);
     }
 }
 
@@ -238,21 +250,18 @@ PW_FN void gm_wg_gather(const gm_program& g, const gm_tma& t, const GmWgBlock& b
     typedef GmWgSmem<BN, STAGES, false> L;
     int it = 0;
     for (int64_t unit = blockIdx.x; unit < blk.units; unit += gridDim.x) {
-        const GmUnit u = gm_unit_of<GM_WG_BK>(g, unit);
-        int64_t batch;
-        int tm, tn;
-        gm_tile_of(g, u.tile, &batch, &tm, &tn);
+        const GmWgAt w = gm_wg_at(g, unit);
         GmConvRows<GmConvA<GM_WG_BM, 128, GM_WG_BK>::Q> rows;
-        gm_conv_rows<CONV, GM_WG_BM, 128, GM_WG_BK>(g, (int64_t)tm * GM_WG_BM, tid, rows);
+        gm_conv_rows<CONV, GM_WG_BM, 128, GM_WG_BK>(g, (int64_t)w.tm * GM_WG_BM, tid, rows);
         GmConvCol col;
-        gm_conv_col_init(g, (uint32_t)(u.kt0 * GM_WG_BK + (tid % (GM_WG_BK / 8)) * 8), col);
-        for (int kt = u.kt0; kt < u.kt1; ++kt, ++it) {
+        gm_conv_col_init(g, (uint32_t)(w.u.kt0 * GM_WG_BK + (tid % (GM_WG_BK / 8)) * 8), col);
+        for (int kt = w.u.kt0; kt < w.u.kt1; ++kt, ++it) {
             const int s = it % STAGES, k0 = kt * GM_WG_BK;
             if (it >= STAGES) gm_mbar_wait(blk.empty + 8 * s, (uint32_t)((it / STAGES - 1) & 1));
             const uint32_t as = blk.base + s * L::STAGE, bs = as + L::A, bar = blk.full + 8 * s;
             if (tid == 0) {
                 gm_mbar_expect(bar, L::B);
-                gm_wg_conv_b<BK, BN>(g, t, bs, bar, k0, tn * BN);
+                gm_wg_conv_b<BK, BN>(g, t, bs, bar, k0, w.tn * BN);
             }
             gm_load_conv_a<CONV, GM_WG_BM, 128, GM_WG_BK>(as, g, rows, col, tid);
             gm_conv_col_next<GM_WG_BK>(g, col);
@@ -303,11 +312,8 @@ PW_UNROLL
     }
     int it = 0;
     for (int64_t unit = blockIdx.x; unit < blk.units; unit += gridDim.x) {
-        const GmUnit u = gm_unit_of<GM_WG_BK>(g, unit);
-        int64_t batch;
-        int tm, tn;
-        gm_tile_of(g, u.tile, &batch, &tm, &tn);
-        const uint32_t n = (uint32_t)(tn * BN + cc * 8);
+        const GmWgAt w = gm_wg_at(g, unit);
+        const uint32_t n = (uint32_t)(w.tn * BN + cc * 8);
         const bool n_ok = n < (uint32_t)g.n;
         int32_t tap[GM_MAX_SPATIAL];
         const int64_t c = gm_wgrad_column(g, n, tap);
@@ -316,7 +322,7 @@ PW_UNROLL
         int32_t o[Q][GM_MAX_SPATIAL];
 PW_UNROLL
         for (int q = 0; q < Q; ++q) {
-            pos[q] = (uint32_t)(u.kt0 * GM_WG_BK + r0 + q * RSTEP);
+            pos[q] = (uint32_t)(w.u.kt0 * GM_WG_BK + r0 + q * RSTEP);
             uint32_t v = pos[q];
 PW_UNROLL
             for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
@@ -327,7 +333,7 @@ PW_UNROLL
             img[q] = v;
         }
         const uint32_t dst0 = (uint32_t)((cc / 8) * GM_WG_BOX);
-        for (int kt = u.kt0; kt < u.kt1; ++kt, ++it) {
+        for (int kt = w.u.kt0; kt < w.u.kt1; ++kt, ++it) {
             const int s = it % STAGES, k0 = kt * GM_WG_BK;
             if (it >= STAGES) gm_mbar_wait(blk.empty + 8 * s, (uint32_t)((it / STAGES - 1) & 1));
             const uint32_t as = blk.base + s * L::STAGE, bs = as + L::A, bar = blk.full + 8 * s;
@@ -335,7 +341,7 @@ PW_UNROLL
                 gm_mbar_expect(bar, L::A);
 PW_UNROLL
                 for (int j = 0; j < GM_WG_BM / 64; ++j)
-                    gm_tma_load(as + j * GM_WG_BOX, &t.a, bar, tm * GM_WG_BM + 64 * j, k0, none);
+                    gm_tma_load(as + j * GM_WG_BOX, &t.a, bar, w.tm * GM_WG_BM + 64 * j, k0, none);
             }
 PW_UNROLL
             for (int q = 0; q < Q; ++q) {
@@ -470,27 +476,24 @@ PW_UNROLL
     float* out = (float*)(smem_raw + (blk.base - raw) + L::TILE_AT);
     int it = 0;
     for (int64_t unit = blockIdx.x; unit < blk.units; unit += gridDim.x) {
-        const GmUnit u = gm_unit_of<GM_WG_BK>(g, unit);
-        int64_t batch;
-        int tm, tn;
-        gm_tile_of(g, u.tile, &batch, &tm, &tn);
+        const GmWgAt w = gm_wg_at(g, unit);
         if (g.phase == GM_PHASE_SUM) {
             asm volatile("bar.sync 1, 256;\n" ::: "memory"); // the last tile's epilogue is done
-            gm_sum_partials<GM_WG_BM, BN, 256>(g, u.tile, out, L::LD, ct);
+            gm_sum_partials<GM_WG_BM, BN, 256>(g, w.u.tile, out, L::LD, ct);
         } else {
             float acc[BN / 2];
 PW_UNROLL
             for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
-            gm_wg_mainloop<DT, AK, BK, BN, STAGES, CONV>(blk, u.kt1 - u.kt0, wg - 1, ct % 128 == 0,
-                                                         it, acc);
+            gm_wg_mainloop<DT, AK, BK, BN, STAGES, CONV>(blk, w.u.kt1 - w.u.kt0, wg - 1,
+                                                         ct % 128 == 0, it, acc);
             // both consumers are past the last tile's epilogue (PERSIST) or done with the
             // pipeline's buffers (else): the tile may be written
             asm volatile("bar.sync 1, 256;\n" ::: "memory");
             gm_wg_put_tile<BN>(g, acc, out, L::LD, ct);
         }
         asm volatile("bar.sync 1, 256;\n" ::: "memory");
-        gm_finish_tile<GM_WG_BM, BN, 256, S, Prog>(g, unit, out, L::LD, batch,
-                                                  (int64_t)tm * GM_WG_BM, (int64_t)tn * BN, ct);
+        gm_finish_tile<GM_WG_BM, BN, 256, S, Prog>(g, unit, out, L::LD, w.batch,
+                                                  (int64_t)w.tm * GM_WG_BM, (int64_t)w.tn * BN, ct);
     }
 }
 
