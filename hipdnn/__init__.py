@@ -29,7 +29,8 @@ from .runtime import (EngineInfo, Handle, default_handle, engines, loaded_engine
                       plugin_search_paths, set_engine_plugin_paths, set_log_callback,
                       set_log_level, skipped_engine_plugins, version)
 # cuDNN frontend's module-level names (after .graph: hipdnn.graph is its context manager)
-from .compat import (backend_version, backend_version_string, create_handle,
+from .compat import (DeviceProperties, KernelCache, backend_version, backend_version_string,
+                     create_device_properties, create_handle, create_kernel_cache,
                      cudnnGraphNotSupportedError, destroy_handle, empty_like, get_stream, graph,
                      graph_cache, jit, set_stream)
 
@@ -46,6 +47,7 @@ __all__ = [
     "cudnnGraphNotSupportedError",
     "backend_version", "backend_version_string", "create_handle", "destroy_handle",
     "set_stream", "get_stream", "graph", "jit", "graph_cache", "empty_like",
+    "create_kernel_cache", "create_device_properties", "KernelCache", "DeviceProperties",
     "bfloat16", "to_bfloat16", "from_bfloat16",
     "DeviceArray", "DeviceRuntime", "device_runtime", "synchronize",
     "default_handle", "engines", "set_engine_plugin_paths", "loaded_engine_plugin_paths",

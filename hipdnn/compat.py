@@ -17,6 +17,8 @@ from numpy.typing import NDArray
 
 from . import _C
 from .enums import data_type, heur_mode
+from ._pygraph.frontend_options import (DeviceProperties, KernelCache, create_device_properties,
+                                        create_kernel_cache)
 from .errors import GraphNotSupportedError
 from .pygraph import Tensor, pygraph
 
@@ -33,6 +35,10 @@ __all__ = [
     "graph",
     "jit",
     "graph_cache",
+    "create_kernel_cache",
+    "create_device_properties",
+    "KernelCache",
+    "DeviceProperties",
 ]
 
 #: The cuDNN release whose graph API hipdnn's operations match (conv_fprop with pre/post

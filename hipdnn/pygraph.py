@@ -27,6 +27,7 @@ from ._pygraph.base import (_BOOL, _CHAR, _DTYPE, _EDITING, _HEURISTICS, _INT64,
                             _UINT8, _VALIDATED)
 from ._pygraph.build import BuildSteps
 from ._pygraph.conv import ConvOps
+from ._pygraph.frontend_options import check_options
 from ._pygraph.matmul import MatmulOps
 from ._pygraph.movement import MovementOps
 from ._pygraph.nodes import _NAMES_INPUTS, _Op, _suffixes
@@ -325,7 +326,13 @@ class pygraph(ConvOps, MatmulOps, PointwiseOps, NormOps, ReductionOps, MovementO
     def __init__(self, io_data_type: Optional[DataTypeLike] = None,
                  intermediate_data_type: Optional[DataTypeLike] = None,
                  compute_data_type: Optional[DataTypeLike] = None,
-                 name: Optional[str] = None, handle: Optional[_C.Handle] = None):
+                 name: Optional[str] = None, handle: Optional[_C.Handle] = None,
+                 sm_count: Optional[int] = None, sm_version: Optional[int] = None,
+                 kernel_cache: Any = None, device_property: Any = None,
+                 is_dynamic_shape_enabled: bool = False,
+                 is_override_shape_enabled: bool = False):
+        """The graph's default data types, name and handle; the keywords after them are
+        cuDNN frontend's, taken and kept without effect (_pygraph/frontend_options.py)."""
         def ctx(value: Any, what: str) -> data_type:
             dt = _dtype_arg(value, f"pygraph: {what}")
             return data_type.NOT_SET if dt is None else dt
@@ -337,6 +344,9 @@ class pygraph(ConvOps, MatmulOps, PointwiseOps, NormOps, ReductionOps, MovementO
         if handle is not None and not isinstance(handle, _C.Handle):
             raise TypeError(f"pygraph: handle must be a hipdnn.Handle, got {_type_name(handle)}")
         self._handle = handle
+        self.frontend_options = check_options(sm_count, sm_version, kernel_cache,
+                                              device_property, is_dynamic_shape_enabled,
+                                              is_override_shape_enabled)
         self._tensors: List[Tensor] = []
         self._ops: List[_Op] = []
         self._next_uid = 1

@@ -14,6 +14,7 @@ from ..enums import behavior_note, data_type, memory_space
 from .args import _type_name
 from .base import _HEURISTICS, _PLANS, _Plan, _not_ready
 from .build import BuildSteps
+from .frontend_options import refuse_overrides
 
 if TYPE_CHECKING:
     from ..pygraph import KernelGroup
@@ -167,12 +168,17 @@ class Plans(BuildSteps):
         return f"tensor '{name}' (uid {uid})" if name else f"tensor with uid {uid}"
 
     def execute_plan_at_index(self, variant_pack: Mapping[Any, Any], workspace: Any,
-                              index: int, handle: Optional[_C.Handle] = None) -> None:
+                              index: int, handle: Optional[_C.Handle] = None,
+                              override_uids: Any = None, override_shapes: Any = None,
+                              override_strides: Any = None) -> None:
         """Runs plan ``index`` on the arrays of the variant pack ({tensor or uid: array}).
         Arrays are checked against the plan's graph (dtype, shape, strides in elements,
         writable outputs) and used in place.  workspace: at least
-        get_workspace_size_plan_at_index(index) bytes; None lets a host plan allocate its
-        own.  ``handle``: any handle of the plan's device (default: the graph's)."""
+        get_workspace_size_plan_at_index(index) bytes; None allocates one for the call
+        (slow on a device: pass one).  ``handle``: any handle of the plan's device
+        (default: the graph's).  override_*: cuDNN frontend's dynamic shapes, not in
+        hipdnn (NotImplementedError where given)."""
+        refuse_overrides("execute", override_uids, override_shapes, override_strides)
         plan = self._plan(index, "execute()")
         if handle is not None and not isinstance(handle, _C.Handle):
             raise TypeError(f"execute: handle must be a hipdnn.Handle, got {_type_name(handle)}")
@@ -181,7 +187,9 @@ class Plans(BuildSteps):
                           workspace)
 
     def execute(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
-                handle: Optional[_C.Handle] = None) -> None:
+                handle: Optional[_C.Handle] = None, override_uids: Any = None,
+                override_shapes: Any = None, override_strides: Any = None) -> None:
         """Runs the plan build_plans() chose; see execute_plan_at_index."""
+        refuse_overrides("execute", override_uids, override_shapes, override_strides)
         self._need(_PLANS, "execute()")
         self.execute_plan_at_index(variant_pack, workspace, self._candidate, handle)

@@ -1,0 +1,97 @@
+"""cuDNN frontend compatibility: the pygraph keywords hipdnn takes without acting on them.
+
+cuDNN frontend's tests build graphs with ``sm_version=``, ``kernel_cache=``,
+``is_override_shape_enabled=`` and the like; hipdnn takes every keyword its pygraph
+constructor has, checks its type (an error names the keyword), and gives the same results
+as without it.  What it cannot do says NotImplementedError, naming the feature: running a
+plan with other shapes (execute's ``override_shapes``), writing a kernel cache out.
+"""
+import numpy as np
+import pytest
+
+import hipdnn as cudnn
+from compat_support import assert_close, poison, rand, tol_for, unchanged, values
+
+FRONTEND_KEYWORDS = dict(sm_count=132, sm_version=90, is_dynamic_shape_enabled=True,
+                         is_override_shape_enabled=True)
+
+
+@pytest.fixture
+def rng(request):
+    return np.random.default_rng(abs(hash(request.node.name)) % 2 ** 32)
+
+
+def relu_add(rng, **keywords):
+    """y = relu(a) + b on a graph made with `keywords`, built, run and checked; the graph
+    and y."""
+    a, b = rand(rng, (3, 5)), rand(rng, (3, 5))
+    graph = cudnn.pygraph(io_data_type=cudnn.data_type.FLOAT,
+                          intermediate_data_type=cudnn.data_type.FLOAT,
+                          compute_data_type=cudnn.data_type.FLOAT,
+                          handle=cudnn.create_handle(), **keywords)
+    ta, tb = graph.tensor_like(a), graph.tensor_like(b)
+    y = graph.add(a=graph.relu(input=ta), b=tb)
+    y.set_output(True)
+    graph.validate()
+    graph.build_operation_graph()
+    graph.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
+    graph.check_support()
+    graph.build_plans()
+    out = poison(np.empty((3, 5), np.float32))
+    with unchanged(a, b):
+        graph.execute({ta: a, tb: b, y: out}, np.empty(graph.get_workspace_size(), np.uint8))
+    assert_close(out, np.maximum(values(a), 0) + values(b), tol_for("pointwise", out))
+    return graph, out
+
+
+def test_every_constructor_keyword_of_cudnn_frontend_is_taken(rng):
+    graph, _ = relu_add(rng, kernel_cache=cudnn.create_kernel_cache(),
+                        device_property=cudnn.create_device_properties(0), **FRONTEND_KEYWORDS)
+    options = graph.frontend_options
+    assert options["sm_version"] == 90 and options["is_override_shape_enabled"] is True
+
+
+def test_the_keywords_change_no_result():
+    # the same graph and inputs with and without them: the same engine, bit-identical
+    # outputs
+    plain, with_keywords = (relu_add(np.random.default_rng(7), **keywords)
+                            for keywords in ({}, FRONTEND_KEYWORDS))
+    assert plain[0].get_engine_name() == with_keywords[0].get_engine_name()
+    assert np.array_equal(plain[1], with_keywords[1])
+
+
+@pytest.mark.parametrize("keyword,value,error", [
+    ("sm_version", "90", TypeError), ("sm_count", 1.5, TypeError), ("sm_count", 0, ValueError),
+    ("kernel_cache", object(), TypeError), ("device_property", 0, TypeError),
+    ("is_dynamic_shape_enabled", 1, TypeError), ("is_override_shape_enabled", None, TypeError),
+])
+def test_a_wrong_keyword_value_is_refused_naming_it(keyword, value, error):
+    with pytest.raises(error, match=keyword):
+        cudnn.pygraph(io_data_type=cudnn.data_type.FLOAT, **{keyword: value})
+
+
+def test_execute_with_other_shapes_is_not_implemented_and_says_so(rng):
+    graph, _ = relu_add(rng, is_override_shape_enabled=True)
+    ta, tb, y = [t for t in graph._tensors if not t.get_is_virtual()]
+    a, b, out = (np.ones((3, 5), np.float32) for _ in range(3))
+    for keyword in ("override_uids", "override_shapes", "override_strides"):
+        with pytest.raises(NotImplementedError, match=keyword):
+            graph.execute({ta: a, tb: b, y: out}, None, **{keyword: [[3, 5]]})
+
+
+def test_kernel_cache_holds_nothing_to_write_out():
+    cache = cudnn.create_kernel_cache()
+    with pytest.raises(NotImplementedError, match="serialize"):
+        cache.serialize()
+    with pytest.raises(NotImplementedError, match="deserialize"):
+        cache.deserialize("{}")
+
+
+def test_device_properties_round_trip_through_json():
+    props = cudnn.create_device_properties(0)
+    again = cudnn.create_device_properties(props.serialize())
+    assert again.serialize() == props.serialize() and again.device_id == 0
+    with pytest.raises(ValueError, match="create_device_properties"):
+        cudnn.create_device_properties("not json")
+    with pytest.raises(TypeError, match="create_device_properties"):
+        cudnn.create_device_properties(-1)
