@@ -356,6 +356,7 @@ class pygraph(ConvOps, MatmulOps, PointwiseOps, NormOps, ReductionOps, MovementO
         # select/deselect_*_notes: {"select_behavior": [notes], ...}
         self._filters: Dict[str, List[Any]] = {}
         self._max_workspace: Optional[int] = None
+        self._from_device: Optional[str] = None
         self._reset_build()
 
     @property
@@ -453,7 +454,9 @@ class pygraph(ConvOps, MatmulOps, PointwiseOps, NormOps, ReductionOps, MovementO
         (or anything NumPy can view without copying) or of another tensor.  A uint16
         array needs ``data_type=hipdnn.data_type.BFLOAT16`` (or a graph whose io_data_type
         is BFLOAT16).  A 0-d array or a NumPy scalar gives a pass-by-value scalar whose
-        value comes with each execute (as cuDNN frontend does for a CPU tensor)."""
+        value comes with each execute (as cuDNN frontend does for a CPU tensor).  A
+        tensor made from a device array (PyTorch, CuPy, DeviceArray) has the graph planned
+        on device engines only, as cuDNN's are."""
         name = _name_arg(name, "tensor_like: name") or None
         hint = _dtype_arg(data_type, "tensor_like: data_type")
         if isinstance(input, Tensor):
@@ -478,6 +481,8 @@ class pygraph(ConvOps, MatmulOps, PointwiseOps, NormOps, ReductionOps, MovementO
             dt = hint  # an explicit data_type describes the tensor; the array only its shape
         t = self.tensor(name=name, dim=dims, stride=strides, data_type=dt)
         t._strides_given = False  # the array's layout: set_dim lays it out again
+        if self._from_device is None and _device.is_device_array(input):
+            self._from_device = t._label()
         return t
 
     def tensors(self) -> List[Tensor]:

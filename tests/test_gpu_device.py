@@ -203,6 +203,52 @@ def test_tensor_like_reads_device_arrays():
         g.tensor_like(ViaCAI(bits))  # '<u2' alone does not say bfloat16
 
 
+# ---- graphs made from device arrays plan on device engines -------------------------------
+
+def device_graph(like, deselect=()):
+    """y = relu(a + b) from tensor_like of `like`, built with cuDNN frontend's steps and
+    heuristics A then FALLBACK (which rank the reference engine first); the graph."""
+    g = hipdnn.pygraph(io_data_type=dt.FLOAT, intermediate_data_type=dt.FLOAT,
+                       compute_data_type=dt.FLOAT)
+    a, b = g.tensor_like(like, name="a"), g.tensor_like(like, name="b")
+    g.relu(input=g.add(a=a, b=b)).set_output(True)
+    g.deselect_engines(list(deselect))
+    g.validate()
+    g.build_operation_graph()
+    g.create_execution_plans([hipdnn.heur_mode.A, hipdnn.heur_mode.FALLBACK])
+    return g
+
+
+def test_a_graph_made_from_device_arrays_plans_only_device_engines():
+    g = device_graph(hipdnn.DeviceArray.empty([2, 4], np.float32))
+    g.check_support()
+    g.build_plans()
+    assert g.get_engine_name() == GPU_ENGINE
+    assert g.get_memory_space() == hipdnn.memory_space.DEVICE
+    host = [i for i in range(g.get_execution_plan_count())
+            if g.get_plan_name_at_index(i).startswith("reference_cpu")]
+    assert host  # ranked, but not to be built: the reason says why
+    with pytest.raises(hipdnn.cudnnGraphNotSupportedError, match="made from a device array"):
+        g.build_plan_at_index(host[0])
+
+
+def test_the_same_graph_from_host_arrays_keeps_its_heuristics_choice():
+    g = device_graph(np.empty((2, 4), np.float32))
+    g.build_plans()
+    assert g.get_memory_space() == hipdnn.memory_space.HOST
+
+
+def test_no_device_engine_for_a_device_graph_fails_at_build_with_each_reason():
+    # as cuDNN does: the error at check_support(), naming each engine and why, never a
+    # host plan that fails at execute
+    g = device_graph(hipdnn.DeviceArray.empty([2, 4], np.float32), deselect=[GPU_ENGINE])
+    with pytest.raises(hipdnn.cudnnGraphNotSupportedError) as e:
+        g.check_support()
+    text = str(e.value)
+    assert "reference_cpu" in text and "tensor 'a'" in text and \
+        "made from a device array" in text and "set_preferred_engine('reference_cpu')" in text, text
+
+
 # ---- what execute refuses --------------------------------------------------------------
 
 def test_host_memory_for_the_gpu_engine_is_refused_naming_the_tensor():

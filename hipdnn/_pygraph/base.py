@@ -83,6 +83,9 @@ class GraphBase:
     _deselected: List[str]
     _filters: Dict[str, List[Any]]  # select/deselect_*_notes: {"select_behavior": [notes]}
     _max_workspace: Optional[int]
+    # The first tensor tensor_like made from a device array (its label), None if none: the
+    # graph is then planned on device engines only (build.py, _barred).
+    _from_device: Optional[str]
 
     if TYPE_CHECKING:  # defined in pygraph.py, where the tensor type is
         def _new_tensor(self) -> Tensor: ...

@@ -338,10 +338,15 @@ class BuildSteps(GraphBase):
         return list(self._support)
 
     def _barred(self, i: int) -> Optional[str]:
-        """Why engine config i is left out by the user's choices, or None."""
+        """Why engine config i is left out by the user's choices, or None.  A graph made
+        from device arrays leaves out host engines unless one is the preferred engine."""
         c = self._configs[i]
         if any(n in c.engine for n in self._deselected):
             return "deselected by the user"
+        if self._from_device is not None and c.engine != self._preferred and \
+                self._engine_space(c.engine) == memory_space.HOST:
+            return (f"runs in host memory, and {self._from_device} was made from a device "
+                    f"array (set_preferred_engine('{c.engine}') to choose it all the same)")
         notes: Dict[str, Sequence[int]] = {"behavior": (), "numeric": ()}  # hipdnn engines': none
         for key, wanted in self._filters.items():
             kind = key.split("_")[1]
@@ -350,6 +355,11 @@ class BuildSteps(GraphBase):
             if key.startswith("deselect") and any(n in notes[kind] for n in wanted):
                 return f"has a deselected {kind} note"
         return None
+
+    @staticmethod
+    def _engine_space(name: str) -> Optional[memory_space]:
+        """The memory a loaded engine runs in, by name (None for no such engine)."""
+        return next((e.memory_space for e in engines() if e.name == name), None)
 
     def _declines(self) -> Dict[str, str]:
         reasons = {n: why for n, why in self._support if why is not None}
