@@ -679,5 +679,5 @@ def test_a_plugin_report_is_read_as_given(tmp_path):
 ])
 def test_a_report_that_breaks_the_abi_is_refused_with_the_reason(tmp_path, report, message):
     got = plugin_answer(tmp_path, report)
-    assert got["ERROR"].startswith("HipdnnError HIPDNN_STATUS_PLUGIN_ERROR_EXT plan_kernels: "
+    assert got["ERROR"].startswith("HipdnnError HIPDNN_STATUS_PLUGIN_ERROR plan_kernels: "
                                     + message), got

@@ -66,7 +66,7 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnCreate(hipdnnHandle_t* handle) {
     if (hipdnnRegistryEngineCount() == 0) {
         char why[900];
         hipdnnRegistryWhyNoEngine(why, sizeof(why));
-        return hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR_EXT, "hipdnnCreate: %s", why);
+        return hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR, "hipdnnCreate: %s", why);
     }
     hipdnnHandle_t h = calloc(1, sizeof(*h));
     int32_t n = hipdnnRegistryPluginCount();
@@ -131,7 +131,7 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnSetStream(hipdnnHandle_t h, hipdnnStream_t st
         hipdnnPlugin* p = hipdnnRegistryPlugin(i);
         if (h->plugin_handles[i] &&
             p->set_stream(h->plugin_handles[i], stream) != HIPDNN_PLUGIN_STATUS_SUCCESS)
-            st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR_EXT, "hipdnnSetStream: plugin %s: %s", p->path,
+            st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR, "hipdnnSetStream: plugin %s: %s", p->path,
                             hipdnnPluginLastError(p));
     }
     hipdnnHandleUnlock(h);
@@ -170,10 +170,10 @@ hipdnnStatus_t hipdnnHandlePluginHandle(hipdnnHandle_t h, int32_t index,
         hipdnnPluginStatus_t cs = p->create_for_device ? p->create_for_device(&ph, &info)
                                                        : p->create(&ph);
         if (cs != HIPDNN_PLUGIN_STATUS_SUCCESS)
-            st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR_EXT, "plugin %s: create failed: %s", p->path,
+            st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR, "plugin %s: create failed: %s", p->path,
                             hipdnnPluginLastError(p));
         else if (h->stream && p->set_stream(ph, h->stream) != HIPDNN_PLUGIN_STATUS_SUCCESS) {
-            st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR_EXT, "plugin %s: set stream failed: %s", p->path,
+            st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR, "plugin %s: set stream failed: %s", p->path,
                             hipdnnPluginLastError(p));
             p->destroy(ph);
         } else

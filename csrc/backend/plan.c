@@ -120,20 +120,20 @@ static hipdnnStatus_t plan_finalize(hipdnnBackendDescriptor_t d) {
         /* ABI 1.1: build once, then ask what was built for its workspace. */
         if (p->create_context(ph, cfg_bytes, cfg_size, gs->bytes, gs->num_bytes, &ctx) !=
             HIPDNN_PLUGIN_STATUS_SUCCESS)
-            st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR_EXT,
+            st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR,
                             "engine '%s': could not build a plan: %s", e->name,
                             hipdnnPluginLastError(p));
         else if (p->workspace_from_context(ph, ctx, &ws) != HIPDNN_PLUGIN_STATUS_SUCCESS)
-            st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR_EXT,
+            st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR,
                             "engine '%s': workspace query failed: %s", e->name,
                             hipdnnPluginLastError(p));
     } else if (p->get_workspace(ph, cfg_bytes, cfg_size, gs->bytes, gs->num_bytes, &ws) !=
                HIPDNN_PLUGIN_STATUS_SUCCESS) {
-        st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR_EXT, "engine '%s': workspace query failed: %s",
+        st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR, "engine '%s': workspace query failed: %s",
                         e->name, hipdnnPluginLastError(p));
     } else if (p->create_context(ph, cfg_bytes, cfg_size, gs->bytes, gs->num_bytes, &ctx) !=
                HIPDNN_PLUGIN_STATUS_SUCCESS) {
-        st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR_EXT, "engine '%s': could not build a plan: %s",
+        st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR, "engine '%s': could not build a plan: %s",
                         e->name, hipdnnPluginLastError(p));
     }
     if (st && ctx) p->destroy_context(ph, ctx);
@@ -192,18 +192,18 @@ static hipdnnStatus_t copy_kernels(hipdnnPlanState* s, const char* engine,
     const hipdnnGraphState* gs = s->graph->state;
     const int32_t nn = gs->graph->num_nodes;
     if (n > 0 && !k)
-        return hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR_EXT, "engine '%s': GetKernelInfo gave %u "
+        return hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR, "engine '%s': GetKernelInfo gave %u "
                           "kernels and no array", engine, n);
     const uint32_t stride = n > 0 ? k->struct_size : 0;
     if (n > 0 && stride < sizeof(hipdnnPluginKernelInfo_t))
-        return hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR_EXT, "engine '%s': GetKernelInfo entries of "
+        return hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR, "engine '%s': GetKernelInfo entries of "
                           "%u bytes; this backend reads %zu", engine, stride,
                           sizeof(hipdnnPluginKernelInfo_t));
     size_t bytes = 1; /* never malloc(0) */
     for (uint32_t i = 0; i < n; ++i) {
         const hipdnnPluginKernelInfo_t* e = (const void*)((const char*)k + (size_t)i * stride);
         if (e->num_nodes > 0 && !e->nodes)
-            return hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR_EXT, "engine '%s': kernel %u lists %u "
+            return hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR, "engine '%s': kernel %u lists %u "
                               "nodes and no array", engine, i, e->num_nodes);
         bytes += (size_t)e->num_nodes * sizeof(int64_t) + strlen(e->name ? e->name : "") + 1 +
                  strlen(e->detail ? e->detail : "") + 1;
@@ -222,7 +222,7 @@ static hipdnnStatus_t copy_kernels(hipdnnPlanState* s, const char* engine,
         out[i].nodes = idx;
         for (uint32_t j = 0; j < e->num_nodes && !st; ++j) {
             if (e->nodes[j] >= (uint32_t)nn) {
-                st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR_EXT, "engine '%s': kernel %u ('%s') "
+                st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR, "engine '%s': kernel %u ('%s') "
                                 "names node %u; the graph has %d", engine, i,
                                 e->name ? e->name : "", e->nodes[j], (int)nn);
                 break;
@@ -253,7 +253,7 @@ static hipdnnStatus_t copy_kernels(hipdnnPlanState* s, const char* engine,
     }
     for (int32_t i = 0; i < nn && !st; ++i)
         if (!seen[i])
-            st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR_EXT, "engine '%s': node '%s' is in none of "
+            st = hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR, "engine '%s': node '%s' is in none of "
                             "its %u kernels", engine, gs->graph->nodes[i].name, n);
     free(ops_of);
     free(seen);
@@ -295,7 +295,7 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnGetPlanKernels_ext(hipdnnBackendDescriptor_t 
         hipdnnPluginStatus_t ps = p->get_kernels(s->plugin_handle, s->ctx, &k, &n);
         st = ps == HIPDNN_PLUGIN_STATUS_SUCCESS
                  ? copy_kernels(s, e->name, k, n)
-                 : hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR_EXT, "engine '%s': GetKernelInfo failed: "
+                 : hipdnnFail(HIPDNN_STATUS_PLUGIN_ERROR, "engine '%s': GetKernelInfo failed: "
                               "%s", e->name, hipdnnPluginLastError(p));
         hipdnnHandleUnlock(s->handle);
         if (st) return st;

@@ -61,7 +61,8 @@ static void test_error_strings_name_every_status(void) {
         {HIPDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED, 12,
          "HIPDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED"},
         {HIPDNN_STATUS_EXECUTION_FAILED, 13, "HIPDNN_STATUS_EXECUTION_FAILED"},
-        {HIPDNN_STATUS_PLUGIN_ERROR_EXT, 200, "HIPDNN_STATUS_PLUGIN_ERROR_EXT"},
+        {HIPDNN_STATUS_PLUGIN_ERROR, 14, "HIPDNN_STATUS_PLUGIN_ERROR"},   /* hipDNN's number */
+        {HIPDNN_STATUS_PLUGIN_ERROR_EXT, 14, "HIPDNN_STATUS_PLUGIN_ERROR"}, /* the old name */
     };
     for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); ++i) {
         const char* got = hipdnnGetErrorString(k[i].status);

@@ -112,7 +112,7 @@ static void test_plan_on_a_declining_engine_fails_with_its_message(void) {
             st = hipdnnBackendFinalize(plan);
         }
         check_note_call(st);
-        CHECK_MSG(st == HIPDNN_STATUS_NOT_SUPPORTED || st == HIPDNN_STATUS_PLUGIN_ERROR_EXT,
+        CHECK_MSG(st == HIPDNN_STATUS_NOT_SUPPORTED || st == HIPDNN_STATUS_PLUGIN_ERROR,
                   "a plan on declines_all gave %s", hipdnnGetErrorString(st));
         CHECK_ERR_CONTAINS("declines_all");
     }

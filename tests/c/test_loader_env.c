@@ -86,7 +86,7 @@ static void test_no_plugin_at_all_is_a_plugin_error(void) {
     setenv("HIPDNN_PLUGIN_DIR", NO_DIR, 1);
     REQUIRE_OK(log_capture_start(HIPDNN_LOG_WARN));
     hipdnnHandle_t h = NULL;
-    CHECK_STATUS(hipdnnCreate(&h), HIPDNN_STATUS_PLUGIN_ERROR_EXT);
+    CHECK_STATUS(hipdnnCreate(&h), HIPDNN_STATUS_PLUGIN_ERROR);
     CHECK_ERR_CONTAINS(NO_DIR);
     CHECK(h == NULL);
     if (h) hipdnnDestroy(h);

@@ -182,7 +182,7 @@ static void* create_handle(void* p) {
     pthread_barrier_wait(&g_start);
     TRY(r, hipdnnCreate(&h));
     TRY(r, hipdnnGetEngineCount_ext(&engines));
-    if (engines < 1) fail_report(r, HIPDNN_STATUS_PLUGIN_ERROR_EXT, "no engine loaded");
+    if (engines < 1) fail_report(r, HIPDNN_STATUS_PLUGIN_ERROR, "no engine loaded");
 done:
     hipdnnDestroy(h);
     return NULL;

@@ -78,8 +78,10 @@ typedef enum {
     HIPDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED = 11,
     HIPDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED = 12,
     HIPDNN_STATUS_EXECUTION_FAILED = 13,      /* class: an engine failed while running */
-    HIPDNN_STATUS_PLUGIN_ERROR_EXT = 200,     /* an engine plugin failed or none loaded */
+    HIPDNN_STATUS_PLUGIN_ERROR = 14,          /* an engine plugin failed or none loaded */
 } hipdnnStatus_t;
+/* The name hipdnn gave it before taking hipDNN's (then 200), for code written against it. */
+#define HIPDNN_STATUS_PLUGIN_ERROR_EXT HIPDNN_STATUS_PLUGIN_ERROR
 
 /* Values follow cuDNN's cudnnDataType_t so that code and serialized numbers port. */
 typedef enum {
@@ -662,14 +664,14 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnGetOpInfo_ext(int64_t index, const hipdnnOpIn
  * device current on the calling thread (0 without a GPU runtime, which is not loaded
  * while only host engines are present) and hands it to each plugin when that plugin's
  * own handle is created, lazily, on first use.
- * Errors: BAD_PARAM_NULL_POINTER, ALLOC_FAILED, PLUGIN_ERROR_EXT (no plugin could be
+ * Errors: BAD_PARAM_NULL_POINTER, ALLOC_FAILED, PLUGIN_ERROR (no plugin could be
  * loaded at all: the message names each path and why). */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnCreate(hipdnnHandle_t* handle);
 /* Drops the user's reference; plans built on it keep it alive until they are destroyed.
  * NULL is a no-op.  Errors: BAD_PARAM (not a live handle). */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnDestroy(hipdnnHandle_t handle);
 /* The stream every engine enqueues on; plugins see it through their SetStream.
- * Errors: BAD_PARAM (not a live handle), PLUGIN_ERROR_EXT (a plugin refused the stream;
+ * Errors: BAD_PARAM (not a live handle), PLUGIN_ERROR (a plugin refused the stream;
  * the handle keeps the stream it had). */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnSetStream(hipdnnHandle_t handle, hipdnnStream_t stream);
 /* Errors: BAD_PARAM, BAD_PARAM_NULL_POINTER. */
@@ -789,7 +791,7 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendGetAttribute(hipdnnBackendDescriptor_t
  * creates the engine's execution context (compiling what it compiles, once).
  * Errors: BAD_PARAM (invalid graph or attributes; the message names node and tensor),
  * BAD_PARAM_NOT_FINALIZED (a referenced descriptor is not finalized), NOT_INITIALIZED
- * (already finalized), NOT_SUPPORTED, PLUGIN_ERROR_EXT (the engine failed to build a
+ * (already finalized), NOT_SUPPORTED, PLUGIN_ERROR (the engine failed to build a
  * plan; its message follows), ALLOC_FAILED. */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendFinalize(hipdnnBackendDescriptor_t desc);
 
@@ -828,7 +830,7 @@ typedef struct {
  * plan may be used from one thread at a time, as every descriptor.
  * Errors: BAD_PARAM_NULL_POINTER, BAD_PARAM (not an EXECUTION_PLAN),
  * BAD_PARAM_NOT_FINALIZED, NOT_SUPPORTED (the engine's plugin does not describe its kernels:
- * an optional plugin function, hipdnn_plugin.h), PLUGIN_ERROR_EXT (the plugin failed, named
+ * an optional plugin function, hipdnn_plugin.h), PLUGIN_ERROR (the plugin failed, named
  * a node the graph does not have or left one out; the message says which), ALLOC_FAILED. */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnGetPlanKernels_ext(hipdnnBackendDescriptor_t plan,
                                                       int64_t* num_kernels,
