@@ -67,6 +67,26 @@ def is_device_array(obj: Any) -> bool:
         "__cuda_array_interface__" in getattr(obj, "__dict__", {})
 
 
+def is_host_tensor(obj: Any) -> bool:
+    """Whether ``obj`` is another library's host tensor (not NumPy's): an object with
+    ``__dlpack__`` whose device is the host, a PyTorch CPU tensor."""
+    if isinstance(obj, (np.ndarray, np.generic, _C.DeviceArray)) or \
+            not hasattr(type(obj), "__dlpack__"):
+        return False
+    try:
+        return int(obj.__dlpack_device__()[0]) in _DL_HOST_TYPES
+    except Exception:
+        return False
+
+
+def host_view(obj: Any) -> NDArray[Any]:
+    """A NumPy view of host memory: an array, or a host tensor (is_host_tensor) through
+    DLPack."""
+    if is_host_tensor(obj):
+        return np.from_dlpack(obj)
+    return np.asarray(obj)
+
+
 def _data_type(dtype: Any) -> data_type:
     """A hipdnn data type from a hipdnn data_type, a NumPy dtype or "bfloat16"."""
     if isinstance(dtype, data_type):

@@ -454,7 +454,8 @@ class pygraph(ConvOps, MatmulOps, PointwiseOps, NormOps, ReductionOps, MovementO
         (or anything NumPy can view without copying) or of another tensor.  A uint16
         array needs ``data_type=hipdnn.data_type.BFLOAT16`` (or a graph whose io_data_type
         is BFLOAT16).  A 0-d array or a NumPy scalar gives a pass-by-value scalar whose
-        value comes with each execute (as cuDNN frontend does for a CPU tensor).  A
+        value comes with each execute (as cuDNN frontend does for a CPU tensor); so does
+        a one-element host tensor of another library (a torch CPU tensor).  A
         tensor made from a device array (PyTorch, CuPy, DeviceArray) has the graph planned
         on device engines only, as cuDNN's are."""
         name = _name_arg(name, "tensor_like: name") or None
@@ -476,6 +477,10 @@ class pygraph(ConvOps, MatmulOps, PointwiseOps, NormOps, ReductionOps, MovementO
             return self.tensor(name=name, dim=[1], stride=[1],
                                data_type=hint if hint is not None else dt,
                                is_pass_by_value=True)
+        if _device.is_host_tensor(input):
+            scalar = self._host_scalar_like(input, name, hint, bits_hint)
+            if scalar is not None:
+                return scalar
         dims, strides, dt = _describe_array(input, bits_hint, name)
         if hint is not None:
             dt = hint  # an explicit data_type describes the tensor; the array only its shape
@@ -484,6 +489,22 @@ class pygraph(ConvOps, MatmulOps, PointwiseOps, NormOps, ReductionOps, MovementO
         if self._from_device is None and _device.is_device_array(input):
             self._from_device = t._label()
         return t
+
+    def _host_scalar_like(self, input: Any, name: Optional[str], hint: Optional[_DT],
+                          bits_hint: Optional[_DT]) -> Optional[Tensor]:
+        """tensor_like of another library's one-element host tensor (a torch CPU tensor):
+        a runtime scalar of its dims, as cuDNN frontend makes a CPU tensor pass-by-value
+        (epsilon, momentum, scales next to device tensors); None for any other."""
+        try:
+            a = _device.host_view(input)
+        except (TypeError, ValueError, BufferError, RuntimeError):
+            return None  # a type NumPy lacks (bfloat16): described as an array
+        if a.size != 1:
+            return None
+        dims = list(a.shape) or [1]
+        return self.tensor(name=name, dim=dims, stride=[1] * len(dims),
+                           data_type=hint if hint is not None else data_type_of(a.dtype, bits_hint),
+                           is_pass_by_value=True)
 
     def tensors(self) -> List[Tensor]:
         """Every tensor of the graph, in creation order."""
@@ -608,6 +629,11 @@ def _describe_array(array: Any, hint: Optional[data_type], name: Optional[str]
     zero-copy)."""
     if _device.is_device_array(array):
         return _describe_device_array(array, hint, name)
+    if _device.is_host_tensor(array):
+        try:  # another library's host tensor, viewed through DLPack
+            array = _device.host_view(array)
+        except (TypeError, ValueError, BufferError, RuntimeError):
+            pass  # a type NumPy lacks: the checks below say what it is
     if isinstance(array, (list, tuple)) or not hasattr(array, "__array_interface__") \
             and not hasattr(array, "__array__") and not _has_buffer(array):
         raise TypeError(f"tensor_like: expected a NumPy array or a hipdnn tensor, got "

@@ -249,6 +249,53 @@ def test_no_device_engine_for_a_device_graph_fails_at_build_with_each_reason():
         "made from a device array" in text and "set_preferred_engine('reference_cpu')" in text, text
 
 
+class HostTensor:
+    """Another library's CPU tensor (a torch CPU tensor's protocols): DLPack on the host,
+    no __array_interface__."""
+
+    def __init__(self, a):
+        self._a = np.asarray(a)
+
+    def __dlpack__(self, stream=None):
+        return self._a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+def test_a_host_tensor_scalar_rides_with_device_tensors():
+    # cuDNN frontend's epsilon / scale as a CPU tensor next to CUDA tensors: tensor_like
+    # of a one-element host tensor is a runtime scalar, and a host tensor is its value at
+    # each execute, on the GPU engine
+    x = np.array([[1.0, -2.0, 3.0, 0.5]], np.float32)
+    d = hipdnn.DeviceArray.from_numpy(x)
+    g = hipdnn.pygraph(io_data_type=dt.FLOAT, intermediate_data_type=dt.FLOAT,
+                       compute_data_type=dt.FLOAT)
+    X = g.tensor_like(d, name="x")
+    S = g.tensor_like(HostTensor(np.full((1, 1), 2.0, np.float32)), name="scale")
+    assert S.get_is_pass_by_value() and S.get_dim() == [1, 1]
+    Y = g.mul(a=X, b=S, name="y")
+    Y.set_output(True)
+    g.build([hipdnn.heur_mode.A])
+    assert g.get_engine_name() == GPU_ENGINE
+    out = hipdnn.DeviceArray.from_numpy(np.full_like(x, np.nan))
+    for value in (HostTensor(np.full((1, 1), 3.0, np.float32)), HostTensor(np.float32(-0.5)),
+                  np.float32(4.0)):
+        g.execute({X: d, S: value, Y: out})
+        np.testing.assert_array_equal(out.numpy(), x * np.asarray(value._a if
+                                                                  isinstance(value, HostTensor)
+                                                                  else value).reshape(()))
+    with pytest.raises(ValueError, match=r"tensor 'scale' \(uid \d+\) is a scalar; got an "
+                                         r"array of shape \[2\]"):
+        g.execute({X: d, S: HostTensor(np.ones(2, np.float32)), Y: out})
+
+
+def test_a_host_tensor_of_more_elements_stays_an_array():
+    g = hipdnn.pygraph(io_data_type=dt.FLOAT)
+    t = g.tensor_like(HostTensor(np.ones((2, 3), np.float32)))
+    assert not t.get_is_pass_by_value() and t.get_dim() == [2, 3]
+
+
 # ---- what execute refuses --------------------------------------------------------------
 
 def test_host_memory_for_the_gpu_engine_is_refused_naming_the_tensor():

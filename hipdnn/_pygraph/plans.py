@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, List, Mapping, Optional
 import numpy as np
 
 from .. import _C
+from .. import device as _device
 from ..arrays import as_buffer, numpy_dtype, to_bfloat16
 from ..enums import behavior_note, data_type, memory_space
 from .args import _type_name
@@ -149,8 +150,9 @@ class Plans(BuildSteps):
             raise TypeError(f"variant pack: {label} is a {_C.dtype_name(dt)} scalar, got a bool")
         if isinstance(value, numbers.Number) or isinstance(value, np.generic):
             a = np.asarray(value)
-        elif isinstance(value, np.ndarray) or hasattr(value, "__array_interface__"):
-            a = np.asarray(value)
+        elif isinstance(value, np.ndarray) or hasattr(value, "__array_interface__") or \
+                _device.is_host_tensor(value):  # a torch CPU tensor, as cuDNN frontend takes
+            a = _device.host_view(value)
             if a.size != 1:
                 raise ValueError(f"variant pack: {label} is a scalar; got an array of shape "
                                  f"{list(a.shape)}")
