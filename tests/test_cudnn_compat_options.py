@@ -95,3 +95,16 @@ def test_device_properties_round_trip_through_json():
         cudnn.create_device_properties("not json")
     with pytest.raises(TypeError, match="create_device_properties"):
         cudnn.create_device_properties(-1)
+
+
+@pytest.mark.parametrize("feature,value", [
+    ("score_mod", lambda g, s: s), ("score_max", object()), ("score_sum_exp", object()),
+    ("dropout", (0.1, None, None)), ("use_alibi_mask", True), ("sink_token", object()),
+])
+def test_attention_features_hipdnn_lacks_are_not_implemented_naming_them(feature, value):
+    # cuDNN frontend's tests skip on NotImplementedError: a feature missing here is that,
+    # not a wrong argument
+    graph = cudnn.pygraph(io_data_type=cudnn.data_type.HALF)
+    q = graph.tensor(name="q", dim=[1, 1, 4, 8])
+    with pytest.raises(NotImplementedError, match=f"sdpa: {feature} is not supported"):
+        graph.sdpa(q, q, q, generate_stats=False, **{feature: value})

@@ -605,7 +605,7 @@ PYTHON_CASES = {
     "unknown engine": (_preferred_unknown, ValueError, ["no loaded engine is named"]),
     "log level": (lambda: hipdnn.set_log_level("loud"), ValueError,
                   ["set_log_level: 'loud' is not off, error, warn or info"]),
-    "sdpa dropout": (lambda: _sdpa(dropout=(0.1, None, None)), ValueError,
+    "sdpa dropout": (lambda: _sdpa(dropout=(0.1, None, None)), NotImplementedError,
                      ["sdpa: dropout is not supported by hipdnn yet"]),
     "statistics needed": (_instancenorm_backward, ValueError,
                           ["hipdnn does not recompute them"]),

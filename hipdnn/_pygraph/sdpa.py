@@ -30,7 +30,7 @@ class SdpaOps(GraphBase):
         left bound."""
         for arg, value in unsupported:
             if value is not None and value is not False:
-                raise ValueError(f"{what}: {arg} is not supported by hipdnn yet")
+                raise NotImplementedError(f"{what}: {arg} is not supported by hipdnn yet")
         causal = _bool_arg(use_causal_mask, f"{what}: use_causal_mask")
         causal_br = _bool_arg(use_causal_mask_bottom_right,
                               f"{what}: use_causal_mask_bottom_right")
