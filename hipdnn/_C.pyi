@@ -141,6 +141,10 @@ DATA_UINT8: int
 DATA_BFLOAT16: int
 DATA_INT64: int
 DATA_BOOLEAN: int
+DATA_FP8_E4M3: int
+DATA_FP8_E5M2: int
+DATA_FP8_E8M0: int
+DATA_FP4_E2M1: int
 DATA_NOT_SET: int
 # hipdnnPointwiseMode_t
 POINTWISE_ADD: int

@@ -109,6 +109,9 @@ _TORCH = {
     "torch.int8": data_type.INT8, "torch.int32": data_type.INT32,
     "torch.int64": data_type.INT64, "torch.uint8": data_type.UINT8,
     "torch.bool": data_type.BOOLEAN,
+    # cuDNN's 8- and 4-bit float types: names only, no engine runs them yet
+    "torch.float8_e4m3fn": data_type.FP8_E4M3, "torch.float8_e5m2": data_type.FP8_E5M2,
+    "torch.float8_e8m0fnu": data_type.FP8_E8M0, "torch.float4_e2m1fn_x2": data_type.FP4_E2M1,
 }
 
 

@@ -108,3 +108,22 @@ def test_attention_features_hipdnn_lacks_are_not_implemented_naming_them(feature
     q = graph.tensor(name="q", dim=[1, 1, 4, 8])
     with pytest.raises(NotImplementedError, match=f"sdpa: {feature} is not supported"):
         graph.sdpa(q, q, q, generate_stats=False, **{feature: value})
+
+
+@pytest.mark.parametrize("name,printed", [("FP8_E4M3", "fp8_e4m3"), ("FP8_E5M2", "fp8_e5m2"),
+                                          ("FP8_E8M0", "fp8_e8m0"), ("FP4_E2M1", "fp4_e2m1")])
+def test_fp8_and_fp4_are_named_and_declined_at_build_with_the_reason(name, printed):
+    # cuDNN's values; a graph using one fails at check_support() naming the type, never
+    # with AttributeError or at execute
+    dt = getattr(cudnn.data_type, name)
+    assert int(dt) == {"FP8_E4M3": 12, "FP8_E5M2": 13, "FP8_E8M0": 15, "FP4_E2M1": 16}[name]
+    graph = cudnn.pygraph(io_data_type=dt, intermediate_data_type=cudnn.data_type.FLOAT,
+                          compute_data_type=cudnn.data_type.FLOAT)
+    a = graph.tensor(name="a", dim=[4, 8], stride=[8, 1], data_type=dt)
+    b = graph.tensor(name="b", dim=[8, 4], stride=[4, 1], data_type=dt)
+    graph.matmul(a, b, name="mm").set_output(True).set_data_type(cudnn.data_type.FLOAT)
+    graph.validate()
+    graph.build_operation_graph()
+    graph.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
+    with pytest.raises(cudnn.cudnnGraphNotSupportedError, match=f"{printed} not supported"):
+        graph.check_support()

@@ -129,9 +129,9 @@ def test_hand_written_members_outside_the_markers_are_kept(checkout):
     text = enums.read_text()
     assert end in text
     enums.write_text(text.replace(end, end + "    HAND_WRITTEN = 99\n", 1))
-    _edit_header(checkout, "    HIPDNN_DATA_NOT_SET = 127,", "    HIPDNN_DATA_FP8_E4M3 = 128,")
+    _edit_header(checkout, "    HIPDNN_DATA_NOT_SET = 127,", "    HIPDNN_DATA_INT4_EXT = 128,")
     assert _run("--root", str(checkout)).returncode == 0
-    assert ("    NOT_SET = _C.DATA_NOT_SET\n    FP8_E4M3 = _C.DATA_FP8_E4M3\n"
+    assert ("    NOT_SET = _C.DATA_NOT_SET\n    INT4_EXT = _C.DATA_INT4_EXT\n"
             "    # END GENERATED\n    HAND_WRITTEN = 99\n") in enums.read_text()
 
 

@@ -93,7 +93,8 @@ def relu_graph(io=dt.FLOAT, shape=(2, 3, 4, 5)):
 def test_data_type_values_follow_hipdnn_h():
     assert {m.name: int(m) for m in dt} == {
         "FLOAT": 0, "DOUBLE": 1, "HALF": 2, "INT8": 3, "INT32": 4, "UINT8": 6,
-        "BFLOAT16": 9, "INT64": 10, "BOOLEAN": 11, "NOT_SET": 127}
+        "BFLOAT16": 9, "INT64": 10, "BOOLEAN": 11, "FP8_E4M3": 12, "FP8_E5M2": 13,
+        "FP8_E8M0": 15, "FP4_E2M1": 16, "NOT_SET": 127}
 
 
 def test_mode_enums_are_named_as_in_cudnn_frontend():

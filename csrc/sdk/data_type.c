@@ -14,7 +14,9 @@ static const struct {
     {HIPDNN_DATA_HALF, "float16", 2},   {HIPDNN_DATA_BFLOAT16, "bfloat16", 2},
     {HIPDNN_DATA_INT8, "int8", 1},      {HIPDNN_DATA_INT32, "int32", 4},
     {HIPDNN_DATA_INT64, "int64", 8},    {HIPDNN_DATA_UINT8, "uint8", 1},
-    {HIPDNN_DATA_BOOLEAN, "bool", 1},   {HIPDNN_DATA_NOT_SET, "not_set", 0},
+    {HIPDNN_DATA_BOOLEAN, "bool", 1},   {HIPDNN_DATA_FP8_E4M3, "fp8_e4m3", 1},
+    {HIPDNN_DATA_FP8_E5M2, "fp8_e5m2", 1}, {HIPDNN_DATA_FP8_E8M0, "fp8_e8m0", 1},
+    {HIPDNN_DATA_FP4_E2M1, "fp4_e2m1", 1}, {HIPDNN_DATA_NOT_SET, "not_set", 0},
 };
 
 static int row_of(hipdnnDataType_t t) {
