@@ -13,17 +13,14 @@
  *   - a descriptor may be used from one thread at a time; distinct descriptors and
  *     handles may be used concurrently.  hipdnnBackendExecute may run concurrently on
  *     distinct handles;
- *   - fork() is safe while other threads run hipdnn calls: it waits for plugin loading
- *     and for plugin calls in flight to finish, and the child can use every handle,
- *     descriptor and plan it inherited, and make new ones (host engines; a GPU runtime
- *     has rules of its own about fork);
- *   - linked through libhipdnn_dynamic.a (CMake target hipdnn::hipdnn_dynamic,
- *     docs/linking.md), the first call of any function loads libhipdnn_backend.so, once
- *     per process.  When no compatible backend loads, every function returning a status
- *     gives HIPDNN_STATUS_NOT_INITIALIZED, the last-error functions work and give a
- *     message naming each path searched and what was found there,
- *     hipdnnGetErrorString still names statuses, and hipdnnVersionString_ext gives "".
- */
+ *   - fork() is safe while other threads run hipdnn calls: it waits for plugin loading and
+ *     calls in flight, and the child can use every handle, descriptor and plan it inherited
+ *     and make new ones (host engines; a GPU runtime has rules of its own about fork);
+ *   - linked through libhipdnn_dynamic.a (hipdnn::hipdnn_dynamic, docs/linking.md), the
+ *     first call loads libhipdnn_backend.so, once per process.  When no compatible backend
+ *     loads, every function returning a status gives HIPDNN_STATUS_NOT_INITIALIZED, the
+ *     last-error functions name each path searched and what was found there,
+ *     hipdnnGetErrorString still names statuses, and hipdnnVersionString_ext gives "". */
 #ifndef HIPDNN_H
 #define HIPDNN_H
 
@@ -34,9 +31,8 @@
 extern "C" {
 #endif
 
-/* Code that defines these functions without exporting them predefines HIPDNN_EXPORT as
- * empty: the stubs of libhipdnn_dynamic.a stay inside the program or library that links
- * them (docs/linking.md). */
+/* Predefined empty by code that defines these functions without exporting them (the stubs
+ * of libhipdnn_dynamic.a, docs/linking.md). */
 #ifndef HIPDNN_EXPORT
 #if defined(_WIN32)
 #define HIPDNN_EXPORT __declspec(dllexport)
@@ -45,15 +41,14 @@ extern "C" {
 #endif
 #endif
 
-/* The project's version.  CMakeLists.txt and the reference engine take it from here;
- * pyproject.toml repeats it (tests/test_public_api.py checks that they agree). */
+/* The project's version (CMakeLists.txt and the reference engine take it from here;
+ * pyproject.toml repeats it, tests/test_public_api.py checks). */
 #define HIPDNN_VERSION_MAJOR 0
 #define HIPDNN_VERSION_MINOR 2
 #define HIPDNN_VERSION_PATCH 0
 
-/* Largest tensor rank and largest number of spatial dims a graph may use. */
-#define HIPDNN_MAX_DIMS 8
-#define HIPDNN_MAX_SPATIAL 6
+#define HIPDNN_MAX_DIMS 8    /* the largest tensor rank a graph may use */
+#define HIPDNN_MAX_SPATIAL 6 /* ... and the most spatial dims */
 
 /* Numbering.  Every enum below takes its values from AMD hipDNN's public backend headers
  * (hipdnn_backend.h and the headers it includes), which themselves follow cuDNN.  Where
@@ -80,8 +75,7 @@ typedef enum {
     HIPDNN_STATUS_EXECUTION_FAILED = 13,      /* class: an engine failed while running */
     HIPDNN_STATUS_PLUGIN_ERROR = 14,          /* an engine plugin failed or none loaded */
 } hipdnnStatus_t;
-/* The name hipdnn gave it before taking hipDNN's (then 200), for code written against it. */
-#define HIPDNN_STATUS_PLUGIN_ERROR_EXT HIPDNN_STATUS_PLUGIN_ERROR
+#define HIPDNN_STATUS_PLUGIN_ERROR_EXT HIPDNN_STATUS_PLUGIN_ERROR /* its old name (then 200) */
 
 /* Values follow cuDNN's cudnnDataType_t so that code and serialized numbers port. */
 typedef enum {
@@ -94,11 +88,9 @@ typedef enum {
     HIPDNN_DATA_BFLOAT16 = 9,
     HIPDNN_DATA_INT64 = 10,
     HIPDNN_DATA_BOOLEAN = 11, /* one byte, 0 or 1 */
-    /* cuDNN's 8- and 4-bit float types, named so that code written for it builds; no
-       engine runs them yet (a graph using one is declined with the reason). */
-    HIPDNN_DATA_FP8_E4M3 = 12,
-    HIPDNN_DATA_FP8_E5M2 = 13,
-    HIPDNN_DATA_FP8_E8M0 = 15,
+    HIPDNN_DATA_FP8_E4M3 = 12, /* the fp8 and fp4 types are named for code written for */
+    HIPDNN_DATA_FP8_E5M2 = 13, /* cuDNN; no engine runs them yet (a graph using one is */
+    HIPDNN_DATA_FP8_E8M0 = 15, /* declined with the reason) */
     HIPDNN_DATA_FP4_E2M1 = 16, /* a byte an element here; cuDNN packs two */
     HIPDNN_DATA_NOT_SET = 127,
 } hipdnnDataType_t;
