@@ -29,10 +29,12 @@ class KernelCache:
     hipdnn caches the kernels it compiles for the whole process: this object holds none."""
 
     def serialize(self) -> str:
+        """cuDNN frontend writes its compiled kernels out: NotImplementedError here."""
         raise NotImplementedError("KernelCache.serialize: hipdnn keeps compiled kernels in "
                                   "its process cache and cannot write them out yet")
 
     def deserialize(self, data: Any) -> None:
+        """cuDNN frontend reads them back: NotImplementedError here."""
         raise NotImplementedError("KernelCache.deserialize: hipdnn cannot load a serialized "
                                   "kernel cache yet")
 
@@ -46,10 +48,12 @@ class DeviceProperties:
         self.device_id = device_id
 
     def serialize(self) -> str:
+        """The properties as JSON, for create_device_properties(json)."""
         return json.dumps({"device_id": self.device_id})
 
     @staticmethod
     def from_json(text: str) -> "DeviceProperties":
+        """The properties serialize() wrote; ValueError for anything else."""
         try:
             data = json.loads(text)
             device_id = data["device_id"]
