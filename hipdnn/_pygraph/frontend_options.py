@@ -19,9 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Optional, Union
 
-
-def _type_name(value: Any) -> str:
-    return type(value).__name__
+from .args import _type_name
 
 
 class KernelCache:
