@@ -340,6 +340,12 @@ PW_UNROLL
     }
 }
 
+// Field element col's filter offset along dim d, dilated (reversed for a true convolution).
+PW_FN int32_t gm_conv_tap(const gm_program& g, const GmConvCol& col, int d) {
+    const int32_t kd = d < g.nsp ? (int32_t)g.ker[d] : 1;
+    return (g.flip ? kd - 1 - col.fd[d] : col.fd[d]) * (int32_t)g.dil[d];
+}
+
 template <int KT>
 PW_FN void gm_conv_col_next(const gm_program& g, GmConvCol& col) {
     col.k += KT;
@@ -377,10 +383,7 @@ PW_FN void gm_load_conv_a(uint32_t dst, const gm_program& g,
     bool strided = false;        // a data gradient's stride: each chunk divides
 PW_UNROLL
     for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
-        const int32_t kd = d < g.nsp ? (int32_t)g.ker[d] : 1;
-        const int32_t fd = g.flip ? kd - 1 - col.fd[d] : col.fd[d];
-        tap[d] = fd * (int32_t)g.dil[d];
-        if (CONV == GM_CONV_DGRAD) tap[d] = -tap[d];
+        tap[d] = CONV == GM_CONV_DGRAD ? -gm_conv_tap(g, col, d) : gm_conv_tap(g, col, d);
         if (d < g.nsp) toff += (int64_t)tap[d] * g.x_ssp[d];
         if (CONV == GM_CONV_DGRAD && d < g.nsp) strided = strided || g.stride[d] != 1;
     }

@@ -274,18 +274,11 @@ PW_FN void gm_wg_gather(const gm_program& g, const gm_tma& t, const GmWgBlock& b
 // A weight gradient's column n of b (a receptive-field element): its channel, returned, and
 // its filter tap's offset from o * stride in each dim, padding included.
 PW_FN int64_t gm_wgrad_column(const gm_program& g, uint32_t n, int32_t* tap) {
-    const uint32_t cin = (uint32_t)g.cin;
-    uint32_t f = n / cin;
-    const int64_t c = (int64_t)(n - f * cin); // x_sc is 1
+    GmConvCol col; // the forward gather's decomposition of a field element
+    gm_conv_col_init(g, n, col);
 PW_UNROLL
-    for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
-        const uint32_t kd = d < g.nsp ? (uint32_t)g.ker[d] : 1u;
-        uint32_t fd = f % kd;
-        f /= kd;
-        if (g.flip) fd = kd - 1 - fd;
-        tap[d] = (int32_t)(fd * g.dil[d] - g.pad[d]);
-    }
-    return c;
+    for (int d = 0; d < GM_MAX_SPATIAL; ++d) tap[d] = gm_conv_tap(g, col, d) - (int32_t)g.pad[d];
+    return col.c; // x_sc is 1
 }
 
 // The producer of a weight gradient (gm_program.h), thread `tid` of its warpgroup: thread 0
