@@ -71,6 +71,15 @@ def _runner(g, pack):
     return run
 
 
+def _row_adder(name, ref, tol, flops, samples, repeat):
+    """A case's rows, and add(impl, fn, get, note="") appending one checked, timed row."""
+    rows = []
+
+    def add(impl, fn, get, note=""):
+        rows.append(_timed_row(name, impl, fn, get, ref, tol, flops, samples, repeat, note))
+    return rows, add
+
+
 def _timed_row(name, impl, fn, get, ref, tol, flops, samples, repeat, note=""):
     """One table row: fn run once and its output (get()) checked, then timed."""
     fn()
@@ -102,11 +111,8 @@ def run_conv_case(name, samples, repeat):
     ref = f.relu(f.conv2d(x.double(), w.double(), bias.double(), stride, pad))
     out_hw = ref.shape[2]
     flops = 2.0 * n * k * out_hw * out_hw * c * r * r
-    rows = []
+    rows, add = _row_adder(name, ref, 1e-2, flops, samples, repeat)
     torch.backends.cudnn.benchmark = True
-
-    def add(impl, fn, get, note=""):
-        rows.append(_timed_row(name, impl, fn, get, ref, 1e-2, flops, samples, repeat, note))
 
     holder = {}
     add("torch eager (cuDNN)",
@@ -146,11 +152,8 @@ def run_grad_case(name, samples, repeat):
         ref = grad.conv2d_weight(x.double(), w.shape, dy.double(), stride, pad)
         torch_fn = lambda: grad.conv2d_weight(x, w.shape, dy, stride, pad)  # noqa: E731
     flops = 2.0 * n * k * out_hw * out_hw * c * r * r
-    rows = []
+    rows, add = _row_adder(name, ref, 1e-2, flops, samples, repeat)
     torch.backends.cudnn.benchmark = True
-
-    def add(impl, fn, get, note=""):
-        rows.append(_timed_row(name, impl, fn, get, ref, 1e-2, flops, samples, repeat, note))
 
     holder = {}
     add("torch eager (cuDNN)", lambda: holder.__setitem__("y", torch_fn()), lambda: holder["y"])
@@ -273,10 +276,7 @@ def run_case(name, samples, repeat) -> List[Tuple[str, str, Optional[float], Opt
     ref = _torch_fn(epilogue)(a.double(), b.double(), bias.double())
     flops = 2.0 * batch * m * n * k
     tol = 1e-2  # relative Frobenius error of bf16 / fp16 outputs
-    rows = []
-
-    def add(impl, fn, get, note=""):
-        rows.append(_timed_row(name, impl, fn, get, ref, tol, flops, samples, repeat, note))
+    rows, add = _row_adder(name, ref, tol, flops, samples, repeat)
 
     holder = {}
     fn = _torch_fn(epilogue)
