@@ -720,6 +720,16 @@ def test_output_tensor_with_overlapping_strides_is_refused(hostile):
     ''').raised(ValueError, "overlap")
 
 
+def test_output_tensor_whose_reach_passes_int64_is_refused(hostile):
+    # (2^35) * (2^35 + 1) elements of reach: fuzz_graph_bytes found it as a signed overflow
+    hostile.run("""
+        g = hipdnn.pygraph(io_data_type=dt.FLOAT)
+        y = g.relu(input=g.tensor(name="x", dim=[2, 2**35 + 1], stride=[2**35 + 1, 1]))
+        y.set_output(True).set_stride([1, 2**35 + 1])
+        g.build()
+    """).raised(ValueError, "overlap")
+
+
 # ---- plugin folders: skipped with a reason, the rest keeps working --------------------
 
 LOAD_FOLDER = '''

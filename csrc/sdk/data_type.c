@@ -192,7 +192,11 @@ bool hipdnnSdkStridesOverlap(int32_t ndim, const int64_t* dims, const int64_t* s
     for (int32_t k = 0; k < n; ++k) {
         int32_t i = order[k];
         if (strides[i] <= reach) return true;
-        reach += (dims[i] - 1) * strides[i];
+        /* A span past int64 cannot be addressed: call it overlapping, which refuses it. */
+        int64_t step;
+        if (__builtin_mul_overflow(dims[i] - 1, strides[i], &step) ||
+            __builtin_add_overflow(reach, step, &reach))
+            return true;
     }
     return false;
 }
