@@ -129,3 +129,48 @@ def test_empty_and_empty_like_allocate_what_the_tensor_describes(rng, layout):
     assert bf.dtype == np.uint16
     with pytest.raises(TypeError, match="expected a hipdnn tensor"):
         cudnn.empty_like(np.zeros(3))
+
+
+def _wgrad_graph(x, dy):
+    """cuDNN frontend's test_wgrads: dw [6, 8, 3, 3] of a 3x3 convolution, padding 1."""
+    graph = cudnn.pygraph(io_data_type=np.float32, compute_data_type=np.float32)
+    X, DY = graph.tensor_like(x), graph.tensor_like(dy)
+    DW = graph.conv_wgrad(name="wgrad", image=X, loss=DY, padding=[1, 1], stride=[1, 1],
+                          dilation=[1, 1])
+    DW.set_output(True).set_dim([6, 8, 3, 3])
+    graph.build([cudnn.heur_mode.A])
+    return graph, X, DY, DW
+
+
+def test_a_dense_block_of_another_shape_stands_for_a_tensor_as_in_cudnn(rng):
+    # cuDNN reads only the pointer: its test_wgrads passes dw as torch.zeros_like(x)
+    x, dy = rand(rng, (4, 8, 10, 10)), rand(rng, (4, 6, 10, 10))
+    graph, X, DY, DW = _wgrad_graph(x, dy)
+    block = poison(np.empty_like(x))
+    with unchanged(x, dy), pytest.warns(RuntimeWarning, match=r"tensor 'wgrad::DW' .* "
+                                        r"expects float32 \[6, 8, 3, 3\], got an array "
+                                        r"shaped \[4, 8, 10, 10\]"):
+        graph.execute({X: x, DY: dy, DW: block}, None)
+    dw = block.reshape(-1)[:6 * 8 * 9].reshape(6, 8, 3, 3)
+    want = ref.conv_wgrad(values(x), values(dy), (6, 8, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1))
+    assert_close(dw, want, tol_for("conv_wgrad", dw))
+    assert np.isnan(block.reshape(-1)[6 * 8 * 9:]).all()  # nothing past the tensor written
+
+
+@pytest.mark.parametrize("given", ["too small", "as large", "not dense", "other dtype",
+                                   "an input"])
+def test_other_arrays_of_another_shape_stay_errors(rng, given):
+    x, dy = rand(rng, (4, 8, 10, 10)), rand(rng, (4, 6, 10, 10))
+    graph, X, DY, DW = _wgrad_graph(x, dy)
+    dw = {"too small": np.empty((6, 8, 8), np.float32),  # 384 < 432 elements
+          "as large": np.empty((8, 6, 9), np.float32),  # the same 432: a mistake, not scratch
+          "not dense": np.empty((4, 8, 10, 20), np.float32)[..., ::2],
+          "other dtype": np.empty((4, 8, 10, 10), np.float64),
+          "an input": np.empty((6, 8, 3, 3), np.float32)}[given]
+    if given == "an input":  # an input of another shape would be read wrong: never taken
+        x_block, name, want = np.empty((5, 8, 10, 10), np.float32), "with uid", r"\[4, 8, "
+    else:
+        x_block, name, want = x, r"'wgrad::DW' \(uid", r"\[6, 8, 3, 3\]"
+    with pytest.raises(ValueError, match=rf"variant pack: tensor {name} \d+\)? "
+                                         rf"expects float32 {want}"):
+        graph.execute({X: x_block, DY: dy, DW: dw}, None)

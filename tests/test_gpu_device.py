@@ -415,6 +415,35 @@ def test_torch_views_with_offsets_and_strides():
     assert torch.isnan(out_base[:5]).all() and torch.isnan(out_base[-3:]).all()
 
 
+def test_torch_block_of_another_shape_stands_for_dw_as_in_cudnn():
+    # cuDNN frontend's test_wgrads hands dw torch.zeros_like(x): cuDNN reads the pointer
+    torch = torch_cuda()
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    x = torch.randn(4, 32, 16, 16, device="cuda", generator=gen).half() \
+        .to(memory_format=torch.channels_last)
+    dy = torch.randn(4, 64, 16, 16, device="cuda", generator=gen).half() \
+        .to(memory_format=torch.channels_last)
+    g = hipdnn.pygraph(io_data_type=dt.HALF, intermediate_data_type=dt.FLOAT,
+                       compute_data_type=dt.FLOAT)
+    X, DY = g.tensor_like(x), g.tensor_like(dy)
+    DW = g.conv_wgrad(name="wgrad", image=X, loss=DY, padding=[1, 1], stride=[1, 1],
+                      dilation=[1, 1])
+    DW.set_output(True).set_dim([64, 32, 3, 3])
+    g.build([hipdnn.heur_mode.A])
+    block = torch.full_like(x, float("nan"))
+    with pytest.warns(RuntimeWarning, match=r"expects float16 \[64, 32, 3, 3\], got an array "
+                                            r"shaped \[4, 32, 16, 16\]"):
+        g.execute({X: x, DY: dy, DW: block})
+    torch.cuda.synchronize()
+    dw = block.as_strided([64, 32, 3, 3], DW.get_stride()).double().cpu().numpy()
+    want = ref.conv_wgrad(x.double().cpu().numpy(), dy.double().cpu().numpy(),
+                          (64, 32, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1))
+    tol = tolerance("conv_wgrad", "fp16")
+    assert np.all(np.abs(dw - want) <= tol + tol * np.abs(want)), np.abs(dw - want).max()
+    stored = block.permute(0, 2, 3, 1).reshape(-1)  # storage order (channels last)
+    assert torch.isnan(stored[64 * 32 * 9:]).all()  # nothing past dw written
+
+
 def test_torch_work_on_another_stream_comes_first():
     # a and b are still being computed on torch's current stream when hipdnn runs on its
     # own: the engine's stream must wait for that work, as DLPack promises

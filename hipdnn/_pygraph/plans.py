@@ -16,6 +16,7 @@ from .args import _type_name
 from .base import _HEURISTICS, _PLANS, _Plan, _not_ready
 from .build import BuildSteps
 from .frontend_options import refuse_overrides
+from .tensor_memory import reinterpreted
 
 if TYPE_CHECKING:
     from ..pygraph import KernelGroup
@@ -175,7 +176,9 @@ class Plans(BuildSteps):
                               override_strides: Any = None) -> None:
         """Runs plan ``index`` on the arrays of the variant pack ({tensor or uid: array}).
         Arrays are checked against the plan's graph (dtype, shape, strides in elements,
-        writable outputs) and used in place.  workspace: at least
+        writable outputs) and used in place; as in cuDNN, an output's array of the right type
+        but another shape may stand for it if it is one dense block larger than all the
+        tensor reaches (with a RuntimeWarning).  workspace: at least
         get_workspace_size_plan_at_index(index) bytes; None allocates one for the call
         (slow on a device: pass one).  ``handle``: any handle of the plan's device
         (default: the graph's).  override_*: cuDNN frontend's dynamic shapes, not in
@@ -185,8 +188,14 @@ class Plans(BuildSteps):
         if handle is not None and not isinstance(handle, _C.Handle):
             raise TypeError(f"execute: handle must be a hipdnn.Handle, got {_type_name(handle)}")
         arrays = self._arrays_for(plan, variant_pack)
-        plan.pack.execute(handle if handle is not None else self._get_handle(), arrays,
-                          workspace)
+        handle = handle if handle is not None else self._get_handle()
+        try:
+            plan.pack.execute(handle, arrays, workspace)
+        except ValueError as error:  # only then: the success path checks nothing twice
+            views = reinterpreted(plan.pack, arrays, self._pack_label)
+            if views is None:
+                raise
+            plan.pack.execute(handle, views, workspace)
 
     def execute(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
                 handle: Optional[_C.Handle] = None, override_uids: Any = None,

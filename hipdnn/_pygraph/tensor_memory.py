@@ -1,0 +1,101 @@
+"""cuDNN's rule for variant-pack memory, where it is safe to follow.
+
+cuDNN takes a bare pointer for each tensor of a variant pack and never looks at the array
+around it, so cuDNN frontend code may hand a tensor memory of another shape: its own
+weight-gradient test passes ``dw`` as ``torch.zeros_like(x)``.  hipdnn checks dtype, shape
+and strides (execute.c).  When only the shape of an output is wrong, and the array is one
+dense block of the tensor's element type holding more elements than the tensor's strides
+reach, the block is used as the tensor's memory: a view with the plan's shape and strides
+that starts at the block's first element, with a warning.  Anything else stays the pack's
+error: an input of another shape would be read wrong, and an output of the same size but
+another shape (a transposed one) is more likely a mistake than scratch memory.  What an
+engine writes stays inside the array it was given.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .. import _C
+from ..arrays import as_data_type
+from ..enums import data_type
+
+
+def _layout(arr: Any) -> Optional[Tuple[Tuple[int, ...], Tuple[int, ...], Any]]:
+    """(shape, strides in elements, dtype) of a torch tensor, a CuPy array or a NumPy array;
+    None for anything else."""
+    try:
+        if type(arr).__module__.split(".")[0] == "torch":
+            return tuple(arr.shape), tuple(arr.stride()), arr.dtype
+        if hasattr(arr, "strides") and hasattr(arr, "itemsize") and hasattr(arr, "shape"):
+            size = int(arr.itemsize)
+            if any(int(s) % size for s in arr.strides):
+                return None
+            return tuple(arr.shape), tuple(int(s) // size for s in arr.strides), arr.dtype
+    except Exception:  # a property that raises: not an array this rule knows
+        return None
+    return None
+
+
+def _dense(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    """Whether the elements fill one block with no gaps and no overlap (any dim order)."""
+    step = 1
+    for stride, dim in sorted((s, d) for s, d in zip(strides, shape) if d > 1):
+        if stride != step:
+            return False
+        step *= dim
+    return True
+
+
+def _view(arr: Any, dims: Sequence[int], strides: Sequence[int]) -> Any:
+    """A view of ``arr``'s first element with the given shape and strides (in elements)."""
+    if type(arr).__module__.split(".")[0] == "torch":
+        return arr.as_strided(tuple(dims), tuple(strides), arr.storage_offset())
+    if isinstance(arr, np.ndarray):
+        return np.lib.stride_tricks.as_strided(
+            arr, shape=tuple(dims), strides=tuple(s * arr.itemsize for s in strides),
+            writeable=arr.flags.writeable)
+    module = __import__(type(arr).__module__.split(".")[0])  # CuPy: cupy.lib.stride_tricks
+    return module.lib.stride_tricks.as_strided(
+        arr, shape=tuple(dims), strides=tuple(s * arr.itemsize for s in strides))
+
+
+def _as_tensor_memory(arr: Any, entry: Tuple[Any, ...], label: str) -> Optional[Any]:
+    """Output ``arr`` viewed as pack tensor ``entry`` (uid, name, dtype, dims, strides,
+    is_output) when the rule above allows it, else None."""
+    _uid, _name, dt, dims, strides, is_output = entry
+    layout = _layout(arr) if is_output else None
+    if layout is None:
+        return None
+    shape, have_strides, dtype = layout
+    if tuple(shape) == tuple(dims) or min(list(shape) + [1]) < 0:
+        return None
+    bits = isinstance(dtype, np.dtype) and dtype == np.uint16 and dt == data_type.BFLOAT16
+    try:
+        if not bits and as_data_type(dtype, label) != dt:
+            return None
+    except (TypeError, ValueError):
+        return None
+    span = 1 + sum((d - 1) * s for d, s in zip(dims, strides))
+    count = math.prod(shape)
+    if min(have_strides + (0,)) < 0 or not _dense(shape, have_strides) or count <= span:
+        return None
+    warnings.warn(f"variant pack: {label} expects {_C.dtype_name(dt)} {list(dims)}, got an "
+                  f"array shaped {list(shape)}: used as the tensor's memory from its first "
+                  "element, as cuDNN does (it is one dense block of "
+                  f"{count} elements, more than the {span} the tensor reaches)", RuntimeWarning, stacklevel=4)
+    return _view(arr, dims, strides)
+
+
+def reinterpreted(pack: _C.VariantPack, arrays: List[Any], label_of: Any) -> Optional[List[Any]]:
+    """``arrays`` with each one that cuDNN's rule lets stand for its tensor viewed as that
+    tensor; None when none changed (the pack's own error then stands)."""
+    out, changed = list(arrays), False
+    for i, arr in enumerate(arrays):
+        view = _as_tensor_memory(arr, pack.tensors[i], label_of(pack, i))
+        if view is not None:
+            out[i], changed = view, True
+    return out if changed else None
