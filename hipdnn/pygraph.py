@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import inspect
 import numbers
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
 import numpy as np
 from numpy.typing import NDArray
@@ -357,6 +357,7 @@ class pygraph(ConvOps, MatmulOps, PointwiseOps, NormOps, ReductionOps, MovementO
         self._filters: Dict[str, List[Any]] = {}
         self._max_workspace: Optional[int] = None
         self._from_device: Optional[str] = None
+        self._staging_said: Set[str] = set()
         self._reset_build()
 
     @property

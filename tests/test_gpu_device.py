@@ -249,6 +249,39 @@ def test_no_device_engine_for_a_device_graph_fails_at_build_with_each_reason():
         "made from a device array" in text and "set_preferred_engine('reference_cpu')" in text, text
 
 
+def test_a_preferred_host_engine_runs_a_device_graph_staged_and_says_so():
+    # asked for explicitly, the reference engine runs on device tensors through host copies
+    rng = np.random.default_rng(3)
+    a, b = (rng.standard_normal((2, 4)).astype(np.float32) for _ in range(2))
+    da, db = hipdnn.DeviceArray.from_numpy(a), hipdnn.DeviceArray.from_numpy(b)
+    g = hipdnn.pygraph(io_data_type=dt.FLOAT, intermediate_data_type=dt.FLOAT,
+                       compute_data_type=dt.FLOAT, name="staged")
+    A, B = g.tensor_like(da, name="a"), g.tensor_like(db, name="b")
+    Y = g.relu(input=g.add(a=A, b=B))
+    Y.set_output(True).set_stride([6, 1])
+    g.set_preferred_engine("reference_cpu")
+    g.build([hipdnn.heur_mode.A])
+    assert g.get_engine_name() == "reference_cpu"
+    assert g.get_memory_space() == hipdnn.memory_space.HOST
+    base = hipdnn.DeviceArray.from_numpy(np.full((2, 6), np.nan, np.float32))
+    out = base.as_strided([2, 4], [6, 1], 1)  # a strided view, one element in
+    said = []
+    hipdnn.set_log_callback(lambda level, message: said.append((level, message)))
+    try:
+        for _ in range(2):
+            g.execute({A: da, B: db, Y: out})
+        hipdnn._C.flush_log()
+    finally:
+        hipdnn.set_log_callback(None)
+    got = base.numpy()
+    np.testing.assert_array_equal(got[:, 1:5], np.maximum(a + b, 0))
+    assert np.isnan(got[:, 0]).all() and np.isnan(got[:, 5]).all()
+    np.testing.assert_array_equal(da.numpy(), a)
+    np.testing.assert_array_equal(db.numpy(), b)
+    staged = [m for lv, m in said if "copies them to host memory" in m]
+    assert len(staged) == 1 and "graph 'staged': reference_cpu" in staged[0], said
+
+
 class HostTensor:
     """Another library's CPU tensor (a torch CPU tensor's protocols): DLPack on the host,
     no __array_interface__."""
@@ -310,12 +343,19 @@ def test_host_memory_for_the_gpu_engine_is_refused_naming_the_tensor():
 
 
 def test_device_memory_for_the_cpu_engine_is_refused_naming_the_tensor():
+    # a host plan nobody asked to stage (the heuristics' choice for a graph of NumPy arrays)
     d = hipdnn.DeviceArray.from_numpy(np.ones((2, 4), np.float32))
-    g, A, B, Y = add_relu_graph(d, d, engine="reference_cpu")
+    g = hipdnn.pygraph(io_data_type=dt.FLOAT, intermediate_data_type=dt.FLOAT,
+                       compute_data_type=dt.FLOAT)
+    a, b = (g.tensor_like(np.empty((2, 4), np.float32), name=n) for n in "ab")
+    y = g.relu(input=g.add(a=a, b=b))
+    y.set_output(True)
+    g.build([hipdnn.heur_mode.A, hipdnn.heur_mode.FALLBACK])
+    assert g.get_engine_name() == "reference_cpu"
     with pytest.raises(hipdnn.InvalidGraphError,
                        match=r"tensor 'b' \(uid \d+\) is in device memory but reference_cpu "
                              "needs host memory"):
-        g.execute({A: np.ones((2, 4), np.float32), B: d, Y: np.empty((2, 4), np.float32)})
+        g.execute({a: np.ones((2, 4), np.float32), b: d, y: np.empty((2, 4), np.float32)})
 
 
 def test_device_values_are_checked_like_arrays():

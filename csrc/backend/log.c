@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "error.h"
 #include "log.h"
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -188,5 +189,16 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnSetLogLevel_ext(hipdnnLogLevel_t level) {
     if ((int)level < HIPDNN_LOG_OFF || level > HIPDNN_LOG_INFO) return HIPDNN_STATUS_BAD_PARAM;
     pthread_once(&g_once, configure);
     atomic_store(&g_level, (int)level);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnLogMessage_ext(hipdnnLogLevel_t level, const char* message) {
+    if (!message)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NULL_POINTER, "hipdnnLogMessage_ext: message "
+                          "is NULL");
+    if ((int)level <= HIPDNN_LOG_OFF || level > HIPDNN_LOG_INFO)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "hipdnnLogMessage_ext: level %d is not "
+                          "error (1), warn (2) or info (3)", (int)level);
+    hipdnnLogMessage((int)level, message);
     return HIPDNN_STATUS_SUCCESS;
 }

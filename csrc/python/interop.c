@@ -524,3 +524,49 @@ PyObject* hd_describe_array(PyObject* module, PyObject* obj) {
     hd_value_release(&v);
     return out;
 }
+
+/* _C.copy_value(obj, buffer, to_host): copies the bytes a device value's elements span
+ * (from its element 0; strides must not be negative) to or from a host buffer of exactly
+ * that length, after the device's pending work.  What staging a host engine's plan on
+ * device tensors needs (hipdnn/_pygraph/host_staging.py). */
+PyObject* hd_copy_value(PyObject* module, PyObject* args) {
+    PyObject *obj, *buffer;
+    int to_host;
+    if (!PyArg_ParseTuple(args, "OOp:copy_value", &obj, &buffer, &to_host)) return NULL;
+    hd_state* st = hd_get_state(module);
+    hd_value v;
+    if (hd_value_acquire(st, obj, NULL, "copy_value", &v) < 0) return NULL;
+    int64_t last = 0, count = 1;
+    for (int i = 0; i < v.ndim; ++i) {
+        count *= v.shape[i];
+        if (v.strides[i] < 0) {
+            hd_value_release(&v);
+            PyErr_SetString(PyExc_ValueError, "copy_value: negative strides");
+            return NULL;
+        }
+        if (v.shape[i] > 0) last += (v.shape[i] - 1) * v.strides[i];
+    }
+    int64_t span = count ? (last + 1) * v.itemsize : 0;
+    Py_buffer view;
+    int flags = PyBUF_C_CONTIGUOUS | (to_host ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(buffer, &view, flags) < 0) {
+        hd_value_release(&v);
+        return NULL;
+    }
+    hipdnnStatus_t s = HIPDNN_STATUS_SUCCESS;
+    if ((int64_t)view.len != span || (!to_host && v.readonly)) {
+        PyErr_Format(PyExc_ValueError, "copy_value: the host buffer has %zd bytes, the %s "
+                     "spans %lld%s", view.len, v.kind, (long long)span,
+                     !to_host && v.readonly ? " and is read-only" : "");
+    } else if (span) {
+        Py_BEGIN_ALLOW_THREADS
+        s = hipdnnDeviceSynchronize_ext();
+        if (!s && to_host) s = hipdnnDeviceMemcpy_ext(view.buf, v.ptr, (size_t)span);
+        else if (!s) s = hipdnnDeviceMemcpy_ext(v.ptr, view.buf, (size_t)span);
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&view);
+    hd_value_release(&v);
+    if (PyErr_Occurred() || hd_check(st, s, "copy_value") < 0) return NULL;
+    Py_RETURN_NONE;
+}

@@ -102,6 +102,18 @@ static PyObject* hd_set_log_level(PyObject* module, PyObject* arg) {
     Py_RETURN_NONE;
 }
 
+/* _C.log_message(level, message): the Python layer's messages go where the backend's go. */
+static PyObject* hd_log_message(PyObject* module, PyObject* args) {
+    int level;
+    const char* message;
+    if (!PyArg_ParseTuple(args, "is:log_message", &level, &message)) return NULL;
+    if (hd_check(hd_get_state(module), hipdnnLogMessage_ext((hipdnnLogLevel_t)level, message),
+                 "log_message") < 0)
+        return NULL;
+    hd_log_flush(hd_get_state(module));
+    Py_RETURN_NONE;
+}
+
 /* _C.flush_log(): deliver queued messages now (e.g. after work on other threads). */
 static PyObject* hd_flush_log(PyObject* module, PyObject* unused) {
     (void)unused;
@@ -185,6 +197,12 @@ static PyMethodDef module_methods[] = {
      "describe_array(obj) -> (data_type, shape, element strides, memory space, type name) of "
      "a DeviceArray or an object with __dlpack__ / __cuda_array_interface__ (data_type -1: "
      "none of hipdnn's, -2: uint16)."},
+    {"copy_value", hd_copy_value, METH_VARARGS,
+     "copy_value(obj, buffer, to_host): copies the bytes a device value (DeviceArray, "
+     "__dlpack__, __cuda_array_interface__) spans from its first element to or from a host "
+     "buffer of that length, after the device's pending work."},
+    {"log_message", hd_log_message, METH_VARARGS,
+     "log_message(level, message): logs through hipdnn's logger (LOG_ERROR .. LOG_INFO)."},
     {"op_table", hd_op_table, METH_NOARGS,
      "op_table()\n--\n\nThe backend's table of operations: one dict per op with its "
      "descriptor type, ports and parameters."},

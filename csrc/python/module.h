@@ -195,6 +195,8 @@ int hd_value_acquire(hd_state* st, PyObject* obj, hipdnnStream_t stream, const c
 void hd_value_release(hd_value* v);
 /* _C.describe_array(obj) -> (data_type, shape, strides in elements, memory space) */
 PyObject* hd_describe_array(PyObject* module, PyObject* obj);
+/* _C.copy_value(obj, buffer, to_host): a device value's spanned bytes to or from host. */
+PyObject* hd_copy_value(PyObject* module, PyObject* args);
 /* Module functions over the backend's device runtime (device.c). */
 PyObject* hd_device_runtime(PyObject* module, PyObject* unused);
 PyObject* hd_device_synchronize(PyObject* module, PyObject* unused);

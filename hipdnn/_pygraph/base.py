@@ -11,7 +11,7 @@ TYPE_CHECKING below.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from .. import _C
 from .. import _ops
@@ -86,6 +86,8 @@ class GraphBase:
     # The first tensor tensor_like made from a device array (its label), None if none: the
     # graph is then planned on device engines only (build.py, _barred).
     _from_device: Optional[str]
+    # Host engines preferred for device tensors whose staging the log has told (host_staging)
+    _staging_said: Set[str]
 
     if TYPE_CHECKING:  # defined in pygraph.py, where the tensor type is
         def _new_tensor(self) -> Tensor: ...

@@ -16,6 +16,7 @@ from .args import _type_name
 from .base import _HEURISTICS, _PLANS, _Plan, _not_ready
 from .build import BuildSteps
 from .frontend_options import refuse_overrides
+from .host_staging import staged_for
 from .tensor_memory import reinterpreted
 
 if TYPE_CHECKING:
@@ -189,13 +190,20 @@ class Plans(BuildSteps):
             raise TypeError(f"execute: handle must be a hipdnn.Handle, got {_type_name(handle)}")
         arrays = self._arrays_for(plan, variant_pack)
         handle = handle if handle is not None else self._get_handle()
+        staging = staged_for(plan.engine, plan.space, self._preferred, self.name, plan.pack,
+                             arrays, self._staging_said)
+        if staging is not None:
+            arrays = staging.arrays
+            workspace = None if _device.is_device_array(workspace) else workspace
         try:
             plan.pack.execute(handle, arrays, workspace)
-        except ValueError as error:  # only then: the success path checks nothing twice
+        except ValueError:  # only then: the success path checks nothing twice
             views = reinterpreted(plan.pack, arrays, self._pack_label)
             if views is None:
                 raise
             plan.pack.execute(handle, views, workspace)
+        if staging is not None:
+            staging.copy_back()
 
     def execute(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
                 handle: Optional[_C.Handle] = None, override_uids: Any = None,

@@ -906,8 +906,7 @@ typedef struct {
 HIPDNN_EXPORT hipdnnStatus_t hipdnnGetEngineInfo_ext(int64_t index,
                                                      hipdnnEngineInfo_ext_t* info);
 
-/* Plugins the loader skipped, two-call pattern as for loaded paths; each entry is
- * "path: reason". */
+/* Plugins the loader skipped, two-call pattern as for loaded paths; "path: reason" each. */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnGetSkippedEnginePlugins_ext(size_t* num, char** entries,
                                                                size_t* max_len);
 
@@ -928,14 +927,15 @@ typedef enum {
 typedef void (*hipdnnLogCallback_t)(hipdnnLogLevel_t level, const char* message,
                                     void* user_data);
 
-/* Replaces the user callback (NULL removes it).  Messages still go to $HIPDNN_LOG_FILE
- * or stderr only when no callback is set.  Returns once no thread is still inside the
- * callback it replaced, so its user_data may then be freed; called from inside a
- * callback it cannot wait (for itself) and returns at once. */
+/* Replaces the user callback (NULL removes it; then messages go to $HIPDNN_LOG_FILE or
+ * stderr).  Returns once no thread is inside the callback it replaced, so its user_data
+ * may be freed; called from inside a callback it cannot wait and returns at once. */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnSetUserLogCallback_ext(hipdnnLogCallback_t callback,
                                                           void* user_data);
 /* Overrides $HIPDNN_LOG_LEVEL (off, error, warn, info; default warn). */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnSetLogLevel_ext(hipdnnLogLevel_t level);
+/* Logs a caller's message (a frontend's, an execution provider's) as hipdnn logs its own. */
+HIPDNN_EXPORT hipdnnStatus_t hipdnnLogMessage_ext(hipdnnLogLevel_t level, const char* message);
 
 #ifdef __cplusplus
 }
