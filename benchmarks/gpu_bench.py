@@ -57,7 +57,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import subprocess
 import sys
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
@@ -380,24 +379,6 @@ def host_time_results() -> List[Result]:
     return results
 
 
-def git_commit() -> str:
-    """The checkout's short commit, "+" after it when tracked files differ from it; "—" where
-    there is no git repository (a copied tree)."""
-    top = Path(__file__).resolve().parent.parent
-
-    def git(*args):
-        return subprocess.run(["git", "-C", str(top), *args], capture_output=True, text=True,
-                              timeout=30)
-    try:
-        head = git("rev-parse", "--short", "HEAD")
-        if head.returncode != 0:
-            return "—"
-        dirty = git("status", "--porcelain", "--untracked-files=no").stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "—"
-    return head.stdout.strip() + ("+" if dirty else "")
-
-
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--log2", type=int, default=None,
@@ -444,7 +425,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.markdown or args.update_results:
         date = args.date or datetime.datetime.now(datetime.timezone.utc).date().isoformat()
         entry = bench_results.run_entry(
-            table, device, date, args.commit or git_commit(),
+            table, device, date, args.commit or bench_results.git_commit(),
             preamble=f"`gpu_bench.py {' '.join(argv if argv is not None else sys.argv[1:])}`: "
                      f"hipdnn {hipdnn.version()}, torch {torch.__version__}.")
         if args.markdown == "-":

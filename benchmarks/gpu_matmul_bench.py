@@ -3,7 +3,7 @@ and forward convolution + bias + relu (fused) against PyTorch on the same tensor
 run.
 
     python3 benchmarks/gpu_matmul_bench.py [--samples 15] [--repeat 10] [--cases a,b]
-                                           [--markdown FILE]
+                                           [--markdown FILE] [--commit C] [--date D]
 
 Anchors: torch.matmul (cuBLAS), matmul + bias + gelu in eager mode and under torch.compile
 (its GEMM with a fused or separate epilogue); F.conv2d + bias + relu on channels-last fp16
@@ -13,6 +13,12 @@ is poisoned with NaN, checked against a float64 reference computed by PyTorch fr
 same (rounded) inputs, and only then timed: the median of CUDA-event timings of --repeat
 back-to-back runs per sample, after warm-up.  Inputs are random normal (never zeros),
 scaled by 1/sqrt(K) so that products stay near 1.  TFLOP/s counts 2 M N K a product.
+
+The table is markdown.  --markdown FILE also writes the run as a history entry
+(benchmarks/results.py: the device, date and commit, from `git rev-parse --short HEAD` or
+--commit, this run's standing in RESULTS.md's format, then the whole table), which
+`python3 benchmarks/results.py add FILE` files in benchmarks/history/ as the next run M and
+merges into RESULTS.md's standing case by case.
 """
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ import datetime
 import math
 import os
 import sys
+from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
 try:
@@ -30,6 +37,7 @@ except ImportError:  # pragma: no cover - the benchmark needs PyTorch
     torch = None
 
 import hipdnn
+import results as bench_results  # benchmarks/results.py: the table's text, the history entry
 from gpu_bench_core import EngineLog, cuda_time_ms, first_run
 
 dt = hipdnn.data_type
@@ -301,29 +309,22 @@ def run_case(name, samples, repeat) -> List[Tuple[str, str, Optional[float], Opt
     return rows
 
 
-def table(rows) -> str:
-    lines = ["| case | implementation | ms | TFLOP/s | vs torch eager | note |",
-             "| --- | --- | ---: | ---: | ---: | --- |"]
-    base = {}
-    for case, impl, ms, tf, note in rows:
-        if impl.startswith("torch eager") and ms:
-            base[case] = ms
-    for case, impl, ms, tf, note in rows:
-        ratio = f"{base[case] / ms:.2f}x" if ms and case in base else ""
-        lines.append(f"| {case} | {impl} | {ms:.4f} | {tf:.0f} | {ratio} | {note} |" if ms else
-                     f"| {case} | {impl} | | | | {note} |")
-    return "\n".join(lines)
-
-
-def main(argv=None) -> int:
+def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--samples", type=int, default=15)
     p.add_argument("--repeat", type=int, default=10)
     p.add_argument("--cases", default=",".join(list(CASES) + list(CONV_CASES) + list(GRAD_CASES)))
-    p.add_argument("--markdown", default=None, help="also write the table to FILE")
+    p.add_argument("--markdown", default=None, metavar="FILE",
+                   help="also write the run as a history entry to FILE (for results.py add)")
+    p.add_argument("--commit", help="the commit measured (default: git rev-parse --short HEAD)")
+    p.add_argument("--date", help="the run's date (default: today, UTC)")
     p.add_argument("--tiles", default="", help="also time the sm_90 kernel with these tile "
                    "widths forced (HIPDNN_HIP_WGMMA_BN), e.g. 64,128,256")
-    args = p.parse_args(argv)
+    return p.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
     if torch is None or not torch.cuda.is_available():
         print("gpu_matmul_bench: needs PyTorch with a CUDA device", file=sys.stderr)
         return 2
@@ -333,12 +334,18 @@ def main(argv=None) -> int:
         run = (run_conv_case if name in CONV_CASES else
                run_grad_case if name in GRAD_CASES else run_case)
         rows += run(name, args.samples, args.repeat)
-    text = (f"{torch.cuda.get_device_name()}, {datetime.date.today()}, torch {torch.__version__}\n\n"
-            + table(rows))
-    print(text)
+    device = torch.cuda.get_device_name()
+    date = args.date or datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    table = bench_results.format_matmul_table(rows)
+    print(f"{device}, {date}, torch {torch.__version__}\n")
+    print("\n".join(table))
     if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(text + "\n")
+        command = " ".join(argv if argv is not None else sys.argv[1:])
+        entry = bench_results.matmul_run_entry(
+            table, device, date, args.commit or bench_results.git_commit(), torch.__version__,
+            preamble=f"`gpu_matmul_bench.py {command}`: hipdnn {hipdnn.version()}; median of "
+                     f"{args.samples} samples of {args.repeat} runs.")
+        Path(args.markdown).write_text(entry, encoding="utf-8")
     return 0
 
 

@@ -4,7 +4,8 @@
                                                  # history/ gives (or history/README.md is stale)
     python3 benchmarks/results.py rebuild        # rewrite both from history/
     python3 benchmarks/results.py add RUN.md     # a run written by `gpu_bench.py --markdown
-                                                 # RUN.md`: into history/, then rebuild
+                                                 # RUN.md` (or gpu_matmul_bench.py's):
+                                                 # into history/, then rebuild
 
 Each file of history/ is one run (or a few runs of one day, as first written), verbatim,
 under a metadata comment that says what its text does not say in a fixed form:
@@ -16,7 +17,9 @@ under a metadata comment that says what its text does not say in a fixed form:
     commit: 70e5a4e
     -->
 
-`commit` and, for CPU runs, `threads` may list one value per table of the file, in order.
+Memory-bound GPU runs are named "run 28", compute-bound ones (gpu_matmul_bench.py's
+markdown tables, TFLOP/s) "run M11".  `commit` and, for CPU runs, `threads` may list one
+value per table of the file, in order.
 A commit followed by † was not written in the run's text: it is the commit that holds the
 code measured, from git log; "—" is one that cannot be told; a trailing "+" means
 uncommitted changes on top of it.
@@ -24,17 +27,20 @@ uncommitted changes on top of it.
 The standing is, for each device, the latest row of each case: later files override
 earlier ones, and later tables of a file earlier tables.  For a GPU case the row is
 hipdnn's default kernel (the first hipdnn row that states a ratio against PyTorch eager,
-else the first hipdnn row) with the PyTorch rows of the same table.  Only the notes are
-written by hand: `rebuild` keeps a row's note while the row is below one of its anchors,
-drops it when it is not, and says "cause not recorded" where a row below has none.
+else the first hipdnn row) with the PyTorch rows of the same table; a matmul table's
+ratio against torch.compile, which it does not state, is worked out from the two times.
+Only the notes are written by hand: `rebuild` keeps a row's note while the row is below
+one of its anchors, drops it when it is not, and says "cause not recorded" where a row
+below has none.
 
-Pure Python: gpu_bench.py formats its table with it, tests/test_bench_results.py checks
-it without a GPU.
+Pure Python: gpu_bench.py and gpu_matmul_bench.py format their tables and entries with
+it, tests/test_bench_results.py checks it without a GPU.
 """
 from __future__ import annotations
 
 import argparse
 import re
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,11 +63,19 @@ GPU_COLUMNS = ["case", "hipdnn", "ms", "of copy", "torch eager ms", "vs eager",
 HOST_COLUMNS = ["call", "us per call", "vs torch.relu", "date", "commit", "run", "note"]
 CPU_COLUMNS = ["case", "shape", "threads", "hipdnn ms", "NumPy ms", "speed hipdnn/NumPy",
                "date", "commit", "run", "note"]
-COLUMNS = {"gpu": GPU_COLUMNS, "host": HOST_COLUMNS, "cpu": CPU_COLUMNS}
+MATMUL_COLUMNS = ["case", "hipdnn", "ms", "TFLOP/s", "torch eager ms", "vs eager",
+                  "torch.compile ms", "vs torch.compile", "date", "commit", "run", "note"]
+COLUMNS = {"gpu": GPU_COLUMNS, "host": HOST_COLUMNS, "matmul": MATMUL_COLUMNS,
+           "cpu": CPU_COLUMNS}
 ALIGN = {"gpu": "|---|---|---:|---:|---:|---:|---:|---:|---|---|---|---|",
          "host": "|---|---:|---:|---|---|---|---|",
+         "matmul": "|---|---|---:|---:|---:|---:|---:|---:|---|---|---|---|",
          "cpu": "|---|---|---:|---:|---:|---:|---|---|---|---|"}
-CAPTION = {"host": "Host time of one execute of a tiny graph (relu over 16 floats), the GPU idle:"}
+CAPTION = {"host": "Host time of one execute of a tiny graph (relu over 16 floats), the GPU idle:",
+           "matmul": "Matmul and convolution (compute-bound, `gpu_matmul_bench.py`), TFLOP/s = "
+                     "2MNK/time; torch eager is cuBLAS or cuDNN:"}
+# the columns of gpu_matmul_bench.py's markdown table, a run table of its own kind
+MATMUL_RUN_COLUMNS = ["case", "implementation", "ms", "TFLOP/s", "vs torch eager", "note"]
 ANCHORS = {"vs eager": "torch eager", "vs torch.compile": "torch.compile",
            "vs torch.relu": "torch.relu", "speed hipdnn/NumPy": "NumPy"}
 
@@ -155,7 +169,7 @@ _META = re.compile(r"\A<!-- benchmark run\n(?P<fields>.*?)\n-->\n", re.S)
 
 @dataclass
 class Table:
-    kind: str                      # "gpu" (Lines) or "cpu" (markdown rows, as dicts)
+    kind: str                      # "gpu" (Lines), "cpu" or "matmul" (markdown rows, as dicts)
     rows: list
 
 
@@ -181,25 +195,41 @@ class Entry:
         return values
 
 
+def _cells(line: str) -> List[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _markdown_kind(s: str) -> Optional[str]:
+    """"cpu" or "matmul" where s is the header of a run's markdown table, else None (a
+    standing table, with its commit column, is not a run)."""
+    if not s.startswith("|") or "commit" in s:
+        return None
+    if "hipdnn ms" in s and "NumPy ms" in s:
+        return "cpu"
+    columns = _cells(s)
+    return "matmul" if "implementation" in columns and "TFLOP/s" in columns else None
+
+
 def parse_tables(body: str) -> List[Table]:
     """The run tables of a history entry, in order: GPU tables (rows as gpu_bench.py prints
-    them) and CPU tables (markdown, with "hipdnn ms" and "NumPy ms" columns).  Other tables
-    (standing, aims, profiles) are not runs."""
+    them), CPU tables (markdown, with "hipdnn ms" and "NumPy ms" columns) and matmul tables
+    (markdown, as gpu_matmul_bench.py writes them: "implementation" and "TFLOP/s" columns).
+    Other tables (standing, aims, profiles) are not runs."""
     tables: List[Table] = []
     current: Optional[Table] = None
     lines = body.splitlines()
     i = 0
     while i < len(lines):
         s = lines[i].strip()
-        if s.startswith("|") and "hipdnn ms" in s and "NumPy ms" in s and "commit" not in s:
-            columns = [c.strip() for c in s.strip("|").split("|")]
+        kind = _markdown_kind(s)
+        if kind:
+            columns = _cells(s)
             rows = []
             i += 2                                    # the |---| line
             while i < len(lines) and lines[i].strip().startswith("|"):
-                rows.append(dict(zip(columns, (c.strip() for c in
-                                               lines[i].strip().strip("|").split("|")))))
+                rows.append(dict(zip(columns, _cells(lines[i]))))
                 i += 1
-            tables.append(Table("cpu", rows))
+            tables.append(Table(kind, rows))
             current = None
             continue
         line = parse_line(s) if s else None
@@ -279,23 +309,32 @@ def commit_cell(commit: str) -> str:
     return f"`{m[1]}`{m[2]}" if m else commit
 
 
+def _ratio(anchor: str, hipdnn: str) -> str:
+    """The anchor's time over hipdnn's, as the tables write a ratio: "0.91x"."""
+    return f"{float(anchor) / float(hipdnn):.2f}x"
+
+
+def _by_case(rows: Iterable, case) -> Dict[str, list]:
+    """rows grouped by case(row), cases in order of first appearance."""
+    out: Dict[str, list] = {}
+    for r in rows:
+        out.setdefault(case(r), []).append(r)
+    return out
+
+
 def gpu_rows(lines: Sequence[Line], device: str, date: str, commit: str,
              run: Optional[Tuple[str, str]]) -> List[Row]:
     """The standing rows one GPU table gives: each case's default hipdnn row against the
     PyTorch rows of the table, and the host-time rows."""
-    by_case: Dict[str, List[Line]] = {}
-    for ln in lines:
-        by_case.setdefault(ln.case, []).append(ln)
     where = {"date": date, "commit": commit_cell(commit)}
     out = []
-    for label, group in by_case.items():
+    for label, group in _by_case(lines, lambda ln: ln.case).items():
         if label == HOST_CASE:
             relu = next((ln for ln in group if ln.impl == "torch.relu" and ln.us), None)
             for ln in group:
                 if not ln.us:
                     continue
-                ratio = (f"{float(relu.us) / float(ln.us):.2f}x"
-                         if relu is not None and ln is not relu else NONE)
+                ratio = _ratio(relu.us, ln.us) if relu is not None and ln is not relu else NONE
                 out.append(Row(device, "host", (ln.impl,),
                                {"call": ln.impl, "us per call": ln.us, "vs torch.relu": ratio,
                                 **where}, run))
@@ -319,6 +358,34 @@ def gpu_rows(lines: Sequence[Line], device: str, date: str, commit: str,
     return out
 
 
+def matmul_rows(rows: Sequence[Dict[str, str]], device: str, date: str, commit: str,
+                run: Optional[Tuple[str, str]]) -> List[Row]:
+    """The standing rows one matmul table gives: each case's default hipdnn row (the first
+    that states a ratio against torch eager, else the first timed; rows with a forced tile
+    come after it) against the PyTorch rows of the table."""
+    out = []
+    for case, group in _by_case(rows, lambda r: r["case"]).items():
+        timed = [r for r in group if r["ms"]]
+        hip = [r for r in timed if r["implementation"].startswith("hipdnn")]
+        if not hip:
+            continue
+        pick = next((r for r in hip if r["vs torch eager"]), hip[0])
+        eager = next((r for r in timed if r["implementation"].startswith("torch eager")), None)
+        compiled = next((r for r in timed if r["implementation"] == "torch.compile"), None)
+        out.append(Row(device, "matmul", (case,), {
+            "case": case,
+            # the engine's kernel name may end in a comma ("k split 2 ways,")
+            "hipdnn": pick["implementation"][len("hipdnn"):].strip().rstrip(","),
+            "ms": pick["ms"],
+            "TFLOP/s": pick["TFLOP/s"],
+            "torch eager ms": eager["ms"] if eager else NONE,
+            "vs eager": pick["vs torch eager"] or NONE,
+            "torch.compile ms": compiled["ms"] if compiled else NONE,
+            "vs torch.compile": _ratio(compiled["ms"], pick["ms"]) if compiled else NONE,
+            "date": date, "commit": commit_cell(commit)}, run))
+    return out
+
+
 def cpu_rows(rows: Sequence[Dict[str, str]], device: str, date: str, commit: str,
              threads: str, run: Optional[Tuple[str, str]]) -> List[Row]:
     return [Row(device, "cpu", (r["case"], r["shape"], threads), {
@@ -337,6 +404,8 @@ def entry_rows(entry: Entry) -> List[Row]:
     for table, commit, nthreads in zip(entry.tables, commits, threads):
         if table.kind == "gpu":
             out += gpu_rows(table.rows, entry.meta["device"], entry.meta["date"], commit, run)
+        elif table.kind == "matmul":
+            out += matmul_rows(table.rows, entry.meta["device"], entry.meta["date"], commit, run)
         else:
             out += cpu_rows(table.rows, entry.meta["device"], entry.meta["date"], commit,
                             nthreads, run)
@@ -369,9 +438,10 @@ def render_row(row: Row, link_prefix: str = "history/") -> str:
 
 
 def render_tables(rows: Sequence[Row], link_prefix: str = "history/") -> List[str]:
-    """One device's standing: its GPU table, its host-time table, its CPU table, those it has."""
+    """One device's standing: its GPU table, its host-time table, its matmul table, its CPU
+    table, those it has."""
     out: List[str] = []
-    for kind in ("gpu", "host", "cpu"):
+    for kind in ("gpu", "host", "matmul", "cpu"):
         mine = [r for r in rows if r.kind == kind]
         if not mine:
             continue
@@ -436,6 +506,7 @@ def parse_standing(text: str) -> List[Row]:
         rec = dict(zip(columns, cells))
         m = re.fullmatch(r"\[(.+)\]\((?:history/)?(.+)\)", rec["run"])
         key = {"gpu": (case_name(rec.get("case", "")),), "host": (rec.get("call"),),
+               "matmul": (rec.get("case"),),
                "cpu": (rec.get("case"), rec.get("shape"), rec.get("threads"))}[kind]
         rows.append(Row(device, kind, key,
                         {c: rec[c] for c in columns if c not in ("run", "note")},
@@ -456,7 +527,9 @@ def render_index(entries: Sequence[Entry]) -> str:
            "[../RESULTS.md](../RESULTS.md) is computed from these files by",
            "`benchmarks/results.py`; each starts with a comment giving its device, date and",
            "commit (one per table where they differ; † marks a commit taken from git log,",
-           "not from the run's text).  This index is written by `results.py` too.", "",
+           "not from the run's text).  Memory-bound GPU runs (`gpu_bench.py`) are named",
+           "run 1, run 2 and so on, compute-bound ones (`gpu_matmul_bench.py`: matmul and",
+           "convolution) run M1, run M2.  This index is written by `results.py` too.", "",
            "| entry | date | device | commit | heading |", "|---|---|---|---|---|"]
     for e in entries:
         heading = next((ln.lstrip("#").strip() for ln in e.body.splitlines()
@@ -469,30 +542,88 @@ def render_index(entries: Sequence[Entry]) -> str:
 
 # ---- a new run -------------------------------------------------------------------------------
 
+def git_commit() -> str:
+    """The checkout's short commit, "+" after it when tracked files differ from it; "—" where
+    there is no git repository (a copied tree)."""
+    top = HERE.parent
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(top), *args], capture_output=True, text=True,
+                              timeout=30)
+    try:
+        head = git("rev-parse", "--short", "HEAD")
+        if head.returncode != 0:
+            return NONE
+        dirty = git("status", "--porcelain", "--untracked-files=no").stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return NONE
+    return head.stdout.strip() + ("+" if dirty else "")
+
+
+def _entry_text(device: str, date: str, commit: str, heading: str, preamble: str,
+                rows: List[Row], whole: List[str]) -> str:
+    """A new run's history entry: the metadata, its heading, this run's standing in
+    RESULTS.md's format (notes: the automatic ones), and `whole`, its whole table."""
+    for r in rows:
+        if r.below():
+            r.note = auto_note(r)
+    out = ["<!-- benchmark run", f"device: {device}", f"date: {date}", f"commit: {commit}",
+           "-->", heading, ""]
+    if preamble:
+        out += [preamble, ""]
+    out += ["This run's standing (`benchmarks/results.py add` merges it into RESULTS.md case",
+            "by case):", ""]
+    out += render_tables(rows, link_prefix="")
+    out += ["The whole table:", ""] + whole + [""]
+    return "\n".join(out)
+
+
 def run_entry(table: Sequence[str], device: str, date: str, commit: str,
               preamble: str = "") -> str:
     """The history entry of a run gpu_bench.py just made: the metadata, a heading, this
     run's standing in RESULTS.md's format, and the whole table."""
     lines = [parse_line(t) for t in table]
     rows = gpu_rows([ln for ln in lines if ln is not None], device, date, commit, None)
-    for r in rows:
-        if r.below():
-            r.note = auto_note(r)
-    out = ["<!-- benchmark run", f"device: {device}", f"date: {date}", f"commit: {commit}",
-           "-->", f"## GPU, hip engine, {date}, {device}", ""]
-    if preamble:
-        out += [preamble, ""]
-    out += ["This run's standing (`benchmarks/results.py add` merges it into RESULTS.md case",
-            "by case):", ""]
-    out += render_tables(rows, link_prefix="")
-    out += ["The whole table:", "", "```"] + list(table) + ["```", ""]
-    return "\n".join(out)
+    return _entry_text(device, date, commit, f"## GPU, hip engine, {date}, {device}", preamble,
+                       rows, ["```"] + list(table) + ["```"])
 
 
-def next_name(entries: Sequence[Entry]) -> str:
+# a row gpu_matmul_bench.py measured: case, implementation, ms, TFLOP/s, note
+MatmulResult = Tuple[str, str, Optional[float], Optional[float], str]
+
+
+def format_matmul_table(results: Sequence[MatmulResult]) -> List[str]:
+    """The lines of gpu_matmul_bench.py's markdown table: each row's time and TFLOP/s (none
+    where its note says why), and its case's torch eager time over its own."""
+    lines = ["| " + " | ".join(MATMUL_RUN_COLUMNS) + " |",
+             "| --- | --- | ---: | ---: | ---: | --- |"]
+    base = {case: ms for case, impl, ms, _, _ in results if impl.startswith("torch eager") and ms}
+    for case, impl, ms, tflops, note in results:
+        if not ms:
+            lines.append(f"| {case} | {impl} | | | | {note} |")
+            continue
+        ratio = f"{base[case] / ms:.2f}x" if case in base else ""
+        lines.append(f"| {case} | {impl} | {ms:.4f} | {tflops:.0f} | {ratio} | {note} |")
+    return lines
+
+
+def matmul_run_entry(table: Sequence[str], device: str, date: str, commit: str,
+                     torch_version: str, preamble: str = "") -> str:
+    """The history entry of a run gpu_matmul_bench.py just made (`table`: its markdown
+    table), as run_entry makes gpu_bench.py's: `results.py add` files it as a run M."""
+    (parsed,) = [t for t in parse_tables("\n".join(table)) if t.kind == "matmul"]
+    rows = matmul_rows(parsed.rows, device, date, commit, None)
+    heading = f"## GPU matmul and convolution, hip engine, {date}, {device}, torch {torch_version}"
+    return _entry_text(device, date, commit, heading, preamble, rows, list(table))
+
+
+def next_name(entries: Sequence[Entry], series: str = "") -> str:
+    """The name after the highest of its series on a GPU: "run 29" for a memory-bound run
+    (series ""), "run M12" for a compute-bound one (series "M")."""
+    pattern = r"\bM(\d+)" if series else r"(?<![M\d])(\d+)"  # "runs 6-7" gives 6 and 7
     numbers = [int(n) for e in entries if not e.meta["device"].startswith("CPU")
-               for n in re.findall(r"\d+", e.name)]
-    return f"run {max(numbers, default=0) + 1}"
+               for n in re.findall(pattern, e.name)]
+    return f"run {series}{max(numbers, default=0) + 1}"
 
 
 def add_entry(text: str, results: Path = RESULTS, history: Optional[Path] = None) -> Path:
@@ -504,14 +635,14 @@ def add_entry(text: str, results: Path = RESULTS, history: Optional[Path] = None
     if not entry.tables:
         raise ValueError("the run has no table")
     if "name" not in entry.meta:
-        name = next_name(entries)
+        name = next_name(entries, "M" if any(t.kind == "matmul" for t in entry.tables) else "")
         text = text.replace("<!-- benchmark run\n", f"<!-- benchmark run\nname: {name}\n", 1)
     else:
         name = entry.meta["name"]
     seq = max((entry_sort_key(e.path)[0] for e in entries), default=0) + 1
     device = re.search(r"[A-Z]\d{3}", entry.meta["device"])
     slug = "-".join(filter(None, ["gpu", device[0].lower() if device else "",
-                                  name.replace(" ", "-")]))
+                                  name.replace(" ", "-").lower()]))
     path = history / f"{entry.meta['date']}-{seq:03d}-{slug}.md"
     entries.append(parse_entry(path, text))
     page = rebuild_text(results.read_text(encoding="utf-8"), entries)  # fails before writing
@@ -550,7 +681,8 @@ def stale(results: Path = RESULTS, history: Optional[Path] = None) -> List[str]:
 def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("command", choices=["check", "rebuild", "add"])
-    p.add_argument("run", nargs="?", help="add: the file gpu_bench.py --markdown wrote")
+    p.add_argument("run", nargs="?", help="add: the file gpu_bench.py (or gpu_matmul_bench.py) "
+                   "--markdown wrote")
     p.add_argument("--results", type=Path, default=RESULTS,
                    help="RESULTS.md (default: beside this file; history/ beside it)")
     args = p.parse_args(argv)

@@ -1,5 +1,6 @@
-"""benchmarks/results.py: the table gpu_bench.py prints, the standing of benchmarks/RESULTS.md
-and the runs of benchmarks/history/ it is computed from, checked without a GPU.
+"""benchmarks/results.py: the tables gpu_bench.py and gpu_matmul_bench.py print, the standing
+of benchmarks/RESULTS.md and the runs of benchmarks/history/ it is computed from, checked
+without a GPU.
 
 The standing must be what the history gives (the latest row of each case on each device),
 so that it cannot drift from the runs; a case below an anchor carries a note, others none.
@@ -10,6 +11,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Optional
 
 import pytest
@@ -20,8 +22,9 @@ HISTORY = BENCH / "history"
 sys.path.insert(0, str(BENCH))
 import results  # noqa: E402
 
-# RESULTS.md as it was before its runs moved to history/
+# RESULTS.md as it was before its runs moved to history/, and before its matmul runs did
 BEFORE_THE_MOVE = "e723257"
+BEFORE_THE_MATMUL_MOVE = "b596b12"
 
 
 @dataclass
@@ -44,12 +47,32 @@ HOST = [Result("tiny relu, host time", "torch.relu", note="8.0 us per call"),
         Result("tiny relu, host time", "hipdnn (hip), DeviceArray", note="10.0 us per call")]
 
 
+# what gpu_matmul_bench.py's cases give: (case, implementation, ms, TFLOP/s, note)
+MATMUL = [("matmul_bf16_4096^3", "torch eager (cuBLAS)", 0.1785, 770.0, ""),
+          ("matmul_bf16_4096^3", "hipdnn hip, tensor-core (wgmma)", 0.2250, 611.0, ""),
+          ("matmul_bf16_4096^3", "hipdnn hip, tensor-core (wgmma)", 0.3092, 444.0,
+           "tile 128 x 64 forced"),
+          ("matmul_bias_gelu_bf16_4096^3", "torch eager (cuBLAS)", 0.2465, 558.0, ""),
+          ("matmul_bias_gelu_bf16_4096^3", "torch.compile", 0.2246, 612.0, ""),
+          ("matmul_bias_gelu_bf16_4096^3", "hipdnn hip, tensor-core (wgmma)", 0.2471, 556.0, ""),
+          ("wgrad_r50_256x14x14_k256_3x3", "torch eager (cuDNN)", 0.0427, 347.0, ""),
+          ("wgrad_r50_256x14x14_k256_3x3", "hipdnn hip, tensor-core (wgmma), k split 7 ways,",
+           0.0978, 151.0, ""),
+          ("conv_r50_512x7x7_k512_3x3", "torch eager (cuDNN)", 0.0415, 356.0, ""),
+          ("conv_r50_512x7x7_k512_3x3", "hipdnn", None, None, "failed: no plan")]
+
+
 def table(rows, device="NVIDIA H200"):
     return results.format_run_table(rows, device, 4180.0, 512 << 20)
 
 
 def entry(rows, device="NVIDIA H200", date="2026-12-01", commit="abc1234"):
     return results.run_entry(table(rows, device), device, date, commit)
+
+
+def matmul_entry(rows, device="NVIDIA H200", date="2026-12-01", commit="abc1234"):
+    return results.matmul_run_entry(results.format_matmul_table(rows), device, date, commit,
+                                    "2.11.0+cu130", preamble="`gpu_matmul_bench.py`")
 
 
 # ---- the table gpu_bench.py prints ------------------------------------------------------------
@@ -153,6 +176,87 @@ def test_a_stated_ratio_stands_where_the_pytorch_row_was_left_out():
     assert row.cells["commit"] == "`a7731f0`†"
 
 
+# ---- a compute-bound run: gpu_matmul_bench.py's markdown table ---------------------------------
+
+def test_the_matmul_table_keeps_the_layout_of_the_runs_in_history():
+    """Rows formatted from their numbers are the lines run M11 filed, ratios and all."""
+    m11 = (HISTORY / "2026-11-28-039-gpu-h200-run-m11.md").read_text(encoding="utf-8")
+    lines = results.format_matmul_table([r for r in MATMUL if r[0] in (
+        "matmul_bf16_4096^3", "wgrad_r50_256x14x14_k256_3x3") and not r[4]])
+    assert lines[0] == "| case | implementation | ms | TFLOP/s | vs torch eager | note |"
+    assert lines[2] == "| matmul_bf16_4096^3 | torch eager (cuBLAS) | 0.1785 | 770 | 1.00x |  |"
+    for line in lines:
+        assert line + "\n" in m11, line
+
+
+def test_a_matmul_table_parses_as_a_run_table_of_its_own_kind():
+    lines = results.format_matmul_table(MATMUL)
+    assert lines[-1] == "| conv_r50_512x7x7_k512_3x3 | hipdnn | | | | failed: no plan |"
+    (t,) = results.parse_tables("Some prose.\n\n" + "\n".join(lines) + "\n\nMore prose.\n")
+    assert t.kind == "matmul" and len(t.rows) == len(MATMUL)
+    assert t.rows[2] == {"case": "matmul_bf16_4096^3",
+                         "implementation": "hipdnn hip, tensor-core (wgmma)", "ms": "0.3092",
+                         "TFLOP/s": "444", "vs torch eager": "0.58x",
+                         "note": "tile 128 x 64 forced"}
+    assert t.rows[-1]["ms"] == "" and t.rows[-1]["note"] == "failed: no plan"
+    # an entry's own standing table (it has a commit column) is not a run table
+    e = results.parse_entry(Path("x.md"), matmul_entry(MATMUL))
+    assert [t.kind for t in e.tables] == ["matmul"]
+
+
+def test_a_matmul_cases_row_is_its_first_hipdnn_row_against_the_pytorch_rows():
+    (t,) = results.parse_tables("\n".join(results.format_matmul_table(MATMUL)))
+    rows = results.matmul_rows(t.rows, "NVIDIA H200", "2026-12-01", "abc1234+", None)
+    by_case = {r.key: r for r in rows}
+    assert list(by_case) == [("matmul_bf16_4096^3",), ("matmul_bias_gelu_bf16_4096^3",),
+                             ("wgrad_r50_256x14x14_k256_3x3",)]  # the failed case gives none
+    mm = by_case[("matmul_bf16_4096^3",)]  # not the forced tile's row after it
+    assert mm.cells == {"case": "matmul_bf16_4096^3", "hipdnn": "hip, tensor-core (wgmma)",
+                        "ms": "0.2250", "TFLOP/s": "611", "torch eager ms": "0.1785",
+                        "vs eager": "0.79x", "torch.compile ms": "—", "vs torch.compile": "—",
+                        "date": "2026-12-01", "commit": "`abc1234+`"}
+    gelu = by_case[("matmul_bias_gelu_bf16_4096^3",)]
+    # the table states no ratio against torch.compile: 0.2246 / 0.2471
+    assert (gelu.cells["vs eager"], gelu.cells["vs torch.compile"]) == ("1.00x", "0.91x")
+    assert gelu.below() == ["torch.compile"]
+    wgrad = by_case[("wgrad_r50_256x14x14_k256_3x3",)]
+    assert wgrad.cells["hipdnn"] == "hip, tensor-core (wgmma), k split 7 ways"
+
+
+def test_a_matmul_runs_entry_renders_its_standing_after_the_memory_bound_tables():
+    text = matmul_entry(MATMUL)
+    e = results.parse_entry(Path("x.md"), text)
+    assert (e.meta["device"], e.meta["date"], e.meta["commit"]) == (
+        "NVIDIA H200", "2026-12-01", "abc1234")
+    assert "## GPU matmul and convolution, hip engine, 2026-12-01, NVIDIA H200, " \
+           "torch 2.11.0+cu130\n" in text
+    assert standing_lines(text)[:3] == [
+        "| case | hipdnn | ms | TFLOP/s | torch eager ms | vs eager | torch.compile ms | "
+        "vs torch.compile | date | commit | run | note |",
+        "| matmul_bf16_4096^3 | hip, tensor-core (wgmma) | 0.2250 | 611 | 0.1785 | 0.79x | — | "
+        "— | 2026-12-01 | `abc1234` | this run | below torch eager: cause not recorded |",
+        "| matmul_bias_gelu_bf16_4096^3 | hip, tensor-core (wgmma) | 0.2471 | 556 | 0.2465 | "
+        "1.00x | 0.2246 | 0.91x | 2026-12-01 | `abc1234` | this run | "
+        "below torch.compile: cause not recorded |"]
+    mixed = results.render_tables(
+        results.entry_rows(results.parse_entry(Path("m.md"), text))
+        + results.entry_rows(results.parse_entry(Path("g.md"), entry(SOFTMAX + HOST))))
+    heads = [ln for ln in mixed if ln.startswith("| case |") or ln.startswith("| call |")]
+    assert heads == ["| " + " | ".join(results.COLUMNS[kind]) + " |"
+                     for kind in ("gpu", "host", "matmul")]
+    assert results.CAPTION["matmul"] in mixed
+
+
+def test_matmul_runs_are_named_in_a_series_of_their_own():
+    def named(*names):
+        return [results.Entry(Path(f"{n}.md"), {"name": n, "device": "NVIDIA H200"}, "")
+                for n in names]
+    runs = named("runs 1-2", "run 28", "run M1", "run M11")
+    assert results.next_name(runs) == "run 29"
+    assert results.next_name(runs, "M") == "run M12"
+    assert results.next_name(named("run 3"), "M") == "run M1"
+
+
 # ---- adding a run -------------------------------------------------------------------------------
 
 RESULTS_PAGE = f"# Benchmark results\n\nintro\n\n{results.BEGIN}\n{results.END}\n\nhow to\n"
@@ -206,6 +310,40 @@ def test_a_note_stays_while_its_case_is_below_an_anchor(bench):
     assert rows_of(bench)[("NVIDIA H200", "gpu", "softmax")].note == ""
 
 
+def test_the_latest_matmul_run_of_each_case_stands(bench):
+    results.add_entry(entry(SOFTMAX + HOST), bench)
+    first = results.add_entry(matmul_entry(MATMUL, commit="aaaaaaa"), bench)
+    faster = [("matmul_bf16_4096^3", "torch eager (cuBLAS)", 0.1790, 768.0, ""),
+              ("matmul_bf16_4096^3", "hipdnn hip, tensor-core (wgmma)", 0.1700, 808.0, "")]
+    second = results.add_entry(matmul_entry(faster, date="2026-12-02", commit="bbbbbbb"), bench)
+    assert (first.name, second.name) == ("2026-12-01-002-gpu-h200-run-m1.md",
+                                         "2026-12-02-003-gpu-h200-run-m2.md")
+    assert "name: run M2\n" in second.read_text()
+    rows = rows_of(bench)
+    mm = rows[("NVIDIA H200", "matmul", "matmul_bf16_4096^3")]
+    assert (mm.cells["ms"], mm.cells["vs eager"], mm.cells["commit"], mm.run, mm.note) == (
+        "0.1700", "1.05x", "`bbbbbbb`", ("run M2", second.name), "")
+    gelu = rows[("NVIDIA H200", "matmul", "matmul_bias_gelu_bf16_4096^3")]  # not in M2
+    assert (gelu.cells["commit"], gelu.run[0]) == ("`aaaaaaa`", "run M1")
+    assert len([k for k in rows if k[1] == "matmul"]) == 3
+    text = bench.read_text()
+    assert (text.index("| call | us per call |") < text.index(results.CAPTION["matmul"])
+            < text.index("| case | hipdnn | ms | TFLOP/s |"))
+    # a memory-bound run after them continues its own series
+    assert results.add_entry(entry(SOFTMAX, date="2026-12-03"), bench).name == (
+        "2026-12-03-004-gpu-h200-run-2.md")
+    assert results.stale(bench) == []
+
+
+def test_a_matmul_rows_note_stays_while_it_is_below(bench):
+    results.add_entry(matmul_entry(MATMUL), bench)
+    note = "| below torch.compile: cause not recorded |"
+    bench.write_text(bench.read_text().replace(note, "| the epilogue (run M4) |"))
+    results.add_entry(matmul_entry(MATMUL, date="2026-12-02"), bench)
+    key = ("NVIDIA H200", "matmul", "matmul_bias_gelu_bf16_4096^3")
+    assert rows_of(bench)[key].note == "the epilogue (run M4)"
+
+
 def test_check_fails_when_a_standing_number_is_edited(tmp_path):
     shutil.copytree(HISTORY, tmp_path / "history")
     page = tmp_path / "RESULTS.md"
@@ -235,12 +373,29 @@ def test_results_md_and_the_index_are_what_history_gives():
     assert results.stale() == []
 
 
+def matmul_row_is_in(text, row):
+    """Asserts that a matmul standing row's numbers are in the run's table (its hipdnn row,
+    the PyTorch rows of its case); returns the pattern of any hipdnn row of the case."""
+    c = {k: re.escape(v) for k, v in row.cells.items()}
+    hip = re.search(rf"^\| {c['case']} \| hipdnn {c['hipdnn']},? \| {c['ms']} \| "
+                    rf"{c['TFLOP/s']} \|([^|]*)\|", text, re.M)
+    assert hip and hip[1].strip() == row.cells["vs eager"].replace(results.NONE, ""), row
+    for column, anchor in (("torch eager ms", r"torch eager \([^)]*\)"),
+                           ("torch.compile ms", r"torch\.compile")):
+        if row.cells[column] != results.NONE:
+            assert re.search(rf"^\| {c['case']} \| {anchor} \| {c[column]} \|", text, re.M), row
+    if row.cells["vs torch.compile"] != results.NONE:
+        ratio = float(row.cells["torch.compile ms"]) / float(row.cells["ms"])
+        assert row.cells["vs torch.compile"] == f"{ratio:.2f}x", row
+    return rf"^\| {c['case']} \| hipdnn"
+
+
 def test_each_standing_row_is_the_latest_measurement_of_its_case():
     """Read from the history files' text, not through results.py: the row is in the run it
     links, and no later run on that device measured the case."""
     texts = entries_by_name()
     rows = results.parse_standing((BENCH / "RESULTS.md").read_text(encoding="utf-8"))
-    seen = {"gpu": 0, "host": 0, "cpu": 0}
+    seen = {"gpu": 0, "host": 0, "matmul": 0, "cpu": 0}
     for row in rows:
         name = row.run[1]
         text = texts[name]
@@ -265,6 +420,8 @@ def test_each_standing_row_is_the_latest_measurement_of_its_case():
             assert re.search(rf"^\s*tiny relu, host time\s{{2,}}{c['call']}\s{{2,}}"
                              rf"{c['us per call']} us per call", text, re.M), row
             again = rf"^\s*tiny relu, host time\s{{2,}}{c['call']}\s{{2,}}"
+        elif row.kind == "matmul":
+            again = matmul_row_is_in(text, row)
         else:
             lines = re.findall(rf"^\| {c['case']} \| {c['shape']} \|.*$", text, re.M)
             assert [ln for ln in lines if all(f"| {row.cells[k]} |" in ln for k in
@@ -274,7 +431,7 @@ def test_each_standing_row_is_the_latest_measurement_of_its_case():
                  if n > name and device_of(t) == row.device and re.search(again, t, re.M)]
         assert later == [], (row, later)
         seen[row.kind] += 1
-    assert seen["gpu"] >= 20 and seen["host"] >= 4 and seen["cpu"] >= 20
+    assert seen["gpu"] >= 20 and seen["host"] >= 4 and seen["matmul"] >= 14 and seen["cpu"] >= 20
 
 
 def test_rows_below_an_anchor_and_only_those_have_a_note():
@@ -314,6 +471,26 @@ def test_the_history_holds_every_run_of_the_old_results_md_verbatim():
         len(t.rows) for t in results.parse_tables(runs)) == 568
 
 
+def test_the_history_holds_every_matmul_run_of_the_old_results_md_verbatim():
+    """Runs M1-M11 were filed by hand in RESULTS.md, newest first, under ### headings; each
+    history entry is one of them as it was, its heading one level up."""
+    old = subprocess.run(["git", "-C", str(REPO), "show",
+                          f"{BEFORE_THE_MATMUL_MOVE}:benchmarks/RESULTS.md"],
+                         capture_output=True, text=True)
+    if old.returncode != 0:
+        pytest.skip(f"no git history of RESULTS.md here ({old.stderr.strip()[:80]})")
+    section = old.stdout[old.stdout.index("### Run M11:"):old.stdout.index("\nCommits: ")]
+    moved = [e for e in results.read_history() if e.name.startswith("run M")]
+    assert [e.name for e in moved] == [f"run M{i}" for i in range(1, 12)]
+    assert "\n".join("#" + e.body for e in reversed(moved)) == section
+    assert sum(len(t.rows) for e in moved for t in e.tables) == 229
+    for e in moved:
+        heading = e.body.splitlines()[0]
+        assert re.match(rf"## Run {e.name[4:]}: {e.meta['device']}, {e.meta['date']}, commit "
+                        rf"`{e.meta['commit'].rstrip('+')}`", heading), heading
+        assert e.meta["commit"].endswith("+") == bool(re.search(r"`\+|\(\+|` less", heading))
+
+
 def test_gpu_bench_writes_the_standing_through_results_py():
     gpu_bench = pytest.importorskip("gpu_bench", reason="gpu_bench.py needs hipdnn importable")
     assert gpu_bench.bench_results is results
@@ -322,3 +499,41 @@ def test_gpu_bench_writes_the_standing_through_results_py():
                                  "benchmarks/RESULTS.md", "--commit", "abc1234"])
     assert (args.markdown, args.update_results, args.commit) == (
         "run.md", Path("benchmarks/RESULTS.md"), "abc1234")
+
+
+def test_gpu_matmul_bench_writes_an_entry_that_add_files(bench, tmp_path, monkeypatch, capsys):
+    """The bench's main, its cases and PyTorch stood in for (no GPU here): its --markdown
+    file is a history entry that `results.py add` files as it is."""
+    bench_mm = pytest.importorskip("gpu_matmul_bench",
+                                   reason="gpu_matmul_bench.py needs hipdnn importable")
+    assert bench_mm.bench_results is results
+    cuda = SimpleNamespace(is_available=lambda: True, get_device_name=lambda: "NVIDIA H200")
+    monkeypatch.setattr(bench_mm, "torch", SimpleNamespace(cuda=cuda, __version__="2.11.0+cu130"))
+    monkeypatch.setattr(bench_mm, "run_case", lambda name, samples, repeat: [
+        r for r in MATMUL if r[0] == name])
+    run = tmp_path / "run.md"
+    assert bench_mm.main(["--cases", "matmul_bf16_4096^3,matmul_bias_gelu_bf16_4096^3",
+                          "--markdown", str(run), "--commit", "abc1234",
+                          "--date", "2026-12-01"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("NVIDIA H200, 2026-12-01, torch 2.11.0+cu130\n\n| case |")
+    text = run.read_text(encoding="utf-8")
+    assert text.startswith("<!-- benchmark run\ndevice: NVIDIA H200\ndate: 2026-12-01\n"
+                           "commit: abc1234\n-->\n## GPU matmul and convolution, hip engine, "
+                           "2026-12-01, NVIDIA H200, torch 2.11.0+cu130\n")
+    assert "median of 15 samples of 10 runs" in text
+    assert results.main(["add", str(run), "--results", str(bench)]) == 0
+    rows = rows_of(bench)
+    assert sorted(k[2] for k in rows) == ["matmul_bf16_4096^3", "matmul_bias_gelu_bf16_4096^3"]
+    assert {r.run for r in rows.values()} == {("run M1", "2026-12-01-001-gpu-h200-run-m1.md")}
+
+
+def test_a_file_the_matmul_bench_writes_is_accepted_by_add_as_is(bench, tmp_path):
+    run = tmp_path / "run.md"
+    run.write_text(matmul_entry(MATMUL), encoding="utf-8")  # what --markdown run.md writes
+    assert results.main(["add", str(run), "--results", str(bench)]) == 0
+    (filed,) = [p for p in (bench.parent / "history").glob("*-run-m1.md")]
+    assert filed.read_text(encoding="utf-8") == run.read_text(encoding="utf-8").replace(
+        "<!-- benchmark run\n", "<!-- benchmark run\nname: run M1\n", 1)
+    assert len([r for r in results.parse_standing(bench.read_text()) if r.kind == "matmul"]) == 3
+    assert results.main(["check", "--results", str(bench)]) == 0
