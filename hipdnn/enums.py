@@ -259,9 +259,9 @@ class knob_type(enum.IntEnum):
 
 
 class behavior_note(enum.IntEnum):
-    """Behaviour notes of an engine config (cuDNN frontend's BehaviorNote_t).  No hipdnn
-    engine reports any of them (none needs reordered filters; the GPU engine compiles
-    kernels at plan time but does not report RUNTIME_COMPILATION yet)."""
+    """Behaviour notes of an engine config (cuDNN frontend's BehaviorNote_t).  The ``hip``
+    engine's configs have RUNTIME_COMPILATION (their kernels are compiled when a plan is
+    built); no hipdnn engine needs reordered filters."""
 
     NOT_SET = 0
     RUNTIME_COMPILATION = 1

@@ -114,7 +114,7 @@ def test_behavior_notes_and_note_filters(rng):
     assert graph.get_behavior_notes_for_plan_at_index(0) == []
     with pytest.raises(IndexError):
         graph.get_behavior_notes_for_plan_at_index(graph.get_execution_plan_count())
-    graph.deselect_behavior_notes([cudnn.behavior_note.RUNTIME_COMPILATION])  # none has it
+    graph.deselect_behavior_notes([cudnn.behavior_note.RUNTIME_COMPILATION])  # reference: none
     graph.deselect_numeric_notes([cudnn.numerical_note.TENSOR_CORE])
     graph.check_support()
     graph.select_behavior_notes([cudnn.behavior_note.SUPPORTS_CUDA_GRAPH_NATIVE_API])

@@ -232,6 +232,28 @@ def test_a_graph_made_from_device_arrays_plans_only_device_engines():
         g.build_plan_at_index(host[0])
 
 
+def test_the_gpu_engine_notes_runtime_compilation_and_filters_see_it():
+    g = device_graph(hipdnn.DeviceArray.empty([2, 4], np.float32))
+    notes = {g.get_plan_name_at_index(i): g.get_behavior_notes_for_plan_at_index(i)
+             for i in range(g.get_execution_plan_count())}
+    assert notes[GPU_ENGINE] == [hipdnn.behavior_note.RUNTIME_COMPILATION]
+    assert notes["reference_cpu"] == []
+    g.select_behavior_notes([hipdnn.behavior_note.RUNTIME_COMPILATION])
+    g.deselect_numeric_notes([hipdnn.numerical_note.NONDETERMINISTIC])  # deterministic
+    g.check_support()
+    g.build_plans()
+    assert g.get_engine_name() == GPU_ENGINE
+    assert g.get_behavior_notes() == [hipdnn.behavior_note.RUNTIME_COMPILATION]
+    host = device_graph(np.empty((2, 4), np.float32))
+    host.deselect_behavior_notes([hipdnn.behavior_note.RUNTIME_COMPILATION])
+    host.check_support()
+    host.build_plans()
+    assert host.get_engine_name() == "reference_cpu"
+    g.deselect_behavior_notes([hipdnn.behavior_note.RUNTIME_COMPILATION])
+    with pytest.raises(hipdnn.cudnnGraphNotSupportedError, match="has a deselected behavior"):
+        g.check_support()
+
+
 def test_the_same_graph_from_host_arrays_keeps_its_heuristics_choice():
     g = device_graph(np.empty((2, 4), np.float32))
     g.build_plans()

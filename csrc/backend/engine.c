@@ -77,6 +77,10 @@ static hipdnnStatus_t engine_get(hipdnnBackendDescriptor_t d, hipdnnBackendAttri
         x = e->memory_space;
         return hipdnnAttrReturn("ENGINE", "MEMORY_SPACE_EXT", HIPDNN_TYPE_INT64, type, req, count, v,
                                 &x, 1, sizeof(x));
+    case HIPDNN_ATTR_ENGINE_FLAGS_EXT:
+        x = (int64_t)e->flags;
+        return hipdnnAttrReturn("ENGINE", "FLAGS_EXT", HIPDNN_TYPE_INT64, type, req, count, v, &x,
+                                1, sizeof(x));
     default: return hipdnnAttrUnknown("ENGINE", name);
     }
 }

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequenc
 
 from .. import _C
 from .. import _ops
-from ..enums import data_type, memory_space
+from ..enums import behavior_note, data_type, memory_space, numerical_note
 from ..errors import HipdnnError
 from ..runtime import default_handle
 from .args import _dtype_arg, _name_arg
@@ -32,16 +32,39 @@ _DTYPE, _DESC, _UINT8 = _C.TYPE_DATA_TYPE, _C.TYPE_BACKEND_DESCRIPTOR, _C.TYPE_U
 _EDITING, _VALIDATED, _HEURISTICS, _PLANS = 0, 1, 2, 3
 
 
+# The engine flags of hipdnn_plugin.h (HIPDNN_ENGINE_FLAG_*) that cuDNN's notes say.
+_FLAG_DETERMINISTIC = 2
+_FLAG_RUNTIME_COMPILATION = 4
+
+
 class _Config(NamedTuple):
-    """An engine config: its ENGINECFG descriptor, engine and knob choices."""
+    """An engine config: its ENGINECFG descriptor, engine, knob choices and the engine's
+    flags (ATTR_ENGINE_FLAGS_EXT)."""
 
     desc: _C.Descriptor
     engine: str
     knobs: Tuple[Tuple[int, int], ...]
+    flags: int = 0
+
+    @classmethod
+    def of(cls, cfg: _C.Descriptor, engine: _C.Descriptor,
+           knobs: Tuple[Tuple[int, int], ...] = ()) -> "_Config":
+        """The config ``cfg`` of the finalized ENGINE ``engine``."""
+        return cls(cfg, engine.get(_C.ATTR_ENGINE_NAME_EXT, _C.TYPE_CHAR), knobs,
+                   engine.get(_C.ATTR_ENGINE_FLAGS_EXT, _C.TYPE_INT64)[0])
 
     def tag(self) -> str:
         """The config's name: the engine's, then "_k<knob>=<value>" per knob."""
         return self.engine + "".join(f"_k{k}={v}" for k, v in self.knobs)
+
+    def behavior_notes(self) -> List[behavior_note]:
+        """cuDNN's behaviour notes that hold for this config."""
+        return [behavior_note.RUNTIME_COMPILATION] if self.flags & _FLAG_RUNTIME_COMPILATION \
+            else []
+
+    def numerical_notes(self) -> List[numerical_note]:
+        """cuDNN's numerical notes that hold for this config."""
+        return [] if self.flags & _FLAG_DETERMINISTIC else [numerical_note.NONDETERMINISTIC]
 
 
 class _Plan(NamedTuple):

@@ -245,7 +245,7 @@ class BuildSteps(GraphBase):
             self._note_support(report)
             for cfg in results:
                 eng = cfg.get(_C.ATTR_ENGINECFG_ENGINE, _DESC)[0]
-                self._add_config(_Config(cfg, eng.get(_C.ATTR_ENGINE_NAME_EXT, _CHAR), ()))
+                self._add_config(_Config.of(cfg, eng))
         self._state = max(self._state, _HEURISTICS)
 
     def _add_config(self, cfg: "_Config") -> int:
@@ -329,7 +329,7 @@ class BuildSteps(GraphBase):
         if descs:
             cfg.set(_C.ATTR_ENGINECFG_KNOB_CHOICES, _DESC, descs)
         cfg.finalize()
-        return _Config(cfg, engine.get(_C.ATTR_ENGINE_NAME_EXT, _CHAR), tuple(knobs))
+        return _Config.of(cfg, engine, tuple(knobs))
 
     def support_report(self) -> List[Tuple[str, Optional[str]]]:
         """``[(engine_name, None or the reason it declined)]`` for every loaded engine, from
@@ -347,7 +347,8 @@ class BuildSteps(GraphBase):
                 self._engine_space(c.engine) == memory_space.HOST:
             return (f"runs in host memory, and {self._from_device} was made from a device "
                     f"array (set_preferred_engine('{c.engine}') to choose it all the same)")
-        notes: Dict[str, Sequence[int]] = {"behavior": (), "numeric": ()}  # hipdnn engines': none
+        notes: Dict[str, Sequence[int]] = {"behavior": c.behavior_notes(),
+                                           "numeric": c.numerical_notes()}
         for key, wanted in self._filters.items():
             kind = key.split("_")[1]
             if key.startswith("select") and any(n not in notes[kind] for n in wanted):
@@ -364,8 +365,8 @@ class BuildSteps(GraphBase):
     def _declines(self) -> Dict[str, str]:
         reasons = {n: why for n, why in self._support if why is not None}
         for i, c in enumerate(self._configs):
-            why = self._failures.get(i) or self._barred(i)
-            if why is not None and self._plans[i] is None:
+            why = self._failures.get(i) or self._barred(i)  # a built plan may be barred since
+            if why is not None:
                 reasons[c.tag()] = why
         return reasons
 

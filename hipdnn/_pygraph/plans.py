@@ -85,11 +85,12 @@ class Plans(BuildSteps):
         return out
 
     def get_behavior_notes_for_plan_at_index(self, index: int) -> List[behavior_note]:
-        """The behaviour notes of engine config ``index``.  hipdnn engines report none of
-        cuDNN's (the backend passes no notes on), so this is an empty list."""
+        """The behaviour notes of engine config ``index``, from its engine's flags:
+        ``[RUNTIME_COMPILATION]`` for an engine whose plans compile kernels when built (the
+        ``hip`` engine), else ``[]``."""
         self._need(_HEURISTICS, "get_behavior_notes_for_plan_at_index()")
         self._check_index(index, len(self._configs), "get_behavior_notes_for_plan_at_index()")
-        return []
+        return self._configs[int(index)].behavior_notes()
 
     def get_behavior_notes(self) -> List[behavior_note]:
         """The behaviour notes of the plan execute() runs (see

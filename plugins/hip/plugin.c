@@ -118,11 +118,12 @@ static const hipdnnPluginEngineDetails_t k_details = {
     .name = HIPE_ENGINE_NAME,
     .memory_space = HIPE_MEMORY_SPACE,
     .priority = HIPE_PRIORITY,
-    .flags = HIPDNN_ENGINE_FLAG_DETERMINISTIC,
+    .flags = HIPDNN_ENGINE_FLAG_DETERMINISTIC | HIPDNN_ENGINE_FLAG_RUNTIME_COMPILATION,
     .num_knobs = 0,
     .knobs = NULL,
-    .notes = "GPU: a graph of pointwise and batchnorm-inference nodes fused into one kernel "
-             "(each input read once, each output written once), fp32 compute over "
+    .notes = "GPU: matmul and convolution on tensor cores with their pointwise epilogue, "
+             "norms, softmax and reductions a row a block, pointwise graphs fused into one "
+             "kernel; kernels compiled when a plan is built; fp32 compute over "
              "fp32/fp16/bf16 storage",
 };
 static hipdnnPluginEngineDetails_t g_details;

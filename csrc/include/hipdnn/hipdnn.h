@@ -501,13 +501,13 @@ typedef enum {
     /* ENGINEHEUR */
     HIPDNN_ATTR_ENGINEHEUR_PREFERRED_ENGINE_EXT = 20400,  /* CHAR: engine name ranked first */
     HIPDNN_ATTR_ENGINEHEUR_DESELECTED_ENGINES_EXT = 20401, /* INT64, n: engine ids left out */
-    /* get, after finalize: one line per loaded engine, "name\tid\tapplicable" or
-     * "name\tid\t<reason it declined>" */
+    /* get, after finalize: a line per engine, "name\tid\tapplicable" or "name\tid\t<why not>" */
     HIPDNN_ATTR_ENGINEHEUR_SUPPORT_REPORT_EXT = 20402,
     /* ENGINE */
     HIPDNN_ATTR_ENGINE_ID_EXT = 20500,           /* INT64: FNV-1a of the name (int64 bits) */
     HIPDNN_ATTR_ENGINE_NAME_EXT = 20501,         /* CHAR, get */
     HIPDNN_ATTR_ENGINE_MEMORY_SPACE_EXT = 20502, /* INT64, get: hipdnnMemorySpace_t */
+    HIPDNN_ATTR_ENGINE_FLAGS_EXT = 20503, /* INT64, get: HIPDNN_ENGINE_FLAG_* (hipdnn_plugin.h) */
     /* EXECUTION_PLAN */
     HIPDNN_ATTR_EXECUTION_PLAN_ENGINE_NAME_EXT = 20600,  /* CHAR, get */
     HIPDNN_ATTR_EXECUTION_PLAN_MEMORY_SPACE_EXT = 20601, /* INT64, get */

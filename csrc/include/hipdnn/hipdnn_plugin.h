@@ -91,6 +91,8 @@ typedef struct {
 /* Behaviour flags of an engine. */
 #define HIPDNN_ENGINE_FLAG_FALLBACK 1u      /* a reference: slow, covers much, exact */
 #define HIPDNN_ENGINE_FLAG_DETERMINISTIC 2u /* bitwise reproducible runs */
+/* Its plans compile kernels when built (cuDNN's behaviour note RUNTIME_COMPILATION). */
+#define HIPDNN_ENGINE_FLAG_RUNTIME_COMPILATION 4u
 
 /* What an engine is.  Filled by the plugin, owned by it until DestroyEngineDetails. */
 typedef struct {
