@@ -174,3 +174,40 @@ def test_other_arrays_of_another_shape_stay_errors(rng, given):
     with pytest.raises(ValueError, match=rf"variant pack: tensor {name} \d+\)? "
                                          rf"expects float32 {want}"):
         graph.execute({X: x_block, DY: dy, DW: dw}, None)
+
+
+def test_arrays_a_rank_apart_with_the_same_layout_stand_for_tensors(rng):
+    # cuDNN frontend's conv-reduction test reads its [n, 1, h, w] sum into an [n, h, w]
+    # tensor: dims of 1 aside, the same elements at the same places
+    x = rand(rng, (2, 5, 4, 3))
+    graph = cudnn.pygraph(io_data_type=np.float32, compute_data_type=np.float32)
+    X = graph.tensor(name="X", dim=[2, 5, 4, 3])
+    Y = graph.reduction(name="sum", input=X, mode=cudnn.reduction_mode.ADD)
+    Y.set_output(True).set_dim([2, 1, 4, 3])
+    graph.build([cudnn.heur_mode.A])
+    y = poison(np.empty((2, 4, 3), np.float32))
+    with unchanged(x):
+        graph.execute({X: x.reshape(2, 5, 4, 3, 1)[..., 0], Y: y}, None)
+    assert_close(y, values(x).sum(axis=1), tol_for("reduction", y))
+    with pytest.raises(ValueError, match=r"expects float32 \[2, 1, 4, 3\], got float32 "
+                                         r"\[2, 3, 4\]"):
+        graph.execute({X: x, Y: np.empty((2, 3, 4), np.float32)}, None)  # not a squeeze
+
+
+def test_an_output_after_virtual_tensors_takes_the_strides_of_the_view_at_their_head(rng):
+    # cuDNN frontend's rotary-embedding test: halves of x's last dim (strided views) go
+    # through virtual products, and the results are written back into the same views
+    x = rand(rng, (4, 8, 32), np.float16)
+    cs = rand(rng, (1, 8, 16))
+    x1, x2, c1, c2 = x[..., :8], x[..., 8:16], cs[..., :8], cs[..., 8:]
+    graph = cudnn.pygraph(intermediate_data_type=np.float32, compute_data_type=np.float32)
+    X1, X2, C1, C2 = (graph.tensor_like(a) for a in (x1, x2, c1, c2))
+    Y1 = graph.sub(a=graph.mul(a=X1, b=C1), b=graph.mul(a=X2, b=C2))
+    Y1.set_output(True).set_data_type(cudnn.data_type.HALF)
+    graph.build([cudnn.heur_mode.A])
+    assert Y1.get_stride() == X1.get_stride() == [256, 32, 1]
+    want = values(x1) * values(c1) - values(x2) * values(c2)
+    rest = x[..., 8:].copy()
+    graph.execute({X1: x1, X2: x2, C1: c1, C2: c2, Y1: x1}, None)  # in place, as there
+    assert_close(x1, want, tol_for("pointwise", x1))
+    assert np.array_equal(x[..., 8:], rest)

@@ -1,6 +1,8 @@
 /* Inference over a validated graph: each node's rule from the op table, in topological
  * order, then the limits every tensor must meet once complete. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "error.h"
 #include "graph_rules.h"
@@ -44,16 +46,73 @@ static hipdnnStatus_t check_outputs_own_memory(const hipdnnSdkGraph* g,
     return HIPDNN_STATUS_SUCCESS;
 }
 
+/* The index of the tensor with this uid, or -1 for none. */
+static int32_t tensor_at(const hipdnnSdkUidMap* map, int64_t uid) {
+    return uid == HIPDNN_NO_TENSOR ? -1 : hipdnnSdkUidMapFind(map, uid);
+}
+
+/* cuDNN frontend gives a pointwise output, virtual or not, the strides of its first input
+ * shaped like it, so a graph output at the end of a chain of virtual tensors takes the
+ * strides of the graph tensor at its head: a strided view in (rotary embeddings' halves of
+ * q), a like view out.  The SDK keeps virtual tensors packed, engines lay them out; here
+ * src[t] is the non-virtual tensor whose strides virtual t carries in cuDNN's rule, and a
+ * graph output whose strides were not given and whose like input is virtual takes them.
+ * One pass over the nodes, in their topological order. */
+static void carry_view_strides(hipdnnSdkGraph* g, const hipdnnSdkUidMap* map, const bool* given,
+                               int32_t* src) {
+    for (int32_t t = 0; t < g->num_tensors; ++t) src[t] = -1;
+    for (int32_t i = 0; i < g->num_nodes; ++i) {
+        const hipdnnSdkNode* n = &g->nodes[i];
+        if (n->kind != HIPDNN_OP_POINTWISE) continue;
+        hipdnnSdkPointwisePorts ports;
+        hipdnnSdkPointwisePortsOf(hipdnnSdkNodeMode(n), &ports);
+        int32_t y = tensor_at(map, n->outputs[ports.output]), like = -1;
+        if (y < 0) continue;
+        const hipdnnSdkTensor* ty = &g->tensors[y];
+        for (int k = 0; k < ports.arity && like < 0; ++k) {
+            int32_t x = tensor_at(map, n->inputs[ports.inputs[k]]);
+            if (x >= 0 && g->tensors[x].ndim == ty->ndim &&
+                memcmp(g->tensors[x].dims, ty->dims, (size_t)ty->ndim * sizeof(int64_t)) == 0)
+                like = x;
+        }
+        if (like < 0) continue;
+        bool via_virtual = g->tensors[like].is_virtual;
+        int32_t s = via_virtual ? src[like] : like;
+        if (ty->is_virtual) {
+            src[y] = s;
+        } else if (via_virtual && s >= 0 && !given[y] &&
+                   !hipdnnSdkStridesOverlap(ty->ndim, ty->dims, g->tensors[s].strides)) {
+            memcpy(g->tensors[y].strides, g->tensors[s].strides, sizeof(ty->strides));
+        }
+    }
+}
+
 hipdnnStatus_t hipdnnInferGraph(hipdnnSdkGraph* g) {
     char err[1024];
     hipdnnSdkUidMap map;
     if (!hipdnnSdkUidMapBuild(&map, g))
         return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory inferring graph '%s'", g->name);
+    /* given[t]: the user set t's strides; src: carry_view_strides's table */
+    bool* given = malloc((size_t)(g->num_tensors ? g->num_tensors : 1) * sizeof(bool));
+    int32_t* src = malloc((size_t)(g->num_tensors ? g->num_tensors : 1) * sizeof(int32_t));
+    if (!given || !src) {
+        free(given);
+        free(src);
+        hipdnnSdkUidMapFree(&map);
+        return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory inferring graph '%s'",
+                          g->name);
+    }
+    for (int32_t t = 0; t < g->num_tensors; ++t) given[t] = g->tensors[t].strides[0] != 0;
     for (int32_t i = 0; i < g->num_nodes; ++i)
         if (!hipdnnSdkInferNode(g, &map, &g->nodes[i], err, sizeof(err))) {
+            free(given);
+            free(src);
             hipdnnSdkUidMapFree(&map);
             return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s", err);
         }
+    carry_view_strides(g, &map, given, src);
+    free(given);
+    free(src);
     hipdnnStatus_t st = check_outputs_own_memory(g, &map);
     hipdnnSdkUidMapFree(&map);
     if (st) return st;

@@ -3,7 +3,10 @@
 cuDNN takes a bare pointer for each tensor of a variant pack and never looks at the array
 around it, so cuDNN frontend code may hand a tensor memory of another shape: its own
 weight-gradient test passes ``dw`` as ``torch.zeros_like(x)``.  hipdnn checks dtype, shape
-and strides (execute.c).  When only the shape of an output is wrong, and the array is one
+and strides (execute.c).  An array whose shape differs from the tensor's only in dims of
+1, with the same strides elsewhere, holds the same elements at the same places (cuDNN
+frontend's conv-reduction test passes [n, h, w] for [n, 1, h, w]): it is taken as the
+tensor, input or output.  When only the shape of an output is wrong, and the array is one
 dense block of the tensor's element type holding more elements than the tensor's strides
 reach, the block is used as the tensor's memory: a view with the plan's shape and strides
 that starts at the block's first element, with a warning.  Anything else stays the pack's
@@ -63,21 +66,34 @@ def _view(arr: Any, dims: Sequence[int], strides: Sequence[int]) -> Any:
         arr, shape=tuple(dims), strides=tuple(s * arr.itemsize for s in strides))
 
 
+def _squeezed(shape: Sequence[int], strides: Sequence[int]) -> Tuple[Tuple[int, int], ...]:
+    """(dim, stride) of the dims above 1: what addresses memory."""
+    return tuple((int(d), int(s)) for d, s in zip(shape, strides) if d != 1)
+
+
+def _same_type(dtype: Any, dt: int, label: str) -> bool:
+    if isinstance(dtype, np.dtype) and dtype == np.uint16 and dt == data_type.BFLOAT16:
+        return True  # bfloat16 bits
+    try:
+        return as_data_type(dtype, label) == dt
+    except (TypeError, ValueError):
+        return False
+
+
 def _as_tensor_memory(arr: Any, entry: Tuple[Any, ...], label: str) -> Optional[Any]:
-    """Output ``arr`` viewed as pack tensor ``entry`` (uid, name, dtype, dims, strides,
-    is_output) when the rule above allows it, else None."""
+    """``arr`` viewed as pack tensor ``entry`` (uid, name, dtype, dims, strides, is_output)
+    when the rules above allow it, else None."""
     _uid, _name, dt, dims, strides, is_output = entry
-    layout = _layout(arr) if is_output else None
+    layout = _layout(arr)
     if layout is None:
         return None
     shape, have_strides, dtype = layout
-    if tuple(shape) == tuple(dims) or min(list(shape) + [1]) < 0:
+    if tuple(shape) == tuple(dims) or min(list(shape) + [1]) < 0 or \
+            not _same_type(dtype, dt, label):
         return None
-    bits = isinstance(dtype, np.dtype) and dtype == np.uint16 and dt == data_type.BFLOAT16
-    try:
-        if not bits and as_data_type(dtype, label) != dt:
-            return None
-    except (TypeError, ValueError):
+    if _squeezed(shape, have_strides) == _squeezed(dims, strides):
+        return _view(arr, dims, strides)  # the same elements at the same places, ranks apart
+    if not is_output:
         return None
     span = 1 + sum((d - 1) * s for d, s in zip(dims, strides))
     count = math.prod(shape)
