@@ -683,6 +683,7 @@ def test_plugin_messages_are_in_troubleshooting(tmp_path):
         "libmissing_symbol.so": ["missing symbol hipdnnEnginePluginExecuteOpGraph"],
         "libinit_fails.so": ["init failed: "],
         "libbad_hash.so": ["is not the FNV-1a hash of its name"],
+        "libbad_knobs.so": ["is given twice or its default"],
         "libduplicate_id.so": ["dropped: engine id clash with"],
         "libempty.so": ["empty file (0 bytes)"],
         "libtext.so": ["not an ELF file (no ELF magic in its first bytes)"],

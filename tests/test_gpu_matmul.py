@@ -46,9 +46,21 @@ def stages(log):
     return [m for m in log if ": stage " in m and "first run" not in m]
 
 
+def build_with_knobs(g, knobs):
+    """g's plan on the GPU engine with these knob choices (create_execution_plan)."""
+    g.validate()
+    g.build_operation_graph()
+    engine = [e.name for e in hipdnn.engines()].index(GPU_ENGINE)
+    g.create_execution_plan(engine, knobs)
+    g.build_plans()
+    assert g.get_engine_name() == GPU_ENGINE
+    return engine
+
+
 def check(gpu, dtype, a_shape, b_shape, a_layout="packed", b_layout="packed", out_layout="packed",
-          epilogue=None):
-    """c = a @ b, then epilogue(g, c, ref_c) -> [(tensor, reference)] (default: c itself)."""
+          epilogue=None, knobs=None):
+    """c = a @ b, then epilogue(g, c, ref_c) -> [(tensor, reference)] (default: c itself);
+    knobs: the engine config's, else heuristics' plan."""
     a = gpu.input(a_shape, dtype, a_layout)
     b = gpu.input(b_shape, dtype, b_layout, low=0.1, high=1.0)
     g = gpu.graph(dtype)
@@ -65,7 +77,9 @@ def check(gpu, dtype, a_shape, b_shape, a_layout="packed", b_layout="packed", ou
         out = gpu.output(tensor, want.shape, dtype, out_layout)
         operands.append(out)
         checks.append((out, want, item[2]))
-    log = ran(lambda: gpu.execute(g, operands))
+    if knobs is not None:
+        build_with_knobs(g, knobs)
+    log = ran(lambda: gpu.execute(g, operands, build=knobs is None))
     for out, want, ops in checks:
         tol = graph_tolerance(["matmul"] + ([ops] if ops != "matmul" else []), dtype)
         assert_product_close(out, want, tol, a_shape[-1], np.broadcast_to(magnitude, want.shape))
@@ -283,6 +297,35 @@ def test_k_split_into_ranges(gpu, dtype, monkeypatch, splits, b_layout):
     log = check(gpu, dtype, [2, 33, 1000], [2, 1000, 72], "packed", b_layout,
                 epilogue=ep_bias_gelu(gpu, dtype))
     assert k_split(log) == splits, log
+
+
+@pytest.mark.parametrize("splits", [1, 3])
+def test_the_split_k_knob_chooses_the_ranges(gpu, dtype, splits):
+    # cuDNN frontend's way: create_execution_plan(engine, {knob: value}); 64 x 64 over
+    # k = 4096 the model would split, the knob says how (1: not at all)
+    log = check(gpu, dtype, [64, 4096], [4096, 64], epilogue=ep_bias_relu(gpu, dtype),
+                knobs={hipdnn.knob_type.SPLIT_K_SLC: splits})
+    assert k_split(log) == splits, log
+
+
+def test_the_engine_lists_its_knobs_and_refuses_others(gpu):
+    g = gpu.graph("fp16")
+    g.matmul(g.tensor(name="a", dim=[64, 64]), g.tensor(name="b", dim=[64, 64])).set_output(True)
+    g.validate()
+    g.build_operation_graph()
+    names = [e.name for e in hipdnn.engines()]
+    knobs = g.get_knobs_for_engine(names.index(GPU_ENGINE))
+    assert [(k.type, k.min_value, k.max_value, k.stride) for k in knobs] == [
+        (hipdnn.knob_type.SPLIT_K_SLC, 0, 64, 1), (hipdnn.knob_type.TILE_N, 0, 256, 1)]
+    assert g.get_knobs_for_engine(names.index("reference_cpu")) == []
+    for choice, said in (({hipdnn.knob_type.SPLIT_K_SLC: 65}, "takes 0 to 64, not 65"),
+                         ({hipdnn.knob_type.TILE_M: 128}, r"has no knob 26 \(its knobs: 9, 27\)"),
+                         ({hipdnn.knob_type.TILE_N: 96}, "TILE_N\\) = 96: takes 0")):
+        with pytest.raises(hipdnn.HipdnnError, match=said):
+            build_with_knobs(g, choice)
+    with pytest.raises(hipdnn.HipdnnError, match="engine 'reference_cpu' has no knob 9 "
+                                                 "\\(it has none\\)"):
+        g.create_execution_plan(names.index("reference_cpu"), {hipdnn.knob_type.SPLIT_K_SLC: 2})
 
 
 def test_k_split_on_the_general_kernel_for_a_misaligned_view(gpu, dtype, monkeypatch):

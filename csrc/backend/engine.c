@@ -1,4 +1,5 @@
 /* ENGINE, ENGINECFG and KNOB_CHOICE descriptors: which engine, with which knob values. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +78,17 @@ static hipdnnStatus_t engine_get(hipdnnBackendDescriptor_t d, hipdnnBackendAttri
         x = e->memory_space;
         return hipdnnAttrReturn("ENGINE", "MEMORY_SPACE_EXT", HIPDNN_TYPE_INT64, type, req, count, v,
                                 &x, 1, sizeof(x));
+    case HIPDNN_ATTR_ENGINE_KNOB_INFO_EXT: {
+        int64_t info[4 * HIPDNN_ENGINE_MAX_KNOBS];
+        for (int32_t i = 0; i < e->num_knobs; ++i) {
+            info[4 * i] = e->knobs[i].id;
+            info[4 * i + 1] = e->knobs[i].min;
+            info[4 * i + 2] = e->knobs[i].max;
+            info[4 * i + 3] = e->knobs[i].def;
+        }
+        return hipdnnAttrReturn("ENGINE", "KNOB_INFO_EXT", HIPDNN_TYPE_INT64, type, req, count, v,
+                                info, 4 * e->num_knobs, sizeof(int64_t));
+    }
     case HIPDNN_ATTR_ENGINE_FLAGS_EXT:
         x = (int64_t)e->flags;
         return hipdnnAttrReturn("ENGINE", "FLAGS_EXT", HIPDNN_TYPE_INT64, type, req, count, v, &x,
@@ -164,12 +176,46 @@ static hipdnnStatus_t cfg_get(hipdnnBackendDescriptor_t d, hipdnnBackendAttribut
     return HIPDNN_STATUS_SUCCESS;
 }
 
+/* Each knob choice names a knob the engine offers, once, with a value in its range: said
+ * here, naming the engine, rather than by the plugin when the plan is built. */
+static hipdnnStatus_t check_knob_choices(const hipdnnEngineCfgState* s) {
+    const hipdnnEngineEntry* e =
+        hipdnnRegistryEngine((int32_t)((hipdnnEngineState*)s->engine->state)->engine_index);
+    for (int64_t i = 0; i < s->num_knobs; ++i) {
+        const hipdnnKnobChoiceState* k = s->knobs[i]->state;
+        int32_t at = -1;
+        for (int32_t j = 0; j < e->num_knobs && at < 0; ++j)
+            if (e->knobs[j].id == k->knob_id) at = j;
+        for (int64_t j = 0; j < i; ++j)
+            if (((const hipdnnKnobChoiceState*)s->knobs[j]->state)->knob_id == k->knob_id)
+                return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "ENGINECFG: knob %lld of engine '%s' "
+                                  "is chosen twice", (long long)k->knob_id, e->name);
+        if (at < 0) {
+            char ids[160] = "";
+            for (int32_t j = 0; j < e->num_knobs; ++j) {
+                size_t used = strlen(ids);
+                snprintf(ids + used, sizeof(ids) - used, "%s%lld", j ? ", " : "",
+                         (long long)e->knobs[j].id);
+            }
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "ENGINECFG: engine '%s' has no knob %lld "
+                              "(%s%s)", e->name, (long long)k->knob_id,
+                              e->num_knobs ? "its knobs: " : "it has none", ids);
+        }
+        if (k->value < e->knobs[at].min || k->value > e->knobs[at].max)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "ENGINECFG: knob %lld of engine '%s' "
+                              "takes %lld to %lld, not %lld", (long long)k->knob_id, e->name,
+                              (long long)e->knobs[at].min, (long long)e->knobs[at].max,
+                              (long long)k->value);
+    }
+    return HIPDNN_STATUS_SUCCESS;
+}
+
 static hipdnnStatus_t cfg_finalize(hipdnnBackendDescriptor_t d) {
     hipdnnEngineCfgState* s = C(d);
     if (!s->engine) return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "ENGINECFG: ENGINE is not set");
     if (!s->engine->finalized)
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED, "ENGINECFG: the engine is not finalized");
-    return HIPDNN_STATUS_SUCCESS;
+    return check_knob_choices(s);
 }
 
 const hipdnnDescriptorClass hipdnnEngineCfgClass = {

@@ -298,6 +298,21 @@ static void engine_drop_reason(const hipdnnPluginEngineDetails_t* det, uint64_t 
     else if (g_num_engines >= MAX_ENGINES)
         snprintf(why, len, "engine '%s' dropped: too many engines (limit %d)",
                  det->name, MAX_ENGINES);
+    else if (det->num_knobs < 0 || det->num_knobs > HIPDNN_ENGINE_MAX_KNOBS ||
+             (det->num_knobs > 0 && !det->knobs))
+        snprintf(why, len, "engine '%s' dropped: %d knobs (at most %d, and a table for them)",
+                 det->name, (int)det->num_knobs, HIPDNN_ENGINE_MAX_KNOBS);
+    for (int32_t i = 0; !why[0] && i < det->num_knobs; ++i) {
+        const hipdnnPluginKnobInfo_t* k = &det->knobs[i];
+        bool twice = false;
+        for (int32_t j = 0; j < i; ++j) twice = twice || det->knobs[j].knob_id == k->knob_id;
+        if (twice || k->min_value > k->max_value || k->default_value < k->min_value ||
+            k->default_value > k->max_value)
+            snprintf(why, len, "engine '%s' dropped: knob %lld is given twice or its default "
+                     "%lld is not within %lld to %lld", det->name, (long long)k->knob_id,
+                     (long long)k->default_value, (long long)k->min_value,
+                     (long long)k->max_value);
+    }
 }
 
 /* Registers each engine the plugin describes as the next plugin's; why others were
@@ -327,6 +342,13 @@ static int32_t add_engines(hipdnnPlugin* p, hipdnnEnginePluginHandle_t probe,
             e->priority = det->priority;
             e->flags = det->flags;
             e->plugin = g_num_plugins;
+            e->num_knobs = det->num_knobs;
+            for (int32_t i = 0; i < det->num_knobs; ++i) {
+                e->knobs[i].id = det->knobs[i].knob_id;
+                e->knobs[i].min = det->knobs[i].min_value;
+                e->knobs[i].max = det->knobs[i].max_value;
+                e->knobs[i].def = det->knobs[i].default_value;
+            }
             ++added;
         }
         if (det) p->destroy_details(probe, det);

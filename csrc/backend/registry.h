@@ -53,6 +53,9 @@ typedef struct hipdnnPlugin {
                                         const hipdnnPluginKernelInfo_t**, uint32_t*);
 } hipdnnPlugin;
 
+/* The most knobs an engine may offer; a plugin offering more is dropped with the reason. */
+#define HIPDNN_ENGINE_MAX_KNOBS 16
+
 typedef struct {
     uint64_t id;
     char name[64];
@@ -60,6 +63,10 @@ typedef struct {
     int32_t priority;
     uint32_t flags;
     int32_t plugin; /* index into the plugin list */
+    int32_t num_knobs;
+    struct {
+        int64_t id, min, max, def; /* the plugin's hipdnnPluginKnobInfo_t, name aside */
+    } knobs[HIPDNN_ENGINE_MAX_KNOBS];
 } hipdnnEngineEntry;
 
 /* Whether any loaded engine runs on device memory (else no GPU runtime is ever needed). */

@@ -95,6 +95,7 @@
       (size_t* num, char** entries, size_t* max_len), (num, entries, max_len))               \
     X(hipdnnSetUserLogCallback_ext,                                                          \
       (hipdnnLogCallback_t callback, void* user_data), (callback, user_data))                \
-    X(hipdnnSetLogLevel_ext, (hipdnnLogLevel_t level), (level))
+    X(hipdnnSetLogLevel_ext, (hipdnnLogLevel_t level), (level))                              \
+    X(hipdnnLogMessage_ext, (hipdnnLogLevel_t level, const char* message), (level, message))
 
 #endif

@@ -86,15 +86,43 @@ hipdnnPluginStatus_t hipdnnSdkPluginCheckEngine(const char* engine, uint64_t id,
 
 hipdnnPluginStatus_t hipdnnSdkPluginCheckConfig(const char* engine, const uint8_t* config,
                                                 size_t size, const char* fn) {
+    return hipdnnSdkPluginConfigKnobs(engine, config, size, fn, NULL, 0, NULL);
+}
+
+/* The knob choices against the table; -1 when one fails, with the error set. */
+static int knob_values(const char* engine, const char* fn, const hipdnnSdkEngineConfig* cfg,
+                       const hipdnnPluginKnobInfo_t* knobs, int32_t n, int64_t* values) {
+    for (int32_t i = 0; i < n; ++i) values[i] = knobs[i].default_value;
+    for (int32_t c = 0; c < cfg->num_knobs; ++c) {
+        const hipdnnSdkKnobChoice* k = &cfg->knobs[c];
+        int32_t at = -1;
+        for (int32_t i = 0; i < n && at < 0; ++i)
+            if (knobs[i].knob_id == k->knob_id) at = i;
+        bool twice = false;
+        for (int32_t d = 0; d < c; ++d) twice = twice || cfg->knobs[d].knob_id == k->knob_id;
+        if (at < 0 || twice || k->value < knobs[at].min_value || k->value > knobs[at].max_value) {
+            hipdnnSdkPluginFail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "%s: %s: knob %lld = %lld: %s",
+                                engine, fn, (long long)k->knob_id, (long long)k->value,
+                                at < 0 ? (n ? "the engine has no such knob" : "the engine has no knobs")
+                                : twice ? "chosen twice" : "out of the knob's range");
+            return -1;
+        }
+        values[at] = k->value;
+    }
+    return 0;
+}
+
+hipdnnPluginStatus_t hipdnnSdkPluginConfigKnobs(const char* engine, const uint8_t* config,
+                                                size_t size, const char* fn,
+                                                const hipdnnPluginKnobInfo_t* knobs, int32_t n,
+                                                int64_t* values) {
     char err[HIPDNN_SDK_PLUGIN_MSG_LEN];
     hipdnnSdkEngineConfig* cfg = hipdnnSdkEngineConfigDecode(config, size, err, sizeof(err));
     if (!cfg)
         return hipdnnSdkPluginFail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "%s: %s: %s", engine, fn, err);
     hipdnnPluginStatus_t st = hipdnnSdkPluginCheckEngine(engine, cfg->engine_id, fn);
-    if (st == HIPDNN_PLUGIN_STATUS_SUCCESS && cfg->num_knobs > 0)
-        st = hipdnnSdkPluginFail(HIPDNN_PLUGIN_STATUS_BAD_PARAM,
-                                 "%s: %s: the engine has no knobs, but the config sets knob %lld",
-                                 engine, fn, (long long)cfg->knobs[0].knob_id);
+    if (st == HIPDNN_PLUGIN_STATUS_SUCCESS && knob_values(engine, fn, cfg, knobs, n, values) < 0)
+        st = HIPDNN_PLUGIN_STATUS_BAD_PARAM;
     hipdnnSdkEngineConfigFree(cfg);
     return st;
 }

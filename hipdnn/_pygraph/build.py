@@ -13,8 +13,8 @@ import numpy as np
 
 from .. import _C
 from ..arrays import numpy_dtype, to_bfloat16
-from ..enums import (behavior_note, build_plan_policy, data_type, heur_mode, memory_space,
-                     numerical_note)
+from ..enums import (behavior_note, build_plan_policy, data_type, heur_mode, knob_type,
+                     memory_space, numerical_note)
 from ..errors import GraphNotSupportedError, HipdnnError
 from ..runtime import engine_id, engines
 from .args import _name_arg, _notes, _type_name
@@ -272,12 +272,25 @@ class BuildSteps(GraphBase):
         return int(engine)
 
     def get_knobs_for_engine(self, engine: int) -> List["knob"]:
-        """The knobs of engine ``engine`` (an index below get_engine_count()).  hipdnn's
-        backend does not pass engines' knobs on yet, and the reference engine has none, so
-        this is an empty list."""
+        """The knobs of engine ``engine`` (an index below get_engine_count()): each a
+        ``knob(type, max_value, min_value, stride)``, its type a hipdnn.knob_type where the
+        engine's knob id is one (else the id).  The reference engine has none; the ``hip``
+        engine has SPLIT_K_SLC and TILE_N (0: the engine's choice)."""
+        from ..pygraph import knob  # pygraph.py imports this module: import at call time
+
         self._need(_VALIDATED, "get_knobs_for_engine()")
-        self._engine_index(engine, "get_knobs_for_engine")
-        return []
+        e = _C.Descriptor(_C.BACKEND_ENGINE_DESCRIPTOR)
+        e.set(_C.ATTR_ENGINE_OPERATION_GRAPH, _DESC, self._opgraph)
+        e.set(_C.ATTR_ENGINE_GLOBAL_INDEX, _INT64, self._engine_index(engine,
+                                                                      "get_knobs_for_engine"))
+        e.finalize()
+        info = list(e.get(_C.ATTR_ENGINE_KNOB_INFO_EXT, _INT64))
+        out = []
+        for i in range(0, len(info), 4):
+            kid, lo, hi = info[i:i + 3]
+            kind: Any = knob_type(kid) if kid in knob_type._value2member_map_ else kid
+            out.append(knob(kind, hi, lo, 1))
+        return out
 
     def create_execution_plan(self, engine: int, knobs: Optional[Mapping[Any, int]] = None
                               ) -> None:

@@ -32,6 +32,7 @@ typedef struct {
     _Atomic(void*) simt; /* GM_SIMT for operands not aligned, compiled when first needed */
     bool wgrad_tc;       /* a weight gradient the sm_90 kernel runs on tensor cores */
     int max_splits;      /* split-k ranges the plan's workspace holds (1: none) */
+    hipe_knobs knobs;    /* the engine config's (0: the engine's choice) */
     char label[64];      /* the planned kernel and the general one, for the log */
     char simt_label[64];
 } hipe_gm;
@@ -42,7 +43,7 @@ typedef struct {
 /* Split-k (gemm_split.c): the ranges the plan's workspace is sized for, at compile time;
  * the bytes of that many ranges' partial products; p's ranges set to `want` at most (1:
  * none); and, at plan time, the ranges for gm's kernel on `device`. */
-int hipe_gm_reserve_splits(const gm_program* p);
+int hipe_gm_reserve_splits(const gm_program* p, int want);
 int64_t hipe_gm_partial_bytes(const gm_program* p, int splits);
 void hipe_gm_set_splits(gm_program* p, int want);
 void hipe_gm_plan_splits(hipe_gm* gm, int device);

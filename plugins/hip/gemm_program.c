@@ -139,9 +139,11 @@ static bool wgmma_kernel(const hipe_gm* gm, int device, hipe_gm_kernel* k) {
         return false;
     int best = 0;
     double best_cost = 0;
-    const char* force = getenv("HIPDNN_HIP_WGMMA_BN"); /* benchmarks: 64, 128 or 256 */
+    /* the TILE_N knob, else $HIPDNN_HIP_WGMMA_BN (benchmarks): 64, 128 or 256 */
+    const char* env = getenv("HIPDNN_HIP_WGMMA_BN");
+    const int force = gm->knobs.tile_n ? gm->knobs.tile_n : env ? atoi(env) : 0;
     for (int i = 0; force && i < GM_WG_TILES; ++i)
-        if (atoi(force) == k_wg_tiles[i].bn) {
+        if (force == k_wg_tiles[i].bn) {
             *k = wgmma_of(gm, i);
             k->grid = sms;
             return true;
@@ -504,7 +506,8 @@ static bool wgrad_tc_ok(const gm_program* p) {
 }
 
 int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe_plan* ep,
-                    int64_t parts_uid, size_t* parts_bytes, hipe_stage* st, char* why, size_t len) {
+                    const hipe_knobs* knobs, int64_t parts_uid, size_t* parts_bytes,
+                    hipe_stage* st, char* why, size_t len) {
     const bool dgrad = mm->kind == HIPDNN_OP_CONV_DGRAD, wgrad = mm->kind == HIPDNN_OP_CONV_WGRAD;
     const bool conv = mm->kind == HIPDNN_OP_CONV_FPROP || dgrad || wgrad;
     const char* op = wgrad ? "conv_wgrad" : dgrad ? "conv_dgrad" : conv ? "conv_fprop" : "matmul";
@@ -550,7 +553,8 @@ int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe
     choose_kernel(p, mma, &gm->main);
     gm->wgrad_tc = strcmp(hipe_vendor(), "ROCm") != 0 && wgrad_tc_ok(p);
     set_grid(p, &gm->main);
-    gm->max_splits = hipe_gm_reserve_splits(p);
+    gm->knobs = *knobs;
+    gm->max_splits = hipe_gm_reserve_splits(p, knobs->split_k);
     hipe_gm_set_splits(p, 1); /* until plan time (hipe_gm_plan_splits) */
     if (gm->max_splits > 1) {
         *parts_bytes = (size_t)hipe_gm_partial_bytes(p, gm->max_splits);

@@ -10,10 +10,11 @@
 #define GM_MAX_SPLITS 64
 #define GM_PARTIAL_BYTES_MAX (INT64_C(64) << 20) /* of workspace for the partial products */
 
-/* $HIPDNN_HIP_SPLIT_K: the ranges forced (tests, benchmarks), 0 where unset. */
-static int forced_splits(void) {
+/* The ranges forced: the SPLIT_K_SLC knob's `want`, else $HIPDNN_HIP_SPLIT_K (tests,
+ * benchmarks); 0 where neither says. */
+static int forced_splits(int want) {
     const char* s = getenv("HIPDNN_HIP_SPLIT_K");
-    const int v = s ? atoi(s) : 0;
+    const int v = want > 0 ? want : s ? atoi(s) : 0;
     return v > 0 ? (v < GM_MAX_SPLITS ? v : GM_MAX_SPLITS) : 0;
 }
 
@@ -23,9 +24,9 @@ static int64_t split_steps(const gm_program* p) { return (p->k + GM_SPLIT_STEP -
  * fewest whole waves by a model in k steps, a block costing its steps plus 3 (its
  * pipeline's fill, its tile's store), the summing launch 3 plus a quarter step a range; each
  * range at least 4 steps (a guess to be replaced by measured knobs). */
-static int split_count(const gm_program* p, int64_t tiles, int slots) {
+static int split_count(const gm_program* p, int64_t tiles, int slots, int want) {
     const int64_t steps = split_steps(p);
-    const int forced = forced_splits();
+    const int forced = forced_splits(want);
     if (forced) return (int)(forced < steps ? forced : steps > 0 ? steps : 1);
     int best = 1;
     double best_cost = 0;
@@ -63,8 +64,9 @@ void hipe_gm_set_splits(gm_program* p, int want) {
 /* At compile time (no device yet): the most ranges any kernel may take, for the workspace,
  * counted against the sm_90 kernel's widest tile on GM_ASSUMED_SMS multiprocessors and
  * kept under GM_PARTIAL_BYTES_MAX. */
-int hipe_gm_reserve_splits(const gm_program* p) {
-    int s = split_count(p, p->batches * ((p->m + 127) / 128) * ((p->n + 255) / 256), GM_ASSUMED_SMS);
+int hipe_gm_reserve_splits(const gm_program* p, int want) {
+    int s = split_count(p, p->batches * ((p->m + 127) / 128) * ((p->n + 255) / 256), GM_ASSUMED_SMS,
+                        want);
     while (s > 1 && hipe_gm_partial_bytes(p, s) > GM_PARTIAL_BYTES_MAX) --s;
     return s;
 }
@@ -76,6 +78,6 @@ void hipe_gm_plan_splits(hipe_gm* gm, int device) {
     char why[HIPE_MSG_LEN];
     if (!hipe_sm_count(device, &sms, why, sizeof(why)) || sms < 1) sms = GM_ASSUMED_SMS;
     const int per_sm = gm->main.kind == GM_WGMMA ? 1 : GM_BLOCKS_PER_SM;
-    int s = split_count(p, p->batches * p->tiles_m * p->tiles_n, sms * per_sm);
+    int s = split_count(p, p->batches * p->tiles_m * p->tiles_n, sms * per_sm, gm->knobs.split_k);
     hipe_gm_set_splits(p, s < gm->max_splits ? s : gm->max_splits);
 }

@@ -66,6 +66,18 @@ extern "C" {
  * the engine's name is stamped on every reason without each call site spelling it. */
 #define decline(why, len, ...) hipdnnSdkDecline(why, len, HIPE_ENGINE_NAME, __VA_ARGS__)
 
+/* ---- knobs ------------------------------------------------------------------------ */
+
+/* The engine's knobs, as ids of cuDNN frontend's knob types; 0 leaves each to the engine.
+ * SPLIT_K_SLC: the k ranges of a matmul or convolution (split-k).  TILE_N: the width of
+ * the sm_90 tensor-core kernel's tile, 64, 128 or 256 (other GPUs' kernels ignore it). */
+#define HIPE_KNOB_SPLIT_K 9
+#define HIPE_KNOB_TILE_N 27
+typedef struct {
+    int split_k;
+    int tile_n;
+} hipe_knobs;
+
 /* ---- a graph compiled for the fused kernel (program.c) ---------------------------- */
 
 typedef struct {
@@ -88,9 +100,11 @@ typedef struct {
  * reductions or norms.  False, with one line in `why` ("hip: node 'r' (pointwise relu):
  * tensor 'x' (uid 1): data type float64 not supported ..."), when the engine cannot run
  * it: this is also the engine's support check, so that what it accepts it can always
- * build.  `plan` is filled (its graph pointer left to the caller); hipe_plan_free
+ * build.  `knobs`: the config's (NULL: the engine's choices).  `plan` is filled (its
+ * graph pointer left to the caller); hipe_plan_free
  * releases what it holds, whether or not it compiled. */
-bool hipe_compile(const hipdnnSdkGraph* g, hipe_plan* plan, char* why, size_t len);
+bool hipe_compile(const hipdnnSdkGraph* g, const hipe_knobs* knobs, hipe_plan* plan, char* why,
+                  size_t len);
 /* The fused pointwise kernel alone (what hipe_compile does for graphs without row-wise
  * nodes, and for each pointwise stage of those with them). */
 bool hipe_compile_pointwise(const hipdnnSdkGraph* g, hipe_plan* plan, char* why, size_t len);

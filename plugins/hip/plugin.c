@@ -112,6 +112,12 @@ hipdnnEnginePluginCreate(hipdnnEnginePluginHandle_t* handle) {
 
 HIPDNN_SDK_PLUGIN_HANDLE_BASE(HIPE_ENGINE_NAME)
 
+/* 0 in each: the engine's own choice (hip_engine.h, "knobs"). */
+static const hipdnnPluginKnobInfo_t k_knobs[] = {
+    {HIPE_KNOB_SPLIT_K, "split_k_slices", 0, 64, 0},
+    {HIPE_KNOB_TILE_N, "tile_n", 0, 256, 0},
+};
+
 static const hipdnnPluginEngineDetails_t k_details = {
     .struct_size = (uint32_t)sizeof(hipdnnPluginEngineDetails_t),
     .engine_id = 0, /* filled once */
@@ -119,8 +125,8 @@ static const hipdnnPluginEngineDetails_t k_details = {
     .memory_space = HIPE_MEMORY_SPACE,
     .priority = HIPE_PRIORITY,
     .flags = HIPDNN_ENGINE_FLAG_DETERMINISTIC | HIPDNN_ENGINE_FLAG_RUNTIME_COMPILATION,
-    .num_knobs = 0,
-    .knobs = NULL,
+    .num_knobs = (int32_t)(sizeof(k_knobs) / sizeof(k_knobs[0])),
+    .knobs = k_knobs,
     .notes = "GPU: matmul and convolution on tensor cores with their pointwise epilogue, "
              "norms, softmax and reductions a row a block, pointwise graphs fused into one "
              "kernel; kernels compiled when a plan is built; fp32 compute over "
@@ -169,7 +175,7 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginDestroyEngineDetails
 /* hipe_compile as a yes or no: the plan is thrown away. */
 static bool compiles(const hipdnnSdkGraph* g, char* why, size_t len) {
     hipe_plan plan;
-    const bool ok = hipe_compile(g, &plan, why, len);
+    const bool ok = hipe_compile(g, NULL, &plan, why, len);
     hipe_plan_free(&plan);
     return ok;
 }
@@ -211,12 +217,20 @@ static hipdnnPluginStatus_t prepare(hipdnnEnginePluginHandle_t handle, const uin
         hipe_set_error(HIPE_ENGINE_NAME ": %s: NULL handle", fn);
         return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
     }
-    hipdnnPluginStatus_t st = hipdnnSdkPluginCheckConfig(HIPE_ENGINE_NAME, cfg_bytes, cfg_size, fn);
+    int64_t v[sizeof(k_knobs) / sizeof(k_knobs[0])];
+    hipdnnPluginStatus_t st = hipdnnSdkPluginConfigKnobs(
+        HIPE_ENGINE_NAME, cfg_bytes, cfg_size, fn, k_knobs, k_details.num_knobs, v);
     if (st != HIPDNN_PLUGIN_STATUS_SUCCESS) return st;
+    const hipe_knobs knobs = {.split_k = (int)v[0], .tile_n = (int)v[1]};
+    if (knobs.tile_n && knobs.tile_n != 64 && knobs.tile_n != 128 && knobs.tile_n != 256) {
+        hipe_set_error(HIPE_ENGINE_NAME ": %s: knob %d (TILE_N) = %d: takes 0 (the engine's "
+                       "choice), 64, 128 or 256", fn, HIPE_KNOB_TILE_N, knobs.tile_n);
+        return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    }
     hipdnnSdkGraph* g = hipdnnSdkPluginDecodeGraph(HIPE_ENGINE_NAME, graph, graph_size, fn);
     if (!g) return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
     char err[HIPE_MSG_LEN];
-    if (!hipe_compile(g, plan, err, sizeof(err))) {
+    if (!hipe_compile(g, &knobs, plan, err, sizeof(err))) {
         hipe_set_error("%s", err);
         hipe_plan_free(plan);
         hipdnnSdkGraphFree(g);

@@ -18,11 +18,12 @@
 
 /* ---- the engine's entry: one fused kernel, or stages ------------------------------------- */
 
-bool hipe_compile(const hipdnnSdkGraph* g, hipe_plan* plan, char* why, size_t len) {
+bool hipe_compile(const hipdnnSdkGraph* g, const hipe_knobs* knobs, hipe_plan* plan, char* why,
+                  size_t len) {
     for (int32_t i = 0; g && g->nodes && i < g->num_nodes; ++i)
         if (g->nodes[i].kind != HIPDNN_OP_POINTWISE &&
             g->nodes[i].kind != HIPDNN_OP_BATCHNORM_INFERENCE)
-            return hipe_staged_compile(g, plan, why, len);
+            return hipe_staged_compile(g, knobs, plan, why, len);
     return hipe_compile_pointwise(g, plan, why, len);
 }
 
@@ -198,14 +199,16 @@ static void lay_out_workspace(parts* s, struct hipe_staged* out, const hipe_lowe
     out->workspace = at;
 }
 
-bool hipe_staged_compile(const hipdnnSdkGraph* orig, hipe_plan* plan, char* why, size_t len) {
+bool hipe_staged_compile(const hipdnnSdkGraph* orig, const hipe_knobs* knobs, hipe_plan* plan,
+                         char* why, size_t len) {
     memset(plan, 0, sizeof(*plan));
     if (!orig || orig->num_nodes < 1 || !orig->nodes)
         return decline(why, len, "graph '%s' has no operations", orig && orig->name ? orig->name : "");
     hipe_lowered lw;
     if (!hipe_lower(orig, &lw, why, len)) return false;
     const hipdnnSdkGraph* g = lw.graph ? lw.graph : orig;
-    parts s = {.g = g, .why = why, .len = len};
+    const hipe_knobs none = {0, 0};
+    parts s = {.g = g, .knobs = knobs ? knobs : &none, .why = why, .len = len};
     const size_t nt = (size_t)(g->num_tensors > 0 ? g->num_tensors : 1);
     const size_t nn = (size_t)g->num_nodes;
     struct hipe_staged* out = calloc(1, sizeof(*out));

@@ -102,7 +102,8 @@ void hipe_lowered_free(hipe_lowered* lw);
 
 /* Compiles a graph holding row-wise nodes into stages (plan->staged); false with the
  * reason, as hipe_compile. */
-bool hipe_staged_compile(const hipdnnSdkGraph* g, hipe_plan* plan, char* why, size_t len);
+bool hipe_staged_compile(const hipdnnSdkGraph* g, const hipe_knobs* knobs, hipe_plan* plan,
+                         char* why, size_t len);
 
 /* The row-wise stage(s) of one node or pattern (rowwise_reduction.c, rowwise_softmax.c,
  * rowwise_norm.c).  Each fills `st` (kind, what, rw, binds) and returns how many stages
@@ -140,7 +141,8 @@ int hipe_rs_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage*
  * its product: 1, or 0 with the reason.  A product that may split its k asks for
  * *parts_bytes of workspace under uid parts_uid (its partial products). */
 int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe_plan* ep,
-                    int64_t parts_uid, size_t* parts_bytes, hipe_stage* st, char* why, size_t len);
+                    const hipe_knobs* knobs, int64_t parts_uid, size_t* parts_bytes,
+                    hipe_stage* st, char* why, size_t len);
 /* Sets each tensor's `reserved` (16-byte vectors allowed) from its pointer, at enqueue. */
 void hipe_rw_set_vectors(rw_program* p);
 /* The kernel a row-wise or resample stage runs when every pointer it binds is 16-byte

@@ -25,6 +25,7 @@ typedef struct {
     const hipdnnSdkNode* softmax[HIPE_MAX_STAGES][5]; /* per softmax group, its nodes */
     int32_t* gsoftmax; /* per group: index into softmax, -1 */
     bool* in;          /* scratch: nodes of a candidate stage */
+    const hipe_knobs* knobs; /* the engine config's */
     char* why;
     size_t len;
 } parts;

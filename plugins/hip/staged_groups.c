@@ -351,8 +351,8 @@ static int compile_gemm_group(parts* s, const group_job* j, hipe_stage* st) {
     hipe_plan* ep = NULL;
     if (mm && j->sub->num_nodes > 1 && !(ep = compile_epilogue(j->sub, mm, true, s->why, s->len)))
         return 0;
-    int made = mm ? hipe_gm_compile(j->sub, mm, ep, j->parts_uid, j->parts_bytes, st, s->why,
-                                    s->len)
+    int made = mm ? hipe_gm_compile(j->sub, mm, ep, s->knobs, j->parts_uid, j->parts_bytes, st,
+                                    s->why, s->len)
                   : decline(s->why, s->len, "internal: matmul group without its matmul");
     free(ep);
     return made;

@@ -30,6 +30,7 @@ static const bad_plugin k_bad[] = {
     {TP("init_fails"), {"init failed", "init_fails: no device found", NULL}},
     {TP("duplicate_id"), {"engine id clash with", TP("declines_all"), NULL}},
     {TP("bad_hash"), {"bad_hash", NULL, NULL}},
+    {TP("bad_knobs"), {"engine 'bad_knobs' dropped: knob 9", "default 5 is not within 0 to 4", NULL}},
 };
 #define NUM_BAD (sizeof(k_bad) / sizeof(k_bad[0]))
 

@@ -89,6 +89,34 @@ static hipdnnPluginStatus_t check_config(uint64_t id, int nknobs) {
     return st;
 }
 
+/* Knob choices against an engine's table: each value, its default when not chosen. */
+static hipdnnPluginStatus_t config_knobs(const hipdnnSdkKnobChoice* choice, int n, int64_t* v) {
+    static const hipdnnPluginKnobInfo_t table[] = {{9, "split", 0, 64, 0}, {27, "tile", 0, 256, 128}};
+    hipdnnSdkEngineConfig cfg = {hipdnnSdkFnv1a64(ENGINE), n, (hipdnnSdkKnobChoice*)choice};
+    uint8_t* bytes = NULL;
+    size_t size = 0;
+    if (hipdnnSdkEngineConfigEncode(&cfg, &bytes, &size) != 0) return (hipdnnPluginStatus_t)-1;
+    hipdnnPluginStatus_t st = hipdnnSdkPluginConfigKnobs(ENGINE, bytes, size, "Fn", table, 2, v);
+    free(bytes);
+    return st;
+}
+
+static void test_config_knobs(void) {
+    int64_t v[2] = {-1, -1};
+    const hipdnnSdkKnobChoice split = {9, 5}, big = {9, 65}, other = {26, 1};
+    const hipdnnSdkKnobChoice twice[2] = {{27, 64}, {27, 256}};
+    CHECK_EQ_INT(config_knobs(&split, 1, v), HIPDNN_PLUGIN_STATUS_SUCCESS);
+    CHECK_MSG(v[0] == 5 && v[1] == 128, "values %lld %lld", (long long)v[0], (long long)v[1]);
+    CHECK_EQ_INT(config_knobs(NULL, 0, v), HIPDNN_PLUGIN_STATUS_SUCCESS);
+    CHECK_MSG(v[0] == 0 && v[1] == 128, "defaults %lld %lld", (long long)v[0], (long long)v[1]);
+    CHECK_EQ_INT(config_knobs(&big, 1, v), HIPDNN_PLUGIN_STATUS_BAD_PARAM);
+    CHECK_STR_CONTAINS(hipdnnSdkPluginLastError(), "knob 9 = 65: out of the knob's range");
+    CHECK_EQ_INT(config_knobs(&other, 1, v), HIPDNN_PLUGIN_STATUS_BAD_PARAM);
+    CHECK_STR_CONTAINS(hipdnnSdkPluginLastError(), "knob 26 = 1: the engine has no such knob");
+    CHECK_EQ_INT(config_knobs(twice, 2, v), HIPDNN_PLUGIN_STATUS_BAD_PARAM);
+    CHECK_STR_CONTAINS(hipdnnSdkPluginLastError(), "knob 27 = 256: chosen twice");
+}
+
 static void test_engine_and_config_checks(void) {
     const uint64_t id = hipdnnSdkFnv1a64(ENGINE);
     CHECK_EQ_INT(hipdnnSdkPluginCheckEngine(ENGINE, id, "Fn"), HIPDNN_PLUGIN_STATUS_SUCCESS);
@@ -97,7 +125,7 @@ static void test_engine_and_config_checks(void) {
     CHECK_EQ_INT(check_config(id, 0), HIPDNN_PLUGIN_STATUS_SUCCESS);
     CHECK_EQ_INT(check_config(id ^ 1, 0), HIPDNN_PLUGIN_STATUS_BAD_PARAM);
     CHECK_EQ_INT(check_config(id, 1), HIPDNN_PLUGIN_STATUS_BAD_PARAM);
-    CHECK_STR_CONTAINS(hipdnnSdkPluginLastError(), "has no knobs, but the config sets knob 7");
+    CHECK_STR_CONTAINS(hipdnnSdkPluginLastError(), ENGINE ": Fn: knob 7 = 1: the engine has no knobs");
     const uint8_t junk[5] = {1, 2, 3, 4, 5};
     CHECK_EQ_INT(hipdnnSdkPluginCheckConfig(ENGINE, junk, sizeof(junk), "Fn"),
                  HIPDNN_PLUGIN_STATUS_BAD_PARAM);
@@ -190,6 +218,7 @@ int main(void) {
     RUN_TEST(test_diagnostics);
     RUN_TEST(test_base_answers);
     RUN_TEST(test_engine_and_config_checks);
+    RUN_TEST(test_config_knobs);
     RUN_TEST(test_applicable_and_reason);
     RUN_TEST(test_data_type_table);
     return check_finish();

@@ -12,6 +12,7 @@
  *   TP_REASON        the one-line reason it declines with (exports GetNotApplicableReason)
  *   TP_CREATE_FAILS  a message: hipdnnEnginePluginCreate fails with it
  *   TP_OMIT_EXECUTE  leave hipdnnEnginePluginExecuteOpGraph out
+ *   TP_KNOBS         an initializer of the hipdnnPluginKnobInfo_t table it offers
  *
  * Every graph it is offered is decoded through the SDK first, so a plugin never declines
  * bytes it could not read without saying so (BAD_PARAM + message).
@@ -106,8 +107,14 @@ static const hipdnnPluginEngineDetails_t* tp_details(void) {
     d.memory_space = HIPDNN_MEMORY_HOST;
     d.priority = 0;
     d.flags = 0;
+#ifdef TP_KNOBS
+    static const hipdnnPluginKnobInfo_t knobs[] = TP_KNOBS;
+    d.num_knobs = (int32_t)(sizeof(knobs) / sizeof(knobs[0]));
+    d.knobs = knobs;
+#else
     d.num_knobs = 0;
     d.knobs = NULL;
+#endif
     d.notes = "test engine: declines every graph";
     return &d;
 }

@@ -508,6 +508,7 @@ typedef enum {
     HIPDNN_ATTR_ENGINE_NAME_EXT = 20501,         /* CHAR, get */
     HIPDNN_ATTR_ENGINE_MEMORY_SPACE_EXT = 20502, /* INT64, get: hipdnnMemorySpace_t */
     HIPDNN_ATTR_ENGINE_FLAGS_EXT = 20503, /* INT64, get: HIPDNN_ENGINE_FLAG_* (hipdnn_plugin.h) */
+    HIPDNN_ATTR_ENGINE_KNOB_INFO_EXT = 20504, /* INT64, 4n, get: id, min, max, default a knob */
     /* EXECUTION_PLAN */
     HIPDNN_ATTR_EXECUTION_PLAN_ENGINE_NAME_EXT = 20600,  /* CHAR, get */
     HIPDNN_ATTR_EXECUTION_PLAN_MEMORY_SPACE_EXT = 20601, /* INT64, get */
@@ -888,8 +889,7 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnGetLoadedEnginePluginPaths_ext(size_t* num_pa
                                                                   char** paths,
                                                                   size_t* max_len);
 
-/* Number of engines across all loaded plugins (loads them if needed).
- * Errors: BAD_PARAM_NULL_POINTER.  Any thread. */
+/* Engines of all loaded plugins (loads them).  Errors: BAD_PARAM_NULL_POINTER.  Any thread. */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnGetEngineCount_ext(int64_t* count);
 
 typedef struct {

@@ -128,6 +128,13 @@ hipdnnPluginStatus_t hipdnnSdkPluginCheckEngine(const char* engine, uint64_t id,
 /* An engine config's bytes for `engine`, which has no knobs: SUCCESS, else BAD_PARAM. */
 hipdnnPluginStatus_t hipdnnSdkPluginCheckConfig(const char* engine, const uint8_t* config,
                                                 size_t size, const char* fn);
+/* An engine config's bytes for `engine`, whose knobs are `knobs[n]`: SUCCESS with
+ * values[i] the value chosen for knobs[i] (its default when not chosen), else BAD_PARAM
+ * naming the knob not offered, chosen twice, or out of its range. */
+hipdnnPluginStatus_t hipdnnSdkPluginConfigKnobs(const char* engine, const uint8_t* config,
+                                                size_t size, const char* fn,
+                                                const hipdnnPluginKnobInfo_t* knobs, int32_t n,
+                                                int64_t* values);
 /* The graph the bytes hold (freed with hipdnnSdkGraphFree), or NULL with the error set. */
 hipdnnSdkGraph* hipdnnSdkPluginDecodeGraph(const char* who, const uint8_t* graph, size_t size,
                                            const char* fn);
