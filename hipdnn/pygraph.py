@@ -383,8 +383,8 @@ class pygraph(ConvOps, MatmulOps, PointwiseOps, NormOps, ReductionOps, MovementO
         t._a.update(name=d.get(_C.ATTR_TENSOR_NAME_EXT, _CHAR), dim=dims, stride=strides,
                     data_type=dt, is_virtual=d.get(_C.ATTR_TENSOR_IS_VIRTUAL, _BOOL)[0],
                     is_pass_by_value=d.get(_C.ATTR_TENSOR_IS_BY_VALUE, _BOOL)[0])
-        if t._a["is_pass_by_value"]:
-            raw = d.get(_C.ATTR_TENSOR_VALUE_EXT, _UINT8)
+        raw = d.get(_C.ATTR_TENSOR_VALUE_EXT, _UINT8) if t._a["is_pass_by_value"] else b""
+        if len(raw):  # no bytes: a runtime scalar, given at each execute
             if dt == data_type.BFLOAT16:
                 t._a["value"] = float(from_bfloat16(np.frombuffer(raw, np.uint16))[0])
             else:

@@ -64,9 +64,16 @@ def version() -> str:
 def default_handle() -> _C.Handle:
     """The process-wide handle used when a graph is given none (created on first use)."""
     global _default
+    if _default is not None:
+        return _default
+    # Made outside the lock: the first handle loads the plugins, and the log messages that
+    # brings reach a callback as the call returns; a callback that asks for the default
+    # handle (on this thread or another) must not wait on a lock held around it.  Threads
+    # racing here each make one; the first stored is kept.
+    handle = _C.Handle()
     with _lock:
         if _default is None:
-            _default = _C.Handle()
+            _default = handle
         return _default
 
 

@@ -6,6 +6,8 @@ Skipped with the reason without a GPU; CI runs it over the fake driver and the e
 host emulation (tests/test_gpu_emulated.py).  PyTorch and CuPy cases run where they are
 installed with GPU support.
 """
+import ctypes
+
 import numpy as np
 import pytest
 
@@ -108,6 +110,10 @@ def test_strided_empty_views_and_bounds():
         base.as_strided([4, 3], [10, 2], offset=10)
     with pytest.raises(ValueError, match="reach past"):
         base.as_strided([41], [1])
+    for offset in (2 ** 61 - 1, 2 ** 62, 2 ** 63 - 1):  # offset * 4 bytes would overflow
+        with pytest.raises(ValueError, match=f"4 bytes from element {offset} reach past the "
+                                             "160 bytes"):
+            base.as_strided([1], [1], offset=offset)
     del base  # the view keeps its memory alive
     assert np.array_equal(v.numpy(), want)
     e = hipdnn.DeviceArray.empty([2, 3], "bfloat16", strides=[1, 2])
@@ -393,6 +399,46 @@ def test_device_values_are_checked_like_arrays():
                                          r"\[1, 2\] \(__cuda_array_interface__\)"):
         g.execute({A: d, B: ViaCAI(hipdnn.DeviceArray.empty([2, 4], np.float32,
                                                            strides=[1, 2])), Y: out})
+
+
+class RawDLPack:
+    """A DLPack producer of whatever a hostile caller says: one DLTensor (unversioned) over
+    `ptr` on CUDA device 0, with the given dtype and shape, made with ctypes."""
+
+    class DLTensor(ctypes.Structure):
+        _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32),
+                    ("device_id", ctypes.c_int32), ("ndim", ctypes.c_int32),
+                    ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                    ("lanes", ctypes.c_uint16), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                    ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64),
+                    ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+    def __init__(self, ptr, code, bits, lanes, shape):
+        self.shape = (ctypes.c_int64 * len(shape))(*shape)
+        self.t = self.DLTensor(ptr, 2, 0, len(shape), code, bits, lanes, self.shape, None, 0,
+                               None, None)
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, stream=None, **_):
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p,
+                                                       ctypes.c_void_p]
+        return new(ctypes.addressof(self.t), b"dltensor", None)
+
+
+def test_a_workspace_must_be_of_a_byte_addressable_type():
+    # one byte described as one element of 255 bits times 65 535 lanes would pass as 2 MB
+    d = hipdnn.DeviceArray.from_numpy(np.ones((2, 4), np.float32))
+    g, A, B, Y = add_relu_graph(d, d)
+    out = hipdnn.DeviceArray.empty([2, 4], np.float32)
+    byte = hipdnn.DeviceArray.empty([1], np.uint8)
+    with pytest.raises(ValueError, match=r"execute: workspace \(DLPack\) is DLPack type "
+                                         r"\(code 0, 255 bits, 65535 lanes\): a workspace takes"):
+        g.execute({A: d, B: d, Y: out}, RawDLPack(byte.data_ptr, 0, 255, 65535, [1]))
+    g.execute({A: d, B: d, Y: out}, RawDLPack(byte.data_ptr, 1, 8, 1, [1]))  # uint8: fine
+    np.testing.assert_array_equal(out.numpy(), np.full((2, 4), 2, np.float32))
 
 
 # ---- streams --------------------------------------------------------------------------

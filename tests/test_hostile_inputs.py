@@ -685,6 +685,17 @@ def test_hostile_arguments_raise_clean_errors(hostile, code, exc, match):
     hostile.run(code).raised(exc, match)
 
 
+def test_a_huge_count_reads_what_the_attribute_holds(hostile):
+    # count=2**40 was 2**40 elements' memory asked for first: a bare MemoryError
+    out = hostile.run('''
+        d = _C.Descriptor(_C.BACKEND_TENSOR_DESCRIPTOR)
+        d.set(_C.ATTR_TENSOR_DIMENSIONS, _C.TYPE_INT64, [2, 3])
+        result = [d.get(_C.ATTR_TENSOR_DIMENSIONS, _C.TYPE_INT64, 2 ** 40),
+                  d.get(_C.ATTR_TENSOR_DIMENSIONS, _C.TYPE_INT64, 1)]
+    ''')
+    assert out.value == [[2, 3], [2]]
+
+
 def test_array_whose___array___raises_is_a_clean_type_error(hostile):
     hostile.run('''
         class Liar:
@@ -709,6 +720,25 @@ def test_log_callback_that_raises_does_not_stop_the_library(hostile):
         result = out.tolist()
     ''')
     assert out.value == [0.0, 0.0, 2.0]
+
+
+def test_a_log_callback_may_ask_for_the_default_handle_as_the_first_is_made(hostile, tmp_path):
+    # issue 26: the first handle's "plugin skipped" message reached a callback that asked
+    # for the default handle while runtime.py held its lock around making it: a hang
+    (tmp_path / "libtext.so").write_text("not a library")
+    out = hostile.run('''
+        seen = []
+        def callback(level, message):
+            seen.append(message)
+            hipdnn.default_handle()
+        hipdnn.set_engine_plugin_paths([os.environ["FOLDER"]],
+                                       hipdnn.plugin_loading_mode.ADDITIVE)
+        hipdnn.set_log_callback(callback)
+        h = hipdnn.default_handle()
+        _C.flush_log()
+        result = [h is hipdnn.default_handle(), any("libtext.so" in m for m in seen)]
+    ''', env={"FOLDER": str(tmp_path), "HIPDNN_LOG_LEVEL": "warn"}, timeout=60)
+    assert out.value == [True, True]
 
 
 def test_output_tensor_with_overlapping_strides_is_refused(hostile):

@@ -135,6 +135,32 @@ def test_deserialized_graph_builds_and_runs_like_the_original():
         g2.execute({t["x"]: xa, t["w"]: wa, t["b"]: ba, t["y"]: y3})
 
 
+@pytest.mark.parametrize("what", ["graph", "plan"])
+def test_a_runtime_scalar_survives_the_round_trip(what):
+    # issue 26: a pass-by-value tensor given at execute (no value in the graph) serialized,
+    # and deserialize() raised IndexError reading the empty value
+    g = hipdnn.pygraph(io_data_type=hipdnn.data_type.FLOAT, name="scaled")
+    x = g.tensor(name="x", dim=[2, 8])
+    s = g.tensor(name="s", dim=[1, 1], stride=[1, 1], is_pass_by_value=True)
+    y = g.mul(a=x, b=s, name="m")
+    y.set_output(True)
+    if what == "graph":
+        data = g.serialize()  # validated, not built: the graph alone
+    else:
+        g.build([hipdnn.heur_mode.A])
+        data = g.serialize()  # the plan with it
+    g2 = hipdnn.pygraph()
+    g2.deserialize(data)
+    t = {t.get_name(): t for t in g2.tensors()}
+    assert t["s"].get_is_pass_by_value()
+    if what == "graph":
+        g2.build([hipdnn.heur_mode.A])
+    xa = np.arange(16, dtype=np.float32).reshape(2, 8)
+    out = np.full((2, 8), np.nan, np.float32)
+    g2.execute({t["x"]: xa, t["s"]: 1.5, y.get_uid(): out})
+    assert np.array_equal(out, xa * np.float32(1.5))
+
+
 def test_serialize_validates_first():
     g = hipdnn.pygraph(io_data_type=dt.FLOAT)
     y = g.relu(input=g.tensor(name="x", dim=[3]))

@@ -435,23 +435,22 @@ static PyObject* descriptor_get(PyObject* op, PyObject* args, PyObject* kwargs) 
         PyErr_Format(PyExc_ValueError, "%s: unknown attribute type %d", ctx, type);
         return NULL;
     }
-    int64_t requested;
-    if (count_obj == Py_None) {
-        int64_t available = 0;
-        hipdnnStatus_t s =
-            hipdnnBackendGetAttribute(self->desc, (hipdnnBackendAttributeName_t)attr,
-                                      (hipdnnBackendAttributeType_t)type, 0, &available, NULL);
-        if (hd_check(st, s, ctx) < 0) return NULL;
-        requested = available;
-    } else {
-        long long c = PyLong_AsLongLong(count_obj);
+    long long c = -1; /* count=None: all there are */
+    if (count_obj != Py_None) {
+        c = PyLong_AsLongLong(count_obj);
         if (c == -1 && PyErr_Occurred()) return NULL;
         if (c < 0) {
             PyErr_Format(PyExc_ValueError, "%s: count must be >= 0, got %lld", ctx, c);
             return NULL;
         }
-        requested = (int64_t)c;
     }
+    /* never more room than the attribute holds: count=2**40 is not 2**40 elements' memory */
+    int64_t available = 0;
+    hipdnnStatus_t qs = hipdnnBackendGetAttribute(self->desc, (hipdnnBackendAttributeName_t)attr,
+                                                  (hipdnnBackendAttributeType_t)type, 0,
+                                                  &available, NULL);
+    if (hd_check(st, qs, ctx) < 0) return NULL;
+    int64_t requested = c >= 0 && c < available ? (int64_t)c : available;
     if (requested < 0 || (uint64_t)requested > (uint64_t)(PY_SSIZE_T_MAX / 16) / size) {
         PyErr_Format(PyExc_OverflowError, "%s: count %lld too large", ctx, (long long)requested);
         return NULL;

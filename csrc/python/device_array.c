@@ -196,10 +196,12 @@ static PyObject* array_as_strided(PyObject* op, PyObject* args, PyObject* kwargs
         return NULL;
     }
     int64_t item = hipdnnSdkDataTypeSize(self->dtype);
-    if (offset < 0 || offset * item + v->span_bytes > self->span_bytes) {
-        PyErr_Format(PyExc_ValueError, "as_strided: elements [%lld, %lld) bytes reach past the "
-                     "%lld bytes of the array", (long long)(offset * item),
-                     (long long)(offset * item + v->span_bytes), (long long)self->span_bytes);
+    /* offset * item + span <= the array's bytes, without forming a product that overflows */
+    if (offset < 0 || v->span_bytes > self->span_bytes ||
+        offset > (self->span_bytes - v->span_bytes) / item) {
+        PyErr_Format(PyExc_ValueError, "as_strided: %lld bytes from element %lld reach past the "
+                     "%lld bytes of the array", (long long)v->span_bytes, offset,
+                     (long long)self->span_bytes);
         Py_DECREF(v);
         return NULL;
     }

@@ -363,16 +363,6 @@ static int collect_arrays(const hd_VariantPack* pack, PyObject* arrays, PyObject
     return 0;
 }
 
-/* Bytes a device value's elements span. */
-static long long value_bytes(const hd_value* v) {
-    long long span = 1;
-    for (int i = 0; i < v->ndim; i++) {
-        if (v->shape[i] == 0) return 0;
-        span += (long long)(v->shape[i] - 1) * v->strides[i];
-    }
-    return span * v->itemsize;
-}
-
 /* The workspace: the caller's buffer or device array (held in *h), memory allocated here
  * (*own / *own_device, freed by the caller), or none.  Never smaller than the plan's size. */
 static int get_workspace(hd_state* st, const hd_VariantPack* pack, PyObject* ws_obj,
@@ -383,9 +373,16 @@ static int get_workspace(hd_state* st, const hd_VariantPack* pack, PyObject* ws_
                                         PyObject_TypeCheck(ws_obj, st->DeviceArrayType))) {
         if (hd_value_acquire(st, ws_obj, stream, "execute: workspace", &h->value) < 0) return -1;
         h->held = HELD_VALUE;
-        if (h->value.readonly || value_bytes(&h->value) < need) {
+        int64_t bytes = 0;
+        if (hd_value_span_bytes(&h->value, &bytes) < 0) {
+            PyErr_Format(PyExc_ValueError, "execute: workspace (%s) is %s: a workspace takes one "
+                         "of hipdnn's data types (whole bytes, one lane) and strides that are "
+                         "not negative", h->value.kind, h->value.type_name);
+            return -1;
+        }
+        if (h->value.readonly || bytes < need) {
             PyErr_Format(PyExc_ValueError, "execute: workspace (%s) has %lld bytes%s but the "
-                         "plan needs %lld", h->value.kind, value_bytes(&h->value),
+                         "plan needs %lld", h->value.kind, (long long)bytes,
                          h->value.readonly ? " and is read-only" : "", need);
             return -1;
         }

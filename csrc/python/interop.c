@@ -525,6 +525,24 @@ PyObject* hd_describe_array(PyObject* module, PyObject* obj) {
     return out;
 }
 
+int hd_value_span_bytes(const hd_value* v, int64_t* bytes) {
+    /* one of hipdnn's types (lanes 1, whole bytes), strides forward, no overflow */
+    if (v->dtype == -1 || v->itemsize < 1 || v->itemsize > 8) return -1;
+    int64_t last = 0;
+    for (int i = 0; i < v->ndim; ++i) {
+        if (v->shape[i] == 0) {
+            *bytes = 0;
+            return 0;
+        }
+        int64_t step;
+        if (v->shape[i] < 0 || v->strides[i] < 0 ||
+            __builtin_mul_overflow(v->shape[i] - 1, v->strides[i], &step) ||
+            __builtin_add_overflow(last, step, &last))
+            return -1;
+    }
+    return __builtin_mul_overflow(last + 1, v->itemsize, bytes) ? -1 : 0;
+}
+
 /* _C.copy_value(obj, buffer, to_host): copies the bytes a device value's elements span
  * (from its element 0; strides must not be negative) to or from a host buffer of exactly
  * that length, after the device's pending work.  What staging a host engine's plan on
@@ -536,17 +554,13 @@ PyObject* hd_copy_value(PyObject* module, PyObject* args) {
     hd_state* st = hd_get_state(module);
     hd_value v;
     if (hd_value_acquire(st, obj, NULL, "copy_value", &v) < 0) return NULL;
-    int64_t last = 0, count = 1;
-    for (int i = 0; i < v.ndim; ++i) {
-        count *= v.shape[i];
-        if (v.strides[i] < 0) {
-            hd_value_release(&v);
-            PyErr_SetString(PyExc_ValueError, "copy_value: negative strides");
-            return NULL;
-        }
-        if (v.shape[i] > 0) last += (v.shape[i] - 1) * v.strides[i];
+    int64_t span;
+    if (hd_value_span_bytes(&v, &span) < 0) {
+        hd_value_release(&v);
+        PyErr_Format(PyExc_ValueError, "copy_value: the %s is not of one of hipdnn's data types "
+                     "or has negative strides or too many bytes", v.kind);
+        return NULL;
     }
-    int64_t span = count ? (last + 1) * v.itemsize : 0;
     Py_buffer view;
     int flags = PyBUF_C_CONTIGUOUS | (to_host ? PyBUF_WRITABLE : 0);
     if (PyObject_GetBuffer(buffer, &view, flags) < 0) {

@@ -193,6 +193,9 @@ int hd_is_device_value(hd_state* st, PyObject* obj);
 int hd_value_acquire(hd_state* st, PyObject* obj, hipdnnStream_t stream, const char* what,
                      hd_value* v);
 void hd_value_release(hd_value* v);
+/* The bytes a value's elements span from its element 0: 0, or -1 for a type not hipdnn's
+ * (another width, several lanes), a negative stride or a span past int64. */
+int hd_value_span_bytes(const hd_value* v, int64_t* bytes);
 /* _C.describe_array(obj) -> (data_type, shape, strides in elements, memory space) */
 PyObject* hd_describe_array(PyObject* module, PyObject* obj);
 /* _C.copy_value(obj, buffer, to_host): a device value's spanned bytes to or from host. */
