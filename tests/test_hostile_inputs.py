@@ -741,6 +741,24 @@ def test_a_log_callback_may_ask_for_the_default_handle_as_the_first_is_made(host
     assert out.value == [True, True]
 
 
+def test_virtual_tensors_whose_strides_ask_for_too_much_memory_are_refused(hostile):
+    # issue 26: one flipped stride byte asked for a 5.5 TB workspace, and execute raised a
+    # bare MemoryError; past 2^40 elements at validation, past the machine's memory at build
+    mid = '''
+        g = hipdnn.pygraph(io_data_type=dt.FLOAT, compute_data_type=dt.FLOAT)
+        mid = g.relu(input=g.tensor(name="x", dim=[4, 4]), name="mid")
+        mid.set_stride(STRIDES)
+        g.tanh(input=mid).set_output(True)
+        g.build([hipdnn.heur_mode.A])
+    '''
+    hostile.run(mid.replace("STRIDES", "[2 ** 39, 2 ** 38]")).raised(
+        hipdnn.InvalidGraphError, r"virtual tensor 'mid::OUT_0' \(uid \d+\): its strides "
+                                  r"reach past 2\^40 elements")
+    hostile.run(mid.replace("STRIDES", "[2 ** 38, 1]")).raised(
+        hipdnn.GraphNotSupportedError, r"needs \d+ B of workspace, more than this machine's "
+                                       r"\d+ B of memory; virtual tensor 'mid::OUT_0'")
+
+
 def test_output_tensor_with_overlapping_strides_is_refused(hostile):
     hostile.run('''
         g = hipdnn.pygraph(io_data_type=dt.FLOAT)

@@ -6,6 +6,7 @@ and infers what was left unset), ``create_execution_plans`` / ``create_execution
 choices (deselected engines, a preferred one, notes, a workspace limit) apply here."""
 from __future__ import annotations
 
+import os
 from typing import (TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence,
                     Tuple, Union)
 
@@ -412,12 +413,36 @@ class BuildSteps(GraphBase):
             self._failures[i] = (f"needs {pack.workspace_size} B of workspace, more than the "
                                  f"{self._max_workspace} B allowed")
             return self._failures[i]
+        too_big = self._beyond_memory(pack)
+        if too_big:
+            self._failures[i] = too_big
+            return too_big
         self._plans[i] = _Plan(p, p.get(_C.ATTR_EXECUTION_PLAN_ENGINE_NAME_EXT, _CHAR),
                                pack.workspace_size, memory_space(pack.memory_space), pack,
                                {uid: k for k, uid in enumerate(pack.uids)})
         self._failures.pop(i, None)
         self._state = _PLANS
         return None
+
+    def _beyond_memory(self, pack: _C.VariantPack) -> Optional[str]:
+        """Why a host plan's workspace cannot be had: more than the machine's memory (the
+        virtual tensor that spans most named), or None."""
+        if memory_space(pack.memory_space) != memory_space.HOST:
+            return None
+        try:
+            have = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (AttributeError, ValueError, OSError):
+            return None
+        if pack.workspace_size <= have:
+            return None
+        spans = [(1 + sum((d - 1) * s for d, s in zip(t.get_dim(), t.get_stride())), t)
+                 for t in self._tensors if t.get_is_virtual() and t.get_dim()]
+        where = ""
+        if spans:
+            n, t = max(spans, key=lambda e: e[0])
+            where = f"; virtual {t._label()} spans {n} elements (strides {t.get_stride()})"
+        return (f"needs {pack.workspace_size} B of workspace, more than this machine's {have} B "
+                f"of memory{where}")
 
     def build_plan_at_index(self, index: int) -> None:
         """Builds the plan of engine config ``index``; execute() runs it from now on."""
