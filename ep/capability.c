@@ -52,8 +52,12 @@ static bool check_inputs(const ep_model* m, const ep_node* n, int first, int cou
     return true;
 }
 
+/* Attribute values above this are declined before any shape arithmetic: what the backend
+ * takes (dims and parameters within 2^40), and products of two stay inside int64. */
+#define ATTR_MAX (INT64_C(1) << 40)
+
 /* Conv and ConvTranspose: X and W of rank 3 to 5 (1D, 2D, 3D), the list attributes one
- * value per spatial dim (pads two). */
+ * value per spatial dim (pads two), each within 2^40. */
 bool ep_check_conv(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
     if (n->n_in < 2 || n->n_in > 3) return WHY("%d inputs", n->n_in);
     if (!check_inputs(m, n, 0, 2, why, why_len)) return false;
@@ -74,7 +78,9 @@ bool ep_check_conv(const ep_model* m, const ep_node* n, char* why, size_t why_le
         if (a && (a->type != ORT_OP_ATTR_INTS || a->n_ints != (size_t)sp))
             return WHY("%s has %zu values for a %dD convolution", lists[i], a->n_ints, sp);
         for (size_t k = 0; a && k < a->n_ints; ++k)
-            if (a->ints[k] < 1) return WHY("%s[%zu] is %lld", lists[i], k, (long long)a->ints[k]);
+            if (a->ints[k] < 1 || a->ints[k] > ATTR_MAX)
+                return WHY("%s[%zu] is %lld; hipdnn takes 1 to 2^40", lists[i], k,
+                           (long long)a->ints[k]);
     }
     const ep_attr* ks = ep_attr_get(n, "kernel_shape");
     const ep_value* wv = &m->values[n->in[1]];
@@ -86,8 +92,11 @@ bool ep_check_conv(const ep_model* m, const ep_node* n, char* why, size_t why_le
     if (pads && (pads->type != ORT_OP_ATTR_INTS || pads->n_ints != (size_t)(2 * sp)))
         return WHY("pads has %zu values for a %dD convolution", pads->n_ints, sp);
     for (size_t k = 0; pads && k < pads->n_ints; ++k)
-        if (pads->ints[k] < 0) return WHY("pads[%zu] is negative", k);
-    if (ep_attr_int(n, "group", 1) < 1) return WHY("group is below 1");
+        if (pads->ints[k] < 0 || pads->ints[k] > ATTR_MAX)
+            return WHY("pads[%zu] is %lld; hipdnn takes 0 to 2^40", k, (long long)pads->ints[k]);
+    int64_t group = ep_attr_int(n, "group", 1);
+    if (group < 1 || group > ATTR_MAX)
+        return WHY("group is %lld; hipdnn takes 1 to 2^40", (long long)group);
     return true;
 }
 
@@ -121,6 +130,9 @@ bool ep_check_conv_transpose(const ep_model* m, const ep_node* n, char* why, siz
         const ep_value* xv = &m->values[n->in[0]];
         const ep_value* wv = &m->values[n->in[1]];
         for (int k = 0; k < sp; ++k) {
+            if (os->ints[k] < 1 || os->ints[k] > ATTR_MAX)
+                return WHY("output_shape[%d] is %lld; hipdnn takes 1 to 2^40", k,
+                           (long long)os->ints[k]);
             if (xv->dims[2 + k] < 0 || wv->dims[2 + k] < 0)
                 return WHY("output_shape with spatial dim %d of X or W not known ahead", k);
             int64_t total;

@@ -503,6 +503,23 @@ def test_conv_4d_spatial_stays_with_ort(tmp_path, rng):
     assert "node Conv 'conv4d' (domain '') stays with ORT: X has rank 6 and W rank 6" in err
 
 
+@pytest.mark.parametrize("attrs,said", [
+    ({"dilations": [2 ** 62, 1]}, "dilations[0] is 4611686018427387904; hipdnn takes 1 to 2^40"),
+    ({"strides": [1, 2 ** 41]}, "strides[1] is 2199023255552; hipdnn takes 1 to 2^40"),
+    ({"pads": [0, 2 ** 50, 0, 0]}, "pads[1] is 1125899906842624; hipdnn takes 0 to 2^40"),
+])
+def test_conv_attributes_past_2_pow_40_stay_with_ort_before_any_arithmetic(tmp_path, rng, attrs,
+                                                                           said):
+    # issue 26: dilations of 2^62 gave "dim 2 is -9223372036854775802" (signed overflow)
+    node = helper.make_node("Conv", ["x", "W"], ["y"], name="huge", **attrs)
+    m = model([node], [("x", [1, 2, 5, 5])], [("y", None)], [("W", rand(rng, 3, 2, 3, 3))])
+    feeds = {"x": rand(rng, 1, 2, 5, 5)}
+    _, _, err = run(tmp_path, m, feeds, log_level=1, device="cpu", expect_ok=False)
+    if err is None:  # ORT's CPU EP ran what hipdnn-ep left it: the log of a run that passed
+        err = run(tmp_path, m, feeds, log_level=1, device="cpu")[2]
+    assert f"node Conv 'huge' (domain '') stays with ORT: {said}" in err, err
+
+
 # ConvTranspose: x shape, w shape [C_in, C_out/group, k...], group, attributes
 CONV_T_CASES = [
     ((2, 4, 5, 6), (4, 3, 3, 3), 1, {}),
