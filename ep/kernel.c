@@ -149,7 +149,8 @@ static OrtStatus* check_on_device(const ep_kernel* k, const OrtValue* v, const c
                      d ? (int)g_ep_api->MemoryDevice_GetDeviceType(d) : -1);
 }
 
-static OrtStatus* read_inputs(ep_kernel* k, OrtKernelContext* ctx, ep_shape* shapes, void** ptrs) {
+static OrtStatus* read_inputs(ep_kernel* k, OrtKernelContext* ctx, ep_shape* shapes, void** ptrs,
+                              bool* empty) {
     const ep_model* m = &k->model;
     for (int i = 0; i < m->n_inputs; ++i) {
         const OrtValue* v = NULL;
@@ -168,10 +169,7 @@ static OrtStatus* read_inputs(ep_kernel* k, OrtKernelContext* ctx, ep_shape* sha
         shapes[i].rank = (int)nd;
         for (size_t d = 0; d < nd; ++d) {
             shapes[i].dims[d] = dims[d];
-            if (dims[d] < 1 && is_float)
-                return ep_status(ORT_INVALID_ARGUMENT, "%s: input %d '%s' has an empty dim %zu; "
-                                 "hipdnn needs every dim >= 1", k->name, i,
-                                 m->inputs[i] >= 0 ? m->values[m->inputs[i]].name : "?", d);
+            if (dims[d] < 1 && is_float) *empty = true; /* no elements: see empty_outputs */
         }
         /* an int64 input (a Reshape's shape, a reduction's axes) is read at plan time from
          * the model, never from memory: only the float tensors must be on the device */
@@ -273,6 +271,51 @@ static OrtStatus* run_on_device(ep_kernel* k, OrtKernelContext* ctx, const ep_pl
     return st;
 }
 
+/* Inputs with no elements (an empty batch after detection, say): hipdnn takes no empty
+ * tensor, and there is nothing to compute.  The outputs get the shapes ONNX gives them,
+ * empty too, and no engine runs. */
+static OrtStatus* empty_outputs(const ep_kernel* k, OrtKernelContext* ctx, const ep_shape* in) {
+    const ep_model* m = &k->model;
+    ep_shape* vals = calloc((size_t)(m->n_values ? m->n_values : 1), sizeof(ep_shape));
+    bool* known = calloc((size_t)(m->n_values ? m->n_values : 1), sizeof(bool));
+    OrtStatus* st = (!vals || !known) ? ep_status(ORT_FAIL, "out of memory") : NULL;
+    for (int v = 0; !st && v < m->n_values; ++v)
+        if (m->values[v].is_const && m->values[v].rank >= 0) {
+            vals[v].rank = m->values[v].rank;
+            memcpy(vals[v].dims, m->values[v].dims, sizeof(vals[v].dims));
+            known[v] = true;
+        }
+    for (int i = 0; !st && i < m->n_inputs; ++i)
+        if (m->inputs[i] >= 0) {
+            vals[m->inputs[i]] = in[i];
+            known[m->inputs[i]] = true;
+        }
+    char why[512];
+    for (int i = 0; !st && i < m->n_nodes; ++i) {
+        const ep_node* n = &m->nodes[i];
+        const ep_shape* ins[EP_MAX_IO] = {0};
+        for (int j = 0; j < n->n_in && j < EP_MAX_IO; ++j)
+            if (n->in[j] >= 0 && known[n->in[j]]) ins[j] = &vals[n->in[j]];
+        ep_shape outs[EP_MAX_IO];
+        memset(outs, 0, sizeof(outs));
+        if (!ep_shape_infer(m, n, ins, outs, why, sizeof(why)))
+            st = ep_status(ORT_INVALID_ARGUMENT, "fused node '%s': empty inputs: %s", k->name, why);
+        for (int j = 0; !st && j < n->n_out && j < EP_MAX_IO; ++j)
+            if (n->out[j] >= 0) {
+                vals[n->out[j]] = outs[j];
+                known[n->out[j]] = true;
+            }
+    }
+    for (int i = 0; !st && i < m->n_outputs; ++i) {
+        OrtValue* v = NULL;
+        const ep_shape* s = &vals[m->outputs[i]];
+        st = g_ort->KernelContext_GetOutput(ctx, (size_t)i, s->dims, (size_t)s->rank, &v);
+    }
+    free(vals);
+    free(known);
+    return st;
+}
+
 OrtStatus* ep_kernel_compute(ep_kernel* k, OrtKernelContext* ctx) {
     const ep_model* m = &k->model;
     int n_in = m->n_inputs, n_out = m->n_outputs;
@@ -281,7 +324,15 @@ OrtStatus* ep_kernel_compute(ep_kernel* k, OrtKernelContext* ctx) {
     void** out_ptr = calloc((size_t)(n_out ? n_out : 1), sizeof(void*));
     const ep_plan* p = NULL;
     OrtStatus* st = (!shapes || !in_ptr || !out_ptr) ? ep_status(ORT_FAIL, "out of memory") : NULL;
-    if (!st) st = read_inputs(k, ctx, shapes, in_ptr);
+    bool empty = false;
+    if (!st) st = read_inputs(k, ctx, shapes, in_ptr, &empty);
+    if (!st && empty) {
+        st = empty_outputs(k, ctx, shapes);
+        free(shapes);
+        free(in_ptr);
+        free(out_ptr);
+        return st;
+    }
     if (!st) st = find_plan(k, shapes, &p);
     for (int i = 0; !st && i < n_out; ++i) {
         OrtValue* v = NULL;

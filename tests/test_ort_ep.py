@@ -520,6 +520,22 @@ def test_conv_attributes_past_2_pow_40_stay_with_ort_before_any_arithmetic(tmp_p
     assert f"node Conv 'huge' (domain '') stays with ORT: {said}" in err, err
 
 
+def test_empty_inputs_give_empty_outputs_without_the_engine(tmp_path, rng):
+    # issue 26: a claimed node failed at Run on an empty batch (common after detection) and
+    # on a static empty dim; ORT's CPU EP runs both.  The batch here is symbolic: one
+    # session runs N = 0 between two real batches, the plan of N = 2 reused after it
+    nodes = [helper.make_node("Conv", ["x", "W"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["y"], name="relu")]
+    m = model(nodes, [("x", ["N", 2, 5, 5])], [("y", None)], [("W", rand(rng, 3, 2, 3, 3))])
+    batches = [rand(rng, 2, 2, 5, 5), np.zeros((0, 2, 5, 5), np.float32), rand(rng, 2, 2, 5, 5)]
+    got, _ = compare(tmp_path, m, {"x": batches}, fused_nodes=1)
+    assert [a.shape for a in got["y"]] == [(2, 3, 5, 5), (0, 3, 5, 5), (2, 3, 5, 5)]
+    relu = model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [("x", [0, 3])],
+                 [("y", None)])
+    got, _ = compare(tmp_path, relu, {"x": np.zeros((0, 3), np.float32)}, fused_nodes=1)
+    assert got["y"][0].shape == (0, 3)
+
+
 # ConvTranspose: x shape, w shape [C_in, C_out/group, k...], group, attributes
 CONV_T_CASES = [
     ((2, 4, 5, 6), (4, 3, 3, 3), 1, {}),
