@@ -258,11 +258,12 @@ bool ep_shape_reshape(const ep_model* m, const ep_node* n, const ep_shape* const
             infer = i;
             continue;
         }
-        if (d < 1) return WHY("shape[%d] is %lld", i, (long long)d);
-        out[0].dims[i] = d;
+        if (d < 0 || (d == 0 && !allowzero)) return WHY("shape[%d] is %lld", i, (long long)d);
+        out[0].dims[i] = d; /* 0 only with allowzero: an empty tensor (ep_kernel's path) */
         known *= d;
     }
     if (infer >= 0) {
+        if (known == 0) return WHY("shape has a 0 dim and a -1 (allowzero): ONNX's error");
         if (total % known) return WHY("%lld elements do not fill the -1 dim", (long long)total);
         out[0].dims[infer] = total / known;
         known = total;

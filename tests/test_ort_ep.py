@@ -534,6 +534,14 @@ def test_empty_inputs_give_empty_outputs_without_the_engine(tmp_path, rng):
                  [("y", None)])
     got, _ = compare(tmp_path, relu, {"x": np.zeros((0, 3), np.float32)}, fused_nodes=1)
     assert got["y"][0].shape == (0, 3)
+    # ONNX's test_reshape_allowzero_reordered, its shape an initializer: [0, 3, 4] to
+    # [3, 4, 0], the 0 kept as a 0 (allowzero), behind a Relu hipdnn-ep claims
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Reshape", ["r", "s"], ["y"], name="reshape", allowzero=1)]
+    m = model(nodes, [("x", ["A", 3, 4])], [("y", None)], [("s", np.array([3, 4, 0]))],
+              opset=14)
+    got, _ = compare(tmp_path, m, {"x": np.zeros((0, 3, 4), np.float32)})
+    assert got["y"][0].shape == (3, 4, 0)
 
 
 # ConvTranspose: x shape, w shape [C_in, C_out/group, k...], group, attributes
