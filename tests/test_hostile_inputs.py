@@ -759,6 +759,20 @@ def test_virtual_tensors_whose_strides_ask_for_too_much_memory_are_refused(hosti
                                        r"\d+ B of memory; virtual tensor 'mid::OUT_0'")
 
 
+def test_a_plugin_path_past_path_max_is_skipped_with_its_reason(hostile):
+    # issue 26: skipped with an empty reason (the line cut before it)
+    out = hostile.run('''
+        hipdnn.set_engine_plugin_paths(["/tmp/" + "a" * 5000])
+        g, x, y = relu_graph((3,))
+        result = [[p[:6], len(p), why] for p, why in hipdnn.skipped_engine_plugins()
+                  if "aaaa" in p]
+    ''')
+    assert len(out.value) == 1
+    head, length, why = out.value[0]
+    assert head == "/tmp/a" and length < 700 and why == \
+        "the path is longer than PATH_MAX (4096 bytes)", out.value
+
+
 def test_output_tensor_with_overlapping_strides_is_refused(hostile):
     hostile.run('''
         g = hipdnn.pygraph(io_data_type=dt.FLOAT)

@@ -94,7 +94,10 @@ static void skip_at(hipdnnLogLevel_t level, const char* path, const char* fmt, .
     va_start(ap, fmt);
     vsnprintf(reason, sizeof(reason), fmt, ap);
     va_end(ap);
-    snprintf(line, sizeof(line), "%s: %s", path, reason);
+    /* a path too long for the line is shortened in its middle: the reason must survive */
+    size_t n = strlen(path);
+    if (n > 600) snprintf(line, sizeof(line), "%.290s...%s: %s", path, path + n - 290, reason);
+    else snprintf(line, sizeof(line), "%s: %s", path, reason);
     hipdnnLog(level, "plugin skipped: %s", line);
     if (g_num_skipped == g_cap_skipped) {
         int32_t cap = g_cap_skipped ? 2 * g_cap_skipped : 16;
@@ -460,8 +463,12 @@ static void load_folder(const char* dir) {
 
 static void load_path(const char* given) {
     char path[PATH_MAX];
-    if (given[0] == '/') snprintf(path, sizeof(path), "%s", given);
-    else snprintf(path, sizeof(path), "%s/%s", hipdnnDlSelfDir(), given);
+    int len = given[0] == '/' ? snprintf(path, sizeof(path), "%s", given)
+                              : snprintf(path, sizeof(path), "%s/%s", hipdnnDlSelfDir(), given);
+    if (len < 0 || len >= (int)sizeof(path)) {
+        skip(given, "the path is longer than PATH_MAX (%d bytes)", PATH_MAX);
+        return;
+    }
     size_t used = strlen(g_searched);
     if (snprintf(g_searched + used, sizeof(g_searched) - used, "%s%s", used ? ", " : "", path) < 0)
         g_searched[used] = '\0';
