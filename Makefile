@@ -273,10 +273,10 @@ fuzz-build: deps-fuzz build
 	$(PYTHON) fuzz/make_corpus.py --replay-only $(FUZZ_BUILD)/replay
 
 fuzz: fuzz-build
-	$(TIMED) "fuzz ($(FUZZ_SECONDS) s a target)" env FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh $(FUZZ_BUILD)
+	$(TIMED) "fuzz ($(FUZZ_SECONDS) s a target)" env FUZZ_SECONDS=$(FUZZ_SECONDS) PYTHON=$(PYTHON) fuzz/run.sh $(FUZZ_BUILD)
 
 fuzz-replay: fuzz-build
-	FUZZ_SECONDS=0 fuzz/run.sh $(FUZZ_BUILD)
+	FUZZ_SECONDS=0 PYTHON=$(PYTHON) fuzz/run.sh $(FUZZ_BUILD)
 
 # Rewrites the checked-in seeds from the Python API (reproducers regress-* are kept).
 fuzz-corpus: build

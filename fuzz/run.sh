@@ -4,12 +4,13 @@
 # New inputs go to BUILD/work/<target>/, crashes to BUILD/crashes/; any crash, leak, timeout
 # or sanitizer report fails the run and prints the reproducer and how to rerun it.
 #   fuzz/run.sh BUILD            (make fuzz / make fuzz-replay call this)
-# Environment: FUZZ_SECONDS (default 300 per target), FUZZ_TARGETS (default all three).
+# fuzz_pygraph (fuzz/fuzz_pygraph.py) drives the Python layer the same way, with $PYTHON.
+# Environment: FUZZ_SECONDS (default 300 per target), FUZZ_TARGETS (default all four).
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${1:-build-fuzz}
 FUZZ_SECONDS=${FUZZ_SECONDS:-300}
-TARGETS=${FUZZ_TARGETS:-"fuzz_graph_bytes fuzz_graph_structured fuzz_descriptor_calls"}
+TARGETS=${FUZZ_TARGETS:-"fuzz_graph_bytes fuzz_graph_structured fuzz_descriptor_calls fuzz_pygraph"}
 for s in llvm-symbolizer-14 llvm-symbolizer; do
     if command -v "$s" >/dev/null; then export ASAN_SYMBOLIZER_PATH=$(command -v "$s"); break; fi
 done
@@ -29,6 +30,17 @@ report() { # target, phase, log
 }
 
 for t in $TARGETS; do
+    if [ "$t" = fuzz_pygraph ]; then # the Python layer, over the in-tree package
+        if ! PYTHONPATH=$PWD "${PYTHON:-/usr/bin/python3}" fuzz/fuzz_pygraph.py "$BUILD" \
+                "$FUZZ_SECONDS" >"$BUILD/logs/$t.fuzz" 2>&1; then
+            echo "FAIL: $t"
+            grep -A40 "^FAIL" "$BUILD/logs/$t.fuzz" | head -60
+            failed=1
+        else
+            tail -1 "$BUILD/logs/$t.fuzz"
+        fi
+        continue
+    fi
     exe=$BUILD/fuzz/$t
     if [ ! -x "$exe" ]; then
         echo "FAIL: $exe is not built (make fuzz builds it)"
