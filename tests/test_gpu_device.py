@@ -507,6 +507,21 @@ def test_torch_tensors_in_and_out(tdtype, hdtype, tol):
     assert assert_ok, (out.double() - want).abs().max()
 
 
+def test_device_outputs_over_inputs_give_the_out_of_place_result(rng):
+    # issue 26: the overlapping input is copied on the device first (aliasing.c)
+    a = rng.standard_normal(4097).astype(np.float32)
+    b = rng.standard_normal(4096).astype(np.float32)
+    want = np.maximum(a[:4096].astype(np.float64) + b, 0).astype(np.float32)
+    base, db = hipdnn.DeviceArray.from_numpy(a), hipdnn.DeviceArray.from_numpy(b)
+    g, A, B, Y = add_relu_graph(base.as_strided([4096], [1], 0), db)
+    g.execute({A: base.as_strided([4096], [1], 0), B: db, Y: base.as_strided([4096], [1], 1)})
+    np.testing.assert_allclose(base.numpy()[1:], want, rtol=1e-6, atol=1e-6)
+    same = hipdnn.DeviceArray.from_numpy(a[:4096])  # identical: in place
+    g.execute({A: same, B: db, Y: same})
+    np.testing.assert_allclose(same.numpy(), want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(db.numpy(), b)
+
+
 def test_torch_views_with_offsets_and_strides():
     # torch tensors are read from their attributes (interop.c): offset and strides count
     torch = torch_cuda()

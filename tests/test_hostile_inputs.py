@@ -773,6 +773,91 @@ def test_a_plugin_path_past_path_max_is_skipped_with_its_reason(hostile):
         "the path is longer than PATH_MAX (4096 bytes)", out.value
 
 
+ALIASED = {
+    # issue 26: each gave numbers that differ from the out-of-place result
+    "conv_3x3_in_place": '''
+        x = rng.standard_normal((1, 8, 32, 32)).astype(np.float32)
+        w = rng.standard_normal((8, 8, 3, 3)).astype(np.float32)
+        g = hipdnn.pygraph(io_data_type=dt.FLOAT, compute_data_type=dt.FLOAT)
+        X, W = g.tensor_like(x), g.tensor_like(w)
+        Y = g.conv_fprop(image=X, weight=W, padding=[1, 1])
+        Y.set_output(True)
+        g.build([hipdnn.heur_mode.A])
+        want = np.full_like(x, np.nan)
+        g.execute({X: x, W: w, Y: want})
+        got = x.copy()
+        g.execute({X: got, W: w, Y: got})
+        w_before = w.copy()
+    ''',
+    "tanh_shifted_by_one": '''
+        buf = rng.standard_normal(4097).astype(np.float32)
+        g = hipdnn.pygraph(io_data_type=dt.FLOAT, compute_data_type=dt.FLOAT)
+        X = g.tensor(name="x", dim=[4096])
+        Y = g.tanh(input=X)
+        Y.set_output(True)
+        g.build([hipdnn.heur_mode.A])
+        want = np.full(4096, np.nan, np.float32)
+        g.execute({X: buf[:4096], Y: want})
+        got_buf = buf.copy()
+        g.execute({X: got_buf[:4096], Y: got_buf[1:]})
+        got = got_buf[1:]
+    ''',
+    "broadcast_add_over_the_row": '''
+        a = rng.standard_normal((64, 32)).astype(np.float32)
+        row = rng.standard_normal((1, 32)).astype(np.float32)
+        g = hipdnn.pygraph(io_data_type=dt.FLOAT, compute_data_type=dt.FLOAT)
+        A, R = g.tensor_like(a), g.tensor_like(row)
+        Y = g.add(a=A, b=R)
+        Y.set_output(True)
+        g.build([hipdnn.heur_mode.A])
+        want = np.full_like(a, np.nan)
+        g.execute({A: a, R: row, Y: want})
+        got_buf = np.concatenate([row, a])  # the row, then a: y written from the row on
+        g.execute({A: got_buf[1:].copy(), R: got_buf[:1], Y: got_buf[:64]})
+        got = got_buf[:64]
+    ''',
+    "layernorm_in_place": '''
+        x = rng.standard_normal((8, 64, 1, 1)).astype(np.float32)
+        s = rng.standard_normal((1, 64, 1, 1)).astype(np.float32)
+        b = rng.standard_normal((1, 64, 1, 1)).astype(np.float32)
+        g = hipdnn.pygraph(io_data_type=dt.FLOAT, compute_data_type=dt.FLOAT)
+        X, S, B = g.tensor_like(x), g.tensor_like(s), g.tensor_like(b)
+        Y = g.layernorm(norm_forward_phase=hipdnn.norm_forward_phase.INFERENCE, input=X,
+                        scale=S, bias=B, epsilon=g.tensor(dim=[1, 1, 1, 1], stride=[1, 1, 1, 1],
+                                                         is_pass_by_value=True, value=1e-5))
+        Y = Y[0] if isinstance(Y, (list, tuple)) else Y
+        Y.set_output(True)
+        g.build([hipdnn.heur_mode.A])
+        want = np.full_like(x, np.nan)
+        g.execute({X: x, S: s, B: b, Y: want})
+        got = x.copy()
+        g.execute({X: got, S: s, B: b, Y: got})
+    ''',
+}
+
+
+@pytest.mark.parametrize("case", sorted(ALIASED))
+def test_an_output_over_an_input_gives_the_out_of_place_result(hostile, case):
+    out = hostile.run("rng = np.random.default_rng(5)\n" + textwrap.dedent(ALIASED[case]) +
+                      "\nresult = [bool(np.array_equal(got, want)), "
+                      "bool(np.isnan(want).any())]")
+    assert out.value == [True, False], case
+
+
+def test_two_outputs_over_the_same_memory_are_refused_naming_both(hostile):
+    hostile.run('''
+        g = hipdnn.pygraph(io_data_type=dt.FLOAT, compute_data_type=dt.FLOAT)
+        x = g.tensor(name="x", dim=[16])
+        t, r = g.tanh(input=x, name="t"), g.relu(input=x, name="r")
+        t.set_output(True)
+        r.set_output(True)
+        g.build([hipdnn.heur_mode.A])
+        o = np.empty(32, np.float32)
+        g.execute({x: np.ones(16, np.float32), t: o[:16], r: o[8:24]})
+    ''').raised(ValueError, r"outputs 't::OUT_0' \(uid \d+\) and 'r::OUT_0' \(uid \d+\) "
+                           r"share memory")
+
+
 def test_output_tensor_with_overlapping_strides_is_refused(hostile):
     hostile.run('''
         g = hipdnn.pygraph(io_data_type=dt.FLOAT)

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aliasing.h"
 #include "descriptor.h"
 #include "device.h"
 #include "error.h"
@@ -364,7 +365,14 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendExecute(hipdnnHandle_t handle,
     /* The plan may run through any handle of its device: that handle's plugin handle. */
     hipdnnEnginePluginHandle_t ph = ps->plugin_handle;
     if (!st && handle != ps->handle) st = hipdnnHandlePluginHandle(handle, ps->plugin, &ph);
-    if (!st) st = run_plugin(handle, ps, ph, vp, bufs, nb);
+    hipdnnAliasStaging staging = {0};
+    if (!st)
+        st = hipdnnAliasStage(g, bufs, nb, e->memory_space != HIPDNN_MEMORY_HOST, handle->stream,
+                              &staging);
+    if (!st) {
+        st = run_plugin(handle, ps, ph, vp, bufs, nb);
+        hipdnnAliasRelease(&staging);
+    }
     if (bufs != stack_buf) free(bufs);
     return st;
 }

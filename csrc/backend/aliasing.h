@@ -1,0 +1,29 @@
+/* aliasing.h — outputs over inputs' memory at execute (aliasing.c). */
+#ifndef HIPDNN_BACKEND_ALIASING_H
+#define HIPDNN_BACKEND_ALIASING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hipdnn/hipdnn.h"
+#include "hipdnn/hipdnn_plugin.h"
+#include "hipdnn/hipdnn_sdk.h"
+
+/* The copies made for one execute. */
+typedef struct {
+    void** copies;
+    bool* on_device;
+    uint32_t n;
+    hipdnnStream_t stream;
+} hipdnnAliasStaging;
+
+/* Points every input of bufs[nb] whose bytes overlap an output's at a copy of it (on the
+ * device, enqueued on `stream`, for a device engine); BAD_PARAM naming both when two
+ * outputs overlap.  hipdnnAliasRelease frees the copies once the run is enqueued (waiting
+ * for the stream when a copy is on the device). */
+hipdnnStatus_t hipdnnAliasStage(const hipdnnSdkGraph* g, hipdnnPluginTensorBuffer_t* bufs,
+                                uint32_t nb, bool device_engine, hipdnnStream_t stream,
+                                hipdnnAliasStaging* s);
+void hipdnnAliasRelease(hipdnnAliasStaging* s);
+
+#endif
