@@ -124,7 +124,10 @@ hipdnnStatus_t hipdnnAliasStage(const hipdnnSdkGraph* g, hipdnnPluginTensorBuffe
 }
 
 void hipdnnAliasRelease(hipdnnAliasStaging* s) {
-    const hipdnnDeviceRuntime* rt = hipdnnDeviceRuntimeGet();
+    /* the runtime only when a copy is on the device: a host run never loads it */
+    const hipdnnDeviceRuntime* rt = NULL;
+    for (uint32_t i = 0; i < s->n && !rt; ++i)
+        if (s->on_device[i]) rt = hipdnnDeviceRuntimeGet();
     bool synced = false;
     for (uint32_t i = 0; i < s->n; ++i) {
         if (!s->on_device[i]) {
