@@ -132,7 +132,8 @@ static void npy_write(const char* path, ONNXTensorElementDataType type, const in
     fwrite(dict, 1, (size_t)n, f);
     for (size_t i = 0; i < pad; ++i) fputc(' ', f);
     fputc('\n', f);
-    if (fwrite(data, 1, bytes, f) != bytes) die("cannot write %s", path);
+    /* an empty tensor's data may be NULL, which fwrite must not be given */
+    if (bytes && fwrite(data, 1, bytes, f) != bytes) die("cannot write %s", path);
     fclose(f);
 }
 
