@@ -229,7 +229,10 @@ test-asan: deps
 	@ldd $(ASAN_BUILD)/pkg/hipdnn/_C.abi3.so | grep -q libasan || \
 	  { echo "$(ASAN_BUILD) is not instrumented"; exit 1; }
 	mkdir -p $(ASAN_BUILD)/reports
-	cd $(ASAN_BUILD) && $(ASAN_ENV) ctest --output-on-failure
+	# Not test_fork: gcc 12's ASan allocator takes no lock around fork(), so a child forked
+	# while the worker thread is inside malloc can hang in its own first malloc (the
+	# runtime's, not ours: google/sanitizers#1814); make test runs it over glibc's malloc.
+	cd $(ASAN_BUILD) && $(ASAN_ENV) ctest --output-on-failure -E '^test_fork$$'
 	# From inside the package copy, so `import hipdnn` finds the instrumented one.  The C
 	# tests ran once above, with leak checking; test_c_suite.py would run them again.  The
 	# tests marked slow (run-time compilers over every kernel, notebooks, consumer builds)
