@@ -4,13 +4,16 @@
 # New inputs go to BUILD/work/<target>/, crashes to BUILD/crashes/; any crash, leak, timeout
 # or sanitizer report fails the run and prints the reproducer and how to rerun it.
 #   fuzz/run.sh BUILD            (make fuzz / make fuzz-replay call this)
-# fuzz_pygraph (fuzz/fuzz_pygraph.py) drives the Python layer the same way, with $PYTHON.
-# Environment: FUZZ_SECONDS (default 300 per target), FUZZ_TARGETS (default all four).
+# The Python targets (fuzz/fuzz_*.py: the Python layer, hipdnn-ep through ONNX Runtime, the
+# variant pack) run with $PYTHON as `fuzz/T.py BUILD SECONDS`: exit status 1 and "FAIL:"
+# lines on a finding, else a last line with the count of inputs.
+# Environment: FUZZ_SECONDS (default 300 per target), FUZZ_TARGETS (default all).
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${1:-build-fuzz}
 FUZZ_SECONDS=${FUZZ_SECONDS:-300}
-TARGETS=${FUZZ_TARGETS:-"fuzz_graph_bytes fuzz_graph_structured fuzz_descriptor_calls fuzz_pygraph"}
+PY_TARGETS=$(cd fuzz && ls fuzz_*.py | sed 's/\.py$//' | tr '\n' ' ')
+TARGETS=${FUZZ_TARGETS:-"fuzz_graph_bytes fuzz_graph_structured fuzz_descriptor_calls $PY_TARGETS"}
 for s in llvm-symbolizer-14 llvm-symbolizer; do
     if command -v "$s" >/dev/null; then export ASAN_SYMBOLIZER_PATH=$(command -v "$s"); break; fi
 done
@@ -30,8 +33,8 @@ report() { # target, phase, log
 }
 
 for t in $TARGETS; do
-    if [ "$t" = fuzz_pygraph ]; then # the Python layer, over the in-tree package
-        if ! PYTHONPATH=$PWD "${PYTHON:-/usr/bin/python3}" fuzz/fuzz_pygraph.py "$BUILD" \
+    if [ -f "fuzz/$t.py" ]; then # a Python target, over the in-tree package
+        if ! PYTHONPATH=$PWD "${PYTHON:-/usr/bin/python3}" "fuzz/$t.py" "$BUILD" \
                 "$FUZZ_SECONDS" >"$BUILD/logs/$t.fuzz" 2>&1; then
             echo "FAIL: $t"
             grep -A40 "^FAIL" "$BUILD/logs/$t.fuzz" | head -60
