@@ -441,6 +441,80 @@ def test_a_workspace_must_be_of_a_byte_addressable_type():
     np.testing.assert_array_equal(out.numpy(), np.full((2, 4), 2, np.float32))
 
 
+class LyingCAI:
+    """A __cuda_array_interface__ over `array`'s pointer whose shape may overstate it."""
+
+    def __init__(self, array, shape, typestr="<f4"):
+        self.__cuda_array_interface__ = {"shape": tuple(shape), "typestr": typestr,
+                                         "data": (array.data_ptr, False), "strides": None,
+                                         "version": 3}
+        self.keep = array
+
+
+def test_a_device_array_may_not_claim_more_than_its_allocation():
+    # 4 bytes that claim [64, 64] float32 would be read and written 16 KiB past their end
+    x = np.arange(64 * 64, dtype=np.float32).reshape(64, 64) / 64
+    d = hipdnn.DeviceArray.from_numpy(x)
+    g, A, B, Y = add_relu_graph(d, d)
+    small = hipdnn.DeviceArray.from_numpy(np.array([3.5], np.float32))
+    out = hipdnn.DeviceArray.empty([64, 64], np.float32)
+    for name, pack in [("y", {A: d, B: d, Y: LyingCAI(small, [64, 64])}),
+                       ("b", {A: d, B: LyingCAI(small, [64, 64]), Y: out})]:
+        with pytest.raises(hipdnn.InvalidGraphError,
+                           match=rf"tensor '{name}[^']*' \(uid \d+\) spans 16384 bytes from 0x[0-9a-f]+ "
+                                 r"but its device allocation ends 4 bytes after it; its dims or "
+                                 r"strides overstate the memory"):
+            g.execute(pack)
+    assert small.numpy().tolist() == [3.5]
+    # the same pointer claiming what it has, and a view inside a larger allocation, run
+    g1, A1, B1, Y1 = add_relu_graph(small, small)
+    one = hipdnn.DeviceArray.empty([1], np.float32)
+    g1.execute({A1: LyingCAI(small, [1]), B1: small, Y1: one})
+    assert one.numpy().tolist() == [7.0]
+    g.execute({A: d, B: d, Y: LyingCAI(out, [64, 64])})
+    np.testing.assert_array_equal(out.numpy(), 2 * x)
+
+
+def test_a_copy_may_not_run_past_a_device_allocation():
+    small = hipdnn.DeviceArray.from_numpy(np.array([1.0, 2.0], np.float32))
+    host = bytearray(64 * 4)
+    with pytest.raises(hipdnn.HipdnnError, match=r"hipdnnDeviceMemcpy_ext: src 0x[0-9a-f]+ is "
+                                                  r"given 256 bytes but its device allocation "
+                                                  r"ends 8 bytes after it"):
+        hipdnn._C.copy_value(LyingCAI(small, [64]), host, True)
+    with pytest.raises(hipdnn.HipdnnError, match=r"dst 0x[0-9a-f]+ is given 256 bytes"):
+        hipdnn._C.copy_value(LyingCAI(small, [64]), host, False)
+    assert small.numpy().tolist() == [1.0, 2.0]
+    two = bytearray(8)
+    hipdnn._C.copy_value(LyingCAI(small, [2]), two, True)
+    assert np.frombuffer(bytes(two), np.float32).tolist() == [1.0, 2.0]
+
+
+def test_a_workspace_may_not_claim_more_than_its_allocation():
+    x = np.linspace(-1, 1, 6 * 70, dtype=np.float32).reshape(6, 70)
+    g = hipdnn.pygraph(io_data_type=dt.FLOAT, intermediate_data_type=dt.FLOAT,
+                       compute_data_type=dt.FLOAT)
+    X = g.tensor_like(x, name="x")
+    r = g.reduction(input=g.mul(a=X, b=X), mode=hipdnn.reduction_mode.ADD)
+    r.set_dim([6, 1])
+    y = g.relu(input=g.sub(a=r, b=1.0), name="y")
+    y.set_output(True).set_dim([6, 1])
+    g.set_preferred_engine(GPU_ENGINE)
+    g.build([hipdnn.heur_mode.A])
+    size = g.get_workspace_size()
+    assert size > 16
+    dx, out = hipdnn.DeviceArray.from_numpy(x), hipdnn.DeviceArray.empty([6, 1], np.float32)
+    ws = hipdnn.DeviceArray.empty([16], np.uint8)
+    with pytest.raises(hipdnn.HipdnnError, match=rf"engine '{GPU_ENGINE}' needs a workspace of "
+                                                  rf"{size} bytes but the workspace's device "
+                                                  r"allocation ends 16 bytes after it"):
+        g.execute({X: dx, y: out}, LyingCAI(ws, [size], "|u1"))
+    ws = hipdnn.DeviceArray.empty([size], np.uint8)
+    g.execute({X: dx, y: out}, LyingCAI(ws, [size], "|u1"))
+    want = np.maximum((x.astype(np.float64) ** 2).sum(axis=1, keepdims=True) - 1, 0)
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-5)
+
+
 # ---- streams --------------------------------------------------------------------------
 
 class FakeTorchStream:

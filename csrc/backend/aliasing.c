@@ -83,15 +83,10 @@ hipdnnStatus_t hipdnnAliasStage(const hipdnnSdkGraph* g, hipdnnPluginTensorBuffe
         if (k == g->num_tensors) break;
         const hipdnnSdkTensor* t = &g->tensors[k];
         if (t->is_by_value) continue; /* a runtime scalar: read before anything runs */
-        uint64_t last = 0, step, bytes;
-        bool wraps = false;
-        for (int32_t d = 0; d < t->ndim; ++d)
-            wraps = wraps || __builtin_mul_overflow((uint64_t)(t->dims[d] - 1),
-                                                    (uint64_t)t->strides[d], &step) ||
-                    __builtin_add_overflow(last, step, &last);
+        int64_t span, bytes;
         uintptr_t lo = (uintptr_t)bufs[b].ptr, hi;
-        if (wraps || __builtin_mul_overflow(last + 1, (uint64_t)hipdnnSdkDataTypeSize(t->data_type),
-                                            &bytes) ||
+        if (!hipdnnSdkSpanElements(t->ndim, t->dims, t->strides, &span) ||
+            __builtin_mul_overflow(span, (int64_t)hipdnnSdkDataTypeSize(t->data_type), &bytes) ||
             __builtin_add_overflow(lo, (uintptr_t)bytes, &hi)) {
             st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: tensor '%s' (uid %lld) "
                             "reaches past the address space", t->name, (long long)t->uid);

@@ -94,6 +94,39 @@ hipdnnMemorySpace_t hipdnnDevicePointerSpace(const void* ptr) {
     return rt->pointer_space(ptr, &device);
 }
 
+/* Past this many pieces a buffer is taken as mapped: the walk stays cheap. */
+#define MAX_RANGES 4096
+
+bool hipdnnDeviceExtentBeyond(const void* ptr, uint64_t bytes, uint64_t* inside) {
+    const hipdnnDeviceRuntime* rt = hipdnnDeviceRuntimeGet();
+    uintptr_t p = (uintptr_t)ptr, want, base, end;
+    size_t size;
+    if (!rt || !rt->pointer_range || !bytes || !rt->pointer_range(ptr, &base, &size) ||
+        p < base)
+        return false;
+    if (__builtin_add_overflow(p, (uintptr_t)bytes, &want)) want = UINTPTR_MAX;
+    if (__builtin_add_overflow(base, (uintptr_t)size, &end)) return false;
+    for (int i = 0; end < want; ++i) {
+        if (i == MAX_RANGES) return false;
+        if (!rt->pointer_range((const void*)end, &base, &size) || base != end ||
+            __builtin_add_overflow(base, (uintptr_t)size, &end) || !size)
+            break;
+    }
+    if (end >= want) return false;
+    *inside = (uint64_t)(end - p);
+    return true;
+}
+
+/* A copy or fill through the public API stays inside the device allocations it names. */
+static hipdnnStatus_t check_extent(const char* fn, const char* what, const void* ptr,
+                                   size_t size) {
+    uint64_t inside;
+    if (!hipdnnDeviceExtentBeyond(ptr, size, &inside)) return HIPDNN_STATUS_SUCCESS;
+    return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_OUT_OF_BOUND, "%s: %s %p is given %zu bytes but "
+                      "its device allocation ends %llu bytes after it", fn, what, ptr, size,
+                      (unsigned long long)inside);
+}
+
 /* ---- public API ------------------------------------------------------------------- */
 
 /* The runtime, or NOT_SUPPORTED naming what was tried; every entry point starts here. */
@@ -164,7 +197,9 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnDeviceMemcpy_ext(void* dst, const void* src, 
     if (!size) return HIPDNN_STATUS_SUCCESS;
     NOT_NULL(dst, "hipdnnDeviceMemcpy_ext", "dst");
     NOT_NULL(src, "hipdnnDeviceMemcpy_ext", "src");
-    return rt->memcpy(dst, src, size, NULL, true);
+    hipdnnStatus_t st = check_extent("hipdnnDeviceMemcpy_ext", "dst", dst, size);
+    if (!st) st = check_extent("hipdnnDeviceMemcpy_ext", "src", src, size);
+    return st ? st : rt->memcpy(dst, src, size, NULL, true);
 }
 
 HIPDNN_EXPORT hipdnnStatus_t hipdnnDeviceMemcpyAsync_ext(void* dst, const void* src, size_t size,
@@ -173,14 +208,17 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnDeviceMemcpyAsync_ext(void* dst, const void* 
     if (!size) return HIPDNN_STATUS_SUCCESS;
     NOT_NULL(dst, "hipdnnDeviceMemcpyAsync_ext", "dst");
     NOT_NULL(src, "hipdnnDeviceMemcpyAsync_ext", "src");
-    return rt->memcpy(dst, src, size, stream, false);
+    hipdnnStatus_t st = check_extent("hipdnnDeviceMemcpyAsync_ext", "dst", dst, size);
+    if (!st) st = check_extent("hipdnnDeviceMemcpyAsync_ext", "src", src, size);
+    return st ? st : rt->memcpy(dst, src, size, stream, false);
 }
 
 HIPDNN_EXPORT hipdnnStatus_t hipdnnDeviceMemset_ext(void* ptr, int value, size_t size) {
     NEED("hipdnnDeviceMemset_ext");
     if (!size) return HIPDNN_STATUS_SUCCESS;
     NOT_NULL(ptr, "hipdnnDeviceMemset_ext", "ptr");
-    return rt->memset(ptr, value, size, NULL, true);
+    hipdnnStatus_t st = check_extent("hipdnnDeviceMemset_ext", "ptr", ptr, size);
+    return st ? st : rt->memset(ptr, value, size, NULL, true);
 }
 
 HIPDNN_EXPORT hipdnnStatus_t hipdnnDeviceMemsetAsync_ext(void* ptr, int value, size_t size,
@@ -188,7 +226,8 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnDeviceMemsetAsync_ext(void* ptr, int value, s
     NEED("hipdnnDeviceMemsetAsync_ext");
     if (!size) return HIPDNN_STATUS_SUCCESS;
     NOT_NULL(ptr, "hipdnnDeviceMemsetAsync_ext", "ptr");
-    return rt->memset(ptr, value, size, stream, false);
+    hipdnnStatus_t st = check_extent("hipdnnDeviceMemsetAsync_ext", "ptr", ptr, size);
+    return st ? st : rt->memset(ptr, value, size, stream, false);
 }
 
 HIPDNN_EXPORT hipdnnStatus_t hipdnnDeviceSynchronize_ext(void) {

@@ -46,6 +46,9 @@ typedef struct {
     /* Where ptr lives and on which device (-1 for host memory); never fails: memory the
      * runtime does not know is host memory. */
     hipdnnMemorySpace_t (*pointer_space)(const void* ptr, int* device);
+    /* The mapped range of device or managed memory that ptr lies in; false for host
+     * memory, or when the runtime cannot tell (then nothing is checked). */
+    bool (*pointer_range)(const void* ptr, uintptr_t* base, size_t* size);
 } hipdnnDeviceRuntime;
 
 /* The vendors' loaders (device_hip.c, device_cuda.c): true with *rt filled when the
@@ -61,6 +64,12 @@ const char* hipdnnDeviceRuntimeWhyNone(void);
 
 /* Where `ptr` lives.  Without a GPU runtime every pointer is host memory. */
 hipdnnMemorySpace_t hipdnnDevicePointerSpace(const void* ptr);
+/* Whether the runtime knows ptr as device (or managed) memory whose mapping stops before
+ * ptr + bytes, with *inside the bytes from ptr to where it stops: a tensor whose dims or
+ * strides overstate its allocation.  Ranges that follow each other count as one, since
+ * VMM allocators (PyTorch's expandable segments) map one buffer in pieces; so a tensor
+ * running on into an allocation that starts exactly where its own ends is not caught. */
+bool hipdnnDeviceExtentBeyond(const void* ptr, uint64_t bytes, uint64_t* inside);
 /* The memory type a HIP runtime's pointer attributes report, as a space (hip5: HIP 5's
  * numbering, else HIP 6's, which is CUDA's). */
 hipdnnMemorySpace_t hipdnnDeviceSpaceFromType(int type, bool hip5);

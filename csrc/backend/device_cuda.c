@@ -25,6 +25,8 @@ enum {
     CU_POINTER_ATTRIBUTE_MEMORY_TYPE_ = 2,
     CU_POINTER_ATTRIBUTE_IS_MANAGED_ = 8,
     CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL_ = 9,
+    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR_ = 11,
+    CU_POINTER_ATTRIBUTE_RANGE_SIZE_ = 12,
     CU_MEMORYTYPE_DEVICE_ = 2,
     CU_MEMORYTYPE_ARRAY_ = 3,
     CU_MEMORYTYPE_UNIFIED_ = 4,
@@ -274,6 +276,27 @@ static hipdnnMemorySpace_t cuda_pointer_space(const void* ptr, int* device) {
     return HIPDNN_MEMORY_HOST; /* unregistered or pinned host memory */
 }
 
+/* The range attributes give the allocation (for VMM, the one mapped piece) ptr is in. */
+static bool cuda_pointer_range(const void* ptr, uintptr_t* base, size_t* size) {
+    unsigned type = 0;
+    int managed = 0;
+    CUdeviceptr start = 0;
+    size_t bytes = 0;
+    int attrs[4] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE_, CU_POINTER_ATTRIBUTE_IS_MANAGED_,
+                    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR_, CU_POINTER_ATTRIBUTE_RANGE_SIZE_};
+    void* data[4] = {&type, &managed, &start, &bytes};
+    if (ensure_context() != HIPDNN_STATUS_SUCCESS) {
+        hipdnnClearError();
+        return false;
+    }
+    if (cu.pointer_attributes(4, attrs, data, (CUdeviceptr)(uintptr_t)ptr) != CUDA_SUCCESS_ ||
+        !bytes || !(managed || type == CU_MEMORYTYPE_DEVICE_ || type == CU_MEMORYTYPE_UNIFIED_))
+        return false;
+    *base = (uintptr_t)start;
+    *size = bytes;
+    return true;
+}
+
 #define SYM(field, name)                                                          \
     do {                                                                          \
         *(void**)&cu.field = hipdnnDlSymbol(lib, name);                           \
@@ -359,6 +382,7 @@ static void cuda_fill_runtime(hipdnnDeviceRuntime* rt, const char* path) {
     rt->event_synchronize = cuda_event_synchronize;
     rt->event_elapsed = cuda_event_elapsed;
     rt->pointer_space = cuda_pointer_space;
+    rt->pointer_range = cuda_pointer_range;
 }
 
 bool hipdnnDeviceLoadCuda(hipdnnDeviceRuntime* rt, char* why, size_t len) {

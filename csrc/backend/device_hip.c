@@ -33,6 +33,7 @@ static struct {
     hipError_t (*event_synchronize)(void*);
     hipError_t (*event_elapsed)(float*, void*, void*);
     hipError_t (*pointer_attributes)(void*, const void*);
+    hipError_t (*address_range)(void**, size_t*, const void*); /* optional */
     hipError_t (*get_last_error)(void);
     const char* (*error_name)(hipError_t);
     const char* (*error_string)(hipError_t);
@@ -181,6 +182,20 @@ static hipdnnMemorySpace_t hip_pointer_space(const void* ptr, int* device) {
     return space;
 }
 
+static bool hip_pointer_range(const void* ptr, uintptr_t* base, size_t* size) {
+    int device;
+    void* start = NULL;
+    *size = 0;
+    if (!hip.address_range || hip_pointer_space(ptr, &device) == HIPDNN_MEMORY_HOST)
+        return false;
+    if (hip.address_range(&start, size, ptr) != hipSuccess_) {
+        hip.get_last_error();
+        return false;
+    }
+    *base = (uintptr_t)start;
+    return *size != 0;
+}
+
 #define SYM(field, name)                                         \
     do {                                                         \
         *(void**)&hip.field = hipdnnDlSymbol(lib, name);         \
@@ -213,6 +228,7 @@ static bool resolve_hip_runtime(void* lib, const char* path, char* why, size_t l
     SYM(event_elapsed, "hipEventElapsedTime");
     SYM(pointer_attributes, "hipPointerGetAttributes");
     SYM(get_last_error, "hipGetLastError");
+    *(void**)&hip.address_range = hipdnnDlSymbol(lib, "hipMemGetAddressRange");
     SYM(error_name, "hipGetErrorName");
     SYM(error_string, "hipGetErrorString");
     return true;
@@ -258,6 +274,7 @@ static void hip_fill_runtime(hipdnnDeviceRuntime* rt, const char* path) {
     rt->event_synchronize = hip_event_synchronize;
     rt->event_elapsed = hip_event_elapsed;
     rt->pointer_space = hip_pointer_space;
+    rt->pointer_range = hip_pointer_range;
 }
 
 bool hipdnnDeviceLoadHip(hipdnnDeviceRuntime* rt, char* why, size_t len) {

@@ -261,6 +261,19 @@ static hipdnnStatus_t tensor_buffer(const pack_state* vp, int64_t i, const hipdn
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
                           "variant pack: tensor '%s' (uid %lld) is on device %d but the plan "
                           "runs on device %d", t->name, (long long)t->uid, on_device, device);
+    /* A device pointer whose dims overstate its allocation (a lying array interface) would
+     * be written past its end: refused while the runtime can tell. */
+    int64_t span, bytes;
+    uint64_t inside;
+    if (where != HIPDNN_MEMORY_HOST &&
+        hipdnnSdkSpanElements(t->ndim, t->dims, t->strides, &span) &&
+        !__builtin_mul_overflow(span, (int64_t)hipdnnSdkDataTypeSize(t->data_type), &bytes) &&
+        hipdnnDeviceExtentBeyond(vp->ptrs[i], (uint64_t)bytes, &inside))
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: tensor '%s' (uid %lld) spans "
+                          "%lld bytes from %p but its %s allocation ends %llu bytes after it; "
+                          "its dims or strides overstate the memory", t->name,
+                          (long long)t->uid, (long long)bytes, vp->ptrs[i], space_name(where),
+                          (unsigned long long)inside);
     buf->uid = t->uid;
     buf->ptr = vp->ptrs[i];
     buf->memory_space = where;
@@ -299,6 +312,13 @@ static hipdnnStatus_t check_workspace(const pack_state* vp, const hipdnnPlanStat
             return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: the workspace is in %s "
                               "memory but engine '%s' needs %s memory", space_name(ws), e->name,
                               space_name(e->memory_space));
+        uint64_t inside;
+        if (ws != HIPDNN_MEMORY_HOST &&
+            hipdnnDeviceExtentBeyond(vp->workspace, ps->workspace_size, &inside))
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, "variant pack: engine "
+                              "'%s' needs a workspace of %zu bytes but the workspace's %s "
+                              "allocation ends %llu bytes after it", e->name,
+                              ps->workspace_size, space_name(ws), (unsigned long long)inside);
     }
     return HIPDNN_STATUS_SUCCESS;
 }

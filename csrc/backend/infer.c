@@ -139,11 +139,10 @@ hipdnnStatus_t hipdnnInferGraph(hipdnnSdkGraph* g) {
                               (long long)t->uid, (long long)count);
         /* An engine lays out a virtual tensor in its workspace: its strides may not ask for
          * more room than 2^40 elements (one flipped stride byte asked for 5.5 TB). */
-        int64_t last = 0, step;
-        for (int k = 0; t->is_virtual && k < t->ndim; ++k)
-            if (__builtin_mul_overflow(t->dims[k] - 1, t->strides[k], &step) ||
-                __builtin_add_overflow(last, step, &last) || last >= MAX_ELEMENTS)
-                return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "virtual tensor '%s' (uid %lld): "
+        int64_t span;
+        if (t->is_virtual && (!hipdnnSdkSpanElements(t->ndim, t->dims, t->strides, &span) ||
+                              span > MAX_ELEMENTS))
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "virtual tensor '%s' (uid %lld): "
                                   "its strides reach past 2^40 elements", t->name,
                                   (long long)t->uid);
     }

@@ -527,20 +527,11 @@ PyObject* hd_describe_array(PyObject* module, PyObject* obj) {
 
 int hd_value_span_bytes(const hd_value* v, int64_t* bytes) {
     /* one of hipdnn's types (lanes 1, whole bytes), strides forward, no overflow */
-    if (v->dtype == -1 || v->itemsize < 1 || v->itemsize > 8) return -1;
-    int64_t last = 0;
-    for (int i = 0; i < v->ndim; ++i) {
-        if (v->shape[i] == 0) {
-            *bytes = 0;
-            return 0;
-        }
-        int64_t step;
-        if (v->shape[i] < 0 || v->strides[i] < 0 ||
-            __builtin_mul_overflow(v->shape[i] - 1, v->strides[i], &step) ||
-            __builtin_add_overflow(last, step, &last))
-            return -1;
-    }
-    return __builtin_mul_overflow(last + 1, v->itemsize, bytes) ? -1 : 0;
+    int64_t span;
+    if (v->dtype == -1 || v->itemsize < 1 || v->itemsize > 8 ||
+        !hipdnnSdkSpanElements(v->ndim, v->shape, v->strides, &span))
+        return -1;
+    return __builtin_mul_overflow(span, v->itemsize, bytes) ? -1 : 0;
 }
 
 /* _C.copy_value(obj, buffer, to_host): copies the bytes a device value's elements span

@@ -201,6 +201,22 @@ bool hipdnnSdkStridesOverlap(int32_t ndim, const int64_t* dims, const int64_t* s
     return false;
 }
 
+bool hipdnnSdkSpanElements(int32_t ndim, const int64_t* dims, const int64_t* strides,
+                           int64_t* span) {
+    int64_t last = 0, step;
+    *span = 0;
+    for (int32_t i = 0; i < ndim; ++i) {
+        if (dims[i] < 0 || strides[i] < 0) return false;
+        if (dims[i] == 0) return true;
+    }
+    for (int32_t i = 0; i < ndim; ++i)
+        if (__builtin_mul_overflow(dims[i] - 1, strides[i], &step) ||
+            __builtin_add_overflow(last, step, &last) || last == INT64_MAX)
+            return false;
+    *span = last + 1;
+    return true;
+}
+
 int64_t hipdnnSdkElementCount(int32_t ndim, const int64_t* dims) {
     int64_t n = 1;
     for (int32_t i = 0; i < ndim; ++i) n *= dims[i];

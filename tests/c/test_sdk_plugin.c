@@ -213,6 +213,21 @@ static void test_data_type_table(void) {
     CHECK_EQ_INT(hipdnnSdkDataTypeSize((hipdnnDataType_t)5), 0);
 }
 
+/* A tensor's span: the one overflow-checked sum the backend and _C share. */
+static void test_span_elements(void) {
+    int64_t span = -1;
+    const int64_t dims[3] = {2, 3, 4}, packed[3] = {12, 4, 1}, padded[3] = {100, 10, 2};
+    CHECK(hipdnnSdkSpanElements(3, dims, packed, &span) && span == 24);
+    CHECK(hipdnnSdkSpanElements(3, dims, padded, &span) && span == 1 + 100 + 20 + 6);
+    CHECK(hipdnnSdkSpanElements(0, dims, packed, &span) && span == 1);
+    const int64_t empty[3] = {2, 0, 4}, negative[3] = {12, -4, 1};
+    CHECK(hipdnnSdkSpanElements(3, empty, packed, &span) && span == 0);
+    CHECK(!hipdnnSdkSpanElements(3, dims, negative, &span));
+    const int64_t big[2] = {INT64_C(1) << 35, (INT64_C(1) << 35) + 1};
+    const int64_t huge[2] = {(INT64_C(1) << 35) + 1, 1};
+    CHECK(!hipdnnSdkSpanElements(2, big, huge, &span)); /* (2^35)(2^35 + 1) passes int64 */
+}
+
 int main(void) {
     RUN_TEST(test_decline_is_one_bounded_line);
     RUN_TEST(test_diagnostics);
@@ -221,5 +236,6 @@ int main(void) {
     RUN_TEST(test_config_knobs);
     RUN_TEST(test_applicable_and_reason);
     RUN_TEST(test_data_type_table);
+    RUN_TEST(test_span_elements);
     return check_finish();
 }

@@ -164,13 +164,16 @@ EXPORT CUresult cuEventElapsedTime(float* ms, void* a, void* b) { return cuEvent
 /* MEMORY_TYPE (2): 2 for our allocations, else 0; IS_MANAGED (8): 0; DEVICE_ORDINAL (9). */
 EXPORT CUresult cuPointerGetAttributes(unsigned n, int* attrs, void** data, unsigned long long p) {
     pthread_mutex_lock(&g_lock);
-    int dev = find_alloc((uintptr_t)p) >= 0;
+    int a = find_alloc((uintptr_t)p), dev = a >= 0;
+    uintptr_t begin = dev ? g_allocs[a].begin : 0, end = dev ? g_allocs[a].end : 0;
     pthread_mutex_unlock(&g_lock);
     for (unsigned i = 0; i < n; ++i) {
         switch (attrs[i]) {
         case 2: *(unsigned*)data[i] = dev ? 2u : 0u; break;
         case 8: *(unsigned*)data[i] = 0; break;
         case 9: *(int*)data[i] = dev ? 0 : -2; break;
+        case 11: *(unsigned long long*)data[i] = begin; break; /* the allocation's range */
+        case 12: *(size_t*)data[i] = end - begin; break;
         default: return INVALID_VALUE;
         }
     }

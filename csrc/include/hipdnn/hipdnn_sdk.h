@@ -369,6 +369,10 @@ void hipdnnSdkPackedStrides(int32_t ndim, const int64_t* dims, int64_t* strides)
 /* Whether two elements may share an address: true unless, taking the dims larger than 1
  * by increasing stride, each stride steps past all the smaller dims reach. */
 bool hipdnnSdkStridesOverlap(int32_t ndim, const int64_t* dims, const int64_t* strides);
+/* The elements a tensor's strides reach, 1 + sum((dims[i] - 1) * strides[i]), into *span
+ * (0 when a dim is 0); false when a dim or stride is negative or the sum passes int64. */
+bool hipdnnSdkSpanElements(int32_t ndim, const int64_t* dims, const int64_t* strides,
+                           int64_t* span);
 /* Number of elements; 1 for ndim 0. */
 int64_t hipdnnSdkElementCount(int32_t ndim, const int64_t* dims);
 
