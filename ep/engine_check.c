@@ -1,10 +1,14 @@
-/* engine_check.c — on the GPU device, GetCapability claims a node, or fuses a group, only
- * when an engine for device memory takes that graph: rather than a list of what the GPU
- * engine runs today, hipdnn is asked (ep_lower_check: the same lowering a fused node gets
+/* engine_check.c — GetCapability claims a node, or fuses a group, only when an engine for
+ * the device's memory takes that graph: rather than a list of what the GPU engine runs
+ * today, or of the parameters the reference engine takes, hipdnn is asked (ep_lower_check: the same lowering a fused node gets
  * at run time, then the heuristics, hipdnn's check_support).  The candidate graph's inputs
  * and outputs are the ones ORT would give the fused node: values its nodes read but do
  * not make, and values they make that a node outside reads or the graph returns.  Dims
- * the model leaves symbolic are taken as 1, the size every shape rule accepts. */
+ * the model leaves symbolic (or empty) are taken as 1, the size most shape rules accept,
+ * then as 64 (a kernel wider than 1 needs room).  Where both guesses break ONNX's own
+ * shape rules (a Reshape to [3, 4, 0] of [A, 3, 4]), the true shapes decide at run time:
+ * on the GPU the group is declined, to be safe; in host memory the reference engine runs
+ * every op, so it is taken. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,12 +55,6 @@ bool ep_engine_takes(const ep_model* m, const int* members, int n_members, hipdn
                 add_once(outputs, &n_out, v);
         }
     }
-    for (int i = 0; i < n_in; ++i) {
-        const ep_value* v = &m->values[inputs[i]];
-        shapes[i].rank = v->rank > 0 ? v->rank : 1;
-        for (int d = 0; d < shapes[i].rank; ++d)
-            shapes[i].dims[d] = v->rank > 0 && v->dims[d] > 0 ? v->dims[d] : 1;
-    }
     ep_model sub = *m;
     sub.nodes = nodes;
     sub.n_nodes = n_members;
@@ -64,7 +62,24 @@ bool ep_engine_takes(const ep_model* m, const int* members, int n_members, hipdn
     sub.n_inputs = n_in;
     sub.outputs = outputs;
     sub.n_outputs = n_out;
-    ok = ep_lower_check(&sub, shapes, h, opt, space, "candidate", why, why_len);
+    static const int64_t guesses[] = {1, 64}; /* 64: room for a kernel wider than 1 */
+    bool guessed = false, in_shape_rules = false;
+    for (size_t g = 0; g < sizeof(guesses) / sizeof(guesses[0]); ++g) {
+        for (int i = 0; i < n_in; ++i) {
+            const ep_value* v = &m->values[inputs[i]];
+            shapes[i].rank = v->rank > 0 ? v->rank : 1;
+            guessed = guessed || v->rank <= 0;
+            for (int d = 0; d < shapes[i].rank; ++d) {
+                bool known = v->rank > 0 && v->dims[d] > 0;
+                shapes[i].dims[d] = known ? v->dims[d] : guesses[g];
+                guessed = guessed || !known;
+            }
+        }
+        ok = ep_lower_check(&sub, shapes, h, opt, space, "candidate", why, why_len,
+                            &in_shape_rules);
+        if (ok || !guessed || !in_shape_rules) break;
+    }
+    if (!ok && guessed && in_shape_rules && space == HIPDNN_MEMORY_HOST) ok = true;
     /* a reason about the whole graph comes as "candidate: ...": the caller names it */
     if (!ok && !strncmp(why, "candidate: ", 11)) memmove(why, why + 11, strlen(why + 11) + 1);
 done:

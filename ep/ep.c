@@ -34,19 +34,31 @@ static const char* ORT_API_CALL get_name(const OrtEp* ep) {
 
 /* ---- GetCapability ------------------------------------------------------------------- */
 
-/* On the GPU a node is claimed only when an engine for device memory takes it alone
- * (the GPU engine runs the memory-bound ops; convolutions and matmuls stay with ORT). */
-static void keep_what_the_gpu_runs(hip_ep* e, const ep_model* m, bool* supported, int* claimed) {
+/* The memory the device's engines run on, and its name in the log. */
+static hipdnnMemorySpace_t space_of(const hip_ep* e) {
+    return e->device == EP_DEVICE_GPU ? HIPDNN_MEMORY_DEVICE : HIPDNN_MEMORY_HOST;
+}
+static const char* space_label(const hip_ep* e) {
+    return e->device == EP_DEVICE_GPU ? "the GPU" : "host memory";
+}
+
+/* A node is claimed only when an engine for the device's memory takes it alone: on the
+ * GPU the engine runs the memory-bound ops (convolutions and matmuls stay with ORT); on
+ * the CPU the reference engine runs every op, but not every parameter (a Conv stride of
+ * 2^40 is valid ONNX and past what it takes), and a claimed node must not fail at Run. */
+static void keep_what_an_engine_runs(hip_ep* e, const ep_model* m, bool* supported,
+                                     int* claimed) {
     char why[1024], label[200];
     for (int i = 0; i < m->n_nodes; ++i) {
         if (!supported[i]) continue;
-        if (ep_engine_takes(m, &i, 1, e->x.h, &e->opt, HIPDNN_MEMORY_DEVICE, why, sizeof(why)))
+        if (ep_engine_takes(m, &i, 1, e->x.h, &e->opt, space_of(e), why, sizeof(why)))
             continue;
         supported[i] = false;
         --*claimed;
         ep_log(e->logger, e->opt.log_level, ORT_LOGGING_LEVEL_INFO,
-               "node %s (domain '%s') stays with ORT: no engine for the GPU takes it: %s",
-               ep_node_label(&m->nodes[i], label, sizeof(label)), m->nodes[i].domain, why);
+               "node %s (domain '%s') stays with ORT: no engine for %s takes it: %s",
+               ep_node_label(&m->nodes[i], label, sizeof(label)), m->nodes[i].domain,
+               space_label(e), why);
     }
 }
 
@@ -65,7 +77,7 @@ static bool reads_from(const ep_model* m, int n, const int* nodes, int count) {
  * the engine takes the run with it, else starts the next.  A run of consecutive members
  * of an acyclic group is itself acyclic (a path between two of its nodes passes only
  * nodes between them), and runs only feed later runs.  Returns the new group count. */
-static int split_what_the_gpu_declines(hip_ep* e, const ep_model* m, int* group, int groups,
+static int split_what_engines_decline(hip_ep* e, const ep_model* m, int* group, int groups,
                                        int* members) {
     char why[1024], label[200];
     int total = groups;
@@ -73,7 +85,7 @@ static int split_what_the_gpu_declines(hip_ep* e, const ep_model* m, int* group,
         int n = 0;
         for (int i = 0; i < m->n_nodes; ++i)
             if (group[i] == g) members[n++] = i;
-        if (n < 2 || ep_engine_takes(m, members, n, e->x.h, &e->opt, HIPDNN_MEMORY_DEVICE, why,
+        if (n < 2 || ep_engine_takes(m, members, n, e->x.h, &e->opt, space_of(e), why,
                                      sizeof(why)))
             continue;
         ep_node_label(&m->nodes[members[0]], label, sizeof(label));
@@ -82,7 +94,7 @@ static int split_what_the_gpu_declines(hip_ep* e, const ep_model* m, int* group,
         for (int j = 1; j < n; ++j) {
             if (!reads_from(m, members[j], members + start, j - start) ||
                 !ep_engine_takes(m, members + start, j - start + 1, e->x.h, &e->opt,
-                                 HIPDNN_MEMORY_DEVICE, unused, sizeof(unused))) {
+                                 space_of(e), unused, sizeof(unused))) {
                 start = j;
                 id = total++;
                 ++runs;
@@ -90,8 +102,8 @@ static int split_what_the_gpu_declines(hip_ep* e, const ep_model* m, int* group,
             group[members[j]] = id;
         }
         ep_log(e->logger, e->opt.log_level, ORT_LOGGING_LEVEL_INFO,
-               "the %d nodes from %s are not taken as one graph by an engine for the GPU (%s); "
-               "they are claimed as %d fused nodes", n, label, why, runs);
+               "the %d nodes from %s are not taken as one graph by an engine for %s (%s); "
+               "they are claimed as %d fused nodes", n, label, space_label(e), why, runs);
     }
     return total;
 }
@@ -116,14 +128,12 @@ static OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph,
                        "node %s (domain '%s') stays with ORT: %s",
                        ep_node_label(&m.nodes[i], label, sizeof(label)), m.nodes[i].domain, why);
         }
-        if (e->device == EP_DEVICE_GPU) keep_what_the_gpu_runs(e, &m, supported, &claimed);
+        keep_what_an_engine_runs(e, &m, supported, &claimed);
         groups = ep_group_nodes(&m, supported, group);
-        if (e->device == EP_DEVICE_GPU) {
-            int* scratch = calloc((size_t)(m.n_nodes ? m.n_nodes : 1), sizeof(int));
-            if (!scratch) st = ep_status(ORT_FAIL, "out of memory");
-            else groups = split_what_the_gpu_declines(e, &m, group, groups, scratch);
-            free(scratch);
-        }
+        int* scratch = calloc((size_t)(m.n_nodes ? m.n_nodes : 1), sizeof(int));
+        if (!scratch) st = ep_status(ORT_FAIL, "out of memory");
+        else groups = split_what_engines_decline(e, &m, group, groups, scratch);
+        free(scratch);
     }
     OrtNodeFusionOptions fusion;
     memset(&fusion, 0, sizeof(fusion));

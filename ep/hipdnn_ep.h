@@ -272,10 +272,12 @@ OrtStatus* ep_lower(const ep_model* m, const ep_shape* in_shapes, hipdnnHandle_t
 void ep_plan_free(ep_plan* p);
 
 /* The same graph finalized and only asked about: whether an engine that runs in `space`
- * takes it (ep_plan_check; no plan is built, nothing compiled).  False with `why`. */
+ * takes it (ep_plan_check; no plan is built, nothing compiled).  False with `why`, and
+ * *in_shapes_rules (if given) true when the shapes themselves failed ONNX's rules, before
+ * any engine was asked. */
 bool ep_lower_check(const ep_model* m, const ep_shape* in_shapes, hipdnnHandle_t h,
                     const ep_options* opt, hipdnnMemorySpace_t space, const char* graph_name,
-                    char* why, size_t why_len);
+                    char* why, size_t why_len, bool* in_shape_rules);
 
 /* ---- op_table.c ---------------------------------------------------------------------- */
 

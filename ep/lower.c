@@ -37,6 +37,7 @@ struct ep_lowering {
     const char* label; /* the node being lowered */
     char err[1536];
     bool failed;
+    bool shape_failed; /* failed in ONNX's shape rules (ep_shape_infer), not in hipdnn */
 };
 typedef ep_lowering lw;
 
@@ -634,6 +635,7 @@ static void lower_nodes(lw* w) {
         memset(outs, 0, sizeof(outs));
         if (!ep_shape_infer(m, n, ins, outs, why, sizeof(why))) {
             failf(w, "%s", why);
+            w->shape_failed = true;
             break;
         }
         for (int k = 0; k < n->n_out && k < EP_MAX_IO; ++k)
@@ -681,7 +683,7 @@ static bool lowering_finish(lw* w, bool check_only, ep_plan* out, char* err, siz
  * false with the reason in `err`. */
 static bool lower_model(const ep_model* m, const ep_shape* in_shapes, hipdnnHandle_t h,
                         const ep_options* opt, hipdnnMemorySpace_t space, const char* graph_name,
-                        ep_plan* out, char* err, size_t err_len) {
+                        ep_plan* out, char* err, size_t err_len, bool* in_shape_rules) {
     ep_plan scratch;
     bool check_only = out == NULL;
     if (check_only) out = &scratch;
@@ -692,6 +694,7 @@ static bool lower_model(const ep_model* m, const ep_shape* in_shapes, hipdnnHand
     }
     lower_nodes(&w);
     collect_outputs(&w, graph_name, out);
+    if (in_shape_rules) *in_shape_rules = w.shape_failed;
     if (!w.failed) build_graph(&w, opt, space, graph_name, check_only ? NULL : out);
     return lowering_finish(&w, check_only, out, err, err_len);
 }
@@ -700,14 +703,16 @@ OrtStatus* ep_lower(const ep_model* m, const ep_shape* in_shapes, hipdnnHandle_t
                     const ep_options* opt, hipdnnMemorySpace_t space, const char* graph_name,
                     ep_plan* out) {
     char err[1536];
-    if (lower_model(m, in_shapes, h, opt, space, graph_name, out, err, sizeof(err))) return NULL;
+    if (lower_model(m, in_shapes, h, opt, space, graph_name, out, err, sizeof(err), NULL))
+        return NULL;
     return ep_status(ORT_FAIL, "%s", err);
 }
 
 bool ep_lower_check(const ep_model* m, const ep_shape* in_shapes, hipdnnHandle_t h,
                     const ep_options* opt, hipdnnMemorySpace_t space, const char* graph_name,
-                    char* why, size_t why_len) {
-    return lower_model(m, in_shapes, h, opt, space, graph_name, NULL, why, why_len);
+                    char* why, size_t why_len, bool* in_shape_rules) {
+    return lower_model(m, in_shapes, h, opt, space, graph_name, NULL, why, why_len,
+                       in_shape_rules);
 }
 
 void ep_plan_free(ep_plan* p) {

@@ -521,6 +521,24 @@ def test_conv_attributes_past_2_pow_40_stay_with_ort_before_any_arithmetic(tmp_p
     assert f"node Conv 'huge' (domain '') stays with ORT: {said}" in err, err
 
 
+@pytest.mark.parametrize("x_shape", [[1, 2, 5, 5], ["N", 2, 5, 5], ["N", 2, "H", "W"]])
+def test_a_conv_stride_of_2_pow_40_is_left_to_ort_when_no_engine_takes_it(tmp_path, rng,
+                                                                         x_shape):
+    # issue 26: strides of 2^40 are valid ONNX and within what hipdnn-ep bounds, but past
+    # what the reference engine takes: the node was claimed, then failed at Run.  GetCapability
+    # now asks the engines in host memory too, with symbolic dims guessed (1, then 64)
+    node = helper.make_node("Conv", ["x", "W"], ["y"], name="s40", strides=[2 ** 40, 2 ** 40])
+    m = model([node], [("x", x_shape)], [("y", None)], [("W", rand(rng, 3, 2, 3, 3))])
+    feeds = {"x": rand(rng, 1, 2, 5, 5)}
+    got, assigned = compare(tmp_path, m, feeds, fully_claimed=False)
+    assert [a[0] for a in assigned] == ["CPUExecutionProvider"]
+    assert got["y"][0].shape == (1, 3, 1, 1)
+    err = run(tmp_path, m, feeds, log_level=1, device="cpu")[2]
+    assert "node Conv 's40' (domain '') stays with ORT: no engine for host memory takes it: " \
+           "reference_cpu: node 'Conv 's40'' (conv_fprop): spatial dim 0: padding 0/0, stride " \
+           "1099511627776, dilation 1 out of range" in err, err
+
+
 def test_empty_inputs_give_empty_outputs_without_the_engine(tmp_path, rng):
     # issue 26: a claimed node failed at Run on an empty batch (common after detection) and
     # on a static empty dim; ORT's CPU EP runs both.  The batch here is symbolic: one
