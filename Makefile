@@ -239,7 +239,7 @@ test-asan: deps
 	# or toolchain (NVRTC, hiprtc, ptxas, mypy under ASan) exercise outside tools rather than
 	# our code; make test and make test-slow run them.
 	cd $(ASAN_BUILD)/pkg && $(PY_ASAN_ENV) HIPDNN_BUILD_DIR=$(CURDIR)/$(ASAN_BUILD) \
-	  HIPDNN_TEST_EMULATED_MARK="gpu and not large" \
+	  HIPDNN_TEST_EMULATED_MARK="gpu and not large" HIPDNN_TEST_SANITIZE=address,undefined \
 	  $(PYTEST) -m "not slow and not toolchain" --ignore=$(CURDIR)/tests/test_c_suite.py \
 	  $(CURDIR)/tests
 	$(call no_reports,$(ASAN_BUILD))

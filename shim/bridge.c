@@ -95,7 +95,7 @@ EXPORT OrtStatus* CreateEpFactories(const char* registered_name, const OrtApiBas
         pthread_mutex_unlock(&g_lock);
         return status(api, ORT_FAIL, BRIDGE_PREFIX "out of memory counting factories");
     }
-    memcpy(g_live + g_n_live, factories, n * sizeof(*factories));
+    if (n) memcpy(g_live + g_n_live, factories, n * sizeof(*factories)); /* g_live may be NULL */
     g_n_live += n;
     close_if_unused(); /* hipdnn-ep made none: nothing will be released */
     pthread_mutex_unlock(&g_lock);

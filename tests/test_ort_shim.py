@@ -26,6 +26,11 @@ REPO = Path(__file__).resolve().parent.parent
 BUILD_DIR = Path(os.environ.get("HIPDNN_BUILD_DIR", REPO / "build")).resolve()
 CC = os.environ.get("CC", "cc")
 CFLAGS = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE"]
+# `make test-asan` sets this: the bridge, the fake EP and the umbrella are then built with
+# the sanitizers too, like everything else in that build (their reports fail the target)
+if os.environ.get("HIPDNN_TEST_SANITIZE"):
+    CFLAGS += [f"-fsanitize={os.environ['HIPDNN_TEST_SANITIZE']}", "-fno-omit-frame-pointer",
+               "-g"]
 
 ORT_NO_SUCHFILE, ORT_FAIL, ORT_INVALID_ARGUMENT, ORT_EP_FAIL = 3, 1, 2, 11
 EP_ENV = "HIPDNN_EP_LIBRARY"
