@@ -19,9 +19,8 @@
  * name with set_preferred_engine("blaslt") or deselected with deselect_engines. */
 #define BLASLT_PRIORITY 50
 #define BLASLT_MSG_LEN HIPDNN_SDK_PLUGIN_MSG_LEN
-/* cublasLtGetVersion() of cuBLASLt 11.0 (major * 10000 + minor * 100 + patch): the
- * oldest with every call and epilogue this engine uses. */
-#define BLASLT_MIN_VERSION 110000
+/* cuBLASLt 11.0, the oldest with every call and epilogue this engine uses. */
+#define BLASLT_MIN_MAJOR 11
 /* The most workspace a plan may ask for; the heuristic only offers algorithms within it. */
 #define BLASLT_MAX_WORKSPACE (32u << 20)
 /* How many of the heuristic's algorithms the ALGORITHM knob can choose among. */

@@ -149,14 +149,17 @@ static bool bind_lt(void* lib, const char* name, char* why, size_t len) {
     };
     if (!bind(lib, syms, sizeof(syms) / sizeof(syms[0]), name, why, len)) return false;
     g_lt.get_status_name = (const char* (*)(bl_status))dlsym(lib, "cublasLtGetStatusName");
+    /* cuBLAS numbered its versions major * 1000 + minor * 100 + patch until 11.x had minors
+     * past 9, then major * 10000 + minor * 100 + patch. */
     const size_t v = g_lt.get_version();
-    if (v < BLASLT_MIN_VERSION)
+    const size_t major = v >= 100000 ? v / 10000 : v / 1000;
+    const size_t minor = v >= 100000 ? v / 100 % 100 : v / 100 % 10;
+    if (major < BLASLT_MIN_MAJOR)
         return hipdnnSdkDecline(why, len, BLASLT_ENGINE_NAME, "%s is cuBLASLt %zu.%zu.%zu "
-                                "(cublasLtGetVersion %zu); blaslt needs %d.%d or newer", name,
-                                v / 10000, v / 100 % 100, v % 100, v,
-                                BLASLT_MIN_VERSION / 10000, BLASLT_MIN_VERSION / 100 % 100);
-    hipdnnSdkFormat(g.library, sizeof(g.library), "%s (cuBLASLt %zu.%zu.%zu)", name,
-                    v / 10000, v / 100 % 100, v % 100);
+                                "(cublasLtGetVersion %zu); blaslt needs %d.0 or newer", name,
+                                major, minor, v % 100, v, BLASLT_MIN_MAJOR);
+    hipdnnSdkFormat(g.library, sizeof(g.library), "%s (cuBLASLt %zu.%zu.%zu)", name, major,
+                    minor, v % 100);
     return true;
 }
 

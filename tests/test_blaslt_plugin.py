@@ -1,0 +1,535 @@
+"""The blaslt engine (plugins/blaslt): a matmul and its cuBLASLt epilogues against float64
+NumPy, what it declines and why, how it loads or declines to load, and its knobs.
+
+The tests marked `gpu` run on the engine: on cuBLASLt with an NVIDIA GPU, and in CI over
+the fake CUDA driver (build/tests/fake_cuda) and the fake cuBLASLt (build/tests/fake_cublaslt),
+which test_the_gpu_tests_pass_over_the_fake_libraries runs this file on in a subprocess.  The
+fakes compute in float64 with cuBLASLt's column-major semantics and refuse what the library
+refuses (shapes, types, pointers that are not device memory or not aligned as the chosen
+algorithm needs, too little workspace), so they check the plugin's mapping of the graph onto
+the library, not the library's kernels.  Every run copies each operand's whole allocation,
+NaN poison included, to the device and back (conftest.DeviceNumerics): outputs are checked
+to be fully written and nothing else, inputs to be unchanged.
+
+The loading tests run without a GPU: each starts a child over the fakes (or without the
+library) and reads what `hipdnn.skipped_engine_plugins()` says.
+"""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hipdnn
+import references as ref
+from conftest import STORAGES, DeviceNumerics, Operand, assert_close, skip_or_fail_without_gpu
+from tolerances import graph_tolerance, tolerance
+
+REPO = Path(__file__).resolve().parents[1]
+BUILD_DIR = Path(os.environ.get("HIPDNN_BUILD_DIR", REPO / "build")).resolve()
+FAKE_DRIVER = BUILD_DIR / "tests" / "fake_cuda"
+FAKE_LT = BUILD_DIR / "tests" / "fake_cublaslt"
+ENGINES = Path(hipdnn.__file__).resolve().parent / "lib" / "hipdnn_plugins" / "engines"
+PLUGIN = ENGINES / "libhipdnn_blaslt.so"
+ENGINE = "blaslt"
+KNOB_ALGORITHM = hipdnn.knob_type.KERNEL_CFG  # which of the heuristic's algorithms
+KNOB_TF32 = 20000
+FP32_UNIT = 2.0 ** -24
+
+# In the child over the fakes: the reference engine and this one only (the hip engine's
+# CUDA build has nothing to do with a fake driver).
+FAKE = os.environ.get("HIPDNN_TEST_FAKE_BLASLT") == "1"
+if FAKE:
+    hipdnn.set_engine_plugin_paths([str(ENGINES / "libhipdnn_reference_cpu.so"), str(PLUGIN)],
+                                   hipdnn.plugin_loading_mode.ABSOLUTE)
+
+
+def fake_env(library=True, **extra):
+    """The environment of a child over the fake driver (and the fake cuBLASLt)."""
+    env = dict(os.environ)
+    env.pop("HIPDNN_PLUGIN_DIR", None)
+    folders = [str(FAKE_DRIVER)] + ([str(FAKE_LT)] if library else [])
+    env.update({"LD_LIBRARY_PATH": os.pathsep.join(folders + [env.get("LD_LIBRARY_PATH", "")]),
+                "HIPDNN_DEVICE_RUNTIME": "cuda", "HIPDNN_BUILD_DIR": str(BUILD_DIR)})
+    if library:  # the fake, even where a real cuBLASLt is on the loader's path
+        env["HIPDNN_BLASLT_LIBRARY"] = str(FAKE_LT / "libcublasLt.so.13")
+    env.update(extra)
+    return env
+
+
+# ---- the engine under test ---------------------------------------------------------------
+
+def unavailable():
+    """None when the blaslt engine is loaded with a device, else why not."""
+    if ENGINE in [e.name for e in hipdnn.engines()] and hipdnn.device_runtime().name != "none":
+        return None
+    why = [f"no '{ENGINE}' engine"]
+    why += [reason for path, reason in hipdnn.skipped_engine_plugins() if path.endswith(PLUGIN.name)]
+    return "; ".join(why)
+
+
+@pytest.fixture
+def bl(rng):
+    """DeviceNumerics on the blaslt engine (conftest): skips without a GPU, fails in the
+    run over the fakes, where the engine must load."""
+    reason = unavailable()
+    if reason:
+        if FAKE:
+            pytest.fail(f"over the fake libraries: {reason}")
+        skip_or_fail_without_gpu(reason)
+    d = DeviceNumerics(rng)
+    d.engine = ENGINE
+    return d
+
+
+def blaslt_log(run):
+    """The engine's log lines (info) while run() runs."""
+    messages = []
+    hipdnn.set_log_level(hipdnn.log_level.INFO)
+    hipdnn.set_log_callback(lambda level, msg: messages.append(msg))
+    try:
+        run()
+        hipdnn._C.flush_log()
+    finally:
+        hipdnn.set_log_callback(None)
+        hipdnn.set_log_level(hipdnn.log_level.WARN)
+    return [m for m in messages if m.startswith(ENGINE + ":")]
+
+
+def assert_product_close(out, want, tol, k, magnitude):
+    """The DESIGN tolerance plus what fp32 accumulation of k terms may lose,
+    k * u * (|a| @ |b|), doubled for an epilogue's slope (as tests/test_gpu_matmul.py)."""
+    got = np.asarray(out.decoded(), np.float64)
+    bound = tol + tol * np.abs(want) + 2.0 * k * FP32_UNIT * magnitude
+    err = np.abs(got - want)
+    if not (err <= bound).all():
+        assert_close(got, want, tol, out.tensor.get_name())  # non-finite: reported there
+        bad = np.unravel_index(int(np.argmax(err - bound)), err.shape)
+        pytest.fail(f"{out.tensor.get_name()}: |diff| {err[bad]:.3g} > {bound[bad]:.3g} at {bad}")
+
+
+# ---- epilogues: (graph, product, its reference) -> (output tensor, reference, inputs) -----
+
+def with_bias(bl, dtype):
+    def add(g, c, want):
+        bias = bl.input([1, want.shape[-1]], dtype)
+        return g.bias(c, bias.bind(g, "bias"), name="bias"), want + bias.values, [bias]
+    return add
+
+
+def then(first, activation):
+    """first (or nothing), then the named activation."""
+    def add(g, c, want):
+        extra = []
+        if first:
+            c, want, extra = first(g, c, want)
+        if activation == "relu":
+            return g.relu(c, name="act"), ref.relu(want), extra
+        return g.gelu_approx_tanh(c, name="act"), ref.gelu_approx_tanh(want), extra
+    return add
+
+
+def build_config(g, knobs):
+    """g's plan on blaslt with these knob values (cuDNN frontend's create_execution_plan)."""
+    g.validate()
+    g.build_operation_graph()
+    g.create_execution_plan([e.name for e in hipdnn.engines()].index(ENGINE), knobs)
+    g.build_plans()
+    assert g.get_engine_name() == ENGINE
+
+
+def product(bl, dtype, a, b, epilogue=None, out_dtype=None, out_layout="packed", knobs=None):
+    """c = a @ b (operands from bl.input), then the epilogue; checked against float64.
+    knobs: an engine config of blaslt with these knob values instead of heuristics.  The
+    engine's log lines."""
+    g = bl.graph(dtype)
+    c = g.matmul(a.bind(g, "a"), b.bind(g, "b"), name="mm")
+    want = np.matmul(a.values, b.values)
+    magnitude = np.broadcast_to(np.abs(a.values) @ np.abs(b.values), want.shape)
+    y, extra, ops = c, [], ["matmul"]
+    if epilogue:
+        y, want, extra = epilogue(g, c, want)
+        ops.append("pointwise")
+    out = bl.output(y, want.shape, out_dtype or dtype, out_layout)
+    def run():
+        if knobs is not None:
+            build_config(g, knobs)
+        bl.execute(g, [a, b] + extra + [out], build=knobs is None)
+    log = blaslt_log(run)
+    assert_product_close(out, want, graph_tolerance(ops, out_dtype or dtype), a.shape[-1],
+                         magnitude)
+    return log
+
+
+def plain(bl, dtype, a_shape, b_shape, a_layout="packed", b_layout="packed", **kw):
+    return product(bl, dtype, bl.input(a_shape, dtype, a_layout), bl.input(b_shape, dtype, b_layout),
+                   **kw)
+
+
+# ---- products ------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,n,k", [(1, 1, 1), (7, 13, 5), (33, 8, 100), (64, 48, 40)])
+def test_shapes(bl, dtype, m, n, k):
+    plain(bl, dtype, [m, k], [k, n])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_half_inputs_give_an_fp32_output(bl, dtype):
+    plain(bl, dtype, [24, 40], [40, 17], out_dtype="fp32")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("a_layout,b_layout", [("transposed", "packed"), ("packed", "transposed"),
+                                               ("transposed", "transposed")])
+def test_transposes_by_strides(bl, dtype, a_layout, b_layout):
+    plain(bl, dtype, [19, 24], [24, 11], a_layout, b_layout)
+
+
+@pytest.mark.gpu
+def test_a_column_major_output(bl, dtype):
+    # C's columns contiguous: cuBLASLt's D is C itself, not C^T
+    log = plain(bl, dtype, [21, 16], [16, 9], out_layout="transposed")
+    assert any("D = C," in m for m in log), log
+
+
+@pytest.mark.gpu
+def test_operands_with_a_leading_dimension(bl, dtype):
+    # each a [rows, cols] window of a wider allocation: rows contiguous, ld = cols + 3
+    def windowed(shape):
+        storage = STORAGES[dtype]
+        base = storage.full((shape[0], shape[1] + 3))
+        view = base[:, :shape[1]]
+        view[...] = storage.encode(bl.random(shape))
+        mask = np.zeros(base.shape, bool)
+        mask[:, :shape[1]] = True
+        return Operand(view, base, mask, storage, storage.decode(view))
+    product(bl, dtype, windowed([15, 20]), windowed([20, 12]))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("a_shape,b_shape", [([3, 17, 24], [3, 24, 9]),
+                                             ([2, 3, 17, 24], [24, 9]),
+                                             ([17, 24], [4, 24, 9]),
+                                             ([2, 3, 17, 24], [1, 1, 24, 9])])
+def test_batches_with_broadcast(bl, dtype, a_shape, b_shape):
+    plain(bl, dtype, a_shape, b_shape)
+
+
+@pytest.mark.gpu
+def test_a_view_inside_its_allocation_takes_the_algorithm_for_unaligned_pointers(bl, dtype):
+    # a starts one element into its allocation: not 16-byte aligned
+    storage = STORAGES[dtype]
+    m, k, n = 12, 16, 10
+    base = storage.full((m * k + 1,))
+    view = base[1:].reshape(m, k)
+    view[...] = storage.encode(bl.random([m, k]))
+    mask = np.zeros(base.shape, bool)
+    mask[1:] = True
+    a = Operand(view, base, mask, storage, storage.decode(view))
+    log = product(bl, dtype, a, bl.input([k, n], dtype))
+    assert any("first run of the algorithm for unaligned pointers" in m for m in log), log
+
+
+# ---- epilogues -------------------------------------------------------------------------------
+
+EPILOGUES = {
+    "bias": lambda bl, dt: with_bias(bl, dt),
+    "bias+relu": lambda bl, dt: then(with_bias(bl, dt), "relu"),
+    "bias+gelu_tanh": lambda bl, dt: then(with_bias(bl, dt), "gelu"),
+    "relu": lambda bl, dt: then(None, "relu"),
+    "gelu_tanh": lambda bl, dt: then(None, "gelu"),
+}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", list(EPILOGUES))
+def test_epilogues(bl, dtype, name):
+    a, b = bl.input([2, 23, 40], dtype), bl.input([40, 31], dtype)
+    log = product(bl, dtype, a, b, epilogue=EPILOGUES[name](bl, dtype))
+    assert any(f"epilogue {name}," in m for m in log), log
+
+
+# ---- knobs and workspace -----------------------------------------------------------------------
+
+def matmul_graph(dtype="fp16", a_dims=(64, 64), b_dims=(64, 64)):
+    g = hipdnn.pygraph(io_data_type=STORAGES[dtype].data_type,
+                       compute_data_type=hipdnn.data_type.FLOAT)
+    c = g.matmul(g.tensor(name="a", dim=list(a_dims)), g.tensor(name="b", dim=list(b_dims)))
+    c.set_output(True)
+    return g
+
+
+@pytest.mark.gpu
+def test_the_engine_lists_its_knobs(bl):
+    g = matmul_graph()
+    g.validate()
+    g.build_operation_graph()
+    knobs = g.get_knobs_for_engine([e.name for e in hipdnn.engines()].index(ENGINE))
+    assert [(k.type, k.min_value, k.max_value) for k in knobs] == [
+        (KNOB_ALGORITHM, 0, 7), (KNOB_TF32, 0, 1)]
+
+
+@pytest.mark.gpu
+def test_the_algorithm_knob_chooses_among_the_heuristics_algorithms(bl):
+    log = plain(bl, "fp16", [48, 64], [64, 40], knobs={KNOB_ALGORITHM: 1})
+    assert any("algorithm 1 of " in m for m in log), log
+
+
+@pytest.mark.gpu
+def test_an_algorithm_past_what_the_heuristic_offers_is_refused(bl):
+    try:
+        plain(bl, "fp16", [48, 64], [64, 40], knobs={KNOB_ALGORITHM: 7})
+    except hipdnn.HipdnnError as e:
+        assert "cuBLASLt's heuristic offers" in str(e), e
+    else:
+        assert not FAKE, "the fake offers 3 algorithms: index 7 must be refused"
+
+
+@pytest.mark.gpu
+def test_fp32_is_exact_fp32_unless_the_tf32_knob_says_so(bl):
+    m, k, n = 32, 64, 24
+    a, b = bl.input([m, k], "fp32"), bl.input([k, n], "fp32")
+    log = product(bl, "fp32", a, b, knobs={})  # held to the fp32 tolerance
+    assert any("compute 32F," in line for line in log), log
+    # TF32: the inputs keep 10 bits of mantissa, so each product is within about 2^-10
+    g = bl.graph("fp32")
+    c = g.matmul(a.bind(g, "a"), b.bind(g, "b"), name="mm")
+    out = bl.output(c, [m, n], "fp32")
+    log = blaslt_log(lambda: (build_config(g, {KNOB_TF32: 1}),
+                              bl.execute(g, [a, b, out], build=False)))
+    assert any("compute 32F_FAST_TF32," in line for line in log), log
+    want = a.values @ b.values
+    got = out.decoded()
+    assert (np.abs(got - want) <= 2.0 ** -9 * (np.abs(a.values) @ np.abs(b.values))).all()
+    if FAKE:  # the fake rounds the inputs as TF32 tensor cores do: the result moved
+        assert not np.array_equal(got, want.astype(np.float32))
+
+
+@pytest.mark.gpu
+def test_the_plan_asks_for_its_algorithms_workspace(bl):
+    g = matmul_graph()
+    g.set_preferred_engine(ENGINE)
+    g.build([hipdnn.heur_mode.A])
+    assert g.get_engine_name() == ENGINE
+    size = g.get_workspace_size()
+    assert 0 <= size <= 32 << 20
+    if FAKE:  # its best algorithm takes 1 MiB
+        assert size == 1 << 20
+
+
+# ---- ranking and choosing ----------------------------------------------------------------------
+
+@pytest.mark.gpu
+def test_the_engine_ranks_below_hip_and_is_chosen_by_name_or_left_out(bl):
+    by_name = {e.name: e for e in hipdnn.engines()}
+    assert by_name[ENGINE].priority < 100 and by_name[ENGINE].memory_space == hipdnn.memory_space.DEVICE
+    if "hip" in by_name:
+        assert by_name["hip"].priority > by_name[ENGINE].priority
+    g = matmul_graph()
+    g.set_preferred_engine(ENGINE)
+    g.deselect_engines([ENGINE])
+    g.build([hipdnn.heur_mode.A])
+    assert g.get_engine_name() != ENGINE
+    assert dict(g.support_report())[ENGINE] == "deselected by the user"
+
+
+# ---- what it declines, and why ---------------------------------------------------------------
+
+def reason(g):
+    """blaslt's reason for declining g (None if it runs it)."""
+    g.build([hipdnn.heur_mode.A])
+    return dict(g.support_report())[ENGINE]
+
+
+def linear(dtype="fp16", activation=None, bias_dims=(1, 40)):
+    g = hipdnn.pygraph(io_data_type=STORAGES[dtype].data_type,
+                       intermediate_data_type=hipdnn.data_type.FLOAT,
+                       compute_data_type=hipdnn.data_type.FLOAT)
+    c = g.matmul(g.tensor(name="x", dim=[16, 32]), g.tensor(name="w", dim=[32, 40]), name="mm")
+    y = g.bias(c, g.tensor(name="b", dim=list(bias_dims)), name="bias")
+    if activation:
+        y = activation(g, y)
+    y.set_output(True)
+    return g
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("activation,said", [
+    (lambda g, y: g.gelu(y, name="act"),
+     "gelu 'act': this gelu is the erf form; cuBLASLt's GELU epilogue computes the tanh "
+     "approximation (gelu_approx_tanh)"),
+    (lambda g, y: g.swish(y, name="act"), "swish 'act': no cuBLASLt epilogue computes swish"),
+    (lambda g, y: g.relu(y, upper_clip=6.0, name="act"), "relu 'act': cuBLASLt's RELU epilogue "
+                                                          "is max(x, 0)"),
+    (lambda g, y: g.bias(g.relu(y, name="act"), g.tensor(name="b2", dim=[1, 40]), name="b2"),
+     "cuBLASLt adds one bias, before its activation"),
+])
+def test_epilogues_cublaslt_lacks_are_declined_naming_the_node(bl, activation, said):
+    why = reason(linear(activation=activation))
+    assert why and why.startswith(f"{ENGINE}: ") and said in why, why
+
+
+@pytest.mark.gpu
+def test_gelu_tanh_after_the_bias_is_claimed(bl):
+    assert reason(linear(activation=lambda g, y: g.gelu_approx_tanh(y, name="act"))) is None
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("make,said", [
+    (lambda: matmul_graph("fp64"), "blaslt multiplies fp32, fp16 or bf16 matrices of one type"),
+    (lambda: linear(bias_dims=(16, 40)), "bias 'b' is not one packed value per column"),
+    (lambda: matmul_graph(a_dims=(2, 1, 16, 32), b_dims=(1, 3, 32, 8)),
+     "do not collapse into one stride"),
+])
+def test_what_cublaslt_cannot_take_is_declined_with_the_reason(bl, make, said):
+    why = reason(make())
+    assert why and said in why, why
+
+
+@pytest.mark.gpu
+def test_an_output_type_cublaslt_lacks_is_declined(bl):
+    g = hipdnn.pygraph(io_data_type=hipdnn.data_type.HALF, compute_data_type=hipdnn.data_type.FLOAT)
+    c = g.matmul(g.tensor(name="a", dim=[8, 8]), g.tensor(name="b", dim=[8, 8]), name="mm")
+    c.set_output(True).set_data_type(hipdnn.data_type.BFLOAT16)
+    why = reason(g)
+    assert why and "float16 inputs give float16 or fp32 with cuBLASLt, not bfloat16" in why, why
+
+
+@pytest.mark.gpu
+def test_a_second_output_before_the_epilogue_is_declined(bl):
+    g = hipdnn.pygraph(io_data_type=hipdnn.data_type.HALF,
+                       intermediate_data_type=hipdnn.data_type.FLOAT,
+                       compute_data_type=hipdnn.data_type.FLOAT)
+    c = g.matmul(g.tensor(name="x", dim=[16, 32]), g.tensor(name="w", dim=[32, 40]), name="mm")
+    c.set_output(True).set_name("pre")
+    g.relu(c, name="act").set_output(True)
+    why = reason(g)
+    assert why and "'pre' is a graph output read by another node" in why, why
+
+
+@pytest.mark.gpu
+def test_a_strided_matrix_is_declined(bl):
+    g = hipdnn.pygraph(io_data_type=hipdnn.data_type.FLOAT,
+                       compute_data_type=hipdnn.data_type.FLOAT)
+    a = g.tensor(name="a", dim=[8, 6], stride=[12, 2])  # every other element of each row
+    c = g.matmul(a, g.tensor(name="b", dim=[6, 4]), name="mm")
+    c.set_output(True)
+    why = reason(g)
+    assert why and "'a' ([.., 8, 6], strides [.., 12, 2]) is not a matrix cuBLASLt reads" in why, why
+
+
+# ---- over the fakes, in CI ---------------------------------------------------------------------
+
+def test_the_gpu_tests_pass_over_the_fake_libraries():
+    for lib in (FAKE_DRIVER / "libcuda.so.1", FAKE_LT / "libcublasLt.so.13", PLUGIN):
+        assert lib.is_file(), f"build the targets ({lib})"
+    if FAKE:
+        pytest.skip("already inside the run over the fakes")
+    env = fake_env(HIPDNN_TEST_FAKE_BLASLT="1")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p",
+                           "no:cacheprovider", __file__], cwd=str(REPO), env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
+    out = proc.stdout.decode("utf-8", "replace")
+    assert proc.returncode == 0, out[-6000:]
+    summary = out.strip().splitlines()[-1]
+    assert " passed" in summary and "failed" not in summary and "skipped" not in summary, summary
+
+
+# ---- loading ---------------------------------------------------------------------------------
+
+LOAD = """
+import json, hipdnn, numpy as np
+hipdnn.set_engine_plugin_paths([ENGINES + "/libhipdnn_reference_cpu.so", PLUGIN],
+                               hipdnn.plugin_loading_mode.ABSOLUTE)
+skipped = {p.rsplit("/", 1)[-1]: r for p, r in hipdnn.skipped_engine_plugins()}
+x = np.array([[-1.0, 0.5, 2.0]], np.float32)
+with hipdnn.Graph() as g:
+    g.relu(x)
+print(json.dumps({"skipped": skipped, "engines": [e.name for e in hipdnn.engines()],
+                  "relu": g(x).tolist(), "ran_on": g.engine_name}))
+"""
+
+
+def load(env):
+    """What a child with env loads: {"skipped": {file: reason}, "engines": [...], "relu":
+    a relu run on what remains, "ran_on": its engine}; and its stderr."""
+    code = f"ENGINES = {str(ENGINES)!r}\nPLUGIN = {str(PLUGIN)!r}\n" + textwrap.dedent(LOAD)
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=120, cwd=str(REPO))
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
+
+
+def assert_declined(out, said):
+    why = out["skipped"].get(PLUGIN.name)
+    assert why and why.startswith(f"declined to load: {ENGINE}: ") and said in why, out
+    assert out["engines"] == ["reference_cpu"] and out["relu"] == [[0.0, 0.5, 2.0]], out
+
+
+def test_the_plugin_loads_over_the_fakes():
+    out, _ = load(fake_env())
+    assert out["engines"] == [ENGINE, "reference_cpu"] and PLUGIN.name not in out["skipped"], out
+    assert out["ran_on"] == "reference_cpu"  # host arrays: the host engine
+
+
+def test_a_missing_library_declines_loading_naming_it(tmp_path):
+    missing = tmp_path / "libcublasLt.so.13"
+    out, _ = load(fake_env(library=False, HIPDNN_BLASLT_LIBRARY=str(missing)))
+    assert_declined(out, f"no cuBLASLt: $HIPDNN_BLASLT_LIBRARY: {missing}")
+
+
+def test_without_any_cublaslt_the_reason_lists_where_it_looked():
+    found = subprocess.run(["/sbin/ldconfig", "-p"], capture_output=True, text=True).stdout
+    if "libcublasLt.so" in found or Path("/usr/local/cuda/lib64/libcublasLt.so").exists():
+        pytest.skip("this machine has a cuBLASLt on the loader's path or in /usr/local/cuda")
+    env = fake_env(library=False)
+    env.pop("HIPDNN_BLASLT_LIBRARY", None)
+    out, _ = load(env)
+    assert_declined(out, "no cuBLASLt found (looked for libcublasLt.so.13/.12/.11 on the "
+                         "loader path, in NVIDIA's wheels under ")
+
+
+def test_a_library_too_old_declines_loading_naming_its_version():
+    out, _ = load(fake_env(FAKE_CUBLASLT_OLD="1"))
+    assert_declined(out, "libcublasLt.so.13 is cuBLASLt 10.2.1 (cublasLtGetVersion 10201); "
+                         "blaslt needs 11.0 or newer")
+
+
+def test_without_a_device_it_declines_loading():
+    out, _ = load(fake_env(FAKE_CUDA_NO_DEVICE="1"))
+    assert_declined(out, "no CUDA device: cuInit returned 100 (CUDA_ERROR_NO_DEVICE)")
+
+
+def test_on_this_machine_it_loads_or_declines_quietly():
+    # the default folder, as a user gets it: blaslt loads (an NVIDIA GPU with cuBLASLt) or
+    # is skipped with its reason, logged as info, so nothing reaches stderr at warn
+    env = {k: v for k, v in os.environ.items() if k not in ("HIPDNN_PLUGIN_DIR",
+                                                           "HIPDNN_LOG_LEVEL")}
+    code = ("import hipdnn, json\n"
+            "print(json.dumps({'engines': [e.name for e in hipdnn.engines()], 'skipped': "
+            "{p.rsplit('/', 1)[-1]: r for p, r in hipdnn.skipped_engine_plugins()}}))\n")
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=120, cwd=str(REPO))
+    assert proc.returncode == 0 and ENGINE not in proc.stderr, proc.stderr
+    out = json.loads(proc.stdout)
+    assert "reference_cpu" in out["engines"]
+    if ENGINE not in out["engines"]:
+        assert out["skipped"][PLUGIN.name].startswith(f"declined to load: {ENGINE}: "), out
+
+
+def test_the_plugin_links_neither_the_driver_nor_cublaslt():
+    readelf = subprocess.run(["readelf", "-d", str(PLUGIN)], capture_output=True, text=True)
+    if readelf.returncode != 0:
+        pytest.skip("no readelf")
+    needed = [line for line in readelf.stdout.splitlines() if "(NEEDED)" in line]
+    assert needed and not any("cublas" in n or "libcuda" in n for n in needed), needed
+    nm = subprocess.run(["nm", "-D", "--defined-only", str(PLUGIN)], capture_output=True,
+                        text=True, check=True).stdout
+    names = [line.split()[-1] for line in nm.splitlines() if line.strip()]
+    assert names and all(n.startswith("hipdnn") for n in names), names
