@@ -398,7 +398,7 @@ def test_an_output_type_cublaslt_lacks_is_declined(bl):
     c = g.matmul(g.tensor(name="a", dim=[8, 8]), g.tensor(name="b", dim=[8, 8]), name="mm")
     c.set_output(True).set_data_type(hipdnn.data_type.BFLOAT16)
     why = reason(g)
-    assert why and "float16 inputs give float16 or fp32 with cuBLASLt, not bfloat16" in why, why
+    assert why and "float16 inputs give float16 or float32 with cuBLASLt, not bfloat16" in why, why
 
 
 @pytest.mark.gpu

@@ -211,9 +211,9 @@ static bool types(const hipdnnSdkNode* mm, const char* label, const hipdnnSdkTen
         return decline(why, len, "%s: compute type %s; blaslt accumulates in fp32", label,
                        type_name(mm->compute_type));
     if (td < 0 || (td != ta && td != BL_R_32F))
-        return decline(why, len, "%s: %s inputs give %s or fp32 with cuBLASLt, not %s ('%s')",
+        return decline(why, len, "%s: %s inputs give %s or %s with cuBLASLt, not %s ('%s')",
                        label, type_name(A->data_type), type_name(A->data_type),
-                       type_name(D->data_type), D->name);
+                       type_name(HIPDNN_DATA_FLOAT), type_name(D->data_type), D->name);
     if (bias && bias->data_type != D->data_type)
         return decline(why, len, "%s: bias '%s' is %s; cuBLASLt reads a bias of the output's "
                        "type (%s)", label, bias->name, type_name(bias->data_type),

@@ -81,6 +81,11 @@ static bool load_driver(char* why, size_t len) {
     return true; /* the driver stays open for the process */
 }
 
+/* The names the loader resolves, newest first: tried before any path. */
+static const char* const k_sonames[] = {"libcublasLt.so.13", "libcublasLt.so.12",
+                                        "libcublasLt.so.11"};
+#define NUM_SONAMES 3
+
 /* The folder that holds the hipdnn package (site-packages for a wheel), from where this
  * plugin lies: <site>/hipdnn/lib/hipdnn_plugins/engines/<plugin>.so.  "" if elsewhere. */
 static void package_parent(char* out, size_t len) {
@@ -104,15 +109,12 @@ static int candidates(const char** names, int max, char (*buf)[600], bool* pinne
         names[0] = pin;
         return 1;
     }
-    static const char* const sonames[] = {"libcublasLt.so.13", "libcublasLt.so.12",
-                                          "libcublasLt.so.11"};
     static const char* const wheels[] = {"nvidia/cu13/lib/libcublasLt.so.13",
                                          "nvidia/cublas/lib/libcublasLt.so.13",
                                          "nvidia/cublas/lib/libcublasLt.so.12",
                                          "nvidia/cublas/lib/libcublasLt.so.11"};
     int n = 0;
-    for (size_t i = 0; i < sizeof(sonames) / sizeof(sonames[0]) && n < max; ++i)
-        names[n++] = sonames[i];
+    for (int i = 0; i < NUM_SONAMES && n < max; ++i) names[n++] = k_sonames[i];
     char site[512];
     package_parent(site, sizeof(site));
     for (size_t i = 0; site[0] && i < sizeof(wheels) / sizeof(wheels[0]) && n < max; ++i) {
@@ -163,12 +165,21 @@ static bool bind_lt(void* lib, const char* name, char* why, size_t len) {
     return true;
 }
 
-/* The first candidate that opens is the one: whole and new enough, or the reason. */
+/* The first candidate that opens is the one: whole and new enough, or the reason.  A
+ * cuBLASLt already in the process (PyTorch's) goes first, so that one copy serves both. */
 static bool load_cublaslt(char* why, size_t len) {
     const char* names[12];
     char buf[12][600];
     bool pinned = false;
     const int n = candidates(names, 12, buf, &pinned);
+    for (int i = 0; !pinned && i < NUM_SONAMES && i < n; ++i) {
+        void* lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+        if (!lib) continue;
+        dlclose(lib);
+        names[i] = names[0];
+        names[0] = k_sonames[i];
+        break;
+    }
     for (int i = 0; i < n; ++i) {
         void* lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
         if (!lib) {
