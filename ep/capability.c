@@ -167,6 +167,8 @@ bool ep_check_gemm(const ep_model* m, const ep_node* n, char* why, size_t why_le
 
 bool ep_check_reduce(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
     if (!check_inputs(m, n, 0, 1, why, why_len)) return false;
+    int64_t keep = ep_attr_int(n, "keepdims", 1); /* ONNX and ORT keep only for 1 */
+    if (keep != 0 && keep != 1) return WHY("keepdims is %lld; ONNX takes 0 or 1", (long long)keep);
     bool red[EP_MAX_RANK];
     return ep_reduce_axes(m, n, rank_of(m, n->in[0]), red, why, why_len);
 }
@@ -183,6 +185,19 @@ bool ep_check_softmax(const ep_model* m, const ep_node* n, char* why, size_t why
     return true;
 }
 
+/* Parameter p is read in X's dims from axis on, without broadcasting (ORT broadcasts
+ * LayerNormalization's): each dim known and X's, never a 1 that may stand for more. */
+static bool param_dims(const ep_model* m, int x, int axis, int p, char* why, size_t why_len) {
+    const ep_value *xv = &m->values[x], *pv = &m->values[p];
+    for (int i = 0; i < pv->rank; ++i) {
+        int64_t want = xv->dims[axis + i], have = pv->dims[i];
+        if (have < 0 || (want >= 0 ? have != want : have == 1))
+            return WHY("'%s' has dim %lld where X '%s' has %lld; hipdnn-ep reads it in X's "
+                       "dims, unbroadcast", pv->name, (long long)have, xv->name, (long long)want);
+    }
+    return true;
+}
+
 bool ep_check_batchnorm(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
     if (n->n_in != 5) return WHY("%d inputs", n->n_in);
     if (!check_inputs(m, n, 0, 5, why, why_len)) return false;
@@ -191,6 +206,7 @@ bool ep_check_batchnorm(const ep_model* m, const ep_node* n, char* why, size_t w
     if (rank_of(m, n->in[0]) < 2) return WHY("X needs rank >= 2");
     for (int k = 1; k < 5; ++k)
         if (rank_of(m, n->in[k]) != 1) return WHY("input %d is not 1-D", k);
+        else if (!param_dims(m, n->in[0], 1, n->in[k], why, why_len)) return false;
     return true;
 }
 
@@ -210,7 +226,9 @@ bool ep_check_layernorm(const ep_model* m, const ep_node* n, char* why, size_t w
                                                      "axis on)", (long long)(r - axis));
     if (n->n_in == 3 && n->in[2] >= 0 && rank_of(m, n->in[2]) != r - axis)
         return WHY("B's rank is not Scale's");
-    return true;
+    bool b = n->n_in == 3 && n->in[2] >= 0;
+    return param_dims(m, n->in[0], (int)axis, n->in[1], why, why_len) &&
+           (!b || param_dims(m, n->in[0], (int)axis, n->in[2], why, why_len));
 }
 
 bool ep_check_matmul(const ep_model* m, const ep_node* n, char* why, size_t why_len) {

@@ -456,6 +456,37 @@ def test_reduction_output_also_read_inside(tmp_path, rng):
     compare(tmp_path, m, {"x": rand(rng, 2, 3, 4)}, fused_nodes=1)
 
 
+# fuzz/fuzz_onnx.py found both (reproducers: fuzz/corpus/fuzz_onnx/regress-*.onnx): a
+# keepdims of 3 is "do not keep" to ONNX and ORT, and hipdnn-ep kept the dim; a
+# LayerNormalization Scale of [1], which ORT broadcasts, was read by hipdnn-ep as X's
+# normalized dims, past its end (as any BatchNormalization parameter of unknown length)
+@pytest.mark.parametrize("case", ["keepdims", "ln_scale", "ln_bias", "bn_symbolic"])
+def test_attributes_and_parameters_hipdnn_ep_cannot_read_stay_with_ort(tmp_path, rng, case):
+    x = rand(rng, 2, 3, 4)
+    feeds, inits, inputs = {"x": x}, [], [("x", [2, 3, 4])]
+    if case == "keepdims":
+        node = helper.make_node("ReduceMax", ["x"], ["r"], name="n", axes=[-1], keepdims=3)
+        said = "keepdims is 3; ONNX takes 0 or 1"
+    elif case == "bn_symbolic":  # fed as [3] at run time, but of no known length ahead
+        node = helper.make_node("BatchNormalization", ["x", "s", "b", "mu", "var"], ["r"],
+                                name="n")
+        inputs.append(("s", ["C"]))
+        feeds["s"] = rand(rng, 3)
+        inits = [("b", rand(rng, 3)), ("mu", rand(rng, 3)), ("var", positive(rng, 3))]
+        said = "'s' has dim -1 where X 'x' has 3"
+    else:
+        one, full = (rand(rng, 1), rand(rng, 4))[::1 if case == "ln_scale" else -1]
+        node = helper.make_node("LayerNormalization", ["x", "g", "b"], ["r"], name="n")
+        inits = [("g", one), ("b", full)]
+        said = f"'{'g' if case == 'ln_scale' else 'b'}' has dim 1 where X 'x' has 4"
+    m = model([node, helper.make_node("Relu", ["r"], ["y"], name="relu")], inputs,
+              [("y", None)], inits)
+    _, assigned = compare(tmp_path, m, feeds, fully_claimed=False)
+    assert {a[3]: a[0] for a in assigned} == {"n": "CPUExecutionProvider", "relu": "hipdnn"}
+    _, _, err = run(tmp_path, m, feeds, log_level=1, device="cpu")
+    assert f"node {node.op_type} 'n' (domain '') stays with ORT: {said}" in err, err
+
+
 CONV_ND_CASES = [
     # auto_pad, group, extra attributes, x shape, w shape: 1D and 3D
     ("NOTSET", 1, {"pads": [2, 1], "strides": [2]}, (2, 3, 11), (4, 3, 3)),
