@@ -21,7 +21,8 @@ passing and the hipdnn run failing; both passing with outputs of other shapes or
 or values outside |d| <= tol * (|ref| + max(1, max |ref|)) where the CPU output is finite
 (tol 1e-3 in float32, 2e-2 in float16; values only when the model's data is tame, no
 NaN, inf or |x| > 1e3).  A CPU run that fails means ORT rejects the model: hipdnn may fail
-too.  The model, its inputs and both runs' stderr go to BUILD/crashes/fuzz_onnx-<n>/.
+too.  Not compared either: a reduction over a negative axis fed an empty input, which ORT
+1.30's CPU EP leaves unreduced.  The model, its inputs and both runs' stderr go to BUILD/crashes/fuzz_onnx-<n>/.
 
     /usr/bin/python3 fuzz/fuzz_onnx.py BUILD SECONDS [SEED] [--keep-going] [--verbose]
                     (fuzz/run.sh runs it; SECONDS 0: the seeds only; --keep-going: every
@@ -291,7 +292,7 @@ ATTRS = {
     "ReduceMin": REDUCE_ATTRS, "Gelu": {"approximate": ("none", "tanh")},
 }
 FAMILIES = [("Relu", "Sigmoid", "Tanh", "Gelu", "Softmax", "Flatten", "Elu", "Neg"),
-            ("Add", "Sub", "Mul", "Div", "MatMul", "Pow"),
+            ("Add", "Sub", "Mul", "Div", "MatMul", "Max"),
             ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd"),
             ("Conv", "ConvTranspose"), ("Gemm", "MatMul"),
             ("LayerNormalization", "BatchNormalization", "InstanceNormalization")]
@@ -726,12 +727,31 @@ def compare(work: Path, tame: bool) -> str | None:
         scale = max(1.0, float(np.abs(w[finite]).max()))
         with np.errstate(invalid="ignore"):
             bad = finite & ~(np.abs(g - w) <= tol * (np.abs(w) + scale))
+        if np.isnan(w).any():  # NaN made inside: ORT's ReduceMax drops it in some lanes
+            bad &= ~np.isnan(g)
         if bad.any():
             k = int(np.flatnonzero(bad)[0])
             return (f"output {name}: {int(bad.sum())} of {want.size} elements differ (first "
                     f"at flat index {k}: hipdnn-ep {g.reshape(-1)[k]!r}, CPU EP "
                     f"{w.reshape(-1)[k]!r}; tolerance {tol} * (|ref| + {scale:.3g}))")
     return None
+
+
+def empty_reduce_quirk(m: onnx.ModelProto | None, runs: list[dict[str, np.ndarray]]) -> bool:
+    """ORT 1.30's CPU EP does not reduce an empty input over a negative axis (its output
+    keeps the axis, where ONNX drops it or keeps a 1): a model with such a reduction, fed an
+    empty input, is run but not compared."""
+    if m is None or not any(a.size == 0 for f in runs for a in f.values()):
+        return False
+    consts = {t.name: init_array(t) for t in m.graph.initializer}
+    for n in m.graph.node:
+        if n.op_type.startswith("Reduce"):
+            axes = [list(a.ints) for a in n.attribute if a.name == "axes"]
+            if len(n.input) > 1 and consts.get(n.input[1]) is not None:
+                axes.append(consts[n.input[1]].reshape(-1).tolist())
+            if any(x < 0 for ax in axes for x in ax):
+                return True
+    return False
 
 
 def judge(work: Path, case: dict) -> tuple[str, str | None]:
@@ -749,6 +769,8 @@ def judge(work: Path, case: dict) -> tuple[str, str | None]:
         return "crash", f"the hipdnn run hung (over {TIMEOUT} s; the CPU EP's took less)"
     if cpu["rc"] != 0:
         return "rejected", None
+    if case.get("quirk"):
+        return "quirk", None
     if hip["rc"] != 0:
         return "crash", (f"the CPU EP ran the model, the hipdnn run failed (status "
                          f"{hip['rc']}):\n{hip['stderr'][-3000:]}")
@@ -818,7 +840,7 @@ def main() -> int:
     crashes, work = build / "crashes", build / "fuzz_onnx.work"
     crashes.mkdir(parents=True, exist_ok=True)
     start, runs, findings = time.monotonic(), 0, 0
-    counts = {"hipdnn": 0, "mixed": 0, "ort": 0, "rejected": 0}
+    counts = {"hipdnn": 0, "mixed": 0, "ort": 0, "rejected": 0, "quirk": 0}
     while (runs < len(corpus) or time.monotonic() - start < seconds) and \
             (keep_going or not findings):
         if runs < len(corpus):
@@ -852,6 +874,7 @@ def main() -> int:
             m is None or all(tame_data(a) for t in m.graph.initializer
                              if (a := init_array(t)) is not None))
         case["what"] = label
+        case["quirk"] = empty_reduce_quirk(m, [feeds] + more)
         prepare(work, data, [feeds] + more, case)
         outcome, why = judge(work, case)
         runs += 1
@@ -883,7 +906,7 @@ def main() -> int:
     print(f"fuzz_onnx: {runs} models in {time.monotonic() - start:.0f} s, {findings} finding"
           f"{'s' if findings != 1 else ''} ({counts['hipdnn']} all on hipdnn-ep, "
           f"{counts['mixed']} split, {counts['ort']} all left to ORT, {counts['rejected']} "
-          f"rejected by ORT's CPU EP)")
+          f"rejected by ORT's CPU EP, {counts['quirk']} not compared)")
     return 1 if findings else 0
 
 
