@@ -22,7 +22,8 @@ or values outside |d| <= tol * (|ref| + max(1, max |ref|)) where the CPU output 
 (tol 1e-3 in float32, 2e-2 in float16; values only when the model's data is tame, no
 NaN, inf or |x| > 1e3).  A CPU run that fails means ORT rejects the model: hipdnn may fail
 too.  Not compared either: a reduction over a negative axis fed an empty input, which ORT
-1.30's CPU EP leaves unreduced.  The model, its inputs and both runs' stderr go to BUILD/crashes/fuzz_onnx-<n>/.
+1.30's CPU EP leaves unreduced.  The model, its inputs and both runs' stderr go to
+BUILD/crashes/fuzz_onnx-<n>/.
 
     /usr/bin/python3 fuzz/fuzz_onnx.py BUILD SECONDS [SEED] [--keep-going] [--verbose]
                     (fuzz/run.sh runs it; SECONDS 0: the seeds only; --keep-going: every
@@ -762,17 +763,18 @@ def judge(work: Path, case: dict) -> tuple[str, str | None]:
     for ep in res:
         (work / f"{ep}.stderr").write_text(res[ep]["stderr"])
     if hip["rc"] is not None and hip["rc"] < 0:
-        return "crash", f"the hipdnn run was killed by signal {-hip['rc']}:\n{hip['stderr'][-3000:]}"
+        return "finding", (f"the hipdnn run was killed by signal {-hip['rc']}:\n"
+                           f"{hip['stderr'][-3000:]}")
     if SANITIZER.search(hip["stderr"]):
-        return "crash", f"sanitizer report in the hipdnn run:\n{hip['stderr'][-3000:]}"
+        return "finding", f"sanitizer report in the hipdnn run:\n{hip['stderr'][-3000:]}"
     if hip["rc"] is None and cpu["rc"] is not None:
-        return "crash", f"the hipdnn run hung (over {TIMEOUT} s; the CPU EP's took less)"
+        return "finding", f"the hipdnn run hung (over {TIMEOUT} s; the CPU EP's took less)"
     if cpu["rc"] != 0:
         return "rejected", None
     if case.get("quirk"):
         return "quirk", None
     if hip["rc"] != 0:
-        return "crash", (f"the CPU EP ran the model, the hipdnn run failed (status "
+        return "finding", (f"the CPU EP ran the model, the hipdnn run failed (status "
                          f"{hip['rc']}):\n{hip['stderr'][-3000:]}")
     why = compare(work, case["tame"])
     mine = sum(1 for a in hip["assigned"] if a == "hipdnn")
