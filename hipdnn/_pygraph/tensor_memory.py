@@ -54,14 +54,19 @@ def _dense(shape: Sequence[int], strides: Sequence[int]) -> bool:
 
 
 def _view(arr: Any, dims: Sequence[int], strides: Sequence[int]) -> Any:
-    """A view of ``arr``'s first element with the given shape and strides (in elements)."""
+    """A view of ``arr``'s first element with the given shape and strides (in elements);
+    None for an array of a kind this cannot view."""
     if type(arr).__module__.split(".")[0] == "torch":
         return arr.as_strided(tuple(dims), tuple(strides), arr.storage_offset())
     if isinstance(arr, np.ndarray):
         return np.lib.stride_tricks.as_strided(
             arr, shape=tuple(dims), strides=tuple(s * arr.itemsize for s in strides),
             writeable=arr.flags.writeable)
-    module = __import__(type(arr).__module__.split(".")[0])  # CuPy: cupy.lib.stride_tricks
+    if isinstance(arr, _C.DeviceArray):  # fuzz_variant_pack: it went the CuPy way
+        return arr.as_strided(list(dims), list(strides))
+    if type(arr).__module__.split(".")[0] != "cupy":
+        return None
+    module = __import__("cupy")
     return module.lib.stride_tricks.as_strided(
         arr, shape=tuple(dims), strides=tuple(s * arr.itemsize for s in strides))
 
@@ -99,11 +104,14 @@ def _as_tensor_memory(arr: Any, entry: Tuple[Any, ...], label: str) -> Optional[
     count = math.prod(shape)
     if min(have_strides + (0,)) < 0 or not _dense(shape, have_strides) or count <= span:
         return None
-    warnings.warn(f"variant pack: {label} expects {_C.dtype_name(dt)} {list(dims)}, got an "
-                  f"array shaped {list(shape)}: used as the tensor's memory from its first "
-                  "element, as cuDNN does (it is one dense block of "
-                  f"{count} elements, more than the {span} the tensor reaches)", RuntimeWarning, stacklevel=4)
-    return _view(arr, dims, strides)
+    view = _view(arr, dims, strides)
+    if view is not None:
+        warnings.warn(f"variant pack: {label} expects {_C.dtype_name(dt)} {list(dims)}, got an "
+                      f"array shaped {list(shape)}: used as the tensor's memory from its first "
+                      "element, as cuDNN does (it is one dense block of "
+                      f"{count} elements, more than the {span} the tensor reaches)",
+                      RuntimeWarning, stacklevel=4)
+    return view
 
 
 def reinterpreted(pack: _C.VariantPack, arrays: List[Any], label_of: Any) -> Optional[List[Any]]:
