@@ -1017,7 +1017,10 @@ def judge(c, d, g, mem, supplied, scalars, ws_info, before, after):
             raise Finding(f"accepted {t['form']} for the scalar {name!r}")
     if ws_info is not None:
         k, first, nbytes, readonly, dropped, need, _space = ws_info
-        used = not (dropped and any(v.staged for v in supplied))
+        # a preferred host engine's staging drops a device workspace (it runs on the host)
+        staging = any(v.staged for v in supplied) or d["engine"] == "host" and any(
+            t.get("form") == "device" for t in scalars.values())
+        used = not (dropped and staging)
         if used and (nbytes < need or readonly):
             raise Finding(f"accepted a workspace of {nbytes} bytes{' (read-only)' * readonly} "
                           f"for a plan that needs {need}")

@@ -28,8 +28,8 @@ def _host_copy(value: Any) -> Optional[Tuple[NDArray[Any], NDArray[Any]]]:
     if space != memory_space.DEVICE or dt == -1:
         return None
     dtype = np.dtype(np.uint16) if dt == -2 else numpy_dtype(dt)
-    if min(strides, default=0) < 0:
-        return None  # the pack says what is wrong with it
+    if min(strides, default=0) < 0 or min(shape, default=0) < 0:
+        return None  # the pack says what is wrong with it (a negative dim: before its span)
     span = 0 if 0 in shape else 1 + sum((d - 1) * s for d, s in zip(shape, strides))
     host = np.empty(span, dtype)
     _C.copy_value(value, host, True)
