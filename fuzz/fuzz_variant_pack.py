@@ -457,7 +457,7 @@ def normalize(d):
             t["shape"] = t["strides"] = None  # claims more than any allocation: the graph's
             shape, strides, item = claimed(d, t, name)
             lo, hi = span_range(shape, strides, item)
-            b["bytes"] = min(MAX_BYTES, max(b["bytes"], hi - lo))
+            b["bytes"] = min(MAX_BYTES, max(b["bytes"], hi - lo + 7 & ~7))
         if not overstated_ok:  # inside [-GUARD, bytes + GUARD)
             t["offset"] = max(-GUARD - lo, min(int(t.get("offset", 0)), b["bytes"] + GUARD - hi))
         if name in outs and d["engine"] == "host" and staged_kind(t) and \
@@ -697,7 +697,7 @@ class Memory:
         self.c, self.allocs = child, []
         rng = np.random.default_rng(d["seed"])
         for b in d["buffers"]:
-            total = GUARD + b["bytes"] + GUARD
+            total = GUARD + (b["bytes"] + 7 & ~7) + GUARD  # whole elements of any type
             data = tame_bytes(np, rng, total, b["dtype"])
             if b["space"] == "host":
                 self.allocs.append(("host", data, data.ctypes.data, total))
