@@ -314,8 +314,9 @@ if FAKE_GPU:  # before any handle exists: only the reference engine and the emul
         hipdnn.plugin_loading_mode.ABSOLUTE)
 
 
-def engine_log(run):
-    """Calls run() with the engine's log on; the engine's lines (plan and first runs)."""
+def engine_log(run, engine=None):
+    """Calls run() with the engine's log on; the lines of `engine` (default the GPU engine
+    under test): its plan and first runs."""
     messages = []
     hipdnn.set_log_level(hipdnn.log_level.INFO)
     hipdnn.set_log_callback(lambda level, msg: messages.append(msg))
@@ -325,7 +326,7 @@ def engine_log(run):
     finally:
         hipdnn.set_log_callback(None)
         hipdnn.set_log_level(hipdnn.log_level.WARN)
-    return [m for m in messages if m.startswith(GPU_ENGINE + ":")]
+    return [m for m in messages if m.startswith((engine or GPU_ENGINE) + ":")]
 
 
 def gpu_unavailable_reason():

@@ -26,7 +26,8 @@ import pytest
 
 import hipdnn
 import references as ref
-from conftest import STORAGES, DeviceNumerics, Operand, assert_close, skip_or_fail_without_gpu
+from conftest import (STORAGES, DeviceNumerics, Operand, assert_close, engine_log,
+                      skip_or_fail_without_gpu)
 from tolerances import graph_tolerance, tolerance
 
 REPO = Path(__file__).resolve().parents[1]
@@ -88,16 +89,7 @@ def bl(rng):
 
 def blaslt_log(run):
     """The engine's log lines (info) while run() runs."""
-    messages = []
-    hipdnn.set_log_level(hipdnn.log_level.INFO)
-    hipdnn.set_log_callback(lambda level, msg: messages.append(msg))
-    try:
-        run()
-        hipdnn._C.flush_log()
-    finally:
-        hipdnn.set_log_callback(None)
-        hipdnn.set_log_level(hipdnn.log_level.WARN)
-    return [m for m in messages if m.startswith(ENGINE + ":")]
+    return engine_log(run, ENGINE)
 
 
 def assert_product_close(out, want, tol, k, magnitude):
