@@ -7,9 +7,10 @@ hipdnn and nothing else changed, and tells their outcome by file and by cause (i
 DIR is cuDNN frontend's `test/python` folder, fetched by the caller (never kept in this
 repository).  The tests run in a scratch copy whose only addition is a `cudnn.py` that makes
 `import cudnn` return the hipdnn module, so their conftest, markers (`-m L0` from their
-pytest.ini) and fixtures are theirs.  Each file runs in its own pytest process, under
-the share of the budget left, so one slow or hanging file costs only itself; ARGS after
-`--` reach every pytest (for instance `-n 4`).
+pytest.ini) and fixtures are theirs.  All files run in one pytest process (so ARGS after
+`--` such as `-n 12` spread them over workers that start once), and a small plugin of ours
+writes each test's outcome the moment it is known: at the end of the budget pytest is
+interrupted and every outcome written so far counts, files not reached are listed as such.
 
 Writes a Markdown report: passed / failed / errors / skipped by file, then the failures
 grouped by the first line of their message, most common first, with a count.  Needs a GPU
@@ -19,16 +20,46 @@ from __future__ import annotations
 
 import argparse
 import collections
+import importlib.util
+import json
+import os
 import re
+import signal
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 ALIAS = "import sys\nimport hipdnn\nsys.modules[__name__] = hipdnn\n"
+
+# Their tests import `looseversion` (a pip package of their test requirements) for version
+# checks; where it is not installed (the GPU machine has no network), the scratch copy gets
+# this stand-in of ours: versions compared part by part, numbers as numbers.
+LOOSEVERSION = """import re
+class LooseVersion:
+    def __init__(self, text=None):
+        self.vstring = str(text)
+        self.version = [int(p) if p.isdigit() else p
+                        for p in re.split(r"(\\d+|[a-z]+|\\.)", self.vstring) if p and p != "."]
+    def _cmp(self, other):
+        other = other if isinstance(other, LooseVersion) else LooseVersion(other)
+        a, b = self.version, other.version
+        for x, y in zip(a, b):
+            if x != y:
+                if type(x) is not type(y):
+                    x, y = str(x), str(y)
+                return -1 if x < y else 1
+        return (len(a) > len(b)) - (len(a) < len(b))
+    def __eq__(self, o): return self._cmp(o) == 0
+    def __lt__(self, o): return self._cmp(o) < 0
+    def __le__(self, o): return self._cmp(o) <= 0
+    def __gt__(self, o): return self._cmp(o) > 0
+    def __ge__(self, o): return self._cmp(o) >= 0
+    def __str__(self): return self.vstring
+    def __repr__(self): return f"LooseVersion('{self.vstring}')"
+"""
 
 
 def scratch_copy(tests: Path, root: Path) -> Path:
@@ -36,6 +67,8 @@ def scratch_copy(tests: Path, root: Path) -> Path:
     dest = root / "python"
     shutil.copytree(tests, dest, ignore=shutil.ignore_patterns("__pycache__"))
     (dest / "cudnn.py").write_text(ALIAS)
+    if importlib.util.find_spec("looseversion") is None:
+        (dest / "looseversion.py").write_text(LOOSEVERSION)
     return dest
 
 
@@ -53,51 +86,100 @@ def cause(message: str) -> str:
     return line[:200]
 
 
-def run_file(folder: Path, path: Path, seconds: float, args: list[str]) -> dict:
-    junit = path.with_suffix(".junit.xml")
+# Loaded into their pytest with -p: appends one JSON line per outcome, in the controller
+# only when xdist runs workers, so a run cut short by the budget keeps what it learnt.
+PLUGIN = """import json, os
+def _write(config, nodeid, outcome, message):
+    if hasattr(config, "workerinput"):
+        return
+    with open(os.environ["HIPDNN_FE_OUTCOMES"], "a") as f:
+        f.write(json.dumps({"id": nodeid, "outcome": outcome, "message": message}) + "\\n")
+def pytest_configure(config):
+    global _config
+    _config = config
+def pytest_collectreport(report):
+    if report.failed:
+        _write(_config, report.nodeid, "errors", "collection failure: " + str(report.longrepr).strip().splitlines()[-1])
+def pytest_runtest_logreport(report):
+    crash = getattr(report.longrepr, "reprcrash", None)
+    message = crash.message if crash else str(report.longrepr or "").strip()[-300:]
+    if report.when == "call" or (report.when == "setup" and not report.passed):
+        outcome = {"passed": "passed", "skipped": "skipped"}.get(report.outcome)
+        if outcome is None:
+            outcome = "failed" if report.when == "call" else "errors"
+        _write(_config, report.nodeid, outcome, message)
+    elif report.when == "teardown" and report.failed:
+        _write(_config, report.nodeid, "errors", message)
+"""
+
+
+def run_all(folder: Path, files: list[Path], seconds: float, args: list[str]) -> list[dict]:
+    """One pytest over every file; at the deadline it gets SIGINT (its own clean stop), then
+    SIGKILL ten seconds later.  Returns one result per file, from the outcome lines."""
+    (folder / "_hipdnn_fe_outcomes.py").write_text(PLUGIN)
+    log = folder / "outcomes.jsonl"
+    env = dict(os.environ, HIPDNN_FE_OUTCOMES=str(log))
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-           f"--junitxml={junit}", str(path.relative_to(folder)), *args]
+           "-p", "_hipdnn_fe_outcomes", "--continue-on-collection-errors", *[str(p.relative_to(folder)) for p in files], *args]
     start = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=folder, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    timed_out = False
     try:
-        proc = subprocess.run(cmd, cwd=folder, capture_output=True, text=True,
-                              timeout=max(seconds, 1))
-        tail, timed_out = proc.stdout[-2000:] + proc.stderr[-2000:], False
+        out, _ = proc.communicate(timeout=max(seconds, 1))
     except subprocess.TimeoutExpired:
-        tail, timed_out = "", True
-    result = {"file": str(path.relative_to(folder)), "passed": 0, "failed": 0, "errors": 0,
-              "skipped": 0, "seconds": time.monotonic() - start, "timed_out": timed_out,
-              "causes": collections.Counter(), "tail": tail}
-    if not junit.exists():
-        return result
-    for case in ET.parse(junit).getroot().iter("testcase"):
-        bad = case.find("failure")
-        if bad is None:
-            bad = case.find("error")
-        if bad is not None:
-            result["errors" if bad.tag == "error" else "failed"] += 1
-            result["causes"][cause(bad.get("message") or bad.text or "")] += 1
-        elif case.find("skipped") is not None:
-            result["skipped"] += 1
-        else:
-            result["passed"] += 1
-    return result
+        timed_out = True
+        proc.send_signal(signal.SIGINT)
+        try:
+            out, _ = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
+    elapsed = time.monotonic() - start
+    results = {str(p.relative_to(folder)): {
+        "file": str(p.relative_to(folder)), "passed": 0, "failed": 0, "errors": 0,
+        "skipped": 0, "seconds": 0.0, "timed_out": False, "causes": collections.Counter(),
+        "examples": {}, "tail": ""} for p in files}
+    lines = log.read_text().splitlines() if log.exists() else []
+    for line in lines:
+        entry = json.loads(line)
+        name = entry["id"].split("::")[0]
+        r = results.get(name)
+        if r is None:
+            continue
+        r[entry["outcome"]] += 1
+        if entry["outcome"] in ("failed", "errors"):
+            r["causes"][cause(entry["message"])] += 1
+            r["examples"].setdefault(cause(entry["message"]),
+                                     f"{entry['id']}: {entry['message'][:300]}")
+    for r in results.values():
+        if not r["passed"] + r["failed"] + r["errors"] + r["skipped"]:
+            r["timed_out"] = timed_out
+            r["tail"] = "" if timed_out else (out or "")[-1500:]
+    ordered = list(results.values())
+    ordered[0]["seconds"] = elapsed  # one process: its time, on the first row
+    return ordered
 
 
 def report(results: list[dict]) -> str:
     lines = ["| file | passed | failed | errors | skipped | s |", "|---|---:|---:|---:|---:|---:|"]
     total = collections.Counter()
     causes: collections.Counter = collections.Counter()
+    examples: dict[str, str] = {}
     for r in results:
-        note = " (timed out)" if r["timed_out"] else ""
+        note = " (not reached)" if r["timed_out"] else ""
         lines.append(f"| {r['file']}{note} | {r['passed']} | {r['failed']} | {r['errors']} | "
                      f"{r['skipped']} | {r['seconds']:.0f} |")
         for key in ("passed", "failed", "errors", "skipped"):
             total[key] += r[key]
         causes.update(r["causes"])
+        for c, text in r["examples"].items():
+            examples.setdefault(c, text)
     lines.append(f"| **all** | {total['passed']} | {total['failed']} | {total['errors']} | "
                  f"{total['skipped']} | {sum(r['seconds'] for r in results):.0f} |")
-    lines += ["", "| failures | cause (first line) |", "|---:|---|"]
-    lines += [f"| {n} | `{c.replace('|', '/')}` |" for c, n in causes.most_common(40)]
+    lines += ["", "| failures | cause (first line) | first test with it |", "|---:|---|---|"]
+    lines += [f"| {n} | `{c.replace('|', '/')}` | {examples[c].replace('|', '/')} |"
+              for c, n in causes.most_common(40)]
     silent = [r for r in results if not r["passed"] + r["failed"] + r["errors"] + r["skipped"]]
     for r in silent:
         lines += ["", f"{r['file']}: no results; the end of its output:", "```",
@@ -117,13 +199,10 @@ def main() -> int:
         folder = scratch_copy(opts.tests, Path(tmp))
         files = [p for p in test_files(folder)
                  if not opts.only or re.search(opts.only, p.name)]
-        deadline, results = time.monotonic() + opts.budget, []
-        for i, path in enumerate(files):
-            left = deadline - time.monotonic()
-            share = min(left, 3 * left / (len(files) - i))  # a slow file may take 3 shares
-            results.append(run_file(folder, path, share, opts.pytest_args))
-            print(f"{results[-1]['file']}: {results[-1]['passed']} passed, "
-                  f"{results[-1]['failed'] + results[-1]['errors']} failed", flush=True)
+        results = run_all(folder, files, opts.budget, opts.pytest_args)
+        for r in results:
+            print(f"{r['file']}: {r['passed']} passed, {r['failed'] + r['errors']} failed",
+                  flush=True)
     text = report(results)
     if opts.out:
         opts.out.write_text(text)
