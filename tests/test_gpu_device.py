@@ -45,14 +45,17 @@ def cupy_gpu():
     return cupy
 
 
-def add_relu_graph(like_a, like_b, engine=GPU_ENGINE, dtype=dt.FLOAT):
-    """y = relu(a + b) built from the tensors' descriptions (arrays of any kind)."""
+def add_relu_graph(like_a, like_b, engine=GPU_ENGINE, dtype=dt.FLOAT, y_stride=None):
+    """y = relu(a + b) built from the tensors' descriptions (arrays of any kind); y's
+    strides are a's (cuDNN frontend's pointwise inference) unless y_stride is given."""
     g = hipdnn.pygraph(io_data_type=dtype, intermediate_data_type=dt.FLOAT,
                        compute_data_type=dt.FLOAT)
     a = g.tensor_like(like_a, name="a", data_type=dtype)
     b = g.tensor_like(like_b, name="b", data_type=dtype)
     y = g.relu(input=g.add(a=a, b=b, name="sum"), name="y")
     y.set_output(True)
+    if y_stride is not None:
+        y.set_stride(y_stride)
     g.set_preferred_engine(engine)
     g.build([hipdnn.heur_mode.A])
     assert g.get_engine_name(0) == engine
@@ -261,9 +264,14 @@ def test_the_gpu_engine_notes_runtime_compilation_and_filters_see_it():
 
 
 def test_the_same_graph_from_host_arrays_keeps_its_heuristics_choice():
+    # nothing barred: the plan built is heuristics A's first, whatever memory it runs in
+    # (the GPU engine on a GPU, where its priority ranks it first; the reference engine
+    # over the fake driver, whose emulation ranks below it)
     g = device_graph(np.empty((2, 4), np.float32))
     g.build_plans()
-    assert g.get_memory_space() == hipdnn.memory_space.HOST
+    first = g.get_plan_name_at_index(0).split(" ")[0].split(":")[0]
+    assert g.get_engine_name() == first
+    assert first == (GPU_ENGINE if not FAKE_GPU else "reference_cpu")
 
 
 def test_no_device_engine_for_a_device_graph_fails_at_build_with_each_reason():
@@ -378,7 +386,7 @@ def test_device_memory_for_the_cpu_engine_is_refused_naming_the_tensor():
     a, b = (g.tensor_like(np.empty((2, 4), np.float32), name=n) for n in "ab")
     y = g.relu(input=g.add(a=a, b=b))
     y.set_output(True)
-    g.build([hipdnn.heur_mode.A, hipdnn.heur_mode.FALLBACK])
+    g.build([hipdnn.heur_mode.FALLBACK])  # the reference engine, whatever else is loaded
     assert g.get_engine_name() == "reference_cpu"
     with pytest.raises(hipdnn.InvalidGraphError,
                        match=r"tensor 'b' \(uid \d+\) is in device memory but reference_cpu "
@@ -605,7 +613,7 @@ def test_torch_views_with_offsets_and_strides():
     b = base_b.t()      # [37, 129], strides (1, 37)
     out_base = torch.full((5 + 37 * 129 + 3,), float("nan"), device="cuda")
     out = out_base[5:5 + 37 * 129].view(37, 129)  # packed, 5 elements in
-    g, A, B, Y = add_relu_graph(a, b)
+    g, A, B, Y = add_relu_graph(a, b, y_stride=[129, 1])  # not a's row stride of 131
     g.execute({A: a, B: b, Y: out})
     torch.cuda.synchronize()
     assert torch.equal(out, torch.relu(a + b))
