@@ -21,7 +21,8 @@ from .enums import (attention_implementation, behavior_note, build_plan_policy,
                     log_level, memory_space, norm_forward_phase, numerical_note,
                     plugin_loading_mode, pointwise_mode, reduction_mode)
 from .enums import padding_mode, resample_mode, reshape_mode
-from .errors import GraphNotSupportedError, HipdnnError, InvalidGraphError, NotSupportedError
+from .errors import (FeatureNotSupportedError, GraphNotSupportedError, HipdnnError,
+                     InvalidGraphError, NotSupportedError)
 from .graph import Graph
 from .pygraph import KernelGroup, Tensor, knob, pygraph
 from .pygraph import Tensor as tensor
@@ -44,6 +45,7 @@ __all__ = [
     "knob_type", "behavior_note", "numerical_note",
     "resample_mode", "padding_mode", "reshape_mode",
     "HipdnnError", "InvalidGraphError", "NotSupportedError", "GraphNotSupportedError",
+    "FeatureNotSupportedError",
     "cudnnGraphNotSupportedError",
     "backend_version", "backend_version_string", "create_handle", "destroy_handle",
     "set_stream", "get_stream", "graph", "jit", "graph_cache", "empty_like",

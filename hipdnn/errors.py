@@ -3,7 +3,9 @@
 ``HipdnnError`` (a ``RuntimeError``) is the base and carries the backend's ``status`` and
 ``status_name``.  ``InvalidGraphError`` is also a ``ValueError``; ``NotSupportedError``
 is raised for a NOT_SUPPORTED status and ``GraphNotSupportedError`` when no engine can
-run a graph, with each engine's reason.
+run a graph, with each engine's reason; ``FeatureNotSupportedError``, one of those and a
+``NotImplementedError`` too, when the graph uses a feature no engine of hipdnn has yet
+(raised by ``validate()``, where cuDNN frontend code looks for an unsupported graph).
 """
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ from typing import Any, Dict, Optional, Tuple
 
 from . import _C
 
-__all__ = ["HipdnnError", "InvalidGraphError", "NotSupportedError", "GraphNotSupportedError"]
+__all__ = ["HipdnnError", "InvalidGraphError", "NotSupportedError", "GraphNotSupportedError",
+           "FeatureNotSupportedError"]
 
 HipdnnError = _C.HipdnnError
 InvalidGraphError = _C.InvalidGraphError
@@ -40,3 +43,9 @@ class GraphNotSupportedError(NotSupportedError):
 
     def __reduce__(self) -> Tuple[Any, ...]:
         return (type(self), (self.graph_name, self.reasons))
+
+
+class FeatureNotSupportedError(GraphNotSupportedError, NotImplementedError):
+    """The graph uses a feature that no engine of hipdnn has yet (sdpa's dropout, ALiBi,
+    paged attention, ragged offsets...): ``reasons`` maps each node or tensor that uses
+    one to what it lacks."""

@@ -164,7 +164,22 @@ class Tensor:
         self._a["value"] = float(value)
         return self
 
+    def set_ragged_offset(self, offset: "Tensor") -> "Tensor":
+        """cuDNN frontend's ragged (THD) layout: `offset` holds where each batch's rows
+        start.  No engine of hipdnn runs ragged tensors yet: validate() raises
+        FeatureNotSupportedError naming this tensor."""
+        if not isinstance(offset, Tensor):
+            raise TypeError(f"set_ragged_offset: expected a tensor of this graph, got "
+                            f"{_type_name(offset)}")
+        self._changing()
+        self._a["ragged_offset"] = offset
+        return self
+
     # -- getters --
+    def get_ragged_offset(self) -> "Optional[Tensor]":
+        """The tensor given to set_ragged_offset, or None."""
+        return self._a.get("ragged_offset")
+
     def get_name(self) -> str:
         """The tensor's name ("" if none)."""
         return self._a.get("name", "")

@@ -539,7 +539,9 @@ def _preferred_unknown():
 def _sdpa(**kwargs):
     g = hipdnn.pygraph(io_data_type=DT.HALF)
     q = g.tensor(name="q", dim=[1, 1, 4, 8])
-    g.sdpa(q, q, q, generate_stats=False, **kwargs)
+    o, _ = g.sdpa(q, q, q, generate_stats=False, **kwargs)
+    o.set_output(True)
+    g.validate()
 
 
 def _instancenorm_backward():

@@ -16,7 +16,7 @@ from .. import _C
 from ..arrays import numpy_dtype, to_bfloat16
 from ..enums import (behavior_note, build_plan_policy, data_type, heur_mode, knob_type,
                      memory_space, numerical_note)
-from ..errors import GraphNotSupportedError, HipdnnError
+from ..errors import FeatureNotSupportedError, GraphNotSupportedError, HipdnnError
 from ..runtime import engine_id, engines
 from .args import _name_arg, _notes, _type_name
 from .base import (_BOOL, _CHAR, _DESC, _DTYPE, _HEURISTICS, _INT64, _PLANS, _UINT8, _VALIDATED,
@@ -153,6 +153,11 @@ class BuildSteps(GraphBase):
         if not self._ops:
             raise _C.InvalidGraphError(f"graph '{self.name}' has no operations")
         used = self._used_tensors()
+        lacks = {op.label(): "; ".join(op.lacks) for op in self._ops if op.lacks}
+        lacks.update({t._label(): "ragged offsets (set_ragged_offset) are not "
+                      "supported by hipdnn yet" for t in used if t.get_ragged_offset()})
+        if lacks:
+            raise FeatureNotSupportedError(self.name, lacks)
         self._assign_uids(used)
         descs = {id(t): self._lower_tensor(t) for t in used}
         ops = [self._lower_op(op, descs) for op in self._ops]

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 class _Op:
     """An operation waiting to be lowered: its descriptor type, ports and parameters."""
 
-    __slots__ = ("info", "op", "name", "inputs", "outputs", "params", "compute", "suffixes")
+    __slots__ = ("info", "op", "name", "inputs", "outputs", "params", "compute", "suffixes",
+                 "lacks")
 
     def __init__(self, info: "_ops.OpInfo", op: str, name: str,
                  compute: Optional[data_type]):
@@ -30,6 +31,9 @@ class _Op:
         # The names cuDNN frontend gives unnamed tensors, by table port, where they
         # depend on more than the op (a pointwise mode's operands); else the op table's.
         self.suffixes: Optional[Dict[str, str]] = None
+        # Features asked for that no engine has yet: validate() raises naming them, as a
+        # graph cuDNN cannot run is reported there.
+        self.lacks: List[str] = []
 
     def label(self) -> str:
         return f"{self.op} '{self.name}'"

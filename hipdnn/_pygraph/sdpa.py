@@ -1,7 +1,9 @@
 """pygraph's attention family: ``sdpa`` and ``sdpa_backward`` (scaled dot-product
 attention), with cuDNN frontend's keywords.  Both take the same masks, resolved as cuDNN
 frontend resolves them in ``_sdpa_params``; what hipdnn does not support yet (dropout,
-ALiBi, paged attention, block masks, score modifiers) raises ValueError naming it."""
+ALiBi, paged attention, block masks, score modifiers) is recorded on the node, and
+``validate()`` raises FeatureNotSupportedError naming it (where cuDNN frontend code looks
+for a graph it cannot run)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
@@ -30,7 +32,7 @@ class SdpaOps(GraphBase):
         left bound."""
         for arg, value in unsupported:
             if value is not None and value is not False:
-                raise NotImplementedError(f"{what}: {arg} is not supported by hipdnn yet")
+                op.lacks.append(f"{what}: {arg} is not supported by hipdnn yet")
         causal = _bool_arg(use_causal_mask, f"{what}: use_causal_mask")
         causal_br = _bool_arg(use_causal_mask_bottom_right,
                               f"{what}: use_causal_mask_bottom_right")
@@ -94,7 +96,7 @@ class SdpaOps(GraphBase):
         (diagonal_band_left_bound / right_bound at diagonal_alignment), padding through
         seq_len_q / seq_len_kv ([B, 1, 1, 1] int32), additive bias.  A row that attends
         to nothing gives 0 and Stats -inf.  Dropout, ALiBi, paged attention, block masks
-        and score modifiers are not supported (ValueError)."""
+        and score modifiers are not supported (validate() raises FeatureNotSupportedError)."""
         what = "sdpa"
         if (generate_stats is None) == (is_inference is None):
             raise ValueError("sdpa: exactly one of generate_stats and is_inference must be set "
