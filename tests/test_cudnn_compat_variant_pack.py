@@ -211,3 +211,22 @@ def test_an_output_after_virtual_tensors_takes_the_strides_of_the_view_at_their_
     graph.execute({X1: x1, X2: x2, C1: c1, C2: c2, Y1: x1}, None)  # in place, as there
     assert_close(x1, want, tol_for("pointwise", x1))
     assert np.array_equal(x[..., 8:], rest)
+
+
+def test_a_tensor_no_node_uses_may_be_in_the_variant_pack(rng):
+    # cuDNN frontend's test_instancenorm makes an epsilon for its backward graph that no
+    # node takes and passes it at execute; cuDNN reads only what the graph uses
+    graph = cudnn.pygraph(io_data_type=np.float32)
+    X = graph.tensor(name="X", dim=[2, 3])
+    unused = graph.tensor(name="epsilon", dim=[1, 1], stride=[1, 1], data_type=np.float32,
+                          is_pass_by_value=True)
+    spare = graph.tensor(name="spare", dim=[4])
+    Y = graph.relu(input=X)
+    Y.set_output(True)
+    graph.build([cudnn.heur_mode.A])
+    x = rand(rng, (2, 3))
+    y = poison(np.empty((2, 3), np.float32))
+    with unchanged(x):
+        graph.execute({X: x, unused: np.full((1, 1), 1e-5, np.float32),
+                       spare: np.ones(4, np.float32), Y: y})
+    assert_close(y, np.maximum(values(x), 0), tol_for("pointwise", y))
