@@ -9,8 +9,8 @@ once, two outputs over the same bytes, random crowding (offsets drawn in a buffe
 than the tensors' sum), and, with every stride doubled ("gapped" layout), an output
 interleaved one element after an input.  The rule is docs/python.md's: an output over an
 input's bytes computes as if the input were elsewhere (the backend copies it first,
-csrc/backend/aliasing.c); outputs whose byte ranges [first element, last element] meet are
-refused, naming both.
+csrc/backend/aliasing.c); outputs that share a byte are refused, naming both, and views
+that only interleave are not.
 
 The reference is the same graph run on separate arrays holding the same input values.  The
 whole buffer after the aliased run must equal the buffer before with each output's
@@ -283,12 +283,25 @@ def build(fam, layout, engine):
     return b
 
 
+def byte_set(slot):
+    """Every byte offset of the buffer an element of the slot covers."""
+    idx = np.zeros(1, np.int64)
+    for d, st in zip(slot.shape, slot.strides):
+        idx = (idx[:, None] + np.arange(d, dtype=np.int64)[None, :] * st).ravel()
+    start = slot.offset + idx * slot.itemsize
+    return np.unique((start[:, None] + np.arange(slot.itemsize)[None, :]).ravel())
+
+
 def ranges_meet(a, b):
-    return a.offset < b.offset + b.span and b.offset < a.offset + a.span
+    """Whether an element of one shares a byte with an element of the other (views that
+    interleave without touching do not meet: aliasing.c tells them apart)."""
+    if not (a.offset < b.offset + b.span and b.offset < a.offset + a.span):
+        return False
+    return np.intersect1d(byte_set(a), byte_set(b), assume_unique=True).size > 0
 
 
 def output_clashes(slots):
-    """Pairs of outputs whose byte ranges meet: the pack must be refused naming one."""
+    """Pairs of outputs that share a byte: the pack must be refused naming one."""
     outs = [s for s in slots if s.out]
     return {frozenset((a.name, b.name)) for i, a in enumerate(outs) for b in outs[i + 1:]
             if ranges_meet(a, b)}

@@ -101,3 +101,47 @@ def test_an_aliasing_input_is_fine_and_its_output_is_packed(rng):
     with unchanged(base):
         graph.execute({X: xs, Y: y}, None)
     assert_close(y, values(xs), 0)
+
+
+def test_rotary_halves_written_in_place_interleave_without_clashing(rng):
+    # cuDNN frontend's test_apply_rope: Y1 and Y2 are written over the two halves of each
+    # row they read, x[..., :8] and x[..., 8:16]; their byte ranges meet, their bytes do
+    # not, so neither output is refused and each reads its input as it was
+    rows, half = 6, 8
+    x = rand(rng, (2, rows, 4 * half))
+    c, s = rand(rng, (1, rows, half)), rand(rng, (1, rows, half))
+    x1, x2 = x[..., :half], x[..., half:2 * half]
+    want1 = values(x1) * values(c) - values(x2) * values(s)
+    want2 = values(x2) * values(c) + values(x1) * values(s)
+    rest = x[..., 2 * half:].copy()
+    graph = cudnn.pygraph(io_data_type=np.float32, intermediate_data_type=np.float32,
+                          compute_data_type=np.float32)
+    X1, X2 = graph.tensor_like(x1), graph.tensor_like(x2)
+    C, S = graph.tensor_like(c), graph.tensor_like(s)
+    Y1 = graph.sub(a=graph.mul(a=X1, b=C), b=graph.mul(a=X2, b=S))
+    Y2 = graph.add(a=graph.mul(a=X2, b=C), b=graph.mul(a=X1, b=S))
+    Y1.set_output(True)
+    Y2.set_output(True)
+    graph.build([cudnn.heur_mode.A])
+    assert Y1.get_stride() == list(np.array(x1.strides) // 4)  # the input's, as cuDNN infers
+    with unchanged(c, s):
+        graph.execute({X1: x1, X2: x2, C: c, S: s, Y1: x1, Y2: x2}, None)
+    assert_close(x1, want1, tol_for("pointwise", x1))
+    assert_close(x2, want2, tol_for("pointwise", x2))
+    assert np.array_equal(x[..., 2 * half:], rest)  # the bytes no output covers
+
+
+def test_outputs_that_share_a_byte_are_still_refused(rng):
+    graph = cudnn.pygraph(io_data_type=np.float32)
+    X = graph.tensor(name="X", dim=[4, 8])
+    A = graph.relu(input=X, name="a")
+    B = graph.tanh(input=X, name="b")
+    A.set_output(True).set_stride([16, 1])
+    B.set_output(True).set_stride([16, 1])
+    graph.build([cudnn.heur_mode.A])
+    buf = poison(np.empty(4 * 16 + 8, np.float32))
+    a = np.lib.stride_tricks.as_strided(buf, shape=(4, 8), strides=(64, 4))
+    b = np.lib.stride_tricks.as_strided(buf[7:], shape=(4, 8), strides=(64, 4))  # a[.., 7]
+    with pytest.raises(cudnn.InvalidGraphError, match=r"outputs 'a::OUT_0' .* and "
+                                                      r"'b::OUT_0' .* share memory"):
+        graph.execute({X: rand(rng, (4, 8)), A: a, B: b}, None)

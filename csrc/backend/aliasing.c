@@ -7,9 +7,10 @@
  * is copied first, into memory of the engine's kind, and the engine reads the copy: the
  * result is the out-of-place one, in place included (a rotary embedding written back into
  * the halves of q it reads).  Two outputs over the same bytes have no defined result and
- * are refused, naming both.  Overlap is of byte ranges [first element, last element]:
- * exact for the layouts hipdnn accepts (strides positive, outputs never self-overlapping)
- * and conservative for interleaved ones. */
+ * are refused, naming both.  Two tensors whose byte ranges [first element, last element]
+ * overlap are then asked whether any element of one shares a byte with an element of the
+ * other (views_share_bytes), so views that interleave without touching (the two halves of
+ * each row that a rotary embedding writes in place) are neither refused nor copied. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,78 @@ static bool is_output(const hipdnnSdkGraph* g, range* r) {
             if (g->nodes[i].outputs[p] == r->t->uid) r->output = 1;
     if (r->output < 0) r->output = 0;
     return r->output;
+}
+
+/* One term of the address difference: stride * c for an integer c in [lo, hi]. */
+typedef struct {
+    int64_t stride, lo, hi;
+} term;
+
+static int by_stride_desc(const void* a, const void* b) {
+    const term *x = a, *y = b;
+    return x->stride < y->stride ? 1 : x->stride > y->stride ? -1 : 0;
+}
+
+static int64_t floor_div(int64_t a, int64_t b) { /* b > 0 */
+    return a / b - (a % b != 0 && a < 0);
+}
+
+/* Whether sum(stride_k * c_k) over terms k.. can land in [lo, hi] given the partial sum;
+ * min_rest/max_rest[k] bound what terms k.. add.  Largest stride first, each c_k only where
+ * the terms after it can still reach the window; *work caps the search. */
+static bool reach(const term* t, int n, int k, const int64_t* min_rest, const int64_t* max_rest,
+                  int64_t sum, int64_t lo, int64_t hi, int* work) {
+    if (--*work < 0) return true; /* too hard to tell: say they share */
+    if (k == n) return sum >= lo && sum <= hi;
+    int64_t c_lo = -floor_div(-(lo - sum - max_rest[k + 1]), t[k].stride); /* ceil */
+    int64_t c_hi = floor_div(hi - sum - min_rest[k + 1], t[k].stride);
+    if (c_lo < t[k].lo) c_lo = t[k].lo;
+    if (c_hi > t[k].hi) c_hi = t[k].hi;
+    for (int64_t c = c_lo; c <= c_hi; ++c)
+        if (reach(t, n, k + 1, min_rest, max_rest, sum + c * t[k].stride, lo, hi, work))
+            return true;
+    return false;
+}
+
+/* Whether an element of tensor a at pa and one of tensor b at pb share a byte: some index
+ * of each with pa - pb + a's offset - b's offset in (-size_b, size_a).  Dims of one stride
+ * in both fold into one term (the same layout at another offset is then a few steps). */
+static bool views_share_bytes(const range* ra, const range* rb) {
+    const hipdnnSdkTensor *a = ra->t, *b = rb->t;
+    const uintptr_t big = (uintptr_t)1 << 60; /* sums below stay far from int64's end */
+    if (ra->hi - ra->lo >= big || rb->hi - rb->lo >= big ||
+        (ra->lo > rb->lo ? ra->lo - rb->lo : rb->lo - ra->lo) >= big)
+        return true;
+    term t[2 * HIPDNN_MAX_DIMS];
+    int n = 0;
+    for (int side = 0; side < 2; ++side) {
+        const hipdnnSdkTensor* x = side ? b : a;
+        int64_t size = (int64_t)hipdnnSdkDataTypeSize(x->data_type);
+        if (size <= 0) return true; /* sub-byte types: by their ranges */
+        for (int32_t d = 0; d < x->ndim; ++d) {
+            if (x->dims[d] <= 0) return false; /* no elements */
+            if (x->strides[d] < 0) return true;
+            if (x->dims[d] == 1 || x->strides[d] == 0) continue;
+            int64_t stride = x->strides[d] * size, reach_ = x->dims[d] - 1;
+            int m = 0;
+            while (m < n && t[m].stride != stride) ++m;
+            if (m == n) t[n++] = (term){stride, 0, 0};
+            if (side) t[m].lo -= reach_; else t[m].hi += reach_;
+        }
+    }
+    qsort(t, (size_t)n, sizeof(term), by_stride_desc);
+    int64_t min_rest[2 * HIPDNN_MAX_DIMS + 1], max_rest[2 * HIPDNN_MAX_DIMS + 1];
+    min_rest[n] = max_rest[n] = 0;
+    for (int k = n - 1; k >= 0; --k) {
+        min_rest[k] = min_rest[k + 1] + t[k].stride * t[k].lo;
+        max_rest[k] = max_rest[k + 1] + t[k].stride * t[k].hi;
+    }
+    /* The spans fit the address space (checked by the caller), so these sums do too. */
+    int64_t base = (int64_t)(ra->lo - rb->lo);
+    int64_t size_a = (int64_t)hipdnnSdkDataTypeSize(a->data_type);
+    int64_t size_b = (int64_t)hipdnnSdkDataTypeSize(b->data_type);
+    int work = 1 << 16;
+    return reach(t, n, 0, min_rest, max_rest, base, -size_b + 1, size_a - 1, &work);
 }
 
 /* A copy of buffer b's `bytes`, in host memory or on the device (on the handle's stream),
@@ -100,6 +173,7 @@ hipdnnStatus_t hipdnnAliasStage(const hipdnnSdkGraph* g, hipdnnPluginTensorBuffe
         for (uint32_t j = i + 1; !st && j < n && r[j].lo < r[i].hi; ++j) {
             bool oi = is_output(g, &r[i]), oj = is_output(g, &r[j]);
             if (!oi && !oj) continue; /* inputs may share */
+            if (!views_share_bytes(&r[i], &r[j])) continue;
             if (oi && oj) {
                 st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: outputs '%s' (uid %lld) "
                                 "and '%s' (uid %lld) share memory; each output needs its own",
