@@ -13,7 +13,8 @@ import pytest
 
 import hipdnn
 import references as ref
-from conftest import FAKE_GPU, GPU_ENGINE, gpu_unavailable_reason, skip_or_fail_without_gpu
+from conftest import (FAKE_GPU, GPU_ENGINE, assert_close, gpu_unavailable_reason,
+                      skip_or_fail_without_gpu)
 from tolerances import tolerance
 
 pytestmark = pytest.mark.gpu
@@ -316,6 +317,76 @@ def test_a_preferred_host_engine_runs_a_device_graph_staged_and_says_so():
     np.testing.assert_array_equal(db.numpy(), b)
     staged = [m for lv, m in said if "copies them to host memory" in m]
     assert len(staged) == 1 and "graph 'staged': reference_cpu" in staged[0], said
+
+
+def _described_add_relu(name):
+    """y = relu(a + b) from tensor(dim=, stride=) alone (cuDNN frontend's usual way): the
+    graph does not say where its tensors live."""
+    g = hipdnn.pygraph(io_data_type=dt.FLOAT, intermediate_data_type=dt.FLOAT,
+                       compute_data_type=dt.FLOAT, name=name)
+    A = g.tensor(name="a", dim=[3, 5], stride=[5, 1])
+    B = g.tensor(name="b", dim=[3, 5], stride=[5, 1])
+    Y = g.relu(input=g.add(a=A, b=B))
+    Y.set_output(True)
+    g.build([hipdnn.heur_mode.A, hipdnn.heur_mode.FALLBACK])
+    return g, A, B, Y
+
+
+def test_execute_runs_the_first_engine_of_the_arrays_memory_and_says_so():
+    # heuristics A's first plan runs in one memory (the GPU engine's on a GPU, the
+    # reference engine's over the fake driver, whose emulation ranks below it); arrays of
+    # the other memory run on the first config that runs in theirs, said once in the log
+    rng = np.random.default_rng(5)
+    a, b = (rng.standard_normal((3, 5)).astype(np.float32) for _ in range(2))
+    want = np.maximum(a.astype(np.float64) + b, 0)
+    g, A, B, Y = _described_add_relu("either")
+    first = g.get_engine_name()
+    other = "reference_cpu" if first == GPU_ENGINE else GPU_ENGINE
+    said = []
+    hipdnn.set_log_level(hipdnn.log_level.INFO)
+    hipdnn.set_log_callback(lambda level, message: said.append(message))
+    try:
+        for _ in range(2):
+            host_y = np.full((3, 5), np.nan, np.float32)
+            g.execute({A: a, B: b, Y: host_y})
+            dev_y = hipdnn.DeviceArray.from_numpy(np.full((3, 5), np.nan, np.float32))
+            da, db = hipdnn.DeviceArray.from_numpy(a), hipdnn.DeviceArray.from_numpy(b)
+            g.execute({A: da, B: db, Y: dev_y})
+            for got in (host_y, dev_y.numpy()):
+                assert_close(got, want, tolerance("pointwise", "fp32"))
+            np.testing.assert_array_equal(da.numpy(), a)
+        hipdnn._C.flush_log()
+    finally:
+        hipdnn.set_log_callback(None)
+        hipdnn.set_log_level(hipdnn.log_level.WARN)
+    switched = [m for m in said if "so " + other + " runs it instead of " + first in m]
+    assert len(switched) == 1 and "graph 'either'" in switched[0], said
+    assert g.get_engine_name() == first  # the build's choice stands for its own memory
+
+
+def test_arrays_no_engine_of_their_memory_runs_fail_with_each_engines_reason():
+    # a graph only the reference engine runs (the GPU engine declines it), given device
+    # arrays: cuDNN's kind of error, each engine's reason and how to run it staged, never
+    # a host engine handed device pointers
+    g = hipdnn.pygraph(io_data_type=dt.FLOAT, intermediate_data_type=dt.FLOAT,
+                       compute_data_type=dt.FLOAT, name="host_only")
+    X = g.tensor(name="x", dim=[2, 3], stride=[3, 1])
+    Y = g.relu(input=X)
+    Y.set_output(True)
+    g.deselect_engines([GPU_ENGINE])
+    g.build([hipdnn.heur_mode.A])
+    assert g.get_engine_name() == "reference_cpu"
+    x = hipdnn.DeviceArray.from_numpy(np.ones((2, 3), np.float32))
+    y = hipdnn.DeviceArray.from_numpy(np.full((2, 3), np.nan, np.float32))
+    with pytest.raises(hipdnn.cudnnGraphNotSupportedError) as e:
+        g.execute({X: x, Y: y})
+    text = str(e.value)
+    assert "graph 'host_only'" in text and GPU_ENGINE in text and \
+        "deselected by the user" in text, text
+    assert "reference_cpu: runs in host memory, and the variant pack's tensors are in " \
+        "device memory" in text, text
+    assert "set_preferred_engine('reference_cpu')" in text, text
+    assert np.isnan(y.numpy()).all()
 
 
 class HostTensor:

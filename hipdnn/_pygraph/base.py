@@ -109,7 +109,8 @@ class GraphBase:
     # The first tensor tensor_like made from a device array (its label), None if none: the
     # graph is then planned on device engines only (build.py, _barred).
     _from_device: Optional[str]
-    # Host engines preferred for device tensors whose staging the log has told (host_staging)
+    # Host engines preferred for device tensors whose staging the log has told (host_staging),
+    # and "memory:<engine>" for engines execute() ran because the arrays were in their memory
     _staging_said: Set[str]
 
     if TYPE_CHECKING:  # defined in pygraph.py, where the tensor type is

@@ -11,8 +11,9 @@ import numpy as np
 from .. import _C
 from .. import device as _device
 from ..arrays import as_buffer, numpy_dtype, to_bfloat16
-from ..enums import behavior_note, data_type, memory_space
+from ..enums import behavior_note, data_type, log_level, memory_space
 from .args import _type_name
+from ..errors import GraphNotSupportedError
 from .base import _HEURISTICS, _PLANS, _Plan, _not_ready
 from .build import BuildSteps
 from .frontend_options import refuse_overrides
@@ -213,7 +214,63 @@ class Plans(BuildSteps):
     def execute(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
                 handle: Optional[_C.Handle] = None, override_uids: Any = None,
                 override_shapes: Any = None, override_strides: Any = None) -> None:
-        """Runs the plan build_plans() chose; see execute_plan_at_index."""
+        """Runs the plan build_plans() chose; see execute_plan_at_index.  Where the graph
+        did not say where its tensors live (no tensor_like of a device array, no preferred
+        engine) and the arrays are all in the other memory than that plan's, the first
+        engine config in the heuristics' order that runs in theirs is built and run instead
+        (said once in the log); with none, GraphNotSupportedError gives each engine's
+        reason."""
         refuse_overrides("execute", override_uids, override_shapes, override_strides)
         self._need(_PLANS, "execute()")
-        self.execute_plan_at_index(variant_pack, workspace, self._candidate, handle)
+        index = self._candidate
+        plan = self._plans[index]
+        where = self._arrays_memory(variant_pack)
+        if where is not None and plan is not None and where != plan.space and \
+                plan.engine != self._preferred:
+            index = self._plan_in(where, plan)
+        self.execute_plan_at_index(variant_pack, workspace, index, handle)
+
+    def _arrays_memory(self, variant_pack: Any) -> Optional[memory_space]:
+        """The memory the arrays of the variant pack's tensors are in (runtime scalars
+        aside) when they all agree, else None (the pack then says what is wrong)."""
+        from ..pygraph import Tensor  # pygraph.py imports this module: import at call time
+
+        if not isinstance(variant_pack, Mapping):
+            return None
+        spaces = set()
+        for key, arr in variant_pack.items():
+            if key is None or arr is None:
+                continue
+            if isinstance(key, Tensor):
+                t: Optional[Tensor] = key if key._graph is self else None
+            elif isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+                t = self._tensor_by_uid(int(key))
+            else:
+                t = None
+            if t is None or t.get_is_pass_by_value():
+                continue
+            spaces.add(memory_space.DEVICE if _device.is_device_array(arr)
+                       else memory_space.HOST)
+        return spaces.pop() if len(spaces) == 1 else None
+
+    def _plan_in(self, where: memory_space, chosen: "_Plan") -> int:
+        """The first engine config, in the heuristics' order, whose engine runs in
+        ``where`` and whose plan builds; raises GraphNotSupportedError if none."""
+        for i, c in enumerate(self._configs):
+            if self._engine_space(c.engine) != where or self._build_one(i) is not None:
+                continue
+            engine = self._plans[i].engine  # type: ignore[union-attr]
+            if f"memory:{engine}" not in self._staging_said:
+                self._staging_said.add(f"memory:{engine}")
+                _C.log_message(int(log_level.INFO), f"graph '{self.name}': its arrays are in "
+                               f"{where.name.lower()} memory, so {engine} runs it instead of "
+                               f"{chosen.engine}")
+            return i
+        reasons = self._declines()
+        reasons[chosen.engine] = (f"runs in {chosen.space.name.lower()} memory, and the "
+                                  f"variant pack's tensors are in {where.name.lower()} memory")
+        hint = None
+        if chosen.space == memory_space.HOST:
+            hint = (f"set_preferred_engine('{chosen.engine}') runs it all the same, staged "
+                    "through host copies (slow)")
+        raise GraphNotSupportedError(self.name, reasons, hint)
