@@ -3,10 +3,12 @@ and forward convolution + bias + relu (fused) against PyTorch on the same tensor
 run.
 
     python3 benchmarks/gpu_matmul_bench.py [--samples 15] [--repeat 10] [--cases a,b]
-                                           [--markdown FILE] [--commit C] [--date D]
+                                           [--engines blaslt,...] [--markdown FILE]
+                                           [--commit C] [--date D]
 
 Anchors: torch.matmul (cuBLAS), matmul + bias + gelu in eager mode and under torch.compile
-(its GEMM with a fused or separate epilogue); F.conv2d + bias + relu on channels-last fp16
+(its GEMM with a fused or separate epilogue); with --engines, the same matmuls on each
+named engine (the blaslt plugin: cuBLASLt through hipdnn); F.conv2d + bias + relu on channels-last fp16
 with cudnn.benchmark (cuDNN), ResNet-50's layer shapes at N = 64, and two of those layers'
 data and weight gradients against cuDNN's (torch.nn.grad).  Each implementation's output
 is poisoned with NaN, checked against a float64 reference computed by PyTorch from the
@@ -245,10 +247,12 @@ def _torch_fn(epilogue):
     return lambda a, b, bias: torch.matmul(a, b)
 
 
-def _hipdnn_run(a, b, bias, out, epilogue) -> Callable[[], None]:
+def _hipdnn_run(a, b, bias, out, epilogue, engine=None) -> Callable[[], None]:
     io = {torch.bfloat16: dt.BFLOAT16, torch.float16: dt.HALF, torch.float32: dt.FLOAT}[a.dtype]
     g = hipdnn.pygraph(io_data_type=io, intermediate_data_type=dt.FLOAT,
                        compute_data_type=dt.FLOAT, name="matmul")
+    if engine:
+        g.set_preferred_engine(engine)
     ta = g.tensor_like(a, name="a")
     tb = g.tensor_like(b, name="b")
     y = g.matmul(ta, tb, name="mm")
@@ -306,7 +310,18 @@ def run_case(name, samples, repeat) -> List[Tuple[str, str, Optional[float], Opt
                 f"tile 128 x {bn} forced" if bn else "")
         except hipdnn.HipdnnError as e:
             rows.append((name, "hipdnn", None, None, f"failed: {e}"))
+    for engine in ENGINES:  # after the default row, which the standing takes
+        out = torch.full(ref.shape, float("nan"), dtype=dtype, device="cuda")
+        try:
+            run = _hipdnn_run(a, b, bias, out, epilogue, engine)
+            kernel = first_run(run)
+            add(f"hipdnn {run.engine}, {kernel}", run, lambda: out, f"{engine} preferred")
+        except (hipdnn.HipdnnError, ValueError) as e:
+            rows.append((name, f"hipdnn {engine}", None, None, f"failed: {e}"))
     return rows
+
+
+ENGINES: List[str] = []  # --engines: engines to time each matmul case on besides the default
 
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
@@ -318,6 +333,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                    help="also write the run as a history entry to FILE (for results.py add)")
     p.add_argument("--commit", help="the commit measured (default: git rev-parse --short HEAD)")
     p.add_argument("--date", help="the run's date (default: today, UTC)")
+    p.add_argument("--engines", default="", help="also time each matmul case on these "
+                   "engines, preferred one at a time (e.g. blaslt,hip): a column per engine")
     p.add_argument("--tiles", default="", help="also time the sm_90 kernel with these tile "
                    "widths forced (HIPDNN_HIP_WGMMA_BN), e.g. 64,128,256")
     return p.parse_args(argv)
@@ -329,6 +346,7 @@ def main(argv=None) -> int:
         print("gpu_matmul_bench: needs PyTorch with a CUDA device", file=sys.stderr)
         return 2
     FORCED_TILES[:] = [int(t) for t in args.tiles.split(",") if t]
+    ENGINES[:] = [e for e in args.engines.split(",") if e]
     rows = []
     for name in args.cases.split(","):
         run = (run_conv_case if name in CONV_CASES else
