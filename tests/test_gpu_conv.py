@@ -1,9 +1,10 @@
-"""The GPU engine's forward convolution and its fused epilogues against float64 NumPy
-(DESIGN tolerances): fp32 / fp16 / bf16 storage, 1D / 2D / 3D, padding (asymmetric
-too), stride, dilation, true convolution, channels-last (the tensor-core path) and
-NCHW operands, and the pointwise nodes after it (bias, batchnorm-inference scale and
-shift, relu, residual add, a second output before the activation) run in its kernel;
-a ResNet bottleneck block end to end.
+"""The GPU engine's convolutions (forward, data and weight gradients) and their fused
+epilogues against float64 NumPy (DESIGN tolerances): fp32 / fp16 / bf16 storage, 1D / 2D /
+3D, padding (asymmetric too), stride, dilation, true convolution, channels-last (the
+tensor-core path) and NCHW operands, grouped and depthwise convolutions, split-k, and the
+pointwise nodes after them (bias, batchnorm-inference scale and shift, relu, residual add,
+a second output before the activation) run in their kernel; a ResNet bottleneck block end
+to end.
 
 Every run copies each operand's whole allocation to the device and back
 (conftest.DeviceNumerics): outputs are checked to be fully written and nothing else,
@@ -139,8 +140,9 @@ def dgrad_check(gpu, dtype, x_shape, w_shape, pad=None, stride=None, dil=None, p
     magnitude = ref.conv_dgrad(np.abs(dy.values), np.abs(w.values), x_shape, pad, post, stride,
                                dil, flip=flip)
     outs = epilogue(g, dx, want) if epilogue else [(dx, want, "conv_dgrad")]
+    groups = x_shape[1] // w_shape[1]
     log = run_and_check(gpu, g, dtype, "conv_dgrad", [dy, w], outs, layout,
-                        w_shape[0] * int(np.prod(w_shape[2:])), magnitude)
+                        w_shape[0] // groups * int(np.prod(w_shape[2:])), magnitude)
     plan = stages(log)
     assert len(plan) == 1 and "conv_dgrad" in plan[0], log  # one kernel, on the GPU engine
     return log
@@ -321,8 +323,8 @@ def test_k_split_into_ranges(gpu, dtype, monkeypatch, op):
 # ---- fused epilogues --------------------------------------------------------------------------
 
 def ep_bias_relu(gpu, dtype):
-    def epilogue(g, y, want):
-        bias = gpu.input([1, want.shape[1], 1, 1], dtype, "channels_last")
+    def epilogue(g, y, want):  # a bias a channel, of the output's rank
+        bias = gpu.input([1, want.shape[1]] + [1] * (want.ndim - 2), dtype, "channels_last")
         out = g.relu(g.bias(y, bias.bind(g, "bias")), name="act")
         return [(out, ref.relu(want + bias.values), "pointwise", [bias])]
     return epilogue
@@ -407,3 +409,180 @@ def test_resnet_bottleneck_block(gpu, dtype):
                          c * 9, np.full(want.shape, scale))
     plan = stages(log)
     assert len(plan) == 3 and all("conv_fprop" in m and "epilogue" in m for m in plan), log
+
+
+# ---- grouped and depthwise convolutions ------------------------------------------------------
+# x's C channels in groups of C/g, w [K, C/g, ...] its K filters in groups of K/g: each group
+# a product of its own (the group the product's batch dim), its epilogue writing the
+# group's run of the output's channels.  Tensor cores where each group's channels are as
+# an ungrouped convolution's would have to be (the tensor cores' conditions, per group);
+# fewer (depthwise: C/g = 1; C/g = 5) take the general kernel.
+
+GROUPED = {
+    "2_groups": dict(x=[2, 16, 7, 6], w=[24, 8, 3, 3], pad=[1, 1]),
+    "4_groups_stride2": dict(x=[2, 32, 9, 8], w=[16, 8, 3, 3], pad=[1, 1], stride=[2, 2]),
+    "4_groups_1d": dict(x=[3, 32, 20], w=[32, 8, 5], pad=[2]),
+    "4_groups_3d": dict(x=[1, 16, 4, 5, 6], w=[8, 4, 3, 3, 3], pad=[1, 1, 1]),
+    "2_groups_odd_channels": dict(x=[2, 10, 6, 6], w=[6, 5, 3, 3], pad=[1, 1]),
+    "depthwise": dict(x=[2, 16, 8, 7], w=[16, 1, 3, 3], pad=[1, 1]),
+    "depthwise_multiplier2_dilation2": dict(x=[2, 8, 9, 9], w=[16, 1, 3, 3], pad=[2, 2],
+                                            dil=[2, 2]),
+    "depthwise_3d": dict(x=[1, 8, 4, 5, 6], w=[8, 1, 3, 3, 3], pad=[1, 1, 1]),
+}
+
+
+def groups_of(geo):
+    return geo["x"][1] // geo["w"][1]
+
+
+def grouped_stage(log, op, groups):
+    """The plan's one stage, on the GPU engine, saying its groups."""
+    plan = stages(log)
+    assert len(plan) == 1 and op in plan[0] and f"{groups} groups of " in plan[0], log
+
+
+@pytest.mark.parametrize("epilogue", [None, "bias_relu"])
+@pytest.mark.parametrize("name", list(GROUPED))
+def test_grouped_forward(gpu, dtype, name, epilogue):
+    geo = GROUPED[name]
+    log = conv_check(gpu, dtype, geo["x"], geo["w"], geo.get("pad"), geo.get("stride"),
+                     geo.get("dil"), epilogue=epilogue and ep_bias_relu(gpu, dtype))
+    grouped_stage(log, "conv_fprop", groups_of(geo))
+    assert on_tensor_cores(log) == (dtype != "fp32" and geo["w"][1] % 8 == 0), log
+
+
+@pytest.mark.parametrize("layout", ["packed", "strided"])
+@pytest.mark.parametrize("name", ["2_groups", "4_groups_3d", "depthwise"])
+def test_grouped_forward_nchw(gpu, dtype, name, layout):
+    geo = GROUPED[name]
+    log = conv_check(gpu, dtype, geo["x"], geo["w"], geo.get("pad"), geo.get("stride"),
+                     geo.get("dil"), layout=layout, flip=True)
+    grouped_stage(log, "conv_fprop", groups_of(geo))
+    assert not on_tensor_cores(log), log
+
+
+# data gradients: tensor cores where each group has a multiple of 64 of dy's channels and a
+# multiple of 8 of dx's
+GROUPED_DGRAD = {**GROUPED,
+                 "2_groups_on_tensor_cores": dict(x=[2, 16, 6, 5], w=[128, 8, 3, 3], pad=[1, 1]),
+                 "2_groups_stride2_on_tensor_cores": dict(x=[2, 32, 7, 6], w=[128, 16, 3, 3],
+                                                          pad=[1, 1], stride=[2, 2])}
+
+
+def grouped_dgrad_on_tensor_cores(dtype, geo):
+    groups = groups_of(geo)
+    return dtype != "fp32" and geo["w"][0] // groups % 64 == 0 and geo["w"][1] % 8 == 0
+
+
+def ep_dx_bias_relu(gpu, dtype):
+    def epilogue(g, dx, want):  # a bias a channel of dx, then relu
+        bias = gpu.input([1, want.shape[1]] + [1] * (want.ndim - 2), dtype, "channels_last")
+        out = g.relu(g.bias(dx, bias.bind(g, "bias")), name="act")
+        return [(out, ref.relu(want + bias.values), "pointwise", [bias])]
+    return epilogue
+
+
+@pytest.mark.parametrize("epilogue", [None, "bias_relu"])
+@pytest.mark.parametrize("name", list(GROUPED_DGRAD))
+def test_grouped_data_gradient(gpu, dtype, name, epilogue):
+    geo = GROUPED_DGRAD[name]
+    log = dgrad_check(gpu, dtype, geo["x"], geo["w"], geo.get("pad"), geo.get("stride"),
+                      geo.get("dil"), epilogue=epilogue and ep_dx_bias_relu(gpu, dtype))
+    grouped_stage(log, "conv_dgrad", groups_of(geo))
+    assert on_tensor_cores(log) == grouped_dgrad_on_tensor_cores(dtype, geo), log
+
+
+@pytest.mark.parametrize("layout", ["packed", "strided"])
+@pytest.mark.parametrize("name", ["4_groups_stride2", "depthwise_3d"])
+def test_grouped_data_gradient_nchw(gpu, dtype, name, layout):
+    geo = GROUPED_DGRAD[name]
+    log = dgrad_check(gpu, dtype, geo["x"], geo["w"], geo.get("pad"), geo.get("stride"),
+                      geo.get("dil"), layout=layout, flip=True)
+    grouped_stage(log, "conv_dgrad", groups_of(geo))
+    assert not on_tensor_cores(log), log
+
+
+# weight gradients: on tensor cores (sm_90 only) where each group has a multiple of 8 of
+# x's channels and of dy's
+GROUPED_WGRAD = {**GROUPED,
+                 "4_groups_stride2_wide": dict(x=[3, 32, 6, 6], w=[64, 8, 3, 3], pad=[1, 1],
+                                               stride=[2, 2])}
+
+
+def grouped_wgrad_on_tensor_cores(dtype, geo):
+    groups = groups_of(geo)
+    return (sm90() and dtype != "fp32" and geo["w"][1] % 8 == 0 and
+            geo["w"][0] // groups % 8 == 0)
+
+
+def ep_dw_bias_relu(gpu, dtype):
+    def epilogue(g, dw, want):  # a value a filter (broadcast over its taps and channels)
+        bias = gpu.input([want.shape[0]] + [1] * (want.ndim - 1), dtype, "channels_last")
+        out = g.relu(g.bias(dw, bias.bind(g, "bias")), name="act")
+        return [(out, ref.relu(want + bias.values), "pointwise", [bias])]
+    return epilogue
+
+
+@pytest.mark.parametrize("epilogue", [None, "bias_relu"])
+@pytest.mark.parametrize("name", list(GROUPED_WGRAD))
+def test_grouped_weight_gradient(gpu, dtype, name, epilogue):
+    geo = GROUPED_WGRAD[name]
+    log = wgrad_check(gpu, dtype, geo["x"], geo["w"], geo.get("pad"), geo.get("stride"),
+                      geo.get("dil"), epilogue=epilogue and ep_dw_bias_relu(gpu, dtype))
+    grouped_stage(log, "conv_wgrad", groups_of(geo))
+    assert ran_wgmma(log) == grouped_wgrad_on_tensor_cores(dtype, geo), log
+
+
+@pytest.mark.parametrize("layout", ["packed", "strided"])
+@pytest.mark.parametrize("name", ["2_groups", "depthwise_3d"])
+def test_grouped_weight_gradient_nchw(gpu, dtype, name, layout):
+    geo = GROUPED_WGRAD[name]
+    log = wgrad_check(gpu, dtype, geo["x"], geo["w"], geo.get("pad"), geo.get("stride"),
+                      geo.get("dil"), layout=layout, flip=True)
+    grouped_stage(log, "conv_wgrad", groups_of(geo))
+    assert not ran_wgmma(log), log
+
+
+@pytest.mark.parametrize("op", ["fprop", "dgrad", "wgrad"])
+def test_grouped_k_split_into_ranges(gpu, dtype, monkeypatch, op):
+    # three ranges of each group's k forced, the partial products a (range, group, tile)
+    # each, summed a (group, tile); an epilogue after the sum
+    monkeypatch.setenv("HIPDNN_HIP_SPLIT_K", "3")
+    if op == "fprop":
+        log = conv_check(gpu, dtype, [2, 128, 6, 5], [24, 64, 3, 3], [1, 1],
+                         epilogue=ep_bias_relu(gpu, dtype))
+    elif op == "dgrad":
+        log = dgrad_check(gpu, dtype, [2, 32, 6, 5], [128, 16, 3, 3], [1, 1], stride=[2, 2])
+    else:
+        log = wgrad_check(gpu, dtype, [3, 32, 10, 9], [16, 8, 3, 3], [1, 1])
+    grouped_stage(log, "conv_" + op, 4 if op == "wgrad" else 2)
+    assert k_split(log) == 3, log
+
+
+@pytest.mark.large
+@pytest.mark.parametrize("bn", [64, 128, 256])
+def test_grouped_each_sm90_tile_over_more_tiles_than_multiprocessors(gpu, monkeypatch, bn):
+    # 4 groups of 72 filters over 16 channels: each group 6 x 40 x 40 = 9600 positions, 75
+    # row tiles x 1 or 2 column tiles (the last ragged, reading the next group's filters
+    # nowhere), so a persistent block walks tiles of several groups
+    monkeypatch.setenv("HIPDNN_HIP_WGMMA_BN", str(bn))
+    log = conv_check(gpu, "bf16", [6, 64, 40, 40], [288, 16, 3, 3], [1, 1],
+                     epilogue=ep_bias_relu(gpu, "bf16"))
+    assert on_tensor_cores(log) and "4 groups of " in stages(log)[0], log
+
+
+def test_grouped_convolution_then_a_layernorm(gpu):
+    # a grouped convolution no longer sends its graph elsewhere: the GPU engine runs the
+    # convolution and the norm after it
+    g = hipdnn.pygraph(io_data_type=hipdnn.data_type.FLOAT,
+                       compute_data_type=hipdnn.data_type.FLOAT)
+    x = g.tensor(name="x", dim=[2, 4, 8, 8])
+    w = g.tensor(name="w", dim=[4, 2, 3, 3])
+    y = g.conv_fprop(x, w, padding=[1, 1], stride=[1, 1], dilation=[1, 1], name="conv")
+    z = g.layernorm(hipdnn.norm_forward_phase.INFERENCE, y, g.tensor(name="s", dim=[1, 4, 8, 8]),
+                    g.tensor(name="b", dim=[1, 4, 8, 8]), 1e-5, name="ln")[0]
+    z.set_output(True)
+    g.validate()
+    g.build_operation_graph()
+    g.create_execution_plans([hipdnn.heur_mode.A])
+    assert not dict(g.support_report())[GPU_ENGINE]

@@ -668,7 +668,7 @@ extern "C" bool hipe_gm_launch(void* kernel, const gm_program* g, const gm_tma* 
                 }
             }
             for (int64_t c0 = 0; g->phase != GM_PHASE_PARTIAL && c0 < g->n; c0 += PW_VEC)
-                gm_epilogue_step<PW_SLOTS, PwInterpreted>(*g, batch * g->m + m, c0, &row[(size_t)c0]);
+                gm_epilogue_step<PW_SLOTS, PwInterpreted>(*g, batch, m, c0, &row[(size_t)c0]);
         }
     }
     return true;

@@ -202,7 +202,11 @@ static bool take_epilogue(const hipdnnSdkTensor* c, const hipe_plan* ep, hipe_gm
     if (gm->prog.acc_in < 0)
         return decline(why, len, "%s: its epilogue does not read the product '%s'",
                                 label, c->name);
-    if (p->n != hipdnnSdkElementCount(c->ndim, c->dims) || p->dims[p->ndim - 1] != gm->prog.n)
+    /* a grouped forward's or data gradient's rows hold every group's columns */
+    const bool cols = gm->prog.groups > 1 && (gm->prog.conv == GM_CONV_FPROP ||
+                                              gm->prog.conv == GM_CONV_DGRAD);
+    if (p->n != hipdnnSdkElementCount(c->ndim, c->dims) ||
+        p->dims[p->ndim - 1] != gm->prog.n * (cols ? gm->prog.groups : 1))
         return decline(why, len, "%s: its epilogue's space is not the product's", label);
     if (c->is_virtual) return true;
     pw_program* e = &gm->prog.ep;
@@ -243,6 +247,7 @@ static bool operands(const hipdnnSdkTensor* a, const hipdnnSdkTensor* b,
     p->b_sk = b->strides[b->ndim - 2];
     p->b_sn = b->strides[b->ndim - 1];
     p->nbatch = c->ndim - 2;
+    p->groups = 1;
     if (p->nbatch > GM_MAX_BATCH)
         return decline(why, len, "%s: %d batch dims; the hip engine takes at most %d",
                                 label, p->nbatch, GM_MAX_BATCH);
@@ -372,7 +377,35 @@ static bool conv_geometry(const hipdnnSdkNode* n, const hipdnnSdkTensor* x,
     }
     p->batches = 1;
     p->nbatch = 0;
+    p->groups = 1;
     return true;
+}
+
+/* A grouped convolution's groups (gm_program.h): `channels` (the image's) in runs of
+ * `per_group` (w's dim 1), `filters` (w's dim 0) as many runs; false with the reason where
+ * they do not split so. */
+static bool groups_of(int64_t channels, int64_t per_group, int64_t filters, int64_t* groups,
+                      const char* label, char* why, size_t len) {
+    if (per_group < 1 || channels < per_group || channels % per_group != 0 ||
+        channels / per_group > INT32_MAX ||
+        filters % (channels / per_group) != 0)
+        return decline(why, len, "%s: w has %lld channels a filter and %lld filters, which do "
+                       "not split %lld image channels into groups", label, (long long)per_group,
+                       (long long)filters, (long long)channels);
+    *groups = channels / per_group;
+    return true;
+}
+
+/* A group as the product's one batch dim: a_step and b_step elements from one group's
+ * a and b to the next's. */
+static void set_groups(gm_program* p, int64_t groups, int64_t a_step, int64_t b_step) {
+    p->groups = (int32_t)groups;
+    if (groups < 2) return;
+    p->nbatch = 1;
+    p->bdims[0] = groups;
+    p->batches = groups;
+    p->a_bs[0] = a_step;
+    p->b_bs[0] = b_step;
 }
 
 /* Positions (osp) and filter taps (ker) of a convolution product, multiplied out. */
@@ -399,18 +432,21 @@ static bool conv_operands(const hipdnnSdkNode* n, bool dgrad, const hipdnnSdkTen
                        len))
         return false;
     const int64_t image_c = dgrad ? y->dims[1] : x->dims[1]; /* the image's channels */
-    if (w->dims[1] != image_c)
-        return decline(why, len, "%s: %lld groups; the hip engine runs one group for now",
-                       label, (long long)(image_c / (w->dims[1] ? w->dims[1] : 1)));
+    int64_t groups = 1;
+    if (!groups_of(image_c, w->dims[1], w->dims[0], &groups, label, why, len)) return false;
     if (dgrad && x->dims[1] != w->dims[0])
         return decline(why, len, "%s: dy has %lld channels, w %lld filters", label,
                        (long long)x->dims[1], (long long)w->dims[0]);
     p->conv = dgrad ? GM_CONV_DGRAD : GM_CONV_FPROP;
     p->w_sk = w->strides[dgrad ? 1 : 0]; /* along the product's columns */
     p->w_sc = w->strides[dgrad ? 0 : 1]; /* along the gathered channels */
+    p->cin /= groups; /* a group's: C/g (a data gradient's dy: K/g) */
     p->m = y->dims[0] * positions_of(p);
     p->k = p->cin * taps_of(p);
-    p->n = w->dims[dgrad ? 1 : 0];
+    p->n = dgrad ? w->dims[1] : w->dims[0] / groups;
+    /* the next group: cin channels on in x (dy), and K/g filters on in w (a forward's
+       n, a data gradient's cin) */
+    set_groups(p, groups, p->cin * p->x_sc, (dgrad ? p->cin * p->w_sc : p->n * p->w_sk));
     /* b as a matrix where w is dense in (f..., c) (KRSC): k contiguous, rows w_sk apart.
        A data gradient's b is a matrix a filter tap at a time: [k_out, c], strides w_sc
        and w_sk (the tensor-core kernels step through the taps, gm_conv_b_offset) */
@@ -436,31 +472,32 @@ static bool wgrad_operands(const hipdnnSdkNode* n, const hipdnnSdkTensor* dy,
                            hipdnnSdkTensor* cl, const char* label, char* why, size_t len) {
     const hipdnnSdkTensor* const t[3] = {x, dy, dw};
     if (!conv_geometry(n, x, dy, dw, dy, "x, dy and dw", t, p, label, why, len)) return false;
-    if (dw->dims[1] != x->dims[1])
-        return decline(why, len, "%s: %lld groups; the hip engine runs one group for now",
-                       label, (long long)(x->dims[1] / (dw->dims[1] ? dw->dims[1] : 1)));
+    int64_t groups = 1;
+    if (!groups_of(x->dims[1], dw->dims[1], dw->dims[0], &groups, label, why, len)) return false;
     if (dw->dims[0] != dy->dims[1] || dy->dims[0] != x->dims[0])
         return decline(why, len, "%s: dy [%lld, %lld, ...] does not match x's images and dw's "
                        "filters", label, (long long)dy->dims[0], (long long)dy->dims[1]);
     p->conv = GM_CONV_WGRAD;
     p->w_sk = dy->strides[1]; /* dy along the product's rows (k_out) */
     p->w_sc = dy->strides[0]; /* ... and along its images */
-    p->m = dw->dims[0];
+    p->cin /= groups; /* a group's channels of x */
+    p->m = dw->dims[0] / groups;
+    set_groups(p, groups, p->m * p->w_sk, p->cin * p->x_sc);
     p->n = p->cin * taps_of(p);
     p->k = dy->dims[0] * positions_of(p);
     p->b_sk = p->b_sn = 0; /* x is gathered */
     /* a as the matrix [k_out, positions] where dy is channels-last and dense over its
-       positions (packed NHWC): k_out contiguous, positions k_out apart (the sm_90 kernel's
-       tensor map); else read through gm_wgrad_a_offset only */
+       positions (packed NHWC): k_out contiguous, positions k_out apart (all the groups'
+       filters: the sm_90 kernel's tensor map); else read through gm_wgrad_a_offset only */
     bool dense = p->w_sk == 1;
-    int64_t inner = p->m;
+    int64_t inner = dw->dims[0];
     for (int d = p->nsp - 1; d >= 0 && dense; --d) {
         dense = p->osp[d] == 1 || p->w_ssp[d] == inner;
         inner *= p->osp[d];
     }
     dense = dense && (dy->dims[0] == 1 || p->w_sc == inner);
     p->a_sm = dense ? 1 : 0;
-    p->a_sk = dense ? p->m : 0;
+    p->a_sk = dense ? dw->dims[0] : 0;
     if (p->n >= GM_ROWS_LIMIT || p->k >= GM_ROWS_LIMIT)
         return decline(why, len, "%s: a field of %lld and %lld output positions; the hip "
                        "engine takes fewer than 2^31 each", label, (long long)p->n,
@@ -570,7 +607,10 @@ int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe
         if (ep->scalar_uid[i] >= 0)
             bind(st, ep->scalar_uid[i], EP(scalar) + i * sizeof(float), ep->scalar_dtype[i]);
     char batch[48] = "";
-    if (p->batches > 1) hipdnnSdkFormat(batch, sizeof(batch), "%lld x ", (long long)p->batches);
+    if (conv && p->groups > 1)
+        hipdnnSdkFormat(batch, sizeof(batch), "%d groups of ", p->groups);
+    else if (p->batches > 1)
+        hipdnnSdkFormat(batch, sizeof(batch), "%lld x ", (long long)p->batches);
     hipdnnSdkFormat(st->what, sizeof(st->what), "%s '%s' %s%lldx%lldx%lld %s%s",
                     op, mm->name ? mm->name : "", batch,
                     (long long)p->m, (long long)p->n, (long long)p->k,
@@ -660,10 +700,10 @@ static bool tma_operand(const gm_program* p, const void* base, int dtype, bool k
 }
 
 /* A data gradient's w for GM_WGMMA: dims (c, k_out, its filter taps innermost first), boxes
- * of 64 x 64 x 1 x 1 x 1 (gm_wg_conv_b). */
+ * of 64 x 64 x 1 x 1 x 1 (gm_wg_conv_b); k_out over every group's filters, c a group's. */
 static bool tma_dgrad_filter(const gm_program* p, const void* base, int dtype, unsigned char* map,
                              char* why, size_t len) {
-    uint64_t dims[5] = {(uint64_t)p->n, (uint64_t)p->cin, 1, 1, 1}, strides[4];
+    uint64_t dims[5] = {(uint64_t)p->n, (uint64_t)(p->cin * p->groups), 1, 1, 1}, strides[4];
     const uint32_t box[5] = {64, 64, 1, 1, 1};
     strides[0] = (uint64_t)p->b_sk * 2;
     for (int j = 0; j < 3; ++j) {
@@ -695,8 +735,13 @@ bool hipe_gm_enqueue(hipe_gm* gm, gm_program* prog, int device, void* stream,
         /* a convolution's x (a data gradient's dy) is gathered, not copied by TMA, as is a
            weight gradient's b (x) */
         const bool a_gathered = prog->conv == GM_CONV_FPROP || prog->conv == GM_CONV_DGRAD;
-        fast = (a_gathered || tma_operand(prog, prog->a, k.dt, k.ak, prog->m, prog->a_sm,
-                                          prog->a_sk, prog->a_bs, k.bm, tma.a, no, sizeof(no))) &&
+        /* a grouped weight gradient's dy: one matrix of all the filters (gm_wg_wgrad) */
+        static const int64_t no_batch[GM_MAX_BATCH] = {0};
+        const bool all_filters = prog->conv == GM_CONV_WGRAD && prog->groups > 1;
+        const int64_t a_rows = all_filters ? prog->m * prog->groups : prog->m;
+        fast = (a_gathered ||
+                tma_operand(prog, prog->a, k.dt, k.ak, a_rows, prog->a_sm, prog->a_sk,
+                            all_filters ? no_batch : prog->a_bs, k.bm, tma.a, no, sizeof(no))) &&
                (prog->conv == GM_CONV_WGRAD ||
                 (prog->conv == GM_CONV_DGRAD
                      ? tma_dgrad_filter(prog, prog->b, k.dt, tma.b, no, sizeof(no))

@@ -124,13 +124,14 @@ PW_UNROLL
     return off + pos * g.w_sc;
 }
 
-// a[m, k] and b[k, n] of batch offsets a_off and b_off, in fp32 (0 outside), any layout.
+// a[m, k] and b[k, n] of batch offsets a_off and b_off (a convolution's group's: its
+// first channel and filter), in fp32 (0 outside), any layout.
 PW_FN float gm_a_at(const gm_program& g, int adt, int64_t a_off, int64_t m, int64_t k) {
     if (g.conv == GM_CONV_WGRAD)
-        return m < g.m && k < g.k ? load_one(g.a, adt, gm_wgrad_a_offset(g, m, k)) : 0.0f;
+        return m < g.m && k < g.k ? load_one(g.a, adt, a_off + gm_wgrad_a_offset(g, m, k)) : 0.0f;
     if (g.conv) {
         int64_t off;
-        return gm_conv_a_offset(g, m, k, &off) ? load_one(g.a, adt, off) : 0.0f;
+        return gm_conv_a_offset(g, m, k, &off) ? load_one(g.a, adt, a_off + off) : 0.0f;
     }
     return m < g.m && k < g.k ? load_one(g.a, adt, a_off + m * g.a_sm + k * g.a_sk) : 0.0f;
 }
@@ -139,20 +140,32 @@ PW_FN float gm_b_at(const gm_program& g, int bdt, int64_t b_off, int64_t k, int6
     if (k >= g.k || n >= g.n) return 0.0f;
     if (g.conv == GM_CONV_WGRAD) {
         int64_t off; // its b: x at position k's receptive-field element n
-        return gm_conv_gather(g, k, n, &off) ? load_one(g.b, bdt, off) : 0.0f;
+        return gm_conv_gather(g, k, n, &off) ? load_one(g.b, bdt, b_off + off) : 0.0f;
     }
-    return load_one(g.b, bdt, g.conv ? gm_conv_b_offset(g, k, n) : b_off + k * g.b_sk + n * g.b_sn);
+    const int64_t at = g.conv ? gm_conv_b_offset(g, k, n) : k * g.b_sk + n * g.b_sn;
+    return load_one(g.b, bdt, b_off + at);
 }
 
-// The epilogue on columns c0 .. c0 + PW_VEC (fewer at the row's end) of row `row` of the
-// space (batch * M + m), the product's values at v (PW_VEC readable floats).
+// Whether a batch is a group of a forward convolution or a data gradient, whose product's
+// columns are that group's run of the output's channels (gm_program.h).
+PW_FN bool gm_grouped_cols(const gm_program& g) {
+    return g.groups > 1 && (g.conv == GM_CONV_FPROP || g.conv == GM_CONV_DGRAD);
+}
+
+// The epilogue on columns c0 .. c0 + PW_VEC (fewer at the product's row's end) of row m of
+// batch `batch`'s product, the product's values at v (PW_VEC readable floats): row
+// batch * M + m of the space, or, for a group's product (gm_grouped_cols), row m from
+// column batch * N on (the space's rows are groups x N long).
 template <int S, class Prog>
-PW_FN void gm_epilogue_step(const gm_program& g, int64_t row, int64_t c0, const float* v) {
+PW_FN void gm_epilogue_step(const gm_program& g, int64_t batch, int64_t m, int64_t c0,
+                            const float* v) {
+    const bool cols = gm_grouped_cols(g);
+    const int64_t row = cols ? m : batch * g.m + m, first = cols ? batch * g.n : 0;
     GemmAt at;
     at.pos.row = row;
-    at.pos.c0 = c0;
+    at.pos.c0 = first + c0;
     at.pos.cnt = g.n - c0 < PW_VEC ? (int)(g.n - c0) : PW_VEC;
-    at.pos.e = row * g.n + c0;
+    at.pos.e = row * (cols ? g.n * g.groups : g.n) + first + c0;
     at.pos.nd = Prog::ndim(g.ep);
     at.v = v;
     at.acc_in = g.acc_in;

@@ -138,7 +138,7 @@ PW_FN void gm_tile_epilogue(const gm_program& g, const float* tile, int ld, int6
         const int r = s / VECS, v = s - (s / VECS) * VECS;
         const int64_t m = m0 + r, c0 = n0 + (int64_t)v * PW_VEC;
         if (m < g.m && c0 < g.n)
-            gm_epilogue_step<S, Prog>(g, batch * g.m + m, c0, tile + r * ld + v * PW_VEC);
+            gm_epilogue_step<S, Prog>(g, batch, m, c0, tile + r * ld + v * PW_VEC);
     }
 }
 
@@ -368,14 +368,13 @@ PW_UNROLL
 // (gm_conv_gather).  A thread's chunks share one column (CHUNKS a row divides THREADS),
 // `col`, so the tap's offset is worked out once and each chunk's address is its row's base
 // plus it.  Rows of KT / 8 chunks, swizzled as gm_swz says (at KT 64, the 128-byte swizzle
-// wgmma reads).
+// wgmma reads).  x: g.a at the batch's offset (a group's first channel).
 template <int CONV, int BM, int THREADS, int KT = GM_KT>
-PW_FN void gm_load_conv_a(uint32_t dst, const gm_program& g,
+PW_FN void gm_load_conv_a(uint32_t dst, const gm_program& g, const unsigned short* x,
                           const GmConvRows<GmConvA<BM, THREADS, KT>::Q>& rows,
                           const GmConvCol& col, int tid) {
     typedef GmConvA<BM, THREADS, KT> L;
     static_assert(THREADS % L::C == 0, "a thread's chunks share a column");
-    const unsigned short* x = (const unsigned short*)g.a;
     const int cc = tid % L::C;
     const bool k_ok = col.k < (uint32_t)g.k;
     int32_t tap[GM_MAX_SPATIAL]; // filter offset of each dim, dilated
@@ -511,7 +510,7 @@ PW_FN void gm_mma(const gm_program& g, unsigned char* smem) {
         const uint32_t as = base + slot * (L::A + L::B), bs = as + L::A;
         const int64_t k0 = (int64_t)(u.kt0 + kt) * GM_KT;
         if (CONV) {
-            gm_load_conv_a<CONV, BM, THREADS>(as, g, conv_rows, conv_col, tid);
+            gm_load_conv_a<CONV, BM, THREADS>(as, g, a, conv_rows, conv_col, tid);
             gm_conv_col_next<GM_KT>(g, conv_col);
         } else
             gm_load_tile<BM, AK, THREADS>(as, a, m0, k0, g.m, g.k, g.a_sm, g.a_sk, tid);

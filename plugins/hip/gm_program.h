@@ -17,7 +17,7 @@
  * the channel innermost, each element read from x (0 in the padding); b is w, row n its
  * output channel n, k as a's.  The epilogue's space is y's dims with the channels moved
  * last ([N, O..., K]: gemm_program.c permutes the epilogue's tensors so), so that row m is
- * again one output position.  One group (groups > 1 are declined for now).
+ * again one output position.
  *
  * A convolution's data gradient (conv = GM_CONV_DGRAD) is the product the other way round:
  * row m is a position (n, i...) of dx, k = (f..., k_out), a gathers dy where
@@ -31,6 +31,18 @@
  * its (f..., c), k = (n, o...) the positions of dy; a is dy (strides w_sk along k_out, w_sc
  * along n, w_ssp spatial: w itself is the output), b gathers x (x's fields as in a forward
  * convolution; osp are dy's dims).  dw's epilogue space is [K, F..., C].
+ *
+ * A grouped convolution (groups > 1: x's channels in `groups` runs of C/g, w's filters and
+ * y's channels in runs of K/g, each run its own product) is a product of one group, the
+ * group its one batch dim (nbatch 1, bdims[0] = groups; a_bs[0] and b_bs[0] step a and b to
+ * the group's first channel and filter), its fields counting one group's channels: cin is
+ * C/g (a data gradient's: K/g, dy's), n a forward's K/g, a data gradient's C/g, m a weight
+ * gradient's K/g.  The epilogue's space is the whole output's: a forward's and a data
+ * gradient's group `batch` writes row m's columns from batch * n on (gm_grouped_cols), a
+ * weight gradient's rows batch * m + m as a batched product's.  The sm_90 kernel's tensor
+ * maps: a forward's w [group, K/g, k], a data gradient's w over all K filters (the group's
+ * k_out from batch * cin), a weight gradient's dy over all K (its rows from batch * m; a
+ * tile's rows past m read the next group's and are not written).
  *
  * Plain C data, built by the host code (gemm_program.c) and passed by value to the kernels
  * (gm_kernels.h; gm_exec.h holds what every kernel shares), so both compilers read it. */
@@ -98,8 +110,8 @@ typedef struct {
        have size 1 */
     int32_t conv, nsp;
     int32_t flip;       /* true convolution: the filter read reversed */
-    int32_t reserved2;
-    int64_t cin;        /* channels of x (= w's, one group) */
+    int32_t groups;     /* 1, or a grouped convolution's (nbatch 1, bdims[0] = groups) */
+    int64_t cin;        /* channels of x in a group (= w's) */
     int64_t xsp[GM_MAX_SPATIAL], osp[GM_MAX_SPATIAL], ker[GM_MAX_SPATIAL];
     int64_t stride[GM_MAX_SPATIAL], pad[GM_MAX_SPATIAL], dil[GM_MAX_SPATIAL];
     int64_t x_sn, x_sc, x_ssp[GM_MAX_SPATIAL]; /* x's strides */

@@ -217,20 +217,23 @@ PW_FN void gm_wg_load(const gm_program& g, const gm_tma& t, const GmWgBlock& blk
     }
 }
 
-// b's tile of k step k0 of a convolution by TMA: w's [n, k] rows (BK: KRSC, k contiguous);
-// a data gradient's w [k_out, c] of the step's one filter tap (GM_WG_BK divides the
-// channels k_out, gemm_program.c checks), through a map of dims (c, k_out, taps innermost
-// first) in boxes of 64 c.
+// b's tile of k step k0 of a convolution by TMA: w's [n, k] rows (BK: KRSC, k contiguous;
+// a grouped one's map has the group as its batch dim); a data gradient's w [k_out, c] of
+// the step's one filter tap (GM_WG_BK divides the channels k_out, gemm_program.c checks),
+// through a map of dims (c, k_out, taps innermost first) in boxes of 64 c, k_out over all
+// the filters (a group's from batch * cin: a box never crosses into the next group's).
 template <bool BK, int BN>
 PW_FN void gm_wg_conv_b(const gm_program& g, const gm_tma& t, uint32_t bs, uint32_t bar, int k0,
-                        int n0) {
+                        int n0, int64_t batch) {
     int cb[3] = {0, 0, 0};
     if (BK) {
+        int ca[3];
+        gm_wg_batch(g, batch, ca, cb);
         gm_tma_load(bs, &t.b, bar, k0, n0, cb);
         return;
     }
     uint32_t f = (uint32_t)k0 / (uint32_t)g.cin;
-    const int kc = k0 - (int)(f * (uint32_t)g.cin);
+    const int kc = k0 - (int)(f * (uint32_t)g.cin) + (int)batch * (int)g.cin;
 PW_UNROLL
     for (int j = 0; j < GM_MAX_SPATIAL; ++j) {
         const int d = g.nsp - 1 - j;
@@ -243,14 +246,17 @@ PW_UNROLL
 }
 
 // The producer of a convolution, thread `tid` of its warpgroup: each gathers its chunks of
-// a's tile (gm_load_conv_a) and has their completion arrive on the stage's full barrier;
-// thread 0 has TMA bring b's tile.
+// a's tile (gm_load_conv_a; a group's channels from its batch offset) and has their
+// completion arrive on the stage's full barrier; thread 0 has TMA bring b's tile.
 template <int CONV, bool BK, int BN, int STAGES>
 PW_FN void gm_wg_gather(const gm_program& g, const gm_tma& t, const GmWgBlock& blk, int tid) {
     typedef GmWgSmem<BN, STAGES, false> L;
     int it = 0;
     for (int64_t unit = blockIdx.x; unit < blk.units; unit += gridDim.x) {
         const GmWgAt w = gm_wg_at(g, unit);
+        int64_t a_off, b_off;
+        gm_batch_offsets(g, w.batch, &a_off, &b_off);
+        const unsigned short* x = (const unsigned short*)g.a + a_off;
         GmConvRows<GmConvA<GM_WG_BM, 128, GM_WG_BK>::Q> rows;
         gm_conv_rows<CONV, GM_WG_BM, 128, GM_WG_BK>(g, (int64_t)w.tm * GM_WG_BM, tid, rows);
         GmConvCol col;
@@ -261,9 +267,9 @@ PW_FN void gm_wg_gather(const gm_program& g, const gm_tma& t, const GmWgBlock& b
             const uint32_t as = blk.base + s * L::STAGE, bs = as + L::A, bar = blk.full + 8 * s;
             if (tid == 0) {
                 gm_mbar_expect(bar, L::B);
-                gm_wg_conv_b<BK, BN>(g, t, bs, bar, k0, w.tn * BN);
+                gm_wg_conv_b<BK, BN>(g, t, bs, bar, k0, w.tn * BN, w.batch);
             }
-            gm_load_conv_a<CONV, GM_WG_BM, 128, GM_WG_BK>(as, g, rows, col, tid);
+            gm_load_conv_a<CONV, GM_WG_BM, 128, GM_WG_BK>(as, g, x, rows, col, tid);
             gm_conv_col_next<GM_WG_BK>(g, col);
             asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar)
                          : "memory");
@@ -287,13 +293,14 @@ PW_UNROLL
 // element) with cp.async, in the layout TMA would give b read transposed (boxes of 64
 // columns, rows of k, 128-byte swizzle).  A thread keeps one 8-channel column chunk for a
 // whole tile (its filter tap worked out once) and Q rows RSTEP apart, whose positions
-// (image, o...) it steps 64 at a time by mixed-radix addition, not division.
+// (image, o...) it steps 64 at a time by mixed-radix addition, not division.  A group's x
+// from its batch offset; its dy rows from batch * m in a map over all the filters (a
+// tile's rows past m are the next group's, computed and not written).
 template <int BN, int STAGES>
 PW_FN void gm_wg_wgrad(const gm_program& g, const gm_tma& t, const GmWgBlock& blk, int tid) {
     typedef GmWgSmem<BN, STAGES, false> L;
     constexpr int CC = BN / 8, RSTEP = 128 / CC, Q = GM_WG_BK / RSTEP;
     const int cc = tid % CC, r0 = tid / CC;
-    const unsigned short* x = (const unsigned short*)g.b;
     const int none[3] = {0, 0, 0};
     int32_t step[GM_MAX_SPATIAL]; // GM_WG_BK positions in the radix (o...) of dy's dims
     uint32_t step_img = GM_WG_BK;
@@ -306,6 +313,10 @@ PW_UNROLL
     int it = 0;
     for (int64_t unit = blockIdx.x; unit < blk.units; unit += gridDim.x) {
         const GmWgAt w = gm_wg_at(g, unit);
+        int64_t a_off, b_off;
+        gm_batch_offsets(g, w.batch, &a_off, &b_off);
+        const unsigned short* x = (const unsigned short*)g.b + b_off;
+        const int m0 = w.tm * GM_WG_BM + (int)w.batch * (int)g.m;
         const uint32_t n = (uint32_t)(w.tn * BN + cc * 8);
         const bool n_ok = n < (uint32_t)g.n;
         int32_t tap[GM_MAX_SPATIAL];
@@ -334,7 +345,7 @@ PW_UNROLL
                 gm_mbar_expect(bar, L::A);
 PW_UNROLL
                 for (int j = 0; j < GM_WG_BM / 64; ++j)
-                    gm_tma_load(as + j * GM_WG_BOX, &t.a, bar, w.tm * GM_WG_BM + 64 * j, k0, none);
+                    gm_tma_load(as + j * GM_WG_BOX, &t.a, bar, m0 + 64 * j, k0, none);
             }
 PW_UNROLL
             for (int q = 0; q < Q; ++q) {
