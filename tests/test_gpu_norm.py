@@ -391,21 +391,3 @@ def test_gpu_and_reference_engines_agree(gpu, dtype, rms):
         g.execute({X: x.array, S: scale.array, B: bias.array, out.tensor: want})
         results.append(STORAGES[dtype].decode(want))
     assert_close(results[0], results[1], tolerance("rmsnorm" if rms else "layernorm", dtype), "y")
-
-
-# ---- what the engine declines, with its reason ----------------------------------------------------
-
-def test_declines_a_grouped_convolution_with_the_reason(gpu):
-    # one group for now; the engine says so, naming the node
-    g = hipdnn.pygraph(io_data_type=dt.FLOAT, compute_data_type=dt.FLOAT)
-    x = g.tensor(name="x", dim=[2, 4, 8, 8])
-    w = g.tensor(name="w", dim=[4, 2, 3, 3])
-    y = g.conv_fprop(x, w, padding=[1, 1], stride=[1, 1], dilation=[1, 1], name="conv")
-    z = g.layernorm(PHASE.INFERENCE, y, g.tensor(name="s", dim=[1, 4, 8, 8]),
-                    g.tensor(name="b", dim=[1, 4, 8, 8]), EPS, name="ln")[0]
-    z.set_output(True)
-    g.validate()
-    g.build_operation_graph()
-    g.create_execution_plans([hipdnn.heur_mode.A])
-    why = dict(g.support_report())[GPU_ENGINE]
-    assert why and "'conv'" in why and "conv_fprop" in why and "2 groups" in why, why

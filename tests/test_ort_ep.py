@@ -1084,19 +1084,18 @@ def test_gpu_conv_transpose_and_its_bias_run_on_the_gpu(tmp_path, rng):
     assert {a[3]: a[0] for a in assigned} == {"convt": "hipdnn", "relu": "hipdnn"}
 
 
-def test_gpu_grouped_conv_stays_with_ort_and_its_epilogue_runs_on_the_gpu(tmp_path, rng):
-    # the GPU engine runs one group for now: ORT keeps the convolution
+def test_gpu_grouped_conv_and_its_epilogue_run_on_the_gpu(tmp_path, rng):
+    # the GPU engine runs grouped convolutions (a group a batch of its implicit GEMM)
     nodes = [helper.make_node("Conv", ["x", "W"], ["c"], name="conv", pads=[1, 1, 1, 1],
                               group=2),
              helper.make_node("Add", ["c", "b"], ["a"], name="add"),
              helper.make_node("Relu", ["a"], ["y"], name="relu")]
     m = model(nodes, [("x", [2, 4, 6, 6])], [("y", None)],
               [("W", rand(rng, 4, 2, 3, 3)), ("b", rand(rng, 1, 4, 1, 1))])
-    _, assigned, err = compare(tmp_path, m, {"x": rand(rng, 2, 4, 6, 6)}, fully_claimed=False,
-                               device="gpu", log_level=1)
-    assert {a[3]: a[0] for a in assigned} == {"conv": "CPUExecutionProvider", "add": "hipdnn",
+    _, assigned, _ = compare(tmp_path, m, {"x": rand(rng, 2, 4, 6, 6)}, device="gpu",
+                             log_level=1)
+    assert {a[3]: a[0] for a in assigned} == {"conv": "hipdnn", "add": "hipdnn",
                                                "relu": "hipdnn"}
-    assert "node Conv 'conv' (domain '') stays with ORT: no engine for the GPU takes it" in err
 
 
 def test_gpu_dynamic_batch_rebuilds_per_shape(tmp_path, rng):
