@@ -580,10 +580,10 @@ PYTHON_CASES = {
                     ["expects float32 [2, 3], got float32 [3, 2]"]),
     "wrong strides": (lambda: _execute({"x": np.ones((3, 2), np.float32).T}), ValueError,
                       ["expects strides [3, 1] (in elements), got [1, 2]"]),
-    "not an array": (lambda: _execute({"x": 12345}), TypeError,
+    "not an array": (lambda: _execute({"x": [1.0, 2.0]}), TypeError,
                      ["needs an array with the buffer protocol (a NumPy array), a "
                       "hipdnn.DeviceArray, or an object with __dlpack__ or "
-                      "__cuda_array_interface__ (PyTorch, CuPy), got int"]),
+                      "__cuda_array_interface__ (PyTorch, CuPy), got list"]),
     "no array": (lambda: _execute({"y": None}), ValueError,
                  ["variant pack: no array for tensor 'r::OUT_0' (uid 2)"]),
     "read-only output": (_read_only_output, ValueError,

@@ -389,6 +389,68 @@ def test_arrays_no_engine_of_their_memory_runs_fail_with_each_engines_reason():
     assert np.isnan(y.numpy()).all()
 
 
+def _address(a):
+    return a.__cuda_array_interface__["data"][0]
+
+
+def test_device_addresses_as_ints_are_tensors_and_workspace():
+    # cuDNN frontend code passes t.data_ptr() for tensors and the workspace: each is the
+    # tensor's own dims, strides and type at that address, checked like any device array
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((6, 70)).astype(np.float32)
+    g = hipdnn.pygraph(io_data_type=dt.FLOAT, intermediate_data_type=dt.FLOAT,
+                       compute_data_type=dt.FLOAT, name="addresses")
+    X = g.tensor(name="x", dim=[6, 70], stride=[70, 1])
+    r = g.reduction(input=g.mul(a=X, b=X), mode=hipdnn.reduction_mode.ADD)
+    r.set_dim([6, 1])
+    Y = g.relu(input=g.sub(a=r, b=1.0))
+    Y.set_output(True)
+    g.set_preferred_engine(GPU_ENGINE)
+    g.build([hipdnn.heur_mode.A])
+    assert g.get_workspace_size() > 0  # stages pass values through it
+    dx = hipdnn.DeviceArray.from_numpy(x)
+    dy = hipdnn.DeviceArray.from_numpy(np.full((6, 1), np.nan, np.float32))
+    ws = hipdnn.DeviceArray.empty([g.get_workspace_size()], np.uint8)
+    g.execute({X: _address(dx), Y: _address(dy)}, _address(ws))
+    want = np.maximum((x.astype(np.float64) ** 2).sum(axis=1, keepdims=True) - 1, 0)
+    assert_close(dy.numpy(), want, tolerance("reduction", "fp32"))
+    np.testing.assert_array_equal(dx.numpy(), x)
+
+
+@pytest.mark.parametrize("what", ["short allocation", "NULL", "host memory", "short workspace"])
+def test_device_addresses_that_do_not_hold_the_tensor_are_refused_naming_it(what):
+    g = hipdnn.pygraph(io_data_type=dt.FLOAT, intermediate_data_type=dt.FLOAT,
+                       compute_data_type=dt.FLOAT, name="bad_addresses")
+    X = g.tensor(name="x", dim=[6, 70], stride=[70, 1])
+    r = g.reduction(input=g.mul(a=X, b=X), mode=hipdnn.reduction_mode.ADD)
+    r.set_dim([6, 1])
+    Y = g.relu(input=g.sub(a=r, b=1.0))
+    Y.set_output(True).set_name("y")
+    g.set_preferred_engine(GPU_ENGINE)
+    g.build([hipdnn.heur_mode.A])
+    host = np.ones((6, 70), np.float32)
+    small = hipdnn.DeviceArray.empty([4], np.float32)
+    dx = hipdnn.DeviceArray.from_numpy(host)
+    dy = hipdnn.DeviceArray.from_numpy(np.full((6, 1), np.nan, np.float32))
+    ws = hipdnn.DeviceArray.empty([g.get_workspace_size()], np.uint8)
+    x_at, ws_at, match = {
+        "short allocation": (_address(small), _address(ws),
+                             r"tensor 'x' \(uid \d+\) spans 1680 bytes .* device allocation "
+                             r"ends 16 bytes after it"),
+        "NULL": (0, _address(ws), r"tensor 'x' \(uid \d+\) has a NULL pointer"),
+        "host memory": (host.ctypes.data, _address(ws),
+                        r"tensor 'x' \(uid \d+\) is declared device memory but .* reports "
+                        "host memory"),
+        "short workspace": (_address(dx), _address(small),
+                            r"needs a workspace of \d+ bytes but the workspace's device "
+                            "allocation ends 16 bytes after it"),
+    }[what]
+    with pytest.raises(hipdnn.HipdnnError, match=match):
+        g.execute({X: x_at, Y: _address(dy)}, ws_at)
+    assert np.isnan(dy.numpy()).all()
+    np.testing.assert_array_equal(host, 1)
+
+
 class HostTensor:
     """Another library's CPU tensor (a torch CPU tensor's protocols): DLPack on the host,
     no __array_interface__."""

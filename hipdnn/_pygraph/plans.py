@@ -18,7 +18,7 @@ from .base import _HEURISTICS, _PLANS, _Plan, _not_ready
 from .build import BuildSteps
 from .frontend_options import refuse_overrides
 from .host_staging import staged_for
-from .tensor_memory import reinterpreted
+from .tensor_memory import RawPointer, reinterpreted
 
 if TYPE_CHECKING:
     from ..pygraph import KernelGroup
@@ -104,7 +104,8 @@ class Plans(BuildSteps):
         """The user's {tensor or uid: array} as a list in the order of the plan's pack; the
         pack itself checks every array.  None keys and None values are skipped (cuDNN
         frontend's optional outputs), and so are tensors of the graph no node uses; a
-        runtime scalar takes a number or a one-element array."""
+        runtime scalar takes a number or a one-element array; any other tensor may be an
+        int, a device address (tensor_memory.RawPointer)."""
         from ..pygraph import Tensor  # pygraph.py imports this module: import at call time
 
         if not isinstance(variant_pack, Mapping):
@@ -143,6 +144,9 @@ class Plans(BuildSteps):
             t = self._tensor_by_uid(uid)
             if t is not None and t.get_is_pass_by_value():
                 arr = self._scalar_array(pack, idx, arr)
+            else:
+                _uid, _name, dt, dims, strides, _out = pack.tensors[idx]
+                arr = RawPointer.of(arr, dt, dims, strides) or arr
             arrays[idx] = as_buffer(arr)
         missing = [self._pack_label(pack, i) for i, a in enumerate(arrays) if a is None]
         if missing:
@@ -196,6 +200,12 @@ class Plans(BuildSteps):
             raise TypeError(f"execute: handle must be a hipdnn.Handle, got {_type_name(handle)}")
         arrays = self._arrays_for(plan, variant_pack)
         handle = handle if handle is not None else self._get_handle()
+        if isinstance(workspace, (int, np.integer)) and not isinstance(workspace, bool):
+            # an address (cuDNN frontend's workspace.data_ptr()); a plan that needs none
+            # does not read it (an empty tensor's address may be 0)
+            size = plan.pack.workspace_size
+            workspace = RawPointer.of(workspace, int(data_type.UINT8), [size], [1]) \
+                if size else None
         staging = staged_for(plan.engine, plan.space, self._preferred, self.name, plan.pack,
                              arrays, self._staging_said)
         if staging is not None:
@@ -249,7 +259,8 @@ class Plans(BuildSteps):
                 t = None
             if t is None or t.get_is_pass_by_value():
                 continue
-            spaces.add(memory_space.DEVICE if _device.is_device_array(arr)
+            address = isinstance(arr, (int, np.integer)) and not isinstance(arr, (bool, np.bool_))
+            spaces.add(memory_space.DEVICE if address or _device.is_device_array(arr)
                        else memory_space.HOST)
         return spaces.pop() if len(spaces) == 1 else None
 

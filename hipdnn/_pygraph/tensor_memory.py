@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from .. import _C
-from ..arrays import as_data_type
+from ..arrays import as_data_type, numpy_dtype
 from ..enums import data_type
 
 
@@ -123,3 +123,38 @@ def reinterpreted(pack: _C.VariantPack, arrays: List[Any], label_of: Any) -> Opt
         if view is not None:
             out[i], changed = view, True
     return out if changed else None
+
+
+class RawPointer:
+    """A device address given as an int, as cuDNN frontend code passes ``t.data_ptr()`` in
+    a variant pack (and as the workspace): the tensor's own dims, strides and data type at
+    that address, through ``__cuda_array_interface__``.  Nothing is taken on trust: the
+    backend asks the device runtime whether the address is device memory and whether its
+    allocation holds every element (execute.c), and refuses it naming the tensor if not."""
+
+    __slots__ = ("shape", "strides", "typestr", "address")
+
+    def __init__(self, address: int, dims: Sequence[int], strides: Sequence[int],
+                 typestr: str, itemsize: int) -> None:
+        self.address = address
+        self.shape = tuple(int(d) for d in dims)
+        self.strides = tuple(int(s) * itemsize for s in strides)
+        self.typestr = typestr
+
+    @property
+    def __cuda_array_interface__(self) -> Dict[str, Any]:
+        return {"shape": self.shape, "strides": self.strides, "typestr": self.typestr,
+                "data": (self.address, False), "version": 3}
+
+    @classmethod
+    def of(cls, address: Any, dt: int, dims: Sequence[int],
+           strides: Sequence[int]) -> Optional["RawPointer"]:
+        """The tensor (data type dt, dims, strides in elements) at ``address`` when it is an
+        int and the type has a NumPy dtype (bfloat16: its uint16 bits); else None."""
+        if isinstance(address, (bool, np.bool_)) or not isinstance(address, (int, np.integer)):
+            return None
+        try:
+            np_type = numpy_dtype(dt)
+        except ValueError:
+            return None
+        return cls(int(address), dims, strides, np_type.str, np_type.itemsize)
