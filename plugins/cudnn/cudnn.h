@@ -1,0 +1,100 @@
+/* cudnn.h — what the cudnn engine's files share: the libraries it opens (cudnn_load.c),
+ * the graph it translates into cuDNN's backend descriptors (cudnn_graph.c) and the
+ * execution plan it builds from cuDNN's heuristics (cudnn_plan.c); cudnn.c holds the
+ * plugin ABI's entry points. */
+#ifndef HIPDNN_CUDNN_H
+#define HIPDNN_CUDNN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cudnn_api.h"
+#include "hipdnn/hipdnn_sdk.h"
+#include "hipdnn/hipdnn_sdk_plugin.h"
+
+#define CUDNN_ENGINE_NAME "cudnn"
+#define CUDNN_PLUGIN_VERSION "0.1.0"
+/* Below the hip engine's 100 (hipdnn's own kernels stay the default where both run a
+ * graph, until engines are ranked by measured speed, issue 29) and below blaslt's 50 (a
+ * plain matmul goes to the engine made for it); above reference_cpu's 0.  Chosen by name
+ * with set_preferred_engine("cudnn"), left out with deselect_engines. */
+#define CUDNN_PRIORITY 40
+#define CUDNN_MSG_LEN HIPDNN_SDK_PLUGIN_MSG_LEN
+/* cuDNN 9.0, the first with cudnnGetLastErrorString and the backend API in libcudnn.so.9. */
+#define CUDNN_MIN_VERSION 90000
+/* How many of the heuristic's engine configs the ENGINE_CONFIG knob chooses among. */
+#define CUDNN_MAX_CONFIGS 16
+/* The knob: cuDNN frontend's KnobType_t KERNEL_CFG (hipdnn.knob_type.KERNEL_CFG), as the
+ * blaslt engine numbers its algorithm knob. */
+#define CUDNN_KNOB_ENGINE_CONFIG 12
+/* The byte alignment the plan is built for: every tensor pointer must have it at execute. */
+#define CUDNN_ALIGNMENT 16
+
+/* ---- the libraries (cudnn_load.c) ------------------------------------------------------ */
+
+extern cd_api g_cd; /* filled once, by cudnn_load */
+extern cd_cu_api g_cu;
+
+/* Once per process: the CUDA driver with a device, then cuDNN (the first candidate that
+ * opens, whole and new enough).  False with one line saying what was looked for and what
+ * went wrong, "cudnn: ..." (GetAllEngineIds declines loading with it). */
+bool cudnn_load(char* why, size_t len);
+int cudnn_device_count(void);
+/* "libcudnn.so.9 (cuDNN 9.19.0)": what cudnn_load opened, for the log. */
+const char* cudnn_library(void);
+/* Makes `device`'s primary context current on this thread, *saved the one that was. */
+bool cudnn_enter(int device, cd_cu_context* saved, char* why, size_t len);
+void cudnn_leave(cd_cu_context saved);
+/* "CUDNN_STATUS_NOT_SUPPORTED (3000): <cuDNN's last error message>" into buf: call right
+ * after the failing call, on its thread. */
+const char* cudnn_status_text(cd_status st, char* buf, size_t len);
+
+/* ---- the graph, as cuDNN backend descriptors (cudnn_graph.c) ----------------------------- */
+
+/* A tensor the variant pack carries: a graph tensor that is not virtual. */
+typedef struct {
+    int64_t uid;
+    bool by_value;     /* a host pointer to its value */
+    bool has_value;    /* a constant of the graph: `value` is what the pack points at */
+    uint8_t value[8];
+    char name[64];
+} cd_io;
+
+typedef struct {
+    cd_desc* descs; /* every descriptor made, destroyed in reverse */
+    int num_descs, cap_descs;
+    cd_desc op_graph; /* finalized */
+    cd_io* io;
+    int num_io;
+    char what[300];   /* "conv_fprop 'conv' + add 'bias' + relu 'act'" */
+} cd_graph;
+
+/* Translates g into cuDNN's backend descriptors on handle h (the device current) and
+ * finalizes its operation graph; false with the reason ("cudnn: node 'x' (kind): ..." or
+ * cuDNN's own message). */
+bool cudnn_graph_make(cd_handle h, const hipdnnSdkGraph* g, cd_graph* out, char* why,
+                      size_t len);
+void cudnn_graph_free(cd_graph* graph);
+/* A descriptor of `type` owned by graph (destroyed with it); false with the reason. */
+bool cudnn_graph_desc(cd_graph* graph, int type, cd_desc* out, char* why, size_t len);
+
+/* ---- heuristics and the plan (cudnn_plan.c) ---------------------------------------------- */
+
+typedef struct {
+    cd_desc plan;        /* finalized; owned by the graph's descriptor list */
+    int offered;         /* engine configs cuDNN's heuristic offered */
+    int tried;           /* configs tried before the chosen one built */
+    int64_t engine;      /* the config's engine global index, -1 if unknown */
+    size_t workspace;
+} cd_plan;
+
+/* How many engine configs cuDNN's heuristic (mode A) offers for the graph; false with
+ * cuDNN's message when it offers none. */
+bool cudnn_heuristic_count(cd_graph* graph, int* count, char* why, size_t len);
+/* The plan of the index-th heuristic engine config that builds one (the ENGINE_CONFIG
+ * knob); false with cuDNN's message of the last failure, or naming the knob. */
+bool cudnn_plan_make(cd_handle h, cd_graph* graph, int index, cd_plan* plan, char* why,
+                     size_t len);
+
+#endif

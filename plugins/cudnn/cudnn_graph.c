@@ -1,0 +1,419 @@
+/* What the cudnn engine claims, and how it says it to cuDNN: a hipdnn graph of
+ * convolutions (fprop, dgrad, wgrad), matmuls and pointwise nodes becomes cuDNN backend
+ * descriptors one for one, since the two graph models are the same by design: each
+ * tensor a TENSOR descriptor with its uid, dims, strides, data type and its virtual /
+ * by-value flags, each node an OPERATION descriptor naming its tensors, all of them one
+ * OPERATIONGRAPH.  hipdnn's data types, pointwise modes and convolution modes have cuDNN's
+ * numbers, so they pass through as they are.
+ *
+ * Which of these graphs cuDNN runs (which epilogues it fuses after a convolution, which
+ * layouts and types its engines take) is cuDNN's to say: this file declines only what it
+ * does not translate, and the graph's finalization and cuDNN's heuristic (cudnn_plan.c)
+ * decline the rest with cuDNN's own message.
+ *
+ * cuDNN's pointwise operands must have the output's rank (broadcasting over dims of 1),
+ * and its matmul takes batched operands of rank 3 at least; hipdnn broadcasts NumPy-style,
+ * aligned right.  So every tensor is given the graph's largest rank (at least 3 with a
+ * matmul) by leading dims of 1, which is the same broadcast. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudnn.h"
+
+#define decline(why, len, ...) hipdnnSdkDecline(why, len, CUDNN_ENGINE_NAME, __VA_ARGS__)
+
+static const char* type_name(hipdnnDataType_t t) { return hipdnnSdkDataTypeName(t); }
+
+bool cudnn_graph_desc(cd_graph* graph, int type, cd_desc* out, char* why, size_t len) {
+    *out = NULL;
+    if (graph->num_descs == graph->cap_descs) {
+        const int cap = graph->cap_descs ? graph->cap_descs * 2 : 32;
+        cd_desc* d = realloc(graph->descs, (size_t)cap * sizeof(*d));
+        if (!d) return decline(why, len, "out of memory");
+        graph->descs = d;
+        graph->cap_descs = cap;
+    }
+    const cd_status st = g_cd.create_descriptor(type, out);
+    if (st != CD_STATUS_SUCCESS) {
+        char text[600];
+        *out = NULL;
+        return decline(why, len, "cudnnBackendCreateDescriptor(%d): %s", type,
+                       cudnn_status_text(st, text, sizeof(text)));
+    }
+    graph->descs[graph->num_descs++] = *out;
+    return true;
+}
+
+void cudnn_graph_free(cd_graph* graph) {
+    for (int i = graph->num_descs - 1; i >= 0; --i) g_cd.destroy_descriptor(graph->descs[i]);
+    free(graph->descs);
+    free(graph->io);
+    memset(graph, 0, sizeof(*graph));
+}
+
+/* One attribute; on failure the reason names `what` (a node or tensor) and the attribute. */
+typedef struct {
+    char* why;
+    size_t len;
+    const char* what;
+    bool ok;
+} setter;
+
+static void set(setter* s, cd_desc d, int name, int type, int64_t count, const void* values,
+                const char* attr) {
+    if (!s->ok) return;
+    const cd_status st = g_cd.set_attribute(d, name, type, count, values);
+    if (st == CD_STATUS_SUCCESS) return;
+    char text[600];
+    s->ok = decline(s->why, s->len, "%s: cudnnBackendSetAttribute(%s): %s", s->what, attr,
+                    cudnn_status_text(st, text, sizeof(text)));
+}
+
+static bool finalize(setter* s, cd_desc d, const char* kind) {
+    if (!s->ok) return false;
+    const cd_status st = g_cd.finalize(d);
+    if (st == CD_STATUS_SUCCESS) return true;
+    char text[600];
+    return s->ok = decline(s->why, s->len, "%s: cuDNN rejects it: cudnnBackendFinalize(%s): %s",
+                           s->what, kind, cudnn_status_text(st, text, sizeof(text)));
+}
+
+/* ---- tensors ----------------------------------------------------------------------------- */
+
+typedef struct {
+    const hipdnnSdkTensor* t;
+    cd_desc desc;
+} tensor_slot;
+
+typedef struct {
+    const hipdnnSdkGraph* g;
+    cd_graph* out;
+    int rank;
+    tensor_slot* slots; /* one per graph tensor, made when first used */
+    char* why;
+    size_t len;
+} builder;
+
+static bool supported_type(hipdnnDataType_t t) {
+    switch (t) {
+    case HIPDNN_DATA_FLOAT: case HIPDNN_DATA_DOUBLE: case HIPDNN_DATA_HALF:
+    case HIPDNN_DATA_INT8: case HIPDNN_DATA_INT32: case HIPDNN_DATA_UINT8:
+    case HIPDNN_DATA_BFLOAT16: case HIPDNN_DATA_INT64: case HIPDNN_DATA_BOOLEAN:
+    case HIPDNN_DATA_FP8_E4M3: case HIPDNN_DATA_FP8_E5M2:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* The TENSOR descriptor of uid (made once), or NULL with the reason. */
+static cd_desc tensor(builder* b, int64_t uid, const char* label) {
+    int i = 0;
+    while (i < b->g->num_tensors && b->g->tensors[i].uid != uid) ++i;
+    if (i == b->g->num_tensors) {
+        decline(b->why, b->len, "%s: tensor uid %lld is not in the graph", label, (long long)uid);
+        return NULL;
+    }
+    if (b->slots[i].desc) return b->slots[i].desc;
+    const hipdnnSdkTensor* t = &b->g->tensors[i];
+    if (!supported_type(t->data_type)) {
+        decline(b->why, b->len, "%s: tensor '%s' is %s, which cuDNN does not store the way "
+                "hipdnn does", label, t->name, type_name(t->data_type));
+        return NULL;
+    }
+    int64_t dims[HIPDNN_MAX_DIMS], strides[HIPDNN_MAX_DIMS];
+    const int pad = b->rank - t->ndim;
+    int64_t inner = 1;
+    for (int d = 0; d < t->ndim; ++d) {
+        dims[pad + d] = t->dims[d];
+        strides[pad + d] = t->strides[d];
+        const int64_t reach = t->dims[d] * t->strides[d];
+        if (reach > inner) inner = reach;
+    }
+    for (int d = pad - 1; d >= 0; --d) dims[d] = 1, strides[d] = inner; /* leading dims of 1 */
+    cd_desc d = NULL;
+    if (!cudnn_graph_desc(b->out, CD_TENSOR_DESCRIPTOR, &d, b->why, b->len)) return NULL;
+    char what[160];
+    hipdnnSdkFormat(what, sizeof(what), "%s: tensor '%s' (uid %lld)", label, t->name,
+                    (long long)t->uid);
+    setter s = {b->why, b->len, what, true};
+    const int32_t type = (int32_t)t->data_type;
+    const int64_t align = CUDNN_ALIGNMENT, id = t->uid;
+    const bool is_virtual = t->is_virtual, by_value = t->is_by_value;
+    set(&s, d, CD_ATTR_TENSOR_DATA_TYPE, CD_TYPE_DATA_TYPE, 1, &type, "TENSOR_DATA_TYPE");
+    set(&s, d, CD_ATTR_TENSOR_DIMENSIONS, CD_TYPE_INT64, b->rank, dims, "TENSOR_DIMENSIONS");
+    set(&s, d, CD_ATTR_TENSOR_STRIDES, CD_TYPE_INT64, b->rank, strides, "TENSOR_STRIDES");
+    set(&s, d, CD_ATTR_TENSOR_UNIQUE_ID, CD_TYPE_INT64, 1, &id, "TENSOR_UNIQUE_ID");
+    set(&s, d, CD_ATTR_TENSOR_BYTE_ALIGNMENT, CD_TYPE_INT64, 1, &align, "TENSOR_BYTE_ALIGNMENT");
+    set(&s, d, CD_ATTR_TENSOR_IS_VIRTUAL, CD_TYPE_BOOLEAN, 1, &is_virtual, "TENSOR_IS_VIRTUAL");
+    if (by_value)
+        set(&s, d, CD_ATTR_TENSOR_IS_BY_VALUE, CD_TYPE_BOOLEAN, 1, &by_value,
+            "TENSOR_IS_BY_VALUE");
+    if (!finalize(&s, d, "TENSOR")) return NULL;
+    if (!t->is_virtual) {
+        cd_io* io = &b->out->io[b->out->num_io++];
+        io->uid = t->uid;
+        io->by_value = t->is_by_value;
+        io->has_value = t->is_by_value && t->has_value;
+        memcpy(io->value, t->value, sizeof(io->value));
+        hipdnnSdkFormat(io->name, sizeof(io->name), "%s", t->name);
+    }
+    b->slots[i].desc = d;
+    return d;
+}
+
+/* ---- nodes ------------------------------------------------------------------------------- */
+
+static int32_t compute_of(const hipdnnSdkNode* n) {
+    return (int32_t)(n->compute_type == HIPDNN_DATA_NOT_SET ? HIPDNN_DATA_FLOAT : n->compute_type);
+}
+
+/* Convolutions and matmuls: fp32 / fp16 / bf16 data, fp32 compute (this slice's claim). */
+static bool compute_node_types(const builder* b, const hipdnnSdkNode* n, const char* label) {
+    if (compute_of(n) != HIPDNN_DATA_FLOAT)
+        return decline(b->why, b->len, "%s: compute type %s; cudnn translates fp32 compute only",
+                       label, type_name(n->compute_type));
+    const int64_t* ports[2] = {n->inputs, n->outputs};
+    for (int k = 0; k < 2; ++k)
+        for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
+            if (ports[k][p] == HIPDNN_NO_TENSOR) continue;
+            const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(b->g, ports[k][p]);
+            if (t && t->data_type != HIPDNN_DATA_FLOAT && t->data_type != HIPDNN_DATA_HALF &&
+                t->data_type != HIPDNN_DATA_BFLOAT16)
+                return decline(b->why, b->len, "%s: '%s' is %s; cudnn translates fp32, fp16 and "
+                               "bf16 convolutions and matmuls", label, t->name,
+                               type_name(t->data_type));
+        }
+    return true;
+}
+
+static cd_desc conv_desc(builder* b, const hipdnnSdkNode* n, const char* label, int nsp) {
+    cd_desc d = NULL;
+    if (!cudnn_graph_desc(b->out, CD_CONVOLUTION_DESCRIPTOR, &d, b->why, b->len)) return NULL;
+    setter s = {b->why, b->len, label, true};
+    int64_t pre[HIPDNN_MAX_DIMS], post[HIPDNN_MAX_DIMS], stride[HIPDNN_MAX_DIMS],
+        dil[HIPDNN_MAX_DIMS];
+    for (int i = 0; i < nsp; ++i) {
+        pre[i] = n->attrs[HIPDNN_CONV_PRE_PADDING].i[i];
+        post[i] = n->attrs[HIPDNN_CONV_POST_PADDING].i[i];
+        stride[i] = n->attrs[HIPDNN_CONV_STRIDE].i[i];
+        dil[i] = n->attrs[HIPDNN_CONV_DILATION].i[i];
+    }
+    const int32_t comp = compute_of(n), mode = (int32_t)n->attrs[HIPDNN_CONV_MODE].i[0];
+    const int64_t spatial = nsp;
+    set(&s, d, CD_ATTR_CONVOLUTION_SPATIAL_DIMS, CD_TYPE_INT64, 1, &spatial, "SPATIAL_DIMS");
+    set(&s, d, CD_ATTR_CONVOLUTION_COMP_TYPE, CD_TYPE_DATA_TYPE, 1, &comp, "COMP_TYPE");
+    set(&s, d, CD_ATTR_CONVOLUTION_CONV_MODE, CD_TYPE_CONVOLUTION_MODE, 1, &mode, "CONV_MODE");
+    set(&s, d, CD_ATTR_CONVOLUTION_PRE_PADDINGS, CD_TYPE_INT64, nsp, pre, "PRE_PADDINGS");
+    set(&s, d, CD_ATTR_CONVOLUTION_POST_PADDINGS, CD_TYPE_INT64, nsp, post, "POST_PADDINGS");
+    set(&s, d, CD_ATTR_CONVOLUTION_FILTER_STRIDES, CD_TYPE_INT64, nsp, stride, "FILTER_STRIDES");
+    set(&s, d, CD_ATTR_CONVOLUTION_DILATIONS, CD_TYPE_INT64, nsp, dil, "DILATIONS");
+    return finalize(&s, d, "CONVOLUTION") ? d : NULL;
+}
+
+/* The three conv ops differ only in their descriptor type and attribute numbers. */
+typedef struct {
+    int type;
+    const char* kind;
+    int alpha, beta, conv, port_attr[3]; /* the attributes of inputs[0], inputs[1], outputs[0] */
+} conv_op;
+
+static const conv_op k_fprop = {CD_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+                                "OPERATION_CONVOLUTION_FORWARD", CD_ATTR_CONV_FWD_ALPHA,
+                                CD_ATTR_CONV_FWD_BETA, CD_ATTR_CONV_FWD_CONV_DESC,
+                                {CD_ATTR_CONV_FWD_X, CD_ATTR_CONV_FWD_W, CD_ATTR_CONV_FWD_Y}};
+static const conv_op k_dgrad = {
+    CD_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR, "OPERATION_CONVOLUTION_BACKWARD_DATA",
+    CD_ATTR_CONV_BWD_DATA_ALPHA, CD_ATTR_CONV_BWD_DATA_BETA, CD_ATTR_CONV_BWD_DATA_CONV_DESC,
+    {CD_ATTR_CONV_BWD_DATA_DY, CD_ATTR_CONV_BWD_DATA_W, CD_ATTR_CONV_BWD_DATA_DX}};
+static const conv_op k_wgrad = {
+    CD_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+    "OPERATION_CONVOLUTION_BACKWARD_FILTER", CD_ATTR_CONV_BWD_FILTER_ALPHA,
+    CD_ATTR_CONV_BWD_FILTER_BETA, CD_ATTR_CONV_BWD_FILTER_CONV_DESC,
+    {CD_ATTR_CONV_BWD_FILTER_X, CD_ATTR_CONV_BWD_FILTER_DY, CD_ATTR_CONV_BWD_FILTER_DW}};
+
+static cd_desc conv_node(builder* b, const hipdnnSdkNode* n, const char* label,
+                         const conv_op* op) {
+    const hipdnnSdkTensor* first = hipdnnSdkGraphFindTensor(b->g, n->inputs[0]);
+    if (!first || first->ndim < 3 || first->ndim != b->rank) {
+        decline(b->why, b->len, "%s: its tensors have rank %d, the graph's others %d; cuDNN "
+                "convolves tensors of one rank", label, first ? first->ndim : 0, b->rank);
+        return NULL;
+    }
+    if (!compute_node_types(b, n, label)) return NULL;
+    cd_desc conv = conv_desc(b, n, label, first->ndim - 2);
+    cd_desc in0 = conv ? tensor(b, n->inputs[0], label) : NULL;
+    cd_desc in1 = in0 ? tensor(b, n->inputs[1], label) : NULL;
+    cd_desc out = in1 ? tensor(b, n->outputs[0], label) : NULL;
+    cd_desc d = NULL;
+    if (!out || !cudnn_graph_desc(b->out, op->type, &d, b->why, b->len)) return NULL;
+    setter s = {b->why, b->len, label, true};
+    const float alpha = 1.0f, beta = 0.0f; /* beta 0: the output is written, not read */
+    set(&s, d, op->alpha, CD_TYPE_FLOAT, 1, &alpha, "ALPHA");
+    set(&s, d, op->beta, CD_TYPE_FLOAT, 1, &beta, "BETA");
+    set(&s, d, op->conv, CD_TYPE_BACKEND_DESCRIPTOR, 1, &conv, "CONV_DESC");
+    const cd_desc ports[3] = {in0, in1, out};
+    for (int i = 0; i < 3; ++i)
+        set(&s, d, op->port_attr[i], CD_TYPE_BACKEND_DESCRIPTOR, 1, &ports[i], "a tensor");
+    return finalize(&s, d, op->kind) ? d : NULL;
+}
+
+static cd_desc matmul_node(builder* b, const hipdnnSdkNode* n, const char* label) {
+    if (!compute_node_types(b, n, label)) return NULL;
+    cd_desc desc = NULL;
+    if (!cudnn_graph_desc(b->out, CD_MATMUL_DESCRIPTOR, &desc, b->why, b->len)) return NULL;
+    setter s = {b->why, b->len, label, true};
+    const int32_t comp = compute_of(n);
+    set(&s, desc, CD_ATTR_MATMUL_COMP_TYPE, CD_TYPE_DATA_TYPE, 1, &comp, "MATMUL_COMP_TYPE");
+    if (!finalize(&s, desc, "MATMUL")) return NULL;
+    cd_desc a = tensor(b, n->inputs[HIPDNN_MATMUL_A], label);
+    cd_desc bb = a ? tensor(b, n->inputs[HIPDNN_MATMUL_B], label) : NULL;
+    cd_desc c = bb ? tensor(b, n->outputs[HIPDNN_MATMUL_C], label) : NULL;
+    cd_desc d = NULL;
+    if (!c || !cudnn_graph_desc(b->out, CD_OPERATION_MATMUL_DESCRIPTOR, &d, b->why, b->len))
+        return NULL;
+    set(&s, d, CD_ATTR_OP_MATMUL_ADESC, CD_TYPE_BACKEND_DESCRIPTOR, 1, &a, "MATMUL_ADESC");
+    set(&s, d, CD_ATTR_OP_MATMUL_BDESC, CD_TYPE_BACKEND_DESCRIPTOR, 1, &bb, "MATMUL_BDESC");
+    set(&s, d, CD_ATTR_OP_MATMUL_CDESC, CD_TYPE_BACKEND_DESCRIPTOR, 1, &c, "MATMUL_CDESC");
+    set(&s, d, CD_ATTR_OP_MATMUL_DESC, CD_TYPE_BACKEND_DESCRIPTOR, 1, &desc, "MATMUL_DESC");
+    return finalize(&s, d, "OPERATION_MATMUL") ? d : NULL;
+}
+
+/* The POINTWISE descriptor: the mode, its math precision, and the parameters of its mode. */
+static cd_desc pointwise_desc(builder* b, const hipdnnSdkNode* n, const char* label) {
+    cd_desc d = NULL;
+    if (!cudnn_graph_desc(b->out, CD_POINTWISE_DESCRIPTOR, &d, b->why, b->len)) return NULL;
+    setter s = {b->why, b->len, label, true};
+    const hipdnnPointwiseMode_t mode = hipdnnSdkNodeMode(n);
+    const int32_t m = (int32_t)mode, prec = compute_of(n);
+    set(&s, d, CD_ATTR_POINTWISE_MODE, CD_TYPE_POINTWISE_MODE, 1, &m, "POINTWISE_MODE");
+    set(&s, d, CD_ATTR_POINTWISE_MATH_PREC, CD_TYPE_DATA_TYPE, 1, &prec, "POINTWISE_MATH_PREC");
+    if (mode == HIPDNN_POINTWISE_RELU_FWD || mode == HIPDNN_POINTWISE_RELU_BWD) {
+        const double lo = n->attrs[HIPDNN_PW_RELU_LOWER_CLIP].d;
+        const double hi = n->attrs[HIPDNN_PW_RELU_UPPER_CLIP].d;
+        const double slope = n->attrs[HIPDNN_PW_RELU_LOWER_CLIP_SLOPE].d;
+        set(&s, d, CD_ATTR_POINTWISE_RELU_LOWER_CLIP, CD_TYPE_DOUBLE, 1, &lo, "RELU_LOWER_CLIP");
+        set(&s, d, CD_ATTR_POINTWISE_RELU_UPPER_CLIP, CD_TYPE_DOUBLE, 1, &hi, "RELU_UPPER_CLIP");
+        set(&s, d, CD_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE, CD_TYPE_DOUBLE, 1, &slope,
+            "RELU_LOWER_CLIP_SLOPE");
+    } else if (mode == HIPDNN_POINTWISE_ELU_FWD || mode == HIPDNN_POINTWISE_ELU_BWD) {
+        const double alpha = n->attrs[HIPDNN_PW_ELU_ALPHA].d;
+        set(&s, d, CD_ATTR_POINTWISE_ELU_ALPHA, CD_TYPE_DOUBLE, 1, &alpha, "ELU_ALPHA");
+    } else if (mode == HIPDNN_POINTWISE_SOFTPLUS_FWD || mode == HIPDNN_POINTWISE_SOFTPLUS_BWD) {
+        const double beta = n->attrs[HIPDNN_PW_SOFTPLUS_BETA].d;
+        set(&s, d, CD_ATTR_POINTWISE_SOFTPLUS_BETA, CD_TYPE_DOUBLE, 1, &beta, "SOFTPLUS_BETA");
+    } else if (mode == HIPDNN_POINTWISE_SWISH_FWD || mode == HIPDNN_POINTWISE_SWISH_BWD) {
+        const double beta = n->attrs[HIPDNN_PW_SWISH_BETA].d;
+        set(&s, d, CD_ATTR_POINTWISE_SWISH_BETA, CD_TYPE_DOUBLE, 1, &beta, "SWISH_BETA");
+    } else if (mode == HIPDNN_POINTWISE_GEN_INDEX) {
+        /* hipdnn's axis counts the tensor's own dims; cuDNN's the padded rank */
+        const hipdnnSdkTensor* x = hipdnnSdkGraphFindTensor(b->g, n->inputs[HIPDNN_PW_X]);
+        const int64_t axis = n->attrs[HIPDNN_PW_AXIS].i[0] + (x ? b->rank - x->ndim : 0);
+        set(&s, d, CD_ATTR_POINTWISE_AXIS, CD_TYPE_INT64, 1, &axis, "POINTWISE_AXIS");
+    }
+    return finalize(&s, d, "POINTWISE") ? d : NULL;
+}
+
+static cd_desc pointwise_node(builder* b, const hipdnnSdkNode* n, const char* label) {
+    hipdnnSdkPointwisePorts ports;
+    if (!hipdnnSdkPointwisePortsOf(hipdnnSdkNodeMode(n), &ports)) {
+        decline(b->why, b->len, "%s: pointwise mode %d is not one cuDNN has", label,
+                (int)hipdnnSdkNodeMode(n));
+        return NULL;
+    }
+    cd_desc pw = pointwise_desc(b, n, label);
+    if (!pw) return NULL;
+    /* hipdnn's port numbers are cuDNN's operand descriptors: x, b, dy, t in; y, dx out */
+    static const int in_attr[4] = {CD_ATTR_OP_POINTWISE_XDESC, CD_ATTR_OP_POINTWISE_BDESC,
+                                   CD_ATTR_OP_POINTWISE_DYDESC, CD_ATTR_OP_POINTWISE_TDESC};
+    static const int out_attr[2] = {CD_ATTR_OP_POINTWISE_YDESC, CD_ATTR_OP_POINTWISE_DXDESC};
+    cd_desc in[4] = {NULL, NULL, NULL, NULL};
+    for (int k = 0; k < ports.arity; ++k) {
+        const int p = ports.inputs[k];
+        if (p < 0 || p >= 4 || !(in[p] = tensor(b, n->inputs[p], label))) {
+            if (p < 0 || p >= 4) decline(b->why, b->len, "%s: an operand port %d", label, p);
+            return NULL;
+        }
+    }
+    if (ports.output < 0 || ports.output > 1) {
+        decline(b->why, b->len, "%s: an output port %d", label, ports.output);
+        return NULL;
+    }
+    cd_desc out = tensor(b, n->outputs[ports.output], label);
+    cd_desc d = NULL;
+    if (!out || !cudnn_graph_desc(b->out, CD_OPERATION_POINTWISE_DESCRIPTOR, &d, b->why, b->len))
+        return NULL;
+    setter s = {b->why, b->len, label, true};
+    set(&s, d, CD_ATTR_OP_POINTWISE_PW_DESCRIPTOR, CD_TYPE_BACKEND_DESCRIPTOR, 1, &pw,
+        "PW_DESCRIPTOR");
+    for (int p = 0; p < 4; ++p)
+        if (in[p]) set(&s, d, in_attr[p], CD_TYPE_BACKEND_DESCRIPTOR, 1, &in[p], "an operand");
+    set(&s, d, out_attr[ports.output], CD_TYPE_BACKEND_DESCRIPTOR, 1, &out, "its output");
+    return finalize(&s, d, "OPERATION_POINTWISE") ? d : NULL;
+}
+
+static cd_desc node(builder* b, const hipdnnSdkNode* n) {
+    char label[160];
+    hipdnnSdkNodeLabel(n, label, sizeof(label));
+    switch (n->kind) {
+    case HIPDNN_OP_CONV_FPROP: return conv_node(b, n, label, &k_fprop);
+    case HIPDNN_OP_CONV_DGRAD: return conv_node(b, n, label, &k_dgrad);
+    case HIPDNN_OP_CONV_WGRAD: return conv_node(b, n, label, &k_wgrad);
+    case HIPDNN_OP_MATMUL: return matmul_node(b, n, label);
+    case HIPDNN_OP_POINTWISE: return pointwise_node(b, n, label);
+    default:
+        decline(b->why, b->len, "%s: not translated to cuDNN yet (cudnn translates conv_fprop, "
+                "conv_dgrad, conv_wgrad, matmul and pointwise nodes)", label);
+        return NULL;
+    }
+}
+
+/* The graph's rank for cuDNN: its largest tensor rank, at least 3 with a matmul. */
+static int graph_rank(const hipdnnSdkGraph* g) {
+    int rank = 0;
+    for (int32_t i = 0; i < g->num_tensors; ++i)
+        if (g->tensors[i].ndim > rank) rank = g->tensors[i].ndim;
+    for (int32_t i = 0; i < g->num_nodes; ++i)
+        if (g->nodes[i].kind == HIPDNN_OP_MATMUL && rank < 3) rank = 3;
+    return rank;
+}
+
+static void describe(const hipdnnSdkGraph* g, cd_graph* out) {
+    size_t at = 0;
+    for (int32_t i = 0; i < g->num_nodes && at + 1 < sizeof(out->what); ++i) {
+        char label[160];
+        hipdnnSdkNodeLabel(&g->nodes[i], label, sizeof(label));
+        hipdnnSdkFormat(out->what + at, sizeof(out->what) - at, "%s%s", i ? " + " : "", label);
+        at = strlen(out->what);
+    }
+}
+
+bool cudnn_graph_make(cd_handle h, const hipdnnSdkGraph* g, cd_graph* out, char* why,
+                      size_t len) {
+    memset(out, 0, sizeof(*out));
+    if (g->num_nodes < 1) return decline(why, len, "an empty graph");
+    describe(g, out);
+    const int rank = graph_rank(g);
+    if (rank > HIPDNN_MAX_DIMS) return decline(why, len, "tensors of rank %d", rank);
+    builder b = {g, out, rank, calloc((size_t)g->num_tensors + 1, sizeof(tensor_slot)), why, len};
+    cd_desc* ops = calloc((size_t)g->num_nodes, sizeof(cd_desc));
+    out->io = calloc((size_t)g->num_tensors + 1, sizeof(cd_io));
+    bool ok = b.slots && ops && out->io;
+    if (!ok) decline(why, len, "out of memory");
+    for (int32_t i = 0; ok && i < g->num_nodes; ++i) ok = (ops[i] = node(&b, &g->nodes[i])) != NULL;
+    if (ok) ok = cudnn_graph_desc(out, CD_OPERATIONGRAPH_DESCRIPTOR, &out->op_graph, why, len);
+    if (ok) {
+        char what[400];
+        hipdnnSdkFormat(what, sizeof(what), "graph '%s' (%s)", g->name, out->what);
+        setter s = {why, len, what, true};
+        set(&s, out->op_graph, CD_ATTR_OPERATIONGRAPH_HANDLE, CD_TYPE_HANDLE, 1, &h,
+            "OPERATIONGRAPH_HANDLE");
+        set(&s, out->op_graph, CD_ATTR_OPERATIONGRAPH_OPS, CD_TYPE_BACKEND_DESCRIPTOR,
+            g->num_nodes, ops, "OPERATIONGRAPH_OPS");
+        ok = finalize(&s, out->op_graph, "OPERATIONGRAPH");
+    }
+    free(b.slots);
+    free(ops);
+    if (!ok) cudnn_graph_free(out);
+    return ok;
+}

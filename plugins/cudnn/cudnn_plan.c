@@ -1,0 +1,146 @@
+/* An execution plan for a translated graph: cuDNN's heuristic (mode A, as cuDNN frontend
+ * uses by default) ranks the engine configs that may run the operation graph; the plan is
+ * made of the one the ENGINE_CONFIG knob names.  A config the heuristic offers may still
+ * fail to build a plan (an engine that refuses the shapes, or cannot compile), so the knob
+ * counts the configs that do build, in the heuristic's order: knob 0 is the heuristic's
+ * best config that runs, as cuDNN frontend's build_plans(HEURISTICS_CHOICE) takes it. */
+#include <string.h>
+
+#include "cudnn.h"
+
+#define decline(why, len, ...) hipdnnSdkDecline(why, len, CUDNN_ENGINE_NAME, __VA_ARGS__)
+
+/* The heuristic's engine configs (at most CUDNN_MAX_CONFIGS) into cfgs. */
+static bool heuristic(cd_graph* graph, cd_desc* cfgs, int* count, char* why, size_t len) {
+    *count = 0;
+    cd_desc heur = NULL;
+    if (!cudnn_graph_desc(graph, CD_ENGINEHEUR_DESCRIPTOR, &heur, why, len)) return false;
+    const int32_t mode = CD_HEUR_MODE_A;
+    char text[600];
+    const char* call = "cudnnBackendSetAttribute(ENGINEHEUR_OPERATION_GRAPH)";
+    cd_status st = g_cd.set_attribute(heur, CD_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+                                      CD_TYPE_BACKEND_DESCRIPTOR, 1, &graph->op_graph);
+    if (st == CD_STATUS_SUCCESS) {
+        call = "cudnnBackendSetAttribute(ENGINEHEUR_MODE)";
+        st = g_cd.set_attribute(heur, CD_ATTR_ENGINEHEUR_MODE, CD_TYPE_HEUR_MODE, 1, &mode);
+    }
+    if (st == CD_STATUS_SUCCESS) {
+        call = "cudnnBackendFinalize(ENGINEHEUR)";
+        st = g_cd.finalize(heur);
+    }
+    int64_t offered = 0;
+    if (st == CD_STATUS_SUCCESS) {
+        call = "cudnnBackendGetAttribute(ENGINEHEUR_RESULTS)";
+        st = g_cd.get_attribute(heur, CD_ATTR_ENGINEHEUR_RESULTS, CD_TYPE_BACKEND_DESCRIPTOR, 0,
+                                &offered, NULL);
+    }
+    if (st != CD_STATUS_SUCCESS)
+        return decline(why, len, "graph of %s: cuDNN's heuristic: %s: %s", graph->what, call,
+                       cudnn_status_text(st, text, sizeof(text)));
+    if (offered <= 0)
+        return decline(why, len, "graph of %s: cuDNN's heuristic offers no engine config for it",
+                       graph->what);
+    const int want = offered < CUDNN_MAX_CONFIGS ? (int)offered : CUDNN_MAX_CONFIGS;
+    for (int i = 0; i < want; ++i)
+        if (!cudnn_graph_desc(graph, CD_ENGINECFG_DESCRIPTOR, &cfgs[i], why, len)) return false;
+    int64_t got = 0;
+    st = g_cd.get_attribute(heur, CD_ATTR_ENGINEHEUR_RESULTS, CD_TYPE_BACKEND_DESCRIPTOR, want,
+                            &got, cfgs);
+    if (st != CD_STATUS_SUCCESS)
+        return decline(why, len, "graph of %s: cuDNN's heuristic: "
+                       "cudnnBackendGetAttribute(ENGINEHEUR_RESULTS): %s", graph->what,
+                       cudnn_status_text(st, text, sizeof(text)));
+    *count = got < want ? (int)got : want;
+    if (*count <= 0)
+        return decline(why, len, "graph of %s: cuDNN's heuristic offers no engine config for it",
+                       graph->what);
+    return true;
+}
+
+bool cudnn_heuristic_count(cd_graph* graph, int* count, char* why, size_t len) {
+    cd_desc cfgs[CUDNN_MAX_CONFIGS];
+    return heuristic(graph, cfgs, count, why, len);
+}
+
+/* The engine's global index of a config, for the log; -1 where it cannot be read. */
+static int64_t engine_index(cd_graph* graph, cd_desc cfg) {
+    char why[CUDNN_MSG_LEN];
+    cd_desc engine = NULL;
+    int64_t n = 0, index = -1;
+    if (!cudnn_graph_desc(graph, CD_ENGINE_DESCRIPTOR, &engine, why, sizeof(why))) return -1;
+    if (g_cd.get_attribute(cfg, CD_ATTR_ENGINECFG_ENGINE, CD_TYPE_BACKEND_DESCRIPTOR, 1, &n,
+                           &engine) != CD_STATUS_SUCCESS || n != 1)
+        return -1;
+    if (g_cd.get_attribute(engine, CD_ATTR_ENGINE_GLOBAL_INDEX, CD_TYPE_INT64, 1, &n, &index) !=
+        CD_STATUS_SUCCESS || n != 1)
+        return -1;
+    return index;
+}
+
+/* A plan of cfg, or NULL with cuDNN's message in why. */
+static cd_desc try_plan(cd_handle h, cd_graph* graph, cd_desc cfg, int64_t* workspace,
+                        char* why, size_t len) {
+    cd_desc plan = NULL;
+    if (!cudnn_graph_desc(graph, CD_EXECUTION_PLAN_DESCRIPTOR, &plan, why, len)) return NULL;
+    char text[600];
+    const char* call = "cudnnBackendSetAttribute(EXECUTION_PLAN_HANDLE)";
+    cd_status st = g_cd.set_attribute(plan, CD_ATTR_EXECUTION_PLAN_HANDLE, CD_TYPE_HANDLE, 1, &h);
+    if (st == CD_STATUS_SUCCESS) {
+        call = "cudnnBackendSetAttribute(EXECUTION_PLAN_ENGINE_CONFIG)";
+        st = g_cd.set_attribute(plan, CD_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                                CD_TYPE_BACKEND_DESCRIPTOR, 1, &cfg);
+    }
+    if (st == CD_STATUS_SUCCESS) {
+        call = "cudnnBackendFinalize(EXECUTION_PLAN)";
+        st = g_cd.finalize(plan);
+    }
+    int64_t n = 0;
+    if (st == CD_STATUS_SUCCESS) {
+        call = "cudnnBackendGetAttribute(EXECUTION_PLAN_WORKSPACE_SIZE)";
+        st = g_cd.get_attribute(plan, CD_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CD_TYPE_INT64, 1, &n,
+                                workspace);
+    }
+    if (st != CD_STATUS_SUCCESS) {
+        decline(why, len, "graph of %s: %s: %s", graph->what, call,
+                cudnn_status_text(st, text, sizeof(text)));
+        return NULL;
+    }
+    if (*workspace < 0) {
+        decline(why, len, "graph of %s: cuDNN asks for %lld bytes of workspace", graph->what,
+                (long long)*workspace);
+        return NULL;
+    }
+    return plan;
+}
+
+bool cudnn_plan_make(cd_handle h, cd_graph* graph, int index, cd_plan* out, char* why,
+                     size_t len) {
+    memset(out, 0, sizeof(*out));
+    out->engine = -1;
+    cd_desc cfgs[CUDNN_MAX_CONFIGS];
+    int count = 0;
+    if (!heuristic(graph, cfgs, &count, why, len)) return false;
+    out->offered = count;
+    char last[CUDNN_MSG_LEN];
+    last[0] = '\0';
+    int built = 0;
+    for (int i = 0; i < count; ++i) {
+        int64_t workspace = 0;
+        cd_desc plan = try_plan(h, graph, cfgs[i], &workspace, last, sizeof(last));
+        if (!plan) continue;
+        if (built++ < index) continue;
+        out->plan = plan;
+        out->tried = i + 1;
+        out->workspace = (size_t)workspace;
+        out->engine = engine_index(graph, cfgs[i]);
+        return true;
+    }
+    if (built == 0)
+        return hipdnnSdkDecline(why, len, NULL, "%s (none of the %d engine config%s cuDNN's "
+                                "heuristic offers builds a plan; this was the last)", last,
+                                count, count == 1 ? "" : "s");
+    return decline(why, len, "knob %d (engine config) = %d, but %d of the %d engine config%s "
+                   "cuDNN's heuristic offers for %s build a plan (0 to %d)",
+                   CUDNN_KNOB_ENGINE_CONFIG, index, built, count, count == 1 ? "" : "s",
+                   graph->what, built - 1);
+}

@@ -1,0 +1,862 @@
+/* fake_cudnn.c — a stand-in for NVIDIA's libcudnn.so.9, for tests on machines without a
+ * GPU: the backend graph API calls the cudnn engine makes (plugins/cudnn), with the
+ * library's semantics, over the "device" memory of the fake driver (tests/fake_cuda, host
+ * malloc).
+ *
+ * Descriptors keep their attributes as set; finalizing checks what cuDNN checks (required
+ * attributes, ranks, shapes of convolutions, matmuls and broadcast pointwise operands) and
+ * refuses with a status and cudnnGetLastErrorString's message.  The heuristic offers four
+ * engine configs for a graph of one convolution or matmul followed by pointwise nodes of
+ * the modes computed here: engines 7 (1 MiB of workspace), 3 (none), 11 (which never
+ * builds a plan: a stand-in for an engine that refuses the graph) and 42 (64 KiB); any
+ * other graph is NOT_SUPPORTED_GRAPH_PATTERN.  Execute checks the variant pack (every
+ * non-virtual tensor present, device memory inside its allocation and as aligned as its
+ * descriptor says, by-value scalars in host memory, enough workspace, which it scribbles
+ * on) and computes the graph in float64, rounding each tensor once to its data type.
+ *
+ * Built as build/tests/fake_cudnn/libcudnn.so.9; used when a test names it
+ * ($HIPDNN_CUDNN_LIBRARY) with the fake driver on LD_LIBRARY_PATH.  FAKE_CUDNN_OLD=1
+ * reports version 8.9.7, older than the engine takes. */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hipdnn/hipdnn_sdk.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+typedef int status;
+enum { OK = 0, NOT_INITIALIZED = 1001, BAD_PARAM = 2000, NULL_POINTER = 2002,
+       MISALIGNED = 2003, NOT_FINALIZED = 2004, SIZE_INSUFFICIENT = 2006,
+       SHAPE_MISMATCH = 2008, ATTRIBUTE_TYPE = 2010, DESCRIPTOR_TYPE = 2012,
+       NOT_SUPPORTED = 3000, GRAPH_PATTERN = 3001, EXEC_FAILED = 5000 };
+/* descriptor types */
+enum { D_POINTWISE = 0, D_CONV = 1, D_ENGINE = 2, D_ENGINECFG = 3, D_ENGINEHEUR = 4, D_PLAN = 5,
+       D_OP_FPROP = 10, D_OP_WGRAD = 11, D_OP_DGRAD = 12, D_OP_POINTWISE = 13,
+       D_OPGRAPH = 15, D_VARIANT_PACK = 16, D_TENSOR = 17, D_MATMUL = 18, D_OP_MATMUL = 19 };
+/* attribute types */
+enum { T_HANDLE = 0, T_DATA_TYPE = 1, T_BOOLEAN = 2, T_INT64 = 3, T_FLOAT = 4, T_DOUBLE = 5,
+       T_VOID_PTR = 6, T_CONV_MODE = 7, T_HEUR_MODE = 8, T_PW_MODE = 14, T_DESC = 15 };
+#define MAGIC 0xCD9u
+#define HANDLE_MAGIC 0xCD9Au
+#define MAX_ATTRS 24
+#define MAX_RANK 8
+
+/* ---- the calling thread's last error --------------------------------------------------- */
+
+static _Thread_local char t_error[512];
+
+static status fail(status st, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(t_error, sizeof(t_error), fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+EXPORT void cudnnGetLastErrorString(char* message, size_t max_size) {
+    if (!message || !max_size) return;
+    snprintf(message, max_size, "%s", t_error);
+    t_error[0] = '\0';
+}
+
+EXPORT const char* cudnnGetErrorString(status s) {
+    switch (s) {
+    case OK: return "CUDNN_STATUS_SUCCESS";
+    case NOT_INITIALIZED: return "CUDNN_STATUS_NOT_INITIALIZED";
+    case BAD_PARAM: return "CUDNN_STATUS_BAD_PARAM";
+    case NULL_POINTER: return "CUDNN_STATUS_BAD_PARAM_NULL_POINTER";
+    case MISALIGNED: return "CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER";
+    case NOT_FINALIZED: return "CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED";
+    case SIZE_INSUFFICIENT: return "CUDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT";
+    case SHAPE_MISMATCH: return "CUDNN_STATUS_BAD_PARAM_SHAPE_MISMATCH";
+    case ATTRIBUTE_TYPE: return "CUDNN_STATUS_BAD_PARAM_ATTRIBUTE_TYPE";
+    case DESCRIPTOR_TYPE: return "CUDNN_STATUS_BAD_PARAM_DESCRIPTOR_TYPE";
+    case NOT_SUPPORTED: return "CUDNN_STATUS_NOT_SUPPORTED";
+    case GRAPH_PATTERN: return "CUDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN";
+    case EXEC_FAILED: return "CUDNN_STATUS_EXECUTION_FAILED";
+    default: return "CUDNN_STATUS_UNKNOWN";
+    }
+}
+
+EXPORT size_t cudnnGetVersion(void) { return getenv("FAKE_CUDNN_OLD") ? 8907 : 91900; }
+
+/* ---- the fake driver, for "device" memory and the current context ---------------------- */
+
+typedef int (*attrs_fn)(unsigned, int*, void**, unsigned long long);
+typedef int (*current_fn)(void**);
+
+static void* driver(void) { return dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD); }
+
+static int context_current(void) {
+    void* lib = driver();
+    current_fn get = lib ? (current_fn)dlsym(lib, "cuCtxGetCurrent") : NULL;
+    void* ctx = NULL;
+    int ok = get && get(&ctx) == 0 && ctx;
+    if (lib) dlclose(lib);
+    return ok;
+}
+
+/* 1: [p, p + bytes) is device memory inside one allocation; 0: host memory; -1: device
+ * memory past its allocation. */
+static int device_range(const void* p, size_t bytes) {
+    void* lib = driver();
+    attrs_fn attrs = lib ? (attrs_fn)dlsym(lib, "cuPointerGetAttributes") : NULL;
+    unsigned type = 0;
+    unsigned long long start = 0;
+    size_t size = 0;
+    int which[3] = {2, 11, 12}; /* MEMORY_TYPE, RANGE_START_ADDR, RANGE_SIZE */
+    void* data[3] = {&type, &start, &size};
+    int r = attrs && attrs(3, which, data, (unsigned long long)(uintptr_t)p) == 0 && type == 2;
+    if (r && !((uintptr_t)p >= start && (uintptr_t)p + bytes <= start + size)) r = -1;
+    if (lib) dlclose(lib);
+    return r;
+}
+
+/* ---- handles ------------------------------------------------------------------------------ */
+
+typedef struct {
+    unsigned magic;
+    void* stream;
+} handle;
+
+EXPORT status cudnnCreate(handle** h) {
+    if (!h) return fail(NULL_POINTER, "cudnnCreate: NULL handle pointer");
+    if (!context_current()) return fail(NOT_INITIALIZED, "cudnnCreate: no current CUDA context");
+    *h = calloc(1, sizeof(**h));
+    if (!*h) return fail(NOT_INITIALIZED, "cudnnCreate: out of memory");
+    (*h)->magic = HANDLE_MAGIC;
+    return OK;
+}
+
+EXPORT status cudnnDestroy(handle* h) {
+    if (!h || h->magic != HANDLE_MAGIC) return fail(BAD_PARAM, "cudnnDestroy: not a handle");
+    h->magic = 0;
+    free(h);
+    return OK;
+}
+
+EXPORT status cudnnSetStream(handle* h, void* stream) {
+    if (!h || h->magic != HANDLE_MAGIC) return fail(BAD_PARAM, "cudnnSetStream: not a handle");
+    h->stream = stream;
+    return OK;
+}
+
+/* ---- descriptors -------------------------------------------------------------------------- */
+
+typedef struct {
+    int name, type;
+    int64_t count;
+    void* data;
+} attr;
+
+typedef struct desc {
+    unsigned magic;
+    int type;
+    bool final;
+    int n;
+    attr a[MAX_ATTRS];
+    int64_t engine, workspace; /* engine configs, engines and plans */
+    struct desc* graph;        /* heuristics, configs and plans: their operation graph */
+    int64_t results;           /* heuristics: configs offered */
+} desc;
+
+static size_t type_size(int type) {
+    switch (type) {
+    case T_BOOLEAN: return sizeof(bool);
+    case T_DATA_TYPE: case T_FLOAT: case T_CONV_MODE: case T_HEUR_MODE: case T_PW_MODE: return 4;
+    case T_INT64: case T_DOUBLE: return 8;
+    case T_HANDLE: case T_VOID_PTR: case T_DESC: return sizeof(void*);
+    default: return 0;
+    }
+}
+
+static bool valid(const desc* d) { return d && d->magic == MAGIC; }
+
+EXPORT status cudnnBackendCreateDescriptor(int type, desc** out) {
+    if (!out) return fail(NULL_POINTER, "cudnnBackendCreateDescriptor: NULL output");
+    *out = calloc(1, sizeof(**out));
+    if (!*out) return fail(BAD_PARAM, "out of memory");
+    (*out)->magic = MAGIC;
+    (*out)->type = type;
+    (*out)->engine = -1;
+    return OK;
+}
+
+EXPORT status cudnnBackendDestroyDescriptor(desc* d) {
+    if (!valid(d)) return fail(BAD_PARAM, "cudnnBackendDestroyDescriptor: not a descriptor");
+    for (int i = 0; i < d->n; ++i) free(d->a[i].data);
+    d->magic = 0;
+    free(d);
+    return OK;
+}
+
+EXPORT status cudnnBackendSetAttribute(desc* d, int name, int type, int64_t count,
+                                       const void* values) {
+    if (!valid(d)) return fail(BAD_PARAM, "cudnnBackendSetAttribute: not a descriptor");
+    if (d->final) return fail(BAD_PARAM, "attribute %d set on a finalized descriptor", name);
+    const size_t size = type_size(type);
+    if (!size) return fail(ATTRIBUTE_TYPE, "attribute %d: unknown attribute type %d", name, type);
+    if (count < 0 || (count > 0 && !values))
+        return fail(NULL_POINTER, "attribute %d: NULL values", name);
+    if (type == T_DESC)
+        for (int64_t i = 0; i < count; ++i) {
+            desc* child = ((desc* const*)values)[i];
+            if (!valid(child) || !child->final)
+                return fail(NOT_FINALIZED, "attribute %d: element %lld is not a finalized "
+                            "descriptor", name, (long long)i);
+        }
+    int at = 0;
+    while (at < d->n && d->a[at].name != name) ++at;
+    if (at == MAX_ATTRS) return fail(BAD_PARAM, "too many attributes");
+    void* copy = malloc(size * (size_t)(count ? count : 1));
+    if (!copy) return fail(BAD_PARAM, "out of memory");
+    if (count) memcpy(copy, values, size * (size_t)count);
+    if (at < d->n) free(d->a[at].data);
+    else ++d->n;
+    d->a[at] = (attr){name, type, count, copy};
+    return OK;
+}
+
+static const attr* find(const desc* d, int name) {
+    for (int i = 0; i < d->n; ++i)
+        if (d->a[i].name == name) return &d->a[i];
+    return NULL;
+}
+
+static int64_t i64(const desc* d, int name, int64_t k, int64_t dflt) {
+    const attr* a = find(d, name);
+    if (!a || k >= a->count) return dflt;
+    switch (a->type) {
+    case T_INT64: return ((const int64_t*)a->data)[k];
+    case T_BOOLEAN: return ((const bool*)a->data)[k];
+    default: return ((const int32_t*)a->data)[k];
+    }
+}
+
+static double f64(const desc* d, int name, double dflt) {
+    const attr* a = find(d, name);
+    if (!a || a->count < 1) return dflt;
+    return a->type == T_FLOAT ? ((const float*)a->data)[0] : ((const double*)a->data)[0];
+}
+
+static desc* child(const desc* d, int name, int64_t k) {
+    const attr* a = find(d, name);
+    if (!a || a->type != T_DESC || k >= a->count) return NULL;
+    return ((desc* const*)a->data)[k];
+}
+
+static int64_t count_of(const desc* d, int name) {
+    const attr* a = find(d, name);
+    return a ? a->count : 0;
+}
+
+/* ---- tensors ------------------------------------------------------------------------------ */
+
+enum { A_DT = 901, A_DIMS = 902, A_STRIDES = 903, A_UID = 906, A_VIRTUAL = 907, A_BYVAL = 908,
+       A_ALIGN = 900 };
+
+static int rank(const desc* t) { return (int)count_of(t, A_DIMS); }
+static int64_t dim(const desc* t, int k) { return i64(t, A_DIMS, k, 0); }
+static int64_t uid(const desc* t) { return i64(t, A_UID, 0, -1); }
+static bool is_virtual(const desc* t) { return i64(t, A_VIRTUAL, 0, 0) != 0; }
+static bool by_value(const desc* t) { return i64(t, A_BYVAL, 0, 0) != 0; }
+static int64_t elements(const desc* t) {
+    int64_t n = 1;
+    for (int k = 0; k < rank(t); ++k) n *= dim(t, k);
+    return n;
+}
+
+static status finalize_tensor(desc* t) {
+    const int r = rank(t);
+    if (!find(t, A_DT) || !find(t, A_UID) || !find(t, A_ALIGN) || r < 1 ||
+        count_of(t, A_STRIDES) != r || r > MAX_RANK)
+        return fail(BAD_PARAM, "tensor: data type, unique id, byte alignment and as many "
+                    "strides as dims (1 to 8) are required");
+    for (int k = 0; k < r; ++k)
+        if (dim(t, k) < 1 || i64(t, A_STRIDES, k, 0) < 1)
+            return fail(BAD_PARAM, "tensor %lld: dims and strides must be positive",
+                        (long long)uid(t));
+    if (by_value(t) && (is_virtual(t) || elements(t) != 1))
+        return fail(BAD_PARAM, "tensor %lld: a by-value tensor holds one value and is not "
+                    "virtual", (long long)uid(t));
+    return OK;
+}
+
+/* ---- operations ---------------------------------------------------------------------------- */
+
+/* The ports of each op: the attributes of its inputs and outputs. */
+typedef struct {
+    int in[3], out;
+} ports;
+
+static ports op_ports(const desc* op) {
+    switch (op->type) {
+    case D_OP_FPROP: return (ports){{704, 703, -1}, 705};  /* x, w -> y */
+    case D_OP_DGRAD: return (ports){{711, 709, -1}, 710};  /* dy, w -> dx */
+    case D_OP_WGRAD: return (ports){{716, 717, -1}, 715};  /* x, dy -> dw */
+    case D_OP_MATMUL: return (ports){{1520, 1521, -1}, 1522};
+    default: { /* pointwise: x, b or dy, t -> y or dx */
+        const bool bwd = find(op, 757) != NULL;
+        return (ports){{751, bwd ? 757 : 752, 758}, bwd ? 756 : 753};
+    }
+    }
+}
+
+static int pw_arity(int mode) {
+    if (mode == HIPDNN_POINTWISE_BINARY_SELECT) return 3;
+    if (mode < 100) {
+        switch (mode) {
+        case HIPDNN_POINTWISE_ADD: case HIPDNN_POINTWISE_MUL: case HIPDNN_POINTWISE_MIN:
+        case HIPDNN_POINTWISE_MAX: case HIPDNN_POINTWISE_DIV: case HIPDNN_POINTWISE_SUB:
+        case HIPDNN_POINTWISE_ADD_SQUARE: case HIPDNN_POINTWISE_POW: case HIPDNN_POINTWISE_MOD:
+            return 2;
+        default: return 1;
+        }
+    }
+    if (mode >= 200 && mode < 300) return 2; /* x, dy */
+    if (mode >= 300 && mode < 400) return 2;
+    if (mode == HIPDNN_POINTWISE_LOGICAL_AND || mode == HIPDNN_POINTWISE_LOGICAL_OR) return 2;
+    return 1;
+}
+
+/* Whether this fake computes the mode (the rest it refuses as an engine would). */
+static bool pw_computed(int mode) {
+    switch (mode) {
+    case HIPDNN_POINTWISE_ADD: case HIPDNN_POINTWISE_SUB: case HIPDNN_POINTWISE_MUL:
+    case HIPDNN_POINTWISE_DIV: case HIPDNN_POINTWISE_MAX: case HIPDNN_POINTWISE_MIN:
+    case HIPDNN_POINTWISE_IDENTITY: case HIPDNN_POINTWISE_NEG: case HIPDNN_POINTWISE_ABS:
+    case HIPDNN_POINTWISE_EXP: case HIPDNN_POINTWISE_RELU_FWD: case HIPDNN_POINTWISE_TANH_FWD:
+    case HIPDNN_POINTWISE_SIGMOID_FWD: case HIPDNN_POINTWISE_ELU_FWD:
+    case HIPDNN_POINTWISE_GELU_FWD: case HIPDNN_POINTWISE_GELU_APPROX_TANH_FWD:
+    case HIPDNN_POINTWISE_SWISH_FWD: case HIPDNN_POINTWISE_SOFTPLUS_FWD:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static status check_tensor_port(const desc* op, int attr, const char* what, desc** out) {
+    *out = child(op, attr, 0);
+    if (!*out || (*out)->type != D_TENSOR)
+        return fail(BAD_PARAM, "%s: no %s tensor (attribute %d)", what, what, attr);
+    return OK;
+}
+
+static int64_t out_size(int64_t in, int64_t f, int64_t pre, int64_t post, int64_t s, int64_t d) {
+    return (in + pre + post - d * (f - 1) - 1) / s + 1;
+}
+
+static status finalize_conv_op(desc* op) {
+    static const char* names[] = {"convolution forward", "convolution backward filter",
+                                  "convolution backward data"};
+    const char* what = names[op->type - D_OP_FPROP];
+    const ports p = op_ports(op);
+    desc *a, *b, *c;
+    status st = check_tensor_port(op, p.in[0], what, &a);
+    if (st == OK) st = check_tensor_port(op, p.in[1], what, &b);
+    if (st == OK) st = check_tensor_port(op, p.out, what, &c);
+    if (st != OK) return st;
+    desc* conv = child(op, op->type == D_OP_FPROP ? 702 : op->type == D_OP_DGRAD ? 708 : 714, 0);
+    if (!conv || conv->type != D_CONV) return fail(BAD_PARAM, "%s: no convolution descriptor", what);
+    /* x, w, y whatever the direction */
+    const desc* x = op->type == D_OP_DGRAD ? c : a;
+    const desc* w = op->type == D_OP_FPROP ? b : op->type == D_OP_DGRAD ? b : c;
+    const desc* y = op->type == D_OP_FPROP ? c : op->type == D_OP_DGRAD ? a : b;
+    const int nsp = (int)i64(conv, 106, 0, 0);
+    if (rank(x) != nsp + 2 || rank(w) != nsp + 2 || rank(y) != nsp + 2)
+        return fail(SHAPE_MISMATCH, "%s: x, w and y must have rank %d (spatial dims + 2)", what,
+                    nsp + 2);
+    const int64_t groups = dim(w, 1) > 0 ? dim(x, 1) / dim(w, 1) : 0;
+    if (groups < 1 || dim(x, 1) != groups * dim(w, 1) || dim(w, 0) % groups ||
+        dim(y, 0) != dim(x, 0) || dim(y, 1) != dim(w, 0))
+        return fail(SHAPE_MISMATCH, "%s: channels do not match (x C %lld, w [%lld, %lld], "
+                    "y C %lld)", what, (long long)dim(x, 1), (long long)dim(w, 0),
+                    (long long)dim(w, 1), (long long)dim(y, 1));
+    for (int k = 0; k < nsp; ++k) {
+        const int64_t want = out_size(dim(x, k + 2), dim(w, k + 2), i64(conv, 105, k, 0),
+                                      i64(conv, 104, k, 0), i64(conv, 103, k, 1),
+                                      i64(conv, 102, k, 1));
+        if (want != dim(y, k + 2))
+            return fail(SHAPE_MISMATCH, "%s: spatial dim %d of y is %lld, the geometry gives "
+                        "%lld", what, k, (long long)dim(y, k + 2), (long long)want);
+    }
+    return OK;
+}
+
+static bool broadcasts(const desc* in, const desc* out) {
+    if (rank(in) != rank(out)) return false;
+    for (int k = 0; k < rank(out); ++k)
+        if (dim(in, k) != dim(out, k) && dim(in, k) != 1) return false;
+    return true;
+}
+
+static status finalize_pointwise_op(desc* op) {
+    desc* pw = child(op, 750, 0);
+    if (!pw || pw->type != D_POINTWISE) return fail(BAD_PARAM, "pointwise: no pointwise descriptor");
+    const int mode = (int)i64(pw, 0, 0, -1);
+    const ports p = op_ports(op);
+    desc* out = NULL;
+    status st = check_tensor_port(op, p.out, "pointwise", &out);
+    for (int k = 0; st == OK && k < pw_arity(mode); ++k) {
+        desc* in = NULL;
+        st = check_tensor_port(op, p.in[k], "pointwise", &in);
+        if (st == OK && !broadcasts(in, out))
+            return fail(SHAPE_MISMATCH, "pointwise mode %d: operand %lld does not broadcast to "
+                        "output %lld", mode, (long long)uid(in), (long long)uid(out));
+    }
+    return st;
+}
+
+static status finalize_matmul_op(desc* op) {
+    desc *a, *b, *c;
+    status st = check_tensor_port(op, 1520, "matmul", &a);
+    if (st == OK) st = check_tensor_port(op, 1521, "matmul", &b);
+    if (st == OK) st = check_tensor_port(op, 1522, "matmul", &c);
+    if (st != OK) return st;
+    if (!child(op, 1523, 0)) return fail(BAD_PARAM, "matmul: no matmul descriptor");
+    const int r = rank(c);
+    if (r < 3 || rank(a) != r || rank(b) != r)
+        return fail(SHAPE_MISMATCH, "matmul: a, b and c must have one rank, 3 or more");
+    if (dim(a, r - 1) != dim(b, r - 2) || dim(c, r - 2) != dim(a, r - 2) ||
+        dim(c, r - 1) != dim(b, r - 1))
+        return fail(SHAPE_MISMATCH, "matmul: [.., M, K] x [.., K, N] -> [.., M, N] does not hold");
+    for (int k = 0; k < r - 2; ++k)
+        if ((dim(a, k) != dim(c, k) && dim(a, k) != 1) || (dim(b, k) != dim(c, k) && dim(b, k) != 1))
+            return fail(SHAPE_MISMATCH, "matmul: batch dim %d does not broadcast", k);
+    return OK;
+}
+
+/* ---- the operation graph and what the fake's engines run ------------------------------- */
+
+static bool is_compute(const desc* op) {
+    return op->type == D_OP_FPROP || op->type == D_OP_DGRAD || op->type == D_OP_WGRAD ||
+           op->type == D_OP_MATMUL;
+}
+
+/* One convolution or matmul, fp32 / fp16 / bf16, and pointwise modes computed here. */
+static status engines_support(const desc* graph) {
+    int compute = 0;
+    const int64_t n = count_of(graph, 801);
+    for (int64_t i = 0; i < n; ++i) {
+        const desc* op = child(graph, 801, i);
+        if (is_compute(op)) {
+            ++compute;
+            const ports p = op_ports(op);
+            const int at[3] = {p.in[0], p.in[1], p.out};
+            for (int k = 0; k < 3; ++k) {
+                const int dt = (int)i64(child(op, at[k], 0), A_DT, 0, -1);
+                if (dt != HIPDNN_DATA_FLOAT && dt != HIPDNN_DATA_HALF && dt != HIPDNN_DATA_BFLOAT16)
+                    return fail(NOT_SUPPORTED, "fake cuDNN: no engine takes data type %d", dt);
+            }
+        } else if (op->type == D_OP_POINTWISE) {
+            const int mode = (int)i64(child(op, 750, 0), 0, 0, -1);
+            if (!pw_computed(mode))
+                return fail(GRAPH_PATTERN, "fake cuDNN: no engine fuses pointwise mode %d", mode);
+        }
+    }
+    if (compute != 1)
+        return fail(GRAPH_PATTERN, "fake cuDNN: no engine runs a graph of %d convolutions and "
+                    "matmuls (its engines run one, with a pointwise epilogue)", compute);
+    return OK;
+}
+
+typedef struct {
+    int64_t engine, workspace;
+    bool builds;
+} engine_info;
+static const engine_info k_engines[] = {{7, 1 << 20, true}, {3, 0, true}, {11, 0, false},
+                                        {42, 64 << 10, true}};
+#define NUM_ENGINES 4
+
+EXPORT status cudnnBackendFinalize(desc* d) {
+    if (!valid(d)) return fail(BAD_PARAM, "cudnnBackendFinalize: not a descriptor");
+    if (d->final) return fail(BAD_PARAM, "finalized twice");
+    status st = OK;
+    switch (d->type) {
+    case D_TENSOR: st = finalize_tensor(d); break;
+    case D_POINTWISE:
+        if (!find(d, 0) || !find(d, 1)) st = fail(BAD_PARAM, "pointwise: mode and math precision");
+        break;
+    case D_CONV: {
+        const int64_t nsp = i64(d, 106, 0, 0);
+        if (!find(d, 100) || !find(d, 101) || nsp < 1 || nsp > 3 || count_of(d, 102) != nsp ||
+            count_of(d, 103) != nsp || count_of(d, 104) != nsp || count_of(d, 105) != nsp)
+            st = fail(BAD_PARAM, "convolution: comp type, mode, and 1 to 3 spatial dims of "
+                      "paddings, strides and dilations");
+        break;
+    }
+    case D_MATMUL:
+        if (!find(d, 1500)) st = fail(BAD_PARAM, "matmul: comp type");
+        break;
+    case D_OP_FPROP: case D_OP_DGRAD: case D_OP_WGRAD: st = finalize_conv_op(d); break;
+    case D_OP_POINTWISE: st = finalize_pointwise_op(d); break;
+    case D_OP_MATMUL: st = finalize_matmul_op(d); break;
+    case D_OPGRAPH: {
+        const attr* h = find(d, 800);
+        if (!h || !*(handle**)h->data || (*(handle**)h->data)->magic != HANDLE_MAGIC ||
+            count_of(d, 801) < 1)
+            st = fail(BAD_PARAM, "operation graph: a handle and operations");
+        break;
+    }
+    case D_ENGINEHEUR: {
+        d->graph = child(d, 201, 0);
+        if (!d->graph || d->graph->type != D_OPGRAPH || !find(d, 200))
+            st = fail(BAD_PARAM, "engine heuristic: an operation graph and a mode");
+        else if ((st = engines_support(d->graph)) == OK)
+            d->results = NUM_ENGINES;
+        break;
+    }
+    case D_PLAN: {
+        const desc* cfg = child(d, 401, 0);
+        const attr* h = find(d, 400);
+        if (!cfg || cfg->type != D_ENGINECFG || !h) {
+            st = fail(BAD_PARAM, "execution plan: a handle and an engine config");
+            break;
+        }
+        const engine_info* e = NULL;
+        for (int i = 0; i < NUM_ENGINES; ++i)
+            if (k_engines[i].engine == cfg->engine) e = &k_engines[i];
+        if (!e) st = fail(BAD_PARAM, "execution plan: an engine config not from the heuristic");
+        else if (!e->builds)
+            st = fail(NOT_SUPPORTED, "fake cuDNN: engine %lld refuses the graph (no kernel for "
+                      "it)", (long long)e->engine);
+        else {
+            d->engine = e->engine;
+            d->workspace = e->workspace;
+            d->graph = cfg->graph;
+        }
+        break;
+    }
+    case D_VARIANT_PACK:
+        if (!find(d, 1000) || count_of(d, 1000) != count_of(d, 1001) || !find(d, 1003))
+            st = fail(BAD_PARAM, "variant pack: as many pointers as unique ids, and a workspace");
+        break;
+    default: st = fail(NOT_SUPPORTED, "fake cuDNN: descriptor type %d is not faked", d->type);
+    }
+    if (st == OK) d->final = true;
+    return st;
+}
+
+EXPORT status cudnnBackendGetAttribute(const desc* d, int name, int type, int64_t requested,
+                                       int64_t* count, void* values) {
+    if (!valid(d)) return fail(BAD_PARAM, "cudnnBackendGetAttribute: not a descriptor");
+    if (!d->final) return fail(NOT_FINALIZED, "attribute %d of a descriptor not finalized", name);
+    if (d->type == D_ENGINEHEUR && name == 202 && type == T_DESC) {
+        if (count) *count = d->results;
+        const int64_t n = requested < d->results ? requested : d->results;
+        for (int64_t i = 0; i < n; ++i) {
+            desc* cfg = ((desc**)values)[i];
+            if (!valid(cfg) || cfg->type != D_ENGINECFG)
+                return fail(BAD_PARAM, "heuristic results: element %lld is not an engine config",
+                            (long long)i);
+            cfg->engine = k_engines[i].engine;
+            cfg->workspace = k_engines[i].workspace;
+            cfg->graph = d->graph;
+            cfg->final = true;
+        }
+        return OK;
+    }
+    if (d->type == D_ENGINECFG && name == 300 && type == T_DESC && requested >= 1) {
+        desc* engine = ((desc**)values)[0];
+        if (!valid(engine) || engine->type != D_ENGINE)
+            return fail(BAD_PARAM, "engine config's engine: not an engine descriptor");
+        engine->engine = d->engine;
+        engine->final = true;
+        if (count) *count = 1;
+        return OK;
+    }
+    if ((d->type == D_ENGINE && name == 1301) || (d->type == D_PLAN && name == 402)) {
+        if (type != T_INT64 || requested < 1 || !values)
+            return fail(ATTRIBUTE_TYPE, "attribute %d is one INT64", name);
+        *(int64_t*)values = d->type == D_ENGINE ? d->engine : d->workspace;
+        if (count) *count = 1;
+        return OK;
+    }
+    return fail(NOT_SUPPORTED, "fake cuDNN: attribute %d of descriptor type %d is not faked",
+                name, d->type);
+}
+
+/* ---- execution: the graph in float64 -------------------------------------------------------- */
+
+typedef struct {
+    const desc* t;
+    double* v; /* dense, row-major over its dims; NULL until computed or loaded */
+} value;
+
+typedef struct {
+    value* vals;
+    int n;
+} values;
+
+static value* lookup(values* vs, const desc* t) {
+    for (int i = 0; i < vs->n; ++i)
+        if (uid(vs->vals[i].t) == uid(t)) return &vs->vals[i];
+    vs->vals[vs->n] = (value){t, NULL};
+    return &vs->vals[vs->n++];
+}
+
+static double round_to(int dt, double v) {
+    uint8_t buf[8];
+    hipdnnSdkStoreFromDouble(buf, (hipdnnDataType_t)dt, 0, v);
+    return hipdnnSdkLoadAsDouble(buf, (hipdnnDataType_t)dt, 0);
+}
+
+/* Element offset (in elements) of dense index i of t, from its strides. */
+static int64_t offset(const desc* t, int64_t i) {
+    int64_t off = 0;
+    for (int k = rank(t) - 1; k >= 0; --k) {
+        off += (i % dim(t, k)) * i64(t, A_STRIDES, k, 0);
+        i /= dim(t, k);
+    }
+    return off;
+}
+
+static void load(value* v, const void* ptr) {
+    const int64_t n = elements(v->t);
+    const int dt = (int)i64(v->t, A_DT, 0, 0);
+    v->v = malloc((size_t)n * sizeof(double));
+    for (int64_t i = 0; v->v && i < n; ++i)
+        v->v[i] = hipdnnSdkLoadAsDouble(ptr, (hipdnnDataType_t)dt, by_value(v->t) ? 0 : offset(v->t, i));
+}
+
+/* The index into operand `in` of output element i (broadcast over dims of 1). */
+static int64_t bcast(const desc* in, const desc* out, int64_t i) {
+    int64_t idx = 0, mult = 1;
+    for (int k = rank(out) - 1; k >= 0; --k) {
+        const int64_t c = i % dim(out, k);
+        i /= dim(out, k);
+        if (dim(in, k) != 1) idx += c * mult;
+        mult *= dim(in, k);
+    }
+    return idx;
+}
+
+static double pointwise(const desc* pw, double x, double b, double t) {
+    switch ((int)i64(pw, 0, 0, -1)) {
+    case HIPDNN_POINTWISE_ADD: return x + b;
+    case HIPDNN_POINTWISE_SUB: return x - b;
+    case HIPDNN_POINTWISE_MUL: return x * b;
+    case HIPDNN_POINTWISE_DIV: return x / b;
+    case HIPDNN_POINTWISE_MAX: return fmax(x, b);
+    case HIPDNN_POINTWISE_MIN: return fmin(x, b);
+    case HIPDNN_POINTWISE_IDENTITY: return x;
+    case HIPDNN_POINTWISE_NEG: return -x;
+    case HIPDNN_POINTWISE_ABS: return fabs(x);
+    case HIPDNN_POINTWISE_EXP: return exp(x);
+    case HIPDNN_POINTWISE_RELU_FWD: {
+        const double lo = f64(pw, 3, 0.0), hi = f64(pw, 4, INFINITY), s = f64(pw, 5, 0.0);
+        if (x <= lo) return s == 0.0 ? lo : lo + s * (x - lo);
+        return x >= hi ? hi : x;
+    }
+    case HIPDNN_POINTWISE_TANH_FWD: return tanh(x);
+    case HIPDNN_POINTWISE_SIGMOID_FWD: return 1.0 / (1.0 + exp(-x));
+    case HIPDNN_POINTWISE_ELU_FWD: return x > 0 ? x : f64(pw, 6, 1.0) * expm1(x);
+    case HIPDNN_POINTWISE_GELU_FWD: return 0.5 * x * erfc(-x / sqrt(2.0));
+    case HIPDNN_POINTWISE_GELU_APPROX_TANH_FWD:
+        return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+    case HIPDNN_POINTWISE_SWISH_FWD: return x / (1.0 + exp(-f64(pw, 8, 1.0) * x));
+    case HIPDNN_POINTWISE_SOFTPLUS_FWD: {
+        const double beta = f64(pw, 7, 1.0), z = beta * x;
+        return (z > 0 ? z + log1p(exp(-z)) : log1p(exp(z))) / beta;
+    }
+    default: (void)t; return NAN;
+    }
+}
+
+/* x [N, C, D, H, W], w [K, C/G, T, R, S], y [N, K, P, Q, O] (spatial dims padded to 3):
+ * fprop y += x w, dgrad dx += dy w, wgrad dw += x dy over every tap in range. */
+static void convolve(int type, const desc* conv, const desc* xt, const desc* wt, const desc* yt,
+                     double* x, double* w, double* y) {
+    const int nsp = rank(xt) - 2;
+    int64_t xs[3] = {1, 1, 1}, fs[3] = {1, 1, 1}, ys[3] = {1, 1, 1}, pre[3] = {0, 0, 0},
+            st[3] = {1, 1, 1}, dl[3] = {1, 1, 1};
+    for (int k = 0; k < nsp; ++k) {
+        xs[k] = dim(xt, k + 2), fs[k] = dim(wt, k + 2), ys[k] = dim(yt, k + 2);
+        pre[k] = i64(conv, 105, k, 0), st[k] = i64(conv, 103, k, 1), dl[k] = i64(conv, 102, k, 1);
+    }
+    const bool flip = i64(conv, 101, 0, 1) == HIPDNN_CONVOLUTION;
+    const int64_t N = dim(xt, 0), C = dim(xt, 1), K = dim(wt, 0), Cg = dim(wt, 1);
+    const int64_t Kg = K / (C / Cg);
+    for (int64_t n = 0; n < N; ++n)
+    for (int64_t k = 0; k < K; ++k)
+    for (int64_t c = 0; c < Cg; ++c)
+    for (int64_t o0 = 0; o0 < ys[0]; ++o0) for (int64_t o1 = 0; o1 < ys[1]; ++o1)
+    for (int64_t o2 = 0; o2 < ys[2]; ++o2)
+    for (int64_t f0 = 0; f0 < fs[0]; ++f0) for (int64_t f1 = 0; f1 < fs[1]; ++f1)
+    for (int64_t f2 = 0; f2 < fs[2]; ++f2) {
+        const int64_t i0 = o0 * st[0] - pre[0] + f0 * dl[0], i1 = o1 * st[1] - pre[1] + f1 * dl[1],
+                      i2 = o2 * st[2] - pre[2] + f2 * dl[2];
+        if (i0 < 0 || i0 >= xs[0] || i1 < 0 || i1 >= xs[1] || i2 < 0 || i2 >= xs[2]) continue;
+        const int64_t g0 = flip ? fs[0] - 1 - f0 : f0, g1 = flip ? fs[1] - 1 - f1 : f1,
+                      g2 = flip ? fs[2] - 1 - f2 : f2;
+        const int64_t xc = (k / Kg) * Cg + c;
+        const int64_t xi = (((n * C + xc) * xs[0] + i0) * xs[1] + i1) * xs[2] + i2;
+        const int64_t wi = (((k * Cg + c) * fs[0] + g0) * fs[1] + g1) * fs[2] + g2;
+        const int64_t yi = (((n * K + k) * ys[0] + o0) * ys[1] + o1) * ys[2] + o2;
+        if (type == D_OP_FPROP) y[yi] += x[xi] * w[wi];
+        else if (type == D_OP_DGRAD) x[xi] += y[yi] * w[wi];
+        else w[wi] += x[xi] * y[yi];
+    }
+}
+
+static void matmul(const desc* at, const desc* bt, const desc* ct, const double* a,
+                   const double* b, double* c) {
+    const int r = rank(ct);
+    const int64_t M = dim(ct, r - 2), N = dim(ct, r - 1), K = dim(at, r - 1);
+    const int64_t batches = elements(ct) / (M * N);
+    for (int64_t bi = 0; bi < batches; ++bi) {
+        int64_t ao = 0, bo = 0, am = 1, bm = 1, rest = bi;
+        for (int k = r - 3; k >= 0; --k) {
+            const int64_t idx = rest % dim(ct, k);
+            rest /= dim(ct, k);
+            if (dim(at, k) != 1) ao += idx * am;
+            if (dim(bt, k) != 1) bo += idx * bm;
+            am *= dim(at, k), bm *= dim(bt, k);
+        }
+        for (int64_t m = 0; m < M; ++m)
+            for (int64_t n = 0; n < N; ++n) {
+                double s = 0.0;
+                for (int64_t k = 0; k < K; ++k)
+                    s += a[ao * M * K + m * K + k] * b[bo * K * N + k * N + n];
+                c[bi * M * N + m * N + n] = s;
+            }
+    }
+}
+
+/* Runs op once its inputs have values; false if one has none yet. */
+static bool run_op(const desc* op, values* vs) {
+    const ports p = op_ports(op);
+    int arity = 2;
+    const desc* pw = NULL;
+    if (op->type == D_OP_POINTWISE) pw = child(op, 750, 0), arity = pw_arity((int)i64(pw, 0, 0, 0));
+    value* in[3] = {NULL, NULL, NULL};
+    for (int k = 0; k < arity; ++k) {
+        in[k] = lookup(vs, child(op, p.in[k], 0));
+        if (!in[k]->v) return false;
+    }
+    value* out = lookup(vs, child(op, p.out, 0));
+    const int64_t n = elements(out->t);
+    out->v = calloc((size_t)n, sizeof(double));
+    if (!out->v) return true;
+    if (op->type == D_OP_POINTWISE) {
+        for (int64_t i = 0; i < n; ++i) {
+            double a[3] = {0, 0, 0};
+            for (int k = 0; k < arity; ++k) a[k] = in[k]->v[bcast(in[k]->t, out->t, i)];
+            out->v[i] = pointwise(pw, a[0], a[1], a[2]);
+        }
+    } else if (op->type == D_OP_MATMUL) {
+        matmul(in[0]->t, in[1]->t, out->t, in[0]->v, in[1]->v, out->v);
+    } else {
+        const desc* conv = child(op, op->type == D_OP_FPROP ? 702 : op->type == D_OP_DGRAD ? 708 : 714, 0);
+        if (op->type == D_OP_FPROP)
+            convolve(op->type, conv, in[0]->t, in[1]->t, out->t, in[0]->v, in[1]->v, out->v);
+        else if (op->type == D_OP_DGRAD)
+            convolve(op->type, conv, out->t, in[1]->t, in[0]->t, out->v, in[1]->v, in[0]->v);
+        else
+            convolve(op->type, conv, in[0]->t, out->t, in[1]->t, in[0]->v, out->v, in[1]->v);
+    }
+    const int dt = (int)i64(out->t, A_DT, 0, 0);
+    for (int64_t i = 0; i < n; ++i) out->v[i] = round_to(dt, out->v[i]);
+    return true;
+}
+
+/* Every tensor of the graph's ops, once: into ts; their number. */
+static int graph_tensors(const desc* graph, const desc** ts, int max) {
+    int n = 0;
+    for (int64_t i = 0; i < count_of(graph, 801); ++i) {
+        const desc* op = child(graph, 801, i);
+        const ports p = op_ports(op);
+        const int at[4] = {p.in[0], p.in[1], p.in[2], p.out};
+        for (int k = 0; k < 4; ++k) {
+            const desc* t = at[k] >= 0 ? child(op, at[k], 0) : NULL;
+            bool seen = !t;
+            for (int j = 0; !seen && j < n; ++j) seen = uid(ts[j]) == uid(t);
+            if (!seen && n < max) ts[n++] = t;
+        }
+    }
+    return n;
+}
+
+/* The pointer the variant pack gives uid, or NULL. */
+static void* pack_pointer(const desc* vp, int64_t id) {
+    for (int64_t i = 0; i < count_of(vp, 1000); ++i)
+        if (i64(vp, 1000, i, -1) == id) return ((void* const*)find(vp, 1001)->data)[i];
+    return NULL;
+}
+
+static int64_t span_bytes(const desc* t) {
+    int64_t span = 1;
+    for (int k = 0; k < rank(t); ++k) span += (dim(t, k) - 1) * i64(t, A_STRIDES, k, 0);
+    return span * (int64_t)hipdnnSdkDataTypeSize((hipdnnDataType_t)i64(t, A_DT, 0, 0));
+}
+
+EXPORT status cudnnBackendExecute(handle* h, const desc* plan, const desc* vp) {
+    if (!h || h->magic != HANDLE_MAGIC) return fail(BAD_PARAM, "cudnnBackendExecute: not a handle");
+    if (!context_current()) return fail(NOT_INITIALIZED, "cudnnBackendExecute: no current context");
+    if (!valid(plan) || plan->type != D_PLAN || !plan->final || !valid(vp) ||
+        vp->type != D_VARIANT_PACK || !vp->final)
+        return fail(BAD_PARAM, "cudnnBackendExecute: a finalized plan and variant pack");
+    const desc* ts[64];
+    const int nt = graph_tensors(plan->graph, ts, 64);
+    values vs = {calloc(64, sizeof(value)), 0};
+    status st = vs.vals ? OK : fail(EXEC_FAILED, "out of memory");
+    for (int i = 0; st == OK && i < nt; ++i) {
+        const desc* t = ts[i];
+        if (is_virtual(t)) continue;
+        void* ptr = pack_pointer(vp, uid(t));
+        const int where = ptr ? device_range(ptr, (size_t)span_bytes(t)) : 0;
+        if (!ptr) st = fail(BAD_PARAM, "variant pack: no pointer for tensor %lld", (long long)uid(t));
+        else if (by_value(t) && where != 0)
+            st = fail(BAD_PARAM, "variant pack: by-value tensor %lld must point to host memory",
+                      (long long)uid(t));
+        else if (!by_value(t) && where != 1)
+            st = fail(BAD_PARAM, "variant pack: tensor %lld is %s", (long long)uid(t),
+                      where < 0 ? "device memory past its allocation" : "not device memory");
+        else if (!by_value(t) && (uintptr_t)ptr % (uintptr_t)i64(t, A_ALIGN, 0, 1))
+            st = fail(MISALIGNED, "variant pack: tensor %lld is not %lld-byte aligned",
+                      (long long)uid(t), (long long)i64(t, A_ALIGN, 0, 1));
+    }
+    void* ws = *(void* const*)find(vp, 1003)->data;
+    if (st == OK && plan->workspace &&
+        (!ws || device_range(ws, (size_t)plan->workspace) != 1))
+        st = fail(BAD_PARAM, "variant pack: the plan needs %lld bytes of device workspace",
+                  (long long)plan->workspace);
+    if (st == OK && plan->workspace) memset(ws, 0x5A, (size_t)plan->workspace); /* scratch */
+    /* inputs: every non-virtual tensor no op writes */
+    for (int i = 0; st == OK && i < nt; ++i) {
+        bool written = false;
+        for (int64_t j = 0; j < count_of(plan->graph, 801); ++j) {
+            const desc* op = child(plan->graph, 801, j);
+            written = written || uid(child(op, op_ports(op).out, 0)) == uid(ts[i]);
+        }
+        if (!written && !is_virtual(ts[i])) load(lookup(&vs, ts[i]), pack_pointer(vp, uid(ts[i])));
+    }
+    const int64_t nops = count_of(plan->graph, 801);
+    bool done[64] = {false};
+    for (int64_t left = nops, pass = 0; st == OK && left > 0 && pass <= nops; ++pass)
+        for (int64_t j = 0; j < nops && j < 64; ++j)
+            if (!done[j] && run_op(child(plan->graph, 801, j), &vs)) done[j] = true, --left;
+    for (int i = 0; st == OK && i < vs.n; ++i) { /* the outputs, into their memory */
+        const desc* t = vs.vals[i].t;
+        if (is_virtual(t) || !vs.vals[i].v) continue;
+        bool written = false;
+        for (int64_t j = 0; j < nops; ++j) {
+            const desc* op = child(plan->graph, 801, j);
+            written = written || uid(child(op, op_ports(op).out, 0)) == uid(t);
+        }
+        if (!written) continue;
+        void* ptr = pack_pointer(vp, uid(t));
+        const int dt = (int)i64(t, A_DT, 0, 0);
+        for (int64_t e = 0; e < elements(t); ++e)
+            hipdnnSdkStoreFromDouble(ptr, (hipdnnDataType_t)dt, offset(t, e), vs.vals[i].v[e]);
+    }
+    for (int i = 0; vs.vals && i < vs.n; ++i) free(vs.vals[i].v);
+    free(vs.vals);
+    return st;
+}
