@@ -39,8 +39,10 @@ def test_info_prints_version_paths_plugins_and_engines():
     skipped = hipdnn.skipped_engine_plugins()
     assert f"plugins skipped ({len(skipped)}):" in out
     for path, reason in skipped:
-        assert Path(path).name.startswith(("libhipdnn_hip_", "libhipdnn_blaslt")), (path, reason)
+        assert Path(path).name.startswith(("libhipdnn_hip_", "libhipdnn_blaslt",
+                                           "libhipdnn_cudnn")), (path, reason)
         assert reason.startswith(("declined to load: hip (", "declined to load: blaslt: ",
+                                  "declined to load: cudnn: ",
                                   "could not open: ")), reason
         assert f"  {path}: {reason}\n" in out
     for e in hipdnn.engines():
