@@ -249,21 +249,24 @@ bool ep_shape_reshape(const ep_model* m, const ep_node* n, const ep_shape* const
     out[0].rank = (int)sv->n_ivals;
     for (int i = 0; i < out[0].rank; ++i) {
         int64_t d = sv->ivals[i];
+        /* ONNX: without allowzero a 0 copies the input's dim, which may itself be 0 (an
+         * empty input: the output is empty too); with it, a 0 is a 0 */
         if (d == 0 && !allowzero) {
             if (i >= x->rank) return WHY("shape[%d] is 0 but the input has rank %d", i, x->rank);
             d = x->dims[i];
-        }
-        if (d == -1) {
+        } else if (d == -1) {
             if (infer >= 0) return WHY("shape has two -1 entries");
             infer = i;
             continue;
+        } else if (d < 0) {
+            return WHY("shape[%d] is %lld", i, (long long)d);
         }
-        if (d < 0 || (d == 0 && !allowzero)) return WHY("shape[%d] is %lld", i, (long long)d);
-        out[0].dims[i] = d; /* 0 only with allowzero: an empty tensor (ep_kernel's path) */
+        out[0].dims[i] = d;
         known *= d;
     }
     if (infer >= 0) {
-        if (known == 0) return WHY("shape has a 0 dim and a -1 (allowzero): ONNX's error");
+        /* as ORT: the -1 is not inferred from a product of 0 (a 0 given or copied) */
+        if (known == 0) return WHY("shape has a 0 dim and a -1: the -1 cannot be inferred");
         if (total % known) return WHY("%lld elements do not fill the -1 dim", (long long)total);
         out[0].dims[infer] = total / known;
         known = total;

@@ -594,6 +594,52 @@ def test_empty_inputs_give_empty_outputs_without_the_engine(tmp_path, rng):
     assert got["y"][0].shape == (3, 4, 0)
 
 
+# ---- empty tensors and scalars at run time (issue 26, fuzz/fuzz_onnx.py's finds) ---------
+# Each fused node runs twice in one session: first on data that fills every output, so
+# that ORT's arena holds those values ("poison") where the second run's outputs go, then
+# with an empty input.  An output the second run leaves unwritten shows the first run's
+# values (or the arena's zeros), never the float64 reference's.
+
+def runs_match(tmp_path, m, feeds, want, device=None, threads=1, tol=(RTOL, ATOL)):
+    """Runs m through hipdnn-ep, claimed completely in one fused node (on the CPU device;
+    on the GPU with fallback on), and checks run i's outputs against want[i] (name ->
+    float64 array): shape, dtype and values, NaN and inf where the reference has them."""
+    on_gpu = device == "gpu" or (device is None and DEFAULT_DEVICE == "gpu")
+    got, assigned, _ = run(tmp_path, m, feeds, no_fallback=not on_gpu, device=device,
+                           threads=threads)
+    if not on_gpu:
+        assert {a[0] for a in assigned} == {"hipdnn"}, assigned
+        assert len({a[1] for a in assigned}) == 1, assigned
+    elem = {o.name: o.type.tensor_type.elem_type for o in m.graph.output}
+    for i, ref in enumerate(want):
+        for name, w in ref.items():
+            g = got[name][i]
+            dtype = np.float16 if elem[name] == TensorProto.FLOAT16 else np.float32
+            assert g.dtype == dtype and g.shape == w.shape, \
+                f"run {i} {name}: hipdnn-ep gave {g.dtype}{g.shape}, want {dtype.__name__}{w.shape}"
+            np.testing.assert_allclose(g.astype(np.float64), w, rtol=tol[0], atol=tol[1],
+                                       err_msg=f"run {i} {name}")
+    return got, assigned
+
+
+def test_reshape_copies_a_zero_dim_of_an_empty_input(tmp_path, rng):
+    # fuzz_onnx: with allowzero=0 a 0 in the shape copies the input's dim, which may itself
+    # be 0; hipdnn-ep refused the copy ("shape[2] is 0") where ORT runs it
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Reshape", ["r", "s1"], ["t"], name="transpose_dims", allowzero=1),
+             helper.make_node("Reshape", ["t", "s1"], ["y"], name="copy_zero"),
+             helper.make_node("Reshape", ["r", "s2"], ["z"], name="copy_batch")]
+    m = model(nodes, [("x", ["A", 3, 4])], [("y", None), ("z", None)], opset=14)
+    m.graph.initializer.extend([numpy_helper.from_array(np.array([3, 4, 0]), "s1"),
+                                numpy_helper.from_array(np.array([0, 12]), "s2")])
+    x = np.zeros((0, 3, 4), np.float32)
+    runs_match(tmp_path, m, {"x": x}, [{"y": np.zeros((3, 4, 0)), "z": np.zeros((0, 12))}])
+    # and a batch of 2, where the copied 0 is a 2: [2, 12]
+    m2 = model(nodes[:1] + nodes[3:], [("x", ["A", 3, 4])], [("z", None)], opset=14)
+    m2.graph.initializer.append(numpy_helper.from_array(np.array([0, 12]), "s2"))
+    x = rand(rng, 2, 3, 4)
+    runs_match(tmp_path, m2, {"x": x}, [{"z": np.maximum(x, 0).astype(np.float64).reshape(2, 12)}])
+
 # ConvTranspose: x shape, w shape [C_in, C_out/group, k...], group, attributes
 CONV_T_CASES = [
     ((2, 4, 5, 6), (4, 3, 3, 3), 1, {}),
