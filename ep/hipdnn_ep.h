@@ -246,17 +246,19 @@ int ep_group_nodes(const ep_model* m, const bool* supported, int* group);
 
 /* ---- lower.c ------------------------------------------------------------------------- */
 
-/* Where a hipdnn graph tensor's memory comes from at execute time. */
-typedef enum { EP_BIND_INPUT, EP_BIND_OUTPUT } ep_bind_kind;
+/* Where a hipdnn graph tensor's memory comes from at execute time: a fused-node input or
+ * output, or one float 0 the kernel keeps in the device's memory, which the outputs of
+ * nodes over empty inputs are filled from (lower.c). */
+typedef enum { EP_BIND_INPUT, EP_BIND_OUTPUT, EP_BIND_ZERO } ep_bind_kind;
 
 typedef struct {
     int64_t uid;
     ep_bind_kind kind;
-    int index; /* fused node input / output index */
+    int index; /* fused node input / output index (0 for EP_BIND_ZERO) */
 } ep_binding;
 
 typedef struct {
-    hipdnnBackendDescriptor_t plan;
+    hipdnnBackendDescriptor_t plan; /* NULL when every output is empty: nothing runs */
     int64_t workspace;
     ep_binding* bindings;
     int n_bindings;
@@ -265,7 +267,9 @@ typedef struct {
 } ep_plan;
 
 /* Builds and finalizes the hipdnn graph of model `m` for these input shapes (in_shapes[k]
- * for the fused node's input k), and plans it (ep_plan_choose). */
+ * for the fused node's input k), and plans it (ep_plan_choose).  Values with no elements
+ * (an empty input, and what ONNX's shape rules make of it) get no hipdnn tensor: their
+ * nodes compute nothing, or their output from what is left (the row's `empty`). */
 OrtStatus* ep_lower(const ep_model* m, const ep_shape* in_shapes, hipdnnHandle_t h,
                     const ep_options* opt, hipdnnMemorySpace_t space, const char* graph_name,
                     ep_plan* out);
@@ -305,7 +309,12 @@ typedef struct {
     ep_op_check* check;
     ep_op_shape* shape;
     ep_op_lower* lower;
-    int arg; /* for `lower`: a pointwise mode, a reduction operator, 1 for ConvTranspose */
+    /* The lowering of a node with an input of no elements whose output has some (a sum
+     * over an axis of 0, a MatMul over K = 0): its output made without that input, which
+     * it never reads.  NULL where an empty input always gives an empty output. */
+    ep_op_lower* empty;
+    int arg; /* for `lower` and `empty`: a pointwise mode, a reduction operator, 1 for
+              * ConvTranspose */
 } ep_op_def;
 
 /* The row of node `n`'s op and domain (one whose opset the node predates when that is
@@ -323,6 +332,7 @@ ep_op_shape ep_shape_broadcast, ep_shape_same, ep_shape_matmul, ep_shape_gemm, e
 ep_op_lower ep_emit_binary, ep_emit_unary, ep_emit_gelu, ep_emit_conv, ep_emit_matmul,
     ep_emit_gemm, ep_emit_softmax, ep_emit_batchnorm, ep_emit_layernorm, ep_emit_reduce,
     ep_emit_reshape;
+ep_op_lower ep_empty_conv, ep_empty_matmul, ep_empty_gemm, ep_empty_reduce;
 
 /* ---- plan.c -------------------------------------------------------------------------- */
 

@@ -1,7 +1,9 @@
 /* kernel.c — one fused node at run time.  Its hipdnn plan is built the first time a set
  * of input shapes is seen and kept (a dynamic batch size gets one plan per size); each
  * run looks the shapes up, asks ORT for outputs of the shapes the plan computes, and
- * executes the plan on the kernel context's memory.
+ * executes the plan on the kernel context's memory.  Inputs with no elements are planned
+ * like any others (lower.c leaves their values out of the graph); when every output is
+ * empty too, the plan is no plan, and nothing runs.
  *
  * On the CPU device that memory is the host's and the plan has finished when execute
  * returns.  On the GPU it is device memory (ORT allocates it with allocator.c and copies
@@ -37,6 +39,10 @@ struct ep_kernel {
     size_t ws_size;
     hipdnnEvent_t ws_done; /* recorded on the stream of the last run that used ws */
     bool ws_used;
+    /* EP_BIND_ZERO's float 0: host_zero on the CPU; on the GPU dev_zero, allocated (under
+     * x->lock) by the first plan that reads it, never written after */
+    float host_zero;
+    void* dev_zero;
 };
 
 ep_kernel* ep_kernel_create(ep_model* m, const char* name, ep_exec* x, const ep_options* opt,
@@ -69,6 +75,7 @@ void ep_kernel_destroy(ep_kernel* k) {
         if (st) g_ort->ReleaseStatus(st);
         release_workspace(k);
         if (k->ws_done) hipdnnEventDestroy_ext(k->ws_done);
+        ep_device_free(k->x->factory, k->dev_zero);
     }
     for (int i = 0; i < k->n_cache; ++i) {
         ep_plan_free(&k->cache[i]->plan);
@@ -87,6 +94,26 @@ static bool shapes_equal(const ep_shape* a, const ep_shape* b, int n) {
             memcmp(a[i].dims, b[i].dims, (size_t)a[i].rank * sizeof(int64_t)))
             return false;
     return true;
+}
+
+/* On the GPU, the float 0 a plan's EP_BIND_ZERO tensors read, made once; under x->lock. */
+static OrtStatus* device_zero(ep_kernel* k, const ep_plan* p) {
+    bool reads = false;
+    for (int i = 0; i < p->n_bindings; ++i) reads = reads || p->bindings[i].kind == EP_BIND_ZERO;
+    if (!reads || k->dev_zero || k->x->space == HIPDNN_MEMORY_HOST) return NULL;
+    void* z = NULL;
+    OrtStatus* st = ep_device_alloc(k->x->factory, sizeof(float), k->name, &z);
+    if (st) return st;
+    hipdnnStatus_t hs = hipdnnDeviceMemset_ext(z, 0, sizeof(float));
+    if (hs != HIPDNN_STATUS_SUCCESS) {
+        st = ep_status(ORT_FAIL, "fused node '%s': hipdnnDeviceMemset_ext (a float 0 its empty "
+                       "inputs' outputs are filled from): %s: %s", k->name,
+                       hipdnnGetErrorString(hs), hipdnnPeekLastErrorString_ext());
+        ep_device_free(k->x->factory, z);
+        return st;
+    }
+    k->dev_zero = z;
+    return NULL;
 }
 
 /* The plan for these input shapes, built when they are new. */
@@ -115,6 +142,7 @@ static OrtStatus* find_plan(ep_kernel* k, const ep_shape* in, const ep_plan** ou
              * plan or execute waits */
             pthread_mutex_lock(&k->x->lock);
             st = ep_lower(&k->model, in, k->x->h, &k->opt, k->x->space, k->name, &e->plan);
+            if (!st && (st = device_zero(k, &e->plan))) ep_plan_free(&e->plan);
             pthread_mutex_unlock(&k->x->lock);
         }
         if (st) {
@@ -124,10 +152,15 @@ static OrtStatus* find_plan(ep_kernel* k, const ep_shape* in, const ep_plan** ou
             memcpy(e->in, in, (size_t)n * sizeof(ep_shape));
             k->cache[k->n_cache++] = e;
             *out = &e->plan;
-            ep_log(k->logger, k->opt.log_level, ORT_LOGGING_LEVEL_INFO,
-                   "fused node '%s': plan %d built on engine %s (%d ONNX nodes, workspace "
-                   "%lld bytes)", k->name, k->n_cache, e->plan.engine, k->model.n_nodes,
-                   (long long)e->plan.workspace);
+            if (e->plan.plan)
+                ep_log(k->logger, k->opt.log_level, ORT_LOGGING_LEVEL_INFO,
+                       "fused node '%s': plan %d built on engine %s (%d ONNX nodes, "
+                       "workspace %lld bytes)", k->name, k->n_cache, e->plan.engine,
+                       k->model.n_nodes, (long long)e->plan.workspace);
+            else
+                ep_log(k->logger, k->opt.log_level, ORT_LOGGING_LEVEL_INFO,
+                       "fused node '%s': plan %d computes nothing (every output is empty)",
+                       k->name, k->n_cache);
         }
     }
     pthread_mutex_unlock(&k->lock);
@@ -149,8 +182,8 @@ static OrtStatus* check_on_device(const ep_kernel* k, const OrtValue* v, const c
                      d ? (int)g_ep_api->MemoryDevice_GetDeviceType(d) : -1);
 }
 
-static OrtStatus* read_inputs(ep_kernel* k, OrtKernelContext* ctx, ep_shape* shapes, void** ptrs,
-                              bool* empty) {
+static OrtStatus* read_inputs(ep_kernel* k, OrtKernelContext* ctx, ep_shape* shapes,
+                              void** ptrs) {
     const ep_model* m = &k->model;
     for (int i = 0; i < m->n_inputs; ++i) {
         const OrtValue* v = NULL;
@@ -167,10 +200,7 @@ static OrtStatus* read_inputs(ep_kernel* k, OrtKernelContext* ctx, ep_shape* sha
             return ep_status(ORT_INVALID_ARGUMENT, "%s: input %d has rank %zu (at most %d)",
                              k->name, i, nd, EP_MAX_RANK);
         shapes[i].rank = (int)nd;
-        for (size_t d = 0; d < nd; ++d) {
-            shapes[i].dims[d] = dims[d];
-            if (dims[d] < 1 && is_float) *empty = true; /* no elements: see empty_outputs */
-        }
+        for (size_t d = 0; d < nd; ++d) shapes[i].dims[d] = dims[d];
         /* an int64 input (a Reshape's shape, a reduction's axes) is read at plan time from
          * the model, never from memory: only the float tensors must be on the device */
         if (is_float && (st = check_on_device(k, v, "input", i, m->inputs[i])))
@@ -271,51 +301,6 @@ static OrtStatus* run_on_device(ep_kernel* k, OrtKernelContext* ctx, const ep_pl
     return st;
 }
 
-/* Inputs with no elements (an empty batch after detection, say): hipdnn takes no empty
- * tensor, and there is nothing to compute.  The outputs get the shapes ONNX gives them,
- * empty too, and no engine runs. */
-static OrtStatus* empty_outputs(const ep_kernel* k, OrtKernelContext* ctx, const ep_shape* in) {
-    const ep_model* m = &k->model;
-    ep_shape* vals = calloc((size_t)(m->n_values ? m->n_values : 1), sizeof(ep_shape));
-    bool* known = calloc((size_t)(m->n_values ? m->n_values : 1), sizeof(bool));
-    OrtStatus* st = (!vals || !known) ? ep_status(ORT_FAIL, "out of memory") : NULL;
-    for (int v = 0; !st && v < m->n_values; ++v)
-        if (m->values[v].is_const && m->values[v].rank >= 0) {
-            vals[v].rank = m->values[v].rank;
-            memcpy(vals[v].dims, m->values[v].dims, sizeof(vals[v].dims));
-            known[v] = true;
-        }
-    for (int i = 0; !st && i < m->n_inputs; ++i)
-        if (m->inputs[i] >= 0) {
-            vals[m->inputs[i]] = in[i];
-            known[m->inputs[i]] = true;
-        }
-    char why[512];
-    for (int i = 0; !st && i < m->n_nodes; ++i) {
-        const ep_node* n = &m->nodes[i];
-        const ep_shape* ins[EP_MAX_IO] = {0};
-        for (int j = 0; j < n->n_in && j < EP_MAX_IO; ++j)
-            if (n->in[j] >= 0 && known[n->in[j]]) ins[j] = &vals[n->in[j]];
-        ep_shape outs[EP_MAX_IO];
-        memset(outs, 0, sizeof(outs));
-        if (!ep_shape_infer(m, n, ins, outs, why, sizeof(why)))
-            st = ep_status(ORT_INVALID_ARGUMENT, "fused node '%s': empty inputs: %s", k->name, why);
-        for (int j = 0; !st && j < n->n_out && j < EP_MAX_IO; ++j)
-            if (n->out[j] >= 0) {
-                vals[n->out[j]] = outs[j];
-                known[n->out[j]] = true;
-            }
-    }
-    for (int i = 0; !st && i < m->n_outputs; ++i) {
-        OrtValue* v = NULL;
-        const ep_shape* s = &vals[m->outputs[i]];
-        st = g_ort->KernelContext_GetOutput(ctx, (size_t)i, s->dims, (size_t)s->rank, &v);
-    }
-    free(vals);
-    free(known);
-    return st;
-}
-
 OrtStatus* ep_kernel_compute(ep_kernel* k, OrtKernelContext* ctx) {
     const ep_model* m = &k->model;
     int n_in = m->n_inputs, n_out = m->n_outputs;
@@ -324,15 +309,7 @@ OrtStatus* ep_kernel_compute(ep_kernel* k, OrtKernelContext* ctx) {
     void** out_ptr = calloc((size_t)(n_out ? n_out : 1), sizeof(void*));
     const ep_plan* p = NULL;
     OrtStatus* st = (!shapes || !in_ptr || !out_ptr) ? ep_status(ORT_FAIL, "out of memory") : NULL;
-    bool empty = false;
-    if (!st) st = read_inputs(k, ctx, shapes, in_ptr, &empty);
-    if (!st && empty) {
-        st = empty_outputs(k, ctx, shapes);
-        free(shapes);
-        free(in_ptr);
-        free(out_ptr);
-        return st;
-    }
+    if (!st) st = read_inputs(k, ctx, shapes, in_ptr);
     if (!st) st = find_plan(k, shapes, &p);
     for (int i = 0; !st && i < n_out; ++i) {
         OrtValue* v = NULL;
@@ -341,6 +318,12 @@ OrtStatus* ep_kernel_compute(ep_kernel* k, OrtKernelContext* ctx) {
         if (!st && v) st = check_on_device(k, v, "output", i, m->outputs[i]);
         if (!st && v) st = g_ort->GetTensorMutableData(v, &out_ptr[i]);
     }
+    if (!st && !p->plan) { /* every output is empty: their shapes were all there was */
+        free(shapes);
+        free(in_ptr);
+        free(out_ptr);
+        return NULL;
+    }
     int64_t* uids = NULL;
     void** ptrs = NULL;
     if (!st) {
@@ -348,10 +331,13 @@ OrtStatus* ep_kernel_compute(ep_kernel* k, OrtKernelContext* ctx) {
         ptrs = calloc((size_t)(p->n_bindings ? p->n_bindings : 1), sizeof(void*));
         if (!uids || !ptrs) st = ep_status(ORT_FAIL, "out of memory");
     }
+    void* zero = k->x->space == HIPDNN_MEMORY_HOST ? (void*)&k->host_zero : k->dev_zero;
     for (int i = 0; !st && i < p->n_bindings; ++i) {
-        uids[i] = p->bindings[i].uid;
-        ptrs[i] = p->bindings[i].kind == EP_BIND_INPUT ? in_ptr[p->bindings[i].index]
-                                                      : out_ptr[p->bindings[i].index];
+        const ep_binding* b = &p->bindings[i];
+        uids[i] = b->uid;
+        ptrs[i] = b->kind == EP_BIND_INPUT    ? in_ptr[b->index]
+                  : b->kind == EP_BIND_OUTPUT ? out_ptr[b->index]
+                                              : zero;
     }
     if (!st)
         st = k->x->space == HIPDNN_MEMORY_HOST ? run_on_host(k, p, uids, ptrs)

@@ -7,7 +7,18 @@
  * needs a value in other dims (a lower rank lined up for broadcasting, a 1-D bias as
  * [1, K, 1, 1], a reduction's kept axes dropped) it gets a view: a second tensor over the
  * same memory for a fused-node input, a LOGICAL reshape for anything computed inside the
- * graph (so the dependency stays in the graph). */
+ * graph (so the dependency stays in the graph).
+ *
+ * A value with no elements (a batch of 0 after detection, a static empty dim, and what the
+ * shape rules make of them) gets no tensor: hipdnn takes none, and there is nothing in it
+ * to compute.  A node reading one computes nothing when its output is empty too, which is
+ * what ONNX gives for most ops; a contraction or reduction over the empty dim still has an
+ * output with elements (a sum over nothing, a MatMul over K = 0), which its row's `empty`
+ * lowering makes without reading the empty input.  Every other node runs as usual, in the
+ * same graph, so each output of the fused node is written whichever of its inputs are
+ * empty.  (Declining such graphs at GetCapability cannot work: a symbolic batch is empty
+ * only at run time, and ORT expects a fused node to compute what its nodes would.) */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +32,7 @@ typedef struct {
     ep_shape onnx;                  /* the ONNX shape */
     int bind_kind;                  /* -1: virtual; else ep_bind_kind */
     int bind_index;
+    bool shaped;                    /* onnx is known: a fused input, or a node's output */
 } lval;
 
 struct ep_lowering {
@@ -104,6 +116,21 @@ static void packed_strides(const ep_shape* s, int64_t* strides) {
         strides[i] = acc;
         acc *= s->dims[i];
     }
+}
+
+/* Whether s has no elements (a dim of 0); a rank-0 tensor has one. */
+static bool no_elements(const ep_shape* s) {
+    for (int i = 0; i < s->rank; ++i)
+        if (s->dims[i] == 0) return true;
+    return false;
+}
+
+/* s's element count, or -1 past int64. */
+static int64_t elements(const ep_shape* s) {
+    int64_t n = 1;
+    for (int i = 0; i < s->rank; ++i)
+        if (s->dims[i] < 0 || __builtin_mul_overflow(n, s->dims[i], &n)) return -1;
+    return n;
 }
 
 static bool same_shape(const ep_shape* a, const ep_shape* b) {
@@ -272,6 +299,13 @@ static bool reshape(lw* w, hipdnnBackendDescriptor_t x, hipdnnBackendDescriptor_
 static hipdnnBackendDescriptor_t get(lw* w, int v, const ep_shape* want) {
     if (w->failed) return NULL;
     lval* lv = &w->vals[v];
+    /* the lowerings read each value in dims of its own element count; anything else would
+     * read past its memory */
+    if (lv->shaped && (no_elements(&lv->onnx) || elements(want) != elements(&lv->onnx))) {
+        failf(w, "value '%s' has %lld elements, read as %lld", w->m->values[v].name,
+              (long long)elements(&lv->onnx), (long long)elements(want));
+        return NULL;
+    }
     if (!lv->desc && lv->bind_kind == EP_BIND_INPUT) {
         /* made on first use, so that an input read only in other dims adds no tensor the
          * graph does not use */
@@ -550,11 +584,96 @@ bool ep_emit_reshape(lw* w, const ep_node* n, int arg) {
     return reshape(w, x, make_out(w, n->out[0], &w->vals[n->out[0]].onnx));
 }
 
-/* The node's lowering, from its row (op_table.c). */
+/* ---- an input with no elements, an output with some: the rows' `empty` lowerings ------- */
+
+/* Output 0 of n with every element v: the kernel's float 0 in memory (EP_BIND_ZERO) plus
+ * v, both broadcast.  A pointwise op of by-value scalars alone would do on the host, but a
+ * GPU kernel reads at least one tensor from memory. */
+static bool fill_output(lw* w, const ep_node* n, float v) {
+    const ep_shape* y = &w->vals[n->out[0]].onnx;
+    ep_shape ones = {y->rank, {0}};
+    int64_t strides[EP_MAX_RANK], uid = 0;
+    for (int i = 0; i < y->rank; ++i) ones.dims[i] = strides[i] = 1;
+    char nm[160];
+    snprintf(nm, sizeof(nm), "%s/zero", w->label);
+    hipdnnBackendDescriptor_t zero = tensor(w, nm, &ones, strides, HIPDNN_DATA_FLOAT, NULL, &uid);
+    if (zero) bind(w, uid, EP_BIND_ZERO, 0);
+    return pointwise(w, "fill", HIPDNN_POINTWISE_ADD, zero, scalar(w, "value", v, y->rank),
+                     make_out(w, n->out[0], y));
+}
+
+/* A sum over no elements: 0; ONNX's identity of the reduction, -inf for the max and +inf
+ * for the min.  ONNX leaves the mean of nothing undefined; ORT's CPU EP gives 0, as here. */
+bool ep_empty_reduce(lw* w, const ep_node* n, int arg) {
+    hipdnnReduceTensorOp_t mode = (hipdnnReduceTensorOp_t)arg;
+    return fill_output(w, n, mode == HIPDNN_REDUCE_TENSOR_MAX   ? -INFINITY
+                             : mode == HIPDNN_REDUCE_TENSOR_MIN ? INFINITY
+                                                                : 0.0f);
+}
+
+/* MatMul over K = 0 (or a batch dim of 0 broadcast away): zeros. */
+bool ep_empty_matmul(lw* w, const ep_node* n, int arg) {
+    (void)arg;
+    return fill_output(w, n, 0.0f);
+}
+
+/* Gemm over K = 0: alpha times a product of no terms, zero (whatever alpha, as ORT's CPU
+ * EP), plus beta * C. */
+bool ep_empty_gemm(lw* w, const ep_node* n, int arg) {
+    (void)arg;
+    float beta = ep_attr_float(n, "beta", 1.0f);
+    if (n->n_in < 3 || n->in[2] < 0 || beta == 0.0f) return fill_output(w, n, 0.0f);
+    ep_shape cs = aligned(&w->vals[n->in[2]].onnx, 2);
+    return pointwise(w, "beta", HIPDNN_POINTWISE_MUL, get(w, n->in[2], &cs),
+                     scalar(w, "beta", beta, 2), make_out(w, n->out[0], &w->vals[n->out[0]].onnx));
+}
+
+/* Conv and ConvTranspose over no input channels (or an image of no pixels, padded): the
+ * bias on every pixel, or zeros. */
+bool ep_empty_conv(lw* w, const ep_node* n, int arg) {
+    (void)arg;
+    if (n->n_in < 3 || n->in[2] < 0) return fill_output(w, n, 0.0f);
+    const ep_shape* ys = &w->vals[n->out[0]].onnx;
+    ep_shape bs = {ys->rank, {0}};
+    for (int i = 0; i < ys->rank; ++i) bs.dims[i] = i == 1 ? ys->dims[1] : 1;
+    return pointwise(w, "bias", HIPDNN_POINTWISE_IDENTITY, get(w, n->in[2], &bs), NULL,
+                     make_out(w, n->out[0], ys));
+}
+
+/* ---- one node ------------------------------------------------------------------------- */
+
+/* The first float input of n with no elements, or -1 (int64 inputs, Reshape's shape and a
+ * reduction's axes, are read from the model, never as tensors). */
+static int empty_input(const lw* w, const ep_node* n) {
+    for (int k = 0; k < n->n_in && k < EP_MAX_IO; ++k) {
+        int v = n->in[k];
+        int32_t et = v >= 0 ? w->m->values[v].elem_type : 0;
+        if (v >= 0 && w->vals[v].shaped && no_elements(&w->vals[v].onnx) &&
+            (et == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT ||
+             et == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16))
+            return v;
+    }
+    return -1;
+}
+
+/* The node's lowering, from its row (op_table.c): nothing when its outputs have no
+ * elements, the row's `empty` lowering when only an input has none. */
 static bool lower_node(lw* w, const ep_node* n) {
     const ep_op_def* d = ep_op_find(n);
-    if (d) return d->lower(w, n, d->arg);
-    failf(w, "no lowering for %s", n->op);
+    if (!d) {
+        failf(w, "no lowering for %s", n->op);
+        return false;
+    }
+    bool outputs_empty = true;
+    for (int k = 0; k < n->n_out && k < EP_MAX_IO; ++k)
+        if (n->out[k] >= 0 && !no_elements(&w->vals[n->out[k]].onnx)) outputs_empty = false;
+    if (outputs_empty) return true;
+    int e = empty_input(w, n);
+    if (e < 0) return d->lower(w, n, d->arg);
+    if (d->empty) return d->empty(w, n, d->arg);
+    failf(w, "input '%s' has no elements, yet ONNX's shape rule gives output '%s' %lld",
+          w->m->values[e].name, w->m->values[n->out[0]].name,
+          (long long)elements(&w->vals[n->out[0]].onnx));
     return false;
 }
 
@@ -614,6 +733,7 @@ static bool lowering_init(lw* w, const ep_model* m, const ep_shape* in_shapes, h
         lv->bind_kind = EP_BIND_INPUT;
         lv->bind_index = k;
         lv->onnx = in_shapes[k]; /* its tensor is made when a node reads it (get) */
+        lv->shaped = true;
     }
     return true;
 }
@@ -628,8 +748,7 @@ static void lower_nodes(lw* w) {
         const ep_shape* ins[EP_MAX_IO] = {0};
         for (int k = 0; k < n->n_in && k < EP_MAX_IO; ++k) {
             int v = n->in[k];
-            if (v >= 0 && (w->vals[v].desc || w->vals[v].bind_kind == EP_BIND_INPUT))
-                ins[k] = &w->vals[v].onnx;
+            if (v >= 0 && w->vals[v].shaped) ins[k] = &w->vals[v].onnx;
         }
         ep_shape outs[EP_MAX_IO];
         memset(outs, 0, sizeof(outs));
@@ -639,19 +758,24 @@ static void lower_nodes(lw* w) {
             break;
         }
         for (int k = 0; k < n->n_out && k < EP_MAX_IO; ++k)
-            if (n->out[k] >= 0) w->vals[n->out[k]].onnx = outs[k];
+            if (n->out[k] >= 0) {
+                w->vals[n->out[k]].onnx = outs[k];
+                w->vals[n->out[k]].shaped = true;
+            }
         lower_node(w, n);
     }
     /* `label` goes out of scope: later messages name the graph */
     w->label = NULL;
 }
 
-/* The fused node's output shapes into out->out_shapes; each must have been made. */
+/* The fused node's output shapes into out->out_shapes; each must have been made, or have
+ * no elements (no tensor, nothing to write). */
 static void collect_outputs(lw* w, const char* graph_name, ep_plan* out) {
     const ep_model* m = w->m;
     for (int k = 0; k < m->n_outputs && !w->failed; ++k) {
         int v = m->outputs[k];
-        if (v < 0 || !w->vals[v].desc) {
+        bool empty = v >= 0 && w->vals[v].shaped && no_elements(&w->vals[v].onnx);
+        if (v < 0 || (!w->vals[v].desc && !empty)) {
             w->label = graph_name;
             failf(w, "fused output %d '%s' is not made by any node", k,
                   v >= 0 ? m->values[v].name : "?");
@@ -695,7 +819,10 @@ static bool lower_model(const ep_model* m, const ep_shape* in_shapes, hipdnnHand
     lower_nodes(&w);
     collect_outputs(&w, graph_name, out);
     if (in_shape_rules) *in_shape_rules = w.shape_failed;
-    if (!w.failed) build_graph(&w, opt, space, graph_name, check_only ? NULL : out);
+    /* no operation: every output is empty, and no engine is needed (nor would one take an
+     * empty graph) */
+    if (!w.failed && w.n_ops == 0) snprintf(out->engine, sizeof(out->engine), "none");
+    else if (!w.failed) build_graph(&w, opt, space, graph_name, check_only ? NULL : out);
     return lowering_finish(&w, check_only, out, err, err_len);
 }
 

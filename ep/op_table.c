@@ -1,7 +1,9 @@
 /* op_table.c — the ONNX ops hipdnn-ep claims, one row each: the check that claims a node
  * (capability.c), the shape rule of its outputs (shape.c) and its lowering to hipdnn
- * operations (lower.c), with the constant that lowering takes.  Adding an ONNX op is one
- * row here plus its three functions (or existing ones reused). */
+ * operations (lower.c), with the constant that lowering takes; ops whose output can have
+ * elements when an input has none (contractions, reductions) name a fourth function, their
+ * lowering for that case.  Adding an ONNX op is one row here plus its functions (or
+ * existing ones reused). */
 #include <string.h>
 
 #include "hipdnn_ep.h"
@@ -10,29 +12,29 @@
 #define RED(op) ((int)HIPDNN_REDUCE_TENSOR_##op)
 
 static const ep_op_def ops[] = {
-    /* op, domain, since, check, shape, lower, arg */
-    {"Conv", "", 0, ep_check_conv, ep_shape_conv, ep_emit_conv, 0},
-    {"ConvTranspose", "", 0, ep_check_conv_transpose, ep_shape_conv_transpose, ep_emit_conv, 1},
-    {"Gemm", "", 0, ep_check_gemm, ep_shape_gemm, ep_emit_gemm, 0},
-    {"MatMul", "", 0, ep_check_matmul, ep_shape_matmul, ep_emit_matmul, 0},
-    {"Add", "", 0, ep_check_binary, ep_shape_broadcast, ep_emit_binary, PW(ADD)},
-    {"Sub", "", 0, ep_check_binary, ep_shape_broadcast, ep_emit_binary, PW(SUB)},
-    {"Mul", "", 0, ep_check_binary, ep_shape_broadcast, ep_emit_binary, PW(MUL)},
-    {"Div", "", 0, ep_check_binary, ep_shape_broadcast, ep_emit_binary, PW(DIV)},
-    {"Relu", "", 0, ep_check_unary, ep_shape_same, ep_emit_unary, PW(RELU_FWD)},
-    {"Sigmoid", "", 0, ep_check_unary, ep_shape_same, ep_emit_unary, PW(SIGMOID_FWD)},
-    {"Tanh", "", 0, ep_check_unary, ep_shape_same, ep_emit_unary, PW(TANH_FWD)},
-    {"Gelu", "", 20, ep_check_gelu, ep_shape_same, ep_emit_gelu, 0},
-    {"Gelu", "com.microsoft", 0, ep_check_gelu, ep_shape_same, ep_emit_gelu, 0},
-    {"Softmax", "", 0, ep_check_softmax, ep_shape_same, ep_emit_softmax, 0},
-    {"Reshape", "", 0, ep_check_reshape, ep_shape_reshape, ep_emit_reshape, 0},
-    {"Flatten", "", 0, ep_check_unary, ep_shape_flatten, ep_emit_reshape, 0},
-    {"BatchNormalization", "", 0, ep_check_batchnorm, ep_shape_same, ep_emit_batchnorm, 0},
-    {"LayerNormalization", "", 0, ep_check_layernorm, ep_shape_same, ep_emit_layernorm, 0},
-    {"ReduceSum", "", 0, ep_check_reduce, ep_shape_reduce, ep_emit_reduce, RED(ADD)},
-    {"ReduceMean", "", 0, ep_check_reduce, ep_shape_reduce, ep_emit_reduce, RED(AVG)},
-    {"ReduceMax", "", 0, ep_check_reduce, ep_shape_reduce, ep_emit_reduce, RED(MAX)},
-    {"ReduceMin", "", 0, ep_check_reduce, ep_shape_reduce, ep_emit_reduce, RED(MIN)},
+    /* op, domain, since, check, shape, lower, empty, arg */
+    {"Conv", "", 0, ep_check_conv, ep_shape_conv, ep_emit_conv, ep_empty_conv, 0},
+    {"ConvTranspose", "", 0, ep_check_conv_transpose, ep_shape_conv_transpose, ep_emit_conv, ep_empty_conv, 1},
+    {"Gemm", "", 0, ep_check_gemm, ep_shape_gemm, ep_emit_gemm, ep_empty_gemm, 0},
+    {"MatMul", "", 0, ep_check_matmul, ep_shape_matmul, ep_emit_matmul, ep_empty_matmul, 0},
+    {"Add", "", 0, ep_check_binary, ep_shape_broadcast, ep_emit_binary, NULL, PW(ADD)},
+    {"Sub", "", 0, ep_check_binary, ep_shape_broadcast, ep_emit_binary, NULL, PW(SUB)},
+    {"Mul", "", 0, ep_check_binary, ep_shape_broadcast, ep_emit_binary, NULL, PW(MUL)},
+    {"Div", "", 0, ep_check_binary, ep_shape_broadcast, ep_emit_binary, NULL, PW(DIV)},
+    {"Relu", "", 0, ep_check_unary, ep_shape_same, ep_emit_unary, NULL, PW(RELU_FWD)},
+    {"Sigmoid", "", 0, ep_check_unary, ep_shape_same, ep_emit_unary, NULL, PW(SIGMOID_FWD)},
+    {"Tanh", "", 0, ep_check_unary, ep_shape_same, ep_emit_unary, NULL, PW(TANH_FWD)},
+    {"Gelu", "", 20, ep_check_gelu, ep_shape_same, ep_emit_gelu, NULL, 0},
+    {"Gelu", "com.microsoft", 0, ep_check_gelu, ep_shape_same, ep_emit_gelu, NULL, 0},
+    {"Softmax", "", 0, ep_check_softmax, ep_shape_same, ep_emit_softmax, NULL, 0},
+    {"Reshape", "", 0, ep_check_reshape, ep_shape_reshape, ep_emit_reshape, NULL, 0},
+    {"Flatten", "", 0, ep_check_unary, ep_shape_flatten, ep_emit_reshape, NULL, 0},
+    {"BatchNormalization", "", 0, ep_check_batchnorm, ep_shape_same, ep_emit_batchnorm, NULL, 0},
+    {"LayerNormalization", "", 0, ep_check_layernorm, ep_shape_same, ep_emit_layernorm, NULL, 0},
+    {"ReduceSum", "", 0, ep_check_reduce, ep_shape_reduce, ep_emit_reduce, ep_empty_reduce, RED(ADD)},
+    {"ReduceMean", "", 0, ep_check_reduce, ep_shape_reduce, ep_emit_reduce, ep_empty_reduce, RED(AVG)},
+    {"ReduceMax", "", 0, ep_check_reduce, ep_shape_reduce, ep_emit_reduce, ep_empty_reduce, RED(MAX)},
+    {"ReduceMin", "", 0, ep_check_reduce, ep_shape_reduce, ep_emit_reduce, ep_empty_reduce, RED(MIN)},
 };
 
 static bool same_domain(const char* row, const char* node) {

@@ -622,6 +622,131 @@ def runs_match(tmp_path, m, feeds, want, device=None, threads=1, tol=(RTOL, ATOL
     return got, assigned
 
 
+def test_an_empty_input_leaves_no_other_output_unwritten(tmp_path, rng):
+    # fuzz_onnx: one input of a fused node was empty, and every output was left as ORT
+    # allocated it, the non-empty ones too (m and t do not read e at all)
+    nodes = [helper.make_node("ReduceMean", ["x"], ["m"], name="mean", axes=[2], keepdims=1),
+             helper.make_node("Sub", ["x", "m"], ["d"], name="center"),
+             helper.make_node("Tanh", ["d"], ["t"], name="tanh"),
+             helper.make_node("Mul", ["m", "e"], ["s"], name="scale")]
+    m = model(nodes, [("x", [2, 3, 4]), ("e", ["N"])], [("t", None), ("m", None), ("s", None)])
+    xs, es = [rand(rng, 2, 3, 4), rand(rng, 2, 3, 4)], [rand(rng, 4), rand(rng, 0)]
+    want = []
+    for x, e in zip(xs, es):
+        x = x.astype(np.float64)
+        mean = x.mean(axis=2, keepdims=True)
+        want.append({"t": np.tanh(x - mean), "m": mean, "s": mean * e})
+    runs_match(tmp_path, m, {"x": xs, "e": es}, want)
+
+
+REDUCE_IDENTITY = {  # ONNX: the identity of the reduction; ReduceMean's is left undefined
+    "ReduceSum": 0.0, "ReduceMax": -np.inf, "ReduceMin": np.inf,
+    "ReduceMean": 0.0,  # as ORT's CPU EP gives (NumPy: NaN, with a warning)
+}
+
+
+@pytest.mark.parametrize("elem", ["float32", "float16"])
+@pytest.mark.parametrize("op", sorted(REDUCE_IDENTITY))
+def test_a_reduction_over_an_empty_axis_gives_its_identity(tmp_path, rng, op, elem):
+    # fuzz_onnx: ReduceMax over an axis of 0 gave zeros (ORT: -inf), a second run of the
+    # session the first run's values, three concurrent runs each something else
+    et = TensorProto.FLOAT16 if elem == "float16" else FLOAT
+    nodes = [helper.make_node(op, ["x", "a0"], ["r"], name="reduce", keepdims=0),
+             helper.make_node("Tanh", ["r"], ["y"], name="tanh"),
+             helper.make_node(op, ["x", "a02"], ["k"], name="kept", keepdims=1),
+             helper.make_node("Add", ["y", "k"], ["z"], name="add")]
+    m = model(nodes, [("x", ["N", 3, 2])], [("r", None), ("k", None), ("z", None)], elem=et,
+              opset=18)
+    m.graph.initializer.extend([numpy_helper.from_array(np.array([0]), "a0"),
+                                numpy_helper.from_array(np.array([0, 2]), "a02")])
+    xs = [rand(rng, 2, 3, 2).astype(elem), np.zeros((0, 3, 2), elem)]
+    fn = {"ReduceSum": np.sum, "ReduceMax": np.max, "ReduceMin": np.min, "ReduceMean": np.mean}
+    first = xs[0].astype(np.float64)
+    r0, k0 = fn[op](first, axis=0), fn[op](first, axis=(0, 2), keepdims=True)
+    ident = REDUCE_IDENTITY[op]
+    want = [{"r": r0, "k": k0, "z": np.tanh(r0) + k0},
+            {"r": np.full((3, 2), ident), "k": np.full((1, 3, 1), ident),
+             "z": np.full((1, 3, 2), np.tanh(ident) + ident)}]
+    tol = (1e-2, 2e-3) if elem == "float16" else (RTOL, ATOL)
+    runs_match(tmp_path, m, {"x": xs}, want, threads=3, tol=tol)
+
+
+def conv_transpose_ref(x, w, b):
+    """ConvTranspose, stride 1, no padding, one group, in float64."""
+    n, c, h, wd = x.shape
+    k, kh, kw = w.shape[1], w.shape[2], w.shape[3]
+    y = np.zeros((n, k, h + kh - 1, wd + kw - 1)) + b.reshape(1, -1, 1, 1)
+    for i in range(h):
+        for j in range(wd):
+            y[:, :, i:i + kh, j:j + kw] += np.einsum("nc,ckpq->nkpq", x[:, :, i, j], w)
+    return y
+
+
+CONTRACTIONS = ["matmul", "gemm", "conv", "conv_transpose"]
+
+
+def contraction_case(rng, case, k):
+    """(nodes, inputs, feeds, float64 output before the Sigmoid) of a contraction over a
+    dim of k, which k = 0 empties while its output keeps elements."""
+    f64 = lambda a: a.astype(np.float64)  # noqa: E731
+    if case == "matmul":
+        a, b = rand(rng, 2, k), rand(rng, k, 3)
+        return ([helper.make_node("MatMul", ["a", "b"], ["c"], name="c")],
+                [("a", [2, "K"]), ("b", ["K", 3])], {"a": a, "b": b}, f64(a) @ f64(b))
+    if case == "gemm":
+        a, b, c = rand(rng, 2, k), rand(rng, 3, k), rand(rng, 3)
+        return ([helper.make_node("Gemm", ["a", "b", "cc"], ["c"], name="c", transB=1,
+                                  alpha=2.0, beta=0.5)],
+                [("a", [2, "K"]), ("b", [3, "K"]), ("cc", [3])], {"a": a, "b": b, "cc": c},
+                2.0 * f64(a) @ f64(b).T + 0.5 * f64(c))
+    x, bias = rand(rng, 1, k, 3, 3), rand(rng, 2)
+    if case == "conv":
+        w = rand(rng, 2, k, 1, 1)
+        ref = np.einsum("nchw,kc->nkhw", f64(x), f64(w)[:, :, 0, 0]) + f64(bias).reshape(1, 2, 1, 1)
+        return ([helper.make_node("Conv", ["a", "w", "bias"], ["c"], name="c")],
+                [("a", [1, "K", 3, 3]), ("w", [2, "K", 1, 1]), ("bias", [2])],
+                {"a": x, "w": w, "bias": bias}, ref)
+    w = rand(rng, k, 2, 2, 2)
+    return ([helper.make_node("ConvTranspose", ["a", "w", "bias"], ["c"], name="c")],
+            [("a", [1, "K", 3, 3]), ("w", ["K", 2, 2, 2]), ("bias", [2])],
+            {"a": x, "w": w, "bias": bias}, conv_transpose_ref(f64(x), f64(w), f64(bias)))
+
+
+@pytest.mark.parametrize("case", CONTRACTIONS)
+def test_a_contraction_over_an_empty_dim_gives_zeros_and_its_bias(tmp_path, rng, case):
+    # MatMul and Conv sum over K (or C): over none the sum is 0, and Gemm's and Conv's
+    # results are then beta * C and the bias, which a Sigmoid in the same fused node reads
+    want, feeds = [], {}
+    for k in (4, 0):
+        nodes, inputs, f, ref = contraction_case(rng, case, k)
+        for name, a in f.items():
+            feeds.setdefault(name, []).append(a)
+        want.append({"c": ref, "y": 1 / (1 + np.exp(-ref))})
+    nodes.append(helper.make_node("Sigmoid", ["c"], ["y"], name="sigmoid"))
+    m = model(nodes, inputs, [("c", None), ("y", None)])
+    runs_match(tmp_path, m, feeds, want)
+
+
+def test_gpu_empty_inputs_fill_and_compute_every_output(tmp_path, rng):
+    # the same on the GPU device: a reduction's identity, a MatMul's zeros, an output
+    # that does not read the empty input at all, in device memory
+    nodes = [helper.make_node("ReduceMax", ["x"], ["r"], name="rmax", axes=[0], keepdims=0),
+             helper.make_node("Sigmoid", ["r"], ["s"], name="sig"),
+             helper.make_node("Softmax", ["v"], ["p"], name="softmax", axis=-1),
+             helper.make_node("Add", ["p", "r"], ["q"], name="add")]
+    m = model(nodes, [("x", ["N", 3]), ("v", [2, 3])], [("r", None), ("s", None), ("p", None),
+                                                       ("q", None)])
+    xs, vs = [rand(rng, 2, 3), rand(rng, 0, 3)], [rand(rng, 2, 3), rand(rng, 2, 3)]
+    want = []
+    for x, v in zip(xs, vs):
+        x, v = x.astype(np.float64), v.astype(np.float64)
+        r = x.max(axis=0) if len(x) else np.full(3, -np.inf)
+        e = np.exp(v - v.max(axis=-1, keepdims=True))
+        p = e / e.sum(axis=-1, keepdims=True)
+        want.append({"r": r, "s": 1 / (1 + np.exp(-r)), "p": p, "q": p + r})
+    runs_match(tmp_path, m, {"x": xs, "v": vs}, want, device="gpu")
+
+
 def test_reshape_copies_a_zero_dim_of_an_empty_input(tmp_path, rng):
     # fuzz_onnx: with allowzero=0 a 0 in the shape copies the input's dim, which may itself
     # be 0; hipdnn-ep refused the copy ("shape[2] is 0") where ORT runs it
