@@ -169,6 +169,12 @@ bool ep_check_reduce(const ep_model* m, const ep_node* n, char* why, size_t why_
     if (!check_inputs(m, n, 0, 1, why, why_len)) return false;
     int64_t keep = ep_attr_int(n, "keepdims", 1); /* ONNX and ORT keep only for 1 */
     if (keep != 0 && keep != 1) return WHY("keepdims is %lld; ONNX takes 0 or 1", (long long)keep);
+    /* ONNX's shape inference takes any nonzero value for 1 (Y is X, unreduced, when there
+     * are no axes) and ORT's kernel only 1 (it reduces every axis): the model's shapes then
+     * say one thing and the run does the other */
+    int64_t noop = ep_attr_int(n, "noop_with_empty_axes", 0);
+    if (noop != 0 && noop != 1)
+        return WHY("noop_with_empty_axes is %lld; ONNX takes 0 or 1", (long long)noop);
     bool red[EP_MAX_RANK];
     return ep_reduce_axes(m, n, rank_of(m, n->in[0]), red, why, why_len);
 }

@@ -327,7 +327,8 @@ ep_op_check ep_check_conv, ep_check_conv_transpose, ep_check_gemm, ep_check_matm
     ep_check_batchnorm, ep_check_layernorm, ep_check_reduce;
 /* shape.c */
 ep_op_shape ep_shape_broadcast, ep_shape_same, ep_shape_matmul, ep_shape_gemm, ep_shape_conv,
-    ep_shape_conv_transpose, ep_shape_reshape, ep_shape_flatten, ep_shape_reduce;
+    ep_shape_conv_transpose, ep_shape_reshape, ep_shape_flatten, ep_shape_reduce,
+    ep_shape_softmax, ep_shape_layernorm, ep_shape_batchnorm;
 /* lower.c */
 ep_op_lower ep_emit_binary, ep_emit_unary, ep_emit_gelu, ep_emit_conv, ep_emit_matmul,
     ep_emit_gemm, ep_emit_softmax, ep_emit_batchnorm, ep_emit_layernorm, ep_emit_reduce,

@@ -153,6 +153,15 @@ static ep_shape aligned(const ep_shape* s, int r) {
 static hipdnnBackendDescriptor_t tensor(lw* w, const char* name, const ep_shape* s,
                                         const int64_t* strides, hipdnnDataType_t dt,
                                         const float* value, int64_t* uid_out) {
+    /* ONNX's rank-0 tensor (a scalar) is one element, hipdnn's [1]: a value GetCapability
+     * saw with a rank can arrive as a scalar at Run (ORT's shapes and kernels disagree on
+     * some attributes), and every rule of shape.c runs on the shapes that arrive */
+    static const ep_shape one = {1, {1}};
+    static const int64_t one_stride[1] = {1};
+    if (s->rank == 0) {
+        s = &one;
+        if (strides) strides = one_stride;
+    }
     hipdnnBackendDescriptor_t t = new_desc(w, HIPDNN_BACKEND_TENSOR_DESCRIPTOR);
     if (!t) return NULL;
     int64_t uid = w->next_uid++;

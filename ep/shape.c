@@ -123,10 +123,71 @@ bool ep_shape_broadcast(const ep_model* m, const ep_node* n, const ep_shape* con
     return WHY("A %s and B %s do not broadcast", a, b);
 }
 
-/* Y has X's shape: the pointwise activations, Softmax, the normalizations */
+/* Y has X's shape: the pointwise activations */
 bool ep_shape_same(const ep_model* m, const ep_node* n, const ep_shape* const* in,
                    ep_shape* out, char* why, size_t why_len) {
     (void)m, (void)n, (void)why, (void)why_len;
+    out[0] = *in[0];
+    return true;
+}
+
+/* Softmax, LayerNormalization and BatchNormalization keep X's shape, but GetCapability
+ * judged their axes and parameters by the ranks the model declares; a value can arrive in
+ * another rank (a scalar from a reduction ORT's kernel and ONNX's shape inference disagree
+ * on), so the same rules are checked again on the shapes that arrive. */
+
+bool ep_shape_softmax(const ep_model* m, const ep_node* n, const ep_shape* const* in,
+                      ep_shape* out, char* why, size_t why_len) {
+    (void)m;
+    int r = in[0]->rank;
+    int64_t axis = ep_attr_int(n, "axis", n->since_version < 13 ? 1 : -1);
+    if (r < 1) return WHY("input has rank 0; Softmax needs an axis");
+    if (axis < 0) axis += r;
+    if (axis != r - 1)
+        return WHY("axis %lld is not the last axis of the input, of rank %d",
+                   (long long)ep_attr_int(n, "axis", n->since_version < 13 ? 1 : -1), r);
+    out[0] = *in[0];
+    return true;
+}
+
+/* Parameter k of n, present, is X's dims from axis on (no broadcasting: capability.c). */
+static bool param_is(const ep_model* m, const ep_node* n, const ep_shape* const* in, int k,
+                     int axis, char* why, size_t why_len) {
+    char a[128], b[128];
+    const ep_shape *x = in[0], *p = in[k];
+    bool same = p && p->rank == x->rank - axis;
+    for (int i = 0; same && i < p->rank; ++i) same = p->dims[i] == x->dims[axis + i];
+    if (same) return true;
+    if (!p) return WHY("input %d is absent", k);
+    shape_str(x, a, sizeof(a));
+    shape_str(p, b, sizeof(b));
+    return WHY("'%s' is %s, not X's dims from axis %d of %s", m->values[n->in[k]].name, b,
+               axis, a);
+}
+
+bool ep_shape_layernorm(const ep_model* m, const ep_node* n, const ep_shape* const* in,
+                        ep_shape* out, char* why, size_t why_len) {
+    int r = in[0]->rank;
+    int64_t axis = ep_attr_int(n, "axis", -1);
+    if (axis < 0) axis += r;
+    if (axis < 1 || axis >= r)
+        return WHY("axis %lld of an input of rank %d: hipdnn's layer norm keeps axis 0",
+                   (long long)ep_attr_int(n, "axis", -1), r);
+    if (!param_is(m, n, in, 1, (int)axis, why, why_len) ||
+        (n->n_in >= 3 && n->in[2] >= 0 && !param_is(m, n, in, 2, (int)axis, why, why_len)))
+        return false;
+    out[0] = *in[0];
+    return true;
+}
+
+bool ep_shape_batchnorm(const ep_model* m, const ep_node* n, const ep_shape* const* in,
+                        ep_shape* out, char* why, size_t why_len) {
+    if (in[0]->rank < 2) return WHY("input has rank %d; BatchNormalization needs 2 or more",
+                                    in[0]->rank);
+    ep_shape c = {2, {1, in[0]->dims[1]}}; /* [C], as the parameters of [1, C] from axis 1 */
+    const ep_shape* ins[5] = {&c, in[1], in[2], in[3], in[4]};
+    for (int k = 1; k < 5 && k < n->n_in; ++k)
+        if (!param_is(m, n, ins, k, 1, why, why_len)) return false;
     out[0] = *in[0];
     return true;
 }

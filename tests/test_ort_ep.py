@@ -765,6 +765,73 @@ def test_reshape_copies_a_zero_dim_of_an_empty_input(tmp_path, rng):
     x = rand(rng, 2, 3, 4)
     runs_match(tmp_path, m2, {"x": x}, [{"z": np.maximum(x, 0).astype(np.float64).reshape(2, 12)}])
 
+
+def rank0_model(noop, consumers):
+    """x [3, 4, 2] summed by a ReduceSum that ORT keeps (noop_with_empty_axes out of ONNX's
+    0 and 1: ONNX's shape inference says [3, 4, 2], ORT's kernel gives a scalar), then
+    `consumers` of that sum, r."""
+    nodes = [helper.make_node("ReduceSum", ["x"], ["r"], name="sum", keepdims=0,
+                              noop_with_empty_axes=noop)] + consumers
+    outs = [(o, None) for n in consumers for o in n.output]
+    return model(nodes, [("x", [3, 4, 2])], outs, [("b", np.full(2, 0.5, np.float32))],
+                 opset=18)
+
+
+@pytest.mark.parametrize("noop", [2, 3, 2 ** 31])
+def test_a_rank_0_tensor_at_run_time_is_computed(tmp_path, rng, noop):
+    # fuzz_onnx: hipdnn-ep claimed Relu and Tanh of r by its rank in the model (3), and at
+    # Run r was a scalar: "input 'x' (tensor 'r') has no dims"
+    consumers = [helper.make_node("Relu", ["r"], ["y"], name="relu"),
+                 helper.make_node("Tanh", ["r"], ["t"], name="tanh"),
+                 helper.make_node("Add", ["t", "b"], ["a"], name="add"),
+                 helper.make_node("ReduceMax", ["a"], ["mx"], name="max", keepdims=1)]
+    m = rank0_model(noop, consumers)
+    x = rand(rng, 3, 4, 2)
+    got, assigned, err = run(tmp_path, m, {"x": x}, log_level=1, device="cpu")
+    assert {a[3]: a[0] for a in assigned} == {"sum": "CPUExecutionProvider", "relu": "hipdnn",
+                                              "tanh": "hipdnn", "add": "hipdnn",
+                                              "max": "hipdnn"}, assigned
+    assert (f"node ReduceSum 'sum' (domain '') stays with ORT: noop_with_empty_axes is {noop}; "
+            "ONNX takes 0 or 1") in err, err
+    s = x.astype(np.float64).sum()
+    want = {"y": np.array(max(s, 0.0)), "t": np.array(np.tanh(s)),
+            "a": np.tanh(s) + np.full(2, 0.5), "mx": np.array([np.tanh(s) + 0.5])}
+    for name, w in want.items():
+        g = got[name][0]
+        assert g.shape == w.shape, (name, g.shape, w.shape)
+        np.testing.assert_allclose(g.astype(np.float64), w, rtol=RTOL, atol=ATOL, err_msg=name)
+
+
+@pytest.mark.parametrize("op", ["Softmax", "LayerNormalization", "BatchNormalization"])
+def test_a_rank_0_tensor_where_an_op_needs_an_axis_fails_naming_the_node(tmp_path, op):
+    # ORT's CPU EP refuses these at Run too (no axis -1, or 1, in rank 0); hipdnn-ep wrote
+    # Softmax's dims[-1], and handed hipdnn the others' parameters unchecked
+    params = {"Softmax": [], "LayerNormalization": ["g"],
+              "BatchNormalization": ["s", "bb", "mu", "var"]}[op]
+    m = rank0_model(3, [helper.make_node(op, ["r"] + params, ["y"], name="needs_axis")])
+    for name in params:  # X is [3, 4, 2] in the model: LayerNorm's last axis, BN's C of 4
+        m.graph.initializer.append(numpy_helper.from_array(
+            np.ones(2 if op == "LayerNormalization" else 4, np.float32), name))
+    x = np.ones((3, 4, 2), np.float32)
+    _, _, err = run(tmp_path, m, {"x": x}, expect_ok=False, device="cpu")
+    assert err is not None, f"a rank-0 input to {op} ran"
+    assert f"{op} 'needs_axis': " in err and "rank 0" in err, err
+
+
+def test_a_reduce_noop_attribute_out_of_onnx_range_stays_with_ort(tmp_path, rng):
+    # with axes given, noop_with_empty_axes does not matter to ORT, but 3 is not ONNX
+    nodes = [helper.make_node("ReduceSum", ["x", "ax"], ["r"], name="sum",
+                              noop_with_empty_axes=3),
+             helper.make_node("Relu", ["r"], ["y"], name="relu")]
+    m = model(nodes, [("x", [2, 3])], [("y", None)], opset=18)
+    m.graph.initializer.append(numpy_helper.from_array(np.array([1]), "ax"))
+    _, assigned = compare(tmp_path, m, {"x": rand(rng, 2, 3)}, fully_claimed=False)
+    assert {a[3]: a[0] for a in assigned} == {"sum": "CPUExecutionProvider", "relu": "hipdnn"}
+    _, _, err = run(tmp_path, m, {"x": rand(rng, 2, 3)}, log_level=1, device="cpu")
+    assert "node ReduceSum 'sum' (domain '') stays with ORT: noop_with_empty_axes is 3; " \
+           "ONNX takes 0 or 1" in err, err
+
+
 # ConvTranspose: x shape, w shape [C_in, C_out/group, k...], group, attributes
 CONV_T_CASES = [
     ((2, 4, 5, 6), (4, 3, 3, 3), 1, {}),
