@@ -275,11 +275,15 @@ fuzz-build: deps-fuzz build
 	# large inputs that are replayed but not checked in (the 10 000-node reversed chain)
 	$(PYTHON) fuzz/make_corpus.py --replay-only $(FUZZ_BUILD)/replay
 
+# The Python targets run hipdnn-ep's ort_run, the fake driver and the emulated engine of
+# $(BUILD), which fuzz-build builds (the clang build has no ORT): HIPDNN_BUILD_DIR says so.
+FUZZ_ENV = PYTHON=$(PYTHON) HIPDNN_BUILD_DIR=$(abspath $(BUILD))
+
 fuzz: fuzz-build
-	$(TIMED) "fuzz ($(FUZZ_SECONDS) s a target)" env FUZZ_SECONDS=$(FUZZ_SECONDS) PYTHON=$(PYTHON) fuzz/run.sh $(FUZZ_BUILD)
+	$(TIMED) "fuzz ($(FUZZ_SECONDS) s a target)" env FUZZ_SECONDS=$(FUZZ_SECONDS) $(FUZZ_ENV) fuzz/run.sh $(FUZZ_BUILD)
 
 fuzz-replay: fuzz-build
-	FUZZ_SECONDS=0 PYTHON=$(PYTHON) fuzz/run.sh $(FUZZ_BUILD)
+	env FUZZ_SECONDS=0 $(FUZZ_ENV) fuzz/run.sh $(FUZZ_BUILD)
 
 # Rewrites the checked-in seeds from the Python API (reproducers regress-* are kept).
 fuzz-corpus: build

@@ -7,7 +7,10 @@
 # The Python targets (fuzz/fuzz_*.py: the Python layer, hipdnn-ep through ONNX Runtime, the
 # variant pack) run with $PYTHON as `fuzz/T.py BUILD SECONDS`: exit status 1 and "FAIL:"
 # lines on a finding, else a last line with the count of inputs.
-# Environment: FUZZ_SECONDS (default 300 per target), FUZZ_TARGETS (default all).
+# Environment: FUZZ_SECONDS (default 300 per target), FUZZ_TARGETS (default all),
+# HIPDNN_BUILD_DIR (the ordinary build whose ort_run, libhipdnn_ep.so, fake driver and
+# emulated engine the Python targets run, since BUILD has none of them; default build/;
+# `make fuzz` passes make's BUILD).
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${1:-build-fuzz}
@@ -32,6 +35,7 @@ report() { # target, phase, log
     failed=1
 }
 
+export HIPDNN_BUILD_DIR=${HIPDNN_BUILD_DIR:-$PWD/build}
 for t in $TARGETS; do
     if [ -f "fuzz/$t.py" ]; then # a Python target, over the in-tree package
         if ! PYTHONPATH=$PWD "${PYTHON:-/usr/bin/python3}" "fuzz/$t.py" "$BUILD" \
