@@ -23,7 +23,9 @@ or values outside |d| <= tol * (|ref| + max(1, max |ref|)) where the CPU output 
 NaN, inf or |x| > 1e3).  A CPU run that fails means ORT rejects the model: hipdnn may fail
 too.  Not compared either: a reduction over a negative axis fed an empty input, which ORT
 1.30's CPU EP leaves unreduced.  The model, its inputs and both runs' stderr go to
-BUILD/crashes/fuzz_onnx-<n>/.
+BUILD/crashes/fuzz_onnx-<n>/; once fixed, its model joins the seeds as
+fuzz/corpus/fuzz_onnx/regress-<what>.onnx, its metadata saying how it ran when that
+mattered (fuzz_dims, fuzz_more_runs for later runs of the session, fuzz_threads, fuzz_opt).
 
     /usr/bin/python3 fuzz/fuzz_onnx.py BUILD SECONDS [SEED] [--keep-going] [--verbose]
                     (fuzz/run.sh runs it; SECONDS 0: the seeds only; --keep-going: every
@@ -32,9 +34,10 @@ BUILD/crashes/fuzz_onnx-<n>/.
     /usr/bin/python3 fuzz/fuzz_onnx.py --write-seeds          (rewrites the seeds)
 
 The runner and the EP library come from the build of HIPDNN_BUILD_DIR (default build/ at
-the repository root; BUILD, the fuzz build, has no ORT): build/tests/ort/ort_run and
-hipdnn/lib/libhipdnn_ep.so, which `make build ORT_EP=ON` makes.  Exit status 1 on a
-finding or when they are missing, else 0 with the count of models.
+the repository root; BUILD, the fuzz build, has no ORT; `make fuzz` passes its own
+$(BUILD)): build/tests/ort/ort_run and hipdnn/lib/libhipdnn_ep.so, which `make build
+ORT_EP=ON` makes.  Exit status 1 on a finding or when they are missing, else 0 with the
+count of models.
 """
 from __future__ import annotations
 
@@ -806,6 +809,21 @@ def ran_shapes(work: Path, feeds: dict[str, np.ndarray]) -> dict:
     return shapes
 
 
+def replay_case(m: onnx.ModelProto, k: int) -> tuple[dict, list[dict[str, np.ndarray]]]:
+    """How seed k runs: its metadata may ask for later runs of the session with other
+    symbolic dims (fuzz_more_runs: "N=0;N=3"), concurrent Run calls (fuzz_threads) and an
+    optimization level (fuzz_opt), as a reproducer's finding needed them; else one run,
+    one thread, ORT's optimizations off."""
+    hints = props(m)
+    case = {"opt": hints.get("fuzz_opt", "disable"), "threads": int(hints.get("fuzz_threads", 1))}
+    more = []
+    for dims in filter(None, hints.get("fuzz_more_runs", "").split(";")):
+        again = copy.deepcopy(m)
+        set_prop(again, "fuzz_dims", dims)
+        more.append(make_feeds(again, random.Random(k), False))
+    return case, more
+
+
 def check_dir(d: Path) -> int:
     """--check: a reproducer directory judged again."""
     case = json.loads((d / "case.json").read_text())
@@ -848,8 +866,7 @@ def main() -> int:
         if runs < len(corpus):
             label, m, what = corpus[runs][0], copy.deepcopy(corpus[runs][1]), []
             feeds, special = make_feeds(m, random.Random(runs), False), False
-            case = {"opt": "disable", "threads": 1}
-            more = []
+            case, more = replay_case(m, runs)
         else:
             m, what = mutate(rng, *rng.choice(pool))
             special = rng.random() < 0.1
