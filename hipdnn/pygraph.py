@@ -681,7 +681,7 @@ def _describe_array(array: Any, hint: Optional[data_type], name: Optional[str]
 def _describe_device_array(array: Any, hint: Optional[data_type], name: Optional[str]
                            ) -> Tuple[List[int], List[int], data_type]:
     label = f"tensor_like '{name}'" if name else "tensor_like"
-    code, shape, strides, _space, type_name = _C.describe_array(array)
+    code, shape, strides, _space, type_name, _address, _readonly = _C.describe_array(array)
     if code == -2 and hint is not None and data_type(hint) == data_type.BFLOAT16:
         dt = data_type.BFLOAT16  # uint16: bfloat16 bit patterns, when told so
     elif code < 0:

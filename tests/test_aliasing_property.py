@@ -19,8 +19,8 @@ bytes no output covers must be unchanged; a refused run must leave the buffer un
 Host cases run on the reference engine; the `gpu` ones on the GPU engine over one device
 allocation (DeviceArray views for the io type, __cuda_array_interface__ views for the
 others), and on the reference engine preferred for device tensors (staged through host
-copies: hipdnn/_pygraph/host_staging.py), where outputs over the same device bytes are not
-refused yet (known open, the two strict xfails below).  The backend reads an input that
+copies that keep the device bytes' sharing: hipdnn/_pygraph/host_staging.py, so outputs
+over the same device bytes are refused there too).  The backend reads an input that
 it copied first from a fresh allocation, so the device reference puts exactly those inputs
 at the start of a fresh allocation too, and every other tensor at its offset modulo 256:
 kernels are chosen by pointer alignment, and bit for bit is a fair demand only of the same
@@ -405,7 +405,6 @@ def fill(rng, size, storage):
 
 class HostMemory:
     engine = "reference_cpu"
-    refuses_clashes = True
 
     def load(self, data):
         self.buf = data.copy()
@@ -426,9 +425,6 @@ class DeviceMemory:
 
     def __init__(self, engine, io):
         self.engine, self.io = engine, io
-        # a host engine's plan stages device arrays through separate host copies, where
-        # outputs over one allocation's bytes meet no more (test_..._known_open below)
-        self.refuses_clashes = engine != "reference_cpu"
 
     def load(self, data):
         data_type, np_dtype = STORAGE[self.io]
@@ -522,8 +518,6 @@ def check_case(built, mem, rng, scenario, device=False):
     data = fill(rng, size, io)
     placement = {s.name: (s.offset, s.span) for s in built.slots}
     clashes = output_clashes(built.slots)
-    if clashes and not mem.refuses_clashes:
-        return "not run: outputs clash"
     mem.load(data)
     pack = {s.tensor: mem.array(s) for s in built.slots}
     if clashes:
@@ -586,6 +580,8 @@ def test_device_views_staged_for_a_preferred_host_engine(name, gpu):
     outcomes = check_family(name, DeviceMemory("reference_cpu", FAMILIES[name].io), gpu.rng,
                             rounds=2)
     assert sum(o[2] == "ran, staged" for o in outcomes) >= 5, outcomes
+    if len(FAMILIES[name].outputs) > 1:  # staging keeps the device bytes' sharing
+        assert ("packed", "two_outputs", "refused") in outcomes, outcomes
 
 
 def _two_device_outputs(read_only=None):
@@ -607,26 +603,28 @@ def _two_device_outputs(read_only=None):
 
 
 @pytest.mark.gpu
-@pytest.mark.xfail(strict=True, reason="known open: hipdnn/_pygraph/host_staging.py copies "
-                   "each device output to its own host buffer, so outputs over the same "
-                   "device bytes are not refused (the last copied back wins)")
 def test_device_outputs_over_the_same_bytes_for_a_preferred_host_engine_are_refused(gpu):
+    # fuzz_variant_pack: staging copied each device output to a host buffer of its own, so
+    # outputs over the same device bytes were not refused (the last copied back won)
     built, views, mem = _two_device_outputs()
     s, r = built.slot("s"), built.slot("r")
     views["r"] = mem.base.as_strided(list(r.shape), list(r.strides), s.offset // 4 + 2)
-    with pytest.raises(ValueError, match="outputs '[rs]' .* share memory"):
+    before = mem.read()
+    with pytest.raises(ValueError, match=r"outputs '([rs])' \(uid \d+\) and '(?!\1)[rs]' "
+                                         r"\(uid \d+\) share memory"):
         built.g.execute({t.tensor: views[t.name] for t in built.slots}, None)
+    assert np.array_equal(mem.read(), before)
 
 
 @pytest.mark.gpu
-@pytest.mark.xfail(strict=True, reason="known open: hipdnn/_pygraph/host_staging.py finds a "
-                   "read-only device output only when copying it back, after the plan ran "
-                   "and the outputs before it were written")
 def test_a_read_only_device_output_for_a_preferred_host_engine_is_refused_first(gpu):
+    # fuzz_variant_pack: staging found a read-only output only when copying it back, after
+    # the plan ran and the outputs copied back before it were written
     for read_only in ("s", "r"):  # whichever is copied back second
         built, views, mem = _two_device_outputs(read_only)
         before = mem.read()
-        with pytest.raises(ValueError, match="read-only"):
+        with pytest.raises(ValueError, match=rf"tensor '{read_only}' \(uid \d+\) is an output "
+                                             "but its array is read-only"):
             built.g.execute({t.tensor: views[t.name] for t in built.slots}, None)
         assert np.array_equal(mem.read(), before), f"{read_only!r} read-only: memory written"
 
@@ -672,6 +670,26 @@ def test_a_negative_dim_is_refused_before_a_preferred_host_engine_stages_it(gpu)
             built.g.execute({x.tensor: lying, y.tensor: mem.array(y)}, None)
 
 
+@pytest.mark.gpu
+def test_host_memory_said_to_be_device_memory_is_refused_before_staging_reads_it(gpu):
+    # a __cuda_array_interface__ over host memory (or over nothing at all, which staging's
+    # copy would read as the device engine's kernels would): the backend's check first
+    built = build(FAMILIES["tanh"], "packed", "reference_cpu")
+    mem = DeviceMemory("reference_cpu", "fp32")
+    mem.load(fill(np.random.default_rng(7), 1024, "fp32"))
+    x, y = built.slot("x"), built.slot("y")
+    y.offset = 512
+    host = np.ones(x.shape, np.float32)
+    lying = DeviceView(mem.base, 0, x)
+    lying.__cuda_array_interface__["data"] = (host.ctypes.data, False)
+    before = mem.read()
+    with pytest.raises(hipdnn.InvalidGraphError,
+                       match=r"variant pack: tensor 'x' \(uid \d+\) is declared device memory "
+                             r"but the \w+ runtime reports host memory at 0x[0-9a-f]+"):
+        built.g.execute({x.tensor: lying, y.tensor: mem.array(y)}, None)
+    assert np.array_equal(mem.read(), before)
+
+
 def test_device_cases_on_the_emulated_engine():
     """The gpu cases above, over the fake driver and the GPU engine's host emulation (as
     tests/test_gpu_emulated.py runs the other GPU files)."""
@@ -693,6 +711,7 @@ def test_device_cases_on_the_emulated_engine():
     assert proc.returncode == 0, out[-6000:]
     summary = out.strip().splitlines()[-1]
     counts = {k: int(n) for n, k in re.findall(r"(\d+) (\w+)", summary)}
-    # every gpu case ran on the emulated engine: none skipped, the known-open ones xfailed
-    assert counts.get("passed") == 2 * len(GPU_FAMILIES) + 2 and counts.get("xfailed") == 2 \
-        and not {"failed", "skipped", "error", "errors", "xpassed"} & set(counts), summary
+    # every gpu case ran on the emulated engine: none skipped, none expected to fail
+    assert counts.get("passed") == 2 * len(GPU_FAMILIES) + 5 \
+        and not {"failed", "skipped", "error", "errors", "xfailed", "xpassed"} & set(counts), \
+        summary

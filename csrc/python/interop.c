@@ -516,7 +516,10 @@ PyObject* hd_describe_array(PyObject* module, PyObject* obj) {
         }
         if (ok) {
             const char* name = v.dtype == HD_DTYPE_UINT16 ? "uint16" : v.type_name;
-            out = Py_BuildValue("(iOOis)", v.dtype, shape, strides, v.space, name);
+            PyObject* address = PyLong_FromVoidPtr(v.ptr);
+            if (address)
+                out = Py_BuildValue("(iOOisNO)", v.dtype, shape, strides, v.space, name, address,
+                                    v.readonly ? Py_True : Py_False);
         }
     }
     Py_XDECREF(shape);

@@ -194,9 +194,9 @@ static PyMethodDef module_methods[] = {
      "pointer_memory_space(address) -> (memory space, device): as the GPU runtime reports "
      "it (host memory: (MEMORY_HOST, -1))."},
     {"describe_array", hd_describe_array, METH_O,
-     "describe_array(obj) -> (data_type, shape, element strides, memory space, type name) of "
-     "a DeviceArray or an object with __dlpack__ / __cuda_array_interface__ (data_type -1: "
-     "none of hipdnn's, -2: uint16)."},
+     "describe_array(obj) -> (data_type, shape, element strides, memory space, type name, "
+     "address of element 0, read-only) of a DeviceArray or an object with __dlpack__ / "
+     "__cuda_array_interface__ (data_type -1: none of hipdnn's, -2: uint16)."},
     {"copy_value", hd_copy_value, METH_VARARGS,
      "copy_value(obj, buffer, to_host): copies the bytes a device value (DeviceArray, "
      "__dlpack__, __cuda_array_interface__) spans from its first element to or from a host "

@@ -196,7 +196,8 @@ void hd_value_release(hd_value* v);
 /* The bytes a value's elements span from its element 0: 0, or -1 for a type not hipdnn's
  * (another width, several lanes), a negative stride or a span past int64. */
 int hd_value_span_bytes(const hd_value* v, int64_t* bytes);
-/* _C.describe_array(obj) -> (data_type, shape, strides in elements, memory space) */
+/* _C.describe_array(obj) -> (data_type, shape, strides in elements, memory space, type
+ * name, address of element 0, read-only) */
 PyObject* hd_describe_array(PyObject* module, PyObject* obj);
 /* _C.copy_value(obj, buffer, to_host): a device value's spanned bytes to or from host. */
 PyObject* hd_copy_value(PyObject* module, PyObject* args);
