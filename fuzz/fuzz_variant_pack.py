@@ -60,11 +60,11 @@ EMULATED = BUILD_DIR / "tests" / "emulated" / "libhip_emulated.so"
 
 # issue 26 item 8: a device pointer whose __cuda_array_interface__ or DLPack shape claims
 # more than its allocation holds (4 bytes claiming [1024, 1024]) was not refused, and was
-# written past its end.  Off, device descriptors claim no more than their allocation;
-# switch it on once that fix has landed.  (Tried on: the GPU engine refused every such
-# claim in 120 s; a preferred host engine's staging allocates the claimed span on the host
-# before anything checks it: a 2^40 stride is numpy's MemoryError for 6 TiB.)
-OVERSTATED_EXTENTS = False
+# written past its end.  On (fixed: the backend checks each device tensor's extent at
+# execute, and a preferred host engine's staging asks the same check before it allocates
+# or copies anything), device descriptors may claim more than their allocation and lie
+# anywhere; off, they claim no more than it.
+OVERSTATED_EXTENTS = True
 # Found by this fuzzer, fixed (hipdnn/_pygraph/host_staging.py): device arrays given to a
 # preferred host engine were staged through separate host copies, so two outputs over the
 # same device bytes were not refused (the last copied back won), and a read-only output

@@ -671,6 +671,34 @@ def test_a_negative_dim_is_refused_before_a_preferred_host_engine_stages_it(gpu)
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("name,offset,strides", [("x", 904, (10, 1)), ("y", 904, (10, 1)),
+                                                 ("x", 0, (10, 1 << 40))])
+def test_a_device_array_past_its_allocation_is_refused_before_a_preferred_host_engine_stages_it(
+        gpu, name, offset, strides):
+    # fuzz_variant_pack with OVERSTATED_EXTENTS: staging allocated and copied the span a
+    # device array claims before the backend's extent check (issue 26 item 8) could refuse
+    # it: numpy's MemoryError for a 2^40 stride's 6 TiB, or the copy's own refusal, which
+    # named no tensor.  Now the backend's check and message, before anything is copied.
+    built = build(FAMILIES["tanh"], "packed", "reference_cpu")
+    mem = DeviceMemory("reference_cpu", "fp32")
+    mem.load(fill(np.random.default_rng(6), 1024, "fp32"))
+    x, y = built.slot("x"), built.slot("y")
+    y.offset = 512
+    views = {"x": mem.array(x), "y": mem.array(y)}
+    slot = built.slot(name)
+    views[name] = DeviceView(mem.base, offset, slot)
+    views[name].__cuda_array_interface__["strides"] = tuple(4 * s for s in strides)
+    span = 4 * (1 + 5 * strides[0] + 9 * strides[1])
+    before = mem.read()
+    with pytest.raises(hipdnn.InvalidGraphError,
+                       match=rf"variant pack: tensor '{name}' \(uid \d+\) spans {span} bytes "
+                             rf"from 0x[0-9a-f]+ but its device allocation ends {1024 - offset} "
+                             "bytes after it"):
+        built.g.execute({s.tensor: views[s.name] for s in built.slots}, None)
+    assert np.array_equal(mem.read(), before)
+
+
+@pytest.mark.gpu
 def test_host_memory_said_to_be_device_memory_is_refused_before_staging_reads_it(gpu):
     # a __cuda_array_interface__ over host memory (or over nothing at all, which staging's
     # copy would read as the device engine's kernels would): the backend's check first
@@ -712,6 +740,6 @@ def test_device_cases_on_the_emulated_engine():
     summary = out.strip().splitlines()[-1]
     counts = {k: int(n) for n, k in re.findall(r"(\d+) (\w+)", summary)}
     # every gpu case ran on the emulated engine: none skipped, none expected to fail
-    assert counts.get("passed") == 2 * len(GPU_FAMILIES) + 5 \
+    assert counts.get("passed") == 2 * len(GPU_FAMILIES) + 8 \
         and not {"failed", "skipped", "error", "errors", "xfailed", "xpassed"} & set(counts), \
         summary

@@ -310,3 +310,11 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnPointerGetMemorySpace_ext(const void* ptr,
     if (device) *device = dev;
     return HIPDNN_STATUS_SUCCESS;
 }
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnPointerGetExtent_ext(const void* ptr, uint64_t bytes,
+                                                        uint64_t* inside) {
+    hipdnnClearError();
+    NOT_NULL(inside, "hipdnnPointerGetExtent_ext", "inside");
+    if (!ptr || !hipdnnDeviceExtentBeyond(ptr, bytes, inside)) *inside = bytes;
+    return HIPDNN_STATUS_SUCCESS;
+}

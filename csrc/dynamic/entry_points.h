@@ -56,6 +56,8 @@
       (float* ms, hipdnnEvent_t start, hipdnnEvent_t end), (ms, start, end))                 \
     X(hipdnnPointerGetMemorySpace_ext,                                                       \
       (const void* ptr, hipdnnMemorySpace_t* space, int* device), (ptr, space, device))      \
+    X(hipdnnPointerGetExtent_ext,                                                            \
+      (const void* ptr, uint64_t bytes, uint64_t* inside), (ptr, bytes, inside))             \
     X(hipdnnBackendCreateDescriptor,                                                         \
       (hipdnnBackendDescriptorType_t type, hipdnnBackendDescriptor_t* desc), (type, desc))   \
     X(hipdnnBackendDestroyDescriptor, (hipdnnBackendDescriptor_t desc), (desc))              \

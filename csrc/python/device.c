@@ -50,6 +50,21 @@ PyObject* hd_pointer_memory_space(PyObject* module, PyObject* ptr) {
     return Py_BuildValue("(ii)", (int)space, device);
 }
 
+/* _C.pointer_extent(address, nbytes) -> the bytes of [address, address + nbytes) inside
+ * device allocations: nbytes when all are (or the runtime cannot tell), else fewer. */
+PyObject* hd_pointer_extent(PyObject* module, PyObject* args) {
+    PyObject* ptr;
+    unsigned long long bytes;
+    if (!PyArg_ParseTuple(args, "OK:pointer_extent", &ptr, &bytes)) return NULL;
+    void* p = PyLong_AsVoidPtr(ptr);
+    if (!p && PyErr_Occurred()) return NULL;
+    uint64_t inside = 0;
+    if (hd_check(hd_get_state(module), hipdnnPointerGetExtent_ext(p, (uint64_t)bytes, &inside),
+                 "pointer_extent") < 0)
+        return NULL;
+    return PyLong_FromUnsignedLongLong((unsigned long long)inside);
+}
+
 /* A stream: None, an int (the raw hipStream_t / cudaStream_t), a PyTorch stream
  * (.cuda_stream), a CuPy stream (.ptr) or an object with __cuda_stream__() -> (version,
  * handle). */

@@ -193,6 +193,10 @@ static PyMethodDef module_methods[] = {
     {"pointer_memory_space", hd_pointer_memory_space, METH_O,
      "pointer_memory_space(address) -> (memory space, device): as the GPU runtime reports "
      "it (host memory: (MEMORY_HOST, -1))."},
+    {"pointer_extent", hd_pointer_extent, METH_VARARGS,
+     "pointer_extent(address, nbytes) -> how many of the nbytes bytes from address lie in "
+     "device allocations, as execute checks device tensors (nbytes: all, or the runtime "
+     "cannot tell)."},
     {"describe_array", hd_describe_array, METH_O,
      "describe_array(obj) -> (data_type, shape, element strides, memory space, type name, "
      "address of element 0, read-only) of a DeviceArray or an object with __dlpack__ / "

@@ -206,6 +206,7 @@ PyObject* hd_device_runtime(PyObject* module, PyObject* unused);
 PyObject* hd_device_synchronize(PyObject* module, PyObject* unused);
 PyObject* hd_stream_synchronize(PyObject* module, PyObject* stream);
 PyObject* hd_pointer_memory_space(PyObject* module, PyObject* ptr);
+PyObject* hd_pointer_extent(PyObject* module, PyObject* args);
 /* A stream given as an int, None, or an object with .cuda_stream (PyTorch), .ptr (CuPy)
  * or __cuda_stream__(); 0 with *out set, or -1 with a TypeError. */
 int hd_stream_from_object(PyObject* obj, hipdnnStream_t* out);

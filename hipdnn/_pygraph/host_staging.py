@@ -7,12 +7,13 @@ copied back after the run.  Slow, and said so in hipdnn's log the first time a p
 it; never done unasked.
 
 The copies keep what the backend checks of device memory (issue 26): before anything is
-allocated or copied, a read-only output is refused, and so is an address the runtime says
-is host memory (the copies would read and write it as device memory).  Values whose device
-bytes overlap share one host buffer, at the same distances apart and at the same address
-modulo 256, so the backend sees the sharing it would see on the device: an input under an
-output is copied first, and two outputs over the same bytes are refused naming both
-(csrc/backend/aliasing.c).
+allocated or copied, a read-only output is refused, and so are an address the runtime says
+is host memory (the copies would read and write it as device memory) and a value whose
+elements reach past its device allocation (the backend's own check, ``_C.pointer_extent``,
+and its message).  Values whose device bytes overlap share one host buffer, at the same
+distances apart and at the same address modulo 256, so the backend sees the sharing it
+would see on the device: an input under an output is copied first, and two outputs over the
+same bytes are refused naming both (csrc/backend/aliasing.c).
 """
 from __future__ import annotations
 
@@ -80,8 +81,8 @@ def _describe(index: int, value: Any) -> Optional[_Staged]:
 
 def _check(pack: _C.VariantPack, v: _Staged) -> None:
     """What the pack and the backend (csrc/backend/execute.c) refuse of a device value,
-    refused before any copy: a read-only output, and an address the runtime says is host
-    memory."""
+    refused before any copy: a read-only output, an address the runtime says is host
+    memory, and elements past the device allocation."""
     entry = pack.tensors[v.at]
     _uid, _name, _dt, _dims, _strides, is_output = entry
     if is_output and v.readonly:
@@ -91,6 +92,14 @@ def _check(pack: _C.VariantPack, v: _Staged) -> None:
         raise _refused(_C.STATUS_BAD_PARAM, f"variant pack: {_label(entry)} is declared device "
                        f"memory but the {_C.device_runtime()[0]} runtime reports host memory "
                        f"at {v.address:#x}")
+    if v.address + v.span > 1 << 64:
+        raise _refused(_C.STATUS_BAD_PARAM, f"variant pack: {_label(entry)} reaches past the "
+                       "address space")
+    inside = _C.pointer_extent(v.address, v.span) if v.span else 0
+    if inside < v.span:
+        raise _refused(_C.STATUS_BAD_PARAM, f"variant pack: {_label(entry)} spans {v.span} "
+                       f"bytes from {v.address:#x} but its device allocation ends {inside} "
+                       "bytes after it; its dims or strides overstate the memory")
 
 
 def _groups(values: List[_Staged]) -> List[List[_Staged]]:

@@ -689,11 +689,10 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnGetDevice_ext(hipdnnHandle_t handle, int* dev
  * the first call; any thread.
  *
  * Every call below fails with NOT_SUPPORTED when no runtime with a device was found (the
- * message lists each library tried and its answer), and otherwise returns what the
- * runtime said: a failing runtime call gives EXECUTION_FAILED (malloc:
- * INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED) with a message naming the call and the
- * vendor's error, e.g. "cuMemAlloc_v2 (4096 bytes): CUDA_ERROR_OUT_OF_MEMORY: out of
- * memory".  A NULL stream is the device's default stream. */
+ * message lists each library tried and its answer), and otherwise returns what the runtime
+ * said: a failing call gives EXECUTION_FAILED (malloc: INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED)
+ * with a message naming the call and the vendor's error, e.g. "cuMemAlloc_v2 (4096 bytes):
+ * CUDA_ERROR_OUT_OF_MEMORY: out of memory".  A NULL stream is the device's default stream. */
 
 /* *name = "hip", "cuda", or "none" (then NOT_SUPPORTED, with the reason), *device_count
  * the devices it reports (0 with none).  Either output may be NULL. */
@@ -735,11 +734,14 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnEventSynchronize_ext(hipdnnEvent_t event);
 HIPDNN_EXPORT hipdnnStatus_t hipdnnEventElapsedTime_ext(float* ms, hipdnnEvent_t start,
                                                         hipdnnEvent_t end);
 /* Where `ptr` lives (HOST for memory the runtime does not know) and on which device (-1
- * for host memory).  Without a runtime: HOST, -1 and SUCCESS, since then every pointer is
- * host memory.  Either output may be NULL. */
+ * for host memory); either output may be NULL.  GetExtent, execute's check of a device
+ * tensor: *inside = bytes when the `bytes` bytes from ptr lie in device allocations, else
+ * the bytes to its allocation's end.  Without a runtime: HOST, -1, bytes and SUCCESS. */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnPointerGetMemorySpace_ext(const void* ptr,
                                                              hipdnnMemorySpace_t* space,
                                                              int* device);
+HIPDNN_EXPORT hipdnnStatus_t hipdnnPointerGetExtent_ext(const void* ptr, uint64_t bytes,
+                                                        uint64_t* inside);
 
 /* ---- descriptors -----------------------------------------------------------------
  * A descriptor may be used from one thread at a time; distinct descriptors may be used
@@ -885,8 +887,7 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnSetEnginePluginPaths_ext(size_t num_paths,
 /* Paths of the plugins that loaded, two-call pattern: with paths = NULL, *num_paths gets
  * the count and *max_len the longest path's length plus one; otherwise `paths` holds
  * num_paths buffers of max_len chars each.  Loads the plugins if not yet loaded. */
-HIPDNN_EXPORT hipdnnStatus_t hipdnnGetLoadedEnginePluginPaths_ext(size_t* num_paths,
-                                                                  char** paths,
+HIPDNN_EXPORT hipdnnStatus_t hipdnnGetLoadedEnginePluginPaths_ext(size_t* num_paths, char** paths,
                                                                   size_t* max_len);
 
 /* Engines of all loaded plugins (loads them).  Errors: BAD_PARAM_NULL_POINTER.  Any thread. */
@@ -903,8 +904,7 @@ typedef struct {
 
 /* Engine `index` in the stable order of ENGINE_GLOBAL_INDEX (sorted by name).
  * Errors: BAD_PARAM_NULL_POINTER, BAD_PARAM_OUT_OF_BOUND.  Any thread. */
-HIPDNN_EXPORT hipdnnStatus_t hipdnnGetEngineInfo_ext(int64_t index,
-                                                     hipdnnEngineInfo_ext_t* info);
+HIPDNN_EXPORT hipdnnStatus_t hipdnnGetEngineInfo_ext(int64_t index, hipdnnEngineInfo_ext_t* info);
 
 /* Plugins the loader skipped, two-call pattern as for loaded paths; "path: reason" each. */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnGetSkippedEnginePlugins_ext(size_t* num, char** entries,
