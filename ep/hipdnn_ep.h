@@ -257,13 +257,22 @@ typedef struct {
     int index; /* fused node input / output index (0 for EP_BIND_ZERO) */
 } ep_binding;
 
+/* One connected piece of a fused node's hipdnn graph, planned on one engine. */
 typedef struct {
-    hipdnnBackendDescriptor_t plan; /* NULL when every output is empty: nothing runs */
+    hipdnnBackendDescriptor_t plan;
     int64_t workspace;
     ep_binding* bindings;
     int n_bindings;
-    ep_shape* out_shapes; /* one per fused-node output */
     char engine[64];
+} ep_plan_part;
+
+/* What a fused node runs for one set of input shapes: one part, the whole graph, unless
+ * values with no elements cut it into pieces that share no tensor (hipdnn plans a
+ * connected graph), each then planned alone; no part when every output is empty. */
+typedef struct {
+    ep_plan_part* parts;
+    int n_parts;
+    ep_shape* out_shapes; /* one per fused-node output */
 } ep_plan;
 
 /* Builds and finalizes the hipdnn graph of model `m` for these input shapes (in_shapes[k]
@@ -340,7 +349,7 @@ ep_op_lower ep_empty_conv, ep_empty_matmul, ep_empty_gemm, ep_empty_reduce;
 /* Ranks engines for the finalized graph and plans it on the first one that runs in
  * `space`: sets out->plan, workspace and engine.  False with `err` saying why not. */
 bool ep_plan_choose(hipdnnHandle_t h, hipdnnBackendDescriptor_t graph, const ep_options* opt,
-                    hipdnnMemorySpace_t space, ep_plan* out, char* err, size_t err_len);
+                    hipdnnMemorySpace_t space, ep_plan_part* out, char* err, size_t err_len);
 
 /* Whether the heuristics rank an engine that runs in `space` for the finalized graph:
  * hipdnn's check_support, restricted to one memory space.  False with `why` listing what

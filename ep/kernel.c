@@ -2,8 +2,8 @@
  * of input shapes is seen and kept (a dynamic batch size gets one plan per size); each
  * run looks the shapes up, asks ORT for outputs of the shapes the plan computes, and
  * executes the plan on the kernel context's memory.  Inputs with no elements are planned
- * like any others (lower.c leaves their values out of the graph); when every output is
- * empty too, the plan is no plan, and nothing runs.
+ * like any others (lower.c leaves their values out of the graph, which may cut it into
+ * parts, each run in turn); when every output is empty too, nothing runs.
  *
  * On the CPU device that memory is the host's and the plan has finished when execute
  * returns.  On the GPU it is device memory (ORT allocates it with allocator.c and copies
@@ -99,7 +99,9 @@ static bool shapes_equal(const ep_shape* a, const ep_shape* b, int n) {
 /* On the GPU, the float 0 a plan's EP_BIND_ZERO tensors read, made once; under x->lock. */
 static OrtStatus* device_zero(ep_kernel* k, const ep_plan* p) {
     bool reads = false;
-    for (int i = 0; i < p->n_bindings; ++i) reads = reads || p->bindings[i].kind == EP_BIND_ZERO;
+    for (int j = 0; j < p->n_parts; ++j)
+        for (int i = 0; i < p->parts[j].n_bindings; ++i)
+            reads = reads || p->parts[j].bindings[i].kind == EP_BIND_ZERO;
     if (!reads || k->dev_zero || k->x->space == HIPDNN_MEMORY_HOST) return NULL;
     void* z = NULL;
     OrtStatus* st = ep_device_alloc(k->x->factory, sizeof(float), k->name, &z);
@@ -152,12 +154,13 @@ static OrtStatus* find_plan(ep_kernel* k, const ep_shape* in, const ep_plan** ou
             memcpy(e->in, in, (size_t)n * sizeof(ep_shape));
             k->cache[k->n_cache++] = e;
             *out = &e->plan;
-            if (e->plan.plan)
+            for (int j = 0; j < e->plan.n_parts; ++j)
                 ep_log(k->logger, k->opt.log_level, ORT_LOGGING_LEVEL_INFO,
                        "fused node '%s': plan %d built on engine %s (%d ONNX nodes, "
-                       "workspace %lld bytes)", k->name, k->n_cache, e->plan.engine,
-                       k->model.n_nodes, (long long)e->plan.workspace);
-            else
+                       "workspace %lld bytes)%s", k->name, k->n_cache, e->plan.parts[j].engine,
+                       k->model.n_nodes, (long long)e->plan.parts[j].workspace,
+                       e->plan.n_parts > 1 ? ", one of the graphs empty inputs cut it into" : "");
+            if (!e->plan.n_parts)
                 ep_log(k->logger, k->opt.log_level, ORT_LOGGING_LEVEL_INFO,
                        "fused node '%s': plan %d computes nothing (every output is empty)",
                        k->name, k->n_cache);
@@ -210,8 +213,8 @@ static OrtStatus* read_inputs(ep_kernel* k, OrtKernelContext* ctx, ep_shape* sha
     return NULL;
 }
 
-/* A finalized variant pack for plan p; the caller destroys it. */
-static hipdnnStatus_t make_pack(const ep_plan* p, const int64_t* uids, void* const* ptrs,
+/* A finalized variant pack for plan part p; the caller destroys it. */
+static hipdnnStatus_t make_pack(const ep_plan_part* p, const int64_t* uids, void* const* ptrs,
                                 const int64_t* spaces, void* ws, hipdnnBackendDescriptor_t* out) {
     hipdnnBackendDescriptor_t pack = NULL;
     hipdnnStatus_t hs = hipdnnBackendCreateDescriptor(HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack);
@@ -232,14 +235,14 @@ static hipdnnStatus_t make_pack(const ep_plan* p, const int64_t* uids, void* con
     return hs;
 }
 
-static OrtStatus* exec_failed(const ep_kernel* k, const ep_plan* p, const char* what,
+static OrtStatus* exec_failed(const ep_kernel* k, const ep_plan_part* p, const char* what,
                               hipdnnStatus_t hs) {
     return ep_status(ORT_FAIL, "fused node '%s' (engine %s): %s: %s: %s", k->name, p->engine,
                      what, hipdnnGetErrorString(hs), hipdnnPeekLastErrorString_ext());
 }
 
 /* Host plans: a workspace of host memory per run; done when execute returns. */
-static OrtStatus* run_on_host(ep_kernel* k, const ep_plan* p, const int64_t* uids,
+static OrtStatus* run_on_host(ep_kernel* k, const ep_plan_part* p, const int64_t* uids,
                               void* const* ptrs) {
     void* ws = p->workspace > 0 ? malloc((size_t)p->workspace) : NULL;
     if (p->workspace > 0 && !ws)
@@ -256,7 +259,7 @@ static OrtStatus* run_on_host(ep_kernel* k, const ep_plan* p, const int64_t* uid
 
 /* Device plans: enqueued on ORT's stream for this kernel context, under the EP's lock
  * (the stream is the handle's, set per execute). */
-static OrtStatus* run_on_device(ep_kernel* k, OrtKernelContext* ctx, const ep_plan* p,
+static OrtStatus* run_on_device(ep_kernel* k, OrtKernelContext* ctx, const ep_plan_part* p,
                                 const int64_t* uids, void* const* ptrs) {
     void* stream = NULL;
     OrtStatus* st = g_ort->KernelContext_GetGPUComputeStream(ctx, &stream);
@@ -318,30 +321,27 @@ OrtStatus* ep_kernel_compute(ep_kernel* k, OrtKernelContext* ctx) {
         if (!st && v) st = check_on_device(k, v, "output", i, m->outputs[i]);
         if (!st && v) st = g_ort->GetTensorMutableData(v, &out_ptr[i]);
     }
-    if (!st && !p->plan) { /* every output is empty: their shapes were all there was */
-        free(shapes);
-        free(in_ptr);
-        free(out_ptr);
-        return NULL;
-    }
-    int64_t* uids = NULL;
-    void** ptrs = NULL;
-    if (!st) {
-        uids = calloc((size_t)(p->n_bindings ? p->n_bindings : 1), sizeof(int64_t));
-        ptrs = calloc((size_t)(p->n_bindings ? p->n_bindings : 1), sizeof(void*));
-        if (!uids || !ptrs) st = ep_status(ORT_FAIL, "out of memory");
-    }
+    /* each part in turn (none when every output is empty: their shapes were all there
+     * was); parts share no tensor, so their order does not matter */
+    int most = 1;
+    for (int j = 0; !st && j < p->n_parts; ++j)
+        if (p->parts[j].n_bindings > most) most = p->parts[j].n_bindings;
+    int64_t* uids = st ? NULL : calloc((size_t)most, sizeof(int64_t));
+    void** ptrs = st ? NULL : calloc((size_t)most, sizeof(void*));
+    if (!st && (!uids || !ptrs)) st = ep_status(ORT_FAIL, "out of memory");
     void* zero = k->x->space == HIPDNN_MEMORY_HOST ? (void*)&k->host_zero : k->dev_zero;
-    for (int i = 0; !st && i < p->n_bindings; ++i) {
-        const ep_binding* b = &p->bindings[i];
-        uids[i] = b->uid;
-        ptrs[i] = b->kind == EP_BIND_INPUT    ? in_ptr[b->index]
-                  : b->kind == EP_BIND_OUTPUT ? out_ptr[b->index]
-                                              : zero;
+    for (int j = 0; !st && j < p->n_parts; ++j) {
+        const ep_plan_part* part = &p->parts[j];
+        for (int i = 0; i < part->n_bindings; ++i) {
+            const ep_binding* b = &part->bindings[i];
+            uids[i] = b->uid;
+            ptrs[i] = b->kind == EP_BIND_INPUT    ? in_ptr[b->index]
+                      : b->kind == EP_BIND_OUTPUT ? out_ptr[b->index]
+                                                  : zero;
+        }
+        st = k->x->space == HIPDNN_MEMORY_HOST ? run_on_host(k, part, uids, ptrs)
+                                               : run_on_device(k, ctx, part, uids, ptrs);
     }
-    if (!st)
-        st = k->x->space == HIPDNN_MEMORY_HOST ? run_on_host(k, p, uids, ptrs)
-                                               : run_on_device(k, ctx, p, uids, ptrs);
     free(uids);
     free(ptrs);
     free(shapes);

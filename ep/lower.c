@@ -44,7 +44,16 @@ struct ep_lowering {
     hipdnnBackendDescriptor_t* ops;
     int n_ops, cap_ops;
     ep_binding* binds;
-    int n_binds, cap_binds;
+    hipdnnBackendDescriptor_t* bind_t; /* binds[i]'s tensor */
+    int n_binds, cap_binds, cap_bind_t;
+    /* every tensor set on an operation, with that operation's index in ops (-1 until it
+     * is finalized): which operations share tensors, for graph_parts */
+    struct port {
+        hipdnnBackendDescriptor_t op, t;
+        int index;
+    } * ports;
+    int n_ports, cap_ports, ports_pending;
+    bool emptied; /* a node computed nothing, or its output from what was not empty */
     int64_t next_uid;
     const char* label; /* the node being lowered */
     char err[1536];
@@ -102,11 +111,13 @@ static hipdnnBackendDescriptor_t new_desc(lw* w, hipdnnBackendDescriptorType_t t
     return keep(w, d);
 }
 
-static void bind(lw* w, int64_t uid, int kind, int index) {
-    if (!grow((void**)&w->binds, &w->cap_binds, w->n_binds + 1, sizeof(*w->binds))) {
+static void bind(lw* w, hipdnnBackendDescriptor_t t, int64_t uid, int kind, int index) {
+    if (!grow((void**)&w->binds, &w->cap_binds, w->n_binds + 1, sizeof(*w->binds)) ||
+        !grow((void**)&w->bind_t, &w->cap_bind_t, w->n_binds + 1, sizeof(*w->bind_t))) {
         failf(w, "out of memory");
         return;
     }
+    w->bind_t[w->n_binds] = t;
     w->binds[w->n_binds++] = (ep_binding){uid, (ep_bind_kind)kind, index};
 }
 
@@ -225,7 +236,7 @@ static hipdnnBackendDescriptor_t bound(lw* w, int v, const ep_shape* s, const in
                    ? HIPDNN_DATA_HALF
                    : HIPDNN_DATA_FLOAT,
                NULL, &uid);
-    if (t) bind(w, uid, w->vals[v].bind_kind, w->vals[v].bind_index);
+    if (t) bind(w, t, uid, w->vals[v].bind_kind, w->vals[v].bind_index);
     return t;
 }
 
@@ -250,8 +261,15 @@ static bool set_t(lw* w, hipdnnBackendDescriptor_t op, hipdnnBackendAttributeNam
         failf(w, "missing descriptor");
         return false;
     }
-    return ok(w, hipdnnBackendSetAttribute(op, attr, HIPDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t),
-              "operation port");
+    if (!ok(w, hipdnnBackendSetAttribute(op, attr, HIPDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t),
+            "operation port"))
+        return false;
+    if (!grow((void**)&w->ports, &w->cap_ports, w->n_ports + 1, sizeof(*w->ports))) {
+        failf(w, "out of memory");
+        return false;
+    }
+    w->ports[w->n_ports++] = (struct port){op, t, -1};
+    return true;
 }
 
 static bool op_done(lw* w, hipdnnBackendDescriptor_t op) {
@@ -261,6 +279,10 @@ static bool op_done(lw* w, hipdnnBackendDescriptor_t op) {
         failf(w, "out of memory");
         return false;
     }
+    /* operations are built one at a time: the ports set since the last one are its own */
+    for (int i = w->ports_pending; i < w->n_ports; ++i)
+        if (w->ports[i].op == op) w->ports[i].index = w->n_ops;
+    w->ports_pending = w->n_ports;
     w->ops[w->n_ops++] = op;
     return true;
 }
@@ -606,7 +628,7 @@ static bool fill_output(lw* w, const ep_node* n, float v) {
     char nm[160];
     snprintf(nm, sizeof(nm), "%s/zero", w->label);
     hipdnnBackendDescriptor_t zero = tensor(w, nm, &ones, strides, HIPDNN_DATA_FLOAT, NULL, &uid);
-    if (zero) bind(w, uid, EP_BIND_ZERO, 0);
+    if (zero) bind(w, zero, uid, EP_BIND_ZERO, 0);
     return pointwise(w, "fill", HIPDNN_POINTWISE_ADD, zero, scalar(w, "value", v, y->rank),
                      make_out(w, n->out[0], y));
 }
@@ -676,8 +698,9 @@ static bool lower_node(lw* w, const ep_node* n) {
     bool outputs_empty = true;
     for (int k = 0; k < n->n_out && k < EP_MAX_IO; ++k)
         if (n->out[k] >= 0 && !no_elements(&w->vals[n->out[k]].onnx)) outputs_empty = false;
+    int e = outputs_empty ? -1 : empty_input(w, n);
+    w->emptied = w->emptied || outputs_empty || e >= 0;
     if (outputs_empty) return true;
-    int e = empty_input(w, n);
     if (e < 0) return d->lower(w, n, d->arg);
     if (d->empty) return d->empty(w, n, d->arg);
     failf(w, "input '%s' has no elements, yet ONNX's shape rule gives output '%s' %lld",
@@ -688,28 +711,115 @@ static bool lower_node(lw* w, const ep_node* n) {
 
 /* ---- the operation graph ---------------------------------------------------------------- */
 
-/* Finalizes the graph and plans it into `out`, or with out NULL only asks whether an
- * engine for `space` takes it. */
-static bool build_graph(lw* w, const ep_options* opt, hipdnnMemorySpace_t space,
-                        const char* graph_name, ep_plan* out) {
-    w->label = graph_name;
+/* Finalizes the graph of operations ops[0..n) as `name` and plans it into `out`, or with
+ * out NULL only asks whether an engine for `space` takes it. */
+static bool build_graph(lw* w, hipdnnBackendDescriptor_t* ops, int n, const ep_options* opt,
+                        hipdnnMemorySpace_t space, const char* name, ep_plan_part* out) {
+    w->label = name;
     hipdnnBackendDescriptor_t g = new_desc(w, HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-    if (!g ||
-        !ok(w, hipdnnBackendSetAttribute(g, HIPDNN_ATTR_OPERATIONGRAPH_HANDLE, HIPDNN_TYPE_HANDLE,
-                                         1, &w->h), "graph handle") ||
-        !ok(w, hipdnnBackendSetAttribute(g, HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT, HIPDNN_TYPE_CHAR,
-                                         (int64_t)strlen(graph_name), graph_name), "graph name") ||
-        !ok(w, hipdnnBackendSetAttribute(g, HIPDNN_ATTR_OPERATIONGRAPH_OPS,
-                                         HIPDNN_TYPE_BACKEND_DESCRIPTOR, w->n_ops, w->ops),
-            "graph ops") ||
-        !ok(w, hipdnnBackendFinalize(g), "graph finalize"))
-        return false;
+    bool made = g &&
+        ok(w, hipdnnBackendSetAttribute(g, HIPDNN_ATTR_OPERATIONGRAPH_HANDLE, HIPDNN_TYPE_HANDLE,
+                                        1, &w->h), "graph handle") &&
+        ok(w, hipdnnBackendSetAttribute(g, HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT, HIPDNN_TYPE_CHAR,
+                                        (int64_t)strlen(name), name), "graph name") &&
+        ok(w, hipdnnBackendSetAttribute(g, HIPDNN_ATTR_OPERATIONGRAPH_OPS,
+                                        HIPDNN_TYPE_BACKEND_DESCRIPTOR, n, ops), "graph ops") &&
+        ok(w, hipdnnBackendFinalize(g), "graph finalize");
     char err[1024];
-    bool ok = out ? ep_plan_choose(w->h, g, opt, space, out, err, sizeof(err))
-                  : ep_plan_check(w->h, g, opt, space, err, sizeof(err));
-    if (ok) return true;
-    failf(w, "%s", err);
+    if (made && (out ? ep_plan_choose(w->h, g, opt, space, out, err, sizeof(err))
+                     : ep_plan_check(w->h, g, opt, space, err, sizeof(err)))) {
+        w->label = NULL;
+        return true;
+    }
+    if (made) failf(w, "%s", err);
+    w->label = NULL; /* `name` may go out of scope */
     return false;
+}
+
+static int root(int* parent, int i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+}
+
+static int by_tensor(const void* a, const void* b) {
+    uintptr_t x = (uintptr_t)((const struct port*)a)->t, y = (uintptr_t)((const struct port*)b)->t;
+    return x < y ? -1 : x > y;
+}
+
+/* Which part each operation is in (part[i] for ops[i], numbered from 0 in the order of
+ * their first operations): operations that share a tensor, directly or through others,
+ * are in one.  Returns the count, -1 when out of memory; w->ports ends sorted by tensor. */
+static int graph_parts(lw* w, int* part) {
+    int n = w->n_ops, count = 0;
+    int* parent = malloc((size_t)n * sizeof(int));
+    int* number = malloc((size_t)n * sizeof(int));
+    if (!parent || !number) {
+        free(parent);
+        free(number);
+        return -1;
+    }
+    for (int i = 0; i < n; ++i) parent[i] = i, number[i] = -1;
+    qsort(w->ports, (size_t)w->n_ports, sizeof(*w->ports), by_tensor);
+    for (int i = 0, first = -1; i < w->n_ports; ++i) {
+        if (i == 0 || w->ports[i].t != w->ports[i - 1].t) first = -1;
+        int op = w->ports[i].index; /* -1: a port of an operation never finalized */
+        if (op < 0) continue;
+        if (first < 0) first = op;
+        else parent[root(parent, op)] = root(parent, first);
+    }
+    for (int i = 0; i < n; ++i) {
+        int r = root(parent, i);
+        if (number[r] < 0) number[r] = count++;
+        part[i] = number[r];
+    }
+    free(parent);
+    free(number);
+    return count;
+}
+
+/* The part of the operations that read or write tensor t, -1 when none does. */
+static int part_of(const lw* w, const int* part, hipdnnBackendDescriptor_t t) {
+    for (int i = 0; i < w->n_ports; ++i)
+        if (w->ports[i].t == t && w->ports[i].index >= 0) return part[w->ports[i].index];
+    return -1;
+}
+
+/* Part p's bindings, those of the tensors its operations use, into out. */
+static bool part_bindings(lw* w, const int* part, int n_parts, int p, ep_plan_part* out) {
+    out->bindings = malloc((size_t)(w->n_binds ? w->n_binds : 1) * sizeof(ep_binding));
+    if (!out->bindings) return false;
+    for (int i = 0; i < w->n_binds; ++i)
+        if (n_parts == 1 || part_of(w, part, w->bind_t[i]) == p)
+            out->bindings[out->n_bindings++] = w->binds[i];
+    return true;
+}
+
+/* The graph, finalized and planned into out->parts (with out NULL, only asked about):
+ * one part, unless values with no elements left pieces that share no tensor, which
+ * hipdnn would refuse as one graph ("not connected"), each then a graph of its own; no
+ * part when there is no operation (every output is empty). */
+static void plan_parts(lw* w, const ep_options* opt, hipdnnMemorySpace_t space,
+                       const char* graph_name, ep_plan* out) {
+    if (w->n_ops == 0) return;
+    int* part = calloc((size_t)w->n_ops, sizeof(int));
+    hipdnnBackendDescriptor_t* ops = malloc((size_t)w->n_ops * sizeof(*ops));
+    int n = part && ops ? (w->emptied ? graph_parts(w, part) : 1) : -1;
+    if (n > 0 && out && !(out->parts = calloc((size_t)n, sizeof(ep_plan_part)))) n = -1;
+    if (n < 0) failf(w, "out of memory");
+    if (out && n > 0) out->n_parts = n;
+    for (int p = 0; p < n && !w->failed; ++p) {
+        int k = 0;
+        for (int i = 0; i < w->n_ops; ++i)
+            if (part[i] == p) ops[k++] = w->ops[i];
+        char name[320];
+        if (n == 1) snprintf(name, sizeof(name), "%s", graph_name);
+        else snprintf(name, sizeof(name), "%s (part %d of %d)", graph_name, p + 1, n);
+        if (build_graph(w, ops, k, opt, space, name, out ? &out->parts[p] : NULL) && out &&
+            !part_bindings(w, part, n, p, &out->parts[p]))
+            failf(w, "out of memory");
+    }
+    free(part);
+    free(ops);
 }
 
 /* The lowering state for model m: every value virtual but the fused node's inputs (their
@@ -794,21 +904,20 @@ static void collect_outputs(lw* w, const char* graph_name, ep_plan* out) {
     }
 }
 
-/* Frees the lowering state; a plan keeps the bindings, a failure or a check nothing. */
+/* Frees the lowering state; a plan keeps its parts, a failure or a check nothing. */
 static bool lowering_finish(lw* w, bool check_only, ep_plan* out, char* err, size_t err_len) {
     for (int i = w->n_descs - 1; i >= 0; --i) hipdnnBackendDestroyDescriptor(w->descs[i]);
     free(w->descs);
     free(w->ops);
     free(w->vals);
+    free(w->ports);
+    free(w->binds);
+    free(w->bind_t);
     if (w->failed || check_only) {
-        free(w->binds);
-        free(out->out_shapes);
-        out->out_shapes = NULL;
+        ep_plan_free(out);
         if (w->failed) snprintf(err, err_len, "%s", w->err);
         return !w->failed;
     }
-    out->bindings = w->binds;
-    out->n_bindings = w->n_binds;
     return true;
 }
 
@@ -828,10 +937,7 @@ static bool lower_model(const ep_model* m, const ep_shape* in_shapes, hipdnnHand
     lower_nodes(&w);
     collect_outputs(&w, graph_name, out);
     if (in_shape_rules) *in_shape_rules = w.shape_failed;
-    /* no operation: every output is empty, and no engine is needed (nor would one take an
-     * empty graph) */
-    if (!w.failed && w.n_ops == 0) snprintf(out->engine, sizeof(out->engine), "none");
-    else if (!w.failed) build_graph(&w, opt, space, graph_name, check_only ? NULL : out);
+    if (!w.failed) plan_parts(&w, opt, space, graph_name, check_only ? NULL : out);
     return lowering_finish(&w, check_only, out, err, err_len);
 }
 
@@ -853,8 +959,11 @@ bool ep_lower_check(const ep_model* m, const ep_shape* in_shapes, hipdnnHandle_t
 
 void ep_plan_free(ep_plan* p) {
     if (!p) return;
-    if (p->plan) hipdnnBackendDestroyDescriptor(p->plan);
-    free(p->bindings);
+    for (int i = 0; p->parts && i < p->n_parts; ++i) {
+        if (p->parts[i].plan) hipdnnBackendDestroyDescriptor(p->parts[i].plan);
+        free(p->parts[i].bindings);
+    }
+    free(p->parts);
     free(p->out_shapes);
     memset(p, 0, sizeof(*p));
 }

@@ -20,7 +20,7 @@ static void add_reason(char* buf, size_t cap, size_t* len, const char* name, con
 /* Tries a plan on engine config cfg; true with out filled on success, else hipdnn's
  * message in why (taken before the cleanup, which clears it). */
 static bool try_plan(hipdnnHandle_t h, hipdnnBackendDescriptor_t cfg, const char* engine,
-                     ep_plan* out, char* why, size_t why_len) {
+                     ep_plan_part* out, char* why, size_t why_len) {
     hipdnnBackendDescriptor_t plan = NULL;
     int64_t n = 0, ws = 0;
     if (hipdnnBackendCreateDescriptor(HIPDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan) !=
@@ -112,7 +112,7 @@ static char* support_report(hipdnnBackendDescriptor_t heur) {
 }
 
 bool ep_plan_choose(hipdnnHandle_t h, hipdnnBackendDescriptor_t graph, const ep_options* opt,
-                    hipdnnMemorySpace_t space, ep_plan* out, char* err, size_t err_len) {
+                    hipdnnMemorySpace_t space, ep_plan_part* out, char* err, size_t err_len) {
     hipdnnBackendDescriptor_t cfgs[MAX_CFG];
     int64_t count = 0;
     hipdnnBackendDescriptor_t heur = heuristics(graph, opt, cfgs, &count, err, err_len);

@@ -639,6 +639,29 @@ def test_an_empty_input_leaves_no_other_output_unwritten(tmp_path, rng):
     runs_match(tmp_path, m, {"x": xs, "e": es}, want)
 
 
+@pytest.mark.parametrize("device", [None, "gpu"], ids=["default", "gpu"])
+def test_empty_values_that_cut_a_fused_node_leave_graphs_that_each_run(tmp_path, rng, device):
+    # fuzz_onnx: with m empty, the Relu and the two reductions of m share no tensor, and
+    # hipdnn refused the fused node's graph: "not connected".  [gpu]: on the fake GPU
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Mul", ["r", "e"], ["m"], name="mul"),
+             helper.make_node("ReduceSum", ["m", "a0"], ["s"], name="sum", keepdims=0),
+             helper.make_node("Sigmoid", ["s"], ["y"], name="sig"),
+             helper.make_node("ReduceMax", ["m", "a0"], ["mx"], name="max", keepdims=0)]
+    m = model(nodes, [("x", [1, 3]), ("e", ["N", 3])], [("r", None), ("y", None), ("mx", None)],
+              opset=18)
+    m.graph.initializer.append(numpy_helper.from_array(np.array([0]), "a0"))
+    xs, es = [rand(rng, 1, 3), rand(rng, 1, 3)], [rand(rng, 2, 3), rand(rng, 0, 3)]
+    want = []
+    for x, e in zip(xs, es):
+        r = np.maximum(x.astype(np.float64), 0)
+        prod = r * e
+        s = prod.sum(axis=0)
+        mx = prod.max(axis=0) if len(e) else np.full(3, -np.inf)
+        want.append({"r": r, "y": 1 / (1 + np.exp(-s)), "mx": mx})
+    runs_match(tmp_path, m, {"x": xs, "e": es}, want, device=device)
+
+
 REDUCE_IDENTITY = {  # ONNX: the identity of the reduction; ReduceMean's is left undefined
     "ReduceSum": 0.0, "ReduceMax": -np.inf, "ReduceMin": np.inf,
     "ReduceMean": 0.0,  # as ORT's CPU EP gives (NumPy: NaN, with a warning)
