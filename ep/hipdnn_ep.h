@@ -16,6 +16,7 @@
  *   op_table.c    the ONNX ops claimed, one row each: check, shape rule, lowering
  *   shape.c       ONNX shape rules for the ops hipdnn-ep claims
  *   lower.c       a model (one fused node) lowered to a hipdnn operation graph
+ *   lower_ops.c   each ONNX op's lowering (op_table.c names them; lowering.h is shared)
  *   plan.c        the engine chosen for that graph, and its plan
  *   kernel.c      per fused node: plans cached by input shapes, execution per run
  *   ep.c          OrtEp: GetCapability, Compile and the compute functions
@@ -338,7 +339,7 @@ ep_op_check ep_check_conv, ep_check_conv_transpose, ep_check_gemm, ep_check_matm
 ep_op_shape ep_shape_broadcast, ep_shape_same, ep_shape_matmul, ep_shape_gemm, ep_shape_conv,
     ep_shape_conv_transpose, ep_shape_reshape, ep_shape_flatten, ep_shape_reduce,
     ep_shape_softmax, ep_shape_layernorm, ep_shape_batchnorm;
-/* lower.c */
+/* lower_ops.c */
 ep_op_lower ep_emit_binary, ep_emit_unary, ep_emit_gelu, ep_emit_conv, ep_emit_matmul,
     ep_emit_gemm, ep_emit_softmax, ep_emit_batchnorm, ep_emit_layernorm, ep_emit_reduce,
     ep_emit_reshape;

@@ -26,41 +26,7 @@
 
 #include "hipdnn_ep.h"
 
-typedef struct {
-    hipdnnBackendDescriptor_t desc; /* NULL until the value is made */
-    ep_shape hs;                    /* desc's dims */
-    ep_shape onnx;                  /* the ONNX shape */
-    int bind_kind;                  /* -1: virtual; else ep_bind_kind */
-    int bind_index;
-    bool shaped;                    /* onnx is known: a fused input, or a node's output */
-} lval;
-
-struct ep_lowering {
-    const ep_model* m;
-    hipdnnHandle_t h;
-    lval* vals;
-    hipdnnBackendDescriptor_t* descs;
-    int n_descs, cap_descs;
-    hipdnnBackendDescriptor_t* ops;
-    int n_ops, cap_ops;
-    ep_binding* binds;
-    hipdnnBackendDescriptor_t* bind_t; /* binds[i]'s tensor */
-    int n_binds, cap_binds, cap_bind_t;
-    /* every tensor set on an operation, with that operation's index in ops (-1 until it
-     * is finalized): which operations share tensors, for graph_parts */
-    struct port {
-        hipdnnBackendDescriptor_t op, t;
-        int index;
-    } * ports;
-    int n_ports, cap_ports, ports_pending;
-    bool emptied; /* a node computed nothing, or its output from what was not empty */
-    int64_t next_uid;
-    const char* label; /* the node being lowered */
-    char err[1536];
-    bool failed;
-    bool shape_failed; /* failed in ONNX's shape rules (ep_shape_infer), not in hipdnn */
-};
-typedef ep_lowering lw;
+#include "lowering.h"
 
 /* ---- bookkeeping ---------------------------------------------------------------------- */
 
@@ -75,8 +41,7 @@ static bool grow(void** p, int* cap, int need, size_t elem) {
     return true;
 }
 
-static void failf(lw* w, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
-static void failf(lw* w, const char* fmt, ...) {
+void lw_failf(lw* w, const char* fmt, ...) {
     if (w->failed) return;
     w->failed = true;
     int n = snprintf(w->err, sizeof(w->err), "%s: ", w->label ? w->label : "graph");
@@ -87,9 +52,9 @@ static void failf(lw* w, const char* fmt, ...) {
 }
 
 /* Checks a hipdnn call; on failure records "<node>: <what>: <status>: <hipdnn's message>". */
-static bool ok(lw* w, hipdnnStatus_t st, const char* what) {
+bool lw_ok(lw* w, hipdnnStatus_t st, const char* what) {
     if (st == HIPDNN_STATUS_SUCCESS) return true;
-    failf(w, "%s: %s: %s", what, hipdnnGetErrorString(st), hipdnnPeekLastErrorString_ext());
+    lw_failf(w, "%s: %s: %s", what, hipdnnGetErrorString(st), hipdnnPeekLastErrorString_ext());
     return false;
 }
 
@@ -97,7 +62,7 @@ static hipdnnBackendDescriptor_t keep(lw* w, hipdnnBackendDescriptor_t d) {
     if (!d) return NULL;
     if (!grow((void**)&w->descs, &w->cap_descs, w->n_descs + 1, sizeof(*w->descs))) {
         hipdnnBackendDestroyDescriptor(d);
-        failf(w, "out of memory");
+        lw_failf(w, "out of memory");
         return NULL;
     }
     w->descs[w->n_descs++] = d;
@@ -107,14 +72,14 @@ static hipdnnBackendDescriptor_t keep(lw* w, hipdnnBackendDescriptor_t d) {
 static hipdnnBackendDescriptor_t new_desc(lw* w, hipdnnBackendDescriptorType_t type) {
     if (w->failed) return NULL;
     hipdnnBackendDescriptor_t d = NULL;
-    if (!ok(w, hipdnnBackendCreateDescriptor(type, &d), "create descriptor")) return NULL;
+    if (!lw_ok(w, hipdnnBackendCreateDescriptor(type, &d), "create descriptor")) return NULL;
     return keep(w, d);
 }
 
-static void bind(lw* w, hipdnnBackendDescriptor_t t, int64_t uid, int kind, int index) {
+void lw_bind(lw* w, hipdnnBackendDescriptor_t t, int64_t uid, int kind, int index) {
     if (!grow((void**)&w->binds, &w->cap_binds, w->n_binds + 1, sizeof(*w->binds)) ||
         !grow((void**)&w->bind_t, &w->cap_bind_t, w->n_binds + 1, sizeof(*w->bind_t))) {
-        failf(w, "out of memory");
+        lw_failf(w, "out of memory");
         return;
     }
     w->bind_t[w->n_binds] = t;
@@ -149,7 +114,7 @@ static bool same_shape(const ep_shape* a, const ep_shape* b) {
 }
 
 /* `s` with 1s prepended up to rank r. */
-static ep_shape aligned(const ep_shape* s, int r) {
+ep_shape lw_aligned(const ep_shape* s, int r) {
     ep_shape o = {r, {0}};
     int pad = r - s->rank;
     for (int i = 0; i < r; ++i) o.dims[i] = i < pad ? 1 : s->dims[i - pad];
@@ -161,7 +126,7 @@ static ep_shape aligned(const ep_shape* s, int r) {
 /* A finalized tensor of element type dt (NOT_SET for a virtual one, which hipdnn types):
  * strides NULL leaves them to hipdnn (virtual tensors); value non-NULL makes a by-value
  * float constant. */
-static hipdnnBackendDescriptor_t tensor(lw* w, const char* name, const ep_shape* s,
+hipdnnBackendDescriptor_t lw_tensor(lw* w, const char* name, const ep_shape* s,
                                         const int64_t* strides, hipdnnDataType_t dt,
                                         const float* value, int64_t* uid_out) {
     /* ONNX's rank-0 tensor (a scalar) is one element, hipdnn's [1]: a value GetCapability
@@ -180,103 +145,103 @@ static hipdnnBackendDescriptor_t tensor(lw* w, const char* name, const ep_shape*
     bool virt = is_virtual, yes = true;
     char nm[160];
     snprintf(nm, sizeof(nm), "%s", name);
-    if (!ok(w, hipdnnBackendSetAttribute(t, HIPDNN_ATTR_TENSOR_UNIQUE_ID, HIPDNN_TYPE_INT64, 1, &uid),
+    if (!lw_ok(w, hipdnnBackendSetAttribute(t, HIPDNN_ATTR_TENSOR_UNIQUE_ID, HIPDNN_TYPE_INT64, 1, &uid),
             "tensor uid") ||
-        !ok(w, hipdnnBackendSetAttribute(t, HIPDNN_ATTR_TENSOR_NAME_EXT, HIPDNN_TYPE_CHAR,
+        !lw_ok(w, hipdnnBackendSetAttribute(t, HIPDNN_ATTR_TENSOR_NAME_EXT, HIPDNN_TYPE_CHAR,
                                          (int64_t)strlen(nm), nm), "tensor name") ||
-        !ok(w, hipdnnBackendSetAttribute(t, HIPDNN_ATTR_TENSOR_DATA_TYPE, HIPDNN_TYPE_DATA_TYPE, 1,
+        !lw_ok(w, hipdnnBackendSetAttribute(t, HIPDNN_ATTR_TENSOR_DATA_TYPE, HIPDNN_TYPE_DATA_TYPE, 1,
                                          &dt), "tensor data type") ||
-        !ok(w, hipdnnBackendSetAttribute(t, HIPDNN_ATTR_TENSOR_IS_VIRTUAL, HIPDNN_TYPE_BOOLEAN, 1,
+        !lw_ok(w, hipdnnBackendSetAttribute(t, HIPDNN_ATTR_TENSOR_IS_VIRTUAL, HIPDNN_TYPE_BOOLEAN, 1,
                                          &virt), "tensor is_virtual") ||
-        !ok(w, hipdnnBackendSetAttribute(t, HIPDNN_ATTR_TENSOR_DIMENSIONS, HIPDNN_TYPE_INT64,
+        !lw_ok(w, hipdnnBackendSetAttribute(t, HIPDNN_ATTR_TENSOR_DIMENSIONS, HIPDNN_TYPE_INT64,
                                          s->rank, s->dims), "tensor dims"))
         return NULL;
-    if (strides && !ok(w, hipdnnBackendSetAttribute(t, HIPDNN_ATTR_TENSOR_STRIDES, HIPDNN_TYPE_INT64,
+    if (strides && !lw_ok(w, hipdnnBackendSetAttribute(t, HIPDNN_ATTR_TENSOR_STRIDES, HIPDNN_TYPE_INT64,
                                                     s->rank, strides), "tensor strides"))
         return NULL;
     if (value &&
-        (!ok(w, hipdnnBackendSetAttribute(t, HIPDNN_ATTR_TENSOR_IS_BY_VALUE, HIPDNN_TYPE_BOOLEAN, 1,
+        (!lw_ok(w, hipdnnBackendSetAttribute(t, HIPDNN_ATTR_TENSOR_IS_BY_VALUE, HIPDNN_TYPE_BOOLEAN, 1,
                                           &yes), "tensor by_value") ||
-         !ok(w, hipdnnBackendSetAttribute(t, HIPDNN_ATTR_TENSOR_VALUE_EXT, HIPDNN_TYPE_UINT8_EXT,
+         !lw_ok(w, hipdnnBackendSetAttribute(t, HIPDNN_ATTR_TENSOR_VALUE_EXT, HIPDNN_TYPE_UINT8_EXT,
                                           sizeof(float), value), "tensor value")))
         return NULL;
-    if (!ok(w, hipdnnBackendFinalize(t), "tensor finalize")) return NULL;
+    if (!lw_ok(w, hipdnnBackendFinalize(t), "tensor finalize")) return NULL;
     if (uid_out) *uid_out = uid;
     return t;
 }
 
-static hipdnnBackendDescriptor_t tmp(lw* w, const char* what, const ep_shape* s) {
+hipdnnBackendDescriptor_t lw_tmp(lw* w, const char* what, const ep_shape* s) {
     char nm[160];
     snprintf(nm, sizeof(nm), "%s/%s", w->label, what);
-    return tensor(w, nm, s, NULL, HIPDNN_DATA_NOT_SET, NULL, NULL);
+    return lw_tensor(w, nm, s, NULL, HIPDNN_DATA_NOT_SET, NULL, NULL);
 }
 
 /* A by-value float constant of rank r, every dim 1. */
-static hipdnnBackendDescriptor_t scalar(lw* w, const char* what, float v, int r) {
+hipdnnBackendDescriptor_t lw_scalar(lw* w, const char* what, float v, int r) {
     ep_shape s = {r, {0}};
     for (int i = 0; i < r; ++i) s.dims[i] = 1;
     int64_t strides[EP_MAX_RANK];
     packed_strides(&s, strides);
     char nm[160];
     snprintf(nm, sizeof(nm), "%s/%s", w->label, what);
-    return tensor(w, nm, &s, strides, HIPDNN_DATA_FLOAT, &v, NULL);
+    return lw_tensor(w, nm, &s, strides, HIPDNN_DATA_FLOAT, &v, NULL);
 }
 
 /* A non-virtual tensor over the memory of value v's binding, in dims s (packed, or with
  * the given strides). */
-static hipdnnBackendDescriptor_t bound(lw* w, int v, const ep_shape* s, const int64_t* strides) {
+hipdnnBackendDescriptor_t lw_bound(lw* w, int v, const ep_shape* s, const int64_t* strides) {
     int64_t packed[EP_MAX_RANK], uid = 0;
     if (!strides) {
         packed_strides(s, packed);
         strides = packed;
     }
     hipdnnBackendDescriptor_t t =
-        tensor(w, w->m->values[v].name, s, strides,
+        lw_tensor(w, w->m->values[v].name, s, strides,
                w->m->values[v].elem_type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16
                    ? HIPDNN_DATA_HALF
                    : HIPDNN_DATA_FLOAT,
                NULL, &uid);
-    if (t) bind(w, t, uid, w->vals[v].bind_kind, w->vals[v].bind_index);
+    if (t) lw_bind(w, t, uid, w->vals[v].bind_kind, w->vals[v].bind_index);
     return t;
 }
 
-static hipdnnBackendDescriptor_t op_new(lw* w, hipdnnBackendDescriptorType_t type,
+hipdnnBackendDescriptor_t lw_op_new(lw* w, hipdnnBackendDescriptorType_t type,
                                         const char* what) {
     hipdnnBackendDescriptor_t op = new_desc(w, type);
     if (!op) return NULL;
     char nm[160];
     snprintf(nm, sizeof(nm), "%s%s%s", w->label, what ? "/" : "", what ? what : "");
     hipdnnDataType_t ct = HIPDNN_DATA_FLOAT;
-    if (!ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_OPERATION_NAME_EXT, HIPDNN_TYPE_CHAR,
+    if (!lw_ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_OPERATION_NAME_EXT, HIPDNN_TYPE_CHAR,
                                          (int64_t)strlen(nm), nm), "operation name") ||
-        !ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_OPERATION_COMPUTE_TYPE_EXT,
+        !lw_ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_OPERATION_COMPUTE_TYPE_EXT,
                                          HIPDNN_TYPE_DATA_TYPE, 1, &ct), "compute type"))
         return NULL;
     return op;
 }
 
-static bool set_t(lw* w, hipdnnBackendDescriptor_t op, hipdnnBackendAttributeName_t attr,
+bool lw_set_t(lw* w, hipdnnBackendDescriptor_t op, hipdnnBackendAttributeName_t attr,
                   hipdnnBackendDescriptor_t t) {
     if (w->failed || !op || !t) {
-        failf(w, "missing descriptor");
+        lw_failf(w, "missing descriptor");
         return false;
     }
-    if (!ok(w, hipdnnBackendSetAttribute(op, attr, HIPDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t),
+    if (!lw_ok(w, hipdnnBackendSetAttribute(op, attr, HIPDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t),
             "operation port"))
         return false;
     if (!grow((void**)&w->ports, &w->cap_ports, w->n_ports + 1, sizeof(*w->ports))) {
-        failf(w, "out of memory");
+        lw_failf(w, "out of memory");
         return false;
     }
     w->ports[w->n_ports++] = (struct port){op, t, -1};
     return true;
 }
 
-static bool op_done(lw* w, hipdnnBackendDescriptor_t op) {
+bool lw_op_done(lw* w, hipdnnBackendDescriptor_t op) {
     if (w->failed || !op) return false;
-    if (!ok(w, hipdnnBackendFinalize(op), "operation finalize")) return false;
+    if (!lw_ok(w, hipdnnBackendFinalize(op), "operation finalize")) return false;
     if (!grow((void**)&w->ops, &w->cap_ops, w->n_ops + 1, sizeof(*w->ops))) {
-        failf(w, "out of memory");
+        lw_failf(w, "out of memory");
         return false;
     }
     /* operations are built one at a time: the ports set since the last one are its own */
@@ -289,51 +254,51 @@ static bool op_done(lw* w, hipdnnBackendDescriptor_t op) {
 
 /* ---- operations ------------------------------------------------------------------------ */
 
-static bool pointwise(lw* w, const char* what, hipdnnPointwiseMode_t mode,
+bool lw_pointwise(lw* w, const char* what, hipdnnPointwiseMode_t mode,
                       hipdnnBackendDescriptor_t x, hipdnnBackendDescriptor_t b,
                       hipdnnBackendDescriptor_t y) {
-    hipdnnBackendDescriptor_t op = op_new(w, HIPDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, what);
+    hipdnnBackendDescriptor_t op = lw_op_new(w, HIPDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, what);
     return op &&
-           ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_POINTWISE_MODE,
+           lw_ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_POINTWISE_MODE,
                                            HIPDNN_TYPE_POINTWISE_MODE_EXT, 1, &mode),
               "pointwise mode") &&
-           set_t(w, op, HIPDNN_ATTR_OPERATION_POINTWISE_XDESC, x) &&
-           (!b || set_t(w, op, HIPDNN_ATTR_OPERATION_POINTWISE_BDESC, b)) &&
-           set_t(w, op, HIPDNN_ATTR_OPERATION_POINTWISE_YDESC, y) && op_done(w, op);
+           lw_set_t(w, op, HIPDNN_ATTR_OPERATION_POINTWISE_XDESC, x) &&
+           (!b || lw_set_t(w, op, HIPDNN_ATTR_OPERATION_POINTWISE_BDESC, b)) &&
+           lw_set_t(w, op, HIPDNN_ATTR_OPERATION_POINTWISE_YDESC, y) && lw_op_done(w, op);
 }
 
-static bool reduction(lw* w, const char* what, hipdnnReduceTensorOp_t mode,
+bool lw_reduction(lw* w, const char* what, hipdnnReduceTensorOp_t mode,
                       hipdnnBackendDescriptor_t x, hipdnnBackendDescriptor_t y) {
-    hipdnnBackendDescriptor_t op = op_new(w, HIPDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, what);
+    hipdnnBackendDescriptor_t op = lw_op_new(w, HIPDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, what);
     return op &&
-           ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_REDUCTION_OPERATOR,
+           lw_ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_REDUCTION_OPERATOR,
                                            HIPDNN_TYPE_REDUCTION_OPERATOR_TYPE_EXT, 1, &mode),
               "reduction operator") &&
-           set_t(w, op, HIPDNN_ATTR_OPERATION_REDUCTION_XDESC, x) &&
-           set_t(w, op, HIPDNN_ATTR_OPERATION_REDUCTION_YDESC, y) && op_done(w, op);
+           lw_set_t(w, op, HIPDNN_ATTR_OPERATION_REDUCTION_XDESC, x) &&
+           lw_set_t(w, op, HIPDNN_ATTR_OPERATION_REDUCTION_YDESC, y) && lw_op_done(w, op);
 }
 
-static bool reshape(lw* w, hipdnnBackendDescriptor_t x, hipdnnBackendDescriptor_t y) {
-    hipdnnBackendDescriptor_t op = op_new(w, HIPDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR, "view");
+bool lw_reshape(lw* w, hipdnnBackendDescriptor_t x, hipdnnBackendDescriptor_t y) {
+    hipdnnBackendDescriptor_t op = lw_op_new(w, HIPDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR, "view");
     hipdnnReshapeMode_t mode = HIPDNN_RESHAPE_LOGICAL;
     return op &&
-           ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_OPERATION_RESHAPE_MODE_EXT,
+           lw_ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_OPERATION_RESHAPE_MODE_EXT,
                                            HIPDNN_TYPE_RESHAPE_MODE_EXT, 1, &mode),
               "reshape mode") &&
-           set_t(w, op, HIPDNN_ATTR_OPERATION_RESHAPE_XDESC, x) &&
-           set_t(w, op, HIPDNN_ATTR_OPERATION_RESHAPE_YDESC, y) && op_done(w, op);
+           lw_set_t(w, op, HIPDNN_ATTR_OPERATION_RESHAPE_XDESC, x) &&
+           lw_set_t(w, op, HIPDNN_ATTR_OPERATION_RESHAPE_YDESC, y) && lw_op_done(w, op);
 }
 
 /* ---- values ------------------------------------------------------------------------------ */
 
 /* Value v as a tensor of dims `want` (as many elements as its ONNX shape). */
-static hipdnnBackendDescriptor_t get(lw* w, int v, const ep_shape* want) {
+hipdnnBackendDescriptor_t lw_get(lw* w, int v, const ep_shape* want) {
     if (w->failed) return NULL;
     lval* lv = &w->vals[v];
     /* the lowerings read each value in dims of its own element count; anything else would
      * read past its memory */
     if (lv->shaped && (no_elements(&lv->onnx) || elements(want) != elements(&lv->onnx))) {
-        failf(w, "value '%s' has %lld elements, read as %lld", w->m->values[v].name,
+        lw_failf(w, "value '%s' has %lld elements, read as %lld", w->m->values[v].name,
               (long long)elements(&lv->onnx), (long long)elements(want));
         return NULL;
     }
@@ -341,334 +306,33 @@ static hipdnnBackendDescriptor_t get(lw* w, int v, const ep_shape* want) {
         /* made on first use, so that an input read only in other dims adds no tensor the
          * graph does not use */
         lv->hs = *want;
-        lv->desc = bound(w, v, want, NULL);
+        lv->desc = lw_bound(w, v, want, NULL);
         return lv->desc;
     }
     if (!lv->desc) {
-        failf(w, "value '%s' is read before any node makes it", w->m->values[v].name);
+        lw_failf(w, "value '%s' is read before any node makes it", w->m->values[v].name);
         return NULL;
     }
     if (same_shape(&lv->hs, want)) return lv->desc;
     /* Memory given to the fused node is described anew; a value computed in the graph is
      * reshaped, so that the reader stays ordered after the writer. */
-    if (lv->bind_kind == EP_BIND_INPUT) return bound(w, v, want, NULL);
-    hipdnnBackendDescriptor_t y = tmp(w, "view", want);
-    return reshape(w, lv->desc, y) ? y : NULL;
+    if (lv->bind_kind == EP_BIND_INPUT) return lw_bound(w, v, want, NULL);
+    hipdnnBackendDescriptor_t y = lw_tmp(w, "view", want);
+    return lw_reshape(w, lv->desc, y) ? y : NULL;
 }
 
-static hipdnnBackendDescriptor_t get_onnx(lw* w, int v) { return get(w, v, &w->vals[v].onnx); }
+hipdnnBackendDescriptor_t lw_get_onnx(lw* w, int v) { return lw_get(w, v, &w->vals[v].onnx); }
 
 /* The tensor node output v is written to, in dims hs. */
-static hipdnnBackendDescriptor_t make_out(lw* w, int v, const ep_shape* hs) {
+hipdnnBackendDescriptor_t lw_make_out(lw* w, int v, const ep_shape* hs) {
     lval* lv = &w->vals[v];
     hipdnnBackendDescriptor_t t = lv->bind_kind == EP_BIND_OUTPUT
-                                      ? bound(w, v, hs, NULL)
-                                      : tensor(w, w->m->values[v].name, hs, NULL,
+                                      ? lw_bound(w, v, hs, NULL)
+                                      : lw_tensor(w, w->m->values[v].name, hs, NULL,
                                                HIPDNN_DATA_NOT_SET, NULL, NULL);
     lv->desc = t;
     lv->hs = *hs;
     return t;
-}
-
-/* ---- ONNX ops: the lowerings op_table.c names --------------------------------------- */
-
-/* Add, Sub, Mul, Div: arg is the pointwise mode */
-bool ep_emit_binary(lw* w, const ep_node* n, int arg) {
-    hipdnnPointwiseMode_t mode = (hipdnnPointwiseMode_t)arg;
-    const ep_shape* y = &w->vals[n->out[0]].onnx;
-    ep_shape a = aligned(&w->vals[n->in[0]].onnx, y->rank);
-    ep_shape b = aligned(&w->vals[n->in[1]].onnx, y->rank);
-    hipdnnBackendDescriptor_t ta = get(w, n->in[0], &a), tb = get(w, n->in[1], &b);
-    return pointwise(w, NULL, mode, ta, tb, make_out(w, n->out[0], y));
-}
-
-static bool unary(lw* w, const ep_node* n, hipdnnPointwiseMode_t mode) {
-    hipdnnBackendDescriptor_t x = get_onnx(w, n->in[0]);
-    return pointwise(w, NULL, mode, x, NULL, make_out(w, n->out[0], &w->vals[n->out[0]].onnx));
-}
-
-/* Relu, Sigmoid, Tanh: arg is the pointwise mode */
-bool ep_emit_unary(lw* w, const ep_node* n, int arg) {
-    return unary(w, n, (hipdnnPointwiseMode_t)arg);
-}
-
-bool ep_emit_gelu(lw* w, const ep_node* n, int arg) {
-    (void)arg;
-    return unary(w, n, strcmp(ep_attr_string(n, "approximate", "none"), "tanh")
-                           ? HIPDNN_POINTWISE_GELU_FWD
-                           : HIPDNN_POINTWISE_GELU_APPROX_TANH_FWD);
-}
-
-static int64_t list_at(const ep_node* n, const char* name, int i, int count, int64_t dflt) {
-    const ep_attr* a = ep_attr_get(n, name);
-    return a && a->type == ORT_OP_ATTR_INTS && a->n_ints == (size_t)count ? a->ints[i] : dflt;
-}
-
-/* Conv as conv_fprop (X, W -> Y) and ConvTranspose as conv_dgrad (the data gradient DX = Y
- * of a convolution whose output gradient DY is X, over the same W), each with a bias add
- * after when there is one: arg is 1 for ConvTranspose. */
-bool ep_emit_conv(lw* w, const ep_node* n, int arg) {
-    bool tr = arg != 0;
-    const ep_shape* xs = &w->vals[n->in[0]].onnx;
-    const ep_shape* ws = &w->vals[n->in[1]].onnx;
-    const ep_shape* ys = &w->vals[n->out[0]].onnx;
-    int sp = xs->rank - 2;
-    int64_t pre[3], post[3], stride[3], dil[3];
-    for (int i = 0; i < sp; ++i) {
-        stride[i] = list_at(n, "strides", i, sp, 1);
-        dil[i] = list_at(n, "dilations", i, sp, 1);
-        if (tr)
-            ep_conv_transpose_pads(n, i, sp, xs->dims[2 + i], ws->dims[2 + i], &pre[i], &post[i],
-                                   NULL);
-        else
-            ep_conv_pads(n, i, sp, xs->dims[2 + i], ws->dims[2 + i], stride[i], dil[i], &pre[i],
-                         &post[i]);
-    }
-    bool has_bias = n->n_in >= 3 && n->in[2] >= 0;
-    hipdnnBackendDescriptor_t x = get_onnx(w, n->in[0]), f = get_onnx(w, n->in[1]);
-    hipdnnBackendDescriptor_t y = has_bias ? tmp(w, "conv", ys) : make_out(w, n->out[0], ys);
-    hipdnnBackendDescriptor_t op =
-        op_new(w, tr ? HIPDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR
-                     : HIPDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
-               has_bias ? "conv" : NULL);
-    hipdnnConvolutionMode_t mode = HIPDNN_CROSS_CORRELATION;
-    bool ports = tr ? set_t(w, op, HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, x) &&
-                          set_t(w, op, HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, f) &&
-                          set_t(w, op, HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, y)
-                    : set_t(w, op, HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x) &&
-                          set_t(w, op, HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, f) &&
-                          set_t(w, op, HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, y);
-    if (!op || !ports ||
-        !ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_CONVOLUTION_PRE_PADDINGS, HIPDNN_TYPE_INT64,
-                                         sp, pre), "pre paddings") ||
-        !ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_CONVOLUTION_POST_PADDINGS,
-                                         HIPDNN_TYPE_INT64, sp, post), "post paddings") ||
-        !ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_CONVOLUTION_FILTER_STRIDES,
-                                         HIPDNN_TYPE_INT64, sp, stride), "strides") ||
-        !ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_CONVOLUTION_DILATIONS, HIPDNN_TYPE_INT64,
-                                         sp, dil), "dilations") ||
-        !ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_CONVOLUTION_CONV_MODE,
-                                         HIPDNN_TYPE_CONVOLUTION_MODE_EXT, 1, &mode), "conv mode") ||
-        !op_done(w, op))
-        return false;
-    if (!has_bias) return true;
-    ep_shape bs = {ys->rank, {0}};
-    for (int i = 0; i < ys->rank; ++i) bs.dims[i] = i == 1 ? ys->dims[1] : 1;
-    return pointwise(w, "bias", HIPDNN_POINTWISE_ADD, y, get(w, n->in[2], &bs),
-                     make_out(w, n->out[0], ys));
-}
-
-bool ep_emit_matmul(lw* w, const ep_node* n, int arg) {
-    (void)arg;
-    const ep_shape* y = &w->vals[n->out[0]].onnx;
-    ep_shape a = aligned(&w->vals[n->in[0]].onnx, y->rank);
-    ep_shape b = aligned(&w->vals[n->in[1]].onnx, y->rank);
-    hipdnnBackendDescriptor_t ta = get(w, n->in[0], &a), tb = get(w, n->in[1], &b);
-    hipdnnBackendDescriptor_t tc = make_out(w, n->out[0], y);
-    hipdnnBackendDescriptor_t op = op_new(w, HIPDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, NULL);
-    return op && set_t(w, op, HIPDNN_ATTR_OPERATION_MATMUL_ADESC, ta) &&
-           set_t(w, op, HIPDNN_ATTR_OPERATION_MATMUL_BDESC, tb) &&
-           set_t(w, op, HIPDNN_ATTR_OPERATION_MATMUL_CDESC, tc) && op_done(w, op);
-}
-
-/* Gemm operand k, transposed when its trans attribute says so: [rows, cols] of the
- * stored [cols, rows], read through strides (capability.c claims this only for memory
- * given to the fused node). */
-static hipdnnBackendDescriptor_t gemm_operand(lw* w, const ep_node* n, int k, bool trans) {
-    int v = n->in[k];
-    const ep_shape* s = &w->vals[v].onnx;
-    if (!trans) return get(w, v, s);
-    if (w->vals[v].bind_kind != EP_BIND_INPUT) {
-        failf(w, "trans%c on '%s', which the fused graph computes", k ? 'B' : 'A',
-              w->m->values[v].name);
-        return NULL;
-    }
-    ep_shape t = {2, {s->dims[1], s->dims[0]}};
-    int64_t strides[2] = {1, s->dims[1]};
-    return bound(w, v, &t, strides);
-}
-
-bool ep_emit_gemm(lw* w, const ep_node* n, int arg) {
-    (void)arg;
-    const ep_shape* y = &w->vals[n->out[0]].onnx;
-    float alpha = ep_attr_float(n, "alpha", 1.0f), beta = ep_attr_float(n, "beta", 1.0f);
-    bool has_c = n->n_in >= 3 && n->in[2] >= 0 && beta != 0.0f;
-    bool direct = !has_c && alpha == 1.0f;
-    hipdnnBackendDescriptor_t a = gemm_operand(w, n, 0, ep_attr_int(n, "transA", 0) != 0);
-    hipdnnBackendDescriptor_t b = gemm_operand(w, n, 1, ep_attr_int(n, "transB", 0) != 0);
-    hipdnnBackendDescriptor_t mm = direct ? make_out(w, n->out[0], y) : tmp(w, "matmul", y);
-    hipdnnBackendDescriptor_t op = op_new(w, HIPDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR,
-                                          direct ? NULL : "matmul");
-    if (!op || !set_t(w, op, HIPDNN_ATTR_OPERATION_MATMUL_ADESC, a) ||
-        !set_t(w, op, HIPDNN_ATTR_OPERATION_MATMUL_BDESC, b) ||
-        !set_t(w, op, HIPDNN_ATTR_OPERATION_MATMUL_CDESC, mm) || !op_done(w, op))
-        return false;
-    if (direct) return true;
-    hipdnnBackendDescriptor_t acc = mm;
-    if (alpha != 1.0f) {
-        hipdnnBackendDescriptor_t scaled = has_c ? tmp(w, "alpha", y) : make_out(w, n->out[0], y);
-        if (!pointwise(w, "alpha", HIPDNN_POINTWISE_MUL, mm, scalar(w, "alpha", alpha, 2), scaled))
-            return false;
-        acc = scaled;
-    }
-    if (!has_c) return true;
-    ep_shape cs = aligned(&w->vals[n->in[2]].onnx, 2);
-    hipdnnBackendDescriptor_t c = get(w, n->in[2], &cs);
-    if (beta != 1.0f) {
-        hipdnnBackendDescriptor_t cb = tmp(w, "beta", &cs);
-        if (!pointwise(w, "beta", HIPDNN_POINTWISE_MUL, c, scalar(w, "beta", beta, 2), cb))
-            return false;
-        c = cb;
-    }
-    return pointwise(w, "c", HIPDNN_POINTWISE_ADD, acc, c, make_out(w, n->out[0], y));
-}
-
-/* Softmax over the last axis: y = exp(x - max) / sum(exp(x - max)). */
-bool ep_emit_softmax(lw* w, const ep_node* n, int arg) {
-    (void)arg;
-    const ep_shape* s = &w->vals[n->out[0]].onnx;
-    ep_shape red = *s;
-    red.dims[red.rank - 1] = 1;
-    hipdnnBackendDescriptor_t x = get_onnx(w, n->in[0]);
-    hipdnnBackendDescriptor_t mx = tmp(w, "max", &red), d = tmp(w, "shifted", s),
-                              e = tmp(w, "exp", s), z = tmp(w, "sum", &red);
-    return reduction(w, "max", HIPDNN_REDUCE_TENSOR_MAX, x, mx) &&
-           pointwise(w, "shift", HIPDNN_POINTWISE_SUB, x, mx, d) &&
-           pointwise(w, "exp", HIPDNN_POINTWISE_EXP, d, NULL, e) &&
-           reduction(w, "sum", HIPDNN_REDUCE_TENSOR_ADD, e, z) &&
-           pointwise(w, "normalize", HIPDNN_POINTWISE_DIV, e, z, make_out(w, n->out[0], s));
-}
-
-bool ep_emit_batchnorm(lw* w, const ep_node* n, int arg) {
-    (void)arg;
-    const ep_shape* xs = &w->vals[n->in[0]].onnx;
-    ep_shape ps = {xs->rank, {0}};
-    for (int i = 0; i < xs->rank; ++i) ps.dims[i] = i == 1 ? xs->dims[1] : 1;
-    float eps = ep_attr_float(n, "epsilon", 1e-5f);
-    hipdnnBackendDescriptor_t x = get_onnx(w, n->in[0]);
-    hipdnnBackendDescriptor_t scale = get(w, n->in[1], &ps), bias = get(w, n->in[2], &ps),
-                              mean = get(w, n->in[3], &ps), var = get(w, n->in[4], &ps);
-    hipdnnBackendDescriptor_t ve = tmp(w, "var_eps", &ps), inv = tmp(w, "inv_std", &ps);
-    if (!pointwise(w, "var_eps", HIPDNN_POINTWISE_ADD, var, scalar(w, "epsilon", eps, ps.rank), ve) ||
-        !pointwise(w, "inv_std", HIPDNN_POINTWISE_RSQRT, ve, NULL, inv))
-        return false;
-    hipdnnBackendDescriptor_t op =
-        op_new(w, HIPDNN_BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR_EXT, NULL);
-    return op && set_t(w, op, HIPDNN_ATTR_OPERATION_BN_INFERENCE_X_EXT, x) &&
-           set_t(w, op, HIPDNN_ATTR_OPERATION_BN_INFERENCE_MEAN_EXT, mean) &&
-           set_t(w, op, HIPDNN_ATTR_OPERATION_BN_INFERENCE_INV_VARIANCE_EXT, inv) &&
-           set_t(w, op, HIPDNN_ATTR_OPERATION_BN_INFERENCE_SCALE_EXT, scale) &&
-           set_t(w, op, HIPDNN_ATTR_OPERATION_BN_INFERENCE_BIAS_EXT, bias) &&
-           set_t(w, op, HIPDNN_ATTR_OPERATION_BN_INFERENCE_Y_EXT, make_out(w, n->out[0], xs)) &&
-           op_done(w, op);
-}
-
-bool ep_emit_layernorm(lw* w, const ep_node* n, int arg) {
-    (void)arg;
-    const ep_shape* xs = &w->vals[n->in[0]].onnx;
-    int64_t axis = ep_attr_int(n, "axis", -1);
-    if (axis < 0) axis += xs->rank;
-    ep_shape ps = {xs->rank, {0}};
-    for (int i = 0; i < xs->rank; ++i) ps.dims[i] = i < axis ? 1 : xs->dims[i];
-    float eps = ep_attr_float(n, "epsilon", 1e-5f);
-    hipdnnBackendDescriptor_t x = get_onnx(w, n->in[0]), scale = get(w, n->in[1], &ps);
-    hipdnnBackendDescriptor_t bias = n->n_in >= 3 && n->in[2] >= 0 ? get(w, n->in[2], &ps) : NULL;
-    hipdnnBackendDescriptor_t e = scalar(w, "epsilon", eps, xs->rank);
-    hipdnnBackendNormMode_t mode = HIPDNN_LAYER_NORM;
-    hipdnnBackendNormFwdPhase_t phase = HIPDNN_NORM_FWD_INFERENCE;
-    hipdnnBackendDescriptor_t op =
-        op_new(w, HIPDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR, NULL);
-    return op &&
-           ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_OPERATION_NORM_FWD_MODE,
-                                           HIPDNN_TYPE_NORM_MODE_EXT, 1, &mode), "norm mode") &&
-           ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_OPERATION_NORM_FWD_PHASE,
-                                           HIPDNN_TYPE_NORM_FWD_PHASE_EXT, 1, &phase),
-              "norm phase") &&
-           set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_XDESC, x) &&
-           set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, scale) &&
-           (!bias || set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, bias)) &&
-           set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC, e) &&
-           set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_YDESC, make_out(w, n->out[0], xs)) &&
-           op_done(w, op);
-}
-
-/* ReduceSum, ReduceMean, ReduceMax, ReduceMin: arg is the reduction operator */
-bool ep_emit_reduce(lw* w, const ep_node* n, int arg) {
-    const ep_shape* xs = &w->vals[n->in[0]].onnx;
-    bool red[EP_MAX_RANK];
-    char why[256];
-    if (!ep_reduce_axes(w->m, n, xs->rank, red, why, sizeof(why))) {
-        failf(w, "%s", why);
-        return false;
-    }
-    ep_shape ks = *xs; /* kept dims; keepdims=0's output is the same memory */
-    for (int i = 0; i < xs->rank; ++i)
-        if (red[i]) ks.dims[i] = 1;
-    hipdnnReduceTensorOp_t mode = (hipdnnReduceTensorOp_t)arg;
-    return reduction(w, NULL, mode, get_onnx(w, n->in[0]), make_out(w, n->out[0], &ks));
-}
-
-/* Reshape and Flatten: the same elements in other dims, row-major. */
-bool ep_emit_reshape(lw* w, const ep_node* n, int arg) {
-    (void)arg;
-    hipdnnBackendDescriptor_t x = get_onnx(w, n->in[0]);
-    return reshape(w, x, make_out(w, n->out[0], &w->vals[n->out[0]].onnx));
-}
-
-/* ---- an input with no elements, an output with some: the rows' `empty` lowerings ------- */
-
-/* Output 0 of n with every element v: the kernel's float 0 in memory (EP_BIND_ZERO) plus
- * v, both broadcast.  A pointwise op of by-value scalars alone would do on the host, but a
- * GPU kernel reads at least one tensor from memory. */
-static bool fill_output(lw* w, const ep_node* n, float v) {
-    const ep_shape* y = &w->vals[n->out[0]].onnx;
-    ep_shape ones = {y->rank, {0}};
-    int64_t strides[EP_MAX_RANK], uid = 0;
-    for (int i = 0; i < y->rank; ++i) ones.dims[i] = strides[i] = 1;
-    char nm[160];
-    snprintf(nm, sizeof(nm), "%s/zero", w->label);
-    hipdnnBackendDescriptor_t zero = tensor(w, nm, &ones, strides, HIPDNN_DATA_FLOAT, NULL, &uid);
-    if (zero) bind(w, zero, uid, EP_BIND_ZERO, 0);
-    return pointwise(w, "fill", HIPDNN_POINTWISE_ADD, zero, scalar(w, "value", v, y->rank),
-                     make_out(w, n->out[0], y));
-}
-
-/* A sum over no elements: 0; ONNX's identity of the reduction, -inf for the max and +inf
- * for the min.  ONNX leaves the mean of nothing undefined; ORT's CPU EP gives 0, as here. */
-bool ep_empty_reduce(lw* w, const ep_node* n, int arg) {
-    hipdnnReduceTensorOp_t mode = (hipdnnReduceTensorOp_t)arg;
-    return fill_output(w, n, mode == HIPDNN_REDUCE_TENSOR_MAX   ? -INFINITY
-                             : mode == HIPDNN_REDUCE_TENSOR_MIN ? INFINITY
-                                                                : 0.0f);
-}
-
-/* MatMul over K = 0 (or a batch dim of 0 broadcast away): zeros. */
-bool ep_empty_matmul(lw* w, const ep_node* n, int arg) {
-    (void)arg;
-    return fill_output(w, n, 0.0f);
-}
-
-/* Gemm over K = 0: alpha times a product of no terms, zero (whatever alpha, as ORT's CPU
- * EP), plus beta * C. */
-bool ep_empty_gemm(lw* w, const ep_node* n, int arg) {
-    (void)arg;
-    float beta = ep_attr_float(n, "beta", 1.0f);
-    if (n->n_in < 3 || n->in[2] < 0 || beta == 0.0f) return fill_output(w, n, 0.0f);
-    ep_shape cs = aligned(&w->vals[n->in[2]].onnx, 2);
-    return pointwise(w, "beta", HIPDNN_POINTWISE_MUL, get(w, n->in[2], &cs),
-                     scalar(w, "beta", beta, 2), make_out(w, n->out[0], &w->vals[n->out[0]].onnx));
-}
-
-/* Conv and ConvTranspose over no input channels (or an image of no pixels, padded): the
- * bias on every pixel, or zeros. */
-bool ep_empty_conv(lw* w, const ep_node* n, int arg) {
-    (void)arg;
-    if (n->n_in < 3 || n->in[2] < 0) return fill_output(w, n, 0.0f);
-    const ep_shape* ys = &w->vals[n->out[0]].onnx;
-    ep_shape bs = {ys->rank, {0}};
-    for (int i = 0; i < ys->rank; ++i) bs.dims[i] = i == 1 ? ys->dims[1] : 1;
-    return pointwise(w, "bias", HIPDNN_POINTWISE_IDENTITY, get(w, n->in[2], &bs), NULL,
-                     make_out(w, n->out[0], ys));
 }
 
 /* ---- one node ------------------------------------------------------------------------- */
@@ -692,7 +356,7 @@ static int empty_input(const lw* w, const ep_node* n) {
 static bool lower_node(lw* w, const ep_node* n) {
     const ep_op_def* d = ep_op_find(n);
     if (!d) {
-        failf(w, "no lowering for %s", n->op);
+        lw_failf(w, "no lowering for %s", n->op);
         return false;
     }
     bool outputs_empty = true;
@@ -703,7 +367,7 @@ static bool lower_node(lw* w, const ep_node* n) {
     if (outputs_empty) return true;
     if (e < 0) return d->lower(w, n, d->arg);
     if (d->empty) return d->empty(w, n, d->arg);
-    failf(w, "input '%s' has no elements, yet ONNX's shape rule gives output '%s' %lld",
+    lw_failf(w, "input '%s' has no elements, yet ONNX's shape rule gives output '%s' %lld",
           w->m->values[e].name, w->m->values[n->out[0]].name,
           (long long)elements(&w->vals[n->out[0]].onnx));
     return false;
@@ -718,20 +382,20 @@ static bool build_graph(lw* w, hipdnnBackendDescriptor_t* ops, int n, const ep_o
     w->label = name;
     hipdnnBackendDescriptor_t g = new_desc(w, HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
     bool made = g &&
-        ok(w, hipdnnBackendSetAttribute(g, HIPDNN_ATTR_OPERATIONGRAPH_HANDLE, HIPDNN_TYPE_HANDLE,
+        lw_ok(w, hipdnnBackendSetAttribute(g, HIPDNN_ATTR_OPERATIONGRAPH_HANDLE, HIPDNN_TYPE_HANDLE,
                                         1, &w->h), "graph handle") &&
-        ok(w, hipdnnBackendSetAttribute(g, HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT, HIPDNN_TYPE_CHAR,
+        lw_ok(w, hipdnnBackendSetAttribute(g, HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT, HIPDNN_TYPE_CHAR,
                                         (int64_t)strlen(name), name), "graph name") &&
-        ok(w, hipdnnBackendSetAttribute(g, HIPDNN_ATTR_OPERATIONGRAPH_OPS,
+        lw_ok(w, hipdnnBackendSetAttribute(g, HIPDNN_ATTR_OPERATIONGRAPH_OPS,
                                         HIPDNN_TYPE_BACKEND_DESCRIPTOR, n, ops), "graph ops") &&
-        ok(w, hipdnnBackendFinalize(g), "graph finalize");
+        lw_ok(w, hipdnnBackendFinalize(g), "graph finalize");
     char err[1024];
     if (made && (out ? ep_plan_choose(w->h, g, opt, space, out, err, sizeof(err))
                      : ep_plan_check(w->h, g, opt, space, err, sizeof(err)))) {
         w->label = NULL;
         return true;
     }
-    if (made) failf(w, "%s", err);
+    if (made) lw_failf(w, "%s", err);
     w->label = NULL; /* `name` may go out of scope */
     return false;
 }
@@ -805,7 +469,7 @@ static void plan_parts(lw* w, const ep_options* opt, hipdnnMemorySpace_t space,
     hipdnnBackendDescriptor_t* ops = malloc((size_t)w->n_ops * sizeof(*ops));
     int n = part && ops ? (w->emptied ? graph_parts(w, part) : 1) : -1;
     if (n > 0 && out && !(out->parts = calloc((size_t)n, sizeof(ep_plan_part)))) n = -1;
-    if (n < 0) failf(w, "out of memory");
+    if (n < 0) lw_failf(w, "out of memory");
     if (out && n > 0) out->n_parts = n;
     for (int p = 0; p < n && !w->failed; ++p) {
         int k = 0;
@@ -816,7 +480,7 @@ static void plan_parts(lw* w, const ep_options* opt, hipdnnMemorySpace_t space,
         else snprintf(name, sizeof(name), "%s (part %d of %d)", graph_name, p + 1, n);
         if (build_graph(w, ops, k, opt, space, name, out ? &out->parts[p] : NULL) && out &&
             !part_bindings(w, part, n, p, &out->parts[p]))
-            failf(w, "out of memory");
+            lw_failf(w, "out of memory");
     }
     free(part);
     free(ops);
@@ -872,7 +536,7 @@ static void lower_nodes(lw* w) {
         ep_shape outs[EP_MAX_IO];
         memset(outs, 0, sizeof(outs));
         if (!ep_shape_infer(m, n, ins, outs, why, sizeof(why))) {
-            failf(w, "%s", why);
+            lw_failf(w, "%s", why);
             w->shape_failed = true;
             break;
         }
@@ -896,7 +560,7 @@ static void collect_outputs(lw* w, const char* graph_name, ep_plan* out) {
         bool empty = v >= 0 && w->vals[v].shaped && no_elements(&w->vals[v].onnx);
         if (v < 0 || (!w->vals[v].desc && !empty)) {
             w->label = graph_name;
-            failf(w, "fused output %d '%s' is not made by any node", k,
+            lw_failf(w, "fused output %d '%s' is not made by any node", k,
                   v >= 0 ? m->values[v].name : "?");
             break;
         }

@@ -1,0 +1,69 @@
+/* lowering.h — lower.c's state while one model is lowered, and the helpers lower_ops.c's
+ * ONNX op lowerings build their hipdnn tensors and operations with (private to the two). */
+#ifndef HIPDNN_EP_LOWERING_H
+#define HIPDNN_EP_LOWERING_H
+
+#include "hipdnn_ep.h"
+
+typedef struct {
+    hipdnnBackendDescriptor_t desc; /* NULL until the value is made */
+    ep_shape hs;                    /* desc's dims */
+    ep_shape onnx;                  /* the ONNX shape */
+    int bind_kind;                  /* -1: virtual; else ep_bind_kind */
+    int bind_index;
+    bool shaped;                    /* onnx is known: a fused input, or a node's output */
+} lval;
+
+struct ep_lowering {
+    const ep_model* m;
+    hipdnnHandle_t h;
+    lval* vals;
+    hipdnnBackendDescriptor_t* descs;
+    int n_descs, cap_descs;
+    hipdnnBackendDescriptor_t* ops;
+    int n_ops, cap_ops;
+    ep_binding* binds;
+    hipdnnBackendDescriptor_t* bind_t; /* binds[i]'s tensor */
+    int n_binds, cap_binds, cap_bind_t;
+    /* every tensor set on an operation, with that operation's index in ops (-1 until it
+     * is finalized): which operations share tensors, for graph_parts */
+    struct port {
+        hipdnnBackendDescriptor_t op, t;
+        int index;
+    } * ports;
+    int n_ports, cap_ports, ports_pending;
+    bool emptied; /* a node computed nothing, or its output from what was not empty */
+    int64_t next_uid;
+    const char* label; /* the node being lowered */
+    char err[1536];
+    bool failed;
+    bool shape_failed; /* failed in ONNX's shape rules (ep_shape_infer), not in hipdnn */
+};
+typedef ep_lowering lw;
+
+void lw_failf(lw* w, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+bool lw_ok(lw* w, hipdnnStatus_t st, const char* what);
+void lw_bind(lw* w, hipdnnBackendDescriptor_t t, int64_t uid, int kind, int index);
+ep_shape lw_aligned(const ep_shape* s, int r);
+hipdnnBackendDescriptor_t lw_tensor(lw* w, const char* name, const ep_shape* s,
+                                        const int64_t* strides, hipdnnDataType_t dt,
+                                        const float* value, int64_t* uid_out);
+hipdnnBackendDescriptor_t lw_tmp(lw* w, const char* what, const ep_shape* s);
+hipdnnBackendDescriptor_t lw_scalar(lw* w, const char* what, float v, int r);
+hipdnnBackendDescriptor_t lw_bound(lw* w, int v, const ep_shape* s, const int64_t* strides);
+hipdnnBackendDescriptor_t lw_op_new(lw* w, hipdnnBackendDescriptorType_t type,
+                                        const char* what);
+bool lw_set_t(lw* w, hipdnnBackendDescriptor_t op, hipdnnBackendAttributeName_t attr,
+                  hipdnnBackendDescriptor_t t);
+bool lw_op_done(lw* w, hipdnnBackendDescriptor_t op);
+bool lw_pointwise(lw* w, const char* what, hipdnnPointwiseMode_t mode,
+                      hipdnnBackendDescriptor_t x, hipdnnBackendDescriptor_t b,
+                      hipdnnBackendDescriptor_t y);
+bool lw_reduction(lw* w, const char* what, hipdnnReduceTensorOp_t mode,
+                      hipdnnBackendDescriptor_t x, hipdnnBackendDescriptor_t y);
+bool lw_reshape(lw* w, hipdnnBackendDescriptor_t x, hipdnnBackendDescriptor_t y);
+hipdnnBackendDescriptor_t lw_get(lw* w, int v, const ep_shape* want);
+hipdnnBackendDescriptor_t lw_get_onnx(lw* w, int v);
+hipdnnBackendDescriptor_t lw_make_out(lw* w, int v, const ep_shape* hs);
+
+#endif
