@@ -200,7 +200,7 @@ class Plans(BuildSteps):
             raise TypeError(f"execute: handle must be a hipdnn.Handle, got {_type_name(handle)}")
         arrays = self._arrays_for(plan, variant_pack)
         handle = handle if handle is not None else self._get_handle()
-        if isinstance(workspace, (int, np.integer)) and not isinstance(workspace, bool):
+        if RawPointer.is_address(workspace):
             # an address (cuDNN frontend's workspace.data_ptr()); a plan that needs none
             # does not read it (an empty tensor's address may be 0)
             size = plan.pack.workspace_size
@@ -259,8 +259,8 @@ class Plans(BuildSteps):
                 t = None
             if t is None or t.get_is_pass_by_value():
                 continue
-            address = isinstance(arr, (int, np.integer)) and not isinstance(arr, (bool, np.bool_))
-            spaces.add(memory_space.DEVICE if address or _device.is_device_array(arr)
+            spaces.add(memory_space.DEVICE if RawPointer.is_address(arr) or
+                       _device.is_device_array(arr)
                        else memory_space.HOST)
         return spaces.pop() if len(spaces) == 1 else None
 

@@ -146,12 +146,17 @@ class RawPointer:
         return {"shape": self.shape, "strides": self.strides, "typestr": self.typestr,
                 "data": (self.address, False), "version": 3}
 
+    @staticmethod
+    def is_address(value: Any) -> bool:
+        """Whether a variant-pack value is an int standing for a device address."""
+        return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
     @classmethod
     def of(cls, address: Any, dt: int, dims: Sequence[int],
            strides: Sequence[int]) -> Optional["RawPointer"]:
         """The tensor (data type dt, dims, strides in elements) at ``address`` when it is an
         int and the type has a NumPy dtype (bfloat16: its uint16 bits); else None."""
-        if isinstance(address, (bool, np.bool_)) or not isinstance(address, (int, np.integer)):
+        if not cls.is_address(address):
             return None
         try:
             np_type = numpy_dtype(dt)
