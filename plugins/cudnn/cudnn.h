@@ -68,6 +68,7 @@ typedef struct {
     cd_io* io;
     int num_io;
     char what[300];   /* "conv_fprop 'conv' + add 'bias' + relu 'act'" */
+    bool fp32_product; /* a convolution or matmul reads fp32: no TF32 engine config */
 } cd_graph;
 
 /* Translates g into cuDNN's backend descriptors on handle h (the device current) and
@@ -89,8 +90,9 @@ typedef struct {
     size_t workspace;
 } cd_plan;
 
-/* How many engine configs cuDNN's heuristic (mode A) offers for the graph; false with
- * cuDNN's message when it offers none. */
+/* How many engine configs cuDNN's heuristics offer for the graph (mode A's, then the
+ * fallback list's, TF32 ones left out of fp32 products); false with cuDNN's message when
+ * they offer none. */
 bool cudnn_heuristic_count(cd_graph* graph, int* count, char* why, size_t len);
 /* The plan of the index-th heuristic engine config that builds one (the ENGINE_CONFIG
  * knob); false with cuDNN's message of the last failure, or naming the knob. */

@@ -50,6 +50,7 @@ enum {
     CD_TYPE_VOID_PTR = 6,
     CD_TYPE_CONVOLUTION_MODE = 7,
     CD_TYPE_HEUR_MODE = 8,
+    CD_TYPE_NUMERICAL_NOTE = 11,
     CD_TYPE_POINTWISE_MODE = 14,
     CD_TYPE_BACKEND_DESCRIPTOR = 15,
 };
@@ -127,6 +128,7 @@ enum {
     CD_ATTR_VARIANT_PACK_WORKSPACE = 1003,
 
     CD_ATTR_ENGINE_GLOBAL_INDEX = 1301,
+    CD_ATTR_ENGINE_NUMERICAL_NOTE = 1303,
 
     CD_ATTR_MATMUL_COMP_TYPE = 1500,
     CD_ATTR_OP_MATMUL_ADESC = 1520,
@@ -135,8 +137,11 @@ enum {
     CD_ATTR_OP_MATMUL_DESC = 1523,
 };
 
-/* cudnnBackendHeurMode_t: A is the one cuDNN frontend uses by default */
-enum { CD_HEUR_MODE_A = 3 };
+/* cudnnBackendHeurMode_t: A is the one cuDNN frontend uses by default, FALLBACK its
+ * second list */
+enum { CD_HEUR_MODE_FALLBACK = 2, CD_HEUR_MODE_A = 3 };
+/* cudnnBackendNumericalNote_t: the notes of an engine that reads fp32 as TF32 or fp16 */
+enum { CD_NUMERICAL_NOTE_TENSOR_CORE = 0, CD_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS = 1 };
 
 /* The functions, resolved by name from libcudnn.so.9 (cudnn_load.c).  get_last_error is
  * cuDNN 9's cudnnGetLastErrorString: the calling thread's message for its last failure. */

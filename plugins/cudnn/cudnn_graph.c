@@ -169,7 +169,7 @@ static int32_t compute_of(const hipdnnSdkNode* n) {
 }
 
 /* Convolutions and matmuls: fp32 / fp16 / bf16 data, fp32 compute (this slice's claim). */
-static bool compute_node_types(const builder* b, const hipdnnSdkNode* n, const char* label) {
+static bool compute_node_types(builder* b, const hipdnnSdkNode* n, const char* label) {
     if (compute_of(n) != HIPDNN_DATA_FLOAT)
         return decline(b->why, b->len, "%s: compute type %s; cudnn translates fp32 compute only",
                        label, type_name(n->compute_type));
@@ -178,6 +178,7 @@ static bool compute_node_types(const builder* b, const hipdnnSdkNode* n, const c
         for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
             if (ports[k][p] == HIPDNN_NO_TENSOR) continue;
             const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(b->g, ports[k][p]);
+            if (t && k == 0 && t->data_type == HIPDNN_DATA_FLOAT) b->out->fp32_product = true;
             if (t && t->data_type != HIPDNN_DATA_FLOAT && t->data_type != HIPDNN_DATA_HALF &&
                 t->data_type != HIPDNN_DATA_BFLOAT16)
                 return decline(b->why, b->len, "%s: '%s' is %s; cudnn translates fp32, fp16 and "
@@ -258,8 +259,28 @@ static cd_desc conv_node(builder* b, const hipdnnSdkNode* n, const char* label,
     return finalize(&s, d, op->kind) ? d : NULL;
 }
 
+/* cuDNN's matmul computes as many batches as A and B both have (a batch dim of 1 is not
+ * broadcast: a GPU run left C's other batches unwritten), so operands whose batch dims
+ * differ from C's are declined; hipdnn's own engines broadcast them. */
+static bool same_batch(const builder* b, const hipdnnSdkNode* n, const char* label) {
+    const hipdnnSdkTensor* c = hipdnnSdkGraphFindTensor(b->g, n->outputs[HIPDNN_MATMUL_C]);
+    const int ports[2] = {HIPDNN_MATMUL_A, HIPDNN_MATMUL_B};
+    for (int k = 0; c && k < 2; ++k) {
+        const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(b->g, n->inputs[ports[k]]);
+        if (!t) continue;
+        int64_t tb = 1, cb = 1;
+        for (int d = 0; d + 2 < t->ndim; ++d) tb *= t->dims[d];
+        for (int d = 0; d + 2 < c->ndim; ++d) cb *= c->dims[d];
+        if (tb != cb)
+            return decline(b->why, b->len, "%s: '%s' has %lld batch%s, the product %lld; "
+                           "cuDNN's matmul does not broadcast batch dims", label, t->name,
+                           (long long)tb, tb == 1 ? "" : "es", (long long)cb);
+    }
+    return true;
+}
+
 static cd_desc matmul_node(builder* b, const hipdnnSdkNode* n, const char* label) {
-    if (!compute_node_types(b, n, label)) return NULL;
+    if (!compute_node_types(b, n, label) || !same_batch(b, n, label)) return NULL;
     cd_desc desc = NULL;
     if (!cudnn_graph_desc(b->out, CD_MATMUL_DESCRIPTOR, &desc, b->why, b->len)) return NULL;
     setter s = {b->why, b->len, label, true};
