@@ -43,7 +43,8 @@
 /* Loop kernels are written once, always inlined, and compiled into one function per
  * vector width (baseline: SSE2 or NEON; on x86-64 also AVX2 and AVX-512), which the
  * caller picks by the CPU it runs on.  gcc and clang vectorize the loops by themselves. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(HIPDNN_REF_ONE_VARIANT) /* sanitized builds: the baseline only (CMakeLists.txt) */
 #define REF_X86_VARIANTS 1
 #define REF_TARGET_AVX2 __attribute__((target("avx2")))
 #define REF_TARGET_AVX512 __attribute__((target("avx512f")))
