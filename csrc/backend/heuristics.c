@@ -3,7 +3,9 @@
  *   A        : by the engine's declared priority, then load order
  *   B        : device engines before host engines, then as A
  *   FALLBACK : only engines flagged FALLBACK (the reference), as A
- * A preferred engine goes first when applicable; deselected engines are left out. */
+ * A preferred engine goes first when applicable; deselected engines are left out.  The
+ * engines HIPDNN_ENGINE names (a comma-separated list) come next, in its order: a
+ * process-wide preference a user sets without changing code, under the graph's own. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 #include "descriptor.h"
 #include "error.h"
 #include "handle.h"
+#include "log.h"
 #include "registry.h"
 
 typedef struct {
@@ -229,8 +232,40 @@ static void apply_user_choice(const heur_state* s, int32_t ne, bool* ok, char** 
     }
 }
 
+/* Moves registry engine `want` to the front of s->results, if it is there. */
+static void put_first(heur_state* s, int32_t want) {
+    for (int32_t k = 0; k < s->num_results; ++k)
+        if (s->results[k] == want) {
+            memmove(s->results + 1, s->results, (size_t)k * sizeof(int32_t));
+            s->results[0] = want;
+            return;
+        }
+}
+
+/* The engines HIPDNN_ENGINE names, first in its order (the last named moved first, then
+ * the one before it...); a name no loaded engine has is logged and skipped. */
+static void prefer_from_env(heur_state* s) {
+    const char* env = getenv("HIPDNN_ENGINE");
+    if (!env || !*env) return;
+    char list[512];
+    snprintf(list, sizeof(list), "%s", env);
+    char* names[32];
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(list, ", ", &save); t && n < 32;
+         t = strtok_r(NULL, ", ", &save))
+        names[n++] = t;
+    for (int i = n - 1; i >= 0; --i) {
+        int32_t want = hipdnnRegistryFindEngineByName(names[i]);
+        if (want < 0)
+            hipdnnLog(HIPDNN_LOG_WARN, "HIPDNN_ENGINE names '%s', which is not a loaded engine "
+                      "(see `python -m hipdnn info`): skipped", names[i]);
+        else
+            put_first(s, want);
+    }
+}
+
 /* s->results: the engines left, by insertion in the mode's order (stable in load order),
- * the preferred one first. */
+ * then HIPDNN_ENGINE's, then the preferred one first. */
 static void rank_engines(heur_state* s, int32_t ne, const bool* ok) {
     for (int32_t e = 0; e < ne; ++e) {
         if (!ok[e]) continue;
@@ -241,15 +276,8 @@ static void rank_engines(heur_state* s, int32_t ne, const bool* ok) {
         }
         s->results[k] = e;
     }
-    if (s->preferred && *s->preferred) {
-        int32_t want = hipdnnRegistryFindEngineByName(s->preferred);
-        for (int32_t k = 0; k < s->num_results; ++k)
-            if (s->results[k] == want) {
-                memmove(s->results + 1, s->results, (size_t)k * sizeof(int32_t));
-                s->results[0] = want;
-                break;
-            }
-    }
+    prefer_from_env(s);
+    if (s->preferred && *s->preferred) put_first(s, hipdnnRegistryFindEngineByName(s->preferred));
 }
 
 /* s->report: one line per engine, "name\tid\tapplicable" or its reason. */
