@@ -252,9 +252,17 @@ def ep_two_outputs(gpu, dtype):
     return epilogue
 
 
+def ep_column_index(gpu, dtype):
+    # gen_index in the epilogue: its input has no memory
+    def epilogue(g, c, want_c):
+        y = g.mul(c, g.gen_index(c, axis=want_c.ndim - 1), name="scaled")
+        return [(y, want_c * np.arange(want_c.shape[-1], dtype=np.float64), "pointwise")]
+    return epilogue
+
+
 EPILOGUES = {"bias_relu": ep_bias_relu, "bias_gelu": ep_bias_gelu, "gelu_tanh": ep_gelu_tanh,
              "swish": ep_swish, "clamp_scale": ep_clamp_scale, "residual": ep_residual,
-             "two_outputs": ep_two_outputs}
+             "two_outputs": ep_two_outputs, "column_index": ep_column_index}
 
 
 @pytest.mark.parametrize("name", list(EPILOGUES))

@@ -325,6 +325,17 @@ def test_norm_then_broadcast_operands_and_constants(gpu, dtype):
                      graph_tolerance(["layernorm", "pointwise"], dtype))
 
 
+def test_norm_then_its_column_index(gpu, dtype):
+    # gen_index after a norm (a stage of its own: the norm's epilogue takes no gen_index)
+    # reads no memory: its stage binds no pointer for it
+    n = 48
+    outs, _, log, y = norm_then(gpu, dtype, [5, n],
+                                lambda g, y: g.add(a=y, b=g.gen_index(input=y, axis=1)))
+    assert any("runs in 2 stages" in m for m in log), log
+    gpu.assert_close(outs[0], y + np.arange(n, dtype=np.float64),
+                     graph_tolerance(["layernorm", "pointwise"], dtype))
+
+
 def test_norm_output_read_by_its_epilogue_is_written_too(gpu, dtype):
     outs, _, log, y = norm_then(gpu, dtype, [4, 100], lambda g, y: g.gelu(input=y), y_out=True)
     assert one_kernel(log, "layernorm"), log

@@ -353,6 +353,22 @@ def test_pointwise_before_and_after_a_reduction(gpu, dtype):
     gpu.assert_close(out, want, graph_tolerance(["reduction", "pointwise"], dtype))
 
 
+def test_gen_index_feeding_a_reduction(gpu, dtype):
+    # y = sum over the row of x * (its column index), as stages: gen_index's input has no
+    # memory, and its stage binds no pointer for it
+    x = gpu.input([6, 70], dtype)
+    g = gpu.graph(dtype)
+    X = x.bind(g, "x")
+    idx = g.gen_index(input=X, axis=1)
+    r = g.reduction(input=g.mul(a=X, b=idx), mode=RM.ADD)
+    r.set_dim([6, 1])
+    out = gpu.output(r, [6, 1], dtype)
+    log = ran(lambda: gpu.execute(g, [x, out]))
+    assert any("stages" in m for m in log), log
+    want = np.sum(x.values * np.arange(70, dtype=np.float64), axis=1, keepdims=True)
+    gpu.assert_close(out, want, graph_tolerance(["reduction", "pointwise"], dtype))
+
+
 def test_two_reductions_of_one_input(gpu):
     x = gpu.input([5, 64], "fp32")
     g = gpu.graph("fp32")

@@ -24,12 +24,17 @@
 
 /* Where one tensor's pointer (or a runtime scalar's value) goes in a stage's program:
  * the byte offset of a void* (dtype -1) or of a float read from the host scalar of that
- * hipdnnDataType_t. */
+ * hipdnnDataType_t. uid HIPDNN_NO_TENSOR is gen_index's coordinates, an input without
+ * memory: its pointer is left as planned (hipe_bind_has_memory). */
 typedef struct {
     int64_t uid;
     uint32_t offset;
     int32_t scalar_dtype;
 } hipe_bind;
+
+static inline bool hipe_bind_has_memory(const hipe_bind* b) {
+    return b->scalar_dtype < 0 && b->uid != HIPDNN_NO_TENSOR;
+}
 
 enum { HIPE_STAGE_POINTWISE = 0, HIPE_STAGE_ROWWISE = 1, HIPE_STAGE_RESAMPLE = 2, HIPE_STAGE_GEMM = 3 };
 

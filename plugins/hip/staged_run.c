@@ -44,7 +44,7 @@ hipe_kernel_id hipe_stage_planned_kernel(const struct hipe_staged* s, const hipe
     else if (st->kind == HIPE_STAGE_ROWWISE) prog.rw = st->rw;
     else return 0;
     for (int b = 0; b < st->nbind; ++b) { /* every pointer at the start of a 256-byte block */
-        if (st->bind[b].scalar_dtype >= 0) continue;
+        if (!hipe_bind_has_memory(&st->bind[b])) continue;
         int64_t offset;
         (void)view_base(s, st->bind[b].uid, &offset);
         void* ptr = (char*)(uintptr_t)4096 + offset;
@@ -150,6 +150,7 @@ static hipdnnPluginStatus_t bind_pointers(const hipdnnSdkGraph* g, const struct 
             memcpy(base + bd->offset, &v, sizeof(v));
             continue;
         }
+        if (!hipe_bind_has_memory(bd)) continue;
         void* ptr = NULL;
         int64_t offset;
         const int64_t uid = view_base(s, bd->uid, &offset);
