@@ -8,7 +8,7 @@
  * build, in the heuristic's order: knob 0 is the best config that runs, as cuDNN
  * frontend's build_plans(HEURISTICS_CHOICE) takes it.
  *
- * hipdnn's fp32 is IEEE fp32 on every engine (DESIGN.md's tolerances), while cuDNN's
+ * hipdnn's fp32 is IEEE fp32 on every engine (architecture.md, "Tolerances"), while cuDNN's
  * tensor-core engines read fp32 operands as TF32; so configs whose engine carries the
  * TENSOR_CORE or DOWN_CONVERT_INPUTS numerical note are left out of a graph whose
  * convolution or matmul reads fp32. */
