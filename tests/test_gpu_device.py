@@ -582,6 +582,20 @@ def test_a_workspace_must_be_of_a_byte_addressable_type():
     np.testing.assert_array_equal(out.numpy(), np.full((2, 4), 2, np.float32))
 
 
+@pytest.mark.parametrize("code,name", [(10, "fp8_e4m3"), (12, "fp8_e5m2")])
+def test_fp8_dlpack_arrays_are_read_as_hipdnns_fp8(code, name):
+    # torch.float8_e4m3fn / float8_e5m2 go the DLPack way, with DLPack 1.1's type codes
+    # (cuDNN frontend's test_silu_and_mul hands them over so); no engine computes fp8 in a
+    # pointwise node yet, so the variant pack's message shows how the array was read
+    raw = hipdnn.DeviceArray.from_numpy(np.array([0x38, 0x40, 0xB8, 0x3C], np.uint8))
+    g, A, B, Y = add_relu_graph(np.zeros(4, np.float32), np.zeros(4, np.float32))
+    out = hipdnn.DeviceArray.empty([4], np.float32)
+    with pytest.raises(ValueError, match=rf"variant pack: tensor 'a' \(uid \d+\) expects float32 "
+                                         rf"\[4\], got {name} \[4\] \(DLPack\)"):
+        g.execute({A: RawDLPack(raw.data_ptr, code, 8, 1, [4]), B: out, Y: out})
+    assert raw.numpy().tolist() == [0x38, 0x40, 0xB8, 0x3C]
+
+
 class LyingCAI:
     """A __cuda_array_interface__ over `array`'s pointer whose shape may overstate it."""
 

@@ -24,6 +24,8 @@ enum { /* DLDataTypeCode */
     HD_DL_FLOAT = 2,
     HD_DL_BFLOAT = 4,
     HD_DL_BOOL = 6,
+    HD_DL_FLOAT8_E4M3FN = 10, /* DLPack 1.1: OCP fp8, torch.float8_e4m3fn */
+    HD_DL_FLOAT8_E5M2 = 12,   /* torch.float8_e5m2 */
 };
 
 #define HD_DL_FLAG_READ_ONLY (UINT64_C(1) << 0)

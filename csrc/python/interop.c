@@ -80,6 +80,8 @@ static int dl_dtype(hd_DLDataType t) {
                : t.bits == 64 ? HIPDNN_DATA_INT64 : -1;
     case HD_DL_UINT: return t.bits == 8 ? HIPDNN_DATA_UINT8 : t.bits == 16 ? HD_DTYPE_UINT16 : -1;
     case HD_DL_BOOL: return t.bits == 8 ? HIPDNN_DATA_BOOLEAN : -1;
+    case HD_DL_FLOAT8_E4M3FN: return t.bits == 8 ? HIPDNN_DATA_FP8_E4M3 : -1;
+    case HD_DL_FLOAT8_E5M2: return t.bits == 8 ? HIPDNN_DATA_FP8_E5M2 : -1;
     default: return -1;
     }
 }
