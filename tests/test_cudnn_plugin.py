@@ -334,6 +334,25 @@ def test_a_runtime_scalar_is_passed_by_value(cd, dtype):
     assert_product_close(out, want, graph_tolerance(["conv_fprop", "pointwise"], dtype), 72, mag)
 
 
+@pytest.mark.gpu
+def test_an_int8_convolution_computes_exactly_in_int32(cd):
+    # cuDNN frontend's test_conv_int8: int8 x and w, int32 compute, an identity to int32
+    rng = np.random.default_rng(8)
+    x = cd.input([2, 8, 6, 6], "i8", "channels_last", values=rng.integers(-127, 128, [2, 8, 6, 6]))
+    w = cd.input([4, 8, 3, 3], "i8", "channels_last", values=rng.integers(-127, 128, [4, 8, 3, 3]))
+    g = hipdnn.pygraph(io_data_type=hipdnn.data_type.INT8,
+                       intermediate_data_type=hipdnn.data_type.INT32,
+                       compute_data_type=hipdnn.data_type.INT32)
+    y = g.conv_fprop(x.bind(g, "x"), w.bind(g, "w"), padding=[1, 1], name="conv")
+    y = g.identity(y, name="identity")
+    y.set_data_type(hipdnn.data_type.INT32)
+    out = cd.output(y, [2, 4, 6, 6], "i32", "channels_last")
+    log = cudnn_log(lambda: cd.execute(g, [x, w, out]))
+    assert any("conv_fprop 'conv' + identity 'identity'" in m for m in log), log
+    want = ref.conv_fprop(x.values, w.values, [1, 1], [1, 1], [1, 1], [1, 1])
+    np.testing.assert_array_equal(out.decoded(), want)
+
+
 # ---- matmul --------------------------------------------------------------------------------
 
 @pytest.mark.gpu

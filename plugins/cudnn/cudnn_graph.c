@@ -168,11 +168,28 @@ static int32_t compute_of(const hipdnnSdkNode* n) {
     return (int32_t)(n->compute_type == HIPDNN_DATA_NOT_SET ? HIPDNN_DATA_FLOAT : n->compute_type);
 }
 
-/* Convolutions and matmuls: fp32 / fp16 / bf16 data, fp32 compute (this slice's claim). */
+/* An int8 forward convolution with int32 compute (cuDNN's INT8x4 engines, which want
+ * channels-last tensors and channels a multiple of 4: cuDNN's to say), giving int32 or
+ * fp32. */
+static bool int8_conv_types(const builder* b, const hipdnnSdkNode* n, const char* label) {
+    const hipdnnSdkTensor* x = hipdnnSdkGraphFindTensor(b->g, n->inputs[HIPDNN_CONV_X]);
+    const hipdnnSdkTensor* w = hipdnnSdkGraphFindTensor(b->g, n->inputs[HIPDNN_CONV_W]);
+    const hipdnnSdkTensor* y = hipdnnSdkGraphFindTensor(b->g, n->outputs[HIPDNN_CONV_Y]);
+    if (n->kind != HIPDNN_OP_CONV_FPROP || !x || !w || !y || x->data_type != HIPDNN_DATA_INT8 ||
+        w->data_type != HIPDNN_DATA_INT8 ||
+        (y->data_type != HIPDNN_DATA_INT32 && y->data_type != HIPDNN_DATA_FLOAT))
+        return decline(b->why, b->len, "%s: compute type int32; cudnn translates it for a "
+                       "forward convolution of int8 x and w giving int32 or fp32 only", label);
+    return true;
+}
+
+/* Convolutions and matmuls: fp32 / fp16 / bf16 data with fp32 compute, or int8 forward
+ * convolutions with int32 compute. */
 static bool compute_node_types(builder* b, const hipdnnSdkNode* n, const char* label) {
+    if (compute_of(n) == HIPDNN_DATA_INT32) return int8_conv_types(b, n, label);
     if (compute_of(n) != HIPDNN_DATA_FLOAT)
-        return decline(b->why, b->len, "%s: compute type %s; cudnn translates fp32 compute only",
-                       label, type_name(n->compute_type));
+        return decline(b->why, b->len, "%s: compute type %s; cudnn translates fp32 compute, and "
+                       "int32 for int8 convolutions", label, type_name(n->compute_type));
     const int64_t* ports[2] = {n->inputs, n->outputs};
     for (int k = 0; k < 2; ++k)
         for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {

@@ -439,7 +439,8 @@ static bool is_compute(const desc* op) {
            op->type == D_OP_MATMUL;
 }
 
-/* One convolution or matmul, fp32 / fp16 / bf16, and pointwise modes computed here. */
+/* One convolution or matmul, fp32 / fp16 / bf16 (int8 in, int32 out: an int8
+ * convolution), and pointwise modes computed here. */
 static status engines_support(const desc* graph) {
     int compute = 0;
     const int64_t n = count_of(graph, 801);
@@ -451,7 +452,8 @@ static status engines_support(const desc* graph) {
             const int at[3] = {p.in[0], p.in[1], p.out};
             for (int k = 0; k < 3; ++k) {
                 const int dt = (int)i64(child(op, at[k], 0), A_DT, 0, -1);
-                if (dt != HIPDNN_DATA_FLOAT && dt != HIPDNN_DATA_HALF && dt != HIPDNN_DATA_BFLOAT16)
+                if (dt != HIPDNN_DATA_FLOAT && dt != HIPDNN_DATA_HALF &&
+                    dt != HIPDNN_DATA_BFLOAT16 && dt != HIPDNN_DATA_INT8 && dt != HIPDNN_DATA_INT32)
                     return fail(NOT_SUPPORTED, "fake cuDNN: no engine takes data type %d", dt);
             }
         } else if (op->type == D_OP_POINTWISE) {
