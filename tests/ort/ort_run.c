@@ -18,8 +18,8 @@
  * after each run.  Before running it prints which EP each node was
  * assigned to, one line each: "assigned EP SUBGRAPH OP_TYPE NODE_NAME", where SUBGRAPH
  * numbers ORT's assigned subgraphs (a compiling EP's fused node is one subgraph).  Exit status 0 on
- * success, 1 with a message naming the failing step otherwise.  float32 and int64
- * tensors only. */
+ * success, 1 with a message naming the failing step otherwise.  Tensors of the types in
+ * npy_types (floats, integers, bool). */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -63,6 +63,34 @@ typedef struct {
     size_t bytes;
 } array;
 
+/* The element types read and written: .npy's descr (quoted, as in the header), ORT's type. */
+typedef struct {
+    const char* descr;
+    ONNXTensorElementDataType type;
+    size_t size;
+} npy_type;
+
+static const npy_type npy_types[] = {
+    {"'<f4'", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, 4},
+    {"'<f2'", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16, 2},
+    {"'<f8'", ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE, 8},
+    {"'<i8'", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, 8},
+    {"'<i4'", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, 4},
+    {"'<i2'", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16, 2},
+    {"'|i1'", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, 1},
+    {"'|u1'", ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8, 1},
+    {"'<u2'", ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16, 2},
+    {"'<u4'", ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32, 4},
+    {"'<u8'", ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64, 8},
+    {"'|b1'", ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, 1},
+};
+
+static const npy_type* npy_type_of(ONNXTensorElementDataType type) {
+    for (size_t i = 0; i < sizeof(npy_types) / sizeof(npy_types[0]); ++i)
+        if (npy_types[i].type == type) return &npy_types[i];
+    return NULL;
+}
+
 static void npy_read(const char* path, array* a) {
     FILE* f = fopen(path, "rb");
     if (!f) die("cannot open %s", path);
@@ -81,11 +109,12 @@ static void npy_read(const char* path, array* a) {
     char* h = calloc(hlen + 1, 1);
     if (!h || fread(h, 1, hlen, f) != hlen) die("%s: truncated header", path);
     if (strstr(h, "'fortran_order': True")) die("%s: Fortran order is not read", path);
-    size_t esize;
-    if (strstr(h, "'<f4'")) a->type = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, esize = 4;
-    else if (strstr(h, "'<i8'")) a->type = ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, esize = 8;
-    else if (strstr(h, "'<f2'")) a->type = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16, esize = 2;
-    else die("%s: only <f4, <f2 and <i8 arrays are read (header %s)", path, h);
+    const npy_type* t = NULL;
+    for (size_t i = 0; i < sizeof(npy_types) / sizeof(npy_types[0]) && !t; ++i)
+        if (strstr(h, npy_types[i].descr)) t = &npy_types[i];
+    if (!t) die("%s: an element type ort_run does not read (header %s)", path, h);
+    a->type = t->type;
+    size_t esize = t->size;
     const char* s = strstr(h, "'shape': (");
     if (!s) die("%s: no shape in header", path);
     s += strlen("'shape': (");
@@ -113,10 +142,8 @@ static void npy_read(const char* path, array* a) {
 static void npy_write(const char* path, ONNXTensorElementDataType type, const int64_t* shape,
                       size_t rank, const void* data, size_t bytes) {
     char dict[256];
-    int n = snprintf(dict, sizeof(dict), "{'descr': '%s', 'fortran_order': False, 'shape': (",
-                     type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT     ? "<f4"
-                     : type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16 ? "<f2"
-                                                                     : "<i8");
+    int n = snprintf(dict, sizeof(dict), "{'descr': %s, 'fortran_order': False, 'shape': (",
+                     npy_type_of(type)->descr);
     for (size_t i = 0; i < rank; ++i)
         n += snprintf(dict + n, sizeof(dict) - (size_t)n, "%lld,%s", (long long)shape[i],
                       i + 1 < rank ? " " : "");
@@ -390,10 +417,8 @@ int main(int argc, char** argv) {
             check(ort->GetDimensions(info, shape, rank), "GetDimensions");
             check(ort->GetTensorShapeElementCount(info, &count), "GetTensorShapeElementCount");
             ort->ReleaseTensorTypeAndShapeInfo(info);
-            size_t esize = type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT     ? 4
-                           : type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16 ? 2
-                           : type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64   ? 8
-                                                                           : 0;
+            const npy_type* nt = npy_type_of(type);
+            size_t esize = nt ? nt->size : 0;
             if (!esize)
                 die("output %s has element type %d", out_names[o], (int)type);
             /* the session copies results to the host (on a GPU, reading device memory
