@@ -20,7 +20,7 @@ static bool onnx_domain(const ep_node* n) {
 
 /* Float32 or float16 (kept in memory as half, computed in float) with a known rank in
  * 1..8, else why not. */
-static bool float_tensor(const ep_model* m, int v, const char* port, char* why, size_t why_len) {
+bool ep_float_tensor(const ep_model* m, int v, const char* port, char* why, size_t why_len) {
     if (v < 0) return WHY("%s is absent", port);
     const ep_value* t = &m->values[v];
     if (t->elem_type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT &&
@@ -48,20 +48,18 @@ static bool check_inputs(const ep_model* m, const ep_node* n, int first, int cou
                          size_t why_len) {
     static const char* names[] = {"input 0", "input 1", "input 2", "input 3", "input 4"};
     for (int k = first; k < first + count; ++k)
-        if (!float_tensor(m, n->in[k], names[k], why, why_len)) return false;
+        if (!ep_float_tensor(m, n->in[k], names[k], why, why_len)) return false;
     return true;
 }
 
-/* Attribute values above this are declined before any shape arithmetic: what the backend
- * takes (dims and parameters within 2^40), and products of two stay inside int64. */
-#define ATTR_MAX (INT64_C(1) << 40)
+#define ATTR_MAX EP_ATTR_MAX
 
 /* Conv and ConvTranspose: X and W of rank 3 to 5 (1D, 2D, 3D), the list attributes one
  * value per spatial dim (pads two), each within 2^40. */
 bool ep_check_conv(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
     if (n->n_in < 2 || n->n_in > 3) return WHY("%d inputs", n->n_in);
     if (!check_inputs(m, n, 0, 2, why, why_len)) return false;
-    if (n->n_in == 3 && n->in[2] >= 0 && !float_tensor(m, n->in[2], "bias", why, why_len))
+    if (n->n_in == 3 && n->in[2] >= 0 && !ep_float_tensor(m, n->in[2], "bias", why, why_len))
         return false;
     int r = rank_of(m, n->in[0]);
     if (r < 3 || r > 5 || rank_of(m, n->in[1]) != r)
@@ -152,7 +150,7 @@ bool ep_check_conv_transpose(const ep_model* m, const ep_node* n, char* why, siz
 bool ep_check_gemm(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
     if (n->n_in < 2 || n->n_in > 3) return WHY("%d inputs", n->n_in);
     if (!check_inputs(m, n, 0, 2, why, why_len)) return false;
-    if (n->n_in == 3 && n->in[2] >= 0 && !float_tensor(m, n->in[2], "C", why, why_len))
+    if (n->n_in == 3 && n->in[2] >= 0 && !ep_float_tensor(m, n->in[2], "C", why, why_len))
         return false;
     if (rank_of(m, n->in[0]) != 2 || rank_of(m, n->in[1]) != 2) return WHY("A and B need rank 2");
     /* A transposed operand is read through strides, which only memory given to the fused
@@ -219,7 +217,7 @@ bool ep_check_batchnorm(const ep_model* m, const ep_node* n, char* why, size_t w
 bool ep_check_layernorm(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
     if (n->n_in < 2 || n->n_in > 3) return WHY("%d inputs", n->n_in);
     if (!check_inputs(m, n, 0, 2, why, why_len)) return false;
-    if (n->n_in == 3 && n->in[2] >= 0 && !float_tensor(m, n->in[2], "B", why, why_len))
+    if (n->n_in == 3 && n->in[2] >= 0 && !ep_float_tensor(m, n->in[2], "B", why, why_len))
         return false;
     if (!only_first_output(m, n, why, why_len)) return false;
     int r = rank_of(m, n->in[0]);
@@ -280,7 +278,7 @@ bool ep_node_supported(const ep_model* m, const ep_node* n, char* why, size_t wh
     if (!d && !onnx_domain(n)) return WHY("domain '%s' is not claimed", n->domain);
     if (n->n_in > EP_MAX_IO || n->n_out > EP_MAX_IO) return WHY("too many inputs or outputs");
     if (n->n_out < 1 || n->out[0] < 0) return WHY("no output");
-    if (!float_tensor(m, n->out[0], "output 0", why, why_len)) return false;
+    if (!ep_float_tensor(m, n->out[0], "output 0", why, why_len)) return false;
     if (!d) return WHY("op %s is not in hipdnn-ep's set", n->op);
     if (n->since_version < d->since) return WHY("%s before opset %d", n->op, d->since);
     return d->check(m, n, why, why_len);

@@ -17,6 +17,7 @@
  *   shape.c       ONNX shape rules for the ops hipdnn-ep claims
  *   lower.c       a model (one fused node) lowered to a hipdnn operation graph
  *   lower_ops.c   each ONNX op's lowering (op_table.c names them; lowering.h is shared)
+ *   ops_pool.c    the pooling ops' checks, shape rules and lowerings
  *   plan.c        the engine chosen for that graph, and its plan
  *   kernel.c      per fused node: plans cached by input shapes, execution per run
  *   ep.c          OrtEp: GetCapability, Compile and the compute functions
@@ -235,7 +236,20 @@ bool ep_conv_transpose_pads(const ep_node* n, int axis, int spatial, int64_t in,
 bool ep_reduce_axes(const ep_model* m, const ep_node* n, int rank, bool* reduced, char* why,
                     size_t why_len);
 
+/* NumPy broadcasting of a and b into out; false when they do not broadcast. */
+bool ep_broadcast(const ep_shape* a, const ep_shape* b, ep_shape* out);
+/* "[2, 3, 4]" into buf. */
+void ep_shape_str(const ep_shape* s, char* buf, size_t len);
+
 /* ---- capability.c -------------------------------------------------------------------- */
+
+/* Attribute values above this are declined before any shape arithmetic: what the backend
+ * takes (dims and parameters within 2^40), and products of two stay inside int64. */
+#define EP_ATTR_MAX (INT64_C(1) << 40)
+
+/* Whether value v (named `port` in the reason) is a float32 or float16 tensor of known
+ * rank 1..8; when not, `why` says why. */
+bool ep_float_tensor(const ep_model* m, int v, const char* port, char* why, size_t why_len);
 
 /* Whether hipdnn-ep runs node `n`; when not, `why` says why. */
 bool ep_node_supported(const ep_model* m, const ep_node* n, char* why, size_t why_len);
@@ -344,6 +358,10 @@ ep_op_lower ep_emit_binary, ep_emit_unary, ep_emit_gelu, ep_emit_conv, ep_emit_m
     ep_emit_gemm, ep_emit_softmax, ep_emit_batchnorm, ep_emit_layernorm, ep_emit_reduce,
     ep_emit_reshape;
 ep_op_lower ep_empty_conv, ep_empty_matmul, ep_empty_gemm, ep_empty_reduce;
+/* ops_pool.c: MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool */
+ep_op_check ep_check_pool, ep_check_global_pool;
+ep_op_shape ep_shape_pool, ep_shape_global_pool;
+ep_op_lower ep_emit_pool, ep_emit_global_pool;
 
 /* ---- plan.c -------------------------------------------------------------------------- */
 

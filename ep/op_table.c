@@ -35,6 +35,10 @@ static const ep_op_def ops[] = {
     {"ReduceMean", "", 0, ep_check_reduce, ep_shape_reduce, ep_emit_reduce, ep_empty_reduce, RED(AVG)},
     {"ReduceMax", "", 0, ep_check_reduce, ep_shape_reduce, ep_emit_reduce, ep_empty_reduce, RED(MAX)},
     {"ReduceMin", "", 0, ep_check_reduce, ep_shape_reduce, ep_emit_reduce, ep_empty_reduce, RED(MIN)},
+    {"MaxPool", "", 0, ep_check_pool, ep_shape_pool, ep_emit_pool, NULL, 0},
+    {"AveragePool", "", 0, ep_check_pool, ep_shape_pool, ep_emit_pool, NULL, 0},
+    {"GlobalAveragePool", "", 0, ep_check_global_pool, ep_shape_global_pool, ep_emit_global_pool, NULL, RED(AVG)},
+    {"GlobalMaxPool", "", 0, ep_check_global_pool, ep_shape_global_pool, ep_emit_global_pool, NULL, RED(MAX)},
 };
 
 static bool same_domain(const char* row, const char* node) {

@@ -9,7 +9,7 @@
 
 #define WHY(...) (snprintf(why, why_len, __VA_ARGS__), false)
 
-static bool broadcast(const ep_shape* a, const ep_shape* b, ep_shape* out) {
+bool ep_broadcast(const ep_shape* a, const ep_shape* b, ep_shape* out) {
     int r = a->rank > b->rank ? a->rank : b->rank;
     for (int i = 0; i < r; ++i) {
         int ia = a->rank - r + i, ib = b->rank - r + i;
@@ -21,7 +21,7 @@ static bool broadcast(const ep_shape* a, const ep_shape* b, ep_shape* out) {
     return true;
 }
 
-static void shape_str(const ep_shape* s, char* buf, size_t len) {
+void ep_shape_str(const ep_shape* s, char* buf, size_t len) {
     int n = snprintf(buf, len, "[");
     for (int i = 0; i < s->rank && n < (int)len; ++i)
         n += snprintf(buf + n, len - (size_t)n, "%s%lld", i ? ", " : "", (long long)s->dims[i]);
@@ -117,9 +117,9 @@ bool ep_shape_broadcast(const ep_model* m, const ep_node* n, const ep_shape* con
     (void)m, (void)n;
     char a[128], b[128];
     if (!in[1]) return WHY("input 1 is absent");
-    if (broadcast(in[0], in[1], &out[0])) return true;
-    shape_str(in[0], a, sizeof(a));
-    shape_str(in[1], b, sizeof(b));
+    if (ep_broadcast(in[0], in[1], &out[0])) return true;
+    ep_shape_str(in[0], a, sizeof(a));
+    ep_shape_str(in[1], b, sizeof(b));
     return WHY("A %s and B %s do not broadcast", a, b);
 }
 
@@ -159,8 +159,8 @@ static bool param_is(const ep_model* m, const ep_node* n, const ep_shape* const*
     for (int i = 0; same && i < p->rank; ++i) same = p->dims[i] == x->dims[axis + i];
     if (same) return true;
     if (!p) return WHY("input %d is absent", k);
-    shape_str(x, a, sizeof(a));
-    shape_str(p, b, sizeof(b));
+    ep_shape_str(x, a, sizeof(a));
+    ep_shape_str(p, b, sizeof(b));
     return WHY("'%s' is %s, not X's dims from axis %d of %s", m->values[n->in[k]].name, b,
                axis, a);
 }
@@ -199,16 +199,16 @@ bool ep_shape_matmul(const ep_model* m, const ep_node* n, const ep_shape* const*
     const ep_shape *x = in[0], *w = in[1];
     if (!w || x->rank < 2 || w->rank < 2) return WHY("MatMul needs two inputs of rank >= 2");
     if (x->dims[x->rank - 1] != w->dims[w->rank - 2]) {
-        shape_str(x, a, sizeof(a));
-        shape_str(w, b, sizeof(b));
+        ep_shape_str(x, a, sizeof(a));
+        ep_shape_str(w, b, sizeof(b));
         return WHY("A %s and B %s: inner dims differ", a, b);
     }
     ep_shape xb = *x, wb = *w;
     xb.rank -= 2;
     wb.rank -= 2;
-    if (!broadcast(&xb, &wb, &out[0])) {
-        shape_str(x, a, sizeof(a));
-        shape_str(w, b, sizeof(b));
+    if (!ep_broadcast(&xb, &wb, &out[0])) {
+        ep_shape_str(x, a, sizeof(a));
+        ep_shape_str(w, b, sizeof(b));
         return WHY("batch dims of A %s and B %s do not broadcast", a, b);
     }
     out[0].dims[out[0].rank++] = x->dims[x->rank - 2];
@@ -231,8 +231,8 @@ bool ep_shape_gemm(const ep_model* m, const ep_node* n, const ep_shape* const* i
     out[0].dims[1] = N;
     if (n->n_in >= 3 && in[2]) {
         ep_shape t;
-        if (!broadcast(in[2], &out[0], &t) || t.rank != 2 || t.dims[0] != M || t.dims[1] != N) {
-            shape_str(in[2], a, sizeof(a));
+        if (!ep_broadcast(in[2], &out[0], &t) || t.rank != 2 || t.dims[0] != M || t.dims[1] != N) {
+            ep_shape_str(in[2], a, sizeof(a));
             return WHY("C %s does not broadcast to [%lld, %lld]", a, (long long)M, (long long)N);
         }
     }
@@ -333,8 +333,8 @@ bool ep_shape_reshape(const ep_model* m, const ep_node* n, const ep_shape* const
         known = total;
     }
     if (known != total) {
-        shape_str(x, a, sizeof(a));
-        shape_str(&out[0], b, sizeof(b));
+        ep_shape_str(x, a, sizeof(a));
+        ep_shape_str(&out[0], b, sizeof(b));
         return WHY("input %s and shape %s differ in element count", a, b);
     }
     return true;

@@ -1,0 +1,142 @@
+"""hipdnn-ep's ONNX ops past the first slice (docs/onnxruntime.md, "What it claims"):
+pooling, the normalizations' optional outputs, softmax on any axis, the pointwise and
+data-movement ops.  Each model is claimed whole (CPU fallback off) and its outputs must
+match a float64 NumPy reference and ORT's CPU EP; declined forms must stay with ORT,
+with the reason in hipdnn-ep's log.  The runner and helpers are tests/test_ort_ep.py's.
+"""
+import itertools
+
+import numpy as np
+import pytest
+
+from test_ort_ep import (FLOAT, compare, helper, model, rand, rng,  # noqa: F401 (fixtures)
+                         run, runner_available)
+
+TOL = dict(rtol=1e-4, atol=1e-5)
+
+
+def claimed_whole(tmp_path, m, feeds, want, fused_nodes=1, tol=TOL):
+    """m claimed whole by hipdnn-ep, equal to ORT's CPU EP and to `want` (name -> float64
+    reference)."""
+    got, _ = compare(tmp_path, m, feeds, fused_nodes=fused_nodes)
+    for name, ref in want.items():
+        assert got[name][0].shape == ref.shape, name
+        np.testing.assert_allclose(got[name][0], ref, err_msg=name, **tol)
+    return got
+
+
+def declined(tmp_path, m, feeds, reason):
+    """m runs with its node on ORT's CPU EP, hipdnn-ep's log saying why."""
+    _, assigned, err = run(tmp_path, m, feeds, log_level=1)
+    assert all(a[0] != "hipdnn" for a in assigned), assigned
+    assert reason in err, err[-3000:]
+
+
+# ---- pooling ----------------------------------------------------------------------------
+
+def pool_ref(x, kind, k, s, pre, post, ceil=False, include_pad=False):
+    """float64 pooling over the spatial dims of x [N, C, ...]: kind max or avg."""
+    x = x.astype(np.float64)
+    sp = x.ndim - 2
+    outs = []
+    for i in range(sp):
+        span = x.shape[2 + i] + pre[i] + post[i] - k[i]
+        o = span // s[i] + 1
+        if ceil and span % s[i] and o * s[i] < x.shape[2 + i] + pre[i]:
+            o += 1
+        outs.append(o)
+    y = np.empty(x.shape[:2] + tuple(outs))
+    for idx in itertools.product(*[range(o) for o in outs]):
+        lo = [idx[i] * s[i] - pre[i] for i in range(sp)]
+        hi = [min(lo[i] + k[i], x.shape[2 + i] + post[i]) for i in range(sp)]
+        inside = tuple(slice(max(lo[i], 0), min(hi[i], x.shape[2 + i])) for i in range(sp))
+        win = x[(slice(None), slice(None)) + inside].reshape(x.shape[0], x.shape[1], -1)
+        if kind == "max":
+            y[(slice(None), slice(None)) + idx] = win.max(axis=2)
+        else:
+            count = np.prod([hi[i] - lo[i] for i in range(sp)]) if include_pad else win.shape[2]
+            y[(slice(None), slice(None)) + idx] = win.sum(axis=2) / count
+    return y
+
+
+POOL_CASES = [
+    # op, x shape, attributes, reference's (kernel, strides, pre, post, ceil, include_pad)
+    ("MaxPool", (2, 3, 7, 6), dict(kernel_shape=[3, 2]), ([3, 2], [1, 1], [0, 0], [0, 0])),
+    ("MaxPool", (1, 2, 9, 9), dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 2, 1]),
+     ([3, 3], [2, 2], [1, 0], [2, 1])),
+    ("MaxPool", (1, 2, 8, 7), dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
+     ([3, 3], [2, 2], [0, 0], [0, 0], True)),
+    ("MaxPool", (2, 2, 10), dict(kernel_shape=[4], strides=[3]), ([4], [3], [0], [0])),
+    ("MaxPool", (1, 2, 4, 5, 6), dict(kernel_shape=[2, 2, 3], pads=[1, 0, 1, 1, 1, 0]),
+     ([2, 2, 3], [1, 1, 1], [1, 0, 1], [1, 1, 0])),
+    ("MaxPool", (1, 3, 7, 7), dict(kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER"),
+     ([3, 3], [2, 2], [1, 1], [1, 1])),
+    ("AveragePool", (2, 3, 7, 6), dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+     ([3, 3], [1, 1], [1, 1], [1, 1])),
+    ("AveragePool", (2, 3, 7, 6), dict(kernel_shape=[3, 3], pads=[1, 1, 2, 2], count_include_pad=1),
+     ([3, 3], [1, 1], [1, 1], [2, 2], False, True)),
+    ("AveragePool", (1, 2, 8, 8), dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1,
+                                       pads=[1, 1, 1, 1], count_include_pad=1),
+     ([3, 3], [2, 2], [1, 1], [1, 1], True, True)),
+    ("AveragePool", (1, 2, 6, 6), dict(kernel_shape=[2, 2], auto_pad="SAME_LOWER"),
+     ([2, 2], [1, 1], [1, 1], [0, 0])),
+    ("AveragePool", (1, 2, 5, 6), dict(kernel_shape=[3, 2], strides=[2, 1], auto_pad="VALID"),
+     ([3, 2], [2, 1], [0, 0], [0, 0])),
+]
+
+
+@pytest.mark.parametrize("op,xs,attrs,ref", POOL_CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(POOL_CASES)])
+def test_pool_matches_float64_reference(tmp_path, rng, op, xs, attrs, ref):
+    node = helper.make_node(op, ["x"], ["y"], name="pool", **attrs)
+    m = model([node], [("x", list(xs))], [("y", None)])
+    x = rand(rng, *xs)
+    kind = "max" if op == "MaxPool" else "avg"
+    claimed_whole(tmp_path, m, {"x": x}, {"y": pool_ref(x, kind, *ref)})
+
+
+@pytest.mark.parametrize("op", ["GlobalAveragePool", "GlobalMaxPool"])
+@pytest.mark.parametrize("xs", [(2, 3, 5), (2, 3, 4, 5), (1, 2, 3, 4, 2)])
+def test_global_pool_reduces_the_spatial_dims(tmp_path, rng, op, xs):
+    m = model([helper.make_node(op, ["x"], ["y"], name="gp")], [("x", list(xs))], [("y", None)])
+    x = rand(rng, *xs)
+    axes = tuple(range(2, len(xs)))
+    x64 = x.astype(np.float64)
+    want = x64.mean(axis=axes, keepdims=True) if "Average" in op else x64.max(axis=axes, keepdims=True)
+    claimed_whole(tmp_path, m, {"x": x}, {"y": want})
+
+
+def test_resnet_stem_and_head_is_one_fused_node(tmp_path, rng):
+    """conv -> relu -> maxpool ... global average pool -> flatten -> gemm."""
+    nodes = [helper.make_node("Conv", ["x", "W", "B"], ["c"], name="conv", pads=[3, 3, 3, 3],
+                              strides=[2, 2]),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("MaxPool", ["r"], ["p"], name="pool", kernel_shape=[3, 3],
+                              strides=[2, 2], pads=[1, 1, 1, 1]),
+             helper.make_node("GlobalAveragePool", ["p"], ["g"], name="gap"),
+             helper.make_node("Flatten", ["g"], ["f"], name="flatten"),
+             helper.make_node("Gemm", ["f", "Wf", "Bf"], ["y"], name="fc", transB=1)]
+    m = model(nodes, [("x", [2, 3, 16, 16])], [("y", None)],
+              [("W", rand(rng, 4, 3, 7, 7)), ("B", rand(rng, 4)), ("Wf", rand(rng, 5, 4)),
+               ("Bf", rand(rng, 5))])
+    compare(tmp_path, m, {"x": rand(rng, 2, 3, 16, 16)}, fused_nodes=1)
+
+
+@pytest.mark.parametrize("attrs,reason", [
+    (dict(kernel_shape=[2, 2], dilations=[2, 2]), "dilations[0] is 2; hipdnn's pooling has no dilation"),
+    (dict(kernel_shape=[3, 2], dilations=[1, 2], pads=[1, 1, 1, 1]), "dilations[1] is 2"),
+])
+def test_pool_forms_hipdnn_lacks_stay_with_ort(tmp_path, rng, attrs, reason):
+    m = model([helper.make_node("MaxPool", ["x"], ["y"], name="pool", **attrs)],
+              [("x", [1, 2, 6, 6])], [("y", None)])
+    declined(tmp_path, m, {"x": rand(rng, 1, 2, 6, 6)}, reason)
+
+
+def test_maxpool_indices_stay_with_ort(tmp_path, rng):
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], name="pool", kernel_shape=[2, 2])
+    g = helper.make_graph([node], "t", [helper.make_tensor_value_info("x", FLOAT, [1, 2, 4, 4])],
+                          [helper.make_tensor_value_info("y", FLOAT, None),
+                           helper.make_tensor_value_info("i", 7, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    declined(tmp_path, m, {"x": rand(rng, 1, 2, 4, 4)}, "output Indices is used")
