@@ -41,7 +41,7 @@ def test_gpu_tests_pass_on_the_emulated_engine_over_a_fake_driver():
          str(REPO / "tests" / "test_gpu_pointwise.py"), str(REPO / "tests" / "test_gpu_device.py"),
          str(REPO / "tests" / "test_gpu_reduction.py"), str(REPO / "tests" / "test_gpu_norm.py"),
          str(REPO / "tests" / "test_gpu_training.py"), str(REPO / "tests" / "test_gpu_matmul.py"),
-         str(REPO / "tests" / "test_gpu_conv.py")],
+         str(REPO / "tests" / "test_gpu_conv.py"), str(REPO / "tests" / "test_gpu_sdpa.py")],
         cwd=str(REPO), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
     out = proc.stdout.decode("utf-8", "replace")
     assert proc.returncode == 0, out[-6000:]

@@ -116,6 +116,31 @@ GRAPHS = textwrap.dedent('''
     build(dt.HALF, mm_gelu)
     build(dt.BFLOAT16, conv_relu)
     build(dt.FLOAT, mm_fp32)
+
+    # attention kernels (hipdnn_fa_*): tensor cores for head dims 64, 128 (8 warps too:
+    # enough query tiles), 256 and 80 / 48; the general kernel for fp32
+    def attn(d, dv, b=2, sq=40, causal=False, bias=False, pad=False):
+        def make(g):
+            q = g.tensor(name="q", dim=[b, 4, sq, d]); k = g.tensor(name="k", dim=[b, 2, 50, d])
+            v = g.tensor(name="v", dim=[b, 2, 50, dv])
+            kw = {{}}
+            if bias:
+                kw["bias"] = g.tensor(name="bias", dim=[1, 4, sq, 50])
+            if pad:
+                kw.update(use_padding_mask=True,
+                          seq_len_q=g.tensor(name="lq", dim=[b, 1, 1, 1], data_type=dt.INT32),
+                          seq_len_kv=g.tensor(name="lk", dim=[b, 1, 1, 1], data_type=dt.INT64))
+            o, st = g.sdpa(q, k, v, attn_scale=0.125, use_causal_mask=causal,
+                           generate_stats=True, **kw)
+            o.set_output(True); st.set_output(True).set_data_type(dt.FLOAT)
+        return make
+
+    build(dt.HALF, attn(64, 64, causal=True))
+    build(dt.BFLOAT16, attn(128, 128, bias=True, pad=True))
+    build(dt.HALF, attn(128, 128, b=64, sq=300, causal=True))
+    build(dt.BFLOAT16, attn(256, 256))
+    build(dt.HALF, attn(80, 48))
+    build(dt.FLOAT, attn(72, 72, causal=True, bias=True))
 ''')
 
 
@@ -298,6 +323,65 @@ def test_general_matmul_kernels_compile_with_hiprtc_for_gfx90a(dump_dir):
     headers = gm_headers(dump_dir)
     for src in gm_sources(dump_dir, "hip"):
         rc, log, lowered, size = compile_hiprtc(lib, src.read_bytes(), headers, ["hipdnn_gemm"])
+        assert rc == 0 and size > 0 and all(lowered), f"{src.name}: {log}"
+
+
+# ---- attention kernels --------------------------------------------------------------------------
+
+def fa_sources(dump_dir, suffix):
+    return sorted(dump_dir.glob(f"hipdnn_fa_*.{suffix}"))
+
+
+def test_each_attention_plan_writes_its_kernel(dump_dir):
+    cu = [p.read_text() for p in fa_sources(dump_dir, "cu")]
+    # each plan's kernel (6); every plan's general kernel for hiprtc
+    assert len(cu) == 6 and len(fa_sources(dump_dir, "hip")) == 6, sorted(
+        p.name for p in dump_dir.iterdir())
+    for args in ("1, 64, 64, 4, 64", "2, 128, 128, 4, 64", "1, 128, 128, 8, 64",
+                 "2, 256, 256, 4, 32", "1, 80, 48, 4, 64"):
+        assert [t for t in cu if f"fa_mma<{args}>" in t], (args, cu)
+    assert [t for t in cu if "fa_simt<72, 72, 0, 0, 0>" in t], cu
+
+
+@pytest.mark.toolchain
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_attention_kernels_compile_with_nvrtc_without_spills(dump_dir, arch):
+    lib = nvrtc()
+    if lib is None:
+        pytest.skip("no NVRTC on this machine")
+    headers = gm_headers(dump_dir)
+    ptxas = shutil.which("ptxas") or ("/usr/local/cuda/bin/ptxas"
+                                      if os.path.exists("/usr/local/cuda/bin/ptxas") else None)
+    for src in fa_sources(dump_dir, "cu"):
+        rc, log, ptx = compile_ptx(lib, src.read_bytes(), headers, arch,
+                                   name_expressions=["hipdnn_attention"])
+        assert rc == 0, f"{src.name} for {arch}: {log}"
+        text = ptx.decode(errors="replace")
+        if "fa_mma<" in src.read_text():
+            assert "mma.sync.aligned.m16n8k16" in text and "ldmatrix" in text, src.name
+            assert "cp.async" in text, src.name
+        if not ptxas:
+            continue
+        ptx_file = src.with_suffix(f".{arch}.ptx")
+        ptx_file.write_bytes(ptx)
+        info = subprocess.run([ptxas, f"-arch={arch}", "-v", str(ptx_file), "-o",
+                               str(ptx_file.with_suffix(".cubin"))],
+                              capture_output=True, text=True, timeout=300)
+        assert info.returncode == 0, info.stderr
+        spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", info.stderr)
+        assert spills and all(int(a) == 0 and int(b) == 0 for a, b in spills), \
+            f"{src.name}: {info.stderr}"
+
+
+@pytest.mark.toolchain
+def test_general_attention_kernels_compile_with_hiprtc_for_gfx90a(dump_dir):
+    lib = hiprtc()
+    if lib is None:
+        pytest.skip("no hiprtc on this machine")
+    headers = gm_headers(dump_dir)
+    for src in fa_sources(dump_dir, "hip"):
+        rc, log, lowered, size = compile_hiprtc(lib, src.read_bytes(), headers,
+                                                ["hipdnn_attention"])
         assert rc == 0 and size > 0 and all(lowered), f"{src.name}: {log}"
 
 

@@ -34,6 +34,7 @@
 #include "hipdnn/hipdnn_plugin.h"
 #include "hipdnn/hipdnn_sdk.h"
 #include "hipdnn/hipdnn_sdk_plugin.h"
+#include "fa_program.h"
 #include "gm_program.h"
 #include "pw_program.h"
 #include "rs_program.h"
@@ -274,6 +275,11 @@ bool hipe_rtc_launch(void* kernel, int64_t blocks, int threads, const void* arg,
  * others). */
 bool hipe_gm_launch(void* kernel, const gm_program* prog, const gm_tma* tma, int64_t blocks,
                     int threads, int smem, void* stream, char* why, size_t len);
+#define HIPE_ATTN_KERNEL "hipdnn_attention" /* an attention source's entry point */
+/* Launches a compiled attention kernel (attention_program.c) on `stream` with `smem` bytes
+ * of dynamic shared memory a block. */
+bool hipe_fa_launch(void* kernel, const fa_program* prog, int64_t blocks, int threads, int smem,
+                    void* stream, char* why, size_t len);
 /* Encodes a TMA tensor map (CUtensorMap) into map[128]: a rank-5 tensor of 16-bit
  * `dtype` (PW_F16, PW_BF16) at `base`, dims[0] contiguous, strides[] the byte strides of
  * dims 1..4, copied in boxes of box[] elements into 128-byte-swizzled shared memory, zeros

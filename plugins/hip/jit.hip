@@ -448,6 +448,39 @@ extern "C" bool hipe_gm_launch(void* kernel, const gm_program* prog, const gm_tm
     return true;
 }
 
+extern "C" bool hipe_fa_launch(void* kernel, const fa_program* prog, int64_t blocks, int threads,
+                               int smem, void* stream, char* why, size_t len) {
+    void* args[] = {const_cast<fa_program*>(prog)};
+    (void)hipGetLastError(); // an earlier, unrelated failure must not be reported as ours
+    const char* call = "kernel launch";
+#if defined(HIPDNN_HIP_CUDA)
+    cudaError_t e = cudaSuccess;
+    if (smem > 48 * 1024) {
+        call = "cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize)";
+        e = cudaFuncSetAttribute((const void*)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 smem);
+    }
+    if (e == cudaSuccess) {
+        call = "kernel launch";
+        e = cudaLaunchKernel((const void*)kernel, dim3((unsigned)blocks), dim3((unsigned)threads),
+                             args, (size_t)smem, (cudaStream_t)stream);
+    }
+    if (e == cudaSuccess) e = cudaGetLastError();
+#else
+    hipError_t e = hipModuleLaunchKernel((hipFunction_t)kernel, (unsigned)blocks, 1, 1,
+                                         (unsigned)threads, 1, 1, (unsigned)smem,
+                                         (hipStream_t)stream, args, nullptr);
+    if (e == hipSuccess) e = hipGetLastError();
+#endif
+    if (e != hipSuccess) {
+        snprintf(why, len, "%s (attention: %lld blocks of %d threads, %d bytes of shared memory) "
+                 "failed: %s: %s", call, (long long)blocks, threads, smem, hipGetErrorName(e),
+                 hipGetErrorString(e));
+        return false;
+    }
+    return true;
+}
+
 #if defined(HIPDNN_HIP_CUDA)
 // The driver's cuTensorMapEncodeTiled, found through the runtime once (the plugin links no
 // libcuda): NULL where the driver has none.

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention.h"
 #include "gemm.h"
 #include "hip_engine.h"
 #include "hip_jit_sources.h" /* generated: the text of the kernel headers */
@@ -213,6 +214,31 @@ char* hipe_gm_source(const hipe_gm* gm, const hipe_gm_kernel* k, int dialect) {
     return finish(&b);
 }
 
+/* An attention kernel (fa_kernels.h): one entry point, HIPE_ATTN_KERNEL, the head dims and
+ * storage types its template arguments; the lane broadcast its general kernel adds. */
+char* hipe_fa_source(const hipe_fa* fa, const hipe_fa_kernel* k, int dialect) {
+    const fa_program* p = &fa->prog;
+    buf b = {0};
+    if (dialect == HIPE_RTC_CUDA)
+        put(&b, "%s%stemplate <class T> PW_FN T hd_shfl(T v, int lane) {\n"
+                "    return __shfl_sync(0xffffffffu, v, lane, 32); }\n", PRELUDE_CUDA, ROWS_CUDA);
+    else
+        put(&b, "%stemplate <class T> PW_FN T hd_shfl(T v, int lane) { return __shfl(v, lane, 32); }\n",
+            PRELUDE_HIP);
+    put(&b, "#include \"fa_kernels.h\"\n\n");
+    if (k->kind == FA_MMA) /* min blocks 1: else ptxas caps the registers, spilling */
+        put(&b, "__global__ void __launch_bounds__(%d, 1) %s(const fa_program p) {\n"
+                "    extern __shared__ __attribute__((aligned(16))) unsigned char smem[];\n"
+                "    fa_mma<%d, %d, %d, %d, %d>(p, smem);\n}\n",
+            32 * k->warps, HIPE_ATTN_KERNEL, k->dt, (int)p->d, (int)p->dv, k->warps, k->bc);
+    else
+        put(&b, "__global__ void __launch_bounds__(FA_SIMT_THREADS) %s(const fa_program p) {\n"
+                "    extern __shared__ float smem[];\n"
+                "    fa_simt<%d, %d, %d, %d, %d>(p, smem);\n}\n",
+            HIPE_ATTN_KERNEL, (int)p->d, (int)p->dv, p->q_dt, p->k_dt, p->v_dt);
+    return finish(&b);
+}
+
 void hipe_jit_headers(const char* const** texts, const char* const** names, int* count) {
     /* every header a kernel source includes, directly or through another (CMakeLists.txt
        embeds the same list) */
@@ -222,14 +248,16 @@ void hipe_jit_headers(const char* const** texts, const char* const** names, int*
         hipe_src_rw_exec_norm_h,    hipe_src_rw_exec_norm_bwd_h, hipe_src_rw_kernels_h,
         hipe_src_rs_program_h,      hipe_src_rs_exec_h,        hipe_src_rs_kernels_h,
         hipe_src_gm_program_h,      hipe_src_gm_exec_h,        hipe_src_gm_kernels_h,
-        hipe_src_gm_wgmma_h};
+        hipe_src_gm_wgmma_h,        hipe_src_fa_program_h,     hipe_src_fa_exec_h,
+        hipe_src_fa_kernels_h};
     static const char* const k_names[] = {
         "pw_program.h",      "pw_exec.h",         "rw_program.h",
         "rw_exec.h",         "rw_exec_reduce.h",  "rw_exec_softmax.h",
         "rw_exec_norm.h",    "rw_exec_norm_bwd.h", "rw_kernels.h",
         "rs_program.h",      "rs_exec.h",         "rs_kernels.h",
         "gm_program.h",      "gm_exec.h",         "gm_kernels.h",
-        "gm_wgmma.h"};
+        "gm_wgmma.h",        "fa_program.h",      "fa_exec.h",
+        "fa_kernels.h"};
     _Static_assert(sizeof(k_texts) == sizeof(k_names), "a text for each name");
     *texts = k_texts;
     *names = k_names;

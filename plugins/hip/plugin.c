@@ -400,8 +400,9 @@ static bool compile_kernels(hipdnnEnginePluginHandle_t handle, hipdnnEnginePlugi
             continue;
         }
         char why[HIPE_MSG_LEN] = "";
-        if (st->kind == HIPE_STAGE_GEMM) {
-            if (!hipe_gm_prepare(&st->gm, handle->device, why, sizeof(why))) {
+        if (st->kind == HIPE_STAGE_GEMM || st->kind == HIPE_STAGE_ATTENTION) {
+            if (st->kind == HIPE_STAGE_GEMM ? !hipe_gm_prepare(&st->gm, handle->device, why, sizeof(why))
+                                            : !hipe_fa_prepare(&st->fa, handle->device, why, sizeof(why))) {
                 hipe_set_error(HIPE_ENGINE_NAME ": graph '%s': stage %d of %d (%s): %s",
                                c->plan.graph->name, k + 1, s->nstages, st->what, why);
                 return false;
@@ -459,6 +460,7 @@ static bool describe_kernels(hipdnnEnginePluginExecutionContext_t c) {
         const hipe_stage* st = &s->stages[k];
         const char* kind = st->kind == HIPE_STAGE_ROWWISE    ? "row-wise"
                            : st->kind == HIPE_STAGE_GEMM     ? "matmul"
+                           : st->kind == HIPE_STAGE_ATTENTION ? "attention"
                            : st->kind == HIPE_STAGE_RESAMPLE ? "resample"
                                                              : "pointwise";
         c->kernels[k] = (hipdnnPluginKernelInfo_t){(uint32_t)sizeof(hipdnnPluginKernelInfo_t),

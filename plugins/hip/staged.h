@@ -16,6 +16,7 @@
 
 #include <stdatomic.h>
 
+#include "attention.h"
 #include "gemm.h"
 #include "hip_engine.h"
 
@@ -36,7 +37,8 @@ static inline bool hipe_bind_has_memory(const hipe_bind* b) {
     return b->scalar_dtype < 0 && b->uid != HIPDNN_NO_TENSOR;
 }
 
-enum { HIPE_STAGE_POINTWISE = 0, HIPE_STAGE_ROWWISE = 1, HIPE_STAGE_RESAMPLE = 2, HIPE_STAGE_GEMM = 3 };
+enum { HIPE_STAGE_POINTWISE = 0, HIPE_STAGE_ROWWISE = 1, HIPE_STAGE_RESAMPLE = 2, HIPE_STAGE_GEMM = 3,
+       HIPE_STAGE_ATTENTION = 4 };
 
 /* Kernels a stage keeps besides its planned one: those other pointers needed. */
 #define HIPE_OTHER_KERNELS 4
@@ -51,6 +53,7 @@ typedef struct {
     rw_program rw;                  /* row-wise: its program */
     rs_program rs;                  /* resample: its program */
     hipe_gm gm;                     /* matmul: its program and kernels (gemm.h) */
+    hipe_fa fa;                     /* attention: its program and kernels (attention.h) */
     hipe_kernel_id kernel_id;       /* row-wise, resample: the kernel for 16-byte aligned
                                        pointers, compiled at plan time (plugin.c) ... */
     void* kernel;
@@ -148,6 +151,9 @@ int hipe_rs_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage*
 int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe_plan* ep,
                     const hipe_knobs* knobs, int64_t parts_uid, size_t* parts_bytes,
                     hipe_stage* st, char* why, size_t len);
+/* The stage of an sdpa_fwd node (attention_program.c): 1, or 0 with the reason. */
+int hipe_fa_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage* st, char* why,
+                    size_t len);
 /* Sets each tensor's `reserved` (16-byte vectors allowed) from its pointer, at enqueue. */
 void hipe_rw_set_vectors(rw_program* p);
 /* The kernel a row-wise or resample stage runs when every pointer it binds is 16-byte

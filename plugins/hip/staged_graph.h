@@ -12,7 +12,8 @@
 #include "staged.h"
 
 /* What a group of nodes becomes: one stage (two for a reduction cut into parts). */
-enum { G_POINTWISE = 0, G_SOFTMAX, G_NORM, G_REDUCTION, G_RESAMPLE, G_NORM_BWD, G_GEMM, G_KINDS };
+enum { G_POINTWISE = 0, G_SOFTMAX, G_NORM, G_REDUCTION, G_RESAMPLE, G_NORM_BWD, G_GEMM,
+       G_ATTENTION, G_KINDS };
 
 typedef struct {
     const hipdnnSdkGraph* g;

@@ -2,7 +2,7 @@
  * into its stage(s).  Grouping, in this order: softmax patterns; each norm with the
  * pointwise nodes after it that read only its y, each other and graph inputs (its
  * epilogue); each matmul or forward convolution with its epilogue likewise; each remaining
- * reduction, pooling and norm backward; then runs of pointwise nodes, as long as one fused
+ * reduction, pooling, norm backward and attention; then runs of pointwise nodes, as long as one fused
  * kernel can take them. */
 #include <stddef.h>
 #include <stdint.h>
@@ -182,6 +182,8 @@ bool stg_form_groups(parts* s) {
             s->group[i] = new_group(s, G_RESAMPLE);
         else if (g->nodes[i].kind == HIPDNN_OP_NORM_BACKWARD)
             s->group[i] = new_group(s, G_NORM_BWD);
+        else if (g->nodes[i].kind == HIPDNN_OP_SDPA_FWD)
+            s->group[i] = new_group(s, G_ATTENTION);
     /* Runs of pointwise nodes between the others, each as long as it compiles as one. */
     hipe_plan* plan = malloc(sizeof(*plan));
     if (!plan) return decline(s->why, s->len, "out of memory while compiling graph '%s'", g->name);
@@ -371,6 +373,10 @@ static int compile_norm_bwd_group(parts* s, const group_job* j, hipe_stage* st) 
     return hipe_rw_norm_backward(j->sub, &j->sub->nodes[0], st, s->why, s->len);
 }
 
+static int compile_attention_group(parts* s, const group_job* j, hipe_stage* st) {
+    return hipe_fa_compile(j->sub, &j->sub->nodes[0], st, s->why, s->len);
+}
+
 /* Each kind of group: the family of kernels it runs (for messages) and its compiler. */
 static const struct {
     const char* kernels;
@@ -383,6 +389,7 @@ static const struct {
     [G_RESAMPLE] = {"pooling", compile_resample_group},
     [G_NORM_BWD] = {"row-wise", compile_norm_bwd_group},
     [G_GEMM] = {"matmul", compile_gemm_group},
+    [G_ATTENTION] = {"attention", compile_attention_group},
 };
 
 /* ---- compiling a group ------------------------------------------------------------------------ */

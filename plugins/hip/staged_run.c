@@ -127,6 +127,7 @@ typedef union {
     rw_program rw;
     rs_program rs;
     gm_program gm;
+    fa_program fa;
 } stage_program;
 
 /* The enqueue's pointers and runtime scalars into the program's copy: a view's memory is
@@ -171,14 +172,16 @@ static void log_first_run(const hipdnnSdkGraph* g, const struct hipe_staged* s, 
                           const stage_program* prog, unsigned path, const char* gm_kernel) {
     const hipe_stage* st = &s->stages[k];
     const char* kernel = st->kind == HIPE_STAGE_ROWWISE ? "row-wise"
-                         : st->kind == HIPE_STAGE_GEMM ? gm_kernel
+                         : st->kind == HIPE_STAGE_GEMM || st->kind == HIPE_STAGE_ATTENTION
+                             ? gm_kernel
                          : st->kind == HIPE_STAGE_RESAMPLE ? "resample"
                          : path & RAN_JIT_FAST  ? "compiled fast"
                          : path & RAN_JIT_GENERIC ? "compiled generic"
                          : path & RAN_FAST      ? "interpreting fast" : "interpreting generic";
     const bool rw = st->kind == HIPE_STAGE_ROWWISE;
     char name[HIPE_KERNEL_NAME_LEN + 1] = "";
-    if (st->kind != HIPE_STAGE_POINTWISE && st->kind != HIPE_STAGE_GEMM) {
+    if (st->kind != HIPE_STAGE_POINTWISE && st->kind != HIPE_STAGE_GEMM &&
+        st->kind != HIPE_STAGE_ATTENTION) {
         name[0] = ' ';
         hipe_kernel_name(rw ? hipe_rw_kernel(&prog->rw) : hipe_rs_kernel(&prog->rs), name + 1,
                          sizeof(name) - 1);
@@ -206,6 +209,7 @@ hipdnnPluginStatus_t hipe_staged_enqueue(const hipdnnSdkGraph* g, struct hipe_st
         stage_program prog;
         if (st->kind == HIPE_STAGE_POINTWISE) prog.pw = st->pw.prog;
         else if (st->kind == HIPE_STAGE_GEMM) prog.gm = st->gm.prog;
+        else if (st->kind == HIPE_STAGE_ATTENTION) prog.fa = st->fa.prog;
         else if (st->kind == HIPE_STAGE_RESAMPLE) prog.rs = st->rs;
         else prog.rw = st->rw;
         hipdnnPluginStatus_t r = bind_pointers(g, s, st, &prog, resolve, ctx, workspace, buffers,
@@ -220,6 +224,8 @@ hipdnnPluginStatus_t hipe_staged_enqueue(const hipdnnSdkGraph* g, struct hipe_st
                                     stream, &path, why, sizeof(why));
         } else if (st->kind == HIPE_STAGE_GEMM) {
             ok = hipe_gm_enqueue(&st->gm, &prog.gm, device, stream, &gm_kernel, why, sizeof(why));
+        } else if (st->kind == HIPE_STAGE_ATTENTION) {
+            ok = hipe_fa_enqueue(&st->fa, &prog.fa, device, stream, &gm_kernel, why, sizeof(why));
         } else {
             ok = launch_compiled(g, s, k, &prog, device, sm_count, stream, why, sizeof(why));
         }

@@ -1,0 +1,253 @@
+/* The attention stage: an sdpa_fwd node compiled into an fa_program (fa_program.h), the
+ * kernel that runs it chosen, compiled at plan time, and launched.
+ *
+ * The kernel: tensor cores (FA_MMA) where q, k and v are fp16 or bf16 alike, their head
+ * dims multiples of 16, d contiguous and every other stride a multiple of 8 elements, and
+ * the build is NVIDIA's; else the general kernel (FA_SIMT), which reads any strides and
+ * types.  Pointers are known only at enqueue: q, k or v not 16-byte aligned run the
+ * general kernel, compiled then.  What neither kernel runs is declined naming the node. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rowwise.h" /* rwc_storage_of, rwc_find, rwc_tensor_ok */
+#include "staged.h"
+
+#define FA_ASSUMED_SMS 132 /* H100 / H200: 8 warps a block where the grid still fills them */
+
+int hipe_fa_threads(const hipe_fa_kernel* k) {
+    return k->kind == FA_MMA ? 32 * k->warps : FA_SIMT_THREADS;
+}
+
+int hipe_fa_smem(const hipe_fa_kernel* k, const fa_program* p) {
+    const int d = (int)p->d, dv = (int)p->dv;
+    return k->kind == FA_MMA ? FA_MMA_SMEM(d, dv, k->warps, k->bc) : FA_SIMT_SMEM(d, dv);
+}
+
+static int rows_of(const hipe_fa_kernel* k) { return k->kind == FA_MMA ? 16 * k->warps : FA_SIMT_ROWS; }
+
+static void set_grid(fa_program* p, const hipe_fa_kernel* k) {
+    p->rows = rows_of(k);
+    p->q_blocks = (p->sq + p->rows - 1) / p->rows;
+}
+
+/* Strides of the dims that are walked (longer than 1) all multiples of 8. */
+static bool rows_aligned(const int64_t* s, int64_t b, int64_t h, int64_t n) {
+    return (b == 1 || s[0] % 8 == 0) && (h == 1 || s[1] % 8 == 0) && (n == 1 || s[2] % 8 == 0);
+}
+
+static void choose_kernel(const fa_program* p, hipe_fa_kernel* k) {
+    memset(k, 0, sizeof(*k));
+    k->kind = FA_SIMT;
+    if (strcmp(hipe_vendor(), "ROCm") == 0 || p->q_dt == PW_F32 || p->q_dt != p->k_dt ||
+        p->q_dt != p->v_dt || p->d % 16 != 0 || p->dv % 16 != 0 || p->q_s[3] != 1 ||
+        p->k_s[3] != 1 || p->v_s[3] != 1 || !rows_aligned(p->q_s, p->b, p->hq, p->sq) ||
+        !rows_aligned(p->k_s, p->b, p->hk, p->skv) || !rows_aligned(p->v_s, p->b, p->hv, p->skv))
+        return;
+    const bool wide = p->d > 128 || p->dv > 128;
+    const int64_t big_blocks = p->b * p->hq * ((p->sq + 127) / 128);
+    *k = (hipe_fa_kernel){.kind = FA_MMA, .dt = p->q_dt, .bc = wide ? 32 : 64,
+                          .warps = !wide && big_blocks >= 2 * FA_ASSUMED_SMS ? 8 : 4};
+}
+
+/* ---- the node ------------------------------------------------------------------------- */
+
+static void bind(hipe_stage* st, int64_t uid, size_t offset, int32_t scalar_dtype) {
+    hipe_bind* b = &st->bind[st->nbind++];
+    b->uid = uid;
+    b->offset = (uint32_t)offset;
+    b->scalar_dtype = scalar_dtype;
+}
+
+#define FA(field) offsetof(fa_program, field)
+
+static bool dims4(const hipdnnSdkTensor* t, int64_t a, int64_t b, int64_t c, int64_t d) {
+    return t->ndim == 4 && t->dims[0] == a && t->dims[1] == b && t->dims[2] == c && t->dims[3] == d;
+}
+
+static void strides4(const hipdnnSdkTensor* t, int64_t* s) {
+    for (int i = 0; i < 4; ++i) s[i] = t->dims[i] > 1 ? t->strides[i] : 0;
+}
+
+/* q, k, v, o and stats: types, shapes and strides into p; false with the reason. */
+static bool operands(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, fa_program* p,
+                     const char* label, char* why, size_t len) {
+    const hipdnnSdkTensor* q = rwc_find(g, n->inputs[HIPDNN_SDPA_Q]);
+    const hipdnnSdkTensor* k = rwc_find(g, n->inputs[HIPDNN_SDPA_K]);
+    const hipdnnSdkTensor* v = rwc_find(g, n->inputs[HIPDNN_SDPA_V]);
+    const hipdnnSdkTensor* o = rwc_find(g, n->outputs[HIPDNN_SDPA_O]);
+    const hipdnnSdkTensor* st = rwc_find(g, n->outputs[HIPDNN_SDPA_STATS]);
+    if (!q || !k || !v || !o)
+        return decline(why, len, "%s: q, k, v and o must be set", label);
+    if (!rwc_tensor_ok(q, label, "q", false, why, len) || !rwc_tensor_ok(k, label, "k", false, why, len) ||
+        !rwc_tensor_ok(v, label, "v", false, why, len) || !rwc_tensor_ok(o, label, "o", true, why, len) ||
+        (st && !rwc_tensor_ok(st, label, "stats", true, why, len)))
+        return false;
+    if (q->ndim != 4 || k->ndim != 4 || v->ndim != 4 || k->dims[0] != q->dims[0] ||
+        v->dims[0] != q->dims[0] || k->dims[3] != q->dims[3] || v->dims[2] != k->dims[2] ||
+        q->dims[1] % k->dims[1] != 0 || q->dims[1] % v->dims[1] != 0)
+        return decline(why, len, "%s: q, k, v must be [B, H_q, S_q, D], [B, H_k, S_kv, D], "
+                       "[B, H_v, S_kv, D_v] with H_q a multiple of H_k and H_v", label);
+    p->b = q->dims[0];
+    p->hq = q->dims[1];
+    p->sq = q->dims[2];
+    p->d = q->dims[3];
+    p->hk = k->dims[1];
+    p->skv = k->dims[2];
+    p->hv = v->dims[1];
+    p->dv = v->dims[3];
+    if (p->d > FA_MAX_D || p->dv > FA_MAX_D)
+        return decline(why, len, "%s: head dims %lld (q, k) and %lld (v): the hip engine's "
+                       "attention kernels take head dims up to %d", label, (long long)p->d,
+                       (long long)p->dv, FA_MAX_D);
+    if (!dims4(o, p->b, p->hq, p->sq, p->dv))
+        return decline(why, len, "%s: o must be [B, H_q, S_q, D_v]", label);
+    if (st && !dims4(st, p->b, p->hq, p->sq, 1))
+        return decline(why, len, "%s: stats must be [B, H_q, S_q, 1]", label);
+    if (p->b * p->hq * p->sq > (INT64_C(1) << 31))
+        return decline(why, len, "%s: %lld query rows: the hip engine's attention kernels take "
+                       "up to 2^31", label, (long long)(p->b * p->hq * p->sq));
+    strides4(q, p->q_s);
+    strides4(k, p->k_s);
+    strides4(v, p->v_s);
+    strides4(o, p->o_s);
+    if (st) {
+        int64_t s4[4];
+        strides4(st, s4);
+        memcpy(p->stats_s, s4, sizeof(p->stats_s));
+        p->stats_dt = rwc_storage_of(st->data_type);
+    }
+    p->q_dt = rwc_storage_of(q->data_type);
+    p->k_dt = rwc_storage_of(k->data_type);
+    p->v_dt = rwc_storage_of(v->data_type);
+    p->o_dt = rwc_storage_of(o->data_type);
+    return true;
+}
+
+/* The optional ports: attn_scale, bias, the lengths; the bounds.  False with the reason. */
+static bool options(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, fa_program* p,
+                    hipe_stage* st, const char* label, char* why, size_t len) {
+    const hipdnnSdkTensor* sc = rwc_find(g, n->inputs[HIPDNN_SDPA_ATTN_SCALE]);
+    p->scale = 1.0f;
+    if (sc && (hipdnnSdkElementCount(sc->ndim, sc->dims) != 1 ||
+               (!sc->is_by_value && rwc_storage_of(sc->data_type) < 0) ||
+               (sc->is_by_value && hipdnnSdkDataTypeSize(sc->data_type) == 0)))
+        return decline(why, len, "%s: attn_scale '%s' (uid %lld) must be one value, stored as "
+                       "float32, float16 or bfloat16 in device memory or passed by value", label,
+                       sc->name, (long long)sc->uid);
+    if (sc && sc->is_by_value && sc->has_value)
+        p->scale = (float)hipdnnSdkLoadAsDouble(sc->value, sc->data_type, 0);
+    else if (sc && sc->is_by_value)
+        bind(st, sc->uid, FA(scale), (int32_t)sc->data_type);
+    else if (sc) {
+        p->scale_dt = rwc_storage_of(sc->data_type);
+        bind(st, sc->uid, FA(scale_t), -1);
+    }
+    const hipdnnSdkTensor* bias = rwc_find(g, n->inputs[HIPDNN_SDPA_BIAS]);
+    if (bias) {
+        if (!rwc_tensor_ok(bias, label, "bias", false, why, len)) return false;
+        const int64_t full[4] = {p->b, p->hq, p->sq, p->skv};
+        for (int i = 0; i < 4; ++i)
+            if (bias->ndim != 4 || (bias->dims[i] != full[i] && bias->dims[i] != 1))
+                return decline(why, len, "%s: bias '%s' does not broadcast to [B, H_q, S_q, S_kv]",
+                               label, bias->name);
+        strides4(bias, p->bias_s);
+        p->bias_dt = rwc_storage_of(bias->data_type);
+        bind(st, bias->uid, FA(bias), -1);
+    }
+    const bool padding = n->attrs[HIPDNN_SDPA_PADDING].i[0] != 0;
+    for (int port = HIPDNN_SDPA_SEQ_LEN_Q; port <= HIPDNN_SDPA_SEQ_LEN_KV; ++port) {
+        const char* name = port == HIPDNN_SDPA_SEQ_LEN_Q ? "seq_len_q" : "seq_len_kv";
+        const hipdnnSdkTensor* t = rwc_find(g, n->inputs[port]);
+        if (!padding && t) return decline(why, len, "%s: %s is set but use_padding_mask is not", label, name);
+        if (!padding) continue;
+        if (!t || !dims4(t, p->b, 1, 1, 1) || t->is_by_value ||
+            (t->data_type != HIPDNN_DATA_INT32 && t->data_type != HIPDNN_DATA_INT64))
+            return decline(why, len, "%s: use_padding_mask needs %s as int32 or int64 [B, 1, 1, 1] "
+                           "in device memory", label, name);
+        const bool q = port == HIPDNN_SDPA_SEQ_LEN_Q;
+        *(q ? &p->len_q_s : &p->len_kv_s) = t->strides[0];
+        *(q ? &p->len_q_dt : &p->len_kv_dt) = t->data_type == HIPDNN_DATA_INT64 ? PW_I64 : PW_I32;
+        bind(st, t->uid, q ? FA(len_q) : FA(len_kv), -1);
+    }
+    p->bottom_right = n->attrs[HIPDNN_SDPA_ALIGNMENT].i[0] == HIPDNN_DIAGONAL_ALIGNMENT_BOTTOM_RIGHT;
+    p->left = n->attrs[HIPDNN_SDPA_LEFT_BOUND].i[0];
+    p->right = n->attrs[HIPDNN_SDPA_RIGHT_BOUND].i[0];
+    if (p->left < 0 || p->right < -1)
+        return decline(why, len, "%s: left_bound must be positive (0: none), right_bound at "
+                       "least 0 (-1: none)", label);
+    return true;
+}
+
+int hipe_fa_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage* st, char* why,
+                    size_t len) {
+    char label[160];
+    hipdnnSdkFormat(label, sizeof(label), "node '%s' (sdpa)", n->name ? n->name : "");
+    if (!rwc_compute_ok(n, label, why, len)) return 0;
+    memset(st, 0, sizeof(*st));
+    st->kind = HIPE_STAGE_ATTENTION;
+    hipe_fa* fa = &st->fa;
+    fa_program* p = &fa->prog;
+    if (!operands(g, n, p, label, why, len) || !options(g, n, p, st, label, why, len)) return 0;
+    choose_kernel(p, &fa->main);
+    set_grid(p, &fa->main);
+    bind(st, n->inputs[HIPDNN_SDPA_Q], FA(q), -1);
+    bind(st, n->inputs[HIPDNN_SDPA_K], FA(k), -1);
+    bind(st, n->inputs[HIPDNN_SDPA_V], FA(v), -1);
+    bind(st, n->outputs[HIPDNN_SDPA_O], FA(o), -1);
+    if (n->outputs[HIPDNN_SDPA_STATS] != HIPDNN_NO_TENSOR)
+        bind(st, n->outputs[HIPDNN_SDPA_STATS], FA(stats), -1);
+    char heads[48] = "";
+    if (p->hk != p->hq || p->hv != p->hq)
+        hipdnnSdkFormat(heads, sizeof(heads), " (keys %lld, values %lld)", (long long)p->hk,
+                        (long long)p->hv);
+    hipdnnSdkFormat(st->what, sizeof(st->what), "sdpa '%s' %lld x %lld heads%s, %lld queries x "
+                    "%lld keys, head dim %lld %s", n->name ? n->name : "", (long long)p->b,
+                    (long long)p->hq, heads, (long long)p->sq, (long long)p->skv, (long long)p->d,
+                    fa->main.kind == FA_MMA ? "on tensor cores" : "general (fp32 FMA)");
+    return 1;
+}
+
+/* ---- kernels -------------------------------------------------------------------------- */
+
+static bool build(const hipe_fa* fa, const hipe_fa_kernel* k, int device, void** fn, char* why,
+                  size_t len) {
+    hipe_rtc_target t;
+    if (!hipe_rtc_target_of(device, &t, why, len)) return false;
+    char* source = hipe_fa_source(fa, k, t.dialect);
+    if (!source) return decline(why, len, "out of memory");
+    if (getenv("HIPDNN_HIP_JIT_DUMP")) { /* tests compile both vendors' sources */
+        const hipe_fa_kernel simt = {.kind = FA_SIMT};
+        char* other = hipe_fa_source(fa, &simt, HIPE_RTC_HIP);
+        hipe_dump_source(k->kind == FA_MMA ? "fa_mma" : "fa_simt", "cu", source);
+        hipe_dump_source("fa_simt", "hip", other);
+        free(other);
+    }
+    const bool ok = hipe_kernel_get_source(source, HIPE_ATTN_KERNEL, device, fn, why, len);
+    free(source);
+    return ok;
+}
+
+bool hipe_fa_prepare(hipe_fa* fa, int device, char* why, size_t len) {
+    return build(fa, &fa->main, device, &fa->fn, why, len);
+}
+
+static bool aligned16(const void* p) { return ((uintptr_t)p & 15u) == 0; }
+
+bool hipe_fa_enqueue(hipe_fa* fa, fa_program* prog, int device, void* stream,
+                     const char** kernel, char* why, size_t len) {
+    hipe_fa_kernel k = fa->main;
+    void* fn = fa->fn;
+    if (k.kind == FA_MMA && !(aligned16(prog->q) && aligned16(prog->k) && aligned16(prog->v))) {
+        k = (hipe_fa_kernel){.kind = FA_SIMT};
+        fn = atomic_load(&fa->simt);
+        if (!fn) {
+            if (!build(fa, &k, device, &fn, why, len)) return false;
+            atomic_store(&fa->simt, fn);
+        }
+    }
+    set_grid(prog, &k);
+    *kernel = k.kind == FA_MMA ? "tensor-core attention" : "general attention";
+    return hipe_fa_launch(fn, prog, prog->b * prog->hq * prog->q_blocks, hipe_fa_threads(&k),
+                          hipe_fa_smem(&k, prog), stream, why, len);
+}

@@ -1,0 +1,72 @@
+/* fa_program.h — scaled dot-product attention forward (an sdpa_fwd node) as its kernels run
+ * it: plain C data, built by the host code (attention_program.c) and passed by value to
+ * the kernels (fa_kernels.h; fa_exec.h holds what they share with the host emulation).
+ *
+ * Per batch b and query head h (key head h / (hq / hk), value head h / (hq / hv)), row i
+ * of the query sees key j when j < L_kv, i < L_q (the sample's lengths with a padding
+ * mask, else skv and sq) and i + shift - left < j <= i + shift + right (each bound only
+ * when set; shift = L_kv - L_q at BOTTOM_RIGHT, else 0), as the reference engine's sdpa.c
+ * says.  Scores s = scale * q_i . k_j + bias[b, h, i, j]; o_i = softmax(s) v over the keys
+ * row i sees, stats_i their log-sum-exp (natural log); a row that sees none gives o_i = 0
+ * and stats_i = -inf.  Every tensor is addressed through its element strides (BHSD, BSHD
+ * and packed QKV are stride orders); bias strides are 0 along its broadcast dims.
+ *
+ * A block takes `rows` consecutive queries of one (b, h): block id = bh * q_blocks +
+ * (q_blocks - 1 - tile), so the longest tiles of a causal mask start first. */
+#ifndef HIPDNN_HIP_FA_PROGRAM_H
+#define HIPDNN_HIP_FA_PROGRAM_H
+
+#include "pw_program.h" /* storage types */
+
+#define FA_MAX_D 256 /* head dims the kernels take (q / k's and v's) */
+
+/* Kernels (attention_program.c picks one at plan time). */
+enum {
+    FA_SIMT = 0, /* any storage type, stride, alignment and head dim: fp32 on CUDA cores */
+    FA_MMA = 1   /* fp16 / bf16 q, k, v on tensor cores (mma.sync, sm_80 and newer): head
+                    dims multiples of 16, d contiguous, row strides multiples of 8 elements,
+                    16-byte aligned pointers (checked at enqueue) */
+};
+
+/* The general kernel: 128 threads, FA_SIMT_ROWS queries a block, keys FA_SIMT_KEYS a step
+ * (a key a lane). */
+#define FA_SIMT_THREADS 128
+#define FA_SIMT_ROWS 16
+#define FA_SIMT_KEYS 32
+
+/* Shared memory of fa_simt, in bytes: a key / value tile (rows padded to an odd count of
+ * floats: lanes reading consecutive keys hit distinct banks) and the block's queries. */
+#define FA_SIMT_LD(D, DV) (((D) > (DV) ? (D) : (DV)) + 1)
+#define FA_SIMT_SMEM(D, DV) ((FA_SIMT_KEYS * FA_SIMT_LD(D, DV) + FA_SIMT_ROWS * (D)) * 4)
+
+/* fa_mma's row pitches in 16-bit elements (16 bytes of padding) and its shared memory: the
+ * block's queries and two buffers each of key and value tiles. */
+#define FA_MMA_LD(D) ((D) + 8)
+#define FA_MMA_SMEM(D, DV, WARPS, BC) \
+    (2 * (16 * (WARPS) * FA_MMA_LD(D) + 2 * (BC) * FA_MMA_LD(D) + 2 * (BC) * FA_MMA_LD(DV)))
+
+typedef struct {
+    const void* q; /* set at enqueue */
+    const void* k;
+    const void* v;
+    void* o;
+    void* stats;         /* NULL: not asked for */
+    const void* bias;    /* NULL: none */
+    const void* len_q;   /* padding mask: the lengths, else NULL */
+    const void* len_kv;
+    const void* scale_t; /* attn_scale as a tensor in device memory, else NULL */
+    int64_t b, hq, hk, hv, sq, skv, d, dv;
+    int64_t q_s[4], k_s[4], v_s[4], o_s[4]; /* element strides along [B, H, S, D] */
+    int64_t stats_s[3];                     /* ... along [B, H, S] */
+    int64_t bias_s[4];                      /* ... along [B, H, S_q, S_kv], 0: broadcast */
+    int64_t len_q_s, len_kv_s;              /* along B */
+    int64_t left, right;                    /* 0 / -1: unset */
+    float scale;                            /* by value (bound at enqueue), or 1 */
+    int32_t q_dt, k_dt, v_dt, o_dt, stats_dt, bias_dt, scale_dt; /* PW_F32 / F16 / BF16 */
+    int32_t len_q_dt, len_kv_dt;            /* PW_I32 or PW_I64 */
+    int32_t bottom_right;
+    int32_t rows;                           /* queries a block */
+    int64_t q_blocks;                       /* blocks along S_q: ceil(sq / rows) */
+} fa_program;
+
+#endif
