@@ -90,6 +90,44 @@ def test_geometry_channels_last(gpu, dtype, name):
     assert on_tensor_cores(log) == tensor_cores, log
 
 
+def test_a_plan_for_each_kernel_cfg_as_cudnn_frontend_builds_them(gpu):
+    # cuDNN frontend's test_conv_relu_execution_plan_creation: a config for every KERNEL_CFG
+    # value of every engine with that knob (those that cannot run the graph skipped), then
+    # check_support and build_plans (the first that builds runs)
+    pad, stride = [0, 1], [2, 3]
+    x = gpu.input([4, 16, 11, 14], "fp16", "channels_last")
+    w = gpu.input([24, 16, 3, 4], "fp16", "channels_last")
+    g = gpu.graph("fp16")
+    conv = g.conv_fprop(image=x.bind(g, "X"), weight=w.bind(g, "W"), padding=pad,
+                        stride=stride, dilation=[1, 1])
+    y = g.relu(name="relu", input=conv, lower_clip=0.5, upper_clip=0.55)
+    want = ref.relu(ref.conv_fprop(x.values, w.values, pad, pad, stride, [1, 1]),
+                    lower_clip=0.5, upper_clip=0.55)
+    out = gpu.output(y, want.shape, "fp16", "channels_last")
+    g.validate()
+    g.build_operation_graph()
+    configs = 0
+    for engine in range(g.get_engine_count()):
+        try:
+            knobs = g.get_knobs_for_engine(engine)
+        except RuntimeError:
+            continue
+        for knob in knobs:
+            if knob.type == hipdnn.knob_type.KERNEL_CFG:
+                for cfg in range(knob.min_value, knob.max_value + 1, knob.stride):
+                    try:
+                        g.create_execution_plan(engine, {hipdnn.knob_type.KERNEL_CFG: cfg})
+                        configs += 1
+                    except RuntimeError:
+                        continue
+    assert configs >= 3  # the GPU engine's choice, its general kernel, mma.sync's
+    g.check_support()
+    g.build_plans()
+    assert g.get_engine_name(0) == GPU_ENGINE
+    gpu.execute(g, [x, w, out], build=False)
+    gpu.assert_close(out, want, graph_tolerance(["conv_fprop", "pointwise"], "fp16"))
+
+
 @pytest.mark.parametrize("name", ["3x3_pad1", "3x3_stride2", "1d"])
 def test_nchw_takes_the_general_kernel(gpu, dtype, name):
     geo = GEOMETRIES[name]

@@ -316,6 +316,43 @@ def test_the_split_k_knob_chooses_the_ranges(gpu, dtype, splits):
     assert k_split(log) == splits, log
 
 
+@pytest.mark.parametrize("cfg,stage,kernel", [(1, "general (fp32 FMA)", "general"),
+                                              (2, "on tensor cores", "tensor-core")])
+def test_the_kernel_cfg_knob_chooses_the_kernel(gpu, cfg, stage, kernel):
+    # KERNEL_CFG 1: the general kernel where the model would take tensor cores; 2: mma.sync's
+    # tensor cores (not the sm_90 kernel, on an sm_90 GPU too)
+    log = check(gpu, "fp16", [64, 96], [96, 80], epilogue=ep_bias_relu(gpu, "fp16"),
+                knobs={hipdnn.knob_type.KERNEL_CFG: cfg})
+    assert any(stage in m and f"first run of the {kernel} kernel" in m for m in log), log
+
+
+def test_the_kernel_cfg_knob_declines_a_kernel_that_cannot_run_the_product(gpu):
+    # fp32 operands never feed the tensor cores: the plan fails with the reason
+    g = gpu.graph("fp32")
+    g.matmul(g.tensor(name="a", dim=[64, 64]), g.tensor(name="b", dim=[64, 64]),
+             name="mm").set_output(True)
+    with pytest.raises(hipdnn.HipdnnError, match=r"node 'mm' \(matmul\): knob KERNEL_CFG = 2 "
+                                                 "asks for tensor cores through mma.sync"):
+        build_with_knobs(g, {hipdnn.knob_type.KERNEL_CFG: 2})
+
+
+def test_the_kernel_cfg_knob_asks_for_the_sm90_kernel(gpu):
+    # KERNEL_CFG 3 runs wgmma on an sm_90 GPU; elsewhere the plan fails saying why
+    cc = compute_capability()
+    if GPU_ENGINE == "hip" and cc is None:
+        pytest.skip("needs torch to tell the GPU's compute capability")
+    if cc == (9, 0):
+        log = check(gpu, "bf16", [256, 512], [512, 384],
+                    knobs={hipdnn.knob_type.KERNEL_CFG: 3})
+        assert any("first run of the tensor-core (wgmma)" in m for m in log), log
+        return
+    g = gpu.graph("fp16")
+    g.matmul(g.tensor(name="a", dim=[64, 64]), g.tensor(name="b", dim=[64, 64])).set_output(True)
+    with pytest.raises(hipdnn.HipdnnError, match="KERNEL_CFG = 3 asks for tensor cores "
+                                                 r"through wgmma \(sm_90\): .*not an sm_90"):
+        build_with_knobs(g, {hipdnn.knob_type.KERNEL_CFG: 3})
+
+
 def test_the_engine_lists_its_knobs_and_refuses_others(gpu):
     g = gpu.graph("fp16")
     g.matmul(g.tensor(name="a", dim=[64, 64]), g.tensor(name="b", dim=[64, 64])).set_output(True)
@@ -324,10 +361,11 @@ def test_the_engine_lists_its_knobs_and_refuses_others(gpu):
     names = [e.name for e in hipdnn.engines()]
     knobs = g.get_knobs_for_engine(names.index(GPU_ENGINE))
     assert [(k.type, k.min_value, k.max_value, k.stride) for k in knobs] == [
-        (hipdnn.knob_type.SPLIT_K_SLC, 0, 64, 1), (hipdnn.knob_type.TILE_N, 0, 256, 1)]
+        (hipdnn.knob_type.SPLIT_K_SLC, 0, 64, 1), (hipdnn.knob_type.KERNEL_CFG, 0, 3, 1),
+        (hipdnn.knob_type.TILE_N, 0, 256, 1)]
     assert g.get_knobs_for_engine(names.index("reference_cpu")) == []
     for choice, said in (({hipdnn.knob_type.SPLIT_K_SLC: 65}, "takes 0 to 64, not 65"),
-                         ({hipdnn.knob_type.TILE_M: 128}, r"has no knob 26 \(its knobs: 9, 27\)"),
+                         ({hipdnn.knob_type.TILE_M: 128}, r"has no knob 26 \(its knobs: 9, 12, 27\)"),
                          ({hipdnn.knob_type.TILE_N: 96}, "TILE_N\\) = 96: takes 0")):
         with pytest.raises(hipdnn.HipdnnError, match=said):
             build_with_knobs(g, choice)

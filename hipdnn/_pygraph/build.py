@@ -281,7 +281,7 @@ class BuildSteps(GraphBase):
         """The knobs of engine ``engine`` (an index below get_engine_count()): each a
         ``knob(type, max_value, min_value, stride)``, its type a hipdnn.knob_type where the
         engine's knob id is one (else the id).  The reference engine has none; the ``hip``
-        engine has SPLIT_K_SLC and TILE_N (0: the engine's choice)."""
+        engine has SPLIT_K_SLC, KERNEL_CFG and TILE_N (0: the engine's choice)."""
         from ..pygraph import knob  # pygraph.py imports this module: import at call time
 
         self._need(_VALIDATED, "get_knobs_for_engine()")

@@ -40,6 +40,22 @@ typedef struct {
 #define GM_ASSUMED_SMS 132 /* H100 / H200; where the device's count is not known yet */
 #define GM_BLOCKS_PER_SM 2 /* GM_MMA, at about 250 registers a thread */
 
+/* The kernel a product runs (gemm_choice.c).  hipe_gm_choose: gm->main and gm->wgrad_tc
+ * for gm->prog, the model's choice or the config's KERNEL_CFG (`mma`: NVIDIA's tensor cores
+ * may read these operands; `wgrad_tc`: a weight gradient the sm_90 kernel can run); 1, or 0
+ * with the reason where the kernel the knob names cannot run it.  The sm_90 kernel in tile
+ * `tile` (0 to GM_WG_TILES - 1); whether it can run what was planned (at most 3 batch
+ * dims); and, at plan time, its tile for `device`, false where it does not apply (not an
+ * sm_90a target, or a KERNEL_CFG of another kernel).  hipe_gm_cfg_name: a KERNEL_CFG
+ * value's words, for messages. */
+#define GM_WG_TILES 3
+int hipe_gm_choose(hipe_gm* gm, bool mma, bool wgrad_tc, const hipe_knobs* knobs,
+                   const char* label, char* why, size_t len);
+hipe_gm_kernel hipe_gm_wgmma_of(const hipe_gm* gm, int tile);
+bool hipe_gm_wgmma_applies(const hipe_gm* gm);
+bool hipe_gm_wgmma_kernel(const hipe_gm* gm, int device, hipe_gm_kernel* k);
+const char* hipe_gm_cfg_name(int cfg);
+
 /* Split-k (gemm_split.c): the ranges the plan's workspace is sized for, at compile time;
  * the bytes of that many ranges' partial products; p's ranges set to `want` at most (1:
  * none); and, at plan time, the ranges for gm's kernel on `device`. */

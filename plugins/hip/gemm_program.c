@@ -1,14 +1,8 @@
 /* The matmul stage: a matmul node and its pointwise epilogue compiled into a gm_program
- * (gm_program.h), the kernel that runs it chosen, compiled at plan time, and launched.
- *
- * The kernel: tensor cores (GM_MMA) where a and b are fp16 or bf16 alike, each has a
- * contiguous dim (k, or m for a and n for b) that is a multiple of 8 elements long, with
- * its other strides multiples of 8, and the build is NVIDIA's; else the general kernel
- * (GM_SIMT), which reads any strides and computes exact fp32.  At plan time, on an sm_90
- * GPU, a tensor-core plan of at most 3 batch dims gets the wgmma kernel (GM_WGMMA) in the
- * tile a wave model picks for the device's multiprocessors.  Pointers are known only at
- * enqueue: a view not 16-byte aligned (or one TMA refuses) runs the general kernel,
- * compiled then; GM_WGMMA's tensor maps are encoded then. */
+ * (gm_program.h), the kernel that runs it chosen (gemm_choice.c), compiled at plan time,
+ * and launched.  Pointers are known only at enqueue: a view not 16-byte aligned (or one
+ * TMA refuses) runs the general kernel, compiled then; GM_WGMMA's tensor maps are encoded
+ * then. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,122 +38,6 @@ static void set_grid(gm_program* p, const hipe_gm_kernel* k) {
     p->tiles_n = (int32_t)((p->n + tile_n(k) - 1) / tile_n(k));
     p->group_m = p->tiles_m < 8 ? p->tiles_m : 8;
     if (p->group_m < 1) p->group_m = 1;
-}
-
-/* Whether an operand can feed the tensor cores: *kc tells which dim is contiguous. */
-static bool mma_operand(int64_t rows, int64_t ks, int64_t s_r, int64_t s_k, const int64_t* bs,
-                        int nbatch, bool* kc) {
-    for (int d = 0; d < nbatch; ++d)
-        if (bs[d] % 8 != 0) return false;
-    if ((s_k == 1 || ks == 1) && ks % 8 == 0 && s_r % 8 == 0) {
-        *kc = true;
-        return true;
-    }
-    if ((s_r == 1 || rows == 1) && rows % 8 == 0 && s_k % 8 == 0) {
-        *kc = false;
-        return true;
-    }
-    return false;
-}
-
-/* Tile shapes of the tensor-core kernel: 4 warps each, and how well each keeps the tensor
- * cores fed against the largest (a guess to be replaced by measured knobs). */
-static const struct {
-    int bm, bn, wm, wn;
-    double efficiency;
-} k_tiles[] = {{128, 128, 2, 2, 1.0}, {128, 64, 2, 2, 0.85}, {64, 64, 2, 2, 0.7}};
-
-/* The kernel for aligned operands: tensor cores where they apply, in the tile that
- * finishes soonest by a model of whole waves of blocks over the multiprocessors (a small
- * product in large tiles leaves them idle; a narrow one wastes a wide tile's columns). */
-static void choose_kernel(const gm_program* p, bool mma_allowed, hipe_gm_kernel* k) {
-    memset(k, 0, sizeof(*k));
-    k->kind = GM_SIMT;
-    bool ak = false, bk = false;
-    if (p->conv) ak = true; /* gathered, k contiguous: conv_mma_ok checked x */
-    if (!mma_allowed || p->a_dtype != p->b_dtype || p->a_dtype == PW_F32 ||
-        (!p->conv && !mma_operand(p->m, p->k, p->a_sm, p->a_sk, p->a_bs, p->nbatch, &ak)) ||
-        !mma_operand(p->n, p->k, p->b_sn, p->b_sk, p->b_bs, p->nbatch, &bk))
-        return;
-    int best = 0;
-    double best_cost = 0;
-    for (int i = 0; i < (int)(sizeof(k_tiles) / sizeof(k_tiles[0])); ++i) {
-        const int64_t tiles = p->batches * ((p->m + k_tiles[i].bm - 1) / k_tiles[i].bm) *
-                              ((p->n + k_tiles[i].bn - 1) / k_tiles[i].bn);
-        const int64_t waves = (tiles + GM_ASSUMED_SMS * GM_BLOCKS_PER_SM - 1) /
-                              (GM_ASSUMED_SMS * GM_BLOCKS_PER_SM);
-        const double cost = (double)waves * k_tiles[i].bm * k_tiles[i].bn / k_tiles[i].efficiency;
-        if (i == 0 || cost < best_cost) {
-            best = i;
-            best_cost = cost;
-        }
-    }
-    *k = (hipe_gm_kernel){.kind = GM_MMA, .dt = p->a_dtype, .ak = ak, .bk = bk,
-                          .bm = k_tiles[best].bm, .bn = k_tiles[best].bn, .wm = k_tiles[best].wm,
-                          .wn = k_tiles[best].wn, .stages = 4};
-}
-
-/* The sm_90 kernel's tiles (128 x bn), pipeline depths (stages of 48, 32 and 24 KB) and
- * grids: persistent where the fp32 tile fits beside the pipeline (under the 227 KB a block
- * may have). */
-static const struct {
-    int bn, stages;
-    bool persistent;
-    double efficiency;
-} k_wg_tiles[] = {{256, 4, false, 1.0}, {128, 4, true, 0.9}, {64, 6, true, 0.75}};
-#define GM_WG_TILES 3
-
-/* A weight gradient on the sm_90 kernel reads both operands transposed (a: dy's k_out
- * contiguous; b: x's channels, gathered). */
-static hipe_gm_kernel wgmma_of(const hipe_gm* gm, int tile) {
-    return (hipe_gm_kernel){.kind = GM_WGMMA, .dt = gm->wgrad_tc ? gm->prog.a_dtype : gm->main.dt,
-                            .ak = !gm->wgrad_tc && gm->main.ak, .bk = !gm->wgrad_tc && gm->main.bk,
-                            .bm = 128, .bn = k_wg_tiles[tile].bn, .stages = k_wg_tiles[tile].stages,
-                            .persistent = k_wg_tiles[tile].persistent};
-}
-
-/* Whether the sm_90 kernel (GM_WGMMA) can run what the tensor-core kernel was planned for,
- * or a weight gradient that only it runs on tensor cores: at most 3 batch dims (its tensor
- * maps' rank). */
-static bool wgmma_applies(const hipe_gm* gm) {
-    return (gm->main.kind == GM_MMA || gm->wgrad_tc) && gm->prog.nbatch <= 3;
-}
-
-/* The sm_90 kernel, on a device whose target is sm_90a: 128 x 256, 128 x 128 or 128 x 64
- * tiles, whichever finishes soonest in whole waves of one block a multiprocessor (the
- * wider tile feeds the tensor cores better, a narrow product wastes its columns; a guess
- * to be replaced by measured knobs).  False where it does not apply. */
-static bool wgmma_kernel(const hipe_gm* gm, int device, hipe_gm_kernel* k) {
-    const gm_program* p = &gm->prog;
-    hipe_rtc_target t;
-    char why[HIPE_MSG_LEN];
-    int sms = 0;
-    if (!wgmma_applies(gm) || !hipe_rtc_target_of(device, &t, why, sizeof(why)) ||
-        strcmp(t.arch, "sm_90a") != 0 || !hipe_sm_count(device, &sms, why, sizeof(why)) || sms < 1)
-        return false;
-    int best = 0;
-    double best_cost = 0;
-    /* the TILE_N knob, else $HIPDNN_HIP_WGMMA_BN (benchmarks): 64, 128 or 256 */
-    const char* env = getenv("HIPDNN_HIP_WGMMA_BN");
-    const int force = gm->knobs.tile_n ? gm->knobs.tile_n : env ? atoi(env) : 0;
-    for (int i = 0; force && i < GM_WG_TILES; ++i)
-        if (force == k_wg_tiles[i].bn) {
-            *k = wgmma_of(gm, i);
-            k->grid = sms;
-            return true;
-        }
-    for (int i = 0; i < GM_WG_TILES; ++i) {
-        const int bn = k_wg_tiles[i].bn;
-        const int64_t n = p->batches * ((p->m + 127) / 128) * ((p->n + bn - 1) / bn);
-        const double cost = (double)((n + sms - 1) / sms) * bn / k_wg_tiles[i].efficiency;
-        if (i == 0 || cost < best_cost) {
-            best = i;
-            best_cost = cost;
-        }
-    }
-    *k = wgmma_of(gm, best);
-    k->grid = sms;
-    return true;
 }
 
 /* The epilogue of a matmul alone: the product stored to c. */
@@ -586,11 +464,11 @@ int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe
         p->acc_in = 0;
         out_uid[0] = c->uid;
     }
-    const bool mma = strcmp(hipe_vendor(), "ROCm") != 0 && (!conv || conv_mma_ok(p));
-    choose_kernel(p, mma, &gm->main);
-    gm->wgrad_tc = strcmp(hipe_vendor(), "ROCm") != 0 && wgrad_tc_ok(p);
+    const bool nvidia = strcmp(hipe_vendor(), "ROCm") != 0;
+    if (!hipe_gm_choose(gm, nvidia && (!conv || conv_mma_ok(p)), nvidia && wgrad_tc_ok(p),
+                        knobs, label, why, len))
+        return 0;
     set_grid(p, &gm->main);
-    gm->knobs = *knobs;
     gm->max_splits = hipe_gm_reserve_splits(p, knobs->split_k);
     hipe_gm_set_splits(p, 1); /* until plan time (hipe_gm_plan_splits) */
     if (gm->max_splits > 1) {
@@ -635,8 +513,10 @@ static bool build(const hipe_gm* gm, const hipe_gm_kernel* k, int device, void**
         hipe_dump_source(k->kind == GM_MMA ? "gm_mma" : "gm_simt", "cu", source);
         hipe_dump_source("gm_simt", "hip", other);
         free(other);
-        for (int i = 0; k->kind != GM_WGMMA && wgmma_applies(gm) && i < GM_WG_TILES; ++i) {
-            const hipe_gm_kernel wg = wgmma_of(gm, i); /* as an sm_90 GPU would compile them */
+        for (int i = 0; k->kind != GM_WGMMA && hipe_gm_wgmma_applies(gm) && i < GM_WG_TILES;
+             ++i) {
+            /* as an sm_90 GPU would compile them */
+            const hipe_gm_kernel wg = hipe_gm_wgmma_of(gm, i);
             other = hipe_gm_source(gm, &wg, HIPE_RTC_CUDA);
             hipe_dump_source("gm_wgmma", "cu", other);
             free(other);
@@ -660,16 +540,22 @@ static void kernel_label(const gm_program* p, const hipe_gm_kernel* k, char* out
 bool hipe_gm_prepare(hipe_gm* gm, int device, char* why, size_t len) {
     hipe_gm_kernel wg;
     bool ok = false;
-    if (wgmma_kernel(gm, device, &wg)) {
-        char no[HIPE_MSG_LEN];
+    const bool forced = gm->knobs.kernel_cfg == HIPE_KERNEL_WGMMA;
+    char no[HIPE_MSG_LEN] = "this GPU is not an sm_90 (its target is not sm_90a)";
+    if (hipe_gm_wgmma_kernel(gm, device, &wg)) {
         ok = build(gm, &wg, device, &gm->fn, no, sizeof(no));
         if (ok) {
             gm->main = wg;
             set_grid(&gm->prog, &wg);
-        } else {
+        } else if (!forced) {
             hipe_log(HIPDNN_LOG_WARN, HIPE_ENGINE_NAME ": the sm_90 matmul kernel did not "
                      "compile (%s); mma.sync's runs", no);
         }
+    }
+    if (!ok && forced) {
+        hipdnnSdkFormat(why, len, "knob KERNEL_CFG = %d asks for %s: %s", HIPE_KERNEL_WGMMA,
+                        hipe_gm_cfg_name(HIPE_KERNEL_WGMMA), no);
+        return false;
     }
     if (!ok && !build(gm, &gm->main, device, &gm->fn, why, len)) return false;
     hipe_gm_plan_splits(gm, device);

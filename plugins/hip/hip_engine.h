@@ -70,12 +70,23 @@ extern "C" {
 /* ---- knobs ------------------------------------------------------------------------ */
 
 /* The engine's knobs, as ids of cuDNN frontend's knob types; 0 leaves each to the engine.
- * SPLIT_K_SLC: the k ranges of a matmul or convolution (split-k).  TILE_N: the width of
- * the sm_90 tensor-core kernel's tile, 64, 128 or 256 (other GPUs' kernels ignore it). */
+ * SPLIT_K_SLC: the k ranges of a matmul or convolution (split-k).  KERNEL_CFG: the kernel a
+ * matmul or convolution runs (HIPE_KERNEL_*; a plan whose product that kernel cannot run is
+ * declined with the reason).  TILE_N: the width of the sm_90 tensor-core kernel's tile, 64,
+ * 128 or 256 (other GPUs' kernels ignore it). */
 #define HIPE_KNOB_SPLIT_K 9
+#define HIPE_KNOB_KERNEL_CFG 12
 #define HIPE_KNOB_TILE_N 27
+enum {
+    HIPE_KERNEL_ANY = 0,     /* the engine's choice */
+    HIPE_KERNEL_GENERAL = 1, /* the general kernel (fp32 FMA), on any GPU */
+    HIPE_KERNEL_MMA = 2,     /* tensor cores through mma.sync (NVIDIA sm_80+) */
+    HIPE_KERNEL_WGMMA = 3,   /* tensor cores through wgmma and TMA (sm_90) */
+    HIPE_KERNEL_CFGS = 4
+};
 typedef struct {
     int split_k;
+    int kernel_cfg;
     int tile_n;
 } hipe_knobs;
 

@@ -115,6 +115,7 @@ HIPDNN_SDK_PLUGIN_HANDLE_BASE(HIPE_ENGINE_NAME)
 /* 0 in each: the engine's own choice (hip_engine.h, "knobs"). */
 static const hipdnnPluginKnobInfo_t k_knobs[] = {
     {HIPE_KNOB_SPLIT_K, "split_k_slices", 0, 64, 0},
+    {HIPE_KNOB_KERNEL_CFG, "kernel", 0, HIPE_KERNEL_CFGS - 1, 0},
     {HIPE_KNOB_TILE_N, "tile_n", 0, 256, 0},
 };
 
@@ -221,7 +222,8 @@ static hipdnnPluginStatus_t prepare(hipdnnEnginePluginHandle_t handle, const uin
     hipdnnPluginStatus_t st = hipdnnSdkPluginConfigKnobs(
         HIPE_ENGINE_NAME, cfg_bytes, cfg_size, fn, k_knobs, k_details.num_knobs, v);
     if (st != HIPDNN_PLUGIN_STATUS_SUCCESS) return st;
-    const hipe_knobs knobs = {.split_k = (int)v[0], .tile_n = (int)v[1]};
+    const hipe_knobs knobs = {.split_k = (int)v[0], .kernel_cfg = (int)v[1],
+                              .tile_n = (int)v[2]};
     if (knobs.tile_n && knobs.tile_n != 64 && knobs.tile_n != 128 && knobs.tile_n != 256) {
         hipe_set_error(HIPE_ENGINE_NAME ": %s: knob %d (TILE_N) = %d: takes 0 (the engine's "
                        "choice), 64, 128 or 256", fn, HIPE_KNOB_TILE_N, knobs.tile_n);

@@ -1,0 +1,155 @@
+/* Which kernel a matmul or convolution stage runs (gemm.h): tensor cores (GM_MMA) where a
+ * and b are fp16 or bf16 alike, each has a contiguous dim (k, or m for a and n for b) that
+ * is a multiple of 8 elements long, with its other strides multiples of 8, and the build
+ * is NVIDIA's; else the general kernel (GM_SIMT), which reads any strides and computes
+ * exact fp32.  At plan time, on an sm_90 GPU, a tensor-core plan of at most 3 batch dims
+ * gets the wgmma kernel (GM_WGMMA) in the tile a wave model picks for the device's
+ * multiprocessors.  A config's KERNEL_CFG knob (hip_engine.h) names one of them instead,
+ * and a product it cannot run is declined with the reason. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gemm.h"
+
+/* Whether an operand can feed the tensor cores: *kc tells which dim is contiguous. */
+static bool mma_operand(int64_t rows, int64_t ks, int64_t s_r, int64_t s_k, const int64_t* bs,
+                        int nbatch, bool* kc) {
+    for (int d = 0; d < nbatch; ++d)
+        if (bs[d] % 8 != 0) return false;
+    if ((s_k == 1 || ks == 1) && ks % 8 == 0 && s_r % 8 == 0) {
+        *kc = true;
+        return true;
+    }
+    if ((s_r == 1 || rows == 1) && rows % 8 == 0 && s_k % 8 == 0) {
+        *kc = false;
+        return true;
+    }
+    return false;
+}
+
+/* Tile shapes of the tensor-core kernel: 4 warps each, and how well each keeps the tensor
+ * cores fed against the largest (a guess to be replaced by measured knobs). */
+static const struct {
+    int bm, bn, wm, wn;
+    double efficiency;
+} k_tiles[] = {{128, 128, 2, 2, 1.0}, {128, 64, 2, 2, 0.85}, {64, 64, 2, 2, 0.7}};
+
+/* The model's kernel for aligned operands: tensor cores where they apply, in the tile that
+ * finishes soonest by a model of whole waves of blocks over the multiprocessors (a small
+ * product in large tiles leaves them idle; a narrow one wastes a wide tile's columns). */
+static void choose_kernel(const gm_program* p, bool mma_allowed, hipe_gm_kernel* k) {
+    memset(k, 0, sizeof(*k));
+    k->kind = GM_SIMT;
+    bool ak = false, bk = false;
+    if (p->conv) ak = true; /* gathered, k contiguous: conv_mma_ok checked x */
+    if (!mma_allowed || p->a_dtype != p->b_dtype || p->a_dtype == PW_F32 ||
+        (!p->conv && !mma_operand(p->m, p->k, p->a_sm, p->a_sk, p->a_bs, p->nbatch, &ak)) ||
+        !mma_operand(p->n, p->k, p->b_sn, p->b_sk, p->b_bs, p->nbatch, &bk))
+        return;
+    int best = 0;
+    double best_cost = 0;
+    for (int i = 0; i < (int)(sizeof(k_tiles) / sizeof(k_tiles[0])); ++i) {
+        const int64_t tiles = p->batches * ((p->m + k_tiles[i].bm - 1) / k_tiles[i].bm) *
+                              ((p->n + k_tiles[i].bn - 1) / k_tiles[i].bn);
+        const int64_t waves = (tiles + GM_ASSUMED_SMS * GM_BLOCKS_PER_SM - 1) /
+                              (GM_ASSUMED_SMS * GM_BLOCKS_PER_SM);
+        const double cost = (double)waves * k_tiles[i].bm * k_tiles[i].bn / k_tiles[i].efficiency;
+        if (i == 0 || cost < best_cost) {
+            best = i;
+            best_cost = cost;
+        }
+    }
+    *k = (hipe_gm_kernel){.kind = GM_MMA, .dt = p->a_dtype, .ak = ak, .bk = bk,
+                          .bm = k_tiles[best].bm, .bn = k_tiles[best].bn, .wm = k_tiles[best].wm,
+                          .wn = k_tiles[best].wn, .stages = 4};
+}
+
+/* The sm_90 kernel's tiles (128 x bn), pipeline depths (stages of 48, 32 and 24 KB) and
+ * grids: persistent where the fp32 tile fits beside the pipeline (under the 227 KB a block
+ * may have). */
+static const struct {
+    int bn, stages;
+    bool persistent;
+    double efficiency;
+} k_wg_tiles[] = {{256, 4, false, 1.0}, {128, 4, true, 0.9}, {64, 6, true, 0.75}};
+
+/* A weight gradient on the sm_90 kernel reads both operands transposed (a: dy's k_out
+ * contiguous; b: x's channels, gathered). */
+hipe_gm_kernel hipe_gm_wgmma_of(const hipe_gm* gm, int tile) {
+    return (hipe_gm_kernel){.kind = GM_WGMMA, .dt = gm->wgrad_tc ? gm->prog.a_dtype : gm->main.dt,
+                            .ak = !gm->wgrad_tc && gm->main.ak, .bk = !gm->wgrad_tc && gm->main.bk,
+                            .bm = 128, .bn = k_wg_tiles[tile].bn, .stages = k_wg_tiles[tile].stages,
+                            .persistent = k_wg_tiles[tile].persistent};
+}
+
+bool hipe_gm_wgmma_applies(const hipe_gm* gm) {
+    return (gm->main.kind == GM_MMA || gm->wgrad_tc) && gm->prog.nbatch <= 3;
+}
+
+/* The sm_90 kernel's tile: 128 x 256, 128 x 128 or 128 x 64, whichever finishes soonest in
+ * whole waves of one block a multiprocessor (the wider tile feeds the tensor cores better,
+ * a narrow product wastes its columns; a guess to be replaced by measured knobs). */
+bool hipe_gm_wgmma_kernel(const hipe_gm* gm, int device, hipe_gm_kernel* k) {
+    const gm_program* p = &gm->prog;
+    hipe_rtc_target t;
+    char why[HIPE_MSG_LEN];
+    int sms = 0;
+    if (gm->knobs.kernel_cfg == HIPE_KERNEL_GENERAL || gm->knobs.kernel_cfg == HIPE_KERNEL_MMA ||
+        !hipe_gm_wgmma_applies(gm) || !hipe_rtc_target_of(device, &t, why, sizeof(why)) ||
+        strcmp(t.arch, "sm_90a") != 0 || !hipe_sm_count(device, &sms, why, sizeof(why)) || sms < 1)
+        return false;
+    int best = 0;
+    double best_cost = 0;
+    /* the TILE_N knob, else $HIPDNN_HIP_WGMMA_BN (benchmarks): 64, 128 or 256 */
+    const char* env = getenv("HIPDNN_HIP_WGMMA_BN");
+    const int force = gm->knobs.tile_n ? gm->knobs.tile_n : env ? atoi(env) : 0;
+    for (int i = 0; force && i < GM_WG_TILES; ++i)
+        if (force == k_wg_tiles[i].bn) {
+            *k = hipe_gm_wgmma_of(gm, i);
+            k->grid = sms;
+            return true;
+        }
+    for (int i = 0; i < GM_WG_TILES; ++i) {
+        const int bn = k_wg_tiles[i].bn;
+        const int64_t n = p->batches * ((p->m + 127) / 128) * ((p->n + bn - 1) / bn);
+        const double cost = (double)((n + sms - 1) / sms) * bn / k_wg_tiles[i].efficiency;
+        if (i == 0 || cost < best_cost) {
+            best = i;
+            best_cost = cost;
+        }
+    }
+    *k = hipe_gm_wgmma_of(gm, best);
+    k->grid = sms;
+    return true;
+}
+
+static const char* const k_cfg_names[HIPE_KERNEL_CFGS] = {
+    "the engine's choice", "the general kernel", "tensor cores through mma.sync",
+    "tensor cores through wgmma (sm_90)"};
+
+int hipe_gm_choose(hipe_gm* gm, bool mma, bool wgrad_tc, const hipe_knobs* knobs,
+                   const char* label, char* why, size_t len) {
+    const int cfg = knobs->kernel_cfg;
+    choose_kernel(&gm->prog, mma, &gm->main);
+    gm->wgrad_tc = wgrad_tc && cfg != HIPE_KERNEL_GENERAL && cfg != HIPE_KERNEL_MMA;
+    gm->knobs = *knobs;
+    if (cfg == HIPE_KERNEL_GENERAL) gm->main = (hipe_gm_kernel){.kind = GM_SIMT};
+    const bool runs = cfg == HIPE_KERNEL_MMA     ? gm->main.kind == GM_MMA
+                      : cfg == HIPE_KERNEL_WGMMA ? hipe_gm_wgmma_applies(gm)
+                                                 : true;
+    if (runs) return 1;
+    const bool rocm = strcmp(hipe_vendor(), "ROCm") == 0;
+    return decline(why, len, "%s: knob KERNEL_CFG = %d asks for %s, which %s", label, cfg,
+                   k_cfg_names[cfg],
+                   rocm ? "the ROCm build does not have"
+                   : cfg == HIPE_KERNEL_WGMMA && gm->main.kind == GM_MMA
+                       ? "takes at most 3 batch dims"
+                   : cfg == HIPE_KERNEL_MMA && gm->prog.conv == GM_CONV_WGRAD
+                       ? "runs no weight gradient (the wgmma kernel does)"
+                       : "these operands cannot feed (fp16 or bf16 alike, a contiguous dim "
+                         "and other strides multiples of 8)");
+}
+
+const char* hipe_gm_cfg_name(int cfg) {
+    return cfg >= 0 && cfg < HIPE_KERNEL_CFGS ? k_cfg_names[cfg] : "?";
+}
