@@ -177,15 +177,13 @@ bool ep_check_reduce(const ep_model* m, const ep_node* n, char* why, size_t why_
     return ep_reduce_axes(m, n, rank_of(m, n->in[0]), red, why, why_len);
 }
 
+/* Softmax, LogSoftmax: any axis (before opset 13, X flattened to 2-D there: the axes from
+ * it on) */
 bool ep_check_softmax(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
     if (!check_inputs(m, n, 0, 1, why, why_len)) return false;
     int r = rank_of(m, n->in[0]);
-    /* Before opset 13 the default axis is 1 and the input is flattened there; on the last
-     * axis both definitions agree. */
     int64_t axis = ep_attr_int(n, "axis", n->since_version < 13 ? 1 : -1);
-    if (axis < 0) axis += r;
-    if (axis != r - 1) return WHY("axis %lld is not the last axis (rank %d); only the last "
-                                  "axis in this slice", (long long)axis, r);
+    if (axis < -r || axis >= r) return WHY("axis %lld of rank %d", (long long)axis, r);
     return true;
 }
 
@@ -214,18 +212,23 @@ bool ep_check_batchnorm(const ep_model* m, const ep_node* n, char* why, size_t w
     return true;
 }
 
+/* Y, with Mean and InvStdDev when used (float32: stash_type 1, ONNX's default); any axis
+ * (axis 0 runs as axis 1 of X viewed as [1, ...]). */
 bool ep_check_layernorm(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
     if (n->n_in < 2 || n->n_in > 3) return WHY("%d inputs", n->n_in);
     if (!check_inputs(m, n, 0, 2, why, why_len)) return false;
     if (n->n_in == 3 && n->in[2] >= 0 && !ep_float_tensor(m, n->in[2], "B", why, why_len))
         return false;
-    if (!only_first_output(m, n, why, why_len)) return false;
+    static const char* stats[] = {"Mean", "InvStdDev"};
+    for (int k = 1; k < n->n_out && k < 3; ++k)
+        if (n->out[k] >= 0 && m->values[n->out[k]].elem_type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT)
+            return WHY("output %s is not float32 (stash_type %lld)", stats[k - 1],
+                       (long long)ep_attr_int(n, "stash_type", 1));
+    if (n->n_out > 3) return WHY("%d outputs", n->n_out);
     int r = rank_of(m, n->in[0]);
     int64_t axis = ep_attr_int(n, "axis", -1);
     if (axis < 0) axis += r;
-    if (axis < 1 || axis >= r)
-        return WHY("axis %lld of rank %d: hipdnn's layer norm keeps axis 0 per sample",
-                   (long long)axis, r);
+    if (axis < 0 || axis >= r) return WHY("axis %lld of rank %d", (long long)axis, r);
     if (rank_of(m, n->in[1]) != r - axis) return WHY("Scale's rank is not %lld (X's dims from "
                                                      "axis on)", (long long)(r - axis));
     if (n->n_in == 3 && n->in[2] >= 0 && rank_of(m, n->in[2]) != r - axis)

@@ -241,6 +241,10 @@ bool ep_broadcast(const ep_shape* a, const ep_shape* b, ep_shape* out);
 /* "[2, 3, 4]" into buf. */
 void ep_shape_str(const ep_shape* s, char* buf, size_t len);
 
+/* Softmax's and LogSoftmax's axes: `axis` alone (opset 13 on), or every axis from it on
+ * (before, where X is flattened to 2-D there).  False (with why) for a rank it does not fit. */
+bool ep_softmax_axes(const ep_node* n, int rank, bool* reduced, char* why, size_t why_len);
+
 /* ---- capability.c -------------------------------------------------------------------- */
 
 /* Attribute values above this are declined before any shape arithmetic: what the backend
@@ -338,7 +342,7 @@ typedef struct {
      * it never reads.  NULL where an empty input always gives an empty output. */
     ep_op_lower* empty;
     int arg; /* for `lower` and `empty`: a pointwise mode, a reduction operator, 1 for
-              * ConvTranspose */
+              * ConvTranspose and LogSoftmax */
 } ep_op_def;
 
 /* The row of node `n`'s op and domain (one whose opset the node predates when that is

@@ -160,20 +160,33 @@ bool ep_emit_gemm(lw* w, const ep_node* n, int arg) {
     return lw_pointwise(w, "c", HIPDNN_POINTWISE_ADD, acc, c, lw_make_out(w, n->out[0], y));
 }
 
-/* Softmax over the last axis: y = exp(x - max) / sum(exp(x - max)). */
+/* Softmax over its axes (shape.c's ep_softmax_axes): y = exp(x - max) / sum(exp(x - max));
+ * LogSoftmax (arg 1): y = (x - max) - log(sum(exp(x - max))). */
 bool ep_emit_softmax(lw* w, const ep_node* n, int arg) {
-    (void)arg;
     const ep_shape* s = &w->vals[n->out[0]].onnx;
     ep_shape red = *s;
-    red.dims[red.rank - 1] = 1;
+    bool axes[EP_MAX_RANK];
+    char why[256];
+    if (!ep_softmax_axes(n, s->rank, axes, why, sizeof(why))) {
+        lw_failf(w, "%s", why);
+        return false;
+    }
+    for (int i = 0; i < s->rank; ++i)
+        if (axes[i]) red.dims[i] = 1;
     hipdnnBackendDescriptor_t x = lw_get_onnx(w, n->in[0]);
     hipdnnBackendDescriptor_t mx = lw_tmp(w, "max", &red), d = lw_tmp(w, "shifted", s),
                               e = lw_tmp(w, "exp", s), z = lw_tmp(w, "sum", &red);
-    return lw_reduction(w, "max", HIPDNN_REDUCE_TENSOR_MAX, x, mx) &&
-           lw_pointwise(w, "shift", HIPDNN_POINTWISE_SUB, x, mx, d) &&
-           lw_pointwise(w, "exp", HIPDNN_POINTWISE_EXP, d, NULL, e) &&
-           lw_reduction(w, "sum", HIPDNN_REDUCE_TENSOR_ADD, e, z) &&
-           lw_pointwise(w, "normalize", HIPDNN_POINTWISE_DIV, e, z, lw_make_out(w, n->out[0], s));
+    if (!lw_reduction(w, "max", HIPDNN_REDUCE_TENSOR_MAX, x, mx) ||
+        !lw_pointwise(w, "shift", HIPDNN_POINTWISE_SUB, x, mx, d) ||
+        !lw_pointwise(w, "exp", HIPDNN_POINTWISE_EXP, d, NULL, e) ||
+        !lw_reduction(w, "sum", HIPDNN_REDUCE_TENSOR_ADD, e, z))
+        return false;
+    if (!arg)
+        return lw_pointwise(w, "normalize", HIPDNN_POINTWISE_DIV, e, z,
+                            lw_make_out(w, n->out[0], s));
+    hipdnnBackendDescriptor_t lz = lw_tmp(w, "log_sum", &red);
+    return lw_pointwise(w, "log", HIPDNN_POINTWISE_LOG, z, NULL, lz) &&
+           lw_pointwise(w, "normalize", HIPDNN_POINTWISE_SUB, d, lz, lw_make_out(w, n->out[0], s));
 }
 
 bool ep_emit_batchnorm(lw* w, const ep_node* n, int arg) {
@@ -200,22 +213,32 @@ bool ep_emit_batchnorm(lw* w, const ep_node* n, int arg) {
            lw_op_done(w, op);
 }
 
+/* LAYER_NORM over X's dims from axis on (axis 0: X viewed as [1, ...], axis 1), in the
+ * training phase when Mean or InvStdDev is used. */
 bool ep_emit_layernorm(lw* w, const ep_node* n, int arg) {
     (void)arg;
-    const ep_shape* xs = &w->vals[n->in[0]].onnx;
+    ep_shape xs = w->vals[n->in[0]].onnx;
     int64_t axis = ep_attr_int(n, "axis", -1);
-    if (axis < 0) axis += xs->rank;
-    ep_shape ps = {xs->rank, {0}};
-    for (int i = 0; i < xs->rank; ++i) ps.dims[i] = i < axis ? 1 : xs->dims[i];
+    if (axis < 0) axis += xs.rank;
+    if (axis == 0) {
+        xs = lw_aligned(&xs, xs.rank + 1);
+        axis = 1;
+    }
+    ep_shape ps = xs, ss = xs; /* parameters: 1 before axis; statistics: 1 from axis on */
+    for (int i = 0; i < xs.rank; ++i) {
+        if (i < axis) ps.dims[i] = 1;
+        else ss.dims[i] = 1;
+    }
+    bool stats = (n->n_out > 1 && n->out[1] >= 0) || (n->n_out > 2 && n->out[2] >= 0);
     float eps = ep_attr_float(n, "epsilon", 1e-5f);
-    hipdnnBackendDescriptor_t x = lw_get_onnx(w, n->in[0]), scale = lw_get(w, n->in[1], &ps);
+    hipdnnBackendDescriptor_t x = lw_get(w, n->in[0], &xs), scale = lw_get(w, n->in[1], &ps);
     hipdnnBackendDescriptor_t bias = n->n_in >= 3 && n->in[2] >= 0 ? lw_get(w, n->in[2], &ps) : NULL;
-    hipdnnBackendDescriptor_t e = lw_scalar(w, "epsilon", eps, xs->rank);
+    hipdnnBackendDescriptor_t e = lw_scalar(w, "epsilon", eps, xs.rank);
     hipdnnBackendNormMode_t mode = HIPDNN_LAYER_NORM;
-    hipdnnBackendNormFwdPhase_t phase = HIPDNN_NORM_FWD_INFERENCE;
+    hipdnnBackendNormFwdPhase_t phase = stats ? HIPDNN_NORM_FWD_TRAINING : HIPDNN_NORM_FWD_INFERENCE;
     hipdnnBackendDescriptor_t op =
         lw_op_new(w, HIPDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR, NULL);
-    return op &&
+    bool ok = op &&
            lw_ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_OPERATION_NORM_FWD_MODE,
                                            HIPDNN_TYPE_NORM_MODE_EXT, 1, &mode), "norm mode") &&
            lw_ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_OPERATION_NORM_FWD_PHASE,
@@ -225,8 +248,12 @@ bool ep_emit_layernorm(lw* w, const ep_node* n, int arg) {
            lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, scale) &&
            (!bias || lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, bias)) &&
            lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC, e) &&
-           lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_YDESC, lw_make_out(w, n->out[0], xs)) &&
-           lw_op_done(w, op);
+           lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_YDESC, lw_make_out(w, n->out[0], &xs));
+    static const hipdnnBackendAttributeName_t stat_port[2] = {
+        HIPDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, HIPDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC};
+    for (int k = 1; ok && k < 3 && k < n->n_out; ++k)
+        if (n->out[k] >= 0) ok = lw_set_t(w, op, stat_port[k - 1], lw_make_out(w, n->out[k], &ss));
+    return ok && lw_op_done(w, op);
 }
 
 /* ReduceSum, ReduceMean, ReduceMax, ReduceMin: arg is the reduction operator */

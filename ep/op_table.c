@@ -27,6 +27,7 @@ static const ep_op_def ops[] = {
     {"Gelu", "", 20, ep_check_gelu, ep_shape_same, ep_emit_gelu, NULL, 0},
     {"Gelu", "com.microsoft", 0, ep_check_gelu, ep_shape_same, ep_emit_gelu, NULL, 0},
     {"Softmax", "", 0, ep_check_softmax, ep_shape_softmax, ep_emit_softmax, NULL, 0},
+    {"LogSoftmax", "", 0, ep_check_softmax, ep_shape_softmax, ep_emit_softmax, NULL, 1},
     {"Reshape", "", 0, ep_check_reshape, ep_shape_reshape, ep_emit_reshape, NULL, 0},
     {"Flatten", "", 0, ep_check_unary, ep_shape_flatten, ep_emit_reshape, NULL, 0},
     {"BatchNormalization", "", 0, ep_check_batchnorm, ep_shape_batchnorm, ep_emit_batchnorm, NULL, 0},

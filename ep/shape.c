@@ -136,16 +136,22 @@ bool ep_shape_same(const ep_model* m, const ep_node* n, const ep_shape* const* i
  * another rank (a scalar from a reduction ORT's kernel and ONNX's shape inference disagree
  * on), so the same rules are checked again on the shapes that arrive. */
 
+bool ep_softmax_axes(const ep_node* n, int rank, bool* reduced, char* why, size_t why_len) {
+    int64_t axis = ep_attr_int(n, "axis", n->since_version < 13 ? 1 : -1);
+    if (rank < 1) return WHY("input has rank 0; %s needs an axis", n->op);
+    if (axis < -rank || axis >= rank)
+        return WHY("axis %lld is out of range for the input, of rank %d", (long long)axis, rank);
+    if (axis < 0) axis += rank;
+    for (int i = 0; i < rank; ++i)
+        reduced[i] = n->since_version < 13 ? i >= axis : i == axis;
+    return true;
+}
+
 bool ep_shape_softmax(const ep_model* m, const ep_node* n, const ep_shape* const* in,
                       ep_shape* out, char* why, size_t why_len) {
     (void)m;
-    int r = in[0]->rank;
-    int64_t axis = ep_attr_int(n, "axis", n->since_version < 13 ? 1 : -1);
-    if (r < 1) return WHY("input has rank 0; Softmax needs an axis");
-    if (axis < 0) axis += r;
-    if (axis != r - 1)
-        return WHY("axis %lld is not the last axis of the input, of rank %d",
-                   (long long)ep_attr_int(n, "axis", n->since_version < 13 ? 1 : -1), r);
+    bool red[EP_MAX_RANK];
+    if (!ep_softmax_axes(n, in[0]->rank, red, why, why_len)) return false;
     out[0] = *in[0];
     return true;
 }
@@ -165,18 +171,19 @@ static bool param_is(const ep_model* m, const ep_node* n, const ep_shape* const*
                axis, a);
 }
 
+/* Y is X; Mean and InvStdDev are X's dims with 1 from axis on. */
 bool ep_shape_layernorm(const ep_model* m, const ep_node* n, const ep_shape* const* in,
                         ep_shape* out, char* why, size_t why_len) {
     int r = in[0]->rank;
     int64_t axis = ep_attr_int(n, "axis", -1);
     if (axis < 0) axis += r;
-    if (axis < 1 || axis >= r)
-        return WHY("axis %lld of an input of rank %d: hipdnn's layer norm keeps axis 0",
-                   (long long)ep_attr_int(n, "axis", -1), r);
+    if (axis < 0 || axis >= r)
+        return WHY("axis %lld of an input of rank %d", (long long)ep_attr_int(n, "axis", -1), r);
     if (!param_is(m, n, in, 1, (int)axis, why, why_len) ||
         (n->n_in >= 3 && n->in[2] >= 0 && !param_is(m, n, in, 2, (int)axis, why, why_len)))
         return false;
-    out[0] = *in[0];
+    out[0] = out[1] = out[2] = *in[0];
+    for (int i = (int)axis; i < r; ++i) out[1].dims[i] = out[2].dims[i] = 1;
     return true;
 }
 

@@ -21,6 +21,8 @@ DATA = Path(os.environ.get("ONNX_NODE_TESTS", "/usr/share/libonnx-testdata/data/
 FAMILIES = {
     "pool": (r"^test_(max|average|globalaverage|globalmax)pool",
              {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"}),
+    "layernorm": (r"^test_layer_normalization", {"LayerNormalization"}),
+    "softmax": (r"^test_(log)?softmax", {"Softmax", "LogSoftmax"}),
 }
 
 

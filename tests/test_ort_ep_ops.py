@@ -9,8 +9,8 @@ import itertools
 import numpy as np
 import pytest
 
-from test_ort_ep import (FLOAT, compare, helper, model, rand, rng,  # noqa: F401 (fixtures)
-                         run, runner_available)
+from test_ort_ep import (FLOAT, compare, helper, model, numpy_helper, rand,  # noqa: F401
+                         rng, run, runner_available)  # rng, runner_available: fixtures
 
 TOL = dict(rtol=1e-4, atol=1e-5)
 
@@ -140,3 +140,54 @@ def test_maxpool_indices_stay_with_ort(tmp_path, rng):
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 8
     declined(tmp_path, m, {"x": rand(rng, 1, 2, 4, 4)}, "output Indices is used")
+
+
+# ---- normalization statistics, softmax on any axis ----------------------------------------
+
+def layernorm_ref(x, scale, bias, axis, eps):
+    x = x.astype(np.float64)
+    axes = tuple(range(axis % x.ndim, x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    inv = 1.0 / np.sqrt(((x - mean) ** 2).mean(axis=axes, keepdims=True) + eps)
+    return (x - mean) * inv * scale + bias, mean, inv
+
+
+def layernorm_graph(xs, axis, outputs):
+    node = helper.make_node("LayerNormalization", ["x", "s", "b"], outputs, name="ln", axis=axis,
+                       epsilon=1e-3)
+    return model([node], [("x", list(xs))], [(o, None) for o in outputs if o],
+                 opset=17), node
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1, 2])
+@pytest.mark.parametrize("outputs", [["y", "mean", "inv"], ["y", "", "inv"], ["y", "mean"]],
+                         ids=["both", "inv", "mean"])
+def test_layernorm_gives_mean_and_inv_std_dev(tmp_path, rng, axis, outputs):
+    xs = (2, 3, 4, 5)
+    pshape = xs[axis % 4:]
+    s, b = rand(rng, *pshape), rand(rng, *pshape)
+    m, _ = layernorm_graph(xs, axis, outputs)
+    m.graph.initializer.extend([numpy_helper.from_array(s, "s"), numpy_helper.from_array(b, "b")])
+    x = rand(rng, *xs)
+    y, mean, inv = layernorm_ref(x, s, b, axis, 1e-3)
+    want = {"y": y, "mean": mean, "inv": inv}
+    claimed_whole(tmp_path, m, {"x": x}, {o: want[o] for o in outputs if o})
+
+
+def softmax_ref(x, axes, log=False):
+    x = x.astype(np.float64)
+    d = x - x.max(axis=axes, keepdims=True)
+    z = np.exp(d).sum(axis=axes, keepdims=True)
+    return d - np.log(z) if log else np.exp(d) / z
+
+
+@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax"])
+@pytest.mark.parametrize("axis,opset", [(0, 13), (1, 13), (-2, 13), (3, 13), (1, 11), (2, 11)])
+def test_softmax_on_any_axis(tmp_path, rng, op, axis, opset):
+    xs = (2, 3, 4, 5)
+    m = model([helper.make_node(op, ["x"], ["y"], name="sm", axis=axis)], [("x", list(xs))],
+              [("y", None)], opset=opset)
+    x = rand(rng, *xs) * 4
+    a = axis % 4
+    axes = (a,) if opset >= 13 else tuple(range(a, 4))
+    claimed_whole(tmp_path, m, {"x": x}, {"y": softmax_ref(x, axes, op == "LogSoftmax")})
