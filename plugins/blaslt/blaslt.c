@@ -51,21 +51,7 @@ HIPDNN_SDK_PLUGIN_BASE(BLASLT_ENGINE_NAME, BLASLT_PLUGIN_VERSION, HIPDNN_PLUGIN_
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetAllEngineIds(uint64_t* ids,
                                                                             uint32_t max,
                                                                             uint32_t* num) {
-    if (!num) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetAllEngineIds: NULL count");
-    *num = 0;
-    char why[BLASLT_MSG_LEN];
-    if (!blaslt_load(why, sizeof(why))) {
-        hipdnnSdkPluginSetError("%s", why);
-        return HIPDNN_PLUGIN_STATUS_NOT_SUPPORTED;
-    }
-    static atomic_flag said = ATOMIC_FLAG_INIT;
-    if (!atomic_flag_test_and_set(&said))
-        hipdnnSdkPluginLog(HIPDNN_LOG_INFO, BLASLT_ENGINE_NAME ": %s, %d CUDA device%s",
-                           blaslt_library(), blaslt_device_count(),
-                           blaslt_device_count() == 1 ? "" : "s");
-    *num = 1;
-    if (ids && max >= 1) ids[0] = engine_id();
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+    return hipdnnSdkVendorEngineIds(BLASLT_ENGINE_NAME, blaslt_load, blaslt_library, ids, max, num);
 }
 
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateForDevice(
@@ -73,17 +59,11 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateForDevice(
     if (!handle || !info)
         return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "CreateForDevice: NULL handle or info");
     *handle = NULL;
-    char why[BLASLT_MSG_LEN];
-    if (!blaslt_load(why, sizeof(why))) {
-        hipdnnSdkPluginSetError("%s", why);
-        return HIPDNN_PLUGIN_STATUS_NOT_SUPPORTED;
-    }
-    const int device = info->struct_size >= sizeof(uint32_t) + sizeof(int32_t) ? info->device : 0;
+    int device = 0;
     bl_cu_context saved = NULL;
-    if (!blaslt_enter(device, &saved, why, sizeof(why))) {
-        hipdnnSdkPluginSetError("%s", why);
-        return HIPDNN_PLUGIN_STATUS_INVALID_VALUE;
-    }
+    const hipdnnPluginStatus_t entered =
+        hipdnnSdkVendorEnterDevice(BLASLT_ENGINE_NAME, blaslt_load, info, &device, &saved);
+    if (entered != HIPDNN_PLUGIN_STATUS_SUCCESS) return entered;
     struct hipdnnEnginePluginHandle* h = calloc(1, sizeof(*h));
     bl_status st = h ? g_lt.create(&h->lt) : BL_STATUS_SUCCESS;
     blaslt_leave(saved);

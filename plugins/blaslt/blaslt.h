@@ -11,6 +11,7 @@
 #include "blaslt_api.h"
 #include "hipdnn/hipdnn_sdk.h"
 #include "hipdnn/hipdnn_sdk_plugin.h"
+#include "hipdnn/hipdnn_sdk_vendor.h"
 
 #define BLASLT_ENGINE_NAME "blaslt"
 #define BLASLT_PLUGIN_VERSION "0.1.0"
@@ -34,18 +35,19 @@
 /* ---- the libraries (blaslt_load.c) ----------------------------------------------------- */
 
 extern bl_lt_api g_lt; /* filled once, by blaslt_load */
-extern bl_cu_api g_cu;
 
 /* Once per process: the CUDA driver with a device, then cuBLASLt (the first candidate that
  * opens, whole and new enough).  False with one line saying what was looked for and what
  * went wrong, "blaslt: ..." (GetAllEngineIds declines loading with it). */
 bool blaslt_load(char* why, size_t len);
-int blaslt_device_count(void);
 /* "libcublasLt.so.13 (cuBLASLt 13.0.2)": what blaslt_load opened, for the log. */
 const char* blaslt_library(void);
-/* Makes `device`'s primary context current on this thread, *saved the one that was. */
-bool blaslt_enter(int device, bl_cu_context* saved, char* why, size_t len);
-void blaslt_leave(bl_cu_context saved);
+/* Makes `device`'s primary context current on this thread, *saved the one that was
+ * (hipdnnSdkCudaEnter); blaslt_leave gives it back. */
+static inline bool blaslt_enter(int device, bl_cu_context* saved, char* why, size_t len) {
+    return hipdnnSdkCudaEnter(BLASLT_ENGINE_NAME, device, saved, why, len);
+}
+#define blaslt_leave hipdnnSdkCudaLeave
 /* "CUBLAS_STATUS_NOT_SUPPORTED (15)" into buf. */
 const char* blaslt_status_text(bl_status st, char* buf, size_t len);
 

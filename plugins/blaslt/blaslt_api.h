@@ -105,17 +105,6 @@ typedef struct {
 
 /* ---- the CUDA driver: a device, and its primary context made current --------------------- */
 
-typedef int bl_cu_result; /* CUresult */
-typedef void* bl_cu_context;
-
-typedef struct {
-    bl_cu_result (*init)(unsigned);
-    bl_cu_result (*device_count)(int*);
-    bl_cu_result (*device_get)(int*, int);
-    bl_cu_result (*primary_retain)(bl_cu_context*, int);
-    bl_cu_result (*ctx_get_current)(bl_cu_context*);
-    bl_cu_result (*ctx_set_current)(bl_cu_context);
-    bl_cu_result (*error_name)(bl_cu_result, const char**); /* optional */
-} bl_cu_api;
+typedef void* bl_cu_context; /* CUcontext (the SDK opens the driver: hipdnn_sdk_vendor.h) */
 
 #endif

@@ -49,21 +49,7 @@ HIPDNN_SDK_PLUGIN_BASE(CUDNN_ENGINE_NAME, CUDNN_PLUGIN_VERSION, HIPDNN_PLUGIN_AP
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetAllEngineIds(uint64_t* ids,
                                                                             uint32_t max,
                                                                             uint32_t* num) {
-    if (!num) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetAllEngineIds: NULL count");
-    *num = 0;
-    char why[CUDNN_MSG_LEN];
-    if (!cudnn_load(why, sizeof(why))) {
-        hipdnnSdkPluginSetError("%s", why);
-        return HIPDNN_PLUGIN_STATUS_NOT_SUPPORTED;
-    }
-    static atomic_flag said = ATOMIC_FLAG_INIT;
-    if (!atomic_flag_test_and_set(&said))
-        hipdnnSdkPluginLog(HIPDNN_LOG_INFO, CUDNN_ENGINE_NAME ": %s, %d CUDA device%s",
-                           cudnn_library(), cudnn_device_count(),
-                           cudnn_device_count() == 1 ? "" : "s");
-    *num = 1;
-    if (ids && max >= 1) ids[0] = engine_id();
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+    return hipdnnSdkVendorEngineIds(CUDNN_ENGINE_NAME, cudnn_load, cudnn_library, ids, max, num);
 }
 
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateForDevice(
@@ -71,17 +57,11 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateForDevice(
     if (!handle || !info)
         return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "CreateForDevice: NULL handle or info");
     *handle = NULL;
-    char why[CUDNN_MSG_LEN];
-    if (!cudnn_load(why, sizeof(why))) {
-        hipdnnSdkPluginSetError("%s", why);
-        return HIPDNN_PLUGIN_STATUS_NOT_SUPPORTED;
-    }
-    const int device = info->struct_size >= sizeof(uint32_t) + sizeof(int32_t) ? info->device : 0;
+    int device = 0;
     cd_cu_context saved = NULL;
-    if (!cudnn_enter(device, &saved, why, sizeof(why))) {
-        hipdnnSdkPluginSetError("%s", why);
-        return HIPDNN_PLUGIN_STATUS_INVALID_VALUE;
-    }
+    const hipdnnPluginStatus_t entered =
+        hipdnnSdkVendorEnterDevice(CUDNN_ENGINE_NAME, cudnn_load, info, &device, &saved);
+    if (entered != HIPDNN_PLUGIN_STATUS_SUCCESS) return entered;
     struct hipdnnEnginePluginHandle* h = calloc(1, sizeof(*h));
     const cd_status st = h ? g_cd.create(&h->cudnn) : CD_STATUS_SUCCESS;
     char text[600];

@@ -12,6 +12,7 @@
 #include "cudnn_api.h"
 #include "hipdnn/hipdnn_sdk.h"
 #include "hipdnn/hipdnn_sdk_plugin.h"
+#include "hipdnn/hipdnn_sdk_vendor.h"
 
 #define CUDNN_ENGINE_NAME "cudnn"
 #define CUDNN_PLUGIN_VERSION "0.1.0"
@@ -34,18 +35,19 @@
 /* ---- the libraries (cudnn_load.c) ------------------------------------------------------ */
 
 extern cd_api g_cd; /* filled once, by cudnn_load */
-extern cd_cu_api g_cu;
 
 /* Once per process: the CUDA driver with a device, then cuDNN (the first candidate that
  * opens, whole and new enough).  False with one line saying what was looked for and what
  * went wrong, "cudnn: ..." (GetAllEngineIds declines loading with it). */
 bool cudnn_load(char* why, size_t len);
-int cudnn_device_count(void);
 /* "libcudnn.so.9 (cuDNN 9.19.0)": what cudnn_load opened, for the log. */
 const char* cudnn_library(void);
-/* Makes `device`'s primary context current on this thread, *saved the one that was. */
-bool cudnn_enter(int device, cd_cu_context* saved, char* why, size_t len);
-void cudnn_leave(cd_cu_context saved);
+/* Makes `device`'s primary context current on this thread, *saved the one that was
+ * (hipdnnSdkCudaEnter); cudnn_leave gives it back. */
+static inline bool cudnn_enter(int device, cd_cu_context* saved, char* why, size_t len) {
+    return hipdnnSdkCudaEnter(CUDNN_ENGINE_NAME, device, saved, why, len);
+}
+#define cudnn_leave hipdnnSdkCudaLeave
 /* "CUDNN_STATUS_NOT_SUPPORTED (3000): <cuDNN's last error message>" into buf: call right
  * after the failing call, on its thread. */
 const char* cudnn_status_text(cd_status st, char* buf, size_t len);

@@ -163,17 +163,6 @@ typedef struct {
 
 /* ---- the CUDA driver: a device, and its primary context made current --------------------- */
 
-typedef int cd_cu_result; /* CUresult */
-typedef void* cd_cu_context;
-
-typedef struct {
-    cd_cu_result (*init)(unsigned);
-    cd_cu_result (*device_count)(int*);
-    cd_cu_result (*device_get)(int*, int);
-    cd_cu_result (*primary_retain)(cd_cu_context*, int);
-    cd_cu_result (*ctx_get_current)(cd_cu_context*);
-    cd_cu_result (*ctx_set_current)(cd_cu_context);
-    cd_cu_result (*error_name)(cd_cu_result, const char**); /* optional */
-} cd_cu_api;
+typedef void* cd_cu_context; /* CUcontext (the SDK opens the driver: hipdnn_sdk_vendor.h) */
 
 #endif

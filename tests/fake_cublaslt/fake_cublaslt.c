@@ -16,12 +16,12 @@
  * Built as build/tests/fake_cublaslt/libcublasLt.so.13; used when a test puts that folder
  * on LD_LIBRARY_PATH (with the fake driver's).  FAKE_CUBLASLT_OLD=1 reports version 10.2.1,
  * older than the engine takes. */
-#include <dlfcn.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../fake_cuda/fake_device.h"
 #include "hipdnn/hipdnn_sdk.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -70,34 +70,8 @@ static const struct { uint32_t align; size_t workspace; } k_algos[] = {
 
 /* ---- the fake driver, for "device" memory and the current context ---------------------- */
 
-typedef int (*attrs_fn)(unsigned, int*, void**, unsigned long long);
-typedef int (*current_fn)(void**);
-
-static void* driver(void) { return dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD); }
-
-static int context_current(void) {
-    void* lib = driver();
-    current_fn get = lib ? (current_fn)dlsym(lib, "cuCtxGetCurrent") : NULL;
-    void* ctx = NULL;
-    int ok = get && get(&ctx) == 0 && ctx;
-    if (lib) dlclose(lib);
-    return ok;
-}
-
 /* Whether [p, p + bytes) is device memory inside one allocation. */
-static int device_range(const void* p, size_t bytes) {
-    void* lib = driver();
-    attrs_fn attrs = lib ? (attrs_fn)dlsym(lib, "cuPointerGetAttributes") : NULL;
-    unsigned type = 0;
-    unsigned long long start = 0;
-    size_t size = 0;
-    int which[3] = {2, 11, 12}; /* MEMORY_TYPE, RANGE_START_ADDR, RANGE_SIZE */
-    void* data[3] = {&type, &start, &size};
-    int ok = attrs && attrs(3, which, data, (unsigned long long)(uintptr_t)p) == 0 && type == 2 &&
-             (uintptr_t)p >= start && (uintptr_t)p + bytes <= start + size;
-    if (lib) dlclose(lib);
-    return ok;
-}
+static int device_range(const void* p, size_t bytes) { return fake_device_range(p, bytes) == 1; }
 
 /* ---- version, status, handle ------------------------------------------------------------ */
 
@@ -117,7 +91,7 @@ EXPORT const char* cublasLtGetStatusName(status s) {
 
 EXPORT status cublasLtCreate(context** h) {
     if (!h) return INVALID_VALUE;
-    if (!context_current()) return NOT_INITIALIZED; /* the real one needs a device */
+    if (!fake_context_current()) return NOT_INITIALIZED; /* the real one needs a device */
     *h = calloc(1, sizeof(**h));
     if (!*h) return ALLOC_FAILED;
     (*h)->magic = MAGIC;
@@ -360,7 +334,7 @@ EXPORT status cublasLtMatmul(context* h, desc* d, const void* alpha, const void*
                              void* D, layout* dl, const algo* al, void* workspace,
                              size_t workspace_size, void* stream) {
     (void)stream; /* work is done at once, as the fake driver's is */
-    if (!h || h->magic != MAGIC || !context_current()) return NOT_INITIALIZED;
+    if (!h || h->magic != MAGIC || !fake_context_current()) return NOT_INITIALIZED;
     if (!alpha || !beta || !al || al->data[0] != ALGO_MAGIC || al->data[1] >= NUM_ALGOS)
         return INVALID_VALUE;
     status st = check(d, a, b, c, dl);

@@ -17,7 +17,6 @@
  * Built as build/tests/fake_cudnn/libcudnn.so.9; used when a test names it
  * ($HIPDNN_CUDNN_LIBRARY) with the fake driver on LD_LIBRARY_PATH.  FAKE_CUDNN_OLD=1
  * reports version 8.9.7, older than the engine takes. */
-#include <dlfcn.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -26,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../fake_cuda/fake_device.h"
 #include "hipdnn/hipdnn_sdk.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -86,38 +86,6 @@ EXPORT const char* cudnnGetErrorString(status s) {
 
 EXPORT size_t cudnnGetVersion(void) { return getenv("FAKE_CUDNN_OLD") ? 8907 : 91900; }
 
-/* ---- the fake driver, for "device" memory and the current context ---------------------- */
-
-typedef int (*attrs_fn)(unsigned, int*, void**, unsigned long long);
-typedef int (*current_fn)(void**);
-
-static void* driver(void) { return dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD); }
-
-static int context_current(void) {
-    void* lib = driver();
-    current_fn get = lib ? (current_fn)dlsym(lib, "cuCtxGetCurrent") : NULL;
-    void* ctx = NULL;
-    int ok = get && get(&ctx) == 0 && ctx;
-    if (lib) dlclose(lib);
-    return ok;
-}
-
-/* 1: [p, p + bytes) is device memory inside one allocation; 0: host memory; -1: device
- * memory past its allocation. */
-static int device_range(const void* p, size_t bytes) {
-    void* lib = driver();
-    attrs_fn attrs = lib ? (attrs_fn)dlsym(lib, "cuPointerGetAttributes") : NULL;
-    unsigned type = 0;
-    unsigned long long start = 0;
-    size_t size = 0;
-    int which[3] = {2, 11, 12}; /* MEMORY_TYPE, RANGE_START_ADDR, RANGE_SIZE */
-    void* data[3] = {&type, &start, &size};
-    int r = attrs && attrs(3, which, data, (unsigned long long)(uintptr_t)p) == 0 && type == 2;
-    if (r && !((uintptr_t)p >= start && (uintptr_t)p + bytes <= start + size)) r = -1;
-    if (lib) dlclose(lib);
-    return r;
-}
-
 /* ---- handles ------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -127,7 +95,8 @@ typedef struct {
 
 EXPORT status cudnnCreate(handle** h) {
     if (!h) return fail(NULL_POINTER, "cudnnCreate: NULL handle pointer");
-    if (!context_current()) return fail(NOT_INITIALIZED, "cudnnCreate: no current CUDA context");
+    if (!fake_context_current())
+        return fail(NOT_INITIALIZED, "cudnnCreate: no current CUDA context");
     *h = calloc(1, sizeof(**h));
     if (!*h) return fail(NOT_INITIALIZED, "cudnnCreate: out of memory");
     (*h)->magic = HANDLE_MAGIC;
@@ -800,7 +769,8 @@ static int64_t span_bytes(const desc* t) {
 
 EXPORT status cudnnBackendExecute(handle* h, const desc* plan, const desc* vp) {
     if (!h || h->magic != HANDLE_MAGIC) return fail(BAD_PARAM, "cudnnBackendExecute: not a handle");
-    if (!context_current()) return fail(NOT_INITIALIZED, "cudnnBackendExecute: no current context");
+    if (!fake_context_current())
+        return fail(NOT_INITIALIZED, "cudnnBackendExecute: no current context");
     if (!valid(plan) || plan->type != D_PLAN || !plan->final || !valid(vp) ||
         vp->type != D_VARIANT_PACK || !vp->final)
         return fail(BAD_PARAM, "cudnnBackendExecute: a finalized plan and variant pack");
@@ -812,7 +782,7 @@ EXPORT status cudnnBackendExecute(handle* h, const desc* plan, const desc* vp) {
         const desc* t = ts[i];
         if (is_virtual(t)) continue;
         void* ptr = pack_pointer(vp, uid(t));
-        const int where = ptr ? device_range(ptr, (size_t)span_bytes(t)) : 0;
+        const int where = ptr ? fake_device_range(ptr, (size_t)span_bytes(t)) : 0;
         if (!ptr) st = fail(BAD_PARAM, "variant pack: no pointer for tensor %lld", (long long)uid(t));
         else if (by_value(t) && where != 0)
             st = fail(BAD_PARAM, "variant pack: by-value tensor %lld must point to host memory",
@@ -826,7 +796,7 @@ EXPORT status cudnnBackendExecute(handle* h, const desc* plan, const desc* vp) {
     }
     void* ws = *(void* const*)find(vp, 1003)->data;
     if (st == OK && plan->workspace &&
-        (!ws || device_range(ws, (size_t)plan->workspace) != 1))
+        (!ws || fake_device_range(ws, (size_t)plan->workspace) != 1))
         st = fail(BAD_PARAM, "variant pack: the plan needs %lld bytes of device workspace",
                   (long long)plan->workspace);
     if (st == OK && plan->workspace) memset(ws, 0x5A, (size_t)plan->workspace); /* scratch */
