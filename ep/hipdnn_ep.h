@@ -18,6 +18,7 @@
  *   lower.c       a model (one fused node) lowered to a hipdnn operation graph
  *   lower_ops.c   each ONNX op's lowering (op_table.c names them; lowering.h is shared)
  *   ops_pool.c    the pooling ops' checks, shape rules and lowerings
+ *   ops_pointwise.c  the variadic, clipping and hard-activation ops', likewise
  *   plan.c        the engine chosen for that graph, and its plan
  *   kernel.c      per fused node: plans cached by input shapes, execution per run
  *   ep.c          OrtEp: GetCapability, Compile and the compute functions
@@ -366,6 +367,11 @@ ep_op_lower ep_empty_conv, ep_empty_matmul, ep_empty_gemm, ep_empty_reduce;
 ep_op_check ep_check_pool, ep_check_global_pool;
 ep_op_shape ep_shape_pool, ep_shape_global_pool;
 ep_op_lower ep_emit_pool, ep_emit_global_pool;
+/* ops_pointwise.c: Min, Max, Sum, Mean, Clip, LeakyRelu, HardSigmoid, HardSwish, Cast */
+ep_op_check ep_check_variadic, ep_check_clip, ep_check_leaky_relu, ep_check_cast;
+ep_op_shape ep_shape_variadic;
+ep_op_lower ep_emit_variadic, ep_emit_clip, ep_emit_leaky_relu, ep_emit_hard_sigmoid,
+    ep_emit_cast;
 
 /* ---- plan.c -------------------------------------------------------------------------- */
 

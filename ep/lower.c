@@ -123,9 +123,8 @@ ep_shape lw_aligned(const ep_shape* s, int r) {
 
 /* ---- tensors -------------------------------------------------------------------------- */
 
-/* A finalized tensor of element type dt (NOT_SET for a virtual one, which hipdnn types):
- * strides NULL leaves them to hipdnn (virtual tensors); value non-NULL makes a by-value
- * float constant. */
+/* A finalized tensor of element type dt (NOT_SET: hipdnn types it): strides NULL makes it
+ * virtual, laid out by hipdnn; value non-NULL makes a by-value float constant. */
 hipdnnBackendDescriptor_t lw_tensor(lw* w, const char* name, const ep_shape* s,
                                         const int64_t* strides, hipdnnDataType_t dt,
                                         const float* value, int64_t* uid_out) {
@@ -141,7 +140,7 @@ hipdnnBackendDescriptor_t lw_tensor(lw* w, const char* name, const ep_shape* s,
     hipdnnBackendDescriptor_t t = new_desc(w, HIPDNN_BACKEND_TENSOR_DESCRIPTOR);
     if (!t) return NULL;
     int64_t uid = w->next_uid++;
-    bool is_virtual = dt == HIPDNN_DATA_NOT_SET;
+    bool is_virtual = !strides && !value; /* dt NOT_SET: typed by hipdnn */
     bool virt = is_virtual, yes = true;
     char nm[160];
     snprintf(nm, sizeof(nm), "%s", name);

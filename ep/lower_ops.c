@@ -297,12 +297,13 @@ static bool fill_output(lw* w, const ep_node* n, float v) {
                      lw_make_out(w, n->out[0], y));
 }
 
-/* A sum over no elements: 0; ONNX's identity of the reduction, -inf for the max and +inf
- * for the min.  ONNX leaves the mean of nothing undefined; ORT's CPU EP gives 0, as here. */
+/* A sum over no elements: 0; ONNX's identity of the reduction, -inf for the max, +inf
+ * for the min, 1 for the product, 0 for the L1 and L2 norms.  ONNX leaves the mean of nothing undefined; ORT's CPU EP gives 0, as here. */
 bool ep_empty_reduce(lw* w, const ep_node* n, int arg) {
     hipdnnReduceTensorOp_t mode = (hipdnnReduceTensorOp_t)arg;
     return fill_output(w, n, mode == HIPDNN_REDUCE_TENSOR_MAX   ? -INFINITY
                              : mode == HIPDNN_REDUCE_TENSOR_MIN ? INFINITY
+                             : mode == HIPDNN_REDUCE_TENSOR_MUL ? 1.0f
                                                                 : 0.0f);
 }
 

@@ -23,6 +23,13 @@ FAMILIES = {
              {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"}),
     "layernorm": (r"^test_layer_normalization", {"LayerNormalization"}),
     "softmax": (r"^test_(log)?softmax", {"Softmax", "LogSoftmax"}),
+    "unary": (r"^test_(erf|sqrt|exp|log|neg|abs|reciprocal|floor|ceil|sin|cos|identity)(_|$)",
+              {"Erf", "Sqrt", "Exp", "Log", "Neg", "Abs", "Reciprocal", "Floor", "Ceil", "Sin",
+               "Cos", "Identity"}),
+    "elementwise": (r"^test_(cast|pow|min|max|sum|mean|clip|leakyrelu|hardsigmoid|hardswish)"
+                    r"(_|$)", {"Cast", "Pow", "Min", "Max", "Sum", "Mean", "Clip", "LeakyRelu",
+                              "HardSigmoid", "HardSwish"}),
+    "reduce": (r"^test_reduce_(prod|l1|l2)", {"ReduceProd", "ReduceL1", "ReduceL2"}),
 }
 
 

@@ -191,3 +191,93 @@ def test_softmax_on_any_axis(tmp_path, rng, op, axis, opset):
     a = axis % 4
     axes = (a,) if opset >= 13 else tuple(range(a, 4))
     claimed_whole(tmp_path, m, {"x": x}, {"y": softmax_ref(x, axes, op == "LogSoftmax")})
+
+
+# ---- elementwise ops ----------------------------------------------------------------------
+
+UNARY = {
+    "Erf": None, "Sqrt": np.sqrt, "Exp": np.exp, "Log": np.log, "Neg": np.negative,
+    "Abs": np.abs, "Reciprocal": np.reciprocal, "Floor": np.floor, "Ceil": np.ceil,
+    "Sin": np.sin, "Cos": np.cos, "Identity": lambda x: x,
+}
+
+
+@pytest.mark.parametrize("op", sorted(UNARY))
+def test_unary_op_matches_float64(tmp_path, rng, op):
+    import math
+    x = rand(rng, 3, 4, 5) * 3
+    if op in ("Sqrt", "Log"):
+        x = np.abs(x)
+    f = UNARY[op] or np.vectorize(math.erf)
+    m = model([helper.make_node(op, ["x"], ["y"], name="u")], [("x", [3, 4, 5])], [("y", None)])
+    claimed_whole(tmp_path, m, {"x": x}, {"y": f(x.astype(np.float64))})
+
+
+@pytest.mark.parametrize("op,ref", [
+    ("Min", lambda *a: np.minimum.reduce(np.broadcast_arrays(*a))),
+    ("Max", lambda *a: np.maximum.reduce(np.broadcast_arrays(*a))),
+    ("Sum", lambda *a: sum(a)), ("Mean", lambda *a: sum(a) / len(a))])
+@pytest.mark.parametrize("shapes", [[(3, 4)], [(2, 3, 4), (4,)], [(3, 1), (1, 4), (2, 1, 1)]])
+def test_variadic_ops_broadcast(tmp_path, rng, op, ref, shapes):
+    names = [f"x{i}" for i in range(len(shapes))]
+    xs = [rand(rng, *s) for s in shapes]
+    m = model([helper.make_node(op, names, ["y"], name="v")],
+              [(n, list(s)) for n, s in zip(names, shapes)], [("y", None)])
+    claimed_whole(tmp_path, m, dict(zip(names, xs)),
+                  {"y": ref(*[x.astype(np.float64) for x in xs])})
+
+
+@pytest.mark.parametrize("lo,hi", [(-0.3, 0.5), (-0.2, None), (None, 0.4), (None, None)])
+def test_clip_with_constant_bounds(tmp_path, rng, lo, hi):
+    ins, inits = ["x"], []
+    for name, v in (("lo", lo), ("hi", hi)):
+        ins.append(name if v is not None else "")
+        if v is not None:
+            inits.append((name, np.array(v, np.float32)))
+    m = model([helper.make_node("Clip", ins, ["y"], name="clip")], [("x", [3, 5])],
+              [("y", None)], inits)
+    x = rand(rng, 3, 5)
+    want = np.clip(x.astype(np.float64), -np.inf if lo is None else lo, np.inf if hi is None else hi)
+    claimed_whole(tmp_path, m, {"x": x}, {"y": want})
+
+
+@pytest.mark.parametrize("op,attrs,ref", [
+    ("LeakyRelu", dict(alpha=0.1), lambda x: np.where(x < 0, 0.1 * x, x)),
+    ("HardSigmoid", dict(alpha=0.3, beta=0.4), lambda x: np.clip(0.3 * x + 0.4, 0, 1)),
+    ("HardSwish", {}, lambda x: x * np.clip(x / 6 + 0.5, 0, 1)),
+    ("Pow", None, None),
+])
+def test_activations_match_float64(tmp_path, rng, op, attrs, ref):
+    x = rand(rng, 2, 3, 4) * 4
+    if op == "Pow":
+        e = rand(rng, 3, 1)
+        m = model([helper.make_node("Pow", ["x", "e"], ["y"], name="p")], [("x", [2, 3, 4])],
+                  [("y", None)], [("e", e)])
+        x = np.abs(x)
+        want = np.power(x.astype(np.float64), e.astype(np.float64))
+    else:
+        m = model([helper.make_node(op, ["x"], ["y"], name="a", **attrs)], [("x", [2, 3, 4])],
+                  [("y", None)])
+        want = ref(x.astype(np.float64))
+    claimed_whole(tmp_path, m, {"x": x}, {"y": want})
+
+
+def test_cast_float_to_float16_and_back(tmp_path, rng):
+    from onnx import TensorProto
+    nodes = [helper.make_node("Cast", ["x"], ["h"], name="to16", to=TensorProto.FLOAT16),
+             helper.make_node("Cast", ["h"], ["y"], name="to32", to=TensorProto.FLOAT)]
+    m = model(nodes, [("x", [4, 5])], [("y", None)])
+    x = rand(rng, 4, 5)
+    claimed_whole(tmp_path, m, {"x": x}, {"y": x.astype(np.float16).astype(np.float64)},
+                  tol=dict(rtol=1e-3, atol=1e-4))
+
+
+@pytest.mark.parametrize("op,ref", [
+    ("ReduceProd", lambda x, a: np.prod(x, axis=a, keepdims=True)),
+    ("ReduceL1", lambda x, a: np.abs(x).sum(axis=a, keepdims=True)),
+    ("ReduceL2", lambda x, a: np.sqrt((x * x).sum(axis=a, keepdims=True)))])
+def test_more_reductions(tmp_path, rng, op, ref):
+    m = model([helper.make_node(op, ["x"], ["y"], name="r", axes=[1])], [("x", [3, 4, 2])],
+              [("y", None)], opset=13)
+    x = rand(rng, 3, 4, 2)
+    claimed_whole(tmp_path, m, {"x": x}, {"y": ref(x.astype(np.float64), (1,))})
