@@ -26,8 +26,9 @@ ROCM_APT_PACKAGES = hipcc libamdhip64-dev
 # hipdnn-ep (ep/, docs/onnxruntime.md): its build fetches ONNX Runtime with npm
 # (tools/fetch_ort.sh) and its tests build models with python3-onnx.  npm from apt only
 # where none is on PATH.  ORT_EP=ON makes a failed fetch fail the configure (CI), AUTO skips
-# hipdnn-ep and its tests with a message, OFF never fetches.
-ORT_APT_PACKAGES = python3-onnx $(if $(shell command -v npm),,npm)
+# hipdnn-ep and its tests with a message, OFF never fetches.  libonnx-testdata: ONNX's own
+# node tests, which tests/test_ort_ep_node_tests.py runs through hipdnn-ep.
+ORT_APT_PACKAGES = python3-onnx libonnx-testdata $(if $(shell command -v npm),,npm)
 ORT_EP ?= AUTO
 # `make fuzz` only: Debian's clang with libFuzzer and the sanitizer runtimes, and the
 # symbolizer for readable reports.

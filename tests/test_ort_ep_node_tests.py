@@ -17,6 +17,10 @@ from test_ort_ep import ORT_RUN, RUNNER_MISSING, fake_gpu_env  # noqa: E402
 
 DATA = Path(os.environ.get("ONNX_NODE_TESTS", "/usr/share/libonnx-testdata/data/node"))
 
+# a process per ONNX test (34 s over two workers): with the other subprocess-heavy tests in
+# make test-slow, and so not again under ASan
+pytestmark = pytest.mark.slow
+
 # family: (test-name regex, the op types that must be claimed somewhere in it)
 FAMILIES = {
     "pool": (r"^test_(max|average|globalaverage|globalmax)pool",
