@@ -178,9 +178,9 @@ def show(assigned, log):
 # ## A small CNN classifier
 #
 # Conv (3 → 8 channels, 3×3, padding 1, with bias) → Relu → GlobalAveragePool → Flatten →
-# Gemm (8 → 10) → Softmax, with a symbolic batch size. hipdnn-ep does not take
-# GlobalAveragePool, so the model splits: Conv → Relu is one fused node, Flatten → Gemm →
-# Softmax another, and the pool in between stays with ORT.
+# Gemm (8 → 10) → Softmax, with a symbolic batch size. hipdnn-ep takes every node (the
+# pool as a reduction over the image), so the whole model is one fused node, one hipdnn
+# graph.
 
 # %%
 if SKIP:
@@ -251,9 +251,8 @@ else:
 
     if assigned is not None:
         mine = {node for ep_name, _, _, node in assigned if ep_name == "hipdnn"}
-        assert mine == {"conv", "relu", "flatten", "fc", "softmax"}, assigned
-        assert len({sub for ep_name, sub, _, _ in assigned if ep_name == "hipdnn"}) == 2
-        assert any("stays with ORT" in line and "GlobalAveragePool" in line for line in log)
+        assert mine == {"conv", "relu", "pool", "flatten", "fc", "softmax"}, assigned
+        assert len({sub for ep_name, sub, _, _ in assigned if ep_name == "hipdnn"}) == 1
         assert any("plan 2 built" in line for line in log)   # the second batch size
 
 # %% [markdown]
@@ -261,7 +260,8 @@ else:
 #
 # Conv → Add (a residual input) → Relu: every node is claimed, all three become one fused
 # node, one hipdnn graph. With the CPU fallback disabled, ORT would refuse the session if
-# any node were left to it; the first model shows that refusal.
+# any node were left to it: the CNN above runs so too, and a model with a CumSum (no
+# hipdnn op computes a running sum) shows the refusal.
 
 # %%
 if SKIP:
@@ -294,10 +294,22 @@ else:
         assert {ep_name for ep_name, _, _, _ in assigned} == {"hipdnn"}
         assert len({sub for _, sub, _, _ in assigned}) == 1          # one fused node
 
+    (y_whole,), = run_model(cnn, {"x": [batches[0]]}, ep="hipdnn", no_fallback=True)[0]
+    check("the CNN without the CPU fallback", y_whole, cnn_reference(batches[0]), 1e-4)
+
+    axis = numpy_helper.from_array(np.array(1, np.int64), "axis")
+    running = helper.make_model(
+        helper.make_graph([helper.make_node("CumSum", ["x", "axis"], ["y"], name="cumsum")],
+                          "running_sum",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5])],
+                          initializer=[axis]),
+        opset_imports=[helper.make_opsetid("", 17)])
+    running.ir_version = 8
     try:
-        run_model(cnn, {"x": [batches[0]]}, ep="hipdnn", no_fallback=True)
+        run_model(running, {"x": [rand(2, 5)]}, ep="hipdnn", no_fallback=True)
     except RuntimeError as e:
-        print("the CNN with the CPU fallback disabled:", e)
+        print("a CumSum with the CPU fallback disabled:", e)
         assert "fallback" in str(e).lower()
     else:
         raise AssertionError("a model with a node hipdnn-ep does not claim ran without fallback")
