@@ -20,7 +20,15 @@ FAKE_DRIVER = BUILD_DIR / "tests" / "fake_cuda"
 EMULATED = BUILD_DIR / "tests" / "emulated" / "libhip_emulated.so"
 
 
-def test_gpu_tests_pass_on_the_emulated_engine_over_a_fake_driver():
+# One subprocess a file, so that xdist's workers share them (whole, the run held one worker
+# for a minute under ASan while the other had finished).
+GPU_FILES = ["test_gpu_pointwise.py", "test_gpu_device.py", "test_gpu_reduction.py",
+             "test_gpu_norm.py", "test_gpu_training.py", "test_gpu_matmul.py",
+             "test_gpu_conv.py", "test_gpu_sdpa.py"]
+
+
+@pytest.mark.parametrize("name", GPU_FILES)
+def test_gpu_tests_pass_on_the_emulated_engine_over_a_fake_driver(name):
     assert (FAKE_DRIVER / "libcuda.so.1").is_file(), f"build the test targets ({FAKE_DRIVER})"
     assert EMULATED.is_file(), f"build the test targets ({EMULATED})"
     if os.environ.get("HIPDNN_TEST_FAKE_GPU"):
@@ -38,10 +46,7 @@ def test_gpu_tests_pass_on_the_emulated_engine_over_a_fake_driver():
     marks = os.environ.get("HIPDNN_TEST_EMULATED_MARK", "gpu")
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-m", marks, "-p", "no:cacheprovider",
-         str(REPO / "tests" / "test_gpu_pointwise.py"), str(REPO / "tests" / "test_gpu_device.py"),
-         str(REPO / "tests" / "test_gpu_reduction.py"), str(REPO / "tests" / "test_gpu_norm.py"),
-         str(REPO / "tests" / "test_gpu_training.py"), str(REPO / "tests" / "test_gpu_matmul.py"),
-         str(REPO / "tests" / "test_gpu_conv.py"), str(REPO / "tests" / "test_gpu_sdpa.py")],
+         str(REPO / "tests" / name)],
         cwd=str(REPO), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
     out = proc.stdout.decode("utf-8", "replace")
     assert proc.returncode == 0, out[-6000:]
@@ -49,3 +54,9 @@ def test_gpu_tests_pass_on_the_emulated_engine_over_a_fake_driver():
     assert " passed" in summary and "failed" not in summary, summary
     # the emulated engine really ran them: next to nothing may be skipped (PyTorch / CuPy)
     assert "error" not in summary, summary
+
+
+def test_every_gpu_file_is_run_on_the_emulated_engine():
+    here = sorted(p.name for p in (REPO / "tests").glob("test_gpu_*.py")
+                  if p.name != Path(__file__).name)
+    assert sorted(GPU_FILES) == here
