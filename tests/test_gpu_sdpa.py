@@ -16,6 +16,7 @@ import pytest
 
 import hipdnn
 import references as ref
+import test_sdpa
 from conftest import GPU_ENGINE, STORAGES, Operand, engine_log
 from tolerances import tolerance
 
@@ -25,36 +26,13 @@ dt = hipdnn.data_type
 ALIGN = hipdnn.diagonal_alignment
 
 
-class Case:
-    """One attention problem: shapes, scale, masks, layout."""
+class Case(test_sdpa.Case):
+    """test_sdpa's attention problem with sizes for the GPU kernels: longer sequences, head
+    dim 64, and the usual scale 1 / sqrt(d) unless one is given."""
 
-    def __init__(self, b=2, hq=2, hk=None, hv=None, sq=17, skv=33, d=64, dv=None, scale=None,
-                 bias=None, causal=False, causal_br=False, window=None, left=None, right=None,
-                 align=ALIGN.TOP_LEFT, lens=None, layout="packed"):
-        self.b, self.hq, self.sq, self.skv, self.d = b, hq, sq, skv, d
-        self.hk, self.hv, self.dv = hk or hq, hv or hk or hq, dv or d
-        self.scale = d ** -0.5 if scale is None else scale
-        self.bias, self.layout = bias, layout
-        self.causal, self.causal_br, self.window = causal, causal_br, window
-        self.left, self.right, self.align, self.lens = left, right, align, lens
-
-    def kwargs(self):
-        kw = dict(use_causal_mask=self.causal, use_causal_mask_bottom_right=self.causal_br,
-                  diagonal_alignment=self.align)
-        if self.window is not None:
-            kw["sliding_window_length"] = self.window
-        if self.left is not None:
-            kw["diagonal_band_left_bound"] = self.left
-        if self.right is not None:
-            kw["diagonal_band_right_bound"] = self.right
-        return kw
-
-    def allowed(self):
-        right = 0 if (self.causal or self.causal_br) else self.right
-        left = self.window if self.window is not None else self.left
-        bottom = self.causal_br or (self.align == ALIGN.BOTTOM_RIGHT and not self.causal)
-        lq, lk = self.lens if self.lens else (None, None)
-        return ref.sdpa_mask(self.b, self.sq, self.skv, lq, lk, left, right, bottom)
+    def __init__(self, b=2, hq=2, sq=17, skv=33, d=64, scale=None, **kw):
+        super().__init__(b=b, hq=hq, sq=sq, skv=skv, d=d,
+                         scale=d ** -0.5 if scale is None else scale, **kw)
 
 
 def packed_qkv(gpu, dtype, c):
