@@ -231,6 +231,28 @@ def test_each_plan_writes_a_kernel_that_calls_the_interpreters_steps(dumped):
         in backward
 
 
+def find_ptxas():
+    """ptxas on PATH or in /usr/local/cuda/bin, else None (the spill checks are skipped)."""
+    return shutil.which("ptxas") or ("/usr/local/cuda/bin/ptxas"
+                                     if os.path.exists("/usr/local/cuda/bin/ptxas") else None)
+
+
+def run_ptxas(ptxas, arch, ptx, ptx_file, timeout=300):
+    """ptxas -v over ptx (written to ptx_file): its report (stderr); fails if it fails."""
+    ptx_file.write_bytes(ptx)
+    info = subprocess.run([ptxas, f"-arch={arch}", "-v", str(ptx_file), "-o",
+                           str(ptx_file.with_suffix(".cubin"))],
+                          capture_output=True, text=True, timeout=timeout)
+    assert info.returncode == 0, info.stderr
+    return info.stderr
+
+
+def spill_bytes(report):
+    """(spill stores, spill loads) in bytes of each function in a ptxas -v report."""
+    return [(int(a), int(b))
+            for a, b in re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", report)]
+
+
 @pytest.mark.toolchain
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 def test_generated_kernels_compile_with_nvrtc_without_spills(dumped, arch):
@@ -238,25 +260,18 @@ def test_generated_kernels_compile_with_nvrtc_without_spills(dumped, arch):
     if lib is None:
         pytest.skip("no NVRTC on this machine")
     sources, headers = dumped
-    ptxas = shutil.which("ptxas") or ("/usr/local/cuda/bin/ptxas"
-                                      if os.path.exists("/usr/local/cuda/bin/ptxas") else None)
+    ptxas = find_ptxas()
     for src in sources:
         rc, log, ptx = compile_ptx(lib, src.read_bytes(), headers, arch)
         assert rc == 0, f"{src.name} for {arch}: {log}"
         if not ptxas:
             continue
-        ptx_file = src.with_suffix(f".{arch}.ptx")
-        ptx_file.write_bytes(ptx)
-        info = subprocess.run([ptxas, f"-arch={arch}", "-v", str(ptx_file), "-o",
-                               str(ptx_file.with_suffix(".cubin"))],
-                              capture_output=True, text=True, timeout=120)
-        assert info.returncode == 0, info.stderr
-        spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", info.stderr)
-        regs = [int(r) for r in re.findall(r"Used (\d+) registers", info.stderr)]
+        info = run_ptxas(ptxas, arch, ptx, src.with_suffix(f".{arch}.ptx"), timeout=120)
+        spills = spill_bytes(info)
+        regs = [int(r) for r in re.findall(r"Used (\d+) registers", info)]
         # a few bytes may go to a math routine's call frame (tanhf on sm_80); the
         # register arrays never do
-        assert spills and all(int(a) <= 16 and int(b) <= 16 for a, b in spills), \
-            f"{src.name}: {info.stderr}"
+        assert spills and all(a <= 16 and b <= 16 for a, b in spills), f"{src.name}: {info}"
         assert regs and max(regs) <= 128, f"{src.name}: {regs} registers"
 
 
@@ -290,8 +305,7 @@ def test_matmul_and_convolution_kernels_compile_with_nvrtc_without_spills(dump_d
     if lib is None:
         pytest.skip("no NVRTC on this machine")
     headers = gm_headers(dump_dir)
-    ptxas = shutil.which("ptxas") or ("/usr/local/cuda/bin/ptxas"
-                                      if os.path.exists("/usr/local/cuda/bin/ptxas") else None)
+    ptxas = find_ptxas()
     for src in gm_sources(dump_dir, "cu"):
         # the sm_90 kernel's wgmma and setmaxnreg exist only in sm_90a (jit.hip's target there)
         arch = "sm_90a" if src.name.startswith("hipdnn_gm_wgmma") else "sm_90"
@@ -303,16 +317,10 @@ def test_matmul_and_convolution_kernels_compile_with_nvrtc_without_spills(dump_d
             assert "wgmma.mma_async" in text and "cp.async.bulk.tensor" in text, src.name
         if not ptxas:
             continue
-        ptx_file = src.with_suffix(".ptx")
-        ptx_file.write_bytes(ptx)
-        info = subprocess.run([ptxas, f"-arch={arch}", "-v", str(ptx_file), "-o",
-                               str(ptx_file.with_suffix(".cubin"))],
-                              capture_output=True, text=True, timeout=300)
-        assert info.returncode == 0, info.stderr
-        assert "C7508" not in info.stderr, f"{src.name}: setmaxnreg ignored: {info.stderr}"
-        spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", info.stderr)
-        assert spills and all(int(a) == 0 and int(b) == 0 for a, b in spills), \
-            f"{src.name}: {info.stderr}"
+        info = run_ptxas(ptxas, arch, ptx, src.with_suffix(".ptx"))
+        assert "C7508" not in info, f"{src.name}: setmaxnreg ignored: {info}"
+        spills = spill_bytes(info)
+        assert spills and all(a == 0 and b == 0 for a, b in spills), f"{src.name}: {info}"
 
 
 @pytest.mark.toolchain
@@ -350,8 +358,7 @@ def test_attention_kernels_compile_with_nvrtc_without_spills(dump_dir, arch):
     if lib is None:
         pytest.skip("no NVRTC on this machine")
     headers = gm_headers(dump_dir)
-    ptxas = shutil.which("ptxas") or ("/usr/local/cuda/bin/ptxas"
-                                      if os.path.exists("/usr/local/cuda/bin/ptxas") else None)
+    ptxas = find_ptxas()
     for src in fa_sources(dump_dir, "cu"):
         rc, log, ptx = compile_ptx(lib, src.read_bytes(), headers, arch,
                                    name_expressions=["hipdnn_attention"])
@@ -362,15 +369,9 @@ def test_attention_kernels_compile_with_nvrtc_without_spills(dump_dir, arch):
             assert "cp.async" in text, src.name
         if not ptxas:
             continue
-        ptx_file = src.with_suffix(f".{arch}.ptx")
-        ptx_file.write_bytes(ptx)
-        info = subprocess.run([ptxas, f"-arch={arch}", "-v", str(ptx_file), "-o",
-                               str(ptx_file.with_suffix(".cubin"))],
-                              capture_output=True, text=True, timeout=300)
-        assert info.returncode == 0, info.stderr
-        spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", info.stderr)
-        assert spills and all(int(a) == 0 and int(b) == 0 for a, b in spills), \
-            f"{src.name}: {info.stderr}"
+        info = run_ptxas(ptxas, arch, ptx, src.with_suffix(f".{arch}.ptx"))
+        spills = spill_bytes(info)
+        assert spills and all(a == 0 and b == 0 for a, b in spills), f"{src.name}: {info}"
 
 
 @pytest.mark.toolchain
