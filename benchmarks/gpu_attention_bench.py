@@ -23,10 +23,8 @@ FILE` files as the next compute-bound run (run M...), as gpu_matmul_bench.py's a
 from __future__ import annotations
 
 import argparse
-import datetime
 import math
 import sys
-from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 try:
@@ -36,9 +34,8 @@ except ImportError:  # pragma: no cover - the benchmark needs PyTorch
     torch = None
 
 import hipdnn
-import results as bench_results
 from gpu_bench_core import EngineLog, first_run
-from gpu_matmul_bench import _row_adder, _runner
+from gpu_matmul_bench import _row_adder, _runner, report
 
 dt = hipdnn.data_type
 
@@ -153,18 +150,7 @@ def main(argv=None) -> int:
     for name in args.cases.split(","):
         rows += run_case(name, args.samples, args.repeat, engines)
         torch.cuda.empty_cache()
-    device = torch.cuda.get_device_name()
-    date = args.date or datetime.datetime.now(datetime.timezone.utc).date().isoformat()
-    table = bench_results.format_matmul_table(rows)
-    print(f"{device}, {date}, torch {torch.__version__}\n")
-    print("\n".join(table))
-    if args.markdown:
-        command = " ".join(argv if argv is not None else sys.argv[1:])
-        entry = bench_results.matmul_run_entry(
-            table, device, date, args.commit or bench_results.git_commit(), torch.__version__,
-            preamble=f"`gpu_attention_bench.py {command}`: hipdnn {hipdnn.version()}; median "
-                     f"of {args.samples} samples of {args.repeat} runs.")
-        Path(args.markdown).write_text(entry, encoding="utf-8")
+    report(rows, args, argv, "gpu_attention_bench.py")
     return 0
 
 

@@ -352,6 +352,14 @@ def main(argv=None) -> int:
         run = (run_conv_case if name in CONV_CASES else
                run_grad_case if name in GRAD_CASES else run_case)
         rows += run(name, args.samples, args.repeat)
+    report(rows, args, argv, "gpu_matmul_bench.py")
+    return 0
+
+
+def report(rows, args, argv, script) -> None:
+    """Prints a compute-bound run's table; with --markdown also writes it as the history
+    entry `results.py add` files as the next run M (this script's and
+    gpu_attention_bench.py's)."""
     device = torch.cuda.get_device_name()
     date = args.date or datetime.datetime.now(datetime.timezone.utc).date().isoformat()
     table = bench_results.format_matmul_table(rows)
@@ -361,10 +369,9 @@ def main(argv=None) -> int:
         command = " ".join(argv if argv is not None else sys.argv[1:])
         entry = bench_results.matmul_run_entry(
             table, device, date, args.commit or bench_results.git_commit(), torch.__version__,
-            preamble=f"`gpu_matmul_bench.py {command}`: hipdnn {hipdnn.version()}; median of "
+            preamble=f"`{script} {command}`: hipdnn {hipdnn.version()}; median of "
                      f"{args.samples} samples of {args.repeat} runs.")
         Path(args.markdown).write_text(entry, encoding="utf-8")
-    return 0
 
 
 if __name__ == "__main__":
