@@ -48,6 +48,9 @@ bool hipdnnSdkVendorBind(void* lib, const hipdnnSdkVendorSymbol* syms, size_t n,
 /* An optional symbol of lib: its address or NULL. */
 void* hipdnnSdkVendorOptional(void* lib, const char* name);
 
+/* The number of entries of a static array of paths, for hipdnnSdkVendorLibrary's counts. */
+#define HIPDNN_SDK_VENDOR_COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
 /* Where a library is looked for, in order: the pinned path alone when given (the value of
  * $pin_env, read by the plugin); else the sonames the
  * loader resolves (one already in the process, PyTorch's, first), the wheels' paths below
