@@ -18,17 +18,24 @@
 
 #define decline(why, len, ...) hipdnnSdkDecline(why, len, CUDNN_ENGINE_NAME, __VA_ARGS__)
 
-/* True where cfg's engine reads fp32 as something narrower (TF32, or fp16). */
-static bool narrows_fp32(cd_graph* graph, cd_desc cfg) {
+/* cfg's ENGINE descriptor (owned by the graph), NULL where it cannot be read. */
+static cd_desc config_engine(cd_graph* graph, cd_desc cfg) {
     char why[CUDNN_MSG_LEN];
     cd_desc engine = NULL;
     int64_t n = 0;
-    if (!cudnn_graph_desc(graph, CD_ENGINE_DESCRIPTOR, &engine, why, sizeof(why))) return false;
+    if (!cudnn_graph_desc(graph, CD_ENGINE_DESCRIPTOR, &engine, why, sizeof(why))) return NULL;
     if (g_cd.get_attribute(cfg, CD_ATTR_ENGINECFG_ENGINE, CD_TYPE_BACKEND_DESCRIPTOR, 1, &n,
                            &engine) != CD_STATUS_SUCCESS || n != 1)
-        return false;
+        return NULL;
+    return engine;
+}
+
+/* True where cfg's engine reads fp32 as something narrower (TF32, or fp16). */
+static bool narrows_fp32(cd_graph* graph, cd_desc cfg) {
+    cd_desc engine = config_engine(graph, cfg);
+    if (!engine) return false;
     int32_t notes[16];
-    n = 0;
+    int64_t n = 0;
     if (g_cd.get_attribute(engine, CD_ATTR_ENGINE_NUMERICAL_NOTE, CD_TYPE_NUMERICAL_NOTE, 16,
                            &n, notes) != CD_STATUS_SUCCESS)
         return false; /* notes unknown: kept; the GPU tests hold fp32 to its tolerance */
@@ -100,14 +107,10 @@ bool cudnn_heuristic_count(cd_graph* graph, int* count, char* why, size_t len) {
 
 /* The engine's global index of a config, for the log; -1 where it cannot be read. */
 static int64_t engine_index(cd_graph* graph, cd_desc cfg) {
-    char why[CUDNN_MSG_LEN];
-    cd_desc engine = NULL;
+    cd_desc engine = config_engine(graph, cfg);
     int64_t n = 0, index = -1;
-    if (!cudnn_graph_desc(graph, CD_ENGINE_DESCRIPTOR, &engine, why, sizeof(why))) return -1;
-    if (g_cd.get_attribute(cfg, CD_ATTR_ENGINECFG_ENGINE, CD_TYPE_BACKEND_DESCRIPTOR, 1, &n,
-                           &engine) != CD_STATUS_SUCCESS || n != 1)
-        return -1;
-    if (g_cd.get_attribute(engine, CD_ATTR_ENGINE_GLOBAL_INDEX, CD_TYPE_INT64, 1, &n, &index) !=
+    if (!engine ||
+        g_cd.get_attribute(engine, CD_ATTR_ENGINE_GLOBAL_INDEX, CD_TYPE_INT64, 1, &n, &index) !=
         CD_STATUS_SUCCESS || n != 1)
         return -1;
     return index;
