@@ -138,8 +138,29 @@ def test_grouped_heads(nx, dtype, heads):
 @pytest.mark.parametrize("sizes", [(7, 9), (9, 7), (8, 8)], ids=["sq<skv", "sq>skv", "square"])
 def test_causal(nx, dtype, causal, sizes):
     sq, skv = sizes
+    # Bottom-right with s_q > s_kv needs a padding mask (as in cuDNN frontend, below): the
+    # full lengths given as one keeps its first s_q - s_kv rows without keys
+    lens = ([sq, sq], [skv, skv]) if causal == "bottom_right" and sq > skv else None
     check(nx, dtype, Case(sq=sq, skv=skv, causal=causal == "top_left",
-                          causal_br=causal == "bottom_right"))
+                          causal_br=causal == "bottom_right", lens=lens))
+
+
+@pytest.mark.parametrize("kw", [dict(use_causal_mask_bottom_right=True),
+                                dict(sliding_window_length=2),
+                                dict(diagonal_band_left_bound=3, diagonal_band_right_bound=0)],
+                         ids=["bottom_right", "window", "band"])
+def test_rows_without_keys_need_a_padding_mask(kw):
+    """cuDNN frontend's validate() refuses a bottom-right mask or a left bound with
+    s_q > s_kv unless a padding mask is given; pygraph names the node and the way out."""
+    g = hipdnn.pygraph(io_data_type=dt.FLOAT, compute_data_type=dt.FLOAT)
+    q = g.tensor(name="q", dim=[1, 2, 9, 8], stride=[144, 72, 8, 1])
+    k = g.tensor(name="k", dim=[1, 2, 7, 8], stride=[112, 56, 8, 1])
+    v = g.tensor(name="v", dim=[1, 2, 7, 8], stride=[112, 56, 8, 1])
+    o, _ = g.sdpa(q, k, v, generate_stats=False, name="attn", **kw)
+    o.set_output(True)
+    with pytest.raises(hipdnn.FeatureNotSupportedError,
+                       match=r"sdpa 'attn'.*s_q 9 > s_kv 7 and no padding mask.*slice q"):
+        g.validate()
 
 
 @pytest.mark.parametrize("align", [ALIGN.TOP_LEFT, ALIGN.BOTTOM_RIGHT], ids=["tl", "br"])

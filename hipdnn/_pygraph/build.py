@@ -22,6 +22,7 @@ from .args import _name_arg, _notes, _type_name
 from .base import (_BOOL, _CHAR, _DESC, _DTYPE, _HEURISTICS, _INT64, _PLANS, _UINT8, _VALIDATED,
                    GraphBase, _Config, _Plan)
 from .nodes import _Op
+from .sdpa import sdpa_cudnn_limits
 
 if TYPE_CHECKING:
     from ..pygraph import Tensor, knob
@@ -154,6 +155,10 @@ class BuildSteps(GraphBase):
             raise _C.InvalidGraphError(f"graph '{self.name}' has no operations")
         used = self._used_tensors()
         lacks = {op.label(): "; ".join(op.lacks) for op in self._ops if op.lacks}
+        for op in self._ops:
+            limit = sdpa_cudnn_limits(op) if op.op.startswith("sdpa") else None
+            if limit:
+                lacks[op.label()] = "; ".join(filter(None, [lacks.get(op.label()), limit]))
         lacks.update({t._label(): "ragged offsets (set_ragged_offset) are not "
                       "supported by hipdnn yet" for t in used if t.get_ragged_offset()})
         if lacks:

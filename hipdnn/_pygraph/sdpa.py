@@ -19,6 +19,34 @@ if TYPE_CHECKING:
     from ..pygraph import DataTypeLike, Operand, Tensor
 
 
+def sdpa_cudnn_limits(op: _Op) -> Optional[str]:
+    """What cuDNN frontend's validate() refuses in an attention node whose masks leave
+    whole query rows without keys: bottom-right alignment, or a left bound, with
+    s_q > s_kv and no padding mask.  Its tests' references are undefined there (NaN
+    rows, or a zeroed query), and code written for cuDNN never builds such a graph, so
+    pygraph refuses it too; slicing q to s_q <= s_kv or giving seq_len_q / seq_len_kv
+    avoids it."""
+    params = {attr: values for attr, _typ, values in op.params}
+
+    def get(name: str) -> Any:
+        return params.get(op.info.param(name).attr)
+
+    if get("use_padding_mask"):
+        return None
+    ports = {port: t for port, _attr, t in op.inputs}
+    s_q, s_kv = (ports[p].get_dim() for p in ("q", "k"))
+    if len(s_q) != 4 or len(s_kv) != 4 or s_q[2] <= s_kv[2]:
+        return None
+    bottom_right = get("diagonal_alignment") == int(_diagonal_alignment.BOTTOM_RIGHT) \
+        and get("right_bound") is not None
+    if not bottom_right and get("left_bound") is None:
+        return None
+    what = "bottom-right causal mask" if bottom_right else "sliding window (left bound)"
+    return (f"{op.op}: a {what} with s_q {s_q[2]} > s_kv {s_kv[2]} and no padding mask "
+            "leaves query rows without keys; cuDNN frontend does not support it either "
+            "(slice q to s_q <= s_kv, or use a padding mask)")
+
+
 class SdpaOps(GraphBase):
     """pygraph's attention methods."""
 
@@ -95,7 +123,8 @@ class SdpaOps(GraphBase):
         None.  Masks: causal (top-left or bottom-right), a sliding window or any band
         (diagonal_band_left_bound / right_bound at diagonal_alignment), padding through
         seq_len_q / seq_len_kv ([B, 1, 1, 1] int32), additive bias.  A row that attends
-        to nothing gives 0 and Stats -inf.  Dropout, ALiBi, paged attention, block masks
+        to nothing gives 0 and Stats -inf.  Bottom-right alignment or a left bound with
+        S_q > S_kv needs a padding mask, as in cuDNN frontend.  Dropout, ALiBi, paged attention, block masks
         and score modifiers are not supported (validate() raises FeatureNotSupportedError)."""
         what = "sdpa"
         if (generate_stats is None) == (is_inference is None):
