@@ -150,8 +150,12 @@ bool ep_check_conv_transpose(const ep_model* m, const ep_node* n, char* why, siz
 bool ep_check_gemm(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
     if (n->n_in < 2 || n->n_in > 3) return WHY("%d inputs", n->n_in);
     if (!check_inputs(m, n, 0, 2, why, why_len)) return false;
-    if (n->n_in == 3 && n->in[2] >= 0 && !ep_float_tensor(m, n->in[2], "C", why, why_len))
-        return false;
+    /* C may be a scalar (rank 0, which model.c also gives for an unknown rank): the shape
+     * rule checks that what arrives broadcasts to [M, N] */
+    const ep_value* c = n->n_in == 3 && n->in[2] >= 0 ? &m->values[n->in[2]] : NULL;
+    if (c && c->elem_type != m->values[n->in[0]].elem_type)
+        return WHY("C '%s' has element type %d, not A's", c->name, (int)c->elem_type);
+    if (c && c->rank > 2) return WHY("C '%s' has rank %d", c->name, c->rank);
     if (rank_of(m, n->in[0]) != 2 || rank_of(m, n->in[1]) != 2) return WHY("A and B need rank 2");
     /* A transposed operand is read through strides, which only memory given to the fused
      * node has (a value made inside the hipdnn graph is virtual, laid out by the engine). */

@@ -95,7 +95,7 @@ static void packed_strides(const ep_shape* s, int64_t* strides) {
 }
 
 /* Whether s has no elements (a dim of 0); a rank-0 tensor has one. */
-static bool no_elements(const ep_shape* s) {
+bool lw_no_elements(const ep_shape* s) {
     for (int i = 0; i < s->rank; ++i)
         if (s->dims[i] == 0) return true;
     return false;
@@ -123,11 +123,13 @@ ep_shape lw_aligned(const ep_shape* s, int r) {
 
 /* ---- tensors -------------------------------------------------------------------------- */
 
-/* A finalized tensor of element type dt (NOT_SET: hipdnn types it): strides NULL makes it
- * virtual, laid out by hipdnn; value non-NULL makes a by-value float constant. */
-hipdnnBackendDescriptor_t lw_tensor(lw* w, const char* name, const ep_shape* s,
-                                        const int64_t* strides, hipdnnDataType_t dt,
-                                        const float* value, int64_t* uid_out) {
+/* A finalized tensor of element type dt (NOT_SET: hipdnn types it), virtual or bound to
+ * memory, with the given strides (NULL: hipdnn lays it out); value non-NULL makes a
+ * by-value float constant. */
+static hipdnnBackendDescriptor_t make_tensor(lw* w, const char* name, const ep_shape* s,
+                                             const int64_t* strides, hipdnnDataType_t dt,
+                                             const float* value, bool is_virtual,
+                                             int64_t* uid_out) {
     /* ONNX's rank-0 tensor (a scalar) is one element, hipdnn's [1]: a value GetCapability
      * saw with a rank can arrive as a scalar at Run (ORT's shapes and kernels disagree on
      * some attributes), and every rule of shape.c runs on the shapes that arrive */
@@ -140,7 +142,6 @@ hipdnnBackendDescriptor_t lw_tensor(lw* w, const char* name, const ep_shape* s,
     hipdnnBackendDescriptor_t t = new_desc(w, HIPDNN_BACKEND_TENSOR_DESCRIPTOR);
     if (!t) return NULL;
     int64_t uid = w->next_uid++;
-    bool is_virtual = !strides && !value; /* dt NOT_SET: typed by hipdnn */
     bool virt = is_virtual, yes = true;
     char nm[160];
     snprintf(nm, sizeof(nm), "%s", name);
@@ -169,6 +170,27 @@ hipdnnBackendDescriptor_t lw_tensor(lw* w, const char* name, const ep_shape* s,
     return t;
 }
 
+/* A finalized tensor of element type dt (NOT_SET: hipdnn types it): strides NULL makes it
+ * virtual, laid out by hipdnn; value non-NULL makes a by-value float constant. */
+hipdnnBackendDescriptor_t lw_tensor(lw* w, const char* name, const ep_shape* s,
+                                    const int64_t* strides, hipdnnDataType_t dt,
+                                    const float* value, int64_t* uid_out) {
+    return make_tensor(w, name, s, strides, dt, value, !strides && !value, uid_out);
+}
+
+/* A virtual tensor whose layout is fixed by `strides` (NULL: packed row-major), where
+ * hipdnn would otherwise take an input's: a transposed view inside the graph, or a value
+ * that a later VIEW_ONLY reshape reads as packed. */
+hipdnnBackendDescriptor_t lw_virtual(lw* w, const char* name, const ep_shape* s,
+                                     const int64_t* strides) {
+    int64_t packed[EP_MAX_RANK];
+    if (!strides) {
+        packed_strides(s, packed);
+        strides = packed;
+    }
+    return make_tensor(w, name, s, strides, HIPDNN_DATA_NOT_SET, NULL, true, NULL);
+}
+
 hipdnnBackendDescriptor_t lw_tmp(lw* w, const char* what, const ep_shape* s) {
     char nm[160];
     snprintf(nm, sizeof(nm), "%s/%s", w->label, what);
@@ -194,12 +216,13 @@ hipdnnBackendDescriptor_t lw_bound(lw* w, int v, const ep_shape* s, const int64_
         packed_strides(s, packed);
         strides = packed;
     }
+    int32_t et = w->m->values[v].elem_type;
     hipdnnBackendDescriptor_t t =
         lw_tensor(w, w->m->values[v].name, s, strides,
-               w->m->values[v].elem_type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16
-                   ? HIPDNN_DATA_HALF
-                   : HIPDNN_DATA_FLOAT,
-               NULL, &uid);
+                  et == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16 ? HIPDNN_DATA_HALF
+                  : et == ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL  ? HIPDNN_DATA_BOOLEAN /* Where */
+                                                              : HIPDNN_DATA_FLOAT,
+                  NULL, &uid);
     if (t) lw_bind(w, t, uid, w->vals[v].bind_kind, w->vals[v].bind_index);
     return t;
 }
@@ -278,8 +301,12 @@ bool lw_reduction(lw* w, const char* what, hipdnnReduceTensorOp_t mode,
 }
 
 bool lw_reshape(lw* w, hipdnnBackendDescriptor_t x, hipdnnBackendDescriptor_t y) {
+    return lw_reshape_mode(w, x, y, HIPDNN_RESHAPE_LOGICAL);
+}
+
+bool lw_reshape_mode(lw* w, hipdnnBackendDescriptor_t x, hipdnnBackendDescriptor_t y,
+                     hipdnnReshapeMode_t mode) {
     hipdnnBackendDescriptor_t op = lw_op_new(w, HIPDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR, "view");
-    hipdnnReshapeMode_t mode = HIPDNN_RESHAPE_LOGICAL;
     return op &&
            lw_ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_OPERATION_RESHAPE_MODE_EXT,
                                            HIPDNN_TYPE_RESHAPE_MODE_EXT, 1, &mode),
@@ -296,7 +323,7 @@ hipdnnBackendDescriptor_t lw_get(lw* w, int v, const ep_shape* want) {
     lval* lv = &w->vals[v];
     /* the lowerings read each value in dims of its own element count; anything else would
      * read past its memory */
-    if (lv->shaped && (no_elements(&lv->onnx) || elements(want) != elements(&lv->onnx))) {
+    if (lv->shaped && (lw_no_elements(&lv->onnx) || elements(want) != elements(&lv->onnx))) {
         lw_failf(w, "value '%s' has %lld elements, read as %lld", w->m->values[v].name,
               (long long)elements(&lv->onnx), (long long)elements(want));
         return NULL;
@@ -342,7 +369,7 @@ static int empty_input(const lw* w, const ep_node* n) {
     for (int k = 0; k < n->n_in && k < EP_MAX_IO; ++k) {
         int v = n->in[k];
         int32_t et = v >= 0 ? w->m->values[v].elem_type : 0;
-        if (v >= 0 && w->vals[v].shaped && no_elements(&w->vals[v].onnx) &&
+        if (v >= 0 && w->vals[v].shaped && lw_no_elements(&w->vals[v].onnx) &&
             (et == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT ||
              et == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16))
             return v;
@@ -360,7 +387,7 @@ static bool lower_node(lw* w, const ep_node* n) {
     }
     bool outputs_empty = true;
     for (int k = 0; k < n->n_out && k < EP_MAX_IO; ++k)
-        if (n->out[k] >= 0 && !no_elements(&w->vals[n->out[k]].onnx)) outputs_empty = false;
+        if (n->out[k] >= 0 && !lw_no_elements(&w->vals[n->out[k]].onnx)) outputs_empty = false;
     int e = outputs_empty ? -1 : empty_input(w, n);
     w->emptied = w->emptied || outputs_empty || e >= 0;
     if (outputs_empty) return true;
@@ -556,7 +583,7 @@ static void collect_outputs(lw* w, const char* graph_name, ep_plan* out) {
     const ep_model* m = w->m;
     for (int k = 0; k < m->n_outputs && !w->failed; ++k) {
         int v = m->outputs[k];
-        bool empty = v >= 0 && w->vals[v].shaped && no_elements(&w->vals[v].onnx);
+        bool empty = v >= 0 && w->vals[v].shaped && lw_no_elements(&w->vals[v].onnx);
         if (v < 0 || (!w->vals[v].desc && !empty)) {
             w->label = graph_name;
             lw_failf(w, "fused output %d '%s' is not made by any node", k,

@@ -48,6 +48,8 @@ ep_shape lw_aligned(const ep_shape* s, int r);
 hipdnnBackendDescriptor_t lw_tensor(lw* w, const char* name, const ep_shape* s,
                                         const int64_t* strides, hipdnnDataType_t dt,
                                         const float* value, int64_t* uid_out);
+hipdnnBackendDescriptor_t lw_virtual(lw* w, const char* name, const ep_shape* s,
+                                     const int64_t* strides);
 hipdnnBackendDescriptor_t lw_tmp(lw* w, const char* what, const ep_shape* s);
 hipdnnBackendDescriptor_t lw_scalar(lw* w, const char* what, float v, int r);
 hipdnnBackendDescriptor_t lw_bound(lw* w, int v, const ep_shape* s, const int64_t* strides);
@@ -62,6 +64,9 @@ bool lw_pointwise(lw* w, const char* what, hipdnnPointwiseMode_t mode,
 bool lw_reduction(lw* w, const char* what, hipdnnReduceTensorOp_t mode,
                       hipdnnBackendDescriptor_t x, hipdnnBackendDescriptor_t y);
 bool lw_reshape(lw* w, hipdnnBackendDescriptor_t x, hipdnnBackendDescriptor_t y);
+bool lw_reshape_mode(lw* w, hipdnnBackendDescriptor_t x, hipdnnBackendDescriptor_t y,
+                     hipdnnReshapeMode_t mode);
+bool lw_no_elements(const ep_shape* s);
 hipdnnBackendDescriptor_t lw_get(lw* w, int v, const ep_shape* want);
 hipdnnBackendDescriptor_t lw_get_onnx(lw* w, int v);
 hipdnnBackendDescriptor_t lw_make_out(lw* w, int v, const ep_shape* hs);

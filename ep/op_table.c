@@ -65,6 +65,13 @@ static const ep_op_def ops[] = {
     {"AveragePool", "", 0, ep_check_pool, ep_shape_pool, ep_emit_pool, NULL, 0},
     {"GlobalAveragePool", "", 0, ep_check_global_pool, ep_shape_global_pool, ep_emit_global_pool, NULL, RED(AVG)},
     {"GlobalMaxPool", "", 0, ep_check_global_pool, ep_shape_global_pool, ep_emit_global_pool, NULL, RED(MAX)},
+    {"Transpose", "", 0, ep_check_transpose, ep_shape_transpose, ep_emit_transpose, NULL, 0},
+    {"Concat", "", 0, ep_check_concat, ep_shape_concat, ep_emit_concat, ep_emit_concat, 0},
+    {"Slice", "", 0, ep_check_slice, ep_shape_slice, ep_emit_slice, NULL, 0},
+    {"Split", "", 0, ep_check_split, ep_shape_split, ep_emit_split, NULL, 0},
+    {"Squeeze", "", 0, ep_check_squeeze, ep_shape_squeeze, ep_emit_reshape, NULL, 0},
+    {"Unsqueeze", "", 0, ep_check_squeeze, ep_shape_unsqueeze, ep_emit_reshape, NULL, 0},
+    {"Where", "", 0, ep_check_where, ep_shape_where, ep_emit_where, NULL, 0},
 };
 
 static bool same_domain(const char* row, const char* node) {
