@@ -14,6 +14,13 @@
 #include "gm_program.h"
 #include "pw_exec.h"
 
+// GM_GROUPED 0: the kernel's program has one group (jit_source.c defines it so), and the
+// grouped convolution's arithmetic compiles away from the hot loops; 1 (the default, the
+// emulation's): a group count read from the program.
+#ifndef GM_GROUPED
+#define GM_GROUPED 1
+#endif
+
 // PW_VEC elements of one row of the product's space, their values at v (on the chip).
 struct GemmAt {
     Pos pos;
@@ -149,7 +156,7 @@ PW_FN float gm_b_at(const gm_program& g, int bdt, int64_t b_off, int64_t k, int6
 // Whether a batch is a group of a forward convolution or a data gradient, whose product's
 // columns are that group's run of the output's channels (gm_program.h).
 PW_FN bool gm_grouped_cols(const gm_program& g) {
-    return g.groups > 1 && (g.conv == GM_CONV_FPROP || g.conv == GM_CONV_DGRAD);
+    return GM_GROUPED && g.groups > 1 && (g.conv == GM_CONV_FPROP || g.conv == GM_CONV_DGRAD);
 }
 
 // The epilogue on columns c0 .. c0 + PW_VEC (fewer at the product's row's end) of row m of

@@ -228,12 +228,12 @@ PW_FN void gm_wg_conv_b(const gm_program& g, const gm_tma& t, uint32_t bs, uint3
     int cb[3] = {0, 0, 0};
     if (BK) {
         int ca[3];
-        gm_wg_batch(g, batch, ca, cb);
+        if (GM_GROUPED) gm_wg_batch(g, batch, ca, cb);
         gm_tma_load(bs, &t.b, bar, k0, n0, cb);
         return;
     }
     uint32_t f = (uint32_t)k0 / (uint32_t)g.cin;
-    const int kc = k0 - (int)(f * (uint32_t)g.cin) + (int)batch * (int)g.cin;
+    const int kc = k0 - (int)(f * (uint32_t)g.cin) + (GM_GROUPED ? (int)batch * (int)g.cin : 0);
 PW_UNROLL
     for (int j = 0; j < GM_MAX_SPATIAL; ++j) {
         const int d = g.nsp - 1 - j;
@@ -254,8 +254,8 @@ PW_FN void gm_wg_gather(const gm_program& g, const gm_tma& t, const GmWgBlock& b
     int it = 0;
     for (int64_t unit = blockIdx.x; unit < blk.units; unit += gridDim.x) {
         const GmWgAt w = gm_wg_at(g, unit);
-        int64_t a_off, b_off;
-        gm_batch_offsets(g, w.batch, &a_off, &b_off);
+        int64_t a_off = 0, b_off = 0;
+        if (GM_GROUPED) gm_batch_offsets(g, w.batch, &a_off, &b_off);
         const unsigned short* x = (const unsigned short*)g.a + a_off;
         GmConvRows<GmConvA<GM_WG_BM, 128, GM_WG_BK>::Q> rows;
         gm_conv_rows<CONV, GM_WG_BM, 128, GM_WG_BK>(g, (int64_t)w.tm * GM_WG_BM, tid, rows);
@@ -313,10 +313,10 @@ PW_UNROLL
     int it = 0;
     for (int64_t unit = blockIdx.x; unit < blk.units; unit += gridDim.x) {
         const GmWgAt w = gm_wg_at(g, unit);
-        int64_t a_off, b_off;
-        gm_batch_offsets(g, w.batch, &a_off, &b_off);
+        int64_t a_off = 0, b_off = 0;
+        if (GM_GROUPED) gm_batch_offsets(g, w.batch, &a_off, &b_off);
         const unsigned short* x = (const unsigned short*)g.b + b_off;
-        const int m0 = w.tm * GM_WG_BM + (int)w.batch * (int)g.m;
+        const int m0 = w.tm * GM_WG_BM + (GM_GROUPED ? (int)w.batch * (int)g.m : 0);
         const uint32_t n = (uint32_t)(w.tn * BN + cc * 8);
         const bool n_ok = n < (uint32_t)g.n;
         int32_t tap[GM_MAX_SPATIAL];

@@ -190,7 +190,8 @@ char* hipe_jit_source(const hipe_plan* plan, bool cuda, bool fast) {
 char* hipe_gm_source(const hipe_gm* gm, const hipe_gm_kernel* k, int dialect) {
     buf b = {0};
     put(&b, "%s", dialect == HIPE_RTC_CUDA ? PRELUDE_CUDA : PRELUDE_HIP);
-    put(&b, "#include \"gm_kernels.h\"\n\n");
+    /* one group: the kernels' group arithmetic folds away (gm_exec.h) */
+    put(&b, "#define GM_GROUPED %d\n#include \"gm_kernels.h\"\n\n", gm->prog.groups > 1);
     put_program(&b, &gm->prog.ep, gm->slots);
     if (k->kind == GM_WGMMA) /* the tensor maps must stay in parameter space: __grid_constant__ */
         put(&b, "__global__ void __launch_bounds__(GM_WG_THREADS, 1) %s(const __grid_constant__ "
