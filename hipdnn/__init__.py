@@ -24,7 +24,7 @@ from .enums import padding_mode, resample_mode, reshape_mode
 from .errors import (FeatureNotSupportedError, GraphNotSupportedError, HipdnnError,
                      InvalidGraphError, NotSupportedError)
 from .graph import Graph
-from .pygraph import KernelGroup, Tensor, knob, pygraph
+from .pygraph import AutotuneResult, KernelGroup, Tensor, knob, pygraph
 from .pygraph import Tensor as tensor
 from .runtime import (EngineInfo, Handle, default_handle, engines, loaded_engine_plugin_paths,
                       plugin_search_paths, set_engine_plugin_paths, set_log_callback,
@@ -38,9 +38,9 @@ from .compat import (DeviceProperties, KernelCache, backend_version, backend_ver
 __version__ = _C.__version__
 
 __all__ = [
-    "pygraph", "Tensor", "tensor", "knob", "KernelGroup", "Graph", "Handle", "EngineInfo",
-    "data_type", "heur_mode", "build_plan_policy", "convolution_mode", "pointwise_mode",
-    "memory_space", "plugin_loading_mode", "log_level",
+    "pygraph", "Tensor", "tensor", "knob", "KernelGroup", "AutotuneResult", "Graph", "Handle",
+    "EngineInfo", "data_type", "heur_mode", "build_plan_policy", "convolution_mode",
+    "pointwise_mode", "memory_space", "plugin_loading_mode", "log_level",
     "norm_forward_phase", "reduction_mode", "diagonal_alignment", "attention_implementation",
     "knob_type", "behavior_note", "numerical_note",
     "resample_mode", "padding_mode", "reshape_mode",

@@ -1,4 +1,4 @@
-"""``python -m hipdnn info | demo | draw | support | bench``.
+"""``python -m hipdnn info | demo | draw | support | bench | cache``.
 
 info:    version, the GPU runtime and its devices (or why there is none), the plugin
          folders searched, the plugins loaded and skipped (with the reason), and every
@@ -19,6 +19,8 @@ support: the operation-support matrix (op x engine x data type x layout) from th
 bench:   conv -> bias -> relu, matmul -> gelu, layernorm, softmax and sdpa timed on each
          engine against NumPy, each result checked; progress on stderr, the table on
          stdout; `--quick` for tiny shapes, `--reps N` timed runs.
+cache:   `cache info` (default) gives the folder, entries and bytes of the plan cache and
+         the hip engine's kernel cache; `cache clear` empties both (hipdnn/_cache.py).
 `--plugin PATH` (draw, support, bench; repeatable) loads only the plugins named.
 """
 from __future__ import annotations
@@ -199,10 +201,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return _bench.main(reps, args.quick, engines, args.case or [], args.seed)
 
 
+def cmd_cache(args: argparse.Namespace) -> int:
+    from . import _cache
+    for line in _cache.clear() if args.action == "clear" else _cache.info():
+        print(line)
+    return 0
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m hipdnn",
                                      description="hipdnn: information, pictures, the "
-                                     "support matrix, a demo and a bench")
+                                     "support matrix, a demo, a bench and the caches")
     plugins = argparse.ArgumentParser(add_help=False)
     plugins.add_argument("--plugin", action="append", metavar="PATH",
                          help="load only this engine plugin (a file or folder; repeatable)")
@@ -245,6 +254,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                        "layernorm, softmax, sdpa")
     bench.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     bench.set_defaults(func=cmd_bench)
+    cache = sub.add_parser("cache", help="the plan and kernel caches on disk: info or clear")
+    cache.add_argument("action", nargs="?", choices=["info", "clear"], default="info")
+    cache.set_defaults(func=cmd_cache)
     args = parser.parse_args(argv)
     if getattr(args, "runs", 1) < 1:
         parser.error("--runs must be at least 1")

@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 
 from . import _C
 from . import device as _device
+from ._pygraph.autotune import Autotune, AutotuneResult
 from ._pygraph.args import _bool_arg, _dtype_arg, _int_list, _name_arg, _type_name
 from ._pygraph.base import (_BOOL, _CHAR, _DTYPE, _EDITING, _HEURISTICS, _INT64, _PLANS,
                             _UINT8, _VALIDATED)
@@ -42,7 +43,7 @@ from .arrays import data_type_of, empty_strided, from_bfloat16, numpy_dtype
 from .enums import data_type
 from .errors import HipdnnError
 
-__all__ = ["pygraph", "Tensor", "knob", "KernelGroup"]
+__all__ = ["pygraph", "Tensor", "knob", "KernelGroup", "AutotuneResult"]
 
 # A data type argument: a hipdnn.data_type (or its int), a NumPy dtype or scalar type, a
 # torch dtype, ml_dtypes.bfloat16 or the hipdnn.bfloat16 module (arrays.as_data_type).
@@ -327,7 +328,7 @@ class KernelGroup(NamedTuple):
 
 
 class pygraph(ConvOps, MatmulOps, PointwiseOps, NormOps, ReductionOps, MovementOps,
-              ResampleOps, SdpaOps, Plans, Serialization, BuildSteps):
+              ResampleOps, SdpaOps, Autotune, Plans, Serialization, BuildSteps):
     """A graph of tensors and operations, named and driven as cuDNN frontend's
     ``cudnn.pygraph``::
 

@@ -23,12 +23,19 @@ buffer whose gaps hold NaN, so reading or writing a gap shows up).
 """
 import os
 import sys
+import tempfile
 import zlib
 
 import numpy as np
 import pytest
 
 from tolerances import DTYPES
+
+# The plan cache (docs/engine_selection.md) of a user's earlier autotuning must not change
+# which engine a test's graph gets: the session's caches start empty, in a folder of their
+# own (set before hipdnn is imported; child processes inherit it).
+if not os.environ.get("HIPDNN_CACHE_DIR"):
+    os.environ["HIPDNN_CACHE_DIR"] = tempfile.mkdtemp(prefix="hipdnn-test-cache-")
 
 try:
     import hipdnn

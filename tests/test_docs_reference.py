@@ -285,7 +285,10 @@ def _normalize_param(p):
 
 def header_functions(header, macro):
     """{name: (return type, [params])} of every function the header exports with macro."""
-    text = (REPO / "csrc" / "include" / "hipdnn" / header).read_text()
+    folder = REPO / "csrc" / "include" / "hipdnn"
+    text = (folder / header).read_text()
+    for name in re.findall(r'^#include "hipdnn/(\w+\.h)"', text, re.M):  # hipdnn_tuning.h
+        text += (folder / name).read_text()
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
     out = {}
     for m in re.finditer(rf"\b{macro}\s+([^;{{]*?)\b(hipdnn\w+)\s*\(([^)]*)\)\s*;", text):

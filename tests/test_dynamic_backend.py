@@ -41,7 +41,10 @@ needs_tools = pytest.mark.skipif(any(shutil.which(t) is None for t in TOOLS),
 def header_functions():
     """[(return type, name, [(parameter type, parameter name)])] of every HIPDNN_EXPORT
     function of hipdnn.h, in order."""
-    text = re.sub(r"/\*.*?\*/", "", HEADER.read_text(), flags=re.S)
+    text = HEADER.read_text()
+    for name in re.findall(r'^#include "hipdnn/(\w+\.h)"', text, re.M):  # hipdnn_tuning.h
+        text += (HEADER.parent / name).read_text()
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     text = re.sub(r"^\s*#.*$", "", text, flags=re.M)  # the HIPDNN_EXPORT definition itself
     out = []
     for m in re.finditer(r"HIPDNN_EXPORT\s+([^;(]*?)\b(hipdnn\w+)\s*\(([^)]*)\)\s*;", text):

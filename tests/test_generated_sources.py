@@ -25,7 +25,8 @@ COMMAND = "/usr/bin/python3 tools/gen_python_constants.py"
 HEADER = Path("csrc/include/hipdnn/hipdnn.h")
 SDK_TABLE = Path("csrc/sdk/op_table.c")
 # What the script reads besides the header: the SDK's table, and pygraph with its mixins.
-SOURCES = [HEADER, SDK_TABLE, Path("hipdnn/pygraph.py"),
+SOURCES = [HEADER, Path("csrc/include/hipdnn/hipdnn_tuning.h"), SDK_TABLE,
+           Path("hipdnn/pygraph.py"),
            *sorted(p.relative_to(REPO) for p in (REPO / "hipdnn" / "_pygraph").glob("*.py"))]
 # Those a new hipdnn.h enumerator changes, then those the other sources feed.
 GENERATED = [Path("csrc/python/constants.inc"), Path("hipdnn/_C.pyi"), Path("hipdnn/enums.py")]
@@ -72,7 +73,7 @@ def test_generated_files_are_current():
 
 
 def test_the_extension_exports_exactly_the_integer_constants_of_hipdnn_h():
-    groups = _tool().read_constants((REPO / HEADER).read_text())
+    groups = _tool().read_constants(_tool().header_text(REPO))
     from_header = {n[len("HIPDNN_"):] for g in groups for n in g.names}
     exported = {n for n in dir(_C) if type(getattr(_C, n)) is int}
     assert exported == from_header
@@ -90,7 +91,7 @@ HAND_WRITTEN_IMAGES = [
 
 @pytest.mark.parametrize("cls, c_enum, prefix", HAND_WRITTEN_IMAGES)
 def test_hand_written_enum_images_have_every_enumerator(cls, c_enum, prefix):
-    groups = {g.title: g for g in _tool().read_constants((REPO / HEADER).read_text())}
+    groups = {g.title: g for g in _tool().read_constants(_tool().header_text(REPO))}
     members = getattr(hipdnn.enums, cls).__members__
     for name in groups[c_enum].names:
         member = name[len(prefix):]

@@ -84,7 +84,8 @@ def run(env_extra, what="layernorm", plans=1, offset=0, unset=()):
     assert EMULATED.is_file(), f"build the test targets ({EMULATED})"
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     for k in ("HIPDNN_PLUGIN_DIR", "HIPDNN_KERNEL_CACHE_DIR", "HIPDNN_EMULATED_KERNEL_CACHE",
-              "HIPDNN_EMULATED_NO_RTC", "HIPDNN_HIP_JIT", *unset):
+              "HIPDNN_EMULATED_NO_RTC", "HIPDNN_HIP_JIT", "HIPDNN_CACHE_DIR", "HIPDNN_CACHE",
+              *unset):
         env.pop(k, None)
     env.update(env_extra)
     proc = subprocess.run([sys.executable, "-c", SCRIPT, str(EMULATED), what, str(plans),

@@ -308,9 +308,17 @@ def graph_lines(methods: Sequence[str]) -> List[str]:
     return [f'    {m} = _op_method("{m}")' for m in methods]
 
 
+def header_text(root: Path) -> str:
+    """hipdnn.h, then each hipdnn/ header it includes at its end (hipdnn_tuning.h): one API."""
+    text = (root / HEADER).read_text(encoding="utf-8")
+    for name in re.findall(r'^#include "hipdnn/(\w+\.h)"', text, re.M):
+        text += (root / HEADER.parent / name).read_text(encoding="utf-8")
+    return text
+
+
 def generate(root: Path) -> Dict[Path, str]:
     """What each generated file should hold, by path relative to root."""
-    groups = read_constants((root / HEADER).read_text(encoding="utf-8"))
+    groups = read_constants(header_text(root))
     modes = read_pointwise((root / SDK_TABLE).read_text(encoding="utf-8"), groups)
     return {
         CONSTANTS_INC: constants_inc(groups),

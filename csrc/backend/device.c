@@ -78,6 +78,17 @@ const char* hipdnnDeviceRuntimeName(void) {
     return rt ? rt->name : "none";
 }
 
+void hipdnnDeviceIdentity(int device, char* buf, size_t len) {
+    const hipdnnDeviceRuntime* rt = hipdnnDeviceRuntimeGet();
+    if (!rt) {
+        snprintf(buf, len, "host");
+        return;
+    }
+    char what[256] = "";
+    rt->describe(device, what, sizeof(what));
+    snprintf(buf, len, "%s:%d:%s", rt->name, device, what);
+}
+
 void hipdnnDeviceCurrent(int* device) {
     const hipdnnDeviceRuntime* rt = hipdnnDeviceRuntimeGet();
     *device = 0;

@@ -49,6 +49,9 @@ typedef struct {
     /* The mapped range of device or managed memory that ptr lies in; false for host
      * memory, or when the runtime cannot tell (then nothing is checked). */
     bool (*pointer_range)(const void* ptr, uintptr_t* base, size_t* size);
+    /* "<name> sm_90 140GiB driver 12040": what a tuned plan depends on (plan_cache.c);
+     * fields the runtime cannot answer are left out. */
+    void (*describe)(int device, char* buf, size_t len);
 } hipdnnDeviceRuntime;
 
 /* The vendors' loaders (device_hip.c, device_cuda.c): true with *rt filled when the
@@ -75,6 +78,9 @@ bool hipdnnDeviceExtentBeyond(const void* ptr, uint64_t bytes, uint64_t* inside)
 hipdnnMemorySpace_t hipdnnDeviceSpaceFromType(int type, bool hip5);
 /* The calling thread's current device; 0 without a GPU runtime. */
 void hipdnnDeviceCurrent(int* device);
+/* The device's identity for the plan cache: "<runtime>:<describe>", or "host" without a
+ * GPU runtime. */
+void hipdnnDeviceIdentity(int device, char* buf, size_t len);
 /* "hip", "cuda" or "none". */
 const char* hipdnnDeviceRuntimeName(void);
 

@@ -60,6 +60,10 @@ static struct {
     CUresult (*pointer_attributes)(unsigned, int*, void**, CUdeviceptr);
     CUresult (*error_name)(CUresult, const char**);
     CUresult (*error_string)(CUresult, const char**);
+    /* optional: the device's identity (describe) */
+    CUresult (*device_name)(char*, int, CUdevice);
+    CUresult (*device_memory)(size_t*, CUdevice);
+    CUresult (*device_attribute)(int*, int, CUdevice);
     int count;
     pthread_mutex_t lock;
     CUcontext primary[MAX_DEVICES]; /* retained on first use, under lock */
@@ -335,6 +339,9 @@ static bool resolve_cuda_driver(void* lib, const char* path, char* why, size_t l
     /* CUDA 12.8 added a _v2 (same signature, fixed edge cases); older drivers lack it. */
     *(void**)&cu.event_elapsed = hipdnnDlSymbol(lib, "cuEventElapsedTime_v2");
     if (!cu.event_elapsed) SYM(event_elapsed, "cuEventElapsedTime");
+    *(void**)&cu.device_name = hipdnnDlSymbol(lib, "cuDeviceGetName");
+    *(void**)&cu.device_memory = hipdnnDlSymbol(lib, "cuDeviceTotalMem_v2");
+    *(void**)&cu.device_attribute = hipdnnDlSymbol(lib, "cuDeviceGetAttribute");
     return true;
 fail:
     return false;
@@ -361,6 +368,25 @@ static bool cuda_devices_present(const char* path, char* why, size_t len) {
     return true;
 }
 
+/* Name, compute capability, memory and driver version, each where the driver answers. */
+static void cuda_describe(int device, char* buf, size_t len) {
+    CUdevice d = 0;
+    char name[128] = "?";
+    int major = 0, minor = 0, version = 0;
+    size_t mem = 0;
+    buf[0] = '\0';
+    if (device < 0 || device >= cu.count || cu.device_get(&d, device) != CUDA_SUCCESS_) return;
+    if (cu.device_name && cu.device_name(name, (int)sizeof(name), d) != CUDA_SUCCESS_)
+        snprintf(name, sizeof(name), "?");
+    if (cu.device_attribute) { /* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR / _MINOR */
+        if (cu.device_attribute(&major, 75, d) != CUDA_SUCCESS_) major = 0;
+        if (cu.device_attribute(&minor, 76, d) != CUDA_SUCCESS_) minor = 0;
+    }
+    if (cu.device_memory && cu.device_memory(&mem, d) != CUDA_SUCCESS_) mem = 0;
+    cu.driver_version(&version);
+    snprintf(buf, len, "%s sm_%d%d %zuMiB driver %d", name, major, minor, mem >> 20, version);
+}
+
 static void cuda_fill_runtime(hipdnnDeviceRuntime* rt, const char* path) {
     rt->name = "cuda";
     snprintf(rt->library, sizeof(rt->library), "%s", path);
@@ -383,6 +409,7 @@ static void cuda_fill_runtime(hipdnnDeviceRuntime* rt, const char* path) {
     rt->event_elapsed = cuda_event_elapsed;
     rt->pointer_space = cuda_pointer_space;
     rt->pointer_range = cuda_pointer_range;
+    rt->describe = cuda_describe;
 }
 
 bool hipdnnDeviceLoadCuda(hipdnnDeviceRuntime* rt, char* why, size_t len) {

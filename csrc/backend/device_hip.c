@@ -37,6 +37,9 @@ static struct {
     hipError_t (*get_last_error)(void);
     const char* (*error_name)(hipError_t);
     const char* (*error_string)(hipError_t);
+    /* optional: the device's identity (describe) */
+    hipError_t (*device_name)(char*, int, int);
+    hipError_t (*device_memory)(size_t*, int);
     int count;
     bool hip5; /* HIP 5 numbers hipMemoryType differently (device.h) */
 } hip;
@@ -231,6 +234,8 @@ static bool resolve_hip_runtime(void* lib, const char* path, char* why, size_t l
     *(void**)&hip.address_range = hipdnnDlSymbol(lib, "hipMemGetAddressRange");
     SYM(error_name, "hipGetErrorName");
     SYM(error_string, "hipGetErrorString");
+    *(void**)&hip.device_name = hipdnnDlSymbol(lib, "hipDeviceGetName");
+    *(void**)&hip.device_memory = hipdnnDlSymbol(lib, "hipDeviceTotalMem");
     return true;
 fail:
     return false;
@@ -251,6 +256,21 @@ static bool hip_devices_present(const char* path, char* why, size_t len) {
         return false;
     }
     return true;
+}
+
+/* Name, memory and runtime version, each where the runtime answers. */
+static void hip_describe(int device, char* buf, size_t len) {
+    char name[128] = "?";
+    size_t mem = 0;
+    int version = 0;
+    buf[0] = '\0';
+    if (device < 0 || device >= hip.count) return;
+    if (hip.device_name && hip.device_name(name, (int)sizeof(name), device) != hipSuccess_)
+        snprintf(name, sizeof(name), "?");
+    if (hip.device_memory && hip.device_memory(&mem, device) != hipSuccess_) mem = 0;
+    if (hip.runtime_version(&version) != hipSuccess_) version = 0;
+    hip.get_last_error();
+    snprintf(buf, len, "%s %zuMiB runtime %d", name, mem >> 20, version);
 }
 
 static void hip_fill_runtime(hipdnnDeviceRuntime* rt, const char* path) {
@@ -275,6 +295,7 @@ static void hip_fill_runtime(hipdnnDeviceRuntime* rt, const char* path) {
     rt->event_elapsed = hip_event_elapsed;
     rt->pointer_space = hip_pointer_space;
     rt->pointer_range = hip_pointer_range;
+    rt->describe = hip_describe;
 }
 
 bool hipdnnDeviceLoadHip(hipdnnDeviceRuntime* rt, char* why, size_t len) {

@@ -3,9 +3,12 @@
  *   A        : by the engine's declared priority, then load order
  *   B        : device engines before host engines, then as A
  *   FALLBACK : only engines flagged FALLBACK (the reference), as A
- * A preferred engine goes first when applicable; deselected engines are left out.  The
- * engines HIPDNN_ENGINE names (a comma-separated list) come next, in its order: a
- * process-wide preference a user sets without changing code, under the graph's own. */
+ * Under A and B, the config autotuning stored for the graph on this device (plan_cache.c)
+ * goes first, with its knobs, when its engine is applicable ("plan cache hit" in the log);
+ * the engine's default config keeps its own rank.  A preferred engine goes first when
+ * applicable; deselected engines are left out.  The engines HIPDNN_ENGINE names (a
+ * comma-separated list) come next, in its order: a process-wide preference a user sets
+ * without changing code, under the graph's own, above the cache's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +17,13 @@
 #include "error.h"
 #include "handle.h"
 #include "log.h"
+#include "plan_cache.h"
 #include "registry.h"
+
+typedef struct {
+    int32_t engine; /* registry index */
+    bool tuned;     /* the plan cache's config: the engine with the entry's knobs */
+} heur_result;
 
 typedef struct {
     hipdnnBackendDescriptor_t graph;
@@ -23,7 +32,8 @@ typedef struct {
     int64_t num_deselected;
     int64_t* deselected;
     int32_t num_results;
-    int32_t* results; /* registry engine indices, ranked */
+    heur_result* results; /* ranked */
+    hipdnnPlanCacheEntry tuned; /* the plan cache's entry, for the result marked tuned */
     char* report;
 } heur_state;
 
@@ -77,7 +87,25 @@ static hipdnnStatus_t heur_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttribu
     }
 }
 
+/* The entry's knob choices onto config c (finalized KNOB_CHOICE descriptors). */
+static hipdnnStatus_t add_knobs(hipdnnBackendDescriptor_t c, const hipdnnPlanCacheEntry* t) {
+    hipdnnEngineCfgState* cs = c->state;
+    cs->knobs = calloc((size_t)t->num_knobs + 1, sizeof(*cs->knobs));
+    if (!cs->knobs) return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
+    for (int32_t i = 0; i < t->num_knobs; ++i) {
+        hipdnnStatus_t st = hipdnnDescriptorNew(HIPDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, &cs->knobs[i]);
+        if (st) return st;
+        hipdnnKnobChoiceState* k = cs->knobs[i]->state;
+        k->knob_id = t->knobs[i][0];
+        k->value = t->knobs[i][1];
+        cs->knobs[i]->finalized = true;
+        cs->num_knobs = i + 1;
+    }
+    return HIPDNN_STATUS_SUCCESS;
+}
+
 static hipdnnStatus_t make_config(hipdnnBackendDescriptor_t graph, int32_t engine,
+                                  const hipdnnPlanCacheEntry* tuned,
                                   hipdnnBackendDescriptor_t* out) {
     hipdnnBackendDescriptor_t e = NULL, c = NULL;
     hipdnnStatus_t st = hipdnnDescriptorNew(HIPDNN_BACKEND_ENGINE_DESCRIPTOR, &e);
@@ -95,6 +123,10 @@ static hipdnnStatus_t make_config(hipdnnBackendDescriptor_t graph, int32_t engin
     hipdnnEngineCfgState* cs = c->state;
     cs->engine = e; /* takes the creation reference */
     c->finalized = true;
+    if (tuned && (st = add_knobs(c, tuned)) != HIPDNN_STATUS_SUCCESS) {
+        hipdnnDescriptorRelease(c);
+        return st;
+    }
     *out = c;
     return HIPDNN_STATUS_SUCCESS;
 }
@@ -117,7 +149,9 @@ static hipdnnStatus_t heur_get(hipdnnBackendDescriptor_t d, hipdnnBackendAttribu
         *count = s->num_results;
         hipdnnBackendDescriptor_t* out = v;
         for (int64_t i = 0; i < req && i < s->num_results; ++i) {
-            hipdnnStatus_t st = make_config(s->graph, s->results[i], &out[i]);
+            const heur_result* r = &s->results[i];
+            hipdnnStatus_t st = make_config(s->graph, r->engine, r->tuned ? &s->tuned : NULL,
+                                            &out[i]);
             if (st) {
                 for (int64_t k = 0; k < i; ++k) hipdnnDescriptorRelease(out[k]);
                 return st;
@@ -232,14 +266,43 @@ static void apply_user_choice(const heur_state* s, int32_t ne, bool* ok, char** 
     }
 }
 
-/* Moves registry engine `want` to the front of s->results, if it is there. */
+/* Moves the first result of registry engine `want` (its tuned config, when the cache put
+ * one first) to the front of s->results, if it is there. */
 static void put_first(heur_state* s, int32_t want) {
     for (int32_t k = 0; k < s->num_results; ++k)
-        if (s->results[k] == want) {
-            memmove(s->results + 1, s->results, (size_t)k * sizeof(int32_t));
-            s->results[0] = want;
+        if (s->results[k].engine == want) {
+            heur_result r = s->results[k];
+            memmove(s->results + 1, s->results, (size_t)k * sizeof(heur_result));
+            s->results[0] = r;
             return;
         }
+}
+
+/* The plan cache's config for the graph, first, when its engine is applicable here. */
+static void prefer_tuned(heur_state* s, const bool* ok) {
+    char path[4200];
+    hipdnnGraphState* gs = s->graph->state;
+    if (s->mode == HIPDNN_HEUR_MODE_FALLBACK || !hipdnnPlanCacheLookup(gs, &s->tuned, path, sizeof(path)))
+        return;
+    const int32_t e = hipdnnRegistryFindEngineByName(s->tuned.engine);
+    if (e < 0 || !ok[e]) {
+        hipdnnLog(HIPDNN_LOG_INFO, "plan cache: graph '%s' was tuned to engine %s, which %s here",
+                  gs->name ? gs->name : "", s->tuned.engine, e < 0 ? "is not loaded" : "is not applicable");
+        return;
+    }
+    memmove(s->results + 1, s->results, (size_t)s->num_results * sizeof(heur_result));
+    s->results[0] = (heur_result){e, true};
+    ++s->num_results;
+    char knobs[256] = "";
+    size_t off = 0;
+    for (int32_t i = 0; i < s->tuned.num_knobs; ++i) {
+        int w = snprintf(knobs + off, sizeof(knobs) - off, " k%lld=%lld", (long long)s->tuned.knobs[i][0],
+                         (long long)s->tuned.knobs[i][1]);
+        if (w > 0 && off + (size_t)w < sizeof(knobs)) off += (size_t)w;
+    }
+    hipdnnLog(HIPDNN_LOG_INFO, "plan cache hit: graph '%s' runs on %s%s%s (tuned: %.4g ms; %s)",
+              gs->name ? gs->name : "", s->tuned.engine, off ? " with knobs" : "", knobs,
+              s->tuned.ms, path);
 }
 
 /* The engines HIPDNN_ENGINE names, first in its order (the last named moved first, then
@@ -270,12 +333,14 @@ static void rank_engines(heur_state* s, int32_t ne, const bool* ok) {
     for (int32_t e = 0; e < ne; ++e) {
         if (!ok[e]) continue;
         int32_t k = s->num_results++;
-        while (k > 0 && better(hipdnnRegistryEngine(e), hipdnnRegistryEngine(s->results[k - 1]), s->mode)) {
+        while (k > 0 && better(hipdnnRegistryEngine(e), hipdnnRegistryEngine(s->results[k - 1].engine),
+                               s->mode)) {
             s->results[k] = s->results[k - 1];
             --k;
         }
-        s->results[k] = e;
+        s->results[k] = (heur_result){e, false};
     }
+    prefer_tuned(s, ok);
     prefer_from_env(s);
     if (s->preferred && *s->preferred) put_first(s, hipdnnRegistryFindEngineByName(s->preferred));
 }
@@ -302,7 +367,7 @@ static hipdnnStatus_t heur_finalize(hipdnnBackendDescriptor_t d) {
     s->num_results = 0;
     bool* ok = calloc((size_t)ne + 1, sizeof(bool));
     char** why = calloc((size_t)ne + 1, sizeof(char*));
-    s->results = calloc((size_t)ne + 1, sizeof(int32_t));
+    s->results = calloc((size_t)ne + 2, sizeof(heur_result)); /* + the tuned config */
     size_t report_len = 64 + (size_t)ne * 700;
     s->report = calloc(report_len, 1);
     if (!ok || !why || !s->results || !s->report) {

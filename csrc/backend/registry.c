@@ -244,13 +244,15 @@ reject:
 }
 
 /* An engine plugin gets its name read and our logger; anything else is refused. */
-static bool identify_plugin(const plugin_info_fns* f, const char* path, const char** name) {
+static bool identify_plugin(const plugin_info_fns* f, const char* path, const char** name,
+                            const char** version) {
     hipdnnPluginType_t type;
     if (f->get_type(&type) != HIPDNN_PLUGIN_STATUS_SUCCESS || type != HIPDNN_PLUGIN_TYPE_ENGINE) {
         skip(path, "not an engine plugin (type %d)", (int)type);
         return false;
     }
     if (f->get_name(name) != HIPDNN_PLUGIN_STATUS_SUCCESS || !*name) *name = "unnamed";
+    if (f->get_plugin_version(version) != HIPDNN_PLUGIN_STATUS_SUCCESS || !*version) *version = "?";
     f->set_logging(hipdnnLogMessage);
     return true;
 }
@@ -375,10 +377,11 @@ static void load_plugin(const char* path) {
     p->api_minor = (uint32_t)minor;
     plugin_info_fns f;
     const char* name = NULL;
+    const char* version = NULL;
     hipdnnEnginePluginHandle_t probe = NULL;
     uint64_t ids[MAX_ENGINES];
     uint32_t num_ids = 0;
-    if (!resolve_entry_points(p, lib, path, &f) || !identify_plugin(&f, path, &name) ||
+    if (!resolve_entry_points(p, lib, path, &f) || !identify_plugin(&f, path, &name, &version) ||
         !list_engine_ids(p, path, &probe, ids, &num_ids))
         goto reject;
     char dropped[1024] = ""; /* why engines were dropped, for the one skip line */
@@ -391,6 +394,7 @@ static void load_plugin(const char* path) {
     if (dropped[0]) skip(path, "loaded, but %s", dropped);
     p->path = strdup(path);
     p->name = name;
+    p->version = version;
     p->lib = lib;
     ++g_num_plugins;
     hipdnnLog(HIPDNN_LOG_INFO, "loaded plugin %s (%s, %d engine%s)", path, name, added,

@@ -13,6 +13,7 @@
 typedef struct hipdnnPlugin {
     char* path;
     const char* name;
+    const char* version; /* hipdnnPluginGetVersion's answer ("?" if none): the plan cache keys on it */
     void* lib;
     uint32_t api_minor; /* 0: ABI 1.0, driven as before; 1: ABI 1.1 */
     void (*last_error)(const char**);

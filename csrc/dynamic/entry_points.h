@@ -76,6 +76,14 @@
       (hipdnnHandle_t handle, hipdnnBackendDescriptor_t plan,                                \
        hipdnnBackendDescriptor_t variant_pack),                                              \
       (handle, plan, variant_pack))                                                          \
+    X(hipdnnAutotune_ext,                                                                    \
+      (hipdnnHandle_t handle, int64_t num_plans, const hipdnnBackendDescriptor_t* plans,     \
+       hipdnnBackendDescriptor_t variant_pack, const hipdnnAutotuneOptions_ext_t* options,   \
+       hipdnnAutotuneResult_ext_t* results, int64_t* best),                                  \
+      (handle, num_plans, plans, variant_pack, options, results, best))                      \
+    X(hipdnnPlanCacheInfo_ext, (char* dir, size_t dir_len, int64_t* entries, int64_t* bytes), \
+      (dir, dir_len, entries, bytes))                                                        \
+    X(hipdnnPlanCacheClear_ext, (int64_t* removed), (removed))                               \
     X(hipdnnGetPlanKernels_ext,                                                              \
       (hipdnnBackendDescriptor_t plan, int64_t* num_kernels,                                 \
        const hipdnnKernelInfo_ext_t** kernels),                                              \

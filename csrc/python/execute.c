@@ -593,3 +593,95 @@ PyObject* hd_pack_execute(PyObject* op, PyObject* const* args, Py_ssize_t nargs,
     Py_DECREF(plan_obj);
     return result;
 }
+
+/* ---- autotune ------------------------------------------------------------------- */
+
+/* The plans' descriptors (each a Descriptor of the list); NULL with an exception. */
+static hipdnnBackendDescriptor_t* plan_list(hd_state* st, PyObject* plans, Py_ssize_t* n) {
+    if (!PyList_Check(plans) || (*n = PyList_Size(plans)) < 1) {
+        PyErr_SetString(PyExc_ValueError, "autotune: plans must be a non-empty list of plans");
+        return NULL;
+    }
+    hipdnnBackendDescriptor_t* v = PyMem_Calloc((size_t)*n, sizeof(*v));
+    if (!v) return (hipdnnBackendDescriptor_t*)PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < *n; i++) {
+        PyObject* d = PyList_GetItem(plans, i);
+        if (!PyObject_TypeCheck(d, st->DescriptorType) || !((hd_Descriptor*)d)->desc) {
+            PyMem_Free(v);
+            PyErr_Format(PyExc_TypeError, "autotune: plans[%zd] is not a live Descriptor", i);
+            return NULL;
+        }
+        v[i] = ((hd_Descriptor*)d)->desc;
+    }
+    return v;
+}
+
+/* [(status, runs, median_ms, min_ms, timer, message)] per plan. */
+static PyObject* autotune_rows(const hipdnnAutotuneResult_ext_t* r, Py_ssize_t n) {
+    PyObject* rows = PyList_New(n);
+    for (Py_ssize_t i = 0; rows && i < n; i++) {
+        PyObject* row = Py_BuildValue("(iiddis)", (int)r[i].status, (int)r[i].runs, r[i].median_ms,
+                                      r[i].min_ms, (int)r[i].timer, r[i].message);
+        if (!row) Py_CLEAR(rows);
+        else PyList_SetItem(rows, i, row);
+    }
+    return rows;
+}
+
+/* hipdnnAutotune_ext without the GIL, under the handle's lock. */
+static int autotune_without_gil(hd_state* st, hd_Handle* handle, Py_ssize_t n,
+                                const hipdnnBackendDescriptor_t* plans, hipdnnBackendDescriptor_t vp,
+                                const hipdnnAutotuneOptions_ext_t* o, hipdnnAutotuneResult_ext_t* r,
+                                int64_t* best) {
+    PyThread_type_lock lock = hd_handle_lock(handle);
+    if (!lock) return -1;
+    hipdnnStatus_t s;
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(lock, WAIT_LOCK);
+    s = hipdnnAutotune_ext(handle->handle, (int64_t)n, plans, vp, o, r, best);
+    PyThread_release_lock(lock);
+    Py_END_ALLOW_THREADS
+    return hd_check(st, s, "autotune");
+}
+
+PyObject* hd_pack_autotune(PyObject* op, PyObject* args, PyObject* kwargs) {
+    static char* names[] = {"handle", "arrays", "workspace", "plans", "warmup", "repeat",
+                            "budget_ms", "store", NULL};
+    hd_VariantPack* pack = (hd_VariantPack*)op;
+    hd_state* st = hd_state_of(op);
+    PyObject *h, *arrays, *ws, *plans;
+    hipdnnAutotuneOptions_ext_t o = {1, 10, 1000.0, 1};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!OOO|iidp", names, st->HandleType, &h,
+                                     &arrays, &ws, &plans, &o.warmup, &o.repeat, &o.budget_ms,
+                                     &o.store))
+        return NULL;
+    hd_Handle* handle = (hd_Handle*)h;
+    if (hd_handle_live(h, "autotune") < 0) return NULL;
+    Py_ssize_t n = 0;
+    /* A tuple of our own: the plans stay alive while the GIL is released. */
+    PyObject* held = PyList_Check(plans) ? PyList_AsTuple(plans) : NULL;
+    hipdnnBackendDescriptor_t* descs = plan_list(st, plans, &n);
+    if (!descs || !held) {
+        Py_XDECREF(held);
+        PyMem_Free(descs);
+        return NULL;
+    }
+    hipdnnAutotuneResult_ext_t* r = PyMem_Calloc((size_t)n, sizeof(*r));
+    exec_call c;
+    hipdnnBackendDescriptor_t vp = NULL;
+    int64_t best = -1;
+    PyObject* result = NULL;
+    if (!r) PyErr_NoMemory();
+    else if (call_init(&c, pack->n) == 0 && gather_pointers(st, pack, handle, arrays, ws, &c) == 0 &&
+             (vp = make_variant_pack(st, pack, c.ptrs, c.spaces, c.ws_ptr)) != NULL &&
+             autotune_without_gil(st, handle, n, descs, vp, &o, r, &best) == 0) {
+        PyObject* rows = autotune_rows(r, n);
+        if (rows) result = Py_BuildValue("(LN)", (long long)best, rows);
+    }
+    if (vp) hipdnnBackendDestroyDescriptor(vp);
+    if (r) call_release(&c);
+    PyMem_Free(r);
+    PyMem_Free(descs);
+    Py_DECREF(held);
+    return result;
+}

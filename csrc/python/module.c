@@ -228,6 +228,11 @@ static PyMethodDef module_methods[] = {
     {"engines", hd_engines, METH_NOARGS,
      "engines()\n--\n\nEvery loaded engine as (engine_id, name, plugin_path, memory_space, "
      "priority, is_fallback)."},
+    {"plan_cache_info", hd_plan_cache_info, METH_NOARGS,
+     "plan_cache_info()\n--\n\n(folder, entries, bytes) of the plan cache; (why it is off, "
+     "-1, 0) when HIPDNN_CACHE=0 or no folder is known."},
+    {"plan_cache_clear", hd_plan_cache_clear, METH_NOARGS,
+     "plan_cache_clear()\n--\n\nRemoves every plan cache entry; returns how many."},
     {"serialize", hd_serialize, METH_O,
      "serialize(graph)\n--\n\nA finalized OPERATIONGRAPH descriptor as FlatBuffers bytes."},
     {"deserialize", hd_deserialize, METH_O,

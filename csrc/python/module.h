@@ -162,6 +162,8 @@ PyObject* hd_set_engine_plugin_paths(PyObject* module, PyObject* args, PyObject*
 PyObject* hd_loaded_engine_plugin_paths(PyObject* module, PyObject* unused);
 PyObject* hd_skipped_engine_plugins(PyObject* module, PyObject* unused);
 PyObject* hd_engines(PyObject* module, PyObject* unused);
+PyObject* hd_plan_cache_info(PyObject* module, PyObject* unused);
+PyObject* hd_plan_cache_clear(PyObject* module, PyObject* unused);
 
 /* ---- serialize.c ------------------------------------------------------------------ */
 
@@ -176,6 +178,9 @@ PyObject* hd_plan_kernels(PyObject* module, PyObject* plan);
 
 extern PyType_Spec hd_variant_pack_spec;
 /* VariantPack.execute(handle, arrays, workspace=None) */
+/* pack.autotune(handle, arrays, workspace, plans, warmup, repeat, budget_ms, store) ->
+ * (best index, [(status, runs, median_ms, min_ms, timer, message)]): hipdnnAutotune_ext. */
+PyObject* hd_pack_autotune(PyObject* self, PyObject* args, PyObject* kwargs);
 PyObject* hd_pack_execute(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
                           PyObject* kwnames);
 

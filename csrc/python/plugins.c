@@ -150,3 +150,31 @@ fail:
     Py_DECREF(list);
     return NULL;
 }
+
+/* _C.plan_cache_info() -> (folder, entries, bytes), or (reason it is off, -1, 0) */
+PyObject* hd_plan_cache_info(PyObject* module, PyObject* unused) {
+    (void)unused;
+    char dir[4096];
+    int64_t entries = 0, bytes = 0;
+    hipdnnStatus_t s;
+    Py_BEGIN_ALLOW_THREADS
+    s = hipdnnPlanCacheInfo_ext(dir, sizeof(dir), &entries, &bytes);
+    Py_END_ALLOW_THREADS
+    if (s == HIPDNN_STATUS_NOT_SUPPORTED)
+        return Py_BuildValue("(sLL)", hipdnnPeekLastErrorString_ext(), -1LL, 0LL);
+    if (hd_check(hd_get_state(module), s, "plan_cache_info") < 0) return NULL;
+    PyObject* path = PyUnicode_DecodeFSDefault(dir);
+    return path ? Py_BuildValue("(NLL)", path, (long long)entries, (long long)bytes) : NULL;
+}
+
+/* _C.plan_cache_clear() -> how many entries were removed */
+PyObject* hd_plan_cache_clear(PyObject* module, PyObject* unused) {
+    (void)unused;
+    int64_t removed = 0;
+    hipdnnStatus_t s;
+    Py_BEGIN_ALLOW_THREADS
+    s = hipdnnPlanCacheClear_ext(&removed);
+    Py_END_ALLOW_THREADS
+    if (hd_check(hd_get_state(module), s, "plan_cache_clear") < 0) return NULL;
+    return PyLong_FromLongLong((long long)removed);
+}

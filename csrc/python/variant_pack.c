@@ -379,6 +379,12 @@ static PyMethodDef pack_methods[] = {
      "against the plan's graph (dtype, shape, strides in elements, writable outputs). "
      "workspace: a writable buffer of at least workspace_size bytes; None allocates one for "
      "a host plan."},
+    {"autotune", (PyCFunction)(void (*)(void))hd_pack_autotune, METH_VARARGS | METH_KEYWORDS,
+     "autotune($self, handle, arrays, workspace, plans, warmup=1, repeat=10, budget_ms=1000.0, "
+     "store=True)\n--\n\nTimes each plan (EXECUTION_PLAN Descriptors of this pack's graph) on "
+     "the arrays, as execute takes them, with the outputs put back afterwards "
+     "(hipdnnAutotune_ext); the workspace must suit every plan.  Returns (index of the "
+     "fastest, [(status, runs, median_ms, min_ms, timer, message)] per plan)."},
     {NULL, NULL, 0, NULL},
 };
 

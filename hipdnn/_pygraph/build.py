@@ -256,8 +256,18 @@ class BuildSteps(GraphBase):
             self._note_support(report)
             for cfg in results:
                 eng = cfg.get(_C.ATTR_ENGINECFG_ENGINE, _DESC)[0]
-                self._add_config(_Config.of(cfg, eng))
+                self._add_config(_Config.of(cfg, eng, self._knobs_of(cfg)))
         self._state = max(self._state, _HEURISTICS)
+
+    @staticmethod
+    def _knobs_of(cfg: _C.Descriptor) -> Tuple[Tuple[int, int], ...]:
+        """The (knob id, value) choices of an ENGINECFG: none from plain heuristics, the
+        tuned ones for the config the plan cache put first."""
+        choices = []
+        for k in cfg.get(_C.ATTR_ENGINECFG_KNOB_CHOICES, _DESC):
+            choices.append((k.get(_C.ATTR_KNOB_CHOICE_KNOB_TYPE, _INT64)[0],
+                            k.get(_C.ATTR_KNOB_CHOICE_KNOB_VALUE, _INT64)[0]))
+        return tuple(sorted(choices))
 
     def _add_config(self, cfg: "_Config") -> int:
         for i, c in enumerate(self._configs):

@@ -9,7 +9,8 @@
  *     every header's text, the name, the architecture, the compiler's version and the
  *     options), one file per kernel: later processes load it instead of compiling (a
  *     second or so a kernel).  Folder: $HIPDNN_KERNEL_CACHE_DIR ("off": no disk cache),
- *     else $XDG_CACHE_HOME/hipdnn/kernels, else $HOME/.cache/hipdnn/kernels.  Files are
+ *     else none with HIPDNN_CACHE=0, else $HIPDNN_CACHE_DIR/kernels, else
+ *     $XDG_CACHE_HOME/hipdnn/kernels, else $HOME/.cache/hipdnn/kernels.  Files are
  *     written to a temporary name and renamed, so a reader never sees half a file; one
  *     that does not read back whole and as keyed (a hash of the image guards it) is
  *     ignored, compiled again and replaced.  A folder that cannot be written costs the
@@ -83,6 +84,13 @@ bool hipe_kernel_cache_dir(char* dir, size_t len, char* why, size_t why_len) {
         return false;
     }
     if (env && *env) return snprintf(dir, len, "%s", env) < (int)len;
+    /* hipdnn's cache (the backend's plan cache beside it: docs/engine_selection.md) */
+    const char* all = getenv("HIPDNN_CACHE");
+    if (all && strcmp(all, "0") == 0) {
+        snprintf(why, why_len, "HIPDNN_CACHE=0");
+        return false;
+    }
+    const char* root = getenv("HIPDNN_CACHE_DIR");
 #ifdef HIPE_HOST_EMULATION
     /* The test plugin writes nothing under $HOME unless a test asks for the default. */
     const char* want = getenv("HIPDNN_EMULATED_KERNEL_CACHE");
@@ -91,6 +99,7 @@ bool hipe_kernel_cache_dir(char* dir, size_t len, char* why, size_t why_len) {
         return false;
     }
 #endif
+    if (root && *root) return snprintf(dir, len, "%s/kernels", root) < (int)len;
     const char* xdg = getenv("XDG_CACHE_HOME");
     if (xdg && xdg[0] == '/') return snprintf(dir, len, "%s/hipdnn/kernels", xdg) < (int)len;
     const char* home = getenv("HOME");

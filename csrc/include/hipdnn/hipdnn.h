@@ -940,5 +940,5 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnLogMessage_ext(hipdnnLogLevel_t level, const 
 #ifdef __cplusplus
 }
 #endif
-
+#include "hipdnn/hipdnn_tuning.h" /* autotuning and the plan cache, in a header of their own */
 #endif /* HIPDNN_H */

@@ -1,0 +1,72 @@
+/* hipdnn_tuning.h - autotuning and the plan cache (docs/engine_selection.md).
+ *
+ * Part of hipdnn.h's API, which includes it at its end (include either): a header of its
+ * own so that hipdnn.h stays within its size budget (docs/architecture.md, "Size budgets").
+ * The rules of hipdnn.h hold here too: statuses with the thread's last error beside them. */
+#ifndef HIPDNN_TUNING_H
+#define HIPDNN_TUNING_H
+
+#include "hipdnn/hipdnn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- autotuning and the plan cache (docs/engine_selection.md) --------------------- */
+
+/* How a plan was timed (hipdnnAutotuneResult_ext_t.timer). */
+#define HIPDNN_AUTOTUNE_TIMER_HOST_CLOCK_EXT 0 /* host plans; device plans without events */
+#define HIPDNN_AUTOTUNE_TIMER_EVENTS_EXT 1     /* the device runtime's events on the stream */
+
+typedef struct {
+    int32_t warmup;   /* untimed runs of each plan first (default 1) */
+    int32_t repeat;   /* at most this many timed runs of each plan (default 10) */
+    double budget_ms; /* the call's time, shared evenly among the plans (default 1000); a
+                       * plan whose share is spent stops after its first timed run */
+    int32_t store;    /* nonzero (default): the winner goes into the plan cache */
+} hipdnnAutotuneOptions_ext_t;
+
+typedef struct {
+    hipdnnStatus_t status; /* SUCCESS, or why the plan did not run (message says more) */
+    int32_t runs;          /* timed runs */
+    double median_ms;
+    double min_ms;
+    int32_t timer; /* HIPDNN_AUTOTUNE_TIMER_* */
+    char message[256];
+} hipdnnAutotuneResult_ext_t;
+
+/* Times each of num_plans finalized EXECUTION_PLANs, all built from one graph (equal
+ * graph bytes), on variant_pack (the caller's real buffers; the workspace must suit every
+ * plan) and gives each plan's result in results[num_plans] and the fastest's index (by
+ * median) in *best.  The graph's outputs are copied aside first and put back at the end:
+ * the buffers hold what they held before the call; inputs are only read.  Each plan: warm-up
+ * runs, then timed runs until `repeat`, until the last three agree within 2 %, or until its
+ * share of the budget is spent.  Device plans are timed with the runtime's events on the
+ * handle's stream (the call waits for them), host plans with the monotonic clock.  A plan
+ * that fails to run is reported in its result and skipped.  With options->store the winner's
+ * engine and knobs are written to the plan cache, where heuristics modes A and B of later
+ * processes find them first (a failure to write is logged, not returned).  options NULL:
+ * the defaults.  Errors: BAD_PARAM_NULL_POINTER, BAD_PARAM (no plans, plans of different
+ * graphs, not a handle / plan / variant pack), BAD_PARAM_NOT_FINALIZED, ALLOC_FAILED,
+ * EXECUTION_FAILED (no plan ran; the message gives plan 0's reason), or a device copy's
+ * failure while saving or restoring the outputs. */
+HIPDNN_EXPORT hipdnnStatus_t hipdnnAutotune_ext(hipdnnHandle_t handle, int64_t num_plans,
+                                                const hipdnnBackendDescriptor_t* plans,
+                                                hipdnnBackendDescriptor_t variant_pack,
+                                                const hipdnnAutotuneOptions_ext_t* options,
+                                                hipdnnAutotuneResult_ext_t* results, int64_t* best);
+
+/* The plan cache's folder (into dir[dir_len]: $HIPDNN_CACHE_DIR/plans, else
+ * $XDG_CACHE_HOME/hipdnn/plans, else $HOME/.cache/hipdnn/plans), its entries and their
+ * bytes.  Errors: BAD_PARAM_NULL_POINTER, NOT_SUPPORTED (HIPDNN_CACHE=0, or no folder). */
+HIPDNN_EXPORT hipdnnStatus_t hipdnnPlanCacheInfo_ext(char* dir, size_t dir_len, int64_t* entries,
+                                                     int64_t* bytes);
+/* Removes every entry of the plan cache (under its lock); *removed (may be NULL) counts
+ * them.  Errors: NOT_SUPPORTED (HIPDNN_CACHE=0, or no folder), INTERNAL_ERROR. */
+HIPDNN_EXPORT hipdnnStatus_t hipdnnPlanCacheClear_ext(int64_t* removed);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HIPDNN_TUNING_H */
