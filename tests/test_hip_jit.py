@@ -141,6 +141,32 @@ GRAPHS = textwrap.dedent('''
     build(dt.BFLOAT16, attn(256, 256))
     build(dt.HALF, attn(80, 48))
     build(dt.FLOAT, attn(72, 72, causal=True, bias=True))
+
+    # attention backward kernels (hipdnn_fab_dq_*, hipdnn_fab_dkv_*): tensor cores for head
+    # dims 64 and 128, the general kernels for 256 and for fp32 with H_k != H_v
+    def attn_bwd(d, hk=2, hv=2, causal=False, bias=False, pad=False):
+        def make(g):
+            b, sq, skv = 2, 40, 50
+            q = g.tensor(name="q", dim=[b, 4, sq, d]); k = g.tensor(name="k", dim=[b, hk, skv, d])
+            v = g.tensor(name="v", dim=[b, hv, skv, d])
+            o = g.tensor(name="o", dim=[b, 4, sq, d]); do = g.tensor(name="do", dim=[b, 4, sq, d])
+            st = g.tensor(name="st", dim=[b, 4, sq, 1], data_type=dt.FLOAT)
+            kw = {{}}
+            if bias:
+                kw["bias"] = g.tensor(name="bias", dim=[1, 4, sq, skv])
+            if pad:
+                kw.update(use_padding_mask=True,
+                          seq_len_q=g.tensor(name="lq", dim=[b, 1, 1, 1], data_type=dt.INT32),
+                          seq_len_kv=g.tensor(name="lk", dim=[b, 1, 1, 1], data_type=dt.INT64))
+            for t in g.sdpa_backward(q, k, v, o, do, st, attn_scale=0.125,
+                                     use_causal_mask=causal, **kw):
+                t.set_output(True)
+        return make
+
+    build(dt.HALF, attn_bwd(64, causal=True))
+    build(dt.BFLOAT16, attn_bwd(128, bias=True, pad=True))
+    build(dt.BFLOAT16, attn_bwd(256))
+    build(dt.FLOAT, attn_bwd(72, hk=1, hv=2, causal=True, bias=True))
 ''')
 
 
@@ -383,6 +409,58 @@ def test_general_attention_kernels_compile_with_hiprtc_for_gfx90a(dump_dir):
     for src in fa_sources(dump_dir, "hip"):
         rc, log, lowered, size = compile_hiprtc(lib, src.read_bytes(), headers,
                                                 ["hipdnn_attention"])
+        assert rc == 0 and size > 0 and all(lowered), f"{src.name}: {log}"
+
+
+# ---- attention backward kernels ----------------------------------------------------------------
+
+def fab_sources(dump_dir, suffix):
+    return sorted(dump_dir.glob(f"hipdnn_fab_*.{suffix}"))
+
+
+def test_each_attention_backward_plan_writes_its_two_kernels(dump_dir):
+    cu = [p.read_text() for p in fab_sources(dump_dir, "cu")]
+    assert len(cu) == 8 and len(fab_sources(dump_dir, "hip")) == 8, sorted(
+        p.name for p in dump_dir.iterdir())
+    for part in ("dq", "dkv"):
+        for args in ("1, 64, 64, 4, 64", "2, 128, 128, 4, 32"):
+            assert [t for t in cu if f"fa_bwd_{part}_mma<{args}>" in t], (part, args)
+        assert [t for t in cu if f"fa_bwd_{part}_simt<256, 256, 2, 2, 2, 2>" in t], part
+        assert [t for t in cu if f"fa_bwd_{part}_simt<72, 72, 0, 0, 0, 0>" in t], part
+
+
+@pytest.mark.toolchain
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_attention_backward_kernels_compile_with_nvrtc_without_spills(dump_dir, arch):
+    lib = nvrtc()
+    if lib is None:
+        pytest.skip("no NVRTC on this machine")
+    headers = gm_headers(dump_dir)
+    ptxas = find_ptxas()
+    for src in fab_sources(dump_dir, "cu"):
+        entry = "hipdnn_attention_dq" if "_dq_" in src.name else "hipdnn_attention_dkv"
+        rc, log, ptx = compile_ptx(lib, src.read_bytes(), headers, arch, name_expressions=[entry])
+        assert rc == 0, f"{src.name} for {arch}: {log}"
+        if "_mma<" in src.read_text():
+            text = ptx.decode(errors="replace")
+            assert "mma.sync.aligned.m16n8k16" in text and "ldmatrix" in text, src.name
+            assert "cp.async" in text, src.name
+        if not ptxas:
+            continue
+        info = run_ptxas(ptxas, arch, ptx, src.with_suffix(f".{arch}.ptx"))
+        spills = spill_bytes(info)
+        assert spills and all(a == 0 and b == 0 for a, b in spills), f"{src.name}: {info}"
+
+
+@pytest.mark.toolchain
+def test_general_attention_backward_kernels_compile_with_hiprtc_for_gfx90a(dump_dir):
+    lib = hiprtc()
+    if lib is None:
+        pytest.skip("no hiprtc on this machine")
+    headers = gm_headers(dump_dir)
+    for src in fab_sources(dump_dir, "hip"):
+        entry = "hipdnn_attention_dq" if "_dq_" in src.name else "hipdnn_attention_dkv"
+        rc, log, lowered, size = compile_hiprtc(lib, src.read_bytes(), headers, [entry])
         assert rc == 0 and size > 0 and all(lowered), f"{src.name}: {log}"
 
 

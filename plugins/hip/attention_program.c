@@ -31,8 +31,7 @@ static void set_grid(fa_program* p, const hipe_fa_kernel* k) {
     p->q_blocks = (p->sq + p->rows - 1) / p->rows;
 }
 
-/* Strides of the dims that are walked (longer than 1) all multiples of 8. */
-static bool rows_aligned(const int64_t* s, int64_t b, int64_t h, int64_t n) {
+bool hipe_fa_rows_aligned(const int64_t* s, int64_t b, int64_t h, int64_t n) {
     return (b == 1 || s[0] % 8 == 0) && (h == 1 || s[1] % 8 == 0) && (n == 1 || s[2] % 8 == 0);
 }
 
@@ -41,8 +40,9 @@ static void choose_kernel(const fa_program* p, hipe_fa_kernel* k) {
     k->kind = FA_SIMT;
     if (strcmp(hipe_vendor(), "ROCm") == 0 || p->q_dt == PW_F32 || p->q_dt != p->k_dt ||
         p->q_dt != p->v_dt || p->d % 16 != 0 || p->dv % 16 != 0 || p->q_s[3] != 1 ||
-        p->k_s[3] != 1 || p->v_s[3] != 1 || !rows_aligned(p->q_s, p->b, p->hq, p->sq) ||
-        !rows_aligned(p->k_s, p->b, p->hk, p->skv) || !rows_aligned(p->v_s, p->b, p->hv, p->skv))
+        p->k_s[3] != 1 || p->v_s[3] != 1 || !hipe_fa_rows_aligned(p->q_s, p->b, p->hq, p->sq) ||
+        !hipe_fa_rows_aligned(p->k_s, p->b, p->hk, p->skv) ||
+        !hipe_fa_rows_aligned(p->v_s, p->b, p->hv, p->skv))
         return;
     const bool wide = p->d > 128 || p->dv > 128;
     const int64_t big_blocks = p->b * p->hq * ((p->sq + 127) / 128);
@@ -52,7 +52,7 @@ static void choose_kernel(const fa_program* p, hipe_fa_kernel* k) {
 
 /* ---- the node ------------------------------------------------------------------------- */
 
-static void bind(hipe_stage* st, int64_t uid, size_t offset, int32_t scalar_dtype) {
+void hipe_fa_bind(hipe_stage* st, int64_t uid, size_t offset, int32_t scalar_dtype) {
     hipe_bind* b = &st->bind[st->nbind++];
     b->uid = uid;
     b->offset = (uint32_t)offset;
@@ -61,27 +61,24 @@ static void bind(hipe_stage* st, int64_t uid, size_t offset, int32_t scalar_dtyp
 
 #define FA(field) offsetof(fa_program, field)
 
-static bool dims4(const hipdnnSdkTensor* t, int64_t a, int64_t b, int64_t c, int64_t d) {
+bool hipe_fa_dims4(const hipdnnSdkTensor* t, int64_t a, int64_t b, int64_t c, int64_t d) {
     return t->ndim == 4 && t->dims[0] == a && t->dims[1] == b && t->dims[2] == c && t->dims[3] == d;
 }
 
-static void strides4(const hipdnnSdkTensor* t, int64_t* s) {
+void hipe_fa_strides4(const hipdnnSdkTensor* t, int64_t* s) {
     for (int i = 0; i < 4; ++i) s[i] = t->dims[i] > 1 ? t->strides[i] : 0;
 }
 
-/* q, k, v, o and stats: types, shapes and strides into p; false with the reason. */
-static bool operands(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, fa_program* p,
-                     const char* label, char* why, size_t len) {
-    const hipdnnSdkTensor* q = rwc_find(g, n->inputs[HIPDNN_SDPA_Q]);
-    const hipdnnSdkTensor* k = rwc_find(g, n->inputs[HIPDNN_SDPA_K]);
-    const hipdnnSdkTensor* v = rwc_find(g, n->inputs[HIPDNN_SDPA_V]);
-    const hipdnnSdkTensor* o = rwc_find(g, n->outputs[HIPDNN_SDPA_O]);
-    const hipdnnSdkTensor* st = rwc_find(g, n->outputs[HIPDNN_SDPA_STATS]);
-    if (!q || !k || !v || !o)
-        return decline(why, len, "%s: q, k, v and o must be set", label);
+/* q, k and v (ports qp, kp, vp of n): types, shapes and strides into p; false with the
+ * reason. */
+bool hipe_fa_qkv(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const int* ports, fa_program* p,
+                 const char* label, char* why, size_t len) {
+    const hipdnnSdkTensor* q = rwc_find(g, n->inputs[ports[0]]);
+    const hipdnnSdkTensor* k = rwc_find(g, n->inputs[ports[1]]);
+    const hipdnnSdkTensor* v = rwc_find(g, n->inputs[ports[2]]);
+    if (!q || !k || !v) return decline(why, len, "%s: q, k and v must be set", label);
     if (!rwc_tensor_ok(q, label, "q", false, why, len) || !rwc_tensor_ok(k, label, "k", false, why, len) ||
-        !rwc_tensor_ok(v, label, "v", false, why, len) || !rwc_tensor_ok(o, label, "o", true, why, len) ||
-        (st && !rwc_tensor_ok(st, label, "stats", true, why, len)))
+        !rwc_tensor_ok(v, label, "v", false, why, len))
         return false;
     if (q->ndim != 4 || k->ndim != 4 || v->ndim != 4 || k->dims[0] != q->dims[0] ||
         v->dims[0] != q->dims[0] || k->dims[3] != q->dims[3] || v->dims[2] != k->dims[2] ||
@@ -100,34 +97,48 @@ static bool operands(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, fa_program
         return decline(why, len, "%s: head dims %lld (q, k) and %lld (v): the hip engine's "
                        "attention kernels take head dims up to %d", label, (long long)p->d,
                        (long long)p->dv, FA_MAX_D);
-    if (!dims4(o, p->b, p->hq, p->sq, p->dv))
-        return decline(why, len, "%s: o must be [B, H_q, S_q, D_v]", label);
-    if (st && !dims4(st, p->b, p->hq, p->sq, 1))
-        return decline(why, len, "%s: stats must be [B, H_q, S_q, 1]", label);
     if (p->b * p->hq * p->sq > (INT64_C(1) << 31))
         return decline(why, len, "%s: %lld query rows: the hip engine's attention kernels take "
                        "up to 2^31", label, (long long)(p->b * p->hq * p->sq));
-    strides4(q, p->q_s);
-    strides4(k, p->k_s);
-    strides4(v, p->v_s);
-    strides4(o, p->o_s);
-    if (st) {
-        int64_t s4[4];
-        strides4(st, s4);
-        memcpy(p->stats_s, s4, sizeof(p->stats_s));
-        p->stats_dt = rwc_storage_of(st->data_type);
-    }
+    hipe_fa_strides4(q, p->q_s);
+    hipe_fa_strides4(k, p->k_s);
+    hipe_fa_strides4(v, p->v_s);
     p->q_dt = rwc_storage_of(q->data_type);
     p->k_dt = rwc_storage_of(k->data_type);
     p->v_dt = rwc_storage_of(v->data_type);
-    p->o_dt = rwc_storage_of(o->data_type);
     return true;
 }
 
+/* The forward's o and stats: types, shapes and strides into p; false with the reason. */
+static bool outputs(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, fa_program* p,
+                    const char* label, char* why, size_t len) {
+    const hipdnnSdkTensor* o = rwc_find(g, n->outputs[HIPDNN_SDPA_O]);
+    const hipdnnSdkTensor* st = rwc_find(g, n->outputs[HIPDNN_SDPA_STATS]);
+    if (!o) return decline(why, len, "%s: o must be set", label);
+    if (!rwc_tensor_ok(o, label, "o", true, why, len) ||
+        (st && !rwc_tensor_ok(st, label, "stats", true, why, len)))
+        return false;
+    if (!hipe_fa_dims4(o, p->b, p->hq, p->sq, p->dv))
+        return decline(why, len, "%s: o must be [B, H_q, S_q, D_v]", label);
+    if (st && !hipe_fa_dims4(st, p->b, p->hq, p->sq, 1))
+        return decline(why, len, "%s: stats must be [B, H_q, S_q, 1]", label);
+    hipe_fa_strides4(o, p->o_s);
+    p->o_dt = rwc_storage_of(o->data_type);
+    if (st) hipe_fa_stats(st, p);
+    return true;
+}
+
+void hipe_fa_stats(const hipdnnSdkTensor* st, fa_program* p) {
+    int64_t s4[4];
+    hipe_fa_strides4(st, s4);
+    memcpy(p->stats_s, s4, sizeof(p->stats_s));
+    p->stats_dt = rwc_storage_of(st->data_type);
+}
+
 /* The optional ports: attn_scale, bias, the lengths; the bounds.  False with the reason. */
-static bool options(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, fa_program* p,
-                    hipe_stage* st, const char* label, char* why, size_t len) {
-    const hipdnnSdkTensor* sc = rwc_find(g, n->inputs[HIPDNN_SDPA_ATTN_SCALE]);
+bool hipe_fa_options(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const hipe_fa_ports* ports,
+                     fa_program* p, hipe_stage* st, const char* label, char* why, size_t len) {
+    const hipdnnSdkTensor* sc = rwc_find(g, n->inputs[ports->scale]);
     p->scale = 1.0f;
     if (sc && (hipdnnSdkElementCount(sc->ndim, sc->dims) != 1 ||
                (!sc->is_by_value && rwc_storage_of(sc->data_type) < 0) ||
@@ -138,12 +149,12 @@ static bool options(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, fa_program*
     if (sc && sc->is_by_value && sc->has_value)
         p->scale = (float)hipdnnSdkLoadAsDouble(sc->value, sc->data_type, 0);
     else if (sc && sc->is_by_value)
-        bind(st, sc->uid, FA(scale), (int32_t)sc->data_type);
+        hipe_fa_bind(st, sc->uid, FA(scale), (int32_t)sc->data_type);
     else if (sc) {
         p->scale_dt = rwc_storage_of(sc->data_type);
-        bind(st, sc->uid, FA(scale_t), -1);
+        hipe_fa_bind(st, sc->uid, FA(scale_t), -1);
     }
-    const hipdnnSdkTensor* bias = rwc_find(g, n->inputs[HIPDNN_SDPA_BIAS]);
+    const hipdnnSdkTensor* bias = rwc_find(g, n->inputs[ports->bias]);
     if (bias) {
         if (!rwc_tensor_ok(bias, label, "bias", false, why, len)) return false;
         const int64_t full[4] = {p->b, p->hq, p->sq, p->skv};
@@ -151,24 +162,24 @@ static bool options(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, fa_program*
             if (bias->ndim != 4 || (bias->dims[i] != full[i] && bias->dims[i] != 1))
                 return decline(why, len, "%s: bias '%s' does not broadcast to [B, H_q, S_q, S_kv]",
                                label, bias->name);
-        strides4(bias, p->bias_s);
+        hipe_fa_strides4(bias, p->bias_s);
         p->bias_dt = rwc_storage_of(bias->data_type);
-        bind(st, bias->uid, FA(bias), -1);
+        hipe_fa_bind(st, bias->uid, FA(bias), -1);
     }
     const bool padding = n->attrs[HIPDNN_SDPA_PADDING].i[0] != 0;
-    for (int port = HIPDNN_SDPA_SEQ_LEN_Q; port <= HIPDNN_SDPA_SEQ_LEN_KV; ++port) {
-        const char* name = port == HIPDNN_SDPA_SEQ_LEN_Q ? "seq_len_q" : "seq_len_kv";
+    for (int port = ports->len_q; port <= ports->len_kv; ++port) {
+        const char* name = port == ports->len_q ? "seq_len_q" : "seq_len_kv";
         const hipdnnSdkTensor* t = rwc_find(g, n->inputs[port]);
         if (!padding && t) return decline(why, len, "%s: %s is set but use_padding_mask is not", label, name);
         if (!padding) continue;
-        if (!t || !dims4(t, p->b, 1, 1, 1) || t->is_by_value ||
+        if (!t || !hipe_fa_dims4(t, p->b, 1, 1, 1) || t->is_by_value ||
             (t->data_type != HIPDNN_DATA_INT32 && t->data_type != HIPDNN_DATA_INT64))
             return decline(why, len, "%s: use_padding_mask needs %s as int32 or int64 [B, 1, 1, 1] "
                            "in device memory", label, name);
-        const bool q = port == HIPDNN_SDPA_SEQ_LEN_Q;
+        const bool q = port == ports->len_q;
         *(q ? &p->len_q_s : &p->len_kv_s) = t->strides[0];
         *(q ? &p->len_q_dt : &p->len_kv_dt) = t->data_type == HIPDNN_DATA_INT64 ? PW_I64 : PW_I32;
-        bind(st, t->uid, q ? FA(len_q) : FA(len_kv), -1);
+        hipe_fa_bind(st, t->uid, q ? FA(len_q) : FA(len_kv), -1);
     }
     p->bottom_right = n->attrs[HIPDNN_SDPA_ALIGNMENT].i[0] == HIPDNN_DIAGONAL_ALIGNMENT_BOTTOM_RIGHT;
     p->left = n->attrs[HIPDNN_SDPA_LEFT_BOUND].i[0];
@@ -188,15 +199,20 @@ int hipe_fa_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage*
     st->kind = HIPE_STAGE_ATTENTION;
     hipe_fa* fa = &st->fa;
     fa_program* p = &fa->prog;
-    if (!operands(g, n, p, label, why, len) || !options(g, n, p, st, label, why, len)) return 0;
+    static const hipe_fa_ports ports = {HIPDNN_SDPA_ATTN_SCALE, HIPDNN_SDPA_BIAS,
+                                        HIPDNN_SDPA_SEQ_LEN_Q, HIPDNN_SDPA_SEQ_LEN_KV};
+    static const int qkv[3] = {HIPDNN_SDPA_Q, HIPDNN_SDPA_K, HIPDNN_SDPA_V};
+    if (!hipe_fa_qkv(g, n, qkv, p, label, why, len) || !outputs(g, n, p, label, why, len) ||
+        !hipe_fa_options(g, n, &ports, p, st, label, why, len))
+        return 0;
     choose_kernel(p, &fa->main);
     set_grid(p, &fa->main);
-    bind(st, n->inputs[HIPDNN_SDPA_Q], FA(q), -1);
-    bind(st, n->inputs[HIPDNN_SDPA_K], FA(k), -1);
-    bind(st, n->inputs[HIPDNN_SDPA_V], FA(v), -1);
-    bind(st, n->outputs[HIPDNN_SDPA_O], FA(o), -1);
+    hipe_fa_bind(st, n->inputs[HIPDNN_SDPA_Q], FA(q), -1);
+    hipe_fa_bind(st, n->inputs[HIPDNN_SDPA_K], FA(k), -1);
+    hipe_fa_bind(st, n->inputs[HIPDNN_SDPA_V], FA(v), -1);
+    hipe_fa_bind(st, n->outputs[HIPDNN_SDPA_O], FA(o), -1);
     if (n->outputs[HIPDNN_SDPA_STATS] != HIPDNN_NO_TENSOR)
-        bind(st, n->outputs[HIPDNN_SDPA_STATS], FA(stats), -1);
+        hipe_fa_bind(st, n->outputs[HIPDNN_SDPA_STATS], FA(stats), -1);
     char heads[48] = "";
     if (p->hk != p->hq || p->hv != p->hq)
         hipdnnSdkFormat(heads, sizeof(heads), " (keys %lld, values %lld)", (long long)p->hk,
@@ -210,39 +226,45 @@ int hipe_fa_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage*
 
 /* ---- kernels -------------------------------------------------------------------------- */
 
-static bool build(const hipe_fa* fa, const hipe_fa_kernel* k, int device, void** fn, char* why,
-                  size_t len) {
+bool hipe_fa_build(const hipe_fa* fa, const hipe_fa_kernel* k, int device, void** fn, char* why,
+                   size_t len) {
     hipe_rtc_target t;
     if (!hipe_rtc_target_of(device, &t, why, len)) return false;
     char* source = hipe_fa_source(fa, k, t.dialect);
     if (!source) return decline(why, len, "out of memory");
     if (getenv("HIPDNN_HIP_JIT_DUMP")) { /* tests compile both vendors' sources */
-        const hipe_fa_kernel simt = {.kind = FA_SIMT};
+        static const char* const part[] = {"fa", "fab_dq", "fab_dkv"};
+        const hipe_fa_kernel simt = {.kind = FA_SIMT, .part = k->part};
         char* other = hipe_fa_source(fa, &simt, HIPE_RTC_HIP);
-        hipe_dump_source(k->kind == FA_MMA ? "fa_mma" : "fa_simt", "cu", source);
-        hipe_dump_source("fa_simt", "hip", other);
+        char name[32];
+        snprintf(name, sizeof(name), "%s_%s", part[k->part], k->kind == FA_MMA ? "mma" : "simt");
+        hipe_dump_source(name, "cu", source);
+        snprintf(name, sizeof(name), "%s_simt", part[k->part]);
+        hipe_dump_source(name, "hip", other);
         free(other);
     }
-    const bool ok = hipe_kernel_get_source(source, HIPE_ATTN_KERNEL, device, fn, why, len);
+    const bool ok = hipe_kernel_get_source(source, hipe_fa_entry(k->part), device, fn, why, len);
     free(source);
     return ok;
 }
 
 bool hipe_fa_prepare(hipe_fa* fa, int device, char* why, size_t len) {
-    return build(fa, &fa->main, device, &fa->fn, why, len);
+    if (fa->backward) return hipe_fab_prepare(fa, device, why, len);
+    return hipe_fa_build(fa, &fa->main, device, &fa->fn, why, len);
 }
 
 static bool aligned16(const void* p) { return ((uintptr_t)p & 15u) == 0; }
 
 bool hipe_fa_enqueue(hipe_fa* fa, fa_program* prog, int device, void* stream,
                      const char** kernel, char* why, size_t len) {
+    if (fa->backward) return hipe_fab_enqueue(fa, prog, device, stream, kernel, why, len);
     hipe_fa_kernel k = fa->main;
     void* fn = fa->fn;
     if (k.kind == FA_MMA && !(aligned16(prog->q) && aligned16(prog->k) && aligned16(prog->v))) {
         k = (hipe_fa_kernel){.kind = FA_SIMT};
         fn = atomic_load(&fa->simt);
         if (!fn) {
-            if (!build(fa, &k, device, &fn, why, len)) return false;
+            if (!hipe_fa_build(fa, &k, device, &fn, why, len)) return false;
             atomic_store(&fa->simt, fn);
         }
     }

@@ -18,39 +18,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "hip_engine.h"
+#include "emulate.h"
 
-namespace {
-
-struct float4 { float x, y, z, w; };
-struct uint4 { unsigned int x, y, z, w; };
-inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
-inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
-
-inline float hd_half_to_float(unsigned short h) { return hipdnnSdkHalfToFloat(h); }
-inline unsigned short hd_float_to_half(float f) { return hipdnnSdkFloatToHalf(f); }
-inline float hd_bf16_to_float(unsigned short b) { return hipdnnSdkBfloat16ToFloat(b); }
-inline unsigned short hd_float_to_bf16(float f) { return hipdnnSdkFloatToBfloat16(f); }
-inline unsigned int hd_pack_half2(float lo, float hi) {
-    return (unsigned int)hd_float_to_half(lo) | ((unsigned int)hd_float_to_half(hi) << 16);
-}
-inline unsigned int hd_pack_bf16x2(float lo, float hi) {
-    return (unsigned int)hd_float_to_bf16(lo) | ((unsigned int)hd_float_to_bf16(hi) << 16);
-}
-inline float hd_rcp(float d) { return 1.0f / d; } // the kernels' is within 1 ulp of this
-
-} // namespace
-
-// A slot is read only after its input was loaded or a PUT wrote it (program.c emits them
-// so), which gcc cannot see through the program's switches.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#define PW_FN static inline
-#define PW_HOST_FN static inline
-#define PW_UNROLL _Pragma("GCC unroll 8")
 #include "rw_exec.h"
 #include "rs_exec.h"
 #include "gm_exec.h"
-#include "fa_exec.h"
 
 extern "C" const char* hipe_vendor(void) { return "host emulation"; }
 
@@ -522,7 +494,7 @@ extern "C" bool hipe_rtc_compile(const hipe_rtc_target* t, const char* source, c
     *lowered = nullptr;
     const hipe_kernel_id k = hipe_kernel_parse(name);
     if ((!k || !emulates(k)) && strcmp(name, HIPE_GEMM_KERNEL) != 0 &&
-        strcmp(name, HIPE_ATTN_KERNEL) != 0) {
+        !emulated_attention_of(name)) {
         snprintf(why, len, "the emulation has no kernel %s", name);
         return false;
     }
@@ -541,13 +513,6 @@ extern "C" bool hipe_rtc_compile(const hipe_rtc_target* t, const char* source, c
     return true;
 }
 
-namespace {
-struct emulated_kernel {
-    hipe_kernel_id id; // 0: a matmul's or an attention's source
-    bool attention;
-};
-} // namespace
-
 extern "C" bool hipe_rtc_load(const hipe_rtc_target* t, int device, const void* image, size_t size,
                               const char* lowered, void** kernel, char* why, size_t len) {
     (void)t;
@@ -563,7 +528,7 @@ extern "C" bool hipe_rtc_load(const hipe_rtc_target* t, int device, const void* 
     memcpy(name, text + head, size - head);
     name[size - head] = '\0';
     const hipe_kernel_id k = hipe_kernel_parse(name); // 0: the matmul or attention kernel
-    const bool attention = strcmp(name, HIPE_ATTN_KERNEL) == 0;
+    const int attention = emulated_attention_of(name);
     if (strcmp(name, lowered) != 0 ||
         (k ? !emulates(k) : strcmp(name, HIPE_GEMM_KERNEL) != 0 && !attention)) {
         snprintf(why, len, "the image names kernel '%s', not %s", name, lowered);
@@ -677,82 +642,6 @@ extern "C" bool hipe_gm_launch(void* kernel, const gm_program* g, const gm_tma* 
             for (int64_t c0 = 0; g->phase != GM_PHASE_PARTIAL && c0 < g->n; c0 += PW_VEC)
                 gm_epilogue_step<PW_SLOTS, PwInterpreted>(*g, batch, m, c0, &row[(size_t)c0]);
         }
-    }
-    return true;
-}
-
-// Attention: each query row of each block (fa_block_of: the kernels' order) on the host, as
-// the kernels compute it (fa_exec.h): the keys the row sees a tile at a time, scores in
-// base 2 (fp32 fused multiply-adds over d in order), the running maximum and sum rescaled
-// by each tile, then o / l and the log-sum-exp; a row that sees no key gives 0 and -inf.
-// False where the row sees a key outside the block's range (the kernels walk only that).
-static bool fa_row(const fa_program& p, const FaBlock& blk, int64_t i, float* acc) {
-    int64_t lo, hi;
-    fa_row_keys(p, blk, i, &lo, &hi);
-    if (lo < hi && (lo < blk.klo || hi > blk.khi)) return false;
-    const int64_t b = blk.b, h = blk.h, hk = blk.hk, hv = blk.hv;
-    const float scale2 = blk.scale2;
-    const int64_t qa = b * p.q_s[0] + h * p.q_s[1] + i * p.q_s[2];
-    float m = -__builtin_huge_valf(), l = 0.0f, s[FA_SIMT_KEYS];
-    for (int64_t e = 0; e < p.dv; ++e) acc[e] = 0.0f;
-    for (int64_t kt = lo; kt < hi; kt += FA_SIMT_KEYS) {
-        const int n = hi - kt < FA_SIMT_KEYS ? (int)(hi - kt) : FA_SIMT_KEYS;
-        float mx = m;
-        for (int j = 0; j < n; ++j) {
-            const int64_t ka = b * p.k_s[0] + hk * p.k_s[1] + (kt + j) * p.k_s[2];
-            float dot = 0.0f;
-            for (int64_t c = 0; c < p.d; ++c)
-                dot = fmaf(fa_load(p.q_dt, p.q, qa + c * p.q_s[3]),
-                           fa_load(p.k_dt, p.k, ka + c * p.k_s[3]), dot);
-            s[j] = fmaf(dot, scale2, fa_bias_log2(p, b, h, i, kt + j));
-            mx = fmaxf(mx, s[j]);
-        }
-        if (mx == -__builtin_huge_valf()) continue; // only -inf scores so far: p = 0
-        const float alpha = exp2f(m - mx);
-        l *= alpha;
-        for (int64_t e = 0; e < p.dv; ++e) acc[e] *= alpha;
-        for (int j = 0; j < n; ++j) {
-            const float pj = exp2f(s[j] - mx);
-            const int64_t va = b * p.v_s[0] + hv * p.v_s[1] + (kt + j) * p.v_s[2];
-            l += pj;
-            for (int64_t e = 0; e < p.dv; ++e)
-                acc[e] = fmaf(pj, fa_load(p.v_dt, p.v, va + e * p.v_s[3]), acc[e]);
-        }
-        m = mx;
-    }
-    const float inv = l > 0.0f ? 1.0f / l : 0.0f;
-    const int64_t at = fa_o_at(p, b, h, i);
-    for (int64_t e = 0; e < p.dv; ++e) fa_store(p.o_dt, p.o, at + e * p.o_s[3], acc[e] * inv);
-    fa_store_stats(p, b, h, i, m, l);
-    return true;
-}
-
-extern "C" bool hipe_fa_launch(void* kernel, const fa_program* p, int64_t blocks, int threads,
-                               int smem, void* stream, char* why, size_t len) {
-    (void)stream;
-    if (!kernel || !static_cast<const emulated_kernel*>(kernel)->attention) {
-        snprintf(why, len, "internal: an attention launched with another kernel");
-        return false;
-    }
-    if (p->rows < 1 || p->q_blocks != (p->sq + p->rows - 1) / p->rows ||
-        blocks != p->b * p->hq * p->q_blocks || threads < 32 || threads % 32 != 0 ||
-        smem < 0 || smem > 227 * 1024) {
-        snprintf(why, len, "internal: an attention grid of %lld blocks of %d threads (%d bytes "
-                 "of shared memory) for %lld x %lld heads of %lld queries, %d a block",
-                 (long long)blocks, threads, smem, (long long)p->b, (long long)p->hq,
-                 (long long)p->sq, p->rows);
-        return false;
-    }
-    std::vector<float> acc((size_t)p->dv);
-    for (int64_t bid = 0; bid < blocks; ++bid) {
-        const FaBlock blk = fa_block(*p, bid);
-        for (int64_t i = blk.i0; i < blk.i0 + p->rows && i < p->sq; ++i)
-            if (!fa_row(*p, blk, i, acc.data())) {
-                snprintf(why, len, "internal: attention row %lld of block %lld sees keys outside "
-                         "the block's [%lld, %lld)", (long long)i, (long long)bid,
-                         (long long)blk.klo, (long long)blk.khi);
-                return false;
-            }
     }
     return true;
 }

@@ -45,6 +45,33 @@ enum {
 #define FA_MMA_SMEM(D, DV, WARPS, BC) \
     (2 * (16 * (WARPS) * FA_MMA_LD(D) + 2 * (BC) * FA_MMA_LD(D) + 2 * (BC) * FA_MMA_LD(DV)))
 
+/* The backward (an sdpa_bwd node), two kernels in turn:
+ *   dq: a block per `rows` queries of one (b, h), as the forward's, walking the keys they
+ *     see: writes dq and delta = rowsum(dO o) of its rows (the workspace);
+ *   dkv: a block per `keys` keys of one (b, owner head), walking the query heads that share
+ *     the head and the queries that see its keys: writes dk and / or dv (`owner`); with
+ *     H_k != H_v it runs twice, once over key heads (dk), once over value heads (dv).
+ * Each output element is summed by one thread in a fixed order: deterministic. */
+enum { FA_OWN_KV = 0, FA_OWN_K = 1, FA_OWN_V = 2 };
+enum { FA_PART_FWD = 0, FA_PART_DQ = 1, FA_PART_DKV = 2 };
+
+/* The general backward kernels: 128 threads; dq takes FA_SIMT_ROWS queries a block, dkv
+ * FA_BWD_SIMT_KEYS keys (4 a warp), both FA_SIMT_KEYS rows of the other side a step (a
+ * lane each).  Shared memory: that tile (fp32, pitch FA_SIMT_LD), the block's own 16 rows
+ * of both operands, and the tile rows' log-sum-exp and delta (dkv). */
+#define FA_BWD_SIMT_KEYS 16
+#define FA_BWD_SIMT_SMEM(D, DV) \
+    ((FA_SIMT_KEYS * FA_SIMT_LD(D, DV) + 16 * ((D) + (DV)) + 2 * FA_SIMT_KEYS) * 4)
+
+/* The tensor-core backward kernels' shared memory (16-bit rows padded as FA_MMA_LD): dq
+ * holds its BR = 16 WARPS queries and dO rows and two buffers of BC keys and values; dkv
+ * its BK = 16 WARPS keys and values, two buffers of BR queries and dO rows and their fp32
+ * log-sum-exp and delta. */
+#define FA_BWD_DQ_SMEM(D, DV, WARPS, BC) \
+    (2 * (FA_MMA_LD(D) + FA_MMA_LD(DV)) * (16 * (WARPS) + 2 * (BC)))
+#define FA_BWD_DKV_SMEM(D, DV, WARPS, BR) \
+    (2 * (FA_MMA_LD(D) + FA_MMA_LD(DV)) * (16 * (WARPS) + 2 * (BR)) + 16 * (BR))
+
 typedef struct {
     const void* q; /* set at enqueue */
     const void* k;
@@ -67,6 +94,17 @@ typedef struct {
     int32_t bottom_right;
     int32_t rows;                           /* queries a block */
     int64_t q_blocks;                       /* blocks along S_q: ceil(sq / rows) */
+    /* the backward (an sdpa_bwd node: fa_bwd.h); o and stats are then read */
+    const void* d_o;                        /* set at enqueue */
+    void* grad_q;                           /* dq, dk, dv */
+    void* grad_k;
+    void* grad_v;
+    float* delta;                           /* workspace: rowsum(dO o), [B, H_q, S_q] */
+    int64_t do_s[4], dq_s[4], dk_s[4], dv_s[4];
+    int32_t do_dt, dq_dt, dk_dt, dv_dt;
+    int32_t owner;                          /* FA_OWN_*: what a key block writes */
+    int32_t keys;                           /* keys a block of the dK / dV kernel */
+    int64_t k_blocks;                       /* its blocks along S_kv: ceil(skv / keys) */
 } fa_program;
 
 #endif

@@ -287,6 +287,8 @@ bool hipe_rtc_launch(void* kernel, int64_t blocks, int threads, const void* arg,
 bool hipe_gm_launch(void* kernel, const gm_program* prog, const gm_tma* tma, int64_t blocks,
                     int threads, int smem, void* stream, char* why, size_t len);
 #define HIPE_ATTN_KERNEL "hipdnn_attention" /* an attention source's entry point */
+#define HIPE_ATTN_DQ_KERNEL "hipdnn_attention_dq"   /* ... the backward's dq kernel's */
+#define HIPE_ATTN_DKV_KERNEL "hipdnn_attention_dkv" /* ... and its dk / dv kernel's */
 /* Launches a compiled attention kernel (attention_program.c) on `stream` with `smem` bytes
  * of dynamic shared memory a block. */
 bool hipe_fa_launch(void* kernel, const fa_program* prog, int64_t blocks, int threads, int smem,

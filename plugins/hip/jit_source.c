@@ -215,8 +215,27 @@ char* hipe_gm_source(const hipe_gm* gm, const hipe_gm_kernel* k, int dialect) {
     return finish(&b);
 }
 
-/* An attention kernel (fa_kernels.h): one entry point, HIPE_ATTN_KERNEL, the head dims and
- * storage types its template arguments; the lane broadcast its general kernel adds. */
+/* A backward kernel (fa_bwd_kernels.h), entry point hipe_fa_entry(k->part). */
+static void put_backward(buf* b, const fa_program* p, const hipe_fa_kernel* k) {
+    const char* part = k->part == FA_PART_DQ ? "dq" : "dkv";
+    put(b, "#include \"fa_bwd_kernels.h\"\n\n");
+    if (k->kind == FA_MMA)
+        put(b, "__global__ void __launch_bounds__(%d, 1) %s(const fa_program p) {\n"
+               "    extern __shared__ __attribute__((aligned(16))) unsigned char smem[];\n"
+               "    fa_bwd_%s_mma<%d, %d, %d, %d, %d>(p, smem);\n}\n",
+            32 * k->warps, hipe_fa_entry(k->part), part, k->dt, (int)p->d, (int)p->dv, k->warps,
+            k->bc);
+    else
+        put(b, "__global__ void __launch_bounds__(FA_SIMT_THREADS) %s(const fa_program p) {\n"
+               "    extern __shared__ float smem[];\n"
+               "    fa_bwd_%s_simt<%d, %d, %d, %d, %d, %d>(p, smem);\n}\n",
+            hipe_fa_entry(k->part), part, (int)p->d, (int)p->dv, p->q_dt, p->k_dt, p->v_dt,
+            p->do_dt);
+}
+
+/* An attention kernel (fa_kernels.h, fa_bwd_kernels.h): one entry point
+ * (hipe_fa_entry), the head dims and storage types its template arguments; the lane
+ * broadcast its general kernels add. */
 char* hipe_fa_source(const hipe_fa* fa, const hipe_fa_kernel* k, int dialect) {
     const fa_program* p = &fa->prog;
     buf b = {0};
@@ -226,6 +245,10 @@ char* hipe_fa_source(const hipe_fa* fa, const hipe_fa_kernel* k, int dialect) {
     else
         put(&b, "%stemplate <class T> PW_FN T hd_shfl(T v, int lane) { return __shfl(v, lane, 32); }\n",
             PRELUDE_HIP);
+    if (k->part != FA_PART_FWD) {
+        put_backward(&b, p, k);
+        return finish(&b);
+    }
     put(&b, "#include \"fa_kernels.h\"\n\n");
     if (k->kind == FA_MMA) /* min blocks 1: else ptxas caps the registers, spilling */
         put(&b, "__global__ void __launch_bounds__(%d, 1) %s(const fa_program p) {\n"
@@ -250,7 +273,8 @@ void hipe_jit_headers(const char* const** texts, const char* const** names, int*
         hipe_src_rs_program_h,      hipe_src_rs_exec_h,        hipe_src_rs_kernels_h,
         hipe_src_gm_program_h,      hipe_src_gm_exec_h,        hipe_src_gm_kernels_h,
         hipe_src_gm_wgmma_h,        hipe_src_fa_program_h,     hipe_src_fa_exec_h,
-        hipe_src_fa_kernels_h};
+        hipe_src_fa_kernels_h,      hipe_src_fa_bwd_exec_h,    hipe_src_fa_bwd_kernels_h,
+        hipe_src_fa_bwd_mma_h};
     static const char* const k_names[] = {
         "pw_program.h",      "pw_exec.h",         "rw_program.h",
         "rw_exec.h",         "rw_exec_reduce.h",  "rw_exec_softmax.h",
@@ -258,7 +282,8 @@ void hipe_jit_headers(const char* const** texts, const char* const** names, int*
         "rs_program.h",      "rs_exec.h",         "rs_kernels.h",
         "gm_program.h",      "gm_exec.h",         "gm_kernels.h",
         "gm_wgmma.h",        "fa_program.h",      "fa_exec.h",
-        "fa_kernels.h"};
+        "fa_kernels.h",      "fa_bwd_exec.h",     "fa_bwd_kernels.h",
+        "fa_bwd_mma.h"};
     _Static_assert(sizeof(k_texts) == sizeof(k_names), "a text for each name");
     *texts = k_texts;
     *names = k_names;

@@ -43,7 +43,7 @@ enum { HIPE_STAGE_POINTWISE = 0, HIPE_STAGE_ROWWISE = 1, HIPE_STAGE_RESAMPLE = 2
 /* Kernels a stage keeps besides its planned one: those other pointers needed. */
 #define HIPE_OTHER_KERNELS 4
 
-typedef struct {
+typedef struct hipe_stage {
     int kind;
     char what[160];                 /* for the log: "softmax 'sm' over rows of 4096 ..." */
     hipe_plan pw;                   /* pointwise: its program (graph NULL) */
@@ -154,6 +154,10 @@ int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe
 /* The stage of an sdpa_fwd node (attention_program.c): 1, or 0 with the reason. */
 int hipe_fa_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage* st, char* why,
                     size_t len);
+/* The stage of an sdpa_bwd node (attention_backward.c): 1, or 0 with the reason; its
+ * delta rows need *parts_bytes of workspace under uid parts_uid. */
+int hipe_fab_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, int64_t parts_uid,
+                     size_t* parts_bytes, hipe_stage* st, char* why, size_t len);
 /* Sets each tensor's `reserved` (16-byte vectors allowed) from its pointer, at enqueue. */
 void hipe_rw_set_vectors(rw_program* p);
 /* The kernel a row-wise or resample stage runs when every pointer it binds is 16-byte

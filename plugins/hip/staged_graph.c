@@ -40,13 +40,14 @@ bool stg_structure(parts* s) {
             n->kind != HIPDNN_OP_RESAMPLE_FWD && n->kind != HIPDNN_OP_RESAMPLE_BWD &&
             n->kind != HIPDNN_OP_NORM_BACKWARD && n->kind != HIPDNN_OP_MATMUL &&
             n->kind != HIPDNN_OP_CONV_FPROP && n->kind != HIPDNN_OP_CONV_DGRAD &&
-            n->kind != HIPDNN_OP_CONV_WGRAD && n->kind != HIPDNN_OP_SDPA_FWD)
+            n->kind != HIPDNN_OP_CONV_WGRAD && n->kind != HIPDNN_OP_SDPA_FWD &&
+            n->kind != HIPDNN_OP_SDPA_BWD)
             return decline(s->why, s->len, "%s: operation not supported (this engine runs "
                            "pointwise, batchnorm_inference, matmul, conv_fprop, conv_dgrad, "
                            "conv_wgrad, reduction, "
                            "norm_forward, "
                            "norm_backward, genstats, resample, slice, concatenate, "
-                           "reshape and sdpa (forward) nodes)",
+                           "reshape, sdpa and sdpa_backward nodes)",
                            stg_label(n, nl, sizeof(nl)));
         for (int p = 0; p < stg_num_inputs(n) && p < HIPDNN_MAX_PORTS; ++p) {
             if (n->inputs[p] == HIPDNN_NO_TENSOR) continue;

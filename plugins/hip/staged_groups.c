@@ -182,7 +182,7 @@ bool stg_form_groups(parts* s) {
             s->group[i] = new_group(s, G_RESAMPLE);
         else if (g->nodes[i].kind == HIPDNN_OP_NORM_BACKWARD)
             s->group[i] = new_group(s, G_NORM_BWD);
-        else if (g->nodes[i].kind == HIPDNN_OP_SDPA_FWD)
+        else if (g->nodes[i].kind == HIPDNN_OP_SDPA_FWD || g->nodes[i].kind == HIPDNN_OP_SDPA_BWD)
             s->group[i] = new_group(s, G_ATTENTION);
     /* Runs of pointwise nodes between the others, each as long as it compiles as one. */
     hipe_plan* plan = malloc(sizeof(*plan));
@@ -374,7 +374,10 @@ static int compile_norm_bwd_group(parts* s, const group_job* j, hipe_stage* st) 
 }
 
 static int compile_attention_group(parts* s, const group_job* j, hipe_stage* st) {
-    return hipe_fa_compile(j->sub, &j->sub->nodes[0], st, s->why, s->len);
+    const hipdnnSdkNode* n = &j->sub->nodes[0];
+    if (n->kind == HIPDNN_OP_SDPA_BWD)
+        return hipe_fab_compile(j->sub, n, j->parts_uid, j->parts_bytes, st, s->why, s->len);
+    return hipe_fa_compile(j->sub, n, st, s->why, s->len);
 }
 
 /* Each kind of group: the family of kernels it runs (for messages) and its compiler. */

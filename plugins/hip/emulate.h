@@ -1,0 +1,57 @@
+// emulate.h — what the host emulation's files (emulate.cpp, emulate_attention.cpp) share:
+// the conversions and macros the kernel headers expect of their includer (hip_compat.h's
+// and the run-time compiler's preludes give the device's), and the "compiled" kernel.
+#ifndef HIPDNN_HIP_EMULATE_H
+#define HIPDNN_HIP_EMULATE_H
+
+#include <math.h>
+#include <string.h>
+
+#include "hip_engine.h"
+
+namespace {
+
+struct float4 { float x, y, z, w; };
+struct uint4 { unsigned int x, y, z, w; };
+inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
+
+inline float hd_half_to_float(unsigned short h) { return hipdnnSdkHalfToFloat(h); }
+inline unsigned short hd_float_to_half(float f) { return hipdnnSdkFloatToHalf(f); }
+inline float hd_bf16_to_float(unsigned short b) { return hipdnnSdkBfloat16ToFloat(b); }
+inline unsigned short hd_float_to_bf16(float f) { return hipdnnSdkFloatToBfloat16(f); }
+inline unsigned int hd_pack_half2(float lo, float hi) {
+    return (unsigned int)hd_float_to_half(lo) | ((unsigned int)hd_float_to_half(hi) << 16);
+}
+inline unsigned int hd_pack_bf16x2(float lo, float hi) {
+    return (unsigned int)hd_float_to_bf16(lo) | ((unsigned int)hd_float_to_bf16(hi) << 16);
+}
+inline float hd_rcp(float d) { return 1.0f / d; } // the kernels' is within 1 ulp of this
+
+} // namespace
+
+// A slot is read only after its input was loaded or a PUT wrote it (program.c emits them
+// so), which gcc cannot see through the program's switches.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#define PW_FN static inline
+#define PW_HOST_FN static inline
+#define PW_UNROLL _Pragma("GCC unroll 8")
+
+// The attention sources, told apart by their entry points (hipe_fa_entry).
+enum { EMU_NOT_ATTENTION = 0, EMU_ATTN_FWD = 1, EMU_ATTN_DQ = 2, EMU_ATTN_DKV = 3 };
+
+static inline int emulated_attention_of(const char* name) {
+    return strcmp(name, HIPE_ATTN_KERNEL) == 0      ? EMU_ATTN_FWD
+           : strcmp(name, HIPE_ATTN_DQ_KERNEL) == 0  ? EMU_ATTN_DQ
+           : strcmp(name, HIPE_ATTN_DKV_KERNEL) == 0 ? EMU_ATTN_DKV
+                                                     : EMU_NOT_ATTENTION;
+}
+
+// A loaded kernel: the row-wise or pooling kernel's id, or 0 for a matmul's or an
+// attention's source (`attention` says which of these).
+struct emulated_kernel {
+    hipe_kernel_id id;
+    int attention;
+};
+
+#endif

@@ -1,0 +1,199 @@
+// emulate_attention.cpp — the attention kernels (fa_kernels.h, fa_bwd_kernels.h) run on the
+// host for the emulated engine: each row (forward, dq) or key (dk, dv) of each block in the
+// kernels' block order, in fp32, through the same helpers the kernels use (fa_exec.h,
+// fa_bwd_exec.h: the keys a row sees, the rows a key is seen by, the blocks' ranges), so
+// the emulated tests check the plan, the grids, the indexing and the masks.  A launch whose
+// block would miss a pair one of its rows (keys) sees fails, as the kernels walk only their
+// block's range.
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <vector>
+
+#include "emulate.h"
+
+#include "fa_bwd_exec.h"
+
+namespace {
+
+// Forward: the keys the row sees a tile at a time, scores in base 2 (fp32 fused
+// multiply-adds over d in order), the running maximum and sum rescaled by each tile, then
+// o / l and the log-sum-exp; a row that sees no key gives 0 and -inf.
+bool fa_row(const fa_program& p, const FaBlock& blk, int64_t i, float* acc) {
+    int64_t lo, hi;
+    fa_row_keys(p, blk, i, &lo, &hi);
+    if (lo < hi && (lo < blk.klo || hi > blk.khi)) return false;
+    const int64_t b = blk.b, h = blk.h, hk = blk.hk, hv = blk.hv;
+    const float scale2 = blk.scale2;
+    const int64_t qa = b * p.q_s[0] + h * p.q_s[1] + i * p.q_s[2];
+    float m = -__builtin_huge_valf(), l = 0.0f, s[FA_SIMT_KEYS];
+    for (int64_t e = 0; e < p.dv; ++e) acc[e] = 0.0f;
+    for (int64_t kt = lo; kt < hi; kt += FA_SIMT_KEYS) {
+        const int n = hi - kt < FA_SIMT_KEYS ? (int)(hi - kt) : FA_SIMT_KEYS;
+        float mx = m;
+        for (int j = 0; j < n; ++j) {
+            const int64_t ka = b * p.k_s[0] + hk * p.k_s[1] + (kt + j) * p.k_s[2];
+            float dot = 0.0f;
+            for (int64_t c = 0; c < p.d; ++c)
+                dot = fmaf(fa_load(p.q_dt, p.q, qa + c * p.q_s[3]),
+                           fa_load(p.k_dt, p.k, ka + c * p.k_s[3]), dot);
+            s[j] = fmaf(dot, scale2, fa_bias_log2(p, b, h, i, kt + j));
+            mx = fmaxf(mx, s[j]);
+        }
+        if (mx == -__builtin_huge_valf()) continue; // only -inf scores so far: p = 0
+        const float alpha = exp2f(m - mx);
+        l *= alpha;
+        for (int64_t e = 0; e < p.dv; ++e) acc[e] *= alpha;
+        for (int j = 0; j < n; ++j) {
+            const float pj = exp2f(s[j] - mx);
+            const int64_t va = b * p.v_s[0] + hv * p.v_s[1] + (kt + j) * p.v_s[2];
+            l += pj;
+            for (int64_t e = 0; e < p.dv; ++e)
+                acc[e] = fmaf(pj, fa_load(p.v_dt, p.v, va + e * p.v_s[3]), acc[e]);
+        }
+        m = mx;
+    }
+    const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+    const int64_t at = fa_o_at(p, b, h, i);
+    for (int64_t e = 0; e < p.dv; ++e) fa_store(p.o_dt, p.o, at + e * p.o_s[3], acc[e] * inv);
+    fa_store_stats(p, b, h, i, m, l);
+    return true;
+}
+
+// The dot product of row a (n values, stride sa) of one tensor with row b of another.
+float dot_rows(int n, int adt, const void* a, int64_t aa, int64_t sa, int bdt, const void* bp,
+               int64_t ba, int64_t sb) {
+    float acc = 0.0f;
+    for (int c = 0; c < n; ++c) acc = fmaf(fa_load(adt, a, aa + c * sa), fa_load(bdt, bp, ba + c * sb), acc);
+    return acc;
+}
+
+// p = exp2(s - lse) of row i of head h and key j (seen: the caller checks).
+float bwd_prob(const fa_program& p, int64_t b, int64_t h, int64_t i, int64_t j, float scale2) {
+    const int64_t hk = h / (p.hq / p.hk);
+    const float dot = dot_rows((int)p.d, p.q_dt, p.q, b * p.q_s[0] + h * p.q_s[1] + i * p.q_s[2],
+                               p.q_s[3], p.k_dt, p.k, b * p.k_s[0] + hk * p.k_s[1] + j * p.k_s[2],
+                               p.k_s[3]);
+    return exp2f(fmaf(dot, scale2, fa_bias_log2(p, b, h, i, j)) - fa_lse_log2(p, b, h, i));
+}
+
+// dp = dO_i . v_j of row i of head h.
+float bwd_dp(const fa_program& p, int64_t b, int64_t h, int64_t i, int64_t j) {
+    const int64_t hv = h / (p.hq / p.hv);
+    return dot_rows((int)p.dv, p.do_dt, p.d_o, b * p.do_s[0] + h * p.do_s[1] + i * p.do_s[2],
+                    p.do_s[3], p.v_dt, p.v, b * p.v_s[0] + hv * p.v_s[1] + j * p.v_s[2], p.v_s[3]);
+}
+
+// dq: row i's delta (fp32 over the columns in order) into the workspace, then
+// dq = scale sum_j p (dp - delta) k_j over the keys it sees.
+bool fab_dq_row(const fa_program& p, const FaBlock& blk, int64_t i, std::vector<float>& acc) {
+    int64_t lo, hi;
+    fa_row_keys(p, blk, i, &lo, &hi);
+    if (lo < hi && (lo < blk.klo || hi > blk.khi)) return false;
+    const int64_t b = blk.b, h = blk.h;
+    const float delta = dot_rows((int)p.dv, p.do_dt, p.d_o, b * p.do_s[0] + h * p.do_s[1] + i * p.do_s[2],
+                                 p.do_s[3], p.o_dt, p.o, fa_o_at(p, b, h, i), p.o_s[3]);
+    p.delta[fa_delta_at(p, b, h, i)] = delta;
+    for (float& x : acc) x = 0.0f;
+    for (int64_t j = lo; j < hi; ++j) {
+        const float ds = bwd_prob(p, b, h, i, j, blk.scale2) * (bwd_dp(p, b, h, i, j) - delta);
+        const int64_t ka = b * p.k_s[0] + blk.hk * p.k_s[1] + j * p.k_s[2];
+        for (int64_t c = 0; c < p.d; ++c) acc[c] = fmaf(ds, fa_load(p.k_dt, p.k, ka + c * p.k_s[3]), acc[c]);
+    }
+    const float scale = fa_scale(p);
+    const int64_t at = b * p.dq_s[0] + h * p.dq_s[1] + i * p.dq_s[2];
+    for (int64_t c = 0; c < p.d; ++c) fa_store(p.dq_dt, p.grad_q, at + c * p.dq_s[3], acc[c] * scale);
+    return true;
+}
+
+// dk and / or dv (p.owner) of key j: sums over the query heads that share the owner and
+// the rows that see the key, dk scaled.
+bool fab_dkv_key(const fa_program& p, const FaKeyBlock& kb, int64_t j, std::vector<float>& dk,
+                 std::vector<float>& dv) {
+    int64_t lo, hi;
+    fa_key_rows(p, kb.lq, kb.lkv, j, &lo, &hi);
+    if (lo < hi && (lo < kb.ilo || hi > kb.ihi)) return false;
+    const bool wk = p.owner != FA_OWN_V, wv = p.owner != FA_OWN_K;
+    const int64_t b = kb.b;
+    for (float& x : dk) x = 0.0f;
+    for (float& x : dv) x = 0.0f;
+    for (int64_t h = kb.h0; h < kb.h0 + kb.nh; ++h)
+        for (int64_t i = lo; i < hi; ++i) {
+            const float pr = bwd_prob(p, b, h, i, j, kb.scale2);
+            const int64_t qa = b * p.q_s[0] + h * p.q_s[1] + i * p.q_s[2];
+            const int64_t da = b * p.do_s[0] + h * p.do_s[1] + i * p.do_s[2];
+            for (int64_t c = 0; wv && c < p.dv; ++c)
+                dv[c] = fmaf(pr, fa_load(p.do_dt, p.d_o, da + c * p.do_s[3]), dv[c]);
+            if (!wk) continue;
+            const float ds = pr * (bwd_dp(p, b, h, i, j) - p.delta[fa_delta_at(p, b, h, i)]);
+            for (int64_t c = 0; c < p.d; ++c) dk[c] = fmaf(ds, fa_load(p.q_dt, p.q, qa + c * p.q_s[3]), dk[c]);
+        }
+    const int64_t ka = b * p.dk_s[0] + kb.g * p.dk_s[1] + j * p.dk_s[2];
+    const int64_t va = b * p.dv_s[0] + kb.g * p.dv_s[1] + j * p.dv_s[2];
+    for (int64_t c = 0; wk && c < p.d; ++c) fa_store(p.dk_dt, p.grad_k, ka + c * p.dk_s[3], dk[c] * kb.scale);
+    for (int64_t c = 0; wv && c < p.dv; ++c) fa_store(p.dv_dt, p.grad_v, va + c * p.dv_s[3], dv[c]);
+    return true;
+}
+
+// The forward's and dq's grids: a block per `rows` queries of each (b, h).
+bool query_grid_ok(const fa_program* p, int64_t blocks) {
+    return p->rows >= 1 && p->q_blocks == (p->sq + p->rows - 1) / p->rows &&
+           blocks == p->b * p->hq * p->q_blocks;
+}
+
+// dkv's: a block per `keys` keys of each (b, owner head); both sides owned only where
+// H_k = H_v.
+bool key_grid_ok(const fa_program* p, int64_t blocks) {
+    const int64_t heads = p->owner == FA_OWN_V ? p->hv : p->hk;
+    return p->keys >= 1 && p->k_blocks == (p->skv + p->keys - 1) / p->keys &&
+           blocks == p->b * heads * p->k_blocks && p->delta &&
+           (p->owner == FA_OWN_K || p->owner == FA_OWN_V || (p->owner == FA_OWN_KV && p->hk == p->hv));
+}
+
+bool run_blocks(int part, const fa_program* p, int64_t blocks, char* why, size_t len) {
+    std::vector<float> a((size_t)(p->d > p->dv ? p->d : p->dv)), c(a.size());
+    for (int64_t bid = 0; bid < blocks; ++bid) {
+        if (part == EMU_ATTN_DKV) {
+            const FaKeyBlock kb = fa_key_block(*p, bid);
+            for (int64_t j = kb.j0; j < kb.j0 + p->keys && j < p->skv; ++j)
+                if (!fab_dkv_key(*p, kb, j, a, c)) {
+                    snprintf(why, len, "internal: attention key %lld of block %lld is seen by rows "
+                             "outside the block's [%lld, %lld)", (long long)j, (long long)bid,
+                             (long long)kb.ilo, (long long)kb.ihi);
+                    return false;
+                }
+            continue;
+        }
+        const FaBlock blk = fa_block(*p, bid);
+        for (int64_t i = blk.i0; i < blk.i0 + p->rows && i < p->sq; ++i)
+            if (!(part == EMU_ATTN_FWD ? fa_row(*p, blk, i, a.data()) : fab_dq_row(*p, blk, i, a))) {
+                snprintf(why, len, "internal: attention row %lld of block %lld sees keys outside "
+                         "the block's [%lld, %lld)", (long long)i, (long long)bid,
+                         (long long)blk.klo, (long long)blk.khi);
+                return false;
+            }
+    }
+    return true;
+}
+
+} // namespace
+
+extern "C" bool hipe_fa_launch(void* kernel, const fa_program* p, int64_t blocks, int threads,
+                               int smem, void* stream, char* why, size_t len) {
+    (void)stream;
+    const int part = kernel ? static_cast<const emulated_kernel*>(kernel)->attention : 0;
+    if (!part) {
+        snprintf(why, len, "internal: an attention launched with another kernel");
+        return false;
+    }
+    const bool grid = part == EMU_ATTN_DKV ? key_grid_ok(p, blocks) : query_grid_ok(p, blocks);
+    if (!grid || threads < 32 || threads % 32 != 0 || smem < 0 || smem > 227 * 1024 ||
+        (part == EMU_ATTN_DQ && !p->delta)) {
+        snprintf(why, len, "internal: an attention grid (kernel %d) of %lld blocks of %d threads "
+                 "(%d bytes of shared memory) for %lld x %lld heads of %lld queries, %d a block, "
+                 "%lld keys, %d a block", part, (long long)blocks, threads, smem, (long long)p->b,
+                 (long long)p->hq, (long long)p->sq, p->rows, (long long)p->skv, p->keys);
+        return false;
+    }
+    return run_blocks(part, p, blocks, why, len);
+}
