@@ -1,7 +1,9 @@
 """The cudnn engine (plugins/cudnn): hipdnn graphs translated into cuDNN's backend graph
 API (convolution fprop / dgrad / wgrad, any groups, 1D to 3D, with the pointwise epilogue
-cuDNN fuses; plain matmul) against float64 NumPy, what it declines and why (its own
-reasons, and cuDNN's messages), how it loads or declines to load, and its knob.
+cuDNN fuses; plain matmul; sdpa forward as cuDNN frontend builds it from backend operations:
+causal masks at both alignments, bands, bias, GQA / MQA, stats) against float64 NumPy, what
+it declines and why (its own reasons, and cuDNN's messages), how it loads or declines to
+load, and its knob.
 
 The tests marked `gpu` run on the engine: on cuDNN with an NVIDIA GPU, and in CI over the
 fake CUDA driver (build/tests/fake_cuda) and the fake cuDNN (build/tests/fake_cudnn), which
@@ -27,9 +29,10 @@ import pytest
 
 import hipdnn
 import references as ref
-from conftest import (STORAGES, DeviceNumerics, Numerics, assert_close, engine_log,
+import test_sdpa as sdpa_tests
+from conftest import (STORAGES, DeviceNumerics, Numerics, Operand, assert_close, engine_log,
                       skip_or_fail_without_gpu)
-from tolerances import graph_tolerance
+from tolerances import graph_tolerance, tolerance
 
 REPO = Path(__file__).resolve().parents[1]
 BUILD_DIR = Path(os.environ.get("HIPDNN_BUILD_DIR", REPO / "build")).resolve()
@@ -382,6 +385,195 @@ def test_matmul(cd, dtype, a_shape, b_shape, epilogue):
     assert_product_close(out, want, graph_tolerance(ops, dtype), a_shape[-1], mag)
 
 
+# ---- attention ----------------------------------------------------------------------------
+# cuDNN's attention engines take fp16 and bf16; the fake's computes the operation graph the
+# plugin makes (matmuls, GEN_INDEX / compare / select masks, reductions) in float64.
+
+HALVES = ["fp16", "bf16"]
+ALIGN = hipdnn.diagonal_alignment
+
+
+class Attention(sdpa_tests.Case):
+    """test_sdpa's attention problem at sizes for cuDNN's engines: head dim 64, odd
+    sequence lengths, scale 1 / sqrt(d) unless one is given."""
+
+    def __init__(self, b=2, hq=2, sq=17, skv=33, d=64, scale=None, **kw):
+        super().__init__(b=b, hq=hq, sq=sq, skv=skv, d=d,
+                         scale=d ** -0.5 if scale is None else scale, **kw)
+
+
+def sdpa_inputs(nx, dtype, c):
+    """q, k, v and the bias (or None) of c."""
+    return (nx.input([c.b, c.hq, c.sq, c.d], dtype, c.layout),
+            nx.input([c.b, c.hk, c.skv, c.d], dtype, c.layout),
+            nx.input([c.b, c.hv, c.skv, c.dv], dtype, c.layout),
+            nx.input(c.bias, dtype) if c.bias is not None else None)
+
+
+def sdpa_graph(nx, dtype, c, stats=True, scale_as="float", inputs=None):
+    """(g, inputs, outputs, (o, stats) of the float64 reference) of sdpa on c, on `inputs`
+    (sdpa_inputs) or new ones; scale_as "float" (a graph constant) or "by_value" (a host
+    scalar given at execute)."""
+    q, k, v, bias = inputs or sdpa_inputs(nx, dtype, c)
+    g = nx.graph(dtype)
+    ins, kw = [q, k, v], c.kwargs()
+    if bias is not None:
+        ins.append(bias)
+        kw["bias"] = bias.bind(g, "bias")
+    scale = float(np.float32(c.scale))
+    kw["attn_scale"] = c.scale
+    if scale_as == "by_value":
+        arr = np.array([scale], np.float32).reshape(1, 1, 1, 1)
+        op = Operand(arr, arr, np.ones(arr.shape, bool), STORAGES["fp32"], arr.astype(np.float64))
+        op.tensor = g.tensor(name="scale", dim=[1, 1, 1, 1], stride=[1, 1, 1, 1],
+                             is_pass_by_value=True, data_type=hipdnn.data_type.FLOAT)
+        ins.append(op)
+        kw["attn_scale"] = op.tensor
+    o, st = g.sdpa(q.bind(g, "q"), k.bind(g, "k"), v.bind(g, "v"), generate_stats=stats,
+                   name="attn", **kw)
+    want = ref.sdpa(q.values, k.values, v.values, scale, bias.values if bias else None,
+                    c.allowed())
+    outs = [nx.output(o, want[0].shape, dtype, c.layout)]
+    if stats:
+        outs.append(nx.output(st, want[1].shape, "fp32"))
+    return g, ins, outs, want
+
+
+def run_sdpa(cd, dtype, c, stats=True, scale_as="float"):
+    """sdpa on cudnn against the float64 reference at DESIGN tolerances; cudnn's log."""
+    g, ins, outs, (want_o, want_stats) = sdpa_graph(cd, dtype, c, stats, scale_as)
+    log = cudnn_log(lambda: cd.execute(g, ins + outs))
+    assert g.get_engine_name() == ENGINE
+    cd.assert_close(outs[0], want_o, tolerance("sdpa", dtype))
+    if stats:
+        sdpa_tests.check_stats(outs[1], want_stats)
+    return log
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", HALVES)
+def test_sdpa(cd, dtype):
+    log = run_sdpa(cd, dtype, Attention())
+    assert any("sdpa 'attn', engine config 0 " in m for m in log), log
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", HALVES)
+def test_sdpa_without_stats(cd, dtype):
+    run_sdpa(cd, dtype, Attention(causal=True), stats=False)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", HALVES)
+@pytest.mark.parametrize("causal", ["top_left", "bottom_right"])
+@pytest.mark.parametrize("sizes", [(17, 33), (40, 40), (1, 70)], ids=["sq<skv", "square", "decode"])
+def test_sdpa_causal(cd, dtype, causal, sizes):
+    sq, skv = sizes
+    run_sdpa(cd, dtype, Attention(sq=sq, skv=skv, causal=causal == "top_left",
+                                  causal_br=causal == "bottom_right"))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("align", [ALIGN.TOP_LEFT, ALIGN.BOTTOM_RIGHT], ids=["tl", "br"])
+@pytest.mark.parametrize("left,right", [(7, 0), (9, 4), (None, 5), (6, None)])
+def test_sdpa_band(cd, align, left, right):
+    # a sliding window (left) with the causal bound (right 0), a band, and each bound alone
+    run_sdpa(cd, "bf16", Attention(sq=30, skv=45, left=left, right=right, align=align))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", HALVES)
+@pytest.mark.parametrize("bias", [[2, 2, 17, 33], [1, 2, 17, 33], [1, 1, 17, 33]],
+                         ids=["full", "per_head", "shared"])
+def test_sdpa_bias(cd, dtype, bias):
+    run_sdpa(cd, dtype, Attention(bias=bias))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", HALVES)
+@pytest.mark.parametrize("heads", [(8, 2, 2), (4, 1, 1)], ids=["gqa", "mqa"])
+def test_sdpa_grouped_heads(cd, dtype, heads):
+    hq, hk, hv = heads
+    run_sdpa(cd, dtype, Attention(b=1, hq=hq, hk=hk, hv=hv, causal=True))
+
+
+@pytest.mark.gpu
+def test_sdpa_bshd_layout_and_a_scale_given_at_execute(cd):
+    run_sdpa(cd, "fp16", Attention(hq=3, sq=24, skv=24, layout="bshd", scale=0.3),
+             scale_as="by_value")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", HALVES)
+def test_sdpa_on_cudnn_and_on_another_engine_agree(cd, dtype):
+    """The same graph on cudnn and on hip (reference_cpu where no hip engine is loaded:
+    over the fakes), each within its tolerance of the reference and so of each other."""
+    names = [e.name for e in hipdnn.engines()]
+    other = ("hip", DeviceNumerics(cd.rng)) if "hip" in names else ("reference_cpu",
+                                                                      Numerics(cd.rng))
+    c = Attention(causal_br=True, bias=[1, 2, 17, 33])
+    inputs = sdpa_inputs(cd, dtype, c)
+    got = {}
+    for engine, numerics in ((ENGINE, cd), other):
+        numerics.engine = engine
+        g, ins, outs, _ = sdpa_graph(numerics, dtype, c, inputs=inputs)
+        numerics.execute(g, ins + outs)
+        assert g.get_engine_name() == engine
+        got[engine] = outs[0].decoded()
+    assert_close(got[ENGINE], got[other[0]], 2 * tolerance("sdpa", dtype),
+                 f"cudnn vs {other[0]}")
+
+
+def attention_graph(io=hipdnn.data_type.HALF, o_type=None, backward=False, **kw):
+    g = hipdnn.pygraph(io_data_type=io, compute_data_type=hipdnn.data_type.FLOAT)
+    q = g.tensor(name="q", dim=[1, 2, 8, 64])
+    k = g.tensor(name="k", dim=[1, 2, 9, 64])
+    v = g.tensor(name="v", dim=[1, 2, 9, 64])
+    if backward:
+        o = g.tensor(name="o", dim=[1, 2, 8, 64])
+        do = g.tensor(name="do", dim=[1, 2, 8, 64])
+        st = g.tensor(name="st", dim=[1, 2, 8, 1], data_type=hipdnn.data_type.FLOAT)
+        for t in g.sdpa_backward(q, k, v, o, do, st, attn_scale=0.5, name="attn_bwd"):
+            t.set_output(True)
+        return g
+    o, _ = g.sdpa(q, k, v, attn_scale=0.5, generate_stats=False, name="attn", **kw)
+    o.set_output(True)
+    if o_type is not None:
+        o.set_data_type(o_type)
+    return g
+
+
+def padded_attention_graph():
+    g = hipdnn.pygraph(io_data_type=hipdnn.data_type.HALF,
+                       compute_data_type=hipdnn.data_type.FLOAT)
+    lens = [g.tensor(name=n, dim=[1, 1, 1, 1], stride=[1, 1, 1, 1],
+                     data_type=hipdnn.data_type.INT32) for n in ("seq_len_q", "seq_len_kv")]
+    q, k, v = (g.tensor(name=n, dim=[1, 2, 8, 64]) for n in "qkv")
+    o, _ = g.sdpa(q, k, v, attn_scale=0.5, generate_stats=False, name="attn",
+                  use_padding_mask=True, seq_len_q=lens[0], seq_len_kv=lens[1])
+    o.set_output(True)
+    return g
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("make,said", [
+    (lambda: attention_graph(io=hipdnn.data_type.FLOAT),
+     "sdpa 'attn': 'q' is float32; cuDNN's attention engines take fp16 or bf16 q, k and v of one "
+     "type"),
+    (lambda: attention_graph(o_type=hipdnn.data_type.FLOAT),
+     "sdpa 'attn': o 'attn::O' is float32; cuDNN's attention engines write o to memory in q's "
+     "data type (float16)"),
+    (padded_attention_graph,
+     "sdpa 'attn': a padding mask; cuDNN leaves o and stats of the query rows past seq_len_q "
+     "unspecified"),
+    (lambda: attention_graph(backward=True),
+     "sdpa_backward 'attn_bwd': not translated to cuDNN"),
+], ids=["fp32", "o_type", "padding", "backward"])
+def test_attention_it_does_not_translate_is_declined_naming_the_node(cd, make, said):
+    why = reason(make())
+    assert why and why.startswith(f"{ENGINE}: ") and said in why, why
+
+
 # ---- the same graph on cudnn and on reference_cpu ------------------------------------------
 
 @pytest.mark.gpu
@@ -463,7 +655,6 @@ def test_a_tensor_not_16_byte_aligned_is_refused_naming_it(cd):
     base = storage.full((int(np.prod(shape)) + 1,))
     view = base[1:].reshape(shape)
     view[...] = storage.encode(cd.random(shape))
-    from conftest import Operand
     mask = np.zeros(base.shape, bool)
     mask[1:] = True
     x = Operand(view, base, mask, storage, storage.decode(view))

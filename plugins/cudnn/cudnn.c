@@ -121,7 +121,8 @@ static hipdnnPluginEngineDetails_t g_details = {
     .knobs = k_knobs,
     .notes = "NVIDIA GPU: the graph translated into cuDNN's backend graph API (convolution "
              "fprop / dgrad / wgrad and matmul with the pointwise nodes cuDNN fuses after "
-             "them); cuDNN's heuristic picks the engine config (knob engine_config)",
+             "them; sdpa forward in fp16 / bf16 as cuDNN frontend builds it); cuDNN's "
+             "heuristic picks the engine config (knob engine_config)",
 };
 
 static void fill_details(void) { g_details.engine_id = engine_id(); }

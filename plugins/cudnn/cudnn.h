@@ -68,7 +68,7 @@ typedef struct {
     int num_descs, cap_descs;
     cd_desc op_graph; /* finalized */
     cd_io* io;
-    int num_io;
+    int num_io, cap_io;
     char what[300];   /* "conv_fprop 'conv' + add 'bias' + relu 'act'" */
     bool fp32_product; /* a convolution or matmul reads fp32: no TF32 engine config */
 } cd_graph;
@@ -81,6 +81,50 @@ bool cudnn_graph_make(cd_handle h, const hipdnnSdkGraph* g, cd_graph* out, char*
 void cudnn_graph_free(cd_graph* graph);
 /* A descriptor of `type` owned by graph (destroyed with it); false with the reason. */
 bool cudnn_graph_desc(cd_graph* graph, int type, cd_desc* out, char* why, size_t len);
+
+/* ---- the translation's building blocks (cudnn_graph.c), for a node that becomes several
+ * cuDNN operations (cudnn_sdpa.c) ---------------------------------------------------------- */
+
+typedef struct {
+    const hipdnnSdkTensor* t;
+    cd_desc desc;
+} cd_tensor_slot;
+
+typedef struct {
+    const hipdnnSdkGraph* g;
+    cd_graph* out;
+    int rank;              /* every tensor's, padded by leading dims of 1 */
+    cd_tensor_slot* slots; /* one per graph tensor, made when first used */
+    cd_desc* ops;          /* the operations, in the order made */
+    int num_ops, cap_ops;
+    int64_t next_uid;      /* for tensors the translation adds: past every graph uid */
+    char* why;
+    size_t len;
+} cd_builder;
+
+/* A tensor the translation makes: a virtual intermediate, a by-value constant, or a graph
+ * tensor seen with other dims and strides (k as k^T); rank b->rank. */
+typedef struct {
+    int64_t uid; /* 0: a new uid */
+    hipdnnDataType_t type;
+    int64_t dims[HIPDNN_MAX_DIMS], strides[HIPDNN_MAX_DIMS];
+    bool is_virtual, by_value, has_value;
+    uint8_t value[8]; /* a constant's, for the variant pack */
+    const char* name;
+} cd_tensor_spec;
+
+/* The TENSOR descriptor of graph tensor uid (made once), or NULL with the reason. */
+cd_desc cudnn_tensor(cd_builder* b, int64_t uid, const char* label);
+cd_desc cudnn_new_tensor(cd_builder* b, const cd_tensor_spec* spec, const char* label);
+/* Operations, appended to b->ops: NULL with the reason.  axis < 0: none (GEN_INDEX's). */
+cd_desc cudnn_pointwise(cd_builder* b, int mode, int32_t prec, int64_t axis, cd_desc x,
+                        cd_desc bb, cd_desc t, cd_desc y, const char* label);
+cd_desc cudnn_matmul(cd_builder* b, cd_desc a, cd_desc bb, cd_desc c, const char* label);
+cd_desc cudnn_reduction(cd_builder* b, int mode, cd_desc x, cd_desc y, const char* label);
+
+/* sdpa_fwd as cuDNN frontend builds its attention node from backend operations
+ * (cudnn_sdpa.c); false with the reason naming the node. */
+bool cudnn_sdpa_fwd(cd_builder* b, const hipdnnSdkNode* n, const char* label);
 
 /* ---- heuristics and the plan (cudnn_plan.c) ---------------------------------------------- */
 

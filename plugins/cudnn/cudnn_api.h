@@ -37,6 +37,8 @@ enum {
     CD_TENSOR_DESCRIPTOR = 17,
     CD_MATMUL_DESCRIPTOR = 18,
     CD_OPERATION_MATMUL_DESCRIPTOR = 19,
+    CD_REDUCTION_DESCRIPTOR = 21,
+    CD_OPERATION_REDUCTION_DESCRIPTOR = 22,
 };
 
 /* cudnnBackendAttributeType_t */
@@ -53,6 +55,7 @@ enum {
     CD_TYPE_NUMERICAL_NOTE = 11,
     CD_TYPE_POINTWISE_MODE = 14,
     CD_TYPE_BACKEND_DESCRIPTOR = 15,
+    CD_TYPE_REDUCTION_OPERATOR_TYPE = 18, /* hipdnn's reduction modes have cuDNN's numbers */
 };
 
 /* cudnnBackendAttributeName_t, by descriptor */
@@ -135,6 +138,12 @@ enum {
     CD_ATTR_OP_MATMUL_BDESC = 1521,
     CD_ATTR_OP_MATMUL_CDESC = 1522,
     CD_ATTR_OP_MATMUL_DESC = 1523,
+
+    CD_ATTR_REDUCTION_OPERATOR = 1600,
+    CD_ATTR_REDUCTION_COMP_TYPE = 1601,
+    CD_ATTR_OP_REDUCTION_XDESC = 1610,
+    CD_ATTR_OP_REDUCTION_YDESC = 1611,
+    CD_ATTR_OP_REDUCTION_DESC = 1612,
 };
 
 /* cudnnBackendHeurMode_t: A is the one cuDNN frontend uses by default, FALLBACK its

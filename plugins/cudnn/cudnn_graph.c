@@ -4,7 +4,9 @@
  * tensor a TENSOR descriptor with its uid, dims, strides, data type and its virtual /
  * by-value flags, each node an OPERATION descriptor naming its tensors, all of them one
  * OPERATIONGRAPH.  hipdnn's data types, pointwise modes and convolution modes have cuDNN's
- * numbers, so they pass through as they are.
+ * numbers, so they pass through as they are.  An sdpa node is the exception: it becomes
+ * the matmuls, pointwise and reduction operations cuDNN frontend builds for attention
+ * (cudnn_sdpa.c), with intermediates and constants of uids past the graph's.
  *
  * Which of these graphs cuDNN runs (which epilogues it fuses after a convolution, which
  * layouts and types its engines take) is cuDNN's to say: this file declines only what it
@@ -80,19 +82,7 @@ static bool finalize(setter* s, cd_desc d, const char* kind) {
 
 /* ---- tensors ----------------------------------------------------------------------------- */
 
-typedef struct {
-    const hipdnnSdkTensor* t;
-    cd_desc desc;
-} tensor_slot;
-
-typedef struct {
-    const hipdnnSdkGraph* g;
-    cd_graph* out;
-    int rank;
-    tensor_slot* slots; /* one per graph tensor, made when first used */
-    char* why;
-    size_t len;
-} builder;
+typedef cd_builder builder;
 
 static bool supported_type(hipdnnDataType_t t) {
     switch (t) {
@@ -106,8 +96,59 @@ static bool supported_type(hipdnnDataType_t t) {
     }
 }
 
-/* The TENSOR descriptor of uid (made once), or NULL with the reason. */
-static cd_desc tensor(builder* b, int64_t uid, const char* label) {
+/* The variant pack's entry of a tensor that is not virtual: one per uid. */
+static bool add_io(builder* b, const cd_tensor_spec* s) {
+    cd_graph* out = b->out;
+    for (int i = 0; i < out->num_io; ++i)
+        if (out->io[i].uid == s->uid) return true;
+    if (out->num_io == out->cap_io) {
+        const int cap = out->cap_io ? out->cap_io * 2 : 16;
+        cd_io* io = realloc(out->io, (size_t)cap * sizeof(*io));
+        if (!io) return decline(b->why, b->len, "out of memory");
+        out->io = io;
+        out->cap_io = cap;
+    }
+    cd_io* io = &out->io[out->num_io++];
+    memset(io, 0, sizeof(*io));
+    io->uid = s->uid;
+    io->by_value = s->by_value;
+    io->has_value = s->by_value && s->has_value;
+    memcpy(io->value, s->value, sizeof(io->value));
+    hipdnnSdkFormat(io->name, sizeof(io->name), "%s", s->name ? s->name : "");
+    return true;
+}
+
+cd_desc cudnn_new_tensor(builder* b, const cd_tensor_spec* spec, const char* label) {
+    cd_tensor_spec s = *spec;
+    if (s.uid == 0 && b->next_uid == 0) {
+        decline(b->why, b->len, "%s: no uid is left past the graph's for its intermediates",
+                label);
+        return NULL;
+    }
+    if (s.uid == 0) s.uid = b->next_uid++;
+    cd_desc d = NULL;
+    if (!cudnn_graph_desc(b->out, CD_TENSOR_DESCRIPTOR, &d, b->why, b->len)) return NULL;
+    char what[160];
+    hipdnnSdkFormat(what, sizeof(what), "%s: tensor '%s' (uid %lld)", label,
+                    s.name ? s.name : "", (long long)s.uid);
+    setter st = {b->why, b->len, what, true};
+    const int32_t type = (int32_t)s.type;
+    const int64_t align = CUDNN_ALIGNMENT;
+    set(&st, d, CD_ATTR_TENSOR_DATA_TYPE, CD_TYPE_DATA_TYPE, 1, &type, "TENSOR_DATA_TYPE");
+    set(&st, d, CD_ATTR_TENSOR_DIMENSIONS, CD_TYPE_INT64, b->rank, s.dims, "TENSOR_DIMENSIONS");
+    set(&st, d, CD_ATTR_TENSOR_STRIDES, CD_TYPE_INT64, b->rank, s.strides, "TENSOR_STRIDES");
+    set(&st, d, CD_ATTR_TENSOR_UNIQUE_ID, CD_TYPE_INT64, 1, &s.uid, "TENSOR_UNIQUE_ID");
+    set(&st, d, CD_ATTR_TENSOR_BYTE_ALIGNMENT, CD_TYPE_INT64, 1, &align, "TENSOR_BYTE_ALIGNMENT");
+    set(&st, d, CD_ATTR_TENSOR_IS_VIRTUAL, CD_TYPE_BOOLEAN, 1, &s.is_virtual,
+        "TENSOR_IS_VIRTUAL");
+    if (s.by_value)
+        set(&st, d, CD_ATTR_TENSOR_IS_BY_VALUE, CD_TYPE_BOOLEAN, 1, &s.by_value,
+            "TENSOR_IS_BY_VALUE");
+    if (!finalize(&st, d, "TENSOR")) return NULL;
+    return s.is_virtual || add_io(b, &s) ? d : NULL;
+}
+
+cd_desc cudnn_tensor(builder* b, int64_t uid, const char* label) {
     int i = 0;
     while (i < b->g->num_tensors && b->g->tensors[i].uid != uid) ++i;
     if (i == b->g->num_tensors) {
@@ -121,45 +162,35 @@ static cd_desc tensor(builder* b, int64_t uid, const char* label) {
                 "hipdnn does", label, t->name, type_name(t->data_type));
         return NULL;
     }
-    int64_t dims[HIPDNN_MAX_DIMS], strides[HIPDNN_MAX_DIMS];
+    cd_tensor_spec s = {.uid = t->uid, .type = t->data_type, .is_virtual = t->is_virtual,
+                        .by_value = t->is_by_value, .has_value = t->has_value, .name = t->name};
+    memcpy(s.value, t->value, sizeof(s.value));
     const int pad = b->rank - t->ndim;
     int64_t inner = 1;
     for (int d = 0; d < t->ndim; ++d) {
-        dims[pad + d] = t->dims[d];
-        strides[pad + d] = t->strides[d];
+        s.dims[pad + d] = t->dims[d];
+        s.strides[pad + d] = t->strides[d];
         const int64_t reach = t->dims[d] * t->strides[d];
         if (reach > inner) inner = reach;
     }
-    for (int d = pad - 1; d >= 0; --d) dims[d] = 1, strides[d] = inner; /* leading dims of 1 */
-    cd_desc d = NULL;
-    if (!cudnn_graph_desc(b->out, CD_TENSOR_DESCRIPTOR, &d, b->why, b->len)) return NULL;
-    char what[160];
-    hipdnnSdkFormat(what, sizeof(what), "%s: tensor '%s' (uid %lld)", label, t->name,
-                    (long long)t->uid);
-    setter s = {b->why, b->len, what, true};
-    const int32_t type = (int32_t)t->data_type;
-    const int64_t align = CUDNN_ALIGNMENT, id = t->uid;
-    const bool is_virtual = t->is_virtual, by_value = t->is_by_value;
-    set(&s, d, CD_ATTR_TENSOR_DATA_TYPE, CD_TYPE_DATA_TYPE, 1, &type, "TENSOR_DATA_TYPE");
-    set(&s, d, CD_ATTR_TENSOR_DIMENSIONS, CD_TYPE_INT64, b->rank, dims, "TENSOR_DIMENSIONS");
-    set(&s, d, CD_ATTR_TENSOR_STRIDES, CD_TYPE_INT64, b->rank, strides, "TENSOR_STRIDES");
-    set(&s, d, CD_ATTR_TENSOR_UNIQUE_ID, CD_TYPE_INT64, 1, &id, "TENSOR_UNIQUE_ID");
-    set(&s, d, CD_ATTR_TENSOR_BYTE_ALIGNMENT, CD_TYPE_INT64, 1, &align, "TENSOR_BYTE_ALIGNMENT");
-    set(&s, d, CD_ATTR_TENSOR_IS_VIRTUAL, CD_TYPE_BOOLEAN, 1, &is_virtual, "TENSOR_IS_VIRTUAL");
-    if (by_value)
-        set(&s, d, CD_ATTR_TENSOR_IS_BY_VALUE, CD_TYPE_BOOLEAN, 1, &by_value,
-            "TENSOR_IS_BY_VALUE");
-    if (!finalize(&s, d, "TENSOR")) return NULL;
-    if (!t->is_virtual) {
-        cd_io* io = &b->out->io[b->out->num_io++];
-        io->uid = t->uid;
-        io->by_value = t->is_by_value;
-        io->has_value = t->is_by_value && t->has_value;
-        memcpy(io->value, t->value, sizeof(io->value));
-        hipdnnSdkFormat(io->name, sizeof(io->name), "%s", t->name);
+    for (int d = pad - 1; d >= 0; --d) s.dims[d] = 1, s.strides[d] = inner; /* leading 1s */
+    return b->slots[i].desc = cudnn_new_tensor(b, &s, label);
+}
+
+/* The operation list: op appended (it is finalized). */
+static cd_desc add_op(builder* b, cd_desc op) {
+    if (!op) return NULL;
+    if (b->num_ops == b->cap_ops) {
+        const int cap = b->cap_ops ? b->cap_ops * 2 : 16;
+        cd_desc* ops = realloc(b->ops, (size_t)cap * sizeof(*ops));
+        if (!ops) {
+            decline(b->why, b->len, "out of memory");
+            return NULL;
+        }
+        b->ops = ops;
+        b->cap_ops = cap;
     }
-    b->slots[i].desc = d;
-    return d;
+    return b->ops[b->num_ops++] = op;
 }
 
 /* ---- nodes ------------------------------------------------------------------------------- */
@@ -260,9 +291,9 @@ static cd_desc conv_node(builder* b, const hipdnnSdkNode* n, const char* label,
     }
     if (!compute_node_types(b, n, label)) return NULL;
     cd_desc conv = conv_desc(b, n, label, first->ndim - 2);
-    cd_desc in0 = conv ? tensor(b, n->inputs[0], label) : NULL;
-    cd_desc in1 = in0 ? tensor(b, n->inputs[1], label) : NULL;
-    cd_desc out = in1 ? tensor(b, n->outputs[0], label) : NULL;
+    cd_desc in0 = conv ? cudnn_tensor(b, n->inputs[0], label) : NULL;
+    cd_desc in1 = in0 ? cudnn_tensor(b, n->inputs[1], label) : NULL;
+    cd_desc out = in1 ? cudnn_tensor(b, n->outputs[0], label) : NULL;
     cd_desc d = NULL;
     if (!out || !cudnn_graph_desc(b->out, op->type, &d, b->why, b->len)) return NULL;
     setter s = {b->why, b->len, label, true};
@@ -273,7 +304,7 @@ static cd_desc conv_node(builder* b, const hipdnnSdkNode* n, const char* label,
     const cd_desc ports[3] = {in0, in1, out};
     for (int i = 0; i < 3; ++i)
         set(&s, d, op->port_attr[i], CD_TYPE_BACKEND_DESCRIPTOR, 1, &ports[i], "a tensor");
-    return finalize(&s, d, op->kind) ? d : NULL;
+    return finalize(&s, d, op->kind) ? add_op(b, d) : NULL;
 }
 
 /* cuDNN's matmul computes as many batches as A and B both have (a batch dim of 1 is not
@@ -296,6 +327,22 @@ static bool same_batch(const builder* b, const hipdnnSdkNode* n, const char* lab
     return true;
 }
 
+cd_desc cudnn_matmul(builder* b, cd_desc a, cd_desc bb, cd_desc c, const char* label) {
+    cd_desc desc = NULL, d = NULL;
+    if (!cudnn_graph_desc(b->out, CD_MATMUL_DESCRIPTOR, &desc, b->why, b->len)) return NULL;
+    setter s = {b->why, b->len, label, true};
+    const int32_t comp = HIPDNN_DATA_FLOAT;
+    set(&s, desc, CD_ATTR_MATMUL_COMP_TYPE, CD_TYPE_DATA_TYPE, 1, &comp, "MATMUL_COMP_TYPE");
+    if (!finalize(&s, desc, "MATMUL") ||
+        !cudnn_graph_desc(b->out, CD_OPERATION_MATMUL_DESCRIPTOR, &d, b->why, b->len))
+        return NULL;
+    set(&s, d, CD_ATTR_OP_MATMUL_ADESC, CD_TYPE_BACKEND_DESCRIPTOR, 1, &a, "MATMUL_ADESC");
+    set(&s, d, CD_ATTR_OP_MATMUL_BDESC, CD_TYPE_BACKEND_DESCRIPTOR, 1, &bb, "MATMUL_BDESC");
+    set(&s, d, CD_ATTR_OP_MATMUL_CDESC, CD_TYPE_BACKEND_DESCRIPTOR, 1, &c, "MATMUL_CDESC");
+    set(&s, d, CD_ATTR_OP_MATMUL_DESC, CD_TYPE_BACKEND_DESCRIPTOR, 1, &desc, "MATMUL_DESC");
+    return finalize(&s, d, "OPERATION_MATMUL") ? add_op(b, d) : NULL;
+}
+
 static cd_desc matmul_node(builder* b, const hipdnnSdkNode* n, const char* label) {
     if (!compute_node_types(b, n, label) || !same_batch(b, n, label)) return NULL;
     if (b->out->fp32_product) {
@@ -307,23 +354,50 @@ static cd_desc matmul_node(builder* b, const hipdnnSdkNode* n, const char* label
                 label);
         return NULL;
     }
-    cd_desc desc = NULL;
-    if (!cudnn_graph_desc(b->out, CD_MATMUL_DESCRIPTOR, &desc, b->why, b->len)) return NULL;
+    cd_desc a = cudnn_tensor(b, n->inputs[HIPDNN_MATMUL_A], label);
+    cd_desc bb = a ? cudnn_tensor(b, n->inputs[HIPDNN_MATMUL_B], label) : NULL;
+    cd_desc c = bb ? cudnn_tensor(b, n->outputs[HIPDNN_MATMUL_C], label) : NULL;
+    return c ? cudnn_matmul(b, a, bb, c, label) : NULL;
+}
+
+cd_desc cudnn_reduction(builder* b, int mode, cd_desc x, cd_desc y, const char* label) {
+    cd_desc desc = NULL, d = NULL;
+    if (!cudnn_graph_desc(b->out, CD_REDUCTION_DESCRIPTOR, &desc, b->why, b->len)) return NULL;
     setter s = {b->why, b->len, label, true};
-    const int32_t comp = compute_of(n);
-    set(&s, desc, CD_ATTR_MATMUL_COMP_TYPE, CD_TYPE_DATA_TYPE, 1, &comp, "MATMUL_COMP_TYPE");
-    if (!finalize(&s, desc, "MATMUL")) return NULL;
-    cd_desc a = tensor(b, n->inputs[HIPDNN_MATMUL_A], label);
-    cd_desc bb = a ? tensor(b, n->inputs[HIPDNN_MATMUL_B], label) : NULL;
-    cd_desc c = bb ? tensor(b, n->outputs[HIPDNN_MATMUL_C], label) : NULL;
-    cd_desc d = NULL;
-    if (!c || !cudnn_graph_desc(b->out, CD_OPERATION_MATMUL_DESCRIPTOR, &d, b->why, b->len))
+    const int32_t comp = HIPDNN_DATA_FLOAT, op = mode;
+    set(&s, desc, CD_ATTR_REDUCTION_OPERATOR, CD_TYPE_REDUCTION_OPERATOR_TYPE, 1, &op,
+        "REDUCTION_OPERATOR");
+    set(&s, desc, CD_ATTR_REDUCTION_COMP_TYPE, CD_TYPE_DATA_TYPE, 1, &comp, "REDUCTION_COMP_TYPE");
+    if (!finalize(&s, desc, "REDUCTION") ||
+        !cudnn_graph_desc(b->out, CD_OPERATION_REDUCTION_DESCRIPTOR, &d, b->why, b->len))
         return NULL;
-    set(&s, d, CD_ATTR_OP_MATMUL_ADESC, CD_TYPE_BACKEND_DESCRIPTOR, 1, &a, "MATMUL_ADESC");
-    set(&s, d, CD_ATTR_OP_MATMUL_BDESC, CD_TYPE_BACKEND_DESCRIPTOR, 1, &bb, "MATMUL_BDESC");
-    set(&s, d, CD_ATTR_OP_MATMUL_CDESC, CD_TYPE_BACKEND_DESCRIPTOR, 1, &c, "MATMUL_CDESC");
-    set(&s, d, CD_ATTR_OP_MATMUL_DESC, CD_TYPE_BACKEND_DESCRIPTOR, 1, &desc, "MATMUL_DESC");
-    return finalize(&s, d, "OPERATION_MATMUL") ? d : NULL;
+    set(&s, d, CD_ATTR_OP_REDUCTION_XDESC, CD_TYPE_BACKEND_DESCRIPTOR, 1, &x, "REDUCTION_XDESC");
+    set(&s, d, CD_ATTR_OP_REDUCTION_YDESC, CD_TYPE_BACKEND_DESCRIPTOR, 1, &y, "REDUCTION_YDESC");
+    set(&s, d, CD_ATTR_OP_REDUCTION_DESC, CD_TYPE_BACKEND_DESCRIPTOR, 1, &desc, "REDUCTION_DESC");
+    return finalize(&s, d, "OPERATION_REDUCTION") ? add_op(b, d) : NULL;
+}
+
+/* A pointwise operation of mode on given operands (x, b, t in; y out; b and t may be NULL),
+ * for the operations a node becomes. */
+cd_desc cudnn_pointwise(builder* b, int mode, int32_t prec, int64_t axis, cd_desc x,
+                        cd_desc bb, cd_desc t, cd_desc y, const char* label) {
+    cd_desc pw = NULL, d = NULL;
+    if (!cudnn_graph_desc(b->out, CD_POINTWISE_DESCRIPTOR, &pw, b->why, b->len)) return NULL;
+    setter s = {b->why, b->len, label, true};
+    const int32_t m = mode;
+    set(&s, pw, CD_ATTR_POINTWISE_MODE, CD_TYPE_POINTWISE_MODE, 1, &m, "POINTWISE_MODE");
+    set(&s, pw, CD_ATTR_POINTWISE_MATH_PREC, CD_TYPE_DATA_TYPE, 1, &prec, "POINTWISE_MATH_PREC");
+    if (axis >= 0) set(&s, pw, CD_ATTR_POINTWISE_AXIS, CD_TYPE_INT64, 1, &axis, "POINTWISE_AXIS");
+    if (!finalize(&s, pw, "POINTWISE") ||
+        !cudnn_graph_desc(b->out, CD_OPERATION_POINTWISE_DESCRIPTOR, &d, b->why, b->len))
+        return NULL;
+    set(&s, d, CD_ATTR_OP_POINTWISE_PW_DESCRIPTOR, CD_TYPE_BACKEND_DESCRIPTOR, 1, &pw,
+        "PW_DESCRIPTOR");
+    set(&s, d, CD_ATTR_OP_POINTWISE_XDESC, CD_TYPE_BACKEND_DESCRIPTOR, 1, &x, "XDESC");
+    if (bb) set(&s, d, CD_ATTR_OP_POINTWISE_BDESC, CD_TYPE_BACKEND_DESCRIPTOR, 1, &bb, "BDESC");
+    if (t) set(&s, d, CD_ATTR_OP_POINTWISE_TDESC, CD_TYPE_BACKEND_DESCRIPTOR, 1, &t, "TDESC");
+    set(&s, d, CD_ATTR_OP_POINTWISE_YDESC, CD_TYPE_BACKEND_DESCRIPTOR, 1, &y, "YDESC");
+    return finalize(&s, d, "OPERATION_POINTWISE") ? add_op(b, d) : NULL;
 }
 
 /* The POINTWISE descriptor: the mode, its math precision, and the parameters of its mode. */
@@ -377,7 +451,7 @@ static cd_desc pointwise_node(builder* b, const hipdnnSdkNode* n, const char* la
     cd_desc in[4] = {NULL, NULL, NULL, NULL};
     for (int k = 0; k < ports.arity; ++k) {
         const int p = ports.inputs[k];
-        if (p < 0 || p >= 4 || !(in[p] = tensor(b, n->inputs[p], label))) {
+        if (p < 0 || p >= 4 || !(in[p] = cudnn_tensor(b, n->inputs[p], label))) {
             if (p < 0 || p >= 4) decline(b->why, b->len, "%s: an operand port %d", label, p);
             return NULL;
         }
@@ -386,7 +460,7 @@ static cd_desc pointwise_node(builder* b, const hipdnnSdkNode* n, const char* la
         decline(b->why, b->len, "%s: an output port %d", label, ports.output);
         return NULL;
     }
-    cd_desc out = tensor(b, n->outputs[ports.output], label);
+    cd_desc out = cudnn_tensor(b, n->outputs[ports.output], label);
     cd_desc d = NULL;
     if (!out || !cudnn_graph_desc(b->out, CD_OPERATION_POINTWISE_DESCRIPTOR, &d, b->why, b->len))
         return NULL;
@@ -396,22 +470,27 @@ static cd_desc pointwise_node(builder* b, const hipdnnSdkNode* n, const char* la
     for (int p = 0; p < 4; ++p)
         if (in[p]) set(&s, d, in_attr[p], CD_TYPE_BACKEND_DESCRIPTOR, 1, &in[p], "an operand");
     set(&s, d, out_attr[ports.output], CD_TYPE_BACKEND_DESCRIPTOR, 1, &out, "its output");
-    return finalize(&s, d, "OPERATION_POINTWISE") ? d : NULL;
+    return finalize(&s, d, "OPERATION_POINTWISE") ? add_op(b, d) : NULL;
 }
 
-static cd_desc node(builder* b, const hipdnnSdkNode* n) {
+static bool node(builder* b, const hipdnnSdkNode* n) {
     char label[160];
     hipdnnSdkNodeLabel(n, label, sizeof(label));
     switch (n->kind) {
-    case HIPDNN_OP_CONV_FPROP: return conv_node(b, n, label, &k_fprop);
-    case HIPDNN_OP_CONV_DGRAD: return conv_node(b, n, label, &k_dgrad);
-    case HIPDNN_OP_CONV_WGRAD: return conv_node(b, n, label, &k_wgrad);
-    case HIPDNN_OP_MATMUL: return matmul_node(b, n, label);
-    case HIPDNN_OP_POINTWISE: return pointwise_node(b, n, label);
+    case HIPDNN_OP_CONV_FPROP: return conv_node(b, n, label, &k_fprop) != NULL;
+    case HIPDNN_OP_CONV_DGRAD: return conv_node(b, n, label, &k_dgrad) != NULL;
+    case HIPDNN_OP_CONV_WGRAD: return conv_node(b, n, label, &k_wgrad) != NULL;
+    case HIPDNN_OP_MATMUL: return matmul_node(b, n, label) != NULL;
+    case HIPDNN_OP_POINTWISE: return pointwise_node(b, n, label) != NULL;
+    case HIPDNN_OP_SDPA_FWD: return cudnn_sdpa_fwd(b, n, label);
+    case HIPDNN_OP_SDPA_BWD:
+        return decline(b->why, b->len, "%s: not translated to cuDNN (cuDNN frontend's attention "
+                       "backward graph takes workspace tensors that it allocates and zeroes "
+                       "itself; the hip engine runs sdpa_backward)", label);
     default:
-        decline(b->why, b->len, "%s: not translated to cuDNN yet (cudnn translates conv_fprop, "
-                "conv_dgrad, conv_wgrad, matmul and pointwise nodes)", label);
-        return NULL;
+        return decline(b->why, b->len, "%s: not translated to cuDNN yet (cudnn translates "
+                       "conv_fprop, conv_dgrad, conv_wgrad, matmul, pointwise and sdpa nodes)",
+                       label);
     }
 }
 
@@ -435,6 +514,15 @@ static void describe(const hipdnnSdkGraph* g, cd_graph* out) {
     }
 }
 
+/* The first uid past every graph tensor's, for the tensors the translation adds; 0 when
+ * the graph's uids reach so high that none is left (cudnn_new_tensor declines). */
+static int64_t first_free_uid(const hipdnnSdkGraph* g) {
+    int64_t top = 0;
+    for (int32_t i = 0; i < g->num_tensors; ++i)
+        if (g->tensors[i].uid > top) top = g->tensors[i].uid;
+    return top < INT64_MAX - 4096 ? top + 1 : 0;
+}
+
 bool cudnn_graph_make(cd_handle h, const hipdnnSdkGraph* g, cd_graph* out, char* why,
                       size_t len) {
     memset(out, 0, sizeof(*out));
@@ -442,12 +530,12 @@ bool cudnn_graph_make(cd_handle h, const hipdnnSdkGraph* g, cd_graph* out, char*
     describe(g, out);
     const int rank = graph_rank(g);
     if (rank > HIPDNN_MAX_DIMS) return decline(why, len, "tensors of rank %d", rank);
-    builder b = {g, out, rank, calloc((size_t)g->num_tensors + 1, sizeof(tensor_slot)), why, len};
-    cd_desc* ops = calloc((size_t)g->num_nodes, sizeof(cd_desc));
-    out->io = calloc((size_t)g->num_tensors + 1, sizeof(cd_io));
-    bool ok = b.slots && ops && out->io;
+    builder b = {.g = g, .out = out, .rank = rank, .why = why, .len = len,
+                 .slots = calloc((size_t)g->num_tensors + 1, sizeof(cd_tensor_slot)),
+                 .next_uid = first_free_uid(g)};
+    bool ok = b.slots != NULL;
     if (!ok) decline(why, len, "out of memory");
-    for (int32_t i = 0; ok && i < g->num_nodes; ++i) ok = (ops[i] = node(&b, &g->nodes[i])) != NULL;
+    for (int32_t i = 0; ok && i < g->num_nodes; ++i) ok = node(&b, &g->nodes[i]);
     if (ok) ok = cudnn_graph_desc(out, CD_OPERATIONGRAPH_DESCRIPTOR, &out->op_graph, why, len);
     if (ok) {
         char what[400];
@@ -456,11 +544,11 @@ bool cudnn_graph_make(cd_handle h, const hipdnnSdkGraph* g, cd_graph* out, char*
         set(&s, out->op_graph, CD_ATTR_OPERATIONGRAPH_HANDLE, CD_TYPE_HANDLE, 1, &h,
             "OPERATIONGRAPH_HANDLE");
         set(&s, out->op_graph, CD_ATTR_OPERATIONGRAPH_OPS, CD_TYPE_BACKEND_DESCRIPTOR,
-            g->num_nodes, ops, "OPERATIONGRAPH_OPS");
+            b.num_ops, b.ops, "OPERATIONGRAPH_OPS");
         ok = finalize(&s, out->op_graph, "OPERATIONGRAPH");
     }
     free(b.slots);
-    free(ops);
+    free(b.ops);
     if (!ok) cudnn_graph_free(out);
     return ok;
 }

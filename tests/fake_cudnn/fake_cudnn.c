@@ -7,9 +7,11 @@
  * attributes, ranks, shapes of convolutions, matmuls and broadcast pointwise operands) and
  * refuses with a status and cudnnGetLastErrorString's message.  The heuristic offers four
  * engine configs for a graph of one convolution or matmul followed by pointwise nodes of
- * the modes computed here: engines 7 (1 MiB of workspace), 3 (none), 11 (which never
- * builds a plan: a stand-in for an engine that refuses the graph) and 42 (64 KiB); any
- * other graph is NOT_SUPPORTED_GRAPH_PATTERN.  Execute checks the variant pack (every
+ * the modes computed here, or for attention as cuDNN frontend builds it (q k^T, pointwise
+ * scale / bias / GEN_INDEX masks, max and sum reductions, p v: fp16 / bf16 in, p in v's
+ * type; GQA's grouped batch dims): engines 7 (1 MiB of workspace), 3 (none), 11 (which
+ * never builds a plan: a stand-in for an engine that refuses the graph) and 42 (64 KiB);
+ * any other graph is NOT_SUPPORTED_GRAPH_PATTERN.  Execute checks the variant pack (every
  * non-virtual tensor present, device memory inside its allocation and as aligned as its
  * descriptor says, by-value scalars in host memory, enough workspace, which it scribbles
  * on) and computes the graph in float64, rounding each tensor once to its data type.
@@ -38,10 +40,12 @@ enum { OK = 0, NOT_INITIALIZED = 1001, BAD_PARAM = 2000, NULL_POINTER = 2002,
 /* descriptor types */
 enum { D_POINTWISE = 0, D_CONV = 1, D_ENGINE = 2, D_ENGINECFG = 3, D_ENGINEHEUR = 4, D_PLAN = 5,
        D_OP_FPROP = 10, D_OP_WGRAD = 11, D_OP_DGRAD = 12, D_OP_POINTWISE = 13,
-       D_OPGRAPH = 15, D_VARIANT_PACK = 16, D_TENSOR = 17, D_MATMUL = 18, D_OP_MATMUL = 19 };
+       D_OPGRAPH = 15, D_VARIANT_PACK = 16, D_TENSOR = 17, D_MATMUL = 18, D_OP_MATMUL = 19,
+       D_REDUCTION = 21, D_OP_REDUCTION = 22 };
 /* attribute types */
 enum { T_HANDLE = 0, T_DATA_TYPE = 1, T_BOOLEAN = 2, T_INT64 = 3, T_FLOAT = 4, T_DOUBLE = 5,
-       T_VOID_PTR = 6, T_CONV_MODE = 7, T_HEUR_MODE = 8, T_PW_MODE = 14, T_DESC = 15 };
+       T_VOID_PTR = 6, T_CONV_MODE = 7, T_HEUR_MODE = 8, T_PW_MODE = 14, T_DESC = 15,
+       T_REDUCTION_OP = 18 };
 #define MAGIC 0xCD9u
 #define HANDLE_MAGIC 0xCD9Au
 #define MAX_ATTRS 24
@@ -138,7 +142,8 @@ typedef struct desc {
 static size_t type_size(int type) {
     switch (type) {
     case T_BOOLEAN: return sizeof(bool);
-    case T_DATA_TYPE: case T_FLOAT: case T_CONV_MODE: case T_HEUR_MODE: case T_PW_MODE: return 4;
+    case T_DATA_TYPE: case T_FLOAT: case T_CONV_MODE: case T_HEUR_MODE: case T_PW_MODE:
+    case T_REDUCTION_OP: return 4;
     case T_INT64: case T_DOUBLE: return 8;
     case T_HANDLE: case T_VOID_PTR: case T_DESC: return sizeof(void*);
     default: return 0;
@@ -270,6 +275,7 @@ static ports op_ports(const desc* op) {
     case D_OP_DGRAD: return (ports){{711, 709, -1}, 710};  /* dy, w -> dx */
     case D_OP_WGRAD: return (ports){{716, 717, -1}, 715};  /* x, dy -> dw */
     case D_OP_MATMUL: return (ports){{1520, 1521, -1}, 1522};
+    case D_OP_REDUCTION: return (ports){{1610, -1, -1}, 1611};
     default: { /* pointwise: x, b or dy, t -> y or dx */
         const bool bwd = find(op, 757) != NULL;
         return (ports){{751, bwd ? 757 : 752, 758}, bwd ? 756 : 753};
@@ -304,6 +310,9 @@ static bool pw_computed(int mode) {
     case HIPDNN_POINTWISE_SIGMOID_FWD: case HIPDNN_POINTWISE_ELU_FWD:
     case HIPDNN_POINTWISE_GELU_FWD: case HIPDNN_POINTWISE_GELU_APPROX_TANH_FWD:
     case HIPDNN_POINTWISE_SWISH_FWD: case HIPDNN_POINTWISE_SOFTPLUS_FWD:
+    case HIPDNN_POINTWISE_LOG: case HIPDNN_POINTWISE_GEN_INDEX: case HIPDNN_POINTWISE_CMP_GT:
+    case HIPDNN_POINTWISE_CMP_GE: case HIPDNN_POINTWISE_CMP_LT:
+    case HIPDNN_POINTWISE_BINARY_SELECT:
         return true;
     default:
         return false;
@@ -372,6 +381,10 @@ static status finalize_pointwise_op(desc* op) {
     const ports p = op_ports(op);
     desc* out = NULL;
     status st = check_tensor_port(op, p.out, "pointwise", &out);
+    if (st == OK && mode == HIPDNN_POINTWISE_GEN_INDEX &&
+        (i64(pw, 9, 0, -1) < 0 || i64(pw, 9, 0, -1) >= rank(out)))
+        return fail(BAD_PARAM, "pointwise GEN_INDEX: an axis among the output's %d dims",
+                    rank(out));
     for (int k = 0; st == OK && k < pw_arity(mode); ++k) {
         desc* in = NULL;
         st = check_tensor_port(op, p.in[k], "pointwise", &in);
@@ -395,9 +408,21 @@ static status finalize_matmul_op(desc* op) {
     if (dim(a, r - 1) != dim(b, r - 2) || dim(c, r - 2) != dim(a, r - 2) ||
         dim(c, r - 1) != dim(b, r - 1))
         return fail(SHAPE_MISMATCH, "matmul: [.., M, K] x [.., K, N] -> [.., M, N] does not hold");
-    for (int k = 0; k < r - 2; ++k)
-        if ((dim(a, k) != dim(c, k) && dim(a, k) != 1) || (dim(b, k) != dim(c, k) && dim(b, k) != 1))
+    for (int k = 0; k < r - 2; ++k) /* a batch dim of 1, or one c's is a multiple of (GQA) */
+        if (dim(c, k) % dim(a, k) || dim(c, k) % dim(b, k))
             return fail(SHAPE_MISMATCH, "matmul: batch dim %d does not broadcast", k);
+    return OK;
+}
+
+static status finalize_reduction_op(desc* op) {
+    desc *x, *y;
+    status st = check_tensor_port(op, 1610, "reduction", &x);
+    if (st == OK) st = check_tensor_port(op, 1611, "reduction", &y);
+    if (st != OK) return st;
+    const desc* r = child(op, 1612, 0);
+    if (!r || r->type != D_REDUCTION) return fail(BAD_PARAM, "reduction: no reduction descriptor");
+    if (!broadcasts(y, x))
+        return fail(SHAPE_MISMATCH, "reduction: y %lld must have x's dims or 1s", (long long)uid(y));
     return OK;
 }
 
@@ -408,11 +433,55 @@ static bool is_compute(const desc* op) {
            op->type == D_OP_MATMUL;
 }
 
+static int dtype_of(const desc* op, int port) {
+    return (int)i64(child(op, port, 0), A_DT, 0, -1);
+}
+
+static bool half_type(int dt) { return dt == HIPDNN_DATA_HALF || dt == HIPDNN_DATA_BFLOAT16; }
+
+/* The fused attention engine's pattern, as cuDNN frontend builds it: q k^T (fp16 / bf16 in,
+ * fp32 out), then pointwise nodes, one max and one sum reduction, and p v with p in v's
+ * type; the graph's two matmuls in that order. */
+static status attention_supported(const desc* graph) {
+    int matmuls = 0, reductions = 0;
+    for (int64_t i = 0; i < count_of(graph, 801); ++i) {
+        const desc* op = child(graph, 801, i);
+        if (op->type == D_OP_MATMUL) {
+            const int a = dtype_of(op, 1520), b = dtype_of(op, 1521), c = dtype_of(op, 1522);
+            if (!half_type(a) || a != b || (matmuls == 0 && c != HIPDNN_DATA_FLOAT))
+                return fail(NOT_SUPPORTED, "fake cuDNN: attention's matmul %d reads %d and %d "
+                            "into %d (bmm1 fp16 / bf16 into fp32, bmm2 p in v's type)",
+                            matmuls + 1, a, b, c);
+            ++matmuls;
+        } else if (op->type == D_OP_REDUCTION) {
+            const int mode = (int)i64(child(op, 1612, 0), 1600, 0, -1);
+            if (mode != (reductions == 0 ? HIPDNN_REDUCE_TENSOR_MAX : HIPDNN_REDUCE_TENSOR_ADD))
+                return fail(GRAPH_PATTERN, "fake cuDNN: attention's softmax is a max, then a "
+                            "sum reduction (reduction %d is mode %d)", reductions + 1, mode);
+            ++reductions;
+        } else if (op->type != D_OP_POINTWISE ||
+                   !pw_computed((int)i64(child(op, 750, 0), 0, 0, -1))) {
+            return fail(GRAPH_PATTERN, "fake cuDNN: no attention engine takes operation type %d",
+                        op->type);
+        }
+    }
+    if (matmuls != 2 || reductions != 2)
+        return fail(GRAPH_PATTERN, "fake cuDNN: attention is two matmuls around a softmax of "
+                    "two reductions (%d and %d here)", matmuls, reductions);
+    return OK;
+}
+
 /* One convolution or matmul, fp32 / fp16 / bf16 (int8 in, int32 out: an int8
- * convolution), and pointwise modes computed here. */
+ * convolution), and pointwise modes computed here; or attention. */
 static status engines_support(const desc* graph) {
-    int compute = 0;
+    int compute = 0, matmuls = 0, reductions = 0;
     const int64_t n = count_of(graph, 801);
+    for (int64_t i = 0; i < n; ++i) {
+        const desc* op = child(graph, 801, i);
+        matmuls += op->type == D_OP_MATMUL;
+        reductions += op->type == D_OP_REDUCTION;
+    }
+    if (reductions > 0 || matmuls == 2) return attention_supported(graph);
     for (int64_t i = 0; i < n; ++i) {
         const desc* op = child(graph, 801, i);
         if (is_compute(op)) {
@@ -420,7 +489,7 @@ static status engines_support(const desc* graph) {
             const ports p = op_ports(op);
             const int at[3] = {p.in[0], p.in[1], p.out};
             for (int k = 0; k < 3; ++k) {
-                const int dt = (int)i64(child(op, at[k], 0), A_DT, 0, -1);
+                const int dt = dtype_of(op, at[k]);
                 if (dt != HIPDNN_DATA_FLOAT && dt != HIPDNN_DATA_HALF &&
                     dt != HIPDNN_DATA_BFLOAT16 && dt != HIPDNN_DATA_INT8 && dt != HIPDNN_DATA_INT32)
                     return fail(NOT_SUPPORTED, "fake cuDNN: no engine takes data type %d", dt);
@@ -465,6 +534,10 @@ EXPORT status cudnnBackendFinalize(desc* d) {
     case D_MATMUL:
         if (!find(d, 1500)) st = fail(BAD_PARAM, "matmul: comp type");
         break;
+    case D_REDUCTION:
+        if (!find(d, 1600) || !find(d, 1601)) st = fail(BAD_PARAM, "reduction: operator, comp type");
+        break;
+    case D_OP_REDUCTION: st = finalize_reduction_op(d); break;
     case D_OP_FPROP: case D_OP_DGRAD: case D_OP_WGRAD: st = finalize_conv_op(d); break;
     case D_OP_POINTWISE: st = finalize_pointwise_op(d); break;
     case D_OP_MATMUL: st = finalize_matmul_op(d); break;
@@ -620,6 +693,11 @@ static double pointwise(const desc* pw, double x, double b, double t) {
     case HIPDNN_POINTWISE_NEG: return -x;
     case HIPDNN_POINTWISE_ABS: return fabs(x);
     case HIPDNN_POINTWISE_EXP: return exp(x);
+    case HIPDNN_POINTWISE_LOG: return log(x);
+    case HIPDNN_POINTWISE_CMP_GT: return x > b;
+    case HIPDNN_POINTWISE_CMP_GE: return x >= b;
+    case HIPDNN_POINTWISE_CMP_LT: return x < b;
+    case HIPDNN_POINTWISE_BINARY_SELECT: return t != 0.0 ? x : b;
     case HIPDNN_POINTWISE_RELU_FWD: {
         const double lo = f64(pw, 3, 0.0), hi = f64(pw, 4, INFINITY), s = f64(pw, 5, 0.0);
         if (x <= lo) return s == 0.0 ? lo : lo + s * (x - lo);
@@ -636,7 +714,7 @@ static double pointwise(const desc* pw, double x, double b, double t) {
         const double beta = f64(pw, 7, 1.0), z = beta * x;
         return (z > 0 ? z + log1p(exp(-z)) : log1p(exp(z))) / beta;
     }
-    default: (void)t; return NAN;
+    default: return NAN;
     }
 }
 
@@ -686,8 +764,8 @@ static void matmul(const desc* at, const desc* bt, const desc* ct, const double*
         for (int k = r - 3; k >= 0; --k) {
             const int64_t idx = rest % dim(ct, k);
             rest /= dim(ct, k);
-            if (dim(at, k) != 1) ao += idx * am;
-            if (dim(bt, k) != 1) bo += idx * bm;
+            ao += idx / (dim(ct, k) / dim(at, k)) * am; /* a dim of 1, or grouped (GQA) */
+            bo += idx / (dim(ct, k) / dim(bt, k)) * bm;
             am *= dim(at, k), bm *= dim(bt, k);
         }
         for (int64_t m = 0; m < M; ++m)
@@ -706,6 +784,7 @@ static bool run_op(const desc* op, values* vs) {
     int arity = 2;
     const desc* pw = NULL;
     if (op->type == D_OP_POINTWISE) pw = child(op, 750, 0), arity = pw_arity((int)i64(pw, 0, 0, 0));
+    if (op->type == D_OP_REDUCTION) arity = 1;
     value* in[3] = {NULL, NULL, NULL};
     for (int k = 0; k < arity; ++k) {
         in[k] = lookup(vs, child(op, p.in[k], 0));
@@ -715,11 +794,25 @@ static bool run_op(const desc* op, values* vs) {
     const int64_t n = elements(out->t);
     out->v = calloc((size_t)n, sizeof(double));
     if (!out->v) return true;
-    if (op->type == D_OP_POINTWISE) {
+    if (op->type == D_OP_POINTWISE && i64(pw, 0, 0, -1) == HIPDNN_POINTWISE_GEN_INDEX) {
+        const int axis = (int)i64(pw, 9, 0, 0);
+        for (int64_t i = 0; i < n; ++i) {
+            int64_t rest = i;
+            for (int k = rank(out->t) - 1; k > axis; --k) rest /= dim(out->t, k);
+            out->v[i] = (double)(rest % dim(out->t, axis));
+        }
+    } else if (op->type == D_OP_POINTWISE) {
         for (int64_t i = 0; i < n; ++i) {
             double a[3] = {0, 0, 0};
             for (int k = 0; k < arity; ++k) a[k] = in[k]->v[bcast(in[k]->t, out->t, i)];
             out->v[i] = pointwise(pw, a[0], a[1], a[2]);
+        }
+    } else if (op->type == D_OP_REDUCTION) {
+        const bool max = i64(child(op, 1612, 0), 1600, 0, -1) == HIPDNN_REDUCE_TENSOR_MAX;
+        for (int64_t i = 0; i < n; ++i) out->v[i] = max ? -INFINITY : 0.0;
+        for (int64_t i = 0; i < elements(in[0]->t); ++i) {
+            double* y = &out->v[bcast(out->t, in[0]->t, i)];
+            *y = max ? fmax(*y, in[0]->v[i]) : *y + in[0]->v[i];
         }
     } else if (op->type == D_OP_MATMUL) {
         matmul(in[0]->t, in[1]->t, out->t, in[0]->v, in[1]->v, out->v);
