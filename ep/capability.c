@@ -19,7 +19,8 @@ static bool onnx_domain(const ep_node* n) {
 }
 
 /* Float32 or float16 (kept in memory as half, computed in float) with a known rank in
- * 1..8, else why not. */
+ * 1..8, or a constant scalar (a rank-0 initializer: model.c's rank 0 is also an unknown
+ * rank, but an initializer's shape is always known), else why not. */
 bool ep_float_tensor(const ep_model* m, int v, const char* port, char* why, size_t why_len) {
     if (v < 0) return WHY("%s is absent", port);
     const ep_value* t = &m->values[v];
@@ -27,7 +28,8 @@ bool ep_float_tensor(const ep_model* m, int v, const char* port, char* why, size
         t->elem_type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16)
         return WHY("%s '%s' has element type %d; hipdnn-ep runs float32 and float16 only "
                    "(types 1 and 10)", port, t->name, (int)t->elem_type);
-    if (t->rank < 1) return WHY("%s '%s' has %s", port, t->name,
+    if (t->rank < 1 && !(t->rank == 0 && t->is_const))
+        return WHY("%s '%s' has %s", port, t->name,
                                 t->rank == 0 ? "rank 0 (a scalar)" : "no known rank");
     return true;
 }

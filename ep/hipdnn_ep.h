@@ -19,7 +19,7 @@
  *   lower_ops.c   each ONNX op's lowering (op_table.c names them; lowering.h is shared)
  *   ops_pool.c    the pooling ops' checks, shape rules and lowerings
  *   ops_pointwise.c  the variadic, clipping and hard-activation ops', likewise
- *   ops_movement.c  Transpose, Concat, Slice, Split, Squeeze, Unsqueeze, Where, likewise
+ *   ops_movement.c  Transpose, Concat, Slice, Split, Squeeze, Unsqueeze, Expand, Where, likewise
  *   plan.c        the engine chosen for that graph, and its plan
  *   kernel.c      per fused node: plans cached by input shapes, execution per run
  *   ep.c          OrtEp: GetCapability, Compile and the compute functions
@@ -374,12 +374,13 @@ ep_op_shape ep_shape_variadic;
 ep_op_lower ep_emit_variadic, ep_emit_clip, ep_emit_leaky_relu, ep_emit_hard_sigmoid,
     ep_emit_cast;
 
-/* ops_movement.c: Transpose, Concat, Slice, Split, Squeeze, Unsqueeze, Where */
+/* ops_movement.c: Transpose, Concat, Slice, Split, Squeeze, Unsqueeze, Expand, Where */
 ep_op_check ep_check_transpose, ep_check_concat, ep_check_slice, ep_check_split,
-    ep_check_squeeze, ep_check_where;
+    ep_check_squeeze, ep_check_expand, ep_check_where;
 ep_op_shape ep_shape_transpose, ep_shape_concat, ep_shape_slice, ep_shape_split,
-    ep_shape_squeeze, ep_shape_unsqueeze, ep_shape_where;
-ep_op_lower ep_emit_transpose, ep_emit_concat, ep_emit_slice, ep_emit_split, ep_emit_where;
+    ep_shape_squeeze, ep_shape_unsqueeze, ep_shape_expand, ep_shape_where;
+ep_op_lower ep_emit_transpose, ep_emit_concat, ep_emit_slice, ep_emit_split, ep_emit_expand,
+    ep_emit_where;
 
 /* ---- plan.c -------------------------------------------------------------------------- */
 

@@ -349,6 +349,19 @@ hipdnnBackendDescriptor_t lw_get(lw* w, int v, const ep_shape* want) {
 
 hipdnnBackendDescriptor_t lw_get_onnx(lw* w, int v) { return lw_get(w, v, &w->vals[v].onnx); }
 
+/* Value v as an input of a pointwise op whose output has rank r.  hipdnn broadcasts each
+ * input onto the output right-aligned, so a value computed in the graph is read in its own
+ * dims, with no reshape op to line it up (one would also stand between the value's writer
+ * and its reader in an engine's fused kernel); memory given to the fused node is described
+ * in r dims, a descriptor and no op. */
+hipdnnBackendDescriptor_t lw_get_bcast(lw* w, int v, int r) {
+    if (w->vals[v].bind_kind == EP_BIND_INPUT || w->vals[v].onnx.rank > r) {
+        ep_shape s = lw_aligned(&w->vals[v].onnx, r);
+        return lw_get(w, v, &s);
+    }
+    return lw_get_onnx(w, v);
+}
+
 /* The tensor node output v is written to, in dims hs. */
 hipdnnBackendDescriptor_t lw_make_out(lw* w, int v, const ep_shape* hs) {
     lval* lv = &w->vals[v];

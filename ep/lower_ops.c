@@ -13,9 +13,8 @@
 bool ep_emit_binary(lw* w, const ep_node* n, int arg) {
     hipdnnPointwiseMode_t mode = (hipdnnPointwiseMode_t)arg;
     const ep_shape* y = &w->vals[n->out[0]].onnx;
-    ep_shape a = lw_aligned(&w->vals[n->in[0]].onnx, y->rank);
-    ep_shape b = lw_aligned(&w->vals[n->in[1]].onnx, y->rank);
-    hipdnnBackendDescriptor_t ta = lw_get(w, n->in[0], &a), tb = lw_get(w, n->in[1], &b);
+    hipdnnBackendDescriptor_t ta = lw_get_bcast(w, n->in[0], y->rank),
+                              tb = lw_get_bcast(w, n->in[1], y->rank);
     return lw_pointwise(w, NULL, mode, ta, tb, lw_make_out(w, n->out[0], y));
 }
 

@@ -69,6 +69,7 @@ bool lw_reshape_mode(lw* w, hipdnnBackendDescriptor_t x, hipdnnBackendDescriptor
 bool lw_no_elements(const ep_shape* s);
 hipdnnBackendDescriptor_t lw_get(lw* w, int v, const ep_shape* want);
 hipdnnBackendDescriptor_t lw_get_onnx(lw* w, int v);
+hipdnnBackendDescriptor_t lw_get_bcast(lw* w, int v, int r);
 hipdnnBackendDescriptor_t lw_make_out(lw* w, int v, const ep_shape* hs);
 
 #endif

@@ -71,6 +71,7 @@ static const ep_op_def ops[] = {
     {"Split", "", 0, ep_check_split, ep_shape_split, ep_emit_split, NULL, 0},
     {"Squeeze", "", 0, ep_check_squeeze, ep_shape_squeeze, ep_emit_reshape, NULL, 0},
     {"Unsqueeze", "", 0, ep_check_squeeze, ep_shape_unsqueeze, ep_emit_reshape, NULL, 0},
+    {"Expand", "", 0, ep_check_expand, ep_shape_expand, ep_emit_expand, NULL, 0},
     {"Where", "", 0, ep_check_where, ep_shape_where, ep_emit_where, NULL, 0},
 };
 

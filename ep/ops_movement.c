@@ -3,7 +3,8 @@
  * permuted dims and strides (or, for memory given to the fused node, a view of it) copied
  * out packed; Concat as hipdnn's concatenate; Slice and Split as hipdnn's slice, their
  * starts, ends, axes, steps and split sizes constants of the model; Squeeze and Unsqueeze
- * as Reshape; Where as pointwise BINARY_SELECT over its boolean condition.
+ * as Reshape; Expand as a pointwise identity broadcast into the larger output; Where as
+ * pointwise BINARY_SELECT over its boolean condition.
  *
  * Every value a lowering makes is packed row-major (lw_virtual's explicit strides where
  * hipdnn would otherwise lay an output out like a strided input), so that a VIEW_ONLY
@@ -466,6 +467,47 @@ bool ep_shape_unsqueeze(const ep_model* m, const ep_node* n, const ep_shape* con
     return true;
 }
 
+/* ---- Expand ------------------------------------------------------------------------------ */
+
+/* shape, a constant of 1 to 8 values */
+static bool expand_shape(const ep_model* m, const ep_node* n, ep_shape* s, char* why,
+                         size_t why_len) {
+    const ep_value* v = n->n_in == 2 && n->in[1] >= 0 ? &m->values[n->in[1]] : NULL;
+    if (!v || !v->is_const || !v->ivals || v->n_ivals < 1 || v->n_ivals > EP_MAX_RANK)
+        return WHY("shape is not a constant int64 initializer of 1 to %d values", EP_MAX_RANK);
+    s->rank = (int)v->n_ivals;
+    for (int i = 0; i < s->rank; ++i) {
+        if (v->ivals[i] < 0) return WHY("shape[%d] is %lld", i, (long long)v->ivals[i]);
+        s->dims[i] = v->ivals[i];
+    }
+    return true;
+}
+
+bool ep_check_expand(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
+    ep_shape s;
+    return ep_float_tensor(m, n->in[0], "input", why, why_len) &&
+           expand_shape(m, n, &s, why, why_len);
+}
+
+/* ONNX's Expand broadcasts both ways: the output is the input and shape broadcast. */
+bool ep_shape_expand(const ep_model* m, const ep_node* n, const ep_shape* const* in,
+                     ep_shape* out, char* why, size_t why_len) {
+    ep_shape s;
+    char a[128], b[128];
+    if (!expand_shape(m, n, &s, why, why_len)) return false;
+    if (ep_broadcast(in[0], &s, &out[0])) return true;
+    ep_shape_str(in[0], a, sizeof(a));
+    ep_shape_str(&s, b, sizeof(b));
+    return WHY("input %s does not broadcast to shape %s", a, b);
+}
+
+bool ep_emit_expand(lw* w, const ep_node* n, int arg) {
+    (void)arg;
+    const ep_shape* ys = &w->vals[n->out[0]].onnx;
+    return lw_pointwise(w, "broadcast", HIPDNN_POINTWISE_IDENTITY,
+                        lw_get_bcast(w, n->in[0], ys->rank), NULL, lw_make_out(w, n->out[0], ys));
+}
+
 /* ---- Where ------------------------------------------------------------------------------ */
 
 bool ep_check_where(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
@@ -494,10 +536,9 @@ bool ep_shape_where(const ep_model* m, const ep_node* n, const ep_shape* const* 
 bool ep_emit_where(lw* w, const ep_node* n, int arg) {
     (void)arg;
     const ep_shape* ys = &w->vals[n->out[0]].onnx;
-    ep_shape s[3];
-    for (int k = 0; k < 3; ++k) s[k] = lw_aligned(&w->vals[n->in[k]].onnx, ys->rank);
-    hipdnnBackendDescriptor_t t = lw_get(w, n->in[0], &s[0]), x = lw_get(w, n->in[1], &s[1]),
-                              b = lw_get(w, n->in[2], &s[2]);
+    hipdnnBackendDescriptor_t t = lw_get_bcast(w, n->in[0], ys->rank),
+                              x = lw_get_bcast(w, n->in[1], ys->rank),
+                              b = lw_get_bcast(w, n->in[2], ys->rank);
     hipdnnBackendDescriptor_t y = lw_make_out(w, n->out[0], ys);
     hipdnnPointwiseMode_t mode = HIPDNN_POINTWISE_BINARY_SELECT;
     hipdnnBackendDescriptor_t op = lw_op_new(w, HIPDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, NULL);

@@ -44,7 +44,7 @@ bool ep_emit_variadic(lw* w, const ep_node* n, int arg) {
     hipdnnPointwiseMode_t mode = mean ? HIPDNN_POINTWISE_ADD : (hipdnnPointwiseMode_t)arg;
     const ep_shape* y = &w->vals[n->out[0]].onnx;
     ep_shape s0 = lw_aligned(&w->vals[n->in[0]].onnx, y->rank), acc_s = s0;
-    hipdnnBackendDescriptor_t acc = lw_get(w, n->in[0], &s0);
+    hipdnnBackendDescriptor_t acc = lw_get_bcast(w, n->in[0], y->rank);
     if (n->n_in == 1 && !mean)
         return lw_pointwise(w, NULL, HIPDNN_POINTWISE_IDENTITY, acc, NULL,
                             lw_make_out(w, n->out[0], y));
@@ -53,7 +53,8 @@ bool ep_emit_variadic(lw* w, const ep_node* n, int arg) {
         ep_broadcast(&acc_s, &sk, &next);
         bool last = k == n->n_in - 1 && !mean;
         hipdnnBackendDescriptor_t t = last ? lw_make_out(w, n->out[0], y) : lw_tmp(w, "acc", &next);
-        if (!lw_pointwise(w, NULL, mode, acc, lw_get(w, n->in[k], &sk), t)) return false;
+        if (!lw_pointwise(w, NULL, mode, acc, lw_get_bcast(w, n->in[k], y->rank), t))
+            return false;
         acc = t;
         acc_s = next;
     }

@@ -1,15 +1,15 @@
 """hipdnn-ep's data-movement ops (docs/onnxruntime.md, "What it claims"): Transpose,
-Concat, Slice, Split, Squeeze, Unsqueeze and Where, and Gemm with a scalar bias.  Each model
-is claimed whole (CPU fallback off) and must equal ORT's CPU EP and a NumPy reference
-exactly (nothing is computed but Where's choice, Gemm aside); the forms hipdnn's graph
-cannot express (steps below 1, starts that are not constants) stay with ORT, with the
-reason in hipdnn-ep's log.  The runner and helpers are tests/test_ort_ep.py's.
+Concat, Slice, Split, Squeeze, Unsqueeze, Expand and Where, and Gemm with a scalar bias.
+Each model is claimed whole (CPU fallback off) and must equal ORT's CPU EP and a NumPy
+reference exactly (nothing is computed but Where's choice, Gemm aside); the forms
+hipdnn's graph cannot express (steps below 1, starts that are not constants) stay with
+ORT, with the reason in hipdnn-ep's log.  The runner and helpers are tests/test_ort_ep.py's.
 """
 import numpy as np
 import pytest
 from onnx import TensorProto
 
-from test_ort_ep import (FLOAT, compare, helper, model, numpy_helper, rand,  # noqa: F401
+from test_ort_ep import (FLOAT, helper, model, numpy_helper, rand,  # noqa: F401
                          rng, run, runner_available)  # rng, runner_available: fixtures
 from test_ort_ep_ops import claimed_whole, declined
 
@@ -245,3 +245,16 @@ def test_gemm_with_a_scalar_bias(tmp_path, rng):
     b = numpy_helper.to_array(m.graph.initializer[0]).astype(np.float64)
     a = rand(rng, 3, 5)
     claimed_whole(tmp_path, m, {"a": a}, {"y": 0.5 * (a.astype(np.float64) @ b) + 2.0 * 0.75})
+
+
+# ---- Expand -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("xs,shape", [((3, 1), (3, 4)), ((4,), (2, 3, 4)), ((2, 1, 3), (1, 4, 1)),
+                                      ((3, 4), (1,))])
+def test_expand_broadcasts_both_ways(tmp_path, rng, xs, shape):
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Expand", ["r", "shape"], ["y"], name="expand")]
+    m = model(nodes, [("x", list(xs))], [("y", None)], [("shape", i64(*shape))], opset=13)
+    x = rand(rng, *xs)
+    want = np.maximum(x, 0) * np.ones(shape, np.float32)
+    claimed_whole(tmp_path, m, {"x": x}, {"y": want}, tol=EXACT)

@@ -1,7 +1,10 @@
-"""ONNX's own node tests (Debian's libonnx-testdata) for the ops hipdnn-ep claims past its
-first slice, run by tests/ort/node_tests.py on the CPU device and over the fake GPU: every
-test whose nodes hipdnn-ep claims must pass (no failure, no error), and each family must
-have some test claimed (a family that stopped being claimed would pass vacuously).
+"""ONNX's own node tests (Debian's libonnx-testdata) run by tests/ort/node_tests.py on the
+CPU device and over the fake GPU.  For the ops hipdnn-ep claims past its first slice, by
+family: every test whose nodes hipdnn-ep claims must pass (no failure, no error), and each
+family must have some test claimed (a family that stopped being claimed would pass
+vacuously).  The whole suite: every claimed test must pass on each device, and the per-op
+table of docs/onnxruntime.md must be what the suite gives today (it fails, with the
+difference and the command that refreshes it, when it is stale).
 Skipped, saying why, without the test data, python3-onnx or ort_run.
 """
 import os
@@ -34,18 +37,18 @@ FAMILIES = {
                     r"(_|$)", {"Cast", "Pow", "Min", "Max", "Sum", "Mean", "Clip", "LeakyRelu",
                               "HardSigmoid", "HardSwish"}),
     "reduce": (r"^test_reduce_(prod|l1|l2)", {"ReduceProd", "ReduceL1", "ReduceL2"}),
+    # ONNX's Slice and Squeeze tests give starts / axes as graph inputs, which hipdnn-ep
+    # leaves to ORT (they are not constants); its loss-function tests claim them
+    "movement": (r"^test_(transpose|concat|split|slice|squeeze|unsqueeze|where)(_|$)",
+                 {"Transpose", "Concat", "Split", "Unsqueeze", "Where"}),
+    "gemm": (r"^test_gemm_", {"Gemm"}),
 }
 
 
 @pytest.mark.parametrize("device", ["cpu", "gpu"])
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_node_tests_of_claimed_ops_pass(tmp_path, family, device):
-    if RUNNER_MISSING or not ORT_RUN.exists():
-        pytest.skip(RUNNER_MISSING or f"{ORT_RUN} is not built")
-    if not DATA.is_dir():
-        pytest.skip(f"{DATA}: no ONNX node tests (apt-get install libonnx-testdata)")
-    if device == "gpu":
-        fake_gpu_env()  # skips where the fake driver or the emulated engine is not built
+    need_suite(device)
     import json
 
     import node_tests
@@ -58,3 +61,61 @@ def test_node_tests_of_claimed_ops_pass(tmp_path, family, device):
            if t["claimed"] and t["status"] in ("failed", "error")]
     assert not bad, "\n".join(bad)
     assert ops <= set(results["per_op"]), f"never claimed: {ops - set(results['per_op'])}"
+
+
+def need_suite(device):
+    """Skips, saying why, without ort_run, the test data or (gpu) the fake driver and the
+    emulated engine."""
+    if RUNNER_MISSING or not ORT_RUN.exists():
+        pytest.skip(RUNNER_MISSING or f"{ORT_RUN} is not built")
+    if not DATA.is_dir():
+        pytest.skip(f"{DATA}: no ONNX node tests (apt-get install libonnx-testdata)")
+    if device == "gpu":
+        fake_gpu_env()
+
+
+_SUITE = {}  # device -> the whole suite's results, run once per process
+
+
+def whole_suite(device):
+    import argparse
+
+    import node_tests
+    need_suite(device)
+    if device not in _SUITE:
+        args = argparse.Namespace(build=ORT_RUN.parents[2], data=DATA, filter="", jobs=2,
+                                  device=device)
+        _SUITE[device] = node_tests.run_suite(args, device)
+    return _SUITE[device]
+
+
+# The HIP engine fuses a LOGICAL reshape's copy into the pointwise kernel that writes the
+# reshaped tensor (plugins/hip/staged_groups.c groups the copy, which reads a view of that
+# tensor, with its writer), so a reshape adding or dropping a dim of 1 after a computed
+# value reads memory not yet written: ONNX's NegativeLogLikelihoodLoss and
+# SoftmaxCrossEntropyLoss tests (Slice -> Squeeze) fail on the fake GPU.  Strict: this
+# fails once the engine is fixed, to be removed then.
+GPU_RESHAPE_BUG = pytest.mark.xfail(
+    strict=True, reason="HIP engine: a reshape after a pointwise node in one fused kernel")
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=GPU_RESHAPE_BUG)])
+def test_every_claimed_node_test_passes(device):
+    bad = [f"{name} {status} [{' '.join(claimed)}]: {detail}"
+           for name, status, detail, claimed, _ops in whole_suite(device)
+           if claimed and status in ("failed", "error")]
+    assert not bad, f"{len(bad)} claimed tests fail:\n" + "\n".join(bad)
+
+
+def test_the_per_op_table_in_the_docs_is_current():
+    import difflib
+
+    import node_tests
+    doc = REPO / "docs" / "onnxruntime.md"
+    now = node_tests.table({d: whole_suite(d) for d in ("cpu", "gpu")})
+    have = node_tests.doc_block(doc.read_text(encoding="utf-8")) or ""
+    if have != now:
+        diff = "".join(difflib.unified_diff(have.splitlines(True), now.splitlines(True),
+                                            "docs/onnxruntime.md (checked in)", "the suite now"))
+        pytest.fail(f"docs/onnxruntime.md's node-test table is stale; refresh it from the "
+                    f"checkout's root with\n  {node_tests.DOC_COMMAND}\n\n{diff}")

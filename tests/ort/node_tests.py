@@ -13,6 +13,11 @@ The summary gives the counts, then, per op type hipdnn-ep claimed in some test, 
 tests claimed / passed / failed / errored.  --device gpu runs over the fake CUDA driver
 (build/tests/fake_cuda) with the emulated HIP engine, as tests/test_ort_ep.py does.
 tests/test_ort_ep_node_tests.py runs it for the ops of docs/onnxruntime.md's table.
+
+    /usr/bin/python3 tests/ort/node_tests.py --update-doc docs/onnxruntime.md
+
+runs the whole suite on both devices and writes the per-op table between the markers
+BEGIN and END of that page (tests/test_ort_ep_node_tests.py fails when it is stale).
 """
 import argparse
 import json
@@ -112,6 +117,77 @@ def run_test(test, args, env):
     return ("failed" if detail else "passed"), detail, sorted(claimed), ops
 
 
+BEGIN = "<!-- node-test table: made by tests/ort/node_tests.py --update-doc; do not edit -->"
+END = "<!-- end of the node-test table -->"
+DOC_COMMAND = "/usr/bin/python3 tests/ort/node_tests.py --update-doc docs/onnxruntime.md"
+
+
+def summarize(results):
+    """(counts by status, per claimed op type {claimed, passed, failed, error})."""
+    counts, per_op = {}, {}
+    for _name, status, _detail, claimed, _ops in results:
+        counts[status] = counts.get(status, 0) + 1
+        for op in claimed:
+            row = per_op.setdefault(op, {"claimed": 0, "passed": 0, "failed": 0, "error": 0})
+            row["claimed"] += 1
+            row[status] += 1
+    return counts, per_op
+
+
+def table(by_device):
+    """The Markdown block docs/onnxruntime.md holds: per device the counts, then per op
+    type claimed anywhere its tests claimed / passed / failed or errored on each device.
+    by_device: {"cpu": results, "gpu": results}."""
+    lines = [BEGIN, ""]
+    for device, results in by_device.items():
+        claimed = [r for r in results if r[3]]
+        passed = sum(1 for r in claimed if r[1] == "passed")
+        lines.append(f"- {'CPU device' if device == 'cpu' else 'fake GPU'}: {len(results)} "
+                     f"tests, {len(results) - len(claimed)} with no node claimed; "
+                     f"{len(claimed)} claimed: {passed} passed, {len(claimed) - passed} "
+                     "failed or errored")
+    per = {d: summarize(r)[1] for d, r in by_device.items()}
+    lines += ["", "| ONNX op | " + " | ".join(
+        f"{'CPU' if d == 'cpu' else 'fake GPU'}: claimed / passed / failed" for d in per) + " |",
+        "| --- |" + " --- |" * len(per)]
+    for op in sorted(set().union(*[set(p) for p in per.values()])):
+        cells = []
+        for p in per.values():
+            r = p.get(op, {"claimed": 0, "passed": 0, "failed": 0, "error": 0})
+            cells.append(f"{r['claimed']} / {r['passed']} / {r['failed'] + r['error']}")
+        lines.append(f"| {op} | " + " | ".join(cells) + " |")
+    return "\n".join(lines + ["", END]) + "\n"
+
+
+def doc_block(text):
+    """The table block of a page's text (markers included), or None."""
+    if BEGIN not in text or END not in text:
+        return None
+    a = text.index(BEGIN)
+    return text[a:text.index(END, a) + len(END)] + "\n"
+
+
+def run_suite(args, device):
+    env = gpu_env(args.build) if device == "gpu" else dict(os.environ)
+    tests = sorted(t for t in args.data.iterdir()
+                   if (t / "model.onnx").is_file() and re.search(args.filter, t.name))
+    run_args = argparse.Namespace(**{**vars(args), "device": device})
+    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        return list(pool.map(lambda t: (t.name, *run_test(t, run_args, env)), tests))
+
+
+def update_doc(args):
+    page = args.update_doc
+    text = page.read_text(encoding="utf-8")
+    block = doc_block(text)
+    if block is None:
+        sys.exit(f"{page}: no node-test table markers ({BEGIN!r} ... {END!r})")
+    new = table({d: run_suite(args, d) for d in ("cpu", "gpu")})
+    page.write_text(text.replace(block, new), encoding="utf-8")
+    print(new, end="")
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", type=Path, default=Path(__file__).resolve().parents[2] / "build")
@@ -121,22 +197,17 @@ def main(argv=None):
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--failures", action="store_true", help="print each failure and error")
+    ap.add_argument("--update-doc", type=Path, metavar="PAGE",
+                    help="run the whole suite on both devices and rewrite PAGE's table")
     args = ap.parse_args(argv)
     args.build = args.build.resolve()
     if not args.data.is_dir():
         sys.exit(f"{args.data}: no ONNX node tests (apt-get install libonnx-testdata)")
-    env = gpu_env(args.build) if args.device == "gpu" else dict(os.environ)
-    tests = sorted(t for t in args.data.iterdir()
-                   if (t / "model.onnx").is_file() and re.search(args.filter, t.name))
-    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        results = list(pool.map(lambda t: (t.name, *run_test(t, args, env)), tests))
-    counts, per_op = {}, {}
+    if args.update_doc:
+        return update_doc(args)
+    results = run_suite(args, args.device)
+    counts, per_op = summarize(results)
     for name, status, detail, claimed, ops in results:
-        counts[status] = counts.get(status, 0) + 1
-        for op in claimed:
-            row = per_op.setdefault(op, {"claimed": 0, "passed": 0, "failed": 0, "error": 0})
-            row["claimed"] += 1
-            row[status] += 1
         if args.failures and status in ("failed", "error") and (claimed or status == "failed"):
             print(f"{status} {name} [{' '.join(claimed)}]: {detail}")
     print(f"{len(results)} tests: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
