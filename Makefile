@@ -237,7 +237,7 @@ test-asan: deps
 	# From inside the package copy, so `import hipdnn` finds the instrumented one.  The C
 	# tests ran once above, with leak checking; test_c_suite.py would run them again.  The
 	# tests marked slow (run-time compilers over every kernel, notebooks, consumer builds)
-	# or toolchain (NVRTC, hiprtc, ptxas, mypy under ASan) exercise outside tools rather than
+	# or toolchain (NVRTC, hiprtc, ptxas, mypy, the docs' bash blocks) exercise outside tools rather than
 	# our code; make test and make test-slow run them.
 	cd $(ASAN_BUILD)/pkg && $(PY_ASAN_ENV) HIPDNN_BUILD_DIR=$(CURDIR)/$(ASAN_BUILD) \
 	  HIPDNN_TEST_EMULATED_MARK="gpu and not large" HIPDNN_TEST_SANITIZE=address,undefined \

@@ -187,6 +187,9 @@ def test_c_block_compiles_and_runs(block, tmp_path):
 DOCS_WITH_BASH = sorted({b.path for b in ALL if b.lang == "bash"})
 
 
+# toolchain: the blocks' time goes to cmake and the compilers, and their programs link the
+# plain build, so the sanitizer run (which leaves the mark out) would check nothing more.
+@pytest.mark.toolchain
 @pytest.mark.parametrize("doc", DOCS_WITH_BASH, ids=lambda p: os.path.relpath(p, CHECKOUT))
 def test_bash_blocks_run_in_order(doc, tmp_path):
     """The document's files (named cmake and c blocks) are written and its bash blocks run
