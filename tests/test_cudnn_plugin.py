@@ -511,7 +511,7 @@ def test_sdpa_on_cudnn_and_on_another_engine_agree(cd, dtype):
     names = [e.name for e in hipdnn.engines()]
     other = ("hip", DeviceNumerics(cd.rng)) if "hip" in names else ("reference_cpu",
                                                                       Numerics(cd.rng))
-    c = Attention(causal_br=True, bias=[1, 2, 17, 33])
+    c = Attention(causal=True, bias=[1, 2, 17, 33])
     inputs = sdpa_inputs(cd, dtype, c)
     got = {}
     for engine, numerics in ((ENGINE, cd), other):
@@ -524,11 +524,13 @@ def test_sdpa_on_cudnn_and_on_another_engine_agree(cd, dtype):
                  f"cudnn vs {other[0]}")
 
 
-def attention_graph(io=hipdnn.data_type.HALF, o_type=None, backward=False, **kw):
+def attention_graph(io=hipdnn.data_type.HALF, o_type=None, backward=False, bias=False, **kw):
     g = hipdnn.pygraph(io_data_type=io, compute_data_type=hipdnn.data_type.FLOAT)
+    if bias:
+        kw["bias"] = g.tensor(name="bias", dim=[1, 2, 8, 9])
     q = g.tensor(name="q", dim=[1, 2, 8, 64])
     k = g.tensor(name="k", dim=[1, 2, 9, 64])
-    v = g.tensor(name="v", dim=[1, 2, 9, 64])
+    v = g.tensor(name="v", dim=[1, 2, 9, kw.pop("dv", 64)])
     if backward:
         o = g.tensor(name="o", dim=[1, 2, 8, 64])
         do = g.tensor(name="do", dim=[1, 2, 8, 64])
@@ -568,7 +570,11 @@ def padded_attention_graph():
      "unspecified"),
     (lambda: attention_graph(backward=True),
      "sdpa_backward 'attn_bwd': not translated to cuDNN"),
-], ids=["fp32", "o_type", "padding", "backward"])
+    (lambda: attention_graph(use_causal_mask_bottom_right=True, bias=True),
+     "sdpa 'attn': a bottom-right causal mask with a bias; cuDNN frontend refuses it"),
+    (lambda: attention_graph(use_causal_mask=True, dv=60),
+     "sdpa 'attn': head dims that are not multiples of 8; cuDNN frontend refuses it"),
+], ids=["fp32", "o_type", "padding", "backward", "bottom_right_and_bias", "head_dim_60"])
 def test_attention_it_does_not_translate_is_declined_naming_the_node(cd, make, said):
     why = reason(make())
     assert why and why.startswith(f"{ENGINE}: ") and said in why, why

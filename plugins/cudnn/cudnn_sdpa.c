@@ -89,6 +89,40 @@ static bool check_types(builder* b, const attention* a) {
     return true;
 }
 
+/* cuDNN frontend's support surface for fp16 / bf16 attention (its SDPA node's validation):
+ * what it refuses, because cuDNN's engines do not run it right, is declined here, since the
+ * backend API this plugin calls does not check it. */
+static bool frontend_allows(builder* b, const attention* a, bool bias) {
+    const size_t v = g_cd.get_version();
+    const int64_t sq = a->s_dims[2], skv = a->s_dims[3];
+    const int64_t d = a->q->dims[3], dv = a->v->dims[3];
+    const bool right = a->right >= 0, left = a->left > 0, br = right && a->bottom_right;
+    const char* why = NULL;
+    if (v == 91000 || v == 91001)
+        why = "cuDNN 9.10.0 and 9.10.1 have known bugs in attention forward";
+    else if (d % 8 || dv % 8)
+        why = "head dims that are not multiples of 8";
+    else if (br && bias)
+        why = "a bottom-right causal mask with a bias";
+    else if (br && v < 90600 && (sq % 64 || skv % 64))
+        why = "a bottom-right causal mask with s_q or s_kv not a multiple of 64 before cuDNN 9.6";
+    else if (left && v < 91002 && (!right || bias))
+        why = "a left bound without a right bound, or with a bias, before cuDNN 9.10.2";
+    else if (left && br && sq != skv && v < 90600)
+        why = "a left bound with a bottom-right causal mask and s_q != s_kv before cuDNN 9.6";
+    else if (left && br && sq == skv && v <= 90900)
+        why = "a left bound with a bottom-right causal mask and s_q == s_kv up to cuDNN 9.9 "
+              "(on Hopper)";
+    else if (v == 91400 && skv > 1024 && left && !right)
+        why = "a left bound without a right bound and s_kv > 1024 on cuDNN 9.14.0 (a known bug)";
+    else if (sq == 1 && right && v <= 90900)
+        why = "decode (s_q 1) with a right bound up to cuDNN 9.9";
+    if (!why) return true;
+    return decline(b->why, b->len, "%s: %s; cuDNN frontend refuses it (cuDNN %zu.%zu.%zu "
+                   "loaded; the hip engine runs it)", a->label, why, v / 10000, v / 100 % 100,
+                   v % 100);
+}
+
 /* The node's tensors and mask into a; false, naming the node, where it is not translated. */
 static bool read_node(builder* b, const hipdnnSdkNode* n, const char* label, attention* a) {
     memset(a, 0, sizeof(*a));
@@ -129,7 +163,7 @@ static bool read_node(builder* b, const hipdnnSdkNode* n, const char* label, att
                        "s_kv %lld); hipdnn gives such a row o = 0 and stats = -inf, which "
                        "cuDNN's attention does not (the hip engine runs it)", label,
                        (long long)row, (long long)sq, (long long)skv);
-    return true;
+    return frontend_allows(b, a, n->inputs[HIPDNN_SDPA_BIAS] != HIPDNN_NO_TENSOR);
 }
 
 /* ---- the operations ------------------------------------------------------------------------ */
