@@ -249,7 +249,7 @@ def main(argv=None) -> int:
     for name in args.cases.split(","):
         rows += run_case(name, args.samples, args.repeat, engines)
         torch.cuda.empty_cache()
-    report(rows, args, argv, "gpu_attention_bench.py")
+    report(rows, args, argv, "gpu_attention_bench.py", "GPU attention (sdpa forward and backward)")
     return 0
 
 

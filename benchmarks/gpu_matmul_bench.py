@@ -356,7 +356,7 @@ def main(argv=None) -> int:
     return 0
 
 
-def report(rows, args, argv, script) -> None:
+def report(rows, args, argv, script, title="GPU matmul and convolution") -> None:
     """Prints a compute-bound run's table; with --markdown also writes it as the history
     entry `results.py add` files as the next run M (this script's and
     gpu_attention_bench.py's)."""
@@ -370,7 +370,7 @@ def report(rows, args, argv, script) -> None:
         entry = bench_results.matmul_run_entry(
             table, device, date, args.commit or bench_results.git_commit(), torch.__version__,
             preamble=f"`{script} {command}`: hipdnn {hipdnn.version()}; median of "
-                     f"{args.samples} samples of {args.repeat} runs.")
+                     f"{args.samples} samples of {args.repeat} runs.", title=title)
         Path(args.markdown).write_text(entry, encoding="utf-8")
 
 

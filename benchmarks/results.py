@@ -608,12 +608,13 @@ def format_matmul_table(results: Sequence[MatmulResult]) -> List[str]:
 
 
 def matmul_run_entry(table: Sequence[str], device: str, date: str, commit: str,
-                     torch_version: str, preamble: str = "") -> str:
+                     torch_version: str, preamble: str = "",
+                     title: str = "GPU matmul and convolution") -> str:
     """The history entry of a run gpu_matmul_bench.py just made (`table`: its markdown
     table), as run_entry makes gpu_bench.py's: `results.py add` files it as a run M."""
     (parsed,) = [t for t in parse_tables("\n".join(table)) if t.kind == "matmul"]
     rows = matmul_rows(parsed.rows, device, date, commit, None)
-    heading = f"## GPU matmul and convolution, hip engine, {date}, {device}, torch {torch_version}"
+    heading = f"## {title}, hip engine, {date}, {device}, torch {torch_version}"
     return _entry_text(device, date, commit, heading, preamble, rows, list(table))
 
 
