@@ -298,6 +298,37 @@ def test_reshape_of_a_virtual_tensor_feeds_a_reduction(gpu):
                      tolerance("reduction", "fp32"))
 
 
+@pytest.mark.parametrize("dims,to", [([3, 1], [3]), ([1, 3], [3]), ([3, 1], [1, 3]),
+                                     ([3, 2], [6])], ids=["drop_last", "drop_first", "swap",
+                                                          "merge"])
+def test_reshape_of_a_computed_value_then_pointwise(gpu, dtype, dims, to):
+    """exp -> reshape -> relu: the reshape is a copy through a view of exp's output, which
+    must not share a fused kernel with exp (it would read memory exp never stored)."""
+    x = gpu.input(dims, dtype)
+    g = gpu.graph(dtype)
+    h = g.exp(x.bind(g, "x"), name="exp")
+    r = g.reshape(h, reshape_mode=hipdnn.reshape_mode.LOGICAL, name="rs")
+    r.set_dim(to)
+    y = g.relu(r, name="relu").set_data_type(STORAGES[dtype].data_type)
+    out = gpu.output(y, to, dtype)
+    gpu.execute(g, [x, out])
+    want = np.exp(x.values.astype(np.float64)).reshape(to)
+    gpu.assert_close(out, want, tolerance("pointwise", dtype))
+
+
+def test_concatenate_then_pointwise_on_the_whole(gpu):
+    """Two copies write the halves of y through views; relu then reads y whole, so it may
+    not run in their kernel."""
+    a = gpu.input([2, 3], "fp32")
+    b = gpu.input([2, 4], "fp32")
+    g = gpu.graph("fp32")
+    cat = g.concatenate([a.bind(g, "a"), b.bind(g, "b")], axis=1, name="cat")
+    y = g.relu(cat, name="relu")
+    out = gpu.output(y, [2, 7], "fp32")
+    gpu.execute(g, [a, b, out])
+    exact(out, np.maximum(np.concatenate([a.values, b.values], axis=1), 0))
+
+
 # ---- where the engine runs what --------------------------------------------------------------
 
 def test_the_engine_names_each_rewritten_stage_in_its_log(gpu):

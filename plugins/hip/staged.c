@@ -208,7 +208,8 @@ bool hipe_staged_compile(const hipdnnSdkGraph* orig, const hipe_knobs* knobs, hi
     if (!hipe_lower(orig, &lw, why, len)) return false;
     const hipdnnSdkGraph* g = lw.graph ? lw.graph : orig;
     const hipe_knobs none = {0};
-    parts s = {.g = g, .knobs = knobs ? knobs : &none, .why = why, .len = len};
+    parts s = {.g = g, .knobs = knobs ? knobs : &none, .alias = lw.alias, .nalias = lw.nalias,
+               .why = why, .len = len};
     const size_t nt = (size_t)(g->num_tensors > 0 ? g->num_tensors : 1);
     const size_t nn = (size_t)g->num_nodes;
     struct hipe_staged* out = calloc(1, sizeof(*out));

@@ -77,6 +77,31 @@ bool stg_structure(parts* s) {
     return true;
 }
 
+/* The tensor whose memory uid names: a view's base, else uid itself. */
+static int64_t memory_of(const parts* s, int64_t uid) {
+    for (int a = 0; a < s->nalias; ++a)
+        if (s->alias[a].uid == uid) return s->alias[a].base;
+    return uid;
+}
+
+/* Whether a node of group grp writes tensor uid. */
+static bool written_in(const parts* s, int64_t uid, int grp) {
+    const int32_t t = stg_tidx(s, uid);
+    return t >= 0 && s->producer[t] >= 0 && s->group[s->producer[t]] == grp;
+}
+
+bool stg_reads_aliased(const parts* s, const hipdnnSdkNode* n, int grp) {
+    for (int p = 0; p < stg_num_inputs(n) && p < HIPDNN_MAX_PORTS; ++p) {
+        const int64_t u = n->inputs[p], m = memory_of(s, u);
+        if (u == HIPDNN_NO_TENSOR) continue;
+        if (m != u && written_in(s, m, grp)) return true;
+        for (int a = 0; a < s->nalias; ++a)
+            if (s->alias[a].uid != u && s->alias[a].base == m && written_in(s, s->alias[a].uid, grp))
+                return true;
+    }
+    return false;
+}
+
 bool stg_reads(const hipdnnSdkNode* n, int64_t uid) {
     for (int p = 0; p < stg_num_inputs(n) && p < HIPDNN_MAX_PORTS; ++p)
         if (n->inputs[p] == uid) return true;

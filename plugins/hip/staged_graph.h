@@ -27,6 +27,8 @@ typedef struct {
     int32_t* gsoftmax; /* per group: index into softmax, -1 */
     bool* in;          /* scratch: nodes of a candidate stage */
     const hipe_knobs* knobs; /* the engine config's */
+    const hipe_alias* alias; /* the rewritten graph's views (lower.c) */
+    int nalias;
     char* why;
     size_t len;
 } parts;
@@ -43,6 +45,11 @@ const char* stg_label(const hipdnnSdkNode* n, char* buf, size_t len);
  * reason. */
 bool stg_structure(parts* s);
 bool stg_reads(const hipdnnSdkNode* n, int64_t uid);
+/* Whether node n reads memory that a node of group grp writes under another name: a view
+ * of a tensor the group makes, a tensor the group writes through a view, or a view over
+ * the same memory as one.  One fused kernel cannot take both (the writer's values may
+ * stay in registers, or be stored by another thread). */
+bool stg_reads_aliased(const parts* s, const hipdnnSdkNode* n, int grp);
 bool stg_same_dims(const hipdnnSdkTensor* a, const hipdnnSdkTensor* b);
 /* Whether virtual tensor t crosses the boundary of the node set `in` (written on one side,
  * read on the other). */

@@ -128,7 +128,9 @@ static void take_epilogue(parts* s, int32_t ni, int grp, int64_t y_uid, int64_t 
             else if (s->producer[t] >= 0) ok = false;
         }
         int32_t out = stg_tidx(s, n->outputs[HIPDNN_PW_Y]);
-        if (!touches || !ok || out < 0 || !stg_same_dims(&g->tensors[out], &g->tensors[x])) continue;
+        if (!touches || !ok || out < 0 || !stg_same_dims(&g->tensors[out], &g->tensors[x]) ||
+            stg_reads_aliased(s, n, grp))
+            continue;
         s->group[i] = grp;
         have[out] = true;
         ++count;
@@ -195,7 +197,7 @@ bool stg_form_groups(parts* s) {
             continue;
         }
         if (s->group[i] >= 0) continue;
-        if (run >= 0) { /* try the run with this node too */
+        if (run >= 0 && !stg_reads_aliased(s, &g->nodes[i], run)) { /* try the run with it */
             for (int32_t k = 0; k < g->num_nodes; ++k) s->in[k] = s->group[k] == run || k == i;
             char why[HIPE_MSG_LEN];
             if (pointwise_compiles(s, s->in, plan, why, sizeof(why))) {
