@@ -43,7 +43,8 @@ PROG = "ort_run.py"
 DEFAULT_EP_LIB = Path(__file__).resolve().parents[2] / "hipdnn" / "lib" / "libhipdnn_ep.so"
 OPT_LEVELS = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC",
               "extended": "ORT_ENABLE_EXTENDED", "all": "ORT_ENABLE_ALL"}
-DTYPES = ("<f4", "<f2", "<i8")  # what ort_run.c reads and writes
+# what ort_run.c reads and writes (its npy_types)
+DTYPES = ("<f4", "<f2", "<f8", "<i8", "<i4", "<i2", "|i1", "|u1", "<u2", "<u4", "<u8", "|b1")
 USAGE = ("usage: ort_run.py --model M.onnx --out-dir DIR [--ep hipdnn|cpu] [--ep-lib PATH] "
          "[--device cpu|gpu] [--no-fallback] [--option KEY=VALUE]... [--log-level 0..4] "
          "[--opt-level disable|basic|extended|all] [--threads N] --input NAME=FILE.npy...")
@@ -120,13 +121,13 @@ def parse(argv):
 
 
 def read_npy(path):
-    """A .npy file as ort_run.c reads it: little-endian float32, float16 or int64, C order."""
+    """A .npy file as ort_run.c reads it: one of DTYPES, C order."""
     try:
         a = np.load(path, allow_pickle=False)
     except (OSError, ValueError) as e:
         raise Failure("read input", f"cannot read {path}: {e}") from e
     if a.dtype.str not in DTYPES:
-        raise Failure("read input", f"{path}: only <f4, <f2 and <i8 arrays are read "
+        raise Failure("read input", f"{path}: only {', '.join(DTYPES)} arrays are read "
                                     f"(dtype {a.dtype.str})")
     if not a.flags.c_contiguous:
         raise Failure("read input", f"{path}: Fortran order is not read")
