@@ -254,7 +254,9 @@ static cd_desc left_bound(builder* b, const attention* a, cd_desc s) {
     return mask_out(b, a, s, keep);
 }
 
-/* p = softmax(s) in q's type, and stats = max + log(sum) when asked. */
+/* p = softmax(s) in q's type, and stats = max + log(sum): the node's, or a virtual tensor
+ * when it makes none (cuDNN frontend's softmax does the same: cuDNN's attention engines
+ * recognise the pattern with its LOG and ADD, and found no engine without them on an H200). */
 static cd_desc softmax(builder* b, const attention* a, cd_desc s) {
     const char* L = a->label;
     cd_desc m = s ? virt(b, HIPDNN_DATA_FLOAT, a->row_dims, "max", L) : NULL;
@@ -264,13 +266,12 @@ static cd_desc softmax(builder* b, const attention* a, cd_desc s) {
     cd_desc e = unary(b, HIPDNN_POINTWISE_EXP, sub, a->s_dims, "exp", L);
     cd_desc l = e ? virt(b, HIPDNN_DATA_FLOAT, a->row_dims, "sum", L) : NULL;
     if (!l || !cudnn_reduction(b, HIPDNN_REDUCE_TENSOR_ADD, e, l, L)) return NULL;
-    if (a->stats) {
-        cd_desc lg = unary(b, HIPDNN_POINTWISE_LOG, l, a->row_dims, "log_sum", L);
-        cd_desc st = lg ? cudnn_tensor(b, a->stats->uid, L) : NULL;
-        if (!st || !cudnn_pointwise(b, HIPDNN_POINTWISE_ADD, HIPDNN_DATA_FLOAT, -1, m, lg, NULL,
-                                    st, L))
-            return NULL;
-    }
+    cd_desc lg = unary(b, HIPDNN_POINTWISE_LOG, l, a->row_dims, "log_sum", L);
+    cd_desc st = !lg      ? NULL
+                 : a->stats ? cudnn_tensor(b, a->stats->uid, L)
+                            : virt(b, HIPDNN_DATA_FLOAT, a->row_dims, "stats", L);
+    if (!st || !cudnn_pointwise(b, HIPDNN_POINTWISE_ADD, HIPDNN_DATA_FLOAT, -1, m, lg, NULL, st, L))
+        return NULL;
     return binary(b, HIPDNN_POINTWISE_DIV, HIPDNN_DATA_FLOAT, -1, e, l, a->q->data_type,
                   a->s_dims, "p", L);
 }
