@@ -7,6 +7,7 @@
 // block's range.
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <vector>
 
@@ -150,11 +151,61 @@ bool key_grid_ok(const fa_program* p, int64_t blocks) {
            (p->owner == FA_OWN_K || p->owner == FA_OWN_V || (p->owner == FA_OWN_KV && p->hk == p->hv));
 }
 
+// The workspace's delta before the dq kernel runs: a NaN no arithmetic makes (a quiet NaN
+// keeps its payload through fp32 operations on the host, which make only the default one).
+constexpr uint32_t DELTA_POISON = 0x7fc0dea1u;
+
+bool is_poison(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof(u));
+    return u == DELTA_POISON;
+}
+
+// The kernels walk every row of their block's range [ilo, ihi), for each query head of the
+// group: q, dO, stats and delta are read for each (their pairs masked out are multiplied
+// by 0, which keeps a NaN or an infinity), so the range must lie within [0, L_q] and each
+// row's delta must have been written by the dq kernel.
+bool key_block_walk_ok(const fa_program& p, const FaKeyBlock& kb, int64_t bid, char* why,
+                       size_t len) {
+    if (kb.ilo >= kb.ihi) return true;
+    if (kb.ilo < 0 || kb.ihi > kb.lq || kb.h0 < 0 || kb.h0 + kb.nh > p.hq) {
+        snprintf(why, len, "internal: attention key block %lld walks rows [%lld, %lld) of query "
+                 "heads [%lld, %lld), outside the sample's %lld rows and %lld heads", (long long)bid,
+                 (long long)kb.ilo, (long long)kb.ihi, (long long)kb.h0, (long long)(kb.h0 + kb.nh),
+                 (long long)kb.lq, (long long)p.hq);
+        return false;
+    }
+    for (int64_t h = kb.h0; h < kb.h0 + kb.nh; ++h)
+        for (int64_t i = kb.ilo; i < kb.ihi; ++i)
+            if (is_poison(p.delta[fa_delta_at(p, kb.b, h, i)])) {
+                snprintf(why, len, "internal: attention key block %lld reads delta of row %lld "
+                         "of (%lld, %lld), which the dq kernel did not write", (long long)bid,
+                         (long long)i, (long long)kb.b, (long long)h);
+                return false;
+            }
+    return true;
+}
+
+// A query block reads the keys and values [klo, khi): within [0, L_kv].
+bool query_block_ok(const FaBlock& blk, int64_t bid, char* why, size_t len) {
+    if (blk.klo >= blk.khi || (blk.klo >= 0 && blk.khi <= blk.lkv)) return true;
+    snprintf(why, len, "internal: attention query block %lld walks keys [%lld, %lld), outside "
+             "the sample's %lld", (long long)bid, (long long)blk.klo, (long long)blk.khi,
+             (long long)blk.lkv);
+    return false;
+}
+
 bool run_blocks(int part, const fa_program* p, int64_t blocks, char* why, size_t len) {
     std::vector<float> a((size_t)(p->d > p->dv ? p->d : p->dv)), c(a.size());
+    if (part == EMU_ATTN_DQ) { // every row's delta must be the dq kernel's
+        float poison;
+        memcpy(&poison, &DELTA_POISON, sizeof(poison));
+        for (int64_t e = 0; e < p->b * p->hq * p->sq; ++e) p->delta[e] = poison;
+    }
     for (int64_t bid = 0; bid < blocks; ++bid) {
         if (part == EMU_ATTN_DKV) {
             const FaKeyBlock kb = fa_key_block(*p, bid);
+            if (!key_block_walk_ok(*p, kb, bid, why, len)) return false;
             for (int64_t j = kb.j0; j < kb.j0 + p->keys && j < p->skv; ++j)
                 if (!fab_dkv_key(*p, kb, j, a, c)) {
                     snprintf(why, len, "internal: attention key %lld of block %lld is seen by rows "
@@ -165,6 +216,7 @@ bool run_blocks(int part, const fa_program* p, int64_t blocks, char* why, size_t
             continue;
         }
         const FaBlock blk = fa_block(*p, bid);
+        if (!query_block_ok(blk, bid, why, len)) return false;
         for (int64_t i = blk.i0; i < blk.i0 + p->rows && i < p->sq; ++i)
             if (!(part == EMU_ATTN_FWD ? fa_row(*p, blk, i, a.data()) : fab_dq_row(*p, blk, i, a))) {
                 snprintf(why, len, "internal: attention row %lld of block %lld sees keys outside "

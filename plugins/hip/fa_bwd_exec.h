@@ -26,14 +26,18 @@ PW_FN int64_t fa_delta_at(const fa_program& p, int64_t b, int64_t h, int64_t i) 
     return (b * p.hq + h) * p.sq + i;
 }
 
-// The query rows [*lo, *hi) that see key j (fa_bounds solved for i), below L_q; empty
-// (hi == lo) at or past L_kv.  Both grow with j, so the rows keys j0..j1 see lie in
-// [lo(j0), hi(j1)) while j1 < L_kv.
+// The query rows [*lo, *hi) that see key j (fa_bounds solved for i), both within [0, L_q];
+// empty (hi == lo) at or past L_kv.  Both grow with j, so the rows keys j0..j1 see lie in
+// [lo(j0), hi(j1)) while j1 < L_kv.  lo is clamped to L_q: a key no row sees (a top-left
+// causal mask's keys past S_q) would else give an empty range past L_q, and a block's
+// range [lo(j0), hi(j1)) would then run past S_q, the dK / dV kernels reading q, dO, stats
+// and delta outside their tensors (0 times those values: NaN where they are not finite).
 PW_FN void fa_key_rows(const fa_program& p, int64_t lq, int64_t lkv, int64_t j, int64_t* lo,
                        int64_t* hi) {
     const int64_t shift = p.bottom_right ? lkv - lq : 0;
     int64_t a = 0, e = lq;
     if (p.right >= 0 && j - shift - p.right > a) a = j - shift - p.right;
+    if (a > lq) a = lq;
     if (p.left > 0 && j - shift + p.left < e) e = j - shift + p.left;
     if (j >= lkv || e < a) e = a;
     *lo = a;
