@@ -89,17 +89,7 @@ def whole_suite(device):
     return _SUITE[device]
 
 
-# The HIP engine fuses a LOGICAL reshape's copy into the pointwise kernel that writes the
-# reshaped tensor (plugins/hip/staged_groups.c groups the copy, which reads a view of that
-# tensor, with its writer), so a reshape adding or dropping a dim of 1 after a computed
-# value reads memory not yet written: ONNX's NegativeLogLikelihoodLoss and
-# SoftmaxCrossEntropyLoss tests (Slice -> Squeeze) fail on the fake GPU.  Strict: this
-# fails once the engine is fixed, to be removed then.
-GPU_RESHAPE_BUG = pytest.mark.xfail(
-    strict=True, reason="HIP engine: a reshape after a pointwise node in one fused kernel")
-
-
-@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=GPU_RESHAPE_BUG)])
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
 def test_every_claimed_node_test_passes(device):
     bad = [f"{name} {status} [{' '.join(claimed)}]: {detail}"
            for name, status, detail, claimed, _ops in whole_suite(device)
