@@ -137,23 +137,24 @@ hipdnnSdkGraph* hipdnnSdkPluginDecodeGraph(const char* who, const uint8_t* graph
 
 hipdnnPluginStatus_t hipdnnSdkPluginApplicable(const char* engine, const uint8_t* graph,
                                                size_t size, hipdnnSdkPluginSupportFn supported,
-                                               bool* applicable) {
+                                               void* ctx, bool* applicable) {
     *applicable = false;
     hipdnnSdkGraph* g = hipdnnSdkPluginDecodeGraph(engine, graph, size, "GetApplicableEngineIds");
     if (!g) return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
     char why[HIPDNN_SDK_PLUGIN_MSG_LEN];
-    *applicable = supported(g, why, sizeof(why));
+    *applicable = supported(ctx, g, why, sizeof(why));
     hipdnnSdkGraphFree(g);
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
 
 void hipdnnSdkPluginReason(const char* engine, const uint8_t* graph, size_t size,
-                           hipdnnSdkPluginSupportFn supported, char* reason, size_t len) {
+                           hipdnnSdkPluginSupportFn supported, void* ctx, char* reason,
+                           size_t len) {
     char err[HIPDNN_SDK_PLUGIN_MSG_LEN];
     hipdnnSdkGraph* g = hipdnnSdkGraphDecode(graph, size, err, sizeof(err));
     if (!g)
         hipdnnSdkDecline(reason, len, engine, "%s", err);
-    else if (supported(g, reason, len))
+    else if (supported(ctx, g, reason, len))
         hipdnnSdkFormat(reason, len, "%s: applicable (no reason to decline)", engine);
     hipdnnSdkGraphFree(g);
 }

@@ -166,7 +166,8 @@ static bool plan_on(hipdnnEnginePluginHandle_t h, const hipdnnSdkGraph* g, int i
 
 /* Whether the engine runs g: the graph is a matmul it maps and the heuristic has an
  * algorithm for it. */
-static bool runs(hipdnnEnginePluginHandle_t h, const hipdnnSdkGraph* g, char* why, size_t len) {
+static bool runs(void* handle, const hipdnnSdkGraph* g, char* why, size_t len) {
+    hipdnnEnginePluginHandle_t h = handle;
     bl_problem p;
     bl_plan plan;
     const bool ok = plan_on(h, g, 0, false, &p, &plan, why, len);
@@ -174,44 +175,7 @@ static bool runs(hipdnnEnginePluginHandle_t h, const hipdnnSdkGraph* g, char* wh
     return ok;
 }
 
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetApplicableEngineIds(
-    hipdnnEnginePluginHandle_t handle, const uint8_t* graph, size_t graph_size, uint64_t* ids,
-    uint32_t max, uint32_t* num) {
-    if (!handle || !num)
-        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetApplicableEngineIds: NULL handle or count");
-    *num = 0;
-    hipdnnSdkGraph* g = hipdnnSdkPluginDecodeGraph(BLASLT_ENGINE_NAME, graph, graph_size,
-                                                   "GetApplicableEngineIds");
-    if (!g) return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
-    char why[BLASLT_MSG_LEN];
-    const bool ok = runs(handle, g, why, sizeof(why));
-    hipdnnSdkGraphFree(g);
-    if (ok) { /* declining is not an error */
-        *num = 1;
-        if (ids && max >= 1) ids[0] = engine_id();
-    }
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
-
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetNotApplicableReason(
-    hipdnnEnginePluginHandle_t handle, uint64_t id, const uint8_t* graph, size_t graph_size,
-    const char** reason) {
-    if (!handle || !reason)
-        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetNotApplicableReason: NULL handle or output");
-    hipdnnPluginStatus_t st =
-        hipdnnSdkPluginCheckEngine(BLASLT_ENGINE_NAME, id, "GetNotApplicableReason");
-    if (st != HIPDNN_PLUGIN_STATUS_SUCCESS) return st;
-    char err[BLASLT_MSG_LEN];
-    hipdnnSdkGraph* g = hipdnnSdkGraphDecode(graph, graph_size, err, sizeof(err));
-    if (!g)
-        hipdnnSdkDecline(handle->reason, sizeof(handle->reason), BLASLT_ENGINE_NAME, "%s", err);
-    else if (runs(handle, g, handle->reason, sizeof(handle->reason)))
-        hipdnnSdkFormat(handle->reason, sizeof(handle->reason),
-                        BLASLT_ENGINE_NAME ": applicable (no reason to decline)");
-    hipdnnSdkGraphFree(g);
-    *reason = handle->reason;
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
+HIPDNN_SDK_PLUGIN_APPLICABILITY_BASE(BLASLT_ENGINE_NAME, runs)
 
 static void destroy_context(hipdnnEnginePluginExecutionContext_t c) {
     blaslt_plan_free(&c->plan); /* host objects: no device needed */

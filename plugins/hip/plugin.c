@@ -174,41 +174,15 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginDestroyEngineDetails
 /* ---- graphs -------------------------------------------------------------------------- */
 
 /* hipe_compile as a yes or no: the plan is thrown away. */
-static bool compiles(const hipdnnSdkGraph* g, char* why, size_t len) {
+static bool compiles(void* ctx, const hipdnnSdkGraph* g, char* why, size_t len) {
+    (void)ctx; /* any handle's device compiles the same */
     hipe_plan plan;
     const bool ok = hipe_compile(g, NULL, &plan, why, len);
     hipe_plan_free(&plan);
     return ok;
 }
 
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetApplicableEngineIds(
-    hipdnnEnginePluginHandle_t handle, const uint8_t* graph, size_t graph_size, uint64_t* ids,
-    uint32_t max, uint32_t* num) {
-    if (!handle || !num)
-        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetApplicableEngineIds: NULL handle or count");
-    *num = 0;
-    bool ok = false;
-    hipdnnPluginStatus_t st =
-        hipdnnSdkPluginApplicable(HIPE_ENGINE_NAME, graph, graph_size, compiles, &ok);
-    if (st != HIPDNN_PLUGIN_STATUS_SUCCESS || !ok) return st; /* declining is not an error */
-    *num = 1;
-    if (ids && max >= 1) ids[0] = engine_id();
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
-
-HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetNotApplicableReason(
-    hipdnnEnginePluginHandle_t handle, uint64_t id, const uint8_t* graph, size_t graph_size,
-    const char** reason) {
-    if (!handle || !reason)
-        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetNotApplicableReason: NULL handle or output");
-    hipdnnPluginStatus_t st =
-        hipdnnSdkPluginCheckEngine(HIPE_ENGINE_NAME, id, "GetNotApplicableReason");
-    if (st != HIPDNN_PLUGIN_STATUS_SUCCESS) return st;
-    hipdnnSdkPluginReason(HIPE_ENGINE_NAME, graph, graph_size, compiles, handle->reason,
-                          sizeof(handle->reason));
-    *reason = handle->reason;
-    return HIPDNN_PLUGIN_STATUS_SUCCESS;
-}
+HIPDNN_SDK_PLUGIN_APPLICABILITY_BASE(HIPE_ENGINE_NAME, compiles)
 
 /* Decodes config + graph and compiles; NULL context with the error set if not possible. */
 static hipdnnPluginStatus_t prepare(hipdnnEnginePluginHandle_t handle, const uint8_t* cfg_bytes,

@@ -118,6 +118,12 @@ static hipdnnSdkGraph* prepare(hipdnnEnginePluginHandle_t handle, const uint8_t*
     return g;
 }
 
+/* ref_graph_supported as the SDK's entry-point helpers ask it (every handle alike). */
+static bool supported(void* ctx, const hipdnnSdkGraph* g, char* why, size_t len) {
+    (void)ctx;
+    return ref_graph_supported(g, why, len);
+}
+
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetApplicableEngineIds(
     hipdnnEnginePluginHandle_t handle, const uint8_t* graph, size_t graph_size, uint64_t* ids,
     uint32_t max, uint32_t* num) {
@@ -126,7 +132,7 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetApplicableEngineI
     *num = 0;
     bool ok = false;
     hipdnnPluginStatus_t st = hipdnnSdkPluginApplicable(REF_ENGINE_NAME, graph, graph_size,
-                                                        ref_graph_supported, &ok);
+                                                        supported, NULL, &ok);
     if (st != HIPDNN_PLUGIN_STATUS_SUCCESS || !ok) return st; /* declining is not an error */
     if (!ids) {
         *num = 1; /* count query */
@@ -146,7 +152,7 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetNotApplicableReas
     hipdnnPluginStatus_t st =
         hipdnnSdkPluginCheckEngine(REF_ENGINE_NAME, id, "GetNotApplicableReason");
     if (st != HIPDNN_PLUGIN_STATUS_SUCCESS) return st;
-    hipdnnSdkPluginReason(REF_ENGINE_NAME, graph, graph_size, ref_graph_supported, handle->reason,
+    hipdnnSdkPluginReason(REF_ENGINE_NAME, graph, graph_size, supported, NULL, handle->reason,
                           sizeof(handle->reason));
     *reason = handle->reason;
     return HIPDNN_PLUGIN_STATUS_SUCCESS;

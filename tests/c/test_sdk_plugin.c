@@ -133,7 +133,8 @@ static void test_engine_and_config_checks(void) {
 }
 
 /* A support check that declines graphs of more than one node. */
-static bool one_node_only(const hipdnnSdkGraph* g, char* why, size_t len) {
+static bool one_node_only(void* ctx, const hipdnnSdkGraph* g, char* why, size_t len) {
+    (void)ctx;
     return g->num_nodes == 1 ||
            hipdnnSdkDecline(why, len, ENGINE, "%d nodes, one at most", (int)g->num_nodes);
 }
@@ -172,22 +173,22 @@ static void test_applicable_and_reason(void) {
     relu_chain(2, &two, &two_size);
     REQUIRE(one && two);
     bool yes = false;
-    CHECK_EQ_INT(hipdnnSdkPluginApplicable(ENGINE, one, one_size, one_node_only, &yes),
+    CHECK_EQ_INT(hipdnnSdkPluginApplicable(ENGINE, one, one_size, one_node_only, NULL, &yes),
                  HIPDNN_PLUGIN_STATUS_SUCCESS);
     CHECK(yes);
-    CHECK_EQ_INT(hipdnnSdkPluginApplicable(ENGINE, two, two_size, one_node_only, &yes),
+    CHECK_EQ_INT(hipdnnSdkPluginApplicable(ENGINE, two, two_size, one_node_only, NULL, &yes),
                  HIPDNN_PLUGIN_STATUS_SUCCESS);
     CHECK(!yes);
     const uint8_t junk[5] = {1, 2, 3, 4, 5};
-    CHECK_EQ_INT(hipdnnSdkPluginApplicable(ENGINE, junk, sizeof(junk), one_node_only, &yes),
+    CHECK_EQ_INT(hipdnnSdkPluginApplicable(ENGINE, junk, sizeof(junk), one_node_only, NULL, &yes),
                  HIPDNN_PLUGIN_STATUS_BAD_PARAM);
     CHECK_STR_CONTAINS(hipdnnSdkPluginLastError(), ENGINE ": GetApplicableEngineIds: ");
     char reason[128];
-    hipdnnSdkPluginReason(ENGINE, one, one_size, one_node_only, reason, sizeof(reason));
+    hipdnnSdkPluginReason(ENGINE, one, one_size, one_node_only, NULL, reason, sizeof(reason));
     CHECK_MSG(strcmp(reason, ENGINE ": applicable (no reason to decline)") == 0, "%s", reason);
-    hipdnnSdkPluginReason(ENGINE, two, two_size, one_node_only, reason, sizeof(reason));
+    hipdnnSdkPluginReason(ENGINE, two, two_size, one_node_only, NULL, reason, sizeof(reason));
     CHECK_MSG(strcmp(reason, ENGINE ": 2 nodes, one at most") == 0, "%s", reason);
-    hipdnnSdkPluginReason(ENGINE, junk, sizeof(junk), one_node_only, reason, sizeof(reason));
+    hipdnnSdkPluginReason(ENGINE, junk, sizeof(junk), one_node_only, NULL, reason, sizeof(reason));
     CHECK_STR_CONTAINS(reason, ENGINE ": ");
     free(one);
     free(two);

@@ -38,7 +38,8 @@ static int engine_of(uint64_t id) {
 }
 
 /* One float32 relu node whose x and y are packed and of the same dims. */
-static bool supported(const hipdnnSdkGraph* g, char* why, size_t len) {
+static bool supported(void* ctx, const hipdnnSdkGraph* g, char* why, size_t len) {
+    (void)ctx;
     if (g->num_nodes != 1 || g->nodes[0].kind != HIPDNN_OP_POINTWISE ||
         hipdnnSdkNodeMode(&g->nodes[0]) != HIPDNN_POINTWISE_RELU_FWD || g->num_tensors != 2)
         return hipdnnSdkDecline(why, len, NULL, "takes one relu node only");
@@ -75,7 +76,7 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetApplicableEngineI
     uint32_t max, uint32_t* num) {
     if (!handle || !num) return hipdnnSdkPluginFail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, NAME ": NULL");
     bool ok = false;
-    hipdnnPluginStatus_t st = hipdnnSdkPluginApplicable(k_engines[0], graph, size, supported, &ok);
+    hipdnnPluginStatus_t st = hipdnnSdkPluginApplicable(k_engines[0], graph, size, supported, NULL, &ok);
     *num = 0;
     for (uint32_t i = 0; !st && ok && i < 2 && i < max; ++i) ids[(*num)++] = hipdnnSdkFnv1a64(k_engines[i]);
     return st;
@@ -88,7 +89,7 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetNotApplicableReas
     const int e = engine_of(id);
     if (!handle || !reason || e < 0)
         return hipdnnSdkPluginFail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, NAME ": bad argument");
-    hipdnnSdkPluginReason(k_engines[e], graph, size, supported, buf, sizeof(buf));
+    hipdnnSdkPluginReason(k_engines[e], graph, size, supported, NULL, buf, sizeof(buf));
     *reason = buf;
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
@@ -139,7 +140,7 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateExecutionConte
     hipdnnSdkGraph* g = hipdnnSdkPluginDecodeGraph(NAME, graph, graph_size, "CreateExecutionContext");
     if (!g) return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
     char why[200];
-    *out = supported(g, why, sizeof(why)) ? calloc(1, sizeof(**out)) : NULL;
+    *out = supported(NULL, g, why, sizeof(why)) ? calloc(1, sizeof(**out)) : NULL;
     if (*out) {
         **out = (struct hipdnnEnginePluginExecutionContext){
             e, delay, hipdnnSdkPointwiseOperand(&g->nodes[0], 0), hipdnnSdkPointwiseOutput(&g->nodes[0]), 1};

@@ -139,18 +139,57 @@ hipdnnPluginStatus_t hipdnnSdkPluginConfigKnobs(const char* engine, const uint8_
 hipdnnSdkGraph* hipdnnSdkPluginDecodeGraph(const char* who, const uint8_t* graph, size_t size,
                                            const char* fn);
 
-/* Whether the engine runs g; if not, one line in why saying so (hipdnnSdkDecline). */
-typedef bool (*hipdnnSdkPluginSupportFn)(const hipdnnSdkGraph* g, char* why, size_t len);
+/* Whether the engine runs g (ctx: what the caller passed, e.g. its plugin handle); if not,
+ * one line in why saying so (hipdnnSdkDecline). */
+typedef bool (*hipdnnSdkPluginSupportFn)(void* ctx, const hipdnnSdkGraph* g, char* why,
+                                         size_t len);
 
 /* GetApplicableEngineIds' question: *applicable, or BAD_PARAM for bytes that are no graph
  * (declining is not an error). */
 hipdnnPluginStatus_t hipdnnSdkPluginApplicable(const char* engine, const uint8_t* graph,
                                                size_t size, hipdnnSdkPluginSupportFn supported,
-                                               bool* applicable);
+                                               void* ctx, bool* applicable);
 /* GetNotApplicableReason's answer, into reason: why the bytes are no graph, the engine's
  * reason, or "<engine>: applicable (no reason to decline)". */
 void hipdnnSdkPluginReason(const char* engine, const uint8_t* graph, size_t size,
-                           hipdnnSdkPluginSupportFn supported, char* reason, size_t len);
+                           hipdnnSdkPluginSupportFn supported, void* ctx, char* reason,
+                           size_t len);
+
+/* Defines hipdnnEnginePluginGetApplicableEngineIds and GetNotApplicableReason for a plugin
+ * of one engine, `name`, whose struct hipdnnEnginePluginHandle has `char reason[]` (the
+ * reason's storage until the next call): supported(handle, g, why, len) answers both. */
+#define HIPDNN_SDK_PLUGIN_APPLICABILITY_BASE(name, supported)                               \
+    HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetApplicableEngineIds(     \
+        hipdnnEnginePluginHandle_t handle, const uint8_t* graph, size_t graph_size,         \
+        uint64_t* ids, uint32_t max, uint32_t* num) {                                       \
+        if (!handle || !num)                                                                \
+            return hipdnnSdkPluginFail(HIPDNN_PLUGIN_STATUS_BAD_PARAM,                      \
+                                       "%s: GetApplicableEngineIds: NULL handle or count",  \
+                                       name);                                               \
+        *num = 0;                                                                           \
+        bool ok = false;                                                                    \
+        hipdnnPluginStatus_t st =                                                           \
+            hipdnnSdkPluginApplicable(name, graph, graph_size, supported, handle, &ok);     \
+        if (st != HIPDNN_PLUGIN_STATUS_SUCCESS || !ok) return st; /* declining: no error */ \
+        *num = 1;                                                                           \
+        if (ids && max >= 1) ids[0] = hipdnnSdkFnv1a64(name);                              \
+        return HIPDNN_PLUGIN_STATUS_SUCCESS;                                                \
+    }                                                                                       \
+    HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetNotApplicableReason(     \
+        hipdnnEnginePluginHandle_t handle, uint64_t id, const uint8_t* graph,               \
+        size_t graph_size, const char** reason) {                                           \
+        if (!handle || !reason)                                                             \
+            return hipdnnSdkPluginFail(HIPDNN_PLUGIN_STATUS_BAD_PARAM,                      \
+                                       "%s: GetNotApplicableReason: NULL handle or output", \
+                                       name);                                               \
+        hipdnnPluginStatus_t st =                                                           \
+            hipdnnSdkPluginCheckEngine(name, id, "GetNotApplicableReason");                 \
+        if (st != HIPDNN_PLUGIN_STATUS_SUCCESS) return st;                                  \
+        hipdnnSdkPluginReason(name, graph, graph_size, supported, handle, handle->reason,   \
+                              sizeof(handle->reason));                                      \
+        *reason = handle->reason;                                                           \
+        return HIPDNN_PLUGIN_STATUS_SUCCESS;                                                \
+    }
 
 #ifdef __cplusplus
 }
