@@ -303,12 +303,14 @@ def _fmt_dims(dims: Sequence[int]) -> str:
 
 class knob(NamedTuple):
     """An engine knob: its type and the values it takes (min_value to max_value, in steps
-    of stride), as cuDNN frontend's ``cudnn.knob``."""
+    of stride), as cuDNN frontend's ``cudnn.knob``; ``values``, when not empty, are the only
+    ones it takes (hipdnn's addition)."""
 
     type: Any
     max_value: int
     min_value: int
     stride: int
+    values: Tuple[int, ...] = ()
 
 
 class KernelGroup(NamedTuple):

@@ -362,11 +362,14 @@ def test_the_engine_lists_its_knobs_and_refuses_others(gpu):
     knobs = g.get_knobs_for_engine(names.index(GPU_ENGINE))
     assert [(k.type, k.min_value, k.max_value, k.stride) for k in knobs] == [
         (hipdnn.knob_type.SPLIT_K_SLC, 0, 64, 1), (hipdnn.knob_type.KERNEL_CFG, 0, 3, 1),
-        (hipdnn.knob_type.TILE_N, 0, 256, 1)]
+        (hipdnn.knob_type.TILE_N, 0, 256, 64)]
+    assert knobs[2].values == (0, 64, 128, 256) and knobs[0].values == (), knobs
     assert g.get_knobs_for_engine(names.index("reference_cpu")) == []
     for choice, said in (({hipdnn.knob_type.SPLIT_K_SLC: 65}, "takes 0 to 64, not 65"),
                          ({hipdnn.knob_type.TILE_M: 128}, r"has no knob 26 \(its knobs: 9, 12, 27\)"),
-                         ({hipdnn.knob_type.TILE_N: 96}, "TILE_N\\) = 96: takes 0")):
+                         ({hipdnn.knob_type.TILE_N: 96}, rf"knob 27 of engine '{GPU_ENGINE}' takes 0 to "
+                          r"256 in steps of 64 \(only 0, 64, 128, 256\), not 96"),
+                         ({hipdnn.knob_type.TILE_N: 192}, r"\(only 0, 64, 128, 256\), not 192")):
         with pytest.raises(hipdnn.HipdnnError, match=said):
             build_with_knobs(g, choice)
     with pytest.raises(hipdnn.HipdnnError, match="engine 'reference_cpu' has no knob 9 "

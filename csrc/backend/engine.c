@@ -89,6 +89,17 @@ static hipdnnStatus_t engine_get(hipdnnBackendDescriptor_t d, hipdnnBackendAttri
         return hipdnnAttrReturn("ENGINE", "KNOB_INFO_EXT", HIPDNN_TYPE_INT64, type, req, count, v,
                                 info, 4 * e->num_knobs, sizeof(int64_t));
     }
+    case HIPDNN_ATTR_ENGINE_KNOB_VALUES_EXT: {
+        int64_t vals[(2 + HIPDNN_KNOB_MAX_VALUES) * HIPDNN_ENGINE_MAX_KNOBS];
+        int64_t n = 0;
+        for (int32_t i = 0; i < e->num_knobs; ++i) {
+            vals[n++] = e->knobs[i].stride;
+            vals[n++] = e->knobs[i].num_values;
+            for (int32_t j = 0; j < e->knobs[i].num_values; ++j) vals[n++] = e->knobs[i].values[j];
+        }
+        return hipdnnAttrReturn("ENGINE", "KNOB_VALUES_EXT", HIPDNN_TYPE_INT64, type, req, count,
+                                v, vals, n, sizeof(int64_t));
+    }
     case HIPDNN_ATTR_ENGINE_FLAGS_EXT:
         x = (int64_t)e->flags;
         return hipdnnAttrReturn("ENGINE", "FLAGS_EXT", HIPDNN_TYPE_INT64, type, req, count, v, &x,
@@ -176,6 +187,14 @@ static hipdnnStatus_t cfg_get(hipdnnBackendDescriptor_t d, hipdnnBackendAttribut
     return HIPDNN_STATUS_SUCCESS;
 }
 
+/* Whether a knob of a registered engine takes value v (registry.h: range, stride, list). */
+static bool knob_takes(const struct hipdnnEngineKnob* k, int64_t v) {
+    if (v < k->min || v > k->max || (v - k->min) % k->stride != 0) return false;
+    bool listed = k->num_values == 0;
+    for (int32_t i = 0; i < k->num_values; ++i) listed = listed || k->values[i] == v;
+    return listed;
+}
+
 /* Each knob choice names a knob the engine offers, once, with a value in its range: said
  * here, naming the engine, rather than by the plugin when the plan is built. */
 static hipdnnStatus_t check_knob_choices(const hipdnnEngineCfgState* s) {
@@ -201,11 +220,20 @@ static hipdnnStatus_t check_knob_choices(const hipdnnEngineCfgState* s) {
                               "(%s%s)", e->name, (long long)k->knob_id,
                               e->num_knobs ? "its knobs: " : "it has none", ids);
         }
-        if (k->value < e->knobs[at].min || k->value > e->knobs[at].max)
+        if (!knob_takes(&e->knobs[at], k->value)) {
+            char list[HIPDNN_KNOB_MAX_VALUES * 22 + 40] = "";
+            if (e->knobs[at].stride > 1)
+                snprintf(list, sizeof(list), " in steps of %lld", (long long)e->knobs[at].stride);
+            for (int32_t j = 0; j < e->knobs[at].num_values; ++j) {
+                size_t used = strlen(list);
+                snprintf(list + used, sizeof(list) - used, "%s%lld", j ? ", " : " (only ",
+                         (long long)e->knobs[at].values[j]);
+            }
             return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "ENGINECFG: knob %lld of engine '%s' "
-                              "takes %lld to %lld, not %lld", (long long)k->knob_id, e->name,
-                              (long long)e->knobs[at].min, (long long)e->knobs[at].max,
-                              (long long)k->value);
+                              "takes %lld to %lld%s%s, not %lld", (long long)k->knob_id, e->name,
+                              (long long)e->knobs[at].min, (long long)e->knobs[at].max, list,
+                              e->knobs[at].num_values ? ")" : "", (long long)k->value);
+        }
     }
     return HIPDNN_STATUS_SUCCESS;
 }

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,6 +288,41 @@ static bool list_engine_ids(hipdnnPlugin* p, const char* path,
     return true;
 }
 
+/* The engine's hipdnnPluginKnobValues_t, or NULL when its details predate them. */
+static const hipdnnPluginKnobValues_t* knob_values(const hipdnnPluginEngineDetails_t* det) {
+    const size_t end = offsetof(hipdnnPluginEngineDetails_t, knob_values) +
+                       sizeof(det->knob_values);
+    return det->struct_size >= end ? det->knob_values : NULL;
+}
+
+/* Whether value v is one knob k takes: in range, on the stride, among the listed values. */
+static bool knob_takes(const hipdnnPluginKnobInfo_t* k, const hipdnnPluginKnobValues_t* kv,
+                       int64_t v) {
+    if (v < k->min_value || v > k->max_value) return false;
+    if (!kv) return true;
+    if (kv->stride > 1 && (v - k->min_value) % kv->stride != 0) return false;
+    bool listed = kv->num_values == 0;
+    for (int32_t i = 0; i < kv->num_values; ++i) listed = listed || kv->values[i] == v;
+    return listed;
+}
+
+/* Why knob i's valid values are malformed (into why), or "" when they are not. */
+static void knob_values_reason(const hipdnnPluginEngineDetails_t* det, int32_t i, char* why,
+                               size_t len) {
+    const hipdnnPluginKnobValues_t* kv = knob_values(det) ? &knob_values(det)[i] : NULL;
+    const hipdnnPluginKnobInfo_t* k = &det->knobs[i];
+    bool bad = kv && (kv->stride < 0 || kv->num_values < 0 ||
+                      kv->num_values > HIPDNN_KNOB_MAX_VALUES || (kv->num_values && !kv->values));
+    for (int32_t j = 0; !bad && kv && j < kv->num_values; ++j)
+        bad = !knob_takes(k, kv, kv->values[j]);
+    if (bad || !knob_takes(k, kv, k->default_value))
+        snprintf(why, len, "engine '%s' dropped: knob %lld's valid values are malformed (a "
+                 "stride >= 0, at most %d listed values on it within %lld to %lld, the default "
+                 "%lld among them)", det->name, (long long)k->knob_id, HIPDNN_KNOB_MAX_VALUES,
+                 (long long)k->min_value, (long long)k->max_value,
+                 (long long)k->default_value);
+}
+
 /* Why engine `id` cannot be registered (into why), or "" when it can: its name must
  * hash to its id, the id must be new, and there must be room. */
 static void engine_drop_reason(const hipdnnPluginEngineDetails_t* det, uint64_t id, char* why,
@@ -317,6 +353,24 @@ static void engine_drop_reason(const hipdnnPluginEngineDetails_t* det, uint64_t 
                      "%lld is not within %lld to %lld", det->name, (long long)k->knob_id,
                      (long long)k->default_value, (long long)k->min_value,
                      (long long)k->max_value);
+        else
+            knob_values_reason(det, i, why, len);
+    }
+}
+
+/* Registers engine details' knobs into e (checked by engine_drop_reason). */
+static void copy_knobs(hipdnnEngineEntry* e, const hipdnnPluginEngineDetails_t* det) {
+    const hipdnnPluginKnobValues_t* kv = knob_values(det);
+    e->num_knobs = det->num_knobs;
+    for (int32_t i = 0; i < det->num_knobs; ++i) {
+        e->knobs[i].id = det->knobs[i].knob_id;
+        e->knobs[i].min = det->knobs[i].min_value;
+        e->knobs[i].max = det->knobs[i].max_value;
+        e->knobs[i].def = det->knobs[i].default_value;
+        e->knobs[i].stride = kv && kv[i].stride > 1 ? kv[i].stride : 1;
+        e->knobs[i].num_values = kv ? kv[i].num_values : 0;
+        for (int32_t j = 0; j < e->knobs[i].num_values; ++j)
+            e->knobs[i].values[j] = kv[i].values[j];
     }
 }
 
@@ -347,13 +401,7 @@ static int32_t add_engines(hipdnnPlugin* p, hipdnnEnginePluginHandle_t probe,
             e->priority = det->priority;
             e->flags = det->flags;
             e->plugin = g_num_plugins;
-            e->num_knobs = det->num_knobs;
-            for (int32_t i = 0; i < det->num_knobs; ++i) {
-                e->knobs[i].id = det->knobs[i].knob_id;
-                e->knobs[i].min = det->knobs[i].min_value;
-                e->knobs[i].max = det->knobs[i].max_value;
-                e->knobs[i].def = det->knobs[i].default_value;
-            }
+            copy_knobs(e, det);
             ++added;
         }
         if (det) p->destroy_details(probe, det);

@@ -56,6 +56,8 @@ typedef struct hipdnnPlugin {
 
 /* The most knobs an engine may offer; a plugin offering more is dropped with the reason. */
 #define HIPDNN_ENGINE_MAX_KNOBS 16
+/* The most values a knob may list as its only valid ones (hipdnnPluginKnobValues_t). */
+#define HIPDNN_KNOB_MAX_VALUES 16
 
 typedef struct {
     uint64_t id;
@@ -65,8 +67,11 @@ typedef struct {
     uint32_t flags;
     int32_t plugin; /* index into the plugin list */
     int32_t num_knobs;
-    struct {
+    struct hipdnnEngineKnob {
         int64_t id, min, max, def; /* the plugin's hipdnnPluginKnobInfo_t, name aside */
+        int64_t stride;            /* >= 1; its hipdnnPluginKnobValues_t, or 1 */
+        int32_t num_values;        /* 0: every value on the stride */
+        int64_t values[HIPDNN_KNOB_MAX_VALUES];
     } knobs[HIPDNN_ENGINE_MAX_KNOBS];
 } hipdnnEngineEntry;
 

@@ -294,23 +294,35 @@ class BuildSteps(GraphBase):
 
     def get_knobs_for_engine(self, engine: int) -> List["knob"]:
         """The knobs of engine ``engine`` (an index below get_engine_count()): each a
-        ``knob(type, max_value, min_value, stride)``, its type a hipdnn.knob_type where the
-        engine's knob id is one (else the id).  The reference engine has none; the ``hip``
-        engine has SPLIT_K_SLC, KERNEL_CFG and TILE_N (0: the engine's choice)."""
+        ``knob(type, max_value, min_value, stride, values)``, its type a hipdnn.knob_type
+        where the engine's knob id is one (else the id); the values it takes are min_value
+        to max_value in steps of stride, and when ``values`` is not empty only those.  The
+        reference engine has none; the ``hip`` engine has SPLIT_K_SLC, KERNEL_CFG and
+        TILE_N (0: the engine's choice; TILE_N takes 64, 128 or 256)."""
         from ..pygraph import knob  # pygraph.py imports this module: import at call time
 
         self._need(_VALIDATED, "get_knobs_for_engine()")
+        out = []
+        for kid, lo, hi, _default, stride, values in self._knob_space(
+                self._engine_index(engine, "get_knobs_for_engine")):
+            kind: Any = knob_type(kid) if kid in knob_type._value2member_map_ else kid
+            out.append(knob(kind, hi, lo, stride, values))
+        return out
+
+    def _knob_space(self, index: int) -> List[Tuple[int, int, int, int, int, Tuple[int, ...]]]:
+        """Engine ``index``'s knobs: (id, min, max, default, stride, only values) each."""
         e = _C.Descriptor(_C.BACKEND_ENGINE_DESCRIPTOR)
         e.set(_C.ATTR_ENGINE_OPERATION_GRAPH, _DESC, self._opgraph)
-        e.set(_C.ATTR_ENGINE_GLOBAL_INDEX, _INT64, self._engine_index(engine,
-                                                                      "get_knobs_for_engine"))
+        e.set(_C.ATTR_ENGINE_GLOBAL_INDEX, _INT64, index)
         e.finalize()
-        info = list(e.get(_C.ATTR_ENGINE_KNOB_INFO_EXT, _INT64))
-        out = []
+        info = [int(v) for v in e.get(_C.ATTR_ENGINE_KNOB_INFO_EXT, _INT64)]
+        values = [int(v) for v in e.get(_C.ATTR_ENGINE_KNOB_VALUES_EXT, _INT64)]
+        out, at = [], 0
         for i in range(0, len(info), 4):
-            kid, lo, hi = info[i:i + 3]
-            kind: Any = knob_type(kid) if kid in knob_type._value2member_map_ else kid
-            out.append(knob(kind, hi, lo, 1))
+            stride, n = values[at], values[at + 1]
+            out.append((info[i], info[i + 1], info[i + 2], info[i + 3], stride,
+                        tuple(values[at + 2:at + 2 + n])))
+            at += 2 + n
         return out
 
     def create_execution_plan(self, engine: int, knobs: Optional[Mapping[Any, int]] = None

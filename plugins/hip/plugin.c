@@ -118,6 +118,14 @@ static const hipdnnPluginKnobInfo_t k_knobs[] = {
     {HIPE_KNOB_KERNEL_CFG, "kernel", 0, HIPE_KERNEL_CFGS - 1, 0},
     {HIPE_KNOB_TILE_N, "tile_n", 0, 256, 0},
 };
+/* Which of each range builds a plan: split-k and the kernel take every value; the tile
+ * width only the three the sm_90 kernel has (autotuning sweeps these, nothing else). */
+static const int64_t k_tile_n_values[] = {0, 64, 128, 256};
+static const hipdnnPluginKnobValues_t k_knob_values[] = {
+    {1, 0, NULL},
+    {1, 0, NULL},
+    {64, 4, k_tile_n_values},
+};
 
 static const hipdnnPluginEngineDetails_t k_details = {
     .struct_size = (uint32_t)sizeof(hipdnnPluginEngineDetails_t),
@@ -128,6 +136,7 @@ static const hipdnnPluginEngineDetails_t k_details = {
     .flags = HIPDNN_ENGINE_FLAG_DETERMINISTIC | HIPDNN_ENGINE_FLAG_RUNTIME_COMPILATION,
     .num_knobs = (int32_t)(sizeof(k_knobs) / sizeof(k_knobs[0])),
     .knobs = k_knobs,
+    .knob_values = k_knob_values,
     .notes = "GPU: matmul and convolution on tensor cores with their pointwise epilogue, "
              "norms, softmax and reductions a row a block, pointwise graphs fused into one "
              "kernel; kernels compiled when a plan is built; fp32 compute over "

@@ -3,7 +3,11 @@
  * advance which config is fastest.  Each execute sleeps
  *     2 ms * |knob 1000 - 1|  (+ 6 ms when the engine is named in $HIPDNN_TUNE_SLOW),
  * so knob value 1 (not the default, 0) is an engine's fastest config, and the engine named
- * slow loses to the other.  tune_a has the higher priority: heuristics rank it first. */
+ * slow loses to the other.  tune_a has the higher priority: heuristics rank it first.
+ * Two more knobs change nothing but say which of their values are valid, as the hip
+ * engine's tile width does: "pad" takes 0 to 12 in steps of 4, "tile" only 0, 64, 128 or
+ * 256 of 0 to 256; the engine refuses other values when a plan is built, and a tile over
+ * four times the tensor's element count (a plan the sweep tries that does not build). */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -14,9 +18,16 @@
 
 #define NAME "tune_engine"
 #define KNOB_DELAY 1000
+#define KNOB_PAD 1001
+#define KNOB_TILE 1002
+#define NUM_KNOBS 3
 
 static const char* const k_engines[2] = {"tune_a", "tune_b"};
-static const hipdnnPluginKnobInfo_t k_knobs[] = {{KNOB_DELAY, "delay", 0, 2, 0}};
+static const hipdnnPluginKnobInfo_t k_knobs[NUM_KNOBS] = {
+    {KNOB_DELAY, "delay", 0, 2, 0}, {KNOB_PAD, "pad", 0, 12, 0}, {KNOB_TILE, "tile", 0, 256, 0}};
+static const int64_t k_tiles[] = {0, 64, 128, 256};
+static const hipdnnPluginKnobValues_t k_knob_values[NUM_KNOBS] = {
+    {1, 0, NULL}, {4, 0, NULL}, {64, 4, k_tiles}};
 
 struct hipdnnEnginePluginHandle {
     hipdnnStream_t stream;
@@ -103,8 +114,9 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetEngineDetails(
     d[e] = (hipdnnPluginEngineDetails_t){.struct_size = sizeof(d[e]), .engine_id = id,
                                          .name = k_engines[e], .memory_space = HIPDNN_MEMORY_HOST,
                                          .priority = e == 0 ? 50 : 40, .flags = 0,
-                                         .num_knobs = 1, .knobs = k_knobs,
-                                         .notes = "test engine: a relu at a chosen speed"};
+                                         .num_knobs = NUM_KNOBS, .knobs = k_knobs,
+                                         .notes = "test engine: a relu at a chosen speed",
+                                         .knob_values = k_knob_values};
     *details = &d[e];
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
@@ -132,11 +144,15 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateExecutionConte
     if (!handle || !cfg) return hipdnnSdkPluginFail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, NAME ": bad config");
     const int e = engine_of(cfg->engine_id);
     hipdnnSdkEngineConfigFree(cfg);
-    int64_t delay = 0;
+    int64_t v[NUM_KNOBS] = {0};
     hipdnnPluginStatus_t st = e < 0 ? HIPDNN_PLUGIN_STATUS_BAD_PARAM
                                     : hipdnnSdkPluginConfigKnobs(k_engines[e], config, config_size,
-                                                                 "CreateExecutionContext", k_knobs, 1, &delay);
+                                                                 "CreateExecutionContext", k_knobs, NUM_KNOBS, v);
     if (st) return st;
+    if (v[1] % 4 != 0 || (v[2] != 0 && v[2] != 64 && v[2] != 128 && v[2] != 256))
+        return hipdnnSdkPluginFail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, NAME ": pad %lld or tile %lld "
+                                   "is not one of the engine's values", (long long)v[1], (long long)v[2]);
+    const int64_t delay = v[0];
     hipdnnSdkGraph* g = hipdnnSdkPluginDecodeGraph(NAME, graph, graph_size, "CreateExecutionContext");
     if (!g) return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
     char why[200];
@@ -148,6 +164,13 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateExecutionConte
         for (int32_t i = 0; i < x->ndim; ++i) (*out)->count *= x->dims[i];
     }
     hipdnnSdkGraphFree(g);
+    if (*out && v[2] > 4 * (*out)->count) {
+        const int64_t count = (*out)->count;
+        destroy_ctx(*out);
+        *out = NULL;
+        return hipdnnSdkPluginFail(HIPDNN_PLUGIN_STATUS_NOT_SUPPORTED, NAME ": tile %lld is over "
+                                   "four times the tensor's %lld elements", (long long)v[2], (long long)count);
+    }
     return *out ? HIPDNN_PLUGIN_STATUS_SUCCESS
                 : hipdnnSdkPluginFail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, NAME ": graph declined");
 }

@@ -509,6 +509,8 @@ typedef enum {
     HIPDNN_ATTR_ENGINE_MEMORY_SPACE_EXT = 20502, /* INT64, get: hipdnnMemorySpace_t */
     HIPDNN_ATTR_ENGINE_FLAGS_EXT = 20503, /* INT64, get: HIPDNN_ENGINE_FLAG_* (hipdnn_plugin.h) */
     HIPDNN_ATTR_ENGINE_KNOB_INFO_EXT = 20504, /* INT64, 4n, get: id, min, max, default a knob */
+    /* INT64, get: per knob (KNOB_INFO_EXT's order) stride, n, then its n only values (n 0: any) */
+    HIPDNN_ATTR_ENGINE_KNOB_VALUES_EXT = 20505,
     /* EXECUTION_PLAN */
     HIPDNN_ATTR_EXECUTION_PLAN_ENGINE_NAME_EXT = 20600,  /* CHAR, get */
     HIPDNN_ATTR_EXECUTION_PLAN_MEMORY_SPACE_EXT = 20601, /* INT64, get */
@@ -911,7 +913,6 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnGetSkippedEnginePlugins_ext(size_t* num, char
                                                                size_t* max_len);
 
 /* ---- logging ----------------------------------------------------------------------- */
-
 typedef enum {
     HIPDNN_LOG_OFF = 0,
     HIPDNN_LOG_ERROR = 1,
@@ -936,7 +937,6 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnSetUserLogCallback_ext(hipdnnLogCallback_t ca
 HIPDNN_EXPORT hipdnnStatus_t hipdnnSetLogLevel_ext(hipdnnLogLevel_t level);
 /* Logs a caller's message (a frontend's, an execution provider's) as hipdnn logs its own. */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnLogMessage_ext(hipdnnLogLevel_t level, const char* message);
-
 #ifdef __cplusplus
 }
 #endif

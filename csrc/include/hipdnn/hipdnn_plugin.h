@@ -88,6 +88,16 @@ typedef struct {
     int64_t min_value, max_value, default_value;
 } hipdnnPluginKnobInfo_t;
 
+/* Which values of a knob's range build a plan (optional; autotuning sweeps only these and
+ * the backend refuses others when an engine config is finalized): min_value + k * stride
+ * (stride 0 or 1: every value), and when num_values > 0 only values[0..num_values), each
+ * in range and on the stride, the default among them (at most 16). */
+typedef struct {
+    int64_t stride;
+    int32_t num_values;
+    const int64_t* values;
+} hipdnnPluginKnobValues_t;
+
 /* Behaviour flags of an engine. */
 #define HIPDNN_ENGINE_FLAG_FALLBACK 1u      /* a reference: slow, covers much, exact */
 #define HIPDNN_ENGINE_FLAG_DETERMINISTIC 2u /* bitwise reproducible runs */
@@ -105,6 +115,9 @@ typedef struct {
     int32_t num_knobs;
     const hipdnnPluginKnobInfo_t* knobs;
     const char* notes; /* one line on numerics/behaviour, may be NULL */
+    /* num_knobs entries beside knobs, or NULL: every value of each range.  Read only when
+     * struct_size covers it (older plugins' details end at notes). */
+    const hipdnnPluginKnobValues_t* knob_values;
 } hipdnnPluginEngineDetails_t;
 
 /* One tensor of a variant pack. */
