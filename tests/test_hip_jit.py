@@ -167,6 +167,30 @@ GRAPHS = textwrap.dedent('''
     build(dt.BFLOAT16, attn_bwd(128, bias=True, pad=True))
     build(dt.BFLOAT16, attn_bwd(256))
     build(dt.FLOAT, attn_bwd(72, hk=1, hv=2, causal=True, bias=True))
+
+    # the attention decode path (hipdnn_fd_*): a split kernel of 1, 2 and 4 warps (GQA 8 and
+    # 4, MQA), head dims 64, 128 and 256 (key tiles of 32), and a combine kernel a head dim
+    def decode(d, hq, hk, sq, causal=False, bias=False, pad=False):
+        def make(g):
+            b, skv = 2, 4096
+            q = g.tensor(name="q", dim=[b, hq, sq, d]); k = g.tensor(name="k", dim=[b, hk, skv, d])
+            v = g.tensor(name="v", dim=[b, hk, skv, d])
+            kw = {{}}
+            if bias:
+                kw["bias"] = g.tensor(name="bias", dim=[1, hq, sq, skv])
+            if pad:
+                kw.update(use_padding_mask=True,
+                          seq_len_q=g.tensor(name="lq", dim=[b, 1, 1, 1], data_type=dt.INT32),
+                          seq_len_kv=g.tensor(name="lk", dim=[b, 1, 1, 1], data_type=dt.INT32))
+            o, st = g.sdpa(q, k, v, attn_scale=0.125, use_causal_mask_bottom_right=causal,
+                           generate_stats=True, **kw)
+            o.set_output(True); st.set_output(True).set_data_type(dt.FLOAT)
+        return make
+
+    build(dt.BFLOAT16, decode(128, 32, 4, 1))
+    build(dt.HALF, decode(64, 16, 2, 4, causal=True, bias=True, pad=True))
+    build(dt.BFLOAT16, decode(128, 16, 1, 4))
+    build(dt.BFLOAT16, decode(256, 8, 2, 2))
 ''')
 
 
@@ -462,6 +486,47 @@ def test_general_attention_backward_kernels_compile_with_hiprtc_for_gfx90a(dump_
         entry = "hipdnn_attention_dq" if "_dq_" in src.name else "hipdnn_attention_dkv"
         rc, log, lowered, size = compile_hiprtc(lib, src.read_bytes(), headers, [entry])
         assert rc == 0 and size > 0 and all(lowered), f"{src.name}: {log}"
+
+
+# ---- attention decode kernels ------------------------------------------------------------------
+
+def fd_sources(dump_dir, part):
+    return sorted(dump_dir.glob(f"hipdnn_fd_{part}_*.cu"))
+
+
+def test_each_decode_plan_writes_its_split_and_combine_kernels(dump_dir):
+    split = [p.read_text() for p in fd_sources(dump_dir, "split")]
+    combine = [p.read_text() for p in fd_sources(dump_dir, "combine")]
+    # the first plan takes one range on the emulation's single multiprocessor: no combine
+    assert len(split) == 4 and len(combine) == 3, sorted(p.name for p in dump_dir.iterdir())
+    for args in ("2, 128, 128, 1, 64", "1, 64, 64, 2, 64", "2, 128, 128, 4, 64",
+                 "2, 256, 256, 1, 32"):
+        assert [t for t in split if f"fd_split_mma<{args}>" in t], (args, split)
+    for dv in (64, 128, 256):
+        assert [t for t in combine if f"fd_combine<{dv}>" in t], (dv, combine)
+
+
+@pytest.mark.toolchain
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_decode_kernels_compile_with_nvrtc_without_spills(dump_dir, arch):
+    lib = nvrtc()
+    if lib is None:
+        pytest.skip("no NVRTC on this machine")
+    headers = gm_headers(dump_dir)
+    ptxas = find_ptxas()
+    for src in fd_sources(dump_dir, "split") + fd_sources(dump_dir, "combine"):
+        entry = "hipdnn_attention_split" if "_split_" in src.name else "hipdnn_attention_combine"
+        rc, log, ptx = compile_ptx(lib, src.read_bytes(), headers, arch, name_expressions=[entry])
+        assert rc == 0, f"{src.name} for {arch}: {log}"
+        if "_split_" in src.name:
+            text = ptx.decode(errors="replace")
+            assert "mma.sync.aligned.m16n8k16" in text and "ldmatrix" in text, src.name
+            assert "cp.async" in text, src.name
+        if not ptxas:
+            continue
+        info = run_ptxas(ptxas, arch, ptx, src.with_suffix(f".{arch}.ptx"))
+        spills = spill_bytes(info)
+        assert spills and all(a == 0 and b == 0 for a, b in spills), f"{src.name}: {info}"
 
 
 # ---- the row-wise and pooling kernels: every one the engine can ask for ----------------------

@@ -30,6 +30,10 @@ typedef struct {
     hipe_fa_kernel dkv;
     void* fn_dkv;
     _Atomic(void*) simt_dkv;
+    bool decode;             /* the decode path: main is its split kernel, combine its second */
+    hipe_fa_kernel combine;
+    void* fn_combine;
+    int max_splits;          /* key ranges the plan's workspace holds */
 } hipe_fa;
 
 /* What the forward and backward nodes share (attention_program.c): the optional ports'
@@ -58,8 +62,11 @@ bool hipe_fa_build(const hipe_fa* fa, const hipe_fa_kernel* k, int device, void*
 
 /* The entry point of a kernel's source: one name a part (the emulation tells them apart). */
 static inline const char* hipe_fa_entry(int part) {
-    return part == FA_PART_DQ ? HIPE_ATTN_DQ_KERNEL
-           : part == FA_PART_DKV ? HIPE_ATTN_DKV_KERNEL : HIPE_ATTN_KERNEL;
+    return part == FA_PART_DQ        ? HIPE_ATTN_DQ_KERNEL
+           : part == FA_PART_DKV     ? HIPE_ATTN_DKV_KERNEL
+           : part == FA_PART_SPLIT   ? HIPE_ATTN_SPLIT_KERNEL
+           : part == FA_PART_COMBINE ? HIPE_ATTN_COMBINE_KERNEL
+                                     : HIPE_ATTN_KERNEL;
 }
 
 /* The backward (attention_backward.c): its kernels, and their launches. */
@@ -67,6 +74,14 @@ int hipe_fab_smem(const hipe_fa_kernel* k, const fa_program* p);
 bool hipe_fab_prepare(hipe_fa* fa, int device, char* why, size_t len);
 bool hipe_fab_enqueue(hipe_fa* fa, fa_program* prog, int device, void* stream,
                       const char** kernel, char* why, size_t len);
+
+/* The decode path (attention_decode.c): whether p takes it (main, a tensor-core plan, then
+ * becomes its split kernel) and the workspace it reserves under parts_uid; its kernels
+ * compiled and its ranges chosen for the device; its launches. */
+bool hipe_fd_choose(hipe_fa* fa, struct hipe_stage* st, int64_t parts_uid, size_t* parts_bytes);
+bool hipe_fd_prepare(hipe_fa* fa, int device, char* why, size_t len);
+bool hipe_fd_enqueue(hipe_fa* fa, fa_program* prog, void* stream, const char** kernel, char* why,
+                     size_t len);
 
 /* Threads and bytes of dynamic shared memory a block of kernel k takes for p. */
 int hipe_fa_threads(const hipe_fa_kernel* k);

@@ -190,8 +190,8 @@ bool hipe_fa_options(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const hipe
     return true;
 }
 
-int hipe_fa_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage* st, char* why,
-                    size_t len) {
+int hipe_fa_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, int64_t parts_uid,
+                    size_t* parts_bytes, hipe_stage* st, char* why, size_t len) {
     char label[160];
     hipdnnSdkFormat(label, sizeof(label), "node '%s' (sdpa)", n->name ? n->name : "");
     if (!rwc_compute_ok(n, label, why, len)) return 0;
@@ -207,6 +207,7 @@ int hipe_fa_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage*
         return 0;
     choose_kernel(p, &fa->main);
     set_grid(p, &fa->main);
+    const bool decode = fa->main.kind == FA_MMA && hipe_fd_choose(fa, st, parts_uid, parts_bytes);
     hipe_fa_bind(st, n->inputs[HIPDNN_SDPA_Q], FA(q), -1);
     hipe_fa_bind(st, n->inputs[HIPDNN_SDPA_K], FA(k), -1);
     hipe_fa_bind(st, n->inputs[HIPDNN_SDPA_V], FA(v), -1);
@@ -220,7 +221,10 @@ int hipe_fa_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage*
     hipdnnSdkFormat(st->what, sizeof(st->what), "sdpa '%s' %lld x %lld heads%s, %lld queries x "
                     "%lld keys, head dim %lld %s", n->name ? n->name : "", (long long)p->b,
                     (long long)p->hq, heads, (long long)p->sq, (long long)p->skv, (long long)p->d,
-                    fa->main.kind == FA_MMA ? "on tensor cores" : "general (fp32 FMA)");
+                    fa->main.kind != FA_MMA ? "general (fp32 FMA)"
+                    : decode ? "on tensor cores, decode path (query heads of a key head packed, "
+                               "keys split)"
+                             : "on tensor cores");
     return 1;
 }
 
@@ -233,15 +237,19 @@ bool hipe_fa_build(const hipe_fa* fa, const hipe_fa_kernel* k, int device, void*
     char* source = hipe_fa_source(fa, k, t.dialect);
     if (!source) return decline(why, len, "out of memory");
     if (getenv("HIPDNN_HIP_JIT_DUMP")) { /* tests compile both vendors' sources */
-        static const char* const part[] = {"fa", "fab_dq", "fab_dkv"};
-        const hipe_fa_kernel simt = {.kind = FA_SIMT, .part = k->part};
-        char* other = hipe_fa_source(fa, &simt, HIPE_RTC_HIP);
+        static const char* const part[] = {"fa", "fab_dq", "fab_dkv", "fd_split", "fd_combine"};
+        const bool decode = k->part == FA_PART_SPLIT || k->part == FA_PART_COMBINE;
         char name[32];
-        snprintf(name, sizeof(name), "%s_%s", part[k->part], k->kind == FA_MMA ? "mma" : "simt");
+        snprintf(name, sizeof(name), "%s%s", part[k->part],
+                 k->part == FA_PART_COMBINE ? "" : k->kind == FA_MMA ? "_mma" : "_simt");
         hipe_dump_source(name, "cu", source);
-        snprintf(name, sizeof(name), "%s_simt", part[k->part]);
-        hipe_dump_source(name, "hip", other);
-        free(other);
+        if (!decode) { /* the decode path is NVIDIA's alone */
+            const hipe_fa_kernel simt = {.kind = FA_SIMT, .part = k->part};
+            char* other = hipe_fa_source(fa, &simt, HIPE_RTC_HIP);
+            snprintf(name, sizeof(name), "%s_simt", part[k->part]);
+            hipe_dump_source(name, "hip", other);
+            free(other);
+        }
     }
     const bool ok = hipe_kernel_get_source(source, hipe_fa_entry(k->part), device, fn, why, len);
     free(source);
@@ -250,6 +258,7 @@ bool hipe_fa_build(const hipe_fa* fa, const hipe_fa_kernel* k, int device, void*
 
 bool hipe_fa_prepare(hipe_fa* fa, int device, char* why, size_t len) {
     if (fa->backward) return hipe_fab_prepare(fa, device, why, len);
+    if (fa->decode) return hipe_fd_prepare(fa, device, why, len);
     return hipe_fa_build(fa, &fa->main, device, &fa->fn, why, len);
 }
 
@@ -260,7 +269,9 @@ bool hipe_fa_enqueue(hipe_fa* fa, fa_program* prog, int device, void* stream,
     if (fa->backward) return hipe_fab_enqueue(fa, prog, device, stream, kernel, why, len);
     hipe_fa_kernel k = fa->main;
     void* fn = fa->fn;
-    if (k.kind == FA_MMA && !(aligned16(prog->q) && aligned16(prog->k) && aligned16(prog->v))) {
+    const bool aligned = aligned16(prog->q) && aligned16(prog->k) && aligned16(prog->v);
+    if (fa->decode && aligned) return hipe_fd_enqueue(fa, prog, stream, kernel, why, len);
+    if (k.kind == FA_MMA && !aligned) {
         k = (hipe_fa_kernel){.kind = FA_SIMT};
         fn = atomic_load(&fa->simt);
         if (!fn) {

@@ -38,13 +38,22 @@ inline float hd_rcp(float d) { return 1.0f / d; } // the kernels' is within 1 ul
 #define PW_UNROLL _Pragma("GCC unroll 8")
 
 // The attention sources, told apart by their entry points (hipe_fa_entry).
-enum { EMU_NOT_ATTENTION = 0, EMU_ATTN_FWD = 1, EMU_ATTN_DQ = 2, EMU_ATTN_DKV = 3 };
+enum {
+    EMU_NOT_ATTENTION = 0,
+    EMU_ATTN_FWD = 1,
+    EMU_ATTN_DQ = 2,
+    EMU_ATTN_DKV = 3,
+    EMU_ATTN_SPLIT = 4,
+    EMU_ATTN_COMBINE = 5
+};
 
 static inline int emulated_attention_of(const char* name) {
-    return strcmp(name, HIPE_ATTN_KERNEL) == 0      ? EMU_ATTN_FWD
-           : strcmp(name, HIPE_ATTN_DQ_KERNEL) == 0  ? EMU_ATTN_DQ
-           : strcmp(name, HIPE_ATTN_DKV_KERNEL) == 0 ? EMU_ATTN_DKV
-                                                     : EMU_NOT_ATTENTION;
+    return strcmp(name, HIPE_ATTN_KERNEL) == 0          ? EMU_ATTN_FWD
+           : strcmp(name, HIPE_ATTN_DQ_KERNEL) == 0      ? EMU_ATTN_DQ
+           : strcmp(name, HIPE_ATTN_DKV_KERNEL) == 0     ? EMU_ATTN_DKV
+           : strcmp(name, HIPE_ATTN_SPLIT_KERNEL) == 0   ? EMU_ATTN_SPLIT
+           : strcmp(name, HIPE_ATTN_COMBINE_KERNEL) == 0 ? EMU_ATTN_COMBINE
+                                                         : EMU_NOT_ATTENTION;
 }
 
 // A loaded kernel: the row-wise or pooling kernel's id, or 0 for a matmul's or an

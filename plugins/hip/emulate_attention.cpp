@@ -14,18 +14,16 @@
 #include "emulate.h"
 
 #include "fa_bwd_exec.h"
+#include "fa_exec_decode.h"
 
 namespace {
 
-// Forward: the keys the row sees a tile at a time, scores in base 2 (fp32 fused
-// multiply-adds over d in order), the running maximum and sum rescaled by each tile, then
-// o / l and the log-sum-exp; a row that sees no key gives 0 and -inf.
-bool fa_row(const fa_program& p, const FaBlock& blk, int64_t i, float* acc) {
-    int64_t lo, hi;
-    fa_row_keys(p, blk, i, &lo, &hi);
-    if (lo < hi && (lo < blk.klo || hi > blk.khi)) return false;
-    const int64_t b = blk.b, h = blk.h, hk = blk.hk, hv = blk.hv;
-    const float scale2 = blk.scale2;
+// Forward: keys [lo, hi) of row i of head h a tile at a time, scores in base 2 (fp32 fused
+// multiply-adds over d in order), the running maximum m and sum l rescaled by each tile;
+// acc gets the unnormalised o (all 0, m -inf and l 0 where no key is seen).
+void fa_row_walk(const fa_program& p, int64_t b, int64_t h, int64_t i, int64_t lo, int64_t hi,
+                 float scale2, float* acc, float* m_out, float* l_out) {
+    const int64_t hk = h / (p.hq / p.hk), hv = h / (p.hq / p.hv);
     const int64_t qa = b * p.q_s[0] + h * p.q_s[1] + i * p.q_s[2];
     float m = -__builtin_huge_valf(), l = 0.0f, s[FA_SIMT_KEYS];
     for (int64_t e = 0; e < p.dv; ++e) acc[e] = 0.0f;
@@ -54,10 +52,28 @@ bool fa_row(const fa_program& p, const FaBlock& blk, int64_t i, float* acc) {
         }
         m = mx;
     }
+    *m_out = m;
+    *l_out = l;
+}
+
+// Row i of head h: o = acc / l (0 where l is 0) and its log-sum-exp.
+void fa_row_store(const fa_program& p, int64_t b, int64_t h, int64_t i, const float* acc, float m,
+                  float l) {
     const float inv = l > 0.0f ? 1.0f / l : 0.0f;
     const int64_t at = fa_o_at(p, b, h, i);
     for (int64_t e = 0; e < p.dv; ++e) fa_store(p.o_dt, p.o, at + e * p.o_s[3], acc[e] * inv);
     fa_store_stats(p, b, h, i, m, l);
+}
+
+// Forward: the keys the row sees, o and the stats; false where the row sees keys outside
+// its block's range.
+bool fa_row(const fa_program& p, const FaBlock& blk, int64_t i, float* acc) {
+    int64_t lo, hi;
+    fa_row_keys(p, blk, i, &lo, &hi);
+    if (lo < hi && (lo < blk.klo || hi > blk.khi)) return false;
+    float m, l;
+    fa_row_walk(p, blk.b, blk.h, i, lo, hi, blk.scale2, acc, &m, &l);
+    fa_row_store(p, blk.b, blk.h, i, acc, m, l);
     return true;
 }
 
@@ -195,6 +211,107 @@ bool query_block_ok(const FaBlock& blk, int64_t bid, char* why, size_t len) {
     return false;
 }
 
+// ---- the decode path ------------------------------------------------------------------------
+
+// The split kernel's grid: a block per (b, key head, range) of `threads` / 32 warps, 16
+// packed rows each; ranges of whole steps of 16 keys that cover S_kv, none past it.
+bool split_grid_ok(const fa_program* p, int64_t blocks, int threads) {
+    return p->hk == p->hv && p->group == p->hq / p->hk && p->splits >= 1 &&
+           p->split_keys >= 16 && p->split_keys % 16 == 0 &&
+           p->splits * p->split_keys >= p->skv && (p->splits - 1) * p->split_keys < p->skv &&
+           p->group * p->sq <= threads / 32 * 16 && blocks == p->b * p->hk * p->splits &&
+           (p->splits == 1 || p->part);
+}
+
+bool combine_grid_ok(const fa_program* p, int64_t blocks, int threads) {
+    return p->splits > 1 && p->part && threads == 32 * FA_COMBINE_ROWS &&
+           blocks == (fd_rows(*p) + FA_COMBINE_ROWS - 1) / FA_COMBINE_ROWS;
+}
+
+// The partial rows before the split kernel runs: the poison, which the combine must not
+// read.
+void poison_parts(const fa_program& p) {
+    float poison;
+    memcpy(&poison, &DELTA_POISON, sizeof(poison));
+    const int64_t n = p.splits * fd_rows(p) * (p.dv + 2);
+    for (int64_t e = 0; e < n; ++e) p.part[e] = poison;
+}
+
+// A split block: its keys within the sample's and its range's; each of its packed rows
+// walks the keys it sees in the range (within the block's), then writes o and the stats
+// (one range) or its partial row.
+bool split_block(const fa_program& p, int64_t bid, std::vector<float>& acc, char* why, size_t len) {
+    const FdBlock k = fd_block(p, bid);
+    int64_t ra, re;
+    fd_range(p, k.s, &ra, &re);
+    if (k.klo < k.khi && (k.klo < ra || k.khi > re || k.klo < 0 || k.khi > k.lkv)) {
+        snprintf(why, len, "internal: attention split block %lld walks keys [%lld, %lld), outside "
+                 "its range [%lld, %lld) or the sample's %lld", (long long)bid, (long long)k.klo,
+                 (long long)k.khi, (long long)ra, (long long)re, (long long)k.lkv);
+        return false;
+    }
+    for (int64_t r = 0; r < p.group * p.sq; ++r) {
+        int64_t h, i, lo, hi;
+        fd_row_of(p, k, r, &h, &i);
+        fd_row_keys(p, k, i, &lo, &hi);
+        if (lo < hi && (lo < k.klo || hi > k.khi)) {
+            snprintf(why, len, "internal: attention row %lld of split block %lld sees keys "
+                     "[%lld, %lld), outside the block's [%lld, %lld)", (long long)r, (long long)bid,
+                     (long long)lo, (long long)hi, (long long)k.klo, (long long)k.khi);
+            return false;
+        }
+        float m, l;
+        fa_row_walk(p, k.b, h, i, lo, hi, k.scale2, acc.data(), &m, &l);
+        if (p.splits == 1) {
+            fa_row_store(p, k.b, h, i, acc.data(), m, l);
+            continue;
+        }
+        const int64_t row = fd_row_id(p, k.b, h, i);
+        float* po = fd_part_o(p, k.s, row);
+        for (int64_t e = 0; e < p.dv; ++e) po[e] = acc[e];
+        fd_part_ml(p, k.s, row)[0] = m;
+        fd_part_ml(p, k.s, row)[1] = l;
+    }
+    return true;
+}
+
+// A combined row: every range's partial must be the split kernel's; summed in range order.
+bool combine_row(const fa_program& p, int64_t row, std::vector<float>& acc, char* why, size_t len) {
+    for (int64_t s = 0; s < p.splits; ++s) {
+        bool written = !is_poison(fd_part_ml(p, s, row)[0]) && !is_poison(fd_part_ml(p, s, row)[1]);
+        for (int64_t e = 0; e < p.dv; ++e) written = written && !is_poison(fd_part_o(p, s, row)[e]);
+        if (!written) {
+            snprintf(why, len, "internal: the attention combine reads range %lld of row %lld, "
+                     "which the split kernel did not write", (long long)s, (long long)row);
+            return false;
+        }
+    }
+    float m, l;
+    fd_combine_ml(p, row, &m, &l);
+    for (int64_t e = 0; e < p.dv; ++e) acc[e] = 0.0f;
+    for (int64_t s = 0; m != -__builtin_huge_valf() && s < p.splits; ++s) {
+        const float w = fd_weight(p, s, row, m);
+        for (int64_t e = 0; e < p.dv; ++e) acc[e] = fmaf(w, fd_part_o(p, s, row)[e], acc[e]);
+    }
+    int64_t b, h, i;
+    fd_row_coords(p, row, &b, &h, &i);
+    fa_row_store(p, b, h, i, acc.data(), m, l);
+    return true;
+}
+
+bool run_decode(int part, const fa_program* p, int64_t blocks, char* why, size_t len) {
+    std::vector<float> acc((size_t)p->dv);
+    if (part == EMU_ATTN_COMBINE) {
+        for (int64_t row = 0; row < fd_rows(*p); ++row)
+            if (!combine_row(*p, row, acc, why, len)) return false;
+        return true;
+    }
+    if (p->splits > 1) poison_parts(*p);
+    for (int64_t bid = 0; bid < blocks; ++bid)
+        if (!split_block(*p, bid, acc, why, len)) return false;
+    return true;
+}
+
 bool run_blocks(int part, const fa_program* p, int64_t blocks, char* why, size_t len) {
     std::vector<float> a((size_t)(p->d > p->dv ? p->d : p->dv)), c(a.size());
     if (part == EMU_ATTN_DQ) { // every row's delta must be the dq kernel's
@@ -238,14 +355,19 @@ extern "C" bool hipe_fa_launch(void* kernel, const fa_program* p, int64_t blocks
         snprintf(why, len, "internal: an attention launched with another kernel");
         return false;
     }
-    const bool grid = part == EMU_ATTN_DKV ? key_grid_ok(p, blocks) : query_grid_ok(p, blocks);
+    const bool grid = part == EMU_ATTN_DKV       ? key_grid_ok(p, blocks)
+                      : part == EMU_ATTN_SPLIT   ? split_grid_ok(p, blocks, threads)
+                      : part == EMU_ATTN_COMBINE ? combine_grid_ok(p, blocks, threads)
+                                                 : query_grid_ok(p, blocks);
     if (!grid || threads < 32 || threads % 32 != 0 || smem < 0 || smem > 227 * 1024 ||
         (part == EMU_ATTN_DQ && !p->delta)) {
         snprintf(why, len, "internal: an attention grid (kernel %d) of %lld blocks of %d threads "
                  "(%d bytes of shared memory) for %lld x %lld heads of %lld queries, %d a block, "
-                 "%lld keys, %d a block", part, (long long)blocks, threads, smem, (long long)p->b,
-                 (long long)p->hq, (long long)p->sq, p->rows, (long long)p->skv, p->keys);
+                 "%lld keys, %d a block (decode: %d ranges of %lld)", part, (long long)blocks,
+                 threads, smem, (long long)p->b, (long long)p->hq, (long long)p->sq, p->rows,
+                 (long long)p->skv, p->keys, p->splits, (long long)p->split_keys);
         return false;
     }
+    if (part == EMU_ATTN_SPLIT || part == EMU_ATTN_COMBINE) return run_decode(part, p, blocks, why, len);
     return run_blocks(part, p, blocks, why, len);
 }

@@ -220,13 +220,13 @@ PW_UNROLL
     }
 }
 
-// The thread's two rows (x = 0: lane / 4, x = 1: + 8) of one tile at key kt: scale, bias
-// and mask (rlo, rhi: each row's keys), then the online softmax: s becomes p, the rows'
-// maxima m and partial sums l move on and o is rescaled.
+// The thread's two rows (x = 0: lane / 4, x = 1: + 8; query head rh[x], query ri[x]) of
+// one tile at key kt: scale, bias and mask (rlo, rhi: each row's keys), then the online
+// softmax: s becomes p, the rows' maxima m and partial sums l move on and o is rescaled.
 template <int BC, int ET>
-PW_FN void fa_mma_softmax(const fa_program& p, const FaBlock& k, int64_t row0, int64_t kt,
-                          const int64_t* rlo, const int64_t* rhi, float (&s)[BC / 8][4],
-                          float* m, float* l, float (&o)[ET][4]) {
+PW_FN void fa_mma_softmax(const fa_program& p, int64_t b, float scale2, const int64_t* rh,
+                          const int64_t* ri, int64_t kt, const int64_t* rlo, const int64_t* rhi,
+                          float (&s)[BC / 8][4], float* m, float* l, float (&o)[ET][4]) {
     const int t4 = (int)threadIdx.x & 3;
     int lo[2], hi[2]; // the rows' keys relative to the tile, clamped: 32-bit compares
     float mx[2] = {-__builtin_huge_valf(), -__builtin_huge_valf()}, alpha[2], rs[2] = {0, 0};
@@ -242,7 +242,7 @@ PW_UNROLL
         for (int c = 0; c < 4; ++c) {
             const int x = c >> 1, j = n * 8 + 2 * t4 + (c & 1);
             s[n][c] = j >= lo[x] && j < hi[x]
-                          ? fmaf(s[n][c], k.scale2, fa_bias_log2(p, k.b, k.h, row0 + 8 * x, kt + j))
+                          ? fmaf(s[n][c], scale2, fa_bias_log2(p, b, rh[x], ri[x], kt + j))
                           : -__builtin_huge_valf();
             mx[x] = fmaxf(mx[x], s[n][c]);
         }
@@ -342,6 +342,7 @@ PW_FN void fa_mma(const fa_program& p, unsigned char* smem) {
     const FaBlock k = fa_block(p, (int64_t)blockIdx.x);
     const int64_t wi0 = k.i0 + warp * 16, row0 = wi0 + (lane >> 2);
     int64_t wlo, whi, rlo[2], rhi[2]; // the warp's keys (it skips tiles it does not see), the rows'
+    const int64_t rh[2] = {k.h, k.h}, ri[2] = {row0, row0 + 8};
     fa_rows_keys(p, k, wi0, 16, &wlo, &whi);
     fa_row_keys(p, k, row0, &rlo[0], &rhi[0]);
     fa_row_keys(p, k, row0 + 8, &rlo[1], &rhi[1]);
@@ -376,7 +377,7 @@ PW_UNROLL
         if (kt < whi && kt + BC > wlo) {
             float s[BC / 8][4];
             fa_mma_scores<DT, D, BC, QREG>(s, qf, qa, k_sm + (t & 1) * BC * LQ * 2 + ka);
-            fa_mma_softmax<BC, DV / 8>(p, k, row0, kt, rlo, rhi, s, m, l, o);
+            fa_mma_softmax<BC, DV / 8>(p, k.b, k.scale2, rh, ri, kt, rlo, rhi, s, m, l, o);
             fa_mma_pv<DT, DV, BC>(s, o, v_sm + (t & 1) * BC * LV * 2 + va);
         }
         __syncthreads(); // every warp is done with this buffer before it is refilled

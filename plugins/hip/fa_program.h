@@ -53,7 +53,7 @@ enum {
  *     H_k != H_v it runs twice, once over key heads (dk), once over value heads (dv).
  * Each output element is summed by one thread in a fixed order: deterministic. */
 enum { FA_OWN_KV = 0, FA_OWN_K = 1, FA_OWN_V = 2 };
-enum { FA_PART_FWD = 0, FA_PART_DQ = 1, FA_PART_DKV = 2 };
+enum { FA_PART_FWD = 0, FA_PART_DQ = 1, FA_PART_DKV = 2, FA_PART_SPLIT = 3, FA_PART_COMBINE = 4 };
 
 /* The general backward kernels: 128 threads; dq takes FA_SIMT_ROWS queries a block, dkv
  * FA_BWD_SIMT_KEYS keys (4 a warp), both FA_SIMT_KEYS rows of the other side a step (a
@@ -71,6 +71,19 @@ enum { FA_PART_FWD = 0, FA_PART_DQ = 1, FA_PART_DKV = 2 };
     (2 * (FA_MMA_LD(D) + FA_MMA_LD(DV)) * (16 * (WARPS) + 2 * (BC)))
 #define FA_BWD_DKV_SMEM(D, DV, WARPS, BR) \
     (2 * (FA_MMA_LD(D) + FA_MMA_LD(DV)) * (16 * (WARPS) + 2 * (BR)) + 16 * (BR))
+
+/* The decode path (fa_kernels_decode.h), for few query rows (S_q <= FA_DECODE_MAX_SQ) with
+ * H_k = H_v: a block packs the `group` = H_q / H_k query heads that share a key / value
+ * head, all their rows (row r: head g * group + r / S_q, query r % S_q; at most
+ * FA_DECODE_MAX_ROWS, 16 a warp), and takes one of `splits` ranges of `split_keys` keys;
+ * block id = (b * H_k + g) * splits + range.  With one range it writes o and the stats
+ * itself; else each row's unnormalised o and its m (base 2) and l go to the workspace
+ * `part` (o of range s and row (b, h, i) at ((s * B * H_q + b * H_q + h) * S_q + i) * D_v,
+ * then m, l pairs in the same order) and the combine kernel (FA_COMBINE_ROWS rows a block,
+ * a warp each) sums the ranges in order into o and the stats: deterministic. */
+#define FA_DECODE_MAX_SQ 16
+#define FA_DECODE_MAX_ROWS 64
+#define FA_COMBINE_ROWS 4
 
 typedef struct {
     const void* q; /* set at enqueue */
@@ -105,6 +118,11 @@ typedef struct {
     int32_t owner;                          /* FA_OWN_*: what a key block writes */
     int32_t keys;                           /* keys a block of the dK / dV kernel */
     int64_t k_blocks;                       /* its blocks along S_kv: ceil(skv / keys) */
+    /* the decode path */
+    int32_t group;                          /* query heads a block packs: H_q / H_k */
+    int32_t splits;                         /* key ranges; 1: no combine */
+    int64_t split_keys;                     /* keys a range, a multiple of 16 */
+    float* part;                            /* workspace: the ranges' partial rows */
 } fa_program;
 
 #endif

@@ -289,6 +289,8 @@ bool hipe_gm_launch(void* kernel, const gm_program* prog, const gm_tma* tma, int
 #define HIPE_ATTN_KERNEL "hipdnn_attention" /* an attention source's entry point */
 #define HIPE_ATTN_DQ_KERNEL "hipdnn_attention_dq"   /* ... the backward's dq kernel's */
 #define HIPE_ATTN_DKV_KERNEL "hipdnn_attention_dkv" /* ... and its dk / dv kernel's */
+#define HIPE_ATTN_SPLIT_KERNEL "hipdnn_attention_split" /* the decode path's key ranges */
+#define HIPE_ATTN_COMBINE_KERNEL "hipdnn_attention_combine" /* ... and their sum */
 /* Launches a compiled attention kernel (attention_program.c) on `stream` with `smem` bytes
  * of dynamic shared memory a block. */
 bool hipe_fa_launch(void* kernel, const fa_program* prog, int64_t blocks, int threads, int smem,

@@ -233,6 +233,21 @@ static void put_backward(buf* b, const fa_program* p, const hipe_fa_kernel* k) {
             p->do_dt);
 }
 
+/* A decode path's kernel (fa_kernels_decode.h): the split kernel (tensor cores) or the
+ * combine kernel. */
+static void put_decode(buf* b, const fa_program* p, const hipe_fa_kernel* k) {
+    put(b, "#include \"fa_kernels_decode.h\"\n\n");
+    if (k->part == FA_PART_SPLIT)
+        put(b, "__global__ void __launch_bounds__(%d, 1) %s(const fa_program p) {\n"
+               "    extern __shared__ __attribute__((aligned(16))) unsigned char smem[];\n"
+               "    fd_split_mma<%d, %d, %d, %d, %d>(p, smem);\n}\n",
+            32 * k->warps, hipe_fa_entry(k->part), k->dt, (int)p->d, (int)p->dv, k->warps, k->bc);
+    else
+        put(b, "__global__ void __launch_bounds__(%d) %s(const fa_program p) {\n"
+               "    fd_combine<%d>(p);\n}\n",
+            32 * FA_COMBINE_ROWS, hipe_fa_entry(k->part), (int)p->dv);
+}
+
 /* An attention kernel (fa_kernels.h, fa_bwd_kernels.h): one entry point
  * (hipe_fa_entry), the head dims and storage types its template arguments; the lane
  * broadcast its general kernels add. */
@@ -245,6 +260,10 @@ char* hipe_fa_source(const hipe_fa* fa, const hipe_fa_kernel* k, int dialect) {
     else
         put(&b, "%stemplate <class T> PW_FN T hd_shfl(T v, int lane) { return __shfl(v, lane, 32); }\n",
             PRELUDE_HIP);
+    if (k->part == FA_PART_SPLIT || k->part == FA_PART_COMBINE) {
+        put_decode(&b, p, k);
+        return finish(&b);
+    }
     if (k->part != FA_PART_FWD) {
         put_backward(&b, p, k);
         return finish(&b);
@@ -274,7 +293,7 @@ void hipe_jit_headers(const char* const** texts, const char* const** names, int*
         hipe_src_gm_program_h,      hipe_src_gm_exec_h,        hipe_src_gm_kernels_h,
         hipe_src_gm_wgmma_h,        hipe_src_fa_program_h,     hipe_src_fa_exec_h,
         hipe_src_fa_kernels_h,      hipe_src_fa_bwd_exec_h,    hipe_src_fa_bwd_kernels_h,
-        hipe_src_fa_bwd_mma_h};
+        hipe_src_fa_bwd_mma_h,      hipe_src_fa_exec_decode_h, hipe_src_fa_kernels_decode_h};
     static const char* const k_names[] = {
         "pw_program.h",      "pw_exec.h",         "rw_program.h",
         "rw_exec.h",         "rw_exec_reduce.h",  "rw_exec_softmax.h",
@@ -283,7 +302,7 @@ void hipe_jit_headers(const char* const** texts, const char* const** names, int*
         "gm_program.h",      "gm_exec.h",         "gm_kernels.h",
         "gm_wgmma.h",        "fa_program.h",      "fa_exec.h",
         "fa_kernels.h",      "fa_bwd_exec.h",     "fa_bwd_kernels.h",
-        "fa_bwd_mma.h"};
+        "fa_bwd_mma.h",      "fa_exec_decode.h",  "fa_kernels_decode.h"};
     _Static_assert(sizeof(k_texts) == sizeof(k_names), "a text for each name");
     *texts = k_texts;
     *names = k_names;

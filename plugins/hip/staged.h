@@ -151,9 +151,10 @@ int hipe_rs_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage*
 int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe_plan* ep,
                     const hipe_knobs* knobs, int64_t parts_uid, size_t* parts_bytes,
                     hipe_stage* st, char* why, size_t len);
-/* The stage of an sdpa_fwd node (attention_program.c): 1, or 0 with the reason. */
-int hipe_fa_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage* st, char* why,
-                    size_t len);
+/* The stage of an sdpa_fwd node (attention_program.c): 1, or 0 with the reason; its decode
+ * path's partial rows need *parts_bytes of workspace under uid parts_uid. */
+int hipe_fa_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, int64_t parts_uid,
+                    size_t* parts_bytes, hipe_stage* st, char* why, size_t len);
 /* The stage of an sdpa_bwd node (attention_backward.c): 1, or 0 with the reason; its
  * delta rows need *parts_bytes of workspace under uid parts_uid. */
 int hipe_fab_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, int64_t parts_uid,

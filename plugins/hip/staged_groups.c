@@ -379,7 +379,7 @@ static int compile_attention_group(parts* s, const group_job* j, hipe_stage* st)
     const hipdnnSdkNode* n = &j->sub->nodes[0];
     if (n->kind == HIPDNN_OP_SDPA_BWD)
         return hipe_fab_compile(j->sub, n, j->parts_uid, j->parts_bytes, st, s->why, s->len);
-    return hipe_fa_compile(j->sub, n, st, s->why, s->len);
+    return hipe_fa_compile(j->sub, n, j->parts_uid, j->parts_bytes, st, s->why, s->len);
 }
 
 /* Each kind of group: the family of kernels it runs (for messages) and its compiler. */
