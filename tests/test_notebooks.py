@@ -60,7 +60,7 @@ def test_every_notebook_the_issue_names_is_there():
     assert names == {"00_introduction", "01_graph_wrapper", "02_plugins_and_engines",
                      "03_porting_from_cudnn_frontend", "10_matmul_epilogues",
                      "20_normalization", "30_attention", "40_gpu_and_interop",
-                     "50_performance", "60_onnxruntime"}
+                     "50_performance", "55_autotuning", "60_onnxruntime"}
 
 
 @pytest.mark.parametrize("path", ALL, ids=lambda p: p.stem)
