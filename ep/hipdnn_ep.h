@@ -20,6 +20,8 @@
  *   ops_pool.c    the pooling ops' checks, shape rules and lowerings
  *   ops_pointwise.c  the variadic, clipping and hard-activation ops', likewise
  *   ops_movement.c  Transpose, Concat, Slice, Split, Squeeze, Unsqueeze, Expand, Where, likewise
+ *   ops_attention.c  Attention (opset 23) as hipdnn's sdpa, likewise
+ *   fuse_attention.c  MatMul -> scale -> (mask) -> Softmax -> MatMul lowered as one sdpa
  *   plan.c        the engine chosen for that graph, and its plan
  *   kernel.c      per fused node: plans cached by input shapes, execution per run
  *   ep.c          OrtEp: GetCapability, Compile and the compute functions
@@ -153,6 +155,8 @@ typedef struct {
     bool is_graph_output;     /* an output of the graph the model was read from */
     int64_t* ivals;           /* a constant int64 initializer's values (axes), else NULL */
     int64_t n_ivals;
+    float fval;               /* a one-element float constant initializer's value */
+    bool has_fval;
     int producer;             /* node index, -1 for graph inputs and initializers */
     int n_consumers;          /* nodes of the model that read it */
 } ep_value;
@@ -294,6 +298,7 @@ typedef struct {
     ep_plan_part* parts;
     int n_parts;
     ep_shape* out_shapes; /* one per fused-node output */
+    int n_sdpa;           /* attentions run as one sdpa operation each (for the log) */
 } ep_plan;
 
 /* Builds and finalizes the hipdnn graph of model `m` for these input shapes (in_shapes[k]
@@ -381,6 +386,11 @@ ep_op_shape ep_shape_transpose, ep_shape_concat, ep_shape_slice, ep_shape_split,
     ep_shape_squeeze, ep_shape_unsqueeze, ep_shape_expand, ep_shape_where;
 ep_op_lower ep_emit_transpose, ep_emit_concat, ep_emit_slice, ep_emit_split, ep_emit_expand,
     ep_emit_where;
+
+/* ops_attention.c: Attention (opset 23) */
+ep_op_check ep_check_attention;
+ep_op_shape ep_shape_attention;
+ep_op_lower ep_emit_attention;
 
 /* ---- plan.c -------------------------------------------------------------------------- */
 

@@ -157,8 +157,9 @@ static OrtStatus* find_plan(ep_kernel* k, const ep_shape* in, const ep_plan** ou
             for (int j = 0; j < e->plan.n_parts; ++j)
                 ep_log(k->logger, k->opt.log_level, ORT_LOGGING_LEVEL_INFO,
                        "fused node '%s': plan %d built on engine %s (%d ONNX nodes, "
-                       "workspace %lld bytes)%s", k->name, k->n_cache, e->plan.parts[j].engine,
-                       k->model.n_nodes, (long long)e->plan.parts[j].workspace,
+                       "workspace %lld bytes, %d attention as sdpa)%s", k->name, k->n_cache,
+                       e->plan.parts[j].engine, k->model.n_nodes,
+                       (long long)e->plan.parts[j].workspace, e->plan.n_sdpa,
                        e->plan.n_parts > 1 ? ", one of the graphs empty inputs cut it into" : "");
             if (!e->plan.n_parts)
                 ep_log(k->logger, k->opt.log_level, ORT_LOGGING_LEVEL_INFO,

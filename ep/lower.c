@@ -564,6 +564,7 @@ static bool lowering_init(lw* w, const ep_model* m, const ep_shape* in_shapes, h
 static void lower_nodes(lw* w) {
     const ep_model* m = w->m;
     char why[512], label[200];
+    if (!lw_find_attention(w)) lw_failf(w, "out of memory");
     for (int i = 0; i < m->n_nodes && !w->failed; ++i) {
         const ep_node* n = &m->nodes[i];
         w->label = ep_node_label(n, label, sizeof(label));
@@ -584,7 +585,8 @@ static void lower_nodes(lw* w) {
                 w->vals[n->out[k]].onnx = outs[k];
                 w->vals[n->out[k]].shaped = true;
             }
-        lower_node(w, n);
+        if (!w->role[i]) lower_node(w, n);
+        else if (w->role[i] > 1) lw_emit_attention_pattern(w, w->role[i] - 2, lower_node);
     }
     /* `label` goes out of scope: later messages name the graph */
     w->label = NULL;
@@ -616,6 +618,8 @@ static bool lowering_finish(lw* w, bool check_only, ep_plan* out, char* err, siz
     free(w->ports);
     free(w->binds);
     free(w->bind_t);
+    free(w->role);
+    free(w->pats);
     if (w->failed || check_only) {
         ep_plan_free(out);
         if (w->failed) snprintf(err, err_len, "%s", w->err);
@@ -641,6 +645,7 @@ static bool lower_model(const ep_model* m, const ep_shape* in_shapes, hipdnnHand
     collect_outputs(&w, graph_name, out);
     if (in_shape_rules) *in_shape_rules = w.shape_failed;
     if (!w.failed) plan_parts(&w, opt, space, graph_name, check_only ? NULL : out);
+    out->n_sdpa = w.n_sdpa;
     return lowering_finish(&w, check_only, out, err, err_len);
 }
 

@@ -38,6 +38,12 @@ struct ep_lowering {
     char err[1536];
     bool failed;
     bool shape_failed; /* failed in ONNX's shape rules (ep_shape_infer), not in hipdnn */
+    int n_sdpa;        /* sdpa operations made (Attention nodes and fused patterns) */
+    /* fuse_attention.c's attention patterns: per node 0 (none), 1 (lowered with the
+     * pattern) or 2 + the index of the pattern lowered at that node, its last */
+    int* role;
+    void* pats;
+    int n_pats;
 };
 typedef ep_lowering lw;
 
@@ -71,5 +77,20 @@ hipdnnBackendDescriptor_t lw_get(lw* w, int v, const ep_shape* want);
 hipdnnBackendDescriptor_t lw_get_onnx(lw* w, int v);
 hipdnnBackendDescriptor_t lw_get_bcast(lw* w, int v, int r);
 hipdnnBackendDescriptor_t lw_make_out(lw* w, int v, const ep_shape* hs);
+/* ops_attention.c: value v's memory read as dims / strides (a VIEW_ONLY reshape of a value
+ * computed in the graph), and one sdpa operation (scale by value, bias optional, causal:
+ * the top-left band). */
+hipdnnBackendDescriptor_t lw_strided(lw* w, int v, const ep_shape* dims, const int64_t* strides,
+                                     const char* what);
+/* fuse_attention.c: finds the patterns of w->m (false: out of memory), and lowers pattern
+ * `index` as one sdpa, or its nodes one by one through lower_one where the shapes do
+ * not fit one. */
+typedef bool lw_node_fn(lw* w, const ep_node* n);
+bool lw_find_attention(lw* w);
+bool lw_emit_attention_pattern(lw* w, int index, lw_node_fn* lower_one);
+hipdnnBackendDescriptor_t lw_sdpa_out(lw* w, int y, const ep_shape* s);
+bool lw_sdpa(lw* w, hipdnnBackendDescriptor_t q, hipdnnBackendDescriptor_t k,
+             hipdnnBackendDescriptor_t v, hipdnnBackendDescriptor_t bias, float scale,
+             bool causal, hipdnnBackendDescriptor_t o);
 
 #endif

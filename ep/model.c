@@ -1,7 +1,7 @@
 /* model.c — the ONNX nodes of an OrtGraph copied into plain C (ep_model): op, domain,
  * attributes, and for each value its name, element type, shape as far as ORT knows it,
  * whether it is a constant initializer (with its values when it is a small int64 one,
- * such as a reduction's axes), and which node of the model produces it.  Names are
+ * such as a reduction's axes, or a one-element float one, such as a scale), and which node of the model produces it.  Names are
  * copied: an OrtGraph lives only as long as the call that passed it. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +56,39 @@ static bool index_add(ep_model* m, int v) {
     return true;
 }
 
+static float half_to_float(uint16_t h) {
+    uint32_t e = (h >> 10) & 31u, f = h & 1023u, bits;
+    if (e == 0) { /* zero or subnormal: f * 2^-24, exact in float */
+        float m = (float)f * 5.9604644775390625e-8f;
+        return h & 0x8000u ? -m : m;
+    }
+    bits = ((uint32_t)(h & 0x8000u) << 16) | (e == 31 ? 255u << 23 : (e + 112u) << 23) | f << 13;
+    float out;
+    memcpy(&out, &bits, sizeof(out));
+    return out;
+}
+
+/* A one-element float32 / float16 constant's value into v->fval (an attention pattern's
+ * scale, read at lowering). */
+static OrtStatus* read_scalar(const OrtValueInfo* vi, ep_value* v) {
+    const OrtValue* val = NULL;
+    TRY(g_ort->ValueInfo_GetInitializerValue(vi, &val));
+    if (!val) return NULL;
+    ONNXTensorElementDataType et;
+    const int64_t* shape = NULL;
+    size_t nd = 0;
+    TRY(g_ort->GetTensorElementTypeAndShapeDataReference(val, &et, &shape, &nd));
+    int64_t count = 1;
+    for (size_t i = 0; i < nd; ++i) count *= shape[i];
+    if (count != 1) return NULL;
+    const void* data = NULL;
+    TRY(g_ort->GetTensorData(val, &data));
+    v->fval = et == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16 ? half_to_float(*(const uint16_t*)data)
+                                                         : *(const float*)data;
+    v->has_fval = true;
+    return NULL;
+}
+
 /* Reads what a value info says about its tensor into v. */
 static OrtStatus* read_value(const OrtValueInfo* vi, ep_value* v) {
     v->rank = -1;
@@ -87,6 +120,9 @@ static OrtStatus* read_value(const OrtValueInfo* vi, ep_value* v) {
     bool is_out = false;
     TRY(g_ort->ValueInfo_IsGraphOutput(vi, &is_out));
     v->is_graph_output = is_out;
+    if (is_const && (v->elem_type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT ||
+                     v->elem_type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16))
+        TRY(read_scalar(vi, v));
     if (is_const && v->elem_type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64) {
         const OrtValue* val = NULL;
         TRY(g_ort->ValueInfo_GetInitializerValue(vi, &val));

@@ -73,6 +73,7 @@ static const ep_op_def ops[] = {
     {"Unsqueeze", "", 0, ep_check_squeeze, ep_shape_unsqueeze, ep_emit_reshape, NULL, 0},
     {"Expand", "", 0, ep_check_expand, ep_shape_expand, ep_emit_expand, NULL, 0},
     {"Where", "", 0, ep_check_where, ep_shape_where, ep_emit_where, NULL, 0},
+    {"Attention", "", 23, ep_check_attention, ep_shape_attention, ep_emit_attention, NULL, 0},
 };
 
 static bool same_domain(const char* row, const char* node) {

@@ -18,6 +18,7 @@ layernorm's 1e-4 for the transformers), relative and absolute; the differences s
 near 1e-6, both sides summing in float32 in their own orders.
 """
 import os
+import re
 
 import numpy as np
 import pytest
@@ -30,7 +31,7 @@ from tolerances import graph_tolerance
 CNN_TOL = graph_tolerance(["conv_fprop", "batchnorm", "pointwise", "resample", "reduction",
                            "matmul"], "fp32")
 TRANSFORMER_TOL = graph_tolerance(["conv_fprop", "matmul", "layernorm", "pointwise",
-                                   "reduction"], "fp32")
+                                   "reduction", "sdpa"], "fp32")
 
 
 class Net:
@@ -202,13 +203,16 @@ def devices():
     return ["cpu", None] if DEFAULT_DEVICE == "gpu" else ["cpu"]
 
 
-def check_model(tmp_path, m, feeds, tol, opt, stays=()):
+def check_model(tmp_path, m, feeds, tol, opt, stays=(), sdpa=0):
     """hipdnn-ep on its CPU device and on a GPU (devices()): every node but
     those of the op types in `stays` claimed, in one fused node, and the output equal to
-    ORT's CPU EP within tol; ORT's graph optimizations at level `opt`."""
+    ORT's CPU EP within tol; ORT's graph optimizations at level `opt`.  sdpa: how many
+    attentions (MatMul -> scale -> mask -> Softmax -> MatMul) the fused node's log says
+    ran as one sdpa operation each."""
     want, _, _ = run(tmp_path, m, feeds, ep="cpu", opt=opt)
     for device in devices():
-        got, assigned, _ = run(tmp_path, m, feeds, device=device, opt=opt)
+        got, assigned, err = run(tmp_path, m, feeds, device=device, opt=opt, log_level=1)
+        assert [int(c) for c in re.findall(r"(\d+) attention as sdpa", err)] == [sdpa], err[-3000:]
         device = device or "real GPU"
         n, total, kept = took(assigned)
         print(f"\n{device} device, optimizations {opt}: hipdnn-ep took {n} of {total} nodes "
@@ -237,11 +241,11 @@ def test_bert_style_encoder_layer(tmp_path, form, opt):
     mask = np.zeros((2, 1, 1, 8), np.float32)
     mask[1, ..., 6:] = -1e4  # the second sequence is two tokens shorter
     check_model(tmp_path, m, {"ids": r.integers(0, 50, (2, 8)).astype(np.int64), "mask": mask},
-                TRANSFORMER_TOL, opt, stays=("Gather",))
+                TRANSFORMER_TOL, opt, stays=("Gather",), sdpa=1)
 
 
 @OPT
 def test_vit_patch_embedding_and_block(tmp_path, opt):
     m, _ = vit(seed=5)
     x = np.random.default_rng(6).standard_normal((2, 3, 16, 16)).astype(np.float32)
-    check_model(tmp_path, m, {"x": x}, TRANSFORMER_TOL, opt)
+    check_model(tmp_path, m, {"x": x}, TRANSFORMER_TOL, opt, sdpa=1)
