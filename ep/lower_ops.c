@@ -212,10 +212,9 @@ bool ep_emit_batchnorm(lw* w, const ep_node* n, int arg) {
            lw_op_done(w, op);
 }
 
-/* LAYER_NORM over X's dims from axis on (axis 0: X viewed as [1, ...], axis 1), in the
- * training phase when Mean or InvStdDev is used. */
+/* LAYER_NORM (arg 1: RMSNormalization's RMS_NORM) over X's dims from axis on (axis 0: X
+ * viewed as [1, ...], axis 1), in the training phase when Mean or InvStdDev is used. */
 bool ep_emit_layernorm(lw* w, const ep_node* n, int arg) {
-    (void)arg;
     ep_shape xs = w->vals[n->in[0]].onnx;
     int64_t axis = ep_attr_int(n, "axis", -1);
     if (axis < 0) axis += xs.rank;
@@ -233,7 +232,7 @@ bool ep_emit_layernorm(lw* w, const ep_node* n, int arg) {
     hipdnnBackendDescriptor_t x = lw_get(w, n->in[0], &xs), scale = lw_get(w, n->in[1], &ps);
     hipdnnBackendDescriptor_t bias = n->n_in >= 3 && n->in[2] >= 0 ? lw_get(w, n->in[2], &ps) : NULL;
     hipdnnBackendDescriptor_t e = lw_scalar(w, "epsilon", eps, xs.rank);
-    hipdnnBackendNormMode_t mode = HIPDNN_LAYER_NORM;
+    hipdnnBackendNormMode_t mode = arg ? HIPDNN_RMS_NORM : HIPDNN_LAYER_NORM;
     hipdnnBackendNormFwdPhase_t phase = stats ? HIPDNN_NORM_FWD_TRAINING : HIPDNN_NORM_FWD_INFERENCE;
     hipdnnBackendDescriptor_t op =
         lw_op_new(w, HIPDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR, NULL);

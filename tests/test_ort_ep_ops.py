@@ -174,6 +174,25 @@ def test_layernorm_gives_mean_and_inv_std_dev(tmp_path, rng, axis, outputs):
     claimed_whole(tmp_path, m, {"x": x}, {o: want[o] for o in outputs if o})
 
 
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_rms_normalization_opset_23(tmp_path, rng, axis, device):
+    """RMSNormalization (opset 23) as norm_forward's RMS_NORM: x / sqrt(mean(x^2) + eps)
+    * scale over the dims from axis on."""
+    xs = (2, 3, 4, 5)
+    s = rand(rng, *xs[axis % 4:])
+    node = helper.make_node("RMSNormalization", ["x", "s"], ["y"], name="rms", axis=axis,
+                            epsilon=1e-3)
+    m = model([node], [("x", list(xs))], [("y", None)], [("s", s)], opset=23)
+    m.ir_version = 10
+    x = rand(rng, *xs)
+    x64 = x.astype(np.float64)
+    ms = (x64 ** 2).mean(axis=tuple(range(axis % 4, 4)), keepdims=True)
+    want = x64 / np.sqrt(ms + 1e-3) * s
+    got = compare(tmp_path, m, {"x": x}, fused_nodes=1, device=device)[0]
+    np.testing.assert_allclose(got["y"][0], want, **TOL)
+
+
 def softmax_ref(x, axes, log=False):
     x = x.astype(np.float64)
     d = x - x.max(axis=axes, keepdims=True)
