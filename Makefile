@@ -220,10 +220,14 @@ test-sanitize:
 # ASan + UBSan: every target; ctest (leak checking on) and the whole pytest suite.
 test-asan: deps
 	mkdir -p $(ASAN_BUILD)/pkg/hipdnn
-	rm -rf $(ASAN_BUILD)/reports $(ASAN_BUILD)/pkg/hipdnn/*.py $(ASAN_BUILD)/pkg/hipdnn/_pygraph
-	# the package's Python files, subpackages included (what `pip install .` ships)
+	rm -rf $(ASAN_BUILD)/reports $(ASAN_BUILD)/pkg/hipdnn/*.py $(ASAN_BUILD)/pkg/hipdnn/_pygraph \
+	       $(ASAN_BUILD)/pkg/hipdnn/experimental
+	# the package's Python files, subpackages included (what `pip install .` ships:
+	# pyproject.toml's packages; tests/test_public_api.py checks that list)
 	cp hipdnn/*.py hipdnn/*.pyi hipdnn/py.typed $(ASAN_BUILD)/pkg/hipdnn/
-	mkdir -p $(ASAN_BUILD)/pkg/hipdnn/_pygraph && cp hipdnn/_pygraph/*.py $(ASAN_BUILD)/pkg/hipdnn/_pygraph/
+	for d in _pygraph experimental experimental/ops; do \
+	  mkdir -p $(ASAN_BUILD)/pkg/hipdnn/$$d && cp hipdnn/$$d/*.py $(ASAN_BUILD)/pkg/hipdnn/$$d/ || exit 1; \
+	done
 	cmake -S . -B $(ASAN_BUILD) $(SAN_CMAKE) -DHIPDNN_SANITIZE=address,undefined \
 	      -DPython3_EXECUTABLE=$(PYTHON) -DHIPDNN_PACKAGE_DIR=$(CURDIR)/$(ASAN_BUILD)/pkg/hipdnn
 	cmake --build $(ASAN_BUILD) -j $(JOBS)

@@ -165,8 +165,9 @@ def code_params(obj):
 PY_DOC = "python_api.md"
 CLASSES = {"pygraph": hipdnn.pygraph, "Tensor": hipdnn.Tensor, "Graph": hipdnn.Graph,
            "Handle": hipdnn.Handle, "DeviceArray": hipdnn.DeviceArray}
-PUBLIC_MODULES = ["arrays", "bfloat16", "compat", "device", "enums", "errors", "graph",
-                  "plan_bytes", "pygraph", "runtime"]
+PUBLIC_MODULES = ["api_base", "arrays", "bfloat16", "compat", "device", "enums", "errors",
+                  "graph", "plan_bytes", "pygraph", "runtime", "experimental.ops.sdpa",
+                  "experimental.ops.moe_grouped_matmul"]
 BUILTIN_BASES = (object, tuple, BaseException, int, enum.Enum)
 
 

@@ -73,8 +73,8 @@ def test_every_public_name_has_a_docstring():
     assert _undocumented(hipdnn, hipdnn.__all__) == []
 
 
-PUBLIC_MODULES = ["arrays", "bfloat16", "compat", "device", "enums", "errors", "graph",
-                  "plan_bytes", "pygraph", "runtime"]
+PUBLIC_MODULES = ["api_base", "arrays", "bfloat16", "compat", "device", "enums", "errors",
+                  "graph", "plan_bytes", "pygraph", "runtime"]
 
 
 @pytest.mark.parametrize("name", PUBLIC_MODULES)
