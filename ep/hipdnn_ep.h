@@ -21,6 +21,7 @@
  *   ops_pointwise.c  the variadic, clipping and hard-activation ops', likewise
  *   ops_movement.c  Transpose, Concat, Slice, Split, Squeeze, Unsqueeze, Expand, Where, likewise
  *   ops_attention.c  Attention (opset 23) as hipdnn's sdpa, likewise
+ *   ops_norm.c    InstanceNormalization, likewise
  *   fuse_attention.c  MatMul -> scale -> (mask) -> Softmax -> MatMul lowered as one sdpa
  *   plan.c        the engine chosen for that graph, and its plan
  *   kernel.c      per fused node: plans cached by input shapes, execution per run
@@ -386,6 +387,11 @@ ep_op_shape ep_shape_transpose, ep_shape_concat, ep_shape_slice, ep_shape_split,
     ep_shape_squeeze, ep_shape_unsqueeze, ep_shape_expand, ep_shape_where;
 ep_op_lower ep_emit_transpose, ep_emit_concat, ep_emit_slice, ep_emit_split, ep_emit_expand,
     ep_emit_where;
+
+/* ops_norm.c: InstanceNormalization */
+ep_op_check ep_check_instancenorm;
+ep_op_shape ep_shape_instancenorm;
+ep_op_lower ep_emit_instancenorm;
 
 /* ops_attention.c: Attention (opset 23) */
 ep_op_check ep_check_attention;

@@ -33,6 +33,7 @@ static const ep_op_def ops[] = {
     {"BatchNormalization", "", 0, ep_check_batchnorm, ep_shape_batchnorm, ep_emit_batchnorm, NULL, 0},
     {"LayerNormalization", "", 0, ep_check_layernorm, ep_shape_layernorm, ep_emit_layernorm, NULL, 0},
     {"RMSNormalization", "", 23, ep_check_layernorm, ep_shape_layernorm, ep_emit_layernorm, NULL, 1},
+    {"InstanceNormalization", "", 0, ep_check_instancenorm, ep_shape_instancenorm, ep_emit_instancenorm, NULL, 0},
     {"ReduceSum", "", 0, ep_check_reduce, ep_shape_reduce, ep_emit_reduce, ep_empty_reduce, RED(ADD)},
     {"ReduceMean", "", 0, ep_check_reduce, ep_shape_reduce, ep_emit_reduce, ep_empty_reduce, RED(AVG)},
     {"ReduceMax", "", 0, ep_check_reduce, ep_shape_reduce, ep_emit_reduce, ep_empty_reduce, RED(MAX)},

@@ -193,6 +193,27 @@ def test_rms_normalization_opset_23(tmp_path, rng, axis, device):
     np.testing.assert_allclose(got["y"][0], want, **TOL)
 
 
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("xs", [(2, 3, 7), (2, 3, 4, 5), (1, 2, 3, 4, 2)])
+def test_instance_normalization(tmp_path, rng, xs, device):
+    """InstanceNormalization as norm_forward's INSTANCE_NORM: per sample and channel over
+    the spatial dims, then scale and B per channel."""
+    c = xs[1]
+    s, b = rand(rng, c), rand(rng, c)
+    node = helper.make_node("InstanceNormalization", ["x", "s", "b"], ["y"], name="in",
+                            epsilon=1e-3)
+    m = model([node], [("x", list(xs))], [("y", None)], [("s", s), ("b", b)])
+    x = rand(rng, *xs)
+    x64 = x.astype(np.float64)
+    axes = tuple(range(2, len(xs)))
+    mean = x64.mean(axis=axes, keepdims=True)
+    var = ((x64 - mean) ** 2).mean(axis=axes, keepdims=True)
+    p = (1, c) + (1,) * (len(xs) - 2)
+    want = (x64 - mean) / np.sqrt(var + 1e-3) * s.reshape(p) + b.reshape(p)
+    got = compare(tmp_path, m, {"x": x}, fused_nodes=1, device=device)[0]
+    np.testing.assert_allclose(got["y"][0], want, **TOL)
+
+
 def softmax_ref(x, axes, log=False):
     x = x.astype(np.float64)
     d = x - x.max(axis=axes, keepdims=True)
