@@ -17,10 +17,13 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from test_ort_ep import FLOAT, run, runner_available  # noqa: F401  runner_available: fixture
+from test_ort_ep_models import devices
 from tolerances import graph_tolerance
 
 TOL = graph_tolerance(["sdpa", "pointwise"], "fp32")
-DEVICES = pytest.mark.parametrize("device", ["cpu", "gpu"])
+# the CPU device and the fake GPU; on a GPU machine (HIPDNN_TEST_NO_FAKE=1,
+# HIPDNN_ORT_DEVICE=gpu) the real GPU instead of the fake one
+DEVICES = pytest.mark.parametrize("device", devices())
 
 
 def onnx_model(nodes, inputs, outputs, inits=(), opset=23):

@@ -11,6 +11,7 @@ import pytest
 
 from test_ort_ep import (FLOAT, compare, helper, model, numpy_helper, rand,  # noqa: F401
                          rng, run, runner_available)  # rng, runner_available: fixtures
+from test_ort_ep_models import devices  # the CPU device, then the fake GPU (or a real one)
 
 TOL = dict(rtol=1e-4, atol=1e-5)
 
@@ -174,7 +175,7 @@ def test_layernorm_gives_mean_and_inv_std_dev(tmp_path, rng, axis, outputs):
     claimed_whole(tmp_path, m, {"x": x}, {o: want[o] for o in outputs if o})
 
 
-@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("device", devices())
 @pytest.mark.parametrize("axis", [0, 1, -1])
 def test_rms_normalization_opset_23(tmp_path, rng, axis, device):
     """RMSNormalization (opset 23) as norm_forward's RMS_NORM: x / sqrt(mean(x^2) + eps)
@@ -193,7 +194,7 @@ def test_rms_normalization_opset_23(tmp_path, rng, axis, device):
     np.testing.assert_allclose(got["y"][0], want, **TOL)
 
 
-@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("device", devices())
 @pytest.mark.parametrize("xs", [(2, 3, 7), (2, 3, 4, 5), (1, 2, 3, 4, 2)])
 def test_instance_normalization(tmp_path, rng, xs, device):
     """InstanceNormalization as norm_forward's INSTANCE_NORM: per sample and channel over
