@@ -586,7 +586,7 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetApplicableEngineI
     hipdnnEnginePluginHandle_t h, const uint8_t* g, size_t n, uint64_t* ids, uint32_t max, uint32_t* num)
 { (void)h; (void)g; (void)n; *num = 1; if (ids && max) ids[0] = id(); return HIPDNN_PLUGIN_STATUS_SUCCESS; }
 static const hipdnnPluginEngineDetails_t k_details = {
-    sizeof(hipdnnPluginEngineDetails_t), 0, NAME, HIPDNN_MEMORY_HOST, 0, 0, 0, NULL, NULL};
+    sizeof(hipdnnPluginEngineDetails_t), 0, NAME, HIPDNN_MEMORY_HOST, 0, 0, 0, NULL, NULL, NULL};
 static hipdnnPluginEngineDetails_t g_details;
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetEngineDetails(
     hipdnnEnginePluginHandle_t h, uint64_t e, const hipdnnPluginEngineDetails_t** d)
