@@ -1,6 +1,7 @@
 """Builds hipdnn with CMake and puts every artefact inside the package
 (docs/architecture.md, "Packaging"): hipdnn/_C.abi3.so, hipdnn/lib/libhipdnn_backend.so,
-hipdnn/lib/hipdnn_plugins/engines/*.so, hipdnn/include/hipdnn/*.h and
+hipdnn/lib/hipdnn_plugins/engines/*.so, hipdnn/lib/hipdnn_plugins/heuristics/*.so,
+hipdnn/include/hipdnn/*.h and
 hipdnn/lib/cmake/hipdnn/hipdnnConfig*.cmake."""
 import os
 import shlex

@@ -26,9 +26,10 @@ from .errors import (FeatureNotSupportedError, GraphNotSupportedError, HipdnnErr
 from .graph import Graph
 from .pygraph import AutotuneResult, KernelGroup, Tensor, knob, pygraph
 from .pygraph import Tensor as tensor
-from .runtime import (EngineInfo, Handle, default_handle, engines, loaded_engine_plugin_paths,
-                      plugin_search_paths, set_engine_plugin_paths, set_log_callback,
-                      set_log_level, skipped_engine_plugins, version)
+from .runtime import (EngineInfo, Handle, HeuristicPluginInfo, default_handle, engines,
+                      heuristic_plugins, loaded_engine_plugin_paths, plugin_search_paths,
+                      set_engine_plugin_paths, set_log_callback, set_log_level,
+                      skipped_engine_plugins, version)
 # cuDNN frontend's module-level names (after .graph: hipdnn.graph is its context manager)
 from .compat import (DeviceProperties, KernelCache, backend_version, backend_version_string,
                      create_device_properties, create_handle, create_kernel_cache,
@@ -53,6 +54,7 @@ __all__ = [
     "bfloat16", "to_bfloat16", "from_bfloat16",
     "DeviceArray", "DeviceRuntime", "device_runtime", "synchronize",
     "default_handle", "engines", "set_engine_plugin_paths", "loaded_engine_plugin_paths",
-    "skipped_engine_plugins", "plugin_search_paths", "set_log_callback", "set_log_level",
+    "skipped_engine_plugins", "heuristic_plugins", "HeuristicPluginInfo", "plugin_search_paths",
+    "set_log_callback", "set_log_level",
     "version", "__version__",
 ]

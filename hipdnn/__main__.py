@@ -58,6 +58,11 @@ def cmd_info(_args: argparse.Namespace) -> int:
     print(f"plugins skipped ({len(skipped)}):")
     for path, reason in skipped:
         print(f"  {path}: {reason}")
+    heuristics = hipdnn.heuristic_plugins()
+    print(f"heuristic plugins ({len(heuristics)}):")
+    for h in heuristics:
+        print(f"  {h.path}: {h.name + ' ' if h.name else ''}{h.state}"
+              f"{': ' + h.reason if h.reason else ''}")
     engines = hipdnn.engines()
     print(f"engines ({len(engines)}):")
     for e in engines:

@@ -21,6 +21,8 @@ __all__ = [
     "set_engine_plugin_paths",
     "loaded_engine_plugin_paths",
     "skipped_engine_plugins",
+    "HeuristicPluginInfo",
+    "heuristic_plugins",
     "plugin_search_paths",
     "set_log_callback",
     "set_log_level",
@@ -117,6 +119,27 @@ def skipped_engine_plugins() -> List[Tuple[str, str]]:
     for entry in _C.skipped_engine_plugins():
         path, sep, reason = entry.partition(": ")
         out.append((path, reason) if sep else (entry, ""))
+    return out
+
+
+class HeuristicPluginInfo(NamedTuple):
+    """One heuristic plugin the loader found (docs/engine_selection.md)."""
+
+    path: str
+    name: str  # "" when skipped
+    state: str  # "active" (it ranks under heur modes A and B), "loaded" or "skipped"
+    reason: str  # why it was skipped, else ""
+
+
+def heuristic_plugins() -> List[HeuristicPluginInfo]:
+    """The heuristic plugins found (hipdnn_plugins/heuristics, or
+    $HIPDNN_HEURISTIC_PLUGIN_PATH): the active one, the others loaded, and those skipped
+    with the reason (loads them if needed)."""
+    out = []
+    for entry in _C.heuristic_plugins():
+        path, name, state = (entry.split("\t", 2) + ["", ""])[:3]
+        state, _, reason = state.partition(": ")
+        out.append(HeuristicPluginInfo(path, name, state, reason))
     return out
 
 

@@ -3,6 +3,9 @@
  *   A        : by the engine's declared priority, then load order
  *   B        : device engines before host engines, then as A
  *   FALLBACK : only engines flagged FALLBACK (the reference), as A
+ * Under A and B a heuristic plugin, when one is active (heuristic_plugins.c), orders the
+ * applicable engines instead of the priorities (B still puts device engines first), and
+ * its line per engine is kept as HEURISTIC_REPORT_EXT.
  * Under A and B, the config autotuning stored for the graph on this device (plan_cache.c)
  * goes first, with its knobs, when its engine is applicable ("plan cache hit" in the log);
  * the engine's default config keeps its own rank.  A preferred engine goes first when
@@ -16,6 +19,7 @@
 #include "descriptor.h"
 #include "error.h"
 #include "handle.h"
+#include "heuristic_plugins.h"
 #include "log.h"
 #include "plan_cache.h"
 #include "registry.h"
@@ -35,6 +39,7 @@ typedef struct {
     heur_result* results; /* ranked */
     hipdnnPlanCacheEntry tuned; /* the plan cache's entry, for the result marked tuned */
     char* report;
+    char* heur_report; /* "plugin\tengine\tscore\texplanation" lines; "" for the built-in */
 } heur_state;
 
 #define H(d) ((heur_state*)(d)->state)
@@ -46,6 +51,7 @@ static void heur_destroy(hipdnnBackendDescriptor_t d) {
     free(s->deselected);
     free(s->results);
     free(s->report);
+    free(s->heur_report);
 }
 
 static hipdnnStatus_t heur_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttributeName_t name,
@@ -135,6 +141,13 @@ static hipdnnStatus_t heur_get(hipdnnBackendDescriptor_t d, hipdnnBackendAttribu
                                hipdnnBackendAttributeType_t type, int64_t req, int64_t* count,
                                void* v) {
     heur_state* s = H(d);
+    if (name == (hipdnnBackendAttributeName_t)HIPDNN_ATTR_ENGINEHEUR_HEURISTIC_REPORT_EXT) {
+        if (!d->finalized)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
+                              "ENGINEHEUR: HEURISTIC_REPORT_EXT needs a finalized descriptor");
+        return hipdnnAttrReturnString("ENGINEHEUR", "HEURISTIC_REPORT_EXT", type, req, count, v,
+                                      s->heur_report);
+    }
     switch (name) {
     case HIPDNN_ATTR_ENGINEHEUR_MODE:
         return hipdnnAttrReturn("ENGINEHEUR", "MODE", HIPDNN_TYPE_HEUR_MODE, type, req, count, v,
@@ -327,8 +340,41 @@ static void prefer_from_env(heur_state* s) {
     }
 }
 
+/* Under A and B, the active heuristic plugin's order of s->results (B: device engines
+ * still first), and its lines into s->heur_report; nothing changes without one. */
+static void plugin_order(heur_state* s) {
+    int32_t n = s->num_results, order[256];
+    hipdnnHeuristicExplanation* why = calloc((size_t)n + 1, sizeof(*why));
+    char used[64] = "";
+    const hipdnnGraphState* gs = s->graph->state;
+    if (s->mode == HIPDNN_HEUR_MODE_FALLBACK || n > 256 || !why) goto done;
+    for (int32_t k = 0; k < n; ++k) order[k] = s->results[k].engine;
+    if (!hipdnnHeuristicRank(gs->bytes, gs->num_bytes, gs->handle->device, order, n, why, used,
+                             sizeof(used)))
+        goto done;
+    size_t len = (size_t)n * (HIPDNN_HEURISTIC_EXPLANATION_LEN + 160) + 1, off = 0;
+    char* r = calloc(len, 1);
+    if (!r) goto done;
+    int32_t at = 0;
+    for (int pass = s->mode == HIPDNN_HEUR_MODE_B ? 0 : 1; pass < 2; ++pass)
+        for (int32_t k = 0; k < n; ++k) {
+            const hipdnnEngineEntry* e = hipdnnRegistryEngine(order[k]);
+            bool device = e->memory_space == HIPDNN_MEMORY_DEVICE;
+            if (pass == 0 ? !device : (s->mode == HIPDNN_HEUR_MODE_B && device)) continue;
+            s->results[at++] = (heur_result){order[k], false};
+            int w = snprintf(r + off, len - off, "%s\t%s\t%.6g\t%s\n", used, e->name,
+                             why[k].score, why[k].text);
+            if (w > 0 && off + (size_t)w < len) off += (size_t)w;
+        }
+    free(s->heur_report);
+    s->heur_report = r;
+done:
+    free(why);
+}
+
 /* s->results: the engines left, by insertion in the mode's order (stable in load order),
- * then HIPDNN_ENGINE's, then the preferred one first. */
+ * or as the heuristic plugin orders them, then the plan cache's config, HIPDNN_ENGINE's,
+ * then the preferred one first. */
 static void rank_engines(heur_state* s, int32_t ne, const bool* ok) {
     for (int32_t e = 0; e < ne; ++e) {
         if (!ok[e]) continue;
@@ -340,6 +386,7 @@ static void rank_engines(heur_state* s, int32_t ne, const bool* ok) {
         }
         s->results[k] = (heur_result){e, false};
     }
+    plugin_order(s);
     prefer_tuned(s, ok);
     prefer_from_env(s);
     if (s->preferred && *s->preferred) put_first(s, hipdnnRegistryFindEngineByName(s->preferred));
@@ -364,13 +411,15 @@ static hipdnnStatus_t heur_finalize(hipdnnBackendDescriptor_t d) {
     int32_t ne = hipdnnRegistryEngineCount();
     free(s->results); /* a failed finalize may be retried */
     free(s->report);
+    free(s->heur_report);
+    s->heur_report = strdup("");
     s->num_results = 0;
     bool* ok = calloc((size_t)ne + 1, sizeof(bool));
     char** why = calloc((size_t)ne + 1, sizeof(char*));
     s->results = calloc((size_t)ne + 2, sizeof(heur_result)); /* + the tuned config */
     size_t report_len = 64 + (size_t)ne * 700;
     s->report = calloc(report_len, 1);
-    if (!ok || !why || !s->results || !s->report) {
+    if (!ok || !why || !s->results || !s->report || !s->heur_report) {
         st = hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
     } else {
         for (int32_t pi = 0; pi < hipdnnRegistryPluginCount(); ++pi)

@@ -605,9 +605,8 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnSetEnginePluginPaths_ext(size_t num_paths,
     return st;
 }
 
-/* Two-call pattern over a list of strings. */
-static hipdnnStatus_t return_strings(const char* fn, char** list, size_t n, size_t* num,
-                                     char** out, size_t* max_len) {
+hipdnnStatus_t hipdnnReturnStrings(const char* fn, char** list, size_t n, size_t* num,
+                                   char** out, size_t* max_len) {
     if (!num || !max_len)
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NULL_POINTER, "%s: num or max_len is NULL", fn);
     size_t longest = 1;
@@ -636,16 +635,16 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnGetLoadedEnginePluginPaths_ext(size_t* num_pa
     hipdnnRegistryEnsureLoaded();
     char* list[MAX_PLUGINS];
     for (int32_t i = 0; i < g_num_plugins; ++i) list[i] = g_plugins[i].path;
-    return return_strings("hipdnnGetLoadedEnginePluginPaths_ext", list, (size_t)g_num_plugins,
-                          num_paths, paths, max_len);
+    return hipdnnReturnStrings("hipdnnGetLoadedEnginePluginPaths_ext", list,
+                               (size_t)g_num_plugins, num_paths, paths, max_len);
 }
 
 HIPDNN_EXPORT hipdnnStatus_t hipdnnGetSkippedEnginePlugins_ext(size_t* num, char** entries,
                                                                size_t* max_len) {
     hipdnnClearError();
     hipdnnRegistryEnsureLoaded();
-    return return_strings("hipdnnGetSkippedEnginePlugins_ext", g_skipped, (size_t)g_num_skipped,
-                          num, entries, max_len);
+    return hipdnnReturnStrings("hipdnnGetSkippedEnginePlugins_ext", g_skipped,
+                               (size_t)g_num_skipped, num, entries, max_len);
 }
 
 HIPDNN_EXPORT hipdnnStatus_t hipdnnGetEngineCount_ext(int64_t* count) {

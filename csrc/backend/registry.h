@@ -95,6 +95,11 @@ int32_t hipdnnRegistryFindEngineByName(const char* name);
 /* "no engine plugin loaded (searched: ...); <path>: <reason>; ..." */
 void hipdnnRegistryWhyNoEngine(char* buf, size_t len);
 
+/* The two-call pattern over n strings (hipdnnGetSkippedEnginePlugins_ext's): out NULL asks
+ * for *num and *max_len; fn names the API function in messages. */
+hipdnnStatus_t hipdnnReturnStrings(const char* fn, char** list, size_t n, size_t* num,
+                                   char** out, size_t* max_len);
+
 /* fork.c: the registry's lock around fork(). */
 void hipdnnRegistryForkPrepare(void);
 void hipdnnRegistryForkParent(void);

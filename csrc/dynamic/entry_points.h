@@ -84,6 +84,8 @@
     X(hipdnnPlanCacheInfo_ext, (char* dir, size_t dir_len, int64_t* entries, int64_t* bytes), \
       (dir, dir_len, entries, bytes))                                                        \
     X(hipdnnPlanCacheClear_ext, (int64_t* removed), (removed))                               \
+    X(hipdnnGetHeuristicPlugins_ext, (size_t* num, char** entries, size_t* max_len),          \
+      (num, entries, max_len))                                                               \
     X(hipdnnGetPlanKernels_ext,                                                              \
       (hipdnnBackendDescriptor_t plan, int64_t* num_kernels,                                 \
        const hipdnnKernelInfo_ext_t** kernels),                                              \

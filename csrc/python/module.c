@@ -225,6 +225,8 @@ static PyMethodDef module_methods[] = {
      "needed)."},
     {"skipped_engine_plugins", hd_skipped_engine_plugins, METH_NOARGS,
      "skipped_engine_plugins()\n--\n\nPlugins the loader skipped, as 'path: reason' strings."},
+    {"heuristic_plugins", hd_heuristic_plugins, METH_NOARGS,
+     "heuristic_plugins()\n--\n\nHeuristic plugins, as 'path\\tname\\tstate' strings."},
     {"engines", hd_engines, METH_NOARGS,
      "engines()\n--\n\nEvery loaded engine as (engine_id, name, plugin_path, memory_space, "
      "priority, is_fallback)."},

@@ -161,6 +161,7 @@ const char* hd_descriptor_type_name(int type);
 PyObject* hd_set_engine_plugin_paths(PyObject* module, PyObject* args, PyObject* kwargs);
 PyObject* hd_loaded_engine_plugin_paths(PyObject* module, PyObject* unused);
 PyObject* hd_skipped_engine_plugins(PyObject* module, PyObject* unused);
+PyObject* hd_heuristic_plugins(PyObject* module, PyObject* unused);
 PyObject* hd_engines(PyObject* module, PyObject* unused);
 PyObject* hd_plan_cache_info(PyObject* module, PyObject* unused);
 PyObject* hd_plan_cache_clear(PyObject* module, PyObject* unused);

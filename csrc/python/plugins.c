@@ -111,6 +111,13 @@ PyObject* hd_skipped_engine_plugins(PyObject* module, PyObject* unused) {
                             "skipped_engine_plugins");
 }
 
+/* _C.heuristic_plugins() -> ["path\tname\tstate", ...] */
+PyObject* hd_heuristic_plugins(PyObject* module, PyObject* unused) {
+    (void)unused;
+    return read_string_list(hd_get_state(module), hipdnnGetHeuristicPlugins_ext,
+                            "heuristic_plugins");
+}
+
 /* _C.engines() -> [(engine_id, name, plugin_path, memory_space, priority, is_fallback)] */
 PyObject* hd_engines(PyObject* module, PyObject* unused) {
     (void)unused;

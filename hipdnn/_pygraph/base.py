@@ -136,6 +136,7 @@ class GraphBase:
         self._plans: List[Optional[_Plan]] = []
         self._failures: Dict[int, str] = {}  # config index -> why its plan did not build
         self._support: List[Tuple[str, Optional[str]]] = []
+        self._explanations: List[Tuple[str, str, float, str]] = []
         self._candidate = -1  # the plan execute() runs
 
     def _invalidate(self) -> None:

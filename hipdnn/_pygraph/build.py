@@ -214,6 +214,10 @@ class BuildSteps(GraphBase):
             fields = line.split("\t", 2)
             if len(fields) == 3:
                 report.append((fields[0], fields[2]))
+        if mode != heur_mode.FALLBACK:
+            lines = h.get(_C.ATTR_ENGINEHEUR_HEURISTIC_REPORT_EXT, _CHAR).splitlines()
+            self._explanations = [(f[1], f[0], float(f[2]), f[3]) for f in
+                                  (line.split("\t", 3) for line in lines) if len(f) == 4]
         return report, list(h.get(_C.ATTR_ENGINEHEUR_RESULTS, _DESC))
 
     def _deselected_ids(self) -> List[int]:
@@ -382,6 +386,15 @@ class BuildSteps(GraphBase):
         the last create_execution_plans()."""
         self._need(_HEURISTICS, "support_report()")
         return list(self._support)
+
+    def get_heuristic_explanations(self) -> List[Tuple[str, str, float, str]]:
+        """``[(engine_name, plugin, score, explanation)]``, best first, from the heuristic
+        plugin that ranked the engines in the last create_execution_plans() under mode A
+        or B (docs/engine_selection.md); ``[]`` when the built-in ranking did (no plugin
+        loaded, ``HIPDNN_HEURISTIC=builtin``, or its answer was refused).  The plugin's
+        estimate, not a measurement: autotune() measures."""
+        self._need(_HEURISTICS, "get_heuristic_explanations()")
+        return list(self._explanations)
 
     def _barred(self, i: int) -> Optional[str]:
         """Why engine config i is left out by the user's choices, or None.  A graph made

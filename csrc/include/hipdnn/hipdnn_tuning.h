@@ -1,4 +1,5 @@
-/* hipdnn_tuning.h - autotuning and the plan cache (docs/engine_selection.md).
+/* hipdnn_tuning.h - engine selection: autotuning, the plan cache and heuristic plugins
+ * (docs/engine_selection.md).
  *
  * Part of hipdnn.h's API, which includes it at its end (include either): a header of its
  * own so that hipdnn.h stays within its size budget (docs/architecture.md, "Size budgets").
@@ -64,6 +65,21 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnPlanCacheInfo_ext(char* dir, size_t dir_len, 
 /* Removes every entry of the plan cache (under its lock); *removed (may be NULL) counts
  * them.  Errors: NOT_SUPPORTED (HIPDNN_CACHE=0, or no folder), INTERNAL_ERROR. */
 HIPDNN_EXPORT hipdnnStatus_t hipdnnPlanCacheClear_ext(int64_t* removed);
+
+/* ---- heuristic plugins (hipdnn_heuristic_plugin.h, docs/engine_selection.md) ------- */
+
+/* ENGINEHEUR attribute (CHAR, finalized descriptor): one line per engine the active
+ * heuristic plugin ranked, best first: "plugin\tengine\tscore\texplanation"; "" when the
+ * built-in ranking ordered the engines (no plugin, HIPDNN_HEURISTIC=builtin, mode
+ * FALLBACK, or the plugin's answer was refused). */
+#define HIPDNN_ATTR_ENGINEHEUR_HEURISTIC_REPORT_EXT 20403
+
+/* The heuristic plugins, two-call pattern (entries NULL: *num and *max_len are set): one
+ * "path\tname\tstate" line each, state "active" (the one ranking), "loaded" or "skipped:
+ * <reason>" (name empty).  Loads them if not done yet.  Errors: BAD_PARAM_NULL_POINTER,
+ * BAD_PARAM_OUT_OF_BOUND (too little room), ALLOC_FAILED. */
+HIPDNN_EXPORT hipdnnStatus_t hipdnnGetHeuristicPlugins_ext(size_t* num, char** entries,
+                                                           size_t* max_len);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,240 @@
+/* cost_model: a heuristic plugin (hipdnn_heuristic_plugin.h) that ranks engines by a
+ * roofline estimate.  It is a model, not a measurement (autotuning measures):
+ *   - work: FLOPs of each node from the decoded graph's dims (matmul 2MNK, convolutions
+ *     2 * output elements * filter elements per output channel, attention 4 * B H S_q
+ *     S_kv D forward and 2.5 times that backward, anything else one per output element)
+ *     and bytes of the graph's non-virtual tensors, each read or written once;
+ *   - machine: a device's bandwidth and peak from the info the backend passes, else a
+ *     table by architecture (datasheet figures); the host's bandwidth measured once (a
+ *     16 MiB memcpy) and its FLOP rate assumed, both overridable
+ *     (HIPDNN_COST_HOST_GBPS, HIPDNN_COST_HOST_GFLOPS);
+ *   - engine: half the peak for an engine, a twentieth for a FALLBACK (reference) one.
+ * Estimated time = max(FLOPs / peak, bytes / bandwidth) / efficiency.  Engines whose
+ * memory space is where the graph's tensors are go first, then by estimate; ties keep
+ * the backend's order (the engines' priorities).  An engine of negative priority asks to
+ * be chosen only by name (the hip engine's host emulation): it goes last. */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hipdnn/hipdnn_heuristic_plugin.h"
+#include "hipdnn/hipdnn_sdk.h"
+
+static _Thread_local char t_error[512];
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnHeuristicPluginGetApiVersion(uint32_t* major,
+                                                                             uint32_t* minor) {
+    if (!major || !minor) return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    *major = HIPDNN_HEURISTIC_API_MAJOR;
+    *minor = HIPDNN_HEURISTIC_API_MINOR;
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnHeuristicPluginGetName(const char** name) {
+    if (!name) return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    *name = "cost_model";
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT void hipdnnHeuristicPluginGetLastErrorString(const char** message) {
+    if (message) *message = t_error;
+}
+
+/* What the graph costs: its largest node named, FLOPs and bytes of the whole graph. */
+typedef struct {
+    double flop, bytes;
+    bool low_precision; /* the main node's inputs are 16-bit or narrower */
+    char what[96];
+} graph_cost;
+
+static double elems(const hipdnnSdkTensor* t) {
+    return t ? (double)hipdnnSdkElementCount(t->ndim, t->dims) : 0.0;
+}
+
+static const hipdnnSdkTensor* port(const hipdnnSdkGraph* g, int64_t uid) {
+    return hipdnnSdkGraphFindTensor(g, uid);
+}
+
+/* FLOPs of node n; its shape as text into what. */
+static double node_flop(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, char* what, size_t len) {
+    const hipdnnSdkTensor* a = port(g, n->inputs[0]);
+    const hipdnnSdkTensor* b = port(g, n->inputs[1]);
+    const hipdnnSdkTensor* y = port(g, n->outputs[0]);
+    const char* dt = a ? hipdnnSdkDataTypeName(a->data_type) : "?";
+    char label[64];
+    hipdnnSdkNodeLabel(n, label, sizeof(label));
+    snprintf(what, len, "%s %s", label, dt);
+    if (n->kind == HIPDNN_OP_MATMUL && a && y && a->ndim >= 2 && y->ndim >= 2) {
+        double m = (double)y->dims[y->ndim - 2], nn = (double)y->dims[y->ndim - 1];
+        double k = (double)a->dims[a->ndim - 1], batch = elems(y) / (m * nn > 0 ? m * nn : 1);
+        snprintf(what, len, "matmul %.0fx%.0fx%.0f%s %s", m, nn, k, batch > 1 ? " batched" : "", dt);
+        return 2.0 * elems(y) * k;
+    }
+    if ((n->kind == HIPDNN_OP_CONV_FPROP || n->kind == HIPDNN_OP_CONV_DGRAD) && b && b->ndim > 0 &&
+        b->dims[0] > 0)
+        return 2.0 * elems(n->kind == HIPDNN_OP_CONV_FPROP ? y : a) * elems(b) / (double)b->dims[0];
+    if (n->kind == HIPDNN_OP_CONV_WGRAD && b && y && y->ndim > 0 && y->dims[0] > 0)
+        return 2.0 * elems(b) * elems(y) / (double)y->dims[0];
+    if ((n->kind == HIPDNN_OP_SDPA_FWD || n->kind == HIPDNN_OP_SDPA_BWD) && a && b && b->ndim == 4)
+        return (n->kind == HIPDNN_OP_SDPA_FWD ? 4.0 : 10.0) * elems(a) * (double)b->dims[2];
+    return elems(y);
+}
+
+static bool narrow(hipdnnDataType_t t) {
+    return t == HIPDNN_DATA_HALF || t == HIPDNN_DATA_BFLOAT16 || t == HIPDNN_DATA_INT8 ||
+           t == HIPDNN_DATA_FP8_E4M3 || t == HIPDNN_DATA_FP8_E5M2;
+}
+
+static void cost_of(const hipdnnSdkGraph* g, graph_cost* c) {
+    memset(c, 0, sizeof(*c));
+    double most = -1;
+    for (int32_t i = 0; i < g->num_nodes; ++i) {
+        char what[96];
+        double f = node_flop(g, &g->nodes[i], what, sizeof(what));
+        c->flop += f;
+        if (f > most) {
+            const hipdnnSdkTensor* a = port(g, g->nodes[i].inputs[0]);
+            most = f;
+            snprintf(c->what, sizeof(c->what), "%s", what);
+            c->low_precision = a && narrow(a->data_type);
+        }
+    }
+    if (g->num_nodes > 1) {
+        size_t used = strlen(c->what);
+        snprintf(c->what + used, sizeof(c->what) - used, " +%d nodes", (int)g->num_nodes - 1);
+    }
+    for (int32_t i = 0; i < g->num_tensors; ++i) {
+        const hipdnnSdkTensor* t = &g->tensors[i];
+        if (!t->is_virtual && !t->is_by_value)
+            c->bytes += elems(t) * (double)hipdnnSdkDataTypeSize(t->data_type);
+    }
+}
+
+/* A device's datasheet figures by architecture: bandwidth, 16-bit tensor peak, fp32 peak. */
+static const struct {
+    const char* arch;
+    double bytes_per_s, flops16, flops32;
+} k_table[] = {
+    {"sm_80", 2.0e12, 312e12, 19.5e12},  {"sm_89", 0.96e12, 330e12, 82e12},
+    {"sm_90", 3.35e12, 989e12, 67e12},   {"gfx90a", 1.6e12, 383e12, 47.9e12},
+    {"gfx942", 5.3e12, 1307e12, 163e12}, {"", 1.0e12, 100e12, 20e12}, /* unknown device */
+};
+
+static double g_host_bw; /* bytes/s */
+static char g_host_bw_how[16];
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The host's copy bandwidth (read + write), once: HIPDNN_COST_HOST_GBPS, else measured. */
+static void measure_host(void) {
+    const char* env = getenv("HIPDNN_COST_HOST_GBPS");
+    if (env && atof(env) > 0) {
+        g_host_bw = atof(env) * 1e9;
+        snprintf(g_host_bw_how, sizeof(g_host_bw_how), "configured");
+        return;
+    }
+    const size_t n = (size_t)16 << 20;
+    char *src = malloc(n), *dst = malloc(n);
+    double best = 0;
+    if (src && dst) {
+        memset(src, 1, n);
+        memset(dst, 0, n);
+        for (int r = 0; r < 3; ++r) {
+            double t0 = now_s();
+            memcpy(dst, src, n);
+            double dt = now_s() - t0;
+            if (dt > 0 && 2.0 * (double)n / dt > best) best = 2.0 * (double)n / dt;
+        }
+    }
+    free(src);
+    free(dst);
+    g_host_bw = best > 0 ? best : 10e9;
+    snprintf(g_host_bw_how, sizeof(g_host_bw_how), best > 0 ? "measured" : "assumed");
+}
+
+/* Peak FLOP/s and bytes/s for candidates in `space`; how they were found into how. */
+static void machine(const hipdnnHeuristicDeviceInfo_t* d, hipdnnMemorySpace_t space, bool low,
+                    double* flops, double* bw, char* how, size_t len) {
+    if (space == HIPDNN_MEMORY_HOST) {
+        pthread_once(&g_once, measure_host);
+        const char* env = getenv("HIPDNN_COST_HOST_GFLOPS");
+        bool set = env && atof(env) > 0;
+        *flops = set ? atof(env) * 1e9 : 20e9;
+        *bw = g_host_bw;
+        snprintf(how, len, "host %.3g GB/s %s, %.3g GFLOP/s %s", *bw / 1e9, g_host_bw_how,
+                 *flops / 1e9, set ? "configured" : "assumed");
+        return;
+    }
+    size_t k = 0, last = sizeof(k_table) / sizeof(k_table[0]) - 1;
+    while (k < last && strcmp(k_table[k].arch, d->arch) != 0) ++k;
+    *flops = low ? k_table[k].flops16 : k_table[k].flops32;
+    *bw = k_table[k].bytes_per_s;
+    const size_t end = offsetof(hipdnnHeuristicDeviceInfo_t, peak_flops) + sizeof(double);
+    bool given = d->struct_size >= end && d->peak_flops > 0 && d->peak_bytes_per_s > 0;
+    if (given) {
+        *flops = d->peak_flops;
+        *bw = d->peak_bytes_per_s;
+    }
+    snprintf(how, len, "%s %.3g TB/s, %.3g TFLOP/s %s", d->arch[0] ? d->arch : "device",
+             *bw / 1e12, *flops / 1e12, given ? "given" : k < last ? "table" : "guessed");
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnHeuristicPluginRank(
+    const uint8_t* graph, size_t graph_size, const hipdnnHeuristicDeviceInfo_t* device,
+    const hipdnnHeuristicCandidate_t* cand, uint32_t n, uint32_t* order, double* score,
+    char* explanations) {
+    if (!graph || !device || (n && (!cand || !order || !score || !explanations))) {
+        snprintf(t_error, sizeof(t_error), "cost_model: a NULL argument");
+        return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    }
+    char err[256];
+    hipdnnSdkGraph* g = hipdnnSdkGraphDecode(graph, graph_size, err, sizeof(err));
+    if (!g) {
+        snprintf(t_error, sizeof(t_error), "cost_model: the graph does not decode: %s", err);
+        return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    }
+    graph_cost c;
+    cost_of(g, &c);
+    hipdnnSdkGraphFree(g);
+    for (uint32_t i = 0; i < n; ++i) {
+        double flops, bw;
+        char how[96];
+        bool fallback = (cand[i].flags & HIPDNN_ENGINE_FLAG_FALLBACK) != 0;
+        bool mismatch = cand[i].memory_space != device->memory_space;
+        machine(device, cand[i].memory_space, c.low_precision, &flops, &bw, how, sizeof(how));
+        double eff = fallback ? 0.05 : 0.5;
+        double tc = c.flop / flops, tm = c.bytes / bw;
+        score[i] = fmax(tc, tm) / eff * 1e3;
+        snprintf(explanations + (size_t)i * HIPDNN_HEURISTIC_EXPLANATION_LEN,
+                 HIPDNN_HEURISTIC_EXPLANATION_LEN,
+                 "%s: %.2g FLOP, %.2g B; %s-bound; %s est. %.3g ms (roofline model: %s, x%.2g "
+                 "efficiency%s)", c.what, c.flop, c.bytes, tc > tm ? "compute" : "memory",
+                 cand[i].engine_name, score[i], how, eff,
+                 cand[i].priority < 0 ? "; negative priority: chosen only by name, ranked last"
+                 : mismatch ? "; not where the tensors are, ranked after those that are" : "");
+        order[i] = i;
+    }
+    /* insertion sort, stable: engines of negative priority (chosen only by name) last,
+     * then those where the tensors are first, then by estimate */
+    for (uint32_t i = 1; i < n; ++i) {
+        uint32_t v = order[i], k = i;
+        int vm = 2 * (cand[v].priority < 0) + (cand[v].memory_space != device->memory_space);
+        while (k > 0) {
+            uint32_t u = order[k - 1];
+            int um = 2 * (cand[u].priority < 0) + (cand[u].memory_space != device->memory_space);
+            if (um < vm || (um == vm && score[u] <= score[v])) break;
+            order[k] = u;
+            --k;
+        }
+        order[k] = v;
+    }
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
