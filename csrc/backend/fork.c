@@ -1,6 +1,6 @@
 /* fork() while other threads run hipdnn (data loaders, multiprocessing): the child must
  * find every backend lock free and no plugin call half done.  prepare takes the locks in
- * one fixed order (the registry, each live handle in list order, the logger), so it waits
+ * one fixed order (the registry, the heuristic plugins' loader, each live handle in list order, the logger), so it waits
  * for a plugin load or a plugin call in flight to finish; parent releases them; child
  * makes them anew, since its one thread is not their owner.  The order is safe because no
  * code holds a handle's lock while taking the registry's or another handle's, and the
@@ -8,11 +8,13 @@
 #include <pthread.h>
 
 #include "handle.h"
+#include "heuristic_plugins.h"
 #include "log.h"
 #include "registry.h"
 
 static void prepare(void) {
     hipdnnRegistryForkPrepare();
+    hipdnnHeuristicForkPrepare();
     hipdnnHandlesForkPrepare();
     hipdnnLogForkPrepare();
 }
@@ -20,12 +22,14 @@ static void prepare(void) {
 static void parent(void) {
     hipdnnLogForkParent();
     hipdnnHandlesForkParent();
+    hipdnnHeuristicForkParent();
     hipdnnRegistryForkParent();
 }
 
 static void child(void) {
     hipdnnLogForkChild();
     hipdnnHandlesForkChild();
+    hipdnnHeuristicForkChild();
     hipdnnRegistryForkChild();
 }
 

@@ -185,6 +185,10 @@ static void ensure_loaded(void) {
     hipdnnLogDeferEnd();
 }
 
+void hipdnnHeuristicForkPrepare(void) { pthread_mutex_lock(&g_lock); }
+void hipdnnHeuristicForkParent(void) { pthread_mutex_unlock(&g_lock); }
+void hipdnnHeuristicForkChild(void) { pthread_mutex_init(&g_lock, NULL); }
+
 /* The plugin ranking now: HIPDNN_HEURISTIC's ("builtin": none), else the first loaded. */
 static const heur_plugin* active(void) {
     ensure_loaded();

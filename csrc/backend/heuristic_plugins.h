@@ -22,4 +22,9 @@ typedef struct {
 bool hipdnnHeuristicRank(const uint8_t* graph, size_t graph_size, int device, int32_t* engines,
                          int32_t n, hipdnnHeuristicExplanation* why, char* used, size_t used_len);
 
+/* fork.c: the loader's lock around fork() (taken after the registry's, before handles'). */
+void hipdnnHeuristicForkPrepare(void);
+void hipdnnHeuristicForkParent(void);
+void hipdnnHeuristicForkChild(void);
+
 #endif
