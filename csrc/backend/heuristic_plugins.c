@@ -258,7 +258,14 @@ bool hipdnnHeuristicRank(const uint8_t* graph, size_t graph_size, int device, in
     hipdnnHeuristicDeviceInfo_t info;
     device_info(device, &info);
     hipdnnHeuristicCandidate_t cand[256];
-    int64_t knobs[256][2 * HIPDNN_ENGINE_MAX_KNOBS];
+    /* on the heap: 64 KiB is much for a thread's stack (hipdnn-ep runs in ORT's threads) */
+    int64_t(*knobs)[2 * HIPDNN_ENGINE_MAX_KNOBS] = calloc((size_t)n, sizeof(*knobs));
+    char* text = calloc((size_t)n, HIPDNN_HEURISTIC_EXPLANATION_LEN);
+    if (!knobs || !text) {
+        free(knobs);
+        free(text);
+        return false;
+    }
     for (int32_t k = 0; k < n; ++k) {
         const hipdnnEngineEntry* e = hipdnnRegistryEngine(engines[k]);
         for (int32_t i = 0; i < e->num_knobs; ++i) {
@@ -270,9 +277,7 @@ bool hipdnnHeuristicRank(const uint8_t* graph, size_t graph_size, int device, in
     }
     uint32_t order[256];
     double score[256];
-    char* text = calloc((size_t)n, HIPDNN_HEURISTIC_EXPLANATION_LEN);
     char msg[300];
-    if (!text) return false;
     memset(order, 0xff, sizeof(order));
     hipdnnPluginStatus_t st = p->rank(graph, graph_size, &info, cand, (uint32_t)n, order, score, text);
     const char* err = NULL;
@@ -284,6 +289,7 @@ bool hipdnnHeuristicRank(const uint8_t* graph, size_t graph_size, int device, in
     } else {
         err = bad_order(order, n, msg, sizeof(msg));
     }
+    free(knobs);
     if (err) {
         refuse(p, err);
         free(text);
