@@ -95,6 +95,23 @@ def test_a_loaded_plugin_orders_the_engines_and_explains_each(tmp_path):
     assert b["order"] == ["tune_b", "tune_a", "reference_cpu"]  # no device engine to lift
 
 
+FAKE_GPU = dict(LD_LIBRARY_PATH=str(BUILD_DIR / "tests" / "fake_cuda"), HIPDNN_DEVICE_RUNTIME="cuda",
+                HIPDNN_TEST_FAKE_GPU="1", HIPDNN_EMULATED_MEMORY="device")
+
+
+def test_mode_b_keeps_device_engines_first_within_the_plugins_order(tmp_path):
+    """by_name puts hip_emulated (a device engine on the fake GPU) last; mode B lifts it to
+    the front and keeps the plugin's order for the rest, explanations included."""
+    by_name = TEST_HEUR / "libheur_by_name.so"
+    engines = (REFERENCE, TUNE, EMULATED)
+    a = child(tmp_path / "a", [by_name], engines=engines, **FAKE_GPU)
+    assert a["order"] == ["tune_b", "tune_a", "reference_cpu", "hip_emulated"], a
+    b = child(tmp_path / "b", [by_name], mode="B", engines=engines, **FAKE_GPU)
+    assert b["order"] == ["hip_emulated", "tune_b", "tune_a", "reference_cpu"], b
+    assert [w[0] for w in b["why"]] == b["order"]
+    assert b["why"][0][3] == "by_name rank 3 of 4"
+
+
 def test_the_users_choices_stay_above_the_plugins_ranking(tmp_path):
     by_name = TEST_HEUR / "libheur_by_name.so"
     assert child(tmp_path / "p", [by_name], preferred="tune_a")["order"] == \
@@ -179,9 +196,7 @@ def test_cost_model_puts_engines_where_the_tensors_are_first(tmp_path):
     """On the fake GPU the tensors are taken to be device memory: the hip engine's
     emulation, a device engine here, would go first, but its negative priority (chosen
     only by name) puts it last; host engines are ranked as not where the tensors are."""
-    fake = dict(LD_LIBRARY_PATH=str(BUILD_DIR / "tests" / "fake_cuda"), HIPDNN_DEVICE_RUNTIME="cuda",
-                HIPDNN_TEST_FAKE_GPU="1", HIPDNN_EMULATED_MEMORY="device")
-    out = child(tmp_path, [COST], engines=(REFERENCE, TUNE, EMULATED), **fake)
+    out = child(tmp_path, [COST], engines=(REFERENCE, TUNE, EMULATED), **FAKE_GPU)
     assert out["order"] == BUILTIN + ["hip_emulated"], out
     texts = dict((w[0], w[3]) for w in out["why"])
     assert "negative priority: chosen only by name, ranked last" in texts["hip_emulated"]
