@@ -106,7 +106,10 @@ def run(gpu, dtype, c, stats=True, scale_as="float", o_dtype=None):
     else:
         assert st is None
     log = engine_log(lambda: gpu.execute(g, ins + outs))
-    gpu.assert_close(outs[0], want_o, tolerance("sdpa", o_dtype or dtype))
+    # the least precise of the inputs' and o's types sets the tolerance: bf16 inputs feed
+    # the tensor cores (P too is rounded to them) whatever o is stored as
+    gpu.assert_close(outs[0], want_o, max(tolerance("sdpa", dtype),
+                                          tolerance("sdpa", o_dtype or dtype)))
     if stats:
         check_stats(outs[1], want_stats)
     return log
