@@ -156,12 +156,12 @@ def build_plan(g: "hipdnn.pygraph", env: Dict[str, str]) -> str:
 
 def first_run(run: Callable[[], None]) -> str:
     """Runs once; the kernel the engine says it ran ("compiled fast", "row-wise", ...;
-    stages' kernels joined by " + "), or "?"."""
+    a vendor engine's "engine config 3 of 8"; stages' kernels joined by " + "), or "?"."""
     with EngineLog() as log:
         run()
         torch.cuda.synchronize()
-    kernels = [m.split("first run of the ", 1)[1].split(" kernel", 1)[0]
-               for m in log.messages if "first run of the " in m]
+    kernels = [m.split("first run of ", 1)[1].removeprefix("the ").split(" kernel", 1)[0]
+               for m in log.messages if "first run of " in m]
     return " + ".join(kernels) if kernels else "?"
 
 
