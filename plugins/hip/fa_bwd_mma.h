@@ -98,7 +98,7 @@ template <int DT, int D, int DV, int WARPS, int BC>
 PW_FN void fa_bwd_dq_mma(const fa_program& p, unsigned char* smem) {
     constexpr int T = 32 * WARPS, BR = 16 * WARPS, LQ = FA_MMA_LD(D), LV = FA_MMA_LD(DV);
     constexpr bool QREG = D <= 64 && DV <= 64; // Q's and dO's fragments stay in registers
-    const uint32_t q_sm = fa_smem_addr(smem);
+    const uint32_t q_sm = tc_smem_addr(smem);
     const uint32_t do_sm = q_sm + BR * LQ * 2;
     const uint32_t k_sm = do_sm + BR * LV * 2;    // two buffers of BC x LQ
     const uint32_t v_sm = k_sm + 2 * BC * LQ * 2; // two buffers of BC x LV
@@ -116,7 +116,7 @@ PW_FN void fa_bwd_dq_mma(const fa_program& p, unsigned char* smem) {
     fa_load_tile<DV, T>(do_sm, (const uint16_t*)p.d_o + k.b * p.do_s[0] + k.h * p.do_s[1] +
                         k.i0 * p.do_s[2], p.do_s[2], BR, nq);
     if (ntiles > 0) fa_mma_load_kv<D, DV, T, BC>(p, k, 0, k_sm, v_sm);
-    fa_cp_commit();
+    tc_cp_commit();
     float lse[2], dl[2] = {0.0f, 0.0f};
 PW_UNROLL
     for (int x = 0; x < 2; ++x)
@@ -135,17 +135,17 @@ PW_UNROLL
     for (int t = 0; t < ntiles; ++t) {
         if (t + 1 < ntiles) { // the next tile into the other buffer while this one computes
             fa_mma_load_kv<D, DV, T, BC>(p, k, t + 1, k_sm, v_sm);
-            fa_cp_commit();
-            fa_cp_wait<1>();
+            tc_cp_commit();
+            tc_cp_wait<1>();
         } else {
-            fa_cp_wait<0>();
+            tc_cp_wait<0>();
         }
         __syncthreads();
         if (QREG && t == 0) {
 PW_UNROLL
-            for (int kk = 0; kk < D / 16; ++kk) fa_ldmatrix4<false>(qa + kk * 32, qf[QREG ? kk : 0]);
+            for (int kk = 0; kk < D / 16; ++kk) tc_ldmatrix4<false>(qa + kk * 32, qf[QREG ? kk : 0]);
 PW_UNROLL
-            for (int kk = 0; kk < DV / 16; ++kk) fa_ldmatrix4<false>(da + kk * 32, df[QREG ? kk : 0]);
+            for (int kk = 0; kk < DV / 16; ++kk) tc_ldmatrix4<false>(da + kk * 32, df[QREG ? kk : 0]);
         }
         const int64_t kt = k.klo + (int64_t)t * BC;
         const uint32_t kbuf = k_sm + (t & 1) * BC * LQ * 2, vbuf = v_sm + (t & 1) * BC * LV * 2;
@@ -159,7 +159,7 @@ PW_UNROLL
         }
         __syncthreads(); // every warp is done with this buffer before it is refilled
     }
-    fa_cp_wait<0>(); // nothing left in flight (no key tile: Q's and dO's copies alone)
+    tc_cp_wait<0>(); // nothing left in flight (no key tile: Q's and dO's copies alone)
     fa_bwd_mma_store<D>(p.grad_q, p.dq_dt, p.dq_s, k.b, k.h, row0, p.sq, fa_scale(p), dq);
 }
 
@@ -189,7 +189,7 @@ template <int DT, int D, int DV, int WARPS, int BR>
 PW_FN void fa_bwd_dkv_mma(const fa_program& p, unsigned char* smem) {
     constexpr int T = 32 * WARPS, BK = 16 * WARPS, LQ = FA_MMA_LD(D), LV = FA_MMA_LD(DV);
     constexpr bool KREG = D <= 64 && DV <= 64; // K's and V's fragments stay in registers
-    const uint32_t k_sm = fa_smem_addr(smem);
+    const uint32_t k_sm = tc_smem_addr(smem);
     const uint32_t v_sm = k_sm + BK * LQ * 2;
     const uint32_t q_sm = v_sm + BK * LV * 2;      // two buffers of BR x LQ
     const uint32_t do_sm = q_sm + 2 * BR * LQ * 2; // two buffers of BR x LV
@@ -209,7 +209,7 @@ PW_FN void fa_bwd_dkv_mma(const fa_program& p, unsigned char* smem) {
     const int nt = k.ihi > k.ilo ? (int)((k.ihi - k.ilo + BR - 1) / BR) : 0;
     const int total = nt * (int)k.nh;
     if (total > 0) fa_bwd_load_rows<D, DV, T, BR>(p, k, 0, nt, q_sm, do_sm, rows);
-    fa_cp_commit();
+    tc_cp_commit();
     const uint32_t ka = k_sm + fa_lane_a(LQ, warp * 16), va = v_sm + fa_lane_a(LV, warp * 16);
     const uint32_t qb = fa_lane_bn(LQ), db = fa_lane_bn(LV), qt = fa_lane_bt(LQ), dt = fa_lane_bt(LV);
     uint32_t kf[KREG ? D / 16 : 1][4], vf[KREG ? DV / 16 : 1][4];
@@ -221,17 +221,17 @@ PW_UNROLL
     for (int t = 0; t < total; ++t) {
         if (t + 1 < total) {
             fa_bwd_load_rows<D, DV, T, BR>(p, k, t + 1, nt, q_sm, do_sm, rows);
-            fa_cp_commit();
-            fa_cp_wait<1>();
+            tc_cp_commit();
+            tc_cp_wait<1>();
         } else {
-            fa_cp_wait<0>();
+            tc_cp_wait<0>();
         }
         __syncthreads();
         if (KREG && t == 0) {
 PW_UNROLL
-            for (int kk = 0; kk < D / 16; ++kk) fa_ldmatrix4<false>(ka + kk * 32, kf[KREG ? kk : 0]);
+            for (int kk = 0; kk < D / 16; ++kk) tc_ldmatrix4<false>(ka + kk * 32, kf[KREG ? kk : 0]);
 PW_UNROLL
-            for (int kk = 0; kk < DV / 16; ++kk) fa_ldmatrix4<false>(va + kk * 32, vf[KREG ? kk : 0]);
+            for (int kk = 0; kk < DV / 16; ++kk) tc_ldmatrix4<false>(va + kk * 32, vf[KREG ? kk : 0]);
         }
         const int64_t h = k.h0 + t / nt, it = k.ilo + (int64_t)(t % nt) * BR;
         const uint32_t qbuf = q_sm + (t & 1) * BR * LQ * 2, dbuf = do_sm + (t & 1) * BR * LV * 2;
@@ -247,7 +247,7 @@ PW_UNROLL
         }
         __syncthreads(); // every warp is done with this buffer before it is refilled
     }
-    fa_cp_wait<0>(); // nothing left in flight (no query tile: K's and V's copies alone)
+    tc_cp_wait<0>(); // nothing left in flight (no query tile: K's and V's copies alone)
     fa_bwd_mma_store<D>(p.grad_k, p.dk_dt, p.dk_s, k.b, k.g, j0r, p.skv, k.scale, dk);
     fa_bwd_mma_store<DV>(p.grad_v, p.dv_dt, p.dv_s, k.b, k.g, j0r, p.skv, 1.0f, dv);
 }

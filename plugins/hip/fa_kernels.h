@@ -139,30 +139,7 @@ PW_UNROLL
 #if defined(__CUDACC_RTC__) || defined(__CUDACC__)
 // ---- tensor cores (NVIDIA) ----------------------------------------------------------------
 
-PW_FN uint32_t fa_smem_addr(const void* ptr) {
-    uint32_t a;
-    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(ptr));
-    return a;
-}
-
-// 16 bytes from global memory, or zeros where !valid (src is then only a valid address).
-PW_FN void fa_cp_async(uint32_t dst, const void* src, bool valid) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-                 "r"(valid ? 16 : 0));
-}
-
-PW_FN void fa_cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-
-template <int N> PW_FN void fa_cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
-
-template <bool TRANS> PW_FN void fa_ldmatrix4(uint32_t addr, uint32_t* r) {
-    if (TRANS)
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
-    else
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
-}
+#include "tc_ptx.h"
 
 // d += a b: a 16 x 16 (row), b 16 x 8 (col), fp32 accumulators.
 template <int DT> PW_FN void fa_mma16816(float* d, const uint32_t* a, uint32_t b0, uint32_t b1) {
@@ -191,7 +168,7 @@ PW_FN void fa_load_tile(uint32_t dst, const uint16_t* src, int64_t rs, int n, in
     for (int e = (int)threadIdx.x; e < n * C; e += T) {
         const int r = e / C, c = e - (e / C) * C;
         const bool ok = r < valid;
-        fa_cp_async(dst + (uint32_t)((r * FA_MMA_LD(W) + c * 8) * 2),
+        tc_cp_async(dst + (uint32_t)((r * FA_MMA_LD(W) + c * 8) * 2),
                     ok ? src + r * rs + c * 8 : src, ok);
     }
 }
@@ -208,12 +185,12 @@ PW_UNROLL
 PW_UNROLL
     for (int kk = 0; kk < D / 16; ++kk) {
         uint32_t qx[4];
-        if (!QREG) fa_ldmatrix4<false>(qa + kk * 32, qx);
+        if (!QREG) tc_ldmatrix4<false>(qa + kk * 32, qx);
         const uint32_t* a = QREG ? qf[QREG ? kk : 0] : qx;
 PW_UNROLL
         for (int np = 0; np < BC / 16; ++np) { // two key octets an ldmatrix
             uint32_t r[4];
-            fa_ldmatrix4<false>(kb + (uint32_t)((np * 16 * LQ + kk * 16) * 2), r);
+            tc_ldmatrix4<false>(kb + (uint32_t)((np * 16 * LQ + kk * 16) * 2), r);
             fa_mma16816<DT>(s[2 * np], a, r[0], r[1]);
             fa_mma16816<DT>(s[2 * np + 1], a, r[2], r[3]);
         }
@@ -289,7 +266,7 @@ PW_UNROLL
 PW_UNROLL
         for (int ep = 0; ep < DV / 16; ++ep) {
             uint32_t r[4];
-            fa_ldmatrix4<true>(vb + (uint32_t)((kk * 16 * LV + ep * 16) * 2), r);
+            tc_ldmatrix4<true>(vb + (uint32_t)((kk * 16 * LV + ep * 16) * 2), r);
             fa_mma16816<DT>(o[2 * ep], a, r[0], r[1]);
             fa_mma16816<DT>(o[2 * ep + 1], a, r[2], r[3]);
         }
@@ -335,7 +312,7 @@ template <int DT, int D, int DV, int WARPS, int BC>
 PW_FN void fa_mma(const fa_program& p, unsigned char* smem) {
     constexpr int T = 32 * WARPS, BR = 16 * WARPS, LQ = FA_MMA_LD(D), LV = FA_MMA_LD(DV);
     constexpr bool QREG = D <= 128 && DV <= 128; // Q's fragments stay in registers
-    const uint32_t q_sm = fa_smem_addr(smem);
+    const uint32_t q_sm = tc_smem_addr(smem);
     const uint32_t k_sm = q_sm + BR * LQ * 2;     // two buffers of BC x LQ
     const uint32_t v_sm = k_sm + 2 * BC * LQ * 2; // two buffers of BC x LV
     const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
@@ -353,7 +330,7 @@ PW_UNROLL
     const uint16_t* qg = (const uint16_t*)p.q + k.b * p.q_s[0] + k.h * p.q_s[1] + k.i0 * p.q_s[2];
     fa_load_tile<D, T>(q_sm, qg, p.q_s[2], BR, p.sq - k.i0 < BR ? (int)(p.sq - k.i0) : BR);
     if (ntiles > 0) fa_mma_load_kv<D, DV, T, BC>(p, k, 0, k_sm, v_sm);
-    fa_cp_commit();
+    tc_cp_commit();
     // ldmatrix addresses: Q (A, 16 x 16 row-major), K (B of S: rows are keys), V (B of PV,
     // .trans); the order of the four matrices gives mma.sync's register order
     const uint32_t qa = q_sm + (uint32_t)(((warp * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LQ +
@@ -364,15 +341,15 @@ PW_UNROLL
     for (int t = 0; t < ntiles; ++t) {
         if (t + 1 < ntiles) { // the next tile into the other buffer while this one computes
             fa_mma_load_kv<D, DV, T, BC>(p, k, t + 1, k_sm, v_sm);
-            fa_cp_commit();
-            fa_cp_wait<1>();
+            tc_cp_commit();
+            tc_cp_wait<1>();
         } else {
-            fa_cp_wait<0>();
+            tc_cp_wait<0>();
         }
         __syncthreads();
         if (QREG && t == 0)
 PW_UNROLL
-            for (int kk = 0; kk < D / 16; ++kk) fa_ldmatrix4<false>(qa + kk * 32, qf[QREG ? kk : 0]);
+            for (int kk = 0; kk < D / 16; ++kk) tc_ldmatrix4<false>(qa + kk * 32, qf[QREG ? kk : 0]);
         const int64_t kt = k.klo + (int64_t)t * BC;
         if (kt < whi && kt + BC > wlo) {
             float s[BC / 8][4];
@@ -382,7 +359,7 @@ PW_UNROLL
         }
         __syncthreads(); // every warp is done with this buffer before it is refilled
     }
-    fa_cp_wait<0>(); // nothing left in flight (no key tile: Q's copy alone)
+    tc_cp_wait<0>(); // nothing left in flight (no key tile: Q's copy alone)
     fa_mma_store<DV / 8>(p, k, row0, m, l, o);
 }
 #endif

@@ -59,7 +59,7 @@ PW_FN void fd_load_q(const fa_program& p, const FdBlock& k, uint32_t dst, int n)
         int64_t h = 0, i = 0;
         if (r < rows) fd_row_of(p, k, r, &h, &i);
         const uint16_t* src = q + k.b * p.q_s[0] + h * p.q_s[1] + i * p.q_s[2] + c * 8;
-        fa_cp_async(dst + (uint32_t)((r * FA_MMA_LD(D) + c * 8) * 2), r < rows ? src : q, r < rows);
+        tc_cp_async(dst + (uint32_t)((r * FA_MMA_LD(D) + c * 8) * 2), r < rows ? src : q, r < rows);
     }
 }
 
@@ -102,7 +102,7 @@ template <int DT, int D, int DV, int WARPS, int BC>
 PW_FN void fd_split_mma(const fa_program& p, unsigned char* smem) {
     constexpr int T = 32 * WARPS, BR = 16 * WARPS, LQ = FA_MMA_LD(D), LV = FA_MMA_LD(DV);
     constexpr bool QREG = D <= 128 && DV <= 128; // Q's fragments stay in registers
-    const uint32_t q_sm = fa_smem_addr(smem);
+    const uint32_t q_sm = tc_smem_addr(smem);
     const uint32_t k_sm = q_sm + BR * LQ * 2;     // two buffers of BC x LQ
     const uint32_t v_sm = k_sm + 2 * BC * LQ * 2; // two buffers of BC x LV
     const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
@@ -131,7 +131,7 @@ PW_UNROLL
     const int ntiles = k.khi > k.klo ? (int)((k.khi - k.klo + BC - 1) / BC) : 0;
     fd_load_q<D, T>(p, k, q_sm, BR);
     if (ntiles > 0) fa_mma_load_kv<D, DV, T, BC>(p, kv, 0, k_sm, v_sm);
-    fa_cp_commit();
+    tc_cp_commit();
     const uint32_t qa = q_sm + (uint32_t)(((warp * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LQ +
                                            (lane >> 4) * 8) * 2);
     const uint32_t ka = (uint32_t)((((lane & 7) + (lane >> 4) * 8) * LQ + ((lane >> 3) & 1) * 8) * 2);
@@ -141,15 +141,15 @@ PW_UNROLL
     for (int t = 0; t < ntiles; ++t) {
         if (t + 1 < ntiles) {
             fa_mma_load_kv<D, DV, T, BC>(p, kv, t + 1, k_sm, v_sm);
-            fa_cp_commit();
-            fa_cp_wait<1>();
+            tc_cp_commit();
+            tc_cp_wait<1>();
         } else {
-            fa_cp_wait<0>();
+            tc_cp_wait<0>();
         }
         __syncthreads();
         if (QREG && t == 0)
 PW_UNROLL
-            for (int kk = 0; kk < D / 16; ++kk) fa_ldmatrix4<false>(qa + kk * 32, qf[QREG ? kk : 0]);
+            for (int kk = 0; kk < D / 16; ++kk) tc_ldmatrix4<false>(qa + kk * 32, qf[QREG ? kk : 0]);
         if (busy) {
             const int64_t kt = k.klo + (int64_t)t * BC;
             float s[BC / 8][4];
@@ -159,7 +159,7 @@ PW_UNROLL
         }
         __syncthreads();
     }
-    fa_cp_wait<0>();
+    tc_cp_wait<0>();
     fd_store<DV / 8>(p, k, live, rh, ri, m, l, o);
 }
 #endif

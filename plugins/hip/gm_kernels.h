@@ -214,29 +214,7 @@ PW_UNROLL
 
 #define GM_KT 32 /* k of a pipeline stage: two mma k-steps */
 
-PW_FN uint32_t gm_smem_addr(const void* p) {
-    uint32_t a;
-    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-    return a;
-}
-
-PW_FN void gm_cp_async(uint32_t dst, const void* src, bool valid) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-                 "r"(valid ? 16 : 0));
-}
-
-PW_FN void gm_cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-
-template <int N> PW_FN void gm_cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
-
-template <bool TRANS> PW_FN void gm_ldmatrix4(uint32_t addr, uint32_t* r) {
-    if (TRANS)
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
-    else
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
-}
+#include "tc_ptx.h"
 
 template <int DT> PW_FN void gm_mma16816(float* d, const uint32_t* a, const uint32_t* b) {
     if (DT == PW_BF16)
@@ -273,7 +251,7 @@ PW_UNROLL
         const int64_t k = KC ? k0 + (int64_t)col * 8 : k0 + row;
         const bool valid = r < rows && k < ks;
         const unsigned short* src = valid ? base + r * s_r + k * s_k : base;
-        gm_cp_async(dst + gm_swz<C>(row, col), src, valid);
+        tc_cp_async(dst + gm_swz<C>(row, col), src, valid);
     }
 }
 
@@ -406,7 +384,7 @@ PW_UNROLL
                     valid = valid && (uint32_t)(rows.first[q][d] + tap[d]) < (uint32_t)g.xsp[d];
         }
         const int row = (tid + q * THREADS) / L::C;
-        gm_cp_async(dst + gm_swz<L::C>(row, cc), valid ? x + off : x, valid);
+        tc_cp_async(dst + gm_swz<L::C>(row, cc), valid ? x + off : x, valid);
     }
 }
 
@@ -427,10 +405,10 @@ PW_UNROLL
         const int m = wm0 + mt * 16;
         if (AK) { // rows m, 4 chunks of k
             const int r = m + (lane & 7) + ((lane >> 3) & 1) * 8;
-            gm_ldmatrix4<false>(as + gm_swz<GM_KT / 8>(r, kk / 8 + (lane >> 4)), a[mt]);
+            tc_ldmatrix4<false>(as + gm_swz<GM_KT / 8>(r, kk / 8 + (lane >> 4)), a[mt]);
         } else { // rows k, BM / 8 chunks of m
             const int r = kk + (lane & 7) + (lane >> 4) * 8;
-            gm_ldmatrix4<true>(as + gm_swz<BM / 8>(r, m / 8 + ((lane >> 3) & 1)), a[mt]);
+            tc_ldmatrix4<true>(as + gm_swz<BM / 8>(r, m / 8 + ((lane >> 3) & 1)), a[mt]);
         }
     }
 }
@@ -444,10 +422,10 @@ PW_UNROLL
         uint32_t r4[4];
         if (BK) { // rows n, 4 chunks of k
             const int r = n + (lane & 7) + (lane >> 4) * 8;
-            gm_ldmatrix4<false>(bs + gm_swz<GM_KT / 8>(r, kk / 8 + ((lane >> 3) & 1)), r4);
+            tc_ldmatrix4<false>(bs + gm_swz<GM_KT / 8>(r, kk / 8 + ((lane >> 3) & 1)), r4);
         } else { // rows k, BN / 8 chunks of n
             const int r = kk + (lane & 7) + ((lane >> 3) & 1) * 8;
-            gm_ldmatrix4<true>(bs + gm_swz<BN / 8>(r, n / 8 + (lane >> 4)), r4);
+            tc_ldmatrix4<true>(bs + gm_swz<BN / 8>(r, n / 8 + (lane >> 4)), r4);
         }
         b[2 * np][0] = r4[0];
         b[2 * np][1] = r4[1];
@@ -496,7 +474,7 @@ PW_FN void gm_mma(const gm_program& g, unsigned char* smem) {
     const unsigned short* b = (const unsigned short*)g.b + b_off;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wm0 = (warp / WN) * (BM / WM), wn0 = (warp % WN) * (BN / WN);
-    const uint32_t base = gm_smem_addr(smem);
+    const uint32_t base = tc_smem_addr(smem);
     const int kt_count = u.kt1 - u.kt0; // this block's k steps, from u.kt0
 
     GmConvRows<GmConvA<BM, THREADS>::Q> conv_rows;
@@ -528,14 +506,14 @@ PW_UNROLL
 PW_UNROLL
     for (int s = 0; s < STAGES - 1; ++s) {
         if (s < kt_count) load_stage(s, s);
-        gm_cp_commit();
+        tc_cp_commit();
     }
     for (int kt = 0; kt < kt_count; ++kt) {
-        gm_cp_wait<STAGES - 2>();
+        tc_cp_wait<STAGES - 2>();
         __syncthreads();
         const int next = kt + STAGES - 1;
         if (next < kt_count) load_stage(next % STAGES, next);
-        gm_cp_commit();
+        tc_cp_commit();
         const uint32_t as = base + (kt % STAGES) * (L::A + L::B), bs = as + L::A;
 PW_UNROLL
         for (int kk = 0; kk < GM_KT; kk += 16) {
@@ -548,7 +526,7 @@ PW_UNROLL
                 for (int j = 0; j < NT; ++j) gm_mma16816<DT>(acc[i][j], fa[i], fb[j]);
         }
     }
-    gm_cp_wait<0>();
+    tc_cp_wait<0>();
     __syncthreads(); // every warp is done with the pipeline's buffers: the tile reuses them
 
     float* tile = (float*)smem;

@@ -365,7 +365,7 @@ PW_UNROLL
                 }
                 img[q] += step_img + (uint32_t)carry;
                 pos[q] += GM_WG_BK;
-                gm_cp_async(bs + dst0 + gm_swz<8>(r0 + q * RSTEP, cc % 8), valid ? x + off : x,
+                tc_cp_async(bs + dst0 + gm_swz<8>(r0 + q * RSTEP, cc % 8), valid ? x + off : x,
                             valid);
             }
             asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar)
@@ -441,10 +441,10 @@ template <int DT, bool AK, bool BK, int BN, int STAGES, bool PERSIST, int CONV, 
 PW_FN void gm_wgmma_tile(const gm_program& g, const gm_tma& t, unsigned char* smem_raw) {
     typedef GmWgSmem<BN, STAGES, PERSIST> L;
     __shared__ __attribute__((aligned(8))) uint64_t bars[2 * STAGES]; // full, then empty
-    const uint32_t raw = gm_smem_addr(smem_raw);
+    const uint32_t raw = tc_smem_addr(smem_raw);
     GmWgBlock blk;
     blk.base = (raw + 1023u) & ~1023u;
-    blk.full = gm_smem_addr(bars);
+    blk.full = tc_smem_addr(bars);
     blk.empty = blk.full + 8 * STAGES;
     blk.units = gm_units(g);
     const int tid = threadIdx.x, wg = tid / 128;

@@ -293,7 +293,8 @@ void hipe_jit_headers(const char* const** texts, const char* const** names, int*
         hipe_src_gm_program_h,      hipe_src_gm_exec_h,        hipe_src_gm_kernels_h,
         hipe_src_gm_wgmma_h,        hipe_src_fa_program_h,     hipe_src_fa_exec_h,
         hipe_src_fa_kernels_h,      hipe_src_fa_bwd_exec_h,    hipe_src_fa_bwd_kernels_h,
-        hipe_src_fa_bwd_mma_h,      hipe_src_fa_exec_decode_h, hipe_src_fa_kernels_decode_h};
+        hipe_src_fa_bwd_mma_h,      hipe_src_fa_exec_decode_h, hipe_src_fa_kernels_decode_h,
+        hipe_src_tc_ptx_h};
     static const char* const k_names[] = {
         "pw_program.h",      "pw_exec.h",         "rw_program.h",
         "rw_exec.h",         "rw_exec_reduce.h",  "rw_exec_softmax.h",
@@ -302,7 +303,8 @@ void hipe_jit_headers(const char* const** texts, const char* const** names, int*
         "gm_program.h",      "gm_exec.h",         "gm_kernels.h",
         "gm_wgmma.h",        "fa_program.h",      "fa_exec.h",
         "fa_kernels.h",      "fa_bwd_exec.h",     "fa_bwd_kernels.h",
-        "fa_bwd_mma.h",      "fa_exec_decode.h",  "fa_kernels_decode.h"};
+        "fa_bwd_mma.h",      "fa_exec_decode.h",  "fa_kernels_decode.h",
+        "tc_ptx.h"};
     _Static_assert(sizeof(k_texts) == sizeof(k_names), "a text for each name");
     *texts = k_texts;
     *names = k_names;
