@@ -209,8 +209,16 @@ static bool param_dims(const ep_model* m, int x, int axis, int p, char* why, siz
 bool ep_check_batchnorm(const ep_model* m, const ep_node* n, char* why, size_t why_len) {
     if (n->n_in != 5) return WHY("%d inputs", n->n_in);
     if (!check_inputs(m, n, 0, 5, why, why_len)) return false;
-    if (ep_attr_int(n, "training_mode", 0)) return WHY("training_mode=1");
-    if (!only_first_output(m, n, why, why_len)) return false;
+    if (ep_attr_int(n, "training_mode", 0)) {
+        /* opset 14+: Y, running_mean and running_var from the batch's statistics */
+        if (n->n_out != 3 || n->out[1] < 0 || n->out[2] < 0)
+            return WHY("training mode without both running_mean and running_var outputs");
+        if (!ep_float_tensor(m, n->out[1], "running_mean", why, why_len) ||
+            !ep_float_tensor(m, n->out[2], "running_var", why, why_len))
+            return false;
+    } else if (!only_first_output(m, n, why, why_len)) {
+        return false;
+    }
     if (rank_of(m, n->in[0]) < 2) return WHY("X needs rank >= 2");
     for (int k = 1; k < 5; ++k)
         if (rank_of(m, n->in[k]) != 1) return WHY("input %d is not 1-D", k);

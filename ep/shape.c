@@ -196,6 +196,10 @@ bool ep_shape_batchnorm(const ep_model* m, const ep_node* n, const ep_shape* con
     for (int k = 1; k < 5 && k < n->n_in; ++k)
         if (!param_is(m, n, ins, k, 1, why, why_len)) return false;
     out[0] = *in[0];
+    if (n->n_in >= 5) { /* training mode's running_mean and running_var: [C] */
+        out[1] = *in[3];
+        out[2] = *in[4];
+    }
     return true;
 }
 

@@ -215,6 +215,40 @@ def test_instance_normalization(tmp_path, rng, xs, device):
     np.testing.assert_allclose(got["y"][0], want, **TOL)
 
 
+def batchnorm_training_ref(x, s, b, rm, rv, eps, mom):
+    """ONNX's training mode in float64: batch statistics per channel (the variance biased),
+    running = running * momentum + batch * (1 - momentum)."""
+    x = x.astype(np.float64)
+    axes = (0,) + tuple(range(2, x.ndim))
+    p = (1, -1) + (1,) * (x.ndim - 2)
+    mean, var = x.mean(axis=axes), x.var(axis=axes)
+    y = (x - mean.reshape(p)) / np.sqrt(var.reshape(p) + eps) * s.reshape(p) + b.reshape(p)
+    return y, rm * mom + mean * (1 - mom), rv * mom + var * (1 - mom)
+
+
+@pytest.mark.parametrize("device", devices())
+@pytest.mark.parametrize("xs", [(2, 3, 4, 5), (6, 4), (1, 3, 1, 1), (2, 2, 3, 2, 2)],
+                         ids=["nchw", "nc", "one_value", "ncdhw"])
+def test_batchnorm_training_mode_updates_running_stats(tmp_path, rng, xs, device):
+    """BatchNormalization training_mode=1 (opset 15) as norm_forward's BATCH_NORM with its
+    running statistics: hipdnn's momentum is 1 - ONNX's and its running variance unbiased,
+    so running_var goes in and out rescaled; over one value per channel (no unbiased
+    variance) the running statistics are pointwise nodes."""
+    c = xs[1]
+    s, b, rm = rand(rng, c), rand(rng, c), rand(rng, c)
+    rv = rng.uniform(0.5, 1.5, size=c).astype(np.float32)
+    node = helper.make_node("BatchNormalization", ["x", "s", "b", "rm", "rv"],
+                            ["y", "orm", "orv"], name="bn", training_mode=1, epsilon=1e-3,
+                            momentum=0.8)
+    m = model([node], [("x", list(xs))], [("y", None), ("orm", None), ("orv", None)],
+              [("s", s), ("b", b), ("rm", rm), ("rv", rv)], opset=15)
+    x = rand(rng, *xs)
+    y, orm, orv = batchnorm_training_ref(x, s, b, rm, rv, 1e-3, 0.8)
+    got = compare(tmp_path, m, {"x": x}, fused_nodes=1, device=device)[0]
+    for name, want in (("y", y), ("orm", orm), ("orv", orv)):
+        np.testing.assert_allclose(got[name][0], want, err_msg=name, **TOL)
+
+
 def softmax_ref(x, axes, log=False):
     x = x.astype(np.float64)
     d = x - x.max(axis=axes, keepdims=True)
