@@ -55,7 +55,11 @@ def test_autotune_stops_each_config_at_repeat_or_when_its_budget_share_is_spent(
     steps = [tune(repeat=2, budget_ms=10_000.0), tune(dims=(2, 8), budget_ms=0.01, repeat=50)]
     first, second = run(tmp_path, tmp_path / "cache", steps)["steps"]
     assert all(r["runs"] <= 2 for r in first["table"]), first["table"]
-    assert all(r["runs"] == 1 for r in second["table"]), second["table"]
+    # a config whose one timed run outlasts its share (0.01 ms / configs) stops there; the
+    # ones that do not sleep (knob 1000 = 1) may take under a microsecond, so may run again
+    share = 0.01 / len(second["table"])
+    assert all(r["runs"] == 1 or r["min_ms"] < share for r in second["table"]), second["table"]
+    assert sum(r["median_ms"] >= 1.0 for r in second["table"]) >= 8, second["table"]
 
 
 def test_autotune_with_store_false_writes_no_plan_cache_entry(tmp_path):
