@@ -7,6 +7,27 @@
 
 #include "lowering.h"
 
+/* lowering.h; NULL when it fails (the reason kept in w). */
+hipdnnBackendDescriptor_t lw_norm_fwd_op(lw* w, hipdnnBackendNormMode_t mode,
+                                         hipdnnBackendNormFwdPhase_t phase,
+                                         hipdnnBackendDescriptor_t x,
+                                         hipdnnBackendDescriptor_t scale,
+                                         hipdnnBackendDescriptor_t bias, float eps, int rank) {
+    hipdnnBackendDescriptor_t op = lw_op_new(w, HIPDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR, NULL);
+    bool ok = op &&
+              lw_ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_OPERATION_NORM_FWD_MODE,
+                                                 HIPDNN_TYPE_NORM_MODE_EXT, 1, &mode), "norm mode") &&
+              lw_ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_OPERATION_NORM_FWD_PHASE,
+                                                 HIPDNN_TYPE_NORM_FWD_PHASE_EXT, 1, &phase),
+                    "norm phase") &&
+              lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_XDESC, x) &&
+              lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, scale) &&
+              (!bias || lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, bias)) &&
+              lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC,
+                       lw_scalar(w, "epsilon", eps, rank));
+    return ok ? op : NULL;
+}
+
 /* ---- ONNX ops: the lowerings op_table.c names --------------------------------------- */
 
 /* Add, Sub, Mul, Div: arg is the pointwise mode */
@@ -219,22 +240,10 @@ static bool emit_batchnorm_training(lw* w, const ep_node* n, hipdnnBackendDescri
     hipdnnBackendDescriptor_t scale = lw_get(w, n->in[1], ps), bias = lw_get(w, n->in[2], ps),
                               rm = lw_get(w, n->in[3], ps), rv = lw_get(w, n->in[4], ps);
     hipdnnBackendDescriptor_t mean = lw_tmp(w, "mean", ps);
-    hipdnnBackendNormMode_t mode = HIPDNN_BATCH_NORM;
-    hipdnnBackendNormFwdPhase_t phase = HIPDNN_NORM_FWD_TRAINING;
-    hipdnnBackendDescriptor_t op = lw_op_new(w, HIPDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR, NULL);
-    bool ok = op &&
-              lw_ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_OPERATION_NORM_FWD_MODE,
-                                                 HIPDNN_TYPE_NORM_MODE_EXT, 1, &mode), "norm mode") &&
-              lw_ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_OPERATION_NORM_FWD_PHASE,
-                                                 HIPDNN_TYPE_NORM_FWD_PHASE_EXT, 1, &phase),
-                    "norm phase") &&
-              lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_XDESC, x) &&
-              lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, scale) &&
-              lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, bias) &&
-              lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC,
-                       lw_scalar(w, "epsilon", eps, ps->rank)) &&
-              lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_YDESC, lw_make_out(w, n->out[0], xs));
-    if (!ok) return false;
+    hipdnnBackendDescriptor_t op = lw_norm_fwd_op(w, HIPDNN_BATCH_NORM, HIPDNN_NORM_FWD_TRAINING,
+                                                  x, scale, bias, eps, ps->rank);
+    if (!op || !lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_YDESC, lw_make_out(w, n->out[0], xs)))
+        return false;
     if (count < 2) {
         hipdnnBackendDescriptor_t d = lw_tmp(w, "centered", ps), var = lw_tmp(w, "variance", ps);
         return lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, mean) &&
@@ -307,22 +316,12 @@ bool ep_emit_layernorm(lw* w, const ep_node* n, int arg) {
     float eps = ep_attr_float(n, "epsilon", 1e-5f);
     hipdnnBackendDescriptor_t x = lw_get(w, n->in[0], &xs), scale = lw_get(w, n->in[1], &ps);
     hipdnnBackendDescriptor_t bias = n->n_in >= 3 && n->in[2] >= 0 ? lw_get(w, n->in[2], &ps) : NULL;
-    hipdnnBackendDescriptor_t e = lw_scalar(w, "epsilon", eps, xs.rank);
-    hipdnnBackendNormMode_t mode = arg ? HIPDNN_RMS_NORM : HIPDNN_LAYER_NORM;
-    hipdnnBackendNormFwdPhase_t phase = stats ? HIPDNN_NORM_FWD_TRAINING : HIPDNN_NORM_FWD_INFERENCE;
     hipdnnBackendDescriptor_t op =
-        lw_op_new(w, HIPDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR, NULL);
+        lw_norm_fwd_op(w, arg ? HIPDNN_RMS_NORM : HIPDNN_LAYER_NORM,
+                       stats ? HIPDNN_NORM_FWD_TRAINING : HIPDNN_NORM_FWD_INFERENCE, x, scale,
+                       bias, eps, xs.rank);
     bool ok = op &&
-           lw_ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_OPERATION_NORM_FWD_MODE,
-                                           HIPDNN_TYPE_NORM_MODE_EXT, 1, &mode), "norm mode") &&
-           lw_ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_OPERATION_NORM_FWD_PHASE,
-                                           HIPDNN_TYPE_NORM_FWD_PHASE_EXT, 1, &phase),
-              "norm phase") &&
-           lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_XDESC, x) &&
-           lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, scale) &&
-           (!bias || lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, bias)) &&
-           lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC, e) &&
-           lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_YDESC, lw_make_out(w, n->out[0], &xs));
+              lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_YDESC, lw_make_out(w, n->out[0], &xs));
     static const hipdnnBackendAttributeName_t stat_port[2] = {
         HIPDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, HIPDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC};
     for (int k = 1; ok && k < 3 && k < n->n_out; ++k)

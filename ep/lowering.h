@@ -77,6 +77,13 @@ hipdnnBackendDescriptor_t lw_get(lw* w, int v, const ep_shape* want);
 hipdnnBackendDescriptor_t lw_get_onnx(lw* w, int v);
 hipdnnBackendDescriptor_t lw_get_bcast(lw* w, int v, int r);
 hipdnnBackendDescriptor_t lw_make_out(lw* w, int v, const ep_shape* hs);
+/* lower_ops.c: a norm_forward operation with mode, phase, X, scale, bias (NULL: none) and
+ * epsilon set; the caller sets Y (and statistics) and finishes it with lw_op_done. */
+hipdnnBackendDescriptor_t lw_norm_fwd_op(lw* w, hipdnnBackendNormMode_t mode,
+                                         hipdnnBackendNormFwdPhase_t phase,
+                                         hipdnnBackendDescriptor_t x,
+                                         hipdnnBackendDescriptor_t scale,
+                                         hipdnnBackendDescriptor_t bias, float eps, int rank);
 /* ops_attention.c: value v's memory read as dims / strides (a VIEW_ONLY reshape of a value
  * computed in the graph), and one sdpa operation (scale by value, bias optional, causal:
  * the top-left band). */

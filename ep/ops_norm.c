@@ -42,21 +42,11 @@ bool ep_emit_instancenorm(lw* w, const ep_node* n, int arg) {
     ep_shape ps = {xs->rank, {0}};
     for (int i = 0; i < xs->rank; ++i) ps.dims[i] = i == 1 ? xs->dims[1] : 1;
     hipdnnBackendDescriptor_t x = lw_get_onnx(w, n->in[0]), scale = lw_get(w, n->in[1], &ps),
-                              bias = lw_get(w, n->in[2], &ps),
-                              e = lw_scalar(w, "epsilon", ep_attr_float(n, "epsilon", 1e-5f), xs->rank);
-    hipdnnBackendNormMode_t mode = HIPDNN_INSTANCE_NORM;
-    hipdnnBackendNormFwdPhase_t phase = HIPDNN_NORM_FWD_INFERENCE;
-    hipdnnBackendDescriptor_t op = lw_op_new(w, HIPDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR, NULL);
+                              bias = lw_get(w, n->in[2], &ps);
+    hipdnnBackendDescriptor_t op =
+        lw_norm_fwd_op(w, HIPDNN_INSTANCE_NORM, HIPDNN_NORM_FWD_INFERENCE, x, scale, bias,
+                       ep_attr_float(n, "epsilon", 1e-5f), xs->rank);
     return op &&
-           lw_ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_OPERATION_NORM_FWD_MODE,
-                                              HIPDNN_TYPE_NORM_MODE_EXT, 1, &mode), "norm mode") &&
-           lw_ok(w, hipdnnBackendSetAttribute(op, HIPDNN_ATTR_OPERATION_NORM_FWD_PHASE,
-                                              HIPDNN_TYPE_NORM_FWD_PHASE_EXT, 1, &phase),
-                 "norm phase") &&
-           lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_XDESC, x) &&
-           lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, scale) &&
-           lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, bias) &&
-           lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC, e) &&
            lw_set_t(w, op, HIPDNN_ATTR_OPERATION_NORM_FWD_YDESC, lw_make_out(w, n->out[0], xs)) &&
            lw_op_done(w, op);
 }
