@@ -13,53 +13,17 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "hipdnn/hipdnn_sdk.h"
 #include "plan_cache.h"
 
 #define DEFAULT_MAX_PLANS 4096
 
-bool hipdnnCacheEnabled(void) {
-    const char* env = getenv("HIPDNN_CACHE");
-    return !(env && strcmp(env, "0") == 0);
-}
-
 bool hipdnnPlanCacheDir(char* dir, size_t len, char* why, size_t why_len) {
-    if (!hipdnnCacheEnabled()) {
-        snprintf(why, why_len, "HIPDNN_CACHE=0");
-        return false;
-    }
-    const char* env = getenv("HIPDNN_CACHE_DIR");
-    if (env && *env) return snprintf(dir, len, "%s/plans", env) < (int)len;
-    const char* xdg = getenv("XDG_CACHE_HOME");
-    if (xdg && xdg[0] == '/') return snprintf(dir, len, "%s/hipdnn/plans", xdg) < (int)len;
-    const char* home = getenv("HOME");
-    if (home && home[0] == '/') return snprintf(dir, len, "%s/.cache/hipdnn/plans", home) < (int)len;
-    snprintf(why, why_len, "neither HIPDNN_CACHE_DIR, XDG_CACHE_HOME nor HOME is set");
-    return false;
-}
-
-/* mkdir -p, private to the user (entries decide what code runs). */
-static bool make_dirs(const char* dir, char* why, size_t len) {
-    char path[4096];
-    if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path)) {
-        snprintf(why, len, "path too long");
-        return false;
-    }
-    for (char* s = path + 1;; ++s) {
-        const bool end = *s == '\0';
-        if (*s == '/' || end) {
-            *s = '\0';
-            if (mkdir(path, 0700) != 0 && errno != EEXIST) {
-                snprintf(why, len, "mkdir %s: %s", path, strerror(errno));
-                return false;
-            }
-            if (end) return true;
-            *s = '/';
-        }
-    }
+    return hipdnnSdkCacheDir("plans", dir, len, why, why_len);
 }
 
 int hipdnnPlanCacheLock(const char* dir, char* why, size_t why_len) {
-    if (!make_dirs(dir, why, why_len)) return -1;
+    if (!hipdnnSdkMakeDirs(dir, why, why_len)) return -1;
     char path[4200];
     snprintf(path, sizeof(path), "%s/.lock", dir);
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);

@@ -19,10 +19,9 @@ typedef struct {
 
 /* ---- the folder (cache_dir.c) ---- */
 
-/* False when $HIPDNN_CACHE is "0" (the plan cache and the hip engine's kernel cache off). */
-bool hipdnnCacheEnabled(void);
-/* The plan cache's folder: $HIPDNN_CACHE_DIR/plans, else $XDG_CACHE_HOME/hipdnn/plans, else
- * $HOME/.cache/hipdnn/plans; false with `why` when off or nothing says where. */
+/* The plan cache's folder, hipdnnSdkCacheDir("plans"): $HIPDNN_CACHE_DIR/plans, else
+ * $XDG_CACHE_HOME/hipdnn/plans, else $HOME/.cache/hipdnn/plans; false with `why` when
+ * HIPDNN_CACHE=0 or nothing says where. */
 bool hipdnnPlanCacheDir(char* dir, size_t len, char* why, size_t why_len);
 /* Creates the folder (mode 0700) and takes its lock file's flock (exclusive): the writers of
  * other processes wait.  Returns the lock's fd, or -1 with `why`. */

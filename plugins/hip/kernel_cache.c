@@ -84,55 +84,17 @@ bool hipe_kernel_cache_dir(char* dir, size_t len, char* why, size_t why_len) {
         return false;
     }
     if (env && *env) return snprintf(dir, len, "%s", env) < (int)len;
-    /* hipdnn's cache (the backend's plan cache beside it: docs/engine_selection.md) */
-    const char* all = getenv("HIPDNN_CACHE");
-    if (all && strcmp(all, "0") == 0) {
-        snprintf(why, why_len, "HIPDNN_CACHE=0");
-        return false;
-    }
-    const char* root = getenv("HIPDNN_CACHE_DIR");
 #ifdef HIPE_HOST_EMULATION
     /* The test plugin writes nothing under $HOME unless a test asks for the default. */
     const char* want = getenv("HIPDNN_EMULATED_KERNEL_CACHE");
-    if (!want || strcmp(want, "1") != 0) {
+    const char* all = getenv("HIPDNN_CACHE");
+    if ((!all || strcmp(all, "0") != 0) && (!want || strcmp(want, "1") != 0)) {
         snprintf(why, why_len, "the emulation keeps no disk cache without HIPDNN_KERNEL_CACHE_DIR");
         return false;
     }
 #endif
-    if (root && *root) return snprintf(dir, len, "%s/kernels", root) < (int)len;
-    const char* xdg = getenv("XDG_CACHE_HOME");
-    if (xdg && xdg[0] == '/') return snprintf(dir, len, "%s/hipdnn/kernels", xdg) < (int)len;
-    const char* home = getenv("HOME");
-    if (home && home[0] == '/') return snprintf(dir, len, "%s/.cache/hipdnn/kernels", home) < (int)len;
-    snprintf(why, why_len, "neither HIPDNN_KERNEL_CACHE_DIR, XDG_CACHE_HOME nor HOME is set");
-    return false;
-}
-
-/* mkdir -p, private to the user: the files hold code this process will run. */
-static bool make_dirs(const char* dir, char* why, size_t len) {
-    char path[4096];
-    if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path)) {
-        snprintf(why, len, "path too long");
-        return false;
-    }
-    for (char* s = path + 1;; ++s) {
-        const bool end = *s == '\0';
-        if (*s == '/' || end) {
-            *s = '\0';
-            if (mkdir(path, 0700) != 0 && errno != EEXIST) {
-                hipdnnSdkFormat(why, len, "mkdir %s: %s", path, strerror(errno));
-                return false;
-            }
-            if (end) break;
-            *s = '/';
-        }
-    }
-    struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        hipdnnSdkFormat(why, len, "%s is not a folder", dir);
-        return false;
-    }
-    return true;
+    /* hipdnn's cache, the backend's plan cache beside it (docs/engine_selection.md) */
+    return hipdnnSdkCacheDir("kernels", dir, len, why, why_len);
 }
 
 /* ---- files ----------------------------------------------------------------------------- */
@@ -234,7 +196,7 @@ done:
 /* Writes the file under a temporary name, then renames it: readers see all of it or none. */
 static bool write_cached(const char* dir, const char* path, const char* key, const char* name,
                          const void* image, size_t size, const char* lowered, char* why, size_t len) {
-    if (!make_dirs(dir, why, len)) return false;
+    if (!hipdnnSdkMakeDirs(dir, why, len)) return false;
     static atomic_uint counter;
     char tmp[4200];
     snprintf(tmp, sizeof(tmp), "%s/.%s.%ld.%u.tmp", dir, key, (long)getpid(),

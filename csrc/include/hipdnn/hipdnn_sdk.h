@@ -397,6 +397,18 @@ bool hipdnnSdkDecline(char* why, size_t len, const char* who, const char* fmt, .
 #endif
     ;
 
+/* ---- cache folders ------------------------------------------------------------------ */
+
+/* hipdnn's cache folder for one kind of entry (sub: "plans", "kernels", ...) into dir:
+ * $HIPDNN_CACHE_DIR/sub, else $XDG_CACHE_HOME/hipdnn/sub, else $HOME/.cache/hipdnn/sub.
+ * False, with the reason in why, when HIPDNN_CACHE=0, none of those is set, or the path
+ * does not fit.  Nothing is created. */
+bool hipdnnSdkCacheDir(const char* sub, char* dir, size_t len, char* why, size_t why_len);
+
+/* mkdir -p dir, each new folder private to the user (caches hold code a process runs);
+ * false with the reason in why when a part cannot be made or dir is not a folder. */
+bool hipdnnSdkMakeDirs(const char* dir, char* why, size_t why_len);
+
 #ifdef __cplusplus
 }
 #endif
