@@ -235,3 +235,41 @@ def test_python_m_hipdnn_info_lists_the_heuristic_plugins(tmp_path):
     assert "heuristic plugins (2):" in r.stdout
     assert f"  {good}: by_name active\n" in r.stdout
     assert f"  {bad}: skipped: heuristic API 2.0 but host speaks 1.x\n" in r.stdout
+
+
+def test_cost_model_uses_the_device_facts_the_backend_reads(tmp_path):
+    """The fake driver describes an H100 SXM (tests/fake_cuda): 132 SMs at 1.98 GHz, HBM at
+    2.619 GHz on 5120 bits.  The backend turns them into the device info's sm_count,
+    peak_bytes_per_s (2 x clock x bus bytes) and peak_flops (SMs x clock x 256 fp32 FLOPs a
+    clock on sm_90, device_facts.c), which cost_model then uses instead of its table."""
+    out = child(tmp_path, [COST], engines=(REFERENCE, TUNE, EMULATED), **FAKE_GPU)
+    bw, flops = 2 * 2.619e9 * 5120 / 8, 132 * 1.98e9 * 256
+    score, text = [(w[2], w[3]) for w in out["why"] if w[0] == "hip_emulated"][0]
+    assert f"sm_90 {bw / 1e12:.3g} TB/s, {flops / 1e12:.3g} TFLOP/s from the device, 132 SMs" \
+        in text, text
+    assert score == pytest.approx(max(32 / flops, 2 * 4 * 8 * 4 / bw) / 0.5 * 1e3, rel=1e-5)
+
+
+def test_cost_model_falls_back_to_its_table_without_device_facts(tmp_path):
+    out = child(tmp_path, [COST], engines=(REFERENCE, TUNE, EMULATED), FAKE_CUDA_NO_ATTRIBUTES="1",
+                **FAKE_GPU)
+    text = [w[3] for w in out["why"] if w[0] == "hip_emulated"][0]
+    assert "from the device" not in text and "guessed" in text, text
+
+
+def test_cost_model_keeps_the_host_bandwidth_it_measured_for_later_processes(tmp_path):
+    cache = tmp_path / "cache"
+    first = child(tmp_path / "a", [COST], HIPDNN_CACHE="1", HIPDNN_CACHE_DIR=str(cache))
+    kept = cache / "heuristics" / "host_bandwidth"
+    magic, host, value = kept.read_text().splitlines()
+    assert magic == "hipdnn cost_model host bandwidth 1" and host == os.uname().nodename
+    assert f"host {float(value) / 1e9:.3g} GB/s measured" in first["why"][0][3]
+    # a later process reads it instead of measuring: a planted figure shows through
+    kept.write_text(f"{magic}\n{host}\n12.5e9\n")
+    second = child(tmp_path / "b", [COST], HIPDNN_CACHE="1", HIPDNN_CACHE_DIR=str(cache))
+    assert "host 12.5 GB/s measured" in second["why"][0][3], second["why"]
+    # another host's figure, or a damaged file, is measured again and rewritten
+    kept.write_text(f"{magic}\nsome-other-host\n12.5e9\n")
+    third = child(tmp_path / "c", [COST], HIPDNN_CACHE="1", HIPDNN_CACHE_DIR=str(cache))
+    assert "host 12.5 GB/s" not in third["why"][0][3]
+    assert kept.read_text().splitlines()[1] == host

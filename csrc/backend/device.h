@@ -17,6 +17,15 @@
 
 #include "hipdnn/hipdnn.h"
 
+/* What the heuristics read of a device (heuristic_plugins.c, device_facts.c): 0 where the
+ * runtime does not say. */
+typedef struct {
+    int sm_count;       /* multiprocessors (CUDA) or compute units (HIP) */
+    int clock_khz;      /* peak core clock */
+    int mem_clock_khz;  /* peak memory clock */
+    int bus_width_bits; /* global memory bus width */
+} hipdnnDeviceFacts;
+
 /* One runtime's entry points.  Each returns SUCCESS or a status with the thread's
  * message set, naming the runtime call and the vendor's error ("cuMemAlloc_v2 (4096
  * bytes): CUDA_ERROR_OUT_OF_MEMORY: out of memory"). */
@@ -52,6 +61,22 @@ typedef struct {
     /* "<name> sm_90 140GiB driver 12040": what a tuned plan depends on (plan_cache.c);
      * fields the runtime cannot answer are left out. */
     void (*describe)(int device, char* buf, size_t len);
+    /* The device's facts, each 0 where the runtime does not answer. */
+    void (*facts)(int device, hipdnnDeviceFacts* f);
+    /* Stream capture and graphs (graph_capture.c); capture_begin is NULL where the runtime
+     * lacks them (then none is set).  Capture is thread-local: this thread's own
+     * allocations and synchronizations are refused while it captures.  Status: 0 not
+     * capturing, 1 capturing, 2 capture invalidated.  Node types are the vendors' common
+     * numbering (0 kernel, 1 copy, 2 fill, 3 host, 4 child graph, 5 empty...). */
+    hipdnnStatus_t (*capture_begin)(hipdnnStream_t stream);
+    hipdnnStatus_t (*capture_end)(hipdnnStream_t stream, void** graph);
+    hipdnnStatus_t (*capture_status)(hipdnnStream_t stream, int* status);
+    hipdnnStatus_t (*graph_nodes)(void* graph, void** nodes, size_t* count); /* nodes NULL: count */
+    hipdnnStatus_t (*graph_node_type)(void* node, int* type);
+    hipdnnStatus_t (*graph_child)(void* node, void** graph); /* a child node's own graph */
+    hipdnnStatus_t (*graph_add_child)(void* graph, void* child); /* a copy of child, no deps */
+    hipdnnStatus_t (*graph_destroy_node)(void* node);
+    hipdnnStatus_t (*graph_destroy)(void* graph);
 } hipdnnDeviceRuntime;
 
 /* The vendors' loaders (device_hip.c, device_cuda.c): true with *rt filled when the

@@ -64,6 +64,16 @@ static struct {
     CUresult (*device_name)(char*, int, CUdevice);
     CUresult (*device_memory)(size_t*, CUdevice);
     CUresult (*device_attribute)(int*, int, CUdevice);
+    /* optional: stream capture and graphs (all or none) */
+    CUresult (*capture_begin)(void*, int);
+    CUresult (*capture_end)(void*, void**);
+    CUresult (*capture_status)(void*, int*);
+    CUresult (*graph_nodes)(void*, void**, size_t*);
+    CUresult (*node_type)(void*, int*);
+    CUresult (*child_graph)(void*, void**);
+    CUresult (*add_child)(void**, void*, const void*, size_t, void*);
+    CUresult (*destroy_node)(void*);
+    CUresult (*graph_destroy)(void*);
     int count;
     pthread_mutex_t lock;
     CUcontext primary[MAX_DEVICES]; /* retained on first use, under lock */
@@ -301,6 +311,8 @@ static bool cuda_pointer_range(const void* ptr, uintptr_t* base, size_t* size) {
     return true;
 }
 
+static void resolve_cuda_graphs(void* lib);
+
 #define SYM(field, name)                                                          \
     do {                                                                          \
         *(void**)&cu.field = hipdnnDlSymbol(lib, name);                           \
@@ -342,6 +354,7 @@ static bool resolve_cuda_driver(void* lib, const char* path, char* why, size_t l
     *(void**)&cu.device_name = hipdnnDlSymbol(lib, "cuDeviceGetName");
     *(void**)&cu.device_memory = hipdnnDlSymbol(lib, "cuDeviceTotalMem_v2");
     *(void**)&cu.device_attribute = hipdnnDlSymbol(lib, "cuDeviceGetAttribute");
+    resolve_cuda_graphs(lib);
     return true;
 fail:
     return false;
@@ -387,6 +400,98 @@ static void cuda_describe(int device, char* buf, size_t len) {
     snprintf(buf, len, "%s sm_%d%d %zuMiB driver %d", name, major, minor, mem >> 20, version);
 }
 
+/* CU_DEVICE_ATTRIBUTE_ MULTIPROCESSOR_COUNT 16, CLOCK_RATE 13, MEMORY_CLOCK_RATE 36 and
+ * GLOBAL_MEMORY_BUS_WIDTH 37: the driver API still answers them in CUDA 13, where the
+ * runtime's cudaDeviceProp lost the clock fields. */
+static void cuda_facts(int device, hipdnnDeviceFacts* f) {
+    CUdevice d = 0;
+    memset(f, 0, sizeof(*f));
+    if (!cu.device_attribute || device < 0 || device >= cu.count ||
+        cu.device_get(&d, device) != CUDA_SUCCESS_)
+        return;
+    int* out[4] = {&f->sm_count, &f->clock_khz, &f->mem_clock_khz, &f->bus_width_bits};
+    const int attr[4] = {16, 13, 36, 37};
+    for (int i = 0; i < 4; ++i)
+        if (cu.device_attribute(out[i], attr[i], d) != CUDA_SUCCESS_ || *out[i] < 0) *out[i] = 0;
+}
+
+/* ---- stream capture and graphs ---------------------------------------------------- */
+
+enum { CU_STREAM_CAPTURE_MODE_THREAD_LOCAL_ = 1 };
+
+static hipdnnStatus_t cuda_capture_begin(hipdnnStream_t s) {
+    NEED_CONTEXT();
+    CU_CALL(EXEC, cu.capture_begin(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL_),
+            "cuStreamBeginCapture_v2", "(stream %p)", s);
+    return HIPDNN_STATUS_SUCCESS;
+}
+static hipdnnStatus_t cuda_capture_end(hipdnnStream_t s, void** graph) {
+    NEED_CONTEXT();
+    CU_CALL(EXEC, cu.capture_end(s, graph), "cuStreamEndCapture", "(stream %p)", s);
+    return HIPDNN_STATUS_SUCCESS;
+}
+static hipdnnStatus_t cuda_capture_status(hipdnnStream_t s, int* status) {
+    NEED_CONTEXT();
+    CU_CALL(EXEC, cu.capture_status(s, status), "cuStreamIsCapturing", "(stream %p)", s);
+    return HIPDNN_STATUS_SUCCESS;
+}
+static hipdnnStatus_t cuda_graph_nodes(void* g, void** nodes, size_t* n) {
+    CU_CALL(EXEC, cu.graph_nodes(g, nodes, n), "cuGraphGetNodes", "(graph %p)", g);
+    return HIPDNN_STATUS_SUCCESS;
+}
+static hipdnnStatus_t cuda_node_type(void* node, int* type) {
+    CU_CALL(EXEC, cu.node_type(node, type), "cuGraphNodeGetType", "(node %p)", node);
+    return HIPDNN_STATUS_SUCCESS;
+}
+static hipdnnStatus_t cuda_graph_child(void* node, void** g) {
+    CU_CALL(EXEC, cu.child_graph(node, g), "cuGraphChildGraphNodeGetGraph", "(node %p)", node);
+    return HIPDNN_STATUS_SUCCESS;
+}
+static hipdnnStatus_t cuda_add_child(void* g, void* child) {
+    void* node = NULL;
+    CU_CALL(EXEC, cu.add_child(&node, g, NULL, 0, child), "cuGraphAddChildGraphNode",
+            "(graph %p)", g);
+    return HIPDNN_STATUS_SUCCESS;
+}
+static hipdnnStatus_t cuda_destroy_node(void* node) {
+    CU_CALL(EXEC, cu.destroy_node(node), "cuGraphDestroyNode", "(node %p)", node);
+    return HIPDNN_STATUS_SUCCESS;
+}
+static hipdnnStatus_t cuda_graph_destroy(void* g) {
+    CU_CALL(EXEC, cu.graph_destroy(g), "cuGraphDestroy", "(graph %p)", g);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+/* The graph entry points, all or none (cuStreamBeginCapture_v2 has the mode: CUDA 10.1). */
+static void resolve_cuda_graphs(void* lib) {
+    static const char* const names[] = {
+        "cuStreamBeginCapture_v2", "cuStreamEndCapture", "cuStreamIsCapturing",
+        "cuGraphGetNodes", "cuGraphNodeGetType", "cuGraphChildGraphNodeGetGraph",
+        "cuGraphAddChildGraphNode", "cuGraphDestroyNode", "cuGraphDestroy"};
+    void** fields[] = {(void**)&cu.capture_begin, (void**)&cu.capture_end,
+                       (void**)&cu.capture_status, (void**)&cu.graph_nodes, (void**)&cu.node_type,
+                       (void**)&cu.child_graph, (void**)&cu.add_child, (void**)&cu.destroy_node,
+                       (void**)&cu.graph_destroy};
+    for (int i = 0; i < 9; ++i)
+        if (!(*fields[i] = hipdnnDlSymbol(lib, names[i]))) {
+            cu.capture_begin = NULL;
+            return;
+        }
+}
+
+static void cuda_fill_graphs(hipdnnDeviceRuntime* rt) {
+    if (!cu.capture_begin) return;
+    rt->capture_begin = cuda_capture_begin;
+    rt->capture_end = cuda_capture_end;
+    rt->capture_status = cuda_capture_status;
+    rt->graph_nodes = cuda_graph_nodes;
+    rt->graph_node_type = cuda_node_type;
+    rt->graph_child = cuda_graph_child;
+    rt->graph_add_child = cuda_add_child;
+    rt->graph_destroy_node = cuda_destroy_node;
+    rt->graph_destroy = cuda_graph_destroy;
+}
+
 static void cuda_fill_runtime(hipdnnDeviceRuntime* rt, const char* path) {
     rt->name = "cuda";
     snprintf(rt->library, sizeof(rt->library), "%s", path);
@@ -410,6 +515,8 @@ static void cuda_fill_runtime(hipdnnDeviceRuntime* rt, const char* path) {
     rt->pointer_space = cuda_pointer_space;
     rt->pointer_range = cuda_pointer_range;
     rt->describe = cuda_describe;
+    rt->facts = cuda_facts;
+    cuda_fill_graphs(rt);
 }
 
 bool hipdnnDeviceLoadCuda(hipdnnDeviceRuntime* rt, char* why, size_t len) {

@@ -40,6 +40,16 @@ static struct {
     /* optional: the device's identity (describe) */
     hipError_t (*device_name)(char*, int, int);
     hipError_t (*device_memory)(size_t*, int);
+    /* optional: stream capture and graphs (all or none) */
+    hipError_t (*capture_begin)(void*, int);
+    hipError_t (*capture_end)(void*, void**);
+    hipError_t (*capture_status)(void*, int*);
+    hipError_t (*graph_nodes)(void*, void**, size_t*);
+    hipError_t (*node_type)(void*, int*);
+    hipError_t (*child_graph)(void*, void**);
+    hipError_t (*add_child)(void**, void*, const void*, size_t, void*);
+    hipError_t (*destroy_node)(void*);
+    hipError_t (*graph_destroy)(void*);
     int count;
     bool hip5; /* HIP 5 numbers hipMemoryType differently (device.h) */
 } hip;
@@ -199,6 +209,8 @@ static bool hip_pointer_range(const void* ptr, uintptr_t* base, size_t* size) {
     return *size != 0;
 }
 
+static void resolve_hip_graphs(void* lib);
+
 #define SYM(field, name)                                         \
     do {                                                         \
         *(void**)&hip.field = hipdnnDlSymbol(lib, name);         \
@@ -236,6 +248,7 @@ static bool resolve_hip_runtime(void* lib, const char* path, char* why, size_t l
     SYM(error_string, "hipGetErrorString");
     *(void**)&hip.device_name = hipdnnDlSymbol(lib, "hipDeviceGetName");
     *(void**)&hip.device_memory = hipdnnDlSymbol(lib, "hipDeviceTotalMem");
+    resolve_hip_graphs(lib);
     return true;
 fail:
     return false;
@@ -273,6 +286,76 @@ static void hip_describe(int device, char* buf, size_t len) {
     snprintf(buf, len, "%s %zuMiB runtime %d", name, mem >> 20, version);
 }
 
+/* ---- stream capture and graphs (hipStreamCaptureModeThreadLocal is 1, as CUDA's) ---- */
+
+static hipdnnStatus_t hip_capture_begin(hipdnnStream_t s) {
+    HIP_CALL(EXEC, hip.capture_begin(s, 1), "hipStreamBeginCapture", "(stream %p)", s);
+    return HIPDNN_STATUS_SUCCESS;
+}
+static hipdnnStatus_t hip_capture_end(hipdnnStream_t s, void** graph) {
+    HIP_CALL(EXEC, hip.capture_end(s, graph), "hipStreamEndCapture", "(stream %p)", s);
+    return HIPDNN_STATUS_SUCCESS;
+}
+static hipdnnStatus_t hip_capture_status(hipdnnStream_t s, int* status) {
+    HIP_CALL(EXEC, hip.capture_status(s, status), "hipStreamIsCapturing", "(stream %p)", s);
+    return HIPDNN_STATUS_SUCCESS;
+}
+static hipdnnStatus_t hip_graph_nodes(void* g, void** nodes, size_t* n) {
+    HIP_CALL(EXEC, hip.graph_nodes(g, nodes, n), "hipGraphGetNodes", "(graph %p)", g);
+    return HIPDNN_STATUS_SUCCESS;
+}
+static hipdnnStatus_t hip_node_type(void* node, int* type) {
+    HIP_CALL(EXEC, hip.node_type(node, type), "hipGraphNodeGetType", "(node %p)", node);
+    return HIPDNN_STATUS_SUCCESS;
+}
+static hipdnnStatus_t hip_graph_child(void* node, void** g) {
+    HIP_CALL(EXEC, hip.child_graph(node, g), "hipGraphChildGraphNodeGetGraph", "(node %p)", node);
+    return HIPDNN_STATUS_SUCCESS;
+}
+static hipdnnStatus_t hip_add_child(void* g, void* child) {
+    void* node = NULL;
+    HIP_CALL(EXEC, hip.add_child(&node, g, NULL, 0, child), "hipGraphAddChildGraphNode",
+             "(graph %p)", g);
+    return HIPDNN_STATUS_SUCCESS;
+}
+static hipdnnStatus_t hip_destroy_node(void* node) {
+    HIP_CALL(EXEC, hip.destroy_node(node), "hipGraphDestroyNode", "(node %p)", node);
+    return HIPDNN_STATUS_SUCCESS;
+}
+static hipdnnStatus_t hip_graph_destroy(void* g) {
+    HIP_CALL(EXEC, hip.graph_destroy(g), "hipGraphDestroy", "(graph %p)", g);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+static void resolve_hip_graphs(void* lib) {
+    static const char* const names[] = {
+        "hipStreamBeginCapture", "hipStreamEndCapture", "hipStreamIsCapturing",
+        "hipGraphGetNodes", "hipGraphNodeGetType", "hipGraphChildGraphNodeGetGraph",
+        "hipGraphAddChildGraphNode", "hipGraphDestroyNode", "hipGraphDestroy"};
+    void** fields[] = {(void**)&hip.capture_begin, (void**)&hip.capture_end,
+                       (void**)&hip.capture_status, (void**)&hip.graph_nodes,
+                       (void**)&hip.node_type, (void**)&hip.child_graph, (void**)&hip.add_child,
+                       (void**)&hip.destroy_node, (void**)&hip.graph_destroy};
+    for (int i = 0; i < 9; ++i)
+        if (!(*fields[i] = hipdnnDlSymbol(lib, names[i]))) {
+            hip.capture_begin = NULL;
+            return;
+        }
+}
+
+static void hip_fill_graphs(hipdnnDeviceRuntime* rt) {
+    if (!hip.capture_begin) return;
+    rt->capture_begin = hip_capture_begin;
+    rt->capture_end = hip_capture_end;
+    rt->capture_status = hip_capture_status;
+    rt->graph_nodes = hip_graph_nodes;
+    rt->graph_node_type = hip_node_type;
+    rt->graph_child = hip_graph_child;
+    rt->graph_add_child = hip_add_child;
+    rt->graph_destroy_node = hip_destroy_node;
+    rt->graph_destroy = hip_graph_destroy;
+}
+
 static void hip_fill_runtime(hipdnnDeviceRuntime* rt, const char* path) {
     rt->name = "hip";
     snprintf(rt->library, sizeof(rt->library), "%s", path);
@@ -296,6 +379,7 @@ static void hip_fill_runtime(hipdnnDeviceRuntime* rt, const char* path) {
     rt->pointer_space = hip_pointer_space;
     rt->pointer_range = hip_pointer_range;
     rt->describe = hip_describe;
+    hip_fill_graphs(rt); /* facts: not yet read on HIP (left 0: the plugins' tables) */
 }
 
 bool hipdnnDeviceLoadHip(hipdnnDeviceRuntime* rt, char* why, size_t len) {

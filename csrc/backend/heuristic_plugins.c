@@ -22,6 +22,7 @@
 #include "dl.h"
 #include "elf_check.h"
 #include "error.h"
+#include "device_facts.h"
 #include "heuristic_plugins.h"
 #include "hipdnn/hipdnn.h"
 #include "log.h"
@@ -214,7 +215,7 @@ static void arch_of(const char* desc, char* arch, size_t len) {
         }
 }
 
-static void device_info(int device, hipdnnHeuristicDeviceInfo_t* info) {
+static void device_info(int device, bool narrow, hipdnnHeuristicDeviceInfo_t* info) {
     memset(info, 0, sizeof(*info));
     info->struct_size = sizeof(*info);
     info->memory_space = HIPDNN_MEMORY_HOST;
@@ -226,6 +227,8 @@ static void device_info(int device, hipdnnHeuristicDeviceInfo_t* info) {
     info->device = device;
     hipdnnDeviceIdentity(device, info->device_name, sizeof(info->device_name));
     arch_of(info->device_name, info->arch, sizeof(info->arch));
+    hipdnnDevicePeaks(device, info->arch, narrow, &info->sm_count, &info->peak_bytes_per_s,
+                      &info->peak_flops);
 }
 
 /* Why the plugin's order is no permutation of n candidates, or NULL. */
@@ -251,12 +254,12 @@ static void refuse(const heur_plugin* p, const char* why) {
                   "(later refusals of it are not logged)", p->path, p->name, why);
 }
 
-bool hipdnnHeuristicRank(const uint8_t* graph, size_t graph_size, int device, int32_t* engines,
-                         int32_t n, hipdnnHeuristicExplanation* why, char* used, size_t used_len) {
+bool hipdnnHeuristicRank(const uint8_t* graph, size_t graph_size, bool narrow, int device,
+                         int32_t* engines, int32_t n, hipdnnHeuristicExplanation* why, char* used, size_t used_len) {
     const heur_plugin* p = active();
     if (!p || n <= 0 || n > 256) return false;
     hipdnnHeuristicDeviceInfo_t info;
-    device_info(device, &info);
+    device_info(device, narrow, &info);
     hipdnnHeuristicCandidate_t cand[256];
     /* on the heap: 64 KiB is much for a thread's stack (hipdnn-ep runs in ORT's threads) */
     int64_t(*knobs)[2 * HIPDNN_ENGINE_MAX_KNOBS] = calloc((size_t)n, sizeof(*knobs));

@@ -16,11 +16,13 @@ typedef struct {
 } hipdnnHeuristicExplanation;
 
 /* Orders engines[0..n) (registry indices, in the built-in order) of a graph (its bytes,
- * the handle's device) by the active heuristic plugin, and fills why[k] for engines[k] as reordered; the plugin's name into used.
+ * whether its heavy nodes read 16-bit inputs (device_facts.h), the handle's device) by
+ * the active heuristic plugin, and fills why[k] for engines[k] as reordered; the
+ * plugin's name into used.
  * False (and engines untouched) when no plugin is active or its answer was refused (one
  * log line says why). */
-bool hipdnnHeuristicRank(const uint8_t* graph, size_t graph_size, int device, int32_t* engines,
-                         int32_t n, hipdnnHeuristicExplanation* why, char* used, size_t used_len);
+bool hipdnnHeuristicRank(const uint8_t* graph, size_t graph_size, bool narrow, int device,
+                         int32_t* engines, int32_t n, hipdnnHeuristicExplanation* why, char* used, size_t used_len);
 
 /* fork.c: the loader's lock around fork() (taken after the registry's, before handles'). */
 void hipdnnHeuristicForkPrepare(void);

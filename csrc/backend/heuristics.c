@@ -19,6 +19,7 @@
 #include "descriptor.h"
 #include "error.h"
 #include "handle.h"
+#include "device_facts.h"
 #include "heuristic_plugins.h"
 #include "log.h"
 #include "plan_cache.h"
@@ -349,8 +350,8 @@ static void plugin_order(heur_state* s) {
     const hipdnnGraphState* gs = s->graph->state;
     if (s->mode == HIPDNN_HEUR_MODE_FALLBACK || n > 256 || !why) goto done;
     for (int32_t k = 0; k < n; ++k) order[k] = s->results[k].engine;
-    if (!hipdnnHeuristicRank(gs->bytes, gs->num_bytes, gs->handle->device, order, n, why, used,
-                             sizeof(used)))
+    if (!hipdnnHeuristicRank(gs->bytes, gs->num_bytes, hipdnnGraphIsNarrow(gs->graph),
+                             gs->handle->device, order, n, why, used, sizeof(used)))
         goto done;
     size_t len = (size_t)n * (HIPDNN_HEURISTIC_EXPLANATION_LEN + 160) + 1, off = 0;
     char* r = calloc(len, 1);

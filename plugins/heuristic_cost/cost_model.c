@@ -4,10 +4,12 @@
  *     2 * output elements * filter elements per output channel, attention 4 * B H S_q
  *     S_kv D forward and 2.5 times that backward, anything else one per output element)
  *     and bytes of the graph's non-virtual tensors, each read or written once;
- *   - machine: a device's bandwidth and peak from the info the backend passes, else a
- *     table by architecture (datasheet figures); the host's bandwidth measured once (a
- *     16 MiB memcpy) and its FLOP rate assumed, both overridable
- *     (HIPDNN_COST_HOST_GBPS, HIPDNN_COST_HOST_GFLOPS);
+ *   - machine: a device's bandwidth and peak as the backend read them from the device
+ *     runtime (memory clock and bus width; SMs, clock and the arch's rate a clock), each
+ *     where given, else a table by architecture (datasheet figures); the host's bandwidth
+ *     measured once per host (a 16 MiB memcpy, kept in the cache folder for later
+ *     processes) and its FLOP rate assumed, both overridable (HIPDNN_COST_HOST_GBPS,
+ *     HIPDNN_COST_HOST_GFLOPS);
  *   - engine: half the peak for an engine, a twentieth for a FALLBACK (reference) one.
  * Estimated time = max(FLOPs / peak, bytes / bandwidth) / efficiency.  Engines whose
  * memory space is where the graph's tensors are go first, then by estimate; ties keep
@@ -18,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "hipdnn/hipdnn_heuristic_plugin.h"
 #include "hipdnn/hipdnn_sdk.h"
@@ -133,14 +137,68 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* The host's copy bandwidth (read + write), once: HIPDNN_COST_HOST_GBPS, else measured. */
-static void measure_host(void) {
-    const char* env = getenv("HIPDNN_COST_HOST_GBPS");
-    if (env && atof(env) > 0) {
-        g_host_bw = atof(env) * 1e9;
-        snprintf(g_host_bw_how, sizeof(g_host_bw_how), "configured");
-        return;
+/* The file that keeps the measured host bandwidth between processes:
+ * <cache>/heuristics/host_bandwidth, <cache> as the plan cache's ($HIPDNN_CACHE_DIR, else
+ * $XDG_CACHE_HOME/hipdnn, else ~/.cache/hipdnn); false with HIPDNN_CACHE=0 or no home.
+ * make: create the folders (mode 0700). */
+static bool bandwidth_file(char* path, size_t len, bool make) {
+    const char* off = getenv("HIPDNN_CACHE");
+    const char *dir = getenv("HIPDNN_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME");
+    const char* home = getenv("HOME");
+    char root[3072];
+    if (off && strcmp(off, "0") == 0) return false;
+    if (dir && *dir) snprintf(root, sizeof(root), "%s", dir);
+    else if (xdg && *xdg) snprintf(root, sizeof(root), "%s/hipdnn", xdg);
+    else if (home && *home) snprintf(root, sizeof(root), "%s/.cache/hipdnn", home);
+    else return false;
+    if (make) {
+        char parent[3072];
+        snprintf(parent, sizeof(parent), "%s", root);
+        for (char* p = parent + 1; *p; ++p) /* each missing folder on the way */
+            if (*p == '/') {
+                *p = '\0';
+                mkdir(parent, 0700);
+                *p = '/';
+            }
+        mkdir(root, 0700);
     }
+    int n = snprintf(path, len, "%s/heuristics", root);
+    if (make && n > 0 && (size_t)n < len) mkdir(path, 0700);
+    n = snprintf(path, len, "%s/heuristics/host_bandwidth", root);
+    return n > 0 && (size_t)n < len;
+}
+
+/* The bandwidth measured on this host by an earlier process, or 0. */
+static double cached_bandwidth(const char* host) {
+    char path[4096], line[3][256];
+    if (!bandwidth_file(path, sizeof(path), false)) return 0;
+    FILE* f = fopen(path, "r");
+    if (!f) return 0;
+    bool ok = true;
+    for (int i = 0; i < 3 && ok; ++i) {
+        ok = fgets(line[i], sizeof(line[i]), f) != NULL;
+        if (ok) line[i][strcspn(line[i], "\n")] = '\0';
+    }
+    fclose(f);
+    double v = ok ? atof(line[2]) : 0;
+    ok = ok && strcmp(line[0], "hipdnn cost_model host bandwidth 1") == 0 &&
+         strcmp(line[1], host) == 0 && v > 1e8 && v < 1e13;
+    return ok ? v : 0; /* anything else is measured again and rewritten */
+}
+
+/* Writes it whole or not at all: a temporary file renamed over the old one. */
+static void store_bandwidth(const char* host, double v) {
+    char path[4096], tmp[4200];
+    if (!bandwidth_file(path, sizeof(path), true)) return;
+    snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid());
+    FILE* f = fopen(tmp, "w");
+    if (!f) return;
+    bool ok = fprintf(f, "hipdnn cost_model host bandwidth 1\n%s\n%.6g\n", host, v) > 0;
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) remove(tmp);
+}
+
+static double measure_copy(void) {
     const size_t n = (size_t)16 << 20;
     char *src = malloc(n), *dst = malloc(n);
     double best = 0;
@@ -156,6 +214,29 @@ static void measure_host(void) {
     }
     free(src);
     free(dst);
+    return best;
+}
+
+/* The host's copy bandwidth (read + write), once a process: HIPDNN_COST_HOST_GBPS, else
+ * what an earlier process on this host measured (the cache folder), else measured now (a
+ * 16 MiB memcpy, some milliseconds) and kept there for the next process. */
+static void measure_host(void) {
+    const char* env = getenv("HIPDNN_COST_HOST_GBPS");
+    if (env && atof(env) > 0) {
+        g_host_bw = atof(env) * 1e9;
+        snprintf(g_host_bw_how, sizeof(g_host_bw_how), "configured");
+        return;
+    }
+    char host[256] = "?";
+    if (gethostname(host, sizeof(host) - 1) != 0) snprintf(host, sizeof(host), "?");
+    double best = cached_bandwidth(host);
+    if (best > 0) {
+        g_host_bw = best;
+        snprintf(g_host_bw_how, sizeof(g_host_bw_how), "measured");
+        return;
+    }
+    best = measure_copy();
+    if (best > 0) store_bandwidth(host, best);
     g_host_bw = best > 0 ? best : 10e9;
     snprintf(g_host_bw_how, sizeof(g_host_bw_how), best > 0 ? "measured" : "assumed");
 }
@@ -177,14 +258,22 @@ static void machine(const hipdnnHeuristicDeviceInfo_t* d, hipdnnMemorySpace_t sp
     while (k < last && strcmp(k_table[k].arch, d->arch) != 0) ++k;
     *flops = low ? k_table[k].flops16 : k_table[k].flops32;
     *bw = k_table[k].bytes_per_s;
+    /* what the backend read from the device runtime wins over the table, figure by figure */
     const size_t end = offsetof(hipdnnHeuristicDeviceInfo_t, peak_flops) + sizeof(double);
-    bool given = d->struct_size >= end && d->peak_flops > 0 && d->peak_bytes_per_s > 0;
-    if (given) {
-        *flops = d->peak_flops;
-        *bw = d->peak_bytes_per_s;
-    }
-    snprintf(how, len, "%s %.3g TB/s, %.3g TFLOP/s %s", d->arch[0] ? d->arch : "device",
-             *bw / 1e12, *flops / 1e12, given ? "given" : k < last ? "table" : "guessed");
+    bool known = d->struct_size >= end;
+    bool given_bw = known && d->peak_bytes_per_s > 0, given_flops = known && d->peak_flops > 0;
+    if (given_bw) *bw = d->peak_bytes_per_s;
+    if (given_flops) *flops = d->peak_flops;
+    const char* table = k < last ? "table" : "guessed";
+    char sms[32] = "";
+    if (known && d->sm_count > 0) snprintf(sms, sizeof(sms), ", %d SMs", (int)d->sm_count);
+    if (given_bw && given_flops)
+        snprintf(how, len, "%s %.3g TB/s, %.3g TFLOP/s from the device%s",
+                 d->arch[0] ? d->arch : "device", *bw / 1e12, *flops / 1e12, sms);
+    else
+        snprintf(how, len, "%s %.3g TB/s %s, %.3g TFLOP/s %s%s", d->arch[0] ? d->arch : "device",
+                 *bw / 1e12, given_bw ? "from the device" : table, *flops / 1e12,
+                 given_flops ? "from the device" : table, sms);
 }
 
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnHeuristicPluginRank(
@@ -206,20 +295,23 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnHeuristicPluginRank(
     hipdnnSdkGraphFree(g);
     for (uint32_t i = 0; i < n; ++i) {
         double flops, bw;
-        char how[96];
+        char how[128];
         bool fallback = (cand[i].flags & HIPDNN_ENGINE_FLAG_FALLBACK) != 0;
         bool mismatch = cand[i].memory_space != device->memory_space;
         machine(device, cand[i].memory_space, c.low_precision, &flops, &bw, how, sizeof(how));
         double eff = fallback ? 0.05 : 0.5;
         double tc = c.flop / flops, tm = c.bytes / bw;
         score[i] = fmax(tc, tm) / eff * 1e3;
-        snprintf(explanations + (size_t)i * HIPDNN_HEURISTIC_EXPLANATION_LEN,
-                 HIPDNN_HEURISTIC_EXPLANATION_LEN,
-                 "%s: %.2g FLOP, %.2g B; %s-bound; %s est. %.3g ms (roofline model: %s, x%.2g "
+        char line[640]; /* cut to the ABI's length below */
+        snprintf(line, sizeof(line), "%s: %.2g FLOP, %.2g B; %s-bound; %s est. %.3g ms (roofline model: %s, x%.2g "
                  "efficiency%s)", c.what, c.flop, c.bytes, tc > tm ? "compute" : "memory",
                  cand[i].engine_name, score[i], how, eff,
                  cand[i].priority < 0 ? "; negative priority: chosen only by name, ranked last"
                  : mismatch ? "; not where the tensors are, ranked after those that are" : "");
+        size_t used = strlen(line);
+        if (used >= HIPDNN_HEURISTIC_EXPLANATION_LEN) used = HIPDNN_HEURISTIC_EXPLANATION_LEN - 1;
+        memcpy(explanations + (size_t)i * HIPDNN_HEURISTIC_EXPLANATION_LEN, line, used);
+        explanations[(size_t)i * HIPDNN_HEURISTIC_EXPLANATION_LEN + used] = '\0';
         order[i] = i;
     }
     /* insertion sort, stable: engines of negative priority (chosen only by name) last,

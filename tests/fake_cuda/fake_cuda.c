@@ -5,12 +5,16 @@
  *
  * Built as build/tests/fake_cuda/libcuda.so.1 and used only when a test puts that folder
  * on LD_LIBRARY_PATH with HIPDNN_DEVICE_RUNTIME=cuda.  FAKE_CUDA_NO_DEVICE=1 reports no
- * device; FAKE_CUDA_OOM=1 fails every allocation with CUDA_ERROR_OUT_OF_MEMORY. */
+ * device; FAKE_CUDA_OOM=1 fails every allocation with CUDA_ERROR_OUT_OF_MEMORY.  Streams
+ * capture into graphs (fake_graph.c).  The device is described as an H100 SXM would be
+ * (132 SMs at 1.98 GHz, compute capability 9.0, HBM3 at 2.619 GHz on 5120 bits). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "fake_graph.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -62,10 +66,39 @@ EXPORT CUresult cuCtxGetDevice(int* dev) {
     *dev = 0;
     return OK;
 }
-EXPORT CUresult cuCtxSynchronize(void) { return t_context ? OK : INVALID_HANDLE; }
+EXPORT CUresult cuCtxSynchronize(void) {
+    if (fake_capture_forbids(NULL)) return FAKE_CAPTURE_UNSUPPORTED;
+    return t_context ? OK : INVALID_HANDLE;
+}
+
+EXPORT CUresult cuDeviceGetName(char* name, int len, int dev) {
+    if (dev != 0 || len < 1) return INVALID_VALUE;
+    strncpy(name, "Fake H100 (hipdnn tests)", (size_t)len - 1);
+    name[len - 1] = '\0';
+    return OK;
+}
+EXPORT CUresult cuDeviceTotalMem_v2(size_t* bytes, int dev) {
+    if (dev != 0) return INVALID_VALUE;
+    *bytes = (size_t)80 << 30;
+    return OK;
+}
+/* The attributes the backend reads; FAKE_CUDA_NO_ATTRIBUTES=1 answers none of them. */
+EXPORT CUresult cuDeviceGetAttribute(int* value, int attr, int dev) {
+    if (dev != 0 || getenv("FAKE_CUDA_NO_ATTRIBUTES")) return INVALID_VALUE;
+    switch (attr) {
+    case 13: *value = 1980000; return OK; /* CLOCK_RATE, kHz */
+    case 16: *value = 132; return OK;     /* MULTIPROCESSOR_COUNT */
+    case 36: *value = 2619000; return OK; /* MEMORY_CLOCK_RATE, kHz */
+    case 37: *value = 5120; return OK;    /* GLOBAL_MEMORY_BUS_WIDTH, bits */
+    case 75: *value = 9; return OK;       /* COMPUTE_CAPABILITY_MAJOR */
+    case 76: *value = 0; return OK;       /* COMPUTE_CAPABILITY_MINOR */
+    default: return INVALID_VALUE;
+    }
+}
 
 EXPORT CUresult cuMemAlloc_v2(unsigned long long* p, size_t size) {
     if (!t_context) return INVALID_HANDLE;
+    if (fake_capture_forbids(NULL)) return FAKE_CAPTURE_UNSUPPORTED;
     if (getenv("FAKE_CUDA_OOM") || size == 0) return size ? OUT_OF_MEMORY : INVALID_VALUE;
     void* m = aligned_alloc(256, (size + 255) / 256 * 256);
     if (!m) return OUT_OF_MEMORY;
@@ -85,6 +118,7 @@ EXPORT CUresult cuMemAlloc_v2(unsigned long long* p, size_t size) {
 }
 
 EXPORT CUresult cuMemFree_v2(unsigned long long p) {
+    if (fake_capture_forbids(NULL)) return FAKE_CAPTURE_UNSUPPORTED;
     pthread_mutex_lock(&g_lock);
     int i = find_alloc((uintptr_t)p);
     if (i < 0 || g_allocs[i].begin != (uintptr_t)p) {
@@ -108,16 +142,16 @@ static int inside(uintptr_t p, size_t n) {
 }
 
 EXPORT CUresult cuMemcpyAsync(unsigned long long dst, unsigned long long src, size_t n, void* s) {
-    (void)s;
     if (!t_context) return INVALID_HANDLE;
     if (!inside((uintptr_t)dst, n) || !inside((uintptr_t)src, n)) return INVALID_VALUE;
+    if (fake_stream_capturing(s)) return fake_capture_copy(s, (uintptr_t)dst, (uintptr_t)src, n, 0, 0);
     memmove((void*)(uintptr_t)dst, (const void*)(uintptr_t)src, n);
     return OK;
 }
 EXPORT CUresult cuMemsetD8Async(unsigned long long dst, unsigned char v, size_t n, void* s) {
-    (void)s;
     if (!t_context) return INVALID_HANDLE;
     if (!inside((uintptr_t)dst, n)) return INVALID_VALUE;
+    if (fake_stream_capturing(s)) return fake_capture_copy(s, (uintptr_t)dst, 0, n, 1, v);
     memset((void*)(uintptr_t)dst, v, n);
     return OK;
 }
@@ -125,12 +159,15 @@ EXPORT CUresult cuMemsetD8Async(unsigned long long dst, unsigned char v, size_t 
 static int g_handles; /* streams and events are distinct non-NULL tokens */
 EXPORT CUresult cuStreamCreate(void** s, unsigned flags) {
     (void)flags;
-    *s = malloc(1);
+    *s = fake_stream_new();
     ++g_handles;
     return *s ? OK : OUT_OF_MEMORY;
 }
-EXPORT CUresult cuStreamDestroy_v2(void* s) { free(s); return OK; }
-EXPORT CUresult cuStreamSynchronize(void* s) { (void)s; return t_context ? OK : INVALID_HANDLE; }
+EXPORT CUresult cuStreamDestroy_v2(void* s) { fake_stream_free(s); return OK; }
+EXPORT CUresult cuStreamSynchronize(void* s) {
+    if (fake_capture_forbids(s)) return FAKE_CAPTURE_UNSUPPORTED;
+    return t_context ? OK : INVALID_HANDLE;
+}
 EXPORT CUresult cuStreamWaitEvent(void* s, void* e, unsigned f) {
     (void)s;
     (void)f;
@@ -152,7 +189,10 @@ EXPORT CUresult cuEventRecord(void* e, void* s) {
     clock_gettime(CLOCK_MONOTONIC, &((fake_event*)e)->at);
     return OK;
 }
-EXPORT CUresult cuEventSynchronize(void* e) { return e ? OK : INVALID_HANDLE; }
+EXPORT CUresult cuEventSynchronize(void* e) {
+    if (fake_capture_forbids(NULL)) return FAKE_CAPTURE_UNSUPPORTED;
+    return e ? OK : INVALID_HANDLE;
+}
 EXPORT CUresult cuEventElapsedTime_v2(float* ms, void* a, void* b) {
     if (!a || !b) return INVALID_HANDLE;
     const struct timespec *x = &((fake_event*)a)->at, *y = &((fake_event*)b)->at;
@@ -188,6 +228,9 @@ static const char* name_of(CUresult r) {
     case NOT_INITIALIZED: return "CUDA_ERROR_NOT_INITIALIZED";
     case NO_DEVICE: return "CUDA_ERROR_NO_DEVICE";
     case INVALID_HANDLE: return "CUDA_ERROR_INVALID_HANDLE";
+    case FAKE_ILLEGAL_STATE: return "CUDA_ERROR_ILLEGAL_STATE";
+    case FAKE_CAPTURE_UNSUPPORTED: return "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED";
+    case FAKE_CAPTURE_INVALIDATED: return "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED";
     default: return NULL;
     }
 }
