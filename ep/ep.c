@@ -18,6 +18,7 @@ typedef struct {
     ep_exec x; /* the handle, the memory space, the GPU's lock: what kernels run with */
     ep_device_kind device;
     OrtKernelRegistry* registry; /* GPU: the Memcpy kernels (memcpy.c) */
+    int fusing_calls;            /* GetCapability calls that fused nodes (ep_ort_fuses_once) */
 } hip_ep;
 
 typedef struct {
@@ -113,6 +114,13 @@ static OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph,
     hip_ep* e = self(ep);
     ep_model m;
     OrtStatus* st = ep_model_read(graph, &m);
+    if (!st && e->fusing_calls && ep_ort_fuses_once()) {
+        ep_log(e->logger, e->opt.log_level, ORT_LOGGING_LEVEL_INFO, "claimed 0 of %d nodes: "
+               "ONNX Runtime %s would give fused nodes of this graph the names of earlier ones "
+               "(1.25 and later do not), so it stays with ORT", m.n_nodes, ep_ort_runtime());
+        ep_model_free(&m);
+        return NULL;
+    }
     bool* supported = calloc((size_t)(m.n_nodes ? m.n_nodes : 1), sizeof(bool));
     int* group = calloc((size_t)(m.n_nodes ? m.n_nodes : 1), sizeof(int));
     const OrtNode** members = calloc((size_t)(m.n_nodes ? m.n_nodes : 1), sizeof(*members));
@@ -145,6 +153,7 @@ static OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph,
             if (group[i] == g) members[n++] = m.nodes[i].ort;
         st = g_ep_api->EpGraphSupportInfo_AddNodesToFuse(info, members, n, &fusion);
     }
+    if (!st && groups) ++e->fusing_calls;
     if (!st)
         ep_log(e->logger, e->opt.log_level, ORT_LOGGING_LEVEL_INFO,
                "claimed %d of %d nodes, in %d fused node%s%s", claimed, m.n_nodes, groups,

@@ -241,13 +241,16 @@ EXPORT OrtStatus* CreateEpFactories(const char* registered_name, const OrtApiBas
                                     const OrtLogger* default_logger, OrtEpFactory** factories,
                                     size_t max_factories, size_t* num_factories) {
     *num_factories = 0;
-    /* The API of the headers this was built with; an older ORT gives NULL, and then there
-     * is no OrtApi to make a status with. */
-    const OrtApi* api = base->GetApi(ORT_API_VERSION);
-    if (!api) return NULL;
+    const OrtApi* api = NULL;
+    OrtStatus* refused = ep_ort_negotiate(base, &api); /* ort_version.c */
+    if (refused || !api) return refused;
     g_ort = api;
     g_ep_api = api->GetEpApi();
     if (!g_ep_api) return ep_status(ORT_FAIL, "this ONNX Runtime has no plugin EP API");
+    ep_log(default_logger, ORT_LOGGING_LEVEL_VERBOSE, ORT_LOGGING_LEVEL_INFO,
+           "ONNX Runtime %s: OrtApi version %u in use (built with version %d; ONNX Runtime "
+           "1.%d or later runs it)", base->GetVersionString(), ep_ort_api_version(),
+           ORT_API_VERSION, EP_ORT_API_MIN);
     if (max_factories < 1) return ep_status(ORT_INVALID_ARGUMENT, "no room for a factory");
     ep_factory* f = calloc(1, sizeof(*f));
     if (!f) return ep_status(ORT_FAIL, "out of memory");

@@ -3,6 +3,7 @@
  * CreateEpFactories and ReleaseEpFactory (factory.c), ORT's plugin-EP entry points.
  *
  *   factory.c     OrtEpFactory: the devices offered, CreateEp / ReleaseEp
+ *   ort_version.c the OrtApi version used in the ORT that loads the library (1.24 on)
  *   device.c      the GPU hipdnn's device runtime reports, and its OrtMemoryInfo
  *   allocator.c   OrtAllocator over hipdnnDeviceMalloc_ext / Free_ext
  *   transfer.c    OrtDataTransferImpl: host <-> device <-> device through hipdnn's memcpy
@@ -53,6 +54,23 @@
 /* The ORT API tables, set once by CreateEpFactories. */
 extern const OrtApi* g_ort;
 extern const OrtEpApi* g_ep_api;
+
+/* ---- ort_version.c ------------------------------------------------------------------- */
+
+/* The oldest OrtApi version (= ORT minor version) hipdnn-ep runs on: ORT 1.24. */
+#define EP_ORT_API_MIN 24
+
+/* *api = the runtime's OrtApi of the lower of its version and ORT_API_VERSION; a status
+ * naming both versions (from OrtApi 1) when the runtime is older than EP_ORT_API_MIN. */
+OrtStatus* ep_ort_negotiate(const OrtApiBase* base, const OrtApi** api);
+/* The OrtApi version in use: a member added after EP_ORT_API_MIN is called only when this
+ * is at least the version that added it. */
+uint32_t ep_ort_api_version(void);
+/* The runtime's version string, and whether it is an ORT whose fused nodes from a second
+ * GetCapability call of a session would take the names of the first's (1.24): there only
+ * one call per session may fuse nodes. */
+const char* ep_ort_runtime(void);
+bool ep_ort_fuses_once(void);
 
 /* ---- log.c --------------------------------------------------------------------------- */
 

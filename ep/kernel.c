@@ -34,6 +34,7 @@ struct ep_kernel {
     pthread_mutex_t lock; /* guards the cache; then x->lock while a plan is built */
     cached_plan** cache;
     int n_cache, cap_cache;
+    bool fixed; /* restored from an EPContext node: no ONNX nodes to plan other shapes */
     /* GPU only, guarded by x->lock */
     void* ws;
     size_t ws_size;
@@ -58,6 +59,8 @@ ep_kernel* ep_kernel_create(ep_model* m, const char* name, ep_exec* x, const ep_
     pthread_mutex_init(&k->lock, NULL);
     return k;
 }
+
+const ep_model* ep_kernel_model(const ep_kernel* k) { return &k->model; }
 
 /* The GPU workspace and its event, once no stream uses them any more. */
 static void release_workspace(ep_kernel* k) {
@@ -118,6 +121,67 @@ static OrtStatus* device_zero(ep_kernel* k, const ep_plan* p) {
     return NULL;
 }
 
+/* A new cache entry for input shapes `in` (its plan still empty), or NULL when out of
+ * memory; under k->lock. */
+static cached_plan* add_entry(ep_kernel* k, const ep_shape* in) {
+    int n = k->model.n_inputs;
+    if (k->n_cache == k->cap_cache) {
+        int cap = k->cap_cache ? 2 * k->cap_cache : 4;
+        cached_plan** c = realloc(k->cache, (size_t)cap * sizeof(*c));
+        if (!c) return NULL;
+        k->cache = c;
+        k->cap_cache = cap;
+    }
+    cached_plan* e = calloc(1, sizeof(*e));
+    if (e) e->in = malloc((size_t)(n ? n : 1) * sizeof(ep_shape));
+    if (!e || !e->in) {
+        if (e) free(e->in);
+        free(e);
+        return NULL;
+    }
+    memcpy(e->in, in, (size_t)n * sizeof(ep_shape));
+    k->cache[k->n_cache++] = e;
+    return e;
+}
+
+OrtStatus* ep_kernel_seed(ep_kernel* k, const ep_shape* in, ep_plan* p, bool fixed,
+                          const char* how) {
+    OrtStatus* st = NULL;
+    pthread_mutex_lock(&k->lock);
+    pthread_mutex_lock(&k->x->lock);
+    if (k->x->space != HIPDNN_MEMORY_HOST) st = ep_gpu_enter(k->x->ordinal, k->name);
+    if (!st) st = device_zero(k, p);
+    pthread_mutex_unlock(&k->x->lock);
+    cached_plan* e = st ? NULL : add_entry(k, in);
+    if (!st && !e) st = ep_status(ORT_FAIL, "fused node '%s': out of memory", k->name);
+    if (st) {
+        ep_plan_free(p);
+    } else {
+        e->plan = *p;
+        memset(p, 0, sizeof(*p));
+        k->fixed = fixed;
+        for (int j = 0; j < e->plan.n_parts; ++j)
+            ep_log(k->logger, k->opt.log_level, ORT_LOGGING_LEVEL_INFO,
+                   "fused node '%s': plan %d on engine %s (workspace %lld bytes, %d "
+                   "attention as sdpa) %s", k->name, k->n_cache, e->plan.parts[j].engine,
+                   (long long)e->plan.parts[j].workspace, e->plan.n_sdpa, how);
+    }
+    pthread_mutex_unlock(&k->lock);
+    return st;
+}
+
+/* "[2, 3]" of each shape, one per input, into buf. */
+static void shapes_str(const ep_shape* s, int n, char* buf, size_t len) {
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && used < len; ++i) {
+        char one[160];
+        ep_shape_str(&s[i], one, sizeof(one));
+        int w = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", one);
+        used = w < 0 ? len : used + (size_t)w;
+    }
+}
+
 /* The plan for these input shapes, built when they are new. */
 static OrtStatus* find_plan(ep_kernel* k, const ep_shape* in, const ep_plan** out) {
     int n = k->model.n_inputs;
@@ -126,7 +190,14 @@ static OrtStatus* find_plan(ep_kernel* k, const ep_shape* in, const ep_plan** ou
     *out = NULL;
     for (int i = 0; i < k->n_cache && !*out; ++i)
         if (shapes_equal(k->cache[i]->in, in, n)) *out = &k->cache[i]->plan;
-    if (!*out) {
+    if (!*out && k->fixed) {
+        char want[512], got[512];
+        shapes_str(k->cache[0]->in, n, want, sizeof(want));
+        shapes_str(in, n, got, sizeof(got));
+        st = ep_status(ORT_INVALID_ARGUMENT, "fused node '%s' runs the plan of its EPContext "
+                       "node, made for inputs of shapes %s; this run gives %s (compile the "
+                       "model again for these shapes)", k->name, want, got);
+    } else if (!*out) {
         cached_plan* e = calloc(1, sizeof(*e));
         if (e) e->in = malloc((size_t)(n ? n : 1) * sizeof(ep_shape));
         if (k->n_cache == k->cap_cache) {

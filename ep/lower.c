@@ -432,6 +432,12 @@ static bool build_graph(lw* w, hipdnnBackendDescriptor_t* ops, int n, const ep_o
     if (made && (out ? ep_plan_choose(w->h, g, opt, space, out, err, sizeof(err))
                      : ep_plan_check(w->h, g, opt, space, err, sizeof(err)))) {
         w->label = NULL;
+        /* the plan keeps its graph (an EPContext payload serializes it): g was the last
+         * descriptor made, so it leaves the list lowering_finish destroys */
+        if (out && w->n_descs > 0 && w->descs[w->n_descs - 1] == g) {
+            out->graph = g;
+            --w->n_descs;
+        }
         return true;
     }
     if (made) lw_failf(w, "%s", err);
@@ -669,6 +675,7 @@ void ep_plan_free(ep_plan* p) {
     if (!p) return;
     for (int i = 0; p->parts && i < p->n_parts; ++i) {
         if (p->parts[i].plan) hipdnnBackendDestroyDescriptor(p->parts[i].plan);
+        if (p->parts[i].graph) hipdnnBackendDestroyDescriptor(p->parts[i].graph);
         free(p->parts[i].bindings);
     }
     free(p->parts);

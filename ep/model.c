@@ -205,6 +205,7 @@ static OrtStatus* read_attr(const OrtOpAttr* a, ep_attr* out) {
             out->s = calloc(got + 1, 1);
             if (!out->s) return ep_status(ORT_FAIL, "out of memory");
             if (got) TRY(g_ort->ReadOpAttr(a, ORT_OP_ATTR_STRING, out->s, got, &got));
+            out->n_s = got;
             break;
         }
         default: /* FLOATS, STRINGS, GRAPH, TENSOR: no claimed op reads them */

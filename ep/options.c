@@ -56,6 +56,14 @@ OrtStatus* ep_options_read(const OrtSessionOptions* so, const OrtLogger* logger,
     g_ort->GetKeyValuePairs(kv, &keys, &values, &n);
     const size_t plen = strlen(EP_OPTION_PREFIX);
     for (size_t i = 0; i < n; ++i) {
+        const char* cv = values[i] ? values[i] : "";
+        /* ORT's own EPContext entries (onnxruntime_session_options_config_keys.h) */
+        if (!strcmp(keys[i], "ep.context_enable")) out->ctx_enable = !strcmp(cv, "1");
+        else if (!strcmp(keys[i], "ep.context_embed_mode")) out->ctx_embed = !strcmp(cv, "1");
+        else if (!strcmp(keys[i], "ep.context_file_path"))
+            copy_bounded(out->ctx_path, sizeof(out->ctx_path), cv, logger, keys[i]);
+        else if (!strcmp(keys[i], "ep.context_node_name_prefix"))
+            copy_bounded(out->ctx_prefix, sizeof(out->ctx_prefix), cv, logger, keys[i]);
         if (strncmp(keys[i], EP_OPTION_PREFIX, plen) != 0) continue;
         const char* key = keys[i] + plen;
         const char* v = values[i] ? values[i] : "";

@@ -17,6 +17,28 @@ static void add_reason(char* buf, size_t cap, size_t* len, const char* name, con
     *len = n < 0 ? cap : *len + (size_t)n;
 }
 
+/* The knob choices of engine config cfg, (id, value) each, into out (an EPContext payload
+ * rebuilds the same config from them). */
+static void record_knobs(hipdnnBackendDescriptor_t cfg, ep_plan_part* out) {
+    hipdnnBackendDescriptor_t k[16];
+    int64_t n = 0;
+    out->n_knobs = 0;
+    if (hipdnnBackendGetAttribute(cfg, HIPDNN_ATTR_ENGINECFG_KNOB_CHOICES,
+                                  HIPDNN_TYPE_BACKEND_DESCRIPTOR, 16, &n, k) != HIPDNN_STATUS_SUCCESS)
+        return;
+    for (int64_t i = 0; i < n && i < 16; ++i) {
+        int64_t c = 0, id = 0, v = 0;
+        if (hipdnnBackendGetAttribute(k[i], HIPDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, HIPDNN_TYPE_INT64, 1,
+                                      &c, &id) == HIPDNN_STATUS_SUCCESS &&
+            hipdnnBackendGetAttribute(k[i], HIPDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, HIPDNN_TYPE_INT64, 1,
+                                      &c, &v) == HIPDNN_STATUS_SUCCESS) {
+            out->knobs[out->n_knobs][0] = id;
+            out->knobs[out->n_knobs++][1] = v;
+        }
+        hipdnnBackendDestroyDescriptor(k[i]);
+    }
+}
+
 /* Tries a plan on engine config cfg; true with out filled on success, else hipdnn's
  * message in why (taken before the cleanup, which clears it). */
 static bool try_plan(hipdnnHandle_t h, hipdnnBackendDescriptor_t cfg, const char* engine,
@@ -36,6 +58,7 @@ static bool try_plan(hipdnnHandle_t h, hipdnnBackendDescriptor_t cfg, const char
         out->plan = plan;
         out->workspace = ws;
         snprintf(out->engine, sizeof(out->engine), "%s", engine);
+        record_knobs(cfg, out);
         return true;
     }
     snprintf(why, why_len, "%s", hipdnnPeekLastErrorString_ext());

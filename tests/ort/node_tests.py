@@ -3,7 +3,7 @@ the ONNX authors expect, per test) run through tests/ort/ort_run with hipdnn-ep
 registered, CPU fallback on, so that what hipdnn-ep does not claim runs on ORT's CPU EP.
 
     /usr/bin/python3 tests/ort/node_tests.py [--build build] [--device cpu|gpu]
-        [--filter REGEX] [--data DIR] [--jobs 2] [--json FILE] [--failures]
+        [--runner build/tests/ort/oldest/ort_run] [--filter REGEX] [--data DIR] [--jobs 2] [--json FILE] [--failures]
 
 Each test is `declined` (no node assigned to hipdnn-ep), `passed` (some node claimed and
 every output within ONNX's own tolerance: rtol 1e-3, atol 1e-7, NaNs where expected),
@@ -82,7 +82,8 @@ def run_test(test, args, env):
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         for ds in sets:
-            cmd = [str(args.build / "tests" / "ort" / "ort_run"), "--model",
+            runner = getattr(args, "runner", None) or args.build / "tests" / "ort" / "ort_run"
+            cmd = [str(runner), "--model",
                    str(test / "model.onnx"), "--out-dir", str(tmp), "--ep", "hipdnn",
                    "--device", args.device, "--log-level", "3", "--opt-level", "disable"]
             try:
@@ -192,6 +193,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", type=Path, default=Path(__file__).resolve().parents[2] / "build")
     ap.add_argument("--device", choices=["cpu", "gpu"], default="cpu")
+    ap.add_argument("--runner", type=Path, help="the ort_run to use (default: the build's; "
+                    "tests/ort/oldest/ort_run is linked against the oldest ORT supported)")
     ap.add_argument("--filter", default="")
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--jobs", type=int, default=2)

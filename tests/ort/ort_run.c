@@ -4,8 +4,11 @@
  *
  *   ort_run --model M.onnx --out-dir DIR [--ep hipdnn|cpu] [--ep-lib PATH]
  *           [--device cpu|gpu] [--no-fallback] [--option KEY=VALUE]... [--log-level 0..4]
- *           [--opt-level disable|basic|extended|all] [--threads N]
+ *           [--opt-level disable|basic|extended|all] [--threads N] [--config KEY=VALUE]...
  *           --input NAME=FILE.npy...
+ *
+ * --config sets a session config entry (AddSessionConfigEntry: ep.context_enable, ...);
+ * --option a provider option of hipdnn-ep (ep.hipdnn.KEY).
  *
  * --threads N makes each run N concurrent Run calls on the one session, whose outputs
  * must all be equal, bit for bit; the first thread's are written.
@@ -231,6 +234,9 @@ int main(int argc, char** argv) {
     const char* opt_keys[32];
     const char* opt_vals[32];
     size_t n_opts = 0;
+    const char* cfg_keys[32];
+    const char* cfg_vals[32];
+    size_t n_cfgs = 0;
     input_arg inputs[32];
     int n_inputs = 0;
     for (int i = 1; i < argc; ++i) {
@@ -259,10 +265,16 @@ int main(int argc, char** argv) {
             else if (!strcmp(v, "all")) opt_level = ORT_ENABLE_ALL;
             else die("--opt-level %s: disable, basic, extended or all", v);
         }
-        else if (!strcmp(a, "--option") || !strcmp(a, "--input")) {
+        else if (!strcmp(a, "--option") || !strcmp(a, "--input") || !strcmp(a, "--config")) {
             char* eq = strchr(argv[i], '=');
             if (!eq) die("%s %s: expected KEY=VALUE", a, v);
             *eq = '\0';
+            if (!strcmp(a, "--config")) {
+                if (n_cfgs == 32) die("too many config entries");
+                cfg_keys[n_cfgs] = argv[i];
+                cfg_vals[n_cfgs++] = eq + 1;
+                continue;
+            }
             if (!strcmp(a, "--option")) {
                 if (n_opts == 32) die("too many options");
                 opt_keys[n_opts] = argv[i];
@@ -301,6 +313,8 @@ int main(int argc, char** argv) {
     if (no_fallback)
         check(ort->AddSessionConfigEntry(so, "session.disable_cpu_ep_fallback", "1"),
               "disable_cpu_ep_fallback");
+    for (size_t c = 0; c < n_cfgs; ++c)
+        check(ort->AddSessionConfigEntry(so, cfg_keys[c], cfg_vals[c]), "AddSessionConfigEntry");
     int registered = 0;
     if (!strcmp(ep, "hipdnn")) {
         check(ort->RegisterExecutionProviderLibrary(env, "hipdnn", ep_lib),

@@ -4,7 +4,7 @@ runs its models through either (HIPDNN_ORT_RUNNER=c or python).
 
   ort_run.py --model M.onnx --out-dir DIR [--ep hipdnn|cpu] [--ep-lib PATH]
              [--device cpu|gpu] [--no-fallback] [--option KEY=VALUE]... [--log-level 0..4]
-             [--opt-level disable|basic|extended|all] [--threads N]
+             [--opt-level disable|basic|extended|all] [--threads N] [--config KEY=VALUE]...
              --input NAME=FILE.npy...
 
 hipdnn-ep is registered with onnxruntime.register_execution_provider_library("hipdnn",
@@ -47,7 +47,8 @@ OPT_LEVELS = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC",
 DTYPES = ("<f4", "<f2", "<f8", "<i8", "<i4", "<i2", "|i1", "|u1", "<u2", "<u4", "<u8", "|b1")
 USAGE = ("usage: ort_run.py --model M.onnx --out-dir DIR [--ep hipdnn|cpu] [--ep-lib PATH] "
          "[--device cpu|gpu] [--no-fallback] [--option KEY=VALUE]... [--log-level 0..4] "
-         "[--opt-level disable|basic|extended|all] [--threads N] --input NAME=FILE.npy...")
+         "[--opt-level disable|basic|extended|all] [--threads N] [--config KEY=VALUE]... "
+         "--input NAME=FILE.npy...")
 
 
 class Failure(Exception):
@@ -73,7 +74,7 @@ def parse(argv):
     """The arguments as ort_run.c reads them; None for --help."""
     a = {"model": None, "out_dir": None, "ep": "hipdnn", "ep_lib": str(DEFAULT_EP_LIB),
          "device": "cpu", "no_fallback": False, "log_level": 2, "threads": 1,
-         "opt_level": "all", "options": [], "inputs": {}}
+         "opt_level": "all", "options": [], "configs": [], "inputs": {}}
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -101,12 +102,14 @@ def parse(argv):
             if v not in OPT_LEVELS:
                 raise Failure("arguments", f"--opt-level {v}: disable, basic, extended or all")
             a["opt_level"] = v
-        elif arg in ("--option", "--input"):
+        elif arg in ("--option", "--input", "--config"):
             key, eq, value = v.partition("=")
             if not eq:
                 raise Failure("arguments", f"{arg} {v}: expected KEY=VALUE")
             if arg == "--option":
                 a["options"].append((key, value))
+            elif arg == "--config":
+                a["configs"].append((key, value))
             else:
                 a["inputs"].setdefault(key, []).append(value)
         else:
@@ -221,6 +224,8 @@ def make_session(ort, a):
         so.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
         if a["no_fallback"]:
             so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+        for key, value in a["configs"]:  # --config: session config entries (ep.context_*)
+            so.add_session_config_entry(key, value)
     providers = ["CPUExecutionProvider"]
     if a["ep"] == "hipdnn":
         dev = pick_device(ort, a)
