@@ -125,10 +125,18 @@ static OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph,
     int* group = calloc((size_t)(m.n_nodes ? m.n_nodes : 1), sizeof(int));
     const OrtNode** members = calloc((size_t)(m.n_nodes ? m.n_nodes : 1), sizeof(*members));
     if (!st && (!supported || !group || !members)) st = ep_status(ORT_FAIL, "out of memory");
-    int claimed = 0, groups = 0;
+    int claimed = 0, groups = 0, total = 0;
     if (!st) {
         char why[512], label[200];
         for (int i = 0; i < m.n_nodes; ++i) {
+            /* hipdnn-ep's EPContext nodes: each a fused node of its own (context.c) */
+            if (ep_context_is_mine(&m.nodes[i])) {
+                const OrtNode* one = m.nodes[i].ort;
+                OrtNodeFusionOptions alone = {ORT_API_VERSION, false};
+                if (!st) st = g_ep_api->EpGraphSupportInfo_AddNodesToFuse(info, &one, 1, &alone);
+                ++claimed, ++groups;
+                continue;
+            }
             supported[i] = ep_node_supported(&m, &m.nodes[i], why, sizeof(why));
             if (supported[i]) ++claimed;
             else
@@ -137,11 +145,13 @@ static OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph,
                        ep_node_label(&m.nodes[i], label, sizeof(label)), m.nodes[i].domain, why);
         }
         keep_what_an_engine_runs(e, &m, supported, &claimed);
+        int contexts = groups;
         groups = ep_group_nodes(&m, supported, group);
         int* scratch = calloc((size_t)(m.n_nodes ? m.n_nodes : 1), sizeof(int));
         if (!scratch) st = ep_status(ORT_FAIL, "out of memory");
         else groups = split_what_engines_decline(e, &m, group, groups, scratch);
         free(scratch);
+        total = groups + contexts;
     }
     OrtNodeFusionOptions fusion;
     memset(&fusion, 0, sizeof(fusion));
@@ -156,8 +166,8 @@ static OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph,
     if (!st && groups) ++e->fusing_calls;
     if (!st)
         ep_log(e->logger, e->opt.log_level, ORT_LOGGING_LEVEL_INFO,
-               "claimed %d of %d nodes, in %d fused node%s%s", claimed, m.n_nodes, groups,
-               groups == 1 ? "" : "s", e->device == EP_DEVICE_GPU ? ", on the GPU" : "");
+               "claimed %d of %d nodes, in %d fused node%s%s", claimed, m.n_nodes, total,
+               total == 1 ? "" : "s", e->device == EP_DEVICE_GPU ? ", on the GPU" : "");
     free(supported);
     free(group);
     free(members);
@@ -199,9 +209,10 @@ static OrtStatus* ORT_API_CALL compile(OrtEp* ep, const OrtGraph** graphs,
                                        OrtNodeComputeInfo** infos, OrtNode** ep_context_nodes) {
     hip_ep* e = self(ep);
     OrtStatus* st = NULL;
+    ep_ctx_env env = {&e->x, &e->opt, e->device, e->f->gpu.runtime, e->logger};
     for (size_t i = 0; i < count; ++i) infos[i] = NULL;
     for (size_t i = 0; !st && i < count; ++i) {
-        if (ep_context_nodes) ep_context_nodes[i] = NULL; /* no EPContext models yet */
+        if (ep_context_nodes) ep_context_nodes[i] = NULL;
         const char* name = NULL;
         st = g_ort->Node_GetName(fused_nodes[i], &name);
         ep_model m;
@@ -210,12 +221,20 @@ static OrtStatus* ORT_API_CALL compile(OrtEp* ep, const OrtGraph** graphs,
         if (!st) st = ep_model_bind_fused(&m, fused_nodes[i]);
         hip_compute* c = st ? NULL : calloc(1, sizeof(*c));
         if (!st && !c) st = ep_status(ORT_FAIL, "out of memory");
-        if (!st) {
+        bool load = !st && m.n_nodes == 1 && ep_context_is_mine(&m.nodes[0]);
+        if (!st && load) {
+            st = ep_context_load(&env, graphs[i], &m, name ? name : "fused", &c->kernel);
+        } else if (!st) {
             c->kernel = ep_kernel_create(&m, name ? name : "fused", &e->x, &e->opt, e->logger);
-            if (!c->kernel) {
-                free(c);
-                st = ep_status(ORT_FAIL, "out of memory");
-            }
+            if (!c->kernel) st = ep_status(ORT_FAIL, "out of memory");
+        }
+        /* ep.context_enable: the plan made now, its EPContext node returned */
+        if (!st && !load && e->opt.ctx_enable && ep_context_nodes)
+            st = ep_context_compile(&env, graphs[i], fused_nodes[i], ep_kernel_model(c->kernel),
+                                    c->kernel, &ep_context_nodes[i]);
+        if (st && c) {
+            ep_kernel_destroy(c->kernel);
+            free(c);
         }
         ep_model_free(&m);
         if (st) break;

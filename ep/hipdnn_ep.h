@@ -26,6 +26,8 @@
  *   fuse_attention.c  MatMul -> scale -> (mask) -> Softmax -> MatMul lowered as one sdpa
  *   plan.c        the engine chosen for that graph, and its plan
  *   kernel.c      per fused node: plans cached by input shapes, execution per run
+ *   context.c     EPContext nodes: a fused node's plan saved as hipdnn's serialized graph
+ *                 and engine config, and restored from one without lowering
  *   ep.c          OrtEp: GetCapability, Compile and the compute functions
  *
  * Every ORT status this library returns is made by ep_status() and names the node and op
@@ -156,6 +158,11 @@ typedef struct {
     char plugin_path[1024];        /* ep.hipdnn.plugin_path: extra plugin file or folder */
     OrtLoggingLevel log_level;     /* ep.hipdnn.log_level: verbose | info | warning | error */
     bool log_level_given;          /* then hipdnn's own log level follows it */
+    /* ORT's EPContext session entries (context.c) */
+    bool ctx_enable;               /* ep.context_enable=1: Compile returns EPContext nodes */
+    bool ctx_embed;                /* ep.context_embed_mode (0, the default: a side file) */
+    char ctx_path[1024];           /* ep.context_file_path: the context model ("" unset) */
+    char ctx_prefix[128];          /* ep.context_node_name_prefix */
 } ep_options;
 
 /* Reads every "ep.hipdnn." entry of the session options; an unknown key or a bad value is
@@ -188,6 +195,7 @@ typedef struct {
     int64_t* ints;
     size_t n_ints;
     char* s;
+    size_t n_s; /* bytes of s (a string attribute may hold binary data: EPContext) */
 } ep_attr;
 
 #define EP_MAX_IO 8
@@ -308,6 +316,11 @@ typedef struct {
     ep_binding* bindings;
     int n_bindings;
     char engine[64];
+    /* what rebuilds the plan (an EPContext payload, context.c): the finalized graph and
+     * the engine config's knob choices (id, value) */
+    hipdnnBackendDescriptor_t graph;
+    int n_knobs;
+    int64_t knobs[16][2];
 } ep_plan_part;
 
 /* What a fused node runs for one set of input shapes: one part, the whole graph, unless
@@ -454,7 +467,14 @@ typedef struct {
 /* Takes ownership of `m`. */
 ep_kernel* ep_kernel_create(ep_model* m, const char* name, ep_exec* x, const ep_options* opt,
                             const OrtLogger* logger);
+/* Gives the kernel plan `p` (taken over) for input shapes `in` (one per fused-node input),
+ * made before any run (context.c); `fixed`: the only plan it may run (restored from an
+ * EPContext node, with no ONNX nodes to lower for other shapes).  `how` is logged. */
+OrtStatus* ep_kernel_seed(ep_kernel* k, const ep_shape* in, ep_plan* p, bool fixed,
+                          const char* how);
 OrtStatus* ep_kernel_compute(ep_kernel* k, OrtKernelContext* ctx);
+/* The fused node's model the kernel took over. */
+const ep_model* ep_kernel_model(const ep_kernel* k);
 void ep_kernel_destroy(ep_kernel* k);
 
 /* ---- ep.c ---------------------------------------------------------------------------- */
@@ -465,6 +485,30 @@ void ep_kernel_destroy(ep_kernel* k);
  * enqueued on ORT's sync stream (stream.c); GetCapability claims only what a device
  * engine takes (engine_check.c). */
 typedef enum { EP_DEVICE_CPU = 0, EP_DEVICE_GPU = 1 } ep_device_kind;
+
+/* ---- context.c ----------------------------------------------------------------------- */
+
+/* What the EPContext functions need of the OrtEp. */
+typedef struct {
+    ep_exec* x;
+    const ep_options* opt;
+    ep_device_kind device;
+    const char* runtime; /* GPU: "cuda" or "hip" */
+    const OrtLogger* logger;
+} ep_ctx_env;
+
+/* Whether node n is an EPContext node (com.microsoft) whose source is hipdnn-ep. */
+bool ep_context_is_mine(const ep_node* n);
+/* ep.context_enable: plans fused node `fused` (model m, read from `graph` and bound) now,
+ * for its inputs' shapes in the model, hands the plan to kernel k and makes its EPContext
+ * node (embedded payload or a side file, by the session's options). */
+OrtStatus* ep_context_compile(const ep_ctx_env* env, const OrtGraph* graph, const OrtNode* fused,
+                              const ep_model* m, ep_kernel* k, OrtNode** node);
+/* A fused node made of one of hipdnn-ep's EPContext nodes (m read from `graph`, bound to
+ * `fused`, taken over): its kernel, with the payload's plan restored (no lowering).  A
+ * payload that cannot be used gives ORT_INVALID_GRAPH naming the node and its file. */
+OrtStatus* ep_context_load(const ep_ctx_env* env, const OrtGraph* graph, ep_model* m,
+                           const char* name, ep_kernel** out);
 
 OrtStatus* ep_create(ep_factory* f, const OrtSessionOptions* so, const OrtLogger* logger,
                      ep_device_kind device, OrtEp** out);
