@@ -163,7 +163,7 @@ static OrtStatus* ORT_API_CALL get_capability(OrtEp* ep, const OrtGraph* graph,
             if (group[i] == g) members[n++] = m.nodes[i].ort;
         st = g_ep_api->EpGraphSupportInfo_AddNodesToFuse(info, members, n, &fusion);
     }
-    if (!st && groups) ++e->fusing_calls;
+    if (!st && total) ++e->fusing_calls; /* EPContext nodes fuse too */
     if (!st)
         ep_log(e->logger, e->opt.log_level, ORT_LOGGING_LEVEL_INFO,
                "claimed %d of %d nodes, in %d fused node%s%s", claimed, m.n_nodes, total,
