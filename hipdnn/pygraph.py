@@ -167,8 +167,8 @@ class Tensor:
 
     def set_ragged_offset(self, offset: "Tensor") -> "Tensor":
         """cuDNN frontend's ragged (THD) layout: `offset` holds where each batch's rows
-        start.  No engine of hipdnn runs ragged tensors yet: validate() raises
-        FeatureNotSupportedError naming this tensor."""
+        start.  No engine of hipdnn runs ragged tensors yet: create_execution_plans()
+        raises FeatureNotSupportedError naming this tensor."""
         if not isinstance(offset, Tensor):
             raise TypeError(f"set_ragged_offset: expected a tensor of this graph, got "
                             f"{_type_name(offset)}")

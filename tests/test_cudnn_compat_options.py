@@ -102,32 +102,39 @@ def test_device_properties_round_trip_through_json():
     ("dropout", (0.1, None, None)), ("use_alibi_mask", True), ("sink_token", object()),
 ])
 def test_attention_features_hipdnn_lacks_are_not_implemented_naming_them(feature, value):
-    # cuDNN frontend's tests call validate() in a try that skips on
-    # cudnnGraphNotSupportedError: a feature missing here is that (and a
-    # NotImplementedError), raised there, not a wrong argument raised by sdpa()
+    # cuDNN validates such a graph and its frontend's tests (test_flexible_sdpa) call
+    # validate() and build_operation_graph() outside the try that skips on
+    # cudnnGraphNotSupportedError around create_execution_plans() and check_support(): a
+    # feature missing here is that error (and a NotImplementedError), raised there, not a
+    # wrong argument raised by sdpa()
     graph = cudnn.pygraph(io_data_type=cudnn.data_type.HALF)
     q = graph.tensor(name="q", dim=[1, 1, 4, 8])
     o, _ = graph.sdpa(q, q, q, generate_stats=False, name="attn", **{feature: value})
     o.set_output(True)
-    with pytest.raises(cudnn.cudnnGraphNotSupportedError,
-                       match=f"sdpa 'attn': sdpa: {feature} is not supported") as e:
-        graph.validate()
-    assert isinstance(e.value, NotImplementedError)
+    graph.validate()
+    graph.build_operation_graph()
+    for step in (lambda: graph.create_execution_plans([cudnn.heur_mode.A]), graph.check_support):
+        with pytest.raises(cudnn.cudnnGraphNotSupportedError,
+                           match=f"sdpa 'attn': sdpa: {feature} is not supported") as e:
+            step()
+        assert isinstance(e.value, NotImplementedError)
 
 
-def test_a_ragged_offset_is_not_supported_naming_the_tensor_at_validate():
-    # test_mhas's THD layouts: set_ragged_offset exists, and validate() says no engine
-    # runs ragged tensors yet (cuDNN frontend's tests skip there)
+def test_a_ragged_offset_is_not_supported_naming_the_tensor_at_create_execution_plans():
+    # test_mhas's THD layouts: set_ragged_offset exists, validate() passes, and
+    # create_execution_plans() says no engine runs ragged tensors yet (cuDNN frontend's
+    # tests skip there)
     graph = cudnn.pygraph(io_data_type=cudnn.data_type.HALF)
     q = graph.tensor(name="q", dim=[2, 1, 4, 8])
     offsets = graph.tensor(name="q_offsets", dim=[3, 1, 1, 1], data_type=cudnn.data_type.INT32)
     assert q.set_ragged_offset(offsets) is q and q.get_ragged_offset() is offsets
     o, _ = graph.sdpa(q, q, q, generate_stats=False)
     o.set_output(True)
+    graph.validate()
     with pytest.raises(cudnn.cudnnGraphNotSupportedError,
                        match=r"tensor 'q' \(uid \d+\): ragged offsets \(set_ragged_offset\) "
                              "are not supported by hipdnn yet"):
-        graph.validate()
+        graph.create_execution_plans([cudnn.heur_mode.A])
     with pytest.raises(TypeError, match="set_ragged_offset: expected a tensor"):
         q.set_ragged_offset([0, 4, 8])
 

@@ -547,7 +547,8 @@ def _sdpa(**kwargs):
     q = g.tensor(name="q", dim=[1, 1, 4, 8])
     o, _ = g.sdpa(q, q, q, generate_stats=False, **kwargs)
     o.set_output(True)
-    g.validate()
+    g.validate()  # passes, as cuDNN frontend's does
+    g.create_execution_plans([hipdnn.heur_mode.A])
 
 
 def _instancenorm_backward():

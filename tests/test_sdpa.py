@@ -374,9 +374,10 @@ def test_serialized_sdpa_runs_after_deserialize(rng):
 
 
 @pytest.mark.parametrize("kw,error,message", [
-    # features hipdnn lacks: FeatureNotSupportedError from validate() (a NotImplementedError
-    # and a cudnnGraphNotSupportedError, what cuDNN frontend's tests skip on); wrong
-    # arguments: ValueError from sdpa()
+    # features hipdnn lacks: validate() passes, as cuDNN frontend's does, and
+    # create_execution_plans() raises FeatureNotSupportedError (a NotImplementedError and a
+    # cudnnGraphNotSupportedError, what cuDNN frontend's tests skip on); wrong arguments:
+    # ValueError from sdpa()
     (dict(dropout=(0.1, None, None)), hipdnn.FeatureNotSupportedError,
      "sdpa: dropout is not supported"),
     (dict(use_alibi_mask=True), hipdnn.FeatureNotSupportedError,
@@ -397,10 +398,17 @@ def test_unsupported_arguments_are_refused(kw, error, message):
         o, _ = g.sdpa(q, q, q, **kw)
         o.set_output(True)
         g.validate()
+        g.build_operation_graph()
+        assert error is hipdnn.FeatureNotSupportedError  # the ValueErrors come from sdpa()
+        g.create_execution_plans([hipdnn.heur_mode.A, hipdnn.heur_mode.FALLBACK])
     if error is hipdnn.FeatureNotSupportedError:
         assert isinstance(e.value, NotImplementedError)
         assert isinstance(e.value, hipdnn.cudnnGraphNotSupportedError)
-        assert "sdpa 'sdpa'" in str(e.value) or "sdpa '" in str(e.value), str(e.value)
+        assert "sdpa '0'" in str(e.value), str(e.value)  # the node, by its index
+        # every later step says the same, none runs the graph without the feature
+        for step in (g.check_support, g.build_plans, g.get_workspace_size, g.serialize):
+            with pytest.raises(hipdnn.FeatureNotSupportedError, match=message):
+                step()
 
 
 def test_mismatched_head_dims_are_refused_naming_the_tensors():

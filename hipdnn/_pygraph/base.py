@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequenc
 from .. import _C
 from .. import _ops
 from ..enums import behavior_note, data_type, memory_space, numerical_note
-from ..errors import HipdnnError
+from ..errors import FeatureNotSupportedError, HipdnnError
 from ..runtime import default_handle
 from .args import _dtype_arg, _name_arg
 from .nodes import _Op, _suffixes, _user_port
@@ -126,6 +126,8 @@ class GraphBase:
     def _reset_build(self) -> None:
         self._state = _EDITING
         self._opgraph: Optional[_C.Descriptor] = None
+        # {node or tensor: the feature no engine has}: validate() passed, nothing later does
+        self._unsupported: Dict[str, str] = {}
         self._tensor_descs: Dict[int, _C.Descriptor] = {}
         self._reset_plans()
 
@@ -181,7 +183,12 @@ class GraphBase:
                 return t
         return None
 
+    def _raise_unsupported(self) -> None:
+        if self._unsupported:
+            raise FeatureNotSupportedError(self.name, self._unsupported)
+
     def _need(self, state: int, step: str) -> None:
+        self._raise_unsupported()
         if self._state >= state:
             return
         needs = {_VALIDATED: "build_operation_graph()", _HEURISTICS: "create_execution_plans()",

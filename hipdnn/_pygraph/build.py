@@ -155,14 +155,21 @@ class BuildSteps(GraphBase):
             raise _C.InvalidGraphError(f"graph '{self.name}' has no operations")
         used = self._used_tensors()
         lacks = {op.label(): "; ".join(op.lacks) for op in self._ops if op.lacks}
-        for op in self._ops:
-            limit = sdpa_cudnn_limits(op) if op.op.startswith("sdpa") else None
-            if limit:
-                lacks[op.label()] = "; ".join(filter(None, [lacks.get(op.label()), limit]))
         lacks.update({t._label(): "ragged offsets (set_ragged_offset) are not "
                       "supported by hipdnn yet" for t in used if t.get_ragged_offset()})
+        refused = {op.label(): limit for op in self._ops
+                   if op.op.startswith("sdpa") and (limit := sdpa_cudnn_limits(op))}
+        if refused:  # what cuDNN frontend's own validate() refuses
+            raise FeatureNotSupportedError(self.name, {
+                k: "; ".join(filter(None, [lacks.get(k), refused.get(k)]))
+                for k in {**lacks, **refused}})
         if lacks:
-            raise FeatureNotSupportedError(self.name, lacks)
+            # A feature cuDNN has and hipdnn lacks: cuDNN frontend validates such a graph
+            # and says at create_execution_plans() / check_support() that no engine runs it;
+            # so does hipdnn, where code written for cuDNN catches it.
+            self._unsupported = lacks
+            self._state = _VALIDATED
+            return
         self._assign_uids(used)
         descs = {id(t): self._lower_tensor(t) for t in used}
         ops = [self._lower_op(op, descs) for op in self._ops]
@@ -192,6 +199,7 @@ class BuildSteps(GraphBase):
     @property
     def _graph(self) -> _C.Descriptor:
         """The finalized OPERATIONGRAPH (validate() made it)."""
+        self._raise_unsupported()
         assert self._opgraph is not None, "validate() first"
         return self._opgraph
 

@@ -1,9 +1,10 @@
 """pygraph's attention family: ``sdpa`` and ``sdpa_backward`` (scaled dot-product
 attention), with cuDNN frontend's keywords.  Both take the same masks, resolved as cuDNN
 frontend resolves them in ``_sdpa_params``; what hipdnn does not support yet (dropout,
-ALiBi, paged attention, block masks, score modifiers) is recorded on the node, and
-``validate()`` raises FeatureNotSupportedError naming it (where cuDNN frontend code looks
-for a graph it cannot run)."""
+ALiBi, paged attention, block masks, score modifiers) is recorded on the node:
+``validate()`` passes, as cuDNN frontend's does, and ``create_execution_plans()`` raises
+FeatureNotSupportedError naming it (where cuDNN frontend code looks for a graph it cannot
+run)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
@@ -125,7 +126,8 @@ class SdpaOps(GraphBase):
         seq_len_q / seq_len_kv ([B, 1, 1, 1] int32), additive bias.  A row that attends
         to nothing gives 0 and Stats -inf.  Bottom-right alignment or a left bound with
         S_q > S_kv needs a padding mask, as in cuDNN frontend.  Dropout, ALiBi, paged attention, block masks
-        and score modifiers are not supported (validate() raises FeatureNotSupportedError)."""
+        and score modifiers are not supported (create_execution_plans() raises
+        FeatureNotSupportedError)."""
         what = "sdpa"
         if (generate_stats is None) == (is_inference is None):
             raise ValueError("sdpa: exactly one of generate_stats and is_inference must be set "
