@@ -8,6 +8,8 @@ Two levels of Python API over the C backend (``hipdnn._C``):
 
 See docs/python.md.
 """
+import typing as _typing
+
 from ._bootstrap import check_environment as _check_environment
 
 _check_environment(__name__)  # an unbuilt checkout or a Python without NumPy says what to do
@@ -37,6 +39,24 @@ from .compat import (DeviceProperties, KernelCache, backend_version, backend_ver
                      graph_cache, jit, set_stream)
 
 __version__ = _C.__version__
+
+# cuDNN frontend's kernel APIs for sm_100 GPUs (CuTe DSL kernels it loads lazily, raising
+# ImportError without its optional dependencies): hipdnn has no such kernels, so asking for
+# one raises that ImportError, which code written for cuDNN frontend already handles.
+_CUDNN_KERNEL_APIS = frozenset({"NSA", "grouped_gemm", "discrete_grouped_gemm"})
+
+
+def _cudnn_kernel_api(name: str) -> bool:
+    return name in _CUDNN_KERNEL_APIS or "Sm100" in name or "_sm100" in name
+
+
+if not _typing.TYPE_CHECKING:  # a module __getattr__ would make every name type-check
+    def __getattr__(name: str) -> _typing.Any:
+        if _cudnn_kernel_api(name):
+            raise ImportError(f"{name} is one of cuDNN frontend's CuTe DSL kernel APIs for "
+                              "sm_100 GPUs; hipdnn has no such kernels (see "
+                              "docs/porting_from_cudnn_frontend.md)", name=__name__)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "pygraph", "Tensor", "tensor", "knob", "KernelGroup", "AutotuneResult", "Graph", "Handle",

@@ -156,3 +156,35 @@ def test_fp8_and_fp4_are_named_and_declined_at_build_with_the_reason(name, print
     graph.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
     with pytest.raises(cudnn.cudnnGraphNotSupportedError, match=f"{printed} not supported"):
         graph.check_support()
+
+
+@pytest.mark.parametrize("name", ["GemmSwigluSm100", "gemm_amax_wrapper_sm100",
+                                  "grouped_gemm_glu_hadamard_wrapper_sm100",
+                                  "SdpafwdSm100D256", "grouped_gemm", "NSA"])
+def test_cudnn_kernel_apis_for_sm100_raise_import_error_naming_them(name):
+    # cuDNN frontend loads these lazily and raises ImportError without their optional
+    # dependencies; its tests import them in a try that skips on ImportError
+    with pytest.raises(ImportError, match=f"{name} is one of cuDNN frontend's CuTe DSL"):
+        exec(f"from hipdnn import {name}", {})  # `cudnn` is hipdnn in that code
+    with pytest.raises(ImportError, match=name):
+        getattr(cudnn, name)
+
+
+def test_other_missing_names_stay_attribute_errors():
+    assert not hasattr(cudnn, "no_such_thing")
+    with pytest.raises(AttributeError, match="'hipdnn' has no attribute 'group_norm_sm90'"):
+        cudnn.group_norm_sm90
+
+
+def test_datatypes_helpers_that_cudnn_frontend_test_utilities_import():
+    import importlib.util
+    from hipdnn.datatypes import (_convert_to_cutlass_data_type, _torch_to_cudnn_data_type,
+                                  is_cutlass_available, is_torch_available)
+    assert _convert_to_cutlass_data_type(object(), interpret_uint8_as_fp4x2=True) is None
+    assert is_torch_available() == (importlib.util.find_spec("torch") is not None)
+    assert is_cutlass_available() == (importlib.util.find_spec("cutlass") is not None)
+    assert _torch_to_cudnn_data_type(cudnn.data_type.HALF) is None  # not a torch dtype
+    if is_torch_available():  # the GPU machine has torch, this one does not
+        import torch
+        assert _torch_to_cudnn_data_type(torch.bfloat16) == cudnn.data_type.BFLOAT16
+        assert _torch_to_cudnn_data_type(torch.complex64) is None

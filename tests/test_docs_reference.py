@@ -165,7 +165,8 @@ def code_params(obj):
 PY_DOC = "python_api.md"
 CLASSES = {"pygraph": hipdnn.pygraph, "Tensor": hipdnn.Tensor, "Graph": hipdnn.Graph,
            "Handle": hipdnn.Handle, "DeviceArray": hipdnn.DeviceArray}
-PUBLIC_MODULES = ["api_base", "arrays", "bfloat16", "compat", "device", "enums", "errors",
+PUBLIC_MODULES = ["api_base", "arrays", "bfloat16", "compat", "datatypes", "device", "enums",
+                  "errors",
                   "graph", "plan_bytes", "pygraph", "runtime", "experimental.ops.sdpa",
                   "experimental.ops.moe_grouped_matmul"]
 BUILTIN_BASES = (object, tuple, BaseException, int, enum.Enum)

@@ -73,7 +73,8 @@ def test_every_public_name_has_a_docstring():
     assert _undocumented(hipdnn, hipdnn.__all__) == []
 
 
-PUBLIC_MODULES = ["api_base", "arrays", "bfloat16", "compat", "device", "enums", "errors",
+PUBLIC_MODULES = ["api_base", "arrays", "bfloat16", "compat", "datatypes", "device", "enums",
+                  "errors",
                   "graph", "plan_bytes", "pygraph", "runtime"]
 
 
