@@ -57,9 +57,9 @@ EXPORT OrtStatus* CreateEpFactories(const char* registered_name, const OrtApiBas
          * still say what is wrong. */
         char msg[256];
         snprintf(msg, sizeof(msg), BRIDGE_PREFIX "ONNX Runtime %s does not serve API version %d "
-                 "(built against it; ONNX Runtime 1.23 or later is needed)",
+                 "(built against it; ONNX Runtime 1.%d or later is needed)",
                  ort_api_base->GetVersionString ? ort_api_base->GetVersionString() : "?",
-                 ORT_API_VERSION);
+                 ORT_API_VERSION, ORT_API_VERSION); /* API version N came with ORT 1.N */
         return status(ort_api_base->GetApi(1), ORT_FAIL, msg);
     }
     if (!num_factories || (!factories && max_factories))
