@@ -25,7 +25,8 @@ EMULATED = BUILD_DIR / "tests" / "emulated" / "libhip_emulated.so"
 GPU_FILES = ["test_gpu_pointwise.py", "test_gpu_device.py", "test_gpu_reduction.py",
              "test_gpu_norm.py", "test_gpu_training.py", "test_gpu_matmul.py",
              "test_gpu_conv.py", "test_gpu_sdpa.py", "test_gpu_sdpa_backward.py",
-             "test_gpu_sdpa_decode.py", "test_gpu_sdpa_op.py"]
+             "test_gpu_sdpa_decode.py", "test_gpu_sdpa_op.py",
+             "test_gpu_graph_capture.py"]
 
 
 @pytest.mark.parametrize("name", GPU_FILES)

@@ -1,5 +1,6 @@
 /* VARIANT_PACK descriptors and hipdnnBackendExecute: check that every tensor the graph
  * reads or writes has a pointer in the engine's memory space, then run the plugin. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -323,19 +324,45 @@ static hipdnnStatus_t check_workspace(const pack_state* vp, const hipdnnPlanStat
     return HIPDNN_STATUS_SUCCESS;
 }
 
+/* The plugin's enqueue recorded on `cap` instead of run (graph_capture.c): the plugin
+ * handle's stream is cap for the call, and the capture's graph goes to *graph.  Called
+ * under the handle's lock. */
+static hipdnnPluginStatus_t enqueue_captured(hipdnnHandle_t handle, hipdnnPlugin* p,
+                                             hipdnnEnginePluginHandle_t ph, const hipdnnPlanState* ps,
+                                             const pack_state* vp, hipdnnPluginTensorBuffer_t* bufs,
+                                             uint32_t nb, hipdnnStream_t cap, void** graph,
+                                             hipdnnStatus_t* st) {
+    const hipdnnDeviceRuntime* rt = hipdnnDeviceRuntimeGet();
+    hipdnnPluginStatus_t rs = p->set_stream(ph, cap);
+    if (rs != HIPDNN_PLUGIN_STATUS_SUCCESS) return rs;
+    if ((*st = rt->capture_begin(cap)) == HIPDNN_STATUS_SUCCESS) {
+        rs = p->enqueue(ph, ps->ctx, vp->workspace, ps->workspace_size, bufs, nb);
+        *st = rt->capture_end(cap, graph);
+        if (rs != HIPDNN_PLUGIN_STATUS_SUCCESS && *graph) { /* a partial recording */
+            rt->graph_destroy(*graph);
+            *graph = NULL;
+        }
+    }
+    hipdnnPluginStatus_t back = p->set_stream(ph, handle->stream);
+    return rs != HIPDNN_PLUGIN_STATUS_SUCCESS ? rs : back;
+}
+
 /* Runs the plan's graph on its plugin through plugin handle ph, under the handle's lock:
  * ABI 1.1 enqueues {uid, ptr, memory space}; ABI 1.0 executes {uid, ptr} (host memory
- * only, checked before). */
+ * only, checked before).  With `cap`, records the enqueue into *graph instead. */
 static hipdnnStatus_t run_plugin(hipdnnHandle_t handle, const hipdnnPlanState* ps,
                                  hipdnnEnginePluginHandle_t ph, const pack_state* vp,
-                                 hipdnnPluginTensorBuffer_t* bufs, uint32_t nb) {
+                                 hipdnnPluginTensorBuffer_t* bufs, uint32_t nb, hipdnnStream_t cap,
+                                 void** graph) {
     const hipdnnSdkGraph* g = ((hipdnnGraphState*)ps->graph->state)->graph;
     const hipdnnEngineEntry* e = hipdnnRegistryEngine(ps->engine);
     hipdnnPlugin* p = hipdnnRegistryPlugin(ps->plugin);
-    hipdnnStatus_t st = HIPDNN_STATUS_SUCCESS;
+    hipdnnStatus_t st = HIPDNN_STATUS_SUCCESS, cst = HIPDNN_STATUS_SUCCESS;
     hipdnnHandleLock(handle);
     hipdnnPluginStatus_t rs;
-    if (p->enqueue) {
+    if (cap) {
+        rs = enqueue_captured(handle, p, ph, ps, vp, bufs, nb, cap, graph, &cst);
+    } else if (p->enqueue) {
         rs = p->enqueue(ph, ps->ctx, vp->workspace, ps->workspace_size, bufs, nb);
     } else {
         hipdnnPluginDeviceBuffer_t old[32];
@@ -352,16 +379,21 @@ static hipdnnStatus_t run_plugin(hipdnnHandle_t handle, const hipdnnPlanState* p
         }
     }
     if (rs != HIPDNN_PLUGIN_STATUS_SUCCESS)
-        st = hipdnnFail(HIPDNN_STATUS_EXECUTION_FAILED, "engine '%s' failed on graph '%s': %s",
-                        e->name, g->name, hipdnnPluginLastError(p));
+        st = hipdnnFail(HIPDNN_STATUS_EXECUTION_FAILED, "engine '%s' failed on graph '%s'%s: %s",
+                        e->name, g->name, cap ? " while its run was recorded into a graph" : "",
+                        hipdnnPluginLastError(p));
+    else if (cst)
+        st = hipdnnFail(cst, "engine '%s' on graph '%s': its run could not be recorded into a "
+                        "graph (an engine that synchronizes or allocates while it enqueues "
+                        "cannot be): %s", e->name, g->name, hipdnnPeekLastErrorString_ext());
     hipdnnHandleUnlock(handle);
     return st;
 }
 
-HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendExecute(hipdnnHandle_t handle,
-                                                  hipdnnBackendDescriptor_t plan,
-                                                  hipdnnBackendDescriptor_t variant_pack) {
-    hipdnnClearError();
+/* hipdnnBackendExecute, or with `cap` its recording into *graph (graph_capture.c). */
+static hipdnnStatus_t execute(hipdnnHandle_t handle, hipdnnBackendDescriptor_t plan,
+                              hipdnnBackendDescriptor_t variant_pack, hipdnnStream_t cap,
+                              void** graph) {
     hipdnnStatus_t st = check_execute_args(handle, plan, variant_pack);
     if (st) return st;
     hipdnnPlanState* ps = plan->state;
@@ -369,6 +401,10 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendExecute(hipdnnHandle_t handle,
     const hipdnnSdkGraph* g = ((hipdnnGraphState*)ps->graph->state)->graph;
     const hipdnnEngineEntry* e = hipdnnRegistryEngine(ps->engine);
     hipdnnPlugin* p = hipdnnRegistryPlugin(ps->plugin);
+    if (cap && (e->memory_space == HIPDNN_MEMORY_HOST || !p->enqueue))
+        return hipdnnFail(HIPDNN_STATUS_NOT_SUPPORTED, "graph '%s': engine '%s' runs on the host "
+                          "(host memory), so its run cannot be recorded into a device graph; "
+                          "build the plan on a device engine", g->name, e->name);
     if ((st = check_pack_uids(vp, g))) return st;
     hipdnnPluginTensorBuffer_t stack_buf[32];
     hipdnnPluginTensorBuffer_t* bufs = stack_buf;
@@ -389,10 +425,26 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendExecute(hipdnnHandle_t handle,
     if (!st)
         st = hipdnnAliasStage(g, bufs, nb, e->memory_space != HIPDNN_MEMORY_HOST, handle->stream,
                               &staging);
-    if (!st) {
-        st = run_plugin(handle, ps, ph, vp, bufs, nb);
-        hipdnnAliasRelease(&staging);
-    }
+    if (!st && cap && staging.n) /* the copies would have to outlive the graph */
+        st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "graph '%s': an output overlaps an input, and "
+                        "such a run reads a copy of the input made for it, which a recorded "
+                        "graph cannot hold: give the output its own memory", g->name);
+    if (!st) st = run_plugin(handle, ps, ph, vp, bufs, nb, cap, graph);
+    hipdnnAliasRelease(&staging);
     if (bufs != stack_buf) free(bufs);
     return st;
+}
+
+HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendExecute(hipdnnHandle_t handle,
+                                                  hipdnnBackendDescriptor_t plan,
+                                                  hipdnnBackendDescriptor_t variant_pack) {
+    hipdnnClearError();
+    return execute(handle, plan, variant_pack, NULL, NULL);
+}
+
+hipdnnStatus_t hipdnnExecuteRecorded(hipdnnHandle_t handle, hipdnnBackendDescriptor_t plan,
+                                     hipdnnBackendDescriptor_t variant_pack, hipdnnStream_t cap,
+                                     void** graph) {
+    *graph = NULL;
+    return execute(handle, plan, variant_pack, cap, graph);
 }

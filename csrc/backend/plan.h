@@ -21,4 +21,11 @@ typedef struct {
     void* kernel_data;
 } hipdnnPlanState;
 
+/* hipdnnBackendExecute's checks and run, with the engine's enqueue recorded on stream
+ * `cap` (a capture of its own) into *graph instead of run (execute.c, for
+ * graph_capture.c); NOT_SUPPORTED for an engine on the host. */
+hipdnnStatus_t hipdnnExecuteRecorded(hipdnnHandle_t handle, hipdnnBackendDescriptor_t plan,
+                                     hipdnnBackendDescriptor_t variant_pack, hipdnnStream_t cap,
+                                     void** graph);
+
 #endif

@@ -86,6 +86,16 @@
     X(hipdnnPlanCacheClear_ext, (int64_t* removed), (removed))                               \
     X(hipdnnGetHeuristicPlugins_ext, (size_t* num, char** entries, size_t* max_len),          \
       (num, entries, max_len))                                                               \
+    X(hipdnnBackendPopulateDeviceGraph_ext,                                              \
+      (hipdnnHandle_t handle, hipdnnBackendDescriptor_t plan,                            \
+       hipdnnBackendDescriptor_t variant_pack, hipdnnGraph_t graph),                     \
+      (handle, plan, variant_pack, graph))                                               \
+    X(hipdnnBackendUpdateDeviceGraph_ext,                                                \
+      (hipdnnHandle_t handle, hipdnnBackendDescriptor_t plan,                            \
+       hipdnnBackendDescriptor_t variant_pack, hipdnnGraph_t graph),                     \
+      (handle, plan, variant_pack, graph))                                               \
+    X(hipdnnStreamIsCapturing_ext, (hipdnnStream_t stream, int* capturing),              \
+      (stream, capturing))                                                               \
     X(hipdnnGetPlanKernels_ext,                                                              \
       (hipdnnBackendDescriptor_t plan, int64_t* num_kernels,                                 \
        const hipdnnKernelInfo_ext_t** kernels),                                              \

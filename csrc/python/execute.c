@@ -411,7 +411,14 @@ static int get_workspace(hd_state* st, const hd_VariantPack* pack, PyObject* ws_
     if (need == 0) return 0;
     if (pack->memory_space != HIPDNN_MEMORY_HOST) {
         /* Allocated for this call and freed after the stream finished (slow: pass a
-         * workspace to avoid both). */
+         * workspace to avoid both); never while the stream captures a graph. */
+        int capturing = 0;
+        if (hipdnnStreamIsCapturing_ext(stream, &capturing) == HIPDNN_STATUS_SUCCESS && capturing) {
+            PyErr_Format(PyExc_ValueError, "execute: the handle's stream is capturing a graph "
+                         "and the plan needs a workspace of %lld bytes: pass one (none can be "
+                         "allocated, nor freed after the run, during a capture)", need);
+            return -1;
+        }
         hipdnnStatus_t s;
         Py_BEGIN_ALLOW_THREADS
         s = hipdnnDeviceMalloc_ext(own_device, (size_t)need);
@@ -684,4 +691,67 @@ PyObject* hd_pack_autotune(PyObject* op, PyObject* args, PyObject* kwargs) {
     PyMem_Free(descs);
     Py_DECREF(held);
     return result;
+}
+
+/* ---- graph capture ---------------------------------------------------------------- */
+
+PyObject* hd_pack_record_graph(PyObject* op, PyObject* args, PyObject* kwargs) {
+    static char* names[] = {"handle", "arrays", "workspace", "graph", "update", NULL};
+    hd_VariantPack* pack = (hd_VariantPack*)op;
+    hd_state* st = hd_state_of(op);
+    PyObject *h, *arrays, *ws, *graph_obj;
+    int update = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!OOO|p", names, st->HandleType, &h, &arrays,
+                                     &ws, &graph_obj, &update))
+        return NULL;
+    hd_Handle* handle = (hd_Handle*)h;
+    if (hd_handle_live(h, "populate_cuda_graph") < 0) return NULL;
+    void* graph = PyLong_AsVoidPtr(graph_obj);
+    if (!graph) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "populate_cuda_graph: the graph is NULL");
+        return NULL;
+    }
+    if (pack->workspace_size && (!ws || ws == Py_None)) /* it must outlive the graph */
+        return PyErr_Format(PyExc_ValueError, "%s: the plan needs a workspace of %lld bytes: "
+                            "pass one that lives as long as the graph",
+                            update ? "update_cuda_graph" : "populate_cuda_graph",
+                            (long long)pack->workspace_size);
+    PyObject* plan_obj = pack->plan ? Py_NewRef(pack->plan) : NULL;
+    if (!plan_obj) {
+        PyErr_SetString(PyExc_ValueError, "populate_cuda_graph: the plan has been released");
+        return NULL;
+    }
+    hipdnnBackendDescriptor_t plan = ((hd_Descriptor*)plan_obj)->desc;
+    exec_call c;
+    hipdnnBackendDescriptor_t vp = NULL;
+    PyObject* result = NULL;
+    if (call_init(&c, pack->n) == 0 && gather_pointers(st, pack, handle, arrays, ws, &c) == 0 &&
+        (vp = make_variant_pack(st, pack, c.ptrs, c.spaces, c.ws_ptr)) != NULL) {
+        PyThread_type_lock lock = hd_handle_lock(handle);
+        hipdnnStatus_t s = HIPDNN_STATUS_SUCCESS;
+        if (lock) {
+            Py_BEGIN_ALLOW_THREADS
+            PyThread_acquire_lock(lock, WAIT_LOCK);
+            s = update ? hipdnnBackendUpdateDeviceGraph_ext(handle->handle, plan, vp, graph)
+                       : hipdnnBackendPopulateDeviceGraph_ext(handle->handle, plan, vp, graph);
+            PyThread_release_lock(lock);
+            Py_END_ALLOW_THREADS
+        }
+        if (lock && hd_check(st, s, NULL) == 0) result = Py_NewRef(Py_None);
+    }
+    if (vp) hipdnnBackendDestroyDescriptor(vp);
+    call_release(&c);
+    Py_DECREF(plan_obj);
+    return result;
+}
+
+PyObject* hd_stream_is_capturing(PyObject* module, PyObject* obj) {
+    hipdnnStream_t stream;
+    if (hd_stream_from_object(obj, &stream) < 0) return NULL;
+    int capturing = 0;
+    if (hd_check(hd_get_state(module), hipdnnStreamIsCapturing_ext(stream, &capturing),
+                 "stream_is_capturing") < 0)
+        return NULL;
+    return PyLong_FromLong(capturing);
 }

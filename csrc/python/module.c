@@ -190,6 +190,9 @@ static PyMethodDef module_methods[] = {
     {"stream_synchronize", hd_stream_synchronize, METH_O,
      "stream_synchronize(stream): waits for the work on a stream (None, int, PyTorch or CuPy "
      "stream)."},
+    {"stream_is_capturing", hd_stream_is_capturing, METH_O,
+     "stream_is_capturing(stream) -> 0, or 1 while the stream captures a graph (2: its "
+     "capture was invalidated)."},
     {"pointer_memory_space", hd_pointer_memory_space, METH_O,
      "pointer_memory_space(address) -> (memory space, device): as the GPU runtime reports "
      "it (host memory: (MEMORY_HOST, -1))."},

@@ -182,6 +182,7 @@ extern PyType_Spec hd_variant_pack_spec;
 /* pack.autotune(handle, arrays, workspace, plans, warmup, repeat, budget_ms, store) ->
  * (best index, [(status, runs, median_ms, min_ms, timer, message)]): hipdnnAutotune_ext. */
 PyObject* hd_pack_autotune(PyObject* self, PyObject* args, PyObject* kwargs);
+PyObject* hd_pack_record_graph(PyObject* self, PyObject* args, PyObject* kwargs);
 PyObject* hd_pack_execute(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
                           PyObject* kwnames);
 
@@ -211,6 +212,7 @@ PyObject* hd_copy_value(PyObject* module, PyObject* args);
 PyObject* hd_device_runtime(PyObject* module, PyObject* unused);
 PyObject* hd_device_synchronize(PyObject* module, PyObject* unused);
 PyObject* hd_stream_synchronize(PyObject* module, PyObject* stream);
+PyObject* hd_stream_is_capturing(PyObject* module, PyObject* stream);
 PyObject* hd_pointer_memory_space(PyObject* module, PyObject* ptr);
 PyObject* hd_pointer_extent(PyObject* module, PyObject* args);
 /* A stream given as an int, None, or an object with .cuda_stream (PyTorch), .ptr (CuPy)

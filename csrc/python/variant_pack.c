@@ -385,6 +385,11 @@ static PyMethodDef pack_methods[] = {
      "the arrays, as execute takes them, with the outputs put back afterwards "
      "(hipdnnAutotune_ext); the workspace must suit every plan.  Returns (index of the "
      "fastest, [(status, runs, median_ms, min_ms, timer, message)] per plan)."},
+    {"record_graph", (PyCFunction)(void (*)(void))hd_pack_record_graph, METH_VARARGS | METH_KEYWORDS,
+     "record_graph($self, handle, arrays, workspace, graph, update=False)\n--\n\nRecords the "
+     "plan's run on the arrays (as execute takes them) into graph, a cudaGraph_t / hipGraph_t "
+     "address: populate (an empty graph) or update (one populate filled); "
+     "hipdnnBackendPopulateDeviceGraph_ext / hipdnnBackendUpdateDeviceGraph_ext."},
     {NULL, NULL, 0, NULL},
 };
 

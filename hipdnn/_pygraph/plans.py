@@ -240,6 +240,48 @@ class Plans(BuildSteps):
             index = self._plan_in(where, plan)
         self.execute_plan_at_index(variant_pack, workspace, index, handle)
 
+    def populate_cuda_graph(self, handle: Optional[_C.Handle], variant_pack: Mapping[Any, Any],
+                            workspace: Any, cuda_graph: int) -> None:
+        """cuDNN frontend's populate_cuda_graph: records the built plan's run on the variant
+        pack ({tensor or uid: device array}; pointers, workspace and runtime scalars as they
+        are now) into ``cuda_graph``, the address of an empty cudaGraph_t (hipGraph_t on
+        AMD) the caller made and owns, as one child-graph node; nothing runs now.  Add the
+        graph to your own as a child, or instantiate it.  ``workspace``: at least
+        get_workspace_size() bytes of device memory that outlives the graph (required when
+        the plan needs one).  ``handle``: any handle of the plan's device (None: the
+        graph's).  A plan on a host engine cannot be recorded (NotSupportedError naming
+        it); docs/engine_selection.md#graph-capture."""
+        self._record_graph(handle, variant_pack, workspace, cuda_graph, False)
+
+    def update_cuda_graph(self, handle: Optional[_C.Handle], variant_pack: Mapping[Any, Any],
+                          workspace: Any, cuda_graph: int) -> None:
+        """cuDNN frontend's update_cuda_graph: ``cuda_graph`` is a graph populate_cuda_graph
+        filled for this plan, or the copy cudaGraphChildGraphNodeGetGraph gives of it from
+        your graph; its recording is replaced by one on the new variant pack's pointers,
+        with the same shape, so that cudaGraphExecChildGraphNodeSetParams (or
+        cudaGraphExecUpdate) carries them into your instantiated graph without
+        re-instantiating.  Raises when the plan takes another path on the new buffers (say
+        their alignment differs): populate a new graph then."""
+        self._record_graph(handle, variant_pack, workspace, cuda_graph, True)
+
+    def _record_graph(self, handle: Optional[_C.Handle], variant_pack: Mapping[Any, Any],
+                      workspace: Any, cuda_graph: int, update: bool) -> None:
+        what = "update_cuda_graph()" if update else "populate_cuda_graph()"
+        self._need(_PLANS, what)
+        plan = self._plan(self._candidate, what)
+        if handle is not None and not isinstance(handle, _C.Handle):
+            raise TypeError(f"{what}: handle must be a hipdnn.Handle, got {_type_name(handle)}")
+        if not isinstance(cuda_graph, (int, np.integer)) or isinstance(cuda_graph, bool):
+            raise TypeError(f"{what}: cuda_graph must be a graph's address (an int), got "
+                            f"{_type_name(cuda_graph)}")
+        arrays = self._arrays_for(plan, variant_pack)
+        handle = handle if handle is not None else self._get_handle()
+        if RawPointer.is_address(workspace):
+            size = plan.pack.workspace_size
+            workspace = RawPointer.of(workspace, int(data_type.UINT8), [size], [1]) \
+                if size else None
+        plan.pack.record_graph(handle, arrays, workspace, int(cuda_graph), update)
+
     def _arrays_memory(self, variant_pack: Any) -> Optional[memory_space]:
         """The memory the arrays of the variant pack's tensors are in (runtime scalars
         aside) when they all agree, else None (the pack then says what is wrong)."""

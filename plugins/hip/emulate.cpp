@@ -10,6 +10,7 @@
 // kernel's name, and launching it runs the instantiation that name gives (kernel_names.c
 // chooses it), so that the emulated tests check the choice as well.  Not a product:
 // never installed.
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,40 @@
 #include "rw_exec.h"
 #include "rs_exec.h"
 #include "gm_exec.h"
+
+// ---- capture over the fake driver ------------------------------------------------------
+
+namespace {
+typedef int (*capturing_fn)(void*, int*);
+typedef int (*launch_fn)(void*, void (*)(const void*), const void*, size_t);
+struct fake_entry_points {
+    capturing_fn capturing = nullptr;
+    launch_fn launch = nullptr;
+    fake_entry_points() {
+        void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+        if (!lib) return;
+        capturing = reinterpret_cast<capturing_fn>(dlsym(lib, "cuStreamIsCapturing"));
+        launch = reinterpret_cast<launch_fn>(dlsym(lib, "fakeCudaLaunch"));
+        if (!launch) capturing = nullptr; // a real driver: the emulation never captures there
+    }
+};
+const fake_entry_points& fake() {
+    static const fake_entry_points f;
+    return f;
+}
+} // namespace
+
+bool emu_capturing(void* stream) {
+    int status = 0;
+    return stream && fake().capturing && fake().capturing(stream, &status) == 0 && status != 0;
+}
+
+bool emu_record(void* stream, void (*run)(const void*), const void* args, size_t size, char* why,
+                size_t len) {
+    const int r = fake().launch(stream, run, args, size);
+    if (r != 0) snprintf(why, len, "kernel launch during a capture failed: CUDA error %d", r);
+    return r == 0;
+}
 
 extern "C" const char* hipe_vendor(void) { return "host emulation"; }
 
@@ -67,19 +102,31 @@ static void run_grid(const pw_program& p, bool fast, int64_t blocks) {
         }
 }
 
+namespace {
+struct pw_launch {
+    pw_program prog;
+    int slots;
+    bool fast;
+    int64_t blocks;
+};
+void run_pointwise(const void* arg) {
+    const pw_launch& l = *static_cast<const pw_launch*>(arg);
+    if (l.slots == 2) run_grid<2>(l.prog, l.fast, l.blocks);
+    else if (l.slots == 4) run_grid<4>(l.prog, l.fast, l.blocks);
+    else run_grid<PW_SLOTS>(l.prog, l.fast, l.blocks);
+}
+} // namespace
+
 extern "C" bool hipe_pointwise_launch(const pw_program* prog, int slots, bool fast,
                                       int64_t grid_cap, void* stream, char* why, size_t len) {
-    (void)stream;
-    (void)why;
-    (void)len;
     const int S = slots <= 2 ? 2 : slots <= 4 ? 4 : PW_SLOTS;
     int64_t blocks = fast ? pw_fast_blocks(*prog, HIPE_INTERP_FAST_U(S))
                           : (pw_groups(*prog) + PW_BLOCK - 1) / PW_BLOCK;
     if (blocks > grid_cap) blocks = grid_cap;
     if (blocks < 1) blocks = 1;
-    if (S == 2) run_grid<2>(*prog, fast, blocks);
-    else if (S == 4) run_grid<4>(*prog, fast, blocks);
-    else run_grid<PW_SLOTS>(*prog, fast, blocks);
+    const pw_launch l = {*prog, S, fast, blocks};
+    if (emu_capturing(stream)) return emu_record(stream, run_pointwise, &l, sizeof(l), why, len);
+    run_pointwise(&l);
     return true;
 }
 
@@ -548,17 +595,35 @@ extern "C" bool hipe_rtc_load(const hipe_rtc_target* t, int device, const void* 
 // Runs the instantiation the kernel names over every row (or element): the grid does not
 // matter to the emulation.  The kernel must be the one kernel_names.c chooses for the
 // program, as staged_run.c launches it.
+namespace {
+struct rtc_launch {
+    int t, a[HIPE_K_MAX_ARGS];
+    bool rows;
+    union {
+        rw_program rw;
+        rs_program rs;
+    };
+};
+void run_rtc(const void* arg) {
+    const rtc_launch& l = *static_cast<const rtc_launch*>(arg);
+    (void)(l.rows ? run_rowwise(l.t, l.a, &l.rw) : run_resample(l.t, l.a, &l.rs));
+}
+} // namespace
+
+// Runs the instantiation the kernel names over every row (or element): the grid does not
+// matter to the emulation.  The kernel must be the one kernel_names.c chooses for the
+// program, as staged_run.c launches it.
 extern "C" bool hipe_rtc_launch(void* kernel, int64_t blocks, int threads, const void* arg,
                                 void* stream, char* why, size_t len) {
     (void)blocks;
     (void)threads;
-    (void)stream;
     const hipe_kernel_id k = static_cast<const emulated_kernel*>(kernel)->id;
-    int a[HIPE_K_MAX_ARGS];
-    const int t = hipe_kernel_template(k, a);
-    const bool rows = hipe_kernel_family(k) == HIPE_FAMILY_ROWWISE;
-    const hipe_kernel_id chosen = rows ? hipe_rw_kernel(static_cast<const rw_program*>(arg))
-                                       : hipe_rs_kernel(static_cast<const rs_program*>(arg));
+    rtc_launch l;
+    memset(&l, 0, sizeof(l));
+    l.t = hipe_kernel_template(k, l.a);
+    l.rows = hipe_kernel_family(k) == HIPE_FAMILY_ROWWISE;
+    const hipe_kernel_id chosen = l.rows ? hipe_rw_kernel(static_cast<const rw_program*>(arg))
+                                         : hipe_rs_kernel(static_cast<const rs_program*>(arg));
     char name[HIPE_KERNEL_NAME_LEN], want[HIPE_KERNEL_NAME_LEN];
     if (chosen != k) {
         hipe_kernel_name(k, name, sizeof(name));
@@ -566,9 +631,11 @@ extern "C" bool hipe_rtc_launch(void* kernel, int64_t blocks, int threads, const
         snprintf(why, len, "internal: kernel %s launched for a program that runs %s", name, want);
         return false;
     }
-    if (rows ? run_rowwise(t, a, static_cast<const rw_program*>(arg))
-             : run_resample(t, a, static_cast<const rs_program*>(arg)))
-        return true;
+    if (l.rows) l.rw = *static_cast<const rw_program*>(arg);
+    else l.rs = *static_cast<const rs_program*>(arg);
+    if (emu_capturing(stream) && emulates(k))
+        return emu_record(stream, run_rtc, &l, sizeof(l), why, len);
+    if (l.rows ? run_rowwise(l.t, l.a, &l.rw) : run_resample(l.t, l.a, &l.rs)) return true;
     hipe_kernel_name(k, name, sizeof(name));
     snprintf(why, len, "internal: the emulation has no kernel %s", name);
     return false;
@@ -588,26 +655,10 @@ extern "C" bool hipe_gm_tensor_map(unsigned char* map, int dtype, const void* ba
 // its k split, the two launches as the kernels make them: each range's sum into the
 // workspace in the kernels' layout, then their sum in order, rounded, and the epilogue.
 
-extern "C" bool hipe_gm_launch(void* kernel, const gm_program* g, const gm_tma* tma,
-                               int64_t blocks, int threads, int smem, void* stream, char* why,
-                               size_t len) {
-    (void)tma;
-    (void)threads;
-    (void)smem;
-    (void)stream;
-    if (!kernel || static_cast<const emulated_kernel*>(kernel)->id != 0 ||
-        static_cast<const emulated_kernel*>(kernel)->attention) {
-        snprintf(why, len, "internal: a matmul launched with another kernel");
-        return false;
-    }
+namespace {
+void run_gemm(const void* arg) {
+    const gm_program* g = static_cast<const gm_program*>(arg);
     const int64_t tiles = g->batches * g->tiles_m * g->tiles_n;
-    const int64_t units = g->phase == GM_PHASE_PARTIAL ? tiles * g->splits : tiles;
-    if (blocks != units || (g->phase != GM_PHASE_WHOLE && (g->splits < 2 || !g->partial))) {
-        snprintf(why, len, "internal: a matmul grid of %lld blocks for %lld x %d x %d tiles, "
-                 "phase %d of %d k ranges", (long long)blocks, (long long)g->batches, g->tiles_m,
-                 g->tiles_n, g->phase, g->splits);
-        return false;
-    }
     std::vector<float> row((size_t)g->n + PW_VEC, 0.0f);
     for (int64_t batch = 0; batch < g->batches; ++batch) {
         int64_t a_off, b_off;
@@ -643,5 +694,29 @@ extern "C" bool hipe_gm_launch(void* kernel, const gm_program* g, const gm_tma* 
                 gm_epilogue_step<PW_SLOTS, PwInterpreted>(*g, batch, m, c0, &row[(size_t)c0]);
         }
     }
+}
+} // namespace
+
+extern "C" bool hipe_gm_launch(void* kernel, const gm_program* g, const gm_tma* tma,
+                               int64_t blocks, int threads, int smem, void* stream, char* why,
+                               size_t len) {
+    (void)tma;
+    (void)threads;
+    (void)smem;
+    if (!kernel || static_cast<const emulated_kernel*>(kernel)->id != 0 ||
+        static_cast<const emulated_kernel*>(kernel)->attention) {
+        snprintf(why, len, "internal: a matmul launched with another kernel");
+        return false;
+    }
+    const int64_t tiles = g->batches * g->tiles_m * g->tiles_n;
+    const int64_t units = g->phase == GM_PHASE_PARTIAL ? tiles * g->splits : tiles;
+    if (blocks != units || (g->phase != GM_PHASE_WHOLE && (g->splits < 2 || !g->partial))) {
+        snprintf(why, len, "internal: a matmul grid of %lld blocks for %lld x %d x %d tiles, "
+                 "phase %d of %d k ranges", (long long)blocks, (long long)g->batches, g->tiles_m,
+                 g->tiles_n, g->phase, g->splits);
+        return false;
+    }
+    if (emu_capturing(stream)) return emu_record(stream, run_gemm, g, sizeof(*g), why, len);
+    run_gemm(g);
     return true;
 }

@@ -63,4 +63,12 @@ struct emulated_kernel {
     int attention;
 };
 
+// Graph capture over the fake driver (tests/fake_cuda/fake_graph.c): while `stream`
+// captures, a launch is recorded (its arguments copied, as a kernel's parameters are) and
+// run when the graph is launched, instead of run now.  Without the fake driver in the
+// process nothing captures.  emu_record: false with `why` when the driver refused.
+bool emu_capturing(void* stream);
+bool emu_record(void* stream, void (*run)(const void*), const void* args, size_t size, char* why,
+                size_t len);
+
 #endif

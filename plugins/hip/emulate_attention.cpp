@@ -345,11 +345,26 @@ bool run_blocks(int part, const fa_program* p, int64_t blocks, char* why, size_t
     return true;
 }
 
+struct fa_launch {
+    fa_program p;
+    int part;
+    int64_t blocks;
+};
+
+// A recorded launch, run when its graph is: checked when it was recorded.
+void run_recorded(const void* arg) {
+    const fa_launch& l = *static_cast<const fa_launch*>(arg);
+    char why[256];
+    if (l.part == EMU_ATTN_SPLIT || l.part == EMU_ATTN_COMBINE)
+        (void)run_decode(l.part, &l.p, l.blocks, why, sizeof(why));
+    else
+        (void)run_blocks(l.part, &l.p, l.blocks, why, sizeof(why));
+}
+
 } // namespace
 
 extern "C" bool hipe_fa_launch(void* kernel, const fa_program* p, int64_t blocks, int threads,
                                int smem, void* stream, char* why, size_t len) {
-    (void)stream;
     const int part = kernel ? static_cast<const emulated_kernel*>(kernel)->attention : 0;
     if (!part) {
         snprintf(why, len, "internal: an attention launched with another kernel");
@@ -367,6 +382,10 @@ extern "C" bool hipe_fa_launch(void* kernel, const fa_program* p, int64_t blocks
                  threads, smem, (long long)p->b, (long long)p->hq, (long long)p->sq, p->rows,
                  (long long)p->skv, p->keys, p->splits, (long long)p->split_keys);
         return false;
+    }
+    if (emu_capturing(stream)) {
+        const fa_launch l = {*p, part, blocks};
+        return emu_record(stream, run_recorded, &l, sizeof(l), why, len);
     }
     if (part == EMU_ATTN_SPLIT || part == EMU_ATTN_COMBINE) return run_decode(part, p, blocks, why, len);
     return run_blocks(part, p, blocks, why, len);

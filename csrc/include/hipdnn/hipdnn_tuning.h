@@ -81,6 +81,41 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnPlanCacheClear_ext(int64_t* removed);
 HIPDNN_EXPORT hipdnnStatus_t hipdnnGetHeuristicPlugins_ext(size_t* num, char** entries,
                                                            size_t* max_len);
 
+/* ---- graph capture (docs/engine_selection.md#graph-capture) ------------------------ */
+
+typedef void* hipdnnGraph_t; /* a hipGraph_t or cudaGraph_t (CUgraph) */
+
+/* cuDNN's cudnnBackendPopulateCudaGraph: records the plan's run on variant_pack (its
+ * pointers, workspace and runtime scalars as they are now) into `graph`, which must be
+ * empty (made by cudaGraphCreate / hipGraphCreate; the caller owns it).  The plan's
+ * execute is captured on a stream of hipdnn's own (thread-local capture mode) into a
+ * graph that becomes graph's one node, a child-graph node; the caller then adds `graph`
+ * to its own graph as a child or instantiates it.  Nothing runs now.  A plan whose engine
+ * runs on the host cannot be recorded (NOT_SUPPORTED naming the engine), nor one whose
+ * engine synchronizes or allocates while it enqueues (EXECUTION_FAILED with the runtime's
+ * capture error), nor an in-place run that needs a staged copy of an input (BAD_PARAM).
+ * Errors as hipdnnBackendExecute's, and NOT_SUPPORTED without a device runtime that
+ * captures, BAD_PARAM for a graph that is not empty. */
+HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendPopulateDeviceGraph_ext(hipdnnHandle_t handle,
+                                                                  hipdnnBackendDescriptor_t plan,
+                                                                  hipdnnBackendDescriptor_t variant_pack,
+                                                                  hipdnnGraph_t graph);
+/* cuDNN's cudnnBackendUpdateCudaGraph: `graph` was filled by populate for this plan (or is
+ * a copy of it, as cudaGraphChildGraphNodeGetGraph gives from the caller's graph); its
+ * child-graph node is replaced by a new recording of the plan on variant_pack's pointers,
+ * with the same shape (node kinds in order), so that cudaGraphExecChildGraphNodeSetParams
+ * (or cudaGraphExecUpdate) carries the new pointers into an instantiated graph without a
+ * new instantiation.  BAD_PARAM when graph is not one populate filled, or when the new
+ * recording has another shape (the engine took another path for these buffers, e.g. their
+ * alignment): populate a new graph then. */
+HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendUpdateDeviceGraph_ext(hipdnnHandle_t handle,
+                                                                hipdnnBackendDescriptor_t plan,
+                                                                hipdnnBackendDescriptor_t variant_pack,
+                                                                hipdnnGraph_t graph);
+/* *capturing: 1 while `stream` captures a graph (2: its capture was invalidated), else 0;
+ * 0 without a device runtime or one that cannot capture. */
+HIPDNN_EXPORT hipdnnStatus_t hipdnnStreamIsCapturing_ext(hipdnnStream_t stream, int* capturing);
+
 #ifdef __cplusplus
 }
 #endif
