@@ -285,17 +285,28 @@ static hipdnnBackendDescriptor_t make_config(hipdnnBackendDescriptor_t g, int64_
     return cfg;
 }
 
+/* What a part's graph is checked against (context_check.c): the recorded shapes in
+ * fused-node order, the bindings of each output so far, the part's number. */
+typedef struct {
+    const ep_model* m;
+    const ep_shape *in, *out;
+    int* out_bound;
+    int part;
+} part_limits;
+
 /* Part `out`'s plan from its serialized graph and engine config (no heuristics, no
- * lowering); false with why. */
+ * lowering), once the graph is held to `lim`; false with why. */
 static bool rebuild_part(const ep_ctx_env* env, const uint8_t* bytes, size_t size,
-                         int n_knobs, int64_t (*knobs)[2], ep_plan_part* out, char* why,
-                         size_t why_len) {
+                         int n_knobs, int64_t (*knobs)[2], const part_limits* lim,
+                         ep_plan_part* out, char* why, size_t why_len) {
     int64_t index = find_engine(out->engine, env->x->space, why, why_len);
     if (index < 0) return false;
     hipdnnHandle_t h = env->x->h;
     hipdnnBackendDescriptor_t g = NULL, cfg = NULL, plan = NULL;
     bool ok = hip_ok(hipdnnBackendCreateAndDeserializeGraph_ext(&g, bytes, size),
                      "its hipdnn graph", why, why_len) &&
+              ep_context_check_part(lim->m, g, lim->part, out->bindings, out->n_bindings,
+                                    lim->in, lim->out, lim->out_bound, why, why_len) &&
               hip_ok(hipdnnBackendSetAttribute(g, HIPDNN_ATTR_OPERATIONGRAPH_HANDLE,
                                                HIPDNN_TYPE_HANDLE, 1, &h), "graph handle", why,
                      why_len) &&
@@ -377,6 +388,16 @@ static bool check_header(const ep_ctx_env* env, rbuf* r, uint32_t* n_nodes, uint
     return true;
 }
 
+/* Whether recorded shape s agrees with what the model knows of value v's (its rank when
+ * known, each dim that is not symbolic). */
+static bool agrees(const ep_shape* s, const ep_value* v) {
+    if (v->rank < 0) return true;
+    if (v->rank != s->rank) return false;
+    for (int d = 0; d < s->rank; ++d)
+        if (v->dims[d] >= 0 && v->dims[d] != s->dims[d]) return false;
+    return true;
+}
+
 /* The payload's inputs (or outputs), each matched by name to the fused node's: shapes[j]
  * and map[k] = j for payload entry k and fused node entry j.  False with why. */
 static bool read_io(rbuf* r, const ep_model* m, bool outputs, ep_shape* shapes, int* map,
@@ -398,6 +419,15 @@ static bool read_io(rbuf* r, const ep_model* m, bool outputs, ep_shape* shapes, 
         if (j == n || shapes[j].rank >= 0)
             return snprintf(why, why_len, "its %s '%s' is %s of the node's", what, name,
                             j == n ? "none" : "given twice as one"), false;
+        if (!agrees(&s, &m->values[list[j]])) {
+            char a[160], b[160];
+            ep_shape model = {m->values[list[j]].rank, {0}};
+            memcpy(model.dims, m->values[list[j]].dims, sizeof(model.dims));
+            ep_shape_str(&s, a, sizeof(a));
+            ep_shape_str(&model, b, sizeof(b));
+            return snprintf(why, why_len, "its %s '%s' has shape %s, and the EPContext node's "
+                            "%s in the model %s (-1: symbolic)", what, name, a, what, b), false;
+        }
         shapes[j] = s;
         map[k] = j;
     }
@@ -406,8 +436,9 @@ static bool read_io(rbuf* r, const ep_model* m, bool outputs, ep_shape* shapes, 
 }
 
 /* One part: read, its bindings mapped to the fused node's order, and its plan rebuilt. */
-static bool read_part(const ep_ctx_env* env, rbuf* r, const ep_model* m, const int* map_in,
+static bool read_part(const ep_ctx_env* env, rbuf* r, const part_limits* lim, const int* map_in,
                       const int* map_out, ep_plan_part* out, char* why, size_t why_len) {
+    const ep_model* m = lim->m;
     int64_t knobs[16][2];
     get_str(r, out->engine, sizeof(out->engine), "an engine name");
     uint32_t n_knobs = get_u32(r, "the knob count");
@@ -435,7 +466,7 @@ static bool read_part(const ep_ctx_env* env, rbuf* r, const ep_model* m, const i
     if (!take(r, size, "a graph")) return snprintf(why, why_len, "%s", r->err), false;
     const uint8_t* bytes = r->p + r->at;
     r->at += size;
-    return rebuild_part(env, bytes, size, (int)n_knobs, knobs, out, why, why_len);
+    return rebuild_part(env, bytes, size, (int)n_knobs, knobs, lim, out, why, why_len);
 }
 
 /* The whole payload into in[] (fused-node input order) and plan; false with why. */
@@ -449,8 +480,9 @@ static bool decode(const ep_ctx_env* env, const uint8_t* p, size_t n, const ep_m
     plan->n_sdpa = (int)sdpa;
     int* map_in = calloc((size_t)m->n_inputs + 1, sizeof(int));
     int* map_out = calloc((size_t)m->n_outputs + 1, sizeof(int));
+    int* out_bound = calloc((size_t)m->n_outputs + 1, sizeof(int));
     plan->out_shapes = calloc((size_t)m->n_outputs + 1, sizeof(ep_shape));
-    bool ok = map_in && map_out && plan->out_shapes;
+    bool ok = map_in && map_out && out_bound && plan->out_shapes;
     if (!ok) snprintf(why, why_len, "out of memory");
     for (int k = 0; k < m->n_inputs; ++k) in[k].rank = -1;
     for (int k = 0; k < m->n_outputs && ok; ++k) plan->out_shapes[k].rank = -1;
@@ -466,8 +498,19 @@ static bool decode(const ep_ctx_env* env, const uint8_t* p, size_t n, const ep_m
         ok = false;
     }
     for (uint32_t j = 0; ok && j < parts; ++j) {
+        part_limits lim = {m, in, plan->out_shapes, out_bound, (int)j};
         plan->n_parts = (int)j + 1;
-        ok = read_part(env, &r, m, map_in, map_out, &plan->parts[j], why, why_len);
+        ok = read_part(env, &r, &lim, map_in, map_out, &plan->parts[j], why, why_len);
+    }
+    /* an output with elements that no part writes would reach ORT unwritten */
+    for (int k = 0; ok && k < m->n_outputs; ++k) {
+        int64_t count = 1;
+        for (int d = 0; d < plan->out_shapes[k].rank; ++d) count *= plan->out_shapes[k].dims[d];
+        if (count && !out_bound[k]) {
+            snprintf(why, why_len, "no tensor of its graphs is bound to output %d '%s'", k,
+                     m->values[m->outputs[k]].name);
+            ok = false;
+        }
     }
     if (ok && r.at != r.n) {
         snprintf(why, why_len, "%zu bytes follow its last part", r.n - r.at);
@@ -475,6 +518,7 @@ static bool decode(const ep_ctx_env* env, const uint8_t* p, size_t n, const ep_m
     }
     free(map_in);
     free(map_out);
+    free(out_bound);
     if (!ok) ep_plan_free(plan);
     return ok;
 }

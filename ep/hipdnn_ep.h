@@ -510,6 +510,14 @@ OrtStatus* ep_context_compile(const ep_ctx_env* env, const OrtGraph* graph, cons
 OrtStatus* ep_context_load(const ep_ctx_env* env, const OrtGraph* graph, ep_model* m,
                            const char* name, ep_kernel** out);
 
+/* context_check.c: whether part `part` of a payload, its graph g (deserialized, finalized)
+ * and bindings, touches only what ORT's buffers hold for the recorded shapes in[] / out[]
+ * (fused-node order) and the node's element types; out_bound[k] counts output k's
+ * bindings over the parts.  False with why naming the part and tensor. */
+bool ep_context_check_part(const ep_model* m, hipdnnBackendDescriptor_t g, int part,
+                           const ep_binding* bind, int n_bind, const ep_shape* in,
+                           const ep_shape* out, int* out_bound, char* why, size_t why_len);
+
 OrtStatus* ep_create(ep_factory* f, const OrtSessionOptions* so, const OrtLogger* logger,
                      ep_device_kind device, OrtEp** out);
 void ep_destroy(OrtEp* ep);

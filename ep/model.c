@@ -230,24 +230,27 @@ static OrtStatus* read_node(ep_model* m, const OrtNode* on, int index) {
     TRY(g_ort->Node_GetNumInputs(on, &ni));
     TRY(g_ort->Node_GetNumOutputs(on, &no));
     TRY(g_ort->Node_GetNumAttributes(on, &na));
-    /* A node with more inputs or outputs than any claimed op keeps only the count: it is
-     * declined by its op type before its ports are read. */
+    /* A node with more inputs or outputs than any claimed op keeps the first EP_MAX_IO in
+     * in[] / out[] (it is declined by its op type), but every value it touches is read: an
+     * EPContext node has one input per weight, and its fused node is bound by name. */
     n->n_in = (int)ni;
     n->n_out = (int)no;
     for (int k = 0; k < EP_MAX_IO; ++k) n->in[k] = n->out[k] = -1;
-    if (ni <= EP_MAX_IO && no <= EP_MAX_IO) {
-        const OrtValueInfo* ins[EP_MAX_IO] = {0};
-        const OrtValueInfo* outs[EP_MAX_IO] = {0};
-        if (ni) TRY(g_ort->Node_GetInputs(on, ins, ni));
-        if (no) TRY(g_ort->Node_GetOutputs(on, outs, no));
-        for (size_t k = 0; k < ni; ++k) TRY(intern(m, ins[k], &n->in[k]));
-        for (size_t k = 0; k < no; ++k) {
-            TRY(intern(m, outs[k], &n->out[k]));
-            if (n->out[k] >= 0) m->values[n->out[k]].producer = index;
-        }
-        for (size_t k = 0; k < ni; ++k)
-            if (n->in[k] >= 0) ++m->values[n->in[k]].n_consumers;
+    const OrtValueInfo** ins = calloc(ni + no + 1, sizeof(*ins));
+    const OrtValueInfo** outs = ins + ni;
+    if (!ins) return ep_status(ORT_FAIL, "out of memory");
+    OrtStatus* st = ni ? g_ort->Node_GetInputs(on, ins, ni) : NULL;
+    if (!st && no) st = g_ort->Node_GetOutputs(on, outs, no);
+    for (size_t k = 0; !st && k < ni + no; ++k) {
+        int v = -1;
+        st = intern(m, ins[k], &v);
+        if (k < ni && k < EP_MAX_IO) n->in[k] = v;
+        if (k >= ni && k - ni < EP_MAX_IO) n->out[k - ni] = v;
+        if (!st && v >= 0 && k >= ni) m->values[v].producer = index;
+        if (!st && v >= 0 && k < ni) ++m->values[v].n_consumers;
     }
+    free(ins);
+    if (st) return st;
     if (na) {
         const OrtOpAttr** attrs = calloc(na, sizeof(*attrs));
         n->attrs = calloc(na, sizeof(ep_attr));
@@ -255,7 +258,7 @@ static OrtStatus* read_node(ep_model* m, const OrtNode* on, int index) {
             free(attrs);
             return ep_status(ORT_FAIL, "out of memory");
         }
-        OrtStatus* st = g_ort->Node_GetAttributes(on, attrs, na);
+        st = g_ort->Node_GetAttributes(on, attrs, na);
         for (size_t k = 0; !st && k < na; ++k, ++n->n_attrs) st = read_attr(attrs[k], &n->attrs[k]);
         free(attrs);
         if (st) return st;

@@ -48,12 +48,21 @@ static void die(const char* fmt, ...) {
     exit(1);
 }
 
+/* A failed call: "STEP: [ONNXRuntimeError] : CODE : NAME : MESSAGE", as ORT's Python
+ * errors read (ort_run.py prints those), so that a test sees the code either way. */
 static void check(OrtStatus* st, const char* what) {
+    static const char* const names[] = {
+        "OK", "FAIL", "INVALID_ARGUMENT", "NO_SUCHFILE", "NO_MODEL", "ENGINE_ERROR",
+        "RUNTIME_EXCEPTION", "INVALID_PROTOBUF", "MODEL_LOADED", "NOT_IMPLEMENTED",
+        "INVALID_GRAPH", "EP_FAIL", "MODEL_LOAD_CANCELED", "MODEL_REQUIRES_COMPILATION",
+        "NOT_FOUND"};
     if (!st) return;
     char msg[4096];
+    OrtErrorCode code = ort->GetErrorCode(st);
     snprintf(msg, sizeof(msg), "%s", ort->GetErrorMessage(st));
     ort->ReleaseStatus(st);
-    die("%s: %s", what, msg);
+    die("%s: [ONNXRuntimeError] : %d : %s : %s", what, (int)code,
+        (unsigned)code < sizeof(names) / sizeof(names[0]) ? names[code] : "?", msg);
 }
 
 /* ---- .npy (format 1.0 / 2.0, little-endian, C order) ---------------------------------- */
