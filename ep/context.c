@@ -243,48 +243,6 @@ static bool hip_ok(hipdnnStatus_t hs, const char* what, char* why, size_t why_le
     return false;
 }
 
-/* Engine `index`'s config with the given knob choices, for finalized graph g. */
-static hipdnnBackendDescriptor_t make_config(hipdnnBackendDescriptor_t g, int64_t index,
-                                             int n_knobs, int64_t (*knobs)[2], char* why,
-                                             size_t why_len) {
-    hipdnnBackendDescriptor_t eng = NULL, cfg = NULL, k[16] = {0};
-    bool ok = hip_ok(hipdnnBackendCreateDescriptor(HIPDNN_BACKEND_ENGINE_DESCRIPTOR, &eng),
-                     "engine", why, why_len) &&
-              hip_ok(hipdnnBackendSetAttribute(eng, HIPDNN_ATTR_ENGINE_OPERATION_GRAPH,
-                                               HIPDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g), "engine graph",
-                     why, why_len) &&
-              hip_ok(hipdnnBackendSetAttribute(eng, HIPDNN_ATTR_ENGINE_GLOBAL_INDEX, HIPDNN_TYPE_INT64,
-                                               1, &index), "engine index", why, why_len) &&
-              hip_ok(hipdnnBackendFinalize(eng), "engine finalize", why, why_len);
-    for (int i = 0; ok && i < n_knobs; ++i)
-        ok = hip_ok(hipdnnBackendCreateDescriptor(HIPDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, &k[i]),
-                    "knob choice", why, why_len) &&
-             hip_ok(hipdnnBackendSetAttribute(k[i], HIPDNN_ATTR_KNOB_CHOICE_KNOB_TYPE,
-                                              HIPDNN_TYPE_INT64, 1, &knobs[i][0]), "knob id", why,
-                    why_len) &&
-             hip_ok(hipdnnBackendSetAttribute(k[i], HIPDNN_ATTR_KNOB_CHOICE_KNOB_VALUE,
-                                              HIPDNN_TYPE_INT64, 1, &knobs[i][1]), "knob value", why,
-                    why_len) &&
-             hip_ok(hipdnnBackendFinalize(k[i]), "knob choice finalize", why, why_len);
-    ok = ok &&
-         hip_ok(hipdnnBackendCreateDescriptor(HIPDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfg),
-                "engine config", why, why_len) &&
-         hip_ok(hipdnnBackendSetAttribute(cfg, HIPDNN_ATTR_ENGINECFG_ENGINE,
-                                          HIPDNN_TYPE_BACKEND_DESCRIPTOR, 1, &eng), "config engine",
-                why, why_len) &&
-         hip_ok(hipdnnBackendSetAttribute(cfg, HIPDNN_ATTR_ENGINECFG_KNOB_CHOICES,
-                                          HIPDNN_TYPE_BACKEND_DESCRIPTOR, n_knobs, k), "knob choices",
-                why, why_len) &&
-         hip_ok(hipdnnBackendFinalize(cfg), "engine config finalize", why, why_len);
-    for (int i = 0; i < n_knobs; ++i) hipdnnBackendDestroyDescriptor(k[i]);
-    hipdnnBackendDestroyDescriptor(eng);
-    if (!ok) {
-        hipdnnBackendDestroyDescriptor(cfg);
-        return NULL;
-    }
-    return cfg;
-}
-
 /* What a part's graph is checked against (context_check.c): the recorded shapes in
  * fused-node order, the bindings of each output so far, the part's number. */
 typedef struct {
@@ -310,7 +268,7 @@ static bool rebuild_part(const ep_ctx_env* env, const uint8_t* bytes, size_t siz
               hip_ok(hipdnnBackendSetAttribute(g, HIPDNN_ATTR_OPERATIONGRAPH_HANDLE,
                                                HIPDNN_TYPE_HANDLE, 1, &h), "graph handle", why,
                      why_len) &&
-              (cfg = make_config(g, index, n_knobs, knobs, why, why_len)) != NULL &&
+              (cfg = ep_make_config(g, index, n_knobs, knobs, why, why_len)) != NULL &&
               hip_ok(hipdnnBackendCreateDescriptor(HIPDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan),
                      "plan", why, why_len) &&
               hip_ok(hipdnnBackendSetAttribute(plan, HIPDNN_ATTR_EXECUTION_PLAN_HANDLE,

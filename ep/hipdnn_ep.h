@@ -158,6 +158,9 @@ typedef struct {
     char plugin_path[1024];        /* ep.hipdnn.plugin_path: extra plugin file or folder */
     OrtLoggingLevel log_level;     /* ep.hipdnn.log_level: verbose | info | warning | error */
     bool log_level_given;          /* then hipdnn's own log level follows it */
+    bool autotune;                 /* ep.hipdnn.autotune=1: time each plan's configs on its
+                                    * first run, keep the fastest, store it (kernel.c) */
+    double autotune_budget_ms;     /* ep.hipdnn.autotune_budget_ms (default 1000) */
     /* ORT's EPContext session entries (context.c) */
     bool ctx_enable;               /* ep.context_enable=1: Compile returns EPContext nodes */
     bool ctx_embed;                /* ep.context_embed_mode (0, the default: a side file) */
@@ -442,6 +445,19 @@ bool ep_plan_choose(hipdnnHandle_t h, hipdnnBackendDescriptor_t graph, const ep_
 bool ep_plan_check(hipdnnHandle_t h, hipdnnBackendDescriptor_t graph, const ep_options* opt,
                    hipdnnMemorySpace_t space, char* why, size_t why_len);
 
+/* Engine `index`'s config for finalized graph g with these knob choices (id, value); NULL
+ * with why.  The caller destroys it. */
+hipdnnBackendDescriptor_t ep_make_config(hipdnnBackendDescriptor_t g, int64_t index, int n_knobs,
+                                         int64_t (*knobs)[2], char* why, size_t why_len);
+
+/* Autotuning's candidates for finalized graph g: plans of the heuristics' configs whose
+ * engine runs in `space`, then each of those engines' knob variants (one knob changed at
+ * a time, the values the engine lists, else on its stride, at most 8 a knob), at most
+ * `max` in all, into out (plan, engine, knobs, workspace set; the caller frees each plan).
+ * Returns how many; those that do not build are left out. */
+int ep_plan_candidates(hipdnnHandle_t h, hipdnnBackendDescriptor_t g, const ep_options* opt,
+                       hipdnnMemorySpace_t space, ep_plan_part* out, int max);
+
 /* ---- engine_check.c ------------------------------------------------------------------ */
 
 /* Whether an engine for `space` runs nodes `members` (indexes into m, in m's order) as one
@@ -476,6 +492,20 @@ OrtStatus* ep_kernel_compute(ep_kernel* k, OrtKernelContext* ctx);
 /* The fused node's model the kernel took over. */
 const ep_model* ep_kernel_model(const ep_kernel* k);
 void ep_kernel_destroy(ep_kernel* k);
+
+/* ---- autotune.c ---------------------------------------------------------------------- */
+
+#define EP_TUNE_MAX 32       /* candidate configs timed per plan part */
+#define EP_TUNE_BINDINGS 512 /* parts with more bindings are not tuned */
+
+/* Times the n candidate plans (ep_plan_candidates) on variant pack `pack` with
+ * hipdnnAutotune_ext (budget_ms shared among them; outputs put back, inputs only read; the
+ * winner stored in the plan cache), logs one line per candidate and the winner at info,
+ * and gives the fastest's index in *best.  False with why when none ran.  Under the
+ * handle's lock (ep_exec.lock), with the stream set on the GPU. */
+bool ep_autotune_run(hipdnnHandle_t h, const char* name, const ep_plan_part* cand, int n,
+                     hipdnnBackendDescriptor_t pack, double budget_ms, const OrtLogger* logger,
+                     OrtLoggingLevel level, int64_t* best, char* why, size_t why_len);
 
 /* ---- ep.c ---------------------------------------------------------------------------- */
 

@@ -21,6 +21,7 @@
 typedef struct {
     ep_shape* in; /* the shapes the plan was built for, one per fused-node input */
     ep_plan plan;
+    bool tuned; /* ep.hipdnn.autotune: its first run timed the candidates (autotune.c) */
 } cached_plan;
 
 /* Entries are never dropped while the kernel lives (one per distinct set of input shapes
@@ -182,12 +183,16 @@ static void shapes_str(const ep_shape* s, int n, char* buf, size_t len) {
     }
 }
 
-/* The plan for these input shapes, built when they are new. */
-static OrtStatus* find_plan(ep_kernel* k, const ep_shape* in, const ep_plan** out) {
+/* The plan for these input shapes, built when they are new.  With ep.hipdnn.autotune,
+ * the first run of a plan gets its entry in *tune with k->lock still held: no other run
+ * takes the plan until this one has tuned it (and unlocked). */
+static OrtStatus* find_plan(ep_kernel* k, const ep_shape* in, const ep_plan** out,
+                            cached_plan** tune) {
     int n = k->model.n_inputs;
     OrtStatus* st = NULL;
     pthread_mutex_lock(&k->lock);
     *out = NULL;
+    *tune = NULL;
     for (int i = 0; i < k->n_cache && !*out; ++i)
         if (shapes_equal(k->cache[i]->in, in, n)) *out = &k->cache[i]->plan;
     if (!*out && k->fixed) {
@@ -238,7 +243,9 @@ static OrtStatus* find_plan(ep_kernel* k, const ep_shape* in, const ep_plan** ou
                        k->name, k->n_cache);
         }
     }
-    pthread_mutex_unlock(&k->lock);
+    for (int i = 0; !st && k->opt.autotune && i < k->n_cache; ++i)
+        if (&k->cache[i]->plan == *out && !k->cache[i]->tuned && (*out)->n_parts) *tune = k->cache[i];
+    if (!*tune) pthread_mutex_unlock(&k->lock);
     return st;
 }
 
@@ -349,9 +356,10 @@ static OrtStatus* run_on_device(ep_kernel* k, OrtKernelContext* ctx, const ep_pl
         release_workspace(k);
         st = ep_device_alloc(k->x->factory, need, k->name, &k->ws);
         if (!st) k->ws_size = need;
-        if (!st && !k->ws_done && (hs = hipdnnEventCreate_ext(&k->ws_done)) != HIPDNN_STATUS_SUCCESS)
-            what = "hipdnnEventCreate_ext";
     }
+    /* made with the first workspace, which autotuning may have allocated (tune_part) */
+    if (!st && need && !k->ws_done && (hs = hipdnnEventCreate_ext(&k->ws_done)) != HIPDNN_STATUS_SUCCESS)
+        what = "hipdnnEventCreate_ext";
     if (!st && hs == HIPDNN_STATUS_SUCCESS && need && k->ws_used &&
         (hs = hipdnnStreamWaitEvent_ext(stream, k->ws_done)) != HIPDNN_STATUS_SUCCESS)
         what = "hipdnnStreamWaitEvent_ext (the workspace's last run)";
@@ -376,6 +384,61 @@ static OrtStatus* run_on_device(ep_kernel* k, OrtKernelContext* ctx, const ep_pl
     return st;
 }
 
+/* ep.hipdnn.autotune: part p's candidate configs (ep_plan_candidates) timed on this run's
+ * buffers by hipdnnAutotune_ext (outputs put back, inputs only read), the fastest stored
+ * in the plan cache and put in p's place; a failure leaves p as it was, with a warning. */
+static void tune_part(ep_kernel* k, OrtKernelContext* ctx, ep_plan_part* p, const int64_t* uids,
+                      void* const* ptrs) {
+    ep_plan_part cand[EP_TUNE_MAX];
+    int64_t spaces[EP_TUNE_BINDINGS], need = 0, best = -1;
+    void* stream = NULL;
+    OrtStatus* st = NULL;
+    memset(cand, 0, sizeof(cand));
+    pthread_mutex_lock(&k->x->lock);
+    bool host = k->x->space == HIPDNN_MEMORY_HOST;
+    if (!host) st = ep_gpu_enter(k->x->ordinal, k->name);
+    if (!st && !host) st = g_ort->KernelContext_GetGPUComputeStream(ctx, &stream);
+    int n = st || p->n_bindings > EP_TUNE_BINDINGS
+                ? 0 : ep_plan_candidates(k->x->h, p->graph, &k->opt, k->x->space, cand, EP_TUNE_MAX);
+    for (int i = 0; i < n; ++i) need = cand[i].workspace > need ? cand[i].workspace : need;
+    for (int i = 0; i < p->n_bindings && i < EP_TUNE_BINDINGS; ++i) spaces[i] = HIPDNN_MEMORY_DEVICE;
+    void* ws = NULL;
+    if (n && host && need) ws = malloc((size_t)need);
+    if (n && !host && need > (int64_t)k->ws_size) {
+        release_workspace(k);
+        if (!(st = ep_device_alloc(k->x->factory, (size_t)need, k->name, &k->ws)))
+            k->ws_size = (size_t)need;
+    } else if (n && !host && k->ws_used) {
+        hipdnnEventSynchronize_ext(k->ws_done); /* the last run on another stream */
+    }
+    if (!host) ws = k->ws;
+    hipdnnBackendDescriptor_t pack = NULL;
+    char why[1024] = "";
+    bool ok = n && !st && (!need || ws) && (host || hipdnnSetStream(k->x->h, stream) == 0) &&
+              make_pack(p, uids, ptrs, host ? NULL : spaces, need ? ws : NULL, &pack) == 0 &&
+              ep_autotune_run(k->x->h, k->name, cand, n, pack, k->opt.autotune_budget_ms,
+                              k->logger, k->opt.log_level, &best, why, sizeof(why));
+    hipdnnBackendDestroyDescriptor(pack);
+    if (host) free(ws);
+    for (int i = 0; i < n; ++i)
+        if (i != best || !ok) hipdnnBackendDestroyDescriptor(cand[i].plan);
+    if (ok) { /* the winner takes p's place; p keeps its graph and bindings */
+        hipdnnBackendDestroyDescriptor(p->plan);
+        p->plan = cand[best].plan;
+        p->workspace = cand[best].workspace;
+        memcpy(p->engine, cand[best].engine, sizeof(p->engine));
+        p->n_knobs = cand[best].n_knobs;
+        memcpy(p->knobs, cand[best].knobs, sizeof(p->knobs));
+    }
+    pthread_mutex_unlock(&k->x->lock);
+    if (!ok)
+        ep_log(k->logger, k->opt.log_level, ORT_LOGGING_LEVEL_WARNING, "fused node '%s': "
+               "autotune left the plan on engine %s: %s", k->name, p->engine,
+               st ? g_ort->GetErrorMessage(st) : why[0] ? why : n ? "no workspace or variant "
+               "pack" : "no candidate config built");
+    if (st) g_ort->ReleaseStatus(st);
+}
+
 OrtStatus* ep_kernel_compute(ep_kernel* k, OrtKernelContext* ctx) {
     const ep_model* m = &k->model;
     int n_in = m->n_inputs, n_out = m->n_outputs;
@@ -383,9 +446,10 @@ OrtStatus* ep_kernel_compute(ep_kernel* k, OrtKernelContext* ctx) {
     void** in_ptr = calloc((size_t)(n_in ? n_in : 1), sizeof(void*));
     void** out_ptr = calloc((size_t)(n_out ? n_out : 1), sizeof(void*));
     const ep_plan* p = NULL;
+    cached_plan* tune = NULL;
     OrtStatus* st = (!shapes || !in_ptr || !out_ptr) ? ep_status(ORT_FAIL, "out of memory") : NULL;
     if (!st) st = read_inputs(k, ctx, shapes, in_ptr);
-    if (!st) st = find_plan(k, shapes, &p);
+    if (!st) st = find_plan(k, shapes, &p, &tune);
     for (int i = 0; !st && i < n_out; ++i) {
         OrtValue* v = NULL;
         st = g_ort->KernelContext_GetOutput(ctx, (size_t)i, p->out_shapes[i].dims,
@@ -411,8 +475,14 @@ OrtStatus* ep_kernel_compute(ep_kernel* k, OrtKernelContext* ctx) {
                       : b->kind == EP_BIND_OUTPUT ? out_ptr[b->index]
                                                   : zero;
         }
+        /* the real run below overwrites the outputs the timing runs wrote (and restored) */
+        if (tune) tune_part(k, ctx, &tune->plan.parts[j], uids, ptrs);
         st = k->x->space == HIPDNN_MEMORY_HOST ? run_on_host(k, part, uids, ptrs)
                                                : run_on_device(k, ctx, part, uids, ptrs);
+    }
+    if (tune) {
+        tune->tuned = true;
+        pthread_mutex_unlock(&k->lock);
     }
     free(uids);
     free(ptrs);

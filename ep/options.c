@@ -2,6 +2,7 @@
  * SessionOptionsAppendExecutionProvider_V2 to CreateEp as session config entries with the
  * "ep.hipdnn." prefix; they are read once there. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hipdnn_ep.h"
@@ -46,6 +47,7 @@ OrtStatus* ep_options_read(const OrtSessionOptions* so, const OrtLogger* logger,
     memset(out, 0, sizeof(*out));
     out->heur = HIPDNN_HEUR_MODE_A;
     out->log_level = ORT_LOGGING_LEVEL_VERBOSE; /* everything goes to ORT, which filters */
+    out->autotune_budget_ms = 1000.0;
     if (!so) return NULL;
     OrtKeyValuePairs* kv = NULL;
     OrtStatus* st = g_ort->GetSessionOptionsConfigEntries(so, &kv);
@@ -83,10 +85,23 @@ OrtStatus* ep_options_read(const OrtSessionOptions* so, const OrtLogger* logger,
                 ep_log(logger, ORT_LOGGING_LEVEL_VERBOSE, ORT_LOGGING_LEVEL_WARNING,
                        "option %s: '%s' is not a level (verbose, info, warning, error, "
                        "fatal); ignored", keys[i], v);
+        } else if (!strcmp(key, "autotune")) {
+            if (!strcmp(v, "0") || !strcmp(v, "1")) out->autotune = v[0] == '1';
+            else
+                ep_log(logger, ORT_LOGGING_LEVEL_VERBOSE, ORT_LOGGING_LEVEL_WARNING,
+                       "option %s: '%s' is neither 0 nor 1; ignored", keys[i], v);
+        } else if (!strcmp(key, "autotune_budget_ms")) {
+            char* end = NULL;
+            double ms = strtod(v, &end);
+            if (end != v && !*end && ms > 0 && ms <= 3600e3) out->autotune_budget_ms = ms;
+            else
+                ep_log(logger, ORT_LOGGING_LEVEL_VERBOSE, ORT_LOGGING_LEVEL_WARNING,
+                       "option %s: '%s' is not a time in ms (0 to 3600000); using %g",
+                       keys[i], v, out->autotune_budget_ms);
         } else {
             ep_log(logger, ORT_LOGGING_LEVEL_VERBOSE, ORT_LOGGING_LEVEL_WARNING,
                    "unknown option %s='%s' ignored (known: engine, heuristic_mode, "
-                   "plugin_path, log_level)", keys[i], v);
+                   "plugin_path, log_level, autotune, autotune_budget_ms)", keys[i], v);
         }
     }
     g_ort->ReleaseKeyValuePairs(kv);

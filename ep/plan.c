@@ -229,3 +229,136 @@ bool ep_plan_check(hipdnnHandle_t h, hipdnnBackendDescriptor_t graph, const ep_o
     hipdnnBackendDestroyDescriptor(heur);
     return found;
 }
+
+/* ---- engine configs by hand: EPContext payloads (context.c) and autotuning (kernel.c) ---- */
+
+static bool hip_ok(hipdnnStatus_t hs, const char* what, char* why, size_t why_len) {
+    if (hs == HIPDNN_STATUS_SUCCESS) return true;
+    snprintf(why, why_len, "%s: %s: %s", what, hipdnnGetErrorString(hs),
+             hipdnnPeekLastErrorString_ext());
+    return false;
+}
+
+hipdnnBackendDescriptor_t ep_make_config(hipdnnBackendDescriptor_t g, int64_t index, int n_knobs,
+                                         int64_t (*knobs)[2], char* why, size_t why_len) {
+    hipdnnBackendDescriptor_t eng = NULL, cfg = NULL, k[16] = {0};
+    bool ok = hip_ok(hipdnnBackendCreateDescriptor(HIPDNN_BACKEND_ENGINE_DESCRIPTOR, &eng),
+                     "engine", why, why_len) &&
+              hip_ok(hipdnnBackendSetAttribute(eng, HIPDNN_ATTR_ENGINE_OPERATION_GRAPH,
+                                               HIPDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g), "engine graph",
+                     why, why_len) &&
+              hip_ok(hipdnnBackendSetAttribute(eng, HIPDNN_ATTR_ENGINE_GLOBAL_INDEX, HIPDNN_TYPE_INT64,
+                                               1, &index), "engine index", why, why_len) &&
+              hip_ok(hipdnnBackendFinalize(eng), "engine finalize", why, why_len);
+    for (int i = 0; ok && i < n_knobs; ++i)
+        ok = hip_ok(hipdnnBackendCreateDescriptor(HIPDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, &k[i]),
+                    "knob choice", why, why_len) &&
+             hip_ok(hipdnnBackendSetAttribute(k[i], HIPDNN_ATTR_KNOB_CHOICE_KNOB_TYPE,
+                                              HIPDNN_TYPE_INT64, 1, &knobs[i][0]), "knob id", why,
+                    why_len) &&
+             hip_ok(hipdnnBackendSetAttribute(k[i], HIPDNN_ATTR_KNOB_CHOICE_KNOB_VALUE,
+                                              HIPDNN_TYPE_INT64, 1, &knobs[i][1]), "knob value", why,
+                    why_len) &&
+             hip_ok(hipdnnBackendFinalize(k[i]), "knob choice finalize", why, why_len);
+    ok = ok &&
+         hip_ok(hipdnnBackendCreateDescriptor(HIPDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfg),
+                "engine config", why, why_len) &&
+         hip_ok(hipdnnBackendSetAttribute(cfg, HIPDNN_ATTR_ENGINECFG_ENGINE,
+                                          HIPDNN_TYPE_BACKEND_DESCRIPTOR, 1, &eng), "config engine",
+                why, why_len) &&
+         hip_ok(hipdnnBackendSetAttribute(cfg, HIPDNN_ATTR_ENGINECFG_KNOB_CHOICES,
+                                          HIPDNN_TYPE_BACKEND_DESCRIPTOR, n_knobs, k), "knob choices",
+                why, why_len) &&
+         hip_ok(hipdnnBackendFinalize(cfg), "engine config finalize", why, why_len);
+    for (int i = 0; i < n_knobs; ++i) hipdnnBackendDestroyDescriptor(k[i]);
+    hipdnnBackendDestroyDescriptor(eng);
+    if (!ok) {
+        hipdnnBackendDestroyDescriptor(cfg);
+        return NULL;
+    }
+    return cfg;
+}
+
+
+/* The values of one knob worth timing besides its default `dflt`: those the engine lists
+ * (`only`), else those on its stride from lo to hi; at most 8, spread evenly. */
+static int knob_values(int64_t lo, int64_t hi, int64_t dflt, int64_t stride, const int64_t* only,
+                       int64_t n_only, int64_t* out) {
+    int64_t all[64], n = 0, step = stride > 0 ? stride : 1;
+    if (n_only > 0)
+        for (int64_t i = 0; i < n_only && n < 64; ++i) all[n++] = only[i];
+    else if (hi >= lo && (hi - lo) / step < 64)
+        for (int64_t v = lo; v <= hi; v += step) all[n++] = v;
+    else if (hi >= lo) /* a wide range: its ends and points spread between */
+        for (int64_t i = 0; i < 8; ++i) all[n++] = lo + (hi - lo) / step * i / 7 * step;
+    int64_t others[64], m = 0;
+    for (int64_t i = 0; i < n; ++i)
+        if (all[i] != dflt && (!m || others[m - 1] != all[i])) others[m++] = all[i];
+    int k = 0;
+    for (int64_t i = 0; i < 8 && i < m; ++i) out[k++] = others[m <= 8 ? i : (m - 1) * i / 7];
+    return k;
+}
+
+/* The knob variants of engine config cfg's engine (one knob changed each) as plans into
+ * out[max]; the count. */
+static int knob_variants(hipdnnHandle_t h, hipdnnBackendDescriptor_t g,
+                         hipdnnBackendDescriptor_t cfg, const char* engine, ep_plan_part* out,
+                         int max) {
+    hipdnnBackendDescriptor_t eng = NULL;
+    int64_t n = 0, info[64], vals[256], n_info = 0, n_vals = 0, index = -1;
+    if (hipdnnBackendGetAttribute(cfg, HIPDNN_ATTR_ENGINECFG_ENGINE, HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+                                  1, &n, &eng) != HIPDNN_STATUS_SUCCESS)
+        return 0;
+    bool ok = hipdnnBackendGetAttribute(eng, HIPDNN_ATTR_ENGINE_GLOBAL_INDEX, HIPDNN_TYPE_INT64, 1,
+                                        &n, &index) == HIPDNN_STATUS_SUCCESS &&
+              hipdnnBackendGetAttribute(eng, HIPDNN_ATTR_ENGINE_KNOB_INFO_EXT, HIPDNN_TYPE_INT64, 64,
+                                        &n_info, info) == HIPDNN_STATUS_SUCCESS &&
+              hipdnnBackendGetAttribute(eng, HIPDNN_ATTR_ENGINE_KNOB_VALUES_EXT, HIPDNN_TYPE_INT64,
+                                        256, &n_vals, vals) == HIPDNN_STATUS_SUCCESS &&
+              n_info <= 64 && n_vals <= 256;
+    hipdnnBackendDestroyDescriptor(eng);
+    int count = 0;
+    for (int64_t i = 0, at = 0; ok && i + 3 < n_info && at + 1 < n_vals && count < max; i += 4) {
+        int64_t only = vals[at + 1], v[8];
+        if (only < 0 || at + 2 + only > n_vals) break;
+        int nv = knob_values(info[i + 1], info[i + 2], info[i + 3], vals[at], vals + at + 2, only, v);
+        at += 2 + only;
+        for (int j = 0; j < nv && count < max; ++j) {
+            int64_t choice[1][2] = {{info[i], v[j]}};
+            char why[512];
+            hipdnnBackendDescriptor_t c = ep_make_config(g, index, 1, choice, why, sizeof(why));
+            if (c && try_plan(h, c, engine, &out[count], why, sizeof(why))) ++count;
+            hipdnnBackendDestroyDescriptor(c);
+        }
+    }
+    return count;
+}
+
+int ep_plan_candidates(hipdnnHandle_t h, hipdnnBackendDescriptor_t g, const ep_options* opt,
+                       hipdnnMemorySpace_t space, ep_plan_part* out, int max) {
+    hipdnnBackendDescriptor_t cfgs[MAX_CFG];
+    int64_t count = 0;
+    char err[512], names[MAX_CFG][64];
+    hipdnnBackendDescriptor_t heur = heuristics(g, opt, cfgs, &count, err, sizeof(err));
+    if (!heur) return 0;
+    int n = 0, tuned[MAX_CFG], n_tuned = 0;
+    for (int64_t i = 0; i < count; ++i) {
+        int64_t mem;
+        char name[64] = "";
+        if (n < max && cfg_engine(cfgs[i], &mem, name, sizeof(name)) && mem == (int64_t)space &&
+            try_plan(h, cfgs[i], name, &out[n], err, sizeof(err))) {
+            bool seen = false; /* each engine's knobs are swept once, from its first config */
+            for (int j = 0; j < n_tuned; ++j) seen = seen || !strcmp(names[j], name);
+            if (!seen) {
+                snprintf(names[n_tuned], sizeof(names[0]), "%s", name);
+                tuned[n_tuned++] = (int)i;
+            }
+            ++n;
+        }
+    }
+    for (int j = 0; j < n_tuned && n < max; ++j)
+        n += knob_variants(h, g, cfgs[tuned[j]], names[j], out + n, max - n);
+    for (int64_t i = 0; i < count; ++i) hipdnnBackendDestroyDescriptor(cfgs[i]);
+    hipdnnBackendDestroyDescriptor(heur);
+    return n;
+}
