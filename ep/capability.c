@@ -356,8 +356,8 @@ static bool build_edges(grouping* g) {
     g->succ_at = calloc((size_t)n + 1, sizeof(int));
     if (!g->succ_at) return false;
     for (int i = 0; i < n; ++i)
-        for (int k = 0; k < m->nodes[i].n_in && k < EP_MAX_IO; ++k) {
-            int v = m->nodes[i].in[k];
+        for (int k = 0; k < m->nodes[i].n_in; ++k) {
+            int v = ep_node_in(&m->nodes[i], k);
             if (v >= 0 && m->values[v].producer >= 0) ++g->succ_at[m->values[v].producer + 1], ++edges;
         }
     for (int i = 0; i < n; ++i) g->succ_at[i + 1] += g->succ_at[i];
@@ -368,8 +368,8 @@ static bool build_edges(grouping* g) {
         return false;
     }
     for (int i = 0; i < n; ++i)
-        for (int k = 0; k < m->nodes[i].n_in && k < EP_MAX_IO; ++k) {
-            int v = m->nodes[i].in[k];
+        for (int k = 0; k < m->nodes[i].n_in; ++k) {
+            int v = ep_node_in(&m->nodes[i], k);
             int p = v >= 0 ? m->values[v].producer : -1;
             if (p >= 0) g->succ[g->succ_at[p] + fill[p]++] = i;
         }

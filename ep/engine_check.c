@@ -39,8 +39,8 @@ bool ep_engine_takes(const ep_model* m, const int* members, int n_members, hipdn
     }
     for (int i = 0; i < n_members; ++i) in_set[members[i]] = 1;
     for (int j = 0; j < m->n_nodes; ++j)
-        for (int k = 0; !in_set[j] && k < m->nodes[j].n_in && k < EP_MAX_IO; ++k)
-            if (m->nodes[j].in[k] >= 0) read_outside[m->nodes[j].in[k]] = 1;
+        for (int k = 0; !in_set[j] && k < m->nodes[j].n_in; ++k)
+            if (ep_node_in(&m->nodes[j], k) >= 0) read_outside[ep_node_in(&m->nodes[j], k)] = 1;
     int n_in = 0, n_out = 0;
     for (int i = 0; i < n_members; ++i) {
         const ep_node* nd = &m->nodes[members[i]];

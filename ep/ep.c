@@ -65,8 +65,8 @@ static void keep_what_an_engine_runs(hip_ep* e, const ep_model* m, bool* support
 
 /* Whether node `n` reads a value that one of nodes[0..count) makes. */
 static bool reads_from(const ep_model* m, int n, const int* nodes, int count) {
-    for (int k = 0; k < m->nodes[n].n_in && k < EP_MAX_IO; ++k) {
-        int v = m->nodes[n].in[k], p = v >= 0 ? m->values[v].producer : -1;
+    for (int k = 0; k < m->nodes[n].n_in; ++k) {
+        int v = ep_node_in(&m->nodes[n], k), p = v >= 0 ? m->values[v].producer : -1;
         for (int j = 0; p >= 0 && j < count; ++j)
             if (nodes[j] == p) return true;
     }

@@ -45,7 +45,7 @@ static bool internal(const ep_model* m, int v) {
         if (m->outputs[k] == v) return false;
     int reads = 0;
     for (int i = 0; i < m->n_nodes; ++i)
-        for (int k = 0; k < m->nodes[i].n_in && k < EP_MAX_IO; ++k) reads += m->nodes[i].in[k] == v;
+        for (int k = 0; k < m->nodes[i].n_in; ++k) reads += ep_node_in(&m->nodes[i], k) == v;
     return reads == 1;
 }
 

@@ -211,10 +211,18 @@ typedef struct {
     int n_in, n_out;
     int in[EP_MAX_IO];  /* value index, -1 for an absent optional input */
     int out[EP_MAX_IO]; /* value index, -1 for an absent optional output */
+    int* in_more;       /* inputs from EP_MAX_IO on (n_in - EP_MAX_IO); NULL for fewer */
     ep_attr* attrs;
     int n_attrs;
     const OrtNode* ort; /* valid only while the OrtGraph it came from is */
 } ep_node;
+
+/* Input k < n_in of node n, past EP_MAX_IO too: a node no engine claims (a Concat of ten)
+ * still links its producers to its consumers, so grouping and a fused node's outputs see
+ * every edge. */
+static inline int ep_node_in(const ep_node* n, int k) {
+    return k < EP_MAX_IO ? n->in[k] : n->in_more[k - EP_MAX_IO];
+}
 
 typedef struct {
     ep_value* values;

@@ -236,6 +236,9 @@ static OrtStatus* read_node(ep_model* m, const OrtNode* on, int index) {
     n->n_in = (int)ni;
     n->n_out = (int)no;
     for (int k = 0; k < EP_MAX_IO; ++k) n->in[k] = n->out[k] = -1;
+    if (ni > EP_MAX_IO && !(n->in_more = malloc((ni - EP_MAX_IO) * sizeof(int))))
+        return ep_status(ORT_FAIL, "out of memory");
+    for (size_t k = EP_MAX_IO; k < ni; ++k) n->in_more[k - EP_MAX_IO] = -1;
     const OrtValueInfo** ins = calloc(ni + no + 1, sizeof(*ins));
     const OrtValueInfo** outs = ins + ni;
     if (!ins) return ep_status(ORT_FAIL, "out of memory");
@@ -245,6 +248,7 @@ static OrtStatus* read_node(ep_model* m, const OrtNode* on, int index) {
         int v = -1;
         st = intern(m, ins[k], &v);
         if (k < ni && k < EP_MAX_IO) n->in[k] = v;
+        if (k < ni && k >= EP_MAX_IO) n->in_more[k - EP_MAX_IO] = v;
         if (k >= ni && k - ni < EP_MAX_IO) n->out[k - ni] = v;
         if (!st && v >= 0 && k >= ni) m->values[v].producer = index;
         if (!st && v >= 0 && k < ni) ++m->values[v].n_consumers;
@@ -331,6 +335,7 @@ void ep_model_free(ep_model* m) {
             free(n->attrs[k].s);
         }
         free(n->attrs);
+        free(n->in_more);
         free(n->name);
         free(n->op);
         free(n->domain);

@@ -199,8 +199,8 @@ static hipdnnBackendDescriptor_t out_3d(lw* w, int y, const ep_shape* o, const e
     lval* lv = &w->vals[y];
     bool read = false; /* by a node of this graph: then a packed view of the memory */
     for (int i = 0; i < w->m->n_nodes; ++i)
-        for (int k = 0; k < w->m->nodes[i].n_in && k < EP_MAX_IO; ++k)
-            read = read || w->m->nodes[i].in[k] == y;
+        for (int k = 0; k < w->m->nodes[i].n_in; ++k)
+            read = read || ep_node_in(&w->m->nodes[i], k) == y;
     char nm[200];
     snprintf(nm, sizeof(nm), "%s/o", w->label);
     hipdnnBackendDescriptor_t t = lv->bind_kind == EP_BIND_OUTPUT ? lw_bound(w, y, o, st)

@@ -1063,6 +1063,22 @@ def test_cycle_through_an_unclaimed_node_splits_the_fusion(tmp_path, rng):
     assert set(fused) == {"relu", "add"} and fused["relu"] != fused["add"]
 
 
+def test_cycle_through_an_unclaimed_node_reading_it_past_its_eighth_input(tmp_path, rng):
+    """The same through a Concat of ten (more inputs than hipdnn-ep claims) that reads r
+    as its ninth: that edge counts too, and r leaves its fused node for the Concat."""
+    cs = [f"c{i}" for i in range(9)]
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Concat", cs[:8] + ["r", cs[8]], ["cat"], name="cat", axis=0),
+             helper.make_node("Add", ["r", "cat"], ["y"], name="add")]
+    m = model(nodes, [("x", [1, 4])] + [(c, [1, 4]) for c in cs], [("y", None)])
+    feeds = {"x": rand(rng, 1, 4), **{c: rand(rng, 1, 4) for c in cs}}
+    _, assigned = compare(tmp_path, m, feeds, fully_claimed=False)
+    owner = {a[3]: a[0] for a in assigned}
+    assert owner["cat"] == "CPUExecutionProvider", assigned
+    fused = {a[3]: a[1] for a in assigned if a[0] == "hipdnn"}
+    assert set(fused) == {"relu", "add"} and fused["relu"] != fused["add"], assigned
+
+
 def test_dynamic_batch_rebuilds_per_shape(tmp_path, rng):
     """One session, batch 2 then 5 then 2 again: a plan per shape, all correct."""
     nodes = [helper.make_node("Conv", ["x", "W"], ["c"], name="conv", auto_pad="SAME_UPPER"),
