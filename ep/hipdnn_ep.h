@@ -332,6 +332,7 @@ typedef struct {
     hipdnnBackendDescriptor_t graph;
     int n_knobs;
     int64_t knobs[16][2];
+    bool from_cache; /* its config is the plan cache's tuned one: autotune leaves it */
 } ep_plan_part;
 
 /* What a fused node runs for one set of input shapes: one part, the whole graph, unless

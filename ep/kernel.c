@@ -393,6 +393,12 @@ static void tune_part(ep_kernel* k, OrtKernelContext* ctx, ep_plan_part* p, cons
     int64_t spaces[EP_TUNE_BINDINGS], need = 0, best = -1;
     void* stream = NULL;
     OrtStatus* st = NULL;
+    if (p->from_cache) { /* tuned before, by this option in another session or by the user */
+        ep_log(k->logger, k->opt.log_level, ORT_LOGGING_LEVEL_INFO,
+               "fused node '%s': autotune: the plan on %s is the plan cache's tuned one; not "
+               "tuned again", k->name, p->engine);
+        return;
+    }
     memset(cand, 0, sizeof(cand));
     pthread_mutex_lock(&k->x->lock);
     bool host = k->x->space == HIPDNN_MEMORY_HOST;

@@ -140,6 +140,9 @@ bool ep_plan_choose(hipdnnHandle_t h, hipdnnBackendDescriptor_t graph, const ep_
     int64_t count = 0;
     hipdnnBackendDescriptor_t heur = heuristics(graph, opt, cfgs, &count, err, err_len);
     if (!heur) return false;
+    int64_t cached = -1, n = 0;
+    hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_PLAN_CACHE_INDEX_EXT, HIPDNN_TYPE_INT64,
+                              1, &n, &cached);
     char reasons[768] = "", why[512];
     size_t rl = 0;
     bool found = false;
@@ -151,7 +154,7 @@ bool ep_plan_choose(hipdnnHandle_t h, hipdnnBackendDescriptor_t graph, const ep_
             if (mem != (int64_t)space)
                 add_reason(reasons, sizeof(reasons), &rl, name, "another memory space");
             else if (try_plan(h, cfgs[i], name, out, why, sizeof(why)))
-                found = true;
+                found = true, out->from_cache = i == cached;
             else
                 add_reason(reasons, sizeof(reasons), &rl, name, why);
         }

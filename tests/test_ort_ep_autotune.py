@@ -125,6 +125,13 @@ def test_the_autotune_option_tunes_on_the_first_run_and_a_later_process_gets_it(
     assert re.search(r"plan cache hit: graph 'hipdnn_\S+' runs on tune_b with knobs k1000=1 ",
                      log), log[-3000:]
     assert built_on(log) == ["tune_b"] and not re.search(r"autotune(d \d+|:)", log), log[-3000:]
+    # with the option still on, what the cache holds is not tuned again
+    y, log = session(tmp_path, env, "--option", "autotune=1", "--option",
+                     "autotune_budget_ms=400")
+    np.testing.assert_array_equal(y, np.maximum(x, 0))
+    assert built_on(log) == ["tune_b"] and not re.search(r"autotuned \d+", log), log[-3000:]
+    assert re.search(r"autotune: the plan on tune_b is the plan cache's tuned one; not tuned "
+                     "again", log), log[-3000:]
 
 
 def test_the_autotune_option_on_the_gpu_device(tmp_path, monkeypatch):
@@ -149,3 +156,8 @@ def test_the_autotune_option_on_the_gpu_device(tmp_path, monkeypatch):
     np.testing.assert_allclose(got["y"][0], want["y"][0], **TOL)
     assert len(re.findall(r"plan cache hit: graph 'hipdnn_", err)) == 2, err[-3000:]
     assert not re.search(r"autotune(d \d+|:)", err)
+    got, _, err = run(tmp_path, m, feeds, device=device, options=dict(opts, log_level="info"),
+                      log_level=1)  # the option on again: both plans are the cache's
+    np.testing.assert_allclose(got["y"][0], want["y"][0], **TOL)
+    assert not re.findall(r"autotuned \d+ configs", err), err[-3000:]
+    assert len(re.findall(r"is the plan cache's tuned one; not tuned again", err)) == 2, err[-3000:]

@@ -149,6 +149,16 @@ static hipdnnStatus_t heur_get(hipdnnBackendDescriptor_t d, hipdnnBackendAttribu
         return hipdnnAttrReturnString("ENGINEHEUR", "HEURISTIC_REPORT_EXT", type, req, count, v,
                                       s->heur_report);
     }
+    if (name == (hipdnnBackendAttributeName_t)HIPDNN_ATTR_ENGINEHEUR_PLAN_CACHE_INDEX_EXT) {
+        if (!d->finalized)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
+                              "ENGINEHEUR: PLAN_CACHE_INDEX_EXT needs a finalized descriptor");
+        int64_t at = -1;
+        for (int64_t i = 0; at < 0 && i < s->num_results; ++i)
+            if (s->results[i].tuned) at = i;
+        return hipdnnAttrReturn("ENGINEHEUR", "PLAN_CACHE_INDEX_EXT", HIPDNN_TYPE_INT64, type, req,
+                                count, v, &at, 1, sizeof(at));
+    }
     switch (name) {
     case HIPDNN_ATTR_ENGINEHEUR_MODE:
         return hipdnnAttrReturn("ENGINEHEUR", "MODE", HIPDNN_TYPE_HEUR_MODE, type, req, count, v,

@@ -74,6 +74,12 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnPlanCacheClear_ext(int64_t* removed);
  * FALLBACK, or the plugin's answer was refused). */
 #define HIPDNN_ATTR_ENGINEHEUR_HEURISTIC_REPORT_EXT 20403
 
+/* ENGINEHEUR attribute (INT64, get, finalized descriptor): the index in RESULTS of the plan
+ * cache's tuned config for the graph (its engine with the stored knobs), -1 when the cache
+ * had none for it here (no entry, cache off, mode FALLBACK, engine not applicable): a
+ * caller that tunes on first use (hipdnn-ep's autotune option) skips what was tuned. */
+#define HIPDNN_ATTR_ENGINEHEUR_PLAN_CACHE_INDEX_EXT 20404
+
 /* The heuristic plugins, two-call pattern (entries NULL: *num and *max_len are set): one
  * "path\tname\tstate" line each, state "active" (the one ranking), "loaded" or "skipped:
  * <reason>" (name empty).  Loads them if not done yet.  Errors: BAD_PARAM_NULL_POINTER,
