@@ -321,9 +321,8 @@ if FAKE_GPU:  # before any handle exists: only the reference engine and the emul
         hipdnn.plugin_loading_mode.ABSOLUTE)
 
 
-def engine_log(run, engine=None):
-    """Calls run() with the engine's log on; the lines of `engine` (default the GPU engine
-    under test): its plan and first runs."""
+def logged(run):
+    """Calls run() with the log on at INFO; every line it logged."""
     messages = []
     hipdnn.set_log_level(hipdnn.log_level.INFO)
     hipdnn.set_log_callback(lambda level, msg: messages.append(msg))
@@ -333,7 +332,13 @@ def engine_log(run, engine=None):
     finally:
         hipdnn.set_log_callback(None)
         hipdnn.set_log_level(hipdnn.log_level.WARN)
-    return [m for m in messages if m.startswith((engine or GPU_ENGINE) + ":")]
+    return messages
+
+
+def engine_log(run, engine=None):
+    """Calls run() with the engine's log on; the lines of `engine` (default the GPU engine
+    under test): its plan and first runs."""
+    return [m for m in logged(run) if m.startswith((engine or GPU_ENGINE) + ":")]
 
 
 def gpu_unavailable_reason():

@@ -23,8 +23,8 @@ backward, itself held to central differences):
 The weight gradients' A^T operands are transposed views (strides) of the activations.
 Each graph is planned on the GPU engine alone (its decline reason fails the test), and its
 log shows each stage it ran: the products and attention on tensor cores for fp16 / bf16.
-(gelu_backward after the dx product runs as a pointwise stage of its own: the engine's
-matmul epilogue does not take it, nor relu_backward, today; mul it does.)
+(gelu_backward after the dx product runs in that product's epilogue: fc2_bwd is three
+stages, the dx product with its epilogue, the dw product and the db reduction.)
 
 Buffers live on the device from start to end and pass between the graphs; each is NaN
 poison (with a poisoned guard band either side) until its graph writes it.  Each graph's
@@ -43,7 +43,7 @@ import pytest
 import hipdnn
 import references as ref
 import transformer_ref as tr
-from conftest import GPU_ENGINE, STORAGES, _same_bits, assert_close
+from conftest import GPU_ENGINE, STORAGES, _same_bits, assert_close, logged
 from tolerances import tolerance
 
 pytestmark = pytest.mark.gpu
@@ -194,20 +194,6 @@ class Stage:
         for buf in self.outputs:
             buf.settle()
         self.block.logs[self.name] = [m for m in log if m.startswith(GPU_ENGINE + ":")]
-
-
-def logged(run):
-    """Every log line while run() runs."""
-    messages = []
-    hipdnn.set_log_level(hipdnn.log_level.INFO)
-    hipdnn.set_log_callback(lambda level, msg: messages.append(msg))
-    try:
-        run()
-        hipdnn._C.flush_log()
-    finally:
-        hipdnn.set_log_callback(None)
-        hipdnn.set_log_level(hipdnn.log_level.WARN)
-    return messages
 
 
 def expect(buf, want, tol, k=0, magnitude=0.0):
@@ -461,6 +447,9 @@ def test_transformer_block_forward_and_backward(gpu, dtype, size, memory):
         # head-strided views taken as they are
         products = [m for m in stages if "matmul '" in m or "sdpa" in m]
         assert all(("on tensor cores" in m) == (dtype != "fp32") for m in products), log
+    fc2_bwd = [m for m in block.logs["fc2_bwd"] if ": stage " in m]  # their first runs
+    assert all(" of 3 " in m for m in fc2_bwd) and any(
+        "matmul 'fc2_bwd_dx'" in m and "with its pointwise epilogue" in m for m in fc2_bwd), fc2_bwd
     worst = block.check_chain()
     print(f"{dtype} {size}: the chain's largest error {worst:.3f} of its bound")
     for buf in block.buf.values():
