@@ -21,11 +21,16 @@ Outputs and workspace are allocated for each call.  Arrays reach the engine thro
 staging object chosen by the plan's memory space: host engines read NumPy memory in
 place; for a device engine NumPy inputs are copied to the device, outputs allocated there
 and handed back as NumPy arrays.  Device arrays (hipdnn.DeviceArray, PyTorch, CuPy) given
-to a device engine are used in place, and then its outputs stay on the device too.
+to a device engine are used in place, and then its outputs stay on the device too: as
+torch tensors (zero-copy, through DLPack) when torch is imported and the inputs are
+PyTorch or CuPy arrays, as cuDNN frontend's wrapper returns; else as DeviceArrays.  Another
+library's one-element host tensor (a torch CPU tensor, cuDNN frontend's epsilon) is a
+scalar input, passed by value.
 """
 from __future__ import annotations
 
 import numbers
+import sys
 from types import TracebackType
 from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Type,
                     Union)
@@ -35,7 +40,7 @@ from numpy.typing import NDArray
 
 from . import _C
 from .arrays import as_data_type, empty_strided, numpy_dtype
-from .device import DeviceArray, is_device_array
+from .device import DeviceArray, is_device_array, is_host_tensor
 from .enums import data_type, heur_mode as _heur_mode, memory_space
 from .errors import HipdnnError
 from .pygraph import DataTypeLike, KernelGroup, Tensor, pygraph
@@ -55,6 +60,9 @@ class _HostStaging:
                               f"{t.get_name()!r} is device memory ({type(array).__name__})")
         return array
 
+    def note_inputs(self, pairs: Sequence[Tuple[Tensor, Any]]) -> None:
+        """Told the call's (tensor, array) inputs before outputs are allocated."""
+
     def alloc_out(self, dims: Sequence[int], strides: Sequence[int], dtype: data_type) -> Any:
         return empty_strided(dims, strides, numpy_dtype(dtype))
 
@@ -72,16 +80,28 @@ class _DeviceStaging(_HostStaging):
 
     def __init__(self) -> None:
         self.device_inputs = False
+        self.torch: Any = None  # torch, when outputs go back as torch tensors
 
     def stage_in(self, array: Any, t: Tensor) -> Any:
-        if is_device_array(array):
-            return array
+        if is_device_array(array) or t.get_is_pass_by_value():
+            return array  # a scalar (a torch CPU tensor, a float) goes by value
         return DeviceArray.from_numpy(np.asarray(array), data_type=t.get_data_type())
+
+    def note_inputs(self, pairs: Sequence[Tuple[Tensor, Any]]) -> None:
+        """Outputs stay on the device when every input array is device memory (scalars
+        aside); they are torch tensors when torch is imported and an input is another
+        library's device array (torch, CuPy), as cuDNN frontend's wrapper returns."""
+        arrays = [a for t, a in pairs if not t.get_is_pass_by_value()]
+        self.device_inputs = all(is_device_array(a) for a in arrays)
+        foreign = any(is_device_array(a) and not isinstance(a, DeviceArray) for a in arrays)
+        self.torch = sys.modules.get("torch") if self.device_inputs and foreign else None
 
     def alloc_out(self, dims: Sequence[int], strides: Sequence[int], dtype: data_type) -> Any:
         return DeviceArray.empty(list(dims), dtype, list(strides))
 
     def fetch_out(self, out: Any) -> Any:
+        if self.torch is not None:
+            return self.torch.from_dlpack(out)  # zero-copy; the tensor keeps `out` alive
         return out if self.device_inputs else out.numpy()
 
     def workspace(self, size: int) -> Any:
@@ -98,11 +118,13 @@ def _staging_for(space: memory_space, engine: str) -> _HostStaging:
 
 def _is_array(value: Any) -> bool:
     """What the wrapper turns into a graph input: NumPy arrays and array-likes that
-    export memory (not lists, which are op parameters such as padding)."""
+    export memory (not lists, which are op parameters such as padding), device arrays and
+    other libraries' host tensors (a torch CPU tensor: a one-element one is a scalar
+    input, as cuDNN frontend's epsilon)."""
     if isinstance(value, (Tensor, str, bytes, list, tuple, numbers.Number)):
         return False
     return isinstance(value, np.ndarray) or hasattr(value, "__array_interface__") or \
-        is_device_array(value)
+        is_device_array(value) or is_host_tensor(value)
 
 
 def _op_method(op: str) -> Callable[..., Tensor]:
@@ -472,8 +494,7 @@ class Graph:
             raise TypeError(f"Graph '{self._g.name}' takes {len(ins)} input array(s) "
                             f"({names}), got {len(args)}")
         st = self._staging
-        if isinstance(st, _DeviceStaging):
-            st.device_inputs = all(is_device_array(a) for a in args)
+        st.note_inputs(list(zip(ins, args)))
         pack: Dict[Any, Any] = {t: st.stage_in(a, t) for t, a in zip(ins, args)}
         results = []
         for t in outs:
@@ -489,6 +510,7 @@ class Graph:
         pack: Dict[Any, Any] = {}
         missing = []
         fetched = []  # (key, output): copied back after the run
+        given: List[Tuple[Tensor, Any]] = []  # (tensor, the caller's array)
         tables = [(self._tensor_in, False), (self._tensor_out, True)]
         for table, is_out in tables:
             for key, t in table.items():
@@ -497,6 +519,7 @@ class Graph:
                 for k in (key, t, t.get_name(), t.get_uid()):
                     if k in arrays and arrays[k] is not None:
                         pack[t] = st.stage_in(arrays[k], t)
+                        given.append((t, arrays[k]))
                         break
                 else:
                     if is_out:
@@ -508,9 +531,7 @@ class Graph:
         if missing:
             raise ValueError(f"Graph '{self._g.name}': no array for input(s) "
                              + ", ".join(missing))
-        if isinstance(st, _DeviceStaging):
-            st.device_inputs = all(is_device_array(v) for t, v in pack.items()
-                                   if all(v is not o for _, o in fetched))
+        st.note_inputs(given)
         self._run(pack, handle, workspace)
         for key, out in fetched:
             arrays[key] = st.fetch_out(out)  # type: ignore[index]

@@ -224,3 +224,43 @@ def test_jit_wants_a_graph_and_tensors():
 
     with pytest.raises(TypeError, match="must return \\(graph, \\[tensors\\]\\)"):
         bad()
+
+
+class HostTensor:
+    """Another library's host tensor (a torch CPU tensor): DLPack only, no NumPy
+    interface."""
+
+    def __init__(self, array):
+        self._a = array
+
+    def __dlpack__(self, **kwargs):
+        return self._a.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+def test_a_host_tensor_is_a_scalar_input_of_the_wrapper(rng):
+    """cuDNN frontend's notebook 20: `epsilon=eps_cpu` (a one-element torch CPU tensor)
+    given to `cudnn.Graph`'s layernorm and to its call is a pass-by-value input."""
+    x = rand(rng, (8, 16, 1, 1), np.float32)
+    scale, bias = rand(rng, (1, 16, 1, 1), np.float32), rand(rng, (1, 16, 1, 1), np.float32)
+    eps = HostTensor(np.full((1, 1, 1, 1), 1e-3, np.float32))
+    before = [a.copy() for a in (x, scale, bias)]
+    with cudnn.Graph(io_data_type=cudnn.data_type.FLOAT,
+                     inputs=["ln::input", "ln::scale", "ln::bias", "ln::epsilon"],
+                     outputs=["ln::Y", "ln::MEAN", "ln::INV_VARIANCE"]) as graph:
+        y, mean, inv = graph.layernorm(name="ln", input=x, scale=scale, bias=bias, epsilon=eps,
+                                       norm_forward_phase=cudnn.norm_forward_phase.TRAINING)
+        for t in (y, mean, inv):
+            t.set_output(True).set_data_type(cudnn.data_type.FLOAT)
+    assert graph.pygraph.query_tensor_attributes_of_uid(
+        graph.inputs[3].get_uid()).get_is_pass_by_value()
+    for e in (1e-3, 0.5):  # the value given at each call is the one used
+        got = graph(x, scale, bias, HostTensor(np.full((1, 1, 1, 1), e, np.float32)))
+        want = ref.norm_forward("layer", x, scale, bias, e)
+        tol = graph_tolerance(["layernorm"], "fp32")
+        for g, w, name in zip(got, want, ("y", "mean", "inv_variance")):
+            assert_close(g, w, tol, name)
+    for a, b in zip((x, scale, bias), before):
+        np.testing.assert_array_equal(a, b)

@@ -26,7 +26,8 @@ GPU_FILES = ["test_gpu_pointwise.py", "test_gpu_device.py", "test_gpu_reduction.
              "test_gpu_norm.py", "test_gpu_training.py", "test_gpu_matmul.py",
              "test_gpu_conv.py", "test_gpu_sdpa.py", "test_gpu_sdpa_backward.py",
              "test_gpu_sdpa_decode.py", "test_gpu_sdpa_op.py",
-             "test_gpu_graph_capture.py", "test_gpu_transformer_block.py"]
+             "test_gpu_graph_capture.py", "test_gpu_transformer_block.py",
+             "test_gpu_graph_wrapper_torch.py"]
 
 
 @pytest.mark.parametrize("name", GPU_FILES)
