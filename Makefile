@@ -221,11 +221,11 @@ test-sanitize:
 test-asan: deps
 	mkdir -p $(ASAN_BUILD)/pkg/hipdnn
 	rm -rf $(ASAN_BUILD)/reports $(ASAN_BUILD)/pkg/hipdnn/*.py $(ASAN_BUILD)/pkg/hipdnn/_pygraph \
-	       $(ASAN_BUILD)/pkg/hipdnn/experimental
+	       $(ASAN_BUILD)/pkg/hipdnn/experimental $(ASAN_BUILD)/pkg/hipdnn/ops
 	# the package's Python files, subpackages included (what `pip install .` ships:
 	# pyproject.toml's packages; tests/test_public_api.py checks that list)
 	cp hipdnn/*.py hipdnn/*.pyi hipdnn/py.typed $(ASAN_BUILD)/pkg/hipdnn/
-	for d in _pygraph experimental experimental/ops; do \
+	for d in _pygraph experimental experimental/ops ops; do \
 	  mkdir -p $(ASAN_BUILD)/pkg/hipdnn/$$d && cp hipdnn/$$d/*.py $(ASAN_BUILD)/pkg/hipdnn/$$d/ || exit 1; \
 	done
 	cmake -S . -B $(ASAN_BUILD) $(SAN_CMAKE) -DHIPDNN_SANITIZE=address,undefined \

@@ -52,6 +52,9 @@ def _cudnn_kernel_api(name: str) -> bool:
 
 if not _typing.TYPE_CHECKING:  # a module __getattr__ would make every name type-check
     def __getattr__(name: str) -> _typing.Any:
+        if name == "ops":  # cuDNN frontend's cudnn.ops, loaded on first use as there
+            import importlib
+            return importlib.import_module(".ops", __name__)
         if _cudnn_kernel_api(name):
             raise ImportError(f"{name} is one of cuDNN frontend's CuTe DSL kernel APIs for "
                               "sm_100 GPUs; hipdnn has no such kernels (see "

@@ -168,7 +168,7 @@ CLASSES = {"pygraph": hipdnn.pygraph, "Tensor": hipdnn.Tensor, "Graph": hipdnn.G
 PUBLIC_MODULES = ["api_base", "arrays", "bfloat16", "compat", "datatypes", "device", "enums",
                   "errors",
                   "graph", "plan_bytes", "pygraph", "runtime", "experimental.ops.sdpa",
-                  "experimental.ops.moe_grouped_matmul"]
+                  "experimental.ops.moe_grouped_matmul", "ops.causal_conv1d"]
 BUILTIN_BASES = (object, tuple, BaseException, int, enum.Enum)
 
 
