@@ -17,8 +17,8 @@ import pytest
 import hipdnn
 import references as ref
 from conftest import GPU_ENGINE
-from test_gpu_matmul import (assert_product_close, compute_capability, k_split, on_tensor_cores,
-                             ran, stages)
+from test_gpu_matmul import (BACKWARD_MODES, assert_product_close, compute_capability, k_split,
+                             on_tensor_cores, ran, stages)
 from tolerances import graph_tolerance
 
 pytestmark = pytest.mark.gpu
@@ -246,6 +246,42 @@ def test_data_gradient_with_its_epilogue(gpu, dtype):
     dgrad_check(gpu, dtype, [2, 16, 8, 8], [24, 16, 3, 3], [1, 1], epilogue=epilogue)
 
 
+def ep_dx_backward(mode, product_is="loss"):
+    """The activation's backward after a data gradient (dx the loss, the activation's
+    saved input a full-size graph input: a ResNet's relu backward), or with dx as the
+    activation's input."""
+    def make(gpu, dtype):
+        def epilogue(g, dx, want):
+            other = gpu.input(list(want.shape), dtype, "channels_last")
+            bwd, want_of = getattr(g, mode), getattr(ref, mode)
+            if product_is == "loss":
+                out, want_out = bwd(dx, other.bind(g, "x"), name="bwd"), want_of(other.values, want)
+            else:
+                out, want_out = bwd(other.bind(g, "dy"), dx, name="bwd"), want_of(want, other.values)
+            return [(out, want_out, "pointwise", [other])]
+        return epilogue
+    return make
+
+
+@pytest.mark.parametrize("mode", BACKWARD_MODES)
+@pytest.mark.parametrize("geo", ["general", "tensor_cores"])
+def test_data_gradient_with_a_backward_pointwise_epilogue(gpu, dtype, mode, geo):
+    # dgrad_check asserts one stage: it was two (dgrad, then "1 pointwise node fused")
+    x_shape, w_shape = ([2, 16, 8, 8], [24, 16, 3, 3]) if geo == "general" else \
+        ([2, 24, 9, 10], [64, 24, 3, 3])
+    log = dgrad_check(gpu, dtype, x_shape, w_shape, [1, 1],
+                      epilogue=ep_dx_backward(mode)(gpu, dtype))
+    assert "with its pointwise epilogue" in stages(log)[0], log
+    assert on_tensor_cores(log) == (geo == "tensor_cores" and dtype != "fp32"), log
+
+
+@pytest.mark.parametrize("mode", ["gelu_backward", "tanh_backward", "swish_backward"])
+def test_data_gradient_as_a_backward_pointwise_input(gpu, dtype, mode):
+    log = dgrad_check(gpu, dtype, [2, 16, 8, 8], [24, 16, 3, 3], [1, 1],
+                      epilogue=ep_dx_backward(mode, "input")(gpu, dtype))
+    assert "with its pointwise epilogue" in stages(log)[0], log
+
+
 # ---- weight gradient (conv_wgrad) -------------------------------------------------------------
 
 def wgrad_check(gpu, dtype, x_shape, w_shape, pad=None, stride=None, dil=None, post=None,
@@ -406,8 +442,27 @@ def ep_two_outputs(gpu, dtype):
     return epilogue
 
 
+def ep_relu_backward(gpu, dtype):
+    # the forward's y as the loss of relu's backward at a full-size saved input
+    def epilogue(g, y, want):
+        x = gpu.input(list(want.shape), dtype, "channels_last")
+        out = g.relu_backward(y, x.bind(g, "x_saved"), name="bwd")
+        return [(out, ref.relu_backward(x.values, want), "pointwise", [x])]
+    return epilogue
+
+
+def ep_gelu_backward_of_y(gpu, dtype):
+    # y as the input of gelu's backward (recomputed), the loss a full-size graph input
+    def epilogue(g, y, want):
+        dy = gpu.input(list(want.shape), dtype, "channels_last")
+        out = g.gelu_backward(dy.bind(g, "dy"), y, name="bwd")
+        return [(out, ref.gelu_backward(want, dy.values), "pointwise", [dy])]
+    return epilogue
+
+
 EPILOGUES = {"bias_relu": ep_bias_relu, "scale_shift_relu_residual": ep_scale_shift_relu_residual,
-             "batchnorm_relu": ep_batchnorm_relu, "two_outputs": ep_two_outputs}
+             "batchnorm_relu": ep_batchnorm_relu, "two_outputs": ep_two_outputs,
+             "relu_backward": ep_relu_backward, "gelu_backward_of_y": ep_gelu_backward_of_y}
 
 
 @pytest.mark.parametrize("name", list(EPILOGUES))

@@ -113,9 +113,15 @@ GRAPHS = textwrap.dedent('''
         a = g.tensor(name="a", dim=[3, 5, 7]); b = g.tensor(name="b", dim=[7, 9])
         g.matmul(a, b).set_output(True)
 
+    def mm_gelu_bwd(g):  # tensor cores: a training graph's dx = gelu_backward(dy @ w^T, a)
+        dy = g.tensor(name="dy", dim=[64, 96]); wt = g.tensor(name="wt", dim=[96, 40], stride=[1, 96])
+        a = g.tensor(name="a", dim=[64, 40])
+        g.gelu_backward(loss=g.matmul(dy, wt), input=a).set_output(True)
+
     build(dt.HALF, mm_gelu)
     build(dt.BFLOAT16, conv_relu)
     build(dt.FLOAT, mm_fp32)
+    build(dt.BFLOAT16, mm_gelu_bwd)
 
     # attention kernels (hipdnn_fa_*): tensor cores for head dims 64, 128 (8 warps too:
     # enough query tiles), 256 and 80 / 48; the general kernel for fp32
@@ -337,15 +343,18 @@ def gm_headers(dump_dir):
 
 def test_each_matmul_and_convolution_plan_writes_its_kernel(dump_dir):
     cu = [p.read_text() for p in gm_sources(dump_dir, "cu")]
-    # each plan's kernel (3), and the sm_90 kernels (3 tiles) of the two on tensor cores
-    assert len(cu) == 9 and len(gm_sources(dump_dir, "hip")) == 3, sorted(
+    # each plan's kernel (4), and the sm_90 kernels (3 tiles) of the three on tensor cores
+    assert len(cu) == 13 and len(gm_sources(dump_dir, "hip")) == 4, sorted(
         p.name for p in dump_dir.iterdir())
     for tile in ("64, 6, true", "128, 4, true", "256, 4, false"):
         assert len([t for t in cu if f"gm_wgmma_tile<1, true, true, {tile}, 0, " in t]) == 1
     assert [t for t in cu if "gm_wgmma_tile<1, true, true, 256, 4, false, 0, " in t], cu  # fp16
     assert [t for t in cu if "gm_wgmma_tile<2, true, true, 256, 4, false, 1, " in t], cu  # conv
+    # bf16 matmul, gelu_backward's epilogue (its saved input read in the epilogue)
+    bwd = [t for t in cu if re.search(r"gm_wgmma_tile<2, true, true, \d+, \d+, \w+, 0, ", t)]
+    assert len(bwd) == 3, cu
     mma = [t for t in cu if "gm_mma<" in t]
-    assert len(mma) == 2 and any(", 1, 2, hipdnn_program>" in t for t in mma), mma  # conv
+    assert len(mma) == 3 and any(", 1, 2, hipdnn_program>" in t for t in mma), mma  # conv
     assert any("gm_simt<0, 0, 2, hipdnn_program>" in t for t in cu), cu
 
 

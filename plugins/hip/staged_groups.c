@@ -101,6 +101,36 @@ static int new_group(parts* s, int kind) {
     return s->ngroups++;
 }
 
+/* The tensor a candidate epilogue node writes: y, or dx of the pointwise _BWD modes (their
+ * own port, as cuDNN's). */
+static int32_t member_output(const parts* s, const hipdnnSdkNode* n) {
+    return stg_tidx(s, n->kind == HIPDNN_OP_POINTWISE ? hipdnnSdkPointwiseOutput(n) : n->outputs[0]);
+}
+
+/* Why node n, which reads a value of the epilogue being formed, cannot join it; NULL if it
+ * can.  (A value another stage makes would have to be in memory before this kernel runs.) */
+static const char* epilogue_misfit(const parts* s, const hipdnnSdkNode* n, int grp, int32_t x,
+                                   const bool* have) {
+    for (int p = 0; p < stg_num_inputs(n) && p < HIPDNN_MAX_PORTS; ++p) {
+        int32_t t = stg_tidx(s, n->inputs[p]);
+        if (t >= 0 && !have[t] && s->producer[t] >= 0) return "it reads a value another stage makes";
+    }
+    int32_t out = member_output(s, n);
+    if (out < 0) return "it has no output";
+    if (!stg_same_dims(&s->g->tensors[out], &s->g->tensors[x]))
+        return "its output is not shaped as the product";
+    if (stg_reads_aliased(s, n, grp)) return "it reads a view of memory the stage writes";
+    return NULL;
+}
+
+/* A declined fusion says why, at info level: which node and the reason. */
+static void log_unfused(const parts* s, int32_t ni, const hipdnnSdkNode* n, const char* why) {
+    char main[160], nl[160];
+    hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": graph '%s': %s is not fused into the epilogue "
+             "of %s: %s", s->g->name, n ? stg_label(n, nl, sizeof(nl)) : "its epilogue",
+             stg_label(&s->g->nodes[ni], main, sizeof(main)), why);
+}
+
 /* A norm's or a matmul's epilogue: pointwise nodes after node ni reading its result y (or
  * one another's results), shaped as tensor x (the norm's input, the product), every other
  * input a graph input or a by-value scalar; they join its group if its kernel can take
@@ -120,30 +150,32 @@ static void take_epilogue(parts* s, int32_t ni, int grp, int64_t y_uid, int64_t 
         const bool member = n->kind == HIPDNN_OP_POINTWISE ||
                             (n->kind == HIPDNN_OP_BATCHNORM_INFERENCE && s->gkind[grp] == G_GEMM);
         if (!member || s->group[i] >= 0) continue;
-        bool touches = false, ok = true;
+        bool touches = false;
         for (int p = 0; p < stg_num_inputs(n) && p < HIPDNN_MAX_PORTS; ++p) {
             int32_t t = stg_tidx(s, n->inputs[p]);
-            if (t < 0) continue;
-            if (have[t]) touches = true;
-            else if (s->producer[t] >= 0) ok = false;
+            touches = touches || (t >= 0 && have[t]);
         }
-        int32_t out = stg_tidx(s, n->outputs[HIPDNN_PW_Y]);
-        if (!touches || !ok || out < 0 || !stg_same_dims(&g->tensors[out], &g->tensors[x]) ||
-            stg_reads_aliased(s, n, grp))
+        if (!touches) continue;
+        const char* misfit = epilogue_misfit(s, n, grp, x, have);
+        if (misfit) {
+            log_unfused(s, ni, n, misfit);
             continue;
+        }
         s->group[i] = grp;
-        have[out] = true;
+        have[member_output(s, n)] = true;
         ++count;
     }
     if (count > 0) {
         char why[HIPE_MSG_LEN];
-        parts trial_parts = *s; /* the trial's reason goes nowhere */
+        parts trial_parts = *s; /* the trial's reason is logged, not returned */
         trial_parts.why = why;
         trial_parts.len = sizeof(why);
         size_t parts_bytes = 0;
-        if (stg_compile_group(&trial_parts, grp, trial, &parts_bytes, 0) == 0)
+        if (stg_compile_group(&trial_parts, grp, trial, &parts_bytes, 0) == 0) {
+            log_unfused(s, ni, NULL, why);
             for (int32_t i = ni + 1; i < g->num_nodes; ++i)
                 if (s->group[i] == grp) s->group[i] = -1;
+        }
     }
 done:
     free(have);
