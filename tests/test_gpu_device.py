@@ -15,6 +15,7 @@ import hipdnn
 import references as ref
 from conftest import (FAKE_GPU, GPU_ENGINE, assert_close, gpu_unavailable_reason,
                       skip_or_fail_without_gpu)
+from test_execute_fast_path import error_of, inputs, poisoned, relu_add_graph, run_checked
 from tolerances import tolerance
 
 pytestmark = pytest.mark.gpu
@@ -898,3 +899,32 @@ def test_graph_refuses_device_arrays_for_a_host_engine():
         g.relu(x)
     with pytest.raises(hipdnn.HipdnnError, match="device memory"):
         g(hipdnn.DeviceArray.from_numpy(x))
+
+
+def test_device_arrays_fast_path_follows_memory_and_keeps_device_errors():
+    # pygraph.execute's fast path (tests/test_execute_fast_path.py) on device arrays
+    g, a, b, y = relu_add_graph("dev", hipdnn.heur_mode.A)
+    g2, a2, b2, y2 = relu_add_graph("dev", hipdnn.heur_mode.A)
+    xa, xb = inputs(4)
+    want = np.maximum(xa + xb, 0)
+    da, db = hipdnn.DeviceArray.from_numpy(xa), hipdnn.DeviceArray.from_numpy(xb)
+    for _ in range(3):  # device, host, device: each memory runs on its own engine
+        dy = hipdnn.DeviceArray.from_numpy(poisoned())
+        g.execute({a: da, b: db, y: dy})
+        np.testing.assert_array_equal(dy.numpy(), want)
+        assert g._fast_run is not None
+        run_checked(g, a, b, y, 4)
+    g.execute({a: da, b: db, y: dy})  # the fast path holds the device plan now
+    dev_pack = g._fast_run[1]
+    mistakes = {
+        "shape": lambda A, B, Y: {A: hipdnn.DeviceArray.from_numpy(xa[:, :4]), B: db, Y: dy},
+        "dtype": lambda A, B, Y: {A: hipdnn.DeviceArray.from_numpy(xa.astype(np.float16)),
+                                  B: db, Y: dy},
+        "mixed": lambda A, B, Y: {A: xa, B: db, Y: dy},
+    }
+    for what, make in mistakes.items():
+        got, want_err = error_of(g, make(a, b, y)), error_of(g2, make(a2, b2, y2))
+        assert got is not None and got == want_err, what
+        assert g._fast_run is None or g._fast_run[1] is dev_pack
+    assert GPU_ENGINE in {g.get_engine_name(i) for i in range(g.get_execution_plan_count())
+                          if g._plans[i] is not None}

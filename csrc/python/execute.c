@@ -22,10 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "module.h"
-
-/* Tensors up to this count need no heap for the per-call arrays. */
-#define STACK_TENSORS 16
+#include "exec_call.h"
 
 /* ---- error reporting (only ever on the failure path) --------------------------------- */
 
@@ -210,15 +207,6 @@ static int check_value(const hd_pack_tensor* t, const hd_value* v) {
     }
     return 0;
 }
-
-/* How a value was taken, so that it is released the same way. */
-enum { HELD_NONE = 0, HELD_BUFFER = 1, HELD_VALUE = 2 };
-
-typedef struct {
-    int held;
-    Py_buffer view; /* HELD_BUFFER */
-    hd_value value; /* HELD_VALUE */
-} held_array;
 
 static void release_array(held_array* h) {
     if (h->held == HELD_BUFFER) PyBuffer_Release(&h->view);
@@ -440,7 +428,7 @@ static const char VP_CTX[] = "execute: variant pack";
 
 /* A finalized VARIANT_PACK descriptor over uids/ptrs/workspace; NULL with an exception. */
 /* spaces: each pointer's memory space as its source declares it. */
-static hipdnnBackendDescriptor_t make_variant_pack(hd_state* st, const hd_VariantPack* pack,
+hipdnnBackendDescriptor_t hd_make_variant_pack(hd_state* st, const hd_VariantPack* pack,
                                                    void** ptrs, const int64_t* spaces,
                                                    void* ws_ptr) {
     hipdnnBackendDescriptor_t vp = NULL;
@@ -468,29 +456,8 @@ static hipdnnBackendDescriptor_t make_variant_pack(hd_state* st, const hd_Varian
 
 /* ---- execute ------------------------------------------------------------------- */
 
-/* What one execute call holds: the arrays (new references), how each is held, the
- * pointers and memory spaces handed to the backend, and the workspace.  Per-tensor
- * arrays live in the struct up to STACK_TENSORS; call_release frees it all, whatever
- * step failed. */
-typedef struct {
-    Py_ssize_t n;
-    PyObject** objs;
-    held_array* held;
-    void** ptrs;
-    int64_t* spaces;
-    held_array ws_held;
-    void* ws_own;    /* host workspace allocated here */
-    void* ws_device; /* device workspace allocated here */
-    void* ws_ptr;
-    hipdnnStream_t stream;
-    PyObject* stack_objs[STACK_TENSORS];
-    held_array stack_held[STACK_TENSORS];
-    void* stack_ptrs[STACK_TENSORS];
-    int64_t stack_spaces[STACK_TENSORS];
-} exec_call;
-
 /* -1 with MemoryError when the per-tensor arrays cannot be had; c is releasable either way. */
-static int call_init(exec_call* c, Py_ssize_t n) {
+int hd_call_init(exec_call* c, Py_ssize_t n) {
     c->n = n;
     c->ws_held = (held_array){0};
     c->ws_own = c->ws_device = c->ws_ptr = NULL;
@@ -515,7 +482,7 @@ static int call_init(exec_call* c, Py_ssize_t n) {
     return 0;
 }
 
-static void call_release(exec_call* c) {
+void hd_call_release(exec_call* c) {
     if (c->held)
         for (Py_ssize_t i = 0; i < c->n; i++) release_array(&c->held[i]);
     release_array(&c->ws_held);
@@ -536,18 +503,25 @@ static void call_release(exec_call* c) {
     }
 }
 
-/* The handle's stream, every array's pointer and memory space (checked against the
- * pack), and the workspace, into c; -1 with an exception. */
-static int gather_pointers(hd_state* st, const hd_VariantPack* pack, hd_Handle* handle,
-                           PyObject* arrays, PyObject* ws_obj, exec_call* c) {
+/* The handle's stream, the pointer and memory space of each of c->objs (checked against
+ * the pack), and the workspace, into c; -1 with an exception. */
+static int resolve_all(hd_state* st, const hd_VariantPack* pack, hd_Handle* handle,
+                       PyObject* ws_obj, exec_call* c) {
     if (hd_check(st, hipdnnGetStream(handle->handle, &c->stream), "execute") < 0) return -1;
-    if (collect_arrays(pack, arrays, c->objs) < 0) return -1;
     for (Py_ssize_t i = 0; i < c->n; i++)
         if (resolve_pointer(st, &pack->tensors[i], c->objs[i], c->stream, &c->held[i],
                             &c->ptrs[i], &c->spaces[i]) < 0)
             return -1;
     return get_workspace(st, pack, ws_obj, c->stream, &c->ws_held, &c->ws_own, &c->ws_device,
                          &c->ws_ptr);
+}
+
+/* The handle's stream, every array's pointer and memory space (checked against the
+ * pack), and the workspace, into c; -1 with an exception. */
+int hd_call_gather(hd_state* st, const hd_VariantPack* pack, hd_Handle* handle,
+                   PyObject* arrays, PyObject* ws_obj, exec_call* c) {
+    if (collect_arrays(pack, arrays, c->objs) < 0) return -1;
+    return resolve_all(st, pack, handle, ws_obj, c);
 }
 
 /* hipdnnBackendExecute without the GIL, under the handle's lock. */
@@ -562,6 +536,13 @@ static int execute_without_gil(hd_state* st, hd_Handle* handle, hipdnnBackendDes
     PyThread_release_lock(lock);
     Py_END_ALLOW_THREADS
     return hd_check(st, s, NULL);
+}
+
+/* DeviceArrays remember the stream, so that their exports wait for the call's work. */
+static void mark_streams(hd_state* st, const exec_call* c) {
+    for (Py_ssize_t i = 0; i < c->n; i++)
+        if (c->held[i].held == HELD_VALUE && PyObject_TypeCheck(c->objs[i], st->DeviceArrayType))
+            hd_device_array_mark_stream(c->objs[i], c->stream);
 }
 
 PyObject* hd_pack_execute(PyObject* op, PyObject* const* args, Py_ssize_t nargs,
@@ -586,172 +567,74 @@ PyObject* hd_pack_execute(PyObject* op, PyObject* const* args, Py_ssize_t nargs,
     exec_call c;
     hipdnnBackendDescriptor_t vp = NULL;
     PyObject* result = NULL;
-    if (call_init(&c, pack->n) == 0 && gather_pointers(st, pack, handle, a[1], a[2], &c) == 0 &&
-        (vp = make_variant_pack(st, pack, c.ptrs, c.spaces, c.ws_ptr)) != NULL &&
+    if (hd_call_init(&c, pack->n) == 0 && hd_call_gather(st, pack, handle, a[1], a[2], &c) == 0 &&
+        (vp = hd_make_variant_pack(st, pack, c.ptrs, c.spaces, c.ws_ptr)) != NULL &&
         execute_without_gil(st, handle, plan, vp) == 0) {
-        /* DeviceArrays remember the stream, so that their exports wait for this work. */
-        for (Py_ssize_t i = 0; i < c.n; i++)
-            if (c.held[i].held == HELD_VALUE && PyObject_TypeCheck(c.objs[i], st->DeviceArrayType))
-                hd_device_array_mark_stream(c.objs[i], c.stream);
+        mark_streams(st, &c);
         result = Py_NewRef(Py_None);
     }
     if (vp) hipdnnBackendDestroyDescriptor(vp);
-    call_release(&c);
+    hd_call_release(&c);
     Py_DECREF(plan_obj);
     return result;
 }
 
-/* ---- autotune ------------------------------------------------------------------- */
+/* ---- pygraph's fast path ------------------------------------------------------------ */
 
-/* The plans' descriptors (each a Descriptor of the list); NULL with an exception. */
-static hipdnnBackendDescriptor_t* plan_list(hd_state* st, PyObject* plans, Py_ssize_t* n) {
-    if (!PyList_Check(plans) || (*n = PyList_Size(plans)) < 1) {
-        PyErr_SetString(PyExc_ValueError, "autotune: plans must be a non-empty list of plans");
-        return NULL;
+/* c->objs from a dict holding exactly `keys` (pack order), each value neither None nor an
+ * int (a device address pygraph wraps first); 0 when the dict is otherwise. */
+static int collect_keyed(const hd_VariantPack* pack, PyObject* dict, PyObject* keys,
+                         exec_call* c) {
+    if (!PyDict_CheckExact(dict) || !PyTuple_CheckExact(keys) ||
+        PyTuple_Size(keys) != pack->n || PyDict_Size(dict) != pack->n)
+        return 0;
+    for (Py_ssize_t i = 0; i < pack->n; i++) {
+        PyObject* v = PyDict_GetItemWithError(dict, PyTuple_GetItem(keys, i));
+        if (!v || v == Py_None || PyLong_Check(v)) return 0;
+        c->objs[i] = Py_NewRef(v);
     }
-    hipdnnBackendDescriptor_t* v = PyMem_Calloc((size_t)*n, sizeof(*v));
-    if (!v) return (hipdnnBackendDescriptor_t*)PyErr_NoMemory();
-    for (Py_ssize_t i = 0; i < *n; i++) {
-        PyObject* d = PyList_GetItem(plans, i);
-        if (!PyObject_TypeCheck(d, st->DescriptorType) || !((hd_Descriptor*)d)->desc) {
-            PyMem_Free(v);
-            PyErr_Format(PyExc_TypeError, "autotune: plans[%zd] is not a live Descriptor", i);
-            return NULL;
-        }
-        v[i] = ((hd_Descriptor*)d)->desc;
-    }
-    return v;
+    return 1;
 }
 
-/* [(status, runs, median_ms, min_ms, timer, message)] per plan. */
-static PyObject* autotune_rows(const hipdnnAutotuneResult_ext_t* r, Py_ssize_t n) {
-    PyObject* rows = PyList_New(n);
-    for (Py_ssize_t i = 0; rows && i < n; i++) {
-        PyObject* row = Py_BuildValue("(iiddis)", (int)r[i].status, (int)r[i].runs, r[i].median_ms,
-                                      r[i].min_ms, (int)r[i].timer, r[i].message);
-        if (!row) Py_CLEAR(rows);
-        else PyList_SetItem(rows, i, row);
-    }
-    return rows;
-}
-
-/* hipdnnAutotune_ext without the GIL, under the handle's lock. */
-static int autotune_without_gil(hd_state* st, hd_Handle* handle, Py_ssize_t n,
-                                const hipdnnBackendDescriptor_t* plans, hipdnnBackendDescriptor_t vp,
-                                const hipdnnAutotuneOptions_ext_t* o, hipdnnAutotuneResult_ext_t* r,
-                                int64_t* best) {
+/* 1: ran; 0: not run (the caller takes the checked way); -1: the engine failed. */
+static int run_keyed(hd_state* st, hd_VariantPack* pack, hd_Handle* handle,
+                     hipdnnBackendDescriptor_t plan, PyObject* const* args, exec_call* c) {
+    hipdnnBackendDescriptor_t vp = NULL;
+    if (hd_call_init(c, pack->n) < 0 || !collect_keyed(pack, args[1], args[2], c) ||
+        resolve_all(st, pack, handle, args[3], c) < 0 ||
+        !(vp = hd_make_variant_pack(st, pack, c->ptrs, c->spaces, c->ws_ptr)))
+        return 0;
     PyThread_type_lock lock = hd_handle_lock(handle);
-    if (!lock) return -1;
-    hipdnnStatus_t s;
-    Py_BEGIN_ALLOW_THREADS
-    PyThread_acquire_lock(lock, WAIT_LOCK);
-    s = hipdnnAutotune_ext(handle->handle, (int64_t)n, plans, vp, o, r, best);
-    PyThread_release_lock(lock);
-    Py_END_ALLOW_THREADS
-    return hd_check(st, s, "autotune");
+    hipdnnStatus_t s = HIPDNN_STATUS_NOT_INITIALIZED;
+    if (lock) {
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(lock, WAIT_LOCK);
+        s = hipdnnBackendExecute(handle->handle, plan, vp);
+        PyThread_release_lock(lock);
+        Py_END_ALLOW_THREADS
+    }
+    hipdnnBackendDestroyDescriptor(vp);
+    if (s == HIPDNN_STATUS_SUCCESS) mark_streams(st, c);
+    /* only the engine's own failure comes after it ran: any other is the checks' */
+    if (s == HIPDNN_STATUS_EXECUTION_FAILED) return hd_check(st, s, NULL);
+    return s == HIPDNN_STATUS_SUCCESS;
 }
 
-PyObject* hd_pack_autotune(PyObject* op, PyObject* args, PyObject* kwargs) {
-    static char* names[] = {"handle", "arrays", "workspace", "plans", "warmup", "repeat",
-                            "budget_ms", "store", NULL};
+PyObject* hd_pack_run_keyed(PyObject* op, PyObject* const* args, Py_ssize_t nargs) {
     hd_VariantPack* pack = (hd_VariantPack*)op;
     hd_state* st = hd_state_of(op);
-    PyObject *h, *arrays, *ws, *plans;
-    hipdnnAutotuneOptions_ext_t o = {1, 10, 1000.0, 1};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!OOO|iidp", names, st->HandleType, &h,
-                                     &arrays, &ws, &plans, &o.warmup, &o.repeat, &o.budget_ms,
-                                     &o.store))
-        return NULL;
-    hd_Handle* handle = (hd_Handle*)h;
-    if (hd_handle_live(h, "autotune") < 0) return NULL;
-    Py_ssize_t n = 0;
-    /* A tuple of our own: the plans stay alive while the GIL is released. */
-    PyObject* held = PyList_Check(plans) ? PyList_AsTuple(plans) : NULL;
-    hipdnnBackendDescriptor_t* descs = plan_list(st, plans, &n);
-    if (!descs || !held) {
-        Py_XDECREF(held);
-        PyMem_Free(descs);
-        return NULL;
-    }
-    hipdnnAutotuneResult_ext_t* r = PyMem_Calloc((size_t)n, sizeof(*r));
-    exec_call c;
-    hipdnnBackendDescriptor_t vp = NULL;
-    int64_t best = -1;
-    PyObject* result = NULL;
-    if (!r) PyErr_NoMemory();
-    else if (call_init(&c, pack->n) == 0 && gather_pointers(st, pack, handle, arrays, ws, &c) == 0 &&
-             (vp = make_variant_pack(st, pack, c.ptrs, c.spaces, c.ws_ptr)) != NULL &&
-             autotune_without_gil(st, handle, n, descs, vp, &o, r, &best) == 0) {
-        PyObject* rows = autotune_rows(r, n);
-        if (rows) result = Py_BuildValue("(LN)", (long long)best, rows);
-    }
-    if (vp) hipdnnBackendDestroyDescriptor(vp);
-    if (r) call_release(&c);
-    PyMem_Free(r);
-    PyMem_Free(descs);
-    Py_DECREF(held);
-    return result;
-}
-
-/* ---- graph capture ---------------------------------------------------------------- */
-
-PyObject* hd_pack_record_graph(PyObject* op, PyObject* args, PyObject* kwargs) {
-    static char* names[] = {"handle", "arrays", "workspace", "graph", "update", NULL};
-    hd_VariantPack* pack = (hd_VariantPack*)op;
-    hd_state* st = hd_state_of(op);
-    PyObject *h, *arrays, *ws, *graph_obj;
-    int update = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!OOO|p", names, st->HandleType, &h, &arrays,
-                                     &ws, &graph_obj, &update))
-        return NULL;
-    hd_Handle* handle = (hd_Handle*)h;
-    if (hd_handle_live(h, "populate_cuda_graph") < 0) return NULL;
-    void* graph = PyLong_AsVoidPtr(graph_obj);
-    if (!graph) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_ValueError, "populate_cuda_graph: the graph is NULL");
-        return NULL;
-    }
-    if (pack->workspace_size && (!ws || ws == Py_None)) /* it must outlive the graph */
-        return PyErr_Format(PyExc_ValueError, "%s: the plan needs a workspace of %lld bytes: "
-                            "pass one that lives as long as the graph",
-                            update ? "update_cuda_graph" : "populate_cuda_graph",
-                            (long long)pack->workspace_size);
-    PyObject* plan_obj = pack->plan ? Py_NewRef(pack->plan) : NULL;
-    if (!plan_obj) {
-        PyErr_SetString(PyExc_ValueError, "populate_cuda_graph: the plan has been released");
-        return NULL;
-    }
+    if (nargs != 4)
+        return PyErr_Format(PyExc_TypeError, "run_keyed() takes 4 arguments (%zd given)", nargs);
+    if (!PyObject_TypeCheck(args[0], st->HandleType) || !((hd_Handle*)args[0])->handle ||
+        !pack->plan || PyLong_Check(args[3]))
+        Py_RETURN_FALSE;
+    /* Our own reference: the plan outlives this call whatever happens to the pack. */
+    PyObject* plan_obj = Py_NewRef(pack->plan);
     hipdnnBackendDescriptor_t plan = ((hd_Descriptor*)plan_obj)->desc;
-    exec_call c;
-    hipdnnBackendDescriptor_t vp = NULL;
-    PyObject* result = NULL;
-    if (call_init(&c, pack->n) == 0 && gather_pointers(st, pack, handle, arrays, ws, &c) == 0 &&
-        (vp = make_variant_pack(st, pack, c.ptrs, c.spaces, c.ws_ptr)) != NULL) {
-        PyThread_type_lock lock = hd_handle_lock(handle);
-        hipdnnStatus_t s = HIPDNN_STATUS_SUCCESS;
-        if (lock) {
-            Py_BEGIN_ALLOW_THREADS
-            PyThread_acquire_lock(lock, WAIT_LOCK);
-            s = update ? hipdnnBackendUpdateDeviceGraph_ext(handle->handle, plan, vp, graph)
-                       : hipdnnBackendPopulateDeviceGraph_ext(handle->handle, plan, vp, graph);
-            PyThread_release_lock(lock);
-            Py_END_ALLOW_THREADS
-        }
-        if (lock && hd_check(st, s, NULL) == 0) result = Py_NewRef(Py_None);
-    }
-    if (vp) hipdnnBackendDestroyDescriptor(vp);
-    call_release(&c);
+    exec_call c = {0};
+    int rc = plan ? run_keyed(st, pack, (hd_Handle*)args[0], plan, args, &c) : 0;
+    if (rc == 0) PyErr_Clear();
+    hd_call_release(&c);
     Py_DECREF(plan_obj);
-    return result;
-}
-
-PyObject* hd_stream_is_capturing(PyObject* module, PyObject* obj) {
-    hipdnnStream_t stream;
-    if (hd_stream_from_object(obj, &stream) < 0) return NULL;
-    int capturing = 0;
-    if (hd_check(hd_get_state(module), hipdnnStreamIsCapturing_ext(stream, &capturing),
-                 "stream_is_capturing") < 0)
-        return NULL;
-    return PyLong_FromLong(capturing);
+    return rc < 0 ? NULL : PyBool_FromLong(rc);
 }

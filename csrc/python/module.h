@@ -185,6 +185,8 @@ PyObject* hd_pack_autotune(PyObject* self, PyObject* args, PyObject* kwargs);
 PyObject* hd_pack_record_graph(PyObject* self, PyObject* args, PyObject* kwargs);
 PyObject* hd_pack_execute(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
                           PyObject* kwnames);
+/* pack.run_keyed(handle, dict, keys, workspace) -> bool: pygraph.execute's fast path. */
+PyObject* hd_pack_run_keyed(PyObject* self, PyObject* const* args, Py_ssize_t nargs);
 
 /* ---- device_array.c / interop.c / device.c ------------------------------------------ */
 

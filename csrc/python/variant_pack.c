@@ -379,6 +379,12 @@ static PyMethodDef pack_methods[] = {
      "against the plan's graph (dtype, shape, strides in elements, writable outputs). "
      "workspace: a writable buffer of at least workspace_size bytes; None allocates one for "
      "a host plan."},
+    {"run_keyed", (PyCFunction)(void (*)(void))hd_pack_run_keyed, METH_FASTCALL,
+     "run_keyed($self, handle, variant_pack, keys, workspace, /)\n--\n\npygraph.execute's "
+     "fast path: runs the plan on a dict holding exactly `keys` (a tuple, pack order) whose "
+     "values pass execute's checks and returns True; returns False, with nothing run and no "
+     "exception, when anything differs (the caller then takes the checked way, which says "
+     "what).  A failure of the engine itself raises."},
     {"autotune", (PyCFunction)(void (*)(void))hd_pack_autotune, METH_VARARGS | METH_KEYWORDS,
      "autotune($self, handle, arrays, workspace, plans, warmup=1, repeat=10, budget_ms=1000.0, "
      "store=True)\n--\n\nTimes each plan (EXECUTION_PLAN Descriptors of this pack's graph) on "

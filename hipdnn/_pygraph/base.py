@@ -140,6 +140,9 @@ class GraphBase:
         self._support: List[Tuple[str, Optional[str]]] = []
         self._explanations: List[Tuple[str, str, float, str]] = []
         self._candidate = -1  # the plan execute() runs
+        # execute's fast path: (the plan execute() ran, the pack it ran on, the variant
+        # pack's keys in pack order), kept while that plan is the one execute() runs
+        self._fast_run: Optional[Tuple[_Plan, _C.VariantPack, Tuple[Any, ...]]] = None
 
     def _invalidate(self) -> None:
         if self._state != _EDITING:

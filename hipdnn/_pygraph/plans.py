@@ -4,7 +4,7 @@ by plan index, or the one ``execute()`` runs) and running them on a variant pack
 from __future__ import annotations
 
 import numbers
-from typing import TYPE_CHECKING, Any, List, Mapping, Optional
+from typing import TYPE_CHECKING, Any, List, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -194,6 +194,14 @@ class Plans(BuildSteps):
         (slow on a device: pass one).  ``handle``: any handle of the plan's device
         (default: the graph's).  override_*: cuDNN frontend's dynamic shapes, not in
         hipdnn (NotImplementedError where given)."""
+        self._run_at(variant_pack, workspace, index, handle, override_uids, override_shapes,
+                     override_strides)
+
+    def _run_at(self, variant_pack: Mapping[Any, Any], workspace: Any, index: int,
+                handle: Optional[_C.Handle], override_uids: Any = None,
+                override_shapes: Any = None, override_strides: Any = None) -> bool:
+        """execute_plan_at_index; True when the arrays went to the pack as given (no host
+        staging, no reinterpreted views), as run_keyed would take them."""
         refuse_overrides("execute", override_uids, override_shapes, override_strides)
         plan = self._plan(index, "execute()")
         if handle is not None and not isinstance(handle, _C.Handle):
@@ -218,8 +226,11 @@ class Plans(BuildSteps):
             if views is None:
                 raise
             plan.pack.execute(handle, views, workspace)
+            return False
         if staging is not None:
             staging.copy_back()
+            return False
+        return True
 
     def execute(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
                 handle: Optional[_C.Handle] = None, override_uids: Any = None,
@@ -230,6 +241,12 @@ class Plans(BuildSteps):
         engine config in the heuristics' order that runs in theirs is built and run instead
         (said once in the log); with none, GraphNotSupportedError gives each engine's
         reason."""
+        fast = self._fast_run
+        if fast is not None and override_uids is None and override_shapes is None and \
+                override_strides is None and self._plans[self._candidate] is fast[0] and \
+                fast[1].run_keyed(self._handle if handle is None else handle, variant_pack,
+                                  fast[2], workspace):
+            return
         refuse_overrides("execute", override_uids, override_shapes, override_strides)
         self._need(_PLANS, "execute()")
         index = self._candidate
@@ -238,7 +255,33 @@ class Plans(BuildSteps):
         if where is not None and plan is not None and where != plan.space and \
                 plan.engine != self._preferred:
             index = self._plan_in(where, plan)
-        self.execute_plan_at_index(variant_pack, workspace, index, handle)
+        if self._run_at(variant_pack, workspace, index, handle):
+            ran = self._plan(index, "execute()")
+            keys = self._keys_in_order(ran, variant_pack, workspace)
+            self._fast_run = (ran if plan is None else plan, ran.pack, keys) \
+                if keys is not None else None
+
+    def _keys_in_order(self, plan: "_Plan", variant_pack: Mapping[Any, Any],
+                       workspace: Any) -> Optional[Tuple[Any, ...]]:
+        """The variant pack's keys in pack order, for execute's fast path (run_keyed, which
+        takes a later call with exactly these keys, checking its arrays as execute does):
+        a dict of this graph's tensors, one per tensor of the pack, none a runtime scalar,
+        no array None or an address (an int), nor the workspace; else None."""
+        from ..pygraph import Tensor  # pygraph.py imports this module: import at call time
+
+        if type(variant_pack) is not dict or len(variant_pack) != len(plan.slots) or \
+                RawPointer.is_address(workspace):
+            return None
+        keys: List[Any] = [None] * len(plan.slots)
+        for key, arr in variant_pack.items():
+            if not isinstance(key, Tensor) or key._graph is not self or arr is None or \
+                    RawPointer.is_address(arr) or key.get_is_pass_by_value():
+                return None
+            idx = plan.slots.get(key._uid)
+            if idx is None or keys[idx] is not None:
+                return None
+            keys[idx] = key
+        return tuple(keys)
 
     def populate_cuda_graph(self, handle: Optional[_C.Handle], variant_pack: Mapping[Any, Any],
                             workspace: Any, cuda_graph: int) -> None:
