@@ -27,7 +27,7 @@ GPU_FILES = ["test_gpu_pointwise.py", "test_gpu_device.py", "test_gpu_reduction.
              "test_gpu_conv.py", "test_gpu_sdpa.py", "test_gpu_sdpa_backward.py",
              "test_gpu_sdpa_decode.py", "test_gpu_sdpa_op.py",
              "test_gpu_graph_capture.py", "test_gpu_transformer_block.py",
-             "test_gpu_graph_wrapper_torch.py"]
+             "test_gpu_graph_wrapper_torch.py", "test_gpu_causal_conv1d.py"]
 
 
 @pytest.mark.parametrize("name", GPU_FILES)

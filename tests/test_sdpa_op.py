@@ -311,22 +311,3 @@ def test_a_graph_no_engine_runs_is_refused_at_build_and_not_cached(rng):
     with pytest.raises(ValueError, match="left bound"):
         run(p, 1.0, mask)
     assert len(graphs._fprop_cache) == n
-
-
-def test_cudnn_ops_causal_conv1d_is_named_and_refused_as_not_supported():
-    """cuDNN frontend's notebooks 60/61 call `cudnn.ops.causal_conv1d(x, w, b, activation=)`:
-    `hipdnn.ops` loads on first use, checks the arguments as cuDNN frontend does, and says
-    hipdnn has no such kernel."""
-    x, w, b = np.zeros((2, 8, 16), np.float32), np.zeros((8, 4), np.float32), np.zeros(8)
-    with pytest.raises(hipdnn.FeatureNotSupportedError, match="causal_conv1d") as e:
-        hipdnn.ops.causal_conv1d(x, w, b, activation="identity")
-    assert isinstance(e.value, NotImplementedError)
-    assert isinstance(e.value, hipdnn.cudnnGraphNotSupportedError)
-    assert "kernel size 4" in str(e.value) and "'identity'" in str(e.value)
-    with pytest.raises(ValueError, match="Unsupported activation 'relu'"):
-        hipdnn.ops.causal_conv1d(x, w, b, activation="relu")
-    with pytest.raises(ValueError, match="Expected x"):
-        hipdnn.ops.causal_conv1d(x[0], w, b)
-    with pytest.raises(ValueError, match="Channel mismatch"):
-        hipdnn.ops.causal_conv1d(x, w[:4], b)
-    assert hipdnn.ops.__all__ == ["causal_conv1d"] and hipdnn.ops.causal_conv1d.__doc__
