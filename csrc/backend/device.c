@@ -110,11 +110,18 @@ hipdnnMemorySpace_t hipdnnDevicePointerSpace(const void* ptr) {
 
 bool hipdnnDeviceExtentBeyond(const void* ptr, uint64_t bytes, uint64_t* inside) {
     const hipdnnDeviceRuntime* rt = hipdnnDeviceRuntimeGet();
-    uintptr_t p = (uintptr_t)ptr, want, base, end;
+    uintptr_t base;
     size_t size;
-    if (!rt || !rt->pointer_range || !bytes || !rt->pointer_range(ptr, &base, &size) ||
-        p < base)
+    if (!rt || !rt->pointer_range || !bytes || !rt->pointer_range(ptr, &base, &size))
         return false;
+    return hipdnnDeviceExtentBeyondFrom(ptr, bytes, base, size, inside);
+}
+
+bool hipdnnDeviceExtentBeyondFrom(const void* ptr, uint64_t bytes, uintptr_t base, size_t size,
+                                  uint64_t* inside) {
+    const hipdnnDeviceRuntime* rt = hipdnnDeviceRuntimeGet();
+    uintptr_t p = (uintptr_t)ptr, want, end;
+    if (!rt || !rt->pointer_range || !bytes || !size || p < base) return false;
     if (__builtin_add_overflow(p, (uintptr_t)bytes, &want)) want = UINTPTR_MAX;
     if (__builtin_add_overflow(base, (uintptr_t)size, &end)) return false;
     for (int i = 0; end < want; ++i) {

@@ -58,6 +58,11 @@ typedef struct {
     /* The mapped range of device or managed memory that ptr lies in; false for host
      * memory, or when the runtime cannot tell (then nothing is checked). */
     bool (*pointer_range)(const void* ptr, uintptr_t* base, size_t* size);
+    /* Both answers in one query (execute asks both of every pointer on every call):
+     * *space and *device as pointer_space gives them, and *size 0 where pointer_range
+     * would be false.  NULL where the runtime has no such query. */
+    void (*pointer_info)(const void* ptr, hipdnnMemorySpace_t* space, int* device,
+                         uintptr_t* base, size_t* size);
     /* "<name> sm_90 140GiB driver 12040": what a tuned plan depends on (plan_cache.c);
      * fields the runtime cannot answer are left out. */
     void (*describe)(int device, char* buf, size_t len);
@@ -98,6 +103,9 @@ hipdnnMemorySpace_t hipdnnDevicePointerSpace(const void* ptr);
  * VMM allocators (PyTorch's expandable segments) map one buffer in pieces; so a tensor
  * running on into an allocation that starts exactly where its own ends is not caught. */
 bool hipdnnDeviceExtentBeyond(const void* ptr, uint64_t bytes, uint64_t* inside);
+/* The same from the range ptr lies in, already asked (size 0: unknown, nothing caught). */
+bool hipdnnDeviceExtentBeyondFrom(const void* ptr, uint64_t bytes, uintptr_t base, size_t size,
+                                  uint64_t* inside);
 /* The memory type a HIP runtime's pointer attributes report, as a space (hip5: HIP 5's
  * numbering, else HIP 6's, which is CUDA's). */
 hipdnnMemorySpace_t hipdnnDeviceSpaceFromType(int type, bool hip5);

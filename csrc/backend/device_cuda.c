@@ -311,6 +311,42 @@ static bool cuda_pointer_range(const void* ptr, uintptr_t* base, size_t* size) {
     return true;
 }
 
+/* cuda_pointer_space and cuda_pointer_range in one cuPointerGetAttributes. */
+static void cuda_pointer_info(const void* ptr, hipdnnMemorySpace_t* space, int* device,
+                              uintptr_t* base, size_t* size) {
+    unsigned type = 0;
+    int managed = 0, ordinal = -1;
+    CUdeviceptr start = 0;
+    size_t bytes = 0;
+    int attrs[5] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE_, CU_POINTER_ATTRIBUTE_IS_MANAGED_,
+                    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL_, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR_,
+                    CU_POINTER_ATTRIBUTE_RANGE_SIZE_};
+    void* data[5] = {&type, &managed, &ordinal, &start, &bytes};
+    *size = 0;
+    if (ensure_context() != HIPDNN_STATUS_SUCCESS) {
+        hipdnnClearError();
+        *space = cuda_pointer_space(ptr, device); /* as it answers without a context */
+        return;
+    }
+    if (cu.pointer_attributes(5, attrs, data, (CUdeviceptr)(uintptr_t)ptr) != CUDA_SUCCESS_) {
+        /* the range may be what the driver refused: ask as two queries do */
+        *space = cuda_pointer_space(ptr, device);
+        if (*space != HIPDNN_MEMORY_HOST && !cuda_pointer_range(ptr, base, size)) *size = 0;
+        return;
+    }
+    *device = -1;
+    *space = HIPDNN_MEMORY_HOST; /* unregistered or pinned host memory */
+    if (managed) *space = HIPDNN_MEMORY_MANAGED;
+    else if (type == CU_MEMORYTYPE_DEVICE_ || type == CU_MEMORYTYPE_ARRAY_ ||
+             type == CU_MEMORYTYPE_UNIFIED_)
+        *space = HIPDNN_MEMORY_DEVICE;
+    if (*space != HIPDNN_MEMORY_HOST) *device = ordinal;
+    if (bytes && (managed || type == CU_MEMORYTYPE_DEVICE_ || type == CU_MEMORYTYPE_UNIFIED_)) {
+        *base = (uintptr_t)start;
+        *size = bytes;
+    }
+}
+
 static void resolve_cuda_graphs(void* lib);
 
 #define SYM(field, name)                                                          \
@@ -514,6 +550,7 @@ static void cuda_fill_runtime(hipdnnDeviceRuntime* rt, const char* path) {
     rt->event_elapsed = cuda_event_elapsed;
     rt->pointer_space = cuda_pointer_space;
     rt->pointer_range = cuda_pointer_range;
+    rt->pointer_info = cuda_pointer_info;
     rt->describe = cuda_describe;
     rt->facts = cuda_facts;
     cuda_fill_graphs(rt);

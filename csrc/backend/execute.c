@@ -153,21 +153,34 @@ static const char* space_name(hipdnnMemorySpace_t m) {
     return m == HIPDNN_MEMORY_DEVICE ? "device" : m == HIPDNN_MEMORY_MANAGED ? "managed" : "host";
 }
 
+/* What the runtime says of one pointer. */
+typedef struct {
+    hipdnnMemorySpace_t where;
+    int device; /* -1: host */
+    int ranged; /* base and size are the runtime's answer (size 0: none) */
+    uintptr_t base;
+    size_t size;
+} ptr_facts;
+
 /* Where pointer i of the pack lives.  While only host engines are loaded no GPU runtime
  * is ever loaded to ask: the declared space (or host) stands.  Otherwise the runtime is
  * asked about every pointer, whatever was declared, so that a wrong declaration is
- * refused here instead of faulting in a kernel; *device is its device (-1: host). */
+ * refused here instead of faulting in a kernel; with the runtime's range
+ * of it where one query gives both. */
 static hipdnnStatus_t space_of(const pack_state* vp, int64_t i, const hipdnnSdkTensor* t,
-                               hipdnnMemorySpace_t* where, int* device) {
+                               ptr_facts* f) {
     hipdnnMemorySpace_t declared =
         vp->num_spaces ? (hipdnnMemorySpace_t)vp->spaces[i] : HIPDNN_MEMORY_HOST;
-    *device = -1;
-    if (!hipdnnRegistryHasDeviceEngine()) {
-        *where = declared;
-        return HIPDNN_STATUS_SUCCESS;
-    }
+    hipdnnMemorySpace_t* where = &f->where;
+    *f = (ptr_facts){declared, -1, 0, 0, 0};
+    if (!hipdnnRegistryHasDeviceEngine()) return HIPDNN_STATUS_SUCCESS;
     const hipdnnDeviceRuntime* rt = hipdnnDeviceRuntimeGet();
-    *where = rt ? rt->pointer_space(vp->ptrs[i], device) : HIPDNN_MEMORY_HOST;
+    if (rt && rt->pointer_info) { /* one query for the space and the range (tensor_buffer) */
+        rt->pointer_info(vp->ptrs[i], where, &f->device, &f->base, &f->size);
+        f->ranged = 1;
+    } else {
+        *where = rt ? rt->pointer_space(vp->ptrs[i], &f->device) : HIPDNN_MEMORY_HOST;
+    }
     if (vp->num_spaces && declared != *where && *where != HIPDNN_MEMORY_MANAGED)
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
                           "variant pack: tensor '%s' (uid %lld) is declared %s memory but the "
@@ -246,10 +259,11 @@ static hipdnnStatus_t tensor_buffer(const pack_state* vp, int64_t i, const hipdn
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: tensor '%s' (uid %lld) %s",
                           t->name, (long long)t->uid,
                           i >= 0 ? "has a NULL pointer" : "has no pointer");
-    hipdnnMemorySpace_t where;
-    int on_device;
-    hipdnnStatus_t st = space_of(vp, i, t, &where, &on_device);
+    ptr_facts f;
+    hipdnnStatus_t st = space_of(vp, i, t, &f);
     if (st) return st;
+    hipdnnMemorySpace_t where = f.where;
+    int on_device = f.device;
     /* A runtime scalar is read on the host; data must be where the engine runs
      * (managed memory serves both). */
     hipdnnMemorySpace_t want = t->is_by_value ? HIPDNN_MEMORY_HOST : e->memory_space;
@@ -269,7 +283,9 @@ static hipdnnStatus_t tensor_buffer(const pack_state* vp, int64_t i, const hipdn
     if (where != HIPDNN_MEMORY_HOST &&
         hipdnnSdkSpanElements(t->ndim, t->dims, t->strides, &span) &&
         !__builtin_mul_overflow(span, (int64_t)hipdnnSdkDataTypeSize(t->data_type), &bytes) &&
-        hipdnnDeviceExtentBeyond(vp->ptrs[i], (uint64_t)bytes, &inside))
+        (f.ranged ? hipdnnDeviceExtentBeyondFrom(vp->ptrs[i], (uint64_t)bytes, f.base, f.size,
+                                                  &inside)
+                  : hipdnnDeviceExtentBeyond(vp->ptrs[i], (uint64_t)bytes, &inside)))
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: tensor '%s' (uid %lld) spans "
                           "%lld bytes from %p but its %s allocation ends %llu bytes after it; "
                           "its dims or strides overstate the memory", t->name,
