@@ -538,3 +538,21 @@ def test_a_file_the_matmul_bench_writes_is_accepted_by_add_as_is(bench, tmp_path
         "<!-- benchmark run\n", "<!-- benchmark run\nname: run M1\n", 1)
     assert len([r for r in results.parse_standing(bench.read_text()) if r.kind == "matmul"]) == 3
     assert results.main(["check", "--results", str(bench)]) == 0
+
+
+def test_host_overhead_bench_rows_become_host_standing_rows_and_builds_stay_out():
+    import host_overhead_bench as hob  # needs hipdnn, not a GPU
+    rows = [(hob.CASE, "torch.relu", 7.5, ""),
+            (hob.CASE, "hipdnn (hip), DeviceArray", 5.0, ""),
+            (hob.CASE, "hipdnn (hip), DeviceArray, checked path", None, "WRONG"),
+            (hob.CASE, "C hipdnnBackendExecute (hip)", 2.5, ""),
+            (hob.BUILD_CASE, "hipdnn (hip), cold (empty cache folder)", 250.0, "")]
+    table = hob.format_rows(rows)
+    entry = results.run_entry(table, "NVIDIA H200", "2026-11-29", "abc1234")
+    parsed = results.parse_entry(Path("x.md"), entry)
+    host = [r for r in results.entry_rows(parsed) if r.kind == "host"]
+    got = {r.cells["call"]: (r.cells["us per call"], r.cells["vs torch.relu"]) for r in host}
+    assert got == {"torch.relu": ("7.5", "—"), "hipdnn (hip), DeviceArray": ("5.0", "1.50x"),
+                   "C hipdnnBackendExecute (hip)": ("2.5", "3.00x")}, got
+    assert "250.0 ms per build" in entry and all(r.kind == "host" for r in
+                                                  results.entry_rows(parsed))
