@@ -497,6 +497,51 @@ def test_norm_backward_of_very_long_rows(gpu, case, x_shape, scale_shape):
     assert "bwd/avg_dxhat_xhat" in log, log  # pointwise and reduction stages instead
 
 
+def residual_after_norm_backward(gpu, dtype, case, x_shape, scale_shape, keep_dx=False):
+    """dx + residual after a norm backward (a pre-norm block's gradient sum), dx kept as an
+    output too where keep_dx; each output against float64; the log."""
+    mode = nb.CASES[case][2]
+    x = gpu.input(x_shape, dtype, values=2.0 + 1.5 * gpu.random(x_shape))
+    dy, res = gpu.input(x_shape, dtype), gpu.input(x_shape, dtype)
+    scale = gpu.input(scale_shape, dtype, low=0.5, high=1.5)
+    mean64, inv64 = nb.saved_stats(mode, x.values, scale.values)
+    inv = gpu.input(list(inv64.shape), "fp32", values=inv64)
+    mean = gpu.input(list(inv64.shape), "fp32", values=mean64) if mode != "rms" else None
+    g = gpu.graph(dtype)
+    dx, dscale, dbias = nb.add_node(g, mode, dy.bind(g, "dy"), x.bind(g, "x"),
+                                    scale.bind(g, "scale"), mean.bind(g, "mean") if mean else None,
+                                    inv.bind(g, "inv"))
+    total = g.add(dx, res.bind(g, "residual"), name="res")
+    want = ref.norm_backward(mode, x.values, dy.values, scale.values,
+                             mean.values if mean else None, inv.values)
+    outs = [(gpu.output(total, x_shape, dtype), want[0] + res.values, ["norm_backward", "pointwise"]),
+            (gpu.output(dscale, scale_shape, dtype), want[1], ["norm_backward"]),
+            (gpu.output(dbias, scale_shape, dtype), want[2], ["norm_backward"])]
+    if keep_dx:
+        outs.append((gpu.output(dx, x_shape, dtype), want[0], ["norm_backward"]))
+    ins = [x, dy, res, scale, inv] + ([mean] if mean else [])
+    log = gn.ran(lambda: gpu.execute(g, ins + [o for o, _w, _t in outs]))
+    for out, w, ops in outs:
+        gpu.assert_close(out, w, max(tolerance(op, dtype) for op in ops))
+    return log
+
+
+@pytest.mark.parametrize("case,x_shape,scale_shape", [
+    ("layer", [48, 96], [1, 96]),               # column sums per group of rows
+    ("layer", [6, 700], [1, 700]),              # 2 vectors a thread, a ragged last one
+    ("rms", [3, 5, 64], [1, 1, 64]),
+    ("instance", [4, 320, 5, 5], [1, 320, 1, 1]),  # over 1024 rows: the rows' sums
+])
+@pytest.mark.parametrize("keep_dx", [False, True])
+def test_norm_backward_runs_the_residual_add_as_its_epilogue(gpu, dtype, case, x_shape,
+                                                             scale_shape, keep_dx):
+    # was a stage more: dx written, then "1 pointwise node fused" read it back for the add
+    log = residual_after_norm_backward(gpu, dtype, case, x_shape, scale_shape, keep_dx)
+    bwd = [m for m in log if "norm_backward 'bwd'" in m and "first run" not in m]
+    assert len(bwd) == 1 and "with its pointwise epilogue" in bwd[0], log
+    assert not any("pointwise node" in m for m in log), log  # no stage of its own
+
+
 def ran_log(run):
     """The GPU engine's log lines while run() runs, as one string."""
     return "\n".join(gn.ran(run))

@@ -24,7 +24,8 @@ The weight gradients' A^T operands are transposed views (strides) of the activat
 Each graph is planned on the GPU engine alone (its decline reason fails the test), and its
 log shows each stage it ran: the products and attention on tensor cores for fp16 / bf16.
 (gelu_backward after the dx product runs in that product's epilogue: fc2_bwd is three
-stages, the dx product with its epilogue, the dw product and the db reduction.)
+stages, the dx product with its epilogue, the dw product and the db reduction; the
+residual add after each layernorm_backward runs in the norm's row kernel.)
 
 Buffers live on the device from start to end and pass between the graphs; each is NaN
 poison (with a poisoned guard band either side) until its graph writes it.  Each graph's
@@ -450,6 +451,11 @@ def test_transformer_block_forward_and_backward(gpu, dtype, size, memory):
     fc2_bwd = [m for m in block.logs["fc2_bwd"] if ": stage " in m]  # their first runs
     assert all(" of 3 " in m for m in fc2_bwd) and any(
         "matmul 'fc2_bwd_dx'" in m and "with its pointwise epilogue" in m for m in fc2_bwd), fc2_bwd
+    for n in (1, 2):
+        ln = [m for m in block.logs[f"ln{n}_bwd"] if ": stage " in m]
+        assert not any("pointwise node" in m for m in ln) and any(
+            f"layernorm_backward 'ln{n}_bwd'" in m and "with its pointwise epilogue" in m
+            for m in ln), ln
     worst = block.check_chain()
     print(f"{dtype} {size}: the chain's largest error {worst:.3f} of its bound")
     for buf in block.buf.values():

@@ -574,12 +574,15 @@ def test_the_kernel_list_is_what_the_choice_can_name_and_the_emulation_runs_each
     # kernels.txt comes from running kernel_names.c over every value of what it reads; the
     # emulated plugin marks a kernel it cannot run ("# not emulated"): none
     rw, rs = kernels["rw"], kernels["rs"]
-    assert len(rw) == len(set(rw)) == 117 and len(rs) == len(set(rs)) == 6, (len(rw), len(rs))
+    assert len(rw) == len(set(rw)) == 120 and len(rs) == len(set(rs)) == 6, (len(rw), len(rs))
     assert {n.split("<")[0] for n in rw} == {
         "rw_reduce_rows", "rw_reduce_cols", "rw_softmax", "rw_norm", "rw_norm_bwd",
         "rw_norm_bwd_packed", "rw_norm_packed"}
     assert sorted(rs) == [f"rs_{d}_kernel<{n}>" for d in ("backward", "forward") for n in (1, 2, 3)]
     assert "rw_norm_packed<4, 2, 32, true, 2>" in rw and "rw_norm<1, 8, -1>" in rw
+    # a norm backward's epilogue (dx + a residual): the general way, 0 to 2 vectors a thread
+    assert sorted(n for n in rw if n.startswith("rw_norm_bwd<") and n.endswith(", 8>")) == [
+        f"rw_norm_bwd<{v}, -1, 8>" for v in (0, 1, 2)], rw
 
 
 def nvrtc_compiles(lib, dump_dir, kernels, pick, programs):

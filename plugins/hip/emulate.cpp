@@ -297,7 +297,7 @@ void emulate_bwd_rows(const rw_program& p, At row_at, Load load, Store store) {
         const float s_g = host_combine<RW_OP_ADD>(s0, G), s_gx = host_combine<RW_OP_ADD>(s1, G);
         if (p.flags & RW_F_ROW_SUMS)
             nb_store_sums(p, at, host_combine<RW_OP_ADD>(s2, G), host_combine<RW_OP_ADD>(s3, G));
-        if (p.flags & RW_F_STORE_Y)
+        if (p.flags & (RW_F_STORE_Y | RW_F_EPILOGUE))
             for (int t = 0; t < G; ++t) store(at, t, s_g, s_gx, mean, inv);
     }
     if (parts)
@@ -306,7 +306,7 @@ void emulate_bwd_rows(const rw_program& p, At row_at, Load load, Store store) {
                 nb_store_parts<W>(p, grp, t, G, parts_of(grp, t, 0), parts_of(grp, t, 1));
 }
 
-template <int V, int DT>
+template <int V, int DT, int S>
 void emulate_norm_bwd(const rw_program& p) {
     const int G = p.group;
     std::vector<RwRow<V>> xh(G), g(G);
@@ -317,7 +317,7 @@ void emulate_norm_bwd(const rw_program& p) {
             nb_load<V, DT>(p, at, t, G, mean, inv, xh[t], g[t], sums, cp1, cp2, parts);
         },
         [&](const RwRowAt& at, int t, float s_g, float s_gx, float mean, float inv) {
-            nb_store<V, DT>(p, at, t, G, s_g, s_gx, mean, inv, xh[t], g[t]);
+            nb_store<V, DT, S>(p, at, t, G, s_g, s_gx, mean, inv, xh[t], g[t]);
         });
 }
 
@@ -420,11 +420,14 @@ static bool run_norm(const int* a, const rw_program* p) {
 static bool run_norm_bwd(const int* a, const rw_program* p) {
     return pick<0, 1, 2>(a[0], [&](auto v) {
         return pick<-1, PW_F32>(a[1], [&](auto dt) {
-            if constexpr (ARG(dt) >= 0 && ARG(v) == 0) return false; // the fast way holds its rows
-            else {
-                if (p) emulate_norm_bwd<ARG(v), ARG(dt)>(*p);
-                return true;
-            }
+            return pick<0, PW_SLOTS>(a[2], [&](auto s) {
+                // the fast way holds its rows and runs no epilogue
+                if constexpr (ARG(dt) >= 0 && (ARG(v) == 0 || ARG(s) > 0)) return false;
+                else {
+                    if (p) emulate_norm_bwd<ARG(v), ARG(dt), ARG(s)>(*p);
+                    return true;
+                }
+            });
         });
     });
 }

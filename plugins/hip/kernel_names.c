@@ -29,7 +29,7 @@ static const kernel_template k_templates[HIPE_K_TEMPLATES] = {
     [HIPE_K_REDUCE_COLS] = {"rw_reduce_cols", 2, 0, HIPE_FAMILY_ROWWISE},           /* OP, PRE */
     [HIPE_K_SOFTMAX] = {"rw_softmax", 2, 0, HIPE_FAMILY_ROWWISE},                   /* V, DT */
     [HIPE_K_NORM] = {"rw_norm", 3, 0, HIPE_FAMILY_ROWWISE},                         /* V, S, DT */
-    [HIPE_K_NORM_BWD] = {"rw_norm_bwd", 2, 0, HIPE_FAMILY_ROWWISE},                 /* V, DT */
+    [HIPE_K_NORM_BWD] = {"rw_norm_bwd", 3, 0, HIPE_FAMILY_ROWWISE},                 /* V, DT, S */
     [HIPE_K_NORM_BWD_PACKED] = {"rw_norm_bwd_packed", 5, 1u << 2, HIPE_FAMILY_ROWWISE}, /* V, DT,
                                                                    ONE, PT, PARTS */
     [HIPE_K_NORM_PACKED] = {"rw_norm_packed", 5, 1u << 3, HIPE_FAMILY_ROWWISE}, /* NV, DT, L,
@@ -202,11 +202,14 @@ hipe_kernel_id hipe_rw_kernel(const rw_program* p) {
                    ? make(HIPE_K_NORM, p->vecs, 0, -1, 0, 0)
                    : 0;
     }
-    case RW_NORM_BWD:
+    case RW_NORM_BWD: {
+        const int ep = (p->flags & RW_F_EPILOGUE) ? PW_SLOTS : 0; /* the general way only */
+        if (ep && f >= 0) return 0;
         if (f == PW_F16 || f == PW_BF16) return packed_bwd_kernel(p);
         if (f == PW_F32) /* the fast way holds its rows: 1 or 2 vectors a thread */
             return p->vecs == 1 || p->vecs == 2 ? make(HIPE_K_NORM_BWD, p->vecs, PW_F32, 0, 0, 0) : 0;
-        return p->vecs >= 0 && p->vecs <= 2 ? make(HIPE_K_NORM_BWD, p->vecs, -1, 0, 0, 0) : 0;
+        return p->vecs >= 0 && p->vecs <= 2 ? make(HIPE_K_NORM_BWD, p->vecs, -1, ep, 0, 0) : 0;
+    }
     default: return 0;
     }
 }

@@ -53,30 +53,32 @@ static int norm_tensors_of(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, norm
 }
 
 /* The epilogue's tensors join the row space: their strides replace the program's own (its
- * iteration space is the norm's).  0 with the reason. */
-static int epilogue_space(const hipdnnSdkGraph* g, const hipe_plan* ep, const norm_tensors* t,
-                          space* s, rw_program* p, const char* label, char* why, size_t len) {
+ * iteration space is the norm's; y: the norm's y or a backward's dx, in slot ep_y).  0
+ * with the reason. */
+static int epilogue_space_of(const hipdnnSdkGraph* g, const hipe_plan* ep, const hipdnnSdkTensor* x,
+                             const hipdnnSdkTensor* y, space* s, rw_program* p, const char* label,
+                             char* why, size_t len) {
     p->ep = ep->prog;
     p->ep_y = -1;
     for (int i = 0; i < ep->prog.nin; ++i) {
         const hipdnnSdkTensor* e = rwc_find(g, ep->in_uid[i]);
         if (!e) return decline(why, len, "%s: an epilogue input is not in the graph", label);
-        if (e->uid == t->y->uid) p->ep_y = i;
+        if (e->uid == y->uid) p->ep_y = i;
         if (!rwc_space_add(s, e, &p->ep.in[i], label, "epilogue input", why, len)) return 0;
         p->ep.in[i].dtype = ep->prog.in[i].dtype;
     }
     for (int i = 0; i < ep->prog.nout; ++i) {
         const hipdnnSdkTensor* e = rwc_find(g, ep->out_uid[i]);
         if (!e) return decline(why, len, "%s: an epilogue output is not in the graph", label);
-        bool same = e->ndim == t->x->ndim;
-        for (int k = 0; same && k < t->x->ndim; ++k) same = e->dims[k] == t->x->dims[k];
+        bool same = e->ndim == x->ndim;
+        for (int k = 0; same && k < x->ndim; ++k) same = e->dims[k] == x->dims[k];
         if (!same)
             return decline(why, len, "%s: epilogue output '%s' (uid %lld) is not shaped as x",
                            label, e->name, (long long)e->uid);
         if (!rwc_space_add(s, e, &p->ep.out[i], label, "epilogue output", why, len)) return 0;
         p->ep.out[i].dtype = ep->prog.out[i].dtype;
     }
-    if (p->ep_y < 0) return decline(why, len, "%s: the epilogue does not read y", label);
+    if (p->ep_y < 0) return decline(why, len, "%s: the epilogue does not read %s", label, y->name);
     return 1;
 }
 
@@ -156,7 +158,7 @@ int hipe_rw_norm(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const hipe_pla
               (!t.bias || rwc_space_add(&s, t.bias, &p->bias, label, "bias", why, len)) &&
               (!t.mean || rwc_space_add(&s, t.mean, &p->mean, label, "mean", why, len)) &&
               (!t.inv || rwc_space_add(&s, t.inv, &p->inv_var, label, "inv_variance", why, len));
-    if (!ok || (ep && !epilogue_space(g, ep, &t, &s, p, label, why, len)) ||
+    if (!ok || (ep && !epilogue_space_of(g, ep, t.x, t.y, &s, p, label, why, len)) ||
         !rwc_space_lay_out(&s, p, label, why, len))
         return 0;
     p->flags = (t.y->is_virtual ? 0u : RW_F_STORE_Y) | (t.bias ? RW_F_BIAS : 0u) |
@@ -289,16 +291,17 @@ static void nbwd_describe(hipe_stage* st, const char* mname, const char* name, i
     if (sums == HIPE_NBWD_COL_PARTS && p->part_sets > 1)
         hipdnnSdkFormat(sets, sizeof(sets), " in %lld sets of %lld rows (a scale row each)",
                         (long long)p->part_sets, (long long)p->set_rows);
-    hipdnnSdkFormat(st->what, sizeof(st->what), "%s '%s': %lld rows of %lld, %d threads a row%s%s%s%s",
+    hipdnnSdkFormat(st->what, sizeof(st->what), "%s '%s': %lld rows of %lld, %d threads a row%s%s%s%s%s",
                     mname, name, (long long)p->rows, (long long)p->cols, p->group,
                     p->vecs ? "" : ", read twice (too long for registers)",
-                    p->flags & RW_F_STORE_Y ? "" : ", no dx",
+                    p->flags & (RW_F_STORE_Y | RW_F_EPILOGUE) ? "" : ", no dx",
                     sums == HIPE_NBWD_ROW_SUMS ? ", with the rows' sums"
-                                               : ", with column sums per group", sets);
+                                               : ", with column sums per group", sets,
+                    p->flags & RW_F_EPILOGUE ? ", with its pointwise epilogue" : "");
 }
 
-int hipe_rw_norm_backward(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage* st,
-                          char* why, size_t len) {
+int hipe_rw_norm_backward(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const hipe_plan* ep,
+                          hipe_stage* st, char* why, size_t len) {
     char label[200];
     const int64_t mode = n->attrs[HIPDNN_NBWD_MODE].i[0];
     const char* mname = hipdnnSdkNormBackwardName(mode);
@@ -332,14 +335,17 @@ int hipe_rw_norm_backward(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_
              (!t.sdy || (rwc_tensor_ok(t.sdy, label, "dbias", true, why, len) &&
                          rwc_space_add(&s, t.sdy, &p->sum_dy, label, "dbias", why, len)));
     }
-    if (!ok || !rwc_space_lay_out(&s, p, label, why, len)) return 0;
+    if (!ok || (ep && !epilogue_space_of(g, ep, t.x, t.dx, &s, p, label, why, len)) ||
+        !rwc_space_lay_out(&s, p, label, why, len))
+        return 0;
     bwd_geometry(p);
     /* a virtual dx here is read by no other stage: only the sums are wanted (lower.c) */
     p->flags = (n->attrs[HIPDNN_NBWD_ZERO_CENTERED_GAMMA].i[0] ? RW_F_GAMMA1 : 0u) |
-               (t.dx->is_virtual ? 0u : RW_F_STORE_Y);
+               (t.dx->is_virtual ? 0u : RW_F_STORE_Y) | (ep ? RW_F_EPILOGUE : 0u);
     if (sums == HIPE_NBWD_ROW_SUMS) p->flags |= RW_F_ROW_SUMS;
     else if (!col_parts(p, n, &t, label, why, len)) return 0;
     nbwd_bind(st, &t, rms);
+    if (ep) epilogue_bind(st, ep);
     nbwd_describe(st, mname, n->name, sums);
     return 1;
 }

@@ -296,7 +296,7 @@ void hipe_rw_set_vectors(rw_program* p) {
     } else if (p->kind == RW_NORM_BWD) {
         /* dx as x (when stored), dy as x, scale a contiguous row (read only for dx) */
         const bool dx = (p->flags & RW_F_STORE_Y) != 0;
-        fast = whole && (p->vecs == 1 || p->vecs == 2) && p->dy.reserved && p->dy.dtype == p->x.dtype &&
+        fast = whole && !(p->flags & RW_F_EPILOGUE) && (p->vecs == 1 || p->vecs == 2) && p->dy.reserved && p->dy.dtype == p->x.dtype &&
                (!dx || (p->y.reserved && p->y.dtype == p->x.dtype && (p->scale.reserved || row_params)));
         if (fast && dx && !p->scale.reserved) p->flags |= RW_F_ROW_PARAMS;
     }

@@ -41,7 +41,7 @@ PW_FN void nb_vec(const rw_program& p, const RwRowAt& at, int64_t k, int cnt, fl
     float sc[PW_VEC];
     rw_ld<DT>(p, p.x, at.x, k * PW_VEC, cnt, 0.0f, xh);
     rw_ld<DT>(p, p.dy, at.dy, k * PW_VEC, cnt, 0.0f, dyv);
-    if (p.flags & RW_F_STORE_Y) {
+    if (p.flags & (RW_F_STORE_Y | RW_F_EPILOGUE)) {
         rw_ld_param<DT>(p, p.scale, at.scale, k * PW_VEC, cnt, sc);
     } else {
 PW_UNROLL
@@ -87,12 +87,36 @@ PW_UNROLL
     }
 }
 
+// dx of one vector: stored (RW_F_STORE_Y), then the epilogue over it (S > 0 and
+// RW_F_EPILOGUE: dx in slot p.ep_y, read as stored, as a norm's y is).
+template <int S, int DT = -1>
+PW_FN void nb_finish_vec(const rw_program& p, const RwRowAt& at, const int64_t* in_off,
+                         const int64_t* out_off, int64_t k, int cnt, float* dx) {
+    const bool ep = S > 0 && (p.flags & RW_F_EPILOGUE);
+    if (ep)
+PW_UNROLL
+        for (int j = 0; j < PW_VEC; ++j) dx[j] = rw_round(p.y.dtype, dx[j]);
+    if (p.flags & RW_F_STORE_Y) rw_st<DT>(p, p.y, at.y, k * PW_VEC, cnt, dx);
+    if (ep) {
+        float r[PW_SLOTS][PW_VEC];
+        const RwVec rv{in_off, out_off, k * PW_VEC, cnt};
+        put_slot<S>(p.ep_y, r, dx);
+        nm_epilogue_loads<S>(p, rv, r);
+        float acc[PW_VEC], o[PW_VEC];
+PW_UNROLL
+        for (int j = 0; j < PW_VEC; ++j) acc[j] = 0.0f;
+        PwInterpreted::run<S>(p.ep, rv, r, acc, o);
+    }
+}
+
 // Phase 2: dx = inv * (g - s_g / n - xhat * s_gx / n), without the s_g term for RMS (no
-// mean was taken).
-template <int V, int DT = -1>
+// mean was taken); S: the epilogue's slots (0 without one).
+template <int V, int DT = -1, int S = 0>
 PW_FN void nb_store(const rw_program& p, const RwRowAt& at, int t, int G, float s_g, float s_gx,
                     float mean, float inv, RwRow<V>& xh, RwRow<V>& g) {
     const float a = p.mode == RW_RMS ? 0.0f : s_g / (float)p.cols, b = s_gx / (float)p.cols;
+    int64_t in_off[S > 0 ? PW_MAX_INPUTS : 1], out_off[S > 0 ? PW_MAX_OUTPUTS : 1];
+    if (S > 0 && (p.flags & RW_F_EPILOGUE)) nm_epilogue_rows(p, at.row, in_off, out_off);
     float dx[PW_VEC];
     if (V > 0) {
 PW_UNROLL
@@ -102,7 +126,7 @@ PW_UNROLL
             if (cnt == 0) continue;
 PW_UNROLL
             for (int j = 0; j < PW_VEC; ++j) dx[j] = inv * (g.v[v][j] - a - xh.v[v][j] * b);
-            rw_st<DT>(p, p.y, at.y, k * PW_VEC, cnt, dx);
+            nb_finish_vec<S, DT>(p, at, in_off, out_off, k, cnt, dx);
         }
     } else {
         float x[PW_VEC], gg[PW_VEC], dyv[PW_VEC], unused[4];
@@ -111,7 +135,7 @@ PW_UNROLL
             nb_vec<DT>(p, at, k, cnt, mean, inv, x, gg, dyv, unused);
 PW_UNROLL
             for (int j = 0; j < PW_VEC; ++j) dx[j] = inv * (gg[j] - a - x[j] * b);
-            rw_st<DT>(p, p.y, at.y, k * PW_VEC, cnt, dx);
+            nb_finish_vec<S, DT>(p, at, in_off, out_off, k, cnt, dx);
         }
     }
 }

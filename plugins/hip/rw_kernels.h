@@ -174,7 +174,8 @@ __device__ __forceinline__ void nb_combine(const rw_program& p, float* sums, int
 
 // Norm backward: dx of each row, with its sums (RW_F_ROW_SUMS) or the group's column parts
 // (RW_F_COL_PARTS: the grid has exactly part_sets * part_groups groups, nb_walk's rows each).
-template <int V, int DT>
+// S: the epilogue's slots (rw_exec_norm_bwd.h's nb_store), 0 without one.
+template <int V, int DT, int S>
 __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd(const rw_program p) {
     __shared__ double halves[2][32];
     Combine smem{halves, 0};
@@ -195,7 +196,8 @@ __global__ void __launch_bounds__(RW_MAX_GROUP) rw_norm_bwd(const rw_program p) 
         nb_combine(p, sums, G, smem);
         const float s_g = sums[0], s_gx = sums[1];
         if ((p.flags & RW_F_ROW_SUMS) && valid && s.t == 0) nb_store_sums(p, at, sums[2], sums[3]);
-        if (valid && (p.flags & RW_F_STORE_Y)) nb_store<V, DT>(p, at, s.t, G, s_g, s_gx, mean, inv, xh, g);
+        if (valid && (p.flags & (RW_F_STORE_Y | RW_F_EPILOGUE)))
+            nb_store<V, DT, S>(p, at, s.t, G, s_g, s_gx, mean, inv, xh, g);
     }
     if (parts && w.group_valid) nb_store_parts<V>(p, q, s.t, G, cp1, cp2);
 }

@@ -135,8 +135,9 @@ int hipe_rw_norm(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const hipe_pla
 #define HIPE_NBWD_ROW_SUMS 1
 #define HIPE_NBWD_COL_PARTS 2
 #define HIPE_NBWD_PARTS 1024 /* groups of rows with column sums, at most */
-int hipe_rw_norm_backward(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, hipe_stage* st,
-                          char* why, size_t len);
+/* ep: the pointwise epilogue after dx (its inputs include dx), or NULL. */
+int hipe_rw_norm_backward(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const hipe_plan* ep,
+                          hipe_stage* st, char* why, size_t len);
 /* Whether rows of `cols` fit the column sums' geometry (a row in registers). */
 bool hipe_rw_norm_bwd_parts_fit(int64_t cols);
 

@@ -1,9 +1,9 @@
 /* Grouping the nodes of a graph cut into stages (staged_graph.h), and compiling each group
  * into its stage(s).  Grouping, in this order: softmax patterns; each norm with the
  * pointwise nodes after it that read only its y, each other and graph inputs (its
- * epilogue); each matmul or forward convolution with its epilogue likewise; each remaining
- * reduction, pooling, norm backward and attention; then runs of pointwise nodes, as long as one fused
- * kernel can take them. */
+ * epilogue); each norm backward (after dx), matmul and convolution with its epilogue
+ * likewise; each remaining reduction, pooling and attention; then runs of pointwise
+ * nodes, as long as one fused kernel can take them. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -203,6 +203,13 @@ bool stg_form_groups(parts* s) {
                           g->nodes[i].inputs[HIPDNN_NORM_X]);
         }
     for (int32_t i = 0; i < g->num_nodes; ++i)
+        if (g->nodes[i].kind == HIPDNN_OP_NORM_BACKWARD) { /* dx's epilogue (a residual add) */
+            int grp = new_group(s, G_NORM_BWD);
+            s->group[i] = grp;
+            take_epilogue(s, i, grp, g->nodes[i].outputs[HIPDNN_NBWD_DX],
+                          g->nodes[i].inputs[HIPDNN_NBWD_X]);
+        }
+    for (int32_t i = 0; i < g->num_nodes; ++i)
         if (is_product(g->nodes[i].kind)) {
             int grp = new_group(s, G_GEMM);
             s->group[i] = grp; /* the product: matmul's c, the convolution's y, dgrad's dx,
@@ -214,8 +221,6 @@ bool stg_form_groups(parts* s) {
             s->group[i] = new_group(s, G_REDUCTION);
         else if (g->nodes[i].kind == HIPDNN_OP_RESAMPLE_FWD || g->nodes[i].kind == HIPDNN_OP_RESAMPLE_BWD)
             s->group[i] = new_group(s, G_RESAMPLE);
-        else if (g->nodes[i].kind == HIPDNN_OP_NORM_BACKWARD)
-            s->group[i] = new_group(s, G_NORM_BWD);
         else if (g->nodes[i].kind == HIPDNN_OP_SDPA_FWD || g->nodes[i].kind == HIPDNN_OP_SDPA_BWD)
             s->group[i] = new_group(s, G_ATTENTION);
     /* Runs of pointwise nodes between the others, each as long as it compiles as one. */
@@ -403,8 +408,17 @@ static int compile_resample_group(parts* s, const group_job* j, hipe_stage* st) 
     return hipe_rs_compile(j->sub, &j->sub->nodes[0], st, s->why, s->len);
 }
 
+static bool is_norm_bwd(int kind) { return kind == HIPDNN_OP_NORM_BACKWARD; }
+
 static int compile_norm_bwd_group(parts* s, const group_job* j, hipe_stage* st) {
-    return hipe_rw_norm_backward(j->sub, &j->sub->nodes[0], st, s->why, s->len);
+    const hipdnnSdkNode* nb = main_node(j->sub, is_norm_bwd);
+    hipe_plan* ep = NULL;
+    if (nb && j->sub->num_nodes > 1 && !(ep = compile_epilogue(j->sub, nb, false, s->why, s->len)))
+        return 0;
+    int made = nb ? hipe_rw_norm_backward(j->sub, nb, ep, st, s->why, s->len)
+                  : decline(s->why, s->len, "internal: norm backward group without its node");
+    free(ep);
+    return made;
 }
 
 static int compile_attention_group(parts* s, const group_job* j, hipe_stage* st) {
