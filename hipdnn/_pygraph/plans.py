@@ -219,6 +219,7 @@ class Plans(BuildSteps):
         if staging is not None:
             arrays = staging.arrays
             workspace = None if _device.is_device_array(workspace) else workspace
+        as_given = staging is None
         try:
             plan.pack.execute(handle, arrays, workspace)
         except ValueError:  # only then: the success path checks nothing twice
@@ -226,11 +227,10 @@ class Plans(BuildSteps):
             if views is None:
                 raise
             plan.pack.execute(handle, views, workspace)
-            return False
-        if staging is not None:
+            as_given = False
+        if staging is not None:  # after a reinterpreted run too: its outputs are staged
             staging.copy_back()
-            return False
-        return True
+        return as_given
 
     def execute(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
                 handle: Optional[_C.Handle] = None, override_uids: Any = None,
