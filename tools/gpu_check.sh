@@ -21,6 +21,7 @@ export LD_LIBRARY_PATH="$PWD/hipdnn/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 export HIPDNN_BUILD_DIR="$PWD/build"
 export HIPDNN_TEST_NO_FAKE=1     # the fake-driver re-runs belong to CI, not to this machine
+export HIPDNN_TEST_NVRTC_FULL=1  # every run-time kernel through NVVM too (CI: the front end)
 export HIPDNN_TEST_REQUIRE_GPU=1 # here a GPU test that would skip fails instead
 declare -A RESULT
 ORDER=()
