@@ -16,43 +16,22 @@ Free of PyTorch: the operands are anything ``pygraph.tensor_like`` and ``execute
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
 from hipdnn import _C
-from hipdnn.device import DeviceArray
-from hipdnn.enums import data_type, heur_mode, reduction_mode
+from hipdnn._op_graphs import (CachedGraph, Key, Workspace, describe, finish, inputs,
+                               operands_key, output, run)
+from hipdnn.enums import data_type, reduction_mode
 from hipdnn.pygraph import Tensor, pygraph
 
 # Operand names, in the order a variant pack lists them, and their uids in the graphs.
 _UIDS = {name: uid for uid, name in enumerate(("x", "w", "b", "y", "dy", "dx", "dw", "db"), 1)}
 
-Key = Tuple[Any, ...]
-Workspace = Optional[Callable[[int], Any]]
-
-
-class CachedGraph(NamedTuple):
-    """A built graph and the workspace its plan needs, in bytes."""
-    graph: pygraph
-    workspace_size: int
-
 
 _fprop_cache: Dict[Key, CachedGraph] = {}
 _bprop_cache: Dict[Key, CachedGraph] = {}
-
-
-def describe(array: Any) -> Tuple[Tuple[int, ...], Tuple[int, ...], str, str]:
-    """(shape, strides in elements, data type, device) of a torch tensor, a DeviceArray or
-    a NumPy array: what a cached graph was built for."""
-    stride = getattr(array, "stride", None)
-    if callable(stride):  # torch: stride() in elements
-        return tuple(array.shape), tuple(stride()), str(array.dtype), str(array.device)
-    if isinstance(array, DeviceArray):
-        return (tuple(array.shape), tuple(array.element_strides),
-                data_type(array.data_type).name, f"device {array.device}")
-    a = np.asarray(array)
-    return (a.shape, tuple(s // a.itemsize for s in a.strides), a.dtype.str, "host")
 
 
 def _view(a: Any, shape: Tuple[int, ...], strides: Tuple[int, ...]) -> Any:
@@ -82,7 +61,7 @@ def bias_view(b: Any) -> Any:
 
 
 def cache_key(kind: str, operands: Mapping[str, Any], activation: str) -> Key:
-    return (kind, tuple((name, describe(a)) for name, a in operands.items()), activation)
+    return (kind, operands_key(operands), activation)
 
 
 def _graph(handle: Optional[_C.Handle], name: str) -> pygraph:
@@ -91,17 +70,11 @@ def _graph(handle: Optional[_C.Handle], name: str) -> pygraph:
 
 
 def _inputs(g: pygraph, operands: Mapping[str, Any], *names: str) -> Dict[str, Tensor]:
-    """Graph inputs made from the arrays (tensor_like: a device array keeps the graph on
-    device engines), under the uids execute uses."""
-    return {name: g.tensor_like(operands[name], name=name).set_uid(_UIDS[name])
-            for name in names}
+    return inputs(g, operands, _UIDS, names)
 
 
 def _output(t: Tensor, name: str, array: Any, dtype: data_type) -> None:
-    """Makes ``t`` the output ``array`` receives: its dims, strides and data type."""
-    shape, strides, _, _ = describe(array)
-    t.set_name(name).set_uid(_UIDS[name]).set_output(True).set_data_type(dtype)
-    t.set_dim(list(shape)).set_stride(list(strides))
+    output(t, name, _UIDS[name], array, dtype)
 
 
 def _pre_activation(g: pygraph, t: Mapping[str, Tensor]) -> Tensor:
@@ -110,16 +83,6 @@ def _pre_activation(g: pygraph, t: Mapping[str, Tensor]) -> Tensor:
     conv = g.conv_fprop(t["x"], t["w"], pre_padding=[k - 1], post_padding=[0],
                         compute_data_type=data_type.FLOAT, name="causal_conv")
     return g.bias(conv, t["b"], compute_data_type=data_type.FLOAT, name="bias")
-
-
-def _finish(g: pygraph) -> CachedGraph:
-    """cuDNN frontend's build steps; GraphNotSupportedError lists each engine's reason."""
-    g.validate()
-    g.build_operation_graph()
-    g.create_execution_plans([heur_mode.A, heur_mode.FALLBACK])
-    g.check_support()
-    g.build_plans()
-    return CachedGraph(g, g.get_workspace_size())
 
 
 def build_forward(handle: Optional[_C.Handle], operands: Mapping[str, Any],
@@ -131,7 +94,7 @@ def build_forward(handle: Optional[_C.Handle], operands: Mapping[str, Any],
     if activation == "silu":
         y = g.swish(y, compute_data_type=data_type.FLOAT, name="silu")
     _output(y, "y", operands["y"], t["x"].get_data_type())
-    return _finish(g)
+    return finish(g)
 
 
 def build_backward(handle: Optional[_C.Handle], operands: Mapping[str, Any],
@@ -154,22 +117,7 @@ def build_backward(handle: Optional[_C.Handle], operands: Mapping[str, Any],
     io = t["x"].get_data_type()
     for tensor, name in ((dx, "dx"), (dw, "dw"), (db, "db")):
         _output(tensor, name, operands[name], io)
-    return _finish(g)
-
-
-def _run(cache: Dict[Key, CachedGraph], key: Key, build: Callable[[], CachedGraph],
-         handle: Optional[_C.Handle], operands: Mapping[str, Any],
-         workspace: Workspace) -> bool:
-    """Runs the cached graph for ``key`` (built first on a miss) on the operands; True on
-    a cache hit.  ``workspace(size)`` gives the plan's workspace (None: hipdnn's own)."""
-    entry = cache.get(key)
-    hit = entry is not None
-    if entry is None:
-        entry = cache[key] = build()
-    space = workspace(entry.workspace_size) if workspace and entry.workspace_size else None
-    pack = {_UIDS[name]: a for name, a in operands.items()}
-    entry.graph.execute(pack, space, handle=handle)
-    return hit
+    return finish(g)
 
 
 def forward(handle: Optional[_C.Handle], operands: Mapping[str, Any], activation: str,
@@ -177,8 +125,8 @@ def forward(handle: Optional[_C.Handle], operands: Mapping[str, Any], activation
     """Operands x, w, b, y (the graph's views); y is written.  True when the graph came
     from ``_fprop_cache``."""
     key = cache_key("fprop", operands, activation)
-    return _run(_fprop_cache, key, lambda: build_forward(handle, operands, activation),
-                handle, operands, workspace)
+    return run(_fprop_cache, key, lambda: build_forward(handle, operands, activation),
+               handle, operands, _UIDS, workspace)
 
 
 def backward(handle: Optional[_C.Handle], operands: Mapping[str, Any], activation: str,
@@ -188,5 +136,5 @@ def backward(handle: Optional[_C.Handle], operands: Mapping[str, Any], activatio
     if activation != "silu":  # identity's gradients do not read the bias
         operands = {n: a for n, a in operands.items() if n != "b"}
     key = cache_key("bprop", operands, activation)
-    return _run(_bprop_cache, key, lambda: build_backward(handle, operands, activation),
-                handle, operands, workspace)
+    return run(_bprop_cache, key, lambda: build_backward(handle, operands, activation),
+               handle, operands, _UIDS, workspace)

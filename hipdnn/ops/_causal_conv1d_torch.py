@@ -8,33 +8,17 @@ installed: the operators are registered once per process however the package was
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Tuple
+from typing import Any, Tuple
 
 import torch
 
-import hipdnn
+from hipdnn import _torch_ops
 from hipdnn.ops import _causal_conv1d_graphs as graphs
-
-_handles: Dict[Any, Any] = {}
 
 _lib = torch.library.Library("hipdnn", "FRAGMENT")
 _lib.define("causal_conv1d_fwd(Tensor x, Tensor weight, Tensor bias, str activation) -> Tensor")
 _lib.define("causal_conv1d_bwd(Tensor dy, Tensor x, Tensor weight, Tensor bias, "
             "str activation) -> (Tensor, Tensor, Tensor)")
-
-
-def _handle(device: Any) -> Any:
-    """One hipdnn handle per torch device, on the caller's current stream (so hipdnn's
-    work is ordered with torch's)."""
-    handle = _handles.get(device)
-    if handle is None:
-        handle = _handles[device] = hipdnn.create_handle()
-    handle.set_stream(torch.cuda.current_stream(device).cuda_stream)
-    return handle
-
-
-def _workspace(device: Any) -> Any:
-    return lambda size: torch.empty(size, dtype=torch.uint8, device=device)
 
 
 def _fwd_cuda(x: Any, weight: Any, bias: Any, activation: str) -> Any:
@@ -44,7 +28,7 @@ def _fwd_cuda(x: Any, weight: Any, bias: Any, activation: str) -> Any:
     y = torch.empty_like(x)
     ops = {"x": x, "w": graphs.weight_view(weight), "b": graphs.bias_view(bias), "y": y}
     with torch.cuda.device(x.device):
-        graphs.forward(_handle(x.device), ops, activation, _workspace(x.device))
+        graphs.forward(_torch_ops.handle(x.device), ops, activation, _torch_ops.workspace(x.device))
     return y
 
 
@@ -58,7 +42,8 @@ def _bwd_cuda(dy: Any, x: Any, weight: Any, bias: Any, activation: str) -> Any:
     ops = {"x": x, "w": graphs.weight_view(weight), "b": graphs.bias_view(bias), "dy": dy,
            "dx": dx, "dw": graphs.weight_view(dw), "db": graphs.bias_view(db)}
     with torch.cuda.device(x.device):
-        graphs.backward(_handle(x.device), ops, activation, _workspace(x.device))
+        graphs.backward(_torch_ops.handle(x.device), ops, activation,
+                        _torch_ops.workspace(x.device))
     return dx, dw, db
 
 

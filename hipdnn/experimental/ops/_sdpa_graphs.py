@@ -10,21 +10,17 @@ still be one copy.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional, Sequence, Tuple
-
-import numpy as np
+from typing import Any, Dict, Mapping, NamedTuple, Optional
 
 from hipdnn import _C
-from hipdnn.device import DeviceArray
-from hipdnn.enums import data_type, diagonal_alignment, heur_mode
+from hipdnn._op_graphs import (CachedGraph, Key, Workspace, finish, inputs, operands_key,
+                               output, run)
+from hipdnn.enums import data_type, diagonal_alignment
 from hipdnn.pygraph import Tensor, pygraph
 
 # Operand names, in the order a variant pack lists them, and their uids in the graphs.
 _UIDS = {name: uid for uid, name in enumerate(
     ("q", "k", "v", "o", "stats", "dO", "dQ", "dK", "dV", "seq_len_q", "seq_len_kv"), 1)}
-
-Key = Tuple[Any, ...]
-Workspace = Optional[Callable[[int], Any]]
 
 
 class Mask(NamedTuple):
@@ -47,64 +43,25 @@ class Mask(NamedTuple):
                 "diagonal_band_right_bound": right}
 
 
-class CachedGraph(NamedTuple):
-    """A built graph and the workspace its plan needs, in bytes."""
-    graph: pygraph
-    workspace_size: int
-
-
 _fprop_cache: Dict[Key, CachedGraph] = {}
 _bprop_cache: Dict[Key, CachedGraph] = {}
-
-
-def describe(array: Any) -> Tuple[Tuple[int, ...], Tuple[int, ...], str, str]:
-    """(shape, strides in elements, data type, device) of a torch tensor, a DeviceArray or
-    a NumPy array: what a cached graph was built for."""
-    stride = getattr(array, "stride", None)
-    if callable(stride):  # torch: stride() in elements
-        return tuple(array.shape), tuple(stride()), str(array.dtype), str(array.device)
-    if isinstance(array, DeviceArray):
-        return (tuple(array.shape), tuple(array.element_strides),
-                data_type(array.data_type).name, f"device {array.device}")
-    a = np.asarray(array)
-    return (a.shape, tuple(s // a.itemsize for s in a.strides), a.dtype.str, "host")
 
 
 def cache_key(kind: str, operands: Mapping[str, Any], attn_scale: float, mask: Mask,
               *extra: Any) -> Key:
     """The problem a graph solves: every operand's shape, strides, data type and device
     (which optional ones are present included), the scale, the mask and ``extra``."""
-    return (kind, tuple((name, describe(a)) for name, a in operands.items()),
-            float(attn_scale), tuple(mask), *extra)
-
-
-def _inputs(g: pygraph, operands: Mapping[str, Any], names: Sequence[str]) -> Dict[str, Tensor]:
-    """Graph inputs made from the arrays (tensor_like: a device array keeps the graph on
-    device engines), under the uids execute uses."""
-    return {name: g.tensor_like(operands[name], name=name).set_uid(_UIDS[name])
-            for name in names if name in operands}
+    return (kind, operands_key(operands), float(attn_scale), tuple(mask), *extra)
 
 
 def _output(t: Tensor, name: str, array: Any, dtype: data_type) -> None:
-    """Makes ``t`` the output ``array`` receives: its dims, strides and data type."""
-    shape, strides, _, _ = describe(array)
-    t.set_name(name).set_uid(_UIDS[name]).set_output(True).set_data_type(dtype)
-    t.set_dim(list(shape)).set_stride(list(strides))
+    """Makes ``t`` the output ``array`` receives (the op_graphs rule, under _UIDS)."""
+    output(t, name, _UIDS[name], array, dtype)
 
 
 def _padding(t: Mapping[str, Tensor]) -> Dict[str, Any]:
     return {"use_padding_mask": "seq_len_q" in t or "seq_len_kv" in t,
             "seq_len_q": t.get("seq_len_q"), "seq_len_kv": t.get("seq_len_kv")}
-
-
-def _finish(g: pygraph) -> CachedGraph:
-    """cuDNN frontend's build steps; GraphNotSupportedError lists each engine's reason."""
-    g.validate()
-    g.build_operation_graph()
-    g.create_execution_plans([heur_mode.A, heur_mode.FALLBACK])
-    g.check_support()
-    g.build_plans()
-    return CachedGraph(g, g.get_workspace_size())
 
 
 def build_forward(handle: Optional[_C.Handle], operands: Mapping[str, Any],
@@ -113,14 +70,14 @@ def build_forward(handle: Optional[_C.Handle], operands: Mapping[str, Any],
     into operands' o and stats."""
     g = pygraph(intermediate_data_type=data_type.FLOAT, compute_data_type=data_type.FLOAT,
                 handle=handle, name="sdpa_op_forward")
-    t = _inputs(g, operands, ("q", "k", "v", "seq_len_q", "seq_len_kv"))
+    t = inputs(g, operands, _UIDS, ("q", "k", "v", "seq_len_q", "seq_len_kv"))
     o, stats = g.sdpa(q=t["q"], k=t["k"], v=t["v"], generate_stats=True,
                       attn_scale=attn_scale, compute_data_type=data_type.FLOAT, name="sdpa",
                       **_padding(t), **mask.keywords())
     assert o is not None and stats is not None  # generate_stats=True gives both
     _output(o, "o", operands["o"], t["q"].get_data_type())
     _output(stats, "stats", operands["stats"], data_type.FLOAT)
-    return _finish(g)
+    return finish(g)
 
 
 def build_backward(handle: Optional[_C.Handle], operands: Mapping[str, Any],
@@ -129,7 +86,7 @@ def build_backward(handle: Optional[_C.Handle], operands: Mapping[str, Any],
     dQ, dK and dV."""
     g = pygraph(intermediate_data_type=data_type.FLOAT, compute_data_type=data_type.FLOAT,
                 handle=handle, name="sdpa_op_backward")
-    t = _inputs(g, operands, ("q", "k", "v", "o", "dO", "stats", "seq_len_q", "seq_len_kv"))
+    t = inputs(g, operands, _UIDS, ("q", "k", "v", "o", "dO", "stats", "seq_len_q", "seq_len_kv"))
     grads = g.sdpa_backward(q=t["q"], k=t["k"], v=t["v"], o=t["o"], dO=t["dO"],
                             stats=t["stats"], attn_scale=attn_scale,
                             use_deterministic_algorithm=is_deterministic,
@@ -137,21 +94,7 @@ def build_backward(handle: Optional[_C.Handle], operands: Mapping[str, Any],
                             **_padding(t), **mask.keywords())
     for grad, name, like in zip(grads, ("dQ", "dK", "dV"), ("q", "k", "v")):
         _output(grad, name, operands[name], t[like].get_data_type())
-    return _finish(g)
-
-
-def _run(cache: Dict[Key, CachedGraph], key: Key, build: Callable[[], CachedGraph],
-         handle: Optional[_C.Handle], operands: Mapping[str, Any],
-         workspace: Workspace) -> bool:
-    """Runs the cached graph for ``key`` (built first on a miss) on the operands; True on
-    a cache hit.  ``workspace(size)`` gives the plan's workspace (None: hipdnn's own)."""
-    entry = cache.get(key)
-    hit = entry is not None
-    if entry is None:
-        entry = cache[key] = build()
-    space = workspace(entry.workspace_size) if workspace and entry.workspace_size else None
-    entry.graph.execute({_UIDS[name]: a for name, a in operands.items()}, space, handle=handle)
-    return hit
+    return finish(g)
 
 
 def forward(handle: Optional[_C.Handle], operands: Mapping[str, Any], attn_scale: float,
@@ -159,8 +102,8 @@ def forward(handle: Optional[_C.Handle], operands: Mapping[str, Any], attn_scale
     """Attention forward: operands q, k, v, o, stats (seq_len_q, seq_len_kv if given);
     o and stats are written.  True when the graph came from ``_fprop_cache``."""
     key = cache_key("fprop", operands, attn_scale, mask)
-    return _run(_fprop_cache, key, lambda: build_forward(handle, operands, attn_scale, mask),
-                handle, operands, workspace)
+    return run(_fprop_cache, key, lambda: build_forward(handle, operands, attn_scale, mask),
+               handle, operands, _UIDS, workspace)
 
 
 def backward(handle: Optional[_C.Handle], operands: Mapping[str, Any], attn_scale: float,
@@ -168,6 +111,6 @@ def backward(handle: Optional[_C.Handle], operands: Mapping[str, Any], attn_scal
     """Attention backward: operands q, k, v, o, dO, stats, dQ, dK, dV (seq_lens if
     given); dQ, dK and dV are written.  True when the graph came from ``_bprop_cache``."""
     key = cache_key("bprop", operands, attn_scale, mask, bool(is_deterministic))
-    return _run(_bprop_cache, key,
-                lambda: build_backward(handle, operands, attn_scale, mask, is_deterministic),
-                handle, operands, workspace)
+    return run(_bprop_cache, key,
+               lambda: build_backward(handle, operands, attn_scale, mask, is_deterministic),
+               handle, operands, _UIDS, workspace)

@@ -11,10 +11,8 @@ from typing import Any, Dict, Optional, Tuple
 
 import torch
 
-import hipdnn
+from hipdnn import _torch_ops
 from hipdnn.experimental.ops import _sdpa_graphs as graphs
-
-_handles: Dict[Any, Any] = {}
 
 _lib = torch.library.Library("hipdnn", "FRAGMENT")
 _lib.define("sdpa(Tensor q, Tensor k, Tensor v, float attn_scale, bool is_causal=False, "
@@ -24,20 +22,6 @@ _lib.define("sdpa_bwd(Tensor dO, Tensor q, Tensor k, Tensor v, Tensor o, Tensor 
             "float attn_scale, bool is_causal=False, int diagonal_alignment=0, "
             "int left_bound=-1, int right_bound=-1, Tensor? seq_len_q=None, "
             "Tensor? seq_len_kv=None, bool is_deterministic=False) -> (Tensor, Tensor, Tensor)")
-
-
-def _handle(device: Any) -> Any:
-    """One hipdnn handle per torch device, on the caller's current stream (so hipdnn's
-    work is ordered with torch's)."""
-    handle = _handles.get(device)
-    if handle is None:
-        handle = _handles[device] = hipdnn.create_handle()
-    handle.set_stream(torch.cuda.current_stream(device).cuda_stream)
-    return handle
-
-
-def _workspace(device: Any) -> Any:
-    return lambda size: torch.empty(size, dtype=torch.uint8, device=device)
 
 
 def _operands(seq_len_q: Optional[Any], seq_len_kv: Optional[Any],
@@ -68,7 +52,8 @@ def _sdpa_cuda(q: Any, k: Any, v: Any, attn_scale: float, is_causal: bool = Fals
     mask = graphs.Mask(bool(is_causal), int(diagonal_alignment), int(left_bound),
                        int(right_bound))
     with torch.cuda.device(q.device):
-        graphs.forward(_handle(q.device), ops, attn_scale, mask, _workspace(q.device))
+        graphs.forward(_torch_ops.handle(q.device), ops, attn_scale, mask,
+                       _torch_ops.workspace(q.device))
     return o, stats
 
 
@@ -88,8 +73,8 @@ def _sdpa_bwd_cuda(dO: Any, q: Any, k: Any, v: Any, o: Any, stats: Any, attn_sca
     mask = graphs.Mask(bool(is_causal), int(diagonal_alignment), int(left_bound),
                        int(right_bound))
     with torch.cuda.device(q.device):
-        graphs.backward(_handle(q.device), ops, attn_scale, mask, bool(is_deterministic),
-                        _workspace(q.device))
+        graphs.backward(_torch_ops.handle(q.device), ops, attn_scale, mask,
+                        bool(is_deterministic), _torch_ops.workspace(q.device))
     return dq, dk, dv
 
 
