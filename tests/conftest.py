@@ -22,6 +22,7 @@ Layouts: "packed" (row-major), "channels_last" (NCHW dims, NHWC strides), "trans
 buffer whose gaps hold NaN, so reading or writing a gap shows up).
 """
 import os
+import subprocess
 import sys
 import tempfile
 import zlib
@@ -319,6 +320,16 @@ if FAKE_GPU:  # before any handle exists: only the reference engine and the emul
         ["hipdnn_plugins/engines/libhipdnn_reference_cpu.so",
          os.path.join(_build, "tests", "emulated", "libhip_emulated.so")],
         hipdnn.plugin_loading_mode.ABSOLUTE)
+
+
+def python(code):
+    """Runs code in a fresh interpreter on this checkout; returns its stdout."""
+    checkout = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=checkout + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, cwd=checkout, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
 
 
 def logged(run):

@@ -7,21 +7,17 @@ strided x, bias None; outputs poisoned first, inputs unchanged; one cached graph
 problem; cuDNN frontend's argument errors; importing and running without torch.
 tests/test_gpu_causal_conv1d.py runs DeviceArrays on the GPU engine and torch tensors."""
 import importlib
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import hipdnn
-from conftest import assert_close
+from conftest import assert_close, python
 from hipdnn.ops import _causal_conv1d_graphs as graphs
 from tolerances import graph_tolerance
 
 # the module (hipdnn.ops.causal_conv1d, the attribute, is the function)
 module = importlib.import_module("hipdnn.ops.causal_conv1d")
-CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOL = {np.float32: "fp32", np.float16: "fp16"}
 
 
@@ -190,15 +186,6 @@ def test_bad_arguments_raise_cudnn_frontends_errors():
 class _Fake:
     """Something with a shape that is no array hipdnn takes."""
     shape = (8, 4)
-
-
-def python(code):
-    """Runs code in a fresh interpreter on this checkout; returns its stdout."""
-    env = dict(os.environ, PYTHONPATH=CHECKOUT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=env, cwd=CHECKOUT, timeout=120)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc.stdout
 
 
 def test_the_module_imports_and_runs_without_torch():

@@ -8,9 +8,6 @@ Stats, causal masks at both alignments, sliding windows, padding, GQA, strided l
 one cached graph per problem.  tests/test_gpu_sdpa_op.py runs the torch operator on a GPU."""
 import importlib
 import logging
-import os
-import subprocess
-import sys
 import threading
 
 import numpy as np
@@ -18,22 +15,12 @@ import pytest
 
 import hipdnn
 import references as ref
-from conftest import assert_close
+from conftest import assert_close, python
 from hipdnn.api_base import _reset_experimental_api_warning_registry, warn_experimental_api_once
 from hipdnn.experimental.ops import _sdpa_graphs as graphs
 from tolerances import tolerance
 
-CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOL = {np.float32: "fp32", np.float16: "fp16"}
-
-
-def python(code):
-    """Runs code in a fresh interpreter on this checkout; returns its stdout."""
-    env = dict(os.environ, PYTHONPATH=CHECKOUT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=env, cwd=CHECKOUT, timeout=120)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc.stdout
 
 
 # ---- modules, imports, api_base ---------------------------------------------------------
