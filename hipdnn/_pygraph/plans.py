@@ -24,6 +24,16 @@ if TYPE_CHECKING:
     from ..pygraph import KernelGroup
 
 
+def _workspace_of(plan: "_Plan", workspace: Any) -> Any:
+    """The workspace as the pack takes it: an address (cuDNN frontend's
+    workspace.data_ptr()) wrapped as the plan's workspace_size bytes; a plan that needs none
+    does not read it (an empty tensor's address may be 0)."""
+    if not RawPointer.is_address(workspace):
+        return workspace
+    size = plan.pack.workspace_size
+    return RawPointer.of(workspace, int(data_type.UINT8), [size], [1]) if size else None
+
+
 class Plans(BuildSteps):
     """pygraph's plan queries and execute."""
 
@@ -208,12 +218,7 @@ class Plans(BuildSteps):
             raise TypeError(f"execute: handle must be a hipdnn.Handle, got {_type_name(handle)}")
         arrays = self._arrays_for(plan, variant_pack)
         handle = handle if handle is not None else self._get_handle()
-        if RawPointer.is_address(workspace):
-            # an address (cuDNN frontend's workspace.data_ptr()); a plan that needs none
-            # does not read it (an empty tensor's address may be 0)
-            size = plan.pack.workspace_size
-            workspace = RawPointer.of(workspace, int(data_type.UINT8), [size], [1]) \
-                if size else None
+        workspace = _workspace_of(plan, workspace)
         staging = staged_for(plan.engine, plan.space, self._preferred, self.name, plan.pack,
                              arrays, self._staging_said)
         if staging is not None:
@@ -319,10 +324,7 @@ class Plans(BuildSteps):
                             f"{_type_name(cuda_graph)}")
         arrays = self._arrays_for(plan, variant_pack)
         handle = handle if handle is not None else self._get_handle()
-        if RawPointer.is_address(workspace):
-            size = plan.pack.workspace_size
-            workspace = RawPointer.of(workspace, int(data_type.UINT8), [size], [1]) \
-                if size else None
+        workspace = _workspace_of(plan, workspace)
         plan.pack.record_graph(handle, arrays, workspace, int(cuda_graph), update)
 
     def _arrays_memory(self, variant_pack: Any) -> Optional[memory_space]:
