@@ -830,17 +830,21 @@ def test_torch_work_on_another_stream_comes_first():
             assert torch.equal(out, torch.relu(a + b))
 
 
-def test_torch_tensors_needing_grad_are_refused_as_dlpack_refuses_them():
+def test_torch_tensors_needing_grad_are_read_as_their_data_as_cudnn_reads_them():
+    # cuDNN frontend's samples hand leaf tensors that require grad to execute and
+    # tensor_like; torch's __dlpack__ refuses those, hipdnn reads their data.
     torch = torch_cuda()
-    a = torch.randn(8, device="cuda", requires_grad=True)
-    b = torch.randn(8, device="cuda")
-    out = torch.empty_like(b)
-    g, A, B, Y = add_relu_graph(b, b)
-    with pytest.raises(ValueError, match="__dlpack__ failed"):
+    for device in ("cuda", "cpu"):  # the attribute read, then the DLPack way
+        a = torch.randn(8, device=device, requires_grad=True)
+        b = torch.randn(8, device=device)
+        out = torch.full_like(b, float("nan")).requires_grad_(True)
+        before = a.detach().clone()
+        g, A, B, Y = add_relu_graph(a, b, GPU_ENGINE if device == "cuda" else "reference_cpu")
         g.execute({A: a, B: b, Y: out})
-    g.execute({A: a.detach(), B: b, Y: out})
-    torch.cuda.synchronize()
-    assert torch.equal(out, torch.relu(a.detach() + b))
+        if device == "cuda":
+            torch.cuda.synchronize()
+        assert torch.equal(out.detach(), torch.relu(before + b))
+        assert torch.equal(a.detach(), before) and a.requires_grad
 
 
 def test_torch_reads_device_arrays_zero_copy():

@@ -141,11 +141,26 @@ static PyObject* call_dlpack(PyObject* obj, PyObject* stream_arg) {
     return cap;
 }
 
+/* obj, or obj.detach() where obj requires grad (torch refuses to export those; hipdnn reads
+ * and writes the data as cuDNN does, outside autograd).  A new reference, NULL on error. */
+static PyObject* detached(PyObject* obj) {
+    PyObject* rg = PyObject_HasAttrString(obj, "detach")
+                       ? PyObject_GetAttrString(obj, "requires_grad") : NULL;
+    int needs = rg ? PyObject_IsTrue(rg) : 0;
+    Py_XDECREF(rg);
+    PyErr_Clear();
+    if (needs == 1) return PyObject_CallMethod(obj, "detach", NULL);
+    Py_INCREF(obj);
+    return obj;
+}
+
 static int from_dlpack(PyObject* obj, hipdnnStream_t stream, const char* what, hd_value* v) {
     v->kind = "DLPack";
     PyObject* stream_arg = dlpack_stream_arg(obj, stream);
     if (!stream_arg) return -1;
-    PyObject* cap = call_dlpack(obj, stream_arg);
+    PyObject* src = detached(obj);
+    PyObject* cap = src ? call_dlpack(src, stream_arg) : NULL;
+    Py_XDECREF(src);
     Py_DECREF(stream_arg);
     if (!cap) {
         PyObject *et, *ev, *tb;
@@ -207,12 +222,13 @@ static int order_after(PyObject* stream_obj, hipdnnStream_t ours, const char* wh
 /* ---- PyTorch tensors -------------------------------------------------------------------
  * torch.Tensor.__dlpack__ is Python that costs about 19 us a call (torch 2.11, on the H100
  * machine: most of an execute's host time with two tensors).  An exact torch.Tensor on a
- * CUDA / ROCm device, strided, needing no grad and with no conjugate or negative bit (what
- * torch's own export accepts) is read from its attributes instead, and DLPack's promise,
+ * CUDA / ROCm device, strided and with no conjugate or negative bit (what torch's own
+ * export accepts of a detached tensor) is read from its attributes instead, and DLPack's promise,
  * that the tensor's pending work on torch's current stream comes before ours, is kept as
  * __cuda_array_interface__ producers' is: an event when the streams differ.  Anything else
- * (host tensors, subclasses, tensors needing grad...) goes the protocol way, so what is
- * accepted and refused, and every message, stays DLPack's. */
+ * (host tensors, subclasses...) goes the protocol way, so what is accepted and refused, and
+ * every message, stays DLPack's.  A tensor that requires grad is read as its data, as
+ * cuDNN's frontend reads data_ptr(): hipdnn is not part of autograd. */
 
 static const struct { const char* name; int dtype; int size; } k_torch_dtypes[HD_TORCH_DTYPES] = {
     {"float32", HIPDNN_DATA_FLOAT, 4}, {"float16", HIPDNN_DATA_HALF, 2},
@@ -224,10 +240,10 @@ static const struct { const char* name; int dtype; int size; } k_torch_dtypes[HD
 
 /* The attribute names read per tensor, interned once (fresh names each call would be kept
  * by CPython's type-attribute cache). */
-enum { TN_TORCH, TN_IS_CUDA, TN_REQUIRES_GRAD, TN_IS_CONJ, TN_IS_NEG, TN_LAYOUT, TN_DTYPE,
+enum { TN_TORCH, TN_IS_CUDA, TN_IS_CONJ, TN_IS_NEG, TN_LAYOUT, TN_DTYPE,
        TN_DATA_PTR, TN_GET_DEVICE, TN_SHAPE, TN_STRIDE };
 static const char* const k_torch_names[HD_TORCH_NAMES] = {
-    "torch", "is_cuda", "requires_grad", "is_conj", "is_neg", "layout", "dtype", "data_ptr",
+    "torch", "is_cuda", "is_conj", "is_neg", "layout", "dtype", "data_ptr",
     "get_device", "shape", "stride"};
 
 /* Whether the torch objects are cached: looked up once torch is in sys.modules (hipdnn never
@@ -316,8 +332,7 @@ static int from_torch(hd_state* st, PyObject* obj, hipdnnStream_t stream, const 
                       hd_value* v) {
     if (!torch_ready(st) || (PyObject*)Py_TYPE(obj) != st->torch_tensor) return 0;
     PyObject* const* n = st->torch_names;
-    if (torch_flag(obj, n[TN_IS_CUDA], 0) != 1 || torch_flag(obj, n[TN_REQUIRES_GRAD], 0) != 0 ||
-        torch_flag(obj, n[TN_IS_CONJ], 1) != 0 || torch_flag(obj, n[TN_IS_NEG], 1) != 0)
+    if (torch_flag(obj, n[TN_IS_CUDA], 0) != 1 || torch_flag(obj, n[TN_IS_CONJ], 1) != 0 || torch_flag(obj, n[TN_IS_NEG], 1) != 0)
         return 0;
     PyObject* layout = PyObject_GetAttr(obj, n[TN_LAYOUT]);
     PyObject* dtype = layout ? PyObject_GetAttr(obj, n[TN_DTYPE]) : NULL;

@@ -16,7 +16,7 @@
 #include "log.h"
 
 #define HD_TORCH_DTYPES 10 /* the torch data types of interop.c's k_torch_dtypes */
-#define HD_TORCH_NAMES 11  /* the names of interop.c's k_torch_names */
+#define HD_TORCH_NAMES 10  /* the names of interop.c's k_torch_names */
 
 /* Per-module state: exceptions and types live here, not in C globals, so that each
  * (sub)interpreter gets its own. */
