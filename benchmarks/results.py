@@ -4,8 +4,9 @@
                                                  # history/ gives (or history/README.md is stale)
     python3 benchmarks/results.py rebuild        # rewrite both from history/
     python3 benchmarks/results.py add RUN.md     # a run written by `gpu_bench.py --markdown
-                                                 # RUN.md` (or gpu_matmul_bench.py's):
-                                                 # into history/, then rebuild
+                                                 # RUN.md` (or gpu_matmul_bench.py's,
+                                                 # ort_model_bench.py's): into history/,
+                                                 # then rebuild
 
 Each file of history/ is one run (or a few runs of one day, as first written), verbatim,
 under a metadata comment that says what its text does not say in a fixed form:
@@ -18,7 +19,8 @@ under a metadata comment that says what its text does not say in a fixed form:
     -->
 
 Memory-bound GPU runs are named "run 28", compute-bound ones (gpu_matmul_bench.py's
-markdown tables, TFLOP/s) "run M11".  `commit` and, for CPU runs, `threads` may list one
+markdown tables, TFLOP/s) "run M11", whole models through hipdnn-ep (ort_model_bench.py's
+markdown tables) "run E1".  `commit` and, for CPU runs, `threads` may list one
 value per table of the file, in order.
 A commit followed by † was not written in the run's text: it is the commit that holds the
 code measured, from git log; "—" is one that cannot be told; a trailing "+" means
@@ -28,13 +30,15 @@ The standing is, for each device, the latest row of each case: later files overr
 earlier ones, and later tables of a file earlier tables.  For a GPU case the row is
 hipdnn's default kernel (the first hipdnn row that states a ratio against PyTorch eager,
 else the first hipdnn row) with the PyTorch rows of the same table; a matmul table's
-ratio against torch.compile, which it does not state, is worked out from the two times.
+ratio against torch.compile, which it does not state, is worked out from the two times;
+so are a model table's, whose row is each model's first timed hipdnn-ep row (device I/O
+where it ran) with the ORT CPU EP's and PyTorch's times.
 Only the notes are written by hand: `rebuild` keeps a row's note while the row is below
 one of its anchors, drops it when it is not, and says "cause not recorded" where a row
 below has none.
 
-Pure Python: gpu_bench.py and gpu_matmul_bench.py format their tables and entries with
-it, tests/test_bench_results.py checks it without a GPU.
+Pure Python: gpu_bench.py, gpu_matmul_bench.py and ort_model_bench.py format their
+tables and entries with it, tests/test_bench_results.py checks it without a GPU.
 """
 from __future__ import annotations
 
@@ -65,17 +69,25 @@ CPU_COLUMNS = ["case", "shape", "threads", "hipdnn ms", "NumPy ms", "speed hipdn
                "date", "commit", "run", "note"]
 MATMUL_COLUMNS = ["case", "hipdnn", "ms", "TFLOP/s", "torch eager ms", "vs eager",
                   "torch.compile ms", "vs torch.compile", "date", "commit", "run", "note"]
+MODEL_COLUMNS = ["model", "hipdnn-ep", "ms", "took", "ORT CPU ms", "torch eager ms", "vs eager",
+                 "torch.compile ms", "vs torch.compile", "date", "commit", "run", "note"]
 COLUMNS = {"gpu": GPU_COLUMNS, "host": HOST_COLUMNS, "matmul": MATMUL_COLUMNS,
-           "cpu": CPU_COLUMNS}
+           "model": MODEL_COLUMNS, "cpu": CPU_COLUMNS}
 ALIGN = {"gpu": "|---|---|---:|---:|---:|---:|---:|---:|---|---|---|---|",
          "host": "|---|---:|---:|---|---|---|---|",
          "matmul": "|---|---|---:|---:|---:|---:|---:|---:|---|---|---|---|",
+         "model": "|---|---|---:|---|---:|---:|---:|---:|---:|---|---|---|---|",
          "cpu": "|---|---|---:|---:|---:|---:|---|---|---|---|"}
 CAPTION = {"host": "Host time of one execute of a tiny graph (relu over 16 floats), the GPU idle:",
            "matmul": "Matmul and convolution (compute-bound, `gpu_matmul_bench.py`), TFLOP/s = "
-                     "2MNK/time; torch eager is cuBLAS or cuDNN:"}
+                     "2MNK/time; torch eager is cuBLAS or cuDNN:",
+           "model": "Whole models through ONNX Runtime (`ort_model_bench.py`), fp32, median ms a "
+                    "run: hipdnn-ep on the GPU against ORT's CPU EP and PyTorch on the GPU:"}
 # the columns of gpu_matmul_bench.py's markdown table, a run table of its own kind
 MATMUL_RUN_COLUMNS = ["case", "implementation", "ms", "TFLOP/s", "vs torch eager", "note"]
+# the columns of ort_model_bench.py's markdown table
+MODEL_RUN_COLUMNS = ["model", "implementation", "ms", "vs torch eager", "err vs ORT CPU",
+                     "hipdnn-ep took", "note"]
 ANCHORS = {"vs eager": "torch eager", "vs torch.compile": "torch.compile",
            "vs torch.relu": "torch.relu", "speed hipdnn/NumPy": "NumPy"}
 
@@ -169,7 +181,7 @@ _META = re.compile(r"\A<!-- benchmark run\n(?P<fields>.*?)\n-->\n", re.S)
 
 @dataclass
 class Table:
-    kind: str                      # "gpu" (Lines), "cpu" or "matmul" (markdown rows, as dicts)
+    kind: str                      # "gpu" (Lines); "cpu", "matmul", "model" (markdown rows, dicts)
     rows: list
 
 
@@ -200,20 +212,23 @@ def _cells(line: str) -> List[str]:
 
 
 def _markdown_kind(s: str) -> Optional[str]:
-    """"cpu" or "matmul" where s is the header of a run's markdown table, else None (a
-    standing table, with its commit column, is not a run)."""
+    """"cpu", "matmul" or "model" where s is the header of a run's markdown table, else None
+    (a standing table, with its commit column, is not a run)."""
     if not s.startswith("|") or "commit" in s:
         return None
     if "hipdnn ms" in s and "NumPy ms" in s:
         return "cpu"
     columns = _cells(s)
+    if "model" in columns and "implementation" in columns:
+        return "model"
     return "matmul" if "implementation" in columns and "TFLOP/s" in columns else None
 
 
 def parse_tables(body: str) -> List[Table]:
     """The run tables of a history entry, in order: GPU tables (rows as gpu_bench.py prints
-    them), CPU tables (markdown, with "hipdnn ms" and "NumPy ms" columns) and matmul tables
-    (markdown, as gpu_matmul_bench.py writes them: "implementation" and "TFLOP/s" columns).
+    them), CPU tables (markdown, with "hipdnn ms" and "NumPy ms" columns), matmul tables
+    (markdown, as gpu_matmul_bench.py writes them: "implementation" and "TFLOP/s" columns)
+    and model tables (ort_model_bench.py's: "model" and "implementation" columns).
     Other tables (standing, aims, profiles) are not runs."""
     tables: List[Table] = []
     current: Optional[Table] = None
@@ -287,7 +302,7 @@ def read_history(history: Path = HISTORY) -> List[Entry]:
 class Row:
     """One row of a standing table."""
     device: str
-    kind: str                      # "gpu", "host" or "cpu"
+    kind: str                      # "gpu", "host", "matmul", "model" or "cpu"
     key: Tuple[str, ...]           # what a later row replaces it by
     cells: Dict[str, str]          # every column but run and note
     run: Optional[Tuple[str, str]]  # (name, file name) of the entry; None: "this run"
@@ -386,6 +401,37 @@ def matmul_rows(rows: Sequence[Dict[str, str]], device: str, date: str, commit: 
     return out
 
 
+def model_rows(rows: Sequence[Dict[str, str]], device: str, date: str, commit: str,
+               run: Optional[Tuple[str, str]]) -> List[Row]:
+    """The standing rows one model table gives: each model's first timed hipdnn-ep row (the
+    device-I/O one where it ran, as PyTorch's inputs are on the device too) against the
+    ORT CPU EP's, torch eager's (fp32) and torch.compile's times of the table."""
+    out = []
+    for model, group in _by_case(rows, lambda r: r["model"]).items():
+        timed = {}
+        for r in group:
+            if r["ms"]:
+                timed.setdefault(r["implementation"], r)
+        hip = [r for impl, r in timed.items() if impl.startswith("hipdnn-ep")]
+        if not hip:
+            continue
+        pick = hip[0]
+
+        def ms(impl):
+            return timed[impl]["ms"] if impl in timed else NONE
+
+        def vs(impl):
+            return _ratio(timed[impl]["ms"], pick["ms"]) if impl in timed else NONE
+        out.append(Row(device, "model", (model,), {
+            "model": model, "hipdnn-ep": pick["implementation"][len("hipdnn-ep"):].strip(" ,"),
+            "ms": pick["ms"], "took": pick["hipdnn-ep took"] or NONE,
+            "ORT CPU ms": ms("ORT CPU EP"), "torch eager ms": ms("torch eager"),
+            "vs eager": vs("torch eager"), "torch.compile ms": ms("torch.compile"),
+            "vs torch.compile": vs("torch.compile"), "date": date,
+            "commit": commit_cell(commit)}, run))
+    return out
+
+
 def cpu_rows(rows: Sequence[Dict[str, str]], device: str, date: str, commit: str,
              threads: str, run: Optional[Tuple[str, str]]) -> List[Row]:
     return [Row(device, "cpu", (r["case"], r["shape"], threads), {
@@ -406,6 +452,8 @@ def entry_rows(entry: Entry) -> List[Row]:
             out += gpu_rows(table.rows, entry.meta["device"], entry.meta["date"], commit, run)
         elif table.kind == "matmul":
             out += matmul_rows(table.rows, entry.meta["device"], entry.meta["date"], commit, run)
+        elif table.kind == "model":
+            out += model_rows(table.rows, entry.meta["device"], entry.meta["date"], commit, run)
         else:
             out += cpu_rows(table.rows, entry.meta["device"], entry.meta["date"], commit,
                             nthreads, run)
@@ -438,10 +486,10 @@ def render_row(row: Row, link_prefix: str = "history/") -> str:
 
 
 def render_tables(rows: Sequence[Row], link_prefix: str = "history/") -> List[str]:
-    """One device's standing: its GPU table, its host-time table, its matmul table, its CPU
-    table, those it has."""
+    """One device's standing: its GPU table, its host-time table, its matmul table, its
+    model table, its CPU table, those it has."""
     out: List[str] = []
-    for kind in ("gpu", "host", "matmul", "cpu"):
+    for kind in ("gpu", "host", "matmul", "model", "cpu"):
         mine = [r for r in rows if r.kind == kind]
         if not mine:
             continue
@@ -506,7 +554,7 @@ def parse_standing(text: str) -> List[Row]:
         rec = dict(zip(columns, cells))
         m = re.fullmatch(r"\[(.+)\]\((?:history/)?(.+)\)", rec["run"])
         key = {"gpu": (case_name(rec.get("case", "")),), "host": (rec.get("call"),),
-               "matmul": (rec.get("case"),),
+               "matmul": (rec.get("case"),), "model": (rec.get("model"),),
                "cpu": (rec.get("case"), rec.get("shape"), rec.get("threads"))}[kind]
         rows.append(Row(device, kind, key,
                         {c: rec[c] for c in columns if c not in ("run", "note")},
@@ -529,7 +577,9 @@ def render_index(entries: Sequence[Entry]) -> str:
            "commit (one per table where they differ; † marks a commit taken from git log,",
            "not from the run's text).  Memory-bound GPU runs (`gpu_bench.py`) are named",
            "run 1, run 2 and so on, compute-bound ones (`gpu_matmul_bench.py`: matmul and",
-           "convolution) run M1, run M2.  This index is written by `results.py` too.", "",
+           "convolution) run M1, run M2, whole models through hipdnn-ep",
+           "(`ort_model_bench.py`) run E1, run E2.  This index is written by `results.py` too.",
+           "",
            "| entry | date | device | commit | heading |", "|---|---|---|---|---|"]
     for e in entries:
         heading = next((ln.lstrip("#").strip() for ln in e.body.splitlines()
@@ -618,10 +668,43 @@ def matmul_run_entry(table: Sequence[str], device: str, date: str, commit: str,
     return _entry_text(device, date, commit, heading, preamble, rows, list(table))
 
 
+# a row ort_model_bench.py measured: model, implementation, ms, error against ORT's CPU EP,
+# the nodes hipdnn-ep took ("" for other rows), note
+ModelResult = Tuple[str, str, Optional[float], Optional[float], str, str]
+
+
+def format_model_table(results: Sequence[ModelResult]) -> List[str]:
+    """The lines of ort_model_bench.py's markdown table: each row's median time and error
+    (none where its note says why), and its model's torch eager time over its own."""
+    lines = ["| " + " | ".join(MODEL_RUN_COLUMNS) + " |",
+             "| --- | --- | ---: | ---: | ---: | --- | --- |"]
+    base = {m: ms for m, impl, ms, _, _, _ in results if impl == "torch eager" and ms}
+    for model, impl, ms, err, took, note in results:
+        err_text = "" if err is None else f"{err:.1e}"
+        note = note.replace("|", "/")  # a run table's cells are read without escapes
+        if not ms:
+            lines.append(f"| {model} | {impl} | | | {err_text} | {took} | {note} |")
+            continue
+        ratio = f"{base[model] / ms:.2f}x" if model in base else ""
+        lines.append(f"| {model} | {impl} | {ms:.3f} | {ratio} | {err_text} | {took} | {note} |")
+    return lines
+
+
+def model_run_entry(table: Sequence[str], device: str, date: str, commit: str,
+                    versions: str, preamble: str = "") -> str:
+    """The history entry of a run ort_model_bench.py just made (`table`: its markdown
+    table): `results.py add` files it as a run E.  versions: "onnxruntime 1.30.0, torch ..."."""
+    (parsed,) = [t for t in parse_tables("\n".join(table)) if t.kind == "model"]
+    rows = model_rows(parsed.rows, device, date, commit, None)
+    heading = f"## Whole models through hipdnn-ep, {date}, {device}, {versions}"
+    return _entry_text(device, date, commit, heading, preamble, rows, list(table))
+
+
 def next_name(entries: Sequence[Entry], series: str = "") -> str:
     """The name after the highest of its series on a GPU: "run 29" for a memory-bound run
-    (series ""), "run M12" for a compute-bound one (series "M")."""
-    pattern = r"\bM(\d+)" if series else r"(?<![M\d])(\d+)"  # "runs 6-7" gives 6 and 7
+    (series ""), "run M12" for a compute-bound one (series "M"), "run E2" for a model run
+    (series "E")."""
+    pattern = rf"\b{series}(\d+)" if series else r"(?<![A-Z\d])(\d+)"  # "runs 6-7": 6 and 7
     numbers = [int(n) for e in entries if not e.meta["device"].startswith("CPU")
                for n in re.findall(pattern, e.name)]
     return f"run {series}{max(numbers, default=0) + 1}"
@@ -636,7 +719,8 @@ def add_entry(text: str, results: Path = RESULTS, history: Optional[Path] = None
     if not entry.tables:
         raise ValueError("the run has no table")
     if "name" not in entry.meta:
-        name = next_name(entries, "M" if any(t.kind == "matmul" for t in entry.tables) else "")
+        kinds = {t.kind for t in entry.tables}
+        name = next_name(entries, "M" if "matmul" in kinds else "E" if "model" in kinds else "")
         text = text.replace("<!-- benchmark run\n", f"<!-- benchmark run\nname: {name}\n", 1)
     else:
         name = entry.meta["name"]
@@ -682,8 +766,8 @@ def stale(results: Path = RESULTS, history: Optional[Path] = None) -> List[str]:
 def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("command", choices=["check", "rebuild", "add"])
-    p.add_argument("run", nargs="?", help="add: the file gpu_bench.py (or gpu_matmul_bench.py) "
-                   "--markdown wrote")
+    p.add_argument("run", nargs="?", help="add: the file gpu_bench.py (or gpu_matmul_bench.py, "
+                   "ort_model_bench.py) --markdown wrote")
     p.add_argument("--results", type=Path, default=RESULTS,
                    help="RESULTS.md (default: beside this file; history/ beside it)")
     args = p.parse_args(argv)
