@@ -81,8 +81,10 @@ def is_host_tensor(obj: Any) -> bool:
 
 def host_view(obj: Any) -> NDArray[Any]:
     """A NumPy view of host memory: an array, or a host tensor (is_host_tensor) through
-    DLPack."""
+    DLPack; a tensor that requires grad is viewed as its data, as the C side reads it."""
     if is_host_tensor(obj):
+        if getattr(obj, "requires_grad", False) and hasattr(obj, "detach"):
+            obj = obj.detach()
         return np.from_dlpack(obj)
     return np.asarray(obj)
 
