@@ -270,6 +270,8 @@ def hipdnn_rows(ort, case, data, feeds, ref, device, args):
         session.run(None, feeds)
     host_ms = median_ms(run, args.warmup, args.runs)
     host = checked(case.label, HOST_IO.format(device=kind), host_ms, err, n_took, note)
+    if args.profile:
+        profile(run, args.profile)
     rows = [host]
     if args.device == "gpu":
         try:
@@ -279,6 +281,30 @@ def hipdnn_rows(ort, case, data, feeds, ref, device, args):
             rows.insert(0, failed(case.label, DEVICE_IO.format(device=kind), e))
     session = None  # released before the PyTorch rows run
     return rows
+
+
+def profile(run, top: int) -> None:
+    """The GPU kernels of one run, by their total time (torch.profiler: CUPTI sees every
+    kernel of the process, hipdnn-ep's too), the top ones printed."""
+    if torch is None or not torch.cuda.is_available():
+        log("  profile: needs torch with CUDA")
+        return
+    from torch.profiler import ProfilerActivity
+    with torch.profiler.profile(activities=[ProfilerActivity.CUDA]) as prof:
+        run()
+        torch.cuda.synchronize()
+    rows = []
+    for e in prof.key_averages():
+        us = getattr(e, "self_device_time_total", None)
+        if us is None:
+            us = getattr(e, "self_cuda_time_total", 0)
+        if us > 0:
+            rows.append((us, e.count, e.key))
+    total = sum(r[0] for r in rows) or 1.0
+    rows.sort(reverse=True)
+    log(f"  profile of one run: {len(rows)} kernels, {total / 1e3:.3f} ms on the GPU")
+    for us, count, name in rows[:top]:
+        log(f"    {us / 1e3:8.3f} ms {100 * us / total:5.1f} % x{count:<4} {name[:110]}")
 
 
 def bind(ort, session, how, device, ordinal, tensors, dtypes):
@@ -586,6 +612,8 @@ def parse_args(argv):
     p.add_argument("--compile", action="store_true", help="a torch.compile row")
     p.add_argument("--tf32", action="store_true", help="a torch eager row with TF32 on")
     p.add_argument("--no-torch", action="store_true", help="no PyTorch rows")
+    p.add_argument("--profile", type=int, default=0, metavar="N",
+                   help="print the N GPU kernels that take longest in one hipdnn-ep run")
     p.add_argument("--budget", type=float, default=0.0,
                    help="skip the models left after this many seconds (0: none)")
     p.add_argument("--ep-lib", type=Path, default=DEFAULT_EP_LIB)

@@ -80,7 +80,9 @@ typedef struct {
     hipdnnStatus_t (*graph_node_type)(void* node, int* type);
     hipdnnStatus_t (*graph_child)(void* node, void** graph); /* a child node's own graph */
     hipdnnStatus_t (*graph_add_child)(void* graph, void* child); /* a copy of child, no deps */
-    hipdnnStatus_t (*graph_destroy_node)(void* node);
+    /* dst, a node of kind `type` (0 to 3), takes src's parameters (a kernel's arguments, a
+     * copy's pointers...): the node stays itself, which an exec update needs. */
+    hipdnnStatus_t (*graph_copy_params)(void* dst, void* src, int type);
     hipdnnStatus_t (*graph_destroy)(void* graph);
 } hipdnnDeviceRuntime;
 

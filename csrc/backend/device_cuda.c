@@ -72,7 +72,9 @@ static struct {
     CUresult (*node_type)(void*, int*);
     CUresult (*child_graph)(void*, void**);
     CUresult (*add_child)(void**, void*, const void*, size_t, void*);
-    CUresult (*destroy_node)(void*);
+    /* optional: each node kind's parameters, get then set (graph_copy_params) */
+    CUresult (*param_get[4])(void*, void*);
+    CUresult (*param_set[4])(void*, const void*);
     CUresult (*graph_destroy)(void*);
     int count;
     pthread_mutex_t lock;
@@ -489,10 +491,33 @@ static hipdnnStatus_t cuda_add_child(void* g, void* child) {
             "(graph %p)", g);
     return HIPDNN_STATUS_SUCCESS;
 }
-static hipdnnStatus_t cuda_destroy_node(void* node) {
-    CU_CALL(EXEC, cu.destroy_node(node), "cuGraphDestroyNode", "(node %p)", node);
+
+/* Each kind's get and set, in the runtime's node numbering (kernel, copy, fill, host).  The
+ * parameter structures are the vendor's; only the runtime reads them, so they travel as
+ * bytes, in a buffer larger than any of them. */
+static const char* const k_param_get[4] = {
+    "cuGraphKernelNodeGetParams_v2",
+    "cuGraphMemcpyNodeGetParams",
+    "cuGraphMemsetNodeGetParams",
+    "cuGraphHostNodeGetParams"};
+static const char* const k_param_set[4] = {
+    "cuGraphKernelNodeSetParams_v2",
+    "cuGraphMemcpyNodeSetParams",
+    "cuGraphMemsetNodeSetParams",
+    "cuGraphHostNodeSetParams"};
+
+static hipdnnStatus_t cuda_copy_params(void* dst, void* src, int type) {
+    if (type < 0 || type > 3 || !cu.param_get[type] || !cu.param_set[type])
+        return hipdnnFail(HIPDNN_STATUS_NOT_SUPPORTED, "a recorded graph node of kind %d: its "
+                          "parameters cannot be updated here%s", type,
+                          type >= 0 && type <= 3 ? " (the driver lacks the entry points)" : "");
+    _Alignas(16) unsigned char params[512];
+    memset(params, 0, sizeof(params));
+    CU_CALL(EXEC, cu.param_get[type](src, params), k_param_get[type], "(node %p)", src);
+    CU_CALL(EXEC, cu.param_set[type](dst, params), k_param_set[type], "(node %p)", dst);
     return HIPDNN_STATUS_SUCCESS;
 }
+
 static hipdnnStatus_t cuda_graph_destroy(void* g) {
     CU_CALL(EXEC, cu.graph_destroy(g), "cuGraphDestroy", "(graph %p)", g);
     return HIPDNN_STATUS_SUCCESS;
@@ -503,16 +528,20 @@ static void resolve_cuda_graphs(void* lib) {
     static const char* const names[] = {
         "cuStreamBeginCapture_v2", "cuStreamEndCapture", "cuStreamIsCapturing",
         "cuGraphGetNodes", "cuGraphNodeGetType", "cuGraphChildGraphNodeGetGraph",
-        "cuGraphAddChildGraphNode", "cuGraphDestroyNode", "cuGraphDestroy"};
+        "cuGraphAddChildGraphNode", "cuGraphDestroy"};
     void** fields[] = {(void**)&cu.capture_begin, (void**)&cu.capture_end,
                        (void**)&cu.capture_status, (void**)&cu.graph_nodes, (void**)&cu.node_type,
-                       (void**)&cu.child_graph, (void**)&cu.add_child, (void**)&cu.destroy_node,
+                       (void**)&cu.child_graph, (void**)&cu.add_child,
                        (void**)&cu.graph_destroy};
-    for (int i = 0; i < 9; ++i)
+    for (int i = 0; i < 8; ++i)
         if (!(*fields[i] = hipdnnDlSymbol(lib, names[i]))) {
             cu.capture_begin = NULL;
             return;
         }
+    for (int k = 0; k < 4; ++k) {
+        *(void**)&cu.param_get[k] = hipdnnDlSymbol(lib, k_param_get[k]);
+        *(void**)&cu.param_set[k] = hipdnnDlSymbol(lib, k_param_set[k]);
+    }
 }
 
 static void cuda_fill_graphs(hipdnnDeviceRuntime* rt) {
@@ -524,7 +553,7 @@ static void cuda_fill_graphs(hipdnnDeviceRuntime* rt) {
     rt->graph_node_type = cuda_node_type;
     rt->graph_child = cuda_graph_child;
     rt->graph_add_child = cuda_add_child;
-    rt->graph_destroy_node = cuda_destroy_node;
+    rt->graph_copy_params = cuda_copy_params;
     rt->graph_destroy = cuda_graph_destroy;
 }
 

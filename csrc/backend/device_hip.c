@@ -48,7 +48,9 @@ static struct {
     hipError_t (*node_type)(void*, int*);
     hipError_t (*child_graph)(void*, void**);
     hipError_t (*add_child)(void**, void*, const void*, size_t, void*);
-    hipError_t (*destroy_node)(void*);
+    /* optional: each node kind's parameters, get then set (graph_copy_params) */
+    hipError_t (*param_get[4])(void*, void*);
+    hipError_t (*param_set[4])(void*, const void*);
     hipError_t (*graph_destroy)(void*);
     int count;
     bool hip5; /* HIP 5 numbers hipMemoryType differently (device.h) */
@@ -318,10 +320,33 @@ static hipdnnStatus_t hip_add_child(void* g, void* child) {
              "(graph %p)", g);
     return HIPDNN_STATUS_SUCCESS;
 }
-static hipdnnStatus_t hip_destroy_node(void* node) {
-    HIP_CALL(EXEC, hip.destroy_node(node), "hipGraphDestroyNode", "(node %p)", node);
+
+/* Each kind's get and set, in the runtime's node numbering (kernel, copy, fill, host).  The
+ * parameter structures are the vendor's; only the runtime reads them, so they travel as
+ * bytes, in a buffer larger than any of them. */
+static const char* const k_param_get[4] = {
+    "hipGraphKernelNodeGetParams",
+    "hipGraphMemcpyNodeGetParams",
+    "hipGraphMemsetNodeGetParams",
+    "hipGraphHostNodeGetParams"};
+static const char* const k_param_set[4] = {
+    "hipGraphKernelNodeSetParams",
+    "hipGraphMemcpyNodeSetParams",
+    "hipGraphMemsetNodeSetParams",
+    "hipGraphHostNodeSetParams"};
+
+static hipdnnStatus_t hip_copy_params(void* dst, void* src, int type) {
+    if (type < 0 || type > 3 || !hip.param_get[type] || !hip.param_set[type])
+        return hipdnnFail(HIPDNN_STATUS_NOT_SUPPORTED, "a recorded graph node of kind %d: its "
+                          "parameters cannot be updated here%s", type,
+                          type >= 0 && type <= 3 ? " (the driver lacks the entry points)" : "");
+    _Alignas(16) unsigned char params[512];
+    memset(params, 0, sizeof(params));
+    HIP_CALL(EXEC, hip.param_get[type](src, params), k_param_get[type], "(node %p)", src);
+    HIP_CALL(EXEC, hip.param_set[type](dst, params), k_param_set[type], "(node %p)", dst);
     return HIPDNN_STATUS_SUCCESS;
 }
+
 static hipdnnStatus_t hip_graph_destroy(void* g) {
     HIP_CALL(EXEC, hip.graph_destroy(g), "hipGraphDestroy", "(graph %p)", g);
     return HIPDNN_STATUS_SUCCESS;
@@ -331,16 +356,20 @@ static void resolve_hip_graphs(void* lib) {
     static const char* const names[] = {
         "hipStreamBeginCapture", "hipStreamEndCapture", "hipStreamIsCapturing",
         "hipGraphGetNodes", "hipGraphNodeGetType", "hipGraphChildGraphNodeGetGraph",
-        "hipGraphAddChildGraphNode", "hipGraphDestroyNode", "hipGraphDestroy"};
+        "hipGraphAddChildGraphNode", "hipGraphDestroy"};
     void** fields[] = {(void**)&hip.capture_begin, (void**)&hip.capture_end,
                        (void**)&hip.capture_status, (void**)&hip.graph_nodes,
                        (void**)&hip.node_type, (void**)&hip.child_graph, (void**)&hip.add_child,
-                       (void**)&hip.destroy_node, (void**)&hip.graph_destroy};
-    for (int i = 0; i < 9; ++i)
+                       (void**)&hip.graph_destroy};
+    for (int i = 0; i < 8; ++i)
         if (!(*fields[i] = hipdnnDlSymbol(lib, names[i]))) {
             hip.capture_begin = NULL;
             return;
         }
+    for (int k = 0; k < 4; ++k) {
+        *(void**)&hip.param_get[k] = hipdnnDlSymbol(lib, k_param_get[k]);
+        *(void**)&hip.param_set[k] = hipdnnDlSymbol(lib, k_param_set[k]);
+    }
 }
 
 static void hip_fill_graphs(hipdnnDeviceRuntime* rt) {
@@ -352,7 +381,7 @@ static void hip_fill_graphs(hipdnnDeviceRuntime* rt) {
     rt->graph_node_type = hip_node_type;
     rt->graph_child = hip_graph_child;
     rt->graph_add_child = hip_add_child;
-    rt->graph_destroy_node = hip_destroy_node;
+    rt->graph_copy_params = hip_copy_params;
     rt->graph_destroy = hip_graph_destroy;
 }
 

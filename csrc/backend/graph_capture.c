@@ -4,10 +4,12 @@
  * The plan's execute is captured on a stream of our own into a graph, which becomes the
  * caller's graph's one node, a child-graph node: whatever the engine enqueues (kernels,
  * copies, fills) is recorded, with no engine having to build graph nodes itself.  Update
- * records again on the new pointers and swaps the child for the new recording; the shapes
- * must agree (node kinds in order), which is what the runtime's exec update
- * (cudaGraphExecChildGraphNodeSetParams, cudaGraphExecUpdate) requires to carry the new
- * parameters into an instantiated graph. */
+ * records again on the new pointers and gives each recorded node its twin's parameters,
+ * in place: the shapes must agree (node kinds in order), and the nodes stay the same
+ * nodes, which is what the runtime's exec update (cudaGraphExecChildGraphNodeSetParams,
+ * cudaGraphExecUpdate) requires to carry the new parameters into an instantiated graph.
+ * (Swapping the child node for a new one kept the shape but not the node: CUDA 13 refused
+ * the exec update, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, on the H200.) */
 #include <stdio.h>
 #include <string.h>
 
@@ -16,7 +18,7 @@
 #include "plan.h"
 
 #define MAX_NODES 256
-enum { NODE_CHILD_GRAPH = 4 };
+enum { NODE_CHILD_GRAPH = 4, NODE_EMPTY = 5 };
 
 static hipdnnStatus_t need_runtime(const char* fn, hipdnnGraph_t graph,
                                    const hipdnnDeviceRuntime** rt) {
@@ -44,17 +46,57 @@ static hipdnnStatus_t record(hipdnnHandle_t handle, hipdnnBackendDescriptor_t pl
     return st;
 }
 
-/* The kinds of graph's nodes, in order, into kinds[*n]. */
-static hipdnnStatus_t shape_of(const hipdnnDeviceRuntime* rt, void* graph, int* kinds, size_t* n) {
-    void* nodes[MAX_NODES];
+/* graph's nodes, in order, into nodes[*n] (MAX_NODES of room). */
+static hipdnnStatus_t nodes_of(const hipdnnDeviceRuntime* rt, void* graph, void** nodes,
+                               size_t* n) {
     size_t count = 0;
     hipdnnStatus_t st = rt->graph_nodes(graph, NULL, &count);
     if (!st && count > MAX_NODES)
         return hipdnnFail(HIPDNN_STATUS_NOT_SUPPORTED, "a recorded graph of %zu nodes (at most "
-                          "%d are compared)", count, MAX_NODES);
+                          "%d are updated)", count, MAX_NODES);
     if (!st && count) st = rt->graph_nodes(graph, nodes, &count);
-    for (size_t i = 0; !st && i < count; ++i) st = rt->graph_node_type(nodes[i], &kinds[i]);
-    *n = count;
+    *n = st ? 0 : count;
+    return st;
+}
+
+/* Walks dst and src, recordings of one plan, node by node (child graphs within): with
+ * copy 0, checks that they have the same shape; with copy 1, gives each node of dst its
+ * twin's parameters.  Shapes are checked whole before anything is copied. */
+static hipdnnStatus_t walk(const hipdnnDeviceRuntime* rt, void* dst, void* src, int copy,
+                           int depth) {
+    static const char fn[] = "hipdnnBackendUpdateDeviceGraph_ext";
+    void* a[MAX_NODES];
+    void* b[MAX_NODES];
+    size_t na = 0, nb = 0;
+    hipdnnStatus_t st = nodes_of(rt, dst, a, &na);
+    if (!st) st = nodes_of(rt, src, b, &nb);
+    if (!st && na != nb)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: the plan recorded on these buffers has "
+                          "%zu node%s where the graph's recording has %zu: the engine took "
+                          "another path for them (their alignment, say); populate a new graph",
+                          fn, nb, nb == 1 ? "" : "s", na);
+    for (size_t i = 0; !st && i < na; ++i) {
+        int ka = -1, kb = -1;
+        st = rt->graph_node_type(a[i], &ka);
+        if (!st) st = rt->graph_node_type(b[i], &kb);
+        if (st) break;
+        if (ka != kb)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: node %zu of the plan recorded on "
+                              "these buffers is of kind %d where the graph's is of kind %d: the "
+                              "engine took another path for them; populate a new graph", fn, i,
+                              kb, ka);
+        if (ka == NODE_CHILD_GRAPH) {
+            void *ca = NULL, *cb = NULL;
+            if (depth > 4)
+                return hipdnnFail(HIPDNN_STATUS_NOT_SUPPORTED, "%s: child graphs nested more "
+                                  "than 4 deep", fn);
+            st = rt->graph_child(a[i], &ca);
+            if (!st) st = rt->graph_child(b[i], &cb);
+            if (!st) st = walk(rt, ca, cb, copy, depth + 1);
+        } else if (ka != NODE_EMPTY && copy) {
+            st = rt->graph_copy_params(a[i], b[i], ka);
+        }
+    }
     return st;
 }
 
@@ -89,8 +131,8 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendUpdateDeviceGraph_ext(hipdnnHandle_t h
     hipdnnStatus_t st = need_runtime(fn, graph, &rt);
     void* node = NULL;
     void* old = NULL;
-    size_t count = 0, n_old = 0, n_new = 0;
-    int type = -1, k_old[MAX_NODES], k_new[MAX_NODES];
+    size_t count = 0;
+    int type = -1;
     if (!st) st = rt->graph_nodes(graph, NULL, &count);
     if (!st && count == 1) st = rt->graph_nodes(graph, &node, &count);
     if (!st && count == 1) st = rt->graph_node_type(node, &type);
@@ -101,18 +143,9 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnBackendUpdateDeviceGraph_ext(hipdnnHandle_t h
                           count == 1 ? "" : "s");
     void* rec = NULL;
     st = rt->graph_child(node, &old);
-    if (!st) st = shape_of(rt, old, k_old, &n_old);
     if (!st) st = record(handle, plan, variant_pack, rt, &rec);
-    if (!st) st = shape_of(rt, rec, k_new, &n_new);
-    if (!st && (n_old != n_new || memcmp(k_old, k_new, n_old * sizeof(int)) != 0))
-        st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: the plan recorded on these buffers has %zu "
-                        "node%s where the graph's recording has %zu, or other kinds: the engine "
-                        "took another path for them (their alignment, say); populate a new graph",
-                        fn, n_new, n_new == 1 ? "" : "s", n_old);
-    /* the one node goes and its successor comes in the same place: the graph's shape, what
-     * an exec update compares, stays */
-    if (!st) st = rt->graph_destroy_node(node);
-    if (!st) st = rt->graph_add_child(graph, rec);
+    if (!st) st = walk(rt, old, rec, 0, 0);
+    if (!st) st = walk(rt, old, rec, 1, 0);
     if (rec) rt->graph_destroy(rec);
     return st;
 }

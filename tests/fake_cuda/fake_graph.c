@@ -24,6 +24,7 @@ enum { CAPTURE_NONE = 0, CAPTURE_ACTIVE = 1, CAPTURE_INVALIDATED = 2 };
 typedef struct fake_graph fake_graph;
 typedef struct fake_node {
     int type;
+    unsigned long serial;           /* the node's identity: its copies (clones) keep it */
     fake_graph* owner;
     const struct fake_node* origin; /* in an instantiated graph: the node it copies */
     void (*fn)(const void*);        /* KERNEL: the emulated kernel and its arguments */
@@ -77,7 +78,9 @@ static fake_node* graph_append(fake_graph* g, int type) {
     }
     fake_node* n = calloc(1, sizeof(*n));
     if (!n) return NULL;
+    static unsigned long serials;
     n->type = type;
+    n->serial = __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
     n->owner = g;
     g->nodes[g->n++] = n;
     return n;
@@ -103,11 +106,14 @@ static fake_graph* graph_clone(const fake_graph* g, int keep_origin) {
     return c;
 }
 
-/* Same node types in the same order, children alike. */
+/* Same node types in the same order, children alike, and the same nodes: a node destroyed
+ * and another added in its place is another node to CUDA's exec update, which then fails
+ * (CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, seen on an H200 with CUDA 13). */
 static int same_shape(const fake_graph* a, const fake_graph* b) {
     if (a->n != b->n) return 0;
     for (int i = 0; i < a->n; ++i)
         if (a->nodes[i]->type != b->nodes[i]->type ||
+            a->nodes[i]->serial != b->nodes[i]->serial ||
             (a->nodes[i]->child && !same_shape(a->nodes[i]->child, b->nodes[i]->child)))
             return 0;
     return 1;
@@ -312,7 +318,8 @@ EXPORT int cuGraphExecChildGraphNodeSetParams(fake_graph* exec, const fake_node*
     for (int i = 0; i < exec->n; ++i) {
         fake_node* n = exec->nodes[i];
         if (n->origin != node) continue;
-        if (n->type != NODE_GRAPH || !same_shape(n->child, child)) return FAKE_INVALID_VALUE;
+        if (n->type != NODE_GRAPH) return FAKE_INVALID_VALUE;
+        if (!same_shape(n->child, child)) return FAKE_GRAPH_EXEC_UPDATE_FAILURE;
         fake_graph* copy = graph_clone(child, 0);
         if (!copy) return FAKE_OUT_OF_MEMORY;
         graph_free(n->child);
@@ -320,4 +327,59 @@ EXPORT int cuGraphExecChildGraphNodeSetParams(fake_graph* exec, const fake_node*
         return 0;
     }
     return FAKE_INVALID_VALUE;
+}
+
+/* ---- node parameters (the driver's structures, here the fake's own) ------------------ */
+
+typedef struct {
+    void (*fn)(const void*);
+    const void* args;
+    size_t size;
+    uintptr_t dst, src;
+    size_t bytes;
+    unsigned char value;
+} fake_params;
+
+static int params_get(const fake_node* n, int type, fake_params* p) {
+    if (!n || !p || n->type != type) return FAKE_INVALID_VALUE;
+    *p = (fake_params){n->fn, n->args, n->size, n->dst, n->src, n->bytes, n->value};
+    return 0;
+}
+
+static int params_set(fake_node* n, int type, const fake_params* p) {
+    if (!n || !p || n->type != type) return FAKE_INVALID_VALUE;
+    if (type == NODE_KERNEL) {
+        void* args = malloc(p->size ? p->size : 1);
+        if (!args) return FAKE_OUT_OF_MEMORY;
+        memcpy(args, p->args, p->size);
+        free(n->args);
+        n->args = args;
+        n->fn = p->fn;
+        n->size = p->size;
+    } else {
+        n->dst = p->dst;
+        n->src = p->src;
+        n->bytes = p->bytes;
+        n->value = p->value;
+    }
+    return 0;
+}
+
+EXPORT int cuGraphKernelNodeGetParams_v2(const fake_node* n, fake_params* p) {
+    return params_get(n, NODE_KERNEL, p);
+}
+EXPORT int cuGraphKernelNodeSetParams_v2(fake_node* n, const fake_params* p) {
+    return params_set(n, NODE_KERNEL, p);
+}
+EXPORT int cuGraphMemcpyNodeGetParams(const fake_node* n, fake_params* p) {
+    return params_get(n, NODE_MEMCPY, p);
+}
+EXPORT int cuGraphMemcpyNodeSetParams(fake_node* n, const fake_params* p) {
+    return params_set(n, NODE_MEMCPY, p);
+}
+EXPORT int cuGraphMemsetNodeGetParams(const fake_node* n, fake_params* p) {
+    return params_get(n, NODE_MEMSET, p);
+}
+EXPORT int cuGraphMemsetNodeSetParams(fake_node* n, const fake_params* p) {
+    return params_set(n, NODE_MEMSET, p);
 }
