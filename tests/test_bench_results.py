@@ -395,7 +395,7 @@ def test_each_standing_row_is_the_latest_measurement_of_its_case():
     links, and no later run on that device measured the case."""
     texts = entries_by_name()
     rows = results.parse_standing((BENCH / "RESULTS.md").read_text(encoding="utf-8"))
-    seen = {"gpu": 0, "host": 0, "matmul": 0, "cpu": 0}
+    seen = {"gpu": 0, "host": 0, "matmul": 0, "cpu": 0, "model": 0}
     for row in rows:
         name = row.run[1]
         text = texts[name]
@@ -422,6 +422,12 @@ def test_each_standing_row_is_the_latest_measurement_of_its_case():
             again = rf"^\s*tiny relu, host time\s{{2,}}{c['call']}\s{{2,}}"
         elif row.kind == "matmul":
             again = matmul_row_is_in(text, row)
+        elif row.kind == "model":  # the whole table's hipdnn-ep row and torch eager's
+            assert re.search(rf"^\| {c['model']} \| hipdnn-ep {c['hipdnn-ep']} \| {c['ms']} \| "
+                             rf"{c['vs eager']} \|.*\| {c['took']} \|", text, re.M), row
+            assert re.search(rf"^\| {c['model']} \| torch eager \| {c['torch eager ms']} \|",
+                             text, re.M), row
+            again = rf"^\| {c['model']} \| hipdnn-ep "
         else:
             lines = re.findall(rf"^\| {c['case']} \| {c['shape']} \|.*$", text, re.M)
             assert [ln for ln in lines if all(f"| {row.cells[k]} |" in ln for k in
@@ -432,6 +438,7 @@ def test_each_standing_row_is_the_latest_measurement_of_its_case():
         assert later == [], (row, later)
         seen[row.kind] += 1
     assert seen["gpu"] >= 20 and seen["host"] >= 4 and seen["matmul"] >= 14 and seen["cpu"] >= 20
+    assert seen["model"] >= 4
 
 
 def test_rows_below_an_anchor_and_only_those_have_a_note():
