@@ -7,13 +7,15 @@
  * on LD_LIBRARY_PATH with HIPDNN_DEVICE_RUNTIME=cuda.  FAKE_CUDA_NO_DEVICE=1 reports no
  * device; FAKE_CUDA_OOM=1 fails every allocation with CUDA_ERROR_OUT_OF_MEMORY.  Streams
  * capture into graphs (fake_graph.c).  The device is described as an H100 SXM would be
- * (132 SMs at 1.98 GHz, compute capability 9.0, HBM3 at 2.619 GHz on 5120 bits). */
+ * (132 SMs at 1.98 GHz, compute capability 9.0, HBM3 at 2.619 GHz on 5120 bits).  Every
+ * entry point counts its calls (fake_calls.c). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "fake_calls.h"
 #include "fake_graph.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -39,51 +41,60 @@ static int find_alloc(uintptr_t p) {
 }
 
 EXPORT CUresult cuInit(unsigned flags) {
+    FAKE_CALLED();
     (void)flags;
     g_initialized = 1;
     return getenv("FAKE_CUDA_NO_DEVICE") ? NO_DEVICE : OK;
 }
-EXPORT CUresult cuDriverGetVersion(int* v) { *v = 13000; return OK; }
+EXPORT CUresult cuDriverGetVersion(int* v) { FAKE_CALLED(); *v = 13000; return OK; }
 EXPORT CUresult cuDeviceGetCount(int* n) {
+    FAKE_CALLED();
     if (!g_initialized) return NOT_INITIALIZED;
     *n = getenv("FAKE_CUDA_NO_DEVICE") ? 0 : 1;
     return OK;
 }
 EXPORT CUresult cuDeviceGet(int* dev, int ordinal) {
+    FAKE_CALLED();
     if (ordinal != 0) return INVALID_VALUE;
     *dev = 0;
     return OK;
 }
 EXPORT CUresult cuDevicePrimaryCtxRetain(void** ctx, int dev) {
+    FAKE_CALLED();
     if (dev != 0) return INVALID_VALUE;
     *ctx = &g_primary;
     return OK;
 }
-EXPORT CUresult cuCtxGetCurrent(void** ctx) { *ctx = t_context; return OK; }
-EXPORT CUresult cuCtxSetCurrent(void* ctx) { t_context = ctx; return OK; }
+EXPORT CUresult cuCtxGetCurrent(void** ctx) { FAKE_CALLED(); *ctx = t_context; return OK; }
+EXPORT CUresult cuCtxSetCurrent(void* ctx) { FAKE_CALLED(); t_context = ctx; return OK; }
 EXPORT CUresult cuCtxGetDevice(int* dev) {
+    FAKE_CALLED();
     if (!t_context) return INVALID_HANDLE;
     *dev = 0;
     return OK;
 }
 EXPORT CUresult cuCtxSynchronize(void) {
+    FAKE_CALLED();
     if (fake_capture_forbids(NULL)) return FAKE_CAPTURE_UNSUPPORTED;
     return t_context ? OK : INVALID_HANDLE;
 }
 
 EXPORT CUresult cuDeviceGetName(char* name, int len, int dev) {
+    FAKE_CALLED();
     if (dev != 0 || len < 1) return INVALID_VALUE;
     strncpy(name, "Fake H100 (hipdnn tests)", (size_t)len - 1);
     name[len - 1] = '\0';
     return OK;
 }
 EXPORT CUresult cuDeviceTotalMem_v2(size_t* bytes, int dev) {
+    FAKE_CALLED();
     if (dev != 0) return INVALID_VALUE;
     *bytes = (size_t)80 << 30;
     return OK;
 }
 /* The attributes the backend reads; FAKE_CUDA_NO_ATTRIBUTES=1 answers none of them. */
 EXPORT CUresult cuDeviceGetAttribute(int* value, int attr, int dev) {
+    FAKE_CALLED();
     if (dev != 0 || getenv("FAKE_CUDA_NO_ATTRIBUTES")) return INVALID_VALUE;
     switch (attr) {
     case 13: *value = 1980000; return OK; /* CLOCK_RATE, kHz */
@@ -97,6 +108,7 @@ EXPORT CUresult cuDeviceGetAttribute(int* value, int attr, int dev) {
 }
 
 EXPORT CUresult cuMemAlloc_v2(unsigned long long* p, size_t size) {
+    FAKE_CALLED();
     if (!t_context) return INVALID_HANDLE;
     if (fake_capture_forbids(NULL)) return FAKE_CAPTURE_UNSUPPORTED;
     if (getenv("FAKE_CUDA_OOM") || size == 0) return size ? OUT_OF_MEMORY : INVALID_VALUE;
@@ -118,6 +130,7 @@ EXPORT CUresult cuMemAlloc_v2(unsigned long long* p, size_t size) {
 }
 
 EXPORT CUresult cuMemFree_v2(unsigned long long p) {
+    FAKE_CALLED();
     if (fake_capture_forbids(NULL)) return FAKE_CAPTURE_UNSUPPORTED;
     pthread_mutex_lock(&g_lock);
     int i = find_alloc((uintptr_t)p);
@@ -142,6 +155,7 @@ static int inside(uintptr_t p, size_t n) {
 }
 
 EXPORT CUresult cuMemcpyAsync(unsigned long long dst, unsigned long long src, size_t n, void* s) {
+    FAKE_CALLED();
     if (!t_context) return INVALID_HANDLE;
     if (!inside((uintptr_t)dst, n) || !inside((uintptr_t)src, n)) return INVALID_VALUE;
     if (fake_stream_capturing(s)) return fake_capture_copy(s, (uintptr_t)dst, (uintptr_t)src, n, 0, 0);
@@ -149,6 +163,7 @@ EXPORT CUresult cuMemcpyAsync(unsigned long long dst, unsigned long long src, si
     return OK;
 }
 EXPORT CUresult cuMemsetD8Async(unsigned long long dst, unsigned char v, size_t n, void* s) {
+    FAKE_CALLED();
     if (!t_context) return INVALID_HANDLE;
     if (!inside((uintptr_t)dst, n)) return INVALID_VALUE;
     if (fake_stream_capturing(s)) return fake_capture_copy(s, (uintptr_t)dst, 0, n, 1, v);
@@ -158,17 +173,20 @@ EXPORT CUresult cuMemsetD8Async(unsigned long long dst, unsigned char v, size_t 
 
 static int g_handles; /* streams and events are distinct non-NULL tokens */
 EXPORT CUresult cuStreamCreate(void** s, unsigned flags) {
+    FAKE_CALLED();
     (void)flags;
     *s = fake_stream_new();
     ++g_handles;
     return *s ? OK : OUT_OF_MEMORY;
 }
-EXPORT CUresult cuStreamDestroy_v2(void* s) { fake_stream_free(s); return OK; }
+EXPORT CUresult cuStreamDestroy_v2(void* s) { FAKE_CALLED(); fake_stream_free(s); return OK; }
 EXPORT CUresult cuStreamSynchronize(void* s) {
+    FAKE_CALLED();
     if (fake_capture_forbids(s)) return FAKE_CAPTURE_UNSUPPORTED;
     return t_context ? OK : INVALID_HANDLE;
 }
 EXPORT CUresult cuStreamWaitEvent(void* s, void* e, unsigned f) {
+    FAKE_CALLED();
     (void)s;
     (void)f;
     return e ? OK : INVALID_HANDLE;
@@ -178,22 +196,26 @@ typedef struct {
     struct timespec at;
 } fake_event;
 EXPORT CUresult cuEventCreate(void** e, unsigned flags) {
+    FAKE_CALLED();
     (void)flags;
     *e = calloc(1, sizeof(fake_event));
     return *e ? OK : OUT_OF_MEMORY;
 }
-EXPORT CUresult cuEventDestroy_v2(void* e) { free(e); return OK; }
+EXPORT CUresult cuEventDestroy_v2(void* e) { FAKE_CALLED(); free(e); return OK; }
 EXPORT CUresult cuEventRecord(void* e, void* s) {
+    FAKE_CALLED();
     (void)s;
     if (!e) return INVALID_HANDLE;
     clock_gettime(CLOCK_MONOTONIC, &((fake_event*)e)->at);
     return OK;
 }
 EXPORT CUresult cuEventSynchronize(void* e) {
+    FAKE_CALLED();
     if (fake_capture_forbids(NULL)) return FAKE_CAPTURE_UNSUPPORTED;
     return e ? OK : INVALID_HANDLE;
 }
 EXPORT CUresult cuEventElapsedTime_v2(float* ms, void* a, void* b) {
+    FAKE_CALLED();
     if (!a || !b) return INVALID_HANDLE;
     const struct timespec *x = &((fake_event*)a)->at, *y = &((fake_event*)b)->at;
     *ms = (float)((y->tv_sec - x->tv_sec) * 1e3 + (y->tv_nsec - x->tv_nsec) / 1e6);
@@ -203,6 +225,7 @@ EXPORT CUresult cuEventElapsedTime(float* ms, void* a, void* b) { return cuEvent
 
 /* MEMORY_TYPE (2): 2 for our allocations, else 0; IS_MANAGED (8): 0; DEVICE_ORDINAL (9). */
 EXPORT CUresult cuPointerGetAttributes(unsigned n, int* attrs, void** data, unsigned long long p) {
+    FAKE_CALLED();
     pthread_mutex_lock(&g_lock);
     int a = find_alloc((uintptr_t)p), dev = a >= 0;
     uintptr_t begin = dev ? g_allocs[a].begin : 0, end = dev ? g_allocs[a].end : 0;
@@ -235,10 +258,12 @@ static const char* name_of(CUresult r) {
     }
 }
 EXPORT CUresult cuGetErrorName(CUresult r, const char** s) {
+    FAKE_CALLED();
     *s = name_of(r);
     return *s ? OK : INVALID_VALUE;
 }
 EXPORT CUresult cuGetErrorString(CUresult r, const char** s) {
+    FAKE_CALLED();
     *s = r == OUT_OF_MEMORY ? "out of memory (fake driver)" : name_of(r) ? "fake driver error" : NULL;
     return *s ? OK : INVALID_VALUE;
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fake_calls.h"
 #include "fake_graph.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -171,6 +172,7 @@ void fake_stream_free(fake_stream* s) {
 }
 
 EXPORT int cuStreamBeginCapture_v2(fake_stream* s, int mode) {
+    FAKE_CALLED();
     (void)mode;
     if (!s) return FAKE_CAPTURE_UNSUPPORTED; /* the legacy default stream cannot capture */
     if (s->capture != CAPTURE_NONE || t_num_capturing == MAX_CAPTURES) return FAKE_INVALID_VALUE;
@@ -182,6 +184,7 @@ EXPORT int cuStreamBeginCapture_v2(fake_stream* s, int mode) {
 }
 
 EXPORT int cuStreamEndCapture(fake_stream* s, fake_graph** graph) {
+    FAKE_CALLED();
     *graph = NULL;
     if (!s || s->capture == CAPTURE_NONE) return FAKE_ILLEGAL_STATE;
     for (int i = 0; i < t_num_capturing; ++i)
@@ -195,6 +198,7 @@ EXPORT int cuStreamEndCapture(fake_stream* s, fake_graph** graph) {
 }
 
 EXPORT int cuStreamIsCapturing(fake_stream* s, int* status) {
+    FAKE_CALLED();
     *status = s ? s->capture : CAPTURE_NONE;
     return 0;
 }
@@ -203,6 +207,7 @@ EXPORT int cuStreamIsCapturing(fake_stream* s, int* status) {
  * arguments; else run now (the fake driver does work at once). */
 EXPORT int fakeCudaLaunch(fake_stream* s, void (*fn)(const void*), const void* args,
                           size_t size) {
+    FAKE_CALLED();
     if (!fake_stream_capturing(s)) {
         fn(args);
         return 0;
@@ -221,12 +226,14 @@ EXPORT int fakeCudaLaunch(fake_stream* s, void (*fn)(const void*), const void* a
 /* ---- graphs ------------------------------------------------------------------------- */
 
 EXPORT int cuGraphCreate(fake_graph** g, unsigned flags) {
+    FAKE_CALLED();
     (void)flags;
     *g = graph_new();
     return *g ? 0 : FAKE_OUT_OF_MEMORY;
 }
 
 EXPORT int cuGraphDestroy(fake_graph* g) {
+    FAKE_CALLED();
     graph_free(g);
     return 0;
 }
@@ -239,6 +246,7 @@ static int owns(const fake_graph* g, const fake_node* n) {
 
 EXPORT int cuGraphAddChildGraphNode(fake_node** node, fake_graph* g, fake_node* const* deps,
                                     size_t ndeps, const fake_graph* child) {
+    FAKE_CALLED();
     if (!g || !child) return FAKE_INVALID_VALUE;
     for (size_t i = 0; i < ndeps; ++i)
         if (!owns(g, deps[i])) return FAKE_INVALID_VALUE;
@@ -254,6 +262,7 @@ EXPORT int cuGraphAddChildGraphNode(fake_node** node, fake_graph* g, fake_node* 
 }
 
 EXPORT int cuGraphGetNodes(const fake_graph* g, fake_node** nodes, size_t* num) {
+    FAKE_CALLED();
     if (!g || !num) return FAKE_INVALID_VALUE;
     if (nodes) {
         size_t k = 0;
@@ -267,18 +276,21 @@ EXPORT int cuGraphGetNodes(const fake_graph* g, fake_node** nodes, size_t* num) 
 }
 
 EXPORT int cuGraphNodeGetType(const fake_node* n, int* type) {
+    FAKE_CALLED();
     if (!n) return FAKE_INVALID_VALUE;
     *type = n->type;
     return 0;
 }
 
 EXPORT int cuGraphChildGraphNodeGetGraph(const fake_node* n, fake_graph** g) {
+    FAKE_CALLED();
     if (!n || n->type != NODE_GRAPH) return FAKE_INVALID_VALUE;
     *g = n->child;
     return 0;
 }
 
 EXPORT int cuGraphDestroyNode(fake_node* n) {
+    FAKE_CALLED();
     if (!n) return FAKE_INVALID_VALUE;
     fake_graph* g = n->owner;
     int at = 0;
@@ -293,17 +305,20 @@ EXPORT int cuGraphDestroyNode(fake_node* n) {
 /* An instantiated graph is a copy whose nodes remember the node each copies. */
 EXPORT int cuGraphInstantiateWithFlags(fake_graph** exec, const fake_graph* g,
                                        unsigned long long flags) {
+    FAKE_CALLED();
     (void)flags;
     *exec = g ? graph_clone(g, 1) : NULL;
     return *exec ? 0 : FAKE_INVALID_VALUE;
 }
 
 EXPORT int cuGraphExecDestroy(fake_graph* exec) {
+    FAKE_CALLED();
     graph_free(exec);
     return 0;
 }
 
 EXPORT int cuGraphLaunch(const fake_graph* exec, fake_stream* s) {
+    FAKE_CALLED();
     if (!exec) return FAKE_INVALID_VALUE;
     if (fake_stream_capturing(s)) return FAKE_CAPTURE_UNSUPPORTED; /* not emulated */
     graph_run(exec);
@@ -314,6 +329,7 @@ EXPORT int cuGraphLaunch(const fake_graph* exec, fake_stream* s) {
  * instantiated node holds; its parameters (kernel arguments, pointers) are taken. */
 EXPORT int cuGraphExecChildGraphNodeSetParams(fake_graph* exec, const fake_node* node,
                                               const fake_graph* child) {
+    FAKE_CALLED();
     if (!exec || !node || !child) return FAKE_INVALID_VALUE;
     for (int i = 0; i < exec->n; ++i) {
         fake_node* n = exec->nodes[i];
@@ -366,20 +382,26 @@ static int params_set(fake_node* n, int type, const fake_params* p) {
 }
 
 EXPORT int cuGraphKernelNodeGetParams_v2(const fake_node* n, fake_params* p) {
+    FAKE_CALLED();
     return params_get(n, NODE_KERNEL, p);
 }
 EXPORT int cuGraphKernelNodeSetParams_v2(fake_node* n, const fake_params* p) {
+    FAKE_CALLED();
     return params_set(n, NODE_KERNEL, p);
 }
 EXPORT int cuGraphMemcpyNodeGetParams(const fake_node* n, fake_params* p) {
+    FAKE_CALLED();
     return params_get(n, NODE_MEMCPY, p);
 }
 EXPORT int cuGraphMemcpyNodeSetParams(fake_node* n, const fake_params* p) {
+    FAKE_CALLED();
     return params_set(n, NODE_MEMCPY, p);
 }
 EXPORT int cuGraphMemsetNodeGetParams(const fake_node* n, fake_params* p) {
+    FAKE_CALLED();
     return params_get(n, NODE_MEMSET, p);
 }
 EXPORT int cuGraphMemsetNodeSetParams(fake_node* n, const fake_params* p) {
+    FAKE_CALLED();
     return params_set(n, NODE_MEMSET, p);
 }
