@@ -553,7 +553,9 @@ def test_host_overhead_bench_rows_become_host_standing_rows_and_builds_stay_out(
             (hob.CASE, "hipdnn (hip), DeviceArray", 5.0, ""),
             (hob.CASE, "hipdnn (hip), DeviceArray, checked path", None, "WRONG"),
             (hob.CASE, "C hipdnnBackendExecute (hip)", 2.5, ""),
-            (hob.BUILD_CASE, "hipdnn (hip), cold (empty cache folder)", 250.0, "")]
+            (hob.BUILD_CASE, "first device use (runtime, context)", 180.0, "torch has paid it"),
+            (hob.BUILD_CASE, "hipdnn (hip), cold (empty cache folder)", 250.0,
+             "validate 0.3, heuristics 4.0, plan 245.7 ms")]
     table = hob.format_rows(rows)
     entry = results.run_entry(table, "NVIDIA H200", "2026-11-29", "abc1234")
     parsed = results.parse_entry(Path("x.md"), entry)
@@ -561,5 +563,6 @@ def test_host_overhead_bench_rows_become_host_standing_rows_and_builds_stay_out(
     got = {r.cells["call"]: (r.cells["us per call"], r.cells["vs torch.relu"]) for r in host}
     assert got == {"torch.relu": ("7.5", "—"), "hipdnn (hip), DeviceArray": ("5.0", "1.50x"),
                    "C hipdnnBackendExecute (hip)": ("2.5", "3.00x")}, got
+    assert "180.0 ms torch has paid it" in entry and "heuristics 4.0" in entry
     assert "250.0 ms per build" in entry and all(r.kind == "host" for r in
                                                   results.entry_rows(parsed))
