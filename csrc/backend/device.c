@@ -5,6 +5,7 @@
 #define _GNU_SOURCE /* secure_getenv */
 #endif
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,16 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static hipdnnDeviceRuntime g_rt;
 static bool g_have;
 static char g_why[1536]; /* every runtime tried and its answer, when none is usable */
+
+/* The vendor's free, after which g_rt.free drops the kept pointer ranges (after: a range
+ * asked about meanwhile is dropped too). */
+static hipdnnStatus_t (*g_vendor_free)(void* ptr);
+
+static hipdnnStatus_t free_and_forget(void* ptr) {
+    hipdnnStatus_t st = g_vendor_free(ptr);
+    hipdnnPointerCacheDrop();
+    return st;
+}
 
 static void append(const char* line) {
     size_t used = strlen(g_why);
@@ -47,6 +58,8 @@ static void resolve_once(void) {
         else if (want_cuda) append(why);
     }
     if (g_have) {
+        g_vendor_free = g_rt.free;
+        g_rt.free = free_and_forget;
         g_why[0] = '\0';
         hipdnnLog(HIPDNN_LOG_INFO, "device runtime: %s (%s), %d device%s", g_rt.name,
                   g_rt.library, g_rt.device_count, g_rt.device_count == 1 ? "" : "s");
@@ -56,11 +69,16 @@ static void resolve_once(void) {
 }
 
 /* pthread_once is not reentrant: its messages wait until it returns (log.h), so that a
- * log callback that creates a handle does not call back into it. */
+ * log callback that creates a handle does not call back into it.  g_resolved spares every
+ * later call (execute asks for the runtime several times a call) the deferral. */
+static atomic_bool g_resolved;
+
 static void resolve(void) {
+    if (atomic_load_explicit(&g_resolved, memory_order_acquire)) return;
     hipdnnLogDeferBegin();
     pthread_once(&g_once, resolve_once);
     hipdnnLogDeferEnd();
+    atomic_store_explicit(&g_resolved, true, memory_order_release);
 }
 
 const hipdnnDeviceRuntime* hipdnnDeviceRuntimeGet(void) {

@@ -108,6 +108,14 @@ bool hipdnnDeviceExtentBeyond(const void* ptr, uint64_t bytes, uint64_t* inside)
 /* The same from the range ptr lies in, already asked (size 0: unknown, nothing caught). */
 bool hipdnnDeviceExtentBeyondFrom(const void* ptr, uint64_t bytes, uintptr_t base, size_t size,
                                   uint64_t* inside);
+/* What rt says of ptr, as pointer_info gives it (*size 0: no range known), from this
+ * thread's kept device ranges when ptr lies in one (pointer_cache.c): what execute asks
+ * of every pointer on every call. */
+void hipdnnDevicePointerFacts(const hipdnnDeviceRuntime* rt, const void* ptr,
+                              hipdnnMemorySpace_t* space, int* device, uintptr_t* base,
+                              size_t* size);
+/* Forgets every thread's kept ranges: called by every free of device memory hipdnn makes. */
+void hipdnnPointerCacheDrop(void);
 /* The memory type a HIP runtime's pointer attributes report, as a space (hip5: HIP 5's
  * numbering, else HIP 6's, which is CUDA's). */
 hipdnnMemorySpace_t hipdnnDeviceSpaceFromType(int type, bool hip5);

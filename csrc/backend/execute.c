@@ -163,10 +163,11 @@ typedef struct {
 } ptr_facts;
 
 /* Where pointer i of the pack lives.  While only host engines are loaded no GPU runtime
- * is ever loaded to ask: the declared space (or host) stands.  Otherwise the runtime is
- * asked about every pointer, whatever was declared, so that a wrong declaration is
- * refused here instead of faulting in a kernel; with the runtime's range
- * of it where one query gives both. */
+ * is ever loaded to ask: the declared space (or host) stands.  Otherwise the runtime's
+ * answer for every pointer, whatever was declared, so that a wrong declaration is refused
+ * here instead of faulting in a kernel, with the range of device memory for the extent
+ * check: asked once per allocation and thread while hipdnn frees nothing
+ * (pointer_cache.c). */
 static hipdnnStatus_t space_of(const pack_state* vp, int64_t i, const hipdnnSdkTensor* t,
                                ptr_facts* f) {
     hipdnnMemorySpace_t declared =
@@ -175,11 +176,11 @@ static hipdnnStatus_t space_of(const pack_state* vp, int64_t i, const hipdnnSdkT
     *f = (ptr_facts){declared, -1, 0, 0, 0};
     if (!hipdnnRegistryHasDeviceEngine()) return HIPDNN_STATUS_SUCCESS;
     const hipdnnDeviceRuntime* rt = hipdnnDeviceRuntimeGet();
-    if (rt && rt->pointer_info) { /* one query for the space and the range (tensor_buffer) */
-        rt->pointer_info(vp->ptrs[i], where, &f->device, &f->base, &f->size);
+    if (rt) {
+        hipdnnDevicePointerFacts(rt, vp->ptrs[i], where, &f->device, &f->base, &f->size);
         f->ranged = 1;
     } else {
-        *where = rt ? rt->pointer_space(vp->ptrs[i], &f->device) : HIPDNN_MEMORY_HOST;
+        *where = HIPDNN_MEMORY_HOST;
     }
     if (vp->num_spaces && declared != *where && *where != HIPDNN_MEMORY_MANAGED)
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
@@ -323,15 +324,21 @@ static hipdnnStatus_t check_workspace(const pack_state* vp, const hipdnnPlanStat
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, "variant pack: engine '%s' "
                           "needs a workspace of %zu bytes but WORKSPACE is NULL", e->name,
                           ps->workspace_size);
-    if (hipdnnRegistryHasDeviceEngine()) {
-        hipdnnMemorySpace_t ws = hipdnnDevicePointerSpace(vp->workspace);
+    const hipdnnDeviceRuntime* rt =
+        hipdnnRegistryHasDeviceEngine() ? hipdnnDeviceRuntimeGet() : NULL;
+    if (rt) {
+        hipdnnMemorySpace_t ws;
+        int device;
+        uintptr_t base = 0;
+        size_t size;
+        hipdnnDevicePointerFacts(rt, vp->workspace, &ws, &device, &base, &size);
         if (ws != e->memory_space && ws != HIPDNN_MEMORY_MANAGED)
             return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: the workspace is in %s "
                               "memory but engine '%s' needs %s memory", space_name(ws), e->name,
                               space_name(e->memory_space));
         uint64_t inside;
         if (ws != HIPDNN_MEMORY_HOST &&
-            hipdnnDeviceExtentBeyond(vp->workspace, ps->workspace_size, &inside))
+            hipdnnDeviceExtentBeyondFrom(vp->workspace, ps->workspace_size, base, size, &inside))
             return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, "variant pack: engine "
                               "'%s' needs a workspace of %zu bytes but the workspace's %s "
                               "allocation ends %llu bytes after it", e->name,

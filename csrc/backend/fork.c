@@ -7,6 +7,7 @@
  * logger's lock is never held while taking another. */
 #include <pthread.h>
 
+#include "device.h"
 #include "handle.h"
 #include "heuristic_plugins.h"
 #include "log.h"
@@ -27,6 +28,7 @@ static void parent(void) {
 }
 
 static void child(void) {
+    hipdnnPointerCacheDrop(); /* the parent's device memory is not the child's */
     hipdnnLogForkChild();
     hipdnnHandlesForkChild();
     hipdnnHeuristicForkChild();
