@@ -17,6 +17,7 @@ outputs are checked to be fully written and nothing else, inputs unchanged.
 
 On a GPU: HIPDNN_TEST_REQUIRE_GPU=1 python -m pytest -m gpu tests/test_cudnn_plugin.py
 """
+import ctypes
 import json
 import os
 import subprocess
@@ -708,6 +709,34 @@ def test_a_node_it_does_not_translate_is_declined_naming_it(cd):
     y.set_dim([4, 1, 1, 1]).set_output(True)
     why = reason(g)
     assert why and why.startswith(f"{ENGINE}: reduction 'sum': not translated to cuDNN yet"), why
+
+
+@pytest.mark.gpu
+def test_building_a_graph_again_does_not_ask_cudnns_heuristic_again_whether_it_runs(cd):
+    # every build asks every engine whether it runs the graph; the engine remembers
+    # cuDNN's answer for the graph's bytes, so a second build queries the heuristic only
+    # for its plan (the fake counts the queries)
+    if not FAKE:
+        pytest.skip("counts the fake cuDNN's heuristic queries")
+    queries = ctypes.CDLL(os.environ["HIPDNN_CUDNN_LIBRARY"]).fakeCudnnHeuristicQueries
+    counts = []
+    for _ in range(3):  # a graph no other test builds: its first build asks cuDNN
+        g = hipdnn.pygraph(io_data_type=hipdnn.data_type.HALF,
+                           compute_data_type=hipdnn.data_type.FLOAT)
+        g.matmul(g.tensor(name="a", dim=[1, 40, 24]), g.tensor(name="b", dim=[1, 24, 56]),
+                 name="mm_asked_once").set_output(True)
+        g.set_preferred_engine(ENGINE)
+        before = queries()
+        g.build([hipdnn.heur_mode.A])
+        assert g.get_engine_name() == ENGINE
+        counts.append(queries() - before)
+    assert counts[0] == counts[1] + 1 and counts[1] == counts[2] >= 1, counts
+    whys = []
+    for _ in range(2):  # declined: the same reason, remembered
+        g, y = conv_graph(data_type=hipdnn.data_type.DOUBLE)
+        y.set_output(True)
+        whys.append(reason(g))
+    assert whys[0] == whys[1] and "fp32, fp16 and bf16" in whys[0], whys
 
 
 @pytest.mark.gpu

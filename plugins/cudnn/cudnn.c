@@ -12,11 +12,25 @@
 
 #include "cudnn.h"
 
+/* How many graphs' answers a handle remembers (applicability, below). */
+#define CUDNN_ANSWERS 8
+
+/* Whether the engine runs one graph (its canonical bytes), and why not. */
+typedef struct {
+    uint8_t* bytes;
+    size_t size;
+    bool ok;
+    char why[CUDNN_MSG_LEN];
+} cd_answer;
+
 struct hipdnnEnginePluginHandle {
     int device;
     hipdnnStream_t stream;
     cd_handle cudnn;             /* made on `device` */
     char reason[CUDNN_MSG_LEN]; /* GetNotApplicableReason's answer, until the next call */
+    pthread_mutex_t lock;        /* over the answers */
+    cd_answer answers[CUDNN_ANSWERS];
+    unsigned next_answer;
 };
 
 struct hipdnnEnginePluginExecutionContext {
@@ -74,6 +88,7 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateForDevice(
         return HIPDNN_PLUGIN_STATUS_INTERNAL_ERROR;
     }
     h->device = device;
+    pthread_mutex_init(&h->lock, NULL);
     *handle = h;
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
@@ -94,6 +109,8 @@ hipdnnEnginePluginDestroy(hipdnnEnginePluginHandle_t handle) {
         g_cd.destroy(handle->cudnn);
         cudnn_leave(saved);
     }
+    for (int i = 0; i < CUDNN_ANSWERS; ++i) free(handle->answers[i].bytes);
+    pthread_mutex_destroy(&handle->lock);
     free(handle);
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
@@ -168,7 +185,77 @@ static bool runs(void* handle, const hipdnnSdkGraph* g, char* why, size_t len) {
     return ok;
 }
 
-HIPDNN_SDK_PLUGIN_APPLICABILITY_BASE(CUDNN_ENGINE_NAME, runs)
+/* runs' answer for the graph of these bytes: remembered for the handle's last
+ * CUDNN_ANSWERS graphs, so that building a graph again in the process (every engine is
+ * asked at each build) skips the translation and cuDNN's heuristic query, milliseconds on
+ * a GPU.  The answer depends on the bytes, the device and the loaded cuDNN only, all fixed
+ * for a handle.  BAD_PARAM (the error set) for bytes that hold no graph. */
+static hipdnnPluginStatus_t answer(hipdnnEnginePluginHandle_t h, const uint8_t* graph,
+                                   size_t size, const char* fn, bool* ok, char* why, size_t len) {
+    pthread_mutex_lock(&h->lock);
+    for (int i = 0; graph && i < CUDNN_ANSWERS; ++i) {
+        const cd_answer* a = &h->answers[i];
+        if (a->bytes && a->size == size && memcmp(a->bytes, graph, size) == 0) {
+            *ok = a->ok;
+            hipdnnSdkFormat(why, len, "%s", a->why);
+            pthread_mutex_unlock(&h->lock);
+            return HIPDNN_PLUGIN_STATUS_SUCCESS;
+        }
+    }
+    pthread_mutex_unlock(&h->lock);
+    hipdnnSdkGraph* g = hipdnnSdkPluginDecodeGraph(CUDNN_ENGINE_NAME, graph, size, fn);
+    if (!g) return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    why[0] = '\0';
+    *ok = runs(h, g, why, len);
+    hipdnnSdkGraphFree(g);
+    uint8_t* copy = malloc(size ? size : 1);
+    if (!copy) return HIPDNN_PLUGIN_STATUS_SUCCESS; /* answered, not remembered */
+    memcpy(copy, graph, size);
+    pthread_mutex_lock(&h->lock);
+    cd_answer* a = &h->answers[h->next_answer++ % CUDNN_ANSWERS];
+    free(a->bytes);
+    *a = (cd_answer){.bytes = copy, .size = size, .ok = *ok};
+    hipdnnSdkFormat(a->why, sizeof(a->why), "%s", why);
+    pthread_mutex_unlock(&h->lock);
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetApplicableEngineIds(
+    hipdnnEnginePluginHandle_t handle, const uint8_t* graph, size_t graph_size, uint64_t* ids,
+    uint32_t max, uint32_t* num) {
+    if (!handle || !num) return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetApplicableEngineIds: "
+                                     "NULL handle or count");
+    *num = 0;
+    bool ok = false;
+    char why[CUDNN_MSG_LEN];
+    const hipdnnPluginStatus_t st =
+        answer(handle, graph, graph_size, "GetApplicableEngineIds", &ok, why, sizeof(why));
+    if (st != HIPDNN_PLUGIN_STATUS_SUCCESS || !ok) return st; /* declining: no error */
+    *num = 1;
+    if (ids && max >= 1) ids[0] = engine_id();
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
+
+HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetNotApplicableReason(
+    hipdnnEnginePluginHandle_t handle, uint64_t id, const uint8_t* graph, size_t graph_size,
+    const char** reason) {
+    if (!handle || !reason)
+        return fail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, "GetNotApplicableReason: NULL handle or output");
+    hipdnnPluginStatus_t st = hipdnnSdkPluginCheckEngine(CUDNN_ENGINE_NAME, id,
+                                                         "GetNotApplicableReason");
+    if (st != HIPDNN_PLUGIN_STATUS_SUCCESS) return st;
+    bool ok = false;
+    if (answer(handle, graph, graph_size, "GetNotApplicableReason", &ok, handle->reason,
+               sizeof(handle->reason)) != HIPDNN_PLUGIN_STATUS_SUCCESS) {
+        hipdnnSdkPluginReason(CUDNN_ENGINE_NAME, graph, graph_size, runs, handle, handle->reason,
+                              sizeof(handle->reason)); /* says why the bytes are no graph */
+    } else if (ok) {
+        hipdnnSdkFormat(handle->reason, sizeof(handle->reason),
+                        "%s: applicable (no reason to decline)", CUDNN_ENGINE_NAME);
+    }
+    *reason = handle->reason;
+    return HIPDNN_PLUGIN_STATUS_SUCCESS;
+}
 
 /* Frees host objects only: cuDNN's descriptors need no device (work the plan enqueued
  * reads nothing the descriptors own). */
