@@ -17,7 +17,7 @@ DEMO_APT_PACKAGES = cmake make gcc g++ python3 python3-dev python3-numpy \
 APT_PACKAGES = $(DEMO_APT_PACKAGES) ccache python3-pytest python3-pytest-xdist \
                python3-setuptools python3-wheel python3-pip python3-venv \
                python3-setuptools-whl python3-wheel-whl python3-pip-whl \
-               python3-mypy git graphviz \
+               python3-mypy git graphviz fonts-liberation2 \
                python3-nbclient python3-ipykernel python3-nbformat python3-matplotlib
 # Debian's hipcc and libamdhip64-dev (HIP 5.2, about 15 s to install) build the HIP engine
 # for AMD GPUs (`make build-rocm`, CI); nvcc, where installed (/usr/local/cuda), builds it
@@ -48,7 +48,8 @@ TIMED = $(CURDIR)/tools/timed.sh $(TIMES)
 # pytest over both cores where pytest-xdist is installed.  Recursive (=), so it is asked
 # when a recipe runs, after `make deps` has installed it on a fresh machine.
 PYTEST_JOBS = $(shell $(PYTHON) -c 'import xdist' 2>/dev/null && echo "-n $(JOBS)")
-PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider $(PYTEST_JOBS)
+# --durations: the slowest tests of each run in its log, where CI's time goes.
+PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider --durations=15 $(PYTEST_JOBS)
 
 .PHONY: all deps deps-demo deps-rocm deps-fuzz configure build build-rocm demo test test-c \
         test-python test-slow check clear-times build-rocm-timed pip-check pip-check-steps test-sanitize test-asan test-tsan fuzz \
@@ -56,13 +57,15 @@ PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider $(PYTEST_JOBS)
 
 all: build
 
-# Installs only what is missing, so a set-up machine costs no network.
+# Installs only what is missing, so a set-up machine costs no network; without the
+# packages' recommendations (clang-14's and llvm-15's llvm-*-dev alone are 560 MB that
+# nothing here uses), so each needed package is named.
 define apt_install
 	@missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "apt-get install:" $$missing; \
 	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 endef
 
