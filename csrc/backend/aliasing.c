@@ -22,12 +22,28 @@ typedef struct {
     uintptr_t lo, hi; /* bytes [lo, hi) */
     uint32_t buf;     /* index into the buffers */
     int output;       /* 1 written by a node, 0 not, -1 not asked yet (overlaps are rare) */
+    bool staged;      /* its buffer now points at a copy */
     const hipdnnSdkTensor* t;
 } range;
 
 static int by_start(const void* a, const void* b) {
     const range *x = a, *y = b;
     return x->lo < y->lo ? -1 : x->lo > y->lo ? 1 : 0;
+}
+
+/* By start: in place for the few tensors of most graphs (qsort allocated and cost more
+ * than the rest of the check), qsort for many. */
+static void sort_ranges(range* r, uint32_t n) {
+    if (n > 32) {
+        qsort(r, n, sizeof(*r), by_start);
+        return;
+    }
+    for (uint32_t i = 1; i < n; ++i) {
+        range x = r[i];
+        uint32_t j = i;
+        for (; j > 0 && r[j - 1].lo > x.lo; --j) r[j] = r[j - 1];
+        r[j] = x;
+    }
 }
 
 /* Whether range r's tensor is written by a node (asked once, only of ranges that overlap). */
@@ -114,7 +130,13 @@ static bool views_share_bytes(const range* ra, const range* rb) {
 /* A copy of buffer b's `bytes`, in host memory or on the device (on the handle's stream),
  * recorded in *s so that hipdnnAliasRelease frees it. */
 static hipdnnStatus_t stage(hipdnnAliasStaging* s, hipdnnPluginTensorBuffer_t* b, size_t bytes,
-                            bool on_device, hipdnnStream_t stream) {
+                            bool on_device, hipdnnStream_t stream, uint32_t nb) {
+    if (!s->copies) { /* room for every buffer, made on the first copy */
+        s->copies = malloc(nb * sizeof(void*));
+        s->on_device = malloc(nb * sizeof(bool));
+        if (!s->copies || !s->on_device)
+            return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory staging an input");
+    }
     void* copy = NULL;
     if (!on_device) {
         copy = malloc(bytes ? bytes : 1);
@@ -137,38 +159,39 @@ static hipdnnStatus_t stage(hipdnnAliasStaging* s, hipdnnPluginTensorBuffer_t* b
     return HIPDNN_STATUS_SUCCESS;
 }
 
-hipdnnStatus_t hipdnnAliasStage(const hipdnnSdkGraph* g, hipdnnPluginTensorBuffer_t* bufs,
-                                uint32_t nb, bool device_engine, hipdnnStream_t stream,
-                                hipdnnAliasStaging* s) {
-    memset(s, 0, sizeof(*s));
-    if (nb < 2) return HIPDNN_STATUS_SUCCESS;
-    range* r = malloc(nb * sizeof(*r));
-    bool* staged = calloc(nb, sizeof(bool));
-    s->copies = malloc(nb * sizeof(void*));
-    s->on_device = malloc(nb * sizeof(bool));
-    hipdnnStatus_t st = HIPDNN_STATUS_SUCCESS;
-    if (!r || !staged || !s->copies || !s->on_device)
-        st = hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory checking outputs for overlap");
-    uint32_t n = 0;
+/* The byte range of every buffer but runtime scalars into r, *n of them; BAD_PARAM for one
+ * past the address space. */
+static hipdnnStatus_t ranges_of(const hipdnnSdkGraph* g, const int64_t* span_bytes,
+                                const hipdnnPluginTensorBuffer_t* bufs, uint32_t nb, range* r,
+                                uint32_t* n) {
     int32_t k = 0; /* the buffers are in the graph's tensor order (execute.c) */
-    for (uint32_t b = 0; !st && b < nb; ++b) {
+    for (uint32_t b = 0; b < nb; ++b) {
         while (k < g->num_tensors && g->tensors[k].uid != bufs[b].uid) ++k;
         if (k == g->num_tensors) break;
         const hipdnnSdkTensor* t = &g->tensors[k];
         if (t->is_by_value) continue; /* a runtime scalar: read before anything runs */
-        int64_t span, bytes;
         uintptr_t lo = (uintptr_t)bufs[b].ptr, hi;
-        if (!hipdnnSdkSpanElements(t->ndim, t->dims, t->strides, &span) ||
-            __builtin_mul_overflow(span, (int64_t)hipdnnSdkDataTypeSize(t->data_type), &bytes) ||
-            __builtin_add_overflow(lo, (uintptr_t)bytes, &hi)) {
-            st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: tensor '%s' (uid %lld) "
-                            "reaches past the address space", t->name, (long long)t->uid);
-            break;
-        }
-        r[n] = (range){lo, hi, b, -1, t};
-        ++n;
+        if (span_bytes[k] < 0 || __builtin_add_overflow(lo, (uintptr_t)span_bytes[k], &hi))
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: tensor '%s' (uid %lld) "
+                              "reaches past the address space", t->name, (long long)t->uid);
+        r[(*n)++] = (range){lo, hi, b, -1, false, t};
     }
-    if (!st) qsort(r, n, sizeof(*r), by_start);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
+hipdnnStatus_t hipdnnAliasStage(const hipdnnSdkGraph* g, const int64_t* span_bytes,
+                                hipdnnPluginTensorBuffer_t* bufs,
+                                uint32_t nb, bool device_engine, hipdnnStream_t stream,
+                                hipdnnAliasStaging* s) {
+    memset(s, 0, sizeof(*s));
+    if (nb < 2) return HIPDNN_STATUS_SUCCESS;
+    range local[32]; /* no allocation for most graphs: this runs on every execute */
+    range* r = nb <= 32 ? local : malloc(nb * sizeof(*r));
+    if (!r)
+        return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory checking outputs for overlap");
+    uint32_t n = 0;
+    hipdnnStatus_t st = ranges_of(g, span_bytes, bufs, nb, r, &n);
+    if (!st) sort_ranges(r, n);
     for (uint32_t i = 0; !st && i < n; ++i)
         for (uint32_t j = i + 1; !st && j < n && r[j].lo < r[i].hi; ++j) {
             bool oi = is_output(g, &r[i]), oj = is_output(g, &r[j]);
@@ -181,13 +204,12 @@ hipdnnStatus_t hipdnnAliasStage(const hipdnnSdkGraph* g, hipdnnPluginTensorBuffe
                                 (long long)r[j].t->uid);
                 break;
             }
-            const range* in = oi ? &r[j] : &r[i];
-            if (staged[in->buf]) continue;
-            staged[in->buf] = true;
-            st = stage(s, &bufs[in->buf], in->hi - in->lo, device_engine, stream);
+            range* in = oi ? &r[j] : &r[i];
+            if (in->staged) continue;
+            in->staged = true;
+            st = stage(s, &bufs[in->buf], in->hi - in->lo, device_engine, stream, nb);
         }
-    free(r);
-    free(staged);
+    if (r != local) free(r);
     if (st) hipdnnAliasRelease(s);
     return st;
 }

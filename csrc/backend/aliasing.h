@@ -19,9 +19,11 @@ typedef struct {
 
 /* Points every input of bufs[nb] whose bytes overlap an output's at a copy of it (on the
  * device, enqueued on `stream`, for a device engine); BAD_PARAM naming both when two
- * outputs overlap.  hipdnnAliasRelease frees the copies once the run is enqueued (waiting
- * for the stream when a copy is on the device). */
-hipdnnStatus_t hipdnnAliasStage(const hipdnnSdkGraph* g, hipdnnPluginTensorBuffer_t* bufs,
+ * outputs overlap.  span_bytes: by tensor index, the bytes each reaches, -1 past int64
+ * (hipdnnGraphState's).  hipdnnAliasRelease frees the copies once the run is enqueued
+ * (waiting for the stream when a copy is on the device). */
+hipdnnStatus_t hipdnnAliasStage(const hipdnnSdkGraph* g, const int64_t* span_bytes,
+                                hipdnnPluginTensorBuffer_t* bufs,
                                 uint32_t nb, bool device_engine, hipdnnStream_t stream,
                                 hipdnnAliasStaging* s);
 void hipdnnAliasRelease(hipdnnAliasStaging* s);

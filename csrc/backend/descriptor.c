@@ -1,4 +1,5 @@
 /* The public descriptor entry points and the attribute helpers every type uses. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,14 +39,17 @@ hipdnnStatus_t hipdnnDescriptorNew(hipdnnBackendDescriptorType_t type,
     if (!cls)
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "unknown or reserved descriptor type %d",
                           (int)type);
-    hipdnnBackendDescriptor_t d = calloc(1, sizeof(*d));
-    void* state = calloc(1, cls->state_size);
-    if (!d || !state) {
-        free(d);
-        free(state);
+    /* the state right after the descriptor, in one allocation (a variant pack is made for
+     * every call of some callers) */
+    const size_t align = _Alignof(max_align_t);
+    const size_t head = (sizeof(struct hipdnnBackendDescriptor) + align - 1) / align * align;
+    hipdnnBackendDescriptor_t d = malloc(head + cls->state_size); /* not calloc: glibc's
+                                                                     skips its thread cache */
+    if (!d)
         return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory creating a %s descriptor",
                           cls->name);
-    }
+    *d = (struct hipdnnBackendDescriptor){0};
+    void* state = memset((char*)d + head, 0, cls->state_size);
     d->magic = HIPDNN_DESCRIPTOR_MAGIC;
     d->type = type;
     atomic_init(&d->refs, 1);
@@ -64,7 +68,6 @@ void hipdnnDescriptorRelease(hipdnnBackendDescriptor_t d) {
     if (!d) return;
     if (atomic_fetch_sub(&d->refs, 1) != 1) return;
     if (d->cls->destroy) d->cls->destroy(d);
-    free(d->state);
     d->magic = 0;
     free(d);
 }

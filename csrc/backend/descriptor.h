@@ -117,6 +117,9 @@ typedef struct {
     hipdnnSdkGraph* graph; /* after finalize: validated, inferred, topologically sorted */
     uint8_t* bytes;        /* after finalize: the graph encoded */
     size_t num_bytes;
+    /* after finalize, by tensor index: the bytes its dims and strides reach, -1 past int64
+     * (execute's extent and overlap checks, every call) */
+    int64_t* span_bytes;
 } hipdnnGraphState;
 
 typedef struct {

@@ -19,6 +19,10 @@ typedef struct {
     int64_t index;
 } uid_index;
 
+/* Packs of up to PACK_INLINE tensors keep their arrays in the descriptor: a pack made for
+ * each call (cuDNN frontend's execute, hipdnn's Python) then allocates only the descriptor. */
+#define PACK_INLINE 8
+
 typedef struct {
     int64_t num_uids;
     int64_t* uids;
@@ -28,15 +32,36 @@ typedef struct {
     int64_t num_spaces; /* 0: probe each pointer */
     int64_t* spaces;    /* hipdnnMemorySpace_t per pointer, as the caller declared */
     void* workspace;
+    int64_t own_uids[PACK_INLINE];
+    uid_index own_sorted[PACK_INLINE];
+    void* own_ptrs[PACK_INLINE];
+    int64_t own_spaces[PACK_INLINE];
 } pack_state;
 
 #define V(d) ((pack_state*)(d)->state)
 
+/* Frees an array unless it is the descriptor's own. */
+static void release(void* p, const void* own) {
+    if (p != own) free(p);
+}
+
 static void pack_destroy(hipdnnBackendDescriptor_t d) {
-    free(V(d)->uids);
-    free(V(d)->sorted);
-    free(V(d)->ptrs);
-    free(V(d)->spaces);
+    pack_state* s = V(d);
+    release(s->uids, s->own_uids);
+    release(s->sorted, s->own_sorted);
+    release(s->ptrs, s->own_ptrs);
+    release(s->spaces, s->own_spaces);
+}
+
+/* A copy of v's count elements of `size` bytes in place of *slot: in `own` (room for
+ * PACK_INLINE) when they fit, else allocated.  False when out of memory (*slot kept). */
+static bool store(void** slot, void* own, const void* v, int64_t count, size_t size) {
+    void* copy = count <= PACK_INLINE ? own : malloc((size_t)count * size + 1);
+    if (!copy) return false;
+    if (count) memmove(copy, v, (size_t)count * size);
+    if (*slot != copy) release(*slot, own);
+    *slot = copy;
+    return true;
 }
 
 static hipdnnStatus_t pack_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttributeName_t name,
@@ -48,11 +73,8 @@ static hipdnnStatus_t pack_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttribu
         if ((st = hipdnnAttrExpect("VARIANT_PACK", "UNIQUE_IDS", HIPDNN_TYPE_INT64, type, count, 0,
                                    1 << 20, v)))
             return st;
-        int64_t* copy = malloc((size_t)count * sizeof(int64_t) + 1);
-        if (!copy) return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
-        if (count) memcpy(copy, v, (size_t)count * sizeof(int64_t));
-        free(s->uids);
-        s->uids = copy;
+        if (!store((void**)&s->uids, s->own_uids, v, count, sizeof(int64_t)))
+            return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
         s->num_uids = count;
         return HIPDNN_STATUS_SUCCESS;
     }
@@ -60,11 +82,8 @@ static hipdnnStatus_t pack_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttribu
         if ((st = hipdnnAttrExpect("VARIANT_PACK", "DATA_POINTERS", HIPDNN_TYPE_VOID_PTR, type, count,
                                    0, 1 << 20, v)))
             return st;
-        void** copy = malloc((size_t)count * sizeof(void*) + 1);
-        if (!copy) return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
-        if (count) memcpy(copy, v, (size_t)count * sizeof(void*));
-        free(s->ptrs);
-        s->ptrs = copy;
+        if (!store((void**)&s->ptrs, s->own_ptrs, v, count, sizeof(void*)))
+            return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
         s->num_ptrs = count;
         return HIPDNN_STATUS_SUCCESS;
     }
@@ -85,11 +104,8 @@ static hipdnnStatus_t pack_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttribu
                 return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
                                   "VARIANT_PACK: MEMORY_SPACES_EXT[%lld] = %lld is no memory space",
                                   (long long)i, (long long)m[i]);
-        int64_t* copy = malloc((size_t)count * sizeof(int64_t) + 1);
-        if (!copy) return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
-        if (count) memcpy(copy, v, (size_t)count * sizeof(int64_t));
-        free(s->spaces);
-        s->spaces = copy;
+        if (!store((void**)&s->spaces, s->own_spaces, v, count, sizeof(int64_t)))
+            return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
         s->num_spaces = count;
         return HIPDNN_STATUS_SUCCESS;
     }
@@ -130,17 +146,29 @@ static hipdnnStatus_t pack_finalize(hipdnnBackendDescriptor_t d) {
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
                           "VARIANT_PACK: %lld unique ids but %lld memory spaces",
                           (long long)s->num_uids, (long long)s->num_spaces);
-    uid_index* sorted = malloc((size_t)s->num_uids * sizeof(*sorted) + 1);
+    uid_index* sorted = s->num_uids <= PACK_INLINE
+                            ? s->own_sorted
+                            : malloc((size_t)s->num_uids * sizeof(*sorted) + 1);
     if (!sorted) return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
     for (int64_t i = 0; i < s->num_uids; ++i) sorted[i] = (uid_index){s->uids[i], i};
-    qsort(sorted, (size_t)s->num_uids, sizeof(*sorted), by_uid);
+    if (sorted != s->own_sorted) {
+        qsort(sorted, (size_t)s->num_uids, sizeof(*sorted), by_uid);
+    } else { /* a few: in place (qsort allocates) */
+        for (int64_t i = 1; i < s->num_uids; ++i) {
+            uid_index x = sorted[i];
+            int64_t j = i;
+            for (; j > 0 && sorted[j - 1].uid > x.uid; --j) sorted[j] = sorted[j - 1];
+            sorted[j] = x;
+        }
+    }
     for (int64_t i = 1; i < s->num_uids; ++i)
         if (sorted[i].uid == sorted[i - 1].uid) {
             long long twice = (long long)sorted[i].uid;
-            free(sorted);
+            release(sorted, s->own_sorted);
             return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "VARIANT_PACK: uid %lld appears twice",
                               twice);
         }
+    release(s->sorted, s->own_sorted);
     s->sorted = sorted;
     return HIPDNN_STATUS_SUCCESS;
 }
@@ -252,9 +280,10 @@ static hipdnnStatus_t check_pack_uids(const pack_state* vp, const hipdnnSdkGraph
 }
 
 /* The buffer of graph tensor t, pack entry i: a pointer in the memory the engine (or,
- * for a runtime scalar, the host) reads, on the handle's device. */
+ * for a runtime scalar, the host) reads, on the handle's device, that holds the `bytes`
+ * t's strides reach (-1: past int64, not checked). */
 static hipdnnStatus_t tensor_buffer(const pack_state* vp, int64_t i, const hipdnnSdkTensor* t,
-                                    const hipdnnEngineEntry* e, int device,
+                                    int64_t bytes, const hipdnnEngineEntry* e, int device,
                                     hipdnnPluginTensorBuffer_t* buf) {
     if (i < 0 || !vp->ptrs[i])
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: tensor '%s' (uid %lld) %s",
@@ -279,11 +308,8 @@ static hipdnnStatus_t tensor_buffer(const pack_state* vp, int64_t i, const hipdn
                           "runs on device %d", t->name, (long long)t->uid, on_device, device);
     /* A device pointer whose dims overstate its allocation (a lying array interface) would
      * be written past its end: refused while the runtime can tell. */
-    int64_t span, bytes;
     uint64_t inside;
-    if (where != HIPDNN_MEMORY_HOST &&
-        hipdnnSdkSpanElements(t->ndim, t->dims, t->strides, &span) &&
-        !__builtin_mul_overflow(span, (int64_t)hipdnnSdkDataTypeSize(t->data_type), &bytes) &&
+    if (where != HIPDNN_MEMORY_HOST && bytes >= 0 &&
         (f.ranged ? hipdnnDeviceExtentBeyondFrom(vp->ptrs[i], (uint64_t)bytes, f.base, f.size,
                                                   &inside)
                   : hipdnnDeviceExtentBeyond(vp->ptrs[i], (uint64_t)bytes, &inside)))
@@ -300,14 +326,16 @@ static hipdnnStatus_t tensor_buffer(const pack_state* vp, int64_t i, const hipdn
 
 /* The buffers of every graph tensor that takes a pointer, in graph order, into bufs
  * (room for every tensor); *nb is how many. */
-static hipdnnStatus_t collect_buffers(const pack_state* vp, const hipdnnSdkGraph* g,
+static hipdnnStatus_t collect_buffers(const pack_state* vp, const hipdnnGraphState* gs,
                                       const hipdnnEngineEntry* e, int device,
                                       hipdnnPluginTensorBuffer_t* bufs, uint32_t* nb) {
+    const hipdnnSdkGraph* g = gs->graph;
     *nb = 0;
     for (int32_t k = 0; k < g->num_tensors; ++k) {
         const hipdnnSdkTensor* t = &g->tensors[k];
         if (t->is_virtual || (t->is_by_value && t->has_value)) continue;
-        hipdnnStatus_t st = tensor_buffer(vp, find_uid(vp, t->uid), t, e, device, &bufs[*nb]);
+        hipdnnStatus_t st = tensor_buffer(vp, find_uid(vp, t->uid), t, gs->span_bytes[k], e,
+                                          device, &bufs[*nb]);
         if (st) return st;
         ++*nb;
     }
@@ -436,7 +464,8 @@ static hipdnnStatus_t execute(hipdnnHandle_t handle, hipdnnBackendDescriptor_t p
         if (!bufs) return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
     }
     uint32_t nb = 0;
-    st = collect_buffers(vp, g, e, handle->device, bufs, &nb);
+    const hipdnnGraphState* gs = ps->graph->state;
+    st = collect_buffers(vp, gs, e, handle->device, bufs, &nb);
     if (!st) st = check_workspace(vp, ps, e);
     if (!st && !p->enqueue && e->memory_space != HIPDNN_MEMORY_HOST)
         st = hipdnnFail(HIPDNN_STATUS_NOT_SUPPORTED, "engine '%s': an ABI 1.0 plugin runs on host "
@@ -446,8 +475,8 @@ static hipdnnStatus_t execute(hipdnnHandle_t handle, hipdnnBackendDescriptor_t p
     if (!st && handle != ps->handle) st = hipdnnHandlePluginHandle(handle, ps->plugin, &ph);
     hipdnnAliasStaging staging = {0};
     if (!st)
-        st = hipdnnAliasStage(g, bufs, nb, e->memory_space != HIPDNN_MEMORY_HOST, handle->stream,
-                              &staging);
+        st = hipdnnAliasStage(g, gs->span_bytes, bufs, nb, e->memory_space != HIPDNN_MEMORY_HOST,
+                              handle->stream, &staging);
     if (!st && cap && staging.n) /* the copies would have to outlive the graph */
         st = hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "graph '%s': an output overlaps an input, and "
                         "such a run reads a copy of the input made for it, which a recorded "

@@ -22,6 +22,7 @@ static void graph_destroy(hipdnnBackendDescriptor_t d) {
     free(s->name);
     hipdnnSdkGraphFree(s->graph);
     free(s->bytes);
+    free(s->span_bytes);
 }
 
 static hipdnnStatus_t graph_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttributeName_t name,
@@ -402,8 +403,19 @@ hipdnnStatus_t hipdnnGraphCheckAndEncode(hipdnnGraphState* s, hipdnnSdkGraph* g)
     if (st) return st;
     uint8_t* bytes = NULL;
     size_t n = 0;
-    if (hipdnnSdkGraphEncode(g, &bytes, &n) != 0)
+    int64_t* spans = malloc(((size_t)g->num_tensors + 1) * sizeof(int64_t));
+    if (!spans || hipdnnSdkGraphEncode(g, &bytes, &n) != 0) {
+        free(spans);
         return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory serializing the graph");
+    }
+    for (int32_t k = 0; k < g->num_tensors; ++k) {
+        const hipdnnSdkTensor* t = &g->tensors[k];
+        int64_t span;
+        if (!hipdnnSdkSpanElements(t->ndim, t->dims, t->strides, &span) ||
+            __builtin_mul_overflow(span, (int64_t)hipdnnSdkDataTypeSize(t->data_type), &spans[k]))
+            spans[k] = -1;
+    }
+    s->span_bytes = spans;
     s->graph = g;
     s->bytes = bytes;
     s->num_bytes = n;

@@ -533,17 +533,17 @@ static const hipdnnSdkTensor* tensor_of(const hipe_plan* plan, int64_t uid) {
 static hipdnnPluginStatus_t data_pointer(const hipe_plan* plan, const hipdnnPluginTensorBuffer_t* b,
                                          uint32_t n, int64_t uid, void** ptr) {
     const hipdnnPluginTensorBuffer_t* buf = find_buffer(b, n, uid);
-    const hipdnnSdkTensor* t = tensor_of(plan, uid);
-    const char* name = t ? t->name : "";
     if (!buf || !buf->ptr) {
+        const hipdnnSdkTensor* t = tensor_of(plan, uid);
         hipe_set_error(HIPE_ENGINE_NAME ": EnqueueOpGraph: tensor '%s' (uid %lld) has no pointer",
-                       name, (long long)uid);
+                       t ? t->name : "", (long long)uid);
         return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
     }
     hipdnnMemorySpace_t want = engine_details()->memory_space;
     if (buf->memory_space != want && buf->memory_space != HIPDNN_MEMORY_MANAGED) {
+        const hipdnnSdkTensor* t = tensor_of(plan, uid); /* named only when refused */
         hipe_set_error(HIPE_ENGINE_NAME ": EnqueueOpGraph: tensor '%s' (uid %lld) is in %s "
-                       "memory; this engine needs %s memory", name, (long long)uid,
+                       "memory; this engine needs %s memory", t ? t->name : "", (long long)uid,
                        buf->memory_space == HIPDNN_MEMORY_HOST ? "host" : "device",
                        want == HIPDNN_MEMORY_HOST ? "host" : "device");
         return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
