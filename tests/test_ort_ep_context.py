@@ -426,15 +426,15 @@ def test_every_lowering_passes_the_payload_checks(tmp_path, device):
     in other dims (broadcasts, Gemm's transposed operand, Transpose), attention's output
     through strides); reloaded bit for bit.  (The kernel's zero, under a reduction of an
     empty input, has no fixed-shape model to compile: ORT reads a 0 dim as symbolic.)"""
-    from test_ort_ep_models import bert_layer, resnet18, vit
+    from ort_models import bert, resnet, vit
     r = np.random.default_rng(9)
     mask = np.zeros((2, 1, 1, 8), np.float32)
     gemm_t = [helper.make_node("Gemm", ["a", "b"], ["g"], transA=1, transB=1),
               helper.make_node("ReduceSum", ["e"], ["s"], axes=[1], keepdims=0),
               helper.make_node("Add", ["g", "s"], ["y"])]
     cases = {
-        "resnet": (resnet18(seed=1)[0], {"x": r.standard_normal((2, 3, 32, 32)).astype(np.float32)}),
-        "bert": (bert_layer(seed=3, form="erf")[0],
+        "resnet": (resnet(seed=1)[0], {"x": r.standard_normal((2, 3, 32, 32)).astype(np.float32)}),
+        "bert": (bert(seed=3, form="erf")[0],
                  {"ids": r.integers(0, 50, (2, 8)).astype(np.int64), "mask": mask}),
         "vit": (vit(seed=5)[0], {"x": r.standard_normal((2, 3, 16, 16)).astype(np.float32)}),
         "gemm_t": (model(gemm_t, [("a", [3, 2]), ("b", [4, 3]), ("e", [4, 5])], [("y", [2, 4])],
