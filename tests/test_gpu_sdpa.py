@@ -17,6 +17,7 @@ import pytest
 import hipdnn
 import references as ref
 import test_sdpa
+import test_sdpa_mhas
 from conftest import GPU_ENGINE, STORAGES, Operand, engine_log
 from tolerances import tolerance
 
@@ -317,6 +318,19 @@ def attention_graph(io=dt.HALF, d=64, backward=False):
 def test_what_the_engine_lacks_is_declined_naming_the_node(gpu, what, make, reason):
     why = declined(make())
     assert why and reason in why and "'attn" in why, why
+
+
+# ---- cuDNN frontend's test_mhas masks (test_sdpa_mhas.py says why the band rule is its) ----
+
+MHAS_SIZES = [(5, 40), (40, 17), (33, 33), (1, 40)]  # the decode path, and the general one
+
+
+@pytest.mark.parametrize("align,kind,padded,biased,sizes",
+                         list(test_sdpa_mhas.combinations(MHAS_SIZES, refused_too=False)))
+def test_mhas_combination(gpu, rng, align, kind, padded, biased, sizes):
+    c = test_sdpa_mhas.mhas_case(rng, align, kind, padded, biased, sizes, hq=4, hk=2, d=64,
+                                 case=Case)
+    run(gpu, "fp16", c)
 
 
 # ---- large ---------------------------------------------------------------------------------

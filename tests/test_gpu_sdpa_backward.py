@@ -20,6 +20,7 @@ import pytest
 import hipdnn
 import references as ref
 import test_gpu_sdpa as fwd
+import test_sdpa_mhas
 from conftest import GPU_ENGINE, STORAGES, Operand, _allocate, engine_log
 from tolerances import tolerance
 
@@ -302,6 +303,16 @@ def test_forward_and_backward_in_one_graph(gpu):
 def test_what_the_engine_lacks_is_declined_naming_the_node(gpu, what, make, reason):
     why = fwd.declined(make())
     assert why and reason in why and "'attn_bwd' (sdpa_backward)" in why, why
+
+
+@pytest.mark.parametrize("align,kind,sizes", [
+    ("br", "left_causal", (40, 17)), ("tl", "left", (40, 17)), ("br", "left_right", (33, 33)),
+    ("tl", "left_right", (17, 40)), ("br", "causal", (40, 17)), ("br", "right", (17, 40))])
+def test_mhas_masks_with_padding(gpu, rng, align, kind, sizes):
+    """test_mhas's backward masks with its padding (test_sdpa_mhas.py: its reference's
+    gradients are the band rule's)."""
+    a = ALIGN.BOTTOM_RIGHT if align == "br" else ALIGN.TOP_LEFT
+    run(gpu, "fp16", test_sdpa_mhas.mhas_case(rng, a, kind, True, False, sizes, case=Case))
 
 
 # ---- large ---------------------------------------------------------------------------------
