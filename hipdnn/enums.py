@@ -1,7 +1,8 @@
 """Enums named as cuDNN frontend names them (``cudnn.data_type`` ...), valued as hipdnn.h.
 
 They are ``IntEnum`` so that they compare equal to the C values and can be passed
-wherever an int is expected.
+wherever an int is expected; ``str()`` and ``format()`` give ``"data_type.HALF"``, as
+cuDNN frontend's (pybind11) enums do (its tests' parameter ids are made of them).
 
 Where a class is the image of one C enum, its members between ``# BEGIN GENERATED: <C
 enum> less <prefix>`` and ``# END GENERATED`` are written from hipdnn.h by
@@ -15,6 +16,17 @@ from __future__ import annotations
 import enum
 
 from . import _C
+
+
+class _CEnum(enum.IntEnum):
+    """An IntEnum that prints as ``class.MEMBER`` (pybind11's enums' str), not as its
+    number."""
+
+    def __str__(self) -> str:
+        return f"{type(self).__name__}.{self.name}"
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
 
 __all__ = [
     "data_type",
@@ -38,7 +50,7 @@ __all__ = [
 ]
 
 
-class data_type(enum.IntEnum):
+class data_type(_CEnum):
     """Element types (hipdnnDataType_t; values follow cuDNN's cudnnDataType_t)."""
 
     # BEGIN GENERATED: hipdnnDataType_t less HIPDNN_DATA_
@@ -59,7 +71,7 @@ class data_type(enum.IntEnum):
     # END GENERATED
 
 
-class heur_mode(enum.IntEnum):
+class heur_mode(_CEnum):
     """How engines are ranked (hipdnnBackendHeurMode_t).  ``OPENSOURCE`` is cuDNN
     frontend's mode for its open-source engines; every hipdnn engine is open source, so it
     ranks as ``A`` (it has no backend value of its own)."""
@@ -72,14 +84,14 @@ class heur_mode(enum.IntEnum):
     OPENSOURCE = 4
 
 
-class build_plan_policy(enum.IntEnum):
+class build_plan_policy(_CEnum):
     """``build_plans``: the first config that builds, or every one that does."""
 
     HEURISTICS_CHOICE = 0
     ALL = 1
 
 
-class convolution_mode(enum.IntEnum):
+class convolution_mode(_CEnum):
     """Cross-correlation (what deep-learning frameworks call convolution) or true
     convolution (the filter flipped)."""
 
@@ -88,7 +100,7 @@ class convolution_mode(enum.IntEnum):
     CONVOLUTION = _C.CONVOLUTION
 
 
-class pointwise_mode(enum.IntEnum):
+class pointwise_mode(_CEnum):
     """Pointwise operations (hipdnnPointwiseMode_t; names and values follow cuDNN's)."""
 
     # BEGIN GENERATED: hipdnnPointwiseMode_t less HIPDNN_POINTWISE_, but ATAN2
@@ -145,7 +157,7 @@ class pointwise_mode(enum.IntEnum):
     # END GENERATED
 
 
-class memory_space(enum.IntEnum):
+class memory_space(_CEnum):
     """Where an engine expects its arrays: host memory, device memory, or managed memory (both)."""
 
     # BEGIN GENERATED: hipdnnMemorySpace_t less HIPDNN_MEMORY_
@@ -155,7 +167,7 @@ class memory_space(enum.IntEnum):
     # END GENERATED
 
 
-class plugin_loading_mode(enum.IntEnum):
+class plugin_loading_mode(_CEnum):
     """set_engine_plugin_paths: search the paths as well as (ADDITIVE) or instead of
     (ABSOLUTE) the default folder."""
 
@@ -165,7 +177,7 @@ class plugin_loading_mode(enum.IntEnum):
     # END GENERATED
 
 
-class log_level(enum.IntEnum):
+class log_level(_CEnum):
     """How much the backend logs, from nothing (OFF) to every message (INFO)."""
 
     # BEGIN GENERATED: hipdnnLogLevel_t less HIPDNN_LOG_
@@ -176,7 +188,7 @@ class log_level(enum.IntEnum):
     # END GENERATED
 
 
-class diagonal_alignment(enum.IntEnum):
+class diagonal_alignment(_CEnum):
     """Where an attention mask's diagonal starts (hipdnnDiagonalAlignment_t, valued as
     cuDNN frontend's DiagonalAlignment_t)."""
 
@@ -192,7 +204,7 @@ class diagonal_alignment(enum.IntEnum):
 # reaches the point where a missing operation is reported by name.
 
 
-class norm_forward_phase(enum.IntEnum):
+class norm_forward_phase(_CEnum):
     """Normalization phase (cuDNN frontend's NormFwdPhase_t)."""
 
     NOT_SET = 0
@@ -200,7 +212,7 @@ class norm_forward_phase(enum.IntEnum):
     TRAINING = 2
 
 
-class reduction_mode(enum.IntEnum):
+class reduction_mode(_CEnum):
     """Reduction kinds (cuDNN frontend's ReductionMode_t)."""
 
     NOT_SET = 0
@@ -215,7 +227,7 @@ class reduction_mode(enum.IntEnum):
     MUL_NO_ZEROS = 9
 
 
-class attention_implementation(enum.IntEnum):
+class attention_implementation(_CEnum):
     """Attention implementation choice (cuDNN frontend's AttentionImplementation_t)."""
 
     AUTO = 0
@@ -223,7 +235,7 @@ class attention_implementation(enum.IntEnum):
     UNIFIED = 2
 
 
-class knob_type(enum.IntEnum):
+class knob_type(_CEnum):
     """Engine knob kinds (cuDNN frontend's KnobType_t).  A knob choice passes its type's
     value to the engine as the knob id."""
 
@@ -258,7 +270,7 @@ class knob_type(enum.IntEnum):
     WARP_SPEC_CFG = 28
 
 
-class behavior_note(enum.IntEnum):
+class behavior_note(_CEnum):
     """Behaviour notes of an engine config (cuDNN frontend's BehaviorNote_t).  The ``hip``
     engine's configs have RUNTIME_COMPILATION (their kernels are compiled when a plan is
     built); no hipdnn engine needs reordered filters."""
@@ -271,7 +283,7 @@ class behavior_note(enum.IntEnum):
     CUBLASLT_DEPENDENCY = 5
 
 
-class numerical_note(enum.IntEnum):
+class numerical_note(_CEnum):
     """Numerical notes of an engine config (cuDNN frontend's NumericalNote_t)."""
 
     NOT_SET = 0
@@ -287,7 +299,7 @@ class numerical_note(enum.IntEnum):
     STRICT_NAN_PROP = 10
 
 
-class resample_mode(enum.IntEnum):
+class resample_mode(_CEnum):
     """What a resample window computes (cuDNN frontend's ResampleMode_t).  ``AVGPOOL`` is
     cuDNN's backend name for ``AVGPOOL_INCLUDE_PADDING``.  hipdnn runs the pooling modes;
     NEAREST and BILINEAR are declined."""
@@ -301,7 +313,7 @@ class resample_mode(enum.IntEnum):
     MAXPOOL = 5
 
 
-class padding_mode(enum.IntEnum):
+class padding_mode(_CEnum):
     """What a resample window reads in the padding (cuDNN frontend's PaddingMode_t):
     ``ZERO_PAD`` zeros, ``NEG_INF_PAD`` nothing a maximum could pick, ``EDGE_VAL_PAD``
     the nearest edge value (for NEAREST / BILINEAR; declined)."""
@@ -312,7 +324,7 @@ class padding_mode(enum.IntEnum):
     ZERO_PAD = 3
 
 
-class reshape_mode(enum.IntEnum):
+class reshape_mode(_CEnum):
     """How reshape maps its input onto its output (cuDNN frontend's ReshapeMode_t):
     ``VIEW_ONLY`` re-describes the same memory, ``LOGICAL`` keeps row-major logical order
     (NumPy's reshape)."""
