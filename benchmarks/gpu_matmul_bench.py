@@ -10,7 +10,9 @@ Anchors: torch.matmul (cuBLAS), matmul + bias + gelu in eager mode and under tor
 (its GEMM with a fused or separate epilogue); with --engines, the same matmuls on each
 named engine (the blaslt plugin: cuBLASLt through hipdnn); F.conv2d + bias + relu on channels-last fp16
 with cudnn.benchmark (cuDNN), ResNet-50's layer shapes at N = 64, and two of those layers'
-data and weight gradients against cuDNN's (torch.nn.grad).  Each implementation's output
+data and weight gradients against cuDNN's (torch.nn.grad); exact fp32 (BERT-base's
+products, two ResNet-50 layers NCHW at N = 16) against cuBLAS's SGEMM and cuDNN with TF32
+off (checked to 1e-5, which TF32 would fail).  Each implementation's output
 is poisoned with NaN, checked against a float64 reference computed by PyTorch from the
 same (rounded) inputs, and only then timed: the median of CUDA-event timings of --repeat
 back-to-back runs per sample, after warm-up.  Inputs are random normal (never zeros),
@@ -51,16 +53,25 @@ CASES: Dict[str, Tuple[int, int, int, int, str]] = {
     "matmul_bf16_16x4096x4096": (1, 16, 4096, 4096, ""),
     "matmul_bias_gelu_bf16_4096^3": (1, 4096, 4096, 4096, "bias_gelu"),
     "matmul_fp16_batched_8x1024x1024x1024": (8, 1024, 1024, 1024, ""),
+    # exact fp32 (BERT-base's products at batch 8 x 128 tokens), against cuBLAS's SGEMM with
+    # TF32 off
+    "matmul_fp32_1024x768x768": (1, 1024, 768, 768, ""),
+    "matmul_fp32_1024x3072x768": (1, 1024, 3072, 768, ""),
+    "matmul_fp32_1024x768x3072": (1, 1024, 768, 3072, ""),
+    "matmul_bias_gelu_fp32_1024x3072x768": (1, 1024, 3072, 768, "bias_gelu"),
 }
 
 
-# name -> (N, C, H, K, R, stride, pad): ResNet-50 layers, fp16 NHWC, conv + bias + relu
+# name -> (N, C, H, K, R, stride, pad): ResNet-50 layers, fp16 NHWC, conv + bias + relu;
+# "fp32" ones fp32 NCHW (as hipdnn-ep gives ONNX's convolutions), TF32 off
 CONV_CASES: Dict[str, Tuple[int, int, int, int, int, int, int]] = {
     "conv_r50_64x56x56_k64_3x3": (64, 64, 56, 64, 3, 1, 1),
     "conv_r50_256x56x56_k64_1x1": (64, 256, 56, 64, 1, 1, 0),
     "conv_r50_128x28x28_k128_3x3": (64, 128, 28, 128, 3, 1, 1),
     "conv_r50_256x14x14_k256_3x3": (64, 256, 14, 256, 3, 1, 1),
     "conv_r50_512x7x7_k512_3x3": (64, 512, 7, 512, 3, 1, 1),
+    "conv_fp32_nchw_r50_256x14x14_k256_3x3": (16, 256, 14, 256, 3, 1, 1),
+    "conv_fp32_nchw_r50_64x56x56_k64_3x3": (16, 64, 56, 64, 3, 1, 1),
 }
 
 
@@ -101,27 +112,29 @@ def _timed_row(name, impl, fn, get, ref, tol, flops, samples, repeat, note=""):
     return (name, impl, ms, flops / (ms * 1e-3) / 1e12, note)
 
 
-def _conv_inputs(n, c, hw, k, r):
-    """x [n, c, hw, hw] and w [k, c, r, r], fp16 channels-last, random normal (w scaled by
-    1 / sqrt(its fan-in)); and the generator, for more."""
+def _conv_inputs(n, c, hw, k, r, dtype=None, cl=None):
+    """x [n, c, hw, hw] and w [k, c, r, r], fp16 channels-last (or dtype, memory format
+    cl), random normal (w scaled by 1 / sqrt(its fan-in)); and the generator, for more."""
     gen = torch.Generator(device="cuda")
     gen.manual_seed(1234)
-    cl = torch.channels_last
-    x = torch.randn((n, c, hw, hw), generator=gen, device="cuda").half().to(memory_format=cl)
-    w = (torch.randn((k, c, r, r), generator=gen, device="cuda") / math.sqrt(c * r * r)).half()
+    dtype, cl = dtype or torch.float16, cl or torch.channels_last
+    x = torch.randn((n, c, hw, hw), generator=gen, device="cuda").to(dtype).to(memory_format=cl)
+    w = (torch.randn((k, c, r, r), generator=gen, device="cuda") / math.sqrt(c * r * r)).to(dtype)
     return x, w.to(memory_format=cl), gen
 
 
 def run_conv_case(name, samples, repeat):
     n, c, hw, k, r, stride, pad = CONV_CASES[name]
-    cl = torch.channels_last
-    x, w, gen = _conv_inputs(n, c, hw, k, r)
-    bias = torch.randn((k,), generator=gen, device="cuda").half()
+    fp32 = "fp32" in name
+    dtype = torch.float32 if fp32 else torch.float16
+    cl = torch.contiguous_format if fp32 else torch.channels_last
+    x, w, gen = _conv_inputs(n, c, hw, k, r, dtype, cl)
+    bias = torch.randn((k,), generator=gen, device="cuda").to(dtype)
     f = torch.nn.functional
     ref = f.relu(f.conv2d(x.double(), w.double(), bias.double(), stride, pad))
     out_hw = ref.shape[2]
     flops = 2.0 * n * k * out_hw * out_hw * c * r * r
-    rows, add = _row_adder(name, ref, 1e-2, flops, samples, repeat)
+    rows, add = _row_adder(name, ref, FP32_TOL if fp32 else 1e-2, flops, samples, repeat)
     torch.backends.cudnn.benchmark = True
 
     holder = {}
@@ -129,8 +142,7 @@ def run_conv_case(name, samples, repeat):
         lambda: holder.__setitem__("y", f.relu(f.conv2d(x, w, bias, stride, pad))),
         lambda: holder["y"])
     for bn in [None] + FORCED_TILES:
-        out = torch.full(ref.shape, float("nan"), dtype=torch.float16,
-                         device="cuda").to(memory_format=cl)
+        out = torch.full(ref.shape, float("nan"), dtype=dtype, device="cuda").to(memory_format=cl)
         with forced_tile(bn):
             _hipdnn_conv_row(name, x, w, bias, out, k, stride, pad, rows, add, bn)
     return rows
@@ -196,6 +208,9 @@ def run_grad_case(name, samples, repeat):
     return rows
 
 
+# fp32 cases' relative Frobenius error: exact fp32 lands near 1e-7; TF32 (near 3e-4) fails
+FP32_TOL = 1e-5
+
 FORCED_TILES: List[int] = []  # --tiles: the sm_90 kernel's tile widths to time besides its choice
 
 
@@ -214,14 +229,15 @@ def forced_tile(bn):
 
 def _hipdnn_conv_row(name, x, w, bias, out, k, stride, pad, rows, add, bn):
     try:
-        g = hipdnn.pygraph(io_data_type=dt.HALF, intermediate_data_type=dt.FLOAT,
+        io = dt.FLOAT if x.dtype == torch.float32 else dt.HALF
+        g = hipdnn.pygraph(io_data_type=io, intermediate_data_type=dt.FLOAT,
                            compute_data_type=dt.FLOAT, name="conv")
         tx, tw = g.tensor_like(x, name="x"), g.tensor_like(w, name="w")
         b4 = bias.reshape(1, k, 1, 1)
         tb = g.tensor_like(b4, name="bias")
         y = g.relu(g.bias(g.conv_fprop(tx, tw, padding=[pad, pad], stride=[stride, stride],
                                        name="conv"), tb), name="act")
-        y.set_output(True).set_data_type(dt.HALF).set_stride(list(out.stride()))
+        y.set_output(True).set_data_type(io).set_stride(list(out.stride()))
         with EngineLog():
             g.build([hipdnn.heur_mode.A])
         run = _runner(g, {tx: x, tw: w, tb: b4, y: out})
@@ -281,13 +297,14 @@ def _check(got, ref, tol) -> Optional[str]:
 
 def run_case(name, samples, repeat) -> List[Tuple[str, str, Optional[float], Optional[float], str]]:
     batch, m, n, k, epilogue = CASES[name]
-    dtype = torch.float16 if "fp16" in name else torch.bfloat16
+    dtype = (torch.float16 if "fp16" in name else torch.float32 if "fp32" in name
+             else torch.bfloat16)
     gen = torch.Generator(device="cuda")
     gen.manual_seed(1234)
     a, b, bias = _inputs(batch, m, n, k, dtype, gen)
     ref = _torch_fn(epilogue)(a.double(), b.double(), bias.double())
     flops = 2.0 * batch * m * n * k
-    tol = 1e-2  # relative Frobenius error of bf16 / fp16 outputs
+    tol = FP32_TOL if dtype == torch.float32 else 1e-2  # relative Frobenius error of bf16 / fp16
     rows, add = _row_adder(name, ref, tol, flops, samples, repeat)
 
     holder = {}
@@ -335,8 +352,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     p.add_argument("--date", help="the run's date (default: today, UTC)")
     p.add_argument("--engines", default="", help="also time each matmul case on these "
                    "engines, preferred one at a time (e.g. blaslt,hip): a column per engine")
-    p.add_argument("--tiles", default="", help="also time the sm_90 kernel with these tile "
-                   "widths forced (HIPDNN_HIP_WGMMA_BN), e.g. 64,128,256")
+    p.add_argument("--tiles", default="", help="also time the sm_90 kernel (and the fp32 "
+                   "one) with these tile widths forced (HIPDNN_HIP_WGMMA_BN), e.g. 64,128,256")
     return p.parse_args(argv)
 
 
@@ -346,6 +363,9 @@ def main(argv=None) -> int:
         print("gpu_matmul_bench: needs PyTorch with a CUDA device", file=sys.stderr)
         return 2
     FORCED_TILES[:] = [int(t) for t in args.tiles.split(",") if t]
+    # the fp32 cases against exact fp32: PyTorch's SGEMM and cuDNN without TF32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
     ENGINES[:] = [e for e in args.engines.split(",") if e]
     rows = []
     for name in args.cases.split(","):

@@ -139,6 +139,34 @@ def test_nchw_takes_the_general_kernel(gpu, dtype, name):
     assert not on_tensor_cores(log), log
 
 
+TILED = "first run of the fp32 register-tiled"
+
+
+@pytest.mark.parametrize("name", list(GEOMETRIES))
+@pytest.mark.parametrize("layout", ["packed", "channels_last"])
+def test_fp32_forward_runs_the_register_tiled_kernel(gpu, name, layout):
+    # x gathered element by element, NCHW or NHWC; w dense in the product's k: KRSC (the
+    # channel innermost) or KCRS (the taps innermost: gm_program.h's taps_inner); k a
+    # multiple of 4 (odd_channels' 45 is not: the general kernel)
+    geo = GEOMETRIES[name]
+    log = conv_check(gpu, "fp32", geo["x"], geo["w"], geo.get("pad"), geo.get("stride"),
+                     geo.get("dil"), geo.get("post"), layout=layout,
+                     epilogue=ep_bias_relu(gpu, "fp32"))
+    assert any(TILED in line for line in log) == (int(np.prod(geo["w"][1:])) % 4 == 0), log
+
+
+@pytest.mark.parametrize("splits", [1, 3])
+@pytest.mark.parametrize("flip", [False, True])
+def test_fp32_resnet_like_forward_on_the_register_tiled_kernel(gpu, monkeypatch, splits, flip):
+    # 392 output positions x 128 filters over k = 64 x 9 (72 stages), NCHW, KCRS: ragged
+    # 64 x 64 tiles, a true convolution too (the taps read reversed), split-k
+    monkeypatch.setenv("HIPDNN_HIP_SPLIT_K", str(splits))
+    log = conv_check(gpu, "fp32", [2, 64, 14, 14], [128, 64, 3, 3], [1, 1], layout="packed",
+                     flip=flip)
+    split = f", k split {splits} ways," if splits > 1 else " kernel"
+    assert any(TILED + split in line for line in log), log
+
+
 @pytest.mark.large
 @pytest.mark.parametrize("bn", [64, 128, 256])
 def test_each_sm90_tile_over_more_tiles_than_multiprocessors(gpu, monkeypatch, bn):

@@ -368,6 +368,66 @@ def test_each_sm90_tile_over_more_tiles_than_multiprocessors(gpu, monkeypatch, b
           epilogue=ep_bias_relu(gpu, "bf16"))
 
 
+# ---- the fp32 register-tiled kernel ----------------------------------------------------------
+
+TILED = "first run of the fp32 register-tiled"
+
+
+@pytest.mark.parametrize("a_layout,b_layout", [("packed", "packed"), ("transposed", "packed"),
+                                               ("packed", "transposed"),
+                                               ("transposed", "transposed")])
+@pytest.mark.parametrize("m,n,k", [(132, 132, 36), (200, 72, 100), (300, 260, 12)])
+def test_fp32_products_run_the_register_tiled_kernel(gpu, m, n, k, a_layout, b_layout):
+    # fp32 operands whose contiguous dims are multiples of 4 long: every layout (k or m / n
+    # contiguous), m and n ragged against the 128 and 64 tiles, k not a multiple of the
+    # stage's 8; the emulation runs the kernel's own code, a block's threads as host threads
+    log = check(gpu, "fp32", [m, k], [k, n], a_layout, b_layout,
+                epilogue=ep_bias_relu(gpu, "fp32"))
+    assert any(TILED in line for line in log), log
+
+
+def test_a_large_fp32_product_in_128_by_128_tiles(gpu):
+    # 264 x 520 over k = 64: more tiles of 128 x 128 than one wave (the model's choice)
+    log = check(gpu, "fp32", [2, 264, 64], [64, 520], epilogue=ep_bias_gelu(gpu, "fp32"))
+    assert any(TILED in line for line in log), log
+
+
+@pytest.mark.parametrize("tile_n", [64, 128])
+def test_the_tile_n_knob_chooses_the_fp32_tile(gpu, tile_n):
+    log = check(gpu, "fp32", [3, 40, 64], [64, 136], "packed", "transposed",
+                epilogue=ep_residual(gpu, "fp32"), knobs={hipdnn.knob_type.TILE_N: tile_n})
+    assert any(TILED in line for line in log), log
+
+
+@pytest.mark.parametrize("splits", [2, 3])
+def test_k_split_on_the_register_tiled_kernel(gpu, monkeypatch, splits):
+    # its partial tiles to the workspace straight from registers, summed in order, 64 rows
+    # of the tile at a time through the epilogue
+    monkeypatch.setenv("HIPDNN_HIP_SPLIT_K", str(splits))
+    log = check(gpu, "fp32", [2, 150, 1000], [2, 1000, 72], "packed", "transposed",
+                epilogue=ep_two_outputs(gpu, "fp32"))
+    assert any(f"{TILED}, k split {splits} ways," in line for line in log), log
+
+
+def test_the_kernel_cfg_knob_asks_for_the_register_tiled_kernel(gpu):
+    log = check(gpu, "fp32", [2, 40, 32], [32, 24], knobs={hipdnn.knob_type.KERNEL_CFG: 4})
+    assert any("fp32 FMA, register-tiled" in m and TILED in m for m in log), log
+    log = check(gpu, "fp32", [40, 32], [32, 24], knobs={hipdnn.knob_type.KERNEL_CFG: 1})
+    assert any("first run of the general kernel" in m for m in log), log
+    g = gpu.graph("fp32")  # k = 7: no 16-byte rows
+    g.matmul(g.tensor(name="a", dim=[64, 7]), g.tensor(name="b", dim=[7, 64]),
+             name="mm").set_output(True)
+    with pytest.raises(hipdnn.HipdnnError, match=r"node 'mm' \(matmul\): knob KERNEL_CFG = 4 "
+                                                 "asks for the fp32 register-tiled kernel"):
+        build_with_knobs(g, {hipdnn.knob_type.KERNEL_CFG: 4})
+
+
+def test_a_misaligned_fp32_view_takes_the_general_kernel(gpu):
+    log = misaligned_product(gpu, "fp32", 48, 64, 40)
+    assert any("fp32 FMA, register-tiled" in line for line in log), log
+    assert any("first run of the general kernel" in line for line in log), log
+
+
 # ---- split-k ---------------------------------------------------------------------------------
 
 def k_split(log):
@@ -444,7 +504,7 @@ def test_the_engine_lists_its_knobs_and_refuses_others(gpu):
     names = [e.name for e in hipdnn.engines()]
     knobs = g.get_knobs_for_engine(names.index(GPU_ENGINE))
     assert [(k.type, k.min_value, k.max_value, k.stride) for k in knobs] == [
-        (hipdnn.knob_type.SPLIT_K_SLC, 0, 64, 1), (hipdnn.knob_type.KERNEL_CFG, 0, 3, 1),
+        (hipdnn.knob_type.SPLIT_K_SLC, 0, 64, 1), (hipdnn.knob_type.KERNEL_CFG, 0, 4, 1),
         (hipdnn.knob_type.TILE_N, 0, 256, 64)]
     assert knobs[2].values == (0, 64, 128, 256) and knobs[0].values == (), knobs
     assert g.get_knobs_for_engine(names.index("reference_cpu")) == []

@@ -118,10 +118,20 @@ GRAPHS = textwrap.dedent('''
         a = g.tensor(name="a", dim=[64, 40])
         g.gelu_backward(loss=g.matmul(dy, wt), input=a).set_output(True)
 
+    def mm_fp32_tiled(g):  # the fp32 register-tiled kernel, 128 x 128: bias + gelu, b transposed
+        a = g.tensor(name="a", dim=[1024, 768]); b = g.tensor(name="b", dim=[768, 3072], stride=[1, 768])
+        bias = g.tensor(name="bias", dim=[1, 3072])
+        g.gelu(g.add(g.matmul(a, b), bias)).set_output(True)
+    def conv_fp32_nchw(g):  # ... a convolution, NCHW x gathered, KCRS w (the taps innermost)
+        x = g.tensor(name="x", dim=[16, 256, 14, 14]); w = g.tensor(name="w", dim=[256, 256, 3, 3])
+        g.relu(g.conv_fprop(x, w, padding=[1, 1])).set_output(True)
+
     build(dt.HALF, mm_gelu)
     build(dt.BFLOAT16, conv_relu)
     build(dt.FLOAT, mm_fp32)
     build(dt.BFLOAT16, mm_gelu_bwd)
+    build(dt.FLOAT, mm_fp32_tiled)
+    build(dt.FLOAT, conv_fp32_nchw)
 
     # attention kernels (hipdnn_fa_*): tensor cores for head dims 64, 128 (8 warps too:
     # enough query tiles), 256 and 80 / 48; the general kernel for fp32
@@ -343,8 +353,9 @@ def gm_headers(dump_dir):
 
 def test_each_matmul_and_convolution_plan_writes_its_kernel(dump_dir):
     cu = [p.read_text() for p in gm_sources(dump_dir, "cu")]
-    # each plan's kernel (4), and the sm_90 kernels (3 tiles) of the three on tensor cores
-    assert len(cu) == 13 and len(gm_sources(dump_dir, "hip")) == 4, sorted(
+    # each plan's kernel (6), and the sm_90 kernels (3 tiles) of the three on tensor cores;
+    # for hiprtc each plan's general kernel, and the two fp32 register-tiled ones
+    assert len(cu) == 15 and len(gm_sources(dump_dir, "hip")) == 8, sorted(
         p.name for p in dump_dir.iterdir())
     for tile in ("64, 6, true", "128, 4, true", "256, 4, false"):
         assert len([t for t in cu if f"gm_wgmma_tile<1, true, true, {tile}, 0, " in t]) == 1
@@ -356,6 +367,9 @@ def test_each_matmul_and_convolution_plan_writes_its_kernel(dump_dir):
     mma = [t for t in cu if "gm_mma<" in t]
     assert len(mma) == 3 and any(", 1, 2, hipdnn_program>" in t for t in mma), mma  # conv
     assert any("gm_simt<0, 0, 2, hipdnn_program>" in t for t in cu), cu
+    sgemm = [t for t in cu if "gm_sgemm<" in t]
+    assert len(sgemm) == 2 and any("gm_sgemm<128, 128, true, true, 0, " in t for t in sgemm) \
+        and any(re.search(r"gm_sgemm<\d+, \d+, false, true, 1, ", t) for t in sgemm), sgemm
 
 
 @pytest.mark.toolchain
@@ -380,6 +394,9 @@ def test_matmul_and_convolution_kernels_compile_with_nvrtc_without_spills(dump_d
         assert "C7508" not in info, f"{src.name}: setmaxnreg ignored: {info}"
         spills = spill_bytes(info)
         assert spills and all(a == 0 and b == 0 for a, b in spills), f"{src.name}: {info}"
+        if src.name.startswith("hipdnn_gm_sgemm"):  # two blocks of 256 threads a multiprocessor
+            regs = [int(r) for r in re.findall(r"Used (\d+) registers", info)]
+            assert regs and max(regs) <= 128, f"{src.name}: {info}"
 
 
 @pytest.mark.toolchain

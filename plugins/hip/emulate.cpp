@@ -661,6 +661,7 @@ extern "C" bool hipe_gm_tensor_map(unsigned char* map, int dtype, const void* ba
 namespace {
 void run_gemm(const void* arg) {
     const gm_program* g = static_cast<const gm_program*>(arg);
+    if (g->kernel == GM_SGEMM && emu_sgemm(g)) return;
     const int64_t tiles = g->batches * g->tiles_m * g->tiles_n;
     std::vector<float> row((size_t)g->n + PW_VEC, 0.0f);
     for (int64_t batch = 0; batch < g->batches; ++batch) {

@@ -68,6 +68,9 @@ struct emulated_kernel {
 // run when the graph is launched, instead of run now.  Without the fake driver in the
 // process nothing captures.  emu_record: false with `why` when the driver refused.
 bool emu_capturing(void* stream);
+// Runs g's launch of the fp32 register-tiled kernel (GM_SGEMM) by its own code
+// (emulate_sgemm.cpp); false where the emulation has no such instantiation.
+bool emu_sgemm(const gm_program* g);
 bool emu_record(void* stream, void (*run)(const void*), const void* args, size_t size, char* why,
                 size_t len);
 

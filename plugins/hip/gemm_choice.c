@@ -1,8 +1,9 @@
 /* Which kernel a matmul or convolution stage runs (gemm.h): tensor cores (GM_MMA) where a
  * and b are fp16 or bf16 alike, each has a contiguous dim (k, or m for a and n for b) that
  * is a multiple of 8 elements long, with its other strides multiples of 8, and the build
- * is NVIDIA's; else the general kernel (GM_SIMT), which reads any strides and computes
- * exact fp32.  At plan time, on an sm_90 GPU, a tensor-core plan of at most 3 batch dims
+ * is NVIDIA's; the fp32 register-tiled kernel (GM_SGEMM, either vendor) where a and b are
+ * fp32 and likewise in multiples of 4 (a forward convolution: x any layout, w dense); else
+ * the general kernel (GM_SIMT), which reads any strides and computes exact fp32.  At plan time, on an sm_90 GPU, a tensor-core plan of at most 3 batch dims
  * gets the wgmma kernel (GM_WGMMA) in the tile a wave model picks for the device's
  * multiprocessors.  A config's KERNEL_CFG knob (hip_engine.h) names one of them instead,
  * and a product it cannot run is declined with the reason. */
@@ -11,16 +12,17 @@
 
 #include "gemm.h"
 
-/* Whether an operand can feed the tensor cores: *kc tells which dim is contiguous. */
-static bool mma_operand(int64_t rows, int64_t ks, int64_t s_r, int64_t s_k, const int64_t* bs,
-                        int nbatch, bool* kc) {
+/* Whether an operand can be read in 16-byte chunks of `vec` elements (8: the tensor cores'
+ * fp16 / bf16; 4: GM_SGEMM's fp32): *kc tells which dim is contiguous. */
+static bool vec_operand(int64_t rows, int64_t ks, int64_t s_r, int64_t s_k, const int64_t* bs,
+                        int nbatch, int vec, bool* kc) {
     for (int d = 0; d < nbatch; ++d)
-        if (bs[d] % 8 != 0) return false;
-    if ((s_k == 1 || ks == 1) && ks % 8 == 0 && s_r % 8 == 0) {
+        if (bs[d] % vec != 0) return false;
+    if ((s_k == 1 || ks == 1) && ks % vec == 0 && s_r % vec == 0) {
         *kc = true;
         return true;
     }
-    if ((s_r == 1 || rows == 1) && rows % 8 == 0 && s_k % 8 == 0) {
+    if ((s_r == 1 || rows == 1) && rows % vec == 0 && s_k % vec == 0) {
         *kc = false;
         return true;
     }
@@ -34,6 +36,59 @@ static const struct {
     double efficiency;
 } k_tiles[] = {{128, 128, 2, 2, 1.0}, {128, 64, 2, 2, 0.85}, {64, 64, 2, 2, 0.7}};
 
+/* GM_SGEMM's tiles (256 threads, 8 x 8, 8 x 4 or 4 x 4 outputs a thread), and how well each
+ * keeps the FMA units fed against the largest (a guess to be replaced by measured knobs). */
+static const struct {
+    int bm, bn;
+    double efficiency;
+} k_sg_tiles[] = {{128, 128, 1.0}, {128, 64, 0.8}, {64, 64, 0.55}};
+
+/* Whether GM_SGEMM can read p's operands: fp32 a and b, each a matrix of 16-byte chunks
+ * (vec_operand); a forward convolution's x any layout (gathered element by element, its
+ * coordinates in 32 bits) and its w dense in the product's k. */
+bool hipe_gm_sgemm_ok(const gm_program* p, bool* ak, bool* bk) {
+    *ak = *bk = false;
+    if (p->a_dtype != PW_F32 || p->b_dtype != PW_F32 ||
+        (p->conv != GM_CONV_NONE && p->conv != GM_CONV_FPROP))
+        return false;
+    if (p->conv) {
+        for (int d = 0; d < p->nsp; ++d)
+            if (p->xsp[d] + p->pad[d] >= (INT64_C(1) << 30) ||
+                (p->osp[d] + p->pad[d]) * p->stride[d] >= (INT64_C(1) << 30) ||
+                p->ker[d] * p->dil[d] >= (INT64_C(1) << 30))
+                return false;
+        return p->b_sk == 1 && vec_operand(p->n, p->k, p->b_sn, p->b_sk, p->b_bs, p->nbatch, 4, bk) &&
+               *bk;
+    }
+    return vec_operand(p->m, p->k, p->a_sm, p->a_sk, p->a_bs, p->nbatch, 4, ak) &&
+           vec_operand(p->n, p->k, p->b_sn, p->b_sk, p->b_bs, p->nbatch, 4, bk);
+}
+
+/* The tile that finishes soonest by whole waves of blocks over the multiprocessors (as
+ * choose_kernel's model), or the TILE_N knob's width, else $HIPDNN_HIP_WGMMA_BN's (64:
+ * 128 x 64, 128: 128 x 128); a convolution's 64 x 64. */
+static void choose_sgemm(const gm_program* p, bool ak, bool bk, int tile_n, hipe_gm_kernel* k) {
+    int best = 0;
+    double best_cost = 0;
+    for (int i = 0; i < (int)(sizeof(k_sg_tiles) / sizeof(k_sg_tiles[0])); ++i) {
+        const int64_t tiles = p->batches * ((p->m + k_sg_tiles[i].bm - 1) / k_sg_tiles[i].bm) *
+                              ((p->n + k_sg_tiles[i].bn - 1) / k_sg_tiles[i].bn);
+        const int64_t waves = (tiles + GM_ASSUMED_SMS * GM_BLOCKS_PER_SM - 1) /
+                              (GM_ASSUMED_SMS * GM_BLOCKS_PER_SM);
+        const double cost = (double)waves * k_sg_tiles[i].bm * k_sg_tiles[i].bn / k_sg_tiles[i].efficiency;
+        if (i == 0 || cost < best_cost) {
+            best = i;
+            best_cost = cost;
+        }
+    }
+    const char* env = getenv("HIPDNN_HIP_WGMMA_BN"); /* benchmarks' --tiles */
+    const int force = tile_n ? tile_n : env ? atoi(env) : 0;
+    if (force == 128 || force == 64) best = force == 128 ? 0 : 1;
+    if (p->conv) best = 2; /* 128 rows' gathers spill past 128 registers (104 bytes at 128 x 128) */
+    *k = (hipe_gm_kernel){.kind = GM_SGEMM, .ak = ak, .bk = bk, .bm = k_sg_tiles[best].bm,
+                          .bn = k_sg_tiles[best].bn};
+}
+
 /* The model's kernel for aligned operands: tensor cores where they apply, in the tile that
  * finishes soonest by a model of whole waves of blocks over the multiprocessors (a small
  * product in large tiles leaves them idle; a narrow one wastes a wide tile's columns). */
@@ -43,8 +98,8 @@ static void choose_kernel(const gm_program* p, bool mma_allowed, hipe_gm_kernel*
     bool ak = false, bk = false;
     if (p->conv) ak = true; /* gathered, k contiguous: conv_mma_ok checked x */
     if (!mma_allowed || p->a_dtype != p->b_dtype || p->a_dtype == PW_F32 ||
-        (!p->conv && !mma_operand(p->m, p->k, p->a_sm, p->a_sk, p->a_bs, p->nbatch, &ak)) ||
-        !mma_operand(p->n, p->k, p->b_sn, p->b_sk, p->b_bs, p->nbatch, &bk))
+        (!p->conv && !vec_operand(p->m, p->k, p->a_sm, p->a_sk, p->a_bs, p->nbatch, 8, &ak)) ||
+        !vec_operand(p->n, p->k, p->b_sn, p->b_sk, p->b_bs, p->nbatch, 8, &bk))
         return;
     int best = 0;
     double best_cost = 0;
@@ -125,23 +180,36 @@ bool hipe_gm_wgmma_kernel(const hipe_gm* gm, int device, hipe_gm_kernel* k) {
 
 static const char* const k_cfg_names[HIPE_KERNEL_CFGS] = {
     "the engine's choice", "the general kernel", "tensor cores through mma.sync",
-    "tensor cores through wgmma (sm_90)"};
+    "tensor cores through wgmma (sm_90)", "the fp32 register-tiled kernel"};
 
 int hipe_gm_choose(hipe_gm* gm, bool mma, bool wgrad_tc, const hipe_knobs* knobs,
                    const char* label, char* why, size_t len) {
     const int cfg = knobs->kernel_cfg;
     choose_kernel(&gm->prog, mma, &gm->main);
-    gm->wgrad_tc = wgrad_tc && cfg != HIPE_KERNEL_GENERAL && cfg != HIPE_KERNEL_MMA;
+    bool ak, bk;
+    const bool sgemm = hipe_gm_sgemm_ok(&gm->prog, &ak, &bk);
+    if (sgemm && gm->main.kind == GM_SIMT && cfg != HIPE_KERNEL_GENERAL)
+        choose_sgemm(&gm->prog, ak, bk, knobs->tile_n, &gm->main);
+    gm->wgrad_tc = wgrad_tc && cfg != HIPE_KERNEL_GENERAL && cfg != HIPE_KERNEL_MMA &&
+                   cfg != HIPE_KERNEL_SGEMM;
     gm->knobs = *knobs;
     if (cfg == HIPE_KERNEL_GENERAL) gm->main = (hipe_gm_kernel){.kind = GM_SIMT};
+    if (gm->prog.taps_inner && gm->main.kind != GM_SGEMM) { /* w read element by element */
+        gm->prog.taps_inner = 0;
+        gm->prog.b_sk = gm->prog.b_sn = 0;
+    }
     const bool runs = cfg == HIPE_KERNEL_MMA     ? gm->main.kind == GM_MMA
                       : cfg == HIPE_KERNEL_WGMMA ? hipe_gm_wgmma_applies(gm)
+                      : cfg == HIPE_KERNEL_SGEMM ? gm->main.kind == GM_SGEMM
                                                  : true;
     if (runs) return 1;
     const bool rocm = strcmp(hipe_vendor(), "ROCm") == 0;
     return decline(why, len, "%s: knob KERNEL_CFG = %d asks for %s, which %s", label, cfg,
                    k_cfg_names[cfg],
-                   rocm ? "the ROCm build does not have"
+                   cfg == HIPE_KERNEL_SGEMM
+                       ? "these operands cannot feed (fp32 a and b, a contiguous dim and other "
+                         "strides multiples of 4; a convolution's forward pass with w dense)"
+                   : rocm ? "the ROCm build does not have"
                    : cfg == HIPE_KERNEL_WGMMA && gm->main.kind == GM_MMA
                        ? "takes at most 3 batch dims"
                    : cfg == HIPE_KERNEL_MMA && gm->prog.conv == GM_CONV_WGRAD

@@ -19,7 +19,7 @@ int hipe_gm_threads(const hipe_gm_kernel* k) {
 /* As GmSmem and GmWgSmem (gm_kernels.h, gm_wgmma.h) count: the pipeline's stages and the
  * fp32 tile, which reuses their buffers except in a persistent kernel. */
 int hipe_gm_smem(const hipe_gm_kernel* k) {
-    if (k->kind == GM_SIMT) return 0; /* static shared memory */
+    if (k->kind == GM_SIMT || k->kind == GM_SGEMM) return 0; /* static shared memory */
     const int bk = k->kind == GM_WGMMA ? 64 : 32;
     const int pipe = k->stages * (k->bm + k->bn) * bk * 2;
     const int tile = k->bm * (k->bn + 4) * 4;
@@ -32,6 +32,7 @@ static int tile_n(const hipe_gm_kernel* k) { return k->kind == GM_SIMT ? 64 : k-
 
 /* The grid of kernel k over prog: tiles and their raster. */
 static void set_grid(gm_program* p, const hipe_gm_kernel* k) {
+    p->kernel = k->kind;
     p->tile_m = tile_m(k);
     p->tile_n = tile_n(k);
     p->tiles_m = (int32_t)((p->m + tile_m(k) - 1) / tile_m(k));
@@ -334,8 +335,18 @@ static bool conv_operands(const hipdnnSdkNode* n, bool dgrad, const hipdnnSdkTen
         dense = p->ker[d] == 1 || p->w_ssp[d] == inner;
         inner *= p->ker[d];
     }
-    p->b_sk = dgrad ? p->w_sc : dense ? 1 : 0;
-    p->b_sn = dgrad ? p->w_sk : dense ? p->w_sk : 0;
+    /* else, where w is dense in (c, f...) (KCRS), the fp32 kernel's k can be that order
+       (taps_inner; hipe_gm_compile keeps it only for that kernel) */
+    bool kcrs = !dgrad && !dense;
+    inner = 1;
+    for (int d = p->nsp - 1; d >= 0 && kcrs; --d) {
+        kcrs = p->ker[d] == 1 || p->w_ssp[d] == inner;
+        inner *= p->ker[d];
+    }
+    kcrs = kcrs && (p->cin == 1 || p->w_sc == inner);
+    p->taps_inner = kcrs;
+    p->b_sk = dgrad ? p->w_sc : dense || kcrs ? 1 : 0;
+    p->b_sn = dgrad ? p->w_sk : dense || kcrs ? p->w_sk : 0;
     if (p->m >= GM_ROWS_LIMIT || p->k >= GM_ROWS_LIMIT)
         return decline(why, len, "%s: %lld output positions and a field of %lld; the hip "
                        "engine takes fewer than 2^31 each", label, (long long)p->m, (long long)p->k);
@@ -395,7 +406,7 @@ static bool wgrad_operands(const hipdnnSdkNode* n, const hipdnnSdkTensor* dy,
  * stride a multiple of 8. */
 static bool conv_mma_ok(const gm_program* p) {
     const bool dgrad = p->conv == GM_CONV_DGRAD;
-    bool ok = p->x_sc == 1 && p->cin % (dgrad ? 64 : 8) == 0 && p->x_sn % 8 == 0 &&
+    bool ok = p->x_sc == 1 && p->cin % (dgrad ? 64 : 8) == 0 && p->x_sn % 8 == 0 && !p->taps_inner &&
               (dgrad ? p->b_sn == 1 && p->b_sk % 8 == 0 : p->conv == GM_CONV_FPROP && p->b_sk == 1);
     for (int d = 0; d < p->nsp; ++d) /* 32-bit input coordinates and filter taps */
         ok = ok && p->x_ssp[d] % 8 == 0 && (!dgrad || p->w_ssp[d] % 8 == 0) &&
@@ -493,6 +504,7 @@ int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe
                     op, mm->name ? mm->name : "", batch,
                     (long long)p->m, (long long)p->n, (long long)p->k,
                     gm->main.kind == GM_MMA ? "on tensor cores"
+                    : gm->main.kind == GM_SGEMM ? "fp32 FMA, register-tiled"
                     : gm->wgrad_tc ? "on tensor cores on sm_90, else general (fp32 FMA)"
                                    : "general (fp32 FMA)",
                     ep ? ", with its pointwise epilogue" : "");
@@ -510,9 +522,17 @@ static bool build(const hipe_gm* gm, const hipe_gm_kernel* k, int device, void**
     if (getenv("HIPDNN_HIP_JIT_DUMP")) { /* tests compile both vendors' sources */
         const hipe_gm_kernel simt = {.kind = GM_SIMT};
         char* other = hipe_gm_source(gm, &simt, HIPE_RTC_HIP);
-        hipe_dump_source(k->kind == GM_MMA ? "gm_mma" : "gm_simt", "cu", source);
+        hipe_dump_source(k->kind == GM_MMA     ? "gm_mma"
+                         : k->kind == GM_SGEMM ? "gm_sgemm"
+                                               : "gm_simt",
+                         "cu", source);
         hipe_dump_source("gm_simt", "hip", other);
         free(other);
+        if (k->kind == GM_SGEMM) { /* and the fp32 kernel as hiprtc would compile it */
+            other = hipe_gm_source(gm, k, HIPE_RTC_HIP);
+            hipe_dump_source("gm_sgemm", "hip", other);
+            free(other);
+        }
         for (int i = 0; k->kind != GM_WGMMA && hipe_gm_wgmma_applies(gm) && i < GM_WG_TILES;
              ++i) {
             /* as an sm_90 GPU would compile them */
@@ -529,8 +549,10 @@ static bool build(const hipe_gm* gm, const hipe_gm_kernel* k, int device, void**
 
 /* The kernel's name in the log: which, and its k ranges. */
 static void kernel_label(const gm_program* p, const hipe_gm_kernel* k, char* out, size_t len) {
-    const char* kind = k->kind == GM_WGMMA ? "tensor-core (wgmma)"
-                       : k->kind == GM_MMA ? "tensor-core" : "general";
+    const char* kind = k->kind == GM_WGMMA  ? "tensor-core (wgmma)"
+                       : k->kind == GM_MMA   ? "tensor-core"
+                       : k->kind == GM_SGEMM ? "fp32 register-tiled"
+                                             : "general";
     if (p->splits > 1)
         hipdnnSdkFormat(out, len, "%s, k split %d ways,", kind, p->splits);
     else
@@ -615,7 +637,8 @@ bool hipe_gm_enqueue(hipe_gm* gm, gm_program* prog, int device, void* stream,
     void* fn = gm->fn;
     gm_tma tma;
     memset(&tma, 0, sizeof(tma));
-    bool fast = aligned16(prog->a) && aligned16(prog->b);
+    /* GM_SGEMM gathers a convolution's x element by element: only w need be aligned */
+    bool fast = (aligned16(prog->a) || (k.kind == GM_SGEMM && prog->conv)) && aligned16(prog->b);
     if (fast && k.kind == GM_WGMMA) {
         char no[HIPE_MSG_LEN];
         /* a convolution's x (a data gradient's dy) is gathered, not copied by TMA, as is a

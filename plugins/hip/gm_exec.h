@@ -65,12 +65,34 @@ PW_FN void gm_batch_offsets(const gm_program& g, int64_t batch, int64_t* a_off, 
 
 // ---- convolution: where a's and b's elements are ----------------------------------------
 
+// Taps of the filter.
+PW_FN uint32_t gm_conv_taps(const gm_program& g) {
+    uint32_t t = 1;
+PW_UNROLL
+    for (int d = 0; d < GM_MAX_SPATIAL; ++d)
+        if (d < g.nsp) t *= (uint32_t)g.ker[d];
+    return t;
+}
+
+// Field element `field` as its channel *c and filter tap *f (linear, innermost dim last):
+// (f, c) with the channel innermost, or (c, f) (taps_inner, gm_program.h).
+PW_FN void gm_conv_field(const gm_program& g, int64_t field, uint32_t* c, uint32_t* f) {
+    if (g.taps_inner) {
+        const uint32_t taps = gm_conv_taps(g);
+        *c = (uint32_t)(field / taps);
+        *f = (uint32_t)(field - (int64_t)*c * taps);
+    } else {
+        *c = (uint32_t)(field % g.cin);
+        *f = (uint32_t)(field / g.cin);
+    }
+}
+
 // Offset in x of output position `at`'s receptive-field element `field` (filter tap and
-// channel, the channel innermost), false in the padding; for a data gradient, in dy of
+// channel, gm_conv_field), false in the padding; for a data gradient, in dy of
 // dx's position `at` (gm_program.h).  Both under 2^31 (gemm_program.c checks).
 PW_FN bool gm_conv_gather(const gm_program& g, int64_t at, int64_t field, int64_t* off) {
-    const uint32_t c = (uint32_t)(field % g.cin);
-    uint32_t f = (uint32_t)(field / g.cin);
+    uint32_t c, f;
+    gm_conv_field(g, field, &c, &f);
     uint32_t pos = (uint32_t)at;
     int64_t o = (int64_t)c * g.x_sc;
 PW_UNROLL
@@ -105,8 +127,8 @@ PW_FN bool gm_conv_a_offset(const gm_program& g, int64_t m, int64_t k, int64_t* 
 
 // Offset in w of b[k, n] (field element k, output channel n).
 PW_FN int64_t gm_conv_b_offset(const gm_program& g, int64_t k, int64_t n) {
-    const uint32_t c = (uint32_t)(k % g.cin);
-    uint32_t f = (uint32_t)(k / g.cin);
+    uint32_t c, f;
+    gm_conv_field(g, k, &c, &f);
     int64_t o = n * g.w_sk + (int64_t)c * g.w_sc;
 PW_UNROLL
     for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {

@@ -208,11 +208,104 @@ PW_UNROLL
     gm_finish_tile<T, T, GM_SIMT_THREADS, S, Prog>(g, blockIdx.x, cs, LD, batch, m0, n0, tid);
 }
 
+// ---- a forward convolution's gathered rows and columns (gm_mma, gm_sgemm) ------------------
+
+#define GM_KT 32 /* k of gm_mma's pipeline stage: two mma k-steps */
+
+// A convolution's a rows, fixed for a thread over the whole k loop (gm_load_conv_a): for
+// each chunk q it copies, each spatial dim's first input coordinate (o * stride - pad; a
+// data gradient's o + pad, the stride applied per tap), the offset in x of that corner of
+// the receptive field (base: image and first coordinates; may lie outside x) and of its
+// image alone, or row_ok false past the last output position.
+template <int Q>
+struct GmConvRows {
+    int64_t base[Q], image[Q];
+    int32_t first[Q][GM_MAX_SPATIAL];
+    bool row_ok[Q];
+};
+
+template <int BM, int THREADS, int KT = GM_KT>
+struct GmConvA {
+    static constexpr int C = KT / 8, CHUNKS = BM * C, Q = (CHUNKS + THREADS - 1) / THREADS;
+};
+
+// Entry q of `rows` for row m of a (row_ok: m is a row and the entry is used).
+template <int CONV, int Q>
+PW_FN void gm_conv_row(const gm_program& g, int64_t m, bool ok, int q, GmConvRows<Q>& rows) {
+    rows.row_ok[q] = ok && m < g.m;
+    uint32_t pos = (uint32_t)(rows.row_ok[q] ? m : 0);
+    int64_t base = 0;
+PW_UNROLL
+    for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
+        const uint32_t od = d < g.nsp ? (uint32_t)g.osp[d] : 1u;
+        const uint32_t o = pos % od;
+        pos /= od;
+        rows.first[q][d] = (int32_t)(CONV == GM_CONV_DGRAD ? (int64_t)o + g.pad[d]
+                                                             : (int64_t)o * g.stride[d] - g.pad[d]);
+        if (d < g.nsp) base += (int64_t)rows.first[q][d] * g.x_ssp[d];
+    }
+    rows.image[q] = (int64_t)pos * g.x_sn;
+    rows.base[q] = rows.image[q] + base;
+}
+
+template <int CONV, int BM, int THREADS, int KT = GM_KT>
+PW_FN void gm_conv_rows(const gm_program& g, int64_t m0, int tid,
+                        GmConvRows<GmConvA<BM, THREADS, KT>::Q>& rows) {
+    typedef GmConvA<BM, THREADS, KT> L;
+PW_UNROLL
+    for (int q = 0; q < L::Q; ++q)
+        gm_conv_row<CONV>(g, m0 + (tid + q * THREADS) / L::C, tid + q * THREADS < L::CHUNKS, q,
+                          rows);
+}
+
+// A thread's column of a convolution's a tile (gm_load_conv_a): its field element k, as a
+// filter tap (fd..., innermost last) and a channel c, stepped KT at a time by mixed-radix
+// addition (no division in the k loop).
+struct GmConvCol {
+    uint32_t k;
+    int32_t c;
+    int32_t fd[GM_MAX_SPATIAL];
+};
+
+PW_FN void gm_conv_col_init(const gm_program& g, uint32_t k, GmConvCol& col) {
+    col.k = k;
+    uint32_t c, f;
+    gm_conv_field(g, k, &c, &f);
+    col.c = (int32_t)c;
+PW_UNROLL
+    for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
+        const uint32_t kd = d < g.nsp ? (uint32_t)g.ker[d] : 1u;
+        col.fd[d] = (int32_t)(f % kd);
+        f /= kd;
+    }
+}
+
+// Field element col's filter offset along dim d, dilated (reversed for a true convolution).
+PW_FN int32_t gm_conv_tap(const gm_program& g, const GmConvCol& col, int d) {
+    const int32_t kd = d < g.nsp ? (int32_t)g.ker[d] : 1;
+    return (g.flip ? kd - 1 - col.fd[d] : col.fd[d]) * (int32_t)g.dil[d];
+}
+
+template <int KT>
+PW_FN void gm_conv_col_next(const gm_program& g, GmConvCol& col) {
+    col.k += KT;
+    col.c += KT;
+    while (col.c >= (int32_t)g.cin) { // past the last channel: the next tap
+        col.c -= (int32_t)g.cin;
+PW_UNROLL
+        for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
+            if (d >= g.nsp) continue;
+            if (++col.fd[d] < (int32_t)g.ker[d]) break;
+            col.fd[d] = 0; // past the filter's last tap: k is past the end, col.k says so
+        }
+    }
+}
+
+#include "gm_sgemm.h" /* exact fp32, register-blocked */
+
 // ---- gm_mma (NVIDIA, sm_80 and newer) -------------------------------------------------------
 
 #if defined(__CUDACC_RTC__) || defined(__CUDACC__)
-
-#define GM_KT 32 /* k of a pipeline stage: two mma k-steps */
 
 #include "tc_ptx.h"
 
@@ -252,90 +345,6 @@ PW_UNROLL
         const bool valid = r < rows && k < ks;
         const unsigned short* src = valid ? base + r * s_r + k * s_k : base;
         tc_cp_async(dst + gm_swz<C>(row, col), src, valid);
-    }
-}
-
-// A convolution's a rows, fixed for a thread over the whole k loop (gm_load_conv_a): for
-// each chunk q it copies, each spatial dim's first input coordinate (o * stride - pad; a
-// data gradient's o + pad, the stride applied per tap), the offset in x of that corner of
-// the receptive field (base: image and first coordinates; may lie outside x) and of its
-// image alone, or row_ok false past the last output position.
-template <int Q>
-struct GmConvRows {
-    int64_t base[Q], image[Q];
-    int32_t first[Q][GM_MAX_SPATIAL];
-    bool row_ok[Q];
-};
-
-template <int BM, int THREADS, int KT = GM_KT>
-struct GmConvA {
-    static constexpr int C = KT / 8, CHUNKS = BM * C, Q = (CHUNKS + THREADS - 1) / THREADS;
-};
-
-template <int CONV, int BM, int THREADS, int KT = GM_KT>
-PW_FN void gm_conv_rows(const gm_program& g, int64_t m0, int tid,
-                        GmConvRows<GmConvA<BM, THREADS, KT>::Q>& rows) {
-    typedef GmConvA<BM, THREADS, KT> L;
-PW_UNROLL
-    for (int q = 0; q < L::Q; ++q) {
-        const int row = (tid + q * THREADS) / L::C;
-        const int64_t m = m0 + row;
-        rows.row_ok[q] = m < g.m && tid + q * THREADS < L::CHUNKS;
-        uint32_t pos = (uint32_t)(rows.row_ok[q] ? m : 0);
-        int64_t base = 0;
-PW_UNROLL
-        for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
-            const uint32_t od = d < g.nsp ? (uint32_t)g.osp[d] : 1u;
-            const uint32_t o = pos % od;
-            pos /= od;
-            rows.first[q][d] = (int32_t)(CONV == GM_CONV_DGRAD ? (int64_t)o + g.pad[d]
-                                                                 : (int64_t)o * g.stride[d] - g.pad[d]);
-            if (d < g.nsp) base += (int64_t)rows.first[q][d] * g.x_ssp[d];
-        }
-        rows.image[q] = (int64_t)pos * g.x_sn;
-        rows.base[q] = rows.image[q] + base;
-    }
-}
-
-// A thread's column of a convolution's a tile (gm_load_conv_a): its field element k, as a
-// filter tap (fd..., innermost last) and a channel c, stepped KT at a time by mixed-radix
-// addition (no division in the k loop).
-struct GmConvCol {
-    uint32_t k;
-    int32_t c;
-    int32_t fd[GM_MAX_SPATIAL];
-};
-
-PW_FN void gm_conv_col_init(const gm_program& g, uint32_t k, GmConvCol& col) {
-    col.k = k;
-    uint32_t f = k / (uint32_t)g.cin;
-    col.c = (int32_t)(k - f * (uint32_t)g.cin);
-PW_UNROLL
-    for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
-        const uint32_t kd = d < g.nsp ? (uint32_t)g.ker[d] : 1u;
-        col.fd[d] = (int32_t)(f % kd);
-        f /= kd;
-    }
-}
-
-// Field element col's filter offset along dim d, dilated (reversed for a true convolution).
-PW_FN int32_t gm_conv_tap(const gm_program& g, const GmConvCol& col, int d) {
-    const int32_t kd = d < g.nsp ? (int32_t)g.ker[d] : 1;
-    return (g.flip ? kd - 1 - col.fd[d] : col.fd[d]) * (int32_t)g.dil[d];
-}
-
-template <int KT>
-PW_FN void gm_conv_col_next(const gm_program& g, GmConvCol& col) {
-    col.k += KT;
-    col.c += KT;
-    while (col.c >= (int32_t)g.cin) { // past the last channel: the next tap
-        col.c -= (int32_t)g.cin;
-PW_UNROLL
-        for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
-            if (d >= g.nsp) continue;
-            if (++col.fd[d] < (int32_t)g.ker[d]) break;
-            col.fd[d] = 0; // past the filter's last tap: k is past the end, col.k says so
-        }
     }
 }
 

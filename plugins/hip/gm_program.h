@@ -14,8 +14,9 @@
  *
  * A forward convolution is the same product, implicitly (conv = GM_CONV_FPROP): row m of a
  * is output position (n, o...) of y, its columns the receptive field, k = (f..., c) with
- * the channel innermost, each element read from x (0 in the padding); b is w, row n its
- * output channel n, k as a's.  The epilogue's space is y's dims with the channels moved
+ * the channel innermost (or (c, f...) with taps_inner, where the fp32 kernel reads a KCRS
+ * w as a matrix), each element read from x (0 in the padding); b is w, row n its output
+ * channel n, k as a's.  The epilogue's space is y's dims with the channels moved
  * last ([N, O..., K]: gemm_program.c permutes the epilogue's tensors so), so that row m is
  * again one output position.
  *
@@ -63,8 +64,12 @@ enum {
     GM_SIMT = 0, /* any storage type, stride and alignment; fp32 exact: the fallback */
     GM_MMA = 1,  /* fp16 / bf16 on tensor cores (mma.sync, sm_80 and newer): 16-byte
                     aligned operands whose contiguous dim is a multiple of 8 */
-    GM_WGMMA = 2 /* the same operands on sm_90 (wgmma fed by TMA, gm_wgmma.h), at most 3
-                    batch dims */
+    GM_WGMMA = 2, /* the same operands on sm_90 (wgmma fed by TMA, gm_wgmma.h), at most 3
+                     batch dims */
+    GM_SGEMM = 3  /* fp32 a and b, exact fp32 in 128 x 128 (or smaller) register-blocked tiles:
+                     16-byte aligned operands whose contiguous dim is a multiple of 4; a
+                     forward convolution's x gathered element by element, w dense in the
+                     product's k (gemm_choice.c) */
 };
 
 #if defined(__cplusplus)
@@ -97,6 +102,8 @@ typedef struct {
     int32_t tiles_m, tiles_n; /* of the kernel's tile, for its grid */
     int32_t tile_m, tile_n;   /* the kernel's tile (BM x BN) */
     int32_t group_m;    /* tile rows walked together (L2 reuse of b's columns) */
+    int32_t kernel;     /* the kernel launched (GM_SIMT, ...): the emulation runs GM_SGEMM's
+                           own code */
     /* split-k: the product's k in `splits` ranges of split_k elements (a multiple of 64),
        run as two launches of the kernel: phase GM_PHASE_PARTIAL, a block a (range, tile)
        "unit" (unit = range * tiles + tile), each writing its fp32 tile unrounded to
@@ -111,6 +118,8 @@ typedef struct {
     int32_t conv, nsp;
     int32_t flip;       /* true convolution: the filter read reversed */
     int32_t groups;     /* 1, or a grouped convolution's (nbatch 1, bdims[0] = groups) */
+    int32_t taps_inner; /* a forward convolution's k as (c, f...), the taps innermost, where
+                           w is dense so (KCRS: GM_SGEMM reads it as a matrix); else (f..., c) */
     int64_t cin;        /* channels of x in a group (= w's) */
     int64_t xsp[GM_MAX_SPATIAL], osp[GM_MAX_SPATIAL], ker[GM_MAX_SPATIAL];
     int64_t stride[GM_MAX_SPATIAL], pad[GM_MAX_SPATIAL], dil[GM_MAX_SPATIAL];

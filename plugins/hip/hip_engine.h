@@ -73,7 +73,7 @@ extern "C" {
  * SPLIT_K_SLC: the k ranges of a matmul or convolution (split-k).  KERNEL_CFG: the kernel a
  * matmul or convolution runs (HIPE_KERNEL_*; a plan whose product that kernel cannot run is
  * declined with the reason).  TILE_N: the width of the sm_90 tensor-core kernel's tile, 64,
- * 128 or 256 (other GPUs' kernels ignore it). */
+ * 128 or 256, and of the fp32 kernel's (GM_SGEMM), 64 or 128 (other kernels ignore it). */
 #define HIPE_KNOB_SPLIT_K 9
 #define HIPE_KNOB_KERNEL_CFG 12
 #define HIPE_KNOB_TILE_N 27
@@ -82,7 +82,8 @@ enum {
     HIPE_KERNEL_GENERAL = 1, /* the general kernel (fp32 FMA), on any GPU */
     HIPE_KERNEL_MMA = 2,     /* tensor cores through mma.sync (NVIDIA sm_80+) */
     HIPE_KERNEL_WGMMA = 3,   /* tensor cores through wgmma and TMA (sm_90) */
-    HIPE_KERNEL_CFGS = 4
+    HIPE_KERNEL_SGEMM = 4,   /* exact fp32 in register-blocked tiles (fp32 operands) */
+    HIPE_KERNEL_CFGS = 5
 };
 typedef struct {
     int split_k;
