@@ -3,11 +3,12 @@ host emulation over the fake CUDA driver, which counts every entry point called
 (tests/fake_cuda/fake_calls.c), a plan run again on the same memory asks the driver
 nothing but what its launch needs, so that a regression shows without a GPU.
 
-The backend keeps what the driver said of each device allocation, per thread, until hipdnn
-frees device memory (csrc/backend/pointer_cache.c).  So these also check that the kept
-answers change no verdict: after a free through hipdnn the next execute asks the driver
-again, a view claiming more than its allocation or host memory is still refused naming
-the tensor once every range is kept, and HIPDNN_POINTER_CACHE=0 asks on every call.
+With HIPDNN_POINTER_CACHE=1 the backend keeps what the driver said of each device
+allocation, per thread, until hipdnn frees device memory (csrc/backend/pointer_cache.c;
+off by default).  So these also check that the kept answers change no verdict: after a
+free through hipdnn the next execute asks the driver again, a view claiming more than its
+allocation or host memory is still refused naming the tensor once every range is kept
+(asked afresh before the refusal stands), and without the setting every call asks.
 Each case runs in a fresh interpreter, where the fake driver is on the loader's path."""
 import json
 import os
@@ -87,8 +88,9 @@ def run(body, **env_extra):
         "PYTHONPATH": str(REPO) + os.pathsep + env.get("PYTHONPATH", ""),
     })
     env.pop("HIPDNN_PLUGIN_DIR", None)
-    env.pop("HIPDNN_POINTER_CACHE", None)
+    env["HIPDNN_POINTER_CACHE"] = "1"  # off by default (pointer_cache.c says why)
     env.update(env_extra)
+    env = {k: v for k, v in env.items() if v is not None}
     code = f"EMULATED = {str(EMULATED)!r}\nCALLS = {CALLS}\n" + PRELUDE + body + \
         "\nprint('RESULT ' + json.dumps(out))\n"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -221,7 +223,8 @@ out["off"] = counted(lambda: g.execute(pack), CALLS)
 """
 
 
-def test_hipdnn_pointer_cache_0_asks_the_driver_on_every_call():
-    got = run(OFF, HIPDNN_POINTER_CACHE="0")
+@pytest.mark.parametrize("setting", ["0", None], ids=["0", "unset"])
+def test_without_hipdnn_pointer_cache_1_the_driver_is_asked_on_every_call(setting):
+    got = run(OFF, HIPDNN_POINTER_CACHE=setting)
     assert got["off"]["list"] == \
         f"cuCtxGetCurrent={2 * CALLS} cuPointerGetAttributes={2 * CALLS}", got

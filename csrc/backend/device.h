@@ -109,11 +109,12 @@ bool hipdnnDeviceExtentBeyond(const void* ptr, uint64_t bytes, uint64_t* inside)
 bool hipdnnDeviceExtentBeyondFrom(const void* ptr, uint64_t bytes, uintptr_t base, size_t size,
                                   uint64_t* inside);
 /* What rt says of ptr, as pointer_info gives it (*size 0: no range known), from this
- * thread's kept device ranges when ptr lies in one (pointer_cache.c): what execute asks
- * of every pointer on every call. */
-void hipdnnDevicePointerFacts(const hipdnnDeviceRuntime* rt, const void* ptr,
+ * thread's kept device ranges when ptr lies in one and !fresh (pointer_cache.c): what
+ * execute asks of every pointer on every call.  True when the answer was a kept one (a
+ * refusal made from it is asked again, fresh). */
+bool hipdnnDevicePointerFacts(const hipdnnDeviceRuntime* rt, const void* ptr,
                               hipdnnMemorySpace_t* space, int* device, uintptr_t* base,
-                              size_t* size);
+                              size_t* size, bool fresh);
 /* Forgets every thread's kept ranges: called by every free of device memory hipdnn makes. */
 void hipdnnPointerCacheDrop(void);
 /* The memory type a HIP runtime's pointer attributes report, as a space (hip5: HIP 5's

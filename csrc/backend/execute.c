@@ -188,6 +188,7 @@ typedef struct {
     int ranged; /* base and size are the runtime's answer (size 0: none) */
     uintptr_t base;
     size_t size;
+    bool cached; /* the answer was the pointer cache's, not asked now */
 } ptr_facts;
 
 /* Where pointer i of the pack lives.  While only host engines are loaded no GPU runtime
@@ -197,15 +198,16 @@ typedef struct {
  * check: asked once per allocation and thread while hipdnn frees nothing
  * (pointer_cache.c). */
 static hipdnnStatus_t space_of(const pack_state* vp, int64_t i, const hipdnnSdkTensor* t,
-                               ptr_facts* f) {
+                               ptr_facts* f, bool fresh) {
     hipdnnMemorySpace_t declared =
         vp->num_spaces ? (hipdnnMemorySpace_t)vp->spaces[i] : HIPDNN_MEMORY_HOST;
     hipdnnMemorySpace_t* where = &f->where;
-    *f = (ptr_facts){declared, -1, 0, 0, 0};
+    *f = (ptr_facts){declared, -1, 0, 0, 0, false};
     if (!hipdnnRegistryHasDeviceEngine()) return HIPDNN_STATUS_SUCCESS;
     const hipdnnDeviceRuntime* rt = hipdnnDeviceRuntimeGet();
     if (rt) {
-        hipdnnDevicePointerFacts(rt, vp->ptrs[i], where, &f->device, &f->base, &f->size);
+        f->cached = hipdnnDevicePointerFacts(rt, vp->ptrs[i], where, &f->device, &f->base,
+                                             &f->size, fresh);
         f->ranged = 1;
     } else {
         *where = HIPDNN_MEMORY_HOST;
@@ -282,6 +284,12 @@ static hipdnnStatus_t check_pack_uids(const pack_state* vp, const hipdnnSdkGraph
 /* The buffer of graph tensor t, pack entry i: a pointer in the memory the engine (or,
  * for a runtime scalar, the host) reads, on the handle's device, that holds the `bytes`
  * t's strides reach (-1: past int64, not checked). */
+static hipdnnStatus_t check_buffer(const pack_state* vp, int64_t i, const hipdnnSdkTensor* t,
+                                   int64_t bytes, const hipdnnEngineEntry* e, int device,
+                                   hipdnnPluginTensorBuffer_t* buf, bool fresh, bool* cached);
+
+/* Pointer i as the plugin's buffer for tensor t, checked; a refusal made from the pointer
+ * cache's kept answer is checked again on the runtime's fresh one before it stands. */
 static hipdnnStatus_t tensor_buffer(const pack_state* vp, int64_t i, const hipdnnSdkTensor* t,
                                     int64_t bytes, const hipdnnEngineEntry* e, int device,
                                     hipdnnPluginTensorBuffer_t* buf) {
@@ -289,8 +297,21 @@ static hipdnnStatus_t tensor_buffer(const pack_state* vp, int64_t i, const hipdn
         return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: tensor '%s' (uid %lld) %s",
                           t->name, (long long)t->uid,
                           i >= 0 ? "has a NULL pointer" : "has no pointer");
+    bool cached = false;
+    hipdnnStatus_t st = check_buffer(vp, i, t, bytes, e, device, buf, false, &cached);
+    if (st && cached) {
+        hipdnnClearError();
+        st = check_buffer(vp, i, t, bytes, e, device, buf, true, &cached);
+    }
+    return st;
+}
+
+static hipdnnStatus_t check_buffer(const pack_state* vp, int64_t i, const hipdnnSdkTensor* t,
+                                   int64_t bytes, const hipdnnEngineEntry* e, int device,
+                                   hipdnnPluginTensorBuffer_t* buf, bool fresh, bool* cached) {
     ptr_facts f;
-    hipdnnStatus_t st = space_of(vp, i, t, &f);
+    hipdnnStatus_t st = space_of(vp, i, t, &f, fresh);
+    *cached = f.cached;
     if (st) return st;
     hipdnnMemorySpace_t where = f.where;
     int on_device = f.device;
@@ -359,12 +380,15 @@ static hipdnnStatus_t check_workspace(const pack_state* vp, const hipdnnPlanStat
         int device;
         uintptr_t base = 0;
         size_t size;
-        hipdnnDevicePointerFacts(rt, vp->workspace, &ws, &device, &base, &size);
+        uint64_t inside;
+        if (hipdnnDevicePointerFacts(rt, vp->workspace, &ws, &device, &base, &size, false) &&
+            ((ws != e->memory_space && ws != HIPDNN_MEMORY_MANAGED) ||
+             hipdnnDeviceExtentBeyondFrom(vp->workspace, ps->workspace_size, base, size, &inside)))
+            hipdnnDevicePointerFacts(rt, vp->workspace, &ws, &device, &base, &size, true);
         if (ws != e->memory_space && ws != HIPDNN_MEMORY_MANAGED)
             return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: the workspace is in %s "
                               "memory but engine '%s' needs %s memory", space_name(ws), e->name,
                               space_name(e->memory_space));
-        uint64_t inside;
         if (ws != HIPDNN_MEMORY_HOST &&
             hipdnnDeviceExtentBeyondFrom(vp->workspace, ps->workspace_size, base, size, &inside))
             return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, "variant pack: engine "
