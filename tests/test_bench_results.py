@@ -516,7 +516,10 @@ def test_gpu_matmul_bench_writes_an_entry_that_add_files(bench, tmp_path, monkey
                                    reason="gpu_matmul_bench.py needs hipdnn importable")
     assert bench_mm.bench_results is results
     cuda = SimpleNamespace(is_available=lambda: True, get_device_name=lambda: "NVIDIA H200")
-    monkeypatch.setattr(bench_mm, "torch", SimpleNamespace(cuda=cuda, __version__="2.11.0+cu130"))
+    backends = SimpleNamespace(cuda=SimpleNamespace(matmul=SimpleNamespace(allow_tf32=True)),
+                               cudnn=SimpleNamespace(allow_tf32=True))
+    monkeypatch.setattr(bench_mm, "torch", SimpleNamespace(cuda=cuda, backends=backends,
+                                                           __version__="2.11.0+cu130"))
     monkeypatch.setattr(bench_mm, "run_case", lambda name, samples, repeat: [
         r for r in MATMUL if r[0] == name])
     run = tmp_path / "run.md"
