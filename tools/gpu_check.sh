@@ -6,7 +6,8 @@
 #     bash tools/gpu_check.sh            # logs under $OUT (default /tmp/hipdnn_gpu_check)
 #
 # It prints the GPUs, checks that the HIP engine loads and runs, runs the Python GPU tests
-# (pytest -m gpu), hipdnn-ep's model suite (tests/test_ort_ep.py) through onnxruntime's
+# (pytest -m gpu), the run-time kernels' NVRTC/ptxas spill checks for sm_80 and sm_90
+# (pytest -m toolchain tests/test_hip_jit.py), hipdnn-ep's model suite (tests/test_ort_ep.py) through onnxruntime's
 # Python API on its CPU device and again on its GPU device (HIPDNN_ORT_RUNNER=python, then
 # with HIPDNN_ORT_DEVICE=gpu; skipped, saying why, where onnxruntime is absent), the C GPU
 # tests, the demo and the benchmark (first), and prints the benchmark table last.  Exit
@@ -80,6 +81,8 @@ step bench timeout 480 "$PY" benchmarks/gpu_bench.py --markdown "$OUT/bench_run.
 XDIST=()
 "$PY" -c "import xdist" 2>/dev/null && XDIST=(-n "${GPU_CHECK_WORKERS:-12}")
 step pytest_gpu timeout 420 "$PY" -m pytest -m gpu -q -rfEs "${XDIST[@]}" -p no:cacheprovider tests
+# The NVRTC/ptxas spill checks for sm_80 as well as sm_90 (CI checks sm_90's only).
+step toolchain timeout 300 "$PY" -m pytest -m toolchain -q -rfEs "${XDIST[@]}" -p no:cacheprovider tests/test_hip_jit.py
 step ort_python timeout 400 env HIPDNN_ORT_RUNNER=python "$PY" -m pytest -q -rs -p no:cacheprovider tests/test_ort_ep.py
 step ort_python_gpu timeout 400 env HIPDNN_ORT_RUNNER=python HIPDNN_ORT_DEVICE=gpu "$PY" -m pytest -q -rs -p no:cacheprovider tests/test_ort_ep.py
 step c_device_runtime timeout 120 build/tests/c/test_device_runtime
