@@ -47,7 +47,7 @@ TIMES = $(CURDIR)/$(BUILD)/stage_times.tsv
 TIMED = $(CURDIR)/tools/timed.sh $(TIMES)
 # pytest over both cores where pytest-xdist is installed.  Recursive (=), so it is asked
 # when a recipe runs, after `make deps` has installed it on a fresh machine.
-PYTEST_JOBS = $(shell $(PYTHON) -c 'import xdist' 2>/dev/null && echo "-n $(JOBS)")
+PYTEST_JOBS = $(shell $(PYTHON) -c 'import xdist' 2>/dev/null && echo "-n $(JOBS) --dist loadgroup")
 # --durations: the slowest tests of each run in its log, where CI's time goes.
 PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider --durations=15 $(PYTEST_JOBS)
 
