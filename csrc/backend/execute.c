@@ -380,17 +380,23 @@ static hipdnnStatus_t check_workspace(const pack_state* vp, const hipdnnPlanStat
         int device;
         uintptr_t base = 0;
         size_t size;
-        uint64_t inside;
-        if (hipdnnDevicePointerFacts(rt, vp->workspace, &ws, &device, &base, &size, false) &&
-            ((ws != e->memory_space && ws != HIPDNN_MEMORY_MANAGED) ||
-             hipdnnDeviceExtentBeyondFrom(vp->workspace, ps->workspace_size, base, size, &inside)))
-            hipdnnDevicePointerFacts(rt, vp->workspace, &ws, &device, &base, &size, true);
-        if (ws != e->memory_space && ws != HIPDNN_MEMORY_MANAGED)
+        uint64_t inside = 0;
+        bool wrong_space, too_short;
+        /* a verdict against the workspace made from a kept answer is asked again, fresh */
+        for (bool fresh = false;; fresh = true) {
+            bool cached =
+                hipdnnDevicePointerFacts(rt, vp->workspace, &ws, &device, &base, &size, fresh);
+            wrong_space = ws != e->memory_space && ws != HIPDNN_MEMORY_MANAGED;
+            too_short = !wrong_space && ws != HIPDNN_MEMORY_HOST &&
+                        hipdnnDeviceExtentBeyondFrom(vp->workspace, ps->workspace_size, base,
+                                                     size, &inside);
+            if (!cached || !(wrong_space || too_short)) break;
+        }
+        if (wrong_space)
             return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: the workspace is in %s "
                               "memory but engine '%s' needs %s memory", space_name(ws), e->name,
                               space_name(e->memory_space));
-        if (ws != HIPDNN_MEMORY_HOST &&
-            hipdnnDeviceExtentBeyondFrom(vp->workspace, ps->workspace_size, base, size, &inside))
+        if (too_short)
             return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, "variant pack: engine "
                               "'%s' needs a workspace of %zu bytes but the workspace's %s "
                               "allocation ends %llu bytes after it", e->name,
