@@ -386,8 +386,8 @@ def test_fp32_products_run_the_register_tiled_kernel(gpu, m, n, k, a_layout, b_l
     assert any(TILED in line for line in log), log
 
 
-def test_a_large_fp32_product_in_128_by_128_tiles(gpu):
-    # 264 x 520 over k = 64: more tiles of 128 x 128 than one wave (the model's choice)
+def test_a_large_fp32_product_over_more_than_one_wave(gpu):
+    # 264 x 520 over k = 64: more tiles of 128 x 64 than one wave (the model's choice)
     log = check(gpu, "fp32", [2, 264, 64], [64, 520], epilogue=ep_bias_gelu(gpu, "fp32"))
     assert any(TILED in line for line in log), log
 

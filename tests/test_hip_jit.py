@@ -31,6 +31,7 @@ EMULATED = BUILD_DIR / "tests" / "emulated" / "libhip_emulated.so"
 JIT_OPTIONS = ["--std=c++17", "-DHIPDNN_HIP_JIT=1"]  # as jit.hip's compile()
 
 GRAPHS = textwrap.dedent('''
+    import os
     import numpy as np, hipdnn
     hipdnn.set_engine_plugin_paths([{emulated!r}])
     dt = hipdnn.data_type
@@ -131,7 +132,9 @@ GRAPHS = textwrap.dedent('''
     build(dt.BFLOAT16, conv_relu)
     build(dt.FLOAT, mm_fp32)
     build(dt.BFLOAT16, mm_gelu_bwd)
+    os.environ["HIPDNN_HIP_WGMMA_BN"] = "128"  # the model's tile is 128 x 64: the knob's too
     build(dt.FLOAT, mm_fp32_tiled)
+    del os.environ["HIPDNN_HIP_WGMMA_BN"]
     build(dt.FLOAT, conv_fp32_nchw)
 
     # attention kernels (hipdnn_fa_*): tensor cores for head dims 64, 128 (8 warps too:

@@ -36,12 +36,14 @@ static const struct {
     double efficiency;
 } k_tiles[] = {{128, 128, 2, 2, 1.0}, {128, 64, 2, 2, 0.85}, {64, 64, 2, 2, 0.7}};
 
-/* GM_SGEMM's tiles (256 threads, 8 x 8, 8 x 4 or 4 x 4 outputs a thread), and how well each
- * keeps the FMA units fed against the largest (a guess to be replaced by measured knobs). */
+/* GM_SGEMM's tiles (256 threads, 8 x 8, 8 x 4 or 4 x 4 outputs a thread), and how fast each
+ * runs against 128 x 64: on an H200 (RESULTS.md, run M18) 128 x 64 beat 128 x 128 in every
+ * product timed, 1024 rows by 768 to 3072 (1.27x at 1024 x 3072 x 768, one wave of 128 x
+ * 128 against two of 128 x 64), so the model takes 128 x 128 only by the TILE_N knob. */
 static const struct {
     int bm, bn;
     double efficiency;
-} k_sg_tiles[] = {{128, 128, 1.0}, {128, 64, 0.8}, {64, 64, 0.55}};
+} k_sg_tiles[] = {{128, 128, 0.79}, {128, 64, 1.0}, {64, 64, 0.69}};
 
 /* Whether GM_SGEMM can read p's operands: fp32 a and b, each a matrix of 16-byte chunks
  * (vec_operand); a forward convolution's x any layout (gathered element by element, its
