@@ -128,6 +128,18 @@ def _allocate(shape, storage, layout):
         mask = np.zeros(base_shape, bool)
         mask[window] = True
         return base[window], base, mask
+    if layout.endswith("padded"):
+        # "padded", "transposed_padded": that layout with the innermost dim in memory padded
+        # to the next multiple of 8 elements past it (16-byte rows, a gap in every row)
+        order = _memory_order(layout[:-len("padded")].rstrip("_") or "packed", len(shape))
+        inner = shape[order[-1]]
+        base_shape = tuple(shape[a] for a in order[:-1]) + (inner // 8 * 8 + 8,)
+        base = storage.full(base_shape)
+        mask = np.zeros(base_shape, bool)
+        mask[..., :inner] = True
+        view = base[..., :inner].transpose(np.argsort(order))
+        assert view.shape == shape
+        return view, base, mask
     order = _memory_order(layout, len(shape))
     base = storage.full(tuple(shape[a] for a in order))
     view = base.transpose(np.argsort(order))

@@ -24,7 +24,8 @@ EMULATED = BUILD_DIR / "tests" / "emulated" / "libhip_emulated.so"
 # for a minute under ASan while the other had finished).
 GPU_FILES = ["test_gpu_pointwise.py", "test_gpu_device.py", "test_gpu_reduction.py",
              "test_gpu_norm.py", "test_gpu_training.py", "test_gpu_matmul.py",
-             "test_gpu_conv.py", "test_gpu_sdpa.py", "test_gpu_sdpa_backward.py",
+             "test_gpu_tf32.py", "test_gpu_conv.py", "test_gpu_sdpa.py",
+             "test_gpu_sdpa_backward.py",
              "test_gpu_sdpa_decode.py", "test_gpu_sdpa_op.py",
              "test_gpu_graph_capture.py", "test_gpu_transformer_block.py",
              "test_gpu_graph_wrapper_torch.py", "test_gpu_causal_conv1d.py"]

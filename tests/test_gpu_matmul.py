@@ -505,11 +505,11 @@ def test_the_engine_lists_its_knobs_and_refuses_others(gpu):
     knobs = g.get_knobs_for_engine(names.index(GPU_ENGINE))
     assert [(k.type, k.min_value, k.max_value, k.stride) for k in knobs] == [
         (hipdnn.knob_type.SPLIT_K_SLC, 0, 64, 1), (hipdnn.knob_type.KERNEL_CFG, 0, 4, 1),
-        (hipdnn.knob_type.TILE_N, 0, 256, 64)]
+        (hipdnn.knob_type.TILE_N, 0, 256, 64), (20000, 0, 1, 1)]  # 20000: tf32 (test_gpu_tf32.py)
     assert knobs[2].values == (0, 64, 128, 256) and knobs[0].values == (), knobs
     assert g.get_knobs_for_engine(names.index("reference_cpu")) == []
     for choice, said in (({hipdnn.knob_type.SPLIT_K_SLC: 65}, "takes 0 to 64, not 65"),
-                         ({hipdnn.knob_type.TILE_M: 128}, r"has no knob 26 \(its knobs: 9, 12, 27\)"),
+                         ({hipdnn.knob_type.TILE_M: 128}, r"has no knob 26 \(its knobs: 9, 12, 27, 20000\)"),
                          ({hipdnn.knob_type.TILE_N: 96}, rf"knob 27 of engine '{GPU_ENGINE}' takes 0 to "
                           r"256 in steps of 64 \(only 0, 64, 128, 256\), not 96"),
                          ({hipdnn.knob_type.TILE_N: 192}, r"\(only 0, 64, 128, 256\), not 192")):

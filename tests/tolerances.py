@@ -45,5 +45,10 @@ def graph_tolerance(ops, dtype):
     """A fused graph is held to the loosest tolerance among its ops (intermediates are fp32)."""
     return max(tolerance(op, dtype) for op in ops)
 
+# fp32 read as TF32 (a matmul's tf32 knob): each input keeps 10 mantissa bits, off by at
+# most this much relative to itself (truncated; half of it rounded), so a product by twice
+# this and a dot by 2 * TF32_UNIT * (|a| @ |b|) beyond fp32 accumulation (tests/test_gpu_tf32.py).
+TF32_UNIT = 2.0 ** -10
+
 # Storage dtypes the numeric suite covers (fp32 compute throughout).
 DTYPES = ("fp32", "fp16", "bf16")

@@ -13,7 +13,7 @@ from .. import _C
 from ..enums import log_level, memory_space
 from ..runtime import engines
 from .args import _type_name
-from .base import _DESC, _HEURISTICS, _Config
+from .base import _DESC, _HEURISTICS, _KNOB_TF32, _Config
 from .plans import Plans
 
 # Values tried per knob at most, and variants per engine before the sweep goes one knob at
@@ -110,7 +110,8 @@ class Autotune(Plans):
             if c.engine in seen or c.engine not in names or self._barred(i) is not None:
                 continue
             seen.append(c.engine)
-            space = self._knob_space(names.index(c.engine))
+            # TF32 only where the user's config asks for it: never swept
+            space = [k for k in self._knob_space(names.index(c.engine)) if k[0] != _KNOB_TF32]
             engine = c.desc.get(_C.ATTR_ENGINECFG_ENGINE, _DESC)[0]
             per_engine.append([(engine, tuple(sorted(choice)))
                                for choice in (_variants(space) if space else [])])

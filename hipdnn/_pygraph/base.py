@@ -36,6 +36,12 @@ _EDITING, _VALIDATED, _HEURISTICS, _PLANS = 0, 1, 2, 3
 _FLAG_DETERMINISTIC = 2
 _FLAG_RUNTIME_COMPILATION = 4
 
+# The knob that lets an engine read fp32 inputs as TF32 (the hip and blaslt engines' "tf32",
+# hipdnn's own id): a config with it at 1 reports cuDNN's TENSOR_CORE note, the note PyTorch
+# deselects for fp32 when TF32 is not allowed; autotuning never sweeps it (fp32 stays exact
+# unless the user's config says otherwise).
+_KNOB_TF32 = 20000
+
 
 class _Config(NamedTuple):
     """An engine config: its ENGINECFG descriptor, engine, knob choices and the engine's
@@ -64,7 +70,10 @@ class _Config(NamedTuple):
 
     def numerical_notes(self) -> List[numerical_note]:
         """cuDNN's numerical notes that hold for this config."""
-        return [] if self.flags & _FLAG_DETERMINISTIC else [numerical_note.NONDETERMINISTIC]
+        notes = [] if self.flags & _FLAG_DETERMINISTIC else [numerical_note.NONDETERMINISTIC]
+        if (_KNOB_TF32, 1) in self.knobs:
+            notes.insert(0, numerical_note.TENSOR_CORE)
+        return notes
 
 
 class _Plan(NamedTuple):

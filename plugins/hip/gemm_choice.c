@@ -133,14 +133,16 @@ static const struct {
 /* A weight gradient on the sm_90 kernel reads both operands transposed (a: dy's k_out
  * contiguous; b: x's channels, gathered). */
 hipe_gm_kernel hipe_gm_wgmma_of(const hipe_gm* gm, int tile) {
-    return (hipe_gm_kernel){.kind = GM_WGMMA, .dt = gm->wgrad_tc ? gm->prog.a_dtype : gm->main.dt,
-                            .ak = !gm->wgrad_tc && gm->main.ak, .bk = !gm->wgrad_tc && gm->main.bk,
+    return (hipe_gm_kernel){.kind = GM_WGMMA,
+                            .dt = gm->wgrad_tc ? gm->prog.a_dtype : gm->tf32 ? PW_F32 : gm->main.dt,
+                            .ak = gm->tf32 || (!gm->wgrad_tc && gm->main.ak),
+                            .bk = gm->tf32 || (!gm->wgrad_tc && gm->main.bk),
                             .bm = 128, .bn = k_wg_tiles[tile].bn, .stages = k_wg_tiles[tile].stages,
                             .persistent = k_wg_tiles[tile].persistent};
 }
 
 bool hipe_gm_wgmma_applies(const hipe_gm* gm) {
-    return (gm->main.kind == GM_MMA || gm->wgrad_tc) && gm->prog.nbatch <= 3;
+    return (gm->main.kind == GM_MMA || gm->wgrad_tc || gm->tf32) && gm->prog.nbatch <= 3;
 }
 
 /* The sm_90 kernel's tile: 128 x 256, 128 x 128 or 128 x 64, whichever finishes soonest in
@@ -184,6 +186,48 @@ static const char* const k_cfg_names[HIPE_KERNEL_CFGS] = {
     "the engine's choice", "the general kernel", "tensor cores through mma.sync",
     "tensor cores through wgmma (sm_90)", "the fp32 register-tiled kernel"};
 
+/* Whether TMA can bring an fp32 operand K-major: k contiguous, its other strides 16 bytes'
+ * multiples (TMA zero-fills ragged edges: m, n and k take any size). */
+static bool tf32_operand(int64_t s_r, int64_t s_k, const int64_t* bs, int nbatch) {
+    for (int d = 0; d < nbatch; ++d)
+        if (bs[d] % 4 != 0) return false;
+    return s_k == 1 && s_r % 4 == 0;
+}
+
+/* Knob TF32 on a product of fp32 a and b: gm->tf32 where the sm_90 kernel can read them
+ * as TF32 (a matmul, each operand with k contiguous: wgmma takes TF32 K-major only, the PTX
+ * ISA's transpose flags being for 16-bit types; at most 3 batch dims); 0 with the reason
+ * where it cannot, or where KERNEL_CFG names an exact kernel.  Other types ignore it. */
+static int choose_tf32(hipe_gm* gm, const hipe_knobs* knobs, const char* label, char* why,
+                       size_t len) {
+    const gm_program* p = &gm->prog;
+    gm->tf32 = false;
+    if (!knobs->tf32 || p->a_dtype != PW_F32 || p->b_dtype != PW_F32) return 1;
+    const int cfg = knobs->kernel_cfg;
+    if (cfg != HIPE_KERNEL_ANY && cfg != HIPE_KERNEL_WGMMA)
+        return decline(why, len, "%s: knob TF32 = 1 reads fp32 as TF32 on the sm_90 kernel, "
+                       "and knob KERNEL_CFG = %d names %s, which computes exact fp32", label, cfg,
+                       k_cfg_names[cfg]);
+    if (strcmp(hipe_vendor(), "ROCm") == 0)
+        return decline(why, len, "%s: knob TF32 = 1: the ROCm build has no TF32 kernel", label);
+    if (p->conv != GM_CONV_NONE)
+        return decline(why, len, "%s: knob TF32 = 1: TF32 runs matmuls only (a convolution "
+                       "computes exact fp32)", label);
+    const bool ak = tf32_operand(p->a_sm, p->a_sk, p->a_bs, p->nbatch);
+    if (!ak || !tf32_operand(p->b_sn, p->b_sk, p->b_bs, p->nbatch))
+        return decline(why, len, "%s: knob TF32 = 1: wgmma reads TF32 operands K-major only "
+                       "(the PTX ISA's transpose is for 16-bit types), so a [.., M, K] and b "
+                       "[.., K, N] must each have k contiguous (b stored as [.., N, K]) and "
+                       "their other strides multiples of 4 elements (TMA's 16 bytes); %s is "
+                       "not", label, !ak ? "a" : "b");
+    if (p->nbatch > 3)
+        return decline(why, len, "%s: knob TF32 = 1: the sm_90 kernel takes at most 3 batch "
+                       "dims, this product has %d", label, p->nbatch);
+    gm->tf32 = true;
+    return 1;
+}
+
+
 int hipe_gm_choose(hipe_gm* gm, bool mma, bool wgrad_tc, const hipe_knobs* knobs,
                    const char* label, char* why, size_t len) {
     const int cfg = knobs->kernel_cfg;
@@ -196,6 +240,7 @@ int hipe_gm_choose(hipe_gm* gm, bool mma, bool wgrad_tc, const hipe_knobs* knobs
                    cfg != HIPE_KERNEL_SGEMM;
     gm->knobs = *knobs;
     if (cfg == HIPE_KERNEL_GENERAL) gm->main = (hipe_gm_kernel){.kind = GM_SIMT};
+    if (!choose_tf32(gm, knobs, label, why, len)) return 0;
     if (gm->prog.taps_inner && gm->main.kind != GM_SGEMM) { /* w read element by element */
         gm->prog.taps_inner = 0;
         gm->prog.b_sk = gm->prog.b_sn = 0;

@@ -504,6 +504,7 @@ int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe
                     op, mm->name ? mm->name : "", batch,
                     (long long)p->m, (long long)p->n, (long long)p->k,
                     gm->main.kind == GM_MMA ? "on tensor cores"
+                    : gm->tf32 ? "TF32 on tensor cores on sm_90, else exact fp32 FMA"
                     : gm->main.kind == GM_SGEMM ? "fp32 FMA, register-tiled"
                     : gm->wgrad_tc ? "on tensor cores on sm_90, else general (fp32 FMA)"
                                    : "general (fp32 FMA)",
@@ -549,7 +550,8 @@ static bool build(const hipe_gm* gm, const hipe_gm_kernel* k, int device, void**
 
 /* The kernel's name in the log: which, and its k ranges. */
 static void kernel_label(const gm_program* p, const hipe_gm_kernel* k, char* out, size_t len) {
-    const char* kind = k->kind == GM_WGMMA  ? "tensor-core (wgmma)"
+    const char* kind = k->kind == GM_WGMMA && k->dt == PW_F32 ? "tensor-core (wgmma), TF32"
+                       : k->kind == GM_WGMMA ? "tensor-core (wgmma)"
                        : k->kind == GM_MMA   ? "tensor-core"
                        : k->kind == GM_SGEMM ? "fp32 register-tiled"
                                              : "general";
@@ -594,15 +596,16 @@ static bool tma_operand(const gm_program* p, const void* base, int dtype, bool k
                         int64_t s_r, int64_t s_k, const int64_t* bs, int box_rows,
                         unsigned char* map, char* why, size_t len) {
     uint64_t dims[5], strides[4];
-    uint32_t box[5] = {64, kc ? (uint32_t)box_rows : 64, 1, 1, 1};
+    const uint64_t es = dtype == PW_F32 ? 4 : 2; /* fp32 read as TF32, K-major only */
+    uint32_t box[5] = {(uint32_t)(128 / es), kc ? (uint32_t)box_rows : 64, 1, 1, 1};
     dims[0] = (uint64_t)(kc ? p->k : rows);
     dims[1] = (uint64_t)(kc ? rows : p->k);
-    strides[0] = (uint64_t)(kc ? s_r : s_k) * 2;
+    strides[0] = (uint64_t)(kc ? s_r : s_k) * es;
     for (int j = 0; j < 3; ++j) {
         const int d = p->nbatch - 1 - j;
         const bool along = d >= 0 && bs[d] != 0;
         dims[2 + j] = along ? (uint64_t)p->bdims[d] : 1;
-        strides[1 + j] = along ? (uint64_t)bs[d] * 2 : strides[j] * dims[1 + j];
+        strides[1 + j] = along ? (uint64_t)bs[d] * es : strides[j] * dims[1 + j];
     }
     return hipe_gm_tensor_map(map, dtype, base, dims, strides, box, why, len);
 }

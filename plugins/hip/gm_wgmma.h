@@ -32,6 +32,13 @@
 
 #define GM_WG_BM 128
 #define GM_WG_BK 64 /* k of a stage: one 128-byte swizzle row of 16-bit elements */
+
+// k of a stage of type DT: one 128-byte swizzle row, 64 16-bit elements or 32 fp32 ones
+// (read as TF32); k of one wgmma: 16 or 8.  Either way a wgmma's k is 32 bytes of a row.
+template <int DT> struct GmWgK {
+    static constexpr int STEP = DT == PW_F32 ? 32 : GM_WG_BK;
+    static constexpr int MMA = DT == PW_F32 ? 8 : 16;
+};
 #define GM_WG_THREADS 384
 #define GM_WG_BOX 8192 /* bytes of a 64-row box of a stage: 64 x 128 bytes */
 
@@ -107,6 +114,15 @@ PW_FN uint64_t gm_wg_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
 #define GM_F128(d) GM_F64(d), GM_F8(d, 64), GM_F8(d, 72), GM_F8(d, 80), GM_F8(d, 88), \
     GM_F8(d, 96), GM_F8(d, 104), GM_F8(d, 112), GM_F8(d, 120)
 
+// One wgmma of shape m64n<N>k8 on fp32 read as TF32 (the low 13 bits of each mantissa
+// ignored): both operands K-major, so no transpose flags (the PTX ISA has them for 16-bit
+// types only).
+#define GM_WGMMA_TF32_ASM(N, LIST, ACC, DA, DB)                                                \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                                   \
+                 "wgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32 {" LIST               \
+                 "}, %" #DA ", %" #DB ", p, 1, 1;\n}\n"                                         \
+                 : ACC : "l"(da), "l"(db))
+
 // One wgmma of shape m64n<N>k16 on type T: its N / 2 accumulators (LIST, ACC) are operands
 // 0 .. N / 2 - 1, then the two descriptors and the two transpose flags (DA .. TB, their
 // operand numbers).
@@ -120,7 +136,14 @@ PW_FN uint64_t gm_wg_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
 // accumulators a thread; TA / TB: that operand is transposed (M|N-major).
 template <int BN, int DT, int TA, int TB>
 PW_FN void gm_wgmma(float* d, uint64_t da, uint64_t db) {
-    if (BN == 64 && DT == PW_BF16)
+    if (DT == PW_F32) { // k8, TF32 (TA = TB = 0: gemm_choice.c plans no other)
+        if (BN == 64)
+            GM_WGMMA_TF32_ASM(64, GM_WG_D32, GM_F32(d), 32, 33);
+        else if (BN == 128)
+            GM_WGMMA_TF32_ASM(128, GM_WG_D64, GM_F64(d), 64, 65);
+        else
+            GM_WGMMA_TF32_ASM(256, GM_WG_D128, GM_F128(d), 128, 129);
+    } else if (BN == 64 && DT == PW_BF16)
         GM_WGMMA_ASM(64, "bf16", GM_WG_D32, GM_F32(d), 32, 33, 34, 35);
     else if (BN == 64)
         GM_WGMMA_ASM(64, "f16", GM_WG_D32, GM_F32(d), 32, 33, 34, 35);
@@ -171,9 +194,10 @@ struct GmWgAt {
     int tm, tn;
 };
 
+template <int KT = GM_WG_BK>
 PW_FN GmWgAt gm_wg_at(const gm_program& g, int64_t unit) {
     GmWgAt w;
-    w.u = gm_unit_of<GM_WG_BK>(g, unit);
+    w.u = gm_unit_of<KT>(g, unit);
     gm_tile_of(g, w.u.tile, &w.batch, &w.tm, &w.tn);
     return w;
 }
@@ -203,17 +227,18 @@ PW_UNROLL
             gm_tma_load(bs + j * GM_WG_BOX, &t.b, bar, n0 + 64 * j, k0, cb);
 }
 
-// The producer of a matmul: one thread issues every copy of the block's tiles.
-template <bool AK, bool BK, int BN, int STAGES>
+// The producer of a matmul: one thread issues every copy of the block's tiles, k steps of
+// KT elements (GmWgK).
+template <int KT, bool AK, bool BK, int BN, int STAGES>
 PW_FN void gm_wg_load(const gm_program& g, const gm_tma& t, const GmWgBlock& blk) {
     int it = 0;
     for (int64_t unit = blockIdx.x; unit < blk.units; unit += gridDim.x) {
-        const GmWgAt w = gm_wg_at(g, unit);
+        const GmWgAt w = gm_wg_at<KT>(g, unit);
         int ca[3], cb[3];
         gm_wg_batch(g, w.batch, ca, cb);
         for (int kt = w.u.kt0; kt < w.u.kt1; ++kt, ++it)
             gm_wg_produce<AK, BK, BN, STAGES>(t, blk, it, w.tm * GM_WG_BM, w.tn * BN,
-                                              kt * GM_WG_BK, ca, cb);
+                                              kt * KT, ca, cb);
     }
 }
 
@@ -390,10 +415,10 @@ PW_FN void gm_wg_mainloop(const GmWgBlock& blk, int steps, int c, bool lead, int
         const uint32_t bs = blk.base + s * L::STAGE + L::A;
         gm_wg_fence_acc<BN / 2>(acc);
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-        // a's and b's k step kk (16 elements): 32 bytes along a K-major row, two 8-row groups
-        // (2048 bytes) down a transposed box
+        // a's and b's k step kk (16 elements, 8 of TF32): 32 bytes along a K-major row, two
+        // 8-row groups (2048 bytes) down a transposed box
 PW_UNROLL
-        for (int kk = 0; kk < GM_WG_BK / 16; ++kk) {
+        for (int kk = 0; kk < GmWgK<DT>::STEP / GmWgK<DT>::MMA; ++kk) {
             const uint64_t da = AK ? gm_wg_desc(as + kk * 32, 16, 1024)
                                    : gm_wg_desc(as + kk * 2048, GM_WG_BOX, 1024);
             const uint64_t db = BK ? gm_wg_desc(bs + kk * 32, 16, 1024)
@@ -472,7 +497,8 @@ PW_UNROLL
         // 128 x 40 + 256 x 232 = 384 x 168, the block's registers at launch: setmaxnreg
         // moves them between warpgroups, it cannot add any
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-        if (tid == 0 && g.phase != GM_PHASE_SUM) gm_wg_load<AK, BK, BN, STAGES>(g, t, blk);
+        if (tid == 0 && g.phase != GM_PHASE_SUM)
+            gm_wg_load<GmWgK<DT>::STEP, AK, BK, BN, STAGES>(g, t, blk);
         return;
     }
     if (!CONV) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
@@ -480,7 +506,7 @@ PW_UNROLL
     float* out = (float*)(smem_raw + (blk.base - raw) + L::TILE_AT);
     int it = 0;
     for (int64_t unit = blockIdx.x; unit < blk.units; unit += gridDim.x) {
-        const GmWgAt w = gm_wg_at(g, unit);
+        const GmWgAt w = gm_wg_at<GmWgK<DT>::STEP>(g, unit);
         if (g.phase == GM_PHASE_SUM) {
             asm volatile("bar.sync 1, 256;\n" ::: "memory"); // the last tile's epilogue is done
             gm_sum_partials<GM_WG_BM, BN, 256>(g, w.u.tile, out, L::LD, ct);

@@ -73,10 +73,13 @@ extern "C" {
  * SPLIT_K_SLC: the k ranges of a matmul or convolution (split-k).  KERNEL_CFG: the kernel a
  * matmul or convolution runs (HIPE_KERNEL_*; a plan whose product that kernel cannot run is
  * declined with the reason).  TILE_N: the width of the sm_90 tensor-core kernel's tile, 64,
- * 128 or 256, and of the fp32 kernel's (GM_SGEMM), 64 or 128 (other kernels ignore it). */
+ * 128 or 256, and of the fp32 kernel's (GM_SGEMM), 64 or 128 (other kernels ignore it).
+ * TF32 (hipdnn's own id, as the blaslt engine's): 1 lets an fp32 matmul read its inputs as
+ * TF32 on the sm_90 kernel's tensor cores (gemm_choice.c); 0, the default, keeps fp32 exact. */
 #define HIPE_KNOB_SPLIT_K 9
 #define HIPE_KNOB_KERNEL_CFG 12
 #define HIPE_KNOB_TILE_N 27
+#define HIPE_KNOB_TF32 20000
 enum {
     HIPE_KERNEL_ANY = 0,     /* the engine's choice */
     HIPE_KERNEL_GENERAL = 1, /* the general kernel (fp32 FMA), on any GPU */
@@ -89,6 +92,7 @@ typedef struct {
     int split_k;
     int kernel_cfg;
     int tile_n;
+    int tf32;
 } hipe_knobs;
 
 /* ---- a graph compiled for the fused kernel (program.c) ---------------------------- */
@@ -296,10 +300,11 @@ bool hipe_gm_launch(void* kernel, const gm_program* prog, const gm_tma* tma, int
  * of dynamic shared memory a block. */
 bool hipe_fa_launch(void* kernel, const fa_program* prog, int64_t blocks, int threads, int smem,
                     void* stream, char* why, size_t len);
-/* Encodes a TMA tensor map (CUtensorMap) into map[128]: a rank-5 tensor of 16-bit
- * `dtype` (PW_F16, PW_BF16) at `base`, dims[0] contiguous, strides[] the byte strides of
- * dims 1..4, copied in boxes of box[] elements into 128-byte-swizzled shared memory, zeros
- * outside.  False with `why` where the driver has no TMA or refuses the shape. */
+/* Encodes a TMA tensor map (CUtensorMap) into map[128]: a rank-5 tensor of `dtype`
+ * (PW_F16, PW_BF16; PW_F32, copied as it is, for TF32 reads) at `base`, dims[0]
+ * contiguous, strides[] the byte strides of dims 1..4, copied in boxes of box[] elements
+ * into 128-byte-swizzled shared memory, zeros outside.  False with `why` where the driver
+ * has no TMA or refuses the shape. */
 bool hipe_gm_tensor_map(unsigned char* map, int dtype, const void* base, const uint64_t* dims,
                         const uint64_t* strides, const uint32_t* box, char* why, size_t len);
 

@@ -510,7 +510,9 @@ extern "C" bool hipe_gm_tensor_map(unsigned char* map, int dtype, const void* ba
     }
     const cuuint32_t ones[5] = {1, 1, 1, 1, 1};
     const CUtensorMapDataType type =
-        dtype == PW_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+        dtype == PW_BF16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+        : dtype == PW_F32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 /* bits as they are: wgmma reads TF32 */
+                          : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     const CUresult r = g_encode_tiled(
         (CUtensorMap*)map, type, 5, const_cast<void*>(base), (const cuuint64_t*)dims, (const cuuint64_t*)strides,
         (const cuuint32_t*)box, ones, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,

@@ -1,0 +1,202 @@
+"""The GPU engine's tf32 knob (hipdnn's knob 20000, as the blaslt engine's): with it at 1 an
+fp32 matmul whose a and b both have k contiguous runs on the sm_90 kernel's tensor cores
+reading its inputs as TF32 (wgmma's .tf32 kind); at 0, the default, fp32 stays exact.
+
+On an sm_90 GPU the products are held to the TF32 bound (docs/architecture.md, Tolerances):
+each input read as TF32 keeps 10 of fp32's 23 mantissa bits, truncated or rounded, so a
+product a*b is off by at most (2^-10 + 2^-10 + 2^-20) |a*b|, and a dot of k of them by at
+most 2^-9 (|a| @ |b|) beyond fp32 accumulation's k u (|a| @ |b|).  Random inputs land far
+inside it (about sqrt(k) 2^-11 relative to the dot's size), and far outside exact fp32's.
+Elsewhere (the engine's host emulation, other GPUs) the knob's plan runs the exact fp32
+kernel: the same checks at fp32's tolerance.  What every machine checks: the plan's stage
+line, the declines (layouts wgmma cannot read as TF32, a convolution, an exact KERNEL_CFG),
+the config's numerical note (cuDNN's TENSOR_CORE, the note PyTorch deselects for fp32
+without TF32), and that autotuning never sweeps the knob.  Outputs poisoned, inputs checked
+unchanged (conftest.DeviceNumerics), as in test_gpu_matmul.py.
+"""
+import numpy as np
+import pytest
+
+import hipdnn
+import references as ref
+from conftest import GPU_ENGINE, engine_log
+from tolerances import TF32_UNIT, graph_tolerance
+from test_gpu_matmul import FP32_UNIT, _bias, build_with_knobs, compute_capability
+
+pytestmark = pytest.mark.gpu
+
+KNOB_TF32 = 20000
+WGMMA_TF32 = "first run of the tensor-core (wgmma), TF32"
+TILED = "first run of the fp32 register-tiled"
+
+
+def on_sm90():
+    return GPU_ENGINE == "hip" and compute_capability() == (9, 0)
+
+
+def product(gpu, a_shape, b_shape, a_layout, b_layout, tf32, bias_relu=False, knobs=None):
+    """c = a @ b in fp32 (then bias + relu) on a config with knob TF32 = tf32 (None: the
+    heuristics' plan, no knob given); checked against float64 NumPy, to the TF32 bound where
+    the plan reads TF32 on an sm_90 GPU, else to fp32's.  The log and the worst error as a
+    fraction of (|a| @ |b|)."""
+    a = gpu.input(a_shape, "fp32", a_layout)
+    b = gpu.input(b_shape, "fp32", b_layout)
+    g = gpu.graph("fp32")
+    c = g.matmul(a.bind(g, "a"), b.bind(g, "b"), name="mm")
+    want = np.matmul(a.values, b.values)
+    magnitude = np.matmul(np.abs(a.values), np.abs(b.values))
+    operands = [a, b]
+    ops = ["matmul"]
+    if bias_relu:
+        bias = _bias(gpu, "fp32", want.shape[-1])
+        c = g.relu(g.bias(c, bias.bind(g, "bias")), name="act")
+        want = ref.relu(want + bias.values)
+        operands.append(bias)
+        ops.append("pointwise")
+    out = gpu.output(c, want.shape, "fp32")
+    operands.append(out)
+    if tf32 is not None:
+        build_with_knobs(g, {KNOB_TF32: tf32, **(knobs or {})})
+    log = engine_log(lambda: gpu.execute(g, operands, build=tf32 is None))
+    got = np.asarray(out.decoded(), np.float64)
+    k = a_shape[-1]
+    tol = graph_tolerance(ops, "fp32")
+    read_tf32 = tf32 == 1 and on_sm90()
+    # TF32: 2^-9 of (|a| @ |b|) for the inputs' rounding; both: fp32 accumulation's k u
+    bound = (tol + tol * np.abs(want) + 2.0 * k * FP32_UNIT * magnitude +
+             (2.0 * TF32_UNIT * magnitude if read_tf32 else 0.0))
+    err = np.abs(got - want)
+    bad = np.unravel_index(int(np.argmax(err - bound)), err.shape)
+    assert (err <= bound).all(), f"|diff| {err[bad]:.3g} > {bound[bad]:.3g} at {bad}"
+    return log, float(np.max(err / magnitude))
+
+
+# odd M, N and K; K-major operands padded to 16-byte rows where K is not a multiple of 4
+TF32_CASES = [((7, 5), (5, 13), "padded", "transposed_padded"),
+              ((129, 40), (40, 257), "packed", "transposed"),
+              ((33, 67), (67, 300), "padded", "transposed_padded"),
+              ((200, 1000), (1000, 72), "packed", "transposed"),
+              ((2, 3, 64, 96), (96, 80), "packed", "transposed")]
+
+
+@pytest.mark.parametrize("a_shape,b_shape,a_layout,b_layout", TF32_CASES)
+def test_the_tf32_knob_reads_fp32_as_tf32_on_sm90(gpu, a_shape, b_shape, a_layout, b_layout):
+    log, worst = product(gpu, a_shape, b_shape, a_layout, b_layout, 1, bias_relu=True)
+    plan = [m for m in log if ": stage " in m]
+    assert len(plan) == 1 and "TF32 on tensor cores on sm_90, else exact fp32 FMA" in plan[0], log
+    if on_sm90():
+        assert any(WGMMA_TF32 in m for m in log), log
+        # the inputs were read as TF32: errors far above fp32's few ulps
+        assert worst > 2.0 ** -16, worst
+    else:
+        assert not any(WGMMA_TF32 in m for m in log), log
+
+
+@pytest.mark.parametrize("tf32", [None, 0])
+def test_fp32_stays_exact_without_the_knob(gpu, tf32):
+    # the heuristics' config (no knob) and knob TF32 = 0: the exact fp32 kernel, fp32's
+    # tolerance, on every GPU
+    log, worst = product(gpu, (129, 40), (40, 257), "packed", "transposed", tf32, bias_relu=True)
+    assert any(TILED in m for m in log) and not any("TF32" in m for m in log), log
+    assert worst < 2.0 ** -18, worst
+
+
+@pytest.mark.parametrize("tile_n", [64, 128, 256])
+def test_each_sm90_tile_reads_tf32(gpu, tile_n):
+    # TILE_N picks the sm_90 kernel's tile (the exact kernel's only 64 or 128: 256 leaves it
+    # to the model there)
+    log, _ = product(gpu, (300, 136), (136, 520), "packed", "transposed", 1,
+                     knobs={hipdnn.knob_type.TILE_N: tile_n})
+    assert any(WGMMA_TF32 in m for m in log) == on_sm90(), log
+
+
+def test_a_long_k_split_into_ranges_reads_tf32(gpu, monkeypatch):
+    monkeypatch.setenv("HIPDNN_HIP_SPLIT_K", "4")
+    log, _ = product(gpu, (64, 4096), (4096, 64), "packed", "transposed", 1, bias_relu=True)
+    assert any("k split 4 ways" in m for m in log), log
+
+
+@pytest.mark.parametrize("a_layout,b_layout,said", [
+    ("packed", "packed", "b is not"),             # b [K, N] row-major: n contiguous
+    ("transposed", "transposed", "a is not"),     # a [M, K] column-major: m contiguous
+    ("packed", "transposed", "a is not")])        # k = 37: a's rows not 16-byte multiples
+def test_the_tf32_knob_declines_layouts_wgmma_cannot_read(gpu, a_layout, b_layout, said):
+    k = 37 if said == "a is not" and a_layout == "packed" else 40
+    a = gpu.input([24, k], "fp32", a_layout)
+    b = gpu.input([k, 16], "fp32", b_layout)
+    g = gpu.graph("fp32")
+    g.matmul(a.bind(g, "a"), b.bind(g, "b"), name="mm").set_output(True)
+    with pytest.raises(hipdnn.HipdnnError, match=r"node 'mm' \(matmul\): knob TF32 = 1: wgmma "
+                       r"reads TF32 operands K-major only .*" + said):
+        build_with_knobs(g, {KNOB_TF32: 1})
+
+
+def test_the_tf32_knob_declines_a_convolution_and_an_exact_kernel_cfg(gpu):
+    x = gpu.input([2, 8, 6, 6], "fp32", "channels_last")
+    w = gpu.input([8, 8, 3, 3], "fp32", "channels_last")
+    g = gpu.graph("fp32")
+    g.conv_fprop(x.bind(g, "x"), w.bind(g, "w"), padding=[1, 1], name="conv").set_output(True)
+    with pytest.raises(hipdnn.HipdnnError, match="knob TF32 = 1: TF32 runs matmuls only"):
+        build_with_knobs(g, {KNOB_TF32: 1})
+    a = gpu.input([24, 40], "fp32")
+    b = gpu.input([40, 16], "fp32", "transposed")
+    g = gpu.graph("fp32")
+    g.matmul(a.bind(g, "a"), b.bind(g, "b"), name="mm").set_output(True)
+    with pytest.raises(hipdnn.HipdnnError, match=r"knob TF32 = 1 reads fp32 as TF32 on the "
+                       r"sm_90 kernel, and knob KERNEL_CFG = 4 names the fp32 register-tiled "
+                       r"kernel, which computes exact fp32"):
+        build_with_knobs(g, {KNOB_TF32: 1, hipdnn.knob_type.KERNEL_CFG: 4})
+
+
+def test_the_tf32_knob_leaves_16_bit_products_alone(gpu):
+    # fp16 is multiplied on tensor cores anyway: the knob changes nothing there
+    a = gpu.input([64, 64], "fp16")
+    b = gpu.input([64, 48], "fp16")
+    g = gpu.graph("fp16")
+    c = g.matmul(a.bind(g, "a"), b.bind(g, "b"), name="mm")
+    out = gpu.output(c, [64, 48], "fp16")
+    build_with_knobs(g, {KNOB_TF32: 1})
+    log = engine_log(lambda: gpu.execute(g, [a, b, out], build=False))
+    assert not any("TF32" in m for m in log), log
+    want = a.values @ b.values
+    tol = graph_tolerance(["matmul"], "fp16")
+    assert np.all(np.abs(out.decoded() - want) <= tol + tol * np.abs(want) +
+                  2 * 64 * FP32_UNIT * (np.abs(a.values) @ np.abs(b.values)))
+
+
+def test_a_tf32_config_has_the_tensor_core_note_and_deselecting_it_bars_it(gpu):
+    a = gpu.input([24, 40], "fp32")
+    b = gpu.input([40, 16], "fp32", "transposed")
+    g = gpu.graph("fp32")
+    g.matmul(a.bind(g, "a"), b.bind(g, "b"), name="mm").set_output(True)
+    build_with_knobs(g, {KNOB_TF32: 1})
+    assert g.get_plan_name_at_index(g.get_execution_plan_count() - 1).endswith(
+        f"_k{KNOB_TF32}=1")
+    notes = g._configs[-1].numerical_notes()
+    assert hipdnn.numerical_note.TENSOR_CORE in notes, notes
+    g = gpu.graph("fp32")
+    g.matmul(a.bind(g, "a"), b.bind(g, "b"), name="mm").set_output(True)
+    g.deselect_numeric_notes([hipdnn.numerical_note.TENSOR_CORE])  # PyTorch's allow_tf32 off
+    with pytest.raises(hipdnn.HipdnnError, match="has a deselected numeric note"):
+        build_with_knobs(g, {KNOB_TF32: 1})
+    g = gpu.graph("fp32")
+    g.matmul(a.bind(g, "a"), b.bind(g, "b"), name="mm").set_output(True)
+    build_with_knobs(g, {KNOB_TF32: 0})
+    assert hipdnn.numerical_note.TENSOR_CORE not in g._configs[-1].numerical_notes()
+
+
+def test_autotuning_never_sweeps_the_tf32_knob(gpu):
+    g = gpu.graph("fp32")
+    a = gpu.input([24, 40], "fp32")
+    b = gpu.input([40, 16], "fp32", "transposed")
+    g.matmul(a.bind(g, "a"), b.bind(g, "b"), name="mm").set_output(True)
+    g.validate()
+    g.build_operation_graph()
+    g.create_execution_plans([hipdnn.heur_mode.A])
+    engine = [e.name for e in hipdnn.engines()].index(GPU_ENGINE)
+    assert (KNOB_TF32, 0, 1, 0, 1, ()) in g._knob_space(engine)
+    before = len(g._configs)
+    added = g._add_knob_sweep(64)  # what autotune() times besides the heuristics' configs
+    assert added and len(g._configs) > before
+    assert all(KNOB_TF32 not in dict(g._configs[i].knobs) for i in added), \
+        [g._configs[i].tag() for i in added]
