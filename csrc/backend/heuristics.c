@@ -11,7 +11,14 @@
  * the engine's default config keeps its own rank.  A preferred engine goes first when
  * applicable; deselected engines are left out.  The engines HIPDNN_ENGINE names (a
  * comma-separated list) come next, in its order: a process-wide preference a user sets
- * without changing code, under the graph's own, above the cache's. */
+ * without changing code, under the graph's own, above the cache's.
+ * Short cut: when one of those three decides the first result (the first of the
+ * preferred engine, HIPDNN_ENGINE's engines and the cached one that is loaded, not
+ * deselected and applicable), finalize asks only those engines' plugins (a warm process
+ * then pays for no other engine: a vendor library's handle and first heuristic query cost
+ * ~100 ms each) and ranks the one config; the others are asked, and the rest ranked with
+ * the same first result, when something needs them: RESULTS' count or more than the
+ * configs ranked so far, the reports, PARTIAL_COUNT_EXT says how many are. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,14 +46,37 @@ typedef struct {
     int32_t num_results;
     heur_result* results; /* ranked */
     hipdnnPlanCacheEntry tuned; /* the plan cache's entry, for the result marked tuned */
+    bool has_tuned;             /* the cache had an entry (looked up once per finalize) */
+    bool tuned_said;            /* its log line is written */
+    char* tuned_path;
+    int32_t num_engines;        /* the registry's, at finalize */
+    bool* ok;                   /* per engine: applicable (asked plugins' engines only) */
+    char** why;                 /* per engine: why not */
+    bool* asked;                /* per plugin: its engines were asked */
+    int32_t partial;            /* results ranked without asking every engine; 0: all were */
+    size_t report_len;
     char* report;
     char* heur_report; /* "plugin\tengine\tscore\texplanation" lines; "" for the built-in */
 } heur_state;
 
 #define H(d) ((heur_state*)(d)->state)
 
+/* The per-finalize state: what the engines answered, the results and the reports. */
+static void free_answers(heur_state* s) {
+    if (s->why)
+        for (int32_t e = 0; e < s->num_engines; ++e) free(s->why[e]);
+    free(s->why);
+    free(s->ok);
+    free(s->asked);
+    free(s->tuned_path);
+    s->why = NULL;
+    s->ok = s->asked = NULL;
+    s->tuned_path = NULL;
+}
+
 static void heur_destroy(hipdnnBackendDescriptor_t d) {
     heur_state* s = H(d);
+    free_answers(s);
     hipdnnDescriptorRelease(s->graph);
     free(s->preferred);
     free(s->deselected);
@@ -138,27 +168,50 @@ static hipdnnStatus_t make_config(hipdnnBackendDescriptor_t graph, int32_t engin
     return HIPDNN_STATUS_SUCCESS;
 }
 
+static hipdnnStatus_t complete(heur_state* s);
+
+/* The ENGINEHEUR _EXT attributes of hipdnn_tuning.h (finalized descriptor, get only). */
+static hipdnnStatus_t heur_get_ext(hipdnnBackendDescriptor_t d, hipdnnBackendAttributeName_t name,
+                                   hipdnnBackendAttributeType_t type, int64_t req, int64_t* count,
+                                   void* v) {
+    heur_state* s = H(d);
+    const char* what = name == HIPDNN_ATTR_ENGINEHEUR_HEURISTIC_REPORT_EXT ? "HEURISTIC_REPORT_EXT"
+                       : name == HIPDNN_ATTR_ENGINEHEUR_PLAN_CACHE_INDEX_EXT ? "PLAN_CACHE_INDEX_EXT"
+                                                                             : "PARTIAL_COUNT_EXT";
+    if (!d->finalized)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
+                          "ENGINEHEUR: %s needs a finalized descriptor", what);
+    hipdnnStatus_t st;
+    if (name == (hipdnnBackendAttributeName_t)HIPDNN_ATTR_ENGINEHEUR_PARTIAL_COUNT_EXT) {
+        const int64_t n = s->partial;
+        return hipdnnAttrReturn("ENGINEHEUR", what, HIPDNN_TYPE_INT64, type, req, count, v, &n, 1,
+                                sizeof(n));
+    }
+    if (name == (hipdnnBackendAttributeName_t)HIPDNN_ATTR_ENGINEHEUR_HEURISTIC_REPORT_EXT) {
+        if ((st = complete(s))) return st;
+        return hipdnnAttrReturnString("ENGINEHEUR", what, type, req, count, v, s->heur_report);
+    }
+    int64_t at = -1; /* a short cut ranks the tuned config first or not at all */
+    for (int64_t i = 0; at < 0 && i < s->num_results; ++i)
+        if (s->results[i].tuned) at = i;
+    if (at < 0 && s->partial) {
+        if ((st = complete(s))) return st;
+        for (int64_t i = 0; at < 0 && i < s->num_results; ++i)
+            if (s->results[i].tuned) at = i;
+    }
+    return hipdnnAttrReturn("ENGINEHEUR", what, HIPDNN_TYPE_INT64, type, req, count, v, &at, 1,
+                            sizeof(at));
+}
+
 static hipdnnStatus_t heur_get(hipdnnBackendDescriptor_t d, hipdnnBackendAttributeName_t name,
                                hipdnnBackendAttributeType_t type, int64_t req, int64_t* count,
                                void* v) {
     heur_state* s = H(d);
-    if (name == (hipdnnBackendAttributeName_t)HIPDNN_ATTR_ENGINEHEUR_HEURISTIC_REPORT_EXT) {
-        if (!d->finalized)
-            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
-                              "ENGINEHEUR: HEURISTIC_REPORT_EXT needs a finalized descriptor");
-        return hipdnnAttrReturnString("ENGINEHEUR", "HEURISTIC_REPORT_EXT", type, req, count, v,
-                                      s->heur_report);
-    }
-    if (name == (hipdnnBackendAttributeName_t)HIPDNN_ATTR_ENGINEHEUR_PLAN_CACHE_INDEX_EXT) {
-        if (!d->finalized)
-            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
-                              "ENGINEHEUR: PLAN_CACHE_INDEX_EXT needs a finalized descriptor");
-        int64_t at = -1;
-        for (int64_t i = 0; at < 0 && i < s->num_results; ++i)
-            if (s->results[i].tuned) at = i;
-        return hipdnnAttrReturn("ENGINEHEUR", "PLAN_CACHE_INDEX_EXT", HIPDNN_TYPE_INT64, type, req,
-                                count, v, &at, 1, sizeof(at));
-    }
+    hipdnnStatus_t st;
+    if (name == (hipdnnBackendAttributeName_t)HIPDNN_ATTR_ENGINEHEUR_HEURISTIC_REPORT_EXT ||
+        name == (hipdnnBackendAttributeName_t)HIPDNN_ATTR_ENGINEHEUR_PLAN_CACHE_INDEX_EXT ||
+        name == (hipdnnBackendAttributeName_t)HIPDNN_ATTR_ENGINEHEUR_PARTIAL_COUNT_EXT)
+        return heur_get_ext(d, name, type, req, count, v);
     switch (name) {
     case HIPDNN_ATTR_ENGINEHEUR_MODE:
         return hipdnnAttrReturn("ENGINEHEUR", "MODE", HIPDNN_TYPE_HEUR_MODE, type, req, count, v,
@@ -170,6 +223,8 @@ static hipdnnStatus_t heur_get(hipdnnBackendDescriptor_t d, hipdnnBackendAttribu
         if (type != HIPDNN_TYPE_BACKEND_DESCRIPTOR)
             return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
                               "ENGINEHEUR descriptor: RESULTS has type BACKEND_DESCRIPTOR");
+        /* The count (req 0), or more configs than a short cut ranked, ranks them all. */
+        if (s->partial && (req <= 0 || req > s->num_results) && (st = complete(s))) return st;
         *count = s->num_results;
         hipdnnBackendDescriptor_t* out = v;
         for (int64_t i = 0; i < req && i < s->num_results; ++i) {
@@ -187,6 +242,7 @@ static hipdnnStatus_t heur_get(hipdnnBackendDescriptor_t d, hipdnnBackendAttribu
         if (!d->finalized)
             return hipdnnFail(HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
                               "ENGINEHEUR: SUPPORT_REPORT_EXT needs a finalized descriptor");
+        if ((st = complete(s))) return st;
         return hipdnnAttrReturnString("ENGINEHEUR", "SUPPORT_REPORT_EXT", type, req, count, v,
                                       s->report);
     case HIPDNN_ATTR_ENGINEHEUR_PREFERRED_ENGINE_EXT:
@@ -302,21 +358,25 @@ static void put_first(heur_state* s, int32_t want) {
         }
 }
 
-/* The plan cache's config for the graph, first, when its engine is applicable here. */
-static void prefer_tuned(heur_state* s, const bool* ok) {
+/* The plan cache's entry for the graph (modes A and B), looked up once per finalize. */
+static void lookup_tuned(heur_state* s) {
     char path[4200];
-    hipdnnGraphState* gs = s->graph->state;
-    if (s->mode == HIPDNN_HEUR_MODE_FALLBACK || !hipdnnPlanCacheLookup(gs, &s->tuned, path, sizeof(path)))
-        return;
-    const int32_t e = hipdnnRegistryFindEngineByName(s->tuned.engine);
-    if (e < 0 || !ok[e]) {
-        hipdnnLog(HIPDNN_LOG_INFO, "plan cache: graph '%s' was tuned to engine %s, which %s here",
-                  gs->name ? gs->name : "", s->tuned.engine, e < 0 ? "is not loaded" : "is not applicable");
+    s->has_tuned = s->mode != HIPDNN_HEUR_MODE_FALLBACK &&
+                   hipdnnPlanCacheLookup(s->graph->state, &s->tuned, path, sizeof(path));
+    if (s->has_tuned) s->tuned_path = strdup(path);
+}
+
+/* One log line per finalize: the entry's config is ranked first, or why it is not. */
+static void say_tuned(heur_state* s, int32_t e) {
+    const hipdnnGraphState* gs = s->graph->state;
+    if (s->tuned_said) return;
+    s->tuned_said = true;
+    if (e < 0 || !s->ok[e]) {
+        hipdnnLog(HIPDNN_LOG_INFO, "plan cache: graph '%s' was tuned to engine %s, which %s here; "
+                  "every engine is ranked", gs->name ? gs->name : "", s->tuned.engine,
+                  e < 0 ? "is not loaded" : "is not applicable");
         return;
     }
-    memmove(s->results + 1, s->results, (size_t)s->num_results * sizeof(heur_result));
-    s->results[0] = (heur_result){e, true};
-    ++s->num_results;
     char knobs[256] = "";
     size_t off = 0;
     for (int32_t i = 0; i < s->tuned.num_knobs; ++i) {
@@ -326,29 +386,91 @@ static void prefer_tuned(heur_state* s, const bool* ok) {
     }
     hipdnnLog(HIPDNN_LOG_INFO, "plan cache hit: graph '%s' runs on %s%s%s (tuned: %.4g ms; %s)",
               gs->name ? gs->name : "", s->tuned.engine, off ? " with knobs" : "", knobs,
-              s->tuned.ms, path);
+              s->tuned.ms, s->tuned_path ? s->tuned_path : "");
+}
+
+/* The plan cache's config for the graph, first, when its engine is applicable here. */
+static void prefer_tuned(heur_state* s) {
+    if (!s->has_tuned) return;
+    const int32_t e = hipdnnRegistryFindEngineByName(s->tuned.engine);
+    say_tuned(s, e);
+    if (e < 0 || !s->ok[e]) return;
+    memmove(s->results + 1, s->results, (size_t)s->num_results * sizeof(heur_result));
+    s->results[0] = (heur_result){e, true};
+    ++s->num_results;
+}
+
+/* HIPDNN_ENGINE's names, split in place in `list`: their count. */
+static int env_names(char* list, size_t len, char** names, int max) {
+    const char* env = getenv("HIPDNN_ENGINE");
+    if (!env || !*env) return 0;
+    snprintf(list, len, "%s", env);
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(list, ", ", &save); t && n < max;
+         t = strtok_r(NULL, ", ", &save))
+        names[n++] = t;
+    return n;
+}
+
+/* A name in HIPDNN_ENGINE no loaded engine has is logged (once per finalize) and skipped. */
+static void warn_env_names(void) {
+    char list[512], *names[32];
+    const int n = env_names(list, sizeof(list), names, 32);
+    for (int i = 0; i < n; ++i)
+        if (hipdnnRegistryFindEngineByName(names[i]) < 0)
+            hipdnnLog(HIPDNN_LOG_WARN, "HIPDNN_ENGINE names '%s', which is not a loaded engine "
+                      "(see `python -m hipdnn info`): skipped", names[i]);
 }
 
 /* The engines HIPDNN_ENGINE names, first in its order (the last named moved first, then
- * the one before it...); a name no loaded engine has is logged and skipped. */
+ * the one before it...). */
 static void prefer_from_env(heur_state* s) {
-    const char* env = getenv("HIPDNN_ENGINE");
-    if (!env || !*env) return;
-    char list[512];
-    snprintf(list, sizeof(list), "%s", env);
-    char* names[32];
-    int n = 0;
-    for (char *save = NULL, *t = strtok_r(list, ", ", &save); t && n < 32;
-         t = strtok_r(NULL, ", ", &save))
-        names[n++] = t;
-    for (int i = n - 1; i >= 0; --i) {
-        int32_t want = hipdnnRegistryFindEngineByName(names[i]);
-        if (want < 0)
-            hipdnnLog(HIPDNN_LOG_WARN, "HIPDNN_ENGINE names '%s', which is not a loaded engine "
-                      "(see `python -m hipdnn info`): skipped", names[i]);
-        else
-            put_first(s, want);
+    char list[512], *names[32];
+    for (int i = env_names(list, sizeof(list), names, 32) - 1; i >= 0; --i) {
+        const int32_t want = hipdnnRegistryFindEngineByName(names[i]);
+        if (want >= 0) put_first(s, want);
     }
+}
+
+static bool deselected(const heur_state* s, int32_t e) {
+    for (int64_t k = 0; k < s->num_deselected; ++k)
+        if ((uint64_t)s->deselected[k] == hipdnnRegistryEngine(e)->id) return true;
+    return false;
+}
+
+/* Asks plugin pi's engines unless asked already. */
+static void ask_once(heur_state* s, int32_t pi) {
+    if (s->asked[pi]) return;
+    s->asked[pi] = true;
+    ask_plugin(s->graph->state, pi, s->num_engines, s->ok, s->why);
+}
+
+/* The short cut (top of file): true with the one result ranked when the preferred engine,
+ * HIPDNN_ENGINE's or the cached one decides the first; only their plugins are asked. */
+static bool shortcut(heur_state* s) {
+    if (s->mode == HIPDNN_HEUR_MODE_FALLBACK) return false;
+    char list[512], *names[34];
+    int n = 0;
+    if (s->preferred && *s->preferred) names[n++] = s->preferred;
+    n += env_names(list, sizeof(list), names + n, 32);
+    if (s->has_tuned) names[n++] = s->tuned.engine;
+    const int32_t tuned = s->has_tuned ? hipdnnRegistryFindEngineByName(s->tuned.engine) : -1;
+    for (int i = 0; i < n; ++i) {
+        const int32_t e = hipdnnRegistryFindEngineByName(names[i]);
+        if (e < 0 || deselected(s, e)) continue;
+        ask_once(s, hipdnnRegistryEngine(e)->plugin);
+        if (!s->ok[e]) continue;
+        s->results[0] = (heur_result){e, e == tuned};
+        s->num_results = s->partial = 1;
+        if (e == tuned) say_tuned(s, e);
+        hipdnnLog(HIPDNN_LOG_INFO, "heuristics: graph '%s': %s ranked first (%s) without asking "
+                  "the other engines", ((hipdnnGraphState*)s->graph->state)->name ?
+                  ((hipdnnGraphState*)s->graph->state)->name : "", names[i],
+                  i == 0 && s->preferred && *s->preferred ? "the preferred engine"
+                  : e == tuned && i == n - 1 ? "its tuned config" : "HIPDNN_ENGINE");
+        return true;
+    }
+    return false;
 }
 
 /* Under A and B, the active heuristic plugin's order of s->results (B: device engines
@@ -386,9 +508,10 @@ done:
 /* s->results: the engines left, by insertion in the mode's order (stable in load order),
  * or as the heuristic plugin orders them, then the plan cache's config, HIPDNN_ENGINE's,
  * then the preferred one first. */
-static void rank_engines(heur_state* s, int32_t ne, const bool* ok) {
-    for (int32_t e = 0; e < ne; ++e) {
-        if (!ok[e]) continue;
+static void rank_engines(heur_state* s) {
+    s->num_results = 0;
+    for (int32_t e = 0; e < s->num_engines; ++e) {
+        if (!s->ok[e]) continue;
         int32_t k = s->num_results++;
         while (k > 0 && better(hipdnnRegistryEngine(e), hipdnnRegistryEngine(s->results[k - 1].engine),
                                s->mode)) {
@@ -398,51 +521,71 @@ static void rank_engines(heur_state* s, int32_t ne, const bool* ok) {
         s->results[k] = (heur_result){e, false};
     }
     plugin_order(s);
-    prefer_tuned(s, ok);
+    prefer_tuned(s);
     prefer_from_env(s);
     if (s->preferred && *s->preferred) put_first(s, hipdnnRegistryFindEngineByName(s->preferred));
 }
 
 /* s->report: one line per engine, "name\tid\tapplicable" or its reason. */
-static void write_report(heur_state* s, int32_t ne, const bool* ok, char** why, size_t len) {
+static void write_report(heur_state* s) {
     size_t off = 0;
-    for (int32_t e = 0; e < ne; ++e) {
+    for (int32_t e = 0; e < s->num_engines; ++e) {
         const hipdnnEngineEntry* en = hipdnnRegistryEngine(e);
-        if (why[e]) sanitize(why[e]);
-        int k = snprintf(s->report + off, len - off, "%s\t%llu\t%s\n", en->name,
-                         (unsigned long long)en->id, ok[e] ? "applicable" : (why[e] ? why[e] : "?"));
-        if (k > 0 && off + (size_t)k < len) off += (size_t)k;
+        if (s->why[e]) sanitize(s->why[e]);
+        int k = snprintf(s->report + off, s->report_len - off, "%s\t%llu\t%s\n", en->name,
+                         (unsigned long long)en->id,
+                         s->ok[e] ? "applicable" : (s->why[e] ? s->why[e] : "?"));
+        if (k > 0 && off + (size_t)k < s->report_len) off += (size_t)k;
     }
+}
+
+/* Asks the engines not asked yet and ranks them all; the first result stays what a short
+ * cut ranked, as the same preferences decide it. */
+static hipdnnStatus_t complete(heur_state* s) {
+    if (!s->partial) return HIPDNN_STATUS_SUCCESS;
+    const heur_result first = s->results[0];
+    const bool had = s->num_results > 0;
+    for (int32_t pi = 0; pi < hipdnnRegistryPluginCount(); ++pi) ask_once(s, pi);
+    apply_user_choice(s, s->num_engines, s->ok, s->why);
+    rank_engines(s);
+    write_report(s);
+    s->partial = 0;
+    if (had && (s->num_results < 1 || s->results[0].engine != first.engine ||
+        s->results[0].tuned != first.tuned))
+        return hipdnnFail(HIPDNN_STATUS_INTERNAL_ERROR, "ENGINEHEUR: the full ranking put %s "
+                          "first, not %s as the short cut did",
+                          s->num_results ? hipdnnRegistryEngine(s->results[0].engine)->name : "nothing",
+                          hipdnnRegistryEngine(first.engine)->name);
+    return HIPDNN_STATUS_SUCCESS;
 }
 
 static hipdnnStatus_t heur_finalize(hipdnnBackendDescriptor_t d) {
     heur_state* s = H(d);
     hipdnnStatus_t st = check_heur_inputs(s);
     if (st) return st;
-    int32_t ne = hipdnnRegistryEngineCount();
-    free(s->results); /* a failed finalize may be retried */
+    free_answers(s); /* a failed finalize may be retried */
+    free(s->results);
     free(s->report);
     free(s->heur_report);
+    const int32_t ne = hipdnnRegistryEngineCount();
+    s->num_engines = ne;
     s->heur_report = strdup("");
-    s->num_results = 0;
-    bool* ok = calloc((size_t)ne + 1, sizeof(bool));
-    char** why = calloc((size_t)ne + 1, sizeof(char*));
+    s->num_results = s->partial = 0;
+    s->tuned_said = false;
+    s->ok = calloc((size_t)ne + 1, sizeof(bool));
+    s->why = calloc((size_t)ne + 1, sizeof(char*));
+    s->asked = calloc((size_t)hipdnnRegistryPluginCount() + 1, sizeof(bool));
     s->results = calloc((size_t)ne + 2, sizeof(heur_result)); /* + the tuned config */
-    size_t report_len = 64 + (size_t)ne * 700;
-    s->report = calloc(report_len, 1);
-    if (!ok || !why || !s->results || !s->report || !s->heur_report) {
-        st = hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
-    } else {
-        for (int32_t pi = 0; pi < hipdnnRegistryPluginCount(); ++pi)
-            ask_plugin(s->graph->state, pi, ne, ok, why);
-        apply_user_choice(s, ne, ok, why);
-        rank_engines(s, ne, ok);
-        write_report(s, ne, ok, why, report_len);
-    }
-    if (why)
-        for (int32_t e = 0; e < ne; ++e) free(why[e]);
-    free(why);
-    free(ok);
+    s->report_len = 64 + (size_t)ne * 700;
+    s->report = calloc(s->report_len, 1);
+    if (!s->ok || !s->why || !s->asked || !s->results || !s->report || !s->heur_report)
+        return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
+    warn_env_names();
+    lookup_tuned(s);
+    if (shortcut(s)) return HIPDNN_STATUS_SUCCESS;
+    s->partial = 1; /* complete() asks every engine not asked yet */
+    s->num_results = 0;
+    st = complete(s);
     return st;
 }
 

@@ -444,12 +444,16 @@ static PyObject* descriptor_get(PyObject* op, PyObject* args, PyObject* kwargs) 
             return NULL;
         }
     }
-    /* never more room than the attribute holds: count=2**40 is not 2**40 elements' memory */
-    int64_t available = 0;
-    hipdnnStatus_t qs = hipdnnBackendGetAttribute(self->desc, (hipdnnBackendAttributeName_t)attr,
-                                                  (hipdnnBackendAttributeType_t)type, 0,
-                                                  &available, NULL);
-    if (hd_check(st, qs, ctx) < 0) return NULL;
+    /* never more room than the attribute holds: count=2**40 is not 2**40 elements' memory.
+     * A small count is asked for as it is, without the sizing query: an ENGINEHEUR's
+     * RESULTS count ranks every engine, its first config does not (heuristics.c). */
+    int64_t available = c;
+    if (c < 0 || c > 64) {
+        hipdnnStatus_t qs = hipdnnBackendGetAttribute(
+            self->desc, (hipdnnBackendAttributeName_t)attr, (hipdnnBackendAttributeType_t)type, 0,
+            &available, NULL);
+        if (hd_check(st, qs, ctx) < 0) return NULL;
+    }
     int64_t requested = c >= 0 && c < available ? (int64_t)c : available;
     if (requested < 0 || (uint64_t)requested > (uint64_t)(PY_SSIZE_T_MAX / 16) / size) {
         PyErr_Format(PyExc_OverflowError, "%s: count %lld too large", ctx, (long long)requested);

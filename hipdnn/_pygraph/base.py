@@ -125,6 +125,8 @@ class GraphBase:
     if TYPE_CHECKING:  # defined in pygraph.py, where the tensor type is
         def _new_tensor(self) -> Tensor: ...
 
+        def _rank_rest(self) -> None: ...  # build.py
+
         def _tensor_from_descriptor(self, d: _C.Descriptor) -> Tensor: ...
 
         def _check_input(self, value: Any, op: _Op, port: str) -> None: ...
@@ -142,16 +144,35 @@ class GraphBase:
 
     def _reset_plans(self) -> None:
         # Engine configs in order; plan i (None until built) belongs to config i, as in
-        # cuDNN frontend, and plan indices count in this list.
-        self._configs: List[_Config] = []
+        # cuDNN frontend, and plan indices count in this list.  _ranked holds those ranked so
+        # far: after a heuristics short cut (build.py) only the first, until _configs (and
+        # _support, _explanations) rank the rest from the ENGINEHEUR kept in _pending.
+        self._ranked: List[_Config] = []
+        self._pending: Optional[_C.Descriptor] = None
         self._plans: List[Optional[_Plan]] = []
         self._failures: Dict[int, str] = {}  # config index -> why its plan did not build
-        self._support: List[Tuple[str, Optional[str]]] = []
-        self._explanations: List[Tuple[str, str, float, str]] = []
+        self._support_seen: List[Tuple[str, Optional[str]]] = []
+        self._explained: List[Tuple[str, str, float, str]] = []
         self._candidate = -1  # the plan execute() runs
         # execute's fast path: (the plan execute() ran, the pack it ran on, the variant
         # pack's keys in pack order), kept while that plan is the one execute() runs
         self._fast_run: Optional[Tuple[_Plan, _C.VariantPack, Tuple[Any, ...]]] = None
+
+    @property
+    def _configs(self) -> List[_Config]:
+        """Every engine config, ranking the rest first after a heuristics short cut."""
+        self._rank_rest()
+        return self._ranked
+
+    @property
+    def _support(self) -> List[Tuple[str, Optional[str]]]:
+        self._rank_rest()
+        return self._support_seen
+
+    @property
+    def _explanations(self) -> List[Tuple[str, str, float, str]]:
+        self._rank_rest()
+        return self._explained
 
     def _invalidate(self) -> None:
         if self._state != _EDITING:

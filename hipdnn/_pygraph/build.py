@@ -203,10 +203,13 @@ class BuildSteps(GraphBase):
         assert self._opgraph is not None, "validate() first"
         return self._opgraph
 
-    def _heuristics(self, mode: heur_mode, deselected: Sequence[int]
+    def _heuristics(self, mode: heur_mode, deselected: Sequence[int], lazy: bool = False
                     ) -> Tuple[List[Tuple[str, str]], List[_C.Descriptor]]:
         """One ENGINEHEUR query: [(engine, "applicable" or why not)] and the ranked
-        configs."""
+        configs.  ``lazy``: when the backend ranked only the first config (the plan cache,
+        HIPDNN_ENGINE or the preferred engine decided it, and only their engines were
+        asked), that config alone and no report; the query is kept in _pending, and
+        _rank_rest asks the other engines when a step needs their configs."""
         h = _C.Descriptor(_C.BACKEND_ENGINEHEUR_DESCRIPTOR)
         backend_mode = heur_mode.A if mode == heur_mode.OPENSOURCE else mode
         h.set(_C.ATTR_ENGINEHEUR_MODE, _C.TYPE_HEUR_MODE, int(backend_mode))
@@ -217,6 +220,16 @@ class BuildSteps(GraphBase):
             h.set(_C.ATTR_ENGINEHEUR_DESELECTED_ENGINES_EXT, _INT64,
                   [i - (1 << 64) if i >= (1 << 63) else i for i in deselected])
         h.finalize()
+        ranked = h.get(_C.ATTR_ENGINEHEUR_PARTIAL_COUNT_EXT, _INT64)[0]
+        if lazy and ranked:
+            self._pending = h
+            return [], list(h.get(_C.ATTR_ENGINEHEUR_RESULTS, _DESC, ranked))
+        return self._read_heuristics(h, mode)
+
+    def _read_heuristics(self, h: _C.Descriptor, mode: heur_mode
+                         ) -> Tuple[List[Tuple[str, str]], List[_C.Descriptor]]:
+        """A finalized ENGINEHEUR's support report and configs, every engine ranked; its
+        explanations into _explained."""
         report = []
         for line in h.get(_C.ATTR_ENGINEHEUR_SUPPORT_REPORT_EXT, _CHAR).splitlines():
             fields = line.split("\t", 2)
@@ -224,25 +237,45 @@ class BuildSteps(GraphBase):
                 report.append((fields[0], fields[2]))
         if mode != heur_mode.FALLBACK:
             lines = h.get(_C.ATTR_ENGINEHEUR_HEURISTIC_REPORT_EXT, _CHAR).splitlines()
-            self._explanations = [(f[1], f[0], float(f[2]), f[3]) for f in
-                                  (line.split("\t", 3) for line in lines) if len(f) == 4]
+            self._explained = [(f[1], f[0], float(f[2]), f[3]) for f in
+                               (line.split("\t", 3) for line in lines) if len(f) == 4]
         return report, list(h.get(_C.ATTR_ENGINEHEUR_RESULTS, _DESC))
+
+    def _rank_rest(self) -> None:
+        """After a short cut (_heuristics): the other engines asked, their configs added
+        after the first (whose index stays 0), the support report and explanations read."""
+        h, self._pending = self._pending, None
+        if h is None:
+            return
+        mode = heur_mode(h.get(_C.ATTR_ENGINEHEUR_MODE, _C.TYPE_HEUR_MODE)[0])
+        report, results = self._read_heuristics(h, mode)
+        self._add_results(report, results)
+
+    def _add_results(self, report: Sequence[Tuple[str, str]],
+                     results: Sequence[_C.Descriptor]) -> None:
+        self._note_support(report)
+        for cfg in results:
+            eng = cfg.get(_C.ATTR_ENGINECFG_ENGINE, _DESC)[0]
+            self._add_config(_Config.of(cfg, eng, self._knobs_of(cfg)))
 
     def _deselected_ids(self) -> List[int]:
         return [e.id for e in engines() if any(n in e.name for n in self._deselected)]
 
     def _note_support(self, report: Sequence[Tuple[str, str]]) -> None:
-        known = dict(self._support)
+        known = dict(self._support_seen)
         for ename, status in report:
             if ename not in known or status == "applicable":
                 known[ename] = None if status == "applicable" else status
-        self._support = list(known.items())
+        self._support_seen = list(known.items())
 
     def create_execution_plans(self, heur_modes: Union[Sequence[int], int] = (heur_mode.A,)
                                ) -> None:
         """Asks every engine whether it runs the graph and ranks the ones that do, for each
         heuristics mode; their engine configs are added, in mode order, to the graph's
-        list (plan indices count in it)."""
+        list (plan indices count in it).  With one mode, when the plan cache,
+        HIPDNN_ENGINE or the preferred engine decides the first config, only their
+        engines are asked now; the others when a later step needs their configs
+        (docs/engine_selection.md#heuristics)."""
         self._need(_VALIDATED, "create_execution_plans()")
         if isinstance(heur_modes, bool):
             raise TypeError("create_execution_plans: expected hipdnn.heur_mode values, got bool")
@@ -263,12 +296,9 @@ class BuildSteps(GraphBase):
         if self._preferred:
             engine_id(self._preferred)  # a clear error for an unknown name
         deselected = self._deselected_ids()
+        self._rank_rest()  # an earlier call's configs come first
         for mode in modes:
-            report, results = self._heuristics(mode, deselected)
-            self._note_support(report)
-            for cfg in results:
-                eng = cfg.get(_C.ATTR_ENGINECFG_ENGINE, _DESC)[0]
-                self._add_config(_Config.of(cfg, eng, self._knobs_of(cfg)))
+            self._add_results(*self._heuristics(mode, deselected, lazy=len(modes) == 1))
         self._state = max(self._state, _HEURISTICS)
 
     @staticmethod
@@ -282,12 +312,12 @@ class BuildSteps(GraphBase):
         return tuple(sorted(choices))
 
     def _add_config(self, cfg: "_Config") -> int:
-        for i, c in enumerate(self._configs):
+        for i, c in enumerate(self._ranked):
             if c.engine == cfg.engine and c.knobs == cfg.knobs:
                 return i
-        self._configs.append(cfg)
+        self._ranked.append(cfg)
         self._plans.append(None)
-        return len(self._configs) - 1
+        return len(self._ranked) - 1
 
     def get_engine_count(self) -> int:
         """How many engines are loaded: engine ids for create_execution_plan and
@@ -369,6 +399,7 @@ class BuildSteps(GraphBase):
         why = dict(self._support).get(ename)
         if why is not None:
             raise GraphNotSupportedError(self.name, {ename: why})
+        self._rank_rest()  # the heuristics' configs keep their indices
         self._add_config(self._make_config(e, tuple(choices)))
         self._state = max(self._state, _HEURISTICS)
 
@@ -407,7 +438,7 @@ class BuildSteps(GraphBase):
     def _barred(self, i: int) -> Optional[str]:
         """Why engine config i is left out by the user's choices, or None.  A graph made
         from device arrays leaves out host engines unless one is the preferred engine."""
-        c = self._configs[i]
+        c = self._ranked[i]
         if any(n in c.engine for n in self._deselected):
             return "deselected by the user"
         if self._from_device is not None and c.engine != self._preferred and \
@@ -441,7 +472,8 @@ class BuildSteps(GraphBase):
         """Raises GraphNotSupportedError, listing every engine and why it declined, when
         no engine config can run the graph."""
         self._need(_HEURISTICS, "check_support()")
-        if all(self._barred(i) is not None for i in range(len(self._configs))):
+        if all(self._barred(i) is not None for i in range(len(self._ranked))) and \
+                all(self._barred(i) is not None for i in range(len(self._configs))):
             raise GraphNotSupportedError(self.name, self._declines())
 
     def _build_one(self, i: int) -> Optional[str]:
@@ -451,7 +483,7 @@ class BuildSteps(GraphBase):
         why = self._barred(i)
         if why is not None:
             return why
-        c = self._configs[i]
+        c = self._ranked[i]
         p = _C.Descriptor(_C.BACKEND_EXECUTION_PLAN_DESCRIPTOR)
         p.set(_C.ATTR_EXECUTION_PLAN_HANDLE, _C.TYPE_HANDLE, self._get_handle())
         p.set(_C.ATTR_EXECUTION_PLAN_ENGINE_CONFIG, _DESC, c.desc)
@@ -500,10 +532,10 @@ class BuildSteps(GraphBase):
     def build_plan_at_index(self, index: int) -> None:
         """Builds the plan of engine config ``index``; execute() runs it from now on."""
         self._need(_HEURISTICS, "build_plan_at_index()")
-        self._check_index(index, len(self._configs), "build_plan_at_index()")
+        self._check_config_index(index, "build_plan_at_index()")
         why = self._build_one(int(index))
         if why is not None:
-            raise GraphNotSupportedError(self.name, {self._configs[int(index)].tag(): why})
+            raise GraphNotSupportedError(self.name, {self._ranked[int(index)].tag(): why})
         self._candidate = int(index)
 
     def build_plans(self, policy: int = build_plan_policy.HEURISTICS_CHOICE) -> None:
@@ -521,12 +553,19 @@ class BuildSteps(GraphBase):
                 from None
         if policy == build_plan_policy.HEURISTICS_CHOICE and self._candidate >= 0:
             return
-        for i in range(len(self._configs)):
+        if policy == build_plan_policy.ALL:
+            self._rank_rest()
+        i = 0
+        while i < len(self._ranked) or self._pending is not None:
+            if i == len(self._ranked):  # the configs ranked so far did not build
+                self._rank_rest()
+                continue
             if self._build_one(i) is None:
                 if self._candidate < 0:
                     self._candidate = i
                 if policy == build_plan_policy.HEURISTICS_CHOICE:
                     break
+            i += 1
         if self._candidate < 0:
             raise GraphNotSupportedError(self.name, self._declines())
 
@@ -538,6 +577,14 @@ class BuildSteps(GraphBase):
         self.create_execution_plans(heur_modes)
         self.check_support()
         self.build_plans(build_plan_policy.HEURISTICS_CHOICE)
+
+    def _check_config_index(self, index: Any, what: str) -> None:
+        """_check_index over the engine configs, ranking the rest first only when the index
+        is beyond those ranked so far."""
+        ranked = len(self._ranked)
+        fits = isinstance(index, (int, np.integer)) and not isinstance(index, bool) and \
+            0 <= index < ranked
+        self._check_index(index, ranked if fits else len(self._configs), what)
 
     @staticmethod
     def _check_index(index: Any, count: int, what: str) -> None:

@@ -46,12 +46,12 @@ class Plans(BuildSteps):
         self._need(_PLANS, what)
         if index is None:
             index = self._candidate
-        self._check_index(index, len(self._configs), what)
+        self._check_config_index(index, what)
         plan = self._plans[int(index)]
         if plan is None:
             why = self._failures.get(int(index)) or self._barred(int(index))
             raise _not_ready(f"graph '{self.name}': {what}: plan {int(index)} "
-                             f"({self._configs[int(index)].tag()}) is not built"
+                             f"({self._ranked[int(index)].tag()}) is not built"
                              + (f": {why}" if why else "; call build_plan_at_index()"))
         return plan
 
@@ -77,8 +77,8 @@ class Plans(BuildSteps):
         """The name of engine config ``index``: the engine's name, then "_k<knob>=<value>"
         for each knob it sets."""
         self._need(_HEURISTICS, "get_plan_name_at_index()")
-        self._check_index(index, len(self._configs), "get_plan_name_at_index()")
-        return self._configs[int(index)].tag()
+        self._check_config_index(index, "get_plan_name_at_index()")
+        return self._ranked[int(index)].tag()
 
     def get_kernel_groups(self, index: Optional[int] = None) -> List[KernelGroup]:
         """Which nodes plan ``index`` (default: the one execute() runs) runs in which
@@ -100,8 +100,8 @@ class Plans(BuildSteps):
         ``[RUNTIME_COMPILATION]`` for an engine whose plans compile kernels when built (the
         ``hip`` engine), else ``[]``."""
         self._need(_HEURISTICS, "get_behavior_notes_for_plan_at_index()")
-        self._check_index(index, len(self._configs), "get_behavior_notes_for_plan_at_index()")
-        return self._configs[int(index)].behavior_notes()
+        self._check_config_index(index, "get_behavior_notes_for_plan_at_index()")
+        return self._ranked[int(index)].behavior_notes()
 
     def get_behavior_notes(self) -> List[behavior_note]:
         """The behaviour notes of the plan execute() runs (see

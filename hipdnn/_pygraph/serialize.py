@@ -30,7 +30,7 @@ class Serialization(BuildSteps):
         engine config execute() runs (hipdnn/plan_bytes.py), so that deserialize() gives a
         graph that executes without another build, as cuDNN frontend's does."""
         if self._state >= _PLANS:
-            c = self._configs[self._candidate]
+            c = self._ranked[self._candidate]
             return plan_bytes.encode(engine_id(c.engine), c.knobs, _C.serialize(self._graph))
         self.validate()
         return _C.serialize(self._graph)

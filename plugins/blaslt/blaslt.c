@@ -15,7 +15,8 @@
 struct hipdnnEnginePluginHandle {
     int device;
     hipdnnStream_t stream;
-    bl_lt lt; /* made on `device` */
+    bl_lt lt; /* made on `device` by library_handle, on first need */
+    pthread_mutex_t made; /* over making it */
     char reason[BLASLT_MSG_LEN]; /* GetNotApplicableReason's answer, until the next call */
 };
 
@@ -64,18 +65,12 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateForDevice(
     const hipdnnPluginStatus_t entered =
         hipdnnSdkVendorEnterDevice(BLASLT_ENGINE_NAME, blaslt_load, info, &device, &saved);
     if (entered != HIPDNN_PLUGIN_STATUS_SUCCESS) return entered;
-    struct hipdnnEnginePluginHandle* h = calloc(1, sizeof(*h));
-    bl_status st = h ? g_lt.create(&h->lt) : BL_STATUS_SUCCESS;
     blaslt_leave(saved);
+    /* No cublasLtCreate here: library_handle makes it for the first matmul it may take. */
+    struct hipdnnEnginePluginHandle* h = calloc(1, sizeof(*h));
     if (!h) return fail(HIPDNN_PLUGIN_STATUS_ALLOC_FAILED, "CreateForDevice: out of memory");
-    if (st != BL_STATUS_SUCCESS) {
-        char text[96];
-        free(h);
-        hipdnnSdkPluginSetError(BLASLT_ENGINE_NAME ": cublasLtCreate on device %d: %s", device,
-                                blaslt_status_text(st, text, sizeof(text)));
-        return HIPDNN_PLUGIN_STATUS_INTERNAL_ERROR;
-    }
     h->device = device;
+    pthread_mutex_init(&h->made, NULL);
     *handle = h;
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
@@ -96,6 +91,7 @@ hipdnnEnginePluginDestroy(hipdnnEnginePluginHandle_t handle) {
         g_lt.destroy(handle->lt);
         blaslt_leave(saved);
     }
+    pthread_mutex_destroy(&handle->made);
     free(handle);
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
@@ -152,6 +148,26 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginDestroyEngineDetails
 
 /* ---- graphs ------------------------------------------------------------------------------ */
 
+/* The handle's cuBLASLt handle, made inside blaslt_enter for the first graph blaslt maps
+ * (cublasLtCreate and cuBLASLt's first heuristic query cost ~100 ms on a GPU, which a
+ * process whose plan cache or preferred engine names another engine, or that has no
+ * matmul for it, never pays); NULL with `why`. */
+static bl_lt library_handle(hipdnnEnginePluginHandle_t h, char* why, size_t len) {
+    pthread_mutex_lock(&h->made);
+    if (!h->lt) {
+        const bl_status st = g_lt.create(&h->lt);
+        if (st != BL_STATUS_SUCCESS) {
+            char text[96];
+            hipdnnSdkFormat(why, len, BLASLT_ENGINE_NAME ": cublasLtCreate on device %d: %s",
+                            h->device, blaslt_status_text(st, text, sizeof(text)));
+            h->lt = NULL;
+        }
+    }
+    bl_lt out = h->lt;
+    pthread_mutex_unlock(&h->made);
+    return out;
+}
+
 /* The graph as a problem, planned on the handle's device; false with the reason. */
 static bool plan_on(hipdnnEnginePluginHandle_t h, const hipdnnSdkGraph* g, int index, bool tf32,
                     bl_problem* p, bl_plan* plan, char* why, size_t len) {
@@ -159,7 +175,8 @@ static bool plan_on(hipdnnEnginePluginHandle_t h, const hipdnnSdkGraph* g, int i
     if (!blaslt_problem(g, p, why, len)) return false;
     bl_cu_context saved = NULL;
     if (!blaslt_enter(h->device, &saved, why, len)) return false;
-    const bool ok = blaslt_plan_make(h->lt, p, index, tf32, plan, why, len);
+    const bl_lt lt = library_handle(h, why, len);
+    const bool ok = lt && blaslt_plan_make(lt, p, index, tf32, plan, why, len);
     blaslt_leave(saved);
     return ok;
 }

@@ -26,7 +26,8 @@ typedef struct {
 struct hipdnnEnginePluginHandle {
     int device;
     hipdnnStream_t stream;
-    cd_handle cudnn;             /* made on `device` */
+    cd_handle cudnn;             /* made on `device` by library_handle, on first need */
+    pthread_mutex_t made;        /* over making it */
     char reason[CUDNN_MSG_LEN]; /* GetNotApplicableReason's answer, until the next call */
     pthread_mutex_t lock;        /* over the answers */
     cd_answer answers[CUDNN_ANSWERS];
@@ -76,19 +77,13 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreateForDevice(
     const hipdnnPluginStatus_t entered =
         hipdnnSdkVendorEnterDevice(CUDNN_ENGINE_NAME, cudnn_load, info, &device, &saved);
     if (entered != HIPDNN_PLUGIN_STATUS_SUCCESS) return entered;
-    struct hipdnnEnginePluginHandle* h = calloc(1, sizeof(*h));
-    const cd_status st = h ? g_cd.create(&h->cudnn) : CD_STATUS_SUCCESS;
-    char text[600];
-    if (h && st != CD_STATUS_SUCCESS) cudnn_status_text(st, text, sizeof(text));
     cudnn_leave(saved);
+    /* No cudnnCreate here: library_handle makes it for the first graph cuDNN is asked about. */
+    struct hipdnnEnginePluginHandle* h = calloc(1, sizeof(*h));
     if (!h) return fail(HIPDNN_PLUGIN_STATUS_ALLOC_FAILED, "CreateForDevice: out of memory");
-    if (st != CD_STATUS_SUCCESS) {
-        free(h);
-        hipdnnSdkPluginSetError(CUDNN_ENGINE_NAME ": cudnnCreate on device %d: %s", device, text);
-        return HIPDNN_PLUGIN_STATUS_INTERNAL_ERROR;
-    }
     h->device = device;
     pthread_mutex_init(&h->lock, NULL);
+    pthread_mutex_init(&h->made, NULL);
     *handle = h;
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
@@ -111,6 +106,7 @@ hipdnnEnginePluginDestroy(hipdnnEnginePluginHandle_t handle) {
     }
     for (int i = 0; i < CUDNN_ANSWERS; ++i) free(handle->answers[i].bytes);
     pthread_mutex_destroy(&handle->lock);
+    pthread_mutex_destroy(&handle->made);
     free(handle);
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
@@ -167,6 +163,27 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginDestroyEngineDetails
 
 /* ---- graphs ------------------------------------------------------------------------------ */
 
+/* The handle's cuDNN handle, made when cudnn_graph_make first needs one (a graph it
+ * translated), inside cudnn_enter: cudnnCreate and cuDNN's first queries cost tens of ms on
+ * a GPU, which a process whose plan cache or preferred engine names another engine, or
+ * whose graphs cuDNN cannot take, never pays.  NULL with `why` when it cannot be made. */
+static cd_handle library_handle(void* owner, char* why, size_t len) {
+    hipdnnEnginePluginHandle_t h = owner;
+    pthread_mutex_lock(&h->made);
+    if (!h->cudnn) {
+        const cd_status st = g_cd.create(&h->cudnn);
+        if (st != CD_STATUS_SUCCESS) {
+            char text[600];
+            hipdnnSdkFormat(why, len, "cudnnCreate on device %d: %s", h->device,
+                            cudnn_status_text(st, text, sizeof(text)));
+            h->cudnn = NULL;
+        }
+    }
+    cd_handle out = h->cudnn;
+    pthread_mutex_unlock(&h->made);
+    return out;
+}
+
 /* Whether the engine runs g: it translates, cuDNN finalizes the operation graph and its
  * heuristic offers an engine config for it.  (Whether the config builds a plan is only
  * learnt by building it, which may compile kernels: that waits for the plan.) */
@@ -176,7 +193,7 @@ static bool runs(void* handle, const hipdnnSdkGraph* g, char* why, size_t len) {
     if (!cudnn_enter(h->device, &saved, why, len)) return false;
     cd_graph graph;
     int count = 0;
-    bool ok = cudnn_graph_make(h->cudnn, g, &graph, why, len);
+    bool ok = cudnn_graph_make(library_handle, h, g, &graph, why, len);
     if (ok) {
         ok = cudnn_heuristic_count(&graph, &count, why, len);
         cudnn_graph_free(&graph);
@@ -306,7 +323,7 @@ static hipdnnPluginStatus_t make_context(hipdnnEnginePluginHandle_t handle, cons
     cd_cu_context saved = NULL;
     bool ok = cudnn_enter(handle->device, &saved, why, sizeof(why));
     if (ok) {
-        ok = cudnn_graph_make(handle->cudnn, g, &c->graph, why, sizeof(why)) &&
+        ok = cudnn_graph_make(library_handle, handle, g, &c->graph, why, sizeof(why)) &&
              cudnn_plan_make(handle->cudnn, &c->graph, (int)v[0], &c->plan, why, sizeof(why));
         cudnn_leave(saved);
     }

@@ -73,11 +73,13 @@ typedef struct {
     bool fp32_product; /* a convolution or matmul reads fp32: no TF32 engine config */
 } cd_graph;
 
-/* Translates g into cuDNN's backend descriptors on handle h (the device current) and
- * finalizes its operation graph; false with the reason ("cudnn: node 'x' (kind): ..." or
- * cuDNN's own message). */
-bool cudnn_graph_make(cd_handle h, const hipdnnSdkGraph* g, cd_graph* out, char* why,
-                      size_t len);
+/* The cuDNN handle of a plugin handle (`owner`), made on first need; NULL with `why`. */
+typedef cd_handle (*cd_handle_fn)(void* owner, char* why, size_t len);
+/* Translates g into cuDNN's backend descriptors (the device current) and finalizes its
+ * operation graph on handle(owner), asked for only once every node translated; false with
+ * the reason ("cudnn: node 'x' (kind): ..." or cuDNN's own message). */
+bool cudnn_graph_make(cd_handle_fn handle, void* owner, const hipdnnSdkGraph* g, cd_graph* out,
+                      char* why, size_t len);
 void cudnn_graph_free(cd_graph* graph);
 /* A descriptor of `type` owned by graph (destroyed with it); false with the reason. */
 bool cudnn_graph_desc(cd_graph* graph, int type, cd_desc* out, char* why, size_t len);

@@ -523,8 +523,8 @@ static int64_t first_free_uid(const hipdnnSdkGraph* g) {
     return top < INT64_MAX - 4096 ? top + 1 : 0;
 }
 
-bool cudnn_graph_make(cd_handle h, const hipdnnSdkGraph* g, cd_graph* out, char* why,
-                      size_t len) {
+bool cudnn_graph_make(cd_handle_fn handle, void* owner, const hipdnnSdkGraph* g, cd_graph* out,
+                      char* why, size_t len) {
     memset(out, 0, sizeof(*out));
     if (g->num_nodes < 1) return decline(why, len, "an empty graph");
     describe(g, out);
@@ -537,6 +537,9 @@ bool cudnn_graph_make(cd_handle h, const hipdnnSdkGraph* g, cd_graph* out, char*
     if (!ok) decline(why, len, "out of memory");
     for (int32_t i = 0; ok && i < g->num_nodes; ++i) ok = node(&b, &g->nodes[i]);
     if (ok) ok = cudnn_graph_desc(out, CD_OPERATIONGRAPH_DESCRIPTOR, &out->op_graph, why, len);
+    /* the library handle only now, for a graph every node of which translated */
+    cd_handle h = ok ? handle(owner, why, len) : NULL;
+    ok = ok && h;
     if (ok) {
         char what[400];
         hipdnnSdkFormat(what, sizeof(what), "graph '%s' (%s)", g->name, out->what);

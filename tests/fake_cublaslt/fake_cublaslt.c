@@ -89,12 +89,19 @@ EXPORT const char* cublasLtGetStatusName(status s) {
     }
 }
 
+/* Handles made and heuristic queries so far: the tests see that a build the plan cache
+ * decides for another engine asks cuBLASLt nothing. */
+static long g_handles_made, g_heuristic_queries;
+EXPORT long fakeCublasLtHandlesCreated(void) { return g_handles_made; }
+EXPORT long fakeCublasLtHeuristicQueries(void) { return g_heuristic_queries; }
+
 EXPORT status cublasLtCreate(context** h) {
     if (!h) return INVALID_VALUE;
     if (!fake_context_current()) return NOT_INITIALIZED; /* the real one needs a device */
     *h = calloc(1, sizeof(**h));
     if (!*h) return ALLOC_FAILED;
     (*h)->magic = MAGIC;
+    ++g_handles_made;
     return OK;
 }
 
@@ -233,6 +240,7 @@ EXPORT status cublasLtMatmulAlgoGetHeuristic(context* h, desc* d, layout* a, lay
                                              layout* c, layout* dl, pref* p, int requested,
                                              heuristic_result* out, int* returned) {
     if (!h || h->magic != MAGIC) return NOT_INITIALIZED;
+    ++g_heuristic_queries;
     if (!p || p->magic != MAGIC || !out || !returned || requested < 1) return INVALID_VALUE;
     *returned = 0;
     status st = check(d, a, b, c, dl);

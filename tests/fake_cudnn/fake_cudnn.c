@@ -88,9 +88,12 @@ EXPORT const char* cudnnGetErrorString(status s) {
     }
 }
 
-/* Heuristic queries finalized so far: the tests see which builds asked cuDNN again. */
+/* Heuristic queries finalized and handles made so far: the tests see which builds asked
+ * cuDNN again, and that a build the plan cache decides for another engine asks it nothing. */
 static long g_heuristic_queries;
+static long g_handles_made;
 EXPORT long fakeCudnnHeuristicQueries(void) { return g_heuristic_queries; }
+EXPORT long fakeCudnnHandlesCreated(void) { return g_handles_made; }
 
 EXPORT size_t cudnnGetVersion(void) { return getenv("FAKE_CUDNN_OLD") ? 8907 : 91900; }
 
@@ -108,6 +111,7 @@ EXPORT status cudnnCreate(handle** h) {
     *h = calloc(1, sizeof(**h));
     if (!*h) return fail(NOT_INITIALIZED, "cudnnCreate: out of memory");
     (*h)->magic = HANDLE_MAGIC;
+    ++g_handles_made;
     return OK;
 }
 

@@ -8,6 +8,8 @@
  * engine's tile width does: "pad" takes 0 to 12 in steps of 4, "tile" only 0, 64, 128 or
  * 256 of 0 to 256; the engine refuses other values when a plan is built, and a tile over
  * four times the tensor's element count (a plan the sweep tries that does not build). */
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -82,14 +84,27 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginCreate(hipdnnEngineP
     return *h ? HIPDNN_PLUGIN_STATUS_SUCCESS : HIPDNN_PLUGIN_STATUS_ALLOC_FAILED;
 }
 
+/* Whether $HIPDNN_TUNE_DECLINE names engine e: it then declines every graph (a later
+ * process in which a tuned engine no longer applies). */
+static bool told_to_decline(int e) {
+    const char* d = getenv("HIPDNN_TUNE_DECLINE");
+    return d && strstr(d, k_engines[e]);
+}
+
+/* The applicability queries answered: tests/test_warm_build.py sees which builds asked. */
+static atomic_long g_queries;
+HIPDNN_PLUGIN_EXPORT long tuneEngineQueries(void) { return atomic_load(&g_queries); }
+
 HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetApplicableEngineIds(
     hipdnnEnginePluginHandle_t handle, const uint8_t* graph, size_t size, uint64_t* ids,
     uint32_t max, uint32_t* num) {
     if (!handle || !num) return hipdnnSdkPluginFail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, NAME ": NULL");
+    atomic_fetch_add(&g_queries, 1);
     bool ok = false;
     hipdnnPluginStatus_t st = hipdnnSdkPluginApplicable(k_engines[0], graph, size, supported, NULL, &ok);
     *num = 0;
-    for (uint32_t i = 0; !st && ok && i < 2 && i < max; ++i) ids[(*num)++] = hipdnnSdkFnv1a64(k_engines[i]);
+    for (uint32_t i = 0; !st && ok && i < 2 && i < max; ++i)
+        if (!told_to_decline((int)i)) ids[(*num)++] = hipdnnSdkFnv1a64(k_engines[i]);
     return st;
 }
 
@@ -100,7 +115,10 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginGetNotApplicableReas
     const int e = engine_of(id);
     if (!handle || !reason || e < 0)
         return hipdnnSdkPluginFail(HIPDNN_PLUGIN_STATUS_BAD_PARAM, NAME ": bad argument");
-    hipdnnSdkPluginReason(k_engines[e], graph, size, supported, NULL, buf, sizeof(buf));
+    if (told_to_decline(e))
+        snprintf(buf, sizeof(buf), "%s: declined ($HIPDNN_TUNE_DECLINE)", k_engines[e]);
+    else
+        hipdnnSdkPluginReason(k_engines[e], graph, size, supported, NULL, buf, sizeof(buf));
     *reason = buf;
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }

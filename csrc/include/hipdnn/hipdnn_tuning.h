@@ -80,6 +80,14 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnPlanCacheClear_ext(int64_t* removed);
  * caller that tunes on first use (hipdnn-ep's autotune option) skips what was tuned. */
 #define HIPDNN_ATTR_ENGINEHEUR_PLAN_CACHE_INDEX_EXT 20404
 
+/* ENGINEHEUR attribute (INT64, get, finalized descriptor): how many RESULTS are ranked
+ * without every engine having been asked, 0 once every engine was.  When the preferred
+ * engine, HIPDNN_ENGINE or the plan cache decides the first config, finalize asks only
+ * their engines and ranks that one (1); getting RESULTS' count (requested count 0) or more
+ * configs than are ranked, SUPPORT_REPORT_EXT or HEURISTIC_REPORT_EXT asks the others and
+ * ranks them all, the first config staying first (docs/engine_selection.md). */
+#define HIPDNN_ATTR_ENGINEHEUR_PARTIAL_COUNT_EXT 20405
+
 /* The heuristic plugins, two-call pattern (entries NULL: *num and *max_len are set): one
  * "path\tname\tstate" line each, state "active" (the one ranking), "loaded" or "skipped:
  * <reason>" (name empty).  Loads them if not done yet.  Errors: BAD_PARAM_NULL_POINTER,
