@@ -161,6 +161,8 @@ typedef struct {
     bool autotune;                 /* ep.hipdnn.autotune=1: time each plan's configs on its
                                     * first run, keep the fastest, store it (kernel.c) */
     double autotune_budget_ms;     /* ep.hipdnn.autotune_budget_ms (default 1000) */
+    bool use_tf32;                 /* ep.hipdnn.use_tf32=1: engines with a "tf32" knob may
+                                    * read fp32 as TF32 (plan.c); 0, the default: exact */
     /* ORT's EPContext session entries (context.c) */
     bool ctx_enable;               /* ep.context_enable=1: Compile returns EPContext nodes */
     bool ctx_embed;                /* ep.context_embed_mode (0, the default: a side file) */

@@ -90,6 +90,12 @@ OrtStatus* ep_options_read(const OrtSessionOptions* so, const OrtLogger* logger,
             else
                 ep_log(logger, ORT_LOGGING_LEVEL_VERBOSE, ORT_LOGGING_LEVEL_WARNING,
                        "option %s: '%s' is neither 0 nor 1; ignored", keys[i], v);
+        } else if (!strcmp(key, "use_tf32")) {
+            if (!strcmp(v, "0") || !strcmp(v, "1")) out->use_tf32 = v[0] == '1';
+            else
+                ep_log(logger, ORT_LOGGING_LEVEL_VERBOSE, ORT_LOGGING_LEVEL_WARNING,
+                       "option %s: '%s' is neither 0 nor 1; ignored (fp32 stays exact)",
+                       keys[i], v);
         } else if (!strcmp(key, "autotune_budget_ms")) {
             char* end = NULL;
             double ms = strtod(v, &end);
@@ -101,7 +107,8 @@ OrtStatus* ep_options_read(const OrtSessionOptions* so, const OrtLogger* logger,
         } else {
             ep_log(logger, ORT_LOGGING_LEVEL_VERBOSE, ORT_LOGGING_LEVEL_WARNING,
                    "unknown option %s='%s' ignored (known: engine, heuristic_mode, "
-                   "plugin_path, log_level, autotune, autotune_budget_ms)", keys[i], v);
+                   "plugin_path, log_level, autotune, autotune_budget_ms, use_tf32)", keys[i],
+                   v);
         }
     }
     g_ort->ReleaseKeyValuePairs(kv);

@@ -134,6 +134,56 @@ static char* support_report(hipdnnBackendDescriptor_t heur) {
     return report;
 }
 
+enum { KNOB_TF32 = 20000 }; /* the hip and blaslt engines' "tf32" (hipdnn's own knob id) */
+
+/* Engine config cfg's engine: its global index and knob ranges (id, min, max, default each)
+ * and listed values (stride, count, values... each), as the backend gives them. */
+static bool engine_knobs(hipdnnBackendDescriptor_t cfg, int64_t* index, int64_t* info,
+                         int64_t* n_info, int64_t* vals, int64_t* n_vals) {
+    hipdnnBackendDescriptor_t eng = NULL;
+    int64_t n = 0;
+    if (hipdnnBackendGetAttribute(cfg, HIPDNN_ATTR_ENGINECFG_ENGINE, HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+                                  1, &n, &eng) != HIPDNN_STATUS_SUCCESS)
+        return false;
+    bool ok = hipdnnBackendGetAttribute(eng, HIPDNN_ATTR_ENGINE_GLOBAL_INDEX, HIPDNN_TYPE_INT64, 1,
+                                        &n, index) == HIPDNN_STATUS_SUCCESS &&
+              hipdnnBackendGetAttribute(eng, HIPDNN_ATTR_ENGINE_KNOB_INFO_EXT, HIPDNN_TYPE_INT64, 64,
+                                        n_info, info) == HIPDNN_STATUS_SUCCESS &&
+              hipdnnBackendGetAttribute(eng, HIPDNN_ATTR_ENGINE_KNOB_VALUES_EXT, HIPDNN_TYPE_INT64,
+                                        256, n_vals, vals) == HIPDNN_STATUS_SUCCESS &&
+              *n_info <= 64 && *n_vals <= 256;
+    hipdnnBackendDestroyDescriptor(eng);
+    return ok;
+}
+
+/* ep.hipdnn.use_tf32: engine config cfg's engine with its "tf32" knob at 1 (the engine's
+ * other knobs at their defaults), to be destroyed; NULL where the option is off or the
+ * engine has no such knob. */
+static hipdnnBackendDescriptor_t tf32_config(hipdnnBackendDescriptor_t g, const ep_options* opt,
+                                             hipdnnBackendDescriptor_t cfg) {
+    int64_t index = -1, info[64], vals[256], n_info = 0, n_vals = 0;
+    if (!opt->use_tf32 || !engine_knobs(cfg, &index, info, &n_info, vals, &n_vals)) return NULL;
+    for (int64_t i = 0; i + 3 < n_info; i += 4)
+        if (info[i] == KNOB_TF32) {
+            int64_t choice[1][2] = {{KNOB_TF32, 1}};
+            char why[512];
+            return ep_make_config(g, index, 1, choice, why, sizeof(why));
+        }
+    return NULL;
+}
+
+/* try_plan on cfg, first with TF32 where ep.hipdnn.use_tf32 allows it and the engine has the
+ * knob (a plan it declines, such as a layout its TF32 kernel cannot read, falls back to
+ * cfg's exact one). */
+static bool try_plan_tf32(hipdnnHandle_t h, hipdnnBackendDescriptor_t g, const ep_options* opt,
+                          hipdnnBackendDescriptor_t cfg, const char* engine, ep_plan_part* out,
+                          char* why, size_t why_len) {
+    hipdnnBackendDescriptor_t t = tf32_config(g, opt, cfg);
+    const bool ok = t && try_plan(h, t, engine, out, why, why_len);
+    if (t) hipdnnBackendDestroyDescriptor(t);
+    return ok || try_plan(h, cfg, engine, out, why, why_len);
+}
+
 bool ep_plan_choose(hipdnnHandle_t h, hipdnnBackendDescriptor_t graph, const ep_options* opt,
                     hipdnnMemorySpace_t space, ep_plan_part* out, char* err, size_t err_len) {
     hipdnnBackendDescriptor_t cfgs[MAX_CFG];
@@ -153,7 +203,7 @@ bool ep_plan_choose(hipdnnHandle_t h, hipdnnBackendDescriptor_t graph, const ep_
             /* a device engine cannot read host tensors, nor a host engine device ones */
             if (mem != (int64_t)space)
                 add_reason(reasons, sizeof(reasons), &rl, name, "another memory space");
-            else if (try_plan(h, cfgs[i], name, out, why, sizeof(why)))
+            else if (try_plan_tf32(h, graph, opt, cfgs[i], name, out, why, sizeof(why)))
                 found = true, out->from_cache = i == cached;
             else
                 add_reason(reasons, sizeof(reasons), &rl, name, why);
@@ -303,33 +353,27 @@ static int knob_values(int64_t lo, int64_t hi, int64_t dflt, int64_t stride, con
 }
 
 /* The knob variants of engine config cfg's engine (one knob changed each) as plans into
- * out[max]; the count. */
-static int knob_variants(hipdnnHandle_t h, hipdnnBackendDescriptor_t g,
+ * out[max]; the count.  The "tf32" knob is never swept: each variant has it at 1 where
+ * ep.hipdnn.use_tf32 says so (tf32 = 1 in the engine's knobs), else at its default. */
+static int knob_variants(hipdnnHandle_t h, hipdnnBackendDescriptor_t g, const ep_options* opt,
                          hipdnnBackendDescriptor_t cfg, const char* engine, ep_plan_part* out,
                          int max) {
-    hipdnnBackendDescriptor_t eng = NULL;
-    int64_t n = 0, info[64], vals[256], n_info = 0, n_vals = 0, index = -1;
-    if (hipdnnBackendGetAttribute(cfg, HIPDNN_ATTR_ENGINECFG_ENGINE, HIPDNN_TYPE_BACKEND_DESCRIPTOR,
-                                  1, &n, &eng) != HIPDNN_STATUS_SUCCESS)
-        return 0;
-    bool ok = hipdnnBackendGetAttribute(eng, HIPDNN_ATTR_ENGINE_GLOBAL_INDEX, HIPDNN_TYPE_INT64, 1,
-                                        &n, &index) == HIPDNN_STATUS_SUCCESS &&
-              hipdnnBackendGetAttribute(eng, HIPDNN_ATTR_ENGINE_KNOB_INFO_EXT, HIPDNN_TYPE_INT64, 64,
-                                        &n_info, info) == HIPDNN_STATUS_SUCCESS &&
-              hipdnnBackendGetAttribute(eng, HIPDNN_ATTR_ENGINE_KNOB_VALUES_EXT, HIPDNN_TYPE_INT64,
-                                        256, &n_vals, vals) == HIPDNN_STATUS_SUCCESS &&
-              n_info <= 64 && n_vals <= 256;
-    hipdnnBackendDestroyDescriptor(eng);
+    int64_t info[64], vals[256], n_info = 0, n_vals = 0, index = -1;
+    bool ok = engine_knobs(cfg, &index, info, &n_info, vals, &n_vals), tf32 = false;
+    for (int64_t i = 0; ok && i + 3 < n_info; i += 4) tf32 = tf32 || info[i] == KNOB_TF32;
+    tf32 = tf32 && opt->use_tf32;
     int count = 0;
     for (int64_t i = 0, at = 0; ok && i + 3 < n_info && at + 1 < n_vals && count < max; i += 4) {
         int64_t only = vals[at + 1], v[8];
         if (only < 0 || at + 2 + only > n_vals) break;
         int nv = knob_values(info[i + 1], info[i + 2], info[i + 3], vals[at], vals + at + 2, only, v);
         at += 2 + only;
+        if (info[i] == KNOB_TF32) continue;
         for (int j = 0; j < nv && count < max; ++j) {
-            int64_t choice[1][2] = {{info[i], v[j]}};
+            int64_t choice[2][2] = {{info[i], v[j]}, {KNOB_TF32, 1}};
             char why[512];
-            hipdnnBackendDescriptor_t c = ep_make_config(g, index, 1, choice, why, sizeof(why));
+            hipdnnBackendDescriptor_t c =
+                ep_make_config(g, index, tf32 ? 2 : 1, choice, why, sizeof(why));
             if (c && try_plan(h, c, engine, &out[count], why, sizeof(why))) ++count;
             hipdnnBackendDestroyDescriptor(c);
         }
@@ -349,7 +393,7 @@ int ep_plan_candidates(hipdnnHandle_t h, hipdnnBackendDescriptor_t g, const ep_o
         int64_t mem;
         char name[64] = "";
         if (n < max && cfg_engine(cfgs[i], &mem, name, sizeof(name)) && mem == (int64_t)space &&
-            try_plan(h, cfgs[i], name, &out[n], err, sizeof(err))) {
+            try_plan_tf32(h, g, opt, cfgs[i], name, &out[n], err, sizeof(err))) {
             bool seen = false; /* each engine's knobs are swept once, from its first config */
             for (int j = 0; j < n_tuned; ++j) seen = seen || !strcmp(names[j], name);
             if (!seen) {
@@ -360,7 +404,7 @@ int ep_plan_candidates(hipdnnHandle_t h, hipdnnBackendDescriptor_t g, const ep_o
         }
     }
     for (int j = 0; j < n_tuned && n < max; ++j)
-        n += knob_variants(h, g, cfgs[tuned[j]], names[j], out + n, max - n);
+        n += knob_variants(h, g, opt, cfgs[tuned[j]], names[j], out + n, max - n);
     for (int64_t i = 0; i < count; ++i) hipdnnBackendDestroyDescriptor(cfgs[i]);
     hipdnnBackendDestroyDescriptor(heur);
     return n;
