@@ -12,7 +12,10 @@ named engine (the blaslt plugin: cuBLASLt through hipdnn); F.conv2d + bias + rel
 with cudnn.benchmark (cuDNN), ResNet-50's layer shapes at N = 64, and two of those layers'
 data and weight gradients against cuDNN's (torch.nn.grad); exact fp32 (BERT-base's
 products, two ResNet-50 layers NCHW at N = 16) against cuBLAS's SGEMM and cuDNN with TF32
-off (checked to 1e-5, which TF32 would fail).  Each implementation's output
+off (checked to 1e-5, which TF32 would fail), then the same fp32 cases read as TF32:
+PyTorch with torch.backends.cuda.matmul.allow_tf32 / cudnn.allow_tf32 = True and hipdnn's
+hip engine with its tf32 knob (a matmul's b stored [N, K], k contiguous as nn.Linear's
+weight, which the sm_90 kernel reads as TF32; checked to TF32_TOL).  Each implementation's output
 is poisoned with NaN, checked against a float64 reference computed by PyTorch from the
 same (rounded) inputs, and only then timed: the median of CUDA-event timings of --repeat
 back-to-back runs per sample, after warm-up.  Inputs are random normal (never zeros),
@@ -72,6 +75,7 @@ CONV_CASES: Dict[str, Tuple[int, int, int, int, int, int, int]] = {
     "conv_r50_512x7x7_k512_3x3": (64, 512, 7, 512, 3, 1, 1),
     "conv_fp32_nchw_r50_256x14x14_k256_3x3": (16, 256, 14, 256, 3, 1, 1),
     "conv_fp32_nchw_r50_64x56x56_k64_3x3": (16, 64, 56, 64, 3, 1, 1),
+    "conv_fp32_nhwc_r50_256x14x14_k256_3x3": (16, 256, 14, 256, 3, 1, 1),
 }
 
 
@@ -127,7 +131,7 @@ def run_conv_case(name, samples, repeat):
     n, c, hw, k, r, stride, pad = CONV_CASES[name]
     fp32 = "fp32" in name
     dtype = torch.float32 if fp32 else torch.float16
-    cl = torch.contiguous_format if fp32 else torch.channels_last
+    cl = torch.contiguous_format if "nchw" in name else torch.channels_last
     x, w, gen = _conv_inputs(n, c, hw, k, r, dtype, cl)
     bias = torch.randn((k,), generator=gen, device="cuda").to(dtype)
     f = torch.nn.functional
@@ -145,6 +149,19 @@ def run_conv_case(name, samples, repeat):
         out = torch.full(ref.shape, float("nan"), dtype=dtype, device="cuda").to(memory_format=cl)
         with forced_tile(bn):
             _hipdnn_conv_row(name, x, w, bias, out, k, stride, pad, rows, add, bn)
+    if fp32:  # read as TF32: cuDNN's with cudnn.allow_tf32, hipdnn's by its tf32 knob
+        rows_tf32, add = _row_adder(name, ref, TF32_TOL, flops, samples, repeat)
+        torch.backends.cudnn.allow_tf32 = True
+        try:
+            add(f"torch eager (cuDNN), {TORCH_TF32['conv']}",
+                lambda: holder.__setitem__("t", f.relu(f.conv2d(x, w, bias, stride, pad))),
+                lambda: holder["t"])
+        finally:
+            torch.backends.cudnn.allow_tf32 = False
+        out = torch.full(ref.shape, float("nan"), dtype=dtype, device="cuda").to(memory_format=cl)
+        _hipdnn_conv_row(name, x, w, bias, out, k, stride, pad, rows_tf32, add, None,
+                         {KNOB_TF32: 1})
+        rows += rows_tf32
     return rows
 
 
@@ -210,6 +227,12 @@ def run_grad_case(name, samples, repeat):
 
 # fp32 cases' relative Frobenius error: exact fp32 lands near 1e-7; TF32 (near 3e-4) fails
 FP32_TOL = 1e-5
+# ... read as TF32 (10 mantissa bits): near 3e-4 (truncated inputs somewhat more)
+TF32_TOL = 3e-3
+KNOB_TF32 = 20000  # the hip engine's tf32 knob (docs/gpu.md)
+TF32_HIPDNN = "TF32 (knob tf32 = 1)"
+TORCH_TF32 = {"matmul": "TF32 (torch.backends.cuda.matmul.allow_tf32 = True)",
+              "conv": "TF32 (torch.backends.cudnn.allow_tf32 = True)"}
 
 FORCED_TILES: List[int] = []  # --tiles: the sm_90 kernel's tile widths to time besides its choice
 
@@ -227,7 +250,19 @@ def forced_tile(bn):
         del os.environ["HIPDNN_HIP_WGMMA_BN"]
 
 
-def _hipdnn_conv_row(name, x, w, bias, out, k, stride, pad, rows, add, bn):
+def _build(g, knobs=None):
+    """g's plan: the heuristics', or the hip engine's config with these knobs."""
+    with EngineLog():
+        if not knobs:
+            g.build([hipdnn.heur_mode.A])
+            return
+        g.validate()
+        g.build_operation_graph()
+        g.create_execution_plan([e.name for e in hipdnn.engines()].index("hip"), knobs)
+        g.build_plans()
+
+
+def _hipdnn_conv_row(name, x, w, bias, out, k, stride, pad, rows, add, bn, knobs=None):
     try:
         io = dt.FLOAT if x.dtype == torch.float32 else dt.HALF
         g = hipdnn.pygraph(io_data_type=io, intermediate_data_type=dt.FLOAT,
@@ -238,14 +273,14 @@ def _hipdnn_conv_row(name, x, w, bias, out, k, stride, pad, rows, add, bn):
         y = g.relu(g.bias(g.conv_fprop(tx, tw, padding=[pad, pad], stride=[stride, stride],
                                        name="conv"), tb), name="act")
         y.set_output(True).set_data_type(io).set_stride(list(out.stride()))
-        with EngineLog():
-            g.build([hipdnn.heur_mode.A])
+        _build(g, knobs)
         run = _runner(g, {tx: x, tw: w, tb: b4, y: out})
         kernel = first_run(run)
-        add(f"hipdnn {g.get_engine_name(0)}, {kernel}", run, lambda: out,
-            f"tile 128 x {bn} forced" if bn else "")
+        add(f"hipdnn {g.get_engine_name(0)}, {kernel}" + (f", {TF32_HIPDNN}" if knobs else ""),
+            run, lambda: out, f"tile 128 x {bn} forced" if bn else "")
     except hipdnn.HipdnnError as e:
-        rows.append((name, "hipdnn", None, None, f"failed: {e}"))
+        rows.append((name, "hipdnn" + (f", {TF32_HIPDNN}" if knobs else ""), None, None,
+                     f"failed: {e}"))
 
 
 def _inputs(batch, m, n, k, dtype, gen):
@@ -263,7 +298,7 @@ def _torch_fn(epilogue):
     return lambda a, b, bias: torch.matmul(a, b)
 
 
-def _hipdnn_run(a, b, bias, out, epilogue, engine=None) -> Callable[[], None]:
+def _hipdnn_run(a, b, bias, out, epilogue, engine=None, knobs=None) -> Callable[[], None]:
     io = {torch.bfloat16: dt.BFLOAT16, torch.float16: dt.HALF, torch.float32: dt.FLOAT}[a.dtype]
     g = hipdnn.pygraph(io_data_type=io, intermediate_data_type=dt.FLOAT,
                        compute_data_type=dt.FLOAT, name="matmul")
@@ -279,8 +314,7 @@ def _hipdnn_run(a, b, bias, out, epilogue, engine=None) -> Callable[[], None]:
         y = g.gelu(g.add(y, tbias), name="act")
         pack[tbias] = bias2
     y.set_output(True).set_data_type(io)
-    with EngineLog():
-        g.build([hipdnn.heur_mode.A])
+    _build(g, knobs)
     pack[y] = out
     run = _runner(g, pack)
     run.engine = g.get_engine_name(0)  # type: ignore[attr-defined]
@@ -335,6 +369,32 @@ def run_case(name, samples, repeat) -> List[Tuple[str, str, Optional[float], Opt
             add(f"hipdnn {run.engine}, {kernel}", run, lambda: out, f"{engine} preferred")
         except (hipdnn.HipdnnError, ValueError) as e:
             rows.append((name, f"hipdnn {engine}", None, None, f"failed: {e}"))
+    if dtype == torch.float32:
+        rows += _tf32_rows(name, a, b, bias, ref, epilogue, flops, samples, repeat)
+    return rows
+
+
+def _tf32_rows(name, a, b, bias, ref, epilogue, flops, samples, repeat):
+    """An fp32 case read as TF32: torch with allow_tf32, and the hip engine with its tf32
+    knob, b stored [N, K] (k contiguous: the layout the sm_90 kernel reads as TF32)."""
+    bt = b.transpose(-1, -2).contiguous().transpose(-1, -2)
+    rows, add = _row_adder(name, ref, TF32_TOL, flops, samples, repeat)
+    holder = {}
+    fn = _torch_fn(epilogue)
+    torch.backends.cuda.matmul.allow_tf32 = True
+    try:
+        add(f"torch eager (cuBLAS), {TORCH_TF32['matmul']}",
+            lambda: holder.__setitem__("y", fn(a, bt, bias)), lambda: holder["y"],
+            "b stored [N, K]")
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = False
+    out = torch.full(ref.shape, float("nan"), dtype=torch.float32, device="cuda")
+    try:
+        run = _hipdnn_run(a, bt, bias, out, epilogue, knobs={KNOB_TF32: 1})
+        kernel = first_run(run)
+        add(f"hipdnn {run.engine}, {kernel}, {TF32_HIPDNN}", run, lambda: out, "b stored [N, K]")
+    except hipdnn.HipdnnError as e:
+        rows.append((name, f"hipdnn, {TF32_HIPDNN}", None, None, f"failed: {e}"))
     return rows
 
 

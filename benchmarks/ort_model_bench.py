@@ -34,6 +34,10 @@ synchronous):
                                          fp32 products are exact fp32 (docs/gpu.md), so this
                                          is the like-for-like anchor
   torch eager, TF32 (--tf32)             the same with TF32 allowed (PyTorch's cuDNN default)
+  hipdnn-ep ..., TF32 (--tf32)           hipdnn-ep's rows again with ep.hipdnn.use_tf32=1
+                                         (fp32 MatMul / Gemm with k-contiguous weights on the
+                                         sm_90 kernel's TF32; the rest exact), held to
+                                         TF32_WRONG_ABOVE
   torch.compile (--compile)              the same function under torch.compile, TF32 off;
                                          its compile time in the note
 Columns: "vs torch eager" is torch eager's time over the row's (above 1: faster);
@@ -90,6 +94,8 @@ DEFAULT_EP_LIB = REPO / "hipdnn" / "lib" / "libhipdnn_ep.so"
 OPT_LEVELS = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC",
               "extended": "ORT_ENABLE_EXTENDED", "all": "ORT_ENABLE_ALL"}
 WRONG_ABOVE = 1e-3
+TF32_WRONG_ABOVE = 1e-2  # hipdnn-ep's TF32 rows: inputs with 10 mantissa bits, over the depth
+TF32_IMPL = ", TF32 (ep.hipdnn.use_tf32=1)"
 HOST_IO = "hipdnn-ep {device}, host I/O"
 DEVICE_IO = "hipdnn-ep {device}, device I/O (IOBinding)"
 
@@ -177,11 +183,12 @@ def rel_err(got: np.ndarray, ref: np.ndarray) -> float:
     return float(np.max(np.abs(got - ref)) / max(float(np.max(np.abs(ref))), 1e-30))
 
 
-def checked(label, impl, ms, err, took="", note="") -> bench_results.ModelResult:
-    """A row; untimed and WRONG where its error says the output is not the model's."""
-    if err is not None and not err <= WRONG_ABOVE:
+def checked(label, impl, ms, err, took="", note="", limit=WRONG_ABOVE) -> bench_results.ModelResult:
+    """A row; untimed and WRONG where its error (over limit) says the output is not the
+    model's."""
+    if err is not None and not err <= limit:
         return (label, impl, None, err, took, f"WRONG: error {err:.1e} vs ORT CPU "
-                                              f"(over {WRONG_ABOVE:g}); {note}".rstrip("; "))
+                                              f"(over {limit:g}); {note}".rstrip("; "))
     return (label, impl, ms, err, took, note)
 
 
@@ -269,7 +276,10 @@ def hipdnn_rows(ort, case, data, feeds, ref, device, args):
     def run():
         session.run(None, feeds)
     host_ms = median_ms(run, args.warmup, args.runs)
-    host = checked(case.label, HOST_IO.format(device=kind), host_ms, err, n_took, note)
+    limit = TF32_WRONG_ABOVE if args.use_tf32 else WRONG_ABOVE
+    suffix = TF32_IMPL if args.use_tf32 else ""
+    host = checked(case.label, HOST_IO.format(device=kind) + suffix, host_ms, err, n_took, note,
+                   limit)
     if args.profile:
         profile(run, args.profile)
     rows = [host]
@@ -278,7 +288,7 @@ def hipdnn_rows(ort, case, data, feeds, ref, device, args):
             rows.insert(0, iobinding_row(ort, session, case, feeds, ref, device, n_took,
                                          args))
         except Exception as e:  # the binding or its run: reported in the row
-            rows.insert(0, failed(case.label, DEVICE_IO.format(device=kind), e))
+            rows.insert(0, failed(case.label, DEVICE_IO.format(device=kind) + suffix, e))
     session = None  # released before the PyTorch rows run
     return rows
 
@@ -327,7 +337,8 @@ def bind(ort, session, how, device, ordinal, tensors, dtypes):
 def iobinding_row(ort, session, case, feeds, ref, device, n_took, args):
     """The session run on CUDA tensors torch allocated, bound by pointer: the first way of
     binding them that ORT takes and that gives the model's output."""
-    impl = DEVICE_IO.format(device="GPU")
+    impl = DEVICE_IO.format(device="GPU") + (TF32_IMPL if args.use_tf32 else "")
+    limit = TF32_WRONG_ABOVE if args.use_tf32 else WRONG_ABOVE
     if torch is None or not torch.cuda.is_available():
         return (case.label, impl, None, None, n_took, "skipped: needs torch with CUDA for "
                                                      "the device buffers")
@@ -347,7 +358,7 @@ def iobinding_row(ort, session, case, feeds, ref, device, n_took, args):
             session.run_with_iobinding(binding)
             torch.cuda.synchronize(dev)
             err = rel_err(y.cpu().numpy(), ref)
-            if err <= WRONG_ABOVE:
+            if err <= limit:
                 break
             tried.append(f"bound as {how!r}: output error {err:.1e}")
         except Exception as e:  # the next way, or the row says why
@@ -359,7 +370,7 @@ def iobinding_row(ort, session, case, feeds, ref, device, n_took, args):
         session.run_with_iobinding(binding)
     ms = median_ms(run, args.warmup, args.runs, lambda: torch.cuda.synchronize(dev))
     note = f"bound as {how!r}" + (f" (first {tried[0]})" if tried else "")
-    return checked(case.label, impl, ms, err, n_took, note)
+    return checked(case.label, impl, ms, err, n_took, note, limit)
 
 
 # ---- PyTorch ------------------------------------------------------------------------------
@@ -559,10 +570,19 @@ def run_case(ort, case: Case, device, args) -> List[bench_results.ModelResult]:
         cpu, ref = ort_cpu_rows(ort, case, data, feeds, args)
     except Exception as e:  # without the reference no other row can be checked
         return [failed(case.label, "ORT CPU EP", e)]
-    try:
-        hip = hipdnn_rows(ort, case, data, feeds, ref, device, args)
-    except Exception as e:  # the session or its run: reported in the row
-        hip = [failed(case.label, HOST_IO.format(device=args.device.upper()), e)]
+    hip = []
+    for tf32 in (False, True) if args.tf32 else (False,):
+        # --tf32: hipdnn-ep's rows again with ep.hipdnn.use_tf32=1
+        run_args = argparse.Namespace(**vars(args))
+        run_args.use_tf32 = tf32
+        if tf32:
+            run_args.ep_option = list(args.ep_option) + [("use_tf32", "1")]
+            run_args.profile = 0
+        try:
+            hip += hipdnn_rows(ort, case, data, feeds, ref, device, run_args)
+        except Exception as e:  # the session or its run: reported in the row
+            hip.append(failed(case.label, HOST_IO.format(device=args.device.upper()) +
+                              (TF32_IMPL if tf32 else ""), e))
     rows = hip + cpu + torch_rows(case, model, feeds, ref, args)
     for row in rows:
         log(show(row))
@@ -610,7 +630,8 @@ def parse_args(argv):
     p.add_argument("--cpu-runs", type=int, default=3, help="timed runs of ORT's CPU EP")
     p.add_argument("--cpu-warmup", type=int, default=1)
     p.add_argument("--compile", action="store_true", help="a torch.compile row")
-    p.add_argument("--tf32", action="store_true", help="a torch eager row with TF32 on")
+    p.add_argument("--tf32", action="store_true", help="a torch eager row with TF32 on, and "
+                   "hipdnn-ep's rows with ep.hipdnn.use_tf32=1")
     p.add_argument("--no-torch", action="store_true", help="no PyTorch rows")
     p.add_argument("--profile", type=int, default=0, metavar="N",
                    help="print the N GPU kernels that take longest in one hipdnn-ep run")
