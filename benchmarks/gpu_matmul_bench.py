@@ -15,7 +15,7 @@ products, two ResNet-50 layers NCHW at N = 16) against cuBLAS's SGEMM and cuDNN 
 off (checked to 1e-5, which TF32 would fail), then the same fp32 cases read as TF32:
 PyTorch with torch.backends.cuda.matmul.allow_tf32 / cudnn.allow_tf32 = True and hipdnn's
 hip engine with its tf32 knob (a matmul's b stored [N, K], k contiguous as nn.Linear's
-weight, which the sm_90 kernel reads as TF32; checked to TF32_TOL).  Each implementation's output
+weight, brought by TMA, and [K, N], copied transposed; checked to TF32_TOL).  Each implementation's output
 is poisoned with NaN, checked against a float64 reference computed by PyTorch from the
 same (rounded) inputs, and only then timed: the median of CUDA-event timings of --repeat
 back-to-back runs per sample, after warm-up.  Inputs are random normal (never zeros),
@@ -388,13 +388,15 @@ def _tf32_rows(name, a, b, bias, ref, epilogue, flops, samples, repeat):
             "b stored [N, K]")
     finally:
         torch.backends.cuda.matmul.allow_tf32 = False
-    out = torch.full(ref.shape, float("nan"), dtype=torch.float32, device="cuda")
-    try:
-        run = _hipdnn_run(a, bt, bias, out, epilogue, knobs={KNOB_TF32: 1})
-        kernel = first_run(run)
-        add(f"hipdnn {run.engine}, {kernel}, {TF32_HIPDNN}", run, lambda: out, "b stored [N, K]")
-    except hipdnn.HipdnnError as e:
-        rows.append((name, f"hipdnn, {TF32_HIPDNN}", None, None, f"failed: {e}"))
+    # b [N, K] (TMA), then b [K, N] as the case has it (copied transposed by the kernel)
+    for bb, note in ((bt, "b stored [N, K]"), (b, "b stored [K, N], copied transposed")):
+        out = torch.full(ref.shape, float("nan"), dtype=torch.float32, device="cuda")
+        try:
+            run = _hipdnn_run(a, bb, bias, out, epilogue, knobs={KNOB_TF32: 1})
+            kernel = first_run(run)
+            add(f"hipdnn {run.engine}, {kernel}, {TF32_HIPDNN}", run, lambda: out, note)
+        except hipdnn.HipdnnError as e:
+            rows.append((name, f"hipdnn, {TF32_HIPDNN}", None, None, f"failed ({note}): {e}"))
     return rows
 
 

@@ -1,6 +1,7 @@
 """The GPU engine's tf32 knob (hipdnn's knob 20000, as the blaslt engine's): with it at 1 an
-fp32 matmul whose a and b both have k contiguous runs on the sm_90 kernel's tensor cores
-reading its inputs as TF32 (wgmma's .tf32 kind); at 0, the default, fp32 stays exact.
+fp32 matmul whose a has k contiguous and b k or n runs on the sm_90 kernel's tensor cores
+reading its inputs as TF32 (wgmma's .tf32 kind: b with n contiguous is copied transposed by
+the producer warpgroup); at 0, the default, fp32 stays exact.
 
 On an sm_90 GPU the products are held to the TF32 bound (docs/architecture.md, Tolerances):
 each input read as TF32 keeps 10 of fp32's 23 mantissa bits, truncated or rounded, so a
@@ -71,12 +72,18 @@ def product(gpu, a_shape, b_shape, a_layout, b_layout, tf32, bias_relu=False, kn
     return log, float(np.max(err / magnitude))
 
 
-# odd M, N and K; K-major operands padded to 16-byte rows where K is not a multiple of 4
+# odd M, N and K; K-major operands padded to 16-byte rows where K is not a multiple of 4;
+# b K-major (TMA) or N-major (copied transposed: any N, any K)
 TF32_CASES = [((7, 5), (5, 13), "padded", "transposed_padded"),
               ((129, 40), (40, 257), "packed", "transposed"),
               ((33, 67), (67, 300), "padded", "transposed_padded"),
               ((200, 1000), (1000, 72), "packed", "transposed"),
-              ((2, 3, 64, 96), (96, 80), "packed", "transposed")]
+              ((2, 3, 64, 96), (96, 80), "packed", "transposed"),
+              ((7, 5), (5, 13), "padded", "packed"),
+              ((129, 40), (40, 257), "packed", "packed"),
+              ((33, 67), (67, 301), "padded", "packed"),
+              ((300, 1000), (1000, 200), "packed", "padded"),
+              ((2, 3, 64, 96), (3, 96, 80), "packed", "packed")]
 
 
 @pytest.mark.parametrize("a_shape,b_shape,a_layout,b_layout", TF32_CASES)
@@ -101,23 +108,25 @@ def test_fp32_stays_exact_without_the_knob(gpu, tf32):
     assert worst < 2.0 ** -18, worst
 
 
+@pytest.mark.parametrize("b_layout", ["transposed", "packed"])
 @pytest.mark.parametrize("tile_n", [64, 128, 256])
-def test_each_sm90_tile_reads_tf32(gpu, tile_n):
+def test_each_sm90_tile_reads_tf32(gpu, tile_n, b_layout):
     # TILE_N picks the sm_90 kernel's tile (the exact kernel's only 64 or 128: 256 leaves it
-    # to the model there)
-    log, _ = product(gpu, (300, 136), (136, 520), "packed", "transposed", 1,
+    # to the model there); more tiles than multiprocessors, so the persistent ones walk
+    log, _ = product(gpu, (2100, 136), (136, 1100), "packed", b_layout, 1,
                      knobs={hipdnn.knob_type.TILE_N: tile_n})
     assert any(WGMMA_TF32 in m for m in log) == on_sm90(), log
 
 
-def test_a_long_k_split_into_ranges_reads_tf32(gpu, monkeypatch):
+@pytest.mark.parametrize("b_layout", ["transposed", "packed"])
+def test_a_long_k_split_into_ranges_reads_tf32(gpu, monkeypatch, b_layout):
     monkeypatch.setenv("HIPDNN_HIP_SPLIT_K", "4")
-    log, _ = product(gpu, (64, 4096), (4096, 64), "packed", "transposed", 1, bias_relu=True)
+    log, _ = product(gpu, (64, 4096), (4096, 64), "packed", b_layout, 1, bias_relu=True)
     assert any("k split 4 ways" in m for m in log), log
 
 
 @pytest.mark.parametrize("a_layout,b_layout,said", [
-    ("packed", "packed", "b is not"),             # b [K, N] row-major: n contiguous
+    ("packed", "strided", "b is not"),            # b neither k nor n contiguous
     ("transposed", "transposed", "a is not"),     # a [M, K] column-major: m contiguous
     ("packed", "transposed", "a is not")])        # k = 37: a's rows not 16-byte multiples
 def test_the_tf32_knob_declines_layouts_wgmma_cannot_read(gpu, a_layout, b_layout, said):
@@ -127,7 +136,7 @@ def test_the_tf32_knob_declines_layouts_wgmma_cannot_read(gpu, a_layout, b_layou
     g = gpu.graph("fp32")
     g.matmul(a.bind(g, "a"), b.bind(g, "b"), name="mm").set_output(True)
     with pytest.raises(hipdnn.HipdnnError, match=r"node 'mm' \(matmul\): knob TF32 = 1: wgmma "
-                       r"reads TF32 operands K-major only .*" + said):
+                       r"reads TF32 operands K-major only .*; " + said):
         build_with_knobs(g, {KNOB_TF32: 1})
 
 

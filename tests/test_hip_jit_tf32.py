@@ -1,9 +1,10 @@
 """The sm_90 kernel reading fp32 as TF32 (the hip engine's tf32 knob), compiled as an sm_90
-GPU would compile it, on any machine with NVRTC (test_hip_jit.py's way): an fp32 matmul
-with a bias + gelu epilogue, a and b K-major, planned on the host emulation with knob TF32
-= 1 and HIPDNN_HIP_JIT_DUMP set, writes the wgmma kernel in each of its three tiles; each
-compiles for sm_90a with wgmma's .tf32 kind (k8) in its PTX, and ptxas spills nothing and
-keeps setmaxnreg.  Its numerics need an sm_90 GPU (tests/test_gpu_tf32.py)."""
+GPU would compile it, on any machine with NVRTC (test_hip_jit.py's way): two fp32 matmuls
+with a bias + gelu epilogue, a K-major and b K-major (TMA) or N-major (copied transposed
+by the producer warpgroup), planned on the host emulation with knob TF32 = 1 and
+HIPDNN_HIP_JIT_DUMP set, write the wgmma kernel in each of its three tiles; each compiles
+for sm_90a with wgmma's .tf32 kind (k8) in its PTX, and ptxas spills nothing and keeps
+setmaxnreg.  Its numerics need an sm_90 GPU (tests/test_gpu_tf32.py)."""
 import os
 import re
 import subprocess
@@ -19,17 +20,18 @@ GRAPH = textwrap.dedent('''
     import hipdnn
     hipdnn.set_engine_plugin_paths([{emulated!r}])
     dt = hipdnn.data_type
-    g = hipdnn.pygraph(io_data_type=dt.FLOAT, intermediate_data_type=dt.FLOAT,
-                       compute_data_type=dt.FLOAT)
-    a = g.tensor(name="a", dim=[2, 300, 136])
-    b = g.tensor(name="b", dim=[136, 520], stride=[1, 136])  # [N, K] in memory: k contiguous
-    bias = g.tensor(name="bias", dim=[1, 520])
-    g.gelu(g.add(g.matmul(a, b), bias)).set_output(True)
-    g.validate()
-    g.build_operation_graph()
-    engine = [e.name for e in hipdnn.engines()].index("hip_emulated")
-    g.create_execution_plan(engine, {{20000: 1}})
-    g.build_plans()
+    for b_stride in ([1, 136], [520, 1]):  # [N, K] in memory (k contiguous), [K, N]
+        g = hipdnn.pygraph(io_data_type=dt.FLOAT, intermediate_data_type=dt.FLOAT,
+                           compute_data_type=dt.FLOAT)
+        a = g.tensor(name="a", dim=[2, 300, 136])
+        b = g.tensor(name="b", dim=[136, 520], stride=b_stride)
+        bias = g.tensor(name="bias", dim=[1, 520])
+        g.gelu(g.add(g.matmul(a, b), bias)).set_output(True)
+        g.validate()
+        g.build_operation_graph()
+        engine = [e.name for e in hipdnn.engines()].index("hip_emulated")
+        g.create_execution_plan(engine, {{20000: 1}})
+        g.build_plans()
 ''')
 
 
@@ -49,9 +51,11 @@ def tf32_dump(tmp_path_factory):
 def test_a_tf32_plan_writes_the_sm90_kernel_in_each_tile(tf32_dump):
     wg = [p.read_text() for p in gm_sources(tf32_dump, "cu")
           if p.name.startswith("hipdnn_gm_wgmma")]
-    # PW_F32 (0), both operands K-major, in the three tiles
-    for tile in ("64, 6, true", "128, 4, true", "256, 4, false"):
-        assert len([t for t in wg if f"gm_wgmma_tile<0, true, true, {tile}, 0, " in t]) == 1, wg
+    # PW_F32 (0), a K-major, b K-major or not, in the three tiles
+    for bk in ("true", "false"):
+        for tile in ("64, 6, true", "128, 4, true", "256, 4, false"):
+            assert len([t for t in wg if f"gm_wgmma_tile<0, true, {bk}, {tile}, 0, " in t]) == 1
+    assert len(wg) == 6, wg
 
 
 @pytest.mark.toolchain
@@ -62,7 +66,7 @@ def test_the_tf32_kernels_compile_with_nvrtc_without_spills(tf32_dump):
     headers = gm_headers(tf32_dump)
     ptxas = find_ptxas()
     srcs = [p for p in gm_sources(tf32_dump, "cu") if p.name.startswith("hipdnn_gm_wgmma")]
-    assert len(srcs) == 3, srcs
+    assert len(srcs) == 6, srcs
     for src in srcs:
         rc, log, ptx = compile_ptx(lib, src.read_bytes(), headers, "sm_90a",
                                    name_expressions=["hipdnn_gemm"])

@@ -1,8 +1,8 @@
 """hipdnn-ep's ep.hipdnn.use_tf32 option (docs/onnxruntime.md, "Options"): 0, the default,
 keeps fp32 exact; 1 plans each fused node on its engine's "tf32" knob (the hip engine's:
-TF32 on an sm_90 GPU's tensor cores for an fp32 matmul whose operands have k contiguous,
-such as a Gemm with transB = 1), falling back to the exact plan where the engine declines
-(a MatMul whose weight is [K, N], n contiguous).  On the fake GPU (the emulated hip engine,
+TF32 on an sm_90 GPU's tensor cores for an fp32 matmul whose a has k contiguous, b k or n:
+a Gemm with transB = 1 or 0, a MatMul), falling back to the exact plan where the engine
+declines (a Gemm with transA = 1: a's m contiguous).  On the fake GPU (the emulated hip engine,
 which computes the knob's plans exactly) the outputs match ORT's CPU EP to fp32's
 tolerance and the engine's stage line says which plan ran."""
 import re
@@ -15,11 +15,13 @@ from test_ort_ep import model, rand, run
 TOL = dict(rtol=1e-5, atol=1e-5)
 
 
-def gemm_model(rng, trans_b):
+def gemm_model(rng, trans_b, trans_a=0):
     w = rand(rng, 48, 40) if trans_b else rand(rng, 40, 48)
-    nodes = [helper.make_node("Gemm", ["x", "W", "b"], ["h"], name="fc", transB=trans_b),
+    nodes = [helper.make_node("Gemm", ["x", "W", "b"], ["h"], name="fc", transA=trans_a,
+                              transB=trans_b),
              helper.make_node("Relu", ["h"], ["y"], name="relu")]
-    return model(nodes, [("x", [64, 40])], [("y", None)], [("W", w), ("b", rand(rng, 48))])
+    x_shape = [40, 64] if trans_a else [64, 40]
+    return model(nodes, [("x", x_shape)], [("y", None)], [("W", w), ("b", rand(rng, 48))])
 
 
 def stage_lines(err):
@@ -28,20 +30,22 @@ def stage_lines(err):
 
 def test_use_tf32_plans_the_hip_engines_tf32_config(tmp_path):
     rng = np.random.default_rng(5)
-    m, x = gemm_model(rng, 1), rand(rng, 64, 40)
-    want, _, _ = run(tmp_path, m, {"x": x}, ep="cpu")
-    got, _, err = run(tmp_path, m, {"x": x}, device="gpu", log_level=1,
-                      options={"use_tf32": "1", "log_level": "info"})
-    np.testing.assert_allclose(got["y"][0], want["y"][0], **TOL)
-    lines = stage_lines(err)
-    assert lines and all("TF32 on tensor cores on sm_90, else exact fp32 FMA" in s
-                         for s in lines), err[-3000:]
+    for trans_b in (1, 0):
+        m, x = gemm_model(rng, trans_b), rand(rng, 64, 40)
+        want, _, _ = run(tmp_path, m, {"x": x}, ep="cpu")
+        got, _, err = run(tmp_path, m, {"x": x}, device="gpu", log_level=1,
+                          options={"use_tf32": "1", "log_level": "info"})
+        np.testing.assert_allclose(got["y"][0], want["y"][0], **TOL)
+        lines = stage_lines(err)
+        assert lines and all("TF32 on tensor cores on sm_90, else exact fp32 FMA" in s
+                             for s in lines), err[-3000:]
 
 
 def test_fp32_stays_exact_by_default_and_where_tf32_is_declined(tmp_path):
     rng = np.random.default_rng(6)
-    for trans_b, opts in ((1, {}), (1, {"use_tf32": "0"}), (0, {"use_tf32": "1"})):
-        m, x = gemm_model(rng, trans_b), rand(rng, 64, 40)
+    for trans_a, opts in ((0, {}), (0, {"use_tf32": "0"}), (1, {"use_tf32": "1"})):
+        m = gemm_model(rng, 1, trans_a)
+        x = rand(rng, 40, 64) if trans_a else rand(rng, 64, 40)
         want, _, _ = run(tmp_path, m, {"x": x}, ep="cpu")
         got, _, err = run(tmp_path, m, {"x": x}, device="gpu", log_level=1,
                           options=dict(opts, log_level="info"))

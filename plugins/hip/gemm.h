@@ -33,6 +33,7 @@ typedef struct {
     _Atomic(void*) simt; /* GM_SIMT for operands not aligned, compiled when first needed */
     bool wgrad_tc;       /* a weight gradient the sm_90 kernel runs on tensor cores */
     bool tf32;           /* fp32 a and b the sm_90 kernel reads as TF32 (knob TF32) */
+    bool tf32_bk;        /* ... b with k contiguous (TMA); else n, copied transposed */
     int max_splits;      /* split-k ranges the plan's workspace holds (1: none) */
     hipe_knobs knobs;    /* the engine config's (0: the engine's choice) */
     char label[64];      /* the planned kernel and the general one, for the log */
@@ -50,8 +51,8 @@ typedef struct {
  * is contiguous).  The sm_90 kernel in tile
  * `tile` (0 to GM_WG_TILES - 1); whether it can run what was planned (at most 3 batch
  * dims); and, at plan time, its tile for `device`, false where it does not apply (not an
- * sm_90a target, or a KERNEL_CFG of another kernel).  With knob TF32 an fp32 product whose
- * a and b both have k contiguous (gm->tf32) runs on it as TF32, else on GM_SGEMM, exact;
+ * sm_90a target, or a KERNEL_CFG of another kernel).  With knob TF32 an fp32 matmul whose
+ * a has k contiguous and b k or n (gm->tf32) runs on it as TF32, else on the exact kernels;
  * other fp32 layouts are declined with the reason.  hipe_gm_cfg_name: a KERNEL_CFG
  * value's words, for messages. */
 #define GM_WG_TILES 3

@@ -136,7 +136,7 @@ hipe_gm_kernel hipe_gm_wgmma_of(const hipe_gm* gm, int tile) {
     return (hipe_gm_kernel){.kind = GM_WGMMA,
                             .dt = gm->wgrad_tc ? gm->prog.a_dtype : gm->tf32 ? PW_F32 : gm->main.dt,
                             .ak = gm->tf32 || (!gm->wgrad_tc && gm->main.ak),
-                            .bk = gm->tf32 || (!gm->wgrad_tc && gm->main.bk),
+                            .bk = gm->tf32 ? gm->tf32_bk : !gm->wgrad_tc && gm->main.bk,
                             .bm = 128, .bn = k_wg_tiles[tile].bn, .stages = k_wg_tiles[tile].stages,
                             .persistent = k_wg_tiles[tile].persistent};
 }
@@ -195,13 +195,15 @@ static bool tf32_operand(int64_t s_r, int64_t s_k, const int64_t* bs, int nbatch
 }
 
 /* Knob TF32 on a product of fp32 a and b: gm->tf32 where the sm_90 kernel can read them
- * as TF32 (a matmul, each operand with k contiguous: wgmma takes TF32 K-major only, the PTX
- * ISA's transpose flags being for 16-bit types; at most 3 batch dims); 0 with the reason
- * where it cannot, or where KERNEL_CFG names an exact kernel.  Other types ignore it. */
+ * as TF32 (a matmul, at most 3 batch dims; wgmma takes TF32 K-major only, the PTX ISA's
+ * transpose flags being for 16-bit types: a with k contiguous, brought by TMA; b with k
+ * contiguous likewise, or with n contiguous, copied transposed by the producer warpgroup,
+ * gm->tf32_bk false); 0 with the reason where it cannot, or where KERNEL_CFG names an exact
+ * kernel.  Other types ignore it. */
 static int choose_tf32(hipe_gm* gm, const hipe_knobs* knobs, const char* label, char* why,
                        size_t len) {
     const gm_program* p = &gm->prog;
-    gm->tf32 = false;
+    gm->tf32 = gm->tf32_bk = false;
     if (!knobs->tf32 || p->a_dtype != PW_F32 || p->b_dtype != PW_F32) return 1;
     const int cfg = knobs->kernel_cfg;
     if (cfg != HIPE_KERNEL_ANY && cfg != HIPE_KERNEL_WGMMA)
@@ -214,16 +216,18 @@ static int choose_tf32(hipe_gm* gm, const hipe_knobs* knobs, const char* label, 
         return decline(why, len, "%s: knob TF32 = 1: TF32 runs matmuls only (a convolution "
                        "computes exact fp32)", label);
     const bool ak = tf32_operand(p->a_sm, p->a_sk, p->a_bs, p->nbatch);
-    if (!ak || !tf32_operand(p->b_sn, p->b_sk, p->b_bs, p->nbatch))
+    const bool bk = tf32_operand(p->b_sn, p->b_sk, p->b_bs, p->nbatch);
+    if (!ak || (!bk && p->b_sn != 1 && p->n != 1))
         return decline(why, len, "%s: knob TF32 = 1: wgmma reads TF32 operands K-major only "
-                       "(the PTX ISA's transpose is for 16-bit types), so a [.., M, K] and b "
-                       "[.., K, N] must each have k contiguous (b stored as [.., N, K]) and "
-                       "their other strides multiples of 4 elements (TMA's 16 bytes); %s is "
-                       "not", label, !ak ? "a" : "b");
+                       "(the PTX ISA's transpose is for 16-bit types): a [.., M, K] must have "
+                       "k contiguous and its other strides multiples of 4 elements (TMA's 16 "
+                       "bytes), b [.., K, N] k or n contiguous; %s is not", label,
+                       !ak ? "a" : "b");
     if (p->nbatch > 3)
         return decline(why, len, "%s: knob TF32 = 1: the sm_90 kernel takes at most 3 batch "
                        "dims, this product has %d", label, p->nbatch);
     gm->tf32 = true;
+    gm->tf32_bk = bk;
     return 1;
 }
 

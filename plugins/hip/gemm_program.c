@@ -654,7 +654,7 @@ bool hipe_gm_enqueue(hipe_gm* gm, gm_program* prog, int device, void* stream,
         fast = (a_gathered ||
                 tma_operand(prog, prog->a, k.dt, k.ak, a_rows, prog->a_sm, prog->a_sk,
                             all_filters ? no_batch : prog->a_bs, k.bm, tma.a, no, sizeof(no))) &&
-               (prog->conv == GM_CONV_WGRAD ||
+               (prog->conv == GM_CONV_WGRAD || (k.dt == PW_F32 && !k.bk) || /* copied */
                 (prog->conv == GM_CONV_DGRAD
                      ? tma_dgrad_filter(prog, prog->b, k.dt, tma.b, no, sizeof(no))
                      : tma_operand(prog, prog->b, k.dt, k.bk, prog->n, prog->b_sn, prog->b_sk,

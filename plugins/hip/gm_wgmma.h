@@ -302,6 +302,48 @@ PW_FN void gm_wg_gather(const gm_program& g, const gm_tma& t, const GmWgBlock& b
     }
 }
 
+// The producer of a TF32 matmul whose b has n contiguous (wgmma reads TF32 K-major only),
+// thread `tid` of its warpgroup: thread 0 has TMA bring a's tile (K-major), and every thread
+// copies its share of b's BN x 32 tile one fp32 element at a time with cp.async (4 bytes,
+// zeros outside the matrix), transposed into the K-major 128-byte-swizzled layout TMA would
+// give (row n: 128 bytes of k, 16-byte chunk c at c ^ (n % 8)); consecutive threads read
+// consecutive n (coalesced).  The copies complete on the stage's full barrier.
+template <int BN, int STAGES>
+PW_FN void gm_wg_tf32_bt(const gm_program& g, const gm_tma& t, const GmWgBlock& blk, int tid) {
+    typedef GmWgSmem<BN, STAGES, false> L;
+    constexpr int KT = GmWgK<PW_F32>::STEP;
+    int it = 0;
+    for (int64_t unit = blockIdx.x; unit < blk.units; unit += gridDim.x) {
+        const GmWgAt w = gm_wg_at<KT>(g, unit);
+        int ca[3], cb[3];
+        gm_wg_batch(g, w.batch, ca, cb);
+        int64_t a_off = 0, b_off = 0;
+        gm_batch_offsets(g, w.batch, &a_off, &b_off);
+        const float* b = (const float*)g.b + b_off;
+        const int m0 = w.tm * GM_WG_BM, n0 = w.tn * BN;
+        for (int kt = w.u.kt0; kt < w.u.kt1; ++kt, ++it) {
+            const int s = it % STAGES, k0 = kt * KT;
+            if (it >= STAGES) gm_mbar_wait(blk.empty + 8 * s, (uint32_t)((it / STAGES - 1) & 1));
+            const uint32_t as = blk.base + s * L::STAGE, bs = as + L::A, bar = blk.full + 8 * s;
+            if (tid == 0) {
+                gm_mbar_expect(bar, L::A);
+                gm_tma_load(as, &t.a, bar, k0, m0, ca);
+            }
+#pragma unroll 4
+            for (int e = tid; e < BN * KT; e += 128) {
+                const int nn = e % BN, kk = e / BN;
+                const bool valid = n0 + nn < g.n && k0 + kk < g.k;
+                const float* src = valid ? b + (int64_t)(k0 + kk) * g.b_sk + (n0 + nn) : b;
+                asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(
+                                 bs + gm_swz<8>(nn, kk >> 2) + (kk & 3) * 4),
+                             "l"(src), "r"(valid ? 4 : 0));
+            }
+            asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar)
+                         : "memory");
+        }
+    }
+}
+
 // A weight gradient's column n of b (a receptive-field element): its channel, returned, and
 // its filter tap's offset from o * stride in each dim, padding included.
 PW_FN int64_t gm_wgrad_column(const gm_program& g, uint32_t n, int32_t* tap) {
@@ -402,7 +444,7 @@ PW_UNROLL
 // Consumer warpgroup c's main loop over one tile's `steps` k steps: acc (64 rows x BN) +=
 // a @ b, each stage handed back (one arrive by the warpgroup's `lead` thread) once its
 // wgmmas are done.
-template <int DT, bool AK, bool BK, int BN, int STAGES, int CONV>
+template <int DT, bool AK, bool BK, int BN, int STAGES, bool GATHER>
 PW_FN void gm_wg_mainloop(const GmWgBlock& blk, int steps, int c, bool lead, int& it, float* acc) {
     typedef GmWgSmem<BN, STAGES, false> L;
     for (int kt = 0; kt < steps; ++kt, ++it) {
@@ -410,7 +452,7 @@ PW_FN void gm_wg_mainloop(const GmWgBlock& blk, int steps, int c, bool lead, int
         gm_mbar_wait(blk.full + 8 * s, (uint32_t)((it / STAGES) & 1));
         // a gathered tile was written by cp.async, the generic proxy: wgmma reads through
         // the async one
-        if (CONV) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        if (GATHER) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         const uint32_t as = blk.base + s * L::STAGE + c * GM_WG_BOX;
         const uint32_t bs = blk.base + s * L::STAGE + L::A;
         gm_wg_fence_acc<BN / 2>(acc);
@@ -421,8 +463,9 @@ PW_UNROLL
         for (int kk = 0; kk < GmWgK<DT>::STEP / GmWgK<DT>::MMA; ++kk) {
             const uint64_t da = AK ? gm_wg_desc(as + kk * 32, 16, 1024)
                                    : gm_wg_desc(as + kk * 2048, GM_WG_BOX, 1024);
-            const uint64_t db = BK ? gm_wg_desc(bs + kk * 32, 16, 1024)
-                                   : gm_wg_desc(bs + kk * 2048, GM_WG_BOX, 1024);
+            // TF32's b is K-major in shared memory whatever its layout (gm_wg_tf32_bt)
+            const uint64_t db = BK || DT == PW_F32 ? gm_wg_desc(bs + kk * 32, 16, 1024)
+                                                   : gm_wg_desc(bs + kk * 2048, GM_WG_BOX, 1024);
             gm_wgmma<BN, DT, AK ? 0 : 1, BK ? 0 : 1>(acc, da, db);
         }
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
@@ -465,6 +508,9 @@ PW_UNROLL
 template <int DT, bool AK, bool BK, int BN, int STAGES, bool PERSIST, int CONV, int S, class Prog>
 PW_FN void gm_wgmma_tile(const gm_program& g, const gm_tma& t, unsigned char* smem_raw) {
     typedef GmWgSmem<BN, STAGES, PERSIST> L;
+    // the producer warpgroup copies with cp.async: a convolution's gathers, TF32's b with
+    // n contiguous (gm_wg_tf32_bt)
+    constexpr bool GATHER = CONV || (DT == PW_F32 && !BK);
     __shared__ __attribute__((aligned(8))) uint64_t bars[2 * STAGES]; // full, then empty
     const uint32_t raw = tc_smem_addr(smem_raw);
     GmWgBlock blk;
@@ -477,7 +523,7 @@ PW_FN void gm_wgmma_tile(const gm_program& g, const gm_tma& t, unsigned char* sm
 PW_UNROLL
         for (int s = 0; s < STAGES; ++s) {
             // the producer's arrive with the bytes expected, and a convolution's gatherers'
-            gm_mbar_init(blk.full + 8 * s, CONV ? 1 + 128 : 1);
+            gm_mbar_init(blk.full + 8 * s, GATHER ? 1 + 128 : 1);
             gm_mbar_init(blk.empty + 8 * s, 2); // one arrive a consumer warpgroup
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -485,9 +531,11 @@ PW_UNROLL
     __syncthreads();
     // the producer has nothing to load while the partials are summed (GM_PHASE_SUM), but
     // gives its registers back all the same: the consumers' setmaxnreg.inc waits for them
-    if (CONV && wg == 0) { // registers as the consumers': 384 x 168 fit in the file
+    if (GATHER && wg == 0) { // registers as the consumers': 384 x 168 fit in the file
         if (g.phase == GM_PHASE_SUM) return;
-        if (CONV == GM_CONV_WGRAD)
+        if (!CONV)
+            gm_wg_tf32_bt<BN, STAGES>(g, t, blk, tid);
+        else if (CONV == GM_CONV_WGRAD)
             gm_wg_wgrad<BN, STAGES>(g, t, blk, tid);
         else
             gm_wg_gather<CONV, BK, BN, STAGES>(g, t, blk, tid);
@@ -501,7 +549,7 @@ PW_UNROLL
             gm_wg_load<GmWgK<DT>::STEP, AK, BK, BN, STAGES>(g, t, blk);
         return;
     }
-    if (!CONV) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    if (!GATHER) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
     const int ct = tid - 128; // the consumers
     float* out = (float*)(smem_raw + (blk.base - raw) + L::TILE_AT);
     int it = 0;
@@ -514,7 +562,7 @@ PW_UNROLL
             float acc[BN / 2];
 PW_UNROLL
             for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
-            gm_wg_mainloop<DT, AK, BK, BN, STAGES, CONV>(blk, w.u.kt1 - w.u.kt0, wg - 1,
+            gm_wg_mainloop<DT, AK, BK, BN, STAGES, GATHER>(blk, w.u.kt1 - w.u.kt0, wg - 1,
                                                          ct % 128 == 0, it, acc);
             // both consumers are past the last tile's epilogue (PERSIST) or done with the
             // pipeline's buffers (else): the tile may be written
