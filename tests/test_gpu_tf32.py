@@ -1,7 +1,8 @@
 """The GPU engine's tf32 knob (hipdnn's knob 20000, as the blaslt engine's): with it at 1 an
 fp32 matmul whose a has k contiguous and b k or n runs on the sm_90 kernel's tensor cores
 reading its inputs as TF32 (wgmma's .tf32 kind: b with n contiguous is copied transposed by
-the producer warpgroup); at 0, the default, fp32 stays exact.
+the producer warpgroup), as does a channels-last forward convolution with KRSC w (x gathered
+4 channels at a time); at 0, the default, fp32 stays exact.
 
 On an sm_90 GPU the products are held to the TF32 bound (docs/architecture.md, Tolerances):
 each input read as TF32 keeps 10 of fp32's 23 mantissa bits, truncated or rounded, so a
@@ -10,7 +11,8 @@ most 2^-9 (|a| @ |b|) beyond fp32 accumulation's k u (|a| @ |b|).  Random inputs
 inside it (about sqrt(k) 2^-11 relative to the dot's size), and far outside exact fp32's.
 Elsewhere (the engine's host emulation, other GPUs) the knob's plan runs the exact fp32
 kernel: the same checks at fp32's tolerance.  What every machine checks: the plan's stage
-line, the declines (layouts wgmma cannot read as TF32, a convolution, an exact KERNEL_CFG),
+line, the declines (layouts wgmma cannot read as TF32, NCHW / KCRS convolutions, an exact
+KERNEL_CFG),
 the config's numerical note (cuDNN's TENSOR_CORE, the note PyTorch deselects for fp32
 without TF32), and that autotuning never sweeps the knob.  Outputs poisoned, inputs checked
 unchanged (conftest.DeviceNumerics), as in test_gpu_matmul.py.
@@ -140,13 +142,54 @@ def test_the_tf32_knob_declines_layouts_wgmma_cannot_read(gpu, a_layout, b_layou
         build_with_knobs(g, {KNOB_TF32: 1})
 
 
-def test_the_tf32_knob_declines_a_convolution_and_an_exact_kernel_cfg(gpu):
-    x = gpu.input([2, 8, 6, 6], "fp32", "channels_last")
-    w = gpu.input([8, 8, 3, 3], "fp32", "channels_last")
+# N, C, H(, W), K, R(, S), stride, pad: channels-last x, KRSC w; odd sizes, C a multiple of 4
+CONV_CASES = [([2, 8, 6, 6], [12, 8, 3, 3], [1, 1], [1, 1]),
+              ([3, 36, 9, 7], [20, 36, 3, 3], [2, 1], [1, 0]),
+              ([2, 64, 14, 14], [72, 64, 1, 1], [1, 1], [0, 0]),
+              ([4, 132, 5, 5], [130, 132, 3, 3], [1, 1], [1, 1])]
+
+
+@pytest.mark.parametrize("x_shape,w_shape,stride,pad", CONV_CASES)
+def test_the_tf32_knob_reads_a_channels_last_convolution_as_tf32(gpu, x_shape, w_shape, stride,
+                                                                pad):
+    x = gpu.input(x_shape, "fp32", "channels_last")
+    w = gpu.input(w_shape, "fp32", "channels_last")
+    g = gpu.graph("fp32")
+    y = g.relu(g.conv_fprop(x.bind(g, "x"), w.bind(g, "w"), padding=pad, stride=stride,
+                            name="conv"), name="act")
+    want = ref.relu(ref.conv_fprop(x.values, w.values, pad, pad, stride, [1, 1]))
+    magnitude = ref.conv_fprop(np.abs(x.values), np.abs(w.values), pad, pad, stride, [1, 1])
+    out = gpu.output(y, want.shape, "fp32", "channels_last")
+    build_with_knobs(g, {KNOB_TF32: 1})
+    log = engine_log(lambda: gpu.execute(g, [x, w, out], build=False))
+    k = int(np.prod(w_shape[1:]))
+    tol = graph_tolerance(["conv_fprop", "pointwise"], "fp32")
+    bound = (tol + tol * np.abs(want) + 2.0 * k * FP32_UNIT * magnitude +
+             (2.0 * TF32_UNIT * magnitude if on_sm90() else 0.0))
+    err = np.abs(np.asarray(out.decoded(), np.float64) - want)
+    assert (err <= bound).all(), float(np.max(err - bound))
+    plan = [m for m in log if ": stage " in m]
+    assert plan and "TF32 on tensor cores on sm_90, else exact fp32 FMA" in plan[0], log
+    assert any(WGMMA_TF32 in m for m in log) == on_sm90(), log
+    if on_sm90():
+        assert float(np.max(err / magnitude)) > 2.0 ** -16
+
+
+@pytest.mark.parametrize("x_layout,w_layout,said", [
+    ("packed", "channels_last", "x channels-last"),   # NCHW x
+    ("channels_last", "packed", "w dense in"),        # KCRS w
+])
+def test_the_tf32_knob_declines_convolutions_it_cannot_gather(gpu, x_layout, w_layout, said):
+    x = gpu.input([2, 8, 6, 6], "fp32", x_layout)
+    w = gpu.input([8, 8, 3, 3], "fp32", w_layout)
     g = gpu.graph("fp32")
     g.conv_fprop(x.bind(g, "x"), w.bind(g, "w"), padding=[1, 1], name="conv").set_output(True)
-    with pytest.raises(hipdnn.HipdnnError, match="knob TF32 = 1: TF32 runs matmuls only"):
+    with pytest.raises(hipdnn.HipdnnError, match=r"node 'conv' \(conv_fprop\): knob TF32 = 1: "
+                       r"the sm_90 kernel reads a convolution as TF32 with " + said):
         build_with_knobs(g, {KNOB_TF32: 1})
+
+
+def test_the_tf32_knob_declines_an_exact_kernel_cfg(gpu):
     a = gpu.input([24, 40], "fp32")
     b = gpu.input([40, 16], "fp32", "transposed")
     g = gpu.graph("fp32")

@@ -194,8 +194,25 @@ static bool tf32_operand(int64_t s_r, int64_t s_k, const int64_t* bs, int nbatch
     return s_k == 1 && s_r % 4 == 0;
 }
 
+/* Whether the sm_90 kernel's producer can gather a forward convolution's fp32 x 16 bytes
+ * (4 channels) at a time and TMA bring its w: x channels-last (NHWC: channels contiguous, a
+ * multiple of 4 of them, other strides multiples of 4), w dense KRSC (k contiguous), 32-bit
+ * coordinates; the reason it cannot in *what. */
+static bool conv_tf32_ok(const gm_program* p, const char** what) {
+    bool ok = p->x_sc == 1 && p->cin % 4 == 0 && p->x_sn % 4 == 0;
+    for (int d = 0; d < p->nsp; ++d)
+        ok = ok && p->x_ssp[d] % 4 == 0 && p->xsp[d] + p->pad[d] < (INT64_C(1) << 30) &&
+             (p->osp[d] + p->pad[d]) * p->stride[d] < (INT64_C(1) << 30) &&
+             p->ker[d] * p->dil[d] < (INT64_C(1) << 30);
+    *what = !ok ? "x channels-last (NHWC) with a multiple of 4 channels and other strides "
+                  "multiples of 4"
+                : "w dense in (taps, channels) (KRSC), its other strides multiples of 4";
+    return ok && !p->taps_inner && tf32_operand(p->b_sn, p->b_sk, p->b_bs, p->nbatch);
+}
+
 /* Knob TF32 on a product of fp32 a and b: gm->tf32 where the sm_90 kernel can read them
- * as TF32 (a matmul, at most 3 batch dims; wgmma takes TF32 K-major only, the PTX ISA's
+ * as TF32 (a matmul or a channels-last forward convolution (conv_tf32_ok), at most 3
+ * batch dims; wgmma takes TF32 K-major only, the PTX ISA's
  * transpose flags being for 16-bit types: a with k contiguous, brought by TMA; b with k
  * contiguous likewise, or with n contiguous, copied transposed by the producer warpgroup,
  * gm->tf32_bk false); 0 with the reason where it cannot, or where KERNEL_CFG names an exact
@@ -212,9 +229,17 @@ static int choose_tf32(hipe_gm* gm, const hipe_knobs* knobs, const char* label, 
                        k_cfg_names[cfg]);
     if (strcmp(hipe_vendor(), "ROCm") == 0)
         return decline(why, len, "%s: knob TF32 = 1: the ROCm build has no TF32 kernel", label);
+    const char* what = "";
+    if (p->conv == GM_CONV_FPROP && !conv_tf32_ok(p, &what))
+        return decline(why, len, "%s: knob TF32 = 1: the sm_90 kernel reads a convolution "
+                       "as TF32 with %s", label, what);
+    if (p->conv == GM_CONV_FPROP && p->nbatch <= 3) {
+        gm->tf32 = gm->tf32_bk = true;
+        return 1;
+    }
     if (p->conv != GM_CONV_NONE)
-        return decline(why, len, "%s: knob TF32 = 1: TF32 runs matmuls only (a convolution "
-                       "computes exact fp32)", label);
+        return decline(why, len, "%s: knob TF32 = 1: TF32 runs matmuls and forward "
+                       "convolutions only (a gradient computes exact fp32)", label);
     const bool ak = tf32_operand(p->a_sm, p->a_sk, p->a_bs, p->nbatch);
     const bool bk = tf32_operand(p->b_sn, p->b_sk, p->b_bs, p->nbatch);
     if (!ak || (!bk && p->b_sn != 1 && p->n != 1))

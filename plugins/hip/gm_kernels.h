@@ -224,9 +224,11 @@ struct GmConvRows {
     bool row_ok[Q];
 };
 
-template <int BM, int THREADS, int KT = GM_KT>
+// E: x's element type, 16-bit (8 to a 16-byte chunk) or fp32 (4: the sm_90 kernel's TF32)
+template <int BM, int THREADS, int KT = GM_KT, class E = unsigned short>
 struct GmConvA {
-    static constexpr int C = KT / 8, CHUNKS = BM * C, Q = (CHUNKS + THREADS - 1) / THREADS;
+    static constexpr int V = 16 / (int)sizeof(E); // elements a chunk
+    static constexpr int C = KT / V, CHUNKS = BM * C, Q = (CHUNKS + THREADS - 1) / THREADS;
 };
 
 // Entry q of `rows` for row m of a (row_ok: m is a row and the entry is used).
@@ -248,10 +250,10 @@ PW_UNROLL
     rows.base[q] = rows.image[q] + base;
 }
 
-template <int CONV, int BM, int THREADS, int KT = GM_KT>
+template <int CONV, int BM, int THREADS, int KT = GM_KT, class E = unsigned short>
 PW_FN void gm_conv_rows(const gm_program& g, int64_t m0, int tid,
-                        GmConvRows<GmConvA<BM, THREADS, KT>::Q>& rows) {
-    typedef GmConvA<BM, THREADS, KT> L;
+                        GmConvRows<GmConvA<BM, THREADS, KT, E>::Q>& rows) {
+    typedef GmConvA<BM, THREADS, KT, E> L;
 PW_UNROLL
     for (int q = 0; q < L::Q; ++q)
         gm_conv_row<CONV>(g, m0 + (tid + q * THREADS) / L::C, tid + q * THREADS < L::CHUNKS, q,
@@ -348,19 +350,19 @@ PW_UNROLL
     }
 }
 
-// A convolution's a tile (BM x KT, k contiguous): each 16-byte chunk is 8 channels of
-// one x element's neighbourhood (gemm_program.c requires x's channels contiguous, C a
-// multiple of 8 and every index under 2^31), or zeros in the padding.  A data gradient's
+// A convolution's a tile (BM x KT, k contiguous): each 16-byte chunk is 8 channels (4 of
+// fp32, E) of one x element's neighbourhood (gemm_program.c requires x's channels
+// contiguous, C a multiple of 8 (4) and every index under 2^31), or zeros in the padding.  A data gradient's
 // chunk is 8 channels of dy at (o + pad - tap) / stride, zeros where that is not whole
 // (gm_conv_gather).  A thread's chunks share one column (CHUNKS a row divides THREADS),
 // `col`, so the tap's offset is worked out once and each chunk's address is its row's base
 // plus it.  Rows of KT / 8 chunks, swizzled as gm_swz says (at KT 64, the 128-byte swizzle
 // wgmma reads).  x: g.a at the batch's offset (a group's first channel).
-template <int CONV, int BM, int THREADS, int KT = GM_KT>
-PW_FN void gm_load_conv_a(uint32_t dst, const gm_program& g, const unsigned short* x,
-                          const GmConvRows<GmConvA<BM, THREADS, KT>::Q>& rows,
+template <int CONV, int BM, int THREADS, int KT = GM_KT, class E = unsigned short>
+PW_FN void gm_load_conv_a(uint32_t dst, const gm_program& g, const E* x,
+                          const GmConvRows<GmConvA<BM, THREADS, KT, E>::Q>& rows,
                           const GmConvCol& col, int tid) {
-    typedef GmConvA<BM, THREADS, KT> L;
+    typedef GmConvA<BM, THREADS, KT, E> L;
     static_assert(THREADS % L::C == 0, "a thread's chunks share a column");
     const int cc = tid % L::C;
     const bool k_ok = col.k < (uint32_t)g.k;

@@ -39,6 +39,14 @@ template <int DT> struct GmWgK {
     static constexpr int STEP = DT == PW_F32 ? 32 : GM_WG_BK;
     static constexpr int MMA = DT == PW_F32 ? 8 : 16;
 };
+
+// An element of type DT as the gathers copy it: its bits.
+template <int DT> struct GmWgElem {
+    typedef unsigned short T;
+};
+template <> struct GmWgElem<PW_F32> {
+    typedef float T;
+};
 #define GM_WG_THREADS 384
 #define GM_WG_BOX 8192 /* bytes of a 64-row box of a stage: 64 x 128 bytes */
 
@@ -271,31 +279,34 @@ PW_UNROLL
 }
 
 // The producer of a convolution, thread `tid` of its warpgroup: each gathers its chunks of
-// a's tile (gm_load_conv_a; a group's channels from its batch offset) and has their
-// completion arrive on the stage's full barrier; thread 0 has TMA bring b's tile.
-template <int CONV, bool BK, int BN, int STAGES>
+// a's tile (gm_load_conv_a; a group's channels from its batch offset; fp32 x for TF32, DT)
+// and has their completion arrive on the stage's full barrier; thread 0 has TMA bring b's.
+template <int DT, int CONV, bool BK, int BN, int STAGES>
 PW_FN void gm_wg_gather(const gm_program& g, const gm_tma& t, const GmWgBlock& blk, int tid) {
     typedef GmWgSmem<BN, STAGES, false> L;
+    typedef typename GmWgElem<DT>::T E;
+    constexpr int KT = GmWgK<DT>::STEP;
+    typedef GmConvA<GM_WG_BM, 128, KT, E> A;
     int it = 0;
     for (int64_t unit = blockIdx.x; unit < blk.units; unit += gridDim.x) {
-        const GmWgAt w = gm_wg_at(g, unit);
+        const GmWgAt w = gm_wg_at<KT>(g, unit);
         int64_t a_off = 0, b_off = 0;
         if (GM_GROUPED) gm_batch_offsets(g, w.batch, &a_off, &b_off);
-        const unsigned short* x = (const unsigned short*)g.a + a_off;
-        GmConvRows<GmConvA<GM_WG_BM, 128, GM_WG_BK>::Q> rows;
-        gm_conv_rows<CONV, GM_WG_BM, 128, GM_WG_BK>(g, (int64_t)w.tm * GM_WG_BM, tid, rows);
+        const E* x = (const E*)g.a + a_off;
+        GmConvRows<A::Q> rows;
+        gm_conv_rows<CONV, GM_WG_BM, 128, KT, E>(g, (int64_t)w.tm * GM_WG_BM, tid, rows);
         GmConvCol col;
-        gm_conv_col_init(g, (uint32_t)(w.u.kt0 * GM_WG_BK + (tid % (GM_WG_BK / 8)) * 8), col);
+        gm_conv_col_init(g, (uint32_t)(w.u.kt0 * KT + (tid % A::C) * A::V), col);
         for (int kt = w.u.kt0; kt < w.u.kt1; ++kt, ++it) {
-            const int s = it % STAGES, k0 = kt * GM_WG_BK;
+            const int s = it % STAGES, k0 = kt * KT;
             if (it >= STAGES) gm_mbar_wait(blk.empty + 8 * s, (uint32_t)((it / STAGES - 1) & 1));
             const uint32_t as = blk.base + s * L::STAGE, bs = as + L::A, bar = blk.full + 8 * s;
             if (tid == 0) {
                 gm_mbar_expect(bar, L::B);
                 gm_wg_conv_b<BK, BN>(g, t, bs, bar, k0, w.tn * BN, w.batch);
             }
-            gm_load_conv_a<CONV, GM_WG_BM, 128, GM_WG_BK>(as, g, x, rows, col, tid);
-            gm_conv_col_next<GM_WG_BK>(g, col);
+            gm_load_conv_a<CONV, GM_WG_BM, 128, KT, E>(as, g, x, rows, col, tid);
+            gm_conv_col_next<KT>(g, col);
             asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar)
                          : "memory");
         }
@@ -538,7 +549,7 @@ PW_UNROLL
         else if (CONV == GM_CONV_WGRAD)
             gm_wg_wgrad<BN, STAGES>(g, t, blk, tid);
         else
-            gm_wg_gather<CONV, BK, BN, STAGES>(g, t, blk, tid);
+            gm_wg_gather<DT, CONV, BK, BN, STAGES>(g, t, blk, tid);
         return;
     }
     if (wg == 0) {
