@@ -340,7 +340,8 @@ class BuildSteps(GraphBase):
         where the engine's knob id is one (else the id); the values it takes are min_value
         to max_value in steps of stride, and when ``values`` is not empty only those.  The
         reference engine has none; the ``hip`` engine has SPLIT_K_SLC, KERNEL_CFG and
-        TILE_N (0: the engine's choice; TILE_N takes 64, 128 or 256)."""
+        TILE_N (0: the engine's choice; TILE_N takes 64, 128 or 256), and 20000, its tf32
+        knob (0: fp32 exact; 1: read as TF32 on an sm_90 GPU)."""
         from ..pygraph import knob  # pygraph.py imports this module: import at call time
 
         self._need(_VALIDATED, "get_knobs_for_engine()")
