@@ -15,7 +15,7 @@ import numpy as np
 
 from test_ort_ep import EP_LIB, ORT_RUN, ORT_RUN_PY, RUNNER, helper, model, rand  # noqa: F401
 from test_ort_ep_context import Payload, epcontext_nodes
-from tuning import PACKAGE, TUNE_ENGINE
+from tuning import PACKAGE, TUNE_ENGINE, tuned_entries
 
 DIMS = [4, 8]
 
@@ -119,7 +119,7 @@ def test_the_autotune_option_tunes_on_the_first_run_and_a_later_process_gets_it(
     assert chosen == ["tune_b k1000=1"], log[-3000:]
     assert len(re.findall(r"autotuned \d+ configs", log)) == 1, log[-3000:]  # once, not per run
     assert "runs on tune_b k1000=1 from now on" in log
-    assert len(list((tmp_path / "cache" / "plans").glob("*.plan"))) == 1
+    assert len(tuned_entries(tmp_path / "cache")) == 1
     y, log = session(tmp_path, env)
     np.testing.assert_array_equal(y, np.maximum(x, 0))
     assert re.search(r"plan cache hit: graph 'hipdnn_\S+' runs on tune_b with knobs k1000=1 ",
@@ -150,7 +150,7 @@ def test_the_autotune_option_on_the_gpu_device(tmp_path, monkeypatch):
     np.testing.assert_allclose(got["y"][0], want["y"][0], **TOL)
     assert len(re.findall(r"autotuned \d+ configs", err)) == 2, err[-3000:]
     assert "(device events)" in err and "<- chosen" in err
-    assert len(list((tmp_path / "cache" / "plans").glob("*.plan"))) == 2
+    assert len(tuned_entries(tmp_path / "cache")) == 2
     got, _, err = run(tmp_path, m, feeds, device=device, options={"log_level": "info"},
                       log_level=1)
     np.testing.assert_allclose(got["y"][0], want["y"][0], **TOL)

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from tuning import PACKAGE, build, child_env, entries, finish, run, start, tune
+from tuning import PACKAGE, build, child_env, entries, finish, run, start, tune, tuned_entries
 
 HIT = "plan cache hit: graph 'r' runs on tune_b with knobs k1000=1"
 
@@ -59,7 +59,8 @@ def test_another_graph_and_hipdnn_engine_are_not_overridden_by_the_entry(tmp_pat
     tuned(tmp_path, cache)
     other = run(tmp_path, cache, [build(dims=(4, 9))])
     assert other["steps"][0]["order"][0] == "tune_a", other
-    assert not any("plan cache" in m for m in other["logs"]), other["logs"]
+    assert [m for m in other["logs"] if "plan cache" in m and "remembered" not in m] == [], \
+        other["logs"]
     named = run(tmp_path, cache, [build()], HIPDNN_ENGINE="reference_cpu")["steps"][0]
     assert named["order"][:2] == ["reference_cpu", "tune_b_k1000=1"], named
 
@@ -75,14 +76,16 @@ def test_hipdnn_cache_0_neither_stores_nor_reads(tmp_path):
 
 
 def damaged_then_rewritten(tmp_path, cache, entry, expect_log, removed):
-    """A process that finds the entry bad: one log line, no hit (a damaged file removed);
-    then autotune writes it again and the next process hits."""
+    """A process that finds the entry bad: one log line, no hit (a damaged file removed),
+    and its own ranking remembered in its place; then autotune writes the tuned entry again
+    and the next process hits."""
     got = run(tmp_path, cache, [build()])
     lines = [m for m in got["logs"] if "plan cache" in m]
-    assert len(lines) == 1 and expect_log in lines[0] and str(entry) in lines[0], got["logs"]
+    assert len(lines) == 2 and expect_log in lines[0] and str(entry) in lines[0], got["logs"]
     assert ("removed" in lines[0]) == removed, lines
+    assert lines[1] == f"plan cache: remembered {entry} (engine tune_a, ranked first)", lines
     assert got["steps"][0]["order"][0] == "tune_a" and got["steps"][0]["correct"], got
-    assert entries(cache) == ([] if removed else [entry])
+    assert entries(cache) == [entry] and tuned_entries(cache) == []
     run(tmp_path, cache, [tune()], HIPDNN_TUNE_SLOW="tune_a")
     assert entries(cache) == [entry]
     again = run(tmp_path, cache, [build()])

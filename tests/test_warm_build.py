@@ -1,5 +1,5 @@
-"""A build in a new process whose plan cache already holds the graph's tuned config asks
-only that engine (csrc/backend/heuristics.c, the short cut): no other engine is asked, and
+"""A build in a new process whose plan cache already holds the graph's tuned config (or the
+ranking an earlier process's heuristics remembered) asks only that engine (csrc/backend/heuristics.c, the short cut): no other engine is asked, and
 the vendor-library engines make no library handle and no heuristic query of theirs; the
 other configs are ranked when a step needs them (get_execution_plan_count,
 build_plans(ALL)).  A cold build still asks every engine, and an entry whose engine now
@@ -114,6 +114,29 @@ def test_a_warm_build_makes_no_vendor_handle_and_no_vendor_query(tmp_path):
     assert sorted(warm["order"]) == sorted(["reference_cpu", "cudnn", "blaslt"]), warm
     assert warm["built_all"] == warm["order"], warm
     assert warm["ranked"]["cudnn_handles"] >= 1 and warm["ranked"]["lt_handles"] >= 1, warm
+
+
+def test_a_build_remembers_its_ranking_and_the_next_process_asks_that_engine_alone(tmp_path):
+    # no autotune: the first process's full ranking leaves its first engine in the cache
+    # (time_ms -1, not a tuned entry), and the second asks that engine alone
+    cold = vendor_child(tmp_path / "cache", "warm")
+    assert all(n >= 1 for n in cold["built"].values()), cold
+    first = cold["engine"]
+    assert any(m.startswith("plan cache: remembered ") and
+               m.endswith(f"(engine {first}, ranked first)") for m in cold["logs"]), cold["logs"]
+    (entry,) = tuning.entries(tmp_path / "cache")
+    assert "\ntime_ms -1\n" in entry.read_text() and tuning.tuned_entries(tmp_path / "cache") == []
+    warm = vendor_child(tmp_path / "cache", "warm")
+    assert warm["engine"] == first and warm["order"] == cold["order"], (cold, warm)
+    # the engines not ranked first make no handle and no query of their library
+    own = {"cudnn": "cudnn_", "blaslt": "lt_"}.get(first, "none")
+    assert {k: v for k, v in warm["built"].items() if not k.startswith(own)} == \
+        {k: 0 for k in warm["built"] if not k.startswith(own)}, warm
+    assert f"heuristics: graph 'mbr': {first} ranked first (remembered from an earlier " \
+           "process) without asking the other engines" in warm["logs"], warm["logs"]
+    assert any(m.startswith(f"plan cache hit: graph 'mbr' runs on {first} (ranked first by an "
+                            "earlier process's heuristics") for m in warm["logs"]), warm["logs"]
+    assert not any("remembered" in m and m.startswith("plan cache:") for m in warm["logs"])
 
 
 # ---- the tune_a / tune_b world ------------------------------------------------------------

@@ -111,3 +111,8 @@ def build(dims=(4, 8)):
 
 def entries(cache):
     return sorted((Path(cache) / "plans").glob("*.plan"))
+
+
+def tuned_entries(cache):
+    """The entries autotune wrote: not the rankings heuristics remember (time_ms -1)."""
+    return [e for e in entries(cache) if "\ntime_ms -1\n" not in e.read_text()]

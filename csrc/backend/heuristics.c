@@ -18,7 +18,10 @@
  * then pays for no other engine: a vendor library's handle and first heuristic query cost
  * ~100 ms each) and ranks the one config; the others are asked, and the rest ranked with
  * the same first result, when something needs them: RESULTS' count or more than the
- * configs ranked so far, the reports, PARTIAL_COUNT_EXT says how many are. */
+ * configs ranked so far, the reports, PARTIAL_COUNT_EXT says how many are.  A full ranking
+ * under mode A that nothing of the user's decided leaves its first engine in the plan cache
+ * (time -1: ranked, not tuned; hipdnnPlanCacheRemember), so the next process takes the
+ * short cut too; such an entry is not "tuned" (no PLAN_CACHE_INDEX_EXT, autotune still runs). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -363,6 +366,8 @@ static void lookup_tuned(heur_state* s) {
     char path[4200];
     s->has_tuned = s->mode != HIPDNN_HEUR_MODE_FALLBACK &&
                    hipdnnPlanCacheLookup(s->graph->state, &s->tuned, path, sizeof(path));
+    /* a remembered ranking (time -1) is mode A's: B orders engines otherwise */
+    if (s->has_tuned && s->tuned.ms < 0 && s->mode != HIPDNN_HEUR_MODE_A) s->has_tuned = false;
     if (s->has_tuned) s->tuned_path = strdup(path);
 }
 
@@ -384,9 +389,14 @@ static void say_tuned(heur_state* s, int32_t e) {
                          (long long)s->tuned.knobs[i][1]);
         if (w > 0 && off + (size_t)w < sizeof(knobs)) off += (size_t)w;
     }
-    hipdnnLog(HIPDNN_LOG_INFO, "plan cache hit: graph '%s' runs on %s%s%s (tuned: %.4g ms; %s)",
-              gs->name ? gs->name : "", s->tuned.engine, off ? " with knobs" : "", knobs,
-              s->tuned.ms, s->tuned_path ? s->tuned_path : "");
+    if (s->tuned.ms < 0)
+        hipdnnLog(HIPDNN_LOG_INFO, "plan cache hit: graph '%s' runs on %s (ranked first by an "
+                  "earlier process's heuristics; %s)", gs->name ? gs->name : "", s->tuned.engine,
+                  s->tuned_path ? s->tuned_path : "");
+    else
+        hipdnnLog(HIPDNN_LOG_INFO, "plan cache hit: graph '%s' runs on %s%s%s (tuned: %.4g ms; %s)",
+                  gs->name ? gs->name : "", s->tuned.engine, off ? " with knobs" : "", knobs,
+                  s->tuned.ms, s->tuned_path ? s->tuned_path : "");
 }
 
 /* The plan cache's config for the graph, first, when its engine is applicable here. */
@@ -396,7 +406,7 @@ static void prefer_tuned(heur_state* s) {
     say_tuned(s, e);
     if (e < 0 || !s->ok[e]) return;
     memmove(s->results + 1, s->results, (size_t)s->num_results * sizeof(heur_result));
-    s->results[0] = (heur_result){e, true};
+    s->results[0] = (heur_result){e, s->tuned.ms >= 0};
     ++s->num_results;
 }
 
@@ -460,14 +470,16 @@ static bool shortcut(heur_state* s) {
         if (e < 0 || deselected(s, e)) continue;
         ask_once(s, hipdnnRegistryEngine(e)->plugin);
         if (!s->ok[e]) continue;
-        s->results[0] = (heur_result){e, e == tuned};
+        s->results[0] = (heur_result){e, e == tuned && s->tuned.ms >= 0};
         s->num_results = s->partial = 1;
         if (e == tuned) say_tuned(s, e);
         hipdnnLog(HIPDNN_LOG_INFO, "heuristics: graph '%s': %s ranked first (%s) without asking "
                   "the other engines", ((hipdnnGraphState*)s->graph->state)->name ?
                   ((hipdnnGraphState*)s->graph->state)->name : "", names[i],
                   i == 0 && s->preferred && *s->preferred ? "the preferred engine"
-                  : e == tuned && i == n - 1 ? "its tuned config" : "HIPDNN_ENGINE");
+                  : e == tuned && i == n - 1
+                      ? (s->tuned.ms < 0 ? "remembered from an earlier process" : "its tuned config")
+                      : "HIPDNN_ENGINE");
         return true;
     }
     return false;
@@ -559,6 +571,18 @@ static hipdnnStatus_t complete(heur_state* s) {
     return HIPDNN_STATUS_SUCCESS;
 }
 
+/* After a full ranking under mode A with no cache entry and nothing the user set deciding
+ * it (preferred, deselected, HIPDNN_ENGINE), the first engine goes to the plan cache, so
+ * the next process's short cut asks it alone. */
+static void remember(heur_state* s) {
+    char list[512], *names[1];
+    if (s->mode != HIPDNN_HEUR_MODE_A || s->has_tuned || s->num_results < 1 ||
+        (s->preferred && *s->preferred) || s->num_deselected > 0 ||
+        env_names(list, sizeof(list), names, 1) > 0)
+        return;
+    hipdnnPlanCacheRemember(s->graph->state, hipdnnRegistryEngine(s->results[0].engine)->name);
+}
+
 static hipdnnStatus_t heur_finalize(hipdnnBackendDescriptor_t d) {
     heur_state* s = H(d);
     hipdnnStatus_t st = check_heur_inputs(s);
@@ -586,6 +610,7 @@ static hipdnnStatus_t heur_finalize(hipdnnBackendDescriptor_t d) {
     s->partial = 1; /* complete() asks every engine not asked yet */
     s->num_results = 0;
     st = complete(s);
+    if (!st) remember(s);
     return st;
 }
 

@@ -211,7 +211,9 @@ bool hipdnnPlanCacheLookup(const hipdnnGraphState* gs, hipdnnPlanCacheEntry* out
     size_t n = 0;
     char* text = read_file(path, &n, why, sizeof(why));
     bool hit = false;
+    bool ranked = false; /* hipdnnPlanCacheRemember's: replaced, not warned of */
     if (text) {
+        ranked = strstr(text, "\ntime_ms -1\n") != NULL;
         char* copy = malloc(n + 1);
         if (copy) memcpy(copy, text, n + 1);
         hit = copy && parse_entry(copy, n, &k, out, why, sizeof(why));
@@ -222,10 +224,13 @@ bool hipdnnPlanCacheLookup(const hipdnnGraphState* gs, hipdnnPlanCacheEntry* out
     }
     if (hit)
         utimensat(AT_FDCWD, path, NULL, 0); /* most recently used, for eviction */
+    else if (why[0] && ranked)
+        hipdnnLog(HIPDNN_LOG_INFO, "plan cache: the ranking remembered in %s does not apply: %s; "
+                  "every engine is asked", path, why);
     else if (why[0])
         hipdnnLog(HIPDNN_LOG_WARN, "plan cache: ignored %s: %s%s", path, why,
-                  strncmp(why, "damaged", 7) == 0 ? " (removed; autotune writes it again)"
-                                                  : " (autotune replaces it)");
+                  strncmp(why, "damaged", 7) == 0 ? " (removed)"
+                                                  : " (this process's ranking or autotune replaces it)");
     return hit;
 }
 
@@ -245,6 +250,44 @@ static hipdnnStatus_t write_atomic(const char* dir, const char* path, const char
         return hipdnnFail(HIPDNN_STATUS_INTERNAL_ERROR, "plan cache: writing %s: %s", path, strerror(e));
     }
     return HIPDNN_STATUS_SUCCESS;
+}
+
+void hipdnnPlanCacheRemember(const hipdnnGraphState* gs, const char* engine) {
+    char dir[4096], path[4200], why[512] = "", text[ENTRY_MAX];
+    entry_key k;
+    hipdnnPlanCacheEntry e = {.ms = -1};
+    if (!gs->bytes || !hipdnnPlanCacheDir(dir, sizeof(dir), why, sizeof(why))) return;
+    snprintf(e.engine, sizeof(e.engine), "%s", engine);
+    make_key(gs, &k);
+    const size_t n = format_entry(&k, &e, text, sizeof(text));
+    if (!entry_path(dir, gs, &k, path, sizeof(path)) || n == 0) return;
+    int fd = hipdnnPlanCacheLock(dir, why, sizeof(why));
+    if (fd < 0) {
+        hipdnnLog(HIPDNN_LOG_INFO, "plan cache: not remembering graph '%s': %s",
+                  gs->name ? gs->name : "", why);
+        return;
+    }
+    /* An entry valid here stays (tuned, perhaps, by another process); one for another
+     * hipdnn, plugin set or graph, or damaged, is replaced. */
+    size_t old_n = 0;
+    char* old = read_file(path, &old_n, why, sizeof(why));
+    hipdnnPlanCacheEntry seen;
+    const bool valid = old && parse_entry(old, old_n, &k, &seen, why, sizeof(why));
+    free(old);
+    if (!valid) {
+        char keep[1024]; /* write_atomic's failure is not the caller's error */
+        snprintf(keep, sizeof(keep), "%s", hipdnnErrorMessage());
+        if (write_atomic(dir, path, text, n) == HIPDNN_STATUS_SUCCESS) {
+            if (fnv64(k.graph, strlen(k.graph)) % 32 == 0) hipdnnPlanCacheEvict(dir);
+            hipdnnLog(HIPDNN_LOG_INFO, "plan cache: remembered %s (engine %s, ranked first)", path,
+                      engine);
+        } else {
+            hipdnnLog(HIPDNN_LOG_INFO, "plan cache: not remembering graph '%s': %s",
+                      gs->name ? gs->name : "", hipdnnErrorMessage());
+        }
+        hipdnnFail(HIPDNN_STATUS_SUCCESS, "%s", keep);
+    }
+    hipdnnPlanCacheUnlock(fd);
 }
 
 hipdnnStatus_t hipdnnPlanCacheStore(const hipdnnGraphState* gs, const hipdnnPlanCacheEntry* e) {

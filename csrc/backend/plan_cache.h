@@ -43,5 +43,13 @@ bool hipdnnPlanCacheLookup(const hipdnnGraphState* gs, hipdnnPlanCacheEntry* out
  * folder's lock, then eviction.  Errors: NOT_SUPPORTED (cache off or no folder), INTERNAL_ERROR
  * (the file system's message). */
 hipdnnStatus_t hipdnnPlanCacheStore(const hipdnnGraphState* gs, const hipdnnPlanCacheEntry* e);
+/* Remembers the heuristics' first engine for the graph (its default knobs, time_ms -1:
+ * ranked, not tuned) where no entry is there yet, so that a later process asks that engine
+ * alone (heuristics.c's short cut) instead of every engine, whose vendor libraries take
+ * ~100 ms each to start.  A tuned entry is never replaced.  Quiet: the cache off or a
+ * failed write only logs (info), and sets no error.  Eviction runs on one store in 32
+ * (chosen by the graph's hash), as a folder of thousands of entries takes milliseconds
+ * to scan; the folder may pass its bound by a few dozen entries between evictions. */
+void hipdnnPlanCacheRemember(const hipdnnGraphState* gs, const char* engine);
 
 #endif
