@@ -39,11 +39,13 @@ static const struct {
 /* GM_SGEMM's tiles (256 threads, 8 x 8, 8 x 4 or 4 x 4 outputs a thread), and how fast each
  * runs against 128 x 64: on an H200 (RESULTS.md, run M18) 128 x 64 beat 128 x 128 in every
  * product timed, 1024 rows by 768 to 3072 (1.27x at 1024 x 3072 x 768, one wave of 128 x
- * 128 against two of 128 x 64), so the model takes 128 x 128 only by the TILE_N knob. */
+ * 128 against two of 128 x 64), so the model takes 128 x 128 only by the TILE_N knob; and
+ * 64 x 64 lost to 128 x 64 split over k (0.087 against 0.066 ms at 1024 x 768 x 768, 0.270
+ * against 0.175 at 1024 x 768 x 3072), so it wins only where it saves a wave. */
 static const struct {
     int bm, bn;
     double efficiency;
-} k_sg_tiles[] = {{128, 128, 0.79}, {128, 64, 1.0}, {64, 64, 0.69}};
+} k_sg_tiles[] = {{128, 128, 0.79}, {128, 64, 1.0}, {64, 64, 0.45}};
 
 /* Whether GM_SGEMM can read p's operands: fp32 a and b, each a matrix of 16-byte chunks
  * (vec_operand); a forward convolution's x any layout (gathered element by element, its
