@@ -541,6 +541,23 @@ def sdpa_mask(b, sq, skv, len_q=None, len_kv=None, left=None, right=None,
     return allowed
 
 
+def alibi_slopes(hq):
+    """ALiBi's slope per query head (Press et al.; cuDNN frontend's test_mhas): n the
+    largest power of two <= hq, the first n heads 2^(-8 / n) to the powers 1..n, the rest
+    the odd powers of 2^(-4 / n)."""
+    n = 2 ** int(np.floor(np.log2(hq)))
+    m = 2.0 ** (-8.0 / n * np.arange(1, n + 1))
+    if n < hq:
+        m = np.concatenate([m, 2.0 ** (-4.0 / n * np.arange(1, 2 * (hq - n), 2))])
+    return m
+
+
+def alibi_bias(hq, sq, skv):
+    """[1, hq, sq, skv] float64: slope_h * (j - i)."""
+    dist = np.arange(skv)[None, :] - np.arange(sq)[:, None]
+    return alibi_slopes(hq)[None, :, None, None] * dist[None, None].astype(np.float64)
+
+
 def _expand_heads(t, hq):
     return np.repeat(np.asarray(t, np.float64), hq // t.shape[1], axis=1)
 

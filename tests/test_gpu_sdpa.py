@@ -99,7 +99,7 @@ def run(gpu, dtype, c, stats=True, scale_as="float", o_dtype=None):
     o, st = g.sdpa(q.bind(g, "q"), k.bind(g, "k"), v.bind(g, "v"), generate_stats=stats,
                    name="attn", **kw)
     want_o, want_stats = ref.sdpa(q.values, k.values, v.values, scale,
-                                  bias.values if bias else None, c.allowed())
+                                  c.additive(bias.values if bias else None), c.allowed())
     o_layout = "bshd" if c.layout == "packed_qkv" else c.layout
     outs = [gpu.output(o, want_o.shape, o_dtype or dtype, o_layout)]
     if stats:
@@ -225,6 +225,15 @@ def test_bias_with_causal_mask_and_padding(gpu):
 
 
 # ---- heads, stats, scale -------------------------------------------------------------------
+
+@pytest.mark.parametrize("hq", [4, 6], ids=["heads_power_of_two", "heads_6"])
+def test_alibi(gpu, dtype, hq):
+    """ALiBi on both kernels (fp32 takes the general one), causal as cuDNN requires, and
+    with bias and padding."""
+    run(gpu, dtype, Case(hq=hq, sq=70, skv=70, causal=True, alibi=True))
+    run(gpu, dtype, Case(hq=hq, sq=40, skv=90, alibi=True, bias=[1, hq, 40, 90],
+                         lens=([40, 17], [90, 33])))
+
 
 @pytest.mark.parametrize("heads", [(16, 2, 2), (4, 1, 1), (6, 3, 2)], ids=["gqa8", "mqa", "mixed"])
 def test_grouped_heads(gpu, dtype, heads):

@@ -59,7 +59,7 @@ def inputs(gpu, dtype, c):
     bias = gpu.input(c.bias, dtype) if c.bias is not None else None
     allowed = c.allowed()
     o64, st64 = ref.sdpa(q.values, k.values, v.values, float(np.float32(c.scale)),
-                         bias.values if bias else None, allowed)
+                         c.additive(bias.values if bias else None), allowed)
     o = exact_input(o64, dtype, layout)
     st = exact_input(st64, "fp32", "packed")
     do = gpu.input(o64.shape, dtype, layout)
@@ -95,7 +95,7 @@ def run(gpu, dtype, c, scale_as="float", out_dtype=None, engine=None):
     grads = g.sdpa_backward(q.bind(g, "q"), k.bind(g, "k"), v.bind(g, "v"), o.bind(g, "o"),
                             do.bind(g, "dO"), st.bind(g, "stats"), name="attn_bwd", **kw)
     want = ref.sdpa_backward(q.values, k.values, v.values, o.values, do.values, st.values,
-                             scale, bias.values if bias else None, allowed)
+                             scale, c.additive(bias.values if bias else None), allowed)
     outs = [gpu.output(t, w.shape, out_dtype or dtype, layout) for t, w in zip(grads, want)]
     saved = gpu.engine
     gpu.engine = engine or saved
@@ -199,6 +199,11 @@ def test_bias_with_causal_mask_and_padding(gpu):
 
 
 # ---- heads, scale --------------------------------------------------------------------------
+
+def test_alibi(gpu, dtype):
+    run(gpu, dtype, Case(hq=6, hk=2, sq=45, skv=45, causal=True, alibi=True))
+    run(gpu, dtype, Case(hq=4, sq=40, skv=70, alibi=True, lens=([40, 17], [70, 33])))
+
 
 @pytest.mark.parametrize("heads", [(8, 2, 2), (4, 1, 1), (6, 3, 2), (6, 2, 3)],
                          ids=["gqa4", "mqa", "k3_v2", "k2_v3"])

@@ -151,6 +151,11 @@ def test_additive_bias(gpu, dtype, splits, bias):
     run(gpu, dtype, Case(b=2, hq=8, hk=2, sq=2, skv=400, bias=bias))
 
 
+def test_alibi(gpu, dtype, splits):
+    splits(3)
+    run(gpu, dtype, Case(b=2, hq=12, hk=4, sq=3, skv=400, alibi=True, causal_br=True))
+
+
 def test_bias_with_causal_mask_and_padding(gpu):
     run(gpu, "fp16", Case(b=2, hq=8, hk=1, sq=4, skv=1200, bias=[2, 8, 4, 1200], causal_br=True,
                           lens=([4, 3], [1100, 1200])))

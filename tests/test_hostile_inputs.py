@@ -498,10 +498,10 @@ def edited(patch, compute=hipdnn.data_type.HALF):
     # F1: an op kind no table knows (255) was loaded as a C++ enum: undefined behaviour
     (lambda fb: fb.put("<B", fb.field(fb.node(0), NODE_OP_TYPE), 255),
      r"node 0 \('conv'\) has unknown op kind 255"),
-    (lambda fb: fb.put("<I", fb.field(fb.root(), GRAPH_FORMAT_VERSION), 3),
-     r"format version 3, but this hipdnn reads version 2"),
+    (lambda fb: fb.put("<I", fb.field(fb.root(), GRAPH_FORMAT_VERSION), 4),
+     r"format version 4, but this hipdnn reads versions 2 and 3"),
 ], ids=["compute_type_99", "compute_type_negative", "data_type_77", "conv_mode_7",
-        "pointwise_mode_999", "op_kind_255", "format_version_3"])
+        "pointwise_mode_999", "op_kind_255", "format_version_4"])
 def test_bug9_enums_in_bytes_are_validated(hostile, patch, match):
     deserialize(hostile, edited(patch)).raised(hipdnn.InvalidGraphError, match)
 

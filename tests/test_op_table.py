@@ -103,11 +103,37 @@ def _set_format_version(data: bytes, version: int) -> bytes:
 def test_bytes_of_another_format_version_are_refused_naming_both():
     data = _graph_bytes()
     hipdnn.pygraph().deserialize(data)  # the original reads back
-    for version in (1, _C.GRAPH_FORMAT_VERSION + 1):
+    for version in (1, _C.GRAPH_FORMAT_VERSION_ATTENTION_EXT + 1):
         with pytest.raises(hipdnn.InvalidGraphError) as e:
             hipdnn.pygraph().deserialize(_set_format_version(data, version))
         assert f"format version {version}" in str(e.value)
-        assert f"version {_C.GRAPH_FORMAT_VERSION}" in str(e.value)
+        assert f"versions {_C.GRAPH_FORMAT_VERSION} and 3" in str(e.value)
+
+
+def _format_version(data: bytes) -> int:
+    buf = bytearray(data)
+    root = int.from_bytes(buf[0:4], "little")
+    vtable = root - int.from_bytes(buf[root:root + 4], "little", signed=True)
+    off = int.from_bytes(buf[vtable + 4 + 2 * 3:vtable + 6 + 2 * 3], "little")
+    return int.from_bytes(buf[root + off:root + off + 4], "little")
+
+
+@pytest.mark.parametrize("alibi", [False, True])
+def test_attention_features_since_version_2_write_version_3(alibi):
+    """A graph using ALiBi is written as version 3, which a reader of version 2 alone
+    refuses by name (rather than running it without ALiBi); without, version 2 still."""
+    g = hipdnn.pygraph(io_data_type=hipdnn.data_type.FLOAT)
+    q = g.tensor(name="q", dim=[1, 2, 4, 8])
+    o, _ = g.sdpa(q, q, q, generate_stats=False, use_alibi_mask=alibi, use_causal_mask=True)
+    o.set_output(True)
+    g.validate()
+    g.build_operation_graph()
+    data = g.serialize()
+    want = _C.GRAPH_FORMAT_VERSION_ATTENTION_EXT if alibi else _C.GRAPH_FORMAT_VERSION
+    assert _format_version(data) == want
+    back = hipdnn.pygraph()
+    back.deserialize(data)
+    assert back.serialize() == data
 
 
 def test_conv_parameters_beyond_2_pow_40_are_refused_when_set():

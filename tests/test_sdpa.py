@@ -21,16 +21,19 @@ class Case:
 
     def __init__(self, b=2, hq=4, hk=None, hv=None, sq=7, skv=9, d=8, dv=None, scale=0.35,
                  bias=None, causal=False, causal_br=False, window=None, left=None, right=None,
-                 align=ALIGN.TOP_LEFT, lens=None, layout="packed"):
+                 align=ALIGN.TOP_LEFT, lens=None, layout="packed", alibi=False):
         self.b, self.hq, self.sq, self.skv, self.d = b, hq, sq, skv, d
         self.hk, self.hv, self.dv = hk or hq, hv or hk or hq, dv or d
         self.scale, self.bias, self.layout = scale, bias, layout
         self.causal, self.causal_br, self.window = causal, causal_br, window
         self.left, self.right, self.align, self.lens = left, right, align, lens
+        self.alibi = alibi
 
     def kwargs(self):
         kw = dict(use_causal_mask=self.causal, use_causal_mask_bottom_right=self.causal_br,
                   diagonal_alignment=self.align)
+        if self.alibi:
+            kw["use_alibi_mask"] = True
         if self.window is not None:
             kw["sliding_window_length"] = self.window
         if self.left is not None:
@@ -38,6 +41,13 @@ class Case:
         if self.right is not None:
             kw["diagonal_band_right_bound"] = self.right
         return kw
+
+    def additive(self, bias):
+        """What the reference adds to the scores: the bias's values (or None) plus ALiBi's."""
+        if not self.alibi:
+            return bias
+        a = ref.alibi_bias(self.hq, self.sq, self.skv)
+        return a if bias is None else a + np.asarray(bias, np.float64)
 
     def allowed(self):
         right = 0 if (self.causal or self.causal_br) else self.right
@@ -91,7 +101,7 @@ def forward(nx, dtype, case, runtime_scale=False, stats=True):
     o, st = g.sdpa(q.bind(g, "q"), k.bind(g, "k"), v.bind(g, "v"), generate_stats=stats,
                    name="attn", **kw)
     want_o, want_stats = ref.sdpa(q.values, k.values, v.values, scale,
-                                  bias.values if bias else None, c.allowed())
+                                  c.additive(bias.values if bias else None), c.allowed())
     outs = [nx.output(o, want_o.shape, dtype, c.layout)]
     if stats:
         outs.append(nx.output(st, want_stats.shape, "fp32"))
@@ -214,6 +224,22 @@ def test_value_head_dim_differs(nx):
     check(nx, "fp32", Case(d=16, dv=8))
 
 
+@pytest.mark.parametrize("hq", [4, 6], ids=["heads_power_of_two", "heads_6"])
+def test_alibi(nx, dtype, hq):
+    """ALiBi's slope_h (j - i) added to the scores (6 heads: the slopes past 4 take the odd
+    steps), with a causal mask as cuDNN requires, and with bias and padding too."""
+    check(nx, dtype, Case(hq=hq, hk=2, causal=True, alibi=True))
+    check(nx, dtype, Case(hq=hq, sq=9, skv=7, alibi=True, bias=[1, hq, 9, 7],
+                          lens=([9, 4], [7, 5])))
+
+
+def test_alibi_slopes_match_test_mhas_rule():
+    """references.alibi_slopes is test_mhas's rule: 8 heads 2^-1 .. 2^-8; 12 heads add
+    2^-0.5, 2^-1.5, ... for the 4 past 8."""
+    np.testing.assert_allclose(ref.alibi_slopes(8), 2.0 ** -np.arange(1, 9))
+    np.testing.assert_allclose(ref.alibi_slopes(12)[8:], 2.0 ** -(np.arange(1, 8, 2) / 2))
+
+
 def test_float64(nx):
     check(nx, "fp64", Case(causal=True, bias=[1, 4, 7, 9], hk=2))
 
@@ -230,8 +256,8 @@ def backward(nx, dtype, case, check_tol=None):
     bias = nx.input(c.bias, dtype) if c.bias is not None else None
     scale = float(np.float32(c.scale))
     allowed = c.allowed()
-    o64, st64 = ref.sdpa(q.values, k.values, v.values, scale, bias.values if bias else None,
-                         allowed)
+    added = c.additive(bias.values if bias else None)
+    o64, st64 = ref.sdpa(q.values, k.values, v.values, scale, added, allowed)
     o = nx.input(o64.shape, dtype, c.layout, values=o64) if np.all(o64 != 0) else \
         _exact_input(nx, o64, dtype, c.layout)
     st = _exact_input(nx, st64, "fp32" if dtype != "fp64" else "fp64", "packed")
@@ -251,7 +277,7 @@ def backward(nx, dtype, case, check_tol=None):
                                  do.bind(g, "dO"), st.bind(g, "stats"), attn_scale=c.scale,
                                  name="attn_bwd", **kw)
     want = ref.sdpa_backward(q.values, k.values, v.values, o.values, do.values, st.values,
-                             scale, bias.values if bias else None, allowed)
+                             scale, added, allowed)
     outs = [nx.output(t, w.shape, dtype, c.layout) for t, w in zip((dq, dk, dv), want)]
     nx.execute(g, ins + outs)
     for out, w in zip(outs, want):
@@ -290,6 +316,11 @@ def test_backward_rows_that_see_no_key(nx):
 
 def test_backward_bshd_mqa(nx, dtype):
     backward(nx, dtype, Case(layout="bshd", hq=4, hk=1, hv=1))
+
+
+def test_backward_alibi(nx, dtype):
+    backward(nx, dtype, Case(hq=6, hk=3, causal=True, alibi=True))
+    backward(nx, "fp32", Case(hq=4, sq=9, skv=7, alibi=True, lens=([9, 4], [7, 5])))
 
 
 def test_backward_float64(nx):
@@ -380,8 +411,7 @@ def test_serialized_sdpa_runs_after_deserialize(rng):
     # ValueError from sdpa()
     (dict(dropout=(0.1, None, None)), hipdnn.FeatureNotSupportedError,
      "sdpa: dropout is not supported"),
-    (dict(use_alibi_mask=True), hipdnn.FeatureNotSupportedError,
-     "sdpa: use_alibi_mask is not supported"),
+    (dict(use_alibi_mask="yes"), TypeError, "use_alibi_mask: expected a bool"),
     (dict(paged_attention_k_table=object()), hipdnn.FeatureNotSupportedError,
      "sdpa: paged_attention_k_table is not supported"),
     (dict(use_causal_mask=True, use_causal_mask_bottom_right=True), ValueError,

@@ -124,6 +124,23 @@ bool decode_op(const flatbuffers::Table* t, const hipdnnSdkOpInfo& info, hipdnnS
     return true;
 }
 
+// Version 3 where a graph uses what version 2 cannot say (attention's ALiBi, and the
+// attention features that follow it: a parameter past use_padding_mask off its default),
+// so that a reader of version 2 alone refuses it by name rather than running it without
+// the feature; every other graph stays version 2, which such readers still take.
+uint32_t format_version_of(const hipdnnSdkGraph* g) {
+    for (int32_t i = 0; i < g->num_nodes; ++i) {
+        const hipdnnSdkNode& n = g->nodes[i];
+        if (n.kind != HIPDNN_OP_SDPA_FWD && n.kind != HIPDNN_OP_SDPA_BWD) continue;
+        const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n.kind);
+        for (int a = HIPDNN_SDPA_ALIBI; a < info->num_attrs; ++a)
+            if (n.attrs[a].count && static_cast<double>(n.attrs[a].i[0]) !=
+                                        info->attrs[a].default_value)
+                return HIPDNN_GRAPH_FORMAT_VERSION_ATTENTION_EXT;
+    }
+    return HIPDNN_GRAPH_FORMAT_VERSION;
+}
+
 int finish(flatbuffers::FlatBufferBuilder& b, uint8_t** data, size_t* size) {
     *size = b.GetSize();
     *data = static_cast<uint8_t*>(std::malloc(*size ? *size : 1));
@@ -161,7 +178,7 @@ extern "C" int hipdnnSdkGraphEncode(const hipdnnSdkGraph* g, uint8_t** data, siz
         auto name = b.CreateString(g->name ? g->name : "");
         auto tv = b.CreateVector(tensors);
         auto nv = b.CreateVector(nodes);
-        b.Finish(fb::CreateGraph(b, name, tv, nv, HIPDNN_GRAPH_FORMAT_VERSION),
+        b.Finish(fb::CreateGraph(b, name, tv, nv, format_version_of(g)),
                  fb::GraphIdentifier());
         return finish(b, data, size);
     } catch (const std::bad_alloc&) {
@@ -238,11 +255,13 @@ bool check_format_version(const uint8_t* data, size_t size, char* err, size_t er
         return false;
     }
     uint32_t version = root->GetField<uint32_t>(fb::Graph::VT_FORMAT_VERSION, 1);
-    if (version != HIPDNN_GRAPH_FORMAT_VERSION) {
+    if (version != HIPDNN_GRAPH_FORMAT_VERSION &&
+        version != HIPDNN_GRAPH_FORMAT_VERSION_ATTENTION_EXT) {
         hipdnnSdkFormat(err, err_len,
-                        "graph bytes: format version %u, but this hipdnn reads version %d "
-                        "only; serialize the graph again with this version",
-                        version, HIPDNN_GRAPH_FORMAT_VERSION);
+                        "graph bytes: format version %u, but this hipdnn reads versions %d "
+                        "and %d only; serialize the graph again with this version",
+                        version, HIPDNN_GRAPH_FORMAT_VERSION,
+                        HIPDNN_GRAPH_FORMAT_VERSION_ATTENTION_EXT);
         return false;
     }
     return true;

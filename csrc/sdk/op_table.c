@@ -49,6 +49,8 @@
      {"right_bound", HIPDNN_ATTR_OPERATION_SDPA_RIGHT_BOUND_EXT, HIPDNN_TYPE_INT64,            \
       HIPDNN_OP_ATTR_INT64, 1, -1, INT64_C(1) << 40, -1},                                      \
      {"use_padding_mask", HIPDNN_ATTR_OPERATION_SDPA_USE_PADDING_MASK_EXT, HIPDNN_TYPE_BOOLEAN, \
+      HIPDNN_OP_ATTR_BOOLEAN, 1, 0, 1, 0},                                                     \
+     {"use_alibi_mask", HIPDNN_ATTR_OPERATION_SDPA_USE_ALIBI_MASK_EXT, HIPDNN_TYPE_BOOLEAN,     \
       HIPDNN_OP_ATTR_BOOLEAN, 1, 0, 1, 0}}
 
 static const hipdnnSdkOpInfo k_ops[] = {
@@ -330,7 +332,7 @@ static const hipdnnSdkOpInfo k_ops[] = {
                    OPT("seq_len_kv", HIPDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_KV_EXT)},
         .outputs = {IN_FE("o", HIPDNN_ATTR_OPERATION_SDPA_FWD_O_EXT, NULL, "O"),
                     OPT_FE("stats", HIPDNN_ATTR_OPERATION_SDPA_FWD_STATS_EXT, NULL, "Stats")},
-        .num_attrs = 4,
+        .num_attrs = 5,
         .attrs = SDPA_PARAMS,
     },
     {
@@ -353,7 +355,7 @@ static const hipdnnSdkOpInfo k_ops[] = {
         .outputs = {IN_FE("dq", HIPDNN_ATTR_OPERATION_SDPA_BWD_DQ_EXT, "dQ", "dQ"),
                     IN_FE("dk", HIPDNN_ATTR_OPERATION_SDPA_BWD_DK_EXT, "dK", "dK"),
                     IN_FE("dv", HIPDNN_ATTR_OPERATION_SDPA_BWD_DV_EXT, "dV", "dV")},
-        .num_attrs = 4,
+        .num_attrs = 5,
         .attrs = SDPA_PARAMS,
     },
 };

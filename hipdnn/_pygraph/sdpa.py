@@ -1,7 +1,8 @@
 """pygraph's attention family: ``sdpa`` and ``sdpa_backward`` (scaled dot-product
 attention), with cuDNN frontend's keywords.  Both take the same masks, resolved as cuDNN
-frontend resolves them in ``_sdpa_params``; what hipdnn does not support yet (dropout,
-ALiBi, paged attention, block masks, score modifiers) is recorded on the node:
+frontend resolves them in ``_sdpa_params``, ALiBi (use_alibi_mask) included; what hipdnn
+does not support yet (dropout, paged attention, block masks, score modifiers) is recorded
+on the node:
 ``validate()`` passes, as cuDNN frontend's does, and ``create_execution_plans()`` raises
 FeatureNotSupportedError naming it (where cuDNN frontend code looks for a graph it cannot
 run)."""
@@ -54,7 +55,7 @@ class SdpaOps(GraphBase):
     def _sdpa_params(self, op: _Op, what: str, use_padding_mask: bool, use_causal_mask: bool,
                      use_causal_mask_bottom_right: bool, sliding_window_length: Optional[int],
                      diagonal_alignment: Any, diagonal_band_left_bound: Optional[int],
-                     diagonal_band_right_bound: Optional[int],
+                     diagonal_band_right_bound: Optional[int], use_alibi_mask: bool,
                      unsupported: Sequence[Tuple[str, Any]]) -> None:
         """The mask parameters both attention ops take, as cuDNN frontend resolves them:
         the causal flags are a right bound of 0 at their alignment, a sliding window is a
@@ -99,6 +100,8 @@ class SdpaOps(GraphBase):
             self._param(op, "right_bound", int(right))
         if _bool_arg(use_padding_mask, f"{what}: use_padding_mask"):
             self._param(op, "use_padding_mask", True)
+        if _bool_arg(use_alibi_mask, f"{what}: use_alibi_mask"):
+            self._param(op, "use_alibi_mask", True)
 
     def sdpa(self, q: Tensor, k: Tensor, v: Tensor, is_inference: Optional[bool] = None,
              attn_scale: Optional[Operand] = None, bias: Optional[Tensor] = None,
@@ -123,11 +126,12 @@ class SdpaOps(GraphBase):
         log-sum-exp of each score row, [B, H_q, S_q, 1] float32, for sdpa_backward; else
         None.  Masks: causal (top-left or bottom-right), a sliding window or any band
         (diagonal_band_left_bound / right_bound at diagonal_alignment), padding through
-        seq_len_q / seq_len_kv ([B, 1, 1, 1] int32), additive bias.  A row that attends
-        to nothing gives 0 and Stats -inf.  Bottom-right alignment or a left bound with
-        S_q > S_kv needs a padding mask, as in cuDNN frontend.  Dropout, ALiBi, paged attention, block masks
-        and score modifiers are not supported (create_execution_plans() raises
-        FeatureNotSupportedError)."""
+        seq_len_q / seq_len_kv ([B, 1, 1, 1] int32), additive bias, ALiBi
+        (use_alibi_mask: slope_h * (j - i) added to the scores, slopes as in
+        docs/python_api.md).  A row that attends to nothing gives 0 and Stats -inf.
+        Bottom-right alignment or a left bound with S_q > S_kv needs a padding mask, as in
+        cuDNN frontend.  Dropout, paged attention, block masks and score modifiers are not
+        supported (create_execution_plans() raises FeatureNotSupportedError)."""
         what = "sdpa"
         if (generate_stats is None) == (is_inference is None):
             raise ValueError("sdpa: exactly one of generate_stats and is_inference must be set "
@@ -138,8 +142,8 @@ class SdpaOps(GraphBase):
         self._sdpa_params(op, what, use_padding_mask, use_causal_mask,
                           use_causal_mask_bottom_right, sliding_window_length,
                           diagonal_alignment, diagonal_band_left_bound,
-                          diagonal_band_right_bound,
-                          [("block_mask", block_mask), ("use_alibi_mask", use_alibi_mask),
+                          diagonal_band_right_bound, use_alibi_mask,
+                          [("block_mask", block_mask),
                            ("dropout", dropout), ("rng_dump", rng_dump),
                            ("paged_attention_k_table", paged_attention_k_table),
                            ("paged_attention_v_table", paged_attention_v_table),
@@ -180,8 +184,8 @@ class SdpaOps(GraphBase):
         self._sdpa_params(op, what, use_padding_mask, use_causal_mask,
                           use_causal_mask_bottom_right, sliding_window_length,
                           diagonal_alignment, diagonal_band_left_bound,
-                          diagonal_band_right_bound,
-                          [("dBias", dBias), ("use_alibi_mask", use_alibi_mask),
+                          diagonal_band_right_bound, use_alibi_mask,
+                          [("dBias", dBias),
                            ("max_total_seq_len_q", max_total_seq_len_q),
                            ("max_total_seq_len_kv", max_total_seq_len_kv),
                            ("dropout", dropout), ("rng_dump", rng_dump),

@@ -182,6 +182,8 @@ bool hipe_fa_options(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const hipe
         hipe_fa_bind(st, t->uid, q ? FA(len_q) : FA(len_kv), -1);
     }
     p->bottom_right = n->attrs[HIPDNN_SDPA_ALIGNMENT].i[0] == HIPDNN_DIAGONAL_ALIGNMENT_BOTTOM_RIGHT;
+    if (n->attrs[HIPDNN_SDPA_ALIBI].i[0])
+        for (p->alibi_n = 1; 2 * (int64_t)p->alibi_n <= p->hq;) p->alibi_n *= 2;
     p->left = n->attrs[HIPDNN_SDPA_LEFT_BOUND].i[0];
     p->right = n->attrs[HIPDNN_SDPA_RIGHT_BOUND].i[0];
     if (p->left < 0 || p->right < -1)

@@ -56,12 +56,19 @@ PW_FN float fa_scale_log2(const fa_program& p) {
     return (p.scale_t ? fa_load(p.scale_dt, p.scale_t, 0) : p.scale) * FA_LOG2E;
 }
 
-// The bias of (b, h, i, j) in base 2, 0 without one.
+// ALiBi's slope of query head h (hipdnn.h's rule; n = p.alibi_n).
+PW_FN float fa_alibi_slope(int n, int64_t h) {
+    return h < n ? exp2f(-8.0f * (float)(h + 1) / (float)n)
+                 : exp2f(-4.0f * (float)(2 * (h - n) + 1) / (float)n);
+}
+
+// The additive terms of (b, h, i, j), bias and ALiBi, in base 2; 0 without them.
 PW_FN float fa_bias_log2(const fa_program& p, int64_t b, int64_t h, int64_t i, int64_t j) {
-    if (!p.bias) return 0.0f;
-    return fa_load(p.bias_dt, p.bias,
-                   b * p.bias_s[0] + h * p.bias_s[1] + i * p.bias_s[2] + j * p.bias_s[3]) *
-           FA_LOG2E;
+    float x = p.alibi_n ? fa_alibi_slope(p.alibi_n, h) * (float)(j - i) : 0.0f;
+    if (p.bias)
+        x += fa_load(p.bias_dt, p.bias,
+                     b * p.bias_s[0] + h * p.bias_s[1] + i * p.bias_s[2] + j * p.bias_s[3]);
+    return x * FA_LOG2E;
 }
 
 // Which (b, h, first query) block `bid` takes (fa_program.h: the last tile first).

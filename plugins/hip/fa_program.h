@@ -6,7 +6,8 @@
  * of the query sees key j when j < L_kv, i < L_q (the sample's lengths with a padding
  * mask, else skv and sq) and i + shift - left < j <= i + shift + right (each bound only
  * when set; shift = L_kv - L_q at BOTTOM_RIGHT, else 0), as the reference engine's sdpa.c
- * says.  Scores s = scale * q_i . k_j + bias[b, h, i, j]; o_i = softmax(s) v over the keys
+ * says.  Scores s = scale * q_i . k_j + bias[b, h, i, j] (+ slope_h (j - i) with ALiBi,
+ * hipdnn.h's slopes); o_i = softmax(s) v over the keys
  * row i sees, stats_i their log-sum-exp (natural log); a row that sees none gives o_i = 0
  * and stats_i = -inf.  Every tensor is addressed through its element strides (BHSD, BSHD
  * and packed QKV are stride orders); bias strides are 0 along its broadcast dims.
@@ -105,6 +106,7 @@ typedef struct {
     int32_t q_dt, k_dt, v_dt, o_dt, stats_dt, bias_dt, scale_dt; /* PW_F32 / F16 / BF16 */
     int32_t len_q_dt, len_kv_dt;            /* PW_I32 or PW_I64 */
     int32_t bottom_right;
+    int32_t alibi_n;                        /* ALiBi: largest power of 2 <= hq; 0: none */
     int32_t rows;                           /* queries a block */
     int64_t q_blocks;                       /* blocks along S_q: ceil(sq / rows) */
     /* the backward (an sdpa_bwd node: fa_bwd.h); o and stats are then read */

@@ -1,7 +1,8 @@
 /* sdpa_fwd and sdpa_bwd: scaled dot-product attention and its gradients.
  *
  * Per batch b and query head h (key head h / (H_q / H_k), value head h / (H_q / H_v)):
- *   s_ij = attn_scale * q_i . k_j + bias_ij      for the keys j row i may see,
+ *   s_ij = attn_scale * q_i . k_j + bias_ij [+ slope_h (j - i): ALiBi]  for the keys j
+ *   row i may see,
  *   p_ij = exp(s_ij - stats_i), stats_i = log sum_j exp(s_ij)  (the log-sum-exp),
  *   o_i  = sum_j p_ij v_j.
  * Row i sees key j when j < L_kv, i < L_q (the sequence lengths of sample b with a padding
@@ -34,6 +35,7 @@ typedef struct {
     ref_view bias_b;      /* broadcast to [B, H_q, S_q, S_kv] */
     const int64_t* len_q; /* per sample (padding), else NULL */
     const int64_t* len_kv;
+    int64_t alibi_n; /* ALiBi: the largest power of two <= H_q; 0: none */
 } sd_geo;
 
 static void geo_init(sd_geo* g, const hipdnnSdkNode* node, const ref_view* q, const ref_view* k,
@@ -54,6 +56,9 @@ static void geo_init(sd_geo* g, const hipdnnSdkNode* node, const ref_view* q, co
     g->padding = node->attrs[HIPDNN_SDPA_PADDING].i[0] != 0;
     g->bias = NULL;
     g->len_q = g->len_kv = NULL;
+    g->alibi_n = 0;
+    if (node->attrs[HIPDNN_SDPA_ALIBI].i[0])
+        for (g->alibi_n = 1; 2 * g->alibi_n <= g->hq;) g->alibi_n *= 2;
 }
 
 static bool dims4(const ref_view* v, int64_t a, int64_t b, int64_t c, int64_t d) {
@@ -124,11 +129,20 @@ static bool key_range(const sd_geo* g, int64_t b, int64_t i, int64_t* lo, int64_
     return a < e;
 }
 
+/* ALiBi's slope of query head h (hipdnn.h): the first n heads take 2^(-8 / n) to the
+ * powers 1..n, the rest the odd powers of 2^(-4 / n). */
+static double alibi_slope(int64_t n, int64_t h) {
+    return h < n ? exp2(-8.0 * (double)(h + 1) / (double)n)
+                 : exp2(-4.0 * (double)(2 * (h - n) + 1) / (double)n);
+}
+
+/* The additive terms of score (b, h, i, j): the bias and ALiBi's. */
 static double bias_at(const sd_geo* g, int64_t b, int64_t h, int64_t i, int64_t j) {
-    if (!g->bias) return 0.0;
+    double x = g->alibi_n ? alibi_slope(g->alibi_n, h) * (double)(j - i) : 0.0;
+    if (!g->bias) return x;
     const ref_view* v = &g->bias_b;
     int64_t off = b * v->strides[0] + h * v->strides[1] + i * v->strides[2] + j * v->strides[3];
-    return hipdnnSdkLoadAsDouble(v->data, v->dtype, off);
+    return x + hipdnnSdkLoadAsDouble(v->data, v->dtype, off);
 }
 
 /* Packed [B, H, S, D] float64 copies: element (b, h, s, d) at ((b H + h) S + s) D + d. */

@@ -539,14 +539,13 @@ typedef enum {
     HIPDNN_ATTR_OPERATION_NORM_BWD_ZERO_CENTERED_GAMMA_EXT = 21200, /* BOOLEAN, 1; default 0 */
     /* OPERATION_RESHAPE: cuDNN 9.22's reshape mode (its number is not public here) */
     HIPDNN_ATTR_OPERATION_RESHAPE_MODE_EXT = 21100, /* RESHAPE_MODE_EXT, 1; default VIEW_ONLY */
-    /* OPERATION_SDPA_FWD_EXT: o = softmax(q k^T * attn_scale + bias, masked) v per batch and
-     * query head; q [B, H_q, S_q, D], k [B, H_k, S_kv, D], v [B, H_v, S_kv, D_v] (any strides,
-     * H_q a multiple of H_k and H_v), o [B, H_q, S_q, D_v]; stats (optional, float32)
-     * [B, H_q, S_q, 1] the log-sum-exp of each row.  Masks: keys past seq_len_kv and queries
-     * past seq_len_q (use_padding_mask; int32 or int64 [B, 1, 1, 1]), and the band
+    /* OPERATION_SDPA_FWD_EXT: o = softmax(q k^T * attn_scale + bias [+ ALiBi], masked) v per
+     * batch and query head; q [B, H_q, S_q, D], k [B, H_k, S_kv, D], v [B, H_v, S_kv, D_v]
+     * (any strides, H_q a multiple of H_k and H_v), o [B, H_q, S_q, D_v]; stats (optional,
+     * float32) [B, H_q, S_q, 1] each row's log-sum-exp.  Masks: keys past seq_len_kv and
+     * queries past seq_len_q (use_padding_mask; int32 or int64 [B, 1, 1, 1]), the band
      * i + shift - left_bound < j <= i + shift + right_bound (shift 0 or S_kv - S_q by the
-     * diagonal alignment; right_bound 0 is the causal mask, left_bound the sliding window).
-     * A row that attends to nothing gives o = 0 and stats = -inf (docs/architecture.md). */
+     * alignment).  ALiBi: + slope_h (j - i) (docs/python_api.md); no key: o 0, stats -inf */
     HIPDNN_ATTR_OPERATION_SDPA_FWD_Q_EXT = 21000,
     HIPDNN_ATTR_OPERATION_SDPA_FWD_K_EXT = 21001,
     HIPDNN_ATTR_OPERATION_SDPA_FWD_V_EXT = 21002,
@@ -560,9 +559,9 @@ typedef enum {
     HIPDNN_ATTR_OPERATION_SDPA_LEFT_BOUND_EXT = 21010,  /* INT64, 1; default 0: none */
     HIPDNN_ATTR_OPERATION_SDPA_RIGHT_BOUND_EXT = 21011, /* INT64, 1; default -1: none */
     HIPDNN_ATTR_OPERATION_SDPA_USE_PADDING_MASK_EXT = 21012, /* BOOLEAN, 1; default 0 */
-    /* OPERATION_SDPA_BWD_EXT: dq, dk, dv of the forward's o from do, the forward's o and
-     * stats, with the forward's inputs and parameters (the same attributes); dk and dv
-     * are summed over the query heads that share a key / value head. */
+    HIPDNN_ATTR_OPERATION_SDPA_USE_ALIBI_MASK_EXT = 21013,   /* BOOLEAN, 1; default 0 */
+    /* OPERATION_SDPA_BWD_EXT: dq, dk, dv of the forward's o from do, o and stats, with the
+     * forward's inputs and attributes; dk, dv summed over the query heads of a head. */
     HIPDNN_ATTR_OPERATION_SDPA_BWD_Q_EXT = 21020,
     HIPDNN_ATTR_OPERATION_SDPA_BWD_K_EXT = 21021,
     HIPDNN_ATTR_OPERATION_SDPA_BWD_V_EXT = 21022,
@@ -840,10 +839,11 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnGetPlanKernels_ext(hipdnnBackendDescriptor_t 
                                                       const hipdnnKernelInfo_ext_t** kernels);
 
 /* ---- serialization -------------------------------------------------------------
- * Bytes carry a format version (HIPDNN_GRAPH_FORMAT_VERSION); other versions are refused
- * with a message naming both. */
+ * Bytes carry a format version: 2, or 3 where attention features added since (ALiBi) are
+ * used, which a reader of 2 alone refuses by name (docs/c_api.md); others are refused. */
 
 #define HIPDNN_GRAPH_FORMAT_VERSION 2
+#define HIPDNN_GRAPH_FORMAT_VERSION_ATTENTION_EXT 3
 
 /* The finalized graph as FlatBuffers bytes (schema csrc/schema/graph.fbs).  Two-call
  * pattern: with data = NULL, *size receives the size.  Errors: BAD_PARAM_NULL_POINTER,

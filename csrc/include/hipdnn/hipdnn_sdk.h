@@ -155,7 +155,8 @@ enum {
     HIPDNN_SDPA_ALIGNMENT = 0,
     HIPDNN_SDPA_LEFT_BOUND = 1,
     HIPDNN_SDPA_RIGHT_BOUND = 2,
-    HIPDNN_SDPA_PADDING = 3
+    HIPDNN_SDPA_PADDING = 3,
+    HIPDNN_SDPA_ALIBI = 4
 };
 
 /* A port with no tensor. */
