@@ -342,6 +342,15 @@ def test_mhas_combination(gpu, rng, align, kind, padded, biased, sizes):
     run(gpu, "fp16", c)
 
 
+@pytest.mark.parametrize("align,kind,padded,biased,sizes",
+                         [p for p in test_sdpa_mhas.combinations(MHAS_SIZES, refused_too=False)
+                          if p.values[1] in test_sdpa_mhas.ALIBI_KINDS])
+def test_mhas_alibi(gpu, rng, align, kind, padded, biased, sizes):
+    c = test_sdpa_mhas.mhas_case(rng, align, kind, padded, biased, sizes, hq=6, hk=3, d=64,
+                                 case=Case, alibi=True)
+    run(gpu, "fp16", c)
+
+
 # ---- large ---------------------------------------------------------------------------------
 
 @pytest.mark.large

@@ -41,7 +41,7 @@ def bounds(kind, skv):
 
 def combinations(sizes=SIZES, refused_too=True):
     """pytest params (align, kind, padded, biased, (s_q, s_kv)) of every option test_mhas
-    combines that hipdnn runs (no dropout, ALiBi, paged or ragged tensors)."""
+    combines that hipdnn runs (no dropout, paged or ragged tensors; ALiBi: test_mhas_alibi)."""
     for align, kind, padded, biased, (sq, skv) in itertools.product(
             [ALIGN.TOP_LEFT, ALIGN.BOTTOM_RIGHT], BOUNDS, [False, True], [False, True], sizes):
         left, right = bounds(kind, skv)
@@ -56,7 +56,7 @@ def combinations(sizes=SIZES, refused_too=True):
 
 
 def mhas_case(rng, align, kind, padded, biased, sizes, hq=4, hk=2, d=8, scale=0.125,
-              case=Case):
+              case=Case, alibi=False):
     """The attention problem test_mhas builds for these options; seq lengths drawn as it
     draws them (seq_len_q <= seq_len_kv under a left bound or a bottom-right right bound)."""
     sq, skv = sizes
@@ -70,7 +70,7 @@ def mhas_case(rng, align, kind, padded, biased, sizes, hq=4, hk=2, d=8, scale=0.
         lens = (lq.tolist(), lk.tolist())
     return case(b=2, hq=hq, hk=hk, sq=sq, skv=skv, d=d, scale=scale, align=align,
                 left=left, right=right, lens=lens,
-                bias=[1, hq, sq, skv] if biased else None)
+                bias=[1, hq, sq, skv] if biased else None, alibi=alibi)
 
 
 def refused(align, left, right, padded, sq, skv):
@@ -109,6 +109,8 @@ def mhas_reference(q, k, v, scale, bias, c):
     s = scale * np.einsum("bhqd,bhkd->bhqk", q, k)
     if bias is not None:
         s = s + bias
+    if getattr(c, "alibi", False):  # after the bias, before the masks, as test_mhas
+        s = s + ref.alibi_bias(hq, sq, skv)
     s = np.where(masked, -np.inf, s)
     with np.errstate(invalid="ignore"):
         top = np.max(s, axis=-1, keepdims=True)
@@ -156,6 +158,32 @@ def test_mhas_combination(nx, rng, align, kind, padded, biased, sizes):
     bias = ins[3].values if c.bias else None
     band_is_mhas(c, ins[0].values, ins[1].values, ins[2].values, scale, bias, want_o,
                  want_stats)
+
+
+ALIBI_KINDS = {"none", "causal", "left_causal", "right"}
+
+
+@pytest.mark.parametrize("align,kind,padded,biased,sizes",
+                         [p for p in combinations([(5, 12), (8, 8), (12, 5)], refused_too=False)
+                          if p.values[1] in ALIBI_KINDS])
+def test_mhas_alibi(nx, rng, align, kind, padded, biased, sizes):
+    """ALiBi (test_mhas's is_alibi) on the masks it combines with, 6 query heads (slopes
+    past the power of two): the engine against the band rule with ALiBi's term, and that
+    against test_mhas's reference rules."""
+    c = mhas_case(rng, align, kind, padded, biased, sizes, hq=6, hk=3, alibi=True)
+    g, ins, outs, (want_o, want_stats) = forward(nx, "fp32", c)
+    nx.execute(g, ins + outs)
+    nx.assert_close(outs[0], want_o, tolerance("sdpa", "fp32"))
+    check_stats(outs[1], want_stats)
+    bias = ins[3].values if c.bias else None
+    band_is_mhas(c, ins[0].values, ins[1].values, ins[2].values, float(np.float32(c.scale)),
+                 bias, want_o, want_stats)
+
+
+def test_mhas_alibi_backward(nx, rng):
+    """test_mhas's backward takes ALiBi with the top-left causal mask only."""
+    backward(nx, "fp32", mhas_case(rng, ALIGN.TOP_LEFT, "causal", True, False, (8, 8), hq=6,
+                                   hk=3, alibi=True))
 
 
 def test_rows_where_the_rules_part_are_past_seq_len_q(rng):
