@@ -15,8 +15,8 @@ products, two ResNet-50 layers NCHW at N = 16) against cuBLAS's SGEMM and cuDNN 
 off (checked to 1e-5, which TF32 would fail), then the same fp32 cases read as TF32:
 PyTorch with torch.backends.cuda.matmul.allow_tf32 / cudnn.allow_tf32 = True and hipdnn's
 hip engine with its tf32 knob (a matmul's b stored [N, K], k contiguous as nn.Linear's
-weight, brought by TMA, and [K, N], copied transposed; an NHWC convolution's x gathered,
-an NCHW one declined; checked to TF32_TOL).  Each implementation's output
+weight, brought by TMA, and [K, N], copied transposed; a convolution's x gathered, 16
+bytes at a time NHWC, an element at a time NCHW; checked to TF32_TOL).  Each implementation's output
 is poisoned with NaN, checked against a float64 reference computed by PyTorch from the
 same (rounded) inputs, and only then timed: the median of CUDA-event timings of --repeat
 back-to-back runs per sample, after warm-up.  Inputs are random normal (never zeros),

@@ -1,8 +1,9 @@
 """The GPU engine's tf32 knob (hipdnn's knob 20000, as the blaslt engine's): with it at 1 an
 fp32 matmul whose a has k contiguous and b k or n runs on the sm_90 kernel's tensor cores
 reading its inputs as TF32 (wgmma's .tf32 kind: b with n contiguous is copied transposed by
-the producer warpgroup), as does a channels-last forward convolution with KRSC w (x gathered
-4 channels at a time); at 0, the default, fp32 stays exact.
+the producer warpgroup), as does a forward convolution with w dense in k (x gathered 4
+channels at a time channels-last, an element at a time NCHW or with KCRS w); at 0, the
+default, fp32 stays exact.
 
 On an sm_90 GPU the products are held to the TF32 bound (docs/architecture.md, Tolerances):
 each input read as TF32 keeps 10 of fp32's 23 mantissa bits, truncated or rounded, so a
@@ -11,7 +12,7 @@ most 2^-9 (|a| @ |b|) beyond fp32 accumulation's k u (|a| @ |b|).  Random inputs
 inside it (about sqrt(k) 2^-11 relative to the dot's size), and far outside exact fp32's.
 Elsewhere (the engine's host emulation, other GPUs) the knob's plan runs the exact fp32
 kernel: the same checks at fp32's tolerance.  What every machine checks: the plan's stage
-line, the declines (layouts wgmma cannot read as TF32, NCHW / KCRS convolutions, an exact
+line, the declines (layouts wgmma cannot read as TF32, filters TMA cannot bring, an exact
 KERNEL_CFG),
 the config's numerical note (cuDNN's TENSOR_CORE, the note PyTorch deselects for fp32
 without TF32), and that autotuning never sweeps the knob.  Outputs poisoned, inputs checked
@@ -142,18 +143,25 @@ def test_the_tf32_knob_declines_layouts_wgmma_cannot_read(gpu, a_layout, b_layou
         build_with_knobs(g, {KNOB_TF32: 1})
 
 
-# N, C, H(, W), K, R(, S), stride, pad: channels-last x, KRSC w; odd sizes, C a multiple of 4
-CONV_CASES = [([2, 8, 6, 6], [12, 8, 3, 3], [1, 1], [1, 1]),
-              ([3, 36, 9, 7], [20, 36, 3, 3], [2, 1], [1, 0]),
-              ([2, 64, 14, 14], [72, 64, 1, 1], [1, 1], [0, 0]),
-              ([4, 132, 5, 5], [130, 132, 3, 3], [1, 1], [1, 1])]
+# x, w, stride, pad: odd sizes; channels-last x and KRSC w (x gathered 16 bytes at a time,
+# C a multiple of 4), NCHW x and KCRS w (ONNX's; an element at a time), and mixed
+CONV_CASES = [([2, 8, 6, 6], [12, 8, 3, 3], [1, 1], [1, 1], "channels_last", "channels_last"),
+              ([3, 36, 9, 7], [20, 36, 3, 3], [2, 1], [1, 0], "channels_last", "channels_last"),
+              ([2, 64, 14, 14], [72, 64, 1, 1], [1, 1], [0, 0], "channels_last", "channels_last"),
+              ([4, 132, 5, 5], [130, 132, 3, 3], [1, 1], [1, 1], "channels_last",
+               "channels_last"),
+              ([2, 8, 6, 6], [12, 8, 3, 3], [1, 1], [1, 1], "packed", "packed"),
+              ([3, 36, 9, 7], [20, 36, 3, 3], [2, 1], [1, 0], "packed", "packed"),
+              ([2, 8, 11, 9], [7, 8, 1, 1], [1, 1], [0, 0], "packed", "packed"),
+              ([2, 12, 7, 7], [16, 12, 3, 3], [1, 1], [1, 1], "packed", "channels_last"),
+              ([2, 12, 7, 7], [16, 12, 3, 3], [1, 1], [1, 1], "channels_last", "packed")]
 
 
-@pytest.mark.parametrize("x_shape,w_shape,stride,pad", CONV_CASES)
-def test_the_tf32_knob_reads_a_channels_last_convolution_as_tf32(gpu, x_shape, w_shape, stride,
-                                                                pad):
-    x = gpu.input(x_shape, "fp32", "channels_last")
-    w = gpu.input(w_shape, "fp32", "channels_last")
+@pytest.mark.parametrize("x_shape,w_shape,stride,pad,x_layout,w_layout", CONV_CASES)
+def test_the_tf32_knob_reads_a_forward_convolution_as_tf32(gpu, x_shape, w_shape, stride, pad,
+                                                           x_layout, w_layout):
+    x = gpu.input(x_shape, "fp32", x_layout)
+    w = gpu.input(w_shape, "fp32", w_layout)
     g = gpu.graph("fp32")
     y = g.relu(g.conv_fprop(x.bind(g, "x"), w.bind(g, "w"), padding=pad, stride=stride,
                             name="conv"), name="act")
@@ -175,13 +183,12 @@ def test_the_tf32_knob_reads_a_channels_last_convolution_as_tf32(gpu, x_shape, w
         assert float(np.max(err / magnitude)) > 2.0 ** -16
 
 
-@pytest.mark.parametrize("x_layout,w_layout,said", [
-    ("packed", "channels_last", "x channels-last"),   # NCHW x
-    ("channels_last", "packed", "w dense in"),        # KCRS w
-])
-def test_the_tf32_knob_declines_convolutions_it_cannot_gather(gpu, x_layout, w_layout, said):
-    x = gpu.input([2, 8, 6, 6], "fp32", x_layout)
-    w = gpu.input([8, 8, 3, 3], "fp32", w_layout)
+@pytest.mark.parametrize("w_layout", ["packed", "channels_last"])
+def test_the_tf32_knob_declines_filters_tma_cannot_bring(gpu, w_layout):
+    # 3 channels of 3x3 taps: each filter 27 elements, its start not 16-byte aligned
+    x = gpu.input([2, 3, 6, 6], "fp32", "packed")
+    w = gpu.input([8, 3, 3, 3], "fp32", w_layout)
+    said = "w dense in the product's k"
     g = gpu.graph("fp32")
     g.conv_fprop(x.bind(g, "x"), w.bind(g, "w"), padding=[1, 1], name="conv").set_output(True)
     with pytest.raises(hipdnn.HipdnnError, match=r"node 'conv' \(conv_fprop\): knob TF32 = 1: "

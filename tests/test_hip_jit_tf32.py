@@ -1,7 +1,8 @@
 """The sm_90 kernel reading fp32 as TF32 (the hip engine's tf32 knob), compiled as an sm_90
 GPU would compile it, on any machine with NVRTC (test_hip_jit.py's way): two fp32 matmuls
 with a bias + gelu epilogue, a K-major and b K-major (TMA) or N-major (copied transposed
-by the producer warpgroup), and a channels-last convolution + relu (x gathered), planned on the host emulation with knob TF32 = 1 and
+by the producer warpgroup), and two convolutions + relu (x gathered: channels-last x
+and KRSC w, NCHW x and KCRS w), planned on the host emulation with knob TF32 = 1 and
 HIPDNN_HIP_JIT_DUMP set, write the wgmma kernel in each of its three tiles; each compiles
 for sm_90a with wgmma's .tf32 kind (k8) in its PTX, and ptxas spills nothing and keeps
 setmaxnreg.  Its numerics need an sm_90 GPU (tests/test_gpu_tf32.py)."""
@@ -32,16 +33,19 @@ GRAPH = textwrap.dedent('''
         engine = [e.name for e in hipdnn.engines()].index("hip_emulated")
         g.create_execution_plan(engine, {{20000: 1}})
         g.build_plans()
-    # a channels-last forward convolution + relu: x gathered by the producer warpgroup
-    g = hipdnn.pygraph(io_data_type=dt.FLOAT, intermediate_data_type=dt.FLOAT,
-                       compute_data_type=dt.FLOAT)
-    x = g.tensor(name="x", dim=[4, 64, 14, 14], stride=[12544, 1, 896, 64])
-    w = g.tensor(name="w", dim=[96, 64, 3, 3], stride=[576, 1, 192, 64])
-    g.relu(g.conv_fprop(x, w, padding=[1, 1])).set_output(True)
-    g.validate()
-    g.build_operation_graph()
-    g.create_execution_plan(engine, {{20000: 1}})
-    g.build_plans()
+    # forward convolutions + relu, x gathered by the producer warpgroup: channels-last x
+    # and KRSC w (16 bytes at a time), NCHW x and KCRS w (an element at a time)
+    for x_stride, w_stride in (([12544, 1, 896, 64], [576, 1, 192, 64]),
+                               ([12544, 196, 14, 1], [576, 9, 3, 1])):
+        g = hipdnn.pygraph(io_data_type=dt.FLOAT, intermediate_data_type=dt.FLOAT,
+                           compute_data_type=dt.FLOAT)
+        x = g.tensor(name="x", dim=[4, 64, 14, 14], stride=x_stride)
+        w = g.tensor(name="w", dim=[96, 64, 3, 3], stride=w_stride)
+        g.relu(g.conv_fprop(x, w, padding=[1, 1])).set_output(True)
+        g.validate()
+        g.build_operation_graph()
+        g.create_execution_plan(engine, {{20000: 1}})
+        g.build_plans()
 ''')
 
 
@@ -61,12 +65,14 @@ def tf32_dump(tmp_path_factory):
 def test_a_tf32_plan_writes_the_sm90_kernel_in_each_tile(tf32_dump):
     wg = [p.read_text() for p in gm_sources(tf32_dump, "cu")
           if p.name.startswith("hipdnn_gm_wgmma")]
-    # PW_F32 (0), a K-major, b K-major or not, in the three tiles; the convolution (1)
-    for bk, conv in (("true", 0), ("false", 0), ("true", 1)):
+    # PW_F32 (0), a K-major, b K-major or not, in the three tiles; the convolutions (1), x
+    # in 16-byte chunks (AK true) or elements (false)
+    for ak, bk, conv in (("true", "true", 0), ("true", "false", 0), ("true", "true", 1),
+                         ("false", "true", 1)):
         for tile in ("64, 6, true", "128, 4, true", "256, 4, false"):
             assert len([t for t in wg
-                        if f"gm_wgmma_tile<0, true, {bk}, {tile}, {conv}, " in t]) == 1
-    assert len(wg) == 9, wg
+                        if f"gm_wgmma_tile<0, {ak}, {bk}, {tile}, {conv}, " in t]) == 1
+    assert len(wg) == 12, wg
 
 
 @pytest.mark.toolchain
@@ -77,7 +83,7 @@ def test_the_tf32_kernels_compile_with_nvrtc_without_spills(tf32_dump):
     headers = gm_headers(tf32_dump)
     ptxas = find_ptxas()
     srcs = [p for p in gm_sources(tf32_dump, "cu") if p.name.startswith("hipdnn_gm_wgmma")]
-    assert len(srcs) == 9, srcs
+    assert len(srcs) == 12, srcs
     for src in srcs:
         rc, log, ptx = compile_ptx(lib, src.read_bytes(), headers, "sm_90a",
                                    name_expressions=["hipdnn_gemm"])

@@ -33,6 +33,7 @@ typedef struct {
     _Atomic(void*) simt; /* GM_SIMT for operands not aligned, compiled when first needed */
     bool wgrad_tc;       /* a weight gradient the sm_90 kernel runs on tensor cores */
     bool tf32;           /* fp32 a and b the sm_90 kernel reads as TF32 (knob TF32) */
+    bool tf32_ak;        /* ... a convolution's x gathered 16 bytes at a time (NHWC) */
     bool tf32_bk;        /* ... b with k contiguous (TMA); else n, copied transposed */
     int max_splits;      /* split-k ranges the plan's workspace holds (1: none) */
     hipe_knobs knobs;    /* the engine config's (0: the engine's choice) */

@@ -137,7 +137,7 @@ static const struct {
 hipe_gm_kernel hipe_gm_wgmma_of(const hipe_gm* gm, int tile) {
     return (hipe_gm_kernel){.kind = GM_WGMMA,
                             .dt = gm->wgrad_tc ? gm->prog.a_dtype : gm->tf32 ? PW_F32 : gm->main.dt,
-                            .ak = gm->tf32 || (!gm->wgrad_tc && gm->main.ak),
+                            .ak = gm->tf32 ? gm->tf32_ak : !gm->wgrad_tc && gm->main.ak,
                             .bk = gm->tf32 ? gm->tf32_bk : !gm->wgrad_tc && gm->main.bk,
                             .bm = 128, .bn = k_wg_tiles[tile].bn, .stages = k_wg_tiles[tile].stages,
                             .persistent = k_wg_tiles[tile].persistent};
@@ -196,25 +196,29 @@ static bool tf32_operand(int64_t s_r, int64_t s_k, const int64_t* bs, int nbatch
     return s_k == 1 && s_r % 4 == 0;
 }
 
-/* Whether the sm_90 kernel's producer can gather a forward convolution's fp32 x 16 bytes
- * (4 channels) at a time and TMA bring its w: x channels-last (NHWC: channels contiguous, a
- * multiple of 4 of them, other strides multiples of 4), w dense KRSC (k contiguous), 32-bit
- * coordinates; the reason it cannot in *what. */
-static bool conv_tf32_ok(const gm_program* p, const char** what) {
-    bool ok = p->x_sc == 1 && p->cin % 4 == 0 && p->x_sn % 4 == 0;
-    for (int d = 0; d < p->nsp; ++d)
-        ok = ok && p->x_ssp[d] % 4 == 0 && p->xsp[d] + p->pad[d] < (INT64_C(1) << 30) &&
+/* Whether the sm_90 kernel can read a forward convolution as TF32: w by TMA (dense in the
+ * product's k, KRSC or KCRS (taps_inner), each filter's start a multiple of 4 elements),
+ * 32-bit coordinates (*what: the reason where not); *chunks: x gathered 16 bytes (4
+ * channels) at a time (channels-last, a multiple of 4 of them, other strides multiples of
+ * 4, KRSC), else an element at a time (gm_wg_tf32_conv: NCHW, KCRS). */
+static bool conv_tf32_ok(const gm_program* p, bool* chunks, const char** what) {
+    bool ok = true, vec = p->x_sc == 1 && p->cin % 4 == 0 && p->x_sn % 4 == 0 && !p->taps_inner;
+    for (int d = 0; d < p->nsp; ++d) {
+        ok = ok && p->xsp[d] + p->pad[d] < (INT64_C(1) << 30) &&
              (p->osp[d] + p->pad[d]) * p->stride[d] < (INT64_C(1) << 30) &&
              p->ker[d] * p->dil[d] < (INT64_C(1) << 30);
-    *what = !ok ? "x channels-last (NHWC) with a multiple of 4 channels and other strides "
-                  "multiples of 4"
-                : "w dense in (taps, channels) (KRSC), its other strides multiples of 4";
-    return ok && !p->taps_inner && tf32_operand(p->b_sn, p->b_sk, p->b_bs, p->nbatch);
+        vec = vec && p->x_ssp[d] % 4 == 0;
+    }
+    *chunks = vec;
+    *what = !ok ? "input coordinates under 2^30"
+                : "w dense in the product's k (KRSC or KCRS) and each filter's start a "
+                  "multiple of 4 elements (TMA's 16 bytes; not with 3 channels and a 3x3 "
+                  "or 7x7 filter)";
+    return ok && tf32_operand(p->b_sn, p->b_sk, p->b_bs, p->nbatch);
 }
 
 /* Knob TF32 on a product of fp32 a and b: gm->tf32 where the sm_90 kernel can read them
- * as TF32 (a matmul or a channels-last forward convolution (conv_tf32_ok), at most 3
- * batch dims; wgmma takes TF32 K-major only, the PTX ISA's
+ * as TF32 (a matmul or a forward convolution (conv_tf32_ok), at most 3 batch dims; wgmma takes TF32 K-major only, the PTX ISA's
  * transpose flags being for 16-bit types: a with k contiguous, brought by TMA; b with k
  * contiguous likewise, or with n contiguous, copied transposed by the producer warpgroup,
  * gm->tf32_bk false); 0 with the reason where it cannot, or where KERNEL_CFG names an exact
@@ -222,7 +226,7 @@ static bool conv_tf32_ok(const gm_program* p, const char** what) {
 static int choose_tf32(hipe_gm* gm, const hipe_knobs* knobs, const char* label, char* why,
                        size_t len) {
     const gm_program* p = &gm->prog;
-    gm->tf32 = gm->tf32_bk = false;
+    gm->tf32 = gm->tf32_ak = gm->tf32_bk = false;
     if (!knobs->tf32 || p->a_dtype != PW_F32 || p->b_dtype != PW_F32) return 1;
     const int cfg = knobs->kernel_cfg;
     if (cfg != HIPE_KERNEL_ANY && cfg != HIPE_KERNEL_WGMMA)
@@ -232,11 +236,13 @@ static int choose_tf32(hipe_gm* gm, const hipe_knobs* knobs, const char* label, 
     if (strcmp(hipe_vendor(), "ROCm") == 0)
         return decline(why, len, "%s: knob TF32 = 1: the ROCm build has no TF32 kernel", label);
     const char* what = "";
-    if (p->conv == GM_CONV_FPROP && !conv_tf32_ok(p, &what))
+    bool chunks = false;
+    if (p->conv == GM_CONV_FPROP && !conv_tf32_ok(p, &chunks, &what))
         return decline(why, len, "%s: knob TF32 = 1: the sm_90 kernel reads a convolution "
                        "as TF32 with %s", label, what);
     if (p->conv == GM_CONV_FPROP && p->nbatch <= 3) {
         gm->tf32 = gm->tf32_bk = true;
+        gm->tf32_ak = chunks;
         return 1;
     }
     if (p->conv != GM_CONV_NONE)
@@ -253,7 +259,7 @@ static int choose_tf32(hipe_gm* gm, const hipe_knobs* knobs, const char* label, 
     if (p->nbatch > 3)
         return decline(why, len, "%s: knob TF32 = 1: the sm_90 kernel takes at most 3 batch "
                        "dims, this product has %d", label, p->nbatch);
-    gm->tf32 = true;
+    gm->tf32 = gm->tf32_ak = true;
     gm->tf32_bk = bk;
     return 1;
 }
@@ -271,11 +277,11 @@ int hipe_gm_choose(hipe_gm* gm, bool mma, bool wgrad_tc, const hipe_knobs* knobs
                    cfg != HIPE_KERNEL_SGEMM;
     gm->knobs = *knobs;
     if (cfg == HIPE_KERNEL_GENERAL) gm->main = (hipe_gm_kernel){.kind = GM_SIMT};
-    if (!choose_tf32(gm, knobs, label, why, len)) return 0;
     if (gm->prog.taps_inner && gm->main.kind != GM_SGEMM) { /* w read element by element */
         gm->prog.taps_inner = 0;
         gm->prog.b_sk = gm->prog.b_sn = 0;
     }
+    if (!choose_tf32(gm, knobs, label, why, len)) return 0;
     const bool runs = cfg == HIPE_KERNEL_MMA     ? gm->main.kind == GM_MMA
                       : cfg == HIPE_KERNEL_WGMMA ? hipe_gm_wgmma_applies(gm)
                       : cfg == HIPE_KERNEL_SGEMM ? gm->main.kind == GM_SGEMM

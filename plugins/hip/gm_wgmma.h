@@ -355,6 +355,45 @@ PW_FN void gm_wg_tf32_bt(const gm_program& g, const gm_tma& t, const GmWgBlock& 
     }
 }
 
+// The producer of a TF32 forward convolution whose x cannot be gathered 16 bytes at a time
+// (NCHW; or w KCRS, its k (channel, taps) with the taps innermost), thread `tid` of its
+// warpgroup: thread tid gathers row tid of a's tile (an output position), each element of
+// the stage's 32 with a 4-byte cp.async from where gm_conv_a_offset says (zeros in the
+// padding and past the matrix), into the K-major 128-byte-swizzled layout; consecutive
+// threads read consecutive positions.  Thread 0 has TMA bring b's tile (w, k contiguous).
+template <int BN, int STAGES>
+PW_FN void gm_wg_tf32_conv(const gm_program& g, const gm_tma& t, const GmWgBlock& blk, int tid) {
+    typedef GmWgSmem<BN, STAGES, false> L;
+    constexpr int KT = GmWgK<PW_F32>::STEP;
+    int it = 0;
+    for (int64_t unit = blockIdx.x; unit < blk.units; unit += gridDim.x) {
+        const GmWgAt w = gm_wg_at<KT>(g, unit);
+        int64_t a_off = 0, b_off = 0;
+        if (GM_GROUPED) gm_batch_offsets(g, w.batch, &a_off, &b_off);
+        const float* x = (const float*)g.a + a_off;
+        const int64_t m = (int64_t)w.tm * GM_WG_BM + tid;
+        for (int kt = w.u.kt0; kt < w.u.kt1; ++kt, ++it) {
+            const int s = it % STAGES, k0 = kt * KT;
+            if (it >= STAGES) gm_mbar_wait(blk.empty + 8 * s, (uint32_t)((it / STAGES - 1) & 1));
+            const uint32_t as = blk.base + s * L::STAGE, bs = as + L::A, bar = blk.full + 8 * s;
+            if (tid == 0) {
+                gm_mbar_expect(bar, L::B);
+                gm_wg_conv_b<true, BN>(g, t, bs, bar, k0, w.tn * BN, w.batch);
+            }
+#pragma unroll 4
+            for (int kk = 0; kk < KT; ++kk) {
+                int64_t off = 0;
+                const bool valid = gm_conv_a_offset(g, m, k0 + kk, &off);
+                asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(
+                                 as + gm_swz<8>(tid, kk >> 2) + (kk & 3) * 4),
+                             "l"(valid ? x + off : x), "r"(valid ? 4 : 0));
+            }
+            asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar)
+                         : "memory");
+        }
+    }
+}
+
 // A weight gradient's column n of b (a receptive-field element): its channel, returned, and
 // its filter tap's offset from o * stride in each dim, padding included.
 PW_FN int64_t gm_wgrad_column(const gm_program& g, uint32_t n, int32_t* tap) {
@@ -472,9 +511,10 @@ PW_FN void gm_wg_mainloop(const GmWgBlock& blk, int steps, int c, bool lead, int
         // 8-row groups (2048 bytes) down a transposed box
 PW_UNROLL
         for (int kk = 0; kk < GmWgK<DT>::STEP / GmWgK<DT>::MMA; ++kk) {
-            const uint64_t da = AK ? gm_wg_desc(as + kk * 32, 16, 1024)
-                                   : gm_wg_desc(as + kk * 2048, GM_WG_BOX, 1024);
-            // TF32's b is K-major in shared memory whatever its layout (gm_wg_tf32_bt)
+            // TF32's a and b are K-major in shared memory whatever their layouts
+            // (gm_wg_tf32_bt, gm_wg_tf32_conv)
+            const uint64_t da = AK || DT == PW_F32 ? gm_wg_desc(as + kk * 32, 16, 1024)
+                                                   : gm_wg_desc(as + kk * 2048, GM_WG_BOX, 1024);
             const uint64_t db = BK || DT == PW_F32 ? gm_wg_desc(bs + kk * 32, 16, 1024)
                                                    : gm_wg_desc(bs + kk * 2048, GM_WG_BOX, 1024);
             gm_wgmma<BN, DT, AK ? 0 : 1, BK ? 0 : 1>(acc, da, db);
@@ -546,6 +586,8 @@ PW_UNROLL
         if (g.phase == GM_PHASE_SUM) return;
         if (!CONV)
             gm_wg_tf32_bt<BN, STAGES>(g, t, blk, tid);
+        else if (DT == PW_F32 && !AK) // TF32 of an x not in 16-byte chunks (AK false)
+            gm_wg_tf32_conv<BN, STAGES>(g, t, blk, tid);
         else if (CONV == GM_CONV_WGRAD)
             gm_wg_wgrad<BN, STAGES>(g, t, blk, tid);
         else
