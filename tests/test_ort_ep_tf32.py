@@ -2,7 +2,7 @@
 keeps fp32 exact; 1 plans each fused node on its engine's "tf32" knob (the hip engine's:
 TF32 on an sm_90 GPU's tensor cores for an fp32 matmul whose a has k contiguous, b k or n:
 a Gemm with transB = 1 or 0, a MatMul), falling back to the exact plan where the engine
-declines (a Gemm with transA = 1: a's m contiguous).  On the fake GPU (the emulated hip engine,
+declines (a Gemm with transA = 1: a's m contiguous); an NCHW Conv with KCRS w too.  On the fake GPU (the emulated hip engine,
 which computes the knob's plans exactly) the outputs match ORT's CPU EP to fp32's
 tolerance and the engine's stage line says which plan ran."""
 import re
@@ -62,3 +62,19 @@ def test_a_bad_use_tf32_value_is_a_warning_and_fp32_stays_exact(tmp_path):
     assert "option ep.hipdnn.use_tf32: 'yes' is neither 0 nor 1; ignored (fp32 stays exact)" \
         in err, err[-3000:]
     assert not any("TF32" in s for s in stage_lines(err)), err[-3000:]
+
+
+def test_use_tf32_reads_an_onnx_nchw_conv_as_tf32(tmp_path):
+    # NCHW x, KCRS w (ONNX's): x gathered an element at a time on an sm_90 GPU
+    rng = np.random.default_rng(8)
+    nodes = [helper.make_node("Conv", ["x", "W"], ["h"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["h"], ["y"], name="relu")]
+    m = model(nodes, [("x", [2, 8, 9, 9])], [("y", None)], [("W", rand(rng, 12, 8, 3, 3))])
+    x = rand(rng, 2, 8, 9, 9)
+    want, _, _ = run(tmp_path, m, {"x": x}, ep="cpu")
+    got, _, err = run(tmp_path, m, {"x": x}, device="gpu", log_level=1,
+                      options={"use_tf32": "1", "log_level": "info"})
+    np.testing.assert_allclose(got["y"][0], want["y"][0], **TOL)
+    lines = re.findall(r"stage \d+ of \d+ \(conv_fprop [^)]*\)", err)
+    assert lines and all("TF32 on tensor cores on sm_90, else exact fp32 FMA" in s
+                         for s in lines), err[-3000:]
