@@ -16,7 +16,9 @@ off (checked to 1e-5, which TF32 would fail), then the same fp32 cases read as T
 PyTorch with torch.backends.cuda.matmul.allow_tf32 / cudnn.allow_tf32 = True and hipdnn's
 hip engine with its tf32 knob (a matmul's b stored [N, K], k contiguous as nn.Linear's
 weight, brought by TMA, and [K, N], copied transposed; a convolution's x gathered, 16
-bytes at a time NHWC, an element at a time NCHW; checked to TF32_TOL).  Each implementation's output
+bytes at a time NHWC, an element at a time NCHW; checked to TF32_TOL), each as a case of
+its own named <case>_tf32, so that its ratios are against PyTorch's TF32 time.  Each
+implementation's output
 is poisoned with NaN, checked against a float64 reference computed by PyTorch from the
 same (rounded) inputs, and only then timed: the median of CUDA-event timings of --repeat
 back-to-back runs per sample, after warm-up.  Inputs are random normal (never zeros),
@@ -151,7 +153,7 @@ def run_conv_case(name, samples, repeat):
         with forced_tile(bn):
             _hipdnn_conv_row(name, x, w, bias, out, k, stride, pad, rows, add, bn)
     if fp32:  # read as TF32: cuDNN's with cudnn.allow_tf32, hipdnn's by its tf32 knob
-        rows_tf32, add = _row_adder(name, ref, TF32_TOL, flops, samples, repeat)
+        rows_tf32, add = _row_adder(name + TF32_CASE, ref, TF32_TOL, flops, samples, repeat)
         torch.backends.cudnn.allow_tf32 = True
         try:
             add(f"torch eager (cuDNN), {TORCH_TF32['conv']}",
@@ -160,8 +162,8 @@ def run_conv_case(name, samples, repeat):
         finally:
             torch.backends.cudnn.allow_tf32 = False
         out = torch.full(ref.shape, float("nan"), dtype=dtype, device="cuda").to(memory_format=cl)
-        _hipdnn_conv_row(name, x, w, bias, out, k, stride, pad, rows_tf32, add, None,
-                         {KNOB_TF32: 1})
+        _hipdnn_conv_row(name + TF32_CASE, x, w, bias, out, k, stride, pad, rows_tf32, add,
+                         None, {KNOB_TF32: 1})
         rows += rows_tf32
     return rows
 
@@ -231,7 +233,8 @@ FP32_TOL = 1e-5
 # ... read as TF32 (10 mantissa bits): near 3e-4 (truncated inputs somewhat more)
 TF32_TOL = 3e-3
 KNOB_TF32 = 20000  # the hip engine's tf32 knob (docs/gpu.md)
-TF32_HIPDNN = "TF32 (knob tf32 = 1)"
+TF32_HIPDNN = "knob tf32 = 1"
+TF32_CASE = "_tf32"  # a case read as TF32 is a case of its own, with its own torch anchor
 TORCH_TF32 = {"matmul": "TF32 (torch.backends.cuda.matmul.allow_tf32 = True)",
               "conv": "TF32 (torch.backends.cudnn.allow_tf32 = True)"}
 
@@ -277,11 +280,11 @@ def _hipdnn_conv_row(name, x, w, bias, out, k, stride, pad, rows, add, bn, knobs
         _build(g, knobs)
         run = _runner(g, {tx: x, tw: w, tb: b4, y: out})
         kernel = first_run(run)
-        add(f"hipdnn {g.get_engine_name(0)}, {kernel}" + (f", {TF32_HIPDNN}" if knobs else ""),
-            run, lambda: out, f"tile 128 x {bn} forced" if bn else "")
+        add(f"hipdnn {g.get_engine_name(0)}, {kernel.rstrip(',')}", run, lambda: out,
+            f"tile 128 x {bn} forced" if bn else TF32_HIPDNN if knobs else "")
     except hipdnn.HipdnnError as e:
-        rows.append((name, "hipdnn" + (f", {TF32_HIPDNN}" if knobs else ""), None, None,
-                     f"failed: {e}"))
+        rows.append((name, "hipdnn", None, None,
+                     f"failed{f' ({TF32_HIPDNN})' if knobs else ''}: {e}"))
 
 
 def _inputs(batch, m, n, k, dtype, gen):
@@ -379,6 +382,7 @@ def _tf32_rows(name, a, b, bias, ref, epilogue, flops, samples, repeat):
     """An fp32 case read as TF32: torch with allow_tf32, and the hip engine with its tf32
     knob, b stored [N, K] (k contiguous: the layout the sm_90 kernel reads as TF32)."""
     bt = b.transpose(-1, -2).contiguous().transpose(-1, -2)
+    name += TF32_CASE
     rows, add = _row_adder(name, ref, TF32_TOL, flops, samples, repeat)
     holder = {}
     fn = _torch_fn(epilogue)
@@ -395,9 +399,10 @@ def _tf32_rows(name, a, b, bias, ref, epilogue, flops, samples, repeat):
         try:
             run = _hipdnn_run(a, bb, bias, out, epilogue, knobs={KNOB_TF32: 1})
             kernel = first_run(run)
-            add(f"hipdnn {run.engine}, {kernel}, {TF32_HIPDNN}", run, lambda: out, note)
+            add(f"hipdnn {run.engine}, {kernel.rstrip(',')}", run, lambda: out,
+                f"{TF32_HIPDNN}, {note}")
         except hipdnn.HipdnnError as e:
-            rows.append((name, f"hipdnn, {TF32_HIPDNN}", None, None, f"failed ({note}): {e}"))
+            rows.append((name, "hipdnn", None, None, f"failed ({TF32_HIPDNN}, {note}): {e}"))
     return rows
 
 
