@@ -235,6 +235,19 @@ def test_alibi(gpu, dtype, hq):
                          lens=([40, 17], [90, 33])))
 
 
+@pytest.mark.parametrize("block", [16, 64])
+def test_paged_kv_caches(gpu, dtype, block):
+    """K / V through shuffled page tables (entries past the lengths out of range) on the
+    general kernel, which the plan picks for paged caches, against float64."""
+    c = Case(hq=4, hk=2, sq=17, skv=150, lens=([17, 9], [150, 70]), causal_br=True)
+    g, ins, outs, (want_o, want_stats) = test_sdpa.paged_forward(gpu, dtype, c, block,
+                                                                 lengths=lengths)
+    log = engine_log(lambda: gpu.execute(g, ins + outs))
+    gpu.assert_close(outs[0], want_o, tolerance("sdpa", dtype))
+    check_stats(outs[1], want_stats)
+    assert not on_tensor_cores(log) and ran(log, "general"), log
+
+
 @pytest.mark.parametrize("heads", [(16, 2, 2), (4, 1, 1), (6, 3, 2)], ids=["gqa8", "mqa", "mixed"])
 def test_grouped_heads(gpu, dtype, heads):
     hq, hk, hv = heads

@@ -58,7 +58,7 @@ def test_ports_carry_cudnn_frontend_keywords_and_suffixes():
 # Ports an op had when graph format 2 came out (inputs, outputs), where it has gained
 # ports since: the schema is append-only, so those follow the parameters
 # (hipdnnSdkOpFieldIndex).
-FORMAT2_PORTS = {"pointwise": (2, 1)}
+FORMAT2_PORTS = {"pointwise": (2, 1), "sdpa": (7, 2)}
 
 
 def schema_fields(entry):
@@ -118,18 +118,25 @@ def _format_version(data: bytes) -> int:
     return int.from_bytes(buf[root + off:root + off + 4], "little")
 
 
-@pytest.mark.parametrize("alibi", [False, True])
-def test_attention_features_since_version_2_write_version_3(alibi):
-    """A graph using ALiBi is written as version 3, which a reader of version 2 alone
-    refuses by name (rather than running it without ALiBi); without, version 2 still."""
+@pytest.mark.parametrize("feature", [None, "alibi", "paged"])
+def test_attention_features_since_version_2_write_version_3(feature):
+    """A graph using ALiBi or paged K / V is written as version 3, which a reader of
+    version 2 alone refuses by name (rather than running it without the feature); without,
+    version 2 still."""
     g = hipdnn.pygraph(io_data_type=hipdnn.data_type.FLOAT)
     q = g.tensor(name="q", dim=[1, 2, 4, 8])
-    o, _ = g.sdpa(q, q, q, generate_stats=False, use_alibi_mask=alibi, use_causal_mask=True)
+    kw = {}
+    if feature == "paged":
+        t = g.tensor(name="table", dim=[1, 1, 1, 1], data_type=hipdnn.data_type.INT32)
+        kw = dict(paged_attention_k_table=t, paged_attention_v_table=t,
+                  paged_attention_max_seq_len_kv=4)
+    o, _ = g.sdpa(q, q, q, generate_stats=False, use_alibi_mask=feature == "alibi",
+                  use_causal_mask=True, **kw)
     o.set_output(True)
     g.validate()
     g.build_operation_graph()
     data = g.serialize()
-    want = _C.GRAPH_FORMAT_VERSION_ATTENTION_EXT if alibi else _C.GRAPH_FORMAT_VERSION
+    want = _C.GRAPH_FORMAT_VERSION_ATTENTION_EXT if feature else _C.GRAPH_FORMAT_VERSION
     assert _format_version(data) == want
     back = hipdnn.pygraph()
     back.deserialize(data)

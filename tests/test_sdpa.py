@@ -240,6 +240,131 @@ def test_alibi_slopes_match_test_mhas_rule():
     np.testing.assert_allclose(ref.alibi_slopes(12)[8:], 2.0 ** -(np.arange(1, 8, 2) / 2))
 
 
+# ---- paged K / V caches -------------------------------------------------------------------
+
+def page(rng, values, block, lens=None):
+    """values [B, H, S, D] as a paged cache: (container [N, H, block, D] with the blocks
+    shuffled and a spare one, table [B, 1, blocks, 1]); entries of blocks wholly past a
+    sample's length are out of range (never read: those keys are masked)."""
+    b, h, s, d = values.shape
+    nb = -(-s // block)
+    n = b * nb + 1
+    order = rng.permutation(n)[:b * nb].reshape(b, nb)
+    container = rng.standard_normal((n, h, block, d))
+    padded = np.zeros((b, h, nb * block, d))
+    padded[:, :, :s] = values
+    for i in range(b):
+        for t in range(nb):
+            container[order[i, t]] = padded[i, :, t * block:(t + 1) * block]
+    table = order.astype(np.int32)
+    if lens is not None:
+        for i, lk in enumerate(lens):
+            table[i, -(-lk // block):] = n + 7
+    return container, table.reshape(b, 1, nb, 1)
+
+
+def unpage(container, table, s):
+    """The [B, H, S, D] keys a paged cache holds (0 where the table points nowhere)."""
+    b, nb = table.shape[0], table.shape[2]
+    n, h, block, d = container.shape
+    out = np.zeros((b, h, nb * block, d))
+    for i in range(b):
+        for t in range(nb):
+            if 0 <= table[i, 0, t, 0] < n:
+                out[i, :, t * block:(t + 1) * block] = container[table[i, 0, t, 0]]
+    return out[:, :, :s]
+
+
+def table_input(g, name, table):
+    """A page table: int32 [B, 1, blocks, 1], checked unchanged like any input."""
+    arr = np.ascontiguousarray(table, np.int32)
+    op = Operand(arr, arr, np.ones(arr.shape, bool), STORAGES["i32"], arr.astype(np.float64))
+    op.tensor = g.tensor(name=name, dim=list(arr.shape),
+                         stride=[int(x) // 4 for x in arr.strides], data_type=dt.INT32)
+    return op
+
+
+def paged_forward(env, dtype, c, block, lengths=int_input):
+    """sdpa with k and v as paged caches (test_mhas's paged_attention): inputs, outputs and
+    the float64 reference of the keys the tables map."""
+    g = env.graph(dtype)
+    q = env.input([c.b, c.hq, c.sq, c.d], dtype)
+    rng = env.rng
+    caches, tables, ins, kw = [], [], [q], c.kwargs()
+    lk = c.lens[1] if c.lens else None
+    for name, h, d in (("k", c.hk, c.d), ("v", c.hv, c.dv)):
+        container, table = page(rng, env.random([c.b, h, c.skv, d]), block, lk)
+        op = env.input(container.shape, dtype, values=container)
+        t = table_input(g, f"page_table_{name}", table)
+        caches.append(op)
+        tables.append(t)
+        ins += [op, t]
+    kw.update(paged_attention_k_table=tables[0].tensor, paged_attention_v_table=tables[1].tensor,
+              paged_attention_max_seq_len_kv=c.skv, attn_scale=c.scale)
+    if c.lens:
+        for name, vals in zip(("seq_len_q", "seq_len_kv"), c.lens):
+            op = lengths(g, name, vals)
+            ins.append(op)
+            kw[name] = op.tensor
+        kw["use_padding_mask"] = True
+    o, st = g.sdpa(q.bind(g, "q"), caches[0].bind(g, "k_cache"), caches[1].bind(g, "v_cache"),
+                   generate_stats=True, name="attn", **kw)
+    k64 = unpage(caches[0].values, tables[0].values.astype(np.int64), c.skv)
+    v64 = unpage(caches[1].values, tables[1].values.astype(np.int64), c.skv)
+    want = ref.sdpa(q.values, k64, v64, float(np.float32(c.scale)), c.additive(None),
+                    c.allowed())
+    outs = [env.output(o, want[0].shape, dtype), env.output(st, want[1].shape, "fp32")]
+    return g, ins, outs, want
+
+
+@pytest.mark.parametrize("block", [1, 4, 16])
+def test_paged_kv_caches(nx, dtype, block):
+    """k and v read through page tables (blocks shuffled, entries past the lengths out of
+    range and never read), with the padding mask test_mhas takes paged caches with, GQA."""
+    c = Case(hq=4, hk=2, sq=5, skv=13, lens=([5, 3], [13, 6]), causal_br=True)
+    g, ins, outs, (want_o, want_stats) = paged_forward(nx, dtype, c, block)
+    nx.execute(g, ins + outs)
+    nx.assert_close(outs[0], want_o, tolerance("sdpa", dtype))
+    check_stats(outs[1], want_stats)
+
+
+def test_paged_kv_caches_without_padding(nx):
+    g, ins, outs, (want_o, want_stats) = paged_forward(nx, "fp32", Case(sq=6, skv=9), 4)
+    nx.execute(g, ins + outs)
+    nx.assert_close(outs[0], want_o, tolerance("sdpa", "fp32"))
+    check_stats(outs[1], want_stats)
+
+
+@pytest.mark.parametrize("what,match", [
+    ("one_table", "needs both page_table_k and page_table_v"),
+    ("int64", r"page_table_v 'tv' is \[2, 1, 3, 1\] of int64; a page table is int32"),
+    ("short", r"page_table_k 'tk' holds 2 blocks of 4 keys, fewer than max_seq_len_kv 12"),
+    ("no_max", "paged attention needs max_seq_len_kv"),
+])
+def test_bad_page_tables_are_refused_naming_them(what, match):
+    g = hipdnn.pygraph(io_data_type=dt.FLOAT)
+    q = g.tensor(name="q", dim=[2, 2, 4, 8])
+    cache = g.tensor(name="cache", dim=[7, 2, 4, 8])
+    tk = g.tensor(name="tk", dim=[2, 1, 2 if what == "short" else 3, 1], data_type=dt.INT32)
+    tv = g.tensor(name="tv", dim=[2, 1, 3, 1],
+                  data_type=dt.INT64 if what == "int64" else dt.INT32)
+    kw = dict(paged_attention_k_table=tk, paged_attention_v_table=None if what == "one_table"
+              else tv)
+    if what != "no_max":
+        kw["paged_attention_max_seq_len_kv"] = 12
+    o, _ = g.sdpa(q, cache, cache, generate_stats=False, name="attn", **kw)
+    o.set_output(True)
+    with pytest.raises(hipdnn.HipdnnError, match=match):
+        g.validate()
+
+
+def test_paged_max_seq_len_must_be_a_positive_int():
+    g = hipdnn.pygraph(io_data_type=dt.FLOAT)
+    q = g.tensor(name="q", dim=[1, 1, 4, 8])
+    with pytest.raises(ValueError, match="paged_attention_max_seq_len_kv must be an int >= 1"):
+        g.sdpa(q, q, q, generate_stats=False, paged_attention_max_seq_len_kv=0)
+
+
 def test_float64(nx):
     check(nx, "fp64", Case(causal=True, bias=[1, 4, 7, 9], hk=2))
 
@@ -412,8 +537,6 @@ def test_serialized_sdpa_runs_after_deserialize(rng):
     (dict(dropout=(0.1, None, None)), hipdnn.FeatureNotSupportedError,
      "sdpa: dropout is not supported"),
     (dict(use_alibi_mask="yes"), TypeError, "use_alibi_mask: expected a bool"),
-    (dict(paged_attention_k_table=object()), hipdnn.FeatureNotSupportedError,
-     "sdpa: paged_attention_k_table is not supported"),
     (dict(use_causal_mask=True, use_causal_mask_bottom_right=True), ValueError,
      "cannot both be true"),
     (dict(sliding_window_length=0), ValueError, r"must be an int >= 1"),

@@ -137,6 +137,9 @@ uint32_t format_version_of(const hipdnnSdkGraph* g) {
             if (n.attrs[a].count && static_cast<double>(n.attrs[a].i[0]) !=
                                         info->attrs[a].default_value)
                 return HIPDNN_GRAPH_FORMAT_VERSION_ATTENTION_EXT;
+        for (int p = HIPDNN_SDPA_PAGE_TABLE_K; n.kind == HIPDNN_OP_SDPA_FWD && p < info->num_inputs;
+             ++p)
+            if (n.inputs[p] != HIPDNN_NO_TENSOR) return HIPDNN_GRAPH_FORMAT_VERSION_ATTENTION_EXT;
     }
     return HIPDNN_GRAPH_FORMAT_VERSION;
 }

@@ -2,11 +2,44 @@
 #include "hipdnn/hipdnn_sdk.h"
 #include "infer_internal.h"
 
+/* Paged K / V (sdpa_fwd): k and v are caches [blocks, H, block_size, D] read through the
+ * page tables (int32 [B, 1, blocks a sequence, 1]), S_kv = max_seq_len_kv. */
+static bool check_paged(err_t* e, hipdnnSdkNode* n, hipdnnSdkTensor* const* in,
+                        hipdnnSdkTensor* const* tables, const char* label) {
+    static const char* const names[2] = {"page_table_k", "page_table_v"};
+    const int64_t skv = n->attrs[HIPDNN_SDPA_MAX_SEQ_LEN_KV].i[0];
+    char a[200];
+    if (!tables || (!tables[0] && !tables[1])) {
+        if (skv != 0)
+            return fail(e, "%s: max_seq_len_kv is set without page tables (paged attention "
+                        "is forward only, with page_table_k and page_table_v)", label);
+        return true;
+    }
+    if (!tables[0] || !tables[1])
+        return fail(e, "%s: paged attention needs both page_table_k and page_table_v", label);
+    if (skv <= 0)
+        return fail(e, "%s: paged attention needs max_seq_len_kv (the keys a sequence may "
+                    "hold)", label);
+    for (int p = 0; p < 2; ++p) {
+        const hipdnnSdkTensor *t = tables[p], *cache = in[1 + p];
+        if (t->ndim != 4 || t->dims[0] != in[0]->dims[0] || t->dims[1] != 1 || t->dims[3] != 1 ||
+            t->data_type != HIPDNN_DATA_INT32)
+            return fail(e, "%s: %s '%s' is %s of %s; a page table is int32 [B, 1, blocks, 1] "
+                        "(B = %lld)", label, names[p], t->name, shape_str(t, a, sizeof(a)),
+                        hipdnnSdkDataTypeName(t->data_type), (long long)in[0]->dims[0]);
+        if (t->dims[2] * cache->dims[2] < skv)
+            return fail(e, "%s: %s '%s' holds %lld blocks of %lld keys, fewer than "
+                        "max_seq_len_kv %lld", label, names[p], t->name, (long long)t->dims[2],
+                        (long long)cache->dims[2], (long long)skv);
+    }
+    return true;
+}
+
 /* Attention: the shapes of q, k, v and of the optional ports, for sdpa_fwd and
  * sdpa_bwd (whose ports are given by index in `in`: q, k, v, attn_scale, bias,
- * seq_len_q, seq_len_kv). */
+ * seq_len_q, seq_len_kv; tables: the forward's page tables, NULL for the backward). */
 static bool check_sdpa_inputs(err_t* e, hipdnnSdkNode* n, hipdnnSdkTensor* const* in,
-                              const char* label) {
+                              hipdnnSdkTensor* const* tables, const char* label) {
     static const char* const names[7] = {"q", "k", "v", "attn_scale", "bias", "seq_len_q",
                                          "seq_len_kv"};
     hipdnnSdkTensor *q = in[0], *k = in[1], *v = in[2];
@@ -15,8 +48,11 @@ static bool check_sdpa_inputs(err_t* e, hipdnnSdkNode* n, hipdnnSdkTensor* const
         if (in[p]->ndim != 4)
             return fail(e, "%s: %s '%s' is %s; it needs rank 4 ([B, H, S, D])", label, names[p],
                         in[p]->name, shape_str(in[p], a, sizeof(a)));
-    if (k->dims[0] != q->dims[0] || v->dims[0] != q->dims[0] || k->dims[3] != q->dims[3] ||
-        v->dims[2] != k->dims[2])
+    if (!check_paged(e, n, in, tables, label)) return false;
+    const bool paged = tables && tables[0];
+    const int64_t skv = paged ? n->attrs[HIPDNN_SDPA_MAX_SEQ_LEN_KV].i[0] : k->dims[2];
+    if ((!paged && (k->dims[0] != q->dims[0] || v->dims[0] != q->dims[0])) ||
+        k->dims[3] != q->dims[3] || v->dims[2] != k->dims[2])
         return fail(e, "%s: q '%s' %s, k '%s' %s and v '%s' %s do not fit: q [B, H_q, S_q, D], "
                     "k [B, H_k, S_kv, D], v [B, H_v, S_kv, D_v]", label, q->name,
                     shape_str(q, a, sizeof(a)), k->name, shape_str(k, b, sizeof(b)), v->name,
@@ -28,7 +64,7 @@ static bool check_sdpa_inputs(err_t* e, hipdnnSdkNode* n, hipdnnSdkTensor* const
                         (long long)in[p]->dims[1], q->name, (long long)q->dims[1]);
     if (in[3] && !check_one_value(e, label, "attn_scale", in[3])) return false;
     if (in[4]) {
-        const int64_t want[4] = {q->dims[0], q->dims[1], q->dims[2], k->dims[2]};
+        const int64_t want[4] = {q->dims[0], q->dims[1], q->dims[2], skv};
         bool ok = in[4]->ndim == 4;
         for (int i = 0; ok && i < 4; ++i) ok = in[4]->dims[i] == 1 || in[4]->dims[i] == want[i];
         if (!ok)
@@ -62,7 +98,9 @@ static bool check_sdpa_inputs(err_t* e, hipdnnSdkNode* n, hipdnnSdkTensor* const
 bool infer_sdpa_fwd(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* label) {
     hipdnnSdkTensor* in[7];
     for (int p = 0; p < 7; ++p) in[p] = tensor_of(e, g, n->inputs[p]);
-    if (!check_sdpa_inputs(e, n, in, label)) return false;
+    hipdnnSdkTensor* tables[2] = {tensor_of(e, g, n->inputs[HIPDNN_SDPA_PAGE_TABLE_K]),
+                                  tensor_of(e, g, n->inputs[HIPDNN_SDPA_PAGE_TABLE_V])};
+    if (!check_sdpa_inputs(e, n, in, tables, label)) return false;
     hipdnnSdkTensor *q = in[HIPDNN_SDPA_Q], *v = in[HIPDNN_SDPA_V];
     hipdnnSdkTensor* o = tensor_of(e, g, n->outputs[HIPDNN_SDPA_O]);
     hipdnnSdkTensor* stats = tensor_of(e, g, n->outputs[HIPDNN_SDPA_STATS]);
@@ -80,7 +118,7 @@ bool infer_sdpa_bwd(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* l
                               all[HIPDNN_SDPA_BWD_V], all[HIPDNN_SDPA_BWD_ATTN_SCALE],
                               all[HIPDNN_SDPA_BWD_BIAS], all[HIPDNN_SDPA_BWD_SEQ_LEN_Q],
                               all[HIPDNN_SDPA_BWD_SEQ_LEN_KV]};
-    if (!check_sdpa_inputs(e, n, in, label)) return false;
+    if (!check_sdpa_inputs(e, n, in, NULL, label)) return false;
     hipdnnSdkTensor *q = in[0], *v = in[2];
     const int64_t od[4] = {q->dims[0], q->dims[1], q->dims[2], v->dims[3]};
     const int64_t sd[4] = {q->dims[0], q->dims[1], q->dims[2], 1};

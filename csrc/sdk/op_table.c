@@ -51,7 +51,9 @@
      {"use_padding_mask", HIPDNN_ATTR_OPERATION_SDPA_USE_PADDING_MASK_EXT, HIPDNN_TYPE_BOOLEAN, \
       HIPDNN_OP_ATTR_BOOLEAN, 1, 0, 1, 0},                                                     \
      {"use_alibi_mask", HIPDNN_ATTR_OPERATION_SDPA_USE_ALIBI_MASK_EXT, HIPDNN_TYPE_BOOLEAN,     \
-      HIPDNN_OP_ATTR_BOOLEAN, 1, 0, 1, 0}}
+      HIPDNN_OP_ATTR_BOOLEAN, 1, 0, 1, 0},                                                     \
+     {"max_seq_len_kv", HIPDNN_ATTR_OPERATION_SDPA_MAX_SEQ_LEN_KV_EXT, HIPDNN_TYPE_INT64,       \
+      HIPDNN_OP_ATTR_INT64, 1, 0, INT64_C(1) << 40, 0}}
 
 static const hipdnnSdkOpInfo k_ops[] = {
     {
@@ -321,7 +323,7 @@ static const hipdnnSdkOpInfo k_ops[] = {
         .name = "sdpa",
         .descriptor_type = HIPDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR_EXT,
         .descriptor_name = "OPERATION_SDPA_FWD_EXT",
-        .num_inputs = 7,
+        .num_inputs = 9,
         .num_outputs = 2,
         .inputs = {IN("q", HIPDNN_ATTR_OPERATION_SDPA_FWD_Q_EXT),
                    IN("k", HIPDNN_ATTR_OPERATION_SDPA_FWD_K_EXT),
@@ -329,10 +331,12 @@ static const hipdnnSdkOpInfo k_ops[] = {
                    OPT("attn_scale", HIPDNN_ATTR_OPERATION_SDPA_FWD_ATTN_SCALE_EXT),
                    OPT("bias", HIPDNN_ATTR_OPERATION_SDPA_FWD_BIAS_EXT),
                    OPT("seq_len_q", HIPDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_Q_EXT),
-                   OPT("seq_len_kv", HIPDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_KV_EXT)},
+                   OPT("seq_len_kv", HIPDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_KV_EXT),
+                   OPT("page_table_k", HIPDNN_ATTR_OPERATION_SDPA_FWD_PAGE_TABLE_K_EXT),
+                   OPT("page_table_v", HIPDNN_ATTR_OPERATION_SDPA_FWD_PAGE_TABLE_V_EXT)},
         .outputs = {IN_FE("o", HIPDNN_ATTR_OPERATION_SDPA_FWD_O_EXT, NULL, "O"),
                     OPT_FE("stats", HIPDNN_ATTR_OPERATION_SDPA_FWD_STATS_EXT, NULL, "Stats")},
-        .num_attrs = 5,
+        .num_attrs = 6,
         .attrs = SDPA_PARAMS,
     },
     {
@@ -355,7 +359,7 @@ static const hipdnnSdkOpInfo k_ops[] = {
         .outputs = {IN_FE("dq", HIPDNN_ATTR_OPERATION_SDPA_BWD_DQ_EXT, "dQ", "dQ"),
                     IN_FE("dk", HIPDNN_ATTR_OPERATION_SDPA_BWD_DK_EXT, "dK", "dK"),
                     IN_FE("dv", HIPDNN_ATTR_OPERATION_SDPA_BWD_DV_EXT, "dV", "dV")},
-        .num_attrs = 5,
+        .num_attrs = 6,
         .attrs = SDPA_PARAMS,
     },
 };
@@ -541,10 +545,10 @@ bool hipdnnSdkPointwiseCheckPorts(hipdnnPointwiseMode_t mode, unsigned in_set, u
 
 /* graph.fbs numbered each op's fields inputs, outputs, parameters when format 2 came
  * out; the schema is append-only, so ports added since follow the parameters, inputs
- * then outputs: pointwise's dy and t, then dx. */
+ * then outputs: pointwise's dy and t, then dx; sdpa's page tables. */
 static void format2_ports(const hipdnnSdkOpInfo* info, int* inputs, int* outputs) {
     bool pw = info->kind == HIPDNN_OP_POINTWISE;
-    *inputs = pw ? 2 : info->num_inputs;
+    *inputs = pw ? 2 : info->kind == HIPDNN_OP_SDPA_FWD ? 7 : info->num_inputs;
     *outputs = pw ? 1 : info->num_outputs;
 }
 

@@ -1,7 +1,7 @@
 """pygraph's attention family: ``sdpa`` and ``sdpa_backward`` (scaled dot-product
 attention), with cuDNN frontend's keywords.  Both take the same masks, resolved as cuDNN
 frontend resolves them in ``_sdpa_params``, ALiBi (use_alibi_mask) included; what hipdnn
-does not support yet (dropout, paged attention, block masks, score modifiers) is recorded
+does not support yet (dropout, block masks, score modifiers) is recorded
 on the node:
 ``validate()`` passes, as cuDNN frontend's does, and ``create_execution_plans()`` raises
 FeatureNotSupportedError naming it (where cuDNN frontend code looks for a graph it cannot
@@ -128,9 +128,12 @@ class SdpaOps(GraphBase):
         (diagonal_band_left_bound / right_bound at diagonal_alignment), padding through
         seq_len_q / seq_len_kv ([B, 1, 1, 1] int32), additive bias, ALiBi
         (use_alibi_mask: slope_h * (j - i) added to the scores, slopes as in
-        docs/python_api.md).  A row that attends to nothing gives 0 and Stats -inf.
+        docs/python_api.md).  Paged K / V caches: k and v [blocks, H, block_size, D] read
+        through paged_attention_k_table / _v_table (int32 [B, 1, blocks a sequence, 1]:
+        key j of sample b is row j % block_size of block table[b, 0, j // block_size]),
+        S_kv = paged_attention_max_seq_len_kv.  A row that attends to nothing gives 0 and Stats -inf.
         Bottom-right alignment or a left bound with S_q > S_kv needs a padding mask, as in
-        cuDNN frontend.  Dropout, paged attention, block masks and score modifiers are not
+        cuDNN frontend.  Dropout, block masks and score modifiers are not
         supported (create_execution_plans() raises FeatureNotSupportedError)."""
         what = "sdpa"
         if (generate_stats is None) == (is_inference is None):
@@ -145,14 +148,20 @@ class SdpaOps(GraphBase):
                           diagonal_band_right_bound, use_alibi_mask,
                           [("block_mask", block_mask),
                            ("dropout", dropout), ("rng_dump", rng_dump),
-                           ("paged_attention_k_table", paged_attention_k_table),
-                           ("paged_attention_v_table", paged_attention_v_table),
-                           ("paged_attention_max_seq_len_kv", paged_attention_max_seq_len_kv),
                            ("score_mod", score_mod), ("score_max", score_max),
                            ("score_sum_exp", score_sum_exp), ("sink_token", sink_token)])
+        max_kv = paged_attention_max_seq_len_kv
+        if max_kv is not None:
+            if isinstance(max_kv, bool) or not isinstance(max_kv, (int, np.integer)) or \
+                    max_kv < 1:
+                raise ValueError("sdpa: paged_attention_max_seq_len_kv must be an int >= 1, "
+                                 f"got {max_kv!r}")
+            self._param(op, "max_seq_len_kv", int(max_kv))
         outs = self._finish_all(op, [("q", q), ("k", k), ("v", v), ("attn_scale", attn_scale),
                                      ("bias", bias), ("seq_len_q", seq_len_q),
-                                     ("seq_len_kv", seq_len_kv)],
+                                     ("seq_len_kv", seq_len_kv),
+                                     ("page_table_k", paged_attention_k_table),
+                                     ("page_table_v", paged_attention_v_table)],
                                 ["o", "stats"] if stats else ["o"])
         if stats:
             outs[1].set_data_type(data_type.FLOAT)

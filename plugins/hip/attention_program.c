@@ -38,7 +38,7 @@ bool hipe_fa_rows_aligned(const int64_t* s, int64_t b, int64_t h, int64_t n) {
 static void choose_kernel(const fa_program* p, hipe_fa_kernel* k) {
     memset(k, 0, sizeof(*k));
     k->kind = FA_SIMT;
-    if (strcmp(hipe_vendor(), "ROCm") == 0 || p->q_dt == PW_F32 || p->q_dt != p->k_dt ||
+    if (strcmp(hipe_vendor(), "ROCm") == 0 || p->q_dt == PW_F32 || p->block_k > 0 || p->q_dt != p->k_dt ||
         p->q_dt != p->v_dt || p->d % 16 != 0 || p->dv % 16 != 0 || p->q_s[3] != 1 ||
         p->k_s[3] != 1 || p->v_s[3] != 1 || !hipe_fa_rows_aligned(p->q_s, p->b, p->hq, p->sq) ||
         !hipe_fa_rows_aligned(p->k_s, p->b, p->hk, p->skv) ||
@@ -80,8 +80,10 @@ bool hipe_fa_qkv(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const int* por
     if (!rwc_tensor_ok(q, label, "q", false, why, len) || !rwc_tensor_ok(k, label, "k", false, why, len) ||
         !rwc_tensor_ok(v, label, "v", false, why, len))
         return false;
-    if (q->ndim != 4 || k->ndim != 4 || v->ndim != 4 || k->dims[0] != q->dims[0] ||
-        v->dims[0] != q->dims[0] || k->dims[3] != q->dims[3] || v->dims[2] != k->dims[2] ||
+    const int64_t paged = n->kind == HIPDNN_OP_SDPA_FWD ? n->attrs[HIPDNN_SDPA_MAX_SEQ_LEN_KV].i[0] : 0;
+    if (q->ndim != 4 || k->ndim != 4 || v->ndim != 4 ||
+        (!paged && (k->dims[0] != q->dims[0] || v->dims[0] != q->dims[0])) ||
+        k->dims[3] != q->dims[3] || v->dims[2] != k->dims[2] ||
         q->dims[1] % k->dims[1] != 0 || q->dims[1] % v->dims[1] != 0)
         return decline(why, len, "%s: q, k, v must be [B, H_q, S_q, D], [B, H_k, S_kv, D], "
                        "[B, H_v, S_kv, D_v] with H_q a multiple of H_k and H_v", label);
@@ -90,7 +92,7 @@ bool hipe_fa_qkv(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const int* por
     p->sq = q->dims[2];
     p->d = q->dims[3];
     p->hk = k->dims[1];
-    p->skv = k->dims[2];
+    p->skv = paged ? paged : k->dims[2];
     p->hv = v->dims[1];
     p->dv = v->dims[3];
     if (p->d > FA_MAX_D || p->dv > FA_MAX_D)
@@ -192,6 +194,30 @@ bool hipe_fa_options(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const hipe
     return true;
 }
 
+/* Paged K / V: the page tables (int32 [B, 1, blocks, 1] in device memory, covering S_kv)
+ * into p, bound; the general kernel reads them (choose_kernel).  False with the reason. */
+static bool pages(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, fa_program* p, hipe_stage* st,
+                  const char* label, char* why, size_t len) {
+    if (n->attrs[HIPDNN_SDPA_MAX_SEQ_LEN_KV].i[0] <= 0) return true;
+    for (int t = 0; t < 2; ++t) {
+        const hipdnnSdkTensor* table = rwc_find(g, n->inputs[HIPDNN_SDPA_PAGE_TABLE_K + t]);
+        const hipdnnSdkTensor* cache = rwc_find(g, n->inputs[t ? HIPDNN_SDPA_V : HIPDNN_SDPA_K]);
+        const char* name = t ? "page_table_v" : "page_table_k";
+        if (!table || table->is_by_value || table->data_type != HIPDNN_DATA_INT32 ||
+            !hipe_fa_dims4(table, p->b, 1, table->ndim == 4 ? table->dims[2] : 0, 1) ||
+            table->dims[2] * cache->dims[2] < p->skv)
+            return decline(why, len, "%s: paged attention needs %s as int32 [B, 1, blocks, 1] "
+                           "in device memory covering max_seq_len_kv", label, name);
+        int64_t* s = t ? p->page_v_s : p->page_k_s;
+        s[0] = table->strides[0];
+        s[1] = table->strides[2];
+        *(t ? &p->block_v : &p->block_k) = cache->dims[2];
+        *(t ? &p->blocks_v : &p->blocks_k) = cache->dims[0];
+        hipe_fa_bind(st, table->uid, t ? FA(page_v) : FA(page_k), -1);
+    }
+    return true;
+}
+
 int hipe_fa_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, int64_t parts_uid,
                     size_t* parts_bytes, hipe_stage* st, char* why, size_t len) {
     char label[160];
@@ -205,7 +231,8 @@ int hipe_fa_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, int64_t par
                                         HIPDNN_SDPA_SEQ_LEN_Q, HIPDNN_SDPA_SEQ_LEN_KV};
     static const int qkv[3] = {HIPDNN_SDPA_Q, HIPDNN_SDPA_K, HIPDNN_SDPA_V};
     if (!hipe_fa_qkv(g, n, qkv, p, label, why, len) || !outputs(g, n, p, label, why, len) ||
-        !hipe_fa_options(g, n, &ports, p, st, label, why, len))
+        !hipe_fa_options(g, n, &ports, p, st, label, why, len) ||
+        !pages(g, n, p, st, label, why, len))
         return 0;
     choose_kernel(p, &fa->main);
     set_grid(p, &fa->main);

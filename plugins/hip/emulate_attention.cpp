@@ -31,7 +31,8 @@ void fa_row_walk(const fa_program& p, int64_t b, int64_t h, int64_t i, int64_t l
         const int n = hi - kt < FA_SIMT_KEYS ? (int)(hi - kt) : FA_SIMT_KEYS;
         float mx = m;
         for (int j = 0; j < n; ++j) {
-            const int64_t ka = b * p.k_s[0] + hk * p.k_s[1] + (kt + j) * p.k_s[2];
+            const int64_t ka =
+                fa_row_at(p.k_s, p.page_k, p.page_k_s, p.block_k, p.blocks_k, b, hk, kt + j);
             float dot = 0.0f;
             for (int64_t c = 0; c < p.d; ++c)
                 dot = fmaf(fa_load(p.q_dt, p.q, qa + c * p.q_s[3]),
@@ -45,7 +46,8 @@ void fa_row_walk(const fa_program& p, int64_t b, int64_t h, int64_t i, int64_t l
         for (int64_t e = 0; e < p.dv; ++e) acc[e] *= alpha;
         for (int j = 0; j < n; ++j) {
             const float pj = exp2f(s[j] - mx);
-            const int64_t va = b * p.v_s[0] + hv * p.v_s[1] + (kt + j) * p.v_s[2];
+            const int64_t va =
+                fa_row_at(p.v_s, p.page_v, p.page_v_s, p.block_v, p.blocks_v, b, hv, kt + j);
             l += pj;
             for (int64_t e = 0; e < p.dv; ++e)
                 acc[e] = fmaf(pj, fa_load(p.v_dt, p.v, va + e * p.v_s[3]), acc[e]);

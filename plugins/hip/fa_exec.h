@@ -56,6 +56,17 @@ PW_FN float fa_scale_log2(const fa_program& p) {
     return (p.scale_t ? fa_load(p.scale_dt, p.scale_t, 0) : p.scale) * FA_LOG2E;
 }
 
+// Where row `row` of head h of sample b starts in a [B, H, S, W] tensor of strides s, or
+// in a paged cache (table non-NULL: table strides ts, bs keys a block, nb blocks; an entry
+// out of range reads block 0 or the last rather than memory past the cache).
+PW_FN int64_t fa_row_at(const int64_t* s, const void* table, const int64_t* ts, int64_t bs,
+                        int64_t nb, int64_t b, int64_t h, int64_t row) {
+    if (!table) return b * s[0] + h * s[1] + row * s[2];
+    int64_t blk = ((const int32_t*)table)[b * ts[0] + (row / bs) * ts[1]];
+    blk = blk < 0 ? 0 : blk >= nb ? nb - 1 : blk;
+    return blk * s[0] + h * s[1] + (row % bs) * s[2];
+}
+
 // ALiBi's slope of query head h (hipdnn.h's rule; n = p.alibi_n).
 PW_FN float fa_alibi_slope(int n, int64_t h) {
     return h < n ? exp2f(-8.0f * (float)(h + 1) / (float)n)

@@ -45,6 +45,26 @@ PW_FN void fa_simt_load(const void* src, const int64_t* s, int64_t b, int64_t h,
     }
 }
 
+// Keys [first, first + n) of a key or value tensor as fa_simt_load, through the page
+// table where the forward's K / V are paged (fa_row_at).
+template <int W, int DT>
+PW_FN void fa_simt_load_kv(const fa_program& p, bool values, int64_t b, int64_t h, int64_t first,
+                           int64_t end, int n, float* dst, int ld) {
+    const void* src = values ? p.v : p.k;
+    const int64_t* s = values ? p.v_s : p.k_s;
+    for (int e = (int)threadIdx.x; e < n * W; e += FA_SIMT_THREADS) {
+        const int r = e / W, c = e - (e / W) * W;
+        const int64_t row = first + r;
+        dst[r * ld + c] =
+            row < end ? fa_load(DT, src,
+                                (values ? fa_row_at(s, p.page_v, p.page_v_s, p.block_v, p.blocks_v,
+                                                    b, h, row)
+                                        : fa_row_at(s, p.page_k, p.page_k_s, p.block_k, p.blocks_k,
+                                                    b, h, row)) + c * s[3])
+                      : 0.0f;
+    }
+}
+
 // Each of the warp's RW rows: the score of key kt + lane in base 2, -inf where unseen.
 template <int D, int RW, int LD>
 PW_FN void fa_simt_scores(const fa_program& p, const FaBlock& k, const float* qs, const float* ks,
@@ -125,11 +145,11 @@ PW_UNROLL
     }
     for (int64_t kt = k.klo; kt < k.khi; kt += FA_SIMT_KEYS) {
         __syncthreads(); // the buffer's last values are read
-        fa_simt_load<D, KDT>(p.k, p.k_s, k.b, k.hk, kt, k.khi, FA_SIMT_KEYS, kv, LD);
+        fa_simt_load_kv<D, KDT>(p, false, k.b, k.hk, kt, k.khi, FA_SIMT_KEYS, kv, LD);
         __syncthreads();
         fa_simt_scores<D, RW, LD>(p, k, qs, kv, kt, lo, hi, s);
         __syncthreads();
-        fa_simt_load<DV, VDT>(p.v, p.v_s, k.b, k.hv, kt, k.khi, FA_SIMT_KEYS, kv, LD);
+        fa_simt_load_kv<DV, VDT>(p, true, k.b, k.hv, kt, k.khi, FA_SIMT_KEYS, kv, LD);
         __syncthreads();
         fa_simt_accumulate<DV, RW, DC, LD>(kv, s, m, l, o);
     }

@@ -107,6 +107,12 @@ typedef struct {
     int32_t len_q_dt, len_kv_dt;            /* PW_I32 or PW_I64 */
     int32_t bottom_right;
     int32_t alibi_n;                        /* ALiBi: largest power of 2 <= hq; 0: none */
+    /* paged K / V (the forward, general kernel): k and v are caches [blocks, H, block, D],
+     * key j of sample b row j % block of block table[b, 0, j / block, 0]; NULL: not paged */
+    const void* page_k;                     /* int32 tables, set at enqueue */
+    const void* page_v;
+    int64_t page_k_s[2], page_v_s[2];       /* the tables' strides along B and blocks */
+    int64_t block_k, block_v, blocks_k, blocks_v; /* keys a block, the caches' blocks */
     int32_t rows;                           /* queries a block */
     int64_t q_blocks;                       /* blocks along S_q: ceil(sq / rows) */
     /* the backward (an sdpa_bwd node: fa_bwd.h); o and stats are then read */

@@ -340,7 +340,9 @@ static const ref_op k_ops[] = {
     {HIPDNN_OP_NORM_BACKWARD, norm_backward_ok, norm_backward_run, norm_backward_scratch, 0, 0,
      false},
     {HIPDNN_OP_SDPA_FWD, sdpa_fwd_ok, sdpa_fwd_run, sdpa_fwd_scratch,
-     PORT(HIPDNN_SDPA_SEQ_LEN_Q) | PORT(HIPDNN_SDPA_SEQ_LEN_KV), 0, false},
+     PORT(HIPDNN_SDPA_SEQ_LEN_Q) | PORT(HIPDNN_SDPA_SEQ_LEN_KV) | PORT(HIPDNN_SDPA_PAGE_TABLE_K) |
+         PORT(HIPDNN_SDPA_PAGE_TABLE_V),
+     0, false},
     {HIPDNN_OP_SDPA_BWD, sdpa_bwd_ok, sdpa_bwd_run, sdpa_bwd_scratch,
      PORT(HIPDNN_SDPA_BWD_SEQ_LEN_Q) | PORT(HIPDNN_SDPA_BWD_SEQ_LEN_KV), 0, false},
     {HIPDNN_OP_GENSTATS, genstats_ok, genstats_run, genstats_scratch, 0, 0, false},

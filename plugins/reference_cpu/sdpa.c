@@ -8,7 +8,9 @@
  * Row i sees key j when j < L_kv, i < L_q (the sequence lengths of sample b with a padding
  * mask, else S_kv and S_q) and i + shift - left_bound < j <= i + shift + right_bound
  * (bounds left out when unset; shift = L_kv - L_q for BOTTOM_RIGHT alignment, else 0).
- * A row that sees no key gives o_i = 0 and stats_i = -inf, and no gradient.
+ * A row that sees no key gives o_i = 0 and stats_i = -inf, and no gradient.  Paged K / V
+ * (the forward): k and v are caches [blocks, H, block_size, D], key j of sample b the row
+ * j % block_size of block table[b, 0, j / block_size, 0], S_kv = max_seq_len_kv.
  *
  * The backward recomputes p from the forward's stats, with D_i = dO_i . o_i:
  *   dp_ij = dO_i . v_j,  ds_ij = p_ij (dp_ij - D_i),
@@ -45,7 +47,8 @@ static void geo_init(sd_geo* g, const hipdnnSdkNode* node, const ref_view* q, co
     g->sq = q->dims[2];
     g->d = q->dims[3];
     g->hk = k->dims[1];
-    g->skv = k->dims[2];
+    g->skv = node->attrs[HIPDNN_SDPA_MAX_SEQ_LEN_KV].i[0] > 0
+                 ? node->attrs[HIPDNN_SDPA_MAX_SEQ_LEN_KV].i[0] : k->dims[2];
     g->hv = v->dims[1];
     g->dv = v->dims[3];
     g->scale = 1.0;
@@ -66,28 +69,50 @@ static bool dims4(const ref_view* v, int64_t a, int64_t b, int64_t c, int64_t d)
            v->dims[3] == d;
 }
 
+/* The page tables (tables: the forward's, NULL for the backward): both or neither, int32
+ * [B, 1, blocks, 1] covering max_seq_len_kv. */
+static bool check_paged(const hipdnnSdkNode* node, const ref_view* const* in,
+                        const ref_view* const* tables, char* why, size_t len) {
+    const int64_t skv = node->attrs[HIPDNN_SDPA_MAX_SEQ_LEN_KV].i[0];
+    const bool any = tables && (tables[0] || tables[1]);
+    if (!any && skv == 0) return true;
+    bool ok = any && tables[0] && tables[1] && skv > 0;
+    for (int p = 0; ok && p < 2; ++p)
+        ok = dims4(tables[p], in[0]->dims[0], 1, tables[p]->dims[2], 1) &&
+             tables[p]->dtype == HIPDNN_DATA_INT32 && tables[p]->dims[2] * in[1 + p]->dims[2] >= skv;
+    if (!ok)
+        hipdnnSdkFormat(why, len, "paged attention needs page_table_k and page_table_v (int32 "
+                        "[B, 1, blocks, 1], blocks * block_size >= max_seq_len_kv) and "
+                        "max_seq_len_kv, in the forward only");
+    return ok;
+}
+
 /* The checks both ops share: q, k, v and the optional ports (in: q, k, v, attn_scale,
- * bias, seq_len_q, seq_len_kv). */
-static bool check_common(const hipdnnSdkNode* node, const ref_view* const* in, char* why,
-                         size_t len) {
+ * bias, seq_len_q, seq_len_kv; tables as check_paged's). */
+static bool check_common(const hipdnnSdkNode* node, const ref_view* const* in,
+                         const ref_view* const* tables, char* why, size_t len) {
     const ref_view *q = in[0], *k = in[1], *v = in[2];
     if (!q || !k || !v) {
         hipdnnSdkFormat(why, len, "q, k and v must be set");
         return false;
     }
-    if (q->ndim != 4 || k->ndim != 4 || v->ndim != 4 || k->dims[0] != q->dims[0] ||
-        v->dims[0] != q->dims[0] || k->dims[3] != q->dims[3] || v->dims[2] != k->dims[2] ||
+    const bool paged = tables && tables[0];
+    if (q->ndim != 4 || k->ndim != 4 || v->ndim != 4 ||
+        (!paged && (k->dims[0] != q->dims[0] || v->dims[0] != q->dims[0])) ||
+        k->dims[3] != q->dims[3] || v->dims[2] != k->dims[2] ||
         q->dims[1] % k->dims[1] != 0 || q->dims[1] % v->dims[1] != 0) {
         hipdnnSdkFormat(why, len, "q, k, v must be [B, H_q, S_q, D], [B, H_k, S_kv, D], "
                         "[B, H_v, S_kv, D_v] with H_q a multiple of H_k and H_v");
         return false;
     }
+    if (!check_paged(node, in, tables, why, len)) return false;
     if (in[3] && ref_element_count(in[3]->ndim, in[3]->dims) != 1) {
         hipdnnSdkFormat(why, len, "attn_scale must hold one value");
         return false;
     }
     ref_view bv;
-    const int64_t full[4] = {q->dims[0], q->dims[1], q->dims[2], k->dims[2]};
+    const int64_t skv = paged ? node->attrs[HIPDNN_SDPA_MAX_SEQ_LEN_KV].i[0] : k->dims[2];
+    const int64_t full[4] = {q->dims[0], q->dims[1], q->dims[2], skv};
     if (in[4] && (in[4]->ndim != 4 || !ref_broadcast_view(in[4], 4, full, &bv))) {
         hipdnnSdkFormat(why, len, "bias does not broadcast to [B, H_q, S_q, S_kv]");
         return false;
@@ -173,7 +198,7 @@ static double scale_of(const ref_view* v) {
 
 bool ref_sdpa_fwd_check(const hipdnnSdkNode* node, const ref_view* const* in,
                         const ref_view* const* out, char* why, size_t len) {
-    if (!check_common(node, in, why, len)) return false;
+    if (!check_common(node, in, in + HIPDNN_SDPA_PAGE_TABLE_K, why, len)) return false;
     const ref_view *q = in[HIPDNN_SDPA_Q], *v = in[HIPDNN_SDPA_V];
     if (!out[HIPDNN_SDPA_O] || !dims4(out[HIPDNN_SDPA_O], q->dims[0], q->dims[1], q->dims[2],
                                       v->dims[3])) {
@@ -249,17 +274,52 @@ static int fwd_rows(void* vctx, int64_t begin, int64_t end, int worker) {
     return 0;
 }
 
-/* Gathers q, k, v (and the lengths, bias, scale) into the scratch and the geometry. */
-static void load_common(sd_geo* g, ref_scratch* s, const ref_view* q, const ref_view* k,
+/* A paged cache's keys (rows) through its table into packed [B, H, S_kv, D], the rows a
+ * sample sees (below L_kv) only, the rest 0; false naming the table where an entry read is
+ * not a block of the cache. */
+static bool gather_paged(const sd_geo* g, const ref_view* cache, const ref_view* table,
+                         const char* name, double* out) {
+    const int64_t h_count = cache->dims[1], d = cache->dims[3], bs = cache->dims[2];
+    for (int64_t b = 0; b < g->b; ++b) {
+        const int64_t lk = g->len_kv ? g->len_kv[b] : g->skv;
+        for (int64_t j = 0; j < g->skv; ++j) {
+            int64_t blk = 0;
+            if (j < lk) {
+                blk = (int64_t)hipdnnSdkLoadAsDouble(table->data, table->dtype,
+                                                     b * table->strides[0] +
+                                                         (j / bs) * table->strides[2]);
+                if (blk < 0 || blk >= cache->dims[0]) {
+                    ref_set_error(REF_ENGINE_NAME ": %s[%lld, 0, %lld, 0] is %lld, not a block of "
+                                  "the cache's %lld", name, (long long)b, (long long)(j / bs),
+                                  (long long)blk, (long long)cache->dims[0]);
+                    return false;
+                }
+            }
+            for (int64_t h = 0; h < h_count; ++h) {
+                double* row = out + ((b * h_count + h) * g->skv + j) * d;
+                int64_t at = blk * cache->strides[0] + h * cache->strides[1] +
+                             (j % bs) * cache->strides[2];
+                for (int64_t e = 0; e < d; ++e)
+                    row[e] = j < lk ? hipdnnSdkLoadAsDouble(cache->data, cache->dtype,
+                                                            at + e * cache->strides[3])
+                                    : 0.0;
+            }
+        }
+    }
+    return true;
+}
+
+/* Gathers q, k, v (and the lengths, bias, scale) into the scratch and the geometry; k and
+ * v through the page tables where given (tables NULL or both set); false where a table
+ * entry is bad. */
+static bool load_common(sd_geo* g, ref_scratch* s, const ref_view* q, const ref_view* k,
                         const ref_view* v, const ref_view* scale, const ref_view* bias,
-                        const ref_view* len_q, const ref_view* len_kv, double** qp, double** kp,
-                        double** vp) {
+                        const ref_view* len_q, const ref_view* len_kv,
+                        const ref_view* const* tables, double** qp, double** kp, double** vp) {
     *qp = ref_scratch_take(s, g->b * g->hq * g->sq * g->d);
     *kp = ref_scratch_take(s, g->b * g->hk * g->skv * g->d);
     *vp = ref_scratch_take(s, g->b * g->hv * g->skv * g->dv);
     ref_gather(q, *qp);
-    ref_gather(k, *kp);
-    ref_gather(v, *vp);
     g->scale = scale_of(scale);
     if (bias) {
         const int64_t full[4] = {g->b, g->hq, g->sq, g->skv};
@@ -275,6 +335,12 @@ static void load_common(sd_geo* g, ref_scratch* s, const ref_view* q, const ref_
         g->len_q = lq;
         g->len_kv = lk;
     }
+    if (tables && tables[0])
+        return gather_paged(g, k, tables[0], "page_table_k", *kp) &&
+               gather_paged(g, v, tables[1], "page_table_v", *vp);
+    ref_gather(k, *kp);
+    ref_gather(v, *vp);
+    return true;
 }
 
 static int threads_for(const sd_geo* g, int64_t items) {
@@ -298,9 +364,12 @@ hipdnnPluginStatus_t ref_sdpa_fwd(const hipdnnSdkNode* node, const ref_view* con
     sd_ctx c;
     memset(&c, 0, sizeof(c));
     double *qp, *kp, *vp; /* the order of takes follows fwd_scratch */
-    load_common(&g, &s, in[HIPDNN_SDPA_Q], in[HIPDNN_SDPA_K], in[HIPDNN_SDPA_V],
-                in[HIPDNN_SDPA_ATTN_SCALE], in[HIPDNN_SDPA_BIAS], in[HIPDNN_SDPA_SEQ_LEN_Q],
-                in[HIPDNN_SDPA_SEQ_LEN_KV], &qp, &kp, &vp);
+    if (!load_common(&g, &s, in[HIPDNN_SDPA_Q], in[HIPDNN_SDPA_K], in[HIPDNN_SDPA_V],
+                     in[HIPDNN_SDPA_ATTN_SCALE], in[HIPDNN_SDPA_BIAS], in[HIPDNN_SDPA_SEQ_LEN_Q],
+                     in[HIPDNN_SDPA_SEQ_LEN_KV], in + HIPDNN_SDPA_PAGE_TABLE_K, &qp, &kp, &vp)) {
+        ref_scratch_close(&s);
+        return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    }
     c.g = &g;
     c.q = qp;
     c.k = kp;
@@ -334,7 +403,7 @@ bool ref_sdpa_bwd_check(const hipdnnSdkNode* node, const ref_view* const* in,
                         const ref_view* const* out, char* why, size_t len) {
     const ref_view* c[7];
     bwd_common(in, c);
-    if (!check_common(node, c, why, len)) return false;
+    if (!check_common(node, c, NULL, why, len)) return false;
     const ref_view *q = c[0], *v = c[2];
     for (int p = HIPDNN_SDPA_BWD_O; p <= HIPDNN_SDPA_BWD_STATS; ++p) {
         int64_t last = p == HIPDNN_SDPA_BWD_STATS ? 1 : v->dims[3];
@@ -472,7 +541,7 @@ hipdnnPluginStatus_t ref_sdpa_bwd(const hipdnnSdkNode* node, const ref_view* con
     sd_ctx c;
     memset(&c, 0, sizeof(c));
     double *qp, *kp, *vp;
-    load_common(&g, &s, cv[0], cv[1], cv[2], cv[3], cv[4], cv[5], cv[6], &qp, &kp, &vp);
+    load_common(&g, &s, cv[0], cv[1], cv[2], cv[3], cv[4], cv[5], cv[6], NULL, &qp, &kp, &vp);
     int64_t qn = g.b * g.hq * g.sq;
     double* o = ref_scratch_take(&s, qn * g.dv);
     double* dO = ref_scratch_take(&s, qn * g.dv);

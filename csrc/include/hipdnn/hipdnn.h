@@ -539,20 +539,18 @@ typedef enum {
     HIPDNN_ATTR_OPERATION_NORM_BWD_ZERO_CENTERED_GAMMA_EXT = 21200, /* BOOLEAN, 1; default 0 */
     /* OPERATION_RESHAPE: cuDNN 9.22's reshape mode (its number is not public here) */
     HIPDNN_ATTR_OPERATION_RESHAPE_MODE_EXT = 21100, /* RESHAPE_MODE_EXT, 1; default VIEW_ONLY */
-    /* OPERATION_SDPA_FWD_EXT: o = softmax(q k^T * attn_scale + bias [+ ALiBi], masked) v per
-     * batch and query head; q [B, H_q, S_q, D], k [B, H_k, S_kv, D], v [B, H_v, S_kv, D_v]
-     * (any strides, H_q a multiple of H_k and H_v), o [B, H_q, S_q, D_v]; stats (optional,
-     * float32) [B, H_q, S_q, 1] each row's log-sum-exp.  Masks: keys past seq_len_kv and
-     * queries past seq_len_q (use_padding_mask; int32 or int64 [B, 1, 1, 1]), the band
-     * i + shift - left_bound < j <= i + shift + right_bound (shift 0 or S_kv - S_q by the
-     * alignment).  ALiBi: + slope_h (j - i) (docs/python_api.md); no key: o 0, stats -inf */
+    /* OPERATION_SDPA_FWD_EXT: o = softmax(q k^T * attn_scale + bias [+ ALiBi], masked) v;
+     * q [B, H_q, S_q, D], k [B, H_k, S_kv, D], v [B, H_v, S_kv, D_v] (any strides, GQA), o
+     * [B, H_q, S_q, D_v]; stats (optional, float32) [B, H_q, S_q, 1] the log-sum-exp.  Masks:
+     * padding (seq_len_q / _kv), band i + shift - left < j <= i + shift + right (shift 0 or
+     * S_kv - S_q); ALiBi: + slope_h (j - i) (docs/python_api.md); no key: o 0, stats -inf */
     HIPDNN_ATTR_OPERATION_SDPA_FWD_Q_EXT = 21000,
     HIPDNN_ATTR_OPERATION_SDPA_FWD_K_EXT = 21001,
     HIPDNN_ATTR_OPERATION_SDPA_FWD_V_EXT = 21002,
     HIPDNN_ATTR_OPERATION_SDPA_FWD_ATTN_SCALE_EXT = 21003, /* one value; optional (1) */
     HIPDNN_ATTR_OPERATION_SDPA_FWD_BIAS_EXT = 21004,       /* optional, broadcast */
-    HIPDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_Q_EXT = 21005,  /* optional */
-    HIPDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_KV_EXT = 21006, /* optional */
+    HIPDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_Q_EXT = 21005,  /* optional, int32 / int64 */
+    HIPDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_KV_EXT = 21006, /* ... [B, 1, 1, 1] */
     HIPDNN_ATTR_OPERATION_SDPA_FWD_O_EXT = 21007,
     HIPDNN_ATTR_OPERATION_SDPA_FWD_STATS_EXT = 21008,      /* optional output */
     HIPDNN_ATTR_OPERATION_SDPA_DIAGONAL_ALIGNMENT_EXT = 21009, /* DIAGONAL_ALIGNMENT_EXT, 1 */
@@ -560,8 +558,10 @@ typedef enum {
     HIPDNN_ATTR_OPERATION_SDPA_RIGHT_BOUND_EXT = 21011, /* INT64, 1; default -1: none */
     HIPDNN_ATTR_OPERATION_SDPA_USE_PADDING_MASK_EXT = 21012, /* BOOLEAN, 1; default 0 */
     HIPDNN_ATTR_OPERATION_SDPA_USE_ALIBI_MASK_EXT = 21013,   /* BOOLEAN, 1; default 0 */
-    /* OPERATION_SDPA_BWD_EXT: dq, dk, dv of the forward's o from do, o and stats, with the
-     * forward's inputs and attributes; dk, dv summed over the query heads of a head. */
+    HIPDNN_ATTR_OPERATION_SDPA_MAX_SEQ_LEN_KV_EXT = 21014, /* INT64; paged: S_kv (0: none) */
+    HIPDNN_ATTR_OPERATION_SDPA_FWD_PAGE_TABLE_K_EXT = 21015, /* paged: int32 [B,1,blocks,1] */
+    HIPDNN_ATTR_OPERATION_SDPA_FWD_PAGE_TABLE_V_EXT = 21016, /* k, v: [N, H, block, D] */
+    /* OPERATION_SDPA_BWD_EXT: dq, dk, dv of o from do, o, stats and the forward's inputs */
     HIPDNN_ATTR_OPERATION_SDPA_BWD_Q_EXT = 21020,
     HIPDNN_ATTR_OPERATION_SDPA_BWD_K_EXT = 21021,
     HIPDNN_ATTR_OPERATION_SDPA_BWD_V_EXT = 21022,
@@ -839,8 +839,8 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnGetPlanKernels_ext(hipdnnBackendDescriptor_t 
                                                       const hipdnnKernelInfo_ext_t** kernels);
 
 /* ---- serialization -------------------------------------------------------------
- * Bytes carry a format version: 2, or 3 where attention features added since (ALiBi) are
- * used, which a reader of 2 alone refuses by name (docs/c_api.md); others are refused. */
+ * Bytes carry a format version: 2, or 3 where attention features added since (ALiBi,
+ * paged K/V) are used, refused by name by a reader of 2 alone (docs/c_api.md). */
 
 #define HIPDNN_GRAPH_FORMAT_VERSION 2
 #define HIPDNN_GRAPH_FORMAT_VERSION_ATTENTION_EXT 3

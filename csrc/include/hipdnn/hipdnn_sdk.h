@@ -135,7 +135,9 @@ enum {
     HIPDNN_SDPA_ATTN_SCALE = 3,
     HIPDNN_SDPA_BIAS = 4,
     HIPDNN_SDPA_SEQ_LEN_Q = 5,
-    HIPDNN_SDPA_SEQ_LEN_KV = 6
+    HIPDNN_SDPA_SEQ_LEN_KV = 6,
+    HIPDNN_SDPA_PAGE_TABLE_K = 7, /* added after format 2: after the parameters in graph.fbs */
+    HIPDNN_SDPA_PAGE_TABLE_V = 8
 };
 enum { HIPDNN_SDPA_O = 0, HIPDNN_SDPA_STATS = 1 };
 enum {
@@ -156,7 +158,8 @@ enum {
     HIPDNN_SDPA_LEFT_BOUND = 1,
     HIPDNN_SDPA_RIGHT_BOUND = 2,
     HIPDNN_SDPA_PADDING = 3,
-    HIPDNN_SDPA_ALIBI = 4
+    HIPDNN_SDPA_ALIBI = 4,
+    HIPDNN_SDPA_MAX_SEQ_LEN_KV = 5
 };
 
 /* A port with no tensor. */
