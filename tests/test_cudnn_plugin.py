@@ -558,6 +558,24 @@ def padded_attention_graph():
     return g
 
 
+def paged_attention_graph():
+    # k and v in 4 blocks of 4 keys each (2 a sample), read through [B, 1, blocks, 1] tables
+    g = hipdnn.pygraph(io_data_type=hipdnn.data_type.HALF,
+                       compute_data_type=hipdnn.data_type.FLOAT)
+    lens = [g.tensor(name=n, dim=[2, 1, 1, 1], stride=[1, 1, 1, 1],
+                     data_type=hipdnn.data_type.INT32) for n in ("seq_len_q", "seq_len_kv")]
+    tables = [g.tensor(name=n, dim=[2, 1, 2, 1], stride=[2, 2, 1, 1],
+                       data_type=hipdnn.data_type.INT32) for n in ("table_k", "table_v")]
+    q = g.tensor(name="q", dim=[2, 2, 8, 64])
+    k, v = (g.tensor(name=n, dim=[4, 2, 4, 64]) for n in "kv")
+    o, _ = g.sdpa(q, k, v, attn_scale=0.5, generate_stats=False, name="attn",
+                  use_padding_mask=True, seq_len_q=lens[0], seq_len_kv=lens[1],
+                  paged_attention_k_table=tables[0], paged_attention_v_table=tables[1],
+                  paged_attention_max_seq_len_kv=8)
+    o.set_output(True)
+    return g
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("make,said", [
     (lambda: attention_graph(io=hipdnn.data_type.FLOAT),
@@ -575,7 +593,11 @@ def padded_attention_graph():
      "sdpa 'attn': a bottom-right causal mask with a bias; cuDNN frontend refuses it"),
     (lambda: attention_graph(use_causal_mask=True, dv=60),
      "sdpa 'attn': head dims that are not multiples of 8; cuDNN frontend refuses it"),
-], ids=["fp32", "o_type", "padding", "backward", "bottom_right_and_bias", "head_dim_60"])
+    (lambda: attention_graph(use_alibi_mask=True),
+     "sdpa 'attn': an ALiBi mask; cudnn does not translate it yet"),
+    (paged_attention_graph, "sdpa 'attn': paged K/V caches; cudnn does not translate them yet"),
+], ids=["fp32", "o_type", "padding", "backward", "bottom_right_and_bias", "head_dim_60", "alibi",
+        "paged"])
 def test_attention_it_does_not_translate_is_declined_naming_the_node(cd, make, said):
     why = reason(make())
     assert why and why.startswith(f"{ENGINE}: ") and said in why, why

@@ -140,6 +140,14 @@ static bool read_node(builder* b, const hipdnnSdkNode* n, const char* label, att
         return decline(b->why, b->len, "%s: compute type %s; cuDNN's attention computes fp32",
                        label, hipdnnSdkDataTypeName(n->compute_type));
     if (!check_types(b, a)) return false;
+    /* cuDNN has both (an ALiBi mask, paged K/V); until they are translated, a graph with
+     * either must not run here without it */
+    if (n->attrs[HIPDNN_SDPA_ALIBI].i[0])
+        return decline(b->why, b->len, "%s: an ALiBi mask; cudnn does not translate it yet "
+                       "(the hip and reference_cpu engines run it)", label);
+    if (n->attrs[HIPDNN_SDPA_MAX_SEQ_LEN_KV].i[0])
+        return decline(b->why, b->len, "%s: paged K/V caches; cudnn does not translate them yet "
+                       "(the hip and reference_cpu engines run them)", label);
     if (n->attrs[HIPDNN_SDPA_PADDING].i[0])
         return decline(b->why, b->len, "%s: a padding mask; cuDNN leaves o and stats of the "
                        "query rows past seq_len_q unspecified (cuDNN frontend's tests zero them "
