@@ -190,7 +190,7 @@ def test_the_preferred_engine_alone_is_asked_and_the_rest_ranked_when_needed(tmp
 
 def test_an_entry_whose_engine_now_declines_falls_back_to_the_full_ranking(tmp_path):
     cache = tmp_path / "cache"
-    tuned = tuning.run(tmp_path, cache, [tuning.tune()])["steps"][0]
+    tuned = tuning.run(tmp_path, cache, [tuning.tune()], HIPDNN_TUNE_SLOW="tune_a")["steps"][0]
     assert tuned["engine"] == "tune_b", tuned
     hit = tune_child(tmp_path, cache)
     assert hit["engine"] == "tune_b" and hit["order"][0] == "tune_b_k1000=1", hit
