@@ -156,9 +156,9 @@ def run_conv_case(name, samples, repeat):
         rows_tf32, add = _row_adder(name + TF32_CASE, ref, TF32_TOL, flops, samples, repeat)
         torch.backends.cudnn.allow_tf32 = True
         try:
-            add(f"torch eager (cuDNN), {TORCH_TF32['conv']}",
+            add("torch eager (cuDNN, TF32)",
                 lambda: holder.__setitem__("t", f.relu(f.conv2d(x, w, bias, stride, pad))),
-                lambda: holder["t"])
+                lambda: holder["t"], TORCH_TF32["conv"])
         finally:
             torch.backends.cudnn.allow_tf32 = False
         out = torch.full(ref.shape, float("nan"), dtype=dtype, device="cuda").to(memory_format=cl)
@@ -235,8 +235,8 @@ TF32_TOL = 3e-3
 KNOB_TF32 = 20000  # the hip engine's tf32 knob (docs/gpu.md)
 TF32_HIPDNN = "knob tf32 = 1"
 TF32_CASE = "_tf32"  # a case read as TF32 is a case of its own, with its own torch anchor
-TORCH_TF32 = {"matmul": "TF32 (torch.backends.cuda.matmul.allow_tf32 = True)",
-              "conv": "TF32 (torch.backends.cudnn.allow_tf32 = True)"}
+TORCH_TF32 = {"matmul": "torch.backends.cuda.matmul.allow_tf32 = True",
+              "conv": "torch.backends.cudnn.allow_tf32 = True"}
 
 FORCED_TILES: List[int] = []  # --tiles: the sm_90 kernel's tile widths to time besides its choice
 
@@ -388,9 +388,9 @@ def _tf32_rows(name, a, b, bias, ref, epilogue, flops, samples, repeat):
     fn = _torch_fn(epilogue)
     torch.backends.cuda.matmul.allow_tf32 = True
     try:
-        add(f"torch eager (cuBLAS), {TORCH_TF32['matmul']}",
+        add("torch eager (cuBLAS, TF32)",
             lambda: holder.__setitem__("y", fn(a, bt, bias)), lambda: holder["y"],
-            "b stored [N, K]")
+            f"{TORCH_TF32['matmul']}, b stored [N, K]")
     finally:
         torch.backends.cuda.matmul.allow_tf32 = False
     # b [N, K] (TMA), then b [K, N] as the case has it (copied transposed by the kernel)
