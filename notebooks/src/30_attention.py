@@ -232,7 +232,8 @@ check("o float16", o16, sdpa_forward(q16, k16, v16, scale, allowed)[0], 2e-2)
 # %% [markdown]
 # ## What is not there (yet)
 #
-# Dropout, ALiBi, paged attention, block masks and score modifiers are refused by the
+# ALiBi (`use_alibi_mask=True`) and paged K/V caches (`paged_attention_k_table=` ...)
+# run; dropout, ragged offsets, block masks and score modifiers are refused by the
 # Python layer with a `NotImplementedError` naming the argument, rather than ignored (a
 # wrong argument is a `ValueError`; a feature not there yet is this):
 
