@@ -90,12 +90,7 @@ def run(gpu, dtype, c, stats=True, scale_as="float", o_dtype=None):
                              is_pass_by_value=scale_as == "by_value", data_type=dt.FLOAT)
         ins.append(op)
         kw["attn_scale"] = op.tensor
-    if c.lens:
-        for name, vals in zip(("seq_len_q", "seq_len_kv"), c.lens):
-            op = lengths(g, name, vals)
-            ins.append(op)
-            kw[name] = op.tensor
-        kw["use_padding_mask"] = True
+    test_sdpa.padding_mask(g, c, ins, kw, lengths)
     o, st = g.sdpa(q.bind(g, "q"), k.bind(g, "k"), v.bind(g, "v"), generate_stats=stats,
                    name="attn", **kw)
     want_o, want_stats = ref.sdpa(q.values, k.values, v.values, scale,

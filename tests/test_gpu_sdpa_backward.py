@@ -20,6 +20,7 @@ import pytest
 import hipdnn
 import references as ref
 import test_gpu_sdpa as fwd
+import test_sdpa
 import test_sdpa_mhas
 from conftest import GPU_ENGINE, STORAGES, Operand, _allocate, engine_log
 from tolerances import tolerance
@@ -86,12 +87,7 @@ def run(gpu, dtype, c, scale_as="float", out_dtype=None, engine=None):
                              is_pass_by_value=scale_as == "by_value", data_type=dt.FLOAT)
         ins.append(op)
         kw["attn_scale"] = op.tensor
-    if c.lens:
-        for name, vals in zip(("seq_len_q", "seq_len_kv"), c.lens):
-            op = fwd.lengths(g, name, vals)
-            ins.append(op)
-            kw[name] = op.tensor
-        kw["use_padding_mask"] = True
+    test_sdpa.padding_mask(g, c, ins, kw, fwd.lengths)
     grads = g.sdpa_backward(q.bind(g, "q"), k.bind(g, "k"), v.bind(g, "v"), o.bind(g, "o"),
                             do.bind(g, "dO"), st.bind(g, "stats"), name="attn_bwd", **kw)
     want = ref.sdpa_backward(q.values, k.values, v.values, o.values, do.values, st.values,

@@ -251,17 +251,23 @@ def compile_ptx(lib, source, headers, arch, name_expressions=(), extra=()):
     return rc, log.value.decode("utf-8", "replace"), ptx
 
 
-@pytest.fixture(scope="module")
-def dump_dir(tmp_path_factory):
+def dump_kernels(tmp_path_factory, name, script):
+    """Runs `script` (a template of {emulated}) in a child process on the emulated engine
+    with HIPDNN_HIP_JIT_DUMP set: the folder its plans' kernel sources were written to."""
     assert EMULATED.is_file(), f"build the test targets ({EMULATED})"
-    out = tmp_path_factory.mktemp("jit")
+    out = tmp_path_factory.mktemp(name)
     env = dict(os.environ, HIPDNN_HIP_JIT_DUMP=str(out),
                PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.pop("HIPDNN_PLUGIN_DIR", None)
-    proc = subprocess.run([sys.executable, "-c", GRAPHS.format(emulated=str(EMULATED))],
+    proc = subprocess.run([sys.executable, "-c", script.format(emulated=str(EMULATED))],
                           env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return out
+
+
+@pytest.fixture(scope="module")
+def dump_dir(tmp_path_factory):
+    return dump_kernels(tmp_path_factory, "jit", GRAPHS)
 
 
 @pytest.fixture(scope="module")

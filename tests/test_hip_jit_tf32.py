@@ -6,15 +6,12 @@ and KRSC w, NCHW x and KCRS w), planned on the host emulation with knob TF32 = 1
 HIPDNN_HIP_JIT_DUMP set, write the wgmma kernel in each of its three tiles; each compiles
 for sm_90a with wgmma's .tf32 kind (k8) in its PTX, and ptxas spills nothing and keeps
 setmaxnreg.  Its numerics need an sm_90 GPU (tests/test_gpu_tf32.py)."""
-import os
 import re
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
-from test_hip_jit import (EMULATED, REPO, compile_ptx, find_ptxas, gm_headers, gm_sources, nvrtc,
+from test_hip_jit import (compile_ptx, dump_kernels, find_ptxas, gm_headers, gm_sources, nvrtc,
                           run_ptxas, spill_bytes)
 
 GRAPH = textwrap.dedent('''
@@ -51,15 +48,7 @@ GRAPH = textwrap.dedent('''
 
 @pytest.fixture(scope="module")
 def tf32_dump(tmp_path_factory):
-    assert EMULATED.is_file(), f"build the test targets ({EMULATED})"
-    out = tmp_path_factory.mktemp("jit_tf32")
-    env = dict(os.environ, HIPDNN_HIP_JIT_DUMP=str(out),
-               PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    env.pop("HIPDNN_PLUGIN_DIR", None)
-    proc = subprocess.run([sys.executable, "-c", GRAPH.format(emulated=str(EMULATED))],
-                          env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return out
+    return dump_kernels(tmp_path_factory, "jit_tf32", GRAPH)
 
 
 def test_a_tf32_plan_writes_the_sm90_kernel_in_each_tile(tf32_dump):

@@ -66,6 +66,18 @@ def int_input(g, name, values):
     return op
 
 
+def padding_mask(g, c, ins, kw, lengths=int_input):
+    """c's padding mask, where it has lengths: seq_len_q / seq_len_kv made by `lengths`,
+    appended to the inputs `ins` and set in sdpa's keywords `kw`."""
+    if not c.lens:
+        return
+    for name, vals in zip(("seq_len_q", "seq_len_kv"), c.lens):
+        op = lengths(g, name, vals)
+        ins.append(op)
+        kw[name] = op.tensor
+    kw["use_padding_mask"] = True
+
+
 def forward(nx, dtype, case, runtime_scale=False, stats=True):
     """Builds and runs sdpa; returns (operands, o, stats operands, inputs' values)."""
     c = case
@@ -92,12 +104,7 @@ def forward(nx, dtype, case, runtime_scale=False, stats=True):
     else:
         kw["attn_scale"] = c.scale
         scale = float(np.float32(c.scale))  # a float becomes a float32 scalar
-    if c.lens:
-        for name, vals in zip(("seq_len_q", "seq_len_kv"), c.lens):
-            op = int_input(g, name, vals)
-            ins.append(op)
-            kw[name] = op.tensor
-        kw["use_padding_mask"] = True
+    padding_mask(g, c, ins, kw)
     o, st = g.sdpa(q.bind(g, "q"), k.bind(g, "k"), v.bind(g, "v"), generate_stats=stats,
                    name="attn", **kw)
     want_o, want_stats = ref.sdpa(q.values, k.values, v.values, scale,
@@ -301,12 +308,7 @@ def paged_forward(env, dtype, c, block, lengths=int_input):
         ins += [op, t]
     kw.update(paged_attention_k_table=tables[0].tensor, paged_attention_v_table=tables[1].tensor,
               paged_attention_max_seq_len_kv=c.skv, attn_scale=c.scale)
-    if c.lens:
-        for name, vals in zip(("seq_len_q", "seq_len_kv"), c.lens):
-            op = lengths(g, name, vals)
-            ins.append(op)
-            kw[name] = op.tensor
-        kw["use_padding_mask"] = True
+    padding_mask(g, c, ins, kw, lengths)
     o, st = g.sdpa(q.bind(g, "q"), caches[0].bind(g, "k_cache"), caches[1].bind(g, "v_cache"),
                    generate_stats=True, name="attn", **kw)
     k64 = unpage(caches[0].values, tables[0].values.astype(np.int64), c.skv)
@@ -392,12 +394,7 @@ def backward(nx, dtype, case, check_tol=None):
     ins = [q, k, v, o, do, st] + ([bias] if bias else [])
     if bias:
         kw["bias"] = bias.bind(g, "bias")
-    if c.lens:
-        for name, vals in zip(("seq_len_q", "seq_len_kv"), c.lens):
-            op = int_input(g, name, vals)
-            ins.append(op)
-            kw[name] = op.tensor
-        kw["use_padding_mask"] = True
+    padding_mask(g, c, ins, kw)
     dq, dk, dv = g.sdpa_backward(q.bind(g, "q"), k.bind(g, "k"), v.bind(g, "v"), o.bind(g, "o"),
                                  do.bind(g, "dO"), st.bind(g, "stats"), attn_scale=c.scale,
                                  name="attn_bwd", **kw)
