@@ -3,7 +3,9 @@
 plans:   the engine configs autotuning chose (the backend's plan cache,
          $HIPDNN_CACHE_DIR/plans), counted and cleared by the backend under its lock;
 kernels: the hip engine's compiled kernels ($HIPDNN_KERNEL_CACHE_DIR, else
-         $HIPDNN_CACHE_DIR/kernels), one ``*.kernel`` file each.
+         $HIPDNN_CACHE_DIR/kernels), one ``*.kernel`` file each, and
+         ``compiler.facts``: what the run-time compiler is, so that a process whose
+         kernels all come from the cache need not load it (plugins/hip/rtc_facts.c).
 Both live under $HIPDNN_CACHE_DIR (default $XDG_CACHE_HOME/hipdnn, else ~/.cache/hipdnn);
 HIPDNN_CACHE=0 turns both off."""
 from __future__ import annotations
@@ -69,6 +71,8 @@ def clear() -> List[str]:
             removed += 1
         except FileNotFoundError:  # another process removed it first
             pass
+    if folder is not None:  # not an entry: the next compiler load writes it again
+        (folder / "compiler.facts").unlink(missing_ok=True)
     lines.append(f"kernels: removed {removed} from {folder}" if folder is not None
                  else f"kernels: off ({why})")
     return lines

@@ -11,12 +11,14 @@
 // pointwise plans' own kernels are NVIDIA-only for now: on ROCm their interpreter runs.
 #include "hip_compat.h"
 #include "hip_engine.h"
+#include "rtc_facts.h"
 
 #if defined(HIPDNN_HIP_CUDA)
 #include <cudaTypedefs.h> // the driver's types (CUtensorMap) and function pointer types
 #endif
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,22 +161,84 @@ void describe_rtc(void* lib) {
 #endif
 }
 
+// ---- what the compiler is, without loading it (rtc_facts.c) -------------------------------
+
+hipe_rtc_facts g_loaded_facts; // the loaded compiler's (open_rtc)
+hipe_rtc_facts g_disk_facts;   // the disk's, while still true
+bool g_disk_ok;
+pthread_once_t g_disk_once = PTHREAD_ONCE_INIT;
+
+bool facts_path(char* path, size_t len) {
+    char dir[4096], why[HIPE_MSG_LEN];
+    return hipe_kernel_cache_dir(dir, sizeof(dir), why, sizeof(why)) &&
+           snprintf(path, len, "%s/compiler.facts", dir) < (int)len;
+}
+
+void recall_facts() {
+    char path[4200];
+    g_disk_ok = facts_path(path, sizeof(path)) && hipe_rtc_facts_read(path, &g_disk_facts);
+}
+
+bool same_facts(const hipe_rtc_facts& a, const hipe_rtc_facts& b) {
+    return strcmp(a.compiler, b.compiler) == 0 && strcmp(a.library, b.library) == 0 &&
+           a.ptx == b.ptx && a.narchs == b.narchs &&
+           memcmp(a.archs, b.archs, sizeof(int) * (size_t)a.narchs) == 0;
+}
+
+// The loaded compiler's facts into g_loaded_facts, and onto the disk where they differ.
+void remember_facts() {
+    hipe_rtc_facts& f = g_loaded_facts;
+    snprintf(f.compiler, sizeof(f.compiler), "%s", g_rtc.compiler);
+    Dl_info info;
+    char real[PATH_MAX];
+    const char* file = dladdr((void*)g_rtc.create, &info) && info.dli_fname ? info.dli_fname
+                                                                           : g_rtc.library;
+    const int w = snprintf(f.library, sizeof(f.library), "%s", realpath(file, real) ? real : file);
+    if (w < 0 || w >= (int)sizeof(f.library)) return; // a path too long to keep: not kept
+#if defined(HIPDNN_HIP_CUDA)
+    f.narchs = g_rtc.narchs;
+    memcpy(f.archs, g_rtc.archs, sizeof(int) * (size_t)g_rtc.narchs);
+    f.ptx = g_rtc.ptx != nullptr;
+#endif
+    char path[4200], why[HIPE_MSG_LEN];
+    hipe_rtc_facts now;
+    if (!facts_path(path, sizeof(path)) || (hipe_rtc_facts_read(path, &now) && same_facts(now, f)))
+        return;
+    if (!hipe_rtc_facts_write(path, &f, why, sizeof(why)))
+        hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": %s's facts not kept: %s", RTC_NAME, why);
+}
+
 void open_rtc() {
     void* lib = load_rtc_library();
     if (!lib || !bind_rtc(lib)) return;
     describe_rtc(lib);
     g_rtc.ok = true; // stays loaded for the life of the process
+    remember_facts();
 }
 
-bool rtc_open(char* why, size_t len) {
+bool jit_off(char* why, size_t len) {
     const char* mode = getenv("HIPDNN_HIP_JIT");
     if (mode && strcmp(mode, "0") == 0) {
         snprintf(why, len, "HIPDNN_HIP_JIT=0 turns run-time compilation off");
-        return false;
+        return true;
     }
+    return false;
+}
+
+bool rtc_open(char* why, size_t len) {
+    if (jit_off(why, len)) return false;
     pthread_once(&g_rtc_once, open_rtc);
     if (!g_rtc.ok) snprintf(why, len, "%s", g_rtc.why);
     return g_rtc.ok;
+}
+
+// The compiler's facts: the disk's while they hold (nothing loaded: a warm process needs
+// the compiler only to key its kernels), else the compiler's, loaded now; nullptr with why.
+const hipe_rtc_facts* rtc_facts(char* why, size_t len) {
+    if (jit_off(why, len)) return nullptr;
+    pthread_once(&g_disk_once, recall_facts);
+    if (g_disk_ok) return &g_disk_facts;
+    return rtc_open(why, len) ? &g_loaded_facts : nullptr;
 }
 
 // The compiler's log after a failure, on one line, at most `len` bytes.
@@ -267,12 +331,13 @@ void say(char* why, size_t len, const char* call, hipError_t e) {
 
 // ---- the vendor side of kernel_cache.c --------------------------------------------------------
 
-extern "C" bool hipe_rtc_available(char* why, size_t len) { return rtc_open(why, len); }
+extern "C" bool hipe_rtc_available(char* why, size_t len) { return rtc_facts(why, len) != nullptr; }
 
 extern "C" bool hipe_rtc_target_of(int device, hipe_rtc_target* t, char* why, size_t len) {
     memset(t, 0, sizeof(*t));
-    if (!rtc_open(why, len)) return false;
-    snprintf(t->compiler, sizeof(t->compiler), "%s", g_rtc.compiler);
+    const hipe_rtc_facts* f = rtc_facts(why, len);
+    if (!f) return false;
+    snprintf(t->compiler, sizeof(t->compiler), "%s", f->compiler);
 #if defined(HIPDNN_HIP_CUDA)
     int major = 0, minor = 0;
     if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
@@ -287,12 +352,12 @@ extern "C" bool hipe_rtc_target_of(int device, hipe_rtc_target* t, char* why, si
     // Machine code where this NVRTC knows the GPU; for a newer GPU, PTX of the newest
     // architecture it knows, which the driver compiles on loading (as for the plugin's own
     // PTX): an older NVRTC then still serves.
-    int target = g_rtc.narchs > 0 ? 0 : cc;
-    for (int i = 0; i < g_rtc.narchs; ++i)
-        if (g_rtc.archs[i] <= cc && g_rtc.archs[i] > target) target = g_rtc.archs[i];
+    int target = f->narchs > 0 ? 0 : cc;
+    for (int i = 0; i < f->narchs; ++i)
+        if (f->archs[i] <= cc && f->archs[i] > target) target = f->archs[i];
     if (target == 0) {
         snprintf(why, len, "%s (%s) knows no architecture up to %s (its oldest: sm_%d)",
-                 g_rtc.compiler, g_rtc.library, t->arch, g_rtc.archs[0]);
+                 f->compiler, f->library, t->arch, f->archs[0]);
         return false;
     }
     // sm_90a on an sm_90 GPU: its machine code may use wgmma and setmaxnreg (gm_wgmma.h)
@@ -300,7 +365,7 @@ extern "C" bool hipe_rtc_target_of(int device, hipe_rtc_target* t, char* why, si
     if (sm90a) snprintf(t->arch, sizeof(t->arch), "sm_90a");
     snprintf(t->options, sizeof(t->options),
              "--gpu-architecture=%s_%d%s --std=c++17 -DHIPDNN_HIP_JIT=1",
-             target == cc || !g_rtc.ptx ? "sm" : "compute", target, sm90a ? "a" : "");
+             target == cc || !f->ptx ? "sm" : "compute", target, sm90a ? "a" : "");
     snprintf(t->scope, sizeof(t->scope), "%s", t->arch); // a library loads in every context
 #else
     hipDeviceProp_t prop;
