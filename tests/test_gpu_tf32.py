@@ -166,16 +166,22 @@ CONV_CASES = [([2, 8, 6, 6], [12, 8, 3, 3], [1, 1], [1, 1], "channels_last", "ch
               ([2, 12, 7, 7], [16, 12, 3, 3], [1, 1], [1, 1], "channels_last", "packed")]
 
 
-@pytest.mark.parametrize("x_shape,w_shape,stride,pad,x_layout,w_layout", CONV_CASES)
-def test_the_tf32_knob_reads_a_forward_convolution_as_tf32(gpu, x_shape, w_shape, stride, pad,
-                                                           x_layout, w_layout):
+def conv_tf32(gpu, x_shape, w_shape, stride, pad, x_layout, w_layout, dil=None, flip=False):
+    """relu(conv_fprop(x, w)) in fp32 on a config with knob TF32 = 1 (a grouped one where w
+    has fewer channels than x), checked against float64 NumPy to the TF32 bound where the
+    plan reads TF32 on an sm_90 GPU, else to fp32's; the log."""
+    dil = dil or [1] * len(pad)
     x = gpu.input(x_shape, "fp32", x_layout)
     w = gpu.input(w_shape, "fp32", w_layout)
     g = gpu.graph("fp32")
+    mode = hipdnn.convolution_mode
     y = g.relu(g.conv_fprop(x.bind(g, "x"), w.bind(g, "w"), padding=pad, stride=stride,
-                            name="conv"), name="act")
-    want = ref.relu(ref.conv_fprop(x.values, w.values, pad, pad, stride, [1, 1]))
-    magnitude = ref.conv_fprop(np.abs(x.values), np.abs(w.values), pad, pad, stride, [1, 1])
+                            dilation=dil, name="conv",
+                            convolution_mode=mode.CONVOLUTION if flip else mode.CROSS_CORRELATION),
+               name="act")
+    want = ref.relu(ref.conv_fprop(x.values, w.values, pad, pad, stride, dil, flip=flip))
+    magnitude = ref.conv_fprop(np.abs(x.values), np.abs(w.values), pad, pad, stride, dil,
+                               flip=flip)
     out = gpu.output(y, want.shape, "fp32", "channels_last")
     build_with_knobs(g, {KNOB_TF32: 1})
     log = engine_log(lambda: gpu.execute(g, [x, w, out], build=False))
@@ -190,6 +196,44 @@ def test_the_tf32_knob_reads_a_forward_convolution_as_tf32(gpu, x_shape, w_shape
     assert plan and "TF32 on tensor cores on sm_90, else exact fp32 FMA" in plan[0], log
     if read_tf32:
         assert float(np.max(err / magnitude)) > 2.0 ** -16
+    return log
+
+
+@pytest.mark.parametrize("x_shape,w_shape,stride,pad,x_layout,w_layout", CONV_CASES)
+def test_the_tf32_knob_reads_a_forward_convolution_as_tf32(gpu, x_shape, w_shape, stride, pad,
+                                                           x_layout, w_layout):
+    conv_tf32(gpu, x_shape, w_shape, stride, pad, x_layout, w_layout)
+
+
+# NCHW x and KCRS w, gathered an element at a time (gm_wg_tf32_conv): dilated, true
+# convolutions, 1 and 3 spatial dims, a 1D filter of 33 taps (over the 31 a mask of the taps
+# holds: their coordinates compared instead), groups, a strided x, more tiles than
+# multiprocessors (each block walking several), and k split into ranges
+ELEMENT_CASES = {
+    "5x5_dilation2": dict(x=[1, 8, 13, 12], w=[16, 8, 5, 5], pad=[2, 3], dil=[2, 2]),
+    "true_convolution": dict(x=[2, 16, 7, 7], w=[8, 16, 3, 3], pad=[1, 1], flip=True),
+    "1d": dict(x=[4, 16, 33], w=[24, 16, 5], pad=[2]),
+    "1d_33_taps": dict(x=[2, 4, 70], w=[12, 4, 33], pad=[16], stride=[2]),
+    "3d": dict(x=[1, 8, 5, 6, 7], w=[16, 8, 3, 3, 3], pad=[1, 1, 1], flip=True),
+    "2_groups": dict(x=[2, 16, 7, 6], w=[24, 8, 3, 3], pad=[1, 1]),
+    "strided_x": dict(x=[2, 12, 9, 8], w=[20, 12, 3, 3], pad=[1, 1], stride=[2, 2],
+                      layout="strided"),
+    "many_tiles": dict(x=[16, 16, 48, 48], w=[16, 16, 3, 3], pad=[1, 1]),
+}
+
+
+@pytest.mark.parametrize("name", list(ELEMENT_CASES))
+def test_the_tf32_knob_gathers_nchw_an_element_at_a_time(gpu, name):
+    geo = ELEMENT_CASES[name]
+    nsp = len(geo["pad"])
+    conv_tf32(gpu, geo["x"], geo["w"], geo.get("stride", [1] * nsp), geo["pad"],
+              geo.get("layout", "packed"), "packed", geo.get("dil"), geo.get("flip", False))
+
+
+def test_an_element_gathered_convolution_split_into_ranges(gpu, monkeypatch):
+    monkeypatch.setenv("HIPDNN_HIP_SPLIT_K", "3")  # ranges starting mid-filter
+    log = conv_tf32(gpu, [2, 64, 9, 9], [16, 64, 3, 3], [1, 1], [1, 1], "packed", "packed")
+    assert any("k split 3 ways" in m for m in log), log
 
 
 @pytest.mark.parametrize("w_layout", ["packed", "channels_last"])

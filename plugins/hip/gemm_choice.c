@@ -200,21 +200,28 @@ static bool tf32_operand(int64_t s_r, int64_t s_k, const int64_t* bs, int nbatch
  * product's k, KRSC or KCRS (taps_inner), each filter's start a multiple of 4 elements),
  * 32-bit coordinates (*what: the reason where not); *chunks: x gathered 16 bytes (4
  * channels) at a time (channels-last, a multiple of 4 of them, other strides multiples of
- * 4, KRSC), else an element at a time (gm_wg_tf32_conv: NCHW, KCRS). */
+ * 4, KRSC), else an element at a time (gm_wg_tf32_conv: NCHW, KCRS), its offsets from a
+ * row's first input to its image's start and to its receptive field's elements in 32 bits. */
 static bool conv_tf32_ok(const gm_program* p, bool* chunks, const char** what) {
     bool ok = true, vec = p->x_sc == 1 && p->cin % 4 == 0 && p->x_sn % 4 == 0 && !p->taps_inner;
+    double span = (double)(p->cin - 1) * (double)llabs(p->x_sc); /* elements, bounded */
     for (int d = 0; d < p->nsp; ++d) {
         ok = ok && p->xsp[d] + p->pad[d] < (INT64_C(1) << 30) &&
              (p->osp[d] + p->pad[d]) * p->stride[d] < (INT64_C(1) << 30) &&
              p->ker[d] * p->dil[d] < (INT64_C(1) << 30);
         vec = vec && p->x_ssp[d] % 4 == 0;
+        span += ((double)(p->osp[d] + p->pad[d]) * (double)p->stride[d] +
+                 (double)p->ker[d] * (double)p->dil[d]) * (double)llabs(p->x_ssp[d]);
     }
     *chunks = vec;
-    *what = !ok ? "input coordinates under 2^30"
-                : "w dense in the product's k (KRSC or KCRS) and each filter's start a "
-                  "multiple of 4 elements (TMA's 16 bytes; not with 3 channels and a 3x3 "
-                  "or 7x7 filter)";
-    return ok && tf32_operand(p->b_sn, p->b_sk, p->b_bs, p->nbatch);
+    const bool near = vec || span < 2147483648.0;
+    *what = !ok     ? "input coordinates under 2^30"
+            : !near ? "an image of fewer than 2^31 elements where x is gathered an element "
+                      "at a time (not channels-last)"
+                    : "w dense in the product's k (KRSC or KCRS) and each filter's start a "
+                      "multiple of 4 elements (TMA's 16 bytes; not with 3 channels and a 3x3 "
+                      "or 7x7 filter)";
+    return ok && near && tf32_operand(p->b_sn, p->b_sk, p->b_bs, p->nbatch);
 }
 
 /* Knob TF32 on a product of fp32 a and b: gm->tf32 where the sm_90 kernel can read them

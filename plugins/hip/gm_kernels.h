@@ -282,10 +282,15 @@ PW_UNROLL
     }
 }
 
-// Field element col's filter offset along dim d, dilated (reversed for a true convolution).
-PW_FN int32_t gm_conv_tap(const gm_program& g, const GmConvCol& col, int d) {
+// Filter index fd's offset along dim d, dilated (reversed for a true convolution).
+PW_FN int32_t gm_conv_tap_at(const gm_program& g, int d, int32_t fd) {
     const int32_t kd = d < g.nsp ? (int32_t)g.ker[d] : 1;
-    return (g.flip ? kd - 1 - col.fd[d] : col.fd[d]) * (int32_t)g.dil[d];
+    return (g.flip ? kd - 1 - fd : fd) * (int32_t)g.dil[d];
+}
+
+// Field element col's filter offset along dim d.
+PW_FN int32_t gm_conv_tap(const gm_program& g, const GmConvCol& col, int d) {
+    return gm_conv_tap_at(g, d, col.fd[d]);
 }
 
 template <int KT>
@@ -301,6 +306,102 @@ PW_UNROLL
             col.fd[d] = 0; // past the filter's last tap: k is past the end, col.k says so
         }
     }
+}
+
+// col + step, both field elements as GmConvCol holds them (step's digits under their radix
+// but the outermost): mixed-radix addition from the innermost digit, one carry a digit.
+// Past the field's end the digits wrap; col.k says so.
+PW_FN void gm_conv_col_add(const gm_program& g, GmConvCol& col, const GmConvCol& step) {
+    col.k += step.k;
+    int32_t carry = 0;
+    if (!g.taps_inner) { // (f..., c): the channel innermost
+        col.c += step.c;
+        carry = col.c >= (int32_t)g.cin;
+        if (carry) col.c -= (int32_t)g.cin;
+    }
+PW_UNROLL
+    for (int d = GM_MAX_SPATIAL - 1; d >= 0; --d) {
+        if (d >= g.nsp) continue;
+        col.fd[d] += step.fd[d] + carry;
+        carry = col.fd[d] >= (int32_t)g.ker[d];
+        if (carry) col.fd[d] -= (int32_t)g.ker[d];
+    }
+    if (g.taps_inner) col.c += step.c + carry;
+}
+
+// ---- the sm_90 TF32 kernel's element gather (gm_wg_tf32_conv) -----------------------------
+// Element (m, k) of a is x at row m's corner (GmConvRows) plus field element k's offset,
+// inside x where every dim's coordinate first + tap is.  A stage's 32 field elements are
+// the same for every row, so they are worked out once a stage into a table (GmTapEntry:
+// the offset and the taps); the row side (corner, and which taps fall inside x) once a
+// tile.  Where the filter's sizes add up to at most 31, a row's taps inside x are a mask
+// (dim d's taps as ker[d] bits from at[d] on), each element's taps one bit a dim, and an
+// element is read where it has no bit outside its row's mask: one AND.
+
+// Each dim's first bit in the masks; false where the filter's sizes add up to over 31 (bit
+// 31 marks a field element past the end).
+PW_FN bool gm_conv_tap_bits(const gm_program& g, uint32_t* at) {
+    uint32_t n = 0;
+PW_UNROLL
+    for (int d = 0; d < GM_MAX_SPATIAL; ++d) {
+        at[d] = n;
+        if (d < g.nsp) n += (uint32_t)g.ker[d];
+    }
+    return n <= 31;
+}
+
+// The bits of taps outside x for the row (rows' entry 0): all where it is past the last.
+PW_FN uint32_t gm_conv_row_bad(const gm_program& g, const GmConvRows<1>& rows, const uint32_t* at) {
+    uint32_t in = 0;
+PW_UNROLL
+    for (int d = 0; d < GM_MAX_SPATIAL; ++d) {
+        if (d >= g.nsp) continue;
+        for (int32_t j = 0; j < (int32_t)g.ker[d]; ++j)
+            if ((uint32_t)(rows.first[0][d] + gm_conv_tap_at(g, d, j)) < (uint32_t)g.xsp[d])
+                in |= 1u << (at[d] + (uint32_t)j);
+    }
+    return rows.row_ok[0] ? ~in : ~0u;
+}
+
+// Field element col as a stage's table holds it: off, its offset in x from a row's corner
+// (under 2^31: gemm_choice.c checks); MASK: tap, its bits (gm_conv_tap_bits), bit 31 past
+// the field's end; else tap[d] its offset along dim d (gm_conv_tap), tap[0] -2^30 past the
+// end (so that first + tap < 0: gemm_choice.c keeps |first| and taps under 2^30).
+struct GmTapEntry {
+    int32_t off;
+    int32_t tap[GM_MAX_SPATIAL];
+};
+
+template <bool MASK>
+PW_FN void gm_conv_tap_entry(const gm_program& g, const GmConvCol& col, const uint32_t* at,
+                             GmTapEntry& e) {
+    const bool past = col.k >= (uint32_t)g.k;
+    int64_t off = (int64_t)col.c * g.x_sc;
+    uint32_t bits = 0;
+PW_UNROLL
+    for (int d = 0; d < GM_MAX_SPATIAL; ++d) {
+        e.tap[d] = 0;
+        if (d >= g.nsp || past) continue;
+        const int32_t tap = gm_conv_tap(g, col, d);
+        off += (int64_t)tap * g.x_ssp[d];
+        if (MASK) bits |= 1u << (at[d] + (uint32_t)col.fd[d]);
+        else e.tap[d] = tap;
+    }
+    e.off = (int32_t)off;
+    if (MASK) e.tap[0] = (int32_t)(past ? 1u << 31 : bits);
+    else if (past) e.tap[0] = -(1 << 30);
+}
+
+// Whether the row (rows' entry 0; bad: gm_conv_row_bad's, MASK) reads field element e.
+template <bool MASK>
+PW_FN bool gm_conv_tap_ok(const gm_program& g, const GmConvRows<1>& rows, uint32_t bad,
+                          const GmTapEntry& e) {
+    if (MASK) return ((uint32_t)e.tap[0] & bad) == 0;
+    bool ok = rows.row_ok[0];
+PW_UNROLL
+    for (int d = 0; d < GM_MAX_SPATIAL; ++d)
+        if (d < g.nsp) ok = ok && (uint32_t)(rows.first[0][d] + e.tap[d]) < (uint32_t)g.xsp[d];
+    return ok;
 }
 
 #include "gm_sgemm.h" /* exact fp32, register-blocked */

@@ -357,21 +357,47 @@ PW_FN void gm_wg_tf32_bt(const gm_program& g, const gm_tma& t, const GmWgBlock& 
 
 // The producer of a TF32 forward convolution whose x cannot be gathered 16 bytes at a time
 // (NCHW; or w KCRS, its k (channel, taps) with the taps innermost), thread `tid` of its
-// warpgroup: thread tid gathers row tid of a's tile (an output position), each element of
-// the stage's 32 with a 4-byte cp.async from where gm_conv_a_offset says (zeros in the
-// padding and past the matrix), into the K-major 128-byte-swizzled layout; consecutive
-// threads read consecutive positions.  Thread 0 has TMA bring b's tile (w, k contiguous).
-template <int BN, int STAGES>
-PW_FN void gm_wg_tf32_conv(const gm_program& g, const gm_tma& t, const GmWgBlock& blk, int tid) {
+// warpgroup: thread tid gathers row tid of a's tile (an output position: consecutive
+// threads read consecutive positions, consecutive addresses in NCHW at stride 1), each of
+// the stage's 32 elements with a 4-byte cp.async (zeros in the padding and past the
+// matrix) into the K-major 128-byte-swizzled layout, by additions only (gm_kernels.h's
+// element gather): its row's corner and the taps inside x once a tile; the stage's field
+// elements once a stage, lane j of each warp stepping element j by 32 (gm_conv_col_add)
+// into the warp's table `tab` (16-byte entries, or two to 16 bytes with MASK), which the
+// warp's threads then read at one address (a broadcast).  Thread 0 has TMA bring b's tile
+// (w, k contiguous).
+template <bool MASK, int BN, int STAGES>
+PW_FN void gm_wg_tf32_gather(const gm_program& g, const gm_tma& t, const GmWgBlock& blk, int tid,
+                             int4* tab) {
     typedef GmWgSmem<BN, STAGES, false> L;
-    constexpr int KT = GmWgK<PW_F32>::STEP;
+    constexpr int KT = GmWgK<PW_F32>::STEP, P = MASK ? 2 : 1; // table entries an int4
+    const int lane = tid % 32;
+    uint32_t at[GM_MAX_SPATIAL];
+    gm_conv_tap_bits(g, at);
+    GmConvCol step; // KT field elements in k's radix
+    gm_conv_col_init(g, KT, step);
+    uint32_t swz[KT / 4]; // row tid's 16-byte chunks in the stage's swizzled layout
+PW_UNROLL
+    for (int j = 0; j < KT / 4; ++j) swz[j] = gm_swz<8>(tid, j);
     int it = 0;
     for (int64_t unit = blockIdx.x; unit < blk.units; unit += gridDim.x) {
         const GmWgAt w = gm_wg_at<KT>(g, unit);
         int64_t a_off = 0, b_off = 0;
         if (GM_GROUPED) gm_batch_offsets(g, w.batch, &a_off, &b_off);
         const float* x = (const float*)g.a + a_off;
-        const int64_t m = (int64_t)w.tm * GM_WG_BM + tid;
+        GmConvRows<1> row;
+        gm_conv_row<GM_CONV_FPROP>(g, (int64_t)w.tm * GM_WG_BM + tid, true, 0, row);
+        // the row's corner in x (where it lies outside, never read) and the offset back to
+        // its image's start (32 bits: gemm_choice.c keeps an image under 2^31 elements), an
+        // address to name where nothing is read; opaque, so that the compiler does not fold
+        // the corner's offset into each element's 64-bit arithmetic: an element's address
+        // is one 32 x 32 + 64 multiply-add
+        const float* corner;
+        asm("mov.b64 %0, %1;\n" : "=l"(corner) : "l"(x + row.base[0]));
+        const int32_t to_img = (int32_t)(row.image[0] - row.base[0]);
+        const uint32_t bad = MASK ? gm_conv_row_bad(g, row, at) : 0u;
+        GmConvCol col; // the lane's field element of each stage
+        gm_conv_col_init(g, (uint32_t)(w.u.kt0 * KT + lane), col);
         for (int kt = w.u.kt0; kt < w.u.kt1; ++kt, ++it) {
             const int s = it % STAGES, k0 = kt * KT;
             if (it >= STAGES) gm_mbar_wait(blk.empty + 8 * s, (uint32_t)((it / STAGES - 1) & 1));
@@ -380,18 +406,50 @@ PW_FN void gm_wg_tf32_conv(const gm_program& g, const gm_tma& t, const GmWgBlock
                 gm_mbar_expect(bar, L::B);
                 gm_wg_conv_b<true, BN>(g, t, bs, bar, k0, w.tn * BN, w.batch);
             }
-#pragma unroll 4
-            for (int kk = 0; kk < KT; ++kk) {
-                int64_t off = 0;
-                const bool valid = gm_conv_a_offset(g, m, k0 + kk, &off);
-                asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(
-                                 as + gm_swz<8>(tid, kk >> 2) + (kk & 3) * 4),
-                             "l"(valid ? x + off : x), "r"(valid ? 4 : 0));
+            GmTapEntry e;
+            gm_conv_tap_entry<MASK>(g, col, at, e);
+            gm_conv_col_add(g, col, step);
+            __syncwarp(); // the warp has read the last stage's table
+            int32_t* mine = (int32_t*)tab + lane * (4 / P);
+            mine[0] = e.off;
+PW_UNROLL
+            for (int i = 1; i < 4 / P; ++i) mine[i] = e.tap[i - 1];
+            __syncwarp();
+PW_UNROLL
+            for (int q = 0; q < KT / P; ++q) {
+                const int4 v = tab[q];
+PW_UNROLL
+                for (int h = 0; h < P; ++h) {
+                    const int kk = q * P + h;
+                    GmTapEntry ek;
+                    ek.off = h ? v.z : v.x;
+                    ek.tap[0] = h ? v.w : v.y;
+                    ek.tap[1] = MASK ? 0 : v.z;
+                    ek.tap[2] = MASK ? 0 : v.w;
+                    const bool ok = gm_conv_tap_ok<MASK>(g, row, bad, ek);
+                    // zeros where !ok (ignore-src), naming the image's start
+                    asm volatile("{\n.reg .pred p;\nsetp.eq.u32 p, %2, 0;\n"
+                                 "cp.async.ca.shared.global [%0], [%1], 4, p;\n}\n" ::"r"(
+                                     as + swz[kk >> 2] + (kk & 3) * 4),
+                                 "l"(corner + (ok ? ek.off : to_img)), "r"((uint32_t)ok));
+                }
             }
             asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar)
                          : "memory");
         }
     }
+}
+
+// ... with the taps' validity as masks where the filter's sizes allow (gm_conv_tap_bits);
+// each producer warp's table of a stage's field elements in static shared memory.
+template <int BN, int STAGES>
+PW_FN void gm_wg_tf32_conv(const gm_program& g, const gm_tma& t, const GmWgBlock& blk, int tid) {
+    __shared__ int4 tables[4][GmWgK<PW_F32>::STEP];
+    uint32_t at[GM_MAX_SPATIAL];
+    if (gm_conv_tap_bits(g, at))
+        gm_wg_tf32_gather<true, BN, STAGES>(g, t, blk, tid, tables[tid / 32]);
+    else
+        gm_wg_tf32_gather<false, BN, STAGES>(g, t, blk, tid, tables[tid / 32]);
 }
 
 // A weight gradient's column n of b (a receptive-field element): its channel, returned, and
