@@ -19,8 +19,9 @@ pytestmark = pytest.mark.gpu
 
 REPO = Path(__file__).resolve().parents[1]
 
-# A fused matmul + bias + relu in fp16 on the hip engine, on device memory, checked against
-# float64 NumPy; then whether the compiler's library is mapped into this process.
+# A fused matmul + bias + relu in fp16 and a pointwise mul + relu in fp32 on the hip engine,
+# on device memory, checked against float64 NumPy; then whether the compiler's library is
+# mapped into this process.
 CHILD = r"""
 import json, os
 import numpy as np
@@ -50,9 +51,26 @@ hipdnn.device.synchronize()
 f = {t: v.astype(np.float64) for t, v in host.items()}
 ref = np.maximum(f[a] @ f[b] + f[bias], 0)
 err = float(np.max(np.abs(dev[y].numpy().astype(np.float64) - ref) / (1 + np.abs(ref))))
+# a pointwise graph: its plan's own kernel (jit.hip), kept on disk as one image
+p = hipdnn.pygraph(io_data_type=dt.FLOAT, compute_data_type=dt.FLOAT, name="pw")
+x = p.tensor(name="x", dim=[3, 1000])
+s = p.tensor(name="s", dim=[1, 1000])
+z = p.relu(p.mul(x, s, name="mul"), name="act")
+z.set_output(True)
+p.set_preferred_engine("hip")
+p.build([hipdnn.heur_mode.A])
+hx = {x: rng.standard_normal((3, 1000)).astype(np.float32),
+      s: rng.standard_normal((1, 1000)).astype(np.float32)}
+pdev = {t: hipdnn.DeviceArray.from_numpy(v) for t, v in hx.items()}
+pdev[z] = hipdnn.DeviceArray.from_numpy(np.full((3, 1000), np.nan, np.float32))
+p.execute(pdev)
+hipdnn.device.synchronize()
+pref = np.maximum(hx[x].astype(np.float64) * hx[s], 0)
+err = max(err, float(np.max(np.abs(pdev[z].numpy() - pref) / (1 + np.abs(pref)))))
 hipdnn._C.flush_log()
 maps = open("/proc/self/maps").read()
-print(json.dumps({"err": err, "nvrtc": "libnvrtc" in maps, "engine": g.get_engine_name(),
+print(json.dumps({"err": err, "nvrtc": "libnvrtc" in maps,
+                  "engines": [g.get_engine_name(), p.get_engine_name()],
                   "logs": logs}))
 """
 
@@ -66,12 +84,12 @@ def child(cache):
                        timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     out = json.loads(r.stdout.splitlines()[-1])
-    assert out["engine"] == "hip" and out["err"] < 2e-2, out  # fp16 output, fp32 accumulation
+    assert out["engines"] == ["hip", "hip"] and out["err"] < 2e-2, out  # fp16 output, fp32 accumulation
     return out
 
 
-def kernel_lines(out, how):
-    return [m for m in out["logs"] if m.startswith("hip: kernel ") and how in m]
+def kernel_lines(out, how, kernel=""):
+    return [m for m in out["logs"] if m.startswith("hip: kernel " + kernel) and how in m]
 
 
 def test_a_warm_process_loads_its_kernels_without_loading_the_compiler(tmp_path, gpu):
@@ -84,8 +102,10 @@ def test_a_warm_process_loads_its_kernels_without_loading_the_compiler(tmp_path,
     assert facts.read_text().startswith("HIPDNN-RTC-FACTS 1\n")
     warm = child(cache)
     assert not warm["nvrtc"], warm["logs"]
-    assert kernel_lines(warm, "loaded from the disk cache") and \
-        not kernel_lines(warm, "compiled in"), warm["logs"]
+    for kernel in ("hipdnn_gemm", "hipdnn_pw_fused"):  # the matmul's, the pointwise plan's
+        assert kernel_lines(cold, "compiled in", kernel), cold["logs"]
+        assert kernel_lines(warm, "loaded from the disk cache", kernel), warm["logs"]
+    assert not kernel_lines(warm, "compiled in"), warm["logs"]
 
 
 def test_facts_that_do_not_hold_are_not_trusted_and_are_rewritten(tmp_path, gpu):

@@ -277,6 +277,12 @@ bool hipe_rtc_target_of(int device, hipe_rtc_target* t, char* why, size_t len);
  * name (malloc'd).  False with `why` (the compiler's log, on one line). */
 bool hipe_rtc_compile(const hipe_rtc_target* t, const char* source, const char* name,
                       void** image, size_t* size, char** lowered, char* why, size_t len);
+/* (kernel_cache.c) The image of `source` compiled whole for target t (its kernels found by their extern "C"
+ * names: jit.hip's pointwise plan kernels), from the disk cache, or compiled now and saved
+ * (always, with `recompile`: the cached one would not load).  `label` names its file.  The
+ * log says which. */
+bool hipe_kernel_image(const hipe_rtc_target* t, const char* source, const char* label,
+                       bool recompile, void** image, size_t* size, char* why, size_t len);
 /* Loads an image for `device` and finds its kernel `lowered`: valid for the life of the
  * process. */
 bool hipe_rtc_load(const hipe_rtc_target* t, int device, const void* image, size_t size,

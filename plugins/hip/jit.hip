@@ -254,9 +254,12 @@ void rtc_log(rtc_program prog, char* out, size_t len) {
 }
 
 // Compiles `source` with `opts`, instantiating `name` when given (then *lowered gets its
-// mangled name, malloc'd): the image (malloc'd) or NULL with `why`.
+// mangled name, malloc'd): the image (malloc'd) or NULL with `why`.  The compiler is loaded
+// here, not by hipe_rtc_target_of, which the disk's facts may have answered without it.
 void* rtc_compile(const char* source, const char* file, const char* name, const char* const* opts,
                   int nopts, size_t* size, char** lowered, char* why, size_t len) {
+    if (lowered) *lowered = nullptr;
+    if (!rtc_open(why, len)) return nullptr;
     const char* const* texts;
     const char* const* names;
     int nheaders;
@@ -390,7 +393,6 @@ extern "C" bool hipe_rtc_compile(const hipe_rtc_target* t, const char* source, c
                                  void** image, size_t* size, char** lowered, char* why, size_t len) {
     *image = nullptr;
     *lowered = nullptr;
-    if (!rtc_open(why, len)) return false;
     // the options, split where target_of joined them (none holds a space)
     char opts_text[sizeof(t->options)];
     snprintf(opts_text, sizeof(opts_text), "%s", t->options);
@@ -651,21 +653,22 @@ extern "C" bool hipe_jit_build(const char* source, int device, hipe_jit_kernels*
         free(key);
         return true;
     }
-    const char* opts[] = {nullptr, "--std=c++17", "-DHIPDNN_HIP_JIT=1"};
-    char opt_arch[64];
-    snprintf(opt_arch, sizeof(opt_arch), "%.*s", (int)strcspn(t.options, " "), t.options);
-    opts[0] = opt_arch; // as target_of chose: machine code, or PTX for a GPU NVRTC is older than
-    size_t size = 0;
-    char* image = (char*)rtc_compile(source, "hipdnn_pw_fused.cu", nullptr, opts, 3, &size, nullptr,
-                                     why, len);
-    if (!image) {
-        free(key);
-        return false;
-    }
+    // the disk cache's (a later process loads it, and needs no compiler), else compiled now;
+    // one the driver will not load (a driver update?) is compiled again
     cudaLibrary_t lib = nullptr;
     cudaKernel_t generic = nullptr, fast = nullptr;
-    cudaError_t e = cudaLibraryLoadData(&lib, image, nullptr, nullptr, 0, nullptr, nullptr, 0);
-    free(image);
+    cudaError_t e = cudaErrorInvalidValue;
+    for (int again = 0; again < 2 && e != cudaSuccess; ++again) {
+        void* image = nullptr;
+        size_t size = 0;
+        if (!hipe_kernel_image(&t, source, HIPE_JIT_KERNEL, again == 1, &image, &size, why, len)) {
+            free(key);
+            return false;
+        }
+        e = cudaLibraryLoadData(&lib, image, nullptr, nullptr, 0, nullptr, nullptr, 0);
+        free(image);
+        if (e != cudaSuccess) (void)cudaGetLastError();
+    }
     if (e == cudaSuccess) e = cudaLibraryGetKernel(&generic, lib, HIPE_JIT_KERNEL);
     if (e == cudaSuccess && strstr(source, HIPE_JIT_FAST_KERNEL)) // written only when wanted
         e = cudaLibraryGetKernel(&fast, lib, HIPE_JIT_FAST_KERNEL);

@@ -1,4 +1,5 @@
-/* Row-wise and pooling kernels compiled at run time, and their caches.
+/* Row-wise, pooling, matmul and attention kernels compiled at run time, and their caches
+ * (and the images of the pointwise plans' own kernels, jit.hip: hipe_kernel_image).
  *
  * A kernel (kernel_names.c) is compiled alone, one template instantiation per compile, by
  * the vendor's run-time compiler (jit.hip: NVRTC, hiprtc) from its family's source
@@ -415,4 +416,47 @@ bool hipe_kernel_get_source(const char* source, const char* name, int device, vo
     disk_key(&t, source, name, key); /* the source differs, the name may not */
     snprintf(pkey, sizeof(pkey), "%s/%s", t.scope, key);
     return get_kernel(&t, source, name, pkey, device, kernel, why, len);
+}
+
+bool hipe_kernel_image(const hipe_rtc_target* t, const char* source, const char* label,
+                       bool recompile, void** image, size_t* size, char* why, size_t len) {
+    *image = NULL;
+    char dir[4096], path[4400], key[40], no_dir[HIPE_MSG_LEN], err[HIPE_MSG_LEN];
+    const bool disk = hipe_kernel_cache_dir(dir, sizeof(dir), no_dir, sizeof(no_dir));
+    disk_key(t, source, label, key);
+    const bool named = disk && file_path(dir, label, key, path, sizeof(path));
+    char* lowered = NULL; /* "-": the kernels go by their own names */
+    if (named && !recompile) {
+        *image = read_cached(path, key, label, size, &lowered, err, sizeof(err));
+        free(lowered);
+        if (*image) {
+            hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": kernel %s (%s): loaded from the disk "
+                     "cache (%s)", label, t->arch, path);
+            return true;
+        }
+        if (err[0])
+            hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": kernel cache: ignoring %s (%s); "
+                     "compiling again", path, err);
+    }
+    const double t0 = now_ms();
+    if (!hipe_rtc_compile(t, source, NULL, image, size, &lowered, err, sizeof(err))) {
+        snprintf(why, len, "kernel %s (%s): %s", label, t->arch, err);
+        return false;
+    }
+    free(lowered);
+    const double ms = now_ms() - t0;
+    char saved[HIPE_MSG_LEN + 64];
+    if (!disk)
+        snprintf(saved, sizeof(saved), "no disk cache: %s", no_dir);
+    else if (!named)
+        snprintf(saved, sizeof(saved), "no disk cache: the folder's path is too long");
+    else if (write_cached(dir, path, key, label, *image, *size, "-", err, sizeof(err)))
+        hipdnnSdkFormat(saved, sizeof(saved), "saved as %s", path);
+    else {
+        snprintf(saved, sizeof(saved), "not saved: %s", err);
+        warn_unwritable(dir, err);
+    }
+    hipe_log(HIPDNN_LOG_INFO, HIPE_ENGINE_NAME ": kernel %s (%s): compiled in %.0f ms by %s (%s)",
+             label, t->arch, ms, t->compiler, saved);
+    return true;
 }
