@@ -562,10 +562,43 @@ def _expand_heads(t, hq):
     return np.repeat(np.asarray(t, np.float64), hq // t.shape[1], axis=1)
 
 
-def sdpa(q, k, v, scale=1.0, bias=None, allowed=None):
+def philox4x32_10(ctr, key):
+    """Philox4x32-10 (Salmon et al. 2011) on uint32 arrays: ctr [4, ...], key [2, ...];
+    the four output words.  An independent port of plugins/hip/philox.h, checked against
+    Random123's known answers."""
+    m0, m1, w0, w1 = 0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85
+    mask = np.uint64(0xFFFFFFFF)
+    c = [np.asarray(x, np.uint64) for x in ctr]
+    k0, k1 = (np.asarray(x, np.uint64) for x in key)
+    for _ in range(10):
+        p0, p1 = np.uint64(m0) * c[0], np.uint64(m1) * c[2]
+        c = [((p1 >> np.uint64(32)) ^ c[1] ^ k0) & mask, p1 & mask,
+             ((p0 >> np.uint64(32)) ^ c[3] ^ k1) & mask, p0 & mask]
+        k0, k1 = (k0 + np.uint64(w0)) & mask, (k1 + np.uint64(w1)) & mask
+    return [x.astype(np.uint32) for x in c]
+
+
+def dropout_keep(seed, offset, prob, shape):
+    """Attention dropout's mask of [B, H_q, S_q, S_kv] (plugins/hip/philox.h's rule):
+    counter (j // 4, i, h, b + offset's low word), key (seed's low word, its high word +
+    offset's high word), lane j % 4; kept where the word is >= floor(prob * 2^32)."""
+    b, h, i, j = np.meshgrid(*(np.arange(n, dtype=np.uint64) for n in shape), indexing="ij")
+    seed, offset = int(seed) & (2**64 - 1), int(offset) & (2**64 - 1)
+    lo = np.uint64(0xFFFFFFFF)
+    ctr = [j >> np.uint64(2), i & lo, h & lo, (b + np.uint64(offset & 0xFFFFFFFF)) & lo]
+    key = [np.full(b.shape, seed & 0xFFFFFFFF, np.uint64),
+           np.full(b.shape, ((seed >> 32) + (offset >> 32)) & 0xFFFFFFFF, np.uint64)]
+    words = philox4x32_10(ctr, key)
+    lane = (j & np.uint64(3)).astype(np.int64)
+    u = np.choose(lane, words)
+    return u >= np.uint32(min(int(prob * 2**32), 2**32 - 1))
+
+
+def sdpa(q, k, v, scale=1.0, bias=None, allowed=None, dropout=None):
     """(o, stats) of scaled dot-product attention in float64: k and v heads repeated for
     GQA / MQA, s = scale q k^T + bias, masked where `allowed` is False; a row with no
-    allowed key gives o = 0 and stats = -inf."""
+    allowed key gives o = 0 and stats = -inf.  dropout=(probability, keep): o takes
+    p * keep / (1 - probability) (test_mhas's rule), the stats do not."""
     q = np.asarray(q, np.float64)
     hq = q.shape[1]
     k, v = _expand_heads(k, hq), _expand_heads(v, hq)
@@ -583,13 +616,16 @@ def sdpa(q, k, v, scale=1.0, bias=None, allowed=None):
     total = np.sum(e, axis=-1, keepdims=True)
     p = np.where(empty, 0.0, e / np.where(empty, 1.0, total))
     stats = np.where(empty, -np.inf, m + np.log(np.where(empty, 1.0, total)))
+    if dropout is not None:
+        p = p * dropout[1] / (1.0 - dropout[0])
     return np.einsum("bhqk,bhkd->bhqd", p, v), stats
 
 
-def sdpa_backward(q, k, v, o, do, stats, scale=1.0, bias=None, allowed=None):
+def sdpa_backward(q, k, v, o, do, stats, scale=1.0, bias=None, allowed=None, dropout=None):
     """(dq, dk, dv) in float64 from the forward's o and stats: p = exp(s - stats),
-    ds = p (do v^T - rowsum(do o)), dq = scale ds k, dk = scale ds^T q, dv = p^T do,
-    dk / dv summed over the query heads of each key / value head."""
+    ds = p (do v^T z - rowsum(do o)), dq = scale ds k, dk = scale ds^T q, dv = (p z)^T do,
+    dk / dv summed over the query heads of each key / value head; z = keep / (1 - prob)
+    with dropout=(prob, keep), else 1."""
     q, o, do, stats = (np.asarray(a, np.float64) for a in (q, o, do, stats))
     hq, hk, hv = q.shape[1], k.shape[1], v.shape[1]
     ke, ve = _expand_heads(k, hq), _expand_heads(v, hq)
@@ -600,12 +636,13 @@ def sdpa_backward(q, k, v, o, do, stats, scale=1.0, bias=None, allowed=None):
         allowed = np.ones((1, 1) + s.shape[2:], bool)
     allowed = np.broadcast_to(allowed, s.shape) & np.isfinite(stats)
     p = np.where(allowed, np.exp(np.where(allowed, s - stats, 0.0)), 0.0)
-    dp = np.einsum("bhqd,bhkd->bhqk", do, ve)
+    z = 1.0 if dropout is None else dropout[1] / (1.0 - dropout[0])
+    dp = np.einsum("bhqd,bhkd->bhqk", do, ve) * z
     delta = np.sum(do * o, axis=-1, keepdims=True)
     ds = p * (dp - delta)
     dq = scale * np.einsum("bhqk,bhkd->bhqd", ds, ke)
     dk = scale * np.einsum("bhqk,bhqd->bhkd", ds, q)
-    dv = np.einsum("bhqk,bhqd->bhkd", p, do)
+    dv = np.einsum("bhqk,bhqd->bhkd", p * z, do)
     b, skv = dk.shape[0], dk.shape[2]
     dk = dk.reshape(b, hk, hq // hk, skv, -1).sum(axis=2)
     dv = dv.reshape(b, hv, hq // hv, skv, -1).sum(axis=2)

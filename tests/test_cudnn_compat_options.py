@@ -99,7 +99,7 @@ def test_device_properties_round_trip_through_json():
 
 @pytest.mark.parametrize("feature,value", [
     ("score_mod", lambda g, s: s), ("score_max", object()), ("score_sum_exp", object()),
-    ("dropout", (0.1, None, None)), ("sink_token", object()),
+    ("block_mask", object()), ("sink_token", object()),
 ])
 def test_attention_features_hipdnn_lacks_are_not_implemented_naming_them(feature, value):
     # cuDNN validates such a graph and its frontend's tests (test_flexible_sdpa) call

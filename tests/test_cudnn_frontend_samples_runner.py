@@ -47,16 +47,14 @@ graph.execute({X: x, Y: y}, None)
 np.testing.assert_array_equal(y, 2 * x)
 """
 
-DROPOUT_SDPA = """import numpy as np
+SINK_SDPA = """import numpy as np
 import cudnn
 graph = cudnn.pygraph(io_data_type=cudnn.data_type.HALF,
                       intermediate_data_type=cudnn.data_type.FLOAT,
                       compute_data_type=cudnn.data_type.FLOAT)
 q, k, v = (graph.tensor(dim=[1, 1, 8, 16], stride=[128, 128, 16, 1]) for _ in range(3))
-seed, offset = (graph.tensor(dim=[1, 1, 1, 1], stride=[1, 1, 1, 1],
-                             data_type=cudnn.data_type.INT64) for _ in range(2))
-o, _ = graph.sdpa(q=q, k=k, v=v, is_inference=True, attn_scale=0.25,
-                  dropout=(0.1, seed, offset))
+sink = graph.tensor(dim=[1, 1, 1, 1], stride=[1, 1, 1, 1], data_type=cudnn.data_type.FLOAT)
+o, _ = graph.sdpa(q=q, k=k, v=v, is_inference=True, attn_scale=0.25, sink_token=sink)
 o.set_output(True)
 graph.validate()
 graph.build_operation_graph()
@@ -126,10 +124,10 @@ def test_other_exceptions_fail_with_their_first_line(tmp_path):
 
 
 def test_hipdnn_feature_not_supported_is_its_own_outcome(tmp_path):
-    r = run(tmp_path, [ADD_GRAPH, DROPOUT_SDPA, "raise AssertionError('not reached')"])
+    r = run(tmp_path, [ADD_GRAPH, SINK_SDPA, "raise AssertionError('not reached')"])
     assert (r.outcome, r.cell) == ("not supported", 2), r.traceback
     assert r.detail.startswith("FeatureNotSupportedError: ")
-    assert "dropout" in r.detail
+    assert "sink_token" in r.detail
 
 
 def test_a_version_gate_or_a_missing_module_skips(tmp_path):
@@ -174,7 +172,7 @@ def test_the_report_and_the_command_line(tmp_path):
     folder.mkdir()
     notebook(folder, "10_pass", [ADD_GRAPH])
     notebook(folder, "20_fail", ["assert 2 + 2 == 5, 'arithmetic'"])
-    notebook(folder, "52_dropout", [DROPOUT_SDPA])
+    notebook(folder, "52_sink", [SINK_SDPA])
     notebook(folder, "99_not_picked", ["raise SystemExit(1)"])
     out = tmp_path / "samples.md"
     proc = subprocess.run([sys.executable, str(REPO / "tools" / "cudnn_frontend_samples.py"),
@@ -184,16 +182,16 @@ def test_the_report_and_the_command_line(tmp_path):
     text = out.read_text()
     assert "| 10_pass | passed |  |  |" in text
     assert "| 20_fail | failed | 1 | AssertionError: arithmetic |" in text
-    assert "| 52_dropout | not supported | 1 | FeatureNotSupportedError: " in text
+    assert "| 52_sink | not supported | 1 | FeatureNotSupportedError: " in text
     assert "99_not_picked" not in text
     assert "**all**: 1 passed, 1 failed, 1 not supported, 0 skipped of 3 notebooks" in text
     assert "### 20_fail: failed in cell 1" in text
-    assert "| 52_dropout | " in text.split("## cuDNN frontend names the notebooks use")[1]
+    assert "| 52_sink | " in text.split("## cuDNN frontend names the notebooks use")[1]
     listing = subprocess.run([sys.executable, str(REPO / "tools" / "cudnn_frontend_samples.py"),
                               "--samples", str(folder), "--list", "--api", "--only", "52"],
                              capture_output=True, text=True, timeout=120).stdout
-    assert "== 52_dropout.ipynb: 1 of 1 code cells kept" in listing
-    assert "ok  pygraph.sdpa(dropout=)" in listing
+    assert "== 52_sink.ipynb: 1 of 1 code cells kept" in listing
+    assert "ok  pygraph.sdpa(sink_token=)" in listing
 
 
 def test_the_api_check_follows_graphs_and_tensors_and_names_what_hipdnn_lacks():

@@ -576,6 +576,18 @@ def paged_attention_graph():
     return g
 
 
+def dropout_attention_graph():
+    g = hipdnn.pygraph(io_data_type=hipdnn.data_type.HALF,
+                       compute_data_type=hipdnn.data_type.FLOAT)
+    seed, offset = (g.tensor(name=n, dim=[1, 1, 1, 1], stride=[1, 1, 1, 1],
+                             data_type=hipdnn.data_type.INT64) for n in ("seed", "offset"))
+    q = g.tensor(name="q", dim=[1, 2, 8, 64])
+    o, _ = g.sdpa(q, q, q, attn_scale=0.5, generate_stats=False, name="attn",
+                  dropout=(0.1, seed, offset))
+    o.set_output(True)
+    return g
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("make,said", [
     (lambda: attention_graph(io=hipdnn.data_type.FLOAT),
@@ -596,8 +608,9 @@ def paged_attention_graph():
     (lambda: attention_graph(use_alibi_mask=True),
      "sdpa 'attn': an ALiBi mask; cudnn does not translate it yet"),
     (paged_attention_graph, "sdpa 'attn': paged K/V caches; cudnn does not translate them yet"),
+    (dropout_attention_graph, "sdpa 'attn': dropout; cudnn does not translate it yet"),
 ], ids=["fp32", "o_type", "padding", "backward", "bottom_right_and_bias", "head_dim_60", "alibi",
-        "paged"])
+        "paged", "dropout"])
 def test_attention_it_does_not_translate_is_declined_naming_the_node(cd, make, said):
     why = reason(make())
     assert why and why.startswith(f"{ENGINE}: ") and said in why, why

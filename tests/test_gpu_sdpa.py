@@ -17,6 +17,7 @@ import pytest
 import hipdnn
 import references as ref
 import test_sdpa
+import test_sdpa_dropout
 import test_sdpa_mhas
 from conftest import GPU_ENGINE, STORAGES, Operand, engine_log
 from tolerances import tolerance
@@ -241,6 +242,25 @@ def test_paged_kv_caches(gpu, dtype, block):
     gpu.assert_close(outs[0], want_o, tolerance("sdpa", dtype))
     check_stats(outs[1], want_stats)
     assert not on_tensor_cores(log) and ran(log, "general"), log
+
+
+def test_dropout(gpu, dtype):
+    """Dropout on the general kernel, which the plan picks for it: o against float64 with
+    the mask of philox.h's rule, rng_dump that mask element by element (the reference
+    engine draws the same: test_sdpa_dropout.py), stats not dropped; GQA, padding and a
+    bottom-right causal mask, BSHD."""
+    c = Case(hq=4, hk=2, sq=33, skv=70, causal_br=True, lens=([33, 20], [70, 41]), layout="bshd")
+    log = engine_log(lambda: test_sdpa_dropout.check_forward(gpu, dtype, c, lengths=lengths))
+    assert not on_tensor_cores(log) and ran(log, "general"), log
+
+
+@pytest.mark.parametrize("storage,by_value", [("i64", True), ("i32", False), ("i32", True)])
+def test_dropout_seed_and_offset_forms(gpu, storage, by_value):
+    """Seed and offset by value (a whole int64 bound at execute time) or in device memory,
+    int32 or int64; a high probability, no stats."""
+    test_sdpa_dropout.check_forward(gpu, "fp16", Case(sq=20, skv=45), prob=0.7, seed=(1 << 60) + 9
+                                    if storage == "i64" else 77, offset=5, storage=storage,
+                                    by_value=by_value, stats=False)
 
 
 @pytest.mark.parametrize("heads", [(16, 2, 2), (4, 1, 1), (6, 3, 2)], ids=["gqa8", "mqa", "mixed"])

@@ -21,6 +21,7 @@ import hipdnn
 import references as ref
 import test_gpu_sdpa as fwd
 import test_sdpa
+import test_sdpa_dropout
 import test_sdpa_mhas
 from conftest import GPU_ENGINE, STORAGES, Operand, _allocate, engine_log
 from tolerances import tolerance
@@ -209,6 +210,20 @@ def test_grouped_heads(gpu, dtype, heads):
     hq, hk, hv = heads
     log, _ = run(gpu, dtype, Case(b=1, hq=hq, hk=hk, hv=hv, sq=21, skv=30, d=32, causal=True))
     assert on_tensor_cores(log) == (dtype != "fp32" and hk == hv), log
+
+
+def test_dropout(gpu, dtype):
+    """test_mhas's flow on the GPU: the forward's rng_dump, then the backward given the same
+    dropout (the general kernels, which the plan picks for it) against float64 gradients
+    with that mask; H_k != H_v (dk and dv each their own walk), padding, causal."""
+    c = Case(hq=4, hk=2, hv=1, sq=19, skv=27, causal=True, lens=([19, 11], [27, 20]))
+    log = engine_log(lambda: test_sdpa_dropout.backward(gpu, dtype, c, lengths=fwd.lengths))
+    assert not on_tensor_cores(log) and ran(log, "general"), log
+
+
+def test_dropout_seed_by_value(gpu):
+    test_sdpa_dropout.backward(gpu, "bf16", Case(sq=9, skv=40), prob=0.6, seed=(1 << 50) + 1,
+                               offset=3, by_value=True, lengths=fwd.lengths)
 
 
 @pytest.mark.parametrize("scale_as", ["by_value", "tensor"])

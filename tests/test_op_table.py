@@ -58,7 +58,7 @@ def test_ports_carry_cudnn_frontend_keywords_and_suffixes():
 # Ports an op had when graph format 2 came out (inputs, outputs), where it has gained
 # ports since: the schema is append-only, so those follow the parameters
 # (hipdnnSdkOpFieldIndex).
-FORMAT2_PORTS = {"pointwise": (2, 1), "sdpa": (7, 2)}
+FORMAT2_PORTS = {"pointwise": (2, 1), "sdpa": (7, 2), "sdpa_backward": (10, 3)}
 
 
 def schema_fields(entry):
@@ -118,11 +118,13 @@ def _format_version(data: bytes) -> int:
     return int.from_bytes(buf[root + off:root + off + 4], "little")
 
 
-@pytest.mark.parametrize("feature", [None, "alibi", "paged"])
+@pytest.mark.parametrize("feature", [None, "alibi", "paged", "dropout", "dropout0",
+                                     "rng_dump"])
 def test_attention_features_since_version_2_write_version_3(feature):
-    """A graph using ALiBi or paged K / V is written as version 3, which a reader of
-    version 2 alone refuses by name (rather than running it without the feature); without,
-    version 2 still."""
+    """A graph using ALiBi, paged K / V or dropout (a probability, or only its seed and
+    offset ports, or rng_dump) is written as version 3, which a reader of version 2 alone
+    refuses by name (rather than running it without the feature); without, version 2
+    still."""
     g = hipdnn.pygraph(io_data_type=hipdnn.data_type.FLOAT)
     q = g.tensor(name="q", dim=[1, 2, 4, 8])
     kw = {}
@@ -130,6 +132,12 @@ def test_attention_features_since_version_2_write_version_3(feature):
         t = g.tensor(name="table", dim=[1, 1, 1, 1], data_type=hipdnn.data_type.INT32)
         kw = dict(paged_attention_k_table=t, paged_attention_v_table=t,
                   paged_attention_max_seq_len_kv=4)
+    if feature and feature.startswith(("dropout", "rng")):
+        w = g.tensor(name="word", dim=[1, 1, 1, 1], data_type=hipdnn.data_type.INT64)
+        kw = dict(dropout=(0.0 if feature == "dropout0" else 0.5, w, w))
+        if feature == "rng_dump":
+            kw["rng_dump"] = g.tensor(name="dump", dim=[1, 2, 4, 4],
+                                      data_type=hipdnn.data_type.FLOAT)
     o, _ = g.sdpa(q, q, q, generate_stats=False, use_alibi_mask=feature == "alibi",
                   use_causal_mask=True, **kw)
     o.set_output(True)

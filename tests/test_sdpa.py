@@ -531,8 +531,8 @@ def test_serialized_sdpa_runs_after_deserialize(rng):
     # create_execution_plans() raises FeatureNotSupportedError (a NotImplementedError and a
     # cudnnGraphNotSupportedError, what cuDNN frontend's tests skip on); wrong arguments:
     # ValueError from sdpa()
-    (dict(dropout=(0.1, None, None)), hipdnn.FeatureNotSupportedError,
-     "sdpa: dropout is not supported"),
+    (dict(block_mask=object()), hipdnn.FeatureNotSupportedError,
+     "sdpa: block_mask is not supported"),
     (dict(use_alibi_mask="yes"), TypeError, "use_alibi_mask: expected a bool"),
     (dict(use_causal_mask=True, use_causal_mask_bottom_right=True), ValueError,
      "cannot both be true"),

@@ -125,7 +125,8 @@ bool decode_op(const flatbuffers::Table* t, const hipdnnSdkOpInfo& info, hipdnnS
 }
 
 // Version 3 where a graph uses what version 2 cannot say (attention's ALiBi, and the
-// attention features that follow it: a parameter past use_padding_mask off its default),
+// attention features that follow it: a parameter past use_padding_mask off its default,
+// or a port added since),
 // so that a reader of version 2 alone refuses it by name rather than running it without
 // the feature; every other graph stays version 2, which such readers still take.
 uint32_t format_version_of(const hipdnnSdkGraph* g) {
@@ -133,13 +134,22 @@ uint32_t format_version_of(const hipdnnSdkGraph* g) {
         const hipdnnSdkNode& n = g->nodes[i];
         if (n.kind != HIPDNN_OP_SDPA_FWD && n.kind != HIPDNN_OP_SDPA_BWD) continue;
         const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n.kind);
-        for (int a = HIPDNN_SDPA_ALIBI; a < info->num_attrs; ++a)
-            if (n.attrs[a].count && static_cast<double>(n.attrs[a].i[0]) !=
-                                        info->attrs[a].default_value)
+        for (int a = HIPDNN_SDPA_ALIBI; a < info->num_attrs; ++a) {
+            const double v = info->attrs[a].kind == HIPDNN_OP_ATTR_DOUBLE
+                                 ? n.attrs[a].d : static_cast<double>(n.attrs[a].i[0]);
+            if (n.attrs[a].count && v != info->attrs[a].default_value)
                 return HIPDNN_GRAPH_FORMAT_VERSION_ATTENTION_EXT;
-        for (int p = HIPDNN_SDPA_PAGE_TABLE_K; n.kind == HIPDNN_OP_SDPA_FWD && p < info->num_inputs;
-             ++p)
-            if (n.inputs[p] != HIPDNN_NO_TENSOR) return HIPDNN_GRAPH_FORMAT_VERSION_ATTENTION_EXT;
+        }
+        // a port added since (page tables, dropout's seed, offset and rng_dump)
+        const int params = hipdnnSdkOpFieldIndex(info, HIPDNN_SDK_FIELD_PARAM, 0);
+        for (int p = 0; p < info->num_inputs; ++p)
+            if (n.inputs[p] != HIPDNN_NO_TENSOR &&
+                hipdnnSdkOpFieldIndex(info, HIPDNN_SDK_FIELD_INPUT, p) >= params)
+                return HIPDNN_GRAPH_FORMAT_VERSION_ATTENTION_EXT;
+        for (int p = 0; p < info->num_outputs; ++p)
+            if (n.outputs[p] != HIPDNN_NO_TENSOR &&
+                hipdnnSdkOpFieldIndex(info, HIPDNN_SDK_FIELD_OUTPUT, p) >= params)
+                return HIPDNN_GRAPH_FORMAT_VERSION_ATTENTION_EXT;
     }
     return HIPDNN_GRAPH_FORMAT_VERSION;
 }

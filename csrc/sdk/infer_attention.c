@@ -35,6 +35,28 @@ static bool check_paged(err_t* e, hipdnnSdkNode* n, hipdnnSdkTensor* const* in,
     return true;
 }
 
+/* Dropout (both ops): the probability in [0, 1), and seed and offset (one int32 / int64
+ * value each) both set where it is above 0 or rng_dump is asked for. */
+static bool check_dropout(err_t* e, const hipdnnSdkNode* n, const hipdnnSdkTensor* seed,
+                          const hipdnnSdkTensor* offset, bool dump, const char* label) {
+    const double prob = n->attrs[HIPDNN_SDPA_DROPOUT].d;
+    if (!(prob >= 0.0 && prob < 1.0))
+        return fail(e, "%s: dropout_probability is %g; it must be in [0, 1)", label, prob);
+    if ((prob > 0.0 || dump) && (!seed || !offset))
+        return fail(e, "%s: dropout%s needs both seed and offset (one int32 or int64 value "
+                    "each)", label, dump ? "'s rng_dump" : "");
+    const hipdnnSdkTensor* t[2] = {seed, offset};
+    static const char* const names[2] = {"seed", "offset"};
+    for (int i = 0; i < 2; ++i) {
+        if (!t[i]) continue;
+        if (!check_one_value(e, label, names[i], t[i])) return false;
+        if (t[i]->data_type != HIPDNN_DATA_INT32 && t[i]->data_type != HIPDNN_DATA_INT64)
+            return fail(e, "%s: dropout %s '%s' is %s; it must be int32 or int64", label,
+                        names[i], t[i]->name, hipdnnSdkDataTypeName(t[i]->data_type));
+    }
+    return true;
+}
+
 /* Attention: the shapes of q, k, v and of the optional ports, for sdpa_fwd and
  * sdpa_bwd (whose ports are given by index in `in`: q, k, v, attn_scale, bias,
  * seq_len_q, seq_len_kv; tables: the forward's page tables, NULL for the backward). */
@@ -106,9 +128,23 @@ bool infer_sdpa_fwd(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* l
     hipdnnSdkTensor* stats = tensor_of(e, g, n->outputs[HIPDNN_SDPA_STATS]);
     const int64_t od[4] = {q->dims[0], q->dims[1], q->dims[2], v->dims[3]};
     const int64_t sd[4] = {q->dims[0], q->dims[1], q->dims[2], 1};
+    hipdnnSdkTensor* dump = tensor_of(e, g, n->outputs[HIPDNN_SDPA_RNG_DUMP]);
+    if (!check_dropout(e, n, tensor_of(e, g, n->inputs[HIPDNN_SDPA_SEED]),
+                       tensor_of(e, g, n->inputs[HIPDNN_SDPA_OFFSET]), dump != NULL, label))
+        return false;
     if (!set_output(e, label, "o", o, 4, od, q, o->is_virtual ? n->compute_type : q->data_type))
         return false;
-    return !stats || set_output(e, label, "stats", stats, 4, sd, NULL, HIPDNN_DATA_FLOAT);
+    if (stats && !set_output(e, label, "stats", stats, 4, sd, NULL, HIPDNN_DATA_FLOAT))
+        return false;
+    const int64_t skv = n->attrs[HIPDNN_SDPA_MAX_SEQ_LEN_KV].i[0] > 0
+                            ? n->attrs[HIPDNN_SDPA_MAX_SEQ_LEN_KV].i[0] : in[HIPDNN_SDPA_K]->dims[2];
+    const int64_t dd[4] = {q->dims[0], q->dims[1], q->dims[2], skv};
+    if (!dump) return true;
+    if (!set_output(e, label, "rng_dump", dump, 4, dd, NULL, HIPDNN_DATA_FLOAT)) return false;
+    if (dump->data_type != HIPDNN_DATA_FLOAT)
+        return fail(e, "%s: rng_dump '%s' is %s; the dropout mask is float32", label, dump->name,
+                    hipdnnSdkDataTypeName(dump->data_type));
+    return true;
 }
 
 bool infer_sdpa_bwd(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* label) {
@@ -118,7 +154,10 @@ bool infer_sdpa_bwd(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* l
                               all[HIPDNN_SDPA_BWD_V], all[HIPDNN_SDPA_BWD_ATTN_SCALE],
                               all[HIPDNN_SDPA_BWD_BIAS], all[HIPDNN_SDPA_BWD_SEQ_LEN_Q],
                               all[HIPDNN_SDPA_BWD_SEQ_LEN_KV]};
-    if (!check_sdpa_inputs(e, n, in, NULL, label)) return false;
+    if (!check_sdpa_inputs(e, n, in, NULL, label) ||
+        !check_dropout(e, n, tensor_of(e, g, n->inputs[HIPDNN_SDPA_BWD_SEED]),
+                       tensor_of(e, g, n->inputs[HIPDNN_SDPA_BWD_OFFSET]), false, label))
+        return false;
     hipdnnSdkTensor *q = in[0], *v = in[2];
     const int64_t od[4] = {q->dims[0], q->dims[1], q->dims[2], v->dims[3]};
     const int64_t sd[4] = {q->dims[0], q->dims[1], q->dims[2], 1};

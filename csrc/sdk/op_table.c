@@ -53,7 +53,9 @@
      {"use_alibi_mask", HIPDNN_ATTR_OPERATION_SDPA_USE_ALIBI_MASK_EXT, HIPDNN_TYPE_BOOLEAN,     \
       HIPDNN_OP_ATTR_BOOLEAN, 1, 0, 1, 0},                                                     \
      {"max_seq_len_kv", HIPDNN_ATTR_OPERATION_SDPA_MAX_SEQ_LEN_KV_EXT, HIPDNN_TYPE_INT64,       \
-      HIPDNN_OP_ATTR_INT64, 1, 0, INT64_C(1) << 40, 0}}
+      HIPDNN_OP_ATTR_INT64, 1, 0, INT64_C(1) << 40, 0},                                        \
+     {"dropout_probability", HIPDNN_ATTR_OPERATION_SDPA_DROPOUT_PROBABILITY_EXT,               \
+      HIPDNN_TYPE_DOUBLE, HIPDNN_OP_ATTR_DOUBLE, 1, 0, 0, 0}}
 
 static const hipdnnSdkOpInfo k_ops[] = {
     {
@@ -323,8 +325,8 @@ static const hipdnnSdkOpInfo k_ops[] = {
         .name = "sdpa",
         .descriptor_type = HIPDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR_EXT,
         .descriptor_name = "OPERATION_SDPA_FWD_EXT",
-        .num_inputs = 9,
-        .num_outputs = 2,
+        .num_inputs = 11,
+        .num_outputs = 3,
         .inputs = {IN("q", HIPDNN_ATTR_OPERATION_SDPA_FWD_Q_EXT),
                    IN("k", HIPDNN_ATTR_OPERATION_SDPA_FWD_K_EXT),
                    IN("v", HIPDNN_ATTR_OPERATION_SDPA_FWD_V_EXT),
@@ -333,10 +335,13 @@ static const hipdnnSdkOpInfo k_ops[] = {
                    OPT("seq_len_q", HIPDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_Q_EXT),
                    OPT("seq_len_kv", HIPDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_KV_EXT),
                    OPT("page_table_k", HIPDNN_ATTR_OPERATION_SDPA_FWD_PAGE_TABLE_K_EXT),
-                   OPT("page_table_v", HIPDNN_ATTR_OPERATION_SDPA_FWD_PAGE_TABLE_V_EXT)},
+                   OPT("page_table_v", HIPDNN_ATTR_OPERATION_SDPA_FWD_PAGE_TABLE_V_EXT),
+                   OPT("seed", HIPDNN_ATTR_OPERATION_SDPA_FWD_SEED_EXT),
+                   OPT("offset", HIPDNN_ATTR_OPERATION_SDPA_FWD_OFFSET_EXT)},
         .outputs = {IN_FE("o", HIPDNN_ATTR_OPERATION_SDPA_FWD_O_EXT, NULL, "O"),
-                    OPT_FE("stats", HIPDNN_ATTR_OPERATION_SDPA_FWD_STATS_EXT, NULL, "Stats")},
-        .num_attrs = 6,
+                    OPT_FE("stats", HIPDNN_ATTR_OPERATION_SDPA_FWD_STATS_EXT, NULL, "Stats"),
+                    OPT("rng_dump", HIPDNN_ATTR_OPERATION_SDPA_FWD_RNG_DUMP_EXT)},
+        .num_attrs = 7,
         .attrs = SDPA_PARAMS,
     },
     {
@@ -344,7 +349,7 @@ static const hipdnnSdkOpInfo k_ops[] = {
         .name = "sdpa_backward",
         .descriptor_type = HIPDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR_EXT,
         .descriptor_name = "OPERATION_SDPA_BWD_EXT",
-        .num_inputs = 10,
+        .num_inputs = 12,
         .num_outputs = 3,
         .inputs = {IN("q", HIPDNN_ATTR_OPERATION_SDPA_BWD_Q_EXT),
                    IN("k", HIPDNN_ATTR_OPERATION_SDPA_BWD_K_EXT),
@@ -355,11 +360,13 @@ static const hipdnnSdkOpInfo k_ops[] = {
                    OPT("attn_scale", HIPDNN_ATTR_OPERATION_SDPA_BWD_ATTN_SCALE_EXT),
                    OPT("bias", HIPDNN_ATTR_OPERATION_SDPA_BWD_BIAS_EXT),
                    OPT("seq_len_q", HIPDNN_ATTR_OPERATION_SDPA_BWD_SEQ_LEN_Q_EXT),
-                   OPT("seq_len_kv", HIPDNN_ATTR_OPERATION_SDPA_BWD_SEQ_LEN_KV_EXT)},
+                   OPT("seq_len_kv", HIPDNN_ATTR_OPERATION_SDPA_BWD_SEQ_LEN_KV_EXT),
+                   OPT("seed", HIPDNN_ATTR_OPERATION_SDPA_BWD_SEED_EXT),
+                   OPT("offset", HIPDNN_ATTR_OPERATION_SDPA_BWD_OFFSET_EXT)},
         .outputs = {IN_FE("dq", HIPDNN_ATTR_OPERATION_SDPA_BWD_DQ_EXT, "dQ", "dQ"),
                     IN_FE("dk", HIPDNN_ATTR_OPERATION_SDPA_BWD_DK_EXT, "dK", "dK"),
                     IN_FE("dv", HIPDNN_ATTR_OPERATION_SDPA_BWD_DV_EXT, "dV", "dV")},
-        .num_attrs = 6,
+        .num_attrs = 7,
         .attrs = SDPA_PARAMS,
     },
 };
@@ -545,11 +552,15 @@ bool hipdnnSdkPointwiseCheckPorts(hipdnnPointwiseMode_t mode, unsigned in_set, u
 
 /* graph.fbs numbered each op's fields inputs, outputs, parameters when format 2 came
  * out; the schema is append-only, so ports added since follow the parameters, inputs
- * then outputs: pointwise's dy and t, then dx; sdpa's page tables. */
+ * then outputs: pointwise's dy and t, then dx; sdpa's page tables, seed and offset, then
+ * rng_dump; sdpa_backward's seed and offset.  (Attention's parameters since format 2,
+ * max_seq_len_kv and dropout_probability, came before any of its bytes with late ports
+ * were released: they sit with the parameters.) */
 static void format2_ports(const hipdnnSdkOpInfo* info, int* inputs, int* outputs) {
-    bool pw = info->kind == HIPDNN_OP_POINTWISE;
-    *inputs = pw ? 2 : info->kind == HIPDNN_OP_SDPA_FWD ? 7 : info->num_inputs;
-    *outputs = pw ? 1 : info->num_outputs;
+    const bool pw = info->kind == HIPDNN_OP_POINTWISE;
+    const bool fwd = info->kind == HIPDNN_OP_SDPA_FWD, bwd = info->kind == HIPDNN_OP_SDPA_BWD;
+    *inputs = pw ? 2 : fwd ? 7 : bwd ? 10 : info->num_inputs;
+    *outputs = pw ? 1 : fwd ? 2 : info->num_outputs;
 }
 
 int hipdnnSdkOpFieldIndex(const hipdnnSdkOpInfo* info, hipdnnSdkFieldKind what, int index) {

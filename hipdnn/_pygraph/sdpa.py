@@ -1,7 +1,8 @@
 """pygraph's attention family: ``sdpa`` and ``sdpa_backward`` (scaled dot-product
 attention), with cuDNN frontend's keywords.  Both take the same masks, resolved as cuDNN
-frontend resolves them in ``_sdpa_params``, ALiBi (use_alibi_mask) included; what hipdnn
-does not support yet (dropout, block masks, score modifiers) is recorded
+frontend resolves them in ``_sdpa_params``, ALiBi (use_alibi_mask) and dropout
+(``dropout=(probability, seed, offset)``) included; what hipdnn does not support yet (a
+dropout mask tensor, block masks, score modifiers) is recorded
 on the node:
 ``validate()`` passes, as cuDNN frontend's does, and ``create_execution_plans()`` raises
 FeatureNotSupportedError naming it (where cuDNN frontend code looks for a graph it cannot
@@ -19,6 +20,28 @@ from .nodes import _Op
 
 if TYPE_CHECKING:
     from ..pygraph import DataTypeLike, Operand, Tensor
+
+
+def _dropout_arg(dropout: Any, what: str) -> Optional[Tuple[float, Any, Any]]:
+    """cuDNN frontend's ``dropout``: None, or (probability, seed, offset) with the
+    probability a number in [0, 1) and seed, offset tensors of one int32 / int64 value (by
+    value or in device memory); its other form, (mask, scale), is not supported yet (None
+    back, the caller records it)."""
+    if dropout is None:
+        return None
+    if not isinstance(dropout, tuple) or len(dropout) not in (2, 3):
+        raise ValueError(f"{what}: dropout must be a tuple (probability, seed, offset) or "
+                         f"(mask, scale), got {dropout!r}")
+    if len(dropout) == 2:
+        return None
+    prob, seed, offset = dropout
+    if isinstance(prob, bool) or not isinstance(prob, (int, float, np.integer, np.floating)) \
+            or not 0.0 <= float(prob) < 1.0:
+        raise ValueError(f"{what}: the dropout probability must be a number in [0, 1), got "
+                         f"{prob!r}")
+    if seed is None or offset is None:
+        raise ValueError(f"{what}: dropout needs a seed and an offset tensor")
+    return float(prob), seed, offset
 
 
 def sdpa_cudnn_limits(op: _Op) -> Optional[str]:
@@ -132,8 +155,12 @@ class SdpaOps(GraphBase):
         through paged_attention_k_table / _v_table (int32 [B, 1, blocks a sequence, 1]:
         key j of sample b is row j % block_size of block table[b, 0, j // block_size]),
         S_kv = paged_attention_max_seq_len_kv.  A row that attends to nothing gives 0 and Stats -inf.
+        dropout=(probability, seed, offset): kept p_ij scaled by 1 / (1 - probability), the
+        rest 0, keep_ij by Philox4x32-10 of the seed and offset (one int32 / int64 each) at
+        (b, h, i, j), Stats not dropped; rng_dump (float32 [B, H_q, S_q, S_kv]) gets keep_ij
+        as 1.0 / 0.0; sdpa_backward given the same dropout draws the same mask.
         Bottom-right alignment or a left bound with S_q > S_kv needs a padding mask, as in
-        cuDNN frontend.  Dropout, block masks and score modifiers are not
+        cuDNN frontend.  A (mask, scale) dropout, block masks and score modifiers are not
         supported (create_execution_plans() raises FeatureNotSupportedError)."""
         what = "sdpa"
         if (generate_stats is None) == (is_inference is None):
@@ -142,12 +169,13 @@ class SdpaOps(GraphBase):
         stats = _bool_arg(generate_stats, "sdpa: generate_stats") if generate_stats is not None \
             else not _bool_arg(is_inference, "sdpa: is_inference")
         op = self._op("sdpa", what, name, compute_data_type)
+        drop = _dropout_arg(dropout, what)
         self._sdpa_params(op, what, use_padding_mask, use_causal_mask,
                           use_causal_mask_bottom_right, sliding_window_length,
                           diagonal_alignment, diagonal_band_left_bound,
                           diagonal_band_right_bound, use_alibi_mask,
                           [("block_mask", block_mask),
-                           ("dropout", dropout), ("rng_dump", rng_dump),
+                           ("dropout (mask, scale)", dropout if drop is None else None),
                            ("score_mod", score_mod), ("score_max", score_max),
                            ("score_sum_exp", score_sum_exp), ("sink_token", sink_token)])
         max_kv = paged_attention_max_seq_len_kv
@@ -157,12 +185,23 @@ class SdpaOps(GraphBase):
                 raise ValueError("sdpa: paged_attention_max_seq_len_kv must be an int >= 1, "
                                  f"got {max_kv!r}")
             self._param(op, "max_seq_len_kv", int(max_kv))
+        if drop is not None:
+            self._param(op, "dropout_probability", drop[0])
+        if rng_dump is not None:
+            if drop is None:
+                raise ValueError("sdpa: rng_dump is the dropout mask; it needs "
+                                 "dropout=(probability, seed, offset)")
+            self._check_input(rng_dump, op, "rng_dump")
         outs = self._finish_all(op, [("q", q), ("k", k), ("v", v), ("attn_scale", attn_scale),
                                      ("bias", bias), ("seq_len_q", seq_len_q),
                                      ("seq_len_kv", seq_len_kv),
                                      ("page_table_k", paged_attention_k_table),
-                                     ("page_table_v", paged_attention_v_table)],
+                                     ("page_table_v", paged_attention_v_table),
+                                     ("seed", drop[1] if drop else None),
+                                     ("offset", drop[2] if drop else None)],
                                 ["o", "stats"] if stats else ["o"])
+        if rng_dump is not None:  # the user's tensor: the mask is written there
+            op.outputs.append(("rng_dump", op.info.output("rng_dump").attr, rng_dump))
         if stats:
             outs[1].set_data_type(data_type.FLOAT)
             return [outs[0], outs[1]]
@@ -186,10 +225,12 @@ class SdpaOps(GraphBase):
                       dSink_token: Any = None) -> List[Tensor]:
         """[dQ, dK, dV] of sdpa's O given its gradient dO, the forward's inputs, O and
         Stats, and the same attn_scale, bias and masks; dK and dV sum over the query
-        heads that share a key / value head.  The reference engine's sums are in a fixed
+        heads that share a key / value head.  dropout=(probability, seed, offset) as the
+        forward's draws the forward's mask.  The reference engine's sums are in a fixed
         order, so use_deterministic_algorithm changes nothing."""
         what = "sdpa_backward"
         op = self._op("sdpa_backward", what, name, compute_data_type)
+        drop = _dropout_arg(dropout, what)
         self._sdpa_params(op, what, use_padding_mask, use_causal_mask,
                           use_causal_mask_bottom_right, sliding_window_length,
                           diagonal_alignment, diagonal_band_left_bound,
@@ -197,11 +238,16 @@ class SdpaOps(GraphBase):
                           [("dBias", dBias),
                            ("max_total_seq_len_q", max_total_seq_len_q),
                            ("max_total_seq_len_kv", max_total_seq_len_kv),
-                           ("dropout", dropout), ("rng_dump", rng_dump),
+                           ("dropout (mask, scale)", dropout if drop is None else None), ("rng_dump", rng_dump),
                            ("score_mod", score_mod), ("score_mod_bprop", score_mod_bprop),
                            ("sink_token", sink_token), ("dSink_token", dSink_token)])
         _bool_arg(use_deterministic_algorithm, "sdpa_backward: use_deterministic_algorithm")
+        if drop is not None:
+            self._param(op, "dropout_probability", drop[0])
         return self._finish_all(op, [("q", q), ("k", k), ("v", v), ("o", o), ("d_o", dO),
                                      ("stats", stats), ("attn_scale", attn_scale),
                                      ("bias", bias), ("seq_len_q", seq_len_q),
-                                     ("seq_len_kv", seq_len_kv)], ["dq", "dk", "dv"])
+                                     ("seq_len_kv", seq_len_kv),
+                                     ("seed", drop[1] if drop else None),
+                                     ("offset", drop[2] if drop else None)],
+                                ["dq", "dk", "dv"])

@@ -232,17 +232,18 @@ check("o float16", o16, sdpa_forward(q16, k16, v16, scale, allowed)[0], 2e-2)
 # %% [markdown]
 # ## What is not there (yet)
 #
-# ALiBi (`use_alibi_mask=True`) and paged K/V caches (`paged_attention_k_table=` ...)
-# run; dropout, ragged offsets, block masks and score modifiers are refused by the
+# ALiBi (`use_alibi_mask=True`), paged K/V caches (`paged_attention_k_table=` ...) and
+# dropout (`dropout=(probability, seed, offset)`, `rng_dump=`) run; ragged offsets, block
+# masks and score modifiers are refused by the
 # Python layer with a `NotImplementedError` naming the argument, rather than ignored (a
 # wrong argument is a `ValueError`; a feature not there yet is this):
 
 # %%
 try:
     with hipdnn.Graph() as g:
-        g.sdpa(q, k, v, generate_stats=False, attn_scale=scale, dropout=(0.1, 1, 2))
+        g.sdpa(q, k, v, generate_stats=False, attn_scale=scale, block_mask=object())
 except NotImplementedError as e:
     print("NotImplementedError:", e)
-    assert "dropout" in str(e)
+    assert "block_mask" in str(e)
 else:
-    raise AssertionError("dropout was accepted")
+    raise AssertionError("block_mask was accepted")

@@ -148,6 +148,11 @@ static bool read_node(builder* b, const hipdnnSdkNode* n, const char* label, att
     if (n->attrs[HIPDNN_SDPA_MAX_SEQ_LEN_KV].i[0])
         return decline(b->why, b->len, "%s: paged K/V caches; cudnn does not translate them yet "
                        "(the hip and reference_cpu engines run them)", label);
+    if (n->attrs[HIPDNN_SDPA_DROPOUT].d > 0.0 ||
+        (n->kind == HIPDNN_OP_SDPA_FWD && n->outputs[HIPDNN_SDPA_RNG_DUMP] != HIPDNN_NO_TENSOR))
+        return decline(b->why, b->len, "%s: dropout; cudnn does not translate it yet (cuDNN's "
+                       "Philox mask differs from hipdnn's: the hip and reference_cpu engines "
+                       "run it)", label);
     if (n->attrs[HIPDNN_SDPA_PADDING].i[0])
         return decline(b->why, b->len, "%s: a padding mask; cuDNN leaves o and stats of the "
                        "query rows past seq_len_q unspecified (cuDNN frontend's tests zero them "

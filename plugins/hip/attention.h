@@ -45,6 +45,12 @@ struct hipe_stage;
 bool hipe_fa_options(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const hipe_fa_ports* ports,
                      fa_program* p, struct hipe_stage* st, const char* label, char* why,
                      size_t len);
+/* Dropout: the probability, seed and offset (ports seed, offset of n; by value or in
+ * device memory, int32 / int64) and the forward's rng_dump (output port dump, -1: none)
+ * into p, bound; false with the reason. */
+bool hipe_fa_dropout(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, int seed, int offset,
+                     int dump, fa_program* p, struct hipe_stage* st, const char* label, char* why,
+                     size_t len);
 /* q, k, v at ports[0..2] of n into p (shapes, strides, types); false with the reason. */
 bool hipe_fa_qkv(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const int* ports, fa_program* p,
                  const char* label, char* why, size_t len);

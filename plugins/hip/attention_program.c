@@ -12,6 +12,7 @@
 
 #include "rowwise.h" /* rwc_storage_of, rwc_find, rwc_tensor_ok */
 #include "staged.h"
+#include "philox.h" /* philox_threshold (after staged.h: it brings <stdint.h>) */
 
 #define FA_ASSUMED_SMS 132 /* H100 / H200: 8 warps a block where the grid still fills them */
 
@@ -37,8 +38,9 @@ bool hipe_fa_rows_aligned(const int64_t* s, int64_t b, int64_t h, int64_t n) {
 
 static void choose_kernel(const fa_program* p, hipe_fa_kernel* k) {
     memset(k, 0, sizeof(*k));
-    k->kind = FA_SIMT;
-    if (strcmp(hipe_vendor(), "ROCm") == 0 || p->q_dt == PW_F32 || p->block_k > 0 || p->q_dt != p->k_dt ||
+    k->kind = FA_SIMT; /* paged caches and dropout: the general kernel alone takes them */
+    if (strcmp(hipe_vendor(), "ROCm") == 0 || p->q_dt == PW_F32 || p->block_k > 0 || p->dropout ||
+        p->q_dt != p->k_dt ||
         p->q_dt != p->v_dt || p->d % 16 != 0 || p->dv % 16 != 0 || p->q_s[3] != 1 ||
         p->k_s[3] != 1 || p->v_s[3] != 1 || !hipe_fa_rows_aligned(p->q_s, p->b, p->hq, p->sq) ||
         !hipe_fa_rows_aligned(p->k_s, p->b, p->hk, p->skv) ||
@@ -194,6 +196,49 @@ bool hipe_fa_options(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const hipe
     return true;
 }
 
+bool hipe_fa_dropout(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, int seed, int offset,
+                     int dump, fa_program* p, hipe_stage* st, const char* label, char* why,
+                     size_t len) {
+    const double prob = n->attrs[HIPDNN_SDPA_DROPOUT].d;
+    const hipdnnSdkTensor* d = dump >= 0 ? rwc_find(g, n->outputs[dump]) : NULL;
+    if (!(prob > 0.0) && !d) return true;
+    if (!(prob < 1.0))
+        return decline(why, len, "%s: dropout probability %g: it must be in [0, 1)", label, prob);
+    p->dropout = prob > 0.0;
+    p->drop_threshold = philox_threshold(prob);
+    p->drop_scale = (float)(1.0 / (1.0 - prob));
+    for (int w = 0; w < 2; ++w) {
+        const char* name = w ? "offset" : "seed";
+        const hipdnnSdkTensor* t = rwc_find(g, n->inputs[w ? offset : seed]);
+        if (!t || hipdnnSdkElementCount(t->ndim, t->dims) != 1 ||
+            (t->data_type != HIPDNN_DATA_INT32 && t->data_type != HIPDNN_DATA_INT64))
+            return decline(why, len, "%s: dropout needs %s as one int32 or int64 value, by value "
+                           "or in device memory", label, name);
+        int64_t* value = w ? &p->offset : &p->seed;
+        if (t->is_by_value && t->has_value) {
+            uint8_t bytes[8];
+            memcpy(bytes, t->value, sizeof(bytes));
+            int32_t i32;
+            memcpy(&i32, bytes, sizeof(i32));
+            if (t->data_type == HIPDNN_DATA_INT64) memcpy(value, bytes, sizeof(*value));
+            else *value = i32;
+        } else if (t->is_by_value) {
+            hipe_fa_bind(st, t->uid, w ? FA(offset) : FA(seed), (int32_t)t->data_type | HIPE_BIND_I64);
+        } else {
+            *(w ? &p->offset_dt : &p->seed_dt) = t->data_type == HIPDNN_DATA_INT64 ? PW_I64 : PW_I32;
+            hipe_fa_bind(st, t->uid, w ? FA(offset_t) : FA(seed_t), -1);
+        }
+    }
+    if (!d) return true;
+    if (d->data_type != HIPDNN_DATA_FLOAT || !hipe_fa_dims4(d, p->b, p->hq, p->sq, p->skv) ||
+        !rwc_tensor_ok(d, label, "rng_dump", true, why, len))
+        return decline(why, len, "%s: rng_dump '%s' must be float32 [B, H_q, S_q, S_kv]", label,
+                       d->name);
+    hipe_fa_strides4(d, p->rng_s);
+    hipe_fa_bind(st, d->uid, FA(rng_dump), -1);
+    return true;
+}
+
 /* Paged K / V: the page tables (int32 [B, 1, blocks, 1] in device memory, covering S_kv)
  * into p, bound; the general kernel reads them (choose_kernel).  False with the reason. */
 static bool pages(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, fa_program* p, hipe_stage* st,
@@ -232,7 +277,9 @@ int hipe_fa_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, int64_t par
     static const int qkv[3] = {HIPDNN_SDPA_Q, HIPDNN_SDPA_K, HIPDNN_SDPA_V};
     if (!hipe_fa_qkv(g, n, qkv, p, label, why, len) || !outputs(g, n, p, label, why, len) ||
         !hipe_fa_options(g, n, &ports, p, st, label, why, len) ||
-        !pages(g, n, p, st, label, why, len))
+        !pages(g, n, p, st, label, why, len) ||
+        !hipe_fa_dropout(g, n, HIPDNN_SDPA_SEED, HIPDNN_SDPA_OFFSET, HIPDNN_SDPA_RNG_DUMP, p, st,
+                         label, why, len))
         return 0;
     choose_kernel(p, &fa->main);
     set_grid(p, &fa->main);

@@ -25,6 +25,7 @@ void fa_row_walk(const fa_program& p, int64_t b, int64_t h, int64_t i, int64_t l
                  float scale2, float* acc, float* m_out, float* l_out) {
     const int64_t hk = h / (p.hq / p.hk), hv = h / (p.hq / p.hv);
     const int64_t qa = b * p.q_s[0] + h * p.q_s[1] + i * p.q_s[2];
+    const uint64_t seed = p.dropout ? fa_seed(p) : 0, offset = p.dropout ? fa_offset(p) : 0;
     float m = -__builtin_huge_valf(), l = 0.0f, s[FA_SIMT_KEYS];
     for (int64_t e = 0; e < p.dv; ++e) acc[e] = 0.0f;
     for (int64_t kt = lo; kt < hi; kt += FA_SIMT_KEYS) {
@@ -48,9 +49,10 @@ void fa_row_walk(const fa_program& p, int64_t b, int64_t h, int64_t i, int64_t l
             const float pj = exp2f(s[j] - mx);
             const int64_t va =
                 fa_row_at(p.v_s, p.page_v, p.page_v_s, p.block_v, p.blocks_v, b, hv, kt + j);
-            l += pj;
+            l += pj; // the softmax's sum: before dropout; o takes the dropped p
+            const float pz = pj * fa_drop(p, seed, offset, b, h, i, kt + j);
             for (int64_t e = 0; e < p.dv; ++e)
-                acc[e] = fmaf(pj, fa_load(p.v_dt, p.v, va + e * p.v_s[3]), acc[e]);
+                acc[e] = fmaf(pz, fa_load(p.v_dt, p.v, va + e * p.v_s[3]), acc[e]);
         }
         m = mx;
     }
@@ -115,7 +117,8 @@ bool fab_dq_row(const fa_program& p, const FaBlock& blk, int64_t i, std::vector<
     p.delta[fa_delta_at(p, b, h, i)] = delta;
     for (float& x : acc) x = 0.0f;
     for (int64_t j = lo; j < hi; ++j) {
-        const float ds = bwd_prob(p, b, h, i, j, blk.scale2) * (bwd_dp(p, b, h, i, j) - delta);
+        const float z = fa_drop(p, blk.seed, blk.offset, b, h, i, j);
+        const float ds = bwd_prob(p, b, h, i, j, blk.scale2) * (bwd_dp(p, b, h, i, j) * z - delta);
         const int64_t ka = b * p.k_s[0] + blk.hk * p.k_s[1] + j * p.k_s[2];
         for (int64_t c = 0; c < p.d; ++c) acc[c] = fmaf(ds, fa_load(p.k_dt, p.k, ka + c * p.k_s[3]), acc[c]);
     }
@@ -139,12 +142,13 @@ bool fab_dkv_key(const fa_program& p, const FaKeyBlock& kb, int64_t j, std::vect
     for (int64_t h = kb.h0; h < kb.h0 + kb.nh; ++h)
         for (int64_t i = lo; i < hi; ++i) {
             const float pr = bwd_prob(p, b, h, i, j, kb.scale2);
+            const float z = fa_drop(p, kb.seed, kb.offset, b, h, i, j);
             const int64_t qa = b * p.q_s[0] + h * p.q_s[1] + i * p.q_s[2];
             const int64_t da = b * p.do_s[0] + h * p.do_s[1] + i * p.do_s[2];
             for (int64_t c = 0; wv && c < p.dv; ++c)
-                dv[c] = fmaf(pr, fa_load(p.do_dt, p.d_o, da + c * p.do_s[3]), dv[c]);
+                dv[c] = fmaf(pr * z, fa_load(p.do_dt, p.d_o, da + c * p.do_s[3]), dv[c]);
             if (!wk) continue;
-            const float ds = pr * (bwd_dp(p, b, h, i, j) - p.delta[fa_delta_at(p, b, h, i)]);
+            const float ds = pr * (bwd_dp(p, b, h, i, j) * z - p.delta[fa_delta_at(p, b, h, i)]);
             for (int64_t c = 0; c < p.d; ++c) dk[c] = fmaf(ds, fa_load(p.q_dt, p.q, qa + c * p.q_s[3]), dk[c]);
         }
     const int64_t ka = b * p.dk_s[0] + kb.g * p.dk_s[1] + j * p.dk_s[2];
@@ -336,6 +340,7 @@ bool run_blocks(int part, const fa_program* p, int64_t blocks, char* why, size_t
         }
         const FaBlock blk = fa_block(*p, bid);
         if (!query_block_ok(blk, bid, why, len)) return false;
+        if (part == EMU_ATTN_FWD && p->rng_dump) fa_dump_rows(*p, blk, 0, 1);
         for (int64_t i = blk.i0; i < blk.i0 + p->rows && i < p->sq; ++i)
             if (!(part == EMU_ATTN_FWD ? fa_row(*p, blk, i, a.data()) : fab_dq_row(*p, blk, i, a))) {
                 snprintf(why, len, "internal: attention row %lld of block %lld sees keys outside "

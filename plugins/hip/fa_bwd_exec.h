@@ -61,6 +61,7 @@ PW_FN void fa_keys_rows(const fa_program& p, int64_t lq, int64_t lkv, int64_t j0
 struct FaKeyBlock {
     int64_t b, g, j0, lq, lkv, h0, nh, ilo, ihi;
     float scale2, scale;
+    uint64_t seed, offset; // dropout's
 };
 
 // Block `bid`: key tiles of one (b, g) in order (a top-left causal mask's first keys are
@@ -77,6 +78,8 @@ PW_FN FaKeyBlock fa_key_block(const fa_program& p, int64_t bid) {
     k.h0 = k.g * k.nh;
     k.scale = fa_scale(p);
     k.scale2 = k.scale * FA_LOG2E;
+    k.seed = p.dropout ? fa_seed(p) : 0;
+    k.offset = p.dropout ? fa_offset(p) : 0;
     fa_keys_rows(p, k.lq, k.lkv, k.j0, p.keys, &k.ilo, &k.ihi);
     return k;
 }

@@ -90,7 +90,9 @@ PW_UNROLL
 PW_UNROLL
         for (int rr = 0; rr < RW; ++rr) { // s becomes ds of (row, key kt + lane)
             const float pr = exp2f(s[rr] - lse[rr]); // 0 where unseen (-inf) or lse not finite
-            const float dp = fa_bwd_dot<DV, DV, LD>(dos, warp * RW + rr, kv, lane);
+            const float dp = fa_bwd_dot<DV, DV, LD>(dos, warp * RW + rr, kv, lane) *
+                             fa_drop(p, k.seed, k.offset, k.b, k.h, k.i0 + warp * RW + rr,
+                                     kt + lane);
             s[rr] = pr * (dp - dl[rr]);
         }
         __syncthreads();
@@ -193,8 +195,10 @@ PW_UNROLL
             __syncthreads();
 PW_UNROLL
             for (int rr = 0; rr < RK; ++rr) {
-                if (wv) fa_bwd_spread<DV, VC, LD>(pr[rr], qd, dv[rr]);
-                ds[rr] = wk ? pr[rr] * (fa_bwd_dot<DV, LD, DV>(qd, lane, vs, warp * RK + rr) -
+                const float z = fa_drop(p, k.seed, k.offset, k.b, h, it + lane,
+                                        k.j0 + warp * RK + rr);
+                if (wv) fa_bwd_spread<DV, VC, LD>(pr[rr] * z, qd, dv[rr]);
+                ds[rr] = wk ? pr[rr] * (fa_bwd_dot<DV, LD, DV>(qd, lane, vs, warp * RK + rr) * z -
                                         rd[lane])
                             : 0.0f;
             }

@@ -9,6 +9,7 @@
 #define HIPDNN_HIP_FA_EXEC_H
 
 #include "fa_program.h"
+#include "philox.h" /* dropout's random numbers, the reference engine's too */
 
 #define FA_LOG2E 1.4426950408889634f
 #define FA_LN2 0.6931471805599453f
@@ -82,6 +83,22 @@ PW_FN float fa_bias_log2(const fa_program& p, int64_t b, int64_t h, int64_t i, i
     return x * FA_LOG2E;
 }
 
+// Dropout's seed or offset: the word in device memory where there, else the by-value one.
+PW_FN uint64_t fa_word(const void* t, int dt, int64_t by_value) {
+    if (!t) return (uint64_t)by_value;
+    return dt == PW_I64 ? (uint64_t)((const int64_t*)t)[0] : (uint64_t)(int64_t)((const int32_t*)t)[0];
+}
+
+PW_FN uint64_t fa_seed(const fa_program& p) { return fa_word(p.seed_t, p.seed_dt, p.seed); }
+PW_FN uint64_t fa_offset(const fa_program& p) { return fa_word(p.offset_t, p.offset_dt, p.offset); }
+
+// z of (b, h, i, j): dropout's factor on p (fa_program.h), 1 without dropout.
+PW_FN float fa_drop(const fa_program& p, uint64_t seed, uint64_t offset, int64_t b, int64_t h,
+                    int64_t i, int64_t j) {
+    if (!p.dropout) return 1.0f;
+    return philox_keep(seed, offset, p.drop_threshold, b, h, i, j) ? p.drop_scale : 0.0f;
+}
+
 // Which (b, h, first query) block `bid` takes (fa_program.h: the last tile first).
 PW_FN void fa_block_of(const fa_program& p, int64_t bid, int64_t* b, int64_t* h, int64_t* i0) {
     const int64_t bh = bid / p.q_blocks;
@@ -96,6 +113,7 @@ PW_FN void fa_block_of(const fa_program& p, int64_t bid, int64_t* b, int64_t* h,
 struct FaBlock {
     int64_t b, h, hk, hv, i0, lq, lkv, klo, khi;
     float scale2;
+    uint64_t seed, offset; // dropout's
 };
 
 // The keys row i sees: [*lo, *hi), empty (lo == hi) past L_q.
@@ -122,8 +140,23 @@ PW_FN FaBlock fa_block(const fa_program& p, int64_t bid) {
     k.hk = k.h / (p.hq / p.hk);
     k.hv = k.h / (p.hq / p.hv);
     k.scale2 = fa_scale_log2(p);
+    k.seed = p.dropout ? fa_seed(p) : 0;
+    k.offset = p.dropout ? fa_offset(p) : 0;
     fa_rows_keys(p, k, k.i0, p.rows, &k.klo, &k.khi);
     return k;
+}
+
+// rng_dump of the block's rows (below S_q), every key: element e of rows x S_kv per thread t
+// of nt, so that the writes of a warp are consecutive keys.
+PW_FN void fa_dump_rows(const fa_program& p, const FaBlock& k, int64_t t, int64_t nt) {
+    const int64_t n = (int64_t)p.rows * p.skv;
+    for (int64_t e = t; e < n; e += nt) {
+        const int64_t i = k.i0 + e / p.skv, j = e - (e / p.skv) * p.skv;
+        if (i >= p.sq) break;
+        const bool keep = philox_keep(k.seed, k.offset, p.drop_threshold, k.b, k.h, i, j);
+        ((float*)p.rng_dump)[k.b * p.rng_s[0] + k.h * p.rng_s[1] + i * p.rng_s[2] +
+                             j * p.rng_s[3]] = keep ? 1.0f : 0.0f;
+    }
 }
 
 // Writes row i of (b, h): o (acc / l, or 0 where l is 0: no key seen) and its stats.

@@ -85,7 +85,7 @@ PW_UNROLL
 // The online softmax of a tile: the rows' maxima and sums updated, o rescaled, and the
 // tile's values (vs) weighted by p added, the lanes' p broadcast in turn.
 template <int DV, int RW, int DC, int LD>
-PW_FN void fa_simt_accumulate(const float* vs, const float* s, float* m, float* l,
+PW_FN void fa_simt_accumulate(const float* vs, const float* s, const float* z, float* m, float* l,
                               float (&o)[RW][DC]) {
     const int lane = (int)threadIdx.x & 31;
 PW_UNROLL
@@ -94,12 +94,13 @@ PW_UNROLL
         if (mx == -__builtin_huge_valf()) continue; // nothing seen yet: p = 0
         const float alpha = exp2f(m[rr] - mx);      // 0 while m was -inf
         const float pr = exp2f(s[rr] - mx);
-        l[rr] = l[rr] * alpha + fa_warp_sum(pr);
+        l[rr] = l[rr] * alpha + fa_warp_sum(pr); // the softmax's sum: before dropout
         m[rr] = mx;
+        const float pz = pr * z[rr];              // o takes the dropped p
 PW_UNROLL
         for (int c = 0; c < DC; ++c) o[rr][c] *= alpha;
         for (int j = 0; j < FA_SIMT_KEYS; ++j) {
-            const float pj = hd_shfl(pr, j);
+            const float pj = hd_shfl(pz, j);
 PW_UNROLL
             for (int c = 0; c < DC; ++c)
                 if (c * 32 + lane < DV) o[rr][c] = fmaf(pj, vs[j * LD + c * 32 + lane], o[rr][c]);
@@ -133,7 +134,7 @@ PW_FN void fa_simt(const fa_program& p, float* smem) {
     const int warp = (int)threadIdx.x >> 5;
     const FaBlock k = fa_block(p, (int64_t)blockIdx.x);
     fa_simt_load<D, QDT>(p.q, p.q_s, k.b, k.h, k.i0, p.sq, FA_SIMT_ROWS, qs, D);
-    float o[RW][DC], m[RW], l[RW], s[RW];
+    float o[RW][DC], m[RW], l[RW], s[RW], z[RW];
     int64_t lo[RW], hi[RW];
 PW_UNROLL
     for (int rr = 0; rr < RW; ++rr) {
@@ -148,12 +149,17 @@ PW_UNROLL
         fa_simt_load_kv<D, KDT>(p, false, k.b, k.hk, kt, k.khi, FA_SIMT_KEYS, kv, LD);
         __syncthreads();
         fa_simt_scores<D, RW, LD>(p, k, qs, kv, kt, lo, hi, s);
+PW_UNROLL
+        for (int rr = 0; rr < RW; ++rr)
+            z[rr] = fa_drop(p, k.seed, k.offset, k.b, k.h, k.i0 + warp * RW + rr,
+                            kt + ((int)threadIdx.x & 31));
         __syncthreads();
         fa_simt_load_kv<DV, VDT>(p, true, k.b, k.hv, kt, k.khi, FA_SIMT_KEYS, kv, LD);
         __syncthreads();
-        fa_simt_accumulate<DV, RW, DC, LD>(kv, s, m, l, o);
+        fa_simt_accumulate<DV, RW, DC, LD>(kv, s, z, m, l, o);
     }
     fa_simt_store<DV, RW, DC>(p, k, m, l, o);
+    if (p.rng_dump) fa_dump_rows(p, k, (int64_t)threadIdx.x, FA_SIMT_THREADS);
 }
 
 #if defined(__CUDACC_RTC__) || defined(__CUDACC__)

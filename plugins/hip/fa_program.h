@@ -113,6 +113,17 @@ typedef struct {
     const void* page_v;
     int64_t page_k_s[2], page_v_s[2];       /* the tables' strides along B and blocks */
     int64_t block_k, block_v, blocks_k, blocks_v; /* keys a block, the caches' blocks */
+    /* dropout (the general kernels): o = sum_j p_ij z_ij v_j, z_ij = drop_scale where
+     * philox.h keeps (b, h, i, j), else 0; dropout 0: z = 1.  The backward draws the same. */
+    int32_t dropout;
+    uint32_t drop_threshold;                /* philox_threshold(probability) */
+    float drop_scale;                       /* 1 / (1 - probability) */
+    const void* seed_t;                     /* seed / offset in device memory (PW_I32 or */
+    const void* offset_t;                   /* PW_I64), else NULL: the by-value words */
+    int32_t seed_dt, offset_dt;
+    int64_t seed, offset;
+    void* rng_dump;                         /* forward: keep as 1.0 / 0.0, float32 */
+    int64_t rng_s[4];                       /* [B, H_q, S_q, S_kv] strides; NULL: none */
     int32_t rows;                           /* queries a block */
     int64_t q_blocks;                       /* blocks along S_q: ceil(sq / rows) */
     /* the backward (an sdpa_bwd node: fa_bwd.h); o and stats are then read */

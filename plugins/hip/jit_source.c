@@ -298,14 +298,14 @@ void hipe_jit_headers(const char* const** texts, const char* const** names, int*
         hipe_src_gm_kernels_h, hipe_src_gm_sgemm_h, hipe_src_gm_wgmma_h, hipe_src_fa_program_h,
         hipe_src_fa_exec_h, hipe_src_fa_kernels_h, hipe_src_fa_bwd_exec_h,
         hipe_src_fa_bwd_kernels_h, hipe_src_fa_bwd_mma_h, hipe_src_fa_exec_decode_h,
-        hipe_src_fa_kernels_decode_h, hipe_src_tc_ptx_h};
+        hipe_src_fa_kernels_decode_h, hipe_src_tc_ptx_h, hipe_src_philox_h};
     static const char* const k_names[] = {
         "pw_program.h", "pw_exec.h", "rw_program.h", "rw_exec.h", "rw_exec_reduce.h",
         "rw_exec_softmax.h", "rw_exec_norm.h", "rw_exec_norm_bwd.h", "rw_kernels.h",
         "rs_program.h", "rs_exec.h", "rs_kernels.h", "gm_program.h", "gm_exec.h",
         "gm_kernels.h", "gm_sgemm.h", "gm_wgmma.h", "fa_program.h", "fa_exec.h",
         "fa_kernels.h", "fa_bwd_exec.h", "fa_bwd_kernels.h", "fa_bwd_mma.h",
-        "fa_exec_decode.h", "fa_kernels_decode.h", "tc_ptx.h"};
+        "fa_exec_decode.h", "fa_kernels_decode.h", "tc_ptx.h", "philox.h"};
     _Static_assert(sizeof(k_texts) == sizeof(k_names), "a text for each name");
     *texts = k_texts;
     *names = k_names;

@@ -25,13 +25,16 @@
 
 /* Where one tensor's pointer (or a runtime scalar's value) goes in a stage's program:
  * the byte offset of a void* (dtype -1) or of a float read from the host scalar of that
- * hipdnnDataType_t. uid HIPDNN_NO_TENSOR is gen_index's coordinates, an input without
+ * hipdnnDataType_t (an int64_t where HIPE_BIND_I64 is or'ed in: attention dropout's seed
+ * and offset, whole words). uid HIPDNN_NO_TENSOR is gen_index's coordinates, an input without
  * memory: its pointer is left as planned (hipe_bind_has_memory). */
 typedef struct {
     int64_t uid;
     uint32_t offset;
     int32_t scalar_dtype;
 } hipe_bind;
+
+#define HIPE_BIND_I64 0x40000000
 
 static inline bool hipe_bind_has_memory(const hipe_bind* b) {
     return b->scalar_dtype < 0 && b->uid != HIPDNN_NO_TENSOR;

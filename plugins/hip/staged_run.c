@@ -147,6 +147,15 @@ static hipdnnPluginStatus_t bind_pointers(const hipdnnSdkGraph* g, const struct 
                                "%lld) has no pointer", tensor_name(g, bd->uid), (long long)bd->uid);
                 return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
             }
+            if (bd->scalar_dtype & HIPE_BIND_I64) { /* a word, read whole */
+                const int32_t t = bd->scalar_dtype & ~HIPE_BIND_I64;
+                const int64_t w = t == HIPDNN_DATA_INT64 ? *(const int64_t*)buf->ptr
+                                  : t == HIPDNN_DATA_INT32
+                                      ? *(const int32_t*)buf->ptr
+                                      : (int64_t)hipdnnSdkLoadAsDouble(buf->ptr, (hipdnnDataType_t)t, 0);
+                memcpy(base + bd->offset, &w, sizeof(w));
+                continue;
+            }
             float v = (float)hipdnnSdkLoadAsDouble(buf->ptr, (hipdnnDataType_t)bd->scalar_dtype, 0);
             memcpy(base + bd->offset, &v, sizeof(v));
             continue;

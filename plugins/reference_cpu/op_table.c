@@ -321,7 +321,7 @@ static int64_t resample_bwd_scratch(const ref_op_args* a) {
 
 /* int_in / int_out: ports that may hold integer (or BOOLEAN) tensors: every pointwise
  * port, a pooling index, reshape's (it copies bits), conv_fprop's and matmul's for INT8
- * compute, and attention's sequence lengths (the inference rule allows int32 and int64). */
+ * compute, and attention's sequence lengths, page tables and dropout seed and offset. */
 static const ref_op k_ops[] = {
     {HIPDNN_OP_POINTWISE, pointwise_ok, pointwise_run, pointwise_scratch, ALL_PORTS,
      ALL_PORTS, false},
@@ -341,10 +341,12 @@ static const ref_op k_ops[] = {
      false},
     {HIPDNN_OP_SDPA_FWD, sdpa_fwd_ok, sdpa_fwd_run, sdpa_fwd_scratch,
      PORT(HIPDNN_SDPA_SEQ_LEN_Q) | PORT(HIPDNN_SDPA_SEQ_LEN_KV) | PORT(HIPDNN_SDPA_PAGE_TABLE_K) |
-         PORT(HIPDNN_SDPA_PAGE_TABLE_V),
+         PORT(HIPDNN_SDPA_PAGE_TABLE_V) | PORT(HIPDNN_SDPA_SEED) | PORT(HIPDNN_SDPA_OFFSET),
      0, false},
     {HIPDNN_OP_SDPA_BWD, sdpa_bwd_ok, sdpa_bwd_run, sdpa_bwd_scratch,
-     PORT(HIPDNN_SDPA_BWD_SEQ_LEN_Q) | PORT(HIPDNN_SDPA_BWD_SEQ_LEN_KV), 0, false},
+     PORT(HIPDNN_SDPA_BWD_SEQ_LEN_Q) | PORT(HIPDNN_SDPA_BWD_SEQ_LEN_KV) | PORT(HIPDNN_SDPA_BWD_SEED) |
+         PORT(HIPDNN_SDPA_BWD_OFFSET),
+     0, false},
     {HIPDNN_OP_GENSTATS, genstats_ok, genstats_run, genstats_scratch, 0, 0, false},
     {HIPDNN_OP_RESAMPLE_FWD, resample_fwd_ok, resample_fwd_run, resample_fwd_scratch, 0,
      PORT(HIPDNN_RSF_IDX), false},

@@ -11,10 +11,14 @@
  * A row that sees no key gives o_i = 0 and stats_i = -inf, and no gradient.  Paged K / V
  * (the forward): k and v are caches [blocks, H, block_size, D], key j of sample b the row
  * j % block_size of block table[b, 0, j / block_size, 0], S_kv = max_seq_len_kv.
+ * Dropout (probability > 0): o_i = sum_j p_ij keep_ij / (1 - probability) v_j, keep_ij from
+ * philox.h (seed, offset; the same rule the hip kernels draw), stats left as they are;
+ * rng_dump gets keep_ij as 1.0 / 0.0 at every (b, h, i, j) below [B, H_q, S_q, S_kv].
  *
  * The backward recomputes p from the forward's stats, with D_i = dO_i . o_i:
- *   dp_ij = dO_i . v_j,  ds_ij = p_ij (dp_ij - D_i),
- *   dq_i = attn_scale sum_j ds_ij k_j,  dk_j = attn_scale sum_i ds_ij q_i,  dv_j = sum_i p_ij dO_i,
+ *   dp_ij = dO_i . v_j z_ij,  ds_ij = p_ij (dp_ij - D_i),
+ *   dq_i = attn_scale sum_j ds_ij k_j,  dk_j = attn_scale sum_i ds_ij q_i,
+ *   dv_j = sum_i p_ij z_ij dO_i,  z_ij = keep_ij / (1 - probability) (1 without dropout),
  * dk and dv summed over the query heads of a key / value head.  dq is a pass over query
  * rows, dk and dv a pass over key rows each, so no two threads write one value.
  *
@@ -25,6 +29,8 @@
 #include <string.h>
 
 #include "reference_cpu.h"
+/* Philox4x32-10 and the dropout rule: the one definition the hip engine's kernels use */
+#include "../hip/philox.h"
 
 /* ---- geometry ----------------------------------------------------------------------------- */
 
@@ -38,6 +44,10 @@ typedef struct {
     const int64_t* len_q; /* per sample (padding), else NULL */
     const int64_t* len_kv;
     int64_t alibi_n; /* ALiBi: the largest power of two <= H_q; 0: none */
+    bool dropout;    /* probability > 0: keep (philox.h) scaled by drop_scale, else 0 */
+    uint32_t drop_threshold;
+    double drop_scale; /* 1 / (1 - probability) */
+    uint64_t seed, offset;
 } sd_geo;
 
 static void geo_init(sd_geo* g, const hipdnnSdkNode* node, const ref_view* q, const ref_view* k,
@@ -60,6 +70,11 @@ static void geo_init(sd_geo* g, const hipdnnSdkNode* node, const ref_view* q, co
     g->bias = NULL;
     g->len_q = g->len_kv = NULL;
     g->alibi_n = 0;
+    const double prob = node->attrs[HIPDNN_SDPA_DROPOUT].d;
+    g->dropout = prob > 0.0;
+    g->drop_threshold = philox_threshold(prob);
+    g->drop_scale = 1.0 / (1.0 - prob);
+    g->seed = g->offset = 0;
     if (node->attrs[HIPDNN_SDPA_ALIBI].i[0])
         for (g->alibi_n = 1; 2 * g->alibi_n <= g->hq;) g->alibi_n *= 2;
 }
@@ -170,6 +185,38 @@ static double bias_at(const sd_geo* g, int64_t b, int64_t h, int64_t i, int64_t 
     return x + hipdnnSdkLoadAsDouble(v->data, v->dtype, off);
 }
 
+/* z_ij: dropout's factor of score (b, h, i, j), 1 without dropout. */
+static double drop_at(const sd_geo* g, int64_t b, int64_t h, int64_t i, int64_t j) {
+    if (!g->dropout) return 1.0;
+    return philox_keep(g->seed, g->offset, g->drop_threshold, b, h, i, j) ? g->drop_scale : 0.0;
+}
+
+/* Dropout's seed or offset: one int32 / int64 value, read whole from memory (not through
+ * a double); a by-value one is the executor's float64 copy (exact below 2^53). */
+static uint64_t load_word(const ref_view* v) {
+    if (!v) return 0;
+    if (v->dtype == HIPDNN_DATA_DOUBLE) return (uint64_t)(int64_t)((const double*)v->data)[0];
+    return v->dtype == HIPDNN_DATA_INT64 ? (uint64_t)((const int64_t*)v->data)[0]
+                                         : (uint64_t)(int64_t)((const int32_t*)v->data)[0];
+}
+
+/* Dropout's ports (seed, offset; both ops): set where the probability is above 0 or an
+ * rng_dump is asked for, one int32 / int64 value each. */
+static bool check_dropout(const hipdnnSdkNode* node, const ref_view* seed, const ref_view* offset,
+                          bool dump, char* why, size_t len) {
+    const double prob = node->attrs[HIPDNN_SDPA_DROPOUT].d;
+    bool ok = prob >= 0.0 && prob < 1.0 && ((prob == 0.0 && !dump) || (seed && offset));
+    const ref_view* t[2] = {seed, offset};
+    for (int i = 0; ok && i < 2; ++i)
+        ok = !t[i] || (ref_element_count(t[i]->ndim, t[i]->dims) == 1 &&
+                       (t[i]->dtype == HIPDNN_DATA_INT32 || t[i]->dtype == HIPDNN_DATA_INT64 ||
+                        t[i]->dtype == HIPDNN_DATA_DOUBLE /* by value, at execute */));
+    if (!ok)
+        hipdnnSdkFormat(why, len, "dropout needs a probability in [0, 1) and seed and offset "
+                        "(one int32 or int64 value each)");
+    return ok;
+}
+
 /* Packed [B, H, S, D] float64 copies: element (b, h, s, d) at ((b H + h) S + s) D + d. */
 static const double* row_of(const double* t, int64_t h_count, int64_t s_count, int64_t d,
                             int64_t b, int64_t h, int64_t s) {
@@ -210,7 +257,15 @@ bool ref_sdpa_fwd_check(const hipdnnSdkNode* node, const ref_view* const* in,
         hipdnnSdkFormat(why, len, "stats must be [B, H_q, S_q, 1]");
         return false;
     }
-    return true;
+    const ref_view* dump = out[HIPDNN_SDPA_RNG_DUMP];
+    const int64_t skv = node->attrs[HIPDNN_SDPA_MAX_SEQ_LEN_KV].i[0] > 0
+                            ? node->attrs[HIPDNN_SDPA_MAX_SEQ_LEN_KV].i[0] : in[HIPDNN_SDPA_K]->dims[2];
+    if (dump && !dims4(dump, q->dims[0], q->dims[1], q->dims[2], skv)) {
+        hipdnnSdkFormat(why, len, "rng_dump must be [B, H_q, S_q, S_kv]");
+        return false;
+    }
+    return check_dropout(node, in[HIPDNN_SDPA_SEED], in[HIPDNN_SDPA_OFFSET], dump != NULL, why,
+                         len);
 }
 
 /* Scratch: packed q, k, v, o, stats, the lengths, and a row of scores per thread. */
@@ -266,7 +321,8 @@ static int fwd_rows(void* vctx, int64_t begin, int64_t end, int worker) {
             double p = exp(s[j] - m);
             l += p;
             const double* vj = row_of(c->v, g->hv, g->skv, g->dv, b, hv, j);
-            for (int64_t e = 0; e < g->dv; ++e) o[e] += p * vj[e];
+            const double pz = p * drop_at(g, b, h, i, j);
+            for (int64_t e = 0; e < g->dv; ++e) o[e] += pz * vj[e];
         }
         for (int64_t e = 0; e < g->dv; ++e) o[e] /= l;
         c->stats[r] = m + log(l);
@@ -349,6 +405,20 @@ static int threads_for(const sd_geo* g, int64_t items) {
     return t < scratch_threads() ? t : scratch_threads();
 }
 
+/* rng_dump: keep_ij as 1.0 / 0.0 at every (b, h, i, j), masked or not. */
+static void write_rng_dump(const sd_geo* g, const ref_view* dump) {
+    for (int64_t b = 0; b < g->b; ++b)
+        for (int64_t h = 0; h < g->hq; ++h)
+            for (int64_t i = 0; i < g->sq; ++i)
+                for (int64_t j = 0; j < g->skv; ++j) {
+                    const int64_t at = b * dump->strides[0] + h * dump->strides[1] +
+                                       i * dump->strides[2] + j * dump->strides[3];
+                    const bool keep =
+                        philox_keep(g->seed, g->offset, g->drop_threshold, b, h, i, j);
+                    hipdnnSdkStoreFromDouble(dump->data, dump->dtype, at, keep ? 1.0 : 0.0);
+                }
+}
+
 hipdnnPluginStatus_t ref_sdpa_fwd(const hipdnnSdkNode* node, const ref_view* const* in,
                                   const ref_view* const* out, const ref_region* scratch) {
     char why[REF_MSG_LEN];
@@ -370,6 +440,8 @@ hipdnnPluginStatus_t ref_sdpa_fwd(const hipdnnSdkNode* node, const ref_view* con
         ref_scratch_close(&s);
         return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
     }
+    g.seed = load_word(in[HIPDNN_SDPA_SEED]);
+    g.offset = load_word(in[HIPDNN_SDPA_OFFSET]);
     c.g = &g;
     c.q = qp;
     c.k = kp;
@@ -381,6 +453,7 @@ hipdnnPluginStatus_t ref_sdpa_fwd(const hipdnnSdkNode* node, const ref_view* con
     ref_parallel_for(rows, 1, threads_for(&g, rows), fwd_rows, &c);
     ref_scatter(c.o, out[HIPDNN_SDPA_O]);
     if (out[HIPDNN_SDPA_STATS]) ref_scatter(c.stats, out[HIPDNN_SDPA_STATS]);
+    if (out[HIPDNN_SDPA_RNG_DUMP]) write_rng_dump(&g, out[HIPDNN_SDPA_RNG_DUMP]);
     ref_scratch_close(&s);
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }
@@ -403,7 +476,9 @@ bool ref_sdpa_bwd_check(const hipdnnSdkNode* node, const ref_view* const* in,
                         const ref_view* const* out, char* why, size_t len) {
     const ref_view* c[7];
     bwd_common(in, c);
-    if (!check_common(node, c, NULL, why, len)) return false;
+    if (!check_common(node, c, NULL, why, len) ||
+        !check_dropout(node, in[HIPDNN_SDPA_BWD_SEED], in[HIPDNN_SDPA_BWD_OFFSET], false, why, len))
+        return false;
     const ref_view *q = c[0], *v = c[2];
     for (int p = HIPDNN_SDPA_BWD_O; p <= HIPDNN_SDPA_BWD_STATS; ++p) {
         int64_t last = p == HIPDNN_SDPA_BWD_STATS ? 1 : v->dims[3];
@@ -465,7 +540,8 @@ static int bwd_query_rows(void* vctx, int64_t begin, int64_t end, int worker) {
         double delta = c->delta[r];
         for (int64_t j = lo; j < hi; ++j) {
             double p = p_of(c, b, h, i, j, r);
-            double dp = dot(dOi, row_of(c->v, g->hv, g->skv, g->dv, b, hv, j), g->dv);
+            double dp = dot(dOi, row_of(c->v, g->hv, g->skv, g->dv, b, hv, j), g->dv) *
+                        drop_at(g, b, h, i, j);
             double ds = p * (dp - delta) * g->scale;
             const double* kj = row_of(c->k, g->hk, g->skv, g->d, b, hk, j);
             for (int64_t e = 0; e < g->d; ++e) dq[e] += ds * kj[e];
@@ -492,7 +568,8 @@ static int bwd_key_rows(void* vctx, int64_t begin, int64_t end, int worker) {
                 if (!key_range(g, b, i, &lo, &hi) || j < lo || j >= hi || !isfinite(c->stats[r]))
                     continue;
                 double p = p_of(c, b, h, i, j, r);
-                double ds = p * (dot(c->dO + r * g->dv, vj, g->dv) - c->delta[r]) * g->scale;
+                double dp = dot(c->dO + r * g->dv, vj, g->dv) * drop_at(g, b, h, i, j);
+                double ds = p * (dp - c->delta[r]) * g->scale;
                 const double* qi = c->q + r * g->d;
                 for (int64_t e = 0; e < g->d; ++e) dk[e] += ds * qi[e];
             }
@@ -516,7 +593,7 @@ static int bwd_value_rows(void* vctx, int64_t begin, int64_t end, int worker) {
                 int64_t lo, hi, r = (b * g->hq + h) * g->sq + i;
                 if (!key_range(g, b, i, &lo, &hi) || j < lo || j >= hi || !isfinite(c->stats[r]))
                     continue;
-                double p = p_of(c, b, h, i, j, r);
+                double p = p_of(c, b, h, i, j, r) * drop_at(g, b, h, i, j);
                 const double* dOi = c->dO + r * g->dv;
                 for (int64_t e = 0; e < g->dv; ++e) dv[e] += p * dOi[e];
             }
@@ -551,6 +628,8 @@ hipdnnPluginStatus_t ref_sdpa_bwd(const hipdnnSdkNode* node, const ref_view* con
     ref_gather(in[HIPDNN_SDPA_BWD_DO], dO);
     ref_gather(in[HIPDNN_SDPA_BWD_STATS], stats);
     for (int64_t r = 0; r < qn; ++r) delta[r] = dot(dO + r * g.dv, o + r * g.dv, g.dv);
+    g.seed = load_word(in[HIPDNN_SDPA_BWD_SEED]);
+    g.offset = load_word(in[HIPDNN_SDPA_BWD_OFFSET]);
     c.g = &g;
     c.q = qp;
     c.k = kp;

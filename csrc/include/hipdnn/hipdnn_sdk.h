@@ -137,9 +137,11 @@ enum {
     HIPDNN_SDPA_SEQ_LEN_Q = 5,
     HIPDNN_SDPA_SEQ_LEN_KV = 6,
     HIPDNN_SDPA_PAGE_TABLE_K = 7, /* added after format 2: after the parameters in graph.fbs */
-    HIPDNN_SDPA_PAGE_TABLE_V = 8
+    HIPDNN_SDPA_PAGE_TABLE_V = 8,
+    HIPDNN_SDPA_SEED = 9,
+    HIPDNN_SDPA_OFFSET = 10
 };
-enum { HIPDNN_SDPA_O = 0, HIPDNN_SDPA_STATS = 1 };
+enum { HIPDNN_SDPA_O = 0, HIPDNN_SDPA_STATS = 1, HIPDNN_SDPA_RNG_DUMP = 2 /* added after 2 */ };
 enum {
     HIPDNN_SDPA_BWD_Q = 0,
     HIPDNN_SDPA_BWD_K = 1,
@@ -150,7 +152,9 @@ enum {
     HIPDNN_SDPA_BWD_ATTN_SCALE = 6,
     HIPDNN_SDPA_BWD_BIAS = 7,
     HIPDNN_SDPA_BWD_SEQ_LEN_Q = 8,
-    HIPDNN_SDPA_BWD_SEQ_LEN_KV = 9
+    HIPDNN_SDPA_BWD_SEQ_LEN_KV = 9,
+    HIPDNN_SDPA_BWD_SEED = 10, /* added after format 2 */
+    HIPDNN_SDPA_BWD_OFFSET = 11
 };
 enum { HIPDNN_SDPA_BWD_DQ = 0, HIPDNN_SDPA_BWD_DK = 1, HIPDNN_SDPA_BWD_DV = 2 };
 enum {
@@ -159,7 +163,8 @@ enum {
     HIPDNN_SDPA_RIGHT_BOUND = 2,
     HIPDNN_SDPA_PADDING = 3,
     HIPDNN_SDPA_ALIBI = 4,
-    HIPDNN_SDPA_MAX_SEQ_LEN_KV = 5
+    HIPDNN_SDPA_MAX_SEQ_LEN_KV = 5,
+    HIPDNN_SDPA_DROPOUT = 6 /* DOUBLE: the dropout probability */
 };
 
 /* A port with no tensor. */
