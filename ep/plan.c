@@ -66,10 +66,9 @@ static bool try_plan(hipdnnHandle_t h, hipdnnBackendDescriptor_t cfg, const char
     return false;
 }
 
-/* The heuristics for graph (mode and preferred engine from opt) and the engine configs they
- * rank, at most MAX_CFG, into cfgs (each to be destroyed); NULL with err set on failure. */
+/* The heuristics for graph (mode and preferred engine from opt), finalized; NULL with err
+ * set on failure. */
 static hipdnnBackendDescriptor_t heuristics(hipdnnBackendDescriptor_t graph, const ep_options* opt,
-                                            hipdnnBackendDescriptor_t* cfgs, int64_t* count,
                                             char* err, size_t err_len) {
     hipdnnBackendDescriptor_t heur = NULL;
     hipdnnStatus_t st = hipdnnBackendCreateDescriptor(HIPDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &heur);
@@ -89,17 +88,35 @@ static hipdnnBackendDescriptor_t heuristics(hipdnnBackendDescriptor_t graph, con
         hipdnnBackendDestroyDescriptor(heur);
         return NULL;
     }
+    return heur;
+}
+
+/* How many configs the heuristics ranked without asking every engine (the preferred engine,
+ * HIPDNN_ENGINE's or the plan cache's: hipdnn's short cut); 0 when they ranked them all. */
+static int64_t partial_count(hipdnnBackendDescriptor_t heur) {
+    int64_t n = 0, partial = 0;
+    if (hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_PARTIAL_COUNT_EXT, HIPDNN_TYPE_INT64,
+                                  1, &n, &partial) != HIPDNN_STATUS_SUCCESS)
+        return 0;
+    return partial > 0 && partial < MAX_CFG ? partial : 0;
+}
+
+/* The first `want` ranked configs (at most MAX_CFG) into cfgs (each to be destroyed), their
+ * number in *count; false with err.  Asking for more than a short cut ranked ranks them all
+ * (the other engines asked then). */
+static bool configs(hipdnnBackendDescriptor_t heur, int64_t want, hipdnnBackendDescriptor_t* cfgs,
+                    int64_t* count, char* err, size_t err_len) {
     *count = 0;
-    st = hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_RESULTS,
-                                   HIPDNN_TYPE_BACKEND_DESCRIPTOR, MAX_CFG, count, cfgs);
+    const hipdnnStatus_t st = hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                        HIPDNN_TYPE_BACKEND_DESCRIPTOR, want,
+                                                        count, cfgs);
     if (st != HIPDNN_STATUS_SUCCESS) {
         snprintf(err, err_len, "heuristic results: %s: %s", hipdnnGetErrorString(st),
                  hipdnnPeekLastErrorString_ext());
-        hipdnnBackendDestroyDescriptor(heur);
-        return NULL;
+        return false;
     }
-    if (*count > MAX_CFG) *count = MAX_CFG;
-    return heur;
+    if (*count > want) *count = want;
+    return true;
 }
 
 /* Whether engine config cfg's engine could be read: its memory space into *mem (-1 when
@@ -186,31 +203,40 @@ static bool try_plan_tf32(hipdnnHandle_t h, hipdnnBackendDescriptor_t g, const e
 
 bool ep_plan_choose(hipdnnHandle_t h, hipdnnBackendDescriptor_t graph, const ep_options* opt,
                     hipdnnMemorySpace_t space, ep_plan_part* out, char* err, size_t err_len) {
-    hipdnnBackendDescriptor_t cfgs[MAX_CFG];
-    int64_t count = 0;
-    hipdnnBackendDescriptor_t heur = heuristics(graph, opt, cfgs, &count, err, err_len);
+    hipdnnBackendDescriptor_t heur = heuristics(graph, opt, err, err_len);
     if (!heur) return false;
-    int64_t cached = -1, n = 0;
-    hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_PLAN_CACHE_INDEX_EXT, HIPDNN_TYPE_INT64,
-                              1, &n, &cached);
     char reasons[768] = "", why[512];
     size_t rl = 0;
-    bool found = false;
-    for (int64_t i = 0; i < count; ++i) {
-        char name[64] = "";
-        int64_t mem;
-        if (!found && cfg_engine(cfgs[i], &mem, name, sizeof(name))) {
-            /* a device engine cannot read host tensors, nor a host engine device ones */
-            if (mem != (int64_t)space)
-                add_reason(reasons, sizeof(reasons), &rl, name, "another memory space");
-            else if (try_plan_tf32(h, graph, opt, cfgs[i], name, out, why, sizeof(why)))
-                found = true, out->from_cache = i == cached;
-            else
-                add_reason(reasons, sizeof(reasons), &rl, name, why);
+    bool found = false, listed = true;
+    int64_t chosen = -1;
+    /* a short cut's config first (a warm process asks no other engine), the rest only when
+     * it does not build here */
+    const int64_t partial = partial_count(heur);
+    for (int pass = partial ? 0 : 1; pass < 2 && !found && listed; ++pass) {
+        hipdnnBackendDescriptor_t cfgs[MAX_CFG];
+        int64_t count = 0;
+        listed = configs(heur, pass ? MAX_CFG : partial, cfgs, &count, err, err_len);
+        for (int64_t i = 0; i < count; ++i) {
+            char name[64] = "";
+            int64_t mem;
+            if (!found && i >= (pass ? partial : 0) && cfg_engine(cfgs[i], &mem, name, sizeof(name))) {
+                /* a device engine cannot read host tensors, nor a host engine device ones */
+                if (mem != (int64_t)space)
+                    add_reason(reasons, sizeof(reasons), &rl, name, "another memory space");
+                else if (try_plan_tf32(h, graph, opt, cfgs[i], name, out, why, sizeof(why)))
+                    found = true, chosen = i;
+                else
+                    add_reason(reasons, sizeof(reasons), &rl, name, why);
+            }
+            hipdnnBackendDestroyDescriptor(cfgs[i]);
         }
-        hipdnnBackendDestroyDescriptor(cfgs[i]);
     }
-    if (!found) {
+    if (found) {
+        int64_t cached = -1, n = 0;
+        hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_PLAN_CACHE_INDEX_EXT,
+                                  HIPDNN_TYPE_INT64, 1, &n, &cached);
+        out->from_cache = chosen == cached;
+    } else if (listed) {
         char* report = support_report(heur);
         snprintf(err, err_len, "no engine runs this graph in %s memory (%s)%s%s",
                  space == HIPDNN_MEMORY_HOST ? "host" : "device", rl ? reasons : "no candidates",
@@ -261,17 +287,21 @@ static void declines(hipdnnBackendDescriptor_t heur, hipdnnMemorySpace_t space, 
 bool ep_plan_check(hipdnnHandle_t h, hipdnnBackendDescriptor_t graph, const ep_options* opt,
                    hipdnnMemorySpace_t space, char* why, size_t why_len) {
     (void)h; /* the graph's handle is the one the heuristics ask on */
-    hipdnnBackendDescriptor_t cfgs[MAX_CFG];
-    int64_t count = 0;
-    hipdnnBackendDescriptor_t heur = heuristics(graph, opt, cfgs, &count, why, why_len);
+    hipdnnBackendDescriptor_t heur = heuristics(graph, opt, why, why_len);
     if (!heur) return false;
-    bool found = false;
-    for (int64_t i = 0; i < count; ++i) {
-        int64_t mem;
-        if (!found && cfg_engine(cfgs[i], &mem, NULL, 0)) found = mem == (int64_t)space;
-        hipdnnBackendDestroyDescriptor(cfgs[i]);
+    bool found = false, listed = true;
+    const int64_t partial = partial_count(heur); /* as ep_plan_choose: a short cut's first */
+    for (int pass = partial ? 0 : 1; pass < 2 && !found && listed; ++pass) {
+        hipdnnBackendDescriptor_t cfgs[MAX_CFG];
+        int64_t count = 0;
+        listed = configs(heur, pass ? MAX_CFG : partial, cfgs, &count, why, why_len);
+        for (int64_t i = 0; i < count; ++i) {
+            int64_t mem;
+            if (!found && cfg_engine(cfgs[i], &mem, NULL, 0)) found = mem == (int64_t)space;
+            hipdnnBackendDestroyDescriptor(cfgs[i]);
+        }
     }
-    if (!found) {
+    if (!found && listed) {
         size_t len = 0;
         why[0] = '\0';
         declines(heur, space, why, why_len, &len);
@@ -386,8 +416,12 @@ int ep_plan_candidates(hipdnnHandle_t h, hipdnnBackendDescriptor_t g, const ep_o
     hipdnnBackendDescriptor_t cfgs[MAX_CFG];
     int64_t count = 0;
     char err[512], names[MAX_CFG][64];
-    hipdnnBackendDescriptor_t heur = heuristics(g, opt, cfgs, &count, err, sizeof(err));
+    hipdnnBackendDescriptor_t heur = heuristics(g, opt, err, sizeof(err));
     if (!heur) return 0;
+    if (!configs(heur, MAX_CFG, cfgs, &count, err, sizeof(err))) { /* every engine's */
+        hipdnnBackendDestroyDescriptor(heur);
+        return 0;
+    }
     int n = 0, tuned[MAX_CFG], n_tuned = 0;
     for (int64_t i = 0; i < count; ++i) {
         int64_t mem;

@@ -99,6 +99,10 @@ def test_an_entry_python_autotuned_for_the_same_graph_is_used_by_hipdnn_ep(tmp_p
     assert re.search(r"plan cache hit: graph 'hipdnn_\S+' runs on tune_b with knobs k1000=1 ",
                      log), log[-3000:]
     assert built_on(log) == ["tune_b"] and not re.search(r"autotune(d \d+|:)", log), log[-3000:]
+    # the capability check and the plan took the short cut's one config: no other engine was
+    # asked (PARTIAL_COUNT_EXT read first; docs/engine_selection.md)
+    assert "ranked first (its tuned config) without asking the other engines" in log, log[-3000:]
+    assert "the other engines asked now" not in log, log[-3000:]
 
 
 def test_the_autotune_option_tunes_on_the_first_run_and_a_later_process_gets_it(tmp_path):

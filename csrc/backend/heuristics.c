@@ -197,7 +197,8 @@ static hipdnnStatus_t heur_get_ext(hipdnnBackendDescriptor_t d, hipdnnBackendAtt
     int64_t at = -1; /* a short cut ranks the tuned config first or not at all */
     for (int64_t i = 0; at < 0 && i < s->num_results; ++i)
         if (s->results[i].tuned) at = i;
-    if (at < 0 && s->partial) {
+    /* the rest ranked only where a tuned entry exists (not one remembered from a ranking) */
+    if (at < 0 && s->partial && s->has_tuned && s->tuned.ms >= 0) {
         if ((st = complete(s))) return st;
         for (int64_t i = 0; at < 0 && i < s->num_results; ++i)
             if (s->results[i].tuned) at = i;
@@ -557,6 +558,9 @@ static hipdnnStatus_t complete(heur_state* s) {
     if (!s->partial) return HIPDNN_STATUS_SUCCESS;
     const heur_result first = s->results[0];
     const bool had = s->num_results > 0;
+    const hipdnnGraphState* gs = s->graph->state;
+    hipdnnLog(HIPDNN_LOG_INFO, "heuristics: graph '%s': the other engines asked now (every "
+              "config, a report or the tuned config's rank was wanted)", gs->name ? gs->name : "");
     for (int32_t pi = 0; pi < hipdnnRegistryPluginCount(); ++pi) ask_once(s, pi);
     apply_user_choice(s, s->num_engines, s->ok, s->why);
     rank_engines(s);
