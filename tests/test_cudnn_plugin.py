@@ -536,7 +536,7 @@ def attention_graph(io=hipdnn.data_type.HALF, o_type=None, backward=False, bias=
         o = g.tensor(name="o", dim=[1, 2, 8, 64])
         do = g.tensor(name="do", dim=[1, 2, 8, 64])
         st = g.tensor(name="st", dim=[1, 2, 8, 1], data_type=hipdnn.data_type.FLOAT)
-        for t in g.sdpa_backward(q, k, v, o, do, st, attn_scale=0.5, name="attn_bwd"):
+        for t in g.sdpa_backward(q, k, v, o, do, st, attn_scale=0.5, name="attn_bwd", **kw):
             t.set_output(True)
         return g
     o, _ = g.sdpa(q, k, v, attn_scale=0.5, generate_stats=False, name="attn", **kw)
@@ -599,8 +599,8 @@ def dropout_attention_graph():
     (padded_attention_graph,
      "sdpa 'attn': a padding mask; cuDNN leaves o and stats of the query rows past seq_len_q "
      "unspecified"),
-    (lambda: attention_graph(backward=True),
-     "sdpa_backward 'attn_bwd': not translated to cuDNN"),
+    (lambda: attention_graph(backward=True, use_alibi_mask=True),  # test_cudnn_sdpa_backward
+     "sdpa_backward 'attn_bwd': an ALiBi mask; cudnn does not translate it yet"),
     (lambda: attention_graph(use_causal_mask_bottom_right=True, bias=True),
      "sdpa 'attn': a bottom-right causal mask with a bias; cuDNN frontend refuses it"),
     (lambda: attention_graph(use_causal_mask=True, dv=60),

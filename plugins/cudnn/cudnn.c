@@ -134,7 +134,8 @@ static hipdnnPluginEngineDetails_t g_details = {
     .knobs = k_knobs,
     .notes = "NVIDIA GPU: the graph translated into cuDNN's backend graph API (convolution "
              "fprop / dgrad / wgrad and matmul with the pointwise nodes cuDNN fuses after "
-             "them; sdpa forward in fp16 / bf16 as cuDNN frontend builds it); cuDNN's "
+             "them; sdpa forward and backward in fp16 / bf16 as cuDNN frontend builds "
+             "them); cuDNN's "
              "heuristic picks the engine config (knob engine_config)",
 };
 
@@ -392,12 +393,18 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginExecuteOpGraph(
                 "EnqueueOpGraph (ABI 1.1)");
 }
 
-/* The pointer the variant pack gives cuDNN for io: a constant's value, a runtime scalar's
- * host pointer, or a tensor's device pointer aligned as the plan was built for. */
+/* The pointer the variant pack gives cuDNN for io: a constant's value, a workspace
+ * tensor's place, a runtime scalar's host pointer, or a tensor's device pointer aligned as
+ * the plan was built for. */
 static hipdnnPluginStatus_t pointer(const char* graph, const cd_io* io,
-                                    const hipdnnPluginTensorBuffer_t* b, uint32_t n, void** ptr) {
+                                    const hipdnnPluginTensorBuffer_t* b, uint32_t n,
+                                    void* workspace, void** ptr) {
     if (io->has_value) {
         *ptr = (void*)io->value;
+        return HIPDNN_PLUGIN_STATUS_SUCCESS;
+    }
+    if (io->in_workspace) {
+        *ptr = (char*)workspace + io->offset;
         return HIPDNN_PLUGIN_STATUS_SUCCESS;
     }
     for (uint32_t i = 0; i < n; ++i) {
@@ -421,10 +428,12 @@ static hipdnnPluginStatus_t pointer(const char* graph, const cd_io* io,
                                (long long)io->uid);
 }
 
-/* cudnnBackendExecute with a variant pack of uids and pointers; the error set if it fails. */
+/* cudnnBackendExecute with a variant pack of uids and pointers; the error set if it fails.
+ * The plan's own workspace follows the graph's workspace tensors. */
 static hipdnnPluginStatus_t run(hipdnnEnginePluginHandle_t h,
                                 hipdnnEnginePluginExecutionContext_t c, const int64_t* uids,
                                 void** ptrs, void* workspace) {
+    if (workspace && c->graph.workspace) workspace = (char*)workspace + c->graph.workspace;
     char why[CUDNN_MSG_LEN], text[600];
     cd_cu_context saved = NULL;
     if (!cudnn_enter(h->device, &saved, why, sizeof(why)))
@@ -493,7 +502,8 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginEnqueueOpGraph(
     if (!uids || !ptrs) st = fail(HIPDNN_PLUGIN_STATUS_ALLOC_FAILED, "EnqueueOpGraph: out of memory");
     for (int i = 0; st == HIPDNN_PLUGIN_STATUS_SUCCESS && i < n; ++i) {
         uids[i] = ctx->graph.io[i].uid;
-        st = pointer(ctx->graph_name, &ctx->graph.io[i], buffers, num_buffers, &ptrs[i]);
+        st = pointer(ctx->graph_name, &ctx->graph.io[i], buffers, num_buffers, workspace,
+                     &ptrs[i]);
     }
     if (st == HIPDNN_PLUGIN_STATUS_SUCCESS) st = run(handle, ctx, uids, ptrs, workspace);
     free(uids);

@@ -54,14 +54,20 @@ const char* cudnn_status_text(cd_status st, char* buf, size_t len);
 
 /* ---- the graph, as cuDNN backend descriptors (cudnn_graph.c) ----------------------------- */
 
-/* A tensor the variant pack carries: a graph tensor that is not virtual. */
+/* A tensor the variant pack carries: a graph tensor that is not virtual, or one the
+ * translation keeps in the workspace. */
 typedef struct {
     int64_t uid;
     bool by_value;     /* a host pointer to its value */
     bool has_value;    /* a constant of the graph: `value` is what the pack points at */
+    bool in_workspace; /* at workspace + offset (cudnn_sdpa_backward.c's accumulators) */
+    size_t offset;
     uint8_t value[8];
     char name[64];
 } cd_io;
+
+/* Workspace tensors are aligned so, whatever the type before them. */
+#define CUDNN_WORKSPACE_ALIGNMENT 256
 
 typedef struct {
     cd_desc* descs; /* every descriptor made, destroyed in reverse */
@@ -69,6 +75,7 @@ typedef struct {
     cd_desc op_graph; /* finalized */
     cd_io* io;
     int num_io, cap_io;
+    size_t workspace; /* bytes of the workspace tensors, before the plan's own workspace */
     char what[300];   /* "conv_fprop 'conv' + add 'bias' + relu 'act'" */
     bool fp32_product; /* a convolution or matmul reads fp32: no TF32 engine config */
 } cd_graph;
@@ -111,6 +118,7 @@ typedef struct {
     hipdnnDataType_t type;
     int64_t dims[HIPDNN_MAX_DIMS], strides[HIPDNN_MAX_DIMS];
     bool is_virtual, by_value, has_value;
+    bool in_workspace; /* not virtual, in the workspace the plan asks for (packed dims) */
     uint8_t value[8]; /* a constant's, for the variant pack */
     const char* name;
 } cd_tensor_spec;
@@ -123,10 +131,41 @@ cd_desc cudnn_pointwise(cd_builder* b, int mode, int32_t prec, int64_t axis, cd_
                         cd_desc bb, cd_desc t, cd_desc y, const char* label);
 cd_desc cudnn_matmul(cd_builder* b, cd_desc a, cd_desc bb, cd_desc c, const char* label);
 cd_desc cudnn_reduction(cd_builder* b, int mode, cd_desc x, cd_desc y, const char* label);
+/* y = x described by y's dims and strides (a transpose, as cuDNN frontend's reshape). */
+cd_desc cudnn_reshape(cd_builder* b, cd_desc x, cd_desc y, const char* label);
 
 /* sdpa_fwd as cuDNN frontend builds its attention node from backend operations
  * (cudnn_sdpa.c); false with the reason naming the node. */
 bool cudnn_sdpa_fwd(cd_builder* b, const hipdnnSdkNode* n, const char* label);
+/* sdpa_bwd likewise, as cuDNN frontend builds its sdpa_backward node
+ * (cudnn_sdpa_backward.c). */
+bool cudnn_sdpa_bwd(cd_builder* b, const hipdnnSdkNode* n, const char* label);
+
+/* ---- what both directions of attention share (cudnn_sdpa.c) ------------------------------ */
+
+typedef struct {
+    const hipdnnSdkTensor *q, *k, *v, *o, *stats;
+    int64_t s_dims[4];   /* [B, H_q, S_q, S_kv] */
+    int64_t row_dims[4]; /* [B, H_q, S_q, 1] */
+    bool bottom_right;
+    int64_t left, right; /* hipdnn's bounds: left 0 and right -1 are none */
+    const char* label;
+} cd_attention;
+
+/* A packed virtual tensor of dims; a by-value constant (the variant pack points at it). */
+cd_desc cudnn_sdpa_virtual(cd_builder* b, hipdnnDataType_t type, const int64_t dims[4],
+                           const char* name, const char* label);
+cd_desc cudnn_sdpa_constant(cd_builder* b, hipdnnDataType_t type, double value,
+                            const char* name, const char* label);
+/* y = mode(x, operand) into a new virtual tensor of type and dims (NULL operands: NULL). */
+cd_desc cudnn_sdpa_binary(cd_builder* b, int mode, cd_desc x, cd_desc operand,
+                          hipdnnDataType_t type, const int64_t dims[4], const char* name,
+                          const char* label);
+/* s masked (-inf) outside a's band: its right bound, then its left, as cuDNN frontend's
+ * sliding_window_mask; s itself without bounds. */
+cd_desc cudnn_sdpa_band(cd_builder* b, const cd_attention* a, cd_desc s);
+/* The first query row that a's band leaves no key, or -1. */
+int64_t cudnn_sdpa_row_without_keys(const cd_attention* a);
 
 /* ---- heuristics and the plan (cudnn_plan.c) ---------------------------------------------- */
 

@@ -39,6 +39,7 @@ enum {
     CD_OPERATION_MATMUL_DESCRIPTOR = 19,
     CD_REDUCTION_DESCRIPTOR = 21,
     CD_OPERATION_REDUCTION_DESCRIPTOR = 22,
+    CD_OPERATION_RESHAPE_DESCRIPTOR = 31,
 };
 
 /* cudnnBackendAttributeType_t */
@@ -144,6 +145,9 @@ enum {
     CD_ATTR_OP_REDUCTION_XDESC = 1610,
     CD_ATTR_OP_REDUCTION_YDESC = 1611,
     CD_ATTR_OP_REDUCTION_DESC = 1612,
+
+    CD_ATTR_OP_RESHAPE_XDESC = 2200,
+    CD_ATTR_OP_RESHAPE_YDESC = 2201,
 };
 
 /* cudnnBackendHeurMode_t: A is the one cuDNN frontend uses by default, FALLBACK its

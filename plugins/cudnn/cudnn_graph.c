@@ -6,7 +6,8 @@
  * OPERATIONGRAPH.  hipdnn's data types, pointwise modes and convolution modes have cuDNN's
  * numbers, so they pass through as they are.  An sdpa node is the exception: it becomes
  * the matmuls, pointwise and reduction operations cuDNN frontend builds for attention
- * (cudnn_sdpa.c), with intermediates and constants of uids past the graph's.
+ * (cudnn_sdpa.c; sdpa_backward in cudnn_sdpa_backward.c), with intermediates and
+ * constants of uids past the graph's, and the backward's fp32 accumulators in the workspace.
  *
  * Which of these graphs cuDNN runs (which epilogues it fuses after a convolution, which
  * layouts and types its engines take) is cuDNN's to say: this file declines only what it
@@ -113,6 +114,14 @@ static bool add_io(builder* b, const cd_tensor_spec* s) {
     io->uid = s->uid;
     io->by_value = s->by_value;
     io->has_value = s->by_value && s->has_value;
+    if (s->in_workspace) { /* packed: its dims' product of elements */
+        size_t bytes = hipdnnSdkDataTypeSize(s->type);
+        for (int d = 0; d < b->rank; ++d) bytes *= (size_t)s->dims[d];
+        const size_t a = CUDNN_WORKSPACE_ALIGNMENT;
+        io->in_workspace = true;
+        io->offset = (out->workspace + a - 1) / a * a;
+        out->workspace = io->offset + bytes;
+    }
     memcpy(io->value, s->value, sizeof(io->value));
     hipdnnSdkFormat(io->name, sizeof(io->name), "%s", s->name ? s->name : "");
     return true;
@@ -377,6 +386,16 @@ cd_desc cudnn_reduction(builder* b, int mode, cd_desc x, cd_desc y, const char* 
     return finalize(&s, d, "OPERATION_REDUCTION") ? add_op(b, d) : NULL;
 }
 
+cd_desc cudnn_reshape(builder* b, cd_desc x, cd_desc y, const char* label) {
+    cd_desc d = NULL;
+    if (!cudnn_graph_desc(b->out, CD_OPERATION_RESHAPE_DESCRIPTOR, &d, b->why, b->len))
+        return NULL;
+    setter s = {b->why, b->len, label, true};
+    set(&s, d, CD_ATTR_OP_RESHAPE_XDESC, CD_TYPE_BACKEND_DESCRIPTOR, 1, &x, "RESHAPE_XDESC");
+    set(&s, d, CD_ATTR_OP_RESHAPE_YDESC, CD_TYPE_BACKEND_DESCRIPTOR, 1, &y, "RESHAPE_YDESC");
+    return finalize(&s, d, "OPERATION_RESHAPE") ? add_op(b, d) : NULL;
+}
+
 /* A pointwise operation of mode on given operands (x, b, t in; y out; b and t may be NULL),
  * for the operations a node becomes. */
 cd_desc cudnn_pointwise(builder* b, int mode, int32_t prec, int64_t axis, cd_desc x,
@@ -483,10 +502,7 @@ static bool node(builder* b, const hipdnnSdkNode* n) {
     case HIPDNN_OP_MATMUL: return matmul_node(b, n, label) != NULL;
     case HIPDNN_OP_POINTWISE: return pointwise_node(b, n, label) != NULL;
     case HIPDNN_OP_SDPA_FWD: return cudnn_sdpa_fwd(b, n, label);
-    case HIPDNN_OP_SDPA_BWD:
-        return decline(b->why, b->len, "%s: not translated to cuDNN (cuDNN frontend's attention "
-                       "backward graph takes workspace tensors that it allocates and zeroes "
-                       "itself; the hip engine runs sdpa_backward)", label);
+    case HIPDNN_OP_SDPA_BWD: return cudnn_sdpa_bwd(b, n, label);
     default:
         return decline(b->why, b->len, "%s: not translated to cuDNN yet (cudnn translates "
                        "conv_fprop, conv_dgrad, conv_wgrad, matmul, pointwise and sdpa nodes)",

@@ -164,7 +164,7 @@ static bool plan_from(cd_handle h, cd_graph* graph, cd_desc* cfgs, int count, in
         out->plan = plan;
         out->tried = i + 1;
         out->offered = count;
-        out->workspace = (size_t)workspace;
+        out->workspace = (size_t)workspace + graph->workspace; /* the graph's tensors first */
         out->engine = engine_index(graph, cfgs[i]);
         return true;
     }

@@ -33,14 +33,7 @@
 
 typedef cd_builder builder;
 
-typedef struct {
-    const hipdnnSdkTensor *q, *k, *v, *o, *stats;
-    int64_t s_dims[4];   /* [B, H_q, S_q, S_kv] */
-    int64_t row_dims[4]; /* [B, H_q, S_q, 1] */
-    bool bottom_right;
-    int64_t left, right; /* hipdnn's bounds: left 0 and right -1 are none */
-    const char* label;
-} attention;
+typedef cd_attention attention;
 
 static const hipdnnSdkTensor* port(const builder* b, int64_t uid) {
     return uid == HIPDNN_NO_TENSOR ? NULL : hipdnnSdkGraphFindTensor(b->g, uid);
@@ -321,3 +314,29 @@ bool cudnn_sdpa_fwd(builder* b, const hipdnnSdkNode* n, const char* label) {
     cd_desc o = v ? cudnn_tensor(b, a.o->uid, label) : NULL;
     return o && cudnn_matmul(b, p, v, o, label);
 }
+
+/* ---- for sdpa_backward (cudnn_sdpa_backward.c) ------------------------------------------- */
+
+cd_desc cudnn_sdpa_virtual(builder* b, hipdnnDataType_t type, const int64_t dims[4],
+                           const char* name, const char* label) {
+    return virt(b, type, dims, name, label);
+}
+
+cd_desc cudnn_sdpa_constant(builder* b, hipdnnDataType_t type, double value, const char* name,
+                            const char* label) {
+    return constant(b, type, value, name, label);
+}
+
+cd_desc cudnn_sdpa_binary(builder* b, int mode, cd_desc x, cd_desc operand,
+                          hipdnnDataType_t type, const int64_t dims[4], const char* name,
+                          const char* label) {
+    return binary(b, mode, HIPDNN_DATA_FLOAT, -1, x, operand, type, dims, name, label);
+}
+
+cd_desc cudnn_sdpa_band(builder* b, const attention* a, cd_desc s) {
+    if (s && a->right >= 0) s = right_bound(b, a, s);
+    if (s && a->left > 0) s = left_bound(b, a, s);
+    return s;
+}
+
+int64_t cudnn_sdpa_row_without_keys(const attention* a) { return row_without_keys(a); }

@@ -9,7 +9,9 @@
  * engine configs for a graph of one convolution or matmul followed by pointwise nodes of
  * the modes computed here, or for attention as cuDNN frontend builds it (q k^T, pointwise
  * scale / bias / GEN_INDEX masks, max and sum reductions, p v: fp16 / bf16 in, p in v's
- * type; GQA's grouped batch dims): engines 7 (1 MiB of workspace), 3 (none), 11 (which
+ * type; GQA's grouped batch dims), or for attention's backward as it builds that (five
+ * matmuls, three reshapes that transpose, sum reductions, GQA's sums over groups of
+ * heads): engines 7 (1 MiB of workspace), 3 (none), 11 (which
  * never builds a plan: a stand-in for an engine that refuses the graph) and 42 (64 KiB);
  * any other graph is NOT_SUPPORTED_GRAPH_PATTERN.  Execute checks the variant pack (every
  * non-virtual tensor present, device memory inside its allocation and as aligned as its
@@ -18,7 +20,7 @@
  *
  * Built as build/tests/fake_cudnn/libcudnn.so.9; used when a test names it
  * ($HIPDNN_CUDNN_LIBRARY) with the fake driver on LD_LIBRARY_PATH.  FAKE_CUDNN_OLD=1
- * reports version 8.9.7, older than the engine takes. */
+ * reports version 8.9.7, older than the engine takes; FAKE_CUDNN_VERSION=<n> reports n. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -41,7 +43,7 @@ enum { OK = 0, NOT_INITIALIZED = 1001, BAD_PARAM = 2000, NULL_POINTER = 2002,
 enum { D_POINTWISE = 0, D_CONV = 1, D_ENGINE = 2, D_ENGINECFG = 3, D_ENGINEHEUR = 4, D_PLAN = 5,
        D_OP_FPROP = 10, D_OP_WGRAD = 11, D_OP_DGRAD = 12, D_OP_POINTWISE = 13,
        D_OPGRAPH = 15, D_VARIANT_PACK = 16, D_TENSOR = 17, D_MATMUL = 18, D_OP_MATMUL = 19,
-       D_REDUCTION = 21, D_OP_REDUCTION = 22 };
+       D_REDUCTION = 21, D_OP_REDUCTION = 22, D_OP_RESHAPE = 31 };
 /* attribute types */
 enum { T_HANDLE = 0, T_DATA_TYPE = 1, T_BOOLEAN = 2, T_INT64 = 3, T_FLOAT = 4, T_DOUBLE = 5,
        T_VOID_PTR = 6, T_CONV_MODE = 7, T_HEUR_MODE = 8, T_PW_MODE = 14, T_DESC = 15,
@@ -50,6 +52,7 @@ enum { T_HANDLE = 0, T_DATA_TYPE = 1, T_BOOLEAN = 2, T_INT64 = 3, T_FLOAT = 4, T
 #define HANDLE_MAGIC 0xCD9Au
 #define MAX_ATTRS 24
 #define MAX_RANK 8
+#define MAX_GRAPH 256 /* tensors and operations of one operation graph */
 
 /* ---- the calling thread's last error --------------------------------------------------- */
 
@@ -95,7 +98,11 @@ static long g_handles_made;
 EXPORT long fakeCudnnHeuristicQueries(void) { return g_heuristic_queries; }
 EXPORT long fakeCudnnHandlesCreated(void) { return g_handles_made; }
 
-EXPORT size_t cudnnGetVersion(void) { return getenv("FAKE_CUDNN_OLD") ? 8907 : 91900; }
+/* FAKE_CUDNN_VERSION=91400 plays another cuDNN 9 (the engine's version-dependent declines). */
+EXPORT size_t cudnnGetVersion(void) {
+    const char* v = getenv("FAKE_CUDNN_VERSION");
+    return getenv("FAKE_CUDNN_OLD") ? 8907 : v && *v ? (size_t)strtoul(v, NULL, 10) : 91900;
+}
 
 /* ---- handles ------------------------------------------------------------------------------ */
 
@@ -284,6 +291,7 @@ static ports op_ports(const desc* op) {
     case D_OP_WGRAD: return (ports){{716, 717, -1}, 715};  /* x, dy -> dw */
     case D_OP_MATMUL: return (ports){{1520, 1521, -1}, 1522};
     case D_OP_REDUCTION: return (ports){{1610, -1, -1}, 1611};
+    case D_OP_RESHAPE: return (ports){{2200, -1, -1}, 2201};
     default: { /* pointwise: x, b or dy, t -> y or dx */
         const bool bwd = find(op, 757) != NULL;
         return (ports){{751, bwd ? 757 : 752, 758}, bwd ? 756 : 753};
@@ -422,6 +430,15 @@ static status finalize_matmul_op(desc* op) {
     return OK;
 }
 
+/* A reduction's y: each dim x's, 1, or a divisor of x's (GQA's sum over groups of heads,
+ * consecutive heads a group). */
+static bool reduces_to(const desc* y, const desc* x) {
+    if (rank(y) != rank(x)) return false;
+    for (int k = 0; k < rank(x); ++k)
+        if (dim(x, k) % dim(y, k)) return false;
+    return true;
+}
+
 static status finalize_reduction_op(desc* op) {
     desc *x, *y;
     status st = check_tensor_port(op, 1610, "reduction", &x);
@@ -429,9 +446,23 @@ static status finalize_reduction_op(desc* op) {
     if (st != OK) return st;
     const desc* r = child(op, 1612, 0);
     if (!r || r->type != D_REDUCTION) return fail(BAD_PARAM, "reduction: no reduction descriptor");
-    if (!broadcasts(y, x))
-        return fail(SHAPE_MISMATCH, "reduction: y %lld must have x's dims or 1s", (long long)uid(y));
+    if (!reduces_to(y, x))
+        return fail(SHAPE_MISMATCH, "reduction: y %lld must have x's dims, 1s or their divisors",
+                    (long long)uid(y));
     return OK;
+}
+
+/* A reshape describes x's elements anew: y has as many (the transposes attention's backward
+ * makes: p^T, dS^T, k^T back to k). */
+static status finalize_reshape_op(desc* op) {
+    desc *x, *y;
+    status st = check_tensor_port(op, 2200, "reshape", &x);
+    if (st == OK) st = check_tensor_port(op, 2201, "reshape", &y);
+    if (st == OK && elements(x) != elements(y))
+        return fail(SHAPE_MISMATCH, "reshape: x %lld has %lld elements, y %lld %lld",
+                    (long long)uid(x), (long long)elements(x), (long long)uid(y),
+                    (long long)elements(y));
+    return st;
 }
 
 /* ---- the operation graph and what the fake's engines run ------------------------------- */
@@ -479,16 +510,51 @@ static status attention_supported(const desc* graph) {
     return OK;
 }
 
+/* Attention backward's pattern, as cuDNN frontend builds it: five matmuls (q k^T, p^T dO,
+ * dO v^T, dS^T q in fp16 / bf16; dS k in fp32 into an fp32 accumulator kept in memory),
+ * three reshapes, sum reductions only, and pointwise nodes computed here. */
+static status attention_backward_supported(const desc* graph) {
+    int matmuls = 0, reshapes = 0;
+    for (int64_t i = 0; i < count_of(graph, 801); ++i) {
+        const desc* op = child(graph, 801, i);
+        if (op->type == D_OP_MATMUL) {
+            const int a = dtype_of(op, 1520), b = dtype_of(op, 1521), c = dtype_of(op, 1522);
+            const bool dq = a == HIPDNN_DATA_FLOAT && b == a && c == a &&
+                            !is_virtual(child(op, 1522, 0));
+            if ((!half_type(a) && !dq) || a != b)
+                return fail(NOT_SUPPORTED, "fake cuDNN: attention backward's matmul %d reads %d "
+                            "and %d (fp16 / bf16, or fp32 into dq's fp32 accumulator)",
+                            matmuls + 1, a, b);
+            ++matmuls;
+        } else if (op->type == D_OP_RESHAPE) {
+            ++reshapes;
+        } else if (op->type == D_OP_REDUCTION) {
+            if (i64(child(op, 1612, 0), 1600, 0, -1) != HIPDNN_REDUCE_TENSOR_ADD)
+                return fail(GRAPH_PATTERN, "fake cuDNN: attention backward's reductions are sums");
+        } else if (op->type != D_OP_POINTWISE ||
+                   !pw_computed((int)i64(child(op, 750, 0), 0, 0, -1))) {
+            return fail(GRAPH_PATTERN, "fake cuDNN: no attention backward engine takes "
+                        "operation type %d", op->type);
+        }
+    }
+    if (matmuls != 5 || reshapes != 3)
+        return fail(GRAPH_PATTERN, "fake cuDNN: attention backward is five matmuls and three "
+                    "reshapes (%d and %d here)", matmuls, reshapes);
+    return OK;
+}
+
 /* One convolution or matmul, fp32 / fp16 / bf16 (int8 in, int32 out: an int8
- * convolution), and pointwise modes computed here; or attention. */
+ * convolution), and pointwise modes computed here; or attention, either way. */
 static status engines_support(const desc* graph) {
-    int compute = 0, matmuls = 0, reductions = 0;
+    int compute = 0, matmuls = 0, reductions = 0, reshapes = 0;
     const int64_t n = count_of(graph, 801);
     for (int64_t i = 0; i < n; ++i) {
         const desc* op = child(graph, 801, i);
         matmuls += op->type == D_OP_MATMUL;
         reductions += op->type == D_OP_REDUCTION;
+        reshapes += op->type == D_OP_RESHAPE;
     }
+    if (reshapes > 0) return attention_backward_supported(graph);
     if (reductions > 0 || matmuls == 2) return attention_supported(graph);
     for (int64_t i = 0; i < n; ++i) {
         const desc* op = child(graph, 801, i);
@@ -549,6 +615,7 @@ EXPORT status cudnnBackendFinalize(desc* d) {
     case D_OP_FPROP: case D_OP_DGRAD: case D_OP_WGRAD: st = finalize_conv_op(d); break;
     case D_OP_POINTWISE: st = finalize_pointwise_op(d); break;
     case D_OP_MATMUL: st = finalize_matmul_op(d); break;
+    case D_OP_RESHAPE: st = finalize_reshape_op(d); break;
     case D_OPGRAPH: {
         const attr* h = find(d, 800);
         if (!h || !*(handle**)h->data || (*(handle**)h->data)->magic != HANDLE_MAGIC ||
@@ -678,16 +745,33 @@ static void load(value* v, const void* ptr) {
         v->v[i] = hipdnnSdkLoadAsDouble(ptr, (hipdnnDataType_t)dt, by_value(v->t) ? 0 : offset(v->t, i));
 }
 
-/* The index into operand `in` of output element i (broadcast over dims of 1). */
+/* The index into operand `in` of output element i: broadcast over dims of 1, and over
+ * groups of consecutive indices where in's dim divides out's (GQA's heads). */
 static int64_t bcast(const desc* in, const desc* out, int64_t i) {
     int64_t idx = 0, mult = 1;
     for (int k = rank(out) - 1; k >= 0; --k) {
         const int64_t c = i % dim(out, k);
         i /= dim(out, k);
-        if (dim(in, k) != 1) idx += c * mult;
+        idx += c / (dim(out, k) / dim(in, k)) * mult;
         mult *= dim(in, k);
     }
     return idx;
+}
+
+/* y = x re-described: y's element j is x's element at the offset y's strides give j
+ * (NaN where x has none), virtual tensors laid out by their strides too. */
+static void reshape(const desc* xt, const desc* yt, const double* x, double* y) {
+    int64_t span = 1;
+    for (int k = 0; k < rank(xt); ++k) span += (dim(xt, k) - 1) * i64(xt, A_STRIDES, k, 0);
+    int64_t* at = malloc((size_t)span * sizeof(int64_t));
+    if (!at) return;
+    for (int64_t o = 0; o < span; ++o) at[o] = -1;
+    for (int64_t i = 0; i < elements(xt); ++i) at[offset(xt, i)] = i;
+    for (int64_t j = 0; j < elements(yt); ++j) {
+        const int64_t o = offset(yt, j);
+        y[j] = o < span && at[o] >= 0 ? x[at[o]] : NAN;
+    }
+    free(at);
 }
 
 static double pointwise(const desc* pw, double x, double b, double t) {
@@ -793,7 +877,7 @@ static bool run_op(const desc* op, values* vs) {
     int arity = 2;
     const desc* pw = NULL;
     if (op->type == D_OP_POINTWISE) pw = child(op, 750, 0), arity = pw_arity((int)i64(pw, 0, 0, 0));
-    if (op->type == D_OP_REDUCTION) arity = 1;
+    if (op->type == D_OP_REDUCTION || op->type == D_OP_RESHAPE) arity = 1;
     value* in[3] = {NULL, NULL, NULL};
     for (int k = 0; k < arity; ++k) {
         in[k] = lookup(vs, child(op, p.in[k], 0));
@@ -825,6 +909,8 @@ static bool run_op(const desc* op, values* vs) {
         }
     } else if (op->type == D_OP_MATMUL) {
         matmul(in[0]->t, in[1]->t, out->t, in[0]->v, in[1]->v, out->v);
+    } else if (op->type == D_OP_RESHAPE) {
+        reshape(in[0]->t, out->t, in[0]->v, out->v);
     } else {
         const desc* conv = child(op, op->type == D_OP_FPROP ? 702 : op->type == D_OP_DGRAD ? 708 : 714, 0);
         if (op->type == D_OP_FPROP)
@@ -876,9 +962,9 @@ EXPORT status cudnnBackendExecute(handle* h, const desc* plan, const desc* vp) {
     if (!valid(plan) || plan->type != D_PLAN || !plan->final || !valid(vp) ||
         vp->type != D_VARIANT_PACK || !vp->final)
         return fail(BAD_PARAM, "cudnnBackendExecute: a finalized plan and variant pack");
-    const desc* ts[64];
-    const int nt = graph_tensors(plan->graph, ts, 64);
-    values vs = {calloc(64, sizeof(value)), 0};
+    const desc* ts[MAX_GRAPH];
+    const int nt = graph_tensors(plan->graph, ts, MAX_GRAPH);
+    values vs = {calloc(MAX_GRAPH, sizeof(value)), 0};
     status st = vs.vals ? OK : fail(EXEC_FAILED, "out of memory");
     for (int i = 0; st == OK && i < nt; ++i) {
         const desc* t = ts[i];
@@ -912,9 +998,9 @@ EXPORT status cudnnBackendExecute(handle* h, const desc* plan, const desc* vp) {
         if (!written && !is_virtual(ts[i])) load(lookup(&vs, ts[i]), pack_pointer(vp, uid(ts[i])));
     }
     const int64_t nops = count_of(plan->graph, 801);
-    bool done[64] = {false};
+    bool done[MAX_GRAPH] = {false};
     for (int64_t left = nops, pass = 0; st == OK && left > 0 && pass <= nops; ++pass)
-        for (int64_t j = 0; j < nops && j < 64; ++j)
+        for (int64_t j = 0; j < nops && j < MAX_GRAPH; ++j)
             if (!done[j] && run_op(child(plan->graph, 801, j), &vs)) done[j] = true, --left;
     for (int i = 0; st == OK && i < vs.n; ++i) { /* the outputs, into their memory */
         const desc* t = vs.vals[i].t;
