@@ -640,8 +640,13 @@ bool hipe_gm_enqueue(hipe_gm* gm, gm_program* prog, int device, void* stream,
     void* fn = gm->fn;
     gm_tma tma;
     memset(&tma, 0, sizeof(tma));
-    /* GM_SGEMM gathers a convolution's x element by element: only w need be aligned */
-    bool fast = (aligned16(prog->a) || (k.kind == GM_SGEMM && prog->conv)) && aligned16(prog->b);
+    /* GM_SGEMM gathers a convolution's x element by element, as GM_WGMMA's TF32 forward
+       convolution does where x is not in 16-byte chunks (gm_wg_tf32_conv): only w need be
+       aligned */
+    const bool by_element = (k.kind == GM_SGEMM && prog->conv) ||
+                            (k.kind == GM_WGMMA && k.dt == PW_F32 && !k.ak &&
+                             prog->conv == GM_CONV_FPROP);
+    bool fast = (aligned16(prog->a) || by_element) && aligned16(prog->b);
     if (fast && k.kind == GM_WGMMA) {
         char no[HIPE_MSG_LEN];
         /* a convolution's x (a data gradient's dy) is gathered, not copied by TMA, as is a
