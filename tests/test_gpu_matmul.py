@@ -10,6 +10,8 @@ and nothing else, and inputs unchanged.  Skipped with the reason without a GPU; 
 this file on the engine's host emulation (tests/test_gpu_emulated.py), which checks the
 plan, the kernel choice, the indexing and the epilogue, but not the tensor-core kernel.
 """
+import ctypes
+
 import numpy as np
 import pytest
 
@@ -533,6 +535,162 @@ def test_a_long_k_over_few_tiles_is_split(gpu, dtype):
     # plan splits k (into how many ranges the model says)
     log = check(gpu, dtype, [64, 4096], [4096, 64], epilogue=ep_bias_relu(gpu, dtype))
     assert k_split(log) > 1, log
+
+
+# ---- split-k in one launch: a tile's last range sums the partials (gemm_split.c) ------------
+# k = 867 is 14 steps of 64, the last ragged: forced 2, 3 or 7 ways it splits into 2, 3 and
+# 7 ranges; m and n ragged against every tile.  Every run's workspace starts as 0xA5 garbage
+# (conftest), so every arrival word is claimed from a foreign value.
+
+SPLIT_K = 867
+
+
+@pytest.mark.parametrize("splits", [2, 3, 7])
+@pytest.mark.parametrize("name", list(EPILOGUES))
+def test_k_split_with_every_epilogue(gpu, dtype, monkeypatch, name, splits):
+    monkeypatch.setenv("HIPDNN_HIP_SPLIT_K", str(splits))
+    log = check(gpu, dtype, [37, SPLIT_K], [SPLIT_K, 50], epilogue=EPILOGUES[name](gpu, dtype))
+    assert k_split(log) == splits, log
+    assert len(stages(log)) == 1, log
+
+
+@pytest.mark.parametrize("splits", [3, 7])
+def test_k_split_of_a_broadcast_batch_with_a_backward_epilogue(gpu, dtype, monkeypatch, splits):
+    # three batches of a against one b, the product the loss of a gelu backward
+    monkeypatch.setenv("HIPDNN_HIP_SPLIT_K", str(splits))
+    log = check(gpu, dtype, [3, 70, SPLIT_K], [SPLIT_K, 72], "packed", "transposed",
+                epilogue=ep_backward("gelu_backward", "loss")(gpu, dtype))
+    assert k_split(log) == splits, log
+
+
+def split_graph(dtype, m=70, n=72, k=SPLIT_K, batch=2):
+    """y = relu(a @ b + bias) and c = a @ b, both outputs, a batched; float32 or float16."""
+    io = {"fp32": hipdnn.data_type.FLOAT, "fp16": hipdnn.data_type.HALF}[dtype]
+    g = hipdnn.pygraph(io_data_type=io, compute_data_type=hipdnn.data_type.FLOAT,
+                       name="split_k")
+    a = g.tensor(name="a", dim=[batch, m, k])
+    b = g.tensor(name="b", dim=[k, n])
+    bias = g.tensor(name="bias", dim=[1, n])
+    c = g.matmul(a, b, name="mm")
+    y = g.relu(g.bias(c, bias), name="act")
+    for t in (c, y):
+        t.set_output(True).set_data_type(io)
+    g.set_preferred_engine(GPU_ENGINE)
+    g.build([hipdnn.heur_mode.A])
+    return g, (a, b, bias), (c, y)
+
+
+class SplitRun:
+    """Device buffers for split_graph: random inputs, NaN-poisoned outputs, and one
+    workspace, 0xA5 garbage until a run leaves its own words there."""
+
+    def __init__(self, g, ins, outs, dtype, rng):
+        np_type = {"fp32": np.float32, "fp16": np.float16}[dtype]
+        self.host = [rng.uniform(-1, 1, list(t.get_dim())).astype(np_type) for t in ins]
+        self.dev = [hipdnn.DeviceArray.from_numpy(h) for h in self.host]
+        self.outs = [hipdnn.DeviceArray.empty(list(t.get_dim()), np_type) for t in outs]
+        self.ws = hipdnn.DeviceArray.empty([max(g.get_workspace_size(), 1)], np.uint8)
+        self.ws.fill_bytes(0xA5)
+        self.pack = dict(zip(list(ins) + list(outs), self.dev + self.outs))
+        self.poison()
+
+    def poison(self):
+        for o in self.outs:
+            o.fill_bytes(0xFF)
+
+    def refill(self, rng):
+        """New input values in the same memory (a replay reads them as they are)."""
+        for i, h in enumerate(self.host):
+            self.host[i] = rng.uniform(-1, 1, h.shape).astype(h.dtype)
+            hipdnn._C.copy_value(self.dev[i], self.host[i], False)
+
+    def results(self):
+        return [o.numpy().copy() for o in self.outs]
+
+    def check(self, dtype, what):
+        a, b, bias = (h.astype(np.float64) for h in self.host)
+        c = np.matmul(a, b)
+        k = a.shape[-1]
+        magnitude = np.matmul(np.abs(a), np.abs(b))
+        for got, want, ops in zip(self.results(), (c, ref.relu(c + bias)),
+                                  (["matmul"], ["matmul", "pointwise"])):
+            tol = graph_tolerance(ops, dtype)
+            bound = tol + tol * np.abs(want) + 2.0 * k * FP32_UNIT * magnitude
+            err = np.abs(got.astype(np.float64) - want)
+            assert np.isfinite(got).all() and (err <= bound).all(), (
+                f"{what}: |diff| up to {np.nanmax(err):.3g}")
+
+
+def assert_arrival_words_reset(g, ws, splits, m, n, batch):
+    """The workspace's arrival words (gemm_split.c: after the partials of the ranges
+    reserved, one a 64 x 64 tile) are each 0 (reset by its tile's last range) or untouched
+    garbage (a word of a smaller tile grid than the largest)."""
+    partials = splits * batch * (-(-m // 128) * 128) * (-(-n // 256) * 256) * 4
+    words = batch * -(-m // 64) * -(-n // 64)
+    assert 0 <= g.get_workspace_size() - (partials + 8 * words) < 256  # buffers 256-aligned
+    tail = ws.numpy()[partials:partials + 8 * words].view(np.uint64)
+    assert ((tail == 0) | (tail == 0xA5A5A5A5A5A5A5A5)).all(), [hex(w) for w in tail]
+    assert (tail == 0).any()
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "fp16"])
+def test_k_split_runs_again_and_again_on_one_workspace_alike(gpu, monkeypatch, rng, dtype):
+    # the second and third runs find the arrival words the first left (0, another launch's
+    # nonce: claimed again), the fourth a workspace of garbage again; every run's outputs
+    # bit for bit the first's, whichever range of each tile came last
+    monkeypatch.setenv("HIPDNN_HIP_SPLIT_K", "3")
+    g, ins, outs = split_graph(dtype)
+    run = SplitRun(g, ins, outs, dtype, rng)
+    log = ran(lambda: g.execute(run.pack, run.ws))
+    assert k_split(log) == 3, log
+    run.check(dtype, "first run")
+    first = run.results()
+    for again in range(3):
+        run.poison()
+        if again == 2:
+            run.ws.fill_bytes(0xA5)
+        g.execute(run.pack, run.ws)
+        assert_arrival_words_reset(g, run.ws, 3, 70, 72, 2)
+        for got, want in zip(run.results(), first):
+            assert np.array_equal(got.view(np.uint8), want.view(np.uint8)), f"run {again + 2}"
+
+
+def test_k_split_is_one_launch_and_a_replayed_capture_sums_each_time(gpu, monkeypatch, rng):
+    # captured on a stream: one kernel node for the split product with its epilogue (no
+    # summing launch, no memset); each replay carries the same nonce and finds the words
+    # the last one left at 0 (new inputs each replay: no range's stale partial passes)
+    from test_gpu_graph_capture import CAPTURE_THREAD_LOCAL, Driver, end_capture
+    if hipdnn.device_runtime().name != "cuda":
+        pytest.skip("the test drives graphs through the CUDA driver API")
+    monkeypatch.setenv("HIPDNN_HIP_SPLIT_K", "7")
+    g, ins, outs = split_graph("fp32", m=130, n=72, batch=1)
+    run = SplitRun(g, ins, outs, "fp32", rng)
+    d = Driver()
+    stream = d.out("cuStreamCreate", ctypes.c_uint(0))
+    handle = hipdnn.create_handle()
+    captured = ex = None
+    try:
+        hipdnn.set_stream(handle, stream)
+        d("cuStreamBeginCapture_v2", ctypes.c_void_p(stream), CAPTURE_THREAD_LOCAL)
+        log = ran(lambda: g.execute(run.pack, run.ws, handle=handle))
+        captured = end_capture(d, stream)
+        assert d.nodes(captured) == 1, log
+        assert k_split(log) == 7, log
+        ex = d.instantiate(captured)
+        for replay in range(3):
+            run.poison()
+            if replay:
+                run.refill(rng)
+            d.launch(ex)
+            run.check("fp32", f"replay {replay}")
+            assert_arrival_words_reset(g, run.ws, 7, 130, 72, 1)
+    finally:
+        if ex:
+            d("cuGraphExecDestroy", ctypes.c_void_p(ex))
+        if captured:
+            d("cuGraphDestroy", ctypes.c_void_p(captured))
+        hipdnn.destroy_handle(handle)
+        d("cuStreamDestroy_v2", ctypes.c_void_p(stream))
 
 
 def test_epilogue_on_a_batched_product(gpu, dtype):

@@ -655,46 +655,89 @@ extern "C" bool hipe_gm_tensor_map(unsigned char* map, int dtype, const void* ba
 
 // A matmul: each row of the product in fp32 (k in order, fused multiply-adds), rounded to
 // the product's type, then the epilogue over it as the kernels run it (gm_exec.h).  With
-// its k split, the two launches as the kernels make them: each range's sum into the
-// workspace in the kernels' layout, then their sum in order, rounded, and the epilogue.
+// its k split, the one launch as the kernels make it: each (range, tile) unit's sum into
+// the workspace in the kernels' layout and its arrival (gm_arrive, the kernels' own code),
+// the units in a scrambled order (emu_unit) so that a tile's last range is any of
+// them; the last sums the ranges in order, rounds, and runs the epilogue over the tile.
+
+// The i-th unit (or block) of n to run: (i * stride + n - 1) % n, a stride coprime with n
+// near 5n/8, so that neither the first nor the last range of a tile is always the last to
+// arrive (of two units, the second runs first).
+int64_t emu_unit(int64_t i, int64_t n) {
+    int64_t s = n * 5 / 8 + 1;
+    for (;; ++s) {
+        int64_t a = s, b = n;
+        while (b) {
+            const int64_t t = a % b;
+            a = b;
+            b = t;
+        }
+        if (a == 1) break;
+    }
+    return (i * (s % n) + n - 1) % n;
+}
 
 namespace {
+// One unit of a split product: its range's sums of its tile into the workspace; the tile's
+// last range sums them all and runs the epilogue.
+void run_gemm_unit(const gm_program* g, int64_t unit, std::vector<float>& row) {
+    const int64_t tiles = g->batches * g->tiles_m * g->tiles_n;
+    const int64_t tile = unit % tiles, range = unit / tiles;
+    const int64_t batch = tile / ((int64_t)g->tiles_m * g->tiles_n);
+    const int64_t t = tile - batch * g->tiles_m * g->tiles_n;
+    const int64_t m0 = t / g->tiles_n * g->tile_m, n0 = t % g->tiles_n * g->tile_n;
+    const int64_t elems = (int64_t)g->tile_m * g->tile_n;
+    int64_t a_off, b_off;
+    gm_batch_offsets(*g, batch, &a_off, &b_off);
+    const int64_t k0 = range * g->split_k, k1 = k0 + g->split_k < g->k ? k0 + g->split_k : g->k;
+    float* part = g->partial + unit * elems;
+    for (int64_t r = 0; r < g->tile_m; ++r)
+        for (int64_t c = 0; c < g->tile_n; ++c) {
+            const int64_t m = m0 + r, n = n0 + c;
+            float acc = 0.0f;
+            for (int64_t k = k0; m < g->m && n < g->n && k < k1; ++k)
+                acc = fmaf(gm_a_at(*g, g->a_dtype, a_off, m, k), gm_b_at(*g, g->b_dtype, b_off, k, n),
+                           acc);
+            part[r * g->tile_n + c] = acc;
+        }
+    __threadfence();
+    if (!gm_arrive((unsigned long long*)g->arrive + tile, (unsigned long long)g->nonce, g->splits))
+        return;
+    __threadfence();
+    for (int64_t r = 0; r < g->tile_m && m0 + r < g->m; ++r) {
+        for (int64_t c = 0; c < g->tile_n; ++c) {
+            float sum = 0.0f;
+            for (int64_t sp = 0; sp < g->splits; ++sp)
+                sum += g->partial[(sp * tiles + tile) * elems + r * g->tile_n + c];
+            row[(size_t)c] = gm_round(g->acc_round, sum);
+        }
+        for (int64_t c0 = 0; c0 < g->tile_n && n0 + c0 < g->n; c0 += PW_VEC)
+            gm_epilogue_step<PW_SLOTS, PwInterpreted>(*g, batch, m0 + r, n0 + c0, &row[(size_t)c0]);
+    }
+}
+
 void run_gemm(const void* arg) {
     const gm_program* g = static_cast<const gm_program*>(arg);
     if (g->kernel == GM_SGEMM && emu_sgemm(g)) return;
-    const int64_t tiles = g->batches * g->tiles_m * g->tiles_n;
+    if (g->splits > 1) {
+        std::vector<float> row((size_t)g->tile_n + PW_VEC, 0.0f);
+        const int64_t units = gm_units(*g);
+        for (int64_t i = 0; i < units; ++i) run_gemm_unit(g, emu_unit(i, units), row);
+        return;
+    }
     std::vector<float> row((size_t)g->n + PW_VEC, 0.0f);
     for (int64_t batch = 0; batch < g->batches; ++batch) {
         int64_t a_off, b_off;
         gm_batch_offsets(*g, batch, &a_off, &b_off);
         for (int64_t m = 0; m < g->m; ++m) {
             for (int64_t n = 0; n < g->n; ++n) {
-                // the kernels' partial layout (gm_program.h): range sp of tile (tm, tn)
-                const int64_t tile = (batch * g->tiles_m + m / g->tile_m) * g->tiles_n + n / g->tile_n;
-                const int64_t at = (m % g->tile_m) * g->tile_n + n % g->tile_n;
-                const int64_t tile_elems = (int64_t)g->tile_m * g->tile_n;
-                if (g->phase == GM_PHASE_SUM) {
-                    float sum = 0.0f;
-                    for (int sp = 0; sp < g->splits; ++sp)
-                        sum += g->partial[(sp * tiles + tile) * tile_elems + at];
-                    row[(size_t)n] = gm_round(g->acc_round, sum);
-                    continue;
-                }
-                for (int sp = 0; sp < (g->phase == GM_PHASE_PARTIAL ? g->splits : 1); ++sp) {
-                    const int64_t k0 = g->phase == GM_PHASE_PARTIAL ? sp * g->split_k : 0;
-                    const int64_t k1 = g->phase == GM_PHASE_PARTIAL && k0 + g->split_k < g->k
-                                           ? k0 + g->split_k : g->k;
-                    float acc = 0.0f;
-                    for (int64_t k = k0; k < k1; ++k)
-                        acc = fmaf(gm_a_at(*g, g->a_dtype, a_off, m, k),
-                                   gm_b_at(*g, g->b_dtype, b_off, k, n), acc);
-                    if (g->phase == GM_PHASE_PARTIAL)
-                        g->partial[(sp * tiles + tile) * tile_elems + at] = acc;
-                    else
-                        row[(size_t)n] = gm_round(g->acc_round, acc);
-                }
+                float acc = 0.0f;
+                for (int64_t k = 0; k < g->k; ++k)
+                    acc = fmaf(gm_a_at(*g, g->a_dtype, a_off, m, k),
+                               gm_b_at(*g, g->b_dtype, b_off, k, n), acc);
+                row[(size_t)n] = gm_round(g->acc_round, acc);
             }
-            for (int64_t c0 = 0; g->phase != GM_PHASE_PARTIAL && c0 < g->n; c0 += PW_VEC)
+            for (int64_t c0 = 0; c0 < g->n; c0 += PW_VEC)
                 gm_epilogue_step<PW_SLOTS, PwInterpreted>(*g, batch, m, c0, &row[(size_t)c0]);
         }
     }
@@ -712,12 +755,10 @@ extern "C" bool hipe_gm_launch(void* kernel, const gm_program* g, const gm_tma* 
         snprintf(why, len, "internal: a matmul launched with another kernel");
         return false;
     }
-    const int64_t tiles = g->batches * g->tiles_m * g->tiles_n;
-    const int64_t units = g->phase == GM_PHASE_PARTIAL ? tiles * g->splits : tiles;
-    if (blocks != units || (g->phase != GM_PHASE_WHOLE && (g->splits < 2 || !g->partial))) {
-        snprintf(why, len, "internal: a matmul grid of %lld blocks for %lld x %d x %d tiles, "
-                 "phase %d of %d k ranges", (long long)blocks, (long long)g->batches, g->tiles_m,
-                 g->tiles_n, g->phase, g->splits);
+    if (blocks != gm_units(*g) || (g->splits > 1 && (!g->partial || !g->arrive || !g->nonce))) {
+        snprintf(why, len, "internal: a matmul grid of %lld blocks for %lld x %d x %d tiles "
+                 "of %d k ranges", (long long)blocks, (long long)g->batches, g->tiles_m,
+                 g->tiles_n, g->splits);
         return false;
     }
     if (emu_capturing(stream)) return emu_record(stream, run_gemm, g, sizeof(*g), why, len);

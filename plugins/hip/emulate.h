@@ -28,6 +28,21 @@ inline unsigned int hd_pack_bf16x2(float lo, float hi) {
 }
 inline float hd_rcp(float d) { return 1.0f / d; } // the kernels' is within 1 ulp of this
 
+// The device atomics and fence the matmul kernels' split-k arrival uses (gm_exec.h,
+// gm_arrive), on host threads.
+inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
+    return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+inline unsigned long long atomicCAS(unsigned long long* p, unsigned long long want,
+                                    unsigned long long v) {
+    __atomic_compare_exchange_n(p, &want, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    return want; // the value seen: `want` where the swap was made
+}
+inline unsigned long long atomicExch(unsigned long long* p, unsigned long long v) {
+    return __atomic_exchange_n(p, v, __ATOMIC_RELAXED);
+}
+inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+
 } // namespace
 
 // A slot is read only after its input was loaded or a PUT wrote it (program.c emits them
@@ -71,6 +86,9 @@ bool emu_capturing(void* stream);
 // Runs g's launch of the fp32 register-tiled kernel (GM_SGEMM) by its own code
 // (emulate_sgemm.cpp); false where the emulation has no such instantiation.
 bool emu_sgemm(const gm_program* g);
+// The i-th of n blocks (or split-k units) a launch's emulation runs: all of them, in a
+// scrambled order (emulate.cpp).
+int64_t emu_unit(int64_t i, int64_t n);
 bool emu_record(void* stream, void (*run)(const void*), const void* args, size_t size, char* why,
                 size_t len);
 

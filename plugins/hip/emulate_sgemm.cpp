@@ -1,8 +1,10 @@
 // emulate_sgemm.cpp — the fp32 register-tiled matmul kernel (gm_sgemm.h) run on the host by
 // its own code: a block's 256 threads are 256 host threads, its shared memory the kernel's
-// static arrays, __syncthreads a barrier among them; the blocks one after the other.  So the
-// emulated tests check that kernel's loads, stages, tiles and split-k phases, not only the
-// plan (emulate.cpp runs every other matmul by a plain loop over k).
+// static arrays, __syncthreads a barrier among them; the blocks one after the other, in a
+// scrambled order (emu_unit) so that where k is split a tile's last range to arrive,
+// the one that sums them, is any of its ranges.  So the emulated tests check that kernel's
+// loads, stages, tiles and split-k arrivals (its atomics: emulate.h's), not only the plan
+// (emulate.cpp runs every other matmul by a plain loop over k).
 #include <pthread.h>
 
 #include <mutex>
@@ -66,7 +68,7 @@ bool emu_sgemm(const gm_program* g) {
         threads.emplace_back([g, blocks, fn, t] {
             threadIdx.x = (unsigned)t;
             for (int64_t b = 0; b < blocks; ++b) {
-                if (t == 0) blockIdx.x = (unsigned)b;
+                if (t == 0) blockIdx.x = (unsigned)emu_unit(b, blocks);
                 __syncthreads(); // every thread sees the block; the last one is done
                 fn(*g);
                 __syncthreads();

@@ -66,10 +66,12 @@ bool hipe_gm_wgmma_kernel(const hipe_gm* gm, int device, hipe_gm_kernel* k);
 const char* hipe_gm_cfg_name(int cfg);
 
 /* Split-k (gemm_split.c): the ranges the plan's workspace is sized for, at compile time;
- * the bytes of that many ranges' partial products; p's ranges set to `want` at most (1:
- * none); and, at plan time, the ranges for gm's kernel on `device`. */
+ * the bytes of that many ranges' partial products, and of those and the tiles' arrival
+ * words after them (the workspace); p's ranges set to `want` at most (1: none); and, at
+ * plan time, the ranges for gm's kernel on `device`. */
 int hipe_gm_reserve_splits(const gm_program* p, int want);
 int64_t hipe_gm_partial_bytes(const gm_program* p, int splits);
+int64_t hipe_gm_split_bytes(const gm_program* p, int splits);
 void hipe_gm_set_splits(gm_program* p, int want);
 void hipe_gm_plan_splits(hipe_gm* gm, int device);
 
@@ -96,7 +98,7 @@ bool hipe_gm_prepare(hipe_gm* gm, int device, char* why, size_t len);
 
 /* Launches the matmul of `prog` (gm->prog with its pointers set) on `stream`: the planned
  * kernel where a and b are 16-byte aligned, else the general one (compiled now if need
- * be); twice where its k is split.  *kernel gets which ran (gm->label or simt_label), for
+ * be); one launch, its k split or not.  *kernel gets which ran (gm->label or simt_label), for
  * the log. */
 bool hipe_gm_enqueue(hipe_gm* gm, gm_program* prog, int device, void* stream,
                      const char** kernel, char* why, size_t len);

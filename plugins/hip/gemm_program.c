@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "rowwise.h" /* rwc_storage_of, rwc_find: the float storage types, a tensor by uid */
 #include "staged.h"
@@ -483,7 +485,7 @@ int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe
     gm->max_splits = hipe_gm_reserve_splits(p, knobs->split_k);
     hipe_gm_set_splits(p, 1); /* until plan time (hipe_gm_plan_splits) */
     if (gm->max_splits > 1) {
-        *parts_bytes = (size_t)hipe_gm_partial_bytes(p, gm->max_splits);
+        *parts_bytes = (size_t)hipe_gm_split_bytes(p, gm->max_splits);
         bind(st, parts_uid, offsetof(gm_program, partial), -1);
     }
     bind(st, a->uid, offsetof(gm_program, a), -1);
@@ -627,6 +629,31 @@ static bool tma_dgrad_filter(const gm_program* p, const void* base, int dtype, u
 
 static bool aligned16(const void* p) { return ((uintptr_t)p & 15u) == 0; }
 
+/* A split product's nonce (gm_program.h): another for each launch in the process, and in
+ * another process (seeded by the clock and the process), under 2^56 and never 0, mixed
+ * (splitmix64) so that no two launches' are near each other. */
+static uint64_t split_nonce(void) {
+    static _Atomic uint64_t count;
+    static _Atomic uint64_t seed;
+    uint64_t s = atomic_load(&seed);
+    if (!s) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t fresh = ((uint64_t)ts.tv_sec << 30) ^ (uint64_t)ts.tv_nsec ^
+                         ((uint64_t)getpid() << 40) ^ (uint64_t)(uintptr_t)&count;
+        fresh |= 1;
+        if (!atomic_compare_exchange_strong(&seed, &s, fresh)) fresh = s;
+        s = fresh;
+    }
+    for (;;) {
+        uint64_t z = s + (atomic_fetch_add(&count, 1) + 1) * UINT64_C(0x9E3779B97F4A7C15);
+        z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+        z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+        z = (z ^ (z >> 31)) >> 8;
+        if (z) return z;
+    }
+}
+
 bool hipe_gm_enqueue(hipe_gm* gm, gm_program* prog, int device, void* stream,
                      const char** kernel, char* why, size_t len) {
     /* the epilogue's contiguous tensors: 16-byte vectors where every one is aligned */
@@ -681,15 +708,15 @@ bool hipe_gm_enqueue(hipe_gm* gm, gm_program* prog, int device, void* stream,
     *kernel = k.kind == gm->main.kind ? gm->label : gm->simt_label;
     const int64_t tiles = prog->batches * prog->tiles_m * prog->tiles_n;
     if (tiles < 1) return true; /* an empty product: nothing to write */
-    /* split-k: the partial products, then their sum and the epilogue (gm_program.h) */
-    for (int phase = prog->splits > 1 ? GM_PHASE_PARTIAL : GM_PHASE_WHOLE;;) {
-        prog->phase = phase;
-        int64_t blocks = phase == GM_PHASE_PARTIAL ? tiles * prog->splits : tiles;
-        if (k.persistent && blocks > k.grid) blocks = k.grid;
-        if (!hipe_gm_launch(fn, prog, k.kind == GM_WGMMA ? &tma : NULL, blocks,
-                            hipe_gm_threads(&k), hipe_gm_smem(&k), stream, why, len))
-            return false;
-        if (phase != GM_PHASE_PARTIAL) return true;
-        phase = GM_PHASE_SUM;
+    /* split-k: a block a (range, tile), the tiles' arrival words after the partials and
+       this launch's nonce (gm_program.h) */
+    int64_t blocks = tiles;
+    if (prog->splits > 1) {
+        blocks = tiles * prog->splits;
+        prog->arrive = (uint64_t*)((char*)prog->partial + hipe_gm_partial_bytes(prog, gm->max_splits));
+        prog->nonce = split_nonce();
     }
+    if (k.persistent && blocks > k.grid) blocks = k.grid;
+    return hipe_gm_launch(fn, prog, k.kind == GM_WGMMA ? &tma : NULL, blocks, hipe_gm_threads(&k),
+                          hipe_gm_smem(&k), stream, why, len);
 }

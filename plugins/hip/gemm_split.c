@@ -1,7 +1,11 @@
 /* Split-k (gm_program.h): how many k ranges a product runs in, and the workspace for their
- * partial products.  At compile time (no device yet) the plan reserves room for the most
- * ranges any kernel may take; at plan time the kernel chosen takes as many as a model of
- * whole waves over the device's multiprocessors says, within that room. */
+ * partial products and the tiles' arrival words.  One launch: each (range, tile) block
+ * writes its partial, and a tile's last range to arrive sums them and runs the epilogue
+ * (gm_kernels.h, gm_finish_tile); an earlier design's second, summing launch cost about
+ * 12 us on an H200 however small the product (issue 24: mostly launch and ramp).  At
+ * compile time (no device yet) the plan reserves room for the most ranges any kernel may
+ * take; at plan time the kernel chosen takes as many as a model of whole waves over the
+ * device's multiprocessors says, within that room. */
 #include <stdlib.h>
 
 #include "gemm.h"
@@ -22,8 +26,10 @@ static int64_t split_steps(const gm_program* p) { return (p->k + GM_SPLIT_STEP -
 
 /* Into how many k ranges a product of `tiles` tiles goes on `slots` concurrent blocks: the
  * fewest whole waves by a model in k steps, a block costing its steps plus 3 (its
- * pipeline's fill, its tile's store), the summing launch 3 plus a quarter step a range; each
- * range at least 4 steps (a guess to be replaced by measured knobs). */
+ * pipeline's fill, its tile's store); split, each block 1 more (its partial's store and its
+ * arrival), and the tiles' last ranges a quarter step for each other range's partial they
+ * read (and the epilogue, which the whole product has too); each range at least 4 steps (a
+ * guess to be replaced by measured knobs). */
 static int split_count(const gm_program* p, int64_t tiles, int slots, int want) {
     const int64_t steps = split_steps(p);
     const int forced = forced_splits(want);
@@ -32,7 +38,8 @@ static int split_count(const gm_program* p, int64_t tiles, int slots, int want) 
     double best_cost = 0;
     for (int s = 1; s <= GM_MAX_SPLITS && (s == 1 || steps >= 4 * s); ++s) {
         const int64_t waves = (tiles * s + slots - 1) / slots;
-        const double cost = (double)waves * (double)((steps + s - 1) / s + 3) + (s > 1 ? 3 + s / 4.0 : 0);
+        const double cost = (double)waves * (double)((steps + s - 1) / s + 3) +
+                            (s > 1 ? 1 + (s - 1) / 4.0 : 0);
         if (s == 1 || cost < best_cost) {
             best = s;
             best_cost = cost;
@@ -42,11 +49,18 @@ static int split_count(const gm_program* p, int64_t tiles, int slots, int want) 
 }
 
 /* Bytes of the partial products of `splits` ranges in any kernel's tiles (at most 128 x
- * 256): the workspace the plan asks for. */
+ * 256; whole tiles of any size cover no more); then the arrival words, one a tile of the
+ * smallest (64 x 64, so as many as any kernel has): the workspace the plan asks for. */
 int64_t hipe_gm_partial_bytes(const gm_program* p, int splits) {
     if (splits < 2) return 0;
     return (int64_t)splits * p->batches * ((p->m + 127) / 128 * 128) * ((p->n + 255) / 256 * 256) *
            (int64_t)sizeof(float);
+}
+
+int64_t hipe_gm_split_bytes(const gm_program* p, int splits) {
+    if (splits < 2) return 0;
+    return hipe_gm_partial_bytes(p, splits) +
+           p->batches * ((p->m + 63) / 64) * ((p->n + 63) / 64) * (int64_t)sizeof(uint64_t);
 }
 
 /* p's ranges: `want` at most, each a whole number of GM_SPLIT_STEP steps, none empty. */
@@ -67,7 +81,7 @@ void hipe_gm_set_splits(gm_program* p, int want) {
 int hipe_gm_reserve_splits(const gm_program* p, int want) {
     int s = split_count(p, p->batches * ((p->m + 127) / 128) * ((p->n + 255) / 256), GM_ASSUMED_SMS,
                         want);
-    while (s > 1 && hipe_gm_partial_bytes(p, s) > GM_PARTIAL_BYTES_MAX) --s;
+    while (s > 1 && hipe_gm_split_bytes(p, s) > GM_PARTIAL_BYTES_MAX) --s;
     return s;
 }
 

@@ -203,4 +203,41 @@ PW_FN void gm_epilogue_step(const gm_program& g, int64_t batch, int64_t m, int64
     pw_run<S, Prog>(g.ep, at, r);
 }
 
+// ---- split-k: which range of a tile arrives last (gm_program.h) ------------------------
+
+// Blocks of a launch (units: gm_kernels.h, gm_unit_of): (range, tile) units where k is
+// split, tiles otherwise.
+PW_FN int64_t gm_units(const gm_program& g) {
+    const int64_t tiles = g.batches * g.tiles_m * g.tiles_n;
+    return g.splits > 1 ? tiles * g.splits : tiles;
+}
+
+// One range's arrival at its tile's word (W: unsigned long long), by one thread of its
+// block, after its partial is written and fenced: true for the tile's last range, which
+// sets the word back to 0.  A word that carries another nonce (0, or whatever the
+// workspace held) is claimed by compare-and-swap; one that carries this launch's only
+// ever grows until the last range arrives, so it is counted by an add: at most one
+// failed swap a range, however many arrive at once.  W a template parameter so the host
+// emulation (its own atomics) and the kernels share this code.
+template <class W>
+PW_FN bool gm_arrive(W* word, W nonce, int splits) {
+    const W tag = nonce << 8;
+    W cur = *(volatile W*)word, now;
+    for (;;) {
+        if ((cur & ~(W)0xff) == tag) {
+            now = atomicAdd(word, (W)1) + 1;
+            break;
+        }
+        const W seen = atomicCAS(word, cur, tag | 1);
+        if (seen == cur) {
+            now = tag | 1;
+            break;
+        }
+        cur = seen;
+    }
+    if ((int)(now & 0xff) < splits) return false;
+    atomicExch(word, (W)0);
+    return true;
+}
+
 #endif

@@ -40,7 +40,7 @@ PW_FN void gm_tile_of(const gm_program& g, int64_t bid, int64_t* batch, int* tm,
 // ---- split-k (gm_program.h) -------------------------------------------------------------
 
 // What block `unit` of a launch computes: the tile (as gm_tile_of numbers them) and its k
-// steps [kt0, kt1) of KT elements (all of them but in phase GM_PHASE_PARTIAL).
+// steps [kt0, kt1) of KT elements (all of them unless k is split).
 struct GmUnit {
     int64_t tile;
     int kt0, kt1;
@@ -53,7 +53,7 @@ PW_FN GmUnit gm_unit_of(const gm_program& g, int64_t unit) {
     u.tile = unit;
     u.kt0 = 0;
     u.kt1 = steps;
-    if (g.phase == GM_PHASE_PARTIAL) {
+    if (g.splits > 1) {
         const int64_t tiles = g.batches * g.tiles_m * g.tiles_n;
         const int64_t range = unit / tiles;
         const int per = (int)(g.split_k / KT);
@@ -64,13 +64,20 @@ PW_FN GmUnit gm_unit_of(const gm_program& g, int64_t unit) {
     return u;
 }
 
-// Blocks of a launch: units in phase GM_PHASE_PARTIAL, tiles otherwise.
-PW_FN int64_t gm_units(const gm_program& g) {
-    const int64_t tiles = g.batches * g.tiles_m * g.tiles_n;
-    return g.phase == GM_PHASE_PARTIAL ? tiles * g.splits : tiles;
+// The barrier among a tile's THREADS threads: the block's (BAR 0), or named barrier BAR
+// (the sm_90 kernel's consumer warpgroups, its producer gone).
+template <int BAR, int THREADS>
+PW_FN void gm_bar() {
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+    if (BAR) {
+        asm volatile("bar.sync %0, %1;\n" ::"n"(BAR), "n"(THREADS) : "memory");
+        return;
+    }
+#endif
+    __syncthreads();
 }
 
-// Phase GM_PHASE_PARTIAL: unit's fp32 tile (shared memory, ld floats a row) to the workspace.
+// unit's fp32 tile (shared memory, ld floats a row) to the workspace.
 template <int BM, int BN, int THREADS>
 PW_FN void gm_store_partial(const gm_program& g, int64_t unit, const float* tile, int ld, int tid) {
     float* dst = g.partial + unit * (BM * BN);
@@ -80,16 +87,40 @@ PW_FN void gm_store_partial(const gm_program& g, int64_t unit, const float* tile
     }
 }
 
-// Phase GM_PHASE_SUM: tile `tile`'s ranges summed in order into shared memory, rounded to
-// the product's type as a whole product would be.
+// After a unit's THREADS threads (tid 0 among them) wrote its partial: whether it is the
+// last of tile `tile`'s ranges to arrive (the one that sums them).  Release: every thread's
+// writes, then the barrier, then thread 0's fence and arrival; acquire: the last range's
+// fence after it saw every other arrival, before its threads read their partials.
+template <int THREADS, int BAR>
+PW_FN bool gm_split_last(const gm_program& g, int64_t tile, int tid) {
+    __shared__ int last;
+    gm_bar<BAR, THREADS>(); // the partial is written (and the tile in shared memory read)
+    if (tid == 0) {
+        __threadfence();
+        last = gm_arrive((unsigned long long*)g.arrive + tile, (unsigned long long)g.nonce,
+                         g.splits);
+    }
+    gm_bar<BAR, THREADS>();
+    if (!last) return false;
+    __threadfence();
+    return true;
+}
+
+// The last range, `own`, its partial still in `out` (ld floats a row): tile `tile`'s
+// ranges summed in order 0 .. splits - 1 (the others' from the workspace) into `out`,
+// rounded to the product's type as a whole product would be.  Each thread reads and
+// writes only its own elements of `out`.
 template <int BM, int BN, int THREADS>
-PW_FN void gm_sum_partials(const gm_program& g, int64_t tile, float* out, int ld, int tid) {
+PW_FN void gm_sum_partials(const gm_program& g, int64_t tile, int own, float* out, int ld,
+                           int tid) {
     const int64_t tiles = g.batches * g.tiles_m * g.tiles_n;
     for (int e = tid; e < BM * BN / 4; e += THREADS) {
         const int r = e / (BN / 4), c = (e - r * (BN / 4)) * 4;
         float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         for (int sp = 0; sp < g.splits; ++sp) {
-            const float4 v = *(const float4*)(g.partial + (sp * tiles + tile) * (BM * BN) + r * BN + c);
+            const float4 v =
+                sp == own ? *(const float4*)(out + r * ld + c)
+                          : *(const float4*)(g.partial + (sp * tiles + tile) * (BM * BN) + r * BN + c);
             sum.x += v.x;
             sum.y += v.y;
             sum.z += v.z;
@@ -103,30 +134,10 @@ PW_FN void gm_sum_partials(const gm_program& g, int64_t tile, float* out, int ld
     }
 }
 
-template <int BM, int BN, int THREADS, int S, class Prog>
-PW_FN void gm_tile_epilogue(const gm_program& g, const float* tile, int ld, int64_t batch,
-                            int64_t m0, int64_t n0, int tid);
-
-// Phase GM_PHASE_SUM of a block of THREADS (all of its threads): the sum into `tile` (ld
-// floats a row), then the epilogue over it.
-template <int BM, int BN, int THREADS, int S, class Prog>
-PW_FN void gm_sum_epilogue(const gm_program& g, int64_t tile_index, float* tile, int ld,
-                           int64_t batch, int64_t m0, int64_t n0, int tid) {
-    gm_sum_partials<BM, BN, THREADS>(g, tile_index, tile, ld, tid);
-    __syncthreads();
-    gm_tile_epilogue<BM, BN, THREADS, S, Prog>(g, tile, ld, batch, m0, n0, tid);
-}
-
 // The type a kernel rounds its fp32 tile to: none for a partial product.
 PW_FN int gm_tile_round(const gm_program& g) {
-    return g.phase == GM_PHASE_PARTIAL ? PW_F32 : g.acc_round;
+    return g.splits > 1 ? PW_F32 : g.acc_round;
 }
-
-// The end of a block's tile: to the workspace (phase GM_PHASE_PARTIAL) or through the
-// epilogue.
-template <int BM, int BN, int THREADS, int S, class Prog>
-PW_FN void gm_finish_tile(const gm_program& g, int64_t unit, const float* tile, int ld,
-                          int64_t batch, int64_t m0, int64_t n0, int tid);
 
 // The epilogue over a tile of the product in shared memory (ld floats a row), by THREADS
 // threads.
@@ -142,13 +153,20 @@ PW_FN void gm_tile_epilogue(const gm_program& g, const float* tile, int ld, int6
     }
 }
 
-template <int BM, int BN, int THREADS, int S, class Prog>
-PW_FN void gm_finish_tile(const gm_program& g, int64_t unit, const float* tile, int ld,
-                          int64_t batch, int64_t m0, int64_t n0, int tid) {
-    if (g.phase == GM_PHASE_PARTIAL)
-        gm_store_partial<BM, BN, THREADS>(g, unit, tile, ld, tid);
-    else
-        gm_tile_epilogue<BM, BN, THREADS, S, Prog>(g, tile, ld, batch, m0, n0, tid);
+// The end of unit `unit` (of tile `tile`), its product in `tile_smem`: through the
+// epilogue, or where k is split to the workspace, and the tile's last range on through the
+// sum and the epilogue (the others are done).  BAR as gm_bar.
+template <int BM, int BN, int THREADS, int S, class Prog, int BAR = 0>
+PW_FN void gm_finish_tile(const gm_program& g, int64_t unit, int64_t tile, float* tile_smem,
+                          int ld, int64_t batch, int64_t m0, int64_t n0, int tid) {
+    if (g.splits > 1) {
+        gm_store_partial<BM, BN, THREADS>(g, unit, tile_smem, ld, tid);
+        if (!gm_split_last<THREADS, BAR>(g, tile, tid)) return;
+        const int64_t tiles = g.batches * g.tiles_m * g.tiles_n;
+        gm_sum_partials<BM, BN, THREADS>(g, tile, (int)(unit / tiles), tile_smem, ld, tid);
+        gm_bar<BAR, THREADS>();
+    }
+    gm_tile_epilogue<BM, BN, THREADS, S, Prog>(g, tile_smem, ld, batch, m0, n0, tid);
 }
 
 // ---- gm_simt ---------------------------------------------------------------------------
@@ -170,8 +188,6 @@ PW_FN void gm_simt(const gm_program& g) {
     gm_tile_of(g, u.tile, &batch, &tm, &tn);
     const int64_t m0 = (int64_t)tm * T, n0 = (int64_t)tn * T;
     const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
-    if (g.phase == GM_PHASE_SUM)
-        return gm_sum_epilogue<T, T, GM_SIMT_THREADS, S, Prog>(g, u.tile, cs, LD, batch, m0, n0, tid);
     int64_t a_off, b_off;
     gm_batch_offsets(g, batch, &a_off, &b_off);
     float acc[4][4];
@@ -205,7 +221,7 @@ PW_UNROLL
 PW_UNROLL
         for (int j = 0; j < 4; ++j) cs[(ty + 16 * i) * LD + tx + 16 * j] = gm_round(gm_tile_round(g), acc[i][j]);
     __syncthreads();
-    gm_finish_tile<T, T, GM_SIMT_THREADS, S, Prog>(g, blockIdx.x, cs, LD, batch, m0, n0, tid);
+    gm_finish_tile<T, T, GM_SIMT_THREADS, S, Prog>(g, blockIdx.x, u.tile, cs, LD, batch, m0, n0, tid);
 }
 
 // ---- a forward convolution's gathered rows and columns (gm_mma, gm_sgemm) ------------------
@@ -577,9 +593,6 @@ PW_FN void gm_mma(const gm_program& g, unsigned char* smem) {
     int tm, tn;
     gm_tile_of(g, u.tile, &batch, &tm, &tn);
     const int64_t m0 = (int64_t)tm * BM, n0 = (int64_t)tn * BN;
-    if (g.phase == GM_PHASE_SUM)
-        return gm_sum_epilogue<BM, BN, THREADS, S, Prog>(g, u.tile, (float*)smem, L::LD, batch, m0,
-                                                         n0, threadIdx.x);
     int64_t a_off, b_off;
     gm_batch_offsets(g, batch, &a_off, &b_off);
     const unsigned short* a = (const unsigned short*)g.a + a_off;
@@ -644,7 +657,8 @@ PW_UNROLL
     float* tile = (float*)smem;
     gm_mma_put_tile<MT, NT, L::LD>(g, acc, tile, wm0, wn0, lane);
     __syncthreads();
-    gm_finish_tile<BM, BN, THREADS, S, Prog>(g, blockIdx.x, tile, L::LD, batch, m0, n0, tid);
+    gm_finish_tile<BM, BN, THREADS, S, Prog>(g, blockIdx.x, u.tile, tile, L::LD, batch, m0, n0,
+                                             tid);
 }
 
 #include "gm_wgmma.h" /* sm_90 */

@@ -57,8 +57,6 @@
 
 enum { GM_CONV_NONE = 0, GM_CONV_FPROP = 1, GM_CONV_DGRAD = 2, GM_CONV_WGRAD = 3 };
 
-enum { GM_PHASE_WHOLE = 0, GM_PHASE_PARTIAL = 1, GM_PHASE_SUM = 2 };
-
 /* Kernels (gemm_program.c picks one, kernel_names-style, at plan time). */
 enum {
     GM_SIMT = 0, /* any storage type, stride and alignment; fp32 exact: the fallback */
@@ -105,14 +103,19 @@ typedef struct {
     int32_t kernel;     /* the kernel launched (GM_SIMT, ...): the emulation runs GM_SGEMM's
                            own code */
     /* split-k: the product's k in `splits` ranges of split_k elements (a multiple of 64),
-       run as two launches of the kernel: phase GM_PHASE_PARTIAL, a block a (range, tile)
-       "unit" (unit = range * tiles + tile), each writing its fp32 tile unrounded to
-       partial[unit * tile_m * tile_n ...] (row-major, tile_n floats a row); then
-       GM_PHASE_SUM, a block a tile, summing its ranges in order (deterministic) before the
-       epilogue.  splits 1: one launch, phase GM_PHASE_WHOLE. */
-    int32_t splits, phase;
+       one launch of a block a (range, tile) "unit" (unit = range * tiles + tile); each
+       writes its fp32 tile unrounded to partial[unit * tile_m * tile_n ...] (row-major,
+       tile_n floats a row) and then counts itself in at arrive[tile]; the tile's last
+       range to arrive sums the ranges in order 0 .. splits - 1 (deterministic, whichever
+       came last) and runs the epilogue.  An arrival word is nonce << 8 | ranges arrived:
+       the workspace is the caller's and may hold anything, so a word that does not carry
+       this launch's nonce counts as none arrived; the last range sets it back to 0, so a
+       graph's replay (the same nonce) starts clean too.  splits 1: no workspace. */
+    int32_t splits;
     int64_t split_k;
     float* partial;     /* the workspace's, set at enqueue */
+    uint64_t* arrive;   /* ... after the partials: a word a tile (gemm_split.c) */
+    uint64_t nonce;     /* set at enqueue, under 2^56 and not 0 */
     /* convolution forward (conv != GM_CONV_NONE): a is x, b is w; spatial dims past nsp
        have size 1 */
     int32_t conv, nsp;

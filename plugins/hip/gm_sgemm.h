@@ -16,7 +16,8 @@
 // consecutive threads), each thread a fixed column of the stage and BM / 32 rows, whose
 // receptive fields are worked out once; w is b, dense in the product's k (taps_inner for
 // KCRS).  The product's fp32 tile goes through shared memory 64 rows at a time into the
-// epilogue (gm_tile_epilogue), or straight to the split-k workspace.
+// epilogue (gm_tile_epilogue), or straight to the split-k workspace (the tile's last range
+// then sums the ranges from there).
 #ifndef HIPDNN_HIP_GM_SGEMM_H
 #define HIPDNN_HIP_GM_SGEMM_H
 
@@ -128,7 +129,7 @@ PW_UNROLL
     }
 }
 
-// Phase GM_PHASE_SUM's piece p: its rows of the tile's ranges summed in order (as
+// The last range's piece p: its rows of the tile's ranges summed in order (as
 // gm_sum_partials) into `cs`, rounded to the product's type.
 template <int BM, int BN>
 PW_FN void gm_sg_sum_piece(const gm_program& g, int64_t tile, int p, float* cs, int tid) {
@@ -153,17 +154,18 @@ PW_FN void gm_sg_sum_piece(const gm_program& g, int64_t tile, int p, float* cs, 
     }
 }
 
-// The end of the tile: phase GM_PHASE_PARTIAL writes the thread's outputs, unrounded, to the
-// workspace (gm_store_partial's layout); else each piece of 64 rows (sub-tile row i of
-// every thread) goes into shared memory, rounded, or is summed from the workspace, and
-// then through the epilogue.
+// The end of the tile: each piece of 64 rows (sub-tile row i of every thread) goes into
+// shared memory, rounded, and through the epilogue.  Where k is split the thread's outputs
+// go to the workspace unrounded (gm_store_partial's layout) instead, and the tile's last
+// range (gm_split_last) sums the ranges' pieces from there.
 template <int BM, int BN, int S, class Prog>
 PW_FN void gm_sg_finish(const gm_program& g, int64_t tile, const float (&acc)[BM / 16][BN / 16],
                         float* cs, int64_t batch, int64_t m0, int64_t n0, int tid) {
     typedef GmSgSmem<BM, BN> L;
     constexpr int TM = BM / 16, TN = BN / 16;
     const int tx = tid % 16, ty = tid / 16;
-    if (g.phase == GM_PHASE_PARTIAL) {
+    const bool split = g.splits > 1;
+    if (split) {
         float* dst = g.partial + (int64_t)blockIdx.x * (BM * BN);
 PW_UNROLL
         for (int i = 0; i < TM; ++i)
@@ -172,12 +174,12 @@ PW_UNROLL
                 *(float4*)(dst + ((i / 4) * 64 + ty * 4 + i % 4) * BN + j * 64 + tx * 4) =
                     make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2],
                                 acc[i][4 * j + 3]);
-        return;
+        if (!gm_split_last<GM_SG_THREADS, 0>(g, tile, tid)) return;
     }
 PW_UNROLL
     for (int p = 0; p < BM / GM_SG_PIECE; ++p) {
         __syncthreads(); // the stages (or the last piece) are read: cs reuses them
-        if (g.phase == GM_PHASE_SUM) {
+        if (split) {
             gm_sg_sum_piece<BM, BN>(g, tile, p, cs, tid);
         } else {
 PW_UNROLL
@@ -230,7 +232,7 @@ PW_UNROLL
     }
 }
 
-// One BM x BN tile (or, in phase GM_PHASE_PARTIAL, one of its k ranges).  AK / BK: k is a's /
+// One BM x BN tile (or, where k is split, one of its k ranges).  AK / BK: k is a's /
 // b's contiguous dim (else m / n); CONV: GM_CONV_FPROP, a gathered from x (AK unused).
 template <int BM, int BN, bool AK, bool BK, int CONV, int S, class Prog>
 PW_FN void gm_sgemm(const gm_program& g) {
@@ -249,8 +251,6 @@ PW_UNROLL
     for (int i = 0; i < TM; ++i)
 PW_UNROLL
         for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
-    if (g.phase == GM_PHASE_SUM)
-        return gm_sg_finish<BM, BN, S, Prog>(g, u.tile, acc, smem, batch, m0, n0, tid);
     int64_t a_off, b_off;
     gm_batch_offsets(g, batch, &a_off, &b_off);
     const float* a = (const float*)g.a + a_off;

@@ -22,8 +22,9 @@
 // need no masks.  Then the consumers put the tile in shared memory (the pipeline's
 // buffers, free by then) and run the epilogue over it as gm_mma does.
 //
-// With the product's k split (gm_program.h), the kernel runs twice: blocks of (range, tile)
-// units writing partial tiles, then a block a tile summing them (its producer idle).
+// With the product's k split (gm_program.h), blocks take (range, tile) units, each writing
+// its partial tile to the workspace; a tile's last range to arrive sums them and runs the
+// epilogue (gm_finish_tile), in the same launch.
 // The tensor maps (gm_tma) are rank 5: the matrix's two dims, contiguous first, and up to
 // three batch dims (size 1 where the operand is broadcast); gemm_program.c encodes them at
 // enqueue.  Compiled for sm_90a only (jit.hip's target for compute capability 9.0).
@@ -638,10 +639,7 @@ PW_UNROLL
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
-    // the producer has nothing to load while the partials are summed (GM_PHASE_SUM), but
-    // gives its registers back all the same: the consumers' setmaxnreg.inc waits for them
     if (GATHER && wg == 0) { // registers as the consumers': 384 x 168 fit in the file
-        if (g.phase == GM_PHASE_SUM) return;
         if (!CONV)
             gm_wg_tf32_bt<BN, STAGES>(g, t, blk, tid);
         else if (DT == PW_F32 && !AK) // TF32 of an x not in 16-byte chunks (AK false)
@@ -656,7 +654,7 @@ PW_UNROLL
         // 128 x 40 + 256 x 232 = 384 x 168, the block's registers at launch: setmaxnreg
         // moves them between warpgroups, it cannot add any
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-        if (tid == 0 && g.phase != GM_PHASE_SUM)
+        if (tid == 0)
             gm_wg_load<GmWgK<DT>::STEP, AK, BK, BN, STAGES>(g, t, blk);
         return;
     }
@@ -666,23 +664,21 @@ PW_UNROLL
     int it = 0;
     for (int64_t unit = blockIdx.x; unit < blk.units; unit += gridDim.x) {
         const GmWgAt w = gm_wg_at<GmWgK<DT>::STEP>(g, unit);
-        if (g.phase == GM_PHASE_SUM) {
-            asm volatile("bar.sync 1, 256;\n" ::: "memory"); // the last tile's epilogue is done
-            gm_sum_partials<GM_WG_BM, BN, 256>(g, w.u.tile, out, L::LD, ct);
-        } else {
-            float acc[BN / 2];
+        float acc[BN / 2];
 PW_UNROLL
-            for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
-            gm_wg_mainloop<DT, AK, BK, BN, STAGES, GATHER>(blk, w.u.kt1 - w.u.kt0, wg - 1,
-                                                         ct % 128 == 0, it, acc);
-            // both consumers are past the last tile's epilogue (PERSIST) or done with the
-            // pipeline's buffers (else): the tile may be written
-            asm volatile("bar.sync 1, 256;\n" ::: "memory");
-            gm_wg_put_tile<BN>(g, acc, out, L::LD, ct);
-        }
+        for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
+        gm_wg_mainloop<DT, AK, BK, BN, STAGES, GATHER>(blk, w.u.kt1 - w.u.kt0, wg - 1,
+                                                     ct % 128 == 0, it, acc);
+        // both consumers are past the last tile's epilogue (PERSIST) or done with the
+        // pipeline's buffers (else): the tile may be written
         asm volatile("bar.sync 1, 256;\n" ::: "memory");
-        gm_finish_tile<GM_WG_BM, BN, 256, S, Prog>(g, unit, out, L::LD, w.batch,
-                                                  (int64_t)w.tm * GM_WG_BM, (int64_t)w.tn * BN, ct);
+        gm_wg_put_tile<BN>(g, acc, out, L::LD, ct);
+        asm volatile("bar.sync 1, 256;\n" ::: "memory");
+        // split: the tile's last range sums the partials into `out`, its barriers named
+        // barrier 1's
+        gm_finish_tile<GM_WG_BM, BN, 256, S, Prog, 1>(g, unit, w.u.tile, out, L::LD, w.batch,
+                                                     (int64_t)w.tm * GM_WG_BM,
+                                                     (int64_t)w.tn * BN, ct);
     }
 }
 
