@@ -166,12 +166,16 @@ class Tensor:
         return self
 
     def set_ragged_offset(self, offset: "Tensor") -> "Tensor":
-        """cuDNN frontend's ragged (THD) layout: `offset` holds where each batch's rows
-        start.  No engine of hipdnn runs ragged tensors yet: create_execution_plans()
-        raises FeatureNotSupportedError naming this tensor."""
-        if not isinstance(offset, Tensor):
+        """cuDNN frontend's ragged (THD) layout, for sdpa / sdpa_backward's q, k, v, o, dO,
+        dq, dk, dv with a padding mask: `offset` (int32 / int64 [B + 1, 1, 1, 1], given in
+        the variant pack) holds where each sample starts, in elements: element
+        (b, h, s, d) is at offset[b] + h * stride[1] + s * stride[2] + d * stride[3].
+        Rows past a sample's sequence length are neither read nor written."""
+        if not isinstance(offset, Tensor) or offset._graph is not self._graph:
             raise TypeError(f"set_ragged_offset: expected a tensor of this graph, got "
                             f"{_type_name(offset)}")
+        if offset is self:
+            raise ValueError(f"set_ragged_offset: {self._label()} cannot hold its own offsets")
         self._changing()
         self._a["ragged_offset"] = offset
         return self

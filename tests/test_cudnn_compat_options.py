@@ -120,21 +120,19 @@ def test_attention_features_hipdnn_lacks_are_not_implemented_naming_them(feature
         assert isinstance(e.value, NotImplementedError)
 
 
-def test_a_ragged_offset_is_not_supported_naming_the_tensor_at_create_execution_plans():
-    # test_mhas's THD layouts: set_ragged_offset exists, validate() passes, and
-    # create_execution_plans() says no engine runs ragged tensors yet (cuDNN frontend's
-    # tests skip there)
+def test_a_ragged_offset_needs_a_padding_mask_and_is_kept_on_the_tensor():
+    # test_mhas's THD layouts: set_ragged_offset / get_ragged_offset; a ragged sdpa
+    # without use_padding_mask is refused at validate() naming the tensor (the samples end
+    # at seq_len_q / seq_len_kv); tests/test_sdpa_ragged.py runs them
     graph = cudnn.pygraph(io_data_type=cudnn.data_type.HALF)
     q = graph.tensor(name="q", dim=[2, 1, 4, 8])
     offsets = graph.tensor(name="q_offsets", dim=[3, 1, 1, 1], data_type=cudnn.data_type.INT32)
     assert q.set_ragged_offset(offsets) is q and q.get_ragged_offset() is offsets
     o, _ = graph.sdpa(q, q, q, generate_stats=False)
     o.set_output(True)
-    graph.validate()
-    with pytest.raises(cudnn.cudnnGraphNotSupportedError,
-                       match=r"tensor 'q' \(uid \d+\): ragged offsets \(set_ragged_offset\) "
-                             "are not supported by hipdnn yet"):
-        graph.create_execution_plans([cudnn.heur_mode.A])
+    with pytest.raises(cudnn.InvalidGraphError,
+                       match=r"q 'q' is ragged but use_padding_mask is not set"):
+        graph.validate()
     with pytest.raises(TypeError, match="set_ragged_offset: expected a tensor"):
         q.set_ragged_offset([0, 4, 8])
 

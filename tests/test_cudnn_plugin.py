@@ -588,6 +588,24 @@ def dropout_attention_graph():
     return g
 
 
+def ragged_attention_graph(backward=False):
+    g = hipdnn.pygraph(io_data_type=hipdnn.data_type.HALF,
+                       compute_data_type=hipdnn.data_type.FLOAT)
+    off = g.tensor(name="offsets", dim=[3, 1, 1, 1], data_type=hipdnn.data_type.INT64)
+    lens = [g.tensor(name=n, dim=[2, 1, 1, 1], data_type=hipdnn.data_type.INT32)
+            for n in ("seq_len_q", "seq_len_kv")]
+    q = g.tensor(name="q", dim=[2, 2, 8, 64], stride=[1024, 64, 128, 1]).set_ragged_offset(off)
+    kw = dict(attn_scale=0.5, use_padding_mask=True, seq_len_q=lens[0], seq_len_kv=lens[1])
+    if backward:
+        st = g.tensor(name="stats", dim=[2, 2, 8, 1], data_type=hipdnn.data_type.FLOAT)
+        for t in g.sdpa_backward(q, q, q, q, q, st, name="attn_bwd", **kw):
+            t.set_output(True)
+        return g
+    o, _ = g.sdpa(q, q, q, generate_stats=False, name="attn", **kw)
+    o.set_output(True)
+    return g
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("make,said", [
     (lambda: attention_graph(io=hipdnn.data_type.FLOAT),
@@ -609,8 +627,12 @@ def dropout_attention_graph():
      "sdpa 'attn': an ALiBi mask; cudnn does not translate it yet"),
     (paged_attention_graph, "sdpa 'attn': paged K/V caches; cudnn does not translate them yet"),
     (dropout_attention_graph, "sdpa 'attn': dropout; cudnn does not translate it yet"),
+    (ragged_attention_graph, "sdpa 'attn': 'q' is ragged (a ragged offset); cudnn does not "
+                             "translate ragged tensors yet"),
+    (lambda: ragged_attention_graph(backward=True),
+     "sdpa_backward 'attn_bwd': 'q' is ragged (a ragged offset); cudnn does not translate"),
 ], ids=["fp32", "o_type", "padding", "backward", "bottom_right_and_bias", "head_dim_60", "alibi",
-        "paged", "dropout"])
+        "paged", "dropout", "ragged", "ragged_backward"])
 def test_attention_it_does_not_translate_is_declined_naming_the_node(cd, make, said):
     why = reason(make())
     assert why and why.startswith(f"{ENGINE}: ") and said in why, why

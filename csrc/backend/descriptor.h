@@ -93,6 +93,7 @@ typedef struct {
     bool has_strides;
     int32_t num_strides;
     bool has_value;
+    hipdnnBackendDescriptor_t ragged; /* RAGGED_OFFSET_DESC (a reference held), or NULL */
 } hipdnnTensorState;
 
 typedef struct {

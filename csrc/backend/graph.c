@@ -79,8 +79,10 @@ static hipdnnStatus_t graph_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttrib
     }
 }
 
-/* A new TENSOR descriptor holding a finalized graph's tensor. */
-static hipdnnStatus_t tensor_descriptor_of(const hipdnnSdkTensor* t, hipdnnBackendDescriptor_t* out) {
+/* A new TENSOR descriptor holding a finalized graph's tensor (and its ragged offset's,
+ * which validation found in g without one of its own). */
+static hipdnnStatus_t tensor_descriptor_of(const hipdnnSdkGraph* g, const hipdnnSdkTensor* t,
+                                           hipdnnBackendDescriptor_t* out) {
     hipdnnStatus_t st = hipdnnDescriptorNew(HIPDNN_BACKEND_TENSOR_DESCRIPTOR, out);
     if (st) return st;
     hipdnnTensorState* ts = (*out)->state;
@@ -95,6 +97,12 @@ static hipdnnStatus_t tensor_descriptor_of(const hipdnnSdkTensor* t, hipdnnBacke
     ts->num_strides = t->ndim;
     ts->has_value = t->has_value;
     (*out)->finalized = true;
+    const hipdnnSdkTensor* r = t->has_ragged_offset
+                                   ? hipdnnSdkGraphFindTensor(g, t->ragged_offset) : NULL;
+    if (r && !r->has_ragged_offset && (st = tensor_descriptor_of(g, r, &ts->ragged))) {
+        hipdnnDescriptorRelease(*out);
+        return st;
+    }
     return HIPDNN_STATUS_SUCCESS;
 }
 
@@ -111,7 +119,7 @@ hipdnnStatus_t hipdnnGraphAdoptNodes(hipdnnGraphState* s) {
         return hipdnnFail(HIPDNN_STATUS_ALLOC_FAILED, "out of memory");
     }
     for (int32_t i = 0; i < g->num_tensors && !st; ++i)
-        st = tensor_descriptor_of(&g->tensors[i], &tensors[i]);
+        st = tensor_descriptor_of(g, &g->tensors[i], &tensors[i]);
     for (int32_t i = 0; i < g->num_nodes && !st; ++i) {
         st = hipdnnOperationFromNode(&map, &g->nodes[i], tensors, &s->ops[i]);
         if (!st) s->num_ops = i + 1;
@@ -197,7 +205,7 @@ static hipdnnStatus_t get_tensors(hipdnnBackendDescriptor_t d, hipdnnBackendAttr
     *count = s->graph->num_tensors;
     hipdnnBackendDescriptor_t* out = v;
     for (int64_t i = 0; i < req && i < s->graph->num_tensors; ++i) {
-        hipdnnStatus_t st = tensor_descriptor_of(&s->graph->tensors[i], &out[i]);
+        hipdnnStatus_t st = tensor_descriptor_of(s->graph, &s->graph->tensors[i], &out[i]);
         if (st) {
             for (int64_t k = 0; k < i; ++k) hipdnnDescriptorRelease(out[k]);
             return st;
@@ -336,6 +344,8 @@ static hipdnnStatus_t collect_node(hipdnnBackendDescriptor_t od, hipdnnSdkGraph*
             if ((st = hipdnnTensorClass.finalize(ports[io]))) return st;
             tensor_slot(tl->seen, &tl->n, tl->set, tl->cap, ports[io]);
             hipdnnTensorState* ts = ports[io]->state;
+            if (ts->ragged) /* finalized with its tensor: a graph input too */
+                tensor_slot(tl->seen, &tl->n, tl->set, tl->cap, ts->ragged);
             (io ? n->outputs : n->inputs)[p] = ts->t.uid;
         }
     }
@@ -365,7 +375,7 @@ static hipdnnStatus_t collect_tensors(hipdnnSdkGraph* g, const tensor_list* tl) 
 static hipdnnStatus_t collect(hipdnnGraphState* s, hipdnnSdkGraph** out,
                               hipdnnBackendDescriptor_t** tensors_out, int64_t* num_out) {
     hipdnnStatus_t st = HIPDNN_STATUS_SUCCESS;
-    int64_t max_t = s->num_ops * 2 * HIPDNN_MAX_PORTS;
+    int64_t max_t = s->num_ops * 4 * HIPDNN_MAX_PORTS; /* a port's tensor and its offsets */
     tensor_list tl = {NULL, 0, NULL, 16};
     while (tl.cap < 2 * max_t) tl.cap *= 2;
     tl.seen = calloc((size_t)max_t + 1, sizeof(*tl.seen));

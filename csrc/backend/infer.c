@@ -103,6 +103,16 @@ hipdnnStatus_t hipdnnInferGraph(hipdnnSdkGraph* g) {
                           g->name);
     }
     for (int32_t t = 0; t < g->num_tensors; ++t) given[t] = g->tensors[t].strides[0] != 0;
+    for (int32_t t = 0; t < g->num_tensors; ++t) { /* sdpa's ragged offsets: no node's port */
+        int32_t r = g->tensors[t].has_ragged_offset
+                        ? hipdnnSdkUidMapFind(&map, g->tensors[t].ragged_offset) : -1;
+        hipdnnSdkTensor* o = r >= 0 ? &g->tensors[r] : NULL;
+        int64_t step = 1; /* unset strides: packed row-major, as graph inputs' */
+        for (int32_t k = o && o->strides[0] == 0 ? o->ndim - 1 : -1; k >= 0; --k) {
+            o->strides[k] = step;
+            step *= o->dims[k];
+        }
+    }
     for (int32_t i = 0; i < g->num_nodes; ++i)
         if (!hipdnnSdkInferNode(g, &map, &g->nodes[i], err, sizeof(err))) {
             free(given);

@@ -13,7 +13,28 @@ static void tensor_init(hipdnnBackendDescriptor_t d) {
     T(d)->t.data_type = HIPDNN_DATA_NOT_SET;
 }
 
-static void tensor_destroy(hipdnnBackendDescriptor_t d) { free(T(d)->t.name); }
+static void tensor_destroy(hipdnnBackendDescriptor_t d) {
+    free(T(d)->t.name);
+    hipdnnDescriptorRelease(T(d)->ragged);
+}
+
+/* RAGGED_OFFSET_DESC: another tensor (int32 / int64 [B + 1, 1, 1, 1]) saying where each
+ * sample starts; the graph checks it against the sdpa node that reads this tensor. */
+static hipdnnStatus_t set_ragged(hipdnnBackendDescriptor_t d, hipdnnBackendAttributeType_t type,
+                                 int64_t count, const void* v) {
+    hipdnnTensorState* s = T(d);
+    if (type == HIPDNN_TYPE_BACKEND_DESCRIPTOR && count == 0) { /* unset */
+        hipdnnDescriptorRelease(s->ragged);
+        s->ragged = NULL;
+        return HIPDNN_STATUS_SUCCESS;
+    }
+    if (type == HIPDNN_TYPE_BACKEND_DESCRIPTOR && count == 1 && v &&
+        *(const hipdnnBackendDescriptor_t*)v == d)
+        return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "tensor '%s': RAGGED_OFFSET_DESC is the "
+                          "tensor itself", s->t.name ? s->t.name : "");
+    return hipdnnAttrSetDescriptor("TENSOR", "RAGGED_OFFSET_DESC",
+                                   HIPDNN_BACKEND_TENSOR_DESCRIPTOR, type, count, v, &s->ragged);
+}
 
 /* DIMENSIONS: up to HIPDNN_MAX_DIMS, each positive. */
 static hipdnnStatus_t set_dims(hipdnnTensorState* s, hipdnnBackendAttributeType_t type,
@@ -103,6 +124,7 @@ static hipdnnStatus_t tensor_set(hipdnnBackendDescriptor_t d, hipdnnBackendAttri
     case HIPDNN_ATTR_TENSOR_BYTE_ALIGNMENT:
         return hipdnnAttrExpect("TENSOR", "BYTE_ALIGNMENT", HIPDNN_TYPE_INT64, type, count, 1, 1,
                                 v);
+    case HIPDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC: return set_ragged(d, type, count, v);
     default: return hipdnnAttrUnknown("TENSOR", name);
     }
 }
@@ -140,6 +162,16 @@ static hipdnnStatus_t tensor_get(hipdnnBackendDescriptor_t d, hipdnnBackendAttri
                                 1);
     case HIPDNN_ATTR_TENSOR_NAME_EXT:
         return hipdnnAttrReturnString("TENSOR", "NAME_EXT", type, req, count, v, s->t.name);
+    case HIPDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC:
+        if (type != HIPDNN_TYPE_BACKEND_DESCRIPTOR)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM,
+                              "TENSOR descriptor: RAGGED_OFFSET_DESC has type BACKEND_DESCRIPTOR");
+        *count = s->ragged ? 1 : 0;
+        if (req > 0 && s->ragged) { /* the caller gets its own reference */
+            hipdnnDescriptorRetain(s->ragged);
+            *(hipdnnBackendDescriptor_t*)v = s->ragged;
+        }
+        return HIPDNN_STATUS_SUCCESS;
     default: return hipdnnAttrUnknown("TENSOR", name);
     }
 }
@@ -155,6 +187,19 @@ static hipdnnStatus_t tensor_finalize(hipdnnBackendDescriptor_t d) {
                           "tensor '%s' (uid %lld): %d strides for %d dims", nm,
                           (long long)s->t.uid, (int)s->num_strides, (int)s->t.ndim);
     /* By-value without VALUE_EXT: a runtime scalar, given in the variant pack. */
+    if (s->ragged) {
+        hipdnnTensorState* r = s->ragged->state;
+        if (r->ragged) /* checked first: offsets of offsets could loop back here */
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "tensor '%s' (uid %lld): its ragged "
+                              "offset tensor '%s' has a ragged offset itself", nm,
+                              (long long)s->t.uid, r->t.name ? r->t.name : "");
+        hipdnnStatus_t st = hipdnnTensorClass.finalize(s->ragged);
+        if (st) return st;
+        s->t.has_ragged_offset = true;
+        s->t.ragged_offset = r->t.uid;
+    } else {
+        s->t.has_ragged_offset = false;
+    }
     return HIPDNN_STATUS_SUCCESS;
 }
 

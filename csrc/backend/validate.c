@@ -147,6 +147,43 @@ static hipdnnStatus_t check_node(const hipdnnSdkGraph* g, const hipdnnSdkUidMap*
     return st;
 }
 
+/* Ragged offsets: only sdpa / sdpa_backward read them (cuDNN's THD layout), and only as a
+ * graph input of this graph that carries no offsets itself; infer_attention checks the
+ * dims and data type against the node. */
+static hipdnnStatus_t check_ragged(const hipdnnSdkGraph* g, const hipdnnSdkUidMap* m,
+                                   const int32_t* producer) {
+    for (int32_t t = 0; t < g->num_tensors; ++t) {
+        const hipdnnSdkTensor* tt = &g->tensors[t];
+        if (!tt->has_ragged_offset) continue;
+        int32_t r = hipdnnSdkUidMapFind(m, tt->ragged_offset);
+        const char* why = r < 0 ? "is not a tensor of the graph"
+                          : g->tensors[r].is_virtual || producer[r] >= 0
+                              ? "must be a graph input (non-virtual, produced by no node)"
+                          : g->tensors[r].has_ragged_offset ? "has a ragged offset itself"
+                          : g->tensors[r].is_by_value ? "must be a tensor in memory, not by value"
+                                                      : NULL;
+        if (why)
+            return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "graph '%s': tensor '%s' (uid %lld): its "
+                              "ragged offset (uid %lld) %s", g->name, tt->name,
+                              (long long)tt->uid, (long long)tt->ragged_offset, why);
+    }
+    for (int32_t i = 0; i < g->num_nodes; ++i) {
+        const hipdnnSdkNode* n = &g->nodes[i];
+        if (n->kind == HIPDNN_OP_SDPA_FWD || n->kind == HIPDNN_OP_SDPA_BWD) continue;
+        for (int p = 0; p < 2 * HIPDNN_MAX_PORTS; ++p) {
+            int64_t uid = p < HIPDNN_MAX_PORTS ? n->inputs[p] : n->outputs[p - HIPDNN_MAX_PORTS];
+            int32_t t = uid == HIPDNN_NO_TENSOR ? -1 : hipdnnSdkUidMapFind(m, uid);
+            char label[160];
+            if (t >= 0 && g->tensors[t].has_ragged_offset)
+                return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "%s: tensor '%s' (uid %lld) has a "
+                                  "ragged offset; only sdpa and sdpa_backward read ragged "
+                                  "tensors", hipdnnSdkNodeLabel(n, label, sizeof(label)),
+                                  g->tensors[t].name, (long long)uid);
+        }
+    }
+    return HIPDNN_STATUS_SUCCESS;
+}
+
 static int32_t find_root(int32_t* parent, int32_t i) {
     while (parent[i] != i) i = parent[i] = parent[parent[i]];
     return i;
@@ -253,6 +290,11 @@ static hipdnnStatus_t check_connected(const hipdnnSdkGraph* g, scratch* s) {
             int32_t t = hipdnnSdkUidMapFind(&s->map, uid);
             if (owner[t] < 0) owner[t] = i;
             else s->parent[find_root(s->parent, i)] = find_root(s->parent, owner[t]);
+            if (g->tensors[t].has_ragged_offset) { /* the node reads the offsets too */
+                int32_t r = hipdnnSdkUidMapFind(&s->map, g->tensors[t].ragged_offset);
+                if (owner[r] < 0) owner[r] = i;
+                else s->parent[find_root(s->parent, i)] = find_root(s->parent, owner[r]);
+            }
         }
     }
     for (int32_t i = 1; i < nn; ++i)
@@ -287,6 +329,7 @@ static hipdnnStatus_t validate(hipdnnSdkGraph* g, scratch* s) {
     }
     for (int32_t i = 0; i < g->num_nodes; ++i)
         if ((st = check_node(g, &s->map, i, s->producer))) return st;
+    if ((st = check_ragged(g, &s->map, s->producer))) return st;
     for (int32_t t = 0; t < g->num_tensors; ++t) {
         const hipdnnSdkTensor* tt = &g->tensors[t];
         if (s->producer[t] < 0 && tt->is_virtual)

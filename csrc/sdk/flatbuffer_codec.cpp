@@ -130,6 +130,8 @@ bool decode_op(const flatbuffers::Table* t, const hipdnnSdkOpInfo& info, hipdnnS
 // so that a reader of version 2 alone refuses it by name rather than running it without
 // the feature; every other graph stays version 2, which such readers still take.
 uint32_t format_version_of(const hipdnnSdkGraph* g) {
+    for (int32_t i = 0; i < g->num_tensors; ++i)  // sdpa's ragged offsets
+        if (g->tensors[i].has_ragged_offset) return HIPDNN_GRAPH_FORMAT_VERSION_ATTENTION_EXT;
     for (int32_t i = 0; i < g->num_nodes; ++i) {
         const hipdnnSdkNode& n = g->nodes[i];
         if (n.kind != HIPDNN_OP_SDPA_FWD && n.kind != HIPDNN_OP_SDPA_BWD) continue;
@@ -175,8 +177,10 @@ extern "C" int hipdnnSdkGraphEncode(const hipdnnSdkGraph* g, uint8_t** data, siz
             auto strides = b.CreateVector(t.strides, static_cast<size_t>(t.ndim));
             size_t vsize = t.is_by_value && t.has_value ? hipdnnSdkDataTypeSize(t.data_type) : 0;
             auto value = b.CreateVector(t.value, vsize);
+            flatbuffers::Optional<int64_t> ragged = flatbuffers::nullopt;
+            if (t.has_ragged_offset) ragged = t.ragged_offset;
             tensors.push_back(fb::CreateTensor(b, t.uid, name, t.data_type, dims, strides,
-                                               t.is_virtual, t.is_by_value, value));
+                                               t.is_virtual, t.is_by_value, value, ragged));
         }
         std::vector<flatbuffers::Offset<fb::Node>> nodes;
         for (int32_t i = 0; i < g->num_nodes; ++i) {
@@ -305,6 +309,9 @@ bool decode_tensor(const fb::Tensor* ft, hipdnnSdkTensor& t, char* err, size_t e
         }
         std::memcpy(t.value, ft->value()->data(), ft->value()->size());
     }
+    const flatbuffers::Optional<int64_t> ragged = ft->ragged_offset();
+    t.has_ragged_offset = ragged.has_value();
+    t.ragged_offset = ragged.has_value() ? *ragged : 0;
     return true;
 }
 

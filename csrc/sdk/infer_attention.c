@@ -57,6 +57,45 @@ static bool check_dropout(err_t* e, const hipdnnSdkNode* n, const hipdnnSdkTenso
     return true;
 }
 
+/* Ragged (cuDNN's THD layout): a port's tensor with a ragged offset starts sample b at
+ * element offset[b] (int32 / int64 [B + 1, 1, 1, 1], a graph input) instead of at
+ * b * strides[0].  Only the token tensors may be ragged (the forward's q, k, v, o; the
+ * backward's q, k, v, o, dO, dq, dk, dv: ports below `ins` / `outs`), in memory, with
+ * a padding mask (rows past each sample's length belong to the next sample). */
+static bool check_ragged(err_t* e, hipdnnSdkGraph* g, const hipdnnSdkNode* n, int ins, int outs,
+                         int64_t batch, const char* label) {
+    const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
+    char a[200];
+    for (int p = 0; p < 2 * HIPDNN_MAX_PORTS; ++p) {
+        const bool in = p < HIPDNN_MAX_PORTS;
+        const int k = in ? p : p - HIPDNN_MAX_PORTS;
+        const hipdnnSdkTensor* t = tensor_of(e, g, in ? n->inputs[k] : n->outputs[k]);
+        if (!t || !t->has_ragged_offset) continue;
+        const char* port = in ? info->inputs[k].name : info->outputs[k].name;
+        if (k >= (in ? ins : outs))
+            return fail(e, "%s: %s '%s' has a ragged offset; only the token tensors (q, k, v, "
+                        "o%s) may be ragged", label, port, t->name,
+                        n->kind == HIPDNN_OP_SDPA_BWD ? ", dO, dq, dk, dv" : "");
+        if (n->attrs[HIPDNN_SDPA_PADDING].i[0] == 0)
+            return fail(e, "%s: %s '%s' is ragged but use_padding_mask is not set (ragged "
+                        "samples end at seq_len_q / seq_len_kv)", label, port, t->name);
+        if (t->is_virtual)
+            return fail(e, "%s: %s '%s' is ragged and virtual; a ragged tensor is in memory",
+                        label, port, t->name);
+        const hipdnnSdkTensor* r = tensor_of(e, g, t->ragged_offset);
+        const int64_t want[4] = {batch + 1, 1, 1, 1};
+        bool ok = r->ndim == 4 && (r->data_type == HIPDNN_DATA_INT32 ||
+                                   r->data_type == HIPDNN_DATA_INT64);
+        for (int i = 0; ok && i < 4; ++i) ok = r->dims[i] == want[i];
+        if (!ok)
+            return fail(e, "%s: %s '%s' has ragged offset '%s' %s of %s; it must be int32 or "
+                        "int64 [B + 1, 1, 1, 1] = [%lld, 1, 1, 1]", label, port, t->name,
+                        r->name, shape_str(r, a, sizeof(a)),
+                        hipdnnSdkDataTypeName(r->data_type), (long long)(batch + 1));
+    }
+    return true;
+}
+
 /* Attention: the shapes of q, k, v and of the optional ports, for sdpa_fwd and
  * sdpa_bwd (whose ports are given by index in `in`: q, k, v, attn_scale, bias,
  * seq_len_q, seq_len_kv; tables: the forward's page tables, NULL for the backward). */
@@ -136,6 +175,11 @@ bool infer_sdpa_fwd(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* l
         return false;
     if (stats && !set_output(e, label, "stats", stats, 4, sd, NULL, HIPDNN_DATA_FLOAT))
         return false;
+    if (!check_ragged(e, g, n, 3, 1, q->dims[0], label)) return false;
+    if ((in[HIPDNN_SDPA_K]->has_ragged_offset || in[HIPDNN_SDPA_V]->has_ragged_offset) &&
+        tables[0])
+        return fail(e, "%s: ragged k / v with page tables: packed page tables are not "
+                    "supported yet", label);
     const int64_t skv = n->attrs[HIPDNN_SDPA_MAX_SEQ_LEN_KV].i[0] > 0
                             ? n->attrs[HIPDNN_SDPA_MAX_SEQ_LEN_KV].i[0] : in[HIPDNN_SDPA_K]->dims[2];
     const int64_t dd[4] = {q->dims[0], q->dims[1], q->dims[2], skv};
@@ -173,5 +217,5 @@ bool infer_sdpa_bwd(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* l
                         out->is_virtual ? n->compute_type : in[p]->data_type))
             return false;
     }
-    return true;
+    return check_ragged(e, g, n, HIPDNN_SDPA_BWD_STATS, 3, q->dims[0], label);
 }

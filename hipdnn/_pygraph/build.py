@@ -105,9 +105,13 @@ class BuildSteps(GraphBase):
         for op in self._ops:
             for _p, _a, t in op.inputs + op.outputs:
                 seen.setdefault(id(t), t)
+        for t in list(seen.values()):  # sdpa's ragged offsets: graph inputs too
+            r = t.get_ragged_offset()
+            if r is not None:
+                seen.setdefault(id(r), r)
         return list(seen.values())
 
-    def _lower_tensor(self, t: Tensor) -> _C.Descriptor:
+    def _lower_tensor(self, t: Tensor, descs: Dict[int, _C.Descriptor]) -> _C.Descriptor:
         d = _C.Descriptor(_C.BACKEND_TENSOR_DESCRIPTOR)
         d.set(_C.ATTR_TENSOR_UNIQUE_ID, _INT64, t._uid)
         if t.get_name():
@@ -120,6 +124,9 @@ class BuildSteps(GraphBase):
         if "stride" in t._a:
             d.set(_C.ATTR_TENSOR_STRIDES, _INT64, t._a["stride"])
         d.set(_C.ATTR_TENSOR_IS_VIRTUAL, _BOOL, t.get_is_virtual())
+        ragged = t.get_ragged_offset()
+        if ragged is not None:  # lowered first (validate)
+            d.set(_C.ATTR_TENSOR_RAGGED_OFFSET_DESC, _DESC, descs[id(ragged)])
         if t.get_is_pass_by_value():
             if dt == data_type.NOT_SET:
                 dt = data_type.FLOAT
@@ -155,8 +162,6 @@ class BuildSteps(GraphBase):
             raise _C.InvalidGraphError(f"graph '{self.name}' has no operations")
         used = self._used_tensors()
         lacks = {op.label(): "; ".join(op.lacks) for op in self._ops if op.lacks}
-        lacks.update({t._label(): "ragged offsets (set_ragged_offset) are not "
-                      "supported by hipdnn yet" for t in used if t.get_ragged_offset()})
         refused = {op.label(): limit for op in self._ops
                    if op.op.startswith("sdpa") and (limit := sdpa_cudnn_limits(op))}
         if refused:  # what cuDNN frontend's own validate() refuses
@@ -171,7 +176,9 @@ class BuildSteps(GraphBase):
             self._state = _VALIDATED
             return
         self._assign_uids(used)
-        descs = {id(t): self._lower_tensor(t) for t in used}
+        descs: Dict[int, _C.Descriptor] = {}
+        for t in sorted(used, key=lambda t: t.get_ragged_offset() is not None):
+            descs[id(t)] = self._lower_tensor(t, descs)
         ops = [self._lower_op(op, descs) for op in self._ops]
         g = _C.Descriptor(_C.BACKEND_OPERATIONGRAPH_DESCRIPTOR)
         g.set(_C.ATTR_OPERATIONGRAPH_HANDLE, _C.TYPE_HANDLE, self._get_handle())

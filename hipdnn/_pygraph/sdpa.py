@@ -236,12 +236,16 @@ class SdpaOps(GraphBase):
                           diagonal_alignment, diagonal_band_left_bound,
                           diagonal_band_right_bound, use_alibi_mask,
                           [("dBias", dBias),
-                           ("max_total_seq_len_q", max_total_seq_len_q),
-                           ("max_total_seq_len_kv", max_total_seq_len_kv),
                            ("dropout (mask, scale)", dropout if drop is None else None), ("rng_dump", rng_dump),
                            ("score_mod", score_mod), ("score_mod_bprop", score_mod_bprop),
                            ("sink_token", sink_token), ("dSink_token", dSink_token)])
         _bool_arg(use_deterministic_algorithm, "sdpa_backward: use_deterministic_algorithm")
+        for arg, value in (("max_total_seq_len_q", max_total_seq_len_q),
+                           ("max_total_seq_len_kv", max_total_seq_len_kv)):
+            # cuDNN's bound on a ragged batch's tokens (a workspace hint): checked, unused
+            if value is not None and (isinstance(value, bool) or
+                                      not isinstance(value, (int, np.integer)) or value < 1):
+                raise ValueError(f"sdpa_backward: {arg} must be an int >= 1, got {value!r}")
         if drop is not None:
             self._param(op, "dropout_probability", drop[0])
         return self._finish_all(op, [("q", q), ("k", k), ("v", v), ("o", o), ("d_o", dO),

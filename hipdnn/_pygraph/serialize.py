@@ -112,10 +112,14 @@ class Serialization(BuildSteps):
         deserialized graph."""
         tensors: List[Tensor] = []
         by_uid: Dict[int, Tensor] = {}
-        for d in g.get(_C.ATTR_OPERATIONGRAPH_TENSORS_EXT, _DESC):
+        descs = g.get(_C.ATTR_OPERATIONGRAPH_TENSORS_EXT, _DESC)
+        for d in descs:
             t = self._tensor_from_descriptor(d)
             tensors.append(t)
             by_uid[t._uid] = t
+        for t, d in zip(tensors, descs):  # sdpa's ragged offsets, by uid
+            for r in d.get(_C.ATTR_TENSOR_RAGGED_OFFSET_DESC, _DESC):
+                t._a["ragged_offset"] = by_uid[r.get(_C.ATTR_TENSOR_UNIQUE_ID, _INT64)[0]]
         # The backend gives the nodes as operation descriptors (OPS), read through the op
         # table like any other.
         ops = [_read_node(d, by_uid) for d in g.get(_C.ATTR_OPERATIONGRAPH_OPS, _DESC)]

@@ -133,6 +133,12 @@ static bool read_node(builder* b, const hipdnnSdkNode* n, const char* label, att
         return decline(b->why, b->len, "%s: compute type %s; cuDNN's attention computes fp32",
                        label, hipdnnSdkDataTypeName(n->compute_type));
     if (!check_types(b, a)) return false;
+    const hipdnnSdkTensor* ragged[4] = {a->q, a->k, a->v, a->o};
+    for (int i = 0; i < 4; ++i) /* cuDNN has them (RAGGED_OFFSET_DESC); not translated yet */
+        if (ragged[i]->has_ragged_offset)
+            return decline(b->why, b->len, "%s: '%s' is ragged (a ragged offset); cudnn does "
+                           "not translate ragged tensors yet (the hip and reference_cpu "
+                           "engines run them)", label, ragged[i]->name);
     /* cuDNN has both (an ALiBi mask, paged K/V); until they are translated, a graph with
      * either must not run here without it */
     if (n->attrs[HIPDNN_SDPA_ALIBI].i[0])

@@ -172,6 +172,11 @@ static bool read_node(builder* b, const hipdnnSdkNode* n, const char* label, bac
     if (!rank4)
         return decline(b->why, b->len, "%s: cudnn translates sdpa_backward of rank-4 tensors in "
                        "a graph of rank-4 tensors (this one has rank %d)", label, b->rank);
+    for (int i = 0; i < 9; ++i) /* cuDNN has them (RAGGED_OFFSET_DESC); not translated yet */
+        if (all[i]->has_ragged_offset)
+            return decline(b->why, b->len, "%s: '%s' is ragged (a ragged offset); cudnn does "
+                           "not translate ragged tensors yet (the hip and reference_cpu "
+                           "engines run them)", label, all[i]->name);
     if (n->compute_type != HIPDNN_DATA_FLOAT && n->compute_type != HIPDNN_DATA_NOT_SET)
         return decline(b->why, b->len, "%s: compute type %s; cuDNN's attention computes fp32",
                        label, hipdnnSdkDataTypeName(n->compute_type));

@@ -79,6 +79,14 @@ bool hipe_fa_qkv(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const int* por
     const hipdnnSdkTensor* k = rwc_find(g, n->inputs[ports[1]]);
     const hipdnnSdkTensor* v = rwc_find(g, n->inputs[ports[2]]);
     if (!q || !k || !v) return decline(why, len, "%s: q, k and v must be set", label);
+    for (int i = 0; i < 2 * HIPDNN_MAX_PORTS; ++i) { /* fwd and bwd: every port */
+        const int64_t uid = i < HIPDNN_MAX_PORTS ? n->inputs[i] : n->outputs[i - HIPDNN_MAX_PORTS];
+        const hipdnnSdkTensor* t = uid == HIPDNN_NO_TENSOR ? NULL : rwc_find(g, uid);
+        if (t && t->has_ragged_offset)
+            return decline(why, len, "%s: '%s' is ragged (set_ragged_offset); the hip engine's "
+                           "attention kernels do not run ragged tensors yet (reference_cpu "
+                           "does)", label, t->name);
+    }
     if (!rwc_tensor_ok(q, label, "q", false, why, len) || !rwc_tensor_ok(k, label, "k", false, why, len) ||
         !rwc_tensor_ok(v, label, "v", false, why, len))
         return false;

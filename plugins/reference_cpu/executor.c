@@ -48,6 +48,12 @@ static void view_of(const hipdnnSdkGraph* g, void* const* ptrs, int64_t uid, ref
         v->dtype = HIPDNN_DATA_DOUBLE;
         for (int32_t i = 0; i < v->ndim; ++i) v->strides[i] = 0;
     }
+    const hipdnnSdkTensor* r =
+        t->has_ragged_offset ? hipdnnSdkGraphFindTensor(g, t->ragged_offset) : NULL;
+    if (r) { /* sdpa's ragged offsets, a graph input */
+        v->offsets = ptrs ? ptrs[r - g->tensors] : NULL;
+        v->offsets_dtype = r->data_type;
+    }
 }
 
 /* Views of the set ports node n uses (every port of its op; a pointwise mode's own
@@ -193,6 +199,9 @@ hipdnnPluginStatus_t ref_plan_create(hipdnnSdkGraph* g, ref_plan** out) {
         for (int k = 0; k < inputs_of(&g->nodes[i]); ++k) mark_used(p, g->nodes[i].inputs[k]);
         for (int k = 0; k < outputs_of(&g->nodes[i]); ++k) mark_used(p, g->nodes[i].outputs[k]);
     }
+    for (int32_t i = 0; i < g->num_tensors; ++i) /* sdpa reads a ragged tensor's offsets */
+        if (p->used[i] && g->tensors[i].has_ragged_offset)
+            mark_used(p, g->tensors[i].ragged_offset);
     *out = p;
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }

@@ -62,6 +62,11 @@ typedef struct {
     int32_t ndim;
     int64_t dims[HIPDNN_MAX_DIMS];
     int64_t strides[HIPDNN_MAX_DIMS];
+    /* sdpa's ragged tensors: sample b starts at element offsets[b] (int32 / int64), not at
+     * b * strides[0]; offsets NULL until execute (sdpa_ragged.c) */
+    bool ragged;
+    const void* offsets;
+    hipdnnDataType_t offsets_dtype;
 } ref_view;
 
 /* Storage types the kernels read and write: float32, float16, bfloat16, float64. */
@@ -138,6 +143,12 @@ void ref_store_row(void* base, hipdnnDataType_t t, int64_t off, int64_t s, int64
 /* Copies a tensor into a packed float64 array of its dims, and back (rounding). */
 void ref_gather(const ref_view* v, double* packed);
 void ref_scatter(const double* packed, const ref_view* v);
+/* The same for sdpa's [B, H, S, D] tensors, ragged or not (sdpa_ragged.c): a ragged view's
+ * rows from len[b] on are neither read (0 in the copy) nor written.  ref_ragged_check:
+ * false (error set, naming node and port) where a sample's rows leave the tensor's span. */
+void ref_ragged_gather(const ref_view* v, const int64_t* len, double* packed);
+void ref_ragged_scatter(const double* packed, const ref_view* v, const int64_t* len);
+bool ref_ragged_check(const ref_view* v, const int64_t* len, const char* node, const char* port);
 
 /* Allocates n doubles; NULL (with the error set, naming the node) on failure. */
 double* ref_alloc_doubles(int64_t n, const hipdnnSdkNode* node);

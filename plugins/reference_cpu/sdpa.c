@@ -14,6 +14,8 @@
  * Dropout (probability > 0): o_i = sum_j p_ij keep_ij / (1 - probability) v_j, keep_ij from
  * philox.h (seed, offset; the same rule the hip kernels draw), stats left as they are;
  * rng_dump gets keep_ij as 1.0 / 0.0 at every (b, h, i, j) below [B, H_q, S_q, S_kv].
+ * Ragged q, k, v, o, dO, dq, dk, dv (with a padding mask): sample b starts at its
+ * offsets[b]; only its rows below its length are read or written (sdpa_ragged.c).
  *
  * The backward recomputes p from the forward's stats, with D_i = dO_i . o_i:
  *   dp_ij = dO_i . v_j z_ij,  ds_ij = p_ij (dp_ij - D_i),
@@ -368,14 +370,13 @@ static bool gather_paged(const sd_geo* g, const ref_view* cache, const ref_view*
 /* Gathers q, k, v (and the lengths, bias, scale) into the scratch and the geometry; k and
  * v through the page tables where given (tables NULL or both set); false where a table
  * entry is bad. */
-static bool load_common(sd_geo* g, ref_scratch* s, const ref_view* q, const ref_view* k,
-                        const ref_view* v, const ref_view* scale, const ref_view* bias,
-                        const ref_view* len_q, const ref_view* len_kv,
+static bool load_common(sd_geo* g, ref_scratch* s, const char* node, const ref_view* q,
+                        const ref_view* k, const ref_view* v, const ref_view* scale,
+                        const ref_view* bias, const ref_view* len_q, const ref_view* len_kv,
                         const ref_view* const* tables, double** qp, double** kp, double** vp) {
     *qp = ref_scratch_take(s, g->b * g->hq * g->sq * g->d);
     *kp = ref_scratch_take(s, g->b * g->hk * g->skv * g->d);
     *vp = ref_scratch_take(s, g->b * g->hv * g->skv * g->dv);
-    ref_gather(q, *qp);
     g->scale = scale_of(scale);
     if (bias) {
         const int64_t full[4] = {g->b, g->hq, g->sq, g->skv};
@@ -391,11 +392,16 @@ static bool load_common(sd_geo* g, ref_scratch* s, const ref_view* q, const ref_
         g->len_q = lq;
         g->len_kv = lk;
     }
+    /* ragged q, k, v (a padding mask with them): each sample's rows below its length */
+    if (!ref_ragged_check(q, g->len_q, node, "q") || !ref_ragged_check(k, g->len_kv, node, "k") ||
+        !ref_ragged_check(v, g->len_kv, node, "v"))
+        return false;
+    ref_ragged_gather(q, g->len_q, *qp);
     if (tables && tables[0])
         return gather_paged(g, k, tables[0], "page_table_k", *kp) &&
                gather_paged(g, v, tables[1], "page_table_v", *vp);
-    ref_gather(k, *kp);
-    ref_gather(v, *vp);
+    ref_ragged_gather(k, g->len_kv, *kp);
+    ref_ragged_gather(v, g->len_kv, *vp);
     return true;
 }
 
@@ -434,9 +440,11 @@ hipdnnPluginStatus_t ref_sdpa_fwd(const hipdnnSdkNode* node, const ref_view* con
     sd_ctx c;
     memset(&c, 0, sizeof(c));
     double *qp, *kp, *vp; /* the order of takes follows fwd_scratch */
-    if (!load_common(&g, &s, in[HIPDNN_SDPA_Q], in[HIPDNN_SDPA_K], in[HIPDNN_SDPA_V],
-                     in[HIPDNN_SDPA_ATTN_SCALE], in[HIPDNN_SDPA_BIAS], in[HIPDNN_SDPA_SEQ_LEN_Q],
-                     in[HIPDNN_SDPA_SEQ_LEN_KV], in + HIPDNN_SDPA_PAGE_TABLE_K, &qp, &kp, &vp)) {
+    if (!load_common(&g, &s, node->name, in[HIPDNN_SDPA_Q], in[HIPDNN_SDPA_K],
+                     in[HIPDNN_SDPA_V], in[HIPDNN_SDPA_ATTN_SCALE], in[HIPDNN_SDPA_BIAS],
+                     in[HIPDNN_SDPA_SEQ_LEN_Q], in[HIPDNN_SDPA_SEQ_LEN_KV],
+                     in + HIPDNN_SDPA_PAGE_TABLE_K, &qp, &kp, &vp) ||
+        !ref_ragged_check(out[HIPDNN_SDPA_O], g.len_q, node->name, "o")) {
         ref_scratch_close(&s);
         return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
     }
@@ -451,7 +459,7 @@ hipdnnPluginStatus_t ref_sdpa_fwd(const hipdnnSdkNode* node, const ref_view* con
     c.rows = ref_scratch_take(&s, scratch_threads() * ref_scratch_piece(g.skv));
     int64_t rows = g.b * g.hq * g.sq;
     ref_parallel_for(rows, 1, threads_for(&g, rows), fwd_rows, &c);
-    ref_scatter(c.o, out[HIPDNN_SDPA_O]);
+    ref_ragged_scatter(c.o, out[HIPDNN_SDPA_O], g.len_q);
     if (out[HIPDNN_SDPA_STATS]) ref_scatter(c.stats, out[HIPDNN_SDPA_STATS]);
     if (out[HIPDNN_SDPA_RNG_DUMP]) write_rng_dump(&g, out[HIPDNN_SDPA_RNG_DUMP]);
     ref_scratch_close(&s);
@@ -618,14 +626,25 @@ hipdnnPluginStatus_t ref_sdpa_bwd(const hipdnnSdkNode* node, const ref_view* con
     sd_ctx c;
     memset(&c, 0, sizeof(c));
     double *qp, *kp, *vp;
-    load_common(&g, &s, cv[0], cv[1], cv[2], cv[3], cv[4], cv[5], cv[6], NULL, &qp, &kp, &vp);
+    static const char* const names[5] = {"o", "dO", "dq", "dk", "dv"};
+    const ref_view* rv[5] = {in[HIPDNN_SDPA_BWD_O], in[HIPDNN_SDPA_BWD_DO],
+                             out[HIPDNN_SDPA_BWD_DQ], out[HIPDNN_SDPA_BWD_DK],
+                             out[HIPDNN_SDPA_BWD_DV]};
+    bool ok = load_common(&g, &s, node->name, cv[0], cv[1], cv[2], cv[3], cv[4], cv[5], cv[6],
+                          NULL, &qp, &kp, &vp);
+    for (int p = 0; ok && p < 5; ++p)
+        ok = ref_ragged_check(rv[p], p < 3 ? g.len_q : g.len_kv, node->name, names[p]);
+    if (!ok) {
+        ref_scratch_close(&s);
+        return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    }
     int64_t qn = g.b * g.hq * g.sq;
     double* o = ref_scratch_take(&s, qn * g.dv);
     double* dO = ref_scratch_take(&s, qn * g.dv);
     double* stats = ref_scratch_take(&s, qn);
     double* delta = ref_scratch_take(&s, qn);
-    ref_gather(in[HIPDNN_SDPA_BWD_O], o);
-    ref_gather(in[HIPDNN_SDPA_BWD_DO], dO);
+    ref_ragged_gather(in[HIPDNN_SDPA_BWD_O], g.len_q, o);
+    ref_ragged_gather(in[HIPDNN_SDPA_BWD_DO], g.len_q, dO);
     ref_gather(in[HIPDNN_SDPA_BWD_STATS], stats);
     for (int64_t r = 0; r < qn; ++r) delta[r] = dot(dO + r * g.dv, o + r * g.dv, g.dv);
     g.seed = load_word(in[HIPDNN_SDPA_BWD_SEED]);
@@ -646,9 +665,9 @@ hipdnnPluginStatus_t ref_sdpa_bwd(const hipdnnSdkNode* node, const ref_view* con
                      bwd_key_rows, &c);
     ref_parallel_for(vn, 1, threads_for(&g, vn * (g.hq / g.hv) * g.sq / (g.skv ? g.skv : 1)),
                      bwd_value_rows, &c);
-    ref_scatter(c.dq, out[HIPDNN_SDPA_BWD_DQ]);
-    ref_scatter(c.dk, out[HIPDNN_SDPA_BWD_DK]);
-    ref_scatter(c.dv, out[HIPDNN_SDPA_BWD_DV]);
+    ref_ragged_scatter(c.dq, out[HIPDNN_SDPA_BWD_DQ], g.len_q);
+    ref_ragged_scatter(c.dk, out[HIPDNN_SDPA_BWD_DK], g.len_kv);
+    ref_ragged_scatter(c.dv, out[HIPDNN_SDPA_BWD_DV], g.len_kv);
     ref_scratch_close(&s);
     return HIPDNN_PLUGIN_STATUS_SUCCESS;
 }

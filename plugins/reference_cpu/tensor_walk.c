@@ -37,6 +37,7 @@ void ref_view_from_tensor(const hipdnnSdkTensor* t, void* data, ref_view* v) {
         v->dims[i] = t->dims[i];
         v->strides[i] = t->strides[i];
     }
+    v->ragged = t->has_ragged_offset; /* the offsets' memory: the executor's view_of */
 }
 
 void ref_view_packed_double(double* data, int32_t ndim, const int64_t* dims, ref_view* v) {

@@ -383,10 +383,10 @@ typedef enum {
     HIPDNN_ATTR_TENSOR_STRIDES = 10903,        /* INT64, rank; unset = inferred (below) */
     HIPDNN_ATTR_TENSOR_UNIQUE_ID = 10906,      /* INT64, 1 */
     HIPDNN_ATTR_TENSOR_IS_VIRTUAL = 10907,     /* BOOLEAN, 1 */
-    /* BOOLEAN, 1: a scalar.  With TENSOR_VALUE_EXT it is a constant carried in the graph;
-     * without, its value is given at execute time: the variant pack holds a host pointer
-     * to it, as cuDNN's by-value scalars are given. */
+    /* BOOLEAN, 1: a scalar; with TENSOR_VALUE_EXT a constant in the graph, else given at
+     * execute time (the variant pack holds a host pointer to it, as in cuDNN). */
     HIPDNN_ATTR_TENSOR_IS_BY_VALUE = 10908,
+    HIPDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC = 10913, /* BACKEND_DESCRIPTOR (TENSOR): sdpa's */
     /* Unset strides, as in cuDNN frontend: an op's output is packed in the dimension order
      * of its main input (conv x, pointwise x, batchnorm x) when the ranks match, so NHWC in
      * gives NHWC out; otherwise, and for graph inputs, packed row-major. */

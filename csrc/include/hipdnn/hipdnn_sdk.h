@@ -237,6 +237,10 @@ typedef struct {
     bool is_by_value;
     bool has_value;   /* by-value: a constant in the graph; else given at execute time */
     uint8_t value[8]; /* the constant when has_value, in data_type's encoding */
+    /* Ragged (sdpa only): the uid of an int32 / int64 [B + 1, 1, 1, 1] tensor; sample b
+     * starts at element offset[b], which replaces b * strides[0]. */
+    bool has_ragged_offset;
+    int64_t ragged_offset;
 } hipdnnSdkTensor;
 
 /* One parameter of a node.  Integer kinds (INT64, INT64_LIST, ENUM, BOOLEAN) use i[],
