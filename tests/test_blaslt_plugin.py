@@ -171,6 +171,14 @@ def test_shapes(bl, dtype, m, n, k):
 
 
 @pytest.mark.gpu
+def test_a_plan_runs_on_a_handle_other_than_the_one_that_built_it(bl, dtype):
+    """Built on the graph's handle, executed on a new one (as a caller running on its own
+    stream does): that handle's cuBLASLt handle is made at execute, not assumed."""
+    bl.handle = hipdnn.Handle()
+    plain(bl, dtype, [12, 20], [20, 9])
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
 def test_half_inputs_give_an_fp32_output(bl, dtype):
     plain(bl, dtype, [24, 40], [40, 17], out_dtype="fp32")

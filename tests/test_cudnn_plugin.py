@@ -386,6 +386,14 @@ def test_matmul(cd, dtype, a_shape, b_shape, epilogue):
     assert_product_close(out, want, graph_tolerance(ops, dtype), a_shape[-1], mag)
 
 
+@pytest.mark.gpu
+def test_a_plan_runs_on_a_handle_other_than_the_one_that_built_it(cd):
+    """Built on the graph's handle, executed on a new one (as a caller running on its own
+    stream does): that handle's cuDNN handle is made at execute, not assumed."""
+    cd.handle = hipdnn.Handle()
+    test_matmul(cd, "fp16", [2, 9, 16], [2, 16, 8], True)
+
+
 # ---- attention ----------------------------------------------------------------------------
 # cuDNN's attention engines take fp16 and bf16; the fake's computes the operation graph the
 # plugin makes (matmuls, GEN_INDEX / compare / select masks, reductions) in float64.

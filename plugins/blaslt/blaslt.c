@@ -343,12 +343,20 @@ static hipdnnPluginStatus_t run(hipdnnEnginePluginHandle_t handle,
     bl_cu_context saved = NULL;
     if (!blaslt_enter(handle->device, &saved, why, sizeof(why)))
         return hipdnnSdkPluginFail(HIPDNN_PLUGIN_STATUS_EXECUTION_FAILED, "%s", why);
+    /* the handle executing need not be the one that built the plan (a hipdnn handle made
+       for another stream): its library handle is made here then */
+    const bl_lt lt = library_handle(handle, why, sizeof(why));
+    if (!lt) {
+        blaslt_leave(saved);
+        return hipdnnSdkPluginFail(HIPDNN_PLUGIN_STATUS_EXECUTION_FAILED, BLASLT_ENGINE_NAME
+                                   ": graph '%s': %s", c->graph_name, why);
+    }
     pthread_mutex_lock(&c->lock);
     bl_status st = BL_STATUS_SUCCESS;
     if (ptr[3])
         st = g_lt.desc_set(plan->desc, BL_DESC_BIAS_POINTER, &ptr[3], sizeof(ptr[3]));
     if (st == BL_STATUS_SUCCESS)
-        st = g_lt.matmul(handle->lt, plan->desc, &alpha, ptr[0], plan->a, ptr[1], plan->b,
+        st = g_lt.matmul(lt, plan->desc, &alpha, ptr[0], plan->a, ptr[1], plan->b,
                          &beta, ptr[2], plan->d, (void*)ptr[2], plan->d, &plan->algo[which],
                          workspace, plan->workspace, handle->stream);
     pthread_mutex_unlock(&c->lock);

@@ -460,13 +460,22 @@ static hipdnnPluginStatus_t run(hipdnnEnginePluginHandle_t h,
         call = "cudnnBackendFinalize(VARIANT_PACK)";
         st = g_cd.finalize(pack);
     }
+    /* the handle executing need not be the one that built the plan (a hipdnn handle made
+       for another stream): its library handle is made here then */
+    const cd_handle lib = st == CD_STATUS_SUCCESS ? library_handle(h, why, sizeof(why)) : NULL;
+    if (st == CD_STATUS_SUCCESS && !lib) {
+        if (pack) g_cd.destroy_descriptor(pack);
+        cudnn_leave(saved);
+        return hipdnnSdkPluginFail(HIPDNN_PLUGIN_STATUS_EXECUTION_FAILED, CUDNN_ENGINE_NAME
+                                   ": graph '%s': %s", c->graph_name, why);
+    }
     if (st == CD_STATUS_SUCCESS) {
         call = "cudnnSetStream";
-        st = g_cd.set_stream(h->cudnn, h->stream);
+        st = g_cd.set_stream(lib, h->stream);
     }
     if (st == CD_STATUS_SUCCESS) {
         call = "cudnnBackendExecute";
-        st = g_cd.execute(h->cudnn, c->plan.plan, pack);
+        st = g_cd.execute(lib, c->plan.plan, pack);
     }
     if (st != CD_STATUS_SUCCESS) cudnn_status_text(st, text, sizeof(text));
     if (pack) g_cd.destroy_descriptor(pack);
