@@ -19,6 +19,7 @@ import references as ref
 import test_sdpa
 import test_sdpa_dropout
 import test_sdpa_mhas
+import test_sdpa_ragged
 from conftest import GPU_ENGINE, STORAGES, Operand, engine_log
 from tolerances import tolerance
 
@@ -261,6 +262,21 @@ def test_dropout_seed_and_offset_forms(gpu, storage, by_value):
     test_sdpa_dropout.check_forward(gpu, "fp16", Case(sq=20, skv=45), prob=0.7, seed=(1 << 60) + 9
                                     if storage == "i64" else 77, offset=5, storage=storage,
                                     by_value=by_value, stats=False)
+
+
+@pytest.mark.parametrize("layout", ["gaps", "tight", "t3hd"])
+def test_ragged(gpu, dtype, layout):
+    """Ragged q, k, v, o (test_mhas's THD layouts; test_sdpa_ragged.py): the general kernel,
+    which the plan picks for them, reads each sample's rows from its offset, never the NaN
+    rows between samples, and writes o's rows below the sample's length only; GQA, d_v !=
+    d, a bottom-right causal mask, a sample of one row."""
+    c = Case(b=3, hq=4, hk=2, sq=40, skv=70, dv=48, causal_br=True,
+             lens=([33, 1, 40], [70, 41, 52])) if layout != "t3hd" else \
+        Case(b=3, hq=2, sq=37, skv=37, causal=True, lens=([37, 5, 20], [37, 5, 20]))
+    log = engine_log(lambda: test_sdpa_ragged.run_forward(
+        gpu, dtype, c, gap=0 if layout == "tight" else 1, interleaved=layout == "t3hd",
+        lengths=lengths))
+    assert not on_tensor_cores(log) and ran(log, "general"), log
 
 
 @pytest.mark.parametrize("heads", [(16, 2, 2), (4, 1, 1), (6, 3, 2)], ids=["gqa8", "mqa", "mixed"])

@@ -23,6 +23,7 @@ import test_gpu_sdpa as fwd
 import test_sdpa
 import test_sdpa_dropout
 import test_sdpa_mhas
+import test_sdpa_ragged
 from conftest import GPU_ENGINE, STORAGES, Operand, _allocate, engine_log
 from tolerances import tolerance
 
@@ -218,6 +219,18 @@ def test_dropout(gpu, dtype):
     with that mask; H_k != H_v (dk and dv each their own walk), padding, causal."""
     c = Case(hq=4, hk=2, hv=1, sq=19, skv=27, causal=True, lens=([19, 11], [27, 20]))
     log = engine_log(lambda: test_sdpa_dropout.backward(gpu, dtype, c, lengths=fwd.lengths))
+    assert not on_tensor_cores(log) and ran(log, "general"), log
+
+
+@pytest.mark.parametrize("gap", [1, 0], ids=["gaps", "tight"])
+def test_ragged(gpu, dtype, gap):
+    """test_mhas's ragged flow: the forward, then the backward with ragged q, k, v, o, dO
+    and dq, dk, dv (the general kernels, which the plan picks for them) against float64
+    gradients, sample by sample; rows between samples NaN in the inputs and poisoned in
+    the outputs stay so; H_k != H_v (dk and dv each their own walk), causal."""
+    c = Case(b=3, hq=4, hk=2, hv=1, sq=19, skv=27, causal=True, lens=([19, 11, 1], [27, 20, 9]))
+    log = engine_log(lambda: test_sdpa_ragged.run_backward(gpu, dtype, c, gap=gap,
+                                                           lengths=fwd.lengths))
     assert not on_tensor_cores(log) and ran(log, "general"), log
 
 

@@ -114,7 +114,8 @@ def close_rows(got, want, lens, tol, name):
         assert_close(got[b, :, :n], want[b, :, :n], tol, f"{name} (sample {b})")
 
 
-def build_forward(nx, dtype, c, gap=1, interleaved=False, storage="i64", stats=True):
+def build_forward(nx, dtype, c, gap=1, interleaved=False, storage="i64", stats=True,
+                  lengths=test_sdpa.int_input):
     """sdpa with ragged q, k, v, o: (graph, operands, o, stats, layouts, reference)."""
     lq, lk = c.lens
     g = nx.graph(dtype)
@@ -142,7 +143,7 @@ def build_forward(nx, dtype, c, gap=1, interleaved=False, storage="i64", stats=T
         op.bind(g, name).set_ragged_offset(off.tensor)
     ins = [q, k, v] + list({id(o): o for o in offs + [o_off]}.values())
     kw = c.kwargs()
-    test_sdpa.padding_mask(g, c, ins, kw)
+    test_sdpa.padding_mask(g, c, ins, kw, lengths)
     o, st = g.sdpa(q.tensor, k.tensor, v.tensor, generate_stats=stats, attn_scale=c.scale,
                    name="attn", **kw)
     o_op = ragged_output(o, dtype, lay_o, c.hq, c.dv)
@@ -199,11 +200,12 @@ def test_ragged_without_stats(nx):
 
 # ---- backward --------------------------------------------------------------------------------
 
-def run_backward(nx, dtype, c, gap=1, interleaved=False):
+def run_backward(nx, dtype, c, gap=1, interleaved=False, lengths=test_sdpa.int_input):
     """test_mhas's flow: the ragged forward on the engine, then sdpa_backward with ragged
     q, k, v, o, dO (o's offsets) and dq, dk, dv (q's, k's, v's offsets), poisoned."""
     g, outs, lay_o, o_vals, (q, k, v, o_off) = run_forward(nx, dtype, c, gap=gap,
-                                                           interleaved=interleaved)
+                                                           interleaved=interleaved,
+                                                           lengths=lengths)
     lq, lk = c.lens
     stats = outs[1]
     gb = nx.graph(dtype)
@@ -230,7 +232,7 @@ def run_backward(nx, dtype, c, gap=1, interleaved=False):
     kw = c.kwargs()
     bins = [q, k, v, o, do, st]
     o.before = o.base.copy()
-    test_sdpa.padding_mask(gb, c, bins, kw)
+    test_sdpa.padding_mask(gb, c, bins, kw, lengths)
     dq, dk, dv = gb.sdpa_backward(q.tensor, k.tensor, v.tensor, o.tensor, do.tensor,
                                   st.bind(gb, "stats"),
                                   attn_scale=c.scale, name="attn_bwd",

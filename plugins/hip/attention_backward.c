@@ -29,7 +29,8 @@ int hipe_fab_smem(const hipe_fa_kernel* k, const fa_program* p) {
 static void choose_kernels(const fa_program* p, hipe_fa_kernel* dq, hipe_fa_kernel* dkv) {
     *dq = (hipe_fa_kernel){.kind = FA_SIMT, .part = FA_PART_DQ};
     *dkv = (hipe_fa_kernel){.kind = FA_SIMT, .part = FA_PART_DKV};
-    if (strcmp(hipe_vendor(), "ROCm") == 0 || p->q_dt == PW_F32 || p->dropout || p->q_dt != p->k_dt ||
+    if (strcmp(hipe_vendor(), "ROCm") == 0 || p->q_dt == PW_F32 || p->dropout || p->ragged ||
+        p->q_dt != p->k_dt ||
         p->q_dt != p->v_dt || p->q_dt != p->do_dt || p->d % 16 != 0 || p->dv % 16 != 0 ||
         p->d > 128 || p->dv > 128 || p->hk != p->hv || p->q_s[3] != 1 || p->k_s[3] != 1 ||
         p->v_s[3] != 1 || p->do_s[3] != 1 || !hipe_fa_rows_aligned(p->q_s, p->b, p->hq, p->sq) ||
@@ -100,6 +101,7 @@ int hipe_fab_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, int64_t pa
                                         HIPDNN_SDPA_BWD_SEQ_LEN_Q, HIPDNN_SDPA_BWD_SEQ_LEN_KV};
     if (!hipe_fa_qkv(g, n, qkv, p, label, why, len) || !operands(g, n, p, st, label, why, len) ||
         !hipe_fa_options(g, n, &ports, p, st, label, why, len) ||
+        !hipe_fa_ragged(g, n, p, st, label, why, len) ||
         !hipe_fa_dropout(g, n, HIPDNN_SDPA_BWD_SEED, HIPDNN_SDPA_BWD_OFFSET, -1, p, st, label, why,
                          len))
         return 0;

@@ -38,8 +38,9 @@ bool hipe_fa_rows_aligned(const int64_t* s, int64_t b, int64_t h, int64_t n) {
 
 static void choose_kernel(const fa_program* p, hipe_fa_kernel* k) {
     memset(k, 0, sizeof(*k));
-    k->kind = FA_SIMT; /* paged caches and dropout: the general kernel alone takes them */
+    k->kind = FA_SIMT; /* paged caches, dropout, ragged: the general kernel alone takes them */
     if (strcmp(hipe_vendor(), "ROCm") == 0 || p->q_dt == PW_F32 || p->block_k > 0 || p->dropout ||
+        p->ragged ||
         p->q_dt != p->k_dt ||
         p->q_dt != p->v_dt || p->d % 16 != 0 || p->dv % 16 != 0 || p->q_s[3] != 1 ||
         p->k_s[3] != 1 || p->v_s[3] != 1 || !hipe_fa_rows_aligned(p->q_s, p->b, p->hq, p->sq) ||
@@ -79,14 +80,6 @@ bool hipe_fa_qkv(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const int* por
     const hipdnnSdkTensor* k = rwc_find(g, n->inputs[ports[1]]);
     const hipdnnSdkTensor* v = rwc_find(g, n->inputs[ports[2]]);
     if (!q || !k || !v) return decline(why, len, "%s: q, k and v must be set", label);
-    for (int i = 0; i < 2 * HIPDNN_MAX_PORTS; ++i) { /* fwd and bwd: every port */
-        const int64_t uid = i < HIPDNN_MAX_PORTS ? n->inputs[i] : n->outputs[i - HIPDNN_MAX_PORTS];
-        const hipdnnSdkTensor* t = uid == HIPDNN_NO_TENSOR ? NULL : rwc_find(g, uid);
-        if (t && t->has_ragged_offset)
-            return decline(why, len, "%s: '%s' is ragged (set_ragged_offset); the hip engine's "
-                           "attention kernels do not run ragged tensors yet (reference_cpu "
-                           "does)", label, t->name);
-    }
     if (!rwc_tensor_ok(q, label, "q", false, why, len) || !rwc_tensor_ok(k, label, "k", false, why, len) ||
         !rwc_tensor_ok(v, label, "v", false, why, len))
         return false;
@@ -118,6 +111,35 @@ bool hipe_fa_qkv(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const int* por
     p->q_dt = rwc_storage_of(q->data_type);
     p->k_dt = rwc_storage_of(k->data_type);
     p->v_dt = rwc_storage_of(v->data_type);
+    return true;
+}
+
+bool hipe_fa_ragged(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, fa_program* p,
+                    hipe_stage* st, const char* label, char* why, size_t len) {
+    /* port, output?, FA_RAG_* (infer_attention.c allows ragged tensors there alone) */
+    static const int fwd[4][3] = {{HIPDNN_SDPA_Q, 0, FA_RAG_Q}, {HIPDNN_SDPA_K, 0, FA_RAG_K},
+                                  {HIPDNN_SDPA_V, 0, FA_RAG_V}, {HIPDNN_SDPA_O, 1, FA_RAG_O}};
+    static const int bwd[8][3] = {
+        {HIPDNN_SDPA_BWD_Q, 0, FA_RAG_Q},   {HIPDNN_SDPA_BWD_K, 0, FA_RAG_K},
+        {HIPDNN_SDPA_BWD_V, 0, FA_RAG_V},   {HIPDNN_SDPA_BWD_O, 0, FA_RAG_O},
+        {HIPDNN_SDPA_BWD_DO, 0, FA_RAG_DO}, {HIPDNN_SDPA_BWD_DQ, 1, FA_RAG_DQ},
+        {HIPDNN_SDPA_BWD_DK, 1, FA_RAG_DK}, {HIPDNN_SDPA_BWD_DV, 1, FA_RAG_DV}};
+    const bool backward = n->kind == HIPDNN_OP_SDPA_BWD;
+    const int(*map)[3] = backward ? bwd : fwd;
+    for (int i = 0; i < (backward ? 8 : 4); ++i) {
+        const int64_t uid = map[i][1] ? n->outputs[map[i][0]] : n->inputs[map[i][0]];
+        const hipdnnSdkTensor* t = uid == HIPDNN_NO_TENSOR ? NULL : rwc_find(g, uid);
+        if (!t || !t->has_ragged_offset) continue;
+        const hipdnnSdkTensor* r = rwc_find(g, t->ragged_offset);
+        if (!r || r->is_by_value ||
+            (r->data_type != HIPDNN_DATA_INT32 && r->data_type != HIPDNN_DATA_INT64))
+            return decline(why, len, "%s: '%s' is ragged: its offsets must be int32 or int64 in "
+                           "device memory", label, t->name);
+        const int k = map[i][2];
+        p->rag_dt[k] = r->data_type == HIPDNN_DATA_INT64 ? PW_I64 : PW_I32;
+        p->ragged = 1;
+        hipe_fa_bind(st, r->uid, FA(rag) + (size_t)k * sizeof(p->rag[0]), -1);
+    }
     return true;
 }
 
@@ -285,7 +307,7 @@ int hipe_fa_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, int64_t par
     static const int qkv[3] = {HIPDNN_SDPA_Q, HIPDNN_SDPA_K, HIPDNN_SDPA_V};
     if (!hipe_fa_qkv(g, n, qkv, p, label, why, len) || !outputs(g, n, p, label, why, len) ||
         !hipe_fa_options(g, n, &ports, p, st, label, why, len) ||
-        !pages(g, n, p, st, label, why, len) ||
+        !pages(g, n, p, st, label, why, len) || !hipe_fa_ragged(g, n, p, st, label, why, len) ||
         !hipe_fa_dropout(g, n, HIPDNN_SDPA_SEED, HIPDNN_SDPA_OFFSET, HIPDNN_SDPA_RNG_DUMP, p, st,
                          label, why, len))
         return 0;

@@ -24,7 +24,7 @@ namespace {
 void fa_row_walk(const fa_program& p, int64_t b, int64_t h, int64_t i, int64_t lo, int64_t hi,
                  float scale2, float* acc, float* m_out, float* l_out) {
     const int64_t hk = h / (p.hq / p.hk), hv = h / (p.hq / p.hv);
-    const int64_t qa = b * p.q_s[0] + h * p.q_s[1] + i * p.q_s[2];
+    const int64_t qa = fa_sample(p, FA_RAG_Q, b) + h * p.q_s[1] + i * p.q_s[2];
     const uint64_t seed = p.dropout ? fa_seed(p) : 0, offset = p.dropout ? fa_offset(p) : 0;
     float m = -__builtin_huge_valf(), l = 0.0f, s[FA_SIMT_KEYS];
     for (int64_t e = 0; e < p.dv; ++e) acc[e] = 0.0f;
@@ -33,7 +33,8 @@ void fa_row_walk(const fa_program& p, int64_t b, int64_t h, int64_t i, int64_t l
         float mx = m;
         for (int j = 0; j < n; ++j) {
             const int64_t ka =
-                fa_row_at(p.k_s, p.page_k, p.page_k_s, p.block_k, p.blocks_k, b, hk, kt + j);
+                fa_row_at(p.k_s, p.page_k, p.page_k_s, p.block_k, p.blocks_k, b,
+                          fa_sample(p, FA_RAG_K, b), hk, kt + j);
             float dot = 0.0f;
             for (int64_t c = 0; c < p.d; ++c)
                 dot = fmaf(fa_load(p.q_dt, p.q, qa + c * p.q_s[3]),
@@ -48,7 +49,8 @@ void fa_row_walk(const fa_program& p, int64_t b, int64_t h, int64_t i, int64_t l
         for (int j = 0; j < n; ++j) {
             const float pj = exp2f(s[j] - mx);
             const int64_t va =
-                fa_row_at(p.v_s, p.page_v, p.page_v_s, p.block_v, p.blocks_v, b, hv, kt + j);
+                fa_row_at(p.v_s, p.page_v, p.page_v_s, p.block_v, p.blocks_v, b,
+                          fa_sample(p, FA_RAG_V, b), hv, kt + j);
             l += pj; // the softmax's sum: before dropout; o takes the dropped p
             const float pz = pj * fa_drop(p, seed, offset, b, h, i, kt + j);
             for (int64_t e = 0; e < p.dv; ++e)
@@ -60,12 +62,14 @@ void fa_row_walk(const fa_program& p, int64_t b, int64_t h, int64_t i, int64_t l
     *l_out = l;
 }
 
-// Row i of head h: o = acc / l (0 where l is 0) and its log-sum-exp.
-void fa_row_store(const fa_program& p, int64_t b, int64_t h, int64_t i, const float* acc, float m,
-                  float l) {
+// Row i of head h: o = acc / l (0 where l is 0; not past L_q = lq where o is ragged: the
+// next sample's row) and its log-sum-exp.
+void fa_row_store(const fa_program& p, int64_t b, int64_t h, int64_t i, int64_t lq,
+                  const float* acc, float m, float l) {
     const float inv = l > 0.0f ? 1.0f / l : 0.0f;
     const int64_t at = fa_o_at(p, b, h, i);
-    for (int64_t e = 0; e < p.dv; ++e) fa_store(p.o_dt, p.o, at + e * p.o_s[3], acc[e] * inv);
+    for (int64_t e = 0; i < fa_rows_end(p, FA_RAG_O, lq, p.sq) && e < p.dv; ++e)
+        fa_store(p.o_dt, p.o, at + e * p.o_s[3], acc[e] * inv);
     fa_store_stats(p, b, h, i, m, l);
 }
 
@@ -77,7 +81,7 @@ bool fa_row(const fa_program& p, const FaBlock& blk, int64_t i, float* acc) {
     if (lo < hi && (lo < blk.klo || hi > blk.khi)) return false;
     float m, l;
     fa_row_walk(p, blk.b, blk.h, i, lo, hi, blk.scale2, acc, &m, &l);
-    fa_row_store(p, blk.b, blk.h, i, acc, m, l);
+    fa_row_store(p, blk.b, blk.h, i, blk.lq, acc, m, l);
     return true;
 }
 
@@ -92,8 +96,9 @@ float dot_rows(int n, int adt, const void* a, int64_t aa, int64_t sa, int bdt, c
 // p = exp2(s - lse) of row i of head h and key j (seen: the caller checks).
 float bwd_prob(const fa_program& p, int64_t b, int64_t h, int64_t i, int64_t j, float scale2) {
     const int64_t hk = h / (p.hq / p.hk);
-    const float dot = dot_rows((int)p.d, p.q_dt, p.q, b * p.q_s[0] + h * p.q_s[1] + i * p.q_s[2],
-                               p.q_s[3], p.k_dt, p.k, b * p.k_s[0] + hk * p.k_s[1] + j * p.k_s[2],
+    const float dot = dot_rows((int)p.d, p.q_dt, p.q,
+                               fa_sample(p, FA_RAG_Q, b) + h * p.q_s[1] + i * p.q_s[2], p.q_s[3],
+                               p.k_dt, p.k, fa_sample(p, FA_RAG_K, b) + hk * p.k_s[1] + j * p.k_s[2],
                                p.k_s[3]);
     return exp2f(fmaf(dot, scale2, fa_bias_log2(p, b, h, i, j)) - fa_lse_log2(p, b, h, i));
 }
@@ -101,8 +106,9 @@ float bwd_prob(const fa_program& p, int64_t b, int64_t h, int64_t i, int64_t j, 
 // dp = dO_i . v_j of row i of head h.
 float bwd_dp(const fa_program& p, int64_t b, int64_t h, int64_t i, int64_t j) {
     const int64_t hv = h / (p.hq / p.hv);
-    return dot_rows((int)p.dv, p.do_dt, p.d_o, b * p.do_s[0] + h * p.do_s[1] + i * p.do_s[2],
-                    p.do_s[3], p.v_dt, p.v, b * p.v_s[0] + hv * p.v_s[1] + j * p.v_s[2], p.v_s[3]);
+    return dot_rows((int)p.dv, p.do_dt, p.d_o,
+                    fa_sample(p, FA_RAG_DO, b) + h * p.do_s[1] + i * p.do_s[2], p.do_s[3], p.v_dt,
+                    p.v, fa_sample(p, FA_RAG_V, b) + hv * p.v_s[1] + j * p.v_s[2], p.v_s[3]);
 }
 
 // dq: row i's delta (fp32 over the columns in order) into the workspace, then
@@ -112,19 +118,23 @@ bool fab_dq_row(const fa_program& p, const FaBlock& blk, int64_t i, std::vector<
     fa_row_keys(p, blk, i, &lo, &hi);
     if (lo < hi && (lo < blk.klo || hi > blk.khi)) return false;
     const int64_t b = blk.b, h = blk.h;
-    const float delta = dot_rows((int)p.dv, p.do_dt, p.d_o, b * p.do_s[0] + h * p.do_s[1] + i * p.do_s[2],
-                                 p.do_s[3], p.o_dt, p.o, fa_o_at(p, b, h, i), p.o_s[3]);
+    const bool next = (p.rag[FA_RAG_O] || p.rag[FA_RAG_DO]) && i >= blk.lq; // next sample's
+    const float delta = next ? 0.0f
+                             : dot_rows((int)p.dv, p.do_dt, p.d_o,
+                                        fa_sample(p, FA_RAG_DO, b) + h * p.do_s[1] + i * p.do_s[2],
+                                        p.do_s[3], p.o_dt, p.o, fa_o_at(p, b, h, i), p.o_s[3]);
     p.delta[fa_delta_at(p, b, h, i)] = delta;
     for (float& x : acc) x = 0.0f;
     for (int64_t j = lo; j < hi; ++j) {
         const float z = fa_drop(p, blk.seed, blk.offset, b, h, i, j);
         const float ds = bwd_prob(p, b, h, i, j, blk.scale2) * (bwd_dp(p, b, h, i, j) * z - delta);
-        const int64_t ka = b * p.k_s[0] + blk.hk * p.k_s[1] + j * p.k_s[2];
+        const int64_t ka = fa_sample(p, FA_RAG_K, b) + blk.hk * p.k_s[1] + j * p.k_s[2];
         for (int64_t c = 0; c < p.d; ++c) acc[c] = fmaf(ds, fa_load(p.k_dt, p.k, ka + c * p.k_s[3]), acc[c]);
     }
     const float scale = fa_scale(p);
-    const int64_t at = b * p.dq_s[0] + h * p.dq_s[1] + i * p.dq_s[2];
-    for (int64_t c = 0; c < p.d; ++c) fa_store(p.dq_dt, p.grad_q, at + c * p.dq_s[3], acc[c] * scale);
+    const int64_t at = fa_sample(p, FA_RAG_DQ, b) + h * p.dq_s[1] + i * p.dq_s[2];
+    for (int64_t c = 0; i < fa_rows_end(p, FA_RAG_DQ, blk.lq, p.sq) && c < p.d; ++c)
+        fa_store(p.dq_dt, p.grad_q, at + c * p.dq_s[3], acc[c] * scale);
     return true;
 }
 
@@ -143,18 +153,22 @@ bool fab_dkv_key(const fa_program& p, const FaKeyBlock& kb, int64_t j, std::vect
         for (int64_t i = lo; i < hi; ++i) {
             const float pr = bwd_prob(p, b, h, i, j, kb.scale2);
             const float z = fa_drop(p, kb.seed, kb.offset, b, h, i, j);
-            const int64_t qa = b * p.q_s[0] + h * p.q_s[1] + i * p.q_s[2];
-            const int64_t da = b * p.do_s[0] + h * p.do_s[1] + i * p.do_s[2];
+            const int64_t qa = fa_sample(p, FA_RAG_Q, b) + h * p.q_s[1] + i * p.q_s[2];
+            const int64_t da = fa_sample(p, FA_RAG_DO, b) + h * p.do_s[1] + i * p.do_s[2];
             for (int64_t c = 0; wv && c < p.dv; ++c)
                 dv[c] = fmaf(pr * z, fa_load(p.do_dt, p.d_o, da + c * p.do_s[3]), dv[c]);
             if (!wk) continue;
             const float ds = pr * (bwd_dp(p, b, h, i, j) * z - p.delta[fa_delta_at(p, b, h, i)]);
             for (int64_t c = 0; c < p.d; ++c) dk[c] = fmaf(ds, fa_load(p.q_dt, p.q, qa + c * p.q_s[3]), dk[c]);
         }
-    const int64_t ka = b * p.dk_s[0] + kb.g * p.dk_s[1] + j * p.dk_s[2];
-    const int64_t va = b * p.dv_s[0] + kb.g * p.dv_s[1] + j * p.dv_s[2];
-    for (int64_t c = 0; wk && c < p.d; ++c) fa_store(p.dk_dt, p.grad_k, ka + c * p.dk_s[3], dk[c] * kb.scale);
-    for (int64_t c = 0; wv && c < p.dv; ++c) fa_store(p.dv_dt, p.grad_v, va + c * p.dv_s[3], dv[c]);
+    const int64_t ka = fa_sample(p, FA_RAG_DK, b) + kb.g * p.dk_s[1] + j * p.dk_s[2];
+    const int64_t va = fa_sample(p, FA_RAG_DV, b) + kb.g * p.dv_s[1] + j * p.dv_s[2];
+    const bool ok = j < fa_rows_end(p, FA_RAG_DK, kb.lkv, p.skv); // ragged: past L_kv the
+    const bool ov = j < fa_rows_end(p, FA_RAG_DV, kb.lkv, p.skv); // next sample's rows
+    for (int64_t c = 0; wk && ok && c < p.d; ++c)
+        fa_store(p.dk_dt, p.grad_k, ka + c * p.dk_s[3], dk[c] * kb.scale);
+    for (int64_t c = 0; wv && ov && c < p.dv; ++c)
+        fa_store(p.dv_dt, p.grad_v, va + c * p.dv_s[3], dv[c]);
     return true;
 }
 
@@ -269,7 +283,7 @@ bool split_block(const fa_program& p, int64_t bid, std::vector<float>& acc, char
         float m, l;
         fa_row_walk(p, k.b, h, i, lo, hi, k.scale2, acc.data(), &m, &l);
         if (p.splits == 1) {
-            fa_row_store(p, k.b, h, i, acc.data(), m, l);
+            fa_row_store(p, k.b, h, i, p.sq, acc.data(), m, l); // never ragged
             continue;
         }
         const int64_t row = fd_row_id(p, k.b, h, i);
@@ -301,7 +315,7 @@ bool combine_row(const fa_program& p, int64_t row, std::vector<float>& acc, char
     }
     int64_t b, h, i;
     fd_row_coords(p, row, &b, &h, &i);
-    fa_row_store(p, b, h, i, acc.data(), m, l);
+    fa_row_store(p, b, h, i, p.sq, acc.data(), m, l); // decode: never ragged
     return true;
 }
 

@@ -20,13 +20,14 @@
 #include "fa_kernels.h"
 
 // delta of row i (the warp's lanes over its columns, then summed across them): written to
-// the workspace by lane 0; every lane gets it; 0 past S_q.
-PW_FN float fa_bwd_delta_row(const fa_program& p, int64_t b, int64_t h, int64_t i) {
+// the workspace by lane 0; every lane gets it; 0 past S_q, and past L_q (lq) where o or
+// dO is ragged (those rows are the next sample's).
+PW_FN float fa_bwd_delta_row(const fa_program& p, int64_t b, int64_t h, int64_t i, int64_t lq) {
     const int lane = (int)threadIdx.x & 31;
     float acc = 0.0f;
-    if (i < p.sq) {
+    if (i < p.sq && (!(p.rag[FA_RAG_O] || p.rag[FA_RAG_DO]) || i < lq)) {
         const int64_t o_at = fa_o_at(p, b, h, i);
-        const int64_t do_at = b * p.do_s[0] + h * p.do_s[1] + i * p.do_s[2];
+        const int64_t do_at = fa_sample(p, FA_RAG_DO, b) + h * p.do_s[1] + i * p.do_s[2];
         for (int64_t c = lane; c < p.dv; c += 32)
             acc = fmaf(fa_load(p.do_dt, p.d_o, do_at + c * p.do_s[3]),
                        fa_load(p.o_dt, p.o, o_at + c * p.o_s[3]), acc);
@@ -66,14 +67,16 @@ PW_FN void fa_bwd_dq_simt(const fa_program& p, float* smem) {
     float* dos = qs + FA_SIMT_ROWS * D;    // [FA_SIMT_ROWS][DV]
     const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
     const FaBlock k = fa_block(p, (int64_t)blockIdx.x);
-    fa_simt_load<D, QDT>(p.q, p.q_s, k.b, k.h, k.i0, p.sq, FA_SIMT_ROWS, qs, D);
-    fa_simt_load<DV, ODT>(p.d_o, p.do_s, k.b, k.h, k.i0, p.sq, FA_SIMT_ROWS, dos, DV);
+    fa_simt_load<D, QDT>(p.q, p.q_s, fa_sample(p, FA_RAG_Q, k.b), k.h, k.i0,
+                         fa_rows_end(p, FA_RAG_Q, k.lq, p.sq), FA_SIMT_ROWS, qs, D);
+    fa_simt_load<DV, ODT>(p.d_o, p.do_s, fa_sample(p, FA_RAG_DO, k.b), k.h, k.i0,
+                          fa_rows_end(p, FA_RAG_DO, k.lq, p.sq), FA_SIMT_ROWS, dos, DV);
     float dq[RW][DC], lse[RW], dl[RW], s[RW];
     int64_t lo[RW], hi[RW];
 PW_UNROLL
     for (int rr = 0; rr < RW; ++rr) {
         const int64_t i = k.i0 + warp * RW + rr;
-        dl[rr] = fa_bwd_delta_row(p, k.b, k.h, i);
+        dl[rr] = fa_bwd_delta_row(p, k.b, k.h, i, k.lq);
         lse[rr] = i < p.sq ? fa_lse_log2(p, k.b, k.h, i) : __builtin_huge_valf();
         fa_row_keys(p, k, i, &lo[rr], &hi[rr]);
 PW_UNROLL
@@ -81,11 +84,13 @@ PW_UNROLL
     }
     for (int64_t kt = k.klo; kt < k.khi; kt += FA_SIMT_KEYS) {
         __syncthreads(); // the buffer's last rows are read (and the block's own are in)
-        fa_simt_load<D, KDT>(p.k, p.k_s, k.b, k.hk, kt, k.khi, FA_SIMT_KEYS, kv, LD);
+        fa_simt_load<D, KDT>(p.k, p.k_s, fa_sample(p, FA_RAG_K, k.b), k.hk, kt, k.khi,
+                             FA_SIMT_KEYS, kv, LD);
         __syncthreads();
         fa_simt_scores<D, RW, LD>(p, k, qs, kv, kt, lo, hi, s);
         __syncthreads();
-        fa_simt_load<DV, VDT>(p.v, p.v_s, k.b, k.hv, kt, k.khi, FA_SIMT_KEYS, kv, LD);
+        fa_simt_load<DV, VDT>(p.v, p.v_s, fa_sample(p, FA_RAG_V, k.b), k.hv, kt, k.khi,
+                              FA_SIMT_KEYS, kv, LD);
         __syncthreads();
 PW_UNROLL
         for (int rr = 0; rr < RW; ++rr) { // s becomes ds of (row, key kt + lane)
@@ -96,7 +101,8 @@ PW_UNROLL
             s[rr] = pr * (dp - dl[rr]);
         }
         __syncthreads();
-        fa_simt_load<D, KDT>(p.k, p.k_s, k.b, k.hk, kt, k.khi, FA_SIMT_KEYS, kv, LD);
+        fa_simt_load<D, KDT>(p.k, p.k_s, fa_sample(p, FA_RAG_K, k.b), k.hk, kt, k.khi,
+                             FA_SIMT_KEYS, kv, LD);
         __syncthreads();
 PW_UNROLL
         for (int rr = 0; rr < RW; ++rr) fa_bwd_spread<D, DC, LD>(s[rr], kv, dq[rr]);
@@ -105,8 +111,8 @@ PW_UNROLL
 PW_UNROLL
     for (int rr = 0; rr < RW; ++rr) {
         const int64_t i = k.i0 + warp * RW + rr;
-        if (i >= p.sq) continue;
-        const int64_t at = k.b * p.dq_s[0] + k.h * p.dq_s[1] + i * p.dq_s[2];
+        if (i >= fa_rows_end(p, FA_RAG_DQ, k.lq, p.sq)) continue; // ragged: the next sample's
+        const int64_t at = fa_sample(p, FA_RAG_DQ, k.b) + k.h * p.dq_s[1] + i * p.dq_s[2];
 PW_UNROLL
         for (int c = 0; c < DC; ++c)
             if (c * 32 + lane < D)
@@ -153,9 +159,11 @@ PW_FN void fa_bwd_simt_own(const fa_program& p, const FaKeyBlock& k, int64_t h, 
     const int64_t hk = h / (p.hq / p.hk), hv = h / (p.hq / p.hv);
     __syncthreads(); // every warp is done with the last head's rows
     if (hk != *cur_k)
-        fa_simt_load<D, KDT>(p.k, p.k_s, k.b, hk, k.j0, p.skv, FA_BWD_SIMT_KEYS, ks, D);
+        fa_simt_load<D, KDT>(p.k, p.k_s, fa_sample(p, FA_RAG_K, k.b), hk, k.j0,
+                             fa_rows_end(p, FA_RAG_K, k.lkv, p.skv), FA_BWD_SIMT_KEYS, ks, D);
     if (wk && hv != *cur_v)
-        fa_simt_load<DV, VDT>(p.v, p.v_s, k.b, hv, k.j0, p.skv, FA_BWD_SIMT_KEYS, vs, DV);
+        fa_simt_load<DV, VDT>(p.v, p.v_s, fa_sample(p, FA_RAG_V, k.b), hv, k.j0,
+                              fa_rows_end(p, FA_RAG_V, k.lkv, p.skv), FA_BWD_SIMT_KEYS, vs, DV);
     *cur_k = hk;
     *cur_v = hv;
 }
@@ -186,12 +194,13 @@ PW_UNROLL
         fa_bwd_simt_own<D, DV, KDT, VDT>(p, k, h, wk, &cur_k, &cur_v, ks, vs);
         for (int64_t it = k.ilo; it < k.ihi; it += T) {
             __syncthreads();
-            fa_simt_load<D, QDT>(p.q, p.q_s, k.b, h, it, k.ihi, T, qd, LD);
+            fa_simt_load<D, QDT>(p.q, p.q_s, fa_sample(p, FA_RAG_Q, k.b), h, it, k.ihi, T, qd, LD);
             fa_bwd_simt_rows(p, k, h, it, k.ihi, rl, rd);
             __syncthreads();
             fa_bwd_simt_probs<D, RK>(p, k, h, it, qd + lane * LD, ks, rl, lo, hi, pr);
             __syncthreads();
-            fa_simt_load<DV, ODT>(p.d_o, p.do_s, k.b, h, it, k.ihi, T, qd, LD);
+            fa_simt_load<DV, ODT>(p.d_o, p.do_s, fa_sample(p, FA_RAG_DO, k.b), h, it, k.ihi, T, qd,
+                                  LD);
             __syncthreads();
 PW_UNROLL
             for (int rr = 0; rr < RK; ++rr) {
@@ -204,7 +213,7 @@ PW_UNROLL
             }
             if (!wk) continue;
             __syncthreads();
-            fa_simt_load<D, QDT>(p.q, p.q_s, k.b, h, it, k.ihi, T, qd, LD);
+            fa_simt_load<D, QDT>(p.q, p.q_s, fa_sample(p, FA_RAG_Q, k.b), h, it, k.ihi, T, qd, LD);
             __syncthreads();
 PW_UNROLL
             for (int rr = 0; rr < RK; ++rr) fa_bwd_spread<D, DC, LD>(ds[rr], qd, dk[rr]);
@@ -215,15 +224,17 @@ PW_UNROLL
         const int64_t j = k.j0 + warp * RK + rr;
         if (j >= p.skv) continue;
         const int64_t hk = k.g, hv = k.g; // the owner's head, of whichever side is written
-        const int64_t ka = k.b * p.dk_s[0] + hk * p.dk_s[1] + j * p.dk_s[2];
-        const int64_t va = k.b * p.dv_s[0] + hv * p.dv_s[1] + j * p.dv_s[2];
+        const int64_t ka = fa_sample(p, FA_RAG_DK, k.b) + hk * p.dk_s[1] + j * p.dk_s[2];
+        const int64_t va = fa_sample(p, FA_RAG_DV, k.b) + hv * p.dv_s[1] + j * p.dv_s[2];
+        const bool ok = j < fa_rows_end(p, FA_RAG_DK, k.lkv, p.skv); // ragged: the next
+        const bool ov = j < fa_rows_end(p, FA_RAG_DV, k.lkv, p.skv); // sample's rows
 PW_UNROLL
         for (int c = 0; c < DC; ++c)
-            if (wk && c * 32 + lane < D)
+            if (wk && ok && c * 32 + lane < D)
                 fa_store(p.dk_dt, p.grad_k, ka + (c * 32 + lane) * p.dk_s[3], dk[rr][c] * k.scale);
 PW_UNROLL
         for (int c = 0; c < VC; ++c)
-            if (wv && c * 32 + lane < DV)
+            if (wv && ov && c * 32 + lane < DV)
                 fa_store(p.dv_dt, p.grad_v, va + (c * 32 + lane) * p.dv_s[3], dv[rr][c]);
     }
 }

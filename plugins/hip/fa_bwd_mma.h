@@ -122,7 +122,7 @@ PW_UNROLL
     for (int x = 0; x < 2; ++x)
         lse[x] = row0 + 8 * x < p.sq ? fa_lse_log2(p, k.b, k.h, row0 + 8 * x) : __builtin_huge_valf();
     for (int r = 0; r < 16; ++r) { // the warp's rows' delta, while the tiles load
-        const float d = fa_bwd_delta_row(p, k.b, k.h, wi0 + r);
+        const float d = fa_bwd_delta_row(p, k.b, k.h, wi0 + r, k.lq);
         if (r == (lane >> 2)) dl[0] = d;
         if (r == (lane >> 2) + 8) dl[1] = d;
     }

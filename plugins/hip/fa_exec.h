@@ -57,12 +57,30 @@ PW_FN float fa_scale_log2(const fa_program& p) {
     return (p.scale_t ? fa_load(p.scale_dt, p.scale_t, 0) : p.scale) * FA_LOG2E;
 }
 
-// Where row `row` of head h of sample b starts in a [B, H, S, W] tensor of strides s, or
-// in a paged cache (table non-NULL: table strides ts, bs keys a block, nb blocks; an entry
-// out of range reads block 0 or the last rather than memory past the cache).
+// Where sample b of tensor t (FA_RAG_*) starts: its ragged offset, else b * stride 0.
+PW_FN int64_t fa_sample(const fa_program& p, int t, int64_t b) {
+    if (p.rag[t])
+        return p.rag_dt[t] == PW_I64 ? ((const int64_t*)p.rag[t])[b]
+                                     : (int64_t)((const int32_t*)p.rag[t])[b];
+    const int64_t* s = t == FA_RAG_Q ? p.q_s : t == FA_RAG_K ? p.k_s : t == FA_RAG_V ? p.v_s
+                     : t == FA_RAG_O ? p.o_s : t == FA_RAG_DO ? p.do_s : t == FA_RAG_DQ ? p.dq_s
+                     : t == FA_RAG_DK ? p.dk_s : p.dv_s;
+    return b * s[0];
+}
+
+// The rows of tensor t a sample may read or write: a ragged tensor's own (below its length
+// n), else all s.
+PW_FN int64_t fa_rows_end(const fa_program& p, int t, int64_t n, int64_t s) {
+    return p.rag[t] ? n : s;
+}
+
+// Where row `row` of head h of a sample starting at element `at` starts in a [B, H, S, W]
+// tensor of strides s, or in a paged cache (table non-NULL: sample b, table strides ts, bs
+// keys a block, nb blocks; an entry out of range reads block 0 or the last rather than
+// memory past the cache).
 PW_FN int64_t fa_row_at(const int64_t* s, const void* table, const int64_t* ts, int64_t bs,
-                        int64_t nb, int64_t b, int64_t h, int64_t row) {
-    if (!table) return b * s[0] + h * s[1] + row * s[2];
+                        int64_t nb, int64_t b, int64_t at, int64_t h, int64_t row) {
+    if (!table) return at + h * s[1] + row * s[2];
     int64_t blk = ((const int32_t*)table)[b * ts[0] + (row / bs) * ts[1]];
     blk = blk < 0 ? 0 : blk >= nb ? nb - 1 : blk;
     return blk * s[0] + h * s[1] + (row % bs) * s[2];
@@ -161,7 +179,7 @@ PW_FN void fa_dump_rows(const fa_program& p, const FaBlock& k, int64_t t, int64_
 
 // Writes row i of (b, h): o (acc / l, or 0 where l is 0: no key seen) and its stats.
 PW_FN int64_t fa_o_at(const fa_program& p, int64_t b, int64_t h, int64_t i) {
-    return b * p.o_s[0] + h * p.o_s[1] + i * p.o_s[2];
+    return fa_sample(p, FA_RAG_O, b) + h * p.o_s[1] + i * p.o_s[2];
 }
 
 PW_FN void fa_store_stats(const fa_program& p, int64_t b, int64_t h, int64_t i, float m2, float l) {

@@ -32,15 +32,15 @@ PW_FN float fa_warp_sum(float x) {
 
 // ---- the general kernel ------------------------------------------------------------------
 
-// Rows [first, first + n) of a [B, H, S, W] tensor (b, h and strides s) into dst as fp32,
-// pitch ld; rows at or past `end` are zeros.
+// Rows [first, first + n) of a [B, H, S, W] tensor (the sample at element `at`, head h,
+// strides s) into dst as fp32, pitch ld; rows at or past `end` are zeros.
 template <int W, int DT>
-PW_FN void fa_simt_load(const void* src, const int64_t* s, int64_t b, int64_t h, int64_t first,
+PW_FN void fa_simt_load(const void* src, const int64_t* s, int64_t at, int64_t h, int64_t first,
                         int64_t end, int n, float* dst, int ld) {
     for (int e = (int)threadIdx.x; e < n * W; e += FA_SIMT_THREADS) {
         const int r = e / W, c = e - (e / W) * W;
         const int64_t row = first + r;
-        dst[r * ld + c] = row < end ? fa_load(DT, src, b * s[0] + h * s[1] + row * s[2] + c * s[3])
+        dst[r * ld + c] = row < end ? fa_load(DT, src, at + h * s[1] + row * s[2] + c * s[3])
                                     : 0.0f;
     }
 }
@@ -52,15 +52,16 @@ PW_FN void fa_simt_load_kv(const fa_program& p, bool values, int64_t b, int64_t 
                            int64_t end, int n, float* dst, int ld) {
     const void* src = values ? p.v : p.k;
     const int64_t* s = values ? p.v_s : p.k_s;
+    const int64_t at = fa_sample(p, values ? FA_RAG_V : FA_RAG_K, b);
     for (int e = (int)threadIdx.x; e < n * W; e += FA_SIMT_THREADS) {
         const int r = e / W, c = e - (e / W) * W;
         const int64_t row = first + r;
         dst[r * ld + c] =
             row < end ? fa_load(DT, src,
                                 (values ? fa_row_at(s, p.page_v, p.page_v_s, p.block_v, p.blocks_v,
-                                                    b, h, row)
+                                                    b, at, h, row)
                                         : fa_row_at(s, p.page_k, p.page_k_s, p.block_k, p.blocks_k,
-                                                    b, h, row)) + c * s[3])
+                                                    b, at, h, row)) + c * s[3])
                       : 0.0f;
     }
 }
@@ -118,9 +119,10 @@ PW_UNROLL
         if (i >= p.sq) continue;
         const float inv = l[rr] > 0.0f ? 1.0f / l[rr] : 0.0f;
         const int64_t at = fa_o_at(p, k.b, k.h, i);
+        const bool own = i < fa_rows_end(p, FA_RAG_O, k.lq, p.sq); // else the next sample's
 PW_UNROLL
         for (int c = 0; c < DC; ++c)
-            if (c * 32 + lane < DV)
+            if (own && c * 32 + lane < DV)
                 fa_store(p.o_dt, p.o, at + (c * 32 + lane) * p.o_s[3], o[rr][c] * inv);
         if (lane == 0) fa_store_stats(p, k.b, k.h, i, m[rr], l[rr]);
     }
@@ -133,7 +135,8 @@ PW_FN void fa_simt(const fa_program& p, float* smem) {
     float* qs = smem + FA_SIMT_KEYS * LD; // [FA_SIMT_ROWS][D]
     const int warp = (int)threadIdx.x >> 5;
     const FaBlock k = fa_block(p, (int64_t)blockIdx.x);
-    fa_simt_load<D, QDT>(p.q, p.q_s, k.b, k.h, k.i0, p.sq, FA_SIMT_ROWS, qs, D);
+    fa_simt_load<D, QDT>(p.q, p.q_s, fa_sample(p, FA_RAG_Q, k.b), k.h, k.i0,
+                         fa_rows_end(p, FA_RAG_Q, k.lq, p.sq), FA_SIMT_ROWS, qs, D);
     float o[RW][DC], m[RW], l[RW], s[RW], z[RW];
     int64_t lo[RW], hi[RW];
 PW_UNROLL
