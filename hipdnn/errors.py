@@ -46,6 +46,6 @@ class GraphNotSupportedError(NotSupportedError):
 
 
 class FeatureNotSupportedError(GraphNotSupportedError, NotImplementedError):
-    """The graph uses a feature that no engine of hipdnn has yet (sdpa's dropout, ALiBi,
-    paged attention, ragged offsets...): ``reasons`` maps each node or tensor that uses
-    one to what it lacks."""
+    """The graph uses a feature that no engine of hipdnn has yet (sdpa's block masks,
+    score modifiers, a (mask, scale) dropout...): ``reasons`` maps each node or tensor that
+    uses one to what it lacks."""

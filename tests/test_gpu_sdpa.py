@@ -279,6 +279,14 @@ def test_ragged(gpu, dtype, layout):
     assert not on_tensor_cores(log) and ran(log, "general"), log
 
 
+def test_ragged_q_with_paged_kv_caches(gpu, dtype):
+    """cuDNN frontend's notebook 52: a ragged q, paged K / V caches, a dense o."""
+    c = Case(b=3, hq=4, hk=2, sq=20, skv=45, causal=True, lens=([20, 3, 11], [45, 45, 45]))
+    log = engine_log(lambda: test_sdpa_ragged.run_paged_with_ragged_q(gpu, dtype, c, 16,
+                                                                     lengths=lengths))
+    assert not on_tensor_cores(log) and ran(log, "general"), log
+
+
 @pytest.mark.parametrize("heads", [(16, 2, 2), (4, 1, 1), (6, 3, 2)], ids=["gqa8", "mqa", "mixed"])
 def test_grouped_heads(gpu, dtype, heads):
     hq, hk, hv = heads

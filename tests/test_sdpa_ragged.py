@@ -198,6 +198,43 @@ def test_ragged_without_stats(nx):
     run_forward(nx, "fp32", CASES["plain"], stats=False)
 
 
+def run_paged_with_ragged_q(nx, dtype, c, block, lengths=test_sdpa.int_input):
+    """cuDNN frontend's notebook 52: a ragged (packed) q, k and v as paged caches read
+    through their tables, o dense."""
+    g = nx.graph(dtype)
+    lay = Layout(c.b, c.sq, c.lens[0], c.hq * c.d)
+    q = ragged_input(nx, dtype, lay, c.hq, c.d)
+    off = offsets_input(g, "q_offsets", lay)
+    q.bind(g, "q").set_ragged_offset(off.tensor)
+    caches, tables, ins, kw = [], [], [q, off], c.kwargs()
+    for name, h, d in (("k", c.hk, c.d), ("v", c.hv, c.dv)):
+        container, table = test_sdpa.page(nx.rng, nx.random([c.b, h, c.skv, d]), block,
+                                          c.lens[1])
+        op = nx.input(container.shape, dtype, values=container)
+        t = test_sdpa.table_input(g, f"page_table_{name}", table)
+        caches.append(op)
+        tables.append(t)
+        ins += [op, t]
+    kw.update(paged_attention_k_table=tables[0].tensor, paged_attention_v_table=tables[1].tensor,
+              paged_attention_max_seq_len_kv=c.skv, attn_scale=c.scale)
+    test_sdpa.padding_mask(g, c, ins, kw, lengths)
+    o, st = g.sdpa(q.tensor, caches[0].bind(g, "k_cache"), caches[1].bind(g, "v_cache"),
+                   generate_stats=True, name="attn", **kw)
+    k64, v64 = (test_sdpa.unpage(op.values, t.values.astype(np.int64), c.skv)
+                for op, t in zip(caches, tables))
+    want = ref.sdpa(q.values, k64, v64, float(np.float32(c.scale)), None, c.allowed())
+    outs = [nx.output(o, want[0].shape, dtype), nx.output(st, want[1].shape, "fp32")]
+    nx.execute(g, ins + outs)
+    close_rows(outs[0].decoded(), want[0], c.lens[0], tolerance("sdpa", dtype), "o")
+    test_sdpa.check_stats(outs[1], want[1])
+
+
+@pytest.mark.parametrize("block", [1, 4])
+def test_ragged_q_with_paged_kv_caches(nx, dtype, block):
+    run_paged_with_ragged_q(nx, dtype, Case(b=3, hq=4, hk=2, sq=6, skv=13, causal=True,
+                                            lens=([6, 2, 4], [13, 13, 13])), block)
+
+
 # ---- backward --------------------------------------------------------------------------------
 
 def run_backward(nx, dtype, c, gap=1, interleaved=False, lengths=test_sdpa.int_input):
