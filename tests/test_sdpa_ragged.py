@@ -437,3 +437,26 @@ def test_a_graph_without_ragged_tensors_stays_version_2():
     o, _ = g.sdpa(q, q, q, attn_scale=0.3, generate_stats=False, name="attn")
     o.set_output(True)
     assert test_op_table._format_version(g.serialize()) == 2
+
+
+def test_packed_page_tables_are_not_supported_yet_naming_the_table():
+    # test_mhas's paged_attention "_packed" (cuDNN 9.10.2 on): validate() passes, as cuDNN
+    # frontend's does, and create_execution_plans() names the ragged table
+    g = hipdnn.pygraph(io_data_type=dt.HALF, compute_data_type=dt.FLOAT)
+    q = g.tensor(name="q", dim=[2, 2, 4, 8])
+    caches = [g.tensor(name=n, dim=[6, 2, 4, 8]) for n in ("k_cache", "v_cache")]
+    tables = [g.tensor(name=n, dim=[2, 1, 3, 1], data_type=dt.INT32)
+              for n in ("page_table_k", "page_table_v")]
+    tables[0].set_ragged_offset(g.tensor(name="table_offsets", dim=[3, 1, 1, 1],
+                                         data_type=dt.INT32))
+    lens = [g.tensor(name=n, dim=[2, 1, 1, 1], data_type=dt.INT32)
+            for n in ("seq_len_q", "seq_len_kv")]
+    o, _ = g.sdpa(q, *caches, generate_stats=False, attn_scale=0.5, use_padding_mask=True,
+                  seq_len_q=lens[0], seq_len_kv=lens[1], paged_attention_k_table=tables[0],
+                  paged_attention_v_table=tables[1], paged_attention_max_seq_len_kv=12)
+    o.set_output(True)
+    g.validate()
+    with pytest.raises(hipdnn.FeatureNotSupportedError,
+                       match=r"tensor 'page_table_k' \(uid \d+\): ragged \(packed\) page tables "
+                             r"are not supported by hipdnn yet"):
+        g.create_execution_plans([hipdnn.heur_mode.A])
