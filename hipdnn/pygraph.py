@@ -167,10 +167,11 @@ class Tensor:
 
     def set_ragged_offset(self, offset: "Tensor") -> "Tensor":
         """cuDNN frontend's ragged (THD) layout, for sdpa / sdpa_backward's q, k, v, o, dO,
-        dq, dk, dv with a padding mask: `offset` (int32 / int64 [B + 1, 1, 1, 1], given in
-        the variant pack) holds where each sample starts, in elements: element
-        (b, h, s, d) is at offset[b] + h * stride[1] + s * stride[2] + d * stride[3].
-        Rows past a sample's sequence length are neither read nor written."""
+        dq, dk, dv and sdpa's page tables (packed tables), with a padding mask: `offset`
+        (int32 / int64 [B + 1, 1, 1, 1], given in the variant pack) holds where each sample
+        starts, in elements: element (b, h, s, d) is at offset[b] + h * stride[1] +
+        s * stride[2] + d * stride[3].  Rows past a sample's sequence length are neither
+        read nor written."""
         if not isinstance(offset, Tensor) or offset._graph is not self._graph:
             raise TypeError(f"set_ragged_offset: expected a tensor of this graph, got "
                             f"{_type_name(offset)}")

@@ -279,11 +279,15 @@ def test_ragged(gpu, dtype, layout):
     assert not on_tensor_cores(log) and ran(log, "general"), log
 
 
-def test_ragged_q_with_paged_kv_caches(gpu, dtype):
-    """cuDNN frontend's notebook 52: a ragged q, paged K / V caches, a dense o."""
-    c = Case(b=3, hq=4, hk=2, sq=20, skv=45, causal=True, lens=([20, 3, 11], [45, 45, 45]))
-    log = engine_log(lambda: test_sdpa_ragged.run_paged_with_ragged_q(gpu, dtype, c, 16,
-                                                                     lengths=lengths))
+@pytest.mark.parametrize("packed", [False, True], ids=["tables", "packed_tables"])
+def test_ragged_q_with_paged_kv_caches(gpu, dtype, packed):
+    """cuDNN frontend's notebook 52: a ragged q, paged K / V caches, a dense o; and the
+    tables packed too (test_mhas's paged_attention "_packed": each sample's own entries
+    from its offset, the rest of the table -1, never read)."""
+    c = Case(b=3, hq=4, hk=2, sq=20, skv=45, causal=True,
+             lens=([20, 3, 11], [45, 17, 30] if packed else [45, 45, 45]))
+    log = engine_log(lambda: test_sdpa_ragged.run_paged_with_ragged_q(
+        gpu, dtype, c, 16, lengths=lengths, packed=packed))
     assert not on_tensor_cores(log) and ran(log, "general"), log
 
 

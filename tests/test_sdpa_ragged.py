@@ -30,7 +30,8 @@ class Layout:
 
     def __init__(self, b, s, lens, width, gap=1):
         self.b, self.s, self.lens, self.width = b, s, list(lens), width
-        self.rows = b * (s + gap)  # the buffer's
+        self.batch_rows = s + gap  # the tensor's batch stride, in rows
+        self.rows = b * (s + gap) + gap  # the buffer's
         self.start, r = [], gap
         for n in self.lens:
             self.start.append(r)
@@ -64,7 +65,7 @@ def _view(base, lay, h, d, head_at):
     item = base.itemsize
     return np.lib.stride_tricks.as_strided(
         base[head_at:], (lay.b, h, lay.s, d),
-        [lay.rows // lay.b * lay.width * item, d * item, lay.width * item, item],
+        [lay.batch_rows * lay.width * item, d * item, lay.width * item, item],
         writeable=True)
 
 
@@ -198,9 +199,30 @@ def test_ragged_without_stats(nx):
     run_forward(nx, "fp32", CASES["plain"], stats=False)
 
 
-def run_paged_with_ragged_q(nx, dtype, c, block, lengths=test_sdpa.int_input):
+def packed_table(g, name, table, lens, block):
+    """test_mhas's convert_uniform_to_ragged_page_tables: each sample's used entries
+    (ceil(L_kv / block)) one after another in a [B, 1, blocks, 1] int32 buffer (the rest
+    -1, never read), the offsets their exclusive prefix sums; (table operand, offsets
+    operand)."""
+    b, nb = table.shape[0], table.shape[2]
+    used = [-(-n // block) for n in lens]
+    starts = np.concatenate([[0], np.cumsum(used)]).astype(np.int32)
+    flat = np.full(b * nb, -1, np.int32)
+    for i in range(b):
+        flat[starts[i]:starts[i + 1]] = table[i, 0, :used[i], 0]
+    op = test_sdpa.table_input(g, name, flat.reshape(b, 1, nb, 1))
+    arr = starts.reshape(-1, 1, 1, 1).copy()
+    off = Operand(arr, arr, np.ones(arr.shape, bool), STORAGES["i32"], arr.astype(np.float64))
+    off.tensor = g.tensor(name=name + "_offsets", dim=list(arr.shape), stride=[1, 1, 1, 1],
+                          data_type=dt.INT32)
+    op.tensor.set_ragged_offset(off.tensor)
+    return op, off
+
+
+def run_paged_with_ragged_q(nx, dtype, c, block, lengths=test_sdpa.int_input, packed=False):
     """cuDNN frontend's notebook 52: a ragged (packed) q, k and v as paged caches read
-    through their tables, o dense."""
+    through their tables, o dense; `packed`: the tables packed too (test_mhas's
+    paged_attention "_packed")."""
     g = nx.graph(dtype)
     lay = Layout(c.b, c.sq, c.lens[0], c.hq * c.d)
     q = ragged_input(nx, dtype, lay, c.hq, c.d)
@@ -211,7 +233,13 @@ def run_paged_with_ragged_q(nx, dtype, c, block, lengths=test_sdpa.int_input):
         container, table = test_sdpa.page(nx.rng, nx.random([c.b, h, c.skv, d]), block,
                                           c.lens[1])
         op = nx.input(container.shape, dtype, values=container)
-        t = test_sdpa.table_input(g, f"page_table_{name}", table)
+        if packed:
+            t, t_off = packed_table(g, f"page_table_{name}", table, c.lens[1], block)
+            t.uniform = table
+            ins.append(t_off)
+        else:
+            t = test_sdpa.table_input(g, f"page_table_{name}", table)
+            t.uniform = table
         caches.append(op)
         tables.append(t)
         ins += [op, t]
@@ -220,7 +248,7 @@ def run_paged_with_ragged_q(nx, dtype, c, block, lengths=test_sdpa.int_input):
     test_sdpa.padding_mask(g, c, ins, kw, lengths)
     o, st = g.sdpa(q.tensor, caches[0].bind(g, "k_cache"), caches[1].bind(g, "v_cache"),
                    generate_stats=True, name="attn", **kw)
-    k64, v64 = (test_sdpa.unpage(op.values, t.values.astype(np.int64), c.skv)
+    k64, v64 = (test_sdpa.unpage(op.values, t.uniform.astype(np.int64), c.skv)
                 for op, t in zip(caches, tables))
     want = ref.sdpa(q.values, k64, v64, float(np.float32(c.scale)), None, c.allowed())
     outs = [nx.output(o, want[0].shape, dtype), nx.output(st, want[1].shape, "fp32")]
@@ -233,6 +261,34 @@ def run_paged_with_ragged_q(nx, dtype, c, block, lengths=test_sdpa.int_input):
 def test_ragged_q_with_paged_kv_caches(nx, dtype, block):
     run_paged_with_ragged_q(nx, dtype, Case(b=3, hq=4, hk=2, sq=6, skv=13, causal=True,
                                             lens=([6, 2, 4], [13, 13, 13])), block)
+
+
+@pytest.mark.parametrize("ragged_q", [False, True])
+@pytest.mark.parametrize("block", [1, 4])
+def test_packed_page_tables(nx, dtype, block, ragged_q):
+    """Page tables packed (ragged offsets on the tables: sample b's entries from
+    offset[b], only its ceil(L_kv / block) own ones read; the rest of the buffer -1)."""
+    c = Case(b=3, hq=4, hk=2, sq=6, skv=13, causal_br=True, lens=([6, 2, 4], [13, 3, 9]))
+    run_paged_with_ragged_q(nx, dtype, c, block, packed=True)
+
+
+def test_packed_page_table_offsets_outside_the_table_are_refused(nx):
+    c = Case(b=2, hq=2, sq=4, skv=8, lens=([4, 2], [8, 8]))
+    with pytest.raises(hipdnn.HipdnnError, match=r"page_table_k's ragged offset\[1\] = 99 puts "
+                                                 r"its 2 entries outside the table's \d+"):
+        orig = packed_table
+
+        def bad(g, name, table, lens, block):
+            op, off = orig(g, name, table, lens, block)
+            if name == "page_table_k":
+                off.array[1, 0, 0, 0] = 99
+                off.before = off.base.copy()
+            return op, off
+        globals()["packed_table"] = bad
+        try:
+            run_paged_with_ragged_q(nx, "fp32", c, 4, packed=True)
+        finally:
+            globals()["packed_table"] = orig
 
 
 # ---- backward --------------------------------------------------------------------------------
@@ -437,26 +493,3 @@ def test_a_graph_without_ragged_tensors_stays_version_2():
     o, _ = g.sdpa(q, q, q, attn_scale=0.3, generate_stats=False, name="attn")
     o.set_output(True)
     assert test_op_table._format_version(g.serialize()) == 2
-
-
-def test_packed_page_tables_are_not_supported_yet_naming_the_table():
-    # test_mhas's paged_attention "_packed" (cuDNN 9.10.2 on): validate() passes, as cuDNN
-    # frontend's does, and create_execution_plans() names the ragged table
-    g = hipdnn.pygraph(io_data_type=dt.HALF, compute_data_type=dt.FLOAT)
-    q = g.tensor(name="q", dim=[2, 2, 4, 8])
-    caches = [g.tensor(name=n, dim=[6, 2, 4, 8]) for n in ("k_cache", "v_cache")]
-    tables = [g.tensor(name=n, dim=[2, 1, 3, 1], data_type=dt.INT32)
-              for n in ("page_table_k", "page_table_v")]
-    tables[0].set_ragged_offset(g.tensor(name="table_offsets", dim=[3, 1, 1, 1],
-                                         data_type=dt.INT32))
-    lens = [g.tensor(name=n, dim=[2, 1, 1, 1], data_type=dt.INT32)
-            for n in ("seq_len_q", "seq_len_kv")]
-    o, _ = g.sdpa(q, *caches, generate_stats=False, attn_scale=0.5, use_padding_mask=True,
-                  seq_len_q=lens[0], seq_len_kv=lens[1], paged_attention_k_table=tables[0],
-                  paged_attention_v_table=tables[1], paged_attention_max_seq_len_kv=12)
-    o.set_output(True)
-    g.validate()
-    with pytest.raises(hipdnn.FeatureNotSupportedError,
-                       match=r"tensor 'page_table_k' \(uid \d+\): ragged \(packed\) page tables "
-                             r"are not supported by hipdnn yet"):
-        g.create_execution_plans([hipdnn.heur_mode.A])

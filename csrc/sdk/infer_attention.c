@@ -60,8 +60,9 @@ static bool check_dropout(err_t* e, const hipdnnSdkNode* n, const hipdnnSdkTenso
 /* Ragged (cuDNN's THD layout): a port's tensor with a ragged offset starts sample b at
  * element offset[b] (int32 / int64 [B + 1, 1, 1, 1], a graph input) instead of at
  * b * strides[0].  Only the token tensors may be ragged (the forward's q, k, v, o; the
- * backward's q, k, v, o, dO, dq, dk, dv: ports below `ins` / `outs`), in memory, with
- * a padding mask (rows past each sample's length belong to the next sample). */
+ * backward's q, k, v, o, dO, dq, dk, dv: ports below `ins` / `outs`) and the forward's
+ * page tables (packed tables: sample b's entries from offset[b]), in memory, with a
+ * padding mask (rows past each sample's length belong to the next sample). */
 static bool check_ragged(err_t* e, hipdnnSdkGraph* g, const hipdnnSdkNode* n, int ins, int outs,
                          int64_t batch, const char* label) {
     const hipdnnSdkOpInfo* info = hipdnnSdkOpInfoGet(n->kind);
@@ -72,10 +73,12 @@ static bool check_ragged(err_t* e, hipdnnSdkGraph* g, const hipdnnSdkNode* n, in
         const hipdnnSdkTensor* t = tensor_of(e, g, in ? n->inputs[k] : n->outputs[k]);
         if (!t || !t->has_ragged_offset) continue;
         const char* port = in ? info->inputs[k].name : info->outputs[k].name;
-        if (k >= (in ? ins : outs))
+        const bool table = n->kind == HIPDNN_OP_SDPA_FWD && in &&
+                           (k == HIPDNN_SDPA_PAGE_TABLE_K || k == HIPDNN_SDPA_PAGE_TABLE_V);
+        if (k >= (in ? ins : outs) && !table)
             return fail(e, "%s: %s '%s' has a ragged offset; only the token tensors (q, k, v, "
                         "o%s) may be ragged", label, port, t->name,
-                        n->kind == HIPDNN_OP_SDPA_BWD ? ", dO, dq, dk, dv" : "");
+                        n->kind == HIPDNN_OP_SDPA_BWD ? ", dO, dq, dk, dv" : ", page tables");
         if (n->attrs[HIPDNN_SDPA_PADDING].i[0] == 0)
             return fail(e, "%s: %s '%s' is ragged but use_padding_mask is not set (ragged "
                         "samples end at seq_len_q / seq_len_kv)", label, port, t->name);
@@ -178,8 +181,8 @@ bool infer_sdpa_fwd(err_t* e, hipdnnSdkNode* n, hipdnnSdkGraph* g, const char* l
     if (!check_ragged(e, g, n, 3, 1, q->dims[0], label)) return false;
     if ((in[HIPDNN_SDPA_K]->has_ragged_offset || in[HIPDNN_SDPA_V]->has_ragged_offset) &&
         tables[0])
-        return fail(e, "%s: ragged k / v with page tables: packed page tables are not "
-                    "supported yet", label);
+        return fail(e, "%s: k and v are paged caches: ragged offsets go on their page tables "
+                    "(packed tables), not on the caches", label);
     const int64_t skv = n->attrs[HIPDNN_SDPA_MAX_SEQ_LEN_KV].i[0] > 0
                             ? n->attrs[HIPDNN_SDPA_MAX_SEQ_LEN_KV].i[0] : in[HIPDNN_SDPA_K]->dims[2];
     const int64_t dd[4] = {q->dims[0], q->dims[1], q->dims[2], skv};

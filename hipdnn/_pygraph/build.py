@@ -162,9 +162,6 @@ class BuildSteps(GraphBase):
             raise _C.InvalidGraphError(f"graph '{self.name}' has no operations")
         used = self._used_tensors()
         lacks = {op.label(): "; ".join(op.lacks) for op in self._ops if op.lacks}
-        lacks.update({t._label(): "ragged (packed) page tables are not supported by hipdnn yet"
-                      for op in self._ops if op.op == "sdpa" for port, _a, t in op.inputs
-                      if port.startswith("page_table") and t.get_ragged_offset() is not None})
         refused = {op.label(): limit for op in self._ops
                    if op.op.startswith("sdpa") and (limit := sdpa_cudnn_limits(op))}
         if refused:  # what cuDNN frontend's own validate() refuses

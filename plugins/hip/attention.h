@@ -51,9 +51,9 @@ bool hipe_fa_options(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const hipe
 bool hipe_fa_dropout(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, int seed, int offset,
                      int dump, fa_program* p, struct hipe_stage* st, const char* label, char* why,
                      size_t len);
-/* Ragged tensors of n (the forward's q, k, v, o; the backward's and dO, dq, dk, dv): their
- * offsets (int32 / int64, device memory) bound to p->rag (fa_program.h); the general
- * kernels alone read them.  False with the reason. */
+/* Ragged tensors of n (the forward's q, k, v, o and page tables; the backward's q, k, v,
+ * o, dO, dq, dk, dv): their offsets (int32 / int64, device memory) bound to p->rag
+ * (fa_program.h); the general kernels alone read them.  False with the reason. */
 bool hipe_fa_ragged(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, fa_program* p,
                     struct hipe_stage* st, const char* label, char* why, size_t len);
 /* q, k, v at ports[0..2] of n into p (shapes, strides, types); false with the reason. */

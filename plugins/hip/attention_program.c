@@ -117,8 +117,12 @@ bool hipe_fa_qkv(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const int* por
 bool hipe_fa_ragged(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, fa_program* p,
                     hipe_stage* st, const char* label, char* why, size_t len) {
     /* port, output?, FA_RAG_* (infer_attention.c allows ragged tensors there alone) */
-    static const int fwd[4][3] = {{HIPDNN_SDPA_Q, 0, FA_RAG_Q}, {HIPDNN_SDPA_K, 0, FA_RAG_K},
-                                  {HIPDNN_SDPA_V, 0, FA_RAG_V}, {HIPDNN_SDPA_O, 1, FA_RAG_O}};
+    static const int fwd[6][3] = {{HIPDNN_SDPA_Q, 0, FA_RAG_Q},
+                                  {HIPDNN_SDPA_K, 0, FA_RAG_K},
+                                  {HIPDNN_SDPA_V, 0, FA_RAG_V},
+                                  {HIPDNN_SDPA_O, 1, FA_RAG_O},
+                                  {HIPDNN_SDPA_PAGE_TABLE_K, 0, FA_RAG_PK},
+                                  {HIPDNN_SDPA_PAGE_TABLE_V, 0, FA_RAG_PV}};
     static const int bwd[8][3] = {
         {HIPDNN_SDPA_BWD_Q, 0, FA_RAG_Q},   {HIPDNN_SDPA_BWD_K, 0, FA_RAG_K},
         {HIPDNN_SDPA_BWD_V, 0, FA_RAG_V},   {HIPDNN_SDPA_BWD_O, 0, FA_RAG_O},
@@ -126,7 +130,7 @@ bool hipe_fa_ragged(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, fa_program*
         {HIPDNN_SDPA_BWD_DK, 1, FA_RAG_DK}, {HIPDNN_SDPA_BWD_DV, 1, FA_RAG_DV}};
     const bool backward = n->kind == HIPDNN_OP_SDPA_BWD;
     const int(*map)[3] = backward ? bwd : fwd;
-    for (int i = 0; i < (backward ? 8 : 4); ++i) {
+    for (int i = 0; i < (backward ? 8 : 6); ++i) {
         const int64_t uid = map[i][1] ? n->outputs[map[i][0]] : n->inputs[map[i][0]];
         const hipdnnSdkTensor* t = uid == HIPDNN_NO_TENSOR ? NULL : rwc_find(g, uid);
         if (!t || !t->has_ragged_offset) continue;

@@ -33,8 +33,8 @@ void fa_row_walk(const fa_program& p, int64_t b, int64_t h, int64_t i, int64_t l
         float mx = m;
         for (int j = 0; j < n; ++j) {
             const int64_t ka =
-                fa_row_at(p.k_s, p.page_k, p.page_k_s, p.block_k, p.blocks_k, b,
-                          fa_sample(p, FA_RAG_K, b), hk, kt + j);
+                fa_row_at(p.k_s, p.page_k, p.page_k_s, p.block_k, p.blocks_k,
+                          fa_sample(p, FA_RAG_PK, b), fa_sample(p, FA_RAG_K, b), hk, kt + j);
             float dot = 0.0f;
             for (int64_t c = 0; c < p.d; ++c)
                 dot = fmaf(fa_load(p.q_dt, p.q, qa + c * p.q_s[3]),
@@ -49,8 +49,8 @@ void fa_row_walk(const fa_program& p, int64_t b, int64_t h, int64_t i, int64_t l
         for (int j = 0; j < n; ++j) {
             const float pj = exp2f(s[j] - mx);
             const int64_t va =
-                fa_row_at(p.v_s, p.page_v, p.page_v_s, p.block_v, p.blocks_v, b,
-                          fa_sample(p, FA_RAG_V, b), hv, kt + j);
+                fa_row_at(p.v_s, p.page_v, p.page_v_s, p.block_v, p.blocks_v,
+                          fa_sample(p, FA_RAG_PV, b), fa_sample(p, FA_RAG_V, b), hv, kt + j);
             l += pj; // the softmax's sum: before dropout; o takes the dropped p
             const float pz = pj * fa_drop(p, seed, offset, b, h, i, kt + j);
             for (int64_t e = 0; e < p.dv; ++e)

@@ -64,7 +64,8 @@ PW_FN int64_t fa_sample(const fa_program& p, int t, int64_t b) {
                                      : (int64_t)((const int32_t*)p.rag[t])[b];
     const int64_t* s = t == FA_RAG_Q ? p.q_s : t == FA_RAG_K ? p.k_s : t == FA_RAG_V ? p.v_s
                      : t == FA_RAG_O ? p.o_s : t == FA_RAG_DO ? p.do_s : t == FA_RAG_DQ ? p.dq_s
-                     : t == FA_RAG_DK ? p.dk_s : p.dv_s;
+                     : t == FA_RAG_DK ? p.dk_s : t == FA_RAG_DV ? p.dv_s
+                     : t == FA_RAG_PK ? p.page_k_s : p.page_v_s;
     return b * s[0];
 }
 
@@ -75,13 +76,13 @@ PW_FN int64_t fa_rows_end(const fa_program& p, int t, int64_t n, int64_t s) {
 }
 
 // Where row `row` of head h of a sample starting at element `at` starts in a [B, H, S, W]
-// tensor of strides s, or in a paged cache (table non-NULL: sample b, table strides ts, bs
-// keys a block, nb blocks; an entry out of range reads block 0 or the last rather than
-// memory past the cache).
+// tensor of strides s, or in a paged cache (table non-NULL: the sample's entries from
+// element tb, table strides ts, bs keys a block, nb blocks; an entry out of range reads
+// block 0 or the last rather than memory past the cache).
 PW_FN int64_t fa_row_at(const int64_t* s, const void* table, const int64_t* ts, int64_t bs,
-                        int64_t nb, int64_t b, int64_t at, int64_t h, int64_t row) {
+                        int64_t nb, int64_t tb, int64_t at, int64_t h, int64_t row) {
     if (!table) return at + h * s[1] + row * s[2];
-    int64_t blk = ((const int32_t*)table)[b * ts[0] + (row / bs) * ts[1]];
+    int64_t blk = ((const int32_t*)table)[tb + (row / bs) * ts[1]];
     blk = blk < 0 ? 0 : blk >= nb ? nb - 1 : blk;
     return blk * s[0] + h * s[1] + (row % bs) * s[2];
 }

@@ -59,9 +59,10 @@ PW_FN void fa_simt_load_kv(const fa_program& p, bool values, int64_t b, int64_t 
         dst[r * ld + c] =
             row < end ? fa_load(DT, src,
                                 (values ? fa_row_at(s, p.page_v, p.page_v_s, p.block_v, p.blocks_v,
-                                                    b, at, h, row)
+                                                    fa_sample(p, FA_RAG_PV, b), at, h, row)
                                         : fa_row_at(s, p.page_k, p.page_k_s, p.block_k, p.blocks_k,
-                                                    b, at, h, row)) + c * s[3])
+                                                    fa_sample(p, FA_RAG_PK, b), at, h, row)) +
+                                    c * s[3])
                       : 0.0f;
     }
 }

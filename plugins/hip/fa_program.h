@@ -142,15 +142,16 @@ typedef struct {
     int32_t splits;                         /* key ranges; 1: no combine */
     int64_t split_keys;                     /* keys a range, a multiple of 16 */
     float* part;                            /* workspace: the ranges' partial rows */
-    /* ragged tensors (cuDNN's THD layouts; the general kernels): sample b of tensor t
-     * (FA_RAG_*) starts at element rag[t][b] (PW_I32 / PW_I64 in device memory, set at
-     * enqueue) instead of b * stride 0; its rows past the sample's length are the next
-     * sample's: read as 0, never written.  NULL: not ragged. */
-    const void* rag[8];
-    int32_t rag_dt[8];
+    /* ragged tensors (cuDNN's THD layouts and packed page tables; the general kernels):
+     * sample b of tensor t (FA_RAG_*) starts at element rag[t][b] (PW_I32 / PW_I64 in device
+     * memory, set at enqueue) instead of b * stride 0; its rows past the sample's length
+     * are the next sample's: read as 0, never written.  NULL: not ragged. */
+    const void* rag[10];
+    int32_t rag_dt[10];
     int32_t ragged;                         /* any rag[t] bound */
 } fa_program;
 
-enum { FA_RAG_Q, FA_RAG_K, FA_RAG_V, FA_RAG_O, FA_RAG_DO, FA_RAG_DQ, FA_RAG_DK, FA_RAG_DV };
+enum { FA_RAG_Q, FA_RAG_K, FA_RAG_V, FA_RAG_O, FA_RAG_DO, FA_RAG_DQ, FA_RAG_DK, FA_RAG_DV,
+       FA_RAG_PK, FA_RAG_PV /* the forward's page tables */ };
 
 #endif

@@ -149,6 +149,8 @@ void ref_scatter(const double* packed, const ref_view* v);
 void ref_ragged_gather(const ref_view* v, const int64_t* len, double* packed);
 void ref_ragged_scatter(const double* packed, const ref_view* v, const int64_t* len);
 bool ref_ragged_check(const ref_view* v, const int64_t* len, const char* node, const char* port);
+/* Where sample b of v starts: its ragged offset, else b * strides[0]. */
+int64_t ref_ragged_start(const ref_view* v, int64_t b);
 
 /* Allocates n doubles; NULL (with the error set, naming the node) on failure. */
 double* ref_alloc_doubles(int64_t n, const hipdnnSdkNode* node);

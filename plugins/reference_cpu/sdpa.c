@@ -336,15 +336,26 @@ static int fwd_rows(void* vctx, int64_t begin, int64_t end, int worker) {
  * sample sees (below L_kv) only, the rest 0; false naming the table where an entry read is
  * not a block of the cache. */
 static bool gather_paged(const sd_geo* g, const ref_view* cache, const ref_view* table,
-                         const char* name, double* out) {
+                         const char* node, const char* name, double* out) {
     const int64_t h_count = cache->dims[1], d = cache->dims[3], bs = cache->dims[2];
+    const int64_t span = ref_span_elements(table->ndim, table->dims, table->strides);
+    for (int64_t b = 0; table->ragged && b < g->b; ++b) { /* a packed table: its entries */
+        const int64_t lk = g->len_kv ? g->len_kv[b] : g->skv, used = (lk + bs - 1) / bs;
+        const int64_t at = ref_ragged_start(table, b);
+        if (used > 0 && (at < 0 || at + (used - 1) * table->strides[2] >= span)) {
+            ref_set_error(REF_ENGINE_NAME ": node '%s': %s's ragged offset[%lld] = %lld puts its "
+                          "%lld entries outside the table's %lld", node, name, (long long)b,
+                          (long long)at, (long long)used, (long long)span);
+            return false;
+        }
+    }
     for (int64_t b = 0; b < g->b; ++b) {
         const int64_t lk = g->len_kv ? g->len_kv[b] : g->skv;
         for (int64_t j = 0; j < g->skv; ++j) {
             int64_t blk = 0;
             if (j < lk) {
                 blk = (int64_t)hipdnnSdkLoadAsDouble(table->data, table->dtype,
-                                                     b * table->strides[0] +
+                                                     ref_ragged_start(table, b) +
                                                          (j / bs) * table->strides[2]);
                 if (blk < 0 || blk >= cache->dims[0]) {
                     ref_set_error(REF_ENGINE_NAME ": %s[%lld, 0, %lld, 0] is %lld, not a block of "
@@ -398,8 +409,8 @@ static bool load_common(sd_geo* g, ref_scratch* s, const char* node, const ref_v
         return false;
     ref_ragged_gather(q, g->len_q, *qp);
     if (tables && tables[0])
-        return gather_paged(g, k, tables[0], "page_table_k", *kp) &&
-               gather_paged(g, v, tables[1], "page_table_v", *vp);
+        return gather_paged(g, k, tables[0], node, "page_table_k", *kp) &&
+               gather_paged(g, v, tables[1], node, "page_table_v", *vp);
     ref_ragged_gather(k, g->len_kv, *kp);
     ref_ragged_gather(v, g->len_kv, *vp);
     return true;

@@ -4,7 +4,7 @@
  * read and write those rows alone; the packed copy holds 0 past them. */
 #include "reference_cpu.h"
 
-static int64_t sample_start(const ref_view* v, int64_t b) {
+int64_t ref_ragged_start(const ref_view* v, int64_t b) {
     if (!v->ragged) return b * v->strides[0];
     return v->offsets_dtype == HIPDNN_DATA_INT64 ? ((const int64_t*)v->offsets)[b]
                                                  : ((const int32_t*)v->offsets)[b];
@@ -19,7 +19,7 @@ bool ref_ragged_check(const ref_view* v, const int64_t* len, const char* node, c
     }
     const int64_t span = ref_span_elements(v->ndim, v->dims, v->strides);
     for (int64_t b = 0; b < v->dims[0]; ++b) {
-        const int64_t at = sample_start(v, b), rows = len[b] < v->dims[2] ? len[b] : v->dims[2];
+        const int64_t at = ref_ragged_start(v, b), rows = len[b] < v->dims[2] ? len[b] : v->dims[2];
         const int64_t last = at + (v->dims[1] - 1) * v->strides[1] + (rows - 1) * v->strides[2] +
                              (v->dims[3] - 1) * v->strides[3];
         if (rows > 0 && (at < 0 || last >= span)) {
@@ -41,7 +41,7 @@ bool ref_ragged_check(const ref_view* v, const int64_t* len, const char* node, c
                 for (int64_t d = 0; d < (v)->dims[3]; ++d) {                                \
                     const int64_t k = ((b * (v)->dims[1] + h) * (v)->dims[2] + s) *         \
                                           (v)->dims[3] + d;                                 \
-                    const int64_t at = sample_start(v, b) + h * (v)->strides[1] +           \
+                    const int64_t at = ref_ragged_start(v, b) + h * (v)->strides[1] +           \
                                        s * (v)->strides[2] + d * (v)->strides[3];           \
                     const bool own = !(len) || s < (len)[b];                                \
                     body;                                                                   \
