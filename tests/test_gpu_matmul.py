@@ -89,7 +89,7 @@ def check(gpu, dtype, a_shape, b_shape, a_layout="packed", b_layout="packed", ou
 
 
 def on_tensor_cores(log):
-    return any("on tensor cores" in m for m in log)
+    return any("on tensor cores" in m or "on matrix cores (MFMA)" in m for m in log)
 
 
 # ---- shapes --------------------------------------------------------------------------------
@@ -118,9 +118,9 @@ def test_strided_operands_take_the_general_kernel(gpu, dtype):
     assert not on_tensor_cores(log) and any("general" in m for m in log), log
 
 
-def misaligned_product(gpu, dtype, m, k, n):
+def misaligned_product(gpu, dtype, m, k, n, knobs=None):
     """a @ b with a starting one element into its allocation (packed strides, a pointer 2
-    or 4 bytes off), checked; the log."""
+    or 4 bytes off), checked; the log.  knobs: the engine config's, else heuristics'."""
     storage = STORAGES[dtype]
     base = storage.full((m * k + 1,))
     view = base[1:].reshape(m, k)
@@ -132,7 +132,9 @@ def misaligned_product(gpu, dtype, m, k, n):
     g = gpu.graph(dtype)
     c = g.matmul(a.bind(g, "a"), b.bind(g, "b"), name="mm")
     out = gpu.output(c, [m, n], dtype)
-    log = ran(lambda: gpu.execute(g, [a, b, out]))
+    if knobs is not None:
+        build_with_knobs(g, knobs)
+    log = ran(lambda: gpu.execute(g, [a, b, out], build=knobs is None))
     assert_product_close(out, a.values @ b.values, tolerance("matmul", dtype), k,
                          np.abs(a.values) @ np.abs(b.values))
     return log
@@ -506,7 +508,7 @@ def test_the_engine_lists_its_knobs_and_refuses_others(gpu):
     names = [e.name for e in hipdnn.engines()]
     knobs = g.get_knobs_for_engine(names.index(GPU_ENGINE))
     assert [(k.type, k.min_value, k.max_value, k.stride) for k in knobs] == [
-        (hipdnn.knob_type.SPLIT_K_SLC, 0, 64, 1), (hipdnn.knob_type.KERNEL_CFG, 0, 4, 1),
+        (hipdnn.knob_type.SPLIT_K_SLC, 0, 64, 1), (hipdnn.knob_type.KERNEL_CFG, 0, 5, 1),
         (hipdnn.knob_type.TILE_N, 0, 256, 64), (20000, 0, 1, 1)]  # 20000: tf32 (test_gpu_tf32.py)
     assert knobs[2].values == (0, 64, 128, 256) and knobs[0].values == (), knobs
     assert g.get_knobs_for_engine(names.index("reference_cpu")) == []
@@ -736,3 +738,83 @@ def test_gpu_and_reference_engines_agree(gpu, dtype):
         results.append(out.decoded())
     np.testing.assert_allclose(results[0], results[1], rtol=2 * tolerance("matmul", dtype),
                                atol=2 * tolerance("matmul", dtype))
+
+
+# ---- AMD matrix cores (MFMA) ------------------------------------------------------------------
+# The ROCm build's kernel for fp16 / bf16 matmuls (gm_mfma.h).  No AMD GPU has run it: the
+# emulation runs its own code with a host model of the instruction (emulate_mfma.cpp), asked
+# for by KERNEL_CFG 5; an NVIDIA build declines the knob.
+
+MFMA = "matrix-core (MFMA)"
+MFMA_KNOBS = {hipdnn.knob_type.KERNEL_CFG: 5}
+EMULATED = GPU_ENGINE == "hip_emulated"
+needs_mfma = pytest.mark.skipif(not EMULATED, reason="only the emulation (or a ROCm build) runs MFMA")
+
+
+def on_mfma(log):
+    return any(f"first run of the {MFMA}" in m for m in log)
+
+
+@needs_mfma
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("m,n,k,a_layout,b_layout", [
+    (8, 8, 8, "packed", "packed"), (37, 64, 40, "packed", "packed"),
+    (64, 48, 37, "transposed", "packed"), (72, 136, 96, "transposed", "transposed"),
+    (100, 200, 64, "packed", "transposed"), (129, 257, 48, "packed", "transposed")])
+def test_the_mfma_kernel_over_shapes_and_layouts(gpu, dtype, m, n, k, a_layout, b_layout):
+    # m, n, k ragged against the 64 x 128 tile and the 32-deep stage; k odd where no
+    # operand's contiguous dim is k
+    log = check(gpu, dtype, [m, k], [k, n], a_layout, b_layout, knobs=MFMA_KNOBS)
+    assert on_mfma(log), log
+
+
+@needs_mfma
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("a_shape,b_shape", [([2, 3, 40, 32], [32, 24]),
+                                             ([3, 1, 24, 16], [1, 2, 16, 40])])
+def test_the_mfma_kernel_broadcasts_batches(gpu, dtype, a_shape, b_shape):
+    log = check(gpu, dtype, a_shape, b_shape, knobs=MFMA_KNOBS)
+    assert on_mfma(log), log
+
+
+@needs_mfma
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("name", list(EPILOGUES))
+def test_the_mfma_kernel_runs_every_epilogue(gpu, dtype, name):
+    log = check(gpu, dtype, [37, 24], [24, 56], epilogue=EPILOGUES[name](gpu, dtype),
+                knobs=MFMA_KNOBS)
+    assert on_mfma(log) and any("with its pointwise epilogue" in m for m in log), log
+
+
+@needs_mfma
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("splits", [2, 3])
+@pytest.mark.parametrize("b_layout", ["packed", "transposed"])
+def test_the_mfma_kernel_splits_k(gpu, dtype, monkeypatch, splits, b_layout):
+    monkeypatch.setenv("HIPDNN_HIP_SPLIT_K", str(splits))
+    log = check(gpu, dtype, [2, 33, 1000], [2, 1000, 72], "packed", b_layout,
+                epilogue=ep_bias_gelu(gpu, dtype), knobs=MFMA_KNOBS)
+    assert on_mfma(log) and k_split(log) == splits, log
+
+
+@needs_mfma
+def test_a_misaligned_view_leaves_the_mfma_kernel_for_the_general_one(gpu):
+    log = misaligned_product(gpu, "fp16", 48, 40, 64, knobs=MFMA_KNOBS)
+    assert any("on matrix cores (MFMA)" in line for line in log), log
+    assert any("first run of the general kernel" in line for line in log), log
+    g = gpu.graph("fp16")  # k = 36: no 16-byte rows of 8
+    g.matmul(g.tensor(name="a", dim=[64, 36]), g.tensor(name="b", dim=[36, 64]),
+             name="mm").set_output(True)
+    with pytest.raises(hipdnn.HipdnnError, match=r"node 'mm' \(matmul\): knob KERNEL_CFG = 5 "
+                                                 "asks for AMD matrix cores through MFMA"):
+        build_with_knobs(g, MFMA_KNOBS)
+
+
+@pytest.mark.skipif(EMULATED, reason="the emulation has the MFMA kernel's model")
+def test_an_nvidia_build_declines_the_mfma_kernel(gpu):
+    g = gpu.graph("fp16")
+    g.matmul(g.tensor(name="a", dim=[64, 64]), g.tensor(name="b", dim=[64, 64]),
+             name="mm").set_output(True)
+    with pytest.raises(hipdnn.HipdnnError, match=r"KERNEL_CFG = 5 asks for AMD matrix cores "
+                                                 "through MFMA .*which the NVIDIA build does not have"):
+        build_with_knobs(g, MFMA_KNOBS)

@@ -370,8 +370,9 @@ def gm_headers(dump_dir):
 def test_each_matmul_and_convolution_plan_writes_its_kernel(dump_dir):
     cu = [p.read_text() for p in gm_sources(dump_dir, "cu")]
     # each plan's kernel (6), and the sm_90 kernels (3 tiles) of the three on tensor cores;
-    # for hiprtc each plan's general kernel, and the two fp32 register-tiled ones
-    assert len(cu) == 15 and len(gm_sources(dump_dir, "hip")) == 8, sorted(
+    # for hiprtc each plan's general kernel, the two fp32 register-tiled ones, and AMD's
+    # matrix-core kernel of the two fp16 / bf16 matmuls
+    assert len(cu) == 15 and len(gm_sources(dump_dir, "hip")) == 10, sorted(
         p.name for p in dump_dir.iterdir())
     for tile in ("64, 6, true", "128, 4, true", "256, 4, false"):
         assert len([t for t in cu if f"gm_wgmma_tile<1, true, true, {tile}, 0, " in t]) == 1
@@ -424,6 +425,53 @@ def test_general_matmul_kernels_compile_with_hiprtc_for_gfx90a(dump_dir):
     for src in gm_sources(dump_dir, "hip"):
         rc, log, lowered, size = compile_hiprtc(lib, src.read_bytes(), headers, ["hipdnn_gemm"])
         assert rc == 0 and size > 0 and all(lowered), f"{src.name}: {log}"
+
+
+@pytest.mark.toolchain
+def test_mfma_matmul_kernels_compile_with_hiprtc_for_gfx90a(dump_dir):
+    # AMD's matrix-core kernel (gm_mfma.h) of each fp16 / bf16 matmul plan, as a ROCm build's
+    # hiprtc compiles it: a code object, no warnings (no AMD GPU runs it here)
+    lib = hiprtc()
+    if lib is None:
+        pytest.skip("no hiprtc on this machine")
+    headers = gm_headers(dump_dir)
+    sources = sorted(dump_dir.glob("hipdnn_gm_mfma_*.hip"))
+    assert len(sources) == 2, sources  # the fp16 matmul, the bf16 one with gelu_backward
+    for src in sources:
+        rc, log, lowered, size = compile_hiprtc(lib, src.read_bytes(), headers, ["hipdnn_gemm"])
+        assert rc == 0 and size > 0 and all(lowered), f"{src.name}: {log}"
+        assert "warning" not in log, f"{src.name}: {log}"
+
+
+@pytest.mark.toolchain
+@pytest.mark.parametrize("arch", ["gfx90a", "gfx940"])
+def test_mfma_matmul_kernels_compile_with_hipcc(dump_dir, tmp_path, arch):
+    # The same sources through hipcc to assembly (Debian's HIP 5.2 hiprtc aborts on any
+    # gfx940 target): hip_runtime.h's integer types in place of hiprtc's prelude's, -Wall
+    # -Wextra without a warning, the instruction there (gfx940 names it
+    # v_mfma_f32_32x32x8_f16 / _bf16), no scratch (no spills)
+    hipcc = shutil.which("hipcc")
+    if hipcc is None:
+        pytest.skip("no hipcc on this machine")
+    for f in dump_dir.glob("*.h"):
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    for src in sorted(dump_dir.glob("hipdnn_gm_mfma_*.hip")):
+        text = "".join(line for line in src.read_text().splitlines(True)
+                       if not re.match(r"typedef [\w ]+ u?int\d+_t;$", line))
+        dst = tmp_path / src.name
+        dst.write_text(text)
+        run = subprocess.run([hipcc, "-x", "hip", f"--offload-arch={arch}", "--cuda-device-only",
+                              "-O3", "-std=c++17", "-DHIPDNN_HIP_JIT=1", "-include",
+                              "hip/hip_runtime.h", "-Wall", "-Wextra", "-S", str(dst), "-o", "-"],
+                             capture_output=True, text=True, timeout=600)
+        warnings = [l for l in run.stderr.splitlines()  # not the driver's on hipcc's -l, -L
+                    if "warning" in l and "[-Wunused-command-line-argument]" not in l]
+        assert run.returncode == 0 and not warnings, f"{src.name}: {run.stderr}"
+        bf16 = "gm_mfma<2," in text
+        op = ("v_mfma_f32_32x32x8bf16_1k" if bf16 else "v_mfma_f32_32x32x8f16") \
+            if arch == "gfx90a" else "v_mfma_f32_32x32x8_bf16" if bf16 else "v_mfma_f32_32x32x8_f16"
+        assert re.search(rf"\b{op}\b", run.stdout), f"{src.name}: no {op}"
+        assert "; ScratchSize: 0" in run.stdout, f"{src.name}: spills"
 
 
 # ---- attention kernels --------------------------------------------------------------------------
@@ -675,7 +723,7 @@ def hiprtc():
     return None
 
 
-def compile_hiprtc(lib, source, headers, name_expressions):
+def compile_hiprtc(lib, source, headers, name_expressions, options=None):
     prog = ctypes.c_void_p()
     names = [n.encode() for n in headers]
     arr = ctypes.c_char_p * len(names)
@@ -683,7 +731,7 @@ def compile_hiprtc(lib, source, headers, name_expressions):
                                    arr(*[headers[n] for n in headers]), arr(*names)) == 0
     for expr in name_expressions:
         assert lib.hiprtcAddNameExpression(prog, expr.encode()) == 0, expr
-    opts = [o.encode() for o in HIPRTC_OPTIONS]
+    opts = [o.encode() for o in (options or HIPRTC_OPTIONS)]
     rc = lib.hiprtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
     n = ctypes.c_size_t()
     lib.hiprtcGetProgramLogSize(prog, ctypes.byref(n))

@@ -719,6 +719,7 @@ void run_gemm_unit(const gm_program* g, int64_t unit, std::vector<float>& row) {
 void run_gemm(const void* arg) {
     const gm_program* g = static_cast<const gm_program*>(arg);
     if (g->kernel == GM_SGEMM && emu_sgemm(g)) return;
+    if (g->kernel == GM_MFMA && emu_mfma(g)) return;
     if (g->splits > 1) {
         std::vector<float> row((size_t)g->tile_n + PW_VEC, 0.0f);
         const int64_t units = gm_units(*g);

@@ -86,6 +86,9 @@ bool emu_capturing(void* stream);
 // Runs g's launch of the fp32 register-tiled kernel (GM_SGEMM) by its own code
 // (emulate_sgemm.cpp); false where the emulation has no such instantiation.
 bool emu_sgemm(const gm_program* g);
+// ... and AMD's matrix-core kernel (GM_MFMA), with a model of its instruction
+// (emulate_mfma.cpp).
+bool emu_mfma(const gm_program* g);
 // The i-th of n blocks (or split-k units) a launch's emulation runs: all of them, in a
 // scrambled order (emulate.cpp).
 int64_t emu_unit(int64_t i, int64_t n);

@@ -4,7 +4,8 @@
 // scrambled order (emu_unit) so that where k is split a tile's last range to arrive,
 // the one that sums them, is any of its ranges.  So the emulated tests check that kernel's
 // loads, stages, tiles and split-k arrivals (its atomics: emulate.h's), not only the plan
-// (emulate.cpp runs every other matmul by a plain loop over k).
+// (emulate_mfma.cpp runs AMD's matrix-core kernel so; emulate.cpp every other matmul by a
+// plain loop over k).
 #include <pthread.h>
 
 #include <mutex>

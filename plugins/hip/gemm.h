@@ -16,11 +16,11 @@
 
 /* A kernel: which one and its shape. */
 typedef struct {
-    int kind;                  /* GM_SIMT, GM_MMA, GM_WGMMA or GM_SGEMM */
-    int dt;                    /* GM_MMA: PW_F16 or PW_BF16 (a and b alike) */
+    int kind;                  /* GM_SIMT, GM_MMA, GM_WGMMA, GM_SGEMM or GM_MFMA */
+    int dt;                    /* GM_MMA, GM_MFMA: PW_F16 or PW_BF16 (a and b alike) */
     bool ak, bk;               /* all but GM_SIMT: k is a's / b's contiguous dim (else m / n) */
-    int bm, bn, wm, wn, stages; /* GM_MMA: tile, warps along m and n, pipeline depth; GM_SGEMM:
-                                   its tile */
+    int bm, bn, wm, wn, stages; /* GM_MMA: tile, warps along m and n, pipeline depth; GM_SGEMM,
+                                   GM_MFMA: its tile */
     bool persistent;           /* GM_WGMMA: a block a multiprocessor, walking tiles */
     int grid;                  /* ... the multiprocessors */
 } hipe_gm_kernel;
@@ -49,7 +49,7 @@ typedef struct {
  * may read these operands; `wgrad_tc`: a weight gradient the sm_90 kernel can run); 1, or 0
  * with the reason where the kernel the knob names cannot run it.  hipe_gm_sgemm_ok:
  * whether the fp32 register-tiled kernel can read p's operands (*ak, *bk: which dim of each
- * is contiguous).  The sm_90 kernel in tile
+ * is contiguous); hipe_gm_mfma_ok likewise, AMD's matrix-core kernel.  The sm_90 kernel in tile
  * `tile` (0 to GM_WG_TILES - 1); whether it can run what was planned (at most 3 batch
  * dims); and, at plan time, its tile for `device`, false where it does not apply (not an
  * sm_90a target, or a KERNEL_CFG of another kernel).  With knob TF32 an fp32 matmul whose
@@ -60,6 +60,7 @@ typedef struct {
 int hipe_gm_choose(hipe_gm* gm, bool mma, bool wgrad_tc, const hipe_knobs* knobs,
                    const char* label, char* why, size_t len);
 bool hipe_gm_sgemm_ok(const gm_program* p, bool* ak, bool* bk);
+bool hipe_gm_mfma_ok(const gm_program* p, bool* ak, bool* bk);
 hipe_gm_kernel hipe_gm_wgmma_of(const hipe_gm* gm, int tile);
 bool hipe_gm_wgmma_applies(const hipe_gm* gm);
 bool hipe_gm_wgmma_kernel(const hipe_gm* gm, int device, hipe_gm_kernel* k);

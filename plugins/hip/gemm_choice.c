@@ -3,7 +3,10 @@
  * is a multiple of 8 elements long, with its other strides multiples of 8, and the build
  * is NVIDIA's; the fp32 register-tiled kernel (GM_SGEMM, either vendor) where a and b are
  * fp32 and likewise in multiples of 4 (a forward convolution: x any layout, w dense); else
- * the general kernel (GM_SIMT), which reads any strides and computes exact fp32.  At plan time, on an sm_90 GPU, a tensor-core plan of at most 3 batch dims
+ * the general kernel (GM_SIMT), which reads any strides and computes exact fp32.  The ROCm
+ * build runs fp16 / bf16 matmuls whose operands GM_MMA could read on AMD's matrix cores
+ * (GM_MFMA, gm_mfma.h; compiled for gfx90a / gfx940 and checked by the host emulation's
+ * model of the instruction, never yet run on an AMD GPU).  At plan time, on an sm_90 GPU, a tensor-core plan of at most 3 batch dims
  * gets the wgmma kernel (GM_WGMMA) in the tile a wave model picks for the device's
  * multiprocessors.  A config's KERNEL_CFG knob (hip_engine.h) names one of them instead,
  * and a product it cannot run is declined with the reason. */
@@ -66,6 +69,27 @@ bool hipe_gm_sgemm_ok(const gm_program* p, bool* ak, bool* bk) {
     }
     return vec_operand(p->m, p->k, p->a_sm, p->a_sk, p->a_bs, p->nbatch, 4, ak) &&
            vec_operand(p->n, p->k, p->b_sn, p->b_sk, p->b_bs, p->nbatch, 4, bk);
+}
+
+/* Whether GM_MFMA can read p's operands: a matmul of fp16 or bf16 alike, each operand a
+ * matrix of 16-byte chunks of 8 elements (vec_operand). */
+bool hipe_gm_mfma_ok(const gm_program* p, bool* ak, bool* bk) {
+    *ak = *bk = false;
+    return p->conv == GM_CONV_NONE && p->a_dtype == p->b_dtype &&
+           (p->a_dtype == PW_F16 || p->a_dtype == PW_BF16) &&
+           vec_operand(p->m, p->k, p->a_sm, p->a_sk, p->a_bs, p->nbatch, 8, ak) &&
+           vec_operand(p->n, p->k, p->b_sn, p->b_sk, p->b_bs, p->nbatch, 8, bk);
+}
+
+/* Whether this build has GM_MFMA: ROCm's (hiprtc), or the host emulation's model of it
+ * (emulate_mfma.cpp), which runs it where KERNEL_CFG names it, or, with
+ * $HIPDNN_HIP_EMULATE_MFMA=1, in place of the tensor-core kernel (the emulated tests). */
+static bool mfma_build(bool* by_default) {
+    const bool rocm = strcmp(hipe_vendor(), "ROCm") == 0;
+    const bool emulated = strcmp(hipe_vendor(), "host emulation") == 0;
+    const char* env = getenv("HIPDNN_HIP_EMULATE_MFMA");
+    *by_default = rocm || (emulated && env && atoi(env) == 1);
+    return rocm || emulated;
 }
 
 /* The tile that finishes soonest by whole waves of blocks over the multiprocessors (as
@@ -156,7 +180,7 @@ bool hipe_gm_wgmma_kernel(const hipe_gm* gm, int device, hipe_gm_kernel* k) {
     char why[HIPE_MSG_LEN];
     int sms = 0;
     if (gm->knobs.kernel_cfg == HIPE_KERNEL_GENERAL || gm->knobs.kernel_cfg == HIPE_KERNEL_MMA ||
-        !hipe_gm_wgmma_applies(gm) || !hipe_rtc_target_of(device, &t, why, sizeof(why)) ||
+        gm->knobs.kernel_cfg == HIPE_KERNEL_MFMA || !hipe_gm_wgmma_applies(gm) || !hipe_rtc_target_of(device, &t, why, sizeof(why)) ||
         strcmp(t.arch, "sm_90a") != 0 || !hipe_sm_count(device, &sms, why, sizeof(why)) || sms < 1)
         return false;
     int best = 0;
@@ -186,7 +210,8 @@ bool hipe_gm_wgmma_kernel(const hipe_gm* gm, int device, hipe_gm_kernel* k) {
 
 static const char* const k_cfg_names[HIPE_KERNEL_CFGS] = {
     "the engine's choice", "the general kernel", "tensor cores through mma.sync",
-    "tensor cores through wgmma (sm_90)", "the fp32 register-tiled kernel"};
+    "tensor cores through wgmma (sm_90)", "the fp32 register-tiled kernel",
+    "AMD matrix cores through MFMA (gfx90a / gfx940)"};
 
 /* Whether TMA can bring an fp32 operand K-major: k contiguous, its other strides 16 bytes'
  * multiples (TMA zero-fills ragged edges: m, n and k take any size). */
@@ -281,7 +306,12 @@ int hipe_gm_choose(hipe_gm* gm, bool mma, bool wgrad_tc, const hipe_knobs* knobs
     if (sgemm && gm->main.kind == GM_SIMT && cfg != HIPE_KERNEL_GENERAL)
         choose_sgemm(&gm->prog, ak, bk, knobs->tile_n, &gm->main);
     gm->wgrad_tc = wgrad_tc && cfg != HIPE_KERNEL_GENERAL && cfg != HIPE_KERNEL_MMA &&
-                   cfg != HIPE_KERNEL_SGEMM;
+                   cfg != HIPE_KERNEL_SGEMM && cfg != HIPE_KERNEL_MFMA;
+    bool mak, mbk, by_default;
+    if (mfma_build(&by_default) && hipe_gm_mfma_ok(&gm->prog, &mak, &mbk) &&
+        (cfg == HIPE_KERNEL_MFMA || (cfg == HIPE_KERNEL_ANY && by_default)))
+        gm->main = (hipe_gm_kernel){.kind = GM_MFMA, .dt = gm->prog.a_dtype, .ak = mak, .bk = mbk,
+                                    .bm = 64, .bn = 128};
     gm->knobs = *knobs;
     if (cfg == HIPE_KERNEL_GENERAL) gm->main = (hipe_gm_kernel){.kind = GM_SIMT};
     if (gm->prog.taps_inner && gm->main.kind != GM_SGEMM) { /* w read element by element */
@@ -292,6 +322,7 @@ int hipe_gm_choose(hipe_gm* gm, bool mma, bool wgrad_tc, const hipe_knobs* knobs
     const bool runs = cfg == HIPE_KERNEL_MMA     ? gm->main.kind == GM_MMA
                       : cfg == HIPE_KERNEL_WGMMA ? hipe_gm_wgmma_applies(gm)
                       : cfg == HIPE_KERNEL_SGEMM ? gm->main.kind == GM_SGEMM
+                      : cfg == HIPE_KERNEL_MFMA  ? gm->main.kind == GM_MFMA
                                                  : true;
     if (runs) return 1;
     const bool rocm = strcmp(hipe_vendor(), "ROCm") == 0;
@@ -300,6 +331,11 @@ int hipe_gm_choose(hipe_gm* gm, bool mma, bool wgrad_tc, const hipe_knobs* knobs
                    cfg == HIPE_KERNEL_SGEMM
                        ? "these operands cannot feed (fp32 a and b, a contiguous dim and other "
                          "strides multiples of 4; a convolution's forward pass with w dense)"
+                   : cfg == HIPE_KERNEL_MFMA && !rocm && strcmp(hipe_vendor(), "host emulation") != 0
+                       ? "the NVIDIA build does not have"
+                   : cfg == HIPE_KERNEL_MFMA
+                       ? "these operands cannot feed (a matmul, not a convolution, of fp16 or "
+                         "bf16 alike, a contiguous dim and other strides multiples of 8)"
                    : rocm ? "the ROCm build does not have"
                    : cfg == HIPE_KERNEL_WGMMA && gm->main.kind == GM_MMA
                        ? "takes at most 3 batch dims"

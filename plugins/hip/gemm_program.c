@@ -22,6 +22,10 @@ int hipe_gm_threads(const hipe_gm_kernel* k) {
  * fp32 tile, which reuses their buffers except in a persistent kernel. */
 int hipe_gm_smem(const hipe_gm_kernel* k) {
     if (k->kind == GM_SIMT || k->kind == GM_SGEMM) return 0; /* static shared memory */
+    if (k->kind == GM_MFMA) { /* GmMfSmem: two stages of rows of 40 elements, or the tile */
+        const int pipe = 2 * (k->bm + k->bn) * 40 * 2, tile = k->bm * (k->bn + 4) * 4;
+        return pipe > tile ? pipe : tile;
+    }
     const int bk = k->kind == GM_WGMMA ? 64 : 32;
     const int pipe = k->stages * (k->bm + k->bn) * bk * 2;
     const int tile = k->bm * (k->bn + 4) * 4;
@@ -433,6 +437,16 @@ static bool wgrad_tc_ok(const gm_program* p) {
     return ok;
 }
 
+/* The planned kernel in the stage's words. */
+static const char* planned_words(const hipe_gm* gm) {
+    return gm->main.kind == GM_MMA    ? "on tensor cores"
+           : gm->main.kind == GM_MFMA ? "on matrix cores (MFMA)"
+           : gm->tf32                 ? "TF32 on tensor cores on sm_90, else exact fp32 FMA"
+           : gm->main.kind == GM_SGEMM ? "fp32 FMA, register-tiled"
+           : gm->wgrad_tc ? "on tensor cores on sm_90, else general (fp32 FMA)"
+                          : "general (fp32 FMA)";
+}
+
 int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe_plan* ep,
                     const hipe_knobs* knobs, int64_t parts_uid, size_t* parts_bytes,
                     hipe_stage* st, char* why, size_t len) {
@@ -505,12 +519,7 @@ int hipe_gm_compile(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, const hipe
     hipdnnSdkFormat(st->what, sizeof(st->what), "%s '%s' %s%lldx%lldx%lld %s%s",
                     op, mm->name ? mm->name : "", batch,
                     (long long)p->m, (long long)p->n, (long long)p->k,
-                    gm->main.kind == GM_MMA ? "on tensor cores"
-                    : gm->tf32 ? "TF32 on tensor cores on sm_90, else exact fp32 FMA"
-                    : gm->main.kind == GM_SGEMM ? "fp32 FMA, register-tiled"
-                    : gm->wgrad_tc ? "on tensor cores on sm_90, else general (fp32 FMA)"
-                                   : "general (fp32 FMA)",
-                    ep ? ", with its pointwise epilogue" : "");
+                    planned_words(gm), ep ? ", with its pointwise epilogue" : "");
     return 1;
 }
 
@@ -520,20 +529,30 @@ static bool build(const hipe_gm* gm, const hipe_gm_kernel* k, int device, void**
                   size_t len) {
     hipe_rtc_target t;
     if (!hipe_rtc_target_of(device, &t, why, len)) return false;
-    char* source = hipe_gm_source(gm, k, t.dialect);
+    /* MFMA: hiprtc's (the emulation runs it by its own code, whatever its target) */
+    char* source = hipe_gm_source(gm, k, k->kind == GM_MFMA ? HIPE_RTC_HIP : t.dialect);
     if (!source) return decline(why, len, "out of memory");
     if (getenv("HIPDNN_HIP_JIT_DUMP")) { /* tests compile both vendors' sources */
         const hipe_gm_kernel simt = {.kind = GM_SIMT};
         char* other = hipe_gm_source(gm, &simt, HIPE_RTC_HIP);
         hipe_dump_source(k->kind == GM_MMA     ? "gm_mma"
                          : k->kind == GM_SGEMM ? "gm_sgemm"
+                         : k->kind == GM_MFMA  ? "gm_mfma"
                                                : "gm_simt",
-                         "cu", source);
+                         k->kind == GM_MFMA ? "hip" : "cu", source);
         hipe_dump_source("gm_simt", "hip", other);
         free(other);
         if (k->kind == GM_SGEMM) { /* and the fp32 kernel as hiprtc would compile it */
             other = hipe_gm_source(gm, k, HIPE_RTC_HIP);
             hipe_dump_source("gm_sgemm", "hip", other);
+            free(other);
+        }
+        bool mak, mbk; /* and AMD's matrix-core kernel, where it applies */
+        if (k->kind != GM_MFMA && hipe_gm_mfma_ok(&gm->prog, &mak, &mbk)) {
+            const hipe_gm_kernel mf = {.kind = GM_MFMA, .dt = gm->prog.a_dtype, .ak = mak,
+                                       .bk = mbk, .bm = 64, .bn = 128};
+            other = hipe_gm_source(gm, &mf, HIPE_RTC_HIP);
+            hipe_dump_source("gm_mfma", "hip", other);
             free(other);
         }
         for (int i = 0; k->kind != GM_WGMMA && hipe_gm_wgmma_applies(gm) && i < GM_WG_TILES;
@@ -555,6 +574,7 @@ static void kernel_label(const gm_program* p, const hipe_gm_kernel* k, char* out
     const char* kind = k->kind == GM_WGMMA && k->dt == PW_F32 ? "tensor-core (wgmma), TF32"
                        : k->kind == GM_WGMMA ? "tensor-core (wgmma)"
                        : k->kind == GM_MMA   ? "tensor-core"
+                       : k->kind == GM_MFMA  ? "matrix-core (MFMA)"
                        : k->kind == GM_SGEMM ? "fp32 register-tiled"
                                              : "general";
     if (p->splits > 1)

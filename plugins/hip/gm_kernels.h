@@ -17,6 +17,7 @@
 //     multiple of 8 elements (gemm_program.c checks), so a chunk is wholly inside a matrix
 //     or wholly outside (zero-filled).
 //   gm_wgmma_tile (NVIDIA sm_90, gm_wgmma.h): the same operands through wgmma and TMA.
+//   gm_mfma (AMD gfx90a / gfx940, gm_mfma.h): the same operands of a matmul through MFMA.
 #ifndef HIPDNN_HIP_GM_KERNELS_H
 #define HIPDNN_HIP_GM_KERNELS_H
 
@@ -663,6 +664,10 @@ PW_UNROLL
 
 #include "gm_wgmma.h" /* sm_90 */
 
-#endif /* CUDA */
+#elif defined(__HIPCC_RTC__) || defined(__HIP_DEVICE_COMPILE__) || defined(GM_MFMA_HOST_MODEL)
+
+#include "gm_mfma.h" /* AMD matrix cores (and the host emulation's model of them) */
+
+#endif /* CUDA, HIP */
 
 #endif

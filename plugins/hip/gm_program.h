@@ -64,10 +64,12 @@ enum {
                     aligned operands whose contiguous dim is a multiple of 8 */
     GM_WGMMA = 2, /* the same operands on sm_90 (wgmma fed by TMA, gm_wgmma.h), at most 3
                      batch dims */
-    GM_SGEMM = 3  /* fp32 a and b, exact fp32 in 128 x 128 (or smaller) register-blocked tiles:
+    GM_SGEMM = 3, /* fp32 a and b, exact fp32 in 128 x 128 (or smaller) register-blocked tiles:
                      16-byte aligned operands whose contiguous dim is a multiple of 4; a
                      forward convolution's x gathered element by element, w dense in the
                      product's k (gemm_choice.c) */
+    GM_MFMA = 4   /* fp16 / bf16 matmuls on AMD matrix cores (gfx90a, gfx940: gm_mfma.h), the
+                     operands as GM_MMA's */
 };
 
 #if defined(__cplusplus)

@@ -86,7 +86,8 @@ enum {
     HIPE_KERNEL_MMA = 2,     /* tensor cores through mma.sync (NVIDIA sm_80+) */
     HIPE_KERNEL_WGMMA = 3,   /* tensor cores through wgmma and TMA (sm_90) */
     HIPE_KERNEL_SGEMM = 4,   /* exact fp32 in register-blocked tiles (fp32 operands) */
-    HIPE_KERNEL_CFGS = 5
+    HIPE_KERNEL_MFMA = 5,    /* AMD matrix cores through MFMA (ROCm, gfx90a / gfx940) */
+    HIPE_KERNEL_CFGS = 6
 };
 typedef struct {
     int split_k;

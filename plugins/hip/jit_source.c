@@ -208,6 +208,12 @@ char* hipe_gm_source(const hipe_gm* gm, const hipe_gm_kernel* k, int dialect) {
             hipe_gm_threads(k), HIPE_GEMM_KERNEL, k->dt, k->ak ? "true" : "false",
             k->bk ? "true" : "false", k->bm, k->bn, k->wm, k->wn, k->stages,
             (int)gm->prog.conv, gm->slots);
+    else if (k->kind == GM_MFMA) /* AMD matrix cores (gm_mfma.h): hiprtc only */
+        put(&b, "__global__ void __launch_bounds__(GM_MF_THREADS) %s(const gm_program g) {\n"
+                "    extern __shared__ __attribute__((aligned(16))) unsigned char smem[];\n"
+                "    gm_mfma<%d, %s, %s, %d, %d, %d, hipdnn_program>(g, smem);\n}\n",
+            HIPE_GEMM_KERNEL, k->dt, k->ak ? "true" : "false", k->bk ? "true" : "false", k->bm,
+            k->bn, gm->slots);
     else if (k->kind == GM_SGEMM) /* two blocks a multiprocessor: at most 128 registers */
         put(&b, "__global__ void __launch_bounds__(GM_SG_THREADS, 2) %s(const gm_program g) {\n"
                 "    gm_sgemm<%d, %d, %s, %s, %d, %d, hipdnn_program>(g);\n}\n",
@@ -295,7 +301,8 @@ void hipe_jit_headers(const char* const** texts, const char* const** names, int*
         hipe_src_rw_exec_reduce_h, hipe_src_rw_exec_softmax_h, hipe_src_rw_exec_norm_h,
         hipe_src_rw_exec_norm_bwd_h, hipe_src_rw_kernels_h, hipe_src_rs_program_h,
         hipe_src_rs_exec_h, hipe_src_rs_kernels_h, hipe_src_gm_program_h, hipe_src_gm_exec_h,
-        hipe_src_gm_kernels_h, hipe_src_gm_sgemm_h, hipe_src_gm_wgmma_h, hipe_src_fa_program_h,
+        hipe_src_gm_kernels_h, hipe_src_gm_sgemm_h, hipe_src_gm_wgmma_h, hipe_src_gm_mfma_h,
+        hipe_src_fa_program_h,
         hipe_src_fa_exec_h, hipe_src_fa_kernels_h, hipe_src_fa_bwd_exec_h,
         hipe_src_fa_bwd_kernels_h, hipe_src_fa_bwd_mma_h, hipe_src_fa_exec_decode_h,
         hipe_src_fa_kernels_decode_h, hipe_src_tc_ptx_h, hipe_src_philox_h};
@@ -303,7 +310,7 @@ void hipe_jit_headers(const char* const** texts, const char* const** names, int*
         "pw_program.h", "pw_exec.h", "rw_program.h", "rw_exec.h", "rw_exec_reduce.h",
         "rw_exec_softmax.h", "rw_exec_norm.h", "rw_exec_norm_bwd.h", "rw_kernels.h",
         "rs_program.h", "rs_exec.h", "rs_kernels.h", "gm_program.h", "gm_exec.h",
-        "gm_kernels.h", "gm_sgemm.h", "gm_wgmma.h", "fa_program.h", "fa_exec.h",
+        "gm_kernels.h", "gm_sgemm.h", "gm_wgmma.h", "gm_mfma.h", "fa_program.h", "fa_exec.h",
         "fa_kernels.h", "fa_bwd_exec.h", "fa_bwd_kernels.h", "fa_bwd_mma.h",
         "fa_exec_decode.h", "fa_kernels_decode.h", "tc_ptx.h", "philox.h"};
     _Static_assert(sizeof(k_texts) == sizeof(k_names), "a text for each name");
