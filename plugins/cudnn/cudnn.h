@@ -164,8 +164,10 @@ cd_desc cudnn_sdpa_binary(cd_builder* b, int mode, cd_desc x, cd_desc operand,
 /* s masked (-inf) outside a's band: its right bound, then its left, as cuDNN frontend's
  * sliding_window_mask; s itself without bounds. */
 cd_desc cudnn_sdpa_band(cd_builder* b, const cd_attention* a, cd_desc s);
-/* The first query row that a's band leaves no key, or -1. */
-int64_t cudnn_sdpa_row_without_keys(const cd_attention* a);
+/* a's score and row dims ([B, H_q, S_q, S_kv], [B, H_q, S_q, 1]) and node n's band (its
+ * alignment; bounds past both lengths clamped); the first query row the band leaves no
+ * key, or -1. */
+int64_t cudnn_sdpa_shape(cd_attention* a, const hipdnnSdkNode* n);
 
 /* ---- heuristics and the plan (cudnn_plan.c) ---------------------------------------------- */
 

@@ -157,19 +157,7 @@ static bool read_node(builder* b, const hipdnnSdkNode* n, const char* label, att
                        "query rows past seq_len_q unspecified (cuDNN frontend's tests zero them "
                        "before comparing), where hipdnn's sdpa gives o = 0 and stats = -inf "
                        "(the hip engine runs it)", label);
-    const int64_t bsz = a->q->dims[0], hq = a->q->dims[1], sq = a->q->dims[2];
-    const int64_t skv = a->k->dims[2];
-    const int64_t s[4] = {bsz, hq, sq, skv}, r[4] = {bsz, hq, sq, 1};
-    memcpy(a->s_dims, s, sizeof(s));
-    memcpy(a->row_dims, r, sizeof(r));
-    a->bottom_right = n->attrs[HIPDNN_SDPA_ALIGNMENT].i[0] == HIPDNN_DIAGONAL_ALIGNMENT_BOTTOM_RIGHT;
-    /* bounds past both lengths mask nothing more: clamped, so that they fit cuDNN's int32 */
-    const int64_t reach = sq + skv;
-    a->left = n->attrs[HIPDNN_SDPA_LEFT_BOUND].i[0];
-    a->right = n->attrs[HIPDNN_SDPA_RIGHT_BOUND].i[0];
-    if (a->left > reach) a->left = reach;
-    if (a->right > reach) a->right = reach;
-    const int64_t row = row_without_keys(a);
+    const int64_t row = cudnn_sdpa_shape(a, n), sq = a->s_dims[2], skv = a->s_dims[3];
     if (row >= 0)
         return decline(b->why, b->len, "%s: its mask leaves query row %lld no key (s_q %lld, "
                        "s_kv %lld); hipdnn gives such a row o = 0 and stats = -inf, which "
@@ -345,4 +333,18 @@ cd_desc cudnn_sdpa_band(builder* b, const attention* a, cd_desc s) {
     return s;
 }
 
-int64_t cudnn_sdpa_row_without_keys(const attention* a) { return row_without_keys(a); }
+int64_t cudnn_sdpa_shape(attention* a, const hipdnnSdkNode* n) {
+    const int64_t bsz = a->q->dims[0], hq = a->q->dims[1], sq = a->q->dims[2];
+    const int64_t skv = a->k->dims[2];
+    const int64_t s[4] = {bsz, hq, sq, skv}, r[4] = {bsz, hq, sq, 1};
+    memcpy(a->s_dims, s, sizeof(s));
+    memcpy(a->row_dims, r, sizeof(r));
+    a->bottom_right = n->attrs[HIPDNN_SDPA_ALIGNMENT].i[0] == HIPDNN_DIAGONAL_ALIGNMENT_BOTTOM_RIGHT;
+    /* bounds past both lengths mask nothing more: clamped, so that they fit cuDNN's int32 */
+    const int64_t reach = sq + skv;
+    a->left = n->attrs[HIPDNN_SDPA_LEFT_BOUND].i[0];
+    a->right = n->attrs[HIPDNN_SDPA_RIGHT_BOUND].i[0];
+    if (a->left > reach) a->left = reach;
+    if (a->right > reach) a->right = reach;
+    return row_without_keys(a);
+}

@@ -191,18 +191,7 @@ static bool read_node(builder* b, const hipdnnSdkNode* n, const char* label, bac
         return decline(b->why, b->len, "%s: a padding mask; cudnn does not translate it for "
                        "sdpa_backward (cuDNN leaves the padded rows of the forward "
                        "unspecified; the hip engine runs it)", label);
-    const int64_t bsz = a->q->dims[0], hq = a->q->dims[1], sq = a->q->dims[2];
-    const int64_t skv = a->k->dims[2];
-    const int64_t s[4] = {bsz, hq, sq, skv}, r[4] = {bsz, hq, sq, 1};
-    memcpy(a->s_dims, s, sizeof(s));
-    memcpy(a->row_dims, r, sizeof(r));
-    a->bottom_right = n->attrs[HIPDNN_SDPA_ALIGNMENT].i[0] == HIPDNN_DIAGONAL_ALIGNMENT_BOTTOM_RIGHT;
-    const int64_t reach = sq + skv; /* bounds past both lengths mask nothing more */
-    a->left = n->attrs[HIPDNN_SDPA_LEFT_BOUND].i[0];
-    a->right = n->attrs[HIPDNN_SDPA_RIGHT_BOUND].i[0];
-    if (a->left > reach) a->left = reach;
-    if (a->right > reach) a->right = reach;
-    const int64_t row = cudnn_sdpa_row_without_keys(a);
+    const int64_t row = cudnn_sdpa_shape(a, n), sq = a->s_dims[2], skv = a->s_dims[3];
     if (row >= 0)
         return decline(b->why, b->len, "%s: its mask leaves query row %lld no key (s_q %lld, "
                        "s_kv %lld); hipdnn's gradients of such a row are 0, which cuDNN's "
