@@ -857,19 +857,24 @@ def test_two_convolutions_in_one_graph_are_declined_with_cudnns_message(cd):
 
 # ---- over the fakes, in CI ---------------------------------------------------------------------
 
-def test_the_gpu_tests_pass_over_the_fake_libraries():
+def gpu_tests_pass_over_the_fake_libraries(test_file):
+    """Runs test_file's `-m gpu` tests in a child over the fake driver and fake cuDNN."""
     for lib in (FAKE_DRIVER / "libcuda.so.1", FAKE_CUDNN / "libcudnn.so.9", PLUGIN):
         assert lib.is_file(), f"build the targets ({lib})"
     if FAKE:
         pytest.skip("already inside the run over the fakes")
     env = fake_env(HIPDNN_TEST_FAKE_CUDNN="1")
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p",
-                           "no:cacheprovider", __file__], cwd=str(REPO), env=env,
+                           "no:cacheprovider", test_file], cwd=str(REPO), env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=900)
     out = proc.stdout.decode("utf-8", "replace")
     assert proc.returncode == 0, out[-6000:]
     summary = out.strip().splitlines()[-1]
     assert " passed" in summary and "failed" not in summary, summary
+
+
+def test_the_gpu_tests_pass_over_the_fake_libraries():
+    gpu_tests_pass_over_the_fake_libraries(__file__)
 
 
 # ---- loading ---------------------------------------------------------------------------------

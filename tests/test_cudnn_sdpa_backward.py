@@ -24,8 +24,8 @@ import pytest
 
 import hipdnn
 import test_gpu_sdpa_backward as bwd
-from test_cudnn_plugin import (ENGINE, ENGINES, FAKE, FAKE_CUDNN, FAKE_DRIVER, PLUGIN, REPO,
-                               cd, fake_env, reason)  # noqa: F401 (cd: the fixture)
+from test_cudnn_plugin import (ENGINE, ENGINES, FAKE, PLUGIN, REPO, cd, fake_env,  # noqa: F401
+                               gpu_tests_pass_over_the_fake_libraries, reason)  # (cd: fixture)
 
 HALVES = ["fp16", "bf16"]
 ALIGN = hipdnn.diagonal_alignment
@@ -218,15 +218,4 @@ def test_cudnn_9_10_0_is_declined_as_cudnn_frontend_does():
 # ---- over the fakes, in CI ---------------------------------------------------------------------
 
 def test_the_gpu_tests_pass_over_the_fake_libraries():
-    for lib in (FAKE_DRIVER / "libcuda.so.1", FAKE_CUDNN / "libcudnn.so.9", PLUGIN):
-        assert lib.is_file(), f"build the targets ({lib})"
-    if FAKE:
-        pytest.skip("already inside the run over the fakes")
-    env = fake_env(HIPDNN_TEST_FAKE_CUDNN="1")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p",
-                           "no:cacheprovider", __file__], cwd=str(REPO), env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=900)
-    out = proc.stdout.decode("utf-8", "replace")
-    assert proc.returncode == 0, out[-6000:]
-    summary = out.strip().splitlines()[-1]
-    assert " passed" in summary and "failed" not in summary, summary
+    gpu_tests_pass_over_the_fake_libraries(__file__)
