@@ -14,7 +14,9 @@ forward under the same backend.  TFLOP/s counts 4 B H S_q S_kv D, halved for a c
 mask, 2.5 times that for the backward.
 The "torch eager" row is the FLASH_ATTENTION backend (the ratio column is against it),
 next to CUDNN_ATTENTION; where a backend does not take a case (GQA on the flash backend
-before torch 2.5, for one) its row says why.  Each implementation's output is poisoned
+before torch 2.5, for one) its row says why.  hipdnn's rows: the hip engine's kernels
+first (the row RESULTS.md's standing takes), the default ranking's choice, then each
+--engines engine preferred in turn.  Each implementation's output is poisoned
 with NaN, checked against a float64 reference computed by PyTorch from the same rounded
 inputs (the first two query heads of at most two samples, so that the reference fits), and
 only then timed: the median of CUDA-event timings of --repeat back-to-back runs per
@@ -37,7 +39,7 @@ except ImportError:  # pragma: no cover - the benchmark needs PyTorch
     torch = None
 
 import hipdnn
-from gpu_bench_core import EngineLog, first_run
+from gpu_bench_core import EngineLog, engine_rows, first_run
 from gpu_matmul_bench import _row_adder, _runner, report
 
 dt = hipdnn.data_type
@@ -125,13 +127,12 @@ def run_case(name, samples, repeat, engines):
             add(label, fn, lambda label=label: holder[label][:n, :2])
         except RuntimeError as e:  # the backend does not take this case
             rows.append((name, label, None, None, f"n/a: {str(e).splitlines()[0][:120]}"))
-    for engine in [None] + list(engines):
+    for engine, note in engine_rows(engines):
         out = torch.full(q.shape[:3] + (d,), float("nan"), dtype=torch.bfloat16, device="cuda")
         try:
             run = _hipdnn_run(q, k, v, out, causal, scale, engine)
             kernel = first_run(run)
-            add(f"hipdnn {run.engine}, {kernel}", run, lambda out=out: out[:n, :2],
-                f"{engine} preferred" if engine else "")
+            add(f"hipdnn {run.engine}, {kernel}", run, lambda out=out: out[:n, :2], note)
         except (hipdnn.HipdnnError, ValueError) as e:
             rows.append((name, f"hipdnn {engine or ''}".strip(), None, None, f"failed: {e}"))
     return rows
@@ -212,14 +213,14 @@ def run_backward_case(name, samples, repeat, engines):
         except RuntimeError as e:  # the backend does not take this case
             rows.append((name, label, None, None, f"n/a: {str(e).splitlines()[0][:120]}"))
     o, stats = _hipdnn_forward(q, k, v, causal, scale)
-    for engine in [None] + list(engines):
+    for engine, note in engine_rows(engines):
         grads = [torch.full(t.shape, float("nan"), dtype=torch.bfloat16, device="cuda")
                  for t in (q, k, v)]
         try:
             run = _hipdnn_backward_run((q, k, v, o, do, stats), grads, causal, scale, engine)
             kernel = first_run(run)
             add(f"hipdnn {run.engine}, {kernel}", run, lambda grads=grads: _head_slice(grads),
-                f"{engine} preferred" if engine else "")
+                note)
         except (hipdnn.HipdnnError, ValueError) as e:
             rows.append((name, f"hipdnn {engine or ''}".strip(), None, None, f"failed: {e}"))
     return rows

@@ -7,7 +7,7 @@ import os
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 try:
     import torch
@@ -163,6 +163,15 @@ def first_run(run: Callable[[], None]) -> str:
     kernels = [m.split("first run of ", 1)[1].removeprefix("the ").split(" kernel", 1)[0]
                for m in log.messages if "first run of " in m]
     return " + ".join(kernels) if kernels else "?"
+
+
+def engine_rows(engines: List[str]) -> List[Tuple[Optional[str], str]]:
+    """The hipdnn rows of a compute-bound case, as (preferred engine, note): the hip
+    engine's own kernels first (the standing row: what issues 24 and 28 measure), then the
+    default ranking's choice (what a user gets without choosing), then each of --engines
+    preferred in turn."""
+    rows: List[Tuple[Optional[str], str]] = [("hip", ""), (None, "default ranking")]
+    return rows + [(e, f"{e} preferred") for e in engines if e != "hip"]
 
 
 ROW = 4096  # row cases: elements a row

@@ -7,8 +7,10 @@ run.
                                            [--commit C] [--date D]
 
 Anchors: torch.matmul (cuBLAS), matmul + bias + gelu in eager mode and under torch.compile
-(its GEMM with a fused or separate epilogue); with --engines, the same matmuls on each
-named engine (the blaslt plugin: cuBLASLt through hipdnn); F.conv2d + bias + relu on channels-last fp16
+(its GEMM with a fused or separate epilogue).  hipdnn's rows for each case: the hip engine's
+own kernels first (the row RESULTS.md's standing takes), then the engine the default
+ranking chooses, then, with --engines, each named engine preferred in turn (blaslt:
+cuBLASLt through hipdnn; cudnn: cuDNN's graph API).  F.conv2d + bias + relu on channels-last fp16
 with cudnn.benchmark (cuDNN), ResNet-50's layer shapes at N = 64, and two of those layers'
 data and weight gradients against cuDNN's (torch.nn.grad); exact fp32 (BERT-base's
 products, two ResNet-50 layers NCHW at N = 16) against cuBLAS's SGEMM and cuDNN with TF32
@@ -48,7 +50,7 @@ except ImportError:  # pragma: no cover - the benchmark needs PyTorch
 
 import hipdnn
 import results as bench_results  # benchmarks/results.py: the table's text, the history entry
-from gpu_bench_core import EngineLog, cuda_time_ms, first_run
+from gpu_bench_core import EngineLog, cuda_time_ms, engine_rows, first_run
 
 dt = hipdnn.data_type
 
@@ -148,10 +150,12 @@ def run_conv_case(name, samples, repeat):
     add("torch eager (cuDNN)",
         lambda: holder.__setitem__("y", f.relu(f.conv2d(x, w, bias, stride, pad))),
         lambda: holder["y"])
-    for bn in [None] + FORCED_TILES:
+    plan = engine_rows(ENGINES)
+    plan[1:1] = [("hip", f"tile 128 x {bn} forced") for bn in FORCED_TILES]
+    for engine, note in plan:
         out = torch.full(ref.shape, float("nan"), dtype=dtype, device="cuda").to(memory_format=cl)
-        with forced_tile(bn):
-            _hipdnn_conv_row(name, x, w, bias, out, k, stride, pad, rows, add, bn)
+        with forced_tile(int(note.split()[3]) if note.startswith("tile") else None):
+            _hipdnn_conv_row(name, x, w, bias, out, k, stride, pad, rows, add, note, engine)
     if fp32:  # read as TF32: cuDNN's with cudnn.allow_tf32, hipdnn's by its tf32 knob
         rows_tf32, add = _row_adder(name + TF32_CASE, ref, TF32_TOL, flops, samples, repeat)
         torch.backends.cudnn.allow_tf32 = True
@@ -163,7 +167,7 @@ def run_conv_case(name, samples, repeat):
             torch.backends.cudnn.allow_tf32 = False
         out = torch.full(ref.shape, float("nan"), dtype=dtype, device="cuda").to(memory_format=cl)
         _hipdnn_conv_row(name + TF32_CASE, x, w, bias, out, k, stride, pad, rows_tf32, add,
-                         None, {KNOB_TF32: 1})
+                         TF32_HIPDNN, "hip", {KNOB_TF32: 1})
         rows += rows_tf32
     return rows
 
@@ -199,32 +203,35 @@ def run_grad_case(name, samples, repeat):
 
     holder = {}
     add("torch eager (cuDNN)", lambda: holder.__setitem__("y", torch_fn()), lambda: holder["y"])
-    out = torch.full(ref.shape, float("nan"), dtype=torch.float16,
-                     device="cuda").to(memory_format=cl)
-    try:
-        g = hipdnn.pygraph(io_data_type=dt.HALF, intermediate_data_type=dt.FLOAT,
-                           compute_data_type=dt.FLOAT, name=kind)
-        tdy = g.tensor_like(dy, name="dy")
-        if kind == "dgrad":
-            tw = g.tensor_like(w, name="w")
-            t = g.conv_dgrad(loss=tdy, filter=tw, padding=[pad, pad], stride=[stride, stride],
-                             name=kind)
-            pack = {tdy: dy, tw: w}
-        else:
-            tx = g.tensor_like(x, name="x")
-            t = g.conv_wgrad(image=tx, loss=tdy, padding=[pad, pad], stride=[stride, stride],
-                             name=kind)
-            pack = {tdy: dy, tx: x}
-        t.set_dim(list(ref.shape)).set_output(True).set_data_type(dt.HALF)
-        t.set_stride(list(out.stride()))
-        with EngineLog():
-            g.build([hipdnn.heur_mode.A])
-        pack[t] = out
-        run = _runner(g, pack)
-        kernel = first_run(run)
-        add(f"hipdnn {g.get_engine_name(0)}, {kernel}", run, lambda: out)
-    except hipdnn.HipdnnError as e:
-        rows.append((name, "hipdnn", None, None, f"failed: {e}"))
+    for engine, note in engine_rows(ENGINES):
+        out = torch.full(ref.shape, float("nan"), dtype=torch.float16,
+                         device="cuda").to(memory_format=cl)
+        try:
+            g = hipdnn.pygraph(io_data_type=dt.HALF, intermediate_data_type=dt.FLOAT,
+                               compute_data_type=dt.FLOAT, name=kind)
+            if engine:
+                g.set_preferred_engine(engine)
+            tdy = g.tensor_like(dy, name="dy")
+            if kind == "dgrad":
+                tw = g.tensor_like(w, name="w")
+                t = g.conv_dgrad(loss=tdy, filter=tw, padding=[pad, pad],
+                                 stride=[stride, stride], name=kind)
+                pack = {tdy: dy, tw: w}
+            else:
+                tx = g.tensor_like(x, name="x")
+                t = g.conv_wgrad(image=tx, loss=tdy, padding=[pad, pad],
+                                 stride=[stride, stride], name=kind)
+                pack = {tdy: dy, tx: x}
+            t.set_dim(list(ref.shape)).set_output(True).set_data_type(dt.HALF)
+            t.set_stride(list(out.stride()))
+            with EngineLog():
+                g.build([hipdnn.heur_mode.A])
+            pack[t] = out
+            run = _runner(g, pack)
+            kernel = first_run(run)
+            add(f"hipdnn {g.get_engine_name(0)}, {kernel}", run, lambda out=out: out, note)
+        except (hipdnn.HipdnnError, ValueError) as e:
+            rows.append((name, f"hipdnn {engine or ''}".strip(), None, None, f"failed: {e}"))
     return rows
 
 
@@ -266,11 +273,14 @@ def _build(g, knobs=None):
         g.build_plans()
 
 
-def _hipdnn_conv_row(name, x, w, bias, out, k, stride, pad, rows, add, bn, knobs=None):
+def _hipdnn_conv_row(name, x, w, bias, out, k, stride, pad, rows, add, note, engine=None,
+                     knobs=None):
     try:
         io = dt.FLOAT if x.dtype == torch.float32 else dt.HALF
         g = hipdnn.pygraph(io_data_type=io, intermediate_data_type=dt.FLOAT,
                            compute_data_type=dt.FLOAT, name="conv")
+        if engine:
+            g.set_preferred_engine(engine)
         tx, tw = g.tensor_like(x, name="x"), g.tensor_like(w, name="w")
         b4 = bias.reshape(1, k, 1, 1)
         tb = g.tensor_like(b4, name="bias")
@@ -280,11 +290,10 @@ def _hipdnn_conv_row(name, x, w, bias, out, k, stride, pad, rows, add, bn, knobs
         _build(g, knobs)
         run = _runner(g, {tx: x, tw: w, tb: b4, y: out})
         kernel = first_run(run)
-        add(f"hipdnn {g.get_engine_name(0)}, {kernel.rstrip(',')}", run, lambda: out,
-            f"tile 128 x {bn} forced" if bn else TF32_HIPDNN if knobs else "")
-    except hipdnn.HipdnnError as e:
-        rows.append((name, "hipdnn", None, None,
-                     f"failed{f' ({TF32_HIPDNN})' if knobs else ''}: {e}"))
+        add(f"hipdnn {g.get_engine_name(0)}, {kernel.rstrip(',')}", run, lambda: out, note)
+    except (hipdnn.HipdnnError, ValueError) as e:
+        rows.append((name, f"hipdnn {engine or ''}".strip(), None, None,
+                     f"failed{f' ({note})' if note else ''}: {e}"))
 
 
 def _inputs(batch, m, n, k, dtype, gen):
@@ -355,24 +364,19 @@ def run_case(name, samples, repeat) -> List[Tuple[str, str, Optional[float], Opt
                 lambda: holder["c"])
         except Exception as e:  # no triton, a compiler failure: say so
             rows.append((name, "torch.compile", None, None, f"n/a: {type(e).__name__}"))
-    for bn in [None] + FORCED_TILES:
+    # the hip engine's row first (the standing takes it), its forced tiles, then the default
+    # ranking's and each --engines one's
+    plan = engine_rows(ENGINES)
+    plan[1:1] = [("hip", f"tile 128 x {bn} forced") for bn in FORCED_TILES]
+    for engine, note in plan:
         out = torch.full(ref.shape, float("nan"), dtype=dtype, device="cuda")
         try:
-            with forced_tile(bn):
-                run = _hipdnn_run(a, b, bias, out, epilogue)
+            with forced_tile(int(note.split()[3]) if note.startswith("tile") else None):
+                run = _hipdnn_run(a, b, bias, out, epilogue, engine)
             kernel = first_run(run)
-            add(f"hipdnn {run.engine}, {kernel}", run, lambda: out,
-                f"tile 128 x {bn} forced" if bn else "")
-        except hipdnn.HipdnnError as e:
-            rows.append((name, "hipdnn", None, None, f"failed: {e}"))
-    for engine in ENGINES:  # after the default row, which the standing takes
-        out = torch.full(ref.shape, float("nan"), dtype=dtype, device="cuda")
-        try:
-            run = _hipdnn_run(a, b, bias, out, epilogue, engine)
-            kernel = first_run(run)
-            add(f"hipdnn {run.engine}, {kernel}", run, lambda: out, f"{engine} preferred")
+            add(f"hipdnn {run.engine}, {kernel}", run, lambda: out, note)
         except (hipdnn.HipdnnError, ValueError) as e:
-            rows.append((name, f"hipdnn {engine}", None, None, f"failed: {e}"))
+            rows.append((name, f"hipdnn {engine or ''}".strip(), None, None, f"failed: {e}"))
     if dtype == torch.float32:
         rows += _tf32_rows(name, a, b, bias, ref, epilogue, flops, samples, repeat)
     return rows
@@ -418,8 +422,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                    help="also write the run as a history entry to FILE (for results.py add)")
     p.add_argument("--commit", help="the commit measured (default: git rev-parse --short HEAD)")
     p.add_argument("--date", help="the run's date (default: today, UTC)")
-    p.add_argument("--engines", default="", help="also time each matmul case on these "
-                   "engines, preferred one at a time (e.g. blaslt,hip): a column per engine")
+    p.add_argument("--engines", default="", help="also time each case on these engines, "
+                   "preferred one at a time (e.g. blaslt,cudnn): a row per engine, after the "
+                   "hip engine's and the default ranking's")
     p.add_argument("--tiles", default="", help="also time the sm_90 kernel (and the fp32 "
                    "one) with these tile widths forced (HIPDNN_HIP_WGMMA_BN), e.g. 64,128,256")
     return p.parse_args(argv)

@@ -461,6 +461,12 @@ def format_markdown(rows: Sequence[Tuple[Case, str, Dict[str, Dict[str, Cell]]]]
         "tensors, BSHD the heads inside the sequence; for the 3-D operations and matmul's "
         "b, `transposed` swaps the last two dims in memory.",
         "",
+        "Where several engines run a graph on a GPU, the default ranking puts first the one "
+        "measured fastest on the graph's class (on an H200: `cudnn` for convolutions and "
+        "attention, `blaslt` for 16-bit and fp32 matmuls, `hip` for decode-sized matmuls, "
+        "exact fp32 convolutions and the memory-bound operations): the measured shares "
+        "are in [engine_selection.md](engine_selection.md#the-measured-shares).",
+        "",
         "## The graphs",
         "",
         "| operation | graph |",

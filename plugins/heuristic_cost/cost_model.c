@@ -10,8 +10,11 @@
  *     measured once per host (a 16 MiB memcpy, kept in the cache folder for later
  *     processes) and its FLOP rate assumed, both overridable (HIPDNN_COST_HOST_GBPS,
  *     HIPDNN_COST_HOST_GFLOPS);
- *   - engine: half the peak for an engine, a twentieth for a FALLBACK (reference) one.
- * Estimated time = max(FLOPs / peak, bytes / bandwidth) / efficiency.  Engines whose
+ *   - engine: what share of that peak and bandwidth it reaches on the graph's class (its
+ *     largest node's op, 16-bit or wider inputs), measured on an H200 (k_measured below);
+ *     a twentieth for a FALLBACK (reference) one.
+ * Estimated time = max(FLOPs / (peak x compute eff.), bytes / (bandwidth x memory eff.)).
+ * Engines whose
  * memory space is where the graph's tensors are go first, then by estimate; ties keep
  * the backend's order (the engines' priorities).  An engine of negative priority asks to
  * be chosen only by name (the hip engine's host emulation): it goes last. */
@@ -51,8 +54,59 @@ HIPDNN_PLUGIN_EXPORT void hipdnnHeuristicPluginGetLastErrorString(const char** m
 typedef struct {
     double flop, bytes;
     bool low_precision; /* the main node's inputs are 16-bit or narrower */
+    hipdnnOpKind_t op;  /* the main node's */
     char what[96];
 } graph_cost;
+
+/* What share of the device's peak FLOP rate (compute) and bandwidth (memory) each engine
+ * reached on a class of graph: the main node's op, 16-bit (low) or fp32 inputs.  Measured
+ * on an H200 (sm_90) by benchmarks/gpu_matmul_bench.py and gpu_attention_bench.py with
+ * each engine preferred in turn (benchmarks/history, runs M24 and M25 at e0b4448): compute
+ * is the geometric mean over the class's compute-bound cases of TFLOP/s over the peak the
+ * backend reads (132 SMs at 1.98 GHz); memory, where a memory-bound case was timed (the
+ * 16 x 4096 x 4096 decode matmul, the B64 H32/4 decode attention), its bytes a second
+ * over the bandwidth.  An engine not measured on a class is taken to reach the class's lowest
+ * shares (no faster than the slowest engine measured), and on a class nobody measured
+ * every engine half (then the priorities decide).  Other GPUs
+ * are ranked with the same shares (the vendor libraries lead the hip engine wider on
+ * older chips, whose hip kernels lack wgmma). */
+typedef struct {
+    const char* engine;
+    hipdnnOpKind_t op;
+    bool low;
+    double compute, memory;
+} measured_efficiency;
+
+static const measured_efficiency k_measured[] = {
+    {"hip", HIPDNN_OP_MATMUL, true, 0.51, 0.24},     {"blaslt", HIPDNN_OP_MATMUL, true, 0.645, 0.21},
+    {"cudnn", HIPDNN_OP_MATMUL, true, 0.626, 0.20},  {"hip", HIPDNN_OP_MATMUL, false, 0.31, 0.5},
+    {"blaslt", HIPDNN_OP_MATMUL, false, 0.53, 0.5},  {"hip", HIPDNN_OP_CONV_FPROP, true, 0.118, 0.5},
+    {"cudnn", HIPDNN_OP_CONV_FPROP, true, 0.315, 0.5}, {"hip", HIPDNN_OP_CONV_FPROP, false, 0.199, 0.5},
+    {"cudnn", HIPDNN_OP_CONV_FPROP, false, 0.194, 0.5}, {"hip", HIPDNN_OP_CONV_DGRAD, true, 0.090, 0.5},
+    {"cudnn", HIPDNN_OP_CONV_DGRAD, true, 0.352, 0.5}, {"hip", HIPDNN_OP_CONV_WGRAD, true, 0.109, 0.5},
+    {"cudnn", HIPDNN_OP_CONV_WGRAD, true, 0.323, 0.5}, {"hip", HIPDNN_OP_SDPA_FWD, true, 0.104, 0.40},
+    {"cudnn", HIPDNN_OP_SDPA_FWD, true, 0.611, 0.84},  {"hip", HIPDNN_OP_SDPA_BWD, true, 0.078, 0.5},
+    {"cudnn", HIPDNN_OP_SDPA_BWD, true, 0.482, 0.5},
+};
+
+/* The engine's measured shares for the graph's class, or NULL; *low_c / *low_m the
+ * class's lowest measured shares (what an engine measured on other classes only is
+ * assumed to reach: no faster than the slowest one measured), 0.5 where none is. */
+static const measured_efficiency* measured(const char* engine, const graph_cost* c, double* low_c,
+                                           double* low_m) {
+    const measured_efficiency* found = NULL;
+    *low_c = *low_m = 0.5;
+    bool any = false;
+    for (size_t i = 0; i < sizeof(k_measured) / sizeof(k_measured[0]); ++i) {
+        const measured_efficiency* e = &k_measured[i];
+        if (e->op != c->op || e->low != c->low_precision) continue;
+        *low_c = any ? fmin(*low_c, e->compute) : e->compute;
+        *low_m = any ? fmin(*low_m, e->memory) : e->memory;
+        any = true;
+        if (strcmp(e->engine, engine) == 0) found = e;
+    }
+    return found;
+}
 
 static double elems(const hipdnnSdkTensor* t) {
     return t ? (double)hipdnnSdkElementCount(t->ndim, t->dims) : 0.0;
@@ -102,6 +156,7 @@ static void cost_of(const hipdnnSdkGraph* g, graph_cost* c) {
         if (f > most) {
             const hipdnnSdkTensor* a = port(g, g->nodes[i].inputs[0]);
             most = f;
+            c->op = g->nodes[i].kind;
             snprintf(c->what, sizeof(c->what), "%s", what);
             c->low_precision = a && narrow(a->data_type);
         }
@@ -299,12 +354,26 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnHeuristicPluginRank(
         bool fallback = (cand[i].flags & HIPDNN_ENGINE_FLAG_FALLBACK) != 0;
         bool mismatch = cand[i].memory_space != device->memory_space;
         machine(device, cand[i].memory_space, c.low_precision, &flops, &bw, how, sizeof(how));
-        double eff = fallback ? 0.05 : 0.5;
-        double tc = c.flop / flops, tm = c.bytes / bw;
-        score[i] = fmax(tc, tm) / eff * 1e3;
+        /* a host engine's shares were not measured; the device table is for device engines */
+        const bool device_engine = !fallback && cand[i].memory_space == HIPDNN_MEMORY_DEVICE;
+        double ec = fallback ? 0.05 : 0.5, em = ec;
+        const measured_efficiency* m =
+            device_engine ? measured(cand[i].engine_name, &c, &ec, &em) : NULL;
+        if (m) ec = m->compute, em = m->memory;
+        double tc = c.flop / (flops * ec), tm = c.bytes / (bw * em);
+        score[i] = fmax(tc, tm) * 1e3;
+        char eff[112];
+        if (m)
+            snprintf(eff, sizeof(eff), "x%.2g compute, x%.2g memory efficiency measured on an H200",
+                     ec, em);
+        else if (device_engine && (ec != 0.5 || em != 0.5))
+            snprintf(eff, sizeof(eff), "x%.2g compute, x%.2g memory efficiency: not measured, the "
+                     "class's lowest", ec, em);
+        else
+            snprintf(eff, sizeof(eff), "x%.2g efficiency", ec);
         char line[640]; /* cut to the ABI's length below */
-        snprintf(line, sizeof(line), "%s: %.2g FLOP, %.2g B; %s-bound; %s est. %.3g ms (roofline model: %s, x%.2g "
-                 "efficiency%s)", c.what, c.flop, c.bytes, tc > tm ? "compute" : "memory",
+        snprintf(line, sizeof(line), "%s: %.2g FLOP, %.2g B; %s-bound; %s est. %.3g ms (roofline model: %s, %s"
+                 "%s)", c.what, c.flop, c.bytes, tc > tm ? "compute" : "memory",
                  cand[i].engine_name, score[i], how, eff,
                  cand[i].priority < 0 ? "; negative priority: chosen only by name, ranked last"
                  : mismatch ? "; not where the tensors are, ranked after those that are" : "");
