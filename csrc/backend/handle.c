@@ -161,8 +161,20 @@ hipdnnStatus_t hipdnnHandlePluginHandle(hipdnnHandle_t h, int32_t index,
                                         hipdnnEnginePluginHandle_t* out) {
     if (index < 0 || index >= h->num_plugins)
         return hipdnnFail(HIPDNN_STATUS_INTERNAL_ERROR, "plugin index %d out of range", (int)index);
-    hipdnnStatus_t st = HIPDNN_STATUS_SUCCESS;
     hipdnnHandleLock(h);
+    const hipdnnStatus_t st = hipdnnHandlePluginHandleLocked(h, index, out);
+    hipdnnHandleUnlock(h);
+    return st;
+}
+
+/* Takes no lock: the slot array is sized at hipdnnCreate and never reallocated, and each
+ * thread makes only its own plugin's slot (engine_query.c), so slots of different plugins
+ * may be made at once while one thread holds the lock for them all. */
+hipdnnStatus_t hipdnnHandlePluginHandleLocked(hipdnnHandle_t h, int32_t index,
+                                              hipdnnEnginePluginHandle_t* out) {
+    if (index < 0 || index >= h->num_plugins)
+        return hipdnnFail(HIPDNN_STATUS_INTERNAL_ERROR, "plugin index %d out of range", (int)index);
+    hipdnnStatus_t st = HIPDNN_STATUS_SUCCESS;
     if (!h->plugin_handles[index]) {
         hipdnnPlugin* p = hipdnnRegistryPlugin(index);
         hipdnnEnginePluginHandle_t ph = NULL;
@@ -180,6 +192,5 @@ hipdnnStatus_t hipdnnHandlePluginHandle(hipdnnHandle_t h, int32_t index,
             h->plugin_handles[index] = ph;
     }
     *out = h->plugin_handles[index];
-    hipdnnHandleUnlock(h);
     return st;
 }

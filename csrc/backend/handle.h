@@ -30,6 +30,10 @@ hipdnnStatus_t hipdnnHandleCheck(hipdnnHandle_t h, const char* what);
 /* This handle's plugin handle for plugin `index`, created (with the stream set) if new. */
 hipdnnStatus_t hipdnnHandlePluginHandle(hipdnnHandle_t h, int32_t index,
                                         hipdnnEnginePluginHandle_t* out);
+/* The same, for a caller that holds h's lock (or whose thread holds it on its behalf and
+ * waits for it, as engine_query.c's workers): one thread per plugin index at a time. */
+hipdnnStatus_t hipdnnHandlePluginHandleLocked(hipdnnHandle_t h, int32_t index,
+                                              hipdnnEnginePluginHandle_t* out);
 
 /* A plugin handle runs one call at a time: every plugin call on h's plugin handles is
  * made between these.  Log messages of the region are delivered at Unlock (log.h). */

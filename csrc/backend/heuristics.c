@@ -30,6 +30,7 @@
 #include "error.h"
 #include "handle.h"
 #include "device_facts.h"
+#include "engine_query.h"
 #include "heuristic_plugins.h"
 #include "log.h"
 #include "plan_cache.h"
@@ -290,48 +291,6 @@ static hipdnnStatus_t check_heur_inputs(const heur_state* s) {
     return HIPDNN_STATUS_SUCCESS;
 }
 
-/* Asks plugin pi which of its engines run the graph: ok[e] for those that do, why[e]
- * (allocated) for those that do not, each engine indexed as in the registry. */
-static void ask_plugin(hipdnnGraphState* gs, int32_t pi, int32_t ne, bool* ok, char** why) {
-    hipdnnPlugin* p = hipdnnRegistryPlugin(pi);
-    hipdnnHandle_t h = gs->handle;
-    uint64_t ids[256];
-    uint32_t n = 0;
-    /* The graph's handle's own plugin handle, made on first use (a device plugin
-     * touches its device only then). */
-    hipdnnEnginePluginHandle_t ph = NULL;
-    char create_err[600] = "";
-    if (hipdnnHandlePluginHandle(h, pi, &ph) != HIPDNN_STATUS_SUCCESS)
-        snprintf(create_err, sizeof(create_err), "%s", hipdnnErrorMessage());
-    hipdnnClearError();
-    hipdnnPluginStatus_t ps = HIPDNN_PLUGIN_STATUS_INTERNAL_ERROR;
-    hipdnnHandleLock(h);
-    if (ph) ps = p->get_applicable(ph, gs->bytes, gs->num_bytes, ids, 256, &n);
-    for (int32_t e = 0; e < ne; ++e) {
-        const hipdnnEngineEntry* en = hipdnnRegistryEngine(e);
-        if (en->plugin != pi) continue;
-        char buf[700];
-        if (!ph) {
-            snprintf(buf, sizeof(buf), "%s", create_err);
-        } else if (ps != HIPDNN_PLUGIN_STATUS_SUCCESS) {
-            snprintf(buf, sizeof(buf), "plugin error while checking the graph: %s",
-                     hipdnnPluginLastError(p));
-        } else {
-            for (uint32_t k = 0; k < n && k < 256; ++k)
-                if (ids[k] == en->id) ok[e] = true;
-            if (ok[e]) continue;
-            const char* r = NULL;
-            if (!p->get_reason ||
-                p->get_reason(ph, en->id, gs->bytes, gs->num_bytes, &r) !=
-                    HIPDNN_PLUGIN_STATUS_SUCCESS || !r || !*r)
-                r = "declined, no reason given";
-            snprintf(buf, sizeof(buf), "%s", r);
-        }
-        why[e] = strdup(buf);
-    }
-    hipdnnHandleUnlock(h);
-}
-
 /* Applicable engines the user deselected, or that FALLBACK mode does not take, are left
  * out, with that as their reason. */
 static void apply_user_choice(const heur_state* s, int32_t ne, bool* ok, char** why) {
@@ -453,7 +412,26 @@ static bool deselected(const heur_state* s, int32_t e) {
 static void ask_once(heur_state* s, int32_t pi) {
     if (s->asked[pi]) return;
     s->asked[pi] = true;
-    ask_plugin(s->graph->state, pi, s->num_engines, s->ok, s->why);
+    hipdnnAskPlugins(s->graph->state, &pi, 1, s->num_engines, s->ok, s->why);
+}
+
+/* Asks every plugin not asked yet, at once (engine_query.c): on a GPU the vendor
+ * libraries' handles and first queries then overlap. */
+static void ask_the_rest(heur_state* s) {
+    const int32_t np = hipdnnRegistryPluginCount();
+    int32_t* todo = malloc((size_t)np * sizeof(int32_t) + 1);
+    int32_t n = 0;
+    for (int32_t pi = 0; pi < np; ++pi) {
+        if (s->asked[pi]) continue;
+        if (!todo) { /* no memory for the list: one at a time */
+            ask_once(s, pi);
+            continue;
+        }
+        s->asked[pi] = true;
+        todo[n++] = pi;
+    }
+    hipdnnAskPlugins(s->graph->state, todo, n, s->num_engines, s->ok, s->why);
+    free(todo);
 }
 
 /* The short cut (top of file): true with the one result ranked when the preferred engine,
@@ -561,7 +539,7 @@ static hipdnnStatus_t complete(heur_state* s) {
     const hipdnnGraphState* gs = s->graph->state;
     hipdnnLog(HIPDNN_LOG_INFO, "heuristics: graph '%s': the other engines asked now (every "
               "config, a report or the tuned config's rank was wanted)", gs->name ? gs->name : "");
-    for (int32_t pi = 0; pi < hipdnnRegistryPluginCount(); ++pi) ask_once(s, pi);
+    ask_the_rest(s);
     apply_user_choice(s, s->num_engines, s->ok, s->why);
     rank_engines(s);
     write_report(s);

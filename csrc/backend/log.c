@@ -5,7 +5,9 @@
  * never runs while a backend lock is held: code that holds one brackets its region with
  * hipdnnLogDeferBegin/End, and messages logged meanwhile on that thread are copied into a
  * per-thread queue and delivered by the End that releases the last lock.  Delivery itself
- * reads the callback under g_lock and calls it after releasing it. */
+ * reads the callback under g_lock and calls it after releasing it.  A thread that works for
+ * another one holding a lock (engine_query.c's workers) captures what it logs into a queue
+ * that the other thread logs afterwards, so it too reaches the user outside the lock. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* secure_getenv: set[ug]id processes ignore our variables */
 #endif
@@ -35,17 +37,16 @@ static uint64_t g_generation;
 static int g_in_flight;
 static int g_old_in_flight;
 
-typedef struct pending {
-    struct pending* next;
+typedef struct hipdnnLogPending {
+    struct hipdnnLogPending* next;
     int level;
     char text[]; /* NUL-terminated */
 } pending;
 
 static _Thread_local int t_defer;       /* backend locks this thread holds */
 static _Thread_local int t_in_callback; /* callbacks this thread is inside */
-static _Thread_local pending* t_head;
-static _Thread_local pending* t_tail;
-static _Thread_local unsigned t_lost; /* messages that could not be queued (no memory) */
+static _Thread_local hipdnnLogQueue t_queue;    /* what it deferred */
+static _Thread_local hipdnnLogQueue* t_capture; /* hipdnnLogCapture's queue, if any */
 
 static void configure(void) {
     const char* lv = getenv("HIPDNN_LOG_LEVEL");
@@ -103,25 +104,33 @@ static void deliver(int level, const char* message) {
     pthread_mutex_unlock(&g_lock);
 }
 
-void hipdnnLogMessage(int level, const char* message) {
-    pthread_once(&g_once, configure);
-    if (level <= HIPDNN_LOG_OFF || level > atomic_load(&g_level) || !message) return;
-    if (t_defer == 0) {
-        deliver(level, message);
-        return;
-    }
+static void enqueue(hipdnnLogQueue* q, int level, const char* message) {
     size_t n = strlen(message);
     pending* p = malloc(sizeof(*p) + n + 1);
     if (!p) {
-        ++t_lost;
+        ++q->lost;
         return;
     }
     p->next = NULL;
     p->level = level;
     memcpy(p->text, message, n + 1);
-    if (t_tail) t_tail->next = p;
-    else t_head = p;
-    t_tail = p;
+    if (q->tail) q->tail->next = p;
+    else q->head = p;
+    q->tail = p;
+}
+
+void hipdnnLogMessage(int level, const char* message) {
+    pthread_once(&g_once, configure);
+    if (level <= HIPDNN_LOG_OFF || level > atomic_load(&g_level) || !message) return;
+    if (t_capture) {
+        enqueue(t_capture, level, message);
+        return;
+    }
+    if (t_defer == 0) {
+        deliver(level, message);
+        return;
+    }
+    enqueue(&t_queue, level, message);
 }
 
 void hipdnnLog(hipdnnLogLevel_t level, const char* fmt, ...) {
@@ -138,10 +147,9 @@ void hipdnnLogDeferBegin(void) { ++t_defer; }
 void hipdnnLogDeferEnd(void) {
     if (t_defer <= 0 || --t_defer > 0) return;
     /* Detached first: what the callbacks log now is delivered at once, not queued here. */
-    pending* list = t_head;
-    unsigned lost = t_lost;
-    t_head = t_tail = NULL;
-    t_lost = 0;
+    pending* list = t_queue.head;
+    unsigned lost = t_queue.lost;
+    t_queue = (hipdnnLogQueue){NULL, NULL, 0};
     while (list) {
         pending* next = list->next;
         deliver(list->level, list->text);
@@ -154,6 +162,22 @@ void hipdnnLogDeferEnd(void) {
                  lost == 1 ? "" : "s");
         deliver(HIPDNN_LOG_ERROR, msg);
     }
+}
+
+void hipdnnLogCapture(hipdnnLogQueue* q) { t_capture = q; }
+
+void hipdnnLogQueueFlush(hipdnnLogQueue* q) {
+    pending* list = q->head;
+    const unsigned lost = q->lost;
+    *q = (hipdnnLogQueue){NULL, NULL, 0};
+    for (pending* next; list; list = next) {
+        next = list->next;
+        hipdnnLogMessage(list->level, list->text); /* the level was checked when kept */
+        free(list);
+    }
+    if (lost)
+        hipdnnLog(HIPDNN_LOG_ERROR, "%u log message%s lost: out of memory", lost,
+                  lost == 1 ? "" : "s");
 }
 
 void hipdnnLogForkPrepare(void) { pthread_mutex_lock(&g_lock); }

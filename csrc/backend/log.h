@@ -15,6 +15,18 @@ void hipdnnLogMessage(int level, const char* message);
 void hipdnnLogDeferBegin(void);
 void hipdnnLogDeferEnd(void);
 
+/* Messages kept for another thread to log (the engine queries' workers, engine_query.c):
+ * while a thread captures into a queue, what it logs goes there, whatever it defers. */
+typedef struct hipdnnLogQueue {
+    struct hipdnnLogPending* head;
+    struct hipdnnLogPending* tail;
+    unsigned lost; /* messages that could not be kept (no memory) */
+} hipdnnLogQueue;
+/* Starts capturing this thread's messages into q (NULL: stops). */
+void hipdnnLogCapture(hipdnnLogQueue* q);
+/* Logs q's messages on this thread, in order (queued if it defers), and empties q. */
+void hipdnnLogQueueFlush(hipdnnLogQueue* q);
+
 /* fork.c: the logger's lock around fork(). */
 void hipdnnLogForkPrepare(void);
 void hipdnnLogForkParent(void);

@@ -15,7 +15,8 @@
  *
  * Built as build/tests/fake_cublaslt/libcublasLt.so.13; used when a test puts that folder
  * on LD_LIBRARY_PATH (with the fake driver's).  FAKE_CUBLASLT_OLD=1 reports version 10.2.1,
- * older than the engine takes. */
+ * older than the engine takes; FAKE_CUBLASLT_CREATE_MS=<ms> makes cublasLtCreate take that
+ * long. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -98,6 +99,7 @@ EXPORT long fakeCublasLtHeuristicQueries(void) { return g_heuristic_queries; }
 EXPORT status cublasLtCreate(context** h) {
     if (!h) return INVALID_VALUE;
     if (!fake_context_current()) return NOT_INITIALIZED; /* the real one needs a device */
+    fake_sleep_from("FAKE_CUBLASLT_CREATE_MS");
     *h = calloc(1, sizeof(**h));
     if (!*h) return ALLOC_FAILED;
     (*h)->magic = MAGIC;

@@ -1,13 +1,15 @@
 /* fake_device.h — what the fake vendor libraries (tests/fake_cublaslt, tests/fake_cudnn) ask
  * the fake driver (fake_cuda.c), found in the process as libcuda.so.1 (the plugin under
  * test opened it first): whether a context is current, and whether a pointer is its
- * "device" memory.  Included by each fake, its functions static there. */
+ * "device" memory; and a slow handle for tests.  Included by each fake, its functions static there. */
 #ifndef HIPDNN_TEST_FAKE_DEVICE_H
 #define HIPDNN_TEST_FAKE_DEVICE_H
 
 #include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
 
 typedef int (*fake_attrs_fn)(unsigned, int*, void**, unsigned long long);
 typedef int (*fake_current_fn)(void**);
@@ -22,6 +24,17 @@ static int fake_context_current(void) {
     int ok = get && get(&ctx) == 0 && ctx;
     if (lib) dlclose(lib);
     return ok;
+}
+
+/* Sleeps the milliseconds $var names (none if unset): a library handle that takes as long
+ * to make as a real one on a GPU, for tests of what overlaps (tests/test_engine_queries.py). */
+static void fake_sleep_from(const char* var) {
+    const char* v = getenv(var);
+    const long ms = v && *v ? strtol(v, NULL, 10) : 0;
+    if (ms <= 0) return;
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&t, &t) != 0) {
+    }
 }
 
 /* 1: [p, p + bytes) is device memory inside one allocation; 0: host memory (or no

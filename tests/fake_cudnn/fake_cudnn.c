@@ -20,7 +20,8 @@
  *
  * Built as build/tests/fake_cudnn/libcudnn.so.9; used when a test names it
  * ($HIPDNN_CUDNN_LIBRARY) with the fake driver on LD_LIBRARY_PATH.  FAKE_CUDNN_OLD=1
- * reports version 8.9.7, older than the engine takes; FAKE_CUDNN_VERSION=<n> reports n. */
+ * reports version 8.9.7, older than the engine takes; FAKE_CUDNN_VERSION=<n> reports n;
+ * FAKE_CUDNN_CREATE_MS=<ms> makes cudnnCreate take that long. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -115,6 +116,7 @@ EXPORT status cudnnCreate(handle** h) {
     if (!h) return fail(NULL_POINTER, "cudnnCreate: NULL handle pointer");
     if (!fake_context_current())
         return fail(NOT_INITIALIZED, "cudnnCreate: no current CUDA context");
+    fake_sleep_from("FAKE_CUDNN_CREATE_MS");
     *h = calloc(1, sizeof(**h));
     if (!*h) return fail(NOT_INITIALIZED, "cudnnCreate: out of memory");
     (*h)->magic = HANDLE_MAGIC;

@@ -12,7 +12,7 @@
  * Engine configurations arrive the same way (engine.fbs).
  *
  * Threading: the backend calls a plugin handle from one thread at a time; distinct
- * handles may be used concurrently.
+ * handles may be used concurrently (a full ranking asks the plugins at once, below).
  *
  * fork(): the backend's fork handler waits until no plugin function is running under a
  * hipdnn handle and no plugin is loading, so a plugin whose state lives in its handles
@@ -28,6 +28,11 @@
  *     GPU runtime only when first used (or, to decline loading where its GPU is absent,
  *     in GetAllEngineIds).  GetAllEngineIds, GetEngineDetails (handle NULL) and
  *     DestroyEngineDetails (handle NULL) must work without a handle;
+ *   - any thread: a handle may be created and asked (GetApplicableEngineIds,
+ *     GetNotApplicableReason) on a backend worker thread, each plugin's beside the
+ *     others', and used later on the application's threads, so a plugin must not rely on
+ *     the calling thread's current device or context (it has CreateForDevice's device)
+ *     nor on what an earlier call left on the thread;
  *   - GetWorkspaceSizeFromExecutionContext: an engine that compiles at plan time does so
  *     once, in CreateExecutionContext, and reports the workspace of what it built;
  *   - EnqueueOpGraph: each buffer says which memory space it is in (as the frontend knows
