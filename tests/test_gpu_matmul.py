@@ -372,6 +372,130 @@ def test_each_sm90_tile_over_more_tiles_than_multiprocessors(gpu, monkeypatch, b
           epilogue=ep_bias_relu(gpu, "bf16"))
 
 
+# ---- the sm_90 kernel's 64-row tile (decode: m <= 64) ------------------------------------------
+# fp16 / bf16 matmuls of at most 64 rows run it on an sm_90 GPU (gemm_choice.c): one consumer
+# warpgroup, a's TMA box 64 rows, deeper stages.  Elsewhere (the emulation, other GPUs) the
+# same products run the plan's other kernels and are checked alike; knob TILE_M (26) forces
+# (64) or forbids (128) it, and declines what it cannot run on any GPU.
+
+ROWS64 = "first run of the tensor-core (wgmma), 64-row tile"
+WGMMA = "first run of the tensor-core (wgmma)"
+
+
+def sm90():
+    """Whether this run is the hip engine on an sm_90 GPU (which torch tells)."""
+    return GPU_ENGINE == "hip" and compute_capability() == (9, 0)
+
+
+def assert_rows64(log, expected=True):
+    """On an sm_90 GPU the 64-row tile ran (or, expected False, the 128-row one); elsewhere
+    tensor cores."""
+    if sm90():
+        assert any(ROWS64 in m for m in log) == expected, log
+        assert any(WGMMA in m for m in log), log
+    else:
+        assert on_tensor_cores(log), log
+
+
+@pytest.mark.parametrize("dt", ["fp16", "bf16"])
+@pytest.mark.parametrize("n,k,b_layout", [(4096, 4096, "transposed"), (1001, 512, "transposed"),
+                                          (520, 776, "packed"), (72, 4104, "packed")])
+@pytest.mark.parametrize("m", [1, 16, 33, 64])
+def test_the_64_row_tile_over_decode_shapes(gpu, dt, m, n, k, b_layout):
+    # b [K, N] n contiguous, or k contiguous (nn.Linear's [N, K] weight); n odd where k is
+    # contiguous; m ragged against the tile but for 64; k of many stages, ragged against
+    # the 64-deep stage (776, 4104); the model's split-k
+    log = check(gpu, dt, [m, k], [k, n], "packed", b_layout, epilogue=ep_bias_gelu(gpu, dt))
+    assert_rows64(log)
+
+
+@pytest.mark.parametrize("dt", ["fp16", "bf16"])
+@pytest.mark.parametrize("m,n,k,b_layout", [(16, 256, 999, "packed"), (64, 136, 333, "packed"),
+                                            (16, 200, 520, "transposed")])
+def test_the_64_row_tile_reads_a_transposed(gpu, dt, m, n, k, b_layout):
+    # a [M, K] with m contiguous (TMA's box of 64 m x 64 k, wgmma's transposed a): k odd
+    log = check(gpu, dt, [m, k], [k, n], "transposed", b_layout, epilogue=ep_residual(gpu, dt))
+    assert_rows64(log)
+
+
+@pytest.mark.parametrize("name", list(EPILOGUES))
+@pytest.mark.parametrize("b_layout", ["packed", "transposed"])
+def test_the_64_row_tile_runs_every_epilogue(gpu, name, b_layout):
+    log = check(gpu, "bf16", [16, 264], [264, 200], "packed", b_layout,
+                epilogue=EPILOGUES[name](gpu, "bf16"))
+    assert_rows64(log)
+    assert len(stages(log)) == 1, log
+
+
+@pytest.mark.parametrize("dt", ["fp16", "bf16"])
+@pytest.mark.parametrize("a_shape,b_shape,b_layout", [
+    ([3, 16, 256], [256, 136], "packed"), ([2, 33, 128], [2, 128, 72], "transposed"),
+    ([2, 2, 1, 512], [2, 1, 512, 264], "transposed"), ([4, 64, 64], [64, 1000], "packed")])
+def test_the_64_row_tile_over_batches(gpu, dt, a_shape, b_shape, b_layout):
+    # batched, and broadcast (a's batch dims against b's, b's size-1 dims against a's)
+    log = check(gpu, dt, a_shape, b_shape, "packed", b_layout, epilogue=ep_bias_relu(gpu, dt))
+    assert_rows64(log)
+
+
+@pytest.mark.parametrize("dt", ["fp16", "bf16"])
+@pytest.mark.parametrize("splits", [1, 3, 8])
+@pytest.mark.parametrize("b_layout", ["packed", "transposed"])
+@pytest.mark.parametrize("m", [1, 33])
+def test_the_64_row_tile_splits_k_by_the_knob(gpu, dt, m, splits, b_layout):
+    # SPLIT_K_SLC: none, 3 or 8 ranges of k = 2000 (32 steps, the last ragged); each range's
+    # partial holds the product's rows only (gm_store_partial), the last sums them
+    log = check(gpu, dt, [2, m, 2000], [2000, 264], "packed", b_layout,
+                epilogue=ep_bias_gelu(gpu, dt), knobs={hipdnn.knob_type.SPLIT_K_SLC: splits})
+    assert_rows64(log)
+    assert k_split(log) == splits, log
+
+
+@pytest.mark.parametrize("tile_m,m", [(64, 16), (128, 16), (64, 200), (128, 200)])
+def test_the_tile_m_knob_forces_or_forbids_the_64_row_tile(gpu, tile_m, m):
+    # 64: the 64-row tile over 200 rows too (4 row tiles); 128: the 128-row tile over 16
+    log = check(gpu, "bf16", [m, 512], [512, 392], "packed", "transposed",
+                epilogue=ep_two_outputs(gpu, "bf16"), knobs={hipdnn.knob_type.TILE_M: tile_m})
+    assert_rows64(log, tile_m == 64)
+
+
+@pytest.mark.large
+@pytest.mark.parametrize("bn", [64, 128])
+@pytest.mark.parametrize("b_layout", ["packed", "transposed"])
+def test_each_64_row_tile_width_over_more_tiles_than_multiprocessors(gpu, monkeypatch, bn,
+                                                                    b_layout):
+    # HIPDNN_HIP_WGMMA_BN forces the width: 4 x 4504 columns are 284 or 144 tiles, more than
+    # an H200's 132 multiprocessors, so the persistent blocks each walk several
+    monkeypatch.setenv("HIPDNN_HIP_WGMMA_BN", str(bn))
+    log = check(gpu, "bf16", [4, 33, 256], [256, 4504], "packed", b_layout,
+                epilogue=ep_bias_relu(gpu, "bf16"))
+    assert_rows64(log)
+
+
+def test_the_tile_m_knob_declines_what_the_64_row_tile_cannot_run(gpu):
+    # on any GPU: a TF32 matmul (the sm_90 kernel's, fp32 read as TF32) and a convolution
+    # keep 128 rows; the 64-row tile is no 256 wide
+    g = gpu.graph("fp32")
+    g.matmul(g.tensor(name="a", dim=[16, 64]), g.tensor(name="b", dim=[64, 64]),
+             name="mm").set_output(True)
+    with pytest.raises(hipdnn.HipdnnError, match=r"node 'mm' \(matmul\): knob TILE_M = 64 asks "
+                                                 r"for the sm_90 kernel's 64-row tile, which runs "
+                                                 r"fp16 / bf16 matmuls only \(a TF32 matmul"):
+        build_with_knobs(g, {hipdnn.knob_type.TILE_M: 64, 20000: 1})
+    g = gpu.graph("fp16")
+    x = g.tensor(name="x", dim=[2, 16, 8, 8], stride=[1024, 1, 128, 16])
+    w = g.tensor(name="w", dim=[24, 16, 3, 3], stride=[144, 1, 48, 16])
+    g.conv_fprop(x, w, padding=[1, 1], name="conv").set_output(True)
+    with pytest.raises(hipdnn.HipdnnError, match=r"knob TILE_M = 64 .*\(a convolution keeps "
+                                                 "128 rows"):
+        build_with_knobs(g, {hipdnn.knob_type.TILE_M: 64})
+    g = gpu.graph("bf16")
+    g.matmul(g.tensor(name="a", dim=[16, 64]), g.tensor(name="b", dim=[64, 64]),
+             name="mm").set_output(True)
+    with pytest.raises(hipdnn.HipdnnError, match=r"knob TILE_M = 64 with TILE_N = 256: the "
+                                                 "sm_90 kernel's 64-row tile is 64 or 128 wide"):
+        build_with_knobs(g, {hipdnn.knob_type.TILE_M: 64, hipdnn.knob_type.TILE_N: 256})
+
+
 # ---- the fp32 register-tiled kernel ----------------------------------------------------------
 
 TILED = "first run of the fp32 register-tiled"
@@ -509,11 +633,16 @@ def test_the_engine_lists_its_knobs_and_refuses_others(gpu):
     knobs = g.get_knobs_for_engine(names.index(GPU_ENGINE))
     assert [(k.type, k.min_value, k.max_value, k.stride) for k in knobs] == [
         (hipdnn.knob_type.SPLIT_K_SLC, 0, 64, 1), (hipdnn.knob_type.KERNEL_CFG, 0, 5, 1),
-        (hipdnn.knob_type.TILE_N, 0, 256, 64), (20000, 0, 1, 1)]  # 20000: tf32 (test_gpu_tf32.py)
-    assert knobs[2].values == (0, 64, 128, 256) and knobs[0].values == (), knobs
+        (hipdnn.knob_type.TILE_M, 0, 128, 64), (hipdnn.knob_type.TILE_N, 0, 256, 64),
+        (20000, 0, 1, 1)]  # 20000: tf32 (test_gpu_tf32.py)
+    assert knobs[2].values == (0, 64, 128) and knobs[0].values == (), knobs
+    assert knobs[3].values == (0, 64, 128, 256), knobs
     assert g.get_knobs_for_engine(names.index("reference_cpu")) == []
     for choice, said in (({hipdnn.knob_type.SPLIT_K_SLC: 65}, "takes 0 to 64, not 65"),
-                         ({hipdnn.knob_type.TILE_M: 128}, r"has no knob 26 \(its knobs: 9, 12, 27, 20000\)"),
+                         ({hipdnn.knob_type.STAGES: 2},
+                          r"has no knob 7 \(its knobs: 9, 12, 26, 27, 20000\)"),
+                         ({hipdnn.knob_type.TILE_M: 32}, rf"knob 26 of engine '{GPU_ENGINE}' takes 0 to "
+                          r"128 in steps of 64 \(only 0, 64, 128\), not 32"),
                          ({hipdnn.knob_type.TILE_N: 96}, rf"knob 27 of engine '{GPU_ENGINE}' takes 0 to "
                           r"256 in steps of 64 \(only 0, 64, 128, 256\), not 96"),
                          ({hipdnn.knob_type.TILE_N: 192}, r"\(only 0, 64, 128, 256\), not 192")):

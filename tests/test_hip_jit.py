@@ -369,18 +369,22 @@ def gm_headers(dump_dir):
 
 def test_each_matmul_and_convolution_plan_writes_its_kernel(dump_dir):
     cu = [p.read_text() for p in gm_sources(dump_dir, "cu")]
-    # each plan's kernel (6), and the sm_90 kernels (3 tiles) of the three on tensor cores;
-    # for hiprtc each plan's general kernel, the two fp32 register-tiled ones, and AMD's
-    # matrix-core kernel of the two fp16 / bf16 matmuls
-    assert len(cu) == 15 and len(gm_sources(dump_dir, "hip")) == 10, sorted(
+    # each plan's kernel (6), and the sm_90 kernels (3 tiles of 128 rows) of the three on
+    # tensor cores, the two matmuls in the 2 tiles of 64 rows too (the convolution keeps
+    # 128); for hiprtc each plan's general kernel, the two fp32 register-tiled ones, and
+    # AMD's matrix-core kernel of the two fp16 / bf16 matmuls
+    assert len(cu) == 19 and len(gm_sources(dump_dir, "hip")) == 10, sorted(
         p.name for p in dump_dir.iterdir())
-    for tile in ("64, 6, true", "128, 4, true", "256, 4, false"):
-        assert len([t for t in cu if f"gm_wgmma_tile<1, true, true, {tile}, 0, " in t]) == 1
-    assert [t for t in cu if "gm_wgmma_tile<1, true, true, 256, 4, false, 0, " in t], cu  # fp16
-    assert [t for t in cu if "gm_wgmma_tile<2, true, true, 256, 4, false, 1, " in t], cu  # conv
+    for tile, bm in (("64, 6, true", 128), ("128, 4, true", 128), ("256, 4, false", 128),
+                     ("128, 6, true", 64), ("64, 8, true", 64)):  # BN, stages, persistent
+        mine = [t for t in cu if f"gm_wgmma_tile<1, true, true, {tile}, 0, {bm}, " in t]
+        assert len(mine) == 1 and f"__launch_bounds__(GM_WG_THREADS({bm}), 1)" in mine[0], cu
+    assert [t for t in cu if "gm_wgmma_tile<2, true, true, 256, 4, false, 1, 128, " in t], cu  # conv
+    assert not [t for t in cu if re.search(r"gm_wgmma_tile<\d, \w+, \w+, \d+, \d+, \w+, 1, 64, ",
+                                           t)], cu
     # bf16 matmul, gelu_backward's epilogue (its saved input read in the epilogue)
     bwd = [t for t in cu if re.search(r"gm_wgmma_tile<2, true, true, \d+, \d+, \w+, 0, ", t)]
-    assert len(bwd) == 3, cu
+    assert len(bwd) == 5, cu
     mma = [t for t in cu if "gm_mma<" in t]
     assert len(mma) == 3 and any(", 1, 2, hipdnn_program>" in t for t in mma), mma  # conv
     assert any("gm_simt<0, 0, 2, hipdnn_program>" in t for t in cu), cu

@@ -346,8 +346,9 @@ class BuildSteps(GraphBase):
         ``knob(type, max_value, min_value, stride, values)``, its type a hipdnn.knob_type
         where the engine's knob id is one (else the id); the values it takes are min_value
         to max_value in steps of stride, and when ``values`` is not empty only those.  The
-        reference engine has none; the ``hip`` engine has SPLIT_K_SLC, KERNEL_CFG and
-        TILE_N (0: the engine's choice; TILE_N takes 64, 128 or 256), and 20000, its tf32
+        reference engine has none; the ``hip`` engine has SPLIT_K_SLC, KERNEL_CFG, TILE_M
+        and TILE_N (0: the engine's choice; TILE_M takes 64 or 128, TILE_N 64, 128 or 256),
+        and 20000, its tf32
         knob (0: fp32 exact; 1: read as TF32 on an sm_90 GPU)."""
         from ..pygraph import knob  # pygraph.py imports this module: import at call time
 

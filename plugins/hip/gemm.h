@@ -50,19 +50,22 @@ typedef struct {
  * with the reason where the kernel the knob names cannot run it.  hipe_gm_sgemm_ok:
  * whether the fp32 register-tiled kernel can read p's operands (*ak, *bk: which dim of each
  * is contiguous); hipe_gm_mfma_ok likewise, AMD's matrix-core kernel.  The sm_90 kernel in tile
- * `tile` (0 to GM_WG_TILES - 1); whether it can run what was planned (at most 3 batch
- * dims); and, at plan time, its tile for `device`, false where it does not apply (not an
- * sm_90a target, or a KERNEL_CFG of another kernel).  With knob TF32 an fp32 matmul whose
+ * `tile` (0 to GM_WG_TILES - 1: 128 x 256, 128 x 128, 128 x 64, then the 64-row tiles 64 x
+ * 128 and 64 x 64); whether it can run what was planned (at most 3 batch dims), and in
+ * tile `tile` (the 64-row tiles: fp16 / bf16 matmuls only); and, at plan time, its tile for
+ * `device`, false where it does not apply (not an sm_90a target, or a KERNEL_CFG of
+ * another kernel).  With knob TF32 an fp32 matmul whose
  * a has k contiguous and b k or n (gm->tf32) runs on it as TF32, else on the exact kernels;
  * other fp32 layouts are declined with the reason.  hipe_gm_cfg_name: a KERNEL_CFG
  * value's words, for messages. */
-#define GM_WG_TILES 3
+#define GM_WG_TILES 5
 int hipe_gm_choose(hipe_gm* gm, bool mma, bool wgrad_tc, const hipe_knobs* knobs,
                    const char* label, char* why, size_t len);
 bool hipe_gm_sgemm_ok(const gm_program* p, bool* ak, bool* bk);
 bool hipe_gm_mfma_ok(const gm_program* p, bool* ak, bool* bk);
 hipe_gm_kernel hipe_gm_wgmma_of(const hipe_gm* gm, int tile);
 bool hipe_gm_wgmma_applies(const hipe_gm* gm);
+bool hipe_gm_wgmma_tile_ok(const hipe_gm* gm, int tile);
 bool hipe_gm_wgmma_kernel(const hipe_gm* gm, int device, hipe_gm_kernel* k);
 const char* hipe_gm_cfg_name(int cfg);
 
@@ -75,6 +78,10 @@ int64_t hipe_gm_partial_bytes(const gm_program* p, int splits);
 int64_t hipe_gm_split_bytes(const gm_program* p, int splits);
 void hipe_gm_set_splits(gm_program* p, int want);
 void hipe_gm_plan_splits(hipe_gm* gm, int device);
+/* The model's cost (in k steps) of the sm_90 kernel's 64-row tile over `tiles` tiles of p on
+ * `sms` multiprocessors, and the ranges it would take (*splits; `want`: the SPLIT_K_SLC
+ * knob's, 0 for the model's). */
+double hipe_gm_rows64_cost(const gm_program* p, int64_t tiles, int sms, int want, int* splits);
 
 /* Moves dim 1 of every tensor of rank ndim of a convolution's epilogue graph last (its
  * strides too), as the product's rows are output positions; false with the reason when a

@@ -147,14 +147,20 @@ static void choose_kernel(const gm_program* p, bool mma_allowed, hipe_gm_kernel*
                           .wn = k_tiles[best].wn, .stages = 4};
 }
 
-/* The sm_90 kernel's tiles (128 x bn), pipeline depths (stages of 48, 32 and 24 KB) and
- * grids: persistent where the fp32 tile fits beside the pipeline (under the 227 KB a block
- * may have). */
+/* The sm_90 kernel's tiles (bm x bn), pipeline depths (stages of 48, 32, 24, 24 and 16 KB)
+ * and grids: persistent where the fp32 tile fits beside the pipeline (under the 227 KB a
+ * block may have).  The 64-row tiles are for matmuls of few rows (an LLM's decode, m 1 to
+ * 64), which stream b from memory: 128 rows would leave most of each block's tensor-core
+ * work and stage on rows of zeros (16 x 4096 x 4096 bf16 ran at a third of the memory's
+ * bandwidth, issue 24); 64 rows halve a's stage, so more stages of b are in flight (6 x 16
+ * KB, 8 x 8 KB against 6 x 8 KB). */
 static const struct {
-    int bn, stages;
+    int bm, bn, stages;
     bool persistent;
     double efficiency;
-} k_wg_tiles[] = {{256, 4, false, 1.0}, {128, 4, true, 0.9}, {64, 6, true, 0.75}};
+} k_wg_tiles[GM_WG_TILES] = {{128, 256, 4, false, 1.0}, {128, 128, 4, true, 0.9},
+                             {128, 64, 6, true, 0.75},  {64, 128, 6, true, 1.0},
+                             {64, 64, 8, true, 0.9}};
 
 /* A weight gradient on the sm_90 kernel reads both operands transposed (a: dy's k_out
  * contiguous; b: x's channels, gathered). */
@@ -163,7 +169,8 @@ hipe_gm_kernel hipe_gm_wgmma_of(const hipe_gm* gm, int tile) {
                             .dt = gm->wgrad_tc ? gm->prog.a_dtype : gm->tf32 ? PW_F32 : gm->main.dt,
                             .ak = gm->tf32 ? gm->tf32_ak : !gm->wgrad_tc && gm->main.ak,
                             .bk = gm->tf32 ? gm->tf32_bk : !gm->wgrad_tc && gm->main.bk,
-                            .bm = 128, .bn = k_wg_tiles[tile].bn, .stages = k_wg_tiles[tile].stages,
+                            .bm = k_wg_tiles[tile].bm, .bn = k_wg_tiles[tile].bn,
+                            .stages = k_wg_tiles[tile].stages,
                             .persistent = k_wg_tiles[tile].persistent};
 }
 
@@ -171,9 +178,32 @@ bool hipe_gm_wgmma_applies(const hipe_gm* gm) {
     return (gm->main.kind == GM_MMA || gm->wgrad_tc || gm->tf32) && gm->prog.nbatch <= 3;
 }
 
-/* The sm_90 kernel's tile: 128 x 256, 128 x 128 or 128 x 64, whichever finishes soonest in
- * whole waves of one block a multiprocessor (the wider tile feeds the tensor cores better,
- * a narrow product wastes its columns; a guess to be replaced by measured knobs). */
+/* The 64-row tiles: fp16 / bf16 matmuls (a convolution's and TF32's producers gather for
+ * 128 rows, gm_wgmma.h). */
+static bool rows64_ok(const hipe_gm* gm) {
+    return gm->main.kind == GM_MMA && gm->prog.conv == GM_CONV_NONE && !gm->wgrad_tc && !gm->tf32;
+}
+
+bool hipe_gm_wgmma_tile_ok(const hipe_gm* gm, int tile) {
+    return k_wg_tiles[tile].bm == 128 || rows64_ok(gm);
+}
+
+/* The tile's rows asked for: the TILE_M knob, else $HIPDNN_HIP_WGMMA_BM (benchmarks: 64 or
+ * 128; other values ignored); 0 where neither says. */
+static int forced_rows(const hipe_gm* gm) {
+    const char* env = getenv("HIPDNN_HIP_WGMMA_BM");
+    const int v = gm->knobs.tile_m ? gm->knobs.tile_m : env ? atoi(env) : 0;
+    return v == 64 || v == 128 ? v : 0;
+}
+
+/* The sm_90 kernel's tile: for an fp16 / bf16 matmul of at most 64 rows (or by TILE_M 64)
+ * 64 x 128 or 64 x 64, whichever the split-k model (hipe_gm_rows64_cost, a block a
+ * multiprocessor walking (range, tile) units) says streams b soonest, b's stage of 64
+ * columns counted a tenth slower (half the bytes a barrier); else 128 x 256, 128 x 128 or
+ * 128 x 64, whichever finishes soonest in whole waves of one block a multiprocessor (the
+ * wider tile feeds the tensor cores better, a narrow product wastes its columns; guesses
+ * to be replaced by measured knobs).  TILE_N (or $HIPDNN_HIP_WGMMA_BN) forces the width:
+ * 256 takes 128 rows. */
 bool hipe_gm_wgmma_kernel(const hipe_gm* gm, int device, hipe_gm_kernel* k) {
     const gm_program* p = &gm->prog;
     hipe_rtc_target t;
@@ -183,22 +213,26 @@ bool hipe_gm_wgmma_kernel(const hipe_gm* gm, int device, hipe_gm_kernel* k) {
         gm->knobs.kernel_cfg == HIPE_KERNEL_MFMA || !hipe_gm_wgmma_applies(gm) || !hipe_rtc_target_of(device, &t, why, sizeof(why)) ||
         strcmp(t.arch, "sm_90a") != 0 || !hipe_sm_count(device, &sms, why, sizeof(why)) || sms < 1)
         return false;
-    int best = 0;
+    int best = -1;
     double best_cost = 0;
     /* the TILE_N knob, else $HIPDNN_HIP_WGMMA_BN (benchmarks): 64, 128 or 256 */
     const char* env = getenv("HIPDNN_HIP_WGMMA_BN");
     const int force = gm->knobs.tile_n ? gm->knobs.tile_n : env ? atoi(env) : 0;
-    for (int i = 0; force && i < GM_WG_TILES; ++i)
-        if (force == k_wg_tiles[i].bn) {
-            *k = hipe_gm_wgmma_of(gm, i);
-            k->grid = sms;
-            return true;
-        }
+    const int rows = forced_rows(gm);
+    const int bm = rows64_ok(gm) && force != 256 && (rows == 64 || (!rows && p->m <= 64)) ? 64
+                                                                                        : 128;
     for (int i = 0; i < GM_WG_TILES; ++i) {
         const int bn = k_wg_tiles[i].bn;
-        const int64_t n = p->batches * ((p->m + 127) / 128) * ((p->n + bn - 1) / bn);
-        const double cost = (double)((n + sms - 1) / sms) * bn / k_wg_tiles[i].efficiency;
-        if (i == 0 || cost < best_cost) {
+        if (k_wg_tiles[i].bm != bm || (force && force != bn && (force == 64 || force == 128 ||
+                                                                force == 256)))
+            continue;
+        const int64_t n = p->batches * ((p->m + bm - 1) / bm) * ((p->n + bn - 1) / bn);
+        int splits;
+        const double cost =
+            bm == 64 ? hipe_gm_rows64_cost(p, n, sms, gm->knobs.split_k, &splits) * bn /
+                           k_wg_tiles[i].efficiency
+                     : (double)((n + sms - 1) / sms) * bn / k_wg_tiles[i].efficiency;
+        if (best < 0 || cost < best_cost) {
             best = i;
             best_cost = cost;
         }
@@ -319,6 +353,14 @@ int hipe_gm_choose(hipe_gm* gm, bool mma, bool wgrad_tc, const hipe_knobs* knobs
         gm->prog.b_sk = gm->prog.b_sn = 0;
     }
     if (!choose_tf32(gm, knobs, label, why, len)) return 0;
+    if (knobs->tile_m == 64 && hipe_gm_wgmma_applies(gm) && !rows64_ok(gm))
+        return decline(why, len, "%s: knob TILE_M = 64 asks for the sm_90 kernel's 64-row "
+                       "tile, which runs fp16 / bf16 matmuls only (%s keeps 128 rows: its "
+                       "producers gather for them)", label,
+                       gm->tf32 && !gm->prog.conv ? "a TF32 matmul" : "a convolution");
+    if (knobs->tile_m == 64 && knobs->tile_n == 256 && hipe_gm_wgmma_applies(gm))
+        return decline(why, len, "%s: knob TILE_M = 64 with TILE_N = 256: the sm_90 kernel's "
+                       "64-row tile is 64 or 128 wide", label);
     const bool runs = cfg == HIPE_KERNEL_MMA     ? gm->main.kind == GM_MMA
                       : cfg == HIPE_KERNEL_WGMMA ? hipe_gm_wgmma_applies(gm)
                       : cfg == HIPE_KERNEL_SGEMM ? gm->main.kind == GM_SGEMM

@@ -15,7 +15,8 @@
 #define GM_ROWS_LIMIT (INT64_C(1) << 31) /* rows of the epilogue's space: 32-bit indices */
 
 int hipe_gm_threads(const hipe_gm_kernel* k) {
-    return k->kind == GM_WGMMA ? 384 : k->kind == GM_MMA ? k->wm * k->wn * 32 : 256;
+    /* GM_WGMMA: the producer warpgroup and a consumer one each 64 rows (GM_WG_THREADS) */
+    return k->kind == GM_WGMMA ? 128 + 2 * k->bm : k->kind == GM_MMA ? k->wm * k->wn * 32 : 256;
 }
 
 /* As GmSmem and GmWgSmem (gm_kernels.h, gm_wgmma.h) count: the pipeline's stages and the
@@ -557,7 +558,8 @@ static bool build(const hipe_gm* gm, const hipe_gm_kernel* k, int device, void**
         }
         for (int i = 0; k->kind != GM_WGMMA && hipe_gm_wgmma_applies(gm) && i < GM_WG_TILES;
              ++i) {
-            /* as an sm_90 GPU would compile them */
+            /* as an sm_90 GPU would compile them, in each tile that may run the product */
+            if (!hipe_gm_wgmma_tile_ok(gm, i)) continue;
             const hipe_gm_kernel wg = hipe_gm_wgmma_of(gm, i);
             other = hipe_gm_source(gm, &wg, HIPE_RTC_CUDA);
             hipe_dump_source("gm_wgmma", "cu", other);
@@ -572,6 +574,7 @@ static bool build(const hipe_gm* gm, const hipe_gm_kernel* k, int device, void**
 /* The kernel's name in the log: which, and its k ranges. */
 static void kernel_label(const gm_program* p, const hipe_gm_kernel* k, char* out, size_t len) {
     const char* kind = k->kind == GM_WGMMA && k->dt == PW_F32 ? "tensor-core (wgmma), TF32"
+                       : k->kind == GM_WGMMA && k->bm == 64 ? "tensor-core (wgmma), 64-row tile"
                        : k->kind == GM_WGMMA ? "tensor-core (wgmma)"
                        : k->kind == GM_MMA   ? "tensor-core"
                        : k->kind == GM_MFMA  ? "matrix-core (MFMA)"

@@ -25,27 +25,48 @@ static int forced_splits(int want) {
 static int64_t split_steps(const gm_program* p) { return (p->k + GM_SPLIT_STEP - 1) / GM_SPLIT_STEP; }
 
 /* Into how many k ranges a product of `tiles` tiles goes on `slots` concurrent blocks: the
- * fewest whole waves by a model in k steps, a block costing its steps plus 3 (its
- * pipeline's fill, its tile's store); split, each block 1 more (its partial's store and its
- * arrival), and the tiles' last ranges a quarter step for each other range's partial they
- * read (and the epilogue, which the whole product has too); each range at least 4 steps (a
- * guess to be replaced by measured knobs). */
-static int split_count(const gm_program* p, int64_t tiles, int slots, int want) {
+ * fewest whole waves by a model in k steps, a block costing its steps plus `fill` (3: its
+ * pipeline's fill, its tile's store; 1 for the sm_90 kernel's 64-row tile, whose
+ * persistent blocks load a unit's stages during the last one's epilogue); split, each
+ * block 1 more (its partial's store and its arrival), and the tiles' last ranges a quarter
+ * step for each other range's partial they read (and the epilogue, which the whole product
+ * has too); each range at least 4 steps (a guess to be replaced by measured knobs).
+ * *cost: the model's, for the ranges returned. */
+static double split_cost(const gm_program* p, int64_t tiles, int slots, int s, int fill) {
+    const int64_t steps = split_steps(p), waves = (tiles * s + slots - 1) / slots;
+    return (double)waves * (double)((steps + s - 1) / s + fill) + (s > 1 ? 1 + (s - 1) / 4.0 : 0);
+}
+
+static int split_count(const gm_program* p, int64_t tiles, int slots, int want, int fill,
+                       double* cost) {
     const int64_t steps = split_steps(p);
     const int forced = forced_splits(want);
-    if (forced) return (int)(forced < steps ? forced : steps > 0 ? steps : 1);
-    int best = 1;
-    double best_cost = 0;
-    for (int s = 1; s <= GM_MAX_SPLITS && (s == 1 || steps >= 4 * s); ++s) {
-        const int64_t waves = (tiles * s + slots - 1) / slots;
-        const double cost = (double)waves * (double)((steps + s - 1) / s + 3) +
-                            (s > 1 ? 1 + (s - 1) / 4.0 : 0);
-        if (s == 1 || cost < best_cost) {
+    int best = forced ? (int)(forced < steps ? forced : steps > 0 ? steps : 1) : 1;
+    double best_cost = split_cost(p, tiles, slots, best, fill);
+    for (int s = 2; !forced && s <= GM_MAX_SPLITS && steps >= 4 * s; ++s) {
+        const double c = split_cost(p, tiles, slots, s, fill);
+        if (c < best_cost) {
             best = s;
-            best_cost = cost;
+            best_cost = c;
         }
     }
+    if (cost) *cost = best_cost;
     return best;
+}
+
+/* The sm_90 kernel's 64-row tile over a product of `tiles` tiles (persistent: a block a
+ * multiprocessor): the model's cost in k steps, *splits the ranges it takes. */
+double hipe_gm_rows64_cost(const gm_program* p, int64_t tiles, int sms, int want, int* splits) {
+    double cost = 0;
+    *splits = split_count(p, tiles, sms, want, 1, &cost);
+    return cost;
+}
+
+/* Whether p is a product the 64-row tile may run (gemm_choice.c: fp16 / bf16 matmuls of at
+ * most 64 rows), for the workspace: the ranges it may take. */
+static bool rows64_shape(const gm_program* p) {
+    return p->conv == GM_CONV_NONE && p->a_dtype == p->b_dtype &&
+           (p->a_dtype == PW_F16 || p->a_dtype == PW_BF16) && p->m <= 64;
 }
 
 /* Bytes of the partial products of `splits` ranges in any kernel's tiles (at most 128 x
@@ -76,11 +97,16 @@ void hipe_gm_set_splits(gm_program* p, int want) {
 }
 
 /* At compile time (no device yet): the most ranges any kernel may take, for the workspace,
- * counted against the sm_90 kernel's widest tile on GM_ASSUMED_SMS multiprocessors and
- * kept under GM_PARTIAL_BYTES_MAX. */
+ * counted against the sm_90 kernel's widest tile on GM_ASSUMED_SMS multiprocessors (and
+ * its 64-row tiles, where they may run) and kept under GM_PARTIAL_BYTES_MAX. */
 int hipe_gm_reserve_splits(const gm_program* p, int want) {
     int s = split_count(p, p->batches * ((p->m + 127) / 128) * ((p->n + 255) / 256), GM_ASSUMED_SMS,
-                        want);
+                        want, 3, NULL);
+    for (int bn = 64; rows64_shape(p) && bn <= 128; bn *= 2) {
+        const int r = split_count(p, p->batches * ((p->n + bn - 1) / bn), GM_ASSUMED_SMS, want,
+                                  1, NULL);
+        if (r > s) s = r;
+    }
     while (s > 1 && hipe_gm_split_bytes(p, s) > GM_PARTIAL_BYTES_MAX) --s;
     return s;
 }
@@ -92,6 +118,8 @@ void hipe_gm_plan_splits(hipe_gm* gm, int device) {
     char why[HIPE_MSG_LEN];
     if (!hipe_sm_count(device, &sms, why, sizeof(why)) || sms < 1) sms = GM_ASSUMED_SMS;
     const int per_sm = gm->main.kind == GM_WGMMA ? 1 : GM_BLOCKS_PER_SM;
-    int s = split_count(p, p->batches * p->tiles_m * p->tiles_n, sms * per_sm, gm->knobs.split_k);
+    const bool rows64 = gm->main.kind == GM_WGMMA && gm->main.bm == 64;
+    int s = split_count(p, p->batches * p->tiles_m * p->tiles_n, sms * per_sm, gm->knobs.split_k,
+                        rows64 ? 1 : 3, NULL);
     hipe_gm_set_splits(p, s < gm->max_splits ? s : gm->max_splits);
 }

@@ -78,11 +78,13 @@ PW_FN void gm_bar() {
     __syncthreads();
 }
 
-// unit's fp32 tile (shared memory, ld floats a row) to the workspace.
+// unit's fp32 tile (shared memory, ld floats a row) to the workspace: its first `rows`
+// rows, those of the product (the epilogue reads no other: a decode's 16 rows of 64 or 128).
 template <int BM, int BN, int THREADS>
-PW_FN void gm_store_partial(const gm_program& g, int64_t unit, const float* tile, int ld, int tid) {
+PW_FN void gm_store_partial(const gm_program& g, int64_t unit, const float* tile, int ld,
+                            int rows, int tid) {
     float* dst = g.partial + unit * (BM * BN);
-    for (int e = tid; e < BM * BN / 4; e += THREADS) {
+    for (int e = tid; e < rows * (BN / 4); e += THREADS) {
         const int r = e / (BN / 4), c = (e - r * (BN / 4)) * 4;
         *(float4*)(dst + r * BN + c) = *(const float4*)(tile + r * ld + c);
     }
@@ -109,13 +111,13 @@ PW_FN bool gm_split_last(const gm_program& g, int64_t tile, int tid) {
 
 // The last range, `own`, its partial still in `out` (ld floats a row): tile `tile`'s
 // ranges summed in order 0 .. splits - 1 (the others' from the workspace) into `out`,
-// rounded to the product's type as a whole product would be.  Each thread reads and
-// writes only its own elements of `out`.
+// rounded to the product's type as a whole product would be; its first `rows` rows
+// (gm_store_partial).  Each thread reads and writes only its own elements of `out`.
 template <int BM, int BN, int THREADS>
 PW_FN void gm_sum_partials(const gm_program& g, int64_t tile, int own, float* out, int ld,
-                           int tid) {
+                           int rows, int tid) {
     const int64_t tiles = g.batches * g.tiles_m * g.tiles_n;
-    for (int e = tid; e < BM * BN / 4; e += THREADS) {
+    for (int e = tid; e < rows * (BN / 4); e += THREADS) {
         const int r = e / (BN / 4), c = (e - r * (BN / 4)) * 4;
         float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         for (int sp = 0; sp < g.splits; ++sp) {
@@ -161,10 +163,12 @@ template <int BM, int BN, int THREADS, int S, class Prog, int BAR = 0>
 PW_FN void gm_finish_tile(const gm_program& g, int64_t unit, int64_t tile, float* tile_smem,
                           int ld, int64_t batch, int64_t m0, int64_t n0, int tid) {
     if (g.splits > 1) {
-        gm_store_partial<BM, BN, THREADS>(g, unit, tile_smem, ld, tid);
+        const int rows = g.m - m0 < BM ? (int)(g.m - m0) : BM; // >= 1: m0 is a row
+        gm_store_partial<BM, BN, THREADS>(g, unit, tile_smem, ld, rows, tid);
         if (!gm_split_last<THREADS, BAR>(g, tile, tid)) return;
         const int64_t tiles = g.batches * g.tiles_m * g.tiles_n;
-        gm_sum_partials<BM, BN, THREADS>(g, tile, (int)(unit / tiles), tile_smem, ld, tid);
+        gm_sum_partials<BM, BN, THREADS>(g, tile, (int)(unit / tiles), tile_smem, ld, rows,
+                                         tid);
         gm_bar<BAR, THREADS>();
     }
     gm_tile_epilogue<BM, BN, THREADS, S, Prog>(g, tile_smem, ld, batch, m0, n0, tid);

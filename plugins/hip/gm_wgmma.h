@@ -1,17 +1,18 @@
 // gm_wgmma.h — the matmul kernel for NVIDIA sm_90 (H100, H200): wgmma on the tensor cores,
 // fed by the tensor memory accelerator (TMA) through an mbarrier pipeline, warp-specialised.
 //
-// A block of 384 threads computes one 128 x BN tile of the product:
+// A block of 128 + 2 BM threads computes one BM x BN tile of the product (BM 128, or 64 for
+// a matmul of few rows, an LLM's decode: gemm_choice.c):
 //   warpgroup 0, the producer: one thread issues each stage's TMA copies of a's and b's
-//     tiles (128 x 64 and BN x 64), STAGES stages deep, each completing on the stage's
+//     tiles (BM x 64 and BN x 64), STAGES stages deep, each completing on the stage's
 //     "full" mbarrier; the warpgroup gives most of its registers back (setmaxnreg).  For
 //     a convolution the whole warpgroup gathers a's tile (implicit GEMM) with cp.async, b's
 //     for a weight gradient;
-//   warpgroups 1 and 2, the consumers: 64 rows x BN columns each, wgmma.m64nBNk16 reading
+//   warpgroups 1 .. BM / 64, the consumers: 64 rows x BN columns each, wgmma.m64nBNk16 reading
 //     both operands from shared memory through descriptors, fp32 accumulators in
 //     registers; a stage is handed back (its "empty" mbarrier) once the wgmmas that read it
 //     are done.
-// With 128 x 64 and 128 x 128 tiles the grid is persistent (a block a multiprocessor, each
+// With 128 x 64, 128 x 128 and the 64-row tiles the grid is persistent (a block a multiprocessor, each
 // walking tiles) and the product's tile has its own buffer, so one tile's epilogue
 // overlaps the next one's loads; the 128 x 256 tile's fp32 product needs the pipeline's
 // buffers, so there a block computes one tile.
@@ -28,10 +29,14 @@
 // The tensor maps (gm_tma) are rank 5: the matrix's two dims, contiguous first, and up to
 // three batch dims (size 1 where the operand is broadcast); gemm_program.c encodes them at
 // enqueue.  Compiled for sm_90a only (jit.hip's target for compute capability 9.0).
+// The 64-row tile: a's TMA box 64 rows, one consumer warpgroup, the stages' a halved (so
+// more of them); matmuls of fp16 / bf16 only (a convolution's and TF32's gathering
+// producers are laid out for 128 rows), and no setmaxnreg (one consumer: 256 threads at
+// up to 255 registers fit the register file).
 #ifndef HIPDNN_HIP_GM_WGMMA_H
 #define HIPDNN_HIP_GM_WGMMA_H
 
-#define GM_WG_BM 128
+#define GM_WG_BM 128 /* the tile's rows (gm_wgmma_tile's BM: 64 for the 64-row tile) */
 #define GM_WG_BK 64 /* k of a stage: one 128-byte swizzle row of 16-bit elements */
 
 // k of a stage of type DT: one 128-byte swizzle row, 64 16-bit elements or 32 fp32 ones
@@ -48,15 +53,15 @@ template <int DT> struct GmWgElem {
 template <> struct GmWgElem<PW_F32> {
     typedef float T;
 };
-#define GM_WG_THREADS 384
+#define GM_WG_THREADS(BM) (128 + 2 * (BM)) /* the producer warpgroup, a consumer 64 rows */
 #define GM_WG_BOX 8192 /* bytes of a 64-row box of a stage: 64 x 128 bytes */
 
-template <int BN, int STAGES, bool PERSIST>
+template <int BN, int STAGES, bool PERSIST, int BM = GM_WG_BM>
 struct GmWgSmem {
-    static constexpr int A = GM_WG_BM * GM_WG_BK * 2, B = BN * GM_WG_BK * 2;
+    static constexpr int A = BM * GM_WG_BK * 2, B = BN * GM_WG_BK * 2;
     static constexpr int STAGE = A + B;
     static constexpr int LD = BN + 4; // floats a row of the product's tile
-    static constexpr int TILE = GM_WG_BM * LD * 4;
+    static constexpr int TILE = BM * LD * 4;
     static constexpr int PIPE = STAGES * STAGE;
     static constexpr int TILE_AT = PERSIST ? PIPE : 0; // its own buffer, or the pipeline's
     // + 1024: the dynamic buffer is aligned up to the swizzle's 1024-byte period
@@ -214,10 +219,10 @@ PW_FN GmWgAt gm_wg_at(const gm_program& g, int64_t unit) {
 // The producer's side of k step `it` (counted across a block's tiles) of a tile at
 // (m0, n0): wait until the consumers have handed the stage back (its use `it / STAGES`
 // before this one), then have TMA copy a's and b's tiles into it.
-template <bool AK, bool BK, int BN, int STAGES>
+template <bool AK, bool BK, int BN, int STAGES, int BM>
 PW_FN void gm_wg_produce(const gm_tma& t, const GmWgBlock& blk, int it, int m0, int n0, int k0,
                          const int* ca, const int* cb) {
-    typedef GmWgSmem<BN, STAGES, false> L;
+    typedef GmWgSmem<BN, STAGES, false, BM> L;
     const int s = it % STAGES;
     if (it >= STAGES) gm_mbar_wait(blk.empty + 8 * s, (uint32_t)((it / STAGES - 1) & 1));
     const uint32_t as = blk.base + s * L::STAGE, bs = as + L::A, bar = blk.full + 8 * s;
@@ -226,7 +231,7 @@ PW_FN void gm_wg_produce(const gm_tma& t, const GmWgBlock& blk, int it, int m0, 
         gm_tma_load(as, &t.a, bar, k0, m0, ca);
     else
 PW_UNROLL
-        for (int j = 0; j < GM_WG_BM / 64; ++j)
+        for (int j = 0; j < BM / 64; ++j)
             gm_tma_load(as + j * GM_WG_BOX, &t.a, bar, m0 + 64 * j, k0, ca);
     if (BK)
         gm_tma_load(bs, &t.b, bar, k0, n0, cb);
@@ -238,7 +243,7 @@ PW_UNROLL
 
 // The producer of a matmul: one thread issues every copy of the block's tiles, k steps of
 // KT elements (GmWgK).
-template <int KT, bool AK, bool BK, int BN, int STAGES>
+template <int KT, bool AK, bool BK, int BN, int STAGES, int BM>
 PW_FN void gm_wg_load(const gm_program& g, const gm_tma& t, const GmWgBlock& blk) {
     int it = 0;
     for (int64_t unit = blockIdx.x; unit < blk.units; unit += gridDim.x) {
@@ -246,8 +251,8 @@ PW_FN void gm_wg_load(const gm_program& g, const gm_tma& t, const GmWgBlock& blk
         int ca[3], cb[3];
         gm_wg_batch(g, w.batch, ca, cb);
         for (int kt = w.u.kt0; kt < w.u.kt1; ++kt, ++it)
-            gm_wg_produce<AK, BK, BN, STAGES>(t, blk, it, w.tm * GM_WG_BM, w.tn * BN,
-                                              kt * KT, ca, cb);
+            gm_wg_produce<AK, BK, BN, STAGES, BM>(t, blk, it, w.tm * BM, w.tn * BN, kt * KT,
+                                                  ca, cb);
     }
 }
 
@@ -553,9 +558,9 @@ PW_UNROLL
 // Consumer warpgroup c's main loop over one tile's `steps` k steps: acc (64 rows x BN) +=
 // a @ b, each stage handed back (one arrive by the warpgroup's `lead` thread) once its
 // wgmmas are done.
-template <int DT, bool AK, bool BK, int BN, int STAGES, bool GATHER>
+template <int DT, bool AK, bool BK, int BN, int STAGES, bool GATHER, int BM>
 PW_FN void gm_wg_mainloop(const GmWgBlock& blk, int steps, int c, bool lead, int& it, float* acc) {
-    typedef GmWgSmem<BN, STAGES, false> L;
+    typedef GmWgSmem<BN, STAGES, false, BM> L;
     for (int kt = 0; kt < steps; ++kt, ++it) {
         const int s = it % STAGES;
         gm_mbar_wait(blk.full + 8 * s, (uint32_t)((it / STAGES) & 1));
@@ -615,9 +620,14 @@ PW_UNROLL
 // its own buffer, so the producer fills the next tile's stages while the consumers run the
 // epilogue; else the grid has a block a tile and the tile reuses the pipeline's buffers.
 // The stages' barriers count k steps across a block's tiles (`it`).
-template <int DT, bool AK, bool BK, int BN, int STAGES, bool PERSIST, int CONV, int S, class Prog>
+// BM: the tile's rows, 128 or 64 (a matmul of fp16 / bf16 only), BM / 64 consumer warpgroups.
+template <int DT, bool AK, bool BK, int BN, int STAGES, bool PERSIST, int CONV, int BM, int S,
+          class Prog>
 PW_FN void gm_wgmma_tile(const gm_program& g, const gm_tma& t, unsigned char* smem_raw) {
-    typedef GmWgSmem<BN, STAGES, PERSIST> L;
+    static_assert(BM == 128 || (BM == 64 && !CONV && DT != PW_F32),
+                  "the 64-row tile runs fp16 / bf16 matmuls only");
+    typedef GmWgSmem<BN, STAGES, PERSIST, BM> L;
+    constexpr int CONSUMERS = BM / 64, CT = 128 * CONSUMERS; // warpgroups, their threads
     // the producer warpgroup copies with cp.async: a convolution's gathers, TF32's b with
     // n contiguous (gm_wg_tf32_bt)
     constexpr bool GATHER = CONV || (DT == PW_F32 && !BK);
@@ -634,7 +644,7 @@ PW_UNROLL
         for (int s = 0; s < STAGES; ++s) {
             // the producer's arrive with the bytes expected, and a convolution's gatherers'
             gm_mbar_init(blk.full + 8 * s, GATHER ? 1 + 128 : 1);
-            gm_mbar_init(blk.empty + 8 * s, 2); // one arrive a consumer warpgroup
+            gm_mbar_init(blk.empty + 8 * s, CONSUMERS); // one arrive a consumer warpgroup
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -652,13 +662,13 @@ PW_UNROLL
     }
     if (wg == 0) {
         // 128 x 40 + 256 x 232 = 384 x 168, the block's registers at launch: setmaxnreg
-        // moves them between warpgroups, it cannot add any
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+        // moves them between warpgroups, it cannot add any (64 rows: none needed)
+        if (BM == 128) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         if (tid == 0)
-            gm_wg_load<GmWgK<DT>::STEP, AK, BK, BN, STAGES>(g, t, blk);
+            gm_wg_load<GmWgK<DT>::STEP, AK, BK, BN, STAGES, BM>(g, t, blk);
         return;
     }
-    if (!GATHER) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    if (!GATHER && BM == 128) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
     const int ct = tid - 128; // the consumers
     float* out = (float*)(smem_raw + (blk.base - raw) + L::TILE_AT);
     int it = 0;
@@ -667,18 +677,17 @@ PW_UNROLL
         float acc[BN / 2];
 PW_UNROLL
         for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
-        gm_wg_mainloop<DT, AK, BK, BN, STAGES, GATHER>(blk, w.u.kt1 - w.u.kt0, wg - 1,
-                                                     ct % 128 == 0, it, acc);
-        // both consumers are past the last tile's epilogue (PERSIST) or done with the
+        gm_wg_mainloop<DT, AK, BK, BN, STAGES, GATHER, BM>(blk, w.u.kt1 - w.u.kt0, wg - 1,
+                                                         ct % 128 == 0, it, acc);
+        // every consumer is past the last tile's epilogue (PERSIST) or done with the
         // pipeline's buffers (else): the tile may be written
-        asm volatile("bar.sync 1, 256;\n" ::: "memory");
+        gm_bar<1, CT>();
         gm_wg_put_tile<BN>(g, acc, out, L::LD, ct);
-        asm volatile("bar.sync 1, 256;\n" ::: "memory");
+        gm_bar<1, CT>();
         // split: the tile's last range sums the partials into `out`, its barriers named
         // barrier 1's
-        gm_finish_tile<GM_WG_BM, BN, 256, S, Prog, 1>(g, unit, w.u.tile, out, L::LD, w.batch,
-                                                     (int64_t)w.tm * GM_WG_BM,
-                                                     (int64_t)w.tn * BN, ct);
+        gm_finish_tile<BM, BN, CT, S, Prog, 1>(g, unit, w.u.tile, out, L::LD, w.batch,
+                                               (int64_t)w.tm * BM, (int64_t)w.tn * BN, ct);
     }
 }
 

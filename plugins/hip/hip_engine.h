@@ -72,12 +72,16 @@ extern "C" {
 /* The engine's knobs, as ids of cuDNN frontend's knob types; 0 leaves each to the engine.
  * SPLIT_K_SLC: the k ranges of a matmul or convolution (split-k).  KERNEL_CFG: the kernel a
  * matmul or convolution runs (HIPE_KERNEL_*; a plan whose product that kernel cannot run is
- * declined with the reason).  TILE_N: the width of the sm_90 tensor-core kernel's tile, 64,
- * 128 or 256, and of the fp32 kernel's (GM_SGEMM), 64 or 128 (other kernels ignore it).
+ * declined with the reason).  TILE_M: the rows of the sm_90 tensor-core kernel's tile, 64
+ * (fp16 / bf16 matmuls; a convolution's or TF32's plan is declined) or 128 (other kernels
+ * ignore it; 0: 64 for a matmul of at most 64 rows).  TILE_N: the width of the sm_90
+ * tensor-core kernel's tile, 64, 128 or 256 (128 rows only), and of the fp32 kernel's
+ * (GM_SGEMM), 64 or 128 (other kernels ignore it).
  * TF32 (hipdnn's own id, as the blaslt engine's): 1 lets an fp32 matmul read its inputs as
  * TF32 on the sm_90 kernel's tensor cores (gemm_choice.c); 0, the default, keeps fp32 exact. */
 #define HIPE_KNOB_SPLIT_K 9
 #define HIPE_KNOB_KERNEL_CFG 12
+#define HIPE_KNOB_TILE_M 26
 #define HIPE_KNOB_TILE_N 27
 #define HIPE_KNOB_TF32 20000
 enum {
@@ -92,6 +96,7 @@ enum {
 typedef struct {
     int split_k;
     int kernel_cfg;
+    int tile_m;
     int tile_n;
     int tf32;
 } hipe_knobs;

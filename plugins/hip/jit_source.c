@@ -194,12 +194,12 @@ char* hipe_gm_source(const hipe_gm* gm, const hipe_gm_kernel* k, int dialect) {
     put(&b, "#define GM_GROUPED %d\n#include \"gm_kernels.h\"\n\n", gm->prog.groups > 1);
     put_program(&b, &gm->prog.ep, gm->slots);
     if (k->kind == GM_WGMMA) /* the tensor maps must stay in parameter space: __grid_constant__ */
-        put(&b, "__global__ void __launch_bounds__(GM_WG_THREADS, 1) %s(const __grid_constant__ "
+        put(&b, "__global__ void __launch_bounds__(GM_WG_THREADS(%d), 1) %s(const __grid_constant__ "
                 "gm_program g, const __grid_constant__ gm_tma t) {\n"
                 "    extern __shared__ __attribute__((aligned(16))) unsigned char smem[];\n"
-                "    gm_wgmma_tile<%d, %s, %s, %d, %d, %s, %d, %d, hipdnn_program>(g, t, smem);\n}\n",
-            HIPE_GEMM_KERNEL, k->dt, k->ak ? "true" : "false", k->bk ? "true" : "false", k->bn,
-            k->stages, k->persistent ? "true" : "false", (int)gm->prog.conv,
+                "    gm_wgmma_tile<%d, %s, %s, %d, %d, %s, %d, %d, %d, hipdnn_program>(g, t, smem);\n}\n",
+            k->bm, HIPE_GEMM_KERNEL, k->dt, k->ak ? "true" : "false", k->bk ? "true" : "false",
+            k->bn, k->stages, k->persistent ? "true" : "false", (int)gm->prog.conv, k->bm,
             gm->slots);
     else if (k->kind == GM_MMA) /* min blocks 1: else ptxas caps sm_90's registers, spilling */
         put(&b, "__global__ void __launch_bounds__(%d, 1) %s(const gm_program g) {\n"

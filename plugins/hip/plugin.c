@@ -116,16 +116,19 @@ HIPDNN_SDK_PLUGIN_HANDLE_BASE(HIPE_ENGINE_NAME)
 static const hipdnnPluginKnobInfo_t k_knobs[] = {
     {HIPE_KNOB_SPLIT_K, "split_k_slices", 0, 64, 0},
     {HIPE_KNOB_KERNEL_CFG, "kernel", 0, HIPE_KERNEL_CFGS - 1, 0},
+    {HIPE_KNOB_TILE_M, "tile_m", 0, 128, 0},
     {HIPE_KNOB_TILE_N, "tile_n", 0, 256, 0},
     {HIPE_KNOB_TF32, "tf32", 0, 1, 0},
 };
 /* Which of each range builds a plan: split-k, the kernel and TF32 take every value; the
- * tile width only the three the sm_90 kernel has (autotuning sweeps these; TF32 it leaves
- * to the user's config: hipdnn/_pygraph/autotune.py and ep/plan.c skip knob 20000). */
+ * tile's rows and width only those the sm_90 kernel has (autotuning sweeps these; TF32 it
+ * leaves to the user's config: hipdnn/_pygraph/autotune.py and ep/plan.c skip knob 20000). */
+static const int64_t k_tile_m_values[] = {0, 64, 128};
 static const int64_t k_tile_n_values[] = {0, 64, 128, 256};
 static const hipdnnPluginKnobValues_t k_knob_values[] = {
     {1, 0, NULL},
     {1, 0, NULL},
+    {64, 3, k_tile_m_values},
     {64, 4, k_tile_n_values},
     {1, 0, NULL},
 };
@@ -209,7 +212,12 @@ static hipdnnPluginStatus_t prepare(hipdnnEnginePluginHandle_t handle, const uin
         HIPE_ENGINE_NAME, cfg_bytes, cfg_size, fn, k_knobs, k_details.num_knobs, v);
     if (st != HIPDNN_PLUGIN_STATUS_SUCCESS) return st;
     const hipe_knobs knobs = {.split_k = (int)v[0], .kernel_cfg = (int)v[1],
-                              .tile_n = (int)v[2], .tf32 = (int)v[3]};
+                              .tile_m = (int)v[2], .tile_n = (int)v[3], .tf32 = (int)v[4]};
+    if (knobs.tile_m && knobs.tile_m != 64 && knobs.tile_m != 128) {
+        hipe_set_error(HIPE_ENGINE_NAME ": %s: knob %d (TILE_M) = %d: takes 0 (the engine's "
+                       "choice), 64 or 128", fn, HIPE_KNOB_TILE_M, knobs.tile_m);
+        return HIPDNN_PLUGIN_STATUS_BAD_PARAM;
+    }
     if (knobs.tile_n && knobs.tile_n != 64 && knobs.tile_n != 128 && knobs.tile_n != 256) {
         hipe_set_error(HIPE_ENGINE_NAME ": %s: knob %d (TILE_N) = %d: takes 0 (the engine's "
                        "choice), 64, 128 or 256", fn, HIPE_KNOB_TILE_N, knobs.tile_n);
