@@ -491,7 +491,7 @@ def test_each_attention_plan_writes_its_kernel(dump_dir):
         p.name for p in dump_dir.iterdir())
     for args in ("1, 64, 64, 4, 64", "2, 128, 128, 4, 64", "1, 128, 128, 8, 64",
                  "2, 256, 256, 4, 32", "1, 80, 48, 4, 64"):
-        assert [t for t in cu if f"fa_mma<{args}>" in t], (args, cu)
+        assert [t for t in cu if f"fa_mma<{args}, true>" in t], (args, cu)  # unmasked tiles
     assert [t for t in cu if "fa_simt<72, 72, 0, 0, 0>" in t], cu
 
 

@@ -85,6 +85,20 @@ bool fa_row(const fa_program& p, const FaBlock& blk, int64_t i, float* acc) {
     return true;
 }
 
+// fa_mma's unmasked tiles: the keys fa_rows_common gives each 16 rows of the block (a
+// warp's) must be seen by every one of them; false where a row misses one.
+bool common_keys_ok(const fa_program& p, const FaBlock& blk) {
+    for (int64_t w0 = blk.i0; w0 < blk.i0 + p.rows; w0 += 16) {
+        int64_t clo, chi, lo, hi;
+        fa_rows_common(p, blk, w0, 16, &clo, &chi);
+        for (int64_t i = w0; clo < chi && i < w0 + 16; ++i) {
+            fa_row_keys(p, blk, i, &lo, &hi);
+            if (clo < lo || chi > hi || clo < blk.klo || chi > blk.khi) return false;
+        }
+    }
+    return true;
+}
+
 // The dot product of row a (n values, stride sa) of one tensor with row b of another.
 float dot_rows(int n, int adt, const void* a, int64_t aa, int64_t sa, int bdt, const void* bp,
                int64_t ba, int64_t sb) {
@@ -355,6 +369,11 @@ bool run_blocks(int part, const fa_program* p, int64_t blocks, char* why, size_t
         const FaBlock blk = fa_block(*p, bid);
         if (!query_block_ok(blk, bid, why, len)) return false;
         if (part == EMU_ATTN_FWD && p->rng_dump) fa_dump_rows(*p, blk, 0, 1);
+        if (part == EMU_ATTN_FWD && !common_keys_ok(*p, blk)) {
+            snprintf(why, len, "internal: attention block %lld: a row misses a key its warp's "
+                     "unmasked range holds", (long long)bid);
+            return false;
+        }
         for (int64_t i = blk.i0; i < blk.i0 + p->rows && i < p->sq; ++i)
             if (!(part == EMU_ATTN_FWD ? fa_row(*p, blk, i, a.data()) : fab_dq_row(*p, blk, i, a))) {
                 snprintf(why, len, "internal: attention row %lld of block %lld sees keys outside "

@@ -152,6 +152,18 @@ PW_FN void fa_rows_keys(const fa_program& p, const FaBlock& k, int64_t i0, int n
     fa_bounds(p, k.lq, k.lkv, last, &unused, hi);
 }
 
+// The keys [*lo, *hi) that every one of rows [i0, i0 + n) sees (empty: lo >= hi): the last
+// row's lower bound to the first row's upper, as both grow with i; none where a row is at
+// or past L_q.  fa_mma's tiles inside it need no mask.
+PW_FN void fa_rows_common(const fa_program& p, const FaBlock& k, int64_t i0, int n, int64_t* lo,
+                          int64_t* hi) {
+    int64_t unused;
+    *lo = *hi = 0;
+    if (i0 + n > k.lq) return;
+    fa_bounds(p, k.lq, k.lkv, i0 + n - 1, lo, &unused);
+    fa_bounds(p, k.lq, k.lkv, i0, &unused, hi);
+}
+
 PW_FN FaBlock fa_block(const fa_program& p, int64_t bid) {
     FaBlock k;
     fa_block_of(p, bid, &k.b, &k.h, &k.i0);

@@ -189,6 +189,14 @@ template <int DT> PW_FN uint32_t fa_pack(float lo, float hi) {
     return DT == PW_BF16 ? hd_pack_bf16x2(lo, hi) : hd_pack_half2(lo, hi);
 }
 
+// 2^x in one MUFU.EX2 (exp2f adds a subnormal fix-up around it): p below 2^-126 of the
+// row's maximum is 0, ex2(-inf) too.
+PW_FN float fa_ex2(float x) {
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
+
 // Rows [0, n) of a tile of W 16-bit columns into shared memory at dst (pitch FA_MMA_LD(W)),
 // 16 bytes a thread and step; rows at or past `valid` are zero-filled.  Row r starts at
 // src + r * rs elements (columns contiguous).
@@ -201,6 +209,28 @@ PW_FN void fa_load_tile(uint32_t dst, const uint16_t* src, int64_t rs, int n, in
         tc_cp_async(dst + (uint32_t)((r * FA_MMA_LD(W) + c * 8) * 2),
                     ok ? src + r * rs + c * 8 : src, ok);
     }
+}
+
+// Where a thread's 16-byte piece of a tile of W columns and rows rs elements apart starts
+// (row threadIdx / (W / 8)): its offset from the tile's first element, computed once.
+template <int W> PW_FN int64_t fa_piece(int64_t rs) {
+    const int r = (int)threadIdx.x / (W / 8);
+    return r * rs + ((int)threadIdx.x - r * (W / 8)) * 8;
+}
+
+// fa_load_tile of N rows all valid, where the T / (W / 8) rows a pass divide N
+// (FA_EVEN): no bounds checks, src + off the thread's first piece (fa_piece), the next
+// passes that many rows on.
+#define FA_EVEN(W, T, N) ((T) % ((W) / 8) == 0 && (N) % ((T) / ((W) / 8)) == 0)
+template <int W, int T, int N>
+PW_FN void fa_load_full(uint32_t dst, const uint16_t* src, int64_t off, int64_t rs) {
+    constexpr int C = W / 8, R = T / C;
+    const int r = (int)threadIdx.x / C;
+    dst += (uint32_t)((r * FA_MMA_LD(W) + ((int)threadIdx.x - r * C) * 8) * 2);
+    src += off;
+PW_UNROLL
+    for (int i = 0; i < N / R; ++i)
+        tc_cp_async(dst + (uint32_t)(i * R * FA_MMA_LD(W) * 2), src + i * R * rs, true);
 }
 
 // S = Q K^T of the warp's 16 queries and a tile of BC keys, in mma.sync's accumulator
@@ -224,6 +254,17 @@ PW_UNROLL
             fa_mma16816<DT>(s[2 * np], a, r[0], r[1]);
             fa_mma16816<DT>(s[2 * np + 1], a, r[2], r[3]);
         }
+    }
+}
+
+// o of the thread's two rows times their alpha (the maxima moved).
+template <int ET> PW_FN void fa_mma_rescale(float (&o)[ET][4], const float* alpha) {
+PW_UNROLL
+    for (int e = 0; e < ET; ++e) {
+        o[e][0] *= alpha[0];
+        o[e][1] *= alpha[0];
+        o[e][2] *= alpha[1];
+        o[e][3] *= alpha[1];
     }
 }
 
@@ -259,7 +300,7 @@ PW_UNROLL
         mx[x] = fmaxf(mx[x], hd_shfl_xor(mx[x], 2));
         const float mn = fmaxf(m[x], mx[x]);
         // mn -inf: the row has seen nothing yet; its p are 0 and o, l stay 0
-        alpha[x] = mn == -__builtin_huge_valf() ? 1.0f : exp2f(m[x] - mn);
+        alpha[x] = mn == -__builtin_huge_valf() ? 1.0f : fa_ex2(m[x] - mn);
         m[x] = mn;
     }
 PW_UNROLL
@@ -267,18 +308,46 @@ PW_UNROLL
 PW_UNROLL
         for (int c = 0; c < 4; ++c) {
             const int x = c >> 1;
-            s[n][c] = m[x] == -__builtin_huge_valf() ? 0.0f : exp2f(s[n][c] - m[x]);
+            s[n][c] = m[x] == -__builtin_huge_valf() ? 0.0f : fa_ex2(s[n][c] - m[x]);
             rs[x] += s[n][c];
         }
 PW_UNROLL
-    for (int x = 0; x < 2; ++x) l[x] = l[x] * alpha[x] + rs[x];
+    for (int x = 0; x < 2; ++x) l[x] = fmaf(l[x], alpha[x], rs[x]);
+    fa_mma_rescale<ET>(o, alpha);
+}
+
+// fa_mma_softmax of a tile that each of the warp's rows sees whole, without bias or ALiBi
+// and with scale2 > 0 (FA2's unmasked tiles): no mask, the maximum taken over the raw
+// scores (a positive scale keeps their order), p = 2^(s scale2 - m) one fused
+// multiply-add and one ex2; maxima and sums two chains a row, for latency.
+template <int BC, int ET>
+PW_FN void fa_mma_softmax_full(float scale2, float (&s)[BC / 8][4], float* m, float* l,
+                               float (&o)[ET][4]) {
+    float mx[4] = {s[0][0], s[0][1], s[0][2], s[0][3]}, rs[4] = {0, 0, 0, 0}, alpha[2], nm[2];
 PW_UNROLL
-    for (int e = 0; e < ET; ++e) {
-        o[e][0] *= alpha[0];
-        o[e][1] *= alpha[0];
-        o[e][2] *= alpha[1];
-        o[e][3] *= alpha[1];
+    for (int n = 1; n < BC / 8; ++n)
+PW_UNROLL
+        for (int c = 0; c < 4; ++c) mx[c] = fmaxf(mx[c], s[n][c]);
+PW_UNROLL
+    for (int x = 0; x < 2; ++x) {
+        float r = fmaxf(mx[2 * x], mx[2 * x + 1]);
+        r = fmaxf(r, hd_shfl_xor(r, 1));
+        r = fmaxf(r, hd_shfl_xor(r, 2));
+        const float mn = fmaxf(m[x], r * scale2);
+        alpha[x] = fa_ex2(m[x] - mn); // 0 while m was -inf
+        m[x] = mn;
+        nm[x] = -mn;
     }
+PW_UNROLL
+    for (int n = 0; n < BC / 8; ++n)
+PW_UNROLL
+        for (int c = 0; c < 4; ++c) {
+            s[n][c] = fa_ex2(fmaf(s[n][c], scale2, nm[c >> 1]));
+            rs[c] += s[n][c];
+        }
+PW_UNROLL
+    for (int x = 0; x < 2; ++x) l[x] = fmaf(l[x], alpha[x], rs[2 * x] + rs[2 * x + 1]);
+    fa_mma_rescale<ET>(o, alpha);
 }
 
 // O += P V: the accumulators of two key octets are the A fragment of one k-step; vb is
@@ -326,19 +395,38 @@ PW_UNROLL
     }
 }
 
-// Key tile t (keys klo + t * BC on, those at or past khi zeros) into buffer t % 2.
+// Key tile t (keys klo + t * BC on, those at or past khi zeros) into buffer t % 2: kg, vg
+// the head's key 0 (computed once), off this thread's pieces (fa_piece) of both; a whole
+// tile without bounds checks (fa_load_full).
+template <int D, int DV, int T, int BC>
+PW_FN void fa_mma_load_kv(const fa_program& p, const FaBlock& k, int t, const uint16_t* kg,
+                          const uint16_t* vg, const int64_t* off, uint32_t k_sm, uint32_t v_sm) {
+    const int64_t kt = k.klo + (int64_t)t * BC;
+    const int n = k.khi - kt < BC ? (int)(k.khi - kt) : BC;
+    k_sm += (t & 1) * BC * FA_MMA_LD(D) * 2;
+    v_sm += (t & 1) * BC * FA_MMA_LD(DV) * 2;
+    kg += kt * p.k_s[2];
+    vg += kt * p.v_s[2];
+    if (FA_EVEN(D, T, BC) && n == BC) fa_load_full<D, T, BC>(k_sm, kg, off[0], p.k_s[2]);
+    else fa_load_tile<D, T>(k_sm, kg, p.k_s[2], BC, n);
+    if (FA_EVEN(DV, T, BC) && n == BC) fa_load_full<DV, T, BC>(v_sm, vg, off[1], p.v_s[2]);
+    else fa_load_tile<DV, T>(v_sm, vg, p.v_s[2], BC, n);
+}
+
+// The same, the head's rows and the thread's pieces worked out here (the backward's dq and
+// the decode path's calls).
 template <int D, int DV, int T, int BC>
 PW_FN void fa_mma_load_kv(const fa_program& p, const FaBlock& k, int t, uint32_t k_sm,
                           uint32_t v_sm) {
-    const int64_t kt = k.klo + (int64_t)t * BC;
-    const int n = k.khi - kt < BC ? (int)(k.khi - kt) : BC;
-    const uint16_t* kg = (const uint16_t*)p.k + k.b * p.k_s[0] + k.hk * p.k_s[1] + kt * p.k_s[2];
-    const uint16_t* vg = (const uint16_t*)p.v + k.b * p.v_s[0] + k.hv * p.v_s[1] + kt * p.v_s[2];
-    fa_load_tile<D, T>(k_sm + (t & 1) * BC * FA_MMA_LD(D) * 2, kg, p.k_s[2], BC, n);
-    fa_load_tile<DV, T>(v_sm + (t & 1) * BC * FA_MMA_LD(DV) * 2, vg, p.v_s[2], BC, n);
+    const int64_t off[2] = {fa_piece<D>(p.k_s[2]), fa_piece<DV>(p.v_s[2])};
+    fa_mma_load_kv<D, DV, T, BC>(p, k, t, (const uint16_t*)p.k + k.b * p.k_s[0] + k.hk * p.k_s[1],
+                                 (const uint16_t*)p.v + k.b * p.v_s[0] + k.hv * p.v_s[1], off,
+                                 k_sm, v_sm);
 }
 
-template <int DT, int D, int DV, int WARPS, int BC>
+// FAST: tiles that each of a warp's rows sees whole take fa_mma_softmax_full (FA2's
+// unmasked tiles; 0 sends every tile through the masked fa_mma_softmax, for comparisons).
+template <int DT, int D, int DV, int WARPS, int BC, bool FAST>
 PW_FN void fa_mma(const fa_program& p, unsigned char* smem) {
     constexpr int T = 32 * WARPS, BR = 16 * WARPS, LQ = FA_MMA_LD(D), LV = FA_MMA_LD(DV);
     constexpr bool QREG = D <= 128 && DV <= 128; // Q's fragments stay in registers
@@ -348,9 +436,13 @@ PW_FN void fa_mma(const fa_program& p, unsigned char* smem) {
     const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
     const FaBlock k = fa_block(p, (int64_t)blockIdx.x);
     const int64_t wi0 = k.i0 + warp * 16, row0 = wi0 + (lane >> 2);
-    int64_t wlo, whi, rlo[2], rhi[2]; // the warp's keys (it skips tiles it does not see), the rows'
+    // the warp's keys (it skips tiles it does not see), those all its rows see (no mask
+    // there), the rows'
+    int64_t wlo, whi, clo, chi, rlo[2], rhi[2];
     const int64_t rh[2] = {k.h, k.h}, ri[2] = {row0, row0 + 8};
     fa_rows_keys(p, k, wi0, 16, &wlo, &whi);
+    fa_rows_common(p, k, wi0, 16, &clo, &chi);
+    if (!FAST || p.bias || p.alibi_n || !(k.scale2 > 0.0f)) chi = clo;
     fa_row_keys(p, k, row0, &rlo[0], &rhi[0]);
     fa_row_keys(p, k, row0 + 8, &rlo[1], &rhi[1]);
     float o[DV / 8][4], m[2] = {-__builtin_huge_valf(), -__builtin_huge_valf()}, l[2] = {0, 0};
@@ -358,8 +450,11 @@ PW_UNROLL
     for (int e = 0; e < DV / 8; ++e) o[e][0] = o[e][1] = o[e][2] = o[e][3] = 0.0f;
     const int ntiles = k.khi > k.klo ? (int)((k.khi - k.klo + BC - 1) / BC) : 0;
     const uint16_t* qg = (const uint16_t*)p.q + k.b * p.q_s[0] + k.h * p.q_s[1] + k.i0 * p.q_s[2];
+    const uint16_t* kg = (const uint16_t*)p.k + k.b * p.k_s[0] + k.hk * p.k_s[1];
+    const uint16_t* vg = (const uint16_t*)p.v + k.b * p.v_s[0] + k.hv * p.v_s[1];
+    const int64_t off[2] = {fa_piece<D>(p.k_s[2]), fa_piece<DV>(p.v_s[2])};
     fa_load_tile<D, T>(q_sm, qg, p.q_s[2], BR, p.sq - k.i0 < BR ? (int)(p.sq - k.i0) : BR);
-    if (ntiles > 0) fa_mma_load_kv<D, DV, T, BC>(p, k, 0, k_sm, v_sm);
+    if (ntiles > 0) fa_mma_load_kv<D, DV, T, BC>(p, k, 0, kg, vg, off, k_sm, v_sm);
     tc_cp_commit();
     // ldmatrix addresses: Q (A, 16 x 16 row-major), K (B of S: rows are keys), V (B of PV,
     // .trans); the order of the four matrices gives mma.sync's register order
@@ -370,7 +465,7 @@ PW_UNROLL
     uint32_t qf[QREG ? D / 16 : 1][4];
     for (int t = 0; t < ntiles; ++t) {
         if (t + 1 < ntiles) { // the next tile into the other buffer while this one computes
-            fa_mma_load_kv<D, DV, T, BC>(p, k, t + 1, k_sm, v_sm);
+            fa_mma_load_kv<D, DV, T, BC>(p, k, t + 1, kg, vg, off, k_sm, v_sm);
             tc_cp_commit();
             tc_cp_wait<1>();
         } else {
@@ -384,7 +479,8 @@ PW_UNROLL
         if (kt < whi && kt + BC > wlo) {
             float s[BC / 8][4];
             fa_mma_scores<DT, D, BC, QREG>(s, qf, qa, k_sm + (t & 1) * BC * LQ * 2 + ka);
-            fa_mma_softmax<BC, DV / 8>(p, k.b, k.scale2, rh, ri, kt, rlo, rhi, s, m, l, o);
+            if (FAST && kt >= clo && kt + BC <= chi) fa_mma_softmax_full<BC, DV / 8>(k.scale2, s, m, l, o);
+            else fa_mma_softmax<BC, DV / 8>(p, k.b, k.scale2, rh, ri, kt, rlo, rhi, s, m, l, o);
             fa_mma_pv<DT, DV, BC>(s, o, v_sm + (t & 1) * BC * LV * 2 + va);
         }
         __syncthreads(); // every warp is done with this buffer before it is refilled

@@ -280,11 +280,14 @@ char* hipe_fa_source(const hipe_fa* fa, const hipe_fa_kernel* k, int dialect) {
         return finish(&b);
     }
     put(&b, "#include \"fa_kernels.h\"\n\n");
+    /* HIPDNN_HIP_FA_FAST=0: every key tile through the masked softmax (comparisons) */
+    const char* fast = getenv("HIPDNN_HIP_FA_FAST");
     if (k->kind == FA_MMA) /* min blocks 1: else ptxas caps the registers, spilling */
         put(&b, "__global__ void __launch_bounds__(%d, 1) %s(const fa_program p) {\n"
                 "    extern __shared__ __attribute__((aligned(16))) unsigned char smem[];\n"
-                "    fa_mma<%d, %d, %d, %d, %d>(p, smem);\n}\n",
-            32 * k->warps, HIPE_ATTN_KERNEL, k->dt, (int)p->d, (int)p->dv, k->warps, k->bc);
+                "    fa_mma<%d, %d, %d, %d, %d, %s>(p, smem);\n}\n",
+            32 * k->warps, HIPE_ATTN_KERNEL, k->dt, (int)p->d, (int)p->dv, k->warps, k->bc,
+            fast && strcmp(fast, "0") == 0 ? "false" : "true");
     else
         put(&b, "__global__ void __launch_bounds__(FA_SIMT_THREADS) %s(const fa_program p) {\n"
                 "    extern __shared__ float smem[];\n"
