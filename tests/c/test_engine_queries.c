@@ -4,11 +4,14 @@
  * Plugins: reference_cpu and tests/query_fails (ABI 1.1: on workers; query_fails' query
  * fails, naming the thread it ran on) and three ABI 1.0 test plugins (on the calling
  * thread).  Rankings on fresh handles make each plugin handle on a worker; two threads rank
- * at once on handles of their own.  Run under TSan (make test-tsan) this is the race check
+ * at once on handles of their own.  Again over the fake driver (fake_gpu.h), with the
+ * cudnn and blaslt engines on the fake cuDNN and cuBLASLt: their library handles are made
+ * on two workers at once.  Run under TSan (make test-tsan) this is the race check
  * of the workers, the handle's plugin slots and the log capture. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* syscall */
 #endif
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +20,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fake_gpu.h"
 #include "graph_builder.h"
 #include "hipdnn/hipdnn.h"
 
@@ -66,17 +70,53 @@ static long without_thread_ids(char* s) {
 
 /* A mode-A ranking of a new conv graph on h: its support report and the log lines it made
  * (both malloc'd, thread ids normalized), and the thread query_fails was asked on. */
+/* The run over the fake driver: the vendor engines' world (main). */
+static int g_vendor;
+
+/* Whether the report's line of engine `name` says applicable. */
+static int applicable(const char* report, const char* name) {
+    const size_t n = strlen(name);
+    for (const char* at = report; at && *at; at = strchr(at, '\n'), at = at ? at + 1 : NULL) {
+        const char* end = strchr(at, '\n');
+        const size_t len = end ? (size_t)(end - at) : strlen(at);
+        if (len > n && strncmp(at, name, n) == 0 && at[n] == '\t')
+            return len >= 11 && strncmp(at + len - 11, "\tapplicable", 11) == 0;
+    }
+    return 0;
+}
+
+/* y = relu(a @ b), fp16 in and out, finalized on h: what both vendor engines take (each then makes
+ * its library handle).  d[0] is the graph; 0 on failure. */
+static int mm_build(hipdnnHandle_t h, hipdnnBackendDescriptor_t d[7]) {
+    const int64_t ad[3] = {1, 32, 16}, bd[3] = {1, 16, 8}, cd[3] = {1, 32, 8};
+    d[1] = gb_tensor(1, "a", HIPDNN_DATA_HALF, 3, ad, NULL, 0);
+    d[2] = gb_tensor(2, "b", HIPDNN_DATA_HALF, 3, bd, NULL, 0);
+    d[3] = gb_tensor(3, "c", HIPDNN_DATA_FLOAT, 3, cd, NULL, 1);
+    d[4] = gb_tensor(4, "y", HIPDNN_DATA_HALF, 3, cd, NULL, 0);
+    d[5] = d[1] && d[2] && d[3] ? gb_matmul("mm", d[1], d[2], d[3]) : NULL;
+    d[6] = d[3] && d[4] ? gb_pointwise("act", HIPDNN_POINTWISE_RELU_FWD, d[3], NULL, d[4]) : NULL;
+    d[0] = d[5] && d[6] ? gb_graph(h, "mm_relu", 2, d + 5) : NULL;
+    return d[0] && CHECK_OK(hipdnnBackendFinalize(d[0]));
+}
+
 static int rank(hipdnnHandle_t h, char** report, char** log, long* asked_on) {
     car_graph g;
-    int ok = car_build(&g, h, 1);
+    hipdnnBackendDescriptor_t mm[7] = {NULL};
+    int ok = g_vendor ? mm_build(h, mm) : car_build(&g, h, 1);
     hipdnnBackendDescriptor_t heur = NULL;
     if (ok) {
         log_reset();
-        heur = gb_heur(g.graph, HIPDNN_HEUR_MODE_A);
+        heur = gb_heur(g_vendor ? mm[0] : g.graph, HIPDNN_HEUR_MODE_A);
         *report = heur ? gb_get_string(heur, HIPDNN_ATTR_ENGINEHEUR_SUPPORT_REPORT_EXT) : NULL;
         ok = *report != NULL;
     }
-    if (ok) {
+    if (ok && g_vendor) {
+        ok = CHECK_MSG(applicable(*report, "cudnn") && applicable(*report, "blaslt"),
+                       "cudnn and blaslt do not both take the graph:\n%s", *report);
+        pthread_mutex_lock(&g_log_lock);
+        *log = strdup(g_log);
+        pthread_mutex_unlock(&g_log_lock);
+    } else if (ok) {
         const char* why = strstr(*report, "plugin error while checking the graph: query_fails: "
                                  FAILED_ON);
         ok = CHECK_MSG(why, "query_fails' reason is not its message: %s", *report);
@@ -90,7 +130,10 @@ static int rank(hipdnnHandle_t h, char** report, char** log, long* asked_on) {
         if (*log) without_thread_ids(*log);
     }
     gb_destroy(&heur);
-    car_destroy(&g);
+    if (g_vendor)
+        for (int i = 0; i < 7; ++i) gb_destroy(&mm[i]);
+    else
+        car_destroy(&g);
     return ok;
 }
 
@@ -111,6 +154,8 @@ static void test_at_once_and_in_turn_give_the_same_answers_and_log(void) {
                   report[1]);
         CHECK_MSG(strcmp(log[0], log[1]) == 0, "logs differ:\n%s---\n%s", log[0], log[1]);
         CHECK_STR_CONTAINS(report[1], "reference_cpu\t");
+    }
+    if (log[1] && !g_vendor) {
         CHECK_STR_CONTAINS(log[1], "declines_all: declining graph 'conv_add_relu'");
         CHECK_STR_CONTAINS(log[1], "query_fails: asked on thread N");
         CHECK_MSG(asked_on[0] == tid(), "in turn: asked on %ld, not %ld", asked_on[0], tid());
@@ -202,17 +247,78 @@ static void test_rankings_on_new_handles_from_two_threads_at_once(void) {
     free(want);
 }
 
-int main(void) {
+#define CUDNN_LIB HIPDNN_FAKE_CUDA_DIR "/../fake_cudnn/libcudnn.so.9"
+#define BLASLT_LIB HIPDNN_FAKE_CUDA_DIR "/../fake_cublaslt/libcublasLt.so.13"
+
+/* How many library handles the fake library made (its test-only counter); -1 if unknown. */
+static long fake_handles(const char* lib, const char* counter) {
+    void* l = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
+    long (*count)(void) = l ? (long (*)(void))dlsym(l, counter) : NULL;
+    const long n = count ? count() : -1;
+    if (l) dlclose(l);
+    return n;
+}
+
+/* Over the fake driver: cudnn and blaslt make their library handles on two workers at
+ * once, on fresh handles, and answer as when asked in turn. */
+static void test_vendor_handles_made_at_once_answer_as_in_turn(void) {
+    hipdnnHandle_t h = NULL;
+    REQUIRE_OK(hipdnnCreate(&h));
+    setenv("HIPDNN_PARALLEL_QUERIES", "0", 1);
+    char *want = NULL, *log = NULL;
+    long asked_on = 0;
+    const int ok = rank(h, &want, &log, &asked_on);
+    unsetenv("HIPDNN_PARALLEL_QUERIES");
+    free(log);
+    CHECK_OK(hipdnnDestroy(h));
+    REQUIRE(ok);
+    const long made[2] = {fake_handles(CUDNN_LIB, "fakeCudnnHandlesCreated"),
+                          fake_handles(BLASLT_LIB, "fakeCublasLtHandlesCreated")};
+    for (int i = 0; i < 4; ++i) {
+        char* got = NULL;
+        if (!CHECK_OK(hipdnnCreate(&h))) break;
+        if (CHECK(rank(h, &got, &log, &asked_on)))
+            CHECK_MSG(strcmp(got, want) == 0, "report differs:\n%s---\n%s", got, want);
+        free(got), free(log);
+        log = NULL;
+        CHECK_OK(hipdnnDestroy(h));
+    }
+    /* each fresh handle made one handle of each library */
+    CHECK_EQ_INT(fake_handles(CUDNN_LIB, "fakeCudnnHandlesCreated") - made[0], 4);
+    CHECK_EQ_INT(fake_handles(BLASLT_LIB, "fakeCublasLtHandlesCreated") - made[1], 4);
+    free(want);
+}
+
+static void vendor_world(void) {
+    g_vendor = 1;
+    setenv("HIPDNN_CUDNN_LIBRARY", CUDNN_LIB, 1);
+    setenv("HIPDNN_BLASLT_LIBRARY", BLASLT_LIB, 1);
+    const char* paths[] = {HIPDNN_ENGINE_DIR "/libhipdnn_reference_cpu.so",
+                           HIPDNN_ENGINE_DIR "/libhipdnn_cudnn.so",
+                           HIPDNN_ENGINE_DIR "/libhipdnn_blaslt.so", HIPDNN_EMULATED_PLUGIN};
+    if (!CHECK_OK(hipdnnSetEnginePluginPaths_ext(4, paths, HIPDNN_PLUGIN_LOADING_ABSOLUTE)))
+        return;
+    RUN_TEST(test_at_once_and_in_turn_give_the_same_answers_and_log);
+    RUN_TEST(test_vendor_handles_made_at_once_answer_as_in_turn);
+}
+
+int main(int argc, char** argv) {
     /* no plan cache: every ranking is a full one */
     setenv("HIPDNN_CACHE", "0", 1);
+    hipdnnSetLogLevel_ext(HIPDNN_LOG_INFO);
+    hipdnnSetUserLogCallback_ext(collect, NULL);
+    if (fake_gpu_is_child(argc, argv)) {
+        vendor_world();
+        hipdnnSetUserLogCallback_ext(NULL, NULL);
+        return check_finish();
+    }
     const char* paths[] = {HIPDNN_ENGINE_DIR "/libhipdnn_reference_cpu.so", TP("declines_all"),
                            HIPDNN_QUERY_FAILS_PLUGIN, TP("no_reason"), HIPDNN_TUNE_ENGINE};
     if (!CHECK_OK(hipdnnSetEnginePluginPaths_ext(5, paths, HIPDNN_PLUGIN_LOADING_ABSOLUTE)))
         return check_finish();
-    hipdnnSetLogLevel_ext(HIPDNN_LOG_INFO);
-    hipdnnSetUserLogCallback_ext(collect, NULL);
     RUN_TEST(test_at_once_and_in_turn_give_the_same_answers_and_log);
     RUN_TEST(test_rankings_on_new_handles_from_two_threads_at_once);
+    fake_gpu_run_self();
     hipdnnSetUserLogCallback_ext(NULL, NULL);
     return check_finish();
 }
