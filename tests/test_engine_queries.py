@@ -12,9 +12,12 @@ Each test runs children over the fake CUDA driver, the fake cuDNN and the fake c
     lines are the same either way, over every engine: reference_cpu, cudnn, blaslt, the
     hip engine's emulation, and ABI 1.0 test plugins (which stay on the calling thread);
   - a plugin whose query or handle fails on a worker (tests/query_fails): its reason names
-    the engine and carries the plugin's own message, read on the worker's thread."""
+    the engine and carries the plugin's own message, read on the worker's thread;
+  - workers that cannot be started (pthread_create refused, through a preloaded shim):
+    the calling thread asks every plugin, with the same answers."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -134,7 +137,10 @@ def test_rankings_reports_and_logs_are_the_same_asked_at_once_or_in_turn(tmp_pat
     engines = {name for b in at_once for name, _ in b["report"]}
     assert engines == {"reference_cpu", "cudnn", "blaslt", "hip_emulated", "declines_all",
                        "no_reason", "tune_a", "tune_b"}, engines
-    assert any(b["order"][:1] == ["cudnn"] or "cudnn" in b["order"] for b in at_once)
+    assert all(b["error"] is None for b in at_once), at_once
+    # the vendor engines took part: both rank the matmul, cudnn the convolution and sdpa
+    assert {"cudnn", "blaslt"} <= set(at_once[0]["order"]), at_once[0]
+    assert "cudnn" in at_once[3]["order"] and "cudnn" in at_once[9]["order"], at_once
     for a, b in zip(at_once, in_turn):
         a.pop("seconds"), b.pop("seconds")
         assert a == b, (a, b)
@@ -172,3 +178,42 @@ def test_a_plugin_handle_that_cannot_be_made_on_a_worker_names_the_plugin(tmp_pa
     tid = int(why.split(" on thread ")[1].split()[0])
     assert tid != out["main_thread"], why
     assert b["error"] is None and sorted(b["order"]) == ["blaslt", "cudnn", "reference_cpu"], b
+
+
+# pthread_create refused for the threads the backend starts (their start routine lies in
+# libhipdnn_backend.so); every other thread starts.
+REFUSE_SHIM = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+typedef int (*create_fn)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+int pthread_create(pthread_t* t, const pthread_attr_t* a, void* (*fn)(void*), void* arg) {
+    Dl_info info;
+    if (dladdr((void*)fn, &info) && info.dli_fname && strstr(info.dli_fname, "libhipdnn_backend"))
+        return EAGAIN;
+    return ((create_fn)dlsym(RTLD_NEXT, "pthread_create"))(t, a, fn, arg);
+}
+"""
+
+
+def test_workers_that_cannot_start_leave_every_query_to_the_calling_thread(tmp_path):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    assert cc, "no C compiler (cc) to build the pthread_create shim"
+    (tmp_path / "shim.c").write_text(REFUSE_SHIM)
+    shim = tmp_path / "shim.so"
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(shim), str(tmp_path / "shim.c"), "-ldl"],
+                   check=True)
+    preload = " ".join(p for p in (os.environ.get("LD_PRELOAD", ""), str(shim)) if p)
+    plugins = VENDOR + [str(QUERY_FAILS)]
+    builds = [["mbr", "A"], ["conv", "B"]]
+    refused = child(tmp_path, plugins, builds, LD_PRELOAD=preload)
+    in_turn = child(tmp_path, plugins, builds, HIPDNN_PARALLEL_QUERIES="0")
+    for r, t in zip(refused["builds"], in_turn["builds"]):
+        assert r["error"] is None and r["order"] == t["order"], (r, t)
+        tids = [int(m.rsplit(" ", 1)[1]) for m in r["logs"]
+                if m.startswith("query_fails: asked on thread ")]
+        assert tids == [refused["main_thread"]], (tids, refused["main_thread"])
+        assert [line for line in r["report"] if line[0] != "query_fails"] == \
+               [line for line in t["report"] if line[0] != "query_fails"]
