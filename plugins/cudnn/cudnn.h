@@ -134,6 +134,15 @@ cd_desc cudnn_reduction(cd_builder* b, int mode, cd_desc x, cd_desc y, const cha
 /* y = x described by y's dims and strides (a transpose, as cuDNN frontend's reshape). */
 cd_desc cudnn_reshape(cd_builder* b, cd_desc x, cd_desc y, const char* label);
 
+/* op appended to b->ops (a finalized operation descriptor of b->out); NULL with the reason. */
+cd_desc cudnn_graph_add_op(cd_builder* b, cd_desc op);
+
+/* norm_forward, batchnorm_inference and norm_backward as one cuDNN NORM_FORWARD /
+ * NORM_BACKWARD operation (cudnn_norm.c); false with the reason naming the node. */
+bool cudnn_norm_fwd(cd_builder* b, const hipdnnSdkNode* n, const char* label);
+bool cudnn_batchnorm_inference(cd_builder* b, const hipdnnSdkNode* n, const char* label);
+bool cudnn_norm_bwd(cd_builder* b, const hipdnnSdkNode* n, const char* label);
+
 /* sdpa_fwd as cuDNN frontend builds its attention node from backend operations
  * (cudnn_sdpa.c); false with the reason naming the node. */
 bool cudnn_sdpa_fwd(cd_builder* b, const hipdnnSdkNode* n, const char* label);

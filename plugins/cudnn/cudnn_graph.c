@@ -8,6 +8,8 @@
  * the matmuls, pointwise and reduction operations cuDNN frontend builds for attention
  * (cudnn_sdpa.c; sdpa_backward in cudnn_sdpa_backward.c), with intermediates and
  * constants of uids past the graph's, and the backward's fp32 accumulators in the workspace.
+ * A norm node (norm_forward, batchnorm_inference, norm_backward) alone in its graph becomes
+ * one NORM_FORWARD / NORM_BACKWARD operation (cudnn_norm.c).
  *
  * Which of these graphs cuDNN runs (which epilogues it fuses after a convolution, which
  * layouts and types its engines take) is cuDNN's to say: this file declines only what it
@@ -201,6 +203,8 @@ static cd_desc add_op(builder* b, cd_desc op) {
     }
     return b->ops[b->num_ops++] = op;
 }
+
+cd_desc cudnn_graph_add_op(builder* b, cd_desc op) { return add_op(b, op); }
 
 /* ---- nodes ------------------------------------------------------------------------------- */
 
@@ -503,10 +507,13 @@ static bool node(builder* b, const hipdnnSdkNode* n) {
     case HIPDNN_OP_POINTWISE: return pointwise_node(b, n, label) != NULL;
     case HIPDNN_OP_SDPA_FWD: return cudnn_sdpa_fwd(b, n, label);
     case HIPDNN_OP_SDPA_BWD: return cudnn_sdpa_bwd(b, n, label);
+    case HIPDNN_OP_NORM_FORWARD: return cudnn_norm_fwd(b, n, label);
+    case HIPDNN_OP_BATCHNORM_INFERENCE: return cudnn_batchnorm_inference(b, n, label);
+    case HIPDNN_OP_NORM_BACKWARD: return cudnn_norm_bwd(b, n, label);
     default:
         return decline(b->why, b->len, "%s: not translated to cuDNN yet (cudnn translates "
-                       "conv_fprop, conv_dgrad, conv_wgrad, matmul, pointwise and sdpa nodes)",
-                       label);
+                       "conv_fprop, conv_dgrad, conv_wgrad, matmul, pointwise, sdpa and norm "
+                       "nodes)", label);
     }
 }
 

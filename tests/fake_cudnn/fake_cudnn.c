@@ -11,7 +11,9 @@
  * scale / bias / GEN_INDEX masks, max and sum reductions, p v: fp16 / bf16 in, p in v's
  * type; GQA's grouped batch dims), or for attention's backward as it builds that (five
  * matmuls, three reshapes that transpose, sum reductions, GQA's sums over groups of
- * heads): engines 7 (1 MiB of workspace), 3 (none), 11 (which
+ * heads), or for one NORM_FORWARD / NORM_BACKWARD (layer, instance, batch, RMS; 4D or
+ * 5D; fp32 / fp16 / bf16 data, fp32 scale, bias and statistics, epsilon and momentum by
+ * value): engines 7 (1 MiB of workspace), 3 (none), 11 (which
  * never builds a plan: a stand-in for an engine that refuses the graph) and 42 (64 KiB);
  * any other graph is NOT_SUPPORTED_GRAPH_PATTERN.  Execute checks the variant pack (every
  * non-virtual tensor present, device memory inside its allocation and as aligned as its
@@ -44,11 +46,12 @@ enum { OK = 0, NOT_INITIALIZED = 1001, BAD_PARAM = 2000, NULL_POINTER = 2002,
 enum { D_POINTWISE = 0, D_CONV = 1, D_ENGINE = 2, D_ENGINECFG = 3, D_ENGINEHEUR = 4, D_PLAN = 5,
        D_OP_FPROP = 10, D_OP_WGRAD = 11, D_OP_DGRAD = 12, D_OP_POINTWISE = 13,
        D_OPGRAPH = 15, D_VARIANT_PACK = 16, D_TENSOR = 17, D_MATMUL = 18, D_OP_MATMUL = 19,
-       D_REDUCTION = 21, D_OP_REDUCTION = 22, D_OP_RESHAPE = 31 };
+       D_REDUCTION = 21, D_OP_REDUCTION = 22, D_OP_NORM_FWD = 29, D_OP_NORM_BWD = 30,
+       D_OP_RESHAPE = 31 };
 /* attribute types */
 enum { T_HANDLE = 0, T_DATA_TYPE = 1, T_BOOLEAN = 2, T_INT64 = 3, T_FLOAT = 4, T_DOUBLE = 5,
        T_VOID_PTR = 6, T_CONV_MODE = 7, T_HEUR_MODE = 8, T_PW_MODE = 14, T_DESC = 15,
-       T_REDUCTION_OP = 18 };
+       T_REDUCTION_OP = 18, T_NORM_MODE = 27, T_NORM_PHASE = 28 };
 #define MAGIC 0xCD9u
 #define HANDLE_MAGIC 0xCD9Au
 #define MAX_ATTRS 24
@@ -160,7 +163,7 @@ static size_t type_size(int type) {
     switch (type) {
     case T_BOOLEAN: return sizeof(bool);
     case T_DATA_TYPE: case T_FLOAT: case T_CONV_MODE: case T_HEUR_MODE: case T_PW_MODE:
-    case T_REDUCTION_OP: return 4;
+    case T_REDUCTION_OP: case T_NORM_MODE: case T_NORM_PHASE: return 4;
     case T_INT64: case T_DOUBLE: return 8;
     case T_HANDLE: case T_VOID_PTR: case T_DESC: return sizeof(void*);
     default: return 0;
@@ -467,6 +470,162 @@ static status finalize_reshape_op(desc* op) {
     return st;
 }
 
+/* ---- normalization: NORM_FORWARD and NORM_BACKWARD (cuDNN's rules) ------------------------ */
+
+enum { N_LAYER = 0, N_INSTANCE = 1, N_BATCH = 2, N_RMS = 4, N_INFERENCE = 0, N_TRAINING = 1 };
+/* forward: mode, phase, x, mean, inv_variance, scale, bias, epsilon, exp_avg_factor, the
+ * running statistics in and out, y; backward: mode, x, mean, inv_variance, dy, scale,
+ * (epsilon), dscale, dbias, dx */
+enum { F_MODE = 2000, F_PHASE, F_X, F_MEAN, F_INV, F_SCALE, F_BIAS, F_EPS, F_MOMENTUM, F_IN_RM,
+       F_IN_RV, F_OUT_RM, F_OUT_RV, F_Y };
+enum { B_MODE = 2100, B_X, B_MEAN, B_INV, B_DY, B_SCALE, B_EPS, B_DSCALE, B_DBIAS, B_DX };
+
+static bool is_norm(const desc* op) {
+    return op->type == D_OP_NORM_FWD || op->type == D_OP_NORM_BWD;
+}
+static int64_t norm_mode(const desc* op) {
+    return i64(op, op->type == D_OP_NORM_FWD ? F_MODE : B_MODE, 0, -1);
+}
+static const desc* port(const desc* op, int attr) { return child(op, attr, 0); }
+
+/* Which of a norm op's tensor attributes it writes: the forward's y, mean and inv_variance
+ * in training, running statistics out; the backward's dx, dscale, dbias. */
+static bool norm_writes_attr(const desc* op, int attr) {
+    if (op->type == D_OP_NORM_BWD) return attr == B_DSCALE || attr == B_DBIAS || attr == B_DX;
+    if (attr == F_MEAN || attr == F_INV) return i64(op, F_PHASE, 0, -1) == N_TRAINING;
+    return attr == F_Y || attr == F_OUT_RM || attr == F_OUT_RV;
+}
+
+/* Its tensor attributes, in order; their number. */
+static int norm_attrs(const desc* op, int* attrs) {
+    const int first = op->type == D_OP_NORM_FWD ? F_X : B_X;
+    const int last = op->type == D_OP_NORM_FWD ? F_Y : B_DX;
+    int n = 0;
+    for (int a = first; a <= last; ++a)
+        if (port(op, a)) attrs[n++] = a;
+    return n;
+}
+
+/* The normalized axes of x: cuDNN's layer and RMS norms every axis where scale is not 1,
+ * instance norm the spatial axes, batch norm every axis but the channel. */
+static void norm_axes(const desc* op, const desc* x, const desc* scale, bool* axes) {
+    const int64_t mode = norm_mode(op);
+    for (int k = 0; k < rank(x); ++k)
+        axes[k] = mode == N_BATCH ? k != 1 : mode == N_INSTANCE ? k >= 2 : dim(scale, k) != 1;
+}
+
+static bool same_dims(const desc* a, const desc* b) {
+    return broadcasts(a, b) && elements(a) == elements(b);
+}
+
+/* t has x's dims with 1 on each normalized axis. */
+static bool stats_shaped(const desc* t, const desc* x, const bool* axes) {
+    if (rank(t) != rank(x)) return false;
+    for (int k = 0; k < rank(x); ++k)
+        if (dim(t, k) != (axes[k] ? 1 : dim(x, k))) return false;
+    return true;
+}
+
+static status norm_scalar(const desc* op, int attr, const char* what) {
+    const desc* t = port(op, attr);
+    if (t && (!by_value(t) || elements(t) != 1))
+        return fail(BAD_PARAM, "norm forward: %s %lld must be a by-value scalar", what,
+                    (long long)uid(t));
+    return OK;
+}
+
+/* Which ports the forward's mode and phase take, present or absent. */
+static status norm_fwd_ports(const desc* op, int64_t mode, bool training) {
+    const bool batch_inference = mode == N_BATCH && !training;
+    if (!port(op, F_X) || !port(op, F_SCALE) || !port(op, F_Y) ||
+        (!port(op, F_EPS) && !batch_inference))
+        return fail(BAD_PARAM, "norm forward: x, scale, y and epsilon are required");
+    if ((training || batch_inference) && !port(op, F_INV))
+        return fail(BAD_PARAM, "norm forward: inv_variance is required (training, or batch "
+                    "norm's inference)");
+    if ((training || batch_inference) != (port(op, F_MEAN) != NULL) && mode != N_RMS)
+        return fail(BAD_PARAM, "norm forward: mean goes with inv_variance");
+    if (mode == N_RMS && port(op, F_MEAN))
+        return fail(BAD_PARAM, "norm forward: RMS norm has no mean");
+    if (!training && !batch_inference && port(op, F_INV))
+        return fail(BAD_PARAM, "norm forward: the inference phase gives no statistics");
+    const int running = (port(op, F_MOMENTUM) != NULL) + (port(op, F_IN_RM) != NULL) +
+                        (port(op, F_IN_RV) != NULL) + (port(op, F_OUT_RM) != NULL) +
+                        (port(op, F_OUT_RV) != NULL);
+    if (running && (running != 5 || mode != N_BATCH || !training))
+        return fail(BAD_PARAM, "norm forward: batch norm's training takes momentum and both "
+                    "running statistics in and out, or none");
+    status st = norm_scalar(op, F_EPS, "epsilon");
+    return st == OK ? norm_scalar(op, F_MOMENTUM, "exp_avg_factor") : st;
+}
+
+static status finalize_norm_fwd(desc* op) {
+    const int64_t mode = i64(op, F_MODE, 0, -1), phase = i64(op, F_PHASE, 0, -1);
+    if (mode < N_LAYER || mode > N_RMS || mode == 3 || (phase != N_INFERENCE && phase != N_TRAINING))
+        return fail(BAD_PARAM, "norm forward: a mode (layer, instance, batch, RMS) and a phase");
+    status st = norm_fwd_ports(op, mode, phase == N_TRAINING);
+    if (st != OK) return st;
+    const desc *x = port(op, F_X), *scale = port(op, F_SCALE);
+    bool axes[MAX_RANK];
+    norm_axes(op, x, scale, axes);
+    if (!same_dims(port(op, F_Y), x) || !broadcasts(scale, x) ||
+        (port(op, F_BIAS) && !broadcasts(port(op, F_BIAS), x)))
+        return fail(SHAPE_MISMATCH, "norm forward: y must have x's dims, scale and bias "
+                    "broadcast to x");
+    static const int stats[6] = {F_MEAN, F_INV, F_IN_RM, F_IN_RV, F_OUT_RM, F_OUT_RV};
+    for (int k = 0; k < 6; ++k)
+        if (port(op, stats[k]) && !stats_shaped(port(op, stats[k]), x, axes))
+            return fail(SHAPE_MISMATCH, "norm forward: statistic %lld must have x's dims with 1 "
+                        "on each normalized axis", (long long)uid(port(op, stats[k])));
+    return OK;
+}
+
+static status finalize_norm_bwd(desc* op) {
+    const int64_t mode = i64(op, B_MODE, 0, -1);
+    if (mode < N_LAYER || mode > N_RMS || mode == 3)
+        return fail(BAD_PARAM, "norm backward: a mode (layer, instance, batch, RMS)");
+    const desc *x = port(op, B_X), *scale = port(op, B_SCALE);
+    if (!x || !port(op, B_DY) || !scale || !port(op, B_INV) || !port(op, B_DX) ||
+        (mode == N_RMS) != !port(op, B_MEAN))
+        return fail(BAD_PARAM, "norm backward: x, dy, scale, inv_variance, dx, and mean but "
+                    "for RMS norm");
+    bool axes[MAX_RANK];
+    norm_axes(op, x, scale, axes);
+    const int same[2] = {B_DY, B_DX}, stats[2] = {B_MEAN, B_INV}, params[2] = {B_DSCALE, B_DBIAS};
+    for (int k = 0; k < 2; ++k) {
+        const desc *s = port(op, stats[k]), *p = port(op, params[k]);
+        if (!same_dims(port(op, same[k]), x) || (s && !stats_shaped(s, x, axes)) ||
+            !broadcasts(scale, x) || (p && !same_dims(p, scale)))
+            return fail(SHAPE_MISMATCH, "norm backward: dy and dx with x's dims, statistics "
+                        "with 1 on each normalized axis, dscale and dbias with scale's");
+    }
+    return OK;
+}
+
+/* One norm op, fp32 / fp16 / bf16 data and fp32 scale, bias and statistics (as cuDNN's norm
+ * engines take them), 4D or 5D; the graph holds nothing else (its fusions are not faked). */
+static status norm_supported(const desc* graph) {
+    if (count_of(graph, 801) != 1)
+        return fail(GRAPH_PATTERN, "fake cuDNN: no engine fuses a norm with other operations");
+    const desc* op = child(graph, 801, 0);
+    int attrs[16];
+    const int n = norm_attrs(op, attrs);
+    const int r = rank(port(op, op->type == D_OP_NORM_FWD ? F_X : B_X));
+    if (r < 4 || r > 5)
+        return fail(NOT_SUPPORTED, "fake cuDNN: norm engines take 4D and 5D tensors, not %dD", r);
+    for (int k = 0; k < n; ++k) {
+        const int a = attrs[k], dt = (int)i64(port(op, a), A_DT, 0, -1);
+        const bool data = a == F_X || a == F_Y || a == B_X || a == B_DY || a == B_DX;
+        const bool half = dt == HIPDNN_DATA_HALF || dt == HIPDNN_DATA_BFLOAT16;
+        if (a == F_EPS || a == F_MOMENTUM) continue;
+        if (dt != HIPDNN_DATA_FLOAT && (!data || !half))
+            return fail(NOT_SUPPORTED, "fake cuDNN: norm engines take fp32 / fp16 / bf16 data "
+                        "and fp32 scale, bias and statistics (tensor %lld is type %d)",
+                        (long long)uid(port(op, a)), dt);
+    }
+    return OK;
+}
+
 /* ---- the operation graph and what the fake's engines run ------------------------------- */
 
 static bool is_compute(const desc* op) {
@@ -548,14 +707,16 @@ static status attention_backward_supported(const desc* graph) {
 /* One convolution or matmul, fp32 / fp16 / bf16 (int8 in, int32 out: an int8
  * convolution), and pointwise modes computed here; or attention, either way. */
 static status engines_support(const desc* graph) {
-    int compute = 0, matmuls = 0, reductions = 0, reshapes = 0;
+    int compute = 0, matmuls = 0, reductions = 0, reshapes = 0, norms = 0;
     const int64_t n = count_of(graph, 801);
     for (int64_t i = 0; i < n; ++i) {
         const desc* op = child(graph, 801, i);
+        norms += is_norm(op);
         matmuls += op->type == D_OP_MATMUL;
         reductions += op->type == D_OP_REDUCTION;
         reshapes += op->type == D_OP_RESHAPE;
     }
+    if (norms > 0) return norm_supported(graph);
     if (reshapes > 0) return attention_backward_supported(graph);
     if (reductions > 0 || matmuls == 2) return attention_supported(graph);
     for (int64_t i = 0; i < n; ++i) {
@@ -618,6 +779,8 @@ EXPORT status cudnnBackendFinalize(desc* d) {
     case D_OP_POINTWISE: st = finalize_pointwise_op(d); break;
     case D_OP_MATMUL: st = finalize_matmul_op(d); break;
     case D_OP_RESHAPE: st = finalize_reshape_op(d); break;
+    case D_OP_NORM_FWD: st = finalize_norm_fwd(d); break;
+    case D_OP_NORM_BWD: st = finalize_norm_bwd(d); break;
     case D_OPGRAPH: {
         const attr* h = find(d, 800);
         if (!h || !*(handle**)h->data || (*(handle**)h->data)->magic != HANDLE_MAGIC ||
@@ -873,8 +1036,151 @@ static void matmul(const desc* at, const desc* bt, const desc* ct, const double*
     }
 }
 
+/* ---- normalization in float64 ------------------------------------------------------------ */
+
+/* The packed index of x's element i among the statistics (x's dims, 1 on normalized axes). */
+static int64_t stat_index(const desc* x, const bool* axes, int64_t i) {
+    int64_t idx = 0, mult = 1;
+    for (int k = rank(x) - 1; k >= 0; --k) {
+        const int64_t c = i % dim(x, k);
+        i /= dim(x, k);
+        if (!axes[k]) idx += c * mult, mult *= dim(x, k);
+    }
+    return idx;
+}
+
+/* v of attr's tensor, or NULL where the op has none; out: made (zeros) for an output. */
+static double* norm_value(const desc* op, int attr, values* vs, bool out) {
+    const desc* t = port(op, attr);
+    if (!t) return NULL;
+    value* v = lookup(vs, t);
+    if (out && !v->v) v->v = calloc((size_t)elements(t), sizeof(double));
+    return v->v;
+}
+
+/* Per statistic: mean and biased variance of x (RMS: 0 and the mean square), and R. */
+static void norm_moments(const desc* x, const double* xv, const bool* axes, bool rms,
+                         int64_t groups, double* mean, double* var, int64_t* count) {
+    const int64_t n = elements(x);
+    *count = n / groups;
+    for (int64_t i = 0; i < n; ++i) mean[stat_index(x, axes, i)] += rms ? 0.0 : xv[i];
+    for (int64_t g = 0; g < groups; ++g) mean[g] /= (double)*count;
+    for (int64_t i = 0; i < n; ++i) {
+        const double d = xv[i] - mean[stat_index(x, axes, i)];
+        var[stat_index(x, axes, i)] += d * d;
+    }
+    for (int64_t g = 0; g < groups; ++g) var[g] /= (double)*count;
+}
+
+static void run_norm_fwd(const desc* op, values* vs, const bool* axes, int64_t groups,
+                         double* mean, double* inv) {
+    const desc *x = port(op, F_X), *scale = port(op, F_SCALE), *bias = port(op, F_BIAS);
+    const double* xv = norm_value(op, F_X, vs, false);
+    const bool given = i64(op, F_PHASE, 0, -1) == N_INFERENCE && norm_mode(op) == N_BATCH;
+    const bool rms = norm_mode(op) == N_RMS;
+    if (given) { /* batch norm's inference: the statistics are inputs */
+        memcpy(mean, norm_value(op, F_MEAN, vs, false), (size_t)groups * sizeof(double));
+        memcpy(inv, norm_value(op, F_INV, vs, false), (size_t)groups * sizeof(double));
+    } else {
+        double* var = calloc((size_t)groups, sizeof(double));
+        int64_t count = 1;
+        if (!var) return;
+        norm_moments(x, xv, axes, rms, groups, mean, var, &count);
+        const double eps = norm_value(op, F_EPS, vs, false)[0];
+        for (int64_t g = 0; g < groups; ++g) inv[g] = 1.0 / sqrt(var[g] + eps);
+        double *rm = norm_value(op, F_IN_RM, vs, false), *rv = norm_value(op, F_IN_RV, vs, false);
+        double *om = norm_value(op, F_OUT_RM, vs, true), *ov = norm_value(op, F_OUT_RV, vs, true);
+        if (rm && rv && om && ov) { /* running statistics: momentum, the variance unbiased */
+            const double f = norm_value(op, F_MOMENTUM, vs, false)[0];
+            for (int64_t g = 0; g < groups; ++g) {
+                om[g] = (1.0 - f) * rm[g] + f * mean[g];
+                ov[g] = (1.0 - f) * rv[g] + f * var[g] * (double)count / (double)(count - 1);
+            }
+        }
+        double *mo = norm_value(op, F_MEAN, vs, true), *io = norm_value(op, F_INV, vs, true);
+        if (mo) memcpy(mo, mean, (size_t)groups * sizeof(double));
+        if (io) memcpy(io, inv, (size_t)groups * sizeof(double));
+        free(var);
+    }
+    const double *sv = norm_value(op, F_SCALE, vs, false), *bv = norm_value(op, F_BIAS, vs, false);
+    double* y = norm_value(op, F_Y, vs, true);
+    for (int64_t i = 0; y && i < elements(x); ++i) {
+        const int64_t g = stat_index(x, axes, i);
+        y[i] = (xv[i] - mean[g]) * inv[g] * sv[bcast(scale, x, i)] +
+               (bias ? bv[bcast(bias, x, i)] : 0.0);
+    }
+}
+
+static void run_norm_bwd(const desc* op, values* vs, const bool* axes, int64_t groups,
+                         double* s1, double* s2) {
+    const desc *x = port(op, B_X), *scale = port(op, B_SCALE);
+    const double *xv = norm_value(op, B_X, vs, false), *dy = norm_value(op, B_DY, vs, false);
+    const double *mv = norm_value(op, B_MEAN, vs, false), *iv = norm_value(op, B_INV, vs, false);
+    const double* sv = norm_value(op, B_SCALE, vs, false);
+    double *dx = norm_value(op, B_DX, vs, true), *ds = norm_value(op, B_DSCALE, vs, true),
+           *db = norm_value(op, B_DBIAS, vs, true);
+    const int64_t n = elements(x), count = n / groups;
+    double* xhat = malloc((size_t)n * sizeof(double));
+    if (!xhat || !dx) {
+        free(xhat);
+        return;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+        const int64_t g = stat_index(x, axes, i);
+        xhat[i] = (xv[i] - (mv ? mv[g] : 0.0)) * iv[g];
+        const double dxhat = dy[i] * sv[bcast(scale, x, i)];
+        s1[g] += dxhat;
+        s2[g] += dxhat * xhat[i];
+        if (ds) ds[bcast(scale, x, i)] += dy[i] * xhat[i];
+        if (db) db[bcast(scale, x, i)] += dy[i];
+    }
+    for (int64_t i = 0; i < n; ++i) {
+        const int64_t g = stat_index(x, axes, i);
+        const double dxhat = dy[i] * sv[bcast(scale, x, i)];
+        dx[i] = iv[g] * (dxhat - (mv ? s1[g] : 0.0) / (double)count -
+                         xhat[i] * s2[g] / (double)count);
+    }
+    free(xhat);
+}
+
+/* Runs a norm op (its inputs are the graph's, loaded), each output rounded to its type. */
+static bool run_norm(const desc* op, values* vs) {
+    const bool fwd = op->type == D_OP_NORM_FWD;
+    const desc *x = port(op, fwd ? F_X : B_X), *scale = port(op, fwd ? F_SCALE : B_SCALE);
+    bool axes[MAX_RANK];
+    norm_axes(op, x, scale, axes);
+    int64_t groups = 1;
+    for (int k = 0; k < rank(x); ++k) groups *= axes[k] ? 1 : dim(x, k);
+    double* a = calloc((size_t)groups, sizeof(double));
+    double* b = calloc((size_t)groups, sizeof(double));
+    if (a && b && fwd) run_norm_fwd(op, vs, axes, groups, a, b);
+    else if (a && b) run_norm_bwd(op, vs, axes, groups, a, b);
+    free(a);
+    free(b);
+    int attrs[16];
+    const int n = norm_attrs(op, attrs);
+    for (int k = 0; k < n; ++k) {
+        if (!norm_writes_attr(op, attrs[k])) continue;
+        value* v = lookup(vs, port(op, attrs[k]));
+        const int dt = (int)i64(v->t, A_DT, 0, 0);
+        for (int64_t i = 0; v->v && i < elements(v->t); ++i) v->v[i] = round_to(dt, v->v[i]);
+    }
+    return true;
+}
+
+/* Whether op writes tensor t. */
+static bool op_writes(const desc* op, const desc* t) {
+    if (!is_norm(op)) return uid(child(op, op_ports(op).out, 0)) == uid(t);
+    int attrs[16];
+    const int n = norm_attrs(op, attrs);
+    for (int k = 0; k < n; ++k)
+        if (norm_writes_attr(op, attrs[k]) && uid(port(op, attrs[k])) == uid(t)) return true;
+    return false;
+}
+
 /* Runs op once its inputs have values; false if one has none yet. */
 static bool run_op(const desc* op, values* vs) {
+    if (is_norm(op)) return run_norm(op, vs);
     const ports p = op_ports(op);
     int arity = 2;
     const desc* pw = NULL;
@@ -933,8 +1239,9 @@ static int graph_tensors(const desc* graph, const desc** ts, int max) {
     for (int64_t i = 0; i < count_of(graph, 801); ++i) {
         const desc* op = child(graph, 801, i);
         const ports p = op_ports(op);
-        const int at[4] = {p.in[0], p.in[1], p.in[2], p.out};
-        for (int k = 0; k < 4; ++k) {
+        int at[16] = {p.in[0], p.in[1], p.in[2], p.out};
+        const int count = is_norm(op) ? norm_attrs(op, at) : 4;
+        for (int k = 0; k < count; ++k) {
             const desc* t = at[k] >= 0 ? child(op, at[k], 0) : NULL;
             bool seen = !t;
             for (int j = 0; !seen && j < n; ++j) seen = uid(ts[j]) == uid(t);
@@ -995,7 +1302,7 @@ EXPORT status cudnnBackendExecute(handle* h, const desc* plan, const desc* vp) {
         bool written = false;
         for (int64_t j = 0; j < count_of(plan->graph, 801); ++j) {
             const desc* op = child(plan->graph, 801, j);
-            written = written || uid(child(op, op_ports(op).out, 0)) == uid(ts[i]);
+            written = written || op_writes(op, ts[i]);
         }
         if (!written && !is_virtual(ts[i])) load(lookup(&vs, ts[i]), pack_pointer(vp, uid(ts[i])));
     }
@@ -1010,7 +1317,7 @@ EXPORT status cudnnBackendExecute(handle* h, const desc* plan, const desc* vp) {
         bool written = false;
         for (int64_t j = 0; j < nops; ++j) {
             const desc* op = child(plan->graph, 801, j);
-            written = written || uid(child(op, op_ports(op).out, 0)) == uid(t);
+            written = written || op_writes(op, t);
         }
         if (!written) continue;
         void* ptr = pack_pointer(vp, uid(t));
