@@ -17,6 +17,7 @@ Each test runs children over the fake CUDA driver, the fake cuDNN and the fake c
     the calling thread asks every plugin, with the same answers."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -128,6 +129,13 @@ def test_the_vendor_libraries_handles_are_made_at_once_in_a_cold_build(tmp_path)
     assert at_once["seconds"] >= 0.3, at_once["seconds"]
     assert at_once["seconds"] < 0.8 * in_turn["seconds"], (at_once["seconds"], in_turn["seconds"])
     assert (at_once["order"], at_once["report"]) == (in_turn["order"], in_turn["report"])
+    # the backend's own account: the ranking took about one wait, each library's plugin one
+    said = [m for m in at_once["logs"] if "engine plugins asked at once in " in m]
+    assert len(said) == 1, at_once["logs"]
+    wall = float(re.search(r"asked at once in ([0-9.]+) ms", said[0]).group(1))
+    each = {n: float(t) for n, t in re.findall(r"(\w+) ([0-9.]+) ms", said[0].split("(", 1)[1])}
+    assert each["cudnn"] >= 300 and each["blaslt"] >= 300, said
+    assert wall < each["cudnn"] + each["blaslt"] - 150, said
 
 
 def test_rankings_reports_and_logs_are_the_same_asked_at_once_or_in_turn(tmp_path):
@@ -143,6 +151,11 @@ def test_rankings_reports_and_logs_are_the_same_asked_at_once_or_in_turn(tmp_pat
     assert "cudnn" in at_once[3]["order"] and "cudnn" in at_once[9]["order"], at_once
     for a, b in zip(at_once, in_turn):
         a.pop("seconds"), b.pop("seconds")
+        # the one line that differs: how the plugins were asked, and how long each took
+        for build, how in ((a, "at once"), (b, "in turn")):
+            said = [m for m in build["logs"] if " engine plugins asked " in m]
+            assert len(said) == 1 and f"7 engine plugins asked {how} in " in said[0], said
+            build["logs"].remove(said[0])
         assert a == b, (a, b)
     # the ABI 1.0 test plugins' log lines (asked on the calling thread) are there
     assert any("declines_all: declining graph 'mbr'" in m for m in at_once[0]["logs"]), at_once[0]

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine_query.h"
 #include "error.h"
@@ -41,13 +42,28 @@ typedef struct {
     bool* ok;
     char** why;
     hipdnnLogQueue log; /* what was logged while asking, for the calling thread */
+    double ms;          /* how long it took */
     pthread_t thread;
     bool on_worker; /* asked on its own thread (joined before the answers are read) */
 } query;
 
 /* Asks q's plugin; the handle's lock is held for this thread.  Reads every message on this
  * thread, into why[]. */
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static void ask_plugin(query* q);
+
 static void ask(query* q) {
+    const double t0 = now_ms();
+    ask_plugin(q);
+    q->ms = now_ms() - t0;
+}
+
+static void ask_plugin(query* q) {
     hipdnnPlugin* p = hipdnnRegistryPlugin(q->plugin);
     const hipdnnGraphState* gs = q->gs;
     uint64_t ids[256];
@@ -130,24 +146,51 @@ static void ask_at_once(query* qs, int32_t n) {
         if (qs[i].on_worker) pthread_join(qs[i].thread, NULL);
 }
 
+/* One info line when several plugins were asked: the wall time and each plugin's own, so
+ * that the log shows whether the slow ones overlapped. */
+static void say_times(const hipdnnGraphState* gs, const query* qs, int32_t n, bool at_once,
+                      double ms) {
+    char each[1024] = "";
+    size_t off = 0;
+    for (int32_t i = 0; i < n; ++i) {
+        int w = snprintf(each + off, sizeof(each) - off, "%s%s %.1f ms", i ? ", " : "",
+                         hipdnnRegistryPlugin(qs[i].plugin)->name, qs[i].ms);
+        if (w > 0 && off + (size_t)w < sizeof(each)) off += (size_t)w;
+    }
+    hipdnnLog(HIPDNN_LOG_INFO, "heuristics: graph '%s': %d engine plugins asked %s in %.1f ms "
+              "(%s)", gs->name ? gs->name : "", (int)n, at_once ? "at once" : "in turn", ms,
+              each);
+}
+
 void hipdnnAskPlugins(hipdnnGraphState* gs, const int32_t* plugins, int32_t n, int32_t ne,
                       bool* ok, char** why) {
-    if (n < 1) return;
     hipdnnHandle_t h = gs->handle;
-    query* qs = n > 1 && parallel_wanted() ? calloc((size_t)n, sizeof(*qs)) : NULL;
-    hipdnnHandleLock(h);
-    if (!qs) { /* one after another, here: one plugin, the knob off or no memory */
+    query* qs = n > 1 ? calloc((size_t)n, sizeof(*qs)) : NULL;
+    if (!qs) { /* one plugin (or no memory for the list): here, under the lock */
         for (int32_t i = 0; i < n; ++i) {
             query q = {.gs = gs, .plugin = plugins[i], .ne = ne, .ok = ok, .why = why};
+            hipdnnHandleLock(h);
             ask(&q);
+            hipdnnHandleUnlock(h);
         }
-        hipdnnHandleUnlock(h);
         return;
     }
+    const bool at_once = parallel_wanted();
+    const double t0 = now_ms();
     for (int32_t i = 0; i < n; ++i)
         qs[i] = (query){.gs = gs, .plugin = plugins[i], .ne = ne, .ok = ok, .why = why};
-    ask_at_once(qs, n);
-    for (int32_t i = 0; i < n; ++i) hipdnnLogQueueFlush(&qs[i].log);
-    hipdnnHandleUnlock(h);
+    if (!at_once) { /* in turn, here, each under the lock as any plugin call is */
+        for (int32_t i = 0; i < n; ++i) {
+            hipdnnHandleLock(h);
+            ask(&qs[i]);
+            hipdnnHandleUnlock(h);
+        }
+    } else {
+        hipdnnHandleLock(h);
+        ask_at_once(qs, n);
+        for (int32_t i = 0; i < n; ++i) hipdnnLogQueueFlush(&qs[i].log);
+        hipdnnHandleUnlock(h);
+    }
+    say_times(gs, qs, n, at_once, now_ms() - t0);
     free(qs);
 }
