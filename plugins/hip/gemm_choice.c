@@ -218,14 +218,13 @@ bool hipe_gm_wgmma_kernel(const hipe_gm* gm, int device, hipe_gm_kernel* k) {
     /* the TILE_N knob, else $HIPDNN_HIP_WGMMA_BN (benchmarks): 64, 128 or 256 */
     const char* env = getenv("HIPDNN_HIP_WGMMA_BN");
     const int force = gm->knobs.tile_n ? gm->knobs.tile_n : env ? atoi(env) : 0;
+    const bool forced_bn = force == 64 || force == 128 || force == 256; /* else ignored */
     const int rows = forced_rows(gm);
-    const int bm = rows64_ok(gm) && force != 256 && (rows == 64 || (!rows && p->m <= 64)) ? 64
-                                                                                        : 128;
+    const bool rows64 = rows64_ok(gm) && force != 256 && (rows == 64 || (!rows && p->m <= 64));
+    const int bm = rows64 ? 64 : 128;
     for (int i = 0; i < GM_WG_TILES; ++i) {
         const int bn = k_wg_tiles[i].bn;
-        if (k_wg_tiles[i].bm != bm || (force && force != bn && (force == 64 || force == 128 ||
-                                                                force == 256)))
-            continue;
+        if (k_wg_tiles[i].bm != bm || (forced_bn && force != bn)) continue;
         const int64_t n = p->batches * ((p->m + bm - 1) / bm) * ((p->n + bn - 1) / bn);
         int splits;
         const double cost =
