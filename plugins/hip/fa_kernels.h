@@ -257,8 +257,10 @@ PW_UNROLL
     }
 }
 
-// o of the thread's two rows times their alpha (the maxima moved).
+// o of the thread's two rows times their alpha (the maxima moved); skipped where no row of
+// the warp moved its maximum (alpha 1: most tiles once a row has seen a few).
 template <int ET> PW_FN void fa_mma_rescale(float (&o)[ET][4], const float* alpha) {
+    if (!__any_sync(0xffffffffu, alpha[0] != 1.0f || alpha[1] != 1.0f)) return;
 PW_UNROLL
     for (int e = 0; e < ET; ++e) {
         o[e][0] *= alpha[0];
@@ -383,13 +385,22 @@ PW_UNROLL
         l[x] += hd_shfl_xor(l[x], 2);
         const int64_t i = row0 + 8 * x;
         if (i >= p.sq) continue;
-        const float inv = l[x] > 0.0f ? 1.0f / l[x] : 0.0f;
+        const float inv = l[x] > 0.0f ? hd_rcp(l[x]) : 0.0f;
         const int64_t at = fa_o_at(p, k.b, k.h, i);
+        // 16-bit o, d contiguous, the row on 4 bytes: a column pair a 32-bit store
+        const bool pair = (p.o_dt == PW_F16 || p.o_dt == PW_BF16) && p.o_s[3] == 1 &&
+                          ((uint64_t)p.o & 3) == 0 && (at & 1) == 0;
 PW_UNROLL
         for (int e = 0; e < ET; ++e) {
             const int col = e * 8 + 2 * t4;
-            fa_store(p.o_dt, p.o, at + col * p.o_s[3], o[e][2 * x] * inv);
-            fa_store(p.o_dt, p.o, at + (col + 1) * p.o_s[3], o[e][2 * x + 1] * inv);
+            const float a = o[e][2 * x] * inv, b = o[e][2 * x + 1] * inv;
+            if (pair) {
+                ((uint32_t*)p.o)[(at + col) >> 1] = p.o_dt == PW_BF16 ? hd_pack_bf16x2(a, b)
+                                                                      : hd_pack_half2(a, b);
+            } else {
+                fa_store(p.o_dt, p.o, at + col * p.o_s[3], a);
+                fa_store(p.o_dt, p.o, at + (col + 1) * p.o_s[3], b);
+            }
         }
         if (t4 == 0) fa_store_stats(p, k.b, k.h, i, m[x], l[x]);
     }
