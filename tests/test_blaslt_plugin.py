@@ -255,6 +255,156 @@ def test_epilogues(bl, dtype, name):
     assert any(f"epilogue {name}," in m for m in log), log
 
 
+# ---- the aux and gradient epilogues ------------------------------------------------------------
+# cuBLASLt's GELU_AUX writes the GELU's input (after the bias) as a second matrix, DGELU
+# multiplies the product by the tanh GELU's derivative at such a matrix, DGELU_BGRAD also
+# sums the result over its rows, and BGRADA / BGRADB sum an operand over k: each checked
+# against float64 with every output poisoned before the run and every input unchanged.
+
+def run_logged(bl, g, operands):
+    """bl.execute(g, operands) on blaslt; the engine's log lines.  On a GPU whose cuBLASLt
+    has no algorithm for an epilogue the engine declines the graph saying so, which is
+    reported as a skip there (over the fakes, which have one for every epilogue, it fails)."""
+    try:
+        return blaslt_log(lambda: bl.execute(g, operands))
+    except (AssertionError, hipdnn.HipdnnError):
+        why = dict(g.support_report()).get(ENGINE) or ""
+        if not FAKE and "cuBLASLt's heuristic offers no algorithm" in why:
+            pytest.skip(f"declined on this cuBLASLt: {why}")
+        raise
+
+
+def assert_epilogue(log, name):
+    assert any(f"epilogue {name}," in m for m in log), log
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("a_shape,layouts", [([23, 37], ("packed", "packed")),
+                                             ([23, 37], ("transposed", "transposed")),
+                                             ([2, 23, 37], ("packed", "transposed"))])
+def test_gelu_aux_writes_the_gelu_input_as_a_second_output(bl, dtype, bias, a_shape, layouts):
+    """pre = a @ b (+ bias) and y = gelu_approx_tanh(pre) both graph outputs: GELU_AUX(_BIAS),
+    pre (24 wide: an ld that is a multiple of 8) the aux matrix."""
+    n = 24
+    a, b = bl.input(a_shape, dtype, layouts[0]), bl.input([a_shape[-1], n], dtype, layouts[1])
+    g = bl.graph(dtype)
+    pre = g.matmul(a.bind(g, "a"), b.bind(g, "b"), name="mm")
+    want = np.matmul(a.values, b.values)
+    magnitude = np.broadcast_to(np.abs(a.values) @ np.abs(b.values), want.shape)
+    extra = []
+    if bias:
+        vec = bl.input([1, n], dtype)
+        pre = g.bias(pre, vec.bind(g, "bias"), name="bias")
+        want, extra = want + vec.values, [vec]
+    y = g.gelu_approx_tanh(pre, name="act")
+    out_pre = bl.output(pre.set_name("pre"), want.shape, dtype)
+    out_y = bl.output(y, want.shape, dtype)
+    log = run_logged(bl, g, [a, b] + extra + [out_pre, out_y])
+    assert_epilogue(log, "bias+gelu_tanh_aux" if bias else "gelu_tanh_aux")
+    tol = graph_tolerance(["matmul", "pointwise"], dtype)
+    assert_product_close(out_pre, want, tol, a_shape[-1], magnitude)
+    assert_product_close(out_y, ref.gelu_approx_tanh(want), tol, a_shape[-1], magnitude)
+
+
+@pytest.mark.gpu
+def test_gelu_aux_of_an_odd_width_runs_with_a_padded_leading_dimension(bl, dtype):
+    # 31 columns: packed, the aux ld would be 31 (declined below); rows padded to 32 it runs
+    m, k, n = 9, 20, 31
+    a, b, vec = bl.input([m, k], dtype), bl.input([k, n], dtype), bl.input([1, n], dtype)
+    g = bl.graph(dtype)
+    pre = g.bias(g.matmul(a.bind(g, "a"), b.bind(g, "b"), name="mm"), vec.bind(g, "bias"))
+    y = g.gelu_approx_tanh(pre, name="act")
+    want = a.values @ b.values + vec.values
+    out_pre = bl.output(pre.set_name("pre"), [m, n], dtype, "padded")
+    out_y = bl.output(y, [m, n], dtype)
+    log = run_logged(bl, g, [a, b, vec, out_pre, out_y])
+    assert_epilogue(log, "bias+gelu_tanh_aux")
+    tol, mag = graph_tolerance(["matmul", "pointwise"], dtype), np.abs(a.values) @ np.abs(b.values)
+    assert_product_close(out_pre, want, tol, k, mag)
+    assert_product_close(out_y, ref.gelu_approx_tanh(want), tol, k, mag)
+
+
+def dgelu_graph(bl, dtype, m, k, n, w_layout="transposed", bgrad=False, batch=()):
+    """dx = gelu_approx_tanh_backward(dy @ w^T, x) (w^T a transposed view, as a linear
+    layer's backward takes it), and db = dx's column sums: (graph, inputs, outputs,
+    references, (k, magnitude))."""
+    dy = bl.input(list(batch) + [m, k], dtype)
+    w_t = bl.input([k, n], dtype, w_layout)
+    x = bl.input(list(batch) + [m, n], dtype, high=3.0)
+    g = bl.graph(dtype)
+    prod = g.matmul(dy.bind(g, "dy"), w_t.bind(g, "w_t"), name="dx_mm")
+    dx = g.gelu_approx_tanh_backward(prod, x.bind(g, "x"), name="dgelu")
+    grad = np.matmul(dy.values, w_t.values)
+    want = [ref.gelu_approx_tanh_backward(x.values, grad)]
+    outs = [bl.output(dx, want[0].shape, dtype)]
+    if bgrad:
+        db = g.reduction(dx, hipdnn.reduction_mode.ADD, name="db")
+        outs.append(bl.output(db, [1, n], dtype))
+        want.append(want[0].sum(axis=0, keepdims=True))
+    mag = np.abs(dy.values) @ np.abs(w_t.values)
+    return g, [dy, w_t, x], outs, want, mag
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,k,n,w_layout", [(23, 37, 24, "transposed"), (17, 16, 40, "packed"),
+                                            (1, 9, 8, "transposed")])
+def test_dgelu_is_the_tanh_gelus_gradient_of_the_product(bl, dtype, m, k, n, w_layout):
+    g, inputs, outs, want, mag = dgelu_graph(bl, dtype, m, k, n, w_layout)
+    log = run_logged(bl, g, inputs + outs)
+    assert_epilogue(log, "dgelu")
+    assert_product_close(outs[0], want[0], graph_tolerance(["matmul", "pointwise"], dtype), k, mag)
+
+
+@pytest.mark.gpu
+def test_dgelu_runs_batched_with_the_aux_batch_stride(bl, dtype):
+    g, inputs, outs, want, mag = dgelu_graph(bl, dtype, 7, 12, 16, batch=(3,))
+    assert_epilogue(run_logged(bl, g, inputs + outs), "dgelu")
+    assert_product_close(outs[0], want[0], graph_tolerance(["matmul", "pointwise"], dtype), 12,
+                         mag)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,k,n,w_layout", [(23, 37, 24, "transposed"), (40, 8, 16, "packed")])
+def test_dgelu_bgrad_also_sums_the_gradient_into_the_bias_gradient(bl, dtype, m, k, n, w_layout):
+    g, inputs, outs, want, mag = dgelu_graph(bl, dtype, m, k, n, w_layout, bgrad=True)
+    log = run_logged(bl, g, inputs + outs)
+    assert_epilogue(log, "dgelu+bgrad")
+    assert_product_close(outs[0], want[0], graph_tolerance(["matmul", "pointwise"], dtype), k, mag)
+    # db sums m rows of dx (|gelu'| < 1.2): each row's error, then fp32 summation
+    db_mag = 1.2 * mag.sum(axis=0, keepdims=True) + np.abs(want[0]).sum(axis=0, keepdims=True)
+    assert_product_close(outs[1], want[1], graph_tolerance(["matmul", "pointwise", "reduction"],
+                                                           dtype), k + m, db_mag)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("summed,out_layout,name", [("b", "packed", "bgrada"),
+                                                     ("a", "packed", "bgradb"),
+                                                     ("b", "transposed", "bgradb"),
+                                                     ("a", "transposed", "bgrada")])
+def test_an_operands_sum_over_k_is_bgrada_or_bgradb(bl, dtype, summed, out_layout, name):
+    """dw = x^T @ dout and db = dout's column sums, the weight gradient's graph (or x's row
+    sums): cuBLASLt's A is the graph's b when the output is row-major (D = C^T), a when it
+    is column-major, so which of BGRADA / BGRADB it is follows the layout."""
+    rows, kin, kout = 29, 13, 24
+    x_t = bl.input([kin, rows], dtype, "transposed")  # x^T: a view of x [rows, kin]
+    dout = bl.input([rows, kout], dtype)
+    g = bl.graph(dtype)
+    dw = g.matmul(x_t.bind(g, "x_t"), dout.bind(g, "dout"), name="dw")
+    operand = dout if summed == "b" else x_t
+    axis = 0 if summed == "b" else 1
+    db = g.reduction(operand.tensor, hipdnn.reduction_mode.ADD, name="db")
+    want_db = operand.values.sum(axis=axis, keepdims=True)
+    out_dw = bl.output(dw, [kin, kout], dtype, out_layout)
+    out_db = bl.output(db, list(want_db.shape), dtype)
+    log = run_logged(bl, g, [x_t, dout, out_dw, out_db])
+    assert_epilogue(log, name)
+    assert_product_close(out_dw, x_t.values @ dout.values, tolerance("matmul", dtype), rows,
+                         np.abs(x_t.values) @ np.abs(dout.values))
+    assert_product_close(out_db, want_db, tolerance("reduction", dtype), rows,
+                         np.abs(operand.values).sum(axis=axis, keepdims=True))
+
+
 # ---- knobs and workspace -----------------------------------------------------------------------
 
 def matmul_graph(dtype="fp16", a_dims=(64, 64), b_dims=(64, 64)):
@@ -401,16 +551,124 @@ def test_an_output_type_cublaslt_lacks_is_declined(bl):
     assert why and "float16 inputs give float16 or float32 with cuBLASLt, not bfloat16" in why, why
 
 
-@pytest.mark.gpu
-def test_a_second_output_before_the_epilogue_is_declined(bl):
+def kept(activation, before_bias=False, width=40):
+    """mm = x @ w, then a bias and the activation, with the activation's input (or, with
+    before_bias, the product before the bias) a graph output 'pre' too."""
     g = hipdnn.pygraph(io_data_type=hipdnn.data_type.HALF,
                        intermediate_data_type=hipdnn.data_type.FLOAT,
                        compute_data_type=hipdnn.data_type.FLOAT)
-    c = g.matmul(g.tensor(name="x", dim=[16, 32]), g.tensor(name="w", dim=[32, 40]), name="mm")
-    c.set_output(True).set_name("pre")
-    g.relu(c, name="act").set_output(True)
+    c = g.matmul(g.tensor(name="x", dim=[16, 32]), g.tensor(name="w", dim=[32, width]), name="mm")
+    if before_bias:
+        c.set_output(True).set_name("pre")
+    y = g.bias(c, g.tensor(name="b", dim=[1, width]), name="bias")
+    if not before_bias:
+        y.set_output(True).set_name("pre")
+    activation(g, y).set_output(True)
+    return g
+
+
+def backward(grad, bgrad=None, x_dims=(16, 40)):
+    """dx = grad(dy @ w, x) (+ db = bgrad(dx)): a gradient graph over the product."""
+    g = hipdnn.pygraph(io_data_type=hipdnn.data_type.HALF,
+                       intermediate_data_type=hipdnn.data_type.FLOAT,
+                       compute_data_type=hipdnn.data_type.FLOAT)
+    prod = g.matmul(g.tensor(name="dy", dim=[16, 32]), g.tensor(name="w", dim=[32, 40]),
+                    name="mm")
+    dx = grad(g, prod, g.tensor(name="x", dim=list(x_dims)))
+    dx.set_output(True)
+    if bgrad:
+        bgrad(g, dx).set_output(True)
+    return g
+
+
+def fc2_backward():
+    """test_gpu_transformer_block's fc2_bwd: dx with gelu_backward, dw and db in one graph."""
+    g = hipdnn.pygraph(io_data_type=hipdnn.data_type.HALF,
+                       intermediate_data_type=hipdnn.data_type.FLOAT,
+                       compute_data_type=hipdnn.data_type.FLOAT)
+    dy, a = g.tensor(name="dy", dim=[16, 40]), g.tensor(name="a", dim=[16, 32])
+    dx = g.matmul(dy, g.tensor(name="w_t", dim=[40, 32], stride=[1, 40]), name="fc2_bwd_dx")
+    g.gelu_approx_tanh_backward(dx, a, name="fc2_bwd_gelu").set_output(True)
+    g.matmul(g.tensor(name="g_t", dim=[32, 16], stride=[1, 32]), dy,
+             name="fc2_bwd_dw").set_output(True)
+    g.reduction(dy, hipdnn.reduction_mode.ADD, name="fc2_bwd_db").set_output(True).set_dim([1, 40])
+    return g
+
+
+def summed(mode=None, dims=(1, 40)):
+    return lambda g, t: g.reduction(t, mode or hipdnn.reduction_mode.ADD,
+                                    name="db").set_dim(list(dims))
+
+
+def operand_sum(dims):
+    """dw = x @ dout, with a reduction to dims beside it: of dout if dims end in its 40
+    columns, else of x."""
+    g = hipdnn.pygraph(io_data_type=hipdnn.data_type.HALF,
+                       compute_data_type=hipdnn.data_type.FLOAT)
+    x, dout = g.tensor(name="x", dim=[16, 32]), g.tensor(name="dout", dim=[32, 40])
+    g.matmul(x, dout, name="dw").set_output(True)
+    summed(dims=dims)(g, dout if dims[-1] == 40 else x).set_output(True)
+    return g
+
+
+TANH_BWD = lambda g, y, x: g.gelu_approx_tanh_backward(y, x, name="dgelu")  # noqa: E731
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("make,said", [
+    (lambda: kept(lambda g, y: g.relu(y, name="act")),
+     "relu 'act': its input 'pre' is a graph output; cuBLASLt's RELU_AUX epilogue keeps a bit "
+     "mask of which values were positive, not the relu's input"),
+    (lambda: kept(lambda g, y: g.gelu_approx_tanh(y, name="act"), before_bias=True),
+     "'pre' is a graph output read by another node: cuBLASLt writes a second matrix only as "
+     "its GELU_AUX epilogue (the input of a gelu_approx_tanh)"),
+    (lambda: kept(lambda g, y: g.gelu_approx_tanh(y, name="act"), width=36),
+     "aux 'pre' has a leading dimension of 36 elements; cuBLASLt's aux matrix needs a "
+     "multiple of 8"),
+    (lambda: backward(lambda g, y, x: g.gelu_backward(y, x, name="dgelu")),
+     "gelu_backward 'dgelu': this is the erf gelu's derivative; cuBLASLt's DGELU epilogue "
+     "computes the tanh approximation's (gelu_approx_tanh_backward)"),
+    (lambda: backward(lambda g, y, x: g.relu_backward(y, x, name="drelu")),
+     "relu_backward 'drelu': cuBLASLt's DRELU epilogue reads the bit mask its RELU_AUX "
+     "epilogue wrote, not the relu's input"),
+    (lambda: backward(lambda g, y, x: g.gelu_approx_tanh_backward(x, y, name="dgelu")),
+     "cuBLASLt's DGELU epilogue takes the product as the gradient (dy)"),
+    (lambda: backward(TANH_BWD, x_dims=(1, 40)),
+     "its x must be a tensor in memory of the product's shape"),
+    (lambda: backward(TANH_BWD, summed(dims=(16, 1))),
+     "sums the output over its columns; cuBLASLt's DGELU_BGRAD sums it over its rows here"),
+    (lambda: backward(TANH_BWD, summed(hipdnn.reduction_mode.MAX)),
+     "cuBLASLt's bias-gradient epilogues sum; this reduction is max"),
+    (fc2_backward, "matmul 'fc2_bwd_dw': one matmul a graph: cuBLASLt runs one product and "
+                   "its epilogue (a backward step's dx, dw and db are a graph each)"),
+    (lambda: operand_sum([1, 1]), "sums over more than one of the last two axes"),
+    (lambda: operand_sum([1, 32]),
+     "it sums 'x' over its rows; cuBLASLt's BGRADA / BGRADB epilogues sum an operand over the "
+     "product's k"),
+])
+def test_aux_and_gradient_graphs_cublaslt_cannot_run_are_declined(bl, make, said):
+    why = reason(make())
+    assert why and why.startswith(f"{ENGINE}: ") and said in why, why
+
+
+@pytest.mark.gpu
+def test_a_sum_of_the_plain_product_is_declined(bl):
+    g = hipdnn.pygraph(io_data_type=hipdnn.data_type.HALF, compute_data_type=hipdnn.data_type.FLOAT)
+    c = g.matmul(g.tensor(name="a", dim=[16, 32]), g.tensor(name="b", dim=[32, 40]), name="mm")
+    c.set_output(True).set_name("c")
+    g.reduction(c, hipdnn.reduction_mode.ADD, name="db").set_output(True).set_dim([1, 40])
     why = reason(g)
-    assert why and "'pre' is a graph output read by another node" in why, why
+    assert why and "cuBLASLt sums an operand of the product (BGRADA / BGRADB) or its result "\
+                   "after the DGELU epilogue (DGELU_BGRAD), not 'c'" in why, why
+
+
+@pytest.mark.gpu
+def test_the_graphs_a_training_step_splits_into_are_claimed(bl):
+    # fc1 forward keeping its pre-activation, fc2's dx with the bias gradient of fc1, and
+    # a weight gradient with its bias gradient
+    assert reason(kept(lambda g, y: g.gelu_approx_tanh(y, name="act"))) is None
+    assert reason(backward(TANH_BWD, summed())) is None
+    assert reason(operand_sum([1, 40])) is None
 
 
 @pytest.mark.gpu

@@ -1,5 +1,7 @@
-/* The plugin ABI 1.1 entry points of the blaslt engine: a matmul and its bias / relu /
- * gelu_tanh epilogue on NVIDIA's cuBLASLt, on device memory, on the handle's stream.
+/* The plugin ABI 1.1 entry points of the blaslt engine: a matmul and its cuBLASLt epilogue
+ * (bias, relu, gelu_tanh, gelu_tanh with its input kept, the tanh gelu's gradient, bias
+ * gradients: blaslt_epilogue.c) on NVIDIA's cuBLASLt, on device memory, on the handle's
+ * stream.
  *
  * The plugin links neither the driver nor cuBLASLt: blaslt_load.c opens both when the
  * plugin is loaded and the engine declines to load, saying what it looked for, where
@@ -24,8 +26,8 @@ struct hipdnnEnginePluginExecutionContext {
     bl_problem problem;
     bl_plan plan;
     char graph_name[128];
-    /* The descriptor is the plan's and a run sets its bias pointer: one run at a time
-     * between setting it and cublasLtMatmul having read it. */
+    /* The descriptor is the plan's and a run sets its bias and aux pointers: one run at a
+     * time between setting them and cublasLtMatmul having read them. */
     pthread_mutex_t lock;
     _Atomic(unsigned) ran; /* bit 1: aligned algorithm run once, bit 2: unaligned */
     /* GetKernelInfo's answer: one cublasLtMatmul running every node */
@@ -118,8 +120,9 @@ static hipdnnPluginEngineDetails_t g_details = {
     .flags = 0,
     .num_knobs = (int32_t)(sizeof(k_knobs) / sizeof(k_knobs[0])),
     .knobs = k_knobs,
-    .notes = "NVIDIA GPU: a matmul with its bias / relu / gelu_tanh epilogue on cuBLASLt; "
-             "fp32/fp16/bf16 storage, fp32 accumulation (TF32 only by its knob)",
+    .notes = "NVIDIA GPU: a matmul with its cuBLASLt epilogue (bias, relu, gelu_tanh and its "
+             "aux, dgelu, bias gradients); fp32/fp16/bf16 storage, fp32 accumulation (TF32 "
+             "only by its knob)",
 };
 
 static void fill_details(void) { g_details.engine_id = engine_id(); }
@@ -331,7 +334,7 @@ static hipdnnPluginStatus_t run(hipdnnEnginePluginHandle_t handle,
                                 void* workspace) {
     const bl_plan* plan = &c->plan;
     const uintptr_t bits = (uintptr_t)ptr[0] | (uintptr_t)ptr[1] | (uintptr_t)ptr[2] |
-                           (uintptr_t)ptr[3];
+                           (uintptr_t)ptr[3] | (uintptr_t)ptr[4];
     const int which = (bits & 15u) == 0 ? 0 : 1;
     if (!plan->have[which])
         return hipdnnSdkPluginFail(HIPDNN_PLUGIN_STATUS_EXECUTION_FAILED, BLASLT_ENGINE_NAME
@@ -355,6 +358,8 @@ static hipdnnPluginStatus_t run(hipdnnEnginePluginHandle_t handle,
     bl_status st = BL_STATUS_SUCCESS;
     if (ptr[3])
         st = g_lt.desc_set(plan->desc, BL_DESC_BIAS_POINTER, &ptr[3], sizeof(ptr[3]));
+    if (ptr[4] && st == BL_STATUS_SUCCESS)
+        st = g_lt.desc_set(plan->desc, BL_DESC_EPILOGUE_AUX_POINTER, &ptr[4], sizeof(ptr[4]));
     if (st == BL_STATUS_SUCCESS)
         st = g_lt.matmul(lt, plan->desc, &alpha, ptr[0], plan->a, ptr[1], plan->b,
                          &beta, ptr[2], plan->d, (void*)ptr[2], plan->d, &plan->algo[which],
@@ -389,9 +394,9 @@ HIPDNN_PLUGIN_EXPORT hipdnnPluginStatus_t hipdnnEnginePluginEnqueueOpGraph(
                                    ctx->graph_name, workspace ? workspace_size : 0,
                                    ctx->plan.workspace);
     const bl_problem* p = &ctx->problem;
-    const int64_t uids[4] = {p->a.uid, p->b.uid, p->d.uid, p->bias_uid};
-    const void* ptr[4] = {NULL, NULL, NULL, NULL};
-    for (int i = 0; i < 4; ++i) {
+    const int64_t uids[5] = {p->a.uid, p->b.uid, p->d.uid, p->bias_uid, p->aux.uid};
+    const void* ptr[5] = {NULL, NULL, NULL, NULL, NULL};
+    for (int i = 0; i < 5; ++i) {
         if (uids[i] == HIPDNN_NO_TENSOR) continue;
         hipdnnPluginStatus_t st = pointer(ctx->graph_name, buffers, num_buffers, uids[i], &ptr[i]);
         if (st != HIPDNN_PLUGIN_STATUS_SUCCESS) return st;

@@ -65,7 +65,12 @@ typedef struct {
 
 typedef struct {
     bl_matrix a, b, d;
-    int64_t bias_uid; /* HIPDNN_NO_TENSOR without a bias */
+    /* The bias vector read (BIAS) or the bias gradient written (BGRAD, BGRADA, BGRADB);
+     * HIPDNN_NO_TENSOR without one. */
+    int64_t bias_uid;
+    /* The gelu's input, written (GELU_AUX) or read (DGELU): laid out as d, its own ld and
+     * batch stride; uid HIPDNN_NO_TENSOR without one. */
+    bl_matrix aux;
     int32_t batch;
     uint32_t epilogue;  /* BL_EPILOGUE_* */
     bool fp32_inputs;   /* the TF32 knob applies */
@@ -76,6 +81,33 @@ typedef struct {
 /* Reads the graph as one matmul and its epilogue; false with the reason to decline
  * ("blaslt: node 'g' (gelu): ..."). */
 bool blaslt_problem(const hipdnnSdkGraph* g, bl_problem* p, char* why, size_t len);
+
+/* ---- the nodes around the matmul, as an epilogue (blaslt_epilogue.c) ---------------------- */
+
+/* What a bias tensor is to the epilogue. */
+typedef enum {
+    BL_BIAS_NONE,
+    BL_BIAS_ADD,    /* added to the product (BIAS) */
+    BL_BIAS_GRAD,   /* the sum of D over one axis, after DGELU (DGELU_BGRAD) */
+    BL_BIAS_GRAD_A, /* the sum of the matmul's a over k (BGRADA or BGRADB) */
+    BL_BIAS_GRAD_B, /* the sum of its b over k */
+} bl_bias_kind;
+
+typedef struct {
+    int64_t bias;         /* the bias tensor, HIPDNN_NO_TENSOR if none */
+    bl_bias_kind bias_kind;
+    int bias_axis;        /* a gradient's summed axis of its input: 0 the rows, 1 the columns */
+    int64_t aux;          /* the gelu's input, a graph output (GELU_AUX) or input (DGELU) */
+    uint32_t activation;  /* 0, BL_EPILOGUE_RELU, _GELU, _GELU | _AUX or _DGELU */
+    int64_t out;          /* the last node's output: cuBLASLt's D */
+} bl_chain;
+
+/* The epilogue of g's matmul (node mm): its other nodes, read in order, as one chain after
+ * the product, a bias-gradient reduction beside it; false with the reason to decline. */
+bool blaslt_chain(const hipdnnSdkGraph* g, const hipdnnSdkNode* mm, bl_chain* ch, char* why,
+                  size_t len);
+/* "bias+gelu_tanh_aux", "dgelu+bgrad", ... for messages; "none" for DEFAULT. */
+const char* blaslt_epilogue_name(uint32_t epilogue);
 
 /* ---- the plan (blaslt_plan.c) ------------------------------------------------------------- */
 

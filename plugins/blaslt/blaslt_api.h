@@ -38,7 +38,10 @@ enum {
     BL_DESC_TRANSA = 3,       /* int32_t */
     BL_DESC_TRANSB = 4,       /* int32_t */
     BL_DESC_EPILOGUE = 7,     /* uint32_t */
-    BL_DESC_BIAS_POINTER = 8, /* const void* */
+    BL_DESC_BIAS_POINTER = 8, /* const void* (a bias), void* (a bias gradient) */
+    BL_DESC_EPILOGUE_AUX_POINTER = 11,      /* void* (GELU_AUX), const void* (DGELU) */
+    BL_DESC_EPILOGUE_AUX_LD = 12,           /* int64_t, elements: a multiple of 8 */
+    BL_DESC_EPILOGUE_AUX_BATCH_STRIDE = 13, /* int64_t, elements: a multiple of 8 */
 };
 
 /* cublasLtMatrixLayoutAttribute_t */
@@ -56,12 +59,21 @@ enum {
     BL_PREF_MIN_ALIGNMENT_D = 8,
 };
 
-/* cublasLtEpilogue_t: bits the library combines (BIAS | RELU, BIAS | GELU). */
+/* cublasLtEpilogue_t: bits the library combines (BIAS | RELU, BIAS | GELU | AUX,
+ * DGELU | BGRAD).  AUX: a second matrix, the GELU's input (RELU | AUX would store a bit
+ * mask, which no graph asks for).  DGELU (64 | 128) multiplies the product by the tanh
+ * gelu's derivative at that matrix; BGRAD sums D's rows into the bias pointer; BGRADA /
+ * BGRADB sum op(A) / op(B) over k into it. */
 enum {
     BL_EPILOGUE_DEFAULT = 1,
     BL_EPILOGUE_RELU = 2,
     BL_EPILOGUE_BIAS = 4,
-    BL_EPILOGUE_GELU = 32, /* the tanh approximation: see blaslt_graph.c */
+    BL_EPILOGUE_BGRAD = 16,
+    BL_EPILOGUE_GELU = 32, /* the tanh approximation: see blaslt_epilogue.c */
+    BL_EPILOGUE_AUX = 128,
+    BL_EPILOGUE_DGELU = 192,
+    BL_EPILOGUE_BGRADA = 256,
+    BL_EPILOGUE_BGRADB = 512,
 };
 
 /* cublasLtMatmulAlgo_t: opaque to us, copied by value */

@@ -1,6 +1,6 @@
-/* What the blaslt engine claims, and why it declines the rest: one matmul, optionally
- * followed by the bias add and the activation that cuBLASLt's epilogues compute, read off
- * the graph and put in cuBLASLt's terms.
+/* What the blaslt engine claims, and why it declines the rest: one matmul with the nodes
+ * around it that a cuBLASLt epilogue computes (which those are: blaslt_epilogue.c), read
+ * off the graph and put in cuBLASLt's terms.
  *
  * cuBLASLt is column-major: a matrix is (rows, cols, ld) with element (i, j) at i + j * ld,
  * and D = op(A) op(B) with op N or T.  A row-major product C = A B (C[m][n] at
@@ -10,8 +10,10 @@
  * operand with op N if its memory already is that column-major matrix and op T if it is
  * the other one (a transpose by strides).  This is also the way the bias fits: cuBLASLt
  * adds a bias value per row of D, which is per column n of C, the [..., 1, N] bias of a
- * linear layer.  A C whose columns are contiguous is D = C, A = A, B = B (no bias then). */
-#include <math.h>
+ * linear layer.  A C whose columns are contiguous is D = C, A = A, B = B (no bias then).
+ * An aux matrix is laid out as D; a bias gradient is a vector along D's rows (DGELU_BGRAD,
+ * BGRADA: the sums of D's rows or of op(A) over k) or its columns (BGRADB), so which of the
+ * graph's operands cuBLASLt's A is decides between BGRADA and BGRADB. */
 #include <string.h>
 
 #include "blaslt.h"
@@ -83,125 +85,12 @@ static int32_t lt_type(hipdnnDataType_t t) {
 
 static const char* type_name(hipdnnDataType_t t) { return hipdnnSdkDataTypeName(t); }
 
-/* The nodes after the matmul, each reading the one before: a bias add, then relu or the
- * tanh gelu. */
-typedef struct {
-    int64_t bias; /* uid, HIPDNN_NO_TENSOR if none */
-    uint32_t activation; /* 0, BL_EPILOGUE_RELU or BL_EPILOGUE_GELU */
-    int64_t out;  /* the last node's output: cuBLASLt's D */
-} chain;
-
-static bool plain_relu(const hipdnnSdkNode* n) {
-    return n->attrs[HIPDNN_PW_RELU_LOWER_CLIP].d == 0.0 &&
-           isinf(n->attrs[HIPDNN_PW_RELU_UPPER_CLIP].d) &&
-           n->attrs[HIPDNN_PW_RELU_UPPER_CLIP].d > 0 &&
-           n->attrs[HIPDNN_PW_RELU_LOWER_CLIP_SLOPE].d == 0.0;
-}
-
-/* A bias cuBLASLt can add: in memory, one value per column n of the product. */
-static bool bias_ok(const hipdnnSdkTensor* bias, const hipdnnSdkTensor* c, const char* label,
-                    char* why, size_t len) {
-    if (bias->is_virtual || bias->is_by_value)
-        return decline(why, len, "%s: bias '%s' is %s: cuBLASLt reads its bias vector from "
-                       "memory", label, bias->name, bias->is_virtual ? "computed in the graph"
-                                                                    : "a by-value scalar");
-    const int64_t n = c->dims[c->ndim - 1];
-    bool ok = bias->ndim >= 1 && bias->ndim <= c->ndim && bias->dims[bias->ndim - 1] == n &&
-              (n == 1 || bias->strides[bias->ndim - 1] == 1);
-    for (int i = 0; ok && i < bias->ndim - 1; ++i) ok = bias->dims[i] == 1;
-    if (!ok)
-        return decline(why, len, "%s: bias '%s' is not one packed value per column of the "
-                       "product ([..., 1, %lld]): cuBLASLt adds a bias vector along the rows",
-                       label, bias->name, (long long)n);
-    return true;
-}
-
-static bool same_dims(const hipdnnSdkTensor* a, const hipdnnSdkTensor* b) {
-    if (a->ndim != b->ndim) return false;
-    for (int i = 0; i < a->ndim; ++i)
-        if (a->dims[i] != b->dims[i]) return false;
-    return true;
-}
-
-/* One node after the matmul, reading `cur`: what it adds to the epilogue. */
-static bool epilogue_node(const hipdnnSdkGraph* g, const hipdnnSdkNode* n,
-                          const hipdnnSdkTensor* c, int64_t cur, chain* ch, char* why,
-                          size_t len) {
-    char label[160];
-    hipdnnSdkNodeLabel(n, label, sizeof(label));
-    if (n->kind == HIPDNN_OP_MATMUL)
-        return decline(why, len, "%s: one matmul a graph (cuBLASLt runs one product and its "
-                       "epilogue)", label);
-    if (n->kind != HIPDNN_OP_POINTWISE)
-        return decline(why, len, "%s: no cuBLASLt epilogue runs it after a matmul", label);
-    const hipdnnPointwiseMode_t mode = hipdnnSdkNodeMode(n);
-    const int64_t x = hipdnnSdkPointwiseOperand(n, 0), out = hipdnnSdkPointwiseOutput(n);
-    const int64_t b = hipdnnSdkPointwiseArity(mode) > 1 ? hipdnnSdkPointwiseOperand(n, 1)
-                                                         : HIPDNN_NO_TENSOR;
-    if (x != cur && b != cur)
-        return decline(why, len, "%s does not read the result of the node before it: blaslt "
-                       "runs a matmul and a chain of epilogue nodes after it", label);
-    const hipdnnSdkTensor* y = hipdnnSdkGraphFindTensor(g, out);
-    if (!y || !same_dims(y, c))
-        return decline(why, len, "%s: its output is not the product's shape", label);
-    switch (mode) {
-    case HIPDNN_POINTWISE_ADD: {
-        const int64_t other = x == cur ? b : x;
-        const hipdnnSdkTensor* bias = hipdnnSdkGraphFindTensor(g, other);
-        if (ch->activation || ch->bias != HIPDNN_NO_TENSOR || other == cur || !bias)
-            return decline(why, len, "%s: cuBLASLt adds one bias, before its activation",
-                           label);
-        if (!bias_ok(bias, c, label, why, len)) return false;
-        ch->bias = other;
-        break;
-    }
-    case HIPDNN_POINTWISE_RELU_FWD:
-        if (!plain_relu(n))
-            return decline(why, len, "%s: cuBLASLt's RELU epilogue is max(x, 0): no clip or "
-                           "slope", label);
-        /* fall through */
-    case HIPDNN_POINTWISE_GELU_APPROX_TANH_FWD:
-        if (ch->activation)
-            return decline(why, len, "%s: cuBLASLt applies one activation", label);
-        ch->activation = mode == HIPDNN_POINTWISE_RELU_FWD ? BL_EPILOGUE_RELU : BL_EPILOGUE_GELU;
-        break;
-    case HIPDNN_POINTWISE_GELU_FWD:
-        /* cuBLASLt's GELU epilogue is the tanh approximation (PyTorch, whose addmm fused
-         * with gelu uses it, approximates with tanh on every GPU path for that reason:
-         * pytorch/pytorch#104061), so only gelu_approx_tanh maps onto it. */
-        return decline(why, len, "%s: this gelu is the erf form; cuBLASLt's GELU epilogue "
-                       "computes the tanh approximation (gelu_approx_tanh)", label);
-    default:
-        return decline(why, len, "%s: no cuBLASLt epilogue computes %s (blaslt maps a bias "
-                       "add, relu and gelu_approx_tanh)", label,
-                       hipdnnSdkPointwiseModeName(mode) ? hipdnnSdkPointwiseModeName(mode) : "it");
-    }
-    return true;
-}
-
-static bool read_chain(const hipdnnSdkGraph* g, const hipdnnSdkTensor* c, chain* ch, char* why,
-                       size_t len) {
-    ch->bias = HIPDNN_NO_TENSOR;
-    ch->activation = 0;
-    ch->out = HIPDNN_NO_TENSOR;
-    int64_t cur = c->uid;
-    for (int32_t i = 1; i < g->num_nodes; ++i) {
-        const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(g, cur);
-        if (t && !t->is_virtual)
-            return decline(why, len, "'%s' is a graph output read by another node: cuBLASLt "
-                           "writes one matrix (its aux epilogues, which write a second, are "
-                           "not used yet)", t->name);
-        if (!epilogue_node(g, &g->nodes[i], c, cur, ch, why, len)) return false;
-        cur = hipdnnSdkPointwiseOutput(&g->nodes[i]);
-    }
-    ch->out = cur;
-    return true;
-}
-
-/* Storage and compute types, as cuBLASLt's table of matmul types has them. */
+/* Storage and compute types, as cuBLASLt's table of matmul types has them; a bias (or bias
+ * gradient) and an aux matrix take the output's type. */
 static bool types(const hipdnnSdkNode* mm, const char* label, const hipdnnSdkTensor* A,
                   const hipdnnSdkTensor* B, const hipdnnSdkTensor* D,
-                  const hipdnnSdkTensor* bias, bl_problem* p, char* why, size_t len) {
+                  const hipdnnSdkTensor* bias, const hipdnnSdkTensor* aux, bl_problem* p,
+                  char* why, size_t len) {
     const int32_t ta = lt_type(A->data_type), td = lt_type(D->data_type);
     if (A->data_type != B->data_type || ta < 0)
         return decline(why, len, "%s: a is %s and b %s; blaslt multiplies fp32, fp16 or bf16 "
@@ -214,12 +103,14 @@ static bool types(const hipdnnSdkNode* mm, const char* label, const hipdnnSdkTen
         return decline(why, len, "%s: %s inputs give %s or %s with cuBLASLt, not %s ('%s')",
                        label, type_name(A->data_type), type_name(A->data_type),
                        type_name(HIPDNN_DATA_FLOAT), type_name(D->data_type), D->name);
-    if (bias && bias->data_type != D->data_type)
-        return decline(why, len, "%s: bias '%s' is %s; cuBLASLt reads a bias of the output's "
-                       "type (%s)", label, bias->name, type_name(bias->data_type),
-                       type_name(D->data_type));
+    const hipdnnSdkTensor* other[2] = {bias, aux};
+    for (int i = 0; i < 2; ++i)
+        if (other[i] && other[i]->data_type != D->data_type)
+            return decline(why, len, "%s: %s '%s' is %s; cuBLASLt keeps it in the output's "
+                           "type (%s)", label, i ? "aux" : "bias", other[i]->name,
+                           type_name(other[i]->data_type), type_name(D->data_type));
     p->a.type = p->b.type = ta;
-    p->d.type = td;
+    p->d.type = p->aux.type = td;
     p->fp32_inputs = ta == BL_R_32F;
     p->in_size = (int)hipdnnSdkDataTypeSize(A->data_type);
     p->out_size = (int)hipdnnSdkDataTypeSize(D->data_type);
@@ -243,7 +134,8 @@ static view2 last_two(const hipdnnSdkTensor* t) {
 
 /* The three matrices and the batch: D = C^T (rows of C contiguous) or D = C. */
 static bool layouts(const char* label, const hipdnnSdkTensor* A, const hipdnnSdkTensor* B,
-                    const hipdnnSdkTensor* D, bool bias, bl_problem* p, char* why, size_t len) {
+                    const hipdnnSdkTensor* D, bool bias, bl_problem* p, bool* swapped,
+                    char* why, size_t len) {
     const view2 av = last_two(A), bv = last_two(B), dv = last_two(D);
     const int64_t lim = INT32_MAX;
     if (av.r < 1 || av.c < 1 || bv.c < 1 || av.r > lim || av.c > lim || bv.c > lim)
@@ -254,6 +146,7 @@ static bool layouts(const char* label, const hipdnnSdkTensor* A, const hipdnnSdk
     if (batch > lim) return decline(why, len, "%s: more than 2^31 - 1 matrices", label);
     p->batch = (int32_t)batch;
     const bool swap = as_output(transposed(dv), &p->d);
+    *swapped = swap;
     if (!swap && (bias || !as_output(dv, &p->d)))
         return decline(why, len, "%s: output '%s' needs contiguous rows%s (cuBLASLt writes a "
                        "column-major matrix with a leading dimension)", label, D->name,
@@ -282,51 +175,104 @@ static bool layouts(const char* label, const hipdnnSdkTensor* A, const hipdnnSdk
     return true;
 }
 
-static const char* epilogue_name(uint32_t e) {
-    switch (e) {
-    case BL_EPILOGUE_BIAS: return "bias";
-    case BL_EPILOGUE_RELU: return "relu";
-    case BL_EPILOGUE_BIAS | BL_EPILOGUE_RELU: return "bias+relu";
-    case BL_EPILOGUE_GELU: return "gelu_tanh";
-    case BL_EPILOGUE_BIAS | BL_EPILOGUE_GELU: return "bias+gelu_tanh";
-    default: return "none";
+/* The aux matrix (GELU_AUX's output, DGELU's input): laid out as D, its ld and batch stride
+ * multiples of 8 elements as cuBLASLt asks. */
+static bool aux_layout(const char* label, const hipdnnSdkTensor* X, const hipdnnSdkTensor* D,
+                       bool swap, bl_problem* p, char* why, size_t len) {
+    const view2 xv = last_two(X);
+    if (!as_output(swap ? transposed(xv) : xv, &p->aux))
+        return decline(why, len, "%s: aux '%s' is not laid out as the output '%s' is (cuBLASLt "
+                       "reads and writes its aux matrix with the output's orientation)", label,
+                       X->name, D->name);
+    if (p->aux.ld % 8 || p->aux.ld > INT32_MAX)
+        return decline(why, len, "%s: aux '%s' has a leading dimension of %lld elements; "
+                       "cuBLASLt's aux matrix needs a multiple of 8", label, X->name,
+                       (long long)p->aux.ld);
+    if (!batch_stride(X, D, &p->aux.batch_stride) ||
+        (p->batch > 1 && (p->aux.batch_stride == 0 || p->aux.batch_stride % 8)))
+        return decline(why, len, "%s: aux '%s': its batch dims do not collapse into one stride "
+                       "that is a multiple of 8 elements (cuBLASLt's aux batch stride)", label,
+                       X->name);
+    p->aux.uid = X->uid;
+    return true;
+}
+
+/* A bias gradient: one packed vector of the length cuBLASLt writes, and the epilogue that
+ * writes it (rows of D for DGELU_BGRAD and BGRADA, columns for BGRADB). */
+static bool bias_gradient(const char* label, const bl_chain* ch, const hipdnnSdkTensor* Y,
+                          bool swap, bl_problem* p, char* why, size_t len) {
+    if (p->batch > 1)
+        return decline(why, len, "%s: '%s' is a bias gradient of a batched product, which "
+                       "blaslt does not ask of cuBLASLt", label, Y->name);
+    const int kept = Y->ndim - 2 + (1 - ch->bias_axis);
+    if (Y->dims[kept] != 1 && Y->strides[kept] != 1)
+        return decline(why, len, "%s: bias gradient '%s' is not packed (cuBLASLt writes a "
+                       "packed vector)", label, Y->name);
+    if (ch->bias_kind == BL_BIAS_GRAD) {
+        if (ch->bias_axis != (swap ? 0 : 1))
+            return decline(why, len, "%s: bias gradient '%s' sums the output over its %s; "
+                           "cuBLASLt's DGELU_BGRAD sums it over its %s here", label, Y->name,
+                           ch->bias_axis ? "columns" : "rows", swap ? "rows" : "columns");
+        p->epilogue = BL_EPILOGUE_DGELU | BL_EPILOGUE_BGRAD;
+    } else {
+        /* cuBLASLt's A is the graph's b when D = C^T */
+        const bool lt_a = (ch->bias_kind == BL_BIAS_GRAD_A) != swap;
+        p->epilogue = lt_a ? BL_EPILOGUE_BGRADA : BL_EPILOGUE_BGRADB;
     }
+    return true;
+}
+
+/* The graph's one matmul: the rest is its epilogue. */
+static const hipdnnSdkNode* the_matmul(const hipdnnSdkGraph* g, char* why, size_t len) {
+    const hipdnnSdkNode* mm = NULL;
+    for (int32_t i = 0; i < g->num_nodes && !mm; ++i)
+        if (g->nodes[i].kind == HIPDNN_OP_MATMUL) mm = &g->nodes[i];
+    if (!mm) {
+        char label[160];
+        hipdnnSdkNodeLabel(&g->nodes[0], label, sizeof(label));
+        decline(why, len, "%s: blaslt runs a matmul and its epilogue; the graph has no matmul",
+                label);
+    }
+    return mm;
 }
 
 bool blaslt_problem(const hipdnnSdkGraph* g, bl_problem* p, char* why, size_t len) {
     memset(p, 0, sizeof(*p));
-    p->bias_uid = HIPDNN_NO_TENSOR;
+    p->bias_uid = p->aux.uid = HIPDNN_NO_TENSOR;
     if (g->num_nodes < 1) return decline(why, len, "an empty graph");
-    const hipdnnSdkNode* mm = &g->nodes[0];
+    const hipdnnSdkNode* mm = the_matmul(g, why, len);
+    if (!mm) return false;
     char label[160];
     hipdnnSdkNodeLabel(mm, label, sizeof(label));
-    if (mm->kind != HIPDNN_OP_MATMUL)
-        return decline(why, len, "%s: blaslt runs a matmul and its epilogue; the graph starts "
-                       "with this node", label);
     const hipdnnSdkTensor* A = hipdnnSdkGraphFindTensor(g, mm->inputs[HIPDNN_MATMUL_A]);
     const hipdnnSdkTensor* B = hipdnnSdkGraphFindTensor(g, mm->inputs[HIPDNN_MATMUL_B]);
     const hipdnnSdkTensor* C = hipdnnSdkGraphFindTensor(g, mm->outputs[HIPDNN_MATMUL_C]);
     if (!A || !B || !C || A->ndim < 2 || B->ndim < 2 || C->ndim < 2)
         return decline(why, len, "%s: its tensors are not set", label);
-    chain ch = {HIPDNN_NO_TENSOR, 0, HIPDNN_NO_TENSOR};
-    if (!read_chain(g, C, &ch, why, len)) return false;
+    bl_chain ch;
+    if (!blaslt_chain(g, mm, &ch, why, len)) return false;
     const hipdnnSdkTensor* D = hipdnnSdkGraphFindTensor(g, ch.out);
     const hipdnnSdkTensor* bias =
         ch.bias == HIPDNN_NO_TENSOR ? NULL : hipdnnSdkGraphFindTensor(g, ch.bias);
-    if (!D || D->is_virtual)
-        return decline(why, len, "%s: the graph's last node writes no output", label);
-    if (!types(mm, label, A, B, D, bias, p, why, len) ||
-        !layouts(label, A, B, D, bias != NULL, p, why, len))
+    const hipdnnSdkTensor* aux =
+        ch.aux == HIPDNN_NO_TENSOR ? NULL : hipdnnSdkGraphFindTensor(g, ch.aux);
+    bool swap = false;
+    if (!types(mm, label, A, B, D, bias, aux, p, why, len) ||
+        !layouts(label, A, B, D, ch.bias_kind == BL_BIAS_ADD, p, &swap, why, len) ||
+        (aux && !aux_layout(label, aux, D, swap, p, why, len)))
         return false;
     p->bias_uid = ch.bias;
-    p->epilogue = (bias ? BL_EPILOGUE_BIAS : 0) | ch.activation;
+    if (ch.bias_kind == BL_BIAS_ADD || ch.bias_kind == BL_BIAS_NONE)
+        p->epilogue = (bias ? BL_EPILOGUE_BIAS : 0) | ch.activation;
+    else if (!bias_gradient(label, &ch, bias, swap, p, why, len))
+        return false;
     if (!p->epilogue) p->epilogue = BL_EPILOGUE_DEFAULT;
     const int r = A->ndim;
     hipdnnSdkFormat(p->what, sizeof(p->what), "%d x %lldx%lld @ %lldx%lld, %s -> %s, %s, "
                     "epilogue %s", (int)p->batch, (long long)A->dims[r - 2],
                     (long long)A->dims[r - 1], (long long)A->dims[r - 1],
                     (long long)B->dims[B->ndim - 1], type_name(A->data_type),
-                    type_name(D->data_type), p->a.uid == B->uid ? "D = C^T" : "D = C",
-                    epilogue_name(p->epilogue));
+                    type_name(D->data_type), swap ? "D = C^T" : "D = C",
+                    blaslt_epilogue_name(p->epilogue));
     return true;
 }

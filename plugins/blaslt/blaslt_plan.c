@@ -7,9 +7,9 @@
  * when the plan runs.  So the plan asks twice: for 16-byte aligned pointers (any tensor
  * that starts its allocation; the ALGORITHM knob chooses among these) and for pointers
  * aligned only to their element (a view that starts inside one), and EnqueueOpGraph takes
- * whichever the pointers allow.  The bias pointer counts too: the heuristic reads its value
- * (never what it points to) for its alignment, so a placeholder with that alignment stands
- * in for it while asking. */
+ * whichever the pointers allow.  The bias and aux pointers count too: the heuristic reads
+ * their values (never what they point to) for their alignment, so a placeholder with that
+ * alignment stands in for each while asking. */
 #include <string.h>
 
 #include "blaslt.h"
@@ -35,6 +35,18 @@ static bool make_layout(const bl_matrix* m, int32_t batch, bl_layout* out, char*
                    "cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)", why, len);
 }
 
+/* The aux matrix's leading dimension and batch stride (its pointer is set per run). */
+static bool aux_attrs(const bl_problem* p, bl_plan* plan, char* why, size_t len) {
+    if (p->aux.uid == HIPDNN_NO_TENSOR) return true;
+    return lt_call(g_lt.desc_set(plan->desc, BL_DESC_EPILOGUE_AUX_LD, &p->aux.ld,
+                                 sizeof(p->aux.ld)),
+                   "cublasLtMatmulDescSetAttribute(EPILOGUE_AUX_LD)", why, len) &&
+           (p->batch == 1 ||
+            lt_call(g_lt.desc_set(plan->desc, BL_DESC_EPILOGUE_AUX_BATCH_STRIDE,
+                                  &p->aux.batch_stride, sizeof(p->aux.batch_stride)),
+                    "cublasLtMatmulDescSetAttribute(EPILOGUE_AUX_BATCH_STRIDE)", why, len));
+}
+
 static bool make_desc(const bl_problem* p, bl_plan* plan, char* why, size_t len) {
     const int32_t ta = p->a.op, tb = p->b.op;
     const uint32_t epilogue = p->epilogue;
@@ -45,7 +57,8 @@ static bool make_desc(const bl_problem* p, bl_plan* plan, char* why, size_t len)
            lt_call(g_lt.desc_set(plan->desc, BL_DESC_TRANSB, &tb, sizeof(tb)),
                    "cublasLtMatmulDescSetAttribute(TRANSB)", why, len) &&
            lt_call(g_lt.desc_set(plan->desc, BL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)),
-                   "cublasLtMatmulDescSetAttribute(EPILOGUE)", why, len);
+                   "cublasLtMatmulDescSetAttribute(EPILOGUE)", why, len) &&
+           aux_attrs(p, plan, why, len);
 }
 
 /* The heuristic's algorithms for pointers aligned to in_align (A, B) and out_align (C, D,
@@ -66,12 +79,15 @@ static bool ask(bl_lt lt, const bl_problem* p, bl_plan* plan, uint32_t in_align,
     for (size_t i = 0; ok && i < sizeof(align) / sizeof(align[0]); ++i)
         ok = lt_call(g_lt.pref_set(pref, align[i].attr, &align[i].value, sizeof(uint32_t)),
                      "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT)", why, len);
-    if (ok && p->bias_uid != HIPDNN_NO_TENSOR) {
-        const void* placeholder = (const void*)(uintptr_t)out_align;
+    const void* placeholder = (const void*)(uintptr_t)out_align;
+    if (ok && p->bias_uid != HIPDNN_NO_TENSOR)
         ok = lt_call(g_lt.desc_set(plan->desc, BL_DESC_BIAS_POINTER, &placeholder,
                                    sizeof(placeholder)),
                      "cublasLtMatmulDescSetAttribute(BIAS_POINTER)", why, len);
-    }
+    if (ok && p->aux.uid != HIPDNN_NO_TENSOR)
+        ok = lt_call(g_lt.desc_set(plan->desc, BL_DESC_EPILOGUE_AUX_POINTER, &placeholder,
+                                   sizeof(placeholder)),
+                     "cublasLtMatmulDescSetAttribute(EPILOGUE_AUX_POINTER)", why, len);
     if (ok) {
         const bl_status st = g_lt.heuristic(lt, plan->desc, plan->a, plan->b, plan->d, plan->d,
                                             pref, BLASLT_MAX_ALGOS, res, n);

@@ -6,7 +6,14 @@
  * D = epilogue(alpha op(A) op(B) + beta C) with op N or T, the types and compute types of
  * cuBLASLt's table (fp32 / fp16 / bf16, COMPUTE_32F, COMPUTE_32F_FAST_TF32 which rounds the
  * inputs to TF32), and the epilogues DEFAULT, RELU, BIAS, RELU_BIAS, GELU, GELU_BIAS (GELU
- * being the tanh approximation).  Sums are taken in double and rounded once to D's type.
+ * being the tanh approximation), GELU_AUX(_BIAS) (the GELU's input, after the bias, written
+ * to the aux matrix in D's type), DGELU (the product times the tanh GELU's derivative at
+ * the aux matrix), DGELU_BGRAD (and D's row sums, one per row of D, to the bias pointer)
+ * and BGRADA / BGRADB (op(A)'s sums over k per row of D, op(B)'s per column).  The aux
+ * matrix is D's shape with its own ld (a multiple of 8, at least D's rows) and batch stride
+ * (a multiple of 8).  The RELU bit-mask epilogues are not computed, so they are refused, as
+ * is a bias gradient of a batched product (the fake has no bias batch stride).  Sums are
+ * taken in double and rounded once to the stored type.
  * Everything a real call would refuse is refused: mismatched shapes, ld below rows, unequal
  * batch counts, a type combination the table lacks, a pointer that is not device memory
  * or not aligned as the algorithm needs, an extent past its allocation, too little
@@ -33,6 +40,8 @@ enum { OK = 0, NOT_INITIALIZED = 1, ALLOC_FAILED = 3, INVALID_VALUE = 7,
 enum { R_32F = 0, R_16F = 2, R_16BF = 14 };
 enum { COMPUTE_32F = 68, COMPUTE_32F_FAST_TF32 = 77 };
 enum { EPI_DEFAULT = 1, EPI_RELU = 2, EPI_BIAS = 4, EPI_GELU = 32 };
+/* the bias-gradient bit, the GELU gradient, the aux bit, the operand sums */
+enum { EPI_BGRAD = 16, EPI_DGELU = 64, EPI_AUX = 128, EPI_BGRADA = 256, EPI_BGRADB = 512 };
 #define MAGIC 0xB1A5u
 #define ALGO_MAGIC 0xFA4EA160ull
 
@@ -42,6 +51,8 @@ typedef struct {
     int compute, scale, transa, transb;
     uint32_t epilogue;
     const void* bias;
+    const void* aux; /* EPILOGUE_AUX_POINTER, _LD, _BATCH_STRIDE */
+    int64_t aux_ld, aux_stride;
 } desc;
 typedef struct {
     unsigned magic;
@@ -120,7 +131,7 @@ EXPORT status cublasLtMatmulDescCreate(desc** d, int compute, int scale) {
     if (!d || (compute != COMPUTE_32F && compute != COMPUTE_32F_FAST_TF32)) return INVALID_VALUE;
     *d = calloc(1, sizeof(**d));
     if (!*d) return ALLOC_FAILED;
-    **d = (desc){MAGIC, compute, scale, 0, 0, EPI_DEFAULT, NULL};
+    **d = (desc){MAGIC, compute, scale, 0, 0, EPI_DEFAULT, NULL, NULL, 0, 0};
     return OK;
 }
 
@@ -149,12 +160,17 @@ EXPORT status cublasLtMatmulDescSetAttribute(desc* d, int attr, const void* v, s
         uint32_t e = 0;
         if (take(&e, v, size, 4) != OK) return INVALID_VALUE;
         const uint32_t known[] = {EPI_DEFAULT, EPI_RELU, EPI_BIAS, EPI_BIAS | EPI_RELU, EPI_GELU,
-                                  EPI_BIAS | EPI_GELU};
+                                  EPI_BIAS | EPI_GELU, EPI_GELU | EPI_AUX,
+                                  EPI_BIAS | EPI_GELU | EPI_AUX, EPI_DGELU | EPI_AUX,
+                                  EPI_DGELU | EPI_AUX | EPI_BGRAD, EPI_BGRADA, EPI_BGRADB};
         for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); ++i)
             if (e == known[i]) return take(&d->epilogue, v, size, 4);
         return INVALID_VALUE;
     }
     case 8: return take(&d->bias, v, size, sizeof(void*));
+    case 11: return take(&d->aux, v, size, sizeof(void*));
+    case 12: return take(&d->aux_ld, v, size, 8);
+    case 13: return take(&d->aux_stride, v, size, 8);
     default: return INVALID_VALUE; /* the engine sets no other */
     }
 }
@@ -213,6 +229,23 @@ static int valid(const layout* l) {
            l->ld >= (int64_t)l->rows && l->stride >= 0;
 }
 
+/* The epilogue's pointers: the bias pointer read (BIAS) or written (a bias gradient). */
+static int uses_bias(uint32_t e) {
+    return (e & (EPI_BIAS | EPI_BGRAD | EPI_BGRADA | EPI_BGRADB)) != 0;
+}
+
+/* The aux matrix's ld and batch stride as cuBLASLt documents them; no bias gradient of a
+ * batch. */
+static status check_epilogue(const desc* d, const layout* dl) {
+    if (d->epilogue & EPI_AUX) {
+        if (d->aux_ld < (int64_t)dl->rows || d->aux_ld % 8) return INVALID_VALUE;
+        if (dl->batch > 1 && (d->aux_stride <= 0 || d->aux_stride % 8)) return INVALID_VALUE;
+    }
+    if ((d->epilogue & (EPI_BGRAD | EPI_BGRADA | EPI_BGRADB)) && dl->batch > 1)
+        return NOT_SUPPORTED;
+    return OK;
+}
+
 /* Shapes, batches and types of D = op(A) op(B) (+ C, which must be laid out as D). */
 static status check(const desc* d, const layout* a, const layout* b, const layout* c,
                     const layout* dl) {
@@ -226,6 +259,8 @@ static status check(const desc* d, const layout* a, const layout* b, const layou
         c->batch != dl->batch || c->stride != dl->stride)
         return INVALID_VALUE;
     if (a->batch != dl->batch || b->batch != dl->batch) return INVALID_VALUE;
+    const status epi = check_epilogue(d, dl);
+    if (epi != OK) return epi;
     if (a->type != b->type || d->scale != R_32F) return NOT_SUPPORTED;
     if (d->compute == COMPUTE_32F_FAST_TF32 && a->type != R_32F) return NOT_SUPPORTED;
     if (dl->type != a->type && dl->type != R_32F) return NOT_SUPPORTED;
@@ -251,7 +286,8 @@ EXPORT status cublasLtMatmulAlgoGetHeuristic(context* h, desc* d, layout* a, lay
     const uintptr_t bias = (uintptr_t)d->bias;
     for (int i = 0; i < NUM_ALGOS && *returned < requested; ++i) {
         if (k_algos[i].align > align || k_algos[i].workspace > p->max_ws) continue;
-        if ((d->epilogue & EPI_BIAS) && bias % k_algos[i].align) continue;
+        if (uses_bias(d->epilogue) && bias % k_algos[i].align) continue;
+        if ((d->epilogue & EPI_AUX) && (uintptr_t)d->aux % k_algos[i].align) continue;
         heuristic_result* r = &out[(*returned)++];
         memset(r, 0, sizeof(*r));
         r->a.data[0] = ALGO_MAGIC;
@@ -308,17 +344,63 @@ static status check_memory(const desc* d, const void* A, const layout* a, const 
     if (!device_range(A, extent(a)) || !device_range(B, extent(b)) || !device_range(D, extent(dl)))
         return INVALID_VALUE;
     if (!aligned(A, align) || !aligned(B, align) || !aligned(D, align)) return INVALID_VALUE;
-    if (d->epilogue & EPI_BIAS) {
-        if (!d->bias || !aligned(d->bias, align) ||
-            !device_range(d->bias, dl->rows * type_size(dl->type)))
+    if (uses_bias(d->epilogue)) {
+        const uint64_t n = d->epilogue == EPI_BGRADB ? dl->cols : dl->rows;
+        if (!d->bias || !aligned(d->bias, align) || !device_range(d->bias, n * type_size(dl->type)))
+            return INVALID_VALUE;
+    }
+    if (d->epilogue & EPI_AUX) {
+        const layout aux = {MAGIC, dl->type, dl->rows, dl->cols, d->aux_ld, d->aux_stride,
+                            dl->batch};
+        if (!d->aux || !aligned(d->aux, align) || !device_range(d->aux, extent(&aux)))
             return INVALID_VALUE;
     }
     return OK;
 }
 
-static void multiply(const desc* d, double alpha, const void* A, const layout* a, const void* B,
+/* The tanh GELU's derivative (DGELU). */
+static double gelu_tanh_slope(double x) {
+    const double k = 0.7978845608028654, c = 0.044715, t = tanh(k * (x + c * x * x * x));
+    return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * c * x * x);
+}
+
+/* The aux matrix at D's (i, j) of batch bt: GELU_AUX writes v there, DGELU scales v by the
+ * GELU's slope at what is there. */
+static double with_aux(const desc* d, const layout* dl, int32_t bt, int64_t i, int64_t j,
+                       double v) {
+    if (!(d->epilogue & EPI_AUX)) return v;
+    const int64_t at = bt * d->aux_stride + i + j * d->aux_ld;
+    if (d->epilogue & EPI_DGELU) return v * gelu_tanh_slope(load(d->aux, dl->type, at));
+    store((void*)d->aux, dl->type, at, v);
+    return v;
+}
+
+/* BGRADA / BGRADB: op(A)'s sums over k for each row of D, op(B)'s for each column (batch 1). */
+static void operand_sums(const desc* d, const void* A, const layout* a, const void* B,
+                         const layout* b, const layout* dl) {
+    const int is_a = d->epilogue == EPI_BGRADA;
+    const layout* x = is_a ? a : b;
+    const int trans = is_a ? d->transa : d->transb;
+    const int64_t n = (int64_t)(is_a ? dl->rows : dl->cols);
+    const int64_t k_len = (int64_t)(trans ? (is_a ? x->rows : x->cols)
+                                          : (is_a ? x->cols : x->rows));
+    for (int64_t i = 0; i < n; ++i) {
+        double s = 0.0;
+        for (int64_t k = 0; k < k_len; ++k) {
+            /* op(A)[i][k] or op(B)[k][i] */
+            const int64_t at = is_a ? (trans ? k + i * x->ld : i + k * x->ld)
+                                    : (trans ? i + k * x->ld : k + i * x->ld);
+            s += load(is_a ? A : B, x->type, at);
+        }
+        store((void*)d->bias, dl->type, i, s);
+    }
+}
+
+static status multiply(const desc* d, double alpha, const void* A, const layout* a, const void* B,
                      const layout* b, double beta, const void* C, void* D, const layout* dl) {
     const int64_t k_len = (int64_t)(d->transa ? a->rows : a->cols);
+    double* sums = (d->epilogue & EPI_BGRAD) ? calloc(dl->rows, sizeof(double)) : NULL;
+    if ((d->epilogue & EPI_BGRAD) && !sums) return ALLOC_FAILED;
     for (int32_t bt = 0; bt < dl->batch; ++bt) {
         const int64_t oa = bt * a->stride, ob = bt * b->stride, od = bt * dl->stride;
         for (int64_t j = 0; j < (int64_t)dl->cols; ++j) {
@@ -333,10 +415,17 @@ static void multiply(const desc* d, double alpha, const void* A, const layout* a
                 double v = alpha * s;
                 if (beta != 0.0) v += beta * load(C, dl->type, od + i + j * dl->ld);
                 if (d->epilogue & EPI_BIAS) v += load(d->bias, dl->type, i);
+                v = with_aux(d, dl, bt, i, j, v);
                 store(D, dl->type, od + i + j * dl->ld, epilogue(d->epilogue, v));
+                if (d->epilogue & EPI_BGRAD) sums[i] += v; /* batch 1 */
             }
         }
     }
+    for (int64_t i = 0; (d->epilogue & EPI_BGRAD) && i < (int64_t)dl->rows; ++i)
+        store((void*)d->bias, dl->type, i, sums[i]);
+    free(sums);
+    if (d->epilogue & (EPI_BGRADA | EPI_BGRADB)) operand_sums(d, A, a, B, b, dl);
+    return OK;
 }
 
 EXPORT status cublasLtMatmul(context* h, desc* d, const void* alpha, const void* A, layout* a,
@@ -358,6 +447,5 @@ EXPORT status cublasLtMatmul(context* h, desc* d, const void* alpha, const void*
         (k_algos[i].workspace && !device_range(workspace, k_algos[i].workspace)))
         return INVALID_VALUE;
     if (k_algos[i].workspace) memset(workspace, 0x5A, k_algos[i].workspace); /* it is scratch */
-    multiply(d, fa, A, a, B, b, fb, C, D, dl);
-    return OK;
+    return multiply(d, fa, A, a, B, b, fb, C, D, dl);
 }
