@@ -600,13 +600,16 @@ def summed(mode=None, dims=(1, 40)):
                                     name="db").set_dim(list(dims))
 
 
-def operand_sum(dims):
-    """dw = x @ dout, with a reduction to dims beside it: of dout if dims end in its 40
-    columns, else of x."""
+def operand_sum(dims, batch=(), activation=None):
+    """dw = x @ dout (then the activation), with a reduction to dims beside it: of dout if
+    dims end in its 40 columns, else of x."""
     g = hipdnn.pygraph(io_data_type=hipdnn.data_type.HALF,
+                       intermediate_data_type=hipdnn.data_type.FLOAT,
                        compute_data_type=hipdnn.data_type.FLOAT)
-    x, dout = g.tensor(name="x", dim=[16, 32]), g.tensor(name="dout", dim=[32, 40])
-    g.matmul(x, dout, name="dw").set_output(True)
+    x = g.tensor(name="x", dim=list(batch) + [16, 32])
+    dout = g.tensor(name="dout", dim=[32, 40])
+    y = g.matmul(x, dout, name="dw")
+    (activation(g, y) if activation else y).set_output(True)
     summed(dims=dims)(g, dout if dims[-1] == 40 else x).set_output(True)
     return g
 
@@ -641,7 +644,12 @@ TANH_BWD = lambda g, y, x: g.gelu_approx_tanh_backward(y, x, name="dgelu")  # no
      "cuBLASLt's bias-gradient epilogues sum; this reduction is max"),
     (fc2_backward, "matmul 'fc2_bwd_dw': one matmul a graph: cuBLASLt runs one product and "
                    "its epilogue (a backward step's dx, dw and db are a graph each)"),
-    (lambda: operand_sum([1, 1]), "sums over more than one of the last two axes"),
+    (lambda: operand_sum([1, 1]), "it does not sum over exactly one of the last two axes"),
+    (lambda: operand_sum([1, 40], batch=(2,)),
+     "'db::Y' is a bias gradient of a batched product, which blaslt does not ask of cuBLASLt"),
+    (lambda: operand_sum([1, 40], activation=lambda g, y: g.relu(y, name="act")),
+     "cuBLASLt's BGRADA / BGRADB epilogues sum an operand with no activation after the "
+     "product"),
     (lambda: operand_sum([1, 32]),
      "it sums 'x' over its rows; cuBLASLt's BGRADA / BGRADB epilogues sum an operand over the "
      "product's k"),

@@ -185,9 +185,8 @@ static bool reduction(const hipdnnSdkGraph* g, const hipdnnSdkNode* n, const cha
                        "gradient to memory", label);
     const int axis = summed_axis(x, y);
     if (axis < 0)
-        return decline(why, len, "%s: it sums over more than one of the last two axes or over "
-                       "a batch axis; cuBLASLt's bias gradient is one matrix's row or column "
-                       "sums", label);
+        return decline(why, len, "%s: it does not sum over exactly one of the last two axes; "
+                       "cuBLASLt's bias gradient is one matrix's row or column sums", label);
     if (in == cur && ch->activation == BL_EPILOGUE_DGELU) {
         ch->bias_kind = BL_BIAS_GRAD;
     } else if (in == mm->inputs[HIPDNN_MATMUL_A] || in == mm->inputs[HIPDNN_MATMUL_B]) {
