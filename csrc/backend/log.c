@@ -172,7 +172,7 @@ void hipdnnLogQueueFlush(hipdnnLogQueue* q) {
     *q = (hipdnnLogQueue){NULL, NULL, 0};
     for (pending* next; list; list = next) {
         next = list->next;
-        hipdnnLogMessage(list->level, list->text); /* the level was checked when kept */
+        hipdnnLogMessage(list->level, list->text); /* the level checked again */
         free(list);
     }
     if (lost)
