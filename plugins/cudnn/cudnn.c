@@ -135,8 +135,8 @@ static hipdnnPluginEngineDetails_t g_details = {
     .notes = "NVIDIA GPU: the graph translated into cuDNN's backend graph API (convolution "
              "fprop / dgrad / wgrad and matmul with the pointwise nodes cuDNN fuses after "
              "them; sdpa forward and backward in fp16 / bf16 as cuDNN frontend builds "
-             "them); cuDNN's "
-             "heuristic picks the engine config (knob engine_config)",
+             "them; each norm node, forward or backward, as one NORM_FORWARD / "
+             "NORM_BACKWARD); cuDNN's heuristic picks the engine config (knob engine_config)",
 };
 
 static void fill_details(void) { g_details.engine_id = engine_id(); }

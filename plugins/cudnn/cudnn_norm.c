@@ -17,9 +17,11 @@
  *   - a norm with other nodes in its graph (cuDNN's norm fusions are not translated yet).
  * Which layouts, types and sizes run is cuDNN's to say, as for the other graphs.
  *
- * cuDNN's norm engines take 4D and 5D tensors, so a norm graph's tensors of rank 2 or 3
- * are given trailing dims of 1: every mode's axes keep their meaning (batch's and
- * instance's channel stays axis 1, a layer norm's scale stays 1 on the new axes). */
+ * The tensors are described as cuDNN frontend's samples describe them: a layer or RMS norm
+ * over x's trailing axes as [rows, normalized dims..., 1...] (x [B, S, D] as [B * S, D, 1,
+ * 1]) where every tensor of the node holds the leading axes as one stride; and since cuDNN's
+ * norm engines take 4D and 5D tensors, trailing dims of 1 up to 4 (a batch or instance
+ * norm's channel stays axis 1).  Every mode's axes keep their meaning. */
 #include <string.h>
 
 #include "cudnn.h"
@@ -70,9 +72,36 @@ static const norm_port k_bwd_out[] = {
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-/* The TENSOR descriptor of graph tensor uid, its dims padded with trailing 1s to the
- * builder's rank (cudnn_tensor pads leading ones, which would move a norm's channel). */
-static cd_desc norm_tensor(cd_builder* b, int64_t uid, const char* label) {
+/* t's dims and strides with its first `merge` axes as one (their product, the innermost
+ * one's stride: norm_rows checked that they nest), then trailing dims of 1 up to `rank`;
+ * a scalar all 1s.  A new dim of 1 takes the stride cuDNN frontend's samples give it: the
+ * channel count where the channel (axis 1) is innermost, as PyTorch's channels_last
+ * strides a [N, C, 1, 1] tensor, else 1. */
+static void norm_dims(const hipdnnSdkTensor* t, int merge, int rank, int64_t* dims,
+                      int64_t* strides) {
+    int64_t count = 1;
+    for (int d = 0; d < t->ndim; ++d) count *= t->dims[d];
+    int n = 0;
+    if (count > 1) {
+        const int m = merge < t->ndim ? merge : 1;
+        dims[0] = 1;
+        strides[0] = t->strides[m - 1];
+        for (int d = 0; d < m; ++d) {
+            dims[0] *= t->dims[d];
+            if (t->dims[d] != 1) strides[0] = t->strides[d];
+        }
+        for (n = 1; n + m - 1 < t->ndim; ++n) {
+            dims[n] = t->dims[n + m - 1];
+            strides[n] = t->strides[n + m - 1];
+        }
+    }
+    const int64_t pad = n >= 2 && strides[1] == 1 ? dims[1] : 1;
+    for (; n < rank; ++n) dims[n] = 1, strides[n] = pad;
+}
+
+/* The TENSOR descriptor of graph tensor uid as norm_dims describes it (cudnn_tensor pads
+ * leading dims of 1, which would move a norm's channel). */
+static cd_desc norm_tensor(cd_builder* b, int64_t uid, int merge, const char* label) {
     int i = 0;
     while (i < b->g->num_tensors && b->g->tensors[i].uid != uid) ++i;
     if (i == b->g->num_tensors) {
@@ -84,11 +113,44 @@ static cd_desc norm_tensor(cd_builder* b, int64_t uid, const char* label) {
     cd_tensor_spec s = {.uid = t->uid, .type = t->data_type, .is_virtual = t->is_virtual,
                         .by_value = t->is_by_value, .has_value = t->has_value, .name = t->name};
     memcpy(s.value, t->value, sizeof(s.value));
-    for (int d = 0; d < b->rank; ++d) {
-        s.dims[d] = d < t->ndim ? t->dims[d] : 1;
-        s.strides[d] = d < t->ndim ? t->strides[d] : 1;
-    }
+    norm_dims(t, merge, b->rank, s.dims, s.strides);
     return b->slots[i].desc = cudnn_new_tensor(b, &s, label);
+}
+
+/* Whether t holds its first `merge` axes as one stride (the dims of 1 aside). */
+static bool nests(const hipdnnSdkTensor* t, int merge) {
+    int inner = -1;
+    for (int d = merge - 1; d >= 0; --d) {
+        if (t->dims[d] == 1) continue;
+        if (inner >= 0 && t->strides[d] != t->strides[inner] * t->dims[inner]) return false;
+        inner = d;
+    }
+    return true;
+}
+
+/* How many leading axes of x the node's tensors merge into one: a layer or RMS norm over
+ * x's axes k.. (k > 1) is described as cuDNN frontend's samples describe one,
+ * [rows, normalized dims..., 1...], where every tensor of the node nests those axes; else
+ * 1 (none merged, the axes as hipdnn has them). */
+static int norm_rows(const cd_builder* b, const hipdnnSdkNode* n, int64_t mode, int x_port,
+                     int scale_port) {
+    const hipdnnSdkTensor* x = hipdnnSdkGraphFindTensor(b->g, n->inputs[x_port]);
+    const hipdnnSdkTensor* s = hipdnnSdkGraphFindTensor(b->g, n->inputs[scale_port]);
+    if ((mode != HIPDNN_LAYER_NORM && mode != HIPDNN_RMS_NORM) || !x || !s || s->ndim != x->ndim)
+        return 1;
+    bool axes[HIPDNN_MAX_DIMS];
+    hipdnnSdkNormAxes(n, x, s, axes);
+    int k = 1;
+    while (k < x->ndim && !axes[k]) ++k;
+    for (int d = k; d < x->ndim; ++d)
+        if (!axes[d]) return 1; /* not a suffix: as hipdnn has them */
+    const int64_t* ports[2] = {n->inputs, n->outputs};
+    for (int j = 0; j < 2; ++j)
+        for (int p = 0; p < HIPDNN_MAX_PORTS; ++p) {
+            const hipdnnSdkTensor* t = hipdnnSdkGraphFindTensor(b->g, ports[j][p]);
+            if (t && t->ndim == x->ndim && !nests(t, k)) return 1;
+        }
+    return k;
 }
 
 /* epsilon and momentum, which cuDNN reads by value */
@@ -102,9 +164,10 @@ static bool storable(hipdnnDataType_t t) {
 }
 
 /* What every norm node needs here: alone in its graph, fp32 compute, fp32 / fp16 / bf16
- * tensors, its scalars by value; the builder's rank raised to 4 (no tensor is made yet). */
+ * tensors, its scalars by value.  The builder's rank becomes x's less the axes merged, 4 at
+ * least (no tensor is made yet). */
 static bool norm_common(cd_builder* b, const hipdnnSdkNode* n, const char* label,
-                        const norm_port* in, int nin) {
+                        const norm_port* in, int nin, int merge) {
     if (b->g->num_nodes != 1)
         return decline(b->why, b->len, "%s: a norm with other nodes in its graph; cudnn "
                        "translates a norm node on its own (cuDNN's norm fusions are not "
@@ -130,6 +193,8 @@ static bool norm_common(cd_builder* b, const hipdnnSdkNode* n, const char* label
             return decline(b->why, b->len, "%s: output '%s' is %s; cudnn translates fp32, fp16 "
                            "and bf16 norms", label, t->name, hipdnnSdkDataTypeName(t->data_type));
     }
+    const hipdnnSdkTensor* x = hipdnnSdkGraphFindTensor(b->g, n->inputs[in[0].port]);
+    b->rank = (x ? x->ndim : b->rank) - merge + 1;
     if (b->rank < NORM_MIN_RANK) b->rank = NORM_MIN_RANK;
     return true;
 }
@@ -159,10 +224,10 @@ static bool set_attr(cd_builder* b, cd_desc d, int name, int type, const void* v
 
 /* Every tensor port the node has, as the operation's attribute. */
 static bool set_ports(cd_builder* b, cd_desc op, const int64_t* uids, const norm_port* ports,
-                      int count, const char* label) {
+                      int count, int merge, const char* label) {
     for (int k = 0; k < count; ++k) {
         if (uids[ports[k].port] == HIPDNN_NO_TENSOR) continue;
-        cd_desc t = norm_tensor(b, uids[ports[k].port], label);
+        cd_desc t = norm_tensor(b, uids[ports[k].port], merge, label);
         if (!t || !set_attr(b, op, ports[k].attr, CD_TYPE_BACKEND_DESCRIPTOR, &t, ports[k].name,
                             label))
             return false;
@@ -170,11 +235,11 @@ static bool set_ports(cd_builder* b, cd_desc op, const int64_t* uids, const norm
     return true;
 }
 
-/* The operation of `type` with its mode (and phase, for a forward: phase >= 0) and ports,
- * finalized and appended. */
+/* The operation of `type` with its mode (and phase, for a forward) and ports, its tensors'
+ * first `merge` axes as one, finalized and appended. */
 static bool norm_op(cd_builder* b, const hipdnnSdkNode* n, int type, int32_t mode,
                     int32_t phase, const norm_port* in, int nin, const norm_port* out, int nout,
-                    const char* label) {
+                    int merge, const char* label) {
     cd_desc op = NULL;
     if (!cudnn_graph_desc(b->out, type, &op, b->why, b->len)) return false;
     const bool fwd = type == CD_OPERATION_NORM_FORWARD_DESCRIPTOR;
@@ -182,8 +247,8 @@ static bool norm_op(cd_builder* b, const hipdnnSdkNode* n, int type, int32_t mod
                   &mode, "NORM_MODE", label) ||
         (fwd && !set_attr(b, op, CD_ATTR_NORM_FWD_PHASE, CD_TYPE_NORM_FWD_PHASE, &phase,
                           "NORM_FWD_PHASE", label)) ||
-        !set_ports(b, op, n->inputs, in, nin, label) ||
-        !set_ports(b, op, n->outputs, out, nout, label))
+        !set_ports(b, op, n->inputs, in, nin, merge, label) ||
+        !set_ports(b, op, n->outputs, out, nout, merge, label))
         return false;
     const cd_status st = g_cd.finalize(op);
     if (st != CD_STATUS_SUCCESS) {
@@ -198,28 +263,30 @@ static bool norm_op(cd_builder* b, const hipdnnSdkNode* n, int type, int32_t mod
 bool cudnn_norm_fwd(cd_builder* b, const hipdnnSdkNode* n, const char* label) {
     const int64_t mode = n->attrs[HIPDNN_NORM_MODE].i[0];
     const int64_t phase = n->attrs[HIPDNN_NORM_PHASE].i[0];
+    const int merge = norm_rows(b, n, mode, HIPDNN_NORM_X, HIPDNN_NORM_SCALE);
     if (!mode_translated(b, mode, n->attrs[HIPDNN_NORM_ZERO_CENTERED_GAMMA].i[0] != 0, label) ||
-        !norm_common(b, n, label, k_fwd_in, COUNT(k_fwd_in)))
+        !norm_common(b, n, label, k_fwd_in, COUNT(k_fwd_in), merge))
         return false;
     if (mode != HIPDNN_RMS_NORM && n->inputs[HIPDNN_NORM_BIAS] == HIPDNN_NO_TENSOR)
         return decline(b->why, b->len, "%s: no bias; cuDNN frontend gives its %s one always "
                        "(cudnn translates it with a bias)", label, hipdnnSdkNormModeName(mode));
     return norm_op(b, n, CD_OPERATION_NORM_FORWARD_DESCRIPTOR, (int32_t)mode, (int32_t)phase,
-                   k_fwd_in, COUNT(k_fwd_in), k_fwd_out, COUNT(k_fwd_out), label);
+                   k_fwd_in, COUNT(k_fwd_in), k_fwd_out, COUNT(k_fwd_out), merge, label);
 }
 
 bool cudnn_batchnorm_inference(cd_builder* b, const hipdnnSdkNode* n, const char* label) {
-    if (!norm_common(b, n, label, k_bn_in, COUNT(k_bn_in))) return false;
+    if (!norm_common(b, n, label, k_bn_in, COUNT(k_bn_in), 1)) return false;
     return norm_op(b, n, CD_OPERATION_NORM_FORWARD_DESCRIPTOR, HIPDNN_BATCH_NORM,
                    HIPDNN_NORM_FWD_INFERENCE, k_bn_in, COUNT(k_bn_in), k_bn_out,
-                   COUNT(k_bn_out), label);
+                   COUNT(k_bn_out), 1, label);
 }
 
 bool cudnn_norm_bwd(cd_builder* b, const hipdnnSdkNode* n, const char* label) {
     const int64_t mode = n->attrs[HIPDNN_NBWD_MODE].i[0];
+    const int merge = norm_rows(b, n, mode, HIPDNN_NBWD_X, HIPDNN_NBWD_SCALE);
     if (!mode_translated(b, mode, n->attrs[HIPDNN_NBWD_ZERO_CENTERED_GAMMA].i[0] != 0, label) ||
-        !norm_common(b, n, label, k_bwd_in, COUNT(k_bwd_in)))
+        !norm_common(b, n, label, k_bwd_in, COUNT(k_bwd_in), merge))
         return false;
     return norm_op(b, n, CD_OPERATION_NORM_BACKWARD_DESCRIPTOR, (int32_t)mode, -1, k_bwd_in,
-                   COUNT(k_bwd_in), k_bwd_out, COUNT(k_bwd_out), label);
+                   COUNT(k_bwd_in), k_bwd_out, COUNT(k_bwd_out), merge, label);
 }
