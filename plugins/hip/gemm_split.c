@@ -119,7 +119,17 @@ void hipe_gm_plan_splits(hipe_gm* gm, int device) {
     if (!hipe_sm_count(device, &sms, why, sizeof(why)) || sms < 1) sms = GM_ASSUMED_SMS;
     const int per_sm = gm->main.kind == GM_WGMMA ? 1 : GM_BLOCKS_PER_SM;
     const bool rows64 = gm->main.kind == GM_WGMMA && gm->main.bm == 64;
-    int s = split_count(p, p->batches * p->tiles_m * p->tiles_n, sms * per_sm, gm->knobs.split_k,
-                        rows64 ? 1 : 3, NULL);
+    /* The sm_90 kernel's forward convolutions and data gradients are bound by the producer
+     * warpgroup's gather, not by idle multiprocessors: on an H200 (2026-11-29) every split
+     * of them was slower than none (ResNet-50's 256x14x14 3x3: 0.0565 ms whole, 0.0855 in
+     * 2 ranges, 0.0990 in 4; its data gradient 0.0835 / 0.1103 / 0.1146; 512x7x7 0.0855
+     * whole, 0.0960 in 5), where weight gradients and matmuls gained.  They split only
+     * when asked (the knob, HIPDNN_HIP_SPLIT_K). */
+    const bool gathered = gm->main.kind == GM_WGMMA &&
+                          (p->conv == GM_CONV_FPROP || p->conv == GM_CONV_DGRAD);
+    int s = gathered && !forced_splits(gm->knobs.split_k)
+                ? 1
+                : split_count(p, p->batches * p->tiles_m * p->tiles_n, sms * per_sm,
+                              gm->knobs.split_k, rows64 ? 1 : 3, NULL);
     hipe_gm_set_splits(p, s < gm->max_splits ? s : gm->max_splits);
 }

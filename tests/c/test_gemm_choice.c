@@ -4,7 +4,8 @@
  * most 64 rows (an LLM's decode) take the 64-row tile, its width and k ranges from the
  * model; knob TILE_M (and $HIPDNN_HIP_WGMMA_BM) forces or forbids it; TILE_N picks its
  * width, 256 taking 128 rows; the declines name the knob; larger products keep the
- * 128-row tiles as before. */
+ * 128-row tiles as before; forward convolutions and data gradients split k only when
+ * asked. */
 #include "check.h"
 #include "../../plugins/hip/gemm_choice.c"
 #include "../../plugins/hip/gemm_split.c"
@@ -144,6 +145,43 @@ static void test_the_tile_m_knob_declines_with_the_reason(void) {
                               "which runs fp16 / bf16 matmuls only (a TF32 matmul keeps 128 rows");
 }
 
+/* The k ranges hipe_gm_plan_splits gives the sm_90 kernel's 128 x 256 tile for a product
+ * of `conv` kind (GM_CONV_*) under SPLIT_K knob `want`. */
+static int planned_splits(int conv, int64_t m, int64_t n, int64_t k, int want) {
+    hipe_gm gm;
+    memset(&gm, 0, sizeof(gm));
+    gm_program* p = &gm.prog;
+    p->conv = conv;
+    p->batches = 1;
+    p->m = m;
+    p->n = n;
+    p->k = k;
+    gm.main.kind = GM_WGMMA;
+    gm.main.bm = 128;
+    gm.main.bn = 256;
+    p->tiles_m = (int32_t)((m + 127) / 128);
+    p->tiles_n = (int32_t)((n + 255) / 256);
+    gm.knobs.split_k = want;
+    gm.max_splits = 64;
+    hipe_gm_plan_splits(&gm, 0);
+    return p->splits;
+}
+
+static void test_gathered_convolutions_split_only_when_asked(void) {
+    /* ResNet-50's 256 x 14 x 14 3x3 layer at N 64 as the product: m 12544, n 256, k 2304.
+     * As a matmul the model splits it (98 tiles for 132 multiprocessors); as a forward
+     * convolution or a data gradient (a gathered) it stays whole, as the H200 measured */
+    CHECK(planned_splits(GM_CONV_NONE, 12544, 256, 2304, 0) > 1);
+    CHECK_EQ_INT(planned_splits(GM_CONV_FPROP, 12544, 256, 2304, 0), 1);
+    CHECK_EQ_INT(planned_splits(GM_CONV_DGRAD, 12544, 256, 2304, 0), 1);
+    CHECK_EQ_INT(planned_splits(GM_CONV_FPROP, 12544, 256, 2304, 3), 3); /* the knob */
+    setenv("HIPDNN_HIP_SPLIT_K", "2", 1);
+    CHECK_EQ_INT(planned_splits(GM_CONV_DGRAD, 12544, 256, 2304, 0), 2);
+    unsetenv("HIPDNN_HIP_SPLIT_K");
+    /* a weight gradient (k the batch's positions) still splits */
+    CHECK(planned_splits(GM_CONV_WGRAD, 256, 2304, 12544, 0) > 1);
+}
+
 int main(void) {
     unsetenv("HIPDNN_HIP_WGMMA_BN");
     unsetenv("HIPDNN_HIP_WGMMA_BM");
@@ -152,5 +190,6 @@ int main(void) {
     RUN_TEST(test_larger_products_keep_128_rows);
     RUN_TEST(test_knobs_force_and_forbid_the_64_row_tile);
     RUN_TEST(test_the_tile_m_knob_declines_with_the_reason);
+    RUN_TEST(test_gathered_convolutions_split_only_when_asked);
     return check_finish();
 }
