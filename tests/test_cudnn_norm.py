@@ -21,6 +21,8 @@ prints it; over the fakes every case must run.
 On a GPU: HIPDNN_TEST_REQUIRE_GPU=1 python -m pytest -m gpu tests/test_cudnn_norm.py
 """
 import contextlib
+import ctypes
+import os
 
 import numpy as np
 import pytest
@@ -185,6 +187,36 @@ def test_16_bit_parameters(cd):  # noqa: F811
         return
     with or_cudnn_declines(cd):
         n.run_and_check()
+
+
+def described_x(g):
+    """(dims, strides) of x as the engine described it to the fake cuDNN building g's plan
+    (translated again for the plan, whatever the engine remembers of its support check)."""
+    fake = ctypes.CDLL(os.environ["HIPDNN_CUDNN_LIBRARY"])
+    dims, strides = (ctypes.c_int64 * 8)(), (ctypes.c_int64 * 8)()
+    fake.fakeCudnnLastNormX(dims, strides)
+    build_or_decline(g)
+    n = fake.fakeCudnnLastNormX(dims, strides)
+    return list(dims[:n]), list(strides[:n])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case,x_shape,scale_shape,layout,dims,strides", [
+    # cuDNN frontend's samples: [B * S, D, 1, 1], channels_last strides
+    ("layer", [4, 7, 64], [1, 1, 64], "packed", [28, 64, 1, 1], [64, 1, 64, 64]),
+    ("rms", [3, 4, 8, 5, 6], [1, 1, 8, 5, 6], "packed", [12, 8, 5, 6], [240, 30, 6, 1]),
+    # the leading axes not one stride: as hipdnn has them, a trailing 1
+    ("layer", [2, 6, 16], [1, 1, 16], "transposed", [2, 6, 16, 1], [96, 1, 6, 6]),
+    ("batch", [33, 8], [1, 8], "packed", [33, 8, 1, 1], [8, 1, 8, 8]),
+    ("instance", [2, 8, 33], [1, 8, 1], "channels_last", [2, 8, 33, 1], [264, 1, 8, 8]),
+])
+def test_how_the_tensors_are_described_to_cudnn(cd, case, x_shape, scale_shape, layout,  # noqa: F811
+                                                dims, strides):
+    if not FAKE:
+        pytest.skip("reads what the fake cuDNN was given")
+    n = nf.Norm(cd, "fp16", case, x_shape=x_shape, scale_shape=scale_shape, x_layout=layout,
+                param_dtype="fp32")
+    assert described_x(n.g) == (dims, strides)
 
 
 @pytest.mark.gpu

@@ -559,6 +559,21 @@ static status norm_fwd_ports(const desc* op, int64_t mode, bool training) {
     return st == OK ? norm_scalar(op, F_MOMENTUM, "exp_avg_factor") : st;
 }
 
+/* The dims and strides of the x of the norm op finalized last, for the tests that check how
+ * the engine describes a norm's tensors (its rank; 0 before any). */
+static int64_t g_norm_x[2][MAX_RANK];
+static int g_norm_rank;
+EXPORT int fakeCudnnLastNormX(int64_t* dims, int64_t* strides) {
+    for (int k = 0; k < g_norm_rank; ++k) dims[k] = g_norm_x[0][k], strides[k] = g_norm_x[1][k];
+    return g_norm_rank;
+}
+
+static void keep_norm_x(const desc* x) {
+    g_norm_rank = rank(x);
+    for (int k = 0; k < rank(x); ++k)
+        g_norm_x[0][k] = dim(x, k), g_norm_x[1][k] = i64(x, A_STRIDES, k, 0);
+}
+
 static status finalize_norm_fwd(desc* op) {
     const int64_t mode = i64(op, F_MODE, 0, -1), phase = i64(op, F_PHASE, 0, -1);
     if (mode < N_LAYER || mode > N_RMS || mode == 3 || (phase != N_INFERENCE && phase != N_TRAINING))
@@ -568,6 +583,7 @@ static status finalize_norm_fwd(desc* op) {
     const desc *x = port(op, F_X), *scale = port(op, F_SCALE);
     bool axes[MAX_RANK];
     norm_axes(op, x, scale, axes);
+    keep_norm_x(x);
     if (!same_dims(port(op, F_Y), x) || !broadcasts(scale, x) ||
         (port(op, F_BIAS) && !broadcasts(port(op, F_BIAS), x)))
         return fail(SHAPE_MISMATCH, "norm forward: y must have x's dims, scale and bias "
@@ -591,6 +607,7 @@ static status finalize_norm_bwd(desc* op) {
                     "for RMS norm");
     bool axes[MAX_RANK];
     norm_axes(op, x, scale, axes);
+    keep_norm_x(x);
     const int same[2] = {B_DY, B_DX}, stats[2] = {B_MEAN, B_INV}, params[2] = {B_DSCALE, B_DBIAS};
     for (int k = 0; k < 2; ++k) {
         const desc *s = port(op, stats[k]), *p = port(op, params[k]);
