@@ -17,7 +17,8 @@ import textwrap
 
 import pytest
 
-from test_hip_jit import ARCHS, compile_ptx, dump_kernels, find_ptxas, gm_headers, nvrtc, run_ptxas, spill_bytes
+from test_hip_jit import (ARCHS, compile_ptx, dump_kernels, find_ptxas, gm_headers, nvrtc,
+                          run_ptxas, spill_bytes)
 
 GRAPH = textwrap.dedent('''
     import os
@@ -97,7 +98,8 @@ def steady_iteration(ins, copies):
         last_exit = op[e - 1] == 0x94d and (ins[e - 1][0] >> 12) & 0xf == 7
         succ.append([at[x] for x in (t, None if always or last_exit else e) if x in at])
     size = [e - s for s, e in zip(starts, ends)]
-    count = [lambda k, o=o: sum(op[x] == o for x in range(starts[k], ends[k])) for o in (0x23c, 0xfae)]
+    count = [lambda k, o=o: sum(op[x] == o for x in range(starts[k], ends[k]))
+             for o in (0x23c, 0xfae)]  # HMMA, LDGSTS
     mma = [k for k in range(len(starts)) if count[0](k)]
     bit = {k: 1 << n for n, k in enumerate(mma)}
     first, every = mma[0], (1 << len(mma)) - 1

@@ -490,8 +490,10 @@ PW_UNROLL
         if (kt < whi && kt + BC > wlo) {
             float s[BC / 8][4];
             fa_mma_scores<DT, D, BC, QREG>(s, qf, qa, k_sm + (t & 1) * BC * LQ * 2 + ka);
-            if (FAST && kt >= clo && kt + BC <= chi) fa_mma_softmax_full<BC, DV / 8>(k.scale2, s, m, l, o);
-            else fa_mma_softmax<BC, DV / 8>(p, k.b, k.scale2, rh, ri, kt, rlo, rhi, s, m, l, o);
+            if (FAST && kt >= clo && kt + BC <= chi)
+                fa_mma_softmax_full<BC, DV / 8>(k.scale2, s, m, l, o);
+            else
+                fa_mma_softmax<BC, DV / 8>(p, k.b, k.scale2, rh, ri, kt, rlo, rhi, s, m, l, o);
             fa_mma_pv<DT, DV, BC>(s, o, v_sm + (t & 1) * BC * LV * 2 + va);
         }
         __syncthreads(); // every warp is done with this buffer before it is refilled
