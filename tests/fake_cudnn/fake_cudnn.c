@@ -576,7 +576,8 @@ static void keep_norm_x(const desc* x) {
 
 static status finalize_norm_fwd(desc* op) {
     const int64_t mode = i64(op, F_MODE, 0, -1), phase = i64(op, F_PHASE, 0, -1);
-    if (mode < N_LAYER || mode > N_RMS || mode == 3 || (phase != N_INFERENCE && phase != N_TRAINING))
+    if (mode < N_LAYER || mode > N_RMS || mode == 3 ||
+        (phase != N_INFERENCE && phase != N_TRAINING))
         return fail(BAD_PARAM, "norm forward: a mode (layer, instance, batch, RMS) and a phase");
     status st = norm_fwd_ports(op, mode, phase == N_TRAINING);
     if (st != OK) return st;
