@@ -27,7 +27,8 @@ GPU_FILES = ["test_gpu_pointwise.py", "test_gpu_device.py", "test_gpu_reduction.
              "test_gpu_tf32.py", "test_gpu_conv.py", "test_gpu_sdpa.py",
              "test_gpu_sdpa_backward.py",
              "test_gpu_sdpa_decode.py", "test_gpu_sdpa_op.py",
-             "test_gpu_graph_capture.py", "test_gpu_transformer_block.py",
+             "test_gpu_graph_capture.py", "test_gpu_capture_elsewhere.py",
+             "test_gpu_transformer_block.py",
              "test_gpu_graph_wrapper_torch.py", "test_gpu_causal_conv1d.py"]
 # GPU files with nothing for the emulation to run, and why
 REAL_GPU_ONLY = {"test_gpu_kernel_cache.py": "whether a process loads NVRTC: the emulation "

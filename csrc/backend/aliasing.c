@@ -170,6 +170,7 @@ static hipdnnStatus_t ranges_of(const hipdnnSdkGraph* g, const int64_t* span_byt
         if (k == g->num_tensors) break;
         const hipdnnSdkTensor* t = &g->tensors[k];
         if (t->is_by_value) continue; /* a runtime scalar: read before anything runs */
+        if (span_bytes[k] == HIPDNN_SPAN_RAGGED) continue; /* its reach is device data */
         uintptr_t lo = (uintptr_t)bufs[b].ptr, hi;
         if (span_bytes[k] < 0 || __builtin_add_overflow(lo, (uintptr_t)span_bytes[k], &hi))
             return hipdnnFail(HIPDNN_STATUS_BAD_PARAM, "variant pack: tensor '%s' (uid %lld) "

@@ -9,6 +9,13 @@
 #include "hipdnn/hipdnn_plugin.h"
 #include "hipdnn/hipdnn_sdk.h"
 
+/* span_bytes of a ragged tensor (sdpa's THD layouts): where its samples lie is the offsets
+ * tensor's device data, which the host cannot read without a copy and a synchronization
+ * (neither allowed while another stream captures a graph, issue 25); so neither its extent
+ * nor its overlap with other tensors is checked on the host.  cuDNN frontend hands over
+ * the batch's tokens alone, less than the dims reach. */
+#define HIPDNN_SPAN_RAGGED (-2)
+
 /* The copies made for one execute. */
 typedef struct {
     void** copies;
@@ -19,8 +26,8 @@ typedef struct {
 
 /* Points every input of bufs[nb] whose bytes overlap an output's at a copy of it (on the
  * device, enqueued on `stream`, for a device engine); BAD_PARAM naming both when two
- * outputs overlap.  span_bytes: by tensor index, the bytes each reaches, -1 past int64
- * (hipdnnGraphState's).  hipdnnAliasRelease frees the copies once the run is enqueued
+ * outputs overlap.  span_bytes: by tensor index, the bytes each reaches, -1 past int64,
+ * HIPDNN_SPAN_RAGGED for a ragged tensor, left out (hipdnnGraphState's).  hipdnnAliasRelease frees the copies once the run is enqueued
  * (waiting for the stream when a copy is on the device). */
 hipdnnStatus_t hipdnnAliasStage(const hipdnnSdkGraph* g, const int64_t* span_bytes,
                                 hipdnnPluginTensorBuffer_t* bufs,

@@ -118,8 +118,9 @@ typedef struct {
     hipdnnSdkGraph* graph; /* after finalize: validated, inferred, topologically sorted */
     uint8_t* bytes;        /* after finalize: the graph encoded */
     size_t num_bytes;
-    /* after finalize, by tensor index: the bytes its dims and strides reach, -1 past int64
-     * (execute's extent and overlap checks, every call) */
+    /* after finalize, by tensor index: the bytes its dims and strides reach, -1 past int64,
+     * HIPDNN_SPAN_RAGGED (aliasing.h) for a ragged tensor (execute's extent and overlap
+     * checks, every call) */
     int64_t* span_bytes;
 } hipdnnGraphState;
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aliasing.h"
 #include "descriptor.h"
 #include "error.h"
 #include "graph_rules.h"
@@ -421,8 +422,11 @@ hipdnnStatus_t hipdnnGraphCheckAndEncode(hipdnnGraphState* s, hipdnnSdkGraph* g)
     for (int32_t k = 0; k < g->num_tensors; ++k) {
         const hipdnnSdkTensor* t = &g->tensors[k];
         int64_t span;
-        if (!hipdnnSdkSpanElements(t->ndim, t->dims, t->strides, &span) ||
-            __builtin_mul_overflow(span, (int64_t)hipdnnSdkDataTypeSize(t->data_type), &spans[k]))
+        if (t->has_ragged_offset)
+            spans[k] = HIPDNN_SPAN_RAGGED;
+        else if (!hipdnnSdkSpanElements(t->ndim, t->dims, t->strides, &span) ||
+                 __builtin_mul_overflow(span, (int64_t)hipdnnSdkDataTypeSize(t->data_type),
+                                        &spans[k]))
             spans[k] = -1;
     }
     s->span_bytes = spans;

@@ -174,13 +174,16 @@ fail:
 }
 
 /* A device value (interop.c) checked against the tensor: dtype, shape, strides in
- * elements (where the dim is above 1), writable for an output. */
+ * elements (where the dim is above 1), writable for an output.  A ragged tensor's shape and
+ * strides are not checked: where its samples lie is its offsets' device data, and cuDNN
+ * frontend hands over the batch's tokens alone ([T, H, D] for [B, H, S, D]), a pointer as
+ * cuDNN takes (issue 25). */
 static int check_value(const hd_pack_tensor* t, const hd_value* v) {
     char label[320], want[256], got[256];
     int dtype_ok = v->dtype == t->dtype ||
                    (t->dtype == HIPDNN_DATA_BFLOAT16 && v->dtype == HD_DTYPE_UINT16);
-    int shape_ok = v->ndim == t->ndim;
-    for (int i = 0; shape_ok && i < t->ndim; i++) shape_ok = v->shape[i] == t->dims[i];
+    int shape_ok = v->ndim == t->ndim || t->ragged;
+    for (int i = 0; shape_ok && !t->ragged && i < t->ndim; i++) shape_ok = v->shape[i] == t->dims[i];
     if (!dtype_ok || !shape_ok) {
         tensor_label(t, label, sizeof(label));
         format_ints(t->dims, t->ndim, want, sizeof(want));
@@ -189,7 +192,7 @@ static int check_value(const hd_pack_tensor* t, const hd_value* v) {
                      hipdnnSdkDataTypeName(t->dtype), want, v->type_name, got, v->kind);
         return -1;
     }
-    for (int i = 0; i < t->ndim; i++) {
+    for (int i = 0; i < t->ndim && !t->ragged; i++) {
         if (t->dims[i] > 1 && v->strides[i] != t->strides[i]) {
             tensor_label(t, label, sizeof(label));
             format_ints(t->strides, t->ndim, want, sizeof(want));

@@ -405,14 +405,29 @@ static int int_tuple(PyObject* t, int64_t* out, int n, const char* what, const c
     return 0;
 }
 
+/* Whether stream `theirs` is capturing a graph and `ours` is not (issue 25: torch's
+ * current stream inside `with torch.cuda.graph(...)`, a handle on a stream of its own).
+ * The work `theirs` holds then is recorded, not run, so there is nothing to wait for; and
+ * waiting on an event recorded there would fork `ours` into that capture (CUDA), which
+ * would record hipdnn's run into it on a branch never joined back: the capture would end
+ * with CUDA_ERROR_STREAM_CAPTURE_UNJOINED.  Asked of `ours` only when `theirs` captures. */
+static int captures_alone(hipdnnStream_t theirs, hipdnnStream_t ours) {
+    int t = 0, o = 0;
+    if (!theirs || hipdnnStreamIsCapturing_ext(theirs, &t) != HIPDNN_STATUS_SUCCESS || !t)
+        return 0;
+    return hipdnnStreamIsCapturing_ext(ours, &o) == HIPDNN_STATUS_SUCCESS && !o;
+}
+
 /* Work on the producer's stream comes before ours: an event recorded there, waited on
- * here (1 is CUDA's legacy default stream, the same as a NULL stream). */
+ * here (1 is CUDA's legacy default stream, the same as a NULL stream), unless the
+ * producer's stream is capturing a graph and ours is not (captures_alone). */
 static int order_after(PyObject* stream_obj, hipdnnStream_t ours, const char* what) {
     if (!stream_obj || stream_obj == Py_None) return 0;
     void* theirs = PyLong_AsVoidPtr(stream_obj);
     if (!theirs && PyErr_Occurred()) return -1;
     if ((uintptr_t)theirs == 1) theirs = NULL;
     if (theirs == ours) return 0;
+    if (captures_alone(theirs, ours)) return 0;
     hipdnnEvent_t ev = NULL;
     hipdnnStatus_t s = hipdnnEventCreate_ext(&ev);
     if (!s) s = hipdnnEventRecord_ext(ev, theirs);

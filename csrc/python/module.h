@@ -76,6 +76,7 @@ typedef struct {
     int dtype;  /* hipdnnDataType_t */
     int ndim;
     int is_output; /* the graph writes it: its array must be writable */
+    int ragged;    /* it has a ragged offset: a device array of any shape stands for it */
     int64_t dims[HIPDNN_MAX_DIMS];
     int64_t strides[HIPDNN_MAX_DIMS]; /* in elements */
 } hd_pack_tensor;

@@ -129,9 +129,15 @@ static int read_tensor(hd_state* st, hipdnnBackendDescriptor_t t, hd_pack_tensor
             return -1;
         }
     }
+    int64_t ragged = 0;
+    if (hd_check(st, hipdnnBackendGetAttribute(t, HIPDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC,
+                                               HIPDNN_TYPE_BACKEND_DESCRIPTOR, 0, &ragged, NULL),
+                 CTX) < 0)
+        return -1;
     out->dtype = (int)dtype;
     out->ndim = (int)ndim;
     out->is_output = 0;
+    out->ragged = ragged > 0;
     out->name = get_name(st, t);
     return out->name ? 0 : -1;
 }

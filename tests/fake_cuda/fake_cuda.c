@@ -8,7 +8,9 @@
  * device; FAKE_CUDA_OOM=1 fails every allocation with CUDA_ERROR_OUT_OF_MEMORY.  Streams
  * capture into graphs (fake_graph.c).  The device is described as an H100 SXM would be
  * (132 SMs at 1.98 GHz, compute capability 9.0, HBM3 at 2.619 GHz on 5120 bits).  Every
- * entry point counts its calls (fake_calls.c). */
+ * entry point counts its calls (fake_calls.c).  What CUDA calls unsafe during a capture
+ * (allocating, freeing, synchronizing) fails with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and
+ * invalidates the captures whose mode forbids it to this thread (fake_graph.c). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -185,16 +187,17 @@ EXPORT CUresult cuStreamSynchronize(void* s) {
     if (fake_capture_forbids(s)) return FAKE_CAPTURE_UNSUPPORTED;
     return t_context ? OK : INVALID_HANDLE;
 }
-EXPORT CUresult cuStreamWaitEvent(void* s, void* e, unsigned f) {
-    FAKE_CALLED();
-    (void)s;
-    (void)f;
-    return e ? OK : INVALID_HANDLE;
-}
-
 typedef struct {
     struct timespec at;
+    fake_capture_mark mark; /* recorded in a capture: a wait on it forks or joins */
 } fake_event;
+
+EXPORT CUresult cuStreamWaitEvent(void* s, void* e, unsigned f) {
+    FAKE_CALLED();
+    (void)f;
+    return e ? fake_capture_wait(s, &((fake_event*)e)->mark) : INVALID_HANDLE;
+}
+
 EXPORT CUresult cuEventCreate(void** e, unsigned flags) {
     FAKE_CALLED();
     (void)flags;
@@ -204,13 +207,14 @@ EXPORT CUresult cuEventCreate(void** e, unsigned flags) {
 EXPORT CUresult cuEventDestroy_v2(void* e) { FAKE_CALLED(); free(e); return OK; }
 EXPORT CUresult cuEventRecord(void* e, void* s) {
     FAKE_CALLED();
-    (void)s;
     if (!e) return INVALID_HANDLE;
     clock_gettime(CLOCK_MONOTONIC, &((fake_event*)e)->at);
+    fake_capture_mark_on(s, &((fake_event*)e)->mark);
     return OK;
 }
 EXPORT CUresult cuEventSynchronize(void* e) {
     FAKE_CALLED();
+    if (e && fake_capture_marked(&((fake_event*)e)->mark)) return FAKE_CAPTURED_EVENT;
     if (fake_capture_forbids(NULL)) return FAKE_CAPTURE_UNSUPPORTED;
     return e ? OK : INVALID_HANDLE;
 }
@@ -254,6 +258,11 @@ static const char* name_of(CUresult r) {
     case FAKE_ILLEGAL_STATE: return "CUDA_ERROR_ILLEGAL_STATE";
     case FAKE_CAPTURE_UNSUPPORTED: return "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED";
     case FAKE_CAPTURE_INVALIDATED: return "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED";
+    case FAKE_CAPTURE_MERGE: return "CUDA_ERROR_STREAM_CAPTURE_MERGE";
+    case FAKE_CAPTURE_UNJOINED: return "CUDA_ERROR_STREAM_CAPTURE_UNJOINED";
+    case FAKE_CAPTURE_IMPLICIT: return "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT";
+    case FAKE_CAPTURED_EVENT: return "CUDA_ERROR_CAPTURED_EVENT";
+    case FAKE_CAPTURE_WRONG_THREAD: return "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD";
     default: return NULL;
     }
 }

@@ -7,8 +7,9 @@
  * copied, as a real launch copies kernel parameters).  Graphs are lists run in order
  * (a single stream's capture is a chain); a child-graph node owns a copy of its graph.
  * What a real driver refuses during a capture, this one refuses too, with the same
- * errors: allocating, freeing or synchronizing from the capturing thread (the capture
- * mode is taken as thread-local or stricter) invalidates the capture. */
+ * errors: allocating, freeing or synchronizing while a capture forbids it (CUDA's global,
+ * thread-local and relaxed modes, below) invalidates the capture; an event recorded in a
+ * capture forks the stream that waits on it into the capture, which must be joined back. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,16 +42,6 @@ struct fake_graph {
     int n, cap;
     fake_node** nodes;
 };
-
-struct fake_stream {
-    int capture;
-    fake_graph* graph;
-};
-
-/* The streams this thread is capturing on (thread-local mode). */
-#define MAX_CAPTURES 16
-static _Thread_local fake_stream* t_capturing[MAX_CAPTURES];
-static _Thread_local int t_num_capturing;
 
 static fake_graph* graph_new(void) { return calloc(1, sizeof(fake_graph)); }
 
@@ -133,29 +124,87 @@ static void graph_run(const fake_graph* g) {
     }
 }
 
-/* ---- capture ------------------------------------------------------------------------ */
+/* ---- capture ------------------------------------------------------------------------
+ * A capture sequence belongs to the stream that began it (its origin) and to every stream
+ * that joined it by waiting on an event recorded in it (a fork); each of those must be
+ * joined back (the origin waiting on an event recorded on it after its last work) before
+ * the origin ends the capture, else CUDA_ERROR_STREAM_CAPTURE_UNJOINED.  What CUDA calls
+ * "potentially unsafe" (allocating, freeing, synchronizing) is refused, and invalidates:
+ *  - the capture of the stream it names, if that one captures (any mode);
+ *  - unless the calling thread's interaction mode is relaxed (cuThreadExchangeStreamCaptureMode):
+ *    the calling thread's own captures not begun relaxed, and, in the thread's default
+ *    global mode, every capture begun global by another thread. */
 
-int fake_stream_capturing(fake_stream* s) { return s && s->capture != CAPTURE_NONE; }
+enum { MODE_GLOBAL = 0, MODE_THREAD_LOCAL = 1, MODE_RELAXED = 2 };
 
-static void invalidate(fake_stream* s) {
-    if (s && s->capture == CAPTURE_ACTIVE) s->capture = CAPTURE_INVALIDATED;
+typedef struct fake_capture {
+    int state; /* CAPTURE_ACTIVE or CAPTURE_INVALIDATED */
+    int mode;
+    unsigned long seq; /* identity, for events that outlive it */
+    pthread_t owner;   /* the thread that began it */
+    fake_stream* origin;
+    fake_graph* graph;
+    fake_stream* forks[16]; /* the streams that joined it by an event */
+    int nforks;
+} fake_capture;
+
+struct fake_stream {
+    fake_capture* cap; /* the capture it belongs to, or NULL */
+    long ops, joined;  /* a forked stream: work recorded on it; the count joined back (-1: none) */
+};
+
+/* Every capture in progress, in any thread (a real driver's process-wide view). */
+#define MAX_CAPTURES 64
+static fake_capture* g_caps[MAX_CAPTURES];
+static int g_num_caps;
+static pthread_mutex_t g_cap_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local int t_mode; /* this thread's interaction mode: global by default */
+
+int fake_stream_capturing(fake_stream* s) { return s && s->cap; }
+
+static void invalidate(fake_capture* c) {
+    if (c && c->state == CAPTURE_ACTIVE) c->state = CAPTURE_INVALIDATED;
+}
+
+/* Whether capture c forbids the calling thread's unsafe calls (the lock held). */
+static int forbids_here(const fake_capture* c) {
+    if (t_mode == MODE_RELAXED || c->mode == MODE_RELAXED) return 0;
+    if (pthread_equal(c->owner, pthread_self())) return 1;
+    return t_mode == MODE_GLOBAL && c->mode == MODE_GLOBAL;
 }
 
 int fake_capture_forbids(fake_stream* s) {
+    pthread_mutex_lock(&g_cap_lock);
+    int forbidden = 0;
     if (fake_stream_capturing(s)) {
-        invalidate(s);
-        return 1;
+        invalidate(s->cap);
+        forbidden = 1;
     }
-    if (!t_num_capturing) return 0;
-    for (int i = 0; i < t_num_capturing; ++i) invalidate(t_capturing[i]);
-    return 1;
+    for (int i = 0; i < g_num_caps; ++i)
+        if (forbids_here(g_caps[i])) {
+            invalidate(g_caps[i]);
+            forbidden = 1;
+        }
+    pthread_mutex_unlock(&g_cap_lock);
+    return forbidden;
+}
+
+/* A node of `type` recorded on capturing stream s (NULL with *err set). */
+static fake_node* capture_append(fake_stream* s, int type, int* err) {
+    pthread_mutex_lock(&g_cap_lock);
+    fake_node* n = NULL;
+    *err = s->cap->state == CAPTURE_INVALIDATED ? FAKE_CAPTURE_INVALIDATED : 0;
+    if (!*err && !(n = graph_append(s->cap->graph, type))) *err = FAKE_OUT_OF_MEMORY;
+    if (n) ++s->ops;
+    pthread_mutex_unlock(&g_cap_lock);
+    return n;
 }
 
 int fake_capture_copy(fake_stream* s, uintptr_t dst, uintptr_t src, size_t bytes, int fill,
                       unsigned char value) {
-    if (s->capture == CAPTURE_INVALIDATED) return FAKE_CAPTURE_INVALIDATED;
-    fake_node* n = graph_append(s->graph, fill ? NODE_MEMSET : NODE_MEMCPY);
-    if (!n) return FAKE_OUT_OF_MEMORY;
+    int err;
+    fake_node* n = capture_append(s, fill ? NODE_MEMSET : NODE_MEMCPY, &err);
+    if (!n) return err;
     n->dst = dst;
     n->src = src;
     n->bytes = bytes;
@@ -163,43 +212,145 @@ int fake_capture_copy(fake_stream* s, uintptr_t dst, uintptr_t src, size_t bytes
     return 0;
 }
 
+/* The capture in progress with identity seq, or NULL (the lock held). */
+static fake_capture* capture_of(unsigned long seq) {
+    for (int i = 0; seq && i < g_num_caps; ++i)
+        if (g_caps[i]->seq == seq) return g_caps[i];
+    return NULL;
+}
+
+void fake_capture_mark_on(fake_stream* s, fake_capture_mark* m) {
+    pthread_mutex_lock(&g_cap_lock);
+    *m = (fake_capture_mark){0, NULL, 0};
+    if (fake_stream_capturing(s)) *m = (fake_capture_mark){s->cap->seq, s, s->ops};
+    pthread_mutex_unlock(&g_cap_lock);
+}
+
+int fake_capture_marked(const fake_capture_mark* m) {
+    pthread_mutex_lock(&g_cap_lock);
+    int live = capture_of(m->seq) != NULL;
+    pthread_mutex_unlock(&g_cap_lock);
+    return live;
+}
+
+int fake_capture_wait(fake_stream* s, const fake_capture_mark* m) {
+    pthread_mutex_lock(&g_cap_lock);
+    fake_capture* c = capture_of(m->seq);
+    int r = 0;
+    if (!c) {
+        /* an event from outside any capture in progress: an ordinary wait */
+    } else if (!s) {
+        r = FAKE_CAPTURE_IMPLICIT; /* the legacy stream cannot join a capture */
+    } else if (!s->cap) { /* a fork: s joins the capture, its work recorded there */
+        if (c->nforks == (int)(sizeof(c->forks) / sizeof(c->forks[0]))) {
+            pthread_mutex_unlock(&g_cap_lock);
+            return FAKE_OUT_OF_MEMORY;
+        }
+        c->forks[c->nforks++] = s;
+        s->cap = c;
+        s->ops = 0;
+        s->joined = -1;
+    } else if (s->cap != c) {
+        r = FAKE_CAPTURE_MERGE;
+    } else if (m->stream != s && m->stream->joined < m->ops) {
+        m->stream->joined = m->ops; /* a join: that stream's work up to the mark */
+    }
+    pthread_mutex_unlock(&g_cap_lock);
+    return r;
+}
+
 fake_stream* fake_stream_new(void) { return calloc(1, sizeof(fake_stream)); }
+
+/* Takes capture c out of the process (the lock held): its streams leave it; c is freed,
+ * its graph returned. */
+static fake_graph* capture_drop(fake_capture* c) {
+    for (int i = 0; i < c->nforks; ++i) c->forks[i]->cap = NULL;
+    for (int i = 0; i < g_num_caps; ++i)
+        if (g_caps[i] == c) g_caps[i] = g_caps[--g_num_caps];
+    c->origin->cap = NULL;
+    fake_graph* g = c->graph;
+    free(c);
+    return g;
+}
 
 void fake_stream_free(fake_stream* s) {
     if (!s) return;
-    graph_free(s->graph);
+    pthread_mutex_lock(&g_cap_lock);
+    fake_capture* c = s->cap;
+    fake_graph* g = NULL;
+    if (c && c->origin == s) { /* its capture ends with it */
+        g = capture_drop(c);
+    } else if (c) { /* a forked stream leaves, its capture invalidated */
+        for (int i = 0; i < c->nforks; ++i)
+            if (c->forks[i] == s) c->forks[i] = c->forks[--c->nforks];
+        invalidate(c);
+    }
+    pthread_mutex_unlock(&g_cap_lock);
+    graph_free(g);
     free(s);
+}
+
+EXPORT int cuThreadExchangeStreamCaptureMode(int* mode) {
+    FAKE_CALLED();
+    if (!mode || *mode < MODE_GLOBAL || *mode > MODE_RELAXED) return FAKE_INVALID_VALUE;
+    const int old = t_mode;
+    t_mode = *mode;
+    *mode = old;
+    return 0;
 }
 
 EXPORT int cuStreamBeginCapture_v2(fake_stream* s, int mode) {
     FAKE_CALLED();
-    (void)mode;
     if (!s) return FAKE_CAPTURE_UNSUPPORTED; /* the legacy default stream cannot capture */
-    if (s->capture != CAPTURE_NONE || t_num_capturing == MAX_CAPTURES) return FAKE_INVALID_VALUE;
-    s->graph = graph_new();
-    if (!s->graph) return FAKE_OUT_OF_MEMORY;
-    s->capture = CAPTURE_ACTIVE;
-    t_capturing[t_num_capturing++] = s;
-    return 0;
+    if (mode < MODE_GLOBAL || mode > MODE_RELAXED) return FAKE_INVALID_VALUE;
+    static unsigned long seqs;
+    pthread_mutex_lock(&g_cap_lock);
+    int r = s->cap || g_num_caps == MAX_CAPTURES ? FAKE_INVALID_VALUE : 0;
+    fake_capture* c = r ? NULL : calloc(1, sizeof(*c));
+    fake_graph* g = c ? graph_new() : NULL;
+    if (!r && !g) {
+        free(c);
+        r = FAKE_OUT_OF_MEMORY;
+    }
+    if (!r) {
+        *c = (fake_capture){.state = CAPTURE_ACTIVE, .mode = mode, .seq = ++seqs,
+                            .owner = pthread_self(), .origin = s, .graph = g};
+        s->cap = c;
+        g_caps[g_num_caps++] = c;
+    }
+    pthread_mutex_unlock(&g_cap_lock);
+    return r;
 }
 
 EXPORT int cuStreamEndCapture(fake_stream* s, fake_graph** graph) {
     FAKE_CALLED();
     *graph = NULL;
-    if (!s || s->capture == CAPTURE_NONE) return FAKE_ILLEGAL_STATE;
-    for (int i = 0; i < t_num_capturing; ++i)
-        if (t_capturing[i] == s) t_capturing[i] = t_capturing[--t_num_capturing];
-    int ok = s->capture == CAPTURE_ACTIVE;
-    s->capture = CAPTURE_NONE;
-    if (ok) *graph = s->graph;
-    else graph_free(s->graph);
-    s->graph = NULL;
-    return ok ? 0 : FAKE_CAPTURE_INVALIDATED;
+    pthread_mutex_lock(&g_cap_lock);
+    fake_capture* c = s ? s->cap : NULL;
+    if (!c || c->origin != s) {
+        pthread_mutex_unlock(&g_cap_lock);
+        return FAKE_ILLEGAL_STATE;
+    }
+    if (c->mode != MODE_RELAXED && !pthread_equal(c->owner, pthread_self())) {
+        invalidate(c); /* ended from another thread than began it */
+        pthread_mutex_unlock(&g_cap_lock);
+        return FAKE_CAPTURE_WRONG_THREAD;
+    }
+    int r = c->state == CAPTURE_ACTIVE ? 0 : FAKE_CAPTURE_INVALIDATED;
+    for (int i = 0; i < c->nforks; ++i)
+        if (!r && c->forks[i]->joined < c->forks[i]->ops) r = FAKE_CAPTURE_UNJOINED;
+    fake_graph* g = capture_drop(c);
+    pthread_mutex_unlock(&g_cap_lock);
+    if (r) graph_free(g);
+    else *graph = g;
+    return r;
 }
 
 EXPORT int cuStreamIsCapturing(fake_stream* s, int* status) {
     FAKE_CALLED();
-    *status = s ? s->capture : CAPTURE_NONE;
+    pthread_mutex_lock(&g_cap_lock);
+    *status = s && s->cap ? s->cap->state : CAPTURE_NONE;
+    pthread_mutex_unlock(&g_cap_lock);
     return 0;
 }
 
@@ -212,14 +363,18 @@ EXPORT int fakeCudaLaunch(fake_stream* s, void (*fn)(const void*), const void* a
         fn(args);
         return 0;
     }
-    if (s->capture == CAPTURE_INVALIDATED) return FAKE_CAPTURE_INVALIDATED;
-    fake_node* n = graph_append(s->graph, NODE_KERNEL);
-    if (!n) return FAKE_OUT_OF_MEMORY;
+    void* copy = malloc(size ? size : 1);
+    if (!copy) return FAKE_OUT_OF_MEMORY;
+    memcpy(copy, args, size);
+    int err;
+    fake_node* n = capture_append(s, NODE_KERNEL, &err);
+    if (!n) {
+        free(copy);
+        return err;
+    }
     n->fn = fn;
     n->size = size;
-    n->args = malloc(size ? size : 1);
-    if (!n->args) return FAKE_OUT_OF_MEMORY;
-    memcpy(n->args, args, size);
+    n->args = copy;
     return 0;
 }
 
