@@ -369,7 +369,7 @@ bool run_blocks(int part, const fa_program* p, int64_t blocks, char* why, size_t
         const FaBlock blk = fa_block(*p, bid);
         if (!query_block_ok(blk, bid, why, len)) return false;
         if (part == EMU_ATTN_FWD && p->rng_dump) fa_dump_rows(*p, blk, 0, 1);
-        if (part == EMU_ATTN_FWD && !common_keys_ok(*p, blk)) {
+        if (!common_keys_ok(*p, blk)) { // the forward's and dq's
             snprintf(why, len, "internal: attention block %lld: a row misses a key its warp's "
                      "unmasked range holds", (long long)bid);
             return false;

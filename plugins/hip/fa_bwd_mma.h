@@ -31,12 +31,23 @@ PW_FN uint32_t fa_lane_bt(int L) {
 // The accumulators s of a 16 x N tile (this thread's rows r0 and r0 + 8, x = 0, 1; columns
 // c0 + n * 8 + 2 (lane % 4) + (c & 1)) become p = exp2(scale2 s + bias - lse), 0 outside
 // row x's columns [rlo[x], rhi[x]).  KEYS: rows are keys, columns queries (lse of a column:
-// lse_col[column - c0]); else rows are queries (lse_row[x]).
-template <int N, bool KEYS>
+// lse_col[column - c0]); else rows are queries (lse_row[x]).  FULL: each of the warp's
+// rows sees every column and there is no bias or ALiBi (the forward's unmasked tiles): no
+// checks, one fused multiply-add and one ex2 an element.
+template <int N, bool KEYS, bool FULL>
 PW_FN void fa_bwd_mma_probs(const fa_program& p, int64_t b, int64_t h, float scale2, int64_t r0,
                             int64_t c0, const int64_t* rlo, const int64_t* rhi,
                             const float* lse_row, const float* lse_col, float (&s)[N / 8][4]) {
     const int t4 = (int)threadIdx.x & 3;
+    if (FULL) {
+PW_UNROLL
+        for (int n = 0; n < N / 8; ++n)
+PW_UNROLL
+            for (int c = 0; c < 4; ++c)
+                s[n][c] = fa_ex2(fmaf(s[n][c], scale2,
+                                      -(KEYS ? lse_col[n * 8 + 2 * t4 + (c & 1)] : lse_row[c >> 1])));
+        return;
+    }
     int lo[2], hi[2]; // relative to the tile, clamped: 32-bit compares
 PW_UNROLL
     for (int x = 0; x < 2; ++x) {
@@ -53,7 +64,8 @@ PW_UNROLL
                 const int64_t row = r0 + 8 * x, other = c0 + col;
                 const float bias = KEYS ? fa_bias_log2(p, b, h, other, row)
                                         : fa_bias_log2(p, b, h, row, other);
-                s[n][c] = exp2f(fmaf(s[n][c], scale2, bias) - (KEYS ? lse_col[col] : lse_row[x]));
+                const float e = fmaf(s[n][c], scale2, bias) - (KEYS ? lse_col[col] : lse_row[x]);
+                s[n][c] = KEYS ? exp2f(e) : fa_ex2(e); // dkv (KEYS) spills with ex2's schedule
             } else {
                 s[n][c] = 0.0f;
             }
@@ -105,8 +117,10 @@ PW_FN void fa_bwd_dq_mma(const fa_program& p, unsigned char* smem) {
     const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
     const FaBlock k = fa_block(p, (int64_t)blockIdx.x);
     const int64_t wi0 = k.i0 + warp * 16, row0 = wi0 + (lane >> 2);
-    int64_t wlo, whi, rlo[2], rhi[2];
+    int64_t wlo, whi, clo, chi, rlo[2], rhi[2]; // clo, chi: keys all the warp's rows see
     fa_rows_keys(p, k, wi0, 16, &wlo, &whi);
+    fa_rows_common(p, k, wi0, 16, &clo, &chi);
+    if (p.bias || p.alibi_n) chi = clo;
     fa_row_keys(p, k, row0, &rlo[0], &rhi[0]);
     fa_row_keys(p, k, row0 + 8, &rlo[1], &rhi[1]);
     const int ntiles = k.khi > k.klo ? (int)((k.khi - k.klo + BC - 1) / BC) : 0;
@@ -152,7 +166,10 @@ PW_UNROLL
         if (kt < whi && kt + BC > wlo) {
             float s[BC / 8][4], dp[BC / 8][4];
             fa_mma_scores<DT, D, BC, QREG>(s, qf, qa, kbuf + kb);
-            fa_bwd_mma_probs<BC, false>(p, k.b, k.h, k.scale2, row0, kt, rlo, rhi, lse, lse, s);
+            if (kt >= clo && kt + BC <= chi)
+                fa_bwd_mma_probs<BC, false, true>(p, k.b, k.h, k.scale2, row0, kt, rlo, rhi, lse, lse, s);
+            else
+                fa_bwd_mma_probs<BC, false, false>(p, k.b, k.h, k.scale2, row0, kt, rlo, rhi, lse, lse, s);
             fa_mma_scores<DT, DV, BC, QREG>(dp, df, da, vbuf + vb);
             fa_bwd_mma_ds<BC, false>(s, dp, dl, dl);
             fa_mma_pv<DT, D, BC>(dp, dq, kbuf + kt_b);
@@ -239,7 +256,8 @@ PW_UNROLL
         if (it < whi && it + BR > wlo) {
             float s[BR / 8][4], dp[BR / 8][4];
             fa_mma_scores<DT, D, BR, KREG>(s, kf, ka, qbuf + qb);
-            fa_bwd_mma_probs<BR, true>(p, k.b, h, k.scale2, j0r, it, rlo, rhi, rl, rl, s);
+            // masked always: an unmasked body (as dq's) spills at its 252 to 255 registers
+            fa_bwd_mma_probs<BR, true, false>(p, k.b, h, k.scale2, j0r, it, rlo, rhi, rl, rl, s);
             fa_mma_pv<DT, DV, BR>(s, dv, dbuf + dt);
             fa_mma_scores<DT, DV, BR, KREG>(dp, vf, va, dbuf + db);
             fa_bwd_mma_ds<BR, true>(s, dp, rl + BR, rl + BR);
