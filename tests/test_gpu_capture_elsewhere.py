@@ -79,6 +79,7 @@ class Pointwise(Case):
         self.outs = [hipdnn.DeviceArray.empty([64, 48], np.float32)]
         self.pack = {t: d for t, (d, _) in zip(ts, self.inputs)}
         self.pack[y] = self.outs[0]
+        self.y = y
         x, s, b = (h.astype(np.float64) for h in host)
         self.want = [np.maximum(x * s + b, 0)]
         self.tols = [tolerance("pointwise", "fp32")]
@@ -390,3 +391,21 @@ def test_an_array_from_a_capturing_stream_does_not_fork_the_handles_stream(strea
     assert capturing(s.d, s.b) == 0, "B waited on an event recorded in A's capture"
     s.end_checked(made)
     c.check("inputs ordered after a capturing stream")
+
+
+def test_an_output_over_its_input_is_staged_without_touching_the_capture(streams, rng):
+    """y = relu(x * s + b) written over x: hipdnn reads a copy of x (aliasing.c), allocated,
+    synchronized on and freed around the run on B, in relaxed capture interaction since B
+    does not capture (hipdnnDeviceRelaxCapture): A's global capture stays valid."""
+    s, made = streams
+    c = Pointwise(rng)
+    x = c.inputs[0][0]
+    c.pack[c.y] = x
+    c.outs, c.inputs, c.input_names = [x], c.inputs[1:], c.input_names[1:]
+    c.poison = lambda: setattr(c, "ws", hipdnn.DeviceArray.empty([1], np.uint8))
+    c.poison()
+    s.begin(GLOBAL)
+    c.run(s.handle)
+    assert capturing(s.d, s.a) == 1, "staging the input invalidated the capture on A"
+    s.end_checked(made)
+    c.check("written over its input during another stream's capture")

@@ -128,7 +128,9 @@ static bool views_share_bytes(const range* ra, const range* rb) {
 }
 
 /* A copy of buffer b's `bytes`, in host memory or on the device (on the handle's stream),
- * recorded in *s so that hipdnnAliasRelease frees it. */
+ * recorded in *s so that hipdnnAliasRelease frees it.  The device copy is allocated, and
+ * later synchronized on and freed, in relaxed capture interaction when the stream is not
+ * capturing: another stream's capture is left alone (hipdnnDeviceRelaxCapture). */
 static hipdnnStatus_t stage(hipdnnAliasStaging* s, hipdnnPluginTensorBuffer_t* b, size_t bytes,
                             bool on_device, hipdnnStream_t stream, uint32_t nb) {
     if (!s->copies) { /* room for every buffer, made on the first copy */
@@ -144,13 +146,13 @@ static hipdnnStatus_t stage(hipdnnAliasStaging* s, hipdnnPluginTensorBuffer_t* b
         memcpy(copy, b->ptr, bytes);
     } else {
         const hipdnnDeviceRuntime* rt = hipdnnDeviceRuntimeGet();
-        hipdnnStatus_t st = rt ? rt->malloc(&copy, bytes)
-                               : hipdnnFail(HIPDNN_STATUS_INTERNAL_ERROR, "no GPU runtime");
+        if (!rt) return hipdnnFail(HIPDNN_STATUS_INTERNAL_ERROR, "no GPU runtime");
+        const int saved = hipdnnDeviceRelaxCapture(rt, stream);
+        hipdnnStatus_t st = rt->malloc(&copy, bytes);
         if (!st) st = rt->memcpy(copy, b->ptr, bytes, stream, false);
-        if (st) {
-            if (copy) rt->free(copy);
-            return st;
-        }
+        if (st && copy) rt->free(copy);
+        hipdnnDeviceRestoreCapture(rt, saved);
+        if (st) return st;
         s->stream = stream;
     }
     s->copies[s->n] = copy;
@@ -221,6 +223,7 @@ void hipdnnAliasRelease(hipdnnAliasStaging* s) {
     for (uint32_t i = 0; i < s->n && !rt; ++i)
         if (s->on_device[i]) rt = hipdnnDeviceRuntimeGet();
     bool synced = false;
+    const int saved = rt ? hipdnnDeviceRelaxCapture(rt, s->stream) : -1;
     for (uint32_t i = 0; i < s->n; ++i) {
         if (!s->on_device[i]) {
             free(s->copies[i]);
@@ -230,6 +233,7 @@ void hipdnnAliasRelease(hipdnnAliasStaging* s) {
             rt->free(s->copies[i]);
         }
     }
+    if (rt) hipdnnDeviceRestoreCapture(rt, saved);
     free(s->copies);
     free(s->on_device);
     memset(s, 0, sizeof(*s));

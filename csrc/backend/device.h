@@ -84,7 +84,21 @@ typedef struct {
      * copy's pointers...): the node stays itself, which an exec update needs. */
     hipdnnStatus_t (*graph_copy_params)(void* dst, void* src, int type);
     hipdnnStatus_t (*graph_destroy)(void* graph);
+    /* Optional (NULL where the runtime lacks it): swaps the calling thread's capture
+     * interaction mode (0 global, 1 thread-local, 2 relaxed), as
+     * cuThreadExchangeStreamCaptureMode: hipdnnDeviceRelaxCapture. */
+    hipdnnStatus_t (*capture_mode)(int* mode);
 } hipdnnDeviceRuntime;
+
+/* Relaxed capture interaction (CUDA's cudaStreamCaptureModeRelaxed) for this thread, for
+ * work on `stream` that never reaches a graph: allocating, synchronizing and freeing the
+ * copies an execute makes (aliasing.c) while the application captures a graph on another
+ * stream, in global mode (torch.cuda.graph around an execute on a handle of its own stream,
+ * issue 25), which would otherwise fail them and invalidate that capture.  Nothing is
+ * relaxed when `stream` itself captures (what it forbids must still fail) or the runtime
+ * cannot say: returns the mode to restore, or -1. */
+int hipdnnDeviceRelaxCapture(const hipdnnDeviceRuntime* rt, hipdnnStream_t stream);
+void hipdnnDeviceRestoreCapture(const hipdnnDeviceRuntime* rt, int saved);
 
 /* The vendors' loaders (device_hip.c, device_cuda.c): true with *rt filled when the
  * library opened and reports at least one device; otherwise false with one line in `why`

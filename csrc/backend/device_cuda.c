@@ -64,6 +64,8 @@ static struct {
     CUresult (*device_name)(char*, int, CUdevice);
     CUresult (*device_memory)(size_t*, CUdevice);
     CUresult (*device_attribute)(int*, int, CUdevice);
+    /* optional: this thread's capture interaction mode */
+    CUresult (*capture_mode)(int*);
     /* optional: stream capture and graphs (all or none) */
     CUresult (*capture_begin)(void*, int);
     CUresult (*capture_end)(void*, void**);
@@ -518,6 +520,11 @@ static hipdnnStatus_t cuda_copy_params(void* dst, void* src, int type) {
     return HIPDNN_STATUS_SUCCESS;
 }
 
+static hipdnnStatus_t cuda_capture_mode(int* mode) {
+    CU_CALL(EXEC, cu.capture_mode(mode), "cuThreadExchangeStreamCaptureMode", "(mode %d)", *mode);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
 static hipdnnStatus_t cuda_graph_destroy(void* g) {
     CU_CALL(EXEC, cu.graph_destroy(g), "cuGraphDestroy", "(graph %p)", g);
     return HIPDNN_STATUS_SUCCESS;
@@ -542,6 +549,7 @@ static void resolve_cuda_graphs(void* lib) {
         *(void**)&cu.param_get[k] = hipdnnDlSymbol(lib, k_param_get[k]);
         *(void**)&cu.param_set[k] = hipdnnDlSymbol(lib, k_param_set[k]);
     }
+    *(void**)&cu.capture_mode = hipdnnDlSymbol(lib, "cuThreadExchangeStreamCaptureMode");
 }
 
 static void cuda_fill_graphs(hipdnnDeviceRuntime* rt) {
@@ -555,6 +563,7 @@ static void cuda_fill_graphs(hipdnnDeviceRuntime* rt) {
     rt->graph_add_child = cuda_add_child;
     rt->graph_copy_params = cuda_copy_params;
     rt->graph_destroy = cuda_graph_destroy;
+    if (cu.capture_mode) rt->capture_mode = cuda_capture_mode;
 }
 
 static void cuda_fill_runtime(hipdnnDeviceRuntime* rt, const char* path) {

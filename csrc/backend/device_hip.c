@@ -52,6 +52,7 @@ static struct {
     hipError_t (*param_get[4])(void*, void*);
     hipError_t (*param_set[4])(void*, const void*);
     hipError_t (*graph_destroy)(void*);
+    hipError_t (*capture_mode)(int*); /* optional: hipThreadExchangeStreamCaptureMode */
     int count;
     bool hip5; /* HIP 5 numbers hipMemoryType differently (device.h) */
 } hip;
@@ -347,6 +348,11 @@ static hipdnnStatus_t hip_copy_params(void* dst, void* src, int type) {
     return HIPDNN_STATUS_SUCCESS;
 }
 
+static hipdnnStatus_t hip_capture_mode(int* mode) {
+    HIP_CALL(EXEC, hip.capture_mode(mode), "hipThreadExchangeStreamCaptureMode", "(mode %d)", *mode);
+    return HIPDNN_STATUS_SUCCESS;
+}
+
 static hipdnnStatus_t hip_graph_destroy(void* g) {
     HIP_CALL(EXEC, hip.graph_destroy(g), "hipGraphDestroy", "(graph %p)", g);
     return HIPDNN_STATUS_SUCCESS;
@@ -370,6 +376,7 @@ static void resolve_hip_graphs(void* lib) {
         *(void**)&hip.param_get[k] = hipdnnDlSymbol(lib, k_param_get[k]);
         *(void**)&hip.param_set[k] = hipdnnDlSymbol(lib, k_param_set[k]);
     }
+    *(void**)&hip.capture_mode = hipdnnDlSymbol(lib, "hipThreadExchangeStreamCaptureMode");
 }
 
 static void hip_fill_graphs(hipdnnDeviceRuntime* rt) {
@@ -383,6 +390,7 @@ static void hip_fill_graphs(hipdnnDeviceRuntime* rt) {
     rt->graph_add_child = hip_add_child;
     rt->graph_copy_params = hip_copy_params;
     rt->graph_destroy = hip_graph_destroy;
+    if (hip.capture_mode) rt->capture_mode = hip_capture_mode;
 }
 
 static void hip_fill_runtime(hipdnnDeviceRuntime* rt, const char* path) {

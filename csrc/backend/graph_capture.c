@@ -160,3 +160,20 @@ HIPDNN_EXPORT hipdnnStatus_t hipdnnStreamIsCapturing_ext(hipdnnStream_t stream, 
     if (!rt || !rt->capture_status) return HIPDNN_STATUS_SUCCESS;
     return rt->capture_status(stream, capturing);
 }
+
+int hipdnnDeviceRelaxCapture(const hipdnnDeviceRuntime* rt, hipdnnStream_t stream) {
+    int status = 0, mode = 2; /* relaxed */
+    if (!rt || !rt->capture_mode || !rt->capture_status) return -1;
+    char kept[1024]; /* a failed query must not replace the message of the run it serves */
+    snprintf(kept, sizeof(kept), "%s", hipdnnErrorMessage());
+    if (rt->capture_status(stream, &status) == HIPDNN_STATUS_SUCCESS && !status &&
+        rt->capture_mode(&mode) == HIPDNN_STATUS_SUCCESS)
+        return mode;
+    if (kept[0]) hipdnnFail(HIPDNN_STATUS_SUCCESS, "%s", kept);
+    else hipdnnClearError();
+    return -1;
+}
+
+void hipdnnDeviceRestoreCapture(const hipdnnDeviceRuntime* rt, int saved) {
+    if (saved >= 0) rt->capture_mode(&saved);
+}

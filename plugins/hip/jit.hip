@@ -66,6 +66,20 @@ struct rtc_api {
 rtc_api g_rtc;
 pthread_once_t g_rtc_once = PTHREAD_ONCE_INIT;
 
+#if defined(HIPDNN_HIP_CUDA)
+// Loading a library enqueues nothing and never reaches a graph, so it is done in relaxed
+// capture interaction: a kernel loaded while the application captures a graph in global
+// mode on some stream (torch.cuda.graph around the first execute of a plan whose pointers
+// want another kernel, issue 25) leaves that capture valid.
+struct relaxed_capture {
+    cudaStreamCaptureMode saved = cudaStreamCaptureModeRelaxed;
+    bool swapped = cudaThreadExchangeStreamCaptureMode(&saved) == cudaSuccess;
+    ~relaxed_capture() {
+        if (swapped) (void)cudaThreadExchangeStreamCaptureMode(&saved);
+    }
+};
+#endif
+
 // NVRTC: the toolkit's (any version that makes cubins: 11.1 and newer) on the loader path,
 // under $CUDA_HOME or /usr/local/cuda; one PyTorch loaded is found by its name too.
 // hiprtc: ROCm 6's own library, else libamdhip64 (HIP 5), under $ROCM_PATH or /opt/rocm.
@@ -414,6 +428,7 @@ extern "C" bool hipe_rtc_load(const hipe_rtc_target* t, int device, const void* 
     (void)device; // a library is loaded into each context as it is first used there
     cudaLibrary_t lib = nullptr;
     cudaKernel_t k = nullptr;
+    relaxed_capture relaxed;
     cudaError_t e = cudaLibraryLoadData(&lib, image, nullptr, nullptr, 0, nullptr, nullptr, 0);
     const char* call = "cudaLibraryLoadData";
     if (e == cudaSuccess) {
@@ -658,6 +673,7 @@ extern "C" bool hipe_jit_build(const char* source, int device, hipe_jit_kernels*
     cudaLibrary_t lib = nullptr;
     cudaKernel_t generic = nullptr, fast = nullptr;
     cudaError_t e = cudaErrorInvalidValue;
+    relaxed_capture relaxed;
     for (int again = 0; again < 2 && e != cudaSuccess; ++again) {
         void* image = nullptr;
         size_t size = 0;
