@@ -441,6 +441,10 @@ extern "C" bool hipe_rtc_load(const hipe_rtc_target* t, int device, const void* 
         if (lib) cudaLibraryUnload(lib);
         return false;
     }
+    // Into the current context now, while the plan is built, rather than at its first launch
+    // (CUDA's lazy loading), which may come inside an application's capture (issue 25).
+    cudaFuncAttributes attr;
+    if (cudaFuncGetAttributes(&attr, (const void*)k) != cudaSuccess) (void)cudaGetLastError();
     *kernel = (void*)k; // the library stays loaded for the life of the process
     return true;
 #else
