@@ -346,11 +346,23 @@ def dgelu_graph(bl, dtype, m, k, n, w_layout="transposed", bgrad=False, batch=()
     return g, [dy, w_t, x], outs, want, mag
 
 
+def fp32_dgelu_declined(g, dtype):
+    """An fp32 DGELU graph is declined (cuBLASLt's fp32 DGELU measured up to 2.3e-5 off on
+    an H200, past fp32's tolerance): True after checking the reason; False for 16-bit."""
+    if dtype != "fp32":
+        return False
+    why = reason(g)
+    assert why and "fp32 gelu_approx_tanh_backward: cuBLASLt's DGELU epilogue measured" in why, why
+    return True
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("m,k,n,w_layout", [(23, 37, 24, "transposed"), (17, 16, 40, "packed"),
                                             (1, 9, 8, "transposed")])
 def test_dgelu_is_the_tanh_gelus_gradient_of_the_product(bl, dtype, m, k, n, w_layout):
     g, inputs, outs, want, mag = dgelu_graph(bl, dtype, m, k, n, w_layout)
+    if fp32_dgelu_declined(g, dtype):
+        return
     log = run_logged(bl, g, inputs + outs)
     assert_epilogue(log, "dgelu")
     assert_product_close(outs[0], want[0], graph_tolerance(["matmul", "pointwise"], dtype), k, mag)
@@ -359,6 +371,8 @@ def test_dgelu_is_the_tanh_gelus_gradient_of_the_product(bl, dtype, m, k, n, w_l
 @pytest.mark.gpu
 def test_dgelu_runs_batched_with_the_aux_batch_stride(bl, dtype):
     g, inputs, outs, want, mag = dgelu_graph(bl, dtype, 7, 12, 16, batch=(3,))
+    if fp32_dgelu_declined(g, dtype):
+        return
     assert_epilogue(run_logged(bl, g, inputs + outs), "dgelu")
     assert_product_close(outs[0], want[0], graph_tolerance(["matmul", "pointwise"], dtype), 12,
                          mag)
@@ -368,6 +382,8 @@ def test_dgelu_runs_batched_with_the_aux_batch_stride(bl, dtype):
 @pytest.mark.parametrize("m,k,n,w_layout", [(23, 37, 24, "transposed"), (40, 8, 16, "packed")])
 def test_dgelu_bgrad_also_sums_the_gradient_into_the_bias_gradient(bl, dtype, m, k, n, w_layout):
     g, inputs, outs, want, mag = dgelu_graph(bl, dtype, m, k, n, w_layout, bgrad=True)
+    if fp32_dgelu_declined(g, dtype):
+        return
     log = run_logged(bl, g, inputs + outs)
     assert_epilogue(log, "dgelu+bgrad")
     assert_product_close(outs[0], want[0], graph_tolerance(["matmul", "pointwise"], dtype), k, mag)

@@ -64,7 +64,8 @@ def build_checked(g, may_decline=False):
     g.build([hipdnn.heur_mode.A])
     if g.get_engine_name(0) != ENGINE:
         why = dict(g.support_report())[ENGINE]
-        if may_decline and not FAKE and why and "CUDNN_STATUS_" in why:
+        if may_decline and not FAKE and why and ("CUDNN_STATUS_" in why or
+                                                 "offer no engine config" in why):
             raise CudnnDeclined(why)
         pytest.fail(f"cudnn does not run the graph: {why}")
     return g
@@ -183,9 +184,10 @@ def test_nchw_batch_and_instance_norms(cd, dtype, case):  # noqa: F811
 @pytest.mark.gpu
 @pytest.mark.parametrize("layout", ["channels_last", "packed"])
 def test_batchnorm_inference(cd, dtype, layout):  # noqa: F811
-    with contextlib.ExitStack() as stack:
-        if layout == "packed":
-            stack.enter_context(or_cudnn_declines(cd))
+    # cuDNN 9.14 on an H200 offers no engine for it in either layout (its heuristic:
+    # CUDNN_STATUS_NOT_SUPPORTED, 2026-11-30): cuDNN frontend builds batchnorm inference
+    # from pointwise operations instead; the hip engine fuses it
+    with or_cudnn_declines(cd):
         bni.check_batchnorm(checked(cd), dtype, [3, 8, 5, 7], stats_dtype="fp32",
                             x_layout=layout, y_layout=layout)
 
@@ -269,8 +271,9 @@ def test_cudnn_and_reference_cpu_agree(cd, dtype, case):  # noqa: F811
     on_cudnn = checked(DeviceNumerics(np.random.default_rng(27)))
     on_cudnn.engine = ENGINE
     for engine, nx in ((ENGINE, on_cudnn), ("reference_cpu", Numerics(np.random.default_rng(27)))):
+        layout = LAYOUT.get(case, "packed")  # y as x: cuDNN wants them alike
         n = nf.Norm(nx, dtype, case, x_shape=x_shape, scale_shape=scale_shape,
-                    x_layout=LAYOUT.get(case, "packed"), param_dtype="fp32")
+                    x_layout=layout, y_layout=layout, param_dtype="fp32")
         nx.execute(n.g, n.operands)
         assert n.g.get_engine_name() == engine
         got[engine] = n.y.decoded()
