@@ -1,7 +1,8 @@
-"""A full ranking asks the engine plugins at once (csrc/backend/engine_query.c): one worker
-thread per ABI 1.1 plugin, the calling thread asking one, so that on a GPU the vendor
-libraries' handles (cudnnCreate, cublasLtCreate) and first queries overlap in a cold build.
-HIPDNN_PARALLEL_QUERIES=0 asks them one after another.
+"""With HIPDNN_PARALLEL_QUERIES=1 a full ranking asks the engine plugins at once
+(csrc/backend/engine_query.c): one worker thread per ABI 1.1 plugin, the calling thread
+asking one, so that the vendor libraries' handles (cudnnCreate, cublasLtCreate) and first
+queries could overlap in a cold build (on an H200 they did not; off by default, in turn:
+"0" or unset).
 
 Each test runs children over the fake CUDA driver, the fake cuDNN and the fake cuBLASLt
 (build/tests/fake_*), each child with its own empty cache folder (a cold build):
@@ -111,6 +112,7 @@ def child(tmp_path, plugins, builds, **env_extra):
     for k in ("HIPDNN_PLUGIN_DIR", "HIPDNN_ENGINE", "HIPDNN_CACHE", "HIPDNN_PARALLEL_QUERIES",
               "HIPDNN_LOG_LEVEL", "HIPDNN_LOG_FILE"):
         env.pop(k, None)
+    env["HIPDNN_PARALLEL_QUERIES"] = "1"  # at once unless a test asks in turn ("0")
     env.update(env_extra)
     r = subprocess.run([sys.executable, "-c", CHILD, json.dumps(builds)], env=env,
                        capture_output=True, text=True, timeout=300, cwd=str(REPO))

@@ -2,8 +2,9 @@
  *
  * A full ranking asks every plugin, and on a GPU the vendor plugins' first answers are
  * most of a cold build (cudnnCreate, cublasLtCreate and each library's first heuristic
- * query, ~100 ms apiece), so the plugins are asked at once: one worker thread per plugin,
- * the calling thread asking one of them itself.  The calling thread holds the handle's lock
+ * query, ~100 ms apiece).  With HIPDNN_PARALLEL_QUERIES=1 the plugins are asked at once:
+ * one worker thread per plugin, the calling thread asking one of them itself (measured no
+ * faster on an H200, where the libraries' first calls serialise: off by default).  The calling thread holds the handle's lock
  * for all of them until every worker is joined: no other call reaches the handle's plugin
  * handles meanwhile and a fork waits, as when each call took the lock; the workers take no
  * lock (hipdnnHandleLock is not recursive, and the caller holds it).  Each plugin is asked
@@ -14,8 +15,8 @@
  * the calling thread after the joins, plugin by plugin in registry order, still under the
  * lock (so it reaches the user once the lock is released, as the calling thread's own
  * messages do).  The answers, reasons and log lines are those of asking one plugin after
- * another, which is what happens for a single plugin (the short cut), with
- * HIPDNN_PARALLEL_QUERIES=0, or where a thread cannot be started.
+ * another, which is what happens for a single plugin (the short cut), by default, or where
+ * a thread cannot be started.
  *
  * ABI 1.0 plugins are asked on the calling thread: their Create may use that thread's
  * current device.  ABI 1.1 ones get the device in CreateForDevice and must not depend on
@@ -113,9 +114,13 @@ static void* worker(void* arg) {
     return NULL;
 }
 
+/* Asked for with HIPDNN_PARALLEL_QUERIES=1 only: on an H200 (2026-11-30) the vendor
+ * libraries' first calls serialised inside the process (blaslt's first query 134 -> 200
+ * ms, hip's 9 -> 104 ms when asked beside cuDNN's), so the cold build did not shorten
+ * (benchmarks/profiles/2026-11-30-ab-77bc7dd.md). */
 static bool parallel_wanted(void) {
     const char* v = getenv("HIPDNN_PARALLEL_QUERIES");
-    return !(v && strcmp(v, "0") == 0);
+    return v && strcmp(v, "1") == 0;
 }
 
 static bool start_worker(query* q) {

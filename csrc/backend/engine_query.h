@@ -10,7 +10,7 @@
 /* Asks the n plugins listed (registry indices, each once) which of their engines run the
  * graph of gs, on gs's handle: ok[e] for those that do, why[e] (allocated) for those that
  * do not, every engine e < ne indexed as in the registry.  Several plugins are asked at
- * once, on worker threads, unless HIPDNN_PARALLEL_QUERIES=0; the answers are the same.
+ * once, on worker threads, with HIPDNN_PARALLEL_QUERIES=1; the answers are the same.
  * Takes the handle's lock (the caller holds none) and logs one timing line for several. */
 void hipdnnAskPlugins(hipdnnGraphState* gs, const int32_t* plugins, int32_t n, int32_t ne,
                       bool* ok, char** why);

@@ -65,8 +65,8 @@ static bool dgelu(const hipdnnSdkGraph* g, const char* label, const hipdnnSdkTen
         return decline(why, len, "%s: its x must be a tensor in memory of the product's shape "
                        "(cuBLASLt reads it as the DGELU epilogue's aux matrix)", label);
     /* On an H200 (CUDA 13's cuBLASLt, 2026-11-30) fp32 DGELU was off by up to 2.3e-5 of
-     * |x|-sized values, past fp32's tolerance (DESIGN.md): the tanh evaluated approximately.
-     * 16-bit outputs hide it; fp32 ones go to an exact engine. */
+     * |x|-sized values, past fp32's tolerance (tests/tolerances.py): its tanh is
+     * approximate.  16-bit outputs hide it; fp32 ones go to an exact engine. */
     if (t->data_type == HIPDNN_DATA_FLOAT) /* an fp32 graph's x (16-bit graphs' are 16-bit) */
         return decline(why, len, "%s: fp32 gelu_approx_tanh_backward: cuBLASLt's DGELU "
                        "epilogue measured up to 2.3e-5 off in fp32 (above fp32's tolerance); "
