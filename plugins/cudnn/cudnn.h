@@ -123,6 +123,9 @@ typedef struct {
     const char* name;
 } cd_tensor_spec;
 
+/* The index of graph tensor uid in b's slots (its descriptor, once made), or -1 having
+ * declined saying it is not in the graph. */
+int cudnn_tensor_slot(cd_builder* b, int64_t uid, const char* label);
 /* The TENSOR descriptor of graph tensor uid (made once), or NULL with the reason. */
 cd_desc cudnn_tensor(cd_builder* b, int64_t uid, const char* label);
 cd_desc cudnn_new_tensor(cd_builder* b, const cd_tensor_spec* spec, const char* label);

@@ -159,13 +159,17 @@ cd_desc cudnn_new_tensor(builder* b, const cd_tensor_spec* spec, const char* lab
     return s.is_virtual || add_io(b, &s) ? d : NULL;
 }
 
-cd_desc cudnn_tensor(builder* b, int64_t uid, const char* label) {
+int cudnn_tensor_slot(builder* b, int64_t uid, const char* label) {
     int i = 0;
     while (i < b->g->num_tensors && b->g->tensors[i].uid != uid) ++i;
-    if (i == b->g->num_tensors) {
-        decline(b->why, b->len, "%s: tensor uid %lld is not in the graph", label, (long long)uid);
-        return NULL;
-    }
+    if (i < b->g->num_tensors) return i;
+    decline(b->why, b->len, "%s: tensor uid %lld is not in the graph", label, (long long)uid);
+    return -1;
+}
+
+cd_desc cudnn_tensor(builder* b, int64_t uid, const char* label) {
+    const int i = cudnn_tensor_slot(b, uid, label);
+    if (i < 0) return NULL;
     if (b->slots[i].desc) return b->slots[i].desc;
     const hipdnnSdkTensor* t = &b->g->tensors[i];
     if (!supported_type(t->data_type)) {

@@ -102,12 +102,8 @@ static void norm_dims(const hipdnnSdkTensor* t, int merge, int rank, int64_t* di
 /* The TENSOR descriptor of graph tensor uid as norm_dims describes it (cudnn_tensor pads
  * leading dims of 1, which would move a norm's channel). */
 static cd_desc norm_tensor(cd_builder* b, int64_t uid, int merge, const char* label) {
-    int i = 0;
-    while (i < b->g->num_tensors && b->g->tensors[i].uid != uid) ++i;
-    if (i == b->g->num_tensors) {
-        decline(b->why, b->len, "%s: tensor uid %lld is not in the graph", label, (long long)uid);
-        return NULL;
-    }
+    const int i = cudnn_tensor_slot(b, uid, label);
+    if (i < 0) return NULL;
     if (b->slots[i].desc) return b->slots[i].desc;
     const hipdnnSdkTensor* t = &b->g->tensors[i];
     cd_tensor_spec s = {.uid = t->uid, .type = t->data_type, .is_virtual = t->is_virtual,
