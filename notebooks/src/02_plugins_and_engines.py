@@ -146,7 +146,10 @@ else:
 # (`deselect_engines([...])`: every engine whose name contains one of the strings, as
 # cuDNN frontend matches its engine tags). A deselected engine's reason says so.
 #
-# Heuristic modes rank the rest: `A` by each engine's priority, `B` device engines first,
+# Heuristic modes rank the rest: `A` by the active heuristic plugin (the shipped
+# `cost_model`: a roofline estimate with each engine's measured efficiency on the graph's
+# kind, so that on a GPU the fastest engine measured goes first; ties, and
+# `HIPDNN_HEURISTIC=builtin`, by each engine's priority), `B` device engines first,
 # `FALLBACK` the reference engine only.
 
 # %%
