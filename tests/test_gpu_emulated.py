@@ -35,8 +35,9 @@ REAL_GPU_ONLY = {"test_gpu_kernel_cache.py": "whether a process loads NVRTC: the
                                              "has no run-time compiler"}
 
 
-@pytest.mark.parametrize("name", GPU_FILES)
-def test_gpu_tests_pass_on_the_emulated_engine_over_a_fake_driver(name):
+def run_emulated(name, marks):
+    """Runs the tests of tests/<name> that `marks` selects over the fake driver on the
+    emulated engine; fails with the run's output unless they pass."""
     assert (FAKE_DRIVER / "libcuda.so.1").is_file(), f"build the test targets ({FAKE_DRIVER})"
     assert EMULATED.is_file(), f"build the test targets ({EMULATED})"
     if os.environ.get("HIPDNN_TEST_FAKE_GPU"):
@@ -50,8 +51,6 @@ def test_gpu_tests_pass_on_the_emulated_engine_over_a_fake_driver(name):
         "HIPDNN_BUILD_DIR": str(BUILD_DIR),
     })
     env.pop("HIPDNN_PLUGIN_DIR", None)
-    # make test-asan: "gpu and not large", the emulation under ASan being slow on big tensors
-    marks = os.environ.get("HIPDNN_TEST_EMULATED_MARK", "gpu")
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-m", marks, "-p", "no:cacheprovider",
          str(REPO / "tests" / name)],
@@ -62,6 +61,26 @@ def test_gpu_tests_pass_on_the_emulated_engine_over_a_fake_driver(name):
     assert " passed" in summary and "failed" not in summary, summary
     # the emulated engine really ran them: next to nothing may be skipped (PyTorch / CuPy)
     assert "error" not in summary, summary
+
+
+@pytest.mark.parametrize("name", GPU_FILES)
+def test_gpu_tests_pass_on_the_emulated_engine_over_a_fake_driver(name):
+    # the tests marked large (many tiles and waves: the same code paths as the small ones,
+    # minutes on the emulation) run in make test-slow, below
+    run_emulated(name, os.environ.get("HIPDNN_TEST_EMULATED_MARK", "gpu and not large"))
+
+
+# the files with tests marked large, but those whose large tests need a real GPU
+LARGE_REAL_GPU_ONLY = {"test_gpu_transformer_block.py": "its large block is a real GPU's "
+                                                        "size, skipped on the emulation"}
+LARGE_FILES = [n for n in GPU_FILES if "mark.large" in (REPO / "tests" / n).read_text()
+               and n not in LARGE_REAL_GPU_ONLY]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", LARGE_FILES)
+def test_large_gpu_tests_pass_on_the_emulated_engine(name):
+    run_emulated(name, "gpu and large")
 
 
 def test_every_gpu_file_is_run_on_the_emulated_engine():

@@ -98,6 +98,7 @@ def test_each_small_matmul_writes_the_sm90_kernel_in_every_tile(rows64_dump):
         assert f"__launch_bounds__(GM_WG_THREADS({call[7]}), 1)" in path.read_text(), path.name
 
 
+@pytest.mark.slow  # 30 kernels through NVRTC and ptxas: about a minute on 2 cores
 @pytest.mark.toolchain
 def test_the_64_and_128_row_tiles_compile_with_nvrtc_without_spills(rows64_dump):
     lib = nvrtc()

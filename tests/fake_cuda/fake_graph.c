@@ -160,7 +160,10 @@ static int g_num_caps;
 static pthread_mutex_t g_cap_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local int t_mode; /* this thread's interaction mode: global by default */
 
-int fake_stream_capturing(fake_stream* s) { return s && s->cap; }
+int fake_stream_capturing(fake_stream* s) {
+    s = fake_stream_real(s);
+    return s && s->cap;
+}
 
 static void invalidate(fake_capture* c) {
     if (c && c->state == CAPTURE_ACTIVE) c->state = CAPTURE_INVALIDATED;
@@ -174,6 +177,7 @@ static int forbids_here(const fake_capture* c) {
 }
 
 int fake_capture_forbids(fake_stream* s) {
+    s = fake_stream_real(s);
     pthread_mutex_lock(&g_cap_lock);
     int forbidden = 0;
     if (fake_stream_capturing(s)) {
@@ -202,6 +206,7 @@ static fake_node* capture_append(fake_stream* s, int type, int* err) {
 
 int fake_capture_copy(fake_stream* s, uintptr_t dst, uintptr_t src, size_t bytes, int fill,
                       unsigned char value) {
+    s = fake_stream_real(s);
     int err;
     fake_node* n = capture_append(s, fill ? NODE_MEMSET : NODE_MEMCPY, &err);
     if (!n) return err;
@@ -220,6 +225,7 @@ static fake_capture* capture_of(unsigned long seq) {
 }
 
 void fake_capture_mark_on(fake_stream* s, fake_capture_mark* m) {
+    s = fake_stream_real(s);
     pthread_mutex_lock(&g_cap_lock);
     *m = (fake_capture_mark){0, NULL, 0};
     if (fake_stream_capturing(s)) *m = (fake_capture_mark){s->cap->seq, s, s->ops};
@@ -234,6 +240,7 @@ int fake_capture_marked(const fake_capture_mark* m) {
 }
 
 int fake_capture_wait(fake_stream* s, const fake_capture_mark* m) {
+    s = fake_stream_real(s);
     pthread_mutex_lock(&g_cap_lock);
     fake_capture* c = capture_of(m->seq);
     int r = 0;
@@ -274,6 +281,7 @@ static fake_graph* capture_drop(fake_capture* c) {
 }
 
 void fake_stream_free(fake_stream* s) {
+    s = fake_stream_real(s);
     if (!s) return;
     pthread_mutex_lock(&g_cap_lock);
     fake_capture* c = s->cap;
@@ -300,6 +308,7 @@ EXPORT int cuThreadExchangeStreamCaptureMode(int* mode) {
 }
 
 EXPORT int cuStreamBeginCapture_v2(fake_stream* s, int mode) {
+    s = fake_stream_real(s);
     FAKE_CALLED();
     if (!s) return FAKE_CAPTURE_UNSUPPORTED; /* the legacy default stream cannot capture */
     if (mode < MODE_GLOBAL || mode > MODE_RELAXED) return FAKE_INVALID_VALUE;
@@ -323,6 +332,7 @@ EXPORT int cuStreamBeginCapture_v2(fake_stream* s, int mode) {
 }
 
 EXPORT int cuStreamEndCapture(fake_stream* s, fake_graph** graph) {
+    s = fake_stream_real(s);
     FAKE_CALLED();
     *graph = NULL;
     pthread_mutex_lock(&g_cap_lock);
@@ -347,6 +357,7 @@ EXPORT int cuStreamEndCapture(fake_stream* s, fake_graph** graph) {
 }
 
 EXPORT int cuStreamIsCapturing(fake_stream* s, int* status) {
+    s = fake_stream_real(s);
     FAKE_CALLED();
     pthread_mutex_lock(&g_cap_lock);
     *status = s && s->cap ? s->cap->state : CAPTURE_NONE;
@@ -358,6 +369,7 @@ EXPORT int cuStreamIsCapturing(fake_stream* s, int* status) {
  * arguments; else run now (the fake driver does work at once). */
 EXPORT int fakeCudaLaunch(fake_stream* s, void (*fn)(const void*), const void* args,
                           size_t size) {
+    s = fake_stream_real(s);
     FAKE_CALLED();
     if (!fake_stream_capturing(s)) {
         fn(args);
@@ -473,6 +485,7 @@ EXPORT int cuGraphExecDestroy(fake_graph* exec) {
 }
 
 EXPORT int cuGraphLaunch(const fake_graph* exec, fake_stream* s) {
+    s = fake_stream_real(s);
     FAKE_CALLED();
     if (!exec) return FAKE_INVALID_VALUE;
     if (fake_stream_capturing(s)) return FAKE_CAPTURE_UNSUPPORTED; /* not emulated */

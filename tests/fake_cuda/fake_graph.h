@@ -22,6 +22,12 @@ enum {
 
 typedef struct fake_stream fake_stream; /* a CUstream; NULL is the legacy default stream */
 
+/* CUDA's special handles, CU_STREAM_LEGACY (0x1) and CU_STREAM_PER_THREAD (0x2), name
+ * default streams, which the fake keeps as NULL: never pointers to follow. */
+static inline fake_stream* fake_stream_real(fake_stream* s) {
+    return (uintptr_t)s <= 2 ? NULL : s;
+}
+
 /* Whether s is capturing (or its capture was invalidated). */
 int fake_stream_capturing(fake_stream* s);
 /* Called by what a capture forbids (allocating, freeing, synchronizing) on stream s (NULL:
