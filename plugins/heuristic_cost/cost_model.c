@@ -14,9 +14,8 @@
  *     largest node's op, 16-bit or wider inputs), measured on an H200 (k_measured below);
  *     a twentieth for a FALLBACK (reference) one.
  * Estimated time = max(FLOPs / (peak x compute eff.), bytes / (bandwidth x memory eff.)).
- * Engines whose
- * memory space is where the graph's tensors are go first, then by estimate; ties keep
- * the backend's order (the engines' priorities).  An engine of negative priority asks to
+ * Engines whose memory space is where the graph's tensors are go first, then by estimate;
+ * ties keep the backend's order (the engines' priorities).  An engine of negative priority asks to
  * be chosen only by name (the hip engine's host emulation): it goes last. */
 #include <math.h>
 #include <pthread.h>
@@ -61,15 +60,16 @@ typedef struct {
 /* What share of the device's peak FLOP rate (compute) and bandwidth (memory) each engine
  * reached on a class of graph: the main node's op, 16-bit (low) or fp32 inputs.  Measured
  * on an H200 (sm_90) by benchmarks/gpu_matmul_bench.py and gpu_attention_bench.py with
- * each engine preferred in turn (benchmarks/history, runs M24 and M25 at e0b4448): compute
+ * each engine preferred in turn (benchmarks/history: runs M24 and M25 at e0b4448, the hip
+ * engine's attention compute from M26 at 77bc7dd): compute
  * is the geometric mean over the class's compute-bound cases of TFLOP/s over the peak the
  * backend reads (132 SMs at 1.98 GHz); memory, where a memory-bound case was timed (the
  * 16 x 4096 x 4096 decode matmul, the 1x1 convolution 256 -> 64 at 64 x 56 x 56, the B64
  * H32/4 decode attention), its bytes a second over the bandwidth (4.9 TB/s read from the
- * device), that case left out of the compute mean.  An engine not measured on a class is taken to reach the class's lowest
- * shares (no faster than the slowest engine measured), and on a class nobody measured
- * every engine half (then the priorities decide).  Other GPUs
- * are ranked with the same shares (the vendor libraries lead the hip engine wider on
+ * device), that case left out of the compute mean.  An engine not measured on a class is
+ * taken to reach the class's lowest shares (no faster than the slowest engine measured),
+ * and on a class nobody measured every engine half (then the priorities decide).  Other
+ * GPUs are ranked with the same shares (the vendor libraries lead the hip engine wider on
  * older chips, whose hip kernels lack wgmma). */
 typedef struct {
     const char* engine;
@@ -79,14 +79,22 @@ typedef struct {
 } measured_efficiency;
 
 static const measured_efficiency k_measured[] = {
-    {"hip", HIPDNN_OP_MATMUL, true, 0.51, 0.24},     {"blaslt", HIPDNN_OP_MATMUL, true, 0.645, 0.21},
-    {"cudnn", HIPDNN_OP_MATMUL, true, 0.626, 0.19},  {"hip", HIPDNN_OP_MATMUL, false, 0.31, 0.5},
-    {"blaslt", HIPDNN_OP_MATMUL, false, 0.53, 0.5},  {"hip", HIPDNN_OP_CONV_FPROP, true, 0.134, 0.31},
-    {"cudnn", HIPDNN_OP_CONV_FPROP, true, 0.374, 0.67}, {"hip", HIPDNN_OP_CONV_FPROP, false, 0.199, 0.5},
-    {"cudnn", HIPDNN_OP_CONV_FPROP, false, 0.194, 0.5}, {"hip", HIPDNN_OP_CONV_DGRAD, true, 0.090, 0.5},
-    {"cudnn", HIPDNN_OP_CONV_DGRAD, true, 0.352, 0.5}, {"hip", HIPDNN_OP_CONV_WGRAD, true, 0.109, 0.5},
-    {"cudnn", HIPDNN_OP_CONV_WGRAD, true, 0.323, 0.5}, {"hip", HIPDNN_OP_SDPA_FWD, true, 0.104, 0.40},
-    {"cudnn", HIPDNN_OP_SDPA_FWD, true, 0.611, 0.84},  {"hip", HIPDNN_OP_SDPA_BWD, true, 0.078, 0.5},
+    {"hip", HIPDNN_OP_MATMUL, true, 0.51, 0.24},
+    {"blaslt", HIPDNN_OP_MATMUL, true, 0.645, 0.21},
+    {"cudnn", HIPDNN_OP_MATMUL, true, 0.626, 0.19},
+    {"hip", HIPDNN_OP_MATMUL, false, 0.31, 0.5},
+    {"blaslt", HIPDNN_OP_MATMUL, false, 0.53, 0.5},
+    {"hip", HIPDNN_OP_CONV_FPROP, true, 0.134, 0.31},
+    {"cudnn", HIPDNN_OP_CONV_FPROP, true, 0.374, 0.67},
+    {"hip", HIPDNN_OP_CONV_FPROP, false, 0.199, 0.5},
+    {"cudnn", HIPDNN_OP_CONV_FPROP, false, 0.194, 0.5},
+    {"hip", HIPDNN_OP_CONV_DGRAD, true, 0.090, 0.5},
+    {"cudnn", HIPDNN_OP_CONV_DGRAD, true, 0.352, 0.5},
+    {"hip", HIPDNN_OP_CONV_WGRAD, true, 0.109, 0.5},
+    {"cudnn", HIPDNN_OP_CONV_WGRAD, true, 0.323, 0.5},
+    {"hip", HIPDNN_OP_SDPA_FWD, true, 0.22, 0.40},
+    {"cudnn", HIPDNN_OP_SDPA_FWD, true, 0.611, 0.84},
+    {"hip", HIPDNN_OP_SDPA_BWD, true, 0.093, 0.5},
     {"cudnn", HIPDNN_OP_SDPA_BWD, true, 0.482, 0.5},
 };
 
