@@ -266,7 +266,41 @@ int fake_capture_wait(fake_stream* s, const fake_capture_mark* m) {
     return r;
 }
 
-fake_stream* fake_stream_new(void) { return calloc(1, sizeof(fake_stream)); }
+/* The streams cuStreamCreate made and cuStreamDestroy has not taken back. */
+#define MAX_STREAMS 4096
+static fake_stream* g_streams[MAX_STREAMS];
+static int g_num_streams;
+static pthread_mutex_t g_stream_lock = PTHREAD_MUTEX_INITIALIZER;
+
+fake_stream* fake_stream_real(fake_stream* s) {
+    if ((uintptr_t)s <= 2) return NULL;
+    pthread_mutex_lock(&g_stream_lock);
+    int i = 0;
+    while (i < g_num_streams && g_streams[i] != s) ++i;
+    const int known = i < g_num_streams;
+    pthread_mutex_unlock(&g_stream_lock);
+    return known ? s : NULL;
+}
+
+fake_stream* fake_stream_new(void) {
+    fake_stream* s = calloc(1, sizeof(fake_stream));
+    pthread_mutex_lock(&g_stream_lock);
+    if (s && g_num_streams < MAX_STREAMS) g_streams[g_num_streams++] = s;
+    else if (s) free(s), s = NULL;
+    pthread_mutex_unlock(&g_stream_lock);
+    return s;
+}
+
+/* Takes s out of the live streams (s is one). */
+static void stream_forget(fake_stream* s) {
+    pthread_mutex_lock(&g_stream_lock);
+    for (int i = 0; i < g_num_streams; ++i)
+        if (g_streams[i] == s) {
+            g_streams[i] = g_streams[--g_num_streams];
+            break;
+        }
+    pthread_mutex_unlock(&g_stream_lock);
+}
 
 /* Takes capture c out of the process (the lock held): its streams leave it; c is freed,
  * its graph returned. */
@@ -295,6 +329,7 @@ void fake_stream_free(fake_stream* s) {
     }
     pthread_mutex_unlock(&g_cap_lock);
     graph_free(g);
+    stream_forget(s);
     free(s);
 }
 

@@ -22,11 +22,11 @@ enum {
 
 typedef struct fake_stream fake_stream; /* a CUstream; NULL is the legacy default stream */
 
-/* CUDA's special handles, CU_STREAM_LEGACY (0x1) and CU_STREAM_PER_THREAD (0x2), name
- * default streams, which the fake keeps as NULL: never pointers to follow. */
-static inline fake_stream* fake_stream_real(fake_stream* s) {
-    return (uintptr_t)s <= 2 ? NULL : s;
-}
+/* s when it is a stream cuStreamCreate made and not yet destroyed, else NULL: CUDA's
+ * special handles, CU_STREAM_LEGACY (0x1) and CU_STREAM_PER_THREAD (0x2), name default
+ * streams, which the fake keeps as NULL, and an unknown handle (a lying
+ * __cuda_array_interface__'s stream) is never a pointer to follow. */
+fake_stream* fake_stream_real(fake_stream* s);
 
 /* Whether s is capturing (or its capture was invalidated). */
 int fake_stream_capturing(fake_stream* s);
